@@ -1,0 +1,72 @@
+"""Helpers shared by the scripts in benchmarks/: timing, peak memory, results pages."""
+
+from __future__ import annotations
+
+import gc
+import platform
+import re
+import time
+from collections.abc import Callable
+from pathlib import Path
+
+import torch
+
+ROOT = Path(__file__).resolve().parent.parent
+RESULTS_PAGE = ROOT / "docs" / "benchmarks.md"
+
+
+def median_time(fn: Callable[[], object], *, min_reps: int = 3, max_reps: int = 200, budget_s: float = 2.0,
+                warmup: int = 1) -> float:
+    """Median wall-clock seconds of ``fn()`` over as many repetitions as fit the budget."""
+    for _ in range(warmup):
+        fn()
+    times: list[float] = []
+    start = time.perf_counter()
+    while len(times) < max_reps and (len(times) < min_reps or time.perf_counter() - start < budget_s):
+        t0 = time.perf_counter()
+        fn()
+        times.append(time.perf_counter() - t0)
+    times.sort()
+    return times[len(times) // 2]
+
+
+def _status_kb(field: str) -> int:
+    for line in Path("/proc/self/status").read_text().splitlines():
+        if line.startswith(field + ":"):
+            return int(line.split()[1])
+    raise RuntimeError(f"{field} not found in /proc/self/status")
+
+
+def peak_memory_mb(fn: Callable[[], object]) -> float:
+    """Peak resident memory ``fn()`` adds above what the process held before, in MB.
+
+    Resets the kernel's high-water mark (``/proc/self/clear_refs``, Linux >= 4.0)
+    so the reading covers ``fn`` alone. CPU tensors are invisible to tracemalloc,
+    which is why we read RSS. Run it in a fresh process: an allocator that kept
+    freed pages from earlier work would hide part of the peak.
+    """
+    gc.collect()
+    Path("/proc/self/clear_refs").write_text("5")
+    before = _status_kb("VmRSS")
+    result = fn()
+    peak = _status_kb("VmHWM")
+    del result
+    return (peak - before) / 1024
+
+
+def machine_line() -> str:
+    return (f"{platform.processor() or platform.machine()}, {torch.get_num_threads()} torch threads, "
+            f"torch {torch.__version__}, Python {platform.python_version()}")
+
+
+def write_section(name: str, body: str) -> Path:
+    """Replace (or append) the section ``name`` of docs/benchmarks.md, between markers,
+    so each benchmark script owns its part of the one results page."""
+    begin, end = f"<!-- {name}:begin -->", f"<!-- {name}:end -->"
+    block = f"{begin}\n{body.rstrip()}\n{end}"
+    text = RESULTS_PAGE.read_text() if RESULTS_PAGE.exists() else "# npbandit benchmarks\n"
+    pattern = re.compile(re.escape(begin) + r".*?" + re.escape(end), re.S)
+    text = pattern.sub(lambda _: block, text) if pattern.search(text) else text.rstrip() + "\n\n" + block + "\n"
+    RESULTS_PAGE.parent.mkdir(parents=True, exist_ok=True)
+    RESULTS_PAGE.write_text(text)
+    return RESULTS_PAGE

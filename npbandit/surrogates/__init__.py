@@ -1,0 +1,79 @@
+"""Neural-process surrogates behind one protocol, and a registry to build them.
+
+>>> from npbandit.surrogates import build
+>>> model = build("cmanp", x_dim=1, y_dim=1)                 # paper size
+>>> small = build("cmanp", x_dim=1, y_dim=1, size="small")   # CPU-friendly
+>>> custom = build("lbanp", 2, 1, size="small", n_latents=16)
+"""
+
+from __future__ import annotations
+
+from dataclasses import fields
+from typing import Any
+
+from npbandit.surrogates.base import ContextSetState, NeuralProcess, NPConfig, NPState
+from npbandit.surrogates.cmanp import CMANP, CMANPConfig, CMANPState
+from npbandit.surrogates.lbanp import LBANP, LBANPConfig
+from npbandit.surrogates.tnp import TNPD, TNPDConfig
+
+__all__ = [
+    "build",
+    "available_models",
+    "SIZES",
+    "NeuralProcess",
+    "NPConfig",
+    "NPState",
+    "ContextSetState",
+    "CMANP",
+    "CMANPConfig",
+    "CMANPState",
+    "LBANP",
+    "LBANPConfig",
+    "TNPD",
+    "TNPDConfig",
+]
+
+_MODELS: dict[str, tuple[type[NeuralProcess], type[NPConfig]]] = {
+    "cmanp": (CMANP, CMANPConfig),
+    "lbanp": (LBANP, LBANPConfig),
+    "tnpd": (TNPD, TNPDConfig),
+}
+
+# Named sizes. "paper" is each config's defaults. Keys a model does not have are
+# skipped for that model, so one size name means the same shape everywhere.
+SIZES: dict[str, dict[str, Any]] = {
+    "paper": {},
+    "small": {"d_model": 32, "n_heads": 4, "d_ff": 64, "n_layers": 3, "emb_depth": 3,
+              "n_latents": 32, "n_block_latents": 32},
+    "tiny": {"d_model": 16, "n_heads": 2, "d_ff": 32, "n_layers": 2, "emb_depth": 2,
+             "n_latents": 8, "n_block_latents": 8},
+}
+
+
+def available_models() -> list[str]:
+    """Names accepted by :func:`build`."""
+    return sorted(_MODELS)
+
+
+def build(name: str, x_dim: int, y_dim: int, *, size: str = "paper", **config: Any) -> NeuralProcess:
+    """Build an untrained surrogate.
+
+    Args:
+        name: one of :func:`available_models`.
+        x_dim, y_dim: input and output dimensions.
+        size: ``"paper"`` (the papers' defaults), ``"small"`` or ``"tiny"``.
+        **config: overrides of individual config fields (e.g. ``n_latents=16``);
+            unknown fields raise ``TypeError``.
+    """
+    if not isinstance(name, str) or name.lower() not in _MODELS:
+        raise ValueError(f"name must be one of {available_models()}, got {name!r}")
+    if size not in SIZES:
+        raise ValueError(f"size must be one of {sorted(SIZES)}, got {size!r}")
+    model_cls, config_cls = _MODELS[name.lower()]
+    known = {f.name for f in fields(config_cls)}
+    unknown = sorted(set(config) - known)
+    if unknown:
+        raise TypeError(f"unknown config field(s) {unknown} for {name!r}; expected some of {sorted(known)}")
+    values = {k: v for k, v in SIZES[size].items() if k in known}
+    values.update(config)
+    return model_cls(x_dim, y_dim, config_cls(**values))

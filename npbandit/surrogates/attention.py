@@ -1,0 +1,284 @@
+"""Attention shared by every surrogate in npbandit.
+
+The pieces, composed by the models (attention -> block -> encoder -> model):
+
+- :class:`MultiHeadAttention` -- scaled dot-product attention with learned
+  projections.
+- :class:`AttentionBlock` -- a pre-norm residual block: attention, then a
+  feed-forward layer, each added to the residual stream.
+- :class:`SoftmaxState` and :func:`extend_softmax_state` -- the streaming form of
+  softmax attention: per head and query it keeps ``log C = log sum_i exp(s_i)`` and
+  the softmax-weighted mean of the values; new keys are folded in by the exact
+  rolling log-sum-exp update, so the result equals attention over the union of all
+  keys, at a cost independent of how many came before.
+- :class:`StreamingCrossAttentionBlock` -- an :class:`AttentionBlock` whose fixed
+  queries (learned latents) read a memory that only grows, and
+  :class:`StreamingReader`, which folds one memory into several such blocks with a
+  single projection.
+
+An attention over an empty memory returns a zero value vector (before the output
+projection); this is also what an empty streaming state reads as, so a model
+conditioned on no data gives its prior predictive.
+
+We use standard pre-LayerNorm residuals ``x + f(LN(x))``. The BorealisAI reference
+code adds the residual to the *normalised* input instead (``LN(x) + f(LN(x))``);
+we do not reproduce that quirk.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import torch
+import torch.nn.functional as F
+from torch import Tensor, nn
+
+__all__ = [
+    "SoftmaxState",
+    "extend_softmax_state",
+    "StreamingReader",
+    "MultiHeadAttention",
+    "FeedForward",
+    "AttentionBlock",
+    "StreamingCrossAttentionBlock",
+]
+
+
+@dataclass(frozen=True)
+class SoftmaxState:
+    """Running summary of a softmax attention over every key seen so far.
+
+    Attributes:
+        log_norm: ``[B, H, L, 1]`` -- ``log sum_i exp(s_i)`` over all keys ``i``.
+        mean_value: ``[B, H, L, d_head]`` -- ``sum_i softmax(s)_i v_i``.
+
+    ``B`` is the batch, ``H`` the heads, ``L`` the queries. Neither tensor grows
+    with the number of keys.
+    """
+
+    log_norm: Tensor
+    mean_value: Tensor
+
+
+def extend_softmax_state(state: SoftmaxState | None, scores: Tensor, values: Tensor) -> SoftmaxState:
+    """Fold new keys into a running softmax attention, exactly.
+
+    Args:
+        state: summary of the keys seen so far (``None``: none yet).
+        scores: ``[..., L, n]`` scaled logits of the ``L`` queries against the
+            ``n >= 1`` new keys.
+        values: ``[..., n, d]`` the new values.
+
+    Returns:
+        The summary of old and new keys together: ``log C' = logaddexp(log C,
+        lse(s))`` and ``E' = exp(log C - log C') E + sum_i exp(s_i - log C') v_i``,
+        written with one shared shift so that every exponent is ``<= 0``.
+    """
+    shift = scores.amax(dim=-1, keepdim=True)
+    if state is not None:
+        shift = torch.maximum(shift, state.log_norm)
+    weights = torch.exp(scores - shift)
+    total = weights.sum(dim=-1, keepdim=True)
+    weighted = weights @ values
+    if state is not None:
+        old = torch.exp(state.log_norm - shift)
+        total = total + old
+        weighted = weighted + old * state.mean_value
+    return SoftmaxState(shift + torch.log(total), weighted / total)
+
+
+class MultiHeadAttention(nn.Module):
+    """Multi-head scaled dot-product attention.
+
+    Args:
+        d_model: width of queries and of the output.
+        n_heads: number of heads; must divide ``d_model``.
+        d_memory: width of keys/values (defaults to ``d_model``).
+    """
+
+    def __init__(self, d_model: int, n_heads: int, d_memory: int | None = None) -> None:
+        super().__init__()
+        if d_model % n_heads != 0:
+            raise ValueError(f"n_heads={n_heads} must divide d_model={d_model}")
+        d_memory = d_model if d_memory is None else d_memory
+        self.n_heads = n_heads
+        self.d_head = d_model // n_heads
+        self.scale = self.d_head**-0.5
+        self.to_q = nn.Linear(d_model, d_model, bias=False)
+        self.to_kv = nn.Linear(d_memory, 2 * d_model, bias=False)
+        self.to_out = nn.Linear(d_model, d_model)
+
+    def _split_heads(self, t: Tensor) -> Tensor:
+        # [..., N, H * dh] -> [..., H, N, dh]
+        return t.unflatten(-1, (self.n_heads, self.d_head)).transpose(-3, -2)
+
+    def _merge_heads(self, t: Tensor) -> Tensor:
+        # [..., H, N, dh] -> [..., N, H * dh]
+        return t.transpose(-3, -2).flatten(-2)
+
+    def forward(self, query: Tensor, memory: Tensor, mask: Tensor | None = None) -> Tensor:
+        """Attend from ``query`` ``[B, M, D]`` to ``memory`` ``[B, N, D_mem]``.
+
+        Args:
+            mask: optional boolean ``[B, M, N]``; ``True`` marks a key a query may
+                attend to. Every query must keep at least one key.
+
+        Returns:
+            ``[B, M, D]``.
+        """
+        if memory.shape[-2] == 0:
+            zeros = query.new_zeros(query.shape[:-1] + (self.n_heads * self.d_head,))
+            return self.to_out(zeros)
+        q = self.project_queries(query)
+        k, v = self._project_memory(memory)
+        attn_mask = None if mask is None else mask.unsqueeze(-3)
+        out = F.scaled_dot_product_attention(q, k, v, attn_mask=attn_mask)
+        return self.to_out(self._merge_heads(out))
+
+    def project_queries(self, query: Tensor) -> Tensor:
+        """Per-head queries ``[..., H, M, d_head]`` from ``query`` ``[..., M, D]``."""
+        return self._split_heads(self.to_q(query))
+
+    def _project_memory(self, memory: Tensor) -> tuple[Tensor, Tensor]:
+        k, v = self.to_kv(memory).chunk(2, dim=-1)
+        return self._split_heads(k), self._split_heads(v)
+
+    def read_state(self, state: SoftmaxState | None, query: Tensor) -> Tensor:
+        """Output of the attention summarised by ``state``: ``[B or 1, L, D]``.
+
+        ``query`` is only used for the shape when ``state`` is ``None`` (no keys).
+        """
+        if state is None:
+            zeros = query.new_zeros(query.shape[:-1] + (self.n_heads * self.d_head,))
+            return self.to_out(zeros)
+        return self.to_out(self._merge_heads(state.mean_value))
+
+
+class FeedForward(nn.Sequential):
+    """Position-wise ``Linear -> GELU -> Linear``."""
+
+    def __init__(self, d_model: int, d_ff: int) -> None:
+        super().__init__(nn.Linear(d_model, d_ff), nn.GELU(), nn.Linear(d_ff, d_model))
+
+
+class AttentionBlock(nn.Module):
+    """Pre-norm residual block: ``x += MHA(LN(x), LN'(m)); x += FF(LN(x))``.
+
+    Args:
+        separate_memory_norm: ``True`` for cross-attention between different
+            kinds of tokens (latents reading data), which normalises the memory with
+            its own LayerNorm. ``False`` normalises the memory with the queries'
+            LayerNorm: plain self-attention, or the target path of a masked
+            transformer, where targets and context share the layer's norm.
+
+    ``forward(x, memory=None)`` is self-attention; with ``memory`` it is
+    cross-attention. Shapes: ``x`` ``[B, M, D]``, ``memory`` ``[B, N, D]``.
+    """
+
+    def __init__(self, d_model: int, n_heads: int, d_ff: int, *, separate_memory_norm: bool) -> None:
+        super().__init__()
+        self.norm = nn.LayerNorm(d_model)
+        self.memory_norm = nn.LayerNorm(d_model) if separate_memory_norm else None
+        self.attention = MultiHeadAttention(d_model, n_heads)
+        self.ff_norm = nn.LayerNorm(d_model)
+        self.ff = FeedForward(d_model, d_ff)
+
+    def forward(self, x: Tensor, memory: Tensor | None = None, mask: Tensor | None = None) -> Tensor:
+        h = self.norm(x)
+        if memory is None:
+            kv = h
+        elif self.memory_norm is not None:
+            kv = self.memory_norm(memory)
+        else:
+            kv = self.norm(memory)
+        x = x + self.attention(h, kv, mask)
+        return x + self.ff(self.ff_norm(x))
+
+
+class StreamingCrossAttentionBlock(nn.Module):
+    """:class:`AttentionBlock` for fixed queries reading a memory that only grows.
+
+    The memory is folded into a :class:`SoftmaxState` by a :class:`StreamingReader`
+    (cost proportional to the new tokens only); :meth:`read` turns the state into
+    the block's output. Reading the state after absorbing ``A`` then ``B`` equals
+    the block applied to ``A ∪ B`` at once, up to rounding.
+    """
+
+    def __init__(self, d_model: int, n_heads: int, d_ff: int) -> None:
+        super().__init__()
+        self.norm = nn.LayerNorm(d_model)
+        self.memory_norm = nn.LayerNorm(d_model)
+        self.attention = MultiHeadAttention(d_model, n_heads)
+        self.ff_norm = nn.LayerNorm(d_model)
+        self.ff = FeedForward(d_model, d_ff)
+
+    def scaled_queries(self, queries: Tensor) -> Tensor:
+        """Per-head queries ``[..., H, L, d_head]``, pre-multiplied by ``d_head^-1/2``."""
+        return self.attention.project_queries(self.norm(queries)) * self.attention.scale
+
+    def memory_projection(self) -> tuple[Tensor, Tensor]:
+        """``(weight [2D, D], bias [2D])`` mapping a *standardised* memory token
+        (LayerNorm without affine) to its ``[key | value]``: the memory norm's
+        affine folded into ``to_kv``, so blocks reading one memory share a matmul."""
+        w = self.attention.to_kv.weight
+        return w * self.memory_norm.weight, w @ self.memory_norm.bias
+
+    def read(self, state: SoftmaxState | None, queries: Tensor) -> Tensor:
+        """Block output for ``queries`` ``[1 or B, L, D]`` given everything absorbed:
+        ``[B, L, D]`` (``[1, L, D]`` while ``state`` is ``None``)."""
+        x = queries + self.attention.read_state(state, queries)
+        return x + self.ff(self.ff_norm(x))
+
+
+@dataclass(frozen=True)
+class StreamingReader:
+    """``G`` :class:`StreamingCrossAttentionBlock` s with fixed queries reading *one*
+    growing memory, folded in with a single projection for all of them.
+
+    Holds tensors derived from the blocks' weights (gradients flow through them);
+    build it with :meth:`from_blocks` and rebuild after the weights change. The
+    state it produces is stacked over blocks: ``log_norm [G, B, H, L, 1]``,
+    ``mean_value [G, B, H, L, d_head]``; :meth:`select` takes block ``g``'s part.
+
+    Attributes:
+        queries: ``[G, 1, H, L, d_head]`` scaled per-head queries.
+        weight: ``[G * 2 * D, D]``; bias: ``[G * 2 * D]`` (see
+            :meth:`StreamingCrossAttentionBlock.memory_projection`).
+    """
+
+    queries: Tensor
+    weight: Tensor
+    bias: Tensor
+    eps: float
+
+    @classmethod
+    def from_blocks(cls, blocks: list[StreamingCrossAttentionBlock], queries: list[Tensor]) -> "StreamingReader":
+        """``queries[g]``: block ``g``'s fixed query tokens ``[L, D]`` (same ``L`` for all)."""
+        eps = {b.memory_norm.eps for b in blocks}
+        if len(eps) != 1:
+            raise ValueError("blocks reading one memory must share the LayerNorm eps")
+        projections = [b.memory_projection() for b in blocks]
+        return cls(
+            queries=torch.stack([b.scaled_queries(q.unsqueeze(0)) for b, q in zip(blocks, queries)]),
+            weight=torch.cat([w for w, _ in projections]),
+            bias=torch.cat([b for _, b in projections]),
+            eps=eps.pop(),
+        )
+
+    def absorb(self, state: SoftmaxState | None, memory: Tensor) -> SoftmaxState | None:
+        """Fold ``memory [B, n, D]`` (``n`` may be 0) into the stacked state."""
+        if memory.shape[-2] == 0:
+            return state
+        n_groups, _, n_heads, _, d_head = self.queries.shape
+        standard = F.layer_norm(memory, memory.shape[-1:], eps=self.eps)
+        kv = F.linear(standard, self.weight, self.bias)  # [B, n, G * 2 * D]
+        kv = kv.unflatten(-1, (n_groups, 2, n_heads, d_head)).permute(3, 2, 0, 4, 1, 5)
+        keys, values = kv[0], kv[1]  # [G, B, H, n, d_head]
+        return extend_softmax_state(state, self.queries @ keys.transpose(-2, -1), values)
+
+    @staticmethod
+    def select(state: SoftmaxState | None, group: int) -> SoftmaxState | None:
+        """Block ``group``'s part of a stacked state."""
+        if state is None:
+            return None
+        return SoftmaxState(state.log_norm[group], state.mean_value[group])

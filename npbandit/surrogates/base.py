@@ -1,0 +1,213 @@
+"""The neural-process protocol every npbandit surrogate implements.
+
+Four operations, the same names for every model, so that the BoTorch adapter, the
+policies and the trainer never need to know which NP they hold:
+
+- ``condition(xc, yc) -> state`` -- encode a context set;
+- ``update(state, xu, yu) -> state`` -- add points to it;
+- ``predict(state, xt) -> Normal`` -- factorised Gaussian at target inputs;
+- ``log_likelihood(xc, yc, xt, yt) -> Tensor`` -- the meta-training objective.
+
+Shapes: ``xc [B, N, dx]``, ``yc [B, N, dy]``, ``xt [B, M, dx]``. ``N = 0`` is legal
+and gives the prior predictive. A state is an immutable value: ``update`` returns a
+new one and leaves its argument usable, so a policy can branch (fantasies, lookahead)
+without copying.
+"""
+
+from __future__ import annotations
+
+from abc import ABC, abstractmethod
+from dataclasses import asdict, dataclass
+from typing import Any, ClassVar
+
+import torch
+from torch import Tensor, nn
+from torch.distributions import Normal
+
+__all__ = ["NPState", "ContextSetState", "NeuralProcess", "NPConfig"]
+
+
+@dataclass(frozen=True)
+class NPConfig:
+    """Hyperparameters shared by the transformer-family surrogates.
+
+    Defaults follow the papers' 1-D GP setting (d_model 64, 4 heads, feed-forward
+    128, 6 layers, 4-layer embedders).
+    """
+
+    d_model: int = 64
+    n_heads: int = 4
+    d_ff: int = 128
+    n_layers: int = 6
+    emb_depth: int = 4
+    min_std: float = 1e-3
+
+    def __post_init__(self) -> None:
+        for name in ("d_model", "n_heads", "d_ff", "n_layers", "emb_depth"):
+            value = getattr(self, name)
+            if not isinstance(value, int) or isinstance(value, bool) or value < 1:
+                raise ValueError(f"{name} must be a positive int, got {value!r}")
+        if self.d_model % self.n_heads != 0:
+            raise ValueError(f"n_heads={self.n_heads} must divide d_model={self.d_model}")
+        if self.emb_depth < 2:
+            raise ValueError(f"emb_depth must be at least 2 (input and output layer), got {self.emb_depth}")
+        if not (isinstance(self.min_std, (int, float)) and self.min_std > 0):
+            raise ValueError(f"min_std must be a positive float, got {self.min_std!r}")
+
+    def to_dict(self) -> dict[str, Any]:
+        return asdict(self)
+
+
+class NPState:
+    """Base class of every surrogate's conditioned state."""
+
+    @property
+    def batch_size(self) -> int:  # pragma: no cover - overridden
+        raise NotImplementedError
+
+    @property
+    def num_points(self) -> int:  # pragma: no cover - overridden
+        raise NotImplementedError
+
+
+@dataclass(frozen=True)
+class ContextSetState(NPState):
+    """State of a model whose ``update`` re-conditions: the raw context plus its encoding.
+
+    Attributes:
+        xc: ``[B, N, dx]``; yc: ``[B, N, dy]``.
+        encoding: whatever the model caches to answer ``predict`` cheaply.
+    """
+
+    xc: Tensor
+    yc: Tensor
+    encoding: Any
+
+    @property
+    def batch_size(self) -> int:
+        return self.xc.shape[0]
+
+    @property
+    def num_points(self) -> int:
+        return self.xc.shape[1]
+
+
+def _check_tensor(name: str, value: Any, last: int, ref: Tensor | None) -> None:
+    if not isinstance(value, Tensor):
+        raise TypeError(f"{name} must be a torch.Tensor, got {type(value).__name__}")
+    if value.dim() != 3:
+        raise ValueError(f"{name} must have shape [batch, points, {last}] (3 dims), got shape {tuple(value.shape)}")
+    if value.shape[-1] != last:
+        raise ValueError(f"{name} must have last dimension {last}, got shape {tuple(value.shape)}")
+    if not value.is_floating_point():
+        raise TypeError(f"{name} must be a floating-point tensor, got dtype {value.dtype}")
+    if ref is not None and value.dtype != ref.dtype:
+        raise TypeError(
+            f"{name} has dtype {value.dtype} but the model's parameters are {ref.dtype}; "
+            f"cast the input or the model (model.to({value.dtype}))"
+        )
+    if ref is not None and value.device != ref.device:
+        raise ValueError(f"{name} is on {value.device} but the model is on {ref.device}")
+    # two reductions instead of an isfinite mask: no temporary as large as the input
+    # (amax/amin propagate NaN and surface +-inf)
+    if value.numel() and not bool(torch.isfinite(value.amax()) & torch.isfinite(value.amin())):
+        raise ValueError(f"{name} contains NaN or infinite values")
+
+
+class NeuralProcess(nn.Module, ABC):
+    """Abstract neural process: validates inputs, then defers to the model.
+
+    Subclasses implement ``_condition``, ``_predict`` and (optionally) ``_update``;
+    they never need to re-check shapes. The default ``_update`` re-conditions on the
+    union of the old and new points, which requires a :class:`ContextSetState`.
+
+    Args:
+        x_dim: input dimension ``dx``.
+        y_dim: output dimension ``dy``.
+        config: the model's hyperparameters (kept for checkpoint cards).
+    """
+
+    name: ClassVar[str] = "np"
+
+    def __init__(self, x_dim: int, y_dim: int, config: NPConfig) -> None:
+        super().__init__()
+        for arg, value in (("x_dim", x_dim), ("y_dim", y_dim)):
+            if not isinstance(value, int) or isinstance(value, bool) or value < 1:
+                raise ValueError(f"{arg} must be a positive int, got {value!r}")
+        self.x_dim = x_dim
+        self.y_dim = y_dim
+        self.config = config
+
+    # -- the protocol --------------------------------------------------------------
+
+    def condition(self, xc: Tensor, yc: Tensor) -> NPState:
+        """Encode a context set ``xc [B, N, dx]``, ``yc [B, N, dy]`` (``N`` may be 0)."""
+        self._check_pair("xc", xc, "yc", yc)
+        return self._condition(xc, yc)
+
+    def update(self, state: NPState, xu: Tensor, yu: Tensor) -> NPState:
+        """Return the state after adding ``xu [B, n, dx]``, ``yu [B, n, dy]`` to ``state``."""
+        self._check_state(state)
+        self._check_pair("xu", xu, "yu", yu)
+        if xu.shape[0] != state.batch_size:
+            raise ValueError(f"xu has batch size {xu.shape[0]} but the state has batch size {state.batch_size}")
+        return self._update(state, xu, yu)
+
+    def predict(self, state: NPState, xt: Tensor) -> Normal:
+        """Factorised Gaussian predictive at ``xt [B, M, dx]``; ``loc``/``scale`` are ``[B, M, dy]``.
+
+        Differentiable in ``xt``. Targets are conditionally independent: predicting
+        them one at a time gives the same result as predicting them together.
+        """
+        self._check_state(state)
+        _check_tensor("xt", xt, self.x_dim, self._reference_parameter())
+        if xt.shape[0] != state.batch_size:
+            raise ValueError(f"xt has batch size {xt.shape[0]} but the state has batch size {state.batch_size}")
+        return self._predict(state, xt)
+
+    def log_likelihood(self, xc: Tensor, yc: Tensor, xt: Tensor, yt: Tensor) -> Tensor:
+        """Mean target log-likelihood: ``log p(yt | xt, xc, yc)`` summed over outputs,
+        averaged over batch and targets. A scalar; the meta-training objective."""
+        self._check_pair("xc", xc, "yc", yc)
+        self._check_pair("xt", xt, "yt", yt)
+        if xt.shape[0] != xc.shape[0]:
+            raise ValueError(f"xt has batch size {xt.shape[0]} but xc has batch size {xc.shape[0]}")
+        if xt.shape[1] == 0:
+            raise ValueError("xt must hold at least one target point")
+        dist = self._predict(self._condition(xc, yc), xt)
+        return dist.log_prob(yt).sum(-1).mean()
+
+    # -- model hooks ----------------------------------------------------------------
+
+    @abstractmethod
+    def _condition(self, xc: Tensor, yc: Tensor) -> NPState: ...
+
+    @abstractmethod
+    def _predict(self, state: NPState, xt: Tensor) -> Normal: ...
+
+    def _update(self, state: NPState, xu: Tensor, yu: Tensor) -> NPState:
+        if not isinstance(state, ContextSetState):
+            raise TypeError(f"{type(self).__name__} cannot re-condition a {type(state).__name__}")
+        return self._condition(torch.cat([state.xc, xu], dim=1), torch.cat([state.yc, yu], dim=1))
+
+    # -- helpers ----------------------------------------------------------------------
+
+    def _reference_parameter(self) -> Tensor | None:
+        return next(self.parameters(), None)
+
+    def _check_pair(self, x_name: str, x: Tensor, y_name: str, y: Tensor) -> None:
+        ref = self._reference_parameter()
+        _check_tensor(x_name, x, self.x_dim, ref)
+        _check_tensor(y_name, y, self.y_dim, ref)
+        if x.shape[:2] != y.shape[:2]:
+            raise ValueError(
+                f"{x_name} and {y_name} must agree in batch and number of points, "
+                f"got {tuple(x.shape)} and {tuple(y.shape)}"
+            )
+
+    def _check_state(self, state: Any) -> None:
+        if not isinstance(state, NPState):
+            raise TypeError(f"state must be an NPState returned by condition/update, got {type(state).__name__}")
+
+    def extra_repr(self) -> str:
+        return f"x_dim={self.x_dim}, y_dim={self.y_dim}, config={self.config}"

@@ -1,0 +1,177 @@
+"""CMANP: Constant Memory Attentive Neural Process (Feng et al., 2023).
+
+A stack of Constant Memory Attention Blocks (CMABs). Each block computes
+
+    CMAB(L_I, D) = SA(CA(L_I, SA(CA(L_B, D))))
+
+where ``L_B`` are the block's learned latents and ``D`` the embedded context. Only
+``CA(L_B, D)`` touches the data, and its queries are constants, so that attention is
+kept as a running :class:`~npbandit.surrogates.attention.SoftmaxState` per block.
+Adding points folds them in with the exact rolling log-sum-exp update; everything
+after it costs ``O(L_B^2 + L_I^2)`` whatever the number of points. Targets read the
+output latents of every block through :class:`LatentQueryDecoder`.
+
+Properties held by tests: ``update(condition(A), B) == condition(A ∪ B)``; the state
+holds no raw data and nothing whose size grows with ``N``; conditioning in chunks of
+``chunk_size`` points (embedding included) gives the same result with peak memory
+independent of ``N``.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+
+import torch
+from torch import Tensor, nn
+from torch.distributions import Normal
+
+from npbandit.surrogates.attention import AttentionBlock, SoftmaxState, StreamingCrossAttentionBlock, StreamingReader
+from npbandit.surrogates.base import NeuralProcess, NPConfig, NPState
+from npbandit.surrogates.layers import LatentQueryDecoder, mlp
+
+__all__ = ["CMANPConfig", "CMANPState", "CMAB", "CMANP"]
+
+
+@dataclass(frozen=True)
+class CMANPConfig(NPConfig):
+    """CMANP hyperparameters; defaults follow the paper (128 latents per block).
+
+    Attributes:
+        n_latents: ``L_I``, the latents passed from block to block.
+        n_block_latents: ``L_B``, each block's learned queries into the data.
+        chunk_size: ``b_C``, points embedded and absorbed at a time when
+            conditioning or updating; bounds peak memory, not the result.
+    """
+
+    n_latents: int = 128
+    n_block_latents: int = 128
+    chunk_size: int = 256
+
+    def __post_init__(self) -> None:
+        super().__post_init__()
+        for name in ("n_latents", "n_block_latents", "chunk_size"):
+            value = getattr(self, name)
+            if not isinstance(value, int) or isinstance(value, bool) or value < 1:
+                raise ValueError(f"{name} must be a positive int, got {value!r}")
+
+
+@dataclass(frozen=True)
+class CMANPState(NPState):
+    """Everything CMANP keeps about a context set; no tensor grows with ``N``.
+
+    Attributes:
+        data_state: the running softmax state of every block's ``CA(L_B, D)``,
+            stacked over blocks (``None`` while no point has been seen).
+        reader: folds new points into ``data_state`` for all blocks at once; a
+            function of the weights only, kept so updates need not rebuild it.
+        n_points: number of points absorbed so far.
+        n_batch: batch size ``B``.
+
+    The blocks' output latents (``[B, L_I, D]`` per block, what targets read) are a
+    function of ``data_state`` alone. They are computed on the first ``predict``
+    and cached in the state, so a run of ``update`` calls pays only for folding
+    the new points in, and the ``O(L_B^2 + L_I^2)`` latent pass once before the
+    next prediction.
+    """
+
+    data_state: SoftmaxState | None
+    reader: StreamingReader
+    n_points: int
+    n_batch: int
+    latent_cache: list[Tensor] = field(default_factory=list, compare=False, repr=False)
+
+    @property
+    def batch_size(self) -> int:
+        return self.n_batch
+
+    @property
+    def num_points(self) -> int:
+        return self.n_points
+
+
+class CMAB(nn.Module):
+    """One Constant Memory Attention Block: ``SA(CA(L_I, SA(CA(L_B, D))))``."""
+
+    def __init__(self, d_model: int, n_heads: int, d_ff: int, n_block_latents: int) -> None:
+        super().__init__()
+        self.block_latents = nn.Parameter(0.02 * torch.randn(n_block_latents, d_model))
+        self.read_data = StreamingCrossAttentionBlock(d_model, n_heads, d_ff)
+        self.block_self = AttentionBlock(d_model, n_heads, d_ff, separate_memory_norm=False)
+        self.read_block = AttentionBlock(d_model, n_heads, d_ff, separate_memory_norm=True)
+        self.latent_self = AttentionBlock(d_model, n_heads, d_ff, separate_memory_norm=False)
+
+    def forward(self, state: SoftmaxState | None, latents: Tensor) -> Tensor:
+        """Output latents ``[B, L_I, D]`` from input latents ``[B, L_I, D]`` and the data state."""
+        block = self.read_data.read(state, self.block_latents.unsqueeze(0))
+        block = self.block_self(block).expand(latents.shape[0], -1, -1)
+        return self.latent_self(self.read_block(latents, block))
+
+
+class CMANP(NeuralProcess):
+    """Constant Memory Attentive Neural Process.
+
+    Args:
+        x_dim, y_dim: input and output dimensions.
+        config: :class:`CMANPConfig` (paper defaults when omitted).
+    """
+
+    name = "cmanp"
+
+    def __init__(self, x_dim: int, y_dim: int, config: CMANPConfig | None = None) -> None:
+        config = CMANPConfig() if config is None else config
+        if not isinstance(config, CMANPConfig):
+            raise TypeError(f"config must be a CMANPConfig, got {type(config).__name__}")
+        super().__init__(x_dim, y_dim, config)
+        c = config
+        self.embed = mlp(x_dim + y_dim, c.d_model, c.d_model, c.emb_depth)
+        self.initial_latents = nn.Parameter(0.02 * torch.randn(c.n_latents, c.d_model))
+        self.blocks = nn.ModuleList(CMAB(c.d_model, c.n_heads, c.d_ff, c.n_block_latents) for _ in range(c.n_layers))
+        self.decoder = LatentQueryDecoder(x_dim, y_dim, c.d_model, c.n_heads, c.d_ff, c.n_layers, c.emb_depth, c.min_std)
+
+    def condition(self, xc: Tensor, yc: Tensor, *, chunk_size: int | None = None) -> CMANPState:
+        """Encode ``xc [B, N, dx]``, ``yc [B, N, dy]`` in chunks of ``chunk_size``
+        points (default ``config.chunk_size``); the chunking changes memory, not the result."""
+        self._check_pair("xc", xc, "yc", yc)
+        return self._absorb(self._empty_state(xc.shape[0]), xc, yc, chunk_size)
+
+    def _condition(self, xc: Tensor, yc: Tensor) -> CMANPState:
+        return self._absorb(self._empty_state(xc.shape[0]), xc, yc, None)
+
+    def _update(self, state: NPState, xu: Tensor, yu: Tensor) -> CMANPState:
+        if not isinstance(state, CMANPState):
+            raise TypeError(f"state must be a CMANPState, got {type(state).__name__}")
+        return self._absorb(state, xu, yu, None)
+
+    def _empty_state(self, batch_size: int) -> CMANPState:
+        reader = StreamingReader.from_blocks(
+            [block.read_data for block in self.blocks], [block.block_latents for block in self.blocks]
+        )
+        return CMANPState(None, reader, 0, batch_size)
+
+    def _absorb(self, state: CMANPState, x: Tensor, y: Tensor, chunk_size: int | None) -> CMANPState:
+        chunk = self.config.chunk_size if chunk_size is None else chunk_size
+        if not isinstance(chunk, int) or isinstance(chunk, bool) or chunk < 1:
+            raise ValueError(f"chunk_size must be a positive int, got {chunk!r}")
+        if x.shape[1] == 0 and state.num_points > 0:
+            return state  # nothing to fold in; keep the cached latents
+        data_state = state.data_state
+        for start in range(0, x.shape[1], chunk):
+            tokens = self.embed(torch.cat([x[:, start:start + chunk], y[:, start:start + chunk]], dim=-1))
+            data_state = state.reader.absorb(data_state, tokens)
+        return CMANPState(data_state, state.reader, state.num_points + x.shape[1], state.batch_size)
+
+    def latents(self, state: CMANPState) -> tuple[Tensor, ...]:
+        """Output latents of every block, ``[B, L_I, D]`` each (computed once per state)."""
+        if not state.latent_cache:
+            z = self.initial_latents.unsqueeze(0).expand(state.batch_size, -1, -1)
+            latents = []
+            for g, block in enumerate(self.blocks):
+                z = block(StreamingReader.select(state.data_state, g), z)
+                latents.append(z)
+            state.latent_cache.extend(latents)
+        return tuple(state.latent_cache)
+
+    def _predict(self, state: NPState, xt: Tensor) -> Normal:
+        if not isinstance(state, CMANPState):
+            raise TypeError(f"state must be a CMANPState, got {type(state).__name__}")
+        return self.decoder(xt, self.latents(state))

@@ -1,0 +1,22 @@
+import pytest
+import torch
+
+from npbandit.surrogates import available_models, build
+
+
+@pytest.fixture(params=available_models())
+def model_name(request) -> str:
+    return request.param
+
+
+def tiny_model(name: str, x_dim: int = 2, y_dim: int = 1, seed: int = 0, **config):
+    """A tiny float64 model: exactness tests use float64 so rounding stays far below tolerances."""
+    torch.manual_seed(seed)
+    return build(name, x_dim, y_dim, size="tiny", **config).double().eval()
+
+
+def random_set(batch: int, n: int, x_dim: int = 2, y_dim: int = 1, seed: int = 0):
+    g = torch.Generator().manual_seed(seed)
+    x = torch.rand(batch, n, x_dim, generator=g, dtype=torch.float64) * 4 - 2
+    y = torch.randn(batch, n, y_dim, generator=g, dtype=torch.float64)
+    return x, y

@@ -1,0 +1,150 @@
+"""CMANP's streaming invariants: exact updates, chunking, constant-size state."""
+
+import dataclasses
+
+import pytest
+import torch
+
+from npbandit.surrogates import CMANPState
+from npbandit.surrogates.attention import SoftmaxState, StreamingReader
+
+from conftest import random_set, tiny_model
+
+
+def max_diff(a, b) -> float:
+    return max((a.loc - b.loc).abs().max().item(), (a.scale - b.scale).abs().max().item())
+
+
+@pytest.mark.parametrize("n_old,n_new", [(0, 30), (0, 1), (1, 1), (29, 1), (10, 20), (25, 5), (30, 0)])
+def test_update_equals_condition_on_union(n_old, n_new):
+    model = tiny_model("cmanp")
+    x, y = random_set(3, n_old + n_new, seed=n_old)
+    xt, _ = random_set(3, 9, seed=99)
+    streamed = model.update(model.condition(x[:, :n_old], y[:, :n_old]), x[:, n_old:], y[:, n_old:])
+    at_once = model.condition(x, y)
+    assert streamed.num_points == at_once.num_points == n_old + n_new
+    assert max_diff(model.predict(streamed, xt), model.predict(at_once, xt)) < 1e-6
+
+
+def test_single_point_updates_equal_condition():
+    model = tiny_model("cmanp")
+    x, y = random_set(2, 40, seed=3)
+    xt, _ = random_set(2, 7, seed=4)
+    state = model.condition(x[:, :0], y[:, :0])
+    for i in range(40):
+        state = model.update(state, x[:, i:i + 1], y[:, i:i + 1])
+    assert max_diff(model.predict(state, xt), model.predict(model.condition(x, y), xt)) < 1e-6
+
+
+@pytest.mark.parametrize("chunk", [1, 7, 37])
+def test_chunked_conditioning_equals_unchunked(chunk):
+    model = tiny_model("cmanp")
+    x, y = random_set(2, 37, seed=5)
+    xt, _ = random_set(2, 6, seed=6)
+    chunked = model.predict(model.condition(x, y, chunk_size=chunk), xt)
+    unchunked = model.predict(model.condition(x, y, chunk_size=37), xt)
+    assert max_diff(chunked, unchunked) < 1e-10
+
+
+def test_chunking_does_not_change_the_config_path():
+    # chunk_size from the config is used when no override is passed
+    model = tiny_model("cmanp", chunk_size=4)
+    x, y = random_set(1, 10, seed=7)
+    xt, _ = random_set(1, 3, seed=8)
+    assert max_diff(model.predict(model.condition(x, y), xt), model.predict(model.condition(x, y, chunk_size=10), xt)) < 1e-10
+    with pytest.raises(ValueError, match="chunk_size"):
+        model.condition(x, y, chunk_size=0)
+
+
+def state_tensors(obj):
+    """Every tensor reachable from a state (dataclasses, tuples, lists)."""
+    if isinstance(obj, torch.Tensor):
+        yield obj
+    elif dataclasses.is_dataclass(obj):
+        for f in dataclasses.fields(obj):
+            yield from state_tensors(getattr(obj, f.name))
+    elif isinstance(obj, (tuple, list)):
+        for item in obj:
+            yield from state_tensors(item)
+
+
+def test_state_holds_nothing_that_grows_with_n():
+    model = tiny_model("cmanp")
+    xt, _ = random_set(2, 3, seed=1)
+    shapes = []
+    for n in (5, 400):
+        x, y = random_set(2, n, seed=n)
+        state = model.condition(x, y)
+        model.predict(state, xt)  # fills the latent cache too
+        tensors = list(state_tensors(state))
+        assert tensors, "the walker found no tensors; it is not looking at the state"
+        assert all(n not in t.shape for t in tensors if n == 400)
+        shapes.append(sorted(tuple(t.shape) for t in tensors))
+    assert shapes[0] == shapes[1]
+
+
+def test_state_keeps_no_raw_data():
+    model = tiny_model("cmanp")
+    x, y = random_set(1, 50, seed=2)
+    state = model.condition(x, y)
+    fields = {f.name for f in dataclasses.fields(CMANPState)}
+    assert fields == {"data_state", "reader", "n_points", "n_batch", "latent_cache"}
+    assert isinstance(state.data_state, SoftmaxState) and isinstance(state.reader, StreamingReader)
+
+
+def test_update_leaves_old_state_usable():
+    model = tiny_model("cmanp")
+    x, y = random_set(2, 20, seed=9)
+    xt, _ = random_set(2, 4, seed=10)
+    old = model.condition(x[:, :10], y[:, :10])
+    before = model.predict(old, xt)
+    model.update(old, x[:, 10:], y[:, 10:])
+    after = model.predict(old, xt)
+    assert max_diff(before, after) == 0.0
+    assert old.num_points == 10
+
+
+def test_update_is_exact_in_float32_too():
+    torch.manual_seed(0)
+    from npbandit.surrogates import build
+
+    model = build("cmanp", 1, 1, size="small").eval()
+    x = torch.rand(1, 300, 1)
+    y = torch.sin(6 * x)
+    xt = torch.rand(1, 20, 1)
+    state = model.condition(x[:, :100], y[:, :100])
+    for i in range(100, 300, 50):
+        state = model.update(state, x[:, i:i + 50], y[:, i:i + 50])
+    assert max_diff(model.predict(state, xt), model.predict(model.condition(x, y), xt)) < 1e-4
+
+
+class _LargestTensor(torch.utils._python_dispatch.TorchDispatchMode):
+    """Records the largest tensor any op produces while active."""
+
+    def __init__(self):
+        super().__init__()
+        self.largest = 0
+
+    def __torch_dispatch__(self, func, types, args=(), kwargs=None):
+        out = func(*args, **(kwargs or {}))
+        for t in torch.utils._pytree.tree_leaves(out):
+            if isinstance(t, torch.Tensor):
+                self.largest = max(self.largest, t.numel())
+        return out
+
+
+def test_chunked_conditioning_allocates_nothing_that_grows_with_n():
+    # peak memory independent of N: no intermediate (embeddings included) scales with N
+    model = tiny_model("cmanp", chunk_size=16)
+    largest = []
+    for n in (64, 4096):
+        x, y = random_set(1, n, seed=n)
+        with torch.no_grad(), _LargestTensor() as probe:
+            model.latents(model.condition(x, y))
+        largest.append(probe.largest)
+    assert largest[0] == largest[1]
+    # while unchunked conditioning does grow (the probe sees it)
+    x, y = random_set(1, 4096, seed=1)
+    with torch.no_grad(), _LargestTensor() as probe:
+        model.condition(x, y, chunk_size=4096)
+    assert probe.largest > 4 * largest[1]

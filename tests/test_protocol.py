@@ -1,0 +1,212 @@
+"""The NP protocol, the same for every model: shapes, invariances, validation."""
+
+import pytest
+import torch
+from torch.distributions import Normal
+
+from npbandit.surrogates import CMANP, LBANP, TNPD, NeuralProcess, available_models, build
+
+from conftest import random_set, tiny_model
+
+
+def test_registry_lists_the_three_models():
+    assert available_models() == ["cmanp", "lbanp", "tnpd"]
+    assert isinstance(build("cmanp", 1, 1, size="tiny"), CMANP)
+    assert isinstance(build("LBANP", 1, 1, size="tiny"), LBANP)
+    assert isinstance(build("tnpd", 1, 1, size="tiny"), TNPD)
+
+
+def test_paper_defaults():
+    model = build("cmanp", 1, 1)
+    c = model.config
+    assert (c.d_model, c.n_heads, c.d_ff, c.n_layers, c.n_latents, c.n_block_latents) == (64, 4, 128, 6, 128, 128)
+    assert build("lbanp", 1, 1).config.n_latents == 128
+    # paper-size CMANP fits the 5 MB checkpoint budget in float32
+    assert sum(p.numel() for p in model.parameters()) * 4 < 5e6
+
+
+def test_build_rejects_bad_arguments():
+    with pytest.raises(ValueError, match="name"):
+        build("gp", 1, 1)
+    with pytest.raises(ValueError, match="size"):
+        build("cmanp", 1, 1, size="huge")
+    with pytest.raises(TypeError, match="n_latent"):
+        build("tnpd", 1, 1, n_latents=3)
+    with pytest.raises(ValueError, match="x_dim"):
+        build("cmanp", 0, 1)
+    with pytest.raises(ValueError, match="n_heads"):
+        build("lbanp", 1, 1, d_model=30, n_heads=4)
+    with pytest.raises(ValueError, match="n_latents"):
+        build("cmanp", 1, 1, n_latents=0)
+
+
+def test_overrides_apply_on_top_of_size():
+    model = build("lbanp", 2, 3, size="small", n_latents=5)
+    assert model.config.n_latents == 5 and model.config.d_model == 32
+    assert model.x_dim == 2 and model.y_dim == 3
+
+
+def test_predict_shapes_and_positive_scale(model_name):
+    model = tiny_model(model_name, x_dim=3, y_dim=2)
+    x, y = random_set(4, 11, 3, 2)
+    xt, _ = random_set(4, 6, 3, 2, seed=1)
+    dist = model.predict(model.condition(x, y), xt)
+    assert isinstance(dist, Normal)
+    assert dist.loc.shape == dist.scale.shape == (4, 6, 2)
+    assert (dist.scale >= model.config.min_std).all()
+
+
+def test_empty_context_gives_prior(model_name):
+    model = tiny_model(model_name)
+    x, y = random_set(2, 0)
+    xt, _ = random_set(2, 5, seed=1)
+    dist = model.predict(model.condition(x, y), xt)
+    assert dist.loc.shape == (2, 5, 1) and torch.isfinite(dist.loc).all() and torch.isfinite(dist.scale).all()
+    # conditioning on data changes the prediction
+    xc, yc = random_set(2, 10, seed=2)
+    assert not torch.allclose(model.predict(model.condition(xc, yc), xt).loc, dist.loc)
+
+
+def test_permutation_invariance_in_context(model_name):
+    model = tiny_model(model_name)
+    x, y = random_set(2, 25, seed=3)
+    xt, _ = random_set(2, 8, seed=4)
+    perm = torch.randperm(25, generator=torch.Generator().manual_seed(0))
+    a = model.predict(model.condition(x, y), xt)
+    b = model.predict(model.condition(x[:, perm], y[:, perm]), xt)
+    assert torch.allclose(a.loc, b.loc, atol=1e-10) and torch.allclose(a.scale, b.scale, atol=1e-10)
+
+
+def test_targets_are_independent(model_name):
+    model = tiny_model(model_name)
+    x, y = random_set(2, 15, seed=5)
+    xt, _ = random_set(2, 6, seed=6)
+    state = model.condition(x, y)
+    together = model.predict(state, xt)
+    for j in range(6):
+        alone = model.predict(state, xt[:, j:j + 1])
+        assert torch.allclose(alone.loc, together.loc[:, j:j + 1], atol=1e-10)
+        assert torch.allclose(alone.scale, together.scale[:, j:j + 1], atol=1e-10)
+
+
+def test_batch_elements_do_not_interact(model_name):
+    model = tiny_model(model_name)
+    x, y = random_set(3, 12, seed=7)
+    xt, _ = random_set(3, 4, seed=8)
+    batched = model.predict(model.condition(x, y), xt)
+    single = model.predict(model.condition(x[1:2], y[1:2]), xt[1:2])
+    assert torch.allclose(batched.loc[1:2], single.loc, atol=1e-10)
+
+
+def test_default_update_reconditions(model_name):
+    model = tiny_model(model_name)
+    x, y = random_set(2, 20, seed=9)
+    xt, _ = random_set(2, 5, seed=10)
+    streamed = model.update(model.condition(x[:, :12], y[:, :12]), x[:, 12:], y[:, 12:])
+    assert streamed.num_points == 20
+    a, b = model.predict(streamed, xt), model.predict(model.condition(x, y), xt)
+    assert torch.allclose(a.loc, b.loc, atol=1e-8) and torch.allclose(a.scale, b.scale, atol=1e-8)
+
+
+def test_predict_is_differentiable_in_xt(model_name):
+    model = tiny_model(model_name)
+    x, y = random_set(1, 10, seed=11)
+    xt = torch.zeros(1, 3, 2, dtype=torch.float64, requires_grad=True)
+    dist = model.predict(model.condition(x, y), xt)
+    (dist.loc.sum() + dist.scale.sum()).backward()
+    assert xt.grad is not None and torch.isfinite(xt.grad).all() and xt.grad.abs().sum() > 0
+
+
+def test_log_likelihood_is_a_trainable_scalar(model_name):
+    model = tiny_model(model_name)
+    x, y = random_set(4, 20, seed=12)
+    ll = model.log_likelihood(x[:, :12], y[:, :12], x[:, 12:], y[:, 12:])
+    assert ll.dim() == 0 and torch.isfinite(ll)
+    dist = model.predict(model.condition(x[:, :12], y[:, :12]), x[:, 12:])
+    assert torch.allclose(ll, dist.log_prob(y[:, 12:]).sum(-1).mean())
+    (-ll).backward()
+    grads = [p.grad for p in model.parameters() if p.grad is not None]
+    assert grads and all(torch.isfinite(g).all() for g in grads)
+
+
+def test_a_few_adam_steps_raise_the_likelihood(model_name):
+    # not training to convergence: only that the objective and its gradients are wired up
+    torch.manual_seed(0)
+    model = build(model_name, 1, 1, size="tiny")
+    opt = torch.optim.Adam(model.parameters(), lr=3e-3)
+    x = torch.rand(8, 30, 1) * 4 - 2
+    y = torch.sin(2 * x) + 0.05 * torch.randn(8, 30, 1)
+    first = model.log_likelihood(x[:, :20], y[:, :20], x[:, 20:], y[:, 20:]).item()
+    for _ in range(60):
+        opt.zero_grad()
+        (-model.log_likelihood(x[:, :20], y[:, :20], x[:, 20:], y[:, 20:])).backward()
+        opt.step()
+    assert model.log_likelihood(x[:, :20], y[:, :20], x[:, 20:], y[:, 20:]).item() > first + 0.3
+
+
+# -- validation ----------------------------------------------------------------------
+
+def test_rejects_wrong_rank(model_name):
+    model = tiny_model(model_name)
+    x, y = random_set(1, 5)
+    with pytest.raises(ValueError, match=r"xc must have shape \[batch, points, 2\]"):
+        model.condition(x[0], y)
+
+
+def test_rejects_wrong_feature_dims(model_name):
+    model = tiny_model(model_name)
+    x, y = random_set(1, 5, x_dim=3)
+    with pytest.raises(ValueError, match="xc must have last dimension 2"):
+        model.condition(x, y)
+    x, y = random_set(1, 5, y_dim=2)
+    with pytest.raises(ValueError, match="yc must have last dimension 1"):
+        model.condition(x, y)
+
+
+def test_rejects_mismatched_points(model_name):
+    model = tiny_model(model_name)
+    x, y = random_set(1, 5)
+    with pytest.raises(ValueError, match="xc and yc must agree"):
+        model.condition(x, y[:, :4])
+
+
+def test_rejects_nan_and_inf(model_name):
+    model = tiny_model(model_name)
+    x, y = random_set(1, 5)
+    y[0, 2, 0] = float("nan")
+    with pytest.raises(ValueError, match="yc contains NaN"):
+        model.condition(x, y)
+    state = model.condition(*random_set(1, 5))
+    xt = torch.full((1, 2, 2), float("inf"), dtype=torch.float64)
+    with pytest.raises(ValueError, match="xt contains NaN"):
+        model.predict(state, xt)
+
+
+def test_rejects_non_tensors_and_wrong_dtype(model_name):
+    model = tiny_model(model_name)
+    x, y = random_set(1, 5)
+    with pytest.raises(TypeError, match="xc must be a torch.Tensor"):
+        model.condition(x.numpy(), y)
+    with pytest.raises(TypeError, match="dtype"):
+        model.condition(x.float(), y.float())
+    with pytest.raises(TypeError, match="floating-point"):
+        model.condition(x.long(), y)
+
+
+def test_rejects_batch_mismatch_and_bad_state(model_name):
+    model = tiny_model(model_name)
+    x, y = random_set(2, 5)
+    state = model.condition(x, y)
+    with pytest.raises(ValueError, match="batch size"):
+        model.update(state, x[:1], y[:1])
+    with pytest.raises(ValueError, match="batch size"):
+        model.predict(state, x[:1])
+    with pytest.raises(TypeError, match="state"):
+        model.predict({"xc": x}, x)
+    with pytest.raises(ValueError, match="at least one target"):
+        model.log_likelihood(x, y, x[:, :0], y[:, :0])
+
+
+def test_models_share_one_protocol():
+    for name in available_models():
+        assert issubclass(type(build(name, 1, 1, size="tiny")), NeuralProcess)
