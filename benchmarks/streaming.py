@@ -118,7 +118,7 @@ def render(rows: list[dict], sizes: list[int], tnpd_max_n: int) -> str:
                      f"{r['predict_ms']:.2f} | {r['peak_mb']:.1f} | {r['peak_mb_default_malloc']:.1f} |")
     if tnpd_max_n < max(sizes):
         lines.append(f"\nTNP-D stops at N = {tnpd_max_n:,}: its re-conditioning is O(N²) in time "
-                     "(about 100x the N = 10,000 figure at 100,000).")
+                     "(at 100,000 points one update would take about 100x the time at 10,000).")
     lo, hi = min(sizes), max(sizes)
     lines += ["", "Ratios (the issue's bars):", ""]
     c_lo, c_hi = by.get(("cmanp", lo)), by.get(("cmanp", hi))

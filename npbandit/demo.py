@@ -69,7 +69,7 @@ def run_demo(n_initial: int = 2000, n_updates: int = 500, seed: int = 0, size: s
         diff = max((streamed.loc - at_once.loc).abs().max().item(), (streamed.scale - at_once.scale).abs().max().item())
         say(f"  streamed state vs conditioning on all {n:,} points at once: max |difference| = {diff:.2e} (float32)")
         floats = _state_floats(model, state)
-        say(f"  state: {floats:,} floats, whatever N is (the raw data is {2 * n:,} floats and is not kept)")
+        say(f"  state: {floats:,} floats, the same for any N; the raw data ({2 * n:,} floats here) is not kept")
         say("  predictions at x = " + ", ".join(f"{v:.1f}" for v in xt.flatten().tolist()) + ": mean "
             + ", ".join(f"{v:+.2f}" for v in streamed.loc.flatten().tolist()) + " (untrained weights)")
     return DemoReport(n_initial, n_updates, condition_s, 1e3 * first, 1e3 * last, floats, 2 * n, diff)
