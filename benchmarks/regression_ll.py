@@ -1,0 +1,133 @@
+"""Meta-regression log-likelihoods of the shipped checkpoints (PROTOCOLS.md §1).
+
+- Every ``*-gp1d`` checkpoint on the 1-D GP evaluation sets (RBF and Matérn-5/2;
+  3000 batches x 16 tasks each by default, the papers' size), next to the
+  published numbers, with training steps and model size per row.
+- Every ``*-bo`` checkpoint per input dimension d = 1..6.
+- Every ``*-wheel`` checkpoint's target log-likelihood.
+
+Evaluation sets are fixed (seeded, disjoint from training) and cached on disk
+(``$NPBANDIT_CACHE`` or ``~/.cache/npbandit``). The metric is the mean target
+log-likelihood (per batch: mean over tasks and targets of the log density summed
+over outputs; then mean over batches); ± is the standard error over batches.
+
+    python benchmarks/regression_ll.py                    # full sets, writes docs/benchmarks.md
+    python benchmarks/regression_ll.py --gp1d-batches 100 --no-write   # quick look
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import statistics
+import sys
+from pathlib import Path
+
+import torch
+from tqdm import tqdm
+
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+from common import ROOT, machine_line, write_section  # noqa: E402
+
+from npbandit import load_surrogate  # noqa: E402
+from npbandit.surrogates.pretrained import available_checkpoints  # noqa: E402
+from npbandit.training.evaluation import eval_batches, evaluation_suite  # noqa: E402
+
+COMMAND = "python benchmarks/regression_ll.py"
+
+# PROTOCOLS.md §1: published mean target log-likelihoods (RBF, Matérn-5/2), 100k steps on a GPU.
+PUBLISHED = [
+    ("TNP-D", 1.39, 0.95), ("LBANP (L=8)", 1.20, 0.75), ("LBANP (L=128)", 1.27, 0.85),
+    ("CMANP (L_I=L_B=128)", 1.24, 0.80), ("CMANP-AND (b_Q=5)", 1.48, 0.96), ("ReTreever (14.9% tokens)", 1.25, 0.81),
+]
+
+
+@torch.no_grad()
+def score(model, prior, n_batches: int, batch_size: int, desc: str) -> tuple[float, float]:
+    values = []
+    for batch in tqdm(eval_batches(prior, n_batches, batch_size, cache=True), total=n_batches, desc=desc,
+                      leave=False):
+        values.append(float(model.log_likelihood(batch.xc, batch.yc, batch.xt, batch.yt)))
+    mean = statistics.fmean(values)
+    sem = statistics.stdev(values) / len(values) ** 0.5 if len(values) > 1 else float("nan")
+    return mean, sem
+
+
+def describe(card: dict) -> str:
+    c = card["config"]
+    latents = f", L={c['n_latents']}" if "n_latents" in c else ""
+    return f"d={c['d_model']}, {c['n_layers']} layers{latents}, {card['parameters'] / 1e6:.2f}M params"
+
+
+def main(argv: list[str] | None = None) -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--gp1d-batches", type=int, default=3000)
+    parser.add_argument("--bo-batches", type=int, default=500)
+    parser.add_argument("--wheel-batches", type=int, default=500)
+    parser.add_argument("--checkpoints", nargs="+", help="default: every shipped checkpoint")
+    parser.add_argument("--no-write", action="store_true")
+    args = parser.parse_args(argv)
+    names = args.checkpoints or available_checkpoints()
+    if not names:
+        raise SystemExit("no checkpoints to evaluate (none ship yet); train them with scripts/train_shipped.sh")
+    batches = {"gp1d": args.gp1d_batches, "bo": args.bo_batches, "wheel": args.wheel_batches}
+    results = []
+    for name in names:
+        model = load_surrogate(name)
+        card = model.card
+        prior = card["prior"]["name"]
+        params = {k: v for k, v in card["prior"].items() if k == "kernel"} if prior == "gp1d" else {}
+        row = {"name": name, "prior": prior, "steps": card["training"]["steps"], "model": describe(card),
+               "scores": {}}
+        for entry, p in evaluation_suite(prior, **params).items():
+            row["scores"][entry] = score(model, p, batches[prior], 16, f"{name} {entry}")
+        tqdm.write(json.dumps(row))
+        results.append(row)
+    text = render(results, batches)
+    print(text)
+    if not args.no_write:
+        write_section("regression", text)
+        out = ROOT / "docs" / "results" / "regression_ll.json"
+        out.parent.mkdir(parents=True, exist_ok=True)
+        out.write_text(json.dumps({"command": COMMAND, "machine": machine_line(), "batches": batches,
+                                   "rows": results}, indent=2) + "\n")
+
+
+def fmt(value: tuple[float, float]) -> str:
+    return f"{value[0]:.3f} ± {value[1]:.3f}"
+
+
+def render(rows: list[dict], batches: dict[str, int]) -> str:
+    lines = ["## Meta-regression log-likelihood (PROTOCOLS.md §1)", "",
+             f"Command: `{COMMAND}` (CPU: {machine_line()}). Mean target log-likelihood, higher is better; "
+             "± is the standard error over evaluation batches. Published rows: the papers' numbers "
+             "(100k steps, batch 16, on a GPU); ours were trained on 2 CPU cores for the steps shown.", ""]
+    gp = [r for r in rows if r["prior"] == "gp1d"]
+    if gp:
+        lines += [f"### 1-D GP ({batches['gp1d']} batches x 16 tasks per kernel)", "",
+                  "| model | source | training steps | size | RBF | Matérn 5/2 |", "|---|---|---:|---|---:|---:|"]
+        for r in gp:
+            lines.append(f"| {r['name']} | ours | {r['steps']:,} | {r['model']} | {fmt(r['scores']['rbf'])} | "
+                         f"{fmt(r['scores']['matern52'])} |")
+        for label, rbf, mat in PUBLISHED:
+            lines.append(f"| {label} | paper | 100,000 | d=64, 6 layers | {rbf:.2f} | {mat:.2f} |")
+    bo = [r for r in rows if r["prior"] == "bo"]
+    if bo:
+        dims = list(bo[0]["scores"])
+        lines += ["", f"### BO prior, per input dimension ({batches['bo']} batches x 16 tasks each)", "",
+                  "| checkpoint | steps | size | " + " | ".join(dims) + " |", "|---|---:|---|" + "---:|" * len(dims)]
+        for r in bo:
+            lines.append(f"| {r['name']} | {r['steps']:,} | {r['model']} | "
+                         + " | ".join(fmt(r["scores"][d]) for d in dims) + " |")
+    wheel = [r for r in rows if r["prior"] == "wheel"]
+    if wheel:
+        lines += ["", f"### Wheel-bandit tasks ({batches['wheel']} batches x 16 tasks; 512 context, 50 targets, "
+                  "5 outputs, log-likelihood summed over outputs)", "",
+                  "| checkpoint | steps | size | target log-likelihood |", "|---|---:|---|---:|"]
+        for r in wheel:
+            lines.append(f"| {r['name']} | {r['steps']:,} | {r['model']} | {fmt(r['scores']['wheel'])} |")
+    return "\n".join(lines) + "\n"
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,79 @@
+"""Task priors: seeded generators of meta-learning batches ``(xc, yc, xt, yt)``."""
+
+from __future__ import annotations
+
+from abc import ABC, abstractmethod
+from dataclasses import dataclass
+from typing import Any
+
+import torch
+from torch import Tensor
+
+__all__ = ["TaskBatch", "Prior", "step_generator"]
+
+
+@dataclass(frozen=True)
+class TaskBatch:
+    """One batch of tasks: ``xc [B, Nc, dx]``, ``yc [B, Nc, dy]``, ``xt [B, Nt, dx]``, ``yt [B, Nt, dy]``.
+
+    ``info`` carries per-task details (kernel, hyperparameters, true dimension) for
+    tests and evaluation breakdowns; models never see it.
+    """
+
+    xc: Tensor
+    yc: Tensor
+    xt: Tensor
+    yt: Tensor
+    info: dict[str, Any]
+
+    def to(self, device: torch.device | str) -> "TaskBatch":
+        return TaskBatch(self.xc.to(device), self.yc.to(device), self.xt.to(device), self.yt.to(device), self.info)
+
+
+def step_generator(seed: int, index: int) -> torch.Generator:
+    """The generator of batch ``index`` in the stream with seed ``seed``.
+
+    Every batch has its own seed, so a stream can be restarted at any index (this
+    is what makes training resumable without saving RNG state)."""
+    return torch.Generator().manual_seed((int(seed) * 1_000_003 + int(index)) % (2**63 - 1))
+
+
+class Prior(ABC):
+    """A distribution over regression tasks.
+
+    Attributes:
+        name: registry name (``gp1d``, ``bo``, ``wheel``).
+        x_dim, y_dim: the input/output widths of the tensors it produces (and so
+            of the model that trains on it).
+    """
+
+    name: str
+    x_dim: int
+    y_dim: int
+
+    @abstractmethod
+    def sample(self, batch_size: int, generator: torch.Generator) -> TaskBatch:
+        """Draw ``batch_size`` tasks (float32, CPU) using only ``generator``."""
+
+    @abstractmethod
+    def spec(self) -> dict[str, Any]:
+        """JSON-serialisable description of the prior and its parameters (for checkpoint cards)."""
+
+    def batch(self, batch_size: int, seed: int, index: int) -> TaskBatch:
+        """Batch ``index`` of the stream seeded by ``seed`` (deterministic)."""
+        if not isinstance(batch_size, int) or batch_size < 1:
+            raise ValueError(f"batch_size must be a positive int, got {batch_size!r}")
+        return self.sample(batch_size, step_generator(seed, index))
+
+
+def uniform(generator: torch.Generator, low: float, high: float, *shape: int) -> Tensor:
+    return low + (high - low) * torch.rand(*shape, generator=generator, dtype=torch.float64)
+
+
+def log_uniform(generator: torch.Generator, low: float, high: float, *shape: int) -> Tensor:
+    return torch.exp(uniform(generator, float(torch.log(torch.tensor(low))), float(torch.log(torch.tensor(high))), *shape))
+
+
+def randint(generator: torch.Generator, low: int, high: int) -> int:
+    """An int in ``[low, high)``."""
+    return int(torch.randint(low, high, (1,), generator=generator).item())

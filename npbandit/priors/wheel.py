@@ -1,0 +1,104 @@
+"""Wheel-bandit tasks (Riquelme et al. 2018) as meta-learning batches (PROTOCOLS.md §3).
+
+Context ``x`` is uniform in the unit disc; five arms. Arm 0 pays ``N(1.2, s²)``,
+arms 1-4 pay ``N(1.0, s²)``; if ``||x|| >= delta`` the arm of x's quadrant pays
+``N(50, 0.01²)`` instead. Arm numbering (quadrant -> arm): ``(+,+) -> 1``,
+``(-,+) -> 2``, ``(-,-) -> 3``, ``(+,-) -> 4``. ``s = 0.05`` as in the public NP
+code that produced the published regret numbers (the papers' text says 0.01).
+
+Training tasks (the NP protocol): ``delta ~ U(0, 1)`` per task, 512 context and 50
+target points, all five rewards observed; each context reward entry is replaced by
+``N(0, 1)`` noise with probability 0.5, matching decision time, where the arms not
+played in a past round are filled with ``N(0, 1)``. Fresh tasks every batch.
+"""
+
+from __future__ import annotations
+
+import math
+from typing import Any
+
+import torch
+from torch import Tensor
+
+from npbandit.priors.base import Prior, TaskBatch
+
+__all__ = ["WheelPrior", "wheel_mean_rewards", "sample_unit_disc", "N_ARMS", "SMALL_REWARD_STD", "LARGE_REWARD_STD"]
+
+N_ARMS = 5
+MEAN_SAFE = 1.2
+MEAN_SMALL = 1.0
+MEAN_LARGE = 50.0
+SMALL_REWARD_STD = 0.05
+LARGE_REWARD_STD = 0.01
+
+
+def sample_unit_disc(generator: torch.Generator, *shape: int) -> Tensor:
+    """Points uniform in the unit disc, ``[*shape, 2]`` (radius ``sqrt(U)``, angle ``U(0, 2π)``)."""
+    radius = torch.rand(*shape, generator=generator).sqrt()
+    angle = 2 * math.pi * torch.rand(*shape, generator=generator)
+    return torch.stack([radius * torch.cos(angle), radius * torch.sin(angle)], dim=-1)
+
+
+def quadrant_arm(x: Tensor) -> Tensor:
+    """The arm of each point's quadrant (1..4), ``x [..., 2]`` -> ``[...]`` (long)."""
+    right, up = x[..., 0] >= 0, x[..., 1] >= 0
+    return torch.where(up, torch.where(right, 1, 2), torch.where(right, 4, 3))
+
+
+def wheel_mean_rewards(x: Tensor, delta: Tensor) -> tuple[Tensor, Tensor]:
+    """Expected reward of each arm and whether it is a large one.
+
+    Args:
+        x: ``[..., 2]`` contexts; delta: broadcastable to ``x[..., 0]``.
+
+    Returns:
+        ``means [..., 5]`` and a boolean ``large [..., 5]`` marking the 50-reward arm.
+    """
+    outside = x.norm(dim=-1) >= delta
+    arm = quadrant_arm(x)
+    large = torch.nn.functional.one_hot(arm, N_ARMS).bool() & outside.unsqueeze(-1)
+    base = torch.tensor([MEAN_SAFE] + [MEAN_SMALL] * (N_ARMS - 1), dtype=x.dtype)
+    means = torch.where(large, torch.tensor(MEAN_LARGE, dtype=x.dtype), base.expand(large.shape))
+    return means, large
+
+
+class WheelPrior(Prior):
+    """Wheel-bandit tasks with all rewards observed; context rewards randomly dropped."""
+
+    name = "wheel"
+    x_dim = 2
+    y_dim = N_ARMS
+
+    def __init__(self, n_context: int = 512, n_target: int = 50, delta_range: tuple[float, float] = (0.0, 1.0),
+                 drop_prob: float = 0.5, small_reward_std: float = SMALL_REWARD_STD) -> None:
+        if n_context < 1 or n_target < 1:
+            raise ValueError(f"n_context and n_target must be positive, got {n_context}, {n_target}")
+        if not 0 <= delta_range[0] < delta_range[1] <= 1:
+            raise ValueError(f"delta_range must satisfy 0 <= low < high <= 1, got {delta_range}")
+        if not 0 <= drop_prob < 1:
+            raise ValueError(f"drop_prob must be in [0, 1), got {drop_prob}")
+        self.n_context = n_context
+        self.n_target = n_target
+        self.delta_range = tuple(delta_range)
+        self.drop_prob = drop_prob
+        self.small_reward_std = small_reward_std
+
+    def spec(self) -> dict[str, Any]:
+        return {"name": self.name, "n_context": self.n_context, "n_target": self.n_target,
+                "delta": ["uniform", *self.delta_range], "drop_prob": self.drop_prob,
+                "small_reward_std": self.small_reward_std, "large_reward_std": LARGE_REWARD_STD,
+                "means": {"arm0": MEAN_SAFE, "arms1-4": MEAN_SMALL, "large": MEAN_LARGE},
+                "arms": "quadrant (+,+)->1, (-,+)->2, (-,-)->3, (+,-)->4"}
+
+    def sample(self, batch_size: int, generator: torch.Generator) -> TaskBatch:
+        n = self.n_context + self.n_target
+        lo, hi = self.delta_range
+        delta = lo + (hi - lo) * torch.rand(batch_size, 1, generator=generator)
+        x = sample_unit_disc(generator, batch_size, n)
+        means, large = wheel_mean_rewards(x, delta)
+        std = torch.where(large, LARGE_REWARD_STD, self.small_reward_std)
+        y = means + std * torch.randn(means.shape, generator=generator)
+        xc, yc, xt, yt = x[:, :self.n_context], y[:, :self.n_context], x[:, self.n_context:], y[:, self.n_context:]
+        dropped = torch.rand(yc.shape, generator=generator) < self.drop_prob
+        yc = torch.where(dropped, torch.randn(yc.shape, generator=generator), yc)
+        return TaskBatch(xc, yc, xt, yt, {"delta": delta.squeeze(-1)})

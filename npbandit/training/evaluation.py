@@ -1,0 +1,107 @@
+"""Fixed-seed evaluation sets and target log-likelihood evaluation.
+
+Every prior has an *evaluation suite*: the named sub-priors a checkpoint is scored
+on (``gp1d``: RBF and Matérn-5/2; ``bo``: each input dimension 1..6; ``wheel``: the
+training distribution). Evaluation batches come from a seed stream disjoint from
+training's, and can be cached to disk (safetensors) so repeated benchmark runs read
+the same tasks.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import os
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
+
+import torch
+from safetensors.torch import load_file, save_file
+
+from npbandit.priors import BOPrior, GP1DPrior, Prior, TaskBatch, WheelPrior, make_prior
+from npbandit.surrogates import NeuralProcess
+
+__all__ = ["EVAL_SEED", "evaluation_suite", "eval_batches", "evaluate", "evaluate_suite", "cache_dir"]
+
+# Training streams use the run's seed; evaluation uses this one (and its own
+# index range), so the two never share a task.
+EVAL_SEED = 2_024_000_017
+
+
+def evaluation_suite(prior: str, **params: Any) -> dict[str, Prior]:
+    """The named priors a checkpoint trained on ``prior`` is scored on."""
+    if prior == "gp1d":
+        base = {k: v for k, v in params.items() if k != "kernel"}
+        return {"rbf": GP1DPrior("rbf", **base), "matern52": GP1DPrior("matern52", **base)}
+    if prior == "bo":
+        base = {k: v for k, v in params.items() if k != "dims"}
+        dims = params.get("dims", (1, 2, 3, 4, 5, 6))
+        return {f"d={d}": BOPrior(dims=(d,), **base) for d in dims}
+    if prior == "wheel":
+        return {"wheel": WheelPrior(**params)}
+    make_prior(prior)  # raises the standard error for unknown names
+    raise AssertionError("unreachable")
+
+
+def cache_dir() -> Path:
+    """Where evaluation sets are cached: ``$NPBANDIT_CACHE/evalsets`` or ``~/.cache/npbandit/evalsets``."""
+    root = os.environ.get("NPBANDIT_CACHE") or Path.home() / ".cache" / "npbandit"
+    return Path(root) / "evalsets"
+
+
+def _key(prior: Prior, n_batches: int, batch_size: int, seed: int) -> str:
+    blob = json.dumps([prior.spec(), n_batches, batch_size, seed], sort_keys=True, default=str)
+    return f"{prior.name}-{hashlib.sha256(blob.encode()).hexdigest()[:16]}"
+
+
+def eval_batches(prior: Prior, n_batches: int, batch_size: int = 16, seed: int = EVAL_SEED,
+                 cache: bool = False) -> Iterator[TaskBatch]:
+    """The fixed evaluation batches of ``prior`` (deterministic in ``seed``).
+
+    With ``cache=True`` the set is written once to :func:`cache_dir` and read back
+    afterwards (the ``info`` of cached batches is empty)."""
+    if n_batches < 1:
+        raise ValueError(f"n_batches must be positive, got {n_batches}")
+    path = cache_dir() / f"{_key(prior, n_batches, batch_size, seed)}.safetensors"
+    if cache and path.exists():
+        tensors = load_file(str(path))
+        for i in range(n_batches):
+            yield TaskBatch(tensors[f"{i}.xc"], tensors[f"{i}.yc"], tensors[f"{i}.xt"], tensors[f"{i}.yt"], {})
+        return
+    stored: dict[str, torch.Tensor] = {}
+    for i in range(n_batches):
+        batch = prior.batch(batch_size, seed, i)
+        if cache:
+            stored.update({f"{i}.xc": batch.xc, f"{i}.yc": batch.yc, f"{i}.xt": batch.xt, f"{i}.yt": batch.yt})
+        yield batch
+    if cache:
+        path.parent.mkdir(parents=True, exist_ok=True)
+        tmp = path.with_suffix(".tmp")
+        save_file({k: v.contiguous() for k, v in stored.items()}, str(tmp))
+        tmp.replace(path)
+
+
+@torch.no_grad()
+def evaluate(model: NeuralProcess, batches: Iterator[TaskBatch] | list[TaskBatch]) -> float:
+    """Mean target log-likelihood over batches, weighting every task's targets equally
+    (the papers' metric: per batch, mean over tasks and targets; then mean over batches)."""
+    was_training = model.training
+    model.eval()
+    device = next(model.parameters()).device
+    total, count = 0.0, 0
+    for batch in batches:
+        b = batch.to(device)
+        total += float(model.log_likelihood(b.xc, b.yc, b.xt, b.yt))
+        count += 1
+    model.train(was_training)
+    if count == 0:
+        raise ValueError("no evaluation batches")
+    return total / count
+
+
+def evaluate_suite(model: NeuralProcess, prior: str, n_batches: int, batch_size: int = 16,
+                   cache: bool = False, prior_params: dict[str, Any] | None = None) -> dict[str, float]:
+    """``{suite name: mean target log-likelihood}`` on each prior of the evaluation suite."""
+    suite = evaluation_suite(prior, **(prior_params or {}))
+    return {name: evaluate(model, eval_batches(p, n_batches, batch_size, cache=cache)) for name, p in suite.items()}

@@ -1,0 +1,205 @@
+"""Meta-training loop: Adam + cosine schedule, gradient clipping, periodic
+evaluation, resumable checkpoints, deterministic given a seed.
+
+The batch of step ``t`` is ``prior.batch(batch_size, seed, t)``, so a run resumed
+at step ``t`` sees exactly the batches an uninterrupted run would; the model,
+the optimiser state and the log are saved together every ``checkpoint_every``
+steps (safetensors + JSON, written atomically).
+"""
+
+from __future__ import annotations
+
+import json
+import math
+import time
+from dataclasses import asdict, dataclass, field
+from pathlib import Path
+from typing import Any
+
+import torch
+from safetensors.torch import load_file, save_file
+from tqdm import tqdm
+
+from npbandit.priors import make_prior
+from npbandit.surrogates import NeuralProcess, build
+from npbandit.surrogates.pretrained import save_pretrained
+from npbandit.training.evaluation import evaluate_suite
+
+__all__ = ["TrainConfig", "train", "TrainResult"]
+
+STATE_TENSORS = "train_state.safetensors"
+STATE_JSON = "train_state.json"
+
+
+@dataclass
+class TrainConfig:
+    """Everything that defines a training run (stored with its checkpoints).
+
+    Attributes:
+        model, prior: registry names (``npbandit.surrogates.build``, ``npbandit.priors.make_prior``).
+        steps: total optimiser steps (the cosine schedule spans them).
+        out: run directory (resumable state, log, final checkpoint).
+        size, model_config: model size preset and field overrides.
+        prior_params: parameters of the prior.
+        name: name of the exported checkpoint (default ``<model>-<prior>``).
+        eval_every, eval_batches: periodic evaluation on the prior's evaluation suite.
+        final_eval_batches: batches per suite entry for the card's evaluation.
+        device: ``"auto"`` (CUDA when present), ``"cpu"``, ``"cuda"``...
+    """
+
+    model: str
+    prior: str
+    steps: int
+    out: str
+    size: str = "paper"
+    model_config: dict[str, Any] = field(default_factory=dict)
+    prior_params: dict[str, Any] = field(default_factory=dict)
+    name: str | None = None
+    batch_size: int = 16
+    lr: float = 5e-4
+    weight_decay: float = 0.0
+    grad_clip: float = 1.0
+    seed: int = 0
+    eval_every: int = 1000
+    eval_batches: int = 32
+    final_eval_batches: int = 256
+    checkpoint_every: int = 500
+    device: str = "auto"
+
+    def __post_init__(self) -> None:
+        for name in ("steps", "batch_size", "eval_every", "eval_batches", "final_eval_batches", "checkpoint_every"):
+            value = getattr(self, name)
+            if not isinstance(value, int) or value < 1:
+                raise ValueError(f"{name} must be a positive int, got {value!r}")
+        if not self.lr > 0:
+            raise ValueError(f"lr must be positive, got {self.lr}")
+        if not self.grad_clip > 0:
+            raise ValueError(f"grad_clip must be positive, got {self.grad_clip}")
+        if self.name is None:
+            self.name = f"{self.model}-{self.prior}"
+
+    def identity(self) -> dict[str, Any]:
+        """The fields a resumed run must share with the saved one."""
+        d = asdict(self)
+        for volatile in ("out", "device", "eval_every", "eval_batches", "checkpoint_every", "final_eval_batches"):
+            d.pop(volatile)
+        return d
+
+
+@dataclass
+class TrainResult:
+    model: NeuralProcess
+    step: int
+    log: list[dict[str, Any]]
+    card: Path | None
+
+
+def _device(name: str) -> torch.device:
+    if name == "auto":
+        return torch.device("cuda" if torch.cuda.is_available() else "cpu")
+    return torch.device(name)
+
+
+def cosine_lr(base: float, step: int, total: int) -> float:
+    """Learning rate for ``step`` (0-based) of a cosine schedule over ``total`` steps."""
+    return 0.5 * base * (1 + math.cos(math.pi * min(step, total) / total))
+
+
+def _save_state(out: Path, config: TrainConfig, model: NeuralProcess, optimizer: torch.optim.Optimizer,
+                step: int, log: list[dict[str, Any]], elapsed: float) -> None:
+    tensors = {f"model.{k}": v.detach().cpu().contiguous() for k, v in model.state_dict().items()}
+    opt = optimizer.state_dict()
+    for idx, state in opt["state"].items():
+        for key, value in state.items():
+            tensors[f"optim.{idx}.{key}"] = torch.as_tensor(value).detach().cpu().contiguous()
+    meta = {"config": config.identity(), "step": step, "elapsed_s": elapsed, "log": log,
+            "param_groups": opt["param_groups"]}
+    for fname, writer in ((STATE_TENSORS, lambda p: save_file(tensors, str(p))),
+                          (STATE_JSON, lambda p: p.write_text(json.dumps(meta, indent=1)))):
+        tmp = out / (fname + ".tmp")
+        writer(tmp)
+        tmp.replace(out / fname)
+
+
+def _load_state(out: Path, model: NeuralProcess, optimizer: torch.optim.Optimizer,
+                device: torch.device) -> tuple[int, list[dict[str, Any]], float]:
+    meta = json.loads((out / STATE_JSON).read_text())
+    tensors = load_file(str(out / STATE_TENSORS))
+    model.load_state_dict({k[len("model."):]: v for k, v in tensors.items() if k.startswith("model.")})
+    state: dict[int, dict[str, torch.Tensor]] = {}
+    for key, value in tensors.items():
+        if key.startswith("optim."):
+            _, idx, name = key.split(".", 2)
+            state.setdefault(int(idx), {})[name] = value.to(device) if name != "step" else value
+    optimizer.load_state_dict({"state": state, "param_groups": meta["param_groups"]})
+    return meta["step"], meta["log"], meta["elapsed_s"]
+
+
+def train(config: TrainConfig, *, progress: bool = True, export: bool = True, stop_at: int | None = None) -> TrainResult:
+    """Run (or resume) a training run; export ``<out>/<name>.safetensors`` + card at the end.
+
+    ``stop_at``: save the resumable state and return after this step without
+    finishing (for time-limited sessions); a later call with the same config resumes.
+
+    Resuming: if ``<out>`` holds a saved state of the same run (same model, prior,
+    sizes, seed, schedule), training continues from it; a different run in the same
+    directory raises ``ValueError`` rather than mixing the two.
+    """
+    out = Path(config.out)
+    out.mkdir(parents=True, exist_ok=True)
+    device = _device(config.device)
+    prior = make_prior(config.prior, **config.prior_params)
+    torch.manual_seed(config.seed)
+    model = build(config.model, prior.x_dim, prior.y_dim, size=config.size, **config.model_config).to(device)
+    optimizer = torch.optim.Adam(model.parameters(), lr=config.lr, weight_decay=config.weight_decay)
+    step, log, elapsed = 0, [], 0.0
+    if (out / STATE_JSON).exists():
+        saved = json.loads((out / STATE_JSON).read_text())["config"]
+        if saved != config.identity():
+            diff = sorted(k for k in set(saved) | set(config.identity()) if saved.get(k) != config.identity().get(k))
+            raise ValueError(f"{out} holds a different run (differs in {diff}); use another --out or delete it")
+        step, log, elapsed = _load_state(out, model, optimizer, device)
+    model.train()
+    bar = tqdm(total=config.steps, initial=step, desc=config.name, disable=not progress, dynamic_ncols=True)
+    running = None
+    started = time.perf_counter() - elapsed
+    last = config.steps if stop_at is None else min(stop_at, config.steps)
+    while step < last:
+        for group in optimizer.param_groups:
+            group["lr"] = cosine_lr(config.lr, step, config.steps)
+        batch = prior.batch(config.batch_size, config.seed, step).to(device)
+        optimizer.zero_grad(set_to_none=True)
+        loss = -model.log_likelihood(batch.xc, batch.yc, batch.xt, batch.yt)
+        if not torch.isfinite(loss):
+            raise FloatingPointError(f"non-finite loss {loss.item()} at step {step}; lower --lr or check the prior")
+        loss.backward()
+        torch.nn.utils.clip_grad_norm_(model.parameters(), config.grad_clip)
+        optimizer.step()
+        step += 1
+        running = loss.item() if running is None else 0.98 * running + 0.02 * loss.item()
+        bar.update(1)
+        bar.set_postfix(loss=f"{running:.3f}")
+        if step % config.eval_every == 0 or step == config.steps:
+            scores = evaluate_suite(model, config.prior, config.eval_batches, config.batch_size,
+                                    prior_params=config.prior_params)
+            log.append({"step": step, "train_loss": running, "eval_ll": scores,
+                        "elapsed_s": time.perf_counter() - started})
+            bar.write(f"step {step}: train loss {running:.3f}, eval ll " +
+                      ", ".join(f"{k} {v:.3f}" for k, v in scores.items()))
+        if step % config.checkpoint_every == 0 or step == last:
+            _save_state(out, config, model, optimizer, step, log, time.perf_counter() - started)
+    bar.close()
+    model.eval()
+    card = None
+    if export and step == config.steps:
+        final = evaluate_suite(model, config.prior, config.final_eval_batches, config.batch_size,
+                               prior_params=config.prior_params)
+        training = {k: v for k, v in config.identity().items() if k not in ("model", "prior", "prior_params", "name")}
+        training.update({"optimizer": "Adam", "schedule": "cosine", "device": str(device),
+                         "wall_clock_s": round(time.perf_counter() - started, 1),
+                         "torch_threads": torch.get_num_threads()})
+        evaluation = {"metric": "mean target log-likelihood", "batches_per_entry": config.final_eval_batches,
+                      "batch_size": config.batch_size, "seed": "npbandit.training.evaluation.EVAL_SEED",
+                      "log_likelihood": {k: round(v, 4) for k, v in final.items()}}
+        card = save_pretrained(model, out, config.name, prior=prior.spec(), training=training, evaluation=evaluation)
+    return TrainResult(model, step, log, card)

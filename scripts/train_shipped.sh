@@ -1,0 +1,28 @@
+#!/usr/bin/env bash
+# Trains every checkpoint shipped in npbandit/surrogates/weights/ (issue: pretraining).
+# Two queues run side by side, one torch thread each (2-core machines). Every run is
+# resumable: re-running this script continues unfinished runs from runs/<name>/.
+# When a run finishes, copy runs/<name>/<name>.{safetensors,json} into the weights dir.
+set -euo pipefail
+cd "$(dirname "$0")/.."
+NP=".venv/bin/npbandit"
+COMMON=(--threads 1 --eval-every 2000 --checkpoint-every 500)
+WHEEL=(--set d_model=16 --set n_heads=1 --set d_ff=64 --set n_layers=4 --set emb_depth=3 --batch-size 8)
+STEPS_GP=${STEPS_GP:-30000}
+STEPS_WHEEL=${STEPS_WHEEL:-20000}
+
+queue_a() {
+  $NP train --model cmanp --prior bo    --steps "$STEPS_GP" --out runs/cmanp-bo --set n_latents=32 --set n_block_latents=32 "${COMMON[@]}"
+  $NP train --model lbanp --prior wheel --steps "$STEPS_WHEEL" --out runs/lbanp-wheel --set n_latents=8 "${WHEEL[@]}" "${COMMON[@]}"
+  $NP train --model tnpd  --prior wheel --steps "$STEPS_WHEEL" --out runs/tnpd-wheel "${WHEEL[@]}" "${COMMON[@]}"
+}
+queue_b() {
+  $NP train --model cmanp --prior gp1d  --steps "$STEPS_GP" --out runs/cmanp-gp1d --set n_latents=32 --set n_block_latents=32 "${COMMON[@]}"
+  $NP train --model lbanp --prior gp1d  --steps "$STEPS_GP" --out runs/lbanp-gp1d --set n_latents=8 "${COMMON[@]}"
+  $NP train --model tnpd  --prior gp1d  --steps "$STEPS_GP" --out runs/tnpd-gp1d "${COMMON[@]}"
+  $NP train --model cmanp --prior wheel --steps "$STEPS_WHEEL" --out runs/cmanp-wheel --set n_latents=8 --set n_block_latents=8 "${WHEEL[@]}" "${COMMON[@]}"
+}
+mkdir -p runs
+queue_a > runs/queue_a.log 2>&1 &
+queue_b > runs/queue_b.log 2>&1 &
+wait

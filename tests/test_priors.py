@@ -1,0 +1,119 @@
+"""Priors: shapes, ranges, determinism, hyperparameters within their stated ranges."""
+
+import math
+
+import pytest
+import torch
+
+from npbandit.priors import BOPrior, GP1DPrior, WheelPrior, make_prior
+from npbandit.priors.kernels import kernel_matrix, sample_gp
+from npbandit.priors.wheel import quadrant_arm, wheel_mean_rewards
+
+
+@pytest.mark.parametrize("name", ["gp1d", "bo", "wheel"])
+def test_batches_are_deterministic_by_seed_and_index(name):
+    prior = make_prior(name)
+    a, b = prior.batch(4, seed=3, index=7), prior.batch(4, seed=3, index=7)
+    for t1, t2 in zip((a.xc, a.yc, a.xt, a.yt), (b.xc, b.yc, b.xt, b.yt)):
+        assert torch.equal(t1, t2)
+    c = prior.batch(4, seed=3, index=8)
+    d = prior.batch(4, seed=4, index=7)
+    assert not torch.equal(c.xt[..., :1].flatten()[:3], a.xt[..., :1].flatten()[:3]) or c.xt.shape != a.xt.shape
+    assert not torch.equal(d.yt.flatten()[:3], a.yt.flatten()[:3]) or d.yt.shape != a.yt.shape
+
+
+@pytest.mark.parametrize("name", ["gp1d", "bo", "wheel"])
+def test_batches_have_protocol_shapes(name):
+    prior = make_prior(name)
+    for i in range(10):
+        b = prior.batch(5, 0, i)
+        assert b.xc.shape[0] == b.xt.shape[0] == 5
+        assert b.xc.shape[-1] == b.xt.shape[-1] == prior.x_dim
+        assert b.yc.shape[-1] == b.yt.shape[-1] == prior.y_dim
+        assert b.xc.shape[:2] == b.yc.shape[:2] and b.xt.shape[:2] == b.yt.shape[:2]
+        assert b.xc.dtype == torch.float32 and torch.isfinite(b.yc).all() and torch.isfinite(b.yt).all()
+
+
+def test_gp1d_follows_the_papers_protocol():
+    prior = GP1DPrior()
+    sizes = set()
+    for i in range(300):
+        b = prior.batch(16, 1, i)
+        nc, nt = b.xc.shape[1], b.xt.shape[1]
+        sizes.add(nc)
+        assert 3 <= nc < 47 and 3 <= nt < 50 - nc
+        assert b.xc.min() >= -2 and b.xc.max() <= 2 and b.xt.min() >= -2 and b.xt.max() <= 2
+        assert ((b.info["lengthscale"] >= 0.1) & (b.info["lengthscale"] <= 0.6)).all()
+        assert ((b.info["sigma_f"] >= 0.1) & (b.info["sigma_f"] <= 1.0)).all()
+    assert min(sizes) <= 5 and max(sizes) >= 42  # the whole range is used
+    assert prior.spec()["lengthscale"] == ["uniform", 0.1, 0.6]
+
+
+def test_gp_samples_have_the_kernel_covariance():
+    g = torch.Generator().manual_seed(0)
+    x = torch.tensor([[[0.0], [0.3], [1.5]]], dtype=torch.float64).expand(4000, -1, -1)
+    ls = torch.full((4000, 1), 0.5, dtype=torch.float64)
+    y = sample_gp(["matern52"] * 4000, x, ls, torch.full((4000,), 0.7, dtype=torch.float64),
+                  torch.full((4000,), 0.1, dtype=torch.float64), g)[..., 0]
+    empirical = y.T @ y / 4000
+    expected = kernel_matrix("matern52", x[:1], x[:1], ls[:1], torch.tensor([0.7], dtype=torch.float64))[0]
+    expected = expected + 0.01 * torch.eye(3, dtype=torch.float64)
+    assert torch.allclose(empirical, expected, atol=0.06)
+
+
+def test_bo_prior_pads_dimensions_and_standardises_by_context():
+    prior = BOPrior()
+    seen = set()
+    for i in range(60):
+        b = prior.batch(8, 2, i)
+        d = b.info["dim"]
+        seen.add(d)
+        assert b.xc.shape[-1] == 6
+        assert (b.xc[..., d:] == 0).all() and (b.xt[..., d:] == 0).all()
+        assert b.xc[..., :d].min() >= 0 and b.xc[..., :d].max() <= 1
+        ls = b.info["lengthscale"] / math.sqrt(d)
+        assert ((ls >= 0.05 - 1e-6) & (ls <= 0.5 + 1e-6)).all()
+        assert ((b.info["noise_std"] >= 1e-3 - 1e-9) & (b.info["noise_std"] <= 0.3 + 1e-6)).all()
+        assert set(b.info["kernel"]) <= {"rbf", "matern52", "matern32"}
+        if b.xc.shape[1] > 1:
+            assert torch.allclose(b.yc.mean(1), torch.zeros(8, 1), atol=1e-5)
+            assert torch.allclose(b.yc.std(1), torch.ones(8, 1), atol=1e-4)
+    assert seen == {1, 2, 3, 4, 5, 6}
+
+
+def test_bo_prior_single_dimension():
+    b = BOPrior(dims=(3,)).batch(4, 0, 0)
+    assert b.info["dim"] == 3
+    with pytest.raises(ValueError, match="dims"):
+        BOPrior(dims=(7,))
+
+
+def test_wheel_rewards_follow_the_protocol():
+    x = torch.tensor([[0.9, 0.1], [-0.9, 0.1], [-0.9, -0.1], [0.9, -0.1], [0.1, 0.1]])
+    assert quadrant_arm(x).tolist() == [1, 2, 3, 4, 1]
+    means, large = wheel_mean_rewards(x, torch.tensor(0.5))
+    assert means[:4].argmax(-1).tolist() == [1, 2, 3, 4]
+    assert torch.allclose(means[4], torch.tensor([1.2, 1.0, 1.0, 1.0, 1.0]))
+    assert large.sum() == 4 and means.max() == 50
+
+
+def test_wheel_batches_drop_context_rewards_but_not_targets():
+    prior = WheelPrior()
+    b = prior.batch(8, 0, 0)
+    assert b.xc.shape == (8, 512, 2) and b.yt.shape == (8, 50, 5)
+    assert (b.xc.norm(dim=-1) <= 1).all() and (b.xt.norm(dim=-1) <= 1).all()
+    delta = b.info["delta"]
+    means, _ = wheel_mean_rewards(b.xt, delta[:, None])
+    assert (b.yt - means).abs().max() < 0.5  # targets: every reward observed, small noise
+    means_c, _ = wheel_mean_rewards(b.xc, delta[:, None])
+    kept = (b.yc - means_c).abs() < 0.3
+    assert 0.4 < kept.float().mean() < 0.6  # about half the context entries replaced by N(0, 1)
+
+
+def test_make_prior_rejects_unknown():
+    with pytest.raises(ValueError, match="prior must be one of"):
+        make_prior("sine")
+    with pytest.raises(TypeError, match="bad parameters"):
+        make_prior("gp1d", nonsense=1)
+    with pytest.raises(ValueError, match="kernel"):
+        GP1DPrior("periodic-ish")

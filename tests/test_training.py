@@ -1,0 +1,73 @@
+"""Trainer: the loss falls on a tiny prior, resuming equals an uninterrupted run."""
+
+import json
+
+import pytest
+import torch
+
+from npbandit.priors import GP1DPrior
+from npbandit.training import TrainConfig, cosine_lr, eval_batches, evaluate, train
+
+
+def tiny_config(tmp_path, **kw):
+    base = dict(model="tnpd", prior="gp1d", steps=30, out=str(tmp_path / "run"), size="tiny", eval_every=15,
+                eval_batches=2, final_eval_batches=2, checkpoint_every=10)
+    base.update(kw)
+    return TrainConfig(**base)
+
+
+def test_loss_falls_within_a_few_hundred_steps(tmp_path):
+    torch.manual_seed(0)
+    config = tiny_config(tmp_path, steps=300, lr=2e-3, eval_every=300, prior_params={"max_points": 20})
+    held_out = list(eval_batches(GP1DPrior(max_points=20), 8))
+    from npbandit.surrogates import build
+
+    torch.manual_seed(config.seed)
+    before = evaluate(build("tnpd", 1, 1, size="tiny"), held_out)  # the run's initial weights
+    result = train(config, progress=False)
+    after = evaluate(result.model, held_out)
+    assert after > before + 0.3, (before, after)
+
+
+def test_resume_gives_the_same_result_as_an_uninterrupted_run(tmp_path):
+    straight = train(tiny_config(tmp_path / "a", model="cmanp"), progress=False)
+    interrupted = tiny_config(tmp_path / "b", model="cmanp")
+    first = train(interrupted, progress=False, stop_at=13)
+    assert first.step == 13 and first.card is None
+    resumed = train(interrupted, progress=False)
+    assert resumed.step == 30
+    for (k, p), q in zip(straight.model.state_dict().items(), resumed.model.state_dict().values()):
+        assert torch.equal(p, q), k
+    card = json.loads(resumed.card.read_text())
+    assert card["training"]["steps"] == 30 and set(card["evaluation"]["log_likelihood"]) == {"rbf", "matern52"}
+
+
+def test_a_different_run_in_the_same_directory_is_refused(tmp_path):
+    train(tiny_config(tmp_path, steps=10), progress=False, stop_at=5)
+    with pytest.raises(ValueError, match="different run"):
+        train(tiny_config(tmp_path, steps=10, lr=1e-3), progress=False)
+
+
+def test_config_validation(tmp_path):
+    with pytest.raises(ValueError, match="steps"):
+        tiny_config(tmp_path, steps=0)
+    with pytest.raises(ValueError, match="lr"):
+        tiny_config(tmp_path, lr=-1.0)
+    with pytest.raises(TypeError, match="unknown config field"):
+        train(tiny_config(tmp_path, model_config={"n_latentz": 3}), progress=False)
+
+
+def test_cosine_schedule():
+    assert cosine_lr(1.0, 0, 100) == 1.0
+    assert abs(cosine_lr(1.0, 50, 100) - 0.5) < 1e-12
+    assert cosine_lr(1.0, 100, 100) == 0.0
+
+
+def test_eval_sets_are_fixed_and_cacheable(tmp_path, monkeypatch):
+    monkeypatch.setenv("NPBANDIT_CACHE", str(tmp_path))
+    prior = GP1DPrior()
+    fresh = list(eval_batches(prior, 3, cache=True))
+    assert list((tmp_path / "evalsets").glob("gp1d-*.safetensors"))
+    cached = list(eval_batches(prior, 3, cache=True))
+    for a, b in zip(fresh, cached):
+        assert torch.equal(a.xc, b.xc) and torch.equal(a.yt, b.yt)
