@@ -5,4 +5,14 @@ __version__ = "0.1.0.dev0"
 from npbandit.surrogates import build  # noqa: E402
 from npbandit.surrogates.pretrained import load_surrogate  # noqa: E402
 
-__all__ = ["build", "load_surrogate", "__version__"]
+
+def __getattr__(name: str):
+    # NPModel pulls in BoTorch; import it only when asked for
+    if name == "NPModel":
+        from npbandit.surrogates.botorch import NPModel
+
+        return NPModel
+    raise AttributeError(f"module 'npbandit' has no attribute {name!r}")
+
+
+__all__ = ["build", "load_surrogate", "NPModel", "__version__"]

@@ -68,6 +68,7 @@ def test_bo_prior_pads_dimensions_and_standardises_by_context():
         b = prior.batch(8, 2, i)
         d = b.info["dim"]
         seen.add(d)
+        assert 3 <= b.xc.shape[1] <= 100 and b.xt.shape[1] == 50
         assert b.xc.shape[-1] == 6
         assert (b.xc[..., d:] == 0).all() and (b.xt[..., d:] == 0).all()
         assert b.xc[..., :d].min() >= 0 and b.xc[..., :d].max() <= 1

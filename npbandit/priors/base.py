@@ -45,11 +45,17 @@ class Prior(ABC):
         name: registry name (``gp1d``, ``bo``, ``wheel``).
         x_dim, y_dim: the input/output widths of the tensors it produces (and so
             of the model that trains on it).
+        input_domain: ``(low, high)`` box every input coordinate is drawn from;
+            the BoTorch adapter maps a user's bounds onto it.
+        standardizes_outputs: whether outputs are standardised by the context's
+            statistics (:mod:`npbandit.scaling`); the adapter then does the same.
     """
 
     name: str
     x_dim: int
     y_dim: int
+    input_domain: tuple[float, float]
+    standardizes_outputs: bool = False
 
     @abstractmethod
     def sample(self, batch_size: int, generator: torch.Generator) -> TaskBatch:

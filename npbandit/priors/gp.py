@@ -32,6 +32,7 @@ class GP1DPrior(Prior):
     name = "gp1d"
     x_dim = 1
     y_dim = 1
+    input_domain = (-2.0, 2.0)
 
     def __init__(self, kernel: str = "rbf", max_points: int = 50,
                  lengthscale_range: tuple[float, float] = (0.1, 0.6),
@@ -75,7 +76,10 @@ class BOPrior(Prior):
     """GP functions on the unit cube for every input dimension in ``dims``, from one prior.
 
     Per batch: the true dimension ``d`` (uniform over ``dims``) and the context size
-    ``Nc ~ U{1..max_context}``; ``Nt = n_target``. Per task: a kernel uniform over
+    ``Nc ~ U{min_context..max_context}``; ``Nt = n_target``. ``min_context = 3``:
+    with two points the context's std can be arbitrarily small and the standardised
+    targets explode (we measured |y| up to 1e4), while a BO run always starts from
+    ``2d + 1 >= 3`` points. Per task: a kernel uniform over
     RBF / Matérn-5/2 / Matérn-3/2, ARD lengthscales ``l_i = sqrt(d) * LogU(0.05, 0.5)``
     (longer in more dimensions, as in BoTorch's dimension-scaled lengthscale prior),
     unit signal variance, observation noise std ``~ LogU(1e-3, 0.3)``.
@@ -92,9 +96,11 @@ class BOPrior(Prior):
 
     name = "bo"
     y_dim = 1
+    input_domain = (0.0, 1.0)
+    standardizes_outputs = True
 
-    def __init__(self, dims: tuple[int, ...] = (1, 2, 3, 4, 5, 6), x_dim: int = 6, max_context: int = 100,
-                 n_target: int = 50, lengthscale_range: tuple[float, float] = (0.05, 0.5),
+    def __init__(self, dims: tuple[int, ...] = (1, 2, 3, 4, 5, 6), x_dim: int = 6, min_context: int = 3,
+                 max_context: int = 100, n_target: int = 50, lengthscale_range: tuple[float, float] = (0.05, 0.5),
                  noise_std_range: tuple[float, float] = (1e-3, 0.3), kernels: tuple[str, ...] = KERNELS) -> None:
         dims = tuple(int(d) for d in dims)
         if not dims or min(dims) < 1 or max(dims) > x_dim:
@@ -102,8 +108,10 @@ class BOPrior(Prior):
         unknown = set(kernels) - set(KERNELS)
         if unknown or not kernels:
             raise ValueError(f"kernels must be a non-empty subset of {KERNELS}, got {kernels}")
-        if max_context < 1 or n_target < 1:
-            raise ValueError(f"max_context and n_target must be positive, got {max_context}, {n_target}")
+        if not 1 <= min_context <= max_context or n_target < 1:
+            raise ValueError(f"need 1 <= min_context <= max_context and n_target >= 1, "
+                             f"got {min_context}, {max_context}, {n_target}")
+        self.min_context = min_context
         self.dims = dims
         self.x_dim = x_dim
         self.max_context = max_context
@@ -116,12 +124,12 @@ class BOPrior(Prior):
         return {"name": self.name, "dims": list(self.dims), "x_dim": self.x_dim, "padding": "zeros",
                 "x": ["uniform", 0.0, 1.0], "kernels": list(self.kernels),
                 "lengthscale": ["sqrt(d) * loguniform", *self.lengthscale_range], "outputscale": 1.0,
-                "noise_std": ["loguniform", *self.noise_std_range], "n_context": ["randint", 1, self.max_context + 1],
+                "noise_std": ["loguniform", *self.noise_std_range], "n_context": ["randint", self.min_context, self.max_context + 1],
                 "n_target": self.n_target, "y": "standardised by the context's mean and std (npbandit.scaling)"}
 
     def sample(self, batch_size: int, generator: torch.Generator) -> TaskBatch:
         d = self.dims[randint(generator, 0, len(self.dims))]
-        nc = randint(generator, 1, self.max_context + 1)
+        nc = randint(generator, self.min_context, self.max_context + 1)
         n = nc + self.n_target
         x = uniform(generator, 0.0, 1.0, batch_size, n, d)
         kinds = [self.kernels[i] for i in torch.randint(len(self.kernels), (batch_size,), generator=generator)]

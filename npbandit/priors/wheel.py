@@ -68,6 +68,7 @@ class WheelPrior(Prior):
     name = "wheel"
     x_dim = 2
     y_dim = N_ARMS
+    input_domain = (-1.0, 1.0)
 
     def __init__(self, n_context: int = 512, n_target: int = 50, delta_range: tuple[float, float] = (0.0, 1.0),
                  drop_prob: float = 0.5, small_reward_std: float = SMALL_REWARD_STD) -> None:

@@ -58,8 +58,25 @@ class NPConfig:
         return asdict(self)
 
 
+def _repeat_batch(value: Any, times: int, dim: int = 0) -> Any:
+    """Tile the batch dimension of every tensor in ``value`` (tensors, tuples, lists, None)."""
+    if isinstance(value, Tensor):
+        if value.shape[dim] == 1:
+            return value.expand(*value.shape[:dim], times, *value.shape[dim + 1:])
+        reps = [1] * value.dim()
+        reps[dim] = times
+        return value.repeat(*reps)
+    if isinstance(value, (tuple, list)):
+        return type(value)(_repeat_batch(v, times, dim) for v in value)
+    return value
+
+
 class NPState:
     """Base class of every surrogate's conditioned state."""
+
+    def repeat(self, times: int) -> "NPState":  # pragma: no cover - overridden
+        """The state tiled ``times`` times along the batch: element ``k * B + b`` is element ``b``."""
+        raise NotImplementedError
 
     @property
     def batch_size(self) -> int:  # pragma: no cover - overridden
@@ -90,6 +107,10 @@ class ContextSetState(NPState):
     @property
     def num_points(self) -> int:
         return self.xc.shape[1]
+
+    def repeat(self, times: int) -> "ContextSetState":
+        return ContextSetState(_repeat_batch(self.xc, times), _repeat_batch(self.yc, times),
+                               _repeat_batch(self.encoding, times))
 
 
 def _check_tensor(name: str, value: Any, last: int, ref: Tensor | None) -> None:

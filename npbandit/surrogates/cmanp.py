@@ -26,7 +26,7 @@ from torch import Tensor, nn
 from torch.distributions import Normal
 
 from npbandit.surrogates.attention import AttentionBlock, SoftmaxState, StreamingCrossAttentionBlock, StreamingReader
-from npbandit.surrogates.base import NeuralProcess, NPConfig, NPState
+from npbandit.surrogates.base import NeuralProcess, NPConfig, NPState, _repeat_batch
 from npbandit.surrogates.layers import LatentQueryDecoder, mlp
 
 __all__ = ["CMANPConfig", "CMANPState", "CMAB", "CMANP"]
@@ -87,6 +87,14 @@ class CMANPState(NPState):
     @property
     def num_points(self) -> int:
         return self.n_points
+
+    def repeat(self, times: int) -> "CMANPState":
+        data = None
+        if self.data_state is not None:  # stacked over blocks: the batch is dim 1
+            data = SoftmaxState(_repeat_batch(self.data_state.log_norm, times, 1),
+                                _repeat_batch(self.data_state.mean_value, times, 1))
+        return CMANPState(data, self.reader, self.n_points, self.n_batch * times,
+                          list(_repeat_batch(self.latent_cache, times)))
 
 
 class CMAB(nn.Module):
