@@ -2,6 +2,8 @@
 
 __version__ = "0.1.0.dev0"
 
+import npbandit.envs  # noqa: E402,F401  (registers the Gymnasium environments)
+from npbandit.api import OptimizeResult, optimize  # noqa: E402
 from npbandit.surrogates import build  # noqa: E402
 from npbandit.surrogates.pretrained import load_surrogate  # noqa: E402
 
@@ -15,4 +17,4 @@ def __getattr__(name: str):
     raise AttributeError(f"module 'npbandit' has no attribute {name!r}")
 
 
-__all__ = ["build", "load_surrogate", "NPModel", "__version__"]
+__all__ = ["optimize", "OptimizeResult", "build", "load_surrogate", "NPModel", "__version__"]

@@ -6,6 +6,9 @@ import argparse
 import json
 import sys
 
+import numpy as np
+import torch
+
 
 def _positive_int(text: str) -> int:
     value = int(text)
@@ -21,11 +24,44 @@ def build_parser() -> argparse.ArgumentParser:
 
     parser.add_argument("--version", action="version", version=f"npbandit {__version__}")
     commands = parser.add_subparsers(dest="command", required=True)
-    demo = commands.add_parser("demo", help="show CMANP's exact constant-cost streaming updates")
-    demo.add_argument("--n-initial", type=_positive_int, default=2000, help="points to condition on first")
-    demo.add_argument("--n-updates", type=_positive_int, default=500, help="points then streamed one at a time")
+    demo = commands.add_parser("demo", help="short BO run (Branin, CMANP) and wheel-bandit run, logged, then the report")
+    demo.add_argument("--db", default="sqlite:///npbandit.db")
+    demo.add_argument("--budget", type=_positive_int, default=20, help="BO evaluations on Branin")
+    demo.add_argument("--steps", type=_positive_int, default=300, help="wheel-bandit rounds")
     demo.add_argument("--seed", type=int, default=0)
-    demo.add_argument("--size", choices=["paper", "small", "tiny"], default="paper", help="model size")
+    demo.add_argument("--streaming", action="store_true", help="instead: CMANP's exact constant-cost updates")
+    demo.add_argument("--n-initial", type=_positive_int, default=2000, help="--streaming: points conditioned first")
+    demo.add_argument("--n-updates", type=_positive_int, default=500, help="--streaming: points streamed one by one")
+    demo.add_argument("--size", choices=["paper", "small", "tiny"], default="paper", help="--streaming: model size")
+
+    opt = commands.add_parser("optimize", help="Bayesian optimisation of a named test function or module:function")
+    target = opt.add_mutually_exclusive_group(required=True)
+    target.add_argument("--function", help="a botorch.test_functions problem, e.g. branin, hartmann, ackley")
+    target.add_argument("--objective", help="module:function taking one point (numpy) and returning a float")
+    opt.add_argument("--bounds", help='2 x d JSON, e.g. "[[0,0],[1,1]]" (required with --objective)')
+    opt.add_argument("--dim", type=_positive_int, help="dimension for test functions that take one")
+    opt.add_argument("--surrogate", default="cmanp", help="cmanp | gp | random | a *-bo checkpoint")
+    opt.add_argument("--budget", type=_positive_int, default=50)
+    opt.add_argument("--acquisition", default="logei", help="logei | ucb | thompson")
+    opt.add_argument("--n-init", type=_positive_int)
+    opt.add_argument("--maximize", action="store_true", help="maximise instead of minimise")
+    opt.add_argument("--on-error", choices=["raise", "skip"], default="raise")
+    opt.add_argument("--seed", type=int, default=0)
+    opt.add_argument("--db", default="sqlite:///npbandit.db")
+
+    bandit = commands.add_parser("bandit", help="wheel-bandit runs: several policies, deltas and seeds")
+    bandit.add_argument("--policies", nargs="+", default=["cmanp-wheel", "uniform", "linucb"],
+                        help="uniform | linucb | gp-ucb | <model>-wheel[-ucb|-thompson]")
+    bandit.add_argument("--deltas", type=float, nargs="+", default=[0.5])
+    bandit.add_argument("--seeds", type=int, nargs="+", default=[0])
+    bandit.add_argument("--steps", type=_positive_int, default=2000)
+    bandit.add_argument("--beta", type=float, default=1.0, help="UCB exploration weight (mu + beta * sigma)")
+    bandit.add_argument("--db", default="sqlite:///npbandit.db")
+
+    report = commands.add_parser("report", help="tables of runs and regret from a database")
+    report.add_argument("--db", default="sqlite:///npbandit.db")
+    report.add_argument("--plot", help="also write a PNG of regret curves to this path")
+    report.add_argument("--limit", type=_positive_int, default=20, help="runs listed")
     train = commands.add_parser("train", help="meta-train a surrogate on a prior (resumable)")
     train.add_argument("--model", required=True, help="cmanp | lbanp | tnpd")
     train.add_argument("--prior", required=True, help="gp1d | bo | wheel")
@@ -84,31 +120,117 @@ def _list_models() -> None:
 
 def main(argv: list[str] | None = None) -> int:
     args = build_parser().parse_args(argv)
+    try:
+        return _dispatch(args)
+    except (TypeError, ValueError, FileNotFoundError) as err:
+        print(f"npbandit {args.command}: {err}", file=sys.stderr)
+        return 2
+
+
+def _load_objective(spec: str):
+    import importlib
+
+    module_name, sep, attr = spec.partition(":")
+    if not sep or not module_name or not attr:
+        raise ValueError(f"--objective must look like module:function, got {spec!r}")
+    try:
+        module = importlib.import_module(module_name)
+    except ImportError as err:
+        raise ValueError(f"--objective: cannot import {module_name!r}: {err}") from None
+    if not hasattr(module, attr):
+        raise ValueError(f"--objective: {module_name!r} has no attribute {attr!r}")
+    return getattr(module, attr)
+
+
+def _run_bandits(policies: list[str], deltas: list[float], seeds: list[int], steps: int, beta: float,
+                 db: str) -> None:
+    import gymnasium as gym
+
+    import npbandit.envs  # noqa: F401  (registers the environments)
+    from npbandit.loop import run_episode
+    from npbandit.policies import make_bandit_policy
+    from npbandit.storage import RunLogger
+
+    built = {name: make_bandit_policy(name, beta=beta) for name in policies}  # fail fast on bad names
+    for delta in deltas:
+        env = gym.make("npbandit/WheelBandit-v0", delta=delta, horizon=steps)
+        for seed in seeds:
+            for name, policy in built.items():
+                result = run_episode(env, policy, seed=seed, logger=RunLogger(db),
+                                     run_info={"kind": "bandit", "env_id": "npbandit/WheelBandit-v0",
+                                               "env_params": {"delta": delta, "horizon": steps}},
+                                     progress=True, desc=f"{name} delta={delta} seed={seed}")
+                print(f"run {result.run_id}: {name:<22} delta={delta} seed={seed}  "
+                      f"cumulative regret {result.cumulative_regret:.1f} over {steps} steps")
+
+
+def _dispatch(args) -> int:
     if args.command == "demo":
-        from npbandit.demo import run_demo
+        if args.streaming:
+            from npbandit.demo import run_demo
 
-        if args.n_updates < 20:
-            print("npbandit demo: --n-updates must be at least 20", file=sys.stderr)
-            return 2
-        run_demo(args.n_initial, args.n_updates, args.seed, args.size)
+            if args.n_updates < 20:
+                print("npbandit demo: --n-updates must be at least 20", file=sys.stderr)
+                return 2
+            run_demo(args.n_initial, args.n_updates, args.seed, args.size)
+            return 0
+        from npbandit.api import optimize
+        from npbandit.envs import make_test_function
+        from npbandit.report import report_text
+
+        branin = make_test_function("branin")
+        print(f"1/3  Bayesian optimisation of Branin with CMANP ({args.budget} evaluations) -> {args.db}")
+        result = optimize(lambda x: float(branin.evaluate_true(torch.as_tensor(x)[None])[0]), branin.bounds,
+                          surrogate="cmanp", budget=args.budget, seed=args.seed, db=args.db)
+        print(f"     best value {result.best_value:.4f} at x = {np.round(result.best_x, 3).tolist()} "
+              f"(optimum 0.3979), run {result.run_id}")
+        print(f"2/3  wheel bandit, delta = 0.9, {args.steps} rounds: CMANP-UCB vs Uniform vs LinUCB -> {args.db}")
+        _run_bandits(["cmanp-wheel", "uniform", "linucb"], [0.9], [args.seed], args.steps, 1.0, args.db)
+        print("3/3  report\n")
+        print(report_text(args.db))
+    elif args.command == "optimize":
+        from npbandit.api import optimize
+
+        if args.function:
+            from npbandit.envs import make_test_function
+
+            problem = make_test_function(args.function, args.dim)
+            bounds = problem.bounds if args.bounds is None else json.loads(args.bounds)
+            name = args.function
+
+            def objective(x):
+                return float(problem.evaluate_true(torch.as_tensor(x, dtype=torch.float64)[None])[0])
+
+            objective.__name__ = name
+        else:
+            if args.bounds is None:
+                raise ValueError("--bounds is required with --objective")
+            objective, bounds = _load_objective(args.objective), json.loads(args.bounds)
+        result = optimize(objective, bounds, surrogate=args.surrogate, budget=args.budget,
+                          acquisition=args.acquisition, minimize=not args.maximize, n_init=args.n_init,
+                          seed=args.seed, db=args.db, on_error=args.on_error)
+        print(f"run {result.run_id}: best value {result.best_value:.6g} at x = {result.best_x.tolist()} "
+              f"after {len(result.history)} evaluations")
+    elif args.command == "bandit":
+        _run_bandits(args.policies, args.deltas, args.seeds, args.steps, args.beta, args.db)
+    elif args.command == "report":
+        from npbandit.report import plot_regret, report_text
+
+        print(report_text(args.db, limit=args.limit))
+        if args.plot:
+            print(f"wrote {plot_regret(args.db, args.plot)}")
     elif args.command == "train":
-        import torch
-
         from npbandit.training import TrainConfig, train
 
         if args.threads:
             torch.set_num_threads(args.threads)
-        try:
-            config = TrainConfig(model=args.model, prior=args.prior, steps=args.steps, out=args.out, name=args.name,
-                                 size=args.size, model_config=_parse_assignments(args.model_config, "--set"),
-                                 prior_params=_parse_assignments(args.prior_params, "--prior-set"),
-                                 batch_size=args.batch_size, lr=args.lr, grad_clip=args.grad_clip, seed=args.seed,
-                                 eval_every=args.eval_every, checkpoint_every=args.checkpoint_every,
-                                 final_eval_batches=args.final_eval_batches, device=args.device)
-            result = train(config, stop_at=args.stop_at)
-        except (TypeError, ValueError) as err:
-            print(f"npbandit train: {err}", file=sys.stderr)
-            return 2
+        config = TrainConfig(model=args.model, prior=args.prior, steps=args.steps, out=args.out, name=args.name,
+                             size=args.size, model_config=_parse_assignments(args.model_config, "--set"),
+                             prior_params=_parse_assignments(args.prior_params, "--prior-set"),
+                             batch_size=args.batch_size, lr=args.lr, grad_clip=args.grad_clip, seed=args.seed,
+                             eval_every=args.eval_every, checkpoint_every=args.checkpoint_every,
+                             final_eval_batches=args.final_eval_batches, device=args.device)
+        result = train(config, stop_at=args.stop_at)
         if result.card is None:
             print(f"stopped {config.name} at step {result.step} of {config.steps}; run the same command to resume")
         else:

@@ -245,3 +245,36 @@ def test_invalid_input_is_refused():
         NPModel(s, X, Y, bounds=torch.zeros(2, D))
     with pytest.raises(TypeError, match="NeuralProcess"):
         NPModel(object(), X, Y)
+
+
+def test_posterior_calls_never_reencode_the_training_data():
+    X, Y = data(n=25)
+    s = surrogate()
+    counter = EmbedCounter(s.embed)
+    model = NPModel(s, X, Y)
+    model.posterior(torch.rand(3, 1, D, dtype=torch.float64))  # first call also estimates the noise
+    seen = counter.points
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        optimize_acqf(LogExpectedImprovement(model, best_f=Y.max()), BOUNDS, q=1, num_restarts=2, raw_samples=32)
+    assert counter.points == seen == 25
+
+
+def test_from_pretrained_bo_checkpoint():
+    X, Y = data(n=15)
+    model = NPModel.from_pretrained("cmanp-bo", X, Y)
+    assert model._input_domain == (0.0, 1.0) and model._standardize
+    post = model.posterior(torch.rand(8, 1, D, dtype=torch.float64))
+    assert post.mean.shape == (8, 1, 1) and post.mean.dtype == torch.float64
+    # a trained model interpolates: near the training points its mean is close to the data
+    near = model.posterior(X[:, None, :]).mean.squeeze()
+    assert (near - Y.squeeze()).abs().mean() < Y.std()
+
+
+def test_from_pretrained_wheel_checkpoint_is_multi_output():
+    g = torch.Generator().manual_seed(0)
+    X = torch.rand(30, 2, generator=g, dtype=torch.float64) - 0.5
+    Y = torch.ones(30, 5, dtype=torch.float64)
+    model = NPModel.from_pretrained("cmanp-wheel", X, Y)
+    assert model.num_outputs == 5 and model._input_domain == (-1.0, 1.0) and not model._standardize
+    assert model.posterior(torch.rand(4, 1, 2, dtype=torch.float64) - 0.5).mean.shape == (4, 1, 5)

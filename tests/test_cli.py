@@ -16,7 +16,7 @@ def test_demo_streams_exactly_and_keeps_state_constant():
 
 
 def test_cli_demo_prints_what_happened(capsys):
-    assert main(["demo", "--n-initial", "50", "--n-updates", "20", "--size", "tiny"]) == 0
+    assert main(["demo", "--streaming", "--n-initial", "50", "--n-updates", "20", "--size", "tiny"]) == 0
     out = capsys.readouterr().out
     assert "single-point updates" in out and "max |difference|" in out
 
@@ -24,7 +24,7 @@ def test_cli_demo_prints_what_happened(capsys):
 def test_cli_rejects_bad_arguments(capsys):
     with pytest.raises(SystemExit):
         main(["demo", "--n-updates", "0"])
-    assert main(["demo", "--n-updates", "5", "--size", "tiny"]) == 2
+    assert main(["demo", "--streaming", "--n-updates", "5", "--size", "tiny"]) == 2
 
 
 def test_console_script_is_installed():

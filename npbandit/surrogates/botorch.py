@@ -156,15 +156,19 @@ class NPModel(Model, FantasizeMixin):
     # -- construction --------------------------------------------------------------
 
     @classmethod
-    def from_pretrained(cls, name: str, train_X: Tensor, train_Y: Tensor, **kwargs: Any) -> "NPModel":
-        """Build from a shipped checkpoint (e.g. ``"cmanp-bo"``) or a checkpoint path.
+    def from_pretrained(cls, name: str | NeuralProcess, train_X: Tensor, train_Y: Tensor, **kwargs: Any) -> "NPModel":
+        """Build from a shipped checkpoint (e.g. ``"cmanp-bo"``), a checkpoint path, or a
+        surrogate already returned by ``load_surrogate`` (to load it once for many models).
 
         The input box and output standardisation follow the prior the checkpoint was
         trained on; any keyword of the constructor can override them."""
         from npbandit.surrogates.pretrained import load_surrogate
 
-        surrogate = load_surrogate(name)
-        prior = PRIORS.get(surrogate.card["prior"]["name"])
+        surrogate = name if isinstance(name, NeuralProcess) else load_surrogate(name)
+        card = getattr(surrogate, "card", None)
+        if card is None:
+            raise ValueError("from_pretrained needs a checkpoint name/path or a surrogate from load_surrogate")
+        prior = PRIORS.get(card["prior"]["name"])
         if prior is not None:
             kwargs.setdefault("input_domain", prior.input_domain)
             kwargs.setdefault("standardize", prior.standardizes_outputs)

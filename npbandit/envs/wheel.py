@@ -1,0 +1,86 @@
+"""``npbandit/WheelBandit-v0``: the wheel bandit (Riquelme et al. 2018), PROTOCOLS.md §3.
+
+One episode is one run of ``horizon`` rounds (default 2000), then ``truncated=True``.
+``reset`` draws the whole run from ``self.np_random``: every round's context and all
+five rewards, so every policy can be replayed on the same table with the same seed.
+
+* Observation: the context, a point of the unit disc (``Box(-1, 1, (2,), float32)``).
+* Action: ``Discrete(5)``. Arm 0 pays ``N(1.2, 0.05²)``; arms 1-4 pay ``N(1.0, 0.05²)``,
+  except that when ``||x|| >= delta`` the arm of x's quadrant pays ``N(50, 0.01²)``.
+  Quadrant -> arm: ``(+,+) -> 1``, ``(-,+) -> 2``, ``(-,-) -> 3``, ``(+,-) -> 4``.
+* ``info``: ``delta``, ``optimal_action`` (highest expected reward), ``regret`` (the
+  optimal arm's realised reward minus the reward received, the protocol's metric),
+  ``expected_regret`` and ``rewards`` (all five realised rewards of the round).
+"""
+
+from __future__ import annotations
+
+import math
+from typing import Any
+
+import gymnasium as gym
+import numpy as np
+import torch
+
+from npbandit.priors.wheel import LARGE_REWARD_STD, N_ARMS, SMALL_REWARD_STD, wheel_mean_rewards
+
+__all__ = ["WheelBanditEnv"]
+
+
+class WheelBanditEnv(gym.Env):
+    """The wheel bandit as a Gymnasium environment (see the module docstring)."""
+
+    metadata = {"render_modes": []}
+
+    def __init__(self, delta: float = 0.5, horizon: int = 2000, small_reward_std: float = SMALL_REWARD_STD) -> None:
+        _check_delta(delta)
+        if not isinstance(horizon, int) or horizon < 1:
+            raise ValueError(f"horizon must be a positive int, got {horizon!r}")
+        self.delta = float(delta)
+        self.horizon = horizon
+        self.small_reward_std = float(small_reward_std)
+        self.observation_space = gym.spaces.Box(-1.0, 1.0, shape=(2,), dtype=np.float32)
+        self.action_space = gym.spaces.Discrete(N_ARMS)
+        self.contexts = np.zeros((horizon, 2), dtype=np.float32)
+        self.rewards = np.zeros((horizon, N_ARMS))
+        self.means = np.zeros((horizon, N_ARMS))
+        self.t = 0
+
+    def reset(self, *, seed: int | None = None, options: dict[str, Any] | None = None):
+        super().reset(seed=seed)
+        if options and "delta" in options:
+            _check_delta(options["delta"])
+            self.delta = float(options["delta"])
+        rng = self.np_random
+        radius = np.sqrt(rng.random(self.horizon))
+        angle = 2 * math.pi * rng.random(self.horizon)
+        self.contexts = np.stack([radius * np.cos(angle), radius * np.sin(angle)], -1).astype(np.float32)
+        means, large = wheel_mean_rewards(torch.from_numpy(self.contexts.astype(np.float64)), torch.tensor(self.delta))
+        self.means, large = means.numpy(), large.numpy()
+        std = np.where(large, LARGE_REWARD_STD, self.small_reward_std)
+        self.rewards = self.means + std * rng.standard_normal(self.means.shape)
+        self.t = 0
+        return self.contexts[0].copy(), {"delta": self.delta}
+
+    def step(self, action):
+        if not self.action_space.contains(action):
+            raise ValueError(f"action must be an arm in 0..{N_ARMS - 1}, got {action!r}")
+        if self.t >= self.horizon:
+            raise RuntimeError("the episode is over; call reset()")
+        a = int(action)
+        t = self.t
+        best = int(np.argmax(self.means[t]))
+        reward = float(self.rewards[t, a])
+        info = {"delta": self.delta, "t": t, "optimal_action": best,
+                "regret": float(self.rewards[t, best] - reward),
+                "expected_regret": float(self.means[t, best] - self.means[t, a]),
+                "rewards": self.rewards[t].copy()}
+        self.t += 1
+        truncated = self.t >= self.horizon
+        obs = self.contexts[min(self.t, self.horizon - 1)].copy()
+        return obs, reward, False, truncated, info
+
+
+def _check_delta(delta: Any) -> None:
+    if not isinstance(delta, (int, float)) or not 0 <= delta <= 1:
+        raise ValueError(f"delta must be a number in [0, 1], got {delta!r}")

@@ -1,0 +1,196 @@
+"""Contextual-bandit policies: NP-UCB / NP-Thompson on any surrogate, and baselines.
+
+NP policies follow the NP bandit protocol (PROTOCOLS.md §3): the history is the
+surrogate's context; each past round contributes its context ``x`` and a reward row
+whose played arm holds the observed reward while the other arms hold ``N(0, 1)``
+noise (what the ``wheel`` prior trained on). Each observation is streamed in with
+``update`` -- CMANP's constant-cost update; other surrogates re-condition inside
+their ``update``. The first action is uniform (there is nothing to condition on).
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+import numpy as np
+import torch
+
+from npbandit.surrogates.base import NeuralProcess
+from npbandit.policies.base import Policy
+
+__all__ = ["UniformPolicy", "LinUCBPolicy", "NPBanditPolicy", "GPUCBPolicy"]
+
+
+class UniformPolicy(Policy):
+    """Pulls an arm uniformly at random (the normaliser of the wheel protocol)."""
+
+    name = "uniform"
+
+    def __init__(self, n_arms: int = 5) -> None:
+        if n_arms < 2:
+            raise ValueError(f"n_arms must be at least 2, got {n_arms}")
+        self.n_arms = n_arms
+
+    def act(self, obs: np.ndarray) -> int:
+        return int(self.rng.integers(self.n_arms))
+
+    def observe(self, obs, action, reward, info) -> None:
+        pass
+
+    def params(self) -> dict[str, Any]:
+        return {"n_arms": self.n_arms}
+
+
+class LinUCBPolicy(Policy):
+    """Disjoint LinUCB (Li et al. 2010): per arm, ridge regression on ``[x, 1]`` and
+    ``argmax theta·z + alpha * sqrt(z^T A^-1 z)``."""
+
+    name = "linucb"
+
+    def __init__(self, n_arms: int = 5, context_dim: int = 2, alpha: float = 1.0, ridge: float = 1.0) -> None:
+        if alpha < 0 or ridge <= 0:
+            raise ValueError(f"need alpha >= 0 and ridge > 0, got {alpha}, {ridge}")
+        self.n_arms, self.context_dim, self.alpha, self.ridge = n_arms, context_dim, alpha, ridge
+
+    def reset(self, seed: int | None = None) -> None:
+        super().reset(seed)
+        k = self.context_dim + 1
+        self.A_inv = np.stack([np.eye(k) / self.ridge] * self.n_arms)
+        self.b = np.zeros((self.n_arms, k))
+
+    def _features(self, obs: np.ndarray) -> np.ndarray:
+        return np.append(np.asarray(obs, dtype=np.float64), 1.0)
+
+    def act(self, obs: np.ndarray) -> int:
+        z = self._features(obs)
+        theta = np.einsum("akl,al->ak", self.A_inv, self.b)
+        width = np.sqrt(np.einsum("k,akl,l->a", z, self.A_inv, z))
+        scores = theta @ z + self.alpha * width
+        best = np.flatnonzero(scores == scores.max())
+        return int(self.rng.choice(best))
+
+    def observe(self, obs, action, reward, info) -> None:
+        z = self._features(obs)
+        a_inv = self.A_inv[action]
+        u = a_inv @ z  # Sherman-Morrison rank-one update of A^-1
+        self.A_inv[action] = a_inv - np.outer(u, u) / (1.0 + z @ u)
+        self.b[action] += reward * z
+
+    def params(self) -> dict[str, Any]:
+        return {"n_arms": self.n_arms, "alpha": self.alpha, "ridge": self.ridge}
+
+
+class NPBanditPolicy(Policy):
+    """UCB (``argmax mu + beta * sigma``, β = 1 in the wheel protocol) or Thompson
+    sampling (``argmax`` of one draw from each arm's predictive) on an NP surrogate.
+
+    Args:
+        surrogate: a pretrained NP with ``y_dim == n_arms`` (e.g. ``load_surrogate("cmanp-wheel")``).
+        rule: ``"ucb"`` or ``"thompson"``.
+        beta: the UCB exploration weight (explicit; no square root is taken).
+    """
+
+    def __init__(self, surrogate: NeuralProcess, rule: str = "ucb", beta: float = 1.0) -> None:
+        if not isinstance(surrogate, NeuralProcess):
+            raise TypeError(f"surrogate must be an npbandit NeuralProcess, got {type(surrogate).__name__}")
+        if rule not in ("ucb", "thompson"):
+            raise ValueError(f"rule must be 'ucb' or 'thompson', got {rule!r}")
+        if beta < 0:
+            raise ValueError(f"beta must be >= 0, got {beta}")
+        self.surrogate = surrogate.eval()
+        self.rule, self.beta = rule, float(beta)
+        self.n_arms = surrogate.y_dim
+        self.name = f"{getattr(surrogate, 'card', {}).get('name', surrogate.name)}-{rule}"
+        card = getattr(surrogate, "card", None)
+        self.checkpoint = None if card is None else {"name": card["name"], "sha256": card["sha256"]}
+        self._ref = next(surrogate.parameters())
+
+    def reset(self, seed: int | None = None) -> None:
+        super().reset(seed)
+        self.torch_rng = torch.Generator().manual_seed(int(self.rng.integers(2**62)))
+        empty = torch.zeros(1, 0, self.surrogate.x_dim, dtype=self._ref.dtype)
+        with torch.no_grad():
+            self.state = self.surrogate.condition(empty, torch.zeros(1, 0, self.n_arms, dtype=self._ref.dtype))
+
+    def act(self, obs: np.ndarray) -> int:
+        if self.state.num_points == 0:
+            return int(self.rng.integers(self.n_arms))
+        x = torch.as_tensor(np.asarray(obs), dtype=self._ref.dtype).reshape(1, 1, -1)
+        with torch.no_grad():
+            dist = self.surrogate.predict(self.state, x)
+        mu, sigma = dist.loc[0, 0], dist.scale[0, 0]
+        if self.rule == "ucb":
+            scores = mu + self.beta * sigma
+        else:
+            scores = mu + sigma * torch.randn(mu.shape, generator=self.torch_rng, dtype=mu.dtype)
+        return int(torch.argmax(scores))
+
+    def observe(self, obs, action, reward, info) -> None:
+        x = torch.as_tensor(np.asarray(obs), dtype=self._ref.dtype).reshape(1, 1, -1)
+        y = torch.randn(1, 1, self.n_arms, generator=self.torch_rng, dtype=self._ref.dtype)
+        y[0, 0, int(action)] = float(reward)
+        with torch.no_grad():
+            self.state = self.surrogate.update(self.state, x, y)
+
+    def params(self) -> dict[str, Any]:
+        return {"rule": self.rule, "beta": self.beta}
+
+
+class GPUCBPolicy(Policy):
+    """GP-UCB with one BoTorch ``SingleTaskGP`` per arm on the contexts where it was
+    played; hyperparameters refit every ``refit_every`` rounds (an exact GP refit
+    every round of a 2000-round run would take hours on a CPU)."""
+
+    name = "gp-ucb"
+
+    def __init__(self, n_arms: int = 5, beta: float = 1.0, refit_every: int = 50) -> None:
+        if refit_every < 1:
+            raise ValueError(f"refit_every must be positive, got {refit_every}")
+        self.n_arms, self.beta, self.refit_every = n_arms, float(beta), refit_every
+
+    def reset(self, seed: int | None = None) -> None:
+        super().reset(seed)
+        self.X: list[list[np.ndarray]] = [[] for _ in range(self.n_arms)]
+        self.Y: list[list[float]] = [[] for _ in range(self.n_arms)]
+        self.models: list[Any] = [None] * self.n_arms
+        self.hypers: list[dict[str, torch.Tensor] | None] = [None] * self.n_arms
+        self.rounds = 0
+
+    def _model(self, arm: int):
+        from botorch.fit import fit_gpytorch_mll
+        from botorch.models import SingleTaskGP
+        from botorch.models.transforms import Standardize
+        from gpytorch.mlls import ExactMarginalLogLikelihood
+
+        X = torch.tensor(np.array(self.X[arm]), dtype=torch.float64)
+        Y = torch.tensor(self.Y[arm], dtype=torch.float64).unsqueeze(-1)
+        model = SingleTaskGP(X, Y, outcome_transform=Standardize(1) if len(Y) > 1 else None)
+        if self.hypers[arm] is not None and self.rounds % self.refit_every != 0:
+            model.load_state_dict(self.hypers[arm], strict=False)
+        else:
+            fit_gpytorch_mll(ExactMarginalLogLikelihood(model.likelihood, model))
+            self.hypers[arm] = {k: v for k, v in model.state_dict().items() if "outcome_transform" not in k}
+        return model.eval()
+
+    def act(self, obs: np.ndarray) -> int:
+        untried = [a for a in range(self.n_arms) if not self.Y[a]]
+        if untried:
+            return int(self.rng.choice(untried))
+        x = torch.tensor(np.asarray(obs), dtype=torch.float64).reshape(1, -1)
+        scores = []
+        for arm in range(self.n_arms):
+            if self.models[arm] is None:
+                self.models[arm] = self._model(arm)
+            with torch.no_grad():
+                post = self.models[arm].posterior(x)
+            scores.append(float(post.mean) + self.beta * float(post.variance.sqrt()))
+        return int(np.argmax(scores))
+
+    def observe(self, obs, action, reward, info) -> None:
+        self.X[action].append(np.asarray(obs, dtype=np.float64))
+        self.Y[action].append(float(reward))
+        self.models[action] = None
+        self.rounds += 1
+
+    def params(self) -> dict[str, Any]:
+        return {"beta": self.beta, "refit_every": self.refit_every}

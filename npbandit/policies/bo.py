@@ -1,0 +1,161 @@
+"""Black-box optimisation policies on the unit cube (``npbandit/BlackBox-v0`` actions).
+
+Every policy maximises reward (the environment negates objectives it minimises).
+The first ``n_init`` points (default ``2d + 1``) are a scrambled Sobol design seeded
+by ``reset(seed)``, so every method of a comparison starts from the same points.
+"""
+
+from __future__ import annotations
+
+import warnings
+from typing import Any
+
+import numpy as np
+import torch
+
+from npbandit.policies.base import Policy
+
+__all__ = ["SobolPolicy", "BOPolicy", "ACQUISITIONS"]
+
+ACQUISITIONS = ("logei", "ucb", "thompson")
+
+
+class _SobolDesign:
+    def __init__(self, dim: int, seed: int | None) -> None:
+        self.engine = torch.quasirandom.SobolEngine(dim, scramble=True, seed=seed)
+
+    def next(self) -> np.ndarray:
+        return self.engine.draw(1, dtype=torch.float64)[0].numpy()
+
+
+class SobolPolicy(Policy):
+    """Quasi-random search: the next point of a scrambled Sobol sequence."""
+
+    name = "sobol"
+
+    def __init__(self, dim: int) -> None:
+        if not isinstance(dim, int) or dim < 1:
+            raise ValueError(f"dim must be a positive int, got {dim!r}")
+        self.dim = dim
+
+    def reset(self, seed: int | None = None) -> None:
+        super().reset(seed)
+        self.design = _SobolDesign(self.dim, seed)
+
+    def act(self, obs: np.ndarray) -> np.ndarray:
+        return self.design.next()
+
+    def observe(self, obs, action, reward, info) -> None:
+        pass
+
+    def params(self) -> dict[str, Any]:
+        return {"dim": self.dim}
+
+
+class BOPolicy(Policy):
+    """Bayesian optimisation with an NP (``NPModel``) or an exact GP (``SingleTaskGP``).
+
+    Args:
+        dim: input dimension.
+        model: a checkpoint name (e.g. ``"cmanp-bo"``) or ``"gp"`` for BoTorch's
+            ``SingleTaskGP`` refit every iteration.
+        acquisition: ``"logei"``, ``"ucb"`` (``mu + sqrt(beta) sigma``, BoTorch's
+            convention) or ``"thompson"`` (argmax of one posterior draw over
+            ``thompson_candidates`` Sobol points; the NP's draw is independent across
+            points since its posterior is diagonal).
+        n_init: initial Sobol points (default ``2 * dim + 1``).
+
+    The NP model is built once, after the initial design; every later observation is
+    streamed in with ``condition_on_observations`` (CMANP: constant cost).
+    """
+
+    def __init__(self, dim: int, model: str = "cmanp-bo", acquisition: str = "logei", n_init: int | None = None,
+                 beta: float = 2.0, num_restarts: int = 10, raw_samples: int = 512,
+                 thompson_candidates: int = 2048) -> None:
+        if not isinstance(dim, int) or dim < 1:
+            raise ValueError(f"dim must be a positive int, got {dim!r}")
+        if acquisition not in ACQUISITIONS:
+            raise ValueError(f"acquisition must be one of {ACQUISITIONS}, got {acquisition!r}")
+        n_init = 2 * dim + 1 if n_init is None else n_init
+        if not isinstance(n_init, int) or n_init < 1:
+            raise ValueError(f"n_init must be a positive int, got {n_init!r}")
+        self.dim, self.model_name, self.acquisition = dim, model, acquisition
+        self.n_init, self.beta = n_init, float(beta)
+        self.num_restarts, self.raw_samples, self.thompson_candidates = num_restarts, raw_samples, thompson_candidates
+        self.name = f"{model}-{acquisition}"
+        self.surrogate = None
+        if model != "gp":
+            from npbandit.surrogates.pretrained import load_surrogate
+
+            self.surrogate = load_surrogate(model)
+            self.checkpoint = {"name": self.surrogate.card["name"], "sha256": self.surrogate.card["sha256"]}
+            if dim > self.surrogate.x_dim:
+                raise ValueError(f"dim={dim} exceeds the {self.surrogate.x_dim} inputs {model!r} was trained for")
+
+    def reset(self, seed: int | None = None) -> None:
+        super().reset(seed)
+        self.design = _SobolDesign(self.dim, seed)
+        self.X: list[np.ndarray] = []
+        self.Y: list[float] = []
+        self.np_model = None
+        self.torch_rng = torch.Generator().manual_seed(int(self.rng.integers(2**62)))
+
+    def _data(self) -> tuple[torch.Tensor, torch.Tensor]:
+        return (torch.tensor(np.array(self.X), dtype=torch.float64),
+                torch.tensor(self.Y, dtype=torch.float64).unsqueeze(-1))
+
+    def _model(self):
+        X, Y = self._data()
+        if self.surrogate is None:
+            from botorch.fit import fit_gpytorch_mll
+            from botorch.models import SingleTaskGP
+            from botorch.models.transforms import Standardize
+            from gpytorch.mlls import ExactMarginalLogLikelihood
+
+            model = SingleTaskGP(X, Y, outcome_transform=Standardize(1))
+            with warnings.catch_warnings():
+                warnings.simplefilter("ignore")
+                fit_gpytorch_mll(ExactMarginalLogLikelihood(model.likelihood, model))
+            return model
+        if self.np_model is None:
+            from npbandit.surrogates.botorch import NPModel
+
+            self.np_model = NPModel.from_pretrained(self.surrogate, X, Y)
+        return self.np_model
+
+    def act(self, obs: np.ndarray) -> np.ndarray:
+        if len(self.Y) < self.n_init:
+            return self.design.next()
+        from botorch.acquisition import LogExpectedImprovement, UpperConfidenceBound
+        from botorch.optim import optimize_acqf
+
+        model = self._model()
+        bounds = torch.stack([torch.zeros(self.dim), torch.ones(self.dim)]).to(torch.float64)
+        if self.acquisition == "thompson":
+            candidates = torch.quasirandom.SobolEngine(self.dim, scramble=True,
+                                                       seed=int(self.rng.integers(2**31))).draw(
+                self.thompson_candidates, dtype=torch.float64)
+            with torch.no_grad():
+                sample = model.posterior(candidates.unsqueeze(-2)).rsample().reshape(-1)
+            return candidates[int(torch.argmax(sample))].numpy()
+        _, Y = self._data()
+        acq = (LogExpectedImprovement(model, best_f=Y.max()) if self.acquisition == "logei"
+               else UpperConfidenceBound(model, beta=self.beta))
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore")  # restarts that stop early are normal for flat acquisitions
+            candidate, _ = optimize_acqf(acq, bounds, q=1, num_restarts=self.num_restarts,
+                                         raw_samples=self.raw_samples,
+                                         options={"seed": int(self.rng.integers(2**31))})
+        return candidate[0].detach().numpy()
+
+    def observe(self, obs, action, reward, info) -> None:
+        x = np.asarray(action, dtype=np.float64)
+        self.X.append(x)
+        self.Y.append(float(reward))
+        if self.np_model is not None:
+            self.np_model = self.np_model.condition_on_observations(
+                torch.tensor(x, dtype=torch.float64)[None], torch.tensor([[float(reward)]], dtype=torch.float64))
+
+    def params(self) -> dict[str, Any]:
+        return {"dim": self.dim, "acquisition": self.acquisition, "n_init": self.n_init, "beta": self.beta,
+                "num_restarts": self.num_restarts, "raw_samples": self.raw_samples}

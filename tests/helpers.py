@@ -1,0 +1,18 @@
+"""Tiny untrained checkpoints for tests that need a surrogate with a card."""
+
+from pathlib import Path
+
+import torch
+
+from npbandit.priors import BOPrior, WheelPrior
+from npbandit.surrogates import build
+from npbandit.surrogates.pretrained import save_pretrained
+
+
+def tiny_checkpoint(directory: Path, model: str = "cmanp", prior: str = "bo", seed: int = 0) -> Path:
+    """Save a tiny random-weight ``<model>-<prior>`` checkpoint; returns the card path."""
+    p = BOPrior() if prior == "bo" else WheelPrior()
+    torch.manual_seed(seed)
+    net = build(model, p.x_dim, p.y_dim, size="tiny")
+    return save_pretrained(net, directory, f"{model}-{prior}", prior=p.spec(), training={"steps": 1},
+                           evaluation={"log_likelihood": {"test": 0.0}})

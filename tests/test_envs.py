@@ -1,0 +1,109 @@
+"""Gymnasium environments: the Env contract, the wheel protocol, black-box faults."""
+
+import gymnasium as gym
+import numpy as np
+import pytest
+from gymnasium.utils.env_checker import check_env
+
+import npbandit  # noqa: F401  (registers the environments)
+from npbandit.envs import BlackBoxEnv, ObjectiveError, WheelBanditEnv
+
+
+def test_check_env_passes_for_both():
+    check_env(gym.make("npbandit/WheelBandit-v0", horizon=30).unwrapped, skip_render_check=True)
+    check_env(gym.make("npbandit/BlackBox-v0", function="branin", budget=10).unwrapped, skip_render_check=True)
+
+
+def test_wheel_reset_is_deterministic_and_replays_the_same_table():
+    env = WheelBanditEnv(delta=0.9, horizon=100)
+    obs1, _ = env.reset(seed=3)
+    table1 = env.rewards.copy()
+    obs2, _ = env.reset(seed=3)
+    assert np.array_equal(obs1, obs2) and np.array_equal(table1, env.rewards)
+    env.reset(seed=4)
+    assert not np.array_equal(table1, env.rewards)
+    env.reset(seed=3, options={"delta": 0.5})
+    assert env.delta == 0.5
+
+
+def test_wheel_step_reports_regret_and_truncates():
+    env = WheelBanditEnv(delta=0.5, horizon=5)
+    obs, _ = env.reset(seed=0)
+    total = 0.0
+    for t in range(5):
+        best = int(np.argmax(env.means[t]))
+        _, reward, terminated, truncated, info = env.step(0)
+        assert info["optimal_action"] == best
+        assert info["regret"] == pytest.approx(env.rewards[t, best] - reward)
+        assert info["expected_regret"] == pytest.approx(env.means[t, best] - env.means[t, 0])
+        assert not terminated and truncated == (t == 4)
+        total += info["regret"]
+    with pytest.raises(RuntimeError, match="reset"):
+        env.step(0)
+    with pytest.raises(ValueError, match="action"):
+        WheelBanditEnv(horizon=3).step(7)
+
+
+def test_wheel_uniform_regret_matches_the_analytic_value():
+    # PROTOCOLS.md §3: Uniform's expected regret per step is δ²·0.16 + (1 − δ²)·39.16
+    env = WheelBanditEnv(delta=0.7, horizon=20000)
+    env.reset(seed=0)
+    rng = np.random.default_rng(0)
+    regrets = [env.step(int(rng.integers(5)))[4]["expected_regret"] for _ in range(20000)]
+    assert np.mean(regrets) == pytest.approx(0.49 * 0.16 + 0.51 * 39.16, rel=0.03)
+
+
+def test_wheel_rejects_bad_parameters():
+    with pytest.raises(ValueError, match="delta"):
+        WheelBanditEnv(delta=1.5)
+    with pytest.raises(ValueError, match="horizon"):
+        WheelBanditEnv(horizon=0)
+
+
+def test_blackbox_maps_actions_to_bounds_and_negates_for_minimisation():
+    calls = []
+    env = BlackBoxEnv(objective=lambda x: calls.append(x) or float(x.sum()), bounds=[[-1, 10], [1, 20]], budget=3)
+    env.reset(seed=0)
+    obs, reward, _, truncated, info = env.step(np.array([0.5, 0.0]))
+    assert np.allclose(calls[0], [0.0, 10.0]) and reward == -10.0 and info["value"] == 10.0 and not truncated
+    env.step(np.array([1.0, 1.0]))
+    _, _, _, truncated, info = env.step(np.array([0.0, 0.0]))
+    assert truncated and info["best_value"] == 9.0
+    maximise = BlackBoxEnv(objective=lambda x: float(x.sum()), bounds=[[0], [1]], minimize=False)
+    maximise.reset(seed=0)
+    assert maximise.step(np.array([0.25]))[1] == 0.25
+
+
+def test_blackbox_named_function_reports_simple_regret():
+    env = gym.make("npbandit/BlackBox-v0", function="branin", budget=2).unwrapped
+    env.reset(seed=0)
+    info = env.step(np.array([0.5, 0.5]))[4]
+    assert info["simple_regret"] == pytest.approx(info["value"] - 0.397887, abs=1e-4)
+
+
+def test_blackbox_faults_raise_objective_error():
+    env = BlackBoxEnv(objective=lambda x: float("nan"), bounds=[[0], [1]])
+    env.reset(seed=0)
+    with pytest.raises(ObjectiveError, match="nan"):
+        env.step(np.array([0.5]))
+
+    def broken(x):
+        raise KeyError("sensor offline")
+
+    env = BlackBoxEnv(objective=broken, bounds=[[0], [1]])
+    env.reset(seed=0)
+    with pytest.raises(ObjectiveError, match="sensor offline"):
+        env.step(np.array([0.5]))
+
+
+@pytest.mark.parametrize("kwargs,error,match", [
+    ({"objective": lambda x: 0.0, "bounds": [[1, 0], [0, 1]]}, ValueError, "lower bound"),
+    ({"objective": lambda x: 0.0, "bounds": [[0, 0, 0]]}, ValueError, "2 x d"),
+    ({"objective": 3, "bounds": [[0], [1]]}, TypeError, "callable"),
+    ({"function": "not-a-function"}, ValueError, "function must be one of"),
+    ({"objective": lambda x: 0.0}, ValueError, "bounds"),
+    ({}, ValueError, "exactly one"),
+])
+def test_blackbox_rejects_bad_arguments(kwargs, error, match):
+    with pytest.raises(error, match=match):
+        BlackBoxEnv(**kwargs)

@@ -1,0 +1,77 @@
+"""Policies: baselines learn, NP policies stream observations with update."""
+
+import numpy as np
+import pytest
+import torch
+
+from npbandit import load_surrogate
+from npbandit.envs import WheelBanditEnv
+from npbandit.policies import LinUCBPolicy, NPBanditPolicy, UniformPolicy, make_bandit_policy
+
+from helpers import tiny_checkpoint
+
+
+def test_uniform_is_seeded():
+    a, b = UniformPolicy(), UniformPolicy()
+    a.reset(1)
+    b.reset(1)
+    assert [a.act(None) for _ in range(20)] == [b.act(None) for _ in range(20)]
+
+
+def test_linucb_finds_the_best_arm_of_a_linear_bandit():
+    rng = np.random.default_rng(0)
+    policy = LinUCBPolicy(n_arms=3, context_dim=2, alpha=0.5)
+    policy.reset(0)
+    weights = np.array([[1.0, 0.0], [0.0, 1.0], [-1.0, -1.0]])
+    picks = []
+    for t in range(600):
+        x = rng.uniform(-1, 1, 2)
+        a = policy.act(x)
+        policy.observe(x, a, float(weights[a] @ x + 0.1 * rng.standard_normal()), {})
+        picks.append(a == int(np.argmax(weights @ x)))
+    assert np.mean(picks[-200:]) > 0.85
+
+
+class EmbedCounter:
+    def __init__(self, module):
+        self.points = 0
+        module.register_forward_hook(self)
+
+    def __call__(self, module, inputs, output):
+        self.points += inputs[0].shape[0] * inputs[0].shape[1]
+
+
+@pytest.mark.parametrize("rule", ["ucb", "thompson"])
+def test_np_policy_streams_each_observation_once(tmp_path, rule):
+    surrogate = load_surrogate(tiny_checkpoint(tmp_path, "cmanp", "wheel"))
+    counter = EmbedCounter(surrogate.embed)
+    policy = NPBanditPolicy(surrogate, rule=rule)
+    env = WheelBanditEnv(horizon=40)
+    obs, _ = env.reset(seed=0)
+    policy.reset(0)
+    for t in range(40):
+        action = policy.act(obs)
+        assert 0 <= action < 5
+        next_obs, reward, _, _, info = env.step(action)
+        policy.observe(obs, action, reward, info)
+        obs = next_obs
+    assert policy.state.num_points == 40
+    assert counter.points == 40  # one embedding per observation: never re-conditioned from scratch
+
+
+def test_np_policy_fills_unplayed_arms_with_noise(tmp_path):
+    surrogate = load_surrogate(tiny_checkpoint(tmp_path, "lbanp", "wheel"))
+    policy = NPBanditPolicy(surrogate)
+    policy.reset(0)
+    policy.observe(np.array([0.1, 0.2], dtype=np.float32), 3, 7.5, {})
+    y = policy.state.yc[0, 0]
+    assert y[3] == 7.5 and torch.isfinite(y).all() and (y[[0, 1, 2, 4]] != 0).all()
+
+
+def test_make_bandit_policy_names(tmp_path):
+    assert make_bandit_policy("uniform").name == "uniform"
+    assert make_bandit_policy("linucb").name == "linucb"
+    with pytest.raises(ValueError, match="policy must be"):
+        make_bandit_policy("nonsense-wheel")
+    with pytest.raises(ValueError, match="rule"):
+        NPBanditPolicy(load_surrogate(tiny_checkpoint(tmp_path, "cmanp", "wheel")), rule="greedy")
