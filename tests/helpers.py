@@ -16,3 +16,14 @@ def tiny_checkpoint(directory: Path, model: str = "cmanp", prior: str = "bo", se
     net = build(model, p.x_dim, p.y_dim, size="tiny")
     return save_pretrained(net, directory, f"{model}-{prior}", prior=p.spec(), training={"steps": 1},
                            evaluation={"log_likelihood": {"test": 0.0}})
+
+
+class EmbedCounter:
+    """Counts the points a module (a surrogate's context embedder) has embedded."""
+
+    def __init__(self, module):
+        self.points = 0
+        module.register_forward_hook(self)
+
+    def __call__(self, module, inputs, output):
+        self.points += inputs[0].shape[0] * inputs[0].shape[1]

@@ -25,6 +25,8 @@ from botorch.posteriors import GPyTorchPosterior
 from npbandit import NPModel
 from npbandit.surrogates import build
 
+from helpers import EmbedCounter
+
 D = 3
 
 
@@ -167,15 +169,6 @@ def test_condition_on_observations_equals_a_fresh_model_on_the_union():
     assert streamed.train_X.shape == (20, D) and model.train_X.shape == (12, D)  # the parent is unchanged
 
 
-class EmbedCounter:
-    def __init__(self, module):
-        self.points = 0
-        module.register_forward_hook(self)
-
-    def __call__(self, module, inputs, output):
-        self.points += inputs[0].shape[0] * inputs[0].shape[1]
-
-
 def test_cmanp_streaming_does_not_reencode_old_points():
     X, Y = data(n=40)
     s = surrogate()
@@ -278,3 +271,14 @@ def test_from_pretrained_wheel_checkpoint_is_multi_output():
     model = NPModel.from_pretrained("cmanp-wheel", X, Y)
     assert model.num_outputs == 5 and model._input_domain == (-1.0, 1.0) and not model._standardize
     assert model.posterior(torch.rand(4, 1, 2, dtype=torch.float64) - 0.5).mean.shape == (4, 1, 5)
+
+
+@pytest.mark.parametrize("name", ["lbanp", "tnpd"])
+def test_reconditioning_surrogates_fantasise_too(name):
+    X, Y = data(n=10)
+    model = NPModel(surrogate(name), X, Y)
+    fantasy = model.fantasize(torch.rand(2, 1, D, dtype=torch.float64), SobolQMCNormalSampler(torch.Size([3])))
+    assert fantasy.batch_shape == torch.Size([3, 2])
+    assert fantasy.posterior(torch.rand(3, 2, 1, D, dtype=torch.float64)).mean.shape == (3, 2, 1, 1)
+    streamed = model.condition_on_observations(X[:2] * 0.5, Y[:2])
+    assert streamed.train_X.shape == (12, D)

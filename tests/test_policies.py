@@ -8,7 +8,7 @@ from npbandit import load_surrogate
 from npbandit.envs import WheelBanditEnv
 from npbandit.policies import LinUCBPolicy, NPBanditPolicy, UniformPolicy, make_bandit_policy
 
-from helpers import tiny_checkpoint
+from helpers import EmbedCounter, tiny_checkpoint
 
 
 def test_uniform_is_seeded():
@@ -30,15 +30,6 @@ def test_linucb_finds_the_best_arm_of_a_linear_bandit():
         policy.observe(x, a, float(weights[a] @ x + 0.1 * rng.standard_normal()), {})
         picks.append(a == int(np.argmax(weights @ x)))
     assert np.mean(picks[-200:]) > 0.85
-
-
-class EmbedCounter:
-    def __init__(self, module):
-        self.points = 0
-        module.register_forward_hook(self)
-
-    def __call__(self, module, inputs, output):
-        self.points += inputs[0].shape[0] * inputs[0].shape[1]
 
 
 @pytest.mark.parametrize("rule", ["ucb", "thompson"])
