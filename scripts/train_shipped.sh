@@ -10,9 +10,10 @@ COMMON=(--threads 1 --eval-every 2000 --checkpoint-every 500)
 WHEEL=(--set d_model=16 --set n_heads=1 --set d_ff=64 --set n_layers=4 --set emb_depth=3 --batch-size 8)
 STEPS_GP=${STEPS_GP:-30000}
 STEPS_WHEEL=${STEPS_WHEEL:-20000}
+STEPS_BO=${STEPS_BO:-25000}
 
 queue_a() {
-  $NP train --model cmanp --prior bo    --steps "$STEPS_GP" --out runs/cmanp-bo --set n_latents=32 --set n_block_latents=32 "${COMMON[@]}"
+  $NP train --model cmanp --prior bo    --steps "$STEPS_BO" --out runs/cmanp-bo --set n_latents=32 --set n_block_latents=32 "${COMMON[@]}"
   $NP train --model lbanp --prior wheel --steps "$STEPS_WHEEL" --out runs/lbanp-wheel --set n_latents=8 "${WHEEL[@]}" "${COMMON[@]}"
   $NP train --model tnpd  --prior wheel --steps "$STEPS_WHEEL" --out runs/tnpd-wheel "${WHEEL[@]}" "${COMMON[@]}"
 }
@@ -23,6 +24,7 @@ queue_b() {
   $NP train --model cmanp --prior wheel --steps "$STEPS_WHEEL" --out runs/cmanp-wheel --set n_latents=8 --set n_block_latents=8 "${WHEEL[@]}" "${COMMON[@]}"
 }
 mkdir -p runs
-queue_a > runs/queue_a.log 2>&1 &
-queue_b > runs/queue_b.log 2>&1 &
+for q in ${QUEUES:-a b}; do   # QUEUES=a runs one queue only
+  "queue_$q" > "runs/queue_$q.log" 2>&1 &
+done
 wait

@@ -76,9 +76,9 @@ def test_bo_prior_pads_dimensions_and_standardises_by_context():
         assert ((ls >= 0.05 - 1e-6) & (ls <= 0.5 + 1e-6)).all()
         assert ((b.info["noise_std"] >= 1e-3 - 1e-9) & (b.info["noise_std"] <= 0.3 + 1e-6)).all()
         assert set(b.info["kernel"]) <= {"rbf", "matern52", "matern32"}
-        if b.xc.shape[1] > 1:
-            assert torch.allclose(b.yc.mean(1), torch.zeros(8, 1), atol=1e-5)
-            assert torch.allclose(b.yc.std(1), torch.ones(8, 1), atol=1e-4)
+        y = torch.cat([b.yc, b.yt], dim=1)  # standardised per task over all its points
+        assert torch.allclose(y.mean(1), torch.zeros(8, 1), atol=1e-5)
+        assert torch.allclose(y.std(1), torch.ones(8, 1), atol=1e-4)
     assert seen == {1, 2, 3, 4, 5, 6}
 
 
