@@ -22,7 +22,7 @@ def saved(tmp_path, name="cmanp"):
     return model, card
 
 
-@pytest.mark.parametrize("name", ["cmanp", "lbanp", "tnpd"])
+@pytest.mark.parametrize("name", ["cmanp", "lbanp", "tnpd", "te-pt-tnp"])
 def test_round_trip_gives_identical_outputs(tmp_path, name):
     model, card = saved(tmp_path, name)
     loaded = load_surrogate(card)
@@ -78,7 +78,7 @@ def test_every_shipped_checkpoint_loads_and_matches_its_card():
         card = read_card(name)
         model = load_surrogate(name)  # verifies the sha256 and the config
         assert (card["weights"] and model.x_dim == card["x_dim"] and model.y_dim == card["y_dim"])
-        assert card["prior"]["name"] == name.split("-", 1)[1]
+        assert card["prior"]["name"] == name.rsplit("-", 1)[1]
         assert card["training"]["steps"] > 0 and card["evaluation"]["log_likelihood"]
         weights = Path(card["_path"]).with_name(card["weights"])
         assert weights.stat().st_size <= 5 * 1024 * 1024

@@ -9,8 +9,8 @@ from npbandit.surrogates import CMANP, LBANP, TNPD, NeuralProcess, available_mod
 from conftest import random_set, tiny_model
 
 
-def test_registry_lists_the_three_models():
-    assert available_models() == ["cmanp", "lbanp", "tnpd"]
+def test_registry_lists_the_models():
+    assert available_models() == ["cmanp", "lbanp", "te-pt-tnp", "tnpd"]
     assert isinstance(build("cmanp", 1, 1, size="tiny"), CMANP)
     assert isinstance(build("LBANP", 1, 1, size="tiny"), LBANP)
     assert isinstance(build("tnpd", 1, 1, size="tiny"), TNPD)

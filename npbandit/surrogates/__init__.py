@@ -14,6 +14,7 @@ from typing import Any
 from npbandit.surrogates.base import ContextSetState, NeuralProcess, NPConfig, NPState
 from npbandit.surrogates.cmanp import CMANP, CMANPConfig, CMANPState
 from npbandit.surrogates.lbanp import LBANP, LBANPConfig
+from npbandit.surrogates.te_pt_tnp import TEPTTNP, TEPTTNPConfig
 from npbandit.surrogates.tnp import TNPD, TNPDConfig
 
 __all__ = [
@@ -31,12 +32,15 @@ __all__ = [
     "LBANPConfig",
     "TNPD",
     "TNPDConfig",
+    "TEPTTNP",
+    "TEPTTNPConfig",
 ]
 
 _MODELS: dict[str, tuple[type[NeuralProcess], type[NPConfig]]] = {
     "cmanp": (CMANP, CMANPConfig),
     "lbanp": (LBANP, LBANPConfig),
     "tnpd": (TNPD, TNPDConfig),
+    "te-pt-tnp": (TEPTTNP, TEPTTNPConfig),
 }
 
 # Named sizes. "paper" is each config's defaults. Keys a model does not have are
@@ -44,9 +48,9 @@ _MODELS: dict[str, tuple[type[NeuralProcess], type[NPConfig]]] = {
 SIZES: dict[str, dict[str, Any]] = {
     "paper": {},
     "small": {"d_model": 32, "n_heads": 4, "d_ff": 64, "n_layers": 3, "emb_depth": 3,
-              "n_latents": 32, "n_block_latents": 32},
+              "n_latents": 32, "n_block_latents": 32, "n_pseudo": 16},
     "tiny": {"d_model": 16, "n_heads": 2, "d_ff": 32, "n_layers": 2, "emb_depth": 2,
-             "n_latents": 8, "n_block_latents": 8},
+             "n_latents": 8, "n_block_latents": 8, "n_pseudo": 4},
 }
 
 

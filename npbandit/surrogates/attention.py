@@ -6,6 +6,8 @@ The pieces, composed by the models (attention -> block -> encoder -> model):
   projections.
 - :class:`AttentionBlock` -- a pre-norm residual block: attention, then a
   feed-forward layer, each added to the residual stream.
+- :class:`TranslationEquivariantAttention` -- attention whose logits see inputs
+  only through differences ``x_q - x_k`` (TE-PT-TNP).
 - :class:`SoftmaxState` and :func:`extend_softmax_state` -- the streaming form of
   softmax attention: per head and query it keeps ``log C = log sum_i exp(s_i)`` and
   the softmax-weighted mean of the values; new keys are folded in by the exact
@@ -28,6 +30,7 @@ we do not reproduce that quirk.
 from __future__ import annotations
 
 from dataclasses import dataclass
+from typing import Any
 
 import torch
 import torch.nn.functional as F
@@ -40,6 +43,7 @@ __all__ = [
     "MultiHeadAttention",
     "FeedForward",
     "AttentionBlock",
+    "TranslationEquivariantAttention",
     "StreamingCrossAttentionBlock",
 ]
 
@@ -162,7 +166,7 @@ class FeedForward(nn.Sequential):
 
 
 class AttentionBlock(nn.Module):
-    """Pre-norm residual block: ``x += MHA(LN(x), LN'(m)); x += FF(LN(x))``.
+    """Pre-norm residual block: ``x += Attn(LN(x), LN'(m)); x += FF(LN(x))``.
 
     Args:
         separate_memory_norm: ``True`` for cross-attention between different
@@ -170,20 +174,26 @@ class AttentionBlock(nn.Module):
             its own LayerNorm. ``False`` normalises the memory with the queries'
             LayerNorm: plain self-attention, or the target path of a masked
             transformer, where targets and context share the layer's norm.
+        attention: the attention module (default :class:`MultiHeadAttention`); any
+            module called as ``attention(query, memory, mask, **kwargs)`` works, e.g.
+            :class:`TranslationEquivariantAttention`. If it returns a tuple
+            ``(out, extra)``, the block returns ``(x, extra)``.
 
     ``forward(x, memory=None)`` is self-attention; with ``memory`` it is
-    cross-attention. Shapes: ``x`` ``[B, M, D]``, ``memory`` ``[B, N, D]``.
+    cross-attention. Shapes: ``x`` ``[B, M, D]``, ``memory`` ``[B, N, D]``; extra
+    keyword arguments go to the attention.
     """
 
-    def __init__(self, d_model: int, n_heads: int, d_ff: int, *, separate_memory_norm: bool) -> None:
+    def __init__(self, d_model: int, n_heads: int, d_ff: int, *, separate_memory_norm: bool,
+                 attention: nn.Module | None = None) -> None:
         super().__init__()
         self.norm = nn.LayerNorm(d_model)
         self.memory_norm = nn.LayerNorm(d_model) if separate_memory_norm else None
-        self.attention = MultiHeadAttention(d_model, n_heads)
+        self.attention = MultiHeadAttention(d_model, n_heads) if attention is None else attention
         self.ff_norm = nn.LayerNorm(d_model)
         self.ff = FeedForward(d_model, d_ff)
 
-    def forward(self, x: Tensor, memory: Tensor | None = None, mask: Tensor | None = None) -> Tensor:
+    def forward(self, x: Tensor, memory: Tensor | None = None, mask: Tensor | None = None, **kwargs: Any):
         h = self.norm(x)
         if memory is None:
             kv = h
@@ -191,8 +201,58 @@ class AttentionBlock(nn.Module):
             kv = self.memory_norm(memory)
         else:
             kv = self.norm(memory)
-        x = x + self.attention(h, kv, mask)
-        return x + self.ff(self.ff_norm(x))
+        out = self.attention(h, kv, mask, **kwargs)
+        extra = None
+        if isinstance(out, tuple):
+            out, extra = out
+        x = x + out
+        x = x + self.ff(self.ff_norm(x))
+        return x if extra is None else (x, extra)
+
+
+class TranslationEquivariantAttention(MultiHeadAttention):
+    """Attention in which inputs ``x`` enter only through differences (TE-TNP).
+
+    Per head, the logit of query ``i`` for key ``j`` is an MLP of
+    ``[x_i - x_j, q_i·k_j / sqrt(d_head)]`` (all heads' dot products in, one logit
+    per head out), so shifting every location by the same vector changes nothing.
+    Cost and memory ``O(M N)`` for ``M`` queries and ``N`` keys.
+
+    Args:
+        x_dim: dimension of the locations.
+        update_locations: also return updated query locations
+            ``x_i + mean_j (x_i - x_j) * phi(a_ij)`` (``phi``: linear map of the
+            per-head attention weights), which stay equivariant.
+    """
+
+    def __init__(self, d_model: int, n_heads: int, x_dim: int, d_hidden: int | None = None,
+                 update_locations: bool = False) -> None:
+        super().__init__(d_model, n_heads)
+        d_hidden = d_model if d_hidden is None else d_hidden
+        self.kernel = nn.Sequential(nn.Linear(x_dim + n_heads, d_hidden), nn.ReLU(), nn.Linear(d_hidden, d_hidden),
+                                    nn.ReLU(), nn.Linear(d_hidden, n_heads))
+        self.phi = nn.Linear(n_heads, 1) if update_locations else None
+
+    def forward(self, query: Tensor, memory: Tensor, mask: Tensor | None = None, *, x_query: Tensor,
+                x_memory: Tensor):
+        """``query [B, M, D]``, ``memory [B, N, D]``, ``x_query [B, M, dx]``, ``x_memory [B, N, dx]``
+        -> ``[B, M, D]`` (and ``[B, M, dx]`` updated locations if ``update_locations``)."""
+        if memory.shape[-2] == 0:
+            out = self.to_out(query.new_zeros(query.shape[:-1] + (self.n_heads * self.d_head,)))
+            return out if self.phi is None else (out, x_query)
+        q = self.project_queries(query)
+        k, v = self._project_memory(memory)
+        dots = ((q @ k.transpose(-2, -1)) * self.scale).permute(0, 2, 3, 1)  # [B, M, N, H]
+        diff = x_query.unsqueeze(-2) - x_memory.unsqueeze(-3)  # [B, M, N, dx]
+        logits = self.kernel(torch.cat([diff, dots], dim=-1)).permute(0, 3, 1, 2)  # [B, H, M, N]
+        if mask is not None:
+            logits = logits.masked_fill(~mask.unsqueeze(-3), float("-inf"))
+        weights = torch.softmax(logits, dim=-1)
+        out = self.to_out(self._merge_heads(weights @ v))
+        if self.phi is None:
+            return out
+        step = (diff * self.phi(weights.permute(0, 2, 3, 1))).mean(dim=-2)
+        return out, x_query + step
 
 
 class StreamingCrossAttentionBlock(nn.Module):
