@@ -14,6 +14,7 @@ from typing import Any
 from npbandit.surrogates.base import ContextSetState, NeuralProcess, NPConfig, NPState
 from npbandit.surrogates.cmanp import CMANP, CMANPConfig, CMANPState
 from npbandit.surrogates.lbanp import LBANP, LBANPConfig
+from npbandit.surrogates.retreever import ReTreever, ReTreeverConfig
 from npbandit.surrogates.te_pt_tnp import TEPTTNP, TEPTTNPConfig
 from npbandit.surrogates.tnp import TNPD, TNPDConfig
 
@@ -34,6 +35,8 @@ __all__ = [
     "TNPDConfig",
     "TEPTTNP",
     "TEPTTNPConfig",
+    "ReTreever",
+    "ReTreeverConfig",
 ]
 
 _MODELS: dict[str, tuple[type[NeuralProcess], type[NPConfig]]] = {
@@ -41,6 +44,7 @@ _MODELS: dict[str, tuple[type[NeuralProcess], type[NPConfig]]] = {
     "lbanp": (LBANP, LBANPConfig),
     "tnpd": (TNPD, TNPDConfig),
     "te-pt-tnp": (TEPTTNP, TEPTTNPConfig),
+    "retreever": (ReTreever, ReTreeverConfig),
 }
 
 # Named sizes. "paper" is each config's defaults. Keys a model does not have are

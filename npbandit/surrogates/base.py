@@ -17,7 +17,7 @@ without copying.
 from __future__ import annotations
 
 from abc import ABC, abstractmethod
-from dataclasses import asdict, dataclass
+from dataclasses import asdict, dataclass, fields, is_dataclass, replace
 from typing import Any, ClassVar
 
 import torch
@@ -68,6 +68,8 @@ def _repeat_batch(value: Any, times: int, dim: int = 0) -> Any:
         return value.repeat(*reps)
     if isinstance(value, (tuple, list)):
         return type(value)(_repeat_batch(v, times, dim) for v in value)
+    if is_dataclass(value) and not isinstance(value, type):
+        return replace(value, **{f.name: _repeat_batch(getattr(value, f.name), times, dim) for f in fields(value)})
     return value
 
 
@@ -197,6 +199,11 @@ class NeuralProcess(nn.Module, ABC):
             raise ValueError("xt must hold at least one target point")
         dist = self._predict(self._condition(xc, yc), xt)
         return dist.log_prob(yt).sum(-1).mean()
+
+    def training_loss(self, xc: Tensor, yc: Tensor, xt: Tensor, yt: Tensor) -> Tensor:
+        """The scalar the trainer minimises; by default ``-log_likelihood``. Models with
+        auxiliary objectives (ReTreever's policy and full-attention losses) override it."""
+        return -self.log_likelihood(xc, yc, xt, yt)
 
     # -- model hooks ----------------------------------------------------------------
 

@@ -169,7 +169,7 @@ def train(config: TrainConfig, *, progress: bool = True, export: bool = True, st
             group["lr"] = cosine_lr(config.lr, step, config.steps)
         batch = prior.batch(config.batch_size, config.seed, step).to(device)
         optimizer.zero_grad(set_to_none=True)
-        loss = -model.log_likelihood(batch.xc, batch.yc, batch.xt, batch.yt)
+        loss = model.training_loss(batch.xc, batch.yc, batch.xt, batch.yt)
         if not torch.isfinite(loss):
             raise FloatingPointError(f"non-finite loss {loss.item()} at step {step}; lower --lr or check the prior")
         loss.backward()
