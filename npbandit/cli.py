@@ -178,10 +178,14 @@ def _dispatch(args) -> int:
         from npbandit.envs import make_test_function
         from npbandit.report import report_text
 
-        branin = make_test_function("branin")
+        problem = make_test_function("branin")
+
+        def branin(x):
+            return float(problem.evaluate_true(torch.as_tensor(x)[None])[0])
+
         print(f"1/3  Bayesian optimisation of Branin with CMANP ({args.budget} evaluations) -> {args.db}")
-        result = optimize(lambda x: float(branin.evaluate_true(torch.as_tensor(x)[None])[0]), branin.bounds,
-                          surrogate="cmanp", budget=args.budget, seed=args.seed, db=args.db)
+        result = optimize(branin, problem.bounds, surrogate="cmanp", budget=args.budget, seed=args.seed,
+                          db=args.db)
         print(f"     best value {result.best_value:.4f} at x = {np.round(result.best_x, 3).tolist()} "
               f"(optimum 0.3979), run {result.run_id}")
         print(f"2/3  wheel bandit, delta = 0.9, {args.steps} rounds: CMANP-UCB vs Uniform vs LinUCB -> {args.db}")
