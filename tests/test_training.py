@@ -71,3 +71,10 @@ def test_eval_sets_are_fixed_and_cacheable(tmp_path, monkeypatch):
     cached = list(eval_batches(prior, 3, cache=True))
     for a, b in zip(fresh, cached):
         assert torch.equal(a.xc, b.xc) and torch.equal(a.yt, b.yt)
+
+
+@pytest.mark.parametrize("model", ["retreever", "te-pt-tnp"])
+def test_newer_models_train_through_the_same_loop(tmp_path, model):
+    result = train(tiny_config(tmp_path, model=model, steps=12, eval_every=12), progress=False)
+    card = json.loads(result.card.read_text())
+    assert card["model"] == model and all(v == v for v in card["evaluation"]["log_likelihood"].values())
