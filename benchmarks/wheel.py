@@ -1,0 +1,149 @@
+"""Wheel-bandit regret, the full NP protocol (PROTOCOLS.md §3).
+
+2000 rounds, 50 seeds, δ ∈ {0.5, 0.7, 0.9, 0.95, 0.99, 0.995}; CMANP, LBANP, TNP-D
+(their shipped ``*-wheel`` checkpoints, UCB with β = 1), Uniform and LinUCB on the
+same reward tables (same seed -> same table). Cumulative regret is normalised by
+Uniform's mean over seeds on the same δ (Uniform = 100), mean ± std over seeds;
+simple regret is the mean regret over the last 500 rounds, normalised the same way.
+
+Every run is logged through ``npbandit.storage``; the script is resumable: runs
+already completed in ``--db`` are not repeated. ``--workers`` runs seeds in parallel
+processes (one torch thread each), all writing the one SQLite file.
+
+    python benchmarks/wheel.py --workers 2                       # the full protocol
+    python benchmarks/wheel.py --seeds 3 --steps 300 --no-write  # quick look
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import statistics
+import sys
+from concurrent.futures import ProcessPoolExecutor, as_completed
+from pathlib import Path
+
+from tqdm import tqdm
+
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+from common import ROOT, machine_line, write_section  # noqa: E402
+
+COMMAND = "python benchmarks/wheel.py --workers 2"
+DELTAS = [0.5, 0.7, 0.9, 0.95, 0.99, 0.995]
+POLICIES = ["cmanp-wheel", "lbanp-wheel", "tnpd-wheel", "uniform", "linucb"]
+# PROTOCOLS.md §3, cumulative regret normalised to Uniform = 100 (δ = 0.7 ... 0.995)
+PUBLISHED_DELTAS = [0.7, 0.9, 0.95, 0.99, 0.995]
+PUBLISHED = {"TNP-D": [1.18, 1.70, 2.55, 3.57, 4.68], "LBANP (L=128)": [1.11, 1.75, 1.65, 6.13, 8.76],
+             "CMANP": [0.93, 1.56, 1.87, 9.04, 13.02]}
+
+
+def _one(policy_name: str, delta: float, seed: int, steps: int, db: str) -> tuple[str, float, int]:
+    import torch
+
+    torch.set_num_threads(1)
+    from npbandit.envs import WheelBanditEnv
+    from npbandit.loop import run_episode
+    from npbandit.policies import make_bandit_policy
+    from npbandit.storage import RunLogger
+
+    result = run_episode(WheelBanditEnv(delta=delta, horizon=steps), make_bandit_policy(policy_name), seed=seed,
+                         logger=RunLogger(db, commit_every=200),
+                         run_info={"kind": "bandit", "env_id": "npbandit/WheelBandit-v0",
+                                   "env_params": {"delta": delta, "horizon": steps, "benchmark": "wheel"}})
+    return policy_name, delta, seed
+
+
+def _done(db: str, steps: int) -> set[tuple[str, float, int]]:
+    from npbandit.storage import list_runs
+
+    return {(r.policy.removesuffix("-ucb"), r.env_params.get("delta"), r.seed) for r in list_runs(db, kind="bandit")
+            if r.status == "completed" and r.n_steps == steps and r.env_params.get("benchmark") == "wheel"}
+
+
+def summarise(db: str, steps: int, deltas: list[float], policies: list[str], seeds: int) -> dict:
+    from npbandit.storage import list_runs, run_steps
+
+    finals: dict[tuple[str, float], list[float]] = {}
+    tails: dict[tuple[str, float], list[float]] = {}
+    for r in list_runs(db, kind="bandit"):
+        if r.status != "completed" or r.n_steps != steps or r.env_params.get("benchmark") != "wheel":
+            continue
+        if r.seed >= seeds:
+            continue
+        rows = run_steps(db, r.id)
+        key = (r.policy.removesuffix("-ucb"), r.env_params["delta"])
+        finals.setdefault(key, []).append(rows[-1]["cumulative_regret"])
+        tails.setdefault(key, []).append(statistics.fmean(s["regret"] for s in rows[-500:]))
+    out = {}
+    for delta in deltas:
+        norm = statistics.fmean(finals[("uniform", delta)])
+        norm_simple = statistics.fmean(tails[("uniform", delta)])
+        for p in policies:
+            if (p, delta) not in finals:
+                continue
+            cum = [100 * v / norm for v in finals[(p, delta)]]
+            simple = [100 * v / norm_simple for v in tails[(p, delta)]]
+            out[f"{p}@{delta}"] = {"cumulative": (statistics.fmean(cum), statistics.pstdev(cum)),
+                                   "simple": (statistics.fmean(simple), statistics.pstdev(simple)), "runs": len(cum),
+                                   "uniform_mean": norm}
+    return out
+
+
+def render(summary: dict, deltas: list[float], policies: list[str], steps: int, seeds: int) -> str:
+    lines = ["## Wheel bandit (PROTOCOLS.md §3)", "",
+             f"Command: `{COMMAND}` (CPU: {machine_line()}). {steps} rounds, {seeds} seeds per δ, UCB with β = 1 "
+             "for the NP policies (shipped `*-wheel` checkpoints), the same reward tables for every policy. "
+             "Cumulative regret normalised to Uniform = 100, mean ± std over seeds; simple regret = mean regret "
+             "of the last 500 rounds, normalised the same way.", "",
+             "| policy | " + " | ".join(f"δ={d}" for d in deltas) + " |", "|---|" + "---:|" * len(deltas)]
+    for p in policies:
+        cells = [summary.get(f"{p}@{d}") for d in deltas]
+        lines.append(f"| {p} (ours) | " + " | ".join(
+            "-" if c is None else f"{c['cumulative'][0]:.2f} ± {c['cumulative'][1]:.2f}" for c in cells) + " |")
+    for name, values in PUBLISHED.items():
+        by_delta = dict(zip(PUBLISHED_DELTAS, values))
+        lines.append(f"| {name} (paper, 100k training steps) | "
+                     + " | ".join(f"{by_delta[d]:.2f}" if d in by_delta else "-" for d in deltas) + " |")
+    lines += ["", "Simple regret (last 500 rounds, Uniform = 100):", "",
+              "| policy | " + " | ".join(f"δ={d}" for d in deltas) + " |", "|---|" + "---:|" * len(deltas)]
+    for p in policies:
+        cells = [summary.get(f"{p}@{d}") for d in deltas]
+        lines.append(f"| {p} | " + " | ".join(
+            "-" if c is None else f"{c['simple'][0]:.2f} ± {c['simple'][1]:.2f}" for c in cells) + " |")
+    return "\n".join(lines) + "\n"
+
+
+def main(argv: list[str] | None = None) -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--seeds", type=int, default=50)
+    parser.add_argument("--steps", type=int, default=2000)
+    parser.add_argument("--deltas", type=float, nargs="+", default=DELTAS)
+    parser.add_argument("--policies", nargs="+", default=POLICIES)
+    parser.add_argument("--workers", type=int, default=1)
+    parser.add_argument("--db", default=str(ROOT / "runs" / "bench_wheel.db"))
+    parser.add_argument("--no-write", action="store_true")
+    args = parser.parse_args(argv)
+    Path(args.db).parent.mkdir(parents=True, exist_ok=True)
+    from npbandit.storage import open_db
+
+    open_db(args.db)
+    done = _done(args.db, args.steps)
+    todo = [(p, d, s) for d in args.deltas for s in range(args.seeds) for p in args.policies
+            if (p, d, s) not in done]
+    print(f"{len(done)} runs already in {args.db}; {len(todo)} to go")
+    with ProcessPoolExecutor(max_workers=args.workers) as pool:
+        futures = [pool.submit(_one, p, d, s, args.steps, args.db) for p, d, s in todo]
+        for f in tqdm(as_completed(futures), total=len(futures), desc="wheel runs"):
+            f.result()
+    summary = summarise(args.db, args.steps, args.deltas, args.policies, args.seeds)
+    text = render(summary, args.deltas, args.policies, args.steps, args.seeds)
+    print(text)
+    if not args.no_write:
+        write_section("wheel", text)
+        (ROOT / "docs" / "results" / "wheel.json").write_text(json.dumps(
+            {"command": COMMAND, "machine": machine_line(), "steps": args.steps, "seeds": args.seeds,
+             "summary": summary}, indent=2) + "\n")
+
+
+if __name__ == "__main__":
+    main()
