@@ -7,7 +7,7 @@ STAMP  := $(VENV)/.installed
 # would pull several GB of CUDA packages.
 TORCH  := torch==2.13.0
 
-.PHONY: demo test bench-streaming clean
+.PHONY: demo test bench bench-quick bench-streaming clean
 
 $(STAMP): pyproject.toml
 	test -x $(BIN)/python || $(PYTHON) -m venv $(VENV)
@@ -23,6 +23,23 @@ test: $(STAMP)
 
 bench-streaming: $(STAMP)
 	$(BIN)/python benchmarks/streaming.py
+
+# Every measurement on docs/benchmarks.md (hours on 2 CPU cores; not run in CI).
+bench: $(STAMP)
+	$(BIN)/python benchmarks/streaming.py
+	$(BIN)/python benchmarks/regression_ll.py
+	$(BIN)/python benchmarks/botorch_adapter.py
+	$(BIN)/python benchmarks/bandit_cost.py
+	$(BIN)/python benchmarks/retreever_cost.py
+	$(BIN)/python benchmarks/bo_scaling.py
+	$(BIN)/python benchmarks/bo.py --workers 2
+	$(BIN)/python benchmarks/wheel.py --workers 2
+
+# A few-minute subset that prints without touching docs/.
+bench-quick: $(STAMP)
+	$(BIN)/python benchmarks/streaming.py --sizes 100 1000 10000 --no-write
+	$(BIN)/python benchmarks/regression_ll.py --gp1d-batches 100 --bo-batches 20 --wheel-batches 20 --no-write
+	$(BIN)/python benchmarks/bo_scaling.py --sizes 100 1000 --no-write
 
 clean:
 	rm -rf $(VENV) build *.egg-info

@@ -1,0 +1,136 @@
+"""Bayesian-optimisation regret on standard test functions (PROTOCOLS.md §4).
+
+Branin-2, Hartmann-3, Hartmann-6, Ackley-4, Levy-4 and Rosenbrock-3 (minimised, inputs
+mapped to the unit cube), ``--seeds`` seeds, ``--budget`` evaluations including a
+``2d + 1``-point scrambled Sobol design that is the same for every method of a seed.
+Methods: every shipped ``*-bo`` checkpoint with LogEI (``NPModel`` + ``optimize_acqf``,
+streaming ``condition_on_observations``), BoTorch ``SingleTaskGP`` + LogEI refit every
+iteration, and Sobol search. Reported: median and quartiles of log10 simple regret vs
+evaluations (final values in the table, curves in the JSON), and seconds per iteration.
+Runs go through ``npbandit.storage``; completed runs are not repeated.
+
+    python benchmarks/bo.py --workers 2
+    python benchmarks/bo.py --functions branin --seeds 2 --budget 12 --no-write   # quick look
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import math
+import statistics
+import sys
+from concurrent.futures import ProcessPoolExecutor, as_completed
+from pathlib import Path
+
+from tqdm import tqdm
+
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+from common import ROOT, machine_line, write_section  # noqa: E402
+
+COMMAND = "python benchmarks/bo.py --workers 2"
+FUNCTIONS = {"branin": None, "hartmann3": ("hartmann", 3), "hartmann6": ("hartmann", 6), "ackley4": ("ackley", 4),
+             "levy4": ("levy", 4), "rosenbrock3": ("rosenbrock", 3)}
+
+
+def _problem(label: str) -> tuple[str, int | None]:
+    spec = FUNCTIONS[label]
+    return (label, None) if spec is None else spec
+
+
+def _one(method: str, label: str, seed: int, budget: int, db: str) -> None:
+    import torch
+
+    torch.set_num_threads(1)
+    from npbandit.envs import BlackBoxEnv
+    from npbandit.loop import run_episode
+    from npbandit.policies import BOPolicy, SobolPolicy
+    from npbandit.storage import RunLogger
+
+    name, dim = _problem(label)
+    env = BlackBoxEnv(function=name, dim=dim, budget=budget)
+    policy = SobolPolicy(env.dim) if method == "sobol" else BOPolicy(env.dim, model=method, acquisition="logei")
+    run_episode(env, policy, seed=seed, logger=RunLogger(db, commit_every=budget),
+                run_info={"kind": "bo", "env_id": "npbandit/BlackBox-v0",
+                          "env_params": {"objective": label, "budget": budget, "benchmark": "bo",
+                                         "optimal_value": env.optimal_value}})
+
+
+def _method_of(policy: str) -> str:
+    return policy.removesuffix("-logei")
+
+
+def collect(db: str, budget: int) -> dict[tuple[str, str], list[dict]]:
+    from npbandit.storage import list_runs, run_steps
+
+    runs: dict[tuple[str, str], list[dict]] = {}
+    for r in list_runs(db, kind="bo"):
+        if r.status != "completed" or r.env_params.get("benchmark") != "bo" or r.env_params.get("budget") != budget:
+            continue
+        steps = run_steps(db, r.id)
+        opt = r.env_params["optimal_value"]
+        curve = [math.log10(max(s["best_value"] - opt, 1e-12)) for s in steps]
+        per_iter = statistics.fmean(s["act_s"] + s["observe_s"] for s in steps)
+        runs.setdefault((r.env_params["objective"], _method_of(r.policy)), []).append(
+            {"seed": r.seed, "curve": curve, "s_per_iter": per_iter})
+    return runs
+
+
+def quartiles(values: list[float]) -> tuple[float, float, float]:
+    q = statistics.quantiles(values, n=4) if len(values) > 1 else [values[0]] * 3
+    return q[0], statistics.median(values), q[2]
+
+
+def main(argv: list[str] | None = None) -> None:
+    from npbandit.surrogates.pretrained import available_checkpoints
+
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--functions", nargs="+", default=list(FUNCTIONS), choices=list(FUNCTIONS))
+    parser.add_argument("--methods", nargs="+",
+                        default=[n for n in available_checkpoints() if n.endswith("-bo")] + ["gp", "sobol"])
+    parser.add_argument("--seeds", type=int, default=10)
+    parser.add_argument("--budget", type=int, default=60)
+    parser.add_argument("--workers", type=int, default=1)
+    parser.add_argument("--db", default=str(ROOT / "runs" / "bench_bo.db"))
+    parser.add_argument("--no-write", action="store_true")
+    args = parser.parse_args(argv)
+    Path(args.db).parent.mkdir(parents=True, exist_ok=True)
+    have = collect(args.db, args.budget)
+    done = {(f, m, run["seed"]) for (f, m), rs in have.items() for run in rs}
+    todo = [(m, f, s) for f in args.functions for s in range(args.seeds) for m in args.methods
+            if (f, m, s) not in done]
+    print(f"{len(done)} runs already in {args.db}; {len(todo)} to go")
+    with ProcessPoolExecutor(max_workers=args.workers) as pool:
+        futures = [pool.submit(_one, m, f, s, args.budget, args.db) for m, f, s in todo]
+        for fut in tqdm(as_completed(futures), total=len(futures), desc="bo runs"):
+            fut.result()
+    runs = collect(args.db, args.budget)
+    lines = ["## Bayesian optimisation regret (PROTOCOLS.md §4)", "",
+             f"Command: `{COMMAND}` (CPU: {machine_line()}). Minimisation, {args.budget} evaluations including "
+             f"the 2d + 1 Sobol points (identical across methods for a seed), {args.seeds} seeds. log10 simple "
+             "regret at the last evaluation: median [25 %, 75 %]; seconds per iteration (act + observe), mean.", "",
+             "| function | " + " | ".join(args.methods) + " |", "|---|" + "---:|" * len(args.methods)]
+    summary = {}
+    for f in args.functions:
+        cells = []
+        for m in args.methods:
+            rs = [r for r in runs.get((f, m), []) if r["seed"] < args.seeds]
+            if not rs:
+                cells.append("-")
+                continue
+            q1, med, q3 = quartiles([r["curve"][-1] for r in rs])
+            t = statistics.fmean(r["s_per_iter"] for r in rs)
+            summary[f"{f}/{m}"] = {"final": [q1, med, q3], "s_per_iter": t, "runs": len(rs),
+                                   "median_curve": [statistics.median(c) for c in zip(*[r["curve"] for r in rs])]}
+            cells.append(f"{med:.2f} [{q1:.2f}, {q3:.2f}] ({t:.2f} s)")
+        lines.append(f"| {f} | " + " | ".join(cells) + " |")
+    text = "\n".join(lines) + "\n"
+    print(text)
+    if not args.no_write:
+        write_section("bo", text)
+        (ROOT / "docs" / "results" / "bo.json").write_text(json.dumps(
+            {"command": COMMAND, "machine": machine_line(), "summary": summary}, indent=2) + "\n")
+
+
+if __name__ == "__main__":
+    main()
