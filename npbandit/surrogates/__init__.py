@@ -39,13 +39,7 @@ __all__ = [
     "ReTreeverConfig",
 ]
 
-_MODELS: dict[str, tuple[type[NeuralProcess], type[NPConfig]]] = {
-    "cmanp": (CMANP, CMANPConfig),
-    "lbanp": (LBANP, LBANPConfig),
-    "tnpd": (TNPD, TNPDConfig),
-    "te-pt-tnp": (TEPTTNP, TEPTTNPConfig),
-    "retreever": (ReTreever, ReTreeverConfig),
-}
+_MODELS: dict[str, type[NeuralProcess]] = {m.name: m for m in (CMANP, LBANP, TNPD, TEPTTNP, ReTreever)}
 
 # Named sizes. "paper" is each config's defaults. Keys a model does not have are
 # skipped for that model, so one size name means the same shape everywhere.
@@ -77,7 +71,8 @@ def build(name: str, x_dim: int, y_dim: int, *, size: str = "paper", **config: A
         raise ValueError(f"name must be one of {available_models()}, got {name!r}")
     if size not in SIZES:
         raise ValueError(f"size must be one of {sorted(SIZES)}, got {size!r}")
-    model_cls, config_cls = _MODELS[name.lower()]
+    model_cls = _MODELS[name.lower()]
+    config_cls = model_cls.config_class
     known = {f.name for f in fields(config_cls)}
     unknown = sorted(set(config) - known)
     if unknown:

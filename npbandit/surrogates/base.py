@@ -147,16 +147,21 @@ class NeuralProcess(nn.Module, ABC):
     Args:
         x_dim: input dimension ``dx``.
         y_dim: output dimension ``dy``.
-        config: the model's hyperparameters (kept for checkpoint cards).
+        config: the model's hyperparameters, an instance of ``config_class``
+            (its defaults when omitted; kept for checkpoint cards).
     """
 
     name: ClassVar[str] = "np"
+    config_class: ClassVar[type[NPConfig]] = NPConfig
 
-    def __init__(self, x_dim: int, y_dim: int, config: NPConfig) -> None:
+    def __init__(self, x_dim: int, y_dim: int, config: NPConfig | None = None) -> None:
         super().__init__()
         for arg, value in (("x_dim", x_dim), ("y_dim", y_dim)):
             if not isinstance(value, int) or isinstance(value, bool) or value < 1:
                 raise ValueError(f"{arg} must be a positive int, got {value!r}")
+        config = self.config_class() if config is None else config
+        if type(config) is not self.config_class:
+            raise TypeError(f"config must be a {self.config_class.__name__}, got {type(config).__name__}")
         self.x_dim = x_dim
         self.y_dim = y_dim
         self.config = config

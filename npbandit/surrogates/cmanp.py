@@ -123,14 +123,12 @@ class CMANP(NeuralProcess):
         config: :class:`CMANPConfig` (paper defaults when omitted).
     """
 
+    config_class = CMANPConfig
     name = "cmanp"
 
     def __init__(self, x_dim: int, y_dim: int, config: CMANPConfig | None = None) -> None:
-        config = CMANPConfig() if config is None else config
-        if not isinstance(config, CMANPConfig):
-            raise TypeError(f"config must be a CMANPConfig, got {type(config).__name__}")
         super().__init__(x_dim, y_dim, config)
-        c = config
+        c = self.config
         self.embed = mlp(x_dim + y_dim, c.d_model, c.d_model, c.emb_depth)
         self.initial_latents = nn.Parameter(0.02 * torch.randn(c.n_latents, c.d_model))
         self.blocks = nn.ModuleList(CMAB(c.d_model, c.n_heads, c.d_ff, c.n_block_latents) for _ in range(c.n_layers))

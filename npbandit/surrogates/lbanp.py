@@ -38,14 +38,12 @@ class LBANPConfig(NPConfig):
 class LBANP(NeuralProcess):
     """Latent Bottlenecked Attentive Neural Process; state = context + per-layer latents."""
 
+    config_class = LBANPConfig
     name = "lbanp"
 
     def __init__(self, x_dim: int, y_dim: int, config: LBANPConfig | None = None) -> None:
-        config = LBANPConfig() if config is None else config
-        if not isinstance(config, LBANPConfig):
-            raise TypeError(f"config must be an LBANPConfig, got {type(config).__name__}")
         super().__init__(x_dim, y_dim, config)
-        c = config
+        c = self.config
         self.embed = mlp(x_dim + y_dim, c.d_model, c.d_model, c.emb_depth)
         self.initial_latents = nn.Parameter(0.02 * torch.randn(c.n_latents, c.d_model))
         self.read_context = nn.ModuleList(

@@ -122,14 +122,12 @@ class Tree:
 class ReTreever(NeuralProcess):
     """Tree Cross Attention NP with a learned retrieval policy (see the module docstring)."""
 
+    config_class = ReTreeverConfig
     name = "retreever"
 
     def __init__(self, x_dim: int, y_dim: int, config: ReTreeverConfig | None = None) -> None:
-        config = ReTreeverConfig() if config is None else config
-        if not isinstance(config, ReTreeverConfig):
-            raise TypeError(f"config must be a ReTreeverConfig, got {type(config).__name__}")
         super().__init__(x_dim, y_dim, config)
-        c = config
+        c = self.config
         self.embed = mlp(x_dim + y_dim, c.d_model, c.d_model, c.emb_depth)
         n_encoder = c.n_layers if c.encoder == "transformer" else 0
         self.encoder = nn.ModuleList(AttentionBlock(c.d_model, c.n_heads, c.d_ff, separate_memory_norm=False)

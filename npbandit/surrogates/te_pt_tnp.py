@@ -52,14 +52,12 @@ class TEPTTNPConfig(NPConfig):
 class TEPTTNP(NeuralProcess):
     """Translation-equivariant pseudo-token TNP; state = context + per-layer pseudo-tokens and locations."""
 
+    config_class = TEPTTNPConfig
     name = "te-pt-tnp"
 
     def __init__(self, x_dim: int, y_dim: int, config: TEPTTNPConfig | None = None) -> None:
-        config = TEPTTNPConfig() if config is None else config
-        if not isinstance(config, TEPTTNPConfig):
-            raise TypeError(f"config must be a TEPTTNPConfig, got {type(config).__name__}")
         super().__init__(x_dim, y_dim, config)
-        c = config
+        c = self.config
         self.embed = mlp(y_dim + 1, c.d_model, c.d_model, c.emb_depth)
         self.pseudo_tokens = nn.Parameter(0.02 * torch.randn(c.n_pseudo, c.d_model))
         self.pseudo_offsets = nn.Parameter(0.5 * torch.randn(c.n_pseudo, x_dim))

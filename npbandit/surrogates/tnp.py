@@ -34,14 +34,12 @@ class TNPDConfig(NPConfig):
 class TNPD(NeuralProcess):
     """TNP-D; state = context + the context tokens entering each layer."""
 
+    config_class = TNPDConfig
     name = "tnpd"
 
     def __init__(self, x_dim: int, y_dim: int, config: TNPDConfig | None = None) -> None:
-        config = TNPDConfig() if config is None else config
-        if not isinstance(config, TNPDConfig):
-            raise TypeError(f"config must be a TNPDConfig, got {type(config).__name__}")
         super().__init__(x_dim, y_dim, config)
-        c = config
+        c = self.config
         self.embed = mlp(x_dim + y_dim + 1, c.d_model, c.d_model, c.emb_depth)
         self.layers = nn.ModuleList(
             AttentionBlock(c.d_model, c.n_heads, c.d_ff, separate_memory_norm=False) for _ in range(c.n_layers)
