@@ -14,6 +14,7 @@ from __future__ import annotations
 
 import argparse
 import time
+import warnings
 
 import torch
 from botorch.acquisition import LogExpectedImprovement
@@ -52,6 +53,10 @@ def main() -> None:
     parser.add_argument("--iterations", type=int, default=30)
     parser.add_argument("--seed", type=int, default=0)
     args = parser.parse_args()
+    # BoTorch warns when a restart of optimize_acqf stops early and it retries; that is
+    # routine here and would bury the two result lines
+    warnings.filterwarnings("ignore", category=RuntimeWarning)
+    warnings.filterwarnings("ignore", message=".*Optimization.*")
     torch.manual_seed(args.seed)
     for kind, label in (("gp", "SingleTaskGP + fit_gpytorch_mll"), ("np", 'NPModel.from_pretrained("cmanp-bo")')):
         regrets, seconds = run(kind, args.iterations, args.seed)
