@@ -20,7 +20,7 @@ import time
 from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
-from common import ROOT, machine_line, write_section  # noqa: E402
+from common import machine_line, publish  # noqa: E402
 
 from npbandit.envs import WheelBanditEnv  # noqa: E402
 from npbandit.loop import run_episode  # noqa: E402
@@ -80,10 +80,7 @@ def main(argv: list[str] | None = None) -> None:
     text = "\n".join(lines) + "\n"
     print(text)
     if not args.no_write:
-        write_section("bandit-cost", text)
-        (ROOT / "docs" / "results" / "bandit_cost.json").write_text(
-            json.dumps({"command": COMMAND, "machine": machine_line(), "rows": rows, "write_rate": write_rate},
-                       indent=2) + "\n")
+        publish("bandit-cost", text, "bandit_cost.json", COMMAND, {"rows": rows, "write_rate": write_rate})
 
 
 if __name__ == "__main__":

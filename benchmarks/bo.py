@@ -16,7 +16,6 @@ Runs go through ``npbandit.storage``; completed runs are not repeated.
 from __future__ import annotations
 
 import argparse
-import json
 import math
 import statistics
 import sys
@@ -26,7 +25,7 @@ from pathlib import Path
 from tqdm import tqdm
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
-from common import ROOT, machine_line, write_section  # noqa: E402
+from common import ROOT, machine_line, publish  # noqa: E402
 
 COMMAND = "python benchmarks/bo.py --workers 2"
 FUNCTIONS = {"branin": None, "hartmann3": ("hartmann", 3), "hartmann6": ("hartmann", 6), "ackley4": ("ackley", 4),
@@ -127,9 +126,7 @@ def main(argv: list[str] | None = None) -> None:
     text = "\n".join(lines) + "\n"
     print(text)
     if not args.no_write:
-        write_section("bo", text)
-        (ROOT / "docs" / "results" / "bo.json").write_text(json.dumps(
-            {"command": COMMAND, "machine": machine_line(), "summary": summary}, indent=2) + "\n")
+        publish("bo", text, "bo.json", COMMAND, {"summary": summary})
 
 
 if __name__ == "__main__":

@@ -20,7 +20,7 @@ import warnings
 from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
-from common import ROOT, machine_line, write_section  # noqa: E402
+from common import machine_line, publish  # noqa: E402
 
 COMMAND = "python benchmarks/bo_scaling.py"
 
@@ -92,9 +92,7 @@ def main(argv: list[str] | None = None) -> None:
     text = "\n".join(lines) + "\n"
     print(text)
     if not args.no_write:
-        write_section("bo-scaling", text)
-        (ROOT / "docs" / "results" / "bo_scaling.json").write_text(
-            json.dumps({"command": COMMAND, "machine": machine_line(), "rows": rows}, indent=2) + "\n")
+        publish("bo-scaling", text, "bo_scaling.json", COMMAND, {"rows": rows})
 
 
 if __name__ == "__main__":

@@ -30,7 +30,7 @@ from gpytorch.mlls import ExactMarginalLogLikelihood
 from tqdm import tqdm
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
-from common import ROOT, machine_line, median_time, write_section  # noqa: E402
+from common import machine_line, median_time, publish  # noqa: E402
 
 from npbandit import NPModel  # noqa: E402
 
@@ -99,9 +99,7 @@ def main(argv: list[str] | None = None) -> None:
     text = "\n".join(lines) + "\n"
     print(text)
     if not args.no_write:
-        write_section("botorch-adapter", text)
-        out = ROOT / "docs" / "results" / "botorch_adapter.json"
-        out.write_text(json.dumps({"command": COMMAND, "machine": machine_line(), "rows": rows}, indent=2) + "\n")
+        publish("botorch-adapter", text, "botorch_adapter.json", COMMAND, {"rows": rows})
 
 
 if __name__ == "__main__":

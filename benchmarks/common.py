@@ -59,6 +59,18 @@ def machine_line() -> str:
             f"torch {torch.__version__}, Python {platform.python_version()}")
 
 
+def publish(section: str, text: str, json_name: str, command: str, payload: dict) -> None:
+    """Write ``text`` as section ``section`` of docs/benchmarks.md and the raw numbers
+    (with the command and the machine) to docs/results/<json_name>."""
+    import json
+
+    write_section(section, text)
+    out = ROOT / "docs" / "results" / json_name
+    out.parent.mkdir(parents=True, exist_ok=True)
+    out.write_text(json.dumps({"command": command, "machine": machine_line(), **payload}, indent=2) + "\n")
+    print(f"wrote the {section!r} section of docs/benchmarks.md and docs/results/{json_name}")
+
+
 def write_section(name: str, body: str) -> Path:
     """Replace (or append) the section ``name`` of docs/benchmarks.md, between markers,
     so each benchmark script owns its part of the one results page."""

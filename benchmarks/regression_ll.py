@@ -27,7 +27,7 @@ import torch
 from tqdm import tqdm
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
-from common import ROOT, machine_line, write_section  # noqa: E402
+from common import ROOT, machine_line, publish  # noqa: E402
 
 from npbandit import load_surrogate  # noqa: E402
 from npbandit.surrogates.pretrained import available_checkpoints  # noqa: E402
@@ -96,10 +96,7 @@ def main(argv: list[str] | None = None) -> None:
     text = render(results, batches)
     print(text)
     if not args.no_write:
-        write_section("regression", text)
-        out.parent.mkdir(parents=True, exist_ok=True)
-        out.write_text(json.dumps({"command": COMMAND, "machine": machine_line(), "batches": batches,
-                                   "rows": results}, indent=2) + "\n")
+        publish("regression", text, out.name, COMMAND, {"batches": batches, "rows": results})
 
 
 def fmt(value: tuple[float, ...]) -> str:

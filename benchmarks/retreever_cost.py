@@ -18,7 +18,7 @@ from pathlib import Path
 import torch
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
-from common import ROOT, machine_line, median_time, write_section  # noqa: E402
+from common import machine_line, median_time, publish  # noqa: E402
 
 from npbandit.surrogates import build  # noqa: E402
 
@@ -60,9 +60,7 @@ def main(argv: list[str] | None = None) -> None:
     text = "\n".join(lines) + "\n"
     print(text)
     if not args.no_write:
-        write_section("retreever-cost", text)
-        (ROOT / "docs" / "results" / "retreever_cost.json").write_text(
-            json.dumps({"command": COMMAND, "machine": machine_line(), "rows": rows}, indent=2) + "\n")
+        publish("retreever-cost", text, "retreever_cost.json", COMMAND, {"rows": rows})
 
 
 if __name__ == "__main__":

@@ -32,7 +32,7 @@ import torch
 from tqdm import tqdm
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
-from common import ROOT, machine_line, median_time, peak_memory_mb, write_section  # noqa: E402
+from common import machine_line, median_time, peak_memory_mb, publish  # noqa: E402
 
 from npbandit.surrogates import CMANP, build  # noqa: E402
 
@@ -137,7 +137,10 @@ def render(rows: list[dict], sizes: list[int], tnpd_max_n: int) -> str:
                      f"faster (bar ≥ 100x); counting CMANP's latent refresh before the next predict: "
                      f"{ratio(l4['update_ms'], c4['update_refresh_ms'])}")
     for model in ("lbanp", "tnpd"):
-        a, b = by.get((model, lo)), by.get((model, max(n for (m, n) in by if m == model)))
+        measured = [n for (m, n) in by if m == model]
+        if not measured:
+            continue
+        a, b = by.get((model, lo)), by.get((model, max(measured)))
         if a and b and a is not b:
             lines.append(f"- {model} update at N = {b['n']:,} vs {lo:,}: {ratio(b['update_ms'], a['update_ms'])}; "
                          f"peak memory {ratio(b['peak_mb'], a['peak_mb'])}")
@@ -165,11 +168,7 @@ def main(argv: list[str] | None = None) -> None:
     text = render(rows, sorted(args.sizes), args.tnpd_max_n)
     print(text)
     if not args.no_write:
-        write_section("streaming", text)
-        out = ROOT / "docs" / "results" / "streaming.json"
-        out.parent.mkdir(parents=True, exist_ok=True)
-        out.write_text(json.dumps({"command": COMMAND, "machine": machine_line(), "rows": rows}, indent=2) + "\n")
-        print(f"wrote {out.relative_to(ROOT)} and the 'streaming' section of docs/benchmarks.md")
+        publish("streaming", text, "streaming.json", COMMAND, {"rows": rows})
 
 
 if __name__ == "__main__":

@@ -17,7 +17,6 @@ processes (one torch thread each), all writing the one SQLite file.
 from __future__ import annotations
 
 import argparse
-import json
 import statistics
 import sys
 from concurrent.futures import ProcessPoolExecutor, as_completed
@@ -26,7 +25,7 @@ from pathlib import Path
 from tqdm import tqdm
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
-from common import ROOT, machine_line, write_section  # noqa: E402
+from common import ROOT, machine_line, publish  # noqa: E402
 
 COMMAND = "python benchmarks/wheel.py --workers 2"
 DELTAS = [0.5, 0.7, 0.9, 0.95, 0.99, 0.995]
@@ -38,6 +37,7 @@ PUBLISHED = {"TNP-D": [1.18, 1.70, 2.55, 3.57, 4.68], "LBANP (L=128)": [1.11, 1.
 
 
 def _one(policy_name: str, delta: float, seed: int, steps: int, db: str) -> tuple[str, float, int]:
+    """One logged run (in a worker process)."""
     import torch
 
     torch.set_num_threads(1)
@@ -46,7 +46,7 @@ def _one(policy_name: str, delta: float, seed: int, steps: int, db: str) -> tupl
     from npbandit.policies import make_bandit_policy
     from npbandit.storage import RunLogger
 
-    result = run_episode(WheelBanditEnv(delta=delta, horizon=steps), make_bandit_policy(policy_name), seed=seed,
+    run_episode(WheelBanditEnv(delta=delta, horizon=steps), make_bandit_policy(policy_name), seed=seed,
                          logger=RunLogger(db, commit_every=200),
                          run_info={"kind": "bandit", "env_id": "npbandit/WheelBandit-v0",
                                    "env_params": {"delta": delta, "horizon": steps, "benchmark": "wheel"}})
@@ -139,10 +139,7 @@ def main(argv: list[str] | None = None) -> None:
     text = render(summary, args.deltas, args.policies, args.steps, args.seeds)
     print(text)
     if not args.no_write:
-        write_section("wheel", text)
-        (ROOT / "docs" / "results" / "wheel.json").write_text(json.dumps(
-            {"command": COMMAND, "machine": machine_line(), "steps": args.steps, "seeds": args.seeds,
-             "summary": summary}, indent=2) + "\n")
+        publish("wheel", text, "wheel.json", COMMAND, {"steps": args.steps, "seeds": args.seeds, "summary": summary})
 
 
 if __name__ == "__main__":

@@ -70,7 +70,7 @@ def run_episode(env: gym.Env, policy: Policy, *, seed: int, steps: int | None = 
             t1 = time.perf_counter()
             try:
                 next_obs, reward, terminated, truncated, info = env.step(action)
-            except ObjectiveError as err:
+            except ObjectiveError:
                 result.failed_steps += 1
                 row = dict(t=t, action=action, reward=None, regret=None, cumulative_regret=None, failed=True,
                            value=None, act_s=t1 - t0, env_s=time.perf_counter() - t1, observe_s=0.0)

@@ -5,7 +5,7 @@ import numpy as np
 import pytest
 from gymnasium.utils.env_checker import check_env
 
-import npbandit  # noqa: F401  (registers the environments)
+import npbandit.envs  # noqa: F401  (registers the environments)
 from npbandit.envs import BlackBoxEnv, ObjectiveError, WheelBanditEnv
 
 

@@ -335,7 +335,6 @@ class NPModel(Model, FantasizeMixin):
         child.train_X = torch.cat([self.train_X, X.to(self.train_X)], dim=-2)
         child.train_Y = torch.cat([self.train_Y, Y.to(self.train_Y)], dim=-2)
         child._train_Y_t = torch.cat([self._train_Y_t, Y_t.to(self._train_Y_t)], dim=-2)
-        X_new = self._to_surrogate_inputs(X)
         if self._standardize and self._drifted(child._train_Y_t):
             child._set_statistics(child._train_Y_t)
             child._state = child._condition(child._to_surrogate_inputs(child.train_X), child._train_Y_t)
