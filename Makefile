@@ -32,6 +32,7 @@ bench: $(STAMP)
 	$(BIN)/python benchmarks/bandit_cost.py
 	$(BIN)/python benchmarks/retreever_cost.py
 	$(BIN)/python benchmarks/bo_scaling.py
+	$(BIN)/python benchmarks/bo_model_quality.py
 	$(BIN)/python benchmarks/bo.py --workers 2
 	$(BIN)/python benchmarks/wheel.py --workers 2
 
