@@ -23,8 +23,15 @@ queue_b() {
   $NP train --model tnpd  --prior gp1d  --steps "$STEPS_GP" --out runs/tnpd-gp1d "${COMMON[@]}"
   $NP train --model cmanp --prior wheel --steps "$STEPS_WHEEL" --out runs/cmanp-wheel --set n_latents=8 --set n_block_latents=8 "${WHEEL[@]}" "${COMMON[@]}"
 }
+# issues 4 and 5 (first, short CPU runs; the *-bo checkpoints are still to come)
+queue_c() {
+  $NP train --model te-pt-tnp --prior gp1d --steps "${STEPS_TE:-20000}" --out runs/te-pt-tnp-gp1d --size small "${COMMON[@]}"
+}
+queue_d() {
+  $NP train --model retreever --prior gp1d --steps "${STEPS_RT:-20000}" --out runs/retreever-gp1d "${COMMON[@]}"
+}
 mkdir -p runs
-for q in ${QUEUES:-a b}; do   # QUEUES=a runs one queue only
+for q in ${QUEUES:-a b}; do   # QUEUES=a runs one queue only; QUEUES="c d" the issue 4/5 runs
   "queue_$q" > "runs/queue_$q.log" 2>&1 &
 done
 wait
