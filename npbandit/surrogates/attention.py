@@ -139,16 +139,6 @@ class MultiHeadAttention(nn.Module):
         out = F.scaled_dot_product_attention(q, k, v, attn_mask=attn_mask)
         return self.to_out(self._merge_heads(out))
 
-    def weights(self, query: Tensor, memory: Tensor, mask: Tensor | None = None) -> Tensor:
-        """Attention weights ``[B, H, M, N]`` (softmax over the ``N`` keys; masked keys get 0).
-
-        Used where the weights themselves are the output, e.g. ReTreever's retrieval
-        policy, whose action probabilities are the head-averaged weights."""
-        scores = (self.project_queries(query) @ self._project_memory(memory)[0].transpose(-2, -1)) * self.scale
-        if mask is not None:
-            scores = scores.masked_fill(~mask.unsqueeze(-3), float("-inf"))
-        return torch.softmax(scores, dim=-1)
-
     def project_queries(self, query: Tensor) -> Tensor:
         """Per-head queries ``[..., H, M, d_head]`` from ``query`` ``[..., M, D]``."""
         return self._split_heads(self.to_q(query))

@@ -107,13 +107,16 @@ def build_tree_order(x: Tensor, branching: int) -> tuple[Tensor, Tensor, int, in
 @dataclass(frozen=True)
 class Tree:
     """A conditioned tree: ``leaves [B, b^k, P, D]`` with ``leaf_mask``, and per level
-    ``l = 1..k`` the node embeddings ``[B, b^l, D]`` with masks (``nodes[l - 1]``);
-    ``tokens [B, N, D]`` are the encoded context (for full retrieval)."""
+    ``l = 1..k`` the node embeddings ``[B, b^l, D]`` with masks (``nodes[l - 1]``) and
+    the policy's keys for them ``[B, b^l, H, d_head]`` (computed once per context, so a
+    query's walk only gathers and dots); ``tokens [B, N, D]`` are the encoded context
+    (for full retrieval)."""
 
     leaves: Tensor
     leaf_mask: Tensor
     nodes: tuple[Tensor, ...]
     node_masks: tuple[Tensor, ...]
+    node_keys: tuple[Tensor, ...]
     tokens: Tensor
     depth: int
     leaf_size: int
@@ -172,7 +175,9 @@ class ReTreever(NeuralProcess):
             children = level.reshape(batch, -1, b, level.shape[-1])
             child_mask = level_mask.reshape(batch, -1, b)
             level, level_mask = self._aggregate(children, child_mask), child_mask.any(-1)
-        tree = Tree(leaves, real, tuple(reversed(nodes)), tuple(reversed(masks)), tokens, depth, leaf)
+        nodes, masks = tuple(reversed(nodes)), tuple(reversed(masks))
+        keys = tuple(self.policy._project_memory(self.policy_norm(v))[0].transpose(1, 2) for v in nodes)
+        tree = Tree(leaves, real, nodes, masks, keys, tokens, depth, leaf)
         return ContextSetState(xc, yc, tree)
 
     # -- retrieval -----------------------------------------------------------------------
@@ -189,15 +194,16 @@ class ReTreever(NeuralProcess):
         kept, kept_mask = [], []
         log_prob = queries.new_zeros(batch, m)
         entropy = queries.new_zeros(batch, m)
-        q = self.policy_norm(queries).reshape(batch * m, 1, d)
+        q = self.policy.project_queries(self.policy_norm(queries)).transpose(1, 2) * self.policy.scale  # [B,M,H,dh]
+        n_heads, d_head = q.shape[-2:]
         for level in range(tree.depth):
             children = node.unsqueeze(-1) * b + torch.arange(b, device=node.device)  # [B, M, b]
-            emb = torch.gather(tree.nodes[level].unsqueeze(1).expand(-1, m, -1, -1), 2,
-                               children.unsqueeze(-1).expand(-1, -1, -1, d))
-            mask = torch.gather(tree.node_masks[level].unsqueeze(1).expand(-1, m, -1), 2, children)
-            weights = self.policy.weights(q, self.policy_norm(emb).reshape(batch * m, b, d),
-                                          mask.reshape(batch * m, 1, b))  # [B*M, H, 1, b]
-            heads = weights.reshape(batch, m, -1, b)
+            flat = children.reshape(batch, m * b)
+            emb = torch.gather(tree.nodes[level], 1, flat.unsqueeze(-1).expand(-1, -1, d)).reshape(batch, m, b, d)
+            keys = torch.gather(tree.node_keys[level], 1, flat[..., None, None].expand(-1, -1, n_heads, d_head))
+            mask = torch.gather(tree.node_masks[level], 1, flat).reshape(batch, m, b)
+            scores = torch.einsum("bmhd,bmchd->bmhc", q, keys.reshape(batch, m, b, n_heads, d_head))
+            heads = torch.softmax(scores.masked_fill(~mask.unsqueeze(2), float("-inf")), dim=-1)  # [B, M, H, b]
             probs = heads.mean(2)
             choice = torch.multinomial(probs.reshape(-1, b), 1).reshape(batch, m) if sample else probs.argmax(-1)
             log_prob = log_prob + torch.log(torch.gather(probs, 2, choice.unsqueeze(-1)).squeeze(-1) + 1e-9)
