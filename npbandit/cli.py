@@ -109,11 +109,11 @@ def _list_models() -> None:
     if not names:
         print("no pretrained checkpoints ship with this version")
         return
-    print(f"{'name':<18}{'model':<8}{'dims':<8}{'params':>9}{'steps':>8}  evaluation (mean target log-likelihood)")
+    print(f"{'name':<18}{'model':<11}{'dims':<8}{'params':>9}{'steps':>8}  evaluation (mean target log-likelihood)")
     for name in names:
         card = read_card(name)
         ll = card.get("evaluation", {}).get("log_likelihood", {})
-        print(f"{name:<18}{card['model']:<8}{str(card['x_dim']) + '->' + str(card['y_dim']):<8}"
+        print(f"{name:<18}{card['model']:<11}{str(card['x_dim']) + '->' + str(card['y_dim']):<8}"
               f"{card.get('parameters', 0):>9,}{card.get('training', {}).get('steps', 0):>8,}  "
               + ", ".join(f"{k} {v:.3f}" for k, v in ll.items()))
 
