@@ -19,13 +19,11 @@ import argparse
 import math
 import statistics
 import sys
-from concurrent.futures import ProcessPoolExecutor, as_completed
 from pathlib import Path
 
-from tqdm import tqdm
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
-from common import ROOT, machine_line, publish  # noqa: E402
+from common import ROOT, machine_line, publish, run_jobs  # noqa: E402
 
 COMMAND = "python benchmarks/bo.py --workers 2"
 FUNCTIONS = {"branin": None, "hartmann3": ("hartmann", 3), "hartmann6": ("hartmann", 6), "ackley4": ("ackley", 4),
@@ -99,10 +97,7 @@ def main(argv: list[str] | None = None) -> None:
     todo = [(m, f, s) for f in args.functions for s in range(args.seeds) for m in args.methods
             if (f, m, s) not in done]
     print(f"{len(done)} runs already in {args.db}; {len(todo)} to go")
-    with ProcessPoolExecutor(max_workers=args.workers) as pool:
-        futures = [pool.submit(_one, m, f, s, args.budget, args.db) for m, f, s in todo]
-        for fut in tqdm(as_completed(futures), total=len(futures), desc="bo runs"):
-            fut.result()
+    run_jobs(_one, [(m, f, s, args.budget, args.db) for m, f, s in todo], args.workers, "bo runs")
     runs = collect(args.db, args.budget)
     lines = ["## Bayesian optimisation regret (PROTOCOLS.md §4)", "",
              f"Command: `{COMMAND}` (CPU: {machine_line()}). Minimisation, {args.budget} evaluations including "

@@ -30,6 +30,19 @@ def median_time(fn: Callable[[], object], *, min_reps: int = 3, max_reps: int = 
     return times[len(times) // 2]
 
 
+def run_jobs(fn: Callable[..., object], jobs: list[tuple], workers: int, desc: str) -> None:
+    """Run ``fn(*job)`` for every job in ``workers`` processes, with a progress bar;
+    the first failure is raised."""
+    from concurrent.futures import ProcessPoolExecutor, as_completed
+
+    from tqdm import tqdm
+
+    with ProcessPoolExecutor(max_workers=workers) as pool:
+        futures = [pool.submit(fn, *job) for job in jobs]
+        for future in tqdm(as_completed(futures), total=len(futures), desc=desc):
+            future.result()
+
+
 def _status_kb(field: str) -> int:
     for line in Path("/proc/self/status").read_text().splitlines():
         if line.startswith(field + ":"):

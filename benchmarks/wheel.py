@@ -19,13 +19,11 @@ from __future__ import annotations
 import argparse
 import statistics
 import sys
-from concurrent.futures import ProcessPoolExecutor, as_completed
 from pathlib import Path
 
-from tqdm import tqdm
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
-from common import ROOT, machine_line, publish  # noqa: E402
+from common import ROOT, machine_line, publish, run_jobs  # noqa: E402
 
 COMMAND = "python benchmarks/wheel.py --workers 2"
 DELTAS = [0.5, 0.7, 0.9, 0.95, 0.99, 0.995]
@@ -131,10 +129,7 @@ def main(argv: list[str] | None = None) -> None:
     todo = [(p, d, s) for d in args.deltas for s in range(args.seeds) for p in args.policies
             if (p, d, s) not in done]
     print(f"{len(done)} runs already in {args.db}; {len(todo)} to go")
-    with ProcessPoolExecutor(max_workers=args.workers) as pool:
-        futures = [pool.submit(_one, p, d, s, args.steps, args.db) for p, d, s in todo]
-        for f in tqdm(as_completed(futures), total=len(futures), desc="wheel runs"):
-            f.result()
+    run_jobs(_one, [(p, d, s, args.steps, args.db) for p, d, s in todo], args.workers, "wheel runs")
     summary = summarise(args.db, args.steps, args.deltas, args.policies, args.seeds)
     text = render(summary, args.deltas, args.policies, args.steps, args.seeds)
     print(text)

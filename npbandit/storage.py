@@ -40,7 +40,6 @@ from sqlalchemy import (
     UniqueConstraint,
     create_engine,
     event,
-    func,
     insert,
     select,
     update,
@@ -292,9 +291,9 @@ def list_runs(db: str = DEFAULT_URL, kind: str | None = None) -> list[RunRow]:
         query = query.where(Run.kind == kind)
     with engine.connect() as conn:
         runs = conn.execute(query).all()
-        counts = dict(conn.execute(select(Step.run_id, func.count()).group_by(Step.run_id)).all())
+    # n_steps is updated in the same transaction as the step inserts, so it counts committed steps
     return [RunRow(r.id, r.kind, r.env_id, r.env_params, r.policy, r.surrogate, r.seed, effective_status(r),
-                   counts.get(r.id, 0), r.started_at, r.finished_at, r.error) for r in runs]
+                   r.n_steps, r.started_at, r.finished_at, r.error) for r in runs]
 
 
 def run_steps(db: str, run_id: int) -> list[dict[str, Any]]:
