@@ -9,6 +9,9 @@ import sys
 import numpy as np
 import torch
 
+from npbandit.priors import PRIORS
+from npbandit.surrogates import available_models
+
 
 def _positive_int(text: str) -> int:
     value = int(text)
@@ -63,8 +66,8 @@ def build_parser() -> argparse.ArgumentParser:
     report.add_argument("--plot", help="also write a PNG of regret curves to this path")
     report.add_argument("--limit", type=_positive_int, default=20, help="runs listed")
     train = commands.add_parser("train", help="meta-train a surrogate on a prior (resumable)")
-    train.add_argument("--model", required=True, help="cmanp | lbanp | tnpd")
-    train.add_argument("--prior", required=True, help="gp1d | bo | wheel")
+    train.add_argument("--model", required=True, help="a registered model: " + " | ".join(available_models()))
+    train.add_argument("--prior", required=True, help=" | ".join(PRIORS))
     train.add_argument("--steps", type=_positive_int, required=True)
     train.add_argument("--out", required=True, help="run directory (resumes if it holds the same run)")
     train.add_argument("--name", help="checkpoint name (default <model>-<prior>)")

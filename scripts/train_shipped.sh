@@ -12,16 +12,20 @@ STEPS_GP=${STEPS_GP:-30000}
 STEPS_WHEEL=${STEPS_WHEEL:-20000}
 STEPS_BO=${STEPS_BO:-25000}
 
-queue_a() {
-  $NP train --model cmanp --prior bo    --steps "$STEPS_BO" --out runs/cmanp-bo --set n_latents=32 --set n_block_latents=32 "${COMMON[@]}"
+# The wheel prior divides rewards by reward_scale = 50 (see npbandit/priors/wheel.py).
+queue_w() {
+  $NP train --model cmanp --prior wheel --steps "$STEPS_WHEEL" --out runs/cmanp-wheel --set n_latents=8 --set n_block_latents=8 "${WHEEL[@]}" "${COMMON[@]}"
   $NP train --model lbanp --prior wheel --steps "$STEPS_WHEEL" --out runs/lbanp-wheel --set n_latents=8 "${WHEEL[@]}" "${COMMON[@]}"
   $NP train --model tnpd  --prior wheel --steps "$STEPS_WHEEL" --out runs/tnpd-wheel "${WHEEL[@]}" "${COMMON[@]}"
+}
+queue_a() {
+  $NP train --model cmanp --prior bo    --steps "$STEPS_BO" --out runs/cmanp-bo --set n_latents=32 --set n_block_latents=32 "${COMMON[@]}"
+  queue_w
 }
 queue_b() {
   $NP train --model cmanp --prior gp1d  --steps "$STEPS_GP" --out runs/cmanp-gp1d --set n_latents=32 --set n_block_latents=32 "${COMMON[@]}"
   $NP train --model lbanp --prior gp1d  --steps "$STEPS_GP" --out runs/lbanp-gp1d --set n_latents=8 "${COMMON[@]}"
   $NP train --model tnpd  --prior gp1d  --steps "$STEPS_GP" --out runs/tnpd-gp1d "${COMMON[@]}"
-  $NP train --model cmanp --prior wheel --steps "$STEPS_WHEEL" --out runs/cmanp-wheel --set n_latents=8 --set n_block_latents=8 "${WHEEL[@]}" "${COMMON[@]}"
 }
 # issues 4 and 5 (first, short CPU runs; the *-bo checkpoints are still to come)
 queue_c() {
@@ -30,8 +34,15 @@ queue_c() {
 queue_d() {
   $NP train --model retreever --prior gp1d --steps "${STEPS_RT:-20000}" --out runs/retreever-gp1d "${COMMON[@]}"
 }
+# issues 4 and 5: the BO-prior checkpoints (same prior and sizes as cmanp-bo / the gp1d runs)
+queue_e() {
+  $NP train --model retreever --prior bo --steps "${STEPS_RT_BO:-25000}" --out runs/retreever-bo "${COMMON[@]}"
+}
+queue_f() {
+  $NP train --model te-pt-tnp --prior bo --steps "${STEPS_TE_BO:-25000}" --out runs/te-pt-tnp-bo --size small "${COMMON[@]}"
+}
 mkdir -p runs
-for q in ${QUEUES:-a b}; do   # QUEUES=a runs one queue only; QUEUES="c d" the issue 4/5 runs
+for q in ${QUEUES:-a b}; do   # QUEUES=a runs one queue only; QUEUES="c d" / "e f" the issue 4/5 runs, QUEUES=w the wheel runs
   "queue_$q" > "runs/queue_$q.log" 2>&1 &
 done
 wait

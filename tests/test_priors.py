@@ -99,7 +99,7 @@ def test_wheel_rewards_follow_the_protocol():
 
 
 def test_wheel_batches_drop_context_rewards_but_not_targets():
-    prior = WheelPrior()
+    prior = WheelPrior(reward_scale=1.0)
     b = prior.batch(8, 0, 0)
     assert b.xc.shape == (8, 512, 2) and b.yt.shape == (8, 50, 5)
     assert (b.xc.norm(dim=-1) <= 1).all() and (b.xt.norm(dim=-1) <= 1).all()
@@ -109,6 +109,14 @@ def test_wheel_batches_drop_context_rewards_but_not_targets():
     means_c, _ = wheel_mean_rewards(b.xc, delta[:, None])
     kept = (b.yc - means_c).abs() < 0.3
     assert 0.4 < kept.float().mean() < 0.6  # about half the context entries replaced by N(0, 1)
+
+
+def test_wheel_rewards_are_divided_by_the_reward_scale():
+    raw, scaled = WheelPrior(reward_scale=1.0).batch(4, 0, 0), WheelPrior().batch(4, 0, 0)
+    assert WheelPrior().spec()["reward_scale"] == 50.0
+    assert torch.allclose(scaled.yc * 50.0, raw.yc, atol=1e-5) and torch.allclose(scaled.yt * 50.0, raw.yt, atol=1e-5)
+    with pytest.raises(ValueError, match="reward_scale"):
+        WheelPrior(reward_scale=-1.0)
 
 
 def test_make_prior_rejects_unknown():

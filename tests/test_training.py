@@ -48,6 +48,15 @@ def test_a_different_run_in_the_same_directory_is_refused(tmp_path):
         train(tiny_config(tmp_path, steps=10, lr=1e-3), progress=False)
 
 
+def test_a_changed_prior_default_is_not_resumed(tmp_path, monkeypatch):
+    """Same command line, but the prior's defaults changed in between (e.g. a new version)."""
+    train(tiny_config(tmp_path, steps=10), progress=False, stop_at=5)
+    real_spec = GP1DPrior.spec
+    monkeypatch.setattr(GP1DPrior, "spec", lambda self: {**real_spec(self), "lengthscale": ["uniform", 0.6, 1.0]})
+    with pytest.raises(ValueError, match=r"different prior \(differs in \['lengthscale'\]\)"):
+        train(tiny_config(tmp_path, steps=10), progress=False)
+
+
 def test_config_validation(tmp_path):
     with pytest.raises(ValueError, match="steps"):
         tiny_config(tmp_path, steps=0)

@@ -3,7 +3,8 @@
 NP policies follow the NP bandit protocol (PROTOCOLS.md §3): the history is the
 surrogate's context; each past round contributes its context ``x`` and a reward row
 whose played arm holds the observed reward while the other arms hold ``N(0, 1)``
-noise (what the ``wheel`` prior trained on). Each observation is streamed in with
+noise (what the ``wheel`` prior trained on), all divided by the prior's
+``reward_scale`` (read from the checkpoint card). Each observation is streamed in with
 ``update`` -- CMANP's constant-cost update; other surrogates re-condition inside
 their ``update``. The first action is uniform (there is nothing to condition on).
 """
@@ -88,9 +89,12 @@ class NPBanditPolicy(Policy):
         surrogate: a pretrained NP with ``y_dim == n_arms`` (e.g. ``load_surrogate("cmanp-wheel")``).
         rule: ``"ucb"`` or ``"thompson"``.
         beta: the UCB exploration weight (explicit; no square root is taken).
+        reward_scale: what rewards were divided by in training; ``None`` reads it from
+            the checkpoint card's prior (``reward_scale``; 1 for cards without one).
     """
 
-    def __init__(self, surrogate: NeuralProcess, rule: str = "ucb", beta: float = 1.0) -> None:
+    def __init__(self, surrogate: NeuralProcess, rule: str = "ucb", beta: float = 1.0,
+                 reward_scale: float | None = None) -> None:
         if not isinstance(surrogate, NeuralProcess):
             raise TypeError(f"surrogate must be an npbandit NeuralProcess, got {type(surrogate).__name__}")
         if rule not in ("ucb", "thompson"):
@@ -100,8 +104,13 @@ class NPBanditPolicy(Policy):
         self.surrogate = surrogate.eval()
         self.rule, self.beta = rule, float(beta)
         self.n_arms = surrogate.y_dim
-        self.name = f"{getattr(surrogate, 'card', {}).get('name', surrogate.name)}-{rule}"
         card = getattr(surrogate, "card", None)
+        if reward_scale is None:
+            reward_scale = 1.0 if card is None else float(card.get("prior", {}).get("reward_scale", 1.0))
+        if not (isinstance(reward_scale, (int, float)) and np.isfinite(reward_scale) and reward_scale > 0):
+            raise ValueError(f"reward_scale must be a positive finite number, got {reward_scale!r}")
+        self.reward_scale = float(reward_scale)
+        self.name = f"{surrogate.name if card is None else card['name']}-{rule}"
         self.checkpoint = None if card is None else {"name": card["name"], "sha256": card["sha256"]}
         self._ref = next(surrogate.parameters())
 
@@ -118,7 +127,7 @@ class NPBanditPolicy(Policy):
         x = torch.as_tensor(np.asarray(obs), dtype=self._ref.dtype).reshape(1, 1, -1)
         with torch.no_grad():
             dist = self.surrogate.predict(self.state, x)
-        mu, sigma = dist.loc[0, 0], dist.scale[0, 0]
+        mu, sigma = dist.loc[0, 0] * self.reward_scale, dist.scale[0, 0] * self.reward_scale
         if self.rule == "ucb":
             scores = mu + self.beta * sigma
         else:
@@ -129,11 +138,12 @@ class NPBanditPolicy(Policy):
         x = torch.as_tensor(np.asarray(obs), dtype=self._ref.dtype).reshape(1, 1, -1)
         y = torch.randn(1, 1, self.n_arms, generator=self.torch_rng, dtype=self._ref.dtype)
         y[0, 0, int(action)] = float(reward)
+        y /= self.reward_scale
         with torch.no_grad():
             self.state = self.surrogate.update(self.state, x, y)
 
     def params(self) -> dict[str, Any]:
-        return {"rule": self.rule, "beta": self.beta}
+        return {"rule": self.rule, "beta": self.beta, "reward_scale": self.reward_scale}
 
 
 class GPUCBPolicy(Policy):

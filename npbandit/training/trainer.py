@@ -105,14 +105,14 @@ def cosine_lr(base: float, step: int, total: int) -> float:
     return 0.5 * base * (1 + math.cos(math.pi * min(step, total) / total))
 
 
-def _save_state(out: Path, config: TrainConfig, model: NeuralProcess, optimizer: torch.optim.Optimizer,
-                step: int, log: list[dict[str, Any]], elapsed: float) -> None:
+def _save_state(out: Path, config: TrainConfig, prior_spec: dict[str, Any], model: NeuralProcess,
+                optimizer: torch.optim.Optimizer, step: int, log: list[dict[str, Any]], elapsed: float) -> None:
     tensors = {f"model.{k}": v.detach().cpu().contiguous() for k, v in model.state_dict().items()}
     opt = optimizer.state_dict()
     for idx, state in opt["state"].items():
         for key, value in state.items():
             tensors[f"optim.{idx}.{key}"] = torch.as_tensor(value).detach().cpu().contiguous()
-    meta = {"config": config.identity(), "step": step, "elapsed_s": elapsed, "log": log,
+    meta = {"config": config.identity(), "prior_spec": prior_spec, "step": step, "elapsed_s": elapsed, "log": log,
             "param_groups": opt["param_groups"]}
     for fname, writer in ((STATE_TENSORS, lambda p: save_file(tensors, str(p))),
                           (STATE_JSON, lambda p: p.write_text(json.dumps(meta, indent=1)))):
@@ -153,11 +153,20 @@ def train(config: TrainConfig, *, progress: bool = True, export: bool = True, st
     model = build(config.model, prior.x_dim, prior.y_dim, size=config.size, **config.model_config).to(device)
     optimizer = torch.optim.Adam(model.parameters(), lr=config.lr, weight_decay=config.weight_decay)
     step, log, elapsed = 0, [], 0.0
+    # The prior's full spec is checked too: a changed default (not just a changed
+    # --prior-set) must not be resumed into a run that started on other data.
+    prior_spec = json.loads(json.dumps(prior.spec()))
     if (out / STATE_JSON).exists():
-        saved = json.loads((out / STATE_JSON).read_text())["config"]
+        meta = json.loads((out / STATE_JSON).read_text())
+        saved = meta["config"]
         if saved != config.identity():
             diff = sorted(k for k in set(saved) | set(config.identity()) if saved.get(k) != config.identity().get(k))
             raise ValueError(f"{out} holds a different run (differs in {diff}); use another --out or delete it")
+        saved_spec = meta.get("prior_spec", prior_spec)  # states saved before specs were stored: config only
+        if saved_spec != prior_spec:
+            diff = sorted(k for k in set(saved_spec) | set(prior_spec) if saved_spec.get(k) != prior_spec.get(k))
+            raise ValueError(f"{out} holds a run on a different prior (differs in {diff}); "
+                             "use another --out or delete it")
         step, log, elapsed = _load_state(out, model, optimizer, device)
     model.train()
     bar = tqdm(total=config.steps, initial=step, desc=config.name, disable=not progress, dynamic_ncols=True)
@@ -187,7 +196,7 @@ def train(config: TrainConfig, *, progress: bool = True, export: bool = True, st
             bar.write(f"step {step}: train loss {running:.3f}, eval ll " +
                       ", ".join(f"{k} {v:.3f}" for k, v in scores.items()))
         if step % config.checkpoint_every == 0 or step == last:
-            _save_state(out, config, model, optimizer, step, log, time.perf_counter() - started)
+            _save_state(out, config, prior_spec, model, optimizer, step, log, time.perf_counter() - started)
     bar.close()
     model.eval()
     card = None
