@@ -41,6 +41,8 @@ bench-quick: $(STAMP)
 	$(BIN)/python benchmarks/streaming.py --sizes 100 1000 10000 --no-write
 	$(BIN)/python benchmarks/regression_ll.py --gp1d-batches 100 --bo-batches 20 --wheel-batches 20 --no-write
 	$(BIN)/python benchmarks/bo_scaling.py --sizes 100 1000 --no-write
+	$(BIN)/python benchmarks/wheel.py --seeds 2 --steps 300 --deltas 0.9 --workers 2 --no-write --db "$$(mktemp -u /tmp/npbandit-quick-XXXXXX.db)"
+	$(BIN)/python benchmarks/bo.py --functions branin --seeds 2 --budget 15 --workers 2 --no-write --db "$$(mktemp -u /tmp/npbandit-quick-XXXXXX.db)"
 
 clean:
 	rm -rf $(VENV) build *.egg-info

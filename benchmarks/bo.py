@@ -23,7 +23,7 @@ from pathlib import Path
 
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
-from common import ROOT, machine_line, publish, run_jobs  # noqa: E402
+from common import ROOT, is_current, machine_line, new_figure, publish, run_jobs, save_figure  # noqa: E402
 
 COMMAND = "python benchmarks/bo.py --workers 2"
 FUNCTIONS = {"branin": None, "hartmann3": ("hartmann", 3), "hartmann6": ("hartmann", 6), "ackley4": ("ackley", 4),
@@ -62,7 +62,8 @@ def collect(db: str, budget: int) -> dict[tuple[str, str], list[dict]]:
 
     runs: dict[tuple[str, str], list[dict]] = {}
     for r in list_runs(db, kind="bo"):
-        if r.status != "completed" or r.env_params.get("benchmark") != "bo" or r.env_params.get("budget") != budget:
+        if (r.status != "completed" or r.env_params.get("benchmark") != "bo" or r.env_params.get("budget") != budget
+                or not is_current(r)):
             continue
         steps = run_steps(db, r.id)
         opt = r.env_params["optimal_value"]
@@ -94,7 +95,8 @@ def main(argv: list[str] | None = None) -> None:
     Path(args.db).parent.mkdir(parents=True, exist_ok=True)
     have = collect(args.db, args.budget)
     done = {(f, m, run["seed"]) for (f, m), rs in have.items() for run in rs}
-    todo = [(m, f, s) for f in args.functions for s in range(args.seeds) for m in args.methods
+    # seed-major: an interrupted run leaves the first k seeds of every function and method
+    todo = [(m, f, s) for s in range(args.seeds) for f in args.functions for m in args.methods
             if (f, m, s) not in done]
     print(f"{len(done)} runs already in {args.db}; {len(todo)} to go")
     run_jobs(_one, [(m, f, s, args.budget, args.db) for m, f, s in todo], args.workers, "bo runs")
@@ -115,13 +117,38 @@ def main(argv: list[str] | None = None) -> None:
             q1, med, q3 = quartiles([r["curve"][-1] for r in rs])
             t = statistics.fmean(r["s_per_iter"] for r in rs)
             summary[f"{f}/{m}"] = {"final": [q1, med, q3], "s_per_iter": t, "runs": len(rs),
-                                   "median_curve": [statistics.median(c) for c in zip(*[r["curve"] for r in rs])]}
+                                   "quartile_curves": [list(quartiles(list(c))) for c in zip(*[r["curve"] for r in rs])]}
             cells.append(f"{med:.2f} [{q1:.2f}, {q3:.2f}] ({t:.2f} s)")
         lines.append(f"| {f} | " + " | ".join(cells) + " |")
+    counts = [c["runs"] for c in summary.values()]
+    if counts and min(counts) < args.seeds:
+        lines += ["", f"**Incomplete:** {min(counts)} to {max(counts)} of the {args.seeds} seeds per cell so far "
+                  "(the script resumes where it stopped)."]
+    lines += ["", "Curves (median and quartiles vs evaluations): `figures/bo_regret.png`."]
     text = "\n".join(lines) + "\n"
     print(text)
     if not args.no_write:
-        publish("bo", text, "bo.json", COMMAND, {"summary": summary})
+        plot(summary, args.functions, args.methods)
+        publish("bo", text, "bo.json", COMMAND, {"summary": summary}, pages=("benchmarks.md", "results.md"))
+
+
+def plot(summary: dict, functions: list[str], methods: list[str]) -> None:
+    """Median log10 simple regret vs evaluations with the quartile band, one panel per function."""
+    fig, axes = new_figure(len(functions))
+    for ax, f in zip(axes, functions):
+        for m in methods:
+            cell = summary.get(f"{f}/{m}")
+            if not cell:
+                continue
+            q1, med, q3 = zip(*cell["quartile_curves"])
+            evals = range(1, len(med) + 1)
+            ax.plot(evals, med, label=m)
+            ax.fill_between(evals, q1, q3, alpha=0.2)
+        ax.set_title(f)
+        ax.set_xlabel("evaluations")
+        ax.set_ylabel("log10 simple regret")
+    axes[0].legend(fontsize=8)
+    save_figure(fig, "bo_regret")
 
 
 if __name__ == "__main__":

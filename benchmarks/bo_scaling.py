@@ -20,9 +20,11 @@ import warnings
 from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
-from common import machine_line, publish  # noqa: E402
+from common import machine_line, new_figure, publish, save_figure  # noqa: E402
 
 COMMAND = "python benchmarks/bo_scaling.py"
+# PROTOCOLS.md §4: SingleTaskGP fit + LogEI on Hartmann-6, 2-core CPU, BoTorch 0.18 (s/iter)
+PUBLISHED_GP = {200: "0.7", 1000: "5-12", 2000: "40-122", 4000: "~780 (fit alone)"}
 
 
 def iteration(kind: str, n: int, seed: int = 0) -> float:
@@ -80,19 +82,34 @@ def main(argv: list[str] | None = None) -> None:
                 gp_gave_up = True
         print(json.dumps(row))
         rows.append(row)
+    if not args.no_write:
+        fig, (ax,) = new_figure(1, width=5.0, height=3.8)
+        ax.plot([r["n"] for r in rows], [r["cmanp_s"] for r in rows], "o-", label="CMANP (NPModel, cmanp-bo)")
+        gp = [r for r in rows if r["gp_s"] is not None]
+        ax.plot([r["n"] for r in gp], [r["gp_s"] for r in gp], "s-", label="SingleTaskGP (refit)")
+        ax.set_xscale("log")
+        ax.set_yscale("log")
+        ax.set_xlabel("observations N")
+        ax.set_ylabel("seconds per BO iteration")
+        ax.set_title("Hartmann-6, LogEI")
+        ax.legend(fontsize=8)
+        save_figure(fig, "bo_scaling")
     lines = ["## BO iteration time vs N (CMANP vs SingleTaskGP)", "",
              f"Command: `{COMMAND}` (CPU: {machine_line()}). Hartmann-6, one iteration = add one observation "
              "(CMANP: `condition_on_observations`; GP: refit with `fit_gpytorch_mll`) + LogEI `optimize_acqf` "
-             f"(10 restarts, 512 raw samples). GP runs stopped after {args.gp_timeout:.0f} s.", "",
-             "| N | CMANP (s/iter) | SingleTaskGP (s/iter) | GP / CMANP |", "|---:|---:|---:|---:|"]
+             f"(10 restarts, 512 raw samples), one iteration per cell. GP runs stopped after "
+             f"{args.gp_timeout:.0f} s; from there on the GP column says `stopped`. Last column: the GP times "
+             "quoted in PROTOCOLS.md §4 (another 2-core CPU machine, BoTorch 0.18). Plot: `figures/bo_scaling.png`.",
+             "", "| N | CMANP (s/iter) | SingleTaskGP (s/iter) | GP / CMANP | GP, PROTOCOLS.md (s/iter) |",
+             "|---:|---:|---:|---:|---:|"]
     for r in rows:
         gp = "stopped" if r["gp_s"] is None else f"{r['gp_s']:.2f}"
         ratio = "-" if r["gp_s"] is None else f"{r['gp_s'] / r['cmanp_s']:.1f}x"
-        lines.append(f"| {r['n']:,} | {r['cmanp_s']:.2f} | {gp} | {ratio} |")
+        lines.append(f"| {r['n']:,} | {r['cmanp_s']:.2f} | {gp} | {ratio} | {PUBLISHED_GP.get(r['n'], '-')} |")
     text = "\n".join(lines) + "\n"
     print(text)
     if not args.no_write:
-        publish("bo-scaling", text, "bo_scaling.json", COMMAND, {"rows": rows})
+        publish("bo-scaling", text, "bo_scaling.json", COMMAND, {"rows": rows}, pages=("benchmarks.md", "results.md"))
 
 
 if __name__ == "__main__":

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import functools
 import gc
 import platform
 import re
@@ -12,7 +13,6 @@ from pathlib import Path
 import torch
 
 ROOT = Path(__file__).resolve().parent.parent
-RESULTS_PAGE = ROOT / "docs" / "benchmarks.md"
 
 
 def median_time(fn: Callable[[], object], *, min_reps: int = 3, max_reps: int = 200, budget_s: float = 2.0,
@@ -67,31 +67,83 @@ def peak_memory_mb(fn: Callable[[], object]) -> float:
     return (peak - before) / 1024
 
 
+def is_current(run) -> bool:
+    """Whether a logged run used the checkpoint shipped now (runs without one always are).
+
+    Resumable benchmarks skip and summarise only these, so a retrained checkpoint's
+    results never mix with its predecessor's."""
+    return run.surrogate is None or _shipped_sha256(run.surrogate) == run.checkpoint_sha256
+
+
+@functools.lru_cache(maxsize=None)
+def _shipped_sha256(name: str) -> str | None:
+    from npbandit.surrogates.pretrained import available_checkpoints, read_card
+
+    return read_card(name)["sha256"] if name in available_checkpoints() else None
+
+
 def machine_line() -> str:
     return (f"{platform.processor() or platform.machine()}, {torch.get_num_threads()} torch threads, "
             f"torch {torch.__version__}, Python {platform.python_version()}")
 
 
-def publish(section: str, text: str, json_name: str, command: str, payload: dict) -> None:
-    """Write ``text`` as section ``section`` of docs/benchmarks.md and the raw numbers
-    (with the command and the machine) to docs/results/<json_name>."""
+def publish(section: str, text: str, json_name: str, command: str, payload: dict,
+            pages: tuple[str, ...] = ("benchmarks.md",)) -> None:
+    """Write ``text`` as section ``section`` of each page in ``docs/`` (``benchmarks.md``:
+    every measurement; ``results.md``: the headline comparisons with published numbers)
+    and the raw numbers (with the command and the machine) to docs/results/<json_name>."""
     import json
 
-    write_section(section, text)
+    for page in pages:
+        write_section(section, text, page)
     out = ROOT / "docs" / "results" / json_name
     out.parent.mkdir(parents=True, exist_ok=True)
     out.write_text(json.dumps({"command": command, "machine": machine_line(), **payload}, indent=2) + "\n")
-    print(f"wrote the {section!r} section of docs/benchmarks.md and docs/results/{json_name}")
+    print(f"wrote the {section!r} section of {', '.join('docs/' + p for p in pages)} and docs/results/{json_name}")
 
 
-def write_section(name: str, body: str) -> Path:
-    """Replace (or append) the section ``name`` of docs/benchmarks.md, between markers,
-    so each benchmark script owns its part of the one results page."""
+def figure_path(name: str) -> Path:
+    """Where a benchmark's PNG goes (docs/figures/<name>.png); pages link it as figures/<name>.png."""
+    path = ROOT / "docs" / "figures" / f"{name}.png"
+    path.parent.mkdir(parents=True, exist_ok=True)
+    return path
+
+
+def new_figure(n_panels: int, width: float = 4.0, height: float = 3.2):
+    """A row-major grid of ``n_panels`` axes (at most 3 per row), rendered without a display."""
+    import matplotlib
+
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+
+    cols = min(3, n_panels)
+    rows = -(-n_panels // cols)
+    fig, axes = plt.subplots(rows, cols, figsize=(width * cols, height * rows), squeeze=False)
+    for ax in axes.flat[n_panels:]:
+        ax.set_visible(False)
+    return fig, list(axes.flat[:n_panels])
+
+
+def save_figure(fig, name: str) -> Path:
+    import matplotlib.pyplot as plt
+
+    path = figure_path(name)
+    fig.tight_layout()
+    fig.savefig(path, dpi=110)
+    plt.close(fig)
+    print(f"wrote {path.relative_to(ROOT)}")
+    return path
+
+
+def write_section(name: str, body: str, page: str = "benchmarks.md") -> Path:
+    """Replace (or append) the section ``name`` of docs/<page>, between markers, so each
+    benchmark script owns its part of a page and hand-written text around it stays."""
     begin, end = f"<!-- {name}:begin -->", f"<!-- {name}:end -->"
     block = f"{begin}\n{body.rstrip()}\n{end}"
-    text = RESULTS_PAGE.read_text() if RESULTS_PAGE.exists() else "# npbandit benchmarks\n"
+    path = ROOT / "docs" / page
+    text = path.read_text() if path.exists() else f"# npbandit {Path(page).stem}\n"
     pattern = re.compile(re.escape(begin) + r".*?" + re.escape(end), re.S)
     text = pattern.sub(lambda _: block, text) if pattern.search(text) else text.rstrip() + "\n\n" + block + "\n"
-    RESULTS_PAGE.parent.mkdir(parents=True, exist_ok=True)
-    RESULTS_PAGE.write_text(text)
-    return RESULTS_PAGE
+    path.parent.mkdir(parents=True, exist_ok=True)
+    path.write_text(text)
+    return path

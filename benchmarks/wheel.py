@@ -23,9 +23,10 @@ from pathlib import Path
 
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
-from common import ROOT, machine_line, publish, run_jobs  # noqa: E402
+from common import ROOT, is_current, machine_line, new_figure, publish, run_jobs, save_figure  # noqa: E402
 
 COMMAND = "python benchmarks/wheel.py --workers 2"
+CURVE_EVERY = 10  # rounds between the points of the stored regret curves
 DELTAS = [0.5, 0.7, 0.9, 0.95, 0.99, 0.995]
 POLICIES = ["cmanp-wheel", "lbanp-wheel", "tnpd-wheel", "uniform", "linucb"]
 # PROTOCOLS.md §3, cumulative regret normalised to Uniform = 100 (δ = 0.7 ... 0.995)
@@ -55,7 +56,8 @@ def _done(db: str, steps: int) -> set[tuple[str, float, int]]:
     from npbandit.storage import list_runs
 
     return {(r.policy.removesuffix("-ucb"), r.env_params.get("delta"), r.seed) for r in list_runs(db, kind="bandit")
-            if r.status == "completed" and r.n_steps == steps and r.env_params.get("benchmark") == "wheel"}
+            if r.status == "completed" and r.n_steps == steps and r.env_params.get("benchmark") == "wheel"
+            and is_current(r)}
 
 
 def summarise(db: str, steps: int, deltas: list[float], policies: list[str], seeds: int) -> dict:
@@ -63,8 +65,10 @@ def summarise(db: str, steps: int, deltas: list[float], policies: list[str], see
 
     finals: dict[tuple[str, float], list[float]] = {}
     tails: dict[tuple[str, float], list[float]] = {}
+    curves: dict[tuple[str, float], list[list[float]]] = {}
     for r in list_runs(db, kind="bandit"):
-        if r.status != "completed" or r.n_steps != steps or r.env_params.get("benchmark") != "wheel":
+        if (r.status != "completed" or r.n_steps != steps or r.env_params.get("benchmark") != "wheel"
+                or not is_current(r)):
             continue
         if r.seed >= seeds:
             continue
@@ -72,8 +76,11 @@ def summarise(db: str, steps: int, deltas: list[float], policies: list[str], see
         key = (r.policy.removesuffix("-ucb"), r.env_params["delta"])
         finals.setdefault(key, []).append(rows[-1]["cumulative_regret"])
         tails.setdefault(key, []).append(statistics.fmean(s["regret"] for s in rows[-500:]))
+        curves.setdefault(key, []).append([rows[t]["cumulative_regret"] for t in range(CURVE_EVERY - 1, steps, CURVE_EVERY)])
     out = {}
     for delta in deltas:
+        if ("uniform", delta) not in finals:  # no normaliser yet (an interrupted first run)
+            continue
         norm = statistics.fmean(finals[("uniform", delta)])
         norm_simple = statistics.fmean(tails[("uniform", delta)])
         for p in policies:
@@ -83,8 +90,25 @@ def summarise(db: str, steps: int, deltas: list[float], policies: list[str], see
             simple = [100 * v / norm_simple for v in tails[(p, delta)]]
             out[f"{p}@{delta}"] = {"cumulative": (statistics.fmean(cum), statistics.pstdev(cum)),
                                    "simple": (statistics.fmean(simple), statistics.pstdev(simple)), "runs": len(cum),
-                                   "uniform_mean": norm}
+                                   "uniform_mean": norm,
+                                   "curve": [100 * statistics.fmean(c) / norm for c in zip(*curves[(p, delta)])]}
     return out
+
+
+def plot(summary: dict, deltas: list[float], policies: list[str]) -> None:
+    """Mean normalised cumulative regret vs rounds, one panel per δ (docs/figures/wheel_regret.png)."""
+    fig, axes = new_figure(len(deltas))
+    for ax, delta in zip(axes, deltas):
+        for p in policies:
+            cell = summary.get(f"{p}@{delta}")
+            if cell:
+                ax.plot([CURVE_EVERY * (i + 1) for i in range(len(cell["curve"]))], cell["curve"], label=p)
+        ax.set_yscale("log")
+        ax.set_title(f"δ = {delta}")
+        ax.set_xlabel("round")
+        ax.set_ylabel("cumulative regret (Uniform at T = 100)")
+    axes[0].legend(fontsize=8)
+    save_figure(fig, "wheel_regret")
 
 
 def render(summary: dict, deltas: list[float], policies: list[str], steps: int, seeds: int) -> str:
@@ -92,7 +116,8 @@ def render(summary: dict, deltas: list[float], policies: list[str], steps: int, 
              f"Command: `{COMMAND}` (CPU: {machine_line()}). {steps} rounds, {seeds} seeds per δ, UCB with β = 1 "
              "for the NP policies (shipped `*-wheel` checkpoints), the same reward tables for every policy. "
              "Cumulative regret normalised to Uniform = 100, mean ± std over seeds; simple regret = mean regret "
-             "of the last 500 rounds, normalised the same way.", "",
+             "of the last 500 rounds, normalised the same way (std over seeds; the papers' code takes it over the "
+             "500 rounds). Curves: `figures/wheel_regret.png`.", "",
              "| policy | " + " | ".join(f"δ={d}" for d in deltas) + " |", "|---|" + "---:|" * len(deltas)]
     for p in policies:
         cells = [summary.get(f"{p}@{d}") for d in deltas]
@@ -102,6 +127,10 @@ def render(summary: dict, deltas: list[float], policies: list[str], steps: int, 
         by_delta = dict(zip(PUBLISHED_DELTAS, values))
         lines.append(f"| {name} (paper, 100k training steps) | "
                      + " | ".join(f"{by_delta[d]:.2f}" if d in by_delta else "-" for d in deltas) + " |")
+    runs = [c["runs"] for c in summary.values()]
+    if runs and min(runs) < seeds:
+        lines += ["", f"**Incomplete:** {min(runs)} to {max(runs)} of the {seeds} seeds per cell so far "
+                  "(the script resumes where it stopped)."]
     lines += ["", "Simple regret (last 500 rounds, Uniform = 100):", "",
               "| policy | " + " | ".join(f"δ={d}" for d in deltas) + " |", "|---|" + "---:|" * len(deltas)]
     for p in policies:
@@ -126,7 +155,8 @@ def main(argv: list[str] | None = None) -> None:
 
     open_db(args.db)
     done = _done(args.db, args.steps)
-    todo = [(p, d, s) for d in args.deltas for s in range(args.seeds) for p in args.policies
+    # seed-major: an interrupted run leaves the first k seeds of every δ and policy
+    todo = [(p, d, s) for s in range(args.seeds) for d in args.deltas for p in args.policies
             if (p, d, s) not in done]
     print(f"{len(done)} runs already in {args.db}; {len(todo)} to go")
     run_jobs(_one, [(p, d, s, args.steps, args.db) for p, d, s in todo], args.workers, "wheel runs")
@@ -134,7 +164,9 @@ def main(argv: list[str] | None = None) -> None:
     text = render(summary, args.deltas, args.policies, args.steps, args.seeds)
     print(text)
     if not args.no_write:
-        publish("wheel", text, "wheel.json", COMMAND, {"steps": args.steps, "seeds": args.seeds, "summary": summary})
+        plot(summary, args.deltas, args.policies)
+        publish("wheel", text, "wheel.json", COMMAND, {"steps": args.steps, "seeds": args.seeds, "summary": summary},
+                pages=("benchmarks.md", "results.md"))
 
 
 if __name__ == "__main__":

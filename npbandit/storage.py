@@ -275,6 +275,7 @@ class RunRow:
     env_params: dict
     policy: str
     surrogate: str | None
+    checkpoint_sha256: str | None
     seed: int | None
     status: str
     n_steps: int
@@ -292,8 +293,8 @@ def list_runs(db: str = DEFAULT_URL, kind: str | None = None) -> list[RunRow]:
     with engine.connect() as conn:
         runs = conn.execute(query).all()
     # n_steps is updated in the same transaction as the step inserts, so it counts committed steps
-    return [RunRow(r.id, r.kind, r.env_id, r.env_params, r.policy, r.surrogate, r.seed, effective_status(r),
-                   r.n_steps, r.started_at, r.finished_at, r.error) for r in runs]
+    return [RunRow(r.id, r.kind, r.env_id, r.env_params, r.policy, r.surrogate, r.checkpoint_sha256, r.seed,
+                   effective_status(r), r.n_steps, r.started_at, r.finished_at, r.error) for r in runs]
 
 
 def run_steps(db: str, run_id: int) -> list[dict[str, Any]]:
