@@ -37,8 +37,8 @@ def test_tokens_read_per_query(n, b):
     tree = model.condition(x, y).encoding
     memory, mask, _, _ = model.retrieve(tree, model.query_embed(xt), sample=False)
     depth, leaf = tree_shape(n, b)
-    assert memory.shape[2] == b * depth + leaf  # every sibling slot plus the leaf group ...
-    assert model.tokens_read(n) == (b - 1) * depth + leaf  # ... of which the selected nodes are not read
+    assert memory.shape[2] == (b - 1) * depth + leaf  # the siblings left behind plus the leaf group
+    assert model.tokens_read(n) == (b - 1) * depth + leaf
     read = mask.sum(-1)
     if leaf * b**depth == n:  # no padding anywhere: exactly (b - 1) k + P real tokens read
         assert (read == (b - 1) * depth + leaf).all()

@@ -182,45 +182,51 @@ class ReTreever(NeuralProcess):
 
     # -- retrieval -----------------------------------------------------------------------
 
-    def retrieve(self, tree: Tree, queries: Tensor, sample: bool) -> tuple[Tensor, Tensor, Tensor, Tensor]:
+    def retrieve(self, tree: Tree, queries: Tensor, sample: bool,
+                 path_stats: bool = True) -> tuple[Tensor, Tensor, Tensor | None, Tensor | None]:
         """Walk the tree for ``queries [B, M, D]``.
 
-        Returns the retrieval set ``[B, M, (b - 1) k + P, D]``, its mask (False for
-        padding), the log-probability of the path ``[B, M]`` and the mean policy
-        entropy ``[B, M]``."""
+        Returns the retrieval set ``[B, M, (b - 1) k + P, D]`` (the siblings left behind
+        at each of the ``k`` levels, then the leaf group), its mask (False for padding),
+        and, with ``path_stats``, the log-probability of the path ``[B, M]`` and the mean
+        policy entropy ``[B, M]`` (what the REINFORCE loss needs; ``None`` otherwise)."""
         b = self.config.branching
         batch, m, d = queries.shape
-        node = torch.zeros(batch, m, dtype=torch.long, device=queries.device)
-        kept, kept_mask = [], []
-        log_prob = queries.new_zeros(batch, m)
-        entropy = queries.new_zeros(batch, m)
+        device = queries.device
+        node = torch.zeros(batch, m, dtype=torch.long, device=device)
+        siblings, sibling_masks = [], []
+        log_prob = queries.new_zeros(batch, m) if path_stats else None
+        entropy = queries.new_zeros(batch, m) if path_stats else None
         q = self.policy.project_queries(self.policy_norm(queries)).transpose(1, 2) * self.policy.scale  # [B,M,H,dh]
         n_heads, d_head = q.shape[-2:]
+        child_offsets = torch.arange(b, device=device)
+        other_offsets = torch.arange(1, b, device=device)
         for level in range(tree.depth):
-            children = node.unsqueeze(-1) * b + torch.arange(b, device=node.device)  # [B, M, b]
+            children = node.unsqueeze(-1) * b + child_offsets  # [B, M, b]
             flat = children.reshape(batch, m * b)
-            emb = torch.gather(tree.nodes[level], 1, flat.unsqueeze(-1).expand(-1, -1, d)).reshape(batch, m, b, d)
             keys = torch.gather(tree.node_keys[level], 1, flat[..., None, None].expand(-1, -1, n_heads, d_head))
             mask = torch.gather(tree.node_masks[level], 1, flat).reshape(batch, m, b)
             scores = torch.einsum("bmhd,bmchd->bmhc", q, keys.reshape(batch, m, b, n_heads, d_head))
             heads = torch.softmax(scores.masked_fill(~mask.unsqueeze(2), float("-inf")), dim=-1)  # [B, M, H, b]
             probs = heads.mean(2)
             choice = torch.multinomial(probs.reshape(-1, b), 1).reshape(batch, m) if sample else probs.argmax(-1)
-            log_prob = log_prob + torch.log(torch.gather(probs, 2, choice.unsqueeze(-1)).squeeze(-1) + 1e-9)
-            entropy = entropy - (heads * torch.log(heads + 1e-9)).sum(-1).mean(2)
-            selected = nn.functional.one_hot(choice, b).bool()
-            kept.append(emb)
-            kept_mask.append(mask & ~selected)
+            if path_stats:
+                log_prob = log_prob + torch.log(torch.gather(probs, 2, choice.unsqueeze(-1)).squeeze(-1) + 1e-9)
+                entropy = entropy - (heads * torch.log(heads + 1e-9)).sum(-1).mean(2)
+            others = (choice.unsqueeze(-1) + other_offsets) % b  # the b - 1 children not taken
+            siblings.append(children.gather(2, others))
+            sibling_masks.append(mask.gather(2, others))
             node = children.gather(2, choice.unsqueeze(-1)).squeeze(-1)
-        leaf_tokens = torch.gather(tree.leaves.unsqueeze(1).expand(-1, m, -1, -1, -1), 2,
-                                   node[..., None, None, None].expand(-1, -1, 1, tree.leaf_size, d)).squeeze(2)
-        leaf_mask = torch.gather(tree.leaf_mask.unsqueeze(1).expand(-1, m, -1, -1), 2,
-                                 node[..., None, None].expand(-1, -1, 1, tree.leaf_size)).squeeze(2)
-        kept.append(leaf_tokens)
-        kept_mask.append(leaf_mask)
-        if tree.depth:
+        kept = [torch.gather(tree.nodes[level], 1, idx.reshape(batch, -1, 1).expand(-1, -1, d)).reshape(batch, m, b - 1, d)
+                for level, idx in enumerate(siblings)]
+        p = tree.leaf_size
+        slots = (node.unsqueeze(-1) * p + torch.arange(p, device=device)).reshape(batch, m * p)  # [B, M * P]
+        kept.append(torch.gather(tree.leaves.reshape(batch, -1, d), 1, slots.unsqueeze(-1).expand(-1, -1, d))
+                    .reshape(batch, m, p, d))
+        sibling_masks.append(torch.gather(tree.leaf_mask.reshape(batch, -1), 1, slots).reshape(batch, m, p))
+        if path_stats and tree.depth:
             entropy = entropy / tree.depth
-        return torch.cat(kept, dim=2), torch.cat(kept_mask, dim=2), log_prob, entropy
+        return torch.cat(kept, dim=2), torch.cat(sibling_masks, dim=2), log_prob, entropy
 
     def _read(self, queries: Tensor, memory: Tensor, mask: Tensor | None) -> Normal:
         """Cross-attend each query ``[B, M, D]`` to its own memory ``[B, M, S, D]`` (or a shared ``[B, S, D]``)."""
@@ -234,9 +240,10 @@ class ReTreever(NeuralProcess):
         return self.head(self.norm(h))
 
     def _predict(self, state: NPState, xt: Tensor) -> Normal:
-        return self._predict_with_path(state, xt)[0]
+        return self._predict_with_path(state, xt, path_stats=False)[0]
 
-    def _predict_with_path(self, state: NPState, xt: Tensor) -> tuple[Normal, Tensor | None, Tensor | None]:
+    def _predict_with_path(self, state: NPState, xt: Tensor,
+                           path_stats: bool = True) -> tuple[Normal, Tensor | None, Tensor | None]:
         if not isinstance(state, ContextSetState):
             raise TypeError(f"state must be a ContextSetState, got {type(state).__name__}")
         queries = self.query_embed(xt)
@@ -245,7 +252,7 @@ class ReTreever(NeuralProcess):
             return self._read(queries, queries.new_zeros(queries.shape[0], 0, queries.shape[-1]), None), None, None
         if self.full_retrieval:
             return self._read(queries, tree.tokens, None), None, None
-        memory, mask, log_prob, entropy = self.retrieve(tree, queries, sample=self.training)
+        memory, mask, log_prob, entropy = self.retrieve(tree, queries, sample=self.training, path_stats=path_stats)
         return self._read(queries, memory, mask), log_prob, entropy
 
     def tokens_read(self, n_context: int) -> int:
