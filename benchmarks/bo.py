@@ -91,6 +91,7 @@ def main(argv: list[str] | None = None) -> None:
     parser.add_argument("--workers", type=int, default=1)
     parser.add_argument("--db", default=str(ROOT / "runs" / "bench_bo.db"))
     parser.add_argument("--no-write", action="store_true")
+    parser.add_argument("--no-run", action="store_true", help="only summarise the completed runs in --db")
     args = parser.parse_args(argv)
     Path(args.db).parent.mkdir(parents=True, exist_ok=True)
     have = collect(args.db, args.budget)
@@ -99,7 +100,8 @@ def main(argv: list[str] | None = None) -> None:
     todo = [(m, f, s) for s in range(args.seeds) for f in args.functions for m in args.methods
             if (f, m, s) not in done]
     print(f"{len(done)} runs already in {args.db}; {len(todo)} to go")
-    run_jobs(_one, [(m, f, s, args.budget, args.db) for m, f, s in todo], args.workers, "bo runs")
+    if not args.no_run:
+        run_jobs(_one, [(m, f, s, args.budget, args.db) for m, f, s in todo], args.workers, "bo runs")
     runs = collect(args.db, args.budget)
     lines = ["## Bayesian optimisation regret (PROTOCOLS.md §4)", "",
              f"Command: `{COMMAND}` (CPU: {machine_line()}). Minimisation, {args.budget} evaluations including "

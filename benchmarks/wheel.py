@@ -149,6 +149,7 @@ def main(argv: list[str] | None = None) -> None:
     parser.add_argument("--workers", type=int, default=1)
     parser.add_argument("--db", default=str(ROOT / "runs" / "bench_wheel.db"))
     parser.add_argument("--no-write", action="store_true")
+    parser.add_argument("--no-run", action="store_true", help="only summarise the completed runs in --db")
     args = parser.parse_args(argv)
     Path(args.db).parent.mkdir(parents=True, exist_ok=True)
     from npbandit.storage import open_db
@@ -159,7 +160,8 @@ def main(argv: list[str] | None = None) -> None:
     todo = [(p, d, s) for s in range(args.seeds) for d in args.deltas for p in args.policies
             if (p, d, s) not in done]
     print(f"{len(done)} runs already in {args.db}; {len(todo)} to go")
-    run_jobs(_one, [(p, d, s, args.steps, args.db) for p, d, s in todo], args.workers, "wheel runs")
+    if not args.no_run:
+        run_jobs(_one, [(p, d, s, args.steps, args.db) for p, d, s in todo], args.workers, "wheel runs")
     summary = summarise(args.db, args.steps, args.deltas, args.policies, args.seeds)
     text = render(summary, args.deltas, args.policies, args.steps, args.seeds)
     print(text)
