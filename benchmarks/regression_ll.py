@@ -19,7 +19,6 @@ from __future__ import annotations
 
 import argparse
 import json
-import math
 import statistics
 import sys
 from pathlib import Path
@@ -80,16 +79,15 @@ def main(argv: list[str] | None = None) -> None:
         card = model.card
         prior = card["prior"]["name"]
         params = {k: v for k, v in card["prior"].items() if k == "kernel"} if prior == "gp1d" else {}
-        if prior == "wheel":  # the scale the checkpoint was trained with (cards before it: raw rewards)
+        if prior == "wheel":  # the encoding the checkpoint was trained with (cards before it: raw rewards)
             params["reward_scale"] = card["prior"].get("reward_scale", 1.0)
+            params["reward_transform"] = card["prior"].get("reward_transform", "identity")
         row = {"name": name, "prior": prior, "steps": card["training"]["steps"], "model": describe(card),
                "scores": {}}
         for entry, p in evaluation_suite(prior, **params).items():
             row["scores"][entry] = score(model, p, batches[prior], 16, f"{name} {entry}")
-        if prior == "wheel":  # report in reward units: log N(r; s mu, s sigma) = log N(r / s; mu, sigma) - log s
-            shift = model.y_dim * math.log(params["reward_scale"])
-            mean, se, median = row["scores"]["wheel"]
-            row["scores"]["wheel"] = (mean - shift, se, median - shift)
+        if prior == "wheel":
+            row["encoding"] = f"{params['reward_transform']}(y / {params['reward_scale']:g})"
         if hasattr(model, "tokens_read"):  # ReTreever: what it reads, and its full-retrieval mode
             sizes = [b.xc.shape[1] for b in eval_batches(next(iter(evaluation_suite(prior, **params).values())),
                                                        batches[prior], 16, cache=True)]
@@ -149,12 +147,13 @@ def render(rows: list[dict], batches: dict[str, int]) -> str:
     wheel = [r for r in rows if r["prior"] == "wheel"]
     if wheel:
         lines += ["", f"### Wheel-bandit tasks ({batches['wheel']} batches x 16 tasks; 512 context, 50 targets, "
-                  "5 outputs, log-likelihood summed over outputs, in reward units whatever the checkpoint's "
-                  "`reward_scale`)", "",
-                  "| checkpoint | steps | size | target log-likelihood (mean ± s.e.) | median over batches |",
-                  "|---|---:|---|---:|---:|"]
+                  "5 outputs, log-likelihood summed over outputs, in the units of the checkpoint's reward encoding, "
+                  "so rows with different encodings are not comparable)", "",
+                  "| checkpoint | steps | size | reward encoding | target log-likelihood (mean ± s.e.) | median over batches |",
+                  "|---|---:|---|---|---:|---:|"]
         for r in wheel:
-            lines.append(f"| {r['name']} | {r['steps']:,} | {r['model']} | {fmt(r['scores']['wheel'])} | "
+            lines.append(f"| {r['name']} | {r['steps']:,} | {r['model']} | {r.get('encoding', 'identity(y / 1)')} | "
+                         f"{fmt(r['scores']['wheel'])} | "
                          f"{r['scores']['wheel'][2]:.3f} |")
         lines.append("\nThe mean is dominated by rare batches in which a model is confidently wrong near the "
                      "δ boundary (the 50-reward arm has noise std 0.01, so a confident miss costs thousands of "

@@ -1,5 +1,7 @@
 """Policies: baselines learn, NP policies stream observations with update."""
 
+import math
+
 import numpy as np
 import pytest
 import torch
@@ -56,14 +58,16 @@ def test_np_policy_fills_unplayed_arms_with_noise(tmp_path):
     policy.reset(0)
     policy.observe(np.array([0.1, 0.2], dtype=np.float32), 3, 7.5, {})
     y = policy.state.yc[0, 0]
-    assert policy.reward_scale == 50.0  # read from the card's prior
-    assert torch.isclose(y[3], torch.tensor(7.5 / 50)) and torch.isfinite(y).all() and (y[[0, 1, 2, 4]] != 0).all()
+    assert policy.reward_transform == "symlog" and policy.reward_scale == 1.0  # read from the card's prior
+    assert torch.isclose(y[3], torch.tensor(math.log1p(7.5))) and torch.isfinite(y).all()
+    assert (y[[0, 1, 2, 4]] != 0).all()
 
 
-def test_np_policy_works_in_reward_units(tmp_path, monkeypatch):
-    """The network sees rewards / reward_scale; decisions use its predictions times the scale."""
+def test_np_policy_encodes_rewards_as_its_checkpoint_was_trained(tmp_path, monkeypatch):
+    """The network sees encoded rewards; decisions are argmax(mu + beta sigma) in encoded units."""
     surrogate = load_surrogate(tiny_checkpoint(tmp_path, "lbanp", "wheel"))
-    scaled, unscaled = NPBanditPolicy(surrogate), NPBanditPolicy(surrogate, reward_scale=1.0)
+    symlog = NPBanditPolicy(surrogate)
+    scaled = NPBanditPolicy(surrogate, reward_scale=50.0, reward_transform="identity")
     seen = []
     real_predict = surrogate.predict
 
@@ -73,19 +77,23 @@ def test_np_policy_works_in_reward_units(tmp_path, monkeypatch):
         return dist
 
     monkeypatch.setattr(surrogate, "predict", predict)
-    for policy in (scaled, unscaled):
+    for policy in (symlog, scaled):
         policy.reset(3)
         policy.observe(np.array([0.5, 0.5], dtype=np.float32), 1, 50.0, {})
-    assert scaled.state.yc[0, 0, 1] == 1.0 and unscaled.state.yc[0, 0, 1] == 50.0
-    obs = np.array([0.6, 0.6], dtype=np.float32)
-    action = scaled.act(obs)
+    assert torch.isclose(symlog.state.yc[0, 0, 1], torch.tensor(math.log(51.0)))
+    assert scaled.state.yc[0, 0, 1] == 1.0
+    action = symlog.act(np.array([0.6, 0.6], dtype=np.float32))
     loc, scale = seen[-1]
-    assert action == int(torch.argmax(loc + scale))  # argmax(mu + beta sigma) is scale-invariant for beta = 1
-    old_card = dict(surrogate.card, prior={k: v for k, v in surrogate.card["prior"].items() if k != "reward_scale"})
+    assert action == int(torch.argmax(loc + scale))
+    old_card = dict(surrogate.card, prior={k: v for k, v in surrogate.card["prior"].items()
+                                           if k not in ("reward_scale", "reward_transform")})
     monkeypatch.setattr(surrogate, "card", old_card)
-    assert NPBanditPolicy(surrogate).reward_scale == 1.0  # cards from before the scale: raw rewards
+    old = NPBanditPolicy(surrogate)  # cards from before the encoding: raw rewards
+    assert (old.reward_scale, old.reward_transform) == (1.0, "identity")
     with pytest.raises(ValueError, match="reward_scale"):
         NPBanditPolicy(surrogate, reward_scale=0.0)
+    with pytest.raises(ValueError, match="reward_transform"):
+        NPBanditPolicy(surrogate, reward_transform="log")
 
 
 def test_make_bandit_policy_names(tmp_path):

@@ -3,8 +3,9 @@
 NP policies follow the NP bandit protocol (PROTOCOLS.md §3): the history is the
 surrogate's context; each past round contributes its context ``x`` and a reward row
 whose played arm holds the observed reward while the other arms hold ``N(0, 1)``
-noise (what the ``wheel`` prior trained on), all divided by the prior's
-``reward_scale`` (read from the checkpoint card). Each observation is streamed in with
+noise (what the ``wheel`` prior trained on), all encoded as the prior encoded them
+(``reward_scale`` and ``reward_transform`` from the checkpoint card; see
+:func:`npbandit.priors.wheel.encode_rewards`). Each observation is streamed in with
 ``update`` -- CMANP's constant-cost update; other surrogates re-condition inside
 their ``update``. The first action is uniform (there is nothing to condition on).
 """
@@ -16,6 +17,7 @@ from typing import Any
 import numpy as np
 import torch
 
+from npbandit.priors.wheel import REWARD_TRANSFORMS, encode_rewards
 from npbandit.surrogates.base import NeuralProcess
 from npbandit.policies.base import Policy
 
@@ -89,12 +91,15 @@ class NPBanditPolicy(Policy):
         surrogate: a pretrained NP with ``y_dim == n_arms`` (e.g. ``load_surrogate("cmanp-wheel")``).
         rule: ``"ucb"`` or ``"thompson"``.
         beta: the UCB exploration weight (explicit; no square root is taken).
-        reward_scale: what rewards were divided by in training; ``None`` reads it from
-            the checkpoint card's prior (``reward_scale``; 1 for cards without one).
+        reward_scale, reward_transform: how rewards were encoded in training
+            (``encode_rewards``); ``None`` reads them from the checkpoint card's prior
+            (cards without them: raw rewards, ``1.0`` and ``"identity"``). Decisions are
+            made on the encoded predictive; the transform is monotone, so UCB picks the
+            arm with the highest ``Φ(β)`` quantile in reward units, and Thompson is unchanged.
     """
 
     def __init__(self, surrogate: NeuralProcess, rule: str = "ucb", beta: float = 1.0,
-                 reward_scale: float | None = None) -> None:
+                 reward_scale: float | None = None, reward_transform: str | None = None) -> None:
         if not isinstance(surrogate, NeuralProcess):
             raise TypeError(f"surrogate must be an npbandit NeuralProcess, got {type(surrogate).__name__}")
         if rule not in ("ucb", "thompson"):
@@ -105,11 +110,16 @@ class NPBanditPolicy(Policy):
         self.rule, self.beta = rule, float(beta)
         self.n_arms = surrogate.y_dim
         card = getattr(surrogate, "card", None)
+        prior = {} if card is None else card.get("prior", {})
         if reward_scale is None:
-            reward_scale = 1.0 if card is None else float(card.get("prior", {}).get("reward_scale", 1.0))
+            reward_scale = float(prior.get("reward_scale", 1.0))
+        if reward_transform is None:
+            reward_transform = prior.get("reward_transform", "identity")
         if not (isinstance(reward_scale, (int, float)) and np.isfinite(reward_scale) and reward_scale > 0):
             raise ValueError(f"reward_scale must be a positive finite number, got {reward_scale!r}")
-        self.reward_scale = float(reward_scale)
+        if reward_transform not in REWARD_TRANSFORMS:
+            raise ValueError(f"reward_transform must be one of {REWARD_TRANSFORMS}, got {reward_transform!r}")
+        self.reward_scale, self.reward_transform = float(reward_scale), reward_transform
         self.name = f"{surrogate.name if card is None else card['name']}-{rule}"
         self.checkpoint = None if card is None else {"name": card["name"], "sha256": card["sha256"]}
         self._ref = next(surrogate.parameters())
@@ -127,7 +137,7 @@ class NPBanditPolicy(Policy):
         x = torch.as_tensor(np.asarray(obs), dtype=self._ref.dtype).reshape(1, 1, -1)
         with torch.no_grad():
             dist = self.surrogate.predict(self.state, x)
-        mu, sigma = dist.loc[0, 0] * self.reward_scale, dist.scale[0, 0] * self.reward_scale
+        mu, sigma = dist.loc[0, 0], dist.scale[0, 0]  # encoded units (see the class docstring)
         if self.rule == "ucb":
             scores = mu + self.beta * sigma
         else:
@@ -138,12 +148,13 @@ class NPBanditPolicy(Policy):
         x = torch.as_tensor(np.asarray(obs), dtype=self._ref.dtype).reshape(1, 1, -1)
         y = torch.randn(1, 1, self.n_arms, generator=self.torch_rng, dtype=self._ref.dtype)
         y[0, 0, int(action)] = float(reward)
-        y /= self.reward_scale
+        y = encode_rewards(y, self.reward_scale, self.reward_transform)
         with torch.no_grad():
             self.state = self.surrogate.update(self.state, x, y)
 
     def params(self) -> dict[str, Any]:
-        return {"rule": self.rule, "beta": self.beta, "reward_scale": self.reward_scale}
+        return {"rule": self.rule, "beta": self.beta, "reward_scale": self.reward_scale,
+                "reward_transform": self.reward_transform}
 
 
 class GPUCBPolicy(Policy):
