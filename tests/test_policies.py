@@ -58,16 +58,16 @@ def test_np_policy_fills_unplayed_arms_with_noise(tmp_path):
     policy.reset(0)
     policy.observe(np.array([0.1, 0.2], dtype=np.float32), 3, 7.5, {})
     y = policy.state.yc[0, 0]
-    assert policy.reward_transform == "symlog" and policy.reward_scale == 1.0  # read from the card's prior
-    assert torch.isclose(y[3], torch.tensor(math.log1p(7.5))) and torch.isfinite(y).all()
+    assert policy.reward_transform == "identity" and policy.reward_scale == 50.0  # read from the card's prior
+    assert torch.isclose(y[3], torch.tensor(7.5 / 50)) and torch.isfinite(y).all()
     assert (y[[0, 1, 2, 4]] != 0).all()
 
 
 def test_np_policy_encodes_rewards_as_its_checkpoint_was_trained(tmp_path, monkeypatch):
     """The network sees encoded rewards; decisions are argmax(mu + beta sigma) in encoded units."""
     surrogate = load_surrogate(tiny_checkpoint(tmp_path, "lbanp", "wheel"))
-    symlog = NPBanditPolicy(surrogate)
-    scaled = NPBanditPolicy(surrogate, reward_scale=50.0, reward_transform="identity")
+    symlog = NPBanditPolicy(surrogate, reward_scale=1.0, reward_transform="symlog")
+    scaled = NPBanditPolicy(surrogate)
     seen = []
     real_predict = surrogate.predict
 

@@ -99,7 +99,7 @@ def test_wheel_rewards_follow_the_protocol():
 
 
 def test_wheel_batches_drop_context_rewards_but_not_targets():
-    prior = WheelPrior(reward_transform="identity")
+    prior = WheelPrior(reward_scale=1.0)
     b = prior.batch(8, 0, 0)
     assert b.xc.shape == (8, 512, 2) and b.yt.shape == (8, 50, 5)
     assert (b.xc.norm(dim=-1) <= 1).all() and (b.xt.norm(dim=-1) <= 1).all()
@@ -112,17 +112,17 @@ def test_wheel_batches_drop_context_rewards_but_not_targets():
 
 
 def test_wheel_rewards_are_encoded_as_the_spec_says():
-    raw = WheelPrior(reward_transform="identity").batch(4, 0, 0)
-    scaled = WheelPrior(reward_scale=50.0, reward_transform="identity").batch(4, 0, 0)
-    symlog = WheelPrior().batch(4, 0, 0)
-    assert WheelPrior().spec()["reward_transform"] == "symlog" and WheelPrior().spec()["reward_scale"] == 1.0
+    raw = WheelPrior(reward_scale=1.0).batch(4, 0, 0)
+    scaled = WheelPrior().batch(4, 0, 0)
+    symlog = WheelPrior(reward_scale=1.0, reward_transform="symlog").batch(4, 0, 0)
+    assert WheelPrior().spec()["reward_transform"] == "identity" and WheelPrior().spec()["reward_scale"] == 50.0
     assert torch.allclose(scaled.yc * 50.0, raw.yc, atol=1e-5) and torch.allclose(scaled.yt * 50.0, raw.yt, atol=1e-5)
     assert torch.allclose(symlog.yc, torch.sign(raw.yc) * torch.log1p(raw.yc.abs()))
     assert torch.allclose(encode_rewards(torch.tensor([50.0, -1.0, 0.0]), 1.0, "symlog"),
                           torch.tensor([math.log(51.0), -math.log(2.0), 0.0]))
     # monotone: the order of the arms' rewards is kept, so argmax decisions carry over
     y = torch.randn(100) * 20
-    assert torch.equal(encode_rewards(y).argsort(), y.argsort())
+    assert torch.equal(encode_rewards(y, 1.0, "symlog").argsort(), y.argsort())
     with pytest.raises(ValueError, match="reward_scale"):
         WheelPrior(reward_scale=-1.0)
     with pytest.raises(ValueError, match="reward_transform"):

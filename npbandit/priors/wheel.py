@@ -12,16 +12,19 @@ target points, all five rewards observed; each context reward entry is replaced 
 played in a past round are filled with ``N(0, 1)``. Fresh tasks every batch.
 
 The network sees every reward (fill noise included) through
-``encode_rewards``: ``T(y / reward_scale)`` with ``T`` = ``symlog`` (``sign(y) log(1 + |y|)``,
-the default) or ``identity``. Raw rewards of 50 next to inputs in the unit disc stall
-training (the boundary points' Gaussian loss dominates every step; after 20k steps a d16
-CMANP still could not tell the quadrant arms apart). Dividing by 50 cured that but left
-the small rewards (0.02) no wider apart than the fill noise, so the model could not read
-δ from its context and never chose arm 0; ``symlog`` keeps 50 at 3.9 and a real small
-reward (0.69 ± 0.03) distinguishable from N(0, 1) noise. Both settings are recorded in
-the prior's spec, i.e. in every checkpoint card, and the bandit policy reads them there.
-The transform is monotone, so a policy's upper quantile (``mu + sigma`` in encoded
-units) is the same quantile of the predictive in reward units.
+``encode_rewards``: ``T(y / reward_scale)`` with ``T`` = ``identity`` or ``symlog``
+(``sign(y) log(1 + |y|)``); the default, ``reward_scale = 50`` with ``identity``, is what
+the shipped checkpoints use. Raw rewards of 50 next to inputs in the unit disc stall
+training: the boundary points' Gaussian loss dominates every step, and after 20k steps
+a d16 CMANP still could not tell the quadrant arms apart. With rewards / 50 it learns
+them within 4k steps, but the small rewards (0.02) are then no wider apart than the
+fill noise, so the model cannot read a large δ from its context and never plays arm 0
+inside the wheel. ``symlog`` keeps that difference visible: in our 20k-step CMANP run it
+was far better at δ ≥ 0.95 but worse at δ ≤ 0.9, and its training loss rose again
+late in the run (measurements in docs/benchmarks.md). Both settings are recorded in
+the prior's spec, i.e. in every checkpoint card, and the bandit policy reads them
+there. The transform is monotone, so a policy's upper quantile (``mu + sigma`` in
+encoded units) is the same quantile of the predictive in reward units.
 """
 
 from __future__ import annotations
@@ -48,7 +51,7 @@ LARGE_REWARD_STD = 0.01
 REWARD_TRANSFORMS = ("identity", "symlog")
 
 
-def encode_rewards(y: Tensor, scale: float = 1.0, transform: str = "symlog") -> Tensor:
+def encode_rewards(y: Tensor, scale: float = 1.0, transform: str = "identity") -> Tensor:
     """What a wheel network sees for rewards ``y``: ``T(y / scale)`` (see the module docstring)."""
     if transform not in REWARD_TRANSFORMS:
         raise ValueError(f"transform must be one of {REWARD_TRANSFORMS}, got {transform!r}")
@@ -96,7 +99,7 @@ class WheelPrior(Prior):
 
     def __init__(self, n_context: int = 512, n_target: int = 50, delta_range: tuple[float, float] = (0.0, 1.0),
                  drop_prob: float = 0.5, small_reward_std: float = SMALL_REWARD_STD,
-                 reward_scale: float = 1.0, reward_transform: str = "symlog") -> None:
+                 reward_scale: float = MEAN_LARGE, reward_transform: str = "identity") -> None:
         if n_context < 1 or n_target < 1:
             raise ValueError(f"n_context and n_target must be positive, got {n_context}, {n_target}")
         if not 0 <= delta_range[0] < delta_range[1] <= 1:
