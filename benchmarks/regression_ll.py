@@ -142,8 +142,13 @@ def render(rows: list[dict], batches: dict[str, int]) -> str:
         lines += ["", f"### BO prior, per input dimension ({batches['bo']} batches x 16 tasks each)", "",
                   "| checkpoint | steps | size | " + " | ".join(dims) + " |", "|---|---:|---|" + "---:|" * len(dims)]
         for r in bo:
-            lines.append(f"| {r['name']} | {r['steps']:,} | {r['model']} | "
+            label = r["name"] + (f" ({100 * r['tokens_read']:.1f}% of tokens)" if "tokens_read" in r else "")
+            lines.append(f"| {label} | {r['steps']:,} | {r['model']} | "
                          + " | ".join(fmt(r["scores"][d]) for d in dims) + " |")
+            if "full_retrieval" in r:
+                lines.append(f"| {r['name']}, full retrieval | {r['steps']:,} | {r['model']} | "
+                             + " | ".join(fmt(r["full_retrieval"][d]) for d in dims) + " |")
+        lines.append("\nN(0, 1) predictions score about -1.42 here (targets are standardised per task).")
     wheel = [r for r in rows if r["prior"] == "wheel"]
     if wheel:
         lines += ["", f"### Wheel-bandit tasks ({batches['wheel']} batches x 16 tasks; 512 context, 50 targets, "
