@@ -64,18 +64,27 @@ def main(argv: list[str] | None = None) -> None:
     parser.add_argument("--sizes", type=int, nargs="+", default=[100, 500, 1000, 2000, 5000, 10000])
     parser.add_argument("--gp-timeout", type=float, default=300.0)
     parser.add_argument("--no-write", action="store_true")
+    parser.add_argument("--threads", type=int, default=None,
+                        help="torch threads for both methods (default: torch's choice); 1 when other jobs share "
+                             "the machine, since oversubscribed threads slow both sides unevenly")
     parser.add_argument("--one", nargs=2, help=argparse.SUPPRESS)
     args = parser.parse_args(argv)
+    if args.threads is not None:
+        import torch
+
+        torch.set_num_threads(args.threads)
     if args.one:
         print(iteration(args.one[0], int(args.one[1])))
         return
+    iteration("cmanp", 20)  # untimed warm-up: the first call pays for imports and lazy initialisation
     rows = []
     gp_gave_up = False
     for n in args.sizes:
         row = {"n": n, "cmanp_s": iteration("cmanp", n), "gp_s": None}
         if not gp_gave_up:
             try:
-                out = subprocess.run([sys.executable, __file__, "--one", "gp", str(n)], capture_output=True,
+                threads = [] if args.threads is None else ["--threads", str(args.threads)]
+                out = subprocess.run([sys.executable, __file__, "--one", "gp", str(n), *threads], capture_output=True,
                                      text=True, timeout=args.gp_timeout, check=True)
                 row["gp_s"] = float(out.stdout.strip().splitlines()[-1])
             except subprocess.TimeoutExpired:
@@ -95,7 +104,8 @@ def main(argv: list[str] | None = None) -> None:
         ax.legend(fontsize=8)
         save_figure(fig, "bo_scaling")
     lines = ["## BO iteration time vs N (CMANP vs SingleTaskGP)", "",
-             f"Command: `{COMMAND}` (CPU: {machine_line()}). Hartmann-6, one iteration = add one observation "
+             f"Command: `{COMMAND}{'' if args.threads is None else f' --threads {args.threads}'}` "
+             f"(CPU: {machine_line()}). Hartmann-6, one iteration = add one observation "
              "(CMANP: `condition_on_observations`; GP: refit with `fit_gpytorch_mll`) + LogEI `optimize_acqf` "
              f"(10 restarts, 512 raw samples), one iteration per cell. GP runs stopped after "
              f"{args.gp_timeout:.0f} s; from there on the GP column says `stopped`. Last column: the GP times "
