@@ -160,9 +160,10 @@ def render(rows: list[dict], batches: dict[str, int]) -> str:
             lines.append(f"| {r['name']} | {r['steps']:,} | {r['model']} | {r.get('encoding', 'identity(y / 1)')} | "
                          f"{fmt(r['scores']['wheel'])} | "
                          f"{r['scores']['wheel'][2]:.3f} |")
-        lines.append("\nThe mean is dominated by rare batches in which a model is confidently wrong near the "
-                     "δ boundary (the 50-reward arm has noise std 0.01, so a confident miss costs thousands of "
-                     "nats); the median shows the typical batch.")
+        if any(r.get("encoding", "identity(y / 1)") == "identity(y / 1)" for r in wheel):
+            lines.append("\nFor raw-reward checkpoints (`identity(y / 1)`) the mean is dominated by rare batches in "
+                         "which a model is confidently wrong near the δ boundary (the 50-reward arm has noise std "
+                         "0.01, so a confident miss costs thousands of nats); the median shows the typical batch.")
     return "\n".join(lines) + "\n"
 
 
