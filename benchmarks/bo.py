@@ -126,7 +126,7 @@ def main(argv: list[str] | None = None) -> None:
     if counts and min(counts) < args.seeds:
         lines += ["", f"**Incomplete:** {min(counts)} to {max(counts)} of the {args.seeds} seeds per cell so far "
                   "(the script resumes where it stopped)."]
-    lines += ["", "Curves (median and quartiles vs evaluations): `figures/bo_regret.png`."]
+    lines += ["", "![log10 simple regret vs evaluations: median and quartiles](figures/bo_regret.png)"]
     text = "\n".join(lines) + "\n"
     print(text)
     if not args.no_write:

@@ -109,13 +109,14 @@ def main(argv: list[str] | None = None) -> None:
              "(CMANP: `condition_on_observations`; GP: refit with `fit_gpytorch_mll`) + LogEI `optimize_acqf` "
              f"(10 restarts, 512 raw samples), one iteration per cell. GP runs stopped after "
              f"{args.gp_timeout:.0f} s; from there on the GP column says `stopped`. Last column: the GP times "
-             "quoted in PROTOCOLS.md §4 (another 2-core CPU machine, BoTorch 0.18). Plot: `figures/bo_scaling.png`.",
+             "quoted in PROTOCOLS.md §4 (another 2-core CPU machine, BoTorch 0.18). ",
              "", "| N | CMANP (s/iter) | SingleTaskGP (s/iter) | GP / CMANP | GP, PROTOCOLS.md (s/iter) |",
              "|---:|---:|---:|---:|---:|"]
     for r in rows:
         gp = "stopped" if r["gp_s"] is None else f"{r['gp_s']:.2f}"
         ratio = "-" if r["gp_s"] is None else f"{r['gp_s'] / r['cmanp_s']:.1f}x"
         lines.append(f"| {r['n']:,} | {r['cmanp_s']:.2f} | {gp} | {ratio} | {PUBLISHED_GP.get(r['n'], '-')} |")
+    lines += ["", "![Seconds per BO iteration vs N, log axes](figures/bo_scaling.png)"]
     text = "\n".join(lines) + "\n"
     print(text)
     if not args.no_write:

@@ -117,7 +117,7 @@ def render(summary: dict, deltas: list[float], policies: list[str], steps: int, 
              "for the NP policies (shipped `*-wheel` checkpoints), the same reward tables for every policy. "
              "Cumulative regret normalised to Uniform = 100, mean ± std over seeds; simple regret = mean regret "
              "of the last 500 rounds, normalised the same way (std over seeds; the papers' code takes it over the "
-             "500 rounds). Curves: `figures/wheel_regret.png`.", "",
+             "500 rounds).", "", "![Wheel-bandit cumulative regret vs rounds](figures/wheel_regret.png)", "",
              "| policy | " + " | ".join(f"δ={d}" for d in deltas) + " |", "|---|" + "---:|" * len(deltas)]
     for p in policies:
         cells = [summary.get(f"{p}@{d}") for d in deltas]
