@@ -30,6 +30,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parent))
 from common import ROOT, machine_line, publish  # noqa: E402
 
 from npbandit import load_surrogate  # noqa: E402
+from npbandit.priors.wheel import card_reward_encoding  # noqa: E402
 from npbandit.surrogates.pretrained import available_checkpoints  # noqa: E402
 from npbandit.training.evaluation import eval_batches, evaluation_suite  # noqa: E402
 
@@ -80,8 +81,7 @@ def main(argv: list[str] | None = None) -> None:
         prior = card["prior"]["name"]
         params = {k: v for k, v in card["prior"].items() if k == "kernel"} if prior == "gp1d" else {}
         if prior == "wheel":  # the encoding the checkpoint was trained with (cards before it: raw rewards)
-            params["reward_scale"] = card["prior"].get("reward_scale", 1.0)
-            params["reward_transform"] = card["prior"].get("reward_transform", "identity")
+            params["reward_scale"], params["reward_transform"] = card_reward_encoding(card["prior"])
         row = {"name": name, "prior": prior, "steps": card["training"]["steps"], "model": describe(card),
                "scores": {}}
         for entry, p in evaluation_suite(prior, **params).items():

@@ -28,11 +28,10 @@ DELTAS = [0.5, 0.7, 0.9, 0.95, 0.99]
 
 
 def decision_quality(model, delta: float, history: int, generator: torch.Generator) -> dict[str, float]:
-    from npbandit.priors.wheel import (LARGE_REWARD_STD, N_ARMS, SMALL_REWARD_STD, encode_rewards, sample_unit_disc,
-                                       wheel_mean_rewards)
+    from npbandit.priors.wheel import (LARGE_REWARD_STD, N_ARMS, SMALL_REWARD_STD, card_reward_encoding,
+                                       encode_rewards, sample_unit_disc, wheel_mean_rewards)
 
-    prior = model.card["prior"]
-    scale, transform = prior.get("reward_scale", 1.0), prior.get("reward_transform", "identity")
+    scale, transform = card_reward_encoding(model.card["prior"])
     tasks = 16
     x = sample_unit_disc(generator, tasks, history)
     means, large = wheel_mean_rewards(x, torch.tensor(delta))
@@ -57,6 +56,7 @@ def decision_quality(model, delta: float, history: int, generator: torch.Generat
 
 
 def main(argv: list[str] | None = None) -> None:
+    from npbandit.priors.wheel import card_reward_encoding
     from npbandit.surrogates.pretrained import available_checkpoints, load_surrogate
 
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
@@ -72,9 +72,9 @@ def main(argv: list[str] | None = None) -> None:
     for name in args.checkpoints:
         model = load_surrogate(name)
         g = torch.Generator().manual_seed(args.seed)
-        prior = model.card["prior"]
+        scale, transform = card_reward_encoding(model.card["prior"])
         row = {"checkpoint": str(name), "steps": model.card["training"]["steps"],
-               "encoding": f"{prior.get('reward_transform', 'identity')}(y / {prior.get('reward_scale', 1.0):g})",
+               "encoding": f"{transform}(y / {scale:g})",
                "by_delta": {str(d): decision_quality(model, d, args.history, g) for d in args.deltas}}
         print(row)
         rows.append(row)

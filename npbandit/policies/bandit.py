@@ -17,7 +17,7 @@ from typing import Any
 import numpy as np
 import torch
 
-from npbandit.priors.wheel import REWARD_TRANSFORMS, encode_rewards
+from npbandit.priors.wheel import card_reward_encoding, check_reward_encoding, encode_rewards
 from npbandit.surrogates.base import NeuralProcess
 from npbandit.policies.base import Policy
 
@@ -110,16 +110,10 @@ class NPBanditPolicy(Policy):
         self.rule, self.beta = rule, float(beta)
         self.n_arms = surrogate.y_dim
         card = getattr(surrogate, "card", None)
-        prior = {} if card is None else card.get("prior", {})
-        if reward_scale is None:
-            reward_scale = float(prior.get("reward_scale", 1.0))
-        if reward_transform is None:
-            reward_transform = prior.get("reward_transform", "identity")
-        if not (isinstance(reward_scale, (int, float)) and np.isfinite(reward_scale) and reward_scale > 0):
-            raise ValueError(f"reward_scale must be a positive finite number, got {reward_scale!r}")
-        if reward_transform not in REWARD_TRANSFORMS:
-            raise ValueError(f"reward_transform must be one of {REWARD_TRANSFORMS}, got {reward_transform!r}")
-        self.reward_scale, self.reward_transform = float(reward_scale), reward_transform
+        card_scale, card_transform = card_reward_encoding({} if card is None else card.get("prior", {}))
+        self.reward_scale, self.reward_transform = check_reward_encoding(
+            card_scale if reward_scale is None else reward_scale,
+            card_transform if reward_transform is None else reward_transform)
         self.name = f"{surrogate.name if card is None else card['name']}-{rule}"
         self.checkpoint = None if card is None else {"name": card["name"], "sha256": card["sha256"]}
         self._ref = next(surrogate.parameters())

@@ -37,7 +37,8 @@ from torch import Tensor
 
 from npbandit.priors.base import Prior, TaskBatch
 
-__all__ = ["WheelPrior", "wheel_mean_rewards", "encode_rewards", "REWARD_TRANSFORMS", "sample_unit_disc", "N_ARMS",
+__all__ = ["WheelPrior", "wheel_mean_rewards", "encode_rewards", "check_reward_encoding", "card_reward_encoding",
+           "REWARD_TRANSFORMS", "sample_unit_disc", "N_ARMS",
            "SMALL_REWARD_STD", "LARGE_REWARD_STD"]
 
 N_ARMS = 5
@@ -49,6 +50,21 @@ LARGE_REWARD_STD = 0.01
 
 
 REWARD_TRANSFORMS = ("identity", "symlog")
+
+
+def check_reward_encoding(scale: Any, transform: Any) -> tuple[float, str]:
+    """``(scale, transform)`` validated: a positive finite scale and a known transform."""
+    if not (isinstance(scale, (int, float)) and math.isfinite(scale) and scale > 0):
+        raise ValueError(f"reward_scale must be a positive finite number, got {scale!r}")
+    if transform not in REWARD_TRANSFORMS:
+        raise ValueError(f"reward_transform must be one of {REWARD_TRANSFORMS}, got {transform!r}")
+    return float(scale), transform
+
+
+def card_reward_encoding(prior_spec: dict[str, Any]) -> tuple[float, str]:
+    """The reward encoding recorded in a checkpoint card's prior spec; cards written
+    before it existed trained on raw rewards (``1.0``, ``"identity"``)."""
+    return check_reward_encoding(prior_spec.get("reward_scale", 1.0), prior_spec.get("reward_transform", "identity"))
 
 
 def encode_rewards(y: Tensor, scale: float = 1.0, transform: str = "identity") -> Tensor:
@@ -106,17 +122,12 @@ class WheelPrior(Prior):
             raise ValueError(f"delta_range must satisfy 0 <= low < high <= 1, got {delta_range}")
         if not 0 <= drop_prob < 1:
             raise ValueError(f"drop_prob must be in [0, 1), got {drop_prob}")
-        if not (isinstance(reward_scale, (int, float)) and math.isfinite(reward_scale) and reward_scale > 0):
-            raise ValueError(f"reward_scale must be a positive finite number, got {reward_scale!r}")
-        if reward_transform not in REWARD_TRANSFORMS:
-            raise ValueError(f"reward_transform must be one of {REWARD_TRANSFORMS}, got {reward_transform!r}")
+        self.reward_scale, self.reward_transform = check_reward_encoding(reward_scale, reward_transform)
         self.n_context = n_context
         self.n_target = n_target
         self.delta_range = tuple(delta_range)
         self.drop_prob = drop_prob
         self.small_reward_std = small_reward_std
-        self.reward_scale = float(reward_scale)
-        self.reward_transform = reward_transform
 
     def spec(self) -> dict[str, Any]:
         return {"name": self.name, "n_context": self.n_context, "n_target": self.n_target,

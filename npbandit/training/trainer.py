@@ -105,6 +105,10 @@ def cosine_lr(base: float, step: int, total: int) -> float:
     return 0.5 * base * (1 + math.cos(math.pi * min(step, total) / total))
 
 
+def _differing_keys(a: dict[str, Any], b: dict[str, Any]) -> list[str]:
+    return sorted(k for k in set(a) | set(b) if a.get(k) != b.get(k))
+
+
 def _save_state(out: Path, config: TrainConfig, prior_spec: dict[str, Any], model: NeuralProcess,
                 optimizer: torch.optim.Optimizer, step: int, log: list[dict[str, Any]], elapsed: float) -> None:
     tensors = {f"model.{k}": v.detach().cpu().contiguous() for k, v in model.state_dict().items()}
@@ -160,13 +164,12 @@ def train(config: TrainConfig, *, progress: bool = True, export: bool = True, st
         meta = json.loads((out / STATE_JSON).read_text())
         saved = meta["config"]
         if saved != config.identity():
-            diff = sorted(k for k in set(saved) | set(config.identity()) if saved.get(k) != config.identity().get(k))
-            raise ValueError(f"{out} holds a different run (differs in {diff}); use another --out or delete it")
+            raise ValueError(f"{out} holds a different run (differs in {_differing_keys(saved, config.identity())}); "
+                             "use another --out or delete it")
         saved_spec = meta.get("prior_spec", prior_spec)  # states saved before specs were stored: config only
         if saved_spec != prior_spec:
-            diff = sorted(k for k in set(saved_spec) | set(prior_spec) if saved_spec.get(k) != prior_spec.get(k))
-            raise ValueError(f"{out} holds a run on a different prior (differs in {diff}); "
-                             "use another --out or delete it")
+            raise ValueError(f"{out} holds a run on a different prior (differs in "
+                             f"{_differing_keys(saved_spec, prior_spec)}); use another --out or delete it")
         step, log, elapsed = _load_state(out, model, optimizer, device)
     model.train()
     bar = tqdm(total=config.steps, initial=step, desc=config.name, disable=not progress, dynamic_ncols=True)
