@@ -30,7 +30,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parent))
 from common import ROOT, machine_line, publish  # noqa: E402
 
 from npbandit import load_surrogate  # noqa: E402
-from npbandit.priors.wheel import card_reward_encoding  # noqa: E402
+from npbandit.priors.wheel import RewardEncoding  # noqa: E402
 from npbandit.surrogates.pretrained import available_checkpoints  # noqa: E402
 from npbandit.training.evaluation import eval_batches, evaluation_suite  # noqa: E402
 
@@ -80,14 +80,15 @@ def main(argv: list[str] | None = None) -> None:
         card = model.card
         prior = card["prior"]["name"]
         params = {k: v for k, v in card["prior"].items() if k == "kernel"} if prior == "gp1d" else {}
-        if prior == "wheel":  # the encoding the checkpoint was trained with (cards before it: raw rewards)
-            params["reward_scale"], params["reward_transform"] = card_reward_encoding(card["prior"])
+        if prior == "wheel":  # the encoding the checkpoint was trained with (older cards: their defaults)
+            encoding = RewardEncoding.from_prior_spec(card["prior"])
+            params.update(encoding.spec())
         row = {"name": name, "prior": prior, "steps": card["training"]["steps"], "model": describe(card),
                "scores": {}}
         for entry, p in evaluation_suite(prior, **params).items():
             row["scores"][entry] = score(model, p, batches[prior], 16, f"{name} {entry}")
         if prior == "wheel":
-            row["encoding"] = f"{params['reward_transform']}(y / {params['reward_scale']:g})"
+            row["encoding"] = encoding.describe()
         if hasattr(model, "tokens_read"):  # ReTreever: what it reads, and its full-retrieval mode
             sizes = [b.xc.shape[1] for b in eval_batches(next(iter(evaluation_suite(prior, **params).values())),
                                                        batches[prior], 16, cache=True)]

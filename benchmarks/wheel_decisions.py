@@ -1,8 +1,8 @@
 """How well a wheel checkpoint decides, without running the bandit: UCB on held-out histories.
 
 For each δ: 16 tasks, each with a history of ``--history`` rounds in which a uniformly
-random arm was played (its reward observed, the other arms filled with N(0, 1), as at
-decision time), then UCB decisions (β = 1, on the checkpoint's encoded predictive) at
+random arm was played (its reward observed, the other arms filled as the checkpoint's
+prior fills them, as at decision time), then UCB decisions (β = 1, on the checkpoint's encoded predictive) at
 500 fresh contexts. Reported: expected regret per decision as a percentage of
 Uniform's (the wheel protocol's normalisation, but per decision rather than cumulative),
 and the fraction of correct arms outside (‖x‖ ≥ δ: the 50-reward arm) and inside the
@@ -28,22 +28,22 @@ DELTAS = [0.5, 0.7, 0.9, 0.95, 0.99]
 
 
 def decision_quality(model, delta: float, history: int, generator: torch.Generator) -> dict[str, float]:
-    from npbandit.priors.wheel import (LARGE_REWARD_STD, N_ARMS, SMALL_REWARD_STD, card_reward_encoding,
-                                       encode_rewards, sample_unit_disc, wheel_mean_rewards)
+    from npbandit.priors.wheel import (LARGE_REWARD_STD, N_ARMS, SMALL_REWARD_STD, RewardEncoding,
+                                       sample_unit_disc, wheel_mean_rewards)
 
-    scale, transform = card_reward_encoding(model.card["prior"])
+    encoding = RewardEncoding.from_prior_spec(model.card["prior"])
     tasks = 16
     x = sample_unit_disc(generator, tasks, history)
     means, large = wheel_mean_rewards(x, torch.tensor(delta))
     played = torch.randint(0, N_ARMS, (tasks, history), generator=generator)
-    y = torch.randn(tasks, history, N_ARMS, generator=generator)
+    y = encoding.unobserved((tasks, history, N_ARMS), generator)
     std = torch.where(large.gather(-1, played[..., None]), LARGE_REWARD_STD, SMALL_REWARD_STD)
     observed = means.gather(-1, played[..., None]) + std * torch.randn(tasks, history, 1, generator=generator)
     y.scatter_(-1, played[..., None], observed)
     xt = sample_unit_disc(generator, tasks, 500)
     mt, _ = wheel_mean_rewards(xt, torch.tensor(delta))
     with torch.no_grad():
-        dist = model.predict(model.condition(x, encode_rewards(y, scale, transform)), xt)
+        dist = model.predict(model.condition(x, encoding.encode(y)), xt)
     action = (dist.loc + dist.scale).argmax(-1)
     best = mt.max(-1).values
     regret = best - mt.gather(-1, action[..., None]).squeeze(-1)
@@ -56,7 +56,7 @@ def decision_quality(model, delta: float, history: int, generator: torch.Generat
 
 
 def main(argv: list[str] | None = None) -> None:
-    from npbandit.priors.wheel import card_reward_encoding
+    from npbandit.priors.wheel import RewardEncoding
     from npbandit.surrogates.pretrained import available_checkpoints, load_surrogate
 
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
@@ -72,15 +72,14 @@ def main(argv: list[str] | None = None) -> None:
     for name in args.checkpoints:
         model = load_surrogate(name)
         g = torch.Generator().manual_seed(args.seed)
-        scale, transform = card_reward_encoding(model.card["prior"])
         row = {"checkpoint": str(name), "steps": model.card["training"]["steps"],
-               "encoding": f"{transform}(y / {scale:g})",
+               "encoding": RewardEncoding.from_prior_spec(model.card["prior"]).describe(),
                "by_delta": {str(d): decision_quality(model, d, args.history, g) for d in args.deltas}}
         print(row)
         rows.append(row)
     lines = ["## Wheel checkpoints: UCB decisions on held-out histories", "",
              f"Command: `{COMMAND}` (CPU: {machine_line()}). Per δ: 16 tasks with {args.history} past rounds of "
-             "a random arm (others filled with N(0, 1)), UCB (β = 1) at 500 fresh contexts. Cells: expected "
+             "a random arm (the others filled as the checkpoint's prior fills them), UCB (β = 1) at 500 fresh contexts. Cells: expected "
              "regret per decision in % of Uniform's / fraction correct outside the wheel / inside.", "",
              "| checkpoint | steps | reward encoding | " + " | ".join(f"δ={d}" for d in args.deltas) + " |",
              "|---|---:|---|" + "---:|" * len(args.deltas)]

@@ -9,6 +9,7 @@ import torch
 from npbandit import load_surrogate
 from npbandit.envs import WheelBanditEnv
 from npbandit.policies import LinUCBPolicy, NPBanditPolicy, UniformPolicy, make_bandit_policy
+from npbandit.priors.wheel import RewardEncoding
 
 from helpers import EmbedCounter, tiny_checkpoint
 
@@ -58,15 +59,29 @@ def test_np_policy_fills_unplayed_arms_with_noise(tmp_path):
     policy.reset(0)
     policy.observe(np.array([0.1, 0.2], dtype=np.float32), 3, 7.5, {})
     y = policy.state.yc[0, 0]
-    assert policy.reward_transform == "identity" and policy.reward_scale == 50.0  # read from the card's prior
+    assert policy.encoding == RewardEncoding(50.0, "identity", "noise")  # read from the card's prior
     assert torch.isclose(y[3], torch.tensor(7.5 / 50)) and torch.isfinite(y).all()
     assert (y[[0, 1, 2, 4]] != 0).all()
+
+
+def test_np_policy_fills_unplayed_arms_as_its_prior_did(tmp_path, monkeypatch):
+    surrogate = load_surrogate(tiny_checkpoint(tmp_path, "lbanp", "wheel"))
+    monkeypatch.setattr(surrogate, "card", dict(surrogate.card, prior=dict(
+        surrogate.card["prior"], reward_scale=1.0, reward_transform="symlog", reward_fill="zeros")))
+    policy = NPBanditPolicy(surrogate)
+    assert policy.encoding == RewardEncoding(1.0, "symlog", "zeros")
+    assert policy.params()["reward_fill"] == "zeros"
+    policy.reset(0)
+    policy.observe(np.array([0.1, 0.2], dtype=np.float32), 2, 1.2, {})
+    y = policy.state.yc[0, 0]
+    assert torch.isclose(y[2], torch.tensor(math.log(2.2)))
+    assert (y[[0, 1, 3, 4]] == 0).all()
 
 
 def test_np_policy_encodes_rewards_as_its_checkpoint_was_trained(tmp_path, monkeypatch):
     """The network sees encoded rewards; decisions are argmax(mu + beta sigma) in encoded units."""
     surrogate = load_surrogate(tiny_checkpoint(tmp_path, "lbanp", "wheel"))
-    symlog = NPBanditPolicy(surrogate, reward_scale=1.0, reward_transform="symlog")
+    symlog = NPBanditPolicy(surrogate, encoding=RewardEncoding(1.0, "symlog"))
     scaled = NPBanditPolicy(surrogate)
     seen = []
     real_predict = surrogate.predict
@@ -86,14 +101,18 @@ def test_np_policy_encodes_rewards_as_its_checkpoint_was_trained(tmp_path, monke
     loc, scale = seen[-1]
     assert action == int(torch.argmax(loc + scale))
     old_card = dict(surrogate.card, prior={k: v for k, v in surrogate.card["prior"].items()
-                                           if k not in ("reward_scale", "reward_transform")})
+                                           if k not in ("reward_scale", "reward_transform", "reward_fill")})
     monkeypatch.setattr(surrogate, "card", old_card)
-    old = NPBanditPolicy(surrogate)  # cards from before the encoding: raw rewards
-    assert (old.reward_scale, old.reward_transform) == (1.0, "identity")
+    old = NPBanditPolicy(surrogate)  # cards from before the encoding: raw rewards, noise fill
+    assert old.encoding == RewardEncoding(1.0, "identity", "noise")
+    with pytest.raises(TypeError, match="encoding"):
+        NPBanditPolicy(surrogate, encoding={"reward_scale": 1.0})
     with pytest.raises(ValueError, match="reward_scale"):
-        NPBanditPolicy(surrogate, reward_scale=0.0)
+        RewardEncoding(0.0)
     with pytest.raises(ValueError, match="reward_transform"):
-        NPBanditPolicy(surrogate, reward_transform="log")
+        RewardEncoding(1.0, "log")
+    with pytest.raises(ValueError, match="reward_fill"):
+        RewardEncoding(1.0, "identity", "nan")
 
 
 def test_make_bandit_policy_names(tmp_path):

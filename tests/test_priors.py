@@ -127,6 +127,19 @@ def test_wheel_rewards_are_encoded_as_the_spec_says():
         WheelPrior(reward_scale=-1.0)
     with pytest.raises(ValueError, match="reward_transform"):
         WheelPrior(reward_transform="log")
+    with pytest.raises(ValueError, match="reward_fill"):
+        WheelPrior(reward_fill="mean")
+
+
+def test_wheel_zeros_fill_marks_exactly_the_dropped_entries():
+    noise, zeros = WheelPrior(reward_scale=1.0).batch(8, 0, 0), WheelPrior(reward_scale=1.0, reward_fill="zeros").batch(8, 0, 0)
+    assert WheelPrior(reward_fill="zeros").spec()["reward_fill"] == "zeros" and WheelPrior().spec()["reward_fill"] == "noise"
+    dropped = zeros.yc == 0
+    assert 0.45 < dropped.float().mean() < 0.55
+    means, _ = wheel_mean_rewards(zeros.xc, zeros.info["delta"][:, None])
+    assert (zeros.yc - means)[~dropped].abs().max() < 0.5  # every kept entry is a real reward
+    assert (zeros.yt != 0).all()  # targets are never filled
+    assert (noise.yc != 0).all()
 
 
 def test_make_prior_rejects_unknown():

@@ -2,10 +2,9 @@
 
 NP policies follow the NP bandit protocol (PROTOCOLS.md §3): the history is the
 surrogate's context; each past round contributes its context ``x`` and a reward row
-whose played arm holds the observed reward while the other arms hold ``N(0, 1)``
-noise (what the ``wheel`` prior trained on), all encoded as the prior encoded them
-(``reward_scale`` and ``reward_transform`` from the checkpoint card; see
-:func:`npbandit.priors.wheel.encode_rewards`). Each observation is streamed in with
+whose played arm holds the observed reward while the other arms hold the prior's
+fill (``N(0, 1)`` noise or zeros), all encoded as the prior encoded them (the
+:class:`~npbandit.priors.wheel.RewardEncoding` recorded in the checkpoint card). Each observation is streamed in with
 ``update`` -- CMANP's constant-cost update; other surrogates re-condition inside
 their ``update``. The first action is uniform (there is nothing to condition on).
 """
@@ -17,7 +16,7 @@ from typing import Any
 import numpy as np
 import torch
 
-from npbandit.priors.wheel import card_reward_encoding, check_reward_encoding, encode_rewards
+from npbandit.priors.wheel import RewardEncoding
 from npbandit.surrogates.base import NeuralProcess
 from npbandit.policies.base import Policy
 
@@ -91,15 +90,15 @@ class NPBanditPolicy(Policy):
         surrogate: a pretrained NP with ``y_dim == n_arms`` (e.g. ``load_surrogate("cmanp-wheel")``).
         rule: ``"ucb"`` or ``"thompson"``.
         beta: the UCB exploration weight (explicit; no square root is taken).
-        reward_scale, reward_transform: how rewards were encoded in training
-            (``encode_rewards``); ``None`` reads them from the checkpoint card's prior
-            (cards without them: raw rewards, ``1.0`` and ``"identity"``). Decisions are
-            made on the encoded predictive; the transform is monotone, so UCB picks the
-            arm with the highest ``Φ(β)`` quantile in reward units, and Thompson is unchanged.
+        encoding: how reward rows were encoded in training (scale, transform, fill of
+            unobserved arms); ``None`` reads it from the checkpoint card's prior
+            (:meth:`RewardEncoding.from_prior_spec`). Decisions are made on the encoded
+            predictive; the transform is monotone, so UCB picks the arm with the highest
+            ``Φ(β)`` quantile in reward units, and Thompson is unchanged.
     """
 
     def __init__(self, surrogate: NeuralProcess, rule: str = "ucb", beta: float = 1.0,
-                 reward_scale: float | None = None, reward_transform: str | None = None) -> None:
+                 encoding: RewardEncoding | None = None) -> None:
         if not isinstance(surrogate, NeuralProcess):
             raise TypeError(f"surrogate must be an npbandit NeuralProcess, got {type(surrogate).__name__}")
         if rule not in ("ucb", "thompson"):
@@ -110,10 +109,9 @@ class NPBanditPolicy(Policy):
         self.rule, self.beta = rule, float(beta)
         self.n_arms = surrogate.y_dim
         card = getattr(surrogate, "card", None)
-        card_scale, card_transform = card_reward_encoding({} if card is None else card.get("prior", {}))
-        self.reward_scale, self.reward_transform = check_reward_encoding(
-            card_scale if reward_scale is None else reward_scale,
-            card_transform if reward_transform is None else reward_transform)
+        if encoding is not None and not isinstance(encoding, RewardEncoding):
+            raise TypeError(f"encoding must be a RewardEncoding or None, got {type(encoding).__name__}")
+        self.encoding = encoding or RewardEncoding.from_prior_spec({} if card is None else card.get("prior", {}))
         self.name = f"{surrogate.name if card is None else card['name']}-{rule}"
         self.checkpoint = None if card is None else {"name": card["name"], "sha256": card["sha256"]}
         self._ref = next(surrogate.parameters())
@@ -140,15 +138,14 @@ class NPBanditPolicy(Policy):
 
     def observe(self, obs, action, reward, info) -> None:
         x = torch.as_tensor(np.asarray(obs), dtype=self._ref.dtype).reshape(1, 1, -1)
-        y = torch.randn(1, 1, self.n_arms, generator=self.torch_rng, dtype=self._ref.dtype)
+        y = self.encoding.unobserved((1, 1, self.n_arms), self.torch_rng, self._ref.dtype)
         y[0, 0, int(action)] = float(reward)
-        y = encode_rewards(y, self.reward_scale, self.reward_transform)
+        y = self.encoding.encode(y)
         with torch.no_grad():
             self.state = self.surrogate.update(self.state, x, y)
 
     def params(self) -> dict[str, Any]:
-        return {"rule": self.rule, "beta": self.beta, "reward_scale": self.reward_scale,
-                "reward_transform": self.reward_transform}
+        return {"rule": self.rule, "beta": self.beta, **self.encoding.spec()}
 
 
 class GPUCBPolicy(Policy):

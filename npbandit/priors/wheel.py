@@ -30,6 +30,7 @@ encoded units) is the same quantile of the predictive in reward units.
 from __future__ import annotations
 
 import math
+from dataclasses import dataclass
 from typing import Any
 
 import torch
@@ -37,8 +38,8 @@ from torch import Tensor
 
 from npbandit.priors.base import Prior, TaskBatch
 
-__all__ = ["WheelPrior", "wheel_mean_rewards", "encode_rewards", "check_reward_encoding", "card_reward_encoding",
-           "REWARD_TRANSFORMS", "sample_unit_disc", "N_ARMS",
+__all__ = ["WheelPrior", "wheel_mean_rewards", "encode_rewards", "RewardEncoding",
+           "REWARD_TRANSFORMS", "REWARD_FILLS", "sample_unit_disc", "N_ARMS",
            "SMALL_REWARD_STD", "LARGE_REWARD_STD"]
 
 N_ARMS = 5
@@ -50,21 +51,60 @@ LARGE_REWARD_STD = 0.01
 
 
 REWARD_TRANSFORMS = ("identity", "symlog")
+REWARD_FILLS = ("noise", "zeros")
 
 
-def check_reward_encoding(scale: Any, transform: Any) -> tuple[float, str]:
-    """``(scale, transform)`` validated: a positive finite scale and a known transform."""
-    if not (isinstance(scale, (int, float)) and math.isfinite(scale) and scale > 0):
-        raise ValueError(f"reward_scale must be a positive finite number, got {scale!r}")
-    if transform not in REWARD_TRANSFORMS:
-        raise ValueError(f"reward_transform must be one of {REWARD_TRANSFORMS}, got {transform!r}")
-    return float(scale), transform
+@dataclass(frozen=True)
+class RewardEncoding:
+    """How a wheel network sees reward rows (see the module docstring).
 
+    Attributes:
+        scale: rewards are divided by it first.
+        transform: ``"identity"`` or ``"symlog"`` (``sign(y) log(1 + |y|)``), applied after scaling.
+        fill: what stands in the entries of arms that were not observed (dropped in
+            training, not played at decision time): ``"noise"`` = ``N(0, 1)`` (the
+            papers), ``"zeros"`` = exactly ``0``, a value no wheel reward comes near
+            (the smallest mean is 1.0 with std 0.05), so it acts as an observation mask.
+    """
 
-def card_reward_encoding(prior_spec: dict[str, Any]) -> tuple[float, str]:
-    """The reward encoding recorded in a checkpoint card's prior spec; cards written
-    before it existed trained on raw rewards (``1.0``, ``"identity"``)."""
-    return check_reward_encoding(prior_spec.get("reward_scale", 1.0), prior_spec.get("reward_transform", "identity"))
+    scale: float = MEAN_LARGE
+    transform: str = "identity"
+    fill: str = "noise"
+
+    def __post_init__(self) -> None:
+        if isinstance(self.scale, bool) or not (isinstance(self.scale, (int, float)) and math.isfinite(self.scale)
+                                                and self.scale > 0):
+            raise ValueError(f"reward_scale must be a positive finite number, got {self.scale!r}")
+        if self.transform not in REWARD_TRANSFORMS:
+            raise ValueError(f"reward_transform must be one of {REWARD_TRANSFORMS}, got {self.transform!r}")
+        if self.fill not in REWARD_FILLS:
+            raise ValueError(f"reward_fill must be one of {REWARD_FILLS}, got {self.fill!r}")
+        object.__setattr__(self, "scale", float(self.scale))
+
+    @classmethod
+    def from_prior_spec(cls, prior_spec: dict[str, Any]) -> "RewardEncoding":
+        """The encoding recorded in a checkpoint card's prior spec. Cards written before a
+        field existed trained with its old behaviour: raw rewards (``1.0``, ``"identity"``),
+        ``"noise"`` fill."""
+        return cls(prior_spec.get("reward_scale", 1.0), prior_spec.get("reward_transform", "identity"),
+                   prior_spec.get("reward_fill", "noise"))
+
+    def spec(self) -> dict[str, Any]:
+        return {"reward_scale": self.scale, "reward_transform": self.transform, "reward_fill": self.fill}
+
+    def describe(self) -> str:
+        """A short human-readable form, e.g. ``symlog(y / 1), zeros fill``."""
+        return f"{self.transform}(y / {self.scale:g}), {self.fill} fill"
+
+    def encode(self, y: Tensor) -> Tensor:
+        """``[..., n_arms]`` rewards -> what the network sees."""
+        return encode_rewards(y, self.scale, self.transform)
+
+    def unobserved(self, shape: tuple[int, ...], generator: torch.Generator, dtype: torch.dtype = torch.float32) -> Tensor:
+        """Raw (unencoded) values for unobserved reward entries, ``shape``."""
+        if self.fill == "zeros":
+            return torch.zeros(shape, dtype=dtype)
+        return torch.randn(shape, generator=generator, dtype=dtype)
 
 
 def encode_rewards(y: Tensor, scale: float = 1.0, transform: str = "identity") -> Tensor:
@@ -115,14 +155,15 @@ class WheelPrior(Prior):
 
     def __init__(self, n_context: int = 512, n_target: int = 50, delta_range: tuple[float, float] = (0.0, 1.0),
                  drop_prob: float = 0.5, small_reward_std: float = SMALL_REWARD_STD,
-                 reward_scale: float = MEAN_LARGE, reward_transform: str = "identity") -> None:
+                 reward_scale: float = MEAN_LARGE, reward_transform: str = "identity",
+                 reward_fill: str = "noise") -> None:
         if n_context < 1 or n_target < 1:
             raise ValueError(f"n_context and n_target must be positive, got {n_context}, {n_target}")
         if not 0 <= delta_range[0] < delta_range[1] <= 1:
             raise ValueError(f"delta_range must satisfy 0 <= low < high <= 1, got {delta_range}")
         if not 0 <= drop_prob < 1:
             raise ValueError(f"drop_prob must be in [0, 1), got {drop_prob}")
-        self.reward_scale, self.reward_transform = check_reward_encoding(reward_scale, reward_transform)
+        self.encoding = RewardEncoding(reward_scale, reward_transform, reward_fill)
         self.n_context = n_context
         self.n_target = n_target
         self.delta_range = tuple(delta_range)
@@ -133,7 +174,7 @@ class WheelPrior(Prior):
         return {"name": self.name, "n_context": self.n_context, "n_target": self.n_target,
                 "delta": ["uniform", *self.delta_range], "drop_prob": self.drop_prob,
                 "small_reward_std": self.small_reward_std, "large_reward_std": LARGE_REWARD_STD,
-                "reward_scale": self.reward_scale, "reward_transform": self.reward_transform,
+                **self.encoding.spec(),
                 "means": {"arm0": MEAN_SAFE, "arms1-4": MEAN_SMALL, "large": MEAN_LARGE},
                 "arms": "quadrant (+,+)->1, (-,+)->2, (-,-)->3, (+,-)->4"}
 
@@ -147,8 +188,5 @@ class WheelPrior(Prior):
         y = means + std * torch.randn(means.shape, generator=generator)
         xc, yc, xt, yt = x[:, :self.n_context], y[:, :self.n_context], x[:, self.n_context:], y[:, self.n_context:]
         dropped = torch.rand(yc.shape, generator=generator) < self.drop_prob
-        yc = torch.where(dropped, torch.randn(yc.shape, generator=generator), yc)
-        def enc(v: Tensor) -> Tensor:
-            return encode_rewards(v, self.reward_scale, self.reward_transform)
-
-        return TaskBatch(xc, enc(yc), xt, enc(yt), {"delta": delta.squeeze(-1)})
+        yc = torch.where(dropped, self.encoding.unobserved(yc.shape, generator, yc.dtype), yc)
+        return TaskBatch(xc, self.encoding.encode(yc), xt, self.encoding.encode(yt), {"delta": delta.squeeze(-1)})
