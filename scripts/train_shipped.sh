@@ -9,10 +9,11 @@ NP=".venv/bin/npbandit"
 COMMON=(--threads 1 --eval-every 2000 --checkpoint-every 500)
 WHEEL=(--set d_model=16 --set n_heads=1 --set d_ff=64 --set n_layers=4 --set emb_depth=3 --batch-size 8)
 STEPS_GP=${STEPS_GP:-30000}
-STEPS_WHEEL=${STEPS_WHEEL:-20000}
+STEPS_WHEEL=${STEPS_WHEEL:-25000}
 STEPS_BO=${STEPS_BO:-25000}
 
-# The wheel prior divides rewards by reward_scale = 50 (see npbandit/priors/wheel.py).
+# The wheel prior's default encoding (symlog rewards, zeros for unobserved arms; see
+# npbandit/priors/wheel.py) is what the shipped *-wheel checkpoints use.
 queue_w() {
   $NP train --model cmanp --prior wheel --steps "$STEPS_WHEEL" --out runs/cmanp-wheel --set n_latents=8 --set n_block_latents=8 "${WHEEL[@]}" "${COMMON[@]}"
   $NP train --model lbanp --prior wheel --steps "$STEPS_WHEEL" --out runs/lbanp-wheel --set n_latents=8 "${WHEEL[@]}" "${COMMON[@]}"

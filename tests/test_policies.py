@@ -53,8 +53,10 @@ def test_np_policy_streams_each_observation_once(tmp_path, rule):
     assert counter.points == 40  # one embedding per observation: never re-conditioned from scratch
 
 
-def test_np_policy_fills_unplayed_arms_with_noise(tmp_path):
+def test_np_policy_fills_unplayed_arms_with_noise(tmp_path, monkeypatch):
     surrogate = load_surrogate(tiny_checkpoint(tmp_path, "lbanp", "wheel"))
+    monkeypatch.setattr(surrogate, "card", dict(surrogate.card, prior=dict(
+        surrogate.card["prior"], reward_scale=50.0, reward_transform="identity", reward_fill="noise")))
     policy = NPBanditPolicy(surrogate)
     policy.reset(0)
     policy.observe(np.array([0.1, 0.2], dtype=np.float32), 3, 7.5, {})
@@ -66,9 +68,7 @@ def test_np_policy_fills_unplayed_arms_with_noise(tmp_path):
 
 def test_np_policy_fills_unplayed_arms_as_its_prior_did(tmp_path, monkeypatch):
     surrogate = load_surrogate(tiny_checkpoint(tmp_path, "lbanp", "wheel"))
-    monkeypatch.setattr(surrogate, "card", dict(surrogate.card, prior=dict(
-        surrogate.card["prior"], reward_scale=1.0, reward_transform="symlog", reward_fill="zeros")))
-    policy = NPBanditPolicy(surrogate)
+    policy = NPBanditPolicy(surrogate)  # the wheel prior's default, what the shipped checkpoints use
     assert policy.encoding == RewardEncoding(1.0, "symlog", "zeros")
     assert policy.params()["reward_fill"] == "zeros"
     policy.reset(0)
@@ -82,7 +82,7 @@ def test_np_policy_encodes_rewards_as_its_checkpoint_was_trained(tmp_path, monke
     """The network sees encoded rewards; decisions are argmax(mu + beta sigma) in encoded units."""
     surrogate = load_surrogate(tiny_checkpoint(tmp_path, "lbanp", "wheel"))
     symlog = NPBanditPolicy(surrogate, encoding=RewardEncoding(1.0, "symlog"))
-    scaled = NPBanditPolicy(surrogate)
+    scaled = NPBanditPolicy(surrogate, encoding=RewardEncoding(50.0, "identity", "noise"))
     seen = []
     real_predict = surrogate.predict
 

@@ -7,7 +7,7 @@ import torch
 
 from npbandit.priors import BOPrior, GP1DPrior, WheelPrior, make_prior
 from npbandit.priors.kernels import kernel_matrix, sample_gp
-from npbandit.priors.wheel import encode_rewards, quadrant_arm, wheel_mean_rewards
+from npbandit.priors.wheel import RewardEncoding, encode_rewards, quadrant_arm, wheel_mean_rewards
 
 
 @pytest.mark.parametrize("name", ["gp1d", "bo", "wheel"])
@@ -99,7 +99,7 @@ def test_wheel_rewards_follow_the_protocol():
 
 
 def test_wheel_batches_drop_context_rewards_but_not_targets():
-    prior = WheelPrior(reward_scale=1.0)
+    prior = WheelPrior(reward_scale=1.0, reward_transform="identity", reward_fill="noise")
     b = prior.batch(8, 0, 0)
     assert b.xc.shape == (8, 512, 2) and b.yt.shape == (8, 50, 5)
     assert (b.xc.norm(dim=-1) <= 1).all() and (b.xt.norm(dim=-1) <= 1).all()
@@ -112,10 +112,12 @@ def test_wheel_batches_drop_context_rewards_but_not_targets():
 
 
 def test_wheel_rewards_are_encoded_as_the_spec_says():
-    raw = WheelPrior(reward_scale=1.0).batch(4, 0, 0)
-    scaled = WheelPrior().batch(4, 0, 0)
+    raw = WheelPrior(reward_scale=1.0, reward_transform="identity").batch(4, 0, 0)
+    scaled = WheelPrior(reward_scale=50.0, reward_transform="identity").batch(4, 0, 0)
     symlog = WheelPrior(reward_scale=1.0, reward_transform="symlog").batch(4, 0, 0)
-    assert WheelPrior().spec()["reward_transform"] == "identity" and WheelPrior().spec()["reward_scale"] == 50.0
+    spec = WheelPrior().spec()  # the default is what the shipped checkpoints use
+    assert (spec["reward_scale"], spec["reward_transform"], spec["reward_fill"]) == (1.0, "symlog", "zeros")
+    assert RewardEncoding() == RewardEncoding(1.0, "symlog", "zeros")
     assert torch.allclose(scaled.yc * 50.0, raw.yc, atol=1e-5) and torch.allclose(scaled.yt * 50.0, raw.yt, atol=1e-5)
     assert torch.allclose(symlog.yc, torch.sign(raw.yc) * torch.log1p(raw.yc.abs()))
     assert torch.allclose(encode_rewards(torch.tensor([50.0, -1.0, 0.0]), 1.0, "symlog"),
@@ -132,8 +134,8 @@ def test_wheel_rewards_are_encoded_as_the_spec_says():
 
 
 def test_wheel_zeros_fill_marks_exactly_the_dropped_entries():
-    noise, zeros = WheelPrior(reward_scale=1.0).batch(8, 0, 0), WheelPrior(reward_scale=1.0, reward_fill="zeros").batch(8, 0, 0)
-    assert WheelPrior(reward_fill="zeros").spec()["reward_fill"] == "zeros" and WheelPrior().spec()["reward_fill"] == "noise"
+    raw = dict(reward_scale=1.0, reward_transform="identity")
+    noise, zeros = WheelPrior(**raw, reward_fill="noise").batch(8, 0, 0), WheelPrior(**raw).batch(8, 0, 0)
     dropped = zeros.yc == 0
     assert 0.45 < dropped.float().mean() < 0.55
     means, _ = wheel_mean_rewards(zeros.xc, zeros.info["delta"][:, None])

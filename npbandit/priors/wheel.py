@@ -7,24 +7,31 @@ arms 1-4 pay ``N(1.0, s²)``; if ``||x|| >= delta`` the arm of x's quadrant pays
 code that produced the published regret numbers (the papers' text says 0.01).
 
 Training tasks (the NP protocol): ``delta ~ U(0, 1)`` per task, 512 context and 50
-target points, all five rewards observed; each context reward entry is replaced by
-``N(0, 1)`` noise with probability 0.5, matching decision time, where the arms not
-played in a past round are filled with ``N(0, 1)``. Fresh tasks every batch.
+target points, all five rewards observed; each context reward entry is dropped with
+probability 0.5, matching decision time, where only the played arm of a past round
+is observed. Fresh tasks every batch.
 
-The network sees every reward (fill noise included) through
-``encode_rewards``: ``T(y / reward_scale)`` with ``T`` = ``identity`` or ``symlog``
-(``sign(y) log(1 + |y|)``); the default, ``reward_scale = 50`` with ``identity``, is what
-the shipped checkpoints use. Raw rewards of 50 next to inputs in the unit disc stall
-training: the boundary points' Gaussian loss dominates every step, and after 20k steps
-a d16 CMANP still could not tell the quadrant arms apart. With rewards / 50 it learns
-them within 4k steps, but the small rewards (0.02) are then no wider apart than the
-fill noise, so the model cannot read a large δ from its context and never plays arm 0
-inside the wheel. ``symlog`` keeps that difference visible: in our 20k-step CMANP run it
-was far better at δ ≥ 0.95 but worse at δ ≤ 0.9, and its training loss rose again
-late in the run (measurements in docs/benchmarks.md). Both settings are recorded in
-the prior's spec, i.e. in every checkpoint card, and the bandit policy reads them
-there. The transform is monotone, so a policy's upper quantile (``mu + sigma`` in
-encoded units) is the same quantile of the predictive in reward units.
+What the network sees is a :class:`RewardEncoding`: rewards pass through
+``T(y / scale)`` with ``T`` = ``identity`` or ``symlog`` (``sign(y) log(1 + |y|)``), and
+unobserved entries hold the ``fill``: ``N(0, 1)`` noise as in the papers, or exactly
+zero. The default, and what the shipped ``*-wheel`` checkpoints use, is
+``symlog(y)`` with zeros fill, chosen by measurement (docs/benchmarks.md, wheel
+checkpoints):
+
+- raw rewards of 50 next to inputs in the unit disc stall training (the boundary
+  points' Gaussian loss dominates; after 20k steps a d16 CMANP could not tell the
+  quadrant arms apart);
+- ``y / 50`` learns the quadrant arms within 4k steps, but the small rewards become
+  0.024 vs 0.020 and a UCB decision between them needs a predictive std below 0.004:
+  the model never plays arm 0 inside the wheel (with either fill);
+- ``symlog`` keeps arm 0's margin at 0.09 (about 4 reward stds) and the 50s at 3.9;
+  with ``N(0, 1)`` fill the model could not tell a played arm's small reward from
+  fill and misread small δ; zeros fill (no wheel reward is near 0: the smallest mean
+  is 1.0 with std 0.05) tells it exactly which entries were observed.
+
+The encoding is recorded in the prior's spec, i.e. in every checkpoint card, and the
+bandit policy reads it there. The transform is monotone, so a policy's upper quantile
+(``mu + sigma`` in encoded units) is the same quantile of the predictive in reward units.
 """
 
 from __future__ import annotations
@@ -67,9 +74,9 @@ class RewardEncoding:
             (the smallest mean is 1.0 with std 0.05), so it acts as an observation mask.
     """
 
-    scale: float = MEAN_LARGE
-    transform: str = "identity"
-    fill: str = "noise"
+    scale: float = 1.0
+    transform: str = "symlog"
+    fill: str = "zeros"
 
     def __post_init__(self) -> None:
         if isinstance(self.scale, bool) or not (isinstance(self.scale, (int, float)) and math.isfinite(self.scale)
@@ -155,8 +162,8 @@ class WheelPrior(Prior):
 
     def __init__(self, n_context: int = 512, n_target: int = 50, delta_range: tuple[float, float] = (0.0, 1.0),
                  drop_prob: float = 0.5, small_reward_std: float = SMALL_REWARD_STD,
-                 reward_scale: float = MEAN_LARGE, reward_transform: str = "identity",
-                 reward_fill: str = "noise") -> None:
+                 reward_scale: float = 1.0, reward_transform: str = "symlog",
+                 reward_fill: str = "zeros") -> None:
         if n_context < 1 or n_target < 1:
             raise ValueError(f"n_context and n_target must be positive, got {n_context}, {n_target}")
         if not 0 <= delta_range[0] < delta_range[1] <= 1:
