@@ -122,3 +122,30 @@ def test_make_bandit_policy_names(tmp_path):
         make_bandit_policy("nonsense-wheel")
     with pytest.raises(ValueError, match="rule"):
         NPBanditPolicy(load_surrogate(tiny_checkpoint(tmp_path, "cmanp", "wheel")), rule="greedy")
+
+
+@pytest.mark.parametrize("name", ["cmanp-wheel", "lbanp-wheel", "tnpd-wheel"])
+def test_shipped_wheel_checkpoints_read_delta_from_the_history(name):
+    """After 300 random rounds at δ = 0.5, UCB plays arm 0 well inside the wheel and the
+    quadrant's 50-reward arm well outside. A wrong reward encoding (scale, transform or
+    fill) between the prior and the policy breaks one side or the other."""
+    from npbandit.priors.wheel import quadrant_arm, sample_unit_disc, wheel_mean_rewards
+
+    policy = NPBanditPolicy(load_surrogate(name))
+    policy.reset(0)
+    g = torch.Generator().manual_seed(0)
+    delta = torch.tensor(0.5)
+    x = sample_unit_disc(g, 300).double()
+    means, large = wheel_mean_rewards(x, delta)
+    arms = torch.randint(0, 5, (300,), generator=g)
+    for xi, a, m, big in zip(x, arms, means, large):
+        reward = float(m[a] + (0.01 if big[a] else 0.05) * torch.randn((), generator=g))
+        policy.observe(xi.float().numpy(), int(a), reward, {})
+    probe = sample_unit_disc(g, 400)
+    radius = probe.norm(dim=-1)
+    inside, outside = probe[radius < 0.35], probe[radius > 0.65]
+    assert len(inside) > 30 and len(outside) > 100
+    inside_ok = sum(policy.act(p.numpy()) == 0 for p in inside) / len(inside)
+    outside_ok = sum(policy.act(p.numpy()) == int(quadrant_arm(p)) for p in outside) / len(outside)
+    assert outside_ok >= 0.95, f"{name}: quadrant arm outside the wheel only {outside_ok:.2f} of the time"
+    assert inside_ok >= 0.8, f"{name}: arm 0 inside the wheel only {inside_ok:.2f} of the time"
