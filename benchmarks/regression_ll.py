@@ -114,6 +114,9 @@ def main(argv: list[str] | None = None) -> None:
         publish("regression", text, out.name, COMMAND, {"batches": batches, "rows": results})
 
 
+RAW = RewardEncoding(1.0, "identity", "noise").describe()  # rows written before the encoding was recorded
+
+
 def fmt(value: tuple[float, ...]) -> str:
     return f"{value[0]:.3f} ± {value[1]:.3f}"
 
@@ -158,10 +161,10 @@ def render(rows: list[dict], batches: dict[str, int]) -> str:
                   "| checkpoint | steps | size | reward encoding | target log-likelihood (mean ± s.e.) | median over batches |",
                   "|---|---:|---|---|---:|---:|"]
         for r in wheel:
-            lines.append(f"| {r['name']} | {r['steps']:,} | {r['model']} | {r.get('encoding', 'identity(y / 1)')} | "
+            lines.append(f"| {r['name']} | {r['steps']:,} | {r['model']} | {r.get('encoding', RAW)} | "
                          f"{fmt(r['scores']['wheel'])} | "
                          f"{r['scores']['wheel'][2]:.3f} |")
-        if any(r.get("encoding", "identity(y / 1)") == "identity(y / 1)" for r in wheel):
+        if any(r.get("encoding", RAW).startswith("identity(y / 1)") for r in wheel):
             lines.append("\nFor raw-reward checkpoints (`identity(y / 1)`) the mean is dominated by rare batches in "
                          "which a model is confidently wrong near the δ boundary (the 50-reward arm has noise std "
                          "0.01, so a confident miss costs thousands of nats); the median shows the typical batch.")

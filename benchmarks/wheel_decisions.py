@@ -27,11 +27,9 @@ COMMAND = "python benchmarks/wheel_decisions.py"
 DELTAS = [0.5, 0.7, 0.9, 0.95, 0.99]
 
 
-def decision_quality(model, delta: float, history: int, generator: torch.Generator) -> dict[str, float]:
-    from npbandit.priors.wheel import (LARGE_REWARD_STD, N_ARMS, SMALL_REWARD_STD, RewardEncoding,
-                                       sample_unit_disc, wheel_mean_rewards)
+def decision_quality(model, encoding, delta: float, history: int, generator: torch.Generator) -> dict[str, float]:
+    from npbandit.priors.wheel import LARGE_REWARD_STD, N_ARMS, SMALL_REWARD_STD, sample_unit_disc, wheel_mean_rewards
 
-    encoding = RewardEncoding.from_prior_spec(model.card["prior"])
     tasks = 16
     x = sample_unit_disc(generator, tasks, history)
     means, large = wheel_mean_rewards(x, torch.tensor(delta))
@@ -72,9 +70,9 @@ def main(argv: list[str] | None = None) -> None:
     for name in args.checkpoints:
         model = load_surrogate(name)
         g = torch.Generator().manual_seed(args.seed)
-        row = {"checkpoint": str(name), "steps": model.card["training"]["steps"],
-               "encoding": RewardEncoding.from_prior_spec(model.card["prior"]).describe(),
-               "by_delta": {str(d): decision_quality(model, d, args.history, g) for d in args.deltas}}
+        encoding = RewardEncoding.from_prior_spec(model.card["prior"])
+        row = {"checkpoint": str(name), "steps": model.card["training"]["steps"], "encoding": encoding.describe(),
+               "by_delta": {str(d): decision_quality(model, encoding, d, args.history, g) for d in args.deltas}}
         print(row)
         rows.append(row)
     lines = ["## Wheel checkpoints: UCB decisions on held-out histories", "",

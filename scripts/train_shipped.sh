@@ -13,7 +13,7 @@ STEPS_WHEEL=${STEPS_WHEEL:-25000}
 STEPS_BO=${STEPS_BO:-25000}
 
 # The wheel prior's default encoding (symlog rewards, zeros for unobserved arms; see
-# npbandit/priors/wheel.py) is what the shipped *-wheel checkpoints use.
+# npbandit/priors/wheel.py) is what cmanp-wheel and tnpd-wheel use; lbanp-wheel below differs.
 queue_w() {
   $NP train --model cmanp --prior wheel --steps "$STEPS_WHEEL" --out runs/cmanp-wheel --set n_latents=8 --set n_block_latents=8 "${WHEEL[@]}" "${COMMON[@]}"
   # lbanp-wheel keeps the previous encoding (rewards / 50, N(0, 1) fill, 20k steps): with the

@@ -68,7 +68,7 @@ def test_np_policy_fills_unplayed_arms_with_noise(tmp_path, monkeypatch):
 
 def test_np_policy_fills_unplayed_arms_as_its_prior_did(tmp_path, monkeypatch):
     surrogate = load_surrogate(tiny_checkpoint(tmp_path, "lbanp", "wheel"))
-    policy = NPBanditPolicy(surrogate)  # the wheel prior's default, what the shipped checkpoints use
+    policy = NPBanditPolicy(surrogate)  # the wheel prior's default
     assert policy.encoding == RewardEncoding(1.0, "symlog", "zeros")
     assert policy.params()["reward_fill"] == "zeros"
     policy.reset(0)
@@ -129,7 +129,8 @@ def test_shipped_wheel_checkpoints_read_delta_from_the_history(name):
     """After 300 random rounds at δ = 0.5, UCB plays arm 0 well inside the wheel and the
     quadrant's 50-reward arm well outside. A wrong reward encoding (scale, transform or
     fill) between the prior and the policy breaks one side or the other."""
-    from npbandit.priors.wheel import quadrant_arm, sample_unit_disc, wheel_mean_rewards
+    from npbandit.priors.wheel import (LARGE_REWARD_STD, SMALL_REWARD_STD, quadrant_arm, sample_unit_disc,
+                                       wheel_mean_rewards)
 
     policy = NPBanditPolicy(load_surrogate(name))
     policy.reset(0)
@@ -139,7 +140,7 @@ def test_shipped_wheel_checkpoints_read_delta_from_the_history(name):
     means, large = wheel_mean_rewards(x, delta)
     arms = torch.randint(0, 5, (300,), generator=g)
     for xi, a, m, big in zip(x, arms, means, large):
-        reward = float(m[a] + (0.01 if big[a] else 0.05) * torch.randn((), generator=g))
+        reward = float(m[a] + (LARGE_REWARD_STD if big[a] else SMALL_REWARD_STD) * torch.randn((), generator=g))
         policy.observe(xi.float().numpy(), int(a), reward, {})
     probe = sample_unit_disc(g, 400)
     radius = probe.norm(dim=-1)

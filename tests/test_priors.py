@@ -115,7 +115,7 @@ def test_wheel_rewards_are_encoded_as_the_spec_says():
     raw = WheelPrior(reward_scale=1.0, reward_transform="identity").batch(4, 0, 0)
     scaled = WheelPrior(reward_scale=50.0, reward_transform="identity").batch(4, 0, 0)
     symlog = WheelPrior(reward_scale=1.0, reward_transform="symlog").batch(4, 0, 0)
-    spec = WheelPrior().spec()  # the default is what the shipped checkpoints use
+    spec = WheelPrior().spec()  # the default is what cmanp-wheel and tnpd-wheel use
     assert (spec["reward_scale"], spec["reward_transform"], spec["reward_fill"]) == (1.0, "symlog", "zeros")
     assert RewardEncoding() == RewardEncoding(1.0, "symlog", "zeros")
     assert torch.allclose(scaled.yc * 50.0, raw.yc, atol=1e-5) and torch.allclose(scaled.yt * 50.0, raw.yt, atol=1e-5)

@@ -14,8 +14,9 @@ is observed. Fresh tasks every batch.
 What the network sees is a :class:`RewardEncoding`: rewards pass through
 ``T(y / scale)`` with ``T`` = ``identity`` or ``symlog`` (``sign(y) log(1 + |y|)``), and
 unobserved entries hold the ``fill``: ``N(0, 1)`` noise as in the papers, or exactly
-zero. The default, and what the shipped ``*-wheel`` checkpoints use, is
-``symlog(y)`` with zeros fill, chosen by measurement (docs/benchmarks.md, wheel
+zero. The default, and what the shipped ``cmanp-wheel`` and ``tnpd-wheel`` use, is
+``symlog(y)`` with zeros fill (``lbanp-wheel`` keeps ``y / 50`` with noise fill, see
+docs/results.md), chosen by measurement (docs/benchmarks.md, wheel
 checkpoints):
 
 - raw rewards of 50 next to inputs in the unit disc stall training (the boundary
