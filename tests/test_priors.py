@@ -144,6 +144,20 @@ def test_wheel_zeros_fill_marks_exactly_the_dropped_entries():
     assert (noise.yc != 0).all()
 
 
+def test_wheel_min_context_draws_the_context_size_per_batch():
+    fixed = WheelPrior()
+    assert fixed.spec()["n_context"] == 512 and fixed.batch(2, 0, 0).xc.shape[1] == 512
+    prior = WheelPrior(n_context=64, min_context=1)
+    assert prior.spec()["n_context"] == ["randint", 1, 65]
+    sizes = {prior.batch(2, 0, i).xc.shape[1] for i in range(40)}
+    assert min(sizes) >= 1 and max(sizes) <= 64 and len(sizes) > 10
+    b = prior.batch(2, 0, 3)
+    assert b.yc.shape[:2] == b.xc.shape[:2] and b.yt.shape == (2, 50, 5)  # targets keep their size
+    for bad in (0, 65, 2.5):
+        with pytest.raises(ValueError, match="min_context"):
+            WheelPrior(n_context=64, min_context=bad)
+
+
 def test_make_prior_rejects_unknown():
     with pytest.raises(ValueError, match="prior must be one of"):
         make_prior("sine")

@@ -44,7 +44,7 @@ from typing import Any
 import torch
 from torch import Tensor
 
-from npbandit.priors.base import Prior, TaskBatch
+from npbandit.priors.base import Prior, TaskBatch, randint
 
 __all__ = ["WheelPrior", "wheel_mean_rewards", "encode_rewards", "RewardEncoding",
            "REWARD_TRANSFORMS", "REWARD_FILLS", "sample_unit_disc", "N_ARMS",
@@ -154,7 +154,21 @@ def wheel_mean_rewards(x: Tensor, delta: Tensor) -> tuple[Tensor, Tensor]:
 
 
 class WheelPrior(Prior):
-    """Wheel-bandit tasks with all rewards observed; context rewards randomly dropped."""
+    """Wheel-bandit tasks with all rewards observed; context rewards randomly dropped.
+
+    Args:
+        n_context: context rows per task (the papers: 512).
+        min_context: when given, each batch draws its context size uniformly from
+            ``min_context..n_context`` instead. The papers train on 512 rows only, so
+            a model meets the first rounds of a bandit run (a handful of rows) outside
+            its training data; a range covers them.
+        n_target: target rows per task, every reward observed.
+        delta_range: ``delta ~ U(delta_range)`` per task.
+        drop_prob: probability that a context reward entry is replaced by the
+            encoding's unobserved value.
+        small_reward_std: std of the small rewards (the public code: 0.05).
+        reward_scale, reward_transform, reward_fill: the :class:`RewardEncoding`.
+    """
 
     name = "wheel"
     x_dim = 2
@@ -164,22 +178,26 @@ class WheelPrior(Prior):
     def __init__(self, n_context: int = 512, n_target: int = 50, delta_range: tuple[float, float] = (0.0, 1.0),
                  drop_prob: float = 0.5, small_reward_std: float = SMALL_REWARD_STD,
                  reward_scale: float = 1.0, reward_transform: str = "symlog",
-                 reward_fill: str = "zeros") -> None:
+                 reward_fill: str = "zeros", min_context: int | None = None) -> None:
         if n_context < 1 or n_target < 1:
             raise ValueError(f"n_context and n_target must be positive, got {n_context}, {n_target}")
+        if min_context is not None and not (isinstance(min_context, int) and 1 <= min_context <= n_context):
+            raise ValueError(f"min_context must be None or an int in 1..n_context={n_context}, got {min_context!r}")
         if not 0 <= delta_range[0] < delta_range[1] <= 1:
             raise ValueError(f"delta_range must satisfy 0 <= low < high <= 1, got {delta_range}")
         if not 0 <= drop_prob < 1:
             raise ValueError(f"drop_prob must be in [0, 1), got {drop_prob}")
         self.encoding = RewardEncoding(reward_scale, reward_transform, reward_fill)
         self.n_context = n_context
+        self.min_context = min_context
         self.n_target = n_target
         self.delta_range = tuple(delta_range)
         self.drop_prob = drop_prob
         self.small_reward_std = small_reward_std
 
     def spec(self) -> dict[str, Any]:
-        return {"name": self.name, "n_context": self.n_context, "n_target": self.n_target,
+        n_context = self.n_context if self.min_context is None else ["randint", self.min_context, self.n_context + 1]
+        return {"name": self.name, "n_context": n_context, "n_target": self.n_target,
                 "delta": ["uniform", *self.delta_range], "drop_prob": self.drop_prob,
                 "small_reward_std": self.small_reward_std, "large_reward_std": LARGE_REWARD_STD,
                 **self.encoding.spec(),
@@ -187,14 +205,15 @@ class WheelPrior(Prior):
                 "arms": "quadrant (+,+)->1, (-,+)->2, (-,-)->3, (+,-)->4"}
 
     def sample(self, batch_size: int, generator: torch.Generator) -> TaskBatch:
-        n = self.n_context + self.n_target
+        nc = self.n_context if self.min_context is None else randint(generator, self.min_context, self.n_context + 1)
+        n = nc + self.n_target
         lo, hi = self.delta_range
         delta = lo + (hi - lo) * torch.rand(batch_size, 1, generator=generator)
         x = sample_unit_disc(generator, batch_size, n)
         means, large = wheel_mean_rewards(x, delta)
         std = torch.where(large, LARGE_REWARD_STD, self.small_reward_std)
         y = means + std * torch.randn(means.shape, generator=generator)
-        xc, yc, xt, yt = x[:, :self.n_context], y[:, :self.n_context], x[:, self.n_context:], y[:, self.n_context:]
+        xc, yc, xt, yt = x[:, :nc], y[:, :nc], x[:, nc:], y[:, nc:]
         dropped = torch.rand(yc.shape, generator=generator) < self.drop_prob
         yc = torch.where(dropped, self.encoding.unobserved(yc.shape, generator, yc.dtype), yc)
         return TaskBatch(xc, self.encoding.encode(yc), xt, self.encoding.encode(yt), {"delta": delta.squeeze(-1)})
