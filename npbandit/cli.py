@@ -86,6 +86,7 @@ def build_parser() -> argparse.ArgumentParser:
     train.add_argument("--device", default="auto", help="auto (CUDA when present) | cpu | cuda | cuda:N")
     train.add_argument("--threads", type=_positive_int, help="torch CPU threads (default: torch's choice)")
     train.add_argument("--stop-at", type=_positive_int, help="save and stop after this step (resume later)")
+    train.add_argument("--init-from", help="fine-tune: start from this checkpoint's weights (same model and config)")
 
     commands.add_parser("models", help="list the pretrained checkpoints that ship with npbandit")
     return parser
@@ -236,7 +237,8 @@ def _dispatch(args) -> int:
                              prior_params=_parse_assignments(args.prior_params, "--prior-set"),
                              batch_size=args.batch_size, lr=args.lr, grad_clip=args.grad_clip, seed=args.seed,
                              eval_every=args.eval_every, checkpoint_every=args.checkpoint_every,
-                             final_eval_batches=args.final_eval_batches, device=args.device)
+                             final_eval_batches=args.final_eval_batches, device=args.device,
+                             init_from=args.init_from)
         result = train(config, stop_at=args.stop_at)
         if result.card is None:
             print(f"stopped {config.name} at step {result.step} of {config.steps}; run the same command to resume")

@@ -156,6 +156,14 @@ def test_wheel_min_context_draws_the_context_size_per_batch():
     for bad in (0, 65, 2.5):
         with pytest.raises(ValueError, match="min_context"):
             WheelPrior(n_context=64, min_context=bad)
+    mixed = WheelPrior(n_context=64, min_context=1, full_context_prob=0.5)
+    sizes = [mixed.batch(2, 0, i).xc.shape[1] for i in range(60)]
+    assert 15 < sizes.count(64) < 45 and len(set(sizes)) > 10
+    assert mixed.spec()["n_context"] == {"full": 64, "full_prob": 0.5, "else": ["randint", 1, 65]}
+    with pytest.raises(ValueError, match="full_context_prob"):
+        WheelPrior(full_context_prob=0.5)  # needs min_context
+    with pytest.raises(ValueError, match="full_context_prob"):
+        WheelPrior(min_context=1, full_context_prob=1.5)
 
 
 def test_make_prior_rejects_unknown():

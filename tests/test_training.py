@@ -42,6 +42,23 @@ def test_resume_gives_the_same_result_as_an_uninterrupted_run(tmp_path):
     assert card["training"]["steps"] == 30 and set(card["evaluation"]["log_likelihood"]) == {"rbf", "matern52"}
 
 
+def test_init_from_starts_at_the_checkpoints_weights_and_records_it(tmp_path):
+    source = train(tiny_config(tmp_path / "src", steps=5), progress=False)
+    base_card = json.loads(source.card.read_text())
+    # zero steps of change: lr tiny, one step, so the fine-tuned weights stay next to the source's
+    tuned = train(tiny_config(tmp_path / "ft", steps=1, lr=1e-12, seed=1, init_from=str(source.card)), progress=False)
+    for (k, p), q in zip(source.model.state_dict().items(), tuned.model.state_dict().values()):
+        assert torch.allclose(p, q, atol=1e-6), k
+    scratch = train(tiny_config(tmp_path / "scratch", steps=1, lr=1e-12, seed=1), progress=False)
+    assert any(not torch.allclose(p, q) for p, q in zip(source.model.state_dict().values(),
+                                                         scratch.model.state_dict().values()))
+    card = json.loads(tuned.card.read_text())
+    assert card["training"]["init_from"] == {"name": base_card["name"], "sha256": base_card["sha256"], "steps": 5,
+                                             "init_from": None}
+    with pytest.raises(ValueError, match="init_from"):  # a different architecture cannot be the start
+        train(tiny_config(tmp_path / "bad", steps=1, model="cmanp", init_from=str(source.card)), progress=False)
+
+
 def test_a_different_run_in_the_same_directory_is_refused(tmp_path):
     train(tiny_config(tmp_path, steps=10), progress=False, stop_at=5)
     with pytest.raises(ValueError, match="different run"):

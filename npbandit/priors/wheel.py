@@ -178,11 +178,13 @@ class WheelPrior(Prior):
     def __init__(self, n_context: int = 512, n_target: int = 50, delta_range: tuple[float, float] = (0.0, 1.0),
                  drop_prob: float = 0.5, small_reward_std: float = SMALL_REWARD_STD,
                  reward_scale: float = 1.0, reward_transform: str = "symlog",
-                 reward_fill: str = "zeros", min_context: int | None = None) -> None:
+                 reward_fill: str = "zeros", min_context: int | None = None, full_context_prob: float = 0.0) -> None:
         if n_context < 1 or n_target < 1:
             raise ValueError(f"n_context and n_target must be positive, got {n_context}, {n_target}")
         if min_context is not None and not (isinstance(min_context, int) and 1 <= min_context <= n_context):
             raise ValueError(f"min_context must be None or an int in 1..n_context={n_context}, got {min_context!r}")
+        if not 0 <= full_context_prob <= 1 or (full_context_prob > 0 and min_context is None):
+            raise ValueError(f"full_context_prob must be in [0, 1] and needs min_context, got {full_context_prob!r}")
         if not 0 <= delta_range[0] < delta_range[1] <= 1:
             raise ValueError(f"delta_range must satisfy 0 <= low < high <= 1, got {delta_range}")
         if not 0 <= drop_prob < 1:
@@ -190,13 +192,18 @@ class WheelPrior(Prior):
         self.encoding = RewardEncoding(reward_scale, reward_transform, reward_fill)
         self.n_context = n_context
         self.min_context = min_context
+        self.full_context_prob = float(full_context_prob)
         self.n_target = n_target
         self.delta_range = tuple(delta_range)
         self.drop_prob = drop_prob
         self.small_reward_std = small_reward_std
 
     def spec(self) -> dict[str, Any]:
-        n_context = self.n_context if self.min_context is None else ["randint", self.min_context, self.n_context + 1]
+        n_context: Any = self.n_context
+        if self.min_context is not None:
+            n_context = ["randint", self.min_context, self.n_context + 1]
+            if self.full_context_prob > 0:
+                n_context = {"full": self.n_context, "full_prob": self.full_context_prob, "else": n_context}
         return {"name": self.name, "n_context": n_context, "n_target": self.n_target,
                 "delta": ["uniform", *self.delta_range], "drop_prob": self.drop_prob,
                 "small_reward_std": self.small_reward_std, "large_reward_std": LARGE_REWARD_STD,
@@ -205,7 +212,10 @@ class WheelPrior(Prior):
                 "arms": "quadrant (+,+)->1, (-,+)->2, (-,-)->3, (+,-)->4"}
 
     def sample(self, batch_size: int, generator: torch.Generator) -> TaskBatch:
-        nc = self.n_context if self.min_context is None else randint(generator, self.min_context, self.n_context + 1)
+        nc = self.n_context
+        if self.min_context is not None:
+            use_full = self.full_context_prob > 0 and float(torch.rand(1, generator=generator)) < self.full_context_prob
+            nc = self.n_context if use_full else randint(generator, self.min_context, self.n_context + 1)
         n = nc + self.n_target
         lo, hi = self.delta_range
         delta = lo + (hi - lo) * torch.rand(batch_size, 1, generator=generator)

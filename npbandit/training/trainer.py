@@ -45,6 +45,10 @@ class TrainConfig:
         eval_every, eval_batches: periodic evaluation on the prior's evaluation suite.
         final_eval_batches: batches per suite entry for the card's evaluation.
         device: ``"auto"`` (CUDA when present), ``"cpu"``, ``"cuda"``...
+        init_from: a checkpoint (shipped name or path) whose weights start the run
+            (fine-tuning); its model and config must equal this run's. The optimiser
+            and the schedule start fresh; the card records the checkpoint's name,
+            sha256 and steps.
     """
 
     model: str
@@ -65,6 +69,7 @@ class TrainConfig:
     final_eval_batches: int = 256
     checkpoint_every: int = 500
     device: str = "auto"
+    init_from: str | None = None
 
     def __post_init__(self) -> None:
         for name in ("steps", "batch_size", "eval_every", "eval_batches", "final_eval_batches", "checkpoint_every"):
@@ -139,6 +144,20 @@ def _load_state(out: Path, model: NeuralProcess, optimizer: torch.optim.Optimize
     return meta["step"], meta["log"], meta["elapsed_s"]
 
 
+def _initialise(model: NeuralProcess, checkpoint: str) -> dict[str, Any]:
+    """Copy a checkpoint's weights into ``model`` (same model and config); returns its provenance."""
+    from npbandit.surrogates.pretrained import load_surrogate, read_card
+
+    card = read_card(checkpoint)
+    if (card["model"], card["x_dim"], card["y_dim"]) != (model.name, model.x_dim, model.y_dim) or card["config"] != json.loads(json.dumps(model.config.to_dict())):
+        raise ValueError(f"init_from={checkpoint!r} is a {card['model']} ({card['x_dim']} -> {card['y_dim']}) with config {card['config']}; "
+                         f"this run builds a {model.name} ({model.x_dim} -> {model.y_dim}) with config {model.config.to_dict()}")
+    source = load_surrogate(checkpoint)
+    model.load_state_dict(source.state_dict())
+    return {"name": card["name"], "sha256": card["sha256"], "steps": card.get("training", {}).get("steps"),
+            "init_from": card.get("training", {}).get("init_from")}
+
+
 def train(config: TrainConfig, *, progress: bool = True, export: bool = True, stop_at: int | None = None) -> TrainResult:
     """Run (or resume) a training run; export ``<out>/<name>.safetensors`` + card at the end.
 
@@ -155,6 +174,7 @@ def train(config: TrainConfig, *, progress: bool = True, export: bool = True, st
     prior = make_prior(config.prior, **config.prior_params)
     torch.manual_seed(config.seed)
     model = build(config.model, prior.x_dim, prior.y_dim, size=config.size, **config.model_config).to(device)
+    initial = _initialise(model, config.init_from) if config.init_from is not None else None
     optimizer = torch.optim.Adam(model.parameters(), lr=config.lr, weight_decay=config.weight_decay)
     step, log, elapsed = 0, [], 0.0
     # The prior's full spec is checked too: a changed default (not just a changed
@@ -207,6 +227,8 @@ def train(config: TrainConfig, *, progress: bool = True, export: bool = True, st
         final = evaluate_suite(model, config.prior, config.final_eval_batches, config.batch_size,
                                prior_params=config.prior_params)
         training = {k: v for k, v in config.identity().items() if k not in ("model", "prior", "prior_params", "name")}
+        if initial is not None:
+            training["init_from"] = initial
         training.update({"optimizer": "Adam", "schedule": "cosine", "device": str(device),
                          "wall_clock_s": round(time.perf_counter() - started, 1),
                          "torch_threads": torch.get_num_threads()})
