@@ -15,7 +15,10 @@ STEPS_BO=${STEPS_BO:-25000}
 # The wheel prior's default encoding (symlog rewards, zeros for unobserved arms; see
 # npbandit/priors/wheel.py) is what cmanp-wheel and tnpd-wheel use; lbanp-wheel below differs.
 queue_w() {
-  $NP train --model cmanp --prior wheel --steps "$STEPS_WHEEL" --out runs/cmanp-wheel --set n_latents=8 --set n_block_latents=8 "${WHEEL[@]}" "${COMMON[@]}"
+  # cmanp-wheel also trains on short histories (half the batches draw 1..512 context rows): trained on
+  # 512 rows only, it mis-played the first rounds of a bandit run (docs/results.md, "Wheel bandit")
+  $NP train --model cmanp --prior wheel --steps "$STEPS_WHEEL" --out runs/cmanp-wheel --set n_latents=8 --set n_block_latents=8 "${WHEEL[@]}" "${COMMON[@]}" \
+    --prior-set min_context=1 --prior-set full_context_prob=0.5
   # lbanp-wheel keeps the previous encoding (rewards / 50, N(0, 1) fill, 20k steps): with the
   # symlog/zeros default our LBANP got stuck on arm 0 in the bandit loop (docs/results.md)
   $NP train --model lbanp --prior wheel --steps 20000 --out runs/lbanp-wheel --set n_latents=8 "${WHEEL[@]}" "${COMMON[@]}" \
