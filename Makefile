@@ -33,6 +33,9 @@ bench: $(STAMP)
 	$(BIN)/python benchmarks/retreever_cost.py
 	$(BIN)/python benchmarks/bo_scaling.py
 	$(BIN)/python benchmarks/bo_model_quality.py
+	$(BIN)/python benchmarks/shift.py
+	$(BIN)/python benchmarks/wheel_decisions.py
+	$(BIN)/python benchmarks/bo_prior_functions.py --seeds 6 --workers 2
 	$(BIN)/python benchmarks/bo.py --workers 2
 	$(BIN)/python benchmarks/wheel.py --workers 2
 

@@ -9,13 +9,14 @@ cube; ``a ~ N(0, 1)``, ``w ~ N(0, I / l^2)``, ``b ~ U(0, 2 pi)``), so it is defi
 everywhere; its minimum is found by a dense random search refined with L-BFGS-B.
 Methods, initial designs and budget as in ``bo.py`` (``2d + 1`` Sobol points, LogEI).
 
-    python benchmarks/bo_prior_functions.py --workers 2
+    python benchmarks/bo_prior_functions.py --seeds 6 --workers 2
     python benchmarks/bo_prior_functions.py --dims 2 --seeds 2 --budget 15 --no-write   # quick look
 """
 
 from __future__ import annotations
 
 import argparse
+import functools
 import math
 import statistics
 import sys
@@ -26,7 +27,7 @@ import numpy as np
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 from common import machine_line, publish  # noqa: E402
 
-COMMAND = "python benchmarks/bo_prior_functions.py --workers 2"
+COMMAND = "python benchmarks/bo_prior_functions.py --seeds 6 --workers 2"
 N_FEATURES = 2000
 
 
@@ -58,6 +59,11 @@ class FourierFunction:
         return best
 
 
+@functools.lru_cache(maxsize=None)
+def _minimum(dim: int, lengthscale: float, seed: int) -> float:
+    return FourierFunction(dim, lengthscale, seed).minimum(dim, seed)
+
+
 def one_run(method: str, dim: int, lengthscale: float, seed: int, budget: int) -> dict:
     import torch
 
@@ -70,7 +76,7 @@ def one_run(method: str, dim: int, lengthscale: float, seed: int, budget: int) -
     env = BlackBoxEnv(objective=f, bounds=[[0.0] * dim, [1.0] * dim], budget=budget)
     policy = SobolPolicy(dim) if method == "sobol" else BOPolicy(dim, model=method, acquisition="logei")
     result = run_episode(env, policy, seed=seed)
-    optimum = f.minimum(dim, seed)
+    optimum = _minimum(dim, math.sqrt(dim) * lengthscale, seed)
     curve = [math.log10(max(s["best_value"] - optimum, 1e-6)) for s in result.steps]
     return {"method": method, "dim": dim, "seed": seed, "curve": curve}
 
