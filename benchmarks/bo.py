@@ -81,6 +81,9 @@ def quartiles(values: list[float]) -> tuple[float, float, float]:
 
 def main(argv: list[str] | None = None) -> None:
     from npbandit.surrogates.pretrained import available_checkpoints
+    import torch
+
+    torch.set_num_threads(1)  # as in every run, so the machine line printed with the tables is true
 
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--functions", nargs="+", default=list(FUNCTIONS), choices=list(FUNCTIONS))

@@ -82,6 +82,9 @@ def one_run(method: str, dim: int, lengthscale: float, seed: int, budget: int) -
 
 
 def main(argv: list[str] | None = None) -> None:
+    import torch
+
+    torch.set_num_threads(1)  # as in every run, so the machine line printed with the tables is true
     from concurrent.futures import ProcessPoolExecutor
 
     from tqdm import tqdm

@@ -141,6 +141,9 @@ def render(summary: dict, deltas: list[float], policies: list[str], steps: int, 
 
 
 def main(argv: list[str] | None = None) -> None:
+    import torch
+
+    torch.set_num_threads(1)  # as in every run, so the machine line printed with the tables is true
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--seeds", type=int, default=50)
     parser.add_argument("--steps", type=int, default=2000)
