@@ -59,6 +59,16 @@ def test_init_from_starts_at_the_checkpoints_weights_and_records_it(tmp_path):
         train(tiny_config(tmp_path / "bad", steps=1, model="cmanp", init_from=str(source.card)), progress=False)
 
 
+def test_a_state_saved_before_init_from_existed_still_resumes(tmp_path):
+    config = tiny_config(tmp_path, steps=10)
+    train(config, progress=False, stop_at=5)
+    state = tmp_path / "run" / "train_state.json"
+    meta = json.loads(state.read_text())
+    del meta["config"]["init_from"]  # what earlier versions wrote
+    state.write_text(json.dumps(meta))
+    assert train(config, progress=False).step == 10
+
+
 def test_a_different_run_in_the_same_directory_is_refused(tmp_path):
     train(tiny_config(tmp_path, steps=10), progress=False, stop_at=5)
     with pytest.raises(ValueError, match="different run"):

@@ -162,6 +162,9 @@ class WheelPrior(Prior):
             ``min_context..n_context`` instead. The papers train on 512 rows only, so
             a model meets the first rounds of a bandit run (a handful of rows) outside
             its training data; a range covers them.
+        full_context_prob: with ``min_context`` set, the probability that a batch
+            still uses all ``n_context`` rows, so long histories stay well covered
+            (``cmanp-wheel``: 0.5).
         n_target: target rows per task, every reward observed.
         delta_range: ``delta ~ U(delta_range)`` per task.
         drop_prob: probability that a context reward entry is replaced by the

@@ -183,7 +183,9 @@ def train(config: TrainConfig, *, progress: bool = True, export: bool = True, st
     if (out / STATE_JSON).exists():
         meta = json.loads((out / STATE_JSON).read_text())
         saved = meta["config"]
-        if saved != config.identity():
+        # compared key by key, with a missing key read as None, so states saved before a
+        # field with a None default existed (e.g. init_from) still resume
+        if _differing_keys(saved, config.identity()):
             raise ValueError(f"{out} holds a different run (differs in {_differing_keys(saved, config.identity())}); "
                              "use another --out or delete it")
         saved_spec = meta.get("prior_spec", prior_spec)  # states saved before specs were stored: config only
