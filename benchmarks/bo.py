@@ -25,6 +25,7 @@ from pathlib import Path
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 from common import ROOT, is_current, machine_line, new_figure, publish, run_jobs, save_figure  # noqa: E402
 
+RUN_THREADS = 1  # torch threads per run (each worker process sets it)
 COMMAND = "python benchmarks/bo.py --workers 2"
 FUNCTIONS = {"branin": None, "hartmann3": ("hartmann", 3), "hartmann6": ("hartmann", 6), "ackley4": ("ackley", 4),
              "levy4": ("levy", 4), "rosenbrock3": ("rosenbrock", 3)}
@@ -38,7 +39,7 @@ def _problem(label: str) -> tuple[str, int | None]:
 def _one(method: str, label: str, seed: int, budget: int, db: str) -> None:
     import torch
 
-    torch.set_num_threads(1)
+    torch.set_num_threads(RUN_THREADS)
     from npbandit.envs import BlackBoxEnv
     from npbandit.loop import run_episode
     from npbandit.policies import BOPolicy, SobolPolicy
@@ -81,9 +82,6 @@ def quartiles(values: list[float]) -> tuple[float, float, float]:
 
 def main(argv: list[str] | None = None) -> None:
     from npbandit.surrogates.pretrained import available_checkpoints
-    import torch
-
-    torch.set_num_threads(1)  # as in every run, so the machine line printed with the tables is true
 
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--functions", nargs="+", default=list(FUNCTIONS), choices=list(FUNCTIONS))
@@ -107,7 +105,7 @@ def main(argv: list[str] | None = None) -> None:
         run_jobs(_one, [(m, f, s, args.budget, args.db) for m, f, s in todo], args.workers, "bo runs")
     runs = collect(args.db, args.budget)
     lines = ["## Bayesian optimisation regret (PROTOCOLS.md §4)", "",
-             f"Command: `{COMMAND}` (CPU: {machine_line()}). Minimisation, {args.budget} evaluations including "
+             f"Command: `{COMMAND}` (CPU: {machine_line(RUN_THREADS)}). Minimisation, {args.budget} evaluations including "
              f"the 2d + 1 Sobol points (identical across methods for a seed), {args.seeds} seeds. log10 simple "
              "regret at the last evaluation: median [25 %, 75 %]; seconds per iteration (act + observe), mean.", "",
              "| function | " + " | ".join(args.methods) + " |", "|---|" + "---:|" * len(args.methods)]
@@ -134,7 +132,8 @@ def main(argv: list[str] | None = None) -> None:
     print(text)
     if not args.no_write:
         plot(summary, args.functions, args.methods)
-        publish("bo", text, "bo.json", COMMAND, {"summary": summary}, pages=("benchmarks.md", "results.md"))
+        publish("bo", text, "bo.json", COMMAND, {"summary": summary}, pages=("benchmarks.md", "results.md"),
+                threads=RUN_THREADS)
 
 
 def plot(summary: dict, functions: list[str], methods: list[str]) -> None:

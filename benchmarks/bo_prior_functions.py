@@ -27,6 +27,7 @@ import numpy as np
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 from common import machine_line, publish  # noqa: E402
 
+RUN_THREADS = 1  # torch threads per run (each worker process sets it)
 COMMAND = "python benchmarks/bo_prior_functions.py --seeds 6 --workers 2"
 N_FEATURES = 2000
 
@@ -46,11 +47,11 @@ class FourierFunction:
     def __call__(self, x: np.ndarray) -> float:
         return float(self.values(np.asarray(x, dtype=np.float64)[None])[0])
 
-    def minimum(self, dim: int, seed: int) -> float:
+    def minimum(self, seed: int) -> float:
         from scipy.optimize import minimize
 
-        rng = np.random.default_rng(seed)
-        x = rng.uniform(size=(200_000, dim))
+        dim = self.w.shape[1]
+        x = np.random.default_rng(seed).uniform(size=(200_000, dim))
         v = self.values(x)
         best = float(v.min())
         for start in x[np.argsort(v)[:10]]:
@@ -61,13 +62,13 @@ class FourierFunction:
 
 @functools.lru_cache(maxsize=None)
 def _minimum(dim: int, lengthscale: float, seed: int) -> float:
-    return FourierFunction(dim, lengthscale, seed).minimum(dim, seed)
+    return FourierFunction(dim, lengthscale, seed).minimum(seed)
 
 
 def one_run(method: str, dim: int, lengthscale: float, seed: int, budget: int) -> dict:
     import torch
 
-    torch.set_num_threads(1)
+    torch.set_num_threads(RUN_THREADS)
     from npbandit.envs import BlackBoxEnv
     from npbandit.loop import run_episode
     from npbandit.policies import BOPolicy, SobolPolicy
@@ -82,9 +83,6 @@ def one_run(method: str, dim: int, lengthscale: float, seed: int, budget: int) -
 
 
 def main(argv: list[str] | None = None) -> None:
-    import torch
-
-    torch.set_num_threads(1)  # as in every run, so the machine line printed with the tables is true
     from concurrent.futures import ProcessPoolExecutor
 
     from tqdm import tqdm
@@ -109,7 +107,7 @@ def main(argv: list[str] | None = None) -> None:
         for run in tqdm(pool.map(one_run, *zip(*jobs)), total=len(jobs), desc="prior-function BO runs"):
             runs.append(run)
     lines = ["## BO on functions drawn from the training prior (diagnostic)", "",
-             f"Command: `{COMMAND}` (CPU: {machine_line()}). Each seed is one RBF-GP sample path on the unit cube, "
+             f"Command: `{COMMAND}` (CPU: {machine_line(RUN_THREADS)}). Each seed is one RBF-GP sample path on the unit cube, "
              f"lengthscale sqrt(d) x {args.lengthscale} (inside the `bo` prior's range), {args.budget} evaluations "
              f"including the 2d + 1 Sobol points, {args.seeds} seeds. Median [quartiles] of log10 final simple regret "
              "(floored at -6).", "",
@@ -127,7 +125,7 @@ def main(argv: list[str] | None = None) -> None:
     print(text)
     if not args.no_write:
         publish("bo-prior-functions", text, "bo_prior_functions.json", COMMAND,
-                {"args": vars(args), "summary": summary, "runs": runs})
+                {"args": vars(args), "summary": summary, "runs": runs}, threads=RUN_THREADS)
 
 
 if __name__ == "__main__":

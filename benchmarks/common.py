@@ -82,13 +82,15 @@ def _shipped_sha256(name: str) -> str | None:
     return read_card(name)["sha256"] if name in available_checkpoints() else None
 
 
-def machine_line() -> str:
-    return (f"{platform.processor() or platform.machine()}, {torch.get_num_threads()} torch threads, "
+def machine_line(threads: int | None = None) -> str:
+    """The machine, torch and Python; ``threads``: what the measured runs used (default: this process's)."""
+    threads = torch.get_num_threads() if threads is None else threads
+    return (f"{platform.processor() or platform.machine()}, {threads} torch threads, "
             f"torch {torch.__version__}, Python {platform.python_version()}")
 
 
 def publish(section: str, text: str, json_name: str, command: str, payload: dict,
-            pages: tuple[str, ...] = ("benchmarks.md",)) -> None:
+            pages: tuple[str, ...] = ("benchmarks.md",), threads: int | None = None) -> None:
     """Write ``text`` as section ``section`` of each page in ``docs/`` (``benchmarks.md``:
     every measurement; ``results.md``: the headline comparisons with published numbers)
     and the raw numbers (with the command and the machine) to docs/results/<json_name>."""
@@ -98,7 +100,7 @@ def publish(section: str, text: str, json_name: str, command: str, payload: dict
         write_section(section, text, page)
     out = ROOT / "docs" / "results" / json_name
     out.parent.mkdir(parents=True, exist_ok=True)
-    out.write_text(json.dumps({"command": command, "machine": machine_line(), **payload}, indent=2) + "\n")
+    out.write_text(json.dumps({"command": command, "machine": machine_line(threads), **payload}, indent=2) + "\n")
     print(f"wrote the {section!r} section of {', '.join('docs/' + p for p in pages)} and docs/results/{json_name}")
 
 

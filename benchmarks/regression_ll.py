@@ -160,8 +160,8 @@ def main(argv: list[str] | None = None) -> None:
         publish("regression", text, out.name, COMMAND, {"batches": batches, "rows": results})
 
 
-RAW = RewardEncoding(1.0, "identity", "noise").describe()
-REFERENCE_LABEL = "exact GP, true hyperparameters (upper reference)"  # rows written before the encoding was recorded
+RAW = RewardEncoding(1.0, "identity", "noise").describe()  # rows written before the encoding was recorded
+REFERENCE_LABEL = "exact GP, true hyperparameters (upper reference)"
 
 
 def fmt(value: tuple[float, ...]) -> str:
@@ -177,9 +177,7 @@ def render(rows: list[dict], batches: dict[str, int]) -> str:
     if gp:
         lines += [f"### 1-D GP ({batches['gp1d']} batches x 16 tasks per kernel)", "",
                   "| model | source | training steps | size | RBF | Matérn 5/2 |", "|---|---|---:|---|---:|---:|"]
-        for r in gp:
-            if r.get("reference"):
-                continue
+        for r in (r for r in gp if not r.get("reference")):
             label = r["name"] + (f" ({100 * r['tokens_read']:.1f}% of tokens)" if "tokens_read" in r else "")
             lines.append(f"| {label} | ours | {r['steps']:,} | {r['model']} | {fmt(r['scores']['rbf'])} | "
                          f"{fmt(r['scores']['matern52'])} |")
@@ -189,14 +187,12 @@ def render(rows: list[dict], batches: dict[str, int]) -> str:
         for label, rbf, mat in PUBLISHED:
             mat_text = "-" if mat != mat else f"{mat:.2f}"
             lines.append(f"| {label} | paper | 100,000 | d=64, 6 layers | {rbf:.2f} | {mat_text} |")
-        for r in gp:
-            if r.get("reference"):
-                lines.append(f"| {REFERENCE_LABEL} | ours | - | - | {fmt(r['scores']['rbf'])} | "
+        for r in (r for r in gp if r.get("reference")):
+            lines.append(f"| {REFERENCE_LABEL} | ours | - | - | {fmt(r['scores']['rbf'])} | "
                              f"{fmt(r['scores']['matern52'])} |")
     bo = [r for r in rows if r["prior"] == "bo"]
     if bo:
-        dims = list(next(r for r in bo if not r.get("reference"))["scores"]) if any(
-            not r.get("reference") for r in bo) else list(bo[0]["scores"])
+        dims = list(bo[0]["scores"])  # d=1..6 for checkpoints and the reference alike
         lines += ["", f"### BO prior, per input dimension ({batches['bo']} batches x 16 tasks each)", "",
                   "| checkpoint | steps | size | " + " | ".join(dims) + " |", "|---|---:|---|" + "---:|" * len(dims)]
         for r in bo:

@@ -25,6 +25,7 @@ from pathlib import Path
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 from common import ROOT, is_current, machine_line, new_figure, publish, run_jobs, save_figure  # noqa: E402
 
+RUN_THREADS = 1  # torch threads per run (each worker process sets it)
 COMMAND = "python benchmarks/wheel.py --workers 2"
 CURVE_EVERY = 10  # rounds between the points of the stored regret curves
 DELTAS = [0.5, 0.7, 0.9, 0.95, 0.99, 0.995]
@@ -39,7 +40,7 @@ def _one(policy_name: str, delta: float, seed: int, steps: int, db: str) -> tupl
     """One logged run (in a worker process)."""
     import torch
 
-    torch.set_num_threads(1)
+    torch.set_num_threads(RUN_THREADS)
     from npbandit.envs import WheelBanditEnv
     from npbandit.loop import run_episode
     from npbandit.policies import make_bandit_policy
@@ -113,7 +114,7 @@ def plot(summary: dict, deltas: list[float], policies: list[str]) -> None:
 
 def render(summary: dict, deltas: list[float], policies: list[str], steps: int, seeds: int) -> str:
     lines = ["## Wheel bandit (PROTOCOLS.md §3)", "",
-             f"Command: `{COMMAND}` (CPU: {machine_line()}). {steps} rounds, {seeds} seeds per δ, UCB with β = 1 "
+             f"Command: `{COMMAND}` (CPU: {machine_line(RUN_THREADS)}). {steps} rounds, {seeds} seeds per δ, UCB with β = 1 "
              "for the NP policies (shipped `*-wheel` checkpoints), the same reward tables for every policy. "
              "Cumulative regret normalised to Uniform = 100, mean ± std over seeds; simple regret = mean regret "
              "of the last 500 rounds, normalised the same way (std over seeds; the papers' code takes it over the "
@@ -141,9 +142,6 @@ def render(summary: dict, deltas: list[float], policies: list[str], steps: int, 
 
 
 def main(argv: list[str] | None = None) -> None:
-    import torch
-
-    torch.set_num_threads(1)  # as in every run, so the machine line printed with the tables is true
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--seeds", type=int, default=50)
     parser.add_argument("--steps", type=int, default=2000)
@@ -171,7 +169,7 @@ def main(argv: list[str] | None = None) -> None:
     if not args.no_write:
         plot(summary, args.deltas, args.policies)
         publish("wheel", text, "wheel.json", COMMAND, {"steps": args.steps, "seeds": args.seeds, "summary": summary},
-                pages=("benchmarks.md", "results.md"))
+                pages=("benchmarks.md", "results.md"), threads=RUN_THREADS)
 
 
 if __name__ == "__main__":

@@ -146,16 +146,19 @@ def _load_state(out: Path, model: NeuralProcess, optimizer: torch.optim.Optimize
 
 def _initialise(model: NeuralProcess, checkpoint: str) -> dict[str, Any]:
     """Copy a checkpoint's weights into ``model`` (same model and config); returns its provenance."""
-    from npbandit.surrogates.pretrained import load_surrogate, read_card
+    from npbandit.surrogates.pretrained import load_surrogate
 
-    card = read_card(checkpoint)
-    if (card["model"], card["x_dim"], card["y_dim"]) != (model.name, model.x_dim, model.y_dim) or card["config"] != json.loads(json.dumps(model.config.to_dict())):
-        raise ValueError(f"init_from={checkpoint!r} is a {card['model']} ({card['x_dim']} -> {card['y_dim']}) with config {card['config']}; "
-                         f"this run builds a {model.name} ({model.x_dim} -> {model.y_dim}) with config {model.config.to_dict()}")
-    source = load_surrogate(checkpoint)
+    source = load_surrogate(checkpoint)  # verifies the card, the sha256 and that the weights fit its config
+    card = source.card
+    ours = (model.name, model.x_dim, model.y_dim, model.config.to_dict())
+    if (source.name, source.x_dim, source.y_dim, source.config.to_dict()) != ours:
+        raise ValueError(f"init_from={checkpoint!r} is a {source.name} ({source.x_dim} -> {source.y_dim}) with config "
+                         f"{source.config.to_dict()}; this run builds a {model.name} ({model.x_dim} -> {model.y_dim}) "
+                         f"with config {model.config.to_dict()}")
     model.load_state_dict(source.state_dict())
-    return {"name": card["name"], "sha256": card["sha256"], "steps": card.get("training", {}).get("steps"),
-            "init_from": card.get("training", {}).get("init_from")}
+    training = card.get("training", {})
+    return {"name": card["name"], "sha256": card["sha256"], "steps": training.get("steps"),
+            "init_from": training.get("init_from")}
 
 
 def train(config: TrainConfig, *, progress: bool = True, export: bool = True, stop_at: int | None = None) -> TrainResult:
@@ -185,9 +188,9 @@ def train(config: TrainConfig, *, progress: bool = True, export: bool = True, st
         saved = meta["config"]
         # compared key by key, with a missing key read as None, so states saved before a
         # field with a None default existed (e.g. init_from) still resume
-        if _differing_keys(saved, config.identity()):
-            raise ValueError(f"{out} holds a different run (differs in {_differing_keys(saved, config.identity())}); "
-                             "use another --out or delete it")
+        differing = _differing_keys(saved, config.identity())
+        if differing:
+            raise ValueError(f"{out} holds a different run (differs in {differing}); use another --out or delete it")
         saved_spec = meta.get("prior_spec", prior_spec)  # states saved before specs were stored: config only
         if saved_spec != prior_spec:
             raise ValueError(f"{out} holds a run on a different prior (differs in "
