@@ -82,11 +82,18 @@ def build_parser() -> argparse.ArgumentParser:
     train.add_argument("--seed", type=int, default=0)
     train.add_argument("--eval-every", type=_positive_int, default=1000)
     train.add_argument("--checkpoint-every", type=_positive_int, default=500)
+    train.add_argument("--eval-batches", type=_positive_int, default=32, help="batches per suite entry in periodic evaluations")
     train.add_argument("--final-eval-batches", type=_positive_int, default=256)
     train.add_argument("--device", default="auto", help="auto (CUDA when present) | cpu | cuda | cuda:N")
     train.add_argument("--threads", type=_positive_int, help="torch CPU threads (default: torch's choice)")
     train.add_argument("--stop-at", type=_positive_int, help="save and stop after this step (resume later)")
     train.add_argument("--init-from", help="fine-tune: start from this checkpoint's weights (same model and config)")
+    train.add_argument("--loss", choices=["sampled", "expected"], default="sampled",
+                       help="expected: NLL averaged over the targets' exact predictive moments (GP priors)")
+    train.add_argument("--eval-prior-set", dest="eval_prior_params", action="append", default=None,
+                       metavar="PARAM=VALUE", help="evaluate on the prior with these parameters instead of "
+                       "--prior-set's (repeatable)")
+    train.add_argument("--max-minutes", type=float, help="save and stop after this many minutes (resume later)")
 
     commands.add_parser("models", help="list the pretrained checkpoints that ship with npbandit")
     return parser
@@ -236,10 +243,16 @@ def _dispatch(args) -> int:
                              size=args.size, model_config=_parse_assignments(args.model_config, "--set"),
                              prior_params=_parse_assignments(args.prior_params, "--prior-set"),
                              batch_size=args.batch_size, lr=args.lr, grad_clip=args.grad_clip, seed=args.seed,
-                             eval_every=args.eval_every, checkpoint_every=args.checkpoint_every,
+                             eval_every=args.eval_every, eval_batches=args.eval_batches,
+                             checkpoint_every=args.checkpoint_every,
                              final_eval_batches=args.final_eval_batches, device=args.device,
-                             init_from=args.init_from)
-        result = train(config, stop_at=args.stop_at)
+                             init_from=args.init_from, loss=args.loss,
+                             eval_prior_params=(None if args.eval_prior_params is None else
+                                                _parse_assignments(args.eval_prior_params, "--eval-prior-set")))
+        if args.max_minutes is not None and not args.max_minutes > 0:
+            raise SystemExit(f"npbandit: --max-minutes must be positive, got {args.max_minutes}")
+        result = train(config, stop_at=args.stop_at,
+                       stop_after_s=None if args.max_minutes is None else 60 * args.max_minutes)
         if result.card is None:
             print(f"stopped {config.name} at step {result.step} of {config.steps}; run the same command to resume")
         else:

@@ -6,7 +6,7 @@ import pytest
 import torch
 
 from npbandit.priors import BOPrior, GP1DPrior, WheelPrior, make_prior
-from npbandit.priors.kernels import kernel_matrix, sample_gp
+from npbandit.priors.kernels import kernel_matrix, sample_gp, sample_gp_conditional
 from npbandit.priors.wheel import RewardEncoding, encode_rewards, quadrant_arm, wheel_mean_rewards
 
 
@@ -76,10 +76,68 @@ def test_bo_prior_pads_dimensions_and_standardises_by_context():
         assert ((ls >= 0.05 - 1e-6) & (ls <= 0.5 + 1e-6)).all()
         assert ((b.info["noise_std"] >= 1e-3 - 1e-9) & (b.info["noise_std"] <= 0.3 + 1e-6)).all()
         assert set(b.info["kernel"]) <= {"rbf", "matern52", "matern32"}
-        y = torch.cat([b.yc, b.yt], dim=1)  # standardised per task over all its points
-        assert torch.allclose(y.mean(1), torch.zeros(8, 1), atol=1e-5)
-        assert torch.allclose(y.std(1), torch.ones(8, 1), atol=1e-4)
+        # standardised by the context alone, as the BoTorch adapter does
+        assert torch.allclose(b.yc.mean(1), torch.zeros(8, 1), atol=1e-5)
+        assert torch.allclose(b.yc.std(1), torch.ones(8, 1), atol=1e-4)
+        assert b.yt_mean.shape == b.yt.shape == b.yt_var.shape and (b.yt_var > 0).all()
     assert seen == {1, 2, 3, 4, 5, 6}
+
+
+def test_bo_prior_task_standardisation_is_the_old_recipe():
+    b = BOPrior(standardize="task").batch(8, 2, 0)
+    y = torch.cat([b.yc, b.yt], dim=1)  # standardised per task over all its points
+    assert torch.allclose(y.mean(1), torch.zeros(8, 1), atol=1e-5)
+    assert torch.allclose(y.std(1), torch.ones(8, 1), atol=1e-4)
+    assert b.yt_mean is None and b.yt_var is None  # depend on the targets: not given
+    assert "task" in BOPrior(standardize="task").spec()["y"] and "context" in BOPrior().spec()["y"]
+    with pytest.raises(ValueError, match="standardize"):
+        BOPrior(standardize="targets")
+    with pytest.raises(ValueError, match="min_context"):
+        BOPrior(min_context=1)
+
+
+def test_conditional_moments_match_the_draws():
+    """yt_mean / yt_var are the moments of yt given the context: over many draws with
+    the context held fixed they match the empirical mean and variance."""
+    g = torch.Generator().manual_seed(0)
+    x = torch.rand(1, 7, 2, generator=g, dtype=torch.float64).expand(3000, 7, 2)
+    ls = torch.tensor([[0.3, 0.6]], dtype=torch.float64).expand(3000, 2)
+    ones = torch.ones(3000, dtype=torch.float64)
+    y, mean, var = sample_gp_conditional(["matern32"] * 3000, x, ls, ones, 0.1 * ones, g, 4)
+    # the moments depend on the draw's context: regress the targets on it instead.
+    # Given y1, y2 - mean is independent of y1 with variance var (the same for every task)
+    resid = y[:, 4:] - mean
+    assert torch.allclose(resid.mean(0), torch.zeros(3, 1, dtype=torch.float64), atol=0.05)
+    assert torch.allclose(resid.var(0), var[0], rtol=0.1)
+    assert torch.allclose(var, var[:1].expand_as(var))
+    cov = (resid[..., 0].T @ y[:, :4, 0]) / 3000  # uncorrelated with the context
+    assert cov.abs().max() < 0.06
+    # the draw is sample_gp's
+    g1, g2 = torch.Generator().manual_seed(5), torch.Generator().manual_seed(5)
+    assert torch.equal(sample_gp(["rbf"] * 3000, x, ls, ones, 0.1 * ones, g1),
+                       sample_gp_conditional(["rbf"] * 3000, x, ls, ones, 0.1 * ones, g2, 4)[0])
+
+
+def test_bo_prior_context_moments_are_in_context_units():
+    b = BOPrior(dims=(2,)).batch(64, 0, 3)
+    resid = (b.yt - b.yt_mean) / b.yt_var.sqrt()
+    assert abs(float(resid.mean())) < 0.1 and abs(float(resid.std()) - 1) < 0.1
+
+
+def test_bo_prior_lengthscale_options():
+    prior = BOPrior(dims=(4,), irrelevant_prob=0.5)
+    ls = torch.cat([prior.batch(64, 0, i).info["lengthscale"] for i in range(4)]) / 2.0
+    flat = ls >= 0.9 - 1e-6
+    assert 0.35 < float(flat.float().mean()) < 0.65
+    assert ((ls <= 0.5 + 1e-6) | flat).all()
+    assert prior.spec()["irrelevant"]["prob"] == 0.5
+    botorch = torch.cat([BOPrior(dims=(4,), lengthscale_prior="botorch").batch(64, 0, i).info["lengthscale"]
+                         for i in range(8)])
+    # LogNormal(sqrt(2) + log(4) / 2, sqrt(3)): median exp(sqrt 2) * 2
+    assert abs(float(botorch.log().median()) - (math.sqrt(2) + math.log(4) / 2)) < 0.25
+    for bad in ({"lengthscale_prior": "gamma"}, {"irrelevant_prob": 1.5}, {"irrelevant_range": (2.0, 1.0)}):
+        with pytest.raises(ValueError, match=next(iter(bad))):
+            BOPrior(**bad)
 
 
 def test_bo_prior_single_dimension():

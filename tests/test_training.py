@@ -114,3 +114,75 @@ def test_newer_models_train_through_the_same_loop(tmp_path, model):
     result = train(tiny_config(tmp_path, model=model, steps=12, eval_every=12), progress=False)
     card = json.loads(result.card.read_text())
     assert card["model"] == model and all(v == v for v in card["evaluation"]["log_likelihood"].values())
+
+
+def test_expected_log_prob_is_the_mean_of_sampled_log_probs():
+    from torch.distributions import Normal
+
+    from npbandit.surrogates.base import target_log_prob
+
+    g = torch.Generator().manual_seed(0)
+    q = Normal(torch.tensor([[[0.3]], [[-1.0]]]), torch.tensor([[[0.7]], [[2.0]]]))
+    mean, var = torch.tensor([[[0.1]], [[0.5]]]), torch.tensor([[[0.4]], [[3.0]]])
+    draws = mean + var.sqrt() * torch.randn(200_000, 2, 1, 1, generator=g)
+    monte_carlo = q.log_prob(draws).mean(0)
+    assert torch.allclose(target_log_prob(q, mean, var), monte_carlo, atol=0.01)
+    assert torch.equal(target_log_prob(q, mean), q.log_prob(mean))
+    with pytest.raises(ValueError, match="yt_var"):
+        target_log_prob(q, mean, var[:1])
+
+
+@pytest.mark.parametrize("model", ["cmanp", "retreever"])
+def test_expected_training_loss_has_the_sampled_losss_expectation(model):
+    """Averaged over target draws, the sampled loss equals the expected loss (same
+    optimum), for the plain loss and for ReTreever's composite one."""
+    from npbandit.priors import BOPrior
+    from npbandit.surrogates import build
+
+    torch.manual_seed(0)
+    # ReTreever's REINFORCE term is centred per batch (zero either way): off, so the
+    # loss is its two likelihood terms, linear in the targets' log-probabilities
+    net = build(model, 6, 1, size="tiny", **({"rl_weight": 0.0} if model == "retreever" else {}))
+    net.eval()
+    b = BOPrior(dims=(2,), max_context=10).batch(2, 0, 0)
+    g = torch.Generator().manual_seed(1)
+    with torch.no_grad():
+        expected = net.training_loss(b.xc, b.yc, b.xt, b.yt_mean, yt_var=b.yt_var)
+        sampled = torch.stack([net.training_loss(b.xc, b.yc, b.xt,
+                                                 b.yt_mean + b.yt_var.sqrt() * torch.randn(b.yt.shape, generator=g))
+                               for _ in range(300)])
+    assert abs(float(sampled.mean() - expected)) < 4 * float(sampled.std()) / 300 ** 0.5
+    assert float(sampled.std()) > 0
+
+
+def test_expected_loss_trains_and_needs_moments(tmp_path):
+    config = tiny_config(tmp_path / "bo", model="cmanp", prior="bo", steps=4, loss="expected",
+                         prior_params={"max_context": 10}, eval_prior_params={"max_context": 8, "dims": [1, 2]})
+    result = train(config, progress=False)
+    card = json.loads(result.card.read_text())
+    assert card["training"]["loss"] == "expected"
+    assert set(card["evaluation"]["log_likelihood"]) == {"d=1", "d=2"}  # scored on eval_prior_params
+    with pytest.raises(ValueError, match="yt_mean"):  # the wheel prior has no exact moments
+        train(tiny_config(tmp_path / "w", prior="wheel", steps=2, loss="expected"), progress=False)
+    with pytest.raises(ValueError, match="loss"):
+        tiny_config(tmp_path, loss="mean")
+
+
+def test_stop_after_seconds_saves_a_resumable_state(tmp_path):
+    config = tiny_config(tmp_path, steps=10_000)
+    first = train(config, progress=False, stop_after_s=0.5)
+    assert 0 < first.step < 10_000 and first.card is None
+    state = json.loads((tmp_path / "run" / "train_state.json").read_text())
+    assert state["step"] == first.step  # saved at the step where time ran out, not at a checkpoint multiple
+    second = train(config, progress=False, stop_after_s=0.2)
+    assert second.step > first.step
+
+
+def test_states_saved_before_a_field_existed_resume(tmp_path):
+    config = tiny_config(tmp_path, steps=20)
+    train(config, progress=False, stop_at=10)
+    path = tmp_path / "run" / "train_state.json"
+    meta = json.loads(path.read_text())
+    del meta["config"]["loss"]  # a state written before `loss` existed: read as its default
+    path.write_text(json.dumps(meta))
+    assert train(config, progress=False).step == 20

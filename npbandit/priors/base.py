@@ -18,6 +18,12 @@ class TaskBatch:
 
     ``info`` carries per-task details (kernel, hyperparameters, true dimension) for
     tests and evaluation breakdowns; models never see it.
+
+    ``yt_mean``, ``yt_var`` (``[B, Nt, dy]``, optional): the moments of ``yt`` given
+    the context and the task's hyperparameters, in the same units as ``yt``, for
+    priors that know them exactly (the GP priors). The trainer's ``loss="expected"``
+    minimises the expected negative log-likelihood under them instead of at the one
+    sampled ``yt``.
     """
 
     xc: Tensor
@@ -25,9 +31,13 @@ class TaskBatch:
     xt: Tensor
     yt: Tensor
     info: dict[str, Any]
+    yt_mean: Tensor | None = None
+    yt_var: Tensor | None = None
 
     def to(self, device: torch.device | str) -> "TaskBatch":
-        return TaskBatch(self.xc.to(device), self.yc.to(device), self.xt.to(device), self.yt.to(device), self.info)
+        moments = [None if t is None else t.to(device) for t in (self.yt_mean, self.yt_var)]
+        return TaskBatch(self.xc.to(device), self.yc.to(device), self.xt.to(device), self.yt.to(device), self.info,
+                         *moments)
 
 
 def step_generator(seed: int, index: int) -> torch.Generator:

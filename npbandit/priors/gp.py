@@ -8,7 +8,7 @@ from typing import Any
 import torch
 
 from npbandit.priors.base import Prior, TaskBatch, log_uniform, randint, uniform
-from npbandit.priors.kernels import KERNELS, sample_gp
+from npbandit.priors.kernels import KERNELS, sample_gp, sample_gp_conditional
 from npbandit.scaling import standardization
 
 __all__ = ["GP1DPrior", "BOPrior"]
@@ -77,37 +77,54 @@ class BOPrior(Prior):
 
     Per batch: the true dimension ``d`` (uniform over ``dims``) and the context size
     ``Nc ~ U{min_context..max_context}``; ``Nt = n_target``. ``min_context = 3``:
-    with two points the context's std can be arbitrarily small and the standardised
-    targets explode (we measured |y| up to 1e4), while a BO run always starts from
-    ``2d + 1 >= 3`` points. Per task: a kernel uniform over
-    RBF / Matérn-5/2 / Matérn-3/2, ARD lengthscales ``l_i = sqrt(d) * LogU(0.05, 0.5)``
-    (longer in more dimensions, as in BoTorch's dimension-scaled lengthscale prior),
-    unit signal variance, observation noise std ``~ LogU(1e-3, 0.3)``.
+    a BO run always starts from ``2d + 1 >= 3`` points. Per task: a kernel uniform
+    over RBF / Matérn-5/2 / Matérn-3/2, unit signal variance, observation noise std
+    ``~ LogU(noise_std_range)`` and ARD lengthscales from ``lengthscale_prior``:
+
+    - ``"loguniform"``: ``l_i = sqrt(d) * LogU(lengthscale_range)`` (longer in more
+      dimensions, as in BoTorch's dimension-scaled prior);
+    - ``"botorch"``: BoTorch's own dimension-scaled prior for ``SingleTaskGP``,
+      ``LogNormal(sqrt(2) + log(d) / 2, sqrt(3))``.
+
+    With ``irrelevant_prob > 0`` each dimension is, with that probability, nearly
+    irrelevant instead: ``l_i = sqrt(d) * LogU(irrelevant_range)``. Fitted GPs give
+    such lengthscales on some dimensions of Hartmann-6 and Rosenbrock-3 (0.9-2.4 x
+    sqrt(d)), which the plain range never draws.
 
     How a model sees ``d < x_dim``: inputs are zero-padded to ``x_dim`` columns. A GP
     on the padded cube restricted to the slice ``x_{d+1..} = 0`` is exactly a GP on
     the ``d``-cube, so the padding is consistent with the prior; the BoTorch adapter
     pads the same way.
 
-    Outputs are standardised per task with the mean and std of *all* its points
-    (:func:`npbandit.scaling.standardization`); the BoTorch adapter standardises a
-    user's observations the same way, with the data it has. We first standardised by
-    the context alone, exactly as the adapter sees it, and the model did not learn
-    (4,000 steps at the N(0, 1) baseline): with few context points the context std
-    can be tiny, so the standardised targets are heavy-tailed (|y| up to 30 with 3-5
-    points) and those tasks dominate the gradient. Task-level standardisation keeps
-    targets O(1); an adapter context, standardised to mean 0 and std 1, is a typical
-    context under this prior.
+    Output standardisation (``standardize``), with :func:`npbandit.scaling.standardization`:
+
+    - ``"context"`` (default): by the mean and std of the *context* alone, which is
+      exactly what the BoTorch adapter can do with a user's observations. With few
+      points the context std can be small, so targets in these units are
+      heavy-tailed; that is what a user's model must predict, so it is trained on it.
+    - ``"task"``: by the mean and std of all the task's points, context and targets
+      (the recipe of checkpoints trained before 2026-11-23). It keeps targets O(1) but
+      leaks the targets' spread into the units, which the adapter cannot reproduce.
+
+    Every batch carries ``yt_mean`` / ``yt_var``, the exact predictive moments of the
+    targets given the context and the task's hyperparameters, in the same units
+    (with ``"context"`` standardisation the units are fixed by the context, so the
+    moments map through the same affine transform; with ``"task"`` they would
+    depend on the targets themselves and are left out).
     """
 
     name = "bo"
     y_dim = 1
     input_domain = (0.0, 1.0)
     standardizes_outputs = True
+    STANDARDIZE = ("context", "task")
+    LENGTHSCALE_PRIORS = ("loguniform", "botorch")
 
     def __init__(self, dims: tuple[int, ...] = (1, 2, 3, 4, 5, 6), x_dim: int = 6, min_context: int = 3,
                  max_context: int = 100, n_target: int = 50, lengthscale_range: tuple[float, float] = (0.05, 0.5),
-                 noise_std_range: tuple[float, float] = (1e-3, 0.3), kernels: tuple[str, ...] = KERNELS) -> None:
+                 noise_std_range: tuple[float, float] = (1e-3, 0.3), kernels: tuple[str, ...] = KERNELS,
+                 standardize: str = "context", lengthscale_prior: str = "loguniform",
+                 irrelevant_prob: float = 0.0, irrelevant_range: tuple[float, float] = (0.9, 2.5)) -> None:
         dims = tuple(int(d) for d in dims)
         if not dims or min(dims) < 1 or max(dims) > x_dim:
             raise ValueError(f"dims must be non-empty with every d in 1..x_dim={x_dim}, got {dims}")
@@ -117,6 +134,18 @@ class BOPrior(Prior):
         if not 1 <= min_context <= max_context or n_target < 1:
             raise ValueError(f"need 1 <= min_context <= max_context and n_target >= 1, "
                              f"got {min_context}, {max_context}, {n_target}")
+        if standardize not in self.STANDARDIZE:
+            raise ValueError(f"standardize must be one of {self.STANDARDIZE}, got {standardize!r}")
+        if standardize == "context" and min_context < 2:
+            raise ValueError(f"standardize='context' needs min_context >= 2 (a std of the context), got {min_context}")
+        if lengthscale_prior not in self.LENGTHSCALE_PRIORS:
+            raise ValueError(f"lengthscale_prior must be one of {self.LENGTHSCALE_PRIORS}, got {lengthscale_prior!r}")
+        if not 0.0 <= irrelevant_prob <= 1.0:
+            raise ValueError(f"irrelevant_prob must be in [0, 1], got {irrelevant_prob}")
+        for arg, (lo, hi) in (("lengthscale_range", lengthscale_range), ("noise_std_range", noise_std_range),
+                              ("irrelevant_range", irrelevant_range)):
+            if not 0 < lo <= hi:
+                raise ValueError(f"{arg} must be (low, high) with 0 < low <= high, got {(lo, hi)}")
         self.min_context = min_context
         self.dims = dims
         self.x_dim = x_dim
@@ -125,13 +154,39 @@ class BOPrior(Prior):
         self.lengthscale_range = tuple(lengthscale_range)
         self.noise_std_range = tuple(noise_std_range)
         self.kernels = tuple(kernels)
+        self.standardize = standardize
+        self.lengthscale_prior = lengthscale_prior
+        self.irrelevant_prob = float(irrelevant_prob)
+        self.irrelevant_range = tuple(irrelevant_range)
 
     def spec(self) -> dict[str, Any]:
-        return {"name": self.name, "dims": list(self.dims), "x_dim": self.x_dim, "padding": "zeros",
+        if self.lengthscale_prior == "botorch":
+            lengthscale: list[Any] = ["lognormal", "sqrt(2) + log(d) / 2", "sqrt(3)"]
+        else:
+            lengthscale = ["sqrt(d) * loguniform", *self.lengthscale_range]
+        spec = {"name": self.name, "dims": list(self.dims), "x_dim": self.x_dim, "padding": "zeros",
                 "x": ["uniform", 0.0, 1.0], "kernels": list(self.kernels),
-                "lengthscale": ["sqrt(d) * loguniform", *self.lengthscale_range], "outputscale": 1.0,
-                "noise_std": ["loguniform", *self.noise_std_range], "n_context": ["randint", self.min_context, self.max_context + 1],
-                "n_target": self.n_target, "y": "standardised per task by the mean and std of all its points (npbandit.scaling)"}
+                "lengthscale": lengthscale, "outputscale": 1.0,
+                "noise_std": ["loguniform", *self.noise_std_range],
+                "n_context": ["randint", self.min_context, self.max_context + 1], "n_target": self.n_target,
+                "y": f"standardised by the mean and std of the {'context' if self.standardize == 'context' else 'task'}"
+                     f"{'' if self.standardize == 'context' else ' (all its points)'} (npbandit.scaling)"}
+        if self.irrelevant_prob > 0:
+            spec["irrelevant"] = {"prob": self.irrelevant_prob,
+                                  "lengthscale": ["sqrt(d) * loguniform", *self.irrelevant_range]}
+        return spec
+
+    def _lengthscales(self, generator: torch.Generator, batch_size: int, d: int) -> torch.Tensor:
+        if self.lengthscale_prior == "botorch":
+            z = torch.randn(batch_size, d, generator=generator, dtype=torch.float64)
+            lengthscale = torch.exp(math.sqrt(2) + 0.5 * math.log(d) + math.sqrt(3) * z)
+        else:
+            lengthscale = math.sqrt(d) * log_uniform(generator, *self.lengthscale_range, batch_size, d)
+        if self.irrelevant_prob > 0:
+            flat = math.sqrt(d) * log_uniform(generator, *self.irrelevant_range, batch_size, d)
+            pick = uniform(generator, 0.0, 1.0, batch_size, d) < self.irrelevant_prob
+            lengthscale = torch.where(pick, flat, lengthscale)
+        return lengthscale
 
     def sample(self, batch_size: int, generator: torch.Generator) -> TaskBatch:
         d = self.dims[randint(generator, 0, len(self.dims))]
@@ -139,11 +194,18 @@ class BOPrior(Prior):
         n = nc + self.n_target
         x = uniform(generator, 0.0, 1.0, batch_size, n, d)
         kinds = [self.kernels[i] for i in torch.randint(len(self.kernels), (batch_size,), generator=generator)]
-        lengthscale = math.sqrt(d) * log_uniform(generator, *self.lengthscale_range, batch_size, d)
+        lengthscale = self._lengthscales(generator, batch_size, d)
         noise = log_uniform(generator, *self.noise_std_range, batch_size)
-        y = sample_gp(kinds, x, lengthscale, torch.ones(batch_size, dtype=torch.float64), noise, generator)
-        mean, std = standardization(y)
-        y = ((y - mean) / std).float()
+        y, mean_t, var_t = sample_gp_conditional(kinds, x, lengthscale, torch.ones(batch_size, dtype=torch.float64),
+                                                 noise, generator, nc)
         x = torch.cat([x, x.new_zeros(batch_size, n, self.x_dim - d)], dim=-1).float()
         info = {"dim": d, "kernel": kinds, "lengthscale": lengthscale.float(), "noise_std": noise.float()}
-        return TaskBatch(x[:, :nc], y[:, :nc], x[:, nc:], y[:, nc:], info)
+        if self.standardize == "task":
+            mean, std = standardization(y)
+            y = ((y - mean) / std).float()
+            return TaskBatch(x[:, :nc], y[:, :nc], x[:, nc:], y[:, nc:], info)
+        mean, std = standardization(y[:, :nc])
+        y = ((y - mean) / std).float()
+        info["context_std"] = std.reshape(batch_size).float()
+        return TaskBatch(x[:, :nc], y[:, :nc], x[:, nc:], y[:, nc:], info,
+                         yt_mean=((mean_t - mean) / std).float(), yt_var=(var_t / std.pow(2)).float())

@@ -7,7 +7,7 @@ import math
 import torch
 from torch import Tensor
 
-__all__ = ["KERNELS", "kernel_matrix", "sample_gp"]
+__all__ = ["KERNELS", "kernel_matrix", "sample_gp", "sample_gp_conditional"]
 
 KERNELS = ("rbf", "matern52", "matern32")
 
@@ -36,6 +36,17 @@ def kernel_matrix(kernel: str, x1: Tensor, x2: Tensor, lengthscale: Tensor, outp
     return outputscale[:, None, None] * k
 
 
+def _joint_cholesky(kernels: list[str], x: Tensor, lengthscale: Tensor, outputscale: Tensor,
+                    noise_std: Tensor) -> Tensor:
+    n = x.shape[1]
+    cov = torch.stack([
+        kernel_matrix(kind, x[b:b + 1], x[b:b + 1], lengthscale[b:b + 1], outputscale[b:b + 1])[0]
+        for b, kind in enumerate(kernels)
+    ])
+    cov = cov + (noise_std.pow(2)[:, None, None] + 1e-8) * torch.eye(n, dtype=x.dtype)
+    return torch.linalg.cholesky(cov)
+
+
 def sample_gp(kernels: list[str], x: Tensor, lengthscale: Tensor, outputscale: Tensor, noise_std: Tensor,
               generator: torch.Generator) -> Tensor:
     """One draw of ``f(x) + eps`` per task: ``x [B, N, d]`` (float64) -> ``[B, N, 1]``.
@@ -43,12 +54,28 @@ def sample_gp(kernels: list[str], x: Tensor, lengthscale: Tensor, outputscale: T
     ``kernels[b]`` names task ``b``'s kernel; ``noise_std [B]`` is the observation
     noise added on the diagonal. Sampled exactly through a float64 Cholesky factor.
     """
-    n = x.shape[1]
-    cov = torch.stack([
-        kernel_matrix(kind, x[b:b + 1], x[b:b + 1], lengthscale[b:b + 1], outputscale[b:b + 1])[0]
-        for b, kind in enumerate(kernels)
-    ])
-    cov = cov + (noise_std.pow(2)[:, None, None] + 1e-8) * torch.eye(n, dtype=x.dtype)
-    chol = torch.linalg.cholesky(cov)
-    z = torch.randn(x.shape[0], n, 1, generator=generator, dtype=x.dtype)
-    return chol @ z
+    y, _, _ = sample_gp_conditional(kernels, x, lengthscale, outputscale, noise_std, generator, x.shape[1])
+    return y
+
+
+def sample_gp_conditional(kernels: list[str], x: Tensor, lengthscale: Tensor, outputscale: Tensor,
+                          noise_std: Tensor, generator: torch.Generator,
+                          n_condition: int) -> tuple[Tensor, Tensor, Tensor]:
+    """A draw as :func:`sample_gp`, plus the predictive moments of the points after
+    the first ``n_condition`` given those first points (and the task's hyperparameters).
+
+    Returns ``y [B, N, 1]``, ``mean [B, N - n_condition, 1]`` and ``var [B, N - n_condition, 1]``
+    (observation noise included). Both come from the joint Cholesky factor the draw
+    uses: with ``y = L z`` and ``L = [[L11, 0], [L21, L22]]``, ``y2 | y1`` has mean
+    ``L21 z1`` and covariance ``L22 L22^T``, so they cost nothing extra. The draw is
+    the same as :func:`sample_gp`'s for the same generator state.
+    """
+    if not 0 <= n_condition <= x.shape[1]:
+        raise ValueError(f"n_condition must be in 0..{x.shape[1]}, got {n_condition}")
+    chol = _joint_cholesky(kernels, x, lengthscale, outputscale, noise_std)
+    z = torch.randn(x.shape[0], x.shape[1], 1, generator=generator, dtype=x.dtype)
+    y = chol @ z
+    k = n_condition
+    mean = chol[:, k:, :k] @ z[:, :k]
+    var = chol[:, k:, k:].pow(2).sum(-1, keepdim=True)
+    return y, mean, var

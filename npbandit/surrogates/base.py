@@ -24,7 +24,24 @@ import torch
 from torch import Tensor, nn
 from torch.distributions import Normal
 
-__all__ = ["NPState", "ContextSetState", "NeuralProcess", "NPConfig"]
+__all__ = ["NPState", "ContextSetState", "NeuralProcess", "NPConfig", "target_log_prob"]
+
+
+def target_log_prob(dist: Normal, yt: Tensor, yt_var: Tensor | None = None) -> Tensor:
+    """``log q(yt)`` per target and output, or, given ``yt_var``, its expectation over
+    ``y ~ N(yt, yt_var)``.
+
+    For ``q = N(mu, s^2)``: ``E[log q(y)] = log q(yt) - yt_var / (2 s^2)``, which is
+    ``-log s - (yt_var + (yt - mu)^2) / (2 s^2) - log(2 pi) / 2``. Its expectation over
+    the task distribution equals that of the sampled log-likelihood (same optimum),
+    with the sampling noise of ``y`` integrated out.
+    """
+    log_prob = dist.log_prob(yt)
+    if yt_var is None:
+        return log_prob
+    if yt_var.shape != yt.shape:
+        raise ValueError(f"yt_var must have the shape of yt {tuple(yt.shape)}, got {tuple(yt_var.shape)}")
+    return log_prob - yt_var / (2 * dist.scale.pow(2))
 
 
 @dataclass(frozen=True)
@@ -205,10 +222,19 @@ class NeuralProcess(nn.Module, ABC):
         dist = self._predict(self._condition(xc, yc), xt)
         return dist.log_prob(yt).sum(-1).mean()
 
-    def training_loss(self, xc: Tensor, yc: Tensor, xt: Tensor, yt: Tensor) -> Tensor:
+    def training_loss(self, xc: Tensor, yc: Tensor, xt: Tensor, yt: Tensor, yt_var: Tensor | None = None) -> Tensor:
         """The scalar the trainer minimises; by default ``-log_likelihood``. Models with
-        auxiliary objectives (ReTreever's policy and full-attention losses) override it."""
-        return -self.log_likelihood(xc, yc, xt, yt)
+        auxiliary objectives (ReTreever's policy and full-attention losses) override it.
+
+        With ``yt_var`` (``[B, M, dy]``), ``yt`` is the targets' predictive mean given the
+        context and the loss is the expected negative log-likelihood under
+        ``N(yt, yt_var)`` (:func:`target_log_prob`)."""
+        if yt_var is None:
+            return -self.log_likelihood(xc, yc, xt, yt)
+        self._check_pair("xc", xc, "yc", yc)
+        self._check_pair("xt", xt, "yt", yt)
+        dist = self._predict(self._condition(xc, yc), xt)
+        return -target_log_prob(dist, yt, yt_var).sum(-1).mean()
 
     # -- model hooks ----------------------------------------------------------------
 

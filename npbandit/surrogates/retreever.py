@@ -37,7 +37,7 @@ from torch import Tensor, nn
 from torch.distributions import Normal
 
 from npbandit.surrogates.attention import AttentionBlock, MultiHeadAttention
-from npbandit.surrogates.base import ContextSetState, NeuralProcess, NPConfig, NPState
+from npbandit.surrogates.base import ContextSetState, NeuralProcess, NPConfig, NPState, target_log_prob
 from npbandit.surrogates.layers import GaussianHead, mlp
 
 __all__ = ["ReTreeverConfig", "ReTreever", "Tree", "tree_shape", "build_tree_order"]
@@ -262,14 +262,15 @@ class ReTreever(NeuralProcess):
 
     # -- training --------------------------------------------------------------------------
 
-    def training_loss(self, xc: Tensor, yc: Tensor, xt: Tensor, yt: Tensor) -> Tensor:
-        """``L_TCA + λ_RL L_RL + λ_CA L_CA`` (see the module docstring)."""
+    def training_loss(self, xc: Tensor, yc: Tensor, xt: Tensor, yt: Tensor, yt_var: Tensor | None = None) -> Tensor:
+        """``L_TCA + λ_RL L_RL + λ_CA L_CA`` (see the module docstring); ``yt_var`` as in
+        :meth:`NeuralProcess.training_loss` (every log-likelihood term becomes its expectation)."""
         self._check_pair("xc", xc, "yc", yc)
         self._check_pair("xt", xt, "yt", yt)
         c = self.config
         state = self._condition(xc, yc)
         dist, log_prob, entropy = self._predict_with_path(state, xt)
-        target_ll = dist.log_prob(yt).sum(-1)  # [B, M]
+        target_ll = target_log_prob(dist, yt, yt_var).sum(-1)  # [B, M]
         loss = -target_ll.mean()
         if log_prob is not None and state.encoding is not None and state.encoding.depth > 0:
             reward = target_ll.detach()
@@ -277,5 +278,5 @@ class ReTreever(NeuralProcess):
             loss = loss + c.rl_weight * (-(log_prob * advantage).mean() - c.entropy_bonus * entropy.mean())
         if state.encoding is not None and c.ca_weight > 0:
             full = self._read(self.query_embed(xt), state.encoding.tokens, None)
-            loss = loss - c.ca_weight * full.log_prob(yt).sum(-1).mean()
+            loss = loss - c.ca_weight * target_log_prob(full, yt, yt_var).sum(-1).mean()
         return loss

@@ -12,7 +12,7 @@ from __future__ import annotations
 import json
 import math
 import time
-from dataclasses import asdict, dataclass, field
+from dataclasses import MISSING, asdict, dataclass, field, fields
 from pathlib import Path
 from typing import Any
 
@@ -49,6 +49,13 @@ class TrainConfig:
             (fine-tuning); its model and config must equal this run's. The optimiser
             and the schedule start fresh; the card records the checkpoint's name,
             sha256 and steps.
+        loss: ``"sampled"`` (negative log-likelihood of the sampled targets, the
+            papers' objective) or ``"expected"`` (its expectation under the targets'
+            exact predictive moments given the context, for priors whose batches carry
+            ``yt_mean`` / ``yt_var``: the same optimum with less gradient noise).
+        eval_prior_params: parameters of the prior the periodic and final
+            evaluations use (default: ``prior_params``). Lets runs on different
+            training priors be scored on one yardstick.
     """
 
     model: str
@@ -70,6 +77,10 @@ class TrainConfig:
     checkpoint_every: int = 500
     device: str = "auto"
     init_from: str | None = None
+    loss: str = "sampled"
+    eval_prior_params: dict[str, Any] | None = None
+
+    LOSSES = ("sampled", "expected")
 
     def __post_init__(self) -> None:
         for name in ("steps", "batch_size", "eval_every", "eval_batches", "final_eval_batches", "checkpoint_every"):
@@ -80,13 +91,16 @@ class TrainConfig:
             raise ValueError(f"lr must be positive, got {self.lr}")
         if not self.grad_clip > 0:
             raise ValueError(f"grad_clip must be positive, got {self.grad_clip}")
+        if self.loss not in self.LOSSES:
+            raise ValueError(f"loss must be one of {self.LOSSES}, got {self.loss!r}")
         if self.name is None:
             self.name = f"{self.model}-{self.prior}"
 
     def identity(self) -> dict[str, Any]:
         """The fields a resumed run must share with the saved one."""
         d = asdict(self)
-        for volatile in ("out", "device", "eval_every", "eval_batches", "checkpoint_every", "final_eval_batches"):
+        for volatile in ("out", "device", "eval_every", "eval_batches", "checkpoint_every", "final_eval_batches",
+                         "eval_prior_params"):
             d.pop(volatile)
         return d
 
@@ -110,8 +124,15 @@ def cosine_lr(base: float, step: int, total: int) -> float:
     return 0.5 * base * (1 + math.cos(math.pi * min(step, total) / total))
 
 
-def _differing_keys(a: dict[str, Any], b: dict[str, Any]) -> list[str]:
-    return sorted(k for k in set(a) | set(b) if a.get(k) != b.get(k))
+def _differing_keys(a: dict[str, Any], b: dict[str, Any], defaults: dict[str, Any] | None = None) -> list[str]:
+    """Keys whose values differ; a key missing on one side reads as ``defaults[key]``
+    (None when not given), so states saved before a field existed still compare equal."""
+    defaults = defaults or {}
+    return sorted(k for k in set(a) | set(b) if a.get(k, defaults.get(k)) != b.get(k, defaults.get(k)))
+
+
+def _config_defaults() -> dict[str, Any]:
+    return {f.name: f.default for f in fields(TrainConfig) if f.default is not MISSING}
 
 
 def _save_state(out: Path, config: TrainConfig, prior_spec: dict[str, Any], model: NeuralProcess,
@@ -161,11 +182,14 @@ def _initialise(model: NeuralProcess, checkpoint: str) -> dict[str, Any]:
             "init_from": training.get("init_from")}
 
 
-def train(config: TrainConfig, *, progress: bool = True, export: bool = True, stop_at: int | None = None) -> TrainResult:
+def train(config: TrainConfig, *, progress: bool = True, export: bool = True, stop_at: int | None = None,
+          stop_after_s: float | None = None) -> TrainResult:
     """Run (or resume) a training run; export ``<out>/<name>.safetensors`` + card at the end.
 
     ``stop_at``: save the resumable state and return after this step without
     finishing (for time-limited sessions); a later call with the same config resumes.
+    ``stop_after_s``: likewise, after this many seconds of this call (the state is
+    saved at the step where the time ran out).
 
     Resuming: if ``<out>`` holds a saved state of the same run (same model, prior,
     sizes, seed, schedule), training continues from it; a different run in the same
@@ -188,7 +212,7 @@ def train(config: TrainConfig, *, progress: bool = True, export: bool = True, st
         saved = meta["config"]
         # compared key by key, with a missing key read as None, so states saved before a
         # field with a None default existed (e.g. init_from) still resume
-        differing = _differing_keys(saved, config.identity())
+        differing = _differing_keys(saved, config.identity(), _config_defaults())
         if differing:
             raise ValueError(f"{out} holds a different run (differs in {differing}); use another --out or delete it")
         saved_spec = meta.get("prior_spec", prior_spec)  # states saved before specs were stored: config only
@@ -200,13 +224,21 @@ def train(config: TrainConfig, *, progress: bool = True, export: bool = True, st
     bar = tqdm(total=config.steps, initial=step, desc=config.name, disable=not progress, dynamic_ncols=True)
     running = None
     started = time.perf_counter() - elapsed
+    call_started = time.perf_counter()
     last = config.steps if stop_at is None else min(stop_at, config.steps)
+    eval_params = config.prior_params if config.eval_prior_params is None else config.eval_prior_params
     while step < last:
         for group in optimizer.param_groups:
             group["lr"] = cosine_lr(config.lr, step, config.steps)
         batch = prior.batch(config.batch_size, config.seed, step).to(device)
         optimizer.zero_grad(set_to_none=True)
-        loss = model.training_loss(batch.xc, batch.yc, batch.xt, batch.yt)
+        if config.loss == "expected":
+            if batch.yt_mean is None or batch.yt_var is None:
+                raise ValueError(f"loss='expected' needs a prior whose batches carry yt_mean / yt_var; "
+                                 f"{config.prior!r} with {config.prior_params} does not")
+            loss = model.training_loss(batch.xc, batch.yc, batch.xt, batch.yt_mean, yt_var=batch.yt_var)
+        else:
+            loss = model.training_loss(batch.xc, batch.yc, batch.xt, batch.yt)
         if not torch.isfinite(loss):
             raise FloatingPointError(f"non-finite loss {loss.item()} at step {step}; lower --lr or check the prior")
         loss.backward()
@@ -218,19 +250,22 @@ def train(config: TrainConfig, *, progress: bool = True, export: bool = True, st
         bar.set_postfix(loss=f"{running:.3f}")
         if step % config.eval_every == 0 or step == config.steps:
             scores = evaluate_suite(model, config.prior, config.eval_batches, config.batch_size,
-                                    prior_params=config.prior_params)
+                                    prior_params=eval_params)
             log.append({"step": step, "train_loss": running, "eval_ll": scores,
                         "elapsed_s": time.perf_counter() - started})
             bar.write(f"step {step}: train loss {running:.3f}, eval ll " +
                       ", ".join(f"{k} {v:.3f}" for k, v in scores.items()))
-        if step % config.checkpoint_every == 0 or step == last:
+        out_of_time = stop_after_s is not None and time.perf_counter() - call_started >= stop_after_s
+        if step % config.checkpoint_every == 0 or step == last or out_of_time:
             _save_state(out, config, prior_spec, model, optimizer, step, log, time.perf_counter() - started)
+        if out_of_time:
+            break
     bar.close()
     model.eval()
     card = None
     if export and step == config.steps:
         final = evaluate_suite(model, config.prior, config.final_eval_batches, config.batch_size,
-                               prior_params=config.prior_params)
+                               prior_params=eval_params)
         training = {k: v for k, v in config.identity().items() if k not in ("model", "prior", "prior_params", "name")}
         if initial is not None:
             training["init_from"] = initial
@@ -238,6 +273,7 @@ def train(config: TrainConfig, *, progress: bool = True, export: bool = True, st
                          "wall_clock_s": round(time.perf_counter() - started, 1),
                          "torch_threads": torch.get_num_threads()})
         evaluation = {"metric": "mean target log-likelihood", "batches_per_entry": config.final_eval_batches,
+                      "prior_params": eval_params,
                       "batch_size": config.batch_size, "seed": "npbandit.training.evaluation.EVAL_SEED",
                       "log_likelihood": {k: round(v, 4) for k, v in final.items()}}
         card = save_pretrained(model, out, config.name, prior=prior.spec(), training=training, evaluation=evaluation)

@@ -1,0 +1,157 @@
+"""The per-dimension yardstick for ``*-bo`` surrogates, measured as a user gets it.
+
+Held-out tasks of the default ``bo`` prior (fixed seed, disjoint from training),
+d = 1..6, 3-100 observations and 50 held-out points each. Every method sees the
+observations in *user units* (the prior's draw times 3 plus 10) and is scored by the
+log-likelihood of the held-out noisy observations, reported in the units of the
+context's standardisation (the same offset for every method, so differences and
+fractions do not depend on it):
+
+- ``baseline``: N(mean, std of the observations) -- knowing nothing;
+- ``exact_gp``: the GP that knows the task's kernel, lengthscales and noise (upper reference);
+- ``singletaskgp``: BoTorch ``SingleTaskGP`` with its default priors and outcome
+  standardisation, fitted by marginal likelihood (``fit_gpytorch_mll``), predicting
+  with ``observation_noise=True`` -- what a GP user gets;
+- each NP through ``NPModel`` (its own context-only standardisation, zero padding),
+  ``posterior(X, observation_noise=True)``.
+
+Per method and d: mean log-likelihood over tasks and the fraction of the gap it closes,
+(method - baseline) / (exact_gp - baseline).
+
+    python benchmarks/bo_yardstick.py                                   # shipped *-bo, 64 tasks per d
+    python benchmarks/bo_yardstick.py --models training_runs/cmanp-bo-long --no-gp --no-write
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import math
+import sys
+import warnings
+from pathlib import Path
+
+import torch
+from tqdm import tqdm
+
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+from common import machine_line, publish  # noqa: E402
+
+from npbandit.priors import BOPrior  # noqa: E402
+from npbandit.training.evaluation import EVAL_SEED  # noqa: E402
+
+COMMAND = "python benchmarks/bo_yardstick.py"
+SCALE, SHIFT = 3.0, 10.0  # user units: what NPModel / SingleTaskGP are given
+
+
+def load_model(spec: str):
+    """A shipped name or card path (``load_surrogate``), or a training run directory
+    (its latest resumable state)."""
+    from npbandit import load_surrogate
+
+    path = Path(spec)
+    if (path / "train_state.json").exists():
+        from safetensors.torch import load_file
+
+        from npbandit.surrogates import build
+
+        meta = json.loads((path / "train_state.json").read_text())
+        config = meta["config"]
+        model = build(config["model"], 6, 1, size=config["size"], **config["model_config"])
+        tensors = load_file(str(path / "train_state.safetensors"))
+        model.load_state_dict({k[len("model."):]: v for k, v in tensors.items() if k.startswith("model.")})
+        model.eval()
+        model.card = {"name": f"{path.name}@{meta['step']}", "prior": {"name": "bo"}}
+        return model
+    return load_surrogate(spec)
+
+
+def tasks(d: int, n_tasks: int, batch_size: int = 16):
+    """``(xc [Nc, d], yc_user [Nc, 1], xt, yt_user, exact-GP log-likelihood [Nt], context std)`` per task."""
+    prior = BOPrior(dims=(d,))
+    for i in range(math.ceil(n_tasks / batch_size)):
+        b = prior.batch(batch_size, EVAL_SEED, i)
+        exact = torch.distributions.Normal(b.yt_mean, b.yt_var.sqrt()).log_prob(b.yt)[..., 0]
+        for k in range(min(batch_size, n_tasks - i * batch_size)):
+            yield (b.xc[k, :, :d].double(), SCALE * b.yc[k].double() + SHIFT, b.xt[k, :, :d].double(),
+                   SCALE * b.yt[k].double() + SHIFT, exact[k].double())
+
+
+def gaussian_ll(mean: torch.Tensor, var: torch.Tensor, y: torch.Tensor) -> torch.Tensor:
+    """Per-point log N(y; mean, var) in the context-standardised units (user-unit density + log SCALE)."""
+    return torch.distributions.Normal(mean, var.sqrt()).log_prob(y).reshape(-1) + math.log(SCALE)
+
+
+def singletaskgp_ll(xc, yc, xt, yt) -> torch.Tensor:
+    from botorch.fit import fit_gpytorch_mll
+    from botorch.models import SingleTaskGP
+    from gpytorch.mlls import ExactMarginalLogLikelihood
+
+    gp = SingleTaskGP(xc, yc)
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        try:
+            fit_gpytorch_mll(ExactMarginalLogLikelihood(gp.likelihood, gp))
+        except Exception:  # noqa: BLE001 - a failed fit leaves the prior's hyperparameters, as a user would get
+            pass
+    with torch.no_grad():
+        post = gp.posterior(xt, observation_noise=True)
+    return gaussian_ll(post.mean, post.variance, yt)
+
+
+def np_ll(surrogate, xc, yc, xt, yt) -> torch.Tensor:
+    from npbandit.surrogates.botorch import NPModel
+
+    model = NPModel(surrogate, xc, yc)
+    with torch.no_grad():
+        post = model.posterior(xt, observation_noise=True)
+    return gaussian_ll(post.mean, post.variance, yt)
+
+
+def main(argv: list[str] | None = None) -> None:
+    parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser.add_argument("--models", nargs="*", default=["cmanp-bo", "retreever-bo", "te-pt-tnp-bo"],
+                        help="shipped names, card paths or training run directories")
+    parser.add_argument("--tasks", type=int, default=64, help="tasks per d")
+    parser.add_argument("--dims", type=int, nargs="+", default=[1, 2, 3, 4, 5, 6])
+    parser.add_argument("--no-gp", action="store_true", help="skip the SingleTaskGP row (the slow part)")
+    parser.add_argument("--threads", type=int, default=1)
+    parser.add_argument("--no-write", action="store_true")
+    args = parser.parse_args(argv)
+    torch.set_num_threads(args.threads)
+    models = {spec: load_model(spec) for spec in args.models}
+    names = {spec: m.card["name"] if spec in ("cmanp-bo", "retreever-bo", "te-pt-tnp-bo") else
+             m.card.get("name", spec) for spec, m in models.items()}
+    rows = ["baseline", "exact_gp"] + ([] if args.no_gp else ["singletaskgp"]) + [names[s] for s in args.models]
+    per_d: dict[str, dict[str, float]] = {}
+    for d in args.dims:
+        sums = {r: [] for r in rows}
+        for xc, yc, xt, yt, exact in tqdm(list(tasks(d, args.tasks)), desc=f"d={d}", leave=False):
+            sums["baseline"].append(float(gaussian_ll(yc.mean().expand_as(yt), yc.var().expand_as(yt), yt).mean()))
+            sums["exact_gp"].append(float(exact.mean()))
+            if not args.no_gp:
+                sums["singletaskgp"].append(float(singletaskgp_ll(xc, yc, xt, yt).mean()))
+            for spec, model in models.items():
+                sums[names[spec]].append(float(np_ll(model, xc, yc, xt, yt).mean()))
+        per_d[f"d={d}"] = {r: sum(v) / len(v) for r, v in sums.items()}
+        print(f"d={d}: " + ", ".join(f"{r} {v:.3f}" for r, v in per_d[f"d={d}"].items()), flush=True)
+    dims = list(per_d)
+    lines = ["Mean held-out log-likelihood per input dimension (fraction of the gap from the baseline to the exact "
+             "GP closed in brackets), context-standardised units, "
+             f"{args.tasks} tasks per d. `{COMMAND}`; {machine_line(args.threads)}.", "",
+             "| method | " + " | ".join(dims) + " |", "|---|" + "---:|" * len(dims)]
+    for r in rows:
+        cells = []
+        for d in dims:
+            v, base, top = per_d[d][r], per_d[d]["baseline"], per_d[d]["exact_gp"]
+            cells.append(f"{v:.3f}" + ("" if r in ("baseline", "exact_gp") else f" ({(v - base) / (top - base):.2f})"))
+        lines.append(f"| {r} | " + " | ".join(cells) + " |")
+    text = "\n".join(lines)
+    print(text)
+    if not args.no_write:
+        publish("bo-yardstick", text, "bo_yardstick.json", COMMAND, {"tasks_per_d": args.tasks, "per_d": per_d},
+                pages=("benchmarks.md", "results.md"), threads=args.threads)
+
+
+if __name__ == "__main__":
+    main()
