@@ -186,3 +186,20 @@ def test_states_saved_before_a_field_existed_resume(tmp_path):
     del meta["config"]["loss"]  # a state written before `loss` existed: read as its default
     path.write_text(json.dumps(meta))
     assert train(config, progress=False).step == 20
+
+
+def test_export_now_writes_a_checkpoint_of_a_run_in_progress(tmp_path):
+    config = tiny_config(tmp_path, steps=40)
+    with pytest.raises(ValueError, match="no saved state"):
+        train(config, progress=False, export_now=True)
+    train(config, progress=False, stop_at=10)
+    exported = train(config, progress=False, export_now=True)
+    assert exported.step == 10
+    card = json.loads(exported.card.read_text())
+    assert card["training"]["steps"] == 10 and card["training"]["schedule_steps"] == 40
+    from npbandit import load_surrogate
+
+    loaded = load_surrogate(exported.card)
+    for (k, p), q in zip(exported.model.state_dict().items(), loaded.state_dict().values()):
+        assert torch.equal(p, q), k
+    assert train(config, progress=False).step == 40  # the run goes on from its state

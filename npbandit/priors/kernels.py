@@ -22,27 +22,34 @@ def _scaled_distance(x1: Tensor, x2: Tensor, lengthscale: Tensor) -> Tensor:
 
 def kernel_matrix(kernel: str, x1: Tensor, x2: Tensor, lengthscale: Tensor, outputscale: Tensor) -> Tensor:
     """``k(x1, x2)`` for a batch of tasks; ``outputscale [B]`` is the signal variance."""
-    r = _scaled_distance(x1, x2, lengthscale)
-    if kernel == "rbf":
-        k = torch.exp(-0.5 * r.pow(2))
-    elif kernel == "matern52":
-        s = math.sqrt(5) * r
-        k = (1 + s + s.pow(2) / 3) * torch.exp(-s)
-    elif kernel == "matern32":
-        s = math.sqrt(3) * r
-        k = (1 + s) * torch.exp(-s)
-    else:
-        raise ValueError(f"kernel must be one of {KERNELS}, got {kernel!r}")
+    k = _stationary(kernel, _scaled_distance(x1, x2, lengthscale))
     return outputscale[:, None, None] * k
+
+
+def _stationary(kernel: str, r: Tensor) -> Tensor:
+    if kernel == "rbf":
+        return torch.exp(-0.5 * r.pow(2))
+    if kernel == "matern52":
+        s = math.sqrt(5) * r
+        return (1 + s + s.pow(2) / 3) * torch.exp(-s)
+    if kernel == "matern32":
+        s = math.sqrt(3) * r
+        return (1 + s) * torch.exp(-s)
+    raise ValueError(f"kernel must be one of {KERNELS}, got {kernel!r}")
 
 
 def _joint_cholesky(kernels: list[str], x: Tensor, lengthscale: Tensor, outputscale: Tensor,
                     noise_std: Tensor) -> Tensor:
     n = x.shape[1]
-    cov = torch.stack([
-        kernel_matrix(kind, x[b:b + 1], x[b:b + 1], lengthscale[b:b + 1], outputscale[b:b + 1])[0]
-        for b, kind in enumerate(kernels)
-    ])
+    if len(kernels) != x.shape[0]:
+        raise ValueError(f"kernels must name one kernel per task ({x.shape[0]}), got {len(kernels)}")
+    # one distance matrix for the whole batch, then each kernel on the tasks that use it
+    r = _scaled_distance(x, x, lengthscale)
+    cov = torch.empty_like(r)
+    for kind in set(kernels):
+        idx = torch.tensor([b for b, k in enumerate(kernels) if k == kind])
+        cov[idx] = _stationary(kind, r[idx])
+    cov = outputscale[:, None, None] * cov
     cov = cov + (noise_std.pow(2)[:, None, None] + 1e-8) * torch.eye(n, dtype=x.dtype)
     return torch.linalg.cholesky(cov)
 

@@ -183,13 +183,16 @@ def _initialise(model: NeuralProcess, checkpoint: str) -> dict[str, Any]:
 
 
 def train(config: TrainConfig, *, progress: bool = True, export: bool = True, stop_at: int | None = None,
-          stop_after_s: float | None = None) -> TrainResult:
+          stop_after_s: float | None = None, export_now: bool = False) -> TrainResult:
     """Run (or resume) a training run; export ``<out>/<name>.safetensors`` + card at the end.
 
     ``stop_at``: save the resumable state and return after this step without
     finishing (for time-limited sessions); a later call with the same config resumes.
     ``stop_after_s``: likewise, after this many seconds of this call (the state is
     saved at the step where the time ran out).
+    ``export_now``: train no further; export the saved state as it stands (a
+    checkpoint of a run still in progress, e.g. to ship while a long run goes on).
+    The card's ``steps`` is the state's step and ``schedule_steps`` the run's length.
 
     Resuming: if ``<out>`` holds a saved state of the same run (same model, prior,
     sizes, seed, schedule), training continues from it; a different run in the same
@@ -226,6 +229,10 @@ def train(config: TrainConfig, *, progress: bool = True, export: bool = True, st
     started = time.perf_counter() - elapsed
     call_started = time.perf_counter()
     last = config.steps if stop_at is None else min(stop_at, config.steps)
+    if export_now:
+        if not (out / STATE_JSON).exists():
+            raise ValueError(f"export_now: {out} holds no saved state to export")
+        last = step
     eval_params = config.prior_params if config.eval_prior_params is None else config.eval_prior_params
     while step < last:
         for group in optimizer.param_groups:
@@ -263,12 +270,14 @@ def train(config: TrainConfig, *, progress: bool = True, export: bool = True, st
     bar.close()
     model.eval()
     card = None
-    if export and step == config.steps:
+    if export and (step == config.steps or export_now):
         final = evaluate_suite(model, config.prior, config.final_eval_batches, config.batch_size,
                                prior_params=eval_params)
         training = {k: v for k, v in config.identity().items() if k not in ("model", "prior", "prior_params", "name")}
         if initial is not None:
             training["init_from"] = initial
+        if step < config.steps:
+            training.update({"steps": step, "schedule_steps": config.steps})
         training.update({"optimizer": "Adam", "schedule": "cosine", "device": str(device),
                          "wall_clock_s": round(time.perf_counter() - started, 1),
                          "torch_threads": torch.get_num_threads()})
