@@ -203,3 +203,13 @@ def test_export_now_writes_a_checkpoint_of_a_run_in_progress(tmp_path):
     for (k, p), q in zip(exported.model.state_dict().items(), loaded.state_dict().values()):
         assert torch.equal(p, q), k
     assert train(config, progress=False).step == 40  # the run goes on from its state
+
+
+def test_loader_workers_give_the_same_run(tmp_path):
+    inline = train(tiny_config(tmp_path / "a", steps=6, checkpoint_every=100), progress=False, export=False)
+    workers = train(tiny_config(tmp_path / "b", steps=6, checkpoint_every=100), progress=False, export=False,
+                    loader_workers=2)
+    for (k, p), q in zip(inline.model.state_dict().items(), workers.model.state_dict().values()):
+        assert torch.equal(p, q), k
+    with pytest.raises(ValueError, match="loader_workers"):
+        train(tiny_config(tmp_path / "c"), progress=False, loader_workers=-1)

@@ -182,14 +182,42 @@ def _initialise(model: NeuralProcess, checkpoint: str) -> dict[str, Any]:
             "init_from": training.get("init_from")}
 
 
+class _PriorStream(torch.utils.data.IterableDataset):
+    """Batches ``start, start + 1, ...`` of a prior's stream; with ``W`` loader workers,
+    worker ``w`` draws the indices ``= w (mod W)`` and the DataLoader's round-robin
+    order hands them back in sequence, so the stream is the same for any ``W``."""
+
+    def __init__(self, prior: Any, batch_size: int, seed: int, start: int, stop: int) -> None:
+        self.prior, self.batch_size, self.seed, self.start, self.stop = prior, batch_size, seed, start, stop
+
+    def __iter__(self):
+        info = torch.utils.data.get_worker_info()
+        worker, workers = (0, 1) if info is None else (info.id, info.num_workers)
+        if info is not None:
+            torch.set_num_threads(1)  # workers share the machine with the optimiser
+        for index in range(self.start + worker, self.stop, workers):
+            yield self.prior.batch(self.batch_size, self.seed, index)
+
+
+def _batches(prior: Any, config: "TrainConfig", start: int, stop: int, workers: int):
+    stream = _PriorStream(prior, config.batch_size, config.seed, start, stop)
+    if workers == 0:
+        return iter(stream)
+    return iter(torch.utils.data.DataLoader(stream, batch_size=None, num_workers=workers, prefetch_factor=4,
+                                            persistent_workers=False))
+
+
 def train(config: TrainConfig, *, progress: bool = True, export: bool = True, stop_at: int | None = None,
-          stop_after_s: float | None = None, export_now: bool = False) -> TrainResult:
+          stop_after_s: float | None = None, export_now: bool = False, loader_workers: int = 0) -> TrainResult:
     """Run (or resume) a training run; export ``<out>/<name>.safetensors`` + card at the end.
 
     ``stop_at``: save the resumable state and return after this step without
     finishing (for time-limited sessions); a later call with the same config resumes.
     ``stop_after_s``: likewise, after this many seconds of this call (the state is
     saved at the step where the time ran out).
+    ``loader_workers``: processes that draw the prior's batches ahead of the
+    optimiser (0: drawn in this process). Worth it where the model step is fast (a
+    GPU) and the prior's sampling is not; the batches, and so the run, are the same.
     ``export_now``: train no further; export the saved state as it stands (a
     checkpoint of a run still in progress, e.g. to ship while a long run goes on).
     The card's ``steps`` is the state's step and ``schedule_steps`` the run's length.
@@ -234,10 +262,13 @@ def train(config: TrainConfig, *, progress: bool = True, export: bool = True, st
             raise ValueError(f"export_now: {out} holds no saved state to export")
         last = step
     eval_params = config.prior_params if config.eval_prior_params is None else config.eval_prior_params
+    if not isinstance(loader_workers, int) or loader_workers < 0:
+        raise ValueError(f"loader_workers must be a non-negative int, got {loader_workers!r}")
+    batches = _batches(prior, config, step, last, loader_workers)
     while step < last:
         for group in optimizer.param_groups:
             group["lr"] = cosine_lr(config.lr, step, config.steps)
-        batch = prior.batch(config.batch_size, config.seed, step).to(device)
+        batch = next(batches).to(device)
         optimizer.zero_grad(set_to_none=True)
         if config.loss == "expected":
             if batch.yt_mean is None or batch.yt_var is None:
