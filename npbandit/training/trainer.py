@@ -290,7 +290,7 @@ def train(config: TrainConfig, *, progress: bool = True, export: bool = True, st
             scores = evaluate_suite(model, config.prior, config.eval_batches, config.batch_size,
                                     prior_params=eval_params)
             log.append({"step": step, "train_loss": running, "eval_ll": scores,
-                        "elapsed_s": time.perf_counter() - started})
+                        "elapsed_s": time.perf_counter() - started, "device": device.type})
             bar.write(f"step {step}: train loss {running:.3f}, eval ll " +
                       ", ".join(f"{k} {v:.3f}" for k, v in scores.items()))
         out_of_time = stop_after_s is not None and time.perf_counter() - call_started >= stop_after_s
