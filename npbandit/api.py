@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import difflib
 from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
@@ -9,10 +10,14 @@ from typing import Any
 import numpy as np
 import torch
 
-from npbandit.envs.blackbox import BlackBoxEnv, as_bounds
+from npbandit.envs.blackbox import BlackBoxEnv, ObjectiveError, as_bounds
 from npbandit.loop import run_episode
+from npbandit.policies.base import Policy
 from npbandit.policies.bo import ACQUISITIONS, BOPolicy, SobolPolicy
+from npbandit.scaling import standardization
 from npbandit.storage import DEFAULT_URL, RunLogger
+from npbandit.surrogates.pretrained import (UnknownCheckpointError, check_checkpoint_kind, fitting_checkpoints,
+                                            read_card)
 
 __all__ = ["optimize", "OptimizeResult", "SURROGATES"]
 
@@ -41,15 +46,17 @@ class OptimizeResult:
 def optimize(objective: Callable[[Any], float], bounds: Any, surrogate: str = "cmanp", budget: int = 50,
              acquisition: str = "logei", minimize: bool = True, n_init: int | None = None, seed: int = 0,
              db: str | None = DEFAULT_URL, point_type: str = "numpy", on_error: str = "raise",
-             progress: bool = True) -> OptimizeResult:
+             progress: bool = True, commit_every: int | None = None) -> OptimizeResult:
     """Optimise ``objective`` over the box ``bounds`` with a pretrained NP surrogate.
 
     Args:
-        objective: a plain callable taking one point (a 1-D numpy array, or a torch
-            tensor with ``point_type="torch"``) and returning a float.
+        objective: a plain callable taking one point (a 1-D numpy array of shape
+            ``[d]``, or a torch tensor with ``point_type="torch"``) and returning one
+            real number (a float, or a 1-element array / tensor).
         bounds: ``2 x d`` (lower row, upper row), as in BoTorch.
-        surrogate: ``"cmanp"`` (the ``cmanp-bo`` checkpoint), any ``*-bo`` checkpoint
-            name or path, ``"gp"`` (BoTorch ``SingleTaskGP``) or ``"random"`` (Sobol).
+        surrogate: ``"cmanp"`` (the ``cmanp-bo`` checkpoint), any checkpoint trained on
+            the ``bo`` prior for this ``d`` (name or path; see ``npbandit models``),
+            ``"gp"`` (BoTorch ``SingleTaskGP``) or ``"random"`` (Sobol).
         budget: total evaluations, the initial design included.
         acquisition: ``"logei"``, ``"ucb"`` or ``"thompson"``.
         minimize: minimise (default) or maximise.
@@ -59,12 +66,25 @@ def optimize(objective: Callable[[Any], float], bounds: Any, surrogate: str = "c
         on_error: an evaluation that raises or returns NaN/inf stops the run with
             :class:`~npbandit.envs.ObjectiveError` (``"raise"``) or is recorded as
             failed and skipped (``"skip"``).
+        commit_every: evaluations per database transaction; ``None`` (default): every
+            evaluation is committed as soon as it returns.
+
+    Raises:
+        ValueError / TypeError: a bad argument, naming it; ``surrogate`` also when the
+            checkpoint was trained for something else (``CheckpointError``, listing
+            the checkpoints that fit), and when the objective's values cannot be
+            standardised in float64 (e.g. ``1e300 * x``).
+        FileNotFoundError: a known checkpoint with its weights or card missing.
+        StorageError: ``db`` cannot be opened or written (a ``ValueError``).
+        ObjectiveError: an evaluation failed (``on_error="raise"``), or every one did.
+        RunInterrupted: SIGINT / SIGTERM (a ``KeyboardInterrupt``); the evaluations so
+            far are saved and the run is recorded as ``interrupted``.
     """
     if not callable(objective):
         raise TypeError(f"objective must be callable, got {type(objective).__name__}")
     box = as_bounds(bounds)
     d = box.shape[1]
-    if not isinstance(budget, int) or budget < 1:
+    if not isinstance(budget, int) or isinstance(budget, bool) or budget < 1:
         raise ValueError(f"budget must be a positive int, got {budget!r}")
     if acquisition not in ACQUISITIONS:
         raise ValueError(f"acquisition must be one of {ACQUISITIONS}, got {acquisition!r}")
@@ -72,18 +92,16 @@ def optimize(objective: Callable[[Any], float], bounds: Any, surrogate: str = "c
         raise ValueError(f"point_type must be 'numpy' or 'torch', got {point_type!r}")
     if not isinstance(surrogate, str):
         raise TypeError(f"surrogate must be a name, got {type(surrogate).__name__}")
+    model = _surrogate_checkpoint(surrogate, d)
+    # open the database before loading a model or evaluating anything: a bad db fails first
+    logger = None if db is None else RunLogger(db, commit_every=commit_every)
     call = objective if point_type == "numpy" else (lambda x: objective(torch.as_tensor(x, dtype=torch.float64)))
     env = BlackBoxEnv(objective=call, bounds=box, minimize=minimize, budget=budget)
     env.name = getattr(objective, "__name__", "objective")
-    if surrogate == "random":
-        policy = SobolPolicy(d)
+    if model == "random":
+        policy: Policy = SobolPolicy(d)
     else:
-        model = SURROGATES.get(surrogate, surrogate)
-        try:
-            policy = BOPolicy(d, model=model, acquisition=acquisition, n_init=n_init)
-        except FileNotFoundError as err:
-            raise ValueError(f"surrogate must be one of {sorted(SURROGATES)} or a *-bo checkpoint: {err}") from None
-    logger = None if db is None else RunLogger(db)
+        policy = _StandardisedDataCheck(BOPolicy(d, model=model, acquisition=acquisition, n_init=n_init))
     info = {"kind": "bo", "env_id": "npbandit/BlackBox-v0",
             "env_params": {"objective": env.name, "bounds": box.tolist(), "minimize": minimize, "budget": budget}}
     result = run_episode(env, policy, seed=seed, logger=logger, run_info=info, on_error=on_error,
@@ -92,6 +110,60 @@ def optimize(objective: Callable[[Any], float], bounds: Any, surrogate: str = "c
                 "failed": r["failed"]} for r in result.steps]
     good = [h for h in history if not h["failed"]]
     if not good:
-        raise RuntimeError("every evaluation failed; nothing to report")
+        raise ObjectiveError(f"every one of the {len(history)} evaluations failed; nothing to report"
+                             + ("" if result.run_id is None else f" (run {result.run_id})"), history[-1]["x"])
     best = (min if minimize else max)(good, key=lambda h: h["value"])
     return OptimizeResult(np.asarray(best["x"]), float(best["value"]), history, result.run_id)
+
+
+def _surrogate_checkpoint(surrogate: str, d: int) -> str:
+    """``"gp"``, ``"random"`` or the checkpoint a surrogate name means, checked to be a
+    ``bo`` checkpoint that takes ``d`` inputs (before anything is loaded or evaluated)."""
+    name = SURROGATES.get(surrogate, surrogate)
+    if name in ("gp", "random"):
+        return name
+    try:
+        card = read_card(name)
+    except UnknownCheckpointError:
+        bo = fitting_checkpoints(prior="bo")
+        close = difflib.get_close_matches(surrogate, [*SURROGATES, *bo], n=2, cutoff=0.6)
+        hint = f" -- did you mean {' or '.join(repr(c) for c in close)}?" if close else ""
+        raise ValueError(f"surrogate must be one of {sorted(SURROGATES)}, a 'bo' checkpoint ({', '.join(bo)}) or a "
+                         f"checkpoint path; got {surrogate!r}{hint}") from None
+    check_checkpoint_kind(card, prior="bo", x_dim=d, y_dim=1, purpose=f"optimize (surrogate={surrogate!r}, d={d})")
+    return name
+
+
+class _StandardisedDataCheck(Policy):
+    """A BO policy behind a check that the rewards can be standardised in float64.
+
+    Both surrogates standardise the observations (the NP as its ``bo`` prior did,
+    the GP with BoTorch's ``Standardize``). Values beyond ~1e154 overflow the
+    variance, and BoTorch then fails far from the cause ("probability tensor
+    contains inf"); this says what is wrong before a value reaches the model."""
+
+    def __init__(self, inner: Policy) -> None:
+        self.inner = inner
+        self.name, self.checkpoint = inner.name, inner.checkpoint
+
+    def reset(self, seed: int | None = None) -> None:
+        super().reset(seed)
+        self.inner.reset(seed)
+        self.rewards: list[float] = []
+
+    def act(self, obs: np.ndarray) -> Any:
+        return self.inner.act(obs)
+
+    def observe(self, obs: np.ndarray, action: Any, reward: float, info: dict[str, Any]) -> None:
+        self.rewards.append(float(reward))
+        y = torch.tensor(self.rewards, dtype=torch.float64).unsqueeze(-1)  # [n, 1]
+        mean, std = standardization(y)
+        if not (torch.isfinite(mean).all() and torch.isfinite(std).all() and torch.isfinite((y - mean) / std).all()):
+            raise ValueError(f"the objective's values cannot be standardised in float64 (mean {float(mean):.3g}, std "
+                             f"{float(std):.3g} over {len(self.rewards)} values up to {float(y.abs().max()):.3g} in "
+                             "magnitude); rescale the objective (e.g. divide it by its typical size) or use "
+                             "surrogate='random'")
+        self.inner.observe(obs, action, reward, info)
+
+    def params(self) -> dict[str, Any]:
+        return self.inner.params()

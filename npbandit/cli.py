@@ -4,11 +4,15 @@ from __future__ import annotations
 
 import argparse
 import json
+import os
+import signal
 import sys
 
 import numpy as np
 import torch
 
+from npbandit.envs import ObjectiveError
+from npbandit.loop import RunInterrupted
 from npbandit.priors import PRIORS
 from npbandit.surrogates import available_models
 
@@ -39,11 +43,15 @@ def build_parser() -> argparse.ArgumentParser:
 
     opt = commands.add_parser("optimize", help="Bayesian optimisation of a named test function or module:function")
     target = opt.add_mutually_exclusive_group(required=True)
-    target.add_argument("--function", help="a botorch.test_functions problem, e.g. branin, hartmann, ackley")
-    target.add_argument("--objective", help="module:function taking one point (numpy) and returning a float")
+    target.add_argument("--function", help="an unconstrained, continuous botorch.test_functions problem, e.g. "
+                        "branin, hartmann, ackley (constrained and integer-input problems are not offered; "
+                        "`npbandit optimize --function list` names them all)")
+    target.add_argument("--objective", help="module:function taking one point (numpy) and returning a float; the "
+                        "module is looked up on the import path and in the current directory")
     opt.add_argument("--bounds", help='2 x d JSON, e.g. "[[0,0],[1,1]]" (required with --objective)')
     opt.add_argument("--dim", type=_positive_int, help="dimension for test functions that take one")
-    opt.add_argument("--surrogate", default="cmanp", help="cmanp | gp | random | a *-bo checkpoint")
+    opt.add_argument("--surrogate", default="cmanp", help="cmanp | gp | random | a checkpoint trained on the bo "
+                     "prior (npbandit models)")
     opt.add_argument("--budget", type=_positive_int, default=50)
     opt.add_argument("--acquisition", default="logei", help="logei | ucb | thompson")
     opt.add_argument("--n-init", type=_positive_int)
@@ -94,6 +102,10 @@ def build_parser() -> argparse.ArgumentParser:
                        metavar="PARAM=VALUE", help="evaluate on the prior with these parameters instead of "
                        "--prior-set's (repeatable)")
     train.add_argument("--max-minutes", type=float, help="save and stop after this many minutes (resume later)")
+    train.add_argument("--loader-workers", type=int, default=0,
+                       help="processes drawing the prior's batches ahead of the optimiser (GPU runs; same batches)")
+    train.add_argument("--export-now", action="store_true",
+                       help="train no further: export the run's saved state as a checkpoint (a run in progress)")
 
     commands.add_parser("models", help="list the pretrained checkpoints that ship with npbandit")
     return parser
@@ -113,29 +125,78 @@ def _parse_assignments(items: list[str], flag: str) -> dict[str, object]:
     return values
 
 
+def _list_functions() -> None:
+    from npbandit.envs.blackbox import _synthetic_problems
+
+    for name, (_, reason) in sorted(_synthetic_problems().items()):
+        print(f"{name:<26}" + ("offered" if reason is None else f"not offered: {reason}"))
+
+
 def _list_models() -> None:
-    from npbandit.surrogates.pretrained import available_checkpoints, read_card
+    from npbandit.surrogates.pretrained import available_checkpoints, checkpoint_use, read_card
 
     names = available_checkpoints()
     if not names:
         print("no pretrained checkpoints ship with this version")
         return
-    print(f"{'name':<18}{'model':<11}{'dims':<8}{'params':>9}{'steps':>8}  evaluation (mean target log-likelihood)")
+    print(f"{'name':<18}{'model':<11}{'prior':<7}{'dims':<8}{'params':>9}{'steps':>8}  "
+          "evaluation (mean target log-likelihood)")
     for name in names:
         card = read_card(name)
         ll = card.get("evaluation", {}).get("log_likelihood", {})
-        print(f"{name:<18}{card['model']:<11}{str(card['x_dim']) + '->' + str(card['y_dim']):<8}"
+        use = checkpoint_use(card)
+        dims = use["x_dims"]
+        x_text = str(dims[0]) if len(dims) == 1 else f"{dims[0]}..{dims[-1]}"
+        print(f"{name:<18}{card['model']:<11}{str(use['prior']):<7}{x_text + '->' + str(card['y_dim']):<8}"
               f"{card.get('parameters', 0):>9,}{card.get('training', {}).get('steps', 0):>8,}  "
               + ", ".join(f"{k} {v:.3f}" for k, v in ll.items()))
 
 
 def main(argv: list[str] | None = None) -> int:
+    """Run one command; returns the exit status.
+
+    Every expected failure is one line on stderr and status 2: bad arguments, unknown
+    or unfitting checkpoints, a database that cannot be opened or written, an
+    objective that fails (``ObjectiveError``) or returns something other than a
+    number. SIGINT / SIGTERM during a run: the run is saved and recorded as
+    ``interrupted``, one line says so, and the status is 128 + the signal number."""
     args = build_parser().parse_args(argv)
     try:
         return _dispatch(args)
-    except (TypeError, ValueError, FileNotFoundError) as err:
+    except RunInterrupted as err:
         print(f"npbandit {args.command}: {err}", file=sys.stderr)
+        return 128 + int(err.signum)
+    except KeyboardInterrupt:  # outside a run: nothing to save
+        print(f"npbandit {args.command}: interrupted", file=sys.stderr)
+        return 128 + int(signal.SIGINT)
+    except (TypeError, ValueError, FileNotFoundError, ObjectiveError) as err:
+        print(f"npbandit {args.command}: {_one_line(err)}", file=sys.stderr)
         return 2
+
+
+def _one_line(err: BaseException) -> str:
+    text = " ".join(str(err).split())
+    if isinstance(err, ObjectiveError) and "every one of" not in text:
+        text += " (--on-error skip records failed evaluations and goes on)"
+    return text
+
+
+def _progress() -> bool:
+    # a progress bar redraws in place on a terminal; in a pipe or log file every redraw
+    # would be a line of its own, burying the one line that says how the run ended
+    return sys.stderr.isatty()
+
+
+def _parse_bounds(text: str) -> object:
+    """``--bounds`` JSON -> a validated ``2 x d`` array; errors name ``--bounds``."""
+    from npbandit.envs.blackbox import as_bounds
+
+    try:
+        value = json.loads(text)
+    except json.JSONDecodeError as err:
+        raise ValueError(f"--bounds must be a 2 x d JSON array such as '[[0, 0], [1, 1]]' (lower row, upper row); "
+                         f"{text!r} is not valid JSON: {err}") from None
+    return as_bounds(value, name="--bounds")
 
 
 def _load_objective(spec: str):
@@ -144,13 +205,25 @@ def _load_objective(spec: str):
     module_name, sep, attr = spec.partition(":")
     if not sep or not module_name or not attr:
         raise ValueError(f"--objective must look like module:function, got {spec!r}")
+    # The console script's sys.path[0] is its bin directory, not the working directory
+    # that `python -m npbandit.cli` would put first; look there too (last, so a local
+    # file cannot shadow a library that npbandit imports).
+    cwd = os.getcwd()
+    if cwd not in sys.path and "" not in sys.path:
+        sys.path.append(cwd)
     try:
         module = importlib.import_module(module_name)
     except ImportError as err:
-        raise ValueError(f"--objective: cannot import {module_name!r}: {err}") from None
+        raise ValueError(f"--objective: cannot import {module_name!r} (searched the import path and {cwd}): "
+                         f"{err}") from None
+    except Exception as err:  # noqa: BLE001 - the user's module failed while importing
+        raise ValueError(f"--objective: importing {module_name!r} raised {type(err).__name__}: {err}") from None
     if not hasattr(module, attr):
         raise ValueError(f"--objective: {module_name!r} has no attribute {attr!r}")
-    return getattr(module, attr)
+    objective = getattr(module, attr)
+    if not callable(objective):
+        raise ValueError(f"--objective: {spec!r} is a {type(objective).__name__}, not a function")
+    return objective
 
 
 def _run_bandits(policies: list[str], deltas: list[float], seeds: list[int], steps: int, beta: float,
@@ -160,9 +233,12 @@ def _run_bandits(policies: list[str], deltas: list[float], seeds: list[int], ste
     import npbandit.envs  # noqa: F401  (registers the environments)
     from npbandit.loop import run_episode
     from npbandit.policies import make_bandit_policy
+    from npbandit.policies.bandit import check_bandit_policy_name
     from npbandit.storage import RunLogger
 
-    built = {name: make_bandit_policy(name, beta=beta) for name in policies}  # fail fast on bad names
+    for name in policies:  # fail fast, before any run, on names that are unknown or not wheel checkpoints
+        check_bandit_policy_name(name)
+    built = {name: make_bandit_policy(name, beta=beta) for name in policies}
     for delta in deltas:
         env = gym.make("npbandit/WheelBandit-v0", delta=delta, horizon=steps)
         for seed in seeds:
@@ -170,7 +246,7 @@ def _run_bandits(policies: list[str], deltas: list[float], seeds: list[int], ste
                 result = run_episode(env, policy, seed=seed, logger=RunLogger(db),
                                      run_info={"kind": "bandit", "env_id": "npbandit/WheelBandit-v0",
                                                "env_params": {"delta": delta, "horizon": steps}},
-                                     progress=True, desc=f"{name} delta={delta} seed={seed}")
+                                     progress=_progress(), desc=f"{name} delta={delta} seed={seed}")
                 print(f"run {result.run_id}: {name:<22} delta={delta} seed={seed}  "
                       f"cumulative regret {result.cumulative_regret:.1f} over {steps} steps")
 
@@ -209,8 +285,11 @@ def _dispatch(args) -> int:
         if args.function:
             from npbandit.envs import make_test_function
 
+            if args.function == "list":
+                _list_functions()
+                return 0
             problem = make_test_function(args.function, args.dim)
-            bounds = problem.bounds if args.bounds is None else json.loads(args.bounds)
+            bounds = problem.bounds if args.bounds is None else _parse_bounds(args.bounds)
             name = args.function
 
             def objective(x):
@@ -220,10 +299,11 @@ def _dispatch(args) -> int:
         else:
             if args.bounds is None:
                 raise ValueError("--bounds is required with --objective")
-            objective, bounds = _load_objective(args.objective), json.loads(args.bounds)
+            bounds = _parse_bounds(args.bounds)
+            objective = _load_objective(args.objective)
         result = optimize(objective, bounds, surrogate=args.surrogate, budget=args.budget,
                           acquisition=args.acquisition, minimize=not args.maximize, n_init=args.n_init,
-                          seed=args.seed, db=args.db, on_error=args.on_error)
+                          seed=args.seed, db=args.db, on_error=args.on_error, progress=_progress())
         print(f"run {result.run_id}: best value {result.best_value:.6g} at x = {result.best_x.tolist()} "
               f"after {len(result.history)} evaluations")
     elif args.command == "bandit":
@@ -252,9 +332,12 @@ def _dispatch(args) -> int:
         if args.max_minutes is not None and not args.max_minutes > 0:
             raise SystemExit(f"npbandit: --max-minutes must be positive, got {args.max_minutes}")
         result = train(config, stop_at=args.stop_at,
-                       stop_after_s=None if args.max_minutes is None else 60 * args.max_minutes)
+                       stop_after_s=None if args.max_minutes is None else 60 * args.max_minutes,
+                       export_now=args.export_now, loader_workers=args.loader_workers)
         if result.card is None:
             print(f"stopped {config.name} at step {result.step} of {config.steps}; run the same command to resume")
+        elif result.step < config.steps:
+            print(f"exported {config.name} at step {result.step} of {config.steps}; checkpoint card: {result.card}")
         else:
             print(f"trained {config.name} for {result.step} steps; checkpoint card: {result.card}")
     elif args.command == "models":

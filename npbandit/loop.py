@@ -7,11 +7,21 @@ Bandits and BO share it. Each step: ``policy.act(obs)`` -> ``env.step(action)`` 
 stops the run with that error (``on_error="raise"``, the default) or is skipped
 (``on_error="skip"``): the policy never sees it, so nothing non-finite enters a
 surrogate's context.
+
+Stopping a run: SIGINT (Ctrl-C) and SIGTERM stop it between or during steps (an
+evaluation in progress is abandoned); every step already taken is committed, the run
+is recorded as ``interrupted`` and :class:`RunInterrupted` (a ``KeyboardInterrupt``)
+is raised. A signal that arrives while a step is being written is held until the
+write has committed, so no step is torn or lost.
 """
 
 from __future__ import annotations
 
+import contextlib
+import signal
+import threading
 import time
+from collections.abc import Iterator
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -22,7 +32,68 @@ from npbandit.envs import ObjectiveError
 from npbandit.policies.base import Policy
 from npbandit.storage import RunLogger
 
-__all__ = ["run_episode", "EpisodeResult"]
+__all__ = ["run_episode", "EpisodeResult", "RunInterrupted"]
+
+
+class RunInterrupted(KeyboardInterrupt):
+    """A run was stopped by SIGINT or SIGTERM; its steps are saved and its status is ``interrupted``.
+
+    Attributes:
+        signum: the signal (``signal.SIGINT`` or ``signal.SIGTERM``).
+        run_id: the run's id in the database (``None`` without a logger).
+        steps: the steps taken before the signal (all of them are in the database).
+    """
+
+    def __init__(self, signum: int, run_id: int | None = None, steps: int = 0) -> None:
+        self.signum, self.run_id, self.steps = signum, run_id, steps
+        where = "" if run_id is None else f"; run {run_id} saved all {steps} and is recorded as interrupted"
+        super().__init__(f"stopped by {signal.Signals(signum).name} after {steps} step(s){where}")
+
+
+class _Signals:
+    """SIGINT / SIGTERM -> :class:`RunInterrupted`, held back while a step is written.
+
+    Installed only from the main thread (Python delivers signals there) and only over
+    the default handlers: a handler the caller installed is left alone. Without this,
+    SIGTERM would end the process on the spot, dropping the buffered steps and leaving
+    the run ``running``.
+    """
+
+    def __init__(self) -> None:
+        self.pending: int | None = None
+        self.holding = 0
+        self.previous: dict[int, Any] = {}
+
+    def install(self) -> None:
+        if threading.current_thread() is not threading.main_thread():
+            return
+        for signum, default in ((signal.SIGINT, signal.default_int_handler), (signal.SIGTERM, signal.SIG_DFL)):
+            if signal.getsignal(signum) is default:
+                self.previous[signum] = signal.signal(signum, self._handle)
+
+    def restore(self) -> None:
+        for signum, handler in self.previous.items():
+            signal.signal(signum, handler)
+        self.previous.clear()
+
+    def _handle(self, signum: int, _frame: Any) -> None:
+        if self.holding:
+            self.pending = signum
+            return
+        raise RunInterrupted(signum)
+
+    @contextlib.contextmanager
+    def held(self, deliver: bool = True) -> Iterator[None]:
+        """Hold signals during the block; then raise a held one (``deliver``) or drop it."""
+        self.holding += 1
+        try:
+            yield
+        finally:
+            self.holding -= 1
+        if self.pending is not None and not self.holding:
+            signum, self.pending = self.pending, None
+            if deliver:
+                raise RunInterrupted(signum)
 
 
 @dataclass
@@ -43,22 +114,39 @@ def run_episode(env: gym.Env, policy: Policy, *, seed: int, steps: int | None = 
     Args:
         seed: seeds the environment's reset and the policy.
         logger: where steps go; started here with ``run_info`` (``kind``, ``env_id``,
-            ``env_params``) and finished here (``failed`` with the error text if the
-            run raises).
+            ``env_params``) and finished here: ``completed``; ``interrupted`` on SIGINT /
+            SIGTERM; ``failed`` with the error text if the run raises.
         on_error: ``"raise"`` or ``"skip"`` for steps whose objective fails.
+
+    Raises:
+        RunInterrupted: SIGINT or SIGTERM arrived (see the module docstring).
     """
     if on_error not in ("raise", "skip"):
         raise ValueError(f"on_error must be 'raise' or 'skip', got {on_error!r}")
     if not isinstance(policy, Policy):
         raise TypeError(f"policy must be an npbandit Policy, got {type(policy).__name__}")
     result = EpisodeResult(run_id=None)
-    if logger is not None:
-        info = dict(run_info or {})
-        result.run_id = logger.start(kind=info.get("kind", "bandit"), env_id=info.get("env_id", str(env.spec.id
-                                     if env.spec else type(env).__name__)), env_params=info.get("env_params", {}),
-                                     policy=policy.name, policy_params=policy.params(), checkpoint=policy.checkpoint,
-                                     seed=seed)
+    signals = _Signals()
+    signals.install()
     try:
+        _run(env, policy, seed, steps, logger, dict(run_info or {}), on_error, progress, desc, result, signals)
+    finally:
+        signals.restore()
+    return result
+
+
+def _run(env: gym.Env, policy: Policy, seed: int, steps: int | None, logger: RunLogger | None,
+         info: dict[str, Any], on_error: str, progress: bool, desc: str | None, result: EpisodeResult,
+         signals: _Signals) -> None:
+    bar = None
+    try:
+        if logger is not None:
+            with signals.held():
+                result.run_id = logger.start(
+                    kind=info.get("kind", "bandit"),
+                    env_id=info.get("env_id", str(env.spec.id if env.spec else type(env).__name__)),
+                    env_params=info.get("env_params", {}), policy=policy.name, policy_params=policy.params(),
+                    checkpoint=policy.checkpoint, seed=seed)
         obs, _ = env.reset(seed=seed)
         policy.reset(seed)
         horizon = steps if steps is not None else _horizon(env)
@@ -74,9 +162,10 @@ def run_episode(env: gym.Env, policy: Policy, *, seed: int, steps: int | None = 
                 result.failed_steps += 1
                 row = dict(t=t, action=action, reward=None, regret=None, cumulative_regret=None, failed=True,
                            value=None, act_s=t1 - t0, env_s=time.perf_counter() - t1, observe_s=0.0)
-                result.steps.append(row)
-                if logger is not None:
-                    logger.log_step(**row)
+                with signals.held():
+                    result.steps.append(row)
+                    if logger is not None:
+                        logger.log_step(**row)
                 if on_error == "raise":
                     raise
                 t += 1  # the failed evaluation still spends budget
@@ -93,22 +182,36 @@ def run_episode(env: gym.Env, policy: Policy, *, seed: int, steps: int | None = 
                        expected_regret=info.get("expected_regret"), value=info.get("value"),
                        best_value=info.get("best_value"), failed=False, act_s=t1 - t0, env_s=t2 - t1,
                        observe_s=t3 - t2)
-            result.steps.append(row)
-            if logger is not None:
-                logger.log_step(**row)
+            with signals.held():  # the evaluation is done: it is written whatever arrives now
+                result.steps.append(row)
+                if logger is not None:
+                    logger.log_step(**row)
             obs = next_obs
             t += 1
             bar.update(1)
             if terminated or truncated:
                 break
-        bar.close()
     except BaseException as err:
+        interrupted = isinstance(err, KeyboardInterrupt)
+        signum = err.signum if isinstance(err, RunInterrupted) else signal.SIGINT
+        status, text = (("interrupted", f"{signal.Signals(signum).name} after {len(result.steps)} step(s)")
+                        if interrupted else ("failed", f"{type(err).__name__}: {err}"))
         if logger is not None:
-            logger.finish("failed", f"{type(err).__name__}: {err}")
+            # a second Ctrl-C while the run is being saved is dropped: saving goes first
+            with signals.held(deliver=False):
+                try:
+                    logger.finish(status, text)
+                except Exception as save_err:  # noqa: BLE001 - the run's own error stays the one raised
+                    err.add_note(f"npbandit: could not record run {result.run_id} as {status}: {save_err}")
+        if interrupted:
+            raise RunInterrupted(signum, result.run_id, len(result.steps)) from None
         raise
+    finally:
+        if bar is not None:
+            bar.close()
     if logger is not None:
-        logger.finish("completed")
-    return result
+        with signals.held():
+            logger.finish("completed")
 
 
 def _horizon(env: gym.Env) -> int | None:

@@ -5,28 +5,49 @@ The default is an SQLite file (``sqlite:///npbandit.db``); any SQLAlchemy URL wo
 
 - ``runs``: what ran (kind, environment id and parameters, policy and its
   parameters, surrogate checkpoint name and sha256, seed), its status
-  (``running`` / ``completed`` / ``failed``), start, end and heartbeat times, host
-  and pid, package versions and the error text of a failed run;
+  (``running`` / ``completed`` / ``failed`` / ``interrupted``), start, end and
+  heartbeat times, host and pid, package versions and the error text of a failed run;
 - ``steps``: one row per step (run, t, action, reward, regret, cumulative regret,
   expected regret, objective value, whether the step failed, timings), unique on
   ``(run_id, t)``.
 
-Steps are written in batches (``commit_every``); a crash loses at most the steps not
-yet committed. A run whose process died leaves ``status = 'running'``; queries report
-it as ``interrupted`` when its process is gone (same host) or its heartbeat is older
-than ``STALE_AFTER``. SQLite runs in WAL mode with a busy timeout and takes its write
-lock at ``BEGIN IMMEDIATE``, so several processes can log to one file without
-"database is locked" errors.
+When steps are committed (:class:`RunLogger`): ``bo`` runs (``optimize``, any
+``BlackBox`` run) commit every evaluation, since an evaluation of an expensive
+objective is the most valuable row there is; other runs (bandit sweeps, whose steps
+cost microseconds) commit in batches of ``commit_every`` steps, and at least every
+``max_wait_s`` seconds, so a crash loses at most one batch or a few seconds of steps.
+A run stopped by SIGINT / SIGTERM commits what it buffered and is recorded as
+``interrupted`` (see :func:`npbandit.loop.run_episode`).
+
+Liveness: while a run is open its logger writes a heartbeat every ``HEARTBEAT_EVERY``
+seconds from a background thread, whether or not steps are being committed (an
+evaluation may take hours). A run left ``running`` by a process that died (SIGKILL,
+power loss) is reported as ``interrupted`` when its process is gone (same host) or
+its heartbeat is older than ``STALE_AFTER`` (30 missed heartbeats).
+
+SQLite runs in WAL mode with a busy timeout and writers take the write lock at
+``BEGIN IMMEDIATE``, so several processes can log to one file without "database is
+locked" errors. Reading (:func:`list_runs`, :func:`run_steps`, ``npbandit report``)
+never writes: it opens the file read-only and never creates one.
 """
 
 from __future__ import annotations
 
+import contextlib
 import datetime as dt
 import json
 import os
 import socket
+import sqlite3
+import threading
+import time
+import warnings
+import weakref
+from collections.abc import Iterator
 from dataclasses import dataclass
+from pathlib import Path
 from typing import Any
+from urllib.parse import quote
 
 from sqlalchemy import (
     JSON,
@@ -41,17 +62,32 @@ from sqlalchemy import (
     create_engine,
     event,
     insert,
+    inspect,
     select,
     update,
 )
-from sqlalchemy.engine import Engine
+from sqlalchemy.engine import Engine, make_url
+from sqlalchemy.exc import ArgumentError, OperationalError, SQLAlchemyError
 from sqlalchemy.orm import DeclarativeBase, Mapped, mapped_column
 
 __all__ = ["DEFAULT_URL", "Run", "Step", "open_db", "RunLogger", "list_runs", "run_steps", "effective_status",
-           "STALE_AFTER"]
+           "StorageError", "STATUSES", "STALE_AFTER", "HEARTBEAT_EVERY", "COMMIT_EVERY"]
 
 DEFAULT_URL = "sqlite:///npbandit.db"
+#: seconds between two heartbeats of an open run (a background thread writes them)
+HEARTBEAT_EVERY = 60.0
+#: a ``running`` run whose heartbeat is older than this is shown as ``interrupted``
 STALE_AFTER = dt.timedelta(minutes=30)
+#: steps per transaction when ``RunLogger(commit_every=None)``, by run kind; kinds not
+#: listed batch ``COMMIT_EVERY["default"]`` steps
+COMMIT_EVERY = {"bo": 1, "default": 50}
+#: the statuses a run is stored with (``interrupted`` is also inferred for dead runs)
+STATUSES = ("running", "completed", "failed", "interrupted")
+
+
+class StorageError(ValueError):
+    """The database named by ``db`` cannot be opened, read or written (missing,
+    read-only, in a directory that does not exist, or not an npbandit database)."""
 
 
 class Base(DeclarativeBase):
@@ -70,7 +106,7 @@ class Run(Base):
     surrogate: Mapped[str | None] = mapped_column(String(128), nullable=True)
     checkpoint_sha256: Mapped[str | None] = mapped_column(String(64), nullable=True)
     seed: Mapped[int | None] = mapped_column(Integer, nullable=True)
-    status: Mapped[str] = mapped_column(String(16), default="running", index=True)
+    status: Mapped[str] = mapped_column(String(16), default="running", index=True)  # one of STATUSES
     started_at: Mapped[dt.datetime] = mapped_column(DateTime)
     finished_at: Mapped[dt.datetime | None] = mapped_column(DateTime, nullable=True)
     heartbeat_at: Mapped[dt.datetime] = mapped_column(DateTime)
@@ -109,19 +145,79 @@ def _now() -> dt.datetime:
     return dt.datetime.now(dt.timezone.utc).replace(tzinfo=None)
 
 
-_ENGINES: dict[str, Engine] = {}
+_ENGINES: dict[tuple[str, bool], Engine] = {}
 
 
-def open_db(url: str = DEFAULT_URL) -> Engine:
-    """An engine for ``url`` with the schema created (idempotent, cached per URL).
-
-    A bare path (``runs.db``) is taken as an SQLite file."""
+def _normalise_url(url: Any) -> str:
     if not isinstance(url, str) or not url:
         raise ValueError(f"db must be an SQLAlchemy URL or a file path, got {url!r}")
-    if "://" not in url:
-        url = f"sqlite:///{url}"
-    if url in _ENGINES:
-        return _ENGINES[url]
+    return url if "://" in url else f"sqlite:///{url}"
+
+
+def _sqlite_file(url: str) -> Path | None:
+    """The file of an SQLite URL; ``None`` for in-memory and ``file:`` URI databases."""
+    try:
+        parsed = make_url(url)
+    except ArgumentError as err:
+        raise ValueError(f"db must be an SQLAlchemy URL or a file path, got {url!r}: {err}") from None
+    if parsed.get_backend_name() != "sqlite":
+        return None
+    database = parsed.database or ""
+    if database in ("", ":memory:") or database.startswith("file:") or parsed.query.get("uri"):
+        return None
+    return Path(database)
+
+
+@contextlib.contextmanager
+def _storage_errors(url: str, doing: str) -> Iterator[None]:
+    """Re-raise the driver's ``OperationalError`` (read-only file, missing directory,
+    locked past the busy timeout, ...) as :class:`StorageError` naming the database."""
+    try:
+        yield
+    except OperationalError as err:
+        raise StorageError(f"db {url!r}: cannot {doing}: {getattr(err, 'orig', None) or err}") from None
+
+
+def open_db(url: str = DEFAULT_URL, *, readonly: bool = False) -> Engine:
+    """An engine for ``url`` (cached per URL and mode).
+
+    A bare path (``runs.db``) is taken as an SQLite file.
+
+    Args:
+        readonly: ``False`` (writers): the database is created if needed, with its
+            schema (idempotent); SQLite files switch to WAL mode. ``True`` (readers):
+            nothing is written or created -- the database must exist (an SQLite file
+            is opened read-only, its journal mode untouched).
+
+    Raises:
+        ValueError: ``url`` is not a URL or path.
+        StorageError: the database cannot be opened for that use: (readonly) it does
+            not exist or is not an npbandit database; (writing) its directory does not
+            exist, or the file or its directory is read-only.
+    """
+    url = _normalise_url(url)
+    key = (url, bool(readonly))
+    if key in _ENGINES:
+        return _ENGINES[key]
+    path = _sqlite_file(url)
+    engine = _open_reader(url, path) if readonly else _open_writer(url, path)
+    _ENGINES[key] = engine
+    return engine
+
+
+def _open_writer(url: str, path: Path | None) -> Engine:
+    if path is not None:
+        # say what is wrong in the user's terms before SQLite says "unable to open database file"
+        parent = path.parent if str(path.parent) else Path(".")
+        if not parent.is_dir():
+            raise StorageError(f"db {url!r}: directory {str(parent)!r} does not exist")
+        if path.is_dir():
+            raise StorageError(f"db {url!r}: {str(path)!r} is a directory, not a database file")
+        if path.exists() and not os.access(path, os.W_OK):
+            raise StorageError(f"db {url!r}: {str(path)!r} is read-only; logging a run writes to it "
+                               "(`npbandit report` can read it as it is)")
+        if not path.exists() and not os.access(parent, os.W_OK | os.X_OK):
+            raise StorageError(f"db {url!r}: directory {str(parent)!r} is read-only; cannot create the database")
     is_sqlite = url.startswith("sqlite")
     engine = create_engine(url, connect_args={"timeout": 60} if is_sqlite else {})
     if is_sqlite:
@@ -141,9 +237,43 @@ def open_db(url: str = DEFAULT_URL) -> Engine:
             # to a writer can fail with "database is locked" instead of waiting
             conn.exec_driver_sql("BEGIN IMMEDIATE")
 
-    Base.metadata.create_all(engine)
-    _ENGINES[url] = engine
+    with _storage_errors(url, "create the schema"):
+        Base.metadata.create_all(engine)
     return engine
+
+
+def _open_reader(url: str, path: Path | None) -> Engine:
+    if path is not None:
+        if not path.is_file():
+            raise StorageError(f"db {url!r}: no database at {str(path)!r}")
+        # mode=ro: SQLite itself refuses every write, and the journal mode is left as
+        # it is (switching to WAL, as writers do, is a write). A WAL file in a
+        # read-only directory without its -shm file cannot be opened that way; nobody
+        # can be writing it then, so it is read as immutable.
+        uri = f"file:{quote(str(path.resolve()))}"
+
+        def connect() -> sqlite3.Connection:
+            conn = sqlite3.connect(f"{uri}?mode=ro", uri=True, timeout=60, check_same_thread=False)
+            try:
+                conn.execute("SELECT count(*) FROM sqlite_master").fetchone()
+            except sqlite3.OperationalError:
+                conn.close()
+                conn = sqlite3.connect(f"{uri}?immutable=1", uri=True, check_same_thread=False)
+            return conn
+
+        engine = create_engine("sqlite://", creator=connect)
+    else:
+        engine = create_engine(url)
+    with _storage_errors(url, "read it"):
+        tables = set(inspect(engine).get_table_names())
+    if tables and not {"runs", "steps"} <= tables:
+        raise StorageError(f"db {url!r} is not an npbandit database (no runs/steps tables)")
+    return engine
+
+
+def _has_schema(engine: Engine) -> bool:
+    # an existing but empty file holds no runs yet (e.g. a writer is creating the schema)
+    return inspect(engine).has_table("runs")
 
 
 def _versions() -> dict[str, str]:
@@ -173,22 +303,49 @@ class RunLogger:
     """Writes one run and its steps; use as a context manager or call ``finish``.
 
     Args:
-        db: SQLAlchemy URL (or SQLite path).
-        commit_every: steps buffered per transaction (1 = commit every step).
+        db: SQLAlchemy URL (or SQLite path). Opened here, so a database that cannot
+            be written fails before anything runs (:class:`StorageError`).
+        commit_every: steps buffered per transaction (1 = commit every step). ``None``
+            (default) chooses by the run's kind at :meth:`start`: every step for ``bo``
+            runs, batches of 50 otherwise (``COMMIT_EVERY``).
+        max_wait_s: a buffered step is committed at the latest with the first step
+            logged this many seconds after it, so batching never holds back the steps
+            of a run whose steps turn out slow.
+        heartbeat_every: seconds between heartbeats (default ``HEARTBEAT_EVERY``),
+            written by a daemon thread from :meth:`start` to :meth:`finish`.
     """
 
-    def __init__(self, db: str = DEFAULT_URL, commit_every: int = 50) -> None:
-        if not isinstance(commit_every, int) or commit_every < 1:
-            raise ValueError(f"commit_every must be a positive int, got {commit_every!r}")
-        self.engine = open_db(db)
+    def __init__(self, db: str = DEFAULT_URL, commit_every: int | None = None, max_wait_s: float = 5.0,
+                 heartbeat_every: float | None = None) -> None:
+        if commit_every is not None and (not isinstance(commit_every, int) or isinstance(commit_every, bool)
+                                         or commit_every < 1):
+            raise ValueError(f"commit_every must be a positive int or None, got {commit_every!r}")
+        if not isinstance(max_wait_s, (int, float)) or not max_wait_s > 0:
+            raise ValueError(f"max_wait_s must be a positive number of seconds, got {max_wait_s!r}")
+        heartbeat_every = HEARTBEAT_EVERY if heartbeat_every is None else heartbeat_every
+        if not isinstance(heartbeat_every, (int, float)) or not heartbeat_every > 0:
+            raise ValueError(f"heartbeat_every must be a positive number of seconds, got {heartbeat_every!r}")
+        self.url = _normalise_url(db)
+        self.engine = open_db(self.url)
         self.commit_every = commit_every
+        self.max_wait_s = float(max_wait_s)
+        self.heartbeat_every = float(heartbeat_every)
         self.run_id: int | None = None
         self._buffer: list[dict[str, Any]] = []
+        self._buffered_since = 0.0
+        self._beat_stop = threading.Event()
+        self._beat_thread: threading.Thread | None = None
         self.rows_written = 0
+        self.status: str | None = None
 
     def start(self, *, kind: str, env_id: str, env_params: dict[str, Any], policy: str,
               policy_params: dict[str, Any] | None = None, checkpoint: dict[str, Any] | None = None,
               seed: int | None = None) -> int:
+        """Insert the run (status ``running``), start the heartbeat; returns the run id."""
+        if self.run_id is not None:
+            raise RuntimeError(f"this logger already holds run {self.run_id}; use one RunLogger per run")
+        if self.commit_every is None:
+            self.commit_every = COMMIT_EVERY.get(kind, COMMIT_EVERY["default"])
         now = _now()
         values = dict(kind=kind, env_id=env_id, env_params=json.loads(json.dumps(env_params, default=_jsonable)),
                       policy=policy, policy_params=json.loads(json.dumps(policy_params or {}, default=_jsonable)),
@@ -196,12 +353,24 @@ class RunLogger:
                       checkpoint_sha256=None if checkpoint is None else checkpoint.get("sha256"),
                       seed=seed, status="running", started_at=now, heartbeat_at=now, n_steps=0,
                       host=socket.gethostname(), pid=os.getpid(), versions=_versions())
-        with self.engine.begin() as conn:
+        with _storage_errors(self.url, "record the run"), self.engine.begin() as conn:
             self.run_id = int(conn.execute(insert(Run).values(**values)).inserted_primary_key[0])
+        self.status = "running"
+        # the thread holds only a weak reference: a logger dropped without finish() stops beating
+        self._beat_thread = threading.Thread(target=_heartbeat, args=(weakref.ref(self), self._beat_stop),
+                                             name=f"npbandit-heartbeat-{self.run_id}", daemon=True)
+        self._beat_thread.start()
         return self.run_id
 
+    def _stop_heartbeat(self) -> None:
+        self._beat_stop.set()
+        if self._beat_thread is not None and self._beat_thread is not threading.current_thread():
+            self._beat_thread.join(timeout=70)  # at most one update in flight (busy timeout 60 s)
+        self._beat_thread = None
+
     def log_step(self, **row: Any) -> None:
-        """Buffer one step (``t``, ``action``, ``reward``, ... as in :class:`Step`)."""
+        """Buffer one step (``t``, ``action``, ``reward``, ... as in :class:`Step`); commits
+        when ``commit_every`` steps are buffered or the oldest is ``max_wait_s`` old."""
         if self.run_id is None:
             raise RuntimeError("start() the run before logging steps")
         unknown = set(row) - _STEP_FIELDS
@@ -210,30 +379,52 @@ class RunLogger:
         # every row carries every column, so a batch is one executemany
         row = {k: _jsonable(row.get(k, _STEP_DEFAULTS.get(k))) for k in _STEP_FIELDS}
         row["run_id"] = self.run_id
+        if not self._buffer:
+            self._buffered_since = time.monotonic()
         self._buffer.append(row)
-        if len(self._buffer) >= self.commit_every:
+        if len(self._buffer) >= self.commit_every or time.monotonic() - self._buffered_since >= self.max_wait_s:
             self.flush()
 
     def flush(self) -> None:
-        """Commit buffered steps (and the heartbeat) in one transaction."""
+        """Commit buffered steps (and the heartbeat) in one transaction.
+
+        The buffer is emptied only once the transaction has committed, so a flush that
+        fails (or is interrupted) loses nothing and can be retried."""
         if self.run_id is None or not self._buffer:
             return
-        rows, self._buffer = self._buffer, []
-        with self.engine.begin() as conn:
+        rows = list(self._buffer)
+        with _storage_errors(self.url, "write steps"), self.engine.begin() as conn:
             conn.execute(insert(Step), rows)
             conn.execute(update(Run).where(Run.id == self.run_id)
                          .values(heartbeat_at=_now(), n_steps=Run.n_steps + len(rows)))
+        del self._buffer[:len(rows)]
         self.rows_written += len(rows)
 
     def finish(self, status: str = "completed", error: str | None = None) -> None:
-        if status not in ("completed", "failed"):
-            raise ValueError(f"status must be 'completed' or 'failed', got {status!r}")
-        if self.run_id is None:
+        """Commit what is buffered, stop the heartbeat and record the final status
+        (``completed``, ``failed`` or ``interrupted``) and error text.
+
+        If the buffered steps cannot be written, the status is still recorded, with
+        the reason in the error text, and the write error is raised."""
+        if status not in STATUSES[1:]:
+            raise ValueError(f"status must be one of {STATUSES[1:]}, got {status!r}")
+        self._stop_heartbeat()
+        if self.run_id is None or self.status != "running":
             return
-        self.flush()
-        with self.engine.begin() as conn:
+        unsaved: Exception | None = None
+        try:
+            self.flush()
+        except Exception as err:  # noqa: BLE001 - recorded below, then raised
+            unsaved = err
+            note = f"{len(self._buffer)} step(s) could not be saved: {err}"
+            error = f"{error}; {note}" if error else note
+            status = "failed" if status == "completed" else status
+        with _storage_errors(self.url, "record the run's status"), self.engine.begin() as conn:
             conn.execute(update(Run).where(Run.id == self.run_id)
                          .values(status=status, finished_at=_now(), heartbeat_at=_now(), error=error))
+        self.status = status
+        if unsaved is not None:
+            raise unsaved
 
     def __enter__(self) -> "RunLogger":
         return self
@@ -242,7 +433,35 @@ class RunLogger:
         if exc is None:
             self.finish("completed")
         else:
-            self.finish("failed", f"{exc_type.__name__}: {exc}")
+            self.finish("interrupted" if isinstance(exc, KeyboardInterrupt) else "failed",
+                        f"{exc_type.__name__}: {exc}")
+
+
+def _heartbeat(ref: "weakref.ref[RunLogger]", stop: threading.Event) -> None:
+    """A run's heartbeat, in its own thread so that it does not wait for steps: an
+    evaluation that takes longer than ``STALE_AFTER`` must not make a live run look dead."""
+    warned = False
+    while True:
+        logger = ref()
+        if logger is None:
+            return
+        interval = logger.heartbeat_every
+        del logger  # not held while waiting, so the logger can be collected
+        if stop.wait(interval):
+            return
+        logger = ref()
+        if logger is None:
+            return
+        try:
+            with logger.engine.begin() as conn:
+                conn.execute(update(Run).where(Run.id == logger.run_id, Run.status == "running")
+                             .values(heartbeat_at=_now()))
+        except SQLAlchemyError as err:  # keep beating: a lock or a network blip may pass
+            if not warned:
+                warnings.warn(f"run {logger.run_id}: heartbeat not written to {logger.url}: {err}", RuntimeWarning,
+                              stacklevel=1)
+                warned = True
+        del logger
 
 
 def _pid_alive(pid: int) -> bool:
@@ -256,8 +475,9 @@ def _pid_alive(pid: int) -> bool:
 
 
 def effective_status(run: Run | Any, now: dt.datetime | None = None) -> str:
-    """``running`` / ``completed`` / ``failed``, or ``interrupted`` for a run whose
-    process is gone (same host) or whose heartbeat is older than ``STALE_AFTER``."""
+    """The stored status (``completed`` / ``failed`` / ``interrupted``), or for a run
+    still marked ``running``: ``interrupted`` when its process is gone (same host) or
+    its heartbeat is older than ``STALE_AFTER``, else ``running``."""
     if run.status != "running":
         return run.status
     if run.host == socket.gethostname() and not _pid_alive(run.pid):
@@ -285,12 +505,17 @@ class RunRow:
 
 
 def list_runs(db: str = DEFAULT_URL, kind: str | None = None) -> list[RunRow]:
-    """Every run (optionally of one kind), oldest first, with its effective status."""
-    engine = open_db(db)
+    """Every run (optionally of one kind), oldest first, with its effective status.
+
+    Reads only (see :func:`open_db` ``readonly``): a missing database is a
+    :class:`StorageError`, never a new empty file."""
+    engine = open_db(db, readonly=True)
+    if not _has_schema(engine):
+        return []
     query = select(Run).order_by(Run.id)
     if kind is not None:
         query = query.where(Run.kind == kind)
-    with engine.connect() as conn:
+    with _storage_errors(str(db), "read runs"), engine.connect() as conn:
         runs = conn.execute(query).all()
     # n_steps is updated in the same transaction as the step inserts, so it counts committed steps
     return [RunRow(r.id, r.kind, r.env_id, r.env_params, r.policy, r.surrogate, r.checkpoint_sha256, r.seed,
@@ -298,8 +523,10 @@ def list_runs(db: str = DEFAULT_URL, kind: str | None = None) -> list[RunRow]:
 
 
 def run_steps(db: str, run_id: int) -> list[dict[str, Any]]:
-    """The committed steps of a run, in order of t."""
-    engine = open_db(db)
-    with engine.connect() as conn:
+    """The committed steps of a run, in order of t (reads only, as :func:`list_runs`)."""
+    engine = open_db(db, readonly=True)
+    if not _has_schema(engine):
+        return []
+    with _storage_errors(str(db), "read steps"), engine.connect() as conn:
         rows = conn.execute(select(Step).where(Step.run_id == run_id).order_by(Step.t)).mappings().all()
     return [dict(r) for r in rows]

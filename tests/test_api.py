@@ -1,5 +1,8 @@
 """npbandit.optimize and the optimize / bandit / report commands."""
 
+import threading
+import time
+
 import numpy as np
 import pytest
 import torch
@@ -93,3 +96,94 @@ def test_cli_optimize_bandit_report(tmp_path, capsys):
     assert main(["optimize", "--function", "nope", "--db", db]) == 2
     assert main(["optimize", "--objective", "math:nothing", "--bounds", "[[0],[1]]", "--db", db]) == 2
     assert main(["bandit", "--policies", "bogus", "--db", db]) == 2
+
+
+def test_optimize_commits_every_evaluation(tmp_path):
+    db = str(tmp_path / "bo.db")
+    committed = []
+
+    def f(x):
+        runs = list_runs(db)  # what another process would see now
+        committed.append(runs[0].n_steps if runs else None)
+        return sphere(x)
+
+    optimize(f, BOUNDS, surrogate="random", budget=6, db=db, progress=False)
+    assert committed == [0, 1, 2, 3, 4, 5]
+    optimize(f, BOUNDS, surrogate="random", budget=3, db=f"sqlite:///{tmp_path / 'b.db'}", progress=False,
+             commit_every=10)
+    with pytest.raises(ValueError, match="commit_every"):
+        optimize(f, BOUNDS, surrogate="random", budget=3, db=db, progress=False, commit_every=0)
+
+
+def test_a_slow_evaluation_does_not_look_like_a_dead_run(tmp_path, monkeypatch):
+    # a run on another host is judged by its heartbeat alone; one evaluation here
+    # outlasts the (shortened) staleness window several times over
+    import datetime as dt
+
+    from sqlalchemy import select, update
+
+    import npbandit.storage as storage
+
+    monkeypatch.setattr(storage, "HEARTBEAT_EVERY", 0.1)
+    monkeypatch.setattr(storage, "STALE_AFTER", dt.timedelta(seconds=0.6))
+    db = str(tmp_path / "bo.db")
+    evaluating, release = threading.Event(), threading.Event()
+
+    def slow(x):
+        evaluating.set()
+        release.wait(30)
+        return sphere(x)
+
+    worker = threading.Thread(target=optimize, args=(slow, BOUNDS),
+                              kwargs={"surrogate": "random", "budget": 1, "db": db, "progress": False})
+    worker.start()
+    try:
+        assert evaluating.wait(60)
+        engine = storage.open_db(db)
+        with engine.begin() as conn:
+            conn.execute(update(storage.Run).values(host="another-host"))
+            started = conn.execute(select(storage.Run.heartbeat_at)).scalar_one()
+        for _ in range(4):
+            time.sleep(0.5)
+            (run,) = list_runs(db)
+            assert run.status == "running" and run.n_steps == 0
+        with engine.connect() as conn:
+            assert conn.execute(select(storage.Run.heartbeat_at)).scalar_one() > started
+    finally:
+        release.set()
+        worker.join(60)
+    assert list_runs(db)[0].status == "completed"
+
+
+def test_optimize_says_when_values_cannot_be_standardised(tmp_path):
+    def huge(x):
+        return 1e300 * float(np.sum(x) + 3.0)
+
+    db = str(tmp_path / "bo.db")
+    with pytest.raises(ValueError, match="cannot be standardised in float64"):
+        optimize(huge, BOUNDS, surrogate="gp", budget=8, db=db, progress=False)
+    (run,) = list_runs(db)
+    assert run.status == "failed" and "standardised" in run.error
+    card = tiny_checkpoint(tmp_path, "cmanp", "bo")
+    with pytest.raises(ValueError, match="cannot be standardised"):
+        optimize(huge, BOUNDS, surrogate=str(card), budget=8, db=None, progress=False)
+    assert optimize(lambda x: 1e100 * sphere(x), BOUNDS, surrogate="gp", budget=6, db=None, progress=False)
+
+
+@pytest.mark.parametrize("surrogate,bounds,match", [
+    ("tnpd-gp1d", [[0.0], [1.0]], r"prior 'gp1d'.*raw outputs.*fit: cmanp-bo"),  # would run on raw y
+    ("cmanp-wheel", BOUNDS, r"prior 'wheel'.*fit: cmanp-bo"),
+    ("cmanp", [[0] * 8, [1] * 8], "no shipped checkpoint fits"),
+    ("cmanp-b0", BOUNDS, "did you mean 'cmanp-bo'"),
+    ("cmnap", BOUNDS, "did you mean 'cmanp'"),
+])
+def test_optimize_refuses_checkpoints_that_do_not_fit(surrogate, bounds, match):
+    with pytest.raises(ValueError, match=match):
+        optimize(sphere, bounds, surrogate=surrogate, budget=3, db=None, progress=False)
+
+
+def test_optimize_reports_a_missing_weights_file_as_missing(tmp_path):
+    card = tiny_checkpoint(tmp_path, "cmanp", "bo")
+    card.with_suffix(".safetensors").unlink()
+    with pytest.raises(FileNotFoundError, match="missing"):
+        optimize(sphere, BOUNDS, surrogate=str(card), budget=3, db=None, progress=False)

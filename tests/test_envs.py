@@ -3,10 +3,11 @@
 import gymnasium as gym
 import numpy as np
 import pytest
+import torch
 from gymnasium.utils.env_checker import check_env
 
 import npbandit.envs  # noqa: F401  (registers the environments)
-from npbandit.envs import BlackBoxEnv, ObjectiveError, WheelBanditEnv
+from npbandit.envs import BlackBoxEnv, ObjectiveError, WheelBanditEnv, available_functions, make_test_function
 
 
 def test_check_env_passes_for_both():
@@ -107,3 +108,45 @@ def test_blackbox_faults_raise_objective_error():
 def test_blackbox_rejects_bad_arguments(kwargs, error, match):
     with pytest.raises(error, match=match):
         BlackBoxEnv(**kwargs)
+
+
+@pytest.mark.parametrize("out,expected", [
+    (1.5, 1.5), (2, 2.0), (np.float32(2.5), 2.5), (np.int64(3), 3.0), (np.array(4.0), 4.0),
+    (np.array([5.0]), 5.0), (np.array([[6.0]]), 6.0), (torch.tensor([7.0]), 7.0),
+    (torch.tensor(8.0, requires_grad=True), 8.0),
+])
+def test_blackbox_accepts_one_real_number_in_any_common_wrapping(out, expected):
+    env = BlackBoxEnv(objective=lambda x: out, bounds=[[0], [1]])
+    env.reset(seed=0)
+    assert env.step(np.array([0.5]))[4]["value"] == expected
+
+
+@pytest.mark.parametrize("out,match", [
+    ("1.5", "return a float, got str"), (True, "got bool"), (np.bool_(False), "got bool"),
+    (np.array([1.0, 2.0]), r"1-element array\), got an array of shape \(2,\)"),
+    (torch.tensor([1.0, 2.0]), "tensor of shape"), (1 + 2j, "got complex"), (None, "got NoneType"),
+    (np.array(["1.5"]), "got ndarray"),
+])
+def test_blackbox_rejects_anything_but_one_real_number(out, match):
+    env = BlackBoxEnv(objective=lambda x: out, bounds=[[0], [1]])
+    env.reset(seed=0)
+    with pytest.raises(TypeError, match=match):  # a TypeError, not a failed evaluation: on_error="skip" cannot hide it
+        env.step(np.array([0.5]))
+
+
+def test_only_usable_test_functions_are_offered():
+    offered = available_functions()
+    assert {"branin", "hartmann", "ackley"} <= set(offered)
+    for name, reason in [("labs", "integer / binary inputs"), ("ackleymixed", "integer / binary inputs"),
+                         ("pressurevessel", "constrained"), ("constrainedhartmann", "constrained")]:
+        assert name not in offered
+        with pytest.raises(ValueError, match=f"{name}' is not offered: .*{reason}"):
+            make_test_function(name)
+        with pytest.raises(ValueError, match="not offered"):
+            BlackBoxEnv(function=name)
+    with pytest.raises(ValueError, match="did you mean 'branin'"):
+        make_test_function("brannin")
+    for name in offered:  # every offered problem evaluates at the centre of its box
+        problem = make_test_function(name)
+        centre = (problem.bounds[0] + problem.bounds[1]) / 2
+        assert torch.isfinite(problem.evaluate_true(centre[None].double())).all(), name

@@ -1,5 +1,6 @@
 """The run loop and SQLite storage: logging, failures, crashes, concurrent writers."""
 
+import gc
 import os
 import signal
 import sqlite3
@@ -12,9 +13,9 @@ import pytest
 from sqlalchemy import select
 
 from npbandit.envs import BlackBoxEnv, ObjectiveError, WheelBanditEnv
-from npbandit.loop import run_episode
+from npbandit.loop import RunInterrupted, run_episode
 from npbandit.policies import SobolPolicy, UniformPolicy
-from npbandit.storage import RunLogger, Step, list_runs, open_db, run_steps
+from npbandit.storage import Run, RunLogger, Step, StorageError, list_runs, open_db, run_steps
 
 
 def wheel_info(delta=0.5, horizon=50):
@@ -127,3 +128,139 @@ def test_four_processes_write_one_sqlite_file(tmp_path):
 def test_open_db_rejects_bad_urls():
     with pytest.raises(ValueError, match="db must be"):
         open_db("")
+
+
+def test_bo_runs_commit_every_step_and_bandit_runs_batch(tmp_path):
+    db = str(tmp_path / "runs.db")
+    bo, bandit = RunLogger(db), RunLogger(db)
+    bo.start(kind="bo", env_id="x", env_params={}, policy="p")
+    bandit.start(kind="bandit", env_id="x", env_params={}, policy="p")
+    assert bo.commit_every == 1 and bandit.commit_every == 50
+    bo.log_step(t=0, action=[0.5], reward=1.0)
+    bandit.log_step(t=0, action=1, reward=1.0)
+    assert {r.id: r.n_steps for r in list_runs(db)} == {bo.run_id: 1, bandit.run_id: 0}
+    bo.finish()
+    bandit.finish()
+    assert all(r.n_steps == 1 and r.status == "completed" for r in list_runs(db))
+    with pytest.raises(ValueError, match="commit_every"):
+        RunLogger(db, commit_every=0)
+
+
+def test_a_batch_is_committed_when_its_steps_turn_out_slow(tmp_path):
+    db = str(tmp_path / "runs.db")
+    logger = RunLogger(db, commit_every=1000, max_wait_s=0.05)
+    logger.start(kind="bandit", env_id="x", env_params={}, policy="p")
+    logger.log_step(t=0, action=1, reward=1.0)
+    time.sleep(0.1)
+    logger.log_step(t=1, action=1, reward=1.0)  # the first one has waited longer than max_wait_s
+    assert list_runs(db)[0].n_steps == 2
+    logger.finish()
+
+
+def test_the_heartbeat_does_not_wait_for_steps(tmp_path):
+    db = str(tmp_path / "runs.db")
+    logger = RunLogger(db, heartbeat_every=0.05)
+    logger.start(kind="bo", env_id="x", env_params={}, policy="p")
+    engine = open_db(db)
+
+    def heartbeat():
+        with engine.connect() as conn:
+            return conn.execute(select(Run.heartbeat_at)).scalar_one()
+
+    first = heartbeat()
+    time.sleep(0.5)  # no step logged meanwhile
+    assert heartbeat() > first
+    thread = logger._beat_thread
+    logger.finish()
+    assert not thread.is_alive()
+    dropped = RunLogger(db, heartbeat_every=0.05)
+    dropped.start(kind="bo", env_id="x", env_params={}, policy="p")
+    thread = dropped._beat_thread
+    del dropped  # never finished: its heartbeat must not outlive it
+    gc.collect()
+    thread.join(5)
+    assert not thread.is_alive()
+
+
+def test_finish_records_interrupted_and_refuses_unknown_statuses(tmp_path):
+    db = str(tmp_path / "runs.db")
+    with pytest.raises(KeyboardInterrupt):
+        with RunLogger(db) as logger:
+            logger.start(kind="bandit", env_id="x", env_params={}, policy="p")
+            logger.log_step(t=0, action=1, reward=1.0)
+            raise KeyboardInterrupt
+    (run,) = list_runs(db)
+    assert run.status == "interrupted" and run.n_steps == 1
+    with pytest.raises(ValueError, match="status"):
+        RunLogger(db).finish("crashed")
+
+
+def test_unusable_databases_are_reported_by_name(tmp_path):
+    with pytest.raises(StorageError, match="does not exist"):
+        RunLogger(str(tmp_path / "no-such-dir" / "runs.db"))
+    with pytest.raises(StorageError, match="directory"):
+        RunLogger(str(tmp_path))
+    db = tmp_path / "runs.db"
+    open_db(str(db))
+    # SQLite itself refuses writes here, as it does for a read-only file (which root may write anyway)
+    logger = RunLogger(f"sqlite:///file:{db}?mode=ro&uri=true")
+    with pytest.raises(StorageError, match="readonly"):
+        logger.start(kind="bo", env_id="x", env_params={}, policy="p")
+    for reader in (list_runs, lambda url: run_steps(url, 1)):
+        with pytest.raises(StorageError, match="no database"):
+            reader(str(tmp_path / "typo.db"))
+    assert not (tmp_path / "typo.db").exists()
+
+
+@pytest.mark.skipif(hasattr(os, "geteuid") and os.geteuid() == 0, reason="root writes read-only files anyway")
+def test_a_read_only_file_is_refused_for_writing_and_read_as_it_is(tmp_path):
+    db = tmp_path / "runs.db"
+    run_episode(WheelBanditEnv(horizon=5), UniformPolicy(), seed=0, logger=RunLogger(str(db)), run_info=wheel_info())
+    db.chmod(0o444)
+    tmp_path.chmod(0o555)
+    try:
+        with pytest.raises(StorageError, match="read-only"):
+            RunLogger(f"{tmp_path}/./runs.db")  # the same file under a new URL, so no cached engine
+        (run,) = list_runs(f"sqlite:///{db}")
+        assert run.n_steps == 5 and len(run_steps(f"sqlite:///{db}", run.id)) == 5
+    finally:
+        tmp_path.chmod(0o755)
+        db.chmod(0o644)
+
+
+def test_reading_never_writes(tmp_path):
+    db = tmp_path / "runs.db"
+    run_episode(WheelBanditEnv(horizon=20), UniformPolicy(), seed=0, logger=RunLogger(str(db)), run_info=wheel_info())
+    open_db(str(db)).dispose()  # the writer's pooled connections would keep the file in WAL mode
+    with sqlite3.connect(db) as conn:  # a database in rollback-journal mode, as another tool may leave it
+        conn.execute("PRAGMA journal_mode=DELETE")
+    before, files = db.read_bytes(), sorted(os.listdir(tmp_path))
+    (run,) = list_runs(str(db))
+    assert len(run_steps(str(db), run.id)) == 20
+    from npbandit.report import report_text
+
+    assert "uniform" in report_text(str(db))
+    assert db.read_bytes() == before and sorted(os.listdir(tmp_path)) == files
+    with sqlite3.connect(db) as conn:
+        assert conn.execute("PRAGMA journal_mode").fetchone()[0] == "delete"
+
+
+def test_ctrl_c_in_a_batched_run_saves_the_buffered_steps_and_records_interrupted(tmp_path):
+    db = str(tmp_path / "runs.db")
+
+    class CtrlC(UniformPolicy):
+        def act(self, obs):
+            if self.calls == 30:
+                raise KeyboardInterrupt
+            self.calls += 1
+            return super().act(obs)
+
+    policy = CtrlC()
+    policy.calls = 0
+    with pytest.raises(RunInterrupted, match="SIGINT after 30 step") as info:
+        run_episode(WheelBanditEnv(horizon=100), policy, seed=0, logger=RunLogger(db, commit_every=50),
+                    run_info=wheel_info(horizon=100))
+    assert isinstance(info.value, KeyboardInterrupt) and info.value.steps == 30
+    (run,) = list_runs(db)
+    assert run.status == "interrupted" and run.n_steps == 30 and run.id == info.value.run_id
+    assert [s["t"] for s in run_steps(db, run.id)] == list(range(30))

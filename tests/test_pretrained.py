@@ -9,7 +9,11 @@ import torch
 from npbandit import load_surrogate
 from npbandit.cli import main
 from npbandit.surrogates import build
-from npbandit.surrogates.pretrained import CheckpointError, available_checkpoints, read_card, save_pretrained
+from npbandit.surrogates.pretrained import (CheckpointError, UnknownCheckpointError, available_checkpoints,
+                                            check_checkpoint_kind, checkpoint_use, fitting_checkpoints, read_card,
+                                            save_pretrained)
+
+from helpers import tiny_checkpoint
 
 SHIPPED = {"cmanp-gp1d", "cmanp-bo", "cmanp-wheel", "lbanp-gp1d", "lbanp-wheel", "tnpd-gp1d", "tnpd-wheel"}
 
@@ -89,3 +93,45 @@ def test_cli_lists_shipped_models(capsys):
     out = capsys.readouterr().out
     for name in available_checkpoints():
         assert name in out
+
+
+def test_a_card_says_what_its_checkpoint_is_for(tmp_path):
+    card = read_card(tiny_checkpoint(tmp_path, "cmanp", "bo"))
+    assert card["use"] == checkpoint_use({k: v for k, v in card.items() if k != "use"})  # written = derived
+    assert card["use"]["prior"] == "bo" and card["use"]["x_dims"] == [1, 2, 3, 4, 5, 6]
+    assert card["use"]["standardizes_outputs"] is True and card["use"]["input_domain"] == [0.0, 1.0]
+    for name in available_checkpoints():  # shipped cards predate the "use" block: derived from the prior
+        use = checkpoint_use(read_card(name))
+        assert use["prior"] == name.rsplit("-", 1)[1] and use["standardizes_outputs"] == (use["prior"] == "bo")
+
+
+def test_check_checkpoint_kind_names_what_fits():
+    check_checkpoint_kind(read_card("cmanp-bo"), prior="bo", x_dim=3, y_dim=1)
+    check_checkpoint_kind(read_card("tnpd-wheel"), prior=("wheel",), x_dim=2, y_dim=5)
+    with pytest.raises(CheckpointError, match=r"'tnpd-gp1d' is for 1-D regression.*raw outputs; optimize needs a "
+                                              r"'bo' checkpoint.*fit: cmanp-bo, retreever-bo, te-pt-tnp-bo"):
+        check_checkpoint_kind(read_card("tnpd-gp1d"), prior="bo", x_dim=2, y_dim=1, purpose="optimize")
+    with pytest.raises(CheckpointError, match="7 input.*no shipped checkpoint fits"):
+        check_checkpoint_kind(read_card("cmanp-bo"), prior="bo", x_dim=7)
+    with pytest.raises(CheckpointError, match="fit: cmanp-wheel, lbanp-wheel, tnpd-wheel"):
+        check_checkpoint_kind(read_card("cmanp-bo"), prior="wheel", y_dim=5)
+    with pytest.raises(ValueError, match="x_dim"):
+        check_checkpoint_kind(read_card("cmanp-bo"), x_dim=0)
+    assert fitting_checkpoints(prior="gp1d") == [n for n in available_checkpoints() if n.endswith("-gp1d")]
+
+
+def test_unknown_names_get_a_suggestion_and_missing_files_are_named(tmp_path):
+    with pytest.raises(UnknownCheckpointError, match="did you mean 'cmanp-bo'"):
+        load_surrogate("cmanp-b0")
+    _, card = saved(tmp_path)
+    card.unlink()  # the weights are still there: the card is missing, the name is not unknown
+    with pytest.raises(FileNotFoundError, match="card .* is missing") as info:
+        load_surrogate(tmp_path / "cmanp-test")
+    assert not isinstance(info.value, UnknownCheckpointError)
+
+
+def test_a_bandit_policy_refuses_a_checkpoint_of_another_prior():
+    from npbandit.policies import NPBanditPolicy
+
+    with pytest.raises(CheckpointError, match="NPBanditPolicy needs a 'wheel' checkpoint"):
+        NPBanditPolicy(load_surrogate("cmanp-bo"))

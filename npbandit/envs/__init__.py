@@ -6,10 +6,12 @@
 
 import gymnasium as gym
 
-from npbandit.envs.blackbox import BlackBoxEnv, ObjectiveError, available_functions, make_test_function
+from npbandit.envs.blackbox import (BlackBoxEnv, ObjectiveError, available_functions, make_test_function,
+                                   objective_value)
 from npbandit.envs.wheel import WheelBanditEnv
 
-__all__ = ["WheelBanditEnv", "BlackBoxEnv", "ObjectiveError", "available_functions", "make_test_function"]
+__all__ = ["WheelBanditEnv", "BlackBoxEnv", "ObjectiveError", "available_functions", "make_test_function",
+           "objective_value"]
 
 for _id, _entry in (("npbandit/WheelBandit-v0", "npbandit.envs.wheel:WheelBanditEnv"),
                     ("npbandit/BlackBox-v0", "npbandit.envs.blackbox:BlackBoxEnv")):

@@ -10,14 +10,26 @@ affinely onto ``bounds`` (2 x d, lower row then upper row, as in BoTorch).
 * Observation: the last evaluated action and its reward (zeros before the first step).
 * ``info``: ``x`` (the evaluated point in the original bounds), ``value``,
   ``best_value`` so far and, when the optimum is known, ``simple_regret``.
+* The objective returns one real number: a Python ``float`` or ``int``, a NumPy
+  scalar, or a 1-element array / tensor. Anything else (a string, a bool, several
+  numbers) is a programming error and raises ``TypeError`` from ``step`` whatever
+  ``on_error`` says.
 * An objective that raises or returns NaN/inf raises :class:`ObjectiveError` from
   ``step``; nothing non-finite ever reaches a policy.
+* Named problems: the unconstrained, continuous ``botorch.test_functions`` problems
+  (:func:`available_functions`). Constrained problems (``pressurevessel``, ...) are
+  not offered, since nothing here would enforce their constraints, nor problems with
+  integer / binary inputs (``labs``, ``ackleymixed``), whose points must be integers
+  where these policies propose real numbers; :func:`make_test_function` says which
+  reason applies.
 * One episode = ``budget`` evaluations, then ``truncated=True``.
 """
 
 from __future__ import annotations
 
+import functools
 import inspect
+import numbers
 from collections.abc import Callable
 from typing import Any
 
@@ -25,7 +37,7 @@ import gymnasium as gym
 import numpy as np
 import torch
 
-__all__ = ["BlackBoxEnv", "ObjectiveError", "available_functions", "make_test_function"]
+__all__ = ["BlackBoxEnv", "ObjectiveError", "available_functions", "make_test_function", "objective_value"]
 
 
 class ObjectiveError(RuntimeError):
@@ -36,33 +48,97 @@ class ObjectiveError(RuntimeError):
         self.x = x
 
 
-def available_functions() -> list[str]:
-    """Names of ``botorch.test_functions`` synthetic problems usable by name."""
+@functools.cache
+def _synthetic_problems() -> dict[str, tuple[type, str | None]]:
+    """Every concrete ``botorch.test_functions`` synthetic problem by lower-case name,
+    with the reason it is not offered (``None`` when it is)."""
     from botorch.test_functions import synthetic
 
-    names = []
+    problems: dict[str, tuple[type, str | None]] = {}
     for name, cls in inspect.getmembers(synthetic, inspect.isclass):
-        if issubclass(cls, synthetic.SyntheticTestFunction) and cls is not synthetic.SyntheticTestFunction \
-                and not inspect.isabstract(cls):
-            names.append(name.lower())
-    return sorted(names)
+        if not issubclass(cls, synthetic.SyntheticTestFunction) or cls is synthetic.SyntheticTestFunction \
+                or inspect.isabstract(cls) or cls.__module__ != synthetic.__name__:
+            continue
+        reason = None
+        if issubclass(cls, synthetic.ConstrainedSyntheticTestFunction):
+            reason = (f"it is a constrained problem ({cls.num_constraints} constraints) and optimize / BlackBox "
+                      "do not enforce constraints, so a run would report infeasible points as optima")
+        else:
+            try:
+                problem = cls()
+            except Exception:  # noqa: BLE001 - needs arguments (e.g. dim); checked when built
+                problem = None
+            if problem is not None and (getattr(problem, "discrete_inds", None)
+                                        or getattr(problem, "categorical_inds", None)):
+                reason = ("it has integer / binary inputs, and the policies here propose real-valued points, "
+                          "which it rejects")
+        problems[name.lower()] = (cls, reason)
+    return problems
+
+
+def available_functions() -> list[str]:
+    """Names of the ``botorch.test_functions`` synthetic problems usable by name: the
+    unconstrained ones with continuous inputs (see the module docstring)."""
+    return sorted(name for name, (_, reason) in _synthetic_problems().items() if reason is None)
 
 
 def make_test_function(name: str, dim: int | None = None):
-    """A ``botorch.test_functions`` problem by (case-insensitive) name, e.g. ``"branin"``, ``"hartmann"``."""
-    from botorch.test_functions import synthetic
+    """A ``botorch.test_functions`` problem by (case-insensitive) name, e.g. ``"branin"``, ``"hartmann"``.
 
+    Raises ``ValueError`` for unknown names and for problems that are not offered, with the reason."""
     if not isinstance(name, str):
         raise TypeError(f"function must be a name (str), got {type(name).__name__}")
-    classes = {n.lower(): c for n, c in inspect.getmembers(synthetic, inspect.isclass)}
-    if name.lower() not in available_functions():
-        raise ValueError(f"function must be one of {available_functions()}, got {name!r}")
-    cls = classes[name.lower()]
+    problems = _synthetic_problems()
+    if name.lower() not in problems:
+        import difflib
+
+        close = difflib.get_close_matches(name.lower(), available_functions(), n=3)
+        hint = f" (did you mean {', '.join(repr(c) for c in close)}?)" if close else ""
+        raise ValueError(f"function must be one of {available_functions()}, got {name!r}{hint}")
+    cls, reason = problems[name.lower()]
+    if reason is not None:
+        raise ValueError(f"function {name!r} is not offered: {reason}")
+    if dim is not None and (not isinstance(dim, int) or isinstance(dim, bool) or dim < 1):
+        raise ValueError(f"dim must be a positive int or None, got {dim!r}")
     kwargs = {"dim": dim} if dim is not None else {}
     try:
-        return cls(**kwargs)
+        problem = cls(**kwargs)
     except (TypeError, ValueError) as err:
         raise ValueError(f"cannot build {name!r} with dim={dim}: {err}") from None
+    if getattr(problem, "discrete_inds", None) or getattr(problem, "categorical_inds", None):
+        raise ValueError(f"function {name!r} is not offered: it has integer / binary inputs, and the policies "
+                         "here propose real-valued points, which it rejects")
+    return problem
+
+
+def objective_value(out: Any, x: np.ndarray) -> float:
+    """An objective's return value as a float: a real number, a NumPy scalar, or a
+    1-element array / tensor (``np.array([v])`` is common). NaN / inf pass through (the
+    caller reports them as failed evaluations).
+
+    Raises:
+        TypeError: anything else -- a string (``"1.5"``), a bool, several numbers, a
+            complex number -- naming what was returned and at which point.
+    """
+    value = out
+    if isinstance(value, torch.Tensor):
+        if value.numel() != 1:
+            raise TypeError(f"objective must return a float (or a 1-element array), got a tensor of shape "
+                            f"{tuple(value.shape)} at x={x.tolist()}")
+        if value.dtype == torch.bool or value.is_complex():
+            raise TypeError(f"objective must return a float, got a {value.dtype} tensor at x={x.tolist()}")
+        return float(value.detach().reshape(()).item())
+    if isinstance(value, np.ndarray):
+        if value.size != 1:
+            raise TypeError(f"objective must return a float (or a 1-element array), got an array of shape "
+                            f"{value.shape} at x={x.tolist()}")
+        value = value.reshape(())[()]  # a NumPy scalar (or the object an object array holds)
+    if isinstance(value, np.generic) and not isinstance(value, (np.bool_, np.complexfloating)):
+        value = value.item()
+    # bool is an int, and float("1.5") parses strings: both would pass float() silently
+    if isinstance(value, (bool, np.bool_)) or not isinstance(value, numbers.Real):
+        raise TypeError(f"objective must return a float, got {type(out).__name__} {out!r} at x={x.tolist()}")
+    return float(value)
 
 
 def as_bounds(bounds: Any, name: str = "bounds") -> np.ndarray:
@@ -139,9 +215,10 @@ class BlackBoxEnv(gym.Env):
         x = self.to_bounds(action)
         self.t += 1  # a failed evaluation spends budget too
         try:
-            value = float(self._call(x.copy()))
+            out = self._call(x.copy())
         except Exception as err:  # the user's objective: report, never hide
             raise ObjectiveError(f"objective raised {type(err).__name__}: {err} at x={x.tolist()}", x) from err
+        value = objective_value(out, x)  # outside the try: a wrong return type is not a failed evaluation
         if not np.isfinite(value):
             raise ObjectiveError(f"objective returned {value} at x={x.tolist()}", x)
         if self.noise_std:

@@ -1,6 +1,7 @@
 """Policies: one interface (``reset`` / ``act`` / ``observe``) for bandits and BO."""
 
-from npbandit.policies.bandit import GPUCBPolicy, LinUCBPolicy, NPBanditPolicy, UniformPolicy
+from npbandit.policies.bandit import (GPUCBPolicy, LinUCBPolicy, NPBanditPolicy, UniformPolicy, check_bandit_policy_name,
+                                      parse_bandit_policy_name)
 from npbandit.policies.base import Policy
 from npbandit.policies.bo import ACQUISITIONS, BOPolicy, SobolPolicy
 
@@ -11,24 +12,15 @@ __all__ = ["Policy", "UniformPolicy", "LinUCBPolicy", "NPBanditPolicy", "GPUCBPo
 def make_bandit_policy(name: str, beta: float = 1.0) -> Policy:
     """``uniform``, ``linucb``, ``gp-ucb``, or ``<checkpoint>[-ucb|-thompson]`` (e.g.
     ``cmanp-wheel``, ``tnpd-wheel-thompson``; a bare model name means its ``-wheel`` checkpoint)."""
-    if not isinstance(name, str):
-        raise TypeError(f"policy must be a name, got {type(name).__name__}")
-    if name == "uniform":
-        return UniformPolicy()
-    if name == "linucb":
-        return LinUCBPolicy()
-    if name == "gp-ucb":
+    parsed = parse_bandit_policy_name(name)  # raises TypeError for a non-string
+    if parsed is None:  # a baseline
+        if name == "uniform":
+            return UniformPolicy()
+        if name == "linucb":
+            return LinUCBPolicy()
         return GPUCBPolicy(beta=beta)
+    check_bandit_policy_name(name)  # unknown names, missing files and checkpoints of another kind, by name
     from npbandit.surrogates.pretrained import load_surrogate
 
-    rule = "ucb"
-    for suffix in ("-ucb", "-thompson"):
-        if name.endswith(suffix):
-            name, rule = name[: -len(suffix)], suffix[1:]
-    checkpoint = name if "-" in name else f"{name}-wheel"
-    try:
-        surrogate = load_surrogate(checkpoint)
-    except FileNotFoundError:
-        raise ValueError(f"policy must be uniform, linucb, gp-ucb or a wheel checkpoint such as cmanp-wheel; "
-                         f"got {name!r}") from None
-    return NPBanditPolicy(surrogate, rule=rule, beta=beta)
+    checkpoint, rule = parsed
+    return NPBanditPolicy(load_surrogate(checkpoint), rule=rule, beta=beta)

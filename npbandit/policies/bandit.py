@@ -20,7 +20,65 @@ from npbandit.priors.wheel import RewardEncoding
 from npbandit.surrogates.base import NeuralProcess
 from npbandit.policies.base import Policy
 
-__all__ = ["UniformPolicy", "LinUCBPolicy", "NPBanditPolicy", "GPUCBPolicy"]
+__all__ = ["UniformPolicy", "LinUCBPolicy", "NPBanditPolicy", "GPUCBPolicy", "BASELINES", "BANDIT_PRIORS",
+           "parse_bandit_policy_name", "check_bandit_policy_name"]
+
+#: bandit policies that need no checkpoint
+BASELINES = ("uniform", "linucb", "gp-ucb")
+#: priors whose checkpoints are bandit surrogates (context -> one reward per arm)
+BANDIT_PRIORS = ("wheel",)
+
+
+def parse_bandit_policy_name(name: str) -> tuple[str, str] | None:
+    """``<checkpoint>[-ucb|-thompson]`` -> ``(checkpoint, rule)``; a bare model name
+    means its ``-wheel`` checkpoint (``cmanp`` -> ``cmanp-wheel``); ``None`` for the
+    baselines (:data:`BASELINES`)."""
+    if not isinstance(name, str):
+        raise TypeError(f"policy must be a name, got {type(name).__name__}")
+    if name in BASELINES:
+        return None
+    rule = "ucb"
+    for suffix in ("-ucb", "-thompson"):
+        if name.endswith(suffix):
+            name, rule = name[: -len(suffix)], suffix[1:]
+    return (name if "-" in name else f"{name}-wheel"), rule
+
+
+def check_bandit_policy_name(name: str, *, context_dim: int = 2, n_arms: int = 5) -> None:
+    """Check a bandit policy name before anything runs: a baseline, or a checkpoint
+    trained on a bandit prior with ``context_dim`` inputs and ``n_arms`` outputs (the
+    wheel bandit's by default).
+
+    Raises:
+        ValueError: an unknown name (with the closest known names), or a checkpoint
+            trained for something else (``CheckpointError``, listing those that fit).
+        FileNotFoundError: a known checkpoint whose card or weights file is missing.
+    """
+    import difflib
+    from pathlib import Path
+
+    from npbandit.surrogates.pretrained import (UnknownCheckpointError, check_checkpoint_kind, fitting_checkpoints,
+                                                read_card)
+
+    parsed = parse_bandit_policy_name(name)
+    if parsed is None:
+        return
+    checkpoint, _ = parsed
+    try:
+        card = read_card(checkpoint)
+    except UnknownCheckpointError:
+        fit = fitting_checkpoints(prior=BANDIT_PRIORS, x_dim=context_dim, y_dim=n_arms)
+        known = [*BASELINES, *fit, *(c.rsplit("-", 1)[0] for c in fit)]
+        close = difflib.get_close_matches(name, known, n=2, cutoff=0.6)
+        hint = f" -- did you mean {' or '.join(repr(c) for c in close)}?" if close else ""
+        raise ValueError(f"policy must be {', '.join(BASELINES)} or a bandit checkpoint [-ucb|-thompson] "
+                         f"({', '.join(fit) or 'none shipped'}, or a checkpoint path); got {name!r}{hint}") from None
+    weights = Path(card["_path"]).with_name(card["weights"])
+    if not weights.exists():
+        raise FileNotFoundError(f"policy {name!r}: checkpoint {card['name']!r} has its card but its weights file "
+                                f"{weights} is missing")
+    check_checkpoint_kind(card, prior=BANDIT_PRIORS, x_dim=context_dim, y_dim=n_arms,
+                          purpose=f"bandit policy {name!r}")
 
 
 class UniformPolicy(Policy):
@@ -105,10 +163,14 @@ class NPBanditPolicy(Policy):
             raise ValueError(f"rule must be 'ucb' or 'thompson', got {rule!r}")
         if beta < 0:
             raise ValueError(f"beta must be >= 0, got {beta}")
+        card = getattr(surrogate, "card", None)
+        if card is not None:  # a checkpoint of another prior would fail later, on a shape or silently
+            from npbandit.surrogates.pretrained import check_checkpoint_kind
+
+            check_checkpoint_kind(card, prior=BANDIT_PRIORS, purpose="NPBanditPolicy")
         self.surrogate = surrogate.eval()
         self.rule, self.beta = rule, float(beta)
         self.n_arms = surrogate.y_dim
-        card = getattr(surrogate, "card", None)
         if encoding is not None and not isinstance(encoding, RewardEncoding):
             raise TypeError(f"encoding must be a RewardEncoding or None, got {type(encoding).__name__}")
         self.encoding = encoding or RewardEncoding.from_prior_spec({} if card is None else card.get("prior", {}))

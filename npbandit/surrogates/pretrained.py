@@ -11,14 +11,25 @@ A checkpoint is two files side by side:
 exactly, and fails with a message that says which of these went wrong. Checkpoints
 shipped with the package live in ``npbandit/surrogates/weights/`` and are named
 ``<model>-<prior>`` (``cmanp-gp1d``, ``cmanp-bo``, ...).
+
+What a checkpoint is for follows from the prior it was trained on: the task, the
+input dimensions it saw, its input box and whether it expects standardised outputs.
+:func:`checkpoint_use` reads that from a card (new cards carry it as ``"use"``;
+older ones are read through their prior's name), and :func:`check_checkpoint_kind`
+refuses a checkpoint used for something it was not trained for, naming the shipped
+checkpoints that fit -- a ``gp1d`` model fed raw BO values of ~1000, or a ``bo``
+model asked for five bandit arms, would otherwise run and produce nonsense or fail
+later on a shape.
 """
 
 from __future__ import annotations
 
 import datetime as _dt
+import difflib
 import hashlib
 import json
 from pathlib import Path
+from collections.abc import Sequence
 from typing import Any
 
 import torch
@@ -26,15 +37,25 @@ from safetensors.torch import load_file, save_file
 
 from npbandit.surrogates import NeuralProcess, available_models, build
 
-__all__ = ["CheckpointError", "save_pretrained", "load_surrogate", "available_checkpoints", "read_card",
-           "WEIGHTS_DIR", "CARD_FORMAT"]
+__all__ = ["CheckpointError", "UnknownCheckpointError", "save_pretrained", "load_surrogate", "available_checkpoints",
+           "read_card", "checkpoint_use", "check_checkpoint_kind", "fitting_checkpoints", "WEIGHTS_DIR", "CARD_FORMAT"]
 
 WEIGHTS_DIR = Path(__file__).resolve().parent / "weights"
 CARD_FORMAT = "npbandit-checkpoint/1"
 
 
 class CheckpointError(ValueError):
-    """A checkpoint is missing, corrupted, or does not match its card."""
+    """A checkpoint is corrupted, does not match its card, or does not fit its use."""
+
+
+class UnknownCheckpointError(FileNotFoundError):
+    """No checkpoint has that name or path (as opposed to a known checkpoint with a file missing)."""
+
+
+#: what each prior's checkpoints are for, in words
+TASKS = {"bo": "Bayesian optimisation on the unit cube (optimize, BOPolicy, NPModel)",
+         "gp1d": "1-D regression of GP samples on [-2, 2]",
+         "wheel": "the wheel bandit (2-D contexts, 5 arms)"}
 
 
 def _sha256(path: Path) -> str:
@@ -67,6 +88,7 @@ def save_pretrained(model: NeuralProcess, directory: str | Path, name: str, *, p
         "config": model.config.to_dict(),
         "parameters": sum(t.numel() for t in tensors.values()),
         "prior": prior,
+        "use": checkpoint_use({"x_dim": model.x_dim, "y_dim": model.y_dim, "prior": prior}),
         "training": training,
         "evaluation": evaluation,
         "weights": weights.name,
@@ -99,8 +121,15 @@ def _resolve(name_or_path: str | Path) -> Path:
         path = path.with_name(path.name + ".json")
     if path.exists():
         return path
-    shipped = ", ".join(available_checkpoints()) or "none"
-    raise FileNotFoundError(f"no checkpoint {text!r}: not a shipped name (shipped: {shipped}) and no card at {path}")
+    for weights in (WEIGHTS_DIR / f"{text}.safetensors", path.with_suffix(".safetensors")):
+        if weights.exists():  # a known checkpoint with its card missing is not an unknown name
+            raise FileNotFoundError(f"checkpoint {text!r}: its card {weights.with_suffix('.json')} is missing "
+                                    f"(the weights {weights.name} are there)")
+    shipped = available_checkpoints()
+    close = difflib.get_close_matches(text, shipped, n=2, cutoff=0.6)
+    hint = f"did you mean {' or '.join(repr(c) for c in close)}? " if close else ""
+    raise UnknownCheckpointError(f"no checkpoint {text!r}: {hint}not a shipped name (shipped: "
+                                 f"{', '.join(shipped) or 'none'}) and no card at {path}")
 
 
 def read_card(name_or_path: str | Path) -> dict[str, Any]:
@@ -163,3 +192,105 @@ def load_surrogate(name_or_path: str | Path, *, device: str | torch.device = "cp
     card.pop("_path")
     model.card = card
     return model
+
+
+def checkpoint_use(card: dict[str, Any]) -> dict[str, Any]:
+    """What a checkpoint is for, from its card: ``prior`` (name), ``task`` (words),
+    ``x_dims`` (the input dimensions it was trained on; fewer than ``x_dim`` are
+    zero-padded), ``x_dim``, ``y_dim``, ``input_domain`` (the box its inputs were drawn
+    from) and ``standardizes_outputs`` (whether it expects standardised outputs;
+    ``None`` when the prior is unknown to this version).
+
+    A card written by :func:`save_pretrained` carries this as ``card["use"]``; for
+    older cards it is derived from the prior's name and spec the same way."""
+    if not isinstance(card, dict):
+        raise TypeError(f"card must be a checkpoint card (dict), got {type(card).__name__}")
+    if isinstance(card.get("use"), dict):
+        return dict(card["use"])
+    from npbandit.priors import PRIORS
+
+    spec = card.get("prior") or {}
+    name = spec.get("name")
+    prior = PRIORS.get(name)
+    x_dim = int(card["x_dim"])
+    dims = spec.get("dims") if spec.get("padding") == "zeros" else None
+    return {"prior": name, "task": TASKS.get(name, f"tasks of the {name!r} prior"),
+            "x_dims": sorted(int(d) for d in dims) if dims else [x_dim], "x_dim": x_dim, "y_dim": int(card["y_dim"]),
+            "input_domain": None if prior is None else list(prior.input_domain),
+            "standardizes_outputs": None if prior is None else bool(prior.standardizes_outputs)}
+
+
+def _fits(use: dict[str, Any], priors: tuple[str, ...] | None, x_dim: int | None, y_dim: int | None) -> bool:
+    return ((priors is None or use["prior"] in priors) and (x_dim is None or x_dim in use["x_dims"])
+            and (y_dim is None or y_dim == use["y_dim"]))
+
+
+def _as_priors(prior: str | Sequence[str] | None) -> tuple[str, ...] | None:
+    if prior is None:
+        return None
+    priors = (prior,) if isinstance(prior, str) else tuple(prior)
+    if not priors or not all(isinstance(p, str) for p in priors):
+        raise TypeError(f"prior must be a prior name or a sequence of them, got {prior!r}")
+    return priors
+
+
+def _check_dim(name: str, value: int | None) -> None:
+    if value is not None and (not isinstance(value, int) or isinstance(value, bool) or value < 1):
+        raise ValueError(f"{name} must be a positive int or None, got {value!r}")
+
+
+def fitting_checkpoints(*, prior: str | Sequence[str] | None = None, x_dim: int | None = None,
+                        y_dim: int | None = None) -> list[str]:
+    """The shipped checkpoints trained on ``prior`` (a name or several) that take
+    ``x_dim`` inputs and give ``y_dim`` outputs (``None``: any)."""
+    priors = _as_priors(prior)
+    _check_dim("x_dim", x_dim)
+    _check_dim("y_dim", y_dim)
+    names = []
+    for name in available_checkpoints():
+        try:
+            use = checkpoint_use(read_card(name))
+        except (CheckpointError, FileNotFoundError, KeyError):
+            continue  # a broken card fits nothing; load_surrogate reports it when asked for
+        if _fits(use, priors, x_dim, y_dim):
+            names.append(name)
+    return names
+
+
+def check_checkpoint_kind(card: dict[str, Any], *, prior: str | Sequence[str] | None = None,
+                          x_dim: int | None = None, y_dim: int | None = None, purpose: str = "this use") -> None:
+    """Refuse a checkpoint that was not trained for the task at hand.
+
+    Args:
+        card: the checkpoint's card (``read_card(name)`` or ``model.card``).
+        prior: the prior(s) whose checkpoints fit (e.g. ``"bo"``); ``None``: any.
+        x_dim: the problem's input dimension; it must be one the checkpoint was trained
+            on (``bo`` checkpoints: any ``d`` up to their width, zero-padded).
+        y_dim: the number of outputs needed (e.g. 5 arms).
+        purpose: what the checkpoint is wanted for, for the message (``"optimize"``).
+
+    Raises:
+        CheckpointError: naming what the checkpoint is for, what was asked, and the
+            shipped checkpoints that fit (or that none does).
+    """
+    priors = _as_priors(prior)
+    _check_dim("x_dim", x_dim)
+    _check_dim("y_dim", y_dim)
+    use = checkpoint_use(card)
+    if _fits(use, priors, x_dim, y_dim):
+        return
+    dims = use["x_dims"]
+    dims_text = f"d = {dims[0]}" if len(dims) == 1 else f"d = {dims[0]}..{dims[-1]}"
+    scaling = {True: "standardised outputs", False: "raw outputs", None: "unknown output scaling"}
+    have = (f"checkpoint {card.get('name', '?')!r} is for {use['task']}: prior {use['prior']!r}, {dims_text} inputs"
+            + (f" in {use['input_domain']}" if use["input_domain"] else "") + f", {use['y_dim']} output(s), "
+            + scaling[use["standardizes_outputs"]])
+    wanted = [f"a {' or '.join(repr(p) for p in priors)} checkpoint" if priors else "a checkpoint"]
+    if x_dim is not None:
+        wanted.append(f"{x_dim} input(s)")
+    if y_dim is not None:
+        wanted.append(f"{y_dim} output(s)")
+    fit = fitting_checkpoints(prior=priors, x_dim=x_dim, y_dim=y_dim)
+    fit_text = (f"shipped checkpoints that fit: {', '.join(fit)}" if fit
+                else "no shipped checkpoint fits")
+    raise CheckpointError(f"{have}; {purpose} needs {', '.join(wanted)} ({fit_text})")
