@@ -5,12 +5,20 @@ mapped to the unit cube), ``--seeds`` seeds, ``--budget`` evaluations including 
 ``2d + 1``-point scrambled Sobol design that is the same for every method of a seed.
 Methods: every shipped ``*-bo`` checkpoint with LogEI (``NPModel`` + ``optimize_acqf``,
 streaming ``condition_on_observations``), BoTorch ``SingleTaskGP`` + LogEI refit every
-iteration, and Sobol search. Reported: median and quartiles of log10 simple regret vs
-evaluations (final values in the table, curves in the JSON), and seconds per iteration.
-Runs go through ``npbandit.storage``; completed runs are not repeated.
+iteration (told the functions are noise-free, ``GP_OPTIONS``), Sobol search, and two peers
+users would otherwise pick: Optuna's default sampler (``optuna-tpe``: ``TPESampler(seed=seed)``,
+every other option Optuna's default) and ``optuna-gp`` (``GPSampler(seed=seed)``, likewise).
+The Optuna rows search each function's own bounds through Optuna's ask-and-tell interface,
+starting from their samplers' own 10 random trials rather than the Sobol design; every trial
+is one evaluation of the same environment, logged like the others. Optuna is an optional
+benchmark dependency: ``pip install -e ".[bench]"`` (``optuna==5.0.0``).
+Reported: median and quartiles of log10 simple regret vs evaluations (final values in the
+table, curves in the JSON), and seconds per iteration. Runs go through ``npbandit.storage``;
+completed runs are not repeated.
 
     python benchmarks/bo.py --workers 2
     python benchmarks/bo.py --functions branin --seeds 2 --budget 12 --no-write   # quick look
+    python benchmarks/bo.py --methods optuna-tpe --workers 1 --no-write           # one row
 """
 
 from __future__ import annotations
@@ -21,19 +29,95 @@ import statistics
 import sys
 from pathlib import Path
 
+import numpy as np
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 from common import ROOT, is_current, machine_line, new_figure, publish, run_jobs, save_figure  # noqa: E402
+
+from npbandit.policies.base import Policy  # noqa: E402
 
 RUN_THREADS = 1  # torch threads per run (each worker process sets it)
 COMMAND = "python benchmarks/bo.py --workers 2"
 FUNCTIONS = {"branin": None, "hartmann3": ("hartmann", 3), "hartmann6": ("hartmann", 6), "ackley4": ("ackley", 4),
              "levy4": ("levy", 4), "rosenbrock3": ("rosenbrock", 3)}
+#: the GP row's BOPolicy settings: every suite function is deterministic (see BOPolicy's
+#: ``noise_free``); a logged GP run counts only if it ran with these
+GP_OPTIONS = {"noise_free": True}
+#: the Optuna rows: method name -> sampler class; the version their numbers are for
+OPTUNA_SAMPLERS = {"optuna-tpe": "TPESampler", "optuna-gp": "GPSampler"}
+OPTUNA_VERSION = "5.0.0"
+OPTUNA_MISSING = ("the {methods} row(s) need Optuna {version}, an optional benchmark dependency: "
+                  "pip install -e \".[bench]\" (or pip install optuna=={version}), or leave the row(s) out "
+                  "with --methods")
 
 
 def _problem(label: str) -> tuple[str, int | None]:
     spec = FUNCTIONS[label]
     return (label, None) if spec is None else spec
+
+
+def require_optuna(methods: list[str]):
+    """The ``optuna`` module at the pinned version, or an ImportError naming the ``bench`` extra."""
+    asked = [m for m in methods if m in OPTUNA_SAMPLERS]
+    try:
+        import optuna
+    except ImportError:
+        raise ImportError(OPTUNA_MISSING.format(methods=", ".join(asked), version=OPTUNA_VERSION)) from None
+    if optuna.__version__ != OPTUNA_VERSION:
+        raise ImportError(OPTUNA_MISSING.format(methods=", ".join(asked), version=OPTUNA_VERSION)
+                          + f" (found Optuna {optuna.__version__})")
+    return optuna
+
+
+class OptunaPolicy(Policy):
+    """An Optuna sampler as a policy: ``act`` asks for a trial, ``observe`` tells its value.
+
+    Optuna searches the function's own ``bounds`` (``suggest_float`` per coordinate,
+    minimising the objective value, as a user would set it up); the point goes to the
+    environment as its unit-cube action, which maps it back affinely onto the same bounds,
+    so the objective, the regret and the log are those of every other row. The sampler is
+    ``optuna.samplers.<TPESampler|GPSampler>(seed=seed)``: every other option at Optuna's default.
+    """
+
+    def __init__(self, method: str, bounds: np.ndarray) -> None:
+        if method not in OPTUNA_SAMPLERS:
+            raise ValueError(f"method must be one of {list(OPTUNA_SAMPLERS)}, got {method!r}")
+        self.optuna = require_optuna([method])
+        self.name, self.sampler_name = method, OPTUNA_SAMPLERS[method]
+        self.low, self.high = np.asarray(bounds[0], dtype=np.float64), np.asarray(bounds[1], dtype=np.float64)
+
+    def reset(self, seed: int | None = None) -> None:
+        super().reset(seed)
+        optuna = self.optuna
+        optuna.logging.set_verbosity(optuna.logging.WARNING)
+        sampler = getattr(optuna.samplers, self.sampler_name)(seed=seed)
+        self.study = optuna.create_study(direction="minimize", sampler=sampler)
+        self.trial = None
+
+    def act(self, obs: np.ndarray) -> np.ndarray:
+        self.trial = self.study.ask()
+        x = np.array([self.trial.suggest_float(f"x{i}", float(lo), float(hi))
+                      for i, (lo, hi) in enumerate(zip(self.low, self.high))])
+        return np.clip((x - self.low) / (self.high - self.low), 0.0, 1.0)
+
+    def observe(self, obs, action, reward, info) -> None:
+        self.study.tell(self.trial, float(info["value"]))  # the objective value, minimised
+        self.trial = None
+
+    def params(self) -> dict:
+        return {"dim": len(self.low), "sampler": self.sampler_name, "sampler_options": "Optuna defaults, seed=run seed",
+                "optuna": self.optuna.__version__}
+
+
+def make_policy(method: str, env):
+    """The policy of one table column for ``env`` (a ``BlackBoxEnv``)."""
+    from npbandit.policies import BOPolicy, SobolPolicy
+
+    if method == "sobol":
+        return SobolPolicy(env.dim)
+    if method in OPTUNA_SAMPLERS:
+        return OptunaPolicy(method, env.bounds)
+    return BOPolicy(env.dim, model=method, acquisition="logei", **(GP_OPTIONS if method == "gp" else {}))
 
 
 def _one(method: str, label: str, seed: int, budget: int, db: str) -> None:
@@ -42,12 +126,11 @@ def _one(method: str, label: str, seed: int, budget: int, db: str) -> None:
     torch.set_num_threads(RUN_THREADS)
     from npbandit.envs import BlackBoxEnv
     from npbandit.loop import run_episode
-    from npbandit.policies import BOPolicy, SobolPolicy
     from npbandit.storage import RunLogger
 
     name, dim = _problem(label)
     env = BlackBoxEnv(function=name, dim=dim, budget=budget)
-    policy = SobolPolicy(env.dim) if method == "sobol" else BOPolicy(env.dim, model=method, acquisition="logei")
+    policy = make_policy(method, env)
     run_episode(env, policy, seed=seed, logger=RunLogger(db, commit_every=budget),
                 run_info={"kind": "bo", "env_id": "npbandit/BlackBox-v0",
                           "env_params": {"objective": label, "budget": budget, "benchmark": "bo",
@@ -58,13 +141,33 @@ def _method_of(policy: str) -> str:
     return policy.removesuffix("-logei")
 
 
+def is_current_config(method: str, params: dict) -> bool:
+    """Whether a logged run ran with the configuration this script runs now: the GP with
+    ``GP_OPTIONS`` (earlier GP runs inferred the noise), Optuna at ``OPTUNA_VERSION``."""
+    if method == "gp":
+        return all(params.get(k) == v for k, v in GP_OPTIONS.items())
+    if method in OPTUNA_SAMPLERS:
+        return params.get("optuna") == OPTUNA_VERSION
+    return True
+
+
+def _policy_params(db: str) -> dict[int, dict]:
+    from sqlalchemy import select
+
+    from npbandit.storage import Run, open_db
+
+    with open_db(db).connect() as conn:
+        return {i: p or {} for i, p in conn.execute(select(Run.id, Run.policy_params).where(Run.kind == "bo"))}
+
+
 def collect(db: str, budget: int) -> dict[tuple[str, str], list[dict]]:
     from npbandit.storage import list_runs, run_steps
 
     runs: dict[tuple[str, str], list[dict]] = {}
+    params = _policy_params(db)
     for r in list_runs(db, kind="bo"):
         if (r.status != "completed" or r.env_params.get("benchmark") != "bo" or r.env_params.get("budget") != budget
-                or not is_current(r)):
+                or not is_current(r) or not is_current_config(_method_of(r.policy), params.get(r.id, {}))):
             continue
         steps = run_steps(db, r.id)
         opt = r.env_params["optimal_value"]
@@ -86,7 +189,8 @@ def main(argv: list[str] | None = None) -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--functions", nargs="+", default=list(FUNCTIONS), choices=list(FUNCTIONS))
     parser.add_argument("--methods", nargs="+",
-                        default=[n for n in available_checkpoints() if n.endswith("-bo")] + ["gp", "sobol"])
+                        default=[n for n in available_checkpoints() if n.endswith("-bo")] + ["gp", *OPTUNA_SAMPLERS,
+                                                                                               "sobol"])
     parser.add_argument("--seeds", type=int, default=10)
     parser.add_argument("--budget", type=int, default=60)
     parser.add_argument("--workers", type=int, default=1)
@@ -101,6 +205,11 @@ def main(argv: list[str] | None = None) -> None:
     todo = [(m, f, s) for s in range(args.seeds) for f in args.functions for m in args.methods
             if (f, m, s) not in done]
     print(f"{len(done)} runs already in {args.db}; {len(todo)} to go")
+    if not args.no_run and any(m in OPTUNA_SAMPLERS for m, _, _ in todo):
+        try:
+            require_optuna(args.methods)
+        except ImportError as err:
+            parser.error(str(err))
     if not args.no_run:
         run_jobs(_one, [(m, f, s, args.budget, args.db) for m, f, s in todo], args.workers, "bo runs")
     runs = collect(args.db, args.budget)
@@ -108,6 +217,15 @@ def main(argv: list[str] | None = None) -> None:
              f"Command: `{COMMAND}` (CPU: {machine_line(RUN_THREADS)}). Minimisation, {args.budget} evaluations including "
              f"the 2d + 1 Sobol points (identical across methods for a seed), {args.seeds} seeds. log10 simple "
              "regret at the last evaluation: median [25 %, 75 %]; seconds per iteration (act + observe), mean.", "",
+             "gp: BoTorch `SingleTaskGP` (its default RBF kernel and priors, `Standardize`), refit every iteration, "
+             "told the functions are noise-free (fixed observation variance 1e-6 in standardised units, BoTorch's "
+             "recommendation for noise-free observations); LogEI optimised by `optimize_acqf` (10 restarts, 512 raw "
+             "samples). "
+             f"optuna-tpe / optuna-gp: Optuna {OPTUNA_VERSION} `TPESampler(seed=seed)` (Optuna's default sampler, "
+             "all options at their defaults: multivariate TPE for one objective, 10 random start-up trials, 24 EI "
+             "candidates) and `GPSampler(seed=seed)` (defaults: 10 random start-up trials, inferred noise), each "
+             "searching the function's own bounds by ask-and-tell; they start from their own random trials, not the "
+             "Sobol design.", "",
              "| function | " + " | ".join(args.methods) + " |", "|---|" + "---:|" * len(args.methods)]
     summary = {}
     for f in args.functions:

@@ -18,6 +18,8 @@ from npbandit.policies.base import Policy
 __all__ = ["SobolPolicy", "BOPolicy", "ACQUISITIONS"]
 
 ACQUISITIONS = ("logei", "ucb", "thompson")
+#: the GP's fixed observation variance with ``noise_free=True``, in standardised units
+NOISE_FREE_VAR = 1e-6
 
 
 class _SobolDesign:
@@ -64,6 +66,12 @@ class BOPolicy(Policy):
             ``thompson_candidates`` Sobol points; the NP's draw is independent across
             points since its posterior is diagonal).
         n_init: initial Sobol points (default ``2 * dim + 1``).
+        noise_free: GP only. ``True`` tells the ``SingleTaskGP`` the objective is
+            deterministic: a fixed observation variance of ``NOISE_FREE_VAR`` (1e-6) in
+            the standardised units the GP is fit in, as BoTorch documents for
+            noise-free observations (``train_Yvar``). ``False`` (default) infers the
+            noise (BoTorch's default likelihood: LogNormal(-4, 1) prior, floor 1e-4),
+            which suits noisy objectives but blurs a deterministic one near its optimum.
 
     The NP model is built once, after the initial design; every later observation is
     streamed in with ``condition_on_observations`` (CMANP: constant cost).
@@ -71,7 +79,7 @@ class BOPolicy(Policy):
 
     def __init__(self, dim: int, model: str = "cmanp-bo", acquisition: str = "logei", n_init: int | None = None,
                  beta: float = 2.0, num_restarts: int = 10, raw_samples: int = 512,
-                 thompson_candidates: int = 2048) -> None:
+                 thompson_candidates: int = 2048, noise_free: bool = False) -> None:
         if not isinstance(dim, int) or dim < 1:
             raise ValueError(f"dim must be a positive int, got {dim!r}")
         if acquisition not in ACQUISITIONS:
@@ -84,6 +92,9 @@ class BOPolicy(Policy):
         self.num_restarts, self.raw_samples, self.thompson_candidates = num_restarts, raw_samples, thompson_candidates
         self.name = f"{model}-{acquisition}"
         self.surrogate = None
+        if model != "gp" and noise_free:
+            raise ValueError("noise_free configures the GP (model='gp') only")
+        self.noise_free = bool(noise_free)
         if model != "gp":
             from npbandit.surrogates.pretrained import load_surrogate
 
@@ -112,9 +123,16 @@ class BOPolicy(Policy):
             from botorch.models.transforms import Standardize
             from gpytorch.mlls import ExactMarginalLogLikelihood
 
-            model = SingleTaskGP(X, Y, outcome_transform=Standardize(1))
+            Yvar = None
+            if self.noise_free:
+                # Standardize divides Yvar by Y's variance (a constant Y is left unscaled)
+                var = float(Y.var()) if len(Y) > 1 else 0.0
+                Yvar = torch.full_like(Y, NOISE_FREE_VAR * (var if var > 1e-16 else 1.0))
             with warnings.catch_warnings():
+                # gpytorch floors a fixed float64 noise at 1e-6 and warns when the standardised
+                # Yvar lands a rounding error below it
                 warnings.simplefilter("ignore")
+                model = SingleTaskGP(X, Y, train_Yvar=Yvar, outcome_transform=Standardize(1))
                 fit_gpytorch_mll(ExactMarginalLogLikelihood(model.likelihood, model))
             return model
         if self.np_model is None:
@@ -126,6 +144,16 @@ class BOPolicy(Policy):
     def act(self, obs: np.ndarray) -> np.ndarray:
         if len(self.Y) < self.n_init:
             return self.design.next()
+        if self.surrogate is not None:
+            return self._next_point()
+        # The GP's fit (restarts from prior draws when a fit fails), optimize_acqf's choice of
+        # start points and Thompson draws use torch's global generator: seed it from the run's
+        # generator, so a GP run depends on its seed alone, not on what its process ran before.
+        with torch.random.fork_rng(devices=[]):
+            torch.manual_seed(int(self.rng.integers(2**62)))
+            return self._next_point()
+
+    def _next_point(self) -> np.ndarray:
         from botorch.acquisition import LogExpectedImprovement, UpperConfidenceBound
         from botorch.optim import optimize_acqf
 
@@ -157,5 +185,8 @@ class BOPolicy(Policy):
                 torch.tensor(x, dtype=torch.float64)[None], torch.tensor([[float(reward)]], dtype=torch.float64))
 
     def params(self) -> dict[str, Any]:
-        return {"dim": self.dim, "acquisition": self.acquisition, "n_init": self.n_init, "beta": self.beta,
-                "num_restarts": self.num_restarts, "raw_samples": self.raw_samples}
+        out = {"dim": self.dim, "acquisition": self.acquisition, "n_init": self.n_init, "beta": self.beta,
+               "num_restarts": self.num_restarts, "raw_samples": self.raw_samples}
+        if self.surrogate is None:
+            out["noise_free"] = self.noise_free
+        return out

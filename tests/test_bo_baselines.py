@@ -1,0 +1,127 @@
+"""The BO benchmark's baselines: the Optuna rows' wiring and the GP row's configuration."""
+
+import importlib.util
+import sys
+from pathlib import Path
+
+import numpy as np
+import pytest
+import torch
+
+from npbandit.envs import BlackBoxEnv
+from npbandit.loop import run_episode
+from npbandit.policies import BOPolicy
+from npbandit.policies.bo import NOISE_FREE_VAR
+from npbandit.storage import list_runs, run_steps
+
+ROOT = Path(__file__).resolve().parent.parent
+
+
+@pytest.fixture(scope="module")
+def bench():
+    spec = importlib.util.spec_from_file_location("bench_bo", ROOT / "benchmarks" / "bo.py")
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    return module
+
+
+@pytest.fixture
+def keep_threads():
+    threads = torch.get_num_threads()  # the benchmark's runs set 1
+    yield
+    torch.set_num_threads(threads)
+
+
+@pytest.mark.parametrize("method,sampler", [("optuna-tpe", "TPESampler"), ("optuna-gp", "GPSampler")])
+def test_optuna_rows_are_optuna_on_the_functions_bounds_logged_like_every_row(bench, tmp_path, keep_threads,
+                                                                                method, sampler):
+    optuna = pytest.importorskip("optuna")
+    db, budget = str(tmp_path / "bo.db"), 12  # 10 random start-up trials, then 2 of the sampler's own
+    bench._one(method, "branin", 3, budget, db)
+    (run,) = list_runs(db, kind="bo")
+    assert (run.policy, run.status, run.seed, run.env_params["objective"]) == (method, "completed", 3, "branin")
+    steps = run_steps(db, run.id)
+    assert len(steps) == budget
+
+    # the same points as Optuna's own loop on Branin's bounds with the seeded sampler
+    env = BlackBoxEnv(function="branin", budget=budget)
+    lo, hi = env.bounds
+    optuna.logging.set_verbosity(optuna.logging.WARNING)
+    study = optuna.create_study(direction="minimize", sampler=getattr(optuna.samplers, sampler)(seed=3))
+    study.optimize(lambda t: env._call(np.array([t.suggest_float(f"x{i}", lo[i], hi[i]) for i in range(2)])),
+                   n_trials=budget)
+    ours = np.array([env.to_bounds(s["action"]) for s in steps])
+    theirs = np.array([[t.params["x0"], t.params["x1"]] for t in study.trials])
+    np.testing.assert_allclose(ours, theirs, rtol=0, atol=1e-9)
+    np.testing.assert_allclose([s["value"] for s in steps], [t.value for t in study.trials], rtol=1e-9)
+
+    runs = bench.collect(db, budget)  # the table and the curves see the run
+    (cell,) = runs[("branin", method)]
+    assert len(cell["curve"]) == budget
+    assert cell["curve"][-1] == pytest.approx(np.log10(min(t.value for t in study.trials) - env.optimal_value))
+
+
+def test_optuna_rows_name_the_extra_when_optuna_is_missing(bench, tmp_path, monkeypatch, capsys):
+    monkeypatch.setitem(sys.modules, "optuna", None)  # `import optuna` raises ImportError
+    with pytest.raises(ImportError, match=r"\.\[bench\]"):
+        bench.OptunaPolicy("optuna-tpe", np.array([[0.0], [1.0]]))
+    with pytest.raises(SystemExit):
+        bench.main(["--methods", "optuna-gp", "sobol", "--functions", "branin", "--seeds", "1", "--budget", "3",
+                    "--db", str(tmp_path / "bo.db"), "--no-write"])
+    err = capsys.readouterr().err
+    assert "optuna-gp" in err and ".[bench]" in err and "optuna==5.0.0" in err
+    assert list_runs(str(tmp_path / "bo.db")) == []  # nothing ran
+
+
+def test_noise_free_gp_runs_with_a_fixed_tiny_noise(monkeypatch):
+    import botorch.optim
+    from gpytorch.likelihoods import FixedNoiseGaussianLikelihood
+
+    seen = []
+    real = botorch.optim.optimize_acqf
+
+    def spy(acq, bounds, **kwargs):
+        seen.append((acq, kwargs))
+        return real(acq, bounds, **kwargs)
+
+    monkeypatch.setattr(botorch.optim, "optimize_acqf", spy)
+    env = BlackBoxEnv(function="branin", budget=2 * 2 + 3)
+    policy = BOPolicy(2, model="gp", noise_free=True)
+    result = run_episode(env, policy, seed=0)
+    assert len(result.steps) == 7 and len(seen) == 2  # 2d + 1 Sobol points, then two LogEI steps
+    for acq, kwargs in seen:
+        model = acq.model
+        assert isinstance(model.likelihood, FixedNoiseGaussianLikelihood)
+        assert torch.allclose(model.likelihood.noise, torch.tensor(NOISE_FREE_VAR, dtype=torch.float64))
+        assert (kwargs["num_restarts"], kwargs["raw_samples"]) == (10, 512)
+        # LogEI's best_f is the best reward, on the scale the (untransformed) posterior is on
+        assert float(acq.best_f) == max(s["reward"] for s in result.steps[:len(model.train_targets)])
+    assert policy.params()["noise_free"] is True
+    assert BOPolicy(2, model="gp").params()["noise_free"] is False  # BoTorch's inferred noise stays the default
+    with pytest.raises(ValueError, match="GP"):
+        BOPolicy(2, model="cmanp-bo", noise_free=True)
+
+
+def test_benchmark_gp_row_runs_noise_free_and_skips_older_gp_runs(bench, tmp_path, keep_threads):
+    db = str(tmp_path / "bo.db")
+    bench._one("gp", "branin", 0, 2 * 2 + 3, db)
+    params = bench._policy_params(db)
+    assert params[1]["noise_free"] is True
+    assert len(bench.collect(db, 7)[("branin", "gp")]) == 1
+    assert not bench.is_current_config("gp", {"acquisition": "logei", "num_restarts": 10})  # an inferred-noise run
+    assert not bench.is_current_config("optuna-tpe", {"optuna": "4.5.0"})
+    assert bench.is_current_config("sobol", {})
+
+
+def test_gp_run_depends_on_its_seed_alone():
+    """The GP's fit restarts and optimize_acqf's start points draw from torch's global
+    generator; the policy seeds it from the run's seed, so earlier work in the process
+    (another run, another test) leaves the run unchanged."""
+
+    def actions(global_seed):
+        torch.manual_seed(global_seed)
+        result = run_episode(BlackBoxEnv(function="branin", budget=2 * 2 + 3), BOPolicy(2, model="gp", noise_free=True),
+                             seed=5)
+        return [s["action"].tolist() for s in result.steps]
+
+    assert actions(0) == actions(1)
