@@ -282,3 +282,99 @@ def test_reconditioning_surrogates_fantasise_too(name):
     assert fantasy.posterior(torch.rand(3, 2, 1, D, dtype=torch.float64)).mean.shape == (3, 2, 1, 1)
     streamed = model.condition_on_observations(X[:2] * 0.5, Y[:2])
     assert streamed.train_X.shape == (12, D)
+
+
+class TargetCounter:
+    """Counts the target points a surrogate's decoder has been asked about (its ``predict``)."""
+
+    def __init__(self, decoder):
+        self.points = 0
+        decoder.register_forward_hook(self)
+
+    def __call__(self, module, inputs, output):
+        self.points += inputs[0].shape[0] * inputs[0].shape[1]
+
+
+@pytest.mark.parametrize("n", [40, 400])
+def test_a_streamed_iteration_reads_a_bounded_number_of_points(n):
+    # the same work at both sizes: one point embedded (the update), at most noise_points
+    # observed points predicted for the noise estimate, plus the query points
+    X, Y = data(n=n + 1)
+    s = surrogate()
+    embedded, predicted = EmbedCounter(s.embed), TargetCounter(s.decoder)
+    model = NPModel(s, X[:n], Y[:n], noise_points=16)
+    embedded.points = predicted.points = 0
+    streamed = model.condition_on_observations(X[n:], Y[n:])
+    streamed.posterior(torch.rand(5, 1, D, dtype=torch.float64))
+    assert streamed._y_mean is model._y_mean  # no re-standardisation (that one is O(N) by design)
+    assert embedded.points == 1
+    assert predicted.points == 16 + 5
+    # the estimate is over evenly spaced observed points, the first and the newest included
+    idx = torch.linspace(0, n, 16, dtype=torch.float64).round().long()
+    with torch.no_grad():
+        var = s.predict(streamed._state, streamed._to_surrogate_inputs(X[idx]).unsqueeze(0)).variance
+    assert torch.allclose(streamed.noise_variance(), var.min().double().reshape(1))
+
+
+def test_streaming_appends_in_place_and_branches_copy():
+    X, Y = data(n=16)
+    X0 = X[:10].clone()
+    model = NPModel(surrogate(), X0, Y[:10])
+    a = model.condition_on_observations(X[10:11], Y[10:11])
+    b = a.condition_on_observations(X[11:13], Y[11:13])
+    c = b.condition_on_observations(X[13:14], Y[13:14])
+    assert torch.equal(c.train_X, X[:14]) and torch.equal(c.train_Y, Y[:14])
+    # one growing buffer: no copy of the old rows per update
+    assert a.train_X.data_ptr() == b.train_X.data_ptr() == c.train_X.data_ptr()
+    assert torch.equal(X0, X[:10]) and model.train_X.shape == (10, D)  # the caller's tensor is not written
+    # a second branch from b leaves c's rows alone
+    other = b.condition_on_observations(X[15:16], Y[15:16])
+    assert torch.equal(other.train_X, torch.cat([X[:13], X[15:16]])) and torch.equal(c.train_X, X[:14])
+    assert b.train_X.shape == (13, D) and torch.equal(b.train_Y, Y[:13])
+    # the drift check's running moments are those of all the data
+    from npbandit.scaling import standardization
+    from npbandit.surrogates.botorch import _moment_statistics
+
+    mean, std = _moment_statistics(c._moments)
+    ref_mean, ref_std = standardization(Y[:14])
+    assert torch.allclose(mean, ref_mean.squeeze(-2)) and torch.allclose(std, ref_std.squeeze(-2))
+
+
+def test_fantasy_training_data_is_built_only_when_read():
+    X, Y = data(n=12)
+    model = NPModel(surrogate(), X, Y)
+    fantasy = model.fantasize(torch.rand(4, 1, D, dtype=torch.float64), SobolQMCNormalSampler(torch.Size([3])))
+    assert fantasy._pending is not None
+    assert fantasy.train_X.shape == (3, 4, 13, D) and fantasy.train_Y.shape == (3, 4, 13, 1)
+    assert fantasy._pending is None
+    assert torch.equal(fantasy.train_X[2, 1, :12], X) and torch.equal(fantasy.train_Y[0, 3, :12], Y)
+
+
+def test_latent_variance_is_measured_from_the_most_confident_observed_point():
+    X, Y = data(n=20)
+    s = surrogate()
+    model = NPModel(s, X, Y)
+    with torch.no_grad():
+        at_data = s.predict(model._state, model._to_surrogate_inputs(X).unsqueeze(0)).variance.flatten().double()
+    noise = model.noise_variance()
+    assert torch.allclose(noise, at_data.min().reshape(1))
+    # at the observed points the latent variance is >= 0: only the most confident one sits at the floor
+    # (the median of the old rule put half of them there by construction)
+    floor = 1.0001e-6 * model._y_std ** 2
+    latent = model.posterior(X[:, None]).variance.flatten()
+    assert int((latent <= floor).sum()) == 1
+    noisy = model.posterior(X[:, None], observation_noise=True).variance.flatten()
+    assert torch.allclose(noisy, at_data * model._y_std ** 2, rtol=1e-5)  # the NP's own predictive variance
+    # most random points are above the floor; the old rule (noise = median at the data) clamped about half
+    Xt = torch.rand(1000, 1, D, generator=torch.Generator().manual_seed(1), dtype=torch.float64)
+    latent = model.posterior(Xt).variance.flatten()
+    with torch.no_grad():
+        var = s.predict(model._state, model._to_surrogate_inputs(Xt[:, 0]).unsqueeze(0)).variance.flatten().double()
+    old_rule_floor = (var <= at_data.median()).double().mean()
+    assert (latent <= floor).double().mean() < 0.15 < 0.4 < old_rule_floor
+
+
+def test_noise_points_is_checked():
+    X, Y = data()
+    with pytest.raises(ValueError, match="noise_points"):
+        NPModel(surrogate(), X, Y, noise_points=0)

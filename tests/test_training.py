@@ -213,3 +213,19 @@ def test_loader_workers_give_the_same_run(tmp_path):
         assert torch.equal(p, q), k
     with pytest.raises(ValueError, match="loader_workers"):
         train(tiny_config(tmp_path / "c"), progress=False, loader_workers=-1)
+
+
+def test_sigterm_saves_the_state_and_stops(tmp_path):
+    import os
+    import signal
+    import threading
+
+    config = tiny_config(tmp_path, steps=100_000, checkpoint_every=100_000)
+    timer = threading.Timer(1.0, lambda: os.kill(os.getpid(), signal.SIGTERM))
+    timer.start()
+    result = train(config, progress=False)
+    timer.join()
+    assert 0 < result.step < 100_000 and result.card is None
+    state = json.loads((tmp_path / "run" / "train_state.json").read_text())
+    assert state["step"] == result.step  # saved where it stopped, not at a checkpoint multiple
+    assert signal.getsignal(signal.SIGTERM) is signal.SIG_DFL  # the handler is gone again

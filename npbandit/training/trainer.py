@@ -11,6 +11,8 @@ from __future__ import annotations
 
 import json
 import math
+import signal
+import threading
 import time
 from dataclasses import MISSING, asdict, dataclass, field, fields
 from pathlib import Path
@@ -207,6 +209,74 @@ def _batches(prior: Any, config: "TrainConfig", start: int, stop: int, workers: 
                                             persistent_workers=False))
 
 
+class _StopRequests:
+    """SIGINT / SIGTERM during training ask the loop to save its state and stop after
+    the current step (a second SIGINT interrupts at once). Only in the main thread,
+    where Python delivers signals; the previous handlers come back on exit."""
+
+    def __init__(self) -> None:
+        self.requested = False
+        self._previous: dict[int, Any] = {}
+
+    def _handle(self, signum: int, frame: Any) -> None:
+        if self.requested and signum == signal.SIGINT:
+            raise KeyboardInterrupt
+        self.requested = True
+
+    def __enter__(self) -> "_StopRequests":
+        if threading.current_thread() is threading.main_thread():
+            for sig in (signal.SIGINT, signal.SIGTERM):
+                self._previous[sig] = signal.signal(sig, self._handle)
+        return self
+
+    def __exit__(self, *exc: Any) -> None:
+        for sig, handler in self._previous.items():
+            signal.signal(sig, handler)
+
+
+def _loop(config: TrainConfig, prior: Any, model: NeuralProcess, optimizer: torch.optim.Optimizer, batches: Any,
+          device: torch.device, out: Path, prior_spec: dict[str, Any], log: list[dict[str, Any]], bar: Any,
+          step: int, last: int, started: float, call_started: float, stop_after_s: float | None,
+          eval_params: dict[str, Any], stop: _StopRequests) -> int:
+    """Optimiser steps from ``step`` up to ``last``; saves the state every
+    ``checkpoint_every`` steps and where it stops. Returns the step reached."""
+    running = None
+    while step < last:
+        for group in optimizer.param_groups:
+            group["lr"] = cosine_lr(config.lr, step, config.steps)
+        batch = next(batches).to(device)
+        optimizer.zero_grad(set_to_none=True)
+        if config.loss == "expected":
+            if batch.yt_mean is None or batch.yt_var is None:
+                raise ValueError(f"loss='expected' needs a prior whose batches carry yt_mean / yt_var; "
+                                 f"{config.prior!r} with {config.prior_params} does not")
+            loss = model.training_loss(batch.xc, batch.yc, batch.xt, batch.yt_mean, yt_var=batch.yt_var)
+        else:
+            loss = model.training_loss(batch.xc, batch.yc, batch.xt, batch.yt)
+        if not torch.isfinite(loss):
+            raise FloatingPointError(f"non-finite loss {loss.item()} at step {step}; lower --lr or check the prior")
+        loss.backward()
+        torch.nn.utils.clip_grad_norm_(model.parameters(), config.grad_clip)
+        optimizer.step()
+        step += 1
+        running = loss.item() if running is None else 0.98 * running + 0.02 * loss.item()
+        bar.update(1)
+        bar.set_postfix(loss=f"{running:.3f}")
+        if step % config.eval_every == 0 or step == config.steps:
+            scores = evaluate_suite(model, config.prior, config.eval_batches, config.batch_size,
+                                    prior_params=eval_params)
+            log.append({"step": step, "train_loss": running, "eval_ll": scores,
+                        "elapsed_s": time.perf_counter() - started, "device": device.type})
+            bar.write(f"step {step}: train loss {running:.3f}, eval ll " +
+                      ", ".join(f"{k} {v:.3f}" for k, v in scores.items()))
+        out_of_time = (stop_after_s is not None and time.perf_counter() - call_started >= stop_after_s) or stop.requested
+        if step % config.checkpoint_every == 0 or step == last or out_of_time:
+            _save_state(out, config, prior_spec, model, optimizer, step, log, time.perf_counter() - started)
+        if out_of_time:
+            break
+    return step
+
+
 def train(config: TrainConfig, *, progress: bool = True, export: bool = True, stop_at: int | None = None,
           stop_after_s: float | None = None, export_now: bool = False, loader_workers: int = 0) -> TrainResult:
     """Run (or resume) a training run; export ``<out>/<name>.safetensors`` + card at the end.
@@ -214,7 +284,8 @@ def train(config: TrainConfig, *, progress: bool = True, export: bool = True, st
     ``stop_at``: save the resumable state and return after this step without
     finishing (for time-limited sessions); a later call with the same config resumes.
     ``stop_after_s``: likewise, after this many seconds of this call (the state is
-    saved at the step where the time ran out).
+    saved at the step where the time ran out). SIGINT / SIGTERM do the same: the
+    state is saved after the current step and the call returns (no card).
     ``loader_workers``: processes that draw the prior's batches ahead of the
     optimiser (0: drawn in this process). Worth it where the model step is fast (a
     GPU) and the prior's sampling is not; the batches, and so the run, are the same.
@@ -253,7 +324,6 @@ def train(config: TrainConfig, *, progress: bool = True, export: bool = True, st
         step, log, elapsed = _load_state(out, model, optimizer, device)
     model.train()
     bar = tqdm(total=config.steps, initial=step, desc=config.name, disable=not progress, dynamic_ncols=True)
-    running = None
     started = time.perf_counter() - elapsed
     call_started = time.perf_counter()
     last = config.steps if stop_at is None else min(stop_at, config.steps)
@@ -265,39 +335,9 @@ def train(config: TrainConfig, *, progress: bool = True, export: bool = True, st
     if not isinstance(loader_workers, int) or loader_workers < 0:
         raise ValueError(f"loader_workers must be a non-negative int, got {loader_workers!r}")
     batches = _batches(prior, config, step, last, loader_workers)
-    while step < last:
-        for group in optimizer.param_groups:
-            group["lr"] = cosine_lr(config.lr, step, config.steps)
-        batch = next(batches).to(device)
-        optimizer.zero_grad(set_to_none=True)
-        if config.loss == "expected":
-            if batch.yt_mean is None or batch.yt_var is None:
-                raise ValueError(f"loss='expected' needs a prior whose batches carry yt_mean / yt_var; "
-                                 f"{config.prior!r} with {config.prior_params} does not")
-            loss = model.training_loss(batch.xc, batch.yc, batch.xt, batch.yt_mean, yt_var=batch.yt_var)
-        else:
-            loss = model.training_loss(batch.xc, batch.yc, batch.xt, batch.yt)
-        if not torch.isfinite(loss):
-            raise FloatingPointError(f"non-finite loss {loss.item()} at step {step}; lower --lr or check the prior")
-        loss.backward()
-        torch.nn.utils.clip_grad_norm_(model.parameters(), config.grad_clip)
-        optimizer.step()
-        step += 1
-        running = loss.item() if running is None else 0.98 * running + 0.02 * loss.item()
-        bar.update(1)
-        bar.set_postfix(loss=f"{running:.3f}")
-        if step % config.eval_every == 0 or step == config.steps:
-            scores = evaluate_suite(model, config.prior, config.eval_batches, config.batch_size,
-                                    prior_params=eval_params)
-            log.append({"step": step, "train_loss": running, "eval_ll": scores,
-                        "elapsed_s": time.perf_counter() - started, "device": device.type})
-            bar.write(f"step {step}: train loss {running:.3f}, eval ll " +
-                      ", ".join(f"{k} {v:.3f}" for k, v in scores.items()))
-        out_of_time = stop_after_s is not None and time.perf_counter() - call_started >= stop_after_s
-        if step % config.checkpoint_every == 0 or step == last or out_of_time:
-            _save_state(out, config, prior_spec, model, optimizer, step, log, time.perf_counter() - started)
-        if out_of_time:
-            break
+    with _StopRequests() as stop:
+        step = _loop(config, prior, model, optimizer, batches, device, out, prior_spec, log, bar, step, last,
+                     started, call_started, stop_after_s, eval_params, stop)
     bar.close()
     model.eval()
     card = None
