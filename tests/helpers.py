@@ -19,7 +19,8 @@ def tiny_checkpoint(directory: Path, model: str = "cmanp", prior: str = "bo", se
 
 
 class EmbedCounter:
-    """Counts the points a module (a surrogate's context embedder) has embedded."""
+    """Counts the points a module has been called on (a context embedder: points
+    embedded; a decoder: target points predicted)."""
 
     def __init__(self, module):
         self.points = 0

@@ -284,24 +284,13 @@ def test_reconditioning_surrogates_fantasise_too(name):
     assert streamed.train_X.shape == (12, D)
 
 
-class TargetCounter:
-    """Counts the target points a surrogate's decoder has been asked about (its ``predict``)."""
-
-    def __init__(self, decoder):
-        self.points = 0
-        decoder.register_forward_hook(self)
-
-    def __call__(self, module, inputs, output):
-        self.points += inputs[0].shape[0] * inputs[0].shape[1]
-
-
 @pytest.mark.parametrize("n", [40, 400])
 def test_a_streamed_iteration_reads_a_bounded_number_of_points(n):
     # the same work at both sizes: one point embedded (the update), at most noise_points
     # observed points predicted for the noise estimate, plus the query points
     X, Y = data(n=n + 1)
     s = surrogate()
-    embedded, predicted = EmbedCounter(s.embed), TargetCounter(s.decoder)
+    embedded, predicted = EmbedCounter(s.embed), EmbedCounter(s.decoder)
     model = NPModel(s, X[:n], Y[:n], noise_points=16)
     embedded.points = predicted.points = 0
     streamed = model.condition_on_observations(X[n:], Y[n:])
