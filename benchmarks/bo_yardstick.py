@@ -100,7 +100,7 @@ def singletaskgp_ll(xc, yc, xt, yt) -> torch.Tensor:
 
 
 def np_ll(surrogate, xc, yc, xt, yt) -> torch.Tensor:
-    from npbandit.surrogates.botorch import NPModel
+    from npbandit.surrogates.npmodel import NPModel
 
     model = NPModel(surrogate, xc, yc)
     with torch.no_grad():

@@ -11,7 +11,7 @@ from npbandit.surrogates.pretrained import load_surrogate  # noqa: E402
 def __getattr__(name: str):
     # NPModel pulls in BoTorch; import it only when asked for
     if name == "NPModel":
-        from npbandit.surrogates.botorch import NPModel
+        from npbandit.surrogates.npmodel import NPModel
 
         return NPModel
     raise AttributeError(f"module 'npbandit' has no attribute {name!r}")

@@ -322,7 +322,7 @@ def test_streaming_appends_in_place_and_branches_copy():
     assert b.train_X.shape == (13, D) and torch.equal(b.train_Y, Y[:13])
     # the drift check's running moments are those of all the data
     from npbandit.scaling import standardization
-    from npbandit.surrogates.botorch import _moment_statistics
+    from npbandit.surrogates.npmodel import _moment_statistics
 
     mean, std = _moment_statistics(c._moments)
     ref_mean, ref_std = standardization(Y[:14])

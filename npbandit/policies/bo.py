@@ -136,7 +136,7 @@ class BOPolicy(Policy):
                 fit_gpytorch_mll(ExactMarginalLogLikelihood(model.likelihood, model))
             return model
         if self.np_model is None:
-            from npbandit.surrogates.botorch import NPModel
+            from npbandit.surrogates.npmodel import NPModel
 
             self.np_model = NPModel.from_pretrained(self.surrogate, X, Y)
         return self.np_model
