@@ -367,3 +367,20 @@ def test_noise_points_is_checked():
     X, Y = data()
     with pytest.raises(ValueError, match="noise_points"):
         NPModel(surrogate(), X, Y, noise_points=0)
+
+
+@pytest.mark.parametrize("name", ["cmanp", "lbanp", "tnpd", "te-pt-tnp", "retreever"])
+def test_posterior_can_be_differentiated_again_and_again(name):
+    # the first posterior call runs with gradients on while the network's weights
+    # require grad: nothing it computes may be cached with a graph (CMANP's block
+    # latents were, and the second backward failed)
+    X, Y = data()
+    model = NPModel(surrogate(name), X, Y)
+    assert any(p.requires_grad for p in model.surrogate.parameters())
+    for _ in range(3):
+        Xt = torch.rand(4, 1, D, dtype=torch.float64, requires_grad=True)
+        model.posterior(Xt).mean.sum().backward()
+        assert Xt.grad is not None and torch.isfinite(Xt.grad).all()
+    streamed = model.condition_on_observations(X[:1] * 0.5, Y[:1])
+    for _ in range(2):
+        streamed.posterior(torch.rand(2, 1, D, dtype=torch.float64, requires_grad=True)).mean.sum().backward()

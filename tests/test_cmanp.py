@@ -88,7 +88,7 @@ def test_state_keeps_no_raw_data():
     x, y = random_set(1, 50, seed=2)
     state = model.condition(x, y)
     fields = {f.name for f in dataclasses.fields(CMANPState)}
-    assert fields == {"data_state", "reader", "n_points", "n_batch", "latent_cache"}
+    assert fields == {"data_state", "reader", "n_points", "n_batch", "grad_enabled", "latent_cache"}
     assert isinstance(state.data_state, SoftmaxState) and isinstance(state.reader, StreamingReader)
 
 

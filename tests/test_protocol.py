@@ -210,3 +210,38 @@ def test_rejects_batch_mismatch_and_bad_state(model_name):
 def test_models_share_one_protocol():
     for name in available_models():
         assert issubclass(type(build(name, 1, 1, size="tiny")), NeuralProcess)
+
+
+def test_a_state_predicts_any_number_of_backward_passes(model_name):
+    # a state conditioned without gradients (as NPModel and the policies build it) is a
+    # constant: predictions from it may be differentiated in X again and again, even
+    # when the first prediction ran with gradients on while the weights require grad
+    model = tiny_model(model_name)
+    x, y = random_set(1, 10, seed=13)
+    with torch.no_grad():
+        state = model.condition(x, y)
+    for _ in range(2):
+        xt = torch.zeros(1, 3, 2, dtype=torch.float64, requires_grad=True)
+        model.predict(state, xt).loc.sum().backward()
+        assert xt.grad is not None and torch.isfinite(xt.grad).all()
+
+
+def test_predicting_first_without_gradients_keeps_the_weights_gradients(model_name):
+    # a state conditioned with gradients keeps its graph to the weights whatever mode
+    # the first prediction ran in (a cache filled under no_grad must not cut it)
+    model = tiny_model(model_name)
+    x, y = random_set(1, 10, seed=14)
+    xt, _ = random_set(1, 3, seed=15)
+
+    def weight_grads(state):
+        model.zero_grad(set_to_none=True)
+        model.predict(state, xt).loc.sum().backward()
+        return {name: p.grad.clone() for name, p in model.named_parameters() if p.grad is not None}
+
+    expected = weight_grads(model.condition(x, y))
+    state = model.condition(x, y)
+    with torch.no_grad():
+        model.predict(state, xt)
+    got = weight_grads(state)
+    assert got.keys() == expected.keys()
+    assert all(torch.allclose(got[k], expected[k]) for k in expected)

@@ -66,18 +66,25 @@ class CMANPState(NPState):
             function of the weights only, kept so updates need not rebuild it.
         n_points: number of points absorbed so far.
         n_batch: batch size ``B``.
+        grad_enabled: whether autograd was on when the state was built.
 
     The blocks' output latents (``[B, L_I, D]`` per block, what targets read) are a
-    function of ``data_state`` alone. They are computed on the first ``predict``
-    and cached in the state, so a run of ``update`` calls pays only for folding
-    the new points in, and the ``O(L_B^2 + L_I^2)`` latent pass once before the
-    next prediction.
+    function of ``data_state`` and the weights alone, not of the targets. They are
+    computed on the first ``predict`` and cached in the state, so a run of ``update``
+    calls pays only for folding the new points in, and the ``O(L_B^2 + L_I^2)``
+    latent pass once before the next prediction. They are computed in the state's
+    autograd mode (``grad_enabled``), not in the mode of that first ``predict``: a
+    state built without gradients then caches no graph (predictions from it can be
+    differentiated in ``xt`` any number of times), and one built with gradients
+    keeps its path to the weights even when its first prediction ran under
+    ``torch.no_grad()``.
     """
 
     data_state: SoftmaxState | None
     reader: StreamingReader
     n_points: int
     n_batch: int
+    grad_enabled: bool
     latent_cache: list[Tensor] = field(default_factory=list, compare=False, repr=False)
 
     @property
@@ -93,7 +100,7 @@ class CMANPState(NPState):
         if self.data_state is not None:  # stacked over blocks: the batch is dim 1
             data = SoftmaxState(_repeat_batch(self.data_state.log_norm, times, 1),
                                 _repeat_batch(self.data_state.mean_value, times, 1))
-        return CMANPState(data, self.reader, self.n_points, self.n_batch * times,
+        return CMANPState(data, self.reader, self.n_points, self.n_batch * times, self.grad_enabled,
                           list(_repeat_batch(self.latent_cache, times)))
 
 
@@ -152,7 +159,7 @@ class CMANP(NeuralProcess):
         reader = StreamingReader.from_blocks(
             [block.read_data for block in self.blocks], [block.block_latents for block in self.blocks]
         )
-        return CMANPState(None, reader, 0, batch_size)
+        return CMANPState(None, reader, 0, batch_size, torch.is_grad_enabled())
 
     def _absorb(self, state: CMANPState, x: Tensor, y: Tensor, chunk_size: int | None) -> CMANPState:
         chunk = self.config.chunk_size if chunk_size is None else chunk_size
@@ -164,16 +171,19 @@ class CMANP(NeuralProcess):
         for start in range(0, x.shape[1], chunk):
             tokens = self.embed(torch.cat([x[:, start:start + chunk], y[:, start:start + chunk]], dim=-1))
             data_state = state.reader.absorb(data_state, tokens)
-        return CMANPState(data_state, state.reader, state.num_points + x.shape[1], state.batch_size)
+        return CMANPState(data_state, state.reader, state.num_points + x.shape[1], state.batch_size,
+                          torch.is_grad_enabled())
 
     def latents(self, state: CMANPState) -> tuple[Tensor, ...]:
-        """Output latents of every block, ``[B, L_I, D]`` each (computed once per state)."""
+        """Output latents of every block, ``[B, L_I, D]`` each (computed once per state,
+        in the state's autograd mode; see :class:`CMANPState`)."""
         if not state.latent_cache:
-            z = self.initial_latents.unsqueeze(0).expand(state.batch_size, -1, -1)
-            latents = []
-            for g, block in enumerate(self.blocks):
-                z = block(StreamingReader.select(state.data_state, g), z)
-                latents.append(z)
+            with torch.set_grad_enabled(state.grad_enabled):
+                z = self.initial_latents.unsqueeze(0).expand(state.batch_size, -1, -1)
+                latents = []
+                for g, block in enumerate(self.blocks):
+                    z = block(StreamingReader.select(state.data_state, g), z)
+                    latents.append(z)
             state.latent_cache.extend(latents)
         return tuple(state.latent_cache)
 
