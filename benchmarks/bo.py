@@ -1,4 +1,4 @@
-"""Bayesian-optimisation regret on standard test functions (PROTOCOLS.md §4).
+"""Bayesian-optimisation regret on standard test functions (docs/protocols.md §4).
 
 Branin-2, Hartmann-3, Hartmann-6, Ackley-4, Levy-4 and Rosenbrock-3 (minimised, inputs
 mapped to the unit cube), ``--seeds`` seeds, ``--budget`` evaluations including a
@@ -213,7 +213,7 @@ def main(argv: list[str] | None = None) -> None:
     if not args.no_run:
         run_jobs(_one, [(m, f, s, args.budget, args.db) for m, f, s in todo], args.workers, "bo runs")
     runs = collect(args.db, args.budget)
-    lines = ["## Bayesian optimisation regret (PROTOCOLS.md §4)", "",
+    lines = ["## Bayesian optimisation regret (protocols.md §4)", "",
              f"Command: `{COMMAND}` (CPU: {machine_line(RUN_THREADS)}). Minimisation, {args.budget} evaluations including "
              f"the 2d + 1 Sobol points (identical across methods for a seed), {args.seeds} seeds. log10 simple "
              "regret at the last evaluation: median [25 %, 75 %]; seconds per iteration (act + observe), mean.", "",

@@ -32,7 +32,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parent))
 from common import machine_line, new_figure, publish, save_figure  # noqa: E402
 
 COMMAND = "python benchmarks/bo_scaling.py"
-# PROTOCOLS.md §4: SingleTaskGP fit + LogEI on Hartmann-6, 2-core CPU, BoTorch 0.18 (s/iter)
+# docs/protocols.md §4: SingleTaskGP fit + LogEI on Hartmann-6, 2-core CPU, BoTorch 0.18 (s/iter)
 PUBLISHED_GP = {200: "0.7", 1000: "5-12", 2000: "40-122", 4000: "~780 (fit alone)"}
 
 
@@ -149,9 +149,9 @@ def main(argv: list[str] | None = None) -> None:
              "acquisition evaluations varies several-fold between data sets at the same N, so the model's own "
              "cost is the update and the seconds per evaluation. GP: one iteration per cell, stopped after "
              f"{args.gp_timeout:.0f} s; from there on the GP column says `stopped`. Last column: the GP times "
-             "quoted in PROTOCOLS.md §4 (another 2-core CPU machine, BoTorch 0.18). ",
+             "quoted in protocols.md §4 (another 2-core CPU machine, BoTorch 0.18). ",
              "", "| N | CMANP (s/iter) | CMANP update (ms) | evaluations | CMANP ms/eval | SingleTaskGP (s/iter) "
-             "| GP / CMANP | GP, PROTOCOLS.md (s/iter) |",
+             "| GP / CMANP | GP, protocols.md (s/iter) |",
              "|---:|---:|---:|---:|---:|---:|---:|---:|"]
     for r in rows:
         c = r["cmanp"]

@@ -5,7 +5,8 @@ each in its own process with one torch thread, so they share the machine equally
 and every candidate is scored on one yardstick: held-out tasks of the default ``bo``
 prior standardised by their *context* (what ``NPModel`` sees), per input dimension,
 every ``--eval-every`` steps. The log-likelihood curves against minutes are the
-result; ``--render`` turns saved logs into docs/results/bo_training_study.md and a plot.
+result; ``--render`` turns saved logs into the "bo-training-study" section of docs/benchmarks.md
+(raw numbers: docs/results/bo_training_study.json) and a plot.
 
 Candidates (``--candidates`` picks a subset; names say what differs from ``ctx-expected``):
 

@@ -5,7 +5,7 @@ For N training points of Hartmann-6 (unit cube, float64 as BoTorch recommends):
 - one ``optimize_acqf`` (LogEI, 10 restarts, 512 raw samples), model build included:
   ``NPModel.from_pretrained("cmanp-bo", X, Y)`` vs ``SingleTaskGP`` + ``fit_gpytorch_mll``.
 
-The GP is run up to ``--gp-max-n`` (an exact GP fit grows ~cubically: PROTOCOLS.md §4
+The GP is run up to ``--gp-max-n`` (an exact GP fit grows ~cubically: docs/protocols.md §4
 measured ~13 minutes at N = 4000 on this kind of machine).
 
     python benchmarks/botorch_adapter.py
@@ -91,7 +91,7 @@ def main(argv: list[str] | None = None) -> None:
     skipped = [n for n in args.sizes if n > args.gp_max_n]
     if skipped:
         lines.append(f"\nSingleTaskGP not run at N = {', '.join(f'{n:,}' for n in skipped)}: an exact GP fit "
-                     "grows ~cubically (PROTOCOLS.md §4: ~13 min at N = 4,000 on this kind of machine).")
+                     "grows ~cubically (protocols.md §4: ~13 min at N = 4,000 on this kind of machine).")
     ratios = [f"N = {n:,}: {by[('gp', n)]['iteration_s'] / by[('np', n)]['iteration_s']:.1f}x"
               for n in args.sizes if ('gp', n) in by and ('np', n) in by]
     if ratios:

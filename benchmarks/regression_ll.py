@@ -1,4 +1,4 @@
-"""Meta-regression log-likelihoods of the shipped checkpoints (PROTOCOLS.md §1).
+"""Meta-regression log-likelihoods of the shipped checkpoints (docs/protocols.md §1).
 
 - Every ``*-gp1d`` checkpoint on the 1-D GP evaluation sets (RBF and Matérn-5/2;
   3000 batches x 16 tasks each by default, the papers' size), next to the
@@ -37,7 +37,7 @@ from npbandit.training.evaluation import eval_batches, evaluation_suite  # noqa:
 
 COMMAND = "python benchmarks/regression_ll.py"
 
-# PROTOCOLS.md §1: published mean target log-likelihoods (RBF, Matérn-5/2), 100k steps on a GPU.
+# docs/protocols.md §1: published mean target log-likelihoods (RBF, Matérn-5/2), 100k steps on a GPU.
 PUBLISHED = [
     ("TNP-D", 1.39, 0.95), ("LBANP (L=8)", 1.20, 0.75), ("LBANP (L=128)", 1.27, 0.85),
     ("CMANP (L_I=L_B=128)", 1.24, 0.80), ("CMANP-AND (b_Q=5)", 1.48, 0.96), ("ReTreever (14.9% tokens)", 1.25, 0.81),
@@ -169,7 +169,7 @@ def fmt(value: tuple[float, ...]) -> str:
 
 
 def render(rows: list[dict], batches: dict[str, int]) -> str:
-    lines = ["## Meta-regression log-likelihood (PROTOCOLS.md §1)", "",
+    lines = ["## Meta-regression log-likelihood (protocols.md §1)", "",
              f"Command: `{COMMAND}` (CPU: {machine_line()}). Mean target log-likelihood, higher is better; "
              "± is the standard error over evaluation batches. Published rows: the papers' numbers "
              "(100k steps, batch 16, on a GPU); ours were trained on a 2-core CPU machine (one torch thread per run, two runs at a time) for the steps shown.", ""]

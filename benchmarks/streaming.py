@@ -1,4 +1,4 @@
-"""Streaming cost and memory of CMANP vs LBANP and TNP-D (PROTOCOLS.md §5).
+"""Streaming cost and memory of CMANP vs LBANP and TNP-D (docs/protocols.md §5).
 
 For N context points, batch 1, paper-size models (d_model 64, 4 heads, 6 layers,
 128 latents), float32 on CPU:
@@ -101,7 +101,7 @@ def ratio(a: float, b: float) -> str:
 def render(rows: list[dict], sizes: list[int], tnpd_max_n: int) -> str:
     by = {(r["model"], r["n"]): r for r in rows}
     lines = [
-        "## Streaming and memory (PROTOCOLS.md §5)",
+        "## Streaming and memory (protocols.md §5)",
         "",
         f"Command: `{COMMAND}` (CPU: {machine_line()}). Batch 1, paper-size models, float32, "
         f"random weights; {N_QUERIES} queries for `predict`. Times are medians; peak memory is what "

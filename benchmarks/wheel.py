@@ -1,4 +1,4 @@
-"""Wheel-bandit regret, the full NP protocol (PROTOCOLS.md §3).
+"""Wheel-bandit regret, the full NP protocol (docs/protocols.md §3).
 
 2000 rounds, 50 seeds, δ ∈ {0.5, 0.7, 0.9, 0.95, 0.99, 0.995}; CMANP, LBANP, TNP-D
 (their shipped ``*-wheel`` checkpoints, UCB with β = 1), Uniform and LinUCB on the
@@ -30,7 +30,7 @@ COMMAND = "python benchmarks/wheel.py --workers 2"
 CURVE_EVERY = 10  # rounds between the points of the stored regret curves
 DELTAS = [0.5, 0.7, 0.9, 0.95, 0.99, 0.995]
 POLICIES = ["cmanp-wheel", "lbanp-wheel", "tnpd-wheel", "uniform", "linucb"]
-# PROTOCOLS.md §3, cumulative regret normalised to Uniform = 100 (δ = 0.7 ... 0.995)
+# docs/protocols.md §3, cumulative regret normalised to Uniform = 100 (δ = 0.7 ... 0.995)
 PUBLISHED_DELTAS = [0.7, 0.9, 0.95, 0.99, 0.995]
 PUBLISHED = {"TNP-D": [1.18, 1.70, 2.55, 3.57, 4.68], "LBANP (L=128)": [1.11, 1.75, 1.65, 6.13, 8.76],
              "CMANP": [0.93, 1.56, 1.87, 9.04, 13.02]}
@@ -113,7 +113,7 @@ def plot(summary: dict, deltas: list[float], policies: list[str]) -> None:
 
 
 def render(summary: dict, deltas: list[float], policies: list[str], steps: int, seeds: int) -> str:
-    lines = ["## Wheel bandit (PROTOCOLS.md §3)", "",
+    lines = ["## Wheel bandit (protocols.md §3)", "",
              f"Command: `{COMMAND}` (CPU: {machine_line(RUN_THREADS)}). {steps} rounds, {seeds} seeds per δ, UCB with β = 1 "
              "for the NP policies (shipped `*-wheel` checkpoints), the same reward tables for every policy. "
              "Cumulative regret normalised to Uniform = 100, mean ± std over seeds; simple regret = mean regret "

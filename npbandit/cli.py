@@ -8,12 +8,12 @@ import os
 import signal
 import sys
 
-import numpy as np
 import torch
 
 from npbandit.envs import ObjectiveError
 from npbandit.loop import RunInterrupted
 from npbandit.priors import PRIORS
+from npbandit.storage import DEFAULT_URL
 from npbandit.surrogates import available_models
 
 
@@ -32,7 +32,7 @@ def build_parser() -> argparse.ArgumentParser:
     parser.add_argument("--version", action="version", version=f"npbandit {__version__}")
     commands = parser.add_subparsers(dest="command", required=True)
     demo = commands.add_parser("demo", help="short BO run (Branin, CMANP) and wheel-bandit run, logged, then the report")
-    demo.add_argument("--db", default="sqlite:///npbandit.db")
+    demo.add_argument("--db", default=DEFAULT_URL)
     demo.add_argument("--budget", type=_positive_int, default=20, help="BO evaluations on Branin")
     demo.add_argument("--steps", type=_positive_int, default=300, help="wheel-bandit rounds")
     demo.add_argument("--seed", type=int, default=0)
@@ -58,7 +58,7 @@ def build_parser() -> argparse.ArgumentParser:
     opt.add_argument("--maximize", action="store_true", help="maximise instead of minimise")
     opt.add_argument("--on-error", choices=["raise", "skip"], default="raise")
     opt.add_argument("--seed", type=int, default=0)
-    opt.add_argument("--db", default="sqlite:///npbandit.db")
+    opt.add_argument("--db", default=DEFAULT_URL)
 
     bandit = commands.add_parser("bandit", help="wheel-bandit runs: several policies, deltas and seeds")
     bandit.add_argument("--policies", nargs="+", default=["cmanp-wheel", "uniform", "linucb"],
@@ -67,10 +67,10 @@ def build_parser() -> argparse.ArgumentParser:
     bandit.add_argument("--seeds", type=int, nargs="+", default=[0])
     bandit.add_argument("--steps", type=_positive_int, default=2000)
     bandit.add_argument("--beta", type=float, default=1.0, help="UCB exploration weight (mu + beta * sigma)")
-    bandit.add_argument("--db", default="sqlite:///npbandit.db")
+    bandit.add_argument("--db", default=DEFAULT_URL)
 
     report = commands.add_parser("report", help="tables of runs and regret from a database")
-    report.add_argument("--db", default="sqlite:///npbandit.db")
+    report.add_argument("--db", default=DEFAULT_URL)
     report.add_argument("--plot", help="also write a PNG of regret curves to this path")
     report.add_argument("--limit", type=_positive_int, default=20, help="runs listed")
     train = commands.add_parser("train", help="meta-train a surrogate on a prior (resumable)")
@@ -226,31 +226,6 @@ def _load_objective(spec: str):
     return objective
 
 
-def _run_bandits(policies: list[str], deltas: list[float], seeds: list[int], steps: int, beta: float,
-                 db: str) -> None:
-    import gymnasium as gym
-
-    import npbandit.envs  # noqa: F401  (registers the environments)
-    from npbandit.loop import run_episode
-    from npbandit.policies import make_bandit_policy
-    from npbandit.policies.bandit import check_bandit_policy_name
-    from npbandit.storage import RunLogger
-
-    for name in policies:  # fail fast, before any run, on names that are unknown or not wheel checkpoints
-        check_bandit_policy_name(name)
-    built = {name: make_bandit_policy(name, beta=beta) for name in policies}
-    for delta in deltas:
-        env = gym.make("npbandit/WheelBandit-v0", delta=delta, horizon=steps)
-        for seed in seeds:
-            for name, policy in built.items():
-                result = run_episode(env, policy, seed=seed, logger=RunLogger(db),
-                                     run_info={"kind": "bandit", "env_id": "npbandit/WheelBandit-v0",
-                                               "env_params": {"delta": delta, "horizon": steps}},
-                                     progress=_progress(), desc=f"{name} delta={delta} seed={seed}")
-                print(f"run {result.run_id}: {name:<22} delta={delta} seed={seed}  "
-                      f"cumulative regret {result.cumulative_regret:.1f} over {steps} steps")
-
-
 def _dispatch(args) -> int:
     if args.command == "demo":
         if args.streaming:
@@ -261,41 +236,22 @@ def _dispatch(args) -> int:
                 return 2
             run_demo(args.n_initial, args.n_updates, args.seed, args.size)
             return 0
-        from npbandit.api import optimize
-        from npbandit.envs import make_test_function
-        from npbandit.report import report_text
+        from npbandit.demo import run_tour
 
-        problem = make_test_function("branin")
-
-        def branin(x):
-            return float(problem.evaluate_true(torch.as_tensor(x)[None])[0])
-
-        print(f"1/3  Bayesian optimisation of Branin with CMANP ({args.budget} evaluations) -> {args.db}")
-        result = optimize(branin, problem.bounds, surrogate="cmanp", budget=args.budget, seed=args.seed,
-                          db=args.db)
-        print(f"     best value {result.best_value:.4f} at x = {np.round(result.best_x, 3).tolist()} "
-              f"(optimum 0.3979), run {result.run_id}")
-        print(f"2/3  wheel bandit, delta = 0.9, {args.steps} rounds: CMANP-UCB vs Uniform vs LinUCB -> {args.db}")
-        _run_bandits(["cmanp-wheel", "uniform", "linucb"], [0.9], [args.seed], args.steps, 1.0, args.db)
-        print("3/3  report\n")
-        print(report_text(args.db))
+        run_tour(args.db, args.budget, args.steps, args.seed, progress=_progress())
     elif args.command == "optimize":
         from npbandit.api import optimize
 
         if args.function:
             from npbandit.envs import make_test_function
+            from npbandit.envs.blackbox import problem_objective
 
             if args.function == "list":
                 _list_functions()
                 return 0
             problem = make_test_function(args.function, args.dim)
             bounds = problem.bounds if args.bounds is None else _parse_bounds(args.bounds)
-            name = args.function
-
-            def objective(x):
-                return float(problem.evaluate_true(torch.as_tensor(x, dtype=torch.float64)[None])[0])
-
-            objective.__name__ = name
+            objective = problem_objective(problem, args.function)
         else:
             if args.bounds is None:
                 raise ValueError("--bounds is required with --objective")
@@ -307,7 +263,10 @@ def _dispatch(args) -> int:
         print(f"run {result.run_id}: best value {result.best_value:.6g} at x = {result.best_x.tolist()} "
               f"after {len(result.history)} evaluations")
     elif args.command == "bandit":
-        _run_bandits(args.policies, args.deltas, args.seeds, args.steps, args.beta, args.db)
+        from npbandit.loop import run_wheel_bandits
+
+        run_wheel_bandits(args.policies, args.deltas, args.seeds, args.steps, beta=args.beta, db=args.db,
+                          progress=_progress())
     elif args.command == "report":
         from npbandit.report import plot_regret, report_text
 

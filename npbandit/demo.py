@@ -1,19 +1,63 @@
-"""`npbandit demo`: CMANP's constant-cost streaming, shown end to end.
+"""``npbandit demo``: the two demos behind the command.
 
-The model here is untrained (pretrained checkpoints ship with the pretraining work),
-so its predictions mean nothing yet; what the demo shows is the machinery every
-later use relies on: conditioning in chunks, exact single-point updates whose cost
-does not grow with the data, and a state whose size does not either.
+* :func:`run_tour` (``npbandit demo``): a short Bayesian optimisation of Branin with
+  the pretrained CMANP surrogate and a short wheel-bandit run (CMANP-UCB, Uniform,
+  LinUCB), both logged to the database, then the report of that database.
+* :func:`run_demo` (``npbandit demo --streaming``): CMANP's streaming machinery with
+  random weights, so its predictions mean nothing; what it shows is what every use
+  relies on: conditioning in chunks, exact single-point updates whose cost does not
+  grow with the data, and a state whose size does not either.
 """
 
 from __future__ import annotations
 
 import time
+from collections.abc import Callable
 from dataclasses import dataclass
 
+import numpy as np
 import torch
 
+from npbandit.storage import DEFAULT_URL
 from npbandit.surrogates import CMANP, build
+
+@dataclass(frozen=True)
+class TourReport:
+    bo_run_id: int | None
+    best_value: float
+    best_x: list[float]
+    bandit_run_ids: list[int | None]
+    report: str
+
+
+def run_tour(db: str = DEFAULT_URL, budget: int = 20, steps: int = 300, seed: int = 0, *,
+             progress: bool = False, say: Callable[[str], None] | None = print) -> TourReport:
+    """Branin with CMANP (``budget`` evaluations), then the wheel bandit at delta = 0.9
+    (``steps`` rounds each of CMANP-UCB, Uniform and LinUCB), all logged to ``db``, then
+    the report of ``db``. ``say`` gets every line (``None``: silent)."""
+    from npbandit.api import optimize
+    from npbandit.envs import make_test_function
+    from npbandit.envs.blackbox import problem_objective
+    from npbandit.loop import run_wheel_bandits
+    from npbandit.report import report_text
+
+    for name, value in (("budget", budget), ("steps", steps)):
+        if not isinstance(value, int) or isinstance(value, bool) or value < 1:
+            raise ValueError(f"{name} must be a positive int, got {value!r}")
+    say = say or (lambda line: None)
+    problem = make_test_function("branin")
+    say(f"1/3  Bayesian optimisation of Branin with CMANP ({budget} evaluations) -> {db}")
+    result = optimize(problem_objective(problem, "branin"), problem.bounds, surrogate="cmanp", budget=budget,
+                      seed=seed, db=db, progress=progress)
+    say(f"     best value {result.best_value:.4f} at x = {np.round(result.best_x, 3).tolist()} "
+        f"(optimum {problem.optimal_value:.4f}), run {result.run_id}")
+    say(f"2/3  wheel bandit, delta = 0.9, {steps} rounds: CMANP-UCB vs Uniform vs LinUCB -> {db}")
+    bandits = run_wheel_bandits(["cmanp-wheel", "uniform", "linucb"], [0.9], [seed], steps, beta=1.0, db=db,
+                                progress=progress, say=say)
+    say("3/3  report\n")
+    text = report_text(db)
+    say(text)
+    return TourReport(result.run_id, result.best_value, result.best_x.tolist(), [b.run_id for b in bandits], text)
 
 
 @dataclass(frozen=True)

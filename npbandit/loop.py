@@ -21,18 +21,18 @@ import contextlib
 import signal
 import threading
 import time
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
 import gymnasium as gym
 from tqdm import tqdm
 
-from npbandit.envs import ObjectiveError
+from npbandit.envs import BlackBoxEnv, ObjectiveError
 from npbandit.policies.base import Policy
-from npbandit.storage import RunLogger
+from npbandit.storage import DEFAULT_URL, RunLogger
 
-__all__ = ["run_episode", "EpisodeResult", "RunInterrupted"]
+__all__ = ["run_episode", "run_wheel_bandits", "EpisodeResult", "RunInterrupted"]
 
 
 class RunInterrupted(KeyboardInterrupt):
@@ -145,7 +145,7 @@ def _run(env: gym.Env, policy: Policy, seed: int, steps: int | None, logger: Run
                 result.run_id = logger.start(
                     kind=info.get("kind", "bandit"),
                     env_id=info.get("env_id", str(env.spec.id if env.spec else type(env).__name__)),
-                    env_params=info.get("env_params", {}), policy=policy.name, policy_params=policy.params(),
+                    env_params=_env_params(env, info), policy=policy.name, policy_params=policy.params(),
                     checkpoint=policy.checkpoint, seed=seed)
         obs, _ = env.reset(seed=seed)
         policy.reset(seed)
@@ -214,6 +214,67 @@ def _run(env: gym.Env, policy: Policy, seed: int, steps: int | None, logger: Run
             logger.finish("completed")
 
 
+def _env_params(env: gym.Env, info: dict[str, Any]) -> dict[str, Any]:
+    """``run_info["env_params"]``, completed for a black-box run with the problem it
+    optimises (objective name, dimension, bounds, direction, budget, known optimum):
+    ``npbandit report`` groups runs by the problem, whoever wrote the run_info."""
+    params = dict(info.get("env_params", {}))
+    base = env.unwrapped
+    if isinstance(base, BlackBoxEnv):
+        for key, value in (("objective", base.name), ("dim", base.dim), ("bounds", base.bounds.tolist()),
+                           ("minimize", base.minimize), ("budget", base.budget),
+                           ("optimal_value", base.optimal_value)):
+            params.setdefault(key, value)
+    return params
+
+
 def _horizon(env: gym.Env) -> int | None:
     base = env.unwrapped
     return getattr(base, "horizon", None) or getattr(base, "budget", None)
+
+
+def run_wheel_bandits(policies: Sequence[str], deltas: Sequence[float], seeds: Sequence[int], steps: int, *,
+                      beta: float = 1.0, db: str = DEFAULT_URL, progress: bool = False,
+                      say: Callable[[str], None] | None = print) -> list[EpisodeResult]:
+    """Wheel-bandit runs for every ``delta`` x ``seed`` x policy, each logged to ``db``.
+
+    The sweep behind ``npbandit bandit`` and ``npbandit demo``. Every policy name is
+    checked before any run starts, and each policy is built once and reset per run.
+
+    Args:
+        policies: names for :func:`npbandit.policies.make_bandit_policy` (``uniform``,
+            ``linucb``, ``gp-ucb``, ``<checkpoint>[-ucb|-thompson]``).
+        deltas: wheel radii in ``(0, 1)``; seeds: one run per seed (the same reward
+            table for every policy); steps: rounds per run.
+        beta: UCB exploration weight; db: SQLAlchemy URL / SQLite path.
+        say: called with one line per finished run (``None``: silent).
+
+    Returns:
+        the results in run order (deltas, then seeds, then policies).
+
+    Raises:
+        ValueError / FileNotFoundError: an unknown policy name or an unusable checkpoint,
+            before anything runs.
+    """
+    from npbandit.policies import make_bandit_policy
+    from npbandit.policies.bandit import check_bandit_policy_name
+
+    if isinstance(policies, str):
+        raise TypeError("policies must be a sequence of names, not one string")
+    for name in policies:  # fail fast, before any run, on names that are unknown or not wheel checkpoints
+        check_bandit_policy_name(name)
+    built = {name: make_bandit_policy(name, beta=beta) for name in policies}
+    results = []
+    for delta in deltas:
+        env = gym.make("npbandit/WheelBandit-v0", delta=delta, horizon=steps)
+        for seed in seeds:
+            for name, policy in built.items():
+                result = run_episode(env, policy, seed=seed, logger=RunLogger(db),
+                                     run_info={"kind": "bandit", "env_id": "npbandit/WheelBandit-v0",
+                                               "env_params": {"delta": delta, "horizon": steps}},
+                                     progress=progress, desc=f"{name} delta={delta} seed={seed}")
+                results.append(result)
+                if say is not None:
+                    say(f"run {result.run_id}: {name:<22} delta={delta} seed={seed}  "
+                        f"cumulative regret {result.cumulative_regret:.1f} over {steps} steps")
+    return results

@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # The long `*-bo` runs (issue: BO surrogates that steer), resumable across sessions.
 #
-# Recipe chosen by benchmarks/bo_training_study.py (docs/results/bo_training_study.md):
+# Recipe chosen by benchmarks/bo_training_study.py (docs/benchmarks.md, section "bo-training-study"):
 # targets standardised by the context alone (what NPModel sees), the expected loss
 # under the targets' exact GP moments (--loss expected), fine-tuned from the v1
 # checkpoints (CMANP from scratch did not leave the N(0, 1) level in 4,000 steps).

@@ -46,7 +46,7 @@ def test_wheel_step_reports_regret_and_truncates():
 
 
 def test_wheel_uniform_regret_matches_the_analytic_value():
-    # PROTOCOLS.md §3: Uniform's expected regret per step is δ²·0.16 + (1 − δ²)·39.16
+    # docs/protocols.md §3: Uniform's expected regret per step is δ²·0.16 + (1 − δ²)·39.16
     env = WheelBanditEnv(delta=0.7, horizon=20000)
     env.reset(seed=0)
     rng = np.random.default_rng(0)

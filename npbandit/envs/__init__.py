@@ -7,11 +7,11 @@
 import gymnasium as gym
 
 from npbandit.envs.blackbox import (BlackBoxEnv, ObjectiveError, available_functions, make_test_function,
-                                   objective_value)
+                                   objective_value, problem_objective)
 from npbandit.envs.wheel import WheelBanditEnv
 
 __all__ = ["WheelBanditEnv", "BlackBoxEnv", "ObjectiveError", "available_functions", "make_test_function",
-           "objective_value"]
+           "objective_value", "problem_objective"]
 
 for _id, _entry in (("npbandit/WheelBandit-v0", "npbandit.envs.wheel:WheelBanditEnv"),
                     ("npbandit/BlackBox-v0", "npbandit.envs.blackbox:BlackBoxEnv")):

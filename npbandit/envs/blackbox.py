@@ -37,7 +37,8 @@ import gymnasium as gym
 import numpy as np
 import torch
 
-__all__ = ["BlackBoxEnv", "ObjectiveError", "available_functions", "make_test_function", "objective_value"]
+__all__ = ["BlackBoxEnv", "ObjectiveError", "available_functions", "make_test_function", "objective_value",
+           "problem_objective"]
 
 
 class ObjectiveError(RuntimeError):
@@ -111,6 +112,42 @@ def make_test_function(name: str, dim: int | None = None):
     return problem
 
 
+def problem_objective(problem: Any, name: str | None = None) -> Callable[[np.ndarray], float]:
+    """A ``botorch.test_functions`` problem as a plain objective of one point.
+
+    The one wrapper behind ``BlackBox-v0``'s named functions, ``npbandit optimize
+    --function`` and ``npbandit demo``.
+
+    Args:
+        problem: a ``SyntheticTestFunction`` (e.g. from :func:`make_test_function`).
+        name: the objective's ``__name__`` (what a logged run calls it); default the
+            problem's class name in lower case.
+
+    Returns:
+        ``f(x) -> float``: the problem's noise-free value (``evaluate_true``) at ``x``, a
+        point of shape ``[d]`` in the problem's own bounds (not the unit cube),
+        evaluated in float64.
+
+    Raises:
+        TypeError: ``problem`` is not a test problem, or ``name`` is not a string;
+            ``f`` raises ``ValueError`` for a point whose shape is not ``[d]``.
+    """
+    if not callable(getattr(problem, "evaluate_true", None)) or not hasattr(problem, "dim"):
+        raise TypeError(f"problem must be a botorch.test_functions problem, got {type(problem).__name__}")
+    if name is not None and not isinstance(name, str):
+        raise TypeError(f"name must be a str or None, got {type(name).__name__}")
+    dim = int(problem.dim)
+
+    def objective(x: np.ndarray) -> float:
+        point = torch.as_tensor(np.asarray(x, dtype=np.float64))
+        if point.shape != (dim,):
+            raise ValueError(f"x must be one point of shape [{dim}], got shape {list(point.shape)}")
+        return float(problem.evaluate_true(point[None])[0])
+
+    objective.__name__ = objective.__qualname__ = name if name is not None else type(problem).__name__.lower()
+    return objective
+
+
 def objective_value(out: Any, x: np.ndarray) -> float:
     """An objective's return value as a float: a real number, a NumPy scalar, or a
     1-element array / tensor (``np.array([v])`` is common). NaN / inf pass through (the
@@ -173,7 +210,7 @@ class BlackBoxEnv(gym.Env):
         if function is not None:
             problem = make_test_function(function, dim)
             self.name = function.lower()
-            self._call = lambda x: float(problem.evaluate_true(torch.as_tensor(x, dtype=torch.float64)[None])[0])
+            self._call = problem_objective(problem, self.name)
             self.bounds = as_bounds(problem.bounds) if bounds is None else as_bounds(bounds)
             self.optimal_value = getattr(problem, "_optimal_value", None) if optimal_value is None else optimal_value
         else:

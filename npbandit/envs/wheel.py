@@ -1,4 +1,4 @@
-"""``npbandit/WheelBandit-v0``: the wheel bandit (Riquelme et al. 2018), PROTOCOLS.md §3.
+"""``npbandit/WheelBandit-v0``: the wheel bandit (Riquelme et al. 2018), docs/protocols.md §3.
 
 One episode is one run of ``horizon`` rounds (default 2000), then ``truncated=True``.
 ``reset`` draws the whole run from ``self.np_random``: every round's context and all

@@ -1,6 +1,6 @@
 """Contextual-bandit policies: NP-UCB / NP-Thompson on any surrogate, and baselines.
 
-NP policies follow the NP bandit protocol (PROTOCOLS.md §3): the history is the
+NP policies follow the NP bandit protocol (docs/protocols.md §3): the history is the
 surrogate's context; each past round contributes its context ``x`` and a reward row
 whose played arm holds the observed reward while the other arms hold the prior's
 fill (``N(0, 1)`` noise or zeros), all encoded as the prior encoded them (the
@@ -212,7 +212,8 @@ class NPBanditPolicy(Policy):
 
 class GPUCBPolicy(Policy):
     """GP-UCB with one BoTorch ``SingleTaskGP`` per arm on the contexts where it was
-    played; hyperparameters refit every ``refit_every`` rounds (an exact GP refit
+    played (:func:`npbandit.policies.gp.fit_single_task_gp`, as ``BOPolicy``'s GP);
+    hyperparameters refit every ``refit_every`` rounds (an exact GP refit
     every round of a 2000-round run would take hours on a CPU)."""
 
     name = "gp-ucb"
@@ -231,20 +232,15 @@ class GPUCBPolicy(Policy):
         self.rounds = 0
 
     def _model(self, arm: int):
-        from botorch.fit import fit_gpytorch_mll
-        from botorch.models import SingleTaskGP
-        from botorch.models.transforms import Standardize
-        from gpytorch.mlls import ExactMarginalLogLikelihood
+        from npbandit.policies import gp
 
         X = torch.tensor(np.array(self.X[arm]), dtype=torch.float64)
         Y = torch.tensor(self.Y[arm], dtype=torch.float64).unsqueeze(-1)
-        model = SingleTaskGP(X, Y, outcome_transform=Standardize(1) if len(Y) > 1 else None)
-        if self.hypers[arm] is not None and self.rounds % self.refit_every != 0:
-            model.load_state_dict(self.hypers[arm], strict=False)
-        else:
-            fit_gpytorch_mll(ExactMarginalLogLikelihood(model.likelihood, model))
-            self.hypers[arm] = {k: v for k, v in model.state_dict().items() if "outcome_transform" not in k}
-        return model.eval()
+        reuse = self.hypers[arm] is not None and self.rounds % self.refit_every != 0
+        model = gp.fit_single_task_gp(X, Y, hyperparameters=self.hypers[arm] if reuse else None)
+        if not reuse:
+            self.hypers[arm] = gp.gp_hyperparameters(model)
+        return model
 
     def act(self, obs: np.ndarray) -> int:
         untried = [a for a in range(self.n_arms) if not self.Y[a]]

@@ -14,12 +14,11 @@ import numpy as np
 import torch
 
 from npbandit.policies.base import Policy
+from npbandit.policies.gp import NOISE_FREE_VAR  # noqa: F401 (kept importable from here)
 
 __all__ = ["SobolPolicy", "BOPolicy", "ACQUISITIONS"]
 
 ACQUISITIONS = ("logei", "ucb", "thompson")
-#: the GP's fixed observation variance with ``noise_free=True``, in standardised units
-NOISE_FREE_VAR = 1e-6
 
 
 class _SobolDesign:
@@ -118,23 +117,9 @@ class BOPolicy(Policy):
     def _model(self):
         X, Y = self._data()
         if self.surrogate is None:
-            from botorch.fit import fit_gpytorch_mll
-            from botorch.models import SingleTaskGP
-            from botorch.models.transforms import Standardize
-            from gpytorch.mlls import ExactMarginalLogLikelihood
+            from npbandit.policies import gp  # looked up per call: the one fitting helper, also GPUCBPolicy's
 
-            Yvar = None
-            if self.noise_free:
-                # Standardize divides Yvar by Y's variance (a constant Y is left unscaled)
-                var = float(Y.var()) if len(Y) > 1 else 0.0
-                Yvar = torch.full_like(Y, NOISE_FREE_VAR * (var if var > 1e-16 else 1.0))
-            with warnings.catch_warnings():
-                # gpytorch floors a fixed float64 noise at 1e-6 and warns when the standardised
-                # Yvar lands a rounding error below it
-                warnings.simplefilter("ignore")
-                model = SingleTaskGP(X, Y, train_Yvar=Yvar, outcome_transform=Standardize(1))
-                fit_gpytorch_mll(ExactMarginalLogLikelihood(model.likelihood, model))
-            return model
+            return gp.fit_single_task_gp(X, Y, noise_free=self.noise_free)
         if self.np_model is None:
             from npbandit.surrogates.npmodel import NPModel
 

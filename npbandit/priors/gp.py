@@ -15,7 +15,7 @@ __all__ = ["GP1DPrior", "BOPrior"]
 
 
 class GP1DPrior(Prior):
-    """1-D GP meta-regression as in the TNP / LBANP / CMANP / TCA code (PROTOCOLS.md §1).
+    """1-D GP meta-regression as in the TNP / LBANP / CMANP / TCA code (docs/protocols.md §1).
 
     Per batch: ``Nc ~ U{3..max_points-4}``, ``Nt ~ U{3..max_points-Nc-1}`` (shared by
     the batch); ``x ~ U(-2, 2)``; context and targets disjoint. Per task:

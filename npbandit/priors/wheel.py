@@ -1,4 +1,4 @@
-"""Wheel-bandit tasks (Riquelme et al. 2018) as meta-learning batches (PROTOCOLS.md §3).
+"""Wheel-bandit tasks (Riquelme et al. 2018) as meta-learning batches (docs/protocols.md §3).
 
 Context ``x`` is uniform in the unit disc; five arms. Arm 0 pays ``N(1.2, s²)``,
 arms 1-4 pay ``N(1.0, s²)``; if ``||x|| >= delta`` the arm of x's quadrant pays

@@ -1,0 +1,88 @@
+"""The one place npbandit builds and fits BoTorch's ``SingleTaskGP``.
+
+``BOPolicy(model="gp")`` and ``GPUCBPolicy`` both go through :func:`fit_single_task_gp`,
+so the exact-GP baselines share one configuration: BoTorch's default kernel and
+priors, a ``Standardize`` outcome transform (also for a single observation, where
+BoTorch centres it and keeps the scale at 1), the marginal likelihood maximised with
+``fit_gpytorch_mll``, and, for deterministic objectives, a fixed tiny observation
+variance instead of an inferred one.
+"""
+
+from __future__ import annotations
+
+import warnings
+from typing import Any
+
+import torch
+
+__all__ = ["NOISE_FREE_VAR", "fit_single_task_gp", "gp_hyperparameters"]
+
+#: the GP's fixed observation variance with ``noise_free=True``, in standardised units
+NOISE_FREE_VAR = 1e-6
+
+
+def _check_data(X: Any, Y: Any) -> None:
+    for name, value in (("X", X), ("Y", Y)):
+        if not isinstance(value, torch.Tensor):
+            raise TypeError(f"{name} must be a torch.Tensor, got {type(value).__name__}")
+        if not value.is_floating_point():
+            raise TypeError(f"{name} must be a floating-point tensor, got {value.dtype}")
+        if not torch.isfinite(value).all():
+            raise ValueError(f"{name} must be finite (NaN or inf found)")
+    if X.ndim != 2 or X.shape[0] < 1 or X.shape[1] < 1:
+        raise ValueError(f"X must have shape [n, d] with n, d >= 1, got {tuple(X.shape)}")
+    if Y.shape != (X.shape[0], 1):
+        raise ValueError(f"Y must have shape [n, 1] = [{X.shape[0]}, 1] to match X, got {tuple(Y.shape)}")
+    if X.dtype != Y.dtype:
+        raise TypeError(f"X and Y must share a dtype, got {X.dtype} and {Y.dtype}")
+
+
+def fit_single_task_gp(X: torch.Tensor, Y: torch.Tensor, *, noise_free: bool = False,
+                       hyperparameters: dict[str, torch.Tensor] | None = None):
+    """A ``SingleTaskGP`` on ``(X, Y)``, fitted (or given ``hyperparameters``), in eval mode.
+
+    Args:
+        X: inputs, shape ``[n, d]`` (float64 advised, as BoTorch does), ``n >= 1``.
+        Y: outcomes, shape ``[n, 1]``, same dtype as ``X``.
+        noise_free: tell the GP the outcomes are exact: a fixed observation variance
+            of :data:`NOISE_FREE_VAR` in the standardised units the GP works in, as
+            BoTorch documents for noise-free data (``train_Yvar``). ``False`` infers
+            the noise (BoTorch's default likelihood: LogNormal(-4, 1) prior, floor 1e-4).
+        hyperparameters: a state dict from :func:`gp_hyperparameters`; loaded instead
+            of running the fit (reusing an earlier fit between refits).
+
+    Returns:
+        ``botorch.models.SingleTaskGP`` with a ``Standardize(1)`` outcome transform, in
+        eval mode; its posterior is in ``Y``'s units.
+
+    Raises:
+        TypeError / ValueError: non-tensor, non-float, non-finite or misshapen ``X`` / ``Y``.
+    """
+    from botorch.fit import fit_gpytorch_mll
+    from botorch.models import SingleTaskGP
+    from botorch.models.transforms import Standardize
+    from gpytorch.mlls import ExactMarginalLogLikelihood
+    from gpytorch.utils.warnings import NumericalWarning
+
+    _check_data(X, Y)
+    Yvar = None
+    if noise_free:
+        # Standardize divides Yvar by Y's variance (a single or constant Y is left unscaled)
+        var = float(Y.var()) if len(Y) > 1 else 0.0
+        Yvar = torch.full_like(Y, NOISE_FREE_VAR * (var if var > 1e-16 else 1.0))
+    with warnings.catch_warnings():
+        # gpytorch floors a fixed float64 noise at 1e-6 and warns when the standardised Yvar
+        # lands a rounding error below it; every other warning reaches the user
+        warnings.filterwarnings("ignore", message="Very small noise values detected", category=NumericalWarning)
+        model = SingleTaskGP(X, Y, train_Yvar=Yvar, outcome_transform=Standardize(1))
+        if hyperparameters is not None:
+            model.load_state_dict(hyperparameters, strict=False)
+        else:
+            fit_gpytorch_mll(ExactMarginalLogLikelihood(model.likelihood, model))
+    return model.eval()
+
+
+def gp_hyperparameters(model) -> dict[str, torch.Tensor]:
+    """The fitted hyperparameters of a :func:`fit_single_task_gp` model, without the
+    outcome transform's statistics (those belong to the data, not the fit)."""
+    return {k: v.detach().clone() for k, v in model.state_dict().items() if "outcome_transform" not in k}

@@ -1,0 +1,205 @@
+"""Things that exist once and are used everywhere: the test-function wrapper, the
+default database URL, the SingleTaskGP fit, the demo and the wheel-bandit sweep."""
+
+import warnings
+
+import gymnasium as gym
+import numpy as np
+import pytest
+import torch
+
+import npbandit.cli as cli
+import npbandit.demo as demo
+import npbandit.envs.blackbox as blackbox
+import npbandit.policies.gp as gp
+from npbandit.envs import BlackBoxEnv, make_test_function
+from npbandit.loop import run_episode, run_wheel_bandits
+from npbandit.policies import BOPolicy, GPUCBPolicy
+from npbandit.storage import DEFAULT_URL, list_runs, run_steps
+
+
+# -- the test-function wrapper ---------------------------------------------------------------------------------
+
+def test_problem_objective_is_the_noise_free_value_at_one_point():
+    problem = make_test_function("hartmann", 3)
+    f = blackbox.problem_objective(problem, "hartmann")
+    x = np.array([0.1, 0.5, 0.9])
+    assert f(x) == float(problem.evaluate_true(torch.tensor(x)[None])[0])
+    assert isinstance(f(x), float) and f.__name__ == "hartmann"
+    assert blackbox.problem_objective(make_test_function("branin")).__name__ == "branin"
+    with pytest.raises(ValueError, match=r"x must be one point of shape \[3\]"):
+        f(np.zeros((1, 3)))
+    with pytest.raises(TypeError, match="problem"):
+        blackbox.problem_objective(lambda x: 0.0)
+    with pytest.raises(TypeError, match="name"):
+        blackbox.problem_objective(problem, name=3)
+
+
+@pytest.fixture
+def wrapper_calls(monkeypatch):
+    calls = []
+    real = blackbox.problem_objective
+
+    def spy(problem, name=None):
+        calls.append((type(problem).__name__, name))
+        return real(problem, name)
+
+    monkeypatch.setattr(blackbox, "problem_objective", spy)
+    return calls
+
+
+def test_the_environment_and_the_cli_wrap_test_functions_the_same_way(wrapper_calls, tmp_path, capsys):
+    env = BlackBoxEnv(function="Branin", budget=1)
+    env.reset(seed=0)
+    _, _, _, _, info = env.step(np.array([0.5, 0.5]))
+    assert info["value"] == pytest.approx(float(make_test_function("branin").evaluate_true(
+        torch.tensor(env.to_bounds([0.5, 0.5]))[None])[0]))
+    assert cli.main(["optimize", "--function", "branin", "--surrogate", "random", "--budget", "3",
+                     "--db", str(tmp_path / "o.db")]) == 0
+    assert wrapper_calls == [("Branin", "branin"), ("Branin", "branin")]
+    (run,) = list_runs(str(tmp_path / "o.db"))
+    assert run.env_params["objective"] == "branin"
+
+
+# -- one default database URL ----------------------------------------------------------------------------------
+
+def test_every_db_option_defaults_to_the_one_constant(monkeypatch):
+    monkeypatch.setattr(cli, "DEFAULT_URL", "sqlite:///elsewhere.db")
+    parser = cli.build_parser()
+    commands = next(a for a in parser._actions if a.dest == "command").choices
+    with_db = {name: [a.default for a in sub._actions if a.dest == "db"] for name, sub in commands.items()}
+    with_db = {name: defaults for name, defaults in with_db.items() if defaults}
+    assert {"demo", "optimize", "bandit", "report"} <= set(with_db)
+    assert all(defaults == ["sqlite:///elsewhere.db"] for defaults in with_db.values()), with_db
+    assert DEFAULT_URL == "sqlite:///npbandit.db"
+
+
+# -- one SingleTaskGP fit --------------------------------------------------------------------------------------
+
+def test_both_gp_baselines_fit_through_the_one_helper(monkeypatch):
+    calls = []
+    real = gp.fit_single_task_gp
+
+    def spy(X, Y, **kwargs):
+        calls.append((X.shape[-1], kwargs))
+        return real(X, Y, **kwargs)
+
+    monkeypatch.setattr(gp, "fit_single_task_gp", spy)
+    run_episode(BlackBoxEnv(function="branin", budget=6), BOPolicy(2, model="gp", noise_free=True), seed=0)
+    assert calls == [(2, {"noise_free": True})]  # 5 Sobol points, then one fit
+    calls.clear()
+    env = gym.make("npbandit/WheelBandit-v0", delta=0.5, horizon=12)
+    run_episode(env, GPUCBPolicy(refit_every=3), seed=0)
+    assert calls and all(d == 2 and set(kw) == {"hyperparameters"} for d, kw in calls)
+    # refits every 3 rounds, the fitted hyperparameters reused in between
+    assert any(kw["hyperparameters"] is None for _, kw in calls)
+    assert any(kw["hyperparameters"] is not None for _, kw in calls)
+
+
+def _data(n, d=2, seed=0):
+    g = torch.Generator().manual_seed(seed)
+    X = torch.rand(n, d, generator=g, dtype=torch.float64)
+    return X, (X.sin().sum(-1, keepdim=True) * 3 + 10)
+
+
+def test_fit_single_task_gp_standardises_even_one_observation():
+    from botorch.models import SingleTaskGP
+    from botorch.models.transforms import Standardize
+
+    for n in (1, 8):
+        X, Y = _data(n)
+        model = gp.fit_single_task_gp(X, Y)
+        assert isinstance(model, SingleTaskGP) and isinstance(model.outcome_transform, Standardize)
+        assert not model.training
+        with torch.no_grad():
+            mean = model.posterior(X).mean
+        assert mean.shape == (n, 1)
+        assert torch.allclose(mean, Y, atol=0.5)  # in Y's units, near the data
+
+
+def test_fit_single_task_gp_noise_free_and_given_hyperparameters(monkeypatch):
+    import botorch.fit
+    from gpytorch.likelihoods import FixedNoiseGaussianLikelihood
+
+    X, Y = _data(8)
+    exact = gp.fit_single_task_gp(X, Y, noise_free=True)
+    assert isinstance(exact.likelihood, FixedNoiseGaussianLikelihood)
+    assert torch.allclose(exact.likelihood.noise, torch.tensor(gp.NOISE_FREE_VAR, dtype=torch.float64))
+
+    fitted = gp.fit_single_task_gp(X, Y)
+    hypers = gp.gp_hyperparameters(fitted)
+    assert hypers and not any("outcome_transform" in k for k in hypers)
+
+    def no_fit(*args, **kwargs):
+        raise AssertionError("given hyperparameters, nothing is fitted")
+
+    monkeypatch.setattr(botorch.fit, "fit_gpytorch_mll", no_fit)
+    X2, Y2 = _data(9, seed=1)
+    reused = gp.fit_single_task_gp(X2, Y2, hyperparameters=hypers)
+    lengthscale = "covar_module.lengthscale"
+    assert torch.equal(reused.covar_module.lengthscale, fitted.covar_module.lengthscale), lengthscale
+
+
+def test_fit_single_task_gp_hides_only_the_noise_floor_warning():
+    from botorch.exceptions import InputDataWarning
+
+    X, Y = _data(6)
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        gp.fit_single_task_gp(X, Y, noise_free=True)
+        gp.fit_single_task_gp(X * 4 - 2, Y)  # inputs outside the unit cube: BoTorch's advice reaches the user
+    assert not [w for w in caught if "small noise" in str(w.message)]
+    assert [w for w in caught if issubclass(w.category, InputDataWarning)]
+
+
+@pytest.mark.parametrize("X,Y,error,match", [
+    (np.zeros((3, 2)), torch.zeros(3, 1), TypeError, "X must be a torch.Tensor"),
+    (torch.zeros(3, 2), torch.zeros(3), ValueError, r"Y must have shape \[n, 1\]"),
+    (torch.zeros(3), torch.zeros(3, 1), ValueError, r"X must have shape \[n, d\]"),
+    (torch.zeros(3, 2, dtype=torch.float64), torch.full((3, 1), float("nan"), dtype=torch.float64), ValueError,
+     "Y must be finite"),
+    (torch.zeros(3, 2, dtype=torch.int64), torch.zeros(3, 1), TypeError, "X must be a floating-point"),
+])
+def test_fit_single_task_gp_validates_its_data(X, Y, error, match):
+    with pytest.raises(error, match=match):
+        gp.fit_single_task_gp(X, Y)
+
+
+# -- the demo and the wheel-bandit sweep -----------------------------------------------------------------------
+
+def test_the_demo_command_runs_the_tour_in_demo_py(monkeypatch):
+    seen = []
+    monkeypatch.setattr(demo, "run_tour", lambda *args, **kwargs: seen.append((args, kwargs)))
+    assert cli.main(["demo", "--db", "sqlite:///x.db", "--budget", "7", "--steps", "9", "--seed", "2"]) == 0
+    assert [args for args, _ in seen] == [("sqlite:///x.db", 7, 9, 2)]
+
+
+def test_the_tour_logs_a_bo_run_and_three_bandit_runs_then_reports(tmp_path, wrapper_calls):
+    db = str(tmp_path / "demo.db")
+    lines = []
+    tour = demo.run_tour(db, budget=5, steps=6, seed=1, say=lines.append)
+    runs = list_runs(db)
+    assert sorted((r.kind, r.policy) for r in runs) == [
+        ("bandit", "cmanp-wheel-ucb"), ("bandit", "linucb"), ("bandit", "uniform"), ("bo", "cmanp-bo-logei")]
+    bo_run = next(r for r in runs if r.kind == "bo")
+    assert bo_run.id == tour.bo_run_id and len(run_steps(db, bo_run.id)) == 5
+    assert bo_run.env_params["objective"] == "branin" and wrapper_calls == [("Branin", "branin")]
+    assert sorted(tour.bandit_run_ids) == sorted(r.id for r in runs if r.kind == "bandit")
+    assert lines[0].startswith("1/3") and tour.report in lines
+    with pytest.raises(ValueError, match="budget"):
+        demo.run_tour(db, budget=0)
+
+
+def test_run_wheel_bandits_runs_every_combination_in_order(tmp_path):
+    db, lines = str(tmp_path / "b.db"), []
+    results = run_wheel_bandits(["uniform", "linucb"], [0.5], [0, 1], 5, db=db, say=lines.append)
+    assert len(results) == 4 and len(lines) == 4
+    runs = {r.id: r for r in list_runs(db)}
+    assert [(runs[r.run_id].policy, runs[r.run_id].seed) for r in results] == [
+        ("uniform", 0), ("linucb", 0), ("uniform", 1), ("linucb", 1)]
+    assert all(len(run_steps(db, r.run_id)) == 5 for r in results)
+    with pytest.raises(TypeError, match="policies"):
+        run_wheel_bandits("uniform", [0.5], [0], 5, db=db)
+    with pytest.raises(ValueError, match="policy"):
+        run_wheel_bandits(["uniform", "no-such-policy"], [0.5], [0], 5, db=db)
+    assert len(list_runs(db)) == 4  # a bad name stops the sweep before any run
