@@ -7,7 +7,7 @@ STAMP  := $(VENV)/.installed
 # would pull several GB of CUDA packages.
 TORCH  := torch==2.13.0
 
-.PHONY: demo test bench bench-quick bench-streaming clean
+.PHONY: demo test bench bench-quick bench-streaming botorch-compat clean
 
 $(STAMP): pyproject.toml
 	test -x $(BIN)/python || $(PYTHON) -m venv $(VENV)
@@ -20,6 +20,13 @@ demo: $(STAMP)
 
 test: $(STAMP)
 	$(BIN)/python -m pytest -q
+
+# NPModel's tests against the lowest and the newest BoTorch that pyproject.toml admits,
+# each in a throwaway venv under /tmp (a few minutes the first time; pass other
+# releases with BOTORCH_VERSIONS="0.17.2 0.18.0").
+BOTORCH_VERSIONS ?=
+botorch-compat:
+	$(PYTHON) scripts/botorch_compat.py --torch "$(TORCH)" $(BOTORCH_VERSIONS)
 
 bench-streaming: $(STAMP)
 	$(BIN)/python benchmarks/streaming.py

@@ -4,8 +4,11 @@ The loop has the shape of BoTorch's closed-loop tutorial: a few Sobol points, th
 LogEI maximised with ``optimize_acqf`` each iteration, on Hartmann-6 (minimised; the
 problem's inputs already live in the unit cube). Only the model line differs:
 
-    model = SingleTaskGP(X, Y); fit_gpytorch_mll(ExactMarginalLogLikelihood(model.likelihood, model))
+    model = SingleTaskGP(X, Y)
     model = NPModel.from_pretrained("cmanp-bo", X, Y)
+
+The fitting line after it, ``fit_gpytorch_mll(ExactMarginalLogLikelihood(model.likelihood,
+model))``, stays for both: for the pretrained NP it fits nothing.
 
 Run:  .venv/bin/python examples/botorch_swap.py [--iterations 30] [--seed 0]
 """
@@ -37,9 +40,9 @@ def run(kind: str, iterations: int, seed: int) -> tuple[list[float], float]:
     for _ in range(iterations):
         if kind == "gp":
             model = SingleTaskGP(X, Y)
-            fit_gpytorch_mll(ExactMarginalLogLikelihood(model.likelihood, model))
         else:
             model = NPModel.from_pretrained("cmanp-bo", X, Y)
+        fit_gpytorch_mll(ExactMarginalLogLikelihood(model.likelihood, model))
         acq = LogExpectedImprovement(model, best_f=Y.max())
         candidate, _ = optimize_acqf(acq, bounds, q=1, num_restarts=10, raw_samples=512)
         X = torch.cat([X, candidate])

@@ -133,7 +133,7 @@ def test_eval_and_train_raise_no_warnings():
         model.train()
         model.eval()
         model.posterior(torch.rand(2, 1, D, dtype=torch.float64))
-    assert model.likelihood is None and model.num_outputs == 1 and model.batch_shape == torch.Size()
+    assert model.num_outputs == 1 and model.batch_shape == torch.Size()
 
 
 def test_transforms_and_bounds_map_inputs_to_the_unit_cube():
@@ -384,3 +384,71 @@ def test_posterior_can_be_differentiated_again_and_again(name):
     streamed = model.condition_on_observations(X[:1] * 0.5, Y[:1])
     for _ in range(2):
         streamed.posterior(torch.rand(2, 1, D, dtype=torch.float64, requires_grad=True)).mean.sum().backward()
+
+
+def test_the_swap_is_one_line_in_a_botorch_script():
+    # a user's BoTorch script (its README's shape) with only the model line changed:
+    # the mll and fit_gpytorch_mll lines stay, and fitting a pretrained model does nothing
+    from botorch.fit import fit_gpytorch_mll
+    from botorch.models import SingleTaskGP
+    from gpytorch.mlls import ExactMarginalLogLikelihood
+
+    train_X = torch.rand(10, 2, dtype=torch.float64, generator=torch.Generator().manual_seed(1))
+    Y = 1 - (train_X - 0.5).norm(dim=-1, keepdim=True)
+    Y = Y + 0.1 * torch.randn(Y.shape, dtype=torch.float64, generator=torch.Generator().manual_seed(2))
+    bounds = torch.stack([torch.zeros(2), torch.ones(2)]).to(torch.double)
+    for swapped in (False, True):
+        if not swapped:
+            model = SingleTaskGP(train_X=train_X, train_Y=Y, input_transform=Normalize(d=2),
+                                 outcome_transform=Standardize(m=1))
+        else:
+            model = NPModel.from_pretrained("cmanp-bo", train_X=train_X, train_Y=Y, input_transform=Normalize(d=2),
+                                            outcome_transform=Standardize(m=1))
+        weights = {k: v.clone() for k, v in model.state_dict().items()}
+        mll = ExactMarginalLogLikelihood(model.likelihood, model)
+        assert fit_gpytorch_mll(mll) is mll and not mll.training
+        logEI = LogExpectedImprovement(model=model, best_f=Y.max())
+        candidate, acq_value = optimize_acqf(logEI, bounds=bounds, q=1, num_restarts=5, raw_samples=20)
+        assert candidate.shape == (1, 2) and (candidate >= 0).all() and (candidate <= 1).all()
+        assert torch.isfinite(acq_value)
+    assert model.state_dict().keys() == weights.keys()
+    assert all(torch.equal(model.state_dict()[k], weights[k]) for k in weights)  # nothing was fitted
+
+
+def test_likelihood_reports_the_noise_estimate():
+    from gpytorch.likelihoods import GaussianLikelihood
+    from gpytorch.mlls import ExactMarginalLogLikelihood
+
+    X, Y = data()
+    model = NPModel(surrogate(), X, Y)
+    ExactMarginalLogLikelihood(model.likelihood, model)  # constructs, like a GP's
+    assert not isinstance(model.likelihood, GaussianLikelihood)  # nothing to set or learn
+    assert list(model.likelihood.parameters()) == []
+    expected = model.noise_variance() * model._y_std ** 2  # in the (outcome-transformed) units of train_Y
+    assert torch.allclose(model.likelihood.noise, expected)
+    # the likelihood applied to the latent posterior is the posterior of a new observation
+    Xt = torch.rand(5, 1, D, dtype=torch.float64)
+    noisy = model.likelihood(model.posterior(Xt).distribution)
+    assert torch.allclose(noisy.variance, model.posterior(Xt, observation_noise=True).variance.squeeze(-1))
+    streamed = model.condition_on_observations(X[:1] * 0.5, Y[:1])
+    assert torch.allclose(streamed.likelihood.noise, streamed.noise_variance() * streamed._y_std ** 2)
+    with pytest.raises(ValueError, match="mll"):
+        model.custom_fit(ExactMarginalLogLikelihood(streamed.likelihood, streamed))
+    with pytest.raises(TypeError, match="mll"):
+        model.custom_fit(None)
+
+
+def test_conditioned_models_do_not_share_module_bookkeeping():
+    # a conditioned model is built field by field, not by copying the parent's __dict__
+    # (which shared torch's hook dictionaries between parent and child)
+    X, Y = data()
+    model = NPModel(surrogate(), X, Y, input_transform=Normalize(D), outcome_transform=Standardize(1))
+    calls = []
+    for child in (model.condition_on_observations(X[:2] * 0.5, Y[:2]),
+                  model.fantasize(torch.rand(2, 1, D, dtype=torch.float64), SobolQMCNormalSampler(torch.Size([3]))),
+                  model.subset_output([0])):
+        child.register_load_state_dict_post_hook(lambda module, keys: calls.append(module))
+        assert set(vars(child)) == set(vars(model))
+        assert child.input_transform is model.input_transform and child.likelihood is not model.likelihood
+    model.load_state_dict(model.state_dict())
+    assert calls == []

@@ -2,10 +2,19 @@
 
 Swap one line of a BoTorch pipeline::
 
-    model = SingleTaskGP(train_X, train_Y); fit_gpytorch_mll(...)       # before
+    model = SingleTaskGP(train_X, train_Y)                              # before
     model = NPModel.from_pretrained("cmanp-bo", train_X, train_Y)       # after
+    fit_gpytorch_mll(ExactMarginalLogLikelihood(model.likelihood, model))  # may stay
 
 and keep the acquisition functions, ``optimize_acqf``, transforms and fantasies.
+The fitting line fits nothing (the surrogate is pretrained; see
+:meth:`NPModel.custom_fit` and :class:`NPLikelihood`).
+
+Only BoTorch's public extension points are used (``Model.posterior``,
+``condition_on_observations`` with ``FantasizeMixin.fantasize``, ``subset_output``,
+``num_outputs`` / ``batch_shape``, transforms, ``custom_fit`` on BoTorch 0.18 and the
+``FitGPyTorchMLL`` dispatcher on 0.17); the supported range is pinned in
+``pyproject.toml`` and ``make botorch-compat`` tests both ends of it.
 
 What the model does with the data
 ---------------------------------
@@ -99,6 +108,10 @@ from botorch.models.transforms.input import InputTransform
 from botorch.models.transforms.outcome import OutcomeTransform
 from botorch.posteriors.gpytorch import GPyTorchPosterior
 from gpytorch.distributions import MultitaskMultivariateNormal, MultivariateNormal
+from gpytorch.likelihoods import _GaussianLikelihoodBase
+from gpytorch.likelihoods.noise_models import Noise
+from gpytorch.mlls import MarginalLogLikelihood
+from gpytorch.models import GP
 from linear_operator.operators import DiagLinearOperator
 from torch import Tensor
 
@@ -106,7 +119,7 @@ from npbandit.priors import PRIORS
 from npbandit.scaling import MIN_STD, standardization
 from npbandit.surrogates.base import NeuralProcess, NPState
 
-__all__ = ["NPModel"]
+__all__ = ["NPModel", "NPLikelihood"]
 
 MIN_LATENT_VAR = 1e-6
 NOISE_POINTS = 256
@@ -180,8 +193,12 @@ def _evenly_spaced(n: int, k: int) -> Tensor | slice:
     return torch.linspace(0, n - 1, k, dtype=torch.float64).round().long()
 
 
-class NPModel(Model, FantasizeMixin):
+class NPModel(Model, FantasizeMixin, GP):
     """A neural-process surrogate plus its training data, as a BoTorch ``Model``.
+
+    It is also a GPyTorch ``GP`` with a Gaussian :class:`NPLikelihood`, so a GP
+    script's ``fit_gpytorch_mll(ExactMarginalLogLikelihood(model.likelihood, model))``
+    runs unchanged; it fits nothing (see :meth:`custom_fit`).
 
     Args:
         surrogate: any :class:`~npbandit.surrogates.NeuralProcess`.
@@ -245,7 +262,7 @@ class NPModel(Model, FantasizeMixin):
             outcome_transform.eval()
         else:
             train_Y_t = train_Y
-        self.likelihood = None  # BoTorch's fantasize() reads it; the NP has no GPyTorch likelihood
+        self.likelihood = NPLikelihood(self)
         self._batch_shape = torch.Size()
         self._num_outputs = surrogate.y_dim
         self._output_indices: list[int] | None = None
@@ -330,16 +347,32 @@ class NPModel(Model, FantasizeMixin):
     def batch_shape(self) -> torch.Size:
         return self._batch_shape
 
-    # -- BoTorch hooks that assume GPyTorch training data ----------------------------
+    # -- modes and fitting --------------------------------------------------------
 
-    def _set_transformed_inputs(self) -> None:
-        """No-op: the NP keeps its (transformed) context in its state, not in ``train_inputs``."""
+    def train(self, mode: bool = True) -> "NPModel":
+        """Set ``training`` here and in the transforms; returns the model.
 
-    def _revert_to_original_inputs(self) -> None:
-        """No-op, see :meth:`_set_transformed_inputs`."""
+        A BoTorch ``Model`` would also swap GPyTorch ``train_inputs`` for transformed
+        ones (and warn that it has none); the NP keeps its transformed context in its
+        state instead, so only the modes change."""
+        return torch.nn.Module.train(self, mode)
 
-    def custom_fit(self, *args: Any, **kwargs: Any) -> None:
-        """Nothing to fit: the surrogate is pretrained (``fit_gpytorch_mll`` calls this)."""
+    def eval(self) -> "NPModel":
+        """``train(False)``."""
+        return self.train(False)
+
+    def custom_fit(self, mll: MarginalLogLikelihood, **kwargs: Any) -> MarginalLogLikelihood:
+        """Nothing to fit: the surrogate is pretrained. Returns ``mll`` in eval mode.
+
+        ``botorch.fit.fit_gpytorch_mll`` calls this (BoTorch >= 0.18; on 0.17 the same
+        function is registered with its dispatcher), so a GP script's fitting line is
+        accepted unchanged; the network's weights and the model's data stay as they are.
+        Any other keyword (closure, optimizer, ...) is accepted and not used."""
+        if not isinstance(mll, MarginalLogLikelihood):
+            raise TypeError(f"mll must be a gpytorch MarginalLogLikelihood, got {type(mll).__name__}")
+        if mll.model is not self:
+            raise ValueError("mll must be built on this model (mll.model is another model)")
+        return mll.eval()
 
     # -- scaling -------------------------------------------------------------------
 
@@ -466,14 +499,24 @@ class NPModel(Model, FantasizeMixin):
             return self._stream(X, Y, Y_t)
         return self._fantasy(X, Y, Y_t, new_batch)
 
+    # The model's own state, all of which a conditioned model starts from (shared
+    # references, never written in place). Everything else in the instance dict is
+    # torch/GPyTorch bookkeeping that each model gets fresh from the constructor chain.
+    _FIELDS = ("_held", "_d", "_input_domain", "_standardize", "_tol", "_noise_points", "_bounds",
+               "_batch_shape", "_num_outputs", "_output_indices", "_pending", "_train_X", "_train_Y",
+               "_train_Y_t", "_rows", "_moments", "_y_mean", "_y_std", "_state", "_noise_var")
+
     def _child(self) -> "NPModel":
+        """A model with this one's data and state, for the caller to modify; O(1)."""
         child = NPModel.__new__(NPModel)
-        Model.__init__(child)
-        for key, value in self.__dict__.items():
-            if key not in ("_parameters", "_buffers", "_modules", "training"):
-                child.__dict__[key] = value
-        for name, module in self._modules.items():
-            child._modules[name] = module
+        super(NPModel, child).__init__()
+        for name in self._FIELDS:
+            setattr(child, name, getattr(self, name))
+        for name in ("input_transform", "outcome_transform"):
+            if hasattr(self, name):
+                setattr(child, name, getattr(self, name))  # in eval mode; shared like the network
+        child.likelihood = NPLikelihood(child)
+        child.train(self.training)
         return child
 
     def _stream(self, X: Tensor, Y: Tensor, Y_t: Tensor) -> "NPModel":
@@ -529,6 +572,74 @@ class NPModel(Model, FantasizeMixin):
         child._output_indices = list(idcs)
         child._num_outputs = len(idcs)
         return child
+
+
+class _NoiseEstimate(Noise):
+    """The model's noise estimate as a GPyTorch noise model: no parameters, read on use."""
+
+    def __init__(self, model: NPModel) -> None:
+        super().__init__()
+        # a plain reference: as a registered submodule the model would contain itself
+        object.__setattr__(self, "_model", model)
+
+    @property
+    def noise(self) -> Tensor:
+        model = self._model
+        return model.noise_variance() * model._y_std.to(torch.float64) ** 2
+
+    def forward(self, *params: Any, shape: torch.Size | None = None, **kwargs: Any) -> DiagLinearOperator:
+        if "noise" in kwargs:  # GPyTorch's convention: a given noise overrides the model's
+            return DiagLinearOperator(kwargs["noise"])
+        if shape is None:
+            raise ValueError("shape (batch_shape x n) is required")
+        noise = self.noise
+        if noise.shape[-1] != 1:
+            raise NotImplementedError("NPLikelihood adds noise to single-output distributions only; for "
+                                      "several outputs use model.posterior(X, observation_noise=True)")
+        return DiagLinearOperator(noise.expand(shape))
+
+
+class NPLikelihood(_GaussianLikelihoodBase):
+    """``NPModel.likelihood``: Gaussian observation noise of the NP's own estimate.
+
+    It lets GP code run on an :class:`NPModel`: ``ExactMarginalLogLikelihood(model.likelihood,
+    model)`` constructs, and BoTorch's ``fantasize`` sees an inferred-noise (not a
+    fixed-noise) likelihood. It has no parameters and nothing to fit.
+
+    ``noise``: ``m`` values (one per output, float64), the model's
+    :meth:`~NPModel.noise_variance` in the units of the outcome-transformed training
+    outputs -- what a GP's ``likelihood.noise`` reports. Applied to the latent
+    posterior's distribution (single output, before any outcome transform is undone)
+    it gives the distribution of a new observation, as
+    ``posterior(X, observation_noise=True)`` does.
+    """
+
+    def __init__(self, model: NPModel) -> None:
+        if not isinstance(model, NPModel):
+            raise TypeError(f"model must be an NPModel, got {type(model).__name__}")
+        super().__init__(noise_covar=_NoiseEstimate(model))
+
+    @property
+    def noise(self) -> Tensor:
+        """The noise variance per output, ``m`` values (see the class docstring)."""
+        return self.noise_covar.noise
+
+
+def _fit_pretrained(mll: MarginalLogLikelihood, _: type, __: type, **kwargs: Any) -> MarginalLogLikelihood:
+    return mll.model.custom_fit(mll, **kwargs)
+
+
+try:  # BoTorch 0.17 dispatches fit_gpytorch_mll on (mll, likelihood, model) types;
+    from botorch.fit import FitGPyTorchMLL  # 0.18 calls the model's custom_fit instead
+except ImportError:
+    FitGPyTorchMLL = None
+if FitGPyTorchMLL is not None:
+    from gpytorch.mlls._approximate_mll import _ApproximateMarginalLogLikelihood
+
+    # BoTorch registers its own fallback for approximate MLLs too; without the second
+    # signature the two would tie for (approximate MLL, NPModel) and the dispatcher warns
+    for _mll_type in (MarginalLogLikelihood, _ApproximateMarginalLogLikelihood):
+        FitGPyTorchMLL.register(_mll_type, object, NPModel)(_fit_pretrained)
 
 
 def _gaussian_posterior(mean: Tensor, var: Tensor) -> GPyTorchPosterior:
