@@ -1,4 +1,5 @@
 # Two commands do all set-up on a fresh machine: `make demo` and `make test`.
+# `make test` installs the `optuna` extra too, so the Optuna sampler's tests run (not skip).
 PYTHON ?= python3
 VENV   := .venv
 BIN    := $(VENV)/bin
@@ -12,7 +13,7 @@ TORCH  := torch==2.13.0
 $(STAMP): pyproject.toml
 	test -x $(BIN)/python || $(PYTHON) -m venv $(VENV)
 	$(BIN)/python -m pip install --quiet --disable-pip-version-check "$(TORCH)"
-	$(BIN)/python -m pip install --quiet --disable-pip-version-check -e ".[test]"
+	$(BIN)/python -m pip install --quiet --disable-pip-version-check -e ".[test,optuna]"
 	touch $(STAMP)
 
 demo: $(STAMP)

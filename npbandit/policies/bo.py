@@ -16,7 +16,7 @@ import torch
 from npbandit.policies.base import Policy
 from npbandit.policies.gp import NOISE_FREE_VAR  # noqa: F401 (kept importable from here)
 
-__all__ = ["SobolPolicy", "BOPolicy", "ACQUISITIONS"]
+__all__ = ["SobolPolicy", "BOPolicy", "ACQUISITIONS", "propose"]
 
 ACQUISITIONS = ("logei", "ucb", "thompson")
 
@@ -139,27 +139,11 @@ class BOPolicy(Policy):
             return self._next_point()
 
     def _next_point(self) -> np.ndarray:
-        from botorch.acquisition import LogExpectedImprovement, UpperConfidenceBound
-        from botorch.optim import optimize_acqf
-
         model = self._model()
-        bounds = torch.stack([torch.zeros(self.dim), torch.ones(self.dim)]).to(torch.float64)
-        if self.acquisition == "thompson":
-            candidates = torch.quasirandom.SobolEngine(self.dim, scramble=True,
-                                                       seed=int(self.rng.integers(2**31))).draw(
-                self.thompson_candidates, dtype=torch.float64)
-            with torch.no_grad():
-                sample = model.posterior(candidates.unsqueeze(-2)).rsample().reshape(-1)
-            return candidates[int(torch.argmax(sample))].numpy()
         _, Y = self._data()
-        acq = (LogExpectedImprovement(model, best_f=Y.max()) if self.acquisition == "logei"
-               else UpperConfidenceBound(model, beta=self.beta))
-        with warnings.catch_warnings():
-            warnings.simplefilter("ignore")  # restarts that stop early are normal for flat acquisitions
-            candidate, _ = optimize_acqf(acq, bounds, q=1, num_restarts=self.num_restarts,
-                                         raw_samples=self.raw_samples,
-                                         options={"seed": int(self.rng.integers(2**31))})
-        return candidate[0].detach().numpy()
+        return propose(model, self.acquisition, dim=self.dim, best_f=Y.max(), seed=int(self.rng.integers(2**31)),
+                       beta=self.beta, num_restarts=self.num_restarts, raw_samples=self.raw_samples,
+                       thompson_candidates=self.thompson_candidates)
 
     def observe(self, obs, action, reward, info) -> None:
         x = np.asarray(action, dtype=np.float64)
@@ -175,3 +159,53 @@ class BOPolicy(Policy):
         if self.surrogate is None:
             out["noise_free"] = self.noise_free
         return out
+
+
+def propose(model, acquisition: str, *, dim: int, best_f: float | torch.Tensor, seed: int, beta: float = 2.0,
+            num_restarts: int = 10, raw_samples: int = 512, thompson_candidates: int = 2048) -> np.ndarray:
+    """The next point to evaluate: the maximiser of ``acquisition`` on ``model`` over the unit cube.
+
+    The one proposal step every NP/GP route shares (``BOPolicy``, and so ``optimize``;
+    ``npbandit.integrations.optuna.NPSampler``).
+
+    Args:
+        model: a BoTorch model on ``[0, 1]^d`` inputs whose output is maximised
+            (``NPModel`` or ``SingleTaskGP``).
+        acquisition: one of ``ACQUISITIONS`` (see ``BOPolicy``).
+        dim: ``d``, the number of inputs.
+        best_f: the best observed output, for LogEI.
+        seed: seeds the start points of ``optimize_acqf`` (or the Thompson candidates),
+            so the same model and seed give the same point.
+
+    Returns:
+        the point, numpy float64 of shape ``[d]``.
+    """
+    if acquisition not in ACQUISITIONS:
+        raise ValueError(f"acquisition must be one of {ACQUISITIONS}, got {acquisition!r}")
+    # optimize_acqf's seed covers its raw samples but not the choice among them (torch.multinomial
+    # on the global generator), and a posterior draw uses the global generator too: seed it here,
+    # so the point depends on (model, seed) alone and the caller's generator is left as it was
+    with torch.random.fork_rng(devices=[]):
+        torch.manual_seed(seed)
+        return _maximise(model, acquisition, dim, best_f, seed, beta, num_restarts, raw_samples, thompson_candidates)
+
+
+def _maximise(model, acquisition: str, dim: int, best_f: float | torch.Tensor, seed: int, beta: float,
+              num_restarts: int, raw_samples: int, thompson_candidates: int) -> np.ndarray:
+    from botorch.acquisition import LogExpectedImprovement, UpperConfidenceBound
+    from botorch.optim import optimize_acqf
+
+    if acquisition == "thompson":
+        candidates = torch.quasirandom.SobolEngine(dim, scramble=True, seed=seed).draw(thompson_candidates,
+                                                                                       dtype=torch.float64)
+        with torch.no_grad():
+            sample = model.posterior(candidates.unsqueeze(-2)).rsample().reshape(-1)
+        return candidates[int(torch.argmax(sample))].numpy()
+    acq = (LogExpectedImprovement(model, best_f=best_f) if acquisition == "logei"
+           else UpperConfidenceBound(model, beta=beta))
+    bounds = torch.stack([torch.zeros(dim), torch.ones(dim)]).to(torch.float64)
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")  # restarts that stop early are normal for flat acquisitions
+        candidate, _ = optimize_acqf(acq, bounds, q=1, num_restarts=num_restarts, raw_samples=raw_samples,
+                                     options={"seed": seed})
+    return candidate[0].detach().numpy()

@@ -1,0 +1,237 @@
+"""``NPSampler``: a pretrained neural process as an Optuna sampler.
+
+    import optuna
+    from npbandit.integrations.optuna import NPSampler
+
+    study = optuna.create_study(sampler=NPSampler(seed=0))      # "cmanp-bo" by default
+    study.optimize(objective, n_trials=30)
+
+After ``n_startup_trials`` completed trials, every float and int parameter that all
+completed trials share (Optuna's intersection search space) is proposed jointly: the
+parameters are mapped onto the unit cube, the NP conditions on the completed trials
+(``NPModel``) and the point maximising the acquisition is found by the same
+:func:`npbandit.policies.bo.propose` that ``npbandit.optimize`` uses. Everything else
+(categorical parameters, parameters some trials lack, the start-up trials) comes from an
+independent sampler.
+
+Reproducibility: each trial's proposal is seeded from ``(seed, trial.number)`` alone, and
+so are the default start-up draws; one worker with one seed therefore repeats its trials
+exactly, and several workers (threads via ``n_jobs``, or processes sharing an RDB storage)
+draw different points even when they share a seed. Trials other workers are still running
+count as "believed" observations at the NP's predictive mean, so parallel workers do not
+propose the same point.
+"""
+
+from __future__ import annotations
+
+import math
+import warnings
+from collections.abc import Sequence
+from typing import Any
+
+import numpy as np
+import torch
+
+try:
+    from optuna.distributions import BaseDistribution, FloatDistribution, IntDistribution
+    from optuna.samplers import BaseSampler, RandomSampler
+    from optuna.search_space import IntersectionSearchSpace
+    from optuna.study import Study, StudyDirection
+    from optuna.trial import FrozenTrial, TrialState
+except ImportError as err:  # pragma: no cover - exercised only without Optuna
+    raise ImportError("npbandit.integrations.optuna needs Optuna: pip install \"npbandit[optuna]\" "
+                      f"(or pip install optuna) ({err})") from None
+
+from npbandit.api import SURROGATES
+from npbandit.policies.bo import ACQUISITIONS, propose
+from npbandit.surrogates.pretrained import check_checkpoint_kind, load_surrogate
+
+__all__ = ["NPSampler"]
+
+
+class NPSampler(BaseSampler):
+    """Optuna sampler that proposes float/int parameters with a pretrained NP surrogate.
+
+    Args:
+        checkpoint: a ``bo`` checkpoint (name or path, e.g. ``"cmanp-bo"``; ``"cmanp"``
+            is accepted as in ``optimize``). Its width bounds the number of float/int
+            parameters it can propose jointly (6 for ``cmanp-bo``).
+        acquisition: ``"logei"`` (default), ``"ucb"`` or ``"thompson"``, as in ``optimize``.
+        n_startup_trials: completed trials before the NP proposes (before that, the
+            independent sampler draws every parameter). Default 10, as Optuna's GPSampler.
+        seed: seeds the start-up draws and every proposal; ``None`` draws one.
+        independent_sampler: samples the parameters outside the NP's search space and the
+            start-up trials. Default: a ``RandomSampler`` seeded per trial from
+            ``(seed, trial.number)``.
+        beta: UCB's exploration weight.
+        num_restarts, raw_samples: ``optimize_acqf``'s settings, as in ``optimize``.
+
+    Only completed trials inform the NP (pruned and failed ones are ignored). The study
+    must have one objective; ``study.direction`` decides whether it is minimised
+    (Optuna's default) or maximised.
+    """
+
+    def __init__(self, checkpoint: str = "cmanp-bo", *, acquisition: str = "logei", n_startup_trials: int = 10,
+                 seed: int | None = None, independent_sampler: BaseSampler | None = None, beta: float = 2.0,
+                 num_restarts: int = 10, raw_samples: int = 512) -> None:
+        if not isinstance(checkpoint, str):
+            raise TypeError(f"checkpoint must be a checkpoint name or path, got {type(checkpoint).__name__}")
+        name = SURROGATES.get(checkpoint, checkpoint)
+        if name in ("gp", "random"):
+            raise ValueError(f"checkpoint must be an NP checkpoint trained on the 'bo' prior, got {checkpoint!r} "
+                             "(for a GP or random search use Optuna's GPSampler or RandomSampler)")
+        if acquisition not in ACQUISITIONS:
+            raise ValueError(f"acquisition must be one of {ACQUISITIONS}, got {acquisition!r}")
+        _check_int("n_startup_trials", n_startup_trials, minimum=0)
+        if seed is not None:
+            _check_int("seed", seed, minimum=0)
+        if independent_sampler is not None and not isinstance(independent_sampler, BaseSampler):
+            raise TypeError(f"independent_sampler must be an optuna BaseSampler or None, "
+                            f"got {type(independent_sampler).__name__}")
+        _check_int("num_restarts", num_restarts, minimum=1)
+        _check_int("raw_samples", raw_samples, minimum=1)
+        self._surrogate = load_surrogate(name)
+        check_checkpoint_kind(self._surrogate.card, prior="bo", y_dim=1, purpose="NPSampler")
+        self.checkpoint = self._surrogate.card["name"]
+        self.acquisition = acquisition
+        self.n_startup_trials = n_startup_trials
+        self.seed = int(np.random.SeedSequence().generate_state(1)[0]) if seed is None else seed
+        self._independent = independent_sampler
+        self.beta, self.num_restarts, self.raw_samples = float(beta), num_restarts, raw_samples
+        self._search_space = IntersectionSearchSpace()
+        self._warned: set[int] = set()
+
+    # -- Optuna's sampler interface ---------------------------------------------------
+
+    def infer_relative_search_space(self, study: Study, trial: FrozenTrial) -> dict[str, BaseDistribution]:
+        _check_single_objective(study)
+        return {name: dist for name, dist in self._search_space.calculate(study).items()
+                if isinstance(dist, (FloatDistribution, IntDistribution)) and not dist.single()}
+
+    def sample_relative(self, study: Study, trial: FrozenTrial,
+                        search_space: dict[str, BaseDistribution]) -> dict[str, Any]:
+        if not search_space:
+            return {}
+        _check_single_objective(study)
+        names = sorted(search_space)
+        d = len(names)
+        check_checkpoint_kind(self._surrogate.card, prior="bo", x_dim=d, y_dim=1,
+                              purpose=f"NPSampler over {d} float/int parameters ({', '.join(names)})")
+        trials = study.get_trials(deepcopy=False, states=(TrialState.COMPLETE, TrialState.RUNNING))
+        completed = [t for t in trials if t.state == TrialState.COMPLETE]
+        if len(completed) < self.n_startup_trials:
+            return {}
+        finite = [t for t in completed if math.isfinite(t.value)]
+        self._warn_non_finite(completed, finite)
+        if not finite:
+            return {}
+        sign = -1.0 if study.direction == StudyDirection.MINIMIZE else 1.0
+        X = _unit_rows(finite, names, search_space)
+        Y = torch.tensor([[sign * t.value] for t in finite], dtype=torch.float64)  # [n, 1], maximised
+        # trials other workers are evaluating right now (all of this space suggested already)
+        pending = [t for t in trials if t.state == TrialState.RUNNING and t.number != trial.number
+                   and all(t.distributions.get(n) == search_space[n] for n in names)]
+        u = self._propose(X, Y, _unit_rows(pending, names, search_space) if pending else None,
+                          self._trial_seed(trial.number, "relative"))
+        return {n: _from_unit(search_space[n], float(u[j])) for j, n in enumerate(names)}
+
+    def sample_independent(self, study: Study, trial: FrozenTrial, param_name: str,
+                           param_distribution: BaseDistribution) -> Any:
+        if self._independent is not None:
+            return self._independent.sample_independent(study, trial, param_name, param_distribution)
+        # one generator per (seed, trial, parameter): a trial's draws do not depend on which
+        # trials this process ran before, so workers sharing a seed still differ
+        sampler = RandomSampler(seed=self._trial_seed(trial.number, param_name))
+        return sampler.sample_independent(study, trial, param_name, param_distribution)
+
+    def before_trial(self, study: Study, trial: FrozenTrial) -> None:
+        if self._independent is not None:
+            self._independent.before_trial(study, trial)
+
+    def after_trial(self, study: Study, trial: FrozenTrial, state: TrialState,
+                    values: Sequence[float] | None) -> None:
+        if self._independent is not None:
+            self._independent.after_trial(study, trial, state, values)
+
+    def reseed_rng(self) -> None:
+        # Optuna calls this per worker thread so that copies of one generator do not repeat
+        # each other; this sampler's draws are keyed by trial number, which workers never
+        # share, so its own seed stays (a user-given independent sampler is reseeded)
+        if self._independent is not None:
+            self._independent.reseed_rng()
+
+    # -- the proposal -----------------------------------------------------------------
+
+    def _propose(self, X: torch.Tensor, Y: torch.Tensor, pending: torch.Tensor | None, seed: int) -> np.ndarray:
+        """The next point in the unit cube, ``[d]``, from completed ``X`` ``[n, d]`` with
+        maximised values ``Y`` ``[n, 1]`` and the running trials ``pending`` ``[p, d]``."""
+        from npbandit import NPModel
+
+        model = NPModel.from_pretrained(self._surrogate, X, Y)
+        best_f = Y.max()
+        if pending is not None:
+            # believe the NP's mean at the running trials: their predictive spread collapses and
+            # LogEI stops pointing there, while the incumbent stays the best *observed* value
+            with torch.no_grad():
+                mean = model.posterior(pending).mean
+            model = model.condition_on_observations(pending, mean)
+        return propose(model, self.acquisition, dim=X.shape[-1], best_f=best_f, seed=seed, beta=self.beta,
+                       num_restarts=self.num_restarts, raw_samples=self.raw_samples)
+
+    def _trial_seed(self, number: int, purpose: str) -> int:
+        key = [self.seed, number, *purpose.encode()]
+        return int(np.random.SeedSequence(key).generate_state(1)[0] % 2**31)
+
+    def _warn_non_finite(self, completed: list[FrozenTrial], finite: list[FrozenTrial]) -> None:
+        kept = {t.number for t in finite}
+        skipped = [t.number for t in completed if t.number not in kept and t.number not in self._warned]
+        if skipped:
+            self._warned.update(skipped)
+            warnings.warn(f"NPSampler leaves out trial(s) {skipped}: their values are not finite, and the NP "
+                          "conditions on real numbers only", RuntimeWarning, stacklevel=3)
+
+
+def _check_int(name: str, value: Any, *, minimum: int) -> None:
+    if not isinstance(value, (int, np.integer)) or isinstance(value, bool) or value < minimum:
+        raise ValueError(f"{name} must be an int >= {minimum}, got {value!r}")
+
+
+def _check_single_objective(study: Study) -> None:
+    if len(study.directions) != 1:
+        raise ValueError(f"NPSampler optimises one objective; this study has {len(study.directions)} "
+                         "(multi-objective studies need a multi-objective sampler, e.g. optuna.samplers.NSGAIISampler)")
+
+
+def _span(dist: FloatDistribution | IntDistribution) -> tuple[float, float]:
+    """The interval ``dist`` is mapped from onto [0, 1], in log space for ``log=True``.
+
+    A stepped parameter (every int, a float with ``step``) owns half a step either side
+    of each grid value, so the end values get as much of the cube as the inner ones."""
+    half = 0.0 if dist.step is None else dist.step / 2
+    low, high = dist.low - half, dist.high + half
+    return (math.log(low), math.log(high)) if dist.log else (low, high)
+
+
+def _to_unit(dist: FloatDistribution | IntDistribution, value: float) -> float:
+    low, high = _span(dist)
+    v = math.log(value) if dist.log else float(value)
+    return (v - low) / (high - low)
+
+
+def _from_unit(dist: FloatDistribution | IntDistribution, u: float) -> float | int:
+    """The parameter value at ``u`` in [0, 1]: on the grid for stepped parameters,
+    an int for ``IntDistribution``."""
+    low, high = _span(dist)
+    v = low + u * (high - low)
+    x = math.exp(v) if dist.log else v
+    if dist.step is not None:
+        x = dist.low + round((x - dist.low) / dist.step) * dist.step
+    # the NP's point lies in the cube, but the half steps and exp(log(.)) can land a
+    # rounding error outside [low, high], which Optuna would reject
+    x = min(max(x, dist.low), dist.high)
+    return int(round(x)) if isinstance(dist, IntDistribution) else float(x)
+
+
+def _unit_rows(trials: list[FrozenTrial], names: list[str], space: dict[str, BaseDistribution]) -> torch.Tensor:
+    """The trials' parameters ``names`` on the unit cube, float64 ``[len(trials), len(names)]``."""
+    return torch.tensor([[_to_unit(space[n], t.params[n]) for n in names] for t in trials], dtype=torch.float64)

@@ -1,0 +1,237 @@
+"""npbandit.integrations.optuna.NPSampler, and the proposal step it shares with optimize."""
+
+import math
+import subprocess
+import sys
+import textwrap
+import warnings
+from pathlib import Path
+
+import numpy as np
+import pytest
+import torch
+
+optuna = pytest.importorskip("optuna", reason="the Optuna integration needs the 'optuna' extra: "
+                                              "pip install -e \".[optuna]\"")
+
+from optuna.distributions import FloatDistribution, IntDistribution  # noqa: E402
+from optuna.trial import TrialState, create_trial  # noqa: E402
+
+from npbandit import NPModel  # noqa: E402
+from npbandit.integrations.optuna import NPSampler, _from_unit, _to_unit  # noqa: E402
+from npbandit.policies.bo import propose  # noqa: E402
+from npbandit.surrogates.pretrained import CheckpointError  # noqa: E402
+
+ROOT = Path(__file__).resolve().parents[1]
+#: small acquisition optimisation: these tests check plumbing, not optimisation quality
+FAST = {"num_restarts": 2, "raw_samples": 64}
+
+optuna.logging.set_verbosity(optuna.logging.WARNING)
+
+
+def sampler(**kwargs) -> NPSampler:
+    return NPSampler(**{"n_startup_trials": 4, **FAST, **kwargs})
+
+
+def mixed(trial) -> float:
+    """Every kind of parameter the sampler maps: plain / log / stepped float, int, stepped and log int, a category."""
+    x = trial.suggest_float("x", -2.0, 3.0)
+    lr = trial.suggest_float("lr", 1e-4, 1e-1, log=True)
+    q = trial.suggest_float("q", 0.0, 1.0, step=0.25)
+    n = trial.suggest_int("n", 1, 5)
+    k = trial.suggest_int("k", 0, 20, step=4)
+    w = trial.suggest_int("w", 1, 64, log=True)
+    c = trial.suggest_categorical("c", ["a", "b"])
+    return (x - 1) ** 2 + (math.log10(lr) + 2) ** 2 + q + abs(n - 3) + k / 20 + abs(math.log2(w) - 3) + (c == "b")
+
+
+def params(study) -> list[dict]:
+    return [t.params for t in study.trials]
+
+
+# -- the shared proposal ----------------------------------------------------------------
+
+def test_propose_depends_on_model_and_seed_alone():
+    # optimize_acqf draws from torch's global generator besides its own seed; a proposal
+    # must not depend on it (or on what ran before), and must leave it as it was
+    g = torch.Generator().manual_seed(0)
+    X = torch.rand(9, 2, generator=g, dtype=torch.float64)
+    Y = -((X - 0.3) ** 2).sum(-1, keepdim=True)
+    model = NPModel.from_pretrained("cmanp-bo", X, Y)
+    for acquisition in ("logei", "thompson"):
+        points = []
+        for global_seed in (1, 2):
+            torch.manual_seed(global_seed)
+            before = torch.random.get_rng_state()
+            points.append(propose(model, acquisition, dim=2, best_f=Y.max(), seed=5, **FAST))
+            assert torch.equal(torch.random.get_rng_state(), before)
+        assert np.array_equal(points[0], points[1]), acquisition
+        assert points[0].shape == (2,) and np.all((points[0] >= 0) & (points[0] <= 1))
+
+
+# -- search-space mapping ---------------------------------------------------------------
+
+@pytest.mark.parametrize("dist", [FloatDistribution(-2, 3), FloatDistribution(1e-4, 1e-1, log=True),
+                                  FloatDistribution(0, 1, step=0.25), IntDistribution(1, 5),
+                                  IntDistribution(0, 20, step=4), IntDistribution(1, 64, log=True)])
+def test_unit_cube_mapping(dist):
+    grid = (np.linspace(dist.low, dist.high, 7) if dist.step is None
+            else np.arange(dist.low, dist.high + dist.step / 2, dist.step))
+    for v in grid:
+        v = int(v) if isinstance(dist, IntDistribution) else float(v)
+        u = _to_unit(dist, v)
+        assert 0 <= u <= 1
+        assert _from_unit(dist, u) == pytest.approx(v, rel=1e-12)
+    for u in np.linspace(0, 1, 101):
+        x = _from_unit(dist, float(u))
+        assert dist._contains(dist.to_internal_repr(x)), (u, x)
+        assert isinstance(x, int) == isinstance(dist, IntDistribution)
+    if dist.step is not None and not dist.log:
+        # each grid value owns an equal share of the cube, the end values included
+        n = len(grid)
+        assert _from_unit(dist, 0.5 / n) == grid[0] and _from_unit(dist, 1 - 0.5 / n) == grid[-1]
+
+
+# -- studies ----------------------------------------------------------------------------
+
+def test_mixed_space_study_proposes_with_the_np(monkeypatch):
+    calls = []
+    original = NPSampler._propose
+
+    def spy(self, X, Y, pending, seed):
+        calls.append((X.shape, Y.shape))
+        return original(self, X, Y, pending, seed)
+
+    monkeypatch.setattr(NPSampler, "_propose", spy)
+    study = optuna.create_study(sampler=sampler(seed=0))
+    study.optimize(mixed, n_trials=8)
+    # trials 4..7 come from the NP, over the six float/int parameters (not the category)
+    assert [c[0] for c in calls] == [(n, 6) for n in range(4, 8)] and all(c[1] == (c[0][0], 1) for c in calls)
+    for p in params(study):
+        assert -2 <= p["x"] <= 3 and 1e-4 <= p["lr"] <= 1e-1 and p["c"] in ("a", "b")
+        assert p["q"] in (0, 0.25, 0.5, 0.75, 1.0)
+        assert isinstance(p["n"], int) and 1 <= p["n"] <= 5
+        assert isinstance(p["k"], int) and p["k"] % 4 == 0 and 0 <= p["k"] <= 20
+        assert isinstance(p["w"], int) and 1 <= p["w"] <= 64
+
+
+def test_same_seed_one_worker_repeats_the_trials():
+    def run(seed):
+        study = optuna.create_study(sampler=sampler(seed=seed))
+        study.optimize(mixed, n_trials=7)
+        return params(study)
+
+    first = run(3)
+    assert run(3) == first
+    assert run(4) != first
+
+
+@pytest.mark.parametrize("direction", ["minimize", "maximize"])
+def test_direction_is_honoured(direction):
+    # completed trials of f(x) = x; a minimising study looks low, a maximising one high
+    study = optuna.create_study(direction=direction, sampler=sampler(seed=0))
+    dist = FloatDistribution(0.0, 1.0)
+    for x in np.linspace(0.05, 0.95, 7):
+        study.add_trial(create_trial(params={"x": float(x)}, distributions={"x": dist}, value=float(x)))
+    trial = study.ask()
+    x = trial.suggest_float("x", 0.0, 1.0)
+    assert (x < 0.3) if direction == "minimize" else (x > 0.7)
+
+
+def test_only_completed_finite_trials_inform_the_np(monkeypatch):
+    seen = {}
+
+    def capture(self, X, Y, pending, seed):
+        seen["X"], seen["Y"], seen["pending"] = X, Y, pending
+        return np.full(X.shape[-1], 0.5)
+
+    monkeypatch.setattr(NPSampler, "_propose", capture)
+    study = optuna.create_study(sampler=sampler(seed=0))
+    dist = {"x": FloatDistribution(0.0, 10.0)}
+    for x in (1.0, 2.0, 3.0, 4.0):
+        study.add_trial(create_trial(params={"x": x}, distributions=dist, value=x))
+    study.add_trial(create_trial(params={"x": 5.0}, distributions=dist, value=float("inf")))
+    study.add_trial(create_trial(params={"x": 6.0}, distributions=dist, state=TrialState.FAIL))
+    study.add_trial(create_trial(params={"x": 7.0}, distributions=dist, state=TrialState.PRUNED, intermediate_values={0: 1.0}))
+    study.add_trial(create_trial(params={"x": 8.0}, distributions=dist, state=TrialState.RUNNING))
+    with pytest.warns(RuntimeWarning, match=r"leaves out trial\(s\) \[4\]"):
+        x = study.ask().suggest_float("x", 0.0, 10.0)
+    assert x == 5.0
+    assert seen["X"].squeeze(-1).tolist() == [0.1, 0.2, 0.3, 0.4]
+    assert seen["Y"].squeeze(-1).tolist() == [-1.0, -2.0, -3.0, -4.0]  # minimised: values negated
+    assert seen["pending"].squeeze(-1).tolist() == [0.8]  # the running trial, believed at the NP's mean
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")  # the same left-out trial is reported once
+        study.ask().suggest_float("x", 0.0, 10.0)
+
+
+def test_running_trials_push_the_next_proposal_away():
+    # four workers ask one after another while none has finished: without the running trials
+    # believed, each would get the same LogEI maximiser (checked: the first's, to 1e-3)
+    study = optuna.create_study(sampler=sampler(seed=0))
+    dist = {"x": FloatDistribution(0.0, 1.0)}
+    for x in np.linspace(0.05, 0.95, 7):
+        study.add_trial(create_trial(params={"x": float(x)}, distributions=dist, value=float((x - 0.42) ** 2)))
+    xs = [study.ask().suggest_float("x", 0.0, 1.0) for _ in range(4)]
+    assert min(abs(a - b) for i, a in enumerate(xs) for b in xs[:i]) > 5e-3, xs
+    failed = study.ask()
+    x_again = failed.suggest_float("x", 0.0, 1.0)
+    for t in study.get_trials(states=(TrialState.RUNNING,)):
+        study.tell(t.number, state=TrialState.FAIL)
+    assert abs(study.ask().suggest_float("x", 0.0, 1.0) - xs[0]) < 1e-3 and x_again not in xs
+
+
+def test_multi_objective_is_refused():
+    study = optuna.create_study(directions=["minimize", "minimize"], sampler=sampler())
+    with pytest.raises(ValueError, match="one objective; this study has 2"):
+        study.optimize(lambda t: (t.suggest_float("x", 0, 1), 1.0), n_trials=1)
+
+
+def test_more_parameters_than_the_checkpoint_takes_is_refused():
+    study = optuna.create_study(sampler=sampler(n_startup_trials=1))
+    objective = lambda t: sum(t.suggest_float(f"x{i}", 0, 1) for i in range(7))  # noqa: E731
+    study.optimize(objective, n_trials=1)
+    with pytest.raises(CheckpointError, match="NPSampler over 7 float/int parameters"):
+        study.optimize(objective, n_trials=1)
+
+
+@pytest.mark.parametrize("kwargs, error, match", [
+    ({"checkpoint": "cmanp-wheel"}, CheckpointError, "NPSampler needs a 'bo' checkpoint"),
+    ({"checkpoint": "gp"}, ValueError, "GPSampler"),
+    ({"checkpoint": 3}, TypeError, "checkpoint"),
+    ({"acquisition": "ei"}, ValueError, "acquisition"),
+    ({"n_startup_trials": -1}, ValueError, "n_startup_trials"),
+    ({"seed": 1.5}, ValueError, "seed"),
+    ({"independent_sampler": "random"}, TypeError, "independent_sampler"),
+])
+def test_bad_arguments(kwargs, error, match):
+    with pytest.raises(error, match=match):
+        NPSampler(**kwargs)
+
+
+def test_sqlite_storage_with_processes_and_threads(tmp_path):
+    # two processes share a fresh study and a seed (so the start-up trials run concurrently),
+    # then two threads of this one carry on
+    url = f"sqlite:///{tmp_path / 'study.db'}"
+    optuna.create_study(study_name="s", storage=url)
+    worker = textwrap.dedent(f"""
+        import sys, torch, optuna
+        sys.path.insert(0, {str(Path(__file__).parent)!r})
+        torch.set_num_threads(1)
+        optuna.logging.set_verbosity(optuna.logging.WARNING)
+        from test_optuna_integration import mixed, sampler
+        study = optuna.load_study(study_name="s", storage={url!r}, sampler=sampler(seed=0))
+        study.optimize(mixed, n_trials=3)
+    """)
+    procs = [subprocess.Popen([sys.executable, "-c", worker], cwd=ROOT, stderr=subprocess.PIPE, text=True)
+             for _ in range(2)]
+    for p in procs:
+        _, err = p.communicate(timeout=300)
+        assert p.returncode == 0, err
+    study = optuna.load_study(study_name="s", storage=url, sampler=sampler(seed=0))
+    study.optimize(mixed, n_trials=6, n_jobs=2)
+    trials = study.trials
+    assert len(trials) == 12 and all(t.state == TrialState.COMPLETE for t in trials)
+    # trials 0-3 were asked before 4 trials had completed: start-up draws, two processes' among
+    # them; sharing a seed, the processes still drew different points (draws are keyed by trial)
+    assert len({t.params["x"] for t in trials[:4]}) == 4
