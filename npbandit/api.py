@@ -3,6 +3,8 @@
 from __future__ import annotations
 
 import difflib
+import functools
+import os
 from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
@@ -19,7 +21,7 @@ from npbandit.storage import DEFAULT_URL, RunLogger
 from npbandit.surrogates.pretrained import (UnknownCheckpointError, check_checkpoint_kind, fitting_checkpoints,
                                             read_card)
 
-__all__ = ["optimize", "OptimizeResult", "SURROGATES"]
+__all__ = ["optimize", "OptimizeResult", "SURROGATES", "objective_label"]
 
 #: short surrogate names -> checkpoint; "gp" and "random" are the baselines
 SURROGATES = {"cmanp": "cmanp-bo", "gp": "gp", "random": "random"}
@@ -46,7 +48,8 @@ class OptimizeResult:
 def optimize(objective: Callable[[Any], float], bounds: Any, surrogate: str = "cmanp", budget: int = 50,
              acquisition: str = "logei", minimize: bool = True, n_init: int | None = None, seed: int = 0,
              db: str | None = DEFAULT_URL, point_type: str = "numpy", on_error: str = "raise",
-             progress: bool = True, commit_every: int | None = None) -> OptimizeResult:
+             progress: bool = True, commit_every: int | None = None, name: str | None = None,
+             optimal_value: float | None = None) -> OptimizeResult:
     """Optimise ``objective`` over the box ``bounds`` with a pretrained NP surrogate.
 
     Args:
@@ -68,6 +71,13 @@ def optimize(objective: Callable[[Any], float], bounds: Any, surrogate: str = "c
             failed and skipped (``"skip"``).
         commit_every: evaluations per database transaction; ``None`` (default): every
             evaluation is committed as soon as it returns.
+        name: what the run records as the objective's name, which ``npbandit report``
+            groups runs by (with the dimension, bounds and direction). Default: the
+            callable's ``module:qualname`` (:func:`objective_label`); a lambda also gets
+            its file and line, since every lambda is called ``<lambda>``.
+        optimal_value: the objective's known optimum over ``bounds`` (the minimum, or
+            the maximum with ``minimize=False``), if any. Recorded with the run so that
+            ``npbandit report`` shows simple regret (the gap from the best value found to it).
 
     Raises:
         ValueError / TypeError: a bad argument, naming it; ``surrogate`` also when the
@@ -92,18 +102,26 @@ def optimize(objective: Callable[[Any], float], bounds: Any, surrogate: str = "c
         raise ValueError(f"point_type must be 'numpy' or 'torch', got {point_type!r}")
     if not isinstance(surrogate, str):
         raise TypeError(f"surrogate must be a name, got {type(surrogate).__name__}")
+    label = objective_label(objective) if name is None else _check_name(name)
+    if optimal_value is not None:
+        if isinstance(optimal_value, bool) or not isinstance(optimal_value, (int, float, np.integer, np.floating)):
+            raise TypeError(f"optimal_value must be a real number or None, got {type(optimal_value).__name__}")
+        if not np.isfinite(optimal_value):
+            raise ValueError(f"optimal_value must be finite, got {optimal_value!r}")
+        optimal_value = float(optimal_value)
     model = _surrogate_checkpoint(surrogate, d)
     # open the database before loading a model or evaluating anything: a bad db fails first
     logger = None if db is None else RunLogger(db, commit_every=commit_every)
     call = objective if point_type == "numpy" else (lambda x: objective(torch.as_tensor(x, dtype=torch.float64)))
-    env = BlackBoxEnv(objective=call, bounds=box, minimize=minimize, budget=budget)
-    env.name = getattr(objective, "__name__", "objective")
+    env = BlackBoxEnv(objective=call, bounds=box, minimize=minimize, budget=budget, optimal_value=optimal_value)
+    env.name = label
     if model == "random":
         policy: Policy = SobolPolicy(d)
     else:
         policy = _StandardisedDataCheck(BOPolicy(d, model=model, acquisition=acquisition, n_init=n_init))
     info = {"kind": "bo", "env_id": "npbandit/BlackBox-v0",
-            "env_params": {"objective": env.name, "bounds": box.tolist(), "minimize": minimize, "budget": budget}}
+            "env_params": {"objective": label, "dim": d, "bounds": box.tolist(), "minimize": bool(minimize),
+                           "budget": budget, "optimal_value": optimal_value}}
     result = run_episode(env, policy, seed=seed, logger=logger, run_info=info, on_error=on_error,
                          progress=progress, desc=f"optimize {env.name}")
     history = [{"t": r["t"], "x": env.to_bounds(r["action"]), "value": r["value"], "best_value": r.get("best_value"),
@@ -114,6 +132,36 @@ def optimize(objective: Callable[[Any], float], bounds: Any, surrogate: str = "c
                              + ("" if result.run_id is None else f" (run {result.run_id})"), history[-1]["x"])
     best = (min if minimize else max)(good, key=lambda h: h["value"])
     return OptimizeResult(np.asarray(best["x"]), float(best["value"]), history, result.run_id)
+
+
+def objective_label(objective: Callable[..., Any]) -> str:
+    """The name a run records for an objective given no ``name=``: ``module:qualname``
+    (``"__main__:sphere"``, ``"mypkg.problems:Rosenbrock"`` for an instance of a callable
+    class). A lambda also names its file and line (``"__main__:<lambda>@script.py:12"``):
+    every lambda's qualified name is ``<lambda>``, and runs of different lambdas on the
+    same box must not be reported as one problem."""
+    if not callable(objective):
+        raise TypeError(f"objective must be callable, got {type(objective).__name__}")
+    if isinstance(objective, functools.partial):
+        return f"partial({objective_label(objective.func)})"
+    qualname = getattr(objective, "__qualname__", None) or getattr(objective, "__name__", None)
+    module = getattr(objective, "__module__", None)
+    if not isinstance(qualname, str):  # an instance of a callable class: name the class
+        qualname, module = type(objective).__qualname__, type(objective).__module__
+    label = f"{module}:{qualname}" if module else qualname
+    code = getattr(objective, "__code__", None)
+    if qualname.endswith("<lambda>") and code is not None:
+        label += f"@{os.path.basename(code.co_filename)}:{code.co_firstlineno}"
+    return label
+
+
+def _check_name(name: Any) -> str:
+    if not isinstance(name, str):
+        raise TypeError(f"name must be a string or None, got {type(name).__name__}")
+    if not name.strip() or not name.isprintable():
+        # reports print it in a table row: blank or control characters would make the row unreadable
+        raise ValueError(f"name must be a non-empty, printable string (no newlines), got {name!r}")
+    return name
 
 
 def _surrogate_checkpoint(surrogate: str, d: int) -> str:

@@ -7,6 +7,7 @@ import json
 import os
 import signal
 import sys
+import textwrap
 
 import torch
 
@@ -69,9 +70,12 @@ def build_parser() -> argparse.ArgumentParser:
     bandit.add_argument("--beta", type=float, default=1.0, help="UCB exploration weight (mu + beta * sigma)")
     bandit.add_argument("--db", default=DEFAULT_URL)
 
-    report = commands.add_parser("report", help="tables of runs and regret from a database")
+    report = commands.add_parser("report", help="tables of runs and regret from a database (black-box runs grouped "
+                                 "by problem: objective, dimension, bounds, direction; bandit runs by delta and "
+                                 "run length)")
     report.add_argument("--db", default=DEFAULT_URL)
-    report.add_argument("--plot", help="also write a PNG of regret curves to this path")
+    report.add_argument("--plot", help="also write a PNG to this path: one panel per problem, median and 25-75 %% "
+                        "band over seeds, log regret axis when regret spans a decade")
     report.add_argument("--limit", type=_positive_int, default=20, help="runs listed")
     train = commands.add_parser("train", help="meta-train a surrogate on a prior (resumable)")
     train.add_argument("--model", required=True, help="a registered model: " + " | ".join(available_models()))
@@ -133,23 +137,76 @@ def _list_functions() -> None:
 
 
 def _list_models() -> None:
-    from npbandit.surrogates.pretrained import available_checkpoints, checkpoint_use, read_card
+    from npbandit.surrogates.pretrained import available_checkpoints, read_card
 
     names = available_checkpoints()
     if not names:
         print("no pretrained checkpoints ship with this version")
         return
-    print(f"{'name':<18}{'model':<11}{'prior':<7}{'dims':<8}{'params':>9}{'steps':>8}  "
-          "evaluation (mean target log-likelihood)")
-    for name in names:
-        card = read_card(name)
-        ll = card.get("evaluation", {}).get("log_likelihood", {})
-        use = checkpoint_use(card)
-        dims = use["x_dims"]
-        x_text = str(dims[0]) if len(dims) == 1 else f"{dims[0]}..{dims[-1]}"
-        print(f"{name:<18}{card['model']:<11}{str(use['prior']):<7}{x_text + '->' + str(card['y_dim']):<8}"
-              f"{card.get('parameters', 0):>9,}{card.get('training', {}).get('steps', 0):>8,}  "
-              + ", ".join(f"{k} {v:.3f}" for k, v in ll.items()))
+    print(models_text([read_card(name) for name in names]))
+
+
+#: shown above the checkpoint tables of ``npbandit models``
+MODELS_NOTE = ("Scores: mean target log-likelihood on the prior's held-out evaluation tasks (log-density per target "
+               "point, summed over its outputs; higher is better). Under each checkpoint, 'N(0, 1)' is the baseline "
+               "on the same tasks: a predictor that ignores the context and says N(0, 1) for every output. A score "
+               "means something only next to its baseline, which depends on the prior and on how its outputs are "
+               "encoded; so there is one table per prior and output encoding.")
+
+
+def _output_units(card: dict) -> str:
+    """How a checkpoint's target outputs were encoded (what its log-likelihoods are densities of)."""
+    spec = card.get("prior") or {}
+    if spec.get("name") == "wheel":
+        from npbandit.priors.wheel import RewardEncoding
+
+        return RewardEncoding.from_prior_spec(spec).describe()
+    if spec.get("name") == "bo":
+        return "standardised by the context" if "context" in str(spec.get("y")) else "standardised by the task"
+    return "as sampled"
+
+
+def models_text(cards: list[dict]) -> str:
+    """``npbandit models``: one table per prior and output encoding (log-likelihoods are
+    densities of the outputs as encoded, so tables differ in scale: a 5-output wheel
+    score sums five densities, a reward divided by 50 has a far higher density than its
+    symlog), one column per evaluation entry, and under each checkpoint its N(0, 1)
+    baseline on the same tasks (``-`` where the card does not record it)."""
+    from npbandit.surrogates.pretrained import TASKS, checkpoint_use
+
+    tables: dict[tuple[str, str], list[dict]] = {}
+    for card in cards:
+        tables.setdefault((str(checkpoint_use(card)["prior"]), _output_units(card)), []).append(card)
+    lines = textwrap.wrap(MODELS_NOTE, 110)
+    for (prior, units), group in tables.items():
+        entries: list[str] = []
+        for card in group:
+            entries += [k for k in card.get("evaluation", {}).get("log_likelihood", {}) if k not in entries]
+        rows = []
+        for card in group:
+            use = checkpoint_use(card)
+            dims = use["x_dims"]
+            evaluation = card.get("evaluation", {})
+            model, baseline = evaluation.get("log_likelihood", {}), evaluation.get("baseline_log_likelihood", {})
+            rows.append([card["name"], card["model"],
+                         (str(dims[0]) if len(dims) == 1 else f"{dims[0]}..{dims[-1]}") + f"->{card['y_dim']}",
+                         f"{card.get('parameters', 0):,}", f"{card.get('training', {}).get('steps', 0):,}"]
+                        + [f"{model[k]:.3f}" if k in model else "-" for k in entries])
+            rows.append(["  N(0, 1)", "", "", "", ""] + [f"{baseline[k]:.3f}" if k in baseline else "-"
+                                                          for k in entries])
+        header = ["name", "model", "dims", "params", "steps", *entries]
+        widths = [max(len(r[i]) for r in [header, *rows]) for i in range(len(header))]
+        left = {0, 1, 2}  # text columns; numbers are right-aligned
+
+        def fmt(row: list[str]) -> str:
+            return "  ".join(c.ljust(w) if i in left else c.rjust(w) for i, (c, w) in enumerate(zip(row, widths)))
+
+        task = TASKS.get(prior, f"tasks of the {prior!r} prior")
+        lines += ["", f"prior {prior}: {task}; outputs {units}", fmt(header)]
+        lines += [fmt(r).rstrip() for r in rows]
+    if any("baseline_log_likelihood" not in c.get("evaluation", {}) for c in cards):
+        lines += ["", "N(0, 1) '-': the card predates the baseline (python benchmarks/card_baselines.py adds it)"]
+    return "\n".join(lines)
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -252,14 +309,19 @@ def _dispatch(args) -> int:
             problem = make_test_function(args.function, args.dim)
             bounds = problem.bounds if args.bounds is None else _parse_bounds(args.bounds)
             objective = problem_objective(problem, args.function)
+            name = args.function.lower()
+            # the problem's known optimum is its minimum over its own bounds; elsewhere it is unknown
+            optimum = getattr(problem, "_optimal_value", None) if args.bounds is None and not args.maximize else None
         else:
             if args.bounds is None:
                 raise ValueError("--bounds is required with --objective")
             bounds = _parse_bounds(args.bounds)
             objective = _load_objective(args.objective)
+            name = optimum = None
         result = optimize(objective, bounds, surrogate=args.surrogate, budget=args.budget,
                           acquisition=args.acquisition, minimize=not args.maximize, n_init=args.n_init,
-                          seed=args.seed, db=args.db, on_error=args.on_error, progress=_progress())
+                          seed=args.seed, db=args.db, on_error=args.on_error, progress=_progress(),
+                          name=name, optimal_value=optimum)
         print(f"run {result.run_id}: best value {result.best_value:.6g} at x = {result.best_x.tolist()} "
               f"after {len(result.history)} evaluations")
     elif args.command == "bandit":

@@ -44,7 +44,7 @@ import time
 import warnings
 import weakref
 from collections.abc import Iterator
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 from urllib.parse import quote
@@ -502,6 +502,8 @@ class RunRow:
     started_at: dt.datetime
     finished_at: dt.datetime | None
     error: str | None
+    #: the policy's settings (e.g. a BO policy's ``n_init``, where its initial design ends)
+    policy_params: dict = field(default_factory=dict)
 
 
 def list_runs(db: str = DEFAULT_URL, kind: str | None = None) -> list[RunRow]:
@@ -519,7 +521,8 @@ def list_runs(db: str = DEFAULT_URL, kind: str | None = None) -> list[RunRow]:
         runs = conn.execute(query).all()
     # n_steps is updated in the same transaction as the step inserts, so it counts committed steps
     return [RunRow(r.id, r.kind, r.env_id, r.env_params, r.policy, r.surrogate, r.checkpoint_sha256, r.seed,
-                   effective_status(r), r.n_steps, r.started_at, r.finished_at, r.error) for r in runs]
+                   effective_status(r), r.n_steps, r.started_at, r.finished_at, r.error, r.policy_params or {})
+            for r in runs]
 
 
 def run_steps(db: str, run_id: int) -> list[dict[str, Any]]:

@@ -229,3 +229,14 @@ def test_sigterm_saves_the_state_and_stops(tmp_path):
     state = json.loads((tmp_path / "run" / "train_state.json").read_text())
     assert state["step"] == result.step  # saved where it stopped, not at a checkpoint multiple
     assert signal.getsignal(signal.SIGTERM) is signal.SIG_DFL  # the handler is gone again
+
+
+def test_the_card_records_the_n01_baseline_on_the_evaluation_tasks(tmp_path):
+    from npbandit.training.evaluation import baseline_suite
+
+    result = train(tiny_config(tmp_path, steps=2, eval_every=2, checkpoint_every=2), progress=False)
+    evaluation = json.loads(result.card.read_text())["evaluation"]
+    assert set(evaluation["baseline_log_likelihood"]) == set(evaluation["log_likelihood"]) == {"rbf", "matern52"}
+    expected = baseline_suite("gp1d", 2, 16)
+    assert evaluation["baseline_log_likelihood"] == pytest.approx(expected, abs=1e-4)
+    assert "N(0, 1)" in evaluation["baseline"]

@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import hashlib
 import json
+import math
 import os
 from collections.abc import Iterator
 from pathlib import Path
@@ -22,7 +23,11 @@ from safetensors.torch import load_file, save_file
 from npbandit.priors import BOPrior, GP1DPrior, Prior, TaskBatch, WheelPrior, make_prior
 from npbandit.surrogates import NeuralProcess
 
-__all__ = ["EVAL_SEED", "evaluation_suite", "eval_batches", "evaluate", "evaluate_suite", "cache_dir"]
+__all__ = ["EVAL_SEED", "evaluation_suite", "eval_batches", "evaluate", "evaluate_suite", "cache_dir",
+           "baseline_log_likelihood", "baseline_suite", "BASELINE"]
+
+#: what :func:`baseline_log_likelihood` scores, in the words a checkpoint card uses
+BASELINE = "N(0, 1) predictions for every target output, ignoring the context"
 
 # Training streams use the run's seed; evaluation uses this one (and its own
 # index range), so the two never share a task.
@@ -105,3 +110,32 @@ def evaluate_suite(model: NeuralProcess, prior: str, n_batches: int, batch_size:
     """``{suite name: mean target log-likelihood}`` on each prior of the evaluation suite."""
     suite = evaluation_suite(prior, **(prior_params or {}))
     return {name: evaluate(model, eval_batches(p, n_batches, batch_size, cache=cache)) for name, p in suite.items()}
+
+
+def baseline_log_likelihood(batches: Iterator[TaskBatch] | list[TaskBatch]) -> float:
+    """The mean target log-likelihood of a predictor that ignores the context and says
+    ``N(0, 1)`` for every output (:data:`BASELINE`), weighted as :func:`evaluate` weights a
+    model's (log-densities summed over the ``dy`` outputs, averaged over tasks and targets,
+    then over batches). The yardstick for a card's log-likelihoods: its value depends on
+    the prior's output scale (a 5-output wheel task sums five densities), so a model's
+    score means something only next to the baseline on the same tasks.
+
+    Args:
+        batches: task batches; only ``yt`` (``[B, M, dy]``) is read.
+    """
+    total, count = 0.0, 0
+    for batch in batches:
+        yt = batch.yt.double()
+        total += float((-0.5 * yt.square() - 0.5 * math.log(2 * math.pi)).sum(-1).mean())
+        count += 1
+    if count == 0:
+        raise ValueError("no evaluation batches")
+    return total / count
+
+
+def baseline_suite(prior: str, n_batches: int, batch_size: int = 16, cache: bool = False,
+                   prior_params: dict[str, Any] | None = None) -> dict[str, float]:
+    """``{suite name: N(0, 1) baseline}`` on the same batches :func:`evaluate_suite` scores."""
+    suite = evaluation_suite(prior, **(prior_params or {}))
+    return {name: baseline_log_likelihood(eval_batches(p, n_batches, batch_size, cache=cache))
+            for name, p in suite.items()}

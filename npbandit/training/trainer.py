@@ -25,7 +25,7 @@ from tqdm import tqdm
 from npbandit.priors import make_prior
 from npbandit.surrogates import NeuralProcess, build
 from npbandit.surrogates.pretrained import save_pretrained
-from npbandit.training.evaluation import evaluate_suite
+from npbandit.training.evaluation import BASELINE, baseline_suite, evaluate_suite
 
 __all__ = ["TrainConfig", "train", "TrainResult"]
 
@@ -355,6 +355,10 @@ def train(config: TrainConfig, *, progress: bool = True, export: bool = True, st
         evaluation = {"metric": "mean target log-likelihood", "batches_per_entry": config.final_eval_batches,
                       "prior_params": eval_params,
                       "batch_size": config.batch_size, "seed": "npbandit.training.evaluation.EVAL_SEED",
-                      "log_likelihood": {k: round(v, 4) for k, v in final.items()}}
+                      "log_likelihood": {k: round(v, 4) for k, v in final.items()},
+                      "baseline": BASELINE,
+                      "baseline_log_likelihood": {k: round(v, 4) for k, v in baseline_suite(
+                          config.prior, config.final_eval_batches, config.batch_size,
+                          prior_params=eval_params).items()}}
         card = save_pretrained(model, out, config.name, prior=prior.spec(), training=training, evaluation=evaluation)
     return TrainResult(model, step, log, card)

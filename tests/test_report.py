@@ -1,0 +1,173 @@
+"""`npbandit report`: rows compare like with like (the full problem, the run length),
+regret is labelled for what it is, and the plot shows spread and the initial design."""
+
+import math
+import statistics
+
+import numpy as np
+import pytest
+
+from npbandit import optimize
+from npbandit.cli import main
+from npbandit.envs import WheelBanditEnv
+from npbandit.loop import run_episode
+from npbandit.policies import UniformPolicy
+from npbandit.report import bandit_summary, bo_summary, regret_figure, report_text
+from npbandit.storage import RunLogger, list_runs, run_steps
+
+
+def _sphere(x):
+    return float(np.sum(np.asarray(x) ** 2))
+
+
+def test_hartmann_3d_min_6d_min_and_6d_max_are_three_problems(tmp_path):
+    db = str(tmp_path / "runs.db")
+    for args in (["--dim", "3"], ["--dim", "6"], ["--dim", "6", "--maximize"]):
+        assert main(["optimize", "--function", "hartmann", *args, "--surrogate", "random", "--budget", "3",
+                     "--db", db]) == 0
+    assert len(bo_summary(db)) == 3
+    text = report_text(db)
+    section = text[text.index("Black-box optimisation"):]
+    for label in ("hartmann  d=3  [0, 1]^3  minimise", "hartmann  d=6  [0, 1]^6  minimise",
+                  "hartmann  d=6  [0, 1]^6  maximise"):
+        assert section.count(label) == 1, label
+
+
+def test_different_lambdas_and_different_bounds_are_different_problems(tmp_path):
+    db = str(tmp_path / "runs.db")
+    box = [[-1.0, -1.0], [1.0, 1.0]]
+    first = lambda x: float(x[0])  # noqa: E731 - two lambdas are the case in point
+    second = lambda x: float(x[1])  # noqa: E731
+    for objective in (first, second):
+        optimize(objective, box, surrogate="random", budget=3, db=db, progress=False)
+    optimize(first, [[-2.0, -2.0], [2.0, 2.0]], surrogate="random", budget=3, db=db, progress=False)
+    rows = bo_summary(db)
+    assert len(rows) == 3
+    names = {r["objective"] for r in rows}
+    assert len(names) == 2 and all("<lambda>@test_report.py:" in n for n in names)
+    assert "d=2  [-2, 2]^2  minimise" in report_text(db)
+
+
+def test_a_given_name_is_what_the_run_records(tmp_path):
+    db = str(tmp_path / "runs.db")
+    optimize(lambda x: float(x[0]), [[-1.0], [1.0]], surrogate="random", budget=3, db=db, progress=False,
+             name="shifted x0")
+    (run,) = list_runs(db)
+    assert run.env_params["objective"] == "shifted x0"
+    assert "shifted x0  d=1  [-1, 1]^1  minimise" in report_text(db)
+
+
+def test_simple_regret_is_reported_when_the_optimum_is_known(tmp_path):
+    db = str(tmp_path / "runs.db")
+    box = [[-1.0, -1.0], [1.0, 1.0]]
+    results = [optimize(_sphere, box, surrogate="random", budget=5, seed=s, db=db, progress=False,
+                        optimal_value=0.0) for s in range(3)]
+    (row,) = bo_summary(db)
+    assert row["problem"].optimal_value == 0.0
+    assert row["simple_regret"] == pytest.approx([r.best_value for r in results])
+    assert "simple regret" in report_text(db)
+    # the known optimum of a named test function is recorded by the CLI
+    assert main(["optimize", "--function", "branin", "--surrogate", "random", "--budget", "3", "--db", db]) == 0
+    branin = next(r for r in bo_summary(db) if r["problem"].name == "branin")
+    assert branin["problem"].optimal_value == pytest.approx(0.397887, abs=1e-5)
+    assert branin["simple_regret"][0] == pytest.approx(branin["best"][0] - 0.397887, abs=1e-5)
+
+
+@pytest.mark.parametrize("kwargs,error,match", [
+    ({"name": ""}, ValueError, "name"), ({"name": "two\nlines"}, ValueError, "name"), ({"name": 3}, TypeError, "name"),
+    ({"optimal_value": "0"}, TypeError, "optimal_value"), ({"optimal_value": math.nan}, ValueError, "optimal_value"),
+    ({"optimal_value": True}, TypeError, "optimal_value")])
+def test_optimize_checks_name_and_optimal_value(kwargs, error, match):
+    with pytest.raises(error, match=match):
+        optimize(_sphere, [[0.0], [1.0]], surrogate="random", budget=2, db=None, progress=False, **kwargs)
+
+
+def test_bandit_simple_regret_is_a_share_of_the_run_and_says_which(tmp_path):
+    db = str(tmp_path / "runs.db")
+    for seed in (0, 1):
+        run_episode(WheelBanditEnv(delta=0.5, horizon=300), UniformPolicy(), seed=seed, logger=RunLogger(db),
+                    run_info={"kind": "bandit", "env_id": "npbandit/WheelBandit-v0",
+                              "env_params": {"delta": 0.5, "horizon": 300}})
+    (row,) = bandit_summary(db)
+    assert row["simple_regret_rounds"] == 75  # the last quarter, as 500 is of the protocol's 2000
+    expected = [statistics.fmean(s["regret"] for s in run_steps(db, run.id)[-75:]) for run in list_runs(db)]
+    assert row["simple_regret"] == pytest.approx(expected)
+    text = report_text(db)
+    assert "500" not in text
+    assert "last 75 of 300 rounds" in text
+
+
+def test_plot_one_panel_per_problem_with_quartiles_log_regret_and_the_initial_design(tmp_path):
+    db = str(tmp_path / "runs.db")
+    for seed in range(3):
+        for dim in (2, 3):
+            # regret of a quadratic spans decades: the first point is far off, the best ones close
+            optimize(_sphere, [[-1.0] * dim, [1.0] * dim], surrogate="gp", budget=2 * dim + 4, seed=seed, db=db,
+                     progress=False, optimal_value=0.0, name="sphere")
+        optimize(_sphere, [[-1.0] * 2, [1.0] * 2], surrogate="random", budget=8, seed=seed, db=db,
+                 progress=False, optimal_value=0.0, name="sphere")
+    fig = regret_figure(db)
+    axes = [ax for ax in fig.axes if ax.get_visible()]
+    assert len(axes) == 2
+    titles = sorted(ax.get_title() for ax in axes)
+    assert "d=2" in titles[0] and "d=3" in titles[1] and all("sphere" in t for t in titles)
+    for ax in axes:
+        assert ax.get_yscale() == "log"
+        assert "regret" in ax.get_ylabel()
+        assert len(ax.collections) >= 1  # the quartile band(s)
+        labels = [line.get_label() for line in ax.get_lines()]
+        assert any("initial design" in label for label in labels)
+        assert any(label.endswith("(3 runs)") for label in labels)
+    assert "median" in fig._suptitle.get_text() and "25th to 75th percentile" in fig._suptitle.get_text()
+    path = tmp_path / "regret.png"
+    assert main(["report", "--db", db, "--plot", str(path)]) == 0 and path.stat().st_size > 0
+
+
+def test_models_prints_a_baseline_under_every_checkpoint_and_one_scale_per_table(capsys):
+    from npbandit.surrogates.pretrained import available_checkpoints
+
+    assert main(["models"]) == 0
+    lines = capsys.readouterr().out.splitlines()
+    tables: list[list[tuple[str, list[float]]]] = []
+    for i, line in enumerate(lines):
+        if line.startswith("prior "):
+            tables.append([])
+        name = line.split(" ", 1)[0]
+        if name in available_checkpoints():
+            baseline = lines[i + 1]
+            assert baseline.startswith("  N(0, 1)"), (name, baseline)
+            tables[-1].append((name, [float(v) for v in baseline.split()[2:]]))
+    assert sorted(n for t in tables for n, _ in t) == sorted(available_checkpoints())
+    for table in tables:  # one scale per column: the baselines down a column agree
+        for column in zip(*(values for _, values in table)):
+            assert max(column) - min(column) < 0.01, table
+    # rewards divided by 50 and symlog rewards are different scales: different tables
+    where = {name: i for i, t in enumerate(tables) for name, _ in t}
+    assert where["lbanp-wheel"] != where["cmanp-wheel"] == where["tnpd-wheel"]
+    assert where["cmanp-bo"] != where["cmanp-wheel"] and where["cmanp-gp1d"] != where["cmanp-bo"]
+
+
+def test_models_says_when_a_card_has_no_baseline():
+    from npbandit.cli import models_text
+    from npbandit.surrogates.pretrained import read_card
+
+    card = read_card("tnpd-gp1d")
+    del card["evaluation"]["baseline_log_likelihood"]
+    text = models_text([card])
+    assert "  N(0, 1)" in text and "predates the baseline" in text
+    row = text.splitlines()[text.splitlines().index(next(l for l in text.splitlines() if l.startswith("  N(0, 1)")))]
+    assert row.split()[2:] == ["-", "-"]
+
+
+def test_the_baseline_is_the_standard_normal_log_density_summed_over_outputs():
+    import torch
+
+    from npbandit.priors import TaskBatch
+    from npbandit.training.evaluation import baseline_log_likelihood
+
+    zeros = TaskBatch(torch.zeros(2, 3, 1), torch.zeros(2, 3, 5), torch.zeros(2, 4, 1), torch.zeros(2, 4, 5), {})
+    assert baseline_log_likelihood([zeros]) == pytest.approx(-5 * 0.5 * math.log(2 * math.pi))
+    ones = TaskBatch(zeros.xc, zeros.yc, zeros.xt, torch.ones(2, 4, 5), {})
+    assert baseline_log_likelihood([zeros, ones]) == pytest.approx(-5 * 0.5 * math.log(2 * math.pi) - 5 * 0.25)
+    with pytest.raises(ValueError, match="no evaluation batches"):
+        baseline_log_likelihood([])
