@@ -48,7 +48,7 @@ def run_tour(db: str = DEFAULT_URL, budget: int = 20, steps: int = 300, seed: in
     problem = make_test_function("branin")
     say(f"1/3  Bayesian optimisation of Branin with CMANP ({budget} evaluations) -> {db}")
     result = optimize(problem_objective(problem, "branin"), problem.bounds, surrogate="cmanp", budget=budget,
-                      seed=seed, db=db, progress=progress)
+                      seed=seed, db=db, progress=progress, name="branin", optimal_value=problem.optimal_value)
     say(f"     best value {result.best_value:.4f} at x = {np.round(result.best_x, 3).tolist()} "
         f"(optimum {problem.optimal_value:.4f}), run {result.run_id}")
     say(f"2/3  wheel bandit, delta = 0.9, {steps} rounds: CMANP-UCB vs Uniform vs LinUCB -> {db}")

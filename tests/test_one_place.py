@@ -184,6 +184,8 @@ def test_the_tour_logs_a_bo_run_and_three_bandit_runs_then_reports(tmp_path, wra
     bo_run = next(r for r in runs if r.kind == "bo")
     assert bo_run.id == tour.bo_run_id and len(run_steps(db, bo_run.id)) == 5
     assert bo_run.env_params["objective"] == "branin" and wrapper_calls == [("Branin", "branin")]
+    # Branin's known minimum is recorded, so the report shows the tour's simple regret
+    assert bo_run.env_params["optimal_value"] == pytest.approx(0.397887)
     assert sorted(tour.bandit_run_ids) == sorted(r.id for r in runs if r.kind == "bandit")
     assert lines[0].startswith("1/3") and tour.report in lines
     with pytest.raises(ValueError, match="budget"):
