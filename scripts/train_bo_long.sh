@@ -9,6 +9,8 @@
 # Run directories live in training_runs/ and are committed, so any machine resumes.
 #
 #   RUNS="cmanp te-pt-tnp" MINUTES=120 scripts/train_bo_long.sh      # two runs, one thread each
+#   EXPORT=1 RUNS=tnpd scripts/train_bo_long.sh      # export the saved state as a checkpoint card
+#                                                      # (<run dir>/<name>.json; safe while the run trains)
 set -euo pipefail
 cd "$(dirname "$0")/.."
 NPB=${NPB:-.venv/bin/npbandit}
@@ -16,10 +18,14 @@ MINUTES=${MINUTES:-120}
 RUNS=${RUNS:-cmanp te-pt-tnp}
 common=(--prior bo --steps 200000 --loss expected --threads 1 --eval-every 2000 --eval-batches 16
         --checkpoint-every 500 --max-minutes "$MINUTES")
+if [[ -n "${EXPORT:-}" ]]; then common+=(--export-now); fi
 run() {
     case "$1" in
         cmanp) "$NPB" train --model cmanp --out training_runs/cmanp-bo-long --set n_latents=32 --set n_block_latents=32 \
                    --init-from training_runs/init/v1/cmanp-bo.json "${common[@]}" ;;
+        # the paper's 128 latents, widened from cmanp-bo-long at 40.5k steps (scripts/widen_cmanp.py)
+        cmanp128) "$NPB" train --model cmanp --out training_runs/cmanp128-bo-long --set n_latents=128 \
+                   --set n_block_latents=128 --init-from training_runs/init/cmanp128/cmanp-bo.json "${common[@]}" ;;
         te-pt-tnp) "$NPB" train --model te-pt-tnp --size small --out training_runs/te-pt-tnp-bo-long \
                    --init-from training_runs/init/v1/te-pt-tnp-bo.json "${common[@]}" ;;
         retreever) "$NPB" train --model retreever --out training_runs/retreever-bo-long \
@@ -29,6 +35,6 @@ run() {
     esac
 }
 for r in $RUNS; do
-    run "$r" > "training_runs/$r.log" 2>&1 &
+    if [[ -n "${EXPORT:-}" ]]; then run "$r"; else run "$r" > "training_runs/$r.log" 2>&1 & fi
 done
 wait

@@ -148,3 +148,29 @@ def test_chunked_conditioning_allocates_nothing_that_grows_with_n():
     with torch.no_grad(), _LargestTensor() as probe:
         model.condition(x, y, chunk_size=4096)
     assert probe.largest > 4 * largest[1]
+
+
+def test_widened_model_computes_the_same_function():
+    model = tiny_model("cmanp", x_dim=2).double().eval()
+    c = model.config
+    wide = model.widened(3 * c.n_latents, 2 * c.n_block_latents)
+    assert (wide.config.n_latents, wide.config.n_block_latents) == (3 * c.n_latents, 2 * c.n_block_latents)
+    assert wide.initial_latents.shape[0] == 3 * c.n_latents
+    xc, yc = torch.rand(2, 9, 2, dtype=torch.float64), torch.randn(2, 9, 1, dtype=torch.float64)
+    xt = torch.rand(2, 5, 2, dtype=torch.float64)
+    with torch.no_grad():
+        narrow_pred, wide_pred = model.predict(model.condition(xc, yc), xt), wide.predict(wide.condition(xc, yc), xt)
+        torch.testing.assert_close(wide_pred.mean, narrow_pred.mean)
+        torch.testing.assert_close(wide_pred.stddev, narrow_pred.stddev)
+        noisy = model.widened(2 * c.n_latents, c.n_block_latents, noise_std=0.1,
+                              generator=torch.Generator().manual_seed(0))
+        assert not torch.allclose(noisy.predict(noisy.condition(xc, yc), xt).mean, narrow_pred.mean)
+
+
+@pytest.mark.parametrize("kwargs", [{"n_latents": 5}, {"n_block_latents": 1}, {"noise_std": -1.0}])
+def test_widened_rejects_counts_that_are_not_multiples(kwargs):
+    model = tiny_model("cmanp", x_dim=2)
+    args = {"n_latents": 2 * model.config.n_latents, "n_block_latents": 2 * model.config.n_block_latents, **kwargs}
+    noise = args.pop("noise_std", 0.0)
+    with pytest.raises(ValueError, match="n_latents|n_block_latents|noise_std"):
+        model.widened(**args, noise_std=noise)

@@ -19,7 +19,7 @@ independent of ``N``.
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 
 import torch
 from torch import Tensor, nn
@@ -191,3 +191,50 @@ class CMANP(NeuralProcess):
         if not isinstance(state, CMANPState):
             raise TypeError(f"state must be a CMANPState, got {type(state).__name__}")
         return self.decoder(xt, self.latents(state))
+
+    def widened(self, n_latents: int, n_block_latents: int, *, noise_std: float = 0.0,
+                generator: torch.Generator | None = None) -> "CMANP":
+        """A copy with more latents that computes the same function (before ``noise_std``).
+
+        Every latent is repeated ``n_latents / L_I`` (``n_block_latents / L_B``) times.
+        Softmax attention over a set in which each key/value appears ``k`` times gives
+        what it gives over the set itself, and the rest of the network acts per latent,
+        so predictions are unchanged; Gaussian ``noise_std`` on the copies then breaks
+        their symmetry so training can use the new capacity. This is how a trained
+        small CMANP starts a larger one (``npbandit train --init-from``) instead of a
+        larger one learning its latent basis from scratch.
+
+        Args:
+            n_latents, n_block_latents: the new counts, whole multiples of the current ones.
+            noise_std: std of the noise added to every widened latent (0: exact copy).
+            generator: for the noise.
+
+        Raises:
+            ValueError: a count that is not a whole multiple, or a negative ``noise_std``.
+        """
+        c = self.config
+        for name, new, old in (("n_latents", n_latents, c.n_latents),
+                               ("n_block_latents", n_block_latents, c.n_block_latents)):
+            if not isinstance(new, int) or isinstance(new, bool) or new < old or new % old:
+                raise ValueError(f"{name} must be a whole multiple of the current {old}, got {new!r}")
+        if not isinstance(noise_std, (int, float)) or isinstance(noise_std, bool) or noise_std < 0:
+            raise ValueError(f"noise_std must be a non-negative number, got {noise_std!r}")
+        wide = CMANP(self.x_dim, self.y_dim, replace(c, n_latents=n_latents, n_block_latents=n_block_latents))
+        ref = self.initial_latents
+        wide.to(device=ref.device, dtype=ref.dtype)
+        state = {k: v.detach().clone() for k, v in self.state_dict().items()}
+
+        def tile(value: Tensor, count: int) -> Tensor:
+            value = value.repeat(count // value.shape[0], 1)
+            if noise_std > 0:
+                value = value + noise_std * torch.randn(value.shape, generator=generator).to(value)
+            return value
+
+        for key, value in state.items():
+            if key == "initial_latents":
+                state[key] = tile(value, n_latents)
+            elif key.endswith(".block_latents"):
+                state[key] = tile(value, n_block_latents)
+        wide.load_state_dict(state)
+        wide.train(self.training)
+        return wide
