@@ -7,11 +7,13 @@ Methods: every shipped ``*-bo`` checkpoint with LogEI (``NPModel`` + ``optimize_
 streaming ``condition_on_observations``), BoTorch ``SingleTaskGP`` + LogEI refit every
 iteration (told the functions are noise-free, ``GP_OPTIONS``), Sobol search, and two peers
 users would otherwise pick: Optuna's default sampler (``optuna-tpe``: ``TPESampler(seed=seed)``,
-every other option Optuna's default) and ``optuna-gp`` (``GPSampler(seed=seed)``, likewise).
-The Optuna rows search each function's own bounds through Optuna's ask-and-tell interface,
-starting from their samplers' own 10 random trials rather than the Sobol design; every trial
-is one evaluation of the same environment, logged like the others. Optuna is an optional
-benchmark dependency: ``pip install -e ".[bench]"`` (``optuna==5.0.0``).
+every other option Optuna's default) and ``optuna-gp`` (``GPSampler(seed=seed)``, likewise), and
+``optuna-np``: npbandit's own ``NPSampler(seed=seed)`` (``cmanp-bo``, LogEI, 10 random start-up
+trials), i.e. the ``cmanp-bo`` row reached through Optuna. The Optuna rows search each
+function's own bounds through Optuna's ask-and-tell interface, starting from their samplers'
+own 10 random trials rather than the Sobol design; every trial is one evaluation of the same
+environment, logged like the others. Optuna is an optional benchmark dependency:
+``pip install -e ".[bench]"`` (``optuna==5.0.0``).
 Reported: median and quartiles of log10 simple regret vs evaluations (final values in the
 table, curves in the JSON), and seconds per iteration. Runs go through ``npbandit.storage``;
 completed runs are not repeated.
@@ -43,9 +45,12 @@ FUNCTIONS = {"branin": None, "hartmann3": ("hartmann", 3), "hartmann6": ("hartma
 #: the GP row's BOPolicy settings: every suite function is deterministic (see BOPolicy's
 #: ``noise_free``); a logged GP run counts only if it ran with these
 GP_OPTIONS = {"noise_free": True}
-#: the Optuna rows: method name -> sampler class; the version their numbers are for
-OPTUNA_SAMPLERS = {"optuna-tpe": "TPESampler", "optuna-gp": "GPSampler"}
+#: the Optuna rows: method name -> sampler class (Optuna's, or npbandit's NPSampler); the version
+#: their numbers are for
+OPTUNA_SAMPLERS = {"optuna-tpe": "TPESampler", "optuna-gp": "GPSampler", "optuna-np": "NPSampler"}
 OPTUNA_VERSION = "5.0.0"
+#: the optuna-np row's checkpoint (NPSampler's default)
+NP_CHECKPOINT = "cmanp-bo"
 OPTUNA_MISSING = ("the {methods} row(s) need Optuna {version}, an optional benchmark dependency: "
                   "pip install -e \".[bench]\" (or pip install optuna=={version}), or leave the row(s) out "
                   "with --methods")
@@ -76,7 +81,8 @@ class OptunaPolicy(Policy):
     minimising the objective value, as a user would set it up); the point goes to the
     environment as its unit-cube action, which maps it back affinely onto the same bounds,
     so the objective, the regret and the log are those of every other row. The sampler is
-    ``optuna.samplers.<TPESampler|GPSampler>(seed=seed)``: every other option at Optuna's default.
+    ``optuna.samplers.<TPESampler|GPSampler>(seed=seed)`` or
+    ``npbandit.integrations.optuna.NPSampler(seed=seed)``: every other option at its default.
     """
 
     def __init__(self, method: str, bounds: np.ndarray) -> None:
@@ -85,12 +91,22 @@ class OptunaPolicy(Policy):
         self.optuna = require_optuna([method])
         self.name, self.sampler_name = method, OPTUNA_SAMPLERS[method]
         self.low, self.high = np.asarray(bounds[0], dtype=np.float64), np.asarray(bounds[1], dtype=np.float64)
+        if self.sampler_name == "NPSampler":
+            from npbandit.surrogates.pretrained import read_card
+
+            card = read_card(NP_CHECKPOINT)  # logged with the run, so a retrained checkpoint's runs stay apart
+            self.checkpoint = {"name": card["name"], "sha256": card["sha256"]}
 
     def reset(self, seed: int | None = None) -> None:
         super().reset(seed)
         optuna = self.optuna
         optuna.logging.set_verbosity(optuna.logging.WARNING)
-        sampler = getattr(optuna.samplers, self.sampler_name)(seed=seed)
+        if self.sampler_name == "NPSampler":
+            from npbandit.integrations.optuna import NPSampler
+
+            sampler = NPSampler(NP_CHECKPOINT, seed=seed)
+        else:
+            sampler = getattr(optuna.samplers, self.sampler_name)(seed=seed)
         self.study = optuna.create_study(direction="minimize", sampler=sampler)
         self.trial = None
 
@@ -105,8 +121,9 @@ class OptunaPolicy(Policy):
         self.trial = None
 
     def params(self) -> dict:
-        return {"dim": len(self.low), "sampler": self.sampler_name, "sampler_options": "Optuna defaults, seed=run seed",
-                "optuna": self.optuna.__version__}
+        defaults = "NPSampler" if self.sampler_name == "NPSampler" else "Optuna"
+        return {"dim": len(self.low), "sampler": self.sampler_name,
+                "sampler_options": f"{defaults} defaults, seed=run seed", "optuna": self.optuna.__version__}
 
 
 def make_policy(method: str, env):
@@ -223,9 +240,10 @@ def main(argv: list[str] | None = None) -> None:
              "samples). "
              f"optuna-tpe / optuna-gp: Optuna {OPTUNA_VERSION} `TPESampler(seed=seed)` (Optuna's default sampler, "
              "all options at their defaults: multivariate TPE for one objective, 10 random start-up trials, 24 EI "
-             "candidates) and `GPSampler(seed=seed)` (defaults: 10 random start-up trials, inferred noise), each "
-             "searching the function's own bounds by ask-and-tell; they start from their own random trials, not the "
-             "Sobol design.", "",
+             "candidates) and `GPSampler(seed=seed)` (defaults: 10 random start-up trials, inferred noise); "
+             "optuna-np: npbandit's `NPSampler(seed=seed)` (the cmanp-bo checkpoint and LogEI, as the cmanp-bo "
+             "row, after 10 random start-up trials). Each Optuna row searches the function's own bounds by "
+             "ask-and-tell and starts from its sampler's own random trials, not the Sobol design.", "",
              "| function | " + " | ".join(args.methods) + " |", "|---|" + "---:|" * len(args.methods)]
     summary = {}
     for f in args.functions:

@@ -152,7 +152,8 @@ def test_only_completed_finite_trials_inform_the_np(monkeypatch):
         study.add_trial(create_trial(params={"x": x}, distributions=dist, value=x))
     study.add_trial(create_trial(params={"x": 5.0}, distributions=dist, value=float("inf")))
     study.add_trial(create_trial(params={"x": 6.0}, distributions=dist, state=TrialState.FAIL))
-    study.add_trial(create_trial(params={"x": 7.0}, distributions=dist, state=TrialState.PRUNED, intermediate_values={0: 1.0}))
+    study.add_trial(create_trial(params={"x": 7.0}, distributions=dist, state=TrialState.PRUNED,
+                                 intermediate_values={0: 1.0}))
     study.add_trial(create_trial(params={"x": 8.0}, distributions=dist, state=TrialState.RUNNING))
     with pytest.warns(RuntimeWarning, match=r"leaves out trial\(s\) \[4\]"):
         x = study.ask().suggest_float("x", 0.0, 10.0)
