@@ -236,3 +236,13 @@ def test_sqlite_storage_with_processes_and_threads(tmp_path):
     # trials 0-3 were asked before 4 trials had completed: start-up draws, two processes' among
     # them; sharing a seed, the processes still drew different points (draws are keyed by trial)
     assert len({t.params["x"] for t in trials[:4]}) == 4
+
+
+def test_example_study_runs_with_two_worker_processes(tmp_path):
+    url = f"sqlite:///{tmp_path / 'example.db'}"
+    done = subprocess.run([sys.executable, str(ROOT / "examples" / "optuna_study.py"), "--trials", "4", "--workers",
+                           "2", "--storage", url], capture_output=True, text=True, timeout=300)
+    assert done.returncode == 0, done.stderr
+    assert "4 completed trials, 2 worker(s)" in done.stdout
+    (summary,) = optuna.get_all_study_summaries(url)
+    assert summary.n_trials == 4
