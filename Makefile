@@ -47,6 +47,7 @@ bench: $(STAMP)
 	$(BIN)/python benchmarks/wheel_decisions.py
 	$(BIN)/python benchmarks/bo_prior_functions.py --seeds 6 --workers 2
 	$(BIN)/python benchmarks/bo.py --workers 2
+	$(BIN)/python benchmarks/optuna_cost.py --profile
 	$(BIN)/python benchmarks/wheel.py --workers 2
 
 # A few-minute subset that prints without touching docs/.

@@ -32,7 +32,8 @@ def keep_threads():
     torch.set_num_threads(threads)
 
 
-@pytest.mark.parametrize("method,sampler", [("optuna-tpe", "TPESampler"), ("optuna-gp", "GPSampler")])
+@pytest.mark.parametrize("method,sampler", [("optuna-tpe", "TPESampler"), ("optuna-gp", "GPSampler"),
+                                            ("optuna-np", "NPSampler")])
 def test_optuna_rows_are_optuna_on_the_functions_bounds_logged_like_every_row(bench, tmp_path, keep_threads,
                                                                                 method, sampler):
     optuna = pytest.importorskip("optuna")
@@ -47,7 +48,14 @@ def test_optuna_rows_are_optuna_on_the_functions_bounds_logged_like_every_row(be
     env = BlackBoxEnv(function="branin", budget=budget)
     lo, hi = env.bounds
     optuna.logging.set_verbosity(optuna.logging.WARNING)
-    study = optuna.create_study(direction="minimize", sampler=getattr(optuna.samplers, sampler)(seed=3))
+    if sampler == "NPSampler":
+        from npbandit.integrations.optuna import NPSampler
+
+        assert run.surrogate == "cmanp-bo"  # logged with its hash, so a retrained checkpoint's runs stay apart
+        made = NPSampler(seed=3)
+    else:
+        made = getattr(optuna.samplers, sampler)(seed=3)
+    study = optuna.create_study(direction="minimize", sampler=made)
     study.optimize(lambda t: env._call(np.array([t.suggest_float(f"x{i}", lo[i], hi[i]) for i in range(2)])),
                    n_trials=budget)
     ours = np.array([env.to_bounds(s["action"]) for s in steps])
@@ -125,3 +133,27 @@ def test_gp_run_depends_on_its_seed_alone():
         return [s["action"].tolist() for s in result.steps]
 
     assert actions(0) == actions(1)
+
+
+def test_propose_depends_on_model_and_seed_alone():
+    """optimize_acqf draws from torch's global generator besides its own seed, and so does a
+    Thompson draw; the shared proposal step (BOPolicy, optimize, NPSampler) seeds it, so a
+    point depends on the model and the seed alone, and the caller's generator is untouched."""
+    from npbandit import NPModel
+    from npbandit.policies.bo import propose
+
+    g = torch.Generator().manual_seed(0)
+    X = torch.rand(9, 2, generator=g, dtype=torch.float64)
+    Y = -((X - 0.3) ** 2).sum(-1, keepdim=True)
+    model = NPModel.from_pretrained("cmanp-bo", X, Y)
+    for acquisition in ("logei", "thompson"):
+        points = []
+        for global_seed in (1, 2):
+            torch.manual_seed(global_seed)
+            before = torch.random.get_rng_state()
+            points.append(propose(model, acquisition, dim=2, best_f=Y.max(), seed=5, num_restarts=2, raw_samples=64))
+            assert torch.equal(torch.random.get_rng_state(), before)
+        assert np.array_equal(points[0], points[1]), acquisition
+        assert points[0].shape == (2,) and np.all((points[0] >= 0) & (points[0] <= 1))
+    with pytest.raises(ValueError, match="acquisition"):
+        propose(model, "ei", dim=2, best_f=Y.max(), seed=5)

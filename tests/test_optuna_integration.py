@@ -1,4 +1,4 @@
-"""npbandit.integrations.optuna.NPSampler, and the proposal step it shares with optimize."""
+"""npbandit.integrations.optuna.NPSampler (the proposal step it shares with optimize: test_bo_baselines.py)."""
 
 import math
 import subprocess
@@ -9,7 +9,6 @@ from pathlib import Path
 
 import numpy as np
 import pytest
-import torch
 
 optuna = pytest.importorskip("optuna", reason="the Optuna integration needs the 'optuna' extra: "
                                               "pip install -e \".[optuna]\"")
@@ -17,9 +16,7 @@ optuna = pytest.importorskip("optuna", reason="the Optuna integration needs the 
 from optuna.distributions import FloatDistribution, IntDistribution  # noqa: E402
 from optuna.trial import TrialState, create_trial  # noqa: E402
 
-from npbandit import NPModel  # noqa: E402
 from npbandit.integrations.optuna import NPSampler, _from_unit, _to_unit  # noqa: E402
-from npbandit.policies.bo import propose  # noqa: E402
 from npbandit.surrogates.pretrained import CheckpointError  # noqa: E402
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -47,26 +44,6 @@ def mixed(trial) -> float:
 
 def params(study) -> list[dict]:
     return [t.params for t in study.trials]
-
-
-# -- the shared proposal ----------------------------------------------------------------
-
-def test_propose_depends_on_model_and_seed_alone():
-    # optimize_acqf draws from torch's global generator besides its own seed; a proposal
-    # must not depend on it (or on what ran before), and must leave it as it was
-    g = torch.Generator().manual_seed(0)
-    X = torch.rand(9, 2, generator=g, dtype=torch.float64)
-    Y = -((X - 0.3) ** 2).sum(-1, keepdim=True)
-    model = NPModel.from_pretrained("cmanp-bo", X, Y)
-    for acquisition in ("logei", "thompson"):
-        points = []
-        for global_seed in (1, 2):
-            torch.manual_seed(global_seed)
-            before = torch.random.get_rng_state()
-            points.append(propose(model, acquisition, dim=2, best_f=Y.max(), seed=5, **FAST))
-            assert torch.equal(torch.random.get_rng_state(), before)
-        assert np.array_equal(points[0], points[1]), acquisition
-        assert points[0].shape == (2,) and np.all((points[0] >= 0) & (points[0] <= 1))
 
 
 # -- search-space mapping ---------------------------------------------------------------
