@@ -1,5 +1,6 @@
 # Two commands do all set-up on a fresh machine: `make demo` and `make test`.
-# `make test` installs the `optuna` extra too, so the Optuna sampler's tests run (not skip).
+# `make test` installs the `optuna` and `ax` extras too, so the Optuna sampler's and Ax
+# integration's tests run (not skip).
 PYTHON ?= python3
 VENV   := .venv
 BIN    := $(VENV)/bin
@@ -13,7 +14,7 @@ TORCH  := torch==2.13.0
 $(STAMP): pyproject.toml
 	test -x $(BIN)/python || $(PYTHON) -m venv $(VENV)
 	$(BIN)/python -m pip install --quiet --disable-pip-version-check "$(TORCH)"
-	$(BIN)/python -m pip install --quiet --disable-pip-version-check -e ".[test,optuna]"
+	$(BIN)/python -m pip install --quiet --disable-pip-version-check -e ".[test,optuna,ax]"
 	touch $(STAMP)
 
 demo: $(STAMP)
@@ -48,6 +49,7 @@ bench: $(STAMP)
 	$(BIN)/python benchmarks/bo_prior_functions.py --seeds 6 --workers 2
 	$(BIN)/python benchmarks/bo.py --workers 2
 	$(BIN)/python benchmarks/optuna_cost.py --profile
+	$(BIN)/python benchmarks/ax_cost.py --profile
 	$(BIN)/python benchmarks/wheel.py --workers 2
 
 # A few-minute subset that prints without touching docs/.

@@ -452,3 +452,110 @@ def test_conditioned_models_do_not_share_module_bookkeeping():
         assert child.input_transform is model.input_transform and child.likelihood is not model.likelihood
     model.load_state_dict(model.state_dict())
     assert calls == []
+
+
+def test_transforms_and_known_noise_are_positional_or_keyword_arguments():
+    # Ax decides whether a model class "supports" a transform from getfullargspec(cls).args
+    import inspect
+
+    args = inspect.getfullargspec(NPModel).args
+    assert {"train_X", "train_Y", "train_Yvar", "input_transform", "outcome_transform"} <= set(args)
+
+
+def test_known_noise_is_the_observation_noise():
+    X, Y = data()
+    net = surrogate()
+    Yvar = torch.full_like(Y, 0.04)
+    plain = NPModel(net, X, Y, outcome_transform=Standardize(1))
+    known = NPModel(net, X, Y, Yvar, outcome_transform=Standardize(1))
+    Xt = torch.rand(6, 1, D, dtype=torch.float64)
+    # the NP conditions on Y alone: the latent posterior is the same
+    assert torch.allclose(plain.posterior(Xt).variance, known.posterior(Xt).variance)
+    # a new observation's noise is the known one (raw units here, as the outcome transform is undone)
+    noisy = known.posterior(Xt, observation_noise=True).variance - known.posterior(Xt).variance
+    assert torch.allclose(noisy, torch.full_like(noisy, 0.04))
+    assert torch.allclose(known.likelihood.noise, 0.04 / Y.std() ** 2)  # in the standardised units of train_Y
+    streamed = known.condition_on_observations(X[:2] * 0.5, Y[:2])
+    assert torch.allclose(streamed.likelihood.noise, known.likelihood.noise)
+    with pytest.raises(ValueError, match="train_Yvar"):
+        NPModel(net, X, Y, -Yvar)
+    with pytest.raises(ValueError, match="train_Yvar"):
+        NPModel(net, X, Y, Yvar[:3])
+
+
+def test_state_dict_names_the_network_and_loading_reconditions():
+    X, Y = data()
+    X2, Y2 = data(seed=1)
+    net = surrogate()
+    a = NPModel(net, X, 3 * Y + 1, outcome_transform=Standardize(1))
+    b = NPModel(net, X2, Y2, outcome_transform=Standardize(1))
+    state = a.state_dict()
+    assert state["_extra_state"].dtype == torch.uint8 and state["_extra_state"].shape == (32,)
+    b.load_state_dict(state)
+    # b keeps its own data and is conditioned on it through a's transform, nothing of a's data
+    import copy
+
+    transform = copy.deepcopy(a.outcome_transform).eval()
+    expected = NPModel(net, X2, Y2, outcome_transform=transform)
+    Xt = torch.rand(5, 1, D, dtype=torch.float64)
+    assert torch.allclose(b.posterior(Xt).mean, expected.posterior(Xt).mean)
+    assert torch.allclose(b.posterior(Xt).variance, expected.posterior(Xt).variance)
+    other = NPModel(surrogate(seed=1), X2, Y2, outcome_transform=Standardize(1))
+    with pytest.raises(ValueError, match="another network"):
+        other.load_state_dict(state)
+
+
+def test_rows_shared_by_all_t_batches_are_predicted_once_with_exact_gradients():
+    # qNEI appends the observed points to every candidate: predicted once, the values and
+    # each t-batch's gradient are those of predicting every row on its own
+    X, Y = data()
+    net = surrogate()
+    model = NPModel(net, X, Y)
+    counter = EmbedCounter(net.decoder)  # CMANP's decoder: the target points it predicts
+    b, k = 16, X.shape[0]
+    baseline = X.unsqueeze(0).repeat(b, 1, 1).requires_grad_(True)  # distinct leaves, equal values
+    cand = torch.rand(b, 1, D, dtype=torch.float64, requires_grad=True)
+    w = torch.randn(b, k + 1, dtype=torch.float64)
+
+    def loss(post):
+        return (w.reshape(post.mean.shape[:-1]) * (post.mean + 0.3 * post.variance).squeeze(-1)).sum()
+
+    post = model.posterior(torch.cat([baseline, cand], dim=-2))
+    grads = torch.autograd.grad(loss(post), [baseline, cand])
+    rows = torch.cat([baseline, cand], dim=-2).detach().reshape(-1, 1, D).requires_grad_(True)
+    ref = model.posterior(rows)
+    ref_grad, = torch.autograd.grad((w.reshape(-1) * (ref.mean + 0.3 * ref.variance).reshape(-1)).sum(), rows)
+    ref_grad = ref_grad.reshape(b, k + 1, D)
+    assert torch.allclose(post.mean.reshape(-1), ref.mean.reshape(-1))
+    assert torch.allclose(post.variance.reshape(-1), ref.variance.reshape(-1))
+    assert torch.allclose(grads[0], ref_grad[:, :k], atol=1e-5)
+    assert torch.allclose(grads[1], ref_grad[:, k:], atol=1e-5)
+    counter.points = 0
+    with torch.no_grad():
+        model.posterior(torch.cat([baseline, cand], dim=-2))
+    assert counter.points == b + k  # not b * (k + 1)
+
+
+@pytest.mark.parametrize("m", [1, 2])
+def test_equal_points_share_one_draw(m):
+    # f at one input is one random variable; observation noise stays independent
+    X, Y = data(m=m)
+    model = NPModel(surrogate(y_dim=m), X, Y)
+    pts = torch.rand(3, 2, D, dtype=torch.float64)
+    Xt = torch.cat([pts, pts[:, :1], X[:1].expand(3, 1, D)], dim=-2)  # point 0 twice; distinct points otherwise
+    post = model.posterior(Xt)
+    samples = post.rsample(torch.Size([64]))
+    assert torch.equal(samples[..., 0, :], samples[..., 2, :])
+    assert not torch.equal(samples[..., 0, :], samples[..., 1, :])
+    # the marginals are unchanged (float32 network: a few 1e-7 from predicting in another batch)
+    single = model.posterior(Xt.reshape(-1, 1, D)).variance.reshape(post.variance.shape)
+    assert torch.allclose(post.variance, single, atol=1e-6)
+    noisy = model.posterior(Xt, observation_noise=True)
+    covar = noisy.distribution.covariance_matrix  # interleaved (q, m) order
+    latent = post.distribution.covariance_matrix
+    assert torch.allclose(covar - latent, torch.diag_embed(torch.diagonal(covar - latent, dim1=-2, dim2=-1)))
+    assert torch.allclose(latent[..., 0, 2 * m], post.variance[..., 0, 0])  # point 0 and its copy, output 0
+    # qNEI no longer scores an observed point as a fresh draw at that point
+    qnei = qLogNoisyExpectedImprovement(model if m == 1 else model.subset_output([0]), X_baseline=X,
+                                        prune_baseline=False)
+    assert qnei(X[:4].unsqueeze(-2)).max() < qnei(X[:4].unsqueeze(-2) + 1e-6).min()

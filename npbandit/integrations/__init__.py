@@ -2,6 +2,7 @@
 
 ``npbandit.integrations.optuna.NPSampler``: a pretrained NP as an Optuna sampler (the
 ``optuna`` extra: ``pip install "npbandit[optuna]"``).
+``npbandit.integrations.ax``: ``NPModel`` as Ax's ``botorch_model_class`` (the ``ax`` extra).
 
 Importing this package imports no framework; each submodule imports its own.
 """

@@ -12,9 +12,17 @@ The fitting line fits nothing (the surrogate is pretrained; see
 
 Only BoTorch's public extension points are used (``Model.posterior``,
 ``condition_on_observations`` with ``FantasizeMixin.fantasize``, ``subset_output``,
-``num_outputs`` / ``batch_shape``, transforms, ``custom_fit`` on BoTorch 0.18 and the
-``FitGPyTorchMLL`` dispatcher on 0.17); the supported range is pinned in
-``pyproject.toml`` and ``make botorch-compat`` tests both ends of it.
+``num_outputs`` / ``batch_shape``, transforms, ``Model.construct_inputs``,
+``custom_fit`` on BoTorch 0.18 and the ``FitGPyTorchMLL`` dispatcher on 0.17); the
+supported range is pinned in ``pyproject.toml`` and ``make botorch-compat`` tests both
+ends of it.
+
+Inside Ax: ``ModelConfig(botorch_model_class=NPModel, model_options={"checkpoint":
+"cmanp-bo"})``. Ax builds the model through :meth:`NPModel.construct_inputs` (the
+checkpoint is loaded once per process, :func:`shared_surrogate`), passes the transforms
+as arguments (positional-or-keyword: Ax reads ``getfullargspec``) and ``train_Yvar``
+when the noise is known, fits it through ``npbandit.integrations.ax`` (nothing to fit)
+and loads state dicts for cross-validation (see "State dict" below).
 
 What the model does with the data
 ---------------------------------
@@ -84,21 +92,50 @@ Hartmann-3 and more often on Branin. For a noisy objective, ask for
 ``observation_noise=True`` where an acquisition needs a new observation's
 distribution.
 
-The posterior is Gaussian and diagonal across the ``q`` points (the NP's targets
-are conditionally independent), so MC acquisition functions sample the ``q``
-points independently; points in different t-batches never interact.
+The posterior is Gaussian and diagonal across distinct ``q`` points (the NP's
+targets are conditionally independent), so MC acquisition functions sample them
+independently; equal points within a t-batch share one latent draw (``f`` at one input
+is one random variable; observation noise stays independent). Points in different
+t-batches never interact. Rows equal in every t-batch -- the observed points qNEI
+appends to each candidate -- are predicted once, with each t-batch's exact first
+derivative (second derivatives through them are not propagated).
+
+Known noise
+-----------
+``train_Yvar`` (Ax passes it when the noise is known) is the noise of a new
+observation -- ``observation_noise=True`` and ``likelihood.noise`` use its mean per
+output, in place of the estimate -- while the latent variance keeps the NP's own
+estimate: the NP conditions on ``Y`` alone, and its predictive variance carries the
+noise level it inferred, whatever the truth. Streamed models keep the level.
+
+State dict
+----------
+A GP's state dict holds its hyperparameters; the NP's counterpart is its network, which
+the model holds outside its parameters. ``state_dict()`` holds the transforms' buffers
+and the network's fingerprint (``_extra_state``, the sha256 of its weights);
+``load_state_dict`` refuses a state from another network with a ``ValueError`` and
+otherwise loads the transforms and re-conditions on the model's own data through them,
+so a cross-validation fold (Ax: the full model's state loaded into a model on the fold's
+data) sees only its own data.
 
 dtype and device
 ----------------
-The network stays in its own dtype (float32) and is held outside this module's
-parameters, so ``model.to(X)`` -- which analytic acquisition functions call --
-cannot silently upcast it. Inputs of any floating dtype are accepted; posteriors
-come back in ``X``'s dtype.
+The network stays in its own dtype (float32 from ``load_surrogate``) and is held
+outside this module's parameters, so ``model.to(X)`` -- which analytic acquisition
+functions call -- cannot silently upcast it. Inputs of any floating dtype are
+accepted; posteriors come back in ``X``'s dtype. ``construct_inputs`` (Ax) loads the
+network in the data's dtype unless told otherwise (``network_dtype``): in float32 the
+acquisition value is smooth only to about 1e-7, and BoTorch's L-BFGS-B then stops some
+of Ax's 20 restarts "ABNORMAL", which makes ``optimize_acqf`` start again.
 """
 
 from __future__ import annotations
 
+import hashlib
 import math
+import sys
+import threading
+from pathlib import Path
 from typing import Any
 
 import torch
@@ -107,22 +144,26 @@ from botorch.models.model import FantasizeMixin, Model
 from botorch.models.transforms.input import InputTransform
 from botorch.models.transforms.outcome import OutcomeTransform
 from botorch.posteriors.gpytorch import GPyTorchPosterior
+from botorch.utils.datasets import MultiTaskDataset, SupervisedDataset
 from gpytorch.distributions import MultitaskMultivariateNormal, MultivariateNormal
 from gpytorch.likelihoods import _GaussianLikelihoodBase
 from gpytorch.likelihoods.noise_models import Noise
 from gpytorch.mlls import MarginalLogLikelihood
 from gpytorch.models import GP
-from linear_operator.operators import DiagLinearOperator
+from linear_operator.operators import DiagLinearOperator, RootLinearOperator
 from torch import Tensor
 
 from npbandit.priors import PRIORS
 from npbandit.scaling import MIN_STD, standardization
 from npbandit.surrogates.base import NeuralProcess, NPState
 
-__all__ = ["NPModel", "NPLikelihood"]
+__all__ = ["NPModel", "NPLikelihood", "shared_surrogate"]
 
 MIN_LATENT_VAR = 1e-6
 NOISE_POINTS = 256
+# below this many rows saved, predicting the shared rows once (and their Jacobian) costs
+# more than predicting them in every t-batch when a gradient is needed (CPU, cmanp-bo)
+SHARED_ROWS_MIN = 100
 
 
 class _Held:
@@ -204,6 +245,8 @@ class NPModel(Model, FantasizeMixin, GP):
         surrogate: any :class:`~npbandit.surrogates.NeuralProcess`.
         train_X: ``n x d`` training inputs (``d`` at most the surrogate's input width).
         train_Y: ``n x m`` training outputs (``m`` = the surrogate's output width).
+        train_Yvar: optional ``n x m`` known observation-noise variances (see "Known
+            noise" in the module docstring).
         bounds: optional ``2 x d`` search-space box (lower row, upper row) mapped onto
             ``input_domain``.
         input_transform, outcome_transform: BoTorch transforms, applied as for any
@@ -221,10 +264,16 @@ class NPModel(Model, FantasizeMixin, GP):
 
     _num_outputs: int
 
-    def __init__(self, surrogate: NeuralProcess, train_X: Tensor, train_Y: Tensor, *, bounds: Tensor | None = None,
+    # Ax reads this: an NPModel models one outcome (the ``*-bo`` checkpoints' one output),
+    # so Ax puts several outcomes in a ModelList instead of one batched model
+    _supports_batched_models = False
+
+    # The transforms are positional-or-keyword (not keyword-only) because Ax decides
+    # whether a model class "supports" a transform from ``getfullargspec(cls).args``.
+    def __init__(self, surrogate: NeuralProcess, train_X: Tensor, train_Y: Tensor, train_Yvar: Tensor | None = None,
                  input_transform: InputTransform | None = None, outcome_transform: OutcomeTransform | None = None,
-                 input_domain: tuple[float, float] = (0.0, 1.0), standardize: bool = True,
-                 restandardize_tol: float = 0.2, noise_points: int = NOISE_POINTS) -> None:
+                 *, bounds: Tensor | None = None, input_domain: tuple[float, float] = (0.0, 1.0),
+                 standardize: bool = True, restandardize_tol: float = 0.2, noise_points: int = NOISE_POINTS) -> None:
         super().__init__()
         if not isinstance(surrogate, NeuralProcess):
             raise TypeError(f"surrogate must be an npbandit NeuralProcess, got {type(surrogate).__name__}")
@@ -233,6 +282,13 @@ class NPModel(Model, FantasizeMixin, GP):
         if train_X.shape[0] != train_Y.shape[0]:
             raise ValueError(f"train_X and train_Y must have the same number of rows, "
                              f"got {train_X.shape[0]} and {train_Y.shape[0]}")
+        if train_Yvar is not None:
+            _check_matrix("train_Yvar", train_Yvar)
+            if train_Yvar.shape != train_Y.shape:
+                raise ValueError(f"train_Yvar must have train_Y's shape {tuple(train_Y.shape)}, "
+                                 f"got {tuple(train_Yvar.shape)}")
+            if (train_Yvar < 0).any():
+                raise ValueError("train_Yvar (observation noise variances) must be non-negative")
         if train_X.shape[0] == 0:
             raise ValueError("train_X must hold at least one point")
         if train_X.shape[-1] > surrogate.x_dim:
@@ -258,17 +314,37 @@ class NPModel(Model, FantasizeMixin, GP):
             self.input_transform = input_transform
         if outcome_transform is not None:
             self.outcome_transform = outcome_transform
-            train_Y_t, _ = outcome_transform(train_Y, X=train_X)
-            outcome_transform.eval()
-        else:
-            train_Y_t = train_Y
         self.likelihood = NPLikelihood(self)
         self._batch_shape = torch.Size()
         self._num_outputs = surrogate.y_dim
         self._output_indices: list[int] | None = None
         self._pending: tuple[NPModel, Tensor, Tensor] | None = None  # a fantasy's data, until read
-        self.train_X = train_X.detach()
-        self.train_Y = train_Y.detach()
+        self._train_Yvar = None if train_Yvar is None else train_Yvar.detach()
+        self._set_data(train_X.detach(), train_Y.detach())
+        self.eval()  # transforms learned their statistics on the training data above
+
+    def _set_data(self, train_X: Tensor, train_Y: Tensor) -> None:
+        """Derive everything the model keeps from its raw data, through the transforms in
+        their current mode: at construction they learn their statistics here; after
+        :meth:`load_state_dict` (eval mode) they apply the loaded ones."""
+        Yvar = self._train_Yvar
+        Yvar_t = None
+        if hasattr(self, "outcome_transform"):
+            if Yvar is not None and Yvar.shape[-2] == train_Y.shape[-2]:
+                train_Y_t, Yvar_t = self.outcome_transform(train_Y, Yvar, X=train_X)
+            else:
+                train_Y_t, _ = self.outcome_transform(train_Y, X=train_X)
+                if Yvar is not None:  # a streamed model: the known noise of the points it was built on
+                    k = Yvar.shape[-2]
+                    _, Yvar_t = self.outcome_transform(train_Y[:k], Yvar, X=train_X[:k])
+            self.outcome_transform.eval()
+        else:
+            train_Y_t, Yvar_t = train_Y, Yvar
+        # one level per output (the NP conditions on Y alone and cannot weight points by
+        # their noise), in the units of the outcome-transformed outputs, as a GP's noise
+        self._known_noise = None if Yvar_t is None else Yvar_t.detach().to(torch.float64).mean(dim=-2)
+        self.train_X = train_X
+        self.train_Y = train_Y
         self._train_Y_t = train_Y_t.detach()
         self._rows = (_Rows(self.train_X), _Rows(self.train_Y),
                       None if train_Y_t is train_Y else _Rows(self._train_Y_t))
@@ -277,7 +353,6 @@ class NPModel(Model, FantasizeMixin, GP):
         self._set_statistics(train_Y_t)
         self._state = self._condition(X_in, train_Y_t)
         self._noise_var: Tensor | None = None
-        self.eval()  # transforms learned their statistics on the training data above
 
     # -- construction --------------------------------------------------------------
 
@@ -288,19 +363,73 @@ class NPModel(Model, FantasizeMixin, GP):
 
         The input box and output standardisation follow the prior the checkpoint was
         trained on; any keyword of the constructor can override them."""
-        from npbandit.surrogates.pretrained import check_checkpoint_kind, load_surrogate
+        from npbandit.surrogates.pretrained import load_surrogate
 
         surrogate = name if isinstance(name, NeuralProcess) else load_surrogate(name)
-        card = getattr(surrogate, "card", None)
-        if card is None:
-            raise ValueError("from_pretrained needs a checkpoint name/path or a surrogate from load_surrogate")
-        check_checkpoint_kind(card, prior=tuple(PRIORS), x_dim=train_X.shape[-1], y_dim=train_Y.shape[-1],
-                              purpose="NPModel")
-        prior = PRIORS.get(card["prior"]["name"])
-        if prior is not None:
-            kwargs.setdefault("input_domain", prior.input_domain)
-            kwargs.setdefault("standardize", prior.standardizes_outputs)
+        for key, value in _pretrained_defaults(surrogate, train_X, train_Y, "from_pretrained").items():
+            kwargs.setdefault(key, value)
         return cls(surrogate, train_X, train_Y, **kwargs)
+
+    #: the constructor's options that ``construct_inputs`` (Ax's ``model_options``) passes on
+    OPTIONS = ("bounds", "input_domain", "standardize", "restandardize_tol", "noise_points")
+
+    @classmethod
+    def construct_inputs(cls, training_data: SupervisedDataset, *, checkpoint: str | Path | NeuralProcess | None = None,
+                         network_dtype: torch.dtype | None = None, **options: Any) -> dict[str, Any]:
+        """The constructor's keyword arguments from a dataset and model options: how Ax
+        builds the model, ``ModelConfig(botorch_model_class=NPModel,
+        model_options={"checkpoint": "cmanp-bo"})``.
+
+        Args:
+            training_data: a BoTorch ``SupervisedDataset`` (``X``: ``n x d``, ``Y``:
+                ``n x m``, optional ``Yvar``: ``n x m`` known noise variances).
+            checkpoint: a checkpoint name or path (loaded once per process and shared,
+                see :func:`shared_surrogate`), or a loaded surrogate.
+            network_dtype: the dtype a named checkpoint is loaded in; default: the
+                dataset's (float64 in Ax). In float32 the acquisition value is only
+                smooth to about 1e-7, and BoTorch's L-BFGS-B then ends some of Ax's 20
+                restarts "ABNORMAL", after which ``optimize_acqf`` starts the whole
+                optimisation again; in float64 it rarely does (docs/benchmarks.md).
+            options: any of :attr:`OPTIONS`, passed on to the constructor.
+
+        Returns ``train_X``, ``train_Y``, ``train_Yvar`` (when the dataset has it),
+        ``surrogate``, the checkpoint's ``input_domain`` / ``standardize`` (as in
+        :meth:`from_pretrained`) and ``options``.
+
+        Raises:
+            ValueError: no ``checkpoint``; a checkpoint for another kind of task; a
+                dataset with categorical, fidelity or task features (Ax passes those
+                for search spaces NPModel cannot model).
+            TypeError: an option the constructor does not take.
+        """
+        _register_with_ax()
+        unsupported = {"categorical_features": "categorical parameters", "fidelity_features": "fidelity parameters",
+                       "task_feature": "a task parameter", "hierarchical_dependencies": "a hierarchical search space"}
+        for key, what in unsupported.items():
+            if options.get(key):
+                raise ValueError(f"NPModel models continuous (range) parameters only; this search space has {what} "
+                                 f"({key}={options[key]!r})")
+            options.pop(key, None)
+        unknown = sorted(set(options) - set(cls.OPTIONS))
+        if unknown:
+            raise TypeError(f"NPModel got unknown model option(s) {unknown}; it takes checkpoint and {list(cls.OPTIONS)}")
+        if checkpoint is None:
+            raise ValueError("NPModel needs a checkpoint: model_options={'checkpoint': 'cmanp-bo'} in Ax's "
+                             "ModelConfig (or construct_inputs(dataset, checkpoint=...)); see `npbandit models`")
+        if isinstance(training_data, MultiTaskDataset):
+            raise ValueError("NPModel models a single task; training_data is a MultiTaskDataset")
+        inputs: dict[str, Any] = dict(super().construct_inputs(training_data))
+        _check_matrix("training_data.X", inputs["train_X"])
+        if isinstance(checkpoint, NeuralProcess):
+            if network_dtype is not None:
+                raise ValueError("network_dtype applies to a checkpoint name or path, not to a loaded surrogate")
+            surrogate = checkpoint
+        else:
+            surrogate = shared_surrogate(checkpoint, dtype=network_dtype or inputs["train_X"].dtype)
+        inputs["surrogate"] = surrogate
+        inputs.update(_pretrained_defaults(surrogate, inputs["train_X"], inputs["train_Y"], "construct_inputs"))
+        inputs.update(options)
+        return inputs
 
     @property
     def surrogate(self) -> NeuralProcess:
@@ -374,6 +503,46 @@ class NPModel(Model, FantasizeMixin, GP):
             raise ValueError("mll must be built on this model (mll.model is another model)")
         return mll.eval()
 
+    # -- state dict ----------------------------------------------------------------
+    #
+    # A GP's state dict is its hyperparameters; Ax loads it into a model built on other
+    # data (cross-validation folds, warm starts) and expects the same model on that data.
+    # The NP's counterpart of hyperparameters is its network, which the model holds
+    # outside its parameters (see the module docstring). So the state dict carries the
+    # network's fingerprint (``_extra_state``: the sha256 of its weights) next to the
+    # transforms' buffers: loading it checks that both models run the same network and
+    # refuses otherwise, loads the transforms and re-conditions on this model's own data
+    # through them -- nothing of the other model's data comes along.
+
+    def get_extra_state(self) -> Tensor:
+        """The network's fingerprint: the sha256 of its weights, 32 ``uint8`` values."""
+        return _fingerprint(self.surrogate)
+
+    def set_extra_state(self, state: Any) -> None:
+        """Check that ``state`` (from :meth:`get_extra_state`) names this model's network."""
+        if not isinstance(state, Tensor) or state.dtype != torch.uint8 or state.shape != (32,):
+            raise ValueError("state_dict['_extra_state'] is not an NPModel's network fingerprint "
+                             "(32 uint8 values, the sha256 of its weights)")
+        own = _fingerprint(self.surrogate)
+        if not torch.equal(state.cpu(), own):
+            raise ValueError(f"state_dict comes from an NPModel on another network (weights sha256 "
+                             f"{bytes(state.tolist()).hex()[:12]}…, this model's {bytes(own.tolist()).hex()[:12]}…); "
+                             "loading it cannot change the network: build the model on that checkpoint instead")
+
+    def load_state_dict(self, state_dict: Any, strict: bool = True, assign: bool = False) -> Any:
+        """Load another NPModel's state: same network (checked), its transforms' buffers,
+        then re-condition on this model's data through them.
+
+        Raises ``ValueError`` for a state dict from a model on another network, and for a
+        batched (fantasy) model."""
+        if self.batch_shape:
+            raise ValueError("load_state_dict is not supported on a batched (fantasy) NPModel")
+        result = super().load_state_dict(state_dict, strict=strict, assign=assign)
+        if hasattr(self, "input_transform") or hasattr(self, "outcome_transform"):
+            self.eval()
+            self._set_data(self.train_X, self.train_Y)
+        return result
+
     # -- scaling -------------------------------------------------------------------
 
     def _to_surrogate_inputs(self, X: Tensor, check_domain: bool = False) -> Tensor:
@@ -425,7 +594,79 @@ class NPModel(Model, FantasizeMixin, GP):
                 self._noise_var = var.reshape(-1, var.shape[-1]).amin(dim=0).to(torch.float64).cpu()
         return self._noise_var
 
+    def _observation_noise(self) -> Tensor:
+        """The noise of a new observation, per output, in standardised units: the known
+        noise (``train_Yvar``) when given, else the estimate."""
+        if self._known_noise is None:
+            return self.noise_variance()
+        return self._known_noise / self._y_std.to(torch.float64) ** 2
+
     # -- posterior -----------------------------------------------------------------
+
+    def _marginals(self, X: Tensor) -> tuple[Tensor, Tensor]:
+        """The NP's predictive mean and variance at ``X`` (``batch_shape x q x d``), in
+        standardised units: ``broadcast(batch_shape, model.batch_shape) x q x m`` each, in
+        ``X``'s dtype."""
+        out_batch = torch.broadcast_shapes(X.shape[:-2], self.batch_shape)
+        q, m = X.shape[-2], self.surrogate.y_dim
+        X = X.expand(*out_batch, q, self._d)
+        n_model = math.prod(self.batch_shape)
+        n_extra = math.prod(out_batch) // n_model
+        if n_model == 1 and n_extra > 1:
+            # Rows equal in every t-batch -- the observed points qNEI appends to each
+            # candidate, pending points -- are predicted once (the marginals are per point,
+            # so this is exact). A gradient then needs each t-batch's own share: the
+            # shared rows' Jacobian, taken once, carries it (first order; see posterior).
+            flat = X.reshape(n_extra, q, self._d)
+            shared = (flat == flat[:1]).all(dim=-1).all(dim=0)
+            k = int(shared.sum())
+            needs_grad = X.requires_grad and torch.is_grad_enabled()
+            if k and (not needs_grad or (n_extra - 1) * k >= SHARED_ROWS_MIN):
+                own = self._predict_rows(flat[:, ~shared].reshape(-1, self._d), X.dtype)
+                common = self._predict_shared(flat[:, shared], needs_grad)
+                order = torch.cat([torch.nonzero(~shared).squeeze(-1), torch.nonzero(shared).squeeze(-1)])
+                inverse = torch.argsort(order).to(X.device)
+                return tuple(torch.cat([o.reshape(n_extra, q - k, m), c], dim=1)[:, inverse].reshape(*out_batch, q, m)
+                             for o, c in zip(own, common))
+        X_in = self._to_surrogate_inputs(X)
+        flat = X_in.reshape(n_extra, n_model, q, -1).transpose(0, 1).reshape(n_model, n_extra * q, -1)
+        dist = self.surrogate.predict(self._state, flat)
+
+        def unflatten(t: Tensor) -> Tensor:
+            t = t.reshape(n_model, n_extra, q, m).transpose(0, 1)
+            return t.reshape(*out_batch, q, m).to(X.dtype)
+
+        return unflatten(dist.loc), unflatten(dist.variance)
+
+    def _predict_rows(self, rows: Tensor, dtype: torch.dtype) -> tuple[Tensor, Tensor]:
+        """Mean and variance (``n x m`` each, ``dtype``) at raw inputs ``rows`` (``n x d``)."""
+        m = self.surrogate.y_dim
+        if not rows.shape[0]:
+            empty = rows.new_zeros((0, m), dtype=dtype)
+            return empty, empty
+        dist = self.surrogate.predict(self._state, self._to_surrogate_inputs(rows).unsqueeze(0))
+        return dist.loc.reshape(-1, m).to(dtype), dist.variance.reshape(-1, m).to(dtype)
+
+    def _predict_shared(self, rows: Tensor, needs_grad: bool) -> tuple[Tensor, Tensor]:
+        """Mean and variance (``b x k x m``) at ``rows`` (``b x k x d``), equal in every one
+        of the ``b`` t-batches, predicted once.
+
+        With ``needs_grad``, each t-batch's rows get the exact first derivative: the
+        predictions at the first t-batch's rows, detached, plus ``J (x - x.detach())``
+        (zero in value) with ``J`` the rows' Jacobian, which one backward pass per output
+        column gives for all rows at once (the rows' predictions are independent)."""
+        first = rows[0]
+        if not needs_grad:
+            mean, var = self._predict_rows(first, rows.dtype)
+            return mean.expand(rows.shape[0], -1, -1), var.expand(rows.shape[0], -1, -1)
+        leaf = first.detach().requires_grad_(True)
+        with torch.enable_grad():
+            mean, var = self._predict_rows(leaf, rows.dtype)
+            jacobians = [torch.stack([torch.autograd.grad(t[:, i].sum(), leaf, retain_graph=True)[0]
+                                      for i in range(t.shape[-1])], dim=-2)  # k x m x d
+                         for t in (mean, var)]
+        offset = (rows - rows.detach()).unsqueeze(-2)  # b x k x 1 x d, zero in value
+        return tuple(t.detach() + (offset * jac).sum(-1) for t, jac in zip((mean, var), jacobians))
 
     def posterior(self, X: Tensor, output_indices: list[int] | None = None,
                   observation_noise: bool | Tensor = False,
@@ -441,32 +682,25 @@ class NPModel(Model, FantasizeMixin, GP):
         if not torch.isfinite(X).all():
             raise ValueError("X contains NaN or infinite values")
         self.eval()
-        out_batch = torch.broadcast_shapes(X.shape[:-2], self.batch_shape)
-        q = X.shape[-2]
-        X_in = self._to_surrogate_inputs(X.expand(*out_batch, q, self._d))
-        n_model = math.prod(self.batch_shape)
-        n_extra = math.prod(out_batch) // n_model
-        flat = X_in.reshape(n_extra, n_model, q, -1).transpose(0, 1).reshape(n_model, n_extra * q, -1)
-        dist = self.surrogate.predict(self._state, flat)
-        m = self.surrogate.y_dim
-
-        def unflatten(t: Tensor) -> Tensor:
-            t = t.reshape(n_model, n_extra, q, m).transpose(0, 1)
-            return t.reshape(*out_batch, q, m).to(X.dtype)
-
-        mean, var = unflatten(dist.loc), unflatten(dist.variance)
+        mean, var = self._marginals(X)
         noise = self.noise_variance().to(var)
         var = (var - noise).clamp_min(MIN_LATENT_VAR)
         if isinstance(observation_noise, Tensor):
-            var = var + observation_noise.to(var) / self._y_std.to(var) ** 2
+            obs_var = (observation_noise.to(var) / self._y_std.to(var) ** 2).expand_as(var)
         elif observation_noise:
-            var = var + noise
+            obs_var = self._observation_noise().to(var).expand_as(var)
+        else:
+            obs_var = None
+        scale = self._y_std.to(var) ** 2
         mean = mean * self._y_std.to(mean) + self._y_mean.to(mean)
-        var = var * self._y_std.to(var) ** 2
+        var = var * scale
+        obs_var = None if obs_var is None else obs_var * scale
         indices = output_indices if output_indices is not None else self._output_indices
         if indices is not None:
             mean, var = mean[..., indices], var[..., indices]
-        posterior = _gaussian_posterior(mean, var)
+            obs_var = None if obs_var is None else obs_var[..., indices]
+        same = _first_equal_rows(X.expand(*mean.shape[:-2], *X.shape[-2:])) if X.shape[-2] > 1 else None
+        posterior = _gaussian_posterior(mean, var, obs_var, same)
         if hasattr(self, "outcome_transform"):
             posterior = self.outcome_transform.untransform_posterior(posterior, X=X)
         if posterior_transform is not None:
@@ -504,7 +738,8 @@ class NPModel(Model, FantasizeMixin, GP):
     # torch/GPyTorch bookkeeping that each model gets fresh from the constructor chain.
     _FIELDS = ("_held", "_d", "_input_domain", "_standardize", "_tol", "_noise_points", "_bounds",
                "_batch_shape", "_num_outputs", "_output_indices", "_pending", "_train_X", "_train_Y",
-               "_train_Y_t", "_rows", "_moments", "_y_mean", "_y_std", "_state", "_noise_var")
+               "_train_Y_t", "_rows", "_moments", "_y_mean", "_y_std", "_state", "_noise_var",
+               "_train_Yvar", "_known_noise")
 
     def _child(self) -> "NPModel":
         """A model with this one's data and state, for the caller to modify; O(1)."""
@@ -585,7 +820,7 @@ class _NoiseEstimate(Noise):
     @property
     def noise(self) -> Tensor:
         model = self._model
-        return model.noise_variance() * model._y_std.to(torch.float64) ** 2
+        return model._observation_noise() * model._y_std.to(torch.float64) ** 2
 
     def forward(self, *params: Any, shape: torch.Size | None = None, **kwargs: Any) -> DiagLinearOperator:
         if "noise" in kwargs:  # GPyTorch's convention: a given noise overrides the model's
@@ -607,8 +842,9 @@ class NPLikelihood(_GaussianLikelihoodBase):
     fixed-noise) likelihood. It has no parameters and nothing to fit.
 
     ``noise``: ``m`` values (one per output, float64), the model's
-    :meth:`~NPModel.noise_variance` in the units of the outcome-transformed training
-    outputs -- what a GP's ``likelihood.noise`` reports. Applied to the latent
+    :meth:`~NPModel.noise_variance` -- or, for a model given ``train_Yvar``, the mean
+    known noise -- in the units of the outcome-transformed training outputs: what a
+    GP's ``likelihood.noise`` reports. Applied to the latent
     posterior's distribution (single output, before any outcome transform is undone)
     it gives the distribution of a new observation, as
     ``posterior(X, observation_noise=True)`` does.
@@ -642,11 +878,119 @@ if FitGPyTorchMLL is not None:
         FitGPyTorchMLL.register(_mll_type, object, NPModel)(_fit_pretrained)
 
 
-def _gaussian_posterior(mean: Tensor, var: Tensor) -> GPyTorchPosterior:
-    """``mean``/``var`` ``... x q x m`` -> diagonal (multi-task) Gaussian posterior."""
-    if mean.shape[-1] == 1:
-        return GPyTorchPosterior(MultivariateNormal(mean.squeeze(-1), DiagLinearOperator(var.squeeze(-1))))
-    covar = DiagLinearOperator(var.reshape(*var.shape[:-2], -1))  # interleaved (q, m) order
+def _pretrained_defaults(surrogate: NeuralProcess, train_X: Tensor, train_Y: Tensor, caller: str) -> dict[str, Any]:
+    """``input_domain`` / ``standardize`` of the prior a checkpoint was trained on, after
+    checking that it fits data of this shape (``CheckpointError`` naming the ones that do)."""
+    from npbandit.surrogates.pretrained import check_checkpoint_kind
+
+    card = getattr(surrogate, "card", None)
+    if card is None:
+        raise ValueError(f"{caller} needs a checkpoint name/path or a surrogate from load_surrogate")
+    _check_matrix("train_X", train_X)
+    _check_matrix("train_Y", train_Y)
+    check_checkpoint_kind(card, prior=tuple(PRIORS), x_dim=train_X.shape[-1], y_dim=train_Y.shape[-1],
+                          purpose="NPModel")
+    prior = PRIORS.get(card["prior"]["name"])
+    if prior is None:
+        return {}
+    return {"input_domain": prior.input_domain, "standardize": prior.standardizes_outputs}
+
+
+_SHARED: dict[tuple[str, str, int, int, torch.dtype], NeuralProcess] = {}
+_SHARED_LOCK = threading.Lock()
+
+
+def shared_surrogate(name_or_path: str | Path, *, dtype: torch.dtype = torch.float32) -> NeuralProcess:
+    """A checkpoint's network, loaded once per process and shared by every caller.
+
+    Ax builds a new model for every trial (and for every cross-validation fold); with
+    this cache that costs no reload. The key is the card's path and the weights'
+    sha256 as the card states it, plus the weights file's size and modification time,
+    so a replaced checkpoint is loaded (and verified) afresh; one copy per ``dtype``
+    (CPU). The network is shared:
+    treat it as read-only (``NPModel`` never changes it); for a network of your own,
+    use :func:`~npbandit.surrogates.pretrained.load_surrogate`.
+    """
+    from npbandit.surrogates import pretrained
+
+    card = pretrained.read_card(name_or_path)
+    card_path = Path(card["_path"])
+    if not isinstance(dtype, torch.dtype) or not dtype.is_floating_point:
+        raise TypeError(f"dtype must be a floating-point torch.dtype, got {dtype!r}")
+    try:
+        stat = card_path.with_name(card["weights"]).stat()
+    except FileNotFoundError:
+        return pretrained.load_surrogate(card_path)  # raises its own message for the missing weights
+    key = (str(card_path), card["sha256"], stat.st_size, stat.st_mtime_ns, dtype)
+    with _SHARED_LOCK:
+        surrogate = _SHARED.get(key)
+        if surrogate is None:
+            surrogate = pretrained.load_surrogate(card_path, dtype=dtype)  # checks the hash
+            _SHARED[key] = surrogate
+    return surrogate
+
+
+def _fingerprint(surrogate: NeuralProcess) -> Tensor:
+    """sha256 of the network's state (names, dtypes, shapes, bytes) as 32 ``uint8``
+    values; computed on each call (a few ms for the shipped checkpoints), so weights
+    changed in place are noticed."""
+    digest = hashlib.sha256()
+    for name, tensor in surrogate.state_dict().items():
+        digest.update(f"{name}|{tensor.dtype}|{tuple(tensor.shape)}|".encode())
+        digest.update(tensor.detach().cpu().contiguous().reshape(-1).view(torch.uint8).numpy().tobytes())
+    return torch.tensor(list(digest.digest()), dtype=torch.uint8)
+
+
+def _register_with_ax() -> None:
+    """Register NPModel's (empty) fit with Ax when Ax is in use (it is never imported here)."""
+    if "ax.generators.torch.botorch_modular.utils" in sys.modules:
+        import npbandit.integrations.ax  # noqa: F401  (registers on import)
+
+
+def _first_equal_rows(X: Tensor) -> Tensor | None:
+    """For ``X`` (``batch x q x d``): the index of the first row equal to each row within its
+    t-batch (``batch x q``), or ``None`` when no t-batch holds two equal rows."""
+    q, d = X.shape[-2:]
+    flat = X.detach().reshape(-1, d)
+    b = flat.shape[0] // q
+    batch = torch.arange(b, device=X.device).repeat_interleave(q).unsqueeze(-1).to(flat.dtype)
+    _, group, counts = torch.unique(torch.cat([batch, flat], dim=-1), dim=0, return_inverse=True, return_counts=True)
+    if bool((counts == 1).all()):
+        return None
+    position = torch.arange(b * q, device=X.device) % q
+    first = torch.full((counts.shape[0],), q, dtype=torch.long, device=X.device)
+    first = first.scatter_reduce(0, group, position, reduce="amin")
+    return first[group].reshape(X.shape[:-1])
+
+
+def _gaussian_posterior(mean: Tensor, var: Tensor, obs_var: Tensor | None = None,
+                        same: Tensor | None = None) -> GPyTorchPosterior:
+    """Gaussian posterior from ``mean`` / latent ``var`` (``... x q x m``), plus independent
+    observation noise ``obs_var`` (same shape) when given.
+
+    Diagonal across the ``q`` points, except that equal points (``same``: ``... x q``, the
+    index of the first equal point in the t-batch) share one latent draw: ``f`` at one
+    input is one random variable. Without that, qNEI, which appends the observed points
+    to each candidate, scores a candidate placed exactly on an observed point as a fresh
+    independent draw, and proposes observed points again and again (Ax then re-runs its
+    generation and falls back to a random point)."""
+    m = mean.shape[-1]
+    if same is None:
+        total = var if obs_var is None else var + obs_var
+        if m == 1:
+            return GPyTorchPosterior(MultivariateNormal(mean.squeeze(-1), DiagLinearOperator(total.squeeze(-1))))
+        covar = DiagLinearOperator(total.reshape(*total.shape[:-2], -1))  # interleaved (q, m) order
+        return GPyTorchPosterior(MultitaskMultivariateNormal(mean, covar, interleaved=True))
+    q = mean.shape[-2]
+    # root R with R[(j, i), (same[j], i)] = std[j, i]: R R^T correlates equal points fully
+    pick = torch.nn.functional.one_hot(same, q).to(var)  # ... x q x q
+    eye = torch.eye(m, dtype=var.dtype, device=var.device)
+    root = pick[..., :, None, :, None] * eye[:, None, :] * var.sqrt()[..., :, :, None, None]
+    covar = RootLinearOperator(root.reshape(*var.shape[:-2], q * m, q * m))
+    if obs_var is not None:
+        covar = covar + DiagLinearOperator(obs_var.reshape(*obs_var.shape[:-2], q * m))
+    if m == 1:
+        return GPyTorchPosterior(MultivariateNormal(mean.squeeze(-1), covar))
     return GPyTorchPosterior(MultitaskMultivariateNormal(mean, covar, interleaved=True))
 
 

@@ -1,0 +1,173 @@
+"""NPModel inside Ax: construction from model options, the fit step, the shared network,
+known noise, cross-validation and warm starts, and a short Ax Client loop."""
+
+import copy
+import math
+import shutil
+import warnings
+
+import pytest
+import torch
+from botorch.models.transforms import Normalize
+from botorch.utils.datasets import SupervisedDataset
+
+from npbandit import NPModel
+from npbandit.surrogates import npmodel, pretrained
+
+ax = pytest.importorskip("ax", reason="the Ax integration needs the 'ax' extra: pip install -e \".[ax]\"")
+
+from ax.core.search_space import SearchSpaceDigest  # noqa: E402
+from ax.generators.torch.botorch_modular.generator import BoTorchGenerator  # noqa: E402
+from ax.generators.torch.botorch_modular.surrogate import ModelConfig, Surrogate, SurrogateSpec  # noqa: E402
+from ax.generators.torch.botorch_modular.utils import fit_botorch_model  # noqa: E402
+
+BOUNDS = [(-5.0, 10.0), (0.0, 15.0)]
+CONFIG = ModelConfig(botorch_model_class=NPModel, model_options={"checkpoint": "cmanp-bo"})
+
+
+def branin(x1: float, x2: float) -> float:
+    b, c, t = 5.1 / (4 * math.pi**2), 5 / math.pi, 1 / (8 * math.pi)
+    return (x2 - b * x1**2 + c * x1 - 6) ** 2 + 10 * (1 - t) * math.cos(x1) + 10
+
+
+def dataset(n: int = 10, seed: int = 0, noise: float | None = None) -> SupervisedDataset:
+    g = torch.Generator().manual_seed(seed)
+    U = torch.rand(n, 2, generator=g, dtype=torch.float64)
+    X = torch.stack([-5 + 15 * U[:, 0], 15 * U[:, 1]], dim=-1)
+    Y = torch.tensor([[branin(*x)] for x in X.tolist()], dtype=torch.float64)
+    Yvar = None if noise is None else torch.full_like(Y, noise)
+    return SupervisedDataset(X, Y, Yvar=Yvar, feature_names=["x1", "x2"], outcome_names=["branin"])
+
+
+def digest() -> SearchSpaceDigest:
+    return SearchSpaceDigest(feature_names=["x1", "x2"], bounds=list(BOUNDS))
+
+
+def normalize() -> Normalize:
+    return Normalize(2, bounds=torch.tensor(BOUNDS, dtype=torch.float64).T)
+
+
+@pytest.fixture(autouse=True)
+def quiet():
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")  # pandas / Ax deprecations, not ours
+        yield
+
+
+def test_model_options_build_the_model():
+    ds = dataset()
+    inputs = NPModel.construct_inputs(ds, checkpoint="cmanp-bo")
+    assert inputs["surrogate"] is npmodel.shared_surrogate("cmanp-bo", dtype=torch.float64)  # the data's dtype
+    assert inputs["input_domain"] == (0.0, 1.0) and inputs["standardize"] is True and "train_Yvar" not in inputs
+    model = NPModel(**inputs, input_transform=normalize(), outcome_transform=None)
+    assert model.posterior(ds.X[:3].unsqueeze(-2)).mean.shape == (3, 1, 1)
+    inputs = NPModel.construct_inputs(dataset(noise=0.5), checkpoint="cmanp-bo", network_dtype=torch.float32,
+                                      restandardize_tol=0.5)
+    assert torch.equal(inputs["train_Yvar"], torch.full((10, 1), 0.5, dtype=torch.float64))
+    assert next(inputs["surrogate"].parameters()).dtype == torch.float32 and inputs["restandardize_tol"] == 0.5
+    with pytest.raises(ValueError, match="checkpoint"):
+        NPModel.construct_inputs(ds)
+    with pytest.raises(TypeError, match="lengthscale"):
+        NPModel.construct_inputs(ds, checkpoint="cmanp-bo", lengthscale=1.0)
+    with pytest.raises(ValueError, match="categorical"):
+        NPModel.construct_inputs(ds, checkpoint="cmanp-bo", categorical_features=[1])
+    with pytest.raises(pretrained.CheckpointError):
+        NPModel.construct_inputs(ds, checkpoint="cmanp-wheel")  # a bandit checkpoint for BO data
+
+
+def test_a_checkpoint_is_loaded_once_and_again_when_replaced(tmp_path, monkeypatch):
+    shutil.copy(pretrained.WEIGHTS_DIR / "te-pt-tnp-bo.json", tmp_path / "net.json")
+    card = (tmp_path / "net.json").read_text().replace('"te-pt-tnp-bo.safetensors"', '"net.safetensors"')
+    (tmp_path / "net.json").write_text(card)
+    shutil.copy(pretrained.WEIGHTS_DIR / "te-pt-tnp-bo.safetensors", tmp_path / "net.safetensors")
+    loads = []
+    real = pretrained.load_surrogate
+    monkeypatch.setattr(pretrained, "load_surrogate", lambda *a, **k: loads.append(a) or real(*a, **k))
+    ds = dataset()
+    first = [NPModel.construct_inputs(ds, checkpoint=tmp_path / "net")["surrogate"] for _ in range(5)]
+    assert len(loads) == 1 and all(s is first[0] for s in first)
+    (tmp_path / "net.safetensors").touch()  # replaced (same bytes, new file time): loaded and verified again
+    assert NPModel.construct_inputs(ds, checkpoint=tmp_path / "net")["surrogate"] is not first[0]
+    assert len(loads) == 2
+
+
+def test_ax_fits_an_npmodel_by_doing_nothing():
+    from gpytorch.mlls import ExactMarginalLogLikelihood
+
+    inputs = NPModel.construct_inputs(dataset(), checkpoint="cmanp-bo")  # imports npbandit.integrations.ax
+    model = NPModel(**inputs, input_transform=normalize())
+    before = {k: v.clone() for k, v in model.state_dict().items()}
+    fit_botorch_model(model, mll_class=ExactMarginalLogLikelihood, mll_options={})  # NotImplementedError before
+    assert all(torch.equal(model.state_dict()[k], v) for k, v in before.items()) and not model.training
+
+
+def test_cross_validation_conditions_each_fold_on_its_own_data():
+    # Ax's CV loads the full model's state dict into a model built on each fold's data
+    ds = dataset(12)
+    generator = BoTorchGenerator(surrogate_spec=SurrogateSpec(model_configs=[copy.deepcopy(CONFIG)]))
+    generator.fit(datasets=[ds], search_space_digest=digest())
+    keep = torch.ones(12, dtype=torch.bool)
+    keep[[2, 7]] = False
+    fold = ds.clone(mask=keep)
+    mean, cov = generator.cross_validate(datasets=[fold], X_test=ds.X[~keep], search_space_digest=digest())
+    fresh = NPModel(**NPModel.construct_inputs(fold, checkpoint="cmanp-bo"), input_transform=normalize())
+    post = fresh.posterior(ds.X[~keep].unsqueeze(0))
+    assert torch.allclose(mean.reshape(-1), post.mean.reshape(-1))
+    assert torch.allclose(torch.diagonal(cov, dim1=-2, dim2=-1).reshape(-1), post.variance.reshape(-1))
+
+
+def test_a_warm_start_from_another_network_is_refused():
+    ds = dataset()
+    other = NPModel(**NPModel.construct_inputs(ds, checkpoint="te-pt-tnp-bo"), input_transform=normalize())
+    surrogate = Surrogate(surrogate_spec=SurrogateSpec(model_configs=[copy.deepcopy(CONFIG)]))
+    with pytest.raises(ValueError, match="another network"):
+        surrogate.fit(datasets=[ds], search_space_digest=digest(), state_dict=other.state_dict(), refit=False)
+    surrogate.fit(datasets=[ds], search_space_digest=digest())  # and from its own state it starts warm
+    state = surrogate.model.state_dict()
+    fold = ds.clone(mask=torch.arange(10) > 0)
+    Surrogate(surrogate_spec=SurrogateSpec(model_configs=[copy.deepcopy(CONFIG)])).fit(
+        datasets=[fold], search_space_digest=digest(), state_dict=state, refit=True)
+
+
+@pytest.mark.parametrize("sem", [None, 0.5])
+def test_an_ax_client_loop_runs_on_the_configuration_alone(sem, monkeypatch, tmp_path):
+    from ax.api.client import Client
+    from ax.api.configs import RangeParameterConfig
+    from ax.api.utils.generation_strategy_dispatch import choose_generation_strategy
+    from ax.api.utils.structs import GenerationStrategyDispatchStruct
+
+    built = []
+    real = NPModel.construct_inputs.__func__
+    monkeypatch.setattr(NPModel, "construct_inputs",
+                        classmethod(lambda cls, *a, **k: built.append(real(cls, *a, **k)) or built[-1]))
+    client = Client(random_seed=0)
+    client.configure_experiment(parameters=[RangeParameterConfig(name=n, parameter_type="float", bounds=b)
+                                            for n, b in zip(("x1", "x2"), BOUNDS)])
+    client.configure_optimization(objective="-branin")
+    client.set_generation_strategy(choose_generation_strategy(
+        GenerationStrategyDispatchStruct(method="custom", initialization_budget=5, initialization_random_seed=0),
+        model_config=copy.deepcopy(CONFIG)))
+    for _ in range(7):
+        for index, p in client.get_next_trials(max_trials=1).items():
+            value = branin(p["x1"], p["x2"])
+            client.complete_trial(index, raw_data={"branin": value if sem is None else (value, sem)})
+    assert len(built) >= 2  # a model for each of the two model-based trials
+    assert all(("train_Yvar" in inputs) == (sem is not None) for inputs in built)
+    assert len({id(inputs["surrogate"]) for inputs in built}) == 1  # one network for every rebuild
+    assert len(client._experiment.trials) == 7
+    if sem is None:  # saved and loaded through Ax's storage, which names the model class
+        client.save_to_json_file(str(tmp_path / "client.json"))
+        again = Client.load_from_json_file(str(tmp_path / "client.json"))
+        assert len(again.get_next_trials(max_trials=1)) == 1
+
+
+def test_the_example_runs():
+    import subprocess
+    import sys
+    from pathlib import Path
+
+    script = Path(__file__).resolve().parents[1] / "examples" / "ax_client.py"
+    done = subprocess.run([sys.executable, str(script), "--trials", "6", "--init", "5"], capture_output=True,
+                          text=True, timeout=300)
+    assert done.returncode == 0, done.stderr[-2000:]
+    assert "trial  5 (MBM" in done.stdout and "seconds per model-based trial" in done.stdout
