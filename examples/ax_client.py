@@ -9,7 +9,7 @@ npbandit line is that node's model configuration:
 Ax rebuilds the model for every trial; the checkpoint is loaded once per process and the
 "fit" costs nothing (the network is pretrained). With ``--acquisition logei`` the node uses
 LogEI, as ``npbandit.optimize`` does, instead of Ax's default qLogNoisyExpectedImprovement
-(about half the time per trial; docs/benchmarks.md, "NPModel inside Ax").
+(seconds per trial of both against ``optimize``: docs/benchmarks.md, "NPModel inside Ax").
 
 Needs the ``ax`` extra (``pip install -e ".[ax]"``).
 
