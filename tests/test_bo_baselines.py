@@ -157,3 +157,81 @@ def test_propose_depends_on_model_and_seed_alone():
         assert points[0].shape == (2,) and np.all((points[0] >= 0) & (points[0] <= 1))
     with pytest.raises(ValueError, match="acquisition"):
         propose(model, "ei", dim=2, best_f=Y.max(), seed=5)
+
+
+def test_gp_thompson_draw_is_one_function_across_the_candidates():
+    """A GP Thompson draw is one function (drawn path-wise): nearly identical candidates
+    get nearly identical values, and each value follows the posterior. The independent
+    per-candidate draw it replaces put them about a posterior std apart, which over
+    thousands of candidates makes the argmax an optimistic UCB."""
+    from npbandit.policies.bo import propose, thompson_draw
+    from npbandit.policies.gp import fit_single_task_gp
+
+    g = torch.Generator().manual_seed(0)
+    X = torch.rand(8, 2, generator=g, dtype=torch.float64)
+    Y = torch.sin(5 * X).sum(-1, keepdim=True)
+    gp = fit_single_task_gp(X, Y)
+    base = torch.rand(32, 2, generator=g, dtype=torch.float64)
+    candidates = torch.cat([base, base + 1e-5])
+    with torch.no_grad():
+        posterior = gp.posterior(base)
+        draws = []
+        for seed in range(60):
+            torch.manual_seed(seed)
+            draws.append(thompson_draw(gp, candidates, seed))
+    draws = torch.stack(draws)
+    std = posterior.variance.sqrt().reshape(-1)
+    assert ((draws[:, :32] - draws[:, 32:]).abs() < 0.02 * std).all()
+    z = (draws[:, :32] - posterior.mean.reshape(-1)) / std
+    assert abs(float(z.mean())) < 0.3 and 0.7 < float(z.std()) < 1.3
+    point = propose(gp, "thompson", dim=2, best_f=Y.max(), seed=3, thompson_candidates=256)
+    assert point.shape == (2,) and np.all((point >= 0) & (point <= 1))
+
+
+def test_np_thompson_draw_is_the_joint_models_joint_sample(tmp_path, monkeypatch):
+    """With a not-diagonal NP (CMANP-AND) a Thompson draw is one joint sample over every
+    candidate from the surrogate's sampler; a diagonal NP keeps its independent draw."""
+    from helpers import tiny_checkpoint
+
+    from npbandit import NPModel
+    from npbandit.policies.bo import propose, thompson_draw
+
+    g = torch.Generator().manual_seed(0)
+    X = torch.rand(6, 2, generator=g, dtype=torch.float64)
+    Y = -((X - 0.3) ** 2).sum(-1, keepdim=True)
+    candidates = torch.rand(50, 2, generator=g, dtype=torch.float64)
+    joint = NPModel.from_pretrained(str(tiny_checkpoint(tmp_path, "cmanp-and", "bo")), X, Y)
+    calls = []
+    sample = type(joint.surrogate).sample
+
+    def spy(self, state, xt, num_samples, generator=None, **kw):
+        calls.append(xt.shape)
+        return sample(self, state, xt, num_samples, generator, **kw)
+
+    monkeypatch.setattr(type(joint.surrogate), "sample", spy)
+    with torch.no_grad():
+        draw = thompson_draw(joint, candidates, seed=4)
+        again = thompson_draw(joint, candidates, seed=4)
+    assert calls == [(1, 50, 6), (1, 50, 6)]  # all candidates in one joint draw
+    assert draw.shape == (50,) and draw.dtype == torch.float64 and torch.equal(draw, again)
+    point = propose(joint, "thompson", dim=2, best_f=Y.max(), seed=4, thompson_candidates=64)
+    assert point.shape == (2,) and len(calls) == 3
+
+    diagonal = NPModel.from_pretrained(str(tiny_checkpoint(tmp_path, "cmanp", "bo")), X, Y)
+    with torch.no_grad():
+        torch.manual_seed(0)
+        ours = thompson_draw(diagonal, candidates, seed=4)
+        torch.manual_seed(0)
+        independent = diagonal.posterior(candidates.unsqueeze(-2)).rsample().reshape(-1)
+    assert torch.equal(ours, independent)
+
+
+def test_thompson_draw_validates_its_inputs():
+    from npbandit.policies.bo import thompson_draw
+    from npbandit.policies.gp import fit_single_task_gp
+
+    gp = fit_single_task_gp(torch.rand(4, 2, dtype=torch.float64), torch.rand(4, 1, dtype=torch.float64))
+    with pytest.raises(TypeError, match="candidates"):
+        thompson_draw(gp, torch.rand(5, dtype=torch.float64), 0)
+    with pytest.raises(TypeError, match="seed"):
+        thompson_draw(gp, torch.rand(5, 2, dtype=torch.float64), 0.5)

@@ -26,7 +26,7 @@ def saved(tmp_path, name="cmanp"):
     return model, card
 
 
-@pytest.mark.parametrize("name", ["cmanp", "lbanp", "tnpd", "te-pt-tnp"])
+@pytest.mark.parametrize("name", ["cmanp", "cmanp-and", "lbanp", "tnpd", "te-pt-tnp"])
 def test_round_trip_gives_identical_outputs(tmp_path, name):
     model, card = saved(tmp_path, name)
     loaded = load_surrogate(card)

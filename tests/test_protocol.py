@@ -10,7 +10,7 @@ from conftest import random_set, tiny_model
 
 
 def test_registry_lists_the_models():
-    assert available_models() == ["cmanp", "lbanp", "retreever", "te-pt-tnp", "tnpd"]
+    assert available_models() == ["cmanp", "cmanp-and", "lbanp", "retreever", "te-pt-tnp", "tnpd"]
     assert isinstance(build("cmanp", 1, 1, size="tiny"), CMANP)
     assert isinstance(build("LBANP", 1, 1, size="tiny"), LBANP)
     assert isinstance(build("tnpd", 1, 1, size="tiny"), TNPD)

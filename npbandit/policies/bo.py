@@ -16,7 +16,7 @@ import torch
 from npbandit.policies.base import Policy
 from npbandit.policies.gp import NOISE_FREE_VAR  # noqa: F401 (kept importable from here)
 
-__all__ = ["SobolPolicy", "BOPolicy", "ACQUISITIONS", "propose"]
+__all__ = ["SobolPolicy", "BOPolicy", "ACQUISITIONS", "propose", "thompson_draw"]
 
 ACQUISITIONS = ("logei", "ucb", "thompson")
 
@@ -62,8 +62,8 @@ class BOPolicy(Policy):
             ``SingleTaskGP`` refit every iteration.
         acquisition: ``"logei"``, ``"ucb"`` (``mu + sqrt(beta) sigma``, BoTorch's
             convention) or ``"thompson"`` (argmax of one posterior draw over
-            ``thompson_candidates`` Sobol points; the NP's draw is independent across
-            points since its posterior is diagonal).
+            ``thompson_candidates`` Sobol points, joint across the points for the GP and
+            for not-diagonal NPs such as ``cmanp-and``; see :func:`propose`).
         n_init: initial Sobol points (default ``2 * dim + 1``).
         noise_free: GP only. ``True`` tells the ``SingleTaskGP`` the objective is
             deterministic: a fixed observation variance of ``NOISE_FREE_VAR`` (1e-6) in
@@ -190,6 +190,68 @@ def propose(model, acquisition: str, *, dim: int, best_f: float | torch.Tensor, 
         return _maximise(model, acquisition, dim, best_f, seed, beta, num_restarts, raw_samples, thompson_candidates)
 
 
+#: candidates a GP sample path is evaluated on at a time (bounds the memory of a draw)
+_PATH_CHUNK = 1024
+
+
+def thompson_draw(model, candidates: torch.Tensor, seed: int) -> torch.Tensor:
+    """One posterior draw of the objective at ``candidates`` (``[n, d]``), shape ``[n]``.
+
+    - An exact GP (``SingleTaskGP`` and other GPyTorch ``ExactGP`` models): one function
+      drawn path-wise (BoTorch's ``draw_matheron_paths``: a random-feature prior draw,
+      1024 features, plus the exact data update) and evaluated at every candidate, so
+      the draw is joint across candidates at memory linear in ``n`` (constant per
+      chunk of candidates). The former ``posterior(candidates.unsqueeze(-2))`` drew each
+      candidate independently, and the argmax of ``n`` independent draws is an
+      optimistic upper bound, not a Thompson sample.
+    - An ``NPModel`` whose surrogate has a joint predictive (``joint_predictive``,
+      e.g. CMANP-AND): the surrogate's autoregressive ``sample``, joint across
+      candidates, at memory constant in the data and linear in ``n``. It draws
+      observations (the NP's predictive includes the noise its prior had), in the
+      standardised units the NP works in (an increasing map of the user's, so the
+      argmax is the same).
+    - Any other model: independent per candidate. Right for the diagonal NPs, whose
+      posterior says the candidates are independent given the data; other BoTorch models
+      (npbandit's policies pass none) get the same per-candidate draw.
+
+    ``seed`` seeds the NP's draw; the GP path and the diagonal draw read torch's global
+    generator, which :func:`propose` seeds.
+    """
+    from gpytorch.models import ExactGP
+
+    if not isinstance(candidates, torch.Tensor) or not candidates.is_floating_point() or candidates.dim() != 2:
+        raise TypeError(f"candidates must be a floating-point torch.Tensor of shape [n, d], got "
+                        f"{getattr(candidates, 'shape', type(candidates).__name__)}")
+    if not isinstance(seed, int) or isinstance(seed, bool):
+        raise TypeError(f"seed must be an int, got {type(seed).__name__}")
+    if isinstance(model, ExactGP) and not _is_np_model(model):
+        from botorch.sampling.pathwise import draw_matheron_paths
+
+        path = draw_matheron_paths(model, sample_shape=torch.Size([1]))
+        return torch.cat([path(chunk).reshape(-1) for chunk in candidates.split(_PATH_CHUNK)])
+    if _is_np_model(model) and model.surrogate.joint_predictive:
+        return _np_joint_draw(model, candidates, seed)
+    return model.posterior(candidates.unsqueeze(-2)).rsample().reshape(-1)
+
+
+def _is_np_model(model) -> bool:
+    from npbandit.surrogates.npmodel import NPModel
+
+    return isinstance(model, NPModel)
+
+
+def _np_joint_draw(model, candidates: torch.Tensor, seed: int) -> torch.Tensor:
+    # NPModel has no public joint draw yet (its posterior is diagonal across q); its
+    # conditioned state and input mapping are what the surrogate's own sampler needs
+    if model.batch_shape != torch.Size() or model.num_outputs != 1:
+        raise ValueError("a joint Thompson draw needs an NPModel with one output and no batch shape, got "
+                         f"batch_shape {tuple(model.batch_shape)} and {model.num_outputs} outputs")
+    inputs = model._to_surrogate_inputs(candidates).unsqueeze(0)
+    generator = torch.Generator(device=inputs.device).manual_seed(seed)
+    draw = model.surrogate.sample(model._state, inputs, 1, generator)
+    return draw.reshape(-1).to(candidates)
+
+
 def _maximise(model, acquisition: str, dim: int, best_f: float | torch.Tensor, seed: int, beta: float,
               num_restarts: int, raw_samples: int, thompson_candidates: int) -> np.ndarray:
     from botorch.acquisition import LogExpectedImprovement, UpperConfidenceBound
@@ -199,7 +261,7 @@ def _maximise(model, acquisition: str, dim: int, best_f: float | torch.Tensor, s
         candidates = torch.quasirandom.SobolEngine(dim, scramble=True, seed=seed).draw(thompson_candidates,
                                                                                        dtype=torch.float64)
         with torch.no_grad():
-            sample = model.posterior(candidates.unsqueeze(-2)).rsample().reshape(-1)
+            sample = thompson_draw(model, candidates, seed)
         return candidates[int(torch.argmax(sample))].numpy()
     acq = (LogExpectedImprovement(model, best_f=best_f) if acquisition == "logei"
            else UpperConfidenceBound(model, beta=beta))

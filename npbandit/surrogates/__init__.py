@@ -13,6 +13,7 @@ from typing import Any
 
 from npbandit.surrogates.base import ContextSetState, NeuralProcess, NPConfig, NPState
 from npbandit.surrogates.cmanp import CMANP, CMANPConfig, CMANPState
+from npbandit.surrogates.cmanp_and import CMANPAND, CMANPANDConfig
 from npbandit.surrogates.lbanp import LBANP, LBANPConfig
 from npbandit.surrogates.retreever import ReTreever, ReTreeverConfig
 from npbandit.surrogates.te_pt_tnp import TEPTTNP, TEPTTNPConfig
@@ -29,6 +30,8 @@ __all__ = [
     "CMANP",
     "CMANPConfig",
     "CMANPState",
+    "CMANPAND",
+    "CMANPANDConfig",
     "LBANP",
     "LBANPConfig",
     "TNPD",
@@ -39,7 +42,7 @@ __all__ = [
     "ReTreeverConfig",
 ]
 
-_MODELS: dict[str, type[NeuralProcess]] = {m.name: m for m in (CMANP, LBANP, TNPD, TEPTTNP, ReTreever)}
+_MODELS: dict[str, type[NeuralProcess]] = {m.name: m for m in (CMANP, CMANPAND, LBANP, TNPD, TEPTTNP, ReTreever)}
 
 # Named sizes. "paper" is each config's defaults. Keys a model does not have are
 # skipped for that model, so one size name means the same shape everywhere.

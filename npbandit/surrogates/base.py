@@ -8,6 +8,16 @@ policies and the trainer never need to know which NP they hold:
 - ``predict(state, xt) -> Normal`` -- factorised Gaussian at target inputs;
 - ``log_likelihood(xc, yc, xt, yt) -> Tensor`` -- the meta-training objective.
 
+and the joint side of the same predictive, for Thompson sampling and q-batch
+acquisitions (``joint_predictive`` says whether a model correlates its targets):
+
+- ``sample(state, xt, num_samples, generator) -> Tensor`` -- joint draws ``[S, B, M, dy]``;
+- ``joint_log_prob(state, xt, yt) -> Tensor`` -- ``log p(yt | state)`` of all targets
+  together, ``[B]``; ``joint_log_likelihood(xc, yc, xt, yt)`` -- its mean per target.
+
+A diagonal model's joint is the product of its marginals, so for it these are
+independent draws from ``predict`` and the sum of the marginal log-densities.
+
 Shapes: ``xc [B, N, dx]``, ``yc [B, N, dy]``, ``xt [B, M, dx]``. ``N = 0`` is legal
 and gives the prior predictive. A state is an immutable value: ``update`` returns a
 new one and leaves its argument usable, so a policy can branch (fantasies, lookahead)
@@ -170,6 +180,9 @@ class NeuralProcess(nn.Module, ABC):
 
     name: ClassVar[str] = "np"
     config_class: ClassVar[type[NPConfig]] = NPConfig
+    #: ``True`` when ``sample`` / ``joint_log_prob`` correlate targets (a not-diagonal
+    #: head); ``False``: the joint is the product of ``predict``'s marginals.
+    joint_predictive: ClassVar[bool] = False
 
     def __init__(self, x_dim: int, y_dim: int, config: NPConfig | None = None) -> None:
         super().__init__()
@@ -236,6 +249,45 @@ class NeuralProcess(nn.Module, ABC):
         dist = self._predict(self._condition(xc, yc), xt)
         return -target_log_prob(dist, yt, yt_var).sum(-1).mean()
 
+    # -- the joint predictive ---------------------------------------------------------
+
+    def sample(self, state: NPState, xt: Tensor, num_samples: int,
+               generator: torch.Generator | None = None) -> Tensor:
+        """Draws from the model's joint predictive at ``xt [B, M, dx]``: ``[num_samples, B, M, dy]``.
+
+        For a diagonal model (``joint_predictive`` false) the draws are independent across
+        targets and outputs, as its joint is the product of ``predict``'s marginals; a
+        not-diagonal model overrides this with correlated draws. ``generator`` (on ``xt``'s
+        device) makes the draws reproducible; ``None`` uses torch's global generator.
+        """
+        self._check_targets(state, xt)
+        self._check_sampling(num_samples, generator)
+        dist = self._predict(state, xt)
+        noise = torch.randn((num_samples, *dist.loc.shape), generator=generator, dtype=dist.loc.dtype,
+                            device=dist.loc.device)
+        return dist.loc + dist.scale * noise
+
+    def joint_log_prob(self, state: NPState, xt: Tensor, yt: Tensor) -> Tensor:
+        """``log p(yt | state)`` of all ``M`` targets and ``dy`` outputs together, ``[B]``.
+
+        ``xt [B, M, dx]``, ``yt [B, M, dy]``. A diagonal model's is the sum of the marginal
+        log-densities; a not-diagonal model overrides it with its joint density."""
+        self._check_targets(state, xt)
+        self._check_pair("xt", xt, "yt", yt)
+        return self._predict(state, xt).log_prob(yt).sum((-2, -1))
+
+    def joint_log_likelihood(self, xc: Tensor, yc: Tensor, xt: Tensor, yt: Tensor) -> Tensor:
+        """The papers' joint metric: each task's joint target log-density divided by its
+        ``M`` targets, averaged over tasks. A scalar. For a diagonal model it equals
+        :meth:`log_likelihood`, so joint and diagonal models compare on one scale."""
+        self._check_pair("xc", xc, "yc", yc)
+        self._check_pair("xt", xt, "yt", yt)
+        if xt.shape[0] != xc.shape[0]:
+            raise ValueError(f"xt has batch size {xt.shape[0]} but xc has batch size {xc.shape[0]}")
+        if xt.shape[1] == 0:
+            raise ValueError("xt must hold at least one target point")
+        return (self.joint_log_prob(self.condition(xc, yc), xt, yt) / xt.shape[1]).mean()
+
     # -- model hooks ----------------------------------------------------------------
 
     @abstractmethod
@@ -263,6 +315,20 @@ class NeuralProcess(nn.Module, ABC):
                 f"{x_name} and {y_name} must agree in batch and number of points, "
                 f"got {tuple(x.shape)} and {tuple(y.shape)}"
             )
+
+    def _check_targets(self, state: Any, xt: Tensor) -> None:
+        """``state`` is a state and ``xt [B, M, dx]`` fits the model and the state's batch."""
+        self._check_state(state)
+        _check_tensor("xt", xt, self.x_dim, self._reference_parameter())
+        if xt.shape[0] != state.batch_size:
+            raise ValueError(f"xt has batch size {xt.shape[0]} but the state has batch size {state.batch_size}")
+
+    @staticmethod
+    def _check_sampling(num_samples: Any, generator: Any) -> None:
+        if not isinstance(num_samples, int) or isinstance(num_samples, bool) or num_samples < 1:
+            raise ValueError(f"num_samples must be a positive int, got {num_samples!r}")
+        if generator is not None and not isinstance(generator, torch.Generator):
+            raise TypeError(f"generator must be a torch.Generator or None, got {type(generator).__name__}")
 
     def _check_state(self, state: Any) -> None:
         if not isinstance(state, NPState):

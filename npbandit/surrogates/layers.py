@@ -59,9 +59,14 @@ class LatentQueryDecoder(nn.Module):
 
     def forward(self, xt: Tensor, latents: Sequence[Tensor]) -> Normal:
         """``xt [B, M, dx]``, one ``[B, L, D]`` latent tensor per layer -> ``Normal [B, M, dy]``."""
+        return self.head(self.features(xt, latents))
+
+    def features(self, xt: Tensor, latents: Sequence[Tensor]) -> Tensor:
+        """The normalised target representations ``[B, M, D]`` the head reads; other
+        heads (CMANP-AND's covariance factors) read them too."""
         if len(latents) != len(self.layers):
             raise ValueError(f"expected {len(self.layers)} latent tensors, got {len(latents)}")
         h = self.embed(xt)
         for layer, z in zip(self.layers, latents):
             h = layer(h, z)
-        return self.head(self.norm(h))
+        return self.norm(h)

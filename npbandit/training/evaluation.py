@@ -88,16 +88,22 @@ def eval_batches(prior: Prior, n_batches: int, batch_size: int = 16, seed: int =
 
 
 @torch.no_grad()
-def evaluate(model: NeuralProcess, batches: Iterator[TaskBatch] | list[TaskBatch]) -> float:
+def evaluate(model: NeuralProcess, batches: Iterator[TaskBatch] | list[TaskBatch], joint: bool = False) -> float:
     """Mean target log-likelihood over batches, weighting every task's targets equally
-    (the papers' metric: per batch, mean over tasks and targets; then mean over batches)."""
+    (the papers' metric: per batch, mean over tasks and targets; then mean over batches).
+
+    ``joint``: score each task's targets together instead
+    (:meth:`~npbandit.surrogates.NeuralProcess.joint_log_likelihood`, its joint
+    log-density per target; CMANP-AND in blocks of its ``block_size``). Equal to the
+    marginal score for a diagonal model."""
     was_training = model.training
     model.eval()
     device = next(model.parameters()).device
     total, count = 0.0, 0
     for batch in batches:
         b = batch.to(device)
-        total += float(model.log_likelihood(b.xc, b.yc, b.xt, b.yt))
+        score = model.joint_log_likelihood if joint else model.log_likelihood
+        total += float(score(b.xc, b.yc, b.xt, b.yt))
         count += 1
     model.train(was_training)
     if count == 0:
@@ -106,10 +112,13 @@ def evaluate(model: NeuralProcess, batches: Iterator[TaskBatch] | list[TaskBatch
 
 
 def evaluate_suite(model: NeuralProcess, prior: str, n_batches: int, batch_size: int = 16,
-                   cache: bool = False, prior_params: dict[str, Any] | None = None) -> dict[str, float]:
-    """``{suite name: mean target log-likelihood}`` on each prior of the evaluation suite."""
+                   cache: bool = False, prior_params: dict[str, Any] | None = None,
+                   joint: bool = False) -> dict[str, float]:
+    """``{suite name: mean target log-likelihood}`` on each prior of the evaluation suite
+    (``joint``: see :func:`evaluate`)."""
     suite = evaluation_suite(prior, **(prior_params or {}))
-    return {name: evaluate(model, eval_batches(p, n_batches, batch_size, cache=cache)) for name, p in suite.items()}
+    return {name: evaluate(model, eval_batches(p, n_batches, batch_size, cache=cache), joint=joint)
+            for name, p in suite.items()}
 
 
 def baseline_log_likelihood(batches: Iterator[TaskBatch] | list[TaskBatch]) -> float:

@@ -360,5 +360,13 @@ def train(config: TrainConfig, *, progress: bool = True, export: bool = True, st
                       "baseline_log_likelihood": {k: round(v, 4) for k, v in baseline_suite(
                           config.prior, config.final_eval_batches, config.batch_size,
                           prior_params=eval_params).items()}}
+        if model.joint_predictive:
+            # the papers' joint metric beside the marginal one, on the same tasks
+            joint = evaluate_suite(model, config.prior, config.final_eval_batches, config.batch_size,
+                                   prior_params=eval_params, joint=True)
+            evaluation.update({"joint_log_likelihood": {k: round(v, 4) for k, v in joint.items()},
+                               "joint_metric": "joint target log-density per target, targets in "
+                                               "autoregressive blocks of joint_block_size (true values folded in)",
+                               "joint_block_size": getattr(model.config, "block_size", None)})
         card = save_pretrained(model, out, config.name, prior=prior.spec(), training=training, evaluation=evaluation)
     return TrainResult(model, step, log, card)

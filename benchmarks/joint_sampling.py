@@ -1,0 +1,128 @@
+"""Joint sampling with CMANP-AND: memory against the context size N and the number of
+targets M, time against M and the block size b_Q (issue 18, item 4).
+
+One joint draw (batch 1, one sample) at M targets, taken in autoregressive blocks of
+b_Q, after conditioning on N points; paper-size CMANP-AND, float32 on CPU, random
+weights (cost does not depend on training).
+
+- ``peak MB``: resident memory that conditioning on N points *and* drawing the M
+  targets adds, in a fresh process per cell with glibc's mmap threshold fixed (as
+  ``benchmarks/streaming.py`` measures CMANP's conditioning);
+- ``sample (s)``: median time of the draw from a ready state.
+
+The bars: peak memory at N = 100,000 within 1.5x of N = 1,000 (constant in N), and
+at most linear in M.
+
+    python benchmarks/joint_sampling.py                       # full table, writes docs/benchmarks.md
+    python benchmarks/joint_sampling.py --quick --no-write    # small sizes, print only
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+import torch
+from tqdm import tqdm
+
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+from common import machine_line, median_time, peak_memory_mb, publish  # noqa: E402
+
+from npbandit.surrogates import build  # noqa: E402
+
+COMMAND = "python benchmarks/joint_sampling.py"
+FIXED_MMAP = {"MALLOC_MMAP_THRESHOLD_": "131072"}  # see benchmarks/streaming.py
+
+
+def make_model(seed: int = 0):
+    torch.manual_seed(seed)
+    return build("cmanp-and", 1, 1).eval()
+
+
+def make_points(n: int, seed: int) -> tuple[torch.Tensor, torch.Tensor]:
+    g = torch.Generator().manual_seed(seed)
+    x = torch.rand(1, n, 1, generator=g) * 4 - 2
+    return x, torch.sin(3 * x) + 0.1 * torch.randn(1, n, 1, generator=g)
+
+
+def memory_probe(n: int, m: int, block: int) -> float:
+    """Peak MB that conditioning on n points and one joint draw at m targets add (fresh process)."""
+    model = make_model()
+    x, y = make_points(n, 0)
+    xt, _ = make_points(m, 1)
+    with torch.inference_mode():
+        warm = model.condition(*make_points(64, 2))
+        model.sample(warm, xt[:, :block], 1, torch.Generator().manual_seed(0), block_size=block)
+        return peak_memory_mb(lambda: model.sample(model.condition(x, y), xt, 1, torch.Generator().manual_seed(0),
+                                                   block_size=block))
+
+
+def measure_memory(n: int, m: int, block: int) -> float:
+    out = subprocess.run([sys.executable, __file__, "--memory-probe", str(n), str(m), str(block)], check=True,
+                         capture_output=True, text=True, env={**os.environ, **FIXED_MMAP})
+    return float(out.stdout.strip().splitlines()[-1])
+
+
+def measure_time(n: int, m: int, block: int) -> float:
+    model = make_model()
+    xt, _ = make_points(m, 1)
+    with torch.inference_mode():
+        state = model.condition(*make_points(n, 0))
+        return median_time(lambda: model.sample(state, xt, 1, torch.Generator().manual_seed(0), block_size=block),
+                           min_reps=1, max_reps=5, budget_s=5.0, warmup=0)
+
+
+def render(rows: list[dict]) -> str:
+    lines = ["## Joint sampling with CMANP-AND (issue 18)", "",
+             f"Command: `{COMMAND}` (CPU: {machine_line()}). One joint draw, batch 1, paper-size CMANP-AND "
+             "(rank 20), float32, random weights. Peak memory is what conditioning on N points and the draw add, "
+             "in a fresh process per cell (`MALLOC_MMAP_THRESHOLD_=131072`); time is the draw alone from a "
+             "ready state (median).", "",
+             "| N | M | b_Q | peak (MB) | sample (s) |", "|---:|---:|---:|---:|---:|"]
+    for r in rows:
+        lines.append(f"| {r['n']:,} | {r['m']:,} | {r['block']} | {r['peak_mb']:.1f} | {r['sample_s']:.3f} |")
+    by = {(r["n"], r["m"], r["block"]): r for r in rows}
+    ns = sorted({r["n"] for r in rows})
+    lines += ["", "Ratios:", ""]
+    for (n, m, b), r in sorted(by.items()):
+        if n == ns[-1] and (ns[0], m, b) in by and ns[0] != n:
+            lo = by[(ns[0], m, b)]
+            lines.append(f"- peak memory at N = {n:,} vs {ns[0]:,} (M = {m:,}, b_Q = {b}): "
+                         f"{r['peak_mb'] / lo['peak_mb']:.2f}x (bar ≤ 1.5x)")
+    return "\n".join(lines) + "\n"
+
+
+def main(argv: list[str] | None = None) -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--quick", action="store_true", help="N up to 10,000, M up to 1,024")
+    parser.add_argument("--no-write", action="store_true", help="print only; leave docs/ alone")
+    parser.add_argument("--memory-probe", nargs=3, type=int, metavar=("N", "M", "B"), help=argparse.SUPPRESS)
+    args = parser.parse_args(argv)
+    if args.memory_probe:
+        print(memory_probe(*args.memory_probe))
+        return
+    if args.quick:
+        cells = [(n, 256, 5) for n in (1_000, 10_000)] + [(1_000, m, 5) for m in (64, 1_024)] + [(1_000, 256, 64)]
+    else:
+        cells = ([(n, 1_024, 5) for n in (1_000, 10_000, 100_000)]
+                 + [(1_000, m, 5) for m in (256, 4_096)]
+                 + [(1_000, 1_024, b) for b in (1, 20, 100, 1_024)]
+                 + [(100_000, 1_024, 1_024)])
+    rows = []
+    for n, m, block in tqdm(cells, desc="joint sampling", unit="cell"):
+        row = {"n": n, "m": m, "block": block, "peak_mb": measure_memory(n, m, block),
+               "sample_s": measure_time(n, m, block)}
+        tqdm.write(json.dumps(row))
+        rows.append(row)
+    text = render(rows)
+    print(text)
+    if not args.no_write:
+        publish("joint-sampling", text, "joint_sampling.json", COMMAND, {"rows": rows})
+
+
+if __name__ == "__main__":
+    main()
