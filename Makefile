@@ -1,6 +1,8 @@
 # Two commands do all set-up on a fresh machine: `make demo` and `make test`.
 # `make test` installs the `optuna` and `ax` extras too, so the Optuna sampler's and Ax
-# integration's tests run (not skip).
+# integration's tests run (not skip), and the `postgres` extra (psycopg); the PostgreSQL
+# storage tests also need the server's binaries (`apt-get install postgresql`, which
+# .ci/run does) and skip, saying so, without them.
 PYTHON ?= python3
 VENV   := .venv
 BIN    := $(VENV)/bin
@@ -14,7 +16,7 @@ TORCH  := torch==2.13.0
 $(STAMP): pyproject.toml
 	test -x $(BIN)/python || $(PYTHON) -m venv $(VENV)
 	$(BIN)/python -m pip install --quiet --disable-pip-version-check "$(TORCH)"
-	$(BIN)/python -m pip install --quiet --disable-pip-version-check -e ".[test,optuna,ax]"
+	$(BIN)/python -m pip install --quiet --disable-pip-version-check -e ".[test,optuna,ax,postgres]"
 	touch $(STAMP)
 
 demo: $(STAMP)
@@ -34,7 +36,8 @@ bench-streaming: $(STAMP)
 	$(BIN)/python benchmarks/streaming.py
 
 # Every measurement on docs/benchmarks.md (hours on 2 CPU cores; not run in CI).
-# The `bench` extra brings the Optuna peer rows of benchmarks/bo.py.
+# The `bench` extra brings the Optuna peer rows of benchmarks/bo.py; storage_throughput.py
+# needs PostgreSQL's server binaries (`apt-get install postgresql`).
 bench: $(STAMP)
 	$(BIN)/python -m pip install --quiet --disable-pip-version-check -e ".[bench]"
 	$(BIN)/python benchmarks/streaming.py
@@ -51,6 +54,7 @@ bench: $(STAMP)
 	$(BIN)/python benchmarks/optuna_cost.py --profile
 	$(BIN)/python benchmarks/ax_cost.py --profile
 	$(BIN)/python benchmarks/wheel.py --workers 2
+	$(BIN)/python benchmarks/storage_throughput.py
 
 # A few-minute subset that prints without touching docs/.
 bench-quick: $(STAMP)

@@ -24,7 +24,7 @@ from typing import Any
 
 import numpy as np
 
-from npbandit.storage import DEFAULT_URL, RunRow, list_runs, run_steps
+from npbandit.storage import DEFAULT_URL, RunRow, display_url, list_runs, run_steps
 
 __all__ = ["report_text", "bandit_summary", "bo_summary", "plot_regret", "regret_figure", "Problem",
            "SIMPLE_REGRET_SHARE"]
@@ -212,7 +212,7 @@ def report_text(db: str = DEFAULT_URL, limit: int = 20) -> str:
     """The report as text: the latest ``limit`` runs, then the wheel-bandit and the
     black-box-optimisation tables of completed runs (see the module docstring)."""
     runs = list_runs(db)
-    lines = [f"database: {db}", f"runs: {len(runs)} ("
+    lines = [f"database: {display_url(db)}", f"runs: {len(runs)} ("
              + ", ".join(f"{s} {sum(r.status == s for r in runs)}"
                          for s in ("completed", "running", "interrupted", "failed")) + ")", ""]
     if runs:

@@ -27,8 +27,15 @@ its heartbeat is older than ``STALE_AFTER`` (30 missed heartbeats).
 
 SQLite runs in WAL mode with a busy timeout and writers take the write lock at
 ``BEGIN IMMEDIATE``, so several processes can log to one file without "database is
-locked" errors. Reading (:func:`list_runs`, :func:`run_steps`, ``npbandit report``)
-never writes: it opens the file read-only and never creates one.
+locked" errors. PostgreSQL (``postgresql+psycopg://user:password@host/dbname``, the
+``postgres`` extra) serves writers on many machines; its transactions need none of that.
+Reading (:func:`list_runs`, :func:`run_steps`, ``npbandit report``) never writes: an
+SQLite file is opened read-only and never created, a PostgreSQL session is read-only.
+
+Schema version: the table ``npbandit_meta`` records ``schema_version``
+(:data:`SCHEMA_VERSION`), written by the first writer and checked whenever a database is
+opened, so an npbandit that lays out its tables differently refuses the database
+(:class:`SchemaVersionError`, naming both versions) instead of misreading or corrupting it.
 """
 
 from __future__ import annotations
@@ -43,6 +50,7 @@ import threading
 import time
 import warnings
 import weakref
+import zlib
 from collections.abc import Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -64,14 +72,16 @@ from sqlalchemy import (
     insert,
     inspect,
     select,
+    text,
     update,
 )
 from sqlalchemy.engine import Engine, make_url
 from sqlalchemy.exc import ArgumentError, OperationalError, SQLAlchemyError
 from sqlalchemy.orm import DeclarativeBase, Mapped, mapped_column
 
-__all__ = ["DEFAULT_URL", "Run", "Step", "open_db", "RunLogger", "list_runs", "run_steps", "effective_status",
-           "StorageError", "STATUSES", "STALE_AFTER", "HEARTBEAT_EVERY", "COMMIT_EVERY"]
+__all__ = ["DEFAULT_URL", "Run", "Step", "Meta", "open_db", "RunLogger", "list_runs", "run_steps", "effective_status",
+           "display_url", "StorageError", "SchemaVersionError", "STATUSES", "STALE_AFTER", "HEARTBEAT_EVERY",
+           "COMMIT_EVERY", "SCHEMA_VERSION"]
 
 DEFAULT_URL = "sqlite:///npbandit.db"
 #: seconds between two heartbeats of an open run (a background thread writes them)
@@ -83,11 +93,20 @@ STALE_AFTER = dt.timedelta(minutes=30)
 COMMIT_EVERY = {"bo": 1, "default": 50}
 #: the statuses a run is stored with (``interrupted`` is also inferred for dead runs)
 STATUSES = ("running", "completed", "failed", "interrupted")
+#: the layout of the tables below; raise it with any change to them (a database records
+#: the version that created it and is refused by an npbandit with another)
+SCHEMA_VERSION = 1
 
 
 class StorageError(ValueError):
     """The database named by ``db`` cannot be opened, read or written (missing,
-    read-only, in a directory that does not exist, or not an npbandit database)."""
+    read-only, in a directory that does not exist, not an npbandit database, or its
+    driver is not installed)."""
+
+
+class SchemaVersionError(StorageError):
+    """The database's tables were laid out by an npbandit with another
+    :data:`SCHEMA_VERSION` than this one."""
 
 
 class Base(DeclarativeBase):
@@ -137,6 +156,14 @@ class Step(Base):
     observe_s: Mapped[float] = mapped_column(Float)
 
 
+class Meta(Base):
+    """Facts about the database itself; ``schema_version`` is the one every open checks."""
+    __tablename__ = "npbandit_meta"
+
+    key: Mapped[str] = mapped_column(String(64), primary_key=True)
+    value: Mapped[str] = mapped_column(String(255))
+
+
 _STEP_FIELDS = {c.name for c in Step.__table__.columns} - {"id", "run_id"}
 _STEP_DEFAULTS = {"failed": False, "act_s": 0.0, "env_s": 0.0, "observe_s": 0.0}
 
@@ -146,6 +173,29 @@ def _now() -> dt.datetime:
 
 
 _ENGINES: dict[tuple[str, bool], Engine] = {}
+
+
+def _forget_inherited_engines() -> None:
+    # A forked child (a benchmark's worker pool) must not use its parent's pooled
+    # connections: two processes on one PostgreSQL socket or one SQLite handle corrupt each
+    # other's transactions. close=False leaves those connections to the parent.
+    for engine in list(_ENGINES.values()):
+        engine.dispose(close=False)
+
+
+if hasattr(os, "register_at_fork"):
+    os.register_at_fork(after_in_child=_forget_inherited_engines)
+
+#: the key of the PostgreSQL advisory lock writers hold while they create or check the schema
+_SCHEMA_LOCK = zlib.crc32(b"npbandit schema")
+
+
+def display_url(url: str) -> str:
+    """``url`` as it may be printed or logged: a password in it is shown as ``***``."""
+    try:
+        return make_url(url).render_as_string(hide_password=True)
+    except ArgumentError:  # a bare SQLite path
+        return url
 
 
 def _normalise_url(url: Any) -> str:
@@ -175,7 +225,57 @@ def _storage_errors(url: str, doing: str) -> Iterator[None]:
     try:
         yield
     except OperationalError as err:
-        raise StorageError(f"db {url!r}: cannot {doing}: {getattr(err, 'orig', None) or err}") from None
+        raise StorageError(f"db {display_url(url)!r}: cannot {doing}: {getattr(err, 'orig', None) or err}") from None
+
+
+def _create_engine(url: str, **kwargs: Any) -> Engine:
+    try:
+        return create_engine(url, **kwargs)
+    except ImportError as err:
+        raise StorageError(f"db {display_url(url)!r}: its database driver is not installed ({err}); for PostgreSQL "
+                           "install the `postgres` extra (pip install 'npbandit[postgres]') and use a "
+                           "postgresql+psycopg:// URL") from None
+    except ArgumentError as err:  # an unknown dialect or driver name
+        raise ValueError(f"db must be an SQLAlchemy URL or a file path, got {display_url(url)!r}: {err}") from None
+
+
+def _check_schema(conn: Any, url: str, *, writer: bool) -> None:
+    """Refuse a database laid out by another schema version; a writer also creates the
+    missing tables and records the version (in the caller's transaction).
+
+    A database with npbandit's tables but no version predates versioning: it is used if
+    its tables have every column this version needs (a writer then records the version)."""
+    tables = set(inspect(conn).get_table_names())
+    stored = None
+    if Meta.__tablename__ in tables:
+        stored = conn.execute(select(Meta.value).where(Meta.key == "schema_version")).scalar_one_or_none()
+    if stored is not None and stored != str(SCHEMA_VERSION):
+        from npbandit import __version__
+
+        newer = stored.isdigit() and int(stored) > SCHEMA_VERSION
+        raise SchemaVersionError(
+            f"db {display_url(url)!r}: its tables have schema version {stored}, but this npbandit ({__version__}) "
+            f"uses schema version {SCHEMA_VERSION}; "
+            + ("it was written by a newer npbandit: upgrade npbandit to use it" if newer else
+               "it was written by an older npbandit: log to a new database, and read this one with the npbandit "
+               "that wrote it"))
+    ours = {"runs", "steps"}
+    if stored is None and tables & ours:
+        present = {name: {c["name"] for c in inspect(conn).get_columns(name)} if name in tables else set()
+                   for name in sorted(ours)}
+        missing = [f"{name}.{column}" for name, columns in present.items()
+                   for column in Base.metadata.tables[name].columns.keys() if column not in columns]
+        if missing:
+            raise SchemaVersionError(
+                f"db {display_url(url)!r}: no schema version recorded and its tables lack {', '.join(missing)}, "
+                f"which schema version {SCHEMA_VERSION} needs: it was written by an older npbandit; log to a new "
+                "database")
+    elif not writer and tables and not tables & ours:
+        raise StorageError(f"db {display_url(url)!r} is not an npbandit database (no runs/steps tables)")
+    if writer:
+        Base.metadata.create_all(conn)
+        if stored is None:
+            conn.execute(insert(Meta).values(key="schema_version", value=str(SCHEMA_VERSION)))
 
 
 def open_db(url: str = DEFAULT_URL, *, readonly: bool = False) -> Engine:
@@ -187,13 +287,19 @@ def open_db(url: str = DEFAULT_URL, *, readonly: bool = False) -> Engine:
         readonly: ``False`` (writers): the database is created if needed, with its
             schema (idempotent); SQLite files switch to WAL mode. ``True`` (readers):
             nothing is written or created -- the database must exist (an SQLite file
-            is opened read-only, its journal mode untouched).
+            is opened read-only, its journal mode untouched; a PostgreSQL session is
+            read-only).
+
+    Every open checks the database's schema version (:data:`SCHEMA_VERSION`); a
+    writer records it in a new database.
 
     Raises:
         ValueError: ``url`` is not a URL or path.
         StorageError: the database cannot be opened for that use: (readonly) it does
             not exist or is not an npbandit database; (writing) its directory does not
-            exist, or the file or its directory is read-only.
+            exist, or the file or its directory is read-only; the server cannot be
+            reached; the URL's driver is not installed.
+        SchemaVersionError: (a ``StorageError``) the database has another schema version.
     """
     url = _normalise_url(url)
     key = (url, bool(readonly))
@@ -218,9 +324,11 @@ def _open_writer(url: str, path: Path | None) -> Engine:
                                "(`npbandit report` can read it as it is)")
         if not path.exists() and not os.access(parent, os.W_OK | os.X_OK):
             raise StorageError(f"db {url!r}: directory {str(parent)!r} is read-only; cannot create the database")
-    is_sqlite = url.startswith("sqlite")
-    engine = create_engine(url, connect_args={"timeout": 60} if is_sqlite else {})
-    if is_sqlite:
+    backend = make_url(url).get_backend_name()
+    if backend == "sqlite":
+        engine = _create_engine(url, connect_args={"timeout": 60})
+
+        # SQLite only: WAL and BEGIN IMMEDIATE are how SQLite serves several writers
         @event.listens_for(engine, "connect")
         def _sqlite_pragmas(dbapi_conn, _record) -> None:
             dbapi_conn.isolation_level = None  # let the "begin" hook below issue BEGIN itself
@@ -236,9 +344,22 @@ def _open_writer(url: str, path: Path | None) -> Engine:
             # take the write lock up front: a deferred transaction that later upgrades
             # to a writer can fail with "database is locked" instead of waiting
             conn.exec_driver_sql("BEGIN IMMEDIATE")
+    else:
+        # a run may leave its connection idle for hours (one slow evaluation), long enough
+        # for the server or a network in between to drop it: test it before each use
+        engine = _create_engine(url, pool_pre_ping=True)
 
-    with _storage_errors(url, "create the schema"):
-        Base.metadata.create_all(engine)
+    try:
+        with _storage_errors(url, "create the schema"), engine.begin() as conn:
+            if backend == "postgresql":
+                # writers that start together would each create the tables and all but one
+                # fail; the lock makes the first create them (DDL is transactional here) and
+                # the rest find them. SQLite's BEGIN IMMEDIATE (above) serialises the same way.
+                conn.execute(text("SELECT pg_advisory_xact_lock(:key)"), {"key": _SCHEMA_LOCK})
+            _check_schema(conn, url, writer=True)
+    except Exception:
+        engine.dispose()  # not cached, so nobody else would close its connection
+        raise
     return engine
 
 
@@ -263,11 +384,22 @@ def _open_reader(url: str, path: Path | None) -> Engine:
 
         engine = create_engine("sqlite://", creator=connect)
     else:
-        engine = create_engine(url)
-    with _storage_errors(url, "read it"):
-        tables = set(inspect(engine).get_table_names())
-    if tables and not {"runs", "steps"} <= tables:
-        raise StorageError(f"db {url!r} is not an npbandit database (no runs/steps tables)")
+        engine = _create_engine(url, pool_pre_ping=True)
+        if engine.dialect.name == "postgresql":
+            @event.listens_for(engine, "connect")
+            def _read_only(dbapi_conn, _record) -> None:
+                # the server itself then refuses every write made through this engine
+                cur = dbapi_conn.cursor()
+                cur.execute("SET SESSION CHARACTERISTICS AS TRANSACTION READ ONLY")
+                cur.close()
+                dbapi_conn.commit()
+
+    try:
+        with _storage_errors(url, "read it"), engine.connect() as conn:
+            _check_schema(conn, url, writer=False)
+    except Exception:
+        engine.dispose()
+        raise
     return engine
 
 
@@ -458,8 +590,8 @@ def _heartbeat(ref: "weakref.ref[RunLogger]", stop: threading.Event) -> None:
                              .values(heartbeat_at=_now()))
         except SQLAlchemyError as err:  # keep beating: a lock or a network blip may pass
             if not warned:
-                warnings.warn(f"run {logger.run_id}: heartbeat not written to {logger.url}: {err}", RuntimeWarning,
-                              stacklevel=1)
+                warnings.warn(f"run {logger.run_id}: heartbeat not written to {display_url(logger.url)}: {err}",
+                              RuntimeWarning, stacklevel=1)
                 warned = True
         del logger
 
