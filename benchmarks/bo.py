@@ -214,6 +214,9 @@ def main(argv: list[str] | None = None) -> None:
     parser.add_argument("--db", default=str(ROOT / "runs" / "bench_bo.db"))
     parser.add_argument("--no-write", action="store_true")
     parser.add_argument("--no-run", action="store_true", help="only summarise the completed runs in --db")
+    parser.add_argument("--section", default="bo",
+                        help="docs section (and JSON/figure name) to write; another name than 'bo' publishes a "
+                             "subset of methods beside the main table instead of replacing it")
     args = parser.parse_args(argv)
     Path(args.db).parent.mkdir(parents=True, exist_ok=True)
     have = collect(args.db, args.budget)
@@ -230,8 +233,12 @@ def main(argv: list[str] | None = None) -> None:
     if not args.no_run:
         run_jobs(_one, [(m, f, s, args.budget, args.db) for m, f, s in todo], args.workers, "bo runs")
     runs = collect(args.db, args.budget)
-    lines = ["## Bayesian optimisation regret (protocols.md §4)", "",
-             f"Command: `{COMMAND}` (CPU: {machine_line(RUN_THREADS)}). Minimisation, {args.budget} evaluations including "
+    command = COMMAND if args.section == "bo" else (f"{COMMAND} --methods {' '.join(args.methods)} "
+                                                   f"--section {args.section}")
+    heading = ("## Bayesian optimisation regret (protocols.md §4)" if args.section == "bo" else
+               f"### Bayesian optimisation regret, {', '.join(args.methods)} (protocols.md §4; run beside the main table)")
+    lines = [heading, "",
+             f"Command: `{command}` (CPU: {machine_line(RUN_THREADS)}). Minimisation, {args.budget} evaluations including "
              f"the 2d + 1 Sobol points (identical across methods for a seed), {args.seeds} seeds. log10 simple "
              "regret at the last evaluation: median [25 %, 75 %]; seconds per iteration (act + observe), mean.", "",
              "gp: BoTorch `SingleTaskGP` (its default RBF kernel and priors, `Standardize`), refit every iteration, "
@@ -263,16 +270,17 @@ def main(argv: list[str] | None = None) -> None:
     if counts and min(counts) < args.seeds:
         lines += ["", f"**Incomplete:** {min(counts)} to {max(counts)} of the {args.seeds} seeds per cell so far "
                   "(the script resumes where it stopped)."]
-    lines += ["", "![log10 simple regret vs evaluations: median and quartiles](figures/bo_regret.png)"]
+    figure = "bo_regret" if args.section == "bo" else f"{args.section.replace('-', '_')}_regret"
+    lines += ["", f"![log10 simple regret vs evaluations: median and quartiles](figures/{figure}.png)"]
     text = "\n".join(lines) + "\n"
     print(text)
     if not args.no_write:
-        plot(summary, args.functions, args.methods)
-        publish("bo", text, "bo.json", COMMAND, {"summary": summary}, pages=("benchmarks.md", "results.md"),
-                threads=RUN_THREADS)
+        plot(summary, args.functions, args.methods, figure)
+        publish(args.section, text, f"{args.section.replace('-', '_')}.json", command, {"summary": summary},
+                pages=("benchmarks.md", "results.md"), threads=RUN_THREADS)
 
 
-def plot(summary: dict, functions: list[str], methods: list[str]) -> None:
+def plot(summary: dict, functions: list[str], methods: list[str], name: str = "bo_regret") -> None:
     """Median log10 simple regret vs evaluations with the quartile band, one panel per function."""
     fig, axes = new_figure(len(functions))
     for ax, f in zip(axes, functions):
@@ -288,7 +296,7 @@ def plot(summary: dict, functions: list[str], methods: list[str]) -> None:
         ax.set_xlabel("evaluations")
         ax.set_ylabel("log10 simple regret")
     axes[0].legend(fontsize=8)
-    save_figure(fig, "bo_regret")
+    save_figure(fig, name)
 
 
 if __name__ == "__main__":

@@ -24,7 +24,7 @@ from npbandit.surrogates.pretrained import (UnknownCheckpointError, check_checkp
 __all__ = ["optimize", "OptimizeResult", "SURROGATES", "objective_label"]
 
 #: short surrogate names -> checkpoint; "gp" and "random" are the baselines
-SURROGATES = {"cmanp": "cmanp-bo", "gp": "gp", "random": "random"}
+SURROGATES = {"cmanp": "cmanp-bo", "tnpd": "tnpd-bo", "gp": "gp", "random": "random"}
 
 
 @dataclass(frozen=True)
@@ -57,7 +57,8 @@ def optimize(objective: Callable[[Any], float], bounds: Any, surrogate: str = "c
             ``[d]``, or a torch tensor with ``point_type="torch"``) and returning one
             real number (a float, or a 1-element array / tensor).
         bounds: ``2 x d`` (lower row, upper row), as in BoTorch.
-        surrogate: ``"cmanp"`` (the ``cmanp-bo`` checkpoint), any checkpoint trained on
+        surrogate: ``"cmanp"`` (the ``cmanp-bo`` checkpoint), ``"tnpd"`` (``tnpd-bo``,
+            the surrogate that steers best today: docs/results.md), any checkpoint trained on
             the ``bo`` prior for this ``d`` (name or path; see ``npbandit models``),
             ``"gp"`` (BoTorch ``SingleTaskGP``) or ``"random"`` (Sobol).
         budget: total evaluations, the initial design included.

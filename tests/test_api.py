@@ -10,6 +10,7 @@ import torch
 from npbandit import optimize
 from npbandit.cli import main
 from npbandit.storage import list_runs, run_steps
+from npbandit.surrogates.pretrained import read_card
 
 from helpers import tiny_checkpoint
 
@@ -187,3 +188,11 @@ def test_optimize_reports_a_missing_weights_file_as_missing(tmp_path):
     card.with_suffix(".safetensors").unlink()
     with pytest.raises(FileNotFoundError, match="missing"):
         optimize(sphere, BOUNDS, surrogate=str(card), budget=3, db=None, progress=False)
+
+
+@pytest.mark.parametrize("short,checkpoint", [("cmanp", "cmanp-bo"), ("tnpd", "tnpd-bo")])
+def test_short_surrogate_names_run_their_shipped_bo_checkpoints(tmp_path, short, checkpoint):
+    db = f"sqlite:///{tmp_path / 'runs.db'}"
+    optimize(sphere, BOUNDS, surrogate=short, budget=6, seed=0, db=db, progress=False)
+    (run,) = list_runs(db)
+    assert run.surrogate == checkpoint and run.checkpoint_sha256 == read_card(checkpoint)["sha256"]
