@@ -143,7 +143,7 @@ def main(argv: list[str] | None = None) -> None:
             scored = [] if args.no_gp else [("singletaskgp", singletaskgp_ll(xc, yc, xt, yt))]
             scored += [(names[spec], np_ll(model, xc, yc, xt, yt)) for spec, model in models.items()]
             for row, (ll, fit) in scored:
-                sums[row].append(float(ll.mean()))
+                sums[row].append(float(ll.detach().mean()))
                 misfits[row].append(fit)
         per_d[f"d={d}"] = {r: sum(v) / len(v) for r, v in sums.items()}
         misfit_per_d[f"d={d}"] = {r: statistics.median(v) for r, v in misfits.items()}
