@@ -22,8 +22,11 @@ $(STAMP): pyproject.toml
 demo: $(STAMP)
 	$(BIN)/npbandit demo
 
+# One torch thread per process: the models under test are tiny, and several tests start
+# worker processes (storage concurrency, CLI signals), which two threads each would
+# oversubscribe on CI's 2 cores (a test file took 20x longer that way under load).
 test: $(STAMP)
-	$(BIN)/python -m pytest -q
+	OMP_NUM_THREADS=$${OMP_NUM_THREADS:-1} $(BIN)/python -m pytest -q
 
 # NPModel's tests against the lowest and the newest BoTorch that pyproject.toml admits,
 # each in a throwaway venv under /tmp (a few minutes the first time; pass other

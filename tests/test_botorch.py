@@ -545,8 +545,9 @@ def test_equal_points_share_one_draw(m):
     Xt = torch.cat([pts, pts[:, :1], X[:1].expand(3, 1, D)], dim=-2)  # point 0 twice; distinct points otherwise
     post = model.posterior(Xt)
     samples = post.rsample(torch.Size([64]))
-    assert torch.equal(samples[..., 0, :], samples[..., 2, :])
-    assert not torch.equal(samples[..., 0, :], samples[..., 1, :])
+    # one draw up to rounding (with several threads a matrix product's rows can differ in the last bits)
+    torch.testing.assert_close(samples[..., 0, :], samples[..., 2, :], rtol=0, atol=1e-9)
+    assert (samples[..., 0, :] - samples[..., 1, :]).abs().max() > 1e-3
     # the marginals are unchanged (float32 network: a few 1e-7 from predicting in another batch)
     single = model.posterior(Xt.reshape(-1, 1, D)).variance.reshape(post.variance.shape)
     assert torch.allclose(post.variance, single, atol=1e-6)

@@ -982,6 +982,10 @@ def _gaussian_posterior(mean: Tensor, var: Tensor, obs_var: Tensor | None = None
         covar = DiagLinearOperator(total.reshape(*total.shape[:-2], -1))  # interleaved (q, m) order
         return GPyTorchPosterior(MultitaskMultivariateNormal(mean, covar, interleaved=True))
     q = mean.shape[-2]
+    # equal points take the first one's moments: bit-identical draws, whatever the rounding of
+    # the network's batched predictions (a float32 network differs by ~1e-7 across positions)
+    first = same.unsqueeze(-1).expand_as(mean)
+    mean, var = mean.gather(-2, first), var.gather(-2, first)
     # root R with R[(j, i), (same[j], i)] = std[j, i]: R R^T correlates equal points fully
     pick = torch.nn.functional.one_hot(same, q).to(var)  # ... x q x q
     eye = torch.eye(m, dtype=var.dtype, device=var.device)
