@@ -226,12 +226,7 @@ class NeuralProcess(nn.Module, ABC):
     def log_likelihood(self, xc: Tensor, yc: Tensor, xt: Tensor, yt: Tensor) -> Tensor:
         """Mean target log-likelihood: ``log p(yt | xt, xc, yc)`` summed over outputs,
         averaged over batch and targets. A scalar; the meta-training objective."""
-        self._check_pair("xc", xc, "yc", yc)
-        self._check_pair("xt", xt, "yt", yt)
-        if xt.shape[0] != xc.shape[0]:
-            raise ValueError(f"xt has batch size {xt.shape[0]} but xc has batch size {xc.shape[0]}")
-        if xt.shape[1] == 0:
-            raise ValueError("xt must hold at least one target point")
+        self._check_task(xc, yc, xt, yt)
         dist = self._predict(self._condition(xc, yc), xt)
         return dist.log_prob(yt).sum(-1).mean()
 
@@ -280,12 +275,7 @@ class NeuralProcess(nn.Module, ABC):
         """The papers' joint metric: each task's joint target log-density divided by its
         ``M`` targets, averaged over tasks. A scalar. For a diagonal model it equals
         :meth:`log_likelihood`, so joint and diagonal models compare on one scale."""
-        self._check_pair("xc", xc, "yc", yc)
-        self._check_pair("xt", xt, "yt", yt)
-        if xt.shape[0] != xc.shape[0]:
-            raise ValueError(f"xt has batch size {xt.shape[0]} but xc has batch size {xc.shape[0]}")
-        if xt.shape[1] == 0:
-            raise ValueError("xt must hold at least one target point")
+        self._check_task(xc, yc, xt, yt)
         return (self.joint_log_prob(self.condition(xc, yc), xt, yt) / xt.shape[1]).mean()
 
     # -- model hooks ----------------------------------------------------------------
@@ -305,6 +295,15 @@ class NeuralProcess(nn.Module, ABC):
 
     def _reference_parameter(self) -> Tensor | None:
         return next(self.parameters(), None)
+
+    def _check_task(self, xc: Tensor, yc: Tensor, xt: Tensor, yt: Tensor) -> None:
+        """A context and targets to score: each pair well formed, one batch size, some targets."""
+        self._check_pair("xc", xc, "yc", yc)
+        self._check_pair("xt", xt, "yt", yt)
+        if xt.shape[0] != xc.shape[0]:
+            raise ValueError(f"xt has batch size {xt.shape[0]} but xc has batch size {xc.shape[0]}")
+        if xt.shape[1] == 0:
+            raise ValueError("xt must hold at least one target point")
 
     def _check_pair(self, x_name: str, x: Tensor, y_name: str, y: Tensor) -> None:
         ref = self._reference_parameter()

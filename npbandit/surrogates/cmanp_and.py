@@ -186,12 +186,7 @@ class CMANPAND(NeuralProcess):
                              block_size: int | None = None) -> Tensor:
         """:meth:`joint_log_prob` of each task's targets given its context, divided by the
         number of targets and averaged over tasks (the papers' joint metric). A scalar."""
-        self._check_pair("xc", xc, "yc", yc)
-        self._check_pair("xt", xt, "yt", yt)
-        if xt.shape[0] != xc.shape[0]:
-            raise ValueError(f"xt has batch size {xt.shape[0]} but xc has batch size {xc.shape[0]}")
-        if xt.shape[1] == 0:
-            raise ValueError("xt must hold at least one target point")
+        self._check_task(xc, yc, xt, yt)
         state = self._condition(xc, yc)
         return (self.joint_log_prob(state, xt, yt, block_size=block_size) / xt.shape[1]).mean()
 
@@ -242,11 +237,6 @@ class CMANPAND(NeuralProcess):
             raise ValueError("yt_var: CMANP-AND trains on the joint log-likelihood of sampled targets; the "
                              "expected loss needs the targets' joint covariance, which batches do not carry "
                              "(train with loss='sampled')")
-        self._check_pair("xc", xc, "yc", yc)
-        self._check_pair("xt", xt, "yt", yt)
-        if xt.shape[0] != xc.shape[0]:
-            raise ValueError(f"xt has batch size {xt.shape[0]} but xc has batch size {xc.shape[0]}")
-        if xt.shape[1] == 0:
-            raise ValueError("xt must hold at least one target point")
+        self._check_task(xc, yc, xt, yt)
         joint = self._joint_from(*self._heads(self._condition(xc, yc), xt))
         return -(joint.log_prob(yt.flatten(-2)) / xt.shape[1]).mean()
