@@ -13,7 +13,7 @@ import numpy as np
 import torch
 
 from npbandit.envs.blackbox import BlackBoxEnv, ObjectiveError, as_bounds
-from npbandit.loop import run_episode
+from npbandit.loop import _check_async, run_episode
 from npbandit.policies.base import Policy
 from npbandit.policies.bo import ACQUISITIONS, BOPolicy, SobolPolicy
 from npbandit.scaling import standardization
@@ -49,7 +49,8 @@ def optimize(objective: Callable[[Any], float], bounds: Any, surrogate: str = "c
              acquisition: str = "logei", minimize: bool = True, n_init: int | None = None, seed: int = 0,
              db: str | None = DEFAULT_URL, point_type: str = "numpy", on_error: str = "raise",
              progress: bool = True, commit_every: int | None = None, name: str | None = None,
-             optimal_value: float | None = None) -> OptimizeResult:
+             optimal_value: float | None = None, batch_size: int = 1, executor: Any = None,
+             eval_timeout: float | None = None) -> OptimizeResult:
     """Optimise ``objective`` over the box ``bounds`` with a pretrained NP surrogate.
 
     Args:
@@ -79,6 +80,19 @@ def optimize(objective: Callable[[Any], float], bounds: Any, surrogate: str = "c
         optimal_value: the objective's known optimum over ``bounds`` (the minimum, or
             the maximum with ``minimize=False``), if any. Recorded with the run so that
             ``npbandit report`` shows simple regret (the gap from the best value found to it).
+        batch_size: evaluations kept in flight at once (asynchronous BO; > 1 needs
+            ``executor``). When one finishes it is streamed into the surrogate and the next
+            point is proposed with the points still in flight believed at the surrogate's
+            mean (kriging believer, :func:`npbandit.policies.bo.propose`).
+        executor: any :class:`concurrent.futures.Executor` the objective runs on
+            (``ThreadPoolExecutor``, ``ProcessPoolExecutor`` with a picklable objective,
+            ``dask.distributed.Client(...).get_executor()``). ``None`` (default) with
+            ``batch_size=1``: evaluated in this thread, exactly as without these arguments.
+            History and database steps are then in completion order and record
+            ``worker``, ``submitted_at`` and ``finished_at`` (UTC).
+        eval_timeout: seconds after which an evaluation still in flight is recorded as
+            failed and handled as ``on_error`` says (needs ``executor``; the call itself
+            keeps its worker busy: executors cannot stop a running call).
 
     Raises:
         ValueError / TypeError: a bad argument, naming it; ``surrogate`` also when the
@@ -103,6 +117,7 @@ def optimize(objective: Callable[[Any], float], bounds: Any, surrogate: str = "c
         raise ValueError(f"point_type must be 'numpy' or 'torch', got {point_type!r}")
     if not isinstance(surrogate, str):
         raise TypeError(f"surrogate must be a name, got {type(surrogate).__name__}")
+    _check_async(executor, batch_size, eval_timeout)
     label = objective_label(objective) if name is None else _check_name(name)
     if optimal_value is not None:
         if isinstance(optimal_value, bool) or not isinstance(optimal_value, (int, float, np.integer, np.floating)):
@@ -113,7 +128,8 @@ def optimize(objective: Callable[[Any], float], bounds: Any, surrogate: str = "c
     model = _surrogate_checkpoint(surrogate, d)
     # open the database before loading a model or evaluating anything: a bad db fails first
     logger = None if db is None else RunLogger(db, commit_every=commit_every)
-    call = objective if point_type == "numpy" else (lambda x: objective(torch.as_tensor(x, dtype=torch.float64)))
+    # a partial of a module-level function, not a lambda: a ProcessPoolExecutor / Dask pickles it
+    call = objective if point_type == "numpy" else functools.partial(_call_with_tensor, objective)
     env = BlackBoxEnv(objective=call, bounds=box, minimize=minimize, budget=budget, optimal_value=optimal_value)
     env.name = label
     if model == "random":
@@ -123,16 +139,24 @@ def optimize(objective: Callable[[Any], float], bounds: Any, surrogate: str = "c
     info = {"kind": "bo", "env_id": "npbandit/BlackBox-v0",
             "env_params": {"objective": label, "dim": d, "bounds": box.tolist(), "minimize": bool(minimize),
                            "budget": budget, "optimal_value": optimal_value}}
+    if executor is not None:
+        info["env_params"]["batch_size"] = batch_size
     result = run_episode(env, policy, seed=seed, logger=logger, run_info=info, on_error=on_error,
-                         progress=progress, desc=f"optimize {env.name}")
+                         progress=progress, desc=f"optimize {env.name}", executor=executor,
+                         batch_size=batch_size, eval_timeout=eval_timeout)
     history = [{"t": r["t"], "x": env.to_bounds(r["action"]), "value": r["value"], "best_value": r.get("best_value"),
-                "failed": r["failed"]} for r in result.steps]
+                "failed": r["failed"], **{k: r[k] for k in ("worker", "submitted_at", "finished_at") if k in r}}
+               for r in result.steps]
     good = [h for h in history if not h["failed"]]
     if not good:
         raise ObjectiveError(f"every one of the {len(history)} evaluations failed; nothing to report"
                              + ("" if result.run_id is None else f" (run {result.run_id})"), history[-1]["x"])
     best = (min if minimize else max)(good, key=lambda h: h["value"])
     return OptimizeResult(np.asarray(best["x"]), float(best["value"]), history, result.run_id)
+
+
+def _call_with_tensor(objective: Callable[[Any], Any], x: np.ndarray) -> Any:
+    return objective(torch.as_tensor(x, dtype=torch.float64))
 
 
 def objective_label(objective: Callable[..., Any]) -> str:
@@ -200,8 +224,8 @@ class _StandardisedDataCheck(Policy):
         self.inner.reset(seed)
         self.rewards: list[float] = []
 
-    def act(self, obs: np.ndarray) -> Any:
-        return self.inner.act(obs)
+    def act(self, obs: np.ndarray, pending: np.ndarray | None = None) -> Any:
+        return self.inner.act(obs) if pending is None else self.inner.act(obs, pending=pending)
 
     def observe(self, obs: np.ndarray, action: Any, reward: float, info: dict[str, Any]) -> None:
         self.rewards.append(float(reward))

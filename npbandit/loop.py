@@ -13,12 +13,23 @@ evaluation in progress is abandoned); every step already taken is committed, the
 is recorded as ``interrupted`` and :class:`RunInterrupted` (a ``KeyboardInterrupt``)
 is raised. A signal that arrives while a step is being written is held until the
 write has committed, so no step is torn or lost.
+
+Asynchronous BO (``executor=``, ``batch_size=q``): up to ``q`` evaluations run at once
+on a :class:`concurrent.futures.Executor`; each proposal sees the points still in flight
+(``policy.act(obs, pending=...)``). Steps are recorded in the order evaluations finish,
+``t`` counting them, with the worker and the submit / finish times. An evaluation that
+outlives ``eval_timeout`` seconds is recorded as failed (its worker is not stopped: no
+executor can stop a running call; its result, if it ever comes, is dropped).
 """
 
 from __future__ import annotations
 
+import concurrent.futures as cf
 import contextlib
+import datetime as dt
+import os
 import signal
+import socket
 import threading
 import time
 from collections.abc import Callable, Iterator, Sequence
@@ -108,7 +119,9 @@ class EpisodeResult:
 
 def run_episode(env: gym.Env, policy: Policy, *, seed: int, steps: int | None = None,
                 logger: RunLogger | None = None, run_info: dict[str, Any] | None = None,
-                on_error: str = "raise", progress: bool = False, desc: str | None = None) -> EpisodeResult:
+                on_error: str = "raise", progress: bool = False, desc: str | None = None,
+                executor: cf.Executor | None = None, batch_size: int = 1,
+                eval_timeout: float | None = None) -> EpisodeResult:
     """Run ``policy`` in ``env`` for ``steps`` steps (default: until the episode truncates).
 
     Args:
@@ -117,6 +130,12 @@ def run_episode(env: gym.Env, policy: Policy, *, seed: int, steps: int | None = 
             ``env_params``) and finished here: ``completed``; ``interrupted`` on SIGINT /
             SIGTERM; ``failed`` with the error text if the run raises.
         on_error: ``"raise"`` or ``"skip"`` for steps whose objective fails.
+        executor: a :class:`concurrent.futures.Executor` evaluating a
+            :class:`~npbandit.envs.BlackBoxEnv`'s objective asynchronously (see the module
+            docstring); ``None``: the sequential loop.
+        batch_size: evaluations kept in flight with ``executor`` (> 1 requires one).
+        eval_timeout: seconds after which an evaluation in flight is recorded as failed
+            (``executor`` only); ``None``: wait for ever.
 
     Raises:
         RunInterrupted: SIGINT or SIGTERM arrived (see the module docstring).
@@ -125,11 +144,15 @@ def run_episode(env: gym.Env, policy: Policy, *, seed: int, steps: int | None = 
         raise ValueError(f"on_error must be 'raise' or 'skip', got {on_error!r}")
     if not isinstance(policy, Policy):
         raise TypeError(f"policy must be an npbandit Policy, got {type(policy).__name__}")
+    _check_async(executor, batch_size, eval_timeout)
+    if executor is not None and not isinstance(env, BlackBoxEnv):
+        raise TypeError(f"executor needs a BlackBoxEnv (asynchronous BO), got {type(env).__name__}")
     result = EpisodeResult(run_id=None)
     signals = _Signals()
     signals.install()
     try:
-        _run(env, policy, seed, steps, logger, dict(run_info or {}), on_error, progress, desc, result, signals)
+        _run(env, policy, seed, steps, logger, dict(run_info or {}), on_error, progress, desc, result, signals,
+             (executor, batch_size, eval_timeout))
     finally:
         signals.restore()
     return result
@@ -137,7 +160,7 @@ def run_episode(env: gym.Env, policy: Policy, *, seed: int, steps: int | None = 
 
 def _run(env: gym.Env, policy: Policy, seed: int, steps: int | None, logger: RunLogger | None,
          info: dict[str, Any], on_error: str, progress: bool, desc: str | None, result: EpisodeResult,
-         signals: _Signals) -> None:
+         signals: _Signals, async_args: tuple = (None, 1, None)) -> None:
     bar = None
     try:
         if logger is not None:
@@ -152,6 +175,9 @@ def _run(env: gym.Env, policy: Policy, seed: int, steps: int | None, logger: Run
         horizon = steps if steps is not None else _horizon(env)
         bar = tqdm(total=horizon, desc=desc or policy.name, disable=not progress, leave=False)
         t = 0
+        if async_args[0] is not None:
+            _run_async(env, policy, obs, horizon, logger, on_error, result, signals, bar, *async_args)
+            horizon = t = 0  # done: skips the sequential loop
         while horizon is None or t < horizon:
             t0 = time.perf_counter()
             action = policy.act(obs)
@@ -212,6 +238,125 @@ def _run(env: gym.Env, policy: Policy, seed: int, steps: int | None, logger: Run
     if logger is not None:
         with signals.held():
             logger.finish("completed")
+
+
+def _check_async(executor: Any, batch_size: Any, eval_timeout: Any) -> None:
+    if isinstance(batch_size, bool) or not isinstance(batch_size, int) or batch_size < 1:
+        raise ValueError(f"batch_size must be an int >= 1, got {batch_size!r}")
+    if executor is not None and not isinstance(executor, cf.Executor):
+        raise TypeError(f"executor must be a concurrent.futures.Executor, got {type(executor).__name__}")
+    if batch_size > 1 and executor is None:
+        raise ValueError(f"batch_size={batch_size} needs an executor to run the evaluations on")
+    if eval_timeout is not None:
+        if executor is None:
+            raise ValueError("eval_timeout needs an executor (a sequential evaluation cannot be abandoned)")
+        if isinstance(eval_timeout, bool) or not isinstance(eval_timeout, (int, float)) or not eval_timeout > 0:
+            raise ValueError(f"eval_timeout must be a positive number of seconds or None, got {eval_timeout!r}")
+
+
+def _evaluate(call: Callable[[Any], Any], x: Any) -> tuple[bool, Any, str]:
+    """Runs on the executor's worker: ``(ok, return value or exception, worker)``. The
+    worker names itself (host, process, thread), which also holds on a Dask cluster."""
+    worker = f"{socket.gethostname()}:{os.getpid()}:{threading.current_thread().name}"
+    try:
+        return True, call(x), worker
+    except Exception as err:  # noqa: BLE001 - the user's objective: judged by the env, in the loop
+        return False, err, worker
+
+
+def _replay(env: BlackBoxEnv, action: Any, ok: bool, out: Any) -> Any:
+    """``env.step(action)`` with the objective's outcome already known, so the env's checks
+    (finite value, noise, best value, budget) are the sequential loop's, in completion order."""
+    def known(_x: Any) -> Any:
+        if not ok:
+            raise out
+        return out
+
+    call, env._call = env._call, known
+    try:
+        return env.step(action)
+    finally:
+        env._call = call
+
+
+def _run_async(env: BlackBoxEnv, policy: Policy, obs: Any, horizon: int | None, logger: RunLogger | None,
+               on_error: str, result: EpisodeResult, signals: _Signals, bar: Any, executor: cf.Executor,
+               batch_size: int, eval_timeout: float | None) -> None:
+    import numpy as np
+
+    budget = env.budget if horizon is None else min(horizon, env.budget)
+    inflight: dict[cf.Future, dict[str, Any]] = {}
+    submitted = 0
+    try:
+        while submitted < budget or inflight:
+            while submitted < budget and len(inflight) < batch_size:
+                pending = np.array([job["action"] for job in inflight.values()]).reshape(len(inflight), env.dim)
+                t0 = time.perf_counter()
+                action = np.asarray(policy.act(obs, pending=pending) if inflight else policy.act(obs),
+                                    dtype=np.float64)
+                act_s = time.perf_counter() - t0
+                future = executor.submit(_evaluate, env._call, env.to_bounds(action).copy())
+                inflight[future] = dict(action=action, act_s=act_s, submitted=time.perf_counter(),
+                                        submitted_at=dt.datetime.now(dt.UTC).replace(tzinfo=None))
+                submitted += 1
+            timeout = None
+            if eval_timeout is not None:
+                timeout = max(0.0, min(job["submitted"] for job in inflight.values()) + eval_timeout
+                              - time.perf_counter())
+            done, _ = cf.wait(list(inflight), timeout=timeout, return_when=cf.FIRST_COMPLETED)
+            now = time.perf_counter()
+            finished = [f for f in inflight if f in done]
+            if eval_timeout is not None:
+                finished += [f for f in inflight if f not in done and now - inflight[f]["submitted"] >= eval_timeout]
+            for future in finished:
+                job = inflight.pop(future)
+                if future.done():
+                    try:
+                        ok, out, worker = future.result()
+                    except Exception as err:  # noqa: BLE001 - the executor failed, not the objective
+                        ok, out, worker = False, err, None
+                else:
+                    future.cancel()
+                    ok, out, worker = False, TimeoutError(f"evaluation still running after {eval_timeout} s"), None
+                obs = _record_async(env, policy, obs, job, ok, out, worker, logger, on_error, result, signals)
+                bar.update(1)
+    finally:
+        for future in inflight:
+            future.cancel()  # queued ones never start; running ones cannot be stopped
+
+
+def _record_async(env: BlackBoxEnv, policy: Policy, obs: Any, job: dict[str, Any], ok: bool, out: Any,
+                  worker: str | None, logger: RunLogger | None, on_error: str, result: EpisodeResult,
+                  signals: _Signals) -> Any:
+    """Observe and write one finished evaluation (the next ``t``); returns the new obs."""
+    t = len(result.steps)
+    env_s = time.perf_counter() - job["submitted"]
+    times = dict(worker=worker, submitted_at=job["submitted_at"],
+                 finished_at=dt.datetime.now(dt.UTC).replace(tzinfo=None))
+    try:
+        next_obs, reward, _, _, info = _replay(env, job["action"], ok, out)
+    except ObjectiveError:
+        result.failed_steps += 1
+        row = dict(t=t, action=job["action"], reward=None, regret=None, cumulative_regret=None, failed=True,
+                   value=None, act_s=job["act_s"], env_s=env_s, observe_s=0.0, **times)
+        with signals.held():
+            result.steps.append(row)
+            if logger is not None:
+                logger.log_step(**row)
+        if on_error == "raise":
+            raise
+        return obs
+    t2 = time.perf_counter()
+    policy.observe(obs, job["action"], reward, info)
+    row = dict(t=t, action=job["action"], reward=float(reward), regret=info.get("regret"), cumulative_regret=None,
+               expected_regret=info.get("expected_regret"), value=info.get("value"),
+               best_value=info.get("best_value"), failed=False, act_s=job["act_s"], env_s=env_s,
+               observe_s=time.perf_counter() - t2, **times)
+    with signals.held():
+        result.steps.append(row)
+        if logger is not None:
+            logger.log_step(**row)
+    return next_obs
 
 
 def _env_params(env: gym.Env, info: dict[str, Any]) -> dict[str, Any]:

@@ -95,7 +95,7 @@ COMMIT_EVERY = {"bo": 1, "default": 50}
 STATUSES = ("running", "completed", "failed", "interrupted")
 #: the layout of the tables below; raise it with any change to them (a database records
 #: the version that created it and is refused by an npbandit with another)
-SCHEMA_VERSION = 1
+SCHEMA_VERSION = 2  # 2: steps.worker / submitted_at / finished_at (batch and asynchronous BO)
 
 
 class StorageError(ValueError):
@@ -154,6 +154,11 @@ class Step(Base):
     act_s: Mapped[float] = mapped_column(Float)
     env_s: Mapped[float] = mapped_column(Float)
     observe_s: Mapped[float] = mapped_column(Float)
+    # asynchronous BO (``optimize(batch_size=q, executor=...)``): who evaluated the point and
+    # when it was handed out / came back (UTC, the optimiser's clock); NULL for sequential runs
+    worker: Mapped[str | None] = mapped_column(String(255), nullable=True)
+    submitted_at: Mapped[dt.datetime | None] = mapped_column(DateTime, nullable=True)
+    finished_at: Mapped[dt.datetime | None] = mapped_column(DateTime, nullable=True)
 
 
 class Meta(Base):

@@ -168,15 +168,9 @@ class NPSampler(BaseSampler):
         from npbandit import NPModel
 
         model = NPModel.from_pretrained(self._surrogate, X, Y)
-        best_f = Y.max()
-        if pending is not None:
-            # believe the NP's mean at the running trials: their predictive spread collapses and
-            # LogEI stops pointing there, while the incumbent stays the best *observed* value
-            with torch.no_grad():
-                mean = model.posterior(pending).mean
-            model = model.condition_on_observations(pending, mean)
-        return propose(model, self.acquisition, dim=X.shape[-1], best_f=best_f, seed=seed, beta=self.beta,
-                       num_restarts=self.num_restarts, raw_samples=self.raw_samples)
+        # running trials are believed at the NP's mean, in propose (shared with optimize(batch_size=q))
+        return propose(model, self.acquisition, dim=X.shape[-1], best_f=Y.max(), seed=seed, beta=self.beta,
+                       num_restarts=self.num_restarts, raw_samples=self.raw_samples, pending=pending)
 
     def _trial_seed(self, number: int, purpose: str) -> int:
         key = [self.seed, number, *purpose.encode()]

@@ -43,7 +43,8 @@ class SobolPolicy(Policy):
         super().reset(seed)
         self.design = _SobolDesign(self.dim, seed)
 
-    def act(self, obs: np.ndarray) -> np.ndarray:
+    def act(self, obs: np.ndarray, pending: np.ndarray | None = None) -> np.ndarray:
+        # a Sobol sequence never repeats itself: points still being evaluated need no care
         return self.design.next()
 
     def observe(self, obs, action, reward, info) -> None:
@@ -126,9 +127,13 @@ class BOPolicy(Policy):
             self.np_model = NPModel.from_pretrained(self.surrogate, X, Y)
         return self.np_model
 
-    def act(self, obs: np.ndarray) -> np.ndarray:
+    def act(self, obs: np.ndarray, pending: np.ndarray | None = None) -> np.ndarray:
+        """The next point, ``[d]`` in the unit cube; ``pending`` ``[p, d]``: points handed out
+        and not yet observed (asynchronous BO), believed at the model's mean (:func:`propose`)."""
         if len(self.Y) < self.n_init:
             return self.design.next()
+        self._pending = None if pending is None or len(pending) == 0 else torch.as_tensor(
+            np.asarray(pending, dtype=np.float64).reshape(-1, self.dim))
         if self.surrogate is not None:
             return self._next_point()
         # The GP's fit (restarts from prior draws when a fit fails), optimize_acqf's choice of
@@ -143,7 +148,7 @@ class BOPolicy(Policy):
         _, Y = self._data()
         return propose(model, self.acquisition, dim=self.dim, best_f=Y.max(), seed=int(self.rng.integers(2**31)),
                        beta=self.beta, num_restarts=self.num_restarts, raw_samples=self.raw_samples,
-                       thompson_candidates=self.thompson_candidates)
+                       thompson_candidates=self.thompson_candidates, pending=getattr(self, "_pending", None))
 
     def observe(self, obs, action, reward, info) -> None:
         x = np.asarray(action, dtype=np.float64)
@@ -162,7 +167,8 @@ class BOPolicy(Policy):
 
 
 def propose(model, acquisition: str, *, dim: int, best_f: float | torch.Tensor, seed: int, beta: float = 2.0,
-            num_restarts: int = 10, raw_samples: int = 512, thompson_candidates: int = 2048) -> np.ndarray:
+            num_restarts: int = 10, raw_samples: int = 512, thompson_candidates: int = 2048,
+            pending: torch.Tensor | None = None) -> np.ndarray:
     """The next point to evaluate: the maximiser of ``acquisition`` on ``model`` over the unit cube.
 
     The one proposal step every NP/GP route shares (``BOPolicy``, and so ``optimize``;
@@ -176,6 +182,13 @@ def propose(model, acquisition: str, *, dim: int, best_f: float | torch.Tensor, 
         best_f: the best observed output, for LogEI.
         seed: seeds the start points of ``optimize_acqf`` (or the Thompson candidates),
             so the same model and seed give the same point.
+        pending: ``[p, d]`` points being evaluated now (an Optuna trial still running,
+            an evaluation in flight with ``optimize(batch_size=q)``), or ``None``. They are
+            believed at the model's predictive mean (kriging believer): conditioning on
+            them collapses the spread there, so the acquisition stops pointing at them,
+            while ``best_f`` stays the best *observed* value. Chosen over fantasies
+            because it costs one ``condition_on_observations`` (constant for CMANP)
+            rather than a batch of fantasy models per proposal.
 
     Returns:
         the point, numpy float64 of shape ``[d]``.
@@ -185,6 +198,14 @@ def propose(model, acquisition: str, *, dim: int, best_f: float | torch.Tensor, 
     # optimize_acqf's seed covers its raw samples but not the choice among them (torch.multinomial
     # on the global generator), and a posterior draw uses the global generator too: seed it here,
     # so the point depends on (model, seed) alone and the caller's generator is left as it was
+    if pending is not None:
+        pending = torch.as_tensor(pending, dtype=torch.float64)
+        if pending.ndim != 2 or pending.shape[-1] != dim:
+            raise ValueError(f"pending must have shape [p, {dim}], got {tuple(pending.shape)}")
+        if len(pending):
+            with torch.no_grad():
+                mean = model.posterior(pending).mean
+            model = model.condition_on_observations(pending, mean)
     with torch.random.fork_rng(devices=[]):
         torch.manual_seed(seed)
         return _maximise(model, acquisition, dim, best_f, seed, beta, num_restarts, raw_samples, thompson_candidates)
