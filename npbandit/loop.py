@@ -107,6 +107,14 @@ class _Signals:
                 raise RunInterrupted(signum)
 
 
+def _record(result: "EpisodeResult", logger: Any, signals: _Signals, row: dict[str, Any]) -> None:
+    """Keep a finished step and write it; a signal arriving meanwhile waits until it is written."""
+    with signals.held():
+        result.steps.append(row)
+        if logger is not None:
+            logger.log_step(**row)
+
+
 @dataclass
 class EpisodeResult:
     """What a run produced (the same numbers the logger wrote)."""
@@ -188,10 +196,7 @@ def _run(env: gym.Env, policy: Policy, seed: int, steps: int | None, logger: Run
                 result.failed_steps += 1
                 row = dict(t=t, action=action, reward=None, regret=None, cumulative_regret=None, failed=True,
                            value=None, act_s=t1 - t0, env_s=time.perf_counter() - t1, observe_s=0.0)
-                with signals.held():
-                    result.steps.append(row)
-                    if logger is not None:
-                        logger.log_step(**row)
+                _record(result, logger, signals, row)
                 if on_error == "raise":
                     raise
                 t += 1  # the failed evaluation still spends budget
@@ -208,10 +213,7 @@ def _run(env: gym.Env, policy: Policy, seed: int, steps: int | None, logger: Run
                        expected_regret=info.get("expected_regret"), value=info.get("value"),
                        best_value=info.get("best_value"), failed=False, act_s=t1 - t0, env_s=t2 - t1,
                        observe_s=t3 - t2)
-            with signals.held():  # the evaluation is done: it is written whatever arrives now
-                result.steps.append(row)
-                if logger is not None:
-                    logger.log_step(**row)
+            _record(result, logger, signals, row)  # the evaluation is done: it is written whatever arrives now
             obs = next_obs
             t += 1
             bar.update(1)
@@ -339,10 +341,7 @@ def _record_async(env: BlackBoxEnv, policy: Policy, obs: Any, job: dict[str, Any
         result.failed_steps += 1
         row = dict(t=t, action=job["action"], reward=None, regret=None, cumulative_regret=None, failed=True,
                    value=None, act_s=job["act_s"], env_s=env_s, observe_s=0.0, **times)
-        with signals.held():
-            result.steps.append(row)
-            if logger is not None:
-                logger.log_step(**row)
+        _record(result, logger, signals, row)
         if on_error == "raise":
             raise
         return obs
@@ -352,10 +351,7 @@ def _record_async(env: BlackBoxEnv, policy: Policy, obs: Any, job: dict[str, Any
                expected_regret=info.get("expected_regret"), value=info.get("value"),
                best_value=info.get("best_value"), failed=False, act_s=job["act_s"], env_s=env_s,
                observe_s=time.perf_counter() - t2, **times)
-    with signals.held():
-        result.steps.append(row)
-        if logger is not None:
-            logger.log_step(**row)
+    _record(result, logger, signals, row)
     return next_obs
 
 
