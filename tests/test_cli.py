@@ -111,7 +111,10 @@ def test_a_signal_saves_every_evaluation_and_records_interrupted(tmp_path, signu
     db = str(tmp_path / "runs.db")
     proc = subprocess.Popen([sys.executable, "-m", "npbandit.cli", "optimize", "--objective", "slow_objective:f",
                              "--bounds", "[[0, 0], [1, 1]]", "--surrogate", "random", "--budget", "1000",
-                             "--db", db], cwd=tmp_path, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+                             "--db", db], cwd=tmp_path, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
+                            # a shell's background job (nohup … &) starts with SIGINT ignored and a child inherits
+                            # that; npbandit rightly leaves an ignored SIGINT ignored, so give the child a default one
+                            preexec_fn=lambda: signal.signal(signal.SIGINT, signal.SIG_DFL))
     started = tmp_path / "started.txt"
     deadline = time.time() + 120
     while time.time() < deadline and (not started.exists() or len(started.read_text().split()) < 3):
