@@ -132,23 +132,23 @@ class BOPolicy(Policy):
         and not yet observed (asynchronous BO), believed at the model's mean (:func:`propose`)."""
         if len(self.Y) < self.n_init:
             return self.design.next()
-        self._pending = None if pending is None or len(pending) == 0 else torch.as_tensor(
+        pending = None if pending is None or len(pending) == 0 else torch.as_tensor(
             np.asarray(pending, dtype=np.float64).reshape(-1, self.dim))
         if self.surrogate is not None:
-            return self._next_point()
+            return self._next_point(pending)
         # The GP's fit (restarts from prior draws when a fit fails), optimize_acqf's choice of
         # start points and Thompson draws use torch's global generator: seed it from the run's
         # generator, so a GP run depends on its seed alone, not on what its process ran before.
         with torch.random.fork_rng(devices=[]):
             torch.manual_seed(int(self.rng.integers(2**62)))
-            return self._next_point()
+            return self._next_point(pending)
 
-    def _next_point(self) -> np.ndarray:
+    def _next_point(self, pending: torch.Tensor | None) -> np.ndarray:
         model = self._model()
         _, Y = self._data()
         return propose(model, self.acquisition, dim=self.dim, best_f=Y.max(), seed=int(self.rng.integers(2**31)),
                        beta=self.beta, num_restarts=self.num_restarts, raw_samples=self.raw_samples,
-                       thompson_candidates=self.thompson_candidates, pending=getattr(self, "_pending", None))
+                       thompson_candidates=self.thompson_candidates, pending=pending)
 
     def observe(self, obs, action, reward, info) -> None:
         x = np.asarray(action, dtype=np.float64)
