@@ -2,7 +2,8 @@
 
 For each δ: 16 tasks, each with a history of ``--history`` rounds in which a uniformly
 random arm was played (its reward observed, the other arms filled as the checkpoint's
-prior fills them, as at decision time), then UCB decisions (β = 1, on the checkpoint's encoded predictive) at
+prior fills them, as at decision time: the checkpoint's outcome transform does it), then UCB decisions
+(β = 1, on the network's Gaussian, i.e. its encoded predictive) at
 500 fresh contexts. Reported: expected regret per decision as a percentage of
 Uniform's (the wheel protocol's normalisation, but per decision rather than cumulative),
 and the fraction of correct arms outside (‖x‖ ≥ δ: the 50-reward arm) and inside the
@@ -27,21 +28,23 @@ COMMAND = "python benchmarks/wheel_decisions.py"
 DELTAS = [0.5, 0.7, 0.9, 0.95, 0.99]
 
 
-def decision_quality(model, encoding, delta: float, history: int, generator: torch.Generator) -> dict[str, float]:
+def decision_quality(model, delta: float, history: int, generator: torch.Generator) -> dict[str, float]:
     from npbandit.priors.wheel import LARGE_REWARD_STD, N_ARMS, SMALL_REWARD_STD, sample_unit_disc, wheel_mean_rewards
 
     tasks = 16
     x = sample_unit_disc(generator, tasks, history)
     means, large = wheel_mean_rewards(x, torch.tensor(delta))
     played = torch.randint(0, N_ARMS, (tasks, history), generator=generator)
-    y = encoding.unobserved((tasks, history, N_ARMS), generator)
     std = torch.where(large.gather(-1, played[..., None]), LARGE_REWARD_STD, SMALL_REWARD_STD)
-    observed = means.gather(-1, played[..., None]) + std * torch.randn(tasks, history, 1, generator=generator)
-    y.scatter_(-1, played[..., None], observed)
+    reward = means.gather(-1, played[..., None]) + std * torch.randn(tasks, history, 1, generator=generator)
+    observed = torch.zeros(tasks, history, N_ARMS, dtype=torch.bool).scatter_(-1, played[..., None], True)
+    y = torch.zeros(tasks, history, N_ARMS).scatter_(-1, played[..., None], reward)  # raw rewards
+    with torch.no_grad():  # the checkpoint fills the unplayed arms (noise fill: from this generator)
+        state = model.condition(x, y, observed=observed, generator=generator)
     xt = sample_unit_disc(generator, tasks, 500)
     mt, _ = wheel_mean_rewards(xt, torch.tensor(delta))
     with torch.no_grad():
-        dist = model.predict(model.condition(x, encoding.encode(y)), xt)
+        dist = model.predict(state, xt).encoded  # the monotone encoding keeps the UCB order
     action = (dist.loc + dist.scale).argmax(-1)
     best = mt.max(-1).values
     regret = best - mt.gather(-1, action[..., None]).squeeze(-1)
@@ -54,7 +57,6 @@ def decision_quality(model, encoding, delta: float, history: int, generator: tor
 
 
 def main(argv: list[str] | None = None) -> None:
-    from npbandit.priors.wheel import RewardEncoding
     from npbandit.surrogates.pretrained import available_checkpoints, load_surrogate
 
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
@@ -70,9 +72,9 @@ def main(argv: list[str] | None = None) -> None:
     for name in args.checkpoints:
         model = load_surrogate(name)
         g = torch.Generator().manual_seed(args.seed)
-        encoding = RewardEncoding.from_prior_spec(model.card["prior"])
-        row = {"checkpoint": str(name), "steps": model.card["training"]["steps"], "encoding": encoding.describe(),
-               "by_delta": {str(d): decision_quality(model, encoding, d, args.history, g) for d in args.deltas}}
+        row = {"checkpoint": str(name), "steps": model.card["training"]["steps"],
+               "encoding": model.outcome_transform.describe(),
+               "by_delta": {str(d): decision_quality(model, d, args.history, g) for d in args.deltas}}
         print(row)
         rows.append(row)
     lines = ["## Wheel checkpoints: UCB decisions on held-out histories", "",

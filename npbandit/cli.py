@@ -156,11 +156,12 @@ MODELS_NOTE = ("Scores: mean target log-likelihood on the prior's held-out evalu
 
 def _output_units(card: dict) -> str:
     """How a checkpoint's target outputs were encoded (what its log-likelihoods are densities of)."""
-    spec = card.get("prior") or {}
-    if spec.get("name") == "wheel":
-        from npbandit.priors.wheel import RewardEncoding
+    from npbandit.surrogates.pretrained import outcome_transform
 
-        return RewardEncoding.from_prior_spec(spec).describe()
+    transform = outcome_transform(card)  # what the card declares (older wheel cards: read from their prior)
+    if transform is not None:
+        return transform.describe()
+    spec = card.get("prior") or {}
     if spec.get("name") == "bo":
         return "standardised by the context" if "context" in str(spec.get("y")) else "standardised by the task"
     return "as sampled"

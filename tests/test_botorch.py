@@ -22,7 +22,7 @@ from botorch.optim import optimize_acqf
 from botorch.sampling import SobolQMCNormalSampler
 from botorch.posteriors import GPyTorchPosterior
 
-from npbandit import NPModel
+from npbandit import NPModel, load_surrogate
 from npbandit.surrogates import build
 
 from helpers import EmbedCounter
@@ -268,7 +268,12 @@ def test_from_pretrained_wheel_checkpoint_is_multi_output():
     g = torch.Generator().manual_seed(0)
     X = torch.rand(30, 2, generator=g, dtype=torch.float64) - 0.5
     Y = torch.ones(30, 5, dtype=torch.float64)
-    model = NPModel.from_pretrained("cmanp-wheel", X, Y)
+    # the wheel checkpoint reads symlog rewards: not a Gaussian posterior in reward units
+    with pytest.raises(ValueError, match=r"outcome transform \(symlog\(y / 1\), zeros fill\)"):
+        NPModel.from_pretrained("cmanp-wheel", X, Y)
+    surrogate = load_surrogate("cmanp-wheel")
+    surrogate.outcome_transform = None  # Y in the network's own units, on purpose
+    model = NPModel.from_pretrained(surrogate, X, Y)
     assert model.num_outputs == 5 and model._input_domain == (-1.0, 1.0) and not model._standardize
     assert model.posterior(torch.rand(4, 1, 2, dtype=torch.float64) - 0.5).mean.shape == (4, 1, 5)
 

@@ -1,5 +1,6 @@
 """Policies: baselines learn, NP policies stream observations with update."""
 
+import copy
 import math
 
 import numpy as np
@@ -10,6 +11,7 @@ from npbandit import load_surrogate
 from npbandit.envs import WheelBanditEnv
 from npbandit.policies import LinUCBPolicy, NPBanditPolicy, UniformPolicy, make_bandit_policy
 from npbandit.priors.wheel import RewardEncoding
+from npbandit.surrogates import build
 
 from helpers import EmbedCounter, tiny_checkpoint
 
@@ -53,23 +55,23 @@ def test_np_policy_streams_each_observation_once(tmp_path, rule):
     assert counter.points == 40  # one embedding per observation: never re-conditioned from scratch
 
 
-def test_np_policy_fills_unplayed_arms_with_noise(tmp_path, monkeypatch):
+def test_np_policy_fills_unplayed_arms_with_noise(tmp_path):
     surrogate = load_surrogate(tiny_checkpoint(tmp_path, "lbanp", "wheel"))
-    monkeypatch.setattr(surrogate, "card", dict(surrogate.card, prior=dict(
-        surrogate.card["prior"], reward_scale=50.0, reward_transform="identity", reward_fill="noise")))
+    surrogate.outcome_transform = RewardEncoding(50.0, "identity", "noise")
     policy = NPBanditPolicy(surrogate)
     policy.reset(0)
     policy.observe(np.array([0.1, 0.2], dtype=np.float32), 3, 7.5, {})
-    y = policy.state.yc[0, 0]
-    assert policy.encoding == RewardEncoding(50.0, "identity", "noise")  # read from the card's prior
+    y = policy.state.yc[0, 0]  # what the network read
+    assert policy.encoding == RewardEncoding(50.0, "identity", "noise")  # the surrogate's
+    assert policy.params()["reward_fill"] == "noise"
     assert torch.isclose(y[3], torch.tensor(7.5 / 50)) and torch.isfinite(y).all()
     assert (y[[0, 1, 2, 4]] != 0).all()
 
 
-def test_np_policy_fills_unplayed_arms_as_its_prior_did(tmp_path, monkeypatch):
+def test_np_policy_fills_unplayed_arms_as_its_prior_did(tmp_path):
     surrogate = load_surrogate(tiny_checkpoint(tmp_path, "lbanp", "wheel"))
-    policy = NPBanditPolicy(surrogate)  # the wheel prior's default
-    assert policy.encoding == RewardEncoding(1.0, "symlog", "zeros")
+    policy = NPBanditPolicy(surrogate)  # the wheel prior's default, declared by the card
+    assert policy.encoding == surrogate.outcome_transform == RewardEncoding(1.0, "symlog", "zeros")
     assert policy.params()["reward_fill"] == "zeros"
     policy.reset(0)
     policy.observe(np.array([0.1, 0.2], dtype=np.float32), 2, 1.2, {})
@@ -78,41 +80,82 @@ def test_np_policy_fills_unplayed_arms_as_its_prior_did(tmp_path, monkeypatch):
     assert (y[[0, 1, 3, 4]] == 0).all()
 
 
-def test_np_policy_encodes_rewards_as_its_checkpoint_was_trained(tmp_path, monkeypatch):
-    """The network sees encoded rewards; decisions are argmax(mu + beta sigma) in encoded units."""
+def test_np_policy_leaves_the_encoding_to_its_surrogate(tmp_path, monkeypatch):
+    """The network sees encoded rewards; decisions are argmax(mu + beta sigma) of its own
+    Gaussian. The policy passes raw rewards: a surrogate without a transform is refused."""
     surrogate = load_surrogate(tiny_checkpoint(tmp_path, "lbanp", "wheel"))
-    symlog = NPBanditPolicy(surrogate, encoding=RewardEncoding(1.0, "symlog"))
-    scaled = NPBanditPolicy(surrogate, encoding=RewardEncoding(50.0, "identity", "noise"))
+    policy = NPBanditPolicy(surrogate)
     seen = []
     real_predict = surrogate.predict
 
     def predict(state, x):
         dist = real_predict(state, x)
-        seen.append((dist.loc[0, 0].clone(), dist.scale[0, 0].clone()))
+        seen.append((dist.encoded.loc[0, 0].clone(), dist.encoded.scale[0, 0].clone()))
         return dist
 
     monkeypatch.setattr(surrogate, "predict", predict)
-    for policy in (symlog, scaled):
-        policy.reset(3)
-        policy.observe(np.array([0.5, 0.5], dtype=np.float32), 1, 50.0, {})
-    assert torch.isclose(symlog.state.yc[0, 0, 1], torch.tensor(math.log(51.0)))
-    assert scaled.state.yc[0, 0, 1] == 1.0
-    action = symlog.act(np.array([0.6, 0.6], dtype=np.float32))
+    policy.reset(3)
+    policy.observe(np.array([0.5, 0.5], dtype=np.float32), 1, 50.0, {})
+    assert torch.isclose(policy.state.yc[0, 0, 1], torch.tensor(math.log(51.0)))
+    action = policy.act(np.array([0.6, 0.6], dtype=np.float32))
     loc, scale = seen[-1]
     assert action == int(torch.argmax(loc + scale))
-    old_card = dict(surrogate.card, prior={k: v for k, v in surrogate.card["prior"].items()
-                                           if k not in ("reward_scale", "reward_transform", "reward_fill")})
-    monkeypatch.setattr(surrogate, "card", old_card)
-    old = NPBanditPolicy(surrogate)  # cards from before the encoding: raw rewards, noise fill
-    assert old.encoding == RewardEncoding(1.0, "identity", "noise")
-    with pytest.raises(TypeError, match="encoding"):
-        NPBanditPolicy(surrogate, encoding={"reward_scale": 1.0})
+    bare = build("lbanp", 2, 5, size="tiny")
+    with pytest.raises(ValueError, match="outcome_transform"):
+        NPBanditPolicy(bare)
+    with pytest.raises(TypeError, match="outcome_transform"):
+        bare.outcome_transform = {"reward_scale": 1.0}
     with pytest.raises(ValueError, match="reward_scale"):
         RewardEncoding(0.0)
     with pytest.raises(ValueError, match="reward_transform"):
         RewardEncoding(1.0, "log")
     with pytest.raises(ValueError, match="reward_fill"):
         RewardEncoding(1.0, "identity", "nan")
+
+
+def _old_policy_actions(model, rule, delta, seed, steps):
+    """The pre-refactor NPBanditPolicy, written out: the policy fills the unplayed arms
+    and encodes the row itself, then feeds the network model units (a copy of ``model``
+    without its transform)."""
+    from npbandit.envs import WheelBanditEnv
+
+    bare = copy.deepcopy(model)
+    encoding, bare.outcome_transform = bare.outcome_transform, None
+    rng = np.random.default_rng(seed)
+    torch_rng = torch.Generator().manual_seed(int(rng.integers(2**62)))
+    env = WheelBanditEnv(delta=delta, horizon=steps)
+    obs, _ = env.reset(seed=seed)
+    state = bare.condition(torch.zeros(1, 0, 2), torch.zeros(1, 0, 5))
+    actions = []
+    for _ in range(steps):
+        x = torch.as_tensor(obs, dtype=torch.float32).reshape(1, 1, -1)
+        if state.num_points == 0:
+            action = int(rng.integers(5))
+        else:
+            dist = bare.predict(state, x)
+            mu, sigma = dist.loc[0, 0], dist.scale[0, 0]
+            noise = 1.0 if rule == "ucb" else torch.randn(mu.shape, generator=torch_rng, dtype=mu.dtype)
+            action = int(torch.argmax(mu + sigma * noise))
+        obs_next, reward, _, _, _ = env.step(action)
+        y = encoding.unobserved((1, 1, 5), torch_rng, torch.float32)
+        y[0, 0, action] = float(reward)
+        state = bare.update(state, x, encoding.encode(y))
+        actions.append(action)
+        obs = obs_next
+    return actions
+
+
+@pytest.mark.parametrize("name, rule", [("cmanp-wheel", "ucb"), ("tnpd-wheel", "thompson"),
+                                        ("lbanp-wheel", "thompson")])  # lbanp: noise fill, from the policy's rng
+def test_np_policy_acts_as_the_hand_encoding_policy_did(name, rule):
+    """Moving the encoding into the surrogate changes no decision: same seed, same actions."""
+    from npbandit.envs import WheelBanditEnv
+    from npbandit.loop import run_episode
+
+    model = load_surrogate(name)
+    for seed, delta in ((0, 0.95), (1, 0.5)):
+        result = run_episode(WheelBanditEnv(delta=delta, horizon=60), NPBanditPolicy(model, rule=rule), seed=seed)
+        assert [s["action"] for s in result.steps] == _old_policy_actions(model, rule, delta, seed, 60)
 
 
 def test_make_bandit_policy_names(tmp_path):

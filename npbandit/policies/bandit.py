@@ -1,12 +1,13 @@
 """Contextual-bandit policies: NP-UCB / NP-Thompson on any surrogate, and baselines.
 
 NP policies follow the NP bandit protocol (docs/protocols.md §3): the history is the
-surrogate's context; each past round contributes its context ``x`` and a reward row
-whose played arm holds the observed reward while the other arms hold the prior's
-fill (``N(0, 1)`` noise or zeros), all encoded as the prior encoded them (the
-:class:`~npbandit.priors.wheel.RewardEncoding` recorded in the checkpoint card). Each observation is streamed in with
-``update`` -- CMANP's constant-cost update; other surrogates re-condition inside
-their ``update``. The first action is uniform (there is nothing to condition on).
+surrogate's context; each past round contributes its context ``x`` and a reward row in
+which only the played arm was observed. The policy hands the surrogate the raw reward
+and that mask; the surrogate's outcome transform (the
+:class:`~npbandit.transforms.RewardEncoding` its card declares) fills the other arms and
+encodes the row as its prior did. Each observation is streamed in with ``update`` --
+CMANP's constant-cost update; other surrogates re-condition inside their ``update``. The
+first action is uniform (there is nothing to condition on).
 """
 
 from __future__ import annotations
@@ -16,8 +17,8 @@ from typing import Any
 import numpy as np
 import torch
 
-from npbandit.priors.wheel import RewardEncoding
 from npbandit.surrogates.base import NeuralProcess
+from npbandit.transforms import RewardEncoding
 from npbandit.policies.base import Policy
 
 __all__ = ["UniformPolicy", "LinUCBPolicy", "NPBanditPolicy", "GPUCBPolicy", "BASELINES", "BANDIT_PRIORS",
@@ -145,18 +146,23 @@ class NPBanditPolicy(Policy):
     sampling (``argmax`` of one draw from each arm's predictive) on an NP surrogate.
 
     Args:
-        surrogate: a pretrained NP with ``y_dim == n_arms`` (e.g. ``load_surrogate("cmanp-wheel")``).
+        surrogate: a pretrained NP with ``y_dim == n_arms`` that carries its reward
+            encoding as ``outcome_transform`` (``load_surrogate("cmanp-wheel")`` sets the
+            one its card declares).
         rule: ``"ucb"`` or ``"thompson"``.
         beta: the UCB exploration weight (explicit; no square root is taken).
-        encoding: how reward rows were encoded in training (scale, transform, fill of
-            unobserved arms); ``None`` reads it from the checkpoint card's prior
-            (:meth:`RewardEncoding.from_prior_spec`). Decisions are made on the encoded
-            predictive; the transform is monotone, so UCB picks the arm with the highest
-            ``Φ(β)`` quantile in reward units, and Thompson is unchanged.
+
+    Decisions are made on the network's Gaussian (the predictive's ``.encoded``); the
+    encoding is strictly increasing, so UCB picks the arm with the highest ``Φ(β)``
+    quantile in reward units, and a Thompson draw ranks the arms as the same draw in
+    reward units would.
+
+    Raises:
+        ValueError: the surrogate has no outcome transform (a model from ``build``: set
+            ``surrogate.outcome_transform`` to the encoding it was trained with).
     """
 
-    def __init__(self, surrogate: NeuralProcess, rule: str = "ucb", beta: float = 1.0,
-                 encoding: RewardEncoding | None = None) -> None:
+    def __init__(self, surrogate: NeuralProcess, rule: str = "ucb", beta: float = 1.0) -> None:
         if not isinstance(surrogate, NeuralProcess):
             raise TypeError(f"surrogate must be an npbandit NeuralProcess, got {type(surrogate).__name__}")
         if rule not in ("ucb", "thompson"):
@@ -168,15 +174,21 @@ class NPBanditPolicy(Policy):
             from npbandit.surrogates.pretrained import check_checkpoint_kind
 
             check_checkpoint_kind(card, prior=BANDIT_PRIORS, purpose="NPBanditPolicy")
+        if surrogate.outcome_transform is None:  # a reward row is partly observed: someone must fill it
+            raise ValueError("surrogate has no outcome_transform: NPBanditPolicy passes raw rewards and the mask of "
+                             "the played arm, and the surrogate must encode them as its prior did; load it with "
+                             "load_surrogate, or set surrogate.outcome_transform = RewardEncoding(...) as trained")
         self.surrogate = surrogate.eval()
         self.rule, self.beta = rule, float(beta)
         self.n_arms = surrogate.y_dim
-        if encoding is not None and not isinstance(encoding, RewardEncoding):
-            raise TypeError(f"encoding must be a RewardEncoding or None, got {type(encoding).__name__}")
-        self.encoding = encoding or RewardEncoding.from_prior_spec({} if card is None else card.get("prior", {}))
         self.name = f"{surrogate.name if card is None else card['name']}-{rule}"
         self.checkpoint = None if card is None else {"name": card["name"], "sha256": card["sha256"]}
         self._ref = next(surrogate.parameters())
+
+    @property
+    def encoding(self) -> RewardEncoding:
+        """The surrogate's reward encoding (recorded with the policy's parameters)."""
+        return self.surrogate.outcome_transform
 
     def reset(self, seed: int | None = None) -> None:
         super().reset(seed)
@@ -190,8 +202,8 @@ class NPBanditPolicy(Policy):
             return int(self.rng.integers(self.n_arms))
         x = torch.as_tensor(np.asarray(obs), dtype=self._ref.dtype).reshape(1, 1, -1)
         with torch.no_grad():
-            dist = self.surrogate.predict(self.state, x)
-        mu, sigma = dist.loc[0, 0], dist.scale[0, 0]  # encoded units (see the class docstring)
+            dist = self.surrogate.predict(self.state, x).encoded  # model units (see the class docstring)
+        mu, sigma = dist.loc[0, 0], dist.scale[0, 0]
         if self.rule == "ucb":
             scores = mu + self.beta * sigma
         else:
@@ -200,11 +212,12 @@ class NPBanditPolicy(Policy):
 
     def observe(self, obs, action, reward, info) -> None:
         x = torch.as_tensor(np.asarray(obs), dtype=self._ref.dtype).reshape(1, 1, -1)
-        y = self.encoding.unobserved((1, 1, self.n_arms), self.torch_rng, self._ref.dtype)
+        y = torch.zeros(1, 1, self.n_arms, dtype=self._ref.dtype)
         y[0, 0, int(action)] = float(reward)
-        y = self.encoding.encode(y)
-        with torch.no_grad():
-            self.state = self.surrogate.update(self.state, x, y)
+        observed = torch.zeros(1, 1, self.n_arms, dtype=torch.bool)
+        observed[0, 0, int(action)] = True
+        with torch.no_grad():  # the surrogate fills the other arms (a noise fill draws from the policy's generator)
+            self.state = self.surrogate.update(self.state, x, y, observed=observed, generator=self.torch_rng)
 
     def params(self) -> dict[str, Any]:
         return {"rule": self.rule, "beta": self.beta, **self.encoding.spec()}

@@ -71,6 +71,15 @@ class Prior(ABC):
     def sample(self, batch_size: int, generator: torch.Generator) -> TaskBatch:
         """Draw ``batch_size`` tasks (float32, CPU) using only ``generator``."""
 
+    @classmethod
+    def outcome_transform(cls, spec: dict[str, Any]) -> Any:
+        """The outcome transform (:mod:`npbandit.transforms`) of networks trained on the
+        prior ``spec`` describes, or ``None``: they see outputs as observed. A checkpoint
+        card declares it and a loaded surrogate applies it. (The ``bo`` prior's
+        standardisation by the context is not one: it depends on the data a model is
+        conditioned on, and ``NPModel`` applies it.)"""
+        return None
+
     @abstractmethod
     def spec(self) -> dict[str, Any]:
         """JSON-serialisable description of the prior and its parameters (for checkpoint cards)."""

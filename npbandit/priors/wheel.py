@@ -11,7 +11,7 @@ target points, all five rewards observed; each context reward entry is dropped w
 probability 0.5, matching decision time, where only the played arm of a past round
 is observed. Fresh tasks every batch.
 
-What the network sees is a :class:`RewardEncoding`: rewards pass through
+What the network sees is a :class:`~npbandit.transforms.RewardEncoding`: rewards pass through
 ``T(y / scale)`` with ``T`` = ``identity`` or ``symlog`` (``sign(y) log(1 + |y|)``), and
 unobserved entries hold the ``fill``: ``N(0, 1)`` noise as in the papers, or exactly
 zero. The default, and what the shipped ``cmanp-wheel`` and ``tnpd-wheel`` use, is
@@ -38,13 +38,13 @@ bandit policy reads it there. The transform is monotone, so a policy's upper qua
 from __future__ import annotations
 
 import math
-from dataclasses import dataclass
 from typing import Any
 
 import torch
 from torch import Tensor
 
 from npbandit.priors.base import Prior, TaskBatch, randint
+from npbandit.transforms import REWARD_FILLS, REWARD_TRANSFORMS, RewardEncoding, encode_rewards
 
 __all__ = ["WheelPrior", "wheel_mean_rewards", "encode_rewards", "RewardEncoding",
            "REWARD_TRANSFORMS", "REWARD_FILLS", "sample_unit_disc", "N_ARMS",
@@ -56,71 +56,6 @@ MEAN_SMALL = 1.0
 MEAN_LARGE = 50.0
 SMALL_REWARD_STD = 0.05
 LARGE_REWARD_STD = 0.01
-
-
-REWARD_TRANSFORMS = ("identity", "symlog")
-REWARD_FILLS = ("noise", "zeros")
-
-
-@dataclass(frozen=True)
-class RewardEncoding:
-    """How a wheel network sees reward rows (see the module docstring).
-
-    Attributes:
-        scale: rewards are divided by it first.
-        transform: ``"identity"`` or ``"symlog"`` (``sign(y) log(1 + |y|)``), applied after scaling.
-        fill: what stands in the entries of arms that were not observed (dropped in
-            training, not played at decision time): ``"noise"`` = ``N(0, 1)`` (the
-            papers), ``"zeros"`` = exactly ``0``, a value no wheel reward comes near
-            (the smallest mean is 1.0 with std 0.05), so it acts as an observation mask.
-    """
-
-    scale: float = 1.0
-    transform: str = "symlog"
-    fill: str = "zeros"
-
-    def __post_init__(self) -> None:
-        if isinstance(self.scale, bool) or not (isinstance(self.scale, (int, float)) and math.isfinite(self.scale)
-                                                and self.scale > 0):
-            raise ValueError(f"reward_scale must be a positive finite number, got {self.scale!r}")
-        if self.transform not in REWARD_TRANSFORMS:
-            raise ValueError(f"reward_transform must be one of {REWARD_TRANSFORMS}, got {self.transform!r}")
-        if self.fill not in REWARD_FILLS:
-            raise ValueError(f"reward_fill must be one of {REWARD_FILLS}, got {self.fill!r}")
-        object.__setattr__(self, "scale", float(self.scale))
-
-    @classmethod
-    def from_prior_spec(cls, prior_spec: dict[str, Any]) -> "RewardEncoding":
-        """The encoding recorded in a checkpoint card's prior spec. Cards written before a
-        field existed trained with its old behaviour: raw rewards (``1.0``, ``"identity"``),
-        ``"noise"`` fill."""
-        return cls(prior_spec.get("reward_scale", 1.0), prior_spec.get("reward_transform", "identity"),
-                   prior_spec.get("reward_fill", "noise"))
-
-    def spec(self) -> dict[str, Any]:
-        return {"reward_scale": self.scale, "reward_transform": self.transform, "reward_fill": self.fill}
-
-    def describe(self) -> str:
-        """A short human-readable form, e.g. ``symlog(y / 1), zeros fill``."""
-        return f"{self.transform}(y / {self.scale:g}), {self.fill} fill"
-
-    def encode(self, y: Tensor) -> Tensor:
-        """``[..., n_arms]`` rewards -> what the network sees."""
-        return encode_rewards(y, self.scale, self.transform)
-
-    def unobserved(self, shape: tuple[int, ...], generator: torch.Generator, dtype: torch.dtype = torch.float32) -> Tensor:
-        """Raw (unencoded) values for unobserved reward entries, ``shape``."""
-        if self.fill == "zeros":
-            return torch.zeros(shape, dtype=dtype)
-        return torch.randn(shape, generator=generator, dtype=dtype)
-
-
-def encode_rewards(y: Tensor, scale: float = 1.0, transform: str = "identity") -> Tensor:
-    """What a wheel network sees for rewards ``y``: ``T(y / scale)`` (see the module docstring)."""
-    if transform not in REWARD_TRANSFORMS:
-        raise ValueError(f"transform must be one of {REWARD_TRANSFORMS}, got {transform!r}")
-    y = y / scale
-    return torch.sign(y) * torch.log1p(y.abs()) if transform == "symlog" else y
 
 
 def sample_unit_disc(generator: torch.Generator, *shape: int) -> Tensor:
@@ -201,6 +136,12 @@ class WheelPrior(Prior):
         self.drop_prob = drop_prob
         self.small_reward_std = small_reward_std
 
+    @classmethod
+    def outcome_transform(cls, spec: dict[str, Any]) -> RewardEncoding:
+        """The reward encoding of the prior ``spec`` describes (a card's ``"prior"``;
+        fields a card predates: :meth:`RewardEncoding.from_prior_spec`)."""
+        return RewardEncoding.from_prior_spec(spec)
+
     def spec(self) -> dict[str, Any]:
         n_context: Any = self.n_context
         if self.min_context is not None:
@@ -228,5 +169,5 @@ class WheelPrior(Prior):
         y = means + std * torch.randn(means.shape, generator=generator)
         xc, yc, xt, yt = x[:, :nc], y[:, :nc], x[:, nc:], y[:, nc:]
         dropped = torch.rand(yc.shape, generator=generator) < self.drop_prob
-        yc = torch.where(dropped, self.encoding.unobserved(yc.shape, generator, yc.dtype), yc)
-        return TaskBatch(xc, self.encoding.encode(yc), xt, self.encoding.encode(yt), {"delta": delta.squeeze(-1)})
+        yc = self.encoding.encode_observed(yc, ~dropped, generator)
+        return TaskBatch(xc, yc, xt, self.encoding.encode(yt), {"delta": delta.squeeze(-1)})

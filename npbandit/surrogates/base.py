@@ -3,9 +3,10 @@
 Four operations, the same names for every model, so that the BoTorch adapter, the
 policies and the trainer never need to know which NP they hold:
 
-- ``condition(xc, yc) -> state`` -- encode a context set;
-- ``update(state, xu, yu) -> state`` -- add points to it;
-- ``predict(state, xt) -> Normal`` -- factorised Gaussian at target inputs;
+- ``condition(xc, yc, observed=None) -> state`` -- encode a context set;
+- ``update(state, xu, yu, observed=None) -> state`` -- add points to it;
+- ``predict(state, xt) -> Normal`` -- factorised Gaussian at target inputs (in data
+  units on a model with an outcome transform: see below);
 - ``log_likelihood(xc, yc, xt, yt) -> Tensor`` -- the meta-training objective.
 
 and the joint side of the same predictive, for Thompson sampling and q-batch
@@ -17,6 +18,27 @@ acquisitions (``joint_predictive`` says whether a model correlates its targets):
 
 A diagonal model's joint is the product of its marginals, so for it these are
 independent draws from ``predict`` and the sum of the marginal log-densities.
+
+Data units and model units. A model may carry an ``outcome_transform``
+(:mod:`npbandit.transforms`): how the values a caller observes become what its network
+reads. A loaded checkpoint gets the one its card declares (the ``*-wheel`` checkpoints:
+symlog rewards, a fill for unobserved arms); a model from ``build`` has none, and then
+the two unit systems are the same. With a transform:
+
+- ``condition`` / ``update`` take outputs in data units plus ``observed``, a bool mask of
+  ``yc``'s shape saying which entries were observed (required: the transform fills the
+  others as the model's prior filled dropped entries; ``generator`` draws a noise fill);
+- ``predict`` returns an :class:`~npbandit.transforms.OutcomePredictive`: the Gaussian
+  in data units, pushed through the inverse transform (exact quantiles, density and
+  draws; exact mean and variance of the pushed-forward law; the network's own Gaussian
+  as ``.encoded``); ``sample`` draws and ``joint_log_prob`` scores in data units;
+- ``log_likelihood``, ``joint_log_likelihood`` and ``training_loss`` score a prior's
+  batches, which hold model units (the meta-training objective, as the trainer and the
+  evaluation use it).
+
+No input transform exists: every prior hands its networks inputs as observed (the box
+they were drawn from is in the card's ``use``; ``NPModel`` maps a BO problem's bounds
+onto it).
 
 Shapes: ``xc [B, N, dx]``, ``yc [B, N, dy]``, ``xt [B, M, dx]``. ``N = 0`` is legal
 and gives the prior predictive. A state is an immutable value: ``update`` returns a
@@ -33,6 +55,8 @@ from typing import Any, ClassVar
 import torch
 from torch import Tensor, nn
 from torch.distributions import Normal
+
+from npbandit.transforms import OutcomePredictive, RewardEncoding
 
 __all__ = ["NPState", "ContextSetState", "NeuralProcess", "NPConfig", "target_log_prob"]
 
@@ -142,7 +166,7 @@ class ContextSetState(NPState):
                                _repeat_batch(self.encoding, times))
 
 
-def _check_tensor(name: str, value: Any, last: int, ref: Tensor | None) -> None:
+def _check_tensor(name: str, value: Any, last: int, ref: Tensor | None, finite: bool = True) -> None:
     if not isinstance(value, Tensor):
         raise TypeError(f"{name} must be a torch.Tensor, got {type(value).__name__}")
     if value.dim() != 3:
@@ -160,7 +184,7 @@ def _check_tensor(name: str, value: Any, last: int, ref: Tensor | None) -> None:
         raise ValueError(f"{name} is on {value.device} but the model is on {ref.device}")
     # two reductions instead of an isfinite mask: no temporary as large as the input
     # (amax/amin propagate NaN and surface +-inf)
-    if value.numel() and not bool(torch.isfinite(value.amax()) & torch.isfinite(value.amin())):
+    if finite and value.numel() and not bool(torch.isfinite(value.amax()) & torch.isfinite(value.amin())):
         raise ValueError(f"{name} contains NaN or infinite values")
 
 
@@ -195,37 +219,59 @@ class NeuralProcess(nn.Module, ABC):
         self.x_dim = x_dim
         self.y_dim = y_dim
         self.config = config
+        self._outcome_transform: RewardEncoding | None = None
+
+    @property
+    def outcome_transform(self) -> RewardEncoding | None:
+        """How outputs in data units become what the network reads (``None``: as they
+        are); see the module docstring. ``load_surrogate`` sets the one the card declares."""
+        return self._outcome_transform
+
+    @outcome_transform.setter
+    def outcome_transform(self, transform: RewardEncoding | None) -> None:
+        if transform is not None and not isinstance(transform, RewardEncoding):
+            raise TypeError(f"outcome_transform must be a RewardEncoding or None, got {type(transform).__name__}")
+        self._outcome_transform = transform
 
     # -- the protocol --------------------------------------------------------------
 
-    def condition(self, xc: Tensor, yc: Tensor) -> NPState:
-        """Encode a context set ``xc [B, N, dx]``, ``yc [B, N, dy]`` (``N`` may be 0)."""
-        self._check_pair("xc", xc, "yc", yc)
+    def condition(self, xc: Tensor, yc: Tensor, *, observed: Tensor | None = None,
+                  generator: torch.Generator | None = None) -> NPState:
+        """Encode a context set ``xc [B, N, dx]``, ``yc [B, N, dy]`` (``N`` may be 0).
+
+        ``yc`` is in data units; ``observed`` (bool, ``yc``'s shape) marks the observed
+        entries and is required when the model has an ``outcome_transform`` (entries not
+        observed may hold anything, NaN included); ``generator`` draws a noise fill
+        (``None``: torch's global generator). See the module docstring."""
+        yc = self._model_outputs("xc", xc, "yc", yc, observed, generator)
         return self._condition(xc, yc)
 
-    def update(self, state: NPState, xu: Tensor, yu: Tensor) -> NPState:
-        """Return the state after adding ``xu [B, n, dx]``, ``yu [B, n, dy]`` to ``state``."""
+    def update(self, state: NPState, xu: Tensor, yu: Tensor, *, observed: Tensor | None = None,
+               generator: torch.Generator | None = None) -> NPState:
+        """Return the state after adding ``xu [B, n, dx]``, ``yu [B, n, dy]`` to ``state``
+        (``yu``, ``observed``, ``generator``: as in :meth:`condition`)."""
         self._check_state(state)
-        self._check_pair("xu", xu, "yu", yu)
+        yu = self._model_outputs("xu", xu, "yu", yu, observed, generator)
         if xu.shape[0] != state.batch_size:
             raise ValueError(f"xu has batch size {xu.shape[0]} but the state has batch size {state.batch_size}")
         return self._update(state, xu, yu)
 
-    def predict(self, state: NPState, xt: Tensor) -> Normal:
-        """Factorised Gaussian predictive at ``xt [B, M, dx]``; ``loc``/``scale`` are ``[B, M, dy]``.
+    def predict(self, state: NPState, xt: Tensor) -> Normal | OutcomePredictive:
+        """Factorised predictive at ``xt [B, M, dx]``, batch shape ``[B, M, dy]``: the
+        network's Gaussian, or, on a model with an ``outcome_transform``, that Gaussian in
+        data units (:class:`~npbandit.transforms.OutcomePredictive`, the Gaussian itself
+        as ``.encoded``).
 
         Differentiable in ``xt``. Targets are conditionally independent: predicting
         them one at a time gives the same result as predicting them together.
         """
-        self._check_state(state)
-        _check_tensor("xt", xt, self.x_dim, self._reference_parameter())
-        if xt.shape[0] != state.batch_size:
-            raise ValueError(f"xt has batch size {xt.shape[0]} but the state has batch size {state.batch_size}")
-        return self._predict(state, xt)
+        self._check_targets(state, xt)
+        return self._data_predictive(self._predict(state, xt))
 
     def log_likelihood(self, xc: Tensor, yc: Tensor, xt: Tensor, yt: Tensor) -> Tensor:
         """Mean target log-likelihood: ``log p(yt | xt, xc, yc)`` summed over outputs,
-        averaged over batch and targets. A scalar; the meta-training objective."""
+        averaged over batch and targets. A scalar; the meta-training objective, on a
+        prior's batch: ``yc``, ``yt`` in model units (see the module docstring)."""
         self._check_task(xc, yc, xt, yt)
         dist = self._predict(self._condition(xc, yc), xt)
         return dist.log_prob(yt).sum(-1).mean()
@@ -260,23 +306,25 @@ class NeuralProcess(nn.Module, ABC):
         dist = self._predict(state, xt)
         noise = torch.randn((num_samples, *dist.loc.shape), generator=generator, dtype=dist.loc.dtype,
                             device=dist.loc.device)
-        return dist.loc + dist.scale * noise
+        return self._data_draws(dist.loc + dist.scale * noise)
 
     def joint_log_prob(self, state: NPState, xt: Tensor, yt: Tensor) -> Tensor:
         """``log p(yt | state)`` of all ``M`` targets and ``dy`` outputs together, ``[B]``.
 
-        ``xt [B, M, dx]``, ``yt [B, M, dy]``. A diagonal model's is the sum of the marginal
-        log-densities; a not-diagonal model overrides it with its joint density."""
+        ``xt [B, M, dx]``, ``yt [B, M, dy]`` (data units, every entry observed). A diagonal
+        model's is the sum of the marginal log-densities; a not-diagonal model overrides
+        :meth:`_joint_log_prob` with its joint density."""
         self._check_targets(state, xt)
-        self._check_pair("xt", xt, "yt", yt)
-        return self._predict(state, xt).log_prob(yt).sum((-2, -1))
+        yt, log_det = self._model_targets(xt, yt)
+        return self._joint_log_prob(state, xt, yt) + log_det
 
     def joint_log_likelihood(self, xc: Tensor, yc: Tensor, xt: Tensor, yt: Tensor) -> Tensor:
         """The papers' joint metric: each task's joint target log-density divided by its
         ``M`` targets, averaged over tasks. A scalar. For a diagonal model it equals
-        :meth:`log_likelihood`, so joint and diagonal models compare on one scale."""
+        :meth:`log_likelihood`, so joint and diagonal models compare on one scale. Like
+        it, it scores a prior's batch (model units)."""
         self._check_task(xc, yc, xt, yt)
-        return (self.joint_log_prob(self.condition(xc, yc), xt, yt) / xt.shape[1]).mean()
+        return (self._joint_log_prob(self._condition(xc, yc), xt, yt) / xt.shape[1]).mean()
 
     # -- model hooks ----------------------------------------------------------------
 
@@ -291,7 +339,70 @@ class NeuralProcess(nn.Module, ABC):
             raise TypeError(f"{type(self).__name__} cannot re-condition a {type(state).__name__}")
         return self._condition(torch.cat([state.xc, xu], dim=1), torch.cat([state.yc, yu], dim=1))
 
+    def _joint_log_prob(self, state: NPState, xt: Tensor, yt: Tensor) -> Tensor:
+        """``log p(yt | state)`` in model units, ``[B]`` (inputs already checked)."""
+        return self._predict(state, xt).log_prob(yt).sum((-2, -1))
+
+    # -- the outcome transform: data units <-> model units --------------------------------
+
+    def _model_outputs(self, x_name: str, x: Tensor, y_name: str, y: Tensor, observed: Any,
+                       generator: Any) -> Tensor:
+        """Check a context pair given in data units; ``y`` in model units."""
+        if generator is not None and not isinstance(generator, torch.Generator):
+            raise TypeError(f"generator must be a torch.Generator or None, got {type(generator).__name__}")
+        transform = self.outcome_transform
+        self._check_pair(x_name, x, y_name, y, finite=transform is None)
+        if observed is not None:
+            if not isinstance(observed, Tensor) or observed.dtype != torch.bool:
+                got = f"dtype {observed.dtype}" if isinstance(observed, Tensor) else type(observed).__name__
+                raise TypeError(f"observed must be a bool tensor shaped like {y_name}, got {got}")
+            if observed.shape != y.shape:
+                raise ValueError(f"observed must have the shape of {y_name} {tuple(y.shape)}, "
+                                 f"got {tuple(observed.shape)}")
+            if observed.device != y.device:
+                raise ValueError(f"observed is on {observed.device} but {y_name} is on {y.device}")
+        if transform is None:
+            if observed is not None and not bool(observed.all()):
+                raise ValueError(f"observed marks entries of {y_name} as unobserved, but {self._label()} has no "
+                                 "outcome_transform to fill them (its prior observes every output)")
+            return y
+        if observed is None:
+            if y.numel():
+                raise ValueError(
+                    f"observed is required: {self._label()} reads {y_name} through its outcome transform "
+                    f"({transform.describe()}), which fills unobserved entries as its prior did; pass "
+                    f"observed=<bool tensor shaped like {y_name}> (True where a value was observed; "
+                    f"torch.ones_like({y_name}, dtype=torch.bool) for complete rows), with {y_name} in data units")
+            observed = torch.ones_like(y, dtype=torch.bool)
+        encoded = transform.encode_observed(y, observed, generator)
+        # the fill is finite, so anything non-finite left came from an observed entry
+        if encoded.numel() and not bool(torch.isfinite(encoded.amax()) & torch.isfinite(encoded.amin())):
+            raise ValueError(f"{y_name} contains NaN or infinite values at observed entries")
+        return encoded
+
+    def _model_targets(self, xt: Tensor, yt: Tensor) -> tuple[Tensor, Tensor | float]:
+        """Check complete target rows in data units: ``yt`` in model units and, per task
+        (``[B]``), the log-Jacobian that turns a model-unit log-density into a data-unit one."""
+        self._check_pair("xt", xt, "yt", yt)
+        transform = self.outcome_transform
+        if transform is None:
+            return yt, 0.0
+        return transform.encode(yt), transform.log_abs_det_jacobian(yt).sum((-2, -1))
+
+    def _data_predictive(self, dist: Normal) -> Normal | OutcomePredictive:
+        transform = self.outcome_transform
+        return dist if transform is None else transform.predictive(dist)
+
+    def _data_draws(self, draws: Tensor) -> Tensor:
+        transform = self.outcome_transform
+        return draws if transform is None else transform.decode(draws)
+
     # -- helpers ----------------------------------------------------------------------
+
+    def _label(self) -> str:
+        """``checkpoint 'cmanp-wheel'`` for a loaded model, ``this cmanp`` otherwise (for messages)."""
+        card = getattr(self, "card", None)
+        return f"checkpoint {card['name']!r}" if isinstance(card, dict) and "name" in card else f"this {self.name}"
 
     def _reference_parameter(self) -> Tensor | None:
         return next(self.parameters(), None)
@@ -305,10 +416,10 @@ class NeuralProcess(nn.Module, ABC):
         if xt.shape[1] == 0:
             raise ValueError("xt must hold at least one target point")
 
-    def _check_pair(self, x_name: str, x: Tensor, y_name: str, y: Tensor) -> None:
+    def _check_pair(self, x_name: str, x: Tensor, y_name: str, y: Tensor, finite: bool = True) -> None:
         ref = self._reference_parameter()
         _check_tensor(x_name, x, self.x_dim, ref)
-        _check_tensor(y_name, y, self.y_dim, ref)
+        _check_tensor(y_name, y, self.y_dim, ref, finite)
         if x.shape[:2] != y.shape[:2]:
             raise ValueError(
                 f"{x_name} and {y_name} must agree in batch and number of points, "
@@ -334,4 +445,5 @@ class NeuralProcess(nn.Module, ABC):
             raise TypeError(f"state must be an NPState returned by condition/update, got {type(state).__name__}")
 
     def extra_repr(self) -> str:
-        return f"x_dim={self.x_dim}, y_dim={self.y_dim}, config={self.config}"
+        transform = "" if self.outcome_transform is None else f", outcome_transform={self.outcome_transform.describe()}"
+        return f"x_dim={self.x_dim}, y_dim={self.y_dim}, config={self.config}{transform}"

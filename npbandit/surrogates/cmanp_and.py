@@ -116,9 +116,10 @@ class CMANPAND(NeuralProcess):
 
     # -- context: CMANP's ----------------------------------------------------------------
 
-    def condition(self, xc: Tensor, yc: Tensor, *, chunk_size: int | None = None) -> CMANPState:
+    def condition(self, xc: Tensor, yc: Tensor, *, observed: Tensor | None = None,
+                  generator: torch.Generator | None = None, chunk_size: int | None = None) -> CMANPState:
         """Encode ``xc [B, N, dx]``, ``yc [B, N, dy]`` (see :meth:`CMANP.condition`)."""
-        self._check_pair("xc", xc, "yc", yc)
+        yc = self._model_outputs("xc", xc, "yc", yc, observed, generator)
         return self.cmanp.condition(xc, yc, chunk_size=chunk_size)
 
     def _condition(self, xc: Tensor, yc: Tensor) -> CMANPState:
@@ -151,7 +152,8 @@ class CMANPAND(NeuralProcess):
 
     def joint(self, state: NPState, xt: Tensor) -> LowRankMultivariateNormal:
         """The one-shot joint of the targets ``xt [B, M, dx]`` given ``state``, over the
-        ``M * dy`` values flattened target-major (``yt.flatten(-2)`` for ``yt [B, M, dy]``).
+        ``M * dy`` values flattened target-major (``yt.flatten(-2)`` for ``yt [B, M, dy]``),
+        in model units (the network's; see ``outcome_transform``).
 
         Batch shape ``[B]``; ``cov_factor [B, M dy, r]``, ``cov_diag [B, M dy]``."""
         self._check_targets(state, xt)
@@ -170,9 +172,13 @@ class CMANPAND(NeuralProcess):
         """``log p(yt | state)``, ``[B]``, for ``xt [B, M, dx]``, ``yt [B, M, dy]``, taken in
         blocks of ``block_size`` targets (default ``config.block_size``): each block's joint
         density given the context and the earlier blocks' true values, folded in with
-        ``update``. ``block_size >= M`` gives the one-shot joint's log-density."""
+        ``update``. ``block_size >= M`` gives the one-shot joint's log-density. ``yt`` in
+        data units (see :meth:`NeuralProcess.joint_log_prob`)."""
         self._check_targets(state, xt)
-        self._check_pair("xt", xt, "yt", yt)
+        yt, log_det = self._model_targets(xt, yt)
+        return self._joint_log_prob(state, xt, yt, block_size=block_size) + log_det
+
+    def _joint_log_prob(self, state: NPState, xt: Tensor, yt: Tensor, block_size: int | None = None) -> Tensor:
         step = self._block_size(block_size)
         total = xt.new_zeros(xt.shape[0])
         for start in range(0, xt.shape[1], step):
@@ -188,7 +194,7 @@ class CMANPAND(NeuralProcess):
         number of targets and averaged over tasks (the papers' joint metric). A scalar."""
         self._check_task(xc, yc, xt, yt)
         state = self._condition(xc, yc)
-        return (self.joint_log_prob(state, xt, yt, block_size=block_size) / xt.shape[1]).mean()
+        return (self._joint_log_prob(state, xt, yt, block_size=block_size) / xt.shape[1]).mean()
 
     def sample(self, state: NPState, xt: Tensor, num_samples: int, generator: torch.Generator | None = None, *,
                block_size: int | None = None) -> Tensor:
@@ -222,7 +228,7 @@ class CMANPAND(NeuralProcess):
                 state = self._update(state, x, y)
         if not blocks:
             return xt.new_zeros((num_samples, batch, 0, self.y_dim))
-        return torch.cat(blocks, dim=1).unflatten(0, (num_samples, batch))
+        return self._data_draws(torch.cat(blocks, dim=1).unflatten(0, (num_samples, batch)))
 
     # -- training ----------------------------------------------------------------------------
 

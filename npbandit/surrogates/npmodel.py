@@ -242,7 +242,8 @@ class NPModel(Model, FantasizeMixin, GP):
     runs unchanged; it fits nothing (see :meth:`custom_fit`).
 
     Args:
-        surrogate: any :class:`~npbandit.surrogates.NeuralProcess`.
+        surrogate: any :class:`~npbandit.surrogates.NeuralProcess` without an
+            ``outcome_transform`` (the ``*-wheel`` checkpoints carry one: refused).
         train_X: ``n x d`` training inputs (``d`` at most the surrogate's input width).
         train_Y: ``n x m`` training outputs (``m`` = the surrogate's output width).
         train_Yvar: optional ``n x m`` known observation-noise variances (see "Known
@@ -277,6 +278,12 @@ class NPModel(Model, FantasizeMixin, GP):
         super().__init__()
         if not isinstance(surrogate, NeuralProcess):
             raise TypeError(f"surrogate must be an npbandit NeuralProcess, got {type(surrogate).__name__}")
+        if surrogate.outcome_transform is not None:  # its predictive is not Gaussian in the data's units
+            raise ValueError(f"surrogate reads its outputs through an outcome transform "
+                             f"({surrogate.outcome_transform.describe()}); NPModel gives BoTorch a Gaussian "
+                             "posterior in the data's units, which such a model does not have: use a checkpoint "
+                             "without one (the *-bo ones), or set surrogate.outcome_transform = None and pass "
+                             "train_Y in the network's own units")
         _check_matrix("train_X", train_X)
         _check_matrix("train_Y", train_Y)
         if train_X.shape[0] != train_Y.shape[0]:

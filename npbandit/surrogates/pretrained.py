@@ -4,7 +4,8 @@ A checkpoint is two files side by side:
 
 - ``<name>.safetensors`` -- the weights (safetensors: tensors only, no code runs on load);
 - ``<name>.json`` -- the card: model name and config, input/output dims, the prior
-  it was trained on, training settings and steps, evaluation log-likelihoods, the
+  it was trained on, what the checkpoint is for (``"use"``), its transforms
+  (``"transforms"``), training settings and steps, evaluation log-likelihoods, the
   sha256 of the weights file, package/torch versions and the date.
 
 ``load_surrogate`` checks the card, the hash and that the weights fit the config
@@ -20,6 +21,18 @@ refuses a checkpoint used for something it was not trained for, naming the shipp
 checkpoints that fit -- a ``gp1d`` model fed raw BO values of ~1000, or a ``bo``
 model asked for five bandit arms, would otherwise run and produce nonsense or fail
 later on a shape.
+
+A checkpoint's transforms are part of the model: ``"transforms": {"input": null,
+"outcome": ...}`` says how the values a caller observes become what the network reads
+(:mod:`npbandit.transforms`; the ``*-wheel`` checkpoints: ``{"type": "reward",
+"reward_scale": 1.0, "reward_transform": "symlog", "reward_fill": "zeros"}``).
+:func:`checkpoint_transforms` reads it from a card; a card without the field (written
+before it existed) gets what its prior declares for its prior spec
+(:meth:`~npbandit.priors.base.Prior.outcome_transform`: a ``wheel`` card's reward
+fields, with raw rewards and N(0, 1) fill for the fields it predates; ``gp1d`` and
+``bo``: none). :func:`load_surrogate` sets ``model.outcome_transform`` from it, so the
+model takes raw values (plus a mask of observed entries) and predicts in their units
+(:mod:`npbandit.surrogates.base`).
 """
 
 from __future__ import annotations
@@ -36,9 +49,11 @@ import torch
 from safetensors.torch import load_file, save_file
 
 from npbandit.surrogates import NeuralProcess, available_models, build
+from npbandit.transforms import RewardEncoding, transform_from_spec, transform_spec
 
 __all__ = ["CheckpointError", "UnknownCheckpointError", "save_pretrained", "load_surrogate", "available_checkpoints",
-           "read_card", "checkpoint_use", "check_checkpoint_kind", "fitting_checkpoints", "WEIGHTS_DIR", "CARD_FORMAT"]
+           "read_card", "checkpoint_use", "checkpoint_transforms", "outcome_transform", "check_checkpoint_kind",
+           "fitting_checkpoints", "WEIGHTS_DIR", "CARD_FORMAT"]
 
 WEIGHTS_DIR = Path(__file__).resolve().parent / "weights"
 CARD_FORMAT = "npbandit-checkpoint/1"
@@ -89,6 +104,7 @@ def save_pretrained(model: NeuralProcess, directory: str | Path, name: str, *, p
         "parameters": sum(t.numel() for t in tensors.values()),
         "prior": prior,
         "use": checkpoint_use({"x_dim": model.x_dim, "y_dim": model.y_dim, "prior": prior}),
+        "transforms": checkpoint_transforms({"prior": prior}),
         "training": training,
         "evaluation": evaluation,
         "weights": weights.name,
@@ -163,7 +179,10 @@ def load_surrogate(name_or_path: str | Path, *, device: str | torch.device = "cp
         CheckpointError: the card is malformed, the weights' sha256 differs from the
             card's (corrupted or replaced file), or the weights do not fit the config.
 
-    The returned model is in eval mode and carries its card as ``model.card``.
+    The returned model is in eval mode, carries its card as ``model.card`` and its
+    outcome transform (:func:`checkpoint_transforms`) as ``model.outcome_transform``:
+    with one, ``condition`` / ``update`` take raw values plus a mask of the observed
+    entries and ``predict`` answers in raw units (:mod:`npbandit.surrogates.base`).
     """
     card = read_card(name_or_path)
     card_path = Path(card["_path"])
@@ -174,6 +193,7 @@ def load_surrogate(name_or_path: str | Path, *, device: str | torch.device = "cp
     if digest != card["sha256"]:
         raise CheckpointError(f"checkpoint {card['name']!r}: {weights.name} has sha256 {digest[:12]}…, the card says "
                               f"{card['sha256'][:12]}…; the file is corrupted or was replaced")
+    outcome = outcome_transform(card)
     if card["model"] not in available_models():
         raise CheckpointError(f"checkpoint {card['name']!r} is a {card['model']!r} model; known: {available_models()}")
     try:
@@ -189,9 +209,59 @@ def load_surrogate(name_or_path: str | Path, *, device: str | torch.device = "cp
                               f"(missing {missing[:3]}, unexpected {unexpected[:3]}, wrong shape {wrong[:3]})")
     model.load_state_dict(tensors)
     model = model.to(device=device, dtype=dtype).eval()
+    model.outcome_transform = outcome
     card.pop("_path")
     model.card = card
     return model
+
+
+def checkpoint_transforms(card: dict[str, Any]) -> dict[str, Any]:
+    """A checkpoint's transforms as its card states them: ``{"input": None, "outcome":
+    None | {"type": "reward", ...}}`` (see the module docstring).
+
+    Read from ``card["transforms"]`` when the card has it; otherwise derived from its
+    prior spec: what the prior declares (a ``wheel`` card's reward fields, its old
+    defaults for the ones it predates), none for a prior this version does not know.
+
+    Raises:
+        CheckpointError: a ``"transforms"`` entry this version cannot read (not a dict
+            with exactly ``input`` and ``outcome``, an input transform, an unknown
+            outcome transform).
+    """
+    if not isinstance(card, dict):
+        raise TypeError(f"card must be a checkpoint card (dict), got {type(card).__name__}")
+    name = card.get("name", "?")
+    if "transforms" in card:
+        declared = card["transforms"]
+        if not isinstance(declared, dict) or set(declared) != {"input", "outcome"}:
+            raise CheckpointError(f"checkpoint {name!r}: transforms must be {{'input': ..., 'outcome': ...}}, "
+                                  f"got {declared!r}")
+        if declared["input"] is not None:
+            raise CheckpointError(f"checkpoint {name!r} declares the input transform {declared['input']!r}; this "
+                                  "version knows none (every prior feeds its networks inputs as observed)")
+        try:
+            transform_from_spec(declared["outcome"])
+        except ValueError as err:
+            raise CheckpointError(f"checkpoint {name!r}: {err}") from None
+        return {"input": None, "outcome": declared["outcome"]}
+    from npbandit.priors import PRIORS
+
+    spec = card.get("prior") or {}
+    prior = PRIORS.get(spec.get("name"))
+    try:
+        outcome = None if prior is None else prior.outcome_transform(spec)
+    except ValueError as err:  # e.g. a wheel card with a reward_transform this version does not know
+        raise CheckpointError(f"checkpoint {name!r}: its prior spec declares no readable outcome transform: "
+                              f"{err}") from None
+    return {"input": None, "outcome": transform_spec(outcome)}
+
+
+def outcome_transform(card: dict[str, Any]) -> RewardEncoding | None:
+    """The outcome transform a checkpoint's card declares (:func:`checkpoint_transforms`).
+
+    Raises:
+        CheckpointError: the card declares one this version cannot read."""
+    return transform_from_spec(checkpoint_transforms(card)["outcome"])
 
 
 def checkpoint_use(card: dict[str, Any]) -> dict[str, Any]:
