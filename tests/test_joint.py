@@ -211,6 +211,16 @@ def test_q_of_one_and_diagonal_models_keep_the_marginal_posterior():
     assert torch.equal(cov, torch.diag_embed(cov.diagonal(dim1=-2, dim2=-1)))
 
 
+def test_a_joint_predictive_surrogate_without_a_joint_is_refused():
+    class NoJoint(BumpRegression):
+        joint = None
+
+    model = NPModel(NoJoint(), BUMP_X, BUMP_Y)
+    assert model.posterior(torch.rand(3, 1, 1, dtype=torch.float64)).mean.shape == (3, 1, 1)  # q = 1: marginal
+    with pytest.raises(TypeError, match="joint"):
+        model.posterior(torch.rand(2, 1, dtype=torch.float64))
+
+
 def test_joint_posterior_multi_output_subsets_and_equal_points():
     model, X, Y = and_model(y_dim=2)
     pts = torch.rand(2, 2, D, dtype=torch.float64)
@@ -305,22 +315,23 @@ def test_qlognei_with_q_2_spreads_its_points_on_a_joint_model():
 
 def test_cmanp_and_gp1d_checkpoint_correlates_near_points_and_not_distant_ones():
     """The trained checkpoint on the smooth GP prior: nearby inputs strongly correlated,
-    distant ones nearly independent, in the one-shot posterior and in autoregressive draws."""
-    from npbandit.surrogates.pretrained import available_checkpoints, load_surrogate
+    distant ones nearly independent, in the one-shot posterior and in autoregressive
+    draws whose near pair falls in different blocks (b_Q = 5)."""
+    from npbandit.surrogates.pretrained import WEIGHTS_DIR, load_surrogate
 
-    if "cmanp-and-gp1d" not in available_checkpoints():
+    if not all((WEIGHTS_DIR / f"cmanp-and-gp1d.{ext}").exists() for ext in ("json", "safetensors")):
         pytest.skip("cmanp-and-gp1d is not shipped in this checkout")
     g = torch.Generator().manual_seed(0)
     X = torch.tensor([[-1.5], [-1.0], [0.2], [1.4]], dtype=torch.float64)
-    Y = torch.sin(2 * X) + 0.05 * torch.randn(4, 1, generator=g, dtype=torch.float64)
+    Y = torch.sin(2 * X) + 0.02 * torch.randn(4, 1, generator=g, dtype=torch.float64)
     model = NPModel.from_pretrained(load_surrogate("cmanp-and-gp1d", dtype=torch.float64), X, Y)
-    pts = torch.tensor([[0.70], [0.72], [-1.95], [1.95]], dtype=torch.float64)
-    corr = correlation(model.posterior(pts).distribution.covariance_matrix)
-    assert corr[0, 1] > 0.9, corr
-    assert corr[2, 3].abs() < 0.3, corr
-    draws = model.joint_sample(pts, 2000, torch.Generator().manual_seed(1)).squeeze(-1)
-    empirical = torch.corrcoef(draws.T)
-    assert empirical[0, 1] > 0.9 and empirical[2, 3].abs() < 0.3, empirical
+    pts = torch.tensor([[0.70], [-1.95], [1.95], [-0.5], [0.0], [1.0], [0.72], [-0.2]], dtype=torch.float64)
+    with torch.no_grad():
+        corr = correlation(model.posterior(pts).distribution.covariance_matrix)
+        draws = model.joint_sample(pts, 400, torch.Generator().manual_seed(1)).squeeze(-1)
+    assert corr[0, 6] > 0.9 and corr[1, 2].abs() < 0.3, corr
+    empirical = torch.corrcoef(draws.T)  # points 0 and 6: blocks 1 and 2
+    assert empirical[0, 6] > 0.85 and empirical[1, 2].abs() < 0.3, empirical
 
 
 # -- joint draws for Thompson sampling -----------------------------------------------------
@@ -337,6 +348,14 @@ def test_joint_sample_draws_the_latent_joint_in_user_units():
     scale = float(cov.diagonal().max())
     assert torch.allclose(draws.mean(0).squeeze(-1), post.mean.squeeze(-1), atol=5 * scale**0.5 / 20000**0.5)
     assert torch.allclose(torch.cov(draws.squeeze(-1).T), cov.to(draws), atol=0.05 * scale)
+    # a diagonal model's draws: independent, with the marginal posterior's moments
+    torch.manual_seed(0)
+    diagonal = NPModel(build("cmanp", 6, 1, size="tiny").eval(), X, model.train_Y)
+    independent = diagonal.joint_sample(pts, 20000, torch.Generator().manual_seed(0)).squeeze(-1)
+    with torch.no_grad():
+        marginal = diagonal.posterior(pts.unsqueeze(-2))
+    assert torch.allclose(independent.var(0), marginal.variance.reshape(-1).to(independent), rtol=0.05)
+    assert (torch.corrcoef(independent.T) - torch.eye(4, dtype=torch.float64)).abs().max() < 0.05
     again = model.joint_sample(pts, 3, torch.Generator().manual_seed(1))
     assert torch.equal(again, model.joint_sample(pts, 3, torch.Generator().manual_seed(1)))
     with pytest.raises(ValueError, match="X must have shape"):

@@ -20,7 +20,7 @@ from npbandit.priors.wheel import RewardEncoding
 from npbandit.surrogates.base import NeuralProcess
 from npbandit.policies.base import Policy
 
-__all__ = ["UniformPolicy", "LinUCBPolicy", "NPBanditPolicy", "GPUCBPolicy", "BASELINES", "BANDIT_PRIORS",
+__all__ = ["UniformPolicy", "LinUCBPolicy", "NPBanditPolicy", "GPUCBPolicy", "BASELINES", "BANDIT_PRIORS", "RULES",
            "parse_bandit_policy_name", "check_bandit_policy_name"]
 
 #: bandit policies that need no checkpoint

@@ -92,13 +92,20 @@ Hartmann-3 and more often on Branin. For a noisy objective, ask for
 ``observation_noise=True`` where an acquisition needs a new observation's
 distribution.
 
-The posterior is Gaussian and diagonal across distinct ``q`` points (the NP's
-targets are conditionally independent), so MC acquisition functions sample them
-independently; equal points within a t-batch share one latent draw (``f`` at one input
-is one random variable; observation noise stays independent). Points in different
-t-batches never interact. Rows equal in every t-batch -- the observed points qNEI
-appends to each candidate -- are predicted once, with each t-batch's exact first
+For a diagonal surrogate the posterior is Gaussian and diagonal across distinct ``q``
+points (the NP's targets are conditionally independent), so MC acquisition functions
+sample them independently; equal points within a t-batch share one latent draw (``f``
+at one input is one random variable; observation noise stays independent). Points in
+different t-batches never interact. Rows equal in every t-batch -- the observed points
+qNEI appends to each candidate -- are predicted once, with each t-batch's exact first
 derivative (second derivatives through them are not propagated).
+
+For a joint-predictive surrogate (``surrogate.joint_predictive``, CMANP-AND) and
+``q > 1`` the posterior is the surrogate's one-shot joint across each t-batch's ``q``
+points, with the noise held out as above (:meth:`NPModel._joint_posterior`), so qLogEI,
+qLogNEI and qKG see points that move together; ``q = 1`` takes the marginal path.
+:meth:`NPModel.joint_sample` draws the latent objective jointly at thousands of points
+through the surrogate's autoregressive ``sample`` (BO Thompson sampling).
 
 Known noise
 -----------
