@@ -44,6 +44,7 @@ bench-streaming: $(STAMP)
 bench: $(STAMP)
 	$(BIN)/python -m pip install --quiet --disable-pip-version-check -e ".[bench]"
 	$(BIN)/python benchmarks/streaming.py
+	$(BIN)/python benchmarks/joint_sampling.py
 	$(BIN)/python benchmarks/regression_ll.py
 	$(BIN)/python benchmarks/botorch_adapter.py
 	$(BIN)/python benchmarks/bandit_cost.py
@@ -62,6 +63,7 @@ bench: $(STAMP)
 # A few-minute subset that prints without touching docs/.
 bench-quick: $(STAMP)
 	$(BIN)/python benchmarks/streaming.py --sizes 100 1000 10000 --no-write
+	$(BIN)/python benchmarks/joint_sampling.py --quick --no-write
 	$(BIN)/python benchmarks/regression_ll.py --gp1d-batches 100 --bo-batches 20 --wheel-batches 20 --no-write
 	$(BIN)/python benchmarks/bo_scaling.py --sizes 100 1000 --no-write
 	$(BIN)/python benchmarks/wheel.py --seeds 2 --steps 300 --deltas 0.9 --workers 2 --no-write --db "$$(mktemp -u /tmp/npbandit-quick-XXXXXX.db)"

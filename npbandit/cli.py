@@ -63,7 +63,7 @@ def build_parser() -> argparse.ArgumentParser:
 
     bandit = commands.add_parser("bandit", help="wheel-bandit runs: several policies, deltas and seeds")
     bandit.add_argument("--policies", nargs="+", default=["cmanp-wheel", "uniform", "linucb"],
-                        help="uniform | linucb | gp-ucb | <model>-wheel[-ucb|-thompson]")
+                        help="uniform | linucb | gp-ucb | <model>-wheel[-ucb|-thompson|-marginal-thompson]")
     bandit.add_argument("--deltas", type=float, nargs="+", default=[0.5])
     bandit.add_argument("--seeds", type=int, nargs="+", default=[0])
     bandit.add_argument("--steps", type=_positive_int, default=2000)

@@ -10,7 +10,7 @@ __all__ = ["Policy", "UniformPolicy", "LinUCBPolicy", "NPBanditPolicy", "GPUCBPo
 
 
 def make_bandit_policy(name: str, beta: float = 1.0) -> Policy:
-    """``uniform``, ``linucb``, ``gp-ucb``, or ``<checkpoint>[-ucb|-thompson]`` (e.g.
+    """``uniform``, ``linucb``, ``gp-ucb``, or ``<checkpoint>[-ucb|-thompson|-marginal-thompson]`` (e.g.
     ``cmanp-wheel``, ``tnpd-wheel-thompson``; a bare model name means its ``-wheel`` checkpoint)."""
     parsed = parse_bandit_policy_name(name)  # raises TypeError for a non-string
     if parsed is None:  # a baseline

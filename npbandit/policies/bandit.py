@@ -21,27 +21,30 @@ from npbandit.surrogates.base import NeuralProcess
 from npbandit.transforms import RewardEncoding
 from npbandit.policies.base import Policy
 
-__all__ = ["UniformPolicy", "LinUCBPolicy", "NPBanditPolicy", "GPUCBPolicy", "BASELINES", "BANDIT_PRIORS",
+__all__ = ["UniformPolicy", "LinUCBPolicy", "NPBanditPolicy", "GPUCBPolicy", "BASELINES", "BANDIT_PRIORS", "RULES",
            "parse_bandit_policy_name", "check_bandit_policy_name"]
 
 #: bandit policies that need no checkpoint
 BASELINES = ("uniform", "linucb", "gp-ucb")
+#: decision rules of :class:`NPBanditPolicy`
+RULES = ("ucb", "thompson", "marginal-thompson")
 #: priors whose checkpoints are bandit surrogates (context -> one reward per arm)
 BANDIT_PRIORS = ("wheel",)
 
 
 def parse_bandit_policy_name(name: str) -> tuple[str, str] | None:
-    """``<checkpoint>[-ucb|-thompson]`` -> ``(checkpoint, rule)``; a bare model name
-    means its ``-wheel`` checkpoint (``cmanp`` -> ``cmanp-wheel``); ``None`` for the
-    baselines (:data:`BASELINES`)."""
+    """``<checkpoint>[-ucb|-thompson|-marginal-thompson]`` -> ``(checkpoint, rule)`` (see
+    :class:`NPBanditPolicy`); a bare model name means its ``-wheel`` checkpoint (``cmanp``
+    -> ``cmanp-wheel``); ``None`` for the baselines (:data:`BASELINES`)."""
     if not isinstance(name, str):
         raise TypeError(f"policy must be a name, got {type(name).__name__}")
     if name in BASELINES:
         return None
     rule = "ucb"
-    for suffix in ("-ucb", "-thompson"):
+    for suffix in ("-ucb", "-marginal-thompson", "-thompson"):
         if name.endswith(suffix):
             name, rule = name[: -len(suffix)], suffix[1:]
+            break
     return (name if "-" in name else f"{name}-wheel"), rule
 
 
@@ -72,7 +75,7 @@ def check_bandit_policy_name(name: str, *, context_dim: int = 2, n_arms: int = 5
         known = [*BASELINES, *fit, *(c.rsplit("-", 1)[0] for c in fit)]
         close = difflib.get_close_matches(name, known, n=2, cutoff=0.6)
         hint = f" -- did you mean {' or '.join(repr(c) for c in close)}?" if close else ""
-        raise ValueError(f"policy must be {', '.join(BASELINES)} or a bandit checkpoint [-ucb|-thompson] "
+        raise ValueError(f"policy must be {', '.join(BASELINES)} or a bandit checkpoint [-ucb|-thompson|-marginal-thompson] "
                          f"({', '.join(fit) or 'none shipped'}, or a checkpoint path); got {name!r}{hint}") from None
     weights = Path(card["_path"]).with_name(card["weights"])
     if not weights.exists():
@@ -143,13 +146,21 @@ class LinUCBPolicy(Policy):
 
 class NPBanditPolicy(Policy):
     """UCB (``argmax mu + beta * sigma``, β = 1 in the wheel protocol) or Thompson
-    sampling (``argmax`` of one draw from each arm's predictive) on an NP surrogate.
+    sampling (``argmax`` of one draw of every arm's reward) on an NP surrogate.
+
+    Thompson draws from the surrogate's joint predictive of the arms' rewards at the
+    round's context given the history (``surrogate.sample``): for a joint-predictive
+    model (``joint_predictive``, e.g. CMANP-AND with ``y_dim = n_arms``) the arms'
+    rewards are drawn together, correlated as the model predicts them (the arms share
+    one wheel, so what the history says about one arm moves the others); for a diagonal
+    model they are independent, its joint. ``"marginal-thompson"`` draws every arm from
+    its marginal alone even for a joint model: the ablation that isolates the joint.
 
     Args:
         surrogate: a pretrained NP with ``y_dim == n_arms`` that carries its reward
             encoding as ``outcome_transform`` (``load_surrogate("cmanp-wheel")`` sets the
             one its card declares).
-        rule: ``"ucb"`` or ``"thompson"``.
+        rule: ``"ucb"``, ``"thompson"`` or ``"marginal-thompson"``.
         beta: the UCB exploration weight (explicit; no square root is taken).
 
     Decisions are made on the network's Gaussian (the predictive's ``.encoded``); the
@@ -165,8 +176,8 @@ class NPBanditPolicy(Policy):
     def __init__(self, surrogate: NeuralProcess, rule: str = "ucb", beta: float = 1.0) -> None:
         if not isinstance(surrogate, NeuralProcess):
             raise TypeError(f"surrogate must be an npbandit NeuralProcess, got {type(surrogate).__name__}")
-        if rule not in ("ucb", "thompson"):
-            raise ValueError(f"rule must be 'ucb' or 'thompson', got {rule!r}")
+        if rule not in RULES:
+            raise ValueError(f"rule must be one of {RULES}, got {rule!r}")
         if beta < 0:
             raise ValueError(f"beta must be >= 0, got {beta}")
         card = getattr(surrogate, "card", None)
@@ -201,6 +212,9 @@ class NPBanditPolicy(Policy):
         if self.state.num_points == 0:
             return int(self.rng.integers(self.n_arms))
         x = torch.as_tensor(np.asarray(obs), dtype=self._ref.dtype).reshape(1, 1, -1)
+        if self.rule == "thompson" and self.surrogate.joint_predictive:
+            with torch.no_grad():  # data units; the encoding is one increasing map for every arm: same argmax
+                return int(torch.argmax(self.surrogate.sample(self.state, x, 1, self.torch_rng)[0, 0, 0]))
         with torch.no_grad():
             dist = self.surrogate.predict(self.state, x).encoded  # model units (see the class docstring)
         mu, sigma = dist.loc[0, 0], dist.scale[0, 0]

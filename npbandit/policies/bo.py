@@ -62,9 +62,10 @@ class BOPolicy(Policy):
         model: a checkpoint name (e.g. ``"cmanp-bo"``) or ``"gp"`` for BoTorch's
             ``SingleTaskGP`` refit every iteration.
         acquisition: ``"logei"``, ``"ucb"`` (``mu + sqrt(beta) sigma``, BoTorch's
-            convention) or ``"thompson"`` (argmax of one posterior draw over
-            ``thompson_candidates`` Sobol points, joint across the points for the GP and
-            for not-diagonal NPs such as ``cmanp-and``; see :func:`propose`).
+            convention) or ``"thompson"`` (argmax of one posterior draw of the objective
+            over ``thompson_candidates`` Sobol points: one function for the GP and for
+            joint NPs such as ``cmanp-and``; independent per candidate, hence optimistic,
+            for diagonal NPs; see :func:`thompson_draw`).
         n_init: initial Sobol points (default ``2 * dim + 1``).
         noise_free: GP only. ``True`` tells the ``SingleTaskGP`` the objective is
             deterministic: a fixed observation variance of ``NOISE_FREE_VAR`` (1e-6) in
@@ -226,17 +227,21 @@ def thompson_draw(model, candidates: torch.Tensor, seed: int) -> torch.Tensor:
       candidate independently, and the argmax of ``n`` independent draws is an
       optimistic upper bound, not a Thompson sample.
     - An ``NPModel`` whose surrogate has a joint predictive (``joint_predictive``,
-      e.g. CMANP-AND): the surrogate's autoregressive ``sample``, joint across
-      candidates, at memory constant in the data and linear in ``n``. It draws
-      observations (the NP's predictive includes the noise its prior had), in the
-      standardised units the NP works in (an increasing map of the user's, so the
-      argmax is the same).
-    - Any other model: independent per candidate. Right for the diagonal NPs, whose
-      posterior says the candidates are independent given the data; other BoTorch models
-      (npbandit's policies pass none) get the same per-candidate draw.
+      e.g. CMANP-AND): :meth:`NPModel.joint_sample`, the surrogate's autoregressive
+      ``sample`` in blocks of ``block_size`` candidates, joint across all of them, at
+      memory constant in the data and linear in ``n``. Like the GP's, the draw is of the
+      latent objective: the NP's noise estimate is held out, as in its posterior.
+    - Any other model, the diagonal NPs among them: independent per candidate
+      (``posterior(candidates.unsqueeze(-2))``). A diagonal NP's posterior says the
+      candidates are independent given the data, so this is a draw from its own joint,
+      as BoTorch's ``MaxPosteriorSampling`` would take it; but since that joint ignores
+      how ``f`` at nearby points moves together, the argmax over thousands of candidates
+      is optimistic, closer to a UCB with a large ``beta`` than to a Thompson sample. It
+      is kept (not refused) so diagonal checkpoints keep their published behaviour; use a
+      joint model (``cmanp-and``) for a Thompson sample of the function.
 
-    ``seed`` seeds the NP's draw; the GP path and the diagonal draw read torch's global
-    generator, which :func:`propose` seeds.
+    ``seed`` seeds the NP's joint draw; the GP path and the diagonal draw read torch's
+    global generator, which :func:`propose` seeds.
     """
     from gpytorch.models import ExactGP
 
@@ -262,15 +267,12 @@ def _is_np_model(model) -> bool:
 
 
 def _np_joint_draw(model, candidates: torch.Tensor, seed: int) -> torch.Tensor:
-    # NPModel has no public joint draw yet (its posterior is diagonal across q); its
-    # conditioned state and input mapping are what the surrogate's own sampler needs
     if model.batch_shape != torch.Size() or model.num_outputs != 1:
         raise ValueError("a joint Thompson draw needs an NPModel with one output and no batch shape, got "
                          f"batch_shape {tuple(model.batch_shape)} and {model.num_outputs} outputs")
-    inputs = model._to_surrogate_inputs(candidates).unsqueeze(0)
-    generator = torch.Generator(device=inputs.device).manual_seed(seed)
-    draw = model.surrogate.sample(model._state, inputs, 1, generator)
-    return draw.reshape(-1).to(candidates)
+    device = next(model.surrogate.parameters()).device
+    generator = torch.Generator(device=device).manual_seed(seed)
+    return model.joint_sample(candidates, 1, generator).reshape(-1)
 
 
 def _maximise(model, acquisition: str, dim: int, best_f: float | torch.Tensor, seed: int, beta: float,

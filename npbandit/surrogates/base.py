@@ -17,7 +17,14 @@ acquisitions (``joint_predictive`` says whether a model correlates its targets):
   together, ``[B]``; ``joint_log_likelihood(xc, yc, xt, yt)`` -- its mean per target.
 
 A diagonal model's joint is the product of its marginals, so for it these are
-independent draws from ``predict`` and the sum of the marginal log-densities.
+independent draws from ``predict`` and the sum of the marginal log-densities. A
+not-diagonal model whose joint is Gaussian also exposes ``joint(state, xt)``, the
+one-shot joint of its targets as a low-rank-plus-diagonal
+``torch.distributions.LowRankMultivariateNormal``; the BoTorch adapter's q-batch
+posterior reads it (:mod:`npbandit.surrogates.npmodel`).
+
+``sample(..., noise=v)`` draws the latent values under observations: the predictive of a
+new observation with the noise variance ``v`` held out (:func:`hold_out_noise`).
 
 Data units and model units. A model may carry an ``outcome_transform``
 (:mod:`npbandit.transforms`): how the values a caller observes become what its network
@@ -58,7 +65,13 @@ from torch.distributions import Normal
 
 from npbandit.transforms import OutcomePredictive, RewardEncoding
 
-__all__ = ["NPState", "ContextSetState", "NeuralProcess", "NPConfig", "target_log_prob"]
+__all__ = ["NPState", "ContextSetState", "NeuralProcess", "NPConfig", "target_log_prob", "hold_out_noise",
+           "MIN_LATENT_VAR"]
+
+#: the smallest latent variance :func:`hold_out_noise` leaves (standardised units)
+MIN_LATENT_VAR = 1e-6
+#: the share of each latent variance :func:`hold_out_noise` keeps on the diagonal at least
+DIAGONAL_SHARE = 1e-3
 
 
 def target_log_prob(dist: Normal, yt: Tensor, yt_var: Tensor | None = None) -> Tensor:
@@ -76,6 +89,35 @@ def target_log_prob(dist: Normal, yt: Tensor, yt_var: Tensor | None = None) -> T
     if yt_var.shape != yt.shape:
         raise ValueError(f"yt_var must have the shape of yt {tuple(yt.shape)}, got {tuple(yt_var.shape)}")
     return log_prob - yt_var / (2 * dist.scale.pow(2))
+
+
+def hold_out_noise(cov_factor: Tensor, cov_diag: Tensor, noise: Tensor,
+                   min_var: float = MIN_LATENT_VAR) -> tuple[Tensor, Tensor]:
+    """The latent part of a low-rank-plus-diagonal Gaussian joint of noisy observations.
+
+    Observations ``y = f + eps`` with independent ``eps ~ N(0, noise)`` and
+    ``Cov(y) = W W^T + diag(d)`` (``cov_factor`` ``W [..., n, r]``, ``cov_diag`` ``d [..., n]``,
+    ``noise`` broadcastable to ``d``). Returns ``(W', d')`` with
+    ``Cov(f) = W' W'^T + diag(d')``, where for each variable ``i``
+
+    - ``v_i = max(d_i + |w_i|^2 - noise_i, min_var)`` -- the latent variance, exactly
+      what the marginal path of :class:`~npbandit.surrogates.npmodel.NPModel` reports;
+    - ``w'_i = c_i w_i`` with ``c_i = min(1, sqrt((1 - a) v_i) / |w_i|)``, ``a`` =
+      ``DIAGONAL_SHARE``;
+    - ``d'_i = v_i - c_i^2 |w_i|^2``, at least ``a v_i`` (> 0).
+
+    Wherever ``d_i - noise_i >= a v_i`` this is ``Cov(y) - noise I`` itself (``c_i = 1``);
+    where the diagonal cannot carry the noise, variable ``i``'s factors shrink until its
+    variance is ``v_i``. Either way the result is positive definite and its diagonal is
+    ``v``, so a joint posterior's marginals are the marginal posterior's.
+    """
+    sq_norm = cov_factor.pow(2).sum(-1)
+    var = (cov_diag + sq_norm - noise).clamp_min(min_var)
+    room = (1 - DIAGONAL_SHARE) * var
+    keep = sq_norm <= room
+    # divides only where the factors exceed the room (never by ~0: no inf/NaN in a gradient)
+    shrink = torch.where(keep, torch.ones_like(var), room / torch.where(keep, torch.ones_like(sq_norm), sq_norm))
+    return cov_factor * shrink.sqrt().unsqueeze(-1), var - shrink * sq_norm
 
 
 @dataclass(frozen=True)
@@ -293,20 +335,28 @@ class NeuralProcess(nn.Module, ABC):
     # -- the joint predictive ---------------------------------------------------------
 
     def sample(self, state: NPState, xt: Tensor, num_samples: int,
-               generator: torch.Generator | None = None) -> Tensor:
+               generator: torch.Generator | None = None, *, noise: Tensor | float | None = None) -> Tensor:
         """Draws from the model's joint predictive at ``xt [B, M, dx]``: ``[num_samples, B, M, dy]``.
 
         For a diagonal model (``joint_predictive`` false) the draws are independent across
         targets and outputs, as its joint is the product of ``predict``'s marginals; a
         not-diagonal model overrides this with correlated draws. ``generator`` (on ``xt``'s
         device) makes the draws reproducible; ``None`` uses torch's global generator.
+
+        ``noise`` (a variance, a float or one per output ``[dy]``, in the model's output
+        units): draw the latent values instead of new observations, the predictive with
+        that noise held out (:func:`hold_out_noise`; here, variance
+        ``max(var - noise, MIN_LATENT_VAR)``).
         """
         self._check_targets(state, xt)
         self._check_sampling(num_samples, generator)
         dist = self._predict(state, xt)
-        noise = torch.randn((num_samples, *dist.loc.shape), generator=generator, dtype=dist.loc.dtype,
-                            device=dist.loc.device)
-        return self._data_draws(dist.loc + dist.scale * noise)
+        scale = dist.scale
+        if noise is not None:
+            scale = (dist.variance - self._check_noise(noise, dist.loc)).clamp_min(MIN_LATENT_VAR).sqrt()
+        eps = torch.randn((num_samples, *dist.loc.shape), generator=generator, dtype=dist.loc.dtype,
+                          device=dist.loc.device)
+        return self._data_draws(dist.loc + scale * eps)
 
     def joint_log_prob(self, state: NPState, xt: Tensor, yt: Tensor) -> Tensor:
         """``log p(yt | state)`` of all ``M`` targets and ``dy`` outputs together, ``[B]``.
@@ -439,6 +489,20 @@ class NeuralProcess(nn.Module, ABC):
             raise ValueError(f"num_samples must be a positive int, got {num_samples!r}")
         if generator is not None and not isinstance(generator, torch.Generator):
             raise TypeError(f"generator must be a torch.Generator or None, got {type(generator).__name__}")
+
+    def _check_noise(self, noise: Any, like: Tensor) -> Tensor:
+        """``noise`` (a float or a tensor of shape ``[]``, ``[1]`` or ``[dy]``) as a non-negative
+        finite tensor in ``like``'s dtype and device."""
+        if isinstance(noise, (int, float)) and not isinstance(noise, bool):
+            noise = torch.tensor(float(noise))
+        if not isinstance(noise, Tensor) or not noise.is_floating_point():
+            raise TypeError(f"noise must be a float or a floating-point tensor, got {type(noise).__name__}")
+        if noise.dim() > 1 or noise.numel() not in (1, self.y_dim):
+            raise ValueError(f"noise must be a scalar or hold one variance per output ({self.y_dim}), "
+                             f"got shape {tuple(noise.shape)}")
+        if not bool(torch.isfinite(noise).all()) or bool((noise < 0).any()):
+            raise ValueError("noise must hold finite non-negative variances")
+        return noise.to(dtype=like.dtype, device=like.device)
 
     def _check_state(self, state: Any) -> None:
         if not isinstance(state, NPState):

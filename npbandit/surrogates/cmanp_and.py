@@ -54,7 +54,7 @@ import torch
 from torch import Tensor
 from torch.distributions import LowRankMultivariateNormal, Normal
 
-from npbandit.surrogates.base import NeuralProcess, NPState
+from npbandit.surrogates.base import NeuralProcess, NPState, hold_out_noise
 from npbandit.surrogates.cmanp import CMANP, CMANPConfig, CMANPState
 from npbandit.surrogates.layers import mlp
 
@@ -197,7 +197,7 @@ class CMANPAND(NeuralProcess):
         return (self._joint_log_prob(state, xt, yt, block_size=block_size) / xt.shape[1]).mean()
 
     def sample(self, state: NPState, xt: Tensor, num_samples: int, generator: torch.Generator | None = None, *,
-               block_size: int | None = None) -> Tensor:
+               block_size: int | None = None, noise: Tensor | float | None = None) -> Tensor:
         """Joint draws at ``xt [B, M, dx]``: ``[num_samples, B, M, dy]``.
 
         Blocks of ``block_size`` targets (default ``config.block_size``) are drawn from
@@ -207,10 +207,20 @@ class CMANPAND(NeuralProcess):
         ``b dy`` standard normals per draw come from ``generator`` (on ``xt``'s device;
         ``None``: torch's global generator). Differentiable in ``xt`` and the weights
         (reparameterised) when autograd is on.
+
+        ``noise`` (a variance, a float or one per output ``[dy]``): draw the latent values
+        under the observations. Each block is drawn from its joint with ``noise`` held
+        out (:func:`~npbandit.surrogates.base.hold_out_noise`) and folded into the context
+        with fresh noise of that variance added (``b dy`` more normals per draw, for every
+        block but the last), since the context holds observations. Within a block the
+        latent joint is exact; across blocks the covariance is that of conditioning on the
+        earlier blocks' noisy values, smaller than the latent one by the share the noise
+        takes (``K (K + noise)^-1`` for a GP), negligible when the noise is small.
         """
         self._check_targets(state, xt)
         self._check_sampling(num_samples, generator)
         step = self._block_size(block_size)
+        noise = None if noise is None else self._check_noise(noise, xt)
         batch, m = xt.shape[0], xt.shape[1]
         # draw k of task b is batch element k * B + b of the tiled state (NPState.repeat)
         state = state.repeat(num_samples) if num_samples > 1 else state
@@ -219,12 +229,18 @@ class CMANPAND(NeuralProcess):
         for start in range(0, m, step):
             x = targets[:, start:start + step]
             loc, scale, factors = self._heads(state, x)
+            if noise is not None:
+                factors, diag = hold_out_noise(factors, scale.pow(2), noise)
+                scale = diag.sqrt()
             shared = torch.randn((x.shape[0], self.config.rank), generator=generator, dtype=loc.dtype,
                                  device=loc.device)
             own = torch.randn(loc.shape, generator=generator, dtype=loc.dtype, device=loc.device)
             y = loc + (factors @ shared[:, None, :, None]).squeeze(-1) + scale * own
             blocks.append(y)
             if start + step < m:
+                if noise is not None:
+                    y = y + noise.sqrt() * torch.randn(loc.shape, generator=generator, dtype=loc.dtype,
+                                                       device=loc.device)
                 state = self._update(state, x, y)
         if not blocks:
             return xt.new_zeros((num_samples, batch, 0, self.y_dim))

@@ -92,13 +92,20 @@ Hartmann-3 and more often on Branin. For a noisy objective, ask for
 ``observation_noise=True`` where an acquisition needs a new observation's
 distribution.
 
-The posterior is Gaussian and diagonal across distinct ``q`` points (the NP's
-targets are conditionally independent), so MC acquisition functions sample them
-independently; equal points within a t-batch share one latent draw (``f`` at one input
-is one random variable; observation noise stays independent). Points in different
-t-batches never interact. Rows equal in every t-batch -- the observed points qNEI
-appends to each candidate -- are predicted once, with each t-batch's exact first
+For a diagonal surrogate the posterior is Gaussian and diagonal across distinct ``q``
+points (the NP's targets are conditionally independent), so MC acquisition functions
+sample them independently; equal points within a t-batch share one latent draw (``f``
+at one input is one random variable; observation noise stays independent). Points in
+different t-batches never interact. Rows equal in every t-batch -- the observed points
+qNEI appends to each candidate -- are predicted once, with each t-batch's exact first
 derivative (second derivatives through them are not propagated).
+
+For a joint-predictive surrogate (``surrogate.joint_predictive``, CMANP-AND) and
+``q > 1`` the posterior is the surrogate's one-shot joint across each t-batch's ``q``
+points, with the noise held out as above (:meth:`NPModel._joint_posterior`), so qLogEI,
+qLogNEI and qKG see points that move together; ``q = 1`` takes the marginal path.
+:meth:`NPModel.joint_sample` draws the latent objective jointly at thousands of points
+through the surrogate's autoregressive ``sample`` (BO Thompson sampling).
 
 Known noise
 -----------
@@ -151,15 +158,15 @@ from gpytorch.likelihoods.noise_models import Noise
 from gpytorch.mlls import MarginalLogLikelihood
 from gpytorch.models import GP
 from linear_operator.operators import DiagLinearOperator, RootLinearOperator
+from linear_operator.utils.cholesky import psd_safe_cholesky
 from torch import Tensor
 
 from npbandit.priors import PRIORS
 from npbandit.scaling import MIN_STD, standardization
-from npbandit.surrogates.base import NeuralProcess, NPState
+from npbandit.surrogates.base import MIN_LATENT_VAR, NeuralProcess, NPState, hold_out_noise
 
 __all__ = ["NPModel", "NPLikelihood", "shared_surrogate"]
 
-MIN_LATENT_VAR = 1e-6
 NOISE_POINTS = 256
 # below this many rows saved, predicting the shared rows once (and their Jacobian) costs
 # more than predicting them in every t-batch when a gradient is needed (CPU, cmanp-bo)
@@ -635,15 +642,30 @@ class NPModel(Model, FantasizeMixin, GP):
                 inverse = torch.argsort(order).to(X.device)
                 return tuple(torch.cat([o.reshape(n_extra, q - k, m), c], dim=1)[:, inverse].reshape(*out_batch, q, m)
                              for o, c in zip(own, common))
+        flat, unflatten = self._as_targets(X)
+        dist = self.surrogate.predict(self._state, flat)
+        return unflatten(dist.loc), unflatten(dist.variance)
+
+    def _as_targets(self, X: Tensor) -> tuple[Tensor, Any]:
+        """``X`` (``out_batch x q x d``, ``out_batch`` ending in ``model.batch_shape``) as the
+        surrogate's targets: ``[n_model, n_extra * q, x_dim]``, one task per model batch
+        element with every t-batch's points in it (a point's predictive, and the joint of
+        a sub-block of a consistent joint model, do not depend on the other targets).
+        Returns them and ``unflatten(t, *tail)``, which maps a per-target result (``t``
+        of ``n_model x n_extra * q * m x prod(tail)`` elements, target-major) back to
+        ``out_batch x q x m x *tail`` in ``X``'s dtype."""
+        out_batch, q = X.shape[:-2], X.shape[-2]
+        m = self.surrogate.y_dim
+        n_model = math.prod(self.batch_shape)
+        n_extra = math.prod(out_batch) // n_model
         X_in = self._to_surrogate_inputs(X)
         flat = X_in.reshape(n_extra, n_model, q, -1).transpose(0, 1).reshape(n_model, n_extra * q, -1)
-        dist = self.surrogate.predict(self._state, flat)
 
-        def unflatten(t: Tensor) -> Tensor:
-            t = t.reshape(n_model, n_extra, q, m).transpose(0, 1)
-            return t.reshape(*out_batch, q, m).to(X.dtype)
+        def unflatten(t: Tensor, *tail: int) -> Tensor:
+            t = t.reshape(n_model, n_extra, q, m, *tail).transpose(0, 1)
+            return t.reshape(*out_batch, q, m, *tail).to(X.dtype)
 
-        return unflatten(dist.loc), unflatten(dist.variance)
+        return flat, unflatten
 
     def _predict_rows(self, rows: Tensor, dtype: torch.dtype) -> tuple[Tensor, Tensor]:
         """Mean and variance (``n x m`` each, ``dtype``) at raw inputs ``rows`` (``n x d``)."""
@@ -678,7 +700,9 @@ class NPModel(Model, FantasizeMixin, GP):
     def posterior(self, X: Tensor, output_indices: list[int] | None = None,
                   observation_noise: bool | Tensor = False,
                   posterior_transform: PosteriorTransform | None = None) -> GPyTorchPosterior:
-        """Gaussian posterior at ``X`` (``batch_shape x q x d``), diagonal across ``q``.
+        """Gaussian posterior at ``X`` (``batch_shape x q x d``): diagonal across ``q`` for a
+        diagonal surrogate, the surrogate's joint across ``q`` for a joint-predictive one
+        (``surrogate.joint_predictive``, ``q > 1``: :meth:`_joint_posterior`).
 
         Returns a ``GPyTorchPosterior`` over ``broadcast(batch_shape, model.batch_shape) x q x m``
         in ``X``'s dtype; differentiable in ``X``."""
@@ -689,15 +713,12 @@ class NPModel(Model, FantasizeMixin, GP):
         if not torch.isfinite(X).all():
             raise ValueError("X contains NaN or infinite values")
         self.eval()
+        if self.surrogate.joint_predictive and X.shape[-2] > 1:
+            return self._joint_posterior(X, output_indices, observation_noise, posterior_transform)
         mean, var = self._marginals(X)
         noise = self.noise_variance().to(var)
         var = (var - noise).clamp_min(MIN_LATENT_VAR)
-        if isinstance(observation_noise, Tensor):
-            obs_var = (observation_noise.to(var) / self._y_std.to(var) ** 2).expand_as(var)
-        elif observation_noise:
-            obs_var = self._observation_noise().to(var).expand_as(var)
-        else:
-            obs_var = None
+        obs_var = self._observation_variance(observation_noise, var)
         scale = self._y_std.to(var) ** 2
         mean = mean * self._y_std.to(mean) + self._y_mean.to(mean)
         var = var * scale
@@ -713,6 +734,128 @@ class NPModel(Model, FantasizeMixin, GP):
         if posterior_transform is not None:
             posterior = posterior_transform(posterior)
         return posterior
+
+    def _observation_variance(self, observation_noise: bool | Tensor, like: Tensor) -> Tensor | None:
+        """The variance ``observation_noise`` adds, in standardised units, shaped like
+        ``like`` (``... x q x m``); ``None`` for the latent posterior."""
+        if isinstance(observation_noise, Tensor):
+            return (observation_noise.to(like) / self._y_std.to(like) ** 2).expand_as(like)
+        if observation_noise:
+            return self._observation_noise().to(like).expand_as(like)
+        return None
+
+    # -- the joint posterior of a joint-predictive surrogate -------------------------
+    #
+    # Kept apart from the marginal path above, which diagonal surrogates (and q = 1)
+    # take unchanged.
+
+    def _joint_parts(self, X: Tensor) -> tuple[Tensor, Tensor, Tensor]:
+        """The surrogate's one-shot joint at ``X`` (``batch_shape x q x d``), each t-batch's
+        ``q`` points together, in standardised units and ``X``'s dtype: mean
+        ``out_batch x q x m``, covariance factors ``out_batch x q x m x r`` and diagonal
+        ``out_batch x q x m`` (``out_batch = broadcast(batch_shape, model.batch_shape)``)."""
+        joint = getattr(self.surrogate, "joint", None)
+        if not callable(joint):
+            raise TypeError(f"{type(self.surrogate).__name__} says joint_predictive but has no joint(state, xt) "
+                            "method returning its low-rank-plus-diagonal joint")
+        out_batch = torch.broadcast_shapes(X.shape[:-2], self.batch_shape)
+        flat, unflatten = self._as_targets(X.expand(*out_batch, *X.shape[-2:]))
+        dist = joint(self._state, flat)
+        r = dist.cov_factor.shape[-1]
+        return unflatten(dist.loc), unflatten(dist.cov_factor, r), unflatten(dist.cov_diag)
+
+    def _joint_posterior(self, X: Tensor, output_indices: list[int] | None, observation_noise: bool | Tensor,
+                         posterior_transform: PosteriorTransform | None) -> GPyTorchPosterior:
+        """The posterior of a joint-predictive surrogate at ``X`` (``batch_shape x q x d``,
+        ``q > 1``), joint across each t-batch's ``q`` points.
+
+        It is the surrogate's *one-shot* joint -- the low-rank-plus-diagonal Gaussian
+        ``N(mu, Phi Phi^T + diag(s^2))`` its head gives the ``q`` points together, the
+        joint CMANP-AND is trained on -- with the noise estimate held out as on the
+        marginal path (:func:`~npbandit.surrogates.base.hold_out_noise`: its marginals are
+        the ``q = 1`` posterior's, and it is ``Cov(y) - noise I`` wherever the diagonal
+        carries the noise), put in the user's units, and returned as a
+        ``GPyTorchPosterior`` over a multivariate normal whose covariance is a root
+        ``R R^T`` with ``R`` square (``q m x q m``).
+
+        Why a Gaussian posterior and not draws through the surrogate's autoregressive
+        ``sample``: BoTorch's MC acquisition functions draw ``mu + R z`` from fixed
+        quasi-MC base samples ``z`` of the posterior's ``base_sample_shape`` (here ``q m``
+        values, as for a GP), so an acquisition value is a smooth deterministic function of
+        ``X`` that L-BFGS-B can optimise, and posterior and outcome transforms, fantasies
+        and ``covariance_matrix`` work as for any GP. The autoregressive draw is not
+        Gaussian (no transform or scalarisation could act on it), depends on the order of
+        the points, and costs one ``update`` per block, per MC sample and per t-batch --
+        on the ``N + q`` points qNEI scores per t-batch that is far too slow for an
+        acquisition optimiser. For ``q`` up to ``block_size`` (5) the two are the same
+        distribution; beyond it the one-shot joint is what the head was trained on. The
+        autoregressive draw is for thousands of points at once: :meth:`joint_sample`.
+
+        Equal points within a t-batch share one latent draw, as on the marginal path;
+        observation noise stays independent. The root is dense, ``q m x q m`` per t-batch
+        (like a GP's posterior), and rows the t-batches share are predicted in each."""
+        loc, factor, diag = self._joint_parts(X)
+        noise = self.noise_variance().to(diag)
+        y_mean, y_std = self._y_mean.to(loc), self._y_std.to(loc)
+        obs_var = self._observation_variance(observation_noise, diag)
+        indices = output_indices if output_indices is not None else self._output_indices
+        if indices is not None:
+            loc, diag, factor = loc[..., indices], diag[..., indices], factor[..., indices, :]
+            noise, y_mean, y_std = noise[indices], y_mean[indices], y_std[indices]
+            obs_var = None if obs_var is None else obs_var[..., indices]
+        factor, diag = hold_out_noise(factor, diag, noise)
+        same = _first_equal_rows(X.expand(*loc.shape[:-2], *X.shape[-2:]))
+        if same is not None:  # equal points take the first one's moments (as _gaussian_posterior)
+            loc, diag = (t.gather(-2, same.unsqueeze(-1).expand_as(t)) for t in (loc, diag))
+            factor = factor.gather(-3, same[..., None, None].expand_as(factor))
+        mean = loc * y_std + y_mean
+        root = _low_rank_root(factor * y_std.unsqueeze(-1), diag * y_std**2, same)
+        covar = RootLinearOperator(root)
+        if obs_var is not None:
+            covar = covar + DiagLinearOperator((obs_var * y_std**2).flatten(-2))
+        if mean.shape[-1] == 1:
+            posterior = GPyTorchPosterior(MultivariateNormal(mean.squeeze(-1), covar))
+        else:
+            posterior = GPyTorchPosterior(MultitaskMultivariateNormal(mean, covar, interleaved=True))
+        if hasattr(self, "outcome_transform"):
+            posterior = self.outcome_transform.untransform_posterior(posterior, X=X)
+        if posterior_transform is not None:
+            posterior = posterior_transform(posterior)
+        return posterior
+
+    def joint_sample(self, X: Tensor, num_samples: int = 1, generator: torch.Generator | None = None) -> Tensor:
+        """Joint draws of the latent objective at ``X`` (``n x d``, raw inputs): ``num_samples
+        x n x m``, in ``X``'s dtype and the user's units (any outcome transform undone).
+
+        Through the surrogate's ``sample`` with the noise estimate held out
+        (``noise=``, as the posterior holds it out): a joint-predictive surrogate draws
+        the points autoregressively in blocks (CMANP-AND: ``block_size`` points per block,
+        folded into its state with the constant-cost ``update``), so ``n`` may be thousands
+        and memory does not grow with the number of observations; a diagonal surrogate's
+        draws are independent across points -- its own joint, which is what makes an argmax
+        over many of them optimistic. ``generator`` lives on the network's device (CPU for
+        the shipped checkpoints); ``None`` uses torch's global generator.
+
+        The model must not be batched (a fantasy model) and ``X`` must be 2-D.
+        """
+        if not isinstance(X, Tensor) or not X.is_floating_point():
+            raise TypeError(f"X must be a floating-point torch.Tensor, got {type(X).__name__}")
+        if X.dim() != 2 or X.shape[-1] != self._d or X.shape[0] == 0:
+            raise ValueError(f"X must have shape n x {self._d} with n >= 1, got {tuple(X.shape)}")
+        if not torch.isfinite(X).all():
+            raise ValueError("X contains NaN or infinite values")
+        if self.batch_shape:
+            raise ValueError(f"joint_sample needs a model without batch shape, got {tuple(self.batch_shape)}")
+        self.eval()
+        X_in = self._to_surrogate_inputs(X).unsqueeze(0)
+        draws = self.surrogate.sample(self._state, X_in, num_samples, generator,
+                                      noise=self.noise_variance().to(X_in))
+        draws = draws.squeeze(1).to(X.dtype) * self._y_std.to(X) + self._y_mean.to(X)
+        if hasattr(self, "outcome_transform"):
+            draws, _ = self.outcome_transform.untransform(draws)
+        if self._output_indices is not None:
+            draws = draws[..., self._output_indices]
+        return draws
 
     # -- new data ------------------------------------------------------------------
 
@@ -1003,6 +1146,28 @@ def _gaussian_posterior(mean: Tensor, var: Tensor, obs_var: Tensor | None = None
     if m == 1:
         return GPyTorchPosterior(MultivariateNormal(mean.squeeze(-1), covar))
     return GPyTorchPosterior(MultitaskMultivariateNormal(mean, covar, interleaved=True))
+
+
+def _low_rank_root(factor: Tensor, diag: Tensor, same: Tensor | None) -> Tensor:
+    """A square root ``R`` (``... x q m x q m``) of ``Phi Phi^T + diag(d)``, the variables in
+    interleaved ``(q, m)`` order: ``factor`` ``... x q x m x r``, ``diag`` ``... x q x m``
+    (positive), ``same`` (``... x q`` or ``None``) the first equal point of each point.
+
+    Equal points share one draw: the Cholesky factor is taken with the later copies
+    decoupled (their factors zeroed), whose columns then meet no first copy's row, and
+    every copy takes its first copy's row of it, so ``R R^T`` is the covariance of the
+    distinct points, repeated, with ``q m`` base samples per draw whatever the repeats."""
+    q, m = diag.shape[-2:]
+    phi, d = factor.flatten(-3, -2), diag.flatten(-2)
+    first = None
+    if same is not None:
+        first = (same.unsqueeze(-1) * m + torch.arange(m, device=same.device)).flatten(-2)
+        later = first != torch.arange(q * m, device=same.device)
+        phi = phi.masked_fill(later.unsqueeze(-1), 0.0)
+    root = psd_safe_cholesky(phi @ phi.transpose(-1, -2) + torch.diag_embed(d))
+    if first is not None:
+        root = root.gather(-2, first.unsqueeze(-1).expand_as(root))
+    return root
 
 
 def _check_matrix(name: str, value: Any) -> None:
