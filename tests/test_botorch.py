@@ -607,6 +607,27 @@ def test_kept_moments_give_the_same_posterior_and_go_with_the_state():
     assert not torch.allclose(post.mean, first.mean)
 
 
+def test_shared_rows_that_come_back_are_kept_even_for_few_t_batches():
+    # two restarts of a gradient optimisation: predicting the rows apart does not pay the first
+    # time (their Jacobian costs more), but they come back in every evaluation
+    X, Y = data()
+    net = surrogate()
+    counter = EmbedCounter(net.decoder)
+    model = NPModel(net, X, Y)
+    b, k = 2, X.shape[0]
+    cand = torch.rand(b, 1, D, dtype=torch.float64)
+    qnei = qLogNoisyExpectedImprovement(model, X_baseline=X, prune_baseline=False)
+    model.noise_variance()  # estimated once per model, from the observed points
+    grads, points = [], []
+    for _ in range(3):
+        Xg = cand.clone().requires_grad_(True)
+        counter.points = 0
+        grads.append(torch.autograd.grad(qnei(Xg).sum(), Xg)[0])
+        points.append(counter.points)
+    assert points == [b * (k + 1), k + b, b]
+    assert torch.allclose(grads[1], grads[0], atol=1e-6) and torch.equal(grads[2], grads[1])
+
+
 @pytest.mark.parametrize("shape", [(5, 4, 3), (2, 3, 7, 2), (1, 1, 3)])
 def test_equal_rows_are_found_by_pairs_as_by_sorting(shape, monkeypatch):
     from npbandit.surrogates import npmodel

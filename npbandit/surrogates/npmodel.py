@@ -253,13 +253,14 @@ class _SharedRows:
 
     ``mask``: ``q`` booleans, the positions of the shared rows (``own``: the others;
     ``order``: puts the other rows followed by the shared ones back in place); ``rows``:
-    ``k x d`` (raw inputs, detached); ``mean`` / ``var``: ``k x m``; ``jac_mean`` / ``jac_var``: ``k x m x d``
-    or ``None`` (not asked for yet). All in the rows' dtype, detached.
+    ``k x d`` (raw inputs, detached); ``mean`` / ``var``: ``k x m``, or ``None`` for rows
+    seen once and not predicted apart (:meth:`seen`); ``jac_mean`` / ``jac_var``:
+    ``k x m x d``, or ``None`` (not asked for yet). All in the rows' dtype, detached.
     """
 
     __slots__ = ("mask", "own", "order", "rows", "mean", "var", "jac_mean", "jac_var")
 
-    def __init__(self, mask: Tensor, rows: Tensor, mean: Tensor, var: Tensor,
+    def __init__(self, mask: Tensor, rows: Tensor, mean: Tensor | None, var: Tensor | None,
                  jac_mean: Tensor | None, jac_var: Tensor | None) -> None:
         self.mask, self.rows, self.mean, self.var = mask, rows, mean, var
         self.jac_mean, self.jac_var = jac_mean, jac_var
@@ -285,8 +286,16 @@ class _SharedRows:
                    for t in (mean, var)]
         return cls(mask, rows, mean.detach(), var.detach(), jac[0], jac[1])
 
-    def with_jacobians(self, model: "NPModel") -> "_SharedRows":
-        return _SharedRows.predict(model, self.mask, self.rows, True)
+    @classmethod
+    def seen(cls, mask: Tensor, rows: Tensor) -> "_SharedRows":
+        """An entry without moments: ``rows`` (``k x d``) at ``mask`` were shared once."""
+        return cls(mask, rows.detach().clone(), None, None, None, None)
+
+    def complete(self, model: "NPModel", jacobians: bool) -> "_SharedRows":
+        """This entry, with its moments (and Jacobians when asked for) predicted if missing."""
+        if self.mean is not None and (self.jac_mean is not None or not jacobians):
+            return self
+        return _SharedRows.predict(model, self.mask, self.rows, jacobians)
 
     def matches(self, flat: Tensor) -> bool:
         """Whether every t-batch of ``flat`` (``b x q x d``) holds ``rows`` at ``mask``."""
@@ -714,17 +723,20 @@ class NPModel(Model, FantasizeMixin, GP):
         too (the last restarts of a batched L-BFGS-B)."""
         entry = self._shared_rows
         if entry is not None and entry.matches(flat):
-            if needs_grad and entry.jac_mean is None:
-                entry = self._shared_rows = entry.with_jacobians(self)  # the rows came back
-            return entry
+            # the rows came back: predicting them apart (with their Jacobian) pays from now on
+            self._shared_rows = entry.complete(self, needs_grad)
+            return self._shared_rows
         b = flat.shape[0]
         if b < 2:
             return None
         mask = (flat == flat[:1]).all(dim=-1).all(dim=0)
         k = int(mask.sum())
-        # a Jacobian costs a backward pass per output column and moment: for a few rows
-        # not seen before, predicting them in every t-batch is cheaper
-        if not k or (needs_grad and (b - 1) * k < SHARED_ROWS_MIN):
+        if not k:
+            return None
+        if needs_grad and (b - 1) * k < SHARED_ROWS_MIN:
+            # a Jacobian costs a backward pass per output column and moment: for a few rows
+            # seen once, predicting them in every t-batch is cheaper; if they come back, not
+            self._shared_rows = _SharedRows.seen(mask, flat[0, mask])
             return None
         self._shared_rows = _SharedRows.predict(self, mask, flat[0, mask], needs_grad)
         return self._shared_rows
