@@ -311,8 +311,14 @@ def render(results: list[dict], budget: int, seeds: int, versions: str, command:
     if "ax" in summary:
         ax_ = summary["ax"]
         cpu_part = (f" ({ax_['cpu_ratio']:.1f} x in CPU time)" if cpu else "")
+        def per_evaluation(route: str) -> float:
+            """Median over seeds of CPU milliseconds per acquisition evaluation."""
+            return statistics.median(1e3 * x["cpu_per_trial"] / x["evaluations"] for x in by[route])
+
         evals = (f", {ax_['evaluations']:.0f} acquisition evaluations per trial against "
-                 f"{summary['optimize']['evaluations']:.0f}" if cpu else "")
+                 f"{summary['optimize']['evaluations']:.0f}, {per_evaluation('ax'):.1f} ms of CPU per evaluation "
+                 f"against {per_evaluation('optimize'):.1f}: both run the network forward and backward at the "
+                 "candidates, `ax` also qLogNEI's 512 samples at every observed point" if cpu else "")
         reading.append(f"with the configuration alone (`ax`) a model-based trial takes {ax_['ratio']:.1f} x "
                        f"`optimize`'s time{cpu_part}, nearly all of it in Ax's acquisition optimisation (qLogNEI "
                        "over the candidate and the observed points, whose moments the model predicts once and "
