@@ -724,8 +724,8 @@ class NPModel(Model, FantasizeMixin, GP):
         entry = self._shared_rows
         if entry is not None and entry.matches(flat):
             # the rows came back: predicting them apart (with their Jacobian) pays from now on
-            self._shared_rows = entry.complete(self, needs_grad)
-            return self._shared_rows
+            entry = self._shared_rows = entry.complete(self, needs_grad)
+            return entry
         b = flat.shape[0]
         if b < 2:
             return None
@@ -738,8 +738,9 @@ class NPModel(Model, FantasizeMixin, GP):
             # seen once, predicting them in every t-batch is cheaper; if they come back, not
             self._shared_rows = _SharedRows.seen(mask, flat[0, mask])
             return None
-        self._shared_rows = _SharedRows.predict(self, mask, flat[0, mask], needs_grad)
-        return self._shared_rows
+        # the local name, not the attribute: another thread may keep other rows meanwhile
+        entry = self._shared_rows = _SharedRows.predict(self, mask, flat[0, mask], needs_grad)
+        return entry
 
     def _predict_rows(self, rows: Tensor, dtype: torch.dtype) -> tuple[Tensor, Tensor]:
         """Mean and variance (``n x m`` each, ``dtype``) at raw inputs ``rows`` (``n x d``)."""
