@@ -18,7 +18,10 @@ checkpoint ``cmanp-bo`` in every NP route:
 - ``ax-gp``: Ax's own default (``method="fast"``: a GP), for scale.
 
 A model-based trial is one ``get_next_trials`` call after the initial design (Ax) or the
-time from one evaluation's return to the next call (``optimize``). Every run counts the
+time from one evaluation's return to the next call (``optimize``), timed by the wall clock
+and by the process's CPU time (steadier on a machine shared with other work, which slows
+the wall clock of whichever route runs at a busy moment). Every run counts the
+acquisition evaluations (``NPModel.posterior`` calls), the
 acquisition optimisations it ran (``optimize_acqf``; Ax starts one again, up to 5 times,
 when it proposes a point it has already evaluated, then falls back to a Sobol point), the
 restarts-failed retries inside them, and splits its time into the acquisition
@@ -73,7 +76,7 @@ class Meter:
 
     def __init__(self) -> None:
         self.acqf_s = self.model_s = 0.0
-        self.acqf_runs = self.retries = 0
+        self.acqf_runs = self.retries = self.evaluations = 0
 
     @contextlib.contextmanager
     def installed(self):
@@ -83,7 +86,7 @@ class Meter:
 
         real_optimize, real_set, real_stream = (optimize_module._optimize_acqf, NPModel._set_data,
                                                 NPModel.condition_on_observations)
-        real_inputs = NPModel.__dict__["construct_inputs"]
+        real_inputs, real_posterior = NPModel.__dict__["construct_inputs"], NPModel.posterior
 
         def optimize_acqf(*args, **kwargs):
             t0 = time.perf_counter()
@@ -105,29 +108,40 @@ class Meter:
                     self.model_s += time.perf_counter() - t0
             return wrapper
 
+        def posterior(*args, **kwargs):
+            self.evaluations += 1
+            return real_posterior(*args, **kwargs)
+
         optimize_module._optimize_acqf = optimize_acqf
         NPModel._set_data, NPModel.condition_on_observations = timed(real_set), timed(real_stream)
         NPModel.construct_inputs = classmethod(timed(real_inputs.__func__))
+        NPModel.posterior = posterior
         try:
             yield self
         finally:
             optimize_module._optimize_acqf = real_optimize
             NPModel._set_data, NPModel.condition_on_observations = real_set, real_stream
-            NPModel.construct_inputs = real_inputs
+            NPModel.construct_inputs, NPModel.posterior = real_inputs, real_posterior
 
 
-def run_optimize(seed: int, budget: int) -> tuple[list[float], float, int]:
-    """Seconds of each model-based trial, the best value, Sobol fallbacks (none here)."""
+def clock() -> tuple[float, float]:
+    """(wall, CPU) seconds."""
+    return time.perf_counter(), time.process_time()
+
+
+def run_optimize(seed: int, budget: int) -> tuple[list[tuple[float, float]], float, int]:
+    """(wall, CPU) seconds of each model-based trial, the best value, Sobol fallbacks (none here)."""
     import npbandit
 
-    returned: list[float] = []
-    gaps: list[float] = []
+    returned: list[tuple[float, float]] = []
+    gaps: list[tuple[float, float]] = []
 
     def objective(x) -> float:
         if returned:
-            gaps.append(time.perf_counter() - returned[-1])
+            now = clock()
+            gaps.append((now[0] - returned[-1][0], now[1] - returned[-1][1]))
         value = branin(float(x[0]), float(x[1]))
-        returned.append(time.perf_counter())
+        returned.append(clock())
         return value
 
     result = npbandit.optimize(objective, BOUNDS, surrogate="cmanp", budget=budget, n_init=N_INIT, seed=seed,
@@ -135,7 +149,7 @@ def run_optimize(seed: int, budget: int) -> tuple[list[float], float, int]:
     return gaps[N_INIT - 1:], result.best_value, 0
 
 
-def run_ax(route: str, seed: int, budget: int) -> tuple[list[float], float, int]:
+def run_ax(route: str, seed: int, budget: int) -> tuple[list[tuple[float, float]], float, int]:
     import logging
 
     import torch
@@ -171,9 +185,10 @@ def run_ax(route: str, seed: int, budget: int) -> tuple[list[float], float, int]
         client.set_generation_strategy(strategy)
     seconds, fallbacks = [], 0
     for i in range(budget):
-        t0 = time.perf_counter()
+        t0 = clock()
         trials = client.get_next_trials(max_trials=1)
-        elapsed = time.perf_counter() - t0
+        t1 = clock()
+        elapsed = (t1[0] - t0[0], t1[1] - t0[1])
         for index, p in trials.items():
             client.complete_trial(index, raw_data={"branin": branin(p["x1"], p["x2"])})
             if i >= N_INIT:
@@ -193,11 +208,13 @@ def run_route(route: str, seed: int, budget: int) -> dict:
                                     else run_ax(route, seed, budget))
         wall = time.perf_counter() - t0
     n = len(seconds)
-    model_based = sum(seconds)
-    return {"route": route, "seed": seed, "trials": n, "s_per_trial": model_based / n, "wall_s": wall,
+    model_based = sum(wall for wall, _ in seconds)
+    return {"route": route, "seed": seed, "trials": n, "s_per_trial": model_based / n,
+            "cpu_per_trial": sum(cpu for _, cpu in seconds) / n, "wall_s": wall,
             "acqf_s": meter.acqf_s / n, "model_s": meter.model_s / n,
             "rest_s": (model_based - meter.acqf_s - meter.model_s) / n, "acqf_runs": meter.acqf_runs,
-            "retries": meter.retries, "fallbacks": fallbacks, "best": best, "max_trial_s": max(seconds)}
+            "evaluations": meter.evaluations / n, "retries": meter.retries, "fallbacks": fallbacks, "best": best,
+            "max_trial_s": max(wall for wall, _ in seconds)}
 
 
 #: own-time buckets for the profile: a path fragment -> label
@@ -241,9 +258,11 @@ def render(results: list[dict], budget: int, seeds: int, versions: str, command:
     routes = [r for r in ROUTES if any(x["route"] == r for x in results)]
     by = {route: sorted((x for x in results if x["route"] == route), key=lambda x: x["seed"]) for route in routes}
 
-    def ratio(route: str) -> float:
+    def ratio(route: str, key: str = "s_per_trial") -> float:
         """The median over seeds of ``route``'s seconds per trial over ``optimize``'s, same seed."""
-        return statistics.median(a["s_per_trial"] / b["s_per_trial"] for a, b in zip(by[route], by["optimize"]))
+        return statistics.median(a[key] / b[key] for a, b in zip(by[route], by["optimize"]))
+
+    cpu = all("cpu_per_trial" in x for x in results)  # runs saved before CPU time was recorded have none
 
     lines = ["## NPModel inside Ax vs `optimize`: seconds per model-based trial", "",
              f"Command: `{command}` (CPU: {machine_line(THREADS)}; {versions}). Branin, {budget} evaluations, "
@@ -256,34 +275,56 @@ def render(results: list[dict], budget: int, seeds: int, versions: str, command:
              "`ax-logei` with `optimize`'s 10 restarts and 512 raw samples (the node's `generator_gen_kwargs`). "
              "`ax-f32`: `ax` "
              "with `network_dtype=torch.float32`. `ax-gp`: Ax's own default model (`method=\"fast\"`), for scale. "
-             "Seconds per model-based trial (median over seeds), split into the acquisition optimisation "
+             "Seconds per model-based trial (median over seeds; wall clock, and the process's CPU time, "
+             "steadier on a shared machine), the wall clock split into the acquisition optimisation "
              "(`optimize_acqf`, every attempt), building the `NPModel` and the rest (the framework); per run "
-             "(median): the acquisition optimisations run (Ax runs one again, up to 5 times, when it proposes a "
+             "(median): acquisition evaluations per trial (`NPModel.posterior` calls), the acquisition "
+             "optimisations run (Ax runs one again, up to 5 times, when it proposes a "
              "point it has already evaluated, then takes a Sobol point), the retries inside them (BoTorch starts "
              "an optimisation again when any restart fails), the Sobol fallbacks; ratio: per seed, then the "
-             "median. Routes of a seed run back to back in rotating order on a machine shared with other work.", "",
-             "| route | s / trial | optimize_acqf | NPModel | rest | x `optimize` | acqf runs | retries | "
-             "Sobol fallbacks | best value |",
-             "|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|"]
+             "median (wall clock; CPU time). Routes of a seed run back to back in rotating order on a machine "
+             "shared with other work.", "",
+             "| route | s / trial | CPU s / trial | optimize_acqf | NPModel | rest | x `optimize` | x `optimize` (CPU) | "
+             "evaluations / trial | acqf runs | retries | Sobol fallbacks | best value |",
+             "|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|"]
     summary = {}
+    keys = ("s_per_trial", "acqf_s", "model_s", "rest_s", "acqf_runs", "retries", "fallbacks", "best")
     for route in routes:
         med = {k: statistics.median(x[k] for x in by[route])
-               for k in ("s_per_trial", "acqf_s", "model_s", "rest_s", "acqf_runs", "retries", "fallbacks", "best")}
+               for k in keys + (("cpu_per_trial", "evaluations") if cpu else ())}
         med["ratio"] = ratio(route)
+        if cpu:
+            med["cpu_ratio"] = ratio(route, "cpu_per_trial")
         summary[route] = med
-        lines.append(f"| {route} | {med['s_per_trial']:.2f} | {med['acqf_s']:.2f} | {med['model_s']:.3f} | "
-                     f"{med['rest_s']:.2f} | {med['ratio']:.2f} | {med['acqf_runs']:g} | {med['retries']:g} | "
+
+        def cell(key: str, fmt: str) -> str:
+            return format(med[key], fmt) if key in med else "–"
+
+        lines.append(f"| {route} | {med['s_per_trial']:.2f} | {cell('cpu_per_trial', '.2f')} | {med['acqf_s']:.2f} | "
+                     f"{med['model_s']:.3f} | {med['rest_s']:.2f} | {med['ratio']:.2f} | {cell('cpu_ratio', '.2f')} | "
+                     f"{cell('evaluations', '.0f')} | {med['acqf_runs']:g} | {med['retries']:g} | "
                      f"{med['fallbacks']:g} | {med['best']:.2f} |")
     def total(route: str, key: str) -> int:
         return sum(x[key] for x in by.get(route, []))
 
     reading = []
     if "ax" in summary:
-        reading.append(f"with the configuration alone (`ax`) a model-based trial takes {summary['ax']['ratio']:.1f} x "
-                       "`optimize`'s time, nearly all of it in Ax's acquisition optimisation (qLogNEI over the "
-                       "candidate and every observed point, 20 restarts and 1024 raw samples, against LogEI with 10 "
-                       f"and 512); Ax's own work and the model's construction add {summary['ax']['rest_s']:.2f} and "
-                       f"{summary['ax']['model_s']:.3f} s per trial")
+        ax_ = summary["ax"]
+        cpu_part = (f" ({ax_['cpu_ratio']:.1f} x in CPU time)" if cpu else "")
+        def per_evaluation(route: str) -> float:
+            """Median over seeds of CPU milliseconds per acquisition evaluation."""
+            return statistics.median(1e3 * x["cpu_per_trial"] / x["evaluations"] for x in by[route])
+
+        evals = (f", {ax_['evaluations']:.0f} acquisition evaluations per trial against "
+                 f"{summary['optimize']['evaluations']:.0f}, {per_evaluation('ax'):.1f} ms of CPU per evaluation "
+                 f"against {per_evaluation('optimize'):.1f}: both run the network forward and backward at the "
+                 "candidates, `ax` also qLogNEI's 512 samples at every observed point" if cpu else "")
+        reading.append(f"with the configuration alone (`ax`) a model-based trial takes {ax_['ratio']:.1f} x "
+                       f"`optimize`'s time{cpu_part}, nearly all of it in Ax's acquisition optimisation (qLogNEI "
+                       "over the candidate and the observed points, whose moments the model predicts once and "
+                       "keeps; 20 restarts and 1024 raw samples in batches of 32, against LogEI with 10 and 512 in "
+                       f"one batch{evals}); Ax's own work and the model's construction add {ax_['rest_s']:.2f} and "
+                       f"{ax_['model_s']:.3f} s per trial")
     if "ax-matched" in summary:
         reading.append(f"with `optimize`'s acquisition and settings (`ax-matched`) the ratio is "
                        f"{summary['ax-matched']['ratio']:.1f} x")
@@ -302,12 +343,15 @@ def render(results: list[dict], budget: int, seeds: int, versions: str, command:
                        f"{summary.get('ax', summary['optimize'])['best']:.2f} for `ax`")
     if reading:
         lines += ["", "Reading: " + "; ".join(reading) + "."]
-    lines += ["", "Per seed, seconds per model-based trial (acquisition optimisations run, Sobol fallbacks):", "",
+    per_seed = ("seconds per model-based trial, wall clock / CPU (acquisition optimisations run, Sobol fallbacks)"
+                if cpu else "seconds per model-based trial (acquisition optimisations run, Sobol fallbacks)")
+    lines += ["", f"Per seed, {per_seed}:", "",
               "| route | " + " | ".join(f"seed {s}" for s in range(seeds)) + " |",
               "|---|" + "---:|" * seeds]
     for route in routes:
-        lines.append(f"| {route} | " + " | ".join(f"{x['s_per_trial']:.2f} ({x['acqf_runs']}, {x['fallbacks']})"
-                                                  for x in by[route]) + " |")
+        lines.append(f"| {route} | " + " | ".join(
+            (f"{x['s_per_trial']:.2f} / {x['cpu_per_trial']:.2f}" if cpu else f"{x['s_per_trial']:.2f}")
+            + f" ({x['acqf_runs']}, {x['fallbacks']})" for x in by[route]) + " |")
     if profile:
         lines += ["", "cProfile of one `ax` run (seed 0, `--profile`; the profiler slows Python-heavy code more "
                   "than torch's kernels). Cumulative seconds per model-based trial in the steps, then own seconds "
@@ -351,7 +395,8 @@ def main(argv: list[str] | None = None) -> None:
             for route in order:
                 r = run_route(route, seed, args.budget)
                 results.append(r)
-                print(f"seed {seed} {route:9s} {r['s_per_trial']:.2f} s/trial (acqf {r['acqf_s']:.2f}, model "
+                print(f"seed {seed} {route:9s} {r['s_per_trial']:.2f} s/trial, CPU {r['cpu_per_trial']:.2f} "
+                      f"({r['evaluations']:.0f} evaluations; acqf {r['acqf_s']:.2f}, model "
                       f"{r['model_s']:.3f}, rest {r['rest_s']:.2f}); acqf runs {r['acqf_runs']}, retries "
                       f"{r['retries']}, fallbacks {r['fallbacks']}; best {r['best']:.3f}", flush=True)
         profile, by_package, steps = profile_ax(0, args.budget) if args.profile else ([], {}, {})

@@ -129,6 +129,51 @@ def test_a_warm_start_from_another_network_is_refused():
         datasets=[fold], search_space_digest=digest(), state_dict=state, refit=True)
 
 
+def test_kept_moments_stay_with_their_model_through_cross_validation_and_warm_starts():
+    # while Ax optimises qLogNEI the model keeps its moments at the observed points; a fold's or a
+    # warm-started model (built on other data from the state dict) predicts them from its own state
+    from botorch.acquisition import qLogNoisyExpectedImprovement
+    from botorch.sampling import SobolQMCNormalSampler
+
+    from helpers import EmbedCounter
+
+    ds = dataset(12)
+    generator = BoTorchGenerator(surrogate_spec=SurrogateSpec(model_configs=[copy.deepcopy(CONFIG)]))
+    generator.fit(datasets=[ds], search_space_digest=digest())
+    model = generator.surrogate.model
+    keys = set(model.state_dict())
+    cand = ds.X[:4].unsqueeze(-2) * 0.9 + 0.5
+
+    def qnei(m):  # the same base samples for every model
+        acqf = qLogNoisyExpectedImprovement(m, X_baseline=ds.X, prune_baseline=False,
+                                            sampler=SobolQMCNormalSampler(torch.Size([256]), seed=0))
+        with torch.no_grad():
+            return acqf(cand)
+
+    before = qnei(model)
+    counter = EmbedCounter(model.surrogate.decoder)
+    assert torch.equal(qnei(model), before) and counter.points == 4  # the observed points were kept
+    assert set(model.state_dict()) == keys  # nothing of them in the state dict
+    keep = torch.ones(12, dtype=torch.bool)
+    keep[[2, 7]] = False
+    fold = ds.clone(mask=keep)
+    mean, _ = generator.cross_validate(datasets=[fold], X_test=ds.X[~keep], search_space_digest=digest())
+    fresh = NPModel(**NPModel.construct_inputs(fold, checkpoint="cmanp-bo"), input_transform=normalize())
+    assert torch.allclose(mean.reshape(-1), fresh.posterior(ds.X[~keep].unsqueeze(0)).mean.reshape(-1))
+    warm = Surrogate(surrogate_spec=SurrogateSpec(model_configs=[copy.deepcopy(CONFIG)]))
+    warm.fit(datasets=[fold], search_space_digest=digest(), state_dict=model.state_dict(), refit=False)
+    Xf = torch.cat([ds.X.expand(4, -1, -1), cand], dim=-2)  # what qLogNEI asks for
+
+    def moments(m, rows_apart=False):  # one row per t-batch: nothing shared, nothing kept
+        with torch.no_grad():
+            post = m.posterior(Xf.reshape(-1, 1, 2) if rows_apart else Xf)
+        return torch.cat([post.mean.reshape(-1), post.variance.reshape(-1)])
+
+    assert torch.allclose(moments(warm.model), moments(fresh, rows_apart=True))
+    assert torch.allclose(moments(model), moments(model, rows_apart=True))
+    assert torch.equal(qnei(model), before)  # and the full model's kept moments are still its own
+
+
 @pytest.mark.parametrize("sem", [None, 0.5])
 def test_an_ax_client_loop_runs_on_the_configuration_alone(sem, monkeypatch, tmp_path):
     from ax.api.client import Client

@@ -538,7 +538,115 @@ def test_rows_shared_by_all_t_batches_are_predicted_once_with_exact_gradients():
     counter.points = 0
     with torch.no_grad():
         model.posterior(torch.cat([baseline, cand], dim=-2))
-    assert counter.points == b + k  # not b * (k + 1)
+    assert counter.points == b  # the shared rows' moments were kept: only the candidates are predicted
+    counter.points = 0
+    one = model.posterior(torch.cat([X, cand[0].detach()]).unsqueeze(0))  # one t-batch with the rows kept
+    assert counter.points == 1
+    assert torch.allclose(one.mean.reshape(-1), post.mean[0].reshape(-1))
+
+
+def test_kept_moments_give_the_same_posterior_and_go_with_the_state():
+    X, Y = data()
+    net = surrogate()
+    counter = EmbedCounter(net.decoder)
+    model = NPModel(net, X, Y, input_transform=Normalize(D, bounds=BOUNDS))
+    b, k = 8, X.shape[0]
+    cand = torch.rand(b, 1, D, dtype=torch.float64)
+
+    def full(rows=X, c=cand):
+        return torch.cat([rows.expand(b, -1, -1), c], dim=-2)
+
+    def per_row(m, Xt):  # every row on its own: no rows shared, nothing kept
+        post = m.posterior(Xt.reshape(-1, 1, D))
+        return post.mean.reshape(Xt.shape[:-1]), post.variance.reshape(Xt.shape[:-1])
+
+    with torch.no_grad():
+        first = model.posterior(full())  # keeps the moments at X (values only)
+        counter.points = 0
+        again = model.posterior(full())
+    assert counter.points == b
+    assert torch.equal(first.mean, again.mean) and torch.equal(first.variance, again.variance)
+    mean, var = per_row(model, full())
+    assert torch.allclose(again.mean.squeeze(-1), mean) and torch.allclose(again.variance.squeeze(-1), var)
+    # a gradient after a call without one: the kept rows get their Jacobian, the candidates theirs
+    Xg = cand.clone().requires_grad_(True)
+    qnei = qLogNoisyExpectedImprovement(model, X_baseline=X, prune_baseline=False)
+    grad, = torch.autograd.grad(qnei(Xg).sum(), Xg)
+    for _ in range(2):  # the kept entry holds no graph: differentiable again and again
+        Xg = cand.clone().requires_grad_(True)
+        assert torch.equal(torch.autograd.grad(qnei(Xg).sum(), Xg)[0], grad)
+    fresh = NPModel(net, X, Y, input_transform=Normalize(D, bounds=BOUNDS))
+    rows = full().reshape(-1, 1, D).requires_grad_(True)
+    post = fresh.posterior(rows)
+    ref, = torch.autograd.grad((post.mean + 0.3 * post.variance).sum(), rows)
+    Xg = full().requires_grad_(True)
+    post = model.posterior(Xg)
+    got, = torch.autograd.grad((post.mean + 0.3 * post.variance).sum(), Xg)
+    assert torch.allclose(got.reshape(-1, D), ref.reshape(-1, D), atol=1e-6)
+    # other rows, another dtype: not the kept entry
+    mean2, var2 = per_row(model, full(X.flip(0)))
+    assert torch.allclose(model.posterior(full(X.flip(0))).mean.squeeze(-1), mean2)
+    counter.points = 0
+    with torch.no_grad():
+        single = model.posterior(full().float())
+    assert counter.points == b + k  # the shared rows predicted once, not taken from the float64 entry
+    assert single.mean.dtype == torch.float32
+    # a conditioned model has another state: it predicts the rows again, from that state
+    model.posterior(full())  # the float64 entry, kept again
+    Xn = torch.rand(3, D, dtype=torch.float64)
+    Yn = torch.sin(5 * Xn.sum(-1, keepdim=True))
+    streamed = model.condition_on_observations(Xn, Yn)
+    for m in (streamed, model.subset_output([0])):
+        mean, var = per_row(m, full())
+        post = m.posterior(full())
+        assert torch.allclose(post.mean.squeeze(-1), mean) and torch.allclose(post.variance.squeeze(-1), var)
+    assert not torch.allclose(streamed.posterior(full()).mean, first.mean)
+    # load_state_dict re-conditions through the loaded transforms: the kept moments go
+    other_bounds = torch.tensor([[-0.5] * D, [1.5] * D], dtype=torch.float64)
+    other = NPModel(net, X, Y, input_transform=Normalize(D, bounds=other_bounds))
+    model.posterior(full())
+    model.load_state_dict(other.state_dict())
+    expected = other.posterior(full())
+    post = model.posterior(full())
+    assert torch.allclose(post.mean, expected.mean) and torch.allclose(post.variance, expected.variance)
+    assert not torch.allclose(post.mean, first.mean)
+
+
+def test_shared_rows_that_come_back_are_kept_even_for_few_t_batches():
+    # two restarts of a gradient optimisation: predicting the rows apart does not pay the first
+    # time (their Jacobian costs more), but they come back in every evaluation
+    X, Y = data()
+    net = surrogate()
+    counter = EmbedCounter(net.decoder)
+    model = NPModel(net, X, Y)
+    b, k = 2, X.shape[0]
+    cand = torch.rand(b, 1, D, dtype=torch.float64)
+    qnei = qLogNoisyExpectedImprovement(model, X_baseline=X, prune_baseline=False)
+    model.noise_variance()  # estimated once per model, from the observed points
+    grads, points = [], []
+    for _ in range(3):
+        Xg = cand.clone().requires_grad_(True)
+        counter.points = 0
+        grads.append(torch.autograd.grad(qnei(Xg).sum(), Xg)[0])
+        points.append(counter.points)
+    assert points == [b * (k + 1), k + b, b]
+    assert torch.allclose(grads[1], grads[0], atol=1e-6) and torch.equal(grads[2], grads[1])
+
+
+@pytest.mark.parametrize("shape", [(5, 4, 3), (2, 3, 7, 2), (1, 1, 3)])
+def test_equal_rows_are_found_by_pairs_as_by_sorting(shape, monkeypatch):
+    from npbandit.surrogates import npmodel
+
+    g = torch.Generator().manual_seed(sum(shape))
+    for _ in range(20):
+        X = torch.randint(0, 2, shape, generator=g).double()  # many equal rows, some t-batches without
+        pairs = npmodel._first_equal_rows(X)
+        with monkeypatch.context() as m:
+            m.setattr(npmodel, "PAIRWISE_MAX", 0)
+            sorted_ = npmodel._first_equal_rows(X)
+        assert (pairs is None) == (sorted_ is None)
+        if pairs is not None:
+            assert torch.equal(pairs, sorted_)
 
 
 @pytest.mark.parametrize("m", [1, 2])

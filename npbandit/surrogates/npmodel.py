@@ -94,11 +94,16 @@ distribution.
 
 For a diagonal surrogate the posterior is Gaussian and diagonal across distinct ``q``
 points (the NP's targets are conditionally independent), so MC acquisition functions
-sample them independently; equal points within a t-batch share one latent draw (``f``
-at one input is one random variable; observation noise stays independent). Points in
-different t-batches never interact. Rows equal in every t-batch -- the observed points
-qNEI appends to each candidate -- are predicted once, with each t-batch's exact first
-derivative (second derivatives through them are not propagated).
+sample them
+independently; equal points within a t-batch share one latent draw (``f`` at one input
+is one random variable; observation noise stays independent). Points in different
+t-batches never interact. Rows equal in every t-batch -- the observed points qNEI
+appends to each candidate -- are predicted once, with each t-batch's exact first
+derivative (second derivatives through them are not propagated), and the model keeps
+their moments and Jacobians for its next calls: an acquisition optimisation predicts
+the observed points once, not in each of its hundreds of evaluations. The kept rows
+must match exactly (values, dtype, device); a conditioned model and a model that
+loaded a state dict predict them again from their own state.
 
 For a joint-predictive surrogate (``surrogate.joint_predictive``, CMANP-AND) and
 ``q > 1`` the posterior is the surrogate's one-shot joint across each t-batch's ``q``
@@ -171,6 +176,8 @@ NOISE_POINTS = 256
 # below this many rows saved, predicting the shared rows once (and their Jacobian) costs
 # more than predicting them in every t-batch when a gradient is needed (CPU, cmanp-bo)
 SHARED_ROWS_MIN = 100
+# _first_equal_rows compares every pair of rows up to this many element comparisons, sorts beyond
+PAIRWISE_MAX = 1 << 22
 
 
 class _Held:
@@ -239,6 +246,70 @@ def _evenly_spaced(n: int, k: int) -> Tensor | slice:
     if n <= k:
         return slice(None)
     return torch.linspace(0, n - 1, k, dtype=torch.float64).round().long()
+
+
+class _SharedRows:
+    """The moments of one model at rows shared by every t-batch of a call, for the next call.
+
+    qNEI appends its observed points to every candidate in every acquisition evaluation;
+    a diagonal model's moments there do not depend on the candidates, so they are
+    predicted once (values, and each row's Jacobian once a gradient is asked for) and
+    reused while the rows are the same. The entry belongs to one model: a conditioned
+    model starts without one, and :meth:`NPModel._set_data` (``load_state_dict``) drops it.
+    A call uses it only when its rows at ``mask`` equal ``rows`` exactly, in the same
+    dtype and device.
+
+    ``mask``: ``q`` booleans, the positions of the shared rows (``own``: the others;
+    ``order``: puts the other rows followed by the shared ones back in place); ``rows``:
+    ``k x d`` (raw inputs, detached); ``mean`` / ``var``: ``k x m``, or ``None`` for rows
+    seen once and not predicted apart (:meth:`seen`); ``jac_mean`` / ``jac_var``:
+    ``k x m x d``, or ``None`` (not asked for yet). All in the rows' dtype, detached.
+    """
+
+    __slots__ = ("mask", "own", "order", "rows", "mean", "var", "jac_mean", "jac_var")
+
+    def __init__(self, mask: Tensor, rows: Tensor, mean: Tensor | None, var: Tensor | None,
+                 jac_mean: Tensor | None, jac_var: Tensor | None) -> None:
+        self.mask, self.rows, self.mean, self.var = mask, rows, mean, var
+        self.jac_mean, self.jac_var = jac_mean, jac_var
+        self.own = ~mask
+        # the other rows first, then the shared ones, back into the caller's order
+        self.order = torch.argsort(torch.cat([torch.nonzero(self.own).squeeze(-1), torch.nonzero(mask).squeeze(-1)]))
+
+    @classmethod
+    def predict(cls, model: "NPModel", mask: Tensor, rows: Tensor, jacobians: bool) -> "_SharedRows":
+        """The entry for ``rows`` (``k x d``) at ``mask``; with ``jacobians``, the rows'
+        Jacobians too: one backward pass per output column and moment gives them for all
+        rows at once (the rows' predictions are independent)."""
+        rows = rows.detach().clone()
+        if not jacobians:
+            with torch.no_grad():
+                mean, var = model._predict_rows(rows, rows.dtype)
+            return cls(mask, rows, mean, var, None, None)
+        leaf = rows.clone().requires_grad_(True)
+        with torch.enable_grad():
+            mean, var = model._predict_rows(leaf, rows.dtype)
+            jac = [torch.stack([torch.autograd.grad(t[:, i].sum(), leaf, retain_graph=True)[0]
+                                for i in range(t.shape[-1])], dim=-2)  # k x m x d
+                   for t in (mean, var)]
+        return cls(mask, rows, mean.detach(), var.detach(), jac[0], jac[1])
+
+    @classmethod
+    def seen(cls, mask: Tensor, rows: Tensor) -> "_SharedRows":
+        """An entry without moments: ``rows`` (``k x d``) at ``mask`` were shared once."""
+        return cls(mask, rows.detach().clone(), None, None, None, None)
+
+    def complete(self, model: "NPModel", jacobians: bool) -> "_SharedRows":
+        """This entry, with its moments (and Jacobians when asked for) predicted if missing."""
+        if self.mean is not None and (self.jac_mean is not None or not jacobians):
+            return self
+        return _SharedRows.predict(model, self.mask, self.rows, jacobians)
+
+    def matches(self, flat: Tensor) -> bool:
+        """Whether every t-batch of ``flat`` (``b x q x d``) holds ``rows`` at ``mask``."""
+        if flat.shape[-2] != self.mask.shape[0] or flat.dtype != self.rows.dtype or flat.device != self.rows.device:
+            return False
+        return bool((flat[:, self.mask] == self.rows).all())
 
 
 class NPModel(Model, FantasizeMixin, GP):
@@ -367,6 +438,7 @@ class NPModel(Model, FantasizeMixin, GP):
         self._set_statistics(train_Y_t)
         self._state = self._condition(X_in, train_Y_t)
         self._noise_var: Tensor | None = None
+        self._shared_rows: _SharedRows | None = None  # moments at the conditioning just made are not kept
 
     # -- construction --------------------------------------------------------------
 
@@ -626,22 +698,25 @@ class NPModel(Model, FantasizeMixin, GP):
         X = X.expand(*out_batch, q, self._d)
         n_model = math.prod(self.batch_shape)
         n_extra = math.prod(out_batch) // n_model
-        if n_model == 1 and n_extra > 1:
+        if n_model == 1:
             # Rows equal in every t-batch -- the observed points qNEI appends to each
             # candidate, pending points -- are predicted once (the marginals are per point,
-            # so this is exact). A gradient then needs each t-batch's own share: the
-            # shared rows' Jacobian, taken once, carries it (first order; see posterior).
+            # so this is exact) and kept for the next call (_SharedRows). A gradient then
+            # needs each t-batch's own share: the shared rows' Jacobian carries it (first
+            # order; see posterior).
             flat = X.reshape(n_extra, q, self._d)
-            shared = (flat == flat[:1]).all(dim=-1).all(dim=0)
-            k = int(shared.sum())
             needs_grad = X.requires_grad and torch.is_grad_enabled()
-            if k and (not needs_grad or (n_extra - 1) * k >= SHARED_ROWS_MIN):
-                own = self._predict_rows(flat[:, ~shared].reshape(-1, self._d), X.dtype)
-                common = self._predict_shared(flat[:, shared], needs_grad)
-                order = torch.cat([torch.nonzero(~shared).squeeze(-1), torch.nonzero(shared).squeeze(-1)])
-                inverse = torch.argsort(order).to(X.device)
-                return tuple(torch.cat([o.reshape(n_extra, q - k, m), c], dim=1)[:, inverse].reshape(*out_batch, q, m)
-                             for o, c in zip(own, common))
+            entry = self._shared_moments(flat, needs_grad)
+            if entry is not None:
+                own = self._predict_rows(flat[:, entry.own].reshape(-1, self._d), X.dtype)
+                rows = flat[:, entry.mask]
+                offset = (rows - rows.detach()).unsqueeze(-2) if needs_grad else None  # b x k x 1 x d, zero
+                out = []
+                for o, c, jac in zip(own, (entry.mean, entry.var), (entry.jac_mean, entry.jac_var)):
+                    c = c.expand(n_extra, -1, -1) if offset is None else c + (offset * jac).sum(-1)
+                    t = torch.cat([o.reshape(n_extra, -1, m), c], dim=1)[:, entry.order]
+                    out.append(t.reshape(*out_batch, q, m))
+                return out[0], out[1]
         flat, unflatten = self._as_targets(X)
         dist = self.surrogate.predict(self._state, flat)
         return unflatten(dist.loc), unflatten(dist.variance)
@@ -667,6 +742,36 @@ class NPModel(Model, FantasizeMixin, GP):
 
         return flat, unflatten
 
+    def _shared_moments(self, flat: Tensor, needs_grad: bool) -> "_SharedRows | None":
+        """The moments at the rows of ``flat`` (``b x q x d``) equal in every t-batch, with
+        their Jacobians when ``needs_grad``; ``None`` when no row is shared or predicting
+        them once would not pay.
+
+        The last shared rows and their moments are kept (:class:`_SharedRows`), so qNEI's
+        observed points are predicted once per model rather than once per acquisition
+        evaluation; a single t-batch holding the kept rows at their positions uses them
+        too (the last restarts of a batched L-BFGS-B)."""
+        entry = self._shared_rows
+        if entry is not None and entry.matches(flat):
+            # the rows came back: predicting them apart (with their Jacobian) pays from now on
+            entry = self._shared_rows = entry.complete(self, needs_grad)
+            return entry
+        b = flat.shape[0]
+        if b < 2:
+            return None
+        mask = (flat == flat[:1]).all(dim=-1).all(dim=0)
+        k = int(mask.sum())
+        if not k:
+            return None
+        if needs_grad and (b - 1) * k < SHARED_ROWS_MIN:
+            # a Jacobian costs a backward pass per output column and moment: for a few rows
+            # seen once, predicting them in every t-batch is cheaper; if they come back, not
+            self._shared_rows = _SharedRows.seen(mask, flat[0, mask])
+            return None
+        # the local name, not the attribute: another thread may keep other rows meanwhile
+        entry = self._shared_rows = _SharedRows.predict(self, mask, flat[0, mask], needs_grad)
+        return entry
+
     def _predict_rows(self, rows: Tensor, dtype: torch.dtype) -> tuple[Tensor, Tensor]:
         """Mean and variance (``n x m`` each, ``dtype``) at raw inputs ``rows`` (``n x d``)."""
         m = self.surrogate.y_dim
@@ -675,27 +780,6 @@ class NPModel(Model, FantasizeMixin, GP):
             return empty, empty
         dist = self.surrogate.predict(self._state, self._to_surrogate_inputs(rows).unsqueeze(0))
         return dist.loc.reshape(-1, m).to(dtype), dist.variance.reshape(-1, m).to(dtype)
-
-    def _predict_shared(self, rows: Tensor, needs_grad: bool) -> tuple[Tensor, Tensor]:
-        """Mean and variance (``b x k x m``) at ``rows`` (``b x k x d``), equal in every one
-        of the ``b`` t-batches, predicted once.
-
-        With ``needs_grad``, each t-batch's rows get the exact first derivative: the
-        predictions at the first t-batch's rows, detached, plus ``J (x - x.detach())``
-        (zero in value) with ``J`` the rows' Jacobian, which one backward pass per output
-        column gives for all rows at once (the rows' predictions are independent)."""
-        first = rows[0]
-        if not needs_grad:
-            mean, var = self._predict_rows(first, rows.dtype)
-            return mean.expand(rows.shape[0], -1, -1), var.expand(rows.shape[0], -1, -1)
-        leaf = first.detach().requires_grad_(True)
-        with torch.enable_grad():
-            mean, var = self._predict_rows(leaf, rows.dtype)
-            jacobians = [torch.stack([torch.autograd.grad(t[:, i].sum(), leaf, retain_graph=True)[0]
-                                      for i in range(t.shape[-1])], dim=-2)  # k x m x d
-                         for t in (mean, var)]
-        offset = (rows - rows.detach()).unsqueeze(-2)  # b x k x 1 x d, zero in value
-        return tuple(t.detach() + (offset * jac).sum(-1) for t, jac in zip((mean, var), jacobians))
 
     def posterior(self, X: Tensor, output_indices: list[int] | None = None,
                   observation_noise: bool | Tensor = False,
@@ -900,6 +984,7 @@ class NPModel(Model, FantasizeMixin, GP):
         for name in ("input_transform", "outcome_transform"):
             if hasattr(self, name):
                 setattr(child, name, getattr(self, name))  # in eval mode; shared like the network
+        child._shared_rows = None  # another state: the parent's kept moments do not apply
         child.likelihood = NPLikelihood(child)
         child.train(self.training)
         return child
@@ -1101,7 +1186,16 @@ def _first_equal_rows(X: Tensor) -> Tensor | None:
     """For ``X`` (``batch x q x d``): the index of the first row equal to each row within its
     t-batch (``batch x q``), or ``None`` when no t-batch holds two equal rows."""
     q, d = X.shape[-2:]
-    flat = X.detach().reshape(-1, d)
+    X = X.detach()
+    if X.numel() * q <= PAIRWISE_MAX:
+        # an acquisition's t-batches (a few candidates plus the observed points): comparing
+        # every pair is a handful of elementwise ops, where torch.unique(dim=0) sorts rows
+        # with one comparison call per pair (a tenth of a qNEI evaluation, measured)
+        positions = torch.arange(q, device=X.device)
+        equal = (X.unsqueeze(-2) == X.unsqueeze(-3)).all(dim=-1)  # batch x q x q
+        first = torch.where(equal, positions, q).amin(dim=-1)
+        return None if bool((first == positions).all()) else first
+    flat = X.reshape(-1, d)
     b = flat.shape[0] // q
     batch = torch.arange(b, device=X.device).repeat_interleave(q).unsqueeze(-1).to(flat.dtype)
     _, group, counts = torch.unique(torch.cat([batch, flat], dim=-1), dim=0, return_inverse=True, return_counts=True)
