@@ -58,6 +58,7 @@ bench: $(STAMP)
 	$(BIN)/python benchmarks/ax_cost.py --profile
 	$(BIN)/python benchmarks/wheel.py --workers 2
 	$(BIN)/python benchmarks/storage_throughput.py
+	$(BIN)/python benchmarks/batch_bo.py
 
 # A few-minute subset that prints without touching docs/.
 bench-quick: $(STAMP)

@@ -17,8 +17,12 @@ seconds spent proposing over the run (the steps' ``act_s``: proposals run in the
 one after another, so their sum is a floor under the wall time whatever q is). The bars of issue 17: q = 4 wall
 time <= 0.35 x q = 1; q = 4 median final regret at most 0.3 log10 above q = 1.
 
-Every run is logged to ``--db`` (completed runs are not repeated), seed after seed, so
-``--stop-after-minutes`` leaves whole seeds of every cell where it can.
+A second, small table separates the engine from the surrogate: the same runs with
+``surrogate="random"`` (Sobol points, proposals cost nothing) for the first
+``--sobol-seeds`` seeds, whose wall time is the asynchronous loop and Dask alone.
+
+Every run is logged to ``--db`` (completed runs are not repeated), the Sobol rows first and
+then seed after seed, so ``--stop-after-minutes`` leaves whole seeds of every cell where it can.
 
     python benchmarks/batch_bo.py                                  # 10 seeds (hours on 2 loaded cores)
     python benchmarks/batch_bo.py --stop-after-minutes 60          # as many seeds as fit an hour
@@ -70,12 +74,14 @@ def _objective_name(label: str, sleep: float) -> str:
     return f"{label}-sleep{sleep:g}s"
 
 
-def run_npbandit(label: str, q: int, seed: int, budget: int, sleep: float, db: str, executor) -> None:
+def run_npbandit(label: str, q: int, seed: int, budget: int, sleep: float, db: str, executor,
+                 surrogate: str = "cmanp") -> None:
     from npbandit import optimize
 
     problem, f, optimum = _problem(label)
-    optimize(functools.partial(_slow, f, sleep), problem.bounds, budget=budget, seed=seed, db=db, batch_size=q,
-             executor=executor, name=_objective_name(label, sleep), optimal_value=optimum, progress=False)
+    optimize(functools.partial(_slow, f, sleep), problem.bounds, surrogate=surrogate, budget=budget, seed=seed, db=db,
+             batch_size=q, executor=executor, name=_objective_name(label, sleep), optimal_value=optimum,
+             progress=False)
 
 
 def run_optuna(label: str, seed: int, budget: int, sleep: float, db: str) -> None:
@@ -122,10 +128,13 @@ def _utc(local: dt.datetime) -> dt.datetime:
 
 
 def _method(run) -> str | None:
+    """A run's row: ``q=4`` (the default surrogate), ``sobol q=4`` or the Optuna row."""
     if run.policy == OPTUNA:
         return OPTUNA
     q = run.env_params.get("batch_size")
-    return None if q is None else f"q={q}"
+    if q is None:
+        return None
+    return f"sobol q={q}" if run.policy == "sobol" else f"q={q}"
 
 
 def collect(db: str, budget: int, sleep: float) -> dict[tuple[str, str], list[dict]]:
@@ -166,20 +175,22 @@ def summarise(runs: dict, functions: list[str], seeds: int, qs: list[int]) -> di
             "log10_regret": _quartiles([r["log10_regret"] for r in rs]),
             "propose_s": statistics.median(proposals) if proposals else None}
     for label in functions:
-        base = summary.get(f"{label}/q=1")
-        for method in [*(f"q={q}" for q in qs), OPTUNA]:
-            cell = summary.get(f"{label}/{method}")
-            if cell and base:
-                cell["wall_ratio"] = cell["wall_s"][1] / base["wall_s"][1]
-                cell["regret_gap"] = cell["log10_regret"][1] - base["log10_regret"][1]
+        for prefix, methods in (("", [*(f"q={q}" for q in qs), OPTUNA]), ("sobol ", [f"sobol q={q}" for q in qs])):
+            base = summary.get(f"{label}/{prefix}q=1")
+            for method in methods:
+                cell = summary.get(f"{label}/{method}")
+                if cell and base:
+                    cell["wall_ratio"] = cell["wall_s"][1] / base["wall_s"][1]
+                    cell["regret_gap"] = cell["log10_regret"][1] - base["log10_regret"][1]
     return summary
 
 
 def render(summary: dict, args) -> str:
     methods = [*(f"q={q}" for q in args.qs), *([] if args.no_optuna else [OPTUNA])]
     lines = ["## Asynchronous BO on a Dask LocalCluster (issue 17)", "",
-             f"Command: `{args.command}` (CPU: {machine_line()}; the two cores were shared with two training "
-             f"processes). {args.budget} evaluations of an objective that sleeps {args.sleep:g} s and returns the "
+             f"Command: `{args.command}` (CPU: {machine_line()}{'; ' + args.note if args.note else ''}). This table: the "
+             "runs completed so far (seeds per cell below; the script resumes where it stopped). "
+             f"{args.budget} evaluations of an objective that sleeps {args.sleep:g} s and returns the "
              f"function's value; `npbandit.optimize` with its defaults (`cmanp` surrogate, LogEI, 2d + 1 Sobol "
              f"points) and `batch_size=q` on a {WORKERS}-worker Dask `LocalCluster` (one thread per worker; "
              "`executor=client.get_executor()`, q = 1 included); pending points believed at the surrogate's mean "
@@ -204,6 +215,16 @@ def render(summary: dict, args) -> str:
                          f"{c.get('regret_gap', float('nan')):+.2f} | "
                          + ("-" if c["propose_s"] is None else f"{c['propose_s']:.1f}") + " |")
         lines.append("")
+    sobol = [(label, q, summary.get(f"{label}/sobol q={q}")) for label in args.functions for q in args.qs]
+    if any(c for _, _, c in sobol):
+        lines += ["Without proposal cost (`surrogate=\"random\"`: Sobol points; the same objective, cluster and "
+                  "loop), the wall time of the asynchronous loop and Dask alone:", "",
+                  "| function | q | seeds | wall time (s) | wall / q=1 |", "|---|---:|---:|---:|---:|"]
+        for label, q, c in sobol:
+            if c is not None:
+                lines.append(f"| {label} | {q} | {c['runs']} | {c['wall_s'][1]:.1f} | "
+                             f"{c.get('wall_ratio', float('nan')):.2f} |")
+        lines.append("")
     lines += ["Bars (issue 17), q = 4 against q = 1:", ""]
     for label in args.functions:
         c = summary.get(f"{label}/q=4")
@@ -216,11 +237,23 @@ def render(summary: dict, args) -> str:
                      f"{'holds' if ratio_ok else 'missed'}); median final regret {c['regret_gap']:+.2f} log10 "
                      f"from q = 1 (bar <= +{BARS['regret_gap']}: {'holds' if gap_ok else 'missed'}); "
                      f"{c['runs']} seeds")
-    counts = [c["runs"] for c in summary.values()]
+    counts = [c["runs"] for key, c in summary.items() if "sobol" not in key]
     if counts and min(counts) < args.seeds:
         lines += ["", f"**Incomplete:** {min(counts)} to {max(counts)} of the {args.seeds} seeds per cell ran "
                   "(the script resumes where it stopped)."]
     return "\n".join(lines) + "\n"
+
+
+def _command(args, parser) -> str:
+    """The command that reproduces the table: the script with the options that shape the runs
+    (not the ones that only say when to stop or what to print)."""
+    parts = [COMMAND]
+    for name in ("functions", "qs", "seeds", "budget", "sleep", "sobol_seeds"):
+        value = getattr(args, name)
+        if value != parser.get_default(name):
+            shown = " ".join(map(str, value)) if isinstance(value, list) else value
+            parts.append(f"--{name.replace('_', '-')} {shown}")
+    return " ".join(parts + (["--no-optuna"] if args.no_optuna else []))
 
 
 def main(argv: list[str] | None = None) -> None:
@@ -231,12 +264,15 @@ def main(argv: list[str] | None = None) -> None:
     parser.add_argument("--budget", type=int, default=64)
     parser.add_argument("--sleep", type=float, default=1.0, help="seconds each evaluation waits")
     parser.add_argument("--no-optuna", action="store_true", help="leave out the Optuna row")
+    parser.add_argument("--sobol-seeds", type=int, default=1,
+                        help="seeds of the Sobol rows (surrogate='random': the engine's own wall time)")
     parser.add_argument("--stop-after-minutes", type=float, help="start no run after this many minutes")
+    parser.add_argument("--note", default="", help="said of the machine beside the command (e.g. what else ran)")
     parser.add_argument("--db", default=str(ROOT / "runs" / "bench_batch_bo.db"))
     parser.add_argument("--no-write", action="store_true")
     parser.add_argument("--no-run", action="store_true", help="only summarise the completed runs in --db")
     args = parser.parse_args(argv)
-    args.command = " ".join([COMMAND, *(argv if argv is not None else sys.argv[1:])])
+    args.command = _command(args, parser)
     if 1 not in args.qs:
         parser.error("--qs must include 1: the other rows are measured against it")
     args.db = prepare_db(args.db)
@@ -246,8 +282,11 @@ def main(argv: list[str] | None = None) -> None:
     methods = [*(f"q={q}" for q in args.qs), *([] if args.no_optuna else [OPTUNA])]
     done = {(label, method, r["seed"]) for (label, method), rs in collect(args.db, args.budget, args.sleep).items()
             for r in rs}
-    todo = [(s, label, m) for s in range(args.seeds) for label in args.functions for m in methods
+    sobol = [f"sobol q={q}" for q in args.qs]
+    todo = [(s, label, m) for s in range(args.sobol_seeds) for label in args.functions for m in sobol
             if (label, m, s) not in done]
+    todo += [(s, label, m) for s in range(args.seeds) for label in args.functions for m in methods
+             if (label, m, s) not in done]
     print(f"{len(done)} runs already in the database; {len(todo)} to go")
     if not args.no_run and todo:
         from distributed import Client, LocalCluster
@@ -264,8 +303,9 @@ def main(argv: list[str] | None = None) -> None:
                 if method == OPTUNA:
                     run_optuna(label, seed, args.budget, args.sleep, args.db)
                 else:
-                    run_npbandit(label, int(method.removeprefix("q=")), seed, args.budget, args.sleep, args.db,
-                                 executor)
+                    q = int(method.rsplit("q=", 1)[1])
+                    run_npbandit(label, q, seed, args.budget, args.sleep, args.db, executor,
+                                 surrogate="random" if method.startswith("sobol") else "cmanp")
                 print(f"{label} {method} seed {seed}: {time.perf_counter() - t0:.1f} s", flush=True)
     summary = summarise(collect(args.db, args.budget, args.sleep), args.functions, args.seeds, args.qs)
     text = render(summary, args)

@@ -190,3 +190,24 @@ def test_the_cli_says_when_no_scheduler_answers(tmp_path, capsys, monkeypatch):
     assert main(["bandit", "--policies", "uniform", "--steps", "5", "--db", str(tmp_path / "x.db"),
                  "--dask-scheduler", "tcp://127.0.0.1:9"]) == 2
     assert "tcp://127.0.0.1:9" in capsys.readouterr().err
+
+
+def test_the_batch_bo_benchmark_measures_what_it_reports(tmp_path, capsys):
+    import importlib.util
+
+    spec = importlib.util.spec_from_file_location("bench_batch_bo", ROOT / "benchmarks" / "batch_bo.py")
+    bench = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(bench)
+    db = str(tmp_path / "batch.db")
+    bench.main(["--functions", "branin", "--qs", "1", "2", "--seeds", "1", "--budget", "6", "--sleep", "0.3",
+                "--no-optuna", "--no-write", "--db", db])
+    out = capsys.readouterr().out
+    assert "Command: `python benchmarks/batch_bo.py --functions branin --qs 1 2 --seeds 1 --budget 6" in out
+    runs = bench.collect(f"sqlite:///{db}", 6, 0.3)
+    assert sorted(runs) == [("branin", m) for m in ("q=1", "q=2", "sobol q=1", "sobol q=2")]
+    # each run's wall time is read back from its steps: first submission to last result spans
+    # at least the sleeps, 6 x 0.3 s one at a time, 3 rounds of 0.3 s two at a time
+    (one,), (two,) = runs[("branin", "sobol q=1")], runs[("branin", "sobol q=2")]
+    assert one["wall_s"] >= 1.8 and two["wall_s"] >= 0.9
+    summary = bench.summarise(runs, ["branin"], 1, [1, 2])
+    assert summary["branin/sobol q=2"]["wall_ratio"] == pytest.approx(two["wall_s"] / one["wall_s"])
