@@ -153,7 +153,8 @@ def collect(db: str, budget: int, sleep: float) -> dict[tuple[str, str], list[di
         final = min(s["value"] for s in steps if not s["failed"]) - r.env_params["optimal_value"]
         out.setdefault((label, method), []).append({
             "seed": r.seed, "wall_s": wall, "log10_regret": math.log10(max(final, 1e-12)),
-            "propose_s": sum(s["act_s"] for s in steps) if method != OPTUNA else None})
+            "propose_s": sum(s["act_s"] for s in steps) if method != OPTUNA else None,
+            "propose_share": sum(s["act_s"] for s in steps) / wall if method != OPTUNA else None})
     return out
 
 
@@ -170,10 +171,12 @@ def summarise(runs: dict, functions: list[str], seeds: int, qs: list[int]) -> di
             continue
         walls = [r["wall_s"] for r in rs]
         proposals = [r["propose_s"] for r in rs if r["propose_s"] is not None]
+        shares = [r["propose_share"] for r in rs if r["propose_share"] is not None]
         summary[f"{label}/{method}"] = {
             "runs": len(rs), "seeds": sorted(r["seed"] for r in rs), "wall_s": _quartiles(walls),
             "log10_regret": _quartiles([r["log10_regret"] for r in rs]),
-            "propose_s": statistics.median(proposals) if proposals else None}
+            "propose_s": statistics.median(proposals) if proposals else None,
+            "propose_share": statistics.median(shares) if shares else None}
     for label in functions:
         for prefix, methods in (("", [*(f"q={q}" for q in qs), OPTUNA]), ("sobol ", [f"sobol q={q}" for q in qs])):
             base = summary.get(f"{label}/{prefix}q=1")
@@ -236,7 +239,10 @@ def render(summary: dict, args) -> str:
         lines.append(f"- {label}: wall time {c['wall_ratio']:.2f} x q = 1 (bar <= {BARS['wall_ratio']}: "
                      f"{'holds' if ratio_ok else 'missed'}); median final regret {c['regret_gap']:+.2f} log10 "
                      f"from q = 1 (bar <= +{BARS['regret_gap']}: {'holds' if gap_ok else 'missed'}); "
-                     f"{c['runs']} seeds")
+                     f"{c['runs']} seeds. q = 4 spent {100 * c['propose_share']:.0f} % of its wall time proposing "
+                     f"(median over seeds: {c['propose_s']:.0f} s, {c['propose_s'] / args.budget:.2f} s per evaluation)"
+                     + (f"; without proposal cost q = 4 took {summary[f'{label}/sobol q=4']['wall_ratio']:.2f} x q = 1"
+                        if "wall_ratio" in summary.get(f"{label}/sobol q=4", {}) else "") + ".")
     counts = [c["runs"] for key, c in summary.items() if "sobol" not in key]
     if counts and min(counts) < args.seeds:
         lines += ["", f"**Incomplete:** {min(counts)} to {max(counts)} of the {args.seeds} seeds per cell ran "
@@ -307,13 +313,16 @@ def main(argv: list[str] | None = None) -> None:
                     run_npbandit(label, q, seed, args.budget, args.sleep, args.db, executor,
                                  surrogate="random" if method.startswith("sobol") else "cmanp")
                 print(f"{label} {method} seed {seed}: {time.perf_counter() - t0:.1f} s", flush=True)
-    summary = summarise(collect(args.db, args.budget, args.sleep), args.functions, args.seeds, args.qs)
+    runs = collect(args.db, args.budget, args.sleep)
+    summary = summarise(runs, args.functions, args.seeds, args.qs)
     text = render(summary, args)
     print(text)
     if not args.no_write:
         publish("batch-bo", text, "batch_bo.json", args.command,
                 {"budget": args.budget, "sleep_s": args.sleep, "workers": WORKERS, "seeds": args.seeds,
-                 "bars": BARS, "summary": summary})
+                 "note": args.note, "bars": BARS, "summary": summary,
+                 "runs": {f"{label}/{method}": rs for (label, method), rs in sorted(runs.items())
+                          if label in args.functions}})
 
 
 if __name__ == "__main__":
