@@ -1,6 +1,6 @@
 # Two commands do all set-up on a fresh machine: `make demo` and `make test`.
-# `make test` installs the `optuna` and `ax` extras too, so the Optuna sampler's and Ax
-# integration's tests run (not skip), and the `postgres` extra (psycopg); the PostgreSQL
+# `make test` installs the `optuna`, `ax` and `dask` extras too, so the Optuna sampler's, Ax
+# integration's and Dask cluster tests run (not skip), and the `postgres` extra (psycopg); the PostgreSQL
 # storage tests also need the server's binaries (`apt-get install postgresql`, which
 # .ci/run does) and skip, saying so, without them.
 PYTHON ?= python3
@@ -16,7 +16,7 @@ TORCH  := torch==2.13.0
 $(STAMP): pyproject.toml
 	test -x $(BIN)/python || $(PYTHON) -m venv $(VENV)
 	$(BIN)/python -m pip install --quiet --disable-pip-version-check "$(TORCH)"
-	$(BIN)/python -m pip install --quiet --disable-pip-version-check -e ".[test,optuna,ax,postgres]"
+	$(BIN)/python -m pip install --quiet --disable-pip-version-check -e ".[test,optuna,ax,postgres,dask]"
 	touch $(STAMP)
 
 demo: $(STAMP)
@@ -59,6 +59,7 @@ bench: $(STAMP)
 	$(BIN)/python benchmarks/ax_cost.py --profile
 	$(BIN)/python benchmarks/wheel.py --workers 2
 	$(BIN)/python benchmarks/storage_throughput.py
+	$(BIN)/python benchmarks/batch_bo.py
 
 # A few-minute subset that prints without touching docs/.
 bench-quick: $(STAMP)

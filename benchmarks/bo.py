@@ -16,9 +16,11 @@ environment, logged like the others. Optuna is an optional benchmark dependency:
 ``pip install -e ".[bench]"`` (``optuna==5.0.0``).
 Reported: median and quartiles of log10 simple regret vs evaluations (final values in the
 table, curves in the JSON), and seconds per iteration. Runs go through ``npbandit.storage``;
-completed runs are not repeated.
+completed runs are not repeated. ``--workers`` runs them in local processes,
+``--dask-scheduler`` on a Dask cluster's workers (README, "More than one machine").
 
     python benchmarks/bo.py --workers 2
+    python benchmarks/bo.py --dask-scheduler tcp://10.0.0.5:8786 --db postgresql+psycopg://bench@10.0.0.5/runs
     python benchmarks/bo.py --functions branin --seeds 2 --budget 12 --no-write   # quick look
     python benchmarks/bo.py --methods optuna-tpe --workers 1 --no-write           # one row
 """
@@ -34,7 +36,8 @@ from pathlib import Path
 import numpy as np
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
-from common import ROOT, is_current, machine_line, new_figure, publish, run_jobs, save_figure  # noqa: E402
+from common import (ROOT, add_cluster_arguments, is_current, machine_line, new_figure, prepare_db, publish,  # noqa: E402
+                    run_jobs, save_figure)
 
 from npbandit.policies.base import Policy  # noqa: E402
 
@@ -201,6 +204,7 @@ def quartiles(values: list[float]) -> tuple[float, float, float]:
 
 
 def main(argv: list[str] | None = None) -> None:
+    from npbandit.storage import display_url
     from npbandit.surrogates.pretrained import available_checkpoints
 
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
@@ -210,7 +214,7 @@ def main(argv: list[str] | None = None) -> None:
                                                                                                "sobol"])
     parser.add_argument("--seeds", type=int, default=10)
     parser.add_argument("--budget", type=int, default=60)
-    parser.add_argument("--workers", type=int, default=1)
+    add_cluster_arguments(parser)
     parser.add_argument("--db", default=str(ROOT / "runs" / "bench_bo.db"))
     parser.add_argument("--no-write", action="store_true")
     parser.add_argument("--no-run", action="store_true", help="only summarise the completed runs in --db")
@@ -218,20 +222,21 @@ def main(argv: list[str] | None = None) -> None:
                         help="docs section (and JSON/figure name) to write; another name than 'bo' publishes a "
                              "subset of methods beside the main table instead of replacing it")
     args = parser.parse_args(argv)
-    Path(args.db).parent.mkdir(parents=True, exist_ok=True)
+    args.db = prepare_db(args.db)
     have = collect(args.db, args.budget)
     done = {(f, m, run["seed"]) for (f, m), rs in have.items() for run in rs}
     # seed-major: an interrupted run leaves the first k seeds of every function and method
     todo = [(m, f, s) for s in range(args.seeds) for f in args.functions for m in args.methods
             if (f, m, s) not in done]
-    print(f"{len(done)} runs already in {args.db}; {len(todo)} to go")
+    print(f"{len(done)} runs already in {display_url(args.db)}; {len(todo)} to go")
     if not args.no_run and any(m in OPTUNA_SAMPLERS for m, _, _ in todo):
         try:
             require_optuna(args.methods)
         except ImportError as err:
             parser.error(str(err))
     if not args.no_run:
-        run_jobs(_one, [(m, f, s, args.budget, args.db) for m, f, s in todo], args.workers, "bo runs")
+        run_jobs(_one, [(m, f, s, args.budget, args.db) for m, f, s in todo], args.workers, "bo runs",
+                 args.dask_scheduler)
     runs = collect(args.db, args.budget)
     command = COMMAND if args.section == "bo" else (f"{COMMAND} --methods {' '.join(args.methods)} "
                                                    f"--section {args.section}")

@@ -30,17 +30,42 @@ def median_time(fn: Callable[[], object], *, min_reps: int = 3, max_reps: int = 
     return times[len(times) // 2]
 
 
-def run_jobs(fn: Callable[..., object], jobs: list[tuple], workers: int, desc: str) -> None:
-    """Run ``fn(*job)`` for every job in ``workers`` processes, with a progress bar;
-    the first failure is raised."""
-    from concurrent.futures import ProcessPoolExecutor, as_completed
+def run_jobs(fn: Callable[..., object], jobs: list[tuple], workers: int, desc: str,
+             dask_scheduler: str | None = None) -> None:
+    """Run ``fn(*job)`` for every job in ``workers`` processes, or on the workers of the
+    Dask scheduler at ``dask_scheduler`` (:func:`npbandit.cluster.dask_executor`), with a
+    progress bar; the first failure is raised."""
+    from concurrent.futures import ProcessPoolExecutor
 
-    from tqdm import tqdm
+    from npbandit.cluster import dask_executor, run_jobs as run_all
 
-    with ProcessPoolExecutor(max_workers=workers) as pool:
-        futures = [pool.submit(fn, *job) for job in jobs]
-        for future in tqdm(as_completed(futures), total=len(futures), desc=desc):
-            future.result()
+    pool = ProcessPoolExecutor(max_workers=workers) if dask_scheduler is None else dask_executor(dask_scheduler)
+    with pool as executor:
+        for _ in run_all(fn, jobs, executor, desc=desc):
+            pass
+
+
+def add_cluster_arguments(parser) -> None:
+    """``--workers N`` (local processes) and ``--dask-scheduler ADDRESS`` (a Dask cluster instead)."""
+    parser.add_argument("--workers", type=int, default=1, help="local worker processes")
+    parser.add_argument("--dask-scheduler", metavar="ADDRESS",
+                        help="run on the workers of this Dask scheduler (e.g. tcp://10.0.0.5:8786) instead of "
+                             "--workers local processes; give --db a database every worker reaches (PostgreSQL "
+                             "URL, or an SQLite file on this machine for workers on this machine)")
+
+
+def prepare_db(db: str) -> str:
+    """``--db`` as every worker process sees it (:func:`npbandit.storage.shared_url`),
+    the directory of an SQLite file created."""
+    from npbandit.storage import shared_url
+
+    from sqlalchemy import make_url
+
+    url = shared_url(db)
+    parsed = make_url(url)
+    if parsed.get_backend_name() == "sqlite":
+        Path(parsed.database).parent.mkdir(parents=True, exist_ok=True)
+    return url
 
 
 def _status_kb(field: str) -> int:

@@ -8,10 +8,13 @@ simple regret is the mean regret over the last 500 rounds, normalised the same w
 
 Every run is logged through ``npbandit.storage``; the script is resumable: runs
 already completed in ``--db`` are not repeated. ``--workers`` runs seeds in parallel
-processes (one torch thread each), all writing the one SQLite file.
+processes (one torch thread each), all writing the one database; ``--dask-scheduler``
+runs them on a Dask cluster's workers instead (README, "More than one machine"), each run
+the same as run locally with its seed.
 
     python benchmarks/wheel.py --workers 2                       # the full protocol
     python benchmarks/wheel.py --seeds 3 --steps 300 --no-write  # quick look
+    python benchmarks/wheel.py --dask-scheduler tcp://10.0.0.5:8786 --db postgresql+psycopg://bench@10.0.0.5/runs
 """
 
 from __future__ import annotations
@@ -23,7 +26,8 @@ from pathlib import Path
 
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
-from common import ROOT, is_current, machine_line, new_figure, publish, run_jobs, save_figure  # noqa: E402
+from common import (ROOT, add_cluster_arguments, is_current, machine_line, new_figure, prepare_db, publish,  # noqa: E402
+                    run_jobs, save_figure)
 
 RUN_THREADS = 1  # torch threads per run (each worker process sets it)
 COMMAND = "python benchmarks/wheel.py --workers 2"
@@ -147,22 +151,23 @@ def main(argv: list[str] | None = None) -> None:
     parser.add_argument("--steps", type=int, default=2000)
     parser.add_argument("--deltas", type=float, nargs="+", default=DELTAS)
     parser.add_argument("--policies", nargs="+", default=POLICIES)
-    parser.add_argument("--workers", type=int, default=1)
+    add_cluster_arguments(parser)
     parser.add_argument("--db", default=str(ROOT / "runs" / "bench_wheel.db"))
     parser.add_argument("--no-write", action="store_true")
     parser.add_argument("--no-run", action="store_true", help="only summarise the completed runs in --db")
     args = parser.parse_args(argv)
-    Path(args.db).parent.mkdir(parents=True, exist_ok=True)
-    from npbandit.storage import open_db
+    args.db = prepare_db(args.db)
+    from npbandit.storage import display_url, open_db
 
     open_db(args.db)
     done = _done(args.db, args.steps)
     # seed-major: an interrupted run leaves the first k seeds of every δ and policy
     todo = [(p, d, s) for s in range(args.seeds) for d in args.deltas for p in args.policies
             if (p, d, s) not in done]
-    print(f"{len(done)} runs already in {args.db}; {len(todo)} to go")
+    print(f"{len(done)} runs already in {display_url(args.db)}; {len(todo)} to go")
     if not args.no_run:
-        run_jobs(_one, [(p, d, s, args.steps, args.db) for p, d, s in todo], args.workers, "wheel runs")
+        run_jobs(_one, [(p, d, s, args.steps, args.db) for p, d, s in todo], args.workers, "wheel runs",
+                 args.dask_scheduler)
     summary = summarise(args.db, args.steps, args.deltas, args.policies, args.seeds)
     text = render(summary, args.deltas, args.policies, args.steps, args.seeds)
     print(text)

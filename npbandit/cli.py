@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import argparse
+import contextlib
 import json
 import os
 import signal
@@ -69,6 +70,10 @@ def build_parser() -> argparse.ArgumentParser:
     bandit.add_argument("--steps", type=_positive_int, default=2000)
     bandit.add_argument("--beta", type=float, default=1.0, help="UCB exploration weight (mu + beta * sigma)")
     bandit.add_argument("--db", default=DEFAULT_URL)
+    bandit.add_argument("--dask-scheduler", metavar="ADDRESS",
+                        help="run on the workers of this Dask scheduler (e.g. tcp://10.0.0.5:8786; the 'dask' "
+                             "extra) instead of one after another here; --db must reach every worker (a PostgreSQL "
+                             "URL across machines)")
 
     report = commands.add_parser("report", help="tables of runs and regret from a database (black-box runs grouped "
                                  "by problem: objective, dimension, bounds, direction; bandit runs by delta and "
@@ -216,7 +221,8 @@ def main(argv: list[str] | None = None) -> int:
     Every expected failure is one line on stderr and status 2: bad arguments, unknown
     or unfitting checkpoints, a database that cannot be opened or written, an
     objective that fails (``ObjectiveError``) or returns something other than a
-    number. SIGINT / SIGTERM during a run: the run is saved and recorded as
+    number, a Dask scheduler that does not answer (``OSError``) or Dask not installed
+    (``ImportError``, naming the extra). SIGINT / SIGTERM during a run: the run is saved and recorded as
     ``interrupted``, one line says so, and the status is 128 + the signal number."""
     args = build_parser().parse_args(argv)
     try:
@@ -227,7 +233,7 @@ def main(argv: list[str] | None = None) -> int:
     except KeyboardInterrupt:  # outside a run: nothing to save
         print(f"npbandit {args.command}: interrupted", file=sys.stderr)
         return 128 + int(signal.SIGINT)
-    except (TypeError, ValueError, FileNotFoundError, ObjectiveError) as err:
+    except (TypeError, ValueError, OSError, ImportError, ObjectiveError) as err:
         print(f"npbandit {args.command}: {_one_line(err)}", file=sys.stderr)
         return 2
 
@@ -328,8 +334,14 @@ def _dispatch(args) -> int:
     elif args.command == "bandit":
         from npbandit.loop import run_wheel_bandits
 
-        run_wheel_bandits(args.policies, args.deltas, args.seeds, args.steps, beta=args.beta, db=args.db,
-                          progress=_progress())
+        with contextlib.ExitStack() as stack:
+            executor = None
+            if args.dask_scheduler is not None:
+                from npbandit.cluster import dask_executor
+
+                executor = stack.enter_context(dask_executor(args.dask_scheduler))
+            run_wheel_bandits(args.policies, args.deltas, args.seeds, args.steps, beta=args.beta, db=args.db,
+                              progress=_progress(), executor=executor)
     elif args.command == "report":
         from npbandit.report import plot_regret, report_text
 

@@ -30,8 +30,10 @@ import datetime as dt
 import os
 import signal
 import socket
+import sys
 import threading
 import time
+import uuid
 from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass, field
 from typing import Any
@@ -256,14 +258,31 @@ def _check_async(executor: Any, batch_size: Any, eval_timeout: Any) -> None:
             raise ValueError(f"eval_timeout must be a positive number of seconds or None, got {eval_timeout!r}")
 
 
-def _evaluate(call: Callable[[Any], Any], x: Any) -> tuple[bool, Any, str]:
-    """Runs on the executor's worker: ``(ok, return value or exception, worker)``. The
-    worker names itself (host, process, thread), which also holds on a Dask cluster."""
-    worker = f"{socket.gethostname()}:{os.getpid()}:{threading.current_thread().name}"
+def _evaluate(call: Callable[[Any], Any], x: Any, key: str) -> tuple[bool, Any, str]:
+    """Runs on the executor's worker: ``(ok, return value or exception, worker)``.
+
+    ``key`` is unused here and unique per evaluation: Dask's executor takes two calls with
+    equal arguments for one task (``pure=True``, its default) and would run a point
+    proposed twice once, which is wrong for a noisy objective."""
+    del key
+    worker = _worker_name()
     try:
         return True, call(x), worker
     except Exception as err:  # noqa: BLE001 - the user's objective: judged by the env, in the loop
         return False, err, worker
+
+
+def _worker_name() -> str:
+    """Who is evaluating: ``host:pid:thread``, preceded on a Dask worker by the worker's
+    address (what the dashboard and ``client.scheduler_info()`` call it)."""
+    here = f"{socket.gethostname()}:{os.getpid()}:{threading.current_thread().name}"
+    distributed = sys.modules.get("distributed")  # a Dask worker has imported it; never import it here
+    if distributed is not None:
+        try:
+            return f"{distributed.get_worker().address} {here}"
+        except ValueError:  # not running in a Dask worker
+            pass
+    return here
 
 
 def _replay(env: BlackBoxEnv, action: Any, ok: bool, out: Any) -> Any:
@@ -289,6 +308,7 @@ def _run_async(env: BlackBoxEnv, policy: Policy, obs: Any, horizon: int | None, 
     budget = env.budget if horizon is None else min(horizon, env.budget)
     inflight: dict[cf.Future, dict[str, Any]] = {}
     submitted = 0
+    tag = uuid.uuid4().hex  # with ``submitted``: a key no other evaluation, of any run, has
     try:
         while submitted < budget or inflight:
             while submitted < budget and len(inflight) < batch_size:
@@ -297,7 +317,7 @@ def _run_async(env: BlackBoxEnv, policy: Policy, obs: Any, horizon: int | None, 
                 action = np.asarray(policy.act(obs, pending=pending) if inflight else policy.act(obs),
                                     dtype=np.float64)
                 act_s = time.perf_counter() - t0
-                future = executor.submit(_evaluate, env._call, env.to_bounds(action).copy())
+                future = executor.submit(_evaluate, env._call, env.to_bounds(action).copy(), f"{tag}-{submitted}")
                 inflight[future] = dict(action=action, act_s=act_s, submitted=time.perf_counter(),
                                         submitted_at=dt.datetime.now(dt.UTC).replace(tzinfo=None))
                 submitted += 1
@@ -376,22 +396,30 @@ def _horizon(env: gym.Env) -> int | None:
 
 def run_wheel_bandits(policies: Sequence[str], deltas: Sequence[float], seeds: Sequence[int], steps: int, *,
                       beta: float = 1.0, db: str = DEFAULT_URL, progress: bool = False,
-                      say: Callable[[str], None] | None = print) -> list[EpisodeResult]:
+                      say: Callable[[str], None] | None = print,
+                      executor: cf.Executor | None = None) -> list[EpisodeResult]:
     """Wheel-bandit runs for every ``delta`` x ``seed`` x policy, each logged to ``db``.
 
     The sweep behind ``npbandit bandit`` and ``npbandit demo``. Every policy name is
-    checked before any run starts, and each policy is built once and reset per run.
+    checked before any run starts. Without ``executor`` the runs go one after another
+    here, each policy built once and reset per run; with one, each run is a job on the
+    executor (:func:`npbandit.cluster.run_jobs`: a Dask cluster's workers, a process pool),
+    building its policy there, and gives the same steps as run here with its seed.
 
     Args:
         policies: names for :func:`npbandit.policies.make_bandit_policy` (``uniform``,
             ``linucb``, ``gp-ucb``, ``<checkpoint>[-ucb|-thompson|-marginal-thompson]``).
         deltas: wheel radii in ``(0, 1)``; seeds: one run per seed (the same reward
             table for every policy); steps: rounds per run.
-        beta: UCB exploration weight; db: SQLAlchemy URL / SQLite path.
+        beta: UCB exploration weight; db: SQLAlchemy URL / SQLite path (with an
+            executor, one that every worker reaches: a relative SQLite path is made absolute,
+            :func:`npbandit.storage.shared_url`).
         say: called with one line per finished run (``None``: silent).
+        executor: where the runs go (``None``: in this process, one after another).
 
     Returns:
-        the results in run order (deltas, then seeds, then policies).
+        the results in run order (deltas, then seeds, then policies), whatever the order
+        they finished in.
 
     Raises:
         ValueError / FileNotFoundError: an unknown policy name or an unusable checkpoint,
@@ -404,18 +432,45 @@ def run_wheel_bandits(policies: Sequence[str], deltas: Sequence[float], seeds: S
         raise TypeError("policies must be a sequence of names, not one string")
     for name in policies:  # fail fast, before any run, on names that are unknown or not wheel checkpoints
         check_bandit_policy_name(name)
+    jobs = [(name, delta, seed) for delta in deltas for seed in seeds for name in policies]
+
+    def tell(result: EpisodeResult, name: str, delta: float, seed: int) -> None:
+        if say is not None:
+            say(f"run {result.run_id}: {name:<22} delta={delta} seed={seed}  "
+                f"cumulative regret {result.cumulative_regret:.1f} over {steps} steps")
+
+    if executor is not None:
+        from npbandit.cluster import run_jobs
+        from npbandit.storage import shared_url
+
+        db = shared_url(db)
+        results: list[EpisodeResult | None] = [None] * len(jobs)
+        for i, result in run_jobs(_wheel_run, [(*job, steps, beta, db) for job in jobs], executor,
+                                  desc="wheel runs", progress=progress):
+            results[i] = result
+            tell(result, *jobs[i])
+        return results  # type: ignore[return-value]  # every slot is filled once run_jobs is through
     built = {name: make_bandit_policy(name, beta=beta) for name in policies}
     results = []
     for delta in deltas:
         env = gym.make("npbandit/WheelBandit-v0", delta=delta, horizon=steps)
         for seed in seeds:
             for name, policy in built.items():
-                result = run_episode(env, policy, seed=seed, logger=RunLogger(db),
-                                     run_info={"kind": "bandit", "env_id": "npbandit/WheelBandit-v0",
-                                               "env_params": {"delta": delta, "horizon": steps}},
+                result = run_episode(env, policy, seed=seed, logger=RunLogger(db), run_info=_wheel_info(delta, steps),
                                      progress=progress, desc=f"{name} delta={delta} seed={seed}")
                 results.append(result)
-                if say is not None:
-                    say(f"run {result.run_id}: {name:<22} delta={delta} seed={seed}  "
-                        f"cumulative regret {result.cumulative_regret:.1f} over {steps} steps")
+                tell(result, name, delta, seed)
     return results
+
+
+def _wheel_info(delta: float, steps: int) -> dict[str, Any]:
+    return {"kind": "bandit", "env_id": "npbandit/WheelBandit-v0", "env_params": {"delta": delta, "horizon": steps}}
+
+
+def _wheel_run(name: str, delta: float, seed: int, steps: int, beta: float, db: str) -> EpisodeResult:
+    """One run of :func:`run_wheel_bandits`' sweep, on an executor's worker."""
+    from npbandit.policies import make_bandit_policy
+
+    env = gym.make("npbandit/WheelBandit-v0", delta=delta, horizon=steps)
+    return run_episode(env, make_bandit_policy(name, beta=beta), seed=seed, logger=RunLogger(db),
+                       run_info=_wheel_info(delta, steps))

@@ -80,8 +80,8 @@ from sqlalchemy.exc import ArgumentError, OperationalError, SQLAlchemyError
 from sqlalchemy.orm import DeclarativeBase, Mapped, mapped_column
 
 __all__ = ["DEFAULT_URL", "Run", "Step", "Meta", "open_db", "RunLogger", "list_runs", "run_steps", "effective_status",
-           "display_url", "StorageError", "SchemaVersionError", "STATUSES", "STALE_AFTER", "HEARTBEAT_EVERY",
-           "COMMIT_EVERY", "SCHEMA_VERSION"]
+           "display_url", "shared_url", "StorageError", "SchemaVersionError", "STATUSES", "STALE_AFTER",
+           "HEARTBEAT_EVERY", "COMMIT_EVERY", "SCHEMA_VERSION"]
 
 DEFAULT_URL = "sqlite:///npbandit.db"
 #: seconds between two heartbeats of an open run (a background thread writes them)
@@ -221,6 +221,27 @@ def _sqlite_file(url: str) -> Path | None:
     if database in ("", ":memory:") or database.startswith("file:") or parsed.query.get("uri"):
         return None
     return Path(database)
+
+
+def shared_url(url: str) -> str:
+    """``url`` as other processes see the same database, wherever they run from: a bare or
+    relative SQLite path is made absolute (a Dask worker or pool process may start in
+    another directory). Other URLs are returned as they are.
+
+    Raises:
+        ValueError: ``url`` is not a URL or path, or is an in-memory SQLite database, which
+            no other process can reach.
+    """
+    url = _normalise_url(url)
+    path = _sqlite_file(url)
+    if path is None:
+        if make_url(url).get_backend_name() == "sqlite":
+            raise ValueError(f"db {url!r} is an in-memory or URI SQLite database, which other processes cannot "
+                             "share; give a file path or a PostgreSQL URL")
+        return url
+    if path.is_absolute():
+        return url
+    return make_url(url).set(database=str(path.resolve())).render_as_string(hide_password=False)
 
 
 @contextlib.contextmanager

@@ -264,3 +264,19 @@ def test_ctrl_c_in_a_batched_run_saves_the_buffered_steps_and_records_interrupte
     (run,) = list_runs(db)
     assert run.status == "interrupted" and run.n_steps == 30 and run.id == info.value.run_id
     assert [s["t"] for s in run_steps(db, run.id)] == list(range(30))
+
+
+def test_shared_url_makes_sqlite_paths_absolute_for_other_processes(tmp_path, monkeypatch):
+    from npbandit.storage import shared_url
+
+    monkeypatch.chdir(tmp_path)
+    assert shared_url("runs.db") == f"sqlite:///{tmp_path / 'runs.db'}"
+    assert shared_url("sqlite:///sub/runs.db?timeout=5") == f"sqlite:///{tmp_path / 'sub' / 'runs.db'}?timeout=5"
+    assert shared_url(f"sqlite:///{tmp_path / 'a.db'}") == f"sqlite:///{tmp_path / 'a.db'}"
+    url = "postgresql+psycopg://alice:secret@db-host/npbandit"
+    assert shared_url(url) == url  # the password stays: workers need it
+    for memory in ("sqlite://", "sqlite:///:memory:"):
+        with pytest.raises(ValueError, match="other processes cannot share"):
+            shared_url(memory)
+    with pytest.raises(ValueError, match="db must be"):
+        shared_url(3)

@@ -1,0 +1,213 @@
+"""Dask distributed as the engine: optimize's evaluations and whole sweeps on a LocalCluster.
+
+One in-process cluster (worker threads, a TCP scheduler) serves the module: it starts in
+a fraction of a second, still pickles every task (a closure's side effects do not reach
+the test), and a subprocess can connect to it like a remote client.
+"""
+
+import os
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+from npbandit import optimize
+from npbandit.cli import main
+from npbandit.envs import BlackBoxEnv
+from npbandit.loop import run_episode
+from npbandit.policies.base import Policy
+from npbandit.storage import list_runs, run_steps
+
+from helpers import tiny_checkpoint
+
+distributed = pytest.importorskip("distributed", reason="Dask distributed (the 'dask' extra) is not installed")
+
+ROOT = Path(__file__).resolve().parent.parent
+BOUNDS = [[-1.0, 0.0], [1.0, 2.0]]
+
+
+@pytest.fixture(scope="module")
+def client():
+    with distributed.LocalCluster(n_workers=4, threads_per_worker=1, processes=False, protocol="tcp",
+                                  dashboard_address=None) as cluster, distributed.Client(cluster) as c:
+        yield c
+
+
+def sphere(x):
+    return float(((np.asarray(x) - np.array([0.3, 1.2])) ** 2).sum())
+
+
+def slow_sphere(x):
+    time.sleep(0.3)
+    return sphere(x)
+
+
+def test_optimize_keeps_q_evaluations_in_flight_on_dask_workers(tmp_path, client):
+    card = str(tiny_checkpoint(tmp_path, "cmanp", "bo"))
+    db = str(tmp_path / "dask.db")
+    result = optimize(slow_sphere, BOUNDS, surrogate=card, budget=12, n_init=3, seed=0, db=db, progress=False,
+                      batch_size=4, executor=client.get_executor())
+    history = result.history
+    assert len(history) == 12 and not any(h["failed"] for h in history)
+    # nothing lost: every evaluation is in the database, in completion order, with its value
+    (run,) = list_runs(db)
+    steps = run_steps(db, run.id)
+    assert run.status == "completed" and [s["t"] for s in steps] == list(range(12))
+    assert [s["value"] for s in steps] == pytest.approx([sphere(h["x"]) for h in history])
+    # who evaluated what: a Dask worker's address, as the scheduler knows it, and several of them
+    addresses = set(client.scheduler_info()["workers"])
+    assert all(s["worker"].split()[0] in addresses for s in steps)
+    assert [s["worker"] for s in steps] == [h["worker"] for h in history]
+    assert len({s["worker"].split()[0] for s in steps}) >= 2
+    # when: exactly four in flight at the busiest, never more, and the first four all before any finished
+    spans = [(s["submitted_at"], s["finished_at"]) for s in steps]
+    assert all(start <= end for start, end in spans)
+    in_flight = [sum(a <= start < b for a, b in spans) for start, _ in spans]
+    assert max(in_flight) == 4
+    first_finish = min(end for _, end in spans)
+    assert sum(start < first_finish for start, _ in spans) == 4
+
+
+class _SamePoint(Policy):
+    """Proposes the centre of the box every time: two evaluations of one point in flight."""
+
+    name, checkpoint = "same-point", None
+
+    def act(self, obs, pending=None):
+        return np.full(2, 0.5)
+
+    def observe(self, obs, action, reward, info):
+        pass
+
+    def params(self):
+        return {}
+
+
+def _logged_sphere(path, x):
+    with open(path, "a") as f:
+        f.write(f"{x.tolist()}\n")
+    time.sleep(0.2)
+    return sphere(x)
+
+
+def test_one_point_in_flight_twice_is_evaluated_twice(tmp_path, client):
+    # Dask's executor merges calls with equal arguments into one task by default (pure):
+    # a noisy objective must be measured twice, so each evaluation carries its own key
+    import functools
+
+    log = tmp_path / "calls.txt"
+    env = BlackBoxEnv(objective=functools.partial(_logged_sphere, str(log)), bounds=np.array(BOUNDS), budget=4)
+    result = run_episode(env, _SamePoint(), seed=0, executor=client.get_executor(), batch_size=2)
+    assert len(result.steps) == 4 and not result.failed_steps
+    assert len(log.read_text().splitlines()) == 4
+
+
+def _hang_once(marker, x):
+    """Hangs 2 s the first time it is called (a file marks that it was), then a sphere."""
+    if not os.path.exists(marker):
+        open(marker, "w").close()
+        time.sleep(2.0)
+    return sphere(x)
+
+
+def test_a_hanging_evaluation_times_out_and_the_run_goes_on(tmp_path, client):
+    import functools
+
+    db = str(tmp_path / "timeout.db")
+    result = optimize(functools.partial(_hang_once, str(tmp_path / "hung")), BOUNDS, surrogate="random", budget=5,
+                      seed=0, db=db, progress=False, batch_size=2, executor=client.get_executor(), eval_timeout=0.7,
+                      on_error="skip")
+    (failed,) = [h for h in result.history if h["failed"]]
+    assert failed["worker"] is None and len(result.history) == 5
+    (run,) = list_runs(db)
+    steps = run_steps(db, run.id)
+    assert run.status == "completed" and [s["failed"] for s in steps].count(True) == 1
+    assert all(s["worker"] for s in steps if not s["failed"])
+
+
+def _rows(db):
+    """Each completed run's steps, keyed by (policy, env params, seed)."""
+    out = {}
+    for run in list_runs(db):
+        assert run.status == "completed"
+        params = {k: v for k, v in run.env_params.items() if k != "benchmark"}
+        key = (run.policy, tuple(sorted((k, str(v)) for k, v in params.items())), run.seed)
+        out[key] = [(s["action"], s["reward"], s["regret"], s["value"]) for s in run_steps(db, run.id)]
+    return out
+
+
+def test_bandit_sweep_on_dask_matches_the_local_one(tmp_path, client, capsys):
+    args = ["bandit", "--policies", "uniform", "linucb", "cmanp-wheel", "--deltas", "0.5", "0.9", "--seeds", "0", "1",
+            "--steps", "25"]
+    assert main([*args, "--db", str(tmp_path / "local.db")]) == 0
+    with distributed.get_task_stream(client) as tasks:
+        assert main([*args, "--db", str(tmp_path / "dask.db"), "--dask-scheduler", client.scheduler.address]) == 0
+    assert len(tasks.data) == 12  # every run was a task on the cluster
+    local, remote = _rows(str(tmp_path / "local.db")), _rows(str(tmp_path / "dask.db"))
+    assert len(local) == 12 and local == remote
+    assert capsys.readouterr().out.count("cumulative regret") == 24
+
+
+def test_run_wheel_bandits_on_an_executor_returns_runs_in_sweep_order(tmp_path, client):
+    from npbandit.loop import run_wheel_bandits
+
+    args = (["linucb", "uniform"], [0.5], [0, 1, 2], 15)
+    here = run_wheel_bandits(*args, db=str(tmp_path / "here.db"), say=None)
+    lines = []
+    there = run_wheel_bandits(*args, db=str(tmp_path / "there.db"), say=lines.append,
+                              executor=client.get_executor())
+    assert [r.cumulative_regret for r in there] == [r.cumulative_regret for r in here]
+    assert [[s["action"] for s in r.steps] for r in there] == [[s["action"] for s in r.steps] for r in here]
+    assert len(lines) == 6 and len(list_runs(str(tmp_path / "there.db"))) == 6
+
+
+def test_bo_benchmark_sweep_on_dask_matches_the_local_one(tmp_path, client):
+    """benchmarks/bo.py with --dask-scheduler runs the same BO runs as with --workers."""
+    env = {**os.environ, "PYTHONPATH": os.pathsep.join([str(ROOT), *filter(None, [os.environ.get("PYTHONPATH")])]),
+           "OMP_NUM_THREADS": "1"}
+    common = [sys.executable, str(ROOT / "benchmarks" / "bo.py"), "--functions", "branin", "--seeds", "2",
+              "--budget", "8", "--methods", "cmanp-bo", "sobol", "--no-write"]
+    local = subprocess.run([*common, "--workers", "1", "--db", str(tmp_path / "local.db")], env=env,
+                           capture_output=True, text=True, timeout=300)
+    assert local.returncode == 0, local.stderr[-3000:]
+    with distributed.get_task_stream(client) as tasks:
+        remote = subprocess.run([*common, "--dask-scheduler", client.scheduler.address, "--db",
+                                 str(tmp_path / "dask.db")], env=env, capture_output=True, text=True, timeout=300)
+    assert remote.returncode == 0, remote.stderr[-3000:]
+    assert len(tasks.data) == 4  # the four runs were the cluster's tasks
+    local, remote = _rows(str(tmp_path / "local.db")), _rows(str(tmp_path / "dask.db"))
+    assert len(local) == 4 and local == remote
+
+
+def test_the_cli_says_when_no_scheduler_answers(tmp_path, capsys, monkeypatch):
+    from npbandit import cluster
+
+    real = cluster.dask_executor
+    monkeypatch.setattr(cluster, "dask_executor", lambda address: real(address, timeout=0.5))
+    assert main(["bandit", "--policies", "uniform", "--steps", "5", "--db", str(tmp_path / "x.db"),
+                 "--dask-scheduler", "tcp://127.0.0.1:9"]) == 2
+    assert "tcp://127.0.0.1:9" in capsys.readouterr().err
+
+
+def test_the_batch_bo_benchmark_measures_what_it_reports(tmp_path, capsys):
+    import importlib.util
+
+    spec = importlib.util.spec_from_file_location("bench_batch_bo", ROOT / "benchmarks" / "batch_bo.py")
+    bench = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(bench)
+    db = str(tmp_path / "batch.db")
+    bench.main(["--functions", "branin", "--qs", "1", "2", "--seeds", "1", "--budget", "6", "--sleep", "0.3",
+                "--no-optuna", "--no-write", "--db", db])
+    out = capsys.readouterr().out
+    assert "Command: `python benchmarks/batch_bo.py --functions branin --qs 1 2 --seeds 1 --budget 6" in out
+    runs = bench.collect(f"sqlite:///{db}", 6, 0.3)
+    assert sorted(runs) == [("branin", m) for m in ("q=1", "q=2", "sobol q=1", "sobol q=2")]
+    # each run's wall time is read back from its steps: first submission to last result spans
+    # at least the sleeps, 6 x 0.3 s one at a time, 3 rounds of 0.3 s two at a time
+    (one,), (two,) = runs[("branin", "sobol q=1")], runs[("branin", "sobol q=2")]
+    assert one["wall_s"] >= 1.8 and two["wall_s"] >= 0.9
+    summary = bench.summarise(runs, ["branin"], 1, [1, 2])
+    assert summary["branin/sobol q=2"]["wall_ratio"] == pytest.approx(two["wall_s"] / one["wall_s"])
