@@ -104,9 +104,11 @@ def build_parser() -> argparse.ArgumentParser:
     train.add_argument("--device", default="auto", help="auto (CUDA when present) | cpu | cuda | cuda:N")
     train.add_argument("--threads", type=_positive_int, help="torch CPU threads (default: torch's choice)")
     train.add_argument("--stop-at", type=_positive_int, help="save and stop after this step (resume later)")
-    train.add_argument("--init-from", help="fine-tune: start from this checkpoint's weights (same model and config)")
+    train.add_argument("--init-from", help="fine-tune: start from this checkpoint's weights (same model and config; "
+                       "a cmanp-and run may start from a cmanp with its encoder config)")
     train.add_argument("--loss", choices=["sampled", "expected"], default="sampled",
-                       help="expected: NLL averaged over the targets' exact predictive moments (GP priors)")
+                       help="expected: NLL averaged over the targets' exact predictive distribution (the bo "
+                       "prior; joint models use its joint covariance)")
     train.add_argument("--eval-prior-set", dest="eval_prior_params", action="append", default=None,
                        metavar="PARAM=VALUE", help="evaluate on the prior with these parameters instead of "
                        "--prior-set's (repeatable)")

@@ -2,6 +2,7 @@
 training on the joint likelihood; and the joint protocol's defaults for diagonal models."""
 
 import json
+import math
 
 import pytest
 import torch
@@ -185,9 +186,76 @@ def test_trains_through_the_trainer_and_records_the_joint_metric(tmp_path):
     joint = card["evaluation"]["joint_log_likelihood"]
     assert set(joint) == {"rbf", "matern52"} and all(v == v for v in joint.values())
     assert card["evaluation"]["joint_block_size"] == 5
-    with pytest.raises(ValueError, match="yt_var"):
-        train(TrainConfig(model="cmanp-and", prior="bo", steps=1, out=str(tmp_path / "bo"), size="tiny",
-                          loss="expected", prior_params={"max_context": 10}), progress=False)
+    with pytest.raises(ValueError, match="yt_cov_factor"):  # a prior without the targets' joint covariance
+        train(TrainConfig(model="cmanp-and", prior="gp1d", steps=1, out=str(tmp_path / "gp"), size="tiny",
+                          loss="expected"), progress=False)
+
+
+def test_expected_joint_loss_is_the_dense_gaussian_expectation():
+    """E[-log q(y)] over y ~ N(mu, F F^T), q = N(m, S): (n log 2 pi + log|S| + tr(S^-1 F F^T)
+    + (mu - m)^T S^-1 (mu - m)) / 2, per target, averaged over tasks."""
+    model, xc, yc, xt, yt = setup(m=6)
+    g = torch.Generator().manual_seed(3)
+    factor = torch.randn(xt.shape[0], 6, 6, generator=g, dtype=torch.float64).tril() * 0.3
+    loc, cov = dense_joint(model, model.condition(xc, yc), xt)
+    mu = yt.flatten(-2)
+    inv = torch.linalg.inv(cov)
+    diff = (mu - loc).unsqueeze(-1)
+    dense = 0.5 * (6 * math.log(2 * math.pi) + torch.logdet(cov) + torch.diagonal(inv @ factor @ factor.mT, dim1=-2,
+                   dim2=-1).sum(-1) + (diff.mT @ inv @ diff).reshape(-1))
+    loss = model.training_loss(xc, yc, xt, yt, yt_var=factor.pow(2).sum(-1, keepdim=True), yt_cov_factor=factor)
+    assert torch.allclose(loss, (dense / 6).mean())
+    # no spread: the sampled loss at yt
+    zero = torch.zeros_like(factor)
+    assert torch.allclose(model.training_loss(xc, yc, xt, yt, yt_cov_factor=zero), model.training_loss(xc, yc, xt, yt))
+    # its Monte Carlo estimate agrees (the formula is the expectation of the sampled loss)
+    draws = mu + (factor @ torch.randn(4000, *mu.shape, 1, generator=g, dtype=torch.float64)).squeeze(-1)
+    joint = model.joint(model.condition(xc, yc), xt)
+    with torch.no_grad():
+        mc = -(joint.log_prob(draws) / 6).mean()
+    assert abs(float(mc - loss)) < 0.05 * abs(float(loss)) + 0.05
+    with pytest.raises(ValueError, match="yt_cov_factor"):
+        model.training_loss(xc, yc, xt, yt, yt_cov_factor=factor[:, :5, :5])
+
+
+def test_trains_with_the_expected_joint_loss_on_the_bo_prior(tmp_path):
+    config = TrainConfig(model="cmanp-and", prior="bo", steps=3, out=str(tmp_path / "bo"), size="tiny",
+                         loss="expected", prior_params={"max_context": 10}, eval_every=3, eval_batches=1,
+                         final_eval_batches=1, checkpoint_every=3)
+    result = train(config, progress=False)
+    assert result.step == 3 and math.isfinite(result.log[-1]["train_loss"])
+
+
+def test_starts_from_a_trained_cmanp(tmp_path):
+    """--init-from a CMANP: its weights become the encoder, the covariance factors start
+    small, so the marginal predictive starts next to the CMANP's."""
+    source = train(TrainConfig(model="cmanp", prior="gp1d", steps=2, out=str(tmp_path / "src"), size="tiny",
+                               eval_every=2, eval_batches=1, final_eval_batches=1, checkpoint_every=2),
+                   progress=False)
+    run = train(TrainConfig(model="cmanp-and", prior="gp1d", steps=1, lr=1e-12, out=str(tmp_path / "and"),
+                            size="tiny", init_from=str(source.card), eval_every=1, eval_batches=1,
+                            final_eval_batches=1, checkpoint_every=1), progress=False)
+    for (k, p), q in zip(source.model.state_dict().items(), run.model.cmanp.state_dict().values()):
+        assert torch.allclose(p, q, atol=1e-6), k
+    xc, yc = random_set(2, 8, x_dim=1, seed=4)
+    xt, _ = random_set(2, 5, x_dim=1, seed=5)
+    cmanp, joint = source.model.float().eval(), run.model.float().eval()
+    with torch.no_grad():
+        a = cmanp.predict(cmanp.condition(xc.float(), yc.float()), xt.float())
+        b = joint.predict(joint.condition(xc.float(), yc.float()), xt.float())
+        factors = joint._heads(joint.condition(xc.float(), yc.float()), xt.float())[2]
+    assert torch.allclose(a.loc, b.loc, atol=1e-5)
+    assert torch.allclose(a.scale, b.scale, rtol=0.05)
+    assert 0 < float(factors.abs().max()) < 0.05  # small, not zero: a zero factor would never learn
+    card = json.loads(run.card.read_text())
+    assert card["training"]["init_from"]["name"] == json.loads(source.card.read_text())["name"]
+    with pytest.raises(ValueError, match="init_from"):  # another encoder size
+        train(TrainConfig(model="cmanp-and", prior="gp1d", steps=1, out=str(tmp_path / "bad"), size="small",
+                          init_from=str(source.card)), progress=False)
+    with pytest.raises(ValueError, match="starts only from"):
+        tiny_model("cmanp-and", x_dim=1).initialise_from(tiny_model("cmanp", x_dim=1, n_latents=4))
+    with pytest.raises(ValueError, match="tnpd"):
+        tiny_model("cmanp-and", x_dim=1).initialise_from(tiny_model("tnpd", x_dim=1))
 
 
 def test_diagonal_models_joint_is_the_product_of_their_marginals():

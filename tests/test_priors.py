@@ -103,13 +103,18 @@ def test_conditional_moments_match_the_draws():
     x = torch.rand(1, 7, 2, generator=g, dtype=torch.float64).expand(3000, 7, 2)
     ls = torch.tensor([[0.3, 0.6]], dtype=torch.float64).expand(3000, 2)
     ones = torch.ones(3000, dtype=torch.float64)
-    y, mean, var = sample_gp_conditional(["matern32"] * 3000, x, ls, ones, 0.1 * ones, g, 4)
+    y, mean, var, factor = sample_gp_conditional(["matern32"] * 3000, x, ls, ones, 0.1 * ones, g, 4)
     # the moments depend on the draw's context: regress the targets on it instead.
     # Given y1, y2 - mean is independent of y1 with variance var (the same for every task)
     resid = y[:, 4:] - mean
     assert torch.allclose(resid.mean(0), torch.zeros(3, 1, dtype=torch.float64), atol=0.05)
     assert torch.allclose(resid.var(0), var[0], rtol=0.1)
     assert torch.allclose(var, var[:1].expand_as(var))
+    # and jointly N(mean, factor factor^T): the residuals' covariance, off-diagonal included
+    joint = factor[0] @ factor[0].T
+    assert torch.allclose(torch.diagonal(joint).unsqueeze(-1), var[0])
+    assert torch.allclose(resid[..., 0].T.cov(), joint, rtol=0.1, atol=0.02)
+    assert joint[0, 1].abs() > 0.1  # the targets are correlated, so the test sees the off-diagonal
     cov = (resid[..., 0].T @ y[:, :4, 0]) / 3000  # uncorrelated with the context
     assert cov.abs().max() < 0.06
     # the draw is sample_gp's
@@ -122,6 +127,13 @@ def test_bo_prior_context_moments_are_in_context_units():
     b = BOPrior(dims=(2,)).batch(64, 0, 3)
     resid = (b.yt - b.yt_mean) / b.yt_var.sqrt()
     assert abs(float(resid.mean())) < 0.1 and abs(float(resid.std()) - 1) < 0.1
+    # the joint covariance's factor is in the same units: its diagonal is yt_var
+    assert b.yt_cov_factor.shape == (64, b.yt.shape[1], b.yt.shape[1])
+    diag = b.yt_cov_factor.pow(2).sum(-1, keepdim=True)
+    assert torch.allclose(diag, b.yt_var, rtol=1e-4)
+    # whitened by it, the targets' residuals are independent standard normals
+    white = torch.linalg.solve_triangular(b.yt_cov_factor.double(), (b.yt - b.yt_mean).double(), upper=False)
+    assert abs(float(white.mean())) < 0.05 and abs(float(white.std()) - 1) < 0.05
 
 
 def test_bo_prior_lengthscale_options():

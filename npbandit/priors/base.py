@@ -24,6 +24,10 @@ class TaskBatch:
     priors that know them exactly (the GP priors). The trainer's ``loss="expected"``
     minimises the expected negative log-likelihood under them instead of at the one
     sampled ``yt``.
+
+    ``yt_cov_factor`` (``[B, Nt, Nt]``, optional, ``dy = 1``): a factor ``F`` of the targets'
+    joint covariance given the context, ``yt ~ N(yt_mean, F F^T)`` (lower triangular; its
+    rows' squared norms are ``yt_var``), for the expected loss of joint models.
     """
 
     xc: Tensor
@@ -33,9 +37,10 @@ class TaskBatch:
     info: dict[str, Any]
     yt_mean: Tensor | None = None
     yt_var: Tensor | None = None
+    yt_cov_factor: Tensor | None = None
 
     def to(self, device: torch.device | str) -> "TaskBatch":
-        moments = [None if t is None else t.to(device) for t in (self.yt_mean, self.yt_var)]
+        moments = [None if t is None else t.to(device) for t in (self.yt_mean, self.yt_var, self.yt_cov_factor)]
         return TaskBatch(self.xc.to(device), self.yc.to(device), self.xt.to(device), self.yt.to(device), self.info,
                          *moments)
 

@@ -107,7 +107,8 @@ class BOPrior(Prior):
       leaks the targets' spread into the units, which the adapter cannot reproduce.
 
     Every batch carries ``yt_mean`` / ``yt_var``, the exact predictive moments of the
-    targets given the context and the task's hyperparameters, in the same units
+    targets given the context and the task's hyperparameters, and ``yt_cov_factor``, a
+    factor of their joint covariance, in the same units
     (with ``"context"`` standardisation the units are fixed by the context, so the
     moments map through the same affine transform; with ``"task"`` they would
     depend on the targets themselves and are left out).
@@ -196,7 +197,7 @@ class BOPrior(Prior):
         kinds = [self.kernels[i] for i in torch.randint(len(self.kernels), (batch_size,), generator=generator)]
         lengthscale = self._lengthscales(generator, batch_size, d)
         noise = log_uniform(generator, *self.noise_std_range, batch_size)
-        y, mean_t, var_t = sample_gp_conditional(kinds, x, lengthscale, torch.ones(batch_size, dtype=torch.float64),
+        y, mean_t, var_t, factor_t = sample_gp_conditional(kinds, x, lengthscale, torch.ones(batch_size, dtype=torch.float64),
                                                  noise, generator, nc)
         x = torch.cat([x, x.new_zeros(batch_size, n, self.x_dim - d)], dim=-1).float()
         info = {"dim": d, "kernel": kinds, "lengthscale": lengthscale.float(), "noise_std": noise.float()}
@@ -208,4 +209,5 @@ class BOPrior(Prior):
         y = ((y - mean) / std).float()
         info["context_std"] = std.reshape(batch_size).float()
         return TaskBatch(x[:, :nc], y[:, :nc], x[:, nc:], y[:, nc:], info,
-                         yt_mean=((mean_t - mean) / std).float(), yt_var=(var_t / std.pow(2)).float())
+                         yt_mean=((mean_t - mean) / std).float(), yt_var=(var_t / std.pow(2)).float(),
+                         yt_cov_factor=(factor_t / std).float())

@@ -61,21 +61,22 @@ def sample_gp(kernels: list[str], x: Tensor, lengthscale: Tensor, outputscale: T
     ``kernels[b]`` names task ``b``'s kernel; ``noise_std [B]`` is the observation
     noise added on the diagonal. Sampled exactly through a float64 Cholesky factor.
     """
-    y, _, _ = sample_gp_conditional(kernels, x, lengthscale, outputscale, noise_std, generator, x.shape[1])
-    return y
+    return sample_gp_conditional(kernels, x, lengthscale, outputscale, noise_std, generator, x.shape[1])[0]
 
 
 def sample_gp_conditional(kernels: list[str], x: Tensor, lengthscale: Tensor, outputscale: Tensor,
                           noise_std: Tensor, generator: torch.Generator,
-                          n_condition: int) -> tuple[Tensor, Tensor, Tensor]:
-    """A draw as :func:`sample_gp`, plus the predictive moments of the points after
+                          n_condition: int) -> tuple[Tensor, Tensor, Tensor, Tensor]:
+    """A draw as :func:`sample_gp`, plus the predictive distribution of the points after
     the first ``n_condition`` given those first points (and the task's hyperparameters).
 
-    Returns ``y [B, N, 1]``, ``mean [B, N - n_condition, 1]`` and ``var [B, N - n_condition, 1]``
-    (observation noise included). Both come from the joint Cholesky factor the draw
-    uses: with ``y = L z`` and ``L = [[L11, 0], [L21, L22]]``, ``y2 | y1`` has mean
-    ``L21 z1`` and covariance ``L22 L22^T``, so they cost nothing extra. The draw is
-    the same as :func:`sample_gp`'s for the same generator state.
+    Returns ``y [B, N, 1]``, ``mean [B, M, 1]``, ``var [B, M, 1]`` and ``factor [B, M, M]``
+    (``M = N - n_condition``; observation noise included): the later points are jointly
+    ``N(mean, factor factor^T)`` given the first, ``var`` the diagonal of that covariance.
+    All come from the joint Cholesky factor the draw uses: with ``y = L z`` and
+    ``L = [[L11, 0], [L21, L22]]``, ``y2 | y1`` has mean ``L21 z1`` and covariance
+    ``L22 L22^T``, so they cost nothing extra. The draw is the same as :func:`sample_gp`'s
+    for the same generator state.
     """
     if not 0 <= n_condition <= x.shape[1]:
         raise ValueError(f"n_condition must be in 0..{x.shape[1]}, got {n_condition}")
@@ -84,5 +85,5 @@ def sample_gp_conditional(kernels: list[str], x: Tensor, lengthscale: Tensor, ou
     y = chol @ z
     k = n_condition
     mean = chol[:, k:, :k] @ z[:, :k]
-    var = chol[:, k:, k:].pow(2).sum(-1, keepdim=True)
-    return y, mean, var
+    factor = chol[:, k:, k:]
+    return y, mean, factor.pow(2).sum(-1, keepdim=True), factor

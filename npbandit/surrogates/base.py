@@ -332,6 +332,22 @@ class NeuralProcess(nn.Module, ABC):
         dist = self._predict(self._condition(xc, yc), xt)
         return -target_log_prob(dist, yt, yt_var).sum(-1).mean()
 
+    def initialise_from(self, source: "NeuralProcess") -> None:
+        """Start from a trained model's weights (``npbandit train --init-from``): by default
+        ``source`` must be the same model with the same config, and every weight is copied.
+        Models that can start from another (CMANP-AND from CMANP) override this.
+
+        Raises:
+            ValueError: ``source`` is another model or has another config.
+        """
+        ours = (self.name, self.x_dim, self.y_dim, self.config.to_dict())
+        theirs = (source.name, source.x_dim, source.y_dim, source.config.to_dict())
+        if theirs != ours:
+            raise ValueError(f"the source is a {source.name} ({source.x_dim} -> {source.y_dim}) with config "
+                             f"{source.config.to_dict()}; this is a {self.name} ({self.x_dim} -> {self.y_dim}) with "
+                             f"config {self.config.to_dict()}")
+        self.load_state_dict(source.state_dict())
+
     # -- the joint predictive ---------------------------------------------------------
 
     def sample(self, state: NPState, xt: Tensor, num_samples: int,

@@ -58,7 +58,11 @@ from npbandit.surrogates.base import NeuralProcess, NPState, hold_out_noise
 from npbandit.surrogates.cmanp import CMANP, CMANPConfig, CMANPState
 from npbandit.surrogates.layers import mlp
 
-__all__ = ["CMANPANDConfig", "CMANPAND"]
+__all__ = ["CMANPANDConfig", "CMANPAND", "expected_joint_log_prob", "FACTOR_INIT_SCALE"]
+
+#: the factor head's output layer, relative to its initialisation, when a CMANP-AND starts
+#: from a trained CMANP (:meth:`CMANPAND.initialise_from`)
+FACTOR_INIT_SCALE = 0.01
 
 
 @dataclass(frozen=True)
@@ -113,6 +117,33 @@ class CMANPAND(NeuralProcess):
         c = self.config
         self.cmanp = CMANP(x_dim, y_dim, c.encoder_config())
         self.factor = mlp(c.d_model, c.d_ff, y_dim * c.rank, c.emb_depth)
+
+    def initialise_from(self, source: NeuralProcess) -> None:
+        """Start from a CMANP-AND (every weight) or from a trained CMANP with this model's
+        encoder config (``npbandit train --model cmanp-and --init-from cmanp-bo``): the
+        CMANP's weights become ``self.cmanp`` and the factor head's output layer is scaled
+        down to ``FACTOR_INIT_SCALE`` of its initialisation (bias zero), so the model starts
+        as nearly that CMANP with nearly independent targets, and training has to learn the
+        covariance, not the encoder again. Not zero: the joint log-density's gradient in
+        ``Phi`` is proportional to ``Phi``, so ``Phi = 0`` would never move; from a small
+        ``Phi``, Adam's step, whose size does not depend on the gradient's scale, grows it.
+
+        Raises:
+            ValueError: any other model, or a CMANP with another config.
+        """
+        if not isinstance(source, CMANP):
+            super().initialise_from(source)
+            return
+        ours = (self.x_dim, self.y_dim, self.config.encoder_config().to_dict())
+        if (source.x_dim, source.y_dim, source.config.to_dict()) != ours:
+            raise ValueError(f"the source is a cmanp ({source.x_dim} -> {source.y_dim}) with config "
+                             f"{source.config.to_dict()}; this cmanp-and ({self.x_dim} -> {self.y_dim}) starts only "
+                             f"from a cmanp with config {self.config.encoder_config().to_dict()}")
+        self.cmanp.load_state_dict(source.state_dict())
+        last = self.factor[-1]
+        with torch.no_grad():
+            last.weight.mul_(FACTOR_INIT_SCALE)
+            last.bias.zero_()
 
     # -- context: CMANP's ----------------------------------------------------------------
 
@@ -248,17 +279,43 @@ class CMANPAND(NeuralProcess):
 
     # -- training ----------------------------------------------------------------------------
 
-    def training_loss(self, xc: Tensor, yc: Tensor, xt: Tensor, yt: Tensor, yt_var: Tensor | None = None) -> Tensor:
+    def training_loss(self, xc: Tensor, yc: Tensor, xt: Tensor, yt: Tensor, yt_var: Tensor | None = None,
+                      yt_cov_factor: Tensor | None = None) -> Tensor:
         """Minus the one-shot joint log-likelihood of each task's targets, per target,
         averaged over tasks (see the module docstring).
 
-        ``yt_var`` (the trainer's ``loss="expected"``) is refused: the expectation of a
-        joint log-density needs the targets' joint covariance, and the priors supply
-        per-target variances only."""
-        if yt_var is not None:
-            raise ValueError("yt_var: CMANP-AND trains on the joint log-likelihood of sampled targets; the "
-                             "expected loss needs the targets' joint covariance, which batches do not carry "
-                             "(train with loss='sampled')")
+        With ``yt_cov_factor`` ``F`` (``[B, M, M]``, ``dy = 1``; the trainer's
+        ``loss="expected"``), ``yt`` is the targets' mean given the context and the loss is
+        the expected negative joint log-likelihood over ``y ~ N(yt, F F^T)``
+        (:func:`expected_joint_log_prob`): the same optimum as the sampled loss, without
+        the draw's noise. ``yt_var`` alone is refused: the expectation of a joint
+        log-density needs the joint covariance, not only its diagonal."""
+        if yt_var is not None and yt_cov_factor is None:
+            raise ValueError("yt_var: the expected loss of a joint model needs the targets' joint covariance "
+                             "(yt_cov_factor); priors that carry only per-target variances train it with "
+                             "loss='sampled'")
         self._check_task(xc, yc, xt, yt)
         joint = self._joint_from(*self._heads(self._condition(xc, yc), xt))
-        return -(joint.log_prob(yt.flatten(-2)) / xt.shape[1]).mean()
+        if yt_cov_factor is None:
+            return -(joint.log_prob(yt.flatten(-2)) / xt.shape[1]).mean()
+        if self.y_dim != 1:
+            raise ValueError(f"yt_cov_factor: the expected joint loss is for one output, the model has {self.y_dim}")
+        m = xt.shape[1]
+        if yt_cov_factor.shape != (xt.shape[0], m, m):
+            raise ValueError(f"yt_cov_factor must have shape {(xt.shape[0], m, m)}, got {tuple(yt_cov_factor.shape)}")
+        return -(expected_joint_log_prob(joint, yt.flatten(-2), yt_cov_factor) / m).mean()
+
+
+def expected_joint_log_prob(dist: LowRankMultivariateNormal, mean: Tensor, factor: Tensor) -> Tensor:
+    """``E[log q(y)]`` over ``y ~ N(mean, F F^T)`` for ``q = dist``: ``[B]``.
+
+    ``mean`` ``[B, n]``, ``factor`` ``F`` ``[B, n, k]`` (any factor of the covariance).
+    For ``q = N(m, S)``: ``E[log q(y)] = log q(mean) - tr(S^-1 F F^T) / 2``, and the trace
+    is the sum of the Mahalanobis norms of ``F``'s columns, each
+    ``2 (log q(m) - log q(m + f_j))``. Computed through ``dist.log_prob`` (Woodbury on the
+    low-rank-plus-diagonal ``S``), so it costs ``k + 2`` log-densities, never an ``n x n``
+    inverse.
+    """
+    columns = dist.loc.unsqueeze(0) + factor.movedim(-1, 0)  # [k, B, n]: m + f_j
+    trace = 2.0 * (dist.log_prob(dist.loc).unsqueeze(0) - dist.log_prob(columns)).sum(0)
+    return dist.log_prob(mean) - 0.5 * trace

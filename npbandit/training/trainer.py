@@ -48,13 +48,16 @@ class TrainConfig:
         final_eval_batches: batches per suite entry for the card's evaluation.
         device: ``"auto"`` (CUDA when present), ``"cpu"``, ``"cuda"``...
         init_from: a checkpoint (shipped name or path) whose weights start the run
-            (fine-tuning); its model and config must equal this run's. The optimiser
+            (fine-tuning); its model and config must equal this run's, or the model
+            must know how to start from it (CMANP-AND from a CMANP with its encoder
+            config: :meth:`NeuralProcess.initialise_from`). The optimiser
             and the schedule start fresh; the card records the checkpoint's name,
             sha256 and steps.
         loss: ``"sampled"`` (negative log-likelihood of the sampled targets, the
             papers' objective) or ``"expected"`` (its expectation under the targets'
             exact predictive moments given the context, for priors whose batches carry
-            ``yt_mean`` / ``yt_var``: the same optimum with less gradient noise).
+            ``yt_mean`` / ``yt_var``, and ``yt_cov_factor`` for joint models: the same
+            optimum with less gradient noise).
         eval_prior_params: parameters of the prior the periodic and final
             evaluations use (default: ``prior_params``). Lets runs on different
             training priors be scored on one yardstick.
@@ -168,17 +171,17 @@ def _load_state(out: Path, model: NeuralProcess, optimizer: torch.optim.Optimize
 
 
 def _initialise(model: NeuralProcess, checkpoint: str) -> dict[str, Any]:
-    """Copy a checkpoint's weights into ``model`` (same model and config); returns its provenance."""
+    """Copy a checkpoint's weights into ``model`` (:meth:`NeuralProcess.initialise_from`:
+    the same model and config, or a model that knows how to start from it, as CMANP-AND
+    from CMANP); returns its provenance."""
     from npbandit.surrogates.pretrained import load_surrogate
 
     source = load_surrogate(checkpoint)  # verifies the card, the sha256 and that the weights fit its config
+    try:
+        model.initialise_from(source)
+    except ValueError as err:
+        raise ValueError(f"init_from={checkpoint!r}: {err}") from None
     card = source.card
-    ours = (model.name, model.x_dim, model.y_dim, model.config.to_dict())
-    if (source.name, source.x_dim, source.y_dim, source.config.to_dict()) != ours:
-        raise ValueError(f"init_from={checkpoint!r} is a {source.name} ({source.x_dim} -> {source.y_dim}) with config "
-                         f"{source.config.to_dict()}; this run builds a {model.name} ({model.x_dim} -> {model.y_dim}) "
-                         f"with config {model.config.to_dict()}")
-    model.load_state_dict(source.state_dict())
     training = card.get("training", {})
     return {"name": card["name"], "sha256": card["sha256"], "steps": training.get("steps"),
             "init_from": training.get("init_from")}
@@ -247,10 +250,15 @@ def _loop(config: TrainConfig, prior: Any, model: NeuralProcess, optimizer: torc
         batch = next(batches).to(device)
         optimizer.zero_grad(set_to_none=True)
         if config.loss == "expected":
-            if batch.yt_mean is None or batch.yt_var is None:
-                raise ValueError(f"loss='expected' needs a prior whose batches carry yt_mean / yt_var; "
-                                 f"{config.prior!r} with {config.prior_params} does not")
-            loss = model.training_loss(batch.xc, batch.yc, batch.xt, batch.yt_mean, yt_var=batch.yt_var)
+            # a joint model's expected loss needs the targets' joint covariance, not only its diagonal
+            needed = ("yt_mean", "yt_var", "yt_cov_factor") if model.joint_predictive else ("yt_mean", "yt_var")
+            if any(getattr(batch, name) is None for name in needed):
+                raise ValueError(f"loss='expected' for {model.name!r} needs a prior whose batches carry "
+                                 f"{' / '.join(needed)}; {config.prior!r} with {config.prior_params} does not")
+            moments = {"yt_var": batch.yt_var}
+            if model.joint_predictive:
+                moments["yt_cov_factor"] = batch.yt_cov_factor
+            loss = model.training_loss(batch.xc, batch.yc, batch.xt, batch.yt_mean, **moments)
         else:
             loss = model.training_loss(batch.xc, batch.yc, batch.xt, batch.yt)
         if not torch.isfinite(loss):
