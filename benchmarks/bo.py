@@ -4,7 +4,8 @@ Branin-2, Hartmann-3, Hartmann-6, Ackley-4, Levy-4 and Rosenbrock-3 (minimised, 
 mapped to the unit cube), ``--seeds`` seeds, ``--budget`` evaluations including a
 ``2d + 1``-point scrambled Sobol design that is the same for every method of a seed.
 Methods: every shipped ``*-bo`` checkpoint with LogEI (``NPModel`` + ``optimize_acqf``,
-streaming ``condition_on_observations``), BoTorch ``SingleTaskGP`` + LogEI refit every
+streaming ``condition_on_observations``; ``<checkpoint>-thompson``, ``-marginal-thompson`` or
+``-ucb`` for another acquisition, as ``BOPolicy`` names them), BoTorch ``SingleTaskGP`` + LogEI refit every
 iteration (told the functions are noise-free, ``GP_OPTIONS``), Sobol search, and two peers
 users would otherwise pick: Optuna's default sampler (``optuna-tpe``: ``TPESampler(seed=seed)``,
 every other option Optuna's default) and ``optuna-gp`` (``GPSampler(seed=seed)``, likewise), and
@@ -23,6 +24,8 @@ completed runs are not repeated. ``--workers`` runs them in local processes,
     python benchmarks/bo.py --dask-scheduler tcp://10.0.0.5:8786 --db postgresql+psycopg://bench@10.0.0.5/runs
     python benchmarks/bo.py --functions branin --seeds 2 --budget 12 --no-write   # quick look
     python benchmarks/bo.py --methods optuna-tpe --workers 1 --no-write           # one row
+    python benchmarks/bo.py --methods cmanp-and-bo-thompson cmanp-and-bo-marginal-thompson gp-thompson \
+        --section bo-thompson                                                     # joint vs marginal draws
 """
 
 from __future__ import annotations
@@ -52,6 +55,8 @@ GP_OPTIONS = {"noise_free": True}
 #: their numbers are for
 OPTUNA_SAMPLERS = {"optuna-tpe": "TPESampler", "optuna-gp": "GPSampler", "optuna-np": "NPSampler"}
 OPTUNA_VERSION = "5.0.0"
+#: a model column's acquisition other than LogEI (BOPolicy's): ``gp-thompson``, ``cmanp-and-bo-marginal-thompson``
+ACQUISITION_SUFFIXES = ("-marginal-thompson", "-thompson", "-ucb")
 #: the optuna-np row's checkpoint (NPSampler's default)
 NP_CHECKPOINT = "cmanp-bo"
 OPTUNA_MISSING = ("the {methods} row(s) need Optuna {version}, an optional benchmark dependency: "
@@ -129,6 +134,15 @@ class OptunaPolicy(Policy):
                 "sampler_options": f"{defaults} defaults, seed=run seed", "optuna": self.optuna.__version__}
 
 
+def split_method(method: str) -> tuple[str, str]:
+    """A column's model and acquisition: ``<checkpoint or gp>[-ucb|-thompson|-marginal-thompson]``,
+    LogEI without a suffix (``cmanp-and-bo-thompson`` -> ``("cmanp-and-bo", "thompson")``)."""
+    for suffix in ACQUISITION_SUFFIXES:
+        if method.endswith(suffix):
+            return method[:-len(suffix)], suffix[1:]
+    return method, "logei"
+
+
 def make_policy(method: str, env):
     """The policy of one table column for ``env`` (a ``BlackBoxEnv``)."""
     from npbandit.policies import BOPolicy, SobolPolicy
@@ -137,7 +151,8 @@ def make_policy(method: str, env):
         return SobolPolicy(env.dim)
     if method in OPTUNA_SAMPLERS:
         return OptunaPolicy(method, env.bounds)
-    return BOPolicy(env.dim, model=method, acquisition="logei", **(GP_OPTIONS if method == "gp" else {}))
+    model, acquisition = split_method(method)
+    return BOPolicy(env.dim, model=model, acquisition=acquisition, **(GP_OPTIONS if model == "gp" else {}))
 
 
 def _one(method: str, label: str, seed: int, budget: int, db: str) -> None:
@@ -164,7 +179,7 @@ def _method_of(policy: str) -> str:
 def is_current_config(method: str, params: dict) -> bool:
     """Whether a logged run ran with the configuration this script runs now: the GP with
     ``GP_OPTIONS`` (earlier GP runs inferred the noise), Optuna at ``OPTUNA_VERSION``."""
-    if method == "gp":
+    if split_method(method)[0] == "gp":
         return all(params.get(k) == v for k, v in GP_OPTIONS.items())
     if method in OPTUNA_SAMPLERS:
         return params.get("optuna") == OPTUNA_VERSION

@@ -63,7 +63,8 @@ def optimize(objective: Callable[[Any], float], bounds: Any, surrogate: str = "c
             the ``bo`` prior for this ``d`` (name or path; see ``npbandit models``),
             ``"gp"`` (BoTorch ``SingleTaskGP``) or ``"random"`` (Sobol).
         budget: total evaluations, the initial design included.
-        acquisition: ``"logei"``, ``"ucb"`` or ``"thompson"``.
+        acquisition: ``"logei"``, ``"ucb"``, ``"thompson"`` or ``"marginal-thompson"``
+            (see :class:`~npbandit.policies.BOPolicy`).
         minimize: minimise (default) or maximise.
         n_init: initial Sobol points (default ``2d + 1``).
         seed: seeds the design and the acquisition optimisation.

@@ -55,7 +55,7 @@ def build_parser() -> argparse.ArgumentParser:
     opt.add_argument("--surrogate", default="cmanp", help="cmanp | tnpd | gp | random | a checkpoint trained on the bo "
                      "prior (npbandit models)")
     opt.add_argument("--budget", type=_positive_int, default=50)
-    opt.add_argument("--acquisition", default="logei", help="logei | ucb | thompson")
+    opt.add_argument("--acquisition", default="logei", help="logei | ucb | thompson | marginal-thompson")
     opt.add_argument("--n-init", type=_positive_int)
     opt.add_argument("--maximize", action="store_true", help="maximise instead of minimise")
     opt.add_argument("--on-error", choices=["raise", "skip"], default="raise")

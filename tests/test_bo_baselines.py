@@ -121,6 +121,21 @@ def test_benchmark_gp_row_runs_noise_free_and_skips_older_gp_runs(bench, tmp_pat
     assert bench.is_current_config("sobol", {})
 
 
+def test_benchmark_columns_with_another_acquisition_run_and_are_collected_under_their_name(bench, tmp_path,
+                                                                                            keep_threads):
+    assert bench.split_method("cmanp-and-bo-marginal-thompson") == ("cmanp-and-bo", "marginal-thompson")
+    assert bench.split_method("gp-thompson") == ("gp", "thompson")
+    assert bench.split_method("tnpd-bo") == ("tnpd-bo", "logei")
+    db = str(tmp_path / "bo.db")
+    bench._one("gp-thompson", "branin", 0, 2 * 2 + 3, db)
+    bench._one("cmanp-bo-marginal-thompson", "branin", 0, 2 * 2 + 3, db)
+    params = bench._policy_params(db)
+    assert params[1]["acquisition"] == "thompson" and params[1]["noise_free"] is True  # the GP's options still apply
+    assert params[2]["acquisition"] == "marginal-thompson"
+    runs = bench.collect(db, 7)
+    assert set(runs) == {("branin", "gp-thompson"), ("branin", "cmanp-bo-marginal-thompson")}
+
+
 def test_gp_run_depends_on_its_seed_alone():
     """The GP's fit restarts and optimize_acqf's start points draw from torch's global
     generator; the policy seeds it from the run's seed, so earlier work in the process

@@ -387,6 +387,34 @@ def test_bo_policy_thompson_on_a_joint_np_is_one_latent_joint_draw(tmp_path, mon
     assert all(torch.allclose(c[2], policy.np_model.noise_variance().float(), rtol=0.5) for c in calls)
 
 
+def test_bo_policy_marginal_thompson_draws_each_candidate_alone_from_a_joint_np(tmp_path, monkeypatch):
+    """The ablation of the joint draw: the same joint model, every candidate from its marginal
+    (no joint sample), the same argmax otherwise."""
+    from npbandit.policies import BOPolicy
+    from npbandit.policies.bo import thompson_draw
+    from npbandit.surrogates.cmanp_and import CMANPAND
+
+    def refuse(*args, **kwargs):
+        raise AssertionError("marginal-thompson must not draw jointly")
+
+    monkeypatch.setattr(CMANPAND, "sample", refuse)
+    policy = BOPolicy(2, model=str(tiny_checkpoint(tmp_path, "cmanp-and", "bo")), acquisition="marginal-thompson",
+                      thompson_candidates=300)
+    assert policy.name.endswith("-marginal-thompson")
+    policy.reset(0)
+    for _ in range(policy.n_init + 2):
+        x = policy.act(None)
+        assert x.shape == (2,) and ((0 <= x) & (x <= 1)).all()
+        policy.observe(None, x, float(-np.sum((x - 0.3) ** 2)), {})
+    pts = torch.rand(50, 2, dtype=torch.float64, generator=torch.Generator().manual_seed(2))
+    torch.manual_seed(0)
+    draw = thompson_draw(policy.np_model, pts, 0, joint=False)
+    torch.manual_seed(0)
+    assert torch.equal(draw, policy.np_model.posterior(pts.unsqueeze(-2)).rsample().reshape(-1))
+    with pytest.raises(TypeError, match="joint"):
+        thompson_draw(policy.np_model, pts, 0, joint=1)
+
+
 # -- the wheel: joint Thompson across the arms -----------------------------------------------
 
 

@@ -56,7 +56,8 @@ class NPSampler(BaseSampler):
         checkpoint: a ``bo`` checkpoint (name or path, e.g. ``"cmanp-bo"``; ``"cmanp"``
             is accepted as in ``optimize``). Its width bounds the number of float/int
             parameters it can propose jointly (6 for ``cmanp-bo``).
-        acquisition: ``"logei"`` (default), ``"ucb"`` or ``"thompson"``, as in ``optimize``.
+        acquisition: ``"logei"`` (default), ``"ucb"``, ``"thompson"`` or ``"marginal-thompson"``,
+            as in ``optimize``.
         n_startup_trials: completed trials before the NP proposes (before that, the
             independent sampler draws every parameter). Default 10, as Optuna's GPSampler.
         seed: seeds the start-up draws and every proposal; ``None`` draws one.

@@ -18,7 +18,7 @@ from npbandit.policies.gp import NOISE_FREE_VAR  # noqa: F401 (kept importable f
 
 __all__ = ["SobolPolicy", "BOPolicy", "ACQUISITIONS", "propose", "thompson_draw"]
 
-ACQUISITIONS = ("logei", "ucb", "thompson")
+ACQUISITIONS = ("logei", "ucb", "thompson", "marginal-thompson")
 
 
 class _SobolDesign:
@@ -65,7 +65,9 @@ class BOPolicy(Policy):
             convention) or ``"thompson"`` (argmax of one posterior draw of the objective
             over ``thompson_candidates`` Sobol points: one function for the GP and for
             joint NPs such as ``cmanp-and``; independent per candidate, hence optimistic,
-            for diagonal NPs; see :func:`thompson_draw`).
+            for diagonal NPs; see :func:`thompson_draw`), or ``"marginal-thompson"``: the
+            same argmax with every candidate drawn from its own marginal, whatever the
+            model (the ablation that isolates what a joint draw adds).
         n_init: initial Sobol points (default ``2 * dim + 1``).
         noise_free: GP only. ``True`` tells the ``SingleTaskGP`` the objective is
             deterministic: a fixed observation variance of ``NOISE_FREE_VAR`` (1e-6) in
@@ -216,8 +218,12 @@ def propose(model, acquisition: str, *, dim: int, best_f: float | torch.Tensor, 
 _PATH_CHUNK = 1024
 
 
-def thompson_draw(model, candidates: torch.Tensor, seed: int) -> torch.Tensor:
+def thompson_draw(model, candidates: torch.Tensor, seed: int, *, joint: bool = True) -> torch.Tensor:
     """One posterior draw of the objective at ``candidates`` (``[n, d]``), shape ``[n]``.
+
+    ``joint=False``: every candidate drawn from its own marginal
+    (``posterior(candidates.unsqueeze(-2))``), whatever the model, as below for a diagonal
+    NP: the ablation of the joint draw (``acquisition="marginal-thompson"``).
 
     - An exact GP (``SingleTaskGP`` and other GPyTorch ``ExactGP`` models): one function
       drawn path-wise (BoTorch's ``draw_matheron_paths``: a random-feature prior draw,
@@ -250,6 +256,10 @@ def thompson_draw(model, candidates: torch.Tensor, seed: int) -> torch.Tensor:
                         f"{getattr(candidates, 'shape', type(candidates).__name__)}")
     if not isinstance(seed, int) or isinstance(seed, bool):
         raise TypeError(f"seed must be an int, got {type(seed).__name__}")
+    if not isinstance(joint, bool):
+        raise TypeError(f"joint must be a bool, got {type(joint).__name__}")
+    if not joint:
+        return model.posterior(candidates.unsqueeze(-2)).rsample().reshape(-1)
     if isinstance(model, ExactGP) and not _is_np_model(model):
         from botorch.sampling.pathwise import draw_matheron_paths
 
@@ -280,11 +290,11 @@ def _maximise(model, acquisition: str, dim: int, best_f: float | torch.Tensor, s
     from botorch.acquisition import LogExpectedImprovement, UpperConfidenceBound
     from botorch.optim import optimize_acqf
 
-    if acquisition == "thompson":
+    if acquisition in ("thompson", "marginal-thompson"):
         candidates = torch.quasirandom.SobolEngine(dim, scramble=True, seed=seed).draw(thompson_candidates,
                                                                                        dtype=torch.float64)
         with torch.no_grad():
-            sample = thompson_draw(model, candidates, seed)
+            sample = thompson_draw(model, candidates, seed, joint=acquisition == "thompson")
         return candidates[int(torch.argmax(sample))].numpy()
     acq = (LogExpectedImprovement(model, best_f=best_f) if acquisition == "logei"
            else UpperConfidenceBound(model, beta=beta))
