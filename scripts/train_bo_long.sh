@@ -31,6 +31,11 @@ run() {
         retreever) "$NPB" train --model retreever --out training_runs/retreever-bo-long \
                    --init-from training_runs/init/v1/retreever-bo.json "${common[@]}" ;;
         tnpd) "$NPB" train --model tnpd --out training_runs/tnpd-bo-long "${common[@]}" ;;
+        # CMANP-AND (issue 18) from cmanp-bo-long at 120.5k steps: the encoder starts trained, the
+        # covariance head learns from the expected joint loss under the targets' exact GP covariance
+        cmanp-and) "$NPB" train --model cmanp-and --out training_runs/cmanp-and-bo-long --set n_latents=32 \
+                   --set n_block_latents=32 --init-from training_runs/init/cmanp-and/cmanp-bo.json "${common[@]}" \
+                   --steps 40000 ;;  # a head to learn on a trained encoder: a shorter schedule
         *) echo "unknown run $1" >&2; exit 2 ;;
     esac
 }
