@@ -61,6 +61,18 @@ def build_parser() -> argparse.ArgumentParser:
     opt.add_argument("--on-error", choices=["raise", "skip"], default="raise")
     opt.add_argument("--seed", type=int, default=0)
     opt.add_argument("--db", default=DEFAULT_URL)
+    opt.add_argument("--batch-size", type=_positive_int,
+                     help="evaluations in flight at once (asynchronous BO; > 1 needs --workers or --dask-scheduler; "
+                          "default: --workers' count, else 1)")
+    parallel = opt.add_mutually_exclusive_group()
+    parallel.add_argument("--workers", type=_positive_int,
+                          help="evaluate on this many local processes (the objective must be importable: "
+                               "--function, or --objective module:function)")
+    parallel.add_argument("--dask-scheduler", metavar="ADDRESS",
+                          help="evaluate on the workers of this Dask scheduler (the 'dask' extra; with --batch-size)")
+    opt.add_argument("--eval-timeout", type=float, metavar="SECONDS",
+                     help="an evaluation still running after this long is recorded as failed (--on-error says "
+                          "what then); needs --workers or --dask-scheduler")
 
     bandit = commands.add_parser("bandit", help="wheel-bandit runs: several policies, deltas and seeds")
     bandit.add_argument("--policies", nargs="+", default=["cmanp-wheel", "uniform", "linucb"],
@@ -217,6 +229,31 @@ def models_text(cards: list[dict]) -> str:
     return "\n".join(lines)
 
 
+def _optimize_executor(args: argparse.Namespace, stack: contextlib.ExitStack) -> tuple[Any, int]:
+    """``npbandit optimize``'s executor (``None``: evaluate here) and batch size from
+    ``--workers`` / ``--dask-scheduler`` / ``--batch-size``; the executor is closed with ``stack``."""
+    if args.dask_scheduler is not None:
+        if args.batch_size is None:
+            raise ValueError("--dask-scheduler needs --batch-size: how many evaluations to keep in flight")
+        from npbandit.cluster import dask_executor
+
+        return stack.enter_context(dask_executor(args.dask_scheduler)), args.batch_size
+    if args.workers is not None:
+        import concurrent.futures as cf
+        import multiprocessing
+
+        # spawn, not fork: the parent holds torch's thread pools, which a forked child inherits broken
+        pool = cf.ProcessPoolExecutor(args.workers, mp_context=multiprocessing.get_context("spawn"))
+        stack.enter_context(pool)
+        return pool, args.workers if args.batch_size is None else args.batch_size
+    if args.batch_size is not None and args.batch_size > 1:
+        raise ValueError("--batch-size > 1 needs --workers N or --dask-scheduler ADDRESS to evaluate on")
+    if args.eval_timeout is not None:
+        raise ValueError("--eval-timeout needs --workers N or --dask-scheduler ADDRESS (a call running here "
+                         "cannot be timed out)")
+    return None, 1
+
+
 def main(argv: list[str] | None = None) -> int:
     """Run one command; returns the exit status.
 
@@ -327,10 +364,13 @@ def _dispatch(args) -> int:
             bounds = _parse_bounds(args.bounds)
             objective = _load_objective(args.objective)
             name = optimum = None
-        result = optimize(objective, bounds, surrogate=args.surrogate, budget=args.budget,
-                          acquisition=args.acquisition, minimize=not args.maximize, n_init=args.n_init,
-                          seed=args.seed, db=args.db, on_error=args.on_error, progress=_progress(),
-                          name=name, optimal_value=optimum)
+        with contextlib.ExitStack() as stack:
+            executor, batch_size = _optimize_executor(args, stack)
+            result = optimize(objective, bounds, surrogate=args.surrogate, budget=args.budget,
+                              acquisition=args.acquisition, minimize=not args.maximize, n_init=args.n_init,
+                              seed=args.seed, db=args.db, on_error=args.on_error, progress=_progress(),
+                              name=name, optimal_value=optimum, batch_size=batch_size, executor=executor,
+                              eval_timeout=args.eval_timeout)
         print(f"run {result.run_id}: best value {result.best_value:.6g} at x = {result.best_x.tolist()} "
               f"after {len(result.history)} evaluations")
     elif args.command == "bandit":

@@ -1,3 +1,4 @@
+import os
 import signal
 import sqlite3
 import subprocess
@@ -62,6 +63,9 @@ RANDOM = ["--surrogate", "random"]
     (["--function", "ackleymixed", *RANDOM], "'ackleymixed' is not offered"),
     (["--function", "pressurevessel", *RANDOM], "'pressurevessel' is not offered: it is a constrained problem"),
     (["--function", "branin", "--surrogate", "tnpd-gp1d"], "fit: cmanp-bo"),
+    (["--function", "branin", *RANDOM, "--batch-size", "2"], "--batch-size > 1 needs --workers N or --dask-scheduler"),
+    (["--function", "branin", *RANDOM, "--eval-timeout", "5"], "--eval-timeout needs --workers N"),
+    (["--function", "branin", *RANDOM, "--dask-scheduler", "tcp://127.0.0.1:9"], "--dask-scheduler needs --batch-size"),
     (["--function", "branin", *RANDOM, "--db", "{tmp}/missing/runs.db"], "does not exist"),
     (["--function", "branin", *RANDOM, "--db", "sqlite:///file:{tmp}/ro.db?mode=ro&uri=true"],
      "attempt to write a readonly database"),
@@ -156,3 +160,17 @@ def test_cli_bandit_checks_policy_names_before_running(tmp_path, capsys):
         assert main(["bandit", "--policies", "uniform", policy, "--steps", "5", "--db", str(db)]) == 2, policy
         assert message in one_line(capsys.readouterr().err), policy
     assert not db.exists()  # nothing ran
+
+
+def test_cli_optimize_on_local_worker_processes(tmp_path, capsys):
+    """--workers N: the evaluations run in N spawned processes, N of them in flight, each step
+    recording the process that ran it."""
+    db = str(tmp_path / "runs.db")
+    assert main(["optimize", "--function", "branin", "--surrogate", "random", "--budget", "8", "--workers", "2",
+                 "--db", db]) == 0
+    assert "after 8 evaluations" in capsys.readouterr().out
+    (run,) = list_runs(db)
+    steps = run_steps(db, run.id)
+    assert run.status == "completed" and len(steps) == 8
+    pids = {s["worker"].split(":")[1] for s in steps}
+    assert str(os.getpid()) not in pids and 1 <= len(pids) <= 2

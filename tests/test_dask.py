@@ -71,6 +71,17 @@ def test_optimize_keeps_q_evaluations_in_flight_on_dask_workers(tmp_path, client
     assert sum(start < first_finish for start, _ in spans) == 4
 
 
+def test_cli_optimize_on_a_dask_scheduler(tmp_path, client, capsys):
+    db = str(tmp_path / "cli.db")
+    assert main(["optimize", "--function", "branin", "--surrogate", "random", "--budget", "6", "--batch-size", "3",
+                 "--dask-scheduler", client.scheduler.address, "--db", db]) == 0
+    assert "after 6 evaluations" in capsys.readouterr().out
+    (run,) = list_runs(db)
+    steps = run_steps(db, run.id)
+    addresses = set(client.scheduler_info()["workers"])
+    assert len(steps) == 6 and all(s["worker"].split()[0] in addresses for s in steps)
+
+
 class _SamePoint(Policy):
     """Proposes the centre of the box every time: two evaluations of one point in flight."""
 

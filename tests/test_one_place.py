@@ -1,6 +1,7 @@
 """Things that exist once and are used everywhere: the test-function wrapper, the
 default database URL, the SingleTaskGP fit, the demo and the wheel-bandit sweep."""
 
+import pickle
 import warnings
 
 import gymnasium as gym
@@ -27,6 +28,8 @@ def test_problem_objective_is_the_noise_free_value_at_one_point():
     assert f(x) == float(problem.evaluate_true(torch.tensor(x)[None])[0])
     assert isinstance(f(x), float) and f.__name__ == "hartmann"
     assert blackbox.problem_objective(make_test_function("branin")).__name__ == "branin"
+    copy = pickle.loads(pickle.dumps(f))  # plain pickle: a process pool's workers get it (optimize --workers)
+    assert copy(x) == f(x) and copy.__name__ == "hartmann"
     with pytest.raises(ValueError, match=r"x must be one point of shape \[3\]"):
         f(np.zeros((1, 3)))
     with pytest.raises(TypeError, match="problem"):

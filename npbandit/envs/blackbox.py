@@ -136,16 +136,26 @@ def problem_objective(problem: Any, name: str | None = None) -> Callable[[np.nda
         raise TypeError(f"problem must be a botorch.test_functions problem, got {type(problem).__name__}")
     if name is not None and not isinstance(name, str):
         raise TypeError(f"name must be a str or None, got {type(name).__name__}")
-    dim = int(problem.dim)
+    return _ProblemObjective(problem, name if name is not None else type(problem).__name__.lower())
 
-    def objective(x: np.ndarray) -> float:
+
+class _ProblemObjective:
+    """:func:`problem_objective`'s callable: a class instance rather than a closure, so that
+    plain ``pickle`` carries it to a ``ProcessPoolExecutor``'s workers (``npbandit optimize
+    --workers``)."""
+
+    def __init__(self, problem: Any, name: str) -> None:
+        self.problem, self.dim = problem, int(problem.dim)
+        self.__name__ = self.__qualname__ = name
+
+    def __call__(self, x: np.ndarray) -> float:
         point = torch.as_tensor(np.asarray(x, dtype=np.float64))
-        if point.shape != (dim,):
-            raise ValueError(f"x must be one point of shape [{dim}], got shape {list(point.shape)}")
-        return float(problem.evaluate_true(point[None])[0])
+        if point.shape != (self.dim,):
+            raise ValueError(f"x must be one point of shape [{self.dim}], got shape {list(point.shape)}")
+        return float(self.problem.evaluate_true(point[None])[0])
 
-    objective.__name__ = objective.__qualname__ = name if name is not None else type(problem).__name__.lower()
-    return objective
+    def __repr__(self) -> str:
+        return f"problem_objective({type(self.problem).__name__}, {self.__name__!r})"
 
 
 def objective_value(out: Any, x: np.ndarray) -> float:
