@@ -86,6 +86,8 @@ def main(argv: list[str] | None = None) -> None:
     for spec in args.models:
         model = load_model(spec)
         name = model.card.get("name", spec)
+        if name in results:  # two versions of one checkpoint: tell them apart by where they came from
+            name = f"{name} ({spec})"
         results[name] = {f"d={d}, n={n}": measure(model, d, n, args.tasks) for d in args.dims for n in args.n}
         print(name, {k: round(v["ratio"], 2) for k, v in results[name].items()}, flush=True)
     cells = [f"d={d}, n={n}" for d in args.dims for n in args.n]
