@@ -83,8 +83,9 @@ def optimize(objective: Callable[[Any], float], bounds: Any, surrogate: str = "c
             ``npbandit report`` shows simple regret (the gap from the best value found to it).
         batch_size: evaluations kept in flight at once (asynchronous BO; > 1 needs
             ``executor``). When one finishes it is streamed into the surrogate and the next
-            point is proposed with the points still in flight believed at the surrogate's
-            mean (kriging believer, :func:`npbandit.policies.bo.propose`).
+            point is proposed with the points still in flight believed at the worst value
+            observed so far (a constant liar, as Optuna's ``constant_liar=True``;
+            :func:`npbandit.policies.bo.propose` says why).
         executor: any :class:`concurrent.futures.Executor` the objective runs on
             (``ThreadPoolExecutor``, ``ProcessPoolExecutor`` with a picklable objective,
             ``dask.distributed.Client(...).get_executor()``). ``None`` (default) with

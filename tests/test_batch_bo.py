@@ -137,12 +137,38 @@ def test_pending_points_are_believed_in_propose(tmp_path, monkeypatch):
     propose(model, "ucb", dim=2, best_f=Y.max(), seed=1)
     assert not seen  # nothing pending: the model as it is
     pending = torch.tensor([[0.2, 0.7], [0.9, 0.1]], dtype=torch.float64)
-    propose(model, "ucb", dim=2, best_f=Y.max(), seed=1, pending=pending)
-    (cx, cy), = seen  # one conditioning on the points in flight at the model's own mean
+    propose(model, "ucb", dim=2, best_f=Y.max(), seed=1, pending=pending, pending_value=Y.min())
+    (cx, cy), = seen  # one conditioning on the points in flight, at the worst observed value (a constant liar)
     torch.testing.assert_close(cx, pending)
-    torch.testing.assert_close(cy, model.posterior(pending).mean.detach())
+    torch.testing.assert_close(cy, Y.min().expand(2, 1))
     with pytest.raises(ValueError, match="pending"):
-        propose(model, "ucb", dim=2, best_f=Y.max(), seed=1, pending=torch.zeros(3))
+        propose(model, "ucb", dim=2, best_f=Y.max(), seed=1, pending=torch.zeros(3), pending_value=0.0)
+    with pytest.raises(ValueError, match="pending_value is required"):
+        propose(model, "ucb", dim=2, best_f=Y.max(), seed=1, pending=pending)
+    with pytest.raises(ValueError, match="pending_value must be one finite number"):
+        propose(model, "ucb", dim=2, best_f=Y.max(), seed=1, pending=pending, pending_value=float("nan"))
+
+
+def test_the_policy_believes_points_in_flight_at_its_worst_observation(monkeypatch):
+    from npbandit.policies import BOPolicy
+    from npbandit.policies import bo
+
+    seen = {}
+    real = bo.propose
+
+    def spy(*args, **kwargs):
+        seen.update(kwargs)
+        return real(*args, **kwargs)
+
+    monkeypatch.setattr(bo, "propose", spy)
+    policy = BOPolicy(2, model="gp")
+    policy.reset(0)
+    for _ in range(policy.n_init):
+        x = policy.act(None)
+        policy.observe(None, x, float(-np.sum((x - 0.4) ** 2)), {})
+    policy.act(None, pending=np.array([[0.5, 0.5]]))
+    assert float(seen["pending_value"]) == min(policy.Y)
+    torch.testing.assert_close(seen["pending"], torch.tensor([[0.5, 0.5]], dtype=torch.float64))
 
 
 @pytest.mark.parametrize("kwargs,err,match", [

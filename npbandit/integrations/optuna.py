@@ -18,8 +18,8 @@ Reproducibility: each trial's proposal is seeded from ``(seed, trial.number)`` a
 so are the default start-up draws; one worker with one seed therefore repeats its trials
 exactly, and several workers (threads via ``n_jobs``, or processes sharing an RDB storage)
 draw different points even when they share a seed. Trials other workers are still running
-count as "believed" observations at the NP's predictive mean, so parallel workers do not
-propose the same point.
+count as observations at the worst value completed so far (a constant liar, as
+``TPESampler(constant_liar=True)``), so parallel workers do not propose the same point.
 """
 
 from __future__ import annotations
@@ -169,9 +169,11 @@ class NPSampler(BaseSampler):
         from npbandit import NPModel
 
         model = NPModel.from_pretrained(self._surrogate, X, Y)
-        # running trials are believed at the NP's mean, in propose (shared with optimize(batch_size=q))
+        # running trials are believed at the worst completed value (a constant liar, as TPESampler's
+        # constant_liar=True), in propose (shared with optimize(batch_size=q))
         return propose(model, self.acquisition, dim=X.shape[-1], best_f=Y.max(), seed=seed, beta=self.beta,
-                       num_restarts=self.num_restarts, raw_samples=self.raw_samples, pending=pending)
+                       num_restarts=self.num_restarts, raw_samples=self.raw_samples, pending=pending,
+                       pending_value=Y.min())
 
     def _trial_seed(self, number: int, purpose: str) -> int:
         key = [self.seed, number, *purpose.encode()]
