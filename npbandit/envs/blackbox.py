@@ -157,6 +157,20 @@ class _ProblemObjective:
     def __repr__(self) -> str:
         return f"problem_objective({type(self.problem).__name__}, {self.__name__!r})"
 
+    # A process pool pickles with multiprocessing's ForkingPickler, for which torch registers
+    # reductions that move a tensor's storage into shared memory *in place*: numpy views of the
+    # problem's tensors held elsewhere (its bounds, as the run's box) then read freed memory.
+    # The problem travels as plain pickle bytes instead, which copy.
+    def __getstate__(self) -> dict[str, Any]:
+        import pickle
+
+        return {"problem": pickle.dumps(self.problem), "name": self.__name__}
+
+    def __setstate__(self, state: dict[str, Any]) -> None:
+        import pickle
+
+        self.__init__(pickle.loads(state["problem"]), state["name"])
+
 
 def objective_value(out: Any, x: np.ndarray) -> float:
     """An objective's return value as a float: a real number, a NumPy scalar, or a
