@@ -37,12 +37,17 @@ COMMAND = "python benchmarks/bo_interpolation.py"
 NOISE_STD = 1e-3
 
 
+def tasks(d: int, n: int, n_tasks: int):
+    """The held-out batch of one cell: ``n_tasks`` nearly noise-free tasks with ``n`` observations."""
+    prior = BOPrior(dims=(d,), noise_std_range=(NOISE_STD, NOISE_STD), min_context=n, max_context=n)
+    return prior.batch(n_tasks, EVAL_SEED, d * 1000 + n)
+
+
 def measure(surrogate, d: int, n: int, n_tasks: int) -> dict[str, float]:
     """The four numbers of the module docstring for one model, d and n."""
     from npbandit.surrogates.npmodel import NPModel
 
-    prior = BOPrior(dims=(d,), noise_std_range=(NOISE_STD, NOISE_STD), min_context=n, max_context=n)
-    batch = prior.batch(n_tasks, EVAL_SEED, d * 1000 + n)
+    batch = tasks(d, n, n_tasks)
     rows = {"std@obs": [], "std@new": [], "err@obs": []}
     for k in range(n_tasks):
         xc, yc, xt = batch.xc[k, :, :d].double(), batch.yc[k].double(), batch.xt[k, :, :d].double()
@@ -61,8 +66,7 @@ def measure(surrogate, d: int, n: int, n_tasks: int) -> dict[str, float]:
 def exact_gp_spread(d: int, n: int, n_tasks: int) -> float:
     """The exact GP's latent posterior std at the held-out points of :func:`measure`'s tasks
     (the prior's ``yt_var`` less the noise), in the same units."""
-    prior = BOPrior(dims=(d,), noise_std_range=(NOISE_STD, NOISE_STD), min_context=n, max_context=n)
-    batch = prior.batch(n_tasks, EVAL_SEED, d * 1000 + n)
+    batch = tasks(d, n, n_tasks)
     per_task = []
     for k in range(n_tasks):
         noise_var = (NOISE_STD / float(batch.info["context_std"][k])) ** 2

@@ -214,10 +214,6 @@ def render(rows: list[dict], batches: dict[str, int]) -> str:
             label = r["name"] + (f" ({100 * r['tokens_read']:.1f}% of tokens)" if "tokens_read" in r else "")
             lines.append(f"| {label} | {r['steps']:,} | {r['model']} | "
                          + " | ".join(fmt(r["scores"][d]) for d in dims) + " |")
-            if "joint_scores" in r:
-                lines.append(f"| {r['name']}, joint (b_Q = {r['block_size']}, autoregressive; the ND papers' "
-                             f"metric) | ours | {r['steps']:,} | {r['model']} | {fmt(r['joint_scores']['rbf'])} | "
-                             f"{fmt(r['joint_scores']['matern52'])} |")
             if "full_retrieval" in r:
                 lines.append(f"| {r['name']}, full retrieval | {r['steps']:,} | {r['model']} | "
                              + " | ".join(fmt(r["full_retrieval"][d]) for d in dims) + " |")
