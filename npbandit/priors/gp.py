@@ -91,6 +91,17 @@ class BOPrior(Prior):
     such lengthscales on some dimensions of Hartmann-6 and Rosenbrock-3 (0.9-2.4 x
     sqrt(d)), which the plain range never draws.
 
+    Where the targets lie (``near_context_frac``): by default every target is uniform
+    on the cube, so with ``d >= 3`` almost none falls within a lengthscale of an
+    observation -- yet that is where a BO acquisition is maximised (around the
+    incumbent) and where a surrogate must show that an observation pins the function
+    down. With ``near_context_frac = p`` a share ``p`` of each task's targets (rounded
+    down) is instead a context point moved by ``N(0, (s * l_i)^2)`` in each dimension
+    ``i`` (``l_i`` the task's lengthscale, ``s ~ LogU(near_context_scale)`` per target,
+    so from on top of the observation to a lengthscale away), reflected back into the
+    cube. The exact moments ``yt_mean`` / ``yt_var`` hold wherever the targets lie, so
+    the expected loss needs nothing else.
+
     How a model sees ``d < x_dim``: inputs are zero-padded to ``x_dim`` columns. A GP
     on the padded cube restricted to the slice ``x_{d+1..} = 0`` is exactly a GP on
     the ``d``-cube, so the padding is consistent with the prior; the BoTorch adapter
@@ -125,7 +136,8 @@ class BOPrior(Prior):
                  max_context: int = 100, n_target: int = 50, lengthscale_range: tuple[float, float] = (0.05, 0.5),
                  noise_std_range: tuple[float, float] = (1e-3, 0.3), kernels: tuple[str, ...] = KERNELS,
                  standardize: str = "context", lengthscale_prior: str = "loguniform",
-                 irrelevant_prob: float = 0.0, irrelevant_range: tuple[float, float] = (0.9, 2.5)) -> None:
+                 irrelevant_prob: float = 0.0, irrelevant_range: tuple[float, float] = (0.9, 2.5),
+                 near_context_frac: float = 0.0, near_context_scale: tuple[float, float] = (0.01, 1.0)) -> None:
         dims = tuple(int(d) for d in dims)
         if not dims or min(dims) < 1 or max(dims) > x_dim:
             raise ValueError(f"dims must be non-empty with every d in 1..x_dim={x_dim}, got {dims}")
@@ -143,8 +155,10 @@ class BOPrior(Prior):
             raise ValueError(f"lengthscale_prior must be one of {self.LENGTHSCALE_PRIORS}, got {lengthscale_prior!r}")
         if not 0.0 <= irrelevant_prob <= 1.0:
             raise ValueError(f"irrelevant_prob must be in [0, 1], got {irrelevant_prob}")
+        if not 0.0 <= near_context_frac <= 1.0:
+            raise ValueError(f"near_context_frac must be in [0, 1], got {near_context_frac}")
         for arg, (lo, hi) in (("lengthscale_range", lengthscale_range), ("noise_std_range", noise_std_range),
-                              ("irrelevant_range", irrelevant_range)):
+                              ("irrelevant_range", irrelevant_range), ("near_context_scale", near_context_scale)):
             if not 0 < lo <= hi:
                 raise ValueError(f"{arg} must be (low, high) with 0 < low <= high, got {(lo, hi)}")
         self.min_context = min_context
@@ -159,6 +173,8 @@ class BOPrior(Prior):
         self.lengthscale_prior = lengthscale_prior
         self.irrelevant_prob = float(irrelevant_prob)
         self.irrelevant_range = tuple(irrelevant_range)
+        self.near_context_frac = float(near_context_frac)
+        self.near_context_scale = tuple(near_context_scale)
 
     def spec(self) -> dict[str, Any]:
         if self.lengthscale_prior == "botorch":
@@ -175,6 +191,10 @@ class BOPrior(Prior):
         if self.irrelevant_prob > 0:
             spec["irrelevant"] = {"prob": self.irrelevant_prob,
                                   "lengthscale": ["sqrt(d) * loguniform", *self.irrelevant_range]}
+        if self.near_context_frac > 0:
+            spec["near_context"] = {"frac": self.near_context_frac,
+                                    "offset_std": ["lengthscale * loguniform", *self.near_context_scale],
+                                    "outside_cube": "reflected"}
         return spec
 
     def _lengthscales(self, generator: torch.Generator, batch_size: int, d: int) -> torch.Tensor:
@@ -189,6 +209,21 @@ class BOPrior(Prior):
             lengthscale = torch.where(pick, flat, lengthscale)
         return lengthscale
 
+    def _move_targets_near_context(self, x: torch.Tensor, nc: int, lengthscale: torch.Tensor,
+                                   generator: torch.Generator) -> torch.Tensor:
+        """``x [b, nc + nt, d]`` with its first ``floor(frac * nt)`` targets moved near random
+        context points (see the class docstring); ``lengthscale [b, d]``."""
+        b, n, d = x.shape
+        k = int(self.near_context_frac * (n - nc))
+        if k == 0:
+            return x
+        anchor = torch.randint(nc, (b, k), generator=generator)
+        centre = torch.gather(x[:, :nc], 1, anchor.unsqueeze(-1).expand(b, k, d))
+        scale = log_uniform(generator, *self.near_context_scale, b, k, 1) * lengthscale.unsqueeze(1)
+        moved = (centre + scale * torch.randn(b, k, d, generator=generator, dtype=x.dtype)).remainder(2.0)
+        moved = torch.where(moved > 1.0, 2.0 - moved, moved)  # reflected at the faces of the cube
+        return torch.cat([x[:, :nc], moved, x[:, nc + k:]], dim=1)
+
     def sample(self, batch_size: int, generator: torch.Generator) -> TaskBatch:
         d = self.dims[randint(generator, 0, len(self.dims))]
         nc = randint(generator, self.min_context, self.max_context + 1)
@@ -196,6 +231,8 @@ class BOPrior(Prior):
         x = uniform(generator, 0.0, 1.0, batch_size, n, d)
         kinds = [self.kernels[i] for i in torch.randint(len(self.kernels), (batch_size,), generator=generator)]
         lengthscale = self._lengthscales(generator, batch_size, d)
+        if self.near_context_frac > 0:
+            x = self._move_targets_near_context(x, nc, lengthscale, generator)
         noise = log_uniform(generator, *self.noise_std_range, batch_size)
         y, mean_t, var_t, factor_t = sample_gp_conditional(kinds, x, lengthscale, torch.ones(batch_size, dtype=torch.float64),
                                                  noise, generator, nc)
