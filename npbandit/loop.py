@@ -285,21 +285,6 @@ def _worker_name() -> str:
     return here
 
 
-def _replay(env: BlackBoxEnv, action: Any, ok: bool, out: Any) -> Any:
-    """``env.step(action)`` with the objective's outcome already known, so the env's checks
-    (finite value, noise, best value, budget) are the sequential loop's, in completion order."""
-    def known(_x: Any) -> Any:
-        if not ok:
-            raise out
-        return out
-
-    call, env._call = env._call, known
-    try:
-        return env.step(action)
-    finally:
-        env._call = call
-
-
 def _run_async(env: BlackBoxEnv, policy: Policy, obs: Any, horizon: int | None, logger: RunLogger | None,
                on_error: str, result: EpisodeResult, signals: _Signals, bar: Any, executor: cf.Executor,
                batch_size: int, eval_timeout: float | None) -> None:
@@ -317,7 +302,7 @@ def _run_async(env: BlackBoxEnv, policy: Policy, obs: Any, horizon: int | None, 
                 action = np.asarray(policy.act(obs, pending=pending) if inflight else policy.act(obs),
                                     dtype=np.float64)
                 act_s = time.perf_counter() - t0
-                future = executor.submit(_evaluate, env._call, env.to_bounds(action).copy(), f"{tag}-{submitted}")
+                future = executor.submit(_evaluate, env.objective, env.to_bounds(action).copy(), f"{tag}-{submitted}")
                 inflight[future] = dict(action=action, act_s=act_s, submitted=time.perf_counter(),
                                         submitted_at=dt.datetime.now(dt.UTC).replace(tzinfo=None))
                 submitted += 1
@@ -356,7 +341,7 @@ def _record_async(env: BlackBoxEnv, policy: Policy, obs: Any, job: dict[str, Any
     times = dict(worker=worker, submitted_at=job["submitted_at"],
                  finished_at=dt.datetime.now(dt.UTC).replace(tzinfo=None))
     try:
-        next_obs, reward, _, _, info = _replay(env, job["action"], ok, out)
+        next_obs, reward, _, _, info = env.step_evaluated(job["action"], ok, out)
     except ObjectiveError:
         result.failed_steps += 1
         row = dict(t=t, action=job["action"], reward=None, regret=None, cumulative_regret=None, failed=True,

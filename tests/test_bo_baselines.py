@@ -56,7 +56,7 @@ def test_optuna_rows_are_optuna_on_the_functions_bounds_logged_like_every_row(be
     else:
         made = getattr(optuna.samplers, sampler)(seed=3)
     study = optuna.create_study(direction="minimize", sampler=made)
-    study.optimize(lambda t: env._call(np.array([t.suggest_float(f"x{i}", lo[i], hi[i]) for i in range(2)])),
+    study.optimize(lambda t: env.objective(np.array([t.suggest_float(f"x{i}", lo[i], hi[i]) for i in range(2)])),
                    n_trials=budget)
     ours = np.array([env.to_bounds(s["action"]) for s in steps])
     theirs = np.array([[t.params["x0"], t.params["x1"]] for t in study.trials])

@@ -97,6 +97,29 @@ def test_blackbox_faults_raise_objective_error():
         env.step(np.array([0.5]))
 
 
+
+def test_blackbox_step_evaluated_is_step_with_the_outcome_known():
+    """Asynchronous BO evaluates env.objective on a worker and hands the outcome back:
+    the transition, the checks and the failures are step's."""
+    here, there = BlackBoxEnv(function="branin", budget=3), BlackBoxEnv(function="branin", budget=3)
+    here.reset(seed=0), there.reset(seed=0)
+    for a in ([0.2, 0.7], [0.9, 0.1]):
+        a = np.array(a)
+        out = there.objective(there.to_bounds(a))
+        for got, want in zip(there.step_evaluated(a, True, out), here.step(a)):
+            np.testing.assert_equal(got, want)
+    with pytest.raises(ObjectiveError, match="sensor offline"):
+        there.step_evaluated(np.array([0.5, 0.5]), False, KeyError("sensor offline"))
+    assert there.t == 3  # a failed evaluation spends budget, as in step
+    env = BlackBoxEnv(objective=lambda x: 0.0, bounds=[[0], [1]])
+    env.reset(seed=0)
+    with pytest.raises(ObjectiveError, match="returned nan"):
+        env.step_evaluated(np.array([0.5]), True, float("nan"))
+    with pytest.raises(TypeError, match="ok must be a bool"):
+        env.step_evaluated(np.array([0.5]), 1, 0.0)
+    with pytest.raises(TypeError, match="outcome must be the exception"):
+        env.step_evaluated(np.array([0.5]), False, "failed")
+
 @pytest.mark.parametrize("kwargs,error,match", [
     ({"objective": lambda x: 0.0, "bounds": [[1, 0], [0, 1]]}, ValueError, "lower bound"),
     ({"objective": lambda x: 0.0, "bounds": [[0, 0, 0]]}, ValueError, "2 x d"),

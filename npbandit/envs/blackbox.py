@@ -257,6 +257,13 @@ class BlackBoxEnv(gym.Env):
         self.t = 0
         self.best_value: float | None = None
 
+    @property
+    def objective(self) -> Callable[[np.ndarray], Any]:
+        """The callable that evaluates a point in the original bounds (the user's objective,
+        or a test function's picklable wrapper): what an executor's worker runs; its outcome
+        comes back through :meth:`step_evaluated`."""
+        return self._call
+
     def to_bounds(self, action: np.ndarray) -> np.ndarray:
         """Unit-cube action -> point in the original bounds."""
         return self.bounds[0] + np.asarray(action, dtype=np.float64) * (self.bounds[1] - self.bounds[0])
@@ -268,6 +275,27 @@ class BlackBoxEnv(gym.Env):
         return np.zeros(self.dim + 1), {"bounds": self.bounds.copy()}
 
     def step(self, action):
+        return self._step(action, self._call)
+
+    def step_evaluated(self, action, ok: bool, outcome: Any):
+        """``step(action)`` for a point evaluated elsewhere (an executor's worker in
+        asynchronous BO): ``outcome`` is the objective's return value when ``ok``, else the
+        exception it raised. Every check and record is ``step``'s (finite value, noise,
+        best value, budget), so a run is the same whichever way its points were evaluated."""
+        if not isinstance(ok, bool):
+            raise TypeError(f"ok must be a bool, got {type(ok).__name__}")
+        if not ok and not isinstance(outcome, BaseException):
+            raise TypeError(f"outcome must be the exception the objective raised when ok is False, "
+                            f"got {type(outcome).__name__}")
+
+        def known(_x: Any) -> Any:
+            if not ok:
+                raise outcome
+            return outcome
+
+        return self._step(action, known)
+
+    def _step(self, action, call: Callable[[np.ndarray], Any]):
         action = np.asarray(action, dtype=np.float64).reshape(-1)
         if action.shape != (self.dim,) or not np.isfinite(action).all() or (action < 0).any() or (action > 1).any():
             raise ValueError(f"action must be a finite point of [0, 1]^{self.dim}, got {action.tolist()}")
@@ -276,7 +304,7 @@ class BlackBoxEnv(gym.Env):
         x = self.to_bounds(action)
         self.t += 1  # a failed evaluation spends budget too
         try:
-            out = self._call(x.copy())
+            out = call(x.copy())
         except Exception as err:  # the user's objective: report, never hide
             raise ObjectiveError(f"objective raised {type(err).__name__}: {err} at x={x.tolist()}", x) from err
         value = objective_value(out, x)  # outside the try: a wrong return type is not a failed evaluation
