@@ -202,7 +202,8 @@ def collect(db: str, budget: int) -> dict[tuple[str, str], list[dict]]:
     params = _policy_params(db)
     for r in list_runs(db, kind="bo"):
         if (r.status != "completed" or r.env_params.get("benchmark") != "bo" or r.env_params.get("budget") != budget
-                or not is_current(r) or not is_current_config(_method_of(r.policy), params.get(r.id, {}))):
+                or not is_current(r, split_method(_method_of(r.policy))[0])
+                or not is_current_config(_method_of(r.policy), params.get(r.id, {}))):
             continue
         steps = run_steps(db, r.id)
         opt = r.env_params["optimal_value"]

@@ -129,8 +129,11 @@ def main(argv: list[str] | None = None) -> None:
     args = parser.parse_args(argv)
     torch.set_num_threads(args.threads)
     models = {spec: load_model(spec) for spec in args.models}
-    names = {spec: m.card["name"] if spec in ("cmanp-bo", "retreever-bo", "te-pt-tnp-bo") else
-             m.card.get("name", spec) for spec, m in models.items()}
+    # a row per model: its card's name, with the spec beside it where two models share a name
+    # (a run's checkpoints against the shipped one), or their scores would be pooled in one row
+    card_names = {spec: m.card.get("name", spec) for spec, m in models.items()}
+    names = {spec: name if list(card_names.values()).count(name) == 1 or name == spec else f"{name} ({spec})"
+             for spec, name in card_names.items()}
     rows = ["baseline", "exact_gp"] + ([] if args.no_gp else ["singletaskgp"]) + [names[s] for s in args.models]
     per_d: dict[str, dict[str, float]] = {}
     misfit_per_d: dict[str, dict[str, float]] = {}

@@ -92,19 +92,28 @@ def peak_memory_mb(fn: Callable[[], object]) -> float:
     return (peak - before) / 1024
 
 
-def is_current(run) -> bool:
-    """Whether a logged run used the checkpoint shipped now (runs without one always are).
+def is_current(run, checkpoint: str | None = None) -> bool:
+    """Whether a logged run used the checkpoint it would use now (runs without one always do).
 
-    Resumable benchmarks skip and summarise only these, so a retrained checkpoint's
-    results never mix with its predecessor's."""
-    return run.surrogate is None or _shipped_sha256(run.surrogate) == run.checkpoint_sha256
+    ``checkpoint``: the shipped name or card path the run's column names (a card of a
+    training run, compared with the checkpoint it holds now); default: the shipped
+    checkpoint of the run's surrogate name. Resumable benchmarks skip and summarise only
+    these, so a retrained checkpoint's results never mix with its predecessor's."""
+    if run.surrogate is None:
+        return True
+    sha = _current_sha256(checkpoint) if checkpoint is not None else None
+    return (sha if sha is not None else _current_sha256(run.surrogate)) == run.checkpoint_sha256
 
 
 @functools.lru_cache(maxsize=None)
-def _shipped_sha256(name: str) -> str | None:
+def _current_sha256(spec: str) -> str | None:
+    """The sha256 of the checkpoint ``spec`` names now (a shipped name or a card path), or
+    ``None`` where it names none (``gp``, an Optuna sampler's column)."""
     from npbandit.surrogates.pretrained import available_checkpoints, read_card
 
-    return read_card(name)["sha256"] if name in available_checkpoints() else None
+    if spec in available_checkpoints() or spec.endswith(".json"):
+        return read_card(spec)["sha256"]
+    return None
 
 
 def machine_line(threads: int | None = None) -> str:

@@ -265,3 +265,27 @@ def test_bo_prior_targets_near_context():
     for bad in ({"near_context_frac": -0.1}, {"near_context_frac": 1.5}, {"near_context_scale": (0.0, 1.0)}):
         with pytest.raises(ValueError, match=next(iter(bad))):
             BOPrior(**bad)
+
+
+def test_bo_prior_clustered_context():
+    """context_cluster_frac moves that share of the context (leaving two uniform points)
+    near the uniform ones, down to near-repeats, inside the cube; the moments still hold."""
+    prior = BOPrior(dims=(3,), context_cluster_frac=0.5, near_context_frac=0.5)
+    assert prior.spec()["context_cluster"]["frac"] == 0.5
+    for i in range(4):
+        b = prior.batch(32, 0, i)
+        nc = b.xc.shape[1]
+        k = min(int(0.5 * nc), nc - 2)
+        assert ((b.xc >= 0) & (b.xc <= 1)).all()
+        x = b.xc[..., :3].double()
+        nearest = torch.cdist(x[:, nc - k:], x[:, :nc - k]).amin(-1)  # moved -> nearest uniform point
+        spread = torch.cdist(x[:, :nc - k], x[:, :nc - k])
+        spread = spread[spread > 0].median()
+        if k > 0:
+            assert float(nearest.median()) < 0.5 * float(spread)
+        resid = (b.yt - b.yt_mean) / b.yt_var.sqrt()
+        assert abs(float(resid.mean())) < 0.15 and abs(float(resid.std()) - 1) < 0.15
+    b = BOPrior(dims=(3,), context_cluster_frac=0.9, min_context=3, max_context=3).batch(8, 0, 0)
+    assert b.xc.shape[1] == 3  # at most nc - 2 moved: one here
+    with pytest.raises(ValueError, match="context_cluster_frac"):
+        BOPrior(context_cluster_frac=1.0)

@@ -72,6 +72,21 @@ class GP1DPrior(Prior):
         return TaskBatch(x[:, :nc], y[:, :nc], x[:, nc:], y[:, nc:], info)
 
 
+def _near(anchors: torch.Tensor, k: int, scale_range: tuple[float, float], lengthscale: torch.Tensor,
+          generator: torch.Generator) -> torch.Tensor:
+    """``k`` points per task near random rows of ``anchors [b, n, d]``: an anchor moved by
+    ``N(0, (s l_i)^2)`` per dimension, ``s ~ LogU(scale_range)`` per point, reflected at the
+    faces of the unit cube; ``[b, k, d]``."""
+    b, n, d = anchors.shape
+    if k == 0:
+        return anchors.new_zeros(b, 0, d)
+    pick = torch.randint(n, (b, k), generator=generator)
+    centre = torch.gather(anchors, 1, pick.unsqueeze(-1).expand(b, k, d))
+    scale = log_uniform(generator, *scale_range, b, k, 1) * lengthscale.unsqueeze(1)
+    moved = (centre + scale * torch.randn(b, k, d, generator=generator, dtype=anchors.dtype)).remainder(2.0)
+    return torch.where(moved > 1.0, 2.0 - moved, moved)
+
+
 class BOPrior(Prior):
     """GP functions on the unit cube for every input dimension in ``dims``, from one prior.
 
@@ -101,6 +116,14 @@ class BOPrior(Prior):
     so from on top of the observation to a lengthscale away), reflected back into the
     cube. The exact moments ``yt_mean`` / ``yt_var`` hold wherever the targets lie, so
     the expected loss needs nothing else.
+
+    Where the context lies (``context_cluster_frac``): a BO run's observations are not
+    uniform either -- they cluster around the incumbent, with near-repeats of a point.
+    With ``context_cluster_frac = q`` a share ``q`` of the context points (rounded down,
+    leaving at least two uniform ones) is each a uniform context point moved by
+    ``N(0, (s * l_i)^2)``, ``s ~ LogU(context_cluster_scale)`` (down to a thousandth of a
+    lengthscale: repeats, as a search that returns to its incumbent makes), reflected
+    into the cube, so a model learns what several observations close together say.
 
     How a model sees ``d < x_dim``: inputs are zero-padded to ``x_dim`` columns. A GP
     on the padded cube restricted to the slice ``x_{d+1..} = 0`` is exactly a GP on
@@ -137,7 +160,9 @@ class BOPrior(Prior):
                  noise_std_range: tuple[float, float] = (1e-3, 0.3), kernels: tuple[str, ...] = KERNELS,
                  standardize: str = "context", lengthscale_prior: str = "loguniform",
                  irrelevant_prob: float = 0.0, irrelevant_range: tuple[float, float] = (0.9, 2.5),
-                 near_context_frac: float = 0.0, near_context_scale: tuple[float, float] = (0.01, 1.0)) -> None:
+                 near_context_frac: float = 0.0, near_context_scale: tuple[float, float] = (0.01, 1.0),
+                 context_cluster_frac: float = 0.0,
+                 context_cluster_scale: tuple[float, float] = (0.001, 1.0)) -> None:
         dims = tuple(int(d) for d in dims)
         if not dims or min(dims) < 1 or max(dims) > x_dim:
             raise ValueError(f"dims must be non-empty with every d in 1..x_dim={x_dim}, got {dims}")
@@ -157,8 +182,11 @@ class BOPrior(Prior):
             raise ValueError(f"irrelevant_prob must be in [0, 1], got {irrelevant_prob}")
         if not 0.0 <= near_context_frac <= 1.0:
             raise ValueError(f"near_context_frac must be in [0, 1], got {near_context_frac}")
+        if not 0.0 <= context_cluster_frac < 1.0:
+            raise ValueError(f"context_cluster_frac must be in [0, 1), got {context_cluster_frac}")
         for arg, (lo, hi) in (("lengthscale_range", lengthscale_range), ("noise_std_range", noise_std_range),
-                              ("irrelevant_range", irrelevant_range), ("near_context_scale", near_context_scale)):
+                              ("irrelevant_range", irrelevant_range), ("near_context_scale", near_context_scale),
+                              ("context_cluster_scale", context_cluster_scale)):
             if not 0 < lo <= hi:
                 raise ValueError(f"{arg} must be (low, high) with 0 < low <= high, got {(lo, hi)}")
         self.min_context = min_context
@@ -175,6 +203,8 @@ class BOPrior(Prior):
         self.irrelevant_range = tuple(irrelevant_range)
         self.near_context_frac = float(near_context_frac)
         self.near_context_scale = tuple(near_context_scale)
+        self.context_cluster_frac = float(context_cluster_frac)
+        self.context_cluster_scale = tuple(context_cluster_scale)
 
     def spec(self) -> dict[str, Any]:
         if self.lengthscale_prior == "botorch":
@@ -195,6 +225,10 @@ class BOPrior(Prior):
             spec["near_context"] = {"frac": self.near_context_frac,
                                     "offset_std": ["lengthscale * loguniform", *self.near_context_scale],
                                     "outside_cube": "reflected"}
+        if self.context_cluster_frac > 0:
+            spec["context_cluster"] = {"frac": self.context_cluster_frac,
+                                       "offset_std": ["lengthscale * loguniform", *self.context_cluster_scale],
+                                       "outside_cube": "reflected"}
         return spec
 
     def _lengthscales(self, generator: torch.Generator, batch_size: int, d: int) -> torch.Tensor:
@@ -213,16 +247,19 @@ class BOPrior(Prior):
                                    generator: torch.Generator) -> torch.Tensor:
         """``x [b, nc + nt, d]`` with its first ``floor(frac * nt)`` targets moved near random
         context points (see the class docstring); ``lengthscale [b, d]``."""
-        b, n, d = x.shape
-        k = int(self.near_context_frac * (n - nc))
-        if k == 0:
-            return x
-        anchor = torch.randint(nc, (b, k), generator=generator)
-        centre = torch.gather(x[:, :nc], 1, anchor.unsqueeze(-1).expand(b, k, d))
-        scale = log_uniform(generator, *self.near_context_scale, b, k, 1) * lengthscale.unsqueeze(1)
-        moved = (centre + scale * torch.randn(b, k, d, generator=generator, dtype=x.dtype)).remainder(2.0)
-        moved = torch.where(moved > 1.0, 2.0 - moved, moved)  # reflected at the faces of the cube
+        k = int(self.near_context_frac * (x.shape[1] - nc))
+        moved = _near(x[:, :nc], k, self.near_context_scale, lengthscale, generator)
         return torch.cat([x[:, :nc], moved, x[:, nc + k:]], dim=1)
+
+    def _cluster_context(self, x: torch.Tensor, nc: int, lengthscale: torch.Tensor,
+                         generator: torch.Generator) -> torch.Tensor:
+        """``x [b, nc + nt, d]`` with its last ``floor(frac * nc)`` context points (at most
+        ``nc - 2``) moved near the uniform ones before them (see the class docstring)."""
+        k = min(int(self.context_cluster_frac * nc), nc - 2)
+        if k <= 0:
+            return x
+        moved = _near(x[:, :nc - k], k, self.context_cluster_scale, lengthscale, generator)
+        return torch.cat([x[:, :nc - k], moved, x[:, nc:]], dim=1)
 
     def sample(self, batch_size: int, generator: torch.Generator) -> TaskBatch:
         d = self.dims[randint(generator, 0, len(self.dims))]
@@ -231,6 +268,8 @@ class BOPrior(Prior):
         x = uniform(generator, 0.0, 1.0, batch_size, n, d)
         kinds = [self.kernels[i] for i in torch.randint(len(self.kernels), (batch_size,), generator=generator)]
         lengthscale = self._lengthscales(generator, batch_size, d)
+        if self.context_cluster_frac > 0:
+            x = self._cluster_context(x, nc, lengthscale, generator)
         if self.near_context_frac > 0:
             x = self._move_targets_near_context(x, nc, lengthscale, generator)
         noise = log_uniform(generator, *self.noise_std_range, batch_size)
