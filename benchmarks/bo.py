@@ -176,6 +176,24 @@ def _method_of(policy: str) -> str:
     return policy.removesuffix("-logei")
 
 
+#: a proposal this close (Euclidean, unit cube) to an earlier point counts as a repeat
+REPEAT_DISTANCE = 1e-3
+
+
+def repeat_share(actions: list, n_init: int) -> float:
+    """The share of the proposals after the first ``n_init`` points (unit-cube actions in
+    order) that lie within ``REPEAT_DISTANCE`` of an earlier point: on these noise-free
+    functions a repeat teaches nothing, so a surrogate that makes many does not learn from
+    what it observes (0 for Sobol)."""
+    import numpy as np
+
+    x = np.asarray(actions, dtype=np.float64)
+    if len(x) <= n_init:
+        return 0.0
+    near = [np.linalg.norm(x[:i] - x[i], axis=1).min() < REPEAT_DISTANCE for i in range(n_init, len(x))]
+    return float(np.mean(near))
+
+
 def is_current_config(method: str, params: dict) -> bool:
     """Whether a logged run ran with the configuration this script runs now: the GP with
     ``GP_OPTIONS`` (earlier GP runs inferred the noise), Optuna at ``OPTUNA_VERSION``."""
@@ -209,8 +227,10 @@ def collect(db: str, budget: int) -> dict[tuple[str, str], list[dict]]:
         opt = r.env_params["optimal_value"]
         curve = [math.log10(max(s["best_value"] - opt, 1e-12)) for s in steps]
         per_iter = statistics.fmean(s["act_s"] + s["observe_s"] for s in steps)
+        n_init = params.get(r.id, {}).get("n_init", 2 * r.env_params["dim"] + 1)
         runs.setdefault((r.env_params["objective"], _method_of(r.policy)), []).append(
-            {"seed": r.seed, "curve": curve, "s_per_iter": per_iter})
+            {"seed": r.seed, "curve": curve, "s_per_iter": per_iter,
+             "repeats": repeat_share([s["action"] for s in steps], n_init)})
     return runs
 
 
@@ -286,6 +306,17 @@ def main(argv: list[str] | None = None) -> None:
             summary[f"{f}/{m}"] = {"final": [q1, med, q3], "s_per_iter": t, "runs": len(rs),
                                    "quartile_curves": [list(quartiles(list(c))) for c in zip(*[r["curve"] for r in rs])]}
             cells.append(f"{med:.2f} [{q1:.2f}, {q3:.2f}] ({t:.2f} s)")
+        lines.append(f"| {f} | " + " | ".join(cells) + " |")
+    lines += ["", f"Repeats: share of the proposals after the initial design within {REPEAT_DISTANCE:g} (unit cube) "
+              "of an earlier point, median over seeds (a repeat of a noise-free evaluation teaches nothing).", "",
+              "| function | " + " | ".join(args.methods) + " |", "|---|" + "---:|" * len(args.methods)]
+    for f in args.functions:
+        cells = []
+        for m in args.methods:
+            rs = [r for r in runs.get((f, m), []) if r["seed"] < args.seeds]
+            if rs:
+                summary[f"{f}/{m}"]["repeats"] = statistics.median(r["repeats"] for r in rs)
+            cells.append(f"{summary[f'{f}/{m}']['repeats']:.2f}" if rs else "-")
         lines.append(f"| {f} | " + " | ".join(cells) + " |")
     counts = [c["runs"] for c in summary.values()]
     if counts and min(counts) < args.seeds:
