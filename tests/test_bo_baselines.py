@@ -134,6 +134,20 @@ def test_benchmark_columns_with_another_acquisition_run_and_are_collected_under_
     assert params[2]["acquisition"] == "marginal-thompson"
     runs = bench.collect(db, 7)
     assert set(runs) == {("branin", "gp-thompson"), ("branin", "cmanp-bo-marginal-thompson")}
+    assert all(0.0 <= r["repeats"] <= 1.0 for rs in runs.values() for r in rs)
+
+
+def test_benchmark_card_path_columns_are_collected_and_repeats_counted(bench, tmp_path, keep_threads):
+    """A column may name a checkpoint card (a training run's export): its runs count while the
+    card holds the weights they ran with; repeat_share counts proposals on an earlier point."""
+    from npbandit.surrogates.pretrained import read_card
+
+    card = read_card("cmanp-bo")["_path"]
+    db = str(tmp_path / "bo.db")
+    bench._one(card, "branin", 0, 7, db)
+    assert set(bench.collect(db, 7)) == {("branin", card)}
+    assert bench.repeat_share([[0.1, 0.1], [0.5, 0.5], [0.5, 0.5005], [0.9, 0.2]], 1) == pytest.approx(1 / 3)
+    assert bench.repeat_share([[0.1, 0.1]], 1) == 0.0
 
 
 def test_gp_run_depends_on_its_seed_alone():
