@@ -28,7 +28,7 @@ import torch
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 from bo_yardstick import load_model  # noqa: E402
-from common import machine_line, publish  # noqa: E402
+from common import distinct_labels, machine_line, publish  # noqa: E402
 
 from npbandit.priors import BOPrior  # noqa: E402
 from npbandit.training.evaluation import EVAL_SEED  # noqa: E402
@@ -87,11 +87,10 @@ def main(argv: list[str] | None = None) -> None:
     args = parser.parse_args(argv)
     torch.set_num_threads(args.threads)
     results: dict[str, dict[str, dict[str, float]]] = {}
-    for spec in args.models:
-        model = load_model(spec)
-        name = model.card.get("name", spec)
-        if name in results:  # two versions of one checkpoint: tell them apart by where they came from
-            name = f"{name} ({spec})"
+    models = {spec: load_model(spec) for spec in args.models}
+    labels = distinct_labels({spec: m.card.get("name", spec) for spec, m in models.items()})
+    for spec, model in models.items():
+        name = labels[spec]
         results[name] = {f"d={d}, n={n}": measure(model, d, n, args.tasks) for d in args.dims for n in args.n}
         print(name, {k: round(v["ratio"], 2) for k, v in results[name].items()}, flush=True)
     cells = [f"d={d}, n={n}" for d in args.dims for n in args.n]

@@ -36,7 +36,7 @@ import torch
 from tqdm import tqdm
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
-from common import machine_line, publish  # noqa: E402
+from common import distinct_labels, machine_line, publish  # noqa: E402
 
 from npbandit.priors import BOPrior  # noqa: E402
 from npbandit.training.evaluation import EVAL_SEED  # noqa: E402
@@ -129,11 +129,7 @@ def main(argv: list[str] | None = None) -> None:
     args = parser.parse_args(argv)
     torch.set_num_threads(args.threads)
     models = {spec: load_model(spec) for spec in args.models}
-    # a row per model: its card's name, with the spec beside it where two models share a name
-    # (a run's checkpoints against the shipped one), or their scores would be pooled in one row
-    card_names = {spec: m.card.get("name", spec) for spec, m in models.items()}
-    names = {spec: name if list(card_names.values()).count(name) == 1 or name == spec else f"{name} ({spec})"
-             for spec, name in card_names.items()}
+    names = distinct_labels({spec: m.card.get("name", spec) for spec, m in models.items()})
     rows = ["baseline", "exact_gp"] + ([] if args.no_gp else ["singletaskgp"]) + [names[s] for s in args.models]
     per_d: dict[str, dict[str, float]] = {}
     misfit_per_d: dict[str, dict[str, float]] = {}

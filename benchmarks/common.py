@@ -116,6 +116,14 @@ def _current_sha256(spec: str) -> str | None:
     return None
 
 
+def distinct_labels(names: dict[str, str]) -> dict[str, str]:
+    """Row labels for models given as ``{spec: card name}``: the card's name, with the spec
+    beside it where several models share a name (a run's exports next to the shipped
+    checkpoint), so no two rows -- and no two models' scores -- are pooled under one label."""
+    counts = {n: list(names.values()).count(n) for n in names.values()}
+    return {spec: name if counts[name] == 1 or name == spec else f"{name} ({spec})" for spec, name in names.items()}
+
+
 def machine_line(threads: int | None = None) -> str:
     """The machine, torch and Python; ``threads``: what the measured runs used (default: this process's)."""
     threads = torch.get_num_threads() if threads is None else threads
