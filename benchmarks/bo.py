@@ -304,20 +304,15 @@ def main(argv: list[str] | None = None) -> None:
             q1, med, q3 = quartiles([r["curve"][-1] for r in rs])
             t = statistics.fmean(r["s_per_iter"] for r in rs)
             summary[f"{f}/{m}"] = {"final": [q1, med, q3], "s_per_iter": t, "runs": len(rs),
+                                   "repeats": statistics.median(r["repeats"] for r in rs),
                                    "quartile_curves": [list(quartiles(list(c))) for c in zip(*[r["curve"] for r in rs])]}
             cells.append(f"{med:.2f} [{q1:.2f}, {q3:.2f}] ({t:.2f} s)")
         lines.append(f"| {f} | " + " | ".join(cells) + " |")
     lines += ["", f"Repeats: share of the proposals after the initial design within {REPEAT_DISTANCE:g} (unit cube) "
               "of an earlier point, median over seeds (a repeat of a noise-free evaluation teaches nothing).", "",
               "| function | " + " | ".join(args.methods) + " |", "|---|" + "---:|" * len(args.methods)]
-    for f in args.functions:
-        cells = []
-        for m in args.methods:
-            rs = [r for r in runs.get((f, m), []) if r["seed"] < args.seeds]
-            if rs:
-                summary[f"{f}/{m}"]["repeats"] = statistics.median(r["repeats"] for r in rs)
-            cells.append(f"{summary[f'{f}/{m}']['repeats']:.2f}" if rs else "-")
-        lines.append(f"| {f} | " + " | ".join(cells) + " |")
+    lines += [f"| {f} | " + " | ".join(f"{summary[f'{f}/{m}']['repeats']:.2f}" if f"{f}/{m}" in summary else "-"
+                                       for m in args.methods) + " |" for f in args.functions]
     counts = [c["runs"] for c in summary.values()]
     if counts and min(counts) < args.seeds:
         lines += ["", f"**Incomplete:** {min(counts)} to {max(counts)} of the {args.seeds} seeds per cell so far "

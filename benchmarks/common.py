@@ -102,7 +102,9 @@ def is_current(run, checkpoint: str | None = None) -> bool:
     if run.surrogate is None:
         return True
     sha = _current_sha256(checkpoint) if checkpoint is not None else None
-    return (sha if sha is not None else _current_sha256(run.surrogate)) == run.checkpoint_sha256
+    if sha is None:  # the column names no checkpoint of its own (an Optuna sampler): its surrogate's
+        sha = _current_sha256(run.surrogate)
+    return sha == run.checkpoint_sha256
 
 
 @functools.lru_cache(maxsize=None)

@@ -36,7 +36,7 @@ run() {
         cmanp-and) "$NPB" train --model cmanp-and --out training_runs/cmanp-and-bo-long --set n_latents=32 \
                    --set n_block_latents=32 --init-from training_runs/init/cmanp-and/cmanp-bo.json "${common[@]}" \
                    --steps 40000 ;;  # a head to learn on a trained encoder: a shorter schedule
-        # BO-shaped data (scripts/probe_cluster.sh): half the context clustered, half the targets near it;
+        # BO-shaped data (scripts/probe_bo_data.sh cluster): half the context clustered, half the targets near it;
         # from the lr 3e-4 probe (cmanp-bo-long at 186k + 11k steps on that prior); scored on the plain prior
         cmanp-shaped) "$NPB" train --model cmanp --out training_runs/cmanp-shaped-bo-long --set n_latents=32 \
                    --set n_block_latents=32 --init-from training_runs/init/shaped/cmanp-bo.json "${common[@]}" \
