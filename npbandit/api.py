@@ -45,7 +45,7 @@ class OptimizeResult:
     run_id: int | None
 
 
-def optimize(objective: Callable[[Any], float], bounds: Any, surrogate: str = "cmanp", budget: int = 50,
+def optimize(objective: Callable[[Any], float], bounds: Any, surrogate: str = "tnpd", budget: int = 50,
              acquisition: str = "logei", minimize: bool = True, n_init: int | None = None, seed: int = 0,
              db: str | None = DEFAULT_URL, point_type: str = "numpy", on_error: str = "raise",
              progress: bool = True, commit_every: int | None = None, name: str | None = None,
@@ -58,8 +58,9 @@ def optimize(objective: Callable[[Any], float], bounds: Any, surrogate: str = "c
             ``[d]``, or a torch tensor with ``point_type="torch"``) and returning one
             real number (a float, or a 1-element array / tensor).
         bounds: ``2 x d`` (lower row, upper row), as in BoTorch.
-        surrogate: ``"cmanp"`` (the ``cmanp-bo`` checkpoint), ``"tnpd"`` (``tnpd-bo``,
-            the surrogate that steers best today: docs/results.md), any checkpoint trained on
+        surrogate: ``"tnpd"`` (default: the ``tnpd-bo`` checkpoint, the NP that steers a
+            search today), ``"cmanp"`` (``cmanp-bo``: constant-cost streaming updates, but
+            on the BO suite it does not yet beat random search; docs/results.md), any checkpoint trained on
             the ``bo`` prior for this ``d`` (name or path; see ``npbandit models``),
             ``"gp"`` (BoTorch ``SingleTaskGP``) or ``"random"`` (Sobol).
         budget: total evaluations, the initial design included.

@@ -52,8 +52,8 @@ def build_parser() -> argparse.ArgumentParser:
                         "module is looked up on the import path and in the current directory")
     opt.add_argument("--bounds", help='2 x d JSON, e.g. "[[0,0],[1,1]]" (required with --objective)')
     opt.add_argument("--dim", type=_positive_int, help="dimension for test functions that take one")
-    opt.add_argument("--surrogate", default="cmanp", help="cmanp | tnpd | gp | random | a checkpoint trained on the bo "
-                     "prior (npbandit models)")
+    opt.add_argument("--surrogate", default="tnpd", help="tnpd (default; the NP that steers today) | cmanp | gp | "
+                     "random | a checkpoint trained on the bo prior (npbandit models)")
     opt.add_argument("--budget", type=_positive_int, default=50)
     opt.add_argument("--acquisition", default="logei", help="logei | ucb | thompson | marginal-thompson")
     opt.add_argument("--n-init", type=_positive_int)

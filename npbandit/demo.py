@@ -1,7 +1,7 @@
 """``npbandit demo``: the two demos behind the command.
 
 * :func:`run_tour` (``npbandit demo``): a short Bayesian optimisation of Branin with
-  the pretrained CMANP surrogate and a short wheel-bandit run (CMANP-UCB, Uniform,
+  ``optimize``'s default surrogate (``tnpd-bo``) and a short wheel-bandit run (CMANP-UCB, Uniform,
   LinUCB), both logged to the database, then the report of that database.
 * :func:`run_demo` (``npbandit demo --streaming``): CMANP's streaming machinery with
   random weights, so its predictions mean nothing; what it shows is what every use
@@ -32,7 +32,7 @@ class TourReport:
 
 def run_tour(db: str = DEFAULT_URL, budget: int = 20, steps: int = 300, seed: int = 0, *,
              progress: bool = False, say: Callable[[str], None] | None = print) -> TourReport:
-    """Branin with CMANP (``budget`` evaluations), then the wheel bandit at delta = 0.9
+    """Branin with ``optimize``'s default surrogate (``budget`` evaluations), then the wheel bandit at delta = 0.9
     (``steps`` rounds each of CMANP-UCB, Uniform and LinUCB), all logged to ``db``, then
     the report of ``db``. ``say`` gets every line (``None``: silent)."""
     from npbandit.api import optimize
@@ -46,8 +46,8 @@ def run_tour(db: str = DEFAULT_URL, budget: int = 20, steps: int = 300, seed: in
             raise ValueError(f"{name} must be a positive int, got {value!r}")
     say = say or (lambda line: None)
     problem = make_test_function("branin")
-    say(f"1/3  Bayesian optimisation of Branin with CMANP ({budget} evaluations) -> {db}")
-    result = optimize(problem_objective(problem, "branin"), problem.bounds, surrogate="cmanp", budget=budget,
+    say(f"1/3  Bayesian optimisation of Branin with the tnpd-bo surrogate ({budget} evaluations) -> {db}")
+    result = optimize(problem_objective(problem, "branin"), problem.bounds, surrogate="tnpd", budget=budget,
                       seed=seed, db=db, progress=progress, name="branin", optimal_value=problem.optimal_value)
     say(f"     best value {result.best_value:.4f} at x = {np.round(result.best_x, 3).tolist()} "
         f"(optimum {problem.optimal_value:.4f}), run {result.run_id}")

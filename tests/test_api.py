@@ -196,3 +196,19 @@ def test_short_surrogate_names_run_their_shipped_bo_checkpoints(tmp_path, short,
     optimize(sphere, BOUNDS, surrogate=short, budget=6, seed=0, db=db, progress=False)
     (run,) = list_runs(db)
     assert run.surrogate == checkpoint and run.checkpoint_sha256 == read_card(checkpoint)["sha256"]
+
+
+def test_the_default_surrogate_is_the_one_that_steers(tmp_path):
+    # tnpd-bo beats Sobol search on the whole BO suite, cmanp-bo on none of it (docs/results.md):
+    # a user who names no surrogate gets tnpd-bo, from optimize, the CLI and NPSampler alike
+    import inspect
+
+    from npbandit.cli import build_parser
+
+    db = f"sqlite:///{tmp_path / 'runs.db'}"
+    optimize(sphere, BOUNDS, budget=6, seed=0, db=db, progress=False)
+    (run,) = list_runs(db)
+    assert run.surrogate == "tnpd-bo"
+    assert build_parser().parse_args(["optimize", "--function", "branin"]).surrogate == "tnpd"
+    optuna = pytest.importorskip("npbandit.integrations.optuna")
+    assert inspect.signature(optuna.NPSampler).parameters["checkpoint"].default == "tnpd-bo"

@@ -53,9 +53,10 @@ class NPSampler(BaseSampler):
     """Optuna sampler that proposes float/int parameters with a pretrained NP surrogate.
 
     Args:
-        checkpoint: a ``bo`` checkpoint (name or path, e.g. ``"cmanp-bo"``; ``"cmanp"``
-            is accepted as in ``optimize``). Its width bounds the number of float/int
-            parameters it can propose jointly (6 for ``cmanp-bo``).
+        checkpoint: a ``bo`` checkpoint (name or path; ``"tnpd"`` / ``"cmanp"`` are
+            accepted as in ``optimize``). Default ``"tnpd-bo"``, as ``optimize``'s default:
+            the NP that steers a search today. Its width bounds the number of float/int
+            parameters it can propose jointly (6 for the shipped ``*-bo`` checkpoints).
         acquisition: ``"logei"`` (default), ``"ucb"``, ``"thompson"`` or ``"marginal-thompson"``,
             as in ``optimize``.
         n_startup_trials: completed trials before the NP proposes (before that, the
@@ -72,7 +73,7 @@ class NPSampler(BaseSampler):
     (Optuna's default) or maximised.
     """
 
-    def __init__(self, checkpoint: str = "cmanp-bo", *, acquisition: str = "logei", n_startup_trials: int = 10,
+    def __init__(self, checkpoint: str = "tnpd-bo", *, acquisition: str = "logei", n_startup_trials: int = 10,
                  seed: int | None = None, independent_sampler: BaseSampler | None = None, beta: float = 2.0,
                  num_restarts: int = 10, raw_samples: int = 512) -> None:
         if not isinstance(checkpoint, str):
