@@ -4,6 +4,8 @@
 # each, two at a time for MINUTES, scored on the plain prior (docs/benchmarks.md, "bo-shaped-data").
 #   MINUTES=25 scripts/probe_bo_data.sh near      # uniform targets (control) vs half near the context, lr 1e-4
 #   MINUTES=20 scripts/probe_bo_data.sh cluster   # half near + half the context clustered, lr 1e-4 and 3e-4
+#   MINUTES=20 scripts/probe_bo_data.sh elite     # the lr 3e-4 cluster probe with a 16-point elite memory
+#                                                 # (CMANPConfig.n_elite; one run, beside a long run)
 # Export a probe that stopped on MINUTES by running its command again with --export-now.
 set -euo pipefail
 cd "$(dirname "$0")/.."
@@ -21,6 +23,7 @@ probe() {  # <run name> <args...>
 case "${1:-}" in
     near) probe probe-uniform --lr 1e-4; probe probe-near --lr 1e-4 "${near[@]}" ;;
     cluster) probe probe-cluster --lr 1e-4 "${cluster[@]}"; probe probe-cluster-lr3 --lr 3e-4 "${cluster[@]}" ;;
-    *) echo "usage: $0 near|cluster" >&2; exit 2 ;;
+    elite) probe probe-elite --lr 3e-4 "${cluster[@]}" --set n_elite=16 ;;
+    *) echo "usage: $0 near|cluster|elite" >&2; exit 2 ;;
 esac
 wait

@@ -5,7 +5,7 @@ import dataclasses
 import pytest
 import torch
 
-from npbandit.surrogates import CMANPState
+from npbandit.surrogates import CMANPState, build
 from npbandit.surrogates.attention import SoftmaxState, StreamingReader
 
 from conftest import random_set, tiny_model
@@ -88,8 +88,51 @@ def test_state_keeps_no_raw_data():
     x, y = random_set(1, 50, seed=2)
     state = model.condition(x, y)
     fields = {f.name for f in dataclasses.fields(CMANPState)}
-    assert fields == {"data_state", "reader", "n_points", "n_batch", "grad_enabled", "latent_cache"}
+    assert fields == {"data_state", "reader", "n_points", "n_batch", "grad_enabled", "latent_cache", "elite"}
     assert isinstance(state.data_state, SoftmaxState) and isinstance(state.reader, StreamingReader)
+    assert state.elite is None  # the paper's CMANP (n_elite = 0) keeps no point at all
+
+
+def _elite_model(k: int = 4):
+
+    torch.manual_seed(0)
+    plain = build("cmanp", 2, 1, size="small").double()
+    elite = build("cmanp", 2, 1, size="small", n_elite=k).double()
+    elite.initialise_from(plain)
+    return plain, elite
+
+
+def test_an_elite_memory_starts_as_the_cmanp_it_was_initialised_from():
+    plain, elite = _elite_model()
+    x, y = random_set(3, 12, seed=4)
+    xt, _ = random_set(3, 5, seed=5)
+    assert max_diff(plain.predict(plain.condition(x, y), xt), elite.predict(elite.condition(x, y), xt)) == 0.0
+    with pytest.raises(ValueError, match="config"):  # another change than n_elite is refused
+        build("cmanp", 2, 1, size="small", n_elite=4, n_latents=4).initialise_from(plain)
+    with pytest.raises(ValueError, match="n_elite"):
+        build("cmanp", 2, 1, size="small", n_elite=-1)
+
+
+def test_the_elite_memory_keeps_the_k_best_points_and_updates_exactly():
+    _, elite = _elite_model(k=4)
+    for block in elite.decoder.point_layers:  # as if trained: predictions now depend on the elite points
+        torch.nn.init.normal_(block.attention.to_out.weight, std=0.2)
+    x, y = random_set(2, 30, seed=6)
+    y[:, 3] = y[:, 20] = y.max() + 1.0  # a tie at the top: the point seen first ranks first
+    xt, _ = random_set(2, 7, seed=7)
+    once = elite.condition(x, y)
+    best = torch.sort(y[..., 0], dim=1, descending=True, stable=True).indices[:, :4]
+    assert torch.equal(once.elite[..., 2], torch.gather(y[..., 0], 1, best))
+    assert torch.equal(once.elite[:, 0, :2], x[:, 3]) and torch.equal(once.elite[:, 1, :2], x[:, 20])
+    streamed = elite.condition(x[:, :1], y[:, :1])
+    for i in range(1, 30):
+        streamed = elite.update(streamed, x[:, i:i + 1], y[:, i:i + 1])
+    assert torch.equal(streamed.elite, once.elite) and streamed.elite.shape == (2, 4, 3)
+    assert max_diff(elite.predict(streamed, xt), elite.predict(once, xt)) < 1e-5
+    with torch.no_grad():
+        moved = elite.predict(once, xt).mean
+        without = elite.decoder.head(elite.decoder.features(xt, elite.latents(once))).mean
+    assert (moved - without).abs().max() > 1e-3, "the elite points do not reach the prediction"
 
 
 def test_update_leaves_old_state_usable():

@@ -41,11 +41,20 @@ class CMANPConfig(NPConfig):
         n_block_latents: ``L_B``, each block's learned queries into the data.
         chunk_size: ``b_C``, points embedded and absorbed at a time when
             conditioning or updating; bounds peak memory, not the result.
+        n_elite: ``K``, context points the decoder also reads one by one: the ``K``
+            with the largest first output (an *elite memory*, not in the paper; 0, the
+            default, is the paper's CMANP). The latents summarise all the data through
+            fixed queries, which blurs the function where the data are dense; for
+            optimisation, where the acquisition is maximised near the best points, the
+            decoder then reads those points exactly. The state keeps ``K`` points, so it
+            stays constant in ``N`` and ``update`` stays exact (the ``K`` best of a
+            union are the ``K`` best of the kept ``K`` and the new points).
     """
 
     n_latents: int = 128
     n_block_latents: int = 128
     chunk_size: int = 256
+    n_elite: int = 0
 
     def __post_init__(self) -> None:
         super().__post_init__()
@@ -53,6 +62,8 @@ class CMANPConfig(NPConfig):
             value = getattr(self, name)
             if not isinstance(value, int) or isinstance(value, bool) or value < 1:
                 raise ValueError(f"{name} must be a positive int, got {value!r}")
+        if not isinstance(self.n_elite, int) or isinstance(self.n_elite, bool) or self.n_elite < 0:
+            raise ValueError(f"n_elite must be a non-negative int, got {self.n_elite!r}")
 
 
 @dataclass(frozen=True)
@@ -67,6 +78,9 @@ class CMANPState(NPState):
         n_points: number of points absorbed so far.
         n_batch: batch size ``B``.
         grad_enabled: whether autograd was on when the state was built.
+        elite: ``[B, K', dx + dy]``, the ``K' = min(N, n_elite)`` points with the
+            largest first output, ``(x, y)`` concatenated, best first (ties: the point
+            seen first); ``None`` when ``n_elite`` is 0 or no point has been seen.
 
     The blocks' output latents (``[B, L_I, D]`` per block, what targets read) are a
     function of ``data_state`` and the weights alone, not of the targets. They are
@@ -86,6 +100,7 @@ class CMANPState(NPState):
     n_batch: int
     grad_enabled: bool
     latent_cache: list[Tensor] = field(default_factory=list, compare=False, repr=False)
+    elite: Tensor | None = None
 
     @property
     def batch_size(self) -> int:
@@ -101,7 +116,7 @@ class CMANPState(NPState):
             data = SoftmaxState(_repeat_batch(self.data_state.log_norm, times, 1),
                                 _repeat_batch(self.data_state.mean_value, times, 1))
         return CMANPState(data, self.reader, self.n_points, self.n_batch * times, self.grad_enabled,
-                          list(_repeat_batch(self.latent_cache, times)))
+                          list(_repeat_batch(self.latent_cache, times)), _repeat_batch(self.elite, times))
 
 
 class CMAB(nn.Module):
@@ -139,7 +154,8 @@ class CMANP(NeuralProcess):
         self.embed = mlp(x_dim + y_dim, c.d_model, c.d_model, c.emb_depth)
         self.initial_latents = nn.Parameter(0.02 * torch.randn(c.n_latents, c.d_model))
         self.blocks = nn.ModuleList(CMAB(c.d_model, c.n_heads, c.d_ff, c.n_block_latents) for _ in range(c.n_layers))
-        self.decoder = LatentQueryDecoder(x_dim, y_dim, c.d_model, c.n_heads, c.d_ff, c.n_layers, c.emb_depth, c.min_std)
+        self.decoder = LatentQueryDecoder(x_dim, y_dim, c.d_model, c.n_heads, c.d_ff, c.n_layers, c.emb_depth, c.min_std,
+                                          point_reader=c.n_elite > 0)
 
     def condition(self, xc: Tensor, yc: Tensor, *, observed: Tensor | None = None,
                   generator: torch.Generator | None = None, chunk_size: int | None = None) -> CMANPState:
@@ -174,7 +190,20 @@ class CMANP(NeuralProcess):
             tokens = self.embed(torch.cat([x[:, start:start + chunk], y[:, start:start + chunk]], dim=-1))
             data_state = state.reader.absorb(data_state, tokens)
         return CMANPState(data_state, state.reader, state.num_points + x.shape[1], state.batch_size,
-                          torch.is_grad_enabled())
+                          torch.is_grad_enabled(), elite=self._keep_elite(state.elite, x, y))
+
+    def _keep_elite(self, elite: Tensor | None, x: Tensor, y: Tensor) -> Tensor | None:
+        """The ``n_elite`` points of ``elite`` and ``(x, y)`` with the largest first output.
+        A stable sort with the kept points first breaks ties by arrival, so folding points
+        in one at a time keeps what conditioning on all of them at once keeps."""
+        k = self.config.n_elite
+        if k == 0 or x.shape[1] == 0:
+            return elite
+        points = torch.cat([x, y], dim=-1)
+        if elite is not None:
+            points = torch.cat([elite.to(points), points], dim=1)
+        order = torch.sort(points[..., self.x_dim], dim=1, descending=True, stable=True).indices[:, :k]
+        return torch.gather(points, 1, order.unsqueeze(-1).expand(-1, -1, points.shape[-1]))
 
     def latents(self, state: CMANPState) -> tuple[Tensor, ...]:
         """Output latents of every block, ``[B, L_I, D]`` each (computed once per state,
@@ -189,10 +218,34 @@ class CMANP(NeuralProcess):
             state.latent_cache.extend(latents)
         return tuple(state.latent_cache)
 
+    def features(self, state: CMANPState, xt: Tensor) -> Tensor:
+        """The decoder's target representations ``[B, M, D]`` at ``xt [B, M, dx]``: what
+        the Gaussian head reads (and CMANP-AND's covariance factors)."""
+        points = None if state.elite is None else self.embed(state.elite.to(xt))
+        return self.decoder.features(xt, self.latents(state), points)
+
     def _predict(self, state: NPState, xt: Tensor) -> Normal:
         if not isinstance(state, CMANPState):
             raise TypeError(f"state must be a CMANPState, got {type(state).__name__}")
-        return self.decoder(xt, self.latents(state))
+        return self.decoder.head(self.features(state, xt))
+
+    def initialise_from(self, source: NeuralProcess) -> None:
+        """Start from a CMANP with the same config (every weight), or from one that
+        differs only in having no elite memory (``n_elite = 0``): its weights are copied
+        and the point reader keeps its zero output layers, so this model starts as that
+        CMANP and training teaches it to read the elite points.
+
+        Raises:
+            ValueError: any other model or config.
+        """
+        if (isinstance(source, CMANP) and type(source) is type(self) and self.config.n_elite > 0
+                and source.config.n_elite == 0 and (source.x_dim, source.y_dim) == (self.x_dim, self.y_dim)
+                and replace(source.config, n_elite=self.config.n_elite) == self.config):
+            missing, unexpected = self.load_state_dict(source.state_dict(), strict=False)
+            if unexpected or any(not key.startswith("decoder.point_layers.") for key in missing):
+                raise ValueError(f"the source's weights do not fit: missing {missing}, unexpected {unexpected}")
+            return
+        super().initialise_from(source)
 
     def widened(self, n_latents: int, n_block_latents: int, *, noise_std: float = 0.0,
                 generator: torch.Generator | None = None) -> "CMANP":

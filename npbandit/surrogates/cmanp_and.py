@@ -165,7 +165,7 @@ class CMANPAND(NeuralProcess):
         """Mean ``[B, M, dy]``, diagonal scale ``[B, M, dy]`` and factors ``[B, M, dy, r]``."""
         if not isinstance(state, CMANPState):
             raise TypeError(f"state must be a CMANPState, got {type(state).__name__}")
-        h = self.cmanp.decoder.features(xt, self.cmanp.latents(state))
+        h = self.cmanp.features(state, xt)
         diagonal = self.cmanp.decoder.head(h)
         r = self.config.rank
         # scaled so the factors' share of the variance starts O(1) whatever the rank

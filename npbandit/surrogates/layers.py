@@ -5,6 +5,7 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 
+import torch
 import torch.nn.functional as F
 from torch import Tensor, nn
 from torch.distributions import Normal
@@ -45,28 +46,50 @@ class GaussianHead(nn.Module):
 class LatentQueryDecoder(nn.Module):
     """Target path of LBANP/CMANP: each target embeds its ``x`` only, then, layer
     by layer, cross-attends to that layer's latents. Targets never attend to each
-    other, so they are conditionally independent given the latents."""
+    other, so they are conditionally independent given the latents.
+
+    ``point_reader=True`` adds, after each latent read, a cross-attention to a small
+    set of embedded data points (CMANP's elite memory, ``CMANPConfig.n_elite``). Its
+    output layers start at zero, so a decoder with the reader computes what it did
+    without one until training moves them (a trained CMANP starts a run with elites
+    unchanged: :meth:`CMANP.initialise_from`)."""
 
     def __init__(self, x_dim: int, y_dim: int, d_model: int, n_heads: int, d_ff: int, n_layers: int,
-                 emb_depth: int, min_std: float) -> None:
+                 emb_depth: int, min_std: float, *, point_reader: bool = False) -> None:
         super().__init__()
         self.embed = mlp(x_dim, d_model, d_model, emb_depth)
         self.layers = nn.ModuleList(
             AttentionBlock(d_model, n_heads, d_ff, separate_memory_norm=True) for _ in range(n_layers)
         )
+        self.point_layers = None
+        if point_reader:
+            self.point_layers = nn.ModuleList(
+                AttentionBlock(d_model, n_heads, d_ff, separate_memory_norm=True) for _ in range(n_layers)
+            )
+            with torch.no_grad():
+                for block in self.point_layers:
+                    for last in (block.attention.to_out, block.ff[-1]):
+                        last.weight.zero_()
+                        last.bias.zero_()
         self.norm = nn.LayerNorm(d_model)
         self.head = GaussianHead(d_model, d_ff, y_dim, min_std)
 
-    def forward(self, xt: Tensor, latents: Sequence[Tensor]) -> Normal:
-        """``xt [B, M, dx]``, one ``[B, L, D]`` latent tensor per layer -> ``Normal [B, M, dy]``."""
-        return self.head(self.features(xt, latents))
+    def forward(self, xt: Tensor, latents: Sequence[Tensor], points: Tensor | None = None) -> Normal:
+        """``xt [B, M, dx]``, one ``[B, L, D]`` latent tensor per layer (and, with a point
+        reader, embedded points ``[B, K, D]``) -> ``Normal [B, M, dy]``."""
+        return self.head(self.features(xt, latents, points))
 
-    def features(self, xt: Tensor, latents: Sequence[Tensor]) -> Tensor:
+    def features(self, xt: Tensor, latents: Sequence[Tensor], points: Tensor | None = None) -> Tensor:
         """The normalised target representations ``[B, M, D]`` the head reads; other
-        heads (CMANP-AND's covariance factors) read them too."""
+        heads (CMANP-AND's covariance factors) read them too. ``points`` ``[B, K, D]``
+        (``K >= 1``) are read by the point reader; ``None`` skips it (no data yet)."""
         if len(latents) != len(self.layers):
             raise ValueError(f"expected {len(self.layers)} latent tensors, got {len(latents)}")
+        if points is not None and self.point_layers is None:
+            raise ValueError("this decoder has no point reader (point_reader=False)")
         h = self.embed(xt)
-        for layer, z in zip(self.layers, latents):
+        for g, (layer, z) in enumerate(zip(self.layers, latents)):
             h = layer(h, z)
+            if points is not None:
+                h = self.point_layers[g](h, points)
         return self.norm(h)
