@@ -9,8 +9,9 @@ streaming ``condition_on_observations``; ``<checkpoint>-thompson``, ``-marginal-
 iteration (told the functions are noise-free, ``GP_OPTIONS``), Sobol search, and two peers
 users would otherwise pick: Optuna's default sampler (``optuna-tpe``: ``TPESampler(seed=seed)``,
 every other option Optuna's default) and ``optuna-gp`` (``GPSampler(seed=seed)``, likewise), and
-``optuna-np``: npbandit's own ``NPSampler(seed=seed)`` (``cmanp-bo``, LogEI, 10 random start-up
-trials), i.e. the ``cmanp-bo`` row reached through Optuna. The Optuna rows search each
+``optuna-np``: npbandit's own ``NPSampler("cmanp-bo", seed=seed)`` (LogEI, 10 random start-up
+trials), i.e. the ``cmanp-bo`` row reached through Optuna (``cmanp-bo`` was NPSampler's default
+when the row was made; it is ``tnpd-bo`` since 2026-11-24). The Optuna rows search each
 function's own bounds through Optuna's ask-and-tell interface, starting from their samplers'
 own 10 random trials rather than the Sobol design; every trial is one evaluation of the same
 environment, logged like the others. Optuna is an optional benchmark dependency:
@@ -57,7 +58,7 @@ OPTUNA_SAMPLERS = {"optuna-tpe": "TPESampler", "optuna-gp": "GPSampler", "optuna
 OPTUNA_VERSION = "5.0.0"
 #: a model column's acquisition other than LogEI (BOPolicy's): ``gp-thompson``, ``cmanp-and-bo-marginal-thompson``
 ACQUISITION_SUFFIXES = ("-marginal-thompson", "-thompson", "-ucb")
-#: the optuna-np row's checkpoint (NPSampler's default)
+#: the optuna-np row's checkpoint: the cmanp-bo column through Optuna (NPSampler's default is tnpd-bo)
 NP_CHECKPOINT = "cmanp-bo"
 OPTUNA_MISSING = ("the {methods} row(s) need Optuna {version}, an optional benchmark dependency: "
                   "pip install -e \".[bench]\" (or pip install optuna=={version}), or leave the row(s) out "
@@ -90,7 +91,7 @@ class OptunaPolicy(Policy):
     environment as its unit-cube action, which maps it back affinely onto the same bounds,
     so the objective, the regret and the log are those of every other row. The sampler is
     ``optuna.samplers.<TPESampler|GPSampler>(seed=seed)`` or
-    ``npbandit.integrations.optuna.NPSampler(seed=seed)``: every other option at its default.
+    ``npbandit.integrations.optuna.NPSampler(NP_CHECKPOINT, seed=seed)``: every other option at its default.
     """
 
     def __init__(self, method: str, bounds: np.ndarray) -> None:
@@ -289,7 +290,7 @@ def main(argv: list[str] | None = None) -> None:
              f"optuna-tpe / optuna-gp: Optuna {OPTUNA_VERSION} `TPESampler(seed=seed)` (Optuna's default sampler, "
              "all options at their defaults: multivariate TPE for one objective, 10 random start-up trials, 24 EI "
              "candidates) and `GPSampler(seed=seed)` (defaults: 10 random start-up trials, inferred noise); "
-             "optuna-np: npbandit's `NPSampler(seed=seed)` (the cmanp-bo checkpoint and LogEI, as the cmanp-bo "
+             "optuna-np: npbandit's `NPSampler(\"cmanp-bo\", seed=seed)` (LogEI, as the cmanp-bo "
              "row, after 10 random start-up trials). Each Optuna row searches the function's own bounds by "
              "ask-and-tell and starts from its sampler's own random trials, not the Sobol design.", "",
              "| function | " + " | ".join(args.methods) + " |", "|---|" + "---:|" * len(args.methods)]

@@ -52,7 +52,7 @@ def test_optuna_rows_are_optuna_on_the_functions_bounds_logged_like_every_row(be
         from npbandit.integrations.optuna import NPSampler
 
         assert run.surrogate == "cmanp-bo"  # logged with its hash, so a retrained checkpoint's runs stay apart
-        made = NPSampler(seed=3)
+        made = NPSampler("cmanp-bo", seed=3)
     else:
         made = getattr(optuna.samplers, sampler)(seed=3)
     study = optuna.create_study(direction="minimize", sampler=made)

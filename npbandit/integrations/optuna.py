@@ -3,7 +3,7 @@
     import optuna
     from npbandit.integrations.optuna import NPSampler
 
-    study = optuna.create_study(sampler=NPSampler(seed=0))      # "cmanp-bo" by default
+    study = optuna.create_study(sampler=NPSampler(seed=0))      # "tnpd-bo" by default
     study.optimize(objective, n_trials=30)
 
 After ``n_startup_trials`` completed trials, every float and int parameter that all
