@@ -172,8 +172,8 @@ def test_optimize_says_when_values_cannot_be_standardised(tmp_path):
 
 
 @pytest.mark.parametrize("surrogate,bounds,match", [
-    ("tnpd-gp1d", [[0.0], [1.0]], r"prior 'gp1d'.*raw outputs.*fit: cmanp-bo"),  # would run on raw y
-    ("cmanp-wheel", BOUNDS, r"prior 'wheel'.*fit: cmanp-bo"),
+    ("tnpd-gp1d", [[0.0], [1.0]], r"prior 'gp1d'.*raw outputs.*fit: cmanp-and-bo, cmanp-bo"),  # would run on raw y
+    ("cmanp-wheel", BOUNDS, r"prior 'wheel'.*fit: cmanp-and-bo, cmanp-bo"),
     ("cmanp", [[0] * 8, [1] * 8], "no shipped checkpoint fits"),
     ("cmanp-b0", BOUNDS, "did you mean 'cmanp-bo'"),
     ("cmnap", BOUNDS, "did you mean 'cmanp'"),

@@ -63,7 +63,7 @@ RANDOM = ["--surrogate", "random"]
     (["--function", "labs", *RANDOM], "'labs' is not offered: it has integer / binary inputs"),
     (["--function", "ackleymixed", *RANDOM], "'ackleymixed' is not offered"),
     (["--function", "pressurevessel", *RANDOM], "'pressurevessel' is not offered: it is a constrained problem"),
-    (["--function", "branin", "--surrogate", "tnpd-gp1d"], "fit: cmanp-bo"),
+    (["--function", "branin", "--surrogate", "tnpd-gp1d"], "fit: cmanp-and-bo, cmanp-bo"),
     (["--function", "branin", *RANDOM, "--batch-size", "2"], "--batch-size > 1 needs --workers N or --dask-scheduler"),
     (["--function", "branin", *RANDOM, "--eval-timeout", "5"], "--eval-timeout needs --workers N"),
     (["--function", "branin", *RANDOM, "--dask-scheduler", "tcp://127.0.0.1:9"], "--dask-scheduler needs --batch-size"),

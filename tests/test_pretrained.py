@@ -109,7 +109,7 @@ def test_check_checkpoint_kind_names_what_fits():
     check_checkpoint_kind(read_card("cmanp-bo"), prior="bo", x_dim=3, y_dim=1)
     check_checkpoint_kind(read_card("tnpd-wheel"), prior=("wheel",), x_dim=2, y_dim=5)
     with pytest.raises(CheckpointError, match=r"'tnpd-gp1d' is for 1-D regression.*raw outputs; optimize needs a "
-                                              r"'bo' checkpoint.*fit: cmanp-bo, retreever-bo, te-pt-tnp-bo"):
+                                              r"'bo' checkpoint.*fit: cmanp-and-bo, cmanp-bo, retreever-bo, te-pt-tnp-bo"):
         check_checkpoint_kind(read_card("tnpd-gp1d"), prior="bo", x_dim=2, y_dim=1, purpose="optimize")
     with pytest.raises(CheckpointError, match="7 input.*no shipped checkpoint fits"):
         check_checkpoint_kind(read_card("cmanp-bo"), prior="bo", x_dim=7)
