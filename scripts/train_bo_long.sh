@@ -42,6 +42,12 @@ run() {
                    --set n_block_latents=32 --init-from training_runs/init/shaped/cmanp-bo.json "${common[@]}" \
                    --prior-set near_context_frac=0.5 --prior-set context_cluster_frac=0.5 \
                    --eval-prior-set near_context_frac=0.0 --lr 3e-4 --steps 60000 ;;
+        # cmanp-shaped's data and recipe with a 16-point elite memory (CMANPConfig.n_elite: the decoder also
+        # reads the 16 best observations), from the elite probe (scripts/probe_bo_data.sh elite, 12k steps)
+        cmanp-elite) "$NPB" train --model cmanp --out training_runs/cmanp-elite-bo-long --set n_latents=32 \
+                   --set n_block_latents=32 --set n_elite=16 --init-from training_runs/init/elite/cmanp-bo.json \
+                   "${common[@]}" --prior-set near_context_frac=0.5 --prior-set context_cluster_frac=0.5 \
+                   --eval-prior-set near_context_frac=0.0 --lr 3e-4 --steps 60000 ;;
         *) echo "unknown run $1" >&2; exit 2 ;;
     esac
 }
