@@ -218,16 +218,19 @@ class CMANP(NeuralProcess):
             state.latent_cache.extend(latents)
         return tuple(state.latent_cache)
 
+    def _decoder_memory(self, state: CMANPState, xt: Tensor) -> tuple[tuple[Tensor, ...], Tensor | None]:
+        """What the decoder reads: every block's latents, and the embedded elite points."""
+        return self.latents(state), None if state.elite is None else self.embed(state.elite.to(xt))
+
     def features(self, state: CMANPState, xt: Tensor) -> Tensor:
         """The decoder's target representations ``[B, M, D]`` at ``xt [B, M, dx]``: what
         the Gaussian head reads (and CMANP-AND's covariance factors)."""
-        points = None if state.elite is None else self.embed(state.elite.to(xt))
-        return self.decoder.features(xt, self.latents(state), points)
+        return self.decoder.features(xt, *self._decoder_memory(state, xt))
 
     def _predict(self, state: NPState, xt: Tensor) -> Normal:
         if not isinstance(state, CMANPState):
             raise TypeError(f"state must be a CMANPState, got {type(state).__name__}")
-        return self.decoder.head(self.features(state, xt))
+        return self.decoder(xt, *self._decoder_memory(state, xt))
 
     def initialise_from(self, source: NeuralProcess) -> None:
         """Start from a CMANP with the same config (every weight), or from one that
