@@ -144,8 +144,19 @@ def split_method(method: str) -> tuple[str, str]:
     return method, "logei"
 
 
+def split_warp(model: str) -> tuple[str, str | None]:
+    """A column's model part and its output warp: ``cmanp-bo-yeo-johnson`` ->
+    ``("cmanp-bo", "yeo-johnson")`` (``BOPolicy(output_warp=...)``), ``cmanp-bo`` -> ``("cmanp-bo", None)``."""
+    from npbandit.policies.bo import OUTPUT_WARPS
+
+    for warp in OUTPUT_WARPS:
+        if model.endswith(f"-{warp}"):
+            return model[:-len(warp) - 1], warp
+    return model, None
+
+
 def make_policy(method: str, env):
-    """The policy of one table column for ``env`` (a ``BlackBoxEnv``)."""
+    """The policy of one table column for ``env`` (a ``BlackBoxEnv``): ``<model>[-yeo-johnson][-<acquisition>]``."""
     from npbandit.policies import BOPolicy, SobolPolicy
 
     if method == "sobol":
@@ -153,7 +164,9 @@ def make_policy(method: str, env):
     if method in OPTUNA_SAMPLERS:
         return OptunaPolicy(method, env.bounds)
     model, acquisition = split_method(method)
-    return BOPolicy(env.dim, model=model, acquisition=acquisition, **(GP_OPTIONS if model == "gp" else {}))
+    model, warp = split_warp(model)
+    return BOPolicy(env.dim, model=model, acquisition=acquisition, output_warp=warp,
+                    **(GP_OPTIONS if model == "gp" else {}))
 
 
 def _one(method: str, label: str, seed: int, budget: int, db: str) -> None:
@@ -198,7 +211,7 @@ def repeat_share(actions: list, n_init: int) -> float:
 def is_current_config(method: str, params: dict) -> bool:
     """Whether a logged run ran with the configuration this script runs now: the GP with
     ``GP_OPTIONS`` (earlier GP runs inferred the noise), Optuna at ``OPTUNA_VERSION``."""
-    if split_method(method)[0] == "gp":
+    if split_warp(split_method(method)[0])[0] == "gp":
         return all(params.get(k) == v for k, v in GP_OPTIONS.items())
     if method in OPTUNA_SAMPLERS:
         return params.get("optuna") == OPTUNA_VERSION
@@ -221,7 +234,7 @@ def collect(db: str, budget: int) -> dict[tuple[str, str], list[dict]]:
     params = _policy_params(db)
     for r in list_runs(db, kind="bo"):
         if (r.status != "completed" or r.env_params.get("benchmark") != "bo" or r.env_params.get("budget") != budget
-                or not is_current(r, split_method(_method_of(r.policy))[0])
+                or not is_current(r, split_warp(split_method(_method_of(r.policy))[0])[0])
                 or not is_current_config(_method_of(r.policy), params.get(r.id, {}))):
             continue
         steps = run_steps(db, r.id)

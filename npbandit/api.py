@@ -15,7 +15,7 @@ import torch
 from npbandit.envs.blackbox import BlackBoxEnv, ObjectiveError, as_bounds
 from npbandit.loop import _check_async, run_episode
 from npbandit.policies.base import Policy
-from npbandit.policies.bo import ACQUISITIONS, BOPolicy, SobolPolicy
+from npbandit.policies.bo import ACQUISITIONS, OUTPUT_WARPS, BOPolicy, SobolPolicy
 from npbandit.scaling import standardization
 from npbandit.storage import DEFAULT_URL, RunLogger
 from npbandit.surrogates.pretrained import (UnknownCheckpointError, check_checkpoint_kind, fitting_checkpoints,
@@ -50,7 +50,7 @@ def optimize(objective: Callable[[Any], float], bounds: Any, surrogate: str = "t
              db: str | None = DEFAULT_URL, point_type: str = "numpy", on_error: str = "raise",
              progress: bool = True, commit_every: int | None = None, name: str | None = None,
              optimal_value: float | None = None, batch_size: int = 1, executor: Any = None,
-             eval_timeout: float | None = None) -> OptimizeResult:
+             eval_timeout: float | None = None, output_warp: str | None = None) -> OptimizeResult:
     """Optimise ``objective`` over the box ``bounds`` with a pretrained NP surrogate.
 
     Args:
@@ -60,7 +60,7 @@ def optimize(objective: Callable[[Any], float], bounds: Any, surrogate: str = "t
         bounds: ``2 x d`` (lower row, upper row), as in BoTorch.
         surrogate: ``"tnpd"`` (default: the ``tnpd-bo`` checkpoint, the NP that steers a
             search today), ``"cmanp"`` (``cmanp-bo``: constant-cost streaming updates, but
-            on the BO suite it does not yet beat random search; docs/results.md), any checkpoint trained on
+            ahead of Sobol search on four of the six BO-suite functions, behind ``tnpd-bo`` on all; docs/results.md), any checkpoint trained on
             the ``bo`` prior for this ``d`` (name or path; see ``npbandit models``),
             ``"gp"`` (BoTorch ``SingleTaskGP``) or ``"random"`` (Sobol).
         budget: total evaluations, the initial design included.
@@ -98,6 +98,12 @@ def optimize(objective: Callable[[Any], float], bounds: Any, surrogate: str = "t
         eval_timeout: seconds after which an evaluation still in flight is recorded as
             failed and handled as ``on_error`` says (needs ``executor``; the call itself
             keeps its worker busy: executors cannot stop a running call).
+        output_warp: ``None`` (default) or ``"yeo-johnson"``: the surrogate sees the
+            values through a power transform refit before every proposal (PFNs4BO's
+            default; :func:`npbandit.policies.bo.yeo_johnson_warp`), which spreads out
+            the values near the best when a few bad ones dominate their spread. The
+            model is then rebuilt per proposal instead of streamed. Measured in
+            docs/benchmarks.md, "bo-output-warp".
 
     Raises:
         ValueError / TypeError: a bad argument, naming it; ``surrogate`` also when the
@@ -122,6 +128,8 @@ def optimize(objective: Callable[[Any], float], bounds: Any, surrogate: str = "t
         raise ValueError(f"point_type must be 'numpy' or 'torch', got {point_type!r}")
     if not isinstance(surrogate, str):
         raise TypeError(f"surrogate must be a name, got {type(surrogate).__name__}")
+    if output_warp is not None and output_warp not in OUTPUT_WARPS:
+        raise ValueError(f"output_warp must be None or one of {OUTPUT_WARPS}, got {output_warp!r}")
     _check_async(executor, batch_size, eval_timeout)
     label = objective_label(objective) if name is None else _check_name(name)
     if optimal_value is not None:
@@ -140,7 +148,8 @@ def optimize(objective: Callable[[Any], float], bounds: Any, surrogate: str = "t
     if model == "random":
         policy: Policy = SobolPolicy(d)
     else:
-        policy = _StandardisedDataCheck(BOPolicy(d, model=model, acquisition=acquisition, n_init=n_init))
+        policy = _StandardisedDataCheck(BOPolicy(d, model=model, acquisition=acquisition, n_init=n_init,
+                                                     output_warp=output_warp))
     info = {"kind": "bo", "env_id": "npbandit/BlackBox-v0",
             "env_params": {"objective": label, "dim": d, "bounds": box.tolist(), "minimize": bool(minimize),
                            "budget": budget, "optimal_value": optimal_value}}

@@ -16,9 +16,30 @@ import torch
 from npbandit.policies.base import Policy
 from npbandit.policies.gp import NOISE_FREE_VAR  # noqa: F401 (kept importable from here)
 
-__all__ = ["SobolPolicy", "BOPolicy", "ACQUISITIONS", "propose", "thompson_draw"]
+__all__ = ["SobolPolicy", "BOPolicy", "ACQUISITIONS", "OUTPUT_WARPS", "propose", "thompson_draw", "yeo_johnson_warp"]
 
 ACQUISITIONS = ("logei", "ucb", "thompson", "marginal-thompson")
+#: what ``BOPolicy(output_warp=...)`` accepts besides ``None``
+OUTPUT_WARPS = ("yeo-johnson",)
+
+
+def yeo_johnson_warp(y: np.ndarray) -> np.ndarray:
+    """The observations standardised, then Yeo-Johnson power-transformed with the
+    exponent that makes them most Gaussian (maximum likelihood, ``scipy.stats.yeojohnson``),
+    as PFNs4BO does before its surrogate sees them. Monotone increasing, so the best
+    observation stays the best; it spreads out the values near the top when a few very
+    bad ones dominate the spread (Branin's range is 0.4 to 308), where a surrogate trained
+    on Gaussian-process draws expects them. ``y`` ``[n]``; returned the same shape. A
+    constant ``y`` is returned standardised to zeros."""
+    from scipy.stats import yeojohnson
+
+    y = np.asarray(y, dtype=np.float64)
+    if y.ndim != 1 or not np.isfinite(y).all():
+        raise ValueError(f"y must be a 1-D array of finite values, got shape {y.shape}")
+    std = y.std()
+    if not std > 0:
+        return np.zeros_like(y)
+    return yeojohnson((y - y.mean()) / std)[0]
 
 
 class _SobolDesign:
@@ -75,25 +96,33 @@ class BOPolicy(Policy):
             noise-free observations (``train_Yvar``). ``False`` (default) infers the
             noise (BoTorch's default likelihood: LogNormal(-4, 1) prior, floor 1e-4),
             which suits noisy objectives but blurs a deterministic one near its optimum.
+        output_warp: ``None`` (default) or ``"yeo-johnson"``: the model sees the
+            observations through :func:`yeo_johnson_warp`, refit to all of them before
+            every proposal (the acquisition's ``best_f`` and the pending points' value
+            in the same warped units). The warp changes with every observation, so the
+            model is rebuilt per proposal instead of streamed (cost linear in N).
 
-    The NP model is built once, after the initial design; every later observation is
-    streamed in with ``condition_on_observations`` (CMANP: constant cost).
+    Without a warp the NP model is built once, after the initial design; every later
+    observation is streamed in with ``condition_on_observations`` (CMANP: constant cost).
     """
 
     def __init__(self, dim: int, model: str = "cmanp-bo", acquisition: str = "logei", n_init: int | None = None,
                  beta: float = 2.0, num_restarts: int = 10, raw_samples: int = 512,
-                 thompson_candidates: int = 2048, noise_free: bool = False) -> None:
+                 thompson_candidates: int = 2048, noise_free: bool = False, output_warp: str | None = None) -> None:
         if not isinstance(dim, int) or dim < 1:
             raise ValueError(f"dim must be a positive int, got {dim!r}")
         if acquisition not in ACQUISITIONS:
             raise ValueError(f"acquisition must be one of {ACQUISITIONS}, got {acquisition!r}")
+        if output_warp is not None and output_warp not in OUTPUT_WARPS:
+            raise ValueError(f"output_warp must be None or one of {OUTPUT_WARPS}, got {output_warp!r}")
+        self.output_warp = output_warp
         n_init = 2 * dim + 1 if n_init is None else n_init
         if not isinstance(n_init, int) or n_init < 1:
             raise ValueError(f"n_init must be a positive int, got {n_init!r}")
         self.dim, self.model_name, self.acquisition = dim, model, acquisition
         self.n_init, self.beta = n_init, float(beta)
         self.num_restarts, self.raw_samples, self.thompson_candidates = num_restarts, raw_samples, thompson_candidates
-        self.name = f"{model}-{acquisition}"
+        self.name = f"{model}{'' if output_warp is None else '-' + output_warp}-{acquisition}"
         self.surrogate = None
         if model != "gp" and noise_free:
             raise ValueError("noise_free configures the GP (model='gp') only")
@@ -115,15 +144,21 @@ class BOPolicy(Policy):
         self.torch_rng = torch.Generator().manual_seed(int(self.rng.integers(2**62)))
 
     def _data(self) -> tuple[torch.Tensor, torch.Tensor]:
-        return (torch.tensor(np.array(self.X), dtype=torch.float64),
-                torch.tensor(self.Y, dtype=torch.float64).unsqueeze(-1))
+        """``X [n, d]`` and the outputs ``[n, 1]`` the model sees (warped with ``output_warp``)."""
+        y = np.asarray(self.Y, dtype=np.float64)
+        if self.output_warp is not None:
+            y = yeo_johnson_warp(y)
+        return torch.tensor(np.array(self.X), dtype=torch.float64), torch.tensor(y, dtype=torch.float64).unsqueeze(-1)
 
-    def _model(self):
-        X, Y = self._data()
+    def _model(self, X: torch.Tensor, Y: torch.Tensor):
         if self.surrogate is None:
             from npbandit.policies import gp  # looked up per call: the one fitting helper, also GPUCBPolicy's
 
             return gp.fit_single_task_gp(X, Y, noise_free=self.noise_free)
+        if self.output_warp is not None:  # the warp moves with every observation: rebuild
+            from npbandit.surrogates.npmodel import NPModel
+
+            return NPModel.from_pretrained(self.surrogate, X, Y)
         if self.np_model is None:
             from npbandit.surrogates.npmodel import NPModel
 
@@ -148,8 +183,8 @@ class BOPolicy(Policy):
             return self._next_point(pending)
 
     def _next_point(self, pending: torch.Tensor | None) -> np.ndarray:
-        model = self._model()
-        _, Y = self._data()
+        X, Y = self._data()
+        model = self._model(X, Y)
         return propose(model, self.acquisition, dim=self.dim, best_f=Y.max(), seed=int(self.rng.integers(2**31)),
                        beta=self.beta, num_restarts=self.num_restarts, raw_samples=self.raw_samples,
                        thompson_candidates=self.thompson_candidates, pending=pending, pending_value=Y.min())
@@ -158,13 +193,15 @@ class BOPolicy(Policy):
         x = np.asarray(action, dtype=np.float64)
         self.X.append(x)
         self.Y.append(float(reward))
-        if self.np_model is not None:
+        if self.np_model is not None and self.output_warp is None:
             self.np_model = self.np_model.condition_on_observations(
                 torch.tensor(x, dtype=torch.float64)[None], torch.tensor([[float(reward)]], dtype=torch.float64))
 
     def params(self) -> dict[str, Any]:
         out = {"dim": self.dim, "acquisition": self.acquisition, "n_init": self.n_init, "beta": self.beta,
                "num_restarts": self.num_restarts, "raw_samples": self.raw_samples}
+        if self.output_warp is not None:
+            out["output_warp"] = self.output_warp
         if self.surrogate is None:
             out["noise_free"] = self.noise_free
         return out

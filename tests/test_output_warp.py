@@ -1,0 +1,78 @@
+"""BOPolicy(output_warp="yeo-johnson") / optimize(output_warp=...): the surrogate sees power-transformed values."""
+
+import importlib.util
+from pathlib import Path
+
+import numpy as np
+import pytest
+import torch
+
+from npbandit import optimize
+from npbandit.policies.bo import BOPolicy, yeo_johnson_warp
+from npbandit.storage import list_runs
+
+from helpers import tiny_checkpoint
+
+ROOT = Path(__file__).resolve().parent.parent
+
+
+def test_the_warp_keeps_the_order_and_ignores_the_units():
+    rng = np.random.default_rng(0)
+    y = -np.exp(rng.normal(size=40) * 2)  # a long tail of bad values, as a negated Branin has
+    w = yeo_johnson_warp(y)
+    assert np.array_equal(np.argsort(w), np.argsort(y)) and np.all(np.diff(w[np.argsort(y)]) > 0)
+    np.testing.assert_allclose(yeo_johnson_warp(7.0 * y - 3.0), w, atol=1e-9)  # units do not matter
+    # the few good values, crowded at the top of the standardised scale, are spread apart
+    top = np.sort(y)[-10:]
+    z = (top - y.mean()) / y.std()
+    assert np.ptp(np.sort(w)[-10:]) > 2 * np.ptp(z)
+    assert np.array_equal(yeo_johnson_warp(np.full(5, 2.5)), np.zeros(5))
+    for bad in (np.ones((2, 2)), np.array([0.0, np.nan])):
+        with pytest.raises(ValueError, match="y must be"):
+            yeo_johnson_warp(bad)
+
+
+def test_the_policy_gives_the_model_warped_values_and_the_acquisition_their_best(tmp_path, monkeypatch):
+    card = tiny_checkpoint(tmp_path, "cmanp", "bo")
+    policy = BOPolicy(2, model=str(card), output_warp="yeo-johnson", n_init=5)
+    assert policy.name.endswith("-yeo-johnson-logei") and policy.params()["output_warp"] == "yeo-johnson"
+    policy.reset(0)
+    rng = np.random.default_rng(1)
+    for _ in range(8):
+        x = rng.random(2)
+        policy.observe(None, x, float(-np.exp(3 * rng.random())), {})
+    seen = {}
+    import npbandit.policies.bo as bo
+
+    def spy(model, acquisition, **kwargs):
+        seen["train_Y"], seen["best_f"] = model.train_Y.clone(), kwargs["best_f"]
+        return np.full(2, 0.5)
+
+    monkeypatch.setattr(bo, "propose", spy)
+    policy.act(np.zeros(3))
+    expected = torch.tensor(yeo_johnson_warp(np.array(policy.Y)), dtype=torch.float64).unsqueeze(-1)
+    assert torch.allclose(seen["train_Y"], expected) and float(seen["best_f"]) == pytest.approx(float(expected.max()))
+    with pytest.raises(ValueError, match="output_warp"):
+        BOPolicy(2, model=str(card), output_warp="log")
+
+
+def test_optimize_runs_with_the_warp_and_logs_it(tmp_path):
+    card = tiny_checkpoint(tmp_path, "cmanp", "bo")
+    db = f"sqlite:///{tmp_path / 'runs.db'}"
+    result = optimize(lambda x: float((x ** 2).sum()), [[-1, -1], [1, 1]], surrogate=str(card), budget=8, seed=0,
+                      db=db, progress=False, output_warp="yeo-johnson")
+    assert len(result.history) == 8
+    (run,) = list_runs(db)
+    assert run.policy.endswith("-yeo-johnson-logei")
+    with pytest.raises(ValueError, match="output_warp"):
+        optimize(lambda x: 0.0, [[0], [1]], surrogate=str(card), budget=3, db=None, output_warp="power")
+
+
+def test_the_benchmark_reads_the_warp_from_the_column_name():
+    spec = importlib.util.spec_from_file_location("bench_bo_warp", ROOT / "benchmarks" / "bo.py")
+    bench = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(bench)
+    assert bench.split_warp("cmanp-bo-yeo-johnson") == ("cmanp-bo", "yeo-johnson")
+    assert bench.split_warp("tnpd-bo") == ("tnpd-bo", None)
+    model, acquisition = bench.split_method(bench._method_of("tnpd-bo-yeo-johnson-logei"))
+    assert (bench.split_warp(model), acquisition) == (("tnpd-bo", "yeo-johnson"), "logei")
