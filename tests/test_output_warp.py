@@ -76,3 +76,18 @@ def test_the_benchmark_reads_the_warp_from_the_column_name():
     assert bench.split_warp("tnpd-bo") == ("tnpd-bo", None)
     model, acquisition = bench.split_method(bench._method_of("tnpd-bo-yeo-johnson-logei"))
     assert (bench.split_warp(model), acquisition) == (("tnpd-bo", "yeo-johnson"), "logei")
+
+
+def test_the_cli_passes_the_warp_on(tmp_path):
+    from npbandit.cli import build_parser, main
+    from npbandit.policies.bo import OUTPUT_WARPS
+
+    action = next(a for a in build_parser()._subparsers._group_actions[0].choices["optimize"]._actions
+                  if a.dest == "output_warp")
+    assert tuple(action.choices) == OUTPUT_WARPS
+    card = tiny_checkpoint(tmp_path, "cmanp", "bo")
+    db = f"sqlite:///{tmp_path / 'cli.db'}"
+    assert main(["optimize", "--function", "branin", "--surrogate", str(card), "--budget", "7",
+                 "--output-warp", "yeo-johnson", "--db", db]) == 0
+    (run,) = list_runs(db)
+    assert run.policy.endswith("-yeo-johnson-logei")
