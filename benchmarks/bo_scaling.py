@@ -86,7 +86,7 @@ def cell(runs: list[dict]) -> dict:
 
 def main(argv: list[str] | None = None) -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--sizes", type=int, nargs="+", default=[100, 500, 1000, 2000, 5000, 10000])
+    parser.add_argument("--sizes", type=int, nargs="+", default=[100, 1000, 2000, 10000, 100000])
     parser.add_argument("--gp-timeout", type=float, default=300.0)
     parser.add_argument("--repeats", type=int, default=3,
                         help="CMANP iterations per size, on data from seeds 0..repeats-1; the median is reported "
