@@ -59,9 +59,9 @@ def optimize(objective: Callable[[Any], float], bounds: Any, surrogate: str = "t
             real number (a float, or a 1-element array / tensor).
         bounds: ``2 x d`` (lower row, upper row), as in BoTorch.
         surrogate: ``"tnpd"`` (default: the ``tnpd-bo`` checkpoint, the NP that steers a
-            search today), ``"cmanp"`` (``cmanp-bo``: constant-cost streaming updates, but
-            ahead of Sobol search on four of the six BO-suite functions, behind ``tnpd-bo`` on all; docs/results.md), any checkpoint trained on
-            the ``bo`` prior for this ``d`` (name or path; see ``npbandit models``),
+            search today), ``"cmanp"`` (``cmanp-bo``: constant-cost streaming updates, ahead
+            of Sobol search on four of the six BO-suite functions, behind ``tnpd-bo`` on all;
+            docs/results.md), any checkpoint trained on the ``bo`` prior for this ``d`` (name or path; see ``npbandit models``),
             ``"gp"`` (BoTorch ``SingleTaskGP``) or ``"random"`` (Sobol).
         budget: total evaluations, the initial design included.
         acquisition: ``"logei"``, ``"ucb"``, ``"thompson"`` or ``"marginal-thompson"``

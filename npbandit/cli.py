@@ -14,6 +14,7 @@ import torch
 
 from npbandit.envs import ObjectiveError
 from npbandit.loop import RunInterrupted
+from npbandit.policies.bo import OUTPUT_WARPS
 from npbandit.priors import PRIORS
 from npbandit.storage import DEFAULT_URL
 from npbandit.surrogates import available_models
@@ -56,7 +57,7 @@ def build_parser() -> argparse.ArgumentParser:
                      "random | a checkpoint trained on the bo prior (npbandit models)")
     opt.add_argument("--budget", type=_positive_int, default=50)
     opt.add_argument("--acquisition", default="logei", help="logei | ucb | thompson | marginal-thompson")
-    opt.add_argument("--output-warp", choices=["yeo-johnson"],
+    opt.add_argument("--output-warp", choices=list(OUTPUT_WARPS),
                      help="power-transform the values the surrogate sees (optimize(output_warp=...))")
     opt.add_argument("--n-init", type=_positive_int)
     opt.add_argument("--maximize", action="store_true", help="maximise instead of minimise")

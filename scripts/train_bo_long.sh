@@ -19,6 +19,10 @@ RUNS=${RUNS:-cmanp te-pt-tnp}
 common=(--prior bo --steps 200000 --loss expected --threads 1 --eval-every 2000 --eval-batches 16
         --checkpoint-every 500 --max-minutes "$MINUTES")
 if [[ -n "${EXPORT:-}" ]]; then common+=(--export-now); fi
+# BO-shaped data (scripts/probe_bo_data.sh cluster): half the context clustered, half the targets near it;
+# scored on the plain prior
+shaped=(--prior-set near_context_frac=0.5 --prior-set context_cluster_frac=0.5 --eval-prior-set near_context_frac=0.0
+        --lr 3e-4 --steps 60000)
 run() {
     case "$1" in
         cmanp) "$NPB" train --model cmanp --out training_runs/cmanp-bo-long --set n_latents=32 --set n_block_latents=32 \
@@ -36,18 +40,15 @@ run() {
         cmanp-and) "$NPB" train --model cmanp-and --out training_runs/cmanp-and-bo-long --set n_latents=32 \
                    --set n_block_latents=32 --init-from training_runs/init/cmanp-and/cmanp-bo.json "${common[@]}" \
                    --steps 40000 ;;  # a head to learn on a trained encoder: a shorter schedule
-        # BO-shaped data (scripts/probe_bo_data.sh cluster): half the context clustered, half the targets near it;
-        # from the lr 3e-4 probe (cmanp-bo-long at 186k + 11k steps on that prior); scored on the plain prior
+        # shaped data, from the lr 3e-4 probe (cmanp-bo-long at 186k + 11k steps on that prior); shipped as cmanp-bo v3
         cmanp-shaped) "$NPB" train --model cmanp --out training_runs/cmanp-shaped-bo-long --set n_latents=32 \
                    --set n_block_latents=32 --init-from training_runs/init/shaped/cmanp-bo.json "${common[@]}" \
-                   --prior-set near_context_frac=0.5 --prior-set context_cluster_frac=0.5 \
-                   --eval-prior-set near_context_frac=0.0 --lr 3e-4 --steps 60000 ;;
+                   "${shaped[@]}" ;;
         # cmanp-shaped's data and recipe with a 16-point elite memory (CMANPConfig.n_elite: the decoder also
         # reads the 16 best observations), from the elite probe (scripts/probe_bo_data.sh elite, 12k steps)
         cmanp-elite) "$NPB" train --model cmanp --out training_runs/cmanp-elite-bo-long --set n_latents=32 \
                    --set n_block_latents=32 --set n_elite=16 --init-from training_runs/init/elite/cmanp-bo.json \
-                   "${common[@]}" --prior-set near_context_frac=0.5 --prior-set context_cluster_frac=0.5 \
-                   --eval-prior-set near_context_frac=0.0 --lr 3e-4 --steps 60000 ;;
+                   "${common[@]}" "${shaped[@]}" ;;
         *) echo "unknown run $1" >&2; exit 2 ;;
     esac
 }

@@ -154,8 +154,8 @@ class CMANP(NeuralProcess):
         self.embed = mlp(x_dim + y_dim, c.d_model, c.d_model, c.emb_depth)
         self.initial_latents = nn.Parameter(0.02 * torch.randn(c.n_latents, c.d_model))
         self.blocks = nn.ModuleList(CMAB(c.d_model, c.n_heads, c.d_ff, c.n_block_latents) for _ in range(c.n_layers))
-        self.decoder = LatentQueryDecoder(x_dim, y_dim, c.d_model, c.n_heads, c.d_ff, c.n_layers, c.emb_depth, c.min_std,
-                                          point_reader=c.n_elite > 0)
+        self.decoder = LatentQueryDecoder(x_dim, y_dim, c.d_model, c.n_heads, c.d_ff, c.n_layers, c.emb_depth,
+                                          c.min_std, point_reader=c.n_elite > 0)
 
     def condition(self, xc: Tensor, yc: Tensor, *, observed: Tensor | None = None,
                   generator: torch.Generator | None = None, chunk_size: int | None = None) -> CMANPState:
