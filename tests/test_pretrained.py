@@ -38,6 +38,23 @@ def test_round_trip_gives_identical_outputs(tmp_path, name):
     assert load_surrogate(tmp_path / f"{name}-test.safetensors").card["sha256"] == loaded.card["sha256"]
 
 
+def test_a_loaded_network_is_frozen_unless_asked_to_train(tmp_path):
+    # inference callers (NPModel, BOPolicy, NPSampler) differentiate in the inputs only
+    _, card = saved(tmp_path)
+    frozen = load_surrogate(card)
+    assert not any(p.requires_grad for p in frozen.parameters())
+    x, y = torch.rand(1, 9, 2), torch.rand(1, 9, 1)
+    xt = torch.rand(1, 4, 2, requires_grad=True)
+    frozen.predict(frozen.condition(x, y), xt).loc.sum().backward()
+    assert xt.grad is not None and all(p.grad is None for p in frozen.parameters())
+    trainable = load_surrogate(card, requires_grad=True)
+    assert all(p.requires_grad for p in trainable.parameters())
+    trainable.predict(trainable.condition(x, y), xt).loc.sum().backward()
+    assert all(p.grad is not None for p in trainable.parameters() if p.requires_grad)
+    with pytest.raises(TypeError, match="requires_grad"):
+        load_surrogate(card, requires_grad="yes")
+
+
 def test_corrupted_weights_are_refused(tmp_path):
     _, card = saved(tmp_path)
     weights = card.with_suffix(".safetensors")
