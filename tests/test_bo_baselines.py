@@ -223,7 +223,7 @@ def test_np_thompson_draw_is_the_joint_models_joint_sample(tmp_path, monkeypatch
     from helpers import tiny_checkpoint
 
     from npbandit import NPModel
-    from npbandit.policies.bo import propose, thompson_draw
+    from npbandit.policies.bo import THOMPSON_BLOCK_SIZE, propose, thompson_draw
 
     g = torch.Generator().manual_seed(0)
     X = torch.rand(6, 2, generator=g, dtype=torch.float64)
@@ -235,6 +235,7 @@ def test_np_thompson_draw_is_the_joint_models_joint_sample(tmp_path, monkeypatch
 
     def spy(self, state, xt, num_samples, generator=None, **kw):
         calls.append(xt.shape)
+        assert kw["block_size"] == THOMPSON_BLOCK_SIZE  # the measured block, not the paper's 5
         return sample(self, state, xt, num_samples, generator, **kw)
 
     monkeypatch.setattr(type(joint.surrogate), "sample", spy)

@@ -358,6 +358,15 @@ def test_joint_sample_draws_the_latent_joint_in_user_units():
     assert (torch.corrcoef(independent.T) - torch.eye(4, dtype=torch.float64)).abs().max() < 0.05
     again = model.joint_sample(pts, 3, torch.Generator().manual_seed(1))
     assert torch.equal(again, model.joint_sample(pts, 3, torch.Generator().manual_seed(1)))
+    # block_size reaches the surrogate's sampler: one block of all four is the one-shot joint
+    one_shot = model.joint_sample(pts, 3, torch.Generator().manual_seed(1), block_size=4)
+    assert torch.equal(one_shot, again)
+    blocked = model.joint_sample(pts, 3, torch.Generator().manual_seed(1), block_size=1)
+    assert blocked.shape == again.shape and not torch.equal(blocked, again)
+    with pytest.raises(ValueError, match="block_size"):
+        diagonal.joint_sample(pts, 3, block_size=2)
+    with pytest.raises(ValueError, match="block_size"):
+        model.joint_sample(pts, 3, block_size=0)
     with pytest.raises(ValueError, match="X must have shape"):
         model.joint_sample(pts.unsqueeze(0))
     with pytest.raises(ValueError, match="batch shape"):

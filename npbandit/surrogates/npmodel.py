@@ -907,7 +907,8 @@ class NPModel(Model, FantasizeMixin, GP):
             posterior = posterior_transform(posterior)
         return posterior
 
-    def joint_sample(self, X: Tensor, num_samples: int = 1, generator: torch.Generator | None = None) -> Tensor:
+    def joint_sample(self, X: Tensor, num_samples: int = 1, generator: torch.Generator | None = None, *,
+                     block_size: int | None = None) -> Tensor:
         """Joint draws of the latent objective at ``X`` (``n x d``, raw inputs): ``num_samples
         x n x m``, in ``X``'s dtype and the user's units (any outcome transform undone).
 
@@ -918,7 +919,9 @@ class NPModel(Model, FantasizeMixin, GP):
         and memory does not grow with the number of observations; a diagonal surrogate's
         draws are independent across points -- its own joint, which is what makes an argmax
         over many of them optimistic. ``generator`` lives on the network's device (CPU for
-        the shipped checkpoints); ``None`` uses torch's global generator.
+        the shipped checkpoints); ``None`` uses torch's global generator. ``block_size``:
+        points per autoregressive block of a joint-predictive surrogate (``None``: its
+        ``config.block_size``); refused for a diagonal one, which has no blocks.
 
         The model must not be batched (a fantasy model) and ``X`` must be 2-D.
         """
@@ -930,10 +933,16 @@ class NPModel(Model, FantasizeMixin, GP):
             raise ValueError("X contains NaN or infinite values")
         if self.batch_shape:
             raise ValueError(f"joint_sample needs a model without batch shape, got {tuple(self.batch_shape)}")
+        blocks = {}
+        if block_size is not None:
+            if not self.surrogate.joint_predictive:
+                raise ValueError(f"block_size is for a joint-predictive surrogate (cmanp-and); "
+                                 f"{type(self.surrogate).__name__} draws every point independently")
+            blocks["block_size"] = block_size
         self.eval()
         X_in = self._to_surrogate_inputs(X).unsqueeze(0)
         draws = self.surrogate.sample(self._state, X_in, num_samples, generator,
-                                      noise=self.noise_variance().to(X_in))
+                                      noise=self.noise_variance().to(X_in), **blocks)
         draws = draws.squeeze(1).to(X.dtype) * self._y_std.to(X) + self._y_mean.to(X)
         if hasattr(self, "outcome_transform"):
             draws, _ = self.outcome_transform.untransform(draws)
