@@ -1,6 +1,7 @@
 """The BO benchmark's baselines: the Optuna rows' wiring and the GP row's configuration."""
 
 import importlib.util
+import math
 import sys
 from pathlib import Path
 
@@ -265,3 +266,28 @@ def test_thompson_draw_validates_its_inputs():
         thompson_draw(gp, torch.rand(5, dtype=torch.float64), 0)
     with pytest.raises(TypeError, match="seed"):
         thompson_draw(gp, torch.rand(5, 2, dtype=torch.float64), 0.5)
+
+
+def test_thompson_block_benchmark_scores_every_block_size(tmp_path):
+    """benchmarks/thompson_blocks.py: the joint log-likelihood per d and the draw time for
+    each block size, the table THOMPSON_BLOCK_SIZE is chosen by."""
+    from helpers import tiny_checkpoint
+
+    from npbandit import load_surrogate
+
+    root = Path(__file__).resolve().parent.parent
+    sys.path.insert(0, str(root / "benchmarks"))
+    spec = importlib.util.spec_from_file_location("bench_thompson_blocks", root / "benchmarks" / "thompson_blocks.py")
+    bench = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(bench)
+    surrogate = load_surrogate(tiny_checkpoint(tmp_path, "cmanp-and", "bo"))
+    scores = bench.joint_scores(surrogate, [1, 50], n_batches=1)
+    assert set(scores) == {1, 50} and set(scores[1]) == {f"d={d}" for d in range(1, 7)}
+    assert all(math.isfinite(v) for row in scores.values() for v in row.values())
+    assert scores[1] != scores[50]  # the blocks change the joint being scored
+    times = bench.draw_times(surrogate, [1, 50], n_candidates=64)
+    assert all(t > 0 for t in times.values())
+    text = bench.render("tiny", scores, times, 1, 64)
+    assert "| 50 |" in text and "x b_Q = 5" in text
+    with pytest.raises(SystemExit):
+        bench.main(["--checkpoint", "cmanp-bo", "--no-write"])  # a diagonal model has no blocks

@@ -333,7 +333,8 @@ def _is_np_model(model) -> bool:
 #: trained on the joint of 50 targets; cmanp-and-bo's held-out joint log-likelihood per
 #: target with blocks of 25 is within 0.02 of the paper's 5 at every d = 1..6 (0.61 / -0.54 /
 #: -0.98 / -1.29 / -1.38 / -1.42 vs 0.58 / -0.54 / -0.97 / -1.28 / -1.39 / -1.43; 50: up to
-#: 0.04 lower at d = 2, 3), and a draw over 2048 candidates takes 0.43 s instead of 2.3 s
+#: 0.04 lower at d = 2, 3), and a draw over 2048 candidates takes 0.22x the time
+#: (benchmarks/thompson_blocks.py, docs/benchmarks.md)
 THOMPSON_BLOCK_SIZE = 25
 
 
