@@ -46,7 +46,6 @@ from common import (ROOT, add_cluster_arguments, is_current, machine_line, new_f
 from npbandit.policies.base import Policy  # noqa: E402
 
 RUN_THREADS = 1  # torch threads per run (each worker process sets it)
-COMMAND = "python benchmarks/bo.py --workers 2"
 FUNCTIONS = {"branin": None, "hartmann3": ("hartmann", 3), "hartmann6": ("hartmann", 6), "ackley4": ("ackley", 4),
              "levy4": ("levy", 4), "rosenbrock3": ("rosenbrock", 3)}
 #: the GP row's BOPolicy settings: every suite function is deterministic (see BOPolicy's
@@ -153,6 +152,36 @@ def split_warp(model: str) -> tuple[str, str | None]:
         if model.endswith(f"-{warp}"):
             return model[:-len(warp) - 1], warp
     return model, None
+
+
+def method_notes(methods: list[str]) -> str:
+    """What the table's columns are, for the families among ``methods`` only."""
+    models = [split_method(m)[0] for m in methods]
+    acquisitions = {split_method(m)[1] for m in methods if m not in OPTUNA_SAMPLERS and m != "sobol"}
+    notes = []
+    if "gp" in models:
+        notes.append("gp: BoTorch `SingleTaskGP` (its default RBF kernel and priors, `Standardize`), refit every "
+                     "iteration, told the functions are noise-free (fixed observation variance 1e-6 in standardised "
+                     "units, BoTorch's recommendation for noise-free observations); LogEI optimised by `optimize_acqf` "
+                     "(10 restarts, 512 raw samples).")
+    if any(m in OPTUNA_SAMPLERS for m in methods):
+        notes.append(f"optuna-tpe / optuna-gp: Optuna {OPTUNA_VERSION} `TPESampler(seed=seed)` (Optuna's default "
+                     "sampler, all options at their defaults: multivariate TPE for one objective, 10 random start-up "
+                     "trials, 24 EI candidates) and `GPSampler(seed=seed)` (defaults: 10 random start-up trials, "
+                     "inferred noise); optuna-np: npbandit's `NPSampler(\"cmanp-bo\", seed=seed)` (LogEI, as the "
+                     "cmanp-bo row, after 10 random start-up trials). Each Optuna row searches the function's own "
+                     "bounds by ask-and-tell and starts from its sampler's own random trials, not the Sobol design.")
+    if acquisitions & {"thompson", "marginal-thompson"}:
+        from npbandit.policies.bo import THOMPSON_BLOCK_SIZE
+
+        notes.append("-thompson: the argmax of one posterior draw over 2,048 Sobol candidates (fresh per "
+                     "proposal), joint across the candidates for a joint model (CMANP-AND: autoregressive blocks of "
+                     f"{THOMPSON_BLOCK_SIZE}) and the GP; -marginal-thompson: every candidate drawn from its own "
+                     "marginal, the ablation of the joint draw.")
+    if any(split_warp(m)[1] for m in models):
+        notes.append("-yeo-johnson: the surrogate sees standardised, Yeo-Johnson-warped values, refit per proposal "
+                     "(`BOPolicy(output_warp=...)`).")
+    return " ".join(notes) if notes else "NP rows: LogEI optimised by `optimize_acqf` (10 restarts, 512 raw samples)."
 
 
 def make_policy(method: str, env):
@@ -288,24 +317,19 @@ def main(argv: list[str] | None = None) -> None:
         run_jobs(_one, [(m, f, s, args.budget, args.db) for m, f, s in todo], args.workers, "bo runs",
                  args.dask_scheduler)
     runs = collect(args.db, args.budget)
-    command = COMMAND if args.section == "bo" else (f"{COMMAND} --methods {' '.join(args.methods)} "
-                                                   f"--section {args.section}")
+    command = "python benchmarks/bo.py" + (f" --workers {args.workers}" if not args.dask_scheduler else
+                                             " --dask-scheduler ADDRESS")
+    if args.section != "bo":
+        command += f" --methods {' '.join(args.methods)} --section {args.section}"
+    if args.seeds != 10:
+        command += f" --seeds {args.seeds}"
     heading = ("## Bayesian optimisation regret (protocols.md §4)" if args.section == "bo" else
                f"### Bayesian optimisation regret, {', '.join(args.methods)} (protocols.md §4; run beside the main table)")
     lines = [heading, "",
              f"Command: `{command}` (CPU: {machine_line(RUN_THREADS)}). Minimisation, {args.budget} evaluations including "
              f"the 2d + 1 Sobol points (identical across methods for a seed), {args.seeds} seeds. log10 simple "
              "regret at the last evaluation: median [25 %, 75 %]; seconds per iteration (act + observe), mean.", "",
-             "gp: BoTorch `SingleTaskGP` (its default RBF kernel and priors, `Standardize`), refit every iteration, "
-             "told the functions are noise-free (fixed observation variance 1e-6 in standardised units, BoTorch's "
-             "recommendation for noise-free observations); LogEI optimised by `optimize_acqf` (10 restarts, 512 raw "
-             "samples). "
-             f"optuna-tpe / optuna-gp: Optuna {OPTUNA_VERSION} `TPESampler(seed=seed)` (Optuna's default sampler, "
-             "all options at their defaults: multivariate TPE for one objective, 10 random start-up trials, 24 EI "
-             "candidates) and `GPSampler(seed=seed)` (defaults: 10 random start-up trials, inferred noise); "
-             "optuna-np: npbandit's `NPSampler(\"cmanp-bo\", seed=seed)` (LogEI, as the cmanp-bo "
-             "row, after 10 random start-up trials). Each Optuna row searches the function's own bounds by "
-             "ask-and-tell and starts from its sampler's own random trials, not the Sobol design.", "",
+             method_notes(args.methods), "",
              "| function | " + " | ".join(args.methods) + " |", "|---|" + "---:|" * len(args.methods)]
     summary = {}
     for f in args.functions:
