@@ -60,7 +60,7 @@ def optimize(objective: Callable[[Any], float], bounds: Any, surrogate: str = "t
         bounds: ``2 x d`` (lower row, upper row), as in BoTorch.
         surrogate: ``"tnpd"`` (default: the ``tnpd-bo`` checkpoint, the NP that steers a
             search today), ``"cmanp"`` (``cmanp-bo``: constant-cost streaming updates, ahead
-            of Sobol search on four of the six BO-suite functions, behind ``tnpd-bo`` on all;
+            of Sobol search on all six BO-suite functions, behind ``tnpd-bo`` on five;
             docs/results.md), any checkpoint trained on the ``bo`` prior for this ``d`` (name or path; see ``npbandit models``),
             ``"gp"`` (BoTorch ``SingleTaskGP``) or ``"random"`` (Sobol).
         budget: total evaluations, the initial design included.
