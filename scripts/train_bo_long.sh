@@ -49,6 +49,11 @@ run() {
         cmanp-elite) "$NPB" train --model cmanp --out training_runs/cmanp-elite-bo-long --set n_latents=32 \
                    --set n_block_latents=32 --set n_elite=16 --init-from training_runs/init/elite/cmanp-bo.json \
                    "${common[@]}" "${shaped[@]}" ;;
+        # cmanp-elite widened to the paper's 128 latents (scripts/widen_cmanp.py, function-preserving) at the end
+        # of its 60k schedule (shipped as cmanp-bo v4): its plain-prior eval was flat at d >= 4 from ~30k steps
+        cmanp-elite128) "$NPB" train --model cmanp --out training_runs/cmanp-elite128-bo-long --set n_latents=128 \
+                   --set n_block_latents=128 --set n_elite=16 --init-from training_runs/init/elite128/cmanp-bo.json \
+                   "${common[@]}" "${shaped[@]}" ;;
         *) echo "unknown run $1" >&2; exit 2 ;;
     esac
 }
