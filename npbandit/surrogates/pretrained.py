@@ -187,6 +187,8 @@ def load_surrogate(name_or_path: str | Path, *, device: str | torch.device = "cp
     with one, ``condition`` / ``update`` take raw values plus a mask of the observed
     entries and ``predict`` answers in raw units (:mod:`npbandit.surrogates.base`).
     """
+    if not isinstance(requires_grad, bool):
+        raise TypeError(f"requires_grad must be a bool, got {type(requires_grad).__name__}")
     card = read_card(name_or_path)
     card_path = Path(card["_path"])
     weights = card_path.with_name(card["weights"])
@@ -211,8 +213,6 @@ def load_surrogate(name_or_path: str | Path, *, device: str | torch.device = "cp
         raise CheckpointError(f"checkpoint {card['name']!r}: weights do not match the config "
                               f"(missing {missing[:3]}, unexpected {unexpected[:3]}, wrong shape {wrong[:3]})")
     model.load_state_dict(tensors)
-    if not isinstance(requires_grad, bool):
-        raise TypeError(f"requires_grad must be a bool, got {type(requires_grad).__name__}")
     model = model.to(device=device, dtype=dtype).eval().requires_grad_(requires_grad)
     model.outcome_transform = outcome
     card.pop("_path")
