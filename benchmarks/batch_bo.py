@@ -50,6 +50,7 @@ COMMAND = "python benchmarks/batch_bo.py"
 FUNCTIONS = {"branin": ("branin", None), "hartmann6": ("hartmann", 6)}
 QS = [1, 2, 4, 8]
 WORKERS = 4
+RUN_THREADS = 1  # torch threads of the driver, which proposes every point
 OPTUNA = "optuna-tpe-cl"
 OPTUNA_VERSION = "5.0.0"
 BARS = {"wall_ratio": 0.35, "regret_gap": 0.3}
@@ -191,7 +192,7 @@ def summarise(runs: dict, functions: list[str], seeds: int, qs: list[int]) -> di
 def render(summary: dict, args) -> str:
     methods = [*(f"q={q}" for q in args.qs), *([] if args.no_optuna else [OPTUNA])]
     lines = ["## Asynchronous BO on a Dask LocalCluster (issue 17)", "",
-             f"Command: `{args.command}` (CPU: {machine_line()}{'; ' + args.note if args.note else ''}). This table: the "
+             f"Command: `{args.command}` (CPU: {machine_line(RUN_THREADS)}{'; ' + args.note if args.note else ''}). This table: the "
              "runs completed so far (seeds per cell below; the script resumes where it stopped). "
              f"{args.budget} evaluations of an objective that sleeps {args.sleep:g} s and returns the "
              f"function's value; `npbandit.optimize` with `surrogate=\"cmanp\"` (LogEI, 2d + 1 Sobol "
@@ -279,6 +280,11 @@ def main(argv: list[str] | None = None) -> None:
     parser.add_argument("--no-run", action="store_true", help="only summarise the completed runs in --db")
     args = parser.parse_args(argv)
     args.command = _command(args, parser)
+    import torch
+
+    # one thread for the driver's proposals, as every other BO benchmark runs them: torch's
+    # default (one per core) oversubscribes a machine shared with a training run
+    torch.set_num_threads(RUN_THREADS)
     if 1 not in args.qs:
         parser.error("--qs must include 1: the other rows are measured against it")
     args.db = prepare_db(args.db)
