@@ -159,6 +159,9 @@ def method_notes(methods: list[str]) -> str:
     models = [split_method(m)[0] for m in methods]
     acquisitions = {split_method(m)[1] for m in methods if m not in OPTUNA_SAMPLERS and m != "sobol"}
     notes = []
+    if any(split_method(m)[1] == "logei" and split_method(m)[0] not in ("gp", "sobol") and m not in OPTUNA_SAMPLERS
+           for m in methods):
+        notes.append("NP rows: LogEI optimised by `optimize_acqf` (10 restarts, 512 raw samples).")
     if "gp" in models:
         notes.append("gp: BoTorch `SingleTaskGP` (its default RBF kernel and priors, `Standardize`), refit every "
                      "iteration, told the functions are noise-free (fixed observation variance 1e-6 in standardised "
@@ -181,7 +184,7 @@ def method_notes(methods: list[str]) -> str:
     if any(split_warp(m)[1] for m in models):
         notes.append("-yeo-johnson: the surrogate sees standardised, Yeo-Johnson-warped values, refit per proposal "
                      "(`BOPolicy(output_warp=...)`).")
-    return " ".join(notes) if notes else "NP rows: LogEI optimised by `optimize_acqf` (10 restarts, 512 raw samples)."
+    return " ".join(notes)
 
 
 def make_policy(method: str, env):

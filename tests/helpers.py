@@ -1,5 +1,7 @@
-"""Tiny untrained checkpoints for tests that need a surrogate with a card."""
+"""Tiny untrained checkpoints for tests that need a surrogate with a card, and the
+benchmark scripts as modules."""
 
+import importlib.util
 from pathlib import Path
 
 import torch
@@ -28,3 +30,12 @@ class EmbedCounter:
 
     def __call__(self, module, inputs, output):
         self.points += inputs[0].shape[0] * inputs[0].shape[1]
+
+
+def load_benchmark(name: str):
+    """``benchmarks/<name>.py`` as a fresh module (the scripts are not a package)."""
+    path = Path(__file__).resolve().parent.parent / "benchmarks" / f"{name}.py"
+    spec = importlib.util.spec_from_file_location(f"bench_{name}", path)
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    return module

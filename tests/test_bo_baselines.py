@@ -1,9 +1,7 @@
 """The BO benchmark's baselines: the Optuna rows' wiring and the GP row's configuration."""
 
-import importlib.util
 import math
 import sys
-from pathlib import Path
 
 import numpy as np
 import pytest
@@ -15,15 +13,12 @@ from npbandit.policies import BOPolicy
 from npbandit.policies.bo import NOISE_FREE_VAR
 from npbandit.storage import list_runs, run_steps
 
-ROOT = Path(__file__).resolve().parent.parent
+from helpers import load_benchmark
 
 
 @pytest.fixture(scope="module")
 def bench():
-    spec = importlib.util.spec_from_file_location("bench_bo", ROOT / "benchmarks" / "bo.py")
-    module = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(module)
-    return module
+    return load_benchmark("bo")
 
 
 @pytest.fixture
@@ -275,11 +270,7 @@ def test_thompson_block_benchmark_scores_every_block_size(tmp_path):
 
     from npbandit import load_surrogate
 
-    root = Path(__file__).resolve().parent.parent
-    sys.path.insert(0, str(root / "benchmarks"))
-    spec = importlib.util.spec_from_file_location("bench_thompson_blocks", root / "benchmarks" / "thompson_blocks.py")
-    bench = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(bench)
+    bench = load_benchmark("thompson_blocks")
     surrogate = load_surrogate(tiny_checkpoint(tmp_path, "cmanp-and", "bo"))
     scores = bench.joint_scores(surrogate, [1, 50], n_batches=1)
     assert set(scores) == {1, 50} and set(scores[1]) == {f"d={d}" for d in range(1, 7)}

@@ -1,32 +1,21 @@
 """benchmarks/bo_yardstick.py and benchmarks/bo_interpolation.py: the numbers issue 14 is judged by."""
 
-import importlib.util
 import math
-import sys
-from pathlib import Path
 
 import pytest
 import torch
 
-ROOT = Path(__file__).resolve().parent.parent
-
-
-def _load(name: str):
-    sys.path.insert(0, str(ROOT / "benchmarks"))
-    spec = importlib.util.spec_from_file_location(f"bench_{name}", ROOT / "benchmarks" / f"{name}.py")
-    module = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(module)
-    return module
+from helpers import load_benchmark
 
 
 @pytest.fixture(scope="module")
 def yardstick():
-    return _load("bo_yardstick")
+    return load_benchmark("bo_yardstick")
 
 
 @pytest.fixture(scope="module")
 def interpolation():
-    return _load("bo_interpolation")
+    return load_benchmark("bo_interpolation")
 
 
 @pytest.fixture

@@ -204,11 +204,9 @@ def test_the_cli_says_when_no_scheduler_answers(tmp_path, capsys, monkeypatch):
 
 
 def test_the_batch_bo_benchmark_measures_what_it_reports(tmp_path, capsys):
-    import importlib.util
+    from helpers import load_benchmark
 
-    spec = importlib.util.spec_from_file_location("bench_batch_bo", ROOT / "benchmarks" / "batch_bo.py")
-    bench = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(bench)
+    bench = load_benchmark("batch_bo")
     db = str(tmp_path / "batch.db")
     bench.main(["--functions", "branin", "--qs", "1", "2", "--seeds", "1", "--budget", "6", "--sleep", "0.3",
                 "--no-optuna", "--no-write", "--db", db])

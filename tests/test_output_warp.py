@@ -1,8 +1,5 @@
 """BOPolicy(output_warp="yeo-johnson") / optimize(output_warp=...): the surrogate sees power-transformed values."""
 
-import importlib.util
-from pathlib import Path
-
 import numpy as np
 import pytest
 import torch
@@ -11,9 +8,7 @@ from npbandit import optimize
 from npbandit.policies.bo import BOPolicy, yeo_johnson_warp
 from npbandit.storage import list_runs
 
-from helpers import tiny_checkpoint
-
-ROOT = Path(__file__).resolve().parent.parent
+from helpers import load_benchmark, tiny_checkpoint
 
 
 def test_the_warp_keeps_the_order_and_ignores_the_units():
@@ -69,9 +64,7 @@ def test_optimize_runs_with_the_warp_and_logs_it(tmp_path):
 
 
 def test_the_benchmark_reads_the_warp_from_the_column_name():
-    spec = importlib.util.spec_from_file_location("bench_bo_warp", ROOT / "benchmarks" / "bo.py")
-    bench = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(bench)
+    bench = load_benchmark("bo")
     assert bench.split_warp("cmanp-bo-yeo-johnson") == ("cmanp-bo", "yeo-johnson")
     assert bench.split_warp("tnpd-bo") == ("tnpd-bo", None)
     model, acquisition = bench.split_method(bench._method_of("tnpd-bo-yeo-johnson-logei"))
