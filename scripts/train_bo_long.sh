@@ -54,6 +54,11 @@ run() {
         cmanp-elite128) "$NPB" train --model cmanp --out training_runs/cmanp-elite128-bo-long --set n_latents=128 \
                    --set n_block_latents=128 --set n_elite=16 --init-from training_runs/init/elite128/cmanp-bo.json \
                    "${common[@]}" "${shaped[@]}" ;;
+        # cmanp-bo v4 (cmanp-elite at 60k) reading the 64 best points instead of 16: a BO run of up to 64
+        # evaluations is then read point by point, the latents carry the rest; a fine-tune (lr 1e-4, 30k)
+        cmanp-elite64) "$NPB" train --model cmanp --out training_runs/cmanp-elite64-bo-long --set n_latents=32 \
+                   --set n_block_latents=32 --set n_elite=64 --init-from training_runs/init/elite64/cmanp-bo.json \
+                   "${common[@]}" "${shaped[@]}" --lr 1e-4 --steps 30000 ;;
         *) echo "unknown run $1" >&2; exit 2 ;;
     esac
 }

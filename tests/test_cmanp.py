@@ -113,6 +113,22 @@ def test_an_elite_memory_starts_as_the_cmanp_it_was_initialised_from():
         build("cmanp", 2, 1, size="small", n_elite=-1)
 
 
+def test_an_elite_memory_of_another_size_starts_from_every_weight():
+    _, elite = _elite_model(k=4)
+    for block in elite.decoder.point_layers:  # as if trained, so a dropped reader would show
+        torch.nn.init.normal_(block.attention.to_out.weight, std=0.2)
+    larger = build("cmanp", 2, 1, size="small", n_elite=8).double()
+    larger.initialise_from(elite)
+    assert all(torch.equal(a, b) for a, b in zip(elite.state_dict().values(), larger.state_dict().values()))
+    x, y = random_set(2, 4, seed=7)  # no more points than either memory holds: the same prediction
+    xt, _ = random_set(2, 3, seed=8)
+    assert max_diff(elite.predict(elite.condition(x, y), xt), larger.predict(larger.condition(x, y), xt)) == 0.0
+    x, y = random_set(2, 12, seed=7)  # more: the larger memory reads more points
+    assert max_diff(elite.predict(elite.condition(x, y), xt), larger.predict(larger.condition(x, y), xt)) > 1e-6
+    with pytest.raises(ValueError, match="config"):  # an elite reader cannot be dropped
+        build("cmanp", 2, 1, size="small").double().initialise_from(elite)
+
+
 def test_the_elite_memory_keeps_the_k_best_points_and_updates_exactly():
     _, elite = _elite_model(k=4)
     for block in elite.decoder.point_layers:  # as if trained: predictions now depend on the elite points

@@ -234,18 +234,26 @@ class CMANP(NeuralProcess):
 
     def initialise_from(self, source: NeuralProcess) -> None:
         """Start from a CMANP with the same config (every weight), or from one that
-        differs only in having no elite memory (``n_elite = 0``): its weights are copied
-        and the point reader keeps its zero output layers, so this model starts as that
-        CMANP and training teaches it to read the elite points.
+        differs only in ``n_elite``:
+
+        - from one without an elite memory (``n_elite = 0``): its weights are copied and
+          the point reader keeps its zero output layers, so this model starts as that
+          CMANP and training teaches it to read the elite points;
+        - from one with another positive ``n_elite``: the elite memory holds no weights,
+          so every weight is copied; the model then reads more (or fewer) of the best
+          points than it was trained with, and training adapts it to that.
 
         Raises:
-            ValueError: any other model or config.
+            ValueError: any other model or config, or a source with an elite memory for a
+                model without one (its point reader's weights would be dropped).
         """
         if (isinstance(source, CMANP) and type(source) is type(self) and self.config.n_elite > 0
-                and source.config.n_elite == 0 and (source.x_dim, source.y_dim) == (self.x_dim, self.y_dim)
+                and source.config.n_elite != self.config.n_elite
+                and (source.x_dim, source.y_dim) == (self.x_dim, self.y_dim)
                 and replace(source.config, n_elite=self.config.n_elite) == self.config):
             missing, unexpected = self.load_state_dict(source.state_dict(), strict=False)
-            if unexpected or any(not key.startswith("decoder.point_layers.") for key in missing):
+            if unexpected or any(not key.startswith("decoder.point_layers.") for key in missing) or (
+                    missing and source.config.n_elite > 0):
                 raise ValueError(f"the source's weights do not fit: missing {missing}, unexpected {unexpected}")
             return
         super().initialise_from(source)
