@@ -13,7 +13,9 @@ fractions do not depend on it):
   standardisation, fitted by marginal likelihood (``fit_gpytorch_mll``), predicting
   with ``observation_noise=True`` -- what a GP user gets;
 - each NP through ``NPModel`` (its own context-only standardisation, zero padding),
-  ``posterior(X, observation_noise=True)``.
+  ``posterior(X, observation_noise=True)``, once per ``--views`` value: with 1 the
+  network as it is; with ``K`` the mixture over ``K`` symmetric views of the box
+  (``n_views``; ``from_pretrained`` uses ``SYMMETRIC_VIEWS``, the row users get).
 
 Per method and d: mean log-likelihood over tasks and the fraction of the gap it closes,
 (method - baseline) / (exact_gp - baseline).
@@ -39,6 +41,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parent))
 from common import distinct_labels, machine_line, publish  # noqa: E402
 
 from npbandit.priors import BOPrior  # noqa: E402
+from npbandit.surrogates.npmodel import SYMMETRIC_VIEWS  # noqa: E402
 from npbandit.training.evaluation import EVAL_SEED  # noqa: E402
 
 COMMAND = "python benchmarks/bo_yardstick.py"
@@ -108,10 +111,13 @@ def singletaskgp_ll(xc, yc, xt, yt) -> tuple[torch.Tensor, float]:
     return gaussian_ll(post.mean, post.variance, yt), misfit(gp, xc, yc)
 
 
-def np_ll(surrogate, xc, yc, xt, yt) -> tuple[torch.Tensor, float]:
+def np_ll(surrogate, xc, yc, xt, yt, views: int = 1) -> tuple[torch.Tensor, float]:
+    """An NP through ``NPModel`` with ``views`` symmetric views (at most the box's
+    symmetries: 2 at d = 1), as ``from_pretrained`` builds it."""
     from npbandit.surrogates.npmodel import NPModel
+    from npbandit.surrogates.views import symmetry_count
 
-    model = NPModel(surrogate, xc, yc)
+    model = NPModel(surrogate, xc, yc, n_views=min(views, symmetry_count(xc.shape[-1])))
     with torch.no_grad():
         post = model.posterior(xt, observation_noise=True)
     return gaussian_ll(post.mean, post.variance, yt), misfit(model, xc, yc)
@@ -124,13 +130,17 @@ def main(argv: list[str] | None = None) -> None:
     parser.add_argument("--tasks", type=int, default=64, help="tasks per d")
     parser.add_argument("--dims", type=int, nargs="+", default=[1, 2, 3, 4, 5, 6])
     parser.add_argument("--no-gp", action="store_true", help="skip the SingleTaskGP row (the slow part)")
+    parser.add_argument("--views", type=int, nargs="+", default=[1, SYMMETRIC_VIEWS],
+                        help="score every model with each of these numbers of symmetric views (NPModel's n_views; "
+                             f"from_pretrained uses {SYMMETRIC_VIEWS})")
     parser.add_argument("--threads", type=int, default=1)
     parser.add_argument("--no-write", action="store_true")
     args = parser.parse_args(argv)
     torch.set_num_threads(args.threads)
     models = {spec: load_model(spec) for spec in args.models}
     names = distinct_labels({spec: m.card.get("name", spec) for spec, m in models.items()})
-    rows = ["baseline", "exact_gp"] + ([] if args.no_gp else ["singletaskgp"]) + [names[s] for s in args.models]
+    labels = {(spec, k): names[spec] + ("" if k == 1 else f" ({k} views)") for spec in args.models for k in args.views}
+    rows = ["baseline", "exact_gp"] + ([] if args.no_gp else ["singletaskgp"]) + list(labels.values())
     per_d: dict[str, dict[str, float]] = {}
     misfit_per_d: dict[str, dict[str, float]] = {}
     for d in args.dims:
@@ -140,7 +150,7 @@ def main(argv: list[str] | None = None) -> None:
             sums["baseline"].append(float(gaussian_ll(yc.mean().expand_as(yt), yc.var().expand_as(yt), yt).mean()))
             sums["exact_gp"].append(float(exact.mean()))
             scored = [] if args.no_gp else [("singletaskgp", singletaskgp_ll(xc, yc, xt, yt))]
-            scored += [(names[spec], np_ll(model, xc, yc, xt, yt)) for spec, model in models.items()]
+            scored += [(labels[spec, k], np_ll(models[spec], xc, yc, xt, yt, k)) for spec, k in labels]
             for row, (ll, fit) in scored:
                 sums[row].append(float(ll.detach().mean()))
                 misfits[row].append(fit)

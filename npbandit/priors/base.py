@@ -64,6 +64,9 @@ class Prior(ABC):
             the BoTorch adapter maps a user's bounds onto it.
         standardizes_outputs: whether outputs are standardised by the context's
             statistics (:mod:`npbandit.scaling`); the adapter then does the same.
+        input_symmetric: whether permuting the input dimensions and reflecting any of
+            them about the box's centre leaves the distribution of tasks unchanged; the
+            adapter may then average over such views (:mod:`npbandit.surrogates.views`).
     """
 
     name: str
@@ -71,6 +74,7 @@ class Prior(ABC):
     y_dim: int
     input_domain: tuple[float, float]
     standardizes_outputs: bool = False
+    input_symmetric: bool = False
 
     @abstractmethod
     def sample(self, batch_size: int, generator: torch.Generator) -> TaskBatch:

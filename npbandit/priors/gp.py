@@ -33,6 +33,7 @@ class GP1DPrior(Prior):
     x_dim = 1
     y_dim = 1
     input_domain = (-2.0, 2.0)
+    input_symmetric = True  # uniform inputs on a box centred at 0, a stationary kernel
 
     def __init__(self, kernel: str = "rbf", max_points: int = 50,
                  lengthscale_range: tuple[float, float] = (0.1, 0.6),
@@ -152,6 +153,10 @@ class BOPrior(Prior):
     y_dim = 1
     input_domain = (0.0, 1.0)
     standardizes_outputs = True
+    # iid uniform inputs, a stationary kernel with iid lengthscales per dimension, and
+    # near-context / cluster offsets reflected at the faces: unchanged by permuting the
+    # dimensions or reflecting any of them about 1/2
+    input_symmetric = True
     STANDARDIZE = ("context", "task")
     LENGTHSCALE_PRIORS = ("loguniform", "botorch")
 

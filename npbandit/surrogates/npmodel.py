@@ -112,6 +112,25 @@ qLogNEI and qKG see points that move together; ``q = 1`` takes the marginal path
 :meth:`NPModel.joint_sample` draws the latent objective jointly at thousands of points
 through the surrogate's autoregressive ``sample`` (BO Thompson sampling).
 
+Symmetric views
+---------------
+The ``bo`` prior is unchanged by permuting the input dimensions and by reflecting any
+of them about the box's centre, so its posterior predictive is the same in every such
+view of the data; a trained network is only approximately so, and its errors differ
+from view to view. With ``n_views = K > 1`` the model conditions the network on ``K``
+views of the data at once (view 0 the data as given, the others fixed symmetries:
+:class:`~npbandit.surrogates.views.InputViews`; one batched network call serves them
+all) and predicts the moments of the equal-weight mixture of the ``K`` predictives:
+the mean of the means, and the mean variance plus the variance of the means.
+``from_pretrained`` and ``construct_inputs`` use :data:`SYMMETRIC_VIEWS` for a
+checkpoint of a symmetric prior (fewer for ``d = 1``, whose box has two symmetries).
+Why: the held-out log-likelihood on the ``bo`` prior rises at every ``d``, most at
+``d >= 4`` where one view is weakest (docs/benchmarks.md, "bo-yardstick"), for about
+1.3 x the network time per call at ``K = 4`` (small calls are overhead-bound). Streaming
+updates, fantasies and the noise estimate work view by view, and update cost stays
+constant in ``N`` (``K`` constant states). Joint-predictive surrogates take no views
+(a mixture of their joints is not the Gaussian joint the posterior gives BoTorch).
+
 Known noise
 -----------
 ``train_Yvar`` (Ax passes it when the noise is known) is the noise of a new
@@ -169,10 +188,14 @@ from torch import Tensor
 from npbandit.priors import PRIORS
 from npbandit.scaling import MIN_STD, standardization
 from npbandit.surrogates.base import MIN_LATENT_VAR, NeuralProcess, NPState, hold_out_noise
+from npbandit.surrogates.views import InputViews, symmetry_count
 
 __all__ = ["NPModel", "NPLikelihood", "shared_surrogate"]
 
 NOISE_POINTS = 256
+#: symmetric views ``from_pretrained`` / ``construct_inputs`` average over for a checkpoint
+#: whose prior allows them (``bo``); see "Symmetric views" in the module docstring
+SYMMETRIC_VIEWS = 4
 # below this many rows saved, predicting the shared rows once (and their Jacobian) costs
 # more than predicting them in every t-batch when a gradient is needed (CPU, cmanp-bo)
 SHARED_ROWS_MIN = 100
@@ -335,6 +358,11 @@ class NPModel(Model, FantasizeMixin, GP):
         restandardize_tol: see "Streaming" in the module docstring.
         noise_points: at most this many observed points (evenly spaced in order of
             arrival) give the noise estimate; see the module docstring.
+        n_views: average the predictive over this many symmetric views of the input
+            box (see "Symmetric views" in the module docstring); only for a surrogate
+            whose prior is unchanged by permuting and reflecting the inputs
+            (``from_pretrained`` sets :data:`SYMMETRIC_VIEWS` for such checkpoints),
+            and not for a joint-predictive one. 1: the network as it is.
 
     ``train_X`` / ``train_Y`` hold the raw data the model was given (detached), as a
     BoTorch user expects; after streamed updates they are views into a buffer shared
@@ -352,7 +380,8 @@ class NPModel(Model, FantasizeMixin, GP):
     def __init__(self, surrogate: NeuralProcess, train_X: Tensor, train_Y: Tensor, train_Yvar: Tensor | None = None,
                  input_transform: InputTransform | None = None, outcome_transform: OutcomeTransform | None = None,
                  *, bounds: Tensor | None = None, input_domain: tuple[float, float] = (0.0, 1.0),
-                 standardize: bool = True, restandardize_tol: float = 0.2, noise_points: int = NOISE_POINTS) -> None:
+                 standardize: bool = True, restandardize_tol: float = 0.2, noise_points: int = NOISE_POINTS,
+                 n_views: int = 1) -> None:
         super().__init__()
         if not isinstance(surrogate, NeuralProcess):
             raise TypeError(f"surrogate must be an npbandit NeuralProcess, got {type(surrogate).__name__}")
@@ -388,6 +417,16 @@ class NPModel(Model, FantasizeMixin, GP):
             raise ValueError(f"restandardize_tol must be positive, got {restandardize_tol}")
         if not isinstance(noise_points, int) or isinstance(noise_points, bool) or noise_points < 1:
             raise ValueError(f"noise_points must be a positive int, got {noise_points!r}")
+        if not isinstance(n_views, int) or isinstance(n_views, bool) or n_views < 1:
+            raise ValueError(f"n_views must be a positive int, got {n_views!r}")
+        if n_views > 1 and surrogate.joint_predictive:
+            raise ValueError(f"n_views > 1 averages marginal predictives; {type(surrogate).__name__} is "
+                             "joint-predictive and a mixture of its joints is not the Gaussian joint it gives BoTorch "
+                             "(use n_views=1)")
+        if n_views > 1 and not _input_symmetric(surrogate):
+            raise ValueError(f"n_views > 1 needs a surrogate trained on a prior that permuting and reflecting the "
+                             f"inputs leaves unchanged (the bo prior); this one's card names the "
+                             f"{surrogate.card['prior']['name']!r} prior")
         self._held = _Held(surrogate)
         self._d = train_X.shape[-1]
         self._input_domain = (float(input_domain[0]), float(input_domain[1]))
@@ -395,6 +434,7 @@ class NPModel(Model, FantasizeMixin, GP):
         self._tol = float(restandardize_tol)
         self._noise_points = noise_points
         self._bounds = None if bounds is None else _check_bounds(bounds, self._d)
+        self._views = None if n_views == 1 else InputViews(self._d, surrogate.x_dim, n_views, self._input_domain)
         if input_transform is not None:
             self.input_transform = input_transform
         if outcome_transform is not None:
@@ -457,7 +497,7 @@ class NPModel(Model, FantasizeMixin, GP):
         return cls(surrogate, train_X, train_Y, **kwargs)
 
     #: the constructor's options that ``construct_inputs`` (Ax's ``model_options``) passes on
-    OPTIONS = ("bounds", "input_domain", "standardize", "restandardize_tol", "noise_points")
+    OPTIONS = ("bounds", "input_domain", "standardize", "restandardize_tol", "noise_points", "n_views")
 
     @classmethod
     def construct_inputs(cls, training_data: SupervisedDataset, *, checkpoint: str | Path | NeuralProcess | None = None,
@@ -666,7 +706,25 @@ class NPModel(Model, FantasizeMixin, GP):
 
     def _condition(self, X_in: Tensor, Y_t: Tensor) -> NPState:
         with torch.no_grad():
-            return self.surrogate.condition(X_in.unsqueeze(0), self._normalise_outputs(Y_t).unsqueeze(0))
+            return self._absorb(None, X_in.unsqueeze(0), self._normalise_outputs(Y_t).unsqueeze(0))
+
+    def _absorb(self, state: NPState | None, X_in: Tensor, Y_n: Tensor) -> NPState:
+        """The network's state after conditioning on (``state is None``) or adding
+        ``X_in [b, n, x_dim]``, ``Y_n [b, n, m]`` (network units), in every view."""
+        if self._views is not None:
+            X_in, Y_n = self._views.inputs(X_in), self._views.outputs(Y_n)
+        if state is None:
+            return self.surrogate.condition(X_in, Y_n)
+        return self.surrogate.update(state, X_in, Y_n)
+
+    def _predict(self, X_in: Tensor) -> tuple[Tensor, Tensor]:
+        """The network's predictive mean and variance at ``X_in [b, M, x_dim]`` (``[b, M, m]``
+        each): with views, the moments of the mixture over them."""
+        if self._views is None:
+            dist = self.surrogate.predict(self._state, X_in)
+            return dist.loc, dist.variance
+        dist = self.surrogate.predict(self._state, self._views.inputs(X_in))
+        return self._views.combine(dist.loc, dist.variance)
 
     def noise_variance(self) -> Tensor:
         """The observation-noise estimate, per output, in standardised units: the smallest
@@ -676,7 +734,7 @@ class NPModel(Model, FantasizeMixin, GP):
             X = self.train_X
             with torch.no_grad():
                 X_in = self._to_surrogate_inputs(X[_evenly_spaced(X.shape[-2], self._noise_points)])
-                var = self.surrogate.predict(self._state, X_in.unsqueeze(0)).variance
+                var = self._predict(X_in.unsqueeze(0))[1]
                 self._noise_var = var.reshape(-1, var.shape[-1]).amin(dim=0).to(torch.float64).cpu()
         return self._noise_var
 
@@ -718,8 +776,8 @@ class NPModel(Model, FantasizeMixin, GP):
                     out.append(t.reshape(*out_batch, q, m))
                 return out[0], out[1]
         flat, unflatten = self._as_targets(X)
-        dist = self.surrogate.predict(self._state, flat)
-        return unflatten(dist.loc), unflatten(dist.variance)
+        mean, var = self._predict(flat)
+        return unflatten(mean), unflatten(var)
 
     def _as_targets(self, X: Tensor) -> tuple[Tensor, Any]:
         """``X`` (``out_batch x q x d``, ``out_batch`` ending in ``model.batch_shape``) as the
@@ -778,8 +836,8 @@ class NPModel(Model, FantasizeMixin, GP):
         if not rows.shape[0]:
             empty = rows.new_zeros((0, m), dtype=dtype)
             return empty, empty
-        dist = self.surrogate.predict(self._state, self._to_surrogate_inputs(rows).unsqueeze(0))
-        return dist.loc.reshape(-1, m).to(dtype), dist.variance.reshape(-1, m).to(dtype)
+        mean, var = self._predict(self._to_surrogate_inputs(rows).unsqueeze(0))
+        return mean.reshape(-1, m).to(dtype), var.reshape(-1, m).to(dtype)
 
     def posterior(self, X: Tensor, output_indices: list[int] | None = None,
                   observation_noise: bool | Tensor = False,
@@ -941,8 +999,14 @@ class NPModel(Model, FantasizeMixin, GP):
             blocks["block_size"] = block_size
         self.eval()
         X_in = self._to_surrogate_inputs(X).unsqueeze(0)
-        draws = self.surrogate.sample(self._state, X_in, num_samples, generator,
-                                      noise=self.noise_variance().to(X_in), **blocks)
+        noise = self.noise_variance().to(X_in)
+        if self._views is None:
+            draws = self.surrogate.sample(self._state, X_in, num_samples, generator, noise=noise, **blocks)
+        else:  # a diagonal surrogate's draw, from the mixture's moments (as the posterior's)
+            mean, var = self._predict(X_in)
+            std = (var - noise).clamp_min(MIN_LATENT_VAR).sqrt()
+            draws = mean + std * torch.randn((num_samples, *mean.shape), generator=generator, dtype=mean.dtype,
+                                             device=mean.device)
         draws = draws.squeeze(1).to(X.dtype) * self._y_std.to(X) + self._y_mean.to(X)
         if hasattr(self, "outcome_transform"):
             draws, _ = self.outcome_transform.untransform(draws)
@@ -982,7 +1046,7 @@ class NPModel(Model, FantasizeMixin, GP):
     _FIELDS = ("_held", "_d", "_input_domain", "_standardize", "_tol", "_noise_points", "_bounds",
                "_batch_shape", "_num_outputs", "_output_indices", "_pending", "_train_X", "_train_Y",
                "_train_Y_t", "_rows", "_moments", "_y_mean", "_y_std", "_state", "_noise_var",
-               "_train_Yvar", "_known_noise")
+               "_train_Yvar", "_known_noise", "_views")
 
     def _child(self) -> "NPModel":
         """A model with this one's data and state, for the caller to modify; O(1)."""
@@ -1016,8 +1080,8 @@ class NPModel(Model, FantasizeMixin, GP):
             child._state = child._condition(child._to_surrogate_inputs(child.train_X), child._train_Y_t)
         else:
             with torch.no_grad():
-                child._state = self.surrogate.update(self._state, self._to_surrogate_inputs(X).unsqueeze(0),
-                                                     self._normalise_outputs(Y_t).unsqueeze(0))
+                child._state = self._absorb(self._state, self._to_surrogate_inputs(X).unsqueeze(0),
+                                            self._normalise_outputs(Y_t).unsqueeze(0))
         return child
 
     def _drifted(self, mean: Tensor, std: Tensor) -> bool:
@@ -1034,8 +1098,8 @@ class NPModel(Model, FantasizeMixin, GP):
         self.noise_variance()  # computed on the real data, inherited by the fantasies
         child = self._child()
         with torch.no_grad():
-            state = self._state.repeat(n_new // n_model)
-            child._state = self.surrogate.update(state, X_in.reshape(n_new, n, -1), Y_n.reshape(n_new, n, -1))
+            state = self._state.repeat(n_new // n_model)  # tiles the batch: each view stays with its element
+            child._state = self._absorb(state, X_in.reshape(n_new, n, -1), Y_n.reshape(n_new, n, -1))
         child._batch_shape = new_batch
         # train_X / train_Y (batch x (N + n) x d) are built only if read: a fantasy per
         # acquisition evaluation (qKG) would otherwise copy all N points every time
@@ -1137,7 +1201,21 @@ def _pretrained_defaults(surrogate: NeuralProcess, train_X: Tensor, train_Y: Ten
     prior = PRIORS.get(card["prior"]["name"])
     if prior is None:
         return {}
-    return {"input_domain": prior.input_domain, "standardize": prior.standardizes_outputs}
+    defaults = {"input_domain": prior.input_domain, "standardize": prior.standardizes_outputs}
+    if prior.input_symmetric and not surrogate.joint_predictive:
+        defaults["n_views"] = min(SYMMETRIC_VIEWS, symmetry_count(train_X.shape[-1]))
+    return defaults
+
+
+def _input_symmetric(surrogate: NeuralProcess) -> bool:
+    """Whether ``surrogate``'s prior is unchanged by permuting and reflecting its inputs:
+    what its card says; a surrogate without a card (built, not loaded) is taken at the
+    caller's word."""
+    card = getattr(surrogate, "card", None)
+    if card is None:
+        return True
+    prior = PRIORS.get(card.get("prior", {}).get("name"))
+    return prior is not None and prior.input_symmetric
 
 
 _SHARED: dict[tuple[str, str, int, int, torch.dtype], NeuralProcess] = {}
