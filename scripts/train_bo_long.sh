@@ -54,11 +54,18 @@ run() {
         cmanp-elite128) "$NPB" train --model cmanp --out training_runs/cmanp-elite128-bo-long --set n_latents=128 \
                    --set n_block_latents=128 --set n_elite=16 --init-from training_runs/init/elite128/cmanp-bo.json \
                    "${common[@]}" "${shaped[@]}" ;;
-        # cmanp-bo v4 (cmanp-elite at 60k) reading the 64 best points instead of 16: a BO run of up to 64
-        # evaluations is then read point by point, the latents carry the rest; a fine-tune (lr 1e-4, 30k)
+        # cmanp-bo v4 (cmanp-elite at 60k, training_runs/init/v4) reading the 64 best points instead of 16:
+        # a BO run of up to 64 evaluations is then read point by point; a fine-tune (lr 1e-4, 30k). Stopped
+        # at 11.6k: plain-prior eval 0.05 / -0.68 / -1.08 / -1.31 / -1.45 / -1.53 at 10k, v4 0.24 / -0.70 /
+        # -1.11 / -1.32 / -1.44 / -1.50 (reading more raw points did not help at d >= 4)
         cmanp-elite64) "$NPB" train --model cmanp --out training_runs/cmanp-elite64-bo-long --set n_latents=32 \
-                   --set n_block_latents=32 --set n_elite=64 --init-from training_runs/init/elite64/cmanp-bo.json \
+                   --set n_block_latents=32 --set n_elite=64 --init-from training_runs/init/v4/cmanp-bo.json \
                    "${common[@]}" "${shaped[@]}" --lr 1e-4 --steps 30000 ;;
+        # v4 with contextual elites (CMANPConfig.elite_context: the 16 elite points read each layer's latents
+        # before the targets read them, as a TNP's context tokens evolve through its layers); starts as v4
+        cmanp-ctx) "$NPB" train --model cmanp --out training_runs/cmanp-ctx-bo-long --set n_latents=32 \
+                   --set n_block_latents=32 --set n_elite=16 --set elite_context=true \
+                   --init-from training_runs/init/v4/cmanp-bo.json "${common[@]}" "${shaped[@]}" --lr 2e-4 --steps 30000 ;;
         *) echo "unknown run $1" >&2; exit 2 ;;
     esac
 }

@@ -2,7 +2,6 @@
 
 import math
 import sys
-import warnings
 
 import numpy as np
 import pytest
@@ -183,33 +182,6 @@ def test_propose_depends_on_model_and_seed_alone():
         assert points[0].shape == (2,) and np.all((points[0] >= 0) & (points[0] <= 1))
     with pytest.raises(ValueError, match="acquisition"):
         propose(model, "ei", dim=2, best_f=Y.max(), seed=5)
-
-
-def test_propose_keeps_the_first_optimisation_when_a_restart_ends_abnormally(monkeypatch):
-    """BoTorch's default reruns the whole acquisition optimisation, first result discarded,
-    when any restart ends with an OptimizationWarning; propose keeps the first run's best."""
-    import botorch.optim
-    from botorch.exceptions.warnings import OptimizationWarning
-    import botorch.optim.optimize as optimize_module
-    from npbandit import NPModel
-    from npbandit.policies.bo import propose
-
-    real_gen = optimize_module.gen_candidates_scipy
-    calls = []
-
-    def abnormal_gen(*args, **kwargs):  # every restart "fails" as L-BFGS-B's line search does
-        calls.append(1)
-        warnings.warn("Optimization failed within `scipy.optimize.minimize` with status 2", OptimizationWarning)
-        return real_gen(*args, **kwargs)
-
-    monkeypatch.setattr(optimize_module, "gen_candidates_scipy", abnormal_gen)
-    g = torch.Generator().manual_seed(0)
-    X = torch.rand(9, 2, generator=g, dtype=torch.float64)
-    Y = -((X - 0.3) ** 2).sum(-1, keepdim=True)
-    model = NPModel.from_pretrained("cmanp-bo", X, Y)
-    point = propose(model, "logei", dim=2, best_f=Y.max(), seed=5, num_restarts=2, raw_samples=64)
-    assert len(calls) == 1 and point.shape == (2,)
-    assert botorch.optim.optimize_acqf is optimize_module.optimize_acqf  # the function propose calls
 
 
 def test_gp_thompson_draw_is_one_function_across_the_candidates():

@@ -129,6 +129,26 @@ def test_an_elite_memory_of_another_size_starts_from_every_weight():
         build("cmanp", 2, 1, size="small").double().initialise_from(elite)
 
 
+def test_contextual_elites_start_as_the_cmanp_they_were_initialised_from_and_then_read_the_latents():
+    _, elite = _elite_model(k=4)
+    for block in elite.decoder.point_layers:
+        torch.nn.init.normal_(block.attention.to_out.weight, std=0.2)
+    contextual = build("cmanp", 2, 1, size="small", n_elite=4, elite_context=True).double()
+    contextual.initialise_from(elite)
+    x, y = random_set(2, 12, seed=4)
+    xt, _ = random_set(2, 5, seed=5)
+    assert max_diff(elite.predict(elite.condition(x, y), xt),
+                    contextual.predict(contextual.condition(x, y), xt)) == 0.0
+    for block in contextual.decoder.point_context_layers:  # as if trained: the elites now carry the latents
+        torch.nn.init.normal_(block.attention.to_out.weight, std=0.2)
+    assert max_diff(elite.predict(elite.condition(x, y), xt),
+                    contextual.predict(contextual.condition(x, y), xt)) > 1e-6
+    with pytest.raises(ValueError, match="config"):  # contextual elites cannot be dropped
+        build("cmanp", 2, 1, size="small", n_elite=4).double().initialise_from(contextual)
+    with pytest.raises(ValueError, match="elite_context needs"):
+        build("cmanp", 2, 1, size="small", elite_context=True)
+
+
 def test_the_elite_memory_keeps_the_k_best_points_and_updates_exactly():
     _, elite = _elite_model(k=4)
     for block in elite.decoder.point_layers:  # as if trained: predictions now depend on the elite points

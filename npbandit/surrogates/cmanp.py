@@ -49,12 +49,16 @@ class CMANPConfig(NPConfig):
             decoder then reads those points exactly. The state keeps ``K`` points, so it
             stays constant in ``N`` and ``update`` stays exact (the ``K`` best of a
             union are the ``K`` best of the kept ``K`` and the new points).
+        elite_context: the elite points also read each layer's latents before the
+            targets read them (``LatentQueryDecoder(contextual_points=True)``), so each
+            carries what the rest of the data say around it; needs ``n_elite > 0``.
     """
 
     n_latents: int = 128
     n_block_latents: int = 128
     chunk_size: int = 256
     n_elite: int = 0
+    elite_context: bool = False
 
     def __post_init__(self) -> None:
         super().__post_init__()
@@ -64,6 +68,10 @@ class CMANPConfig(NPConfig):
                 raise ValueError(f"{name} must be a positive int, got {value!r}")
         if not isinstance(self.n_elite, int) or isinstance(self.n_elite, bool) or self.n_elite < 0:
             raise ValueError(f"n_elite must be a non-negative int, got {self.n_elite!r}")
+        if not isinstance(self.elite_context, bool):
+            raise ValueError(f"elite_context must be a bool, got {self.elite_context!r}")
+        if self.elite_context and self.n_elite == 0:
+            raise ValueError("elite_context needs an elite memory (n_elite > 0)")
 
 
 @dataclass(frozen=True)
@@ -155,7 +163,7 @@ class CMANP(NeuralProcess):
         self.initial_latents = nn.Parameter(0.02 * torch.randn(c.n_latents, c.d_model))
         self.blocks = nn.ModuleList(CMAB(c.d_model, c.n_heads, c.d_ff, c.n_block_latents) for _ in range(c.n_layers))
         self.decoder = LatentQueryDecoder(x_dim, y_dim, c.d_model, c.n_heads, c.d_ff, c.n_layers, c.emb_depth,
-                                          c.min_std, point_reader=c.n_elite > 0)
+                                          c.min_std, point_reader=c.n_elite > 0, contextual_points=c.elite_context)
 
     def condition(self, xc: Tensor, yc: Tensor, *, observed: Tensor | None = None,
                   generator: torch.Generator | None = None, chunk_size: int | None = None) -> CMANPState:
@@ -234,26 +242,33 @@ class CMANP(NeuralProcess):
 
     def initialise_from(self, source: NeuralProcess) -> None:
         """Start from a CMANP with the same config (every weight), or from one that
-        differs only in ``n_elite``:
+        differs only in its elite memory (``n_elite``, ``elite_context``), as long as it
+        has no layer this model lacks:
 
         - from one without an elite memory (``n_elite = 0``): its weights are copied and
           the point reader keeps its zero output layers, so this model starts as that
           CMANP and training teaches it to read the elite points;
         - from one with another positive ``n_elite``: the elite memory holds no weights,
           so every weight is copied; the model then reads more (or fewer) of the best
-          points than it was trained with, and training adapts it to that.
+          points than it was trained with, and training adapts it to that;
+        - from one without ``elite_context``: the points' latent readers start at zero
+          output, so the model starts as the source.
 
         Raises:
-            ValueError: any other model or config, or a source with an elite memory for a
-                model without one (its point reader's weights would be dropped).
+            ValueError: any other model or config, or a source with layers this model
+                does not have (an elite reader, or contextual elites; their weights
+                would be dropped).
         """
-        if (isinstance(source, CMANP) and type(source) is type(self) and self.config.n_elite > 0
-                and source.config.n_elite != self.config.n_elite
+        c = self.config
+        if (isinstance(source, CMANP) and type(source) is type(self) and source.config != c
                 and (source.x_dim, source.y_dim) == (self.x_dim, self.y_dim)
-                and replace(source.config, n_elite=self.config.n_elite) == self.config):
+                and replace(source.config, n_elite=c.n_elite, elite_context=c.elite_context) == c
+                and (source.config.n_elite == 0 or c.n_elite > 0)
+                and (not source.config.elite_context or c.elite_context)):
             missing, unexpected = self.load_state_dict(source.state_dict(), strict=False)
-            if unexpected or any(not key.startswith("decoder.point_layers.") for key in missing) or (
-                    missing and source.config.n_elite > 0):
+            optional = ("decoder.point_layers.",) * (source.config.n_elite == 0) + (
+                ("decoder.point_context_layers.",) * (not source.config.elite_context))
+            if unexpected or any(not key.startswith(optional) for key in missing):
                 raise ValueError(f"the source's weights do not fit: missing {missing}, unexpected {unexpected}")
             return
         super().initialise_from(source)

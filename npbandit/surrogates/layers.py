@@ -52,25 +52,29 @@ class LatentQueryDecoder(nn.Module):
     set of embedded data points (CMANP's elite memory, ``CMANPConfig.n_elite``). Its
     output layers start at zero, so a decoder with the reader computes what it did
     without one until training moves them (a trained CMANP starts a run with elites
-    unchanged: :meth:`CMANP.initialise_from`)."""
+    unchanged: :meth:`CMANP.initialise_from`).
+
+    ``contextual_points=True`` (with the reader) also lets the points read each layer's
+    latents before the targets read them, so a point's representation carries what
+    the rest of the data say around it, as a TNP's context tokens do through its
+    layers (the embedded points alone are only ``(x, y)``). Its output layers start at
+    zero too: a decoder with them starts as the one without."""
 
     def __init__(self, x_dim: int, y_dim: int, d_model: int, n_heads: int, d_ff: int, n_layers: int,
-                 emb_depth: int, min_std: float, *, point_reader: bool = False) -> None:
+                 emb_depth: int, min_std: float, *, point_reader: bool = False,
+                 contextual_points: bool = False) -> None:
         super().__init__()
         self.embed = mlp(x_dim, d_model, d_model, emb_depth)
         self.layers = nn.ModuleList(
             AttentionBlock(d_model, n_heads, d_ff, separate_memory_norm=True) for _ in range(n_layers)
         )
-        self.point_layers = None
+        if contextual_points and not point_reader:
+            raise ValueError("contextual_points needs point_reader=True")
+        self.point_layers = self.point_context_layers = None
         if point_reader:
-            self.point_layers = nn.ModuleList(
-                AttentionBlock(d_model, n_heads, d_ff, separate_memory_norm=True) for _ in range(n_layers)
-            )
-            with torch.no_grad():
-                for block in self.point_layers:
-                    for last in (block.attention.to_out, block.ff[-1]):
-                        last.weight.zero_()
-                        last.bias.zero_()
+            self.point_layers = _zero_output_blocks(d_model, n_heads, d_ff, n_layers)
+        if contextual_points:
+            self.point_context_layers = _zero_output_blocks(d_model, n_heads, d_ff, n_layers)
         self.norm = nn.LayerNorm(d_model)
         self.head = GaussianHead(d_model, d_ff, y_dim, min_std)
 
@@ -91,5 +95,19 @@ class LatentQueryDecoder(nn.Module):
         for g, (layer, z) in enumerate(zip(self.layers, latents)):
             h = layer(h, z)
             if points is not None:
+                if self.point_context_layers is not None:
+                    points = self.point_context_layers[g](points, z)
                 h = self.point_layers[g](h, points)
         return self.norm(h)
+
+
+def _zero_output_blocks(d_model: int, n_heads: int, d_ff: int, n_layers: int) -> nn.ModuleList:
+    """Cross-attention blocks whose attention and feed-forward outputs start at zero, so
+    each starts as the identity (a residual block adding nothing)."""
+    blocks = nn.ModuleList(AttentionBlock(d_model, n_heads, d_ff, separate_memory_norm=True) for _ in range(n_layers))
+    with torch.no_grad():
+        for block in blocks:
+            for last in (block.attention.to_out, block.ff[-1]):
+                last.weight.zero_()
+                last.bias.zero_()
+    return blocks
