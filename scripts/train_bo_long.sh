@@ -50,7 +50,9 @@ run() {
                    --set n_block_latents=32 --set n_elite=16 --init-from training_runs/init/elite/cmanp-bo.json \
                    "${common[@]}" "${shaped[@]}" ;;
         # cmanp-elite widened to the paper's 128 latents (scripts/widen_cmanp.py, function-preserving) at the end
-        # of its 60k schedule (shipped as cmanp-bo v4): its plain-prior eval was flat at d >= 4 from ~30k steps
+        # of its 60k schedule (shipped as cmanp-bo v4): its plain-prior eval was flat at d >= 4 from ~30k steps.
+        # Stopped at 10.7k (committed state: 7.6k): eval at 10k -0.27 / -0.79 / -1.12 / -1.32 / -1.44 / -1.50,
+        # no better than v4 at d >= 4 and worse at d <= 2 after the lr restart: width is not the limit
         cmanp-elite128) "$NPB" train --model cmanp --out training_runs/cmanp-elite128-bo-long --set n_latents=128 \
                    --set n_block_latents=128 --set n_elite=16 --init-from training_runs/init/elite128/cmanp-bo.json \
                    "${common[@]}" "${shaped[@]}" ;;
