@@ -125,7 +125,7 @@ def np_ll(surrogate, xc, yc, xt, yt, views: int = 1) -> tuple[torch.Tensor, floa
 
 def main(argv: list[str] | None = None) -> None:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
-    parser.add_argument("--models", nargs="*", default=["cmanp-bo", "retreever-bo", "te-pt-tnp-bo"],
+    parser.add_argument("--models", nargs="*", default=["cmanp-bo", "tnpd-bo", "retreever-bo", "te-pt-tnp-bo"],
                         help="shipped names, card paths or training run directories")
     parser.add_argument("--tasks", type=int, default=64, help="tasks per d")
     parser.add_argument("--dims", type=int, nargs="+", default=[1, 2, 3, 4, 5, 6])
@@ -139,7 +139,8 @@ def main(argv: list[str] | None = None) -> None:
     torch.set_num_threads(args.threads)
     models = {spec: load_model(spec) for spec in args.models}
     names = distinct_labels({spec: m.card.get("name", spec) for spec, m in models.items()})
-    labels = {(spec, k): names[spec] + ("" if k == 1 else f" ({k} views)") for spec in args.models for k in args.views}
+    labels = {(spec, k): names[spec] + ("" if k == 1 else f" ({k} views)") for spec in args.models for k in args.views
+              if k == 1 or not models[spec].joint_predictive}  # a joint model takes no views (NPModel refuses)
     rows = ["baseline", "exact_gp"] + ([] if args.no_gp else ["singletaskgp"]) + list(labels.values())
     per_d: dict[str, dict[str, float]] = {}
     misfit_per_d: dict[str, dict[str, float]] = {}

@@ -64,6 +64,14 @@ def test_the_yardstick_table_reports_each_models_share_of_the_gap(yardstick, kee
     assert "| baseline |" in out and "| exact_gp |" in out and "Median distance" in out
 
 
+def test_the_yardstick_scores_views_and_leaves_joint_models_at_one(yardstick, keep_threads, capsys):
+    yardstick.main(["--models", "cmanp-bo", "cmanp-and-bo", "--views", "1", "2", "--tasks", "2", "--dims", "2",
+                    "--no-gp", "--no-write"])
+    rows = [line.split("|")[1].strip() for line in capsys.readouterr().out.splitlines() if line.startswith("| ")]
+    assert {"cmanp-bo", "cmanp-bo (2 views)", "cmanp-and-bo"} <= set(rows)
+    assert "cmanp-and-bo (2 views)" not in rows  # NPModel refuses views for a joint-predictive surrogate
+
+
 def test_interpolation_numbers_of_a_model_that_follows_its_data(interpolation, keep_threads):
     from npbandit import load_surrogate
 
