@@ -184,6 +184,49 @@ def test_propose_depends_on_model_and_seed_alone():
         propose(model, "ei", dim=2, best_f=Y.max(), seed=5)
 
 
+def test_propose_never_returns_an_observed_point_when_told_what_was_observed():
+    from npbandit import NPModel
+    from npbandit.policies.bo import REPEAT_DISTANCE, propose
+
+    g = torch.Generator().manual_seed(0)
+    X = torch.rand(9, 2, generator=g, dtype=torch.float64)
+    Y = -((X - 0.3) ** 2).sum(-1, keepdim=True)
+    model = NPModel.from_pretrained("cmanp-bo", X, Y)
+    free = propose(model, "logei", dim=2, best_f=Y.max(), seed=5, num_restarts=4, raw_samples=64)
+    # every restart lands on the free proposal: then it is the observation to stay away from
+    crowded = torch.cat([X, torch.as_tensor(free).unsqueeze(0)])
+    point = propose(model, "logei", dim=2, best_f=Y.max(), seed=5, num_restarts=4, raw_samples=64, observed=crowded)
+    assert np.linalg.norm(crowded.numpy() - point, axis=1).min() >= REPEAT_DISTANCE
+    assert np.array_equal(point, propose(model, "logei", dim=2, best_f=Y.max(), seed=5, num_restarts=4,
+                                         raw_samples=64, observed=crowded))  # still seeded
+    far = propose(model, "logei", dim=2, best_f=Y.max(), seed=5, num_restarts=4, raw_samples=64,
+                  observed=torch.full((1, 2), 5.0, dtype=torch.float64))
+    assert np.array_equal(far, free)  # nothing observed nearby: the proposal is unchanged
+    with pytest.raises(ValueError, match="observed"):
+        propose(model, "logei", dim=2, best_f=Y.max(), seed=5, observed=X[:, :1])
+
+
+def test_when_every_restart_returns_to_an_observation_the_best_new_sobol_point_is_taken(monkeypatch):
+    import botorch.optim
+    from botorch.acquisition import LogExpectedImprovement
+    from npbandit import NPModel
+    from npbandit.policies.bo import REPEAT_DISTANCE, propose
+
+    g = torch.Generator().manual_seed(1)
+    X = torch.rand(9, 2, generator=g, dtype=torch.float64)
+    Y = -((X - 0.3) ** 2).sum(-1, keepdim=True)
+    model = NPModel.from_pretrained("cmanp-bo", X, Y)
+    monkeypatch.setattr(botorch.optim, "optimize_acqf",  # every restart ends on the first observation
+                        lambda acq, bounds, q, num_restarts, **kw: (X[:1].expand(num_restarts, 1, 2),
+                                                                    torch.zeros(num_restarts)))
+    point = propose(model, "logei", dim=2, best_f=Y.max(), seed=3, raw_samples=64, observed=X)
+    pool = torch.quasirandom.SobolEngine(2, scramble=True, seed=3).draw(64, dtype=torch.float64)
+    pool = pool[torch.cdist(pool, X).amin(-1) >= REPEAT_DISTANCE]
+    with torch.no_grad():
+        best = pool[int(torch.argmax(LogExpectedImprovement(model, best_f=Y.max())(pool.unsqueeze(-2))))]
+    assert np.array_equal(point, best.numpy())
+
+
 def test_gp_thompson_draw_is_one_function_across_the_candidates():
     """A GP Thompson draw is one function (drawn path-wise): nearly identical candidates
     get nearly identical values, and each value follows the posterior. The independent

@@ -108,7 +108,8 @@ class BOPolicy(Policy):
 
     def __init__(self, dim: int, model: str = "cmanp-bo", acquisition: str = "logei", n_init: int | None = None,
                  beta: float = 2.0, num_restarts: int = 10, raw_samples: int = 512,
-                 thompson_candidates: int = 2048, noise_free: bool = False, output_warp: str | None = None) -> None:
+                 thompson_candidates: int = 2048, noise_free: bool = False, output_warp: str | None = None,
+                 avoid_repeats: bool = False) -> None:
         if not isinstance(dim, int) or dim < 1:
             raise ValueError(f"dim must be a positive int, got {dim!r}")
         if acquisition not in ACQUISITIONS:
@@ -116,6 +117,9 @@ class BOPolicy(Policy):
         if output_warp is not None and output_warp not in OUTPUT_WARPS:
             raise ValueError(f"output_warp must be None or one of {OUTPUT_WARPS}, got {output_warp!r}")
         self.output_warp = output_warp
+        if not isinstance(avoid_repeats, bool):
+            raise TypeError(f"avoid_repeats must be a bool, got {type(avoid_repeats).__name__}")
+        self.avoid_repeats = avoid_repeats
         n_init = 2 * dim + 1 if n_init is None else n_init
         if not isinstance(n_init, int) or n_init < 1:
             raise ValueError(f"n_init must be a positive int, got {n_init!r}")
@@ -187,7 +191,8 @@ class BOPolicy(Policy):
         model = self._model(X, Y)
         return propose(model, self.acquisition, dim=self.dim, best_f=Y.max(), seed=int(self.rng.integers(2**31)),
                        beta=self.beta, num_restarts=self.num_restarts, raw_samples=self.raw_samples,
-                       thompson_candidates=self.thompson_candidates, pending=pending, pending_value=Y.min())
+                       thompson_candidates=self.thompson_candidates, pending=pending, pending_value=Y.min(),
+                       observed=X if self.avoid_repeats else None)
 
     def observe(self, obs, action, reward, info) -> None:
         x = np.asarray(action, dtype=np.float64)
@@ -202,6 +207,8 @@ class BOPolicy(Policy):
                "num_restarts": self.num_restarts, "raw_samples": self.raw_samples}
         if self.output_warp is not None:
             out["output_warp"] = self.output_warp
+        if self.avoid_repeats:
+            out["avoid_repeats"] = True
         if self.surrogate is None:
             out["noise_free"] = self.noise_free
         return out
@@ -209,7 +216,8 @@ class BOPolicy(Policy):
 
 def propose(model, acquisition: str, *, dim: int, best_f: float | torch.Tensor, seed: int, beta: float = 2.0,
             num_restarts: int = 10, raw_samples: int = 512, thompson_candidates: int = 2048,
-            pending: torch.Tensor | None = None, pending_value: float | torch.Tensor | None = None) -> np.ndarray:
+            pending: torch.Tensor | None = None, pending_value: float | torch.Tensor | None = None,
+            observed: torch.Tensor | None = None) -> np.ndarray:
     """The next point to evaluate: the maximiser of ``acquisition`` on ``model`` over the unit cube.
 
     The one proposal step every NP/GP route shares (``BOPolicy``, and so ``optimize``;
@@ -239,6 +247,13 @@ def propose(model, acquisition: str, *, dim: int, best_f: float | torch.Tensor, 
             units: the worst observed output (the lowest, outputs being maximised), which
             pulls the model's mean down there, so the acquisition looks elsewhere whether
             or not the spread collapses. Required with a non-empty ``pending``.
+        observed: ``[n, d]`` points already evaluated, or ``None``. Given, LogEI / UCB never
+            return a point within ``REPEAT_DISTANCE`` of one of them: the best restart that
+            lands farther away is taken, or, when every restart came back to an observation,
+            the acquisition's best among ``raw_samples`` Sobol points farther away. On a
+            deterministic objective a repeat teaches nothing, yet an NP that stays unsure
+            at its observations keeps expected improvement high there (Ax, likewise,
+            generates again when it proposes an evaluated point).
 
     Returns:
         the point, numpy float64 of shape ``[d]``.
@@ -264,7 +279,12 @@ def propose(model, acquisition: str, *, dim: int, best_f: float | torch.Tensor, 
             model = model.condition_on_observations(pending, value.expand(len(pending)).unsqueeze(-1))
     with torch.random.fork_rng(devices=[]):
         torch.manual_seed(seed)
-        return _maximise(model, acquisition, dim, best_f, seed, beta, num_restarts, raw_samples, thompson_candidates)
+        if observed is not None:
+            observed = torch.as_tensor(observed, dtype=torch.float64)
+            if observed.ndim != 2 or observed.shape[-1] != dim:
+                raise ValueError(f"observed must have shape [n, {dim}], got {tuple(observed.shape)}")
+        return _maximise(model, acquisition, dim, best_f, seed, beta, num_restarts, raw_samples, thompson_candidates,
+                         observed)
 
 
 #: candidates a GP sample path is evaluated on at a time (bounds the memory of a draw)
@@ -347,8 +367,14 @@ def _np_joint_draw(model, candidates: torch.Tensor, seed: int) -> torch.Tensor:
     return model.joint_sample(candidates, 1, generator, block_size=THOMPSON_BLOCK_SIZE).reshape(-1)
 
 
+#: a proposal closer than this (Euclidean, unit cube) to an observed point is a repeat; with
+#: ``avoid_repeats`` the proposal step replaces it (see :func:`propose`)
+REPEAT_DISTANCE = 1e-3
+
+
 def _maximise(model, acquisition: str, dim: int, best_f: float | torch.Tensor, seed: int, beta: float,
-              num_restarts: int, raw_samples: int, thompson_candidates: int) -> np.ndarray:
+              num_restarts: int, raw_samples: int, thompson_candidates: int,
+              avoid: torch.Tensor | None = None) -> np.ndarray:
     from botorch.acquisition import LogExpectedImprovement, UpperConfidenceBound
     from botorch.optim import optimize_acqf
 
@@ -367,6 +393,17 @@ def _maximise(model, acquisition: str, dim: int, best_f: float | torch.Tensor, s
         # it, cmanp-bo's BO suite changed by chance, not for the better (paired by seed: better / equal
         # / worse in 23 / 12 / 25 of 60 runs, medians worse on Branin, Hartmann-3 and -6), for ~17 %
         # less proposal CPU; the published BO numbers are with it (docs/results.md, "Proposal retries")
-        candidate, _ = optimize_acqf(acq, bounds, q=1, num_restarts=num_restarts, raw_samples=raw_samples,
-                                     options={"seed": seed})
-    return candidate[0].detach().numpy()
+        candidates, values = optimize_acqf(acq, bounds, q=1, num_restarts=num_restarts, raw_samples=raw_samples,
+                                           options={"seed": seed}, return_best_only=False)
+    candidates, values = candidates.detach().reshape(-1, dim), values.detach().reshape(-1)
+    if avoid is None or not len(avoid):
+        return candidates[int(torch.argmax(values))].numpy()
+    new = torch.cdist(candidates, avoid.to(candidates)).amin(dim=-1) >= REPEAT_DISTANCE
+    if new.any():  # the best restart that lands away from every observation
+        return candidates[int(torch.argmax(torch.where(new, values, -torch.inf)))].numpy()
+    # every restart came back to an observation: the acquisition's best among Sobol points away from them
+    pool = torch.quasirandom.SobolEngine(dim, scramble=True, seed=seed).draw(raw_samples, dtype=torch.float64)
+    pool = pool[torch.cdist(pool, avoid.to(pool)).amin(dim=-1) >= REPEAT_DISTANCE]
+    with torch.no_grad():
+        scores = acq(pool.unsqueeze(-2))
+    return pool[int(torch.argmax(scores))].numpy()

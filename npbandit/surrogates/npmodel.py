@@ -154,10 +154,13 @@ dtype and device
 The network stays in its own dtype (float32 from ``load_surrogate``) and is held
 outside this module's parameters, so ``model.to(X)`` -- which analytic acquisition
 functions call -- cannot silently upcast it. Inputs of any floating dtype are
-accepted; posteriors come back in ``X``'s dtype. ``construct_inputs`` (Ax) loads the
-network in the data's dtype unless told otherwise (``network_dtype``): in float32 the
-acquisition value is smooth only to about 1e-7, and BoTorch's L-BFGS-B then stops some
-of Ax's 20 restarts "ABNORMAL", which makes ``optimize_acqf`` start again.
+accepted; posteriors come back in ``X``'s dtype. ``construct_inputs`` (Ax) loads it in
+float32 too unless told otherwise (``network_dtype``). In float32 the acquisition value is
+smooth only to about 1e-7, so BoTorch's L-BFGS-B ends a few more of Ax's 20 restarts
+"ABNORMAL" and ``optimize_acqf`` starts again more often than in float64; but with four
+symmetric views a float64 network call costs 1.5-2.7 x a float32 one, which outweighs
+those retries (Ax on Branin: 1.65 x ``optimize``'s time per trial in float32, 2.42 x in
+float64; docs/benchmarks.md, "ax-cost").
 """
 
 from __future__ import annotations
@@ -511,11 +514,10 @@ class NPModel(Model, FantasizeMixin, GP):
                 ``n x m``, optional ``Yvar``: ``n x m`` known noise variances).
             checkpoint: a checkpoint name or path (loaded once per process and shared,
                 see :func:`shared_surrogate`), or a loaded surrogate.
-            network_dtype: the dtype a named checkpoint is loaded in; default: the
-                dataset's (float64 in Ax). In float32 the acquisition value is only
-                smooth to about 1e-7, and BoTorch's L-BFGS-B then ends some of Ax's 20
-                restarts "ABNORMAL", after which ``optimize_acqf`` starts the whole
-                optimisation again; in float64 it rarely does (docs/benchmarks.md).
+            network_dtype: the dtype a named checkpoint is loaded in; default float32,
+                as ``load_surrogate`` and ``optimize`` use (faster per call than float64,
+                for a few more restarted optimisations: see "dtype and device" in the
+                module docstring).
             options: any of :attr:`OPTIONS`, passed on to the constructor.
 
         Returns ``train_X``, ``train_Y``, ``train_Yvar`` (when the dataset has it),
@@ -551,7 +553,7 @@ class NPModel(Model, FantasizeMixin, GP):
                 raise ValueError("network_dtype applies to a checkpoint name or path, not to a loaded surrogate")
             surrogate = checkpoint
         else:
-            surrogate = shared_surrogate(checkpoint, dtype=network_dtype or inputs["train_X"].dtype)
+            surrogate = shared_surrogate(checkpoint, dtype=network_dtype or torch.float32)
         inputs["surrogate"] = surrogate
         inputs.update(_pretrained_defaults(surrogate, inputs["train_X"], inputs["train_Y"], "construct_inputs"))
         inputs.update(options)
