@@ -57,14 +57,16 @@ def quiet():
 def test_model_options_build_the_model():
     ds = dataset()
     inputs = NPModel.construct_inputs(ds, checkpoint="cmanp-bo")
-    assert inputs["surrogate"] is npmodel.shared_surrogate("cmanp-bo", dtype=torch.float64)  # the data's dtype
+    assert inputs["surrogate"] is npmodel.shared_surrogate("cmanp-bo")  # float32, whatever the data's dtype
     assert inputs["input_domain"] == (0.0, 1.0) and inputs["standardize"] is True and "train_Yvar" not in inputs
+    assert inputs["n_views"] == npmodel.SYMMETRIC_VIEWS
     model = NPModel(**inputs, input_transform=normalize(), outcome_transform=None)
     assert model.posterior(ds.X[:3].unsqueeze(-2)).mean.shape == (3, 1, 1)
-    inputs = NPModel.construct_inputs(dataset(noise=0.5), checkpoint="cmanp-bo", network_dtype=torch.float32,
-                                      restandardize_tol=0.5)
+    inputs = NPModel.construct_inputs(dataset(noise=0.5), checkpoint="cmanp-bo", network_dtype=torch.float64,
+                                      restandardize_tol=0.5, n_views=1)
     assert torch.equal(inputs["train_Yvar"], torch.full((10, 1), 0.5, dtype=torch.float64))
-    assert next(inputs["surrogate"].parameters()).dtype == torch.float32 and inputs["restandardize_tol"] == 0.5
+    assert next(inputs["surrogate"].parameters()).dtype == torch.float64 and inputs["restandardize_tol"] == 0.5
+    assert inputs["n_views"] == 1
     with pytest.raises(ValueError, match="checkpoint"):
         NPModel.construct_inputs(ds)
     with pytest.raises(TypeError, match="lengthscale"):
