@@ -161,7 +161,9 @@ def method_notes(methods: list[str]) -> str:
     notes = []
     if any(split_method(m)[1] == "logei" and split_method(m)[0] not in ("gp", "sobol") and m not in OPTUNA_SAMPLERS
            for m in methods):
-        notes.append("NP rows: LogEI optimised by `optimize_acqf` (10 restarts, 512 raw samples).")
+        notes.append("NP rows: LogEI optimised by `optimize_acqf` (10 restarts, 512 raw samples) on "
+                     "`NPModel.from_pretrained` with its defaults (the `*-bo` checkpoints but cmanp-and-bo average "
+                     "over 4 symmetric views of the box since 2026-11-24; rows logged before then used one).")
     if "gp" in models:
         notes.append("gp: BoTorch `SingleTaskGP` (its default RBF kernel and priors, `Standardize`), refit every "
                      "iteration, told the functions are noise-free (fixed observation variance 1e-6 in standardised "
