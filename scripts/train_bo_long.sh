@@ -64,7 +64,9 @@ run() {
                    --set n_block_latents=32 --set n_elite=64 --init-from training_runs/init/v4/cmanp-bo.json \
                    "${common[@]}" "${shaped[@]}" --lr 1e-4 --steps 30000 ;;
         # v4 with contextual elites (CMANPConfig.elite_context: the 16 elite points read each layer's latents
-        # before the targets read them, as a TNP's context tokens evolve through its layers); starts as v4
+        # before the targets read them, as a TNP's context tokens evolve through its layers); starts as v4.
+        # Stopped at 11.8k: eval at 10k 0.04 / -0.75 / -1.12 / -1.34 / -1.45 / -1.53 (v4: 0.24 / -0.70 / -1.11 /
+        # -1.32 / -1.44 / -1.50): no gain at d >= 4 in 12k steps
         cmanp-ctx) "$NPB" train --model cmanp --out training_runs/cmanp-ctx-bo-long --set n_latents=32 \
                    --set n_block_latents=32 --set n_elite=16 --set elite_context=true \
                    --init-from training_runs/init/v4/cmanp-bo.json "${common[@]}" "${shaped[@]}" --lr 2e-4 --steps 30000 ;;
