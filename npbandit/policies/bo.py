@@ -392,7 +392,7 @@ def _maximise(model, acquisition: str, dim: int, best_f: float | torch.Tensor, s
         # BoTorch's retry (a whole new optimisation when a restart ends "ABNORMAL") stays on. Without
         # it, cmanp-bo's BO suite changed by chance, not for the better (paired by seed: better / equal
         # / worse in 23 / 12 / 25 of 60 runs, medians worse on Branin, Hartmann-3 and -6), for ~17 %
-        # less proposal CPU; the published BO numbers are with it (docs/results.md, "Proposal retries")
+        # less proposal CPU; the published BO numbers are with it (docs/results.md, "Proposal retries off")
         candidates, values = optimize_acqf(acq, bounds, q=1, num_restarts=num_restarts, raw_samples=raw_samples,
                                            options={"seed": seed}, return_best_only=False)
     candidates, values = candidates.detach().reshape(-1, dim), values.detach().reshape(-1)
