@@ -163,7 +163,9 @@ def method_notes(methods: list[str]) -> str:
            for m in methods):
         notes.append("NP rows: LogEI optimised by `optimize_acqf` (10 restarts, 512 raw samples) on "
                      "`NPModel.from_pretrained` with its defaults (the `*-bo` checkpoints but cmanp-and-bo average "
-                     "over 4 symmetric views of the box since 2026-11-24; rows logged before then used one).")
+                     "over 4 symmetric views of the box since 2026-11-24; rows logged before then used one). NP and gp "
+                     "rows never propose a point within 1e-3 of an evaluated one (`BOPolicy(avoid_repeats=True)`, "
+                     "the default since 2026-11-24; a run's `avoid_repeats` parameter says which it used).")
     if "gp" in models:
         notes.append("gp: BoTorch `SingleTaskGP` (its default RBF kernel and priors, `Standardize`), refit every "
                      "iteration, told the functions are noise-free (fixed observation variance 1e-6 in standardised "

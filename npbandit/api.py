@@ -50,7 +50,8 @@ def optimize(objective: Callable[[Any], float], bounds: Any, surrogate: str = "t
              db: str | None = DEFAULT_URL, point_type: str = "numpy", on_error: str = "raise",
              progress: bool = True, commit_every: int | None = None, name: str | None = None,
              optimal_value: float | None = None, batch_size: int = 1, executor: Any = None,
-             eval_timeout: float | None = None, output_warp: str | None = None) -> OptimizeResult:
+             eval_timeout: float | None = None, output_warp: str | None = None,
+             avoid_repeats: bool = True) -> OptimizeResult:
     """Optimise ``objective`` over the box ``bounds`` with a pretrained NP surrogate.
 
     Args:
@@ -104,6 +105,9 @@ def optimize(objective: Callable[[Any], float], bounds: Any, surrogate: str = "t
             the values near the best when a few bad ones dominate their spread. The
             model is then rebuilt per proposal instead of streamed. Measured in
             docs/benchmarks.md, "bo-output-warp".
+        avoid_repeats: never propose a point already evaluated (within 1e-3 of it in the
+            unit cube; see :class:`~npbandit.policies.BOPolicy`). ``False`` for a noisy
+            objective where a repeat is worth an evaluation.
 
     Raises:
         ValueError / TypeError: a bad argument, naming it; ``surrogate`` also when the
@@ -130,6 +134,8 @@ def optimize(objective: Callable[[Any], float], bounds: Any, surrogate: str = "t
         raise TypeError(f"surrogate must be a name, got {type(surrogate).__name__}")
     if output_warp is not None and output_warp not in OUTPUT_WARPS:
         raise ValueError(f"output_warp must be None or one of {OUTPUT_WARPS}, got {output_warp!r}")
+    if not isinstance(avoid_repeats, bool):
+        raise TypeError(f"avoid_repeats must be a bool, got {type(avoid_repeats).__name__}")
     _check_async(executor, batch_size, eval_timeout)
     label = objective_label(objective) if name is None else _check_name(name)
     if optimal_value is not None:
@@ -149,7 +155,7 @@ def optimize(objective: Callable[[Any], float], bounds: Any, surrogate: str = "t
         policy: Policy = SobolPolicy(d)
     else:
         policy = _StandardisedDataCheck(BOPolicy(d, model=model, acquisition=acquisition, n_init=n_init,
-                                                     output_warp=output_warp))
+                                                     output_warp=output_warp, avoid_repeats=avoid_repeats))
     info = {"kind": "bo", "env_id": "npbandit/BlackBox-v0",
             "env_params": {"objective": label, "dim": d, "bounds": box.tolist(), "minimize": bool(minimize),
                            "budget": budget, "optimal_value": optimal_value}}

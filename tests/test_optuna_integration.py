@@ -143,6 +143,23 @@ def test_only_completed_finite_trials_inform_the_np(monkeypatch):
         study.ask().suggest_float("x", 0.0, 10.0)
 
 
+def test_the_np_is_told_which_points_the_completed_trials_evaluated(monkeypatch):
+    import npbandit.integrations.optuna as integration
+
+    seen = []
+    monkeypatch.setattr(integration, "propose", lambda model, acquisition, **kw: seen.append(kw["observed"]) or
+                        np.full(1, 0.5))
+    dist = {"x": FloatDistribution(0.0, 10.0)}
+    for avoid in (True, False):
+        study = optuna.create_study(sampler=sampler(seed=0, avoid_repeats=avoid))
+        for x in (1.0, 2.0, 3.0, 4.0):
+            study.add_trial(create_trial(params={"x": x}, distributions=dist, value=x))
+        study.ask().suggest_float("x", 0.0, 10.0)
+    assert seen[0].squeeze(-1).tolist() == [0.1, 0.2, 0.3, 0.4] and seen[1] is None
+    with pytest.raises(TypeError, match="avoid_repeats"):
+        NPSampler(avoid_repeats=None)
+
+
 @pytest.mark.parametrize("checkpoint", ["cmanp-bo", "tnpd-bo"])
 def test_running_trials_push_the_next_proposal_away(checkpoint):
     # four workers ask one after another while none has finished: without the running trials

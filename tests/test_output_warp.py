@@ -51,6 +51,28 @@ def test_the_policy_gives_the_model_warped_values_and_the_acquisition_their_best
         BOPolicy(2, model=str(card), output_warp="log")
 
 
+def test_the_policy_tells_the_proposal_step_what_it_has_evaluated_unless_asked_not_to(tmp_path, monkeypatch):
+    import npbandit.policies.bo as bo
+
+    card = tiny_checkpoint(tmp_path, "cmanp", "bo")
+    seen = []
+    monkeypatch.setattr(bo, "propose", lambda model, acquisition, **kwargs: seen.append(kwargs["observed"]) or
+                        np.full(2, 0.5))
+    for avoid in (True, False):
+        policy = BOPolicy(2, model=str(card), n_init=3, **({} if avoid else {"avoid_repeats": False}))
+        assert policy.params()["avoid_repeats"] is avoid
+        policy.reset(0)
+        for x in ([0.1, 0.2], [0.3, 0.4], [0.5, 0.6]):
+            policy.observe(None, np.array(x), 1.0, {})
+        policy.act(np.zeros(3))
+    assert torch.equal(seen[0], torch.tensor([[0.1, 0.2], [0.3, 0.4], [0.5, 0.6]], dtype=torch.float64))
+    assert seen[1] is None
+    with pytest.raises(TypeError, match="avoid_repeats"):
+        BOPolicy(2, model=str(card), avoid_repeats=1)
+    with pytest.raises(TypeError, match="avoid_repeats"):
+        optimize(lambda x: 0.0, [[0], [1]], surrogate=str(card), budget=3, db=None, avoid_repeats="no")
+
+
 def test_optimize_runs_with_the_warp_and_logs_it(tmp_path):
     card = tiny_checkpoint(tmp_path, "cmanp", "bo")
     db = f"sqlite:///{tmp_path / 'runs.db'}"

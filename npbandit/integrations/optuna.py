@@ -67,6 +67,8 @@ class NPSampler(BaseSampler):
             ``(seed, trial.number)``.
         beta: UCB's exploration weight.
         num_restarts, raw_samples: ``optimize_acqf``'s settings, as in ``optimize``.
+        avoid_repeats: never propose a point a completed trial has evaluated (as in
+            ``optimize``); ``False`` for a noisy objective.
 
     Only completed trials inform the NP (pruned and failed ones are ignored). The study
     must have one objective; ``study.direction`` decides whether it is minimised
@@ -75,7 +77,7 @@ class NPSampler(BaseSampler):
 
     def __init__(self, checkpoint: str = "tnpd-bo", *, acquisition: str = "logei", n_startup_trials: int = 10,
                  seed: int | None = None, independent_sampler: BaseSampler | None = None, beta: float = 2.0,
-                 num_restarts: int = 10, raw_samples: int = 512) -> None:
+                 num_restarts: int = 10, raw_samples: int = 512, avoid_repeats: bool = True) -> None:
         if not isinstance(checkpoint, str):
             raise TypeError(f"checkpoint must be a checkpoint name or path, got {type(checkpoint).__name__}")
         name = SURROGATES.get(checkpoint, checkpoint)
@@ -100,6 +102,9 @@ class NPSampler(BaseSampler):
         self.seed = int(np.random.SeedSequence().generate_state(1)[0]) if seed is None else seed
         self._independent = independent_sampler
         self.beta, self.num_restarts, self.raw_samples = float(beta), num_restarts, raw_samples
+        if not isinstance(avoid_repeats, bool):
+            raise TypeError(f"avoid_repeats must be a bool, got {type(avoid_repeats).__name__}")
+        self.avoid_repeats = avoid_repeats
         self._search_space = IntersectionSearchSpace()
         self._warned: set[int] = set()
 
@@ -174,7 +179,7 @@ class NPSampler(BaseSampler):
         # constant_liar=True), in propose (shared with optimize(batch_size=q))
         return propose(model, self.acquisition, dim=X.shape[-1], best_f=Y.max(), seed=seed, beta=self.beta,
                        num_restarts=self.num_restarts, raw_samples=self.raw_samples, pending=pending,
-                       pending_value=Y.min())
+                       pending_value=Y.min(), observed=X if self.avoid_repeats else None)
 
     def _trial_seed(self, number: int, purpose: str) -> int:
         key = [self.seed, number, *purpose.encode()]

@@ -101,6 +101,13 @@ class BOPolicy(Policy):
             every proposal (the acquisition's ``best_f`` and the pending points' value
             in the same warped units). The warp changes with every observation, so the
             model is rebuilt per proposal instead of streamed (cost linear in N).
+        avoid_repeats: ``True`` (default): never propose a point within
+            ``REPEAT_DISTANCE`` (1e-3 in the unit cube) of an evaluated one (LogEI / UCB;
+            see :func:`propose`). An NP that stays unsure at its observations otherwise
+            re-evaluates its incumbent: ``cmanp-bo`` spent half its Branin proposals on
+            repeats, and avoiding them improved its final regret on 7 of 10 seeds and
+            changed no other function's (docs/results.md). ``False`` for a noisy
+            objective where re-evaluating a point is worth an evaluation.
 
     Without a warp the NP model is built once, after the initial design; every later
     observation is streamed in with ``condition_on_observations`` (CMANP: constant cost).
@@ -109,7 +116,7 @@ class BOPolicy(Policy):
     def __init__(self, dim: int, model: str = "cmanp-bo", acquisition: str = "logei", n_init: int | None = None,
                  beta: float = 2.0, num_restarts: int = 10, raw_samples: int = 512,
                  thompson_candidates: int = 2048, noise_free: bool = False, output_warp: str | None = None,
-                 avoid_repeats: bool = False) -> None:
+                 avoid_repeats: bool = True) -> None:
         if not isinstance(dim, int) or dim < 1:
             raise ValueError(f"dim must be a positive int, got {dim!r}")
         if acquisition not in ACQUISITIONS:
@@ -207,8 +214,7 @@ class BOPolicy(Policy):
                "num_restarts": self.num_restarts, "raw_samples": self.raw_samples}
         if self.output_warp is not None:
             out["output_warp"] = self.output_warp
-        if self.avoid_repeats:
-            out["avoid_repeats"] = True
+        out["avoid_repeats"] = self.avoid_repeats
         if self.surrogate is None:
             out["noise_free"] = self.noise_free
         return out
