@@ -121,13 +121,15 @@ def test_joint_draws_of_a_model_with_views_follow_its_posterior():
     assert torch.allclose(draws.var(0).reshape(-1), post.variance.reshape(-1), rtol=0.15)
 
 
-def test_from_pretrained_takes_views_for_a_symmetric_prior_and_refuses_them_elsewhere(tmp_path):
+def test_from_pretrained_takes_the_views_the_card_recommends_and_refuses_them_elsewhere(tmp_path):
     X, Y = _data(d=3)
     model = NPModel.from_pretrained("cmanp-bo", X, Y)
     assert model._views is not None and model._views.n_views == SYMMETRIC_VIEWS
     assert NPModel.from_pretrained("cmanp-bo", X[:, :1], Y)._views.n_views == 2  # a 1-D box has two symmetries
     assert NPModel.from_pretrained("cmanp-bo", X, Y, n_views=1)._views is None
     assert NPModel.from_pretrained("cmanp-and-bo", X, Y)._views is None  # joint-predictive: none by default
+    assert NPModel.from_pretrained("tnpd-bo", X, Y)._views is None  # its card recommends none
+    assert NPModel.from_pretrained("tnpd-bo", X, Y, n_views=4)._views.n_views == 4
     with pytest.raises(ValueError, match="joint-predictive"):
         NPModel.from_pretrained("cmanp-and-bo", X, Y, n_views=2)
     wheel = load_surrogate(tiny_checkpoint(tmp_path, prior="wheel"))

@@ -122,11 +122,13 @@ views of the data at once (view 0 the data as given, the others fixed symmetries
 :class:`~npbandit.surrogates.views.InputViews`; one batched network call serves them
 all) and predicts the moments of the equal-weight mixture of the ``K`` predictives:
 the mean of the means, and the mean variance plus the variance of the means.
-``from_pretrained`` and ``construct_inputs`` use :data:`SYMMETRIC_VIEWS` for a
-checkpoint of a symmetric prior (fewer for ``d = 1``, whose box has two symmetries).
-Why: the held-out log-likelihood on the ``bo`` prior rises at every ``d``, most at
-``d >= 4`` where one view is weakest (docs/benchmarks.md, "bo-yardstick"), for about
-1.3 x the network time per call at ``K = 4`` (small calls are overhead-bound). Streaming
+``from_pretrained`` and ``construct_inputs`` use the number the checkpoint's card
+recommends (``card["use"]["n_views"]``, default 1; fewer for ``d = 1``, whose box has two
+symmetries): the held-out log-likelihood on the ``bo`` prior rises for every ``*-bo``
+checkpoint at every ``d`` (docs/benchmarks.md, "bo-yardstick"), for about 1.3 x the
+network time per call at ``K = 4`` (small calls are overhead-bound), but a search is what
+counts, so a card recommends views only where the BO suite improved: ``cmanp-bo`` (4;
+better on five of six functions), not ``tnpd-bo`` (worse on Rosenbrock-3; docs/results.md). Streaming
 updates, fantasies and the noise estimate work view by view, and update cost stays
 constant in ``N`` (``K`` constant states). Joint-predictive surrogates take no views
 (a mixture of their joints is not the Gaussian joint the posterior gives BoTorch).
@@ -196,8 +198,8 @@ from npbandit.surrogates.views import InputViews, symmetry_count
 __all__ = ["NPModel", "NPLikelihood", "shared_surrogate"]
 
 NOISE_POINTS = 256
-#: symmetric views ``from_pretrained`` / ``construct_inputs`` average over for a checkpoint
-#: whose prior allows them (``bo``); see "Symmetric views" in the module docstring
+#: symmetric views the shipped ``cmanp-bo`` card recommends (``card["use"]["n_views"]``, what
+#: ``from_pretrained`` / ``construct_inputs`` then use); see "Symmetric views" in the module docstring
 SYMMETRIC_VIEWS = 4
 # below this many rows saved, predicting the shared rows once (and their Jacobian) costs
 # more than predicting them in every t-batch when a gradient is needed (CPU, cmanp-bo)
@@ -364,8 +366,8 @@ class NPModel(Model, FantasizeMixin, GP):
         n_views: average the predictive over this many symmetric views of the input
             box (see "Symmetric views" in the module docstring); only for a surrogate
             whose prior is unchanged by permuting and reflecting the inputs
-            (``from_pretrained`` sets :data:`SYMMETRIC_VIEWS` for such checkpoints),
-            and not for a joint-predictive one. 1: the network as it is.
+            (``from_pretrained`` takes the number the card recommends), and not for a
+            joint-predictive one. 1: the network as it is.
 
     ``train_X`` / ``train_Y`` hold the raw data the model was given (detached), as a
     BoTorch user expects; after streamed updates they are views into a buffer shared
@@ -1191,7 +1193,7 @@ if FitGPyTorchMLL is not None:
 def _pretrained_defaults(surrogate: NeuralProcess, train_X: Tensor, train_Y: Tensor, caller: str) -> dict[str, Any]:
     """``input_domain`` / ``standardize`` of the prior a checkpoint was trained on, after
     checking that it fits data of this shape (``CheckpointError`` naming the ones that do)."""
-    from npbandit.surrogates.pretrained import check_checkpoint_kind
+    from npbandit.surrogates.pretrained import check_checkpoint_kind, checkpoint_use
 
     card = getattr(surrogate, "card", None)
     if card is None:
@@ -1204,8 +1206,9 @@ def _pretrained_defaults(surrogate: NeuralProcess, train_X: Tensor, train_Y: Ten
     if prior is None:
         return {}
     defaults = {"input_domain": prior.input_domain, "standardize": prior.standardizes_outputs}
-    if prior.input_symmetric and not surrogate.joint_predictive:
-        defaults["n_views"] = min(SYMMETRIC_VIEWS, symmetry_count(train_X.shape[-1]))
+    views = checkpoint_use(card).get("n_views", 1)
+    if views > 1 and prior.input_symmetric and not surrogate.joint_predictive:
+        defaults["n_views"] = min(views, symmetry_count(train_X.shape[-1]))
     return defaults
 
 

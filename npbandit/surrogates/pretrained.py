@@ -274,7 +274,9 @@ def checkpoint_use(card: dict[str, Any]) -> dict[str, Any]:
     ``x_dims`` (the input dimensions it was trained on; fewer than ``x_dim`` are
     zero-padded), ``x_dim``, ``y_dim``, ``input_domain`` (the box its inputs were drawn
     from) and ``standardizes_outputs`` (whether it expects standardised outputs;
-    ``None`` when the prior is unknown to this version).
+    ``None`` when the prior is unknown to this version); optionally ``n_views``, the
+    symmetric views ``NPModel.from_pretrained`` averages over (added to a card once the
+    BO suite has shown they help that checkpoint; absent: 1).
 
     A card written by :func:`save_pretrained` carries this as ``card["use"]``; for
     older cards it is derived from the prior's name and spec the same way."""
