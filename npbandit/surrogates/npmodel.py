@@ -128,9 +128,9 @@ symmetries): the held-out log-likelihood on the ``bo`` prior rises for every ``*
 checkpoint at every ``d`` (docs/benchmarks.md, "bo-yardstick"), for about 1.3 x the
 network time per call at ``K = 4`` (small calls are overhead-bound), but a search is what
 counts, so a card recommends views only where the BO suite improved: ``cmanp-bo`` (4;
-better on five of six functions), not ``tnpd-bo`` (worse on Rosenbrock-3; docs/results.md). Streaming
-updates, fantasies and the noise estimate work view by view, and update cost stays
-constant in ``N`` (``K`` constant states). Joint-predictive surrogates take no views
+better on five of six functions), not ``tnpd-bo`` (worse on Rosenbrock-3 and Hartmann-3;
+docs/results.md). Streaming updates, fantasies and the noise estimate work view by view,
+and update cost stays constant in ``N`` (``K`` constant states). Joint-predictive surrogates take no views
 (a mixture of their joints is not the Gaussian joint the posterior gives BoTorch).
 
 Known noise
