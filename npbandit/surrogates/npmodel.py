@@ -161,7 +161,7 @@ float32 too unless told otherwise (``network_dtype``). In float32 the acquisitio
 smooth only to about 1e-7, so BoTorch's L-BFGS-B ends a few more of Ax's 20 restarts
 "ABNORMAL" and ``optimize_acqf`` starts again more often than in float64; but with four
 symmetric views a float64 network call costs 1.5-2.7 x a float32 one, which outweighs
-those retries (Ax on Branin: 1.65 x ``optimize``'s time per trial in float32, 2.42 x in
+those retries (Ax on Branin: 2.04 x ``optimize``'s time per trial in float32, 2.40 x in
 float64; docs/benchmarks.md, "ax-cost").
 """
 
