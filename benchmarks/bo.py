@@ -44,6 +44,7 @@ from common import (ROOT, add_cluster_arguments, is_current, machine_line, new_f
                     run_jobs, save_figure)
 
 from npbandit.policies.base import Policy  # noqa: E402
+from npbandit.policies.bo import REPEAT_DISTANCE  # noqa: E402  (what avoid_repeats avoids)
 
 RUN_THREADS = 1  # torch threads per run (each worker process sets it)
 FUNCTIONS = {"branin": None, "hartmann3": ("hartmann", 3), "hartmann6": ("hartmann", 6), "ackley4": ("ackley", 4),
@@ -224,10 +225,6 @@ def _one(method: str, label: str, seed: int, budget: int, db: str) -> None:
 
 def _method_of(policy: str) -> str:
     return policy.removesuffix("-logei")
-
-
-#: a proposal this close (Euclidean, unit cube) to an earlier point counts as a repeat
-REPEAT_DISTANCE = 1e-3
 
 
 def repeat_share(actions: list, n_init: int) -> float:

@@ -410,6 +410,8 @@ def _maximise(model, acquisition: str, dim: int, best_f: float | torch.Tensor, s
     # every restart came back to an observation: the acquisition's best among Sobol points away from them
     pool = torch.quasirandom.SobolEngine(dim, scramble=True, seed=seed).draw(raw_samples, dtype=torch.float64)
     pool = pool[torch.cdist(pool, avoid.to(pool)).amin(dim=-1) >= REPEAT_DISTANCE]
+    if not len(pool):  # observations everywhere (a tiny box searched for long): nothing new to offer
+        return candidates[int(torch.argmax(values))].numpy()
     with torch.no_grad():
         scores = acq(pool.unsqueeze(-2))
     return pool[int(torch.argmax(scores))].numpy()
