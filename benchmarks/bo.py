@@ -163,8 +163,9 @@ def method_notes(methods: list[str]) -> str:
     if any(split_method(m)[1] == "logei" and split_method(m)[0] not in ("gp", "sobol") and m not in OPTUNA_SAMPLERS
            for m in methods):
         notes.append("NP rows: LogEI optimised by `optimize_acqf` (10 restarts, 512 raw samples) on "
-                     "`NPModel.from_pretrained` with its defaults (the `*-bo` checkpoints but cmanp-and-bo average "
-                     "over 4 symmetric views of the box since 2026-11-24; rows logged before then used one). NP and gp "
+                     "`NPModel.from_pretrained` with its defaults (cmanp-bo averages over the 4 symmetric views of the "
+                     "box its card recommends since 2026-11-24; rows logged before then, and the other checkpoints, "
+                     "use one). NP and gp "
                      "rows never propose a point within 1e-3 of an evaluated one (`BOPolicy(avoid_repeats=True)`, "
                      "the default since 2026-11-24; a run's `avoid_repeats` parameter says which it used).")
     if "gp" in models:
