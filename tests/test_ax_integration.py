@@ -59,7 +59,7 @@ def test_model_options_build_the_model():
     inputs = NPModel.construct_inputs(ds, checkpoint="cmanp-bo")
     assert inputs["surrogate"] is npmodel.shared_surrogate("cmanp-bo")  # float32, whatever the data's dtype
     assert inputs["input_domain"] == (0.0, 1.0) and inputs["standardize"] is True and "train_Yvar" not in inputs
-    assert inputs["n_views"] == npmodel.SYMMETRIC_VIEWS
+    assert inputs["n_views"] == pretrained.checkpoint_use(inputs["surrogate"].card)["n_views"] == 4  # the card's
     model = NPModel(**inputs, input_transform=normalize(), outcome_transform=None)
     assert model.posterior(ds.X[:3].unsqueeze(-2)).mean.shape == (3, 1, 1)
     inputs = NPModel.construct_inputs(dataset(noise=0.5), checkpoint="cmanp-bo", network_dtype=torch.float64,

@@ -9,7 +9,7 @@ from conftest import tiny_model
 from helpers import tiny_checkpoint
 
 from npbandit import NPModel, load_surrogate
-from npbandit.surrogates.npmodel import SYMMETRIC_VIEWS
+from npbandit.surrogates.pretrained import checkpoint_use
 from npbandit.surrogates.views import InputViews, symmetry_count
 
 
@@ -125,7 +125,7 @@ def test_joint_draws_of_a_model_with_views_follow_its_posterior():
 def test_from_pretrained_takes_the_views_the_card_recommends_and_refuses_them_elsewhere(tmp_path):
     X, Y = _data(d=3)
     model = NPModel.from_pretrained("cmanp-bo", X, Y)
-    assert model._views is not None and model._views.n_views == SYMMETRIC_VIEWS
+    assert model._views is not None and model._views.n_views == checkpoint_use(model.surrogate.card)["n_views"] == 4
     assert NPModel.from_pretrained("cmanp-bo", X[:, :1], Y)._views.n_views == 2  # a 1-D box has two symmetries
     assert NPModel.from_pretrained("cmanp-bo", X, Y, n_views=1)._views is None
     assert NPModel.from_pretrained("cmanp-and-bo", X, Y)._views is None  # joint-predictive: none by default

@@ -266,9 +266,12 @@ class CMANP(NeuralProcess):
                 and (source.config.n_elite == 0 or c.n_elite > 0)
                 and (not source.config.elite_context or c.elite_context)):
             missing, unexpected = self.load_state_dict(source.state_dict(), strict=False)
-            optional = ("decoder.point_layers.",) * (source.config.n_elite == 0) + (
-                ("decoder.point_context_layers.",) * (not source.config.elite_context))
-            if unexpected or any(not key.startswith(optional) for key in missing):
+            optional = []  # the layers this model adds, which start at zero output
+            if source.config.n_elite == 0:
+                optional.append("decoder.point_layers.")
+            if not source.config.elite_context:
+                optional.append("decoder.point_context_layers.")
+            if unexpected or any(not key.startswith(tuple(optional)) for key in missing):
                 raise ValueError(f"the source's weights do not fit: missing {missing}, unexpected {unexpected}")
             return
         super().initialise_from(source)

@@ -198,9 +198,6 @@ from npbandit.surrogates.views import InputViews, symmetry_count
 __all__ = ["NPModel", "NPLikelihood", "shared_surrogate"]
 
 NOISE_POINTS = 256
-#: symmetric views the shipped ``cmanp-bo`` card recommends (``card["use"]["n_views"]``, what
-#: ``from_pretrained`` / ``construct_inputs`` then use); see "Symmetric views" in the module docstring
-SYMMETRIC_VIEWS = 4
 # below this many rows saved, predicting the shared rows once (and their Jacobian) costs
 # more than predicting them in every t-batch when a gradient is needed (CPU, cmanp-bo)
 SHARED_ROWS_MIN = 100
