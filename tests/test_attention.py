@@ -8,6 +8,7 @@ from npbandit.surrogates.attention import (
     MultiHeadAttention,
     StreamingCrossAttentionBlock,
     StreamingReader,
+    TranslationEquivariantAttention,
     extend_softmax_state,
 )
 
@@ -65,6 +66,16 @@ def test_attention_over_empty_memory_is_zero_value():
     q = torch.randn(3, 4, 8)
     out = attn(q, torch.zeros(3, 0, 8))
     assert torch.allclose(out, attn.to_out.bias.expand(3, 4, 8))
+
+
+def test_a_block_reading_projected_memory_equals_attending_to_it():
+    torch.manual_seed(3)
+    block = AttentionBlock(8, 2, 16, separate_memory_norm=True).double()
+    x, memory = torch.randn(3, 5, 8, dtype=torch.float64), torch.randn(3, 7, 8, dtype=torch.float64)
+    assert torch.equal(block.read(x, *block.memory_keys_values(memory)), block(x, memory))
+    with pytest.raises(TypeError, match="MultiHeadAttention"):
+        AttentionBlock(8, 2, 16, separate_memory_norm=True,
+                       attention=TranslationEquivariantAttention(8, 2, 1)).memory_keys_values(memory)
 
 
 def test_attention_rejects_heads_not_dividing_width():

@@ -88,9 +88,29 @@ def test_state_keeps_no_raw_data():
     x, y = random_set(1, 50, seed=2)
     state = model.condition(x, y)
     fields = {f.name for f in dataclasses.fields(CMANPState)}
-    assert fields == {"data_state", "reader", "n_points", "n_batch", "grad_enabled", "latent_cache", "elite"}
+    assert fields == {"data_state", "reader", "n_points", "n_batch", "grad_enabled", "latent_cache", "elite",
+                      "memory_cache"}
     assert isinstance(state.data_state, SoftmaxState) and isinstance(state.reader, StreamingReader)
     assert state.elite is None  # the paper's CMANP (n_elite = 0) keeps no point at all
+
+
+@pytest.mark.parametrize("n_elite", [0, 4])
+def test_what_targets_read_is_projected_once_per_state(n_elite, monkeypatch):
+    model = build("cmanp", 2, 1, size="small", n_elite=n_elite).double()
+    x, y = random_set(2, 20, seed=11)
+    xt, _ = random_set(2, 5, seed=12)
+    state = model.condition(x, y)
+    projections = []
+    real = model.decoder.memory
+    monkeypatch.setattr(model.decoder, "memory", lambda *a: projections.append(1) or real(*a))
+    first = model.predict(state, xt)
+    again = model.predict(state, xt + 0.1)
+    assert len(projections) == 1, "the context's keys and values were projected again for new targets"
+    points = None if state.elite is None else model.embed(state.elite)
+    uncached = model.decoder(xt, real(model.latents(state), points))
+    assert max_diff(first, uncached) == 0.0 and max_diff(again, first) > 0.0
+    moved = model.update(state, x[:, :3] * 0.5, y[:, :3] + 1.0)
+    assert max_diff(model.predict(moved, xt), first) > 1e-6 and len(projections) == 2
 
 
 def _elite_model(k: int = 4):
@@ -167,7 +187,7 @@ def test_the_elite_memory_keeps_the_k_best_points_and_updates_exactly():
     assert max_diff(elite.predict(streamed, xt), elite.predict(once, xt)) < 1e-5
     with torch.no_grad():
         moved = elite.predict(once, xt).mean
-        without = elite.decoder.head(elite.decoder.features(xt, elite.latents(once))).mean
+        without = elite.decoder(xt, elite.decoder.memory(elite.latents(once))).mean
     assert (moved - without).abs().max() > 1e-3, "the elite points do not reach the prediction"
 
 

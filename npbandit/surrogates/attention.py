@@ -130,20 +130,26 @@ class MultiHeadAttention(nn.Module):
         Returns:
             ``[B, M, D]``.
         """
-        if memory.shape[-2] == 0:
+        return self.attend(query, *self.project_memory(memory), mask)
+
+    def attend(self, query: Tensor, keys: Tensor, values: Tensor, mask: Tensor | None = None) -> Tensor:
+        """:meth:`forward` with the memory already projected by :meth:`project_memory`
+        (``keys``, ``values`` ``[B, H, N, d_head]``): a memory that many queries read
+        in turn is projected once."""
+        if keys.shape[-2] == 0:
             zeros = query.new_zeros(query.shape[:-1] + (self.n_heads * self.d_head,))
             return self.to_out(zeros)
         q = self.project_queries(query)
-        k, v = self._project_memory(memory)
         attn_mask = None if mask is None else mask.unsqueeze(-3)
-        out = F.scaled_dot_product_attention(q, k, v, attn_mask=attn_mask)
+        out = F.scaled_dot_product_attention(q, keys, values, attn_mask=attn_mask)
         return self.to_out(self._merge_heads(out))
 
     def project_queries(self, query: Tensor) -> Tensor:
         """Per-head queries ``[..., H, M, d_head]`` from ``query`` ``[..., M, D]``."""
         return self._split_heads(self.to_q(query))
 
-    def _project_memory(self, memory: Tensor) -> tuple[Tensor, Tensor]:
+    def project_memory(self, memory: Tensor) -> tuple[Tensor, Tensor]:
+        """Per-head keys and values ``[..., H, N, d_head]`` from ``memory`` ``[..., N, D_mem]``."""
         k, v = self.to_kv(memory).chunk(2, dim=-1)
         return self._split_heads(k), self._split_heads(v)
 
@@ -195,19 +201,31 @@ class AttentionBlock(nn.Module):
 
     def forward(self, x: Tensor, memory: Tensor | None = None, mask: Tensor | None = None, **kwargs: Any):
         h = self.norm(x)
-        if memory is None:
-            kv = h
-        elif self.memory_norm is not None:
-            kv = self.memory_norm(memory)
-        else:
-            kv = self.norm(memory)
-        out = self.attention(h, kv, mask, **kwargs)
+        out = self.attention(h, h if memory is None else self._normed_memory(memory), mask, **kwargs)
         extra = None
         if isinstance(out, tuple):
             out, extra = out
-        x = x + out
-        x = x + self.ff(self.ff_norm(x))
+        x = self._feed_forward(x + out)
         return x if extra is None else (x, extra)
+
+    def _normed_memory(self, memory: Tensor) -> Tensor:
+        return self.norm(memory) if self.memory_norm is None else self.memory_norm(memory)
+
+    def _feed_forward(self, x: Tensor) -> Tensor:
+        return x + self.ff(self.ff_norm(x))
+
+    def memory_keys_values(self, memory: Tensor) -> tuple[Tensor, Tensor]:
+        """The cross-attention's keys and values ``[B, H, N, d_head]`` for ``memory``
+        ``[B, N, D]`` (normalised and projected), for :meth:`read`. Needs the default
+        :class:`MultiHeadAttention`."""
+        if type(self.attention) is not MultiHeadAttention:
+            raise TypeError(f"memory_keys_values needs a MultiHeadAttention, not {type(self.attention).__name__}")
+        return self.attention.project_memory(self._normed_memory(memory))
+
+    def read(self, x: Tensor, keys: Tensor, values: Tensor) -> Tensor:
+        """``forward(x, memory)`` given ``memory_keys_values(memory)``: the same result,
+        without projecting a memory that several calls read again."""
+        return self._feed_forward(x + self.attention.attend(self.norm(x), keys, values))
 
 
 class TranslationEquivariantAttention(MultiHeadAttention):
@@ -241,7 +259,7 @@ class TranslationEquivariantAttention(MultiHeadAttention):
             out = self.to_out(query.new_zeros(query.shape[:-1] + (self.n_heads * self.d_head,)))
             return out if self.phi is None else (out, x_query)
         q = self.project_queries(query)
-        k, v = self._project_memory(memory)
+        k, v = self.project_memory(memory)
         dots = ((q @ k.transpose(-2, -1)) * self.scale).permute(0, 2, 3, 1)  # [B, M, N, H]
         diff = x_query.unsqueeze(-2) - x_memory.unsqueeze(-3)  # [B, M, N, dx]
         logits = self.kernel(torch.cat([diff, dots], dim=-1)).permute(0, 3, 1, 2)  # [B, H, M, N]

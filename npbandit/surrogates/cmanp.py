@@ -27,7 +27,7 @@ from torch.distributions import Normal
 
 from npbandit.surrogates.attention import AttentionBlock, SoftmaxState, StreamingCrossAttentionBlock, StreamingReader
 from npbandit.surrogates.base import NeuralProcess, NPConfig, NPState, _repeat_batch
-from npbandit.surrogates.layers import LatentQueryDecoder, mlp
+from npbandit.surrogates.layers import DecoderMemory, LatentQueryDecoder, mlp
 
 __all__ = ["CMANPConfig", "CMANPState", "CMAB", "CMANP"]
 
@@ -94,7 +94,9 @@ class CMANPState(NPState):
     function of ``data_state`` and the weights alone, not of the targets. They are
     computed on the first ``predict`` and cached in the state, so a run of ``update``
     calls pays only for folding the new points in, and the ``O(L_B^2 + L_I^2)``
-    latent pass once before the next prediction. They are computed in the state's
+    latent pass once before the next prediction. What the targets read of them (every
+    layer's keys and values, and the elite points', a :class:`DecoderMemory`) is cached
+    beside them, per dtype of the targets. Both are computed in the state's
     autograd mode (``grad_enabled``), not in the mode of that first ``predict``: a
     state built without gradients then caches no graph (predictions from it can be
     differentiated in ``xt`` any number of times), and one built with gradients
@@ -109,6 +111,8 @@ class CMANPState(NPState):
     grad_enabled: bool
     latent_cache: list[Tensor] = field(default_factory=list, compare=False, repr=False)
     elite: Tensor | None = None
+    memory_cache: dict[tuple[torch.dtype, torch.device], DecoderMemory] = field(
+        default_factory=dict, compare=False, repr=False)
 
     @property
     def batch_size(self) -> int:
@@ -226,19 +230,26 @@ class CMANP(NeuralProcess):
             state.latent_cache.extend(latents)
         return tuple(state.latent_cache)
 
-    def _decoder_memory(self, state: CMANPState, xt: Tensor) -> tuple[tuple[Tensor, ...], Tensor | None]:
-        """What the decoder reads: every block's latents, and the embedded elite points."""
-        return self.latents(state), None if state.elite is None else self.embed(state.elite.to(xt))
+    def _decoder_memory(self, state: CMANPState, xt: Tensor) -> DecoderMemory:
+        """What the decoder reads: every block's latents and the embedded elite points,
+        projected once per state (and dtype of ``xt``)."""
+        key = (xt.dtype, xt.device)
+        if key not in state.memory_cache:
+            latents = self.latents(state)
+            with torch.set_grad_enabled(state.grad_enabled):
+                points = None if state.elite is None else self.embed(state.elite.to(xt))
+                state.memory_cache[key] = self.decoder.memory(latents, points)
+        return state.memory_cache[key]
 
     def features(self, state: CMANPState, xt: Tensor) -> Tensor:
         """The decoder's target representations ``[B, M, D]`` at ``xt [B, M, dx]``: what
         the Gaussian head reads (and CMANP-AND's covariance factors)."""
-        return self.decoder.features(xt, *self._decoder_memory(state, xt))
+        return self.decoder.features(xt, self._decoder_memory(state, xt))
 
     def _predict(self, state: NPState, xt: Tensor) -> Normal:
         if not isinstance(state, CMANPState):
             raise TypeError(f"state must be a CMANPState, got {type(state).__name__}")
-        return self.decoder(xt, *self._decoder_memory(state, xt))
+        return self.decoder(xt, self._decoder_memory(state, xt))
 
     def initialise_from(self, source: NeuralProcess) -> None:
         """Start from a CMANP with the same config (every weight), or from one that

@@ -4,6 +4,7 @@ latent query decoder of the latent-bottleneck models (LBANP, CMANP)."""
 from __future__ import annotations
 
 from collections.abc import Sequence
+from dataclasses import dataclass
 
 import torch
 import torch.nn.functional as F
@@ -12,7 +13,7 @@ from torch.distributions import Normal
 
 from npbandit.surrogates.attention import AttentionBlock
 
-__all__ = ["mlp", "GaussianHead", "LatentQueryDecoder"]
+__all__ = ["mlp", "GaussianHead", "DecoderMemory", "LatentQueryDecoder"]
 
 
 def mlp(d_in: int, d_hidden: int, d_out: int, depth: int) -> nn.Sequential:
@@ -41,6 +42,19 @@ class GaussianHead(nn.Module):
     def forward(self, h: Tensor) -> Normal:
         loc, raw = self.net(h).chunk(2, dim=-1)
         return Normal(loc, self.min_std + F.softplus(raw))
+
+
+@dataclass(frozen=True)
+class DecoderMemory:
+    """What the targets of a :class:`LatentQueryDecoder` read, projected once per context
+    (:meth:`LatentQueryDecoder.memory`): per layer, the keys and values
+    ``[B, H, L, d_head]`` of that layer's latents and, with a point reader, of the
+    (embedded, possibly contextualised) points. None of it depends on the targets, so a
+    model that predicts at many target sets from one context (an acquisition optimiser)
+    projects it once instead of at every call."""
+
+    latents: tuple[tuple[Tensor, Tensor], ...]
+    points: tuple[tuple[Tensor, Tensor], ...] | None = None
 
 
 class LatentQueryDecoder(nn.Module):
@@ -78,26 +92,38 @@ class LatentQueryDecoder(nn.Module):
         self.norm = nn.LayerNorm(d_model)
         self.head = GaussianHead(d_model, d_ff, y_dim, min_std)
 
-    def forward(self, xt: Tensor, latents: Sequence[Tensor], points: Tensor | None = None) -> Normal:
-        """``xt [B, M, dx]``, one ``[B, L, D]`` latent tensor per layer (and, with a point
-        reader, embedded points ``[B, K, D]``) -> ``Normal [B, M, dy]``."""
-        return self.head(self.features(xt, latents, points))
+    def forward(self, xt: Tensor, memory: DecoderMemory) -> Normal:
+        """``xt [B, M, dx]`` and the context's :meth:`memory` -> ``Normal [B, M, dy]``."""
+        return self.head(self.features(xt, memory))
 
-    def features(self, xt: Tensor, latents: Sequence[Tensor], points: Tensor | None = None) -> Tensor:
-        """The normalised target representations ``[B, M, D]`` the head reads; other
-        heads (CMANP-AND's covariance factors) read them too. ``points`` ``[B, K, D]``
-        (``K >= 1``) are read by the point reader; ``None`` skips it (no data yet)."""
+    def memory(self, latents: Sequence[Tensor], points: Tensor | None = None) -> DecoderMemory:
+        """The :class:`DecoderMemory` of one ``[B, L, D]`` latent tensor per layer and,
+        with a point reader, embedded points ``[B, K, D]`` (``K >= 1``; ``None`` skips the
+        reader: no data yet)."""
         if len(latents) != len(self.layers):
             raise ValueError(f"expected {len(self.layers)} latent tensors, got {len(latents)}")
         if points is not None and self.point_layers is None:
             raise ValueError("this decoder has no point reader (point_reader=False)")
+        latent_kv = tuple(layer.memory_keys_values(z) for layer, z in zip(self.layers, latents))
+        if points is None:
+            return DecoderMemory(latent_kv)
+        point_kv = []
+        for g, z in enumerate(latents):
+            if self.point_context_layers is not None:
+                points = self.point_context_layers[g](points, z)
+            point_kv.append(self.point_layers[g].memory_keys_values(points))
+        return DecoderMemory(latent_kv, tuple(point_kv))
+
+    def features(self, xt: Tensor, memory: DecoderMemory) -> Tensor:
+        """The normalised target representations ``[B, M, D]`` the head reads; other
+        heads (CMANP-AND's covariance factors) read them too."""
+        if len(memory.latents) != len(self.layers):
+            raise ValueError(f"expected memory for {len(self.layers)} layers, got {len(memory.latents)}")
         h = self.embed(xt)
-        for g, (layer, z) in enumerate(zip(self.layers, latents)):
-            h = layer(h, z)
-            if points is not None:
-                if self.point_context_layers is not None:
-                    points = self.point_context_layers[g](points, z)
-                h = self.point_layers[g](h, points)
+        for g, (layer, latent_kv) in enumerate(zip(self.layers, memory.latents)):
+            h = layer.read(h, *latent_kv)
+            if memory.points is not None:
+                h = self.point_layers[g].read(h, *memory.points[g])
         return self.norm(h)
 
 

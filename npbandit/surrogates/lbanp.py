@@ -66,4 +66,4 @@ class LBANP(NeuralProcess):
     def _predict(self, state: NPState, xt: Tensor) -> Normal:
         if not isinstance(state, ContextSetState):
             raise TypeError(f"state must be a ContextSetState, got {type(state).__name__}")
-        return self.decoder(xt, state.encoding)
+        return self.decoder(xt, self.decoder.memory(state.encoding))

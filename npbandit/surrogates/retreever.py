@@ -176,7 +176,7 @@ class ReTreever(NeuralProcess):
             child_mask = level_mask.reshape(batch, -1, b)
             level, level_mask = self._aggregate(children, child_mask), child_mask.any(-1)
         nodes, masks = tuple(reversed(nodes)), tuple(reversed(masks))
-        keys = tuple(self.policy._project_memory(self.policy_norm(v))[0].transpose(1, 2) for v in nodes)
+        keys = tuple(self.policy.project_memory(self.policy_norm(v))[0].transpose(1, 2) for v in nodes)
         tree = Tree(leaves, real, nodes, masks, keys, tokens, depth, leaf)
         return ContextSetState(xc, yc, tree)
 
