@@ -155,6 +155,17 @@ def split_warp(model: str) -> tuple[str, str | None]:
     return model, None
 
 
+def split_trust_region(model: str) -> tuple[str, bool]:
+    """A column's model part and whether it searches in a trust region: ``cmanp-bo-tr`` ->
+    ``("cmanp-bo", True)`` (``BOPolicy(trust_region=True)``), ``cmanp-bo`` -> ``("cmanp-bo", False)``."""
+    return (model[:-3], True) if model.endswith("-tr") else (model, False)
+
+
+def base_model(method: str) -> str:
+    """The model (checkpoint name or ``gp``) of a column: ``cmanp-bo-yeo-johnson-tr-ucb`` -> ``cmanp-bo``."""
+    return split_warp(split_trust_region(split_method(method)[0])[0])[0]
+
+
 def method_notes(methods: list[str]) -> str:
     """What the table's columns are, for the families among ``methods`` only."""
     models = [split_method(m)[0] for m in methods]
@@ -187,14 +198,18 @@ def method_notes(methods: list[str]) -> str:
                      "proposal), joint across the candidates for a joint model (CMANP-AND: autoregressive blocks of "
                      f"{THOMPSON_BLOCK_SIZE}) and the GP; -marginal-thompson: every candidate drawn from its own "
                      "marginal, the ablation of the joint draw.")
-    if any(split_warp(m)[1] for m in models):
+    if any(split_trust_region(m)[1] for m in models):
+        notes.append("-tr: every proposal inside a TuRBO-1 trust region around the best point, the model seeing only "
+                     "the observations in it, mapped onto the unit cube (`BOPolicy(trust_region=True)`).")
+    if any(split_warp(split_trust_region(m)[0])[1] for m in models):
         notes.append("-yeo-johnson: the surrogate sees standardised, Yeo-Johnson-warped values, refit per proposal "
                      "(`BOPolicy(output_warp=...)`).")
     return " ".join(notes)
 
 
 def make_policy(method: str, env):
-    """The policy of one table column for ``env`` (a ``BlackBoxEnv``): ``<model>[-yeo-johnson][-<acquisition>]``."""
+    """The policy of one table column for ``env`` (a ``BlackBoxEnv``):
+    ``<model>[-yeo-johnson][-tr][-<acquisition>]``."""
     from npbandit.policies import BOPolicy, SobolPolicy
 
     if method == "sobol":
@@ -202,8 +217,9 @@ def make_policy(method: str, env):
     if method in OPTUNA_SAMPLERS:
         return OptunaPolicy(method, env.bounds)
     model, acquisition = split_method(method)
+    model, trust_region = split_trust_region(model)
     model, warp = split_warp(model)
-    return BOPolicy(env.dim, model=model, acquisition=acquisition, output_warp=warp,
+    return BOPolicy(env.dim, model=model, acquisition=acquisition, output_warp=warp, trust_region=trust_region,
                     **(GP_OPTIONS if model == "gp" else {}))
 
 
@@ -245,7 +261,7 @@ def repeat_share(actions: list, n_init: int) -> float:
 def is_current_config(method: str, params: dict) -> bool:
     """Whether a logged run ran with the configuration this script runs now: the GP with
     ``GP_OPTIONS`` (earlier GP runs inferred the noise), Optuna at ``OPTUNA_VERSION``."""
-    if split_warp(split_method(method)[0])[0] == "gp":
+    if base_model(method) == "gp":
         return all(params.get(k) == v for k, v in GP_OPTIONS.items())
     if method in OPTUNA_SAMPLERS:
         return params.get("optuna") == OPTUNA_VERSION
@@ -268,7 +284,7 @@ def collect(db: str, budget: int) -> dict[tuple[str, str], list[dict]]:
     params = _policy_params(db)
     for r in list_runs(db, kind="bo"):
         if (r.status != "completed" or r.env_params.get("benchmark") != "bo" or r.env_params.get("budget") != budget
-                or not is_current(r, split_warp(split_method(_method_of(r.policy))[0])[0])
+                or not is_current(r, base_model(_method_of(r.policy)))
                 or not is_current_config(_method_of(r.policy), params.get(r.id, {}))):
             continue
         steps = run_steps(db, r.id)

@@ -51,7 +51,7 @@ def optimize(objective: Callable[[Any], float], bounds: Any, surrogate: str = "t
              progress: bool = True, commit_every: int | None = None, name: str | None = None,
              optimal_value: float | None = None, batch_size: int = 1, executor: Any = None,
              eval_timeout: float | None = None, output_warp: str | None = None,
-             avoid_repeats: bool = True) -> OptimizeResult:
+             avoid_repeats: bool = True, trust_region: bool | None = None) -> OptimizeResult:
     """Optimise ``objective`` over the box ``bounds`` with a pretrained NP surrogate.
 
     Args:
@@ -108,6 +108,13 @@ def optimize(objective: Callable[[Any], float], bounds: Any, surrogate: str = "t
         avoid_repeats: never propose a point already evaluated (within 1e-3 of it in the
             unit cube; see :class:`~npbandit.policies.BOPolicy`). ``False`` for a noisy
             objective where a repeat is worth an evaluation.
+        trust_region: search a trust region around the best point that starts as the
+            whole box and shrinks when proposals stop improving (TuRBO-1's rules), the
+            surrogate seeing the observations in it as its whole domain (see
+            :class:`~npbandit.policies.BOPolicy`). ``None`` (default): on for the NP
+            surrogates, off for ``"gp"``. The model is then rebuilt per proposal;
+            ``False`` streams every observation into one global model instead (CMANP:
+            constant cost however long the run).
 
     Raises:
         ValueError / TypeError: a bad argument, naming it; ``surrogate`` also when the
@@ -136,6 +143,8 @@ def optimize(objective: Callable[[Any], float], bounds: Any, surrogate: str = "t
         raise ValueError(f"output_warp must be None or one of {OUTPUT_WARPS}, got {output_warp!r}")
     if not isinstance(avoid_repeats, bool):
         raise TypeError(f"avoid_repeats must be a bool, got {type(avoid_repeats).__name__}")
+    if trust_region is not None and not isinstance(trust_region, bool):
+        raise TypeError(f"trust_region must be a bool or None, got {type(trust_region).__name__}")
     _check_async(executor, batch_size, eval_timeout)
     label = objective_label(objective) if name is None else _check_name(name)
     if optimal_value is not None:
@@ -155,7 +164,8 @@ def optimize(objective: Callable[[Any], float], bounds: Any, surrogate: str = "t
         policy: Policy = SobolPolicy(d)
     else:
         policy = _StandardisedDataCheck(BOPolicy(d, model=model, acquisition=acquisition, n_init=n_init,
-                                                     output_warp=output_warp, avoid_repeats=avoid_repeats))
+                                                     output_warp=output_warp, avoid_repeats=avoid_repeats,
+                                                     trust_region=trust_region))
     info = {"kind": "bo", "env_id": "npbandit/BlackBox-v0",
             "env_params": {"objective": label, "dim": d, "bounds": box.tolist(), "minimize": bool(minimize),
                            "budget": budget, "optimal_value": optimal_value}}

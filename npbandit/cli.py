@@ -59,6 +59,9 @@ def build_parser() -> argparse.ArgumentParser:
     opt.add_argument("--acquisition", default="logei", help="logei | ucb | thompson | marginal-thompson")
     opt.add_argument("--output-warp", choices=list(OUTPUT_WARPS),
                      help="power-transform the values the surrogate sees (optimize(output_warp=...))")
+    opt.add_argument("--trust-region", action=argparse.BooleanOptionalAction, default=None,
+                     help="search a trust region around the best point, the surrogate seeing it as its whole "
+                          "domain (optimize(trust_region=...); default: on for the NP surrogates, off for gp)")
     opt.add_argument("--n-init", type=_positive_int)
     opt.add_argument("--maximize", action="store_true", help="maximise instead of minimise")
     opt.add_argument("--on-error", choices=["raise", "skip"], default="raise")
@@ -373,7 +376,8 @@ def _dispatch(args) -> int:
                               acquisition=args.acquisition, minimize=not args.maximize, n_init=args.n_init,
                               seed=args.seed, db=args.db, on_error=args.on_error, progress=_progress(),
                               name=name, optimal_value=optimum, batch_size=batch_size, executor=executor,
-                              eval_timeout=args.eval_timeout, output_warp=args.output_warp)
+                              eval_timeout=args.eval_timeout, output_warp=args.output_warp,
+                              trust_region=args.trust_region)
         print(f"run {result.run_id}: best value {result.best_value:.6g} at x = {result.best_x.tolist()} "
               f"after {len(result.history)} evaluations")
     elif args.command == "bandit":

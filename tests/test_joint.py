@@ -386,7 +386,7 @@ def test_bo_policy_thompson_on_a_joint_np_is_one_latent_joint_draw(tmp_path, mon
 
     monkeypatch.setattr(CMANPAND, "sample", spy)
     policy = BOPolicy(2, model=str(tiny_checkpoint(tmp_path, "cmanp-and", "bo")), acquisition="thompson",
-                      thompson_candidates=300)
+                      thompson_candidates=300, trust_region=False)  # the streamed global model, read below
     policy.reset(0)
     rng = np.random.default_rng(0)
     for _ in range(policy.n_init + 2):
@@ -408,7 +408,7 @@ def test_bo_policy_marginal_thompson_draws_each_candidate_alone_from_a_joint_np(
 
     monkeypatch.setattr(CMANPAND, "sample", refuse)
     policy = BOPolicy(2, model=str(tiny_checkpoint(tmp_path, "cmanp-and", "bo")), acquisition="marginal-thompson",
-                      thompson_candidates=300)
+                      thompson_candidates=300, trust_region=False)
     assert policy.name.endswith("-marginal-thompson")
     policy.reset(0)
     for _ in range(policy.n_init + 2):

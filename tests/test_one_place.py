@@ -183,7 +183,7 @@ def test_the_tour_logs_a_bo_run_and_three_bandit_runs_then_reports(tmp_path, wra
     tour = demo.run_tour(db, budget=5, steps=6, seed=1, say=lines.append)
     runs = list_runs(db)
     assert sorted((r.kind, r.policy) for r in runs) == [
-        ("bandit", "cmanp-wheel-ucb"), ("bandit", "linucb"), ("bandit", "uniform"), ("bo", "tnpd-bo-logei")]
+        ("bandit", "cmanp-wheel-ucb"), ("bandit", "linucb"), ("bandit", "uniform"), ("bo", "tnpd-bo-tr-logei")]
     bo_run = next(r for r in runs if r.kind == "bo")
     assert bo_run.id == tour.bo_run_id and len(run_steps(db, bo_run.id)) == 5
     assert bo_run.env_params["objective"] == "branin" and wrapper_calls == [("Branin", "branin")]

@@ -29,7 +29,7 @@ def test_the_warp_keeps_the_order_and_ignores_the_units():
 
 def test_the_policy_gives_the_model_warped_values_and_the_acquisition_their_best(tmp_path, monkeypatch):
     card = tiny_checkpoint(tmp_path, "cmanp", "bo")
-    policy = BOPolicy(2, model=str(card), output_warp="yeo-johnson", n_init=5)
+    policy = BOPolicy(2, model=str(card), output_warp="yeo-johnson", n_init=5, trust_region=False)  # every point
     assert policy.name.endswith("-yeo-johnson-logei") and policy.params()["output_warp"] == "yeo-johnson"
     policy.reset(0)
     rng = np.random.default_rng(1)
@@ -59,7 +59,8 @@ def test_the_policy_tells_the_proposal_step_what_it_has_evaluated_unless_asked_n
     monkeypatch.setattr(bo, "propose", lambda model, acquisition, **kwargs: seen.append(kwargs["observed"]) or
                         np.full(2, 0.5))
     for avoid in (True, False):
-        policy = BOPolicy(2, model=str(card), n_init=3, **({} if avoid else {"avoid_repeats": False}))
+        policy = BOPolicy(2, model=str(card), n_init=3, trust_region=False,  # observed as given, not in a box
+                          **({} if avoid else {"avoid_repeats": False}))
         assert policy.params()["avoid_repeats"] is avoid
         policy.reset(0)
         for x in ([0.1, 0.2], [0.3, 0.4], [0.5, 0.6]):
@@ -80,7 +81,7 @@ def test_optimize_runs_with_the_warp_and_logs_it(tmp_path):
                       db=db, progress=False, output_warp="yeo-johnson")
     assert len(result.history) == 8
     (run,) = list_runs(db)
-    assert run.policy.endswith("-yeo-johnson-logei")
+    assert run.policy.endswith("-yeo-johnson-tr-logei")  # the trust region is on by default for an NP
     with pytest.raises(ValueError, match="output_warp"):
         optimize(lambda x: 0.0, [[0], [1]], surrogate=str(card), budget=3, db=None, output_warp="power")
 
@@ -103,6 +104,6 @@ def test_the_cli_passes_the_warp_on(tmp_path):
     card = tiny_checkpoint(tmp_path, "cmanp", "bo")
     db = f"sqlite:///{tmp_path / 'cli.db'}"
     assert main(["optimize", "--function", "branin", "--surrogate", str(card), "--budget", "7",
-                 "--output-warp", "yeo-johnson", "--db", db]) == 0
+                 "--output-warp", "yeo-johnson", "--no-trust-region", "--db", db]) == 0
     (run,) = list_runs(db)
-    assert run.policy.endswith("-yeo-johnson-logei")
+    assert run.policy.endswith("-yeo-johnson-logei") and run.policy_params["trust_region"] is False

@@ -1,0 +1,104 @@
+"""The trust region (TuRBO-1's rules) and BOPolicy(trust_region=True): the model sees the box as its cube."""
+
+import numpy as np
+import pytest
+import torch
+
+import npbandit.policies.bo as bo
+from npbandit.policies import BOPolicy
+from npbandit.policies.trust_region import TrustRegion
+
+
+def test_the_region_doubles_after_successes_halves_after_failures_and_restarts():
+    assert TrustRegion(2).length == 1.6 and TrustRegion(2).failure_tolerance == 4  # starts as the whole cube
+    region = TrustRegion(6, length_init=0.8)  # TuRBO's start
+    assert region.length == 0.8 and region.failure_tolerance == 6
+    for _ in range(3):
+        region.observe(True)
+    assert region.length == 1.6
+    for _ in range(3):  # capped at length_max
+        region.observe(True)
+    assert region.length == 1.6
+    region.observe(True)
+    region.observe(False)  # a failure resets the run of successes
+    region.observe(True)
+    region.observe(True)
+    assert region.length == 1.6 and region.successes == 2
+    halvings = 0
+    while region.restarts == 0:
+        for _ in range(6):
+            region.observe(False)
+        halvings += 1
+    assert halvings == 8 and region.length == 0.8  # 1.6 / 2**8 < 0.5**7: back to the start
+    assert TrustRegion.improves(1.01, 1.0) and not TrustRegion.improves(1.0005, 1.0)
+    assert TrustRegion.improves(-0.9, -1.0) and not TrustRegion.improves(-0.9995, -1.0)
+
+
+def test_the_box_is_cut_to_the_cube_and_maps_its_points_onto_it():
+    region = TrustRegion(2)
+    region.length = 0.4
+    lower, upper = region.box(torch.tensor([0.1, 0.5]))
+    assert torch.allclose(lower, torch.tensor([0.0, 0.3], dtype=torch.float64))
+    assert torch.allclose(upper, torch.tensor([0.3, 0.7], dtype=torch.float64))
+    X = torch.tensor([[0.15, 0.5], [0.3, 0.7], [0.5, 0.5], [0.0, 0.29]], dtype=torch.float64)
+    unit, inside = region.to_unit(X, lower, upper)
+    assert inside.tolist() == [True, True, False, False]
+    assert torch.allclose(unit, torch.tensor([[0.5, 0.5], [1.0, 1.0]], dtype=torch.float64))
+
+
+@pytest.mark.parametrize("kwargs,match", [({"dim": 0}, "dim"), ({"dim": 2, "length_min": 1.7}, "length_min"),
+                                          ({"dim": 2, "success_tolerance": 0}, "success_tolerance"),
+                                          ({"dim": 2, "failure_tolerance": 1.5}, "failure_tolerance")])
+def test_bad_regions_are_refused(kwargs, match):
+    with pytest.raises(ValueError, match=match):
+        TrustRegion(**kwargs)
+    with pytest.raises(ValueError, match="center"):
+        TrustRegion(2).box(torch.zeros(3))
+
+
+def test_a_policy_in_a_trust_region_shows_its_model_only_the_box(monkeypatch):
+    seen = []
+    real = bo.propose
+
+    def spy(model, *args, **kwargs):
+        seen.append((model.train_X.clone(), kwargs["observed"].clone()))
+        return real(model, *args, **kwargs)
+
+    monkeypatch.setattr(bo, "propose", spy)
+    policy = BOPolicy(2, model="cmanp-bo")  # on by default for an NP, off for the GP
+    assert policy.name == "cmanp-bo-tr-logei" and policy.params()["trust_region"] is True
+    assert BOPolicy(2, model="cmanp-bo", trust_region=False).params()["trust_region"] is False
+    assert BOPolicy(2, model="gp").name == "gp-logei"
+    policy.reset(seed=0)
+    f = lambda x: -float(((x - 0.3) ** 2).sum())  # noqa: E731 (maximised)
+    for _ in range(policy.n_init):
+        x = policy.act(None)
+        policy.observe(None, x, f(x), {})
+    best = np.array(policy.X)[int(np.argmax(policy.Y))]
+    policy.region.length = 0.2
+    x = policy.act(None)
+    assert np.all(np.abs(x - best) <= 0.1 + 1e-12), "the proposal left the trust region"
+    (train_X, observed), = seen
+    inside = np.all(np.abs(np.array(policy.X) - best) <= 0.1, axis=1)
+    assert len(train_X) == inside.sum() >= 1 and torch.equal(train_X, observed)
+    assert float(train_X.min()) >= 0.0 and float(train_X.max()) <= 1.0
+    policy.observe(None, x, f(x), {})  # a proposal's outcome moves the counters
+    assert policy.region.successes + policy.region.failures == 1
+    with pytest.raises(TypeError, match="trust_region"):
+        BOPolicy(2, model="cmanp-bo", trust_region="yes")
+
+
+def test_optimize_searches_a_trust_region_by_default_for_an_np_and_records_it(tmp_path):
+    from npbandit import optimize
+    from npbandit.storage import list_runs
+
+    db = f"sqlite:///{tmp_path / 'runs.db'}"
+    for flag in (None, False):
+        result = optimize(lambda x: float(((x - 0.2) ** 2).sum()), [[-1, -1], [1, 1]], surrogate="cmanp", budget=8,
+                          seed=0, db=db, progress=False, **({} if flag is None else {"trust_region": flag}))
+        assert len(result.history) == 8
+    on, off = sorted(list_runs(db), key=lambda r: r.id)
+    assert on.policy_params["trust_region"] is True and on.policy.endswith("-tr-logei")
+    assert off.policy_params["trust_region"] is False and not off.policy.endswith("-tr-logei")
+    with pytest.raises(TypeError, match="trust_region"):
+        optimize(lambda x: 0.0, [[0], [1]], budget=3, db=None, trust_region="on")
