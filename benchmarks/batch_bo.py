@@ -1,8 +1,8 @@
 """Asynchronous BO on a Dask LocalCluster: wall time and regret against q (issue 17).
 
 The objective sleeps ``--sleep`` seconds (1 s) and then returns Branin's or Hartmann-6's
-value, as an expensive evaluation would. ``npbandit.optimize`` with ``surrogate="cmanp"`` (its
-streaming model; otherwise the defaults: LogEI, a 2d + 1-point Sobol design) runs ``--budget`` (64) evaluations
+value, as an expensive evaluation would. ``npbandit.optimize`` with ``surrogate="cmanp"`` (otherwise
+the defaults: LogEI, a 2d + 1-point Sobol design, the trust region) runs ``--budget`` (64) evaluations
 with q = 1, 2, 4, 8 of them in flight on a 4-worker ``LocalCluster`` (one thread per worker,
 in this process: the objective sleeps, so threads are workers enough, and each task is still
 pickled as on a real cluster); q = 1 runs on the same cluster, one evaluation at a time.
@@ -196,7 +196,7 @@ def render(summary: dict, args) -> str:
              "runs completed so far (seeds per cell below; the script resumes where it stopped). "
              f"{args.budget} evaluations of an objective that sleeps {args.sleep:g} s and returns the "
              f"function's value; `npbandit.optimize` with `surrogate=\"cmanp\"` (LogEI, 2d + 1 Sobol "
-             f"points: the defaults) and `batch_size=q` on a {WORKERS}-worker Dask `LocalCluster` (one thread per worker; "
+             f"points, the trust region: the defaults) and `batch_size=q` on a {WORKERS}-worker Dask `LocalCluster` (one thread per worker; "
              "`executor=client.get_executor()`, q = 1 included); pending points believed at the worst value "
              f"observed so far (a constant liar). {OPTUNA}: Optuna {OPTUNA_VERSION} `TPESampler(seed=seed, constant_liar=True)`, "
              f"`study.optimize(n_jobs={WORKERS})` on the same objective. Wall time: first submission to last "

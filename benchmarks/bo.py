@@ -3,9 +3,11 @@
 Branin-2, Hartmann-3, Hartmann-6, Ackley-4, Levy-4 and Rosenbrock-3 (minimised, inputs
 mapped to the unit cube), ``--seeds`` seeds, ``--budget`` evaluations including a
 ``2d + 1``-point scrambled Sobol design that is the same for every method of a seed.
-Methods: every shipped ``*-bo`` checkpoint with LogEI (``NPModel`` + ``optimize_acqf``,
-streaming ``condition_on_observations``; ``<checkpoint>-thompson``, ``-marginal-thompson`` or
-``-ucb`` for another acquisition, as ``BOPolicy`` names them), BoTorch ``SingleTaskGP`` + LogEI refit every
+Methods: every shipped ``*-bo`` checkpoint with LogEI in the trust region, as ``optimize`` runs
+it (``<checkpoint>-tr``: ``NPModel`` + ``optimize_acqf`` on the observations in the box, rebuilt per
+proposal; ``<checkpoint>`` alone: one global model, streaming ``condition_on_observations``;
+``-yeo-johnson`` before ``-tr`` for the output warp; ``-thompson``, ``-marginal-thompson`` or
+``-ucb`` after it for another acquisition, as ``BOPolicy`` names them), BoTorch ``SingleTaskGP`` + LogEI refit every
 iteration (told the functions are noise-free, ``GP_OPTIONS``), Sobol search, and two peers
 users would otherwise pick: Optuna's default sampler (``optuna-tpe``: ``TPESampler(seed=seed)``,
 every other option Optuna's default) and ``optuna-gp`` (``GPSampler(seed=seed)``, likewise), and
@@ -199,8 +201,11 @@ def method_notes(methods: list[str]) -> str:
                      f"{THOMPSON_BLOCK_SIZE}) and the GP; -marginal-thompson: every candidate drawn from its own "
                      "marginal, the ablation of the joint draw.")
     if any(split_trust_region(m)[1] for m in models):
-        notes.append("-tr: every proposal inside a TuRBO-1 trust region around the best point, the model seeing only "
-                     "the observations in it, mapped onto the unit cube (`BOPolicy(trust_region=True)`).")
+        notes.append("-tr: every proposal inside a trust region around the best point that starts as the whole cube "
+                     "and shrinks after proposals that do not improve (TuRBO-1's rules), the model seeing only the "
+                     "observations in it, mapped onto the unit cube (`BOPolicy(trust_region=True)`, the default for "
+                     "the NP checkpoints since 2026-11-24); NP columns without -tr run `trust_region=False`, one "
+                     "global model streamed.")
     if any(split_warp(split_trust_region(m)[0])[1] for m in models):
         notes.append("-yeo-johnson: the surrogate sees standardised, Yeo-Johnson-warped values, refit per proposal "
                      "(`BOPolicy(output_warp=...)`).")
@@ -310,8 +315,8 @@ def main(argv: list[str] | None = None) -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--functions", nargs="+", default=list(FUNCTIONS), choices=list(FUNCTIONS))
     parser.add_argument("--methods", nargs="+",
-                        default=[n for n in available_checkpoints() if n.endswith("-bo")] + ["gp", *OPTUNA_SAMPLERS,
-                                                                                               "sobol"])
+                        default=[f"{n}-tr" for n in available_checkpoints() if n.endswith("-bo")]
+                        + ["gp", *OPTUNA_SAMPLERS, "sobol"])  # the NPs as optimize() runs them
     parser.add_argument("--seeds", type=int, default=10)
     parser.add_argument("--budget", type=int, default=60)
     add_cluster_arguments(parser)
@@ -364,6 +369,8 @@ def main(argv: list[str] | None = None) -> None:
             t = statistics.fmean(r["s_per_iter"] for r in rs)
             summary[f"{f}/{m}"] = {"final": [q1, med, q3], "s_per_iter": t, "runs": len(rs),
                                    "repeats": statistics.median(r["repeats"] for r in rs),
+                                   # per seed, so two columns can be compared seed by seed
+                                   "final_by_seed": {str(r["seed"]): r["curve"][-1] for r in rs},
                                    "quartile_curves": [list(quartiles(list(c))) for c in zip(*[r["curve"] for r in rs])]}
             cells.append(f"{med:.2f} [{q1:.2f}, {q3:.2f}] ({t:.2f} s)")
         lines.append(f"| {f} | " + " | ".join(cells) + " |")

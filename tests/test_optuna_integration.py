@@ -8,6 +8,7 @@ import warnings
 from pathlib import Path
 
 import numpy as np
+import torch
 import pytest
 
 optuna = pytest.importorskip("optuna", reason="the Optuna integration needs the 'optuna' extra: "
@@ -17,6 +18,7 @@ from optuna.distributions import FloatDistribution, IntDistribution  # noqa: E40
 from optuna.trial import TrialState, create_trial  # noqa: E402
 
 from npbandit.integrations.optuna import NPSampler, _from_unit, _to_unit  # noqa: E402
+from npbandit.policies.trust_region import TrustRegion  # noqa: E402
 from npbandit.surrogates.pretrained import CheckpointError  # noqa: E402
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -75,9 +77,9 @@ def test_mixed_space_study_proposes_with_the_np(monkeypatch):
     calls = []
     original = NPSampler._propose
 
-    def spy(self, X, Y, pending, seed):
+    def spy(self, X, Y, pending, seed, region=None):
         calls.append((X.shape, Y.shape))
-        return original(self, X, Y, pending, seed)
+        return original(self, X, Y, pending, seed, region)
 
     monkeypatch.setattr(NPSampler, "_propose", spy)
     study = optuna.create_study(sampler=sampler(seed=0))
@@ -118,7 +120,7 @@ def test_direction_is_honoured(direction):
 def test_only_completed_finite_trials_inform_the_np(monkeypatch):
     seen = {}
 
-    def capture(self, X, Y, pending, seed):
+    def capture(self, X, Y, pending, seed, region=None):
         seen["X"], seen["Y"], seen["pending"] = X, Y, pending
         return np.full(X.shape[-1], 0.5)
 
@@ -151,13 +153,34 @@ def test_the_np_is_told_which_points_the_completed_trials_evaluated(monkeypatch)
                         np.full(1, 0.5))
     dist = {"x": FloatDistribution(0.0, 10.0)}
     for avoid in (True, False):
-        study = optuna.create_study(sampler=sampler(seed=0, avoid_repeats=avoid))
+        study = optuna.create_study(sampler=sampler(seed=0, avoid_repeats=avoid, trust_region=False))
         for x in (1.0, 2.0, 3.0, 4.0):
             study.add_trial(create_trial(params={"x": x}, distributions=dist, value=x))
         study.ask().suggest_float("x", 0.0, 10.0)
     assert seen[0].squeeze(-1).tolist() == [0.1, 0.2, 0.3, 0.4] and seen[1] is None
     with pytest.raises(TypeError, match="avoid_repeats"):
         NPSampler(avoid_repeats=None)
+
+
+def test_the_np_sees_the_trials_in_the_trust_region_the_study_has_earned(monkeypatch):
+    import npbandit.policies.bo as bo  # the trust-region step is optimize's (propose_in_region)
+
+    seen = []
+    monkeypatch.setattr(bo, "propose", lambda model, acquisition, **kw: seen.append(
+        (model.train_X.clone(), kw["observed"].clone())) or np.full(1, 0.5))
+    dist = {"x": FloatDistribution(0.0, 10.0)}
+    study = optuna.create_study(sampler=sampler(seed=0))
+    for x in (1.0, 2.0, 3.0, 4.0) + (9.0,) * 8:  # the 4 start-up trials, then 8 that never improve
+        study.add_trial(create_trial(params={"x": x}, distributions=dist, value=x))
+    x = study.ask().suggest_float("x", 0.0, 10.0)
+    # two halvings (4 failures each for d = 1) from the whole cube: side 0.4 around x = 1 (0.1), cut at 0
+    (train_X, observed), = seen
+    assert torch.allclose(train_X.squeeze(-1), torch.tensor([1 / 3, 2 / 3, 1.0], dtype=torch.float64))
+    assert torch.equal(train_X, observed) and x == pytest.approx(1.5)
+    region = TrustRegion.replay(1, [-v for v in (1.0, 2.0, 3.0, 4.0) + (9.0,) * 8], 4)
+    assert region.length == pytest.approx(0.4)
+    with pytest.raises(TypeError, match="trust_region"):
+        NPSampler(trust_region=1)
 
 
 @pytest.mark.parametrize("checkpoint", ["cmanp-bo", "tnpd-bo"])

@@ -43,7 +43,8 @@ except ImportError as err:  # pragma: no cover - exercised only without Optuna
                       f"(or pip install optuna) ({err})") from None
 
 from npbandit.api import SURROGATES
-from npbandit.policies.bo import ACQUISITIONS, propose
+from npbandit.policies.bo import ACQUISITIONS, propose, propose_in_region
+from npbandit.policies.trust_region import TrustRegion
 from npbandit.surrogates.pretrained import check_checkpoint_kind, load_surrogate
 
 __all__ = ["NPSampler"]
@@ -69,6 +70,12 @@ class NPSampler(BaseSampler):
         num_restarts, raw_samples: ``optimize_acqf``'s settings, as in ``optimize``.
         avoid_repeats: never propose a point a completed trial has evaluated (as in
             ``optimize``); ``False`` for a noisy objective.
+        trust_region: propose inside a trust region around the best trial, the NP seeing
+            the trials in it as its whole domain, as ``optimize`` does by default (see
+            :class:`~npbandit.policies.BOPolicy`). The region is replayed from the
+            completed trials in the order of their numbers at every proposal, so it needs
+            no state of its own and every worker of a study agrees on it. ``False``: one
+            model of every completed trial.
 
     Only completed trials inform the NP (pruned and failed ones are ignored). The study
     must have one objective; ``study.direction`` decides whether it is minimised
@@ -77,7 +84,8 @@ class NPSampler(BaseSampler):
 
     def __init__(self, checkpoint: str = "tnpd-bo", *, acquisition: str = "logei", n_startup_trials: int = 10,
                  seed: int | None = None, independent_sampler: BaseSampler | None = None, beta: float = 2.0,
-                 num_restarts: int = 10, raw_samples: int = 512, avoid_repeats: bool = True) -> None:
+                 num_restarts: int = 10, raw_samples: int = 512, avoid_repeats: bool = True,
+                 trust_region: bool = True) -> None:
         if not isinstance(checkpoint, str):
             raise TypeError(f"checkpoint must be a checkpoint name or path, got {type(checkpoint).__name__}")
         name = SURROGATES.get(checkpoint, checkpoint)
@@ -105,6 +113,9 @@ class NPSampler(BaseSampler):
         if not isinstance(avoid_repeats, bool):
             raise TypeError(f"avoid_repeats must be a bool, got {type(avoid_repeats).__name__}")
         self.avoid_repeats = avoid_repeats
+        if not isinstance(trust_region, bool):
+            raise TypeError(f"trust_region must be a bool, got {type(trust_region).__name__}")
+        self.trust_region = trust_region
         self._search_space = IntersectionSearchSpace()
         self._warned: set[int] = set()
 
@@ -138,8 +149,12 @@ class NPSampler(BaseSampler):
         # trials other workers are evaluating right now (all of this space suggested already)
         pending = [t for t in trials if t.state == TrialState.RUNNING and t.number != trial.number
                    and all(t.distributions.get(n) == search_space[n] for n in names)]
+        region = None
+        if self.trust_region:  # the trials in the order they were started, the first n_startup_trials the design
+            order = sorted(range(len(finite)), key=lambda i: finite[i].number)
+            region = TrustRegion.replay(d, [float(Y[i]) for i in order], self.n_startup_trials)
         u = self._propose(X, Y, _unit_rows(pending, names, search_space) if pending else None,
-                          self._trial_seed(trial.number, "relative"))
+                          self._trial_seed(trial.number, "relative"), region)
         return {n: _from_unit(search_space[n], float(u[j])) for j, n in enumerate(names)}
 
     def sample_independent(self, study: Study, trial: FrozenTrial, param_name: str,
@@ -169,17 +184,24 @@ class NPSampler(BaseSampler):
 
     # -- the proposal -----------------------------------------------------------------
 
-    def _propose(self, X: torch.Tensor, Y: torch.Tensor, pending: torch.Tensor | None, seed: int) -> np.ndarray:
+    def _propose(self, X: torch.Tensor, Y: torch.Tensor, pending: torch.Tensor | None, seed: int,
+                 region: TrustRegion | None = None) -> np.ndarray:
         """The next point in the unit cube, ``[d]``, from completed ``X`` ``[n, d]`` with
-        maximised values ``Y`` ``[n, 1]`` and the running trials ``pending`` ``[p, d]``."""
+        maximised values ``Y`` ``[n, 1]`` and the running trials ``pending`` ``[p, d]``,
+        inside ``region`` when given."""
         from npbandit import NPModel
 
-        model = NPModel.from_pretrained(self._surrogate, X, Y)
+        def build(X_seen: torch.Tensor, Y_seen: torch.Tensor) -> NPModel:
+            return NPModel.from_pretrained(self._surrogate, X_seen, Y_seen)
+
+        settings = {"beta": self.beta, "num_restarts": self.num_restarts, "raw_samples": self.raw_samples}
         # running trials are believed at the worst completed value (a constant liar, as TPESampler's
         # constant_liar=True), in propose (shared with optimize(batch_size=q))
-        return propose(model, self.acquisition, dim=X.shape[-1], best_f=Y.max(), seed=seed, beta=self.beta,
-                       num_restarts=self.num_restarts, raw_samples=self.raw_samples, pending=pending,
-                       pending_value=Y.min(), observed=X if self.avoid_repeats else None)
+        if region is not None:
+            return propose_in_region(region, X, Y, build, self.acquisition, seed=seed, pending=pending,
+                                     avoid_repeats=self.avoid_repeats, **settings)
+        return propose(build(X, Y), self.acquisition, dim=X.shape[-1], best_f=Y.max(), seed=seed, pending=pending,
+                       pending_value=Y.min(), observed=X if self.avoid_repeats else None, **settings)
 
     def _trial_seed(self, number: int, purpose: str) -> int:
         key = [self.seed, number, *purpose.encode()]

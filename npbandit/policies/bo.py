@@ -17,7 +17,8 @@ from npbandit.policies.base import Policy
 from npbandit.policies.gp import NOISE_FREE_VAR  # noqa: F401 (kept importable from here)
 from npbandit.policies.trust_region import TrustRegion
 
-__all__ = ["SobolPolicy", "BOPolicy", "ACQUISITIONS", "OUTPUT_WARPS", "propose", "thompson_draw", "yeo_johnson_warp"]
+__all__ = ["SobolPolicy", "BOPolicy", "ACQUISITIONS", "OUTPUT_WARPS", "propose", "propose_in_region", "thompson_draw",
+           "yeo_johnson_warp"]
 
 ACQUISITIONS = ("logei", "ucb", "thompson", "marginal-thompson")
 #: what ``BOPolicy(output_warp=...)`` accepts besides ``None``
@@ -215,21 +216,14 @@ class BOPolicy(Policy):
 
     def _next_point(self, pending: torch.Tensor | None) -> np.ndarray:
         X, Y = self._data()
-        lower = upper = None
-        if self.region is not None:  # the model sees the box as its unit cube
-            lower, upper = self.region.box(X[int(torch.argmax(Y))])
-            X, inside = self.region.to_unit(X, lower, upper)
-            Y = Y[inside]
-            if pending is not None:
-                pending = self.region.to_unit(pending, lower, upper)[0]
-        model = self._model(X, Y)
-        point = propose(model, self.acquisition, dim=self.dim, best_f=Y.max(), seed=int(self.rng.integers(2**31)),
-                        beta=self.beta, num_restarts=self.num_restarts, raw_samples=self.raw_samples,
-                        thompson_candidates=self.thompson_candidates, pending=pending, pending_value=Y.min(),
-                        observed=X if self.avoid_repeats else None)
-        if lower is None:
-            return point
-        return (lower + torch.as_tensor(point) * (upper - lower)).clamp(0.0, 1.0).numpy()
+        seed = int(self.rng.integers(2**31))
+        settings = {"beta": self.beta, "num_restarts": self.num_restarts, "raw_samples": self.raw_samples,
+                    "thompson_candidates": self.thompson_candidates}
+        if self.region is not None:
+            return propose_in_region(self.region, X, Y, self._model, self.acquisition, seed=seed, pending=pending,
+                                     avoid_repeats=self.avoid_repeats, **settings)
+        return propose(self._model(X, Y), self.acquisition, dim=self.dim, best_f=Y.max(), seed=seed,
+                       pending=pending, pending_value=Y.min(), observed=X if self.avoid_repeats else None, **settings)
 
     def observe(self, obs, action, reward, info) -> None:
         x = np.asarray(action, dtype=np.float64)
@@ -324,6 +318,26 @@ def propose(model, acquisition: str, *, dim: int, best_f: float | torch.Tensor, 
                 raise ValueError(f"observed must have shape [n, {dim}], got {tuple(observed.shape)}")
         return _maximise(model, acquisition, dim, best_f, seed, beta, num_restarts, raw_samples, thompson_candidates,
                          observed)
+
+
+def propose_in_region(region: TrustRegion, X: torch.Tensor, Y: torch.Tensor, build_model, acquisition: str, *,
+                      seed: int, pending: torch.Tensor | None = None, avoid_repeats: bool = True,
+                      **settings: Any) -> np.ndarray:
+    """:func:`propose` inside ``region``'s box around the best of ``X`` ``[n, d]`` (values
+    ``Y`` ``[n, 1]``, maximised): the model, ``build_model(X_box, Y_box)``, sees only the
+    observations in the box, mapped onto the unit cube, and so do the pending points and
+    the repeat check; the proposal is mapped back. The one trust-region step of
+    ``BOPolicy`` and ``NPSampler``. ``settings``: ``propose``'s ``beta``, ``num_restarts``,
+    ``raw_samples``, ``thompson_candidates``. Returns ``[d]`` in the unit cube."""
+    lower, upper = region.box(X[int(torch.argmax(Y))])
+    X_box, inside = region.to_unit(X, lower, upper)
+    Y_box = Y[inside]
+    if pending is not None:
+        pending = region.to_unit(pending, lower, upper)[0]
+    point = propose(build_model(X_box, Y_box), acquisition, dim=X.shape[-1], best_f=Y_box.max(), seed=seed,
+                    pending=pending, pending_value=Y_box.min(), observed=X_box if avoid_repeats else None,
+                    **settings)
+    return (lower + torch.as_tensor(point) * (upper - lower)).clamp(0.0, 1.0).numpy()
 
 
 #: candidates a GP sample path is evaluated on at a time (bounds the memory of a draw)

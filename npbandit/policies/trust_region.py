@@ -22,6 +22,7 @@ it cannot resolve (``cmanp-bo`` on Branin otherwise stalls about 0.1 above the m
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from dataclasses import dataclass
 
 import torch
@@ -91,6 +92,17 @@ class TrustRegion:
             self.length, self.failures = self.length / 2.0, 0
         if self.length < self.length_min:
             self.length, self.restarts = self.length_init, self.restarts + 1
+
+    @classmethod
+    def replay(cls, dim: int, values: Sequence[float], n_design: int) -> "TrustRegion":
+        """The region a search ends with whose maximised values were ``values``, in order,
+        the first ``n_design`` of them its initial design (which moves no counter): what
+        :meth:`observe` would have made of them one by one. For a sampler that keeps no
+        state between proposals (Optuna's)."""
+        region = cls(dim)
+        for i in range(max(n_design, 1), len(values)):
+            region.observe(cls.improves(float(values[i]), float(max(values[:i]))))
+        return region
 
     @staticmethod
     def improves(value: float, best: float) -> bool:
