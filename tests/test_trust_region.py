@@ -102,3 +102,17 @@ def test_optimize_searches_a_trust_region_by_default_for_an_np_and_records_it(tm
     assert off.policy_params["trust_region"] is False and not off.policy.endswith("-tr-logei")
     with pytest.raises(TypeError, match="trust_region"):
         optimize(lambda x: 0.0, [[0], [1]], budget=3, db=None, trust_region="on")
+
+
+def test_replaying_a_search_gives_the_region_its_policy_ended_with():
+    """NPSampler rebuilds the region from the trial history (replay); BOPolicy resizes it as
+    results arrive: both must end in the same state."""
+    values = list(np.random.default_rng(3).normal(size=40).cumsum())
+    policy = BOPolicy(3, model="cmanp-bo")
+    policy.reset(seed=0)
+    for v in values:
+        policy.observe(None, np.full(3, 0.5), v, {})
+    replayed = TrustRegion.replay(3, values, policy.n_init)
+    assert (replayed.length, replayed.successes, replayed.failures, replayed.restarts) == (
+        policy.region.length, policy.region.successes, policy.region.failures, policy.region.restarts)
+    assert replayed.length != TrustRegion(3).length  # the walk moved it
