@@ -265,11 +265,18 @@ def repeat_share(actions: list, n_init: int) -> float:
 
 def is_current_config(method: str, params: dict) -> bool:
     """Whether a logged run ran with the configuration this script runs now: the GP with
-    ``GP_OPTIONS`` (earlier GP runs inferred the noise), Optuna at ``OPTUNA_VERSION``."""
+    ``GP_OPTIONS`` (earlier GP runs inferred the noise), Optuna at ``OPTUNA_VERSION``, a
+    trust region with ``TrustRegion``'s settings."""
     if base_model(method) == "gp":
         return all(params.get(k) == v for k, v in GP_OPTIONS.items())
     if method in OPTUNA_SAMPLERS:
         return params.get("optuna") == OPTUNA_VERSION
+    if split_trust_region(split_method(method)[0])[1]:  # runs logged before the settings were recorded: 1.6, 1
+        from npbandit.policies.trust_region import TrustRegion
+
+        region = TrustRegion(1)
+        return (params.get("trust_region_length_init", 1.6) == region.length_init
+                and params.get("trust_region_context_factor", 1.0) == region.context_factor)
     return True
 
 

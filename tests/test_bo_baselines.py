@@ -115,6 +115,14 @@ def test_benchmark_gp_row_runs_noise_free_and_skips_older_gp_runs(bench, tmp_pat
     assert not bench.is_current_config("gp", {"acquisition": "logei", "num_restarts": 10})  # an inferred-noise run
     assert not bench.is_current_config("optuna-tpe", {"optuna": "4.5.0"})
     assert bench.is_current_config("sobol", {})
+    from npbandit.policies.trust_region import TrustRegion
+
+    current = BOPolicy(2, model="cmanp-bo").params()  # a trust-region run records the region's settings
+    assert current["trust_region_context_factor"] == TrustRegion(2).context_factor
+    assert bench.is_current_config("cmanp-bo-tr", current)
+    assert not bench.is_current_config("cmanp-bo-tr", {**current, "trust_region_context_factor": 3.0})
+    assert not bench.is_current_config("cmanp-bo-tr", {**current, "trust_region_length_init": 0.8})
+    assert bench.is_current_config("cmanp-bo", {"trust_region": False})
 
 
 def test_benchmark_columns_with_another_acquisition_run_and_are_collected_under_their_name(bench, tmp_path,

@@ -56,7 +56,7 @@ def test_bad_regions_are_refused(kwargs, match):
         TrustRegion(2).box(torch.zeros(3))
 
 
-def test_a_policy_in_a_trust_region_shows_its_model_only_the_box(monkeypatch):
+def test_a_policy_in_a_trust_region_shows_its_model_only_the_region(monkeypatch):
     seen = []
     real = bo.propose
 
@@ -79,7 +79,8 @@ def test_a_policy_in_a_trust_region_shows_its_model_only_the_box(monkeypatch):
     x = policy.act(None)
     assert np.all(np.abs(x - best) <= 0.1 + 1e-12), "the proposal left the trust region"
     (train_X, observed), = seen
-    inside = np.all(np.abs(np.array(policy.X) - best) <= 0.1, axis=1)
+    seen_half = 0.1 * policy.region.context_factor  # the model sees a box this many times as wide
+    inside = np.all(np.abs(np.array(policy.X) - best) <= seen_half, axis=1)
     assert len(train_X) == inside.sum() >= 1 and torch.equal(train_X, observed)
     assert float(train_X.min()) >= 0.0 and float(train_X.max()) <= 1.0
     policy.observe(None, x, f(x), {})  # a proposal's outcome moves the counters
@@ -116,3 +117,50 @@ def test_replaying_a_search_gives_the_region_its_policy_ended_with():
     assert (replayed.length, replayed.successes, replayed.failures, replayed.restarts) == (
         policy.region.length, policy.region.successes, policy.region.failures, policy.region.restarts)
     assert replayed.length != TrustRegion(3).length  # the walk moved it
+
+
+def test_the_model_can_see_a_wider_box_than_the_one_searched(monkeypatch):
+    seen = []
+    real = bo.propose
+
+    def spy(model, *args, **kwargs):
+        seen.append((model.train_X.clone(), kwargs["bounds"].clone()))
+        return real(model, *args, **kwargs)
+
+    monkeypatch.setattr(bo, "propose", spy)
+    policy = BOPolicy(2, model="cmanp-bo")
+    policy.reset(seed=1)
+    f = lambda x: -float(((x - 0.4) ** 2).sum())  # noqa: E731 (maximised)
+    for _ in range(12):
+        x = policy.act(None)
+        policy.observe(None, x, f(x), {})
+    best = np.array(policy.X)[int(np.argmax(policy.Y))]
+    policy.region.length, policy.region.context_factor = 0.3, 2.0
+    seen.clear()
+    x = policy.act(None)
+    assert np.all(np.abs(x - best) <= 0.15 + 1e-12), "the proposal left the searched box"
+    (train_X, bounds), = seen
+    X = np.array(policy.X)
+    seen_lower, seen_upper = np.clip(best - 0.3, 0, 1), np.clip(best + 0.3, 0, 1)
+    inside = np.all((X >= seen_lower) & (X <= seen_upper), axis=1)
+    assert len(train_X) == inside.sum() > np.all(np.abs(X - best) <= 0.15, axis=1).sum()
+    searched_lower, searched_upper = np.clip(best - 0.15, 0, 1), np.clip(best + 0.15, 0, 1)
+    span = seen_upper - seen_lower  # the searched box in the model's unit cube
+    assert np.allclose(bounds.numpy(), [(searched_lower - seen_lower) / span, (searched_upper - seen_lower) / span])
+    with pytest.raises(ValueError, match="context_factor"):
+        TrustRegion(2, context_factor=0.5)
+
+
+def test_proposals_stay_inside_the_bounds_they_are_given():
+    from npbandit.surrogates.npmodel import NPModel
+
+    X = torch.rand(10, 2, dtype=torch.float64, generator=torch.Generator().manual_seed(0))
+    Y = -((X - 0.9) ** 2).sum(-1, keepdim=True)  # best outside the bounds
+    model = NPModel.from_pretrained("cmanp-bo", X, Y)
+    bounds = torch.tensor([[0.1, 0.2], [0.4, 0.5]], dtype=torch.float64)
+    for acquisition in ("logei", "ucb", "marginal-thompson"):
+        x = bo.propose(model, acquisition, dim=2, best_f=Y.max(), seed=0, bounds=bounds, raw_samples=64,
+                       num_restarts=2, thompson_candidates=128)
+        assert np.all(x >= bounds[0].numpy()) and np.all(x <= bounds[1].numpy()), acquisition
+    with pytest.raises(ValueError, match="bounds"):
+        bo.propose(model, "logei", dim=2, best_f=Y.max(), seed=0, bounds=torch.tensor([[0.5, 0.2], [0.4, 0.5]]))

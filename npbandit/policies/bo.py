@@ -242,6 +242,10 @@ class BOPolicy(Policy):
             out["output_warp"] = self.output_warp
         out["avoid_repeats"] = self.avoid_repeats
         out["trust_region"] = self.trust_region
+        if self.trust_region:  # the region's settings, so runs with other ones stay apart
+            region = TrustRegion(self.dim)
+            out["trust_region_length_init"] = region.length_init
+            out["trust_region_context_factor"] = region.context_factor
         if self.surrogate is None:
             out["noise_free"] = self.noise_free
         return out
@@ -250,7 +254,7 @@ class BOPolicy(Policy):
 def propose(model, acquisition: str, *, dim: int, best_f: float | torch.Tensor, seed: int, beta: float = 2.0,
             num_restarts: int = 10, raw_samples: int = 512, thompson_candidates: int = 2048,
             pending: torch.Tensor | None = None, pending_value: float | torch.Tensor | None = None,
-            observed: torch.Tensor | None = None) -> np.ndarray:
+            observed: torch.Tensor | None = None, bounds: torch.Tensor | None = None) -> np.ndarray:
     """The next point to evaluate: the maximiser of ``acquisition`` on ``model`` over the unit cube.
 
     The one proposal step every NP/GP route shares (``BOPolicy``, and so ``optimize``;
@@ -287,6 +291,8 @@ def propose(model, acquisition: str, *, dim: int, best_f: float | torch.Tensor, 
             deterministic objective a repeat teaches nothing, yet an NP that stays unsure
             at its observations keeps expected improvement high there (Ax, likewise,
             generates again when it proposes an evaluated point).
+        bounds: ``[2, d]`` lower and upper corners of the box searched, inside the unit
+            cube (``None``: the whole cube). The model may know points outside it.
 
     Returns:
         the point, numpy float64 of shape ``[d]``.
@@ -316,8 +322,13 @@ def propose(model, acquisition: str, *, dim: int, best_f: float | torch.Tensor, 
             observed = torch.as_tensor(observed, dtype=torch.float64)
             if observed.ndim != 2 or observed.shape[-1] != dim:
                 raise ValueError(f"observed must have shape [n, {dim}], got {tuple(observed.shape)}")
+        if bounds is None:
+            bounds = torch.stack([torch.zeros(dim), torch.ones(dim)]).to(torch.float64)
+        bounds = torch.as_tensor(bounds, dtype=torch.float64)
+        if bounds.shape != (2, dim) or not ((0 <= bounds[0]) & (bounds[0] < bounds[1]) & (bounds[1] <= 1)).all():
+            raise ValueError(f"bounds must be [2, {dim}] corners with 0 <= lower < upper <= 1, got {bounds.tolist()}")
         return _maximise(model, acquisition, dim, best_f, seed, beta, num_restarts, raw_samples, thompson_candidates,
-                         observed)
+                         observed, bounds)
 
 
 def propose_in_region(region: TrustRegion, X: torch.Tensor, Y: torch.Tensor, build_model, acquisition: str, *,
@@ -325,19 +336,24 @@ def propose_in_region(region: TrustRegion, X: torch.Tensor, Y: torch.Tensor, bui
                       **settings: Any) -> np.ndarray:
     """:func:`propose` inside ``region``'s box around the best of ``X`` ``[n, d]`` (values
     ``Y`` ``[n, 1]``, maximised): the model, ``build_model(X_box, Y_box)``, sees only the
-    observations in the box, mapped onto the unit cube, and so do the pending points and
-    the repeat check; the proposal is mapped back. The one trust-region step of
+    observations in the box ``region.context_factor`` times as wide around the same
+    centre, mapped onto the unit cube, and so do the pending points and the repeat check;
+    the proposal, searched for in the middle of that cube, is mapped back. The one trust-region step of
     ``BOPolicy`` and ``NPSampler``. ``settings``: ``propose``'s ``beta``, ``num_restarts``,
     ``raw_samples``, ``thompson_candidates``. Returns ``[d]`` in the unit cube."""
-    lower, upper = region.box(X[int(torch.argmax(Y))])
-    X_box, inside = region.to_unit(X, lower, upper)
+    center = X[int(torch.argmax(Y))]
+    lower, upper = region.box(center)  # searched
+    seen_lower, seen_upper = region.box(center, region.context_factor)  # what the model sees, as its unit cube
+    X_box, inside = region.to_unit(X, seen_lower, seen_upper)
     Y_box = Y[inside]
     if pending is not None:
-        pending = region.to_unit(pending, lower, upper)[0]
+        pending = region.to_unit(pending, seen_lower, seen_upper)[0]
+    span = seen_upper - seen_lower
+    bounds = torch.stack([(lower - seen_lower) / span, (upper - seen_lower) / span]).clamp(0.0, 1.0)
     point = propose(build_model(X_box, Y_box), acquisition, dim=X.shape[-1], best_f=Y_box.max(), seed=seed,
                     pending=pending, pending_value=Y_box.min(), observed=X_box if avoid_repeats else None,
-                    **settings)
-    return (lower + torch.as_tensor(point) * (upper - lower)).clamp(0.0, 1.0).numpy()
+                    bounds=bounds, **settings)
+    return (seen_lower + torch.as_tensor(point) * span).clamp(lower, upper).numpy()
 
 
 #: candidates a GP sample path is evaluated on at a time (bounds the memory of a draw)
@@ -427,19 +443,18 @@ REPEAT_DISTANCE = 1e-3
 
 def _maximise(model, acquisition: str, dim: int, best_f: float | torch.Tensor, seed: int, beta: float,
               num_restarts: int, raw_samples: int, thompson_candidates: int,
-              avoid: torch.Tensor | None = None) -> np.ndarray:
+              avoid: torch.Tensor | None, bounds: torch.Tensor) -> np.ndarray:
     from botorch.acquisition import LogExpectedImprovement, UpperConfidenceBound
     from botorch.optim import optimize_acqf
 
     if acquisition in ("thompson", "marginal-thompson"):
-        candidates = torch.quasirandom.SobolEngine(dim, scramble=True, seed=seed).draw(thompson_candidates,
-                                                                                       dtype=torch.float64)
+        candidates = bounds[0] + (bounds[1] - bounds[0]) * torch.quasirandom.SobolEngine(
+            dim, scramble=True, seed=seed).draw(thompson_candidates, dtype=torch.float64)
         with torch.no_grad():
             sample = thompson_draw(model, candidates, seed, joint=acquisition == "thompson")
         return candidates[int(torch.argmax(sample))].numpy()
     acq = (LogExpectedImprovement(model, best_f=best_f) if acquisition == "logei"
            else UpperConfidenceBound(model, beta=beta))
-    bounds = torch.stack([torch.zeros(dim), torch.ones(dim)]).to(torch.float64)
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")  # restarts that stop early are normal for flat acquisitions
         # BoTorch's retry (a whole new optimisation when a restart ends "ABNORMAL") stays on. Without
@@ -455,7 +470,8 @@ def _maximise(model, acquisition: str, dim: int, best_f: float | torch.Tensor, s
     if new.any():  # the best restart that lands away from every observation
         return candidates[int(torch.argmax(torch.where(new, values, -torch.inf)))].numpy()
     # every restart came back to an observation: the acquisition's best among Sobol points away from them
-    pool = torch.quasirandom.SobolEngine(dim, scramble=True, seed=seed).draw(raw_samples, dtype=torch.float64)
+    pool = bounds[0] + (bounds[1] - bounds[0]) * torch.quasirandom.SobolEngine(
+        dim, scramble=True, seed=seed).draw(raw_samples, dtype=torch.float64)
     pool = pool[torch.cdist(pool, avoid.to(pool)).amin(dim=-1) >= REPEAT_DISTANCE]
     if not len(pool):  # observations everywhere (a tiny box searched for long): nothing new to offer
         return candidates[int(torch.argmax(values))].numpy()
