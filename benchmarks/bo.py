@@ -203,9 +203,11 @@ def method_notes(methods: list[str]) -> str:
     if any(split_trust_region(m)[1] for m in models):
         notes.append("-tr: every proposal inside a trust region around the best point that starts as the whole cube "
                      "and shrinks after proposals that do not improve (TuRBO-1's rules), the model seeing only the "
-                     "observations in it, mapped onto the unit cube (`BOPolicy(trust_region=True)`, the default for "
-                     "the NP checkpoints since 2026-11-24); NP columns without -tr run `trust_region=False`, one "
-                     "global model streamed.")
+                     "observations in a box twice its side around the same centre, mapped onto the unit cube "
+                     "(`BOPolicy(trust_region=True)`, the default for the NP checkpoints since 2026-11-24; the "
+                     "model's box was the searched box itself in runs logged before `TrustRegion.context_factor` "
+                     "(2) was recorded); NP columns without -tr run `trust_region=False`, one global model "
+                     "streamed.")
     if any(split_warp(split_trust_region(m)[0])[1] for m in models):
         notes.append("-yeo-johnson: the surrogate sees standardised, Yeo-Johnson-warped values, refit per proposal "
                      "(`BOPolicy(output_warp=...)`).")
