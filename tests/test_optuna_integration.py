@@ -173,10 +173,11 @@ def test_the_np_sees_the_trials_in_the_trust_region_the_study_has_earned(monkeyp
     for x in (1.0, 2.0, 3.0, 4.0) + (9.0,) * 8:  # the 4 start-up trials, then 8 that never improve
         study.add_trial(create_trial(params={"x": x}, distributions=dist, value=x))
     x = study.ask().suggest_float("x", 0.0, 10.0)
-    # two halvings (4 failures each for d = 1) from the whole cube: side 0.4 around x = 1 (0.1), cut at 0
+    # two halvings (4 failures each for d = 1) from the whole cube: side 0.4 around x = 1 (0.1), cut at 0;
+    # the model sees the box twice as wide ([0, 0.5]: x = 1..4), and its proposal (0.5 of that) is x = 2.5
     (train_X, observed), = seen
-    assert torch.allclose(train_X.squeeze(-1), torch.tensor([1 / 3, 2 / 3, 1.0], dtype=torch.float64))
-    assert torch.equal(train_X, observed) and x == pytest.approx(1.5)
+    assert torch.allclose(train_X.squeeze(-1), torch.tensor([0.2, 0.4, 0.6, 0.8], dtype=torch.float64))
+    assert torch.equal(train_X, observed) and x == pytest.approx(2.5)
     region = TrustRegion.replay(1, [-v for v in (1.0, 2.0, 3.0, 4.0) + (9.0,) * 8], 4)
     assert region.length == pytest.approx(0.4)
     with pytest.raises(TypeError, match="trust_region"):
