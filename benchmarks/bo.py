@@ -196,10 +196,13 @@ def method_notes(methods: list[str]) -> str:
     if acquisitions & {"thompson", "marginal-thompson"}:
         from npbandit.policies.bo import THOMPSON_BLOCK_SIZE
 
+        blocks = ("one block, the head's one-shot joint; runs logged before 2026-11-24 evening drew "
+                  "autoregressive blocks of 25" if THOMPSON_BLOCK_SIZE is None
+                  else f"autoregressive blocks of {THOMPSON_BLOCK_SIZE}")
         notes.append("-thompson: the argmax of one posterior draw over 2,048 Sobol candidates (fresh per "
-                     "proposal), joint across the candidates for a joint model (CMANP-AND: autoregressive blocks of "
-                     f"{THOMPSON_BLOCK_SIZE}) and the GP; -marginal-thompson: every candidate drawn from its own "
-                     "marginal, the ablation of the joint draw.")
+                     f"proposal), joint across the candidates for a joint model (CMANP-AND: {blocks}) and the GP; "
+                     "-marginal-thompson: every candidate drawn from its own marginal, the ablation of the joint "
+                     "draw.")
     if any(split_trust_region(m)[1] for m in models):
         notes.append("-tr: every proposal inside a trust region around the best point that starts as the whole cube "
                      "and shrinks after proposals that do not improve (TuRBO-1's rules), the model seeing only the "
@@ -273,7 +276,14 @@ def is_current_config(method: str, params: dict) -> bool:
         return all(params.get(k) == v for k, v in GP_OPTIONS.items())
     if method in OPTUNA_SAMPLERS:
         return params.get("optuna") == OPTUNA_VERSION
-    if split_trust_region(split_method(method)[0])[1]:  # runs logged before the settings were recorded: 1.6, 1
+    model, acquisition = split_method(method)
+    if acquisition == "thompson" and base_model(method).startswith("cmanp-and"):
+        from npbandit.policies.bo import THOMPSON_BLOCK_SIZE
+
+        # a joint draw's blocks (runs logged before they were recorded: 25)
+        if params.get("thompson_block_size", 25) != ("all" if THOMPSON_BLOCK_SIZE is None else THOMPSON_BLOCK_SIZE):
+            return False
+    if split_trust_region(model)[1]:  # runs logged before the settings were recorded: 1.6, 1
         from npbandit.policies.trust_region import TrustRegion
 
         region = TrustRegion(1)

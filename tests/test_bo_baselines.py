@@ -123,6 +123,14 @@ def test_benchmark_gp_row_runs_noise_free_and_skips_older_gp_runs(bench, tmp_pat
     assert not bench.is_current_config("cmanp-bo-tr", {**current, "trust_region_context_factor": 3.0})
     assert not bench.is_current_config("cmanp-bo-tr", {**current, "trust_region_length_init": 0.8})
     assert bench.is_current_config("cmanp-bo", {"trust_region": False})
+    # a joint Thompson draw records its blocks; runs from before (blocks of 25) are not current
+    thompson = BOPolicy(2, model="cmanp-and-bo", acquisition="thompson").params()
+    assert thompson["thompson_block_size"] == "all" and "thompson_block_size" not in current
+    assert bench.is_current_config("cmanp-and-bo-tr-thompson", thompson)
+    assert not bench.is_current_config("cmanp-and-bo-tr-thompson", {k: v for k, v in thompson.items()
+                                                                     if k != "thompson_block_size"})
+    assert bench.is_current_config("cmanp-and-bo-tr-marginal-thompson", {**thompson, "acquisition":
+                                                                          "marginal-thompson"})
 
 
 def test_benchmark_columns_with_another_acquisition_run_and_are_collected_under_their_name(bench, tmp_path,
@@ -282,7 +290,8 @@ def test_np_thompson_draw_is_the_joint_models_joint_sample(tmp_path, monkeypatch
 
     def spy(self, state, xt, num_samples, generator=None, **kw):
         calls.append(xt.shape)
-        assert kw["block_size"] == THOMPSON_BLOCK_SIZE  # the measured block, not the paper's 5
+        # the measured block, not the paper's 5: by default all the candidates in one
+        assert kw["block_size"] == (xt.shape[1] if THOMPSON_BLOCK_SIZE is None else THOMPSON_BLOCK_SIZE)
         return sample(self, state, xt, num_samples, generator, **kw)
 
     monkeypatch.setattr(type(joint.surrogate), "sample", spy)
@@ -323,13 +332,17 @@ def test_thompson_block_benchmark_scores_every_block_size(tmp_path):
 
     bench = load_benchmark("thompson_blocks")
     surrogate = load_surrogate(tiny_checkpoint(tmp_path, "cmanp-and", "bo"))
-    scores = bench.joint_scores(surrogate, [1, 50], n_batches=1)
-    assert set(scores) == {1, 50} and set(scores[1]) == {f"d={d}" for d in range(1, 7)}
+    blocks = [1, 50, bench.ALL]
+    scores = bench.joint_scores(surrogate, blocks, n_batches=1)
+    assert set(scores) == set(blocks) and set(scores[1]) == {f"d={d}" for d in range(1, 7)}
     assert all(math.isfinite(v) for row in scores.values() for v in row.values())
     assert scores[1] != scores[50]  # the blocks change the joint being scored
-    times = bench.draw_times(surrogate, [1, 50], n_candidates=64)
+    assert scores[50] == scores[bench.ALL]  # the suite's tasks have 50 targets: one block either way
+    times = bench.draw_times(surrogate, blocks, n_candidates=64)
     assert all(t > 0 for t in times.values())
-    text = bench.render("tiny", scores, times, 1, 64)
-    assert "| 50 |" in text and "x b_Q = 5" in text
+    calib = bench.calibration(surrogate, blocks, n_candidates=64, n_draws=2)
+    assert set(calib) == set(blocks) and all(0 < a and 0 < b for a, b in calib.values())
+    text = bench.render("tiny", scores, times, calib, 1, 64)
+    assert "| 50 |" in text and "| all |" in text and "x b_Q = 5" in text and "mean abs(z)" in text
     with pytest.raises(SystemExit):
         bench.main(["--checkpoint", "cmanp-bo", "--no-write"])  # a diagonal model has no blocks

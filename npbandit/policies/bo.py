@@ -248,6 +248,8 @@ class BOPolicy(Policy):
             out["trust_region_context_factor"] = region.context_factor
         if self.surrogate is None:
             out["noise_free"] = self.noise_free
+        if self.acquisition == "thompson":  # a joint NP's blocks (runs before this key: 25)
+            out["thompson_block_size"] = "all" if THOMPSON_BLOCK_SIZE is None else THOMPSON_BLOCK_SIZE
         return out
 
 
@@ -418,13 +420,19 @@ def _is_np_model(model) -> bool:
     return isinstance(model, NPModel)
 
 
-#: candidates per autoregressive block of a joint NP's Thompson draw. CMANP-AND's head is
-#: trained on the joint of 50 targets; cmanp-and-bo's held-out joint log-likelihood per
-#: target with blocks of 25 is within 0.02 of the paper's 5 at every d = 1..6 (0.61 / -0.54 /
-#: -0.98 / -1.29 / -1.38 / -1.42 vs 0.58 / -0.54 / -0.97 / -1.28 / -1.39 / -1.43; 50: up to
-#: 0.04 lower at d = 2, 3), and a draw over 2048 candidates takes 0.22x the time
-#: (benchmarks/thompson_blocks.py, docs/benchmarks.md)
-THOMPSON_BLOCK_SIZE = 25
+#: candidates per autoregressive block of a joint NP's Thompson draw; ``None``: every
+#: candidate in one block, one draw from the head's one-shot joint (low rank plus diagonal,
+#: consistent, so it is the joint of the candidates given the data; cost linear in their
+#: number). One block, because drawing in blocks drifts: each block's drawn values are
+#: folded into the context with ``update``, and cmanp-and-bo's predictive barely narrows at
+#: the points it is given (it does not interpolate them), so every block adds a fresh
+#: spread on top of a mean moved by the blocks before. Over 2,048 Sobol candidates on 30
+#: Branin points the draws' mean |z| against the latent marginal is 0.80 in one block (a
+#: calibrated draw: sqrt(2/pi) = 0.80) and 1.6 already over 100 candidates in blocks of 25,
+#: rising to 4-6 by the last of 2,048 (benchmarks/thompson_blocks.py, "calibration"). In
+#: BOPolicy's trust region (x2) one block gave a median log10 regret of -3.34 on Branin
+#: over 10 seeds, blocks of 25 -1.04 and the marginal draw -2.73 (docs/results.md).
+THOMPSON_BLOCK_SIZE: int | None = None
 
 
 def _np_joint_draw(model, candidates: torch.Tensor, seed: int) -> torch.Tensor:
@@ -433,7 +441,8 @@ def _np_joint_draw(model, candidates: torch.Tensor, seed: int) -> torch.Tensor:
                          f"batch_shape {tuple(model.batch_shape)} and {model.num_outputs} outputs")
     device = next(model.surrogate.parameters()).device
     generator = torch.Generator(device=device).manual_seed(seed)
-    return model.joint_sample(candidates, 1, generator, block_size=THOMPSON_BLOCK_SIZE).reshape(-1)
+    block_size = candidates.shape[0] if THOMPSON_BLOCK_SIZE is None else THOMPSON_BLOCK_SIZE
+    return model.joint_sample(candidates, 1, generator, block_size=block_size).reshape(-1)
 
 
 #: a proposal closer than this (Euclidean, unit cube) to an observed point is a repeat; with

@@ -980,7 +980,11 @@ class NPModel(Model, FantasizeMixin, GP):
         over many of them optimistic. ``generator`` lives on the network's device (CPU for
         the shipped checkpoints); ``None`` uses torch's global generator. ``block_size``:
         points per autoregressive block of a joint-predictive surrogate (``None``: its
-        ``config.block_size``); refused for a diagonal one, which has no blocks.
+        ``config.block_size``); refused for a diagonal one, which has no blocks. Over many
+        points prefer one block (``block_size=n``), as ``BOPolicy``'s Thompson draw does:
+        the shipped ``cmanp-and-bo`` barely narrows its spread at the values folded in, so
+        draws in many blocks drift away from the marginals (docs/results.md, "Why, and the
+        fix: one block").
 
         The model must not be batched (a fantasy model) and ``X`` must be 2-D.
         """
