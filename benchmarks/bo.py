@@ -59,7 +59,7 @@ GP_OPTIONS = {"noise_free": True}
 OPTUNA_SAMPLERS = {"optuna-tpe": "TPESampler", "optuna-gp": "GPSampler", "optuna-np": "NPSampler"}
 OPTUNA_VERSION = "5.0.0"
 #: a model column's acquisition other than LogEI (BOPolicy's): ``gp-thompson``, ``cmanp-and-bo-marginal-thompson``
-ACQUISITION_SUFFIXES = ("-marginal-thompson", "-thompson", "-ucb")
+ACQUISITION_SUFFIXES = ("-marginal-thompson", "-thompson", "-ucb", "-qlognei")
 #: the optuna-np row's checkpoint: the cmanp-bo column through Optuna (NPSampler's default is tnpd-bo)
 NP_CHECKPOINT = "cmanp-bo"
 OPTUNA_MISSING = ("the {methods} row(s) need Optuna {version}, an optional benchmark dependency: "
@@ -138,7 +138,7 @@ class OptunaPolicy(Policy):
 
 
 def split_method(method: str) -> tuple[str, str]:
-    """A column's model and acquisition: ``<checkpoint or gp>[-ucb|-thompson|-marginal-thompson]``,
+    """A column's model and acquisition: ``<checkpoint or gp>[-ucb|-thompson|-marginal-thompson|-qlognei]``,
     LogEI without a suffix (``cmanp-and-bo-thompson`` -> ``("cmanp-and-bo", "thompson")``)."""
     for suffix in ACQUISITION_SUFFIXES:
         if method.endswith(suffix):
@@ -203,6 +203,12 @@ def method_notes(methods: list[str]) -> str:
                      f"proposal), joint across the candidates for a joint model (CMANP-AND: {blocks}) and the GP; "
                      "-marginal-thompson: every candidate drawn from its own marginal, the ablation of the joint "
                      "draw.")
+    if "qlognei" in acquisitions:
+        from npbandit.policies.bo import Q_BATCH
+
+        notes.append(f"-qlognei: {Q_BATCH} points per proposal maximising BoTorch's qLogNoisyExpectedImprovement "
+                     "jointly over them (10 restarts, 512 raw samples; Monte Carlo over the model's joint posterior "
+                     "of the batch and the observations), evaluated one after another; no repeat check.")
     if any(split_trust_region(m)[1] for m in models):
         notes.append("-tr: every proposal inside a trust region around the best point that starts as the whole cube "
                      "and shrinks after proposals that do not improve (TuRBO-1's rules), the model seeing only the "

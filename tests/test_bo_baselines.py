@@ -136,6 +136,7 @@ def test_benchmark_gp_row_runs_noise_free_and_skips_older_gp_runs(bench, tmp_pat
 def test_benchmark_columns_with_another_acquisition_run_and_are_collected_under_their_name(bench, tmp_path,
                                                                                             keep_threads):
     assert bench.split_method("cmanp-and-bo-marginal-thompson") == ("cmanp-and-bo", "marginal-thompson")
+    assert bench.split_method("cmanp-and-bo-tr-qlognei") == ("cmanp-and-bo-tr", "qlognei")
     assert bench.split_method("gp-thompson") == ("gp", "thompson")
     assert bench.split_method("tnpd-bo") == ("tnpd-bo", "logei")
     db = str(tmp_path / "bo.db")

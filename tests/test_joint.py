@@ -419,6 +419,44 @@ def test_thompson_draw_of_the_shipped_joint_model_is_calibrated_over_many_candid
     assert 0.65 < float(z[:, -256:].mean()) < 0.95  # the last candidates drawn as well as the first
 
 
+def test_bo_policy_qlognei_proposes_q_points_at_once_and_hands_them_out_in_order(tmp_path, monkeypatch):
+    """acquisition="qlognei": one joint qLogNEI optimisation per q points (in the trust
+    region too), its points evaluated in the order proposed; q is validated."""
+    import npbandit.policies.bo as bo
+    from npbandit.policies import BOPolicy
+
+    proposals = []
+    maximise = bo._maximise_batch
+
+    def spy(model, q, seed, num_restarts, raw_samples, bounds):
+        points = maximise(model, q, seed, num_restarts, raw_samples, bounds)
+        assert points.shape == (q, 2) and (points >= bounds[0].numpy()).all() and (points <= bounds[1].numpy()).all()
+        proposals.append(points)
+        return points
+
+    monkeypatch.setattr(bo, "_maximise_batch", spy)
+    checkpoint = str(tiny_checkpoint(tmp_path, "cmanp-and", "bo"))
+    for trust_region in (False, True):
+        proposals.clear()
+        policy = BOPolicy(2, model=checkpoint, acquisition="qlognei", num_restarts=2, raw_samples=16,
+                          trust_region=trust_region)
+        assert policy.q == bo.Q_BATCH == 4 and policy.params()["q"] == 4 and policy.name.endswith("-qlognei")
+        policy.reset(0)
+        acted = []
+        for _ in range(policy.n_init + 6):
+            x = policy.act(None)
+            acted.append(x)
+            policy.observe(None, x, float(-np.sum((x - 0.3) ** 2)), {})
+        assert len(proposals) == 2  # 6 points: one batch of 4, then the first 2 of the next
+        if not trust_region:  # in the region the points are mapped back from the model's cube
+            assert np.array_equal(np.array(acted[policy.n_init:]), np.concatenate(proposals)[:6])
+    assert "q" not in BOPolicy(2, model=checkpoint).params()
+    with pytest.raises(ValueError, match="batch acquisition"):
+        BOPolicy(2, model=checkpoint, acquisition="logei", q=2)
+    with pytest.raises(ValueError, match="q must be"):
+        BOPolicy(2, model=checkpoint, acquisition="qlognei", q=0)
+
+
 def test_bo_policy_marginal_thompson_draws_each_candidate_alone_from_a_joint_np(tmp_path, monkeypatch):
     """The ablation of the joint draw: the same joint model, every candidate from its marginal
     (no joint sample), the same argmax otherwise."""

@@ -20,7 +20,7 @@ from npbandit.policies.trust_region import TrustRegion
 __all__ = ["SobolPolicy", "BOPolicy", "ACQUISITIONS", "OUTPUT_WARPS", "propose", "propose_in_region", "thompson_draw",
            "yeo_johnson_warp"]
 
-ACQUISITIONS = ("logei", "ucb", "thompson", "marginal-thompson")
+ACQUISITIONS = ("logei", "ucb", "thompson", "marginal-thompson", "qlognei")
 #: what ``BOPolicy(output_warp=...)`` accepts besides ``None``
 OUTPUT_WARPS = ("yeo-johnson",)
 
@@ -90,7 +90,14 @@ class BOPolicy(Policy):
             joint NPs such as ``cmanp-and``; independent per candidate, hence optimistic,
             for diagonal NPs; see :func:`thompson_draw`), or ``"marginal-thompson"``: the
             same argmax with every candidate drawn from its own marginal, whatever the
-            model (the ablation that isolates what a joint draw adds).
+            model (the ablation that isolates what a joint draw adds), or ``"qlognei"``:
+            ``q`` points at a time, maximising BoTorch's ``qLogNoisyExpectedImprovement``
+            jointly over them (Monte Carlo over the model's joint posterior of the ``q``
+            points and the observations), handed out one by one; on a diagonal NP the
+            ``q`` points are independent given the data, so the batch can collapse onto
+            one point, which a joint model such as ``cmanp-and`` avoids.
+        q: points per proposal for ``"qlognei"`` (default 4); 1 for the other
+            acquisitions, which propose one point at a time.
         n_init: initial Sobol points (default ``2 * dim + 1``).
         noise_free: GP only. ``True`` tells the ``SingleTaskGP`` the objective is
             deterministic: a fixed observation variance of ``NOISE_FREE_VAR`` (1e-6) in
@@ -132,11 +139,18 @@ class BOPolicy(Policy):
     def __init__(self, dim: int, model: str = "cmanp-bo", acquisition: str = "logei", n_init: int | None = None,
                  beta: float = 2.0, num_restarts: int = 10, raw_samples: int = 512,
                  thompson_candidates: int = 2048, noise_free: bool = False, output_warp: str | None = None,
-                 avoid_repeats: bool = True, trust_region: bool | None = None) -> None:
+                 avoid_repeats: bool = True, trust_region: bool | None = None, q: int | None = None) -> None:
         if not isinstance(dim, int) or dim < 1:
             raise ValueError(f"dim must be a positive int, got {dim!r}")
         if acquisition not in ACQUISITIONS:
             raise ValueError(f"acquisition must be one of {ACQUISITIONS}, got {acquisition!r}")
+        q = (Q_BATCH if acquisition == "qlognei" else 1) if q is None else q
+        if not isinstance(q, int) or isinstance(q, bool) or q < 1:
+            raise ValueError(f"q must be a positive int, got {q!r}")
+        if q > 1 and acquisition != "qlognei":
+            raise ValueError(f"q > 1 needs a batch acquisition ('qlognei'); {acquisition!r} proposes one point "
+                             "at a time")
+        self.q = q
         if output_warp is not None and output_warp not in OUTPUT_WARPS:
             raise ValueError(f"output_warp must be None or one of {OUTPUT_WARPS}, got {output_warp!r}")
         self.output_warp = output_warp
@@ -173,6 +187,7 @@ class BOPolicy(Policy):
         self.Y: list[float] = []
         self.np_model = None
         self.region = TrustRegion(self.dim) if self.trust_region else None
+        self._batch: list[np.ndarray] = []  # the rest of the last q-point proposal, handed out in order
         self.torch_rng = torch.Generator().manual_seed(int(self.rng.integers(2**62)))
 
     def _data(self) -> tuple[torch.Tensor, torch.Tensor]:
@@ -203,6 +218,8 @@ class BOPolicy(Policy):
         constant liar, :func:`propose`)."""
         if len(self.Y) < self.n_init:
             return self.design.next()
+        if self._batch:
+            return self._batch.pop(0)
         pending = None if pending is None or len(pending) == 0 else torch.as_tensor(
             np.asarray(pending, dtype=np.float64).reshape(-1, self.dim))
         if self.surrogate is not None:
@@ -218,12 +235,18 @@ class BOPolicy(Policy):
         X, Y = self._data()
         seed = int(self.rng.integers(2**31))
         settings = {"beta": self.beta, "num_restarts": self.num_restarts, "raw_samples": self.raw_samples,
-                    "thompson_candidates": self.thompson_candidates}
+                    "thompson_candidates": self.thompson_candidates, "q": self.q}
         if self.region is not None:
-            return propose_in_region(self.region, X, Y, self._model, self.acquisition, seed=seed, pending=pending,
-                                     avoid_repeats=self.avoid_repeats, **settings)
-        return propose(self._model(X, Y), self.acquisition, dim=self.dim, best_f=Y.max(), seed=seed,
-                       pending=pending, pending_value=Y.min(), observed=X if self.avoid_repeats else None, **settings)
+            points = propose_in_region(self.region, X, Y, self._model, self.acquisition, seed=seed, pending=pending,
+                                       avoid_repeats=self.avoid_repeats, **settings)
+        else:
+            points = propose(self._model(X, Y), self.acquisition, dim=self.dim, best_f=Y.max(), seed=seed,
+                             pending=pending, pending_value=Y.min(), observed=X if self.avoid_repeats else None,
+                             **settings)
+        if points.ndim == 1:
+            return points
+        self._batch = list(points[1:])
+        return points[0]
 
     def observe(self, obs, action, reward, info) -> None:
         x = np.asarray(action, dtype=np.float64)
@@ -238,6 +261,8 @@ class BOPolicy(Policy):
     def params(self) -> dict[str, Any]:
         out = {"dim": self.dim, "acquisition": self.acquisition, "n_init": self.n_init, "beta": self.beta,
                "num_restarts": self.num_restarts, "raw_samples": self.raw_samples}
+        if self.q > 1:
+            out["q"] = self.q
         if self.output_warp is not None:
             out["output_warp"] = self.output_warp
         out["avoid_repeats"] = self.avoid_repeats
@@ -256,7 +281,7 @@ class BOPolicy(Policy):
 def propose(model, acquisition: str, *, dim: int, best_f: float | torch.Tensor, seed: int, beta: float = 2.0,
             num_restarts: int = 10, raw_samples: int = 512, thompson_candidates: int = 2048,
             pending: torch.Tensor | None = None, pending_value: float | torch.Tensor | None = None,
-            observed: torch.Tensor | None = None, bounds: torch.Tensor | None = None) -> np.ndarray:
+            observed: torch.Tensor | None = None, bounds: torch.Tensor | None = None, q: int = 1) -> np.ndarray:
     """The next point to evaluate: the maximiser of ``acquisition`` on ``model`` over the unit cube.
 
     The one proposal step every NP/GP route shares (``BOPolicy``, and so ``optimize``;
@@ -295,12 +320,19 @@ def propose(model, acquisition: str, *, dim: int, best_f: float | torch.Tensor, 
             generates again when it proposes an evaluated point).
         bounds: ``[2, d]`` lower and upper corners of the box searched, inside the unit
             cube (``None``: the whole cube). The model may know points outside it.
+        q: points proposed together, for ``"qlognei"`` (1 for the other acquisitions).
+            ``qLogNoisyExpectedImprovement`` is maximised jointly over the ``q`` points,
+            its baseline the model's training inputs (pending points included); no
+            repeat check (``observed`` is not used): the batch is what the acquisition
+            makes of the model's joint.
 
     Returns:
-        the point, numpy float64 of shape ``[d]``.
+        the point, numpy float64 of shape ``[d]``; ``[q, d]`` for ``"qlognei"``.
     """
     if acquisition not in ACQUISITIONS:
         raise ValueError(f"acquisition must be one of {ACQUISITIONS}, got {acquisition!r}")
+    if not isinstance(q, int) or isinstance(q, bool) or q < 1 or (q > 1 and acquisition != "qlognei"):
+        raise ValueError(f"q must be a positive int, and 1 unless acquisition is 'qlognei'; got {q!r}")
     # optimize_acqf's seed covers its raw samples but not the choice among them (torch.multinomial
     # on the global generator), and a posterior draw uses the global generator too: seed it here,
     # so the point depends on (model, seed) alone and the caller's generator is left as it was
@@ -329,6 +361,8 @@ def propose(model, acquisition: str, *, dim: int, best_f: float | torch.Tensor, 
         bounds = torch.as_tensor(bounds, dtype=torch.float64)
         if bounds.shape != (2, dim) or not ((0 <= bounds[0]) & (bounds[0] < bounds[1]) & (bounds[1] <= 1)).all():
             raise ValueError(f"bounds must be [2, {dim}] corners with 0 <= lower < upper <= 1, got {bounds.tolist()}")
+        if acquisition == "qlognei":
+            return _maximise_batch(model, q, seed, num_restarts, raw_samples, bounds)
         return _maximise(model, acquisition, dim, best_f, seed, beta, num_restarts, raw_samples, thompson_candidates,
                          observed, bounds)
 
@@ -342,7 +376,8 @@ def propose_in_region(region: TrustRegion, X: torch.Tensor, Y: torch.Tensor, bui
     centre, mapped onto the unit cube, and so do the pending points and the repeat check;
     the proposal, searched for in the middle of that cube, is mapped back. The one trust-region step of
     ``BOPolicy`` and ``NPSampler``. ``settings``: ``propose``'s ``beta``, ``num_restarts``,
-    ``raw_samples``, ``thompson_candidates``. Returns ``[d]`` in the unit cube."""
+    ``raw_samples``, ``thompson_candidates``, ``q``. Returns ``[d]`` in the unit cube (``[q, d]``
+    for ``"qlognei"``)."""
     center = X[int(torch.argmax(Y))]
     lower, upper = region.box(center)  # searched
     seen_lower, seen_upper = region.box(center, region.context_factor)  # what the model sees, as its unit cube
@@ -443,6 +478,26 @@ def _np_joint_draw(model, candidates: torch.Tensor, seed: int) -> torch.Tensor:
     generator = torch.Generator(device=device).manual_seed(seed)
     block_size = candidates.shape[0] if THOMPSON_BLOCK_SIZE is None else THOMPSON_BLOCK_SIZE
     return model.joint_sample(candidates, 1, generator, block_size=block_size).reshape(-1)
+
+
+#: points per proposal of ``BOPolicy(acquisition="qlognei")`` (issue 18's q = 4)
+Q_BATCH = 4
+
+
+def _maximise_batch(model, q: int, seed: int, num_restarts: int, raw_samples: int,
+                    bounds: torch.Tensor) -> np.ndarray:
+    """``q`` points ``[q, d]`` maximising ``qLogNoisyExpectedImprovement`` jointly, with the
+    model's training inputs as its baseline."""
+    from botorch.acquisition import qLogNoisyExpectedImprovement
+    from botorch.optim import optimize_acqf
+
+    baseline = model.train_X if _is_np_model(model) else model.train_inputs[0]
+    acq = qLogNoisyExpectedImprovement(model, X_baseline=baseline.detach(), prune_baseline=True)
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")  # as in _maximise
+        points, _ = optimize_acqf(acq, bounds, q=q, num_restarts=num_restarts, raw_samples=raw_samples,
+                                  options={"seed": seed})
+    return points.detach().reshape(q, -1).numpy()
 
 
 #: a proposal closer than this (Euclidean, unit cube) to an observed point is a repeat; with
