@@ -65,8 +65,9 @@ def optimize(objective: Callable[[Any], float], bounds: Any, surrogate: str = "t
             docs/results.md), any checkpoint trained on the ``bo`` prior for this ``d`` (name or path; see ``npbandit models``),
             ``"gp"`` (BoTorch ``SingleTaskGP``) or ``"random"`` (Sobol).
         budget: total evaluations, the initial design included.
-        acquisition: ``"logei"``, ``"ucb"``, ``"thompson"`` or ``"marginal-thompson"``
-            (see :class:`~npbandit.policies.BOPolicy`).
+        acquisition: ``"logei"``, ``"ucb"``, ``"thompson"``, ``"marginal-thompson"`` or
+            ``"qlognei"`` (4 points per joint qLogNEI optimisation, evaluated in turn; for a
+            joint model such as ``cmanp-and-bo``; see :class:`~npbandit.policies.BOPolicy`).
         minimize: minimise (default) or maximise.
         n_init: initial Sobol points (default ``2d + 1``).
         seed: seeds the design and the acquisition optimisation.

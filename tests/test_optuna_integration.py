@@ -223,6 +223,7 @@ def test_more_parameters_than_the_checkpoint_takes_is_refused():
     ({"checkpoint": "gp"}, ValueError, "GPSampler"),
     ({"checkpoint": 3}, TypeError, "checkpoint"),
     ({"acquisition": "ei"}, ValueError, "acquisition"),
+    ({"acquisition": "qlognei"}, ValueError, "one per trial"),
     ({"n_startup_trials": -1}, ValueError, "n_startup_trials"),
     ({"seed": 1.5}, ValueError, "seed"),
     ({"independent_sampler": "random"}, TypeError, "independent_sampler"),

@@ -94,6 +94,10 @@ class NPSampler(BaseSampler):
                              "(for a GP or random search use Optuna's GPSampler or RandomSampler)")
         if acquisition not in ACQUISITIONS:
             raise ValueError(f"acquisition must be one of {ACQUISITIONS}, got {acquisition!r}")
+        if acquisition == "qlognei":  # Optuna asks for one trial at a time
+            raise ValueError("acquisition 'qlognei' proposes a batch of points; NPSampler proposes one per trial "
+                             "(several workers are handled by believing running trials at the worst value). Use "
+                             "'logei', 'ucb', 'thompson' or 'marginal-thompson'")
         _check_int("n_startup_trials", n_startup_trials, minimum=0)
         if seed is not None:
             _check_int("seed", seed, minimum=0)
