@@ -463,8 +463,9 @@ def _is_np_model(model) -> bool:
 #: the points it is given (it does not interpolate them), so every block adds a fresh
 #: spread on top of a mean moved by the blocks before. Over 2,048 Sobol candidates on 30
 #: Branin points the draws' mean |z| against the latent marginal is 0.80 in one block (a
-#: calibrated draw: sqrt(2/pi) = 0.80) and 1.6 already over 100 candidates in blocks of 25,
-#: rising to 4-6 by the last of 2,048 (benchmarks/thompson_blocks.py, "calibration"). In
+#: calibrated draw: sqrt(2/pi) = 0.80) and 1.6 already over 100 candidates in blocks of 25;
+#: on a 4-d model over 2,048 candidates, 0.82 in one block and 3.2-3.6 in blocks of 1 to 50
+#: (6-8 over the last quarter drawn; benchmarks/thompson_blocks.py, docs/benchmarks.md). In
 #: BOPolicy's trust region (x2) one block gave a median log10 regret of -3.34 on Branin
 #: over 10 seeds, blocks of 25 -1.04 and the marginal draw -2.73 (docs/results.md).
 THOMPSON_BLOCK_SIZE: int | None = None
