@@ -8,7 +8,7 @@ it (``<checkpoint>-tr``: ``NPModel`` + ``optimize_acqf`` on the observations in 
 proposal; ``<checkpoint>`` alone: one global model, streaming ``condition_on_observations``;
 ``-yeo-johnson`` before ``-tr`` for the output warp; ``-thompson``, ``-marginal-thompson`` or
 ``-ucb`` after it for another acquisition, as ``BOPolicy`` names them), BoTorch ``SingleTaskGP`` + LogEI refit every
-iteration (told the functions are noise-free, ``GP_OPTIONS``), Sobol search, and two peers
+iteration (told the functions are noise-free, with a Matérn-5/2 kernel: ``GP_OPTIONS``), Sobol search, and two peers
 users would otherwise pick: Optuna's default sampler (``optuna-tpe``: ``TPESampler(seed=seed)``,
 every other option Optuna's default) and ``optuna-gp`` (``GPSampler(seed=seed)``, likewise), and
 ``optuna-np``: npbandit's own ``NPSampler("cmanp-bo", seed=seed)`` (LogEI, 10 random start-up
@@ -53,7 +53,9 @@ FUNCTIONS = {"branin": None, "hartmann3": ("hartmann", 3), "hartmann6": ("hartma
              "levy4": ("levy", 4), "rosenbrock3": ("rosenbrock", 3)}
 #: the GP row's BOPolicy settings: every suite function is deterministic (see BOPolicy's
 #: ``noise_free``); a logged GP run counts only if it ran with these
-GP_OPTIONS = {"noise_free": True}
+#: (Matérn-5/2 since 2026-11-24: on these functions it beat SingleTaskGP's default RBF kernel by 1.0 log10 on
+#: Hartmann-3, 0.2 on Hartmann-6 and 0.5 on Levy-4, level elsewhere; docs/results.md)
+GP_OPTIONS = {"noise_free": True, "gp_kernel": "matern52"}
 #: the Optuna rows: method name -> sampler class (Optuna's, or npbandit's NPSampler); the version
 #: their numbers are for
 OPTUNA_SAMPLERS = {"optuna-tpe": "TPESampler", "optuna-gp": "GPSampler", "optuna-np": "NPSampler"}
@@ -182,7 +184,8 @@ def method_notes(methods: list[str]) -> str:
                      "rows never propose a point within 1e-3 of an evaluated one (`BOPolicy(avoid_repeats=True)`, "
                      "the default since 2026-11-24; a run's `avoid_repeats` parameter says which it used).")
     if "gp" in models:
-        notes.append("gp: BoTorch `SingleTaskGP` (its default RBF kernel and priors, `Standardize`), refit every "
+        notes.append("gp: BoTorch `SingleTaskGP` with a Matérn-5/2 kernel (BoTorch's dimension-scaled LogNormal "
+                     "lengthscale prior, as its default RBF kernel has; `Standardize`), refit every "
                      "iteration, told the functions are noise-free (fixed observation variance 1e-6 in standardised "
                      "units, BoTorch's recommendation for noise-free observations); LogEI optimised by `optimize_acqf` "
                      "(10 restarts, 512 raw samples).")
@@ -276,7 +279,7 @@ def repeat_share(actions: list, n_init: int) -> float:
 
 def is_current_config(method: str, params: dict) -> bool:
     """Whether a logged run ran with the configuration this script runs now: the GP with
-    ``GP_OPTIONS`` (earlier GP runs inferred the noise), Optuna at ``OPTUNA_VERSION``, a
+    ``GP_OPTIONS`` (earlier GP runs inferred the noise, or used the RBF kernel), Optuna at ``OPTUNA_VERSION``, a
     trust region with ``TrustRegion``'s settings."""
     if base_model(method) == "gp":
         return all(params.get(k) == v for k, v in GP_OPTIONS.items())

@@ -106,13 +106,37 @@ def test_noise_free_gp_runs_with_a_fixed_tiny_noise(monkeypatch):
         BOPolicy(2, model="cmanp-bo", noise_free=True)
 
 
+def test_gp_kernel_builds_a_matern_52_with_the_dimension_scaled_prior():
+    from gpytorch.kernels import MaternKernel, RBFKernel
+
+    from npbandit.policies.gp import fit_single_task_gp
+
+    X = torch.rand(8, 3, dtype=torch.float64, generator=torch.Generator().manual_seed(0))
+    Y = X.sum(-1, keepdim=True)
+    rbf = fit_single_task_gp(X, Y, noise_free=True)
+    matern = fit_single_task_gp(X, Y, noise_free=True, kernel="matern52")
+    assert isinstance(rbf.covar_module, RBFKernel)  # SingleTaskGP's own default stays the default
+    assert isinstance(matern.covar_module, MaternKernel) and matern.covar_module.nu == 2.5
+    assert matern.covar_module.lengthscale.shape == (1, 3)  # one lengthscale per input (ARD)
+    assert torch.equal(matern.covar_module.lengthscale_prior.loc, rbf.covar_module.lengthscale_prior.loc)  # same prior
+    with pytest.raises(ValueError, match="kernel must be one of"):
+        fit_single_task_gp(X, Y, kernel="matern")
+    assert BOPolicy(2, model="gp", gp_kernel="matern52").params()["gp_kernel"] == "matern52"
+    assert BOPolicy(2, model="gp").params()["gp_kernel"] == "rbf"
+    with pytest.raises(ValueError, match="gp_kernel must be one of"):
+        BOPolicy(2, model="gp", gp_kernel="periodic")
+    with pytest.raises(ValueError, match="GP"):
+        BOPolicy(2, model="cmanp-bo", gp_kernel="matern52")
+
+
 def test_benchmark_gp_row_runs_noise_free_and_skips_older_gp_runs(bench, tmp_path, keep_threads):
     db = str(tmp_path / "bo.db")
     bench._one("gp", "branin", 0, 2 * 2 + 3, db)
     params = bench._policy_params(db)
-    assert params[1]["noise_free"] is True
+    assert params[1]["noise_free"] is True and params[1]["gp_kernel"] == "matern52"
     assert len(bench.collect(db, 7)[("branin", "gp")]) == 1
     assert not bench.is_current_config("gp", {"acquisition": "logei", "num_restarts": 10})  # an inferred-noise run
+    assert not bench.is_current_config("gp", {"noise_free": True})  # an RBF run, logged before the kernel was
     assert not bench.is_current_config("optuna-tpe", {"optuna": "4.5.0"})
     assert bench.is_current_config("sobol", {})
     from npbandit.policies.trust_region import TrustRegion

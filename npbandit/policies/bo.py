@@ -105,6 +105,8 @@ class BOPolicy(Policy):
             noise-free observations (``train_Yvar``). ``False`` (default) infers the
             noise (BoTorch's default likelihood: LogNormal(-4, 1) prior, floor 1e-4),
             which suits noisy objectives but blurs a deterministic one near its optimum.
+        gp_kernel: GP only. ``"rbf"`` (default, ``SingleTaskGP``'s own) or ``"matern52"``
+            (see :func:`npbandit.policies.gp.fit_single_task_gp`).
         output_warp: ``None`` (default) or ``"yeo-johnson"``: the model sees the
             observations through :func:`yeo_johnson_warp`, refit to all of them before
             every proposal (the acquisition's ``best_f`` and the pending points' value
@@ -139,7 +141,8 @@ class BOPolicy(Policy):
     def __init__(self, dim: int, model: str = "cmanp-bo", acquisition: str = "logei", n_init: int | None = None,
                  beta: float = 2.0, num_restarts: int = 10, raw_samples: int = 512,
                  thompson_candidates: int = 2048, noise_free: bool = False, output_warp: str | None = None,
-                 avoid_repeats: bool = True, trust_region: bool | None = None, q: int | None = None) -> None:
+                 avoid_repeats: bool = True, trust_region: bool | None = None, q: int | None = None,
+                 gp_kernel: str = "rbf") -> None:
         if not isinstance(dim, int) or dim < 1:
             raise ValueError(f"dim must be a positive int, got {dim!r}")
         if acquisition not in ACQUISITIONS:
@@ -172,6 +175,13 @@ class BOPolicy(Policy):
         if model != "gp" and noise_free:
             raise ValueError("noise_free configures the GP (model='gp') only")
         self.noise_free = bool(noise_free)
+        from npbandit.policies.gp import GP_KERNELS
+
+        if gp_kernel not in GP_KERNELS:
+            raise ValueError(f"gp_kernel must be one of {GP_KERNELS}, got {gp_kernel!r}")
+        if model != "gp" and gp_kernel != "rbf":
+            raise ValueError("gp_kernel configures the GP (model='gp') only")
+        self.gp_kernel = gp_kernel
         if model != "gp":
             from npbandit.surrogates.pretrained import load_surrogate
 
@@ -201,7 +211,7 @@ class BOPolicy(Policy):
         if self.surrogate is None:
             from npbandit.policies import gp  # looked up per call: the one fitting helper, also GPUCBPolicy's
 
-            return gp.fit_single_task_gp(X, Y, noise_free=self.noise_free)
+            return gp.fit_single_task_gp(X, Y, noise_free=self.noise_free, kernel=self.gp_kernel)
         if self.output_warp is not None or self.region is not None:  # moves with every observation: rebuild
             from npbandit.surrogates.npmodel import NPModel
 
@@ -273,6 +283,7 @@ class BOPolicy(Policy):
             out["trust_region_context_factor"] = region.context_factor
         if self.surrogate is None:
             out["noise_free"] = self.noise_free
+            out["gp_kernel"] = self.gp_kernel
         if self.acquisition == "thompson":  # a joint NP's blocks (runs before this key: 25)
             out["thompson_block_size"] = "all" if THOMPSON_BLOCK_SIZE is None else THOMPSON_BLOCK_SIZE
         return out
