@@ -57,6 +57,21 @@ def _one(policy_name: str, delta: float, seed: int, steps: int, db: str) -> tupl
     return policy_name, delta, seed
 
 
+def run_key(name: str) -> str:
+    """The name a policy's runs are stored under, without UCB's default ``-ucb``: ``cmanp-wheel``,
+    ``cmanp-wheel-ucb`` and ``cmanp`` all mean ``cmanp-wheel``; a checkpoint path means its card's
+    name (``training_runs/x/cmanp-and-wheel.json-thompson`` -> ``cmanp-and-wheel-thompson``)."""
+    from npbandit.policies.bandit import parse_bandit_policy_name
+    from npbandit.surrogates.pretrained import read_card
+
+    parsed = parse_bandit_policy_name(name)
+    if parsed is None:
+        return name
+    checkpoint, rule = parsed
+    card_name = read_card(checkpoint)["name"]
+    return card_name if rule == "ucb" else f"{card_name}-{rule}"
+
+
 def _done(db: str, steps: int) -> set[tuple[str, float, int]]:
     from npbandit.storage import list_runs
 
@@ -89,14 +104,15 @@ def summarise(db: str, steps: int, deltas: list[float], policies: list[str], see
         norm = statistics.fmean(finals[("uniform", delta)])
         norm_simple = statistics.fmean(tails[("uniform", delta)])
         for p in policies:
-            if (p, delta) not in finals:
+            key = (run_key(p), delta)
+            if key not in finals:
                 continue
-            cum = [100 * v / norm for v in finals[(p, delta)]]
-            simple = [100 * v / norm_simple for v in tails[(p, delta)]]
+            cum = [100 * v / norm for v in finals[key]]
+            simple = [100 * v / norm_simple for v in tails[key]]
             out[f"{p}@{delta}"] = {"cumulative": (statistics.fmean(cum), statistics.pstdev(cum)),
                                    "simple": (statistics.fmean(simple), statistics.pstdev(simple)), "runs": len(cum),
                                    "uniform_mean": norm,
-                                   "curve": [100 * statistics.fmean(c) / norm for c in zip(*curves[(p, delta)])]}
+                                   "curve": [100 * statistics.fmean(c) / norm for c in zip(*curves[key])]}
     return out
 
 
@@ -163,7 +179,7 @@ def main(argv: list[str] | None = None) -> None:
     done = _done(args.db, args.steps)
     # seed-major: an interrupted run leaves the first k seeds of every δ and policy
     todo = [(p, d, s) for s in range(args.seeds) for d in args.deltas for p in args.policies
-            if (p, d, s) not in done]
+            if (run_key(p), d, s) not in done]
     print(f"{len(done)} runs already in {display_url(args.db)}; {len(todo)} to go")
     if not args.no_run:
         run_jobs(_one, [(p, d, s, args.steps, args.db) for p, d, s in todo], args.workers, "wheel runs",

@@ -155,7 +155,7 @@ def test_cli_report_reads_without_writing_and_refuses_a_missing_database(tmp_pat
 def test_cli_bandit_checks_policy_names_before_running(tmp_path, capsys):
     db = tmp_path / "runs.db"
     for policy, message in [("cmanp-bo", "bandit policy 'cmanp-bo' needs a 'wheel' checkpoint"),
-                            ("tnpd-gp1d-thompson", "fit: cmanp-wheel, lbanp-wheel, tnpd-wheel"),
+                            ("tnpd-gp1d-thompson", "fit: cmanp-and-wheel, cmanp-wheel, lbanp-wheel, tnpd-wheel"),
                             ("cmanp-wheeel", "did you mean 'cmanp-wheel'"),
                             ("linucbb", "did you mean 'linucb'")]:
         assert main(["bandit", "--policies", "uniform", policy, "--steps", "5", "--db", str(db)]) == 2, policy

@@ -2,6 +2,7 @@
 surrogate, its latent joint draws (BO Thompson sampling), the wheel's joint Thompson
 policy, and the noise held out of a low-rank-plus-diagonal joint."""
 
+import json
 import math
 
 import numpy as np
@@ -543,3 +544,17 @@ def test_wheel_marginal_thompson_and_diagonal_thompson_draw_each_arm_alone(tmp_p
     assert parse_bandit_policy_name("cmanp-and-wheel-thompson") == ("cmanp-and-wheel", "thompson")
     with pytest.raises(ValueError, match="rule"):
         NPBanditPolicy(build("cmanp-and", 2, 5, size="tiny"), rule="joint")
+
+
+def test_wheel_benchmark_finds_runs_under_any_name_of_their_policy(tmp_path):
+    """benchmarks/wheel.py's rows: ``-ucb`` spelled out, a bare model name and a checkpoint
+    path find the runs stored under the card's name (before, such rows printed '-')."""
+    from helpers import load_benchmark
+
+    bench = load_benchmark("wheel")
+    assert bench.run_key("cmanp-and-wheel-ucb") == bench.run_key("cmanp-and-wheel") == "cmanp-and-wheel"
+    assert bench.run_key("cmanp") == "cmanp-wheel" and bench.run_key("uniform") == "uniform"
+    path = tiny_checkpoint(tmp_path, "cmanp-and", "wheel")
+    name = json.loads(path.read_text())["name"]
+    assert bench.run_key(f"{path}-thompson") == f"{name}-thompson"
+    assert bench.run_key(f"{path}-ucb") == bench.run_key(str(path)) == name

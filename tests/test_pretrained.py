@@ -130,7 +130,7 @@ def test_check_checkpoint_kind_names_what_fits():
         check_checkpoint_kind(read_card("tnpd-gp1d"), prior="bo", x_dim=2, y_dim=1, purpose="optimize")
     with pytest.raises(CheckpointError, match="7 input.*no shipped checkpoint fits"):
         check_checkpoint_kind(read_card("cmanp-bo"), prior="bo", x_dim=7)
-    with pytest.raises(CheckpointError, match="fit: cmanp-wheel, lbanp-wheel, tnpd-wheel"):
+    with pytest.raises(CheckpointError, match="fit: cmanp-and-wheel, cmanp-wheel, lbanp-wheel, tnpd-wheel"):
         check_checkpoint_kind(read_card("cmanp-bo"), prior="wheel", y_dim=5)
     with pytest.raises(ValueError, match="x_dim"):
         check_checkpoint_kind(read_card("cmanp-bo"), x_dim=0)
