@@ -15,7 +15,7 @@ import torch
 from npbandit.envs.blackbox import BlackBoxEnv, ObjectiveError, as_bounds
 from npbandit.loop import _check_async, run_episode
 from npbandit.policies.base import Policy
-from npbandit.policies.bo import ACQUISITIONS, OUTPUT_WARPS, BOPolicy, SobolPolicy
+from npbandit.policies.bo import ACQUISITIONS, DEFAULT_LIAR, LIARS, OUTPUT_WARPS, BOPolicy, SobolPolicy
 from npbandit.scaling import standardization
 from npbandit.storage import DEFAULT_URL, RunLogger
 from npbandit.surrogates.pretrained import (UnknownCheckpointError, check_checkpoint_kind, fitting_checkpoints,
@@ -51,7 +51,8 @@ def optimize(objective: Callable[[Any], float], bounds: Any, surrogate: str = "t
              progress: bool = True, commit_every: int | None = None, name: str | None = None,
              optimal_value: float | None = None, batch_size: int = 1, executor: Any = None,
              eval_timeout: float | None = None, output_warp: str | None = None,
-             avoid_repeats: bool = True, trust_region: bool | None = None) -> OptimizeResult:
+             avoid_repeats: bool = True, trust_region: bool | None = None,
+             liar: str = DEFAULT_LIAR) -> OptimizeResult:
     """Optimise ``objective`` over the box ``bounds`` with a pretrained NP surrogate.
 
     Args:
@@ -86,9 +87,9 @@ def optimize(objective: Callable[[Any], float], bounds: Any, surrogate: str = "t
             ``npbandit report`` shows simple regret (the gap from the best value found to it).
         batch_size: evaluations kept in flight at once (asynchronous BO; > 1 needs
             ``executor``). When one finishes it is streamed into the surrogate and the next
-            point is proposed with the points still in flight believed at the worst value
-            observed so far (a constant liar, as Optuna's ``constant_liar=True``;
-            :func:`npbandit.policies.bo.propose` says why).
+            point is proposed with the points still in flight believed at one value (a
+            constant liar, as Optuna's ``constant_liar=True``; see ``liar``, and
+            :func:`npbandit.policies.bo.propose` for why a liar).
         executor: any :class:`concurrent.futures.Executor` the objective runs on
             (``ThreadPoolExecutor``, ``ProcessPoolExecutor`` with a picklable objective,
             ``dask.distributed.Client(...).get_executor()``). ``None`` (default) with
@@ -116,6 +117,10 @@ def optimize(objective: Callable[[Any], float], bounds: Any, surrogate: str = "t
             surrogates, off for ``"gp"``. The model is then rebuilt per proposal;
             ``False`` streams every observation into one global model instead (CMANP:
             constant cost however long the run).
+        liar: with ``batch_size > 1``, the value points still in flight are believed at:
+            ``"worst"``, ``"mean"`` or ``"best"`` of the observations the surrogate sees
+            (``npbandit.policies.bo.LIARS``; default ``DEFAULT_LIAR``, the rule
+            ``benchmarks/async_liar.py`` found best).
 
     Raises:
         ValueError / TypeError: a bad argument, naming it; ``surrogate`` also when the
@@ -146,6 +151,8 @@ def optimize(objective: Callable[[Any], float], bounds: Any, surrogate: str = "t
         raise TypeError(f"avoid_repeats must be a bool, got {type(avoid_repeats).__name__}")
     if trust_region is not None and not isinstance(trust_region, bool):
         raise TypeError(f"trust_region must be a bool or None, got {type(trust_region).__name__}")
+    if liar not in LIARS:
+        raise ValueError(f"liar must be one of {LIARS}, got {liar!r}")
     _check_async(executor, batch_size, eval_timeout)
     label = objective_label(objective) if name is None else _check_name(name)
     if optimal_value is not None:
@@ -166,7 +173,7 @@ def optimize(objective: Callable[[Any], float], bounds: Any, surrogate: str = "t
     else:
         policy = _StandardisedDataCheck(BOPolicy(d, model=model, acquisition=acquisition, n_init=n_init,
                                                      output_warp=output_warp, avoid_repeats=avoid_repeats,
-                                                     trust_region=trust_region))
+                                                     trust_region=trust_region, liar=liar))
     info = {"kind": "bo", "env_id": "npbandit/BlackBox-v0",
             "env_params": {"objective": label, "dim": d, "bounds": box.tolist(), "minimize": bool(minimize),
                            "budget": budget, "optimal_value": optimal_value}}

@@ -149,7 +149,8 @@ def test_pending_points_are_believed_in_propose(tmp_path, monkeypatch):
         propose(model, "ucb", dim=2, best_f=Y.max(), seed=1, pending=pending, pending_value=float("nan"))
 
 
-def test_the_policy_believes_points_in_flight_at_its_worst_observation(monkeypatch):
+@pytest.mark.parametrize("liar,expected", [("worst", min), ("mean", lambda y: sum(y) / len(y)), ("best", max)])
+def test_the_policy_believes_points_in_flight_at_its_liar(monkeypatch, liar, expected):
     from npbandit.policies import BOPolicy
     from npbandit.policies import bo
 
@@ -161,14 +162,44 @@ def test_the_policy_believes_points_in_flight_at_its_worst_observation(monkeypat
         return real(*args, **kwargs)
 
     monkeypatch.setattr(bo, "propose", spy)
-    policy = BOPolicy(2, model="gp")
+    policy = BOPolicy(2, model="gp", liar=liar)
     policy.reset(0)
     for _ in range(policy.n_init):
         x = policy.act(None)
         policy.observe(None, x, float(-np.sum((x - 0.4) ** 2)), {})
     policy.act(None, pending=np.array([[0.5, 0.5]]))
-    assert float(seen["pending_value"]) == min(policy.Y)
+    assert float(seen["pending_value"]) == pytest.approx(expected(policy.Y))
     torch.testing.assert_close(seen["pending"], torch.tensor([[0.5, 0.5]], dtype=torch.float64))
+    assert policy.params()["liar"] == liar  # runs with other liars stay apart in the benchmarks
+
+
+def test_liar_values_and_their_validation():
+    from npbandit.policies import BOPolicy
+    from npbandit.policies.bo import liar_value
+
+    Y = torch.tensor([[1.0], [-2.0], [4.0]], dtype=torch.float64)
+    assert [float(liar_value(Y, rule)) for rule in ("worst", "mean", "best")] == [-2.0, 1.0, 4.0]
+    with pytest.raises(ValueError, match="liar must be one of"):
+        liar_value(Y, "median")
+    with pytest.raises(ValueError, match="at least one"):
+        liar_value(Y[:0], "mean")
+    with pytest.raises(ValueError, match="liar must be one of"):
+        BOPolicy(2, model="gp", liar="kriging")
+
+
+def test_the_trust_region_believes_pending_points_at_the_liar_of_its_box(monkeypatch):
+    from npbandit.policies import bo
+    from npbandit.policies.trust_region import TrustRegion
+
+    seen = {}
+    monkeypatch.setattr(bo, "propose", lambda *a, **kw: seen.update(kw) or np.full(2, 0.5))
+    region = TrustRegion(2)
+    region.length = 0.2  # the model's box: side 0.4 around the best point
+    X = torch.tensor([[0.5, 0.5], [0.55, 0.45], [0.05, 0.95]], dtype=torch.float64)
+    Y = torch.tensor([[3.0], [1.0], [-10.0]], dtype=torch.float64)  # the last point lies outside the box
+    bo.propose_in_region(region, X, Y, lambda X_box, Y_box: None, "logei", seed=0,
+                         pending=torch.tensor([[0.52, 0.5]], dtype=torch.float64), liar="mean")
+    assert float(seen["pending_value"]) == 2.0  # the mean of the box's outputs, not of all
 
 
 @pytest.mark.parametrize("kwargs,err,match", [
@@ -178,6 +209,7 @@ def test_the_policy_believes_points_in_flight_at_its_worst_observation(monkeypat
     ({"batch_size": 2}, ValueError, "needs an executor"),
     ({"executor": object()}, TypeError, "executor"),
     ({"eval_timeout": 1.0}, ValueError, "eval_timeout"),
+    ({"liar": "kriging"}, ValueError, "liar must be one of"),
 ])
 def test_argument_validation(kwargs, err, match):
     with pytest.raises(err, match=match):
@@ -207,3 +239,53 @@ def test_a_version_1_database_is_refused(tmp_path):
     storage._ENGINES.clear()
     with pytest.raises(SchemaVersionError, match="schema version 1.*older npbandit"):
         RunLogger(db)
+
+
+def test_the_initial_design_counts_points_handed_out_not_observed():
+    # with 4 evaluations in flight, counting observations would hand out 3 Sobol points beyond n_init
+    from npbandit.policies import BOPolicy
+    from npbandit.policies.bo import _SobolDesign
+
+    policy = BOPolicy(2, model="gp", n_init=5)
+    policy.reset(0)
+    sobol = _SobolDesign(2, 0)
+    design = [sobol.next() for _ in range(6)]
+    handed = [policy.act(None, pending=np.zeros((i, 2))) for i in range(4)]  # four in flight, none back
+    for x in handed[:2]:
+        policy.observe(None, x, float(-np.sum((x - 0.4) ** 2)), {})
+    handed.append(policy.act(None, pending=np.array(handed[2:])))
+    handed.append(policy.act(None, pending=np.array(handed[2:])))
+    np.testing.assert_array_equal(np.array(handed[:5]), np.array(design[:5]))  # the design, once
+    assert not np.allclose(handed[5], design[5])  # then the model, with two points observed
+    # a design point observed late does not resize the trust region; a proposal's outcome does
+    region_policy = BOPolicy(2, model="gp", n_init=3, trust_region=True)
+    region_policy.reset(0)
+    first = [region_policy.act(None, pending=np.zeros((i, 2))) for i in range(3)]
+    region_policy.observe(None, first[0], -1.0, {})
+    region_policy.observe(None, first[1], -2.0, {})
+    proposal = region_policy.act(None, pending=np.array(first[2:]))
+    region_policy.observe(None, first[2], -3.0, {})  # the late design point
+    assert region_policy.region.failures == 0
+    region_policy.observe(None, proposal, -4.0, {})
+    assert region_policy.region.failures == 1
+
+
+def test_a_proposals_outcome_is_judged_against_the_best_it_knew():
+    # two points proposed from the same state come back in turn, both better than the best
+    # observed when they were proposed: two successes for the trust region, although the
+    # second is worse than the first (judged against the best at observation, a failure)
+    from npbandit.policies import BOPolicy
+
+    policy = BOPolicy(2, model="gp", n_init=3, trust_region=True)
+    policy.reset(0)
+    for _ in range(3):
+        x = policy.act(None)
+        policy.observe(None, x, -1.0, {})
+    a = policy.act(None)
+    b = policy.act(None, pending=a[None])
+    policy.observe(None, a, 1.0, {})
+    policy.observe(None, b, 0.5, {})
+    assert (policy.region.successes, policy.region.failures) == (2, 0)
+    c = policy.act(None)
+    policy.observe(None, c, 0.9, {})  # proposed knowing 1.0: no improvement
+    assert (policy.region.successes, policy.region.failures) == (0, 1)

@@ -162,6 +162,22 @@ def test_the_np_is_told_which_points_the_completed_trials_evaluated(monkeypatch)
         NPSampler(avoid_repeats=None)
 
 
+@pytest.mark.parametrize("liar, expected", [("worst", -4.0), ("mean", -2.5), ("best", -1.0)])
+def test_running_trials_are_believed_at_the_samplers_liar(monkeypatch, liar, expected):
+    import npbandit.integrations.optuna as integration
+
+    seen = {}
+    monkeypatch.setattr(integration, "propose", lambda model, acquisition, **kw: seen.update(kw) or np.full(1, 0.5))
+    study = optuna.create_study(sampler=sampler(seed=0, trust_region=False, liar=liar))
+    dist = {"x": FloatDistribution(0.0, 10.0)}
+    for x in (1.0, 2.0, 3.0, 4.0):
+        study.add_trial(create_trial(params={"x": x}, distributions=dist, value=x))
+    study.add_trial(create_trial(params={"x": 8.0}, distributions=dist, state=TrialState.RUNNING))
+    study.ask().suggest_float("x", 0.0, 10.0)
+    assert seen["pending"].squeeze(-1).tolist() == [0.8]
+    assert float(seen["pending_value"]) == expected  # of the negated values -1..-4 (minimised)
+
+
 def test_the_np_sees_the_trials_in_the_trust_region_the_study_has_earned(monkeypatch):
     import npbandit.policies.bo as bo  # the trust-region step is optimize's (propose_in_region)
 
@@ -227,6 +243,7 @@ def test_more_parameters_than_the_checkpoint_takes_is_refused():
     ({"n_startup_trials": -1}, ValueError, "n_startup_trials"),
     ({"seed": 1.5}, ValueError, "seed"),
     ({"independent_sampler": "random"}, TypeError, "independent_sampler"),
+    ({"liar": "kriging"}, ValueError, "liar must be one of"),
 ])
 def test_bad_arguments(kwargs, error, match):
     with pytest.raises(error, match=match):

@@ -111,8 +111,8 @@ def test_replaying_a_search_gives_the_region_its_policy_ended_with():
     values = list(np.random.default_rng(3).normal(size=40).cumsum())
     policy = BOPolicy(3, model="cmanp-bo")
     policy.reset(seed=0)
-    for v in values:
-        policy.observe(None, np.full(3, 0.5), v, {})
+    for i, v in enumerate(values):  # the design's points handed out by the policy, then the proposals'
+        policy.observe(None, policy.act(None) if i < policy.n_init else np.full(3, 0.5), v, {})
     replayed = TrustRegion.replay(3, values, policy.n_init)
     assert (replayed.length, replayed.successes, replayed.failures, replayed.restarts) == (
         policy.region.length, policy.region.successes, policy.region.failures, policy.region.restarts)

@@ -18,8 +18,9 @@ Reproducibility: each trial's proposal is seeded from ``(seed, trial.number)`` a
 so are the default start-up draws; one worker with one seed therefore repeats its trials
 exactly, and several workers (threads via ``n_jobs``, or processes sharing an RDB storage)
 draw different points even when they share a seed. Trials other workers are still running
-count as observations at the worst value completed so far (a constant liar, as
-``TPESampler(constant_liar=True)``), so parallel workers do not propose the same point.
+count as observations at one value (a constant liar, as ``TPESampler(constant_liar=True)``;
+``NPSampler(liar=...)``, by default as ``optimize``), so parallel workers do not propose the
+same point.
 """
 
 from __future__ import annotations
@@ -43,7 +44,7 @@ except ImportError as err:  # pragma: no cover - exercised only without Optuna
                       f"(or pip install optuna) ({err})") from None
 
 from npbandit.api import SURROGATES
-from npbandit.policies.bo import ACQUISITIONS, propose, propose_in_region
+from npbandit.policies.bo import ACQUISITIONS, DEFAULT_LIAR, LIARS, liar_value, propose, propose_in_region
 from npbandit.policies.trust_region import TrustRegion
 from npbandit.surrogates.pretrained import check_checkpoint_kind, load_surrogate
 
@@ -76,6 +77,9 @@ class NPSampler(BaseSampler):
             completed trials in the order of their numbers at every proposal, so it needs
             no state of its own and every worker of a study agrees on it. ``False``: one
             model of every completed trial.
+        liar: the value running trials are believed at while a worker proposes:
+            ``"worst"``, ``"mean"`` or ``"best"`` of the completed trials the NP sees
+            (in the trust region, those in its box); default as ``optimize``'s.
 
     Only completed trials inform the NP (pruned and failed ones are ignored). The study
     must have one objective; ``study.direction`` decides whether it is minimised
@@ -85,7 +89,7 @@ class NPSampler(BaseSampler):
     def __init__(self, checkpoint: str = "tnpd-bo", *, acquisition: str = "logei", n_startup_trials: int = 10,
                  seed: int | None = None, independent_sampler: BaseSampler | None = None, beta: float = 2.0,
                  num_restarts: int = 10, raw_samples: int = 512, avoid_repeats: bool = True,
-                 trust_region: bool = True) -> None:
+                 trust_region: bool = True, liar: str = DEFAULT_LIAR) -> None:
         if not isinstance(checkpoint, str):
             raise TypeError(f"checkpoint must be a checkpoint name or path, got {type(checkpoint).__name__}")
         name = SURROGATES.get(checkpoint, checkpoint)
@@ -96,7 +100,7 @@ class NPSampler(BaseSampler):
             raise ValueError(f"acquisition must be one of {ACQUISITIONS}, got {acquisition!r}")
         if acquisition == "qlognei":  # Optuna asks for one trial at a time
             raise ValueError("acquisition 'qlognei' proposes a batch of points; NPSampler proposes one per trial "
-                             "(several workers are handled by believing running trials at the worst value). Use "
+                             "(several workers are handled by believing running trials at a constant liar). Use "
                              "'logei', 'ucb', 'thompson' or 'marginal-thompson'")
         _check_int("n_startup_trials", n_startup_trials, minimum=0)
         if seed is not None:
@@ -120,6 +124,9 @@ class NPSampler(BaseSampler):
         if not isinstance(trust_region, bool):
             raise TypeError(f"trust_region must be a bool, got {type(trust_region).__name__}")
         self.trust_region = trust_region
+        if liar not in LIARS:
+            raise ValueError(f"liar must be one of {LIARS}, got {liar!r}")
+        self.liar = liar
         self._search_space = IntersectionSearchSpace()
         self._warned: set[int] = set()
 
@@ -199,13 +206,14 @@ class NPSampler(BaseSampler):
             return NPModel.from_pretrained(self._surrogate, X_seen, Y_seen)
 
         settings = {"beta": self.beta, "num_restarts": self.num_restarts, "raw_samples": self.raw_samples}
-        # running trials are believed at the worst completed value (a constant liar, as TPESampler's
-        # constant_liar=True), in propose (shared with optimize(batch_size=q))
+        # running trials are believed at one value (a constant liar, as TPESampler's constant_liar=True),
+        # in propose (shared with optimize(batch_size=q))
         if region is not None:
             return propose_in_region(region, X, Y, build, self.acquisition, seed=seed, pending=pending,
-                                     avoid_repeats=self.avoid_repeats, **settings)
+                                     avoid_repeats=self.avoid_repeats, liar=self.liar, **settings)
         return propose(build(X, Y), self.acquisition, dim=X.shape[-1], best_f=Y.max(), seed=seed, pending=pending,
-                       pending_value=Y.min(), observed=X if self.avoid_repeats else None, **settings)
+                       pending_value=liar_value(Y, self.liar), observed=X if self.avoid_repeats else None,
+                       **settings)
 
     def _trial_seed(self, number: int, purpose: str) -> int:
         key = [self.seed, number, *purpose.encode()]

@@ -17,12 +17,32 @@ from npbandit.policies.base import Policy
 from npbandit.policies.gp import NOISE_FREE_VAR  # noqa: F401 (kept importable from here)
 from npbandit.policies.trust_region import TrustRegion
 
-__all__ = ["SobolPolicy", "BOPolicy", "ACQUISITIONS", "OUTPUT_WARPS", "propose", "propose_in_region", "thompson_draw",
-           "yeo_johnson_warp"]
+__all__ = ["SobolPolicy", "BOPolicy", "ACQUISITIONS", "OUTPUT_WARPS", "LIARS", "DEFAULT_LIAR", "liar_value",
+           "propose", "propose_in_region", "thompson_draw", "yeo_johnson_warp"]
 
 ACQUISITIONS = ("logei", "ucb", "thompson", "marginal-thompson", "qlognei")
 #: what ``BOPolicy(output_warp=...)`` accepts besides ``None``
 OUTPUT_WARPS = ("yeo-johnson",)
+#: the values points still being evaluated are believed at (``BOPolicy(liar=...)``, :func:`liar_value`)
+LIARS = ("worst", "mean", "best")
+#: ``BOPolicy``'s, ``optimize``'s and ``NPSampler``'s default liar (chosen by ``benchmarks/async_liar.py``;
+#: the worst value until 2026-11-24)
+DEFAULT_LIAR = "mean"
+
+
+def liar_value(Y: torch.Tensor, liar: str) -> torch.Tensor:
+    """The constant a pending point is believed at (Ginsbourger et al. 2010's constant liar),
+    from the outputs ``Y`` ``[n, 1]`` the model sees (maximised): ``"worst"`` their minimum,
+    ``"mean"`` their mean, ``"best"`` their maximum. A scalar tensor.
+
+    The mean is the default: replaying ``optimize(batch_size=4)`` with ``tnpd-bo``
+    (``benchmarks/async_liar.py``, 10 seeds) it ended 0.84 log10 lower than the worst value
+    on Branin and 0.29 lower on Hartmann-6 (docs/benchmarks.md, "Constant liars")."""
+    if liar not in LIARS:
+        raise ValueError(f"liar must be one of {LIARS}, got {liar!r}")
+    if Y.numel() == 0:
+        raise ValueError("liar_value needs at least one observed output")
+    return {"worst": Y.min, "mean": Y.mean, "best": Y.max}[liar]()
 
 
 def yeo_johnson_warp(y: np.ndarray) -> np.ndarray:
@@ -132,6 +152,10 @@ class BOPolicy(Policy):
             ``cmanp-bo`` on five of six functions (docs/results.md, "Trust region").
             ``False`` keeps the global model, streamed (CMANP: constant cost per
             observation however long the run).
+        liar: what points still being evaluated (asynchronous BO, ``act(pending=...)``)
+            are believed at when the next one is proposed: ``"worst"``, ``"mean"`` or
+            ``"best"`` of the outputs the model sees (:func:`liar_value`; with the trust
+            region, those in its box). Default ``DEFAULT_LIAR``.
 
     Without a warp or a trust region the NP model is built once, after the initial design;
     every later observation is streamed in with ``condition_on_observations`` (CMANP:
@@ -142,7 +166,7 @@ class BOPolicy(Policy):
                  beta: float = 2.0, num_restarts: int = 10, raw_samples: int = 512,
                  thompson_candidates: int = 2048, noise_free: bool = False, output_warp: str | None = None,
                  avoid_repeats: bool = True, trust_region: bool | None = None, q: int | None = None,
-                 gp_kernel: str = "rbf") -> None:
+                 gp_kernel: str = "rbf", liar: str = DEFAULT_LIAR) -> None:
         if not isinstance(dim, int) or dim < 1:
             raise ValueError(f"dim must be a positive int, got {dim!r}")
         if acquisition not in ACQUISITIONS:
@@ -154,6 +178,9 @@ class BOPolicy(Policy):
             raise ValueError(f"q > 1 needs a batch acquisition ('qlognei'); {acquisition!r} proposes one point "
                              "at a time")
         self.q = q
+        if liar not in LIARS:
+            raise ValueError(f"liar must be one of {LIARS}, got {liar!r}")
+        self.liar = liar
         if output_warp is not None and output_warp not in OUTPUT_WARPS:
             raise ValueError(f"output_warp must be None or one of {OUTPUT_WARPS}, got {output_warp!r}")
         self.output_warp = output_warp
@@ -198,6 +225,10 @@ class BOPolicy(Policy):
         self.np_model = None
         self.region = TrustRegion(self.dim) if self.trust_region else None
         self._batch: list[np.ndarray] = []  # the rest of the last q-point proposal, handed out in order
+        self._designed = 0  # design points handed out
+        # points handed out and not yet observed -> the best value observed when they were
+        # proposed (None: a design point), against which their outcome resizes the trust region
+        self._handed: dict[bytes, float | None] = {}
         self.torch_rng = torch.Generator().manual_seed(int(self.rng.integers(2**62)))
 
     def _data(self) -> tuple[torch.Tensor, torch.Tensor]:
@@ -224,10 +255,16 @@ class BOPolicy(Policy):
 
     def act(self, obs: np.ndarray, pending: np.ndarray | None = None) -> np.ndarray:
         """The next point, ``[d]`` in the unit cube; ``pending`` ``[p, d]``: points handed out
-        and not yet observed (asynchronous BO), believed at the worst observed value (a
-        constant liar, :func:`propose`)."""
-        if len(self.Y) < self.n_init:
-            return self.design.next()
+        and not yet observed (asynchronous BO), believed at ``liar``'s value (a constant liar,
+        :func:`propose`). The initial design counts the points handed out, so with points in
+        flight it is still ``n_init`` points (then the model proposes once two are observed)."""
+        # the design counts points handed out, not observed: with evaluations in flight
+        # (asynchronous BO) counting observations would hand out q - 1 Sobol points too many
+        if self._designed < self.n_init or len(self.Y) < min(self.n_init, 2):
+            self._designed += 1
+            point = self.design.next()
+            self._handed[point.tobytes()] = None
+            return point
         if self._batch:
             return self._batch.pop(0)
         pending = None if pending is None or len(pending) == 0 else torch.as_tensor(
@@ -248,11 +285,14 @@ class BOPolicy(Policy):
                     "thompson_candidates": self.thompson_candidates, "q": self.q}
         if self.region is not None:
             points = propose_in_region(self.region, X, Y, self._model, self.acquisition, seed=seed, pending=pending,
-                                       avoid_repeats=self.avoid_repeats, **settings)
+                                       avoid_repeats=self.avoid_repeats, liar=self.liar, **settings)
         else:
             points = propose(self._model(X, Y), self.acquisition, dim=self.dim, best_f=Y.max(), seed=seed,
-                             pending=pending, pending_value=Y.min(), observed=X if self.avoid_repeats else None,
+                             pending=pending, pending_value=liar_value(Y, self.liar),
+                             observed=X if self.avoid_repeats else None,
                              **settings)
+        for point in points.reshape(-1, self.dim):
+            self._handed[np.asarray(point, dtype=np.float64).tobytes()] = max(self.Y)  # raw, not warped
         if points.ndim == 1:
             return points
         self._batch = list(points[1:])
@@ -260,8 +300,13 @@ class BOPolicy(Policy):
 
     def observe(self, obs, action, reward, info) -> None:
         x = np.asarray(action, dtype=np.float64)
-        if self.region is not None and len(self.Y) >= self.n_init:  # a proposal's outcome resizes the box
-            self.region.observe(TrustRegion.improves(float(reward), max(self.Y)))
+        # a proposal's outcome resizes the box, judged against the best value its proposal knew:
+        # with evaluations in flight, a point that improved on that is not a failure because a
+        # point proposed beside it came back first and better (TuRBO judges a batch likewise)
+        key = x.tobytes()
+        best_then = self._handed.pop(key) if key in self._handed else (max(self.Y) if self.Y else None)
+        if self.region is not None and best_then is not None:
+            self.region.observe(TrustRegion.improves(float(reward), best_then))
         self.X.append(x)
         self.Y.append(float(reward))
         if self.np_model is not None and self.output_warp is None:
@@ -276,6 +321,7 @@ class BOPolicy(Policy):
         if self.output_warp is not None:
             out["output_warp"] = self.output_warp
         out["avoid_repeats"] = self.avoid_repeats
+        out["liar"] = self.liar
         out["trust_region"] = self.trust_region
         if self.trust_region:  # the region's settings, so runs with other ones stay apart
             region = TrustRegion(self.dim)
@@ -319,9 +365,10 @@ def propose(model, acquisition: str, *, dim: int, best_f: float | torch.Tensor, 
             proposals of ``cmanp-bo`` with three pending landed within 0.01 of each other
             on a 1-D problem, against 0.12 apart with the liar.
         pending_value: the value pending points are believed at, in the model's output
-            units: the worst observed output (the lowest, outputs being maximised), which
-            pulls the model's mean down there, so the acquisition looks elsewhere whether
-            or not the spread collapses. Required with a non-empty ``pending``.
+            units (:func:`liar_value` of the observed outputs; ``BOPolicy`` passes the mean
+            by default). Below the best observed value it pulls the model's mean down
+            there, so the acquisition looks elsewhere whether or not the spread collapses.
+            Required with a non-empty ``pending``.
         observed: ``[n, d]`` points already evaluated, or ``None``. Given, LogEI / UCB never
             return a point within ``REPEAT_DISTANCE`` of one of them: the best restart that
             lands farther away is taken, or, when every restart came back to an observation,
@@ -354,7 +401,7 @@ def propose(model, acquisition: str, *, dim: int, best_f: float | torch.Tensor, 
         if len(pending):
             if pending_value is None:
                 raise ValueError("pending_value is required with pending points: the value they are believed at "
-                                 "(the worst observed output)")
+                                 "(liar_value of the observed outputs)")
             value = torch.as_tensor(pending_value, dtype=torch.float64).reshape(-1)
             if value.numel() != 1 or not torch.isfinite(value).all():
                 raise ValueError(f"pending_value must be one finite number, got {pending_value!r}")
@@ -380,13 +427,14 @@ def propose(model, acquisition: str, *, dim: int, best_f: float | torch.Tensor, 
 
 def propose_in_region(region: TrustRegion, X: torch.Tensor, Y: torch.Tensor, build_model, acquisition: str, *,
                       seed: int, pending: torch.Tensor | None = None, avoid_repeats: bool = True,
-                      **settings: Any) -> np.ndarray:
+                      liar: str = DEFAULT_LIAR, **settings: Any) -> np.ndarray:
     """:func:`propose` inside ``region``'s box around the best of ``X`` ``[n, d]`` (values
     ``Y`` ``[n, 1]``, maximised): the model, ``build_model(X_box, Y_box)``, sees only the
     observations in the box ``region.context_factor`` times as wide around the same
     centre, mapped onto the unit cube, and so do the pending points and the repeat check;
     the proposal, searched for in the middle of that cube, is mapped back. The one trust-region step of
-    ``BOPolicy`` and ``NPSampler``. ``settings``: ``propose``'s ``beta``, ``num_restarts``,
+    ``BOPolicy`` and ``NPSampler``. ``liar``: what the pending points are believed at, from
+    the outputs in the model's box (:func:`liar_value`). ``settings``: ``propose``'s ``beta``, ``num_restarts``,
     ``raw_samples``, ``thompson_candidates``, ``q``. Returns ``[d]`` in the unit cube (``[q, d]``
     for ``"qlognei"``)."""
     center = X[int(torch.argmax(Y))]
@@ -399,7 +447,7 @@ def propose_in_region(region: TrustRegion, X: torch.Tensor, Y: torch.Tensor, bui
     span = seen_upper - seen_lower
     bounds = torch.stack([(lower - seen_lower) / span, (upper - seen_lower) / span]).clamp(0.0, 1.0)
     point = propose(build_model(X_box, Y_box), acquisition, dim=X.shape[-1], best_f=Y_box.max(), seed=seed,
-                    pending=pending, pending_value=Y_box.min(), observed=X_box if avoid_repeats else None,
+                    pending=pending, pending_value=liar_value(Y_box, liar), observed=X_box if avoid_repeats else None,
                     bounds=bounds, **settings)
     return (seen_lower + torch.as_tensor(point) * span).clamp(lower, upper).numpy()
 
