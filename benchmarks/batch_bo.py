@@ -1,8 +1,9 @@
 """Asynchronous BO on a Dask LocalCluster: wall time and regret against q (issue 17).
 
 The objective sleeps ``--sleep`` seconds (1 s) and then returns Branin's or Hartmann-6's
-value, as an expensive evaluation would. ``npbandit.optimize`` with ``surrogate="cmanp"`` (otherwise
-the defaults: LogEI, a 2d + 1-point Sobol design, the trust region) runs ``--budget`` (64) evaluations
+value, as an expensive evaluation would. ``npbandit.optimize`` with ``--surrogate`` (``tnpd``,
+its default, or ``cmanp``; otherwise the defaults: LogEI, a 2d + 1-point Sobol design, the trust
+region, pending points believed at ``--liar``, default optimize's) runs ``--budget`` (64) evaluations
 with q = 1, 2, 4, 8 of them in flight on a 4-worker ``LocalCluster`` (one thread per worker,
 in this process: the objective sleeps, so threads are workers enough, and each task is still
 pickled as on a real cluster); q = 1 runs on the same cluster, one evaluation at a time.
@@ -45,6 +46,8 @@ import numpy as np
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 from common import ROOT, is_current, machine_line, prepare_db, publish  # noqa: E402
 
+from npbandit.policies.bo import DEFAULT_LIAR, LIARS  # noqa: E402
+
 COMMAND = "python benchmarks/batch_bo.py"
 #: label -> (BlackBoxEnv function name, dimension)
 FUNCTIONS = {"branin": ("branin", None), "hartmann6": ("hartmann", 6)}
@@ -76,13 +79,13 @@ def _objective_name(label: str, sleep: float) -> str:
 
 
 def run_npbandit(label: str, q: int, seed: int, budget: int, sleep: float, db: str, executor,
-                 surrogate: str = "cmanp") -> None:
+                 surrogate: str, liar: str) -> None:
     from npbandit import optimize
 
     problem, f, optimum = _problem(label)
     optimize(functools.partial(_slow, f, sleep), problem.bounds, surrogate=surrogate, budget=budget, seed=seed, db=db,
              batch_size=q, executor=executor, name=_objective_name(label, sleep), optimal_value=optimum,
-             progress=False)
+             progress=False, **({} if surrogate == "random" else {"liar": liar}))
 
 
 def run_optuna(label: str, seed: int, budget: int, sleep: float, db: str) -> None:
@@ -138,8 +141,11 @@ def _method(run) -> str | None:
     return f"sobol q={q}" if run.policy == "sobol" else f"q={q}"
 
 
-def collect(db: str, budget: int, sleep: float) -> dict[tuple[str, str], list[dict]]:
-    """Completed runs of this configuration: (function, method) -> per-seed wall, regret, proposal time."""
+def collect(db: str, budget: int, sleep: float, surrogate: str, liar: str) -> dict[tuple[str, str], list[dict]]:
+    """Completed runs of this configuration (the NP rows: ``surrogate`` with pending points
+    believed at ``liar``; runs before the liar was recorded believed the worst value):
+    (function, method) -> per-seed wall, regret, proposal time."""
+    from npbandit.api import SURROGATES
     from npbandit.storage import list_runs, run_steps
 
     names = {_objective_name(label, sleep): label for label in FUNCTIONS}
@@ -148,6 +154,9 @@ def collect(db: str, budget: int, sleep: float) -> dict[tuple[str, str], list[di
         label, method = names.get(r.env_params.get("objective")), _method(r)
         if (r.status != "completed" or label is None or method is None or r.env_params.get("budget") != budget
                 or r.n_steps != budget or not is_current(r)):
+            continue
+        if method.startswith("q=") and (not r.policy.startswith(SURROGATES[surrogate] + "-")
+                                        or r.policy_params.get("liar", "worst") != liar):
             continue
         steps = run_steps(db, r.id)
         wall = (max(s["finished_at"] for s in steps) - min(s["submitted_at"] for s in steps)).total_seconds()
@@ -195,10 +204,10 @@ def render(summary: dict, args) -> str:
              f"Command: `{args.command}` (CPU: {machine_line(RUN_THREADS)}{'; ' + args.note if args.note else ''}). This table: the "
              "runs completed so far (seeds per cell below; the script resumes where it stopped). "
              f"{args.budget} evaluations of an objective that sleeps {args.sleep:g} s and returns the "
-             f"function's value; `npbandit.optimize` with `surrogate=\"cmanp\"` (LogEI, 2d + 1 Sobol "
+             f"function's value; `npbandit.optimize` with `surrogate=\"{args.surrogate}\"` (LogEI, 2d + 1 Sobol "
              f"points, the trust region: the defaults) and `batch_size=q` on a {WORKERS}-worker Dask `LocalCluster` (one thread per worker; "
-             "`executor=client.get_executor()`, q = 1 included); pending points believed at the worst value "
-             f"observed so far (a constant liar). {OPTUNA}: Optuna {OPTUNA_VERSION} `TPESampler(seed=seed, constant_liar=True)`, "
+             "`executor=client.get_executor()`, q = 1 included); pending points believed at the "
+             f"{args.liar} value the model sees (a constant liar, `liar=\"{args.liar}\"`). {OPTUNA}: Optuna {OPTUNA_VERSION} `TPESampler(seed=seed, constant_liar=True)`, "
              f"`study.optimize(n_jobs={WORKERS})` on the same objective. Wall time: first submission to last "
              "result, median [25 %, 75 %] over seeds, and its ratio to q = 1 (of the medians); regret: final "
              "log10 simple regret, median [25 %, 75 %]; proposing: seconds the driver spent proposing points over the "
@@ -255,7 +264,7 @@ def _command(args, parser) -> str:
     """The command that reproduces the table: the script with the options that shape the runs
     (not the ones that only say when to stop or what to print)."""
     parts = [COMMAND]
-    for name in ("functions", "qs", "seeds", "budget", "sleep", "sobol_seeds"):
+    for name in ("surrogate", "liar", "functions", "qs", "seeds", "budget", "sleep", "sobol_seeds"):
         value = getattr(args, name)
         if value != parser.get_default(name):
             shown = " ".join(map(str, value)) if isinstance(value, list) else value
@@ -265,6 +274,10 @@ def _command(args, parser) -> str:
 
 def main(argv: list[str] | None = None) -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--surrogate", default="tnpd", choices=["tnpd", "cmanp"],
+                        help="optimize's surrogate (default: optimize's default)")
+    parser.add_argument("--liar", default=DEFAULT_LIAR, choices=list(LIARS),
+                        help="what pending points are believed at (default: optimize's default)")
     parser.add_argument("--functions", nargs="+", default=list(FUNCTIONS), choices=list(FUNCTIONS))
     parser.add_argument("--qs", type=int, nargs="+", default=QS)
     parser.add_argument("--seeds", type=int, default=10)
@@ -292,7 +305,7 @@ def main(argv: list[str] | None = None) -> None:
 
     open_db(args.db)  # created (a first run's summary reads it)
     methods = [*(f"q={q}" for q in args.qs), *([] if args.no_optuna else [OPTUNA])]
-    done = {(label, method, r["seed"]) for (label, method), rs in collect(args.db, args.budget, args.sleep).items()
+    done = {(label, method, r["seed"]) for (label, method), rs in collect(args.db, args.budget, args.sleep, args.surrogate, args.liar).items()
             for r in rs}
     sobol = [f"sobol q={q}" for q in args.qs]
     todo = [(s, label, m) for s in range(args.sobol_seeds) for label in args.functions for m in sobol
@@ -317,14 +330,16 @@ def main(argv: list[str] | None = None) -> None:
                 else:
                     q = int(method.rsplit("q=", 1)[1])
                     run_npbandit(label, q, seed, args.budget, args.sleep, args.db, executor,
-                                 surrogate="random" if method.startswith("sobol") else "cmanp")
+                                 "random" if method.startswith("sobol") else args.surrogate, args.liar)
                 print(f"{label} {method} seed {seed}: {time.perf_counter() - t0:.1f} s", flush=True)
-    runs = collect(args.db, args.budget, args.sleep)
+    runs = collect(args.db, args.budget, args.sleep, args.surrogate, args.liar)
     summary = summarise(runs, args.functions, args.seeds, args.qs)
     text = render(summary, args)
     print(text)
     if not args.no_write:
-        publish("batch-bo", text, "batch_bo.json", args.command,
+        # the default surrogate's table is section batch-bo (what optimize gives); others batch-bo-<name>
+        section = "batch-bo" if args.surrogate == "tnpd" else f"batch-bo-{args.surrogate}"
+        publish(section, text, f"{section.replace('-', '_')}.json", args.command,
                 {"budget": args.budget, "sleep_s": args.sleep, "workers": WORKERS, "seeds": args.seeds,
                  "note": args.note, "bars": BARS, "summary": summary,
                  "runs": {f"{label}/{method}": rs for (label, method), rs in sorted(runs.items())
