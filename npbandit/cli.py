@@ -14,7 +14,7 @@ import torch
 
 from npbandit.envs import ObjectiveError
 from npbandit.loop import RunInterrupted
-from npbandit.policies.bo import OUTPUT_WARPS
+from npbandit.policies.bo import DEFAULT_LIAR, LIARS, OUTPUT_WARPS
 from npbandit.priors import PRIORS
 from npbandit.storage import DEFAULT_URL
 from npbandit.surrogates import available_models
@@ -76,6 +76,9 @@ def build_parser() -> argparse.ArgumentParser:
                                "--function, or --objective module:function)")
     parallel.add_argument("--dask-scheduler", metavar="ADDRESS",
                           help="evaluate on the workers of this Dask scheduler (the 'dask' extra; with --batch-size)")
+    opt.add_argument("--liar", choices=list(LIARS), default=DEFAULT_LIAR,
+                     help="with --batch-size > 1, what evaluations in flight are believed at: the worst, mean or "
+                          f"best value the surrogate sees (optimize(liar=...); default {DEFAULT_LIAR})")
     opt.add_argument("--eval-timeout", type=float, metavar="SECONDS",
                      help="an evaluation still running after this long is recorded as failed (--on-error says "
                           "what then); needs --workers or --dask-scheduler")
@@ -377,7 +380,7 @@ def _dispatch(args) -> int:
                               seed=args.seed, db=args.db, on_error=args.on_error, progress=_progress(),
                               name=name, optimal_value=optimum, batch_size=batch_size, executor=executor,
                               eval_timeout=args.eval_timeout, output_warp=args.output_warp,
-                              trust_region=args.trust_region)
+                              trust_region=args.trust_region, liar=args.liar)
         print(f"run {result.run_id}: best value {result.best_value:.6g} at x = {result.best_x.tolist()} "
               f"after {len(result.history)} evaluations")
     elif args.command == "bandit":

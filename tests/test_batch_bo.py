@@ -289,3 +289,15 @@ def test_a_proposals_outcome_is_judged_against_the_best_it_knew():
     c = policy.act(None)
     policy.observe(None, c, 0.9, {})  # proposed knowing 1.0: no improvement
     assert (policy.region.successes, policy.region.failures) == (0, 1)
+
+
+def test_the_cli_passes_the_liar_on(tmp_path):
+    from npbandit.cli import main
+    from npbandit.storage import list_runs
+
+    card = tiny_checkpoint(tmp_path, "cmanp", "bo")
+    db = f"sqlite:///{tmp_path / 'cli.db'}"
+    assert main(["optimize", "--function", "branin", "--surrogate", str(card), "--budget", "6", "--liar", "best",
+                 "--db", db]) == 0
+    (run,) = list_runs(db)
+    assert run.policy_params["liar"] == "best"
