@@ -301,3 +301,18 @@ def test_the_cli_passes_the_liar_on(tmp_path):
                  "--db", db]) == 0
     (run,) = list_runs(db)
     assert run.policy_params["liar"] == "best"
+
+
+def test_the_virtual_clock_replay_is_the_loop_optimize_runs():
+    # benchmarks/async_liar.py replays the asynchronous loop without waiting: with q = 1 it is
+    # optimize's sequential run, point for point, and its clock adds each evaluation and proposal
+    from helpers import load_benchmark
+
+    bench = load_benchmark("async_liar")
+    problem, f, optimum = load_benchmark("batch_bo")._problem("branin")
+    one = bench.replay("branin", 1, "mean", 0, budget=8, eval_s=1.0, propose_s=0.5, surrogate="tnpd")
+    result = optimize(f, problem.bounds.numpy(), surrogate="tnpd", budget=8, seed=0, db=None, progress=False)
+    assert one["log10_regret"] == pytest.approx(np.log10(result.best_value - optimum))
+    assert one["wall_s"] == pytest.approx(8 * 1.0 + (8 - 5) * 0.5)  # Branin's design: 2d + 1 = 5 points, free
+    two = bench.replay("branin", 2, "mean", 0, budget=8, eval_s=1.0, propose_s=0.5, surrogate="tnpd")
+    assert 4.0 <= two["wall_s"] < one["wall_s"] and np.isfinite(two["log10_regret"])

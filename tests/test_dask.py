@@ -212,8 +212,12 @@ def test_the_batch_bo_benchmark_measures_what_it_reports(tmp_path, capsys):
                 "--no-optuna", "--no-write", "--db", db])
     out = capsys.readouterr().out
     assert "Command: `python benchmarks/batch_bo.py --functions branin --qs 1 2 --seeds 1 --budget 6" in out
-    runs = bench.collect(f"sqlite:///{db}", 6, 0.3)
+    runs = bench.collect(f"sqlite:///{db}", 6, 0.3, "tnpd", "mean")
     assert sorted(runs) == [("branin", m) for m in ("q=1", "q=2", "sobol q=1", "sobol q=2")]
+    # runs of another surrogate or liar are other rows' (kept out of this table)
+    for surrogate, liar in (("cmanp", "mean"), ("tnpd", "worst")):
+        assert sorted(bench.collect(f"sqlite:///{db}", 6, 0.3, surrogate, liar)) == [
+            ("branin", "sobol q=1"), ("branin", "sobol q=2")]
     # each run's wall time is read back from its steps: first submission to last result spans
     # at least the sleeps, 6 x 0.3 s one at a time, 3 rounds of 0.3 s two at a time
     (one,), (two,) = runs[("branin", "sobol q=1")], runs[("branin", "sobol q=2")]
