@@ -250,7 +250,9 @@ def test_the_initial_design_counts_points_handed_out_not_observed():
     policy.reset(0)
     sobol = _SobolDesign(2, 0)
     design = [sobol.next() for _ in range(6)]
-    handed = [policy.act(None, pending=np.zeros((i, 2))) for i in range(4)]  # four in flight, none back
+    handed: list = []
+    for _ in range(4):  # four in flight, none back
+        handed.append(policy.act(None, pending=np.array(handed).reshape(-1, 2)))
     for x in handed[:2]:
         policy.observe(None, x, float(-np.sum((x - 0.4) ** 2)), {})
     handed.append(policy.act(None, pending=np.array(handed[2:])))
@@ -260,7 +262,9 @@ def test_the_initial_design_counts_points_handed_out_not_observed():
     # a design point observed late does not resize the trust region; a proposal's outcome does
     region_policy = BOPolicy(2, model="gp", n_init=3, trust_region=True)
     region_policy.reset(0)
-    first = [region_policy.act(None, pending=np.zeros((i, 2))) for i in range(3)]
+    first: list = []
+    for _ in range(3):
+        first.append(region_policy.act(None, pending=np.array(first).reshape(-1, 2)))
     region_policy.observe(None, first[0], -1.0, {})
     region_policy.observe(None, first[1], -2.0, {})
     proposal = region_policy.act(None, pending=np.array(first[2:]))

@@ -225,7 +225,6 @@ class BOPolicy(Policy):
         self.np_model = None
         self.region = TrustRegion(self.dim) if self.trust_region else None
         self._batch: list[np.ndarray] = []  # the rest of the last q-point proposal, handed out in order
-        self._designed = 0  # design points handed out
         # points handed out and not yet observed -> the best value observed when they were
         # proposed (None: a design point), against which their outcome resizes the trust region
         self._handed: dict[bytes, float | None] = {}
@@ -256,12 +255,14 @@ class BOPolicy(Policy):
     def act(self, obs: np.ndarray, pending: np.ndarray | None = None) -> np.ndarray:
         """The next point, ``[d]`` in the unit cube; ``pending`` ``[p, d]``: points handed out
         and not yet observed (asynchronous BO), believed at ``liar``'s value (a constant liar,
-        :func:`propose`). The initial design counts the points handed out, so with points in
-        flight it is still ``n_init`` points (then the model proposes once two are observed)."""
-        # the design counts points handed out, not observed: with evaluations in flight
-        # (asynchronous BO) counting observations would hand out q - 1 Sobol points too many
-        if self._designed < self.n_init or len(self.Y) < min(self.n_init, 2):
-            self._designed += 1
+        :func:`propose`). The initial design counts its points in flight with the observations,
+        so with points in flight it is still ``n_init`` points (then the model proposes once two
+        are observed); observations given to :meth:`observe` directly count as design too."""
+        # counting observations alone, q evaluations in flight would get q - 1 Sobol points too many
+        in_flight = 0 if pending is None else sum(
+            self._handed.get(np.asarray(x, dtype=np.float64).tobytes(), 0.0) is None
+            for x in np.asarray(pending, dtype=np.float64).reshape(-1, self.dim))
+        if len(self.Y) + in_flight < self.n_init or len(self.Y) < min(self.n_init, 2):
             point = self.design.next()
             self._handed[point.tobytes()] = None
             return point
