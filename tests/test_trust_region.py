@@ -113,6 +113,11 @@ def test_replaying_a_search_gives_the_region_its_policy_ended_with():
     policy.reset(seed=0)
     for i, v in enumerate(values):  # the design's points handed out by the policy, then the proposals'
         policy.observe(None, policy.act(None) if i < policy.n_init else np.full(3, 0.5), v, {})
+    given = BOPolicy(3, model="cmanp-bo")  # the same history given to observe directly (a warm start)
+    given.reset(seed=0)
+    for v in values:
+        given.observe(None, np.full(3, 0.5), v, {})
+    assert vars(given.region) == vars(policy.region)
     replayed = TrustRegion.replay(3, values, policy.n_init)
     assert (replayed.length, replayed.successes, replayed.failures, replayed.restarts) == (
         policy.region.length, policy.region.successes, policy.region.failures, policy.region.restarts)

@@ -304,8 +304,11 @@ class BOPolicy(Policy):
         # a proposal's outcome resizes the box, judged against the best value its proposal knew:
         # with evaluations in flight, a point that improved on that is not a failure because a
         # point proposed beside it came back first and better (TuRBO judges a batch likewise)
+        # (a point not handed out here, given to observe directly, counts as the design's until
+        # n_init are observed, as TrustRegion.replay counts a history)
         key = x.tobytes()
-        best_then = self._handed.pop(key) if key in self._handed else (max(self.Y) if self.Y else None)
+        best_then = self._handed.pop(key) if key in self._handed else (
+            max(self.Y) if len(self.Y) >= self.n_init else None)
         if self.region is not None and best_then is not None:
             self.region.observe(TrustRegion.improves(float(reward), best_then))
         self.X.append(x)
