@@ -305,8 +305,8 @@ def main(argv: list[str] | None = None) -> None:
 
     open_db(args.db)  # created (a first run's summary reads it)
     methods = [*(f"q={q}" for q in args.qs), *([] if args.no_optuna else [OPTUNA])]
-    done = {(label, method, r["seed"]) for (label, method), rs in collect(args.db, args.budget, args.sleep, args.surrogate, args.liar).items()
-            for r in rs}
+    logged = collect(args.db, args.budget, args.sleep, args.surrogate, args.liar)
+    done = {(label, method, r["seed"]) for (label, method), rs in logged.items() for r in rs}
     sobol = [f"sobol q={q}" for q in args.qs]
     todo = [(s, label, m) for s in range(args.sobol_seeds) for label in args.functions for m in sobol
             if (label, m, s) not in done]

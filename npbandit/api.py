@@ -15,7 +15,7 @@ import torch
 from npbandit.envs.blackbox import BlackBoxEnv, ObjectiveError, as_bounds
 from npbandit.loop import _check_async, run_episode
 from npbandit.policies.base import Policy
-from npbandit.policies.bo import ACQUISITIONS, DEFAULT_LIAR, LIARS, OUTPUT_WARPS, BOPolicy, SobolPolicy
+from npbandit.policies.bo import ACQUISITIONS, DEFAULT_LIAR, OUTPUT_WARPS, BOPolicy, SobolPolicy, check_liar
 from npbandit.scaling import standardization
 from npbandit.storage import DEFAULT_URL, RunLogger
 from npbandit.surrogates.pretrained import (UnknownCheckpointError, check_checkpoint_kind, fitting_checkpoints,
@@ -151,8 +151,7 @@ def optimize(objective: Callable[[Any], float], bounds: Any, surrogate: str = "t
         raise TypeError(f"avoid_repeats must be a bool, got {type(avoid_repeats).__name__}")
     if trust_region is not None and not isinstance(trust_region, bool):
         raise TypeError(f"trust_region must be a bool or None, got {type(trust_region).__name__}")
-    if liar not in LIARS:
-        raise ValueError(f"liar must be one of {LIARS}, got {liar!r}")
+    check_liar(liar)
     _check_async(executor, batch_size, eval_timeout)
     label = objective_label(objective) if name is None else _check_name(name)
     if optimal_value is not None:

@@ -44,7 +44,7 @@ except ImportError as err:  # pragma: no cover - exercised only without Optuna
                       f"(or pip install optuna) ({err})") from None
 
 from npbandit.api import SURROGATES
-from npbandit.policies.bo import ACQUISITIONS, DEFAULT_LIAR, LIARS, liar_value, propose, propose_in_region
+from npbandit.policies.bo import ACQUISITIONS, DEFAULT_LIAR, check_liar, liar_value, propose, propose_in_region
 from npbandit.policies.trust_region import TrustRegion
 from npbandit.surrogates.pretrained import check_checkpoint_kind, load_surrogate
 
@@ -124,9 +124,7 @@ class NPSampler(BaseSampler):
         if not isinstance(trust_region, bool):
             raise TypeError(f"trust_region must be a bool, got {type(trust_region).__name__}")
         self.trust_region = trust_region
-        if liar not in LIARS:
-            raise ValueError(f"liar must be one of {LIARS}, got {liar!r}")
-        self.liar = liar
+        self.liar = check_liar(liar)
         self._search_space = IntersectionSearchSpace()
         self._warned: set[int] = set()
 

@@ -17,8 +17,8 @@ from npbandit.policies.base import Policy
 from npbandit.policies.gp import NOISE_FREE_VAR  # noqa: F401 (kept importable from here)
 from npbandit.policies.trust_region import TrustRegion
 
-__all__ = ["SobolPolicy", "BOPolicy", "ACQUISITIONS", "OUTPUT_WARPS", "LIARS", "DEFAULT_LIAR", "liar_value",
-           "propose", "propose_in_region", "thompson_draw", "yeo_johnson_warp"]
+__all__ = ["SobolPolicy", "BOPolicy", "ACQUISITIONS", "OUTPUT_WARPS", "LIARS", "DEFAULT_LIAR", "check_liar",
+           "liar_value", "propose", "propose_in_region", "thompson_draw", "yeo_johnson_warp"]
 
 ACQUISITIONS = ("logei", "ucb", "thompson", "marginal-thompson", "qlognei")
 #: what ``BOPolicy(output_warp=...)`` accepts besides ``None``
@@ -30,6 +30,13 @@ LIARS = ("worst", "mean", "best")
 DEFAULT_LIAR = "mean"
 
 
+def check_liar(liar: Any) -> str:
+    """``liar`` if it is one of :data:`LIARS`; otherwise a ``ValueError`` naming the choices."""
+    if liar not in LIARS:
+        raise ValueError(f"liar must be one of {LIARS}, got {liar!r}")
+    return liar
+
+
 def liar_value(Y: torch.Tensor, liar: str) -> torch.Tensor:
     """The constant a pending point is believed at (Ginsbourger et al. 2010's constant liar),
     from the outputs ``Y`` ``[n, 1]`` the model sees (maximised): ``"worst"`` their minimum,
@@ -38,8 +45,7 @@ def liar_value(Y: torch.Tensor, liar: str) -> torch.Tensor:
     The mean is the default: replaying ``optimize(batch_size=4)`` with ``tnpd-bo``
     (``benchmarks/async_liar.py``, 10 seeds) it ended 0.84 log10 lower than the worst value
     on Branin and 0.29 lower on Hartmann-6 (docs/benchmarks.md, "Constant liars")."""
-    if liar not in LIARS:
-        raise ValueError(f"liar must be one of {LIARS}, got {liar!r}")
+    check_liar(liar)
     if Y.numel() == 0:
         raise ValueError("liar_value needs at least one observed output")
     return {"worst": Y.min, "mean": Y.mean, "best": Y.max}[liar]()
@@ -178,9 +184,7 @@ class BOPolicy(Policy):
             raise ValueError(f"q > 1 needs a batch acquisition ('qlognei'); {acquisition!r} proposes one point "
                              "at a time")
         self.q = q
-        if liar not in LIARS:
-            raise ValueError(f"liar must be one of {LIARS}, got {liar!r}")
-        self.liar = liar
+        self.liar = check_liar(liar)
         if output_warp is not None and output_warp not in OUTPUT_WARPS:
             raise ValueError(f"output_warp must be None or one of {OUTPUT_WARPS}, got {output_warp!r}")
         self.output_warp = output_warp
@@ -259,9 +263,9 @@ class BOPolicy(Policy):
         so with points in flight it is still ``n_init`` points (then the model proposes once two
         are observed); observations given to :meth:`observe` directly count as design too."""
         # counting observations alone, q evaluations in flight would get q - 1 Sobol points too many
+        design_in_flight = {key for key, best_then in self._handed.items() if best_then is None}
         in_flight = 0 if pending is None else sum(
-            self._handed.get(np.asarray(x, dtype=np.float64).tobytes(), 0.0) is None
-            for x in np.asarray(pending, dtype=np.float64).reshape(-1, self.dim))
+            x.tobytes() in design_in_flight for x in np.asarray(pending, dtype=np.float64).reshape(-1, self.dim))
         if len(self.Y) + in_flight < self.n_init or len(self.Y) < min(self.n_init, 2):
             point = self.design.next()
             self._handed[point.tobytes()] = None
