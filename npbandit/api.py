@@ -118,9 +118,10 @@ def optimize(objective: Callable[[Any], float], bounds: Any, surrogate: str = "t
             ``False`` streams every observation into one global model instead (CMANP:
             constant cost however long the run).
         liar: with ``batch_size > 1``, the value points still in flight are believed at:
-            ``"worst"``, ``"mean"`` or ``"best"`` of the observations the surrogate sees
-            (``npbandit.policies.bo.LIARS``; default ``DEFAULT_LIAR``, the rule
-            ``benchmarks/async_liar.py`` found best).
+            ``"worst"``, ``"mean"`` or ``"best"`` of the observations the surrogate sees, or
+            ``"penalty"`` (LogEI only): at no value, LogEI damped around each instead
+            (local penalisation; ``npbandit.policies.bo.LIARS``; default ``DEFAULT_LIAR``,
+            the rule ``benchmarks/async_liar.py`` found best).
 
     Raises:
         ValueError / TypeError: a bad argument, naming it; ``surrogate`` also when the

@@ -202,6 +202,71 @@ def test_the_trust_region_believes_pending_points_at_the_liar_of_its_box(monkeyp
     assert float(seen["pending_value"]) == 2.0  # the mean of the box's outputs, not of all
 
 
+def test_the_local_penalty_damps_the_acquisition_around_pending_points_only(monkeypatch):
+    """liar="penalty": the model is not conditioned on pending points; LogEI gets González et
+    al.'s log penalty, log Phi((L |x - x_j| - M + mu_j) / sigma_j), which is most negative at
+    the pending point and vanishes beyond the ball where f(x_j) = mu_j leaves no room to beat M."""
+    from torch.special import log_ndtr
+
+    from npbandit.policies.bo import _LocalPenalty
+    from npbandit.policies.gp import fit_single_task_gp
+
+    X = torch.linspace(0, 1, 7, dtype=torch.float64).unsqueeze(-1)
+    Y = torch.sin(6 * X)  # a maximum near x = 0.26, a minimum near 0.79
+    gp = fit_single_task_gp(X, Y, noise_free=True)
+    bounds = torch.tensor([[0.0], [1.0]], dtype=torch.float64)
+    pending = torch.tensor([[0.6]], dtype=torch.float64)  # sin(3.6) = -0.44
+    penalty = _LocalPenalty.build(gp, pending, Y.max(), bounds, seed=0)
+    assert 3.0 < penalty.lipschitz < 9.0  # the mean's slope, |6 cos(6x)| <= 6, from 256 Sobol points
+    # M: the model's idea of the maximum (its mean near 0.26 lies above every observation)
+    assert penalty.best_f > Y.max()
+    with torch.no_grad():
+        post = gp.posterior(pending)
+        at = penalty.log_penalty(pending.unsqueeze(-2))
+        expected = log_ndtr((post.mean.reshape(-1) - penalty.best_f) / post.variance.sqrt().reshape(-1))
+        torch.testing.assert_close(at, expected.reshape(1))
+        # radius (M - mu_j) / L is about 1.45 / 6 = 0.24
+        near, far = penalty.log_penalty(torch.tensor([[[0.65]], [[0.1]]], dtype=torch.float64))
+    assert at < near < -1.0 and far > -1e-3
+
+    X, Y = X[[0, 3, 6]], Y[[0, 3, 6]]  # three points: the model is unsure between them
+    gp = fit_single_task_gp(X, Y, noise_free=True)
+    seen = []
+    real = type(gp).condition_on_observations
+    monkeypatch.setattr(type(gp), "condition_on_observations", lambda self, *a, **kw: seen.append(a) or real(
+        self, *a, **kw))
+    alone = propose(gp, "logei", dim=1, best_f=Y.max(), seed=0)
+    damped = propose(gp, "logei", dim=1, best_f=Y.max(), seed=0, pending=torch.as_tensor(alone[None]),
+                     penalise_pending=True)
+    assert not seen  # believed at no value: the model as it is
+    assert abs(float(damped[0] - alone[0])) > 0.1  # the next point moves away from the one in flight
+    with pytest.raises(ValueError, match="penalise_pending needs acquisition 'logei'"):
+        propose(gp, "ucb", dim=1, best_f=Y.max(), seed=0, pending=pending, penalise_pending=True)
+    with pytest.raises(ValueError, match="pending_value is not used"):
+        propose(gp, "logei", dim=1, best_f=Y.max(), seed=0, pending=pending, pending_value=0.0,
+                penalise_pending=True)
+
+
+def test_the_policy_penalises_points_in_flight_with_the_penalty_liar(monkeypatch):
+    from npbandit.policies import BOPolicy
+    from npbandit.policies import bo
+
+    seen = {}
+    real = bo.propose
+    monkeypatch.setattr(bo, "propose", lambda *a, **kw: seen.update(kw) or real(*a, **kw))
+    policy = BOPolicy(2, model="gp", liar="penalty")
+    policy.reset(0)
+    for _ in range(policy.n_init):
+        x = policy.act(None)
+        policy.observe(None, x, float(-np.sum((x - 0.4) ** 2)), {})
+    policy.act(None, pending=np.array([[0.5, 0.5]]))
+    assert seen["penalise_pending"] is True and seen["pending_value"] is None
+    with pytest.raises(ValueError, match="believes pending points at no value"):
+        bo.liar_value(torch.ones(2, 1, dtype=torch.float64), "penalty")
+    with pytest.raises(ValueError, match="'penalty' needs acquisition 'logei'"):
+        BOPolicy(2, model="gp", liar="penalty", acquisition="ucb")
+
+
 @pytest.mark.parametrize("kwargs,err,match", [
     ({"batch_size": 0}, ValueError, "batch_size"),
     ({"batch_size": 2.0}, ValueError, "batch_size"),

@@ -244,6 +244,7 @@ def test_more_parameters_than_the_checkpoint_takes_is_refused():
     ({"seed": 1.5}, ValueError, "seed"),
     ({"independent_sampler": "random"}, TypeError, "independent_sampler"),
     ({"liar": "kriging"}, ValueError, "liar must be one of"),
+    ({"liar": "penalty", "acquisition": "ucb"}, ValueError, "'penalty' needs acquisition 'logei'"),
 ])
 def test_bad_arguments(kwargs, error, match):
     with pytest.raises(error, match=match):

@@ -44,7 +44,7 @@ except ImportError as err:  # pragma: no cover - exercised only without Optuna
                       f"(or pip install optuna) ({err})") from None
 
 from npbandit.api import SURROGATES
-from npbandit.policies.bo import ACQUISITIONS, DEFAULT_LIAR, check_liar, liar_value, propose, propose_in_region
+from npbandit.policies.bo import ACQUISITIONS, DEFAULT_LIAR, check_liar, pending_rule, propose, propose_in_region
 from npbandit.policies.trust_region import TrustRegion
 from npbandit.surrogates.pretrained import check_checkpoint_kind, load_surrogate
 
@@ -79,7 +79,8 @@ class NPSampler(BaseSampler):
             model of every completed trial.
         liar: the value running trials are believed at while a worker proposes:
             ``"worst"``, ``"mean"`` or ``"best"`` of the completed trials the NP sees
-            (in the trust region, those in its box); default as ``optimize``'s.
+            (in the trust region, those in its box), or ``"penalty"`` (LogEI only): at no
+            value, LogEI damped around each (local penalisation); default as ``optimize``'s.
 
     Only completed trials inform the NP (pruned and failed ones are ignored). The study
     must have one objective; ``study.direction`` decides whether it is minimised
@@ -125,6 +126,8 @@ class NPSampler(BaseSampler):
             raise TypeError(f"trust_region must be a bool, got {type(trust_region).__name__}")
         self.trust_region = trust_region
         self.liar = check_liar(liar)
+        if liar == "penalty" and acquisition != "logei":
+            raise ValueError(f"liar 'penalty' needs acquisition 'logei' (it damps LogEI), got {acquisition!r}")
         self._search_space = IntersectionSearchSpace()
         self._warned: set[int] = set()
 
@@ -210,7 +213,7 @@ class NPSampler(BaseSampler):
             return propose_in_region(region, X, Y, build, self.acquisition, seed=seed, pending=pending,
                                      avoid_repeats=self.avoid_repeats, liar=self.liar, **settings)
         return propose(build(X, Y), self.acquisition, dim=X.shape[-1], best_f=Y.max(), seed=seed, pending=pending,
-                       pending_value=liar_value(Y, self.liar), observed=X if self.avoid_repeats else None,
+                       **pending_rule(Y, self.liar), observed=X if self.avoid_repeats else None,
                        **settings)
 
     def _trial_seed(self, number: int, purpose: str) -> int:

@@ -18,13 +18,15 @@ from npbandit.policies.gp import NOISE_FREE_VAR  # noqa: F401 (kept importable f
 from npbandit.policies.trust_region import TrustRegion
 
 __all__ = ["SobolPolicy", "BOPolicy", "ACQUISITIONS", "OUTPUT_WARPS", "LIARS", "DEFAULT_LIAR", "check_liar",
-           "liar_value", "propose", "propose_in_region", "thompson_draw", "yeo_johnson_warp"]
+           "liar_value", "pending_rule", "propose", "propose_in_region", "thompson_draw", "yeo_johnson_warp"]
 
 ACQUISITIONS = ("logei", "ucb", "thompson", "marginal-thompson", "qlognei")
 #: what ``BOPolicy(output_warp=...)`` accepts besides ``None``
 OUTPUT_WARPS = ("yeo-johnson",)
-#: the values points still being evaluated are believed at (``BOPolicy(liar=...)``, :func:`liar_value`)
-LIARS = ("worst", "mean", "best")
+#: how points still being evaluated enter a proposal (``BOPolicy(liar=...)``): believed at the worst,
+#: mean or best output the model sees (:func:`liar_value`), or ``"penalty"``: believed at no value, the
+#: acquisition damped around each instead (González et al. 2016's local penalisation; :func:`propose`)
+LIARS = ("worst", "mean", "best", "penalty")
 #: ``BOPolicy``'s, ``optimize``'s and ``NPSampler``'s default liar (chosen by ``benchmarks/async_liar.py``;
 #: the worst value until 2026-11-24)
 DEFAULT_LIAR = "mean"
@@ -46,9 +48,21 @@ def liar_value(Y: torch.Tensor, liar: str) -> torch.Tensor:
     (``benchmarks/async_liar.py``, 10 seeds) it ended 0.84 log10 lower than the worst value
     on Branin and 0.29 lower on Hartmann-6 (docs/benchmarks.md, "Constant liars")."""
     check_liar(liar)
+    if liar == "penalty":
+        raise ValueError("liar 'penalty' believes pending points at no value (propose(penalise_pending=True))")
     if Y.numel() == 0:
         raise ValueError("liar_value needs at least one observed output")
     return {"worst": Y.min, "mean": Y.mean, "best": Y.max}[liar]()
+
+
+def pending_rule(Y: torch.Tensor, liar: str) -> dict[str, Any]:
+    """:func:`propose`'s keyword arguments for the points in flight under ``liar``, from the
+    outputs ``Y`` ``[n, 1]`` the model sees: ``pending_value`` (:func:`liar_value`) and
+    ``penalise_pending`` (``True`` for ``"penalty"``, with no value). The one mapping
+    ``BOPolicy``, :func:`propose_in_region` and ``NPSampler`` share."""
+    if check_liar(liar) == "penalty":
+        return {"pending_value": None, "penalise_pending": True}
+    return {"pending_value": liar_value(Y, liar), "penalise_pending": False}
 
 
 def yeo_johnson_warp(y: np.ndarray) -> np.ndarray:
@@ -161,7 +175,9 @@ class BOPolicy(Policy):
         liar: what points still being evaluated (asynchronous BO, ``act(pending=...)``)
             are believed at when the next one is proposed: ``"worst"``, ``"mean"`` or
             ``"best"`` of the outputs the model sees (:func:`liar_value`; with the trust
-            region, those in its box). Default ``DEFAULT_LIAR``.
+            region, those in its box), or ``"penalty"`` (LogEI only): at no value, the model
+            left as it is and LogEI damped around each (González et al. 2016's local
+            penalisation; see :func:`propose`). Default ``DEFAULT_LIAR``.
 
     Without a warp or a trust region the NP model is built once, after the initial design;
     every later observation is streamed in with ``condition_on_observations`` (CMANP:
@@ -185,6 +201,8 @@ class BOPolicy(Policy):
                              "at a time")
         self.q = q
         self.liar = check_liar(liar)
+        if liar == "penalty" and acquisition != "logei":
+            raise ValueError(f"liar 'penalty' needs acquisition 'logei' (it damps LogEI), got {acquisition!r}")
         if output_warp is not None and output_warp not in OUTPUT_WARPS:
             raise ValueError(f"output_warp must be None or one of {OUTPUT_WARPS}, got {output_warp!r}")
         self.output_warp = output_warp
@@ -293,7 +311,7 @@ class BOPolicy(Policy):
                                        avoid_repeats=self.avoid_repeats, liar=self.liar, **settings)
         else:
             points = propose(self._model(X, Y), self.acquisition, dim=self.dim, best_f=Y.max(), seed=seed,
-                             pending=pending, pending_value=liar_value(Y, self.liar),
+                             pending=pending, **pending_rule(Y, self.liar),
                              observed=X if self.avoid_repeats else None,
                              **settings)
         for point in points.reshape(-1, self.dim):
@@ -346,7 +364,8 @@ class BOPolicy(Policy):
 def propose(model, acquisition: str, *, dim: int, best_f: float | torch.Tensor, seed: int, beta: float = 2.0,
             num_restarts: int = 10, raw_samples: int = 512, thompson_candidates: int = 2048,
             pending: torch.Tensor | None = None, pending_value: float | torch.Tensor | None = None,
-            observed: torch.Tensor | None = None, bounds: torch.Tensor | None = None, q: int = 1) -> np.ndarray:
+            observed: torch.Tensor | None = None, bounds: torch.Tensor | None = None, q: int = 1,
+            penalise_pending: bool = False) -> np.ndarray:
     """The next point to evaluate: the maximiser of ``acquisition`` on ``model`` over the unit cube.
 
     The one proposal step every NP/GP route shares (``BOPolicy``, and so ``optimize``;
@@ -376,7 +395,14 @@ def propose(model, acquisition: str, *, dim: int, best_f: float | torch.Tensor, 
             units (:func:`liar_value` of the observed outputs; ``BOPolicy`` passes the mean
             by default). Below the best observed value it pulls the model's mean down
             there, so the acquisition looks elsewhere whether or not the spread collapses.
-            Required with a non-empty ``pending``.
+            Required with a non-empty ``pending`` unless ``penalise_pending``.
+        penalise_pending: instead of a liar, leave the model as it is and multiply LogEI's
+            expected improvement by González et al. (2016)'s local penalty around each
+            pending point ``x_j``: the probability that ``x`` lies outside the ball in which
+            nothing can beat the objective's maximum ``M`` if ``f(x_j)`` is what the model
+            predicts there, ``Phi((L |x - x_j| - M + mu_j) / sigma_j)``, with ``L`` the largest
+            gradient norm of the model's mean over Sobol points of ``bounds`` and ``M`` the
+            largest of ``best_f`` and the model's mean there (``_LocalPenalty``). ``"logei"`` only.
         observed: ``[n, d]`` points already evaluated, or ``None``. Given, LogEI / UCB never
             return a point within ``REPEAT_DISTANCE`` of one of them: the best restart that
             lands farther away is taken, or, when every restart came back to an observation,
@@ -406,7 +432,13 @@ def propose(model, acquisition: str, *, dim: int, best_f: float | torch.Tensor, 
         pending = torch.as_tensor(pending, dtype=torch.float64)
         if pending.ndim != 2 or pending.shape[-1] != dim:
             raise ValueError(f"pending must have shape [p, {dim}], got {tuple(pending.shape)}")
-        if len(pending):
+        if len(pending) and penalise_pending:
+            if acquisition != "logei":
+                raise ValueError(f"penalise_pending needs acquisition 'logei', got {acquisition!r}")
+            if pending_value is not None:
+                raise ValueError("pending_value is not used with penalise_pending (pending points are believed at "
+                                 "no value)")
+        elif len(pending):
             if pending_value is None:
                 raise ValueError("pending_value is required with pending points: the value they are believed at "
                                  "(liar_value of the observed outputs)")
@@ -429,8 +461,11 @@ def propose(model, acquisition: str, *, dim: int, best_f: float | torch.Tensor, 
             raise ValueError(f"bounds must be [2, {dim}] corners with 0 <= lower < upper <= 1, got {bounds.tolist()}")
         if acquisition == "qlognei":
             return _maximise_batch(model, q, seed, num_restarts, raw_samples, bounds)
+        penalty = None
+        if penalise_pending and pending is not None and len(pending):
+            penalty = _LocalPenalty.build(model, pending, best_f, bounds, seed)
         return _maximise(model, acquisition, dim, best_f, seed, beta, num_restarts, raw_samples, thompson_candidates,
-                         observed, bounds)
+                         observed, bounds, penalty)
 
 
 def propose_in_region(region: TrustRegion, X: torch.Tensor, Y: torch.Tensor, build_model, acquisition: str, *,
@@ -455,7 +490,7 @@ def propose_in_region(region: TrustRegion, X: torch.Tensor, Y: torch.Tensor, bui
     span = seen_upper - seen_lower
     bounds = torch.stack([(lower - seen_lower) / span, (upper - seen_lower) / span]).clamp(0.0, 1.0)
     point = propose(build_model(X_box, Y_box), acquisition, dim=X.shape[-1], best_f=Y_box.max(), seed=seed,
-                    pending=pending, pending_value=liar_value(Y_box, liar), observed=X_box if avoid_repeats else None,
+                    pending=pending, **pending_rule(Y_box, liar), observed=X_box if avoid_repeats else None,
                     bounds=bounds, **settings)
     return (seen_lower + torch.as_tensor(point) * span).clamp(lower, upper).numpy()
 
@@ -575,7 +610,7 @@ REPEAT_DISTANCE = 1e-3
 
 def _maximise(model, acquisition: str, dim: int, best_f: float | torch.Tensor, seed: int, beta: float,
               num_restarts: int, raw_samples: int, thompson_candidates: int,
-              avoid: torch.Tensor | None, bounds: torch.Tensor) -> np.ndarray:
+              avoid: torch.Tensor | None, bounds: torch.Tensor, penalty: "_LocalPenalty | None" = None) -> np.ndarray:
     from botorch.acquisition import LogExpectedImprovement, UpperConfidenceBound
     from botorch.optim import optimize_acqf
 
@@ -587,6 +622,8 @@ def _maximise(model, acquisition: str, dim: int, best_f: float | torch.Tensor, s
         return candidates[int(torch.argmax(sample))].numpy()
     acq = (LogExpectedImprovement(model, best_f=best_f) if acquisition == "logei"
            else UpperConfidenceBound(model, beta=beta))
+    if penalty is not None:
+        acq = penalty.wrap(acq)
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")  # restarts that stop early are normal for flat acquisitions
         # BoTorch's retry (a whole new optimisation when a restart ends "ABNORMAL") stays on. Without
@@ -610,3 +647,63 @@ def _maximise(model, acquisition: str, dim: int, best_f: float | torch.Tensor, s
     with torch.no_grad():
         scores = acq(pool.unsqueeze(-2))
     return pool[int(torch.argmax(scores))].numpy()
+
+
+class _LocalPenalty:
+    """González et al. (2016)'s local penalty around pending points, for a log acquisition.
+
+    ``log phi_j(x) = log Phi((L |x - x_j| - M + mu_j) / sigma_j)`` summed over the pending
+    points ``x_j`` (``[p, d]``), where ``mu_j``, ``sigma_j`` are the model's predictive mean
+    and standard deviation at ``x_j``; ``L`` estimates the objective's Lipschitz constant, the
+    largest norm of the gradient of the model's mean over 256 Sobol points of the searched
+    box, and ``M`` its maximum, the largest of the best observed value and the model's mean
+    at those points and at the pending ones (as Trieste's local penalisation does, so a point
+    in flight where the model expects a new best is penalised too, not waved through for
+    lying above the best observation)."""
+
+    _LIPSCHITZ_POINTS = 256
+
+    def __init__(self, pending: torch.Tensor, mean: torch.Tensor, std: torch.Tensor, best_f: torch.Tensor,
+                 lipschitz: float) -> None:
+        self.pending, self.mean, self.std, self.best_f, self.lipschitz = pending, mean, std, best_f, lipschitz
+
+    @classmethod
+    def build(cls, model, pending: torch.Tensor, best_f, bounds: torch.Tensor, seed: int) -> "_LocalPenalty":
+        with torch.no_grad():
+            post = model.posterior(pending)
+            mean = post.mean.reshape(-1)
+            std = post.variance.reshape(-1).clamp_min(1e-12).sqrt()
+        points = bounds[0] + (bounds[1] - bounds[0]) * torch.quasirandom.SobolEngine(
+            pending.shape[-1], scramble=True, seed=seed).draw(cls._LIPSCHITZ_POINTS, dtype=torch.float64)
+        points.requires_grad_(True)
+        with torch.enable_grad():
+            means = model.posterior(points).mean
+            grad, = torch.autograd.grad(means.sum(), points)
+        lipschitz = max(float(grad.norm(dim=-1).max()), 1e-6)  # a flat mean: only the point itself is damped
+        top = torch.stack([torch.as_tensor(best_f, dtype=torch.float64).reshape(()), means.detach().max(), mean.max()])
+        return cls(pending, mean, std, top.max(), lipschitz)
+
+    def log_penalty(self, X: torch.Tensor) -> torch.Tensor:
+        """``X`` ``[b, 1, d]`` -> ``[b]``: the summed log penalty."""
+        from torch.special import log_ndtr
+
+        dist = torch.cdist(X.squeeze(-2), self.pending.to(X))  # [b, p]
+        z = (self.lipschitz * dist - self.best_f + self.mean) / self.std
+        return log_ndtr(z).sum(-1)
+
+    def wrap(self, acq):
+        """``acq`` (a log acquisition on ``[b, 1, d]``) plus the log penalty, as a BoTorch
+        acquisition function."""
+        from botorch.acquisition import AcquisitionFunction
+
+        penalty = self
+
+        class _Penalised(AcquisitionFunction):
+            def __init__(self) -> None:
+                super().__init__(acq.model)
+                self.base = acq
+
+            def forward(self, X: torch.Tensor) -> torch.Tensor:
+                return self.base(X) + penalty.log_penalty(X)
+
+        return _Penalised()
