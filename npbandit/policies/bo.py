@@ -45,8 +45,10 @@ def liar_value(Y: torch.Tensor, liar: str) -> torch.Tensor:
     ``"mean"`` their mean, ``"best"`` their maximum. A scalar tensor.
 
     The mean is the default: replaying ``optimize(batch_size=4)`` with ``tnpd-bo``
-    (``benchmarks/async_liar.py``, 10 seeds) it ended 0.84 log10 lower than the worst value
-    on Branin and 0.29 lower on Hartmann-6 (docs/benchmarks.md, "Constant liars")."""
+    (``benchmarks/async_liar.py``, 10 seeds on each of two machines) it ended 0.84 and 1.23
+    log10 lower than the worst value on Branin and 0.29 and 0.06 lower on Hartmann-6; over 30
+    seeds ``"penalty"`` was level with it at 1.7 times the proposal cost (docs/benchmarks.md,
+    "Points in flight")."""
     check_liar(liar)
     if liar == "penalty":
         raise ValueError("liar 'penalty' believes pending points at no value (propose(penalise_pending=True))")
