@@ -228,6 +228,9 @@ def test_the_local_penalty_damps_the_acquisition_around_pending_points_only(monk
         # radius (M - mu_j) / L is about 1.45 / 6 = 0.24
         near, far = penalty.log_penalty(torch.tensor([[[0.65]], [[0.1]]], dtype=torch.float64))
     assert at < near < -1.0 and far > -1e-3
+    x = pending.unsqueeze(-2).clone().requires_grad_(True)  # finite gradients at the pending point itself
+    penalty.log_penalty(x).sum().backward()
+    assert torch.isfinite(x.grad).all()
 
     X, Y = X[[0, 3, 6]], Y[[0, 3, 6]]  # three points: the model is unsure between them
     gp = fit_single_task_gp(X, Y, noise_free=True)
