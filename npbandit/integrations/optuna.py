@@ -125,9 +125,7 @@ class NPSampler(BaseSampler):
         if not isinstance(trust_region, bool):
             raise TypeError(f"trust_region must be a bool, got {type(trust_region).__name__}")
         self.trust_region = trust_region
-        self.liar = check_liar(liar)
-        if liar == "penalty" and acquisition != "logei":
-            raise ValueError(f"liar 'penalty' needs acquisition 'logei' (it damps LogEI), got {acquisition!r}")
+        self.liar = check_liar(liar, acquisition)
         self._search_space = IntersectionSearchSpace()
         self._warned: set[int] = set()
 

@@ -32,10 +32,13 @@ LIARS = ("worst", "mean", "best", "penalty")
 DEFAULT_LIAR = "mean"
 
 
-def check_liar(liar: Any) -> str:
-    """``liar`` if it is one of :data:`LIARS`; otherwise a ``ValueError`` naming the choices."""
+def check_liar(liar: Any, acquisition: str | None = None) -> str:
+    """``liar`` if it is one of :data:`LIARS` (and, given the ``acquisition`` it serves, one
+    that works with it: ``"penalty"`` damps LogEI only); otherwise a ``ValueError``."""
     if liar not in LIARS:
         raise ValueError(f"liar must be one of {LIARS}, got {liar!r}")
+    if liar == "penalty" and acquisition is not None and acquisition != "logei":
+        raise ValueError(f"liar 'penalty' needs acquisition 'logei' (it damps LogEI), got {acquisition!r}")
     return liar
 
 
@@ -202,9 +205,7 @@ class BOPolicy(Policy):
             raise ValueError(f"q > 1 needs a batch acquisition ('qlognei'); {acquisition!r} proposes one point "
                              "at a time")
         self.q = q
-        self.liar = check_liar(liar)
-        if liar == "penalty" and acquisition != "logei":
-            raise ValueError(f"liar 'penalty' needs acquisition 'logei' (it damps LogEI), got {acquisition!r}")
+        self.liar = check_liar(liar, acquisition)
         if output_warp is not None and output_warp not in OUTPUT_WARPS:
             raise ValueError(f"output_warp must be None or one of {OUTPUT_WARPS}, got {output_warp!r}")
         self.output_warp = output_warp
@@ -700,7 +701,7 @@ class _LocalPenalty:
 
         penalty = self
 
-        class _Penalised(AcquisitionFunction):
+        class _Penalised(AcquisitionFunction):  # defined here: this module imports BoTorch lazily
             def __init__(self) -> None:
                 super().__init__(acq.model)
                 self.base = acq
