@@ -72,12 +72,31 @@ def run_key(name: str) -> str:
     return card_name if rule == "ucb" else f"{card_name}-{rule}"
 
 
-def _done(db: str, steps: int) -> set[tuple[str, float, int]]:
+def checkpoints_of(policies: list[str]) -> dict[str, str]:
+    """Run key -> the checkpoint (shipped name or card path) those ``policies`` use, so a run
+    counts only when it was made with that checkpoint's weights (a training run's card under a
+    shipped name keeps its runs apart from the shipped checkpoint's, both ways)."""
+    from npbandit.policies.bandit import parse_bandit_policy_name
+
+    out = {}
+    for p in policies:
+        parsed = parse_bandit_policy_name(p)
+        if parsed is not None:
+            out[run_key(p)] = parsed[0]
+    return out
+
+
+def _current(r, checkpoints: dict[str, str]) -> bool:
+    return is_current(r, checkpoints.get(r.policy.removesuffix("-ucb")))
+
+
+def _done(db: str, steps: int, policies: list[str]) -> set[tuple[str, float, int]]:
     from npbandit.storage import list_runs
 
+    checkpoints = checkpoints_of(policies)
     return {(r.policy.removesuffix("-ucb"), r.env_params.get("delta"), r.seed) for r in list_runs(db, kind="bandit")
             if r.status == "completed" and r.n_steps == steps and r.env_params.get("benchmark") == "wheel"
-            and is_current(r)}
+            and _current(r, checkpoints)}
 
 
 def summarise(db: str, steps: int, deltas: list[float], policies: list[str], seeds: int) -> dict:
@@ -86,9 +105,10 @@ def summarise(db: str, steps: int, deltas: list[float], policies: list[str], see
     finals: dict[tuple[str, float], list[float]] = {}
     tails: dict[tuple[str, float], list[float]] = {}
     curves: dict[tuple[str, float], list[list[float]]] = {}
+    checkpoints = checkpoints_of(policies)
     for r in list_runs(db, kind="bandit"):
         if (r.status != "completed" or r.n_steps != steps or r.env_params.get("benchmark") != "wheel"
-                or not is_current(r)):
+                or not _current(r, checkpoints)):
             continue
         if r.seed >= seeds:
             continue
@@ -176,7 +196,7 @@ def main(argv: list[str] | None = None) -> None:
     from npbandit.storage import display_url, open_db
 
     open_db(args.db)
-    done = _done(args.db, args.steps)
+    done = _done(args.db, args.steps, args.policies)
     # seed-major: an interrupted run leaves the first k seeds of every δ and policy
     todo = [(p, d, s) for s in range(args.seeds) for d in args.deltas for p in args.policies
             if (run_key(p), d, s) not in done]

@@ -3,6 +3,7 @@ surrogate, its latent joint draws (BO Thompson sampling), the wheel's joint Thom
 policy, and the noise held out of a low-rank-plus-diagonal joint."""
 
 import json
+from pathlib import Path
 import math
 
 import numpy as np
@@ -558,3 +559,22 @@ def test_wheel_benchmark_finds_runs_under_any_name_of_their_policy(tmp_path):
     name = json.loads(path.read_text())["name"]
     assert bench.run_key(f"{path}-thompson") == f"{name}-thompson"
     assert bench.run_key(f"{path}-ucb") == bench.run_key(str(path)) == name
+
+
+def test_wheel_benchmark_keeps_a_training_runs_card_apart_from_the_shipped_checkpoint(tmp_path):
+    """A card path whose card is named like a shipped checkpoint (a training run's export):
+    its runs count when that path is asked for, are not re-run, and are not mixed into the
+    shipped checkpoint's row (before, they were never summarised and re-ran every time)."""
+    from helpers import load_benchmark
+
+    bench = load_benchmark("wheel")
+    path = str(tiny_checkpoint(tmp_path, "cmanp", "wheel"))
+    assert json.loads(Path(path).read_text())["name"] == "cmanp-wheel"
+    db = f"sqlite:///{tmp_path / 'wheel.db'}"
+    for policy in (path, "uniform"):
+        bench._one(policy, 0.5, 0, 20, db)
+    assert bench._done(db, 20, [path, "uniform"]) == {("cmanp-wheel", 0.5, 0), ("uniform", 0.5, 0)}
+    assert bench._done(db, 20, ["cmanp-wheel", "uniform"]) == {("uniform", 0.5, 0)}
+    ours = bench.summarise(db, 20, [0.5], [path, "uniform"], 1)
+    assert ours[f"{path}@0.5"]["runs"] == 1 and ours["uniform@0.5"]["cumulative"][0] == 100.0
+    assert "cmanp-wheel@0.5" not in bench.summarise(db, 20, [0.5], ["cmanp-wheel", "uniform"], 1)
