@@ -64,6 +64,9 @@ OPTUNA_VERSION = "5.0.0"
 ACQUISITION_SUFFIXES = ("-marginal-thompson", "-thompson", "-ucb", "-qlognei")
 #: the optuna-np row's checkpoint: the cmanp-bo column through Optuna (NPSampler's default is tnpd-bo)
 NP_CHECKPOINT = "cmanp-bo"
+#: the column family of the bo prior's Bayes predictive (benchmarks/prior_bayes.py): what a perfectly
+#: trained *-bo network would search like; not a product surrogate
+BAYES_MODEL = "bayes-gp"
 OPTUNA_MISSING = ("the {methods} row(s) need Optuna {version}, an optional benchmark dependency: "
                   "pip install -e \".[bench]\" (or pip install optuna=={version}), or leave the row(s) out "
                   "with --methods")
@@ -175,8 +178,8 @@ def method_notes(methods: list[str]) -> str:
     models = [split_method(m)[0] for m in methods]
     acquisitions = {split_method(m)[1] for m in methods if m not in OPTUNA_SAMPLERS and m != "sobol"}
     notes = []
-    if any(split_method(m)[1] == "logei" and split_method(m)[0] not in ("gp", "sobol") and m not in OPTUNA_SAMPLERS
-           for m in methods):
+    if any(split_method(m)[1] == "logei" and base_model(m) not in ("gp", "sobol", BAYES_MODEL)
+           and m not in OPTUNA_SAMPLERS for m in methods):
         notes.append("NP rows: LogEI optimised by `optimize_acqf` (10 restarts, 512 raw samples) on "
                      "`NPModel.from_pretrained` with its defaults (cmanp-bo averages over the 4 symmetric views of the "
                      "box its card recommends since 2026-11-24; rows logged before then, and the other checkpoints, "
@@ -189,6 +192,16 @@ def method_notes(methods: list[str]) -> str:
                      "iteration, told the functions are noise-free (fixed observation variance 1e-6 in standardised "
                      "units, BoTorch's recommendation for noise-free observations); LogEI optimised by `optimize_acqf` "
                      "(10 restarts, 512 raw samples).")
+    if BAYES_MODEL in {base_model(m) for m in methods if m not in OPTUNA_SAMPLERS}:
+        from prior_bayes import KEEP_NATS, NUM_SAMPLES
+
+        notes.append(f"{BAYES_MODEL}: the bo prior's own Bayes predictive (`BOPrior.bayes_posterior`: {NUM_SAMPLES} "
+                     "hyperparameter draws from the prior per proposal, weighted by the observations' likelihood, "
+                     "the outputs' offset and scale integrated out; the components within "
+                     f"{KEEP_NATS:g} nats of the heaviest predict, as a Gaussian with the mixture's moments), "
+                     "i.e. what a perfectly trained *-bo network would predict, searched as the NP rows are "
+                     "(LogEI, repeats avoided, -tr as below); a yardstick, not a shipped surrogate "
+                     "(benchmarks/prior_bayes.py).")
     if any(m in OPTUNA_SAMPLERS for m in methods):
         notes.append(f"optuna-tpe / optuna-gp: Optuna {OPTUNA_VERSION} `TPESampler(seed=seed)` (Optuna's default "
                      "sampler, all options at their defaults: multivariate TPE for one objective, 10 random start-up "
@@ -237,6 +250,12 @@ def make_policy(method: str, env):
         return OptunaPolicy(method, env.bounds)
     model, acquisition = split_method(method)
     model, trust_region = split_trust_region(model)
+    if model == BAYES_MODEL:
+        if acquisition != "logei":
+            raise ValueError(f"{BAYES_MODEL} runs LogEI only, got {method!r}")
+        from prior_bayes import PriorBayesPolicy
+
+        return PriorBayesPolicy(env.dim, trust_region=trust_region)
     model, warp = split_warp(model)
     return BOPolicy(env.dim, model=model, acquisition=acquisition, output_warp=warp, trust_region=trust_region,
                     **(GP_OPTIONS if model == "gp" else {}))
@@ -283,6 +302,11 @@ def is_current_config(method: str, params: dict) -> bool:
     trust region with ``TrustRegion``'s settings."""
     if base_model(method) == "gp":
         return all(params.get(k) == v for k, v in GP_OPTIONS.items())
+    if base_model(method) == BAYES_MODEL:
+        from prior_bayes import KEEP_NATS, NUM_SAMPLES
+
+        if (params.get("bayes_samples"), params.get("bayes_keep_nats")) != (NUM_SAMPLES, KEEP_NATS):
+            return False
     if method in OPTUNA_SAMPLERS:
         return params.get("optuna") == OPTUNA_VERSION
     model, acquisition = split_method(method)

@@ -9,6 +9,11 @@ fractions do not depend on it):
 
 - ``baseline``: N(mean, std of the observations) -- knowing nothing;
 - ``exact_gp``: the GP that knows the task's kernel, lengthscales and noise (upper reference);
+- ``bayes_gp``: what a predictor can reach from what ``NPModel`` is given -- the prior's own
+  Bayes predictive, the hyperparameters (and the outputs' unknown offset and scale)
+  integrated out by importance sampling over ``--bayes-samples`` draws from the prior
+  (``BOPrior.bayes_posterior``); with few effective samples it falls short of the Bayes
+  optimum, so the room it shows between a model and the exact GP is attainable;
 - ``singletaskgp``: BoTorch ``SingleTaskGP`` with its default priors and outcome
   standardisation, fitted by marginal likelihood (``fit_gpytorch_mll``), predicting
   with ``observation_noise=True`` -- what a GP user gets;
@@ -110,6 +115,14 @@ def singletaskgp_ll(xc, yc, xt, yt) -> tuple[torch.Tensor, float]:
     return gaussian_ll(post.mean, post.variance, yt), misfit(gp, xc, yc)
 
 
+def bayes_ll(prior, xc, yc, xt, yt, num_samples: int, seed: int) -> tuple[torch.Tensor, float]:
+    """The prior's Bayes predictive (``BOPrior.bayes_posterior``) given the task in user units
+    (it is affine invariant), scored in the context-standardised units of :func:`gaussian_ll`;
+    and the effective sample size of its importance weights."""
+    posterior = prior.bayes_posterior(xc, yc, num_samples=num_samples, generator=torch.Generator().manual_seed(seed))
+    return posterior.log_prob(xt, yt) + math.log(SCALE), posterior.ess
+
+
 def np_ll(surrogate, xc, yc, xt, yt, views: int = 1) -> tuple[torch.Tensor, float]:
     """An NP through ``NPModel`` with ``views`` symmetric views (at most the box's
     symmetries: 2 at d = 1), as ``from_pretrained`` builds it."""
@@ -129,6 +142,8 @@ def main(argv: list[str] | None = None) -> None:
     parser.add_argument("--tasks", type=int, default=64, help="tasks per d")
     parser.add_argument("--dims", type=int, nargs="+", default=[1, 2, 3, 4, 5, 6])
     parser.add_argument("--no-gp", action="store_true", help="skip the SingleTaskGP row (the slow part)")
+    parser.add_argument("--bayes-samples", type=int, default=4096,
+                        help="hyperparameter draws of the bayes_gp row (0: skip the row)")
     parser.add_argument("--views", type=int, nargs="+", default=[1, 4],
                         help="score every model with each of these numbers of symmetric views (NPModel's n_views; "
                              "from_pretrained uses the number the card recommends: 4 for cmanp-bo, 1 for the "
@@ -141,15 +156,23 @@ def main(argv: list[str] | None = None) -> None:
     names = distinct_labels({spec: m.card.get("name", spec) for spec, m in models.items()})
     labels = {(spec, k): names[spec] + ("" if k == 1 else f" ({k} views)") for spec in args.models for k in args.views
               if k == 1 or not models[spec].joint_predictive}  # a joint model takes no views (NPModel refuses)
-    rows = ["baseline", "exact_gp"] + ([] if args.no_gp else ["singletaskgp"]) + list(labels.values())
+    bayes = ["bayes_gp"] if args.bayes_samples > 0 else []
+    rows = ["baseline", "exact_gp"] + bayes + ([] if args.no_gp else ["singletaskgp"]) + list(labels.values())
+    fitted = [r for r in rows if r not in ("baseline", "exact_gp", "bayes_gp")]  # rows with a posterior mean
     per_d: dict[str, dict[str, float]] = {}
     misfit_per_d: dict[str, dict[str, float]] = {}
+    ess_per_d: dict[str, float] = {}
     for d in args.dims:
         sums = {r: [] for r in rows}
-        misfits = {r: [] for r in rows[2:]}
-        for xc, yc, xt, yt, exact in tqdm(list(tasks(d, args.tasks)), desc=f"d={d}", leave=False):
+        misfits = {r: [] for r in fitted}
+        ess = []
+        for i, (xc, yc, xt, yt, exact) in enumerate(tqdm(list(tasks(d, args.tasks)), desc=f"d={d}", leave=False)):
             sums["baseline"].append(float(gaussian_ll(yc.mean().expand_as(yt), yc.var().expand_as(yt), yt).mean()))
             sums["exact_gp"].append(float(exact.mean()))
+            if bayes:
+                ll, n_eff = bayes_ll(BOPrior(dims=(d,)), xc, yc, xt, yt, args.bayes_samples, seed=i)
+                sums["bayes_gp"].append(float(ll.mean()))
+                ess.append(n_eff)
             scored = [] if args.no_gp else [("singletaskgp", singletaskgp_ll(xc, yc, xt, yt))]
             scored += [(labels[spec, k], np_ll(models[spec], xc, yc, xt, yt, k)) for spec, k in labels]
             for row, (ll, fit) in scored:
@@ -157,11 +180,20 @@ def main(argv: list[str] | None = None) -> None:
                 misfits[row].append(fit)
         per_d[f"d={d}"] = {r: sum(v) / len(v) for r, v in sums.items()}
         misfit_per_d[f"d={d}"] = {r: statistics.median(v) for r, v in misfits.items()}
+        if ess:
+            ess_per_d[f"d={d}"] = statistics.median(ess)
         print(f"d={d}: " + ", ".join(f"{r} {v:.3f}" for r, v in per_d[f"d={d}"].items()), flush=True)
     dims = list(per_d)
     lines = ["Mean held-out log-likelihood per input dimension (fraction of the gap from the baseline to the exact "
              "GP closed in brackets), context-standardised units, "
-             f"{args.tasks} tasks per d. `{COMMAND}`; {machine_line(args.threads)}.", "",
+             f"{args.tasks} tasks per d. `{COMMAND}`; {machine_line(args.threads)}."]
+    if bayes:
+        lines += ["", f"bayes_gp: the prior's Bayes predictive from what NPModel is given (the context, outputs up to "
+                      f"an affine map), hyperparameters integrated out over {args.bayes_samples} draws from the prior "
+                      "(importance sampling; median effective sample size per d: "
+                      + ", ".join(f"{v:.1f}" for v in ess_per_d.values()) + "). With few effective samples it "
+                      "scores below the Bayes optimum, so what it reaches is attainable."]
+    lines += ["",
              "| method | " + " | ".join(dims) + " |", "|---|" + "---:|" * len(dims)]
     for r in rows:
         cells = []
@@ -173,12 +205,13 @@ def main(argv: list[str] | None = None) -> None:
               "(context-standardised units; median over tasks of the per-task median): how closely each model "
               "follows the data it was given.", "",
               "| method | " + " | ".join(dims) + " |", "|---|" + "---:|" * len(dims)]
-    lines += [f"| {r} | " + " | ".join(f"{misfit_per_d[d][r]:.3f}" for d in dims) + " |" for r in rows[2:]]
+    lines += [f"| {r} | " + " | ".join(f"{misfit_per_d[d][r]:.3f}" for d in dims) + " |" for r in fitted]
     text = "\n".join(lines)
     print(text)
     if not args.no_write:
         publish("bo-yardstick", text, "bo_yardstick.json", COMMAND,
-                {"tasks_per_d": args.tasks, "per_d": per_d, "misfit_per_d": misfit_per_d},
+                {"tasks_per_d": args.tasks, "per_d": per_d, "misfit_per_d": misfit_per_d,
+                 "bayes_samples": args.bayes_samples, "bayes_ess_per_d": ess_per_d},
                 pages=("benchmarks.md", "results.md"), threads=args.threads)
 
 

@@ -371,3 +371,34 @@ def test_thompson_block_benchmark_scores_every_block_size(tmp_path):
     assert "| 50 |" in text and "| all |" in text and "x b_Q = 5" in text and "mean abs(z)" in text
     with pytest.raises(SystemExit):
         bench.main(["--checkpoint", "cmanp-bo", "--no-write"])  # a diagonal model has no blocks
+
+
+def test_benchmark_bayes_row_is_the_priors_bayes_predictive_in_the_trust_region(bench, tmp_path, keep_threads):
+    db = str(tmp_path / "bo.db")
+    bench._one("bayes-gp-tr", "branin", 0, 2 * 2 + 4, db)
+    params = bench._policy_params(db)[1]
+    assert params["model"] == "bayes-gp" and params["trust_region"] is True and "gp_kernel" not in params
+    assert len(bench.collect(db, 8)[("branin", "bayes-gp-tr")]) == 1
+    assert not bench.is_current_config("bayes-gp-tr", {**params, "bayes_samples": 16})
+    with pytest.raises(ValueError, match="LogEI only"):
+        bench.make_policy("bayes-gp-tr-ucb", BlackBoxEnv(function="branin", budget=8))
+
+
+def test_prior_bayes_model_follows_its_observations_and_serves_logei(bench):
+    from botorch.acquisition import LogExpectedImprovement
+    from prior_bayes import PriorBayesModel  # benchmarks/ is on the path once bo.py is loaded
+
+    g = torch.Generator().manual_seed(0)
+    X = torch.rand(20, 2, generator=g, dtype=torch.float64)
+    Y = (torch.sin(3 * X[:, :1]) + torch.cos(2 * X[:, 1:])) * 5 + 3
+    model = PriorBayesModel(X, Y, num_samples=256, generator=torch.Generator().manual_seed(1))
+    post = model.posterior(X.unsqueeze(-2))
+    assert post.mean.shape == (20, 1, 1) and post.variance.shape == (20, 1, 1)
+    assert float((post.mean.reshape(-1) - Y.reshape(-1)).abs().max()) < 0.05 * float(Y.std())  # it interpolates
+    far = model.posterior(torch.full((1, 1, 2), 3.0, dtype=torch.float64))  # far outside the data: prior spread
+    assert float(far.variance) > 100 * float(post.variance.max())
+    x = torch.rand(5, 1, 2, generator=g, dtype=torch.float64).requires_grad_(True)
+    LogExpectedImprovement(model, best_f=Y.max())(x).sum().backward()
+    assert torch.isfinite(x.grad).all()
+    few = PriorBayesModel(X[:2], Y[:2]).posterior(X[:4].unsqueeze(-2))  # too few for the mixture: the prior's
+    torch.testing.assert_close(few.mean.reshape(-1), Y[:2].mean().expand(4))

@@ -289,3 +289,58 @@ def test_bo_prior_clustered_context():
     assert b.xc.shape[1] == 3  # at most nc - 2 moved: one here
     with pytest.raises(ValueError, match="context_cluster_frac"):
         BOPrior(context_cluster_frac=1.0)
+
+
+def _one_task(prior: BOPrior, index: int = 0, k: int = 0):
+    b = prior.batch(4, 7, index)
+    d = b.info["dim"]
+    exact = torch.distributions.Normal(b.yt_mean[k], b.yt_var[k].sqrt()).log_prob(b.yt[k]).reshape(-1)
+    return b.xc[k, :, :d].double(), b.yc[k].double(), b.xt[k, :, :d].double(), b.yt[k].double(), exact.double()
+
+
+def test_bayes_predictive_with_the_true_hyperparameters_is_the_exact_gp():
+    """A prior with one kernel, lengthscale and noise: the importance sampler has nothing to
+    learn, and the Student-t predictive (unknown mean and scale) is the exact GP's up to the
+    small price of not knowing the outputs' offset and scale."""
+    prior = BOPrior(dims=(2,), min_context=60, max_context=60, lengthscale_range=(0.3, 0.3),
+                    noise_std_range=(0.05, 0.05), kernels=("matern52",))
+    xc, yc, xt, yt, exact = _one_task(prior)
+    posterior = prior.bayes_posterior(xc, yc, num_samples=8)
+    lp = posterior.log_prob(xt, yt)
+    assert lp.shape == (len(xt),)
+    assert posterior.ess == pytest.approx(8.0)  # identical draws, equal weights
+    assert float(lp.mean()) == pytest.approx(float(exact.mean()), abs=0.05)
+    b = prior.batch(4, 7, 0)  # the moments of the latent value plus the noise are the exact GP's
+    mean, var = posterior.moments(xt, observation_noise=True)
+    torch.testing.assert_close(mean, b.yt_mean[0].double().reshape(-1), atol=0.05, rtol=0.0)
+    torch.testing.assert_close(var, b.yt_var[0].double().reshape(-1), atol=0.05, rtol=0.2)
+    latent_mean, latent_var = posterior.moments(xt)
+    torch.testing.assert_close(latent_mean, mean)
+    assert (latent_var < var).all()
+
+
+def test_bayes_predictive_is_affine_invariant_and_learns_the_hyperparameters():
+    prior = BOPrior(dims=(3,))
+    xc, yc, xt, yt, exact = _one_task(prior, index=3)
+    lp, moved = (prior.bayes_posterior(xc, a * yc + b, num_samples=512, generator=torch.Generator().manual_seed(1))
+                 .log_prob(xt, a * yt + b) for a, b in ((1.0, 0.0), (3.0, -7.0)))
+    torch.testing.assert_close(moved, lp - math.log(3))
+    posterior = prior.bayes_posterior(xc, yc, num_samples=512, generator=torch.Generator().manual_seed(1))
+    assert 1.0 <= posterior.ess <= 512 and len(posterior.kernels) <= 512
+    baseline = torch.distributions.Normal(yc.mean(), yc.std()).log_prob(yt).mean()
+    assert baseline < lp.mean() <= exact.mean() + 0.5
+
+
+def test_bayes_predictive_rejects_bad_inputs():
+    prior = BOPrior(dims=(2,))
+    x, y = torch.rand(5, 2, dtype=torch.float64), torch.randn(5, 1, dtype=torch.float64)
+    with pytest.raises(ValueError, match="at least 3 context points"):
+        prior.bayes_posterior(x[:2], y[:2])
+    with pytest.raises(ValueError, match="d in"):
+        prior.bayes_posterior(torch.rand(5, 3, dtype=torch.float64), y)
+    with pytest.raises(ValueError, match="num_samples"):
+        prior.bayes_posterior(x, y, num_samples=0)
+    with pytest.raises(ValueError, match="finite"):
+        prior.bayes_posterior(x, y.clone().fill_(float("nan")))
+    with pytest.raises(ValueError, match="xt must be"):
+        prior.bayes_posterior(x, y, num_samples=4).log_prob(torch.rand(3, 3, dtype=torch.float64), y[:3])

@@ -266,6 +266,25 @@ class BOPrior(Prior):
         moved = _near(x[:, :nc - k], k, self.context_cluster_scale, lengthscale, generator)
         return torch.cat([x[:, :nc - k], moved, x[:, nc:]], dim=1)
 
+    def bayes_posterior(self, xc: torch.Tensor, yc: torch.Tensor, *, num_samples: int = 4096,
+                        generator: torch.Generator | None = None) -> "BayesPosterior":
+        """This prior's Bayes posterior predictive given one task's context ``xc [n, d]``,
+        ``yc [n, 1]`` (``d`` in ``dims``, no padding; outputs known up to an affine map), by
+        importance sampling ``num_samples`` hyperparameter sets from the prior: see
+        :class:`~npbandit.priors.bayes.BayesPosterior`."""
+        from npbandit.priors.bayes import BayesPosterior
+
+        if xc.dim() != 2 or xc.shape[-1] not in self.dims:
+            raise ValueError(f"xc must be [n, d] with d in {self.dims}, got {tuple(xc.shape)}")
+        generator = generator if generator is not None else torch.Generator().manual_seed(0)
+        d = xc.shape[-1]
+
+        def draw(k: int) -> tuple[list[str], torch.Tensor, torch.Tensor]:
+            kinds = [self.kernels[i] for i in torch.randint(len(self.kernels), (k,), generator=generator)]
+            return kinds, self._lengthscales(generator, k, d), log_uniform(generator, *self.noise_std_range, k).pow(2)
+
+        return BayesPosterior.fit(xc, yc, draw, num_samples)
+
     def sample(self, batch_size: int, generator: torch.Generator) -> TaskBatch:
         d = self.dims[randint(generator, 0, len(self.dims))]
         nc = randint(generator, self.min_context, self.max_context + 1)
