@@ -344,3 +344,12 @@ def test_bayes_predictive_rejects_bad_inputs():
         prior.bayes_posterior(x, y.clone().fill_(float("nan")))
     with pytest.raises(ValueError, match="xt must be"):
         prior.bayes_posterior(x, y, num_samples=4).log_prob(torch.rand(3, 3, dtype=torch.float64), y[:3])
+
+
+@pytest.mark.parametrize("kernel", ["rbf", "matern52", "matern32"])
+def test_kernel_gradient_is_finite_where_points_coincide(kernel):
+    x1 = torch.rand(1, 3, 2, dtype=torch.float64)
+    x2 = x1[:, :2].clone().requires_grad_(True)  # two of them on top of x1's points
+    kernel_matrix(kernel, x1, x2, torch.full((1, 2), 0.3, dtype=torch.float64), torch.ones(1, dtype=torch.float64)
+                  ).sum().backward()
+    assert torch.isfinite(x2.grad).all()

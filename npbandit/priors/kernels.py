@@ -17,7 +17,10 @@ def _scaled_distance(x1: Tensor, x2: Tensor, lengthscale: Tensor) -> Tensor:
     a = x1 / lengthscale[:, None, :]
     b = x2 / lengthscale[:, None, :]
     sq = (a.pow(2).sum(-1)[:, :, None] + b.pow(2).sum(-1)[:, None, :] - 2 * a @ b.transpose(-2, -1)).clamp_min(0)
-    return sq.sqrt()
+    # sqrt's gradient is infinite at 0 (a point on top of another): there the kernels' is 0,
+    # so take the root only where it is positive (a model differentiated in x stays finite)
+    positive = sq > 0
+    return torch.where(positive, torch.where(positive, sq, torch.ones_like(sq)).sqrt(), torch.zeros_like(sq))
 
 
 def kernel_matrix(kernel: str, x1: Tensor, x2: Tensor, lengthscale: Tensor, outputscale: Tensor) -> Tensor:
