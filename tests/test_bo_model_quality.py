@@ -62,6 +62,17 @@ def test_the_yardstick_table_reports_each_models_share_of_the_gap(yardstick, kee
     ll, share = row.split("|")[2].split()
     assert math.isfinite(float(ll)) and share.startswith("(") and share.endswith(")")
     assert "| baseline |" in out and "| exact_gp |" in out and "Median distance" in out
+    # the prior's Bayes predictive: attainable from what the models see, so below the exact GP, far above
+    # the baseline at d = 1
+    bayes = next(line for line in out.splitlines() if line.startswith("| bayes_gp |"))
+    share = float(bayes.split("|")[2].split()[1].strip("()"))
+    assert 0.5 < share < 1.05 and "effective sample size" in out
+
+
+def test_the_yardstick_can_skip_the_bayes_row(yardstick, keep_threads, capsys):
+    yardstick.main(["--models", "--tasks", "1", "--dims", "1", "--no-gp", "--no-write", "--bayes-samples", "0"])
+    out = capsys.readouterr().out
+    assert "| exact_gp |" in out and "bayes_gp" not in out
 
 
 def test_the_yardstick_scores_views_and_leaves_joint_models_at_one(yardstick, keep_threads, capsys):
