@@ -3,13 +3,16 @@
 from __future__ import annotations
 
 import math
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import torch
 
 from npbandit.priors.base import Prior, TaskBatch, log_uniform, randint, uniform
 from npbandit.priors.kernels import KERNELS, sample_gp, sample_gp_conditional
 from npbandit.scaling import standardization
+
+if TYPE_CHECKING:
+    from npbandit.priors.bayes import BayesPosterior
 
 __all__ = ["GP1DPrior", "BOPrior"]
 
@@ -271,7 +274,9 @@ class BOPrior(Prior):
         """This prior's Bayes posterior predictive given one task's context ``xc [n, d]``,
         ``yc [n, 1]`` (``d`` in ``dims``, no padding; outputs known up to an affine map), by
         importance sampling ``num_samples`` hyperparameter sets from the prior: see
-        :class:`~npbandit.priors.bayes.BayesPosterior`."""
+        :class:`~npbandit.priors.bayes.BayesPosterior`. What the positions of the context say
+        about the lengthscales (with ``near_context_frac`` / ``context_cluster_frac`` they
+        depend on them) is not used."""
         from npbandit.priors.bayes import BayesPosterior
 
         if xc.dim() != 2 or xc.shape[-1] not in self.dims:
