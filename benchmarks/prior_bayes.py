@@ -32,7 +32,8 @@ class PriorBayesModel(Model):
     one-output BoTorch model whose posterior is Gaussian with the mixture's moments (the
     latent value's: no observation noise). With fewer than 3 observations (a small trust
     region's box may hold two) the prior's predictive: the observations' mean, unit variance
-    in their standardised units."""
+    in their standardised units. It takes no new observations after it is built
+    (``condition_on_observations``), so it serves sequential runs, not points in flight."""
 
     num_outputs = 1
 
