@@ -6,6 +6,7 @@ import pytest
 import torch
 
 from npbandit.priors import BOPrior, GP1DPrior, WheelPrior, make_prior
+from npbandit.priors.base import randint, uniform
 from npbandit.priors.kernels import kernel_matrix, sample_gp, sample_gp_conditional
 from npbandit.priors.wheel import RewardEncoding, encode_rewards, quadrant_arm, wheel_mean_rewards
 
@@ -47,6 +48,27 @@ def test_gp1d_follows_the_papers_protocol():
         assert ((b.info["sigma_f"] >= 0.1) & (b.info["sigma_f"] <= 1.0)).all()
     assert min(sizes) <= 5 and max(sizes) >= 42  # the whole range is used
     assert prior.spec()["lengthscale"] == ["uniform", 0.1, 0.6]
+
+
+def test_gp1d_batches_carry_the_targets_exact_moments():
+    """The expected loss works on gp1d: yt given the context is N(yt_mean, F F^T), in the
+    data's own units, and the batch is the one a draw without moments gives."""
+    b = GP1DPrior().batch(256, 0, 7)
+    white = torch.linalg.solve_triangular(b.yt_cov_factor.double(), (b.yt - b.yt_mean).double(), upper=False)
+    assert abs(float(white.mean())) < 0.05 and abs(float(white.std()) - 1) < 0.05
+    assert torch.allclose(b.yt_cov_factor.pow(2).sum(-1, keepdim=True), b.yt_var, rtol=1e-4)
+    # the context pins the function down: the targets vary far less about yt_mean than about 0
+    assert float((b.yt - b.yt_mean).pow(2).mean()) < 0.5 * float(b.yt.pow(2).mean())
+    # replay the prior's draws with plain sample_gp: the same batch
+    prior = GP1DPrior()
+    b2 = prior.sample(4, torch.Generator().manual_seed(11))
+    g = torch.Generator().manual_seed(11)
+    nc = randint(g, 3, prior.max_points - 3)
+    nt = randint(g, 3, prior.max_points - nc)
+    x = uniform(g, -2.0, 2.0, 4, nc + nt, 1)
+    ls, sf = uniform(g, 0.1, 0.6, 4, 1), uniform(g, 0.1, 1.0, 4)
+    y = sample_gp(["rbf"] * 4, x, ls, sf.pow(2), torch.full((4,), 0.02, dtype=torch.float64), g).float()
+    assert torch.equal(torch.cat([b2.yc, b2.yt], 1), y)
 
 
 def test_gp_samples_have_the_kernel_covariance():

@@ -31,18 +31,21 @@ the Bayes optimum rather than exceed it.
 from __future__ import annotations
 
 from collections.abc import Callable
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 
 import torch
 from torch import Tensor
 
-from npbandit.priors.kernels import kernel_matrix
+from npbandit.priors.kernels import mixed_kernel_matrix
 
 __all__ = ["BayesPosterior"]
 
 #: components whose log weight is this far below the largest are dropped (relative weight
 #: below 1e-26: nothing any score or moment can show)
 _PRUNE_NATS = 60.0
+
+#: the fields with one entry per component (besides ``kernels``)
+_PER_COMPONENT = ("lengthscale", "noise", "chol", "whitened_one", "whitened_resid", "u", "mu", "q", "log_weight")
 
 
 @dataclass(frozen=True)
@@ -103,49 +106,48 @@ class BayesPosterior:
         if not (torch.isfinite(xc).all() and torch.isfinite(yc).all()):
             raise ValueError("xc and yc must be finite")
         xc, y = xc.double(), yc.double().reshape(-1)
-        kept: dict[str, list] = {name: [] for name in ("kernels", "lengthscale", "noise", "chol", "one", "resid",
-                                                       "u", "mu", "q", "log_w")}
+        kept: BayesPosterior | None = None
         all_log_w = []
         for start in range(0, num_samples, chunk):
             k = min(chunk, num_samples - start)
             kinds, lengthscale, noise = draw(k)
-            cov = _kernel(kinds, xc.expand(k, -1, -1), xc.expand(k, -1, -1), lengthscale)
+            cov = mixed_kernel_matrix(kinds, xc.expand(k, -1, -1), xc.expand(k, -1, -1), lengthscale,
+                                      torch.ones(k, dtype=torch.float64))
             chol = torch.linalg.cholesky(cov + (noise + 1e-8)[:, None, None] * torch.eye(n, dtype=torch.float64))
             rhs = torch.stack([torch.ones(k, n, dtype=torch.float64), y.expand(k, n)], dim=-1)
             one, white_y = torch.linalg.solve_triangular(chol, rhs, upper=False).unbind(-1)
             u, v, w = one.pow(2).sum(-1), (one * white_y).sum(-1), white_y.pow(2).sum(-1)
             q = (w - v.pow(2) / u).clamp_min(1e-300)
             logdet = 2 * torch.diagonal(chol, dim1=-2, dim2=-1).log().sum(-1)
-            log_w = -0.5 * logdet - 0.5 * u.log() - 0.5 * (n - 1) * q.log()
+            log_w = -0.5 * logdet - 0.5 * u.log() - 0.5 * (n - 1) * q.log()  # unnormalised while fitting
             mu = v / u
             all_log_w.append(log_w)
-            for name, value in (("kernels", list(kinds)), ("lengthscale", lengthscale), ("noise", noise),
-                                ("chol", chol), ("one", one), ("resid", white_y - mu[:, None] * one), ("u", u),
-                                ("mu", mu), ("q", q), ("log_w", log_w)):
-                kept[name].append(value)
+            part = cls(xc=xc, kernels=tuple(kinds), lengthscale=lengthscale, noise=noise, chol=chol,
+                       whitened_one=one, whitened_resid=white_y - mu[:, None] * one, u=u, mu=mu, q=q,
+                       log_weight=log_w, ess=float("nan"))
+            kept = part if kept is None else kept._concat(part)
             # keep memory bounded: drop what cannot matter against the best so far
-            best = torch.cat(kept["log_w"]).max()
-            _prune(kept, best - _PRUNE_NATS)
-        all_log_w = torch.cat(all_log_w)
-        weights = torch.softmax(all_log_w, 0)
-        log_w = torch.cat(kept["log_w"])
-        return cls(xc=xc, kernels=tuple(sum(kept["kernels"], [])), lengthscale=torch.cat(kept["lengthscale"]),
-                   noise=torch.cat(kept["noise"]), chol=torch.cat(kept["chol"]),
-                   whitened_one=torch.cat(kept["one"]), whitened_resid=torch.cat(kept["resid"]),
-                   u=torch.cat(kept["u"]), mu=torch.cat(kept["mu"]), q=torch.cat(kept["q"]),
-                   log_weight=log_w - torch.logsumexp(log_w, 0), ess=float(1.0 / weights.pow(2).sum()))
+            kept = kept._select(kept.log_weight >= kept.log_weight.max() - _PRUNE_NATS, renormalise=False)
+        weights = torch.softmax(torch.cat(all_log_w), 0)
+        return replace(kept._select(torch.ones_like(kept.mu, dtype=torch.bool), renormalise=True),
+                       ess=float(1.0 / weights.pow(2).sum()))
 
     def keep(self, mask: Tensor) -> "BayesPosterior":
         """Only the components where ``mask [K]`` is true, their weights renormalised (a
         cheaper predictor; ``ess`` stays that of all the draws)."""
         if mask.shape != self.log_weight.shape or not mask.any():
             raise ValueError(f"mask must be a [{len(self.log_weight)}] bool tensor keeping at least one component")
-        log_w = self.log_weight[mask]
-        return BayesPosterior(
-            xc=self.xc, kernels=tuple(k for k, m in zip(self.kernels, mask.tolist()) if m),
-            lengthscale=self.lengthscale[mask], noise=self.noise[mask], chol=self.chol[mask],
-            whitened_one=self.whitened_one[mask], whitened_resid=self.whitened_resid[mask], u=self.u[mask],
-            mu=self.mu[mask], q=self.q[mask], log_weight=log_w - torch.logsumexp(log_w, 0), ess=self.ess)
+        return self._select(mask, renormalise=True)
+
+    def _select(self, mask: Tensor, renormalise: bool) -> "BayesPosterior":
+        values = {name: getattr(self, name)[mask] for name in _PER_COMPONENT}
+        if renormalise:
+            values["log_weight"] = values["log_weight"] - torch.logsumexp(values["log_weight"], 0)
+        return replace(self, kernels=tuple(k for k, m in zip(self.kernels, mask.tolist()) if m), **values)
+
+    def _concat(self, other: "BayesPosterior") -> "BayesPosterior":
+        return replace(self, kernels=self.kernels + other.kernels,
+                       **{name: torch.cat([getattr(self, name), getattr(other, name)]) for name in _PER_COMPONENT})
 
     def components(self, xt: Tensor, observation_noise: bool = True) -> tuple[Tensor, Tensor]:
         """Each component's Student-t location and scale at ``xt [m, d]``: ``[K, m]`` each.
@@ -153,7 +155,8 @@ class BayesPosterior:
         if xt.dim() != 2 or xt.shape[-1] != self.xc.shape[-1]:
             raise ValueError(f"xt must be [m, {self.xc.shape[-1]}], got {tuple(xt.shape)}")
         k = len(self.kernels)
-        cross = _kernel(self.kernels, self.xc.expand(k, -1, -1), xt.double().expand(k, -1, -1), self.lengthscale)
+        cross = mixed_kernel_matrix(self.kernels, self.xc.expand(k, -1, -1), xt.double().expand(k, -1, -1),
+                                    self.lengthscale, torch.ones(k, dtype=torch.float64))
         white_k = torch.linalg.solve_triangular(self.chol, cross, upper=False)  # [K, n, m]
         loc = self.mu[:, None] + (white_k * self.whitened_resid.unsqueeze(-1)).sum(-2)
         resid = 1 - (white_k * self.whitened_one.unsqueeze(-1)).sum(-2)
@@ -178,21 +181,3 @@ class BayesPosterior:
         w = self.log_weight.exp()[:, None]
         mean = (w * loc).sum(0)
         return mean, (w * (var + (loc - mean).pow(2))).sum(0)
-
-
-def _kernel(kinds, x1: Tensor, x2: Tensor, lengthscale: Tensor) -> Tensor:
-    """Each component's unit-variance kernel matrix ``[K, n1, n2]``, one call per kernel kind."""
-    out = torch.empty(x1.shape[0], x1.shape[1], x2.shape[1], dtype=torch.float64)
-    kinds = list(kinds)
-    for kind in set(kinds):
-        idx = torch.tensor([i for i, name in enumerate(kinds) if name == kind])
-        out[idx] = kernel_matrix(kind, x1[idx], x2[idx], lengthscale[idx], torch.ones(len(idx), dtype=torch.float64))
-    return out
-
-
-def _prune(kept: dict[str, list], threshold: Tensor) -> None:
-    log_w = torch.cat(kept["log_w"])
-    keep = log_w >= threshold
-    kept["kernels"] = [[name for name, k in zip(sum(kept["kernels"], []), keep.tolist()) if k]]
-    for name in ("lengthscale", "noise", "chol", "one", "resid", "u", "mu", "q", "log_w"):
-        kept[name] = [torch.cat(kept[name])[keep]]

@@ -8,7 +8,7 @@ from typing import TYPE_CHECKING, Any
 import torch
 
 from npbandit.priors.base import Prior, TaskBatch, log_uniform, randint, uniform
-from npbandit.priors.kernels import KERNELS, sample_gp, sample_gp_conditional
+from npbandit.priors.kernels import KERNELS, sample_gp_conditional
 from npbandit.scaling import standardization
 
 if TYPE_CHECKING:
@@ -23,6 +23,9 @@ class GP1DPrior(Prior):
     Per batch: ``Nc ~ U{3..max_points-4}``, ``Nt ~ U{3..max_points-Nc-1}`` (shared by
     the batch); ``x ~ U(-2, 2)``; context and targets disjoint. Per task:
     ``sigma_f ~ U(0.1, 1)``, lengthscale ``~ U(lengthscale_range)``, noise std 0.02.
+    Batches carry the targets' exact predictive moments given the context and the
+    task's hyperparameters (``yt_mean``, ``yt_var``, ``yt_cov_factor``), so the
+    trainer's expected loss works here too; the draws are the same as without them.
 
     The papers' text says ``l ~ U[0.6, 1.0)`` but their public code draws
     ``l ~ U(0.1, 0.6)``; the published numbers come from the code, so that is the
@@ -70,10 +73,14 @@ class GP1DPrior(Prior):
         lengthscale = uniform(generator, *self.lengthscale_range, batch_size, 1)
         sigma_f = uniform(generator, *self.outputscale_range, batch_size)
         noise = torch.full((batch_size,), self.noise_std, dtype=torch.float64)
-        y = sample_gp([self.kernel] * batch_size, x, lengthscale, sigma_f.pow(2), noise, generator)
+        # the same draw as sample_gp's, with the targets' exact predictive given the context (for the
+        # expected loss) read off the Cholesky factor that draws it
+        y, mean_t, var_t, factor_t = sample_gp_conditional([self.kernel] * batch_size, x, lengthscale,
+                                                           sigma_f.pow(2), noise, generator, nc)
         x, y = x.float(), y.float()
         info = {"kernel": [self.kernel] * batch_size, "lengthscale": lengthscale.float(), "sigma_f": sigma_f.float()}
-        return TaskBatch(x[:, :nc], y[:, :nc], x[:, nc:], y[:, nc:], info)
+        return TaskBatch(x[:, :nc], y[:, :nc], x[:, nc:], y[:, nc:], info, yt_mean=mean_t.float(),
+                         yt_var=var_t.float(), yt_cov_factor=factor_t.float())
 
 
 def _near(anchors: torch.Tensor, k: int, scale_range: tuple[float, float], lengthscale: torch.Tensor,

@@ -7,7 +7,7 @@ import math
 import torch
 from torch import Tensor
 
-__all__ = ["KERNELS", "kernel_matrix", "sample_gp", "sample_gp_conditional"]
+__all__ = ["KERNELS", "kernel_matrix", "mixed_kernel_matrix", "sample_gp", "sample_gp_conditional"]
 
 KERNELS = ("rbf", "matern52", "matern32")
 
@@ -41,19 +41,25 @@ def _stationary(kernel: str, r: Tensor) -> Tensor:
     raise ValueError(f"kernel must be one of {KERNELS}, got {kernel!r}")
 
 
-def _joint_cholesky(kernels: list[str], x: Tensor, lengthscale: Tensor, outputscale: Tensor,
-                    noise_std: Tensor) -> Tensor:
-    n = x.shape[1]
-    if len(kernels) != x.shape[0]:
-        raise ValueError(f"kernels must name one kernel per task ({x.shape[0]}), got {len(kernels)}")
-    # one distance matrix for the whole batch, then each kernel on the tasks that use it
-    r = _scaled_distance(x, x, lengthscale)
+def mixed_kernel_matrix(kernels: list[str] | tuple[str, ...], x1: Tensor, x2: Tensor, lengthscale: Tensor,
+                        outputscale: Tensor) -> Tensor:
+    """:func:`kernel_matrix` for a batch whose tasks use different kernels: ``kernels[b]``
+    names task ``b``'s. One distance matrix for the whole batch, then each kernel on the
+    tasks that use it: ``[B, N, M]``."""
+    if len(kernels) != x1.shape[0]:
+        raise ValueError(f"kernels must name one kernel per task ({x1.shape[0]}), got {len(kernels)}")
+    r = _scaled_distance(x1, x2, lengthscale)
     cov = torch.empty_like(r)
     for kind in set(kernels):
         idx = torch.tensor([b for b, k in enumerate(kernels) if k == kind])
         cov[idx] = _stationary(kind, r[idx])
-    cov = outputscale[:, None, None] * cov
-    cov = cov + (noise_std.pow(2)[:, None, None] + 1e-8) * torch.eye(n, dtype=x.dtype)
+    return outputscale[:, None, None] * cov
+
+
+def _joint_cholesky(kernels: list[str], x: Tensor, lengthscale: Tensor, outputscale: Tensor,
+                    noise_std: Tensor) -> Tensor:
+    cov = mixed_kernel_matrix(kernels, x, x, lengthscale, outputscale)
+    cov = cov + (noise_std.pow(2)[:, None, None] + 1e-8) * torch.eye(x.shape[1], dtype=x.dtype)
     return torch.linalg.cholesky(cov)
 
 
