@@ -212,50 +212,19 @@ def render(out: Path, write: bool = True, budget_minutes: float = 6.5) -> str:
 def render_long_runs(run_dirs: list[Path], write: bool = True) -> str:
     """Learning curves of the long runs (``training_runs/*``): held-out log-likelihood per
     d against steps and against hours of training, and a table of the latest evaluation."""
-    from benchmarks.common import ROOT, figure_path, publish
+    from benchmarks.common import ROOT
+    from benchmarks.training_curves import render as render_curves
 
-    import matplotlib
-
-    matplotlib.use("Agg")
-    import matplotlib.pyplot as plt
-
-    dims = [f"d={d}" for d in range(1, 7)]
-    runs = {}
-    for run_dir in run_dirs:
-        meta = json.loads((run_dir / "train_state.json").read_text())
-        runs[run_dir.name] = {"config": meta["config"], "step": meta["step"], "elapsed_s": meta["elapsed_s"],
-                              "log": meta["log"]}
     yardstick = ROOT / "docs" / "results" / "bo_yardstick.json"
-    reference = json.loads(yardstick.read_text())["per_d"] if yardstick.exists() else None
-    fig, axes = plt.subplots(2, 6, figsize=(22, 7))
-    for col, d in enumerate(dims):
-        for name, run in runs.items():
-            log = [e for e in run["log"] if d in e["eval_ll"]]
-            axes[0, col].plot([e["step"] for e in log], [e["eval_ll"][d] for e in log], label=name)
-            axes[1, col].plot([e["elapsed_s"] / 3600 for e in log], [e["eval_ll"][d] for e in log], label=name)
-        axes[0, col].set_title(d)
-        axes[0, col].set_xlabel("steps")
-        axes[1, col].set_xlabel("hours of training (GPU, then CPU)")
-        if reference is not None:
-            for row in (0, 1):
-                axes[row, col].axhline(reference[d]["baseline"], color="k", ls=":", lw=1)
-    axes[0, 0].set_ylabel("held-out LL (context-standardised)")
-    axes[0, 0].legend(fontsize=7)
-    fig.tight_layout()
-    lines = ["| run | steps | hours | " + " | ".join(dims) + " |", "|---|---:|---:|" + "---:|" * 6]
-    for name, run in runs.items():
-        last = run["log"][-1]
-        lines.append(f"| {name} | {last['step']} | {last['elapsed_s'] / 3600:.2f} | " +
-                     " | ".join(f"{last['eval_ll'][d]:.3f}" for d in dims) + " |")
-    text = "\n".join(lines)
-    if write:
-        fig.savefig(figure_path("bo_long_runs"), dpi=100)
-        command = "python benchmarks/bo_training_study.py --long-runs training_runs/*-bo-long"
-        publish("bo-long-runs", f"Latest periodic evaluation of each long run (16 x 16 held-out tasks per d of the "
-                f"default `bo` prior, the model's own log-likelihood in context-standardised units). `{command}`."
-                f"\n\n{text}\n\n![learning curves of the long runs](figures/bo_long_runs.png)",
-                "bo_long_runs.json", command, {"runs": runs}, pages=("benchmarks.md", "results.md"))
-    return text
+    reference = None
+    if yardstick.exists():
+        per_d = json.loads(yardstick.read_text())["per_d"]
+        reference = {"N(0, 1)": {d: v["baseline"] for d, v in per_d.items()}}
+    command = "python benchmarks/bo_training_study.py --long-runs training_runs/*-bo-long"
+    return render_curves(run_dirs, "bo-long-runs", "Periodic evaluations of each long run (16 x 16 held-out tasks per "
+                         "d of the default `bo` prior, the model's own log-likelihood in context-standardised units; "
+                         "hours: of training, GPU then CPU).", command, reference=reference,
+                         pages=("benchmarks.md", "results.md"), write=write)
 
 
 def main(argv: list[str] | None = None) -> None:

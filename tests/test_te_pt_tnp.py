@@ -10,9 +10,9 @@ from conftest import random_set, tiny_model
 
 
 @pytest.mark.parametrize("x_dim", [1, 2, 3, 4, 5, 6])
-@pytest.mark.parametrize("update_locations", [False, True])
-def test_shifting_every_input_leaves_predictions_unchanged(x_dim, update_locations):
-    model = tiny_model("te-pt-tnp", x_dim=x_dim, update_locations=update_locations)
+@pytest.mark.parametrize("update_locations,offset_range", [(False, None), (True, None), (False, 2.0)])
+def test_shifting_every_input_leaves_predictions_unchanged(x_dim, update_locations, offset_range):
+    model = tiny_model("te-pt-tnp", x_dim=x_dim, update_locations=update_locations, pseudo_offset_range=offset_range)
     x, y = random_set(2, 17, x_dim, seed=x_dim)
     xt, _ = random_set(2, 9, x_dim, seed=10 + x_dim)
     shift = torch.randn(1, 1, x_dim, dtype=torch.float64, generator=torch.Generator().manual_seed(x_dim)) * 5
@@ -70,4 +70,19 @@ def test_no_context_by_context_or_target_by_context_intermediate():
 def test_config_validation():
     with pytest.raises(ValueError, match="n_pseudo"):
         build("te-pt-tnp", 1, 1, n_pseudo=0)
+    for bad in (0, -1.0, True, "2"):
+        with pytest.raises(ValueError, match="pseudo_offset_range"):
+            build("te-pt-tnp", 1, 1, pseudo_offset_range=bad)
     assert isinstance(build("te-pt-tnp", 2, 1, size="tiny"), TEPTTNP)
+
+
+def test_pseudo_offsets_start_spread_over_the_range():
+    """pseudo_offset_range=a: the offsets start evenly spaced on [-a, a] in 1-D, uniform on
+    [-a, a]^d otherwise; by default 0.5 N(0, 1) (what the shipped checkpoints started from)."""
+    torch.manual_seed(0)
+    one = build("te-pt-tnp", 1, 1, size="tiny", n_pseudo=5, pseudo_offset_range=2.0).pseudo_offsets.detach()
+    assert torch.allclose(one[:, 0], torch.tensor([-2.0, -1.0, 0.0, 1.0, 2.0]))
+    many = build("te-pt-tnp", 3, 1, size="tiny", n_pseudo=400, pseudo_offset_range=1.5).pseudo_offsets.detach()
+    assert many.abs().max() <= 1.5 and many.min() < -1.3 and many.max() > 1.3
+    default = build("te-pt-tnp", 3, 1, size="tiny", n_pseudo=400).pseudo_offsets.detach()
+    assert abs(float(default.std()) - 0.5) < 0.05

@@ -36,10 +36,15 @@ __all__ = ["TEPTTNPConfig", "TEPTTNP"]
 class TEPTTNPConfig(NPConfig):
     """TE-PT-TNP hyperparameters. ``n_pseudo``: ``M`` (the paper's best: 32);
     ``update_locations``: the optional location update rule (off, as in the paper's
-    released configs)."""
+    released configs); ``pseudo_offset_range``: where the pseudo-locations' learned
+    offsets start -- ``None``: ``0.5 * N(0, 1)`` per coordinate; ``a``: uniform on
+    ``[-a, a]`` per coordinate, evenly spaced when ``x_dim == 1``, so that the
+    pseudo-tokens start out covering a domain of half-width ``a`` around the context
+    (only the initialisation: a trained checkpoint's offsets are its own)."""
 
     n_pseudo: int = 32
     update_locations: bool = False
+    pseudo_offset_range: float | None = None
 
     def __post_init__(self) -> None:
         super().__post_init__()
@@ -47,6 +52,10 @@ class TEPTTNPConfig(NPConfig):
             raise ValueError(f"n_pseudo must be a positive int, got {self.n_pseudo!r}")
         if not isinstance(self.update_locations, bool):
             raise ValueError(f"update_locations must be a bool, got {self.update_locations!r}")
+        if self.pseudo_offset_range is not None and (
+                isinstance(self.pseudo_offset_range, bool) or not isinstance(self.pseudo_offset_range, (int, float))
+                or not self.pseudo_offset_range > 0):
+            raise ValueError(f"pseudo_offset_range must be None or a positive number, got {self.pseudo_offset_range!r}")
 
 
 class TEPTTNP(NeuralProcess):
@@ -60,7 +69,7 @@ class TEPTTNP(NeuralProcess):
         c = self.config
         self.embed = mlp(y_dim + 1, c.d_model, c.d_model, c.emb_depth)
         self.pseudo_tokens = nn.Parameter(0.02 * torch.randn(c.n_pseudo, c.d_model))
-        self.pseudo_offsets = nn.Parameter(0.5 * torch.randn(c.n_pseudo, x_dim))
+        self.pseudo_offsets = nn.Parameter(self._initial_offsets(c, x_dim))
         self.place_query = nn.Linear(c.d_model, c.d_model, bias=False)
         self.place_key = nn.Linear(c.d_model, c.d_model, bias=False)
 
@@ -74,6 +83,15 @@ class TEPTTNP(NeuralProcess):
         self.target_from_pseudo = nn.ModuleList(block() for _ in range(c.n_layers))
         self.norm = nn.LayerNorm(c.d_model)
         self.head = GaussianHead(c.d_model, c.d_ff, y_dim, c.min_std)
+
+    @staticmethod
+    def _initial_offsets(c: TEPTTNPConfig, x_dim: int) -> Tensor:
+        a = c.pseudo_offset_range
+        if a is None:
+            return 0.5 * torch.randn(c.n_pseudo, x_dim)
+        if x_dim == 1:
+            return torch.linspace(-a, a, c.n_pseudo).unsqueeze(-1)
+        return (2 * torch.rand(c.n_pseudo, x_dim) - 1) * a
 
     @staticmethod
     def _run_block(block: AttentionBlock, z: Tensor, memory: Tensor, x: Tensor, x_memory: Tensor) -> tuple[Tensor, Tensor]:
