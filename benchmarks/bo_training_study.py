@@ -22,7 +22,8 @@ Candidates (``--candidates`` picks a subset; names say what differs from ``ctx-e
 - ``ctx-expected-clip10`` / ``-lr1e-4`` / ``-lr2e-3``: gradient clipping at 10, learning rates;
 - ``ctx-expected-latents128``: the paper's 128 latents per block (the shipped model has 32);
 - ``ctx-expected-from-shipped``: fine-tunes the shipped ``cmanp-bo`` (trained on the old recipe);
-- ``tnpd-ctx-expected``, ``tnpd-ctx-sampled``, ``te-pt-tnp-ctx-expected``: other families.
+- ``tnpd-ctx-expected``, ``tnpd-ctx-sampled``, ``te-pt-tnp-ctx-expected``: other families;
+  ``te-pt-tnp-ctx-expected-spread32``: TE-PT-TNP with 32 pseudo-tokens spread at the start.
 
 Every run keeps its resumable state in ``<out>/<candidate>``, so the winner continues
 into the long run with ``npbandit train`` and the same settings (printed per candidate).
@@ -66,6 +67,10 @@ CANDIDATES: dict[str, dict[str, Any]] = {
     "tnpd-ctx-sampled": {"model": "tnpd", "prior_params": {}, "loss": "sampled"},
     "te-pt-tnp-ctx-expected": {"model": "te-pt-tnp", "size": "small", **CTX},
     "te-pt-tnp-ctx-expected-from-shipped": {"model": "te-pt-tnp", "size": "small", **CTX, "init_from": "te-pt-tnp-bo"},
+    # what made te-pt-tnp-gp1d learn (docs/results.md, "te-pt-tnp-gp1d"): 32 pseudo-tokens whose offsets start
+    # spread (uniform on [-0.5, 0.5]^d around the context's centre: the unit cube's extent)
+    "te-pt-tnp-ctx-expected-spread32": {"model": "te-pt-tnp", "size": "small", **CTX,
+                                        "model_config": {"n_pseudo": 32, "pseudo_offset_range": 0.5}},
     "retreever-ctx-expected-from-shipped": {"model": "retreever", **CTX, "init_from": "retreever-bo"},
 }
 

@@ -5,11 +5,13 @@ A translation-equivariant model (TE-PT-TNP) must stay flat (within 0.02 of Δ = 
 the others see inputs outside their training range and degrade.
 
     python benchmarks/shift.py [--batches 1000]
+    python benchmarks/shift.py --checkpoints te-pt-tnp-gp1d    # refresh one row, keep the others
 """
 
 from __future__ import annotations
 
 import argparse
+import json
 import statistics
 import sys
 from pathlib import Path
@@ -18,7 +20,7 @@ import torch
 from tqdm import tqdm
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
-from common import publish  # noqa: E402
+from common import ROOT, publish  # noqa: E402
 
 from npbandit import load_surrogate  # noqa: E402
 from npbandit.priors import GP1DPrior  # noqa: E402
@@ -32,9 +34,15 @@ SHIFTS = [0.0, 0.5, 1.0, 2.0, 5.0]
 def main(argv: list[str] | None = None) -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--batches", type=int, default=1000)
+    parser.add_argument("--checkpoints", nargs="+", help="default: every shipped *-gp1d checkpoint; with a "
+                        "subset, the other rows are kept from the last run with the same --batches")
     parser.add_argument("--no-write", action="store_true")
     args = parser.parse_args(argv)
-    names = [n for n in available_checkpoints() if n.endswith("-gp1d")]
+    shipped = [n for n in available_checkpoints() if n.endswith("-gp1d")]
+    names = args.checkpoints or shipped
+    unknown = [n for n in names if n not in shipped]
+    if unknown:
+        raise SystemExit(f"--checkpoints: not shipped *-gp1d checkpoints: {unknown} (shipped: {shipped})")
     batches = list(eval_batches(GP1DPrior("rbf"), args.batches, 16, cache=True))
     rows = {}
     for name in names:
@@ -46,6 +54,12 @@ def main(argv: list[str] | None = None) -> None:
                           for b in tqdm(batches, desc=f"{name} Δ={shift}", leave=False)]
             rows[name].append(statistics.fmean(values))
         print(name, [round(v, 3) for v in rows[name]])
+    out = ROOT / "docs" / "results" / "shift.json"
+    if args.checkpoints and out.exists():
+        previous = json.loads(out.read_text())
+        if previous.get("batches") == args.batches and previous.get("shifts") == SHIFTS:
+            rows = {n: previous["rows"][n] if n not in rows else rows[n] for n in shipped
+                    if n in rows or n in previous["rows"]}
     lines = ["## Translation test: gp1d log-likelihood with every input shifted by Δ", "",
              f"Command: `{COMMAND}`. RBF evaluation set, {args.batches} batches x 16 tasks; mean target "
              "log-likelihood; the last column is the largest drop from Δ = 0.", "",

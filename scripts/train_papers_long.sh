@@ -45,6 +45,13 @@ run() {
                    --size paper --set d_model=16 --set n_heads=1 --set d_ff=64 --set n_layers=4 --set emb_depth=3 \
                    --set n_latents=8 --set n_block_latents=8 --batch-size 8 --init-from cmanp-wheel \
                    --lr 2e-4 --steps 75000 "${common[@]}" ;;
+        # TE-PT-TNP from scratch with the recipe that won the equal-budget probe
+        # (scripts/probe_te_pt_tnp_gp1d.sh; docs/results.md "te-pt-tnp-gp1d"): the small size with 32 pseudo-tokens
+        # whose offsets start evenly spaced on [-2, 2], the expected loss, a 200k-step cosine schedule. It continues
+        # the probe's run (copied to training_runs/te-pt-tnp-gp1d-long), so its first 12 minutes are the probe's.
+        te-pt-tnp-gp1d-long) "$NPB" train --model te-pt-tnp --prior gp1d --out training_runs/te-pt-tnp-gp1d-long \
+                   --size small --set n_pseudo=32 --set pseudo_offset_range=2 --loss expected --steps 200000 \
+                   --name te-pt-tnp-gp1d "${common[@]}" ;;
         *) echo "unknown run $1" >&2; exit 2 ;;
     esac
 }

@@ -186,8 +186,12 @@ def test_trains_through_the_trainer_and_records_the_joint_metric(tmp_path):
     joint = card["evaluation"]["joint_log_likelihood"]
     assert set(joint) == {"rbf", "matern52"} and all(v == v for v in joint.values())
     assert card["evaluation"]["joint_block_size"] == 5
+    # gp1d batches carry the targets' joint covariance, so the expected joint loss trains there
+    expected = train(TrainConfig(model="cmanp-and", prior="gp1d", steps=2, out=str(tmp_path / "gp"), size="tiny",
+                                 eval_every=2, eval_batches=1, final_eval_batches=1, loss="expected"), progress=False)
+    assert json.loads(expected.card.read_text())["training"]["loss"] == "expected"
     with pytest.raises(ValueError, match="yt_cov_factor"):  # a prior without the targets' joint covariance
-        train(TrainConfig(model="cmanp-and", prior="gp1d", steps=1, out=str(tmp_path / "gp"), size="tiny",
+        train(TrainConfig(model="cmanp-and", prior="wheel", steps=1, out=str(tmp_path / "wheel"), size="tiny",
                           loss="expected"), progress=False)
 
 
