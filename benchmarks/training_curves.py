@@ -136,7 +136,11 @@ def main(argv: list[str] | None = None) -> None:
             raise SystemExit(f"--reference expects NAME=KEY:VALUE,KEY:VALUE, got {item!r}") from None
         if not sep or not ref:
             raise SystemExit(f"--reference expects NAME=KEY:VALUE,KEY:VALUE, got {item!r}")
-    command = "python benchmarks/training_curves.py " + " ".join(argv if argv is not None else sys.argv[1:])
+    shown = list(argv if argv is not None else sys.argv[1:])
+    if "--description" in shown:  # the description is the section's text already
+        i = shown.index("--description")
+        del shown[i:i + 2]
+    command = "python benchmarks/training_curves.py " + " ".join(shown)
     print(render(args.runs, args.section, args.description, command, args.minutes, reference or None,
                  tuple(args.page or ("benchmarks.md",)), write=not args.no_write))
 
