@@ -118,7 +118,8 @@ def optimize(objective: Callable[[Any], float], bounds: Any, surrogate: str = "t
             ``False`` streams every observation into one global model instead (CMANP:
             constant cost however long the run).
         liar: with ``batch_size > 1``, the value points still in flight are believed at:
-            ``"worst"``, ``"mean"`` or ``"best"`` of the observations the surrogate sees, or
+            ``"worst"``, ``"mean"`` or ``"best"`` of the observations the surrogate sees,
+            ``"believer"``: each at the surrogate's own mean there (the kriging believer), or
             ``"penalty"`` (LogEI only): at no value, LogEI damped around each instead
             (local penalisation; ``npbandit.policies.bo.LIARS``; default ``DEFAULT_LIAR``,
             the rule ``benchmarks/async_liar.py`` found best).

@@ -388,3 +388,54 @@ def test_the_virtual_clock_replay_is_the_loop_optimize_runs():
     assert one["wall_s"] == pytest.approx(8 * 1.0 + (8 - 5) * 0.5)  # Branin's design: 2d + 1 = 5 points, free
     two = bench.replay("branin", 2, "mean", 0, budget=8, eval_s=1.0, propose_s=0.5, surrogate="tnpd")
     assert 4.0 <= two["wall_s"] < one["wall_s"] and np.isfinite(two["log10_regret"])
+
+
+def test_the_believer_conditions_each_pending_point_at_the_models_own_mean(monkeypatch):
+    from npbandit.policies import BOPolicy
+    from npbandit.policies import bo
+    from npbandit.policies.gp import fit_single_task_gp
+
+    X = torch.tensor([[0.1], [0.45], [0.9]], dtype=torch.float64)
+    Y = -(X - 0.5) ** 2
+    gp = fit_single_task_gp(X, Y, noise_free=True)
+    alone = propose(gp, "logei", dim=1, best_f=Y.max(), seed=0)
+    pending = torch.as_tensor(alone[None])
+    with torch.no_grad():
+        expected = gp.posterior(pending).mean
+    seen = []
+    real = type(gp).condition_on_observations
+    monkeypatch.setattr(type(gp), "condition_on_observations", lambda self, *a, **kw: seen.append(a) or real(
+        self, *a, **kw))
+    believed = propose(gp, "logei", dim=1, best_f=Y.max(), seed=0, pending=pending, believe_pending=True,
+                       observed=X)
+    (at, value), = seen
+    torch.testing.assert_close(at, pending)
+    # a GP told the objective is noise-free conditions at its own tiny noise (a constant liar too:
+    # condition_on_observations alone raises for a fixed-noise likelihood)
+    propose(gp, "logei", dim=1, best_f=Y.max(), seed=0, pending=pending, pending_value=float(Y.mean()))
+    seen.clear()
+    believed = propose(gp, "logei", dim=1, best_f=Y.max(), seed=0, pending=pending, believe_pending=True,
+                       observed=X)
+    (at, value), = seen
+    torch.testing.assert_close(value, expected.reshape(1, 1))  # the model's mean, not a constant of the data
+    assert abs(float(believed[0] - alone[0])) >= 1e-3  # never the point in flight again
+    with pytest.raises(ValueError, match="pending_value is not used with believe_pending"):
+        propose(gp, "logei", dim=1, best_f=Y.max(), seed=0, pending=pending, pending_value=0.0,
+                believe_pending=True)
+    with pytest.raises(ValueError, match="exclude each other"):
+        propose(gp, "logei", dim=1, best_f=Y.max(), seed=0, pending=pending, penalise_pending=True,
+                believe_pending=True)
+    with pytest.raises(ValueError, match="not at one constant"):
+        bo.liar_value(Y, "believer")
+
+    kwargs = {}
+    real_propose = bo.propose
+    monkeypatch.setattr(bo, "propose", lambda *a, **kw: kwargs.update(kw) or real_propose(*a, **kw))
+    policy = BOPolicy(2, model="gp", liar="believer")
+    policy.reset(0)
+    for _ in range(policy.n_init):
+        x = policy.act(None)
+        policy.observe(None, x, float(-np.sum((x - 0.4) ** 2)), {})
+    policy.act(None, pending=np.array([[0.5, 0.5]]))
+    assert kwargs["believe_pending"] is True and kwargs["pending_value"] is None
+    assert kwargs["penalise_pending"] is False

@@ -79,7 +79,8 @@ class NPSampler(BaseSampler):
             model of every completed trial.
         liar: the value running trials are believed at while a worker proposes:
             ``"worst"``, ``"mean"`` or ``"best"`` of the completed trials the NP sees
-            (in the trust region, those in its box), or ``"penalty"`` (LogEI only): at no
+            (in the trust region, those in its box), ``"believer"``: each at the NP's own
+            mean there (the kriging believer), or ``"penalty"`` (LogEI only): at no
             value, LogEI damped around each (local penalisation); default as ``optimize``'s.
 
     Only completed trials inform the NP (pruned and failed ones are ignored). The study

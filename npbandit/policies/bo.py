@@ -24,9 +24,10 @@ ACQUISITIONS = ("logei", "ucb", "thompson", "marginal-thompson", "qlognei")
 #: what ``BOPolicy(output_warp=...)`` accepts besides ``None``
 OUTPUT_WARPS = ("yeo-johnson",)
 #: how points still being evaluated enter a proposal (``BOPolicy(liar=...)``): believed at the worst,
-#: mean or best output the model sees (:func:`liar_value`), or ``"penalty"``: believed at no value, the
-#: acquisition damped around each instead (González et al. 2016's local penalisation; :func:`propose`)
-LIARS = ("worst", "mean", "best", "penalty")
+#: mean or best output the model sees (:func:`liar_value`), ``"believer"``: each at the model's own
+#: predictive mean there (Ginsbourger et al. 2010's kriging believer), or ``"penalty"``: believed at no
+#: value, the acquisition damped around each instead (González et al. 2016's local penalisation; :func:`propose`)
+LIARS = ("worst", "mean", "best", "believer", "penalty")
 #: ``BOPolicy``'s, ``optimize``'s and ``NPSampler``'s default liar (chosen by ``benchmarks/async_liar.py``;
 #: the worst value until 2026-11-24)
 DEFAULT_LIAR = "mean"
@@ -55,6 +56,9 @@ def liar_value(Y: torch.Tensor, liar: str) -> torch.Tensor:
     check_liar(liar)
     if liar == "penalty":
         raise ValueError("liar 'penalty' believes pending points at no value (propose(penalise_pending=True))")
+    if liar == "believer":
+        raise ValueError("liar 'believer' believes each pending point at the model's mean there, not at one "
+                         "constant (propose(believe_pending=True))")
     if Y.numel() == 0:
         raise ValueError("liar_value needs at least one observed output")
     return {"worst": Y.min, "mean": Y.mean, "best": Y.max}[liar]()
@@ -62,12 +66,14 @@ def liar_value(Y: torch.Tensor, liar: str) -> torch.Tensor:
 
 def pending_rule(Y: torch.Tensor, liar: str) -> dict[str, Any]:
     """:func:`propose`'s keyword arguments for the points in flight under ``liar``, from the
-    outputs ``Y`` ``[n, 1]`` the model sees: ``pending_value`` (:func:`liar_value`) and
-    ``penalise_pending`` (``True`` for ``"penalty"``, with no value). The one mapping
-    ``BOPolicy``, :func:`propose_in_region` and ``NPSampler`` share."""
-    if check_liar(liar) == "penalty":
-        return {"pending_value": None, "penalise_pending": True}
-    return {"pending_value": liar_value(Y, liar), "penalise_pending": False}
+    outputs ``Y`` ``[n, 1]`` the model sees: ``pending_value`` (:func:`liar_value`),
+    ``penalise_pending`` (``True`` for ``"penalty"``, with no value) and ``believe_pending``
+    (``True`` for ``"believer"``, with no value). The one mapping ``BOPolicy``,
+    :func:`propose_in_region` and ``NPSampler`` share."""
+    liar = check_liar(liar)
+    if liar in ("penalty", "believer"):
+        return {"pending_value": None, "penalise_pending": liar == "penalty", "believe_pending": liar == "believer"}
+    return {"pending_value": liar_value(Y, liar), "penalise_pending": False, "believe_pending": False}
 
 
 def yeo_johnson_warp(y: np.ndarray) -> np.ndarray:
@@ -180,7 +186,8 @@ class BOPolicy(Policy):
         liar: what points still being evaluated (asynchronous BO, ``act(pending=...)``)
             are believed at when the next one is proposed: ``"worst"``, ``"mean"`` or
             ``"best"`` of the outputs the model sees (:func:`liar_value`; with the trust
-            region, those in its box), or ``"penalty"`` (LogEI only): at no value, the model
+            region, those in its box), ``"believer"``: each at the model's own mean there
+            (the kriging believer), or ``"penalty"`` (LogEI only): at no value, the model
             left as it is and LogEI damped around each (González et al. 2016's local
             penalisation; see :func:`propose`). Default ``DEFAULT_LIAR``.
 
@@ -368,7 +375,7 @@ def propose(model, acquisition: str, *, dim: int, best_f: float | torch.Tensor, 
             num_restarts: int = 10, raw_samples: int = 512, thompson_candidates: int = 2048,
             pending: torch.Tensor | None = None, pending_value: float | torch.Tensor | None = None,
             observed: torch.Tensor | None = None, bounds: torch.Tensor | None = None, q: int = 1,
-            penalise_pending: bool = False) -> np.ndarray:
+            penalise_pending: bool = False, believe_pending: bool = False) -> np.ndarray:
     """The next point to evaluate: the maximiser of ``acquisition`` on ``model`` over the unit cube.
 
     The one proposal step every NP/GP route shares (``BOPolicy``, and so ``optimize``;
@@ -398,7 +405,15 @@ def propose(model, acquisition: str, *, dim: int, best_f: float | torch.Tensor, 
             units (:func:`liar_value` of the observed outputs; ``BOPolicy`` passes the mean
             by default). Below the best observed value it pulls the model's mean down
             there, so the acquisition looks elsewhere whether or not the spread collapses.
-            Required with a non-empty ``pending`` unless ``penalise_pending``.
+            Required with a non-empty ``pending`` unless ``penalise_pending`` or
+            ``believe_pending``.
+        believe_pending: instead of one constant, condition the model on each pending
+            point at its own predictive mean there (the kriging believer). The model's
+            mean surface stays where the data put it, so near a sharp optimum the next
+            proposal is not pushed off it by a value the region never showed; what keeps
+            it from proposing a pending point again is the spread conditioning removes
+            there (all of it for a GP, part of it for an NP) and ``observed``, which then
+            includes the pending points.
         penalise_pending: instead of a liar, leave the model as it is and multiply LogEI's
             expected improvement by González et al. (2016)'s local penalty around each
             pending point ``x_j``: the probability that ``x`` lies outside the ball in which
@@ -435,12 +450,23 @@ def propose(model, acquisition: str, *, dim: int, best_f: float | torch.Tensor, 
         pending = torch.as_tensor(pending, dtype=torch.float64)
         if pending.ndim != 2 or pending.shape[-1] != dim:
             raise ValueError(f"pending must have shape [p, {dim}], got {tuple(pending.shape)}")
+        if penalise_pending and believe_pending:
+            raise ValueError("penalise_pending and believe_pending exclude each other (one rule for pending points)")
         if len(pending) and penalise_pending:
             if acquisition != "logei":
                 raise ValueError(f"penalise_pending needs acquisition 'logei', got {acquisition!r}")
             if pending_value is not None:
                 raise ValueError("pending_value is not used with penalise_pending (pending points are believed at "
                                  "no value)")
+        elif len(pending) and believe_pending:
+            if pending_value is not None:
+                raise ValueError("pending_value is not used with believe_pending (each pending point is believed at "
+                                 "the model's mean there)")
+            with torch.no_grad():
+                believed = model.posterior(pending).mean.reshape(len(pending), 1)
+            model = _condition(model, pending, believed)
+            if observed is not None:
+                observed = torch.cat([torch.as_tensor(observed, dtype=torch.float64), pending])
         elif len(pending):
             if pending_value is None:
                 raise ValueError("pending_value is required with pending points: the value they are believed at "
@@ -450,7 +476,7 @@ def propose(model, acquisition: str, *, dim: int, best_f: float | torch.Tensor, 
                 raise ValueError(f"pending_value must be one finite number, got {pending_value!r}")
             with torch.no_grad():
                 model.posterior(pending)  # a GPyTorch ExactGP conditions only after it has predicted once
-            model = model.condition_on_observations(pending, value.expand(len(pending)).unsqueeze(-1))
+            model = _condition(model, pending, value.expand(len(pending)).unsqueeze(-1))
     with torch.random.fork_rng(devices=[]):
         torch.manual_seed(seed)
         if observed is not None:
@@ -469,6 +495,23 @@ def propose(model, acquisition: str, *, dim: int, best_f: float | torch.Tensor, 
             penalty = _LocalPenalty.build(model, pending, best_f, bounds, seed)
         return _maximise(model, acquisition, dim, best_f, seed, beta, num_restarts, raw_samples, thompson_candidates,
                          observed, bounds, penalty)
+
+
+def _condition(model, X: torch.Tensor, Y: torch.Tensor):
+    """``model.condition_on_observations(X, Y)`` for the pending points, ``Y`` in the model's
+    output units. A GP told its objective is noise-free (a fixed-noise likelihood) needs the
+    new points' noise too: the same variance as its observations (converted back through
+    its outcome transform, which ``condition_on_observations`` applies to it)."""
+    from gpytorch.likelihoods import FixedNoiseGaussianLikelihood
+
+    likelihood = getattr(model, "likelihood", None)
+    if not isinstance(likelihood, FixedNoiseGaussianLikelihood):
+        return model.condition_on_observations(X, Y)
+    noise = likelihood.noise.min().detach()
+    transform = getattr(model, "outcome_transform", None)
+    if transform is not None and hasattr(transform, "stdvs"):
+        noise = noise * transform.stdvs.reshape(-1)[0] ** 2
+    return model.condition_on_observations(X, Y, noise=noise.expand_as(Y).clone())
 
 
 def propose_in_region(region: TrustRegion, X: torch.Tensor, Y: torch.Tensor, build_model, acquisition: str, *,
