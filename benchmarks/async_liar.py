@@ -99,6 +99,8 @@ def main(argv: list[str] | None = None) -> None:
                         help="virtual seconds per proposal (cmanp-bo on Hartmann-6 took 0.45-0.65 s in batch_bo.py)")
     parser.add_argument("--out", default=str(ROOT / "runs" / "async_liar.json"),
                         help="per-run results, reused on the next call (a resumable record)")
+    parser.add_argument("--section", default=None,
+                        help="the docs section (and docs/results JSON) to write; default async-liar-<surrogate>")
     parser.add_argument("--no-write", action="store_true")
     args = parser.parse_args(argv)
     out = Path(args.out)
@@ -122,10 +124,15 @@ def main(argv: list[str] | None = None) -> None:
     lines = render(record, args, cells, settings)
     print("\n".join(lines))
     if not args.no_write:
-        command = (f"{COMMAND} --surrogate {args.surrogate} --seeds {args.seeds} --q {args.q} "
-                   f"--liars {' '.join(args.liars)} --propose-s {args.propose_s:g}")
-        publish(f"async-liar-{args.surrogate}", "\n".join(lines), f"async_liar_{args.surrogate}.json", command,
+        section = args.section or f"async-liar-{args.surrogate}"
+        publish(section, "\n".join(lines), f"{section.replace('-', '_')}.json", command_line(args),
                 {"settings": settings, "runs": {k: v for k, v in record.items() if k.endswith(settings)}}, threads=1)
+
+
+def command_line(args) -> str:
+    return (f"{COMMAND} --surrogate {args.surrogate} --seeds {args.seeds} --q {args.q} "
+            f"--liars {' '.join(args.liars)} --propose-s {args.propose_s:g}"
+            + (f" --section {args.section}" if args.section else ""))
 
 
 def render(record: dict, args, cells, settings: str) -> list[str]:
@@ -133,13 +140,13 @@ def render(record: dict, args, cells, settings: str) -> list[str]:
         return [record[f"{label}|q{q}|{liar}|{s}|{settings}"] for s in range(args.seeds)]
 
     lines = ["## Points in flight: liars for asynchronous BO, replayed on a virtual clock (issue 17)", "",
-             f"Command: `{COMMAND} --surrogate {args.surrogate} --seeds {args.seeds} --q {args.q} "
-             f"--liars {' '.join(args.liars)} --propose-s {args.propose_s:g}` (CPU: {machine_line(1)}). The model of "
+             f"Command: `{command_line(args)}` (CPU: {machine_line(1)}). The model of "
              f"`optimize(surrogate=\"{args.surrogate}\")` as it runs it (LogEI, 2d + 1 "
              f"Sobol points, the trust region); {args.budget} evaluations of {args.eval_s:g} virtual seconds each, "
              f"proposals {args.propose_s:g} virtual seconds each; q = {args.q} evaluations in flight, the pending "
-             "ones believed at the worst, mean or best output in the model's box, or (penalty) at no value, LogEI "
-             "damped around them (local penalisation). Final log10 simple regret: "
+             "ones believed at the worst, mean or best output in the model's box, (believer) each at the model's "
+             "own mean there, or (penalty) at no value, LogEI damped around them (local penalisation). Final log10 "
+             "simple regret: "
              "median [25 %, 75 %] over seeds; paired: seeds on which the rule ends lower than q = 1; "
              "virtual wall time of a run (median) and its ratio to q = 1.", ""]
     for label in args.functions:

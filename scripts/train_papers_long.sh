@@ -52,6 +52,14 @@ run() {
         te-pt-tnp-gp1d-long) "$NPB" train --model te-pt-tnp --prior gp1d --out training_runs/te-pt-tnp-gp1d-long \
                    --size small --set n_pseudo=32 --set pseudo_offset_range=2 --loss expected --steps 200000 \
                    --name te-pt-tnp-gp1d "${common[@]}" ;;
+        # CMANP-AND on gp1d from cmanp-gp1d v2 (128 latents, cmanp-gp1d-lr2's export; its encoder and mean head
+        # carry over, the covariance factors start small), the expected joint loss (the targets' exact conditional
+        # moments), lr 1e-4 on a 20k cosine schedule: the joint model must beat the marginal one it starts from
+        # (issue: CMANP-AND and joint Thompson sampling). The shipped cmanp-and-gp1d (32 latents, 30k steps from
+        # scratch, sampled loss) is below v2 on both kernels.
+        cmanp-and-gp1d-v2) "$NPB" train --model cmanp-and --prior gp1d --out training_runs/cmanp-and-gp1d-v2 \
+                   --set n_latents=128 --set n_block_latents=128 --init-from npbandit/surrogates/weights/cmanp-gp1d.json \
+                   --loss expected --lr 1e-4 --steps 20000 --name cmanp-and-gp1d "${common[@]}" ;;
         *) echo "unknown run $1" >&2; exit 2 ;;
     esac
 }

@@ -388,6 +388,10 @@ def test_the_virtual_clock_replay_is_the_loop_optimize_runs():
     assert one["wall_s"] == pytest.approx(8 * 1.0 + (8 - 5) * 0.5)  # Branin's design: 2d + 1 = 5 points, free
     two = bench.replay("branin", 2, "mean", 0, budget=8, eval_s=1.0, propose_s=0.5, surrogate="tnpd")
     assert 4.0 <= two["wall_s"] < one["wall_s"] and np.isfinite(two["log10_regret"])
+    import argparse
+    args = argparse.Namespace(surrogate="tnpd", seeds=30, q=4, liars=["mean", "believer"], propose_s=0.5,
+                              section="async-liar-believer")
+    assert bench.command_line(args).endswith("--liars mean believer --propose-s 0.5 --section async-liar-believer")
 
 
 def test_the_believer_conditions_each_pending_point_at_the_models_own_mean(monkeypatch):
