@@ -443,3 +443,20 @@ def test_the_believer_conditions_each_pending_point_at_the_models_own_mean(monke
     policy.act(None, pending=np.array([[0.5, 0.5]]))
     assert kwargs["believe_pending"] is True and kwargs["pending_value"] is None
     assert kwargs["penalise_pending"] is False
+
+
+def test_an_np_believes_points_in_flight_at_its_own_mean_through_optimize(tmp_path, monkeypatch):
+    from npbandit.policies import bo
+
+    believed = []
+    real = bo._condition
+    monkeypatch.setattr(bo, "_condition", lambda model, X, Y: believed.append((model, X, Y)) or real(model, X, Y))
+    card = str(tiny_checkpoint(tmp_path, "cmanp", "bo"))
+    with ThreadPoolExecutor(2) as ex:
+        result = optimize(slow_sphere, BOUNDS, surrogate=card, budget=8, n_init=3, seed=0, db=None, progress=False,
+                          batch_size=2, executor=ex, liar="believer")
+    assert len(result.history) == 8 and not any(h["failed"] for h in result.history)
+    assert believed  # proposals were made with a point in flight
+    for model, X, Y in believed:
+        with torch.no_grad():
+            torch.testing.assert_close(Y, model.posterior(X).mean.reshape(Y.shape))
