@@ -60,6 +60,11 @@ run() {
         cmanp-and-gp1d-v2) "$NPB" train --model cmanp-and --prior gp1d --out training_runs/cmanp-and-gp1d-v2 \
                    --set n_latents=128 --set n_block_latents=128 --init-from npbandit/surrogates/weights/cmanp-gp1d.json \
                    --loss expected --lr 1e-4 --steps 20000 --name cmanp-and-gp1d "${common[@]}" ;;
+        # ReTreever at the paper's size (d_model 64, 6 layers) from scratch on the expected loss (it won every
+        # equal-budget comparison it was in: te-pt-tnp-gp1d probe, bo study; the tree policy's reward is then the
+        # expected log-likelihood too), 100k cosine at the papers' lr. v1: 20k steps, sampled targets, 0.99 / 0.65.
+        retreever-gp1d-long) "$NPB" train --model retreever --prior gp1d --out training_runs/retreever-gp1d-long \
+                   --loss expected --steps 100000 --name retreever-gp1d "${common[@]}" ;;
         *) echo "unknown run $1" >&2; exit 2 ;;
     esac
 }
