@@ -87,9 +87,9 @@ def optimize(objective: Callable[[Any], float], bounds: Any, surrogate: str = "t
             ``npbandit report`` shows simple regret (the gap from the best value found to it).
         batch_size: evaluations kept in flight at once (asynchronous BO; > 1 needs
             ``executor``). When one finishes it is streamed into the surrogate and the next
-            point is proposed with the points still in flight believed at one value (a
-            constant liar, as Optuna's ``constant_liar=True``; see ``liar``, and
-            :func:`npbandit.policies.bo.propose` for why a liar).
+            point is proposed with the points still in flight believed at a value (by
+            default each at the surrogate's own mean there, the kriging believer; see
+            ``liar``, and :func:`npbandit.policies.bo.propose` for why a liar).
         executor: any :class:`concurrent.futures.Executor` the objective runs on
             (``ThreadPoolExecutor``, ``ProcessPoolExecutor`` with a picklable objective,
             ``dask.distributed.Client(...).get_executor()``). ``None`` (default) with

@@ -78,7 +78,8 @@ def build_parser() -> argparse.ArgumentParser:
                           help="evaluate on the workers of this Dask scheduler (the 'dask' extra; with --batch-size)")
     opt.add_argument("--liar", choices=list(LIARS), default=DEFAULT_LIAR,
                      help="with --batch-size > 1, what evaluations in flight are believed at: the worst, mean or "
-                          "best value the surrogate sees, or 'penalty': no value, LogEI damped around them "
+                          "best value the surrogate sees, 'believer': the surrogate's own mean at each, or "
+                          "'penalty': no value, LogEI damped around them "
                           f"(optimize(liar=...); default {DEFAULT_LIAR})")
     opt.add_argument("--eval-timeout", type=float, metavar="SECONDS",
                      help="an evaluation still running after this long is recorded as failed (--on-error says "

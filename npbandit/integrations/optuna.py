@@ -18,7 +18,8 @@ Reproducibility: each trial's proposal is seeded from ``(seed, trial.number)`` a
 so are the default start-up draws; one worker with one seed therefore repeats its trials
 exactly, and several workers (threads via ``n_jobs``, or processes sharing an RDB storage)
 draw different points even when they share a seed. Trials other workers are still running
-count as observations at one value (a constant liar, as ``TPESampler(constant_liar=True)``;
+count as observations at a believed value (by default each at the NP's own mean there, the
+kriging believer; ``liar="mean"`` is a constant liar as ``TPESampler(constant_liar=True)``;
 ``NPSampler(liar=...)``, by default as ``optimize``), so parallel workers do not propose the
 same point.
 """
@@ -102,7 +103,7 @@ class NPSampler(BaseSampler):
             raise ValueError(f"acquisition must be one of {ACQUISITIONS}, got {acquisition!r}")
         if acquisition == "qlognei":  # Optuna asks for one trial at a time
             raise ValueError("acquisition 'qlognei' proposes a batch of points; NPSampler proposes one per trial "
-                             "(several workers are handled by believing running trials at a constant liar). Use "
+                             "(several workers are handled by believing running trials at a value: liar=...). Use "
                              "'logei', 'ucb', 'thompson' or 'marginal-thompson'")
         _check_int("n_startup_trials", n_startup_trials, minimum=0)
         if seed is not None:
@@ -206,8 +207,7 @@ class NPSampler(BaseSampler):
             return NPModel.from_pretrained(self._surrogate, X_seen, Y_seen)
 
         settings = {"beta": self.beta, "num_restarts": self.num_restarts, "raw_samples": self.raw_samples}
-        # running trials are believed at one value (a constant liar, as TPESampler's constant_liar=True),
-        # in propose (shared with optimize(batch_size=q))
+        # running trials are believed at a value (the liar rule) in propose, shared with optimize(batch_size=q)
         if region is not None:
             return propose_in_region(region, X, Y, build, self.acquisition, seed=seed, pending=pending,
                                      avoid_repeats=self.avoid_repeats, liar=self.liar, **settings)
