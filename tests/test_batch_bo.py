@@ -149,9 +149,22 @@ def test_pending_points_are_believed_in_propose(tmp_path, monkeypatch):
         propose(model, "ucb", dim=2, best_f=Y.max(), seed=1, pending=pending, pending_value=float("nan"))
 
 
+def _gp_policy_asked_with_one_in_flight(liar: str):
+    """A GP ``BOPolicy`` under ``liar`` through its initial design on a quadratic, then asked
+    for a point while [0.5, 0.5] is still being evaluated."""
+    from npbandit.policies import BOPolicy
+
+    policy = BOPolicy(2, model="gp", liar=liar)
+    policy.reset(0)
+    for _ in range(policy.n_init):
+        x = policy.act(None)
+        policy.observe(None, x, float(-np.sum((x - 0.4) ** 2)), {})
+    policy.act(None, pending=np.array([[0.5, 0.5]]))
+    return policy
+
+
 @pytest.mark.parametrize("liar,expected", [("worst", min), ("mean", lambda y: sum(y) / len(y)), ("best", max)])
 def test_the_policy_believes_points_in_flight_at_its_liar(monkeypatch, liar, expected):
-    from npbandit.policies import BOPolicy
     from npbandit.policies import bo
 
     seen = {}
@@ -162,12 +175,7 @@ def test_the_policy_believes_points_in_flight_at_its_liar(monkeypatch, liar, exp
         return real(*args, **kwargs)
 
     monkeypatch.setattr(bo, "propose", spy)
-    policy = BOPolicy(2, model="gp", liar=liar)
-    policy.reset(0)
-    for _ in range(policy.n_init):
-        x = policy.act(None)
-        policy.observe(None, x, float(-np.sum((x - 0.4) ** 2)), {})
-    policy.act(None, pending=np.array([[0.5, 0.5]]))
+    policy = _gp_policy_asked_with_one_in_flight(liar)
     assert float(seen["pending_value"]) == pytest.approx(expected(policy.Y))
     torch.testing.assert_close(seen["pending"], torch.tensor([[0.5, 0.5]], dtype=torch.float64))
     assert policy.params()["liar"] == liar  # runs with other liars stay apart in the benchmarks
@@ -257,12 +265,7 @@ def test_the_policy_penalises_points_in_flight_with_the_penalty_liar(monkeypatch
     seen = {}
     real = bo.propose
     monkeypatch.setattr(bo, "propose", lambda *a, **kw: seen.update(kw) or real(*a, **kw))
-    policy = BOPolicy(2, model="gp", liar="penalty")
-    policy.reset(0)
-    for _ in range(policy.n_init):
-        x = policy.act(None)
-        policy.observe(None, x, float(-np.sum((x - 0.4) ** 2)), {})
-    policy.act(None, pending=np.array([[0.5, 0.5]]))
+    policy = _gp_policy_asked_with_one_in_flight("penalty")
     assert seen["penalise_pending"] is True and seen["pending_value"] is None
     with pytest.raises(ValueError, match="believes pending points at no value"):
         bo.liar_value(torch.ones(2, 1, dtype=torch.float64), "penalty")
@@ -395,7 +398,6 @@ def test_the_virtual_clock_replay_is_the_loop_optimize_runs():
 
 
 def test_the_believer_conditions_each_pending_point_at_the_models_own_mean(monkeypatch):
-    from npbandit.policies import BOPolicy
     from npbandit.policies import bo
     from npbandit.policies.gp import fit_single_task_gp
 
@@ -435,12 +437,7 @@ def test_the_believer_conditions_each_pending_point_at_the_models_own_mean(monke
     kwargs = {}
     real_propose = bo.propose
     monkeypatch.setattr(bo, "propose", lambda *a, **kw: kwargs.update(kw) or real_propose(*a, **kw))
-    policy = BOPolicy(2, model="gp", liar="believer")
-    policy.reset(0)
-    for _ in range(policy.n_init):
-        x = policy.act(None)
-        policy.observe(None, x, float(-np.sum((x - 0.4) ** 2)), {})
-    policy.act(None, pending=np.array([[0.5, 0.5]]))
+    policy = _gp_policy_asked_with_one_in_flight("believer")
     assert kwargs["believe_pending"] is True and kwargs["pending_value"] is None
     assert kwargs["penalise_pending"] is False
 

@@ -287,9 +287,10 @@ class BOPolicy(Policy):
 
     def act(self, obs: np.ndarray, pending: np.ndarray | None = None) -> np.ndarray:
         """The next point, ``[d]`` in the unit cube; ``pending`` ``[p, d]``: points handed out
-        and not yet observed (asynchronous BO), believed as ``liar`` says (:func:`propose`). The initial design counts its points in flight with the observations,
-        so with points in flight it is still ``n_init`` points (then the model proposes once two
-        are observed); observations given to :meth:`observe` directly count as design too."""
+        and not yet observed (asynchronous BO), believed as ``liar`` says (:func:`propose`).
+        The initial design counts its points in flight with the observations, so with points
+        in flight it is still ``n_init`` points (then the model proposes once two are
+        observed); observations given to :meth:`observe` directly count as design too."""
         # counting observations alone, q evaluations in flight would get q - 1 Sobol points too many
         design_in_flight = {key for key, best_then in self._handed.items() if best_then is None}
         in_flight = 0 if pending is None else sum(
@@ -398,8 +399,8 @@ def propose(model, acquisition: str, *, dim: int, best_f: float | torch.Tensor, 
             fantasy models per proposal. See ``believe_pending`` for the default rule.
         pending_value: the value pending points are believed at, in the model's output
             units (:func:`liar_value` of the observed outputs). Below the best observed value
-            it pulls the model's mean down
-            there, so the acquisition looks elsewhere whether or not the spread collapses.
+            it pulls the model's mean down there, so the acquisition looks elsewhere whether
+            or not the spread collapses.
             Required with a non-empty ``pending`` unless ``penalise_pending`` or
             ``believe_pending``.
         believe_pending: instead of one constant, condition the model on each pending
