@@ -61,8 +61,12 @@ def prior_params(spec: dict[str, Any]) -> dict[str, Any]:
 
         encoding = RewardEncoding.from_prior_spec(spec)
         params = {"n_target": spec["n_target"], "delta_range": tuple(spec["delta"][1:]),
-                  "drop_prob": spec["drop_prob"], "small_reward_std": spec["small_reward_std"],
+                  "small_reward_std": spec["small_reward_std"],
                   "reward_scale": encoding.scale, "reward_transform": encoding.transform, "reward_fill": encoding.fill}
+        if "history" in spec:  # decision-time histories (one played arm per row)
+            params["history"] = "played"
+        else:
+            params["drop_prob"] = spec["drop_prob"]
         n_context = spec["n_context"]
         if isinstance(n_context, dict):
             params.update(n_context=n_context["full"], full_context_prob=n_context["full_prob"],

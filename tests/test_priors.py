@@ -236,6 +236,29 @@ def test_wheel_zeros_fill_marks_exactly_the_dropped_entries():
     assert (noise.yc != 0).all()
 
 
+def test_wheel_played_histories_observe_one_arm_per_row_as_a_bandit_run_does():
+    prior = WheelPrior(history="played", reward_transform="identity")
+    b = prior.batch(64, 0, 0)
+    observed = b.yc != 0  # zeros fill: exactly the unplayed entries are 0
+    assert (observed.sum(-1) == 1).all()
+    means, _ = wheel_mean_rewards(b.xc, b.info["delta"][:, None])
+    assert (b.yc - means)[observed].abs().max() < 0.5  # what was played is a real reward
+    assert (b.yt != 0).all()  # targets keep every arm
+    share = observed.float().mean(1)  # [task, arm]: how often each arm was played
+    assert (share.min(-1).values < 0.02).float().mean() > 0.05  # in some tasks an arm is hardly ever played
+    assert (share.max(-1).values > 0.5).any() and (share.max(-1).values < 0.4).any()
+    best = means.argmax(-1)
+    greedy = (observed.float().argmax(-1) == best).float().mean(1)
+    assert greedy.min() < 0.4 and greedy.max() > 0.9  # from nearly random to nearly optimal behaviour
+    spec = prior.spec()
+    assert "drop_prob" not in spec and spec["history"]["played"] == "one arm per row"
+    assert "history" not in WheelPrior().spec()  # the papers' random drops, as every shipped card says
+    with pytest.raises(ValueError, match="history"):
+        WheelPrior(history="greedy")
+    with pytest.raises(ValueError, match="drop_prob"):
+        WheelPrior(history="played", drop_prob=0.3)
+
+
 def test_wheel_min_context_draws_the_context_size_per_batch():
     fixed = WheelPrior()
     assert fixed.spec()["n_context"] == 512 and fixed.batch(2, 0, 0).xc.shape[1] == 512

@@ -11,6 +11,14 @@ target points, all five rewards observed; each context reward entry is dropped w
 probability 0.5, matching decision time, where only the played arm of a past round
 is observed. Fresh tasks every batch.
 
+``history="played"`` replaces the random drops by what a bandit run leaves behind: one
+observed arm per context row, the arm a behaviour policy played there. Each task draws its
+own policy, a mixture of the best arm for the row's context (with a task's weight
+``w ~ U(0, 1)``) and a fixed preference over the arms (``Dirichlet(0.5)``, so in many tasks
+some arms are hardly ever played). A model trained on random drops sees every arm in
+about half the rows, so a history in which arms 1-4 were never played is outside its
+training data (``lbanp-wheel`` on such histories locked onto arm 0; docs/results.md).
+
 What the network sees is a :class:`~npbandit.transforms.RewardEncoding`: rewards pass through
 ``T(y / scale)`` with ``T`` = ``identity`` or ``symlog`` (``sign(y) log(1 + |y|)``), and
 unobserved entries hold the ``fill``: ``N(0, 1)`` noise as in the papers, or exactly
@@ -56,6 +64,9 @@ MEAN_SMALL = 1.0
 MEAN_LARGE = 50.0
 SMALL_REWARD_STD = 0.05
 LARGE_REWARD_STD = 0.01
+DEFAULT_DROP_PROB = 0.5
+HISTORIES = ("random", "played")
+PREFERENCE_CONCENTRATION = 0.5  # of a behaviour policy's Dirichlet arm preference (played_arms draws 0.5 only)
 
 
 def sample_unit_disc(generator: torch.Generator, *shape: int) -> Tensor:
@@ -88,8 +99,27 @@ def wheel_mean_rewards(x: Tensor, delta: Tensor) -> tuple[Tensor, Tensor]:
     return means, large
 
 
+def played_arms(x: Tensor, delta: Tensor, generator: torch.Generator) -> Tensor:
+    """A one-hot ``[B, N, 5]`` mask of the arm played at each context ``x [B, N, 2]`` by a
+    per-task behaviour policy: the best arm for the context (given ``delta [B, 1]``) with
+    probability ``w ~ U(0, 1)``, otherwise an arm from the task's preference ``p ~
+    Dirichlet(0.5)``)."""
+    batch, n, _ = x.shape
+    means, _ = wheel_mean_rewards(x, delta)
+    best = means.argmax(-1)  # the quadrant arm outside delta, arm 0 inside
+    # Dirichlet(1/2) from normalised Gamma(1/2) draws, and Gamma(1/2, 1) is z^2 / 2 for z ~ N(0, 1)
+    # (torch.distributions takes no generator)
+    gamma = torch.randn(batch, N_ARMS, generator=generator, dtype=x.dtype).square()
+    preference = gamma / gamma.sum(-1, keepdim=True)
+    other = torch.multinomial(preference, n, replacement=True, generator=generator)  # [B, N]
+    greedy = torch.rand(batch, n, generator=generator) < torch.rand(batch, 1, generator=generator)
+    arm = torch.where(greedy, best, other)
+    return torch.nn.functional.one_hot(arm, N_ARMS).bool()
+
+
 class WheelPrior(Prior):
-    """Wheel-bandit tasks with all rewards observed; context rewards randomly dropped.
+    """Wheel-bandit tasks with all target rewards observed; context rewards randomly dropped
+    or, with ``history="played"``, observed for the played arm only.
 
     Args:
         n_context: context rows per task (the papers: 512).
@@ -102,8 +132,13 @@ class WheelPrior(Prior):
             (``cmanp-wheel``: 0.5).
         n_target: target rows per task, every reward observed.
         delta_range: ``delta ~ U(delta_range)`` per task.
-        drop_prob: probability that a context reward entry is replaced by the
-            encoding's unobserved value.
+        drop_prob: with ``history="random"``, the probability that a context reward
+            entry is replaced by the encoding's unobserved value.
+        history: which context rewards are observed: ``"random"`` (each entry dropped
+            with ``drop_prob``, the papers' tasks) or ``"played"`` (one arm per row, as a
+            bandit run observes them: the arm a per-task behaviour policy played; see
+            the module docstring). ``drop_prob`` must be left at its default with
+            ``"played"``.
         small_reward_std: std of the small rewards (the public code: 0.05).
         reward_scale, reward_transform, reward_fill: the :class:`RewardEncoding`.
     """
@@ -114,9 +149,10 @@ class WheelPrior(Prior):
     input_domain = (-1.0, 1.0)
 
     def __init__(self, n_context: int = 512, n_target: int = 50, delta_range: tuple[float, float] = (0.0, 1.0),
-                 drop_prob: float = 0.5, small_reward_std: float = SMALL_REWARD_STD,
+                 drop_prob: float = DEFAULT_DROP_PROB, small_reward_std: float = SMALL_REWARD_STD,
                  reward_scale: float = 1.0, reward_transform: str = "symlog",
-                 reward_fill: str = "zeros", min_context: int | None = None, full_context_prob: float = 0.0) -> None:
+                 reward_fill: str = "zeros", min_context: int | None = None, full_context_prob: float = 0.0,
+                 history: str = "random") -> None:
         if n_context < 1 or n_target < 1:
             raise ValueError(f"n_context and n_target must be positive, got {n_context}, {n_target}")
         if min_context is not None and not (isinstance(min_context, int) and 1 <= min_context <= n_context):
@@ -127,6 +163,11 @@ class WheelPrior(Prior):
             raise ValueError(f"delta_range must satisfy 0 <= low < high <= 1, got {delta_range}")
         if not 0 <= drop_prob < 1:
             raise ValueError(f"drop_prob must be in [0, 1), got {drop_prob}")
+        if history not in HISTORIES:
+            raise ValueError(f"history must be one of {HISTORIES}, got {history!r}")
+        if history == "played" and drop_prob != DEFAULT_DROP_PROB:
+            raise ValueError(f"drop_prob applies to history='random' only (history='played' observes one arm per "
+                             f"row), got drop_prob={drop_prob}")
         self.encoding = RewardEncoding(reward_scale, reward_transform, reward_fill)
         self.n_context = n_context
         self.min_context = min_context
@@ -134,6 +175,7 @@ class WheelPrior(Prior):
         self.n_target = n_target
         self.delta_range = tuple(delta_range)
         self.drop_prob = drop_prob
+        self.history = history
         self.small_reward_std = small_reward_std
 
     @classmethod
@@ -149,7 +191,10 @@ class WheelPrior(Prior):
             if self.full_context_prob > 0:
                 n_context = {"full": self.n_context, "full_prob": self.full_context_prob, "else": n_context}
         return {"name": self.name, "n_context": n_context, "n_target": self.n_target,
-                "delta": ["uniform", *self.delta_range], "drop_prob": self.drop_prob,
+                "delta": ["uniform", *self.delta_range],
+                **({"drop_prob": self.drop_prob} if self.history == "random" else
+                   {"history": {"played": "one arm per row", "best_arm_weight": ["uniform", 0.0, 1.0],
+                                "arm_preference": ["dirichlet", PREFERENCE_CONCENTRATION]}}),
                 "small_reward_std": self.small_reward_std, "large_reward_std": LARGE_REWARD_STD,
                 **self.encoding.spec(),
                 "means": {"arm0": MEAN_SAFE, "arms1-4": MEAN_SMALL, "large": MEAN_LARGE},
@@ -168,6 +213,9 @@ class WheelPrior(Prior):
         std = torch.where(large, LARGE_REWARD_STD, self.small_reward_std)
         y = means + std * torch.randn(means.shape, generator=generator)
         xc, yc, xt, yt = x[:, :nc], y[:, :nc], x[:, nc:], y[:, nc:]
-        dropped = torch.rand(yc.shape, generator=generator) < self.drop_prob
-        yc = self.encoding.encode_observed(yc, ~dropped, generator)
+        if self.history == "random":
+            observed = torch.rand(yc.shape, generator=generator) >= self.drop_prob
+        else:
+            observed = played_arms(xc, delta, generator)
+        yc = self.encoding.encode_observed(yc, observed, generator)
         return TaskBatch(xc, yc, xt, self.encoding.encode(yt), {"delta": delta.squeeze(-1)})
