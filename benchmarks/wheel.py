@@ -136,8 +136,13 @@ def summarise(db: str, steps: int, deltas: list[float], policies: list[str], see
     return out
 
 
-def plot(summary: dict, deltas: list[float], policies: list[str]) -> None:
-    """Mean normalised cumulative regret vs rounds, one panel per δ (docs/figures/wheel_regret.png)."""
+def figure_name(section: str) -> str:
+    """The figure of a docs section: ``wheel_regret`` for the main table, ``<section>_regret`` beside it."""
+    return "wheel_regret" if section == "wheel" else f"{section.replace('-', '_')}_regret"
+
+
+def plot(summary: dict, deltas: list[float], policies: list[str], name: str = "wheel_regret") -> None:
+    """Mean normalised cumulative regret vs rounds, one panel per δ (docs/figures/<name>.png)."""
     fig, axes = new_figure(len(deltas))
     for ax, delta in zip(axes, deltas):
         for p in policies:
@@ -149,16 +154,20 @@ def plot(summary: dict, deltas: list[float], policies: list[str]) -> None:
         ax.set_xlabel("round")
         ax.set_ylabel("cumulative regret (Uniform at T = 100)")
     axes[0].legend(fontsize=8)
-    save_figure(fig, "wheel_regret")
+    save_figure(fig, name)
 
 
-def render(summary: dict, deltas: list[float], policies: list[str], steps: int, seeds: int) -> str:
-    lines = ["## Wheel bandit (protocols.md §3)", "",
-             f"Command: `{COMMAND}` (CPU: {machine_line(RUN_THREADS)}). {steps} rounds, {seeds} seeds per δ, UCB with β = 1 "
+def render(summary: dict, deltas: list[float], policies: list[str], steps: int, seeds: int,
+           section: str = "wheel", command: str = COMMAND) -> str:
+    heading = ("## Wheel bandit (protocols.md §3)" if section == "wheel" else
+               f"### Wheel bandit, {', '.join(policies)} (protocols.md §3; run beside the main table)")
+    figure = figure_name(section)
+    lines = [heading, "",
+             f"Command: `{command}` (CPU: {machine_line(RUN_THREADS)}). {steps} rounds, {seeds} seeds per δ, UCB with β = 1 "
              "for the NP policies (shipped `*-wheel` checkpoints), the same reward tables for every policy. "
              "Cumulative regret normalised to Uniform = 100, mean ± std over seeds; simple regret = mean regret "
              "of the last 500 rounds, normalised the same way (std over seeds; the papers' code takes it over the "
-             "500 rounds).", "", "![Wheel-bandit cumulative regret vs rounds](figures/wheel_regret.png)", "",
+             "500 rounds).", "", f"![Wheel-bandit cumulative regret vs rounds](figures/{figure}.png)", "",
              "| policy | " + " | ".join(f"δ={d}" for d in deltas) + " |", "|---|" + "---:|" * len(deltas)]
     for p in policies:
         cells = [summary.get(f"{p}@{d}") for d in deltas]
@@ -191,6 +200,9 @@ def main(argv: list[str] | None = None) -> None:
     parser.add_argument("--db", default=str(ROOT / "runs" / "bench_wheel.db"))
     parser.add_argument("--no-write", action="store_true")
     parser.add_argument("--no-run", action="store_true", help="only summarise the completed runs in --db")
+    parser.add_argument("--section", default="wheel",
+                        help="docs section (and JSON/figure name) to write; another name than 'wheel' publishes "
+                             "these policies beside the main table instead of replacing it")
     args = parser.parse_args(argv)
     args.db = prepare_db(args.db)
     from npbandit.storage import display_url, open_db
@@ -205,11 +217,17 @@ def main(argv: list[str] | None = None) -> None:
         run_jobs(_one, [(p, d, s, args.steps, args.db) for p, d, s in todo], args.workers, "wheel runs",
                  args.dask_scheduler)
     summary = summarise(args.db, args.steps, args.deltas, args.policies, args.seeds)
-    text = render(summary, args.deltas, args.policies, args.steps, args.seeds)
+    command = COMMAND
+    if args.section != "wheel":
+        command += f" --policies {' '.join(args.policies)} --section {args.section}"
+        if args.seeds != 50:
+            command += f" --seeds {args.seeds}"
+    text = render(summary, args.deltas, args.policies, args.steps, args.seeds, args.section, command)
     print(text)
     if not args.no_write:
-        plot(summary, args.deltas, args.policies)
-        publish("wheel", text, "wheel.json", COMMAND, {"steps": args.steps, "seeds": args.seeds, "summary": summary},
+        plot(summary, args.deltas, args.policies, figure_name(args.section))
+        publish(args.section, text, f"{args.section.replace('-', '_')}.json", command,
+                {"steps": args.steps, "seeds": args.seeds, "summary": summary},
                 pages=("benchmarks.md", "results.md"), threads=RUN_THREADS)
 
 

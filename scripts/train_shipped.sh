@@ -13,7 +13,8 @@ STEPS_WHEEL=${STEPS_WHEEL:-25000}
 STEPS_BO=${STEPS_BO:-25000}
 
 # The wheel prior's default encoding (symlog rewards, zeros for unobserved arms; see
-# npbandit/priors/wheel.py) is what cmanp-wheel and tnpd-wheel use; lbanp-wheel below differs.
+# npbandit/priors/wheel.py) is what cmanp-wheel and tnpd-wheel use; lbanp-wheel below differs (v1: the shipped
+# lbanp-wheel is v2 since 2026-11-27, RUNS=lbanp-wheel-played scripts/train_papers_long.sh).
 queue_w() {
   # cmanp-wheel also trains on short histories (half the batches draw 1..512 context rows): trained on
   # 512 rows only, it mis-played the first rounds of a bandit run (docs/results.md, "Wheel bandit")

@@ -578,3 +578,24 @@ def test_wheel_benchmark_keeps_a_training_runs_card_apart_from_the_shipped_check
     ours = bench.summarise(db, 20, [0.5], [path, "uniform"], 1)
     assert ours[f"{path}@0.5"]["runs"] == 1 and ours["uniform@0.5"]["cumulative"][0] == 100.0
     assert "cmanp-wheel@0.5" not in bench.summarise(db, 20, [0.5], ["cmanp-wheel", "uniform"], 1)
+
+
+def test_wheel_benchmark_section_publishes_beside_the_main_table(tmp_path, monkeypatch):
+    """``--section NAME`` writes its own section, JSON and figure and leaves the main
+    table (section 'wheel') alone, naming its policies in the heading and the command."""
+    from helpers import load_benchmark
+
+    bench = load_benchmark("wheel")
+    published = []
+    monkeypatch.setattr(bench, "publish", lambda section, text, json_name, command, payload, **kw:
+                        published.append((section, text, json_name, command)))
+    monkeypatch.setattr(bench, "plot", lambda summary, deltas, policies, name="wheel_regret": published.append(name))
+    db = f"sqlite:///{tmp_path / 'wheel.db'}"
+    bench._one("uniform", 0.5, 0, 20, db)  # here, not in the script's worker processes
+    bench.main(["--seeds", "1", "--steps", "20", "--deltas", "0.5", "--policies", "uniform", "--no-run",
+                "--db", db, "--section", "wheel-extra"])
+    figure, (section, text, json_name, command) = published
+    assert (section, json_name, figure) == ("wheel-extra", "wheel_extra.json", "wheel_extra_regret")
+    assert command.endswith("--policies uniform --section wheel-extra --seeds 1")
+    assert text.startswith("### Wheel bandit, uniform") and "figures/wheel_extra_regret.png" in text
+    assert "| uniform (ours) | 100.00 ± 0.00 |" in text

@@ -158,7 +158,8 @@ def test_every_shipped_card_declares_its_transforms_and_the_model_carries_them()
         else:
             assert declared == {"input": None, "outcome": None} and model.outcome_transform is None
     assert load_surrogate("cmanp-wheel").outcome_transform == RewardEncoding(1.0, "symlog", "zeros")
-    assert load_surrogate("lbanp-wheel").outcome_transform == RewardEncoding(50.0, "identity", "noise")
+    # every shipped wheel checkpoint uses the default encoding since lbanp-wheel v2 (decision-time histories)
+    assert load_surrogate("lbanp-wheel").outcome_transform == RewardEncoding(1.0, "symlog", "zeros")
 
 
 def test_new_cards_write_the_field_and_old_cards_load_with_their_priors_old_defaults(tmp_path):

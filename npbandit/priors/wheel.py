@@ -17,13 +17,14 @@ own policy, a mixture of the best arm for the row's context (with a task's weigh
 ``w ~ U(0, 1)``) and a fixed preference over the arms (``Dirichlet(0.5)``, so in many tasks
 some arms are hardly ever played). A model trained on random drops sees every arm in
 about half the rows, so a history in which arms 1-4 were never played is outside its
-training data (``lbanp-wheel`` on such histories locked onto arm 0; docs/results.md).
+training data (an LBANP trained so locked onto arm 0 in the bandit loop; ``lbanp-wheel`` v2, trained
+on played histories, does not; docs/results.md).
 
 What the network sees is a :class:`~npbandit.transforms.RewardEncoding`: rewards pass through
 ``T(y / scale)`` with ``T`` = ``identity`` or ``symlog`` (``sign(y) log(1 + |y|)``), and
 unobserved entries hold the ``fill``: ``N(0, 1)`` noise as in the papers, or exactly
-zero. The default, and what the shipped ``cmanp-wheel`` and ``tnpd-wheel`` use, is
-``symlog(y)`` with zeros fill (``lbanp-wheel`` keeps ``y / 50`` with noise fill, see
+zero. The default, and what every shipped wheel checkpoint uses, is
+``symlog(y)`` with zeros fill (``lbanp-wheel`` v1 kept ``y / 50`` with noise fill, see
 docs/results.md), chosen by measurement (docs/benchmarks.md, wheel
 checkpoints):
 
