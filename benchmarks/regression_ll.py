@@ -130,6 +130,7 @@ def main(argv: list[str] | None = None) -> None:
             encoding = RewardEncoding.from_prior_spec(card["prior"])
             params.update(encoding.spec())
         row = {"name": name, "prior": prior, "steps": card["training"]["steps"], "model": describe(card),
+               "started_from": started_from(card),
                "scores": {}}
         for entry, p in evaluation_suite(prior, **params).items():
             row["scores"][entry] = score(model, p, batches[prior], 16, f"{name} {entry}")
@@ -187,6 +188,18 @@ def tree_token_note(branching: int = 2, n_max: int = 47) -> str:
             f"({round(share(n_max) * n_max)} of {n_max} tokens): the same tree reads the same tokens.")
 
 
+def started_from(card: dict) -> dict | None:
+    """The checkpoint a fine-tuned card started from (name and steps), ``None`` for a run from scratch."""
+    init = card["training"].get("init_from")
+    return {"name": init["name"], "steps": init["steps"]} if isinstance(init, dict) and init.get("steps") else None
+
+
+def steps_text(row: dict) -> str:
+    """A row's training steps, with those of the checkpoint it was fine-tuned from."""
+    init = row.get("started_from")
+    return f"{row['steps']:,}" + (f" (+ {init['steps']:,} of {init['name']})" if init else "")
+
+
 def fmt(value: tuple[float, ...]) -> str:
     return f"{value[0]:.3f} ± {value[1]:.3f}"
 
@@ -202,14 +215,14 @@ def render(rows: list[dict], batches: dict[str, int]) -> str:
                   "| model | source | training steps | size | RBF | Matérn 5/2 |", "|---|---|---:|---|---:|---:|"]
         for r in (r for r in gp if not r.get("reference")):
             label = r["name"] + (f" ({100 * r['tokens_read']:.1f}% of tokens)" if "tokens_read" in r else "")
-            lines.append(f"| {label} | ours | {r['steps']:,} | {r['model']} | {fmt(r['scores']['rbf'])} | "
+            lines.append(f"| {label} | ours | {steps_text(r)} | {r['model']} | {fmt(r['scores']['rbf'])} | "
                          f"{fmt(r['scores']['matern52'])} |")
             if "joint_scores" in r:
                 lines.append(f"| {r['name']}, joint (b_Q = {r['block_size']}, autoregressive; the ND papers' "
-                             f"metric) | ours | {r['steps']:,} | {r['model']} | {fmt(r['joint_scores']['rbf'])} | "
+                             f"metric) | ours | {steps_text(r)} | {r['model']} | {fmt(r['joint_scores']['rbf'])} | "
                              f"{fmt(r['joint_scores']['matern52'])} |")
             if "full_retrieval" in r:
-                lines.append(f"| {r['name']}, full retrieval (all tokens) | ours | {r['steps']:,} | {r['model']} | "
+                lines.append(f"| {r['name']}, full retrieval (all tokens) | ours | {steps_text(r)} | {r['model']} | "
                              f"{fmt(r['full_retrieval']['rbf'])} | {fmt(r['full_retrieval']['matern52'])} |")
         for label, rbf, mat in PUBLISHED:
             mat_text = "-" if mat != mat else f"{mat:.2f}"
@@ -229,10 +242,10 @@ def render(rows: list[dict], batches: dict[str, int]) -> str:
                 lines.append(f"| {REFERENCE_LABEL} | - | - | " + " | ".join(fmt(r["scores"][d]) for d in dims) + " |")
                 continue
             label = r["name"] + (f" ({100 * r['tokens_read']:.1f}% of tokens)" if "tokens_read" in r else "")
-            lines.append(f"| {label} | {r['steps']:,} | {r['model']} | "
+            lines.append(f"| {label} | {steps_text(r)} | {r['model']} | "
                          + " | ".join(fmt(r["scores"][d]) for d in dims) + " |")
             if "full_retrieval" in r:
-                lines.append(f"| {r['name']}, full retrieval | {r['steps']:,} | {r['model']} | "
+                lines.append(f"| {r['name']}, full retrieval | {steps_text(r)} | {r['model']} | "
                              + " | ".join(fmt(r["full_retrieval"][d]) for d in dims) + " |")
         lines.append("\nN(0, 1) predictions score about -1.42 here (targets are standardised per task). "
                      f"The {REFERENCE_LABEL} row knows each task's kernel, lengthscales and noise and fits only "
@@ -245,7 +258,7 @@ def render(rows: list[dict], batches: dict[str, int]) -> str:
                   "| checkpoint | steps | size | reward encoding | target log-likelihood (mean ± s.e.) | median over batches |",
                   "|---|---:|---|---|---:|---:|"]
         for r in wheel:
-            lines.append(f"| {r['name']} | {r['steps']:,} | {r['model']} | {r.get('encoding', RAW)} | "
+            lines.append(f"| {r['name']} | {steps_text(r)} | {r['model']} | {r.get('encoding', RAW)} | "
                          f"{fmt(r['scores']['wheel'])} | "
                          f"{r['scores']['wheel'][2]:.3f} |")
         if any(r.get("encoding", RAW).startswith("identity(y / 1)") for r in wheel):
