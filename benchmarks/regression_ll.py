@@ -134,6 +134,10 @@ def main(argv: list[str] | None = None) -> None:
                "scores": {}}
         for entry, p in evaluation_suite(prior, **params).items():
             row["scores"][entry] = score(model, p, batches[prior], 16, f"{name} {entry}")
+        if prior == "wheel":  # and on a bandit run's histories (one played arm per row), whatever it trained on
+            row["scores"]["played"] = score(model, evaluation_suite(prior, **params, history="played")["wheel"],
+                                            batches[prior], 16, f"{name} played")
+            row["history"] = "played" if "history" in card["prior"] else "random"
         if prior == "wheel":
             row["encoding"] = encoding.describe()
         if model.joint_predictive and prior == "gp1d":
@@ -255,12 +259,17 @@ def render(rows: list[dict], batches: dict[str, int]) -> str:
         lines += ["", f"### Wheel-bandit tasks ({batches['wheel']} batches x 16 tasks; 512 context, 50 targets, "
                   "5 outputs, log-likelihood summed over outputs, in the units of the checkpoint's reward encoding, "
                   "so rows with different encodings are not comparable)", "",
-                  "| checkpoint | steps | size | reward encoding | target log-likelihood (mean ± s.e.) | median over batches |",
-                  "|---|---:|---|---|---:|---:|"]
+                  "Two kinds of context: each reward dropped with p = 0.5 (the papers' training tasks), and one "
+                  "played arm per row (`WheelPrior(history=\"played\")`, what a bandit run's history looks like). "
+                  "Trained on: the kind the checkpoint saw in training.", "",
+                  "| checkpoint | steps | size | reward encoding | trained on | random drops: mean ± s.e. | median "
+                  "| played arm: mean ± s.e. | median |",
+                  "|---|---:|---|---|---|---:|---:|---:|---:|"]
         for r in wheel:
+            played = r["scores"].get("played")
             lines.append(f"| {r['name']} | {steps_text(r)} | {r['model']} | {r.get('encoding', RAW)} | "
-                         f"{fmt(r['scores']['wheel'])} | "
-                         f"{r['scores']['wheel'][2]:.3f} |")
+                         f"{r.get('history', 'random')} | {fmt(r['scores']['wheel'])} | {r['scores']['wheel'][2]:.3f} | "
+                         + ("- | - |" if played is None else f"{fmt(played)} | {played[2]:.3f} |"))
         if any(r.get("encoding", RAW).startswith("identity(y / 1)") for r in wheel):
             lines.append("\nFor raw-reward checkpoints (`identity(y / 1)`) the mean is dominated by rare batches in "
                          "which a model is confidently wrong near the δ boundary (the 50-reward arm has noise std "
