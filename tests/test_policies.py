@@ -146,7 +146,7 @@ def _old_policy_actions(model, rule, delta, seed, steps):
 
 
 @pytest.mark.parametrize("name, rule", [("cmanp-wheel", "ucb"), ("tnpd-wheel", "thompson"),
-                                        ("lbanp-wheel", "thompson")])  # lbanp: noise fill, from the policy's rng
+                                        ("lbanp-wheel", "thompson")])  # the noise-fill path: test_np_policy_fills_unplayed_arms_with_noise
 def test_np_policy_acts_as_the_hand_encoding_policy_did(name, rule):
     """Moving the encoding into the surrogate changes no decision: same seed, same actions."""
     from npbandit.envs import WheelBanditEnv
