@@ -138,7 +138,6 @@ def main(argv: list[str] | None = None) -> None:
             row["scores"]["played"] = score(model, evaluation_suite(prior, **params, history="played")["wheel"],
                                             batches[prior], 16, f"{name} played")
             row["history"] = "played" if "history" in card["prior"] else "random"
-        if prior == "wheel":
             row["encoding"] = encoding.describe()
         if model.joint_predictive and prior == "gp1d":
             row["joint_scores"] = {entry: score(model, p, batches[prior], 16, f"{name} joint {entry}", joint=True)
@@ -182,14 +181,17 @@ def tree_token_note(branching: int = 2, n_max: int = 47) -> str:
     """How the ReTreever rows' share of tokens relates to the paper's: the tree reads
     ``(b - 1) k + P`` tokens per query (the official code's tree, ``tree_shape``), so the share
     depends on the context size alone, not on training."""
-    def share(n: int) -> float:
+    def tokens(n: int) -> int:
         depth, leaf = tree_shape(n, branching)
-        return ((branching - 1) * depth + leaf) / n
+        return (branching - 1) * depth + leaf
+
+    def share(n: int) -> float:
+        return tokens(n) / n
     return (f"ReTreever's share of tokens: a query reads (b − 1)k + P of the N context tokens (binary tree, "
             f"k = ⌊log₂(N − 1)⌋, P = ⌈N / 2^k⌉, as in the official code), which depends on N alone. The rows give "
             f"the mean over the protocol's contexts N ∈ [3, {n_max}); at N = {n_max - 1} it is "
             f"{100 * share(n_max - 1):.1f} %, and the paper's {100 * share(n_max):.1f} % is the share at N = {n_max} "
-            f"({round(share(n_max) * n_max)} of {n_max} tokens): the same tree reads the same tokens.")
+            f"({tokens(n_max)} of {n_max} tokens): the same tree reads the same tokens.")
 
 
 def started_from(card: dict) -> dict | None:
