@@ -197,6 +197,16 @@ def _output_units(card: dict) -> str:
     return "as sampled"
 
 
+def _steps_text(training: dict) -> str:
+    """A card's training steps; for a checkpoint started from another (``init_from``, recorded
+    with each ancestor's steps) the earlier stages' total in brackets: ``10,000 (+100,000)``."""
+    own, earlier, source = int(training.get("steps", 0)), 0, training.get("init_from")
+    while isinstance(source, dict):
+        earlier += int(source.get("steps") or 0)
+        source = source.get("init_from")
+    return f"{own:,}" + (f" (+{earlier:,})" if earlier else "")
+
+
 def models_text(cards: list[dict]) -> str:
     """``npbandit models``: one table per prior and output encoding (log-likelihoods are
     densities of the outputs as encoded, so tables differ in scale: a 5-output wheel
@@ -221,7 +231,7 @@ def models_text(cards: list[dict]) -> str:
             model, baseline = evaluation.get("log_likelihood", {}), evaluation.get("baseline_log_likelihood", {})
             rows.append([card["name"], card["model"],
                          (str(dims[0]) if len(dims) == 1 else f"{dims[0]}..{dims[-1]}") + f"->{card['y_dim']}",
-                         f"{card.get('parameters', 0):,}", f"{card.get('training', {}).get('steps', 0):,}"]
+                         f"{card.get('parameters', 0):,}", _steps_text(card.get("training", {}))]
                         + [f"{model[k]:.3f}" if k in model else "-" for k in entries])
             rows.append(["  N(0, 1)", "", "", "", ""] + [f"{baseline[k]:.3f}" if k in baseline else "-"
                                                           for k in entries])

@@ -112,6 +112,15 @@ def test_cli_lists_shipped_models(capsys):
         assert name in out
 
 
+def test_cli_counts_the_steps_of_the_checkpoints_a_model_started_from(capsys):
+    assert main(["models"]) == 0
+    rows = {line.split()[0]: line for line in capsys.readouterr().out.splitlines() if line.strip()}
+    training = read_card("cmanp-gp1d")["training"]  # v3: a fine-tune of the 100k-step v2
+    assert f"{training['steps']:,} (+{training['init_from']['steps']:,})" in rows["cmanp-gp1d"]
+    assert read_card("tnpd-gp1d")["training"]["init_from"] is None  # trained from scratch: no brackets
+    assert rows["tnpd-gp1d"].split()[4] == "100,000" and "(+" not in rows["tnpd-gp1d"]
+
+
 def test_a_card_says_what_its_checkpoint_is_for(tmp_path):
     card = read_card(tiny_checkpoint(tmp_path, "cmanp", "bo"))
     assert card["use"] == checkpoint_use({k: v for k, v in card.items() if k != "use"})  # written = derived
