@@ -14,7 +14,7 @@ set -uo pipefail
 cd "$(dirname "$0")/.."
 OUT=${OUT:-gpu_out}; TRAIN_S=${TRAIN_S:-380}; mkdir -p "$OUT"
 npb() { python3 -c 'import sys; from npbandit.cli import main; sys.exit(main())' "$@"; }
-args() {  # $1 batch, $2 loader workers, $3 eval batches
+args() {  # $1 batch, $2 loader workers, $3 periodic eval batches, $4 final (card) eval batches
     echo --model cmanp --prior bo --set n_latents=32 --set n_block_latents=32 --set n_elite=16 --loss expected \
          --prior-set near_context_frac=0.5 --prior-set context_cluster_frac=0.5 --eval-prior-set near_context_frac=0.0 \
          --lr 3e-4 --init-from npbandit/surrogates/weights/cmanp-bo.json --batch-size "$1" --loader-workers "$2" \
