@@ -122,7 +122,7 @@ def build_parser() -> argparse.ArgumentParser:
     train.add_argument("--seed", type=int, default=0)
     train.add_argument("--eval-every", type=_positive_int, default=1000)
     train.add_argument("--checkpoint-every", type=_positive_int, default=500)
-    train.add_argument("--eval-batches", type=_positive_int, default=32, help="batches per suite entry in periodic evaluations")
+    train.add_argument("--eval-batches", type=_positive_int, default=32, help="batches of 16 held-out tasks per suite entry in periodic evaluations (16 whatever --batch-size is)")
     train.add_argument("--final-eval-batches", type=_positive_int, default=256)
     train.add_argument("--device", default="auto", help="auto (CUDA when present) | cpu | cuda | cuda:N")
     train.add_argument("--threads", type=_positive_int, help="torch CPU threads (default: torch's choice)")

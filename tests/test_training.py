@@ -259,3 +259,17 @@ def test_gp1d_expected_loss_trains_and_its_curve_renders(tmp_path):
     assert f"| run | 30 |" in text and f"{last:.3f}" in text
     with pytest.raises(FileNotFoundError, match="train_state.json"):
         curves.load_runs([tmp_path])
+
+
+def test_evaluations_score_the_same_tasks_whatever_the_training_batch(tmp_path):
+    # lr so small that the weights stay the run's initial ones (same seed): equal scores then
+    # mean equal evaluation tasks, which a batch-size-dependent evaluation set would not give
+    scores = []
+    for batch_size in (4, 8):
+        result = train(tiny_config(tmp_path / f"b{batch_size}", steps=1, eval_every=1, checkpoint_every=1,
+                                   batch_size=batch_size, lr=1e-12), progress=False)
+        card = json.loads(result.card.read_text())
+        assert card["evaluation"]["batch_size"] == 16
+        scores.append((result.log[-1]["eval_ll"], card["evaluation"]["log_likelihood"]))
+    (periodic_a, final_a), (periodic_b, final_b) = scores
+    assert periodic_a == pytest.approx(periodic_b, abs=1e-5) and final_a == pytest.approx(final_b, abs=1e-4)

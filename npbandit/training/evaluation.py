@@ -23,7 +23,7 @@ from safetensors.torch import load_file, save_file
 from npbandit.priors import BOPrior, GP1DPrior, Prior, TaskBatch, WheelPrior, make_prior
 from npbandit.surrogates import NeuralProcess
 
-__all__ = ["EVAL_SEED", "evaluation_suite", "eval_batches", "evaluate", "evaluate_suite", "cache_dir",
+__all__ = ["EVAL_SEED", "EVAL_BATCH_SIZE", "evaluation_suite", "eval_batches", "evaluate", "evaluate_suite", "cache_dir",
            "baseline_log_likelihood", "baseline_suite", "BASELINE"]
 
 #: what :func:`baseline_log_likelihood` scores, in the words a checkpoint card uses
@@ -32,6 +32,11 @@ BASELINE = "N(0, 1) predictions for every target output, ignoring the context"
 # Training streams use the run's seed; evaluation uses this one (and its own
 # index range), so the two never share a task.
 EVAL_SEED = 2_024_000_017
+
+#: tasks per evaluation batch in training's periodic and final evaluations, whatever the
+#: run's training batch: the tasks a prior draws depend on the batch size, so runs at
+#: different batch sizes are scored on the same held-out tasks only if this is fixed
+EVAL_BATCH_SIZE = 16
 
 
 def evaluation_suite(prior: str, **params: Any) -> dict[str, Prior]:

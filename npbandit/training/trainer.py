@@ -25,7 +25,7 @@ from tqdm import tqdm
 from npbandit.priors import make_prior
 from npbandit.surrogates import NeuralProcess, build
 from npbandit.surrogates.pretrained import save_pretrained
-from npbandit.training.evaluation import BASELINE, baseline_suite, evaluate_suite
+from npbandit.training.evaluation import BASELINE, EVAL_BATCH_SIZE, baseline_suite, evaluate_suite
 
 __all__ = ["TrainConfig", "train", "TrainResult"]
 
@@ -44,8 +44,11 @@ class TrainConfig:
         size, model_config: model size preset and field overrides.
         prior_params: parameters of the prior.
         name: name of the exported checkpoint (default ``<model>-<prior>``).
-        eval_every, eval_batches: periodic evaluation on the prior's evaluation suite.
-        final_eval_batches: batches per suite entry for the card's evaluation.
+        eval_every, eval_batches: periodic evaluation on the prior's evaluation suite,
+            ``eval_batches`` batches of :data:`~npbandit.training.evaluation.EVAL_BATCH_SIZE`
+            (16) tasks per suite entry whatever ``batch_size`` is, so runs at different
+            batch sizes are scored on the same tasks.
+        final_eval_batches: batches per suite entry (of 16 tasks) for the card's evaluation.
         device: ``"auto"`` (CUDA when present), ``"cpu"``, ``"cuda"``...
         init_from: a checkpoint (shipped name or path) whose weights start the run
             (fine-tuning); its model and config must equal this run's, or the model
@@ -271,7 +274,7 @@ def _loop(config: TrainConfig, prior: Any, model: NeuralProcess, optimizer: torc
         bar.update(1)
         bar.set_postfix(loss=f"{running:.3f}")
         if step % config.eval_every == 0 or step == config.steps:
-            scores = evaluate_suite(model, config.prior, config.eval_batches, config.batch_size,
+            scores = evaluate_suite(model, config.prior, config.eval_batches, EVAL_BATCH_SIZE,
                                     prior_params=eval_params)
             log.append({"step": step, "train_loss": running, "eval_ll": scores,
                         "elapsed_s": time.perf_counter() - started, "device": device.type})
@@ -350,7 +353,7 @@ def train(config: TrainConfig, *, progress: bool = True, export: bool = True, st
     model.eval()
     card = None
     if export and (step == config.steps or export_now):
-        final = evaluate_suite(model, config.prior, config.final_eval_batches, config.batch_size,
+        final = evaluate_suite(model, config.prior, config.final_eval_batches, EVAL_BATCH_SIZE,
                                prior_params=eval_params)
         training = {k: v for k, v in config.identity().items() if k not in ("model", "prior", "prior_params", "name")}
         if initial is not None:
@@ -362,15 +365,15 @@ def train(config: TrainConfig, *, progress: bool = True, export: bool = True, st
                          "torch_threads": torch.get_num_threads()})
         evaluation = {"metric": "mean target log-likelihood", "batches_per_entry": config.final_eval_batches,
                       "prior_params": eval_params,
-                      "batch_size": config.batch_size, "seed": "npbandit.training.evaluation.EVAL_SEED",
+                      "batch_size": EVAL_BATCH_SIZE, "seed": "npbandit.training.evaluation.EVAL_SEED",
                       "log_likelihood": {k: round(v, 4) for k, v in final.items()},
                       "baseline": BASELINE,
                       "baseline_log_likelihood": {k: round(v, 4) for k, v in baseline_suite(
-                          config.prior, config.final_eval_batches, config.batch_size,
+                          config.prior, config.final_eval_batches, EVAL_BATCH_SIZE,
                           prior_params=eval_params).items()}}
         if model.joint_predictive:
             # the papers' joint metric beside the marginal one, on the same tasks
-            joint = evaluate_suite(model, config.prior, config.final_eval_batches, config.batch_size,
+            joint = evaluate_suite(model, config.prior, config.final_eval_batches, EVAL_BATCH_SIZE,
                                    prior_params=eval_params, joint=True)
             evaluation.update({"joint_log_likelihood": {k: round(v, 4) for k, v in joint.items()},
                                "joint_metric": "joint target log-density per target, targets in "
