@@ -13,23 +13,23 @@
 set -uo pipefail
 cd "$(dirname "$0")/.."
 OUT=${OUT:-gpu_out}; TRAIN_S=${TRAIN_S:-380}; mkdir -p "$OUT"
+source scripts/recipes.sh
 npb() { python3 -c 'import sys; from npbandit.cli import main; sys.exit(main())' "$@"; }
-args() {  # $1 batch, $2 loader workers, $3 periodic eval batches, $4 final (card) eval batches
-    echo --model cmanp --prior bo --set n_latents=32 --set n_block_latents=32 --set n_elite=16 --loss expected \
-         --prior-set near_context_frac=0.5 --prior-set context_cluster_frac=0.5 --eval-prior-set near_context_frac=0.0 \
-         --lr 3e-4 --init-from npbandit/surrogates/weights/cmanp-bo.json --batch-size "$1" --loader-workers "$2" \
-         --threads 1 --device ${DEVICE:-cuda} --eval-batches "$3" --eval-every 1000 --checkpoint-every 1000 --final-eval-batches "$4"
+args() {  # $1 batch, $2 loader workers; evaluations on the 16-task batches every run shares (16 x 16, card 64 x 16)
+    echo "${CMANP_BO_ELITE[@]}" --prior bo --loss expected "${BO_SHAPED_DATA[@]}" --lr 3e-4 \
+         --init-from npbandit/surrogates/weights/cmanp-bo.json --batch-size "$1" --loader-workers "$2" \
+         --threads 1 --device ${DEVICE:-cuda} --eval-batches 16 --eval-every 1000 --checkpoint-every 1000 --final-eval-batches 64
 }
-declare -A W=([128]=5 [512]=9) E=([128]=8 [512]=2) F=([128]=32 [512]=8)
+declare -A W=([128]=5 [512]=9)
 for b in 128 512; do
-    npb train $(args $b ${W[$b]} ${E[$b]} ${F[$b]}) --out /tmp/probe$b --steps 100000 --max-minutes 0.5 > "$OUT/probe$b.log" 2>&1 &
+    npb train $(args $b ${W[$b]}) --out /tmp/probe$b --steps 100000 --max-minutes 0.5 > "$OUT/probe$b.log" 2>&1 &
 done
 wait
 for b in 128 512; do
     n=$(python3 -c "import json; print(json.load(open('/tmp/probe$b/train_state.json'))['step'])")
     S=$(( n * TRAIN_S / 30 )); S=$(( S > 500 ? S : 500 ))
     echo "batch $b: probe $n steps in 30 s -> schedule $S steps"
-    npb train $(args $b ${W[$b]} ${E[$b]} ${F[$b]}) --out training_runs/cmanp-bo-gpu-b$b --steps $S \
+    npb train $(args $b ${W[$b]}) --out training_runs/cmanp-bo-gpu-b$b --steps $S \
         --max-minutes $(python3 -c "print(($TRAIN_S + 30) / 60)") > "$OUT/b$b.log" 2>&1 &
 done
 wait

@@ -19,10 +19,8 @@ RUNS=${RUNS:-cmanp te-pt-tnp}
 common=(--prior bo --steps 200000 --loss expected --threads 1 --eval-every 2000 --eval-batches 16
         --checkpoint-every 500 --max-minutes "$MINUTES")
 if [[ -n "${EXPORT:-}" ]]; then common+=(--export-now); fi
-# BO-shaped data (scripts/probe_bo_data.sh cluster): half the context clustered, half the targets near it;
-# scored on the plain prior
-shaped=(--prior-set near_context_frac=0.5 --prior-set context_cluster_frac=0.5 --eval-prior-set near_context_frac=0.0
-        --lr 3e-4 --steps 60000)
+source scripts/recipes.sh
+shaped=("${BO_SHAPED_DATA[@]}" --lr 3e-4 --steps 60000)
 run() {
     case "$1" in
         cmanp) "$NPB" train --model cmanp --out training_runs/cmanp-bo-long --set n_latents=32 --set n_block_latents=32 \
@@ -46,9 +44,8 @@ run() {
                    "${shaped[@]}" ;;
         # cmanp-shaped's data and recipe with a 16-point elite memory (CMANPConfig.n_elite: the decoder also
         # reads the 16 best observations), from the elite probe (scripts/probe_bo_data.sh elite, 12k steps)
-        cmanp-elite) "$NPB" train --model cmanp --out training_runs/cmanp-elite-bo-long --set n_latents=32 \
-                   --set n_block_latents=32 --set n_elite=16 --init-from training_runs/init/elite/cmanp-bo.json \
-                   "${common[@]}" "${shaped[@]}" ;;
+        cmanp-elite) "$NPB" train "${CMANP_BO_ELITE[@]}" --out training_runs/cmanp-elite-bo-long \
+                   --init-from training_runs/init/elite/cmanp-bo.json "${common[@]}" "${shaped[@]}" ;;
         # cmanp-elite widened to the paper's 128 latents (scripts/widen_cmanp.py, function-preserving) at the end
         # of its 60k schedule (shipped as cmanp-bo v4): its plain-prior eval was flat at d >= 4 from ~30k steps.
         # Stopped at 10.7k (committed state: 7.6k): eval at 10k -0.27 / -0.79 / -1.12 / -1.32 / -1.44 / -1.50,
