@@ -3,8 +3,11 @@
 - Every ``*-gp1d`` checkpoint on the 1-D GP evaluation sets (RBF and Matérn-5/2;
   3000 batches x 16 tasks each by default, the papers' size), next to the
   published numbers, with training steps and model size per row.
-- Every ``*-bo`` checkpoint per input dimension d = 1..6.
 - Every ``*-wheel`` checkpoint's target log-likelihood.
+
+The ``*-bo`` checkpoints are scored by ``benchmarks/bo_yardstick.py`` instead: through
+``NPModel`` as a user gets them, per input dimension, against the exact GP, a fitted
+``SingleTaskGP`` and the prior's Bayes predictive (docs/results.md, "bo-yardstick").
 
 Evaluation sets are fixed (seeded, disjoint from training) and cached on disk
 (``$NPBANDIT_CACHE`` or ``~/.cache/npbandit``). The metric is the mean target
@@ -13,6 +16,7 @@ over outputs; then mean over batches); ± is the standard error over batches.
 
     python benchmarks/regression_ll.py                    # full sets, writes docs/benchmarks.md
     python benchmarks/regression_ll.py --gp1d-batches 100 --no-write   # quick look
+    python benchmarks/regression_ll.py --no-run           # re-render the table from its JSON
 """
 
 from __future__ import annotations
@@ -32,7 +36,7 @@ from common import ROOT, machine_line, publish  # noqa: E402
 from npbandit import load_surrogate  # noqa: E402
 from npbandit.priors.kernels import kernel_matrix  # noqa: E402
 from npbandit.priors.wheel import RewardEncoding  # noqa: E402
-from npbandit.surrogates.pretrained import available_checkpoints  # noqa: E402
+from npbandit.surrogates.pretrained import available_checkpoints, read_card  # noqa: E402
 from npbandit.surrogates.retreever import tree_shape  # noqa: E402
 from npbandit.training.evaluation import eval_batches, evaluation_suite  # noqa: E402
 
@@ -64,37 +68,28 @@ def score(model, prior, n_batches: int, batch_size: int, desc: str, joint: bool 
 
 @torch.no_grad()
 def gp_reference(prior, n_batches: int, batch_size: int) -> tuple[float, float, float]:
-    """The same score for an exact GP that knows each task's kernel, lengthscales and noise.
-
-    ``gp1d`` tasks also give it the signal variance, so it is the Bayes-optimal
-    predictor. ``bo`` tasks are standardised by all their points, which the model
-    cannot see; there the GP scales its (known-shape) covariance by the maximum-
-    likelihood factor on the context. An upper reference, not a competitor: a trained
-    NP never sees the hyperparameters.
+    """The same score for an exact GP that knows each ``gp1d`` task's kernel, lengthscales,
+    signal variance and noise: the Bayes-optimal predictor. An upper reference, not a
+    competitor: a trained NP never sees the hyperparameters.
     """
     values = []
     # not the disk cache: it drops ``info``, and regenerating gives the same (seeded) batches
     for batch in tqdm(eval_batches(prior, n_batches, batch_size), total=n_batches,
                       desc=f"GP reference {prior.name}", leave=False):
         info, per_task = batch.info, []
-        d = info["dim"] if prior.name == "bo" else batch.xc.shape[-1]
         for i in range(batch.xc.shape[0]):
-            xc, xt = batch.xc[i:i + 1, :, :d].double(), batch.xt[i:i + 1, :, :d].double()
+            xc, xt = batch.xc[i:i + 1].double(), batch.xt[i:i + 1].double()
             yc, yt = batch.yc[i].double(), batch.yt[i].double()
             ell = info["lengthscale"][i:i + 1].double()
-            if prior.name == "bo":
-                signal, noise_var = torch.ones(1, dtype=torch.float64), float(info["noise_std"][i]) ** 2
-            else:
-                signal, noise_var = info["sigma_f"][i:i + 1].double() ** 2, prior.noise_std ** 2
+            signal, noise_var = info["sigma_f"][i:i + 1].double() ** 2, prior.noise_std ** 2
             kernel = info["kernel"][i]
             K = kernel_matrix(kernel, xc, xc, ell, signal)[0] + noise_var * torch.eye(xc.shape[1], dtype=torch.float64)
             L = torch.linalg.cholesky(K)
             alpha = torch.cholesky_solve(yc, L)
-            scale = float((yc * alpha).sum()) / yc.shape[0] if prior.name == "bo" else 1.0
             Ks = kernel_matrix(kernel, xt, xc, ell, signal)[0]
             mean = Ks @ alpha
             v = torch.linalg.solve_triangular(L, Ks.T, upper=False)
-            var = scale * (signal + noise_var - v.pow(2).sum(0)).clamp_min(1e-12)
+            var = (signal + noise_var - v.pow(2).sum(0)).clamp_min(1e-12)
             per_task.append(torch.distributions.Normal(mean.squeeze(-1), var.sqrt()).log_prob(yt.squeeze(-1)).mean())
         values.append(float(torch.stack(per_task).mean()))
     mean = statistics.fmean(values)
@@ -108,18 +103,41 @@ def describe(card: dict) -> str:
     return f"d={c['d_model']}, {c['n_layers']} layers{latents}, {card['parameters'] / 1e6:.2f}M params"
 
 
+PRIORS = ("gp1d", "wheel")  # the ``*-bo`` checkpoints: benchmarks/bo_yardstick.py
+
+
 def main(argv: list[str] | None = None) -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--gp1d-batches", type=int, default=3000)
-    parser.add_argument("--bo-batches", type=int, default=500)
     parser.add_argument("--wheel-batches", type=int, default=500)
-    parser.add_argument("--checkpoints", nargs="+", help="default: every shipped checkpoint")
+    parser.add_argument("--checkpoints", nargs="+",
+                        help="default: every shipped gp1d and wheel checkpoint (bo ones: benchmarks/bo_yardstick.py)")
     parser.add_argument("--no-write", action="store_true")
+    parser.add_argument("--no-run", action="store_true", help="re-render the table from its JSON, evaluating nothing")
     args = parser.parse_args(argv)
-    names = args.checkpoints or available_checkpoints()
+    out = ROOT / "docs" / "results" / "regression_ll.json"
+    batches = {"gp1d": args.gp1d_batches, "wheel": args.wheel_batches}
+    if args.no_run:
+        if not out.exists():
+            raise SystemExit(f"--no-run: {out.relative_to(ROOT)} does not exist yet; run without --no-run first")
+        previous = json.loads(out.read_text())
+        rows = [r for r in previous["rows"] if r["prior"] in PRIORS]
+        kept = {k: previous["batches"][k] for k in PRIORS}
+        text = render(rows, kept, previous["machine"])
+        print(text)
+        if not args.no_write:
+            publish("regression", text, out.name, previous["command"],
+                    {"machine": previous["machine"], "batches": kept, "rows": rows})
+        return
+    names = args.checkpoints or [n for n in available_checkpoints() if read_card(n)["prior"]["name"] in PRIORS]
     if not names:
         raise SystemExit("no checkpoints to evaluate (none ship yet); train them with scripts/train_shipped.sh")
-    batches = {"gp1d": args.gp1d_batches, "bo": args.bo_batches, "wheel": args.wheel_batches}
+    for name in names:
+        prior = read_card(name)["prior"]["name"]
+        if prior not in PRIORS:
+            raise SystemExit(f"--checkpoints: {name} was trained on the {prior!r} prior; this benchmark scores "
+                             f"{' and '.join(PRIORS)} checkpoints (bo ones: python benchmarks/bo_yardstick.py "
+                             f"--models {name})")
     results = []
     for name in names:
         model = load_surrogate(name)
@@ -153,16 +171,16 @@ def main(argv: list[str] | None = None) -> None:
             model.full_retrieval = False
         tqdm.write(json.dumps(row))
         results.append(row)
-    for prior in sorted({r["prior"] for r in results} & {"gp1d", "bo"}):
+    for prior in sorted({r["prior"] for r in results} & {"gp1d"}):
         row = {"name": "gp-reference", "prior": prior, "reference": True,
                "scores": {entry: gp_reference(p, batches[prior], 16) for entry, p in evaluation_suite(prior).items()}}
         tqdm.write(json.dumps(row))
         results.append(row)
-    out = ROOT / "docs" / "results" / "regression_ll.json"
     if args.checkpoints and not args.no_write and out.exists():
         # evaluating some checkpoints refreshes their rows and keeps the others' (same batch counts only)
         previous = json.loads(out.read_text())
-        if previous.get("batches") == batches:
+        previous["rows"] = [r for r in previous["rows"] if r["prior"] in PRIORS]
+        if all(previous.get("batches", {}).get(k) == batches[k] for k in PRIORS):
             fresh = {(r["name"], r["prior"]) for r in results}
             results = [r for r in previous["rows"] if (r["name"], r["prior"]) not in fresh] + results
     order = {name: i for i, name in enumerate(available_checkpoints())}
@@ -210,11 +228,14 @@ def fmt(value: tuple[float, ...]) -> str:
     return f"{value[0]:.3f} ± {value[1]:.3f}"
 
 
-def render(rows: list[dict], batches: dict[str, int]) -> str:
+def render(rows: list[dict], batches: dict[str, int], machine: str | None = None) -> str:
+    """The section's Markdown; ``machine``: the line of the machine that made the rows (default: this one)."""
     lines = ["## Meta-regression log-likelihood (protocols.md §1)", "",
-             f"Command: `{COMMAND}` (CPU: {machine_line()}). Mean target log-likelihood, higher is better; "
+             f"Command: `{COMMAND}` (CPU: {machine or machine_line()}). Mean target log-likelihood, higher is better; "
              "± is the standard error over evaluation batches. Published rows: the papers' numbers "
-             "(100k steps, batch 16, on a GPU); ours were trained on a 2-core CPU machine (one torch thread per run, two runs at a time) for the steps shown.", ""]
+             "(100k steps, batch 16, on a GPU); ours were trained on a 2-core CPU machine (one torch thread per run, two runs at a time) for the steps shown. "
+             "The `*-bo` checkpoints are scored through `NPModel`, as a user gets them, by `python "
+             "benchmarks/bo_yardstick.py` (docs/results.md, \"Training the `*-bo` surrogates\").", ""]
     gp = [r for r in rows if r["prior"] == "gp1d"]
     if gp:
         lines += [f"### 1-D GP ({batches['gp1d']} batches x 16 tasks per kernel)", "",
@@ -238,24 +259,6 @@ def render(rows: list[dict], batches: dict[str, int]) -> str:
                              f"{fmt(r['scores']['matern52'])} |")
         if any("tokens_read" in r for r in gp):
             lines += ["", tree_token_note()]
-    bo = [r for r in rows if r["prior"] == "bo"]
-    if bo:
-        dims = list(bo[0]["scores"])  # d=1..6 for checkpoints and the reference alike
-        lines += ["", f"### BO prior, per input dimension ({batches['bo']} batches x 16 tasks each)", "",
-                  "| checkpoint | steps | size | " + " | ".join(dims) + " |", "|---|---:|---|" + "---:|" * len(dims)]
-        for r in bo:
-            if r.get("reference"):
-                lines.append(f"| {REFERENCE_LABEL} | - | - | " + " | ".join(fmt(r["scores"][d]) for d in dims) + " |")
-                continue
-            label = r["name"] + (f" ({100 * r['tokens_read']:.1f}% of tokens)" if "tokens_read" in r else "")
-            lines.append(f"| {label} | {steps_text(r)} | {r['model']} | "
-                         + " | ".join(fmt(r["scores"][d]) for d in dims) + " |")
-            if "full_retrieval" in r:
-                lines.append(f"| {r['name']}, full retrieval | {steps_text(r)} | {r['model']} | "
-                             + " | ".join(fmt(r["full_retrieval"][d]) for d in dims) + " |")
-        lines.append("\nN(0, 1) predictions score about -1.42 here (targets are standardised per task). "
-                     f"The {REFERENCE_LABEL} row knows each task's kernel, lengthscales and noise and fits only "
-                     "the output scale on the context: the room left between a checkpoint and what the data allow.")
     wheel = [r for r in rows if r["prior"] == "wheel"]
     if wheel:
         lines += ["", f"### Wheel-bandit tasks ({batches['wheel']} batches x 16 tasks; 512 context, 50 targets, "
