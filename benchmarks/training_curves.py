@@ -14,6 +14,7 @@ from __future__ import annotations
 
 import argparse
 import json
+import shlex
 import sys
 from pathlib import Path
 from typing import Any
@@ -140,7 +141,7 @@ def main(argv: list[str] | None = None) -> None:
     if "--description" in shown:  # the description is the section's text already
         i = shown.index("--description")
         del shown[i:i + 2]
-    command = "python benchmarks/training_curves.py " + " ".join(shown)
+    command = "python benchmarks/training_curves.py " + shlex.join(str(a) for a in shown)  # pastes back as run
     print(render(args.runs, args.section, args.description, command, args.minutes, reference or None,
                  tuple(args.page or ("benchmarks.md",)), write=not args.no_write))
 

@@ -102,6 +102,7 @@ run() {
         # LBANP (8 latents) and TNP-D at the papers' size to the papers' 100k steps, with retreever-gp1d-long's
         # recipe (from scratch, the expected loss, the papers' lr 5e-4 on a 100k cosine schedule). The shipped
         # ones: 30k steps of sampled targets, 0.916 / 0.488 and 1.256 / 0.863 (papers 1.20 / 0.75, 1.39 / 0.95).
+        # Ended (100k each, shipped as v2): tnpd-gp1d 1.401 / 0.951 (at the paper's), lbanp-gp1d 1.130 / 0.644.
         lbanp-gp1d-long) "$NPB" train --model lbanp --prior gp1d --out training_runs/lbanp-gp1d-long --set n_latents=8 \
                    --loss expected --steps 100000 --name lbanp-gp1d "${common[@]}" ;;
         tnpd-gp1d-long) "$NPB" train --model tnpd --prior gp1d --out training_runs/tnpd-gp1d-long \
