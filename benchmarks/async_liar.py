@@ -58,7 +58,7 @@ def replay(label: str, q: int, liar: str, seed: int, budget: int, eval_s: float,
     problem, f, optimum = _problem(label)
     env = BlackBoxEnv(objective=f, bounds=problem.bounds.numpy(), minimize=True, budget=budget,
                       optimal_value=optimum)
-    policy = BOPolicy(env.dim, model=SURROGATES[surrogate], liar=liar)
+    policy = BOPolicy(env.dim, model=SURROGATES[surrogate], liar=liar, budget=budget)  # as optimize() builds it
     obs, _ = env.reset(seed=seed)
     policy.reset(seed)
     clock, submitted, order = 0.0, 0, 0

@@ -255,10 +255,10 @@ def make_policy(method: str, env):
             raise ValueError(f"{BAYES_MODEL} runs LogEI only, got {method!r}")
         from prior_bayes import PriorBayesPolicy
 
-        return PriorBayesPolicy(env.dim, trust_region=trust_region)
+        return PriorBayesPolicy(env.dim, trust_region=trust_region, budget=env.budget)
     model, warp = split_warp(model)
     return BOPolicy(env.dim, model=model, acquisition=acquisition, output_warp=warp, trust_region=trust_region,
-                    **(GP_OPTIONS if model == "gp" else {}))
+                    budget=env.budget, **(GP_OPTIONS if model == "gp" else {}))
 
 
 def _one(method: str, label: str, seed: int, budget: int, db: str) -> None:
@@ -320,8 +320,10 @@ def is_current_config(method: str, params: dict) -> bool:
         from npbandit.policies.trust_region import TrustRegion
 
         region = TrustRegion(1)
+        # runs logged before the search told its region the budget restarted it whenever it collapsed
         return (params.get("trust_region_length_init", 1.6) == region.length_init
-                and params.get("trust_region_context_factor", 1.0) == region.context_factor)
+                and params.get("trust_region_context_factor", 1.0) == region.context_factor
+                and params.get("trust_region_budget") is not None)
     return True
 
 

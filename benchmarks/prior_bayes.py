@@ -74,8 +74,9 @@ class PriorBayesPolicy(BOPolicy):
     """``BOPolicy`` (LogEI, repeats avoided, a trust region as the NP rows search) with
     :class:`PriorBayesModel` as its model; run name ``bayes-gp[-tr]-logei``."""
 
-    def __init__(self, dim: int, trust_region: bool = True, num_samples: int = NUM_SAMPLES) -> None:
-        super().__init__(dim, model="gp", trust_region=trust_region)
+    def __init__(self, dim: int, trust_region: bool = True, num_samples: int = NUM_SAMPLES,
+                 budget: int | None = None) -> None:
+        super().__init__(dim, model="gp", trust_region=trust_region, budget=budget)
         self.num_samples = num_samples
         self.model_name = "bayes-gp"
         self.name = f"bayes-gp{'-tr' if trust_region else ''}-logei"

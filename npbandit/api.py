@@ -174,7 +174,7 @@ def optimize(objective: Callable[[Any], float], bounds: Any, surrogate: str = "t
     else:
         policy = _StandardisedDataCheck(BOPolicy(d, model=model, acquisition=acquisition, n_init=n_init,
                                                      output_warp=output_warp, avoid_repeats=avoid_repeats,
-                                                     trust_region=trust_region, liar=liar))
+                                                     trust_region=trust_region, liar=liar, budget=budget))
     info = {"kind": "bo", "env_id": "npbandit/BlackBox-v0",
             "env_params": {"objective": label, "dim": d, "bounds": box.tolist(), "minimize": bool(minimize),
                            "budget": budget, "optimal_value": optimal_value}}

@@ -100,6 +100,7 @@ def test_optimize_searches_a_trust_region_by_default_for_an_np_and_records_it(tm
         assert len(result.history) == 8
     on, off = sorted(list_runs(db), key=lambda r: r.id)
     assert on.policy_params["trust_region"] is True and on.policy.endswith("-tr-logei")
+    assert on.policy_params["trust_region_budget"] == 8  # optimize tells the region its budget
     assert off.policy_params["trust_region"] is False and not off.policy.endswith("-tr-logei")
     with pytest.raises(TypeError, match="trust_region"):
         optimize(lambda x: 0.0, [[0], [1]], budget=3, db=None, trust_region="on")
@@ -169,3 +170,36 @@ def test_proposals_stay_inside_the_bounds_they_are_given():
         assert np.all(x >= bounds[0].numpy()) and np.all(x <= bounds[1].numpy()), acquisition
     with pytest.raises(ValueError, match="bounds"):
         bo.propose(model, "logei", dim=2, best_f=Y.max(), seed=0, bounds=torch.tensor([[0.5, 0.2], [0.4, 0.5]]))
+
+
+def test_a_collapsed_region_is_held_when_the_budget_left_cannot_use_a_restart():
+    region = TrustRegion(2)
+    assert region.restart_evaluations == 32  # 4 failures per halving, 8 halvings from 1.6 below 0.5 ** 7
+    assert TrustRegion(6).restart_evaluations == 48
+    while region.length / 2 >= region.length_min:  # down to the last side above length_min
+        region.observe(False, remaining=100)
+    for _ in range(region.failure_tolerance):  # the next halving falls below length_min
+        region.observe(False, remaining=31)
+    assert (region.length, region.holds, region.restarts) == (region.length_min, 1, 0)
+    for _ in range(region.failure_tolerance):  # enough left: TuRBO's restart
+        region.observe(False, remaining=32)
+    assert (region.length, region.holds, region.restarts) == (region.length_init, 1, 1)
+    with pytest.raises(ValueError, match="remaining"):
+        region.observe(False, remaining=-1)
+
+
+def test_a_policy_told_its_budget_holds_the_region_near_the_end_and_records_the_budget():
+    values = [-float(i) for i in range(60)]  # nothing improves: the region halves every 4 proposals
+    runs = {}
+    for budget in (None, 60):
+        policy = BOPolicy(2, model="cmanp-bo", budget=budget)
+        policy.reset(seed=0)
+        for v in values:
+            policy.observe(None, np.full(2, 0.5), v, {})
+        runs[budget] = policy
+    assert runs[None].region.restarts == 1 and runs[None].region.holds == 0  # TuRBO: restarted at the 37th
+    assert runs[60].region.restarts == 0 and runs[60].region.holds == 6  # at the 32nd proposal, then every 4th
+    assert runs[60].region.length == runs[60].region.length_min
+    assert runs[60].params()["trust_region_budget"] == 60 and runs[None].params()["trust_region_budget"] is None
+    with pytest.raises(ValueError, match="budget"):
+        BOPolicy(2, model="cmanp-bo", budget=0)

@@ -191,6 +191,11 @@ class BOPolicy(Policy):
             (the kriging believer), or ``"penalty"`` (LogEI only): at no value, the model
             left as it is and LogEI damped around each (González et al. 2016's local
             penalisation; see :func:`propose`). Default ``DEFAULT_LIAR``.
+        budget: the evaluations the search will make, the initial design included
+            (``optimize`` passes its own). With it the trust region does not restart
+            when too few evaluations are left for a restarted region to shrink back
+            (:meth:`TrustRegion.observe`); ``None``: TuRBO's restarts, whenever the region
+            collapses.
 
     Without a warp or a trust region the NP model is built once, after the initial design;
     every later observation is streamed in with ``condition_on_observations`` (CMANP:
@@ -201,9 +206,12 @@ class BOPolicy(Policy):
                  beta: float = 2.0, num_restarts: int = 10, raw_samples: int = 512,
                  thompson_candidates: int = 2048, noise_free: bool = False, output_warp: str | None = None,
                  avoid_repeats: bool = True, trust_region: bool | None = None, q: int | None = None,
-                 gp_kernel: str = "rbf", liar: str = DEFAULT_LIAR) -> None:
+                 gp_kernel: str = "rbf", liar: str = DEFAULT_LIAR, budget: int | None = None) -> None:
         if not isinstance(dim, int) or dim < 1:
             raise ValueError(f"dim must be a positive int, got {dim!r}")
+        if budget is not None and (not isinstance(budget, int) or isinstance(budget, bool) or budget < 1):
+            raise ValueError(f"budget must be None or a positive int, got {budget!r}")
+        self.budget = budget
         if acquisition not in ACQUISITIONS:
             raise ValueError(f"acquisition must be one of {ACQUISITIONS}, got {acquisition!r}")
         q = (Q_BATCH if acquisition == "qlognei" else 1) if q is None else q
@@ -343,7 +351,8 @@ class BOPolicy(Policy):
         best_then = self._handed.pop(key) if key in self._handed else (
             max(self.Y) if len(self.Y) >= self.n_init else None)
         if self.region is not None and best_then is not None:
-            self.region.observe(TrustRegion.improves(float(reward), best_then))
+            remaining = None if self.budget is None else max(self.budget - len(self.Y) - 1, 0)
+            self.region.observe(TrustRegion.improves(float(reward), best_then), remaining)
         self.X.append(x)
         self.Y.append(float(reward))
         if self.np_model is not None and self.output_warp is None:
@@ -364,6 +373,7 @@ class BOPolicy(Policy):
             region = TrustRegion(self.dim)
             out["trust_region_length_init"] = region.length_init
             out["trust_region_context_factor"] = region.context_factor
+            out["trust_region_budget"] = self.budget  # None: TuRBO's restarts at any point
         if self.surrogate is None:
             out["noise_free"] = self.noise_free
             out["gp_kernel"] = self.gp_kernel

@@ -3,7 +3,10 @@
 The region is a box of side ``length`` centred on the best point so far, cut to the unit
 cube. It doubles after ``success_tolerance`` improvements in a row and halves after
 ``failure_tolerance`` proposals in a row that did not improve; below ``length_min`` it
-starts again at ``length_init``. TuRBO's rules and constants (``failure_tolerance =
+starts again at ``length_init`` — unless the search is told how many evaluations it has
+left and they are too few for a restarted region to shrink back to ``length_min``
+(:attr:`TrustRegion.restart_evaluations`); then the side stays at ``length_min`` and the
+search goes on refining the incumbent (see :meth:`TrustRegion.observe`). TuRBO's rules and constants (``failure_tolerance =
 max(4, d)`` for one point per proposal) except the first box: ``length_init`` is
 ``length_max = 1.6`` (TuRBO: 0.8), so the search starts (nearly) global and zooms in only
 after proposals stop improving. On the BO suite (docs/results.md, "Trust region") this
@@ -31,6 +34,7 @@ the BO suite (docs/results.md, "Trust region: a wider view") this was better for
 
 from __future__ import annotations
 
+import math
 from collections.abc import Sequence
 from dataclasses import dataclass
 
@@ -78,7 +82,15 @@ class TrustRegion:
             if not isinstance(value, int) or isinstance(value, bool) or value < 1:
                 raise ValueError(f"{name} must be a positive int, got {value!r}")
         self.length = self.length_init
-        self.successes = self.failures = self.restarts = 0
+        self.successes = self.failures = self.restarts = self.holds = 0
+
+    @property
+    def restart_evaluations(self) -> int:
+        """Non-improving proposals a restarted region takes to shrink from ``length_init``
+        back below ``length_min`` (``failure_tolerance`` per halving): 32 for ``d <= 4`` with
+        the defaults, ``8 d`` above. A restart with fewer evaluations left ends coarser than
+        the scale at which the incumbent was being refined."""
+        return self.failure_tolerance * math.ceil(math.log2(self.length_init / self.length_min))
 
     def box(self, center: torch.Tensor, scale: float = 1.0) -> tuple[torch.Tensor, torch.Tensor]:
         """Lower and upper corners ``[d]`` of the region around ``center`` ``[d]``, its side
@@ -96,9 +108,21 @@ class TrustRegion:
         inside = ((X >= lower) & (X <= upper)).all(dim=-1)
         return (X[inside] - lower) / (upper - lower), inside
 
-    def observe(self, improved: bool) -> None:
+    def observe(self, improved: bool, remaining: int | None = None) -> None:
         """Count one proposal's outcome and resize: ``improved`` when its value beat the
-        best before it by more than TuRBO's margin (see :func:`improves`)."""
+        best before it by more than TuRBO's margin (see :func:`improves`).
+
+        ``remaining``: evaluations still to come after this one (``None``: unknown, TuRBO's
+        rule). When the side falls below ``length_min`` with fewer than
+        :attr:`restart_evaluations` left, it stays at ``length_min`` (counted in ``holds``)
+        instead of restarting: TuRBO restarts to find another basin over thousands of
+        evaluations, and with a budget of tens the restarted search spent the rest of it
+        exploring at coarse scales. Held instead, ``cmanp-bo`` ended lower on every seed
+        that restarted, on the BO suite's 60 evaluations (docs/results.md, "Trust region:
+        no restart the budget cannot use")."""
+        if remaining is not None and (not isinstance(remaining, int) or isinstance(remaining, bool)
+                                      or remaining < 0):
+            raise ValueError(f"remaining must be None or an int >= 0, got {remaining!r}")
         if improved:
             self.successes, self.failures = self.successes + 1, 0
         else:
@@ -108,7 +132,10 @@ class TrustRegion:
         elif self.failures >= self.failure_tolerance:
             self.length, self.failures = self.length / 2.0, 0
         if self.length < self.length_min:
-            self.length, self.restarts = self.length_init, self.restarts + 1
+            if remaining is not None and remaining < self.restart_evaluations:
+                self.length, self.holds = self.length_min, self.holds + 1
+            else:
+                self.length, self.restarts = self.length_init, self.restarts + 1
 
     @classmethod
     def replay(cls, dim: int, values: Sequence[float], n_design: int) -> "TrustRegion":
