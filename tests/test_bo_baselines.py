@@ -141,14 +141,16 @@ def test_benchmark_gp_row_runs_noise_free_and_skips_older_gp_runs(bench, tmp_pat
     assert bench.is_current_config("sobol", {})
     from npbandit.policies.trust_region import TrustRegion
 
-    current = BOPolicy(2, model="cmanp-bo").params()  # a trust-region run records the region's settings
+    current = BOPolicy(2, model="cmanp-bo", budget=60).params()  # a trust-region run records its settings
     assert current["trust_region_context_factor"] == TrustRegion(2).context_factor
     assert bench.is_current_config("cmanp-bo-tr", current)
+    # runs whose region was not told the budget (logged before it was) restarted near the end: not current
+    assert not bench.is_current_config("cmanp-bo-tr", BOPolicy(2, model="cmanp-bo").params())
     assert not bench.is_current_config("cmanp-bo-tr", {**current, "trust_region_context_factor": 3.0})
     assert not bench.is_current_config("cmanp-bo-tr", {**current, "trust_region_length_init": 0.8})
     assert bench.is_current_config("cmanp-bo", {"trust_region": False})
     # a joint Thompson draw records its blocks; runs from before (blocks of 25) are not current
-    thompson = BOPolicy(2, model="cmanp-and-bo", acquisition="thompson").params()
+    thompson = BOPolicy(2, model="cmanp-and-bo", acquisition="thompson", budget=60).params()
     assert thompson["thompson_block_size"] == "all" and "thompson_block_size" not in current
     assert bench.is_current_config("cmanp-and-bo-tr-thompson", thompson)
     assert not bench.is_current_config("cmanp-and-bo-tr-thompson", {k: v for k, v in thompson.items()
