@@ -6,8 +6,6 @@ import functools
 import gc
 import platform
 import re
-import signal
-import threading
 import time
 from collections.abc import Callable
 from pathlib import Path
@@ -40,28 +38,15 @@ def run_jobs(fn: Callable[..., object], jobs: list[tuple], workers: int, desc: s
     from concurrent.futures import ProcessPoolExecutor
 
     from npbandit.cluster import dask_executor, run_jobs as run_all
+    from npbandit.loop import stop_on_signals
 
     pool = ProcessPoolExecutor(max_workers=workers) if dask_scheduler is None else dask_executor(dask_scheduler)
     # SIGTERM to this process alone (`kill PID`) would otherwise end it on the spot, and its pool
     # workers, blocked on a queue nobody feeds any more, would live on as orphans; as a
     # KeyboardInterrupt it cancels the jobs not yet started and lets the running ones end
-    previous = signal.getsignal(signal.SIGTERM)
-    own = previous is signal.SIG_DFL and threading.current_thread() is threading.main_thread()
-    if own:
-        signal.signal(signal.SIGTERM, _terminate)
-    try:
-        with pool as executor:
-            for _ in run_all(fn, jobs, executor, desc=desc):
-                pass
-    finally:
-        if own:
-            signal.signal(signal.SIGTERM, previous)
-
-
-def _terminate(signum: int, _frame) -> None:
-    from npbandit.loop import RunInterrupted
-
-    raise RunInterrupted(signum)
+    with stop_on_signals(), pool as executor:
+        for _ in run_all(fn, jobs, executor, desc=desc):
+            pass
 
 
 def add_cluster_arguments(parser) -> None:

@@ -109,6 +109,22 @@ class _Signals:
                 raise RunInterrupted(signum)
 
 
+@contextlib.contextmanager
+def stop_on_signals() -> Iterator[_Signals]:
+    """SIGINT / SIGTERM raise :class:`RunInterrupted` inside the block (in the main thread,
+    where no handler of the caller's is installed); the previous handlers come back after.
+
+    The one way this package turns a signal into an orderly stop: a run writes what it
+    buffered (``signals.held()`` around a write), a sweep cancels the jobs not yet started.
+    """
+    signals = _Signals()
+    signals.install()
+    try:
+        yield signals
+    finally:
+        signals.restore()
+
+
 def _record(result: "EpisodeResult", logger: Any, signals: _Signals, row: dict[str, Any]) -> None:
     """Keep a finished step and write it; a signal arriving meanwhile waits until it is written."""
     with signals.held():
@@ -158,13 +174,9 @@ def run_episode(env: gym.Env, policy: Policy, *, seed: int, steps: int | None = 
     if executor is not None and not isinstance(env, BlackBoxEnv):
         raise TypeError(f"executor needs a BlackBoxEnv (asynchronous BO), got {type(env).__name__}")
     result = EpisodeResult(run_id=None)
-    signals = _Signals()
-    signals.install()
-    try:
+    with stop_on_signals() as signals:
         _run(env, policy, seed, steps, logger, dict(run_info or {}), on_error, progress, desc, result, signals,
              (executor, batch_size, eval_timeout))
-    finally:
-        signals.restore()
     return result
 
 

@@ -203,3 +203,19 @@ def test_a_policy_told_its_budget_holds_the_region_near_the_end_and_records_the_
     assert runs[60].params()["trust_region_budget"] == 60 and runs[None].params()["trust_region_budget"] is None
     with pytest.raises(ValueError, match="budget"):
         BOPolicy(2, model="cmanp-bo", budget=0)
+
+
+def test_the_budget_left_counts_failed_and_in_flight_evaluations():
+    # a failed evaluation (on_error="skip") is never observed and one in flight not yet; both are
+    # spent, so a restart must not be planned on them
+    policy = BOPolicy(2, model="cmanp-bo", n_init=2, budget=10)
+    policy.reset(seed=0)
+    seen = []
+    observe = policy.region.observe
+    policy.region.observe = lambda improved, remaining=None: (seen.append(remaining), observe(improved, remaining))
+    handed = [policy.act(None) for _ in range(3)]  # the design: one fails, two come back
+    for i, x in enumerate(handed[:2]):
+        policy.observe(None, x, -float(i), {})
+    policy.observe(None, np.full(2, 0.3), 1.0, {})  # given directly: spent too
+    assert seen == [10 - 4]  # three handed out, one given
+    assert policy.region.successes == 1

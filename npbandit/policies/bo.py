@@ -192,7 +192,8 @@ class BOPolicy(Policy):
             left as it is and LogEI damped around each (González et al. 2016's local
             penalisation; see :func:`propose`). Default ``DEFAULT_LIAR``.
         budget: the evaluations the search will make, the initial design included
-            (``optimize`` passes its own). With it the trust region does not restart
+            (``optimize`` passes its own); every point handed out spends one, whether it
+            comes back, fails or is still in flight. With it the trust region does not restart
             when too few evaluations are left for a restarted region to shrink back
             (:meth:`TrustRegion.observe`); ``None``: TuRBO's restarts, whenever the region
             collapses.
@@ -269,6 +270,9 @@ class BOPolicy(Policy):
         # points handed out and not yet observed -> the best value observed when they were
         # proposed (None: a design point), against which their outcome resizes the trust region
         self._handed: dict[bytes, float | None] = {}
+        # evaluations started: points handed out (failed or still in flight ones too) and
+        # points observed without being handed out; what the budget has left is counted from it
+        self._spent = 0
         self.torch_rng = torch.Generator().manual_seed(int(self.rng.integers(2**62)))
 
     def _data(self) -> tuple[torch.Tensor, torch.Tensor]:
@@ -299,6 +303,11 @@ class BOPolicy(Policy):
         The initial design counts its points in flight with the observations, so with points
         in flight it is still ``n_init`` points (then the model proposes once two are
         observed); observations given to :meth:`observe` directly count as design too."""
+        point = self._choose(pending)
+        self._spent += 1
+        return point
+
+    def _choose(self, pending: np.ndarray | None) -> np.ndarray:
         # counting observations alone, q evaluations in flight would get q - 1 Sobol points too many
         design_in_flight = {key for key, best_then in self._handed.items() if best_then is None}
         in_flight = 0 if pending is None else sum(
@@ -348,10 +357,13 @@ class BOPolicy(Policy):
         # (a point not handed out here, given to observe directly, counts as the design's until
         # n_init are observed, as TrustRegion.replay counts a history)
         key = x.tobytes()
-        best_then = self._handed.pop(key) if key in self._handed else (
-            max(self.Y) if len(self.Y) >= self.n_init else None)
+        handed = key in self._handed
+        best_then = self._handed.pop(key) if handed else (max(self.Y) if len(self.Y) >= self.n_init else None)
+        if not handed:
+            self._spent += 1
         if self.region is not None and best_then is not None:
-            remaining = None if self.budget is None else max(self.budget - len(self.Y) - 1, 0)
+            # proposals still to come: neither those in flight nor failed ones can be proposed again
+            remaining = None if self.budget is None else max(self.budget - self._spent, 0)
             self.region.observe(TrustRegion.improves(float(reward), best_then), remaining)
         self.X.append(x)
         self.Y.append(float(reward))
@@ -370,9 +382,8 @@ class BOPolicy(Policy):
         out["liar"] = self.liar
         out["trust_region"] = self.trust_region
         if self.trust_region:  # the region's settings, so runs with other ones stay apart
-            region = TrustRegion(self.dim)
-            out["trust_region_length_init"] = region.length_init
-            out["trust_region_context_factor"] = region.context_factor
+            out["trust_region_length_init"] = TrustRegion.length_init
+            out["trust_region_context_factor"] = TrustRegion.context_factor
             out["trust_region_budget"] = self.budget  # None: TuRBO's restarts at any point
         if self.surrogate is None:
             out["noise_free"] = self.noise_free
