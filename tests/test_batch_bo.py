@@ -397,6 +397,26 @@ def test_the_virtual_clock_replay_is_the_loop_optimize_runs():
     assert bench.command_line(args).endswith("--liars mean believer --propose-s 0.5 --section async-liar-believer")
 
 
+def test_the_replay_has_a_gp_yardstick_and_counts_evaluations_to_a_regret(monkeypatch):
+    from helpers import load_benchmark
+
+    from npbandit.policies.bo import BOPolicy
+
+    bench = load_benchmark("async_liar")
+    built = []
+    monkeypatch.setattr(BOPolicy, "reset", lambda self, seed=None, real=BOPolicy.reset: (built.append(self),
+                                                                                        real(self, seed))[1])
+    run = bench.replay("branin", 2, "believer", 0, budget=7, eval_s=1.0, propose_s=0.5, surrogate="gp-tr")
+    (policy,) = built
+    assert (policy.model_name, policy.noise_free, policy.gp_kernel, policy.trust_region) == ("gp", True, "matern52",
+                                                                                            True)
+    assert len(run["trace"]) == 7 and np.isfinite(run["log10_regret"])
+    runs = [{"trace": [0.0, -2.5, -3.1]}, {"trace": [-2.0, -2.0, -2.0]}, {"trace": [1.0, 1.0, -4.0]}]
+    assert bench._to_reach(runs, -2, budget=3) == "2"  # 2, 1 and 3 evaluations
+    assert bench._to_reach(runs, -3, budget=3) == "3"  # 3, never (4), 3
+    assert bench._to_reach(runs, -5, budget=3) == "> 3"
+
+
 def test_the_believer_conditions_each_pending_point_at_the_models_own_mean(monkeypatch):
     from npbandit.policies import bo
     from npbandit.policies.gp import fit_single_task_gp
