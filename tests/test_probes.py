@@ -1,0 +1,47 @@
+"""The probe scripts in scripts/ measure what their docstrings say."""
+
+import importlib.util
+from pathlib import Path
+
+import numpy as np
+
+from npbandit.policies.bo import BOPolicy
+
+ROOT = Path(__file__).resolve().parent.parent
+
+
+def _script(name: str):
+    spec = importlib.util.spec_from_file_location(name, ROOT / "scripts" / f"{name}.py")
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    return module
+
+
+def test_the_neutral_rule_leaves_the_region_alone_for_a_stale_success_only():
+    probe = _script("probe_async_success_rule")
+    successes = {}
+    for rule in probe.RULES:
+        policy = BOPolicy(2, model="cmanp-bo", n_init=2, budget=20)
+        policy.reset(seed=0)
+        for i, x in enumerate(([0.2, 0.2], [0.8, 0.8])):  # the design, given directly
+            policy.observe(None, np.array(x), float(i), {})
+        first = policy.act(None)
+        second = policy.act(None, pending=first[None])  # both proposed knowing the best was 1
+        observe = probe._with_rule(rule)
+        observe(policy, None, first, 5.0, {})  # a success by either rule
+        observe(policy, None, second, 3.0, {})  # beats what it knew (1), not the incumbent (5)
+        successes[rule] = policy.region.successes
+        assert policy.Y == [0.0, 1.0, 5.0, 3.0]  # observed either way
+    assert successes == {"today": 2, "neutral": 1}
+    assert "observe" not in vars(policy.region)  # the region's own method is back
+
+
+def test_the_thompson_probe_runs_both_draws_on_the_suites_problem(tmp_path):
+    probe = _script("probe_thompson_candidates")
+    out = tmp_path / "probe.json"
+    probe.main(["--functions", "branin", "--candidates", "64", "--seeds", "1", "--budget", "7", "--out", str(out)])
+    import json
+
+    record = json.loads(out.read_text())
+    assert sorted(record) == [f"cmanp-and-bo|branin|64|{draw}|7|0" for draw in ("marginal-thompson", "thompson")]
+    assert all(np.isfinite(v) for v in record.values())
