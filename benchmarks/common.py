@@ -37,10 +37,11 @@ def run_jobs(fn: Callable[..., object], jobs: list[tuple], workers: int, desc: s
     progress bar; the first failure is raised."""
     from concurrent.futures import ProcessPoolExecutor
 
-    from npbandit.cluster import dask_executor, run_jobs as run_all
+    from npbandit.cluster import dask_executor, leave_stop_signals_to_the_driver, run_jobs as run_all
     from npbandit.loop import stop_on_signals
 
-    pool = ProcessPoolExecutor(max_workers=workers) if dask_scheduler is None else dask_executor(dask_scheduler)
+    pool = (ProcessPoolExecutor(max_workers=workers, initializer=leave_stop_signals_to_the_driver)
+            if dask_scheduler is None else dask_executor(dask_scheduler))
     # SIGTERM to this process alone (`kill PID`) would otherwise end it on the spot, and its pool
     # workers, blocked on a queue nobody feeds any more, would live on as orphans; as a
     # KeyboardInterrupt it cancels the jobs not yet started and lets the running ones end

@@ -18,11 +18,12 @@ from __future__ import annotations
 
 import concurrent.futures as cf
 import contextlib
+import signal
 import threading
 from collections.abc import Callable, Iterator, Sequence
 from typing import Any
 
-__all__ = ["dask_executor", "run_jobs"]
+__all__ = ["dask_executor", "leave_stop_signals_to_the_driver", "run_jobs"]
 
 DASK_MISSING = ("Dask distributed is not installed; it is the optional 'dask' extra: "
                 "pip install 'npbandit[dask]' (or pip install 'dask[distributed]')")
@@ -94,3 +95,17 @@ def _alone(fn: Callable[..., Any], *args: Any) -> Any:
     """``fn(*args)`` with no other job running in this process (on the executor's worker)."""
     with _ONE_JOB:
         return fn(*args)
+
+
+def leave_stop_signals_to_the_driver() -> None:
+    """Initializer of a local process pool's workers: SIGINT and SIGTERM are ignored there.
+
+    Ctrl-C, ``kill -- -PGID`` and ``pkill -f`` signal the pool's workers with the process
+    that drives the sweep. A forked worker would otherwise inherit the driver's handler
+    (:func:`npbandit.loop.stop_on_signals`) and raise in the middle of its job or its wait
+    for the next one, and the driver, joining it, would wait forever. Ignoring them, a
+    worker finishes its running job and then stops when the driver shuts the pool down
+    (SIGKILL still ends it).
+    """
+    signal.signal(signal.SIGINT, signal.SIG_IGN)
+    signal.signal(signal.SIGTERM, signal.SIG_IGN)

@@ -93,7 +93,10 @@ if __name__ == "__main__":
 """
 
 
-def test_a_sweep_sent_sigterm_starts_no_more_jobs_and_leaves_no_worker_behind(tmp_path):
+@pytest.mark.parametrize("whole_group", [False, True])
+def test_a_sweep_sent_sigterm_starts_no_more_jobs_and_leaves_no_worker_behind(tmp_path, whole_group):
+    # `kill PID` signals the driver alone; `kill -- -PGID`, `pkill -f` and Ctrl-C (SIGINT) reach its
+    # pool workers too, which must leave the stopping to the driver (they once all waited forever)
     import os
     import signal
     import subprocess
@@ -110,7 +113,10 @@ def test_a_sweep_sent_sigterm_starts_no_more_jobs_and_leaves_no_worker_behind(tm
     while not (tmp_path / "started-0").exists():
         assert time.monotonic() < deadline and proc.poll() is None, "the first job never started"
         time.sleep(0.05)
-    os.kill(proc.pid, signal.SIGTERM)  # the parent alone, as `kill PID` does
+    if whole_group:
+        os.killpg(proc.pid, signal.SIGTERM)  # start_new_session: the sweep leads its own group
+    else:
+        os.kill(proc.pid, signal.SIGTERM)  # the parent alone, as `kill PID` does
     out, _ = proc.communicate(timeout=30)
     assert "interrupted" in out
     assert (tmp_path / "finished-0").exists()  # the running job ended its work
