@@ -30,7 +30,6 @@ from __future__ import annotations
 
 import argparse
 import heapq
-import json
 import statistics
 import sys
 import time
@@ -40,7 +39,7 @@ import numpy as np
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 from batch_bo import FUNCTIONS, _problem  # noqa: E402
-from common import ROOT, machine_line, publish  # noqa: E402
+from common import ROOT, RunRecord, machine_line, publish  # noqa: E402
 
 COMMAND = "python benchmarks/async_liar.py"
 # not optimize()'s: a yardstick for what batching costs a model that converges as far as a GP can,
@@ -111,8 +110,7 @@ def main(argv: list[str] | None = None) -> None:
                         help="the docs section (and docs/results JSON) to write; default async-liar-<surrogate>")
     parser.add_argument("--no-write", action="store_true")
     args = parser.parse_args(argv)
-    out = Path(args.out)
-    record: dict = json.loads(out.read_text()) if out.exists() else {}
+    runs = RunRecord(args.out)
     cells = [(label, 1, "worst") for label in args.functions] + [
         (label, args.q, liar) for label in args.functions for liar in args.liars]
     # the policy's version: v1 counted the initial design by observations (with q in flight, q - 1
@@ -122,13 +120,11 @@ def main(argv: list[str] | None = None) -> None:
     settings = f"{args.surrogate}-budget{args.budget}-eval{args.eval_s:g}-propose{args.propose_s:g}-v3"
     for seed in range(args.seeds):
         for label, q, liar in cells:
-            key = f"{label}|q{q}|{liar}|{seed}|{settings}"
             # runs recorded before runs kept a trace (log10 regret after each evaluation) run again
-            if key not in record or "trace" not in record[key]:
-                record[key] = replay(label, q, liar, seed, args.budget, args.eval_s, args.propose_s, args.surrogate)
-                print(key, record[key], flush=True)
-                out.parent.mkdir(parents=True, exist_ok=True)
-                out.write_text(json.dumps(record, indent=1))
+            runs.get(f"{label}|q{q}|{liar}|{seed}|{settings}",
+                     lambda: replay(label, q, liar, seed, args.budget, args.eval_s, args.propose_s, args.surrogate),
+                     redo=lambda kept: "trace" not in kept)
+    record = runs.runs
     lines = render(record, args, cells, settings)
     print("\n".join(lines))
     if not args.no_write:
@@ -146,6 +142,8 @@ def command_line(args) -> str:
 def render(record: dict, args, cells, settings: str) -> list[str]:
     def runs(label, q, liar):
         return [record[f"{label}|q{q}|{liar}|{s}|{settings}"] for s in range(args.seeds)]
+
+    rules = [(1, "worst")] + [(args.q, liar) for liar in args.liars]  # q = 1 first, the reference
 
     lines = ["## Points in flight: liars for asynchronous BO, replayed on a virtual clock (issue 17)", "",
              f"Command: `{command_line(args)}` (CPU: {machine_line(1)}). "
@@ -167,7 +165,7 @@ def render(record: dict, args, cells, settings: str) -> list[str]:
         base_wall = statistics.median(r["wall_s"] for r in base)
         lines += [f"**{label}**", "", "| run | final log10 regret | − q=1 | lower than q=1 (paired) | wall (s) "
                   "| wall / q=1 |", "|---|---:|---:|---:|---:|---:|"]
-        for q, liar in [(1, "worst")] + [(args.q, liar) for liar in args.liars]:
+        for q, liar in rules:
             rs = runs(label, q, liar)
             vals = sorted(r["log10_regret"] for r in rs)
             quart = statistics.quantiles(vals, n=4) if len(vals) > 1 else [vals[0]] * 3
@@ -185,12 +183,11 @@ def render(record: dict, args, cells, settings: str) -> list[str]:
             lines += ["", "q = 1 stopped early (median log10 regret after n evaluations): " + ", ".join(
                 f"n = {n}: {statistics.median(r['trace'][n - 1] for r in base):.2f}" for n in stops) + "."]
         # the price in evaluations, which a final regret hides once a model has converged to its floor
-        if all("trace" in r for cell in [(1, "worst")] + [(args.q, liar) for liar in args.liars]
-               for r in runs(label, *cell)):
+        if all("trace" in r for cell in rules for r in runs(label, *cell)):
             lines += ["", "Evaluations to reach a log10 regret (median over seeds; > budget: most seeds never did): "
                       + "; ".join(f"{'q=1' if q == 1 else f'q={q}, {liar}'}: " + ", ".join(
                           f"{thr} in {_to_reach(runs(label, q, liar), thr, args.budget)}" for thr in THRESHOLDS)
-                          for q, liar in [(1, "worst")] + [(args.q, liar) for liar in args.liars]) + "."]
+                          for q, liar in rules) + "."]
         lines.append("")
     return lines
 

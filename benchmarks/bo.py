@@ -319,10 +319,9 @@ def is_current_config(method: str, params: dict) -> bool:
     if split_trust_region(model)[1]:  # runs logged before the settings were recorded: 1.6, 1
         from npbandit.policies.trust_region import TrustRegion
 
-        region = TrustRegion(1)
         # runs logged before the search told its region the budget restarted it whenever it collapsed
-        return (params.get("trust_region_length_init", 1.6) == region.length_init
-                and params.get("trust_region_context_factor", 1.0) == region.context_factor
+        return (params.get("trust_region_length_init", 1.6) == TrustRegion.length_init
+                and params.get("trust_region_context_factor", 1.0) == TrustRegion.context_factor
                 and params.get("trust_region_budget") is not None)
     return True
 

@@ -4,10 +4,12 @@ from __future__ import annotations
 
 import functools
 import gc
+import json
 import platform
 import re
 import time
 from collections.abc import Callable
+from typing import Any
 from pathlib import Path
 
 import torch
@@ -48,6 +50,25 @@ def run_jobs(fn: Callable[..., object], jobs: list[tuple], workers: int, desc: s
     with stop_on_signals(), pool as executor:
         for _ in run_all(fn, jobs, executor, desc=desc):
             pass
+
+
+class RunRecord:
+    """Per-run results kept in one JSON file (``{key: result}``), written after every new run,
+    so a script stopped part-way resumes where it stopped."""
+
+    def __init__(self, path: str | Path) -> None:
+        self.path = Path(path)
+        self.runs: dict[str, Any] = json.loads(self.path.read_text()) if self.path.exists() else {}
+
+    def get(self, key: str, run: Callable[[], Any], redo: Callable[[Any], bool] = lambda _: False) -> Any:
+        """The result under ``key``; ``run()`` makes it (and it is saved) when it is missing or
+        ``redo(result)`` says the kept one is outdated."""
+        if key not in self.runs or redo(self.runs[key]):
+            self.runs[key] = run()
+            self.path.parent.mkdir(parents=True, exist_ok=True)
+            self.path.write_text(json.dumps(self.runs, indent=1))
+            print(key, self.runs[key], flush=True)
+        return self.runs[key]
 
 
 def add_cluster_arguments(parser) -> None:

@@ -14,7 +14,6 @@ clock (q = 4, the believer), paired by seed; per-run results are kept in ``--out
 from __future__ import annotations
 
 import argparse
-import json
 import statistics
 import sys
 from pathlib import Path
@@ -24,6 +23,7 @@ import numpy as np
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT / "benchmarks"))
 import async_liar  # noqa: E402
+from common import RunRecord  # noqa: E402
 
 from npbandit.policies.bo import BOPolicy  # noqa: E402
 from npbandit.policies.trust_region import TrustRegion  # noqa: E402
@@ -62,24 +62,23 @@ def main(argv: list[str] | None = None) -> None:
     parser.add_argument("--budget", type=int, default=64)
     parser.add_argument("--out", default=str(ROOT / "runs" / "probe_async_success_rule.json"))
     args = parser.parse_args(argv)
-    out = Path(args.out)
-    record = json.loads(out.read_text()) if out.exists() else {}
+    runs = RunRecord(args.out)
     real = BOPolicy.observe
-    try:
-        for label in args.functions:
-            for seed in range(args.seeds):
-                for rule in RULES:
-                    key = f"{label}|{args.surrogate}|q{args.q}|{args.budget}|{rule}|{seed}"
-                    if key not in record:
-                        BOPolicy.observe = _with_rule(rule)
-                        record[key] = async_liar.replay(label, args.q, "believer", seed, args.budget, 1.0, 0.5,
-                                                        args.surrogate)["log10_regret"]
-                        BOPolicy.observe = real
-                        out.parent.mkdir(parents=True, exist_ok=True)
-                        out.write_text(json.dumps(record, indent=1))
-                        print(key, round(record[key], 2), flush=True)
-    finally:
-        BOPolicy.observe = real
+
+    def replay(label: str, rule: str, seed: int) -> float:
+        BOPolicy.observe = _with_rule(rule)
+        try:
+            return async_liar.replay(label, args.q, "believer", seed, args.budget, 1.0, 0.5,
+                                     args.surrogate)["log10_regret"]
+        finally:
+            BOPolicy.observe = real
+
+    for label in args.functions:
+        for seed in range(args.seeds):
+            for rule in RULES:
+                runs.get(f"{label}|{args.surrogate}|q{args.q}|{args.budget}|{rule}|{seed}",
+                         lambda: replay(label, rule, seed))
+    record = runs.runs
     for label in args.functions:
         vals = {rule: [record[f"{label}|{args.surrogate}|q{args.q}|{args.budget}|{rule}|{s}"]
                        for s in range(args.seeds)] for rule in RULES}

@@ -13,7 +13,6 @@ paired by seed; per-run results are kept in ``--out`` and reused.
 from __future__ import annotations
 
 import argparse
-import json
 import statistics
 import sys
 from pathlib import Path
@@ -24,6 +23,7 @@ import torch
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT / "benchmarks"))
 import bo  # noqa: E402
+from common import RunRecord  # noqa: E402
 
 from npbandit.envs import BlackBoxEnv  # noqa: E402
 from npbandit.loop import run_episode  # noqa: E402
@@ -52,19 +52,15 @@ def main(argv: list[str] | None = None) -> None:
     parser.add_argument("--budget", type=int, default=60)
     parser.add_argument("--out", default=str(ROOT / "runs" / "probe_thompson_candidates.json"))
     args = parser.parse_args(argv)
-    out = Path(args.out)
-    record = json.loads(out.read_text()) if out.exists() else {}
+    runs = RunRecord(args.out)
     key = "{}|{}|{}|{}|{}|{}".format
     for seed in range(args.seeds):
         for label in args.functions:
             for n in args.candidates:
                 for draw in DRAWS:
-                    k = key(args.model, label, n, draw, args.budget, seed)
-                    if k not in record:
-                        record[k] = one(args.model, draw, n, label, seed, args.budget)
-                        out.parent.mkdir(parents=True, exist_ok=True)
-                        out.write_text(json.dumps(record, indent=1))
-                        print(k, round(record[k], 2), flush=True)
+                    runs.get(key(args.model, label, n, draw, args.budget, seed),
+                             lambda: one(args.model, draw, n, label, seed, args.budget))
+    record = runs.runs
     for label in args.functions:
         for n in args.candidates:
             joint, marginal = ([record[key(args.model, label, n, d, args.budget, s)] for s in range(args.seeds)]
