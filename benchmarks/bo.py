@@ -64,6 +64,8 @@ OPTUNA_VERSION = "5.0.0"
 ACQUISITION_SUFFIXES = ("-marginal-thompson", "-thompson", "-ucb", "-qlognei")
 #: the optuna-np row's checkpoint: the cmanp-bo column through Optuna (NPSampler's default is tnpd-bo)
 NP_CHECKPOINT = "cmanp-bo"
+# what a user would pick instead of an NP (issue 14's bars are stated against these)
+PAIRED_REFERENCES = ("sobol", "optuna-tpe", "gp", "optuna-gp")
 #: the column family of the bo prior's Bayes predictive (benchmarks/prior_bayes.py): what a perfectly
 #: trained *-bo network would search like; not a product surrogate
 BAYES_MODEL = "bayes-gp"
@@ -376,6 +378,9 @@ def main(argv: list[str] | None = None) -> None:
     parser.add_argument("--db", default=str(ROOT / "runs" / "bench_bo.db"))
     parser.add_argument("--no-write", action="store_true")
     parser.add_argument("--no-run", action="store_true", help="only summarise the completed runs in --db")
+    parser.add_argument("--paired", nargs="+", default=["cmanp-bo-tr", "tnpd-bo-tr", "optuna-np"],
+                        help="methods compared seed by seed with what a user would pick instead "
+                             f"({', '.join(PAIRED_REFERENCES)}; those of --methods), one table each")
     parser.add_argument("--section", default="bo",
                         help="docs section (and JSON/figure name) to write; another name than 'bo' publishes a "
                              "subset of methods beside the main table instead of replacing it")
@@ -436,6 +441,10 @@ def main(argv: list[str] | None = None) -> None:
     if counts and min(counts) < args.seeds:
         lines += ["", f"**Incomplete:** {min(counts)} to {max(counts)} of the {args.seeds} seeds per cell so far "
                   "(the script resumes where it stopped)."]
+    references = [m for m in PAIRED_REFERENCES if m in args.methods]
+    for method in [m for m in args.paired if m in args.methods and m not in references]:
+        lines += ["", f"Paired: {method}'s median minus the row's, and on how many seeds {method} ended lower.", "",
+                  *paired_table(summary, args.functions, method, references)]
     figure = "bo_regret" if args.section == "bo" else f"{args.section.replace('-', '_')}_regret"
     lines += ["", f"![log10 simple regret vs evaluations: median and quartiles](figures/{figure}.png)"]
     text = "\n".join(lines) + "\n"
@@ -444,6 +453,26 @@ def main(argv: list[str] | None = None) -> None:
         plot(summary, args.functions, args.methods, figure)
         publish(args.section, text, f"{args.section.replace('-', '_')}.json", command, {"summary": summary},
                 pages=("benchmarks.md", "results.md"), threads=RUN_THREADS)
+
+
+def paired_table(summary: dict, functions: list[str], method: str, references: list[str]) -> list[str]:
+    """Markdown lines comparing ``method`` with each of ``references``, function by function:
+    the difference of the median final log10 regrets (negative: ``method`` ends lower) and on
+    how many of the seeds both ran ``method`` ended lower (``summary`` as ``main`` builds it).
+    Cells where either has no runs are ``-``."""
+    lines = ["| " + method + " against | " + " | ".join(functions) + " |", "|---|" + "---:|" * len(functions)]
+    for ref in references:
+        cells = []
+        for f in functions:
+            mine, theirs = summary.get(f"{f}/{method}"), summary.get(f"{f}/{ref}")
+            if not mine or not theirs:
+                cells.append("-")
+                continue
+            seeds = sorted(set(mine["final_by_seed"]) & set(theirs["final_by_seed"]), key=int)
+            lower = sum(mine["final_by_seed"][s] < theirs["final_by_seed"][s] for s in seeds)
+            cells.append(f"{mine['final'][1] - theirs['final'][1]:+.2f} ({lower}/{len(seeds)})")
+        lines.append(f"| {ref} | " + " | ".join(cells) + " |")
+    return lines
 
 
 def plot(summary: dict, functions: list[str], methods: list[str], name: str = "bo_regret") -> None:

@@ -189,6 +189,22 @@ def test_benchmark_card_path_columns_are_collected_and_repeats_counted(bench, tm
     assert bench.repeat_share([[0.1, 0.1]], 1) == 0.0
 
 
+def test_paired_table_compares_medians_and_counts_seeds_both_ran(bench):
+    """The bar check under the main table: median differences and seed-by-seed wins, over
+    the seeds both columns ran; a missing cell is '-'."""
+    def cell(by_seed):
+        values = sorted(by_seed.values())
+        return {"final": [values[0], values[len(values) // 2], values[-1]],
+                "final_by_seed": {str(k): v for k, v in by_seed.items()}}
+
+    summary = {"branin/np": cell({0: -3.0, 1: -2.0, 2: -1.0}), "branin/gp": cell({0: -4.0, 1: -1.0, 2: 0.0}),
+               "branin/sobol": cell({0: 0.0, 1: 0.5}), "levy4/np": cell({0: 1.0})}
+    lines = bench.paired_table(summary, ["branin", "levy4"], "np", ["gp", "sobol"])
+    assert lines[0] == "| np against | branin | levy4 |"
+    assert lines[2] == "| gp | -1.00 (2/3) | - |"  # -2.0 - (-1.0); lower on seeds 1 and 2
+    assert lines[3] == "| sobol | -2.50 (2/2) | - |"  # only seeds 0 and 1 ran both
+
+
 def test_gp_run_depends_on_its_seed_alone():
     """The GP's fit restarts and optimize_acqf's start points draw from torch's global
     generator; the policy seeds it from the run's seed, so earlier work in the process
