@@ -468,7 +468,7 @@ def paired_table(summary: dict, functions: list[str], method: str, references: l
             if not mine or not theirs:
                 cells.append("-")
                 continue
-            seeds = sorted(set(mine["final_by_seed"]) & set(theirs["final_by_seed"]), key=int)
+            seeds = mine["final_by_seed"].keys() & theirs["final_by_seed"].keys()
             lower = sum(mine["final_by_seed"][s] < theirs["final_by_seed"][s] for s in seeds)
             cells.append(f"{mine['final'][1] - theirs['final'][1]:+.2f} ({lower}/{len(seeds)})")
         lines.append(f"| {ref} | " + " | ".join(cells) + " |")

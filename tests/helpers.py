@@ -32,10 +32,15 @@ class EmbedCounter:
         self.points += inputs[0].shape[0] * inputs[0].shape[1]
 
 
-def load_benchmark(name: str):
-    """``benchmarks/<name>.py`` as a fresh module (the scripts are not a package)."""
-    path = Path(__file__).resolve().parent.parent / "benchmarks" / f"{name}.py"
-    spec = importlib.util.spec_from_file_location(f"bench_{name}", path)
+def load_script(folder: str, name: str):
+    """``<folder>/<name>.py`` (``benchmarks`` or ``scripts``) as a fresh module (neither is a package)."""
+    path = Path(__file__).resolve().parent.parent / folder / f"{name}.py"
+    spec = importlib.util.spec_from_file_location(f"{folder}_{name}", path)
     module = importlib.util.module_from_spec(spec)
     spec.loader.exec_module(module)
     return module
+
+
+def load_benchmark(name: str):
+    """``benchmarks/<name>.py`` as a fresh module."""
+    return load_script("benchmarks", name)

@@ -1,20 +1,14 @@
 """The probe scripts in scripts/ measure what their docstrings say."""
 
-import importlib.util
-from pathlib import Path
-
 import numpy as np
 
 from npbandit.policies.bo import BOPolicy
 
-ROOT = Path(__file__).resolve().parent.parent
+from helpers import load_script
 
 
 def _script(name: str):
-    spec = importlib.util.spec_from_file_location(name, ROOT / "scripts" / f"{name}.py")
-    module = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(module)
-    return module
+    return load_script("scripts", name)
 
 
 def test_the_neutral_rule_leaves_the_region_alone_for_a_stale_success_only():
