@@ -76,6 +76,10 @@ def test_optimize_reports_failures(tmp_path):
     ({"surrogate": "no-such-model"}, ValueError, "surrogate"),
     ({"acquisition": "pi"}, ValueError, "acquisition"),
     ({"budget": 0}, ValueError, "budget"),
+    ({"minimize": "no"}, TypeError, "minimize"),
+    ({"seed": "a"}, ValueError, "seed"),
+    ({"seed": None}, ValueError, "seed"),
+    ({"seed": -1}, ValueError, "seed"),
 ])
 def test_optimize_validates_arguments(kwargs, error, match):
     args = {"objective": sphere, "bounds": BOUNDS, "db": None, "progress": False, **kwargs}

@@ -84,6 +84,61 @@ def test_knowledge_gradient_runs_through_fantasies():
     assert cand.shape == (1, D) and torch.isfinite(value)
 
 
+@pytest.mark.parametrize("name", ["cmanp", "tnpd"])
+def test_fantasy_models_are_differentiable_in_the_fantasy_points(name):
+    # qKG's value depends on its candidate only through the fantasy model (as a GP's does),
+    # and qNegIntegratedPosteriorVariance only through the fantasy model's variance
+    from botorch.acquisition.active_learning import qNegIntegratedPosteriorVariance
+
+    X, Y = data()
+    model = NPModel(surrogate(name), X, Y)
+    Xf = torch.rand(2, 1, D, dtype=torch.float64, requires_grad=True)
+    fantasy = model.fantasize(Xf, SobolQMCNormalSampler(torch.Size([3]), seed=0))
+    fantasy.posterior(torch.rand(4, D, dtype=torch.float64)).mean.sum().backward()
+    assert Xf.grad is not None and Xf.grad.abs().sum() > 0
+    Z = torch.rand(2, 1 + 4, D, dtype=torch.float64, requires_grad=True)
+    qKnowledgeGradient(model, num_fantasies=4)(Z).sum().backward()
+    assert Z.grad[:, 0].abs().sum() > 0  # the candidate, not only the fantasised maximisers
+    Xr = torch.rand(2, 1, D, dtype=torch.float64, requires_grad=True)
+    qNegIntegratedPosteriorVariance(model, mc_points=torch.rand(8, D, dtype=torch.float64))(Xr).sum().backward()
+    assert Xr.grad.abs().sum() > 0
+
+
+@pytest.mark.parametrize("name", ["cmanp", "tnpd"])
+def test_model_dimensions_of_size_one_broadcast_against_t_batches(name):
+    # a fantasy model of batch shape 4 x 1 read by t-batches of shape 3: element [i, j] is fantasy i's
+    X, Y = data()
+    model = NPModel(surrogate(name), X, Y)
+    fantasy = model.fantasize(torch.rand(1, 1, D, dtype=torch.float64), SobolQMCNormalSampler(torch.Size([4]), seed=0))
+    assert fantasy.batch_shape == torch.Size([4, 1])
+    Xt = torch.rand(3, 2, D, dtype=torch.float64)
+    together = fantasy.posterior(Xt).mean
+    apart = torch.stack([fantasy.posterior(Xt[j:j + 1]).mean[:, 0] for j in range(3)], dim=1)
+    assert together.shape == (4, 3, 2, 1) and torch.allclose(together, apart, atol=1e-6)
+    Xs, Ys = torch.rand(3, 1, D, dtype=torch.float64), torch.rand(3, 1, 1, dtype=torch.float64)
+    conditioned = fantasy.condition_on_observations(Xs, Ys)
+    assert conditioned.batch_shape == torch.Size([4, 3])
+    x0 = torch.rand(1, D, dtype=torch.float64)
+    for j in range(3):
+        alone = fantasy.condition_on_observations(Xs[j:j + 1], Ys[j:j + 1]).posterior(x0).mean[:, 0]
+        assert torch.allclose(conditioned.posterior(x0).mean[:, j], alone, atol=1e-6)
+
+
+def test_conditioning_on_no_points_changes_nothing():
+    # BoTorch's fantasize supports an empty X (ModelList's decoupled fantasies produce it)
+    X, Y = data()
+    model = NPModel(surrogate(), X, Y)
+    x0 = torch.rand(2, D, dtype=torch.float64)
+    fantasy = model.fantasize(torch.empty(0, D, dtype=torch.float64), SobolQMCNormalSampler(torch.Size([3])))
+    assert fantasy.batch_shape == torch.Size([3])
+    assert torch.allclose(fantasy.posterior(x0).mean, model.posterior(x0).mean.expand(3, 2, 1), atol=1e-6)
+    assert model.posterior(torch.empty(3, 0, D, dtype=torch.float64)).mean.shape == (3, 0, 1)
+    same = model.condition_on_observations(torch.empty(0, D, dtype=torch.float64), torch.empty(0, 1, dtype=torch.float64))
+    count, mean, m2 = same._moments
+    assert count == X.shape[0] and torch.isfinite(mean).all() and torch.isfinite(m2).all()
+    assert torch.equal(same.posterior(x0).mean, model.posterior(x0).mean)
+
+
 @pytest.mark.parametrize("shape", [(5, D), (4, 5, D), (2, 3, 5, D)])
 def test_posterior_shapes(shape):
     X, Y = data()
@@ -236,8 +291,21 @@ def test_invalid_input_is_refused():
         model.posterior(torch.full((1, 1, D), float("nan"), dtype=torch.float64))
     with pytest.raises(ValueError, match="bounds"):
         NPModel(s, X, Y, bounds=torch.zeros(2, D))
+    with pytest.raises(ValueError, match="bounds must be finite"):
+        NPModel(s, X, Y, bounds=torch.tensor([[0.0] * D, [float("inf")] + [1.0] * (D - 1)]))
+    with pytest.raises(ValueError, match="train_X .*outside bounds"):
+        NPModel(s, 5 * X, Y, bounds=BOUNDS)
+    with pytest.raises(ValueError, match="output_indices"):
+        model.posterior(torch.rand(1, D, dtype=torch.float64), output_indices=[1])
+    with pytest.raises(ValueError, match="output_indices"):
+        model.posterior(torch.rand(1, D, dtype=torch.float64), output_indices=[])
     with pytest.raises(TypeError, match="NeuralProcess"):
         NPModel(object(), X, Y)
+    # a point beyond the box is accepted when conditioning (a Normalize learned on train_X
+    # maps new points beyond the observed range there) and by a later load_state_dict (Ax)
+    transformed = NPModel(s, X, Y, outcome_transform=Standardize(1))
+    streamed = transformed.condition_on_observations(torch.full((1, D), 1.2, dtype=torch.float64), Y[:1])
+    streamed.load_state_dict(streamed.state_dict())
 
 
 def test_posterior_calls_never_reencode_the_training_data():

@@ -98,6 +98,23 @@ def test_batch_elements_do_not_interact(model_name):
     assert torch.allclose(batched.loc[1:2], single.loc, atol=1e-10)
 
 
+def test_select_takes_batch_elements_of_a_state(model_name):
+    # NPModel's fantasies start each new batch element from the state of the element it broadcasts
+    model = tiny_model(model_name)
+    x, y = random_set(3, 12, seed=11)
+    xt, _ = random_set(1, 4, seed=12)
+    state = model.condition(x, y)
+    model.predict(state, xt.expand(3, -1, -1))  # fills whatever the state caches for predictions
+    index = torch.tensor([2, 0, 2, 1])
+    picked = model.predict(state.select(index), xt.expand(4, -1, -1))
+    direct = model.predict(model.condition(x[index], y[index]), xt.expand(4, -1, -1))
+    assert state.select(index).batch_size == 4
+    assert torch.allclose(picked.loc, direct.loc, atol=1e-6) and torch.allclose(picked.scale, direct.scale, atol=1e-6)
+    tiled = model.predict(state.repeat(2), xt.expand(6, -1, -1))
+    assert torch.equal(tiled.loc, torch.cat([tiled.loc[:3], tiled.loc[:3]]))
+    assert torch.allclose(tiled.loc[:3], model.predict(state, xt.expand(3, -1, -1)).loc, atol=1e-6)
+
+
 def test_default_update_reconditions(model_name):
     model = tiny_model(model_name)
     x, y = random_set(2, 20, seed=9)

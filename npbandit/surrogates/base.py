@@ -151,27 +151,34 @@ class NPConfig:
         return asdict(self)
 
 
-def _repeat_batch(value: Any, times: int, dim: int = 0) -> Any:
-    """Tile the batch dimension of every tensor in ``value`` (tensors, tuples, lists, None)."""
+def _select_batch(value: Any, index: Tensor, dim: int = 0) -> Any:
+    """Every tensor in ``value`` (tensors, tuples, lists, dataclasses, None) at batch
+    elements ``index`` along ``dim``: element ``i`` of the result is element ``index[i]``.
+    A batch of one is expanded, not copied."""
     if isinstance(value, Tensor):
         if value.shape[dim] == 1:
-            return value.expand(*value.shape[:dim], times, *value.shape[dim + 1:])
-        reps = [1] * value.dim()
-        reps[dim] = times
-        return value.repeat(*reps)
+            return value.expand(*value.shape[:dim], index.numel(), *value.shape[dim + 1:])
+        return value.index_select(dim, index.to(value.device))
     if isinstance(value, (tuple, list)):
-        return type(value)(_repeat_batch(v, times, dim) for v in value)
+        return type(value)(_select_batch(v, index, dim) for v in value)
     if is_dataclass(value) and not isinstance(value, type):
-        return replace(value, **{f.name: _repeat_batch(getattr(value, f.name), times, dim) for f in fields(value)})
+        return replace(value, **{f.name: _select_batch(getattr(value, f.name), index, dim) for f in fields(value)})
     return value
 
 
 class NPState:
     """Base class of every surrogate's conditioned state."""
 
-    def repeat(self, times: int) -> "NPState":  # pragma: no cover - overridden
-        """The state tiled ``times`` times along the batch: element ``k * B + b`` is element ``b``."""
+    def select(self, index: Tensor) -> "NPState":  # pragma: no cover - overridden
+        """The state of batch elements ``index`` (a 1-D integer tensor, repeats allowed):
+        element ``i`` of the result is element ``index[i]`` of this state."""
         raise NotImplementedError
+
+    def repeat(self, times: int) -> "NPState":
+        """The state tiled ``times`` times along the batch: element ``k * B + b`` is element ``b``."""
+        if not isinstance(times, int) or isinstance(times, bool) or times < 1:
+            raise ValueError(f"times must be a positive int, got {times!r}")
+        return self.select(torch.arange(times * self.batch_size) % self.batch_size)
 
     @property
     def batch_size(self) -> int:  # pragma: no cover - overridden
@@ -203,9 +210,9 @@ class ContextSetState(NPState):
     def num_points(self) -> int:
         return self.xc.shape[1]
 
-    def repeat(self, times: int) -> "ContextSetState":
-        return ContextSetState(_repeat_batch(self.xc, times), _repeat_batch(self.yc, times),
-                               _repeat_batch(self.encoding, times))
+    def select(self, index: Tensor) -> "ContextSetState":
+        return ContextSetState(_select_batch(self.xc, index), _select_batch(self.yc, index),
+                               _select_batch(self.encoding, index))
 
 
 def _check_tensor(name: str, value: Any, last: int, ref: Tensor | None, finite: bool = True) -> None:

@@ -26,7 +26,7 @@ from torch import Tensor, nn
 from torch.distributions import Normal
 
 from npbandit.surrogates.attention import AttentionBlock, SoftmaxState, StreamingCrossAttentionBlock, StreamingReader
-from npbandit.surrogates.base import NeuralProcess, NPConfig, NPState, _repeat_batch
+from npbandit.surrogates.base import NeuralProcess, NPConfig, NPState, _select_batch
 from npbandit.surrogates.layers import DecoderMemory, LatentQueryDecoder, mlp
 
 __all__ = ["CMANPConfig", "CMANPState", "CMAB", "CMANP"]
@@ -122,13 +122,13 @@ class CMANPState(NPState):
     def num_points(self) -> int:
         return self.n_points
 
-    def repeat(self, times: int) -> "CMANPState":
+    def select(self, index: Tensor) -> "CMANPState":
         data = None
         if self.data_state is not None:  # stacked over blocks: the batch is dim 1
-            data = SoftmaxState(_repeat_batch(self.data_state.log_norm, times, 1),
-                                _repeat_batch(self.data_state.mean_value, times, 1))
-        return CMANPState(data, self.reader, self.n_points, self.n_batch * times, self.grad_enabled,
-                          list(_repeat_batch(self.latent_cache, times)), _repeat_batch(self.elite, times))
+            data = SoftmaxState(_select_batch(self.data_state.log_norm, index, 1),
+                                _select_batch(self.data_state.mean_value, index, 1))
+        return CMANPState(data, self.reader, self.n_points, index.numel(), self.grad_enabled,
+                          list(_select_batch(self.latent_cache, index)), _select_batch(self.elite, index))
 
 
 class CMAB(nn.Module):

@@ -447,13 +447,15 @@ class NPModel(Model, FantasizeMixin, GP):
         self._output_indices: list[int] | None = None
         self._pending: tuple[NPModel, Tensor, Tensor] | None = None  # a fantasy's data, until read
         self._train_Yvar = None if train_Yvar is None else train_Yvar.detach()
-        self._set_data(train_X.detach(), train_Y.detach())
+        self._set_data(train_X.detach(), train_Y.detach(), check=True)
         self.eval()  # transforms learned their statistics on the training data above
 
-    def _set_data(self, train_X: Tensor, train_Y: Tensor) -> None:
+    def _set_data(self, train_X: Tensor, train_Y: Tensor, check: bool = False) -> None:
         """Derive everything the model keeps from its raw data, through the transforms in
         their current mode: at construction they learn their statistics here; after
-        :meth:`load_state_dict` (eval mode) they apply the loaded ones."""
+        :meth:`load_state_dict` (eval mode) they apply the loaded ones. ``check``: refuse
+        ``train_X`` outside the box (at construction; the data a model was conditioned on
+        later were accepted then, see :meth:`condition_on_observations`)."""
         Yvar = self._train_Yvar
         Yvar_t = None
         if hasattr(self, "outcome_transform"):
@@ -476,7 +478,7 @@ class NPModel(Model, FantasizeMixin, GP):
         self._rows = (_Rows(self.train_X), _Rows(self.train_Y),
                       None if train_Y_t is train_Y else _Rows(self._train_Y_t))
         self._moments = _moments(train_Y_t)
-        X_in = self._to_surrogate_inputs(train_X, check_domain=True)
+        X_in = self._to_surrogate_inputs(train_X, check="train_X" if check else None)
         self._set_statistics(train_Y_t)
         self._state = self._condition(X_in, train_Y_t)
         self._noise_var: Tensor | None = None
@@ -672,18 +674,26 @@ class NPModel(Model, FantasizeMixin, GP):
 
     # -- scaling -------------------------------------------------------------------
 
-    def _to_surrogate_inputs(self, X: Tensor, check_domain: bool = False) -> Tensor:
-        """Raw ``... x d`` inputs -> the surrogate's inputs ``... x x_dim`` in its dtype/device."""
+    def _to_surrogate_inputs(self, X: Tensor, check: str | None = None) -> Tensor:
+        """Raw ``... x d`` inputs -> the surrogate's inputs ``... x x_dim`` in its dtype/device.
+
+        ``check``: the name of the argument ``X`` came from, when it must lie in ``bounds``
+        (or, without them, in the box the surrogate was trained on): ``train_X`` at
+        construction, where data far outside is most likely unscaled."""
         X = self.transform_inputs(X)
+        outside = check is not None and X.numel() > 0
         if self._bounds is not None:
             lo, hi = self._bounds.to(X)
             X = (X - lo) / (hi - lo)
+            if outside and (X.min() < -1e-6 or X.max() > 1 + 1e-6):
+                raise ValueError(f"{check} (after any input_transform) lies outside bounds, which are mapped onto "
+                                 "the box the surrogate was trained on; pass bounds that contain the data")
             low, high = self._input_domain
             X = low + X * (high - low)
-        elif check_domain:
+        elif outside:
             low, high = self._input_domain
             if X.min() < low - 1e-6 or X.max() > high + 1e-6:
-                raise ValueError(f"train_X (after any input_transform) lies outside [{low}, {high}]^d, the box the "
+                raise ValueError(f"{check} (after any input_transform) lies outside [{low}, {high}]^d, the box the "
                                  "surrogate was trained on; pass bounds=<2 x d tensor> or a Normalize input_transform")
         ref = next(self.surrogate.parameters())
         X = X.to(device=ref.device, dtype=ref.dtype)
@@ -755,6 +765,9 @@ class NPModel(Model, FantasizeMixin, GP):
         out_batch = torch.broadcast_shapes(X.shape[:-2], self.batch_shape)
         q, m = X.shape[-2], self.surrogate.y_dim
         X = X.expand(*out_batch, q, self._d)
+        if q == 0:
+            empty = X.new_zeros((*out_batch, 0, m))
+            return empty, empty
         n_model = math.prod(self.batch_shape)
         n_extra = math.prod(out_batch) // n_model
         if n_model == 1:
@@ -781,25 +794,36 @@ class NPModel(Model, FantasizeMixin, GP):
         return unflatten(mean), unflatten(var)
 
     def _as_targets(self, X: Tensor) -> tuple[Tensor, Any]:
-        """``X`` (``out_batch x q x d``, ``out_batch`` ending in ``model.batch_shape``) as the
-        surrogate's targets: ``[n_model, n_extra * q, x_dim]``, one task per model batch
-        element with every t-batch's points in it (a point's predictive, and the joint of
-        a sub-block of a consistent joint model, do not depend on the other targets).
-        Returns them and ``unflatten(t, *tail)``, which maps a per-target result (``t``
-        of ``n_model x n_extra * q * m x prod(tail)`` elements, target-major) back to
+        """``X`` (``out_batch x q x d``, ``out_batch = broadcast(X's batch, model.batch_shape)``)
+        as the surrogate's targets: ``[n_model, n_extra * q, x_dim]``, one task per model
+        batch element with the points of every t-batch that reads it (a point's predictive,
+        and the joint of a sub-block of a consistent joint model, do not depend on the other
+        targets). Returns them and ``unflatten(t, *tail)``, which maps a per-target result
+        (``t`` of ``n_model x n_extra * q * m x prod(tail)`` elements, target-major) back to
         ``out_batch x q x m x *tail`` in ``X``'s dtype."""
         out_batch, q = X.shape[:-2], X.shape[-2]
         m = self.surrogate.y_dim
         n_model = math.prod(self.batch_shape)
-        n_extra = math.prod(out_batch) // n_model
+        n_out = math.prod(out_batch)
+        n_extra = n_out // n_model
         X_in = self._to_surrogate_inputs(X)
-        flat = X_in.reshape(n_extra, n_model, q, -1).transpose(0, 1).reshape(n_model, n_extra * q, -1)
+        # t-batches grouped by the model element they read; a model dimension of size 1
+        # broadcast against the t-batches is read by all of them
+        order = torch.argsort(self._element_index(out_batch), stable=True).to(X_in.device)
+        flat = X_in.reshape(n_out, q, -1).index_select(0, order).reshape(n_model, n_extra * q, -1)
+        inverse = torch.argsort(order)
 
         def unflatten(t: Tensor, *tail: int) -> Tensor:
-            t = t.reshape(n_model, n_extra, q, m, *tail).transpose(0, 1)
+            t = t.reshape(n_out, q, m, *tail).index_select(0, inverse.to(t.device))
             return t.reshape(*out_batch, q, m, *tail).to(X.dtype)
 
         return flat, unflatten
+
+    def _element_index(self, out_batch: torch.Size) -> Tensor:
+        """For each element of ``out_batch`` (flattened, row-major; ``out_batch`` broadcasts
+        ``model.batch_shape``), the model batch element it reads."""
+        n_model = math.prod(self.batch_shape)
+        return torch.arange(n_model).reshape(self.batch_shape).expand(out_batch).reshape(-1)
 
     def _shared_moments(self, flat: Tensor, needs_grad: bool) -> "_SharedRows | None":
         """The moments at the rows of ``flat`` (``b x q x d``) equal in every t-batch, with
@@ -855,6 +879,8 @@ class NPModel(Model, FantasizeMixin, GP):
             raise ValueError(f"X must have shape batch_shape x q x {self._d}, got {tuple(X.shape)}")
         if not torch.isfinite(X).all():
             raise ValueError("X contains NaN or infinite values")
+        if output_indices is not None:
+            _check_output_indices("output_indices", output_indices, self.surrogate.y_dim)
         self.eval()
         if self.surrogate.joint_predictive and X.shape[-2] > 1:
             return self._joint_posterior(X, output_indices, observation_noise, posterior_transform)
@@ -1025,7 +1051,14 @@ class NPModel(Model, FantasizeMixin, GP):
         """A new model with ``(X, Y)`` added through the surrogate's ``update``.
 
         ``X``: ``batch_shape x n' x d``; ``Y``: ``batch_shape' x n' x m`` (fantasies
-        carry extra leading batch dimensions). The network is shared, not copied."""
+        carry extra leading batch dimensions). The network is shared, not copied. Unlike
+        ``train_X``, ``X`` may leave the box a little: a ``Normalize`` transform learned
+        on ``train_X`` maps new points beyond the observed range outside it.
+
+        A batched (fantasy) model's predictions are differentiable in ``X`` and ``Y``, as
+        a GP's are: qKnowledgeGradient, qNegIntegratedPosteriorVariance and
+        qMultiStepLookahead depend on their candidates through them. A non-batched update
+        (new real data) keeps no graph: its data are stored detached."""
         if not isinstance(X, Tensor) or not isinstance(Y, Tensor):
             raise TypeError("X and Y must be torch.Tensors")
         if X.dim() < 2 or X.shape[-1] != self._d:
@@ -1042,6 +1075,8 @@ class NPModel(Model, FantasizeMixin, GP):
             Y_t, _ = self.outcome_transform(Y, X=X)
         new_batch = torch.broadcast_shapes(X.shape[:-2], Y.shape[:-2], self.batch_shape)
         if not new_batch:
+            if X.shape[-2] == 0:  # nothing to add (the running moments of no points are NaN)
+                return self._child()
             return self._stream(X, Y, Y_t)
         return self._fantasy(X, Y, Y_t, new_batch)
 
@@ -1069,6 +1104,7 @@ class NPModel(Model, FantasizeMixin, GP):
 
     def _stream(self, X: Tensor, Y: Tensor, Y_t: Tensor) -> "NPModel":
         """Non-batched update; its work does not grow with N (see "Streaming" in the module docstring)."""
+        X_in = self._to_surrogate_inputs(X)
         child = self._child()
         n = self.train_X.shape[-2]
         rows_X, child.train_X = self._rows[0].append(n, X)
@@ -1085,7 +1121,7 @@ class NPModel(Model, FantasizeMixin, GP):
             child._state = child._condition(child._to_surrogate_inputs(child.train_X), child._train_Y_t)
         else:
             with torch.no_grad():
-                child._state = self._absorb(self._state, self._to_surrogate_inputs(X).unsqueeze(0),
+                child._state = self._absorb(self._state, X_in.unsqueeze(0),
                                             self._normalise_outputs(Y_t).unsqueeze(0))
         return child
 
@@ -1095,16 +1131,23 @@ class NPModel(Model, FantasizeMixin, GP):
         return bool(moved or rescaled)
 
     def _fantasy(self, X: Tensor, Y: Tensor, Y_t: Tensor, new_batch: torch.Size) -> "NPModel":
+        """The batched model ``new_batch`` with ``(X, Y)`` added. Not under ``no_grad``: its
+        predictions are differentiable in ``X`` and ``Y``, as a GP's fantasy model is, which
+        is all qKnowledgeGradient's value depends on its candidate through."""
         n = X.shape[-2]
-        n_model = math.prod(self.batch_shape)
         n_new = math.prod(new_batch)
-        X_in = self._to_surrogate_inputs(X.expand(*new_batch, n, self._d))
-        Y_n = self._normalise_outputs(Y_t.expand(*new_batch, n, Y_t.shape[-1]))
         self.noise_variance()  # computed on the real data, inherited by the fantasies
         child = self._child()
-        with torch.no_grad():
-            state = self._state.repeat(n_new // n_model)  # tiles the batch: each view stays with its element
-            child._state = self._absorb(state, X_in.reshape(n_new, n, -1), Y_n.reshape(n_new, n, -1))
+        rows = self._element_index(new_batch)  # each new element starts from the model element it broadcasts
+        if self._views is not None:  # the state holds each element once per view, element-major
+            k = self._views.n_views
+            rows = (rows.unsqueeze(-1) * k + torch.arange(k)).reshape(-1)
+        child._state = self._state.select(rows)
+        if n:
+            X_in = self._to_surrogate_inputs(X.expand(*new_batch, n, self._d))
+            Y_n = self._normalise_outputs(Y_t.expand(*new_batch, n, Y_t.shape[-1]))
+            child._state = self._absorb(child._state, X_in.reshape(n_new, n, X_in.shape[-1]),
+                                        Y_n.reshape(n_new, n, Y_n.shape[-1]))
         child._batch_shape = new_batch
         # train_X / train_Y (batch x (N + n) x d) are built only if read: a fantasy per
         # acquisition evaluation (qKG) would otherwise copy all N points every time
@@ -1114,8 +1157,7 @@ class NPModel(Model, FantasizeMixin, GP):
 
     def subset_output(self, idcs: list[int]) -> "NPModel":
         """The same model restricted to outputs ``idcs``."""
-        if not idcs or any(not 0 <= i < self.surrogate.y_dim for i in idcs):
-            raise ValueError(f"idcs must be a non-empty list of output indices below {self.surrogate.y_dim}")
+        _check_output_indices("idcs", idcs, self.surrogate.y_dim)
         child = self._child()
         child._output_indices = list(idcs)
         child._num_outputs = len(idcs)
@@ -1366,11 +1408,19 @@ def _check_matrix(name: str, value: Any) -> None:
         raise ValueError(f"{name} contains NaN or infinite values")
 
 
+def _check_output_indices(name: str, indices: Any, m: int) -> None:
+    if (not isinstance(indices, (list, tuple)) or not indices
+            or any(isinstance(i, bool) or not isinstance(i, int) or not 0 <= i < m for i in indices)):
+        raise ValueError(f"{name} must be a non-empty list of output indices below {m}, got {indices!r}")
+
+
 def _check_bounds(bounds: Any, d: int) -> Tensor:
     if not isinstance(bounds, Tensor):
         bounds = torch.as_tensor(bounds, dtype=torch.float64)
     if bounds.shape != (2, d):
         raise ValueError(f"bounds must be a 2 x {d} tensor (lower row, upper row), got shape {tuple(bounds.shape)}")
+    if not torch.isfinite(bounds).all():
+        raise ValueError("bounds must be finite")
     if not (bounds[1] > bounds[0]).all():
         raise ValueError("bounds must have every upper bound above its lower bound")
     return bounds
