@@ -73,6 +73,11 @@ def test_model_options_build_the_model():
         NPModel.construct_inputs(ds, checkpoint="cmanp-bo", lengthscale=1.0)
     with pytest.raises(ValueError, match="categorical"):
         NPModel.construct_inputs(ds, checkpoint="cmanp-bo", categorical_features=[1])
+    # what Ax passes for an unordered choice parameter: its OneHot transform's 0/1 columns
+    one_hot = SupervisedDataset(torch.cat([ds.X, torch.eye(2, dtype=torch.float64)[torch.arange(10) % 2]], -1), ds.Y,
+                                feature_names=["x1", "x2", "c_OH_PARAM_0", "c_OH_PARAM_1"], outcome_names=["branin"])
+    with pytest.raises(ValueError, match=r"categorical parameters \['c'\]"):
+        NPModel.construct_inputs(one_hot, checkpoint="cmanp-bo")
     with pytest.raises(pretrained.CheckpointError):
         NPModel.construct_inputs(ds, checkpoint="cmanp-wheel")  # a bandit checkpoint for BO data
 

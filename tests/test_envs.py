@@ -1,5 +1,7 @@
 """Gymnasium environments: the Env contract, the wheel protocol, black-box faults."""
 
+import warnings
+
 import gymnasium as gym
 import numpy as np
 import pytest
@@ -57,8 +59,32 @@ def test_wheel_uniform_regret_matches_the_analytic_value():
 def test_wheel_rejects_bad_parameters():
     with pytest.raises(ValueError, match="delta"):
         WheelBanditEnv(delta=1.5)
+    with pytest.raises(ValueError, match="delta"):
+        WheelBanditEnv(delta=True)
+    assert WheelBanditEnv(delta=np.float32(0.5)).delta == 0.5
     with pytest.raises(ValueError, match="horizon"):
         WheelBanditEnv(horizon=0)
+    with pytest.raises(ValueError, match="horizon"):
+        WheelBanditEnv(horizon=True)
+    for std in (float("nan"), -1.0, "0.1"):
+        with pytest.raises(ValueError, match="small_reward_std"):
+            WheelBanditEnv(small_reward_std=std)
+    env = WheelBanditEnv(horizon=5)
+    with pytest.raises(RuntimeError, match="reset"):
+        env.step(0)  # nothing drawn yet: the zero tables would pay 0 with no regret
+    with pytest.raises(ValueError, match="detla"):
+        env.reset(seed=0, options={"detla": 0.3})
+    assert env.reset(seed=0, options={"delta": 0.3})[1]["delta"] == 0.3
+
+
+@pytest.mark.parametrize("env_id", ["npbandit/WheelBandit-v0", "npbandit/BlackBox-v0"])
+def test_render_mode_is_taken_and_only_none_accepted(env_id):
+    kwargs = {"function": "branin"} if "BlackBox" in env_id else {}
+    assert gym.make(env_id, **kwargs).unwrapped.render_mode is None
+    with pytest.raises(ValueError, match="render_mode"):
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore")  # Gymnasium warns first that the mode is not in metadata
+            gym.make(env_id, render_mode="human", **kwargs)
 
 
 def test_blackbox_maps_actions_to_bounds_and_negates_for_minimisation():
@@ -73,6 +99,18 @@ def test_blackbox_maps_actions_to_bounds_and_negates_for_minimisation():
     maximise = BlackBoxEnv(objective=lambda x: float(x.sum()), bounds=[[0], [1]], minimize=False)
     maximise.reset(seed=0)
     assert maximise.step(np.array([0.25]))[1] == 0.25
+
+
+def test_blackbox_records_the_known_minimum_only_where_it_is_the_optimum():
+    # the test function's minimum is the optimum of a minimisation over its own box, of nothing else
+    assert BlackBoxEnv(function="branin").optimal_value == pytest.approx(0.397887, abs=1e-6)
+    assert BlackBoxEnv(function="branin", minimize=False).optimal_value is None
+    assert BlackBoxEnv(function="branin", bounds=[[5, 5], [6, 6]]).optimal_value is None
+    assert BlackBoxEnv(function="branin", minimize=False, optimal_value=308.1).optimal_value == 308.1
+    env = BlackBoxEnv(function="branin", budget=2)
+    env.reset(seed=0)
+    with pytest.raises(ValueError, match="action"):
+        env.step(np.full((1, 2), 0.5))  # not a point of the action space
 
 
 def test_blackbox_named_function_reports_simple_regret():
@@ -127,6 +165,14 @@ def test_blackbox_step_evaluated_is_step_with_the_outcome_known():
     ({"function": "not-a-function"}, ValueError, "function must be one of"),
     ({"objective": lambda x: 0.0}, ValueError, "bounds"),
     ({}, ValueError, "exactly one"),
+    ({"function": "branin", "noise_std": float("nan")}, ValueError, "noise_std"),
+    ({"function": "branin", "noise_std": float("inf")}, ValueError, "noise_std"),
+    ({"function": "branin", "noise_std": "0.1"}, ValueError, "noise_std"),
+    ({"function": "branin", "optimal_value": float("nan")}, ValueError, "optimal_value"),
+    ({"function": "branin", "minimize": "no"}, TypeError, "minimize"),
+    ({"function": "branin", "budget": True}, ValueError, "budget"),
+    ({"function": "branin", "bounds": [[0, 0, 0], [1, 1, 1]]}, ValueError, "branin takes 2"),
+    ({"objective": lambda x: 0.0, "bounds": [[0], [1]], "dim": 5}, ValueError, "dim=5"),
 ])
 def test_blackbox_rejects_bad_arguments(kwargs, error, match):
     with pytest.raises(error, match=match):

@@ -77,9 +77,9 @@ def test_mixed_space_study_proposes_with_the_np(monkeypatch):
     calls = []
     original = NPSampler._propose
 
-    def spy(self, X, Y, pending, seed, region=None):
+    def spy(self, X, Y, pending, seed, region=None, snap=None):
         calls.append((X.shape, Y.shape))
-        return original(self, X, Y, pending, seed, region)
+        return original(self, X, Y, pending, seed, region, snap)
 
     monkeypatch.setattr(NPSampler, "_propose", spy)
     study = optuna.create_study(sampler=sampler(seed=0))
@@ -120,7 +120,7 @@ def test_direction_is_honoured(direction):
 def test_only_completed_finite_trials_inform_the_np(monkeypatch):
     seen = {}
 
-    def capture(self, X, Y, pending, seed, region=None):
+    def capture(self, X, Y, pending, seed, region=None, snap=None):
         seen["X"], seen["Y"], seen["pending"] = X, Y, pending
         return np.full(X.shape[-1], 0.5)
 
@@ -134,7 +134,7 @@ def test_only_completed_finite_trials_inform_the_np(monkeypatch):
     study.add_trial(create_trial(params={"x": 7.0}, distributions=dist, state=TrialState.PRUNED,
                                  intermediate_values={0: 1.0}))
     study.add_trial(create_trial(params={"x": 8.0}, distributions=dist, state=TrialState.RUNNING))
-    with pytest.warns(RuntimeWarning, match=r"leaves out trial\(s\) \[4\]"):
+    with pytest.warns(RuntimeWarning, match=r"leaves out trial\(s\) \[4\]: their values are not finite"):
         x = study.ask().suggest_float("x", 0.0, 10.0)
     assert x == 5.0
     assert seen["X"].squeeze(-1).tolist() == [0.1, 0.2, 0.3, 0.4]
@@ -224,6 +224,49 @@ def test_running_trials_push_the_next_proposal_away(checkpoint, liar):
     assert abs(study.ask().suggest_float("x", 0.0, 1.0) - xs[0]) < 1e-3 and x_again not in xs
 
 
+def two_floats(trial) -> float:
+    return (trial.suggest_float("x", 0, 10) - 3) ** 2 + (trial.suggest_float("y", 0, 10) - 4) ** 2
+
+
+@pytest.mark.parametrize("trust_region", [False, True])
+def test_an_enqueued_trial_outside_the_range_is_left_out(trust_region):
+    # Optuna runs an enqueued out-of-range value (with a warning); the NP has no model there
+    study = optuna.create_study(sampler=sampler(seed=0, n_startup_trials=3, trust_region=trust_region))
+    study.enqueue_trial({"x": 10.5, "y": 5.0})
+    with pytest.warns(RuntimeWarning, match=r"leaves out trial\(s\) \[0\]: a parameter lies outside"):
+        study.optimize(two_floats, n_trials=5)
+    assert all(t.state == TrialState.COMPLETE for t in study.trials)
+
+
+def test_one_sampler_serves_several_studies():
+    # every in-memory study has id 0: a search space cached for the first must not empty the second's
+    shared = sampler(seed=0, n_startup_trials=3)
+    optuna.create_study(sampler=shared).optimize(lambda t: t.suggest_float("a", 0, 1) ** 2, n_trials=4)
+    second = optuna.create_study(sampler=shared)
+    second.optimize(two_floats, n_trials=4)
+    assert set(shared.infer_relative_search_space(second, second.trials[-1])) == {"x", "y"}
+
+
+def test_grid_parameters_are_not_proposed_again():
+    # the repeat check compares points where they are evaluated: on a stepped parameter's grid
+    study = optuna.create_study(sampler=sampler(seed=0, n_startup_trials=3))
+    study.optimize(lambda t: (t.suggest_float("x", 0, 1, step=0.1) - 0.33) ** 2, n_trials=9)
+    values = [t.params["x"] for t in study.trials]
+    assert all(v not in values[:i] for i, v in enumerate(values) if i >= 3), values  # the NP's, after 3 start-up
+
+
+def test_parameters_left_to_the_independent_sampler_are_reported(caplog):
+    optuna.logging.enable_propagation()
+    try:
+        study = optuna.create_study(sampler=sampler(seed=0, n_startup_trials=2))
+        study.optimize(lambda t: t.suggest_float("x", 0, 1) + (t.suggest_categorical("c", ["a", "b"]) == "b"),
+                       n_trials=3)
+    finally:
+        optuna.logging.disable_propagation()
+    assert "samples parameter 'c' of trial 2 independently" in caplog.text
+    assert "parameter 'x'" not in caplog.text and "trial 1 " not in caplog.text
+
+
 def test_multi_objective_is_refused():
     study = optuna.create_study(directions=["minimize", "minimize"], sampler=sampler())
     with pytest.raises(ValueError, match="one objective; this study has 2"):
@@ -249,6 +292,9 @@ def test_more_parameters_than_the_checkpoint_takes_is_refused():
     ({"independent_sampler": "random"}, TypeError, "independent_sampler"),
     ({"liar": "kriging"}, ValueError, "liar must be one of"),
     ({"liar": "penalty", "acquisition": "ucb"}, ValueError, "'penalty' needs acquisition 'logei'"),
+    ({"beta": -1.0}, ValueError, "beta"),
+    ({"beta": float("nan")}, ValueError, "beta"),
+    ({"warn_independent_sampling": "yes"}, TypeError, "warn_independent_sampling"),
 ])
 def test_bad_arguments(kwargs, error, match):
     with pytest.raises(error, match=match):

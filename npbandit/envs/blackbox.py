@@ -37,6 +37,8 @@ import gymnasium as gym
 import numpy as np
 import torch
 
+from npbandit.validation import check_bool, check_int, check_options, check_real, check_render_mode
+
 __all__ = ["BlackBoxEnv", "ObjectiveError", "available_functions", "make_test_function", "objective_value",
            "problem_objective"]
 
@@ -224,19 +226,28 @@ class BlackBoxEnv(gym.Env):
 
     def __init__(self, function: str | None = None, objective: Callable[[np.ndarray], float] | None = None,
                  bounds: Any = None, dim: int | None = None, minimize: bool = True, budget: int = 100,
-                 noise_std: float = 0.0, optimal_value: float | None = None) -> None:
+                 noise_std: float = 0.0, optimal_value: float | None = None, render_mode: str | None = None) -> None:
         if (function is None) == (objective is None):
             raise ValueError("pass exactly one of function=<name> or objective=<callable>")
-        if not isinstance(budget, int) or budget < 1:
-            raise ValueError(f"budget must be a positive int, got {budget!r}")
-        if noise_std < 0:
-            raise ValueError(f"noise_std must be >= 0, got {noise_std}")
+        check_render_mode(render_mode)
+        self.render_mode = render_mode
+        budget = check_int("budget", budget, minimum=1)
+        noise_std = check_real("noise_std", noise_std, low=0.0)
+        minimize = check_bool("minimize", minimize)
+        if optimal_value is not None:
+            optimal_value = check_real("optimal_value", optimal_value)
         if function is not None:
             problem = make_test_function(function, dim)
             self.name = function.lower()
             self._call = problem_objective(problem, self.name)
             self.bounds = as_bounds(problem.bounds) if bounds is None else as_bounds(bounds)
-            self.optimal_value = getattr(problem, "_optimal_value", None) if optimal_value is None else optimal_value
+            if self.bounds.shape[1] != problem.dim:
+                raise ValueError(f"bounds are {self.bounds.shape[1]}-dimensional but {self.name} takes "
+                                 f"{problem.dim} input(s)" + ("" if dim is not None else " (pass dim= for the "
+                                                               "functions that take one)"))
+            # the function's known minimum is the optimum of a minimisation over its own box only
+            known = getattr(problem, "_optimal_value", None) if bounds is None and minimize else None
+            self.optimal_value = known if optimal_value is None else optimal_value
         else:
             if not callable(objective):
                 raise TypeError(f"objective must be callable, got {type(objective).__name__}")
@@ -245,10 +256,13 @@ class BlackBoxEnv(gym.Env):
             self.name = getattr(objective, "__name__", "objective")
             self._call = objective
             self.bounds = as_bounds(bounds)
+            if dim is not None and dim != self.bounds.shape[1]:
+                raise ValueError(f"dim={dim!r} disagrees with the {self.bounds.shape[1]}-dimensional bounds (with "
+                                 "objective=, the bounds give the dimension; dim is for function=)")
             self.optimal_value = optimal_value
-        self.minimize = bool(minimize)
+        self.minimize = minimize
         self.budget = budget
-        self.noise_std = float(noise_std)
+        self.noise_std = noise_std
         self.dim = self.bounds.shape[1]
         self.action_space = gym.spaces.Box(0.0, 1.0, shape=(self.dim,), dtype=np.float64)
         low = np.concatenate([np.zeros(self.dim), [-np.inf]])
@@ -269,6 +283,7 @@ class BlackBoxEnv(gym.Env):
         return self.bounds[0] + np.asarray(action, dtype=np.float64) * (self.bounds[1] - self.bounds[0])
 
     def reset(self, *, seed: int | None = None, options: dict[str, Any] | None = None):
+        check_options(options, ())
         super().reset(seed=seed)
         self.t = 0
         self.best_value = None
@@ -296,7 +311,7 @@ class BlackBoxEnv(gym.Env):
         return self._step(action, known)
 
     def _step(self, action, call: Callable[[np.ndarray], Any]):
-        action = np.asarray(action, dtype=np.float64).reshape(-1)
+        action = np.asarray(action, dtype=np.float64)
         if action.shape != (self.dim,) or not np.isfinite(action).all() or (action < 0).any() or (action > 1).any():
             raise ValueError(f"action must be a finite point of [0, 1]^{self.dim}, got {action.tolist()}")
         if self.t >= self.budget:

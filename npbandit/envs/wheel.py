@@ -23,6 +23,7 @@ import numpy as np
 import torch
 
 from npbandit.priors.wheel import LARGE_REWARD_STD, N_ARMS, SMALL_REWARD_STD, wheel_mean_rewards
+from npbandit.validation import check_int, check_options, check_real, check_render_mode
 
 __all__ = ["WheelBanditEnv"]
 
@@ -32,25 +33,27 @@ class WheelBanditEnv(gym.Env):
 
     metadata = {"render_modes": []}
 
-    def __init__(self, delta: float = 0.5, horizon: int = 2000, small_reward_std: float = SMALL_REWARD_STD) -> None:
-        _check_delta(delta)
-        if not isinstance(horizon, int) or horizon < 1:
-            raise ValueError(f"horizon must be a positive int, got {horizon!r}")
-        self.delta = float(delta)
-        self.horizon = horizon
-        self.small_reward_std = float(small_reward_std)
+    def __init__(self, delta: float = 0.5, horizon: int = 2000, small_reward_std: float = SMALL_REWARD_STD,
+                 render_mode: str | None = None) -> None:
+        check_render_mode(render_mode)
+        self.render_mode = render_mode
+        self.delta = _check_delta(delta)
+        self.horizon = check_int("horizon", horizon, minimum=1)
+        self.small_reward_std = check_real("small_reward_std", small_reward_std, low=0.0)
         self.observation_space = gym.spaces.Box(-1.0, 1.0, shape=(2,), dtype=np.float32)
         self.action_space = gym.spaces.Discrete(N_ARMS)
         self.contexts = np.zeros((horizon, 2), dtype=np.float32)
         self.rewards = np.zeros((horizon, N_ARMS))
         self.means = np.zeros((horizon, N_ARMS))
         self.t = 0
+        self._drawn = False  # no run drawn before the first reset
 
     def reset(self, *, seed: int | None = None, options: dict[str, Any] | None = None):
+        """A new run; ``options={"delta": d}`` changes δ from this run on."""
+        options = check_options(options, ("delta",))
         super().reset(seed=seed)
-        if options and "delta" in options:
-            _check_delta(options["delta"])
-            self.delta = float(options["delta"])
+        if "delta" in options:
+            self.delta = _check_delta(options["delta"])
         rng = self.np_random
         radius = np.sqrt(rng.random(self.horizon))
         angle = 2 * math.pi * rng.random(self.horizon)
@@ -60,11 +63,14 @@ class WheelBanditEnv(gym.Env):
         std = np.where(large, LARGE_REWARD_STD, self.small_reward_std)
         self.rewards = self.means + std * rng.standard_normal(self.means.shape)
         self.t = 0
+        self._drawn = True
         return self.contexts[0].copy(), {"delta": self.delta}
 
     def step(self, action):
         if not self.action_space.contains(action):
             raise ValueError(f"action must be an arm in 0..{N_ARMS - 1}, got {action!r}")
+        if not self._drawn:
+            raise RuntimeError("call reset() before step(): no run has been drawn")
         if self.t >= self.horizon:
             raise RuntimeError("the episode is over; call reset()")
         a = int(action)
@@ -81,6 +87,5 @@ class WheelBanditEnv(gym.Env):
         return obs, reward, False, truncated, info
 
 
-def _check_delta(delta: Any) -> None:
-    if not isinstance(delta, (int, float)) or not 0 <= delta <= 1:
-        raise ValueError(f"delta must be a number in [0, 1], got {delta!r}")
+def _check_delta(delta: Any) -> float:
+    return check_real("delta", delta, low=0.0, high=1.0)

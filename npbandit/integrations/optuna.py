@@ -28,6 +28,7 @@ from __future__ import annotations
 
 import math
 import warnings
+import weakref
 from collections.abc import Sequence
 from typing import Any
 
@@ -35,6 +36,7 @@ import numpy as np
 import torch
 
 try:
+    from optuna.logging import get_logger
     from optuna.distributions import BaseDistribution, FloatDistribution, IntDistribution
     from optuna.samplers import BaseSampler, RandomSampler
     from optuna.search_space import IntersectionSearchSpace
@@ -48,8 +50,11 @@ from npbandit.api import SURROGATES
 from npbandit.policies.bo import ACQUISITIONS, DEFAULT_LIAR, check_liar, pending_rule, propose, propose_in_region
 from npbandit.policies.trust_region import TrustRegion
 from npbandit.surrogates.pretrained import check_checkpoint_kind, load_surrogate
+from npbandit.validation import check_bool, check_int, check_real
 
 __all__ = ["NPSampler"]
+
+_LOGGER = get_logger(__name__)
 
 
 class NPSampler(BaseSampler):
@@ -71,7 +76,8 @@ class NPSampler(BaseSampler):
         beta: UCB's exploration weight.
         num_restarts, raw_samples: ``optimize_acqf``'s settings, as in ``optimize``.
         avoid_repeats: never propose a point a completed trial has evaluated (as in
-            ``optimize``); ``False`` for a noisy objective.
+            ``optimize``; int and stepped parameters compared on their grid); ``False`` for
+            a noisy objective.
         trust_region: propose inside a trust region around the best trial, the NP seeing
             the trials in it as its whole domain, as ``optimize`` does by default (see
             :class:`~npbandit.policies.BOPolicy`). The region is replayed from the
@@ -83,8 +89,15 @@ class NPSampler(BaseSampler):
             (in the trust region, those in its box), ``"believer"``: each at the NP's own
             mean there (the kriging believer), or ``"penalty"`` (LogEI only): at no
             value, LogEI damped around each (local penalisation); default as ``optimize``'s.
+        warn_independent_sampling: log a warning (Optuna's logger, as ``GPSampler`` does)
+            when, past the start-up trials, a parameter is drawn by the independent sampler
+            instead of the NP: a categorical, or a parameter whose range changed between
+            trials (the NP proposes those suggested with one distribution in every
+            completed trial).
 
-    Only completed trials inform the NP (pruned and failed ones are ignored). The study
+    Only completed trials inform the NP (pruned and failed ones are ignored, and so, with
+    a warning, are those with a non-finite value or a parameter outside its range). One
+    sampler may serve several studies in turn (the checkpoint is loaded once). The study
     must have one objective; ``study.direction`` decides whether it is minimised
     (Optuna's default) or maximised.
     """
@@ -92,7 +105,7 @@ class NPSampler(BaseSampler):
     def __init__(self, checkpoint: str = "tnpd-bo", *, acquisition: str = "logei", n_startup_trials: int = 10,
                  seed: int | None = None, independent_sampler: BaseSampler | None = None, beta: float = 2.0,
                  num_restarts: int = 10, raw_samples: int = 512, avoid_repeats: bool = True,
-                 trust_region: bool = True, liar: str = DEFAULT_LIAR) -> None:
+                 trust_region: bool = True, liar: str = DEFAULT_LIAR, warn_independent_sampling: bool = True) -> None:
         if not isinstance(checkpoint, str):
             raise TypeError(f"checkpoint must be a checkpoint name or path, got {type(checkpoint).__name__}")
         name = SURROGATES.get(checkpoint, checkpoint)
@@ -105,14 +118,16 @@ class NPSampler(BaseSampler):
             raise ValueError("acquisition 'qlognei' proposes a batch of points; NPSampler proposes one per trial "
                              "(several workers are handled by believing running trials at a value: liar=...). Use "
                              "'logei', 'ucb', 'thompson' or 'marginal-thompson'")
-        _check_int("n_startup_trials", n_startup_trials, minimum=0)
+        check_int("n_startup_trials", n_startup_trials, minimum=0)
         if seed is not None:
-            _check_int("seed", seed, minimum=0)
+            check_int("seed", seed, minimum=0)
         if independent_sampler is not None and not isinstance(independent_sampler, BaseSampler):
             raise TypeError(f"independent_sampler must be an optuna BaseSampler or None, "
                             f"got {type(independent_sampler).__name__}")
-        _check_int("num_restarts", num_restarts, minimum=1)
-        _check_int("raw_samples", raw_samples, minimum=1)
+        check_int("num_restarts", num_restarts, minimum=1)
+        check_int("raw_samples", raw_samples, minimum=1)
+        beta = check_real("beta", beta, low=0.0)
+        self.warn_independent_sampling = check_bool("warn_independent_sampling", warn_independent_sampling)
         self._surrogate = load_surrogate(name)
         check_checkpoint_kind(self._surrogate.card, prior="bo", y_dim=1, purpose="NPSampler")
         self.checkpoint = self._surrogate.card["name"]
@@ -128,14 +143,18 @@ class NPSampler(BaseSampler):
             raise TypeError(f"trust_region must be a bool, got {type(trust_region).__name__}")
         self.trust_region = trust_region
         self.liar = check_liar(liar, acquisition)
-        self._search_space = IntersectionSearchSpace()
-        self._warned: set[int] = set()
+        # one per study: Optuna's cache is per study, and every in-memory study has id 0
+        self._search_spaces: weakref.WeakKeyDictionary[Any, dict[int, IntersectionSearchSpace]] = \
+            weakref.WeakKeyDictionary()
+        self._warned: set[tuple[int, int, str, int]] = set()  # (storage, study, reason, trial) warned of
 
     # -- Optuna's sampler interface ---------------------------------------------------
 
     def infer_relative_search_space(self, study: Study, trial: FrozenTrial) -> dict[str, BaseDistribution]:
         _check_single_objective(study)
-        return {name: dist for name, dist in self._search_space.calculate(study).items()
+        spaces = self._search_spaces.setdefault(study._storage, {})
+        space = spaces.setdefault(study._study_id, IntersectionSearchSpace())
+        return {name: dist for name, dist in space.calculate(study).items()
                 if isinstance(dist, (FloatDistribution, IntDistribution)) and not dist.single()}
 
     def sample_relative(self, study: Study, trial: FrozenTrial,
@@ -152,7 +171,12 @@ class NPSampler(BaseSampler):
         if len(completed) < self.n_startup_trials:
             return {}
         finite = [t for t in completed if math.isfinite(t.value)]
-        self._warn_non_finite(completed, finite)
+        self._warn_left_out(study, completed, finite, "their values are not finite, and the NP conditions on real "
+                            "numbers only")
+        inside = [t for t in finite if _inside(t, names, search_space)]
+        self._warn_left_out(study, finite, inside, "a parameter lies outside its range (an enqueued trial), where "
+                            "the NP has no model")
+        finite = inside
         if not finite:
             return {}
         sign = -1.0 if study.direction == StudyDirection.MINIMIZE else 1.0
@@ -160,17 +184,31 @@ class NPSampler(BaseSampler):
         Y = torch.tensor([[sign * t.value] for t in finite], dtype=torch.float64)  # [n, 1], maximised
         # trials other workers are evaluating right now (all of this space suggested already)
         pending = [t for t in trials if t.state == TrialState.RUNNING and t.number != trial.number
-                   and all(t.distributions.get(n) == search_space[n] for n in names)]
+                   and all(t.distributions.get(n) == search_space[n] for n in names)
+                   and _inside(t, names, search_space)]
         region = None
         if self.trust_region:  # the trials in the order they were started, the first n_startup_trials the design
             order = sorted(range(len(finite)), key=lambda i: finite[i].number)
             region = TrustRegion.replay(d, [float(Y[i]) for i in order], self.n_startup_trials)
+        spaces = [search_space[n] for n in names]
+
+        def snap(points: torch.Tensor) -> torch.Tensor:  # where each point would be evaluated, in the cube
+            return torch.tensor([[_to_unit(dist, _from_unit(dist, float(u))) for dist, u in zip(spaces, row)]
+                                 for row in points.tolist()], dtype=points.dtype).reshape(points.shape)
+
+        stepped = any(dist.step is not None for dist in spaces)
         u = self._propose(X, Y, _unit_rows(pending, names, search_space) if pending else None,
-                          self._trial_seed(trial.number, "relative"), region)
+                          self._trial_seed(trial.number, "relative"), region, snap if stepped else None)
         return {n: _from_unit(search_space[n], float(u[j])) for j, n in enumerate(names)}
 
     def sample_independent(self, study: Study, trial: FrozenTrial, param_name: str,
                            param_distribution: BaseDistribution) -> Any:
+        if self.warn_independent_sampling and not param_distribution.single():
+            completed = study.get_trials(deepcopy=False, states=(TrialState.COMPLETE,))
+            if len(completed) >= self.n_startup_trials:  # past the start-up, the NP would be expected to propose it
+                _LOGGER.warning(f"NPSampler samples parameter {param_name!r} of trial {trial.number} independently, "
+                                f"not with the NP: the NP proposes only float and int parameters suggested with the "
+                                f"same distribution in every completed trial of the study ({param_distribution})")
         if self._independent is not None:
             return self._independent.sample_independent(study, trial, param_name, param_distribution)
         # one generator per (seed, trial, parameter): a trial's draws do not depend on which
@@ -197,10 +235,10 @@ class NPSampler(BaseSampler):
     # -- the proposal -----------------------------------------------------------------
 
     def _propose(self, X: torch.Tensor, Y: torch.Tensor, pending: torch.Tensor | None, seed: int,
-                 region: TrustRegion | None = None) -> np.ndarray:
+                 region: TrustRegion | None = None, snap: Any = None) -> np.ndarray:
         """The next point in the unit cube, ``[d]``, from completed ``X`` ``[n, d]`` with
         maximised values ``Y`` ``[n, 1]`` and the running trials ``pending`` ``[p, d]``,
-        inside ``region`` when given."""
+        inside ``region`` when given; ``snap``: the parameters' grid (:func:`propose`)."""
         from npbandit import NPModel
 
         def build(X_seen: torch.Tensor, Y_seen: torch.Tensor) -> NPModel:
@@ -210,27 +248,29 @@ class NPSampler(BaseSampler):
         # running trials are believed at a value (the liar rule) in propose, shared with optimize(batch_size=q)
         if region is not None:
             return propose_in_region(region, X, Y, build, self.acquisition, seed=seed, pending=pending,
-                                     avoid_repeats=self.avoid_repeats, liar=self.liar, **settings)
+                                     avoid_repeats=self.avoid_repeats, liar=self.liar, snap=snap, **settings)
         return propose(build(X, Y), self.acquisition, dim=X.shape[-1], best_f=Y.max(), seed=seed, pending=pending,
-                       **pending_rule(Y, self.liar), observed=X if self.avoid_repeats else None,
+                       **pending_rule(Y, self.liar), observed=X if self.avoid_repeats else None, snap=snap,
                        **settings)
 
     def _trial_seed(self, number: int, purpose: str) -> int:
         key = [self.seed, number, *purpose.encode()]
         return int(np.random.SeedSequence(key).generate_state(1)[0] % 2**31)
 
-    def _warn_non_finite(self, completed: list[FrozenTrial], finite: list[FrozenTrial]) -> None:
-        kept = {t.number for t in finite}
-        skipped = [t.number for t in completed if t.number not in kept and t.number not in self._warned]
+    def _warn_left_out(self, study: Study, trials: list[FrozenTrial], kept: list[FrozenTrial], why: str) -> None:
+        """Warn once per study, trial and reason about the ``trials`` not in ``kept``."""
+        numbers = {t.number for t in kept}
+        keys = {t.number: (id(study._storage), study._study_id, why, t.number) for t in trials
+                if t.number not in numbers}
+        skipped = [number for number, key in keys.items() if key not in self._warned]
         if skipped:
-            self._warned.update(skipped)
-            warnings.warn(f"NPSampler leaves out trial(s) {skipped}: their values are not finite, and the NP "
-                          "conditions on real numbers only", RuntimeWarning, stacklevel=3)
+            self._warned.update(keys.values())
+            warnings.warn(f"NPSampler leaves out trial(s) {skipped}: {why}", RuntimeWarning, stacklevel=3)
 
 
-def _check_int(name: str, value: Any, *, minimum: int) -> None:
-    if not isinstance(value, (int, np.integer)) or isinstance(value, bool) or value < minimum:
-        raise ValueError(f"{name} must be an int >= {minimum}, got {value!r}")
+def _inside(trial: FrozenTrial, names: list[str], space: dict[str, BaseDistribution]) -> bool:
+    """Whether the trial's parameters ``names`` lie in their ranges (an enqueued trial's may not)."""
+    return all(space[n].low <= trial.params[n] <= space[n].high for n in names)
 
 
 def _check_single_objective(study: Study) -> None:

@@ -8,6 +8,7 @@ by ``reset(seed)``, so every method of a comparison starts from the same points.
 from __future__ import annotations
 
 import warnings
+from collections.abc import Callable
 from typing import Any
 
 import numpy as np
@@ -397,7 +398,8 @@ def propose(model, acquisition: str, *, dim: int, best_f: float | torch.Tensor, 
             num_restarts: int = 10, raw_samples: int = 512, thompson_candidates: int = 2048,
             pending: torch.Tensor | None = None, pending_value: float | torch.Tensor | None = None,
             observed: torch.Tensor | None = None, bounds: torch.Tensor | None = None, q: int = 1,
-            penalise_pending: bool = False, believe_pending: bool = False) -> np.ndarray:
+            penalise_pending: bool = False, believe_pending: bool = False,
+            snap: Callable[[torch.Tensor], torch.Tensor] | None = None) -> np.ndarray:
     """The next point to evaluate: the maximiser of ``acquisition`` on ``model`` over the unit cube.
 
     The one proposal step every NP/GP route shares (``BOPolicy``, and so ``optimize``;
@@ -448,6 +450,9 @@ def propose(model, acquisition: str, *, dim: int, best_f: float | torch.Tensor, 
             deterministic objective a repeat teaches nothing, yet an NP that stays unsure
             at its observations keeps expected improvement high there (Ax, likewise,
             generates again when it proposes an evaluated point).
+        snap: maps points ``[k, d]`` of the cube to where they would be evaluated (a grid of
+            stepped parameters, ``NPSampler``); the repeat check then compares those, so a
+            proposal that rounds onto an observed grid point counts as a repeat.
         bounds: ``[2, d]`` lower and upper corners of the box searched, inside the unit
             cube (``None``: the whole cube). The model may know points outside it.
         q: points proposed together, for ``"qlognei"`` (1 for the other acquisitions).
@@ -514,7 +519,7 @@ def propose(model, acquisition: str, *, dim: int, best_f: float | torch.Tensor, 
         if penalise_pending and pending is not None and len(pending):
             penalty = _LocalPenalty.build(model, pending, best_f, bounds, seed)
         return _maximise(model, acquisition, dim, best_f, seed, beta, num_restarts, raw_samples, thompson_candidates,
-                         observed, bounds, penalty)
+                         observed, bounds, penalty, snap)
 
 
 def _condition(model, X: torch.Tensor, Y: torch.Tensor):
@@ -536,7 +541,8 @@ def _condition(model, X: torch.Tensor, Y: torch.Tensor):
 
 def propose_in_region(region: TrustRegion, X: torch.Tensor, Y: torch.Tensor, build_model, acquisition: str, *,
                       seed: int, pending: torch.Tensor | None = None, avoid_repeats: bool = True,
-                      liar: str = DEFAULT_LIAR, **settings: Any) -> np.ndarray:
+                      liar: str = DEFAULT_LIAR, snap: Callable[[torch.Tensor], torch.Tensor] | None = None,
+                      **settings: Any) -> np.ndarray:
     """:func:`propose` inside ``region``'s box around the best of ``X`` ``[n, d]`` (values
     ``Y`` ``[n, 1]``, maximised): the model, ``build_model(X_box, Y_box)``, sees only the
     observations in the box ``region.context_factor`` times as wide around the same
@@ -544,8 +550,8 @@ def propose_in_region(region: TrustRegion, X: torch.Tensor, Y: torch.Tensor, bui
     the proposal, searched for in the middle of that cube, is mapped back. The one trust-region step of
     ``BOPolicy`` and ``NPSampler``. ``liar``: what the pending points are believed at, from
     the outputs in the model's box (:func:`liar_value`). ``settings``: ``propose``'s ``beta``, ``num_restarts``,
-    ``raw_samples``, ``thompson_candidates``, ``q``. Returns ``[d]`` in the unit cube (``[q, d]``
-    for ``"qlognei"``)."""
+    ``raw_samples``, ``thompson_candidates``, ``q``. ``snap``: as :func:`propose`'s, on the
+    whole unit cube. Returns ``[d]`` in the unit cube (``[q, d]`` for ``"qlognei"``)."""
     center = X[int(torch.argmax(Y))]
     lower, upper = region.box(center)  # searched
     seen_lower, seen_upper = region.box(center, region.context_factor)  # what the model sees, as its unit cube
@@ -555,9 +561,14 @@ def propose_in_region(region: TrustRegion, X: torch.Tensor, Y: torch.Tensor, bui
         pending = region.to_unit(pending, seen_lower, seen_upper)[0]
     span = seen_upper - seen_lower
     bounds = torch.stack([(lower - seen_lower) / span, (upper - seen_lower) / span]).clamp(0.0, 1.0)
+    local_snap = None
+    if snap is not None:  # the repeat check in the model's cube, through the whole cube's grid
+        def local_snap(points: torch.Tensor) -> torch.Tensor:
+            return (snap(seen_lower + points * span) - seen_lower) / span
+
     point = propose(build_model(X_box, Y_box), acquisition, dim=X.shape[-1], best_f=Y_box.max(), seed=seed,
                     pending=pending, **pending_rule(Y_box, liar), observed=X_box if avoid_repeats else None,
-                    bounds=bounds, **settings)
+                    bounds=bounds, snap=local_snap, **settings)
     return (seen_lower + torch.as_tensor(point) * span).clamp(lower, upper).numpy()
 
 
@@ -676,7 +687,8 @@ REPEAT_DISTANCE = 1e-3
 
 def _maximise(model, acquisition: str, dim: int, best_f: float | torch.Tensor, seed: int, beta: float,
               num_restarts: int, raw_samples: int, thompson_candidates: int,
-              avoid: torch.Tensor | None, bounds: torch.Tensor, penalty: "_LocalPenalty | None" = None) -> np.ndarray:
+              avoid: torch.Tensor | None, bounds: torch.Tensor, penalty: "_LocalPenalty | None" = None,
+              snap: Callable[[torch.Tensor], torch.Tensor] | None = None) -> np.ndarray:
     from botorch.acquisition import LogExpectedImprovement, UpperConfidenceBound
     from botorch.optim import optimize_acqf
 
@@ -701,13 +713,18 @@ def _maximise(model, acquisition: str, dim: int, best_f: float | torch.Tensor, s
     candidates, values = candidates.detach().reshape(-1, dim), values.detach().reshape(-1)
     if avoid is None or not len(avoid):
         return candidates[int(torch.argmax(values))].numpy()
-    new = torch.cdist(candidates, avoid.to(candidates)).amin(dim=-1) >= REPEAT_DISTANCE
+    if snap is None:
+        def snap(points: torch.Tensor) -> torch.Tensor:
+            return points
+
+    avoid = snap(avoid.to(candidates))
+    new = torch.cdist(snap(candidates), avoid).amin(dim=-1) >= REPEAT_DISTANCE
     if new.any():  # the best restart that lands away from every observation
         return candidates[int(torch.argmax(torch.where(new, values, -torch.inf)))].numpy()
     # every restart came back to an observation: the acquisition's best among Sobol points away from them
     pool = bounds[0] + (bounds[1] - bounds[0]) * torch.quasirandom.SobolEngine(
         dim, scramble=True, seed=seed).draw(raw_samples, dtype=torch.float64)
-    pool = pool[torch.cdist(pool, avoid.to(pool)).amin(dim=-1) >= REPEAT_DISTANCE]
+    pool = pool[torch.cdist(snap(pool), avoid).amin(dim=-1) >= REPEAT_DISTANCE]
     if not len(pool):  # observations everywhere (a tiny box searched for long): nothing new to offer
         return candidates[int(torch.argmax(values))].numpy()
     with torch.no_grad():

@@ -198,6 +198,8 @@ from npbandit.surrogates.views import InputViews, symmetry_count
 __all__ = ["NPModel", "NPLikelihood", "shared_surrogate"]
 
 NOISE_POINTS = 256
+# the infix of the columns Ax's OneHot transform makes of an unordered choice parameter
+ONE_HOT_INFIX = "_OH_PARAM_"
 # below this many rows saved, predicting the shared rows once (and their Jacobian) costs
 # more than predicting them in every t-batch when a gradient is needed (CPU, cmanp-bo)
 SHARED_ROWS_MIN = 100
@@ -547,6 +549,15 @@ class NPModel(Model, FantasizeMixin, GP):
                              "ModelConfig (or construct_inputs(dataset, checkpoint=...)); see `npbandit models`")
         if isinstance(training_data, MultiTaskDataset):
             raise ValueError("NPModel models a single task; training_data is a MultiTaskDataset")
+        # Ax one-hot encodes unordered choice parameters before the model sees them (its OneHot
+        # transform names the columns <parameter>_OH_PARAM_<k>): 0/1 columns the NP would read as
+        # smooth inputs of a box, one input of the checkpoint per level
+        one_hot = sorted({name.split(ONE_HOT_INFIX)[0] for name in getattr(training_data, "feature_names", [])
+                          if ONE_HOT_INFIX in name})
+        if one_hot:
+            raise ValueError(f"NPModel models continuous (range) parameters only; this search space has "
+                             f"categorical parameters {one_hot} (Ax one-hot encodes them); use ordered choice or "
+                             "range parameters, or one NPModel per category")
         inputs: dict[str, Any] = dict(super().construct_inputs(training_data))
         _check_matrix("training_data.X", inputs["train_X"])
         if isinstance(checkpoint, NeuralProcess):
