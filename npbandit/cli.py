@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import argparse
 import contextlib
+import functools
 import json
 import os
 import signal
@@ -250,6 +251,21 @@ def models_text(cards: list[dict]) -> str:
     return "\n".join(lines)
 
 
+def _close_pool(pool: Any, exc_type: Any, exc: Any, tb: Any) -> bool:
+    """Exit of ``--workers``' pool: after a finished run wait for the workers; after a stop
+    or an error, do not wait for evaluations still running (they are abandoned, as the
+    README says; a hung call would otherwise keep the command alive for ever)."""
+    if exc_type is None:
+        pool.shutdown(wait=True)
+        return False
+    processes = list(getattr(pool, "_processes", None) or {})  # pids; no public way before Python 3.14
+    pool.shutdown(wait=False, cancel_futures=True)
+    for pid in processes:
+        with contextlib.suppress(ProcessLookupError, PermissionError):
+            os.kill(pid, signal.SIGKILL)  # the workers ignore SIGINT / SIGTERM
+    return False
+
+
 def _optimize_executor(args: argparse.Namespace, stack: contextlib.ExitStack) -> tuple[Any, int]:
     """``npbandit optimize``'s executor (``None``: evaluate here) and batch size from
     ``--workers`` / ``--dask-scheduler`` / ``--batch-size``; the executor is closed with ``stack``."""
@@ -263,9 +279,14 @@ def _optimize_executor(args: argparse.Namespace, stack: contextlib.ExitStack) ->
         import concurrent.futures as cf
         import multiprocessing
 
-        # spawn, not fork: the parent holds torch's thread pools, which a forked child inherits broken
-        pool = cf.ProcessPoolExecutor(args.workers, mp_context=multiprocessing.get_context("spawn"))
-        stack.enter_context(pool)
+        from npbandit.cluster import leave_stop_signals_to_the_driver
+
+        # spawn, not fork: the parent holds torch's thread pools, which a forked child inherits broken.
+        # Ctrl-C reaches the whole process group: the workers leave it to this process, which saves
+        # the run and then abandons the evaluations in flight (_close_pool)
+        pool = cf.ProcessPoolExecutor(args.workers, mp_context=multiprocessing.get_context("spawn"),
+                                      initializer=leave_stop_signals_to_the_driver)
+        stack.push(functools.partial(_close_pool, pool))
         return pool, args.workers if args.batch_size is None else args.batch_size
     if args.batch_size is not None and args.batch_size > 1:
         raise ValueError("--batch-size > 1 needs --workers N or --dask-scheduler ADDRESS to evaluate on")
@@ -375,6 +396,10 @@ def _dispatch(args) -> int:
                 return 0
             problem = make_test_function(args.function, args.dim)
             bounds = problem.bounds if args.bounds is None else _parse_bounds(args.bounds)
+            if len(bounds[0]) != problem.dim:
+                raise ValueError(f"--bounds are {len(bounds[0])}-dimensional but {args.function} takes {problem.dim} "
+                                 "input(s)" + ("" if args.dim is not None else " (--dim sets it for the functions "
+                                                                               "that take one)"))
             objective = problem_objective(problem, args.function)
             name = args.function.lower()
             # the problem's known optimum is its minimum over its own bounds; elsewhere it is unknown
@@ -383,6 +408,9 @@ def _dispatch(args) -> int:
             if args.bounds is None:
                 raise ValueError("--bounds is required with --objective")
             bounds = _parse_bounds(args.bounds)
+            if args.dim is not None and args.dim != len(bounds[0]):
+                raise ValueError(f"--dim {args.dim} disagrees with the {len(bounds[0])}-dimensional --bounds (with "
+                                 "--objective, the bounds give the dimension; --dim is for --function)")
             objective = _load_objective(args.objective)
             name = optimum = None
         with contextlib.ExitStack() as stack:

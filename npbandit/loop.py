@@ -339,6 +339,18 @@ def _run_async(env: BlackBoxEnv, policy: Policy, obs: Any, horizon: int | None, 
                     ok, out, worker = False, TimeoutError(f"evaluation still running after {eval_timeout} s"), None
                 obs = _record_async(env, policy, obs, job, ok, out, worker, logger, on_error, result, signals)
                 bar.update(1)
+    except RunInterrupted:
+        # evaluations that came back before the stop (while a point was proposed, or behind the
+        # one whose write delivered the signal) are results: keep them, then stop
+        with signals.held(deliver=False):
+            for future in [f for f in inflight if f.done() and not f.cancelled()]:
+                job = inflight.pop(future)
+                try:
+                    ok, out, worker = future.result()
+                except Exception as err:  # noqa: BLE001 - the executor failed, not the objective
+                    ok, out, worker = False, err, None
+                obs = _record_async(env, policy, obs, job, ok, out, worker, logger, "skip", result, signals)
+        raise
     finally:
         for future in inflight:
             future.cancel()  # queued ones never start; running ones cannot be stopped

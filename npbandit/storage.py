@@ -76,7 +76,7 @@ from sqlalchemy import (
     update,
 )
 from sqlalchemy.engine import Engine, make_url
-from sqlalchemy.exc import ArgumentError, OperationalError, SQLAlchemyError
+from sqlalchemy.exc import ArgumentError, DatabaseError, OperationalError, SQLAlchemyError
 from sqlalchemy.orm import DeclarativeBase, Mapped, mapped_column
 
 __all__ = ["DEFAULT_URL", "Run", "Step", "Meta", "open_db", "RunLogger", "list_runs", "run_steps", "effective_status",
@@ -246,11 +246,12 @@ def shared_url(url: str) -> str:
 
 @contextlib.contextmanager
 def _storage_errors(url: str, doing: str) -> Iterator[None]:
-    """Re-raise the driver's ``OperationalError`` (read-only file, missing directory,
-    locked past the busy timeout, ...) as :class:`StorageError` naming the database."""
+    """Re-raise the driver's ``DatabaseError`` (read-only file, missing directory, locked
+    past the busy timeout, a file that is not a database, ...) as :class:`StorageError`
+    naming the database."""
     try:
         yield
-    except OperationalError as err:
+    except DatabaseError as err:
         raise StorageError(f"db {display_url(url)!r}: cannot {doing}: {getattr(err, 'orig', None) or err}") from None
 
 

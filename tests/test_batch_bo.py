@@ -66,6 +66,36 @@ def test_four_in_flight_overlap_and_storage_records_workers(tmp_path):
     assert SCHEMA_VERSION == 2
 
 
+def test_a_stop_keeps_the_evaluations_that_came_back_while_a_point_was_proposed(tmp_path, monkeypatch):
+    # Ctrl-C while the driver proposes: the evaluations finished meanwhile are results too
+    import signal
+
+    from npbandit.loop import RunInterrupted
+    from npbandit.policies import SobolPolicy
+
+    calls = []
+
+    def counted(x):
+        calls.append(1)
+        return sphere(x)
+
+    real_act = SobolPolicy.act
+
+    def act(self, obs, pending=None):
+        if len(calls) >= 6:
+            time.sleep(0.3)  # the three in flight come back meanwhile
+            raise RunInterrupted(signal.SIGINT)
+        return real_act(self, obs, pending=pending)
+
+    monkeypatch.setattr(SobolPolicy, "act", act)
+    db = f"sqlite:///{tmp_path / 'stop.db'}"
+    with ThreadPoolExecutor(3) as ex, pytest.raises(RunInterrupted, match="saved all"):
+        optimize(counted, BOUNDS, surrogate="random", budget=20, seed=0, db=db, progress=False, executor=ex,
+                 batch_size=3)
+    run = list_runs(db)[0]
+    assert run.status == "interrupted" and len(run_steps(db, run.id)) == len(calls) >= 7
+
+
 def test_sequential_run_overlaps_nothing(tmp_path):
     with ThreadPoolExecutor(4) as ex:
         result = optimize(slow_sphere, BOUNDS, surrogate="random", budget=4, seed=0, db=None, progress=False,

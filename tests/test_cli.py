@@ -70,6 +70,11 @@ RANDOM = ["--surrogate", "random"]
     (["--function", "branin", *RANDOM, "--db", "{tmp}/missing/runs.db"], "does not exist"),
     (["--function", "branin", *RANDOM, "--db", "sqlite:///file:{tmp}/ro.db?mode=ro&uri=true"],
      "attempt to write a readonly database"),
+    (["--function", "branin", *RANDOM, "--db", "{tmp}/notes.txt"], "file is not a database"),
+    (["--function", "branin", "--bounds", "[[0, 0, 0], [1, 1, 1]]", *RANDOM], "branin takes 2 input(s)"),
+    (["--objective", "bad_objectives:nan", "--bounds", "[[0], [1]]", "--dim", "5", *RANDOM], "--dim 5 disagrees"),
+    (["--objective", "bad_objectives:nan", "--bounds", "[[true], [2]]", *RANDOM], "array of numbers"),
+    (["--objective", "bad_objectives:nan", "--bounds", "[[-1e308], [1e308]]", *RANDOM], "too wide"),
 ])
 def test_cli_optimize_errors_are_one_line_with_status_2(tmp_path, monkeypatch, capsys, args, message):
     monkeypatch.syspath_prepend(str(tmp_path))
@@ -80,6 +85,7 @@ def test_cli_optimize_errors_are_one_line_with_status_2(tmp_path, monkeypatch, c
             return "1.5"
     """)
     open_db(str(tmp_path / "ro.db"))
+    (tmp_path / "notes.txt").write_text("not a database, but a text file a user pointed --db at\n" * 200)
     args = [a.replace("{tmp}", str(tmp_path)) for a in args]
     db = str(tmp_path / "runs.db")
     assert main(["optimize", *args, *([] if "--db" in args else ["--db", db])]) == 2
@@ -135,6 +141,38 @@ def test_a_signal_saves_every_evaluation_and_records_interrupted(tmp_path, signu
     assert run.status == "interrupted" and run.n_steps == evaluated == 2
     assert run.error == f"{signal.Signals(signum).name} after 2 step(s)"
     assert [s["t"] for s in run_steps(db, run.id)] == list(range(evaluated))
+
+
+def test_ctrl_c_with_worker_processes_saves_the_run_and_leaves_no_worker(tmp_path):
+    # Ctrl-C reaches the whole process group: the workers leave it to the driver, which saves
+    # the run, says one line and abandons the evaluations in flight (it does not wait for them)
+    write_module(tmp_path, "slow_objective", f"""
+        import os, time
+        def f(x):
+            with open({str(tmp_path / 'started.txt')!r}, "a") as log:
+                log.write(f"{{os.getpid()}}\\n")
+            time.sleep(1.0)
+            return float(x.sum())
+    """)
+    db = str(tmp_path / "runs.db")
+    proc = subprocess.Popen([sys.executable, "-m", "npbandit.cli", "optimize", "--objective", "slow_objective:f",
+                             "--bounds", "[[0, 0], [1, 1]]", "--surrogate", "random", "--budget", "1000",
+                             "--workers", "2", "--db", db], cwd=tmp_path, stdout=subprocess.PIPE,
+                            stderr=subprocess.PIPE, text=True, start_new_session=True)
+    started = tmp_path / "started.txt"
+    deadline = time.time() + 120
+    while time.time() < deadline and (not started.exists() or len(started.read_text().split()) < 5):
+        time.sleep(0.05)
+    os.killpg(proc.pid, signal.SIGINT)
+    _, err = proc.communicate(timeout=60)
+    assert proc.returncode == 128 + signal.SIGINT
+    assert one_line(err).startswith("npbandit optimize: stopped by SIGINT after")
+    (run,) = list_runs(db)
+    assert run.status == "interrupted" and run.n_steps >= 3
+    time.sleep(0.5)
+    for pid in {int(p) for p in started.read_text().split()}:
+        with pytest.raises(ProcessLookupError):
+            os.kill(pid, 0)
 
 
 def test_cli_report_reads_without_writing_and_refuses_a_missing_database(tmp_path, capsys):

@@ -111,6 +111,9 @@ def test_np_policy_leaves_the_encoding_to_its_surrogate(tmp_path, monkeypatch):
         RewardEncoding(1.0, "log")
     with pytest.raises(ValueError, match="reward_fill"):
         RewardEncoding(1.0, "identity", "nan")
+    for beta in (float("nan"), float("inf"), -1.0):  # NaN passed `beta < 0` and UCB then played one arm
+        with pytest.raises(ValueError, match="beta"):
+            NPBanditPolicy(surrogate, beta=beta)
 
 
 def _old_policy_actions(model, rule, delta, seed, steps):

@@ -206,8 +206,13 @@ def objective_value(out: Any, x: np.ndarray) -> float:
 
 def as_bounds(bounds: Any, name: str = "bounds") -> np.ndarray:
     """Validate a 2 x d box (lower row, upper row) and return it as float64 numpy."""
+    raw = np.asarray(bounds.detach().cpu() if isinstance(bounds, torch.Tensor) else bounds, dtype=object)
+    # numbers only: float() would read True as 1.0 and "0" as 0.0
+    if raw.dtype == object and any(isinstance(v, (bool, np.bool_)) or not isinstance(v, numbers.Real)
+                                   for v in raw.reshape(-1)):
+        raise ValueError(f"{name} must be a 2 x d array of numbers (lower row, upper row), got {bounds!r}")
     try:
-        array = np.asarray(bounds.detach().cpu() if isinstance(bounds, torch.Tensor) else bounds, dtype=np.float64)
+        array = np.asarray(raw, dtype=np.float64)
     except (TypeError, ValueError):
         raise ValueError(f"{name} must be a 2 x d array of numbers (lower row, upper row)") from None
     if array.ndim != 2 or array.shape[0] != 2 or array.shape[1] < 1:
@@ -216,6 +221,9 @@ def as_bounds(bounds: Any, name: str = "bounds") -> np.ndarray:
         raise ValueError(f"{name} must be finite")
     if not (array[1] > array[0]).all():
         raise ValueError(f"{name}: every lower bound must be below its upper bound, got {array.tolist()}")
+    with np.errstate(over="ignore"):
+        if not np.isfinite(array[1] - array[0]).all():
+            raise ValueError(f"{name}: the box is too wide to represent (upper - lower overflows), got {array.tolist()}")
     return array
 
 

@@ -20,6 +20,7 @@ import torch
 from npbandit.surrogates.base import NeuralProcess
 from npbandit.transforms import RewardEncoding
 from npbandit.policies.base import Policy
+from npbandit.validation import check_real
 
 __all__ = ["UniformPolicy", "LinUCBPolicy", "NPBanditPolicy", "GPUCBPolicy", "BASELINES", "BANDIT_PRIORS", "RULES",
            "parse_bandit_policy_name", "check_bandit_policy_name"]
@@ -178,8 +179,7 @@ class NPBanditPolicy(Policy):
             raise TypeError(f"surrogate must be an npbandit NeuralProcess, got {type(surrogate).__name__}")
         if rule not in RULES:
             raise ValueError(f"rule must be one of {RULES}, got {rule!r}")
-        if beta < 0:
-            raise ValueError(f"beta must be >= 0, got {beta}")
+        beta = check_real("beta", beta, low=0.0)
         card = getattr(surrogate, "card", None)
         if card is not None:  # a checkpoint of another prior would fail later, on a shape or silently
             from npbandit.surrogates.pretrained import check_checkpoint_kind
