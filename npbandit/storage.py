@@ -252,6 +252,10 @@ def _storage_errors(url: str, doing: str) -> Iterator[None]:
     try:
         yield
     except DatabaseError as err:
+        # the database, not our use of it: OperationalError, or SQLite's bare DatabaseError ("file is not
+        # a database"); its other subclasses (IntegrityError: a step written twice) are errors of the caller
+        if not isinstance(err, OperationalError) and type(err) is not DatabaseError:
+            raise
         raise StorageError(f"db {display_url(url)!r}: cannot {doing}: {getattr(err, 'orig', None) or err}") from None
 
 
