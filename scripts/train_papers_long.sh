@@ -7,12 +7,14 @@
 #
 #   RUNS=cmanp-gp1d-lr2 MINUTES=120 scripts/train_papers_long.sh
 #   EXPORT=1 RUNS=cmanp-gp1d scripts/train_papers_long.sh   # export the saved state as a checkpoint card
+#   THREADS=2 RUNS=cmanp-gp1d-scratch scripts/train_papers_long.sh   # one run alone on two cores
 set -euo pipefail
 cd "$(dirname "$0")/.."
 NPB=${NPB:-.venv/bin/npbandit}
 MINUTES=${MINUTES:-120}
 RUNS=${RUNS:-cmanp-gp1d}
-common=(--threads 1 --eval-every 2000 --eval-batches 16 --checkpoint-every 500 --max-minutes "$MINUTES")
+THREADS=${THREADS:-1}  # torch threads per run: 1 while two runs share two cores, 2 for a run alone
+common=(--threads "$THREADS" --eval-every 2000 --eval-batches 16 --checkpoint-every 500 --max-minutes "$MINUTES")
 if [[ -n "${EXPORT:-}" ]]; then common+=(--export-now); fi
 run() {
     case "$1" in
@@ -82,6 +84,8 @@ run() {
         # more on the expected loss, a fresh 20k cosine schedule at lr 3e-5: cmanp-gp1d-ft's own evaluations still
         # rose over its last 4k steps (1.225 / 0.837 -> 1.237 / 0.867) as its schedule ran out. A hedge beside the
         # from-scratch run below, which needs about nine more CPU hours.
+        # Ended (20k, 2.2 h): 1.235 / 0.805 on regression_ll, shipped as cmanp-gp1d v4. Its --init-from path now holds
+        # v4; v3 (sha256 28afd293...) is the weights file before commit abee7a3.
         cmanp-gp1d-ft2) "$NPB" train --model cmanp --prior gp1d --out training_runs/cmanp-gp1d-ft2 --set n_latents=128 \
                    --set n_block_latents=128 --init-from npbandit/surrogates/weights/cmanp-gp1d.json \
                    --loss expected --lr 3e-5 --steps 20000 --name cmanp-gp1d "${common[@]}" ;;
