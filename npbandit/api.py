@@ -19,6 +19,7 @@ from npbandit.policies.bo import ACQUISITIONS, DEFAULT_LIAR, OUTPUT_WARPS, BOPol
 from npbandit.scaling import standardization
 from npbandit.storage import DEFAULT_URL, RunLogger
 from npbandit.surrogates.pretrained import (UnknownCheckpointError, check_checkpoint_kind, fitting_checkpoints,
+from npbandit.validation import check_bool, check_int
                                             read_card)
 
 __all__ = ["optimize", "OptimizeResult", "SURROGATES", "objective_label"]
@@ -151,10 +152,8 @@ def optimize(objective: Callable[[Any], float], bounds: Any, surrogate: str = "t
         raise ValueError(f"output_warp must be None or one of {OUTPUT_WARPS}, got {output_warp!r}")
     if not isinstance(avoid_repeats, bool):
         raise TypeError(f"avoid_repeats must be a bool, got {type(avoid_repeats).__name__}")
-    if not isinstance(minimize, (bool, np.bool_)):
-        raise TypeError(f"minimize must be a bool, got {type(minimize).__name__}")
-    if isinstance(seed, (bool, np.bool_)) or not isinstance(seed, (int, np.integer)) or seed < 0:
-        raise ValueError(f"seed must be a non-negative int, got {seed!r}")
+    check_bool("minimize", minimize)
+    check_int("seed", seed, minimum=0)
     if trust_region is not None and not isinstance(trust_region, bool):
         raise TypeError(f"trust_region must be a bool or None, got {type(trust_region).__name__}")
     check_liar(liar)

@@ -37,7 +37,7 @@ class WheelBanditEnv(gym.Env):
                  render_mode: str | None = None) -> None:
         check_render_mode(render_mode)
         self.render_mode = render_mode
-        self.delta = _check_delta(delta)
+        self.delta = check_real("delta", delta, low=0.0, high=1.0)
         self.horizon = check_int("horizon", horizon, minimum=1)
         self.small_reward_std = check_real("small_reward_std", small_reward_std, low=0.0)
         self.observation_space = gym.spaces.Box(-1.0, 1.0, shape=(2,), dtype=np.float32)
@@ -53,7 +53,7 @@ class WheelBanditEnv(gym.Env):
         options = check_options(options, ("delta",))
         super().reset(seed=seed)
         if "delta" in options:
-            self.delta = _check_delta(options["delta"])
+            self.delta = check_real("delta", options["delta"], low=0.0, high=1.0)
         rng = self.np_random
         radius = np.sqrt(rng.random(self.horizon))
         angle = 2 * math.pi * rng.random(self.horizon)
@@ -85,7 +85,3 @@ class WheelBanditEnv(gym.Env):
         truncated = self.t >= self.horizon
         obs = self.contexts[min(self.t, self.horizon - 1)].copy()
         return obs, reward, False, truncated, info
-
-
-def _check_delta(delta: Any) -> float:
-    return check_real("delta", delta, low=0.0, high=1.0)

@@ -817,15 +817,19 @@ class NPModel(Model, FantasizeMixin, GP):
         n_model = math.prod(self.batch_shape)
         n_out = math.prod(out_batch)
         n_extra = n_out // n_model
-        X_in = self._to_surrogate_inputs(X)
+        X_in = self._to_surrogate_inputs(X).reshape(n_out, q, -1)
         # t-batches grouped by the model element they read; a model dimension of size 1
-        # broadcast against the t-batches is read by all of them
-        order = torch.argsort(self._element_index(out_batch), stable=True).to(X_in.device)
-        flat = X_in.reshape(n_out, q, -1).index_select(0, order).reshape(n_model, n_extra * q, -1)
-        inverse = torch.argsort(order)
+        # broadcast against the t-batches is read by all of them (one model element: nothing to group)
+        order = None if n_model == 1 else torch.argsort(self._element_index(out_batch), stable=True)
+        if order is not None:
+            X_in = X_in.index_select(0, order.to(X_in.device))
+        flat = X_in.reshape(n_model, n_extra * q, -1)
+        inverse = None if order is None else torch.argsort(order)
 
         def unflatten(t: Tensor, *tail: int) -> Tensor:
-            t = t.reshape(n_out, q, m, *tail).index_select(0, inverse.to(t.device))
+            t = t.reshape(n_out, q, m, *tail)
+            if inverse is not None:
+                t = t.index_select(0, inverse.to(t.device))
             return t.reshape(*out_batch, q, m, *tail).to(X.dtype)
 
         return flat, unflatten
