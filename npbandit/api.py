@@ -19,8 +19,8 @@ from npbandit.policies.bo import ACQUISITIONS, DEFAULT_LIAR, OUTPUT_WARPS, BOPol
 from npbandit.scaling import standardization
 from npbandit.storage import DEFAULT_URL, RunLogger
 from npbandit.surrogates.pretrained import (UnknownCheckpointError, check_checkpoint_kind, fitting_checkpoints,
-from npbandit.validation import check_bool, check_int
                                             read_card)
+from npbandit.validation import check_bool, check_int
 
 __all__ = ["optimize", "OptimizeResult", "SURROGATES", "objective_label"]
 
