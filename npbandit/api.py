@@ -181,8 +181,6 @@ def optimize(objective: Callable[[Any], float], bounds: Any, surrogate: str = "t
     info = {"kind": "bo", "env_id": "npbandit/BlackBox-v0",
             "env_params": {"objective": label, "dim": d, "bounds": box.tolist(), "minimize": bool(minimize),
                            "budget": budget, "optimal_value": optimal_value}}
-    if executor is not None:
-        info["env_params"]["batch_size"] = batch_size
     result = run_episode(env, policy, seed=seed, logger=logger, run_info=info, on_error=on_error,
                          progress=progress, desc=f"optimize {env.name}", executor=executor,
                          batch_size=batch_size, eval_timeout=eval_timeout)

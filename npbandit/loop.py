@@ -190,7 +190,7 @@ def _run(env: gym.Env, policy: Policy, seed: int, steps: int | None, logger: Run
                 result.run_id = logger.start(
                     kind=info.get("kind", "bandit"),
                     env_id=info.get("env_id", str(env.spec.id if env.spec else type(env).__name__)),
-                    env_params=_env_params(env, info), policy=policy.name, policy_params=policy.params(),
+                    env_params=_env_params(env, info, async_args), policy=policy.name, policy_params=policy.params(),
                     checkpoint=policy.checkpoint, seed=seed)
         obs, _ = env.reset(seed=seed)
         policy.reset(seed)
@@ -384,12 +384,16 @@ def _record_async(env: BlackBoxEnv, policy: Policy, obs: Any, job: dict[str, Any
     return next_obs
 
 
-def _env_params(env: gym.Env, info: dict[str, Any]) -> dict[str, Any]:
+def _env_params(env: gym.Env, info: dict[str, Any], async_args: tuple = (None, 1, None)) -> dict[str, Any]:
     """``run_info["env_params"]``, completed for a black-box run with the problem it
-    optimises (objective name, dimension, bounds, direction, budget, known optimum):
-    ``npbandit report`` groups runs by the problem, whoever wrote the run_info."""
+    optimises (objective name, dimension, bounds, direction, budget, known optimum) and,
+    run asynchronously, the evaluations it kept in flight (``batch_size``): ``npbandit
+    report`` groups runs by the problem and tells settings apart, whoever wrote the
+    run_info."""
     params = dict(info.get("env_params", {}))
     base = env.unwrapped
+    if async_args[0] is not None:
+        params.setdefault("batch_size", async_args[1])
     if isinstance(base, BlackBoxEnv):
         for key, value in (("objective", base.name), ("dim", base.dim), ("bounds", base.bounds.tolist()),
                            ("minimize", base.minimize), ("budget", base.budget),

@@ -10,10 +10,17 @@ A row (and a plot panel) only puts together runs that are comparable:
   (minimise / maximise) -- and one budget. When the run recorded the problem's optimum
   (``optimize(optimal_value=...)``, named test functions on their own bounds),
   *simple regret* is the gap between the best value found and it.
+
+Within one of these, a row (a line) is one policy *with one setting*: runs of one policy
+name whose logged settings differ (UCB's ``beta``, ``n_init``, the evaluations kept in
+flight...) are separate rows, labelled with the settings that tell them apart
+(``gp-ucb  beta=2``, ``gp-ucb  beta=4``; ``?`` where a run logged before a setting was
+recorded).
 """
 
 from __future__ import annotations
 
+import json
 import math
 import statistics
 import textwrap
@@ -108,6 +115,41 @@ def _bo_groups(runs: list[RunRow]) -> dict[Problem, list[RunRow]]:
                                                     str(kv[0].minimize))))
 
 
+def _settings(run: RunRow) -> dict[str, Any]:
+    """How a run's policy was set up: its logged ``policy_params`` (less ``dim``, which the
+    problem fixes) and, for black-box runs, the evaluations it kept in flight
+    (``batch_size``; sequential runs, which do not log it, kept one)."""
+    out = {k: v for k, v in run.policy_params.items() if k != "dim"}
+    if run.kind == "bo":
+        out["batch_size"] = run.env_params.get("batch_size", 1)
+    return out
+
+
+def _setting_text(value: Any) -> str:
+    if isinstance(value, float):
+        return f"{value:g}"
+    return value if isinstance(value, str) else json.dumps(value)
+
+
+def _labels(runs: list[RunRow]) -> dict[int, str]:
+    """Each run's row label among ``runs`` (one comparable setting): its policy name, and
+    when runs of that name were set up differently, the settings that differ between
+    them (``gp-ucb  beta=2``). Runs with one label are one row."""
+    by_policy: dict[str, list[RunRow]] = defaultdict(list)
+    for run in runs:
+        by_policy[run.policy].append(run)
+    labels = {}
+    for policy, group in by_policy.items():
+        settings = [_settings(r) for r in group]
+        keys = sorted(set().union(*settings))
+        differ = [k for k in keys
+                  if len({json.dumps(s[k], sort_keys=True, default=str) if k in s else None for s in settings}) > 1]
+        for run, setting in zip(group, settings):
+            labels[run.id] = "  ".join([policy] + [f"{k}={_setting_text(setting[k]) if k in setting else '?'}"
+                                                   for k in differ])
+    return labels
+
+
 def _best_curve(steps: list[dict[str, Any]], length: int) -> np.ndarray:
     """Best value found after each of ``length`` evaluations (failed ones included, they
     spend budget); NaN before the first evaluation that succeeded."""
@@ -123,27 +165,34 @@ def _best_curve(steps: list[dict[str, Any]], length: int) -> np.ndarray:
 
 
 def bandit_summary(db: str = DEFAULT_URL) -> list[dict[str, Any]]:
-    """Per (delta, run length, policy), over completed runs: final cumulative regret of each
-    run, normalised by Uniform's mean on the same setting (×100) when Uniform ran, and
+    """Per (delta, run length, policy with its settings: ``label``, see the module
+    docstring), over completed runs: final cumulative regret of each run, normalised by
+    Uniform's mean on the same setting (×100) when Uniform ran (with one setting), and
     simple regret (mean per-round regret over the last ``simple_regret_rounds`` rounds,
     :data:`SIMPLE_REGRET_SHARE` of the run)."""
-    groups: dict[tuple, dict[str, list[float]]] = defaultdict(lambda: defaultdict(list))
-    simple: dict[tuple, dict[str, list[float]]] = defaultdict(lambda: defaultdict(list))
+    settings: dict[tuple, list[tuple[RunRow, float, float]]] = defaultdict(list)
     for run in list_runs(db, kind="bandit"):
         if run.status != "completed":
             continue
         steps = run_steps(db, run.id)
         if not steps:
             continue
-        key = (run.env_params.get("delta"), len(steps))
-        groups[key][run.policy].append(steps[-1]["cumulative_regret"])
-        simple[key][run.policy].append(statistics.fmean(s["regret"] for s in steps[-_tail(len(steps)):]))
+        settings[(run.env_params.get("delta"), len(steps))].append(
+            (run, steps[-1]["cumulative_regret"], statistics.fmean(s["regret"] for s in steps[-_tail(len(steps)):])))
     rows = []
-    for (delta, horizon), by_policy in sorted(groups.items(), key=lambda kv: (kv[0][0] or 0, kv[0][1])):
-        norm = statistics.fmean(by_policy["uniform"]) if by_policy.get("uniform") else None
-        for policy, values in sorted(by_policy.items()):
-            row = {"delta": delta, "steps": horizon, "policy": policy, "runs": len(values),
-                   "cumulative_regret": values, "simple_regret": simple[(delta, horizon)][policy],
+    for (delta, horizon), cell in sorted(settings.items(), key=lambda kv: (kv[0][0] or 0, kv[0][1])):
+        labels = _labels([run for run, _, _ in cell])
+        by_label: dict[str, list[tuple[RunRow, float, float]]] = defaultdict(list)
+        for entry in cell:
+            by_label[labels[entry[0].id]].append(entry)
+        uniform = [v for label, entries in by_label.items() for r, v, _ in entries if r.policy == "uniform"]
+        uniform_rows = {label for label, entries in by_label.items() if entries[0][0].policy == "uniform"}
+        # Uniform run with two settings (numbers of arms) is no single yardstick: no normalisation then
+        norm = statistics.fmean(uniform) if len(uniform_rows) == 1 else None
+        for label, entries in sorted(by_label.items()):
+            values = [v for _, v, _ in entries]
+            row = {"delta": delta, "steps": horizon, "policy": entries[0][0].policy, "label": label,
+                   "runs": len(values), "cumulative_regret": values, "simple_regret": [s for _, _, s in entries],
                    "simple_regret_rounds": _tail(horizon)}
             if norm:
                 row["normalised"] = [100 * v / norm for v in values]
@@ -156,12 +205,14 @@ def _tail(rounds: int) -> int:
 
 
 def bo_summary(db: str = DEFAULT_URL) -> list[dict[str, Any]]:
-    """Per (problem, budget, policy), over completed runs: the best value each run found,
+    """Per (problem, budget, policy with its settings: ``label``, see the module
+    docstring), over completed runs: the best value each run found,
     its simple regret when the problem's optimum is known (else ``None``), and the mean
     seconds per evaluation spent by the policy (act + observe)."""
     rows = []
     for problem, runs in _bo_groups(list_runs(db, kind="bo")).items():
         cells: dict[tuple, list[dict[str, float]]] = defaultdict(list)
+        labels = _labels(runs)
         for run in runs:
             steps = run_steps(db, run.id)
             good = [s for s in steps if not s["failed"]]
@@ -169,13 +220,13 @@ def bo_summary(db: str = DEFAULT_URL) -> list[dict[str, Any]]:
                 continue
             budget = run.env_params.get("budget") or len(steps)
             seconds = statistics.fmean(s["act_s"] + s["observe_s"] for s in good)
-            cells[(budget, run.policy)].append({"best": good[-1]["best_value"], "evals": len(steps),
-                                                "s_per_step": seconds})
-        for (budget, policy), cell in sorted(cells.items()):
+            cells[(budget, labels[run.id], run.policy)].append({"best": good[-1]["best_value"],
+                                                                "evals": len(steps), "s_per_step": seconds})
+        for (budget, label, policy), cell in sorted(cells.items()):
             best = [c["best"] for c in cell]
             regret = [problem.regret(b) for b in best]
             rows.append({"problem": problem, "objective": problem.name, "budget": budget, "policy": policy,
-                         "runs": len(cell), "best": best,
+                         "label": label, "runs": len(cell), "best": best,
                          "simple_regret": None if None in regret else regret,
                          "evals": max(c["evals"] for c in cell),
                          "s_per_step": statistics.fmean(c["s_per_step"] for c in cell)})
@@ -225,15 +276,16 @@ def report_text(db: str = DEFAULT_URL, limit: int = 20) -> str:
             lines.append(f"  ... {len(runs) - limit} older runs not shown")
     bandit = bandit_summary(db)
     if bandit:
+        width = max(24, *(len(r["label"]) for r in bandit))
         tails = sorted({(r["simple_regret_rounds"], r["steps"]) for r in bandit}, key=lambda p: p[1])
         lines += ["", "Wheel bandit (completed runs, one row per delta, run length and policy; mean ± sd over runs):",
                   "cumulative regret at the last round (normalised: Uniform's mean = 100, when Uniform ran); "
                   f"simple regret = mean per-round regret over the last {SIMPLE_REGRET_SHARE:.0%} of the rounds "
                   "(" + "; ".join(f"the last {tail} of {rounds} rounds" for tail, rounds in tails) + ")",
-                  f"{'delta':>6}  {'rounds':>6}  {'policy':<24}  {'runs':>4}  {'normalised':>16}  {'cumulative':>18}  "
-                  f"{'simple':>12}"]
+                  f"{'delta':>6}  {'rounds':>6}  {'policy':<{width}}  {'runs':>4}  {'normalised':>16}  "
+                  f"{'cumulative':>18}  {'simple':>12}"]
         for r in bandit:
-            lines.append(f"{r['delta']!s:>6}  {r['steps']:>6}  {r['policy']:<24}  {r['runs']:>4}  "
+            lines.append(f"{r['delta']!s:>6}  {r['steps']:>6}  {r['label']:<{width}}  {r['runs']:>4}  "
                          f"{_mean_std(r.get('normalised', [])):>16}  {_mean_std(r['cumulative_regret']):>18}  "
                          f"{_mean_std(r['simple_regret']):>12}")
     bo = bo_summary(db)
@@ -243,6 +295,7 @@ def report_text(db: str = DEFAULT_URL, limit: int = 20) -> str:
                   "best value = the best objective value a run found; simple regret = its distance from the "
                   "problem's recorded optimum (- when no optimum was recorded)"]
         header = None
+        width = max(24, *(len(r["label"]) for r in bo))
         for r in bo:
             problem = r["problem"]
             block = (problem, r["budget"])
@@ -250,8 +303,8 @@ def report_text(db: str = DEFAULT_URL, limit: int = 20) -> str:
                 header = block
                 optimum = "" if problem.optimal_value is None else f"  optimum {problem.optimal_value:.6g}"
                 lines += ["", f"{problem.label()}{optimum}  budget {r['budget']}",
-                          f"  {'policy':<24}  {'runs':>4}  {'best value':>30}  {'simple regret':>30}  {'s/eval':>7}"]
-            lines.append(f"  {r['policy']:<24}  {r['runs']:>4}  {_median_quartiles(r['best']):>30}  "
+                          f"  {'policy':<{width}}  {'runs':>4}  {'best value':>30}  {'simple regret':>30}  {'s/eval':>7}"]
+            lines.append(f"  {r['label']:<{width}}  {r['runs']:>4}  {_median_quartiles(r['best']):>30}  "
                          f"{_median_quartiles(r['simple_regret']):>30}  {r['s_per_step']:>7.3f}")
             if r["simple_regret"] and min(r["simple_regret"]) < 0:
                 lines.append(f"  (a run beat the recorded optimum {problem.optimal_value:.6g}: the recorded optimum "
@@ -261,7 +314,7 @@ def report_text(db: str = DEFAULT_URL, limit: int = 20) -> str:
 
 @dataclass
 class _Line:
-    policy: str
+    policy: str  # with its settings (the row label): one colour and dash each
     label: str
     curves: np.ndarray  # [runs, steps]
     n_init: int | None = None
@@ -279,13 +332,20 @@ class _Panel:
 def _panels(db: str) -> list[_Panel]:
     runs = list_runs(db)
     panels: list[_Panel] = []
-    wheel: dict[Any, dict[tuple[str, int], list[np.ndarray]]] = defaultdict(lambda: defaultdict(list))
+    finished: dict[Any, list[tuple[RunRow, np.ndarray]]] = defaultdict(list)
     for run in runs:
         if run.kind == "bandit" and run.status == "completed":
             steps = run_steps(db, run.id)
             if steps:
-                wheel[run.env_params.get("delta")][(run.policy, len(steps))].append(
-                    np.array([s["cumulative_regret"] for s in steps], dtype=float))
+                finished[run.env_params.get("delta")].append(
+                    (run, np.array([s["cumulative_regret"] for s in steps], dtype=float)))
+    wheel: dict[Any, dict[tuple[str, int], list[np.ndarray]]] = defaultdict(lambda: defaultdict(list))
+    for delta, cell in finished.items():
+        for length in {len(curve) for _, curve in cell}:  # labels among the runs of one length, as in the table
+            same = [(run, curve) for run, curve in cell if len(curve) == length]
+            labels = _labels([run for run, _ in same])
+            for run, curve in same:
+                wheel[delta][(labels[run.id], length)].append(curve)
     for delta, by_line in sorted(wheel.items(), key=lambda kv: str(kv[0])):
         lengths = {n for _, n in by_line}
         lines = [_Line(policy, policy if len(lengths) == 1 else f"{policy}, {n} rounds", np.stack(curves))
@@ -294,13 +354,14 @@ def _panels(db: str) -> list[_Panel]:
         panels.append(_Panel(f"wheel bandit\ndelta = {delta}{rounds}", "round", "cumulative regret", lines, True))
     for problem, group in _bo_groups(runs).items():
         by_line: dict[tuple[str, int], list[tuple[np.ndarray, Any]]] = defaultdict(list)
+        labels = _labels(group)
         for run in group:
             steps = run_steps(db, run.id)
             budget = run.env_params.get("budget") or len(steps)
             best = _best_curve(steps, budget)
             if problem.optimal_value is not None and problem.minimize is not None:
                 best = best - problem.optimal_value if problem.minimize else problem.optimal_value - best
-            by_line[(run.policy, budget)].append((best, run.policy_params.get("n_init")))
+            by_line[(labels[run.id], budget)].append((best, run.policy_params.get("n_init")))
         budgets = {b for _, b in by_line}
         lines = []
         for (policy, budget), cell in sorted(by_line.items()):

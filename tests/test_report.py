@@ -172,3 +172,51 @@ def test_the_baseline_is_the_standard_normal_log_density_summed_over_outputs():
     assert baseline_log_likelihood([zeros, ones]) == pytest.approx(-5 * 0.5 * math.log(2 * math.pi) - 5 * 0.25)
     with pytest.raises(ValueError, match="no evaluation batches"):
         baseline_log_likelihood([])
+
+
+class _TunedUniform(UniformPolicy):
+    """Uniform with a logged setting that does not change what it does: rows must still
+    keep its settings apart, as they would for a UCB beta."""
+
+    def __init__(self, beta: float | None) -> None:
+        super().__init__()
+        self.beta = beta
+
+    def params(self):
+        return {**super().params(), **({} if self.beta is None else {"beta": self.beta})}
+
+
+def test_runs_of_one_policy_with_different_settings_are_different_rows_and_lines(tmp_path):
+    db = str(tmp_path / "runs.db")
+    info = {"kind": "bandit", "env_id": "npbandit/WheelBandit-v0", "env_params": {"delta": 0.5, "horizon": 40}}
+    for policy in (UniformPolicy(), _TunedUniform(1.0), _TunedUniform(1.0), _TunedUniform(4.0), _TunedUniform(None)):
+        run_episode(WheelBanditEnv(delta=0.5, horizon=40), policy, seed=0, logger=RunLogger(db), run_info=info)
+    rows = bandit_summary(db)
+    # beta=? : the run that logged no beta (as runs logged before a setting was recorded)
+    assert {r["label"]: r["runs"] for r in rows} == {"uniform  beta=1": 2, "uniform  beta=4": 1,
+                                                     "uniform  beta=?": 2}
+    # three Uniform settings: no single normaliser
+    assert not any("normalised" in r for r in rows)
+    text = report_text(db)
+    assert "uniform  beta=4" in text and "uniform  beta=1" in text
+    (panel,) = __import__("npbandit.report", fromlist=["_panels"])._panels(db)
+    assert sorted(line.policy for line in panel.lines) == sorted(r["label"] for r in rows)
+
+
+def test_sequential_and_asynchronous_runs_are_different_rows_and_one_setting_is_one_row(tmp_path):
+    from concurrent.futures import ThreadPoolExecutor
+
+    db = str(tmp_path / "runs.db")
+    box = [[-1.0, -1.0], [1.0, 1.0]]
+    for seed in (0, 1):
+        optimize(_sphere, box, surrogate="random", budget=4, seed=seed, db=db, progress=False)
+    with ThreadPoolExecutor(2) as pool:
+        optimize(_sphere, box, surrogate="random", budget=4, db=db, progress=False, batch_size=2, executor=pool)
+    assert list_runs(db)[-1].env_params["batch_size"] == 2
+    rows = bo_summary(db)
+    assert {r["label"]: r["runs"] for r in rows} == {"sobol  batch_size=1": 2, "sobol  batch_size=2": 1}
+    assert "sobol  batch_size=2" in report_text(db)
+    # one setting only: the bare policy name
+    db2 = str(tmp_path / "one.db")
+    optimize(_sphere, box, surrogate="random", budget=4, db=db2, progress=False)
+    assert [r["label"] for r in bo_summary(db2)] == ["sobol"]
