@@ -141,6 +141,7 @@ class EpisodeResult:
     steps: list[dict[str, Any]] = field(default_factory=list)
     cumulative_regret: float = 0.0
     failed_steps: int = 0
+    last_error: str | None = None  # the latest failed evaluation's message (``on_error="skip"``)
 
 
 def run_episode(env: gym.Env, policy: Policy, *, seed: int, steps: int | None = None,
@@ -154,7 +155,8 @@ def run_episode(env: gym.Env, policy: Policy, *, seed: int, steps: int | None = 
         seed: seeds the environment's reset and the policy.
         logger: where steps go; started here with ``run_info`` (``kind``, ``env_id``,
             ``env_params``) and finished here: ``completed``; ``interrupted`` on SIGINT /
-            SIGTERM; ``failed`` with the error text if the run raises.
+            SIGTERM; ``failed`` with the error text if the run raises, or if every
+            evaluation failed (``on_error="skip"``).
         on_error: ``"raise"`` or ``"skip"`` for steps whose objective fails.
         executor: a :class:`concurrent.futures.Executor` evaluating a
             :class:`~npbandit.envs.BlackBoxEnv`'s objective asynchronously (see the module
@@ -206,8 +208,9 @@ def _run(env: gym.Env, policy: Policy, seed: int, steps: int | None, logger: Run
             t1 = time.perf_counter()
             try:
                 next_obs, reward, terminated, truncated, info = env.step(action)
-            except ObjectiveError:
+            except ObjectiveError as err:
                 result.failed_steps += 1
+                result.last_error = str(err)
                 row = dict(t=t, action=action, reward=None, regret=None, cumulative_regret=None, failed=True,
                            value=None, act_s=t1 - t0, env_s=time.perf_counter() - t1, observe_s=0.0)
                 _record(result, logger, signals, row)
@@ -253,7 +256,11 @@ def _run(env: gym.Env, policy: Policy, seed: int, steps: int | None, logger: Run
             bar.close()
     if logger is not None:
         with signals.held():
-            logger.finish("completed")
+            if result.steps and result.failed_steps == len(result.steps):  # nothing to show for the run
+                logger.finish("failed", f"every one of the {len(result.steps)} evaluations failed; the last: "
+                                        f"{result.last_error}")
+            else:
+                logger.finish("completed")
 
 
 def _check_async(executor: Any, batch_size: Any, eval_timeout: Any) -> None:
@@ -366,8 +373,9 @@ def _record_async(env: BlackBoxEnv, policy: Policy, obs: Any, job: dict[str, Any
                  finished_at=dt.datetime.now(dt.UTC).replace(tzinfo=None))
     try:
         next_obs, reward, _, _, info = env.step_evaluated(job["action"], ok, out)
-    except ObjectiveError:
+    except ObjectiveError as err:
         result.failed_steps += 1
+        result.last_error = str(err)
         row = dict(t=t, action=job["action"], reward=None, regret=None, cumulative_regret=None, failed=True,
                    value=None, act_s=job["act_s"], env_s=env_s, observe_s=0.0, **times)
         _record(result, logger, signals, row)

@@ -69,6 +69,22 @@ def test_optimize_reports_failures(tmp_path):
     assert any(h["failed"] for h in result.history) and np.isfinite(result.best_value)
 
 
+def test_a_run_whose_every_evaluation_failed_is_recorded_failed_not_completed(tmp_path):
+    from npbandit.storage import list_runs
+
+    def broken(x):
+        raise KeyError("no such column")
+
+    db = str(tmp_path / "runs.db")
+    optimize(sphere, BOUNDS, surrogate="random", budget=3, db=db, progress=False)
+    with pytest.raises(Exception, match="every one of the 3 evaluations failed"):
+        optimize(broken, BOUNDS, surrogate="random", budget=3, db=db, on_error="skip", progress=False)
+    done, failed = list_runs(db)
+    assert done.status == "completed" and done.error is None
+    assert failed.status == "failed" and failed.n_steps == 3
+    assert "every one of the 3 evaluations failed" in failed.error and "no such column" in failed.error
+
+
 @pytest.mark.parametrize("kwargs,error,match", [
     ({"bounds": [[1, 0], [0, 1]]}, ValueError, "lower bound"),
     ({"bounds": [[0, 0]]}, ValueError, "2 x d"),
