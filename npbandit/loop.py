@@ -44,6 +44,7 @@ from tqdm import tqdm
 from npbandit.envs import BlackBoxEnv, ObjectiveError
 from npbandit.policies.base import Policy
 from npbandit.storage import DEFAULT_URL, RunLogger
+from npbandit.validation import check_int, check_real
 
 __all__ = ["run_episode", "run_wheel_bandits", "EpisodeResult", "RunInterrupted"]
 
@@ -443,16 +444,25 @@ def run_wheel_bandits(policies: Sequence[str], deltas: Sequence[float], seeds: S
         they finished in.
 
     Raises:
-        ValueError / FileNotFoundError: an unknown policy name or an unusable checkpoint,
-            before anything runs.
+        ValueError / TypeError / FileNotFoundError: an unknown policy name, an unusable
+            checkpoint, a ``delta`` outside ``[0, 1]``, a seed that is not a
+            non-negative int, ``steps`` < 1 or ``beta`` < 0, before anything runs.
     """
     from npbandit.policies import make_bandit_policy
     from npbandit.policies.bandit import check_bandit_policy_name
 
-    if isinstance(policies, str):
-        raise TypeError("policies must be a sequence of names, not one string")
-    for name in policies:  # fail fast, before any run, on names that are unknown or not wheel checkpoints
+    for what, values in (("policies", policies), ("deltas", deltas), ("seeds", seeds)):
+        if isinstance(values, (str, bytes)) or not isinstance(values, Sequence):
+            raise TypeError(f"{what} must be a sequence (a list or tuple), got {type(values).__name__} {values!r}")
+        if not values:
+            raise ValueError(f"{what} is empty: nothing would run")
+    # fail fast, before any run: a sweep would otherwise stop at its first bad entry with runs already logged
+    for name in policies:
         check_bandit_policy_name(name)
+    deltas = [check_real(f"deltas[{i}]", d, low=0.0, high=1.0) for i, d in enumerate(deltas)]
+    seeds = [check_int(f"seeds[{i}]", s, minimum=0) for i, s in enumerate(seeds)]
+    steps = check_int("steps", steps, minimum=1)
+    beta = check_real("beta", beta, low=0.0)
     jobs = [(name, delta, seed) for delta in deltas for seed in seeds for name in policies]
 
     def tell(result: EpisodeResult, name: str, delta: float, seed: int) -> None:

@@ -208,3 +208,22 @@ def test_run_wheel_bandits_runs_every_combination_in_order(tmp_path):
     with pytest.raises(ValueError, match="policy"):
         run_wheel_bandits(["uniform", "no-such-policy"], [0.5], [0], 5, db=db)
     assert len(list_runs(db)) == 4  # a bad name stops the sweep before any run
+
+
+@pytest.mark.parametrize("args,error,match", [
+    ((["uniform"], [0.5, 1.5], [0], 5), ValueError, r"deltas\[1\]"),
+    ((["uniform"], [0.5, "0.9"], [0], 5), ValueError, r"deltas\[1\]"),
+    ((["uniform"], 0.5, [0], 5), TypeError, "deltas"),
+    ((["uniform"], [0.5], [0, -1], 5), ValueError, r"seeds\[1\]"),
+    ((["uniform"], [0.5], [0, 1.0], 5), ValueError, r"seeds\[1\]"),
+    ((["uniform"], [0.5], range(0), 5), ValueError, "seeds is empty"),
+    ((["uniform"], [0.5], [0], 0), ValueError, "steps"),
+    ((["uniform"], [0.5], [0], 5, -1.0), ValueError, "beta"),
+])
+def test_run_wheel_bandits_refuses_a_bad_sweep_before_any_run(tmp_path, args, error, match):
+    db = str(tmp_path / "b.db")
+    *positional, = args
+    beta = positional.pop() if len(positional) == 5 else 1.0
+    with pytest.raises(error, match=match):
+        run_wheel_bandits(*positional, beta=beta, db=db, say=None)
+    assert not (tmp_path / "b.db").exists() or list_runs(db) == []
