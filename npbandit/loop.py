@@ -26,6 +26,7 @@ from __future__ import annotations
 
 import concurrent.futures as cf
 import contextlib
+import dataclasses
 import datetime as dt
 import os
 import signal
@@ -441,7 +442,8 @@ def run_wheel_bandits(policies: Sequence[str], deltas: Sequence[float], seeds: S
 
     Returns:
         the results in run order (deltas, then seeds, then policies), whatever the order
-        they finished in.
+        they finished in: run id, cumulative regret and failed steps, with ``steps``
+        empty -- every step is in ``db`` (:func:`npbandit.storage.run_steps`).
 
     Raises:
         ValueError / TypeError / FileNotFoundError: an unknown policy name, an unusable
@@ -487,8 +489,9 @@ def run_wheel_bandits(policies: Sequence[str], deltas: Sequence[float], seeds: S
         env = gym.make("npbandit/WheelBandit-v0", delta=delta, horizon=steps)
         for seed in seeds:
             for name, policy in built.items():
-                result = run_episode(env, policy, seed=seed, logger=RunLogger(db), run_info=_wheel_info(delta, steps),
-                                     progress=progress, desc=f"{name} delta={delta} seed={seed}")
+                result = _without_steps(run_episode(env, policy, seed=seed, logger=RunLogger(db),
+                                                    run_info=_wheel_info(delta, steps), progress=progress,
+                                                    desc=f"{name} delta={delta} seed={seed}"))
                 results.append(result)
                 tell(result, name, delta, seed)
     return results
@@ -503,5 +506,11 @@ def _wheel_run(name: str, delta: float, seed: int, steps: int, beta: float, db: 
     from npbandit.policies import make_bandit_policy
 
     env = gym.make("npbandit/WheelBandit-v0", delta=delta, horizon=steps)
-    return run_episode(env, make_bandit_policy(name, beta=beta), seed=seed, logger=RunLogger(db),
-                       run_info=_wheel_info(delta, steps))
+    return _without_steps(run_episode(env, make_bandit_policy(name, beta=beta), seed=seed, logger=RunLogger(db),
+                                      run_info=_wheel_info(delta, steps)))
+
+
+def _without_steps(result: EpisodeResult) -> EpisodeResult:
+    # the steps are in the database; a 50-seed protocol sweep would hold millions of rows here (and ship each
+    # run's 2000 back from a Dask worker)
+    return dataclasses.replace(result, steps=[])

@@ -171,7 +171,10 @@ def test_run_wheel_bandits_on_an_executor_returns_runs_in_sweep_order(tmp_path, 
     there = run_wheel_bandits(*args, db=str(tmp_path / "there.db"), say=lines.append,
                               executor=client.get_executor())
     assert [r.cumulative_regret for r in there] == [r.cumulative_regret for r in here]
-    assert [[s["action"] for s in r.steps] for r in there] == [[s["action"] for s in r.steps] for r in here]
+    # the results carry no steps (a protocol sweep would hold millions); the databases have them
+    assert all(r.steps == [] for r in here + there)
+    assert ([[s["action"] for s in run_steps(str(tmp_path / "there.db"), r.run_id)] for r in there]
+            == [[s["action"] for s in run_steps(str(tmp_path / "here.db"), r.run_id)] for r in here])
     assert len(lines) == 6 and len(list_runs(str(tmp_path / "there.db"))) == 6
 
 

@@ -203,6 +203,7 @@ def test_run_wheel_bandits_runs_every_combination_in_order(tmp_path):
     assert [(runs[r.run_id].policy, runs[r.run_id].seed) for r in results] == [
         ("uniform", 0), ("linucb", 0), ("uniform", 1), ("linucb", 1)]
     assert all(len(run_steps(db, r.run_id)) == 5 for r in results)
+    assert all(r.steps == [] for r in results)  # in the database, not held for every run of a sweep
     with pytest.raises(TypeError, match="policies"):
         run_wheel_bandits("uniform", [0.5], [0], 5, db=db)
     with pytest.raises(ValueError, match="policy"):
