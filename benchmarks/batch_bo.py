@@ -127,8 +127,8 @@ def run_optuna(label: str, seed: int, budget: int, sleep: float, db: str) -> Non
 
 
 def _utc(local: dt.datetime) -> dt.datetime:
-    """Optuna's local, naive trial times as the naive UTC the steps table holds."""
-    return local.astimezone(dt.UTC).replace(tzinfo=None)
+    """Optuna's local, naive trial times, aware (the steps table stores them as UTC)."""
+    return local.astimezone(dt.UTC)
 
 
 def _method(run) -> str | None:

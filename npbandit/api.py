@@ -97,7 +97,7 @@ def optimize(objective: Callable[[Any], float], bounds: Any, surrogate: str = "t
             ``batch_size=1``: evaluated in this thread, exactly as without these arguments.
             History and database steps are then in completion order and record
             ``worker`` (``host:pid:thread``, after the worker's address on a Dask worker),
-            ``submitted_at`` and ``finished_at`` (UTC). Every evaluation is a call of its
+            ``submitted_at`` and ``finished_at`` (aware, UTC). Every evaluation is a call of its
             own, also where an executor would merge equal calls (Dask's, by default).
         eval_timeout: seconds after which an evaluation still in flight is recorded as
             failed and handled as ``on_error`` says (needs ``executor``; the call itself

@@ -325,7 +325,7 @@ def _run_async(env: BlackBoxEnv, policy: Policy, obs: Any, horizon: int | None, 
                 act_s = time.perf_counter() - t0
                 future = executor.submit(_evaluate, env.objective, env.to_bounds(action).copy(), f"{tag}-{submitted}")
                 inflight[future] = dict(action=action, act_s=act_s, submitted=time.perf_counter(),
-                                        submitted_at=dt.datetime.now(dt.UTC).replace(tzinfo=None))
+                                        submitted_at=dt.datetime.now(dt.UTC))
                 submitted += 1
             timeout = None
             if eval_timeout is not None:
@@ -372,7 +372,7 @@ def _record_async(env: BlackBoxEnv, policy: Policy, obs: Any, job: dict[str, Any
     t = len(result.steps)
     env_s = time.perf_counter() - job["submitted"]
     times = dict(worker=worker, submitted_at=job["submitted_at"],
-                 finished_at=dt.datetime.now(dt.UTC).replace(tzinfo=None))
+                 finished_at=dt.datetime.now(dt.UTC))
     try:
         next_obs, reward, _, _, info = env.step_evaluated(job["action"], ok, out)
     except ObjectiveError as err:

@@ -171,10 +171,24 @@ class Meta(Base):
 
 _STEP_FIELDS = {c.name for c in Step.__table__.columns} - {"id", "run_id"}
 _STEP_DEFAULTS = {"failed": False, "act_s": 0.0, "env_s": 0.0, "observe_s": 0.0}
+_STEP_TIMES = ("submitted_at", "finished_at")
 
 
 def _now() -> dt.datetime:
     return dt.datetime.now(dt.timezone.utc).replace(tzinfo=None)
+
+
+# The DateTime columns hold naive UTC (SQLite has no time zones; PostgreSQL's "timestamp without time zone"
+# would shift an aware value by the session's zone). What goes in is normalised to that, what comes out is
+# aware UTC, so a reader never takes a UTC time for a local one.
+def _stored_time(value: Any) -> Any:
+    if isinstance(value, dt.datetime) and value.tzinfo is not None:
+        return value.astimezone(dt.timezone.utc).replace(tzinfo=None)
+    return value
+
+
+def _read_time(value: dt.datetime | None) -> dt.datetime | None:
+    return None if value is None else value.replace(tzinfo=dt.timezone.utc)
 
 
 _ENGINES: dict[tuple[str, bool], Engine] = {}
@@ -533,7 +547,8 @@ class RunLogger:
 
     def log_step(self, **row: Any) -> None:
         """Buffer one step (``t``, ``action``, ``reward``, ... as in :class:`Step`); commits
-        when ``commit_every`` steps are buffered or the oldest is ``max_wait_s`` old."""
+        when ``commit_every`` steps are buffered or the oldest is ``max_wait_s`` old.
+        ``submitted_at`` / ``finished_at``: aware datetimes (any zone), or naive ones in UTC."""
         if self.run_id is None:
             raise RuntimeError("start() the run before logging steps")
         unknown = set(row) - _STEP_FIELDS
@@ -541,6 +556,8 @@ class RunLogger:
             raise ValueError(f"unknown step field(s) {sorted(unknown)}; expected some of {sorted(_STEP_FIELDS)}")
         # every row carries every column, so a batch is one executemany
         row = {k: _jsonable(row.get(k, _STEP_DEFAULTS.get(k))) for k in _STEP_FIELDS}
+        for key in _STEP_TIMES:
+            row[key] = _stored_time(row[key])
         row["run_id"] = self.run_id
         if not self._buffer:
             self._buffered_since = time.monotonic()
@@ -652,6 +669,8 @@ def effective_status(run: Run | Any, now: dt.datetime | None = None) -> str:
 
 @dataclass(frozen=True)
 class RunRow:
+    """A run as :func:`list_runs` reads it; ``started_at`` / ``finished_at`` are aware UTC datetimes."""
+
     id: int
     kind: str
     env_id: str
@@ -684,15 +703,17 @@ def list_runs(db: str = DEFAULT_URL, kind: str | None = None) -> list[RunRow]:
         runs = conn.execute(query).all()
     # n_steps is updated in the same transaction as the step inserts, so it counts committed steps
     return [RunRow(r.id, r.kind, r.env_id, r.env_params, r.policy, r.surrogate, r.checkpoint_sha256, r.seed,
-                   effective_status(r), r.n_steps, r.started_at, r.finished_at, r.error, r.policy_params or {})
+                   effective_status(r), r.n_steps, _read_time(r.started_at), _read_time(r.finished_at), r.error,
+                   r.policy_params or {})
             for r in runs]
 
 
 def run_steps(db: str, run_id: int) -> list[dict[str, Any]]:
-    """The committed steps of a run, in order of t (reads only, as :func:`list_runs`)."""
+    """The committed steps of a run, in order of t (reads only, as :func:`list_runs`);
+    ``submitted_at`` / ``finished_at`` are aware UTC datetimes."""
     engine = open_db(db, readonly=True)
     if not _has_schema(engine):
         return []
     with _storage_errors(str(db), "read steps"), engine.connect() as conn:
         rows = conn.execute(select(Step).where(Step.run_id == run_id).order_by(Step.t)).mappings().all()
-    return [dict(r) for r in rows]
+    return [{**r, **{key: _read_time(r[key]) for key in _STEP_TIMES}} for r in rows]

@@ -35,6 +35,26 @@ def test_a_run_logs_every_step(tmp_path):
     assert run.policy == "uniform" and run.seed == 1
 
 
+def test_times_read_back_as_aware_utc_whatever_zone_they_were_logged_in(tmp_path):
+    import datetime as dt
+
+    db = str(tmp_path / "runs.db")
+    before = dt.datetime.now(dt.timezone.utc)
+    logger = RunLogger(db, commit_every=1)
+    logger.start(kind="bo", env_id="x", env_params={}, policy="p")
+    tokyo = dt.timezone(dt.timedelta(hours=9))
+    sent = dt.datetime(2026, 1, 2, 12, 0, tzinfo=tokyo)
+    logger.log_step(t=0, action=[0.5], reward=1.0, submitted_at=sent, finished_at=dt.datetime(2026, 1, 2, 3, 30))
+    logger.finish("completed")
+    (step,) = run_steps(db, logger.run_id)
+    assert step["submitted_at"] == sent and step["submitted_at"].utcoffset() == dt.timedelta(0)
+    # a naive time is taken as UTC
+    assert step["finished_at"] == dt.datetime(2026, 1, 2, 3, 30, tzinfo=dt.timezone.utc)
+    (run,) = list_runs(db)
+    assert run.started_at.tzinfo is not None and run.finished_at.tzinfo is not None
+    assert before - dt.timedelta(seconds=5) <= run.started_at <= run.finished_at <= dt.datetime.now(dt.timezone.utc)
+
+
 def test_steps_are_unique_per_run(tmp_path):
     db = str(tmp_path / "runs.db")
     logger = RunLogger(db, commit_every=1)
