@@ -302,9 +302,10 @@ def main(argv: list[str] | None = None) -> int:
     Every expected failure is one line on stderr and status 2: bad arguments, unknown
     or unfitting checkpoints, a database that cannot be opened or written, an
     objective that fails (``ObjectiveError``) or returns something other than a
-    number, a Dask scheduler that does not answer (``OSError``) or Dask not installed
+    number, a training run that diverges (``FloatingPointError``), a Dask scheduler that does not answer (``OSError``) or Dask not installed
     (``ImportError``, naming the extra). SIGINT / SIGTERM during a run: the run is saved and recorded as
-    ``interrupted``, one line says so, and the status is 128 + the signal number."""
+    ``interrupted`` (``train``: its state is saved), one line says so, and the status is
+    128 + the signal number."""
     args = build_parser().parse_args(argv)
     try:
         return _dispatch(args)
@@ -314,7 +315,7 @@ def main(argv: list[str] | None = None) -> int:
     except KeyboardInterrupt:  # outside a run: nothing to save
         print(f"npbandit {args.command}: interrupted", file=sys.stderr)
         return 128 + int(signal.SIGINT)
-    except (TypeError, ValueError, OSError, ImportError, ObjectiveError) as err:
+    except (TypeError, ValueError, OSError, ImportError, ObjectiveError, FloatingPointError) as err:
         print(f"npbandit {args.command}: {_one_line(err)}", file=sys.stderr)
         return 2
 
@@ -460,6 +461,10 @@ def _dispatch(args) -> int:
         result = train(config, stop_at=args.stop_at,
                        stop_after_s=None if args.max_minutes is None else 60 * args.max_minutes,
                        export_now=args.export_now, loader_workers=args.loader_workers)
+        if result.stopped_by is not None:  # a scheduler must tell a pre-empted run from a finished --stop-at
+            print(f"npbandit train: {signal.Signals(result.stopped_by).name}: saved {config.name} at step "
+                  f"{result.step} of {config.steps}; run the same command to resume", file=sys.stderr)
+            return 128 + result.stopped_by
         if result.card is None:
             print(f"stopped {config.name} at step {result.step} of {config.steps}; run the same command to resume")
         elif result.step < config.steps:

@@ -10,7 +10,8 @@ from typing import Any
 
 import numpy as np
 
-__all__ = ["check_bool", "check_int", "check_real", "check_render_mode", "check_options"]
+__all__ = ["check_bool", "check_int", "check_real", "check_render_mode", "check_options", "check_device",
+           "check_float_dtype"]
 
 
 def check_bool(name: str, value: Any) -> bool:
@@ -38,6 +39,37 @@ def check_real(name: str, value: Any, *, low: float | None = None, high: float |
             f">= {low}" if low is not None else f"<= {high}")
         raise ValueError(f"{name} must be {span}, got {value!r}")
     return float(value)
+
+
+def check_device(name: str, value: Any) -> "torch.device":
+    """``value`` (a str such as ``"cpu"`` / ``"cuda:1"`` or a ``torch.device``) as a
+    device this machine has; ``ValueError`` naming ``name`` otherwise (torch would raise
+    an ``AssertionError`` or a ``RuntimeError`` from deep inside the first ``.to``)."""
+    import torch
+
+    if not isinstance(value, (str, torch.device)):
+        raise TypeError(f"{name} must be a str or torch.device, got {type(value).__name__} {value!r}")
+    try:
+        device = torch.device(value)
+    except (RuntimeError, TypeError):
+        raise ValueError(f"{name} must be 'cpu', 'cuda' or 'cuda:N' (or another torch device), got {value!r}") from None
+    mps = getattr(torch.backends, "mps", None)
+    available = {"cpu": True, "cuda": torch.cuda.is_available(), "mps": mps is not None and mps.is_available()}
+    if not available.get(device.type, False):
+        raise ValueError(f"{name} {str(value)!r}: not available on this machine (torch {torch.__version__}); "
+                         "use 'cpu'")
+    if device.type == "cuda" and device.index is not None and device.index >= torch.cuda.device_count():
+        raise ValueError(f"{name} {str(value)!r}: this machine has {torch.cuda.device_count()} CUDA device(s)")
+    return device
+
+
+def check_float_dtype(name: str, value: Any) -> "torch.dtype":
+    """``value`` as a floating-point ``torch.dtype`` (``torch.float32``, ``torch.float64``...)."""
+    import torch
+
+    if not isinstance(value, torch.dtype) or not value.is_floating_point:
+        raise TypeError(f"{name} must be a floating-point torch.dtype such as torch.float64, got {value!r}")
+    return value
 
 
 def check_render_mode(render_mode: Any) -> None:

@@ -215,17 +215,30 @@ def test_loader_workers_give_the_same_run(tmp_path):
         train(tiny_config(tmp_path / "c"), progress=False, loader_workers=-1)
 
 
+def _sigterm_once_training():
+    """SIGTERM to this process once the training loop's handler is in (before it, the
+    default action would end pytest itself)."""
+    import os
+    import signal
+    import time
+
+    while signal.getsignal(signal.SIGTERM) is signal.SIG_DFL:
+        time.sleep(0.01)
+    time.sleep(0.3)
+    os.kill(os.getpid(), signal.SIGTERM)
+
+
 def test_sigterm_saves_the_state_and_stops(tmp_path):
     import os
     import signal
     import threading
 
     config = tiny_config(tmp_path, steps=100_000, checkpoint_every=100_000)
-    timer = threading.Timer(1.0, lambda: os.kill(os.getpid(), signal.SIGTERM))
+    timer = threading.Thread(target=_sigterm_once_training)
     timer.start()
     result = train(config, progress=False)
     timer.join()
-    assert 0 < result.step < 100_000 and result.card is None
+    assert 0 < result.step < 100_000 and result.card is None and result.stopped_by == signal.SIGTERM
     state = json.loads((tmp_path / "run" / "train_state.json").read_text())
     assert state["step"] == result.step  # saved where it stopped, not at a checkpoint multiple
     assert signal.getsignal(signal.SIGTERM) is signal.SIG_DFL  # the handler is gone again
@@ -273,3 +286,163 @@ def test_evaluations_score_the_same_tasks_whatever_the_training_batch(tmp_path):
         scores.append((result.log[-1]["eval_ll"], card["evaluation"]["log_likelihood"]))
     (periodic_a, final_a), (periodic_b, final_b) = scores
     assert periodic_a == pytest.approx(periodic_b, abs=1e-5) and final_a == pytest.approx(final_b, abs=1e-4)
+
+
+def test_a_resumed_or_exported_run_records_the_source_it_started_from_not_what_is_there_now(tmp_path):
+    first = train(tiny_config(tmp_path / "a", steps=3), progress=False)
+    other = train(tiny_config(tmp_path / "b", steps=5, seed=1), progress=False)
+    started_from = json.loads(first.card.read_text())
+    source = tmp_path / "src"
+    source.mkdir()
+    for suffix in (".json", ".safetensors"):
+        (source / f"tnpd-gp1d{suffix}").write_bytes((tmp_path / "a" / "run" / f"tnpd-gp1d{suffix}").read_bytes())
+    config = tiny_config(tmp_path / "ft", steps=4, init_from=str(source / "tnpd-gp1d"), checkpoint_every=1)
+    train(config, progress=False, stop_at=2)
+    # the source is replaced by another checkpoint under the same name (a shipped name re-exported)
+    for suffix in (".json", ".safetensors"):
+        (source / f"tnpd-gp1d{suffix}").write_bytes((tmp_path / "b" / "run" / f"tnpd-gp1d{suffix}").read_bytes())
+    exported = json.loads(train(config, progress=False, export_now=True).card.read_text())
+    assert exported["training"]["init_from"]["sha256"] == started_from["sha256"] != json.loads(
+        other.card.read_text())["sha256"]
+    assert exported["training"]["init_from"]["steps"] == 3
+    for path in source.iterdir():  # and removed: the run still resumes, from its own state
+        path.unlink()
+    done = json.loads(train(config, progress=False).card.read_text())
+    assert done["training"]["init_from"]["sha256"] == started_from["sha256"]
+
+
+def test_a_resumed_retreever_run_draws_what_the_uninterrupted_one_draws(tmp_path):
+    """ReTreever samples tree paths in its loss from torch's global generator: the saved
+    state carries it, so resuming is exact for models that sample, as for those that do not."""
+    straight = train(tiny_config(tmp_path / "a", model="retreever", steps=6, eval_every=100), progress=False,
+                     export=False)
+    config = tiny_config(tmp_path / "b", model="retreever", steps=6, eval_every=100)
+    train(config, progress=False, stop_at=3)
+    torch.manual_seed(123)  # whatever the process drew in between
+    resumed = train(config, progress=False, export=False)
+    for (k, p), q in zip(straight.model.state_dict().items(), resumed.model.state_dict().values()):
+        assert torch.equal(p, q), k
+
+
+def test_divergence_stops_before_the_weights_change_and_keeps_the_saved_state(tmp_path, monkeypatch):
+    from npbandit.surrogates.tnp import TNPD
+
+    config = tiny_config(tmp_path, steps=10, checkpoint_every=2)
+    real = TNPD.training_loss
+    calls = {"n": 0}
+
+    def poisoned(self, *args, **kwargs):
+        calls["n"] += 1
+        loss = real(self, *args, **kwargs)
+        return loss * float("inf") if calls["n"] == 4 else loss
+
+    monkeypatch.setattr(TNPD, "training_loss", poisoned)
+    with pytest.raises(FloatingPointError, match="at step 4"):
+        train(config, progress=False)
+    state = json.loads((tmp_path / "run" / "train_state.json").read_text())
+    assert state["step"] == 2
+    monkeypatch.setattr(TNPD, "training_loss", real)
+    assert train(config, progress=False).step == 10  # resumes from the good state
+
+
+def test_a_non_finite_gradient_is_caught_too(tmp_path, monkeypatch):
+    from npbandit.surrogates.tnp import TNPD
+
+    real = TNPD.training_loss
+
+    def bad_gradient(self, *args, **kwargs):
+        # finite in value, NaN in gradient: where()'s unused branch still passes sqrt(negative)'s gradient back, times 0
+        weight = next(self.parameters())
+        return real(self, *args, **kwargs) + torch.where(torch.tensor(True), torch.zeros(()),
+                                                         torch.sqrt(-weight.abs().sum() - 1.0))
+
+    monkeypatch.setattr(TNPD, "training_loss", bad_gradient)
+    with pytest.raises(FloatingPointError, match="gradient norm at step 1"):
+        train(tiny_config(tmp_path, steps=3), progress=False)
+
+
+@pytest.mark.parametrize("kwargs,error,match", [
+    ({"lr": float("inf")}, ValueError, "lr"), ({"lr": float("nan")}, ValueError, "lr"),
+    ({"grad_clip": float("inf")}, ValueError, "grad_clip"), ({"seed": 1.5}, ValueError, "seed"),
+    ({"seed": True}, ValueError, "seed"), ({"steps": True}, ValueError, "steps"),
+    ({"weight_decay": -1.0}, ValueError, "weight_decay"), ({"weight_decay": float("nan")}, ValueError, "weight_decay"),
+    ({"model_config": None}, TypeError, "model_config"), ({"prior_params": "kernel=rbf"}, TypeError, "prior_params"),
+    ({"device": 5}, TypeError, "device"), ({"model": "tnpx"}, ValueError, "model must be one of"),
+    ({"prior": "gp2d"}, ValueError, "prior must be one of"), ({"name": ""}, ValueError, "name"),
+    ({"name": "train_state"}, ValueError, "name"), ({"name": "sub/x"}, ValueError, "name"),
+    ({"name": "../x"}, ValueError, "name"), ({"name": ".hidden"}, ValueError, "name"),
+])
+def test_train_config_refuses_what_would_fail_or_mislead_later(tmp_path, kwargs, error, match):
+    with pytest.raises(error, match=match):
+        tiny_config(tmp_path, **kwargs)
+
+
+def test_unusable_settings_fail_before_a_run_directory_exists(tmp_path):
+    out = tmp_path / "run"
+    with pytest.raises(ValueError, match="device"):
+        train(tiny_config(tmp_path, device="gpu"), progress=False)
+    if not torch.cuda.is_available():
+        with pytest.raises(ValueError, match="not available on this machine"):
+            train(tiny_config(tmp_path, device="cuda"), progress=False)
+    with pytest.raises(ValueError, match="eval-prior-set.*noise_sd"):
+        train(tiny_config(tmp_path, eval_prior_params={"noise_sd": 0.1}), progress=False)
+    with pytest.raises(ValueError, match="kernel"):  # the gp1d suite scores both kernels: a kernel would be ignored
+        train(tiny_config(tmp_path, eval_prior_params={"kernel": "matern52"}), progress=False)
+    with pytest.raises(ValueError, match="stop_at"):
+        train(tiny_config(tmp_path), progress=False, stop_at=0)
+    with pytest.raises(ValueError, match="--export-now"):
+        train(tiny_config(tmp_path), progress=False, export_now=True)
+    assert not out.exists()
+
+
+def test_a_resumed_run_compares_its_config_as_saved_and_says_what_differs(tmp_path):
+    config = tiny_config(tmp_path, model="tnpd", prior="bo", steps=4, prior_params={"dims": (1, 2)},
+                         eval_prior_params={"dims": (1,)})
+    train(config, progress=False, stop_at=2)
+    assert train(config, progress=False, export=False).step == 4  # (1, 2) was saved as [1, 2]: the same run
+    with pytest.raises(ValueError, match=r"lr: saved 0.0005, given 0.001"):
+        train(tiny_config(tmp_path, model="tnpd", prior="bo", steps=4, prior_params={"dims": (1, 2)}, lr=1e-3),
+              progress=False)
+
+
+def test_the_same_weights_export_to_the_same_bytes(tmp_path):
+    from npbandit.surrogates import build
+    from npbandit.surrogates.pretrained import save_pretrained
+
+    torch.manual_seed(0)
+    model = build("tnpd", 1, 1, size="tiny")
+    digests = {json.loads(save_pretrained(model, tmp_path / str(i), "m", prior={"name": "gp1d"}, training={},
+                                          evaluation={}).read_text())["sha256"] for i in range(8)}
+    assert len(digests) == 1
+
+
+def test_evaluation_takes_the_models_dtype_and_checks_its_arguments_when_called():
+    from npbandit import load_surrogate
+
+    prior = GP1DPrior(max_points=20)
+    model64 = load_surrogate("tnpd-gp1d", dtype=torch.float64)
+    model32 = load_surrogate("tnpd-gp1d")
+    batches = list(eval_batches(prior, 2))
+    assert evaluate(model64, batches) == pytest.approx(evaluate(model32, batches), abs=1e-4)
+    for bad in (0, 2.5, "3", True):
+        with pytest.raises(ValueError, match="n_batches"):
+            eval_batches(prior, bad)  # at the call, not when the generator is first read
+
+
+def test_the_train_command_exits_128_plus_the_signal_when_stopped_by_one(tmp_path, capsys):
+    import signal
+    import threading
+
+    from npbandit.cli import main
+
+    args = ["train", "--model", "tnpd", "--prior", "gp1d", "--size", "tiny", "--steps", "100000",
+            "--eval-batches", "1", "--out", str(tmp_path / "run")]
+    timer = threading.Thread(target=_sigterm_once_training)
+    timer.start()
+    status = main(args)
+    timer.join()
+    assert status == 128 + signal.SIGTERM
+    err = capsys.readouterr().err
+    assert "SIGTERM" in err and "run the same command to resume" in err
+    # a deliberate stop is a success
+    assert main([*args, "--stop-at", str(json.loads((tmp_path / "run" / "train_state.json").read_text())["step"] + 1)]) == 0

@@ -39,10 +39,13 @@ class TaskBatch:
     yt_var: Tensor | None = None
     yt_cov_factor: Tensor | None = None
 
-    def to(self, device: torch.device | str) -> "TaskBatch":
-        moments = [None if t is None else t.to(device) for t in (self.yt_mean, self.yt_var, self.yt_cov_factor)]
-        return TaskBatch(self.xc.to(device), self.yc.to(device), self.xt.to(device), self.yt.to(device), self.info,
-                         *moments)
+    def to(self, device: torch.device | str | None = None, dtype: torch.dtype | None = None) -> "TaskBatch":
+        """The batch on ``device`` and in ``dtype`` (every tensor is floating-point)."""
+        def move(t: torch.Tensor) -> torch.Tensor:
+            return t.to(device=device, dtype=dtype)
+
+        moments = [None if t is None else move(t) for t in (self.yt_mean, self.yt_var, self.yt_cov_factor)]
+        return TaskBatch(move(self.xc), move(self.yc), move(self.xt), move(self.yt), self.info, *moments)
 
 
 def step_generator(seed: int, index: int) -> torch.Generator:

@@ -50,6 +50,7 @@ from safetensors.torch import load_file, save_file
 
 from npbandit.surrogates import NeuralProcess, available_models, build
 from npbandit.transforms import RewardEncoding, transform_from_spec, transform_spec
+from npbandit.validation import check_device, check_float_dtype
 
 __all__ = ["CheckpointError", "UnknownCheckpointError", "save_pretrained", "load_surrogate", "available_checkpoints",
            "read_card", "checkpoint_use", "checkpoint_transforms", "outcome_transform", "check_checkpoint_kind",
@@ -93,7 +94,9 @@ def save_pretrained(model: NeuralProcess, directory: str | Path, name: str, *, p
     directory.mkdir(parents=True, exist_ok=True)
     weights = directory / f"{name}.safetensors"
     tensors = {k: v.detach().to("cpu", torch.float32).contiguous() for k, v in model.state_dict().items()}
-    save_file(tensors, str(weights), metadata={"format": CARD_FORMAT, "name": name})
+    # one metadata key: safetensors writes a map's keys in no fixed order, and the card's sha256 must name the
+    # weights, not the order (the name is in the card)
+    save_file(tensors, str(weights), metadata={"format": CARD_FORMAT})
     card = {
         "format": CARD_FORMAT,
         "name": name,
@@ -189,6 +192,7 @@ def load_surrogate(name_or_path: str | Path, *, device: str | torch.device = "cp
     """
     if not isinstance(requires_grad, bool):
         raise TypeError(f"requires_grad must be a bool, got {type(requires_grad).__name__}")
+    device, dtype = check_device("device", device), check_float_dtype("dtype", dtype)
     card = read_card(name_or_path)
     card_path = Path(card["_path"])
     weights = card_path.with_name(card["weights"])

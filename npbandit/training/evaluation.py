@@ -22,6 +22,7 @@ from safetensors.torch import load_file, save_file
 
 from npbandit.priors import BOPrior, GP1DPrior, Prior, TaskBatch, WheelPrior, make_prior
 from npbandit.surrogates import NeuralProcess
+from npbandit.validation import check_int
 
 __all__ = ["EVAL_SEED", "EVAL_BATCH_SIZE", "evaluation_suite", "eval_batches", "evaluate", "evaluate_suite", "cache_dir",
            "baseline_log_likelihood", "baseline_suite", "BASELINE"]
@@ -71,8 +72,14 @@ def eval_batches(prior: Prior, n_batches: int, batch_size: int = 16, seed: int =
 
     With ``cache=True`` the set is written once to :func:`cache_dir` and read back
     afterwards (the ``info`` of cached batches is empty)."""
-    if n_batches < 1:
-        raise ValueError(f"n_batches must be positive, got {n_batches}")
+    check_int("n_batches", n_batches, minimum=1)
+    check_int("batch_size", batch_size, minimum=1)
+    check_int("seed", seed)
+    # checked here, when called; the batches come from a generator, which would check only when first read
+    return _eval_batches(prior, n_batches, batch_size, seed, cache)
+
+
+def _eval_batches(prior: Prior, n_batches: int, batch_size: int, seed: int, cache: bool) -> Iterator[TaskBatch]:
     path = cache_dir() / f"{_key(prior, n_batches, batch_size, seed)}.safetensors"
     if cache and path.exists():
         tensors = load_file(str(path))
@@ -103,10 +110,10 @@ def evaluate(model: NeuralProcess, batches: Iterator[TaskBatch] | list[TaskBatch
     marginal score for a diagonal model."""
     was_training = model.training
     model.eval()
-    device = next(model.parameters()).device
+    weight = next(model.parameters())
     total, count = 0.0, 0
     for batch in batches:
-        b = batch.to(device)
+        b = batch.to(weight.device, weight.dtype)
         score = model.joint_log_likelihood if joint else model.log_likelihood
         total += float(score(b.xc, b.yc, b.xt, b.yt))
         count += 1

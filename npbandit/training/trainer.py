@@ -22,10 +22,11 @@ import torch
 from safetensors.torch import load_file, save_file
 from tqdm import tqdm
 
-from npbandit.priors import make_prior
-from npbandit.surrogates import NeuralProcess, build
+from npbandit.priors import PRIORS, make_prior
+from npbandit.surrogates import NeuralProcess, available_models, build
 from npbandit.surrogates.pretrained import save_pretrained
-from npbandit.training.evaluation import BASELINE, EVAL_BATCH_SIZE, baseline_suite, evaluate_suite
+from npbandit.training.evaluation import BASELINE, EVAL_BATCH_SIZE, baseline_suite, evaluate_suite, evaluation_suite
+from npbandit.validation import check_bool, check_device, check_int, check_real
 
 __all__ = ["TrainConfig", "train", "TrainResult"]
 
@@ -92,17 +93,33 @@ class TrainConfig:
 
     def __post_init__(self) -> None:
         for name in ("steps", "batch_size", "eval_every", "eval_batches", "final_eval_batches", "checkpoint_every"):
-            value = getattr(self, name)
-            if not isinstance(value, int) or value < 1:
-                raise ValueError(f"{name} must be a positive int, got {value!r}")
-        if not self.lr > 0:
-            raise ValueError(f"lr must be positive, got {self.lr}")
-        if not self.grad_clip > 0:
-            raise ValueError(f"grad_clip must be positive, got {self.grad_clip}")
+            check_int(name, getattr(self, name), minimum=1)
+        check_int("seed", self.seed, minimum=0)
+        for name in ("lr", "grad_clip"):
+            if not check_real(name, getattr(self, name)) > 0:
+                raise ValueError(f"{name} must be positive, got {getattr(self, name)!r}")
+        check_real("weight_decay", self.weight_decay, low=0.0)
+        for name in ("model", "prior", "out", "size", "device"):
+            if not isinstance(getattr(self, name), str):
+                raise TypeError(f"{name} must be a str, got {type(getattr(self, name)).__name__}")
+        for name in ("model_config", "prior_params") + (() if self.eval_prior_params is None else
+                                                         ("eval_prior_params",)):
+            if not isinstance(getattr(self, name), dict):
+                raise TypeError(f"{name} must be a dict, got {type(getattr(self, name)).__name__}")
         if self.loss not in self.LOSSES:
             raise ValueError(f"loss must be one of {self.LOSSES}, got {self.loss!r}")
+        if self.model.lower() not in available_models():
+            raise ValueError(f"model must be one of {available_models()}, got {self.model!r}")
+        if self.prior not in PRIORS:
+            raise ValueError(f"prior must be one of {sorted(PRIORS)}, got {self.prior!r}")
         if self.name is None:
             self.name = f"{self.model}-{self.prior}"
+        # the name is the exported files' stem in `out`: a path would write elsewhere (or fail after training)
+        # and train_state would overwrite the resumable state
+        if (not isinstance(self.name, str) or not self.name or self.name.startswith(".") or "/" in self.name
+                or "\\" in self.name or self.name == Path(STATE_JSON).stem):
+            raise ValueError(f"name must be a plain file name (no path, not starting with '.', not "
+                             f"{Path(STATE_JSON).stem!r}), got {self.name!r}")
 
     def identity(self) -> dict[str, Any]:
         """The fields a resumed run must share with the saved one."""
@@ -115,16 +132,20 @@ class TrainConfig:
 
 @dataclass
 class TrainResult:
+    """What :func:`train` did: the model, the step reached, the log, the exported card
+    (``None`` when it stopped early) and the signal that stopped it, if one did."""
+
     model: NeuralProcess
     step: int
     log: list[dict[str, Any]]
     card: Path | None
+    stopped_by: int | None = None  # SIGINT / SIGTERM: saved and stopped early
 
 
 def _device(name: str) -> torch.device:
     if name == "auto":
         return torch.device("cuda" if torch.cuda.is_available() else "cpu")
-    return torch.device(name)
+    return check_device("device (--device)", name)
 
 
 def cosine_lr(base: float, step: int, total: int) -> float:
@@ -144,14 +165,26 @@ def _config_defaults() -> dict[str, Any]:
 
 
 def _save_state(out: Path, config: TrainConfig, prior_spec: dict[str, Any], model: NeuralProcess,
-                optimizer: torch.optim.Optimizer, step: int, log: list[dict[str, Any]], elapsed: float) -> None:
+                optimizer: torch.optim.Optimizer, step: int, log: list[dict[str, Any]], elapsed: float,
+                initial: dict[str, Any] | None) -> None:
     tensors = {f"model.{k}": v.detach().cpu().contiguous() for k, v in model.state_dict().items()}
+    if not all(torch.isfinite(v).all() for v in tensors.values()):
+        raise FloatingPointError(f"non-finite weights at step {step}: the run diverged; the state saved at an "
+                                 "earlier step is intact: lower --lr and start again")
     opt = optimizer.state_dict()
     for idx, state in opt["state"].items():
         for key, value in state.items():
             tensors[f"optim.{idx}.{key}"] = torch.as_tensor(value).detach().cpu().contiguous()
+    # the global generators: models that sample in their loss (ReTreever's tree paths) draw from them, and a
+    # resumed run must draw what the uninterrupted one would
+    tensors["rng.cpu"] = torch.get_rng_state()
+    if torch.cuda.is_available() and torch.cuda.is_initialized():
+        for i, rng in enumerate(torch.cuda.get_rng_state_all()):
+            tensors[f"rng.cuda.{i}"] = rng
+    # what the run started from, as it was then: the source may be replaced (a shipped name re-exported) or
+    # removed before the run resumes or exports
     meta = {"config": config.identity(), "prior_spec": prior_spec, "step": step, "elapsed_s": elapsed, "log": log,
-            "param_groups": opt["param_groups"]}
+            "param_groups": opt["param_groups"], "init_from": initial}
     for fname, writer in ((STATE_TENSORS, lambda p: save_file(tensors, str(p))),
                           (STATE_JSON, lambda p: p.write_text(json.dumps(meta, indent=1)))):
         tmp = out / (fname + ".tmp")
@@ -162,15 +195,43 @@ def _save_state(out: Path, config: TrainConfig, prior_spec: dict[str, Any], mode
 def _load_state(out: Path, model: NeuralProcess, optimizer: torch.optim.Optimizer,
                 device: torch.device) -> tuple[int, list[dict[str, Any]], float]:
     meta = json.loads((out / STATE_JSON).read_text())
-    tensors = load_file(str(out / STATE_TENSORS))
-    model.load_state_dict({k[len("model."):]: v for k, v in tensors.items() if k.startswith("model.")})
+    try:
+        tensors = load_file(str(out / STATE_TENSORS))
+        model.load_state_dict({k[len("model."):]: v for k, v in tensors.items() if k.startswith("model.")})
+    except Exception as err:  # noqa: BLE001 - a truncated file (SafetensorError) or weights of another version
+        raise ValueError(f"{out}'s saved state cannot be loaded into this version's {model.name}: "
+                         f"{' '.join(str(err).split())[:300]}") from None
+    bad = [k for k, v in tensors.items() if k.startswith("model.") and not torch.isfinite(v).all()]
+    if bad:
+        raise ValueError(f"{out}'s saved state holds non-finite weights ({bad[0][len('model.'):]} ...): the run "
+                         "diverged before this version caught it; start again with a lower --lr")
     state: dict[int, dict[str, torch.Tensor]] = {}
     for key, value in tensors.items():
         if key.startswith("optim."):
             _, idx, name = key.split(".", 2)
             state.setdefault(int(idx), {})[name] = value.to(device) if name != "step" else value
     optimizer.load_state_dict({"state": state, "param_groups": meta["param_groups"]})
+    if "rng.cpu" in tensors:  # states saved before the generators were: resumed from the seed's
+        torch.set_rng_state(tensors["rng.cpu"])
+    cuda = [tensors[f"rng.cuda.{i}"] for i in range(torch.cuda.device_count()) if f"rng.cuda.{i}" in tensors]
+    if cuda and len(cuda) == torch.cuda.device_count():
+        torch.cuda.set_rng_state_all(cuda)
     return meta["step"], meta["log"], meta["elapsed_s"]
+
+
+def _check_eval_params(config: TrainConfig, eval_params: dict[str, Any]) -> None:
+    """Build the evaluation suite once before training, so a misspelt ``--eval-prior-set``
+    fails now rather than at the first evaluation; refuse a ``kernel`` the gp1d suite
+    would ignore (it scores both kernels)."""
+    if config.eval_prior_params is not None and config.prior == "gp1d" and "kernel" in config.eval_prior_params:
+        raise ValueError("eval_prior_params (--eval-prior-set): the gp1d suite scores both kernels; "
+                         "'kernel' cannot be set")
+    try:
+        evaluation_suite(config.prior, **eval_params)
+    except TypeError as err:
+        flag = "eval_prior_params (--eval-prior-set)" if config.eval_prior_params is not None else \
+            "prior_params (--prior-set)"
+        raise ValueError(f"{flag}: {err}") from None
 
 
 def _initialise(model: NeuralProcess, checkpoint: str) -> dict[str, Any]:
@@ -222,12 +283,14 @@ class _StopRequests:
 
     def __init__(self) -> None:
         self.requested = False
+        self.signum: int | None = None
         self._previous: dict[int, Any] = {}
 
     def _handle(self, signum: int, frame: Any) -> None:
         if self.requested and signum == signal.SIGINT:
             raise KeyboardInterrupt
         self.requested = True
+        self.signum = signum
 
     def __enter__(self) -> "_StopRequests":
         if threading.current_thread() is threading.main_thread():
@@ -243,7 +306,7 @@ class _StopRequests:
 def _loop(config: TrainConfig, prior: Any, model: NeuralProcess, optimizer: torch.optim.Optimizer, batches: Any,
           device: torch.device, out: Path, prior_spec: dict[str, Any], log: list[dict[str, Any]], bar: Any,
           step: int, last: int, started: float, call_started: float, stop_after_s: float | None,
-          eval_params: dict[str, Any], stop: _StopRequests) -> int:
+          eval_params: dict[str, Any], stop: _StopRequests, initial: dict[str, Any] | None) -> int:
     """Optimiser steps from ``step`` up to ``last``; saves the state every
     ``checkpoint_every`` steps and where it stops. Returns the step reached."""
     running = None
@@ -264,10 +327,16 @@ def _loop(config: TrainConfig, prior: Any, model: NeuralProcess, optimizer: torc
             loss = model.training_loss(batch.xc, batch.yc, batch.xt, batch.yt_mean, **moments)
         else:
             loss = model.training_loss(batch.xc, batch.yc, batch.xt, batch.yt)
+        # 1-based in messages, as the progress bar and the log count steps; raised before the weights change,
+        # so the saved state stays the last good one
         if not torch.isfinite(loss):
-            raise FloatingPointError(f"non-finite loss {loss.item()} at step {step}; lower --lr or check the prior")
+            raise FloatingPointError(f"non-finite loss {loss.item()} at step {step + 1}; the state saved at an "
+                                     "earlier step is intact: lower --lr (or check the prior) and start again")
         loss.backward()
-        torch.nn.utils.clip_grad_norm_(model.parameters(), config.grad_clip)
+        norm = torch.nn.utils.clip_grad_norm_(model.parameters(), config.grad_clip)
+        if not torch.isfinite(norm):
+            raise FloatingPointError(f"non-finite gradient norm at step {step + 1}; the state saved at an earlier "
+                                     "step is intact: lower --lr (or check the prior) and start again")
         optimizer.step()
         step += 1
         running = loss.item() if running is None else 0.98 * running + 0.02 * loss.item()
@@ -276,13 +345,16 @@ def _loop(config: TrainConfig, prior: Any, model: NeuralProcess, optimizer: torc
         if step % config.eval_every == 0 or step == config.steps:
             scores = evaluate_suite(model, config.prior, config.eval_batches, EVAL_BATCH_SIZE,
                                     prior_params=eval_params)
-            log.append({"step": step, "train_loss": running, "eval_ll": scores,
-                        "elapsed_s": time.perf_counter() - started, "device": device.type})
+            entry = {"step": step, "train_loss": running, "eval_ll": scores,
+                     "elapsed_s": time.perf_counter() - started, "device": device.type}
+            if config.eval_prior_params is not None:  # another yardstick than the training prior: say which
+                entry["eval_prior_params"] = eval_params
+            log.append(entry)
             bar.write(f"step {step}: train loss {running:.3f}, eval ll " +
                       ", ".join(f"{k} {v:.3f}" for k, v in scores.items()))
         out_of_time = (stop_after_s is not None and time.perf_counter() - call_started >= stop_after_s) or stop.requested
         if step % config.checkpoint_every == 0 or step == last or out_of_time:
-            _save_state(out, config, prior_spec, model, optimizer, step, log, time.perf_counter() - started)
+            _save_state(out, config, prior_spec, model, optimizer, step, log, time.perf_counter() - started, initial)
         if out_of_time:
             break
     return step
@@ -305,33 +377,60 @@ def train(config: TrainConfig, *, progress: bool = True, export: bool = True, st
     The card's ``steps`` is the state's step and ``schedule_steps`` the run's length.
 
     Resuming: if ``<out>`` holds a saved state of the same run (same model, prior,
-    sizes, seed, schedule), training continues from it; a different run in the same
-    directory raises ``ValueError`` rather than mixing the two.
+    sizes, seed, schedule), training continues from it, with the random generators
+    and the ``init_from`` provenance it saved (the source checkpoint is not read
+    again: it may have been replaced since); a different run in the same directory
+    raises ``ValueError`` rather than mixing the two.
+
+    Raises:
+        ValueError: an unusable config (an unknown model or prior, a device this
+            machine lacks, evaluation parameters the suite does not take), another
+            run's state in ``out``, or a state this version cannot load.
+        FloatingPointError: the run diverged (non-finite loss, gradients or weights);
+            the state saved before it is kept.
     """
+    for name, value in (("stop_at", stop_at), ("stop_after_s", stop_after_s)):
+        if value is not None:
+            (check_int(name, value, minimum=1) if name == "stop_at" else check_real(name, value, low=0.0))
+    check_bool("export_now", export_now)
+    if not isinstance(loader_workers, int) or isinstance(loader_workers, bool) or loader_workers < 0:
+        raise ValueError(f"loader_workers must be a non-negative int, got {loader_workers!r}")
     out = Path(config.out)
-    out.mkdir(parents=True, exist_ok=True)
     device = _device(config.device)
     prior = make_prior(config.prior, **config.prior_params)
+    eval_params = config.prior_params if config.eval_prior_params is None else config.eval_prior_params
+    _check_eval_params(config, eval_params)
     torch.manual_seed(config.seed)
     model = build(config.model, prior.x_dim, prior.y_dim, size=config.size, **config.model_config).to(device)
-    initial = _initialise(model, config.init_from) if config.init_from is not None else None
     optimizer = torch.optim.Adam(model.parameters(), lr=config.lr, weight_decay=config.weight_decay)
     step, log, elapsed = 0, [], 0.0
     # The prior's full spec is checked too: a changed default (not just a changed
     # --prior-set) must not be resumed into a run that started on other data.
     prior_spec = json.loads(json.dumps(prior.spec()))
-    if (out / STATE_JSON).exists():
-        meta = json.loads((out / STATE_JSON).read_text())
-        saved = meta["config"]
-        # compared key by key, with a missing key read as None, so states saved before a
-        # field with a None default existed (e.g. init_from) still resume
-        differing = _differing_keys(saved, config.identity(), _config_defaults())
+    meta = json.loads((out / STATE_JSON).read_text()) if (out / STATE_JSON).exists() else None
+    if export_now and meta is None:
+        raise ValueError(f"export_now (--export-now): {out} holds no saved state to export")
+    if meta is not None:
+        # compared key by key after a JSON round trip (as saved: a tuple reads back as a list), with a missing
+        # key read as its default, so states saved before a field existed (e.g. init_from) still resume
+        saved, given = meta["config"], json.loads(json.dumps(config.identity()))
+        defaults = json.loads(json.dumps(_config_defaults()))
+        differing = _differing_keys(saved, given, defaults)
         if differing:
-            raise ValueError(f"{out} holds a different run (differs in {differing}); use another --out or delete it")
+            detail = "; ".join(f"{k}: saved {saved.get(k, defaults.get(k))!r}, given {given.get(k, defaults.get(k))!r}"
+                               for k in differing)
+            raise ValueError(f"{out} holds a different run ({detail}); resume it with its own settings, or use "
+                             "another --out (to start from its weights: --export-now, then --init-from the export)")
         saved_spec = meta.get("prior_spec", prior_spec)  # states saved before specs were stored: config only
         if saved_spec != prior_spec:
             raise ValueError(f"{out} holds a run on a different prior (differs in "
-                             f"{_differing_keys(saved_spec, prior_spec)}); use another --out or delete it")
+                             f"{_differing_keys(saved_spec, prior_spec)}); use another --out")
+    # the provenance saved with the state; states saved before it was: read from the source as it is now
+    initial = meta.get("init_from") if meta is not None else None
+    if config.init_from is not None and (meta is None or "init_from" not in meta):
+        initial = _initialise(model, config.init_from)
+    out.mkdir(parents=True, exist_ok=True)  # after every check: a refused run leaves no directory behind
+    if meta is not None:
         step, log, elapsed = _load_state(out, model, optimizer, device)
     model.train()
     bar = tqdm(total=config.steps, initial=step, desc=config.name, disable=not progress, dynamic_ncols=True)
@@ -339,16 +438,11 @@ def train(config: TrainConfig, *, progress: bool = True, export: bool = True, st
     call_started = time.perf_counter()
     last = config.steps if stop_at is None else min(stop_at, config.steps)
     if export_now:
-        if not (out / STATE_JSON).exists():
-            raise ValueError(f"export_now: {out} holds no saved state to export")
         last = step
-    eval_params = config.prior_params if config.eval_prior_params is None else config.eval_prior_params
-    if not isinstance(loader_workers, int) or loader_workers < 0:
-        raise ValueError(f"loader_workers must be a non-negative int, got {loader_workers!r}")
     batches = _batches(prior, config, step, last, loader_workers)
     with _StopRequests() as stop:
         step = _loop(config, prior, model, optimizer, batches, device, out, prior_spec, log, bar, step, last,
-                     started, call_started, stop_after_s, eval_params, stop)
+                     started, call_started, stop_after_s, eval_params, stop, initial)
     bar.close()
     model.eval()
     card = None
@@ -380,4 +474,4 @@ def train(config: TrainConfig, *, progress: bool = True, export: bool = True, st
                                                "autoregressive blocks of joint_block_size (true values folded in)",
                                "joint_block_size": getattr(model.config, "block_size", None)})
         card = save_pretrained(model, out, config.name, prior=prior.spec(), training=training, evaluation=evaluation)
-    return TrainResult(model, step, log, card)
+    return TrainResult(model, step, log, card, stopped_by=stop.signum if card is None else None)
