@@ -134,18 +134,37 @@ def test_models_prints_a_baseline_under_every_checkpoint_and_one_scale_per_table
             tables.append([])
         name = line.split(" ", 1)[0]
         if name in available_checkpoints():
-            baseline = lines[i + 1]
+            baseline = lines[i + 2] if lines[i + 1].startswith("  joint") else lines[i + 1]
             assert baseline.startswith("  N(0, 1)"), (name, baseline)
             tables[-1].append((name, [float(v) for v in baseline.split()[2:]]))
     assert sorted(n for t in tables for n, _ in t) == sorted(available_checkpoints())
     for table in tables:  # one scale per column: the baselines down a column agree
         for column in zip(*(values for _, values in table)):
             assert max(column) - min(column) < 0.01, table
-    # one table per prior and output encoding: every shipped wheel checkpoint sees symlog rewards
-    # (since lbanp-wheel v2; v1's rewards / 50 were a table of their own)
+    # one table per prior, output encoding and evaluation tasks: every shipped wheel checkpoint sees symlog
+    # rewards, but cmanp-wheel and lbanp-wheel were scored on decision-time (played) histories, tnpd-wheel and
+    # cmanp-and-wheel on random drops: their scores must not share a column
     where = {name: i for i, t in enumerate(tables) for name, _ in t}
-    assert where["lbanp-wheel"] == where["cmanp-wheel"] == where["tnpd-wheel"]
+    assert where["lbanp-wheel"] == where["cmanp-wheel"] != where["tnpd-wheel"] == where["cmanp-and-wheel"]
     assert where["cmanp-bo"] != where["cmanp-wheel"] and where["cmanp-gp1d"] != where["cmanp-bo"]
+    # cmanp-bo's card names a default value (near_context_frac=0.0): the same tasks as the other bo cards
+    assert where["cmanp-bo"] == where["tnpd-bo"]
+    titles = [line for line in lines if line.startswith("prior wheel")]
+    assert len(titles) == 2 and sum("evaluated on history=played" in t for t in titles) == 1
+
+
+def test_models_shows_a_joint_models_joint_score_and_a_partial_runs_schedule():
+    from npbandit.cli import models_text
+    from npbandit.surrogates.pretrained import read_card
+
+    joint = read_card("cmanp-and-gp1d")
+    partial = read_card("tnpd-gp1d")
+    partial["training"].update({"steps": 1234, "schedule_steps": 200000})
+    lines = models_text([joint, partial]).splitlines()
+    row = lines.index(next(line for line in lines if line.startswith("cmanp-and-gp1d")))
+    assert lines[row + 1].split()[1:] == [f"{v:.3f}" for v in joint["evaluation"]["joint_log_likelihood"].values()]
+    assert lines[row + 1].startswith("  joint") and lines[row + 2].startswith("  N(0, 1)")
+    assert "1,234 of 200,000" in next(line for line in lines if line.startswith("tnpd-gp1d"))
 
 
 def test_models_says_when_a_card_has_no_baseline():
