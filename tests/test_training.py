@@ -446,3 +446,48 @@ def test_the_train_command_exits_128_plus_the_signal_when_stopped_by_one(tmp_pat
     assert "SIGTERM" in err and "run the same command to resume" in err
     # a deliberate stop is a success
     assert main([*args, "--stop-at", str(json.loads((tmp_path / "run" / "train_state.json").read_text())["step"] + 1)]) == 0
+
+
+def test_a_second_trainer_on_the_same_run_is_refused_while_the_first_holds_it(tmp_path):
+    from npbandit.training.trainer import _lock
+
+    config = tiny_config(tmp_path, steps=4)
+    train(config, progress=False, stop_at=2)
+    held = _lock(tmp_path / "run")  # as a live trainer in another process holds it
+    try:
+        with pytest.raises(ValueError, match="being trained by another process"):
+            train(config, progress=False)
+        assert train(config, progress=False, export_now=True).step == 2  # exporting only reads
+    finally:
+        held.close()
+    assert train(config, progress=False).step == 4
+
+
+def test_a_state_whose_two_files_come_from_different_saves_is_refused(tmp_path, monkeypatch):
+    import time as time_module
+
+    config = tiny_config(tmp_path, steps=6, checkpoint_every=1)
+    train(config, progress=False, stop_at=2)
+    run = tmp_path / "run"
+    older = (run / "train_state.json").read_text()
+    train(config, progress=False, stop_at=3)
+    (run / "train_state.json").write_text(older)  # the JSON of step 2 beside the tensors of step 3
+    monkeypatch.setattr(time_module, "sleep", lambda s: None)
+    with pytest.raises(ValueError, match="different saves"):
+        train(config, progress=False)
+
+
+def test_export_now_takes_no_stop_and_a_finished_run_is_not_evaluated_again(tmp_path, monkeypatch):
+    config = tiny_config(tmp_path, steps=4)
+    train(config, progress=False, stop_at=2)
+    with pytest.raises(ValueError, match="--stop-at"):
+        train(config, progress=False, export_now=True, stop_at=3)
+    partial = json.loads(train(config, progress=False, export_now=True).card.read_text())
+    assert partial["training"]["device"] == "cpu" and "torch_threads" not in partial["training"]
+    done = train(config, progress=False)
+    card = done.card.read_text()
+    import npbandit.training.trainer as trainer
+
+    monkeypatch.setattr(trainer, "evaluate_suite", lambda *a, **k: pytest.fail("evaluated a finished run again"))
+    again = train(config, progress=False)
+    assert again.step == 4 and again.card == done.card and again.card.read_text() == card

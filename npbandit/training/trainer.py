@@ -9,8 +9,10 @@ steps (safetensors + JSON, written atomically).
 
 from __future__ import annotations
 
+import hashlib
 import json
 import math
+import os
 import signal
 import threading
 import time
@@ -19,7 +21,7 @@ from pathlib import Path
 from typing import Any
 
 import torch
-from safetensors.torch import load_file, save_file
+from safetensors.torch import load, save
 from tqdm import tqdm
 
 from npbandit.priors import PRIORS, make_prior
@@ -185,20 +187,42 @@ def _save_state(out: Path, config: TrainConfig, prior_spec: dict[str, Any], mode
     # removed before the run resumes or exports
     meta = {"config": config.identity(), "prior_spec": prior_spec, "step": step, "elapsed_s": elapsed, "log": log,
             "param_groups": opt["param_groups"], "init_from": initial}
-    for fname, writer in ((STATE_TENSORS, lambda p: save_file(tensors, str(p))),
+    # two files, each replaced atomically but not together: the JSON names the tensors' sha256, so a reader
+    # (an --export-now beside the run, a resume after a crash between the two) can tell a mismatched pair
+    blob = save(tensors)
+    meta["tensors_sha256"] = hashlib.sha256(blob).hexdigest()
+    for fname, writer in ((STATE_TENSORS, lambda p: p.write_bytes(blob)),
                           (STATE_JSON, lambda p: p.write_text(json.dumps(meta, indent=1)))):
         tmp = out / (fname + ".tmp")
         writer(tmp)
         tmp.replace(out / fname)
 
 
+def _read_state(out: Path, attempts: int = 5) -> tuple[dict[str, Any], dict[str, torch.Tensor]]:
+    """The state's JSON and tensors from one save: re-read while a run beside this call is
+    between writing the two (states saved before the sha256 was recorded: read as they are)."""
+    for attempt in range(attempts):
+        meta = json.loads((out / STATE_JSON).read_text())
+        blob = (out / STATE_TENSORS).read_bytes()
+        expected = meta.get("tensors_sha256")
+        if expected is None or hashlib.sha256(blob).hexdigest() == expected:
+            break
+        time.sleep(0.5 * (attempt + 1))
+    else:
+        raise ValueError(f"{out}: {STATE_JSON} and {STATE_TENSORS} are from different saves (a crash between the two "
+                         "writes?); the run cannot resume from them")
+    try:
+        return meta, load(blob)
+    except Exception as err:  # noqa: BLE001 - a truncated file (SafetensorError)
+        raise ValueError(f"{out}: {STATE_TENSORS} cannot be read: {' '.join(str(err).split())[:200]}") from None
+
+
 def _load_state(out: Path, model: NeuralProcess, optimizer: torch.optim.Optimizer,
                 device: torch.device) -> tuple[int, list[dict[str, Any]], float]:
-    meta = json.loads((out / STATE_JSON).read_text())
+    meta, tensors = _read_state(out)
     try:
-        tensors = load_file(str(out / STATE_TENSORS))
         model.load_state_dict({k[len("model."):]: v for k, v in tensors.items() if k.startswith("model.")})
-    except Exception as err:  # noqa: BLE001 - a truncated file (SafetensorError) or weights of another version
+    except RuntimeError as err:  # weights of another version of the model
         raise ValueError(f"{out}'s saved state cannot be loaded into this version's {model.name}: "
                          f"{' '.join(str(err).split())[:300]}") from None
     bad = [k for k, v in tensors.items() if k.startswith("model.") and not torch.isfinite(v).all()]
@@ -217,6 +241,39 @@ def _load_state(out: Path, model: NeuralProcess, optimizer: torch.optim.Optimize
     if cuda and len(cuda) == torch.cuda.device_count():
         torch.cuda.set_rng_state_all(cuda)
     return meta["step"], meta["log"], meta["elapsed_s"]
+
+
+def _is_final_card(path: Path, steps: int) -> bool:
+    """Whether ``path`` is the card of the finished run (not of an --export-now on the way)."""
+    try:
+        training = json.loads(path.read_text()).get("training", {})
+    except (OSError, ValueError):
+        return False
+    return training.get("steps") == steps and "schedule_steps" not in training
+
+
+def _lock(out: Path) -> Any:
+    """An exclusive lock on ``out/train.lock`` held while the returned file is open;
+    ``ValueError`` when another process holds it. Where ``fcntl`` is missing (Windows):
+    no lock."""
+    try:
+        import fcntl
+    except ImportError:
+        return None
+    handle = open(out / "train.lock", "a+")  # noqa: SIM115 - closed by train() when the run stops
+    try:
+        fcntl.flock(handle, fcntl.LOCK_EX | fcntl.LOCK_NB)
+    except OSError:
+        handle.seek(0)
+        holder = handle.read().strip()
+        handle.close()
+        raise ValueError(f"{out} is being trained by another process{f' (pid {holder})' if holder else ''}; "
+                         "wait for it, or stop it (SIGTERM saves its state)") from None
+    handle.seek(0)
+    handle.truncate()
+    handle.write(str(os.getpid()))
+    handle.flush()
+    return handle
 
 
 def _check_eval_params(config: TrainConfig, eval_params: dict[str, Any]) -> None:
@@ -393,6 +450,9 @@ def train(config: TrainConfig, *, progress: bool = True, export: bool = True, st
         if value is not None:
             (check_int(name, value, minimum=1) if name == "stop_at" else check_real(name, value, low=0.0))
     check_bool("export_now", export_now)
+    if export_now and (stop_at is not None or stop_after_s is not None):
+        raise ValueError("export_now (--export-now) trains no further: stop_at / stop_after_s (--stop-at / "
+                         "--max-minutes) would be ignored")
     if not isinstance(loader_workers, int) or isinstance(loader_workers, bool) or loader_workers < 0:
         raise ValueError(f"loader_workers must be a non-negative int, got {loader_workers!r}")
     out = Path(config.out)
@@ -430,20 +490,30 @@ def train(config: TrainConfig, *, progress: bool = True, export: bool = True, st
     if config.init_from is not None and (meta is None or "init_from" not in meta):
         initial = _initialise(model, config.init_from)
     out.mkdir(parents=True, exist_ok=True)  # after every check: a refused run leaves no directory behind
-    if meta is not None:
-        step, log, elapsed = _load_state(out, model, optimizer, device)
-    model.train()
-    bar = tqdm(total=config.steps, initial=step, desc=config.name, disable=not progress, dynamic_ncols=True)
-    started = time.perf_counter() - elapsed
-    call_started = time.perf_counter()
-    last = config.steps if stop_at is None else min(stop_at, config.steps)
-    if export_now:
-        last = step
-    batches = _batches(prior, config, step, last, loader_workers)
-    with _StopRequests() as stop:
-        step = _loop(config, prior, model, optimizer, batches, device, out, prior_spec, log, bar, step, last,
-                     started, call_started, stop_after_s, eval_params, stop, initial)
-    bar.close()
+    # one trainer per run directory (a scheduler's retry beside a live run would overwrite its state);
+    # --export-now only reads the state and may run beside it
+    lock = None if export_now else _lock(out)
+    try:
+        if meta is not None:
+            step, log, elapsed = _load_state(out, model, optimizer, device)
+        finished = out / f"{config.name}.json"
+        if not export_now and step == config.steps and _is_final_card(finished, config.steps):
+            return TrainResult(model.eval(), step, log, finished)  # done: no second final evaluation
+        model.train()
+        bar = tqdm(total=config.steps, initial=step, desc=config.name, disable=not progress, dynamic_ncols=True)
+        started = time.perf_counter() - elapsed
+        call_started = time.perf_counter()
+        last = config.steps if stop_at is None else min(stop_at, config.steps)
+        if export_now:
+            last = step
+        batches = _batches(prior, config, step, last, loader_workers)
+        with _StopRequests() as stop:
+            step = _loop(config, prior, model, optimizer, batches, device, out, prior_spec, log, bar, step, last,
+                         started, call_started, stop_after_s, eval_params, stop, initial)
+        bar.close()
+    finally:
+        if lock is not None:
+            lock.close()  # releases the lock
     model.eval()
     card = None
     if export and (step == config.steps or export_now):
@@ -454,9 +524,14 @@ def train(config: TrainConfig, *, progress: bool = True, export: bool = True, st
             training["init_from"] = initial
         if step < config.steps:
             training.update({"steps": step, "schedule_steps": config.steps})
-        training.update({"optimizer": "Adam", "schedule": "cosine", "device": str(device),
-                         "wall_clock_s": round(time.perf_counter() - started, 1),
-                         "torch_threads": torch.get_num_threads()})
+        if export_now:  # the run's devices, from its log; this call's threads say nothing about the run
+            devices = sorted({entry["device"] for entry in log if entry.get("device")})
+            training.update({"optimizer": "Adam", "schedule": "cosine",
+                             "device": ", ".join(devices) if devices else str(device), "wall_clock_s": round(elapsed, 1)})
+        else:
+            training.update({"optimizer": "Adam", "schedule": "cosine", "device": str(device),
+                             "wall_clock_s": round(time.perf_counter() - started, 1),
+                             "torch_threads": torch.get_num_threads()})
         evaluation = {"metric": "mean target log-likelihood", "batches_per_entry": config.final_eval_batches,
                       "prior_params": eval_params,
                       "batch_size": EVAL_BATCH_SIZE, "seed": "npbandit.training.evaluation.EVAL_SEED",
