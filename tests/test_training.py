@@ -491,3 +491,13 @@ def test_export_now_takes_no_stop_and_a_finished_run_is_not_evaluated_again(tmp_
     monkeypatch.setattr(trainer, "evaluate_suite", lambda *a, **k: pytest.fail("evaluated a finished run again"))
     again = train(config, progress=False)
     assert again.step == 4 and again.card == done.card and again.card.read_text() == card
+
+
+def test_a_resume_that_names_the_presets_own_value_is_the_same_run(tmp_path):
+    from npbandit.surrogates import SIZES
+
+    train(tiny_config(tmp_path, steps=4), progress=False, stop_at=2)
+    same = tiny_config(tmp_path, steps=4, model_config={"d_model": SIZES["tiny"]["d_model"]})
+    assert train(same, progress=False, export=False).step == 4
+    with pytest.raises(ValueError, match="model_config"):  # a different width is another run
+        train(tiny_config(tmp_path, steps=4, model_config={"d_model": SIZES["tiny"]["d_model"] * 2}), progress=False)

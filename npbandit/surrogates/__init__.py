@@ -21,6 +21,7 @@ from npbandit.surrogates.tnp import TNPD, TNPDConfig
 
 __all__ = [
     "build",
+    "model_config",
     "available_models",
     "SIZES",
     "NeuralProcess",
@@ -70,11 +71,23 @@ def build(name: str, x_dim: int, y_dim: int, *, size: str = "paper", **config: A
         **config: overrides of individual config fields (e.g. ``n_latents=16``);
             unknown fields raise ``TypeError``.
     """
+    model_cls = _MODELS[_model_name(name)]
+    return model_cls(x_dim, y_dim, model_config(name, size=size, **config))
+
+
+def _model_name(name: Any) -> str:
     if not isinstance(name, str) or name.lower() not in _MODELS:
         raise ValueError(f"name must be one of {available_models()}, got {name!r}")
+    return name.lower()
+
+
+def model_config(name: str, *, size: str = "paper", **config: Any) -> Any:
+    """The config :func:`build` gives model ``name`` with ``size`` and the overrides
+    ``config`` (unknown fields raise ``TypeError``): two calls that resolve to equal
+    configs build the same architecture."""
+    model_cls = _MODELS[_model_name(name)]
     if size not in SIZES:
         raise ValueError(f"size must be one of {sorted(SIZES)}, got {size!r}")
-    model_cls = _MODELS[name.lower()]
     config_cls = model_cls.config_class
     known = {f.name for f in fields(config_cls)}
     unknown = sorted(set(config) - known)
@@ -82,4 +95,4 @@ def build(name: str, x_dim: int, y_dim: int, *, size: str = "paper", **config: A
         raise TypeError(f"unknown config field(s) {unknown} for {name!r}; expected some of {sorted(known)}")
     values = {k: v for k, v in SIZES[size].items() if k in known}
     values.update(config)
-    return model_cls(x_dim, y_dim, config_cls(**values))
+    return config_cls(**values)

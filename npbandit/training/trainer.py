@@ -25,7 +25,7 @@ from safetensors.torch import load, save
 from tqdm import tqdm
 
 from npbandit.priors import PRIORS, make_prior
-from npbandit.surrogates import NeuralProcess, available_models, build
+from npbandit.surrogates import NeuralProcess, available_models, build, model_config
 from npbandit.surrogates.pretrained import save_pretrained
 from npbandit.training.evaluation import BASELINE, EVAL_BATCH_SIZE, baseline_suite, evaluate_suite, evaluation_suite
 from npbandit.validation import check_bool, check_device, check_int, check_real
@@ -241,6 +241,15 @@ def _load_state(out: Path, model: NeuralProcess, optimizer: torch.optim.Optimize
     if cuda and len(cuda) == torch.cuda.device_count():
         torch.cuda.set_rng_state_all(cuda)
     return meta["step"], meta["log"], meta["elapsed_s"]
+
+
+def _same_architecture(config: TrainConfig, saved: dict[str, Any]) -> bool:
+    """Whether the saved run's size and overrides resolve to the config this one's do."""
+    try:
+        before = model_config(config.model, size=saved.get("size", "paper"), **saved.get("model_config", {}))
+    except (TypeError, ValueError):
+        return False
+    return before == model_config(config.model, size=config.size, **config.model_config)
 
 
 def _is_final_card(path: Path, steps: int) -> bool:
@@ -476,6 +485,8 @@ def train(config: TrainConfig, *, progress: bool = True, export: bool = True, st
         saved, given = meta["config"], json.loads(json.dumps(config.identity()))
         defaults = json.loads(json.dumps(_config_defaults()))
         differing = _differing_keys(saved, given, defaults)
+        if differing and set(differing) <= {"size", "model_config"} and _same_architecture(config, saved):
+            differing = []  # e.g. --set d_model=16 where the size preset says 16 already
         if differing:
             detail = "; ".join(f"{k}: saved {saved.get(k, defaults.get(k))!r}, given {given.get(k, defaults.get(k))!r}"
                                for k in differing)
