@@ -10,8 +10,8 @@ from typing import Any
 
 import numpy as np
 
-__all__ = ["check_bool", "check_int", "check_real", "check_render_mode", "check_options", "check_device",
-           "check_float_dtype"]
+__all__ = ["check_bool", "check_int", "check_real", "check_range", "check_render_mode", "check_options",
+           "check_device", "check_float_dtype"]
 
 
 def check_bool(name: str, value: Any) -> bool:
@@ -39,6 +39,19 @@ def check_real(name: str, value: Any, *, low: float | None = None, high: float |
             f">= {low}" if low is not None else f"<= {high}")
         raise ValueError(f"{name} must be {span}, got {value!r}")
     return float(value)
+
+
+def check_range(name: str, value: Any, *, positive: bool = False, strict: bool = True) -> tuple[float, float]:
+    """``value`` as ``(lo, hi)``: two finite reals with ``lo < hi`` (``lo <= hi`` unless
+    ``strict``), and ``lo > 0`` if ``positive`` (a range of lengthscales, of noise stds)."""
+    if isinstance(value, (str, bytes)) or not hasattr(value, "__len__") or len(value) != 2:
+        raise ValueError(f"{name} must be (low, high), got {value!r}")
+    lo, hi = (check_real(f"{name}[{i}]", v) for i, v in enumerate(value))
+    if (lo >= hi) if strict else (lo > hi):
+        raise ValueError(f"{name} must be (low, high) with low {'<' if strict else '<='} high, got {value!r}")
+    if positive and not lo > 0:
+        raise ValueError(f"{name} must be (low, high) with 0 < low, got {value!r}")
+    return lo, hi
 
 
 def check_device(name: str, value: Any) -> "torch.device":

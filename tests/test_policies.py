@@ -1,6 +1,7 @@
 """Policies: baselines learn, NP policies stream observations with update."""
 
 import copy
+import json
 import math
 
 import numpy as np
@@ -209,3 +210,52 @@ def test_shipped_wheel_checkpoints_find_the_large_arms_in_the_loop(name, seed):
     result = run_episode(WheelBanditEnv(delta=0.5, horizon=300), NPBanditPolicy(load_surrogate(name)), seed=seed)
     uniform = 300 * (0.25 * 0.16 + 0.75 * 39.16)
     assert result.cumulative_regret < 0.1 * uniform, f"{name}: regret {result.cumulative_regret:.0f} vs Uniform ≈ {uniform:.0f}"
+
+
+def test_policies_refuse_an_action_that_is_not_an_arm_rather_than_credit_another_arm():
+    from npbandit.policies import GPUCBPolicy
+
+    surrogate = load_surrogate("tnpd-wheel")
+    for policy in (LinUCBPolicy(), GPUCBPolicy(), NPBanditPolicy(surrogate)):
+        policy.reset(0)
+        for action, match in ((-1, "action"), (5, "action"), (1.7, "action"), (True, "action")):
+            with pytest.raises(ValueError, match=match):
+                policy.observe(np.zeros(2), action, 1.0, {})
+        with pytest.raises(ValueError, match="reward"):
+            policy.observe(np.zeros(2), 0, float("nan"), {})
+        policy.observe(np.zeros(2), np.int64(4), 1.0, {})  # NumPy ints are arms too
+
+
+def test_gp_ucb_refits_every_arms_hyperparameters_as_its_data_grows():
+    from npbandit.policies import GPUCBPolicy
+
+    policy = GPUCBPolicy(refit_every=10)
+    policy.reset(0)
+    rng = np.random.default_rng(0)
+    for t in range(150):  # round robin: 30 points per arm
+        policy.observe(rng.uniform(-1, 1, 2), t % 5, float(rng.normal()), {})
+        policy.act(rng.uniform(-1, 1, 2))
+    # every arm's hyperparameters were fitted on at least 20 of its 30 points (the old schedule refit only the
+    # arm played on a multiple of refit_every rounds: in a round robin always the same one, the others kept a
+    # fit made on their first point)
+    assert all(n >= 20 for n in policy.fitted_on), policy.fitted_on
+
+
+def test_make_bandit_policy_reads_paths_without_hyphens_and_gives_linucb_the_exploration_weight(tmp_path,
+                                                                                                   monkeypatch):
+    from npbandit.policies import parse_bandit_policy_name
+
+    source = tiny_checkpoint(tmp_path / "ckpt", model="tnpd", prior="wheel")
+    plain = tmp_path / "ckpt" / "mywheel"  # no hyphen in the last part of the path
+    plain.mkdir()
+    card = json.loads(source.read_text())
+    (plain / "mywheel.json").write_text(source.read_text())
+    (plain / card["weights"]).write_bytes((source.parent / card["weights"]).read_bytes())
+    monkeypatch.chdir(tmp_path / "ckpt")  # a relative path without a hyphen anywhere (tmp_path has some)
+    path = "mywheel/mywheel.json"
+    assert parse_bandit_policy_name(path) == (path, "ucb")
+    assert parse_bandit_policy_name("cmanp") == ("cmanp-wheel", "ucb")
+    assert make_bandit_policy(path).surrogate.card["sha256"] == card["sha256"]
+    assert make_bandit_policy("linucb", beta=2.5).alpha == 2.5
+    with pytest.raises(ValueError, match="baseline"):
+        parse_bandit_policy_name("linucb-thompson")

@@ -398,3 +398,37 @@ def test_kernel_gradient_is_finite_where_points_coincide(kernel):
     kernel_matrix(kernel, x1, x2, torch.full((1, 2), 0.3, dtype=torch.float64), torch.ones(1, dtype=torch.float64)
                   ).sum().backward()
     assert torch.isfinite(x2.grad).all()
+
+
+@pytest.mark.parametrize("make,match", [
+    (lambda: GP1DPrior(lengthscale_range=(-0.6, -0.1)), "lengthscale_range"),
+    (lambda: GP1DPrior(outputscale_range=(-1.0, -0.1)), "outputscale_range"),
+    (lambda: GP1DPrior(noise_std=float("nan")), "noise_std"),
+    (lambda: GP1DPrior(noise_std=-0.1), "noise_std"),
+    (lambda: GP1DPrior(max_points=10.5), "max_points"),
+    (lambda: GP1DPrior(x_range=(0.0, float("inf"))), "x_range"),
+    (lambda: BOPrior(dims=(2.7,), x_dim=3), r"dims\[0\]"),
+    (lambda: BOPrior(x_dim=6.5), "x_dim"),
+    (lambda: BOPrior(max_context=100.5), "max_context"),
+    (lambda: BOPrior(noise_std_range=(float("nan"), 0.3)), "noise_std_range"),
+    (lambda: WheelPrior(small_reward_std=float("nan")), "small_reward_std"),
+    (lambda: WheelPrior(small_reward_std=-1.0), "small_reward_std"),
+    (lambda: WheelPrior(n_context=512.0), "n_context"),
+    (lambda: GP1DPrior().batch(True, 0, 0), "batch_size"),
+    (lambda: GP1DPrior().batch(2, 1.9, 0), "seed"),
+    (lambda: GP1DPrior().batch(2, 0, -1), "index"),
+])
+def test_priors_refuse_parameters_that_would_be_truncated_or_poison_the_batches(make, match):
+    with pytest.raises(ValueError, match=match):
+        make()
+
+
+def test_a_gp1d_prior_on_another_box_says_so_in_its_card():
+    from npbandit.surrogates.pretrained import checkpoint_use
+
+    prior = GP1DPrior(x_range=(0.0, 4.0))
+    assert prior.input_domain == (0.0, 4.0) and GP1DPrior().input_domain == (-2.0, 2.0)
+    card = {"prior": prior.spec(), "x_dim": 1, "y_dim": 1}
+    assert checkpoint_use(card)["input_domain"] == [0.0, 4.0]
+    assert not GP1DPrior.symmetric_in(prior.spec())  # reflecting about 0 leaves [0, 4]
+    assert GP1DPrior.symmetric_in(GP1DPrior().spec())

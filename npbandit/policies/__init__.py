@@ -16,8 +16,8 @@ def make_bandit_policy(name: str, beta: float = 1.0) -> Policy:
     if parsed is None:  # a baseline
         if name == "uniform":
             return UniformPolicy()
-        if name == "linucb":
-            return LinUCBPolicy()
+        if name == "linucb":  # beta is its exploration weight alpha (both default to 1)
+            return LinUCBPolicy(alpha=beta)
         return GPUCBPolicy(beta=beta)
     check_bandit_policy_name(name)  # unknown names, missing files and checkpoints of another kind, by name
     from npbandit.surrogates.pretrained import load_surrogate

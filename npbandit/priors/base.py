@@ -8,6 +8,7 @@ from typing import Any
 
 import torch
 from torch import Tensor
+from npbandit.validation import check_int
 
 __all__ = ["TaskBatch", "Prior", "step_generator"]
 
@@ -52,8 +53,11 @@ def step_generator(seed: int, index: int) -> torch.Generator:
     """The generator of batch ``index`` in the stream with seed ``seed``.
 
     Every batch has its own seed, so a stream can be restarted at any index (this
-    is what makes training resumable without saving RNG state)."""
-    return torch.Generator().manual_seed((int(seed) * 1_000_003 + int(index)) % (2**63 - 1))
+    is what makes training resumable without saving RNG state). Streams of different
+    seeds are disjoint for their first 1,000,003 batches (``(seed, 1_000_003)`` is
+    ``(seed + 1, 0)``); changing the map would change every run's batches."""
+    seed, index = check_int("seed", seed), check_int("index", index, minimum=0)
+    return torch.Generator().manual_seed((seed * 1_000_003 + index) % (2**63 - 1))
 
 
 class Prior(ABC):
@@ -84,6 +88,17 @@ class Prior(ABC):
         """Draw ``batch_size`` tasks (float32, CPU) using only ``generator``."""
 
     @classmethod
+    def domain_of(cls, spec: dict[str, Any]) -> tuple[float, float]:
+        """The input box of the prior ``spec`` describes (a card's ``"prior"``): where a
+        prior's box is a parameter, the spec says which; else the class's."""
+        return cls.input_domain
+
+    @classmethod
+    def symmetric_in(cls, spec: dict[str, Any]) -> bool:
+        """Whether the prior ``spec`` describes is ``input_symmetric``."""
+        return cls.input_symmetric
+
+    @classmethod
     def outcome_transform(cls, spec: dict[str, Any]) -> Any:
         """The outcome transform (:mod:`npbandit.transforms`) of networks trained on the
         prior ``spec`` describes, or ``None``: they see outputs as observed. A checkpoint
@@ -98,8 +113,7 @@ class Prior(ABC):
 
     def batch(self, batch_size: int, seed: int, index: int) -> TaskBatch:
         """Batch ``index`` of the stream seeded by ``seed`` (deterministic)."""
-        if not isinstance(batch_size, int) or batch_size < 1:
-            raise ValueError(f"batch_size must be a positive int, got {batch_size!r}")
+        check_int("batch_size", batch_size, minimum=1)
         return self.sample(batch_size, step_generator(seed, index))
 
 

@@ -10,6 +10,7 @@ import torch
 from npbandit.priors.base import Prior, TaskBatch, log_uniform, randint, uniform
 from npbandit.priors.kernels import KERNELS, sample_gp_conditional
 from npbandit.scaling import standardization
+from npbandit.validation import check_int, check_range, check_real
 
 if TYPE_CHECKING:
     from npbandit.priors.bayes import BayesPosterior
@@ -47,18 +48,24 @@ class GP1DPrior(Prior):
                  x_range: tuple[float, float] = (-2.0, 2.0)) -> None:
         if kernel not in KERNELS:
             raise ValueError(f"kernel must be one of {KERNELS}, got {kernel!r}")
-        if max_points < 10:
-            raise ValueError(f"max_points must be at least 10, got {max_points}")
-        for name, (lo, hi) in (("lengthscale_range", lengthscale_range), ("outputscale_range", outputscale_range),
-                               ("x_range", x_range)):
-            if not lo < hi:
-                raise ValueError(f"{name} must be (low, high) with low < high, got {(lo, hi)}")
         self.kernel = kernel
-        self.max_points = max_points
-        self.lengthscale_range = tuple(lengthscale_range)
-        self.outputscale_range = tuple(outputscale_range)
-        self.noise_std = noise_std
-        self.x_range = tuple(x_range)
+        self.max_points = check_int("max_points", max_points, minimum=10)
+        self.lengthscale_range = check_range("lengthscale_range", lengthscale_range, positive=True)
+        self.outputscale_range = check_range("outputscale_range", outputscale_range, positive=True)
+        self.noise_std = check_real("noise_std", noise_std, low=0.0)
+        self.x_range = check_range("x_range", x_range)
+        self.input_domain = self.x_range  # this instance's box (the class's is the default one)
+
+    @classmethod
+    def domain_of(cls, spec: dict[str, Any]) -> tuple[float, float]:
+        """The input box of the prior ``spec`` describes (a card's ``"prior"``)."""
+        x = spec.get("x")
+        return (float(x[1]), float(x[2])) if isinstance(x, list) and len(x) == 3 else cls.input_domain
+
+    @classmethod
+    def symmetric_in(cls, spec: dict[str, Any]) -> bool:
+        low, high = cls.domain_of(spec)
+        return low == -high  # reflecting an input about 0 keeps it in the box only then
 
     def spec(self) -> dict[str, Any]:
         return {"name": self.name, "kernel": self.kernel, "max_points": self.max_points,
@@ -178,7 +185,12 @@ class BOPrior(Prior):
                  near_context_frac: float = 0.0, near_context_scale: tuple[float, float] = (0.01, 1.0),
                  context_cluster_frac: float = 0.0,
                  context_cluster_scale: tuple[float, float] = (0.001, 1.0)) -> None:
-        dims = tuple(int(d) for d in dims)
+        x_dim = check_int("x_dim", x_dim, minimum=1)
+        if isinstance(dims, (str, bytes)) or not hasattr(dims, "__iter__"):
+            raise ValueError(f"dims must be a sequence of ints, got {dims!r}")
+        dims = tuple(check_int(f"dims[{i}]", d) for i, d in enumerate(dims))
+        for arg, value in (("min_context", min_context), ("max_context", max_context), ("n_target", n_target)):
+            check_int(arg, value)
         if not dims or min(dims) < 1 or max(dims) > x_dim:
             raise ValueError(f"dims must be non-empty with every d in 1..x_dim={x_dim}, got {dims}")
         unknown = set(kernels) - set(KERNELS)
@@ -199,11 +211,10 @@ class BOPrior(Prior):
             raise ValueError(f"near_context_frac must be in [0, 1], got {near_context_frac}")
         if not 0.0 <= context_cluster_frac < 1.0:
             raise ValueError(f"context_cluster_frac must be in [0, 1), got {context_cluster_frac}")
-        for arg, (lo, hi) in (("lengthscale_range", lengthscale_range), ("noise_std_range", noise_std_range),
-                              ("irrelevant_range", irrelevant_range), ("near_context_scale", near_context_scale),
-                              ("context_cluster_scale", context_cluster_scale)):
-            if not 0 < lo <= hi:
-                raise ValueError(f"{arg} must be (low, high) with 0 < low <= high, got {(lo, hi)}")
+        for arg, value in (("lengthscale_range", lengthscale_range), ("noise_std_range", noise_std_range),
+                           ("irrelevant_range", irrelevant_range), ("near_context_scale", near_context_scale),
+                           ("context_cluster_scale", context_cluster_scale)):
+            check_range(arg, value, positive=True, strict=False)
         self.min_context = min_context
         self.dims = dims
         self.x_dim = x_dim

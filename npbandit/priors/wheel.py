@@ -54,6 +54,7 @@ from torch import Tensor
 
 from npbandit.priors.base import Prior, TaskBatch, randint
 from npbandit.transforms import REWARD_FILLS, REWARD_TRANSFORMS, RewardEncoding, encode_rewards
+from npbandit.validation import check_int, check_real
 
 __all__ = ["WheelPrior", "wheel_mean_rewards", "encode_rewards", "RewardEncoding",
            "REWARD_TRANSFORMS", "REWARD_FILLS", "sample_unit_disc", "N_ARMS",
@@ -154,8 +155,8 @@ class WheelPrior(Prior):
                  reward_scale: float = 1.0, reward_transform: str = "symlog",
                  reward_fill: str = "zeros", min_context: int | None = None, full_context_prob: float = 0.0,
                  history: str = "random") -> None:
-        if n_context < 1 or n_target < 1:
-            raise ValueError(f"n_context and n_target must be positive, got {n_context}, {n_target}")
+        n_context, n_target = check_int("n_context", n_context, minimum=1), check_int("n_target", n_target, minimum=1)
+        small_reward_std = check_real("small_reward_std", small_reward_std, low=0.0)
         if min_context is not None and not (isinstance(min_context, int) and 1 <= min_context <= n_context):
             raise ValueError(f"min_context must be None or an int in 1..n_context={n_context}, got {min_context!r}")
         if not 0 <= full_context_prob <= 1 or (full_context_prob > 0 and min_context is None):

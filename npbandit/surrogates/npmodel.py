@@ -1277,8 +1277,9 @@ def _input_symmetric(surrogate: NeuralProcess) -> bool:
     card = getattr(surrogate, "card", None)
     if card is None:
         return True
-    prior = PRIORS.get(card.get("prior", {}).get("name"))
-    return prior is not None and prior.input_symmetric
+    spec = card.get("prior", {})
+    prior = PRIORS.get(spec.get("name"))
+    return prior is not None and prior.symmetric_in(spec)
 
 
 _SHARED: dict[tuple[str, str, int, int, torch.dtype], NeuralProcess] = {}

@@ -297,7 +297,7 @@ def checkpoint_use(card: dict[str, Any]) -> dict[str, Any]:
     dims = spec.get("dims") if spec.get("padding") == "zeros" else None
     return {"prior": name, "task": TASKS.get(name, f"tasks of the {name!r} prior"),
             "x_dims": sorted(int(d) for d in dims) if dims else [x_dim], "x_dim": x_dim, "y_dim": int(card["y_dim"]),
-            "input_domain": None if prior is None else list(prior.input_domain),
+            "input_domain": None if prior is None else list(prior.domain_of(spec)),
             "standardizes_outputs": None if prior is None else bool(prior.standardizes_outputs)}
 
 
