@@ -455,15 +455,15 @@ def train(config: TrainConfig, *, progress: bool = True, export: bool = True, st
         FloatingPointError: the run diverged (non-finite loss, gradients or weights);
             the state saved before it is kept.
     """
-    for name, value in (("stop_at", stop_at), ("stop_after_s", stop_after_s)):
-        if value is not None:
-            (check_int(name, value, minimum=1) if name == "stop_at" else check_real(name, value, low=0.0))
+    if stop_at is not None:
+        check_int("stop_at", stop_at, minimum=1)
+    if stop_after_s is not None:
+        check_real("stop_after_s", stop_after_s, low=0.0)
     check_bool("export_now", export_now)
     if export_now and (stop_at is not None or stop_after_s is not None):
         raise ValueError("export_now (--export-now) trains no further: stop_at / stop_after_s (--stop-at / "
                          "--max-minutes) would be ignored")
-    if not isinstance(loader_workers, int) or isinstance(loader_workers, bool) or loader_workers < 0:
-        raise ValueError(f"loader_workers must be a non-negative int, got {loader_workers!r}")
+    check_int("loader_workers", loader_workers, minimum=0)
     out = Path(config.out)
     device = _device(config.device)
     prior = make_prior(config.prior, **config.prior_params)
