@@ -121,13 +121,14 @@ def main(argv: list[str] | None = None) -> None:
         if not out.exists():
             raise SystemExit(f"--no-run: {out.relative_to(ROOT)} does not exist yet; run without --no-run first")
         previous = json.loads(out.read_text())
-        rows = [r for r in previous["rows"] if r["prior"] in PRIORS]
+        rows = [identify(r) for r in previous["rows"] if r["prior"] in PRIORS]
         kept = {k: previous["batches"][k] for k in PRIORS}
         text = render(rows, kept, previous["machine"])
         print(text)
         if not args.no_write:
-            publish("regression", text, out.name, previous["command"],
-                    {"machine": previous["machine"], "batches": kept, "rows": rows})
+            publish("regression", text, out.name, previous["command"],  # "current" is the reader's, not stored
+                    {"machine": previous["machine"], "batches": kept,
+                     "rows": [{k: v for k, v in r.items() if k != "current"} for r in rows]})
         return
     names = args.checkpoints or [n for n in available_checkpoints() if read_card(n)["prior"]["name"] in PRIORS]
     if not names:
@@ -148,8 +149,7 @@ def main(argv: list[str] | None = None) -> None:
             encoding = RewardEncoding.from_prior_spec(card["prior"])
             params.update(encoding.spec())
         row = {"name": name, "prior": prior, "steps": card["training"]["steps"], "model": describe(card),
-               "started_from": started_from(card),
-               "scores": {}}
+               "started_from": started_from(card), **provenance(card), "scores": {}}
         for entry, p in evaluation_suite(prior, **params).items():
             row["scores"][entry] = score(model, p, batches[prior], 16, f"{name} {entry}")
         if prior == "wheel":  # and on a bandit run's histories (one played arm per row), whatever it trained on
@@ -192,7 +192,8 @@ def main(argv: list[str] | None = None) -> None:
 
 
 RAW = RewardEncoding(1.0, "identity", "noise").describe()  # rows written before the encoding was recorded
-REFERENCE_LABEL = "exact GP, true hyperparameters (upper reference)"
+# marginal: per target; a joint row's own upper reference (the GP's joint density per target) is higher
+REFERENCE_LABEL = "exact GP, true hyperparameters (upper reference for the marginal rows, not the joint one)"
 
 
 def tree_token_note(branching: int = 2, n_max: int = 47) -> str:
@@ -218,10 +219,88 @@ def started_from(card: dict) -> dict | None:
     return {"name": init["name"], "steps": init["steps"]} if isinstance(init, dict) and init.get("steps") else None
 
 
+def _card_by_sha(sha256: str) -> dict | None:
+    """An exported card with this sha256 under training_runs/ (where long runs export), if one is there."""
+    for path in sorted((ROOT / "training_runs").glob("**/*.json")):
+        if path.name == "train_state.json":
+            continue
+        try:
+            card = json.loads(path.read_text())
+        except ValueError:
+            continue
+        if isinstance(card, dict) and card.get("sha256") == sha256:
+            return card
+    return None
+
+
+def lineage(card: dict) -> list[dict]:
+    """Every checkpoint ``card`` descends from (``--init-from``), parent first: name,
+    sha256, steps, and, where that checkpoint's own card is under training_runs/, its loss
+    and learning rate; a checkpoint widened from a smaller one (scripts/widen_cmanp.py)
+    counts the steps of the one it was widened from."""
+    stages, source = [], card["training"].get("init_from")
+    while isinstance(source, dict):
+        stage = {"name": source["name"], "sha256": source["sha256"], "steps": source.get("steps")}
+        found = _card_by_sha(source["sha256"])
+        if found is not None:
+            training = found.get("training", {})
+            stage.update(loss=training.get("loss"), lr=training.get("lr"))
+            widened = training.get("widened_from")
+            if stage["steps"] is None and isinstance(widened, dict):
+                stage.update(steps=widened.get("steps"), loss=None, lr=None,
+                             widened=f"{widened.get('n_latents')} -> {found['config'].get('n_latents')} latents")
+        stages.append(stage)
+        source = source.get("init_from")
+    return stages
+
+
+def provenance(card: dict) -> dict:
+    """What a row records of the checkpoint it scored, so a later re-render can tell
+    whether it is still the shipped one and how it was trained."""
+    training = card["training"]
+    return {"sha256": card["sha256"], "loss": training.get("loss", "sampled"), "lr": training.get("lr"),
+            "lineage": lineage(card)}
+
+
+def identify(row: dict) -> dict:
+    """A row from the JSON, with its checkpoint's provenance: rows written before it was
+    recorded take the shipped card's when their steps and start agree with it (the same
+    version); ``current``: whether the row scored the checkpoint that ships now."""
+    if row.get("reference") or row["name"] not in available_checkpoints():
+        return {**row, "current": False} if not row.get("reference") else row
+    card = read_card(row["name"])
+    same = (row.get("steps") == card["training"]["steps"] and row.get("started_from") == started_from(card)
+            and row.get("model") == describe(card)
+            and (row["prior"] != "wheel" or row.get("history", "random") == ("played" if "history" in card["prior"]
+                                                                             else "random")))
+    if "sha256" not in row and same:
+        row = {**row, **provenance(card)}
+    return {**row, "current": row.get("sha256") == card["sha256"]}
+
+
 def steps_text(row: dict) -> str:
-    """A row's training steps, with those of the checkpoint it was fine-tuned from."""
+    """A row's training steps: with a lineage, the total and each stage's (this row's
+    first); else those of the checkpoint it was fine-tuned from."""
+    stages = row.get("lineage")
+    if stages:
+        counts = [row["steps"], *(s.get("steps") for s in stages)]
+        total = f"{sum(counts):,}" if None not in counts else "?"
+        return f"{total} ({' + '.join('?' if c is None else f'{c:,}' for c in counts)})"
     init = row.get("started_from")
     return f"{row['steps']:,}" + (f" (+ {init['steps']:,} of {init['name']})" if init else "")
+
+
+def recipe_text(row: dict) -> str:
+    """A row's loss and learning rate, with those of the stages it descends from (``←``)."""
+    if "loss" not in row:
+        return "?"
+    def one(stage: dict) -> str:
+        if stage.get("widened"):
+            return f"widened ({stage['widened']})"
+        if stage.get("loss") is None:
+            return "?"
+        return f"{stage['loss']}" + (f", lr {stage['lr']:g}" if stage.get("lr") is not None else "")
+    return " ← ".join(one(s) for s in [row, *row.get("lineage", [])])
 
 
 def fmt(value: tuple[float, ...]) -> str:
@@ -233,29 +312,39 @@ def render(rows: list[dict], batches: dict[str, int], machine: str | None = None
     lines = ["## Meta-regression log-likelihood (protocols.md §1)", "",
              f"Command: `{COMMAND}` (CPU: {machine or machine_line()}). Mean target log-likelihood, higher is better; "
              "± is the standard error over evaluation batches. Published rows: the papers' numbers "
-             "(100k steps, batch 16, on a GPU); ours were trained on a 2-core CPU machine (one torch thread per run, two runs at a time) for the steps shown. "
-             "The `*-bo` checkpoints are scored through `NPModel`, as a user gets them, by `python "
+             "(100k steps, batch 16, on a GPU, the sampled loss: the negative log-likelihood of one sampled target); "
+             "ours were trained on a 2-core CPU machine (one torch thread per run, two runs at a time). What differs "
+             "in our training, per row: the steps (a fine-tuned row: the total, then each stage's, newest first) and "
+             "the recipe (loss and learning rate per stage, newest first; `expected`: the negative log-likelihood "
+             "averaged over the targets' exact conditional distribution given the context, computed with each task's "
+             "true hyperparameters, `npbandit train --loss expected`: the sampled loss's expectation, without its "
+             "sampling noise); all ours clip gradients at norm 1 and floor the predicted std at 0.001. The "
+             "`*-bo` checkpoints are scored through `NPModel`, as a user gets them, by `python "
              "benchmarks/bo_yardstick.py` (docs/results.md, \"Training the `*-bo` surrogates\").", ""]
     gp = [r for r in rows if r["prior"] == "gp1d"]
     if gp:
         lines += [f"### 1-D GP ({batches['gp1d']} batches x 16 tasks per kernel)", "",
-                  "| model | source | training steps | size | RBF | Matérn 5/2 |", "|---|---|---:|---|---:|---:|"]
+                  "| model | source | training steps | recipe | size | RBF | Matérn 5/2 |",
+                  "|---|---|---:|---|---|---:|---:|"]
         for r in (r for r in gp if not r.get("reference")):
-            label = r["name"] + (f" ({100 * r['tokens_read']:.1f}% of tokens)" if "tokens_read" in r else "")
-            lines.append(f"| {label} | ours | {steps_text(r)} | {r['model']} | {fmt(r['scores']['rbf'])} | "
-                         f"{fmt(r['scores']['matern52'])} |")
+            name = r["name"] + ("" if r.get("current", True) else
+                                f" (an earlier version{', sha ' + r['sha256'][:8] if r.get('sha256') else ''}; "
+                                "not the one shipped)")
+            label = name + (f" ({100 * r['tokens_read']:.1f}% of tokens)" if "tokens_read" in r else "")
+            common = f"ours | {steps_text(r)} | {recipe_text(r)} | {r['model']}"
+            lines.append(f"| {label} | {common} | {fmt(r['scores']['rbf'])} | {fmt(r['scores']['matern52'])} |")
             if "joint_scores" in r:
-                lines.append(f"| {r['name']}, joint (b_Q = {r['block_size']}, autoregressive; the ND papers' "
-                             f"metric) | ours | {steps_text(r)} | {r['model']} | {fmt(r['joint_scores']['rbf'])} | "
+                lines.append(f"| {name}, joint (b_Q = {r['block_size']}, autoregressive; the ND papers' "
+                             f"metric) | {common} | {fmt(r['joint_scores']['rbf'])} | "
                              f"{fmt(r['joint_scores']['matern52'])} |")
             if "full_retrieval" in r:
-                lines.append(f"| {r['name']}, full retrieval (all tokens) | ours | {steps_text(r)} | {r['model']} | "
+                lines.append(f"| {name}, full retrieval (all tokens) | {common} | "
                              f"{fmt(r['full_retrieval']['rbf'])} | {fmt(r['full_retrieval']['matern52'])} |")
         for label, rbf, mat in PUBLISHED:
             mat_text = "-" if mat != mat else f"{mat:.2f}"
-            lines.append(f"| {label} | paper | 100,000 | d=64, 6 layers | {rbf:.2f} | {mat_text} |")
+            lines.append(f"| {label} | paper | 100,000 | sampled | d=64, 6 layers | {rbf:.2f} | {mat_text} |")
         for r in (r for r in gp if r.get("reference")):
-            lines.append(f"| {REFERENCE_LABEL} | ours | - | - | {fmt(r['scores']['rbf'])} | "
+            lines.append(f"| {REFERENCE_LABEL} | ours | - | - | - | {fmt(r['scores']['rbf'])} | "
                              f"{fmt(r['scores']['matern52'])} |")
         if any("tokens_read" in r for r in gp):
             lines += ["", tree_token_note()]
@@ -272,7 +361,8 @@ def render(rows: list[dict], batches: dict[str, int], machine: str | None = None
                   "|---|---:|---|---|---|---:|---:|---:|---:|"]
         for r in wheel:
             played = r["scores"].get("played")
-            lines.append(f"| {r['name']} | {steps_text(r)} | {r['model']} | {r.get('encoding', RAW)} | "
+            name = r["name"] + ("" if r.get("current", True) else " (an earlier version; not the one shipped)")
+            lines.append(f"| {name} | {steps_text(r)} | {r['model']} | {r.get('encoding', RAW)} | "
                          f"{r.get('history', 'random')} | {fmt(r['scores']['wheel'])} | {r['scores']['wheel'][2]:.3f} | "
                          + ("- | - |" if played is None else f"{fmt(played)} | {played[2]:.3f} |"))
         if any(r.get("encoding", RAW).startswith("identity(y / 1)") for r in wheel):
