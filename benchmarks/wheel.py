@@ -197,7 +197,8 @@ def main(argv: list[str] | None = None) -> None:
     parser.add_argument("--deltas", type=float, nargs="+", default=DELTAS)
     parser.add_argument("--policies", nargs="+", default=POLICIES)
     add_cluster_arguments(parser)
-    parser.add_argument("--db", default=str(ROOT / "runs" / "bench_wheel.db"))
+    default_db = str(ROOT / "runs" / "bench_wheel.db")
+    parser.add_argument("--db", default=default_db)
     parser.add_argument("--no-write", action="store_true")
     parser.add_argument("--no-run", action="store_true", help="only summarise the completed runs in --db")
     parser.add_argument("--section", default="wheel",
@@ -222,6 +223,8 @@ def main(argv: list[str] | None = None) -> None:
         command += f" --policies {' '.join(args.policies)} --section {args.section}"
         if args.seeds != 50:
             command += f" --seeds {args.seeds}"
+    if args.db != prepare_db(default_db):  # the runs summarised are in another database: the command names it
+        command += f" --db {_relative_db(args.db)}"
     text = render(summary, args.deltas, args.policies, args.steps, args.seeds, args.section, command)
     print(text)
     if not args.no_write:
@@ -229,6 +232,20 @@ def main(argv: list[str] | None = None) -> None:
         publish(args.section, text, f"{args.section.replace('-', '_')}.json", command,
                 {"steps": args.steps, "seeds": args.seeds, "summary": summary},
                 pages=("benchmarks.md", "results.md"), threads=RUN_THREADS)
+
+
+def _relative_db(url: str) -> str:
+    """A database URL as a reader of the docs would type it: an SQLite file in this
+    repository by its path from the root (this machine's absolute path means nothing
+    elsewhere), anything else as shown by :func:`npbandit.storage.display_url`."""
+    from npbandit.storage import display_url
+
+    prefix = "sqlite:///"
+    if url.startswith(prefix):
+        path = Path(url[len(prefix):])
+        if path.is_relative_to(ROOT):
+            return str(path.relative_to(ROOT))
+    return display_url(url)
 
 
 if __name__ == "__main__":
