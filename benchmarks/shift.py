@@ -22,7 +22,7 @@ from tqdm import tqdm
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 from common import ROOT, publish  # noqa: E402
 
-from regression_ll import describe  # noqa: E402
+from regression_ll import describe, provenance, steps_text  # noqa: E402
 
 from npbandit import load_surrogate  # noqa: E402
 from npbandit.priors import GP1DPrior  # noqa: E402
@@ -39,7 +39,16 @@ def main(argv: list[str] | None = None) -> None:
     parser.add_argument("--checkpoints", nargs="+", help="default: every shipped *-gp1d checkpoint; with a "
                         "subset, the other rows are kept from the last run with the same --batches")
     parser.add_argument("--no-write", action="store_true")
+    parser.add_argument("--no-run", action="store_true", help="re-render the table from its JSON, evaluating nothing")
     args = parser.parse_args(argv)
+    out = ROOT / "docs" / "results" / "shift.json"
+    if args.no_run:
+        previous = json.loads(out.read_text())
+        text = render(previous["rows"], previous["batches"])
+        print(text)
+        if not args.no_write:
+            publish("shift", text, "shift.json", COMMAND, previous)
+        return
     shipped = [n for n in available_checkpoints() if n.endswith("-gp1d")]
     names = args.checkpoints or shipped
     unknown = [n for n in names if n not in shipped]
@@ -50,8 +59,8 @@ def main(argv: list[str] | None = None) -> None:
     for name in names:
         model = load_surrogate(name)
         card = model.card
-        rows[name] = {"values": [], "se": [], "sha256": card["sha256"], "model": describe(card),
-                      "steps": card["training"]["steps"]}
+        rows[name] = {"values": [], "se": [], "model": describe(card), "steps": card["training"]["steps"],
+                      **provenance(card)}
         for shift in SHIFTS:
             with torch.no_grad():
                 values = [float(model.log_likelihood(b.xc + shift, b.yc, b.xt + shift, b.yt))
@@ -91,7 +100,7 @@ def render(rows: dict[str, dict | list[float]], batches: int) -> str:
         shipped = name in available_checkpoints() and read_card(name)["sha256"]
         label = name if row.get("sha256") in (None, shipped) else f"{name} (an earlier version; not the one shipped)"
         cells = [f"{v:.3f}" if se is None else f"{v:.3f} ± {e:.3f}" for v, e in zip(values, se or values)]
-        steps = f"{row['steps']:,}" if row.get("steps") is not None else "-"
+        steps = steps_text(row) if row.get("steps") is not None else "-"
         lines.append(f"| {label} | {steps} | {row.get('model', '-')} | " + " | ".join(cells) + f" | {drop:.3f} |")
     return "\n".join(lines) + "\n"
 

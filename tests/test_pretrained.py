@@ -115,11 +115,11 @@ def test_cli_lists_shipped_models(capsys):
 def test_cli_counts_the_steps_of_the_checkpoints_a_model_started_from(capsys):
     assert main(["models"]) == 0
     rows = {line.split()[0]: line for line in capsys.readouterr().out.splitlines() if line.strip()}
-    training = read_card("cmanp-gp1d")["training"]  # v4: a fine-tune of v3, itself a fine-tune of the 100k-step v2
+    training = read_card("cmanp-gp1d")["training"]  # v5: a fine-tune of v4, of v3, of the 100k-step v2
     earlier, source = 0, training["init_from"]
     while source is not None:  # every checkpoint of the chain, each counted once
         earlier, source = earlier + (source["steps"] or 0), source["init_from"]
-    assert earlier == 110_000 and f"{training['steps']:,} (+{earlier:,})" in rows["cmanp-gp1d"]
+    assert earlier == 130_000 and f"{training['steps']:,} (+{earlier:,})" in rows["cmanp-gp1d"]
     assert read_card("tnpd-gp1d")["training"]["init_from"] is None  # trained from scratch: no brackets
     assert rows["tnpd-gp1d"].split()[4] == "100,000" and "(+" not in rows["tnpd-gp1d"]
 
