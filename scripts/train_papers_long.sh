@@ -93,6 +93,8 @@ run() {
         # time on the expected loss with a batch of 32 (half the gradient noise per step of ft2's 16) at lr 3e-5 on a
         # fresh 10k cosine schedule: the same number of tasks as ft2's 20k steps. The fine-tunes so far added about
         # 0.01 on RBF each; a hedge beside cmanp-gp1d-scratch.
+        # Ended (10k, 2.05 h): 1.242 / 0.821 on regression_ll, shipped as cmanp-gp1d v5 (sha256 89db0dbc...). Its
+        # --init-from path now holds v5; v4 (sha256 b0eb49d8...) is training_runs/cmanp-gp1d-ft2's export.
         cmanp-gp1d-ft3) "$NPB" train --model cmanp --prior gp1d --out training_runs/cmanp-gp1d-ft3 --set n_latents=128 \
                    --set n_block_latents=128 --init-from npbandit/surrogates/weights/cmanp-gp1d.json \
                    --loss expected --batch-size 32 --lr 3e-5 --steps 10000 --name cmanp-gp1d "${common[@]}" ;;
