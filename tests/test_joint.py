@@ -596,6 +596,7 @@ def test_wheel_benchmark_section_publishes_beside_the_main_table(tmp_path, monke
                 "--db", db, "--section", "wheel-extra"])
     figure, (section, text, json_name, command) = published
     assert (section, json_name, figure) == ("wheel-extra", "wheel_extra.json", "wheel_extra_regret")
-    assert command.endswith("--policies uniform --section wheel-extra --seeds 1")
+    # the runs are in another database than the default: the command names it, so it reproduces the table
+    assert command.endswith(f"--policies uniform --section wheel-extra --seeds 1 --db {db}")
     assert text.startswith("### Wheel bandit, uniform") and "figures/wheel_extra_regret.png" in text
     assert "| uniform (ours) | 100.00 ± 0.00 |" in text
