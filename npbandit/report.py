@@ -187,7 +187,7 @@ def bandit_summary(db: str = DEFAULT_URL) -> list[dict[str, Any]]:
             by_label[labels[entry[0].id]].append(entry)
         uniform = [v for label, entries in by_label.items() for r, v, _ in entries if r.policy == "uniform"]
         uniform_rows = {label for label, entries in by_label.items() if entries[0][0].policy == "uniform"}
-        # Uniform run with two settings (numbers of arms) is no single yardstick: no normalisation then
+        # Uniform runs with two settings (numbers of arms) are no single yardstick: no normalisation then
         norm = statistics.fmean(uniform) if len(uniform_rows) == 1 else None
         for label, entries in sorted(by_label.items()):
             values = [v for _, v, _ in entries]
