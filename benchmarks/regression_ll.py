@@ -22,6 +22,7 @@ over outputs; then mean over batches); ± is the standard error over batches.
 from __future__ import annotations
 
 import argparse
+import functools
 import json
 import statistics
 import sys
@@ -230,8 +231,10 @@ def started_from(card: dict) -> dict | None:
     return {"name": init["name"], "steps": init["steps"]} if isinstance(init, dict) and init.get("steps") else None
 
 
-def _card_by_sha(sha256: str) -> dict | None:
-    """An exported card with this sha256 under training_runs/ (where long runs export), if one is there."""
+@functools.lru_cache(maxsize=1)
+def _exported_cards() -> dict[str, dict]:
+    """The cards exported under training_runs/ (where long runs export), by sha256; read once."""
+    cards = {}
     for path in sorted((ROOT / "training_runs").glob("**/*.json")):
         if path.name == "train_state.json":
             continue
@@ -239,9 +242,14 @@ def _card_by_sha(sha256: str) -> dict | None:
             card = json.loads(path.read_text())
         except ValueError:
             continue
-        if isinstance(card, dict) and card.get("sha256") == sha256:
-            return card
-    return None
+        if isinstance(card, dict) and isinstance(card.get("sha256"), str):
+            cards.setdefault(card["sha256"], card)
+    return cards
+
+
+def _card_by_sha(sha256: str) -> dict | None:
+    """An exported card with this sha256 under training_runs/, if one is there."""
+    return _exported_cards().get(sha256)
 
 
 def lineage(card: dict) -> list[dict]:
