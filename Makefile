@@ -33,42 +33,42 @@ test: $(STAMP)
 # releases with BOTORCH_VERSIONS="0.17.2 0.18.0").
 BOTORCH_VERSIONS ?=
 botorch-compat:
-	$(PYTHON) scripts/botorch_compat.py --torch "$(TORCH)" $(BOTORCH_VERSIONS)
+	$(PYTHON) tools/botorch_compat.py --torch "$(TORCH)" $(BOTORCH_VERSIONS)
 
 bench-streaming: $(STAMP)
-	$(BIN)/python benchmarks/streaming.py
+	$(BIN)/python experiments/benchmarks/streaming.py
 
-# Every measurement on docs/benchmarks.md (hours on 2 CPU cores; not run in CI).
-# The `bench` extra brings the Optuna peer rows of benchmarks/bo.py; storage_throughput.py
+# Every measurement on experiments/log/benchmarks.md (hours on 2 CPU cores; not run in CI).
+# The `bench` extra brings the Optuna peer rows of experiments/benchmarks/bo.py; storage_throughput.py
 # needs PostgreSQL's server binaries (`apt-get install postgresql`).
 bench: $(STAMP)
 	$(BIN)/python -m pip install --quiet --disable-pip-version-check -e ".[bench]"
-	$(BIN)/python benchmarks/streaming.py
-	$(BIN)/python benchmarks/joint_sampling.py
-	$(BIN)/python benchmarks/regression_ll.py
-	$(BIN)/python benchmarks/botorch_adapter.py
-	$(BIN)/python benchmarks/bandit_cost.py
-	$(BIN)/python benchmarks/retreever_cost.py
-	$(BIN)/python benchmarks/bo_scaling.py
-	$(BIN)/python benchmarks/bo_model_quality.py
-	$(BIN)/python benchmarks/shift.py
-	$(BIN)/python benchmarks/wheel_decisions.py
-	$(BIN)/python benchmarks/bo_prior_functions.py --seeds 6 --workers 2
-	$(BIN)/python benchmarks/bo.py --workers 2
-	$(BIN)/python benchmarks/optuna_cost.py --profile
-	$(BIN)/python benchmarks/ax_cost.py --profile
-	$(BIN)/python benchmarks/wheel.py --workers 2
-	$(BIN)/python benchmarks/storage_throughput.py
-	$(BIN)/python benchmarks/batch_bo.py
+	$(BIN)/python experiments/benchmarks/streaming.py
+	$(BIN)/python experiments/benchmarks/joint_sampling.py
+	$(BIN)/python experiments/benchmarks/regression_ll.py
+	$(BIN)/python experiments/benchmarks/botorch_adapter.py
+	$(BIN)/python experiments/benchmarks/bandit_cost.py
+	$(BIN)/python experiments/benchmarks/retreever_cost.py
+	$(BIN)/python experiments/benchmarks/bo_scaling.py
+	$(BIN)/python experiments/benchmarks/bo_model_quality.py
+	$(BIN)/python experiments/benchmarks/shift.py
+	$(BIN)/python experiments/benchmarks/wheel_decisions.py
+	$(BIN)/python experiments/benchmarks/bo_prior_functions.py --seeds 6 --workers 2
+	$(BIN)/python experiments/benchmarks/bo.py --workers 2
+	$(BIN)/python experiments/benchmarks/optuna_cost.py --profile
+	$(BIN)/python experiments/benchmarks/ax_cost.py --profile
+	$(BIN)/python experiments/benchmarks/wheel.py --workers 2
+	$(BIN)/python experiments/benchmarks/storage_throughput.py
+	$(BIN)/python experiments/benchmarks/batch_bo.py
 
 # A few-minute subset that prints without touching docs/.
 bench-quick: $(STAMP)
-	$(BIN)/python benchmarks/streaming.py --sizes 100 1000 10000 --no-write
-	$(BIN)/python benchmarks/joint_sampling.py --quick --no-write
-	$(BIN)/python benchmarks/regression_ll.py --gp1d-batches 100 --bo-batches 20 --wheel-batches 20 --no-write
-	$(BIN)/python benchmarks/bo_scaling.py --sizes 100 1000 --no-write
-	$(BIN)/python benchmarks/wheel.py --seeds 2 --steps 300 --deltas 0.9 --workers 2 --no-write --db "$$(mktemp -u /tmp/npbandit-quick-XXXXXX.db)"
-	$(BIN)/python benchmarks/bo.py --functions branin --seeds 2 --budget 15 --workers 2 --no-write --methods cmanp-bo gp sobol --db "$$(mktemp -u /tmp/npbandit-quick-XXXXXX.db)"
+	$(BIN)/python experiments/benchmarks/streaming.py --sizes 100 1000 10000 --no-write
+	$(BIN)/python experiments/benchmarks/joint_sampling.py --quick --no-write
+	$(BIN)/python experiments/benchmarks/regression_ll.py --gp1d-batches 100 --bo-batches 20 --wheel-batches 20 --no-write
+	$(BIN)/python experiments/benchmarks/bo_scaling.py --sizes 100 1000 --no-write
+	$(BIN)/python experiments/benchmarks/wheel.py --seeds 2 --steps 300 --deltas 0.9 --workers 2 --no-write --db "$$(mktemp -u /tmp/npbandit-quick-XXXXXX.db)"
+	$(BIN)/python experiments/benchmarks/bo.py --functions branin --seeds 2 --budget 15 --workers 2 --no-write --methods cmanp-bo gp sobol --db "$$(mktemp -u /tmp/npbandit-quick-XXXXXX.db)"
 
 clean:
 	rm -rf $(VENV) build *.egg-info

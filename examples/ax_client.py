@@ -9,7 +9,7 @@ npbandit line is that node's model configuration:
 Ax rebuilds the model for every trial; the checkpoint is loaded once per process and the
 "fit" costs nothing (the network is pretrained). With ``--acquisition logei`` the node uses
 LogEI, as ``npbandit.optimize`` does, instead of Ax's default qLogNoisyExpectedImprovement
-(seconds per trial of both against ``optimize``: docs/benchmarks.md, "NPModel inside Ax").
+(seconds per trial of both against ``optimize``: experiments/log/benchmarks.md, "NPModel inside Ax").
 
 Needs the ``ax`` extra (``pip install -e ".[ax]"``).
 
@@ -57,7 +57,7 @@ def main() -> None:
     set_ax_logger_levels(logging.WARNING)  # Ax logs every trial at INFO; this script prints its own line
     warnings.filterwarnings("ignore", category=DeprecationWarning)  # Ax's and pandas' notices
     warnings.filterwarnings("ignore", module="pandas")
-    # BoTorch's notice that it restarts an acquisition optimisation; counted in benchmarks/ax_cost.py
+    # BoTorch's notice that it restarts an acquisition optimisation; counted in experiments/benchmarks/ax_cost.py
     warnings.filterwarnings("ignore", message="Optimization failed", category=RuntimeWarning)
 
     client = Client(random_seed=args.seed)

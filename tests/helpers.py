@@ -33,8 +33,8 @@ class EmbedCounter:
 
 
 def load_script(folder: str, name: str):
-    """``<folder>/<name>.py`` (``benchmarks`` or ``scripts``) as a fresh module (neither is a package)."""
-    path = Path(__file__).resolve().parent.parent / folder / f"{name}.py"
+    """``experiments/<folder>/<name>.py`` (``benchmarks`` or ``probes``) as a fresh module (neither is a package)."""
+    path = Path(__file__).resolve().parent.parent / "experiments" / folder / f"{name}.py"
     spec = importlib.util.spec_from_file_location(f"{folder}_{name}", path)
     module = importlib.util.module_from_spec(spec)
     spec.loader.exec_module(module)
@@ -42,5 +42,5 @@ def load_script(folder: str, name: str):
 
 
 def load_benchmark(name: str):
-    """``benchmarks/<name>.py`` as a fresh module."""
+    """``experiments/benchmarks/<name>.py`` as a fresh module."""
     return load_script("benchmarks", name)

@@ -219,7 +219,7 @@ def test_short_surrogate_names_run_their_shipped_bo_checkpoints(tmp_path, short,
 
 
 def test_the_default_surrogate_is_the_one_that_steers(tmp_path):
-    # tnpd-bo beats Sobol search on the whole BO suite, cmanp-bo on none of it (docs/results.md):
+    # tnpd-bo beats Sobol search on the whole BO suite, cmanp-bo on none of it (experiments/log/results.md):
     # a user who names no surrogate gets tnpd-bo, from optimize, the CLI and NPSampler alike
     import inspect
 

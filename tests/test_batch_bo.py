@@ -409,7 +409,7 @@ def test_the_cli_passes_the_liar_on(tmp_path):
 
 
 def test_the_virtual_clock_replay_is_the_loop_optimize_runs():
-    # benchmarks/async_liar.py replays the asynchronous loop without waiting: with q = 1 it is
+    # experiments/benchmarks/async_liar.py replays the asynchronous loop without waiting: with q = 1 it is
     # optimize's sequential run, point for point, and its clock adds each evaluation and proposal
     from helpers import load_benchmark
 

@@ -367,7 +367,7 @@ def test_thompson_draw_validates_its_inputs():
 
 
 def test_thompson_block_benchmark_scores_every_block_size(tmp_path):
-    """benchmarks/thompson_blocks.py: the joint log-likelihood per d and the draw time for
+    """experiments/benchmarks/thompson_blocks.py: the joint log-likelihood per d and the draw time for
     each block size, the table THOMPSON_BLOCK_SIZE is chosen by."""
     from helpers import tiny_checkpoint
 
@@ -404,7 +404,7 @@ def test_benchmark_bayes_row_is_the_priors_bayes_predictive_in_the_trust_region(
 
 def test_prior_bayes_model_follows_its_observations_and_serves_logei(bench):
     from botorch.acquisition import LogExpectedImprovement
-    from prior_bayes import PriorBayesModel  # benchmarks/ is on the path once bo.py is loaded
+    from prior_bayes import PriorBayesModel  # experiments/benchmarks/ is on the path once bo.py is loaded
 
     g = torch.Generator().manual_seed(0)
     X = torch.rand(20, 2, generator=g, dtype=torch.float64)

@@ -1,4 +1,4 @@
-"""benchmarks/bo_yardstick.py and benchmarks/bo_interpolation.py: the numbers issue 14 is judged by."""
+"""experiments/benchmarks/bo_yardstick.py and experiments/benchmarks/bo_interpolation.py: the numbers issue 14 is judged by."""
 
 import math
 
@@ -89,6 +89,6 @@ def test_interpolation_numbers_of_a_model_that_follows_its_data(interpolation, k
     got = interpolation.measure(load_surrogate("tnpd-bo"), d=2, n=10, n_tasks=4)
     assert set(got) == {"std@obs", "std@new", "err@obs", "ratio"}
     assert all(math.isfinite(v) and v >= 0 for v in got.values())
-    # tnpd-bo attends to every observation: its spread shrinks where it has looked (docs/results.md)
+    # tnpd-bo attends to every observation: its spread shrinks where it has looked (experiments/log/results.md)
     assert got["std@obs"] < got["std@new"] and got["ratio"] == pytest.approx(got["std@obs"] / got["std@new"])
     assert interpolation.exact_gp_spread(2, 10, 4) > 0.01  # held-out points keep the GP's uncertainty

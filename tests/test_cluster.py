@@ -105,7 +105,7 @@ def test_a_sweep_sent_sigterm_starts_no_more_jobs_and_leaves_no_worker_behind(tm
     from pathlib import Path
 
     script = tmp_path / "sweep.py"
-    benchmarks = Path(__file__).resolve().parent.parent / "benchmarks"
+    benchmarks = Path(__file__).resolve().parent.parent / "experiments" / "benchmarks"
     script.write_text(SWEEP.format(benchmarks=str(benchmarks), out=str(tmp_path)))
     proc = subprocess.Popen([sys.executable, str(script)], stdout=subprocess.PIPE, stderr=subprocess.DEVNULL,
                             text=True, start_new_session=True)

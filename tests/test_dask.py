@@ -179,10 +179,10 @@ def test_run_wheel_bandits_on_an_executor_returns_runs_in_sweep_order(tmp_path, 
 
 
 def test_bo_benchmark_sweep_on_dask_matches_the_local_one(tmp_path, client):
-    """benchmarks/bo.py with --dask-scheduler runs the same BO runs as with --workers."""
+    """experiments/benchmarks/bo.py with --dask-scheduler runs the same BO runs as with --workers."""
     env = {**os.environ, "PYTHONPATH": os.pathsep.join([str(ROOT), *filter(None, [os.environ.get("PYTHONPATH")])]),
            "OMP_NUM_THREADS": "1"}
-    common = [sys.executable, str(ROOT / "benchmarks" / "bo.py"), "--functions", "branin", "--seeds", "2",
+    common = [sys.executable, str(ROOT / "experiments" / "benchmarks" / "bo.py"), "--functions", "branin", "--seeds", "2",
               "--budget", "8", "--methods", "cmanp-bo", "sobol", "--no-write"]
     local = subprocess.run([*common, "--workers", "1", "--db", str(tmp_path / "local.db")], env=env,
                            capture_output=True, text=True, timeout=300)
@@ -214,7 +214,7 @@ def test_the_batch_bo_benchmark_measures_what_it_reports(tmp_path, capsys):
     bench.main(["--functions", "branin", "--qs", "1", "2", "--seeds", "1", "--budget", "6", "--sleep", "0.3",
                 "--no-optuna", "--no-write", "--db", db])
     out = capsys.readouterr().out
-    assert "Command: `python benchmarks/batch_bo.py --functions branin --qs 1 2 --seeds 1 --budget 6" in out
+    assert "Command: `python experiments/benchmarks/batch_bo.py --functions branin --qs 1 2 --seeds 1 --budget 6" in out
     runs = bench.collect(f"sqlite:///{db}", 6, 0.3, "tnpd", "believer")  # optimize's default liar
     assert sorted(runs) == [("branin", m) for m in ("q=1", "q=2", "sobol q=1", "sobol q=2")]
     # runs of another surrogate or liar are other rows' (kept out of this table)

@@ -82,7 +82,7 @@ def layout_files() -> set[str]:
 
 def test_readme_layout_names_every_module_and_only_existing_ones():
     named = layout_files()
-    modules = {p.relative_to(ROOT).as_posix() for top in ("npbandit", "benchmarks")
+    modules = {p.relative_to(ROOT).as_posix() for top in ("npbandit", "experiments/benchmarks")
                for p in (ROOT / top).rglob("*.py") if "__pycache__" not in p.parts}
     assert modules, "no modules found"
     assert sorted(modules - named) == [], "modules missing from README's Layout"

@@ -548,7 +548,7 @@ def test_wheel_marginal_thompson_and_diagonal_thompson_draw_each_arm_alone(tmp_p
 
 
 def test_wheel_benchmark_finds_runs_under_any_name_of_their_policy(tmp_path):
-    """benchmarks/wheel.py's rows: ``-ucb`` spelled out, a bare model name and a checkpoint
+    """experiments/benchmarks/wheel.py's rows: ``-ucb`` spelled out, a bare model name and a checkpoint
     path find the runs stored under the card's name (before, such rows printed '-')."""
     from helpers import load_benchmark
 

@@ -1,6 +1,6 @@
 """The paper-protocol tables say what they measured: each regression row's full training
 lineage and checkpoint, the shift rows' checkpoint, and rows of versions no longer shipped
-are marked (benchmarks/regression_ll.py, benchmarks/shift.py; rendering only, nothing is
+are marked (experiments/benchmarks/regression_ll.py, experiments/benchmarks/shift.py; rendering only, nothing is
 scored here)."""
 
 import json
@@ -10,7 +10,7 @@ from pathlib import Path
 import pytest
 
 ROOT = Path(__file__).resolve().parent.parent
-sys.path.insert(0, str(ROOT / "benchmarks"))
+sys.path.insert(0, str(ROOT / "experiments" / "benchmarks"))
 
 regression_ll = pytest.importorskip("regression_ll")
 shift = pytest.importorskip("shift")
@@ -48,7 +48,7 @@ def test_rows_of_checkpoints_no_longer_shipped_are_marked():
 
 
 def test_the_published_regression_rows_are_the_shipped_checkpoints():
-    published = json.loads((ROOT / "docs" / "results" / "regression_ll.json").read_text())
+    published = json.loads((ROOT / "experiments" / "log" / "results" / "regression_ll.json").read_text())
     for row in published["rows"]:
         if not row.get("reference") and row["prior"] == "gp1d":
             assert row.get("sha256") == read_card(row["name"])["sha256"], row["name"]

@@ -8,7 +8,7 @@ from helpers import load_script
 
 
 def _script(name: str):
-    return load_script("scripts", name)
+    return load_script("probes", name)
 
 
 def test_the_neutral_rule_leaves_the_region_alone_for_a_stale_success_only():

@@ -257,7 +257,7 @@ def test_the_card_records_the_n01_baseline_on_the_evaluation_tasks(tmp_path):
 
 def test_gp1d_expected_loss_trains_and_its_curve_renders(tmp_path):
     """gp1d batches carry the exact moments, so --loss expected runs there; the run's periodic
-    evaluations come out of benchmarks/training_curves.py as a table with one column per kernel."""
+    evaluations come out of experiments/benchmarks/training_curves.py as a table with one column per kernel."""
     from helpers import load_benchmark
 
     result = train(tiny_config(tmp_path, loss="expected"), progress=False)

@@ -1,0 +1,219 @@
+"""The per-dimension yardstick for ``*-bo`` surrogates, measured as a user gets it.
+
+Held-out tasks of the default ``bo`` prior (fixed seed, disjoint from training),
+d = 1..6, 3-100 observations and 50 held-out points each. Every method sees the
+observations in *user units* (the prior's draw times 3 plus 10) and is scored by the
+log-likelihood of the held-out noisy observations, reported in the units of the
+context's standardisation (the same offset for every method, so differences and
+fractions do not depend on it):
+
+- ``baseline``: N(mean, std of the observations) -- knowing nothing;
+- ``exact_gp``: the GP that knows the task's kernel, lengthscales and noise (upper reference);
+- ``bayes_gp``: what a predictor can reach from what ``NPModel`` is given -- the prior's own
+  Bayes predictive, the hyperparameters (and the outputs' unknown offset and scale)
+  integrated out by importance sampling over ``--bayes-samples`` draws from the prior
+  (``BOPrior.bayes_posterior``); with few effective samples it falls short of the Bayes
+  optimum, so the room it shows between a model and the exact GP is attainable;
+- ``singletaskgp``: BoTorch ``SingleTaskGP`` with its default priors and outcome
+  standardisation, fitted by marginal likelihood (``fit_gpytorch_mll``), predicting
+  with ``observation_noise=True`` -- what a GP user gets;
+- each NP through ``NPModel`` (its own context-only standardisation, zero padding),
+  ``posterior(X, observation_noise=True)``, once per ``--views`` value: with 1 the
+  network as it is; with ``K`` the mixture over ``K`` symmetric views of the box
+  (``n_views``; ``from_pretrained`` uses what the card recommends: 4 for cmanp-bo).
+
+Per method and d: mean log-likelihood over tasks and the fraction of the gap it closes,
+(method - baseline) / (exact_gp - baseline).
+
+    python experiments/benchmarks/bo_yardstick.py                                   # shipped *-bo, 64 tasks per d
+    python experiments/benchmarks/bo_yardstick.py --models training_runs/cmanp-bo-long --no-gp --no-write
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import math
+import statistics
+import sys
+import warnings
+from pathlib import Path
+
+import torch
+from tqdm import tqdm
+
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+from common import distinct_labels, machine_line, publish  # noqa: E402
+
+from npbandit.priors import BOPrior  # noqa: E402
+from npbandit.training.evaluation import EVAL_SEED  # noqa: E402
+
+COMMAND = "python experiments/benchmarks/bo_yardstick.py"
+SCALE, SHIFT = 3.0, 10.0  # user units: what NPModel / SingleTaskGP are given
+
+
+def load_model(spec: str):
+    """A shipped name or card path (``load_surrogate``), or a training run directory
+    (its latest resumable state)."""
+    from npbandit import load_surrogate
+
+    path = Path(spec)
+    if (path / "train_state.json").exists():
+        from safetensors.torch import load_file
+
+        from npbandit.surrogates import build
+
+        meta = json.loads((path / "train_state.json").read_text())
+        config = meta["config"]
+        model = build(config["model"], 6, 1, size=config["size"], **config["model_config"])
+        tensors = load_file(str(path / "train_state.safetensors"))
+        model.load_state_dict({k[len("model."):]: v for k, v in tensors.items() if k.startswith("model.")})
+        model.eval()
+        model.card = {"name": f"{path.name}@{meta['step']}", "prior": {"name": "bo"}}
+        return model
+    return load_surrogate(spec)
+
+
+def tasks(d: int, n_tasks: int, batch_size: int = 16):
+    """``(xc [Nc, d], yc_user [Nc, 1], xt, yt_user, exact-GP log-likelihood [Nt], context std)`` per task."""
+    prior = BOPrior(dims=(d,))
+    for i in range(math.ceil(n_tasks / batch_size)):
+        b = prior.batch(batch_size, EVAL_SEED, i)
+        exact = torch.distributions.Normal(b.yt_mean, b.yt_var.sqrt()).log_prob(b.yt)[..., 0]
+        for k in range(min(batch_size, n_tasks - i * batch_size)):
+            yield (b.xc[k, :, :d].double(), SCALE * b.yc[k].double() + SHIFT, b.xt[k, :, :d].double(),
+                   SCALE * b.yt[k].double() + SHIFT, exact[k].double())
+
+
+def gaussian_ll(mean: torch.Tensor, var: torch.Tensor, y: torch.Tensor) -> torch.Tensor:
+    """Per-point log N(y; mean, var) in the context-standardised units (user-unit density + log SCALE)."""
+    return torch.distributions.Normal(mean, var.sqrt()).log_prob(y).reshape(-1) + math.log(SCALE)
+
+
+def misfit(model, xc, yc) -> float:
+    """Median |posterior mean - observation| at the observed points, context-standardised
+    units: how closely a model follows the data it was given (a GP on a nearly noise-free
+    task interpolates; a model that cannot re-proposes points it has already seen)."""
+    with torch.no_grad():
+        return float(((model.posterior(xc).mean - yc).abs() / SCALE).median())
+
+
+def singletaskgp_ll(xc, yc, xt, yt) -> tuple[torch.Tensor, float]:
+    from botorch.fit import fit_gpytorch_mll
+    from botorch.models import SingleTaskGP
+    from gpytorch.mlls import ExactMarginalLogLikelihood
+
+    gp = SingleTaskGP(xc, yc)
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        try:
+            fit_gpytorch_mll(ExactMarginalLogLikelihood(gp.likelihood, gp))
+        except Exception:  # noqa: BLE001 - a failed fit leaves the prior's hyperparameters, as a user would get
+            pass
+    with torch.no_grad():
+        post = gp.posterior(xt, observation_noise=True)
+    return gaussian_ll(post.mean, post.variance, yt), misfit(gp, xc, yc)
+
+
+def bayes_ll(prior, xc, yc, xt, yt, num_samples: int, seed: int) -> tuple[torch.Tensor, float]:
+    """The prior's Bayes predictive (``BOPrior.bayes_posterior``) given the task in user units
+    (it is affine invariant), scored in the context-standardised units of :func:`gaussian_ll`;
+    and the effective sample size of its importance weights."""
+    posterior = prior.bayes_posterior(xc, yc, num_samples=num_samples, generator=torch.Generator().manual_seed(seed))
+    return posterior.log_prob(xt, yt) + math.log(SCALE), posterior.ess
+
+
+def np_ll(surrogate, xc, yc, xt, yt, views: int = 1) -> tuple[torch.Tensor, float]:
+    """An NP through ``NPModel`` with ``views`` symmetric views (at most the box's
+    symmetries: 2 at d = 1), as ``from_pretrained`` builds it."""
+    from npbandit.surrogates.npmodel import NPModel
+    from npbandit.surrogates.views import symmetry_count
+
+    model = NPModel(surrogate, xc, yc, n_views=min(views, symmetry_count(xc.shape[-1])))
+    with torch.no_grad():
+        post = model.posterior(xt, observation_noise=True)
+    return gaussian_ll(post.mean, post.variance, yt), misfit(model, xc, yc)
+
+
+def main(argv: list[str] | None = None) -> None:
+    parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser.add_argument("--models", nargs="*", default=["cmanp-bo", "tnpd-bo", "retreever-bo", "te-pt-tnp-bo"],
+                        help="shipped names, card paths or training run directories")
+    parser.add_argument("--tasks", type=int, default=64, help="tasks per d")
+    parser.add_argument("--dims", type=int, nargs="+", default=[1, 2, 3, 4, 5, 6])
+    parser.add_argument("--no-gp", action="store_true", help="skip the SingleTaskGP row (the slow part)")
+    parser.add_argument("--bayes-samples", type=int, default=4096,
+                        help="hyperparameter draws of the bayes_gp row (0: skip the row)")
+    parser.add_argument("--views", type=int, nargs="+", default=[1, 4],
+                        help="score every model with each of these numbers of symmetric views (NPModel's n_views; "
+                             "from_pretrained uses the number the card recommends: 4 for cmanp-bo, 1 for the "
+                             "other shipped checkpoints)")
+    parser.add_argument("--threads", type=int, default=1)
+    parser.add_argument("--no-write", action="store_true")
+    args = parser.parse_args(argv)
+    torch.set_num_threads(args.threads)
+    models = {spec: load_model(spec) for spec in args.models}
+    names = distinct_labels({spec: m.card.get("name", spec) for spec, m in models.items()})
+    labels = {(spec, k): names[spec] + ("" if k == 1 else f" ({k} views)") for spec in args.models for k in args.views
+              if k == 1 or not models[spec].joint_predictive}  # a joint model takes no views (NPModel refuses)
+    bayes = ["bayes_gp"] if args.bayes_samples > 0 else []
+    rows = ["baseline", "exact_gp"] + bayes + ([] if args.no_gp else ["singletaskgp"]) + list(labels.values())
+    fitted = [r for r in rows if r not in ("baseline", "exact_gp", "bayes_gp")]  # rows with a posterior mean
+    per_d: dict[str, dict[str, float]] = {}
+    misfit_per_d: dict[str, dict[str, float]] = {}
+    ess_per_d: dict[str, float] = {}
+    for d in args.dims:
+        sums = {r: [] for r in rows}
+        misfits = {r: [] for r in fitted}
+        ess = []
+        for i, (xc, yc, xt, yt, exact) in enumerate(tqdm(list(tasks(d, args.tasks)), desc=f"d={d}", leave=False)):
+            sums["baseline"].append(float(gaussian_ll(yc.mean().expand_as(yt), yc.var().expand_as(yt), yt).mean()))
+            sums["exact_gp"].append(float(exact.mean()))
+            if bayes:
+                ll, n_eff = bayes_ll(BOPrior(dims=(d,)), xc, yc, xt, yt, args.bayes_samples, seed=i)
+                sums["bayes_gp"].append(float(ll.mean()))
+                ess.append(n_eff)
+            scored = [] if args.no_gp else [("singletaskgp", singletaskgp_ll(xc, yc, xt, yt))]
+            scored += [(labels[spec, k], np_ll(models[spec], xc, yc, xt, yt, k)) for spec, k in labels]
+            for row, (ll, fit) in scored:
+                sums[row].append(float(ll.detach().mean()))
+                misfits[row].append(fit)
+        per_d[f"d={d}"] = {r: sum(v) / len(v) for r, v in sums.items()}
+        misfit_per_d[f"d={d}"] = {r: statistics.median(v) for r, v in misfits.items()}
+        if ess:
+            ess_per_d[f"d={d}"] = statistics.median(ess)
+        print(f"d={d}: " + ", ".join(f"{r} {v:.3f}" for r, v in per_d[f"d={d}"].items()), flush=True)
+    dims = list(per_d)
+    lines = ["Mean held-out log-likelihood per input dimension (fraction of the gap from the baseline to the exact "
+             "GP closed in brackets), context-standardised units, "
+             f"{args.tasks} tasks per d. `{COMMAND}`; {machine_line(args.threads)}."]
+    if bayes:
+        lines += ["", f"bayes_gp: the prior's Bayes predictive from what NPModel is given (the context, outputs up to "
+                      f"an affine map), hyperparameters integrated out over {args.bayes_samples} draws from the prior "
+                      "(importance sampling; median effective sample size per d: "
+                      + ", ".join(f"{v:.1f}" for v in ess_per_d.values()) + "). With few effective samples it "
+                      "scores below the Bayes optimum, so what it reaches is attainable."]
+    lines += ["",
+             "| method | " + " | ".join(dims) + " |", "|---|" + "---:|" * len(dims)]
+    for r in rows:
+        cells = []
+        for d in dims:
+            v, base, top = per_d[d][r], per_d[d]["baseline"], per_d[d]["exact_gp"]
+            cells.append(f"{v:.3f}" + ("" if r in ("baseline", "exact_gp") else f" ({(v - base) / (top - base):.2f})"))
+        lines.append(f"| {r} | " + " | ".join(cells) + " |")
+    lines += ["", "Median distance of the posterior mean from the observations at the observed points "
+              "(context-standardised units; median over tasks of the per-task median): how closely each model "
+              "follows the data it was given.", "",
+              "| method | " + " | ".join(dims) + " |", "|---|" + "---:|" * len(dims)]
+    lines += [f"| {r} | " + " | ".join(f"{misfit_per_d[d][r]:.3f}" for d in dims) + " |" for r in fitted]
+    text = "\n".join(lines)
+    print(text)
+    if not args.no_write:
+        publish("bo-yardstick", text, "bo_yardstick.json", COMMAND,
+                {"tasks_per_d": args.tasks, "per_d": per_d, "misfit_per_d": misfit_per_d,
+                 "bayes_samples": args.bayes_samples, "bayes_ess_per_d": ess_per_d},
+                pages=("benchmarks.md", "results.md"), threads=args.threads)
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,221 @@
+"""Helpers shared by the scripts in experiments/benchmarks/: timing, peak memory, results pages."""
+
+from __future__ import annotations
+
+import functools
+import gc
+import json
+import platform
+import re
+import time
+from collections.abc import Callable
+from typing import Any
+from pathlib import Path
+
+import torch
+
+ROOT = Path(__file__).resolve().parents[2]
+
+
+def median_time(fn: Callable[[], object], *, min_reps: int = 3, max_reps: int = 200, budget_s: float = 2.0,
+                warmup: int = 1) -> float:
+    """Median wall-clock seconds of ``fn()`` over as many repetitions as fit the budget."""
+    for _ in range(warmup):
+        fn()
+    times: list[float] = []
+    start = time.perf_counter()
+    while len(times) < max_reps and (len(times) < min_reps or time.perf_counter() - start < budget_s):
+        t0 = time.perf_counter()
+        fn()
+        times.append(time.perf_counter() - t0)
+    times.sort()
+    return times[len(times) // 2]
+
+
+def run_jobs(fn: Callable[..., object], jobs: list[tuple], workers: int, desc: str,
+             dask_scheduler: str | None = None) -> None:
+    """Run ``fn(*job)`` for every job in ``workers`` processes, or on the workers of the
+    Dask scheduler at ``dask_scheduler`` (:func:`npbandit.cluster.dask_executor`), with a
+    progress bar; the first failure is raised."""
+    from concurrent.futures import ProcessPoolExecutor
+
+    from npbandit.cluster import dask_executor, leave_stop_signals_to_the_driver, run_jobs as run_all
+    from npbandit.loop import stop_on_signals
+
+    pool = (ProcessPoolExecutor(max_workers=workers, initializer=leave_stop_signals_to_the_driver)
+            if dask_scheduler is None else dask_executor(dask_scheduler))
+    # SIGTERM to this process alone (`kill PID`) would otherwise end it on the spot, and its pool
+    # workers, blocked on a queue nobody feeds any more, would live on as orphans; as a
+    # KeyboardInterrupt it cancels the jobs not yet started and lets the running ones end
+    with stop_on_signals(), pool as executor:
+        for _ in run_all(fn, jobs, executor, desc=desc):
+            pass
+
+
+class RunRecord:
+    """Per-run results kept in one JSON file (``{key: result}``), written after every new run,
+    so a script stopped part-way resumes where it stopped."""
+
+    def __init__(self, path: str | Path) -> None:
+        self.path = Path(path)
+        self.runs: dict[str, Any] = json.loads(self.path.read_text()) if self.path.exists() else {}
+
+    def get(self, key: str, run: Callable[[], Any], redo: Callable[[Any], bool] = lambda _: False) -> Any:
+        """The result under ``key``; ``run()`` makes it (and it is saved) when it is missing or
+        ``redo(result)`` says the kept one is outdated."""
+        if key not in self.runs or redo(self.runs[key]):
+            self.runs[key] = run()
+            self.path.parent.mkdir(parents=True, exist_ok=True)
+            self.path.write_text(json.dumps(self.runs, indent=1))
+            print(key, self.runs[key], flush=True)
+        return self.runs[key]
+
+
+def add_cluster_arguments(parser) -> None:
+    """``--workers N`` (local processes) and ``--dask-scheduler ADDRESS`` (a Dask cluster instead)."""
+    parser.add_argument("--workers", type=int, default=1, help="local worker processes")
+    parser.add_argument("--dask-scheduler", metavar="ADDRESS",
+                        help="run on the workers of this Dask scheduler (e.g. tcp://10.0.0.5:8786) instead of "
+                             "--workers local processes; give --db a database every worker reaches (PostgreSQL "
+                             "URL, or an SQLite file on this machine for workers on this machine)")
+
+
+def prepare_db(db: str) -> str:
+    """``--db`` as every worker process sees it (:func:`npbandit.storage.shared_url`),
+    the directory of an SQLite file created."""
+    from npbandit.storage import shared_url
+
+    from sqlalchemy import make_url
+
+    url = shared_url(db)
+    parsed = make_url(url)
+    if parsed.get_backend_name() == "sqlite":
+        Path(parsed.database).parent.mkdir(parents=True, exist_ok=True)
+    return url
+
+
+def _status_kb(field: str) -> int:
+    for line in Path("/proc/self/status").read_text().splitlines():
+        if line.startswith(field + ":"):
+            return int(line.split()[1])
+    raise RuntimeError(f"{field} not found in /proc/self/status")
+
+
+def peak_memory_mb(fn: Callable[[], object]) -> float:
+    """Peak resident memory ``fn()`` adds above what the process held before, in MB.
+
+    Resets the kernel's high-water mark (``/proc/self/clear_refs``, Linux >= 4.0)
+    so the reading covers ``fn`` alone. CPU tensors are invisible to tracemalloc,
+    which is why we read RSS. Run it in a fresh process: an allocator that kept
+    freed pages from earlier work would hide part of the peak.
+    """
+    gc.collect()
+    Path("/proc/self/clear_refs").write_text("5")
+    before = _status_kb("VmRSS")
+    result = fn()
+    peak = _status_kb("VmHWM")
+    del result
+    return (peak - before) / 1024
+
+
+def is_current(run, checkpoint: str | None = None) -> bool:
+    """Whether a logged run used the checkpoint it would use now (runs without one always do).
+
+    ``checkpoint``: the shipped name or card path the run's column names (a card of a
+    training run, compared with the checkpoint it holds now); default: the shipped
+    checkpoint of the run's surrogate name. Resumable benchmarks skip and summarise only
+    these, so a retrained checkpoint's results never mix with its predecessor's."""
+    if run.surrogate is None:
+        return True
+    sha = _current_sha256(checkpoint) if checkpoint is not None else None
+    if sha is None:  # the column names no checkpoint of its own (an Optuna sampler): its surrogate's
+        sha = _current_sha256(run.surrogate)
+    return sha == run.checkpoint_sha256
+
+
+@functools.lru_cache(maxsize=None)
+def _current_sha256(spec: str) -> str | None:
+    """The sha256 of the checkpoint ``spec`` names now (a shipped name or a card path), or
+    ``None`` where it names none (``gp``, an Optuna sampler's column)."""
+    from npbandit.surrogates.pretrained import available_checkpoints, read_card
+
+    if spec in available_checkpoints() or spec.endswith(".json"):
+        return read_card(spec)["sha256"]
+    return None
+
+
+def distinct_labels(names: dict[str, str]) -> dict[str, str]:
+    """Row labels for models given as ``{spec: card name}``: the card's name, with the spec
+    beside it where several models share a name (a run's exports next to the shipped
+    checkpoint), so no two rows -- and no two models' scores -- are pooled under one label."""
+    counts = {n: list(names.values()).count(n) for n in names.values()}
+    return {spec: name if counts[name] == 1 or name == spec else f"{name} ({spec})" for spec, name in names.items()}
+
+
+def machine_line(threads: int | None = None) -> str:
+    """The machine, torch and Python; ``threads``: what the measured runs used (default: this process's)."""
+    threads = torch.get_num_threads() if threads is None else threads
+    return (f"{platform.processor() or platform.machine()}, {threads} torch threads, "
+            f"torch {torch.__version__}, Python {platform.python_version()}")
+
+
+def publish(section: str, text: str, json_name: str, command: str, payload: dict,
+            pages: tuple[str, ...] = ("benchmarks.md",), threads: int | None = None) -> None:
+    """Write ``text`` as section ``section`` of each page in ``docs/`` (``benchmarks.md``:
+    every measurement; ``results.md``: the headline comparisons with published numbers)
+    and the raw numbers (with the command and the machine) to experiments/log/results/<json_name>."""
+    import json
+
+    for page in pages:
+        write_section(section, text, page)
+    out = ROOT / "experiments" / "log" / "results" / json_name
+    out.parent.mkdir(parents=True, exist_ok=True)
+    out.write_text(json.dumps({"command": command, "machine": machine_line(threads), **payload}, indent=2) + "\n")
+    print(f"wrote the {section!r} section of {', '.join('docs/' + p for p in pages)} and experiments/log/results/{json_name}")
+
+
+def figure_path(name: str) -> Path:
+    """Where a benchmark's PNG goes (experiments/log/figures/<name>.png); pages link it as figures/<name>.png."""
+    path = ROOT / "experiments" / "log" / "figures" / f"{name}.png"
+    path.parent.mkdir(parents=True, exist_ok=True)
+    return path
+
+
+def new_figure(n_panels: int, width: float = 4.0, height: float = 3.2):
+    """A row-major grid of ``n_panels`` axes (at most 3 per row), rendered without a display."""
+    import matplotlib
+
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+
+    cols = min(3, n_panels)
+    rows = -(-n_panels // cols)
+    fig, axes = plt.subplots(rows, cols, figsize=(width * cols, height * rows), squeeze=False)
+    for ax in axes.flat[n_panels:]:
+        ax.set_visible(False)
+    return fig, list(axes.flat[:n_panels])
+
+
+def save_figure(fig, name: str) -> Path:
+    import matplotlib.pyplot as plt
+
+    path = figure_path(name)
+    fig.tight_layout()
+    fig.savefig(path, dpi=110)
+    plt.close(fig)
+    print(f"wrote {path.relative_to(ROOT)}")
+    return path
+
+
+def write_section(name: str, body: str, page: str = "benchmarks.md") -> Path:
+    """Replace (or append) the section ``name`` of docs/<page>, between markers, so each
+    benchmark script owns its part of a page and hand-written text around it stays."""
+    begin, end = f"<!-- {name}:begin -->", f"<!-- {name}:end -->"
+    block = f"{begin}\n{body.rstrip()}\n{end}"
+    path = ROOT / "experiments" / "log" / page
+    text = path.read_text() if path.exists() else f"# npbandit {Path(page).stem}\n"
+    pattern = re.compile(re.escape(begin) + r".*?" + re.escape(end), re.S)
+    text = pattern.sub(lambda _: block, text) if pattern.search(text) else text.rstrip() + "\n\n" + block + "\n"
+    path.parent.mkdir(parents=True, exist_ok=True)
+    path.write_text(text)
+    return path
