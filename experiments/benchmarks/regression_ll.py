@@ -233,9 +233,13 @@ def started_from(card: dict) -> dict | None:
 
 @functools.lru_cache(maxsize=1)
 def _exported_cards() -> dict[str, dict]:
-    """The cards exported under training_runs/ (where long runs export), by sha256; read once."""
+    """The exported cards by sha256, read once: the records kept in git
+    (experiments/training/records/, see experiments/training/record.py) first, then any local
+    training_runs/ (where long runs export)."""
     cards = {}
-    for path in sorted((ROOT / "training_runs").glob("**/*.json")):
+    paths = [*sorted((ROOT / "experiments" / "training" / "records").glob("**/*.json")),
+             *sorted((ROOT / "training_runs").glob("**/*.json"))]
+    for path in paths:
         if path.name == "train_state.json":
             continue
         try:
@@ -248,13 +252,13 @@ def _exported_cards() -> dict[str, dict]:
 
 
 def _card_by_sha(sha256: str) -> dict | None:
-    """An exported card with this sha256 under training_runs/, if one is there."""
+    """An exported card with this sha256 (records or training_runs/), if one is there."""
     return _exported_cards().get(sha256)
 
 
 def lineage(card: dict) -> list[dict]:
     """Every checkpoint ``card`` descends from (``--init-from``), parent first: name,
-    sha256, steps, and, where that checkpoint's own card is under training_runs/, its loss
+    sha256, steps, and, where that checkpoint's own card is recorded, its loss
     and learning rate; a checkpoint widened from a smaller one (experiments/training/widen_cmanp.py)
     counts the steps of the one it was widened from."""
     stages, source = [], card["training"].get("init_from")
