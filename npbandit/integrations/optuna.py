@@ -62,9 +62,9 @@ class NPSampler(BaseSampler):
 
     Args:
         checkpoint: a ``bo`` checkpoint (name or path; ``"tnpd"`` / ``"cmanp"`` are
-            accepted as in ``optimize``). Default ``"tnpd-bo"``, as ``optimize``'s default:
-            the NP that steers a search today. Its width bounds the number of float/int
-            parameters it can propose jointly (6 for the shipped ``*-bo`` checkpoints).
+            accepted as in ``optimize``). Default ``"tnpd-bo"``, as ``optimize``'s default.
+            Its width bounds the number of float/int parameters it can propose jointly
+            (6 for the shipped ``*-bo`` checkpoints).
         acquisition: ``"logei"`` (default), ``"ucb"``, ``"thompson"`` or ``"marginal-thompson"``,
             as in ``optimize``.
         n_startup_trials: completed trials before the NP proposes (before that, the
@@ -100,6 +100,13 @@ class NPSampler(BaseSampler):
     sampler may serve several studies in turn (the checkpoint is loaded once). The study
     must have one objective; ``study.direction`` decides whether it is minimised
     (Optuna's default) or maximised.
+
+    Raises:
+        ValueError / TypeError: a bad argument, naming it (``"gp"`` / ``"random"`` or
+            ``acquisition="qlognei"`` included, which this sampler does not offer).
+        CheckpointError: ``checkpoint`` was not trained on the ``bo`` prior; later, at a
+            proposal, a search space wider than the checkpoint takes.
+        ValueError: at a proposal, a study with more than one objective.
     """
 
     def __init__(self, checkpoint: str = "tnpd-bo", *, acquisition: str = "logei", n_startup_trials: int = 10,
