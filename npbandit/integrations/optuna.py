@@ -104,6 +104,7 @@ class NPSampler(BaseSampler):
     Raises:
         ValueError / TypeError: a bad argument, naming it (``"gp"`` / ``"random"`` or
             ``acquisition="qlognei"`` included, which this sampler does not offer).
+        FileNotFoundError: no checkpoint has that name or path.
         CheckpointError: ``checkpoint`` was not trained on the ``bo`` prior; later, at a
             proposal, a search space wider than the checkpoint takes.
         ValueError: at a proposal, a study with more than one objective.
