@@ -15,8 +15,8 @@ shipped with the package live in ``npbandit/surrogates/weights/`` and are named
 
 What a checkpoint is for follows from the prior it was trained on: the task, the
 input dimensions it saw, its input box and whether it expects standardised outputs.
-:func:`checkpoint_use` reads that from a card (new cards carry it as ``"use"``;
-older ones are read through their prior's name), and :func:`check_checkpoint_kind`
+:func:`checkpoint_use` reads that from a card (``"use"``; a card without
+that field is read through its prior's name), and :func:`check_checkpoint_kind`
 refuses a checkpoint used for something it was not trained for, naming the shipped
 checkpoints that fit -- a ``gp1d`` model fed raw BO values of ~1000, or a ``bo``
 model asked for five bandit arms, would otherwise run and produce nonsense or fail
@@ -300,8 +300,8 @@ def checkpoint_use(card: dict[str, Any]) -> dict[str, Any]:
     ``None`` when the prior is unknown to this version); optionally ``n_views``, the
     symmetric views ``NPModel.from_pretrained`` averages over (absent: 1, no averaging).
 
-    A card written by :func:`save_pretrained` carries this as ``card["use"]``; for
-    older cards it is derived from the prior's name and spec the same way."""
+    A card written by :func:`save_pretrained` carries this as ``card["use"]``; for a
+    card without it, it is derived from the prior's name and spec the same way."""
     if not isinstance(card, dict):
         raise TypeError(f"card must be a checkpoint card (dict), got {type(card).__name__}")
     if isinstance(card.get("use"), dict):
