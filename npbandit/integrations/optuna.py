@@ -159,6 +159,8 @@ class NPSampler(BaseSampler):
     # -- Optuna's sampler interface ---------------------------------------------------
 
     def infer_relative_search_space(self, study: Study, trial: FrozenTrial) -> dict[str, BaseDistribution]:
+        """The float and int parameters every completed trial shares with one distribution
+        (Optuna's intersection search space), less those with a single value."""
         _check_single_objective(study)
         spaces = self._search_spaces.setdefault(study._storage, {})
         space = spaces.setdefault(study._study_id, IntersectionSearchSpace())
@@ -167,6 +169,14 @@ class NPSampler(BaseSampler):
 
     def sample_relative(self, study: Study, trial: FrozenTrial,
                         search_space: dict[str, BaseDistribution]) -> dict[str, Any]:
+        """The NP's proposal for ``search_space``, ``{name: value}``; ``{}`` (every parameter
+        from the independent sampler) before ``n_startup_trials`` completed trials or when
+        no completed trial can be used.
+
+        Raises:
+            CheckpointError: ``search_space`` has more parameters than the checkpoint takes.
+            ValueError: the study has more than one objective.
+        """
         if not search_space:
             return {}
         _check_single_objective(study)

@@ -204,6 +204,9 @@ class AttentionBlock(nn.Module):
         self.ff = FeedForward(d_model, d_ff)
 
     def forward(self, x: Tensor, memory: Tensor | None = None, mask: Tensor | None = None, **kwargs: Any):
+        """``x [B, M, D]`` attending to itself, or to ``memory [B, N, D]`` (``mask [B, M, N]``
+        as for :class:`MultiHeadAttention`) -> ``[B, M, D]`` (and the attention's extra
+        output, if it returns one)."""
         h = self.norm(x)
         out = self.attention(h, h if memory is None else self._normed_memory(memory), mask, **kwargs)
         extra = None

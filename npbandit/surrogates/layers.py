@@ -51,6 +51,7 @@ class GaussianHead(nn.Module):
         self.min_std = min_std
 
     def forward(self, h: Tensor) -> Normal:
+        """``h [B, M, D]`` -> ``Normal`` with ``loc``, ``scale`` ``[B, M, dy]``."""
         loc, raw = self.net(h).chunk(2, dim=-1)
         return Normal(loc, self.min_std + F.softplus(raw))
 
