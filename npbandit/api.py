@@ -61,11 +61,13 @@ def optimize(objective: Callable[[Any], float], bounds: Any, surrogate: str = "t
             ``[d]``, or a torch tensor with ``point_type="torch"``) and returning one
             real number (a float, or a 1-element array / tensor).
         bounds: ``2 x d`` (lower row, upper row), as in BoTorch.
-        surrogate: ``"tnpd"`` (default: the ``tnpd-bo`` checkpoint, the NP that steers a
-            search today), ``"cmanp"`` (``cmanp-bo``: constant-cost streaming updates, ahead
-            of Sobol search on all six BO-suite functions, behind ``tnpd-bo`` on five;
-            docs/results.md), any checkpoint trained on the ``bo`` prior for this ``d`` (name or path; see ``npbandit models``),
-            ``"gp"`` (BoTorch ``SingleTaskGP``) or ``"random"`` (Sobol).
+        surrogate: ``"tnpd"`` (default: the ``tnpd-bo`` checkpoint, a TNP-D whose
+            targets attend to every observation in every layer, so it resolves the
+            function where observations are dense, as near the incumbent), ``"cmanp"``
+            (``cmanp-bo``: constant-cost streaming updates through a fixed-size latent
+            summary, so a step costs the same however long the run), any checkpoint
+            trained on the ``bo`` prior for this ``d`` (name or path; see ``npbandit
+            models``), ``"gp"`` (BoTorch ``SingleTaskGP``) or ``"random"`` (Sobol).
         budget: total evaluations, the initial design included.
         acquisition: ``"logei"``, ``"ucb"``, ``"thompson"``, ``"marginal-thompson"`` or
             ``"qlognei"`` (4 points per joint qLogNEI optimisation, evaluated in turn; for a
@@ -106,8 +108,7 @@ def optimize(objective: Callable[[Any], float], bounds: Any, surrogate: str = "t
             values through a power transform refit before every proposal (PFNs4BO's
             default; :func:`npbandit.policies.bo.yeo_johnson_warp`), which spreads out
             the values near the best when a few bad ones dominate their spread. The
-            model is then rebuilt per proposal instead of streamed. Measured in
-            docs/benchmarks.md, "bo-output-warp".
+            model is then rebuilt per proposal instead of streamed.
         avoid_repeats: never propose a point already evaluated (within 1e-3 of it in the
             unit cube; see :class:`~npbandit.policies.BOPolicy`). ``False`` for a noisy
             objective where a repeat is worth an evaluation.
@@ -122,8 +123,10 @@ def optimize(objective: Callable[[Any], float], bounds: Any, surrogate: str = "t
             ``"worst"``, ``"mean"`` or ``"best"`` of the observations the surrogate sees,
             ``"believer"``: each at the surrogate's own mean there (the kriging believer), or
             ``"penalty"`` (LogEI only): at no value, LogEI damped around each instead
-            (local penalisation; ``npbandit.policies.bo.LIARS``; default ``DEFAULT_LIAR``,
-            the rule ``benchmarks/async_liar.py`` found best).
+            (local penalisation; ``npbandit.policies.bo.LIARS``). Default ``DEFAULT_LIAR``,
+            the kriging believer: the surrogate's mean surface stays where the data put it,
+            so near a sharp optimum the next proposal is not pushed away by a value the
+            region never showed.
 
     Raises:
         ValueError / TypeError: a bad argument, naming it; ``surrogate`` also when the
@@ -204,7 +207,18 @@ def objective_label(objective: Callable[..., Any]) -> str:
     (``"__main__:sphere"``, ``"mypkg.problems:Rosenbrock"`` for an instance of a callable
     class). A lambda also names its file and line (``"__main__:<lambda>@script.py:12"``):
     every lambda's qualified name is ``<lambda>``, and runs of different lambdas on the
-    same box must not be reported as one problem."""
+    same box must not be reported as one problem.
+
+    Args:
+        objective: any callable (function, lambda, ``functools.partial``, or an instance
+            of a class with ``__call__``).
+
+    Returns:
+        The label, e.g. ``"partial(mypkg.problems:branin)"`` for a partial.
+
+    Raises:
+        TypeError: ``objective`` is not callable.
+    """
     if not callable(objective):
         raise TypeError(f"objective must be callable, got {type(objective).__name__}")
     if isinstance(objective, functools.partial):

@@ -3,8 +3,8 @@
 Dask distributed is the tested engine (the ``dask`` extra): :func:`dask_executor` connects to
 a running scheduler (``dask scheduler``, then ``dask worker ADDRESS`` on each machine) and
 hands out its workers as an executor. The same executor serves ``optimize(executor=...)``
-(evaluations of one objective) and :func:`run_jobs` (whole runs of a sweep:
-``npbandit bandit --dask-scheduler``, ``benchmarks/wheel.py``, ``benchmarks/bo.py``).
+(evaluations of one objective) and :func:`run_jobs` (whole runs of a sweep, as
+``npbandit bandit --dask-scheduler`` runs them).
 
 Reproducibility: a run of a sweep depends on its seed alone, wherever it runs, as long as
 no two runs share a process at the same time. BO runs seed torch's process-wide generator
@@ -44,7 +44,11 @@ def dask_executor(address: str, *, timeout: float = 30.0) -> Iterator[cf.Executo
             scheduler`` prints), or a ``LocalCluster``'s ``scheduler_address``.
         timeout: seconds to wait for the scheduler to answer.
 
+    Yields:
+        The client's executor (``Client.get_executor(pure=False)``).
+
     Raises:
+        ValueError: ``address`` is not a non-empty string.
         ImportError: Dask distributed is not installed (naming the extra).
         OSError: no scheduler answers at ``address`` within ``timeout``.
     """
@@ -75,6 +79,15 @@ def run_jobs(fn: Callable[..., Any], jobs: Sequence[tuple], executor: cf.Executo
         executor: a process pool, :func:`dask_executor`'s executor, any ``concurrent.futures``
             executor.
         desc, progress: the progress bar's label, and whether to show it.
+
+    Yields:
+        ``(index, result)``: the job's position in ``jobs`` and ``fn``'s return value, in
+        order of completion.
+
+    Raises:
+        TypeError: ``executor`` is not a ``concurrent.futures.Executor``, or ``jobs`` is
+            not a sequence of tuples.
+        Exception: the first exception a job raised, re-raised.
     """
     if not isinstance(executor, cf.Executor):
         raise TypeError(f"executor must be a concurrent.futures.Executor, got {type(executor).__name__}")

@@ -1,4 +1,4 @@
-"""``npbandit/WheelBandit-v0``: the wheel bandit (Riquelme et al. 2018), docs/protocols.md §3.
+"""``npbandit/WheelBandit-v0``: the wheel bandit (Riquelme et al. 2018).
 
 One episode is one run of ``horizon`` rounds (default 2000), then ``truncated=True``.
 ``reset`` draws the whole run from ``self.np_random``: every round's context and all
@@ -29,7 +29,17 @@ __all__ = ["WheelBanditEnv"]
 
 
 class WheelBanditEnv(gym.Env):
-    """The wheel bandit as a Gymnasium environment (see the module docstring)."""
+    """The wheel bandit as a Gymnasium environment (see the module docstring).
+
+    Args:
+        delta: the radius beyond which a quadrant's arm pays the large reward, in ``[0, 1]``.
+        horizon: rounds per episode.
+        small_reward_std: the std of the small rewards (``>= 0``; the large one's is fixed).
+        render_mode: ``None`` only (nothing is drawn).
+
+    Raises:
+        ValueError: an argument outside the ranges above.
+    """
 
     metadata = {"render_modes": []}
 
@@ -67,6 +77,13 @@ class WheelBanditEnv(gym.Env):
         return self.contexts[0].copy(), {"delta": self.delta}
 
     def step(self, action):
+        """Pay arm ``action`` of this round; returns ``(next context [2], reward, False,
+        truncated, info)`` (see the module docstring for ``info``).
+
+        Raises:
+            ValueError: ``action`` is not an arm in ``0..4``.
+            RuntimeError: before the first ``reset``, or after the last round.
+        """
         if not self.action_space.contains(action):
             raise ValueError(f"action must be an arm in 0..{N_ARMS - 1}, got {action!r}")
         if not self._drawn:

@@ -62,9 +62,9 @@ class NPSampler(BaseSampler):
 
     Args:
         checkpoint: a ``bo`` checkpoint (name or path; ``"tnpd"`` / ``"cmanp"`` are
-            accepted as in ``optimize``). Default ``"tnpd-bo"``, as ``optimize``'s default:
-            the NP that steers a search today. Its width bounds the number of float/int
-            parameters it can propose jointly (6 for the shipped ``*-bo`` checkpoints).
+            accepted as in ``optimize``). Default ``"tnpd-bo"``, as ``optimize``'s default.
+            Its width bounds the number of float/int parameters it can propose jointly
+            (6 for the shipped ``*-bo`` checkpoints).
         acquisition: ``"logei"`` (default), ``"ucb"``, ``"thompson"`` or ``"marginal-thompson"``,
             as in ``optimize``.
         n_startup_trials: completed trials before the NP proposes (before that, the
@@ -100,6 +100,14 @@ class NPSampler(BaseSampler):
     sampler may serve several studies in turn (the checkpoint is loaded once). The study
     must have one objective; ``study.direction`` decides whether it is minimised
     (Optuna's default) or maximised.
+
+    Raises:
+        ValueError / TypeError: a bad argument, naming it (``"gp"`` / ``"random"`` or
+            ``acquisition="qlognei"`` included, which this sampler does not offer).
+        FileNotFoundError: no checkpoint has that name or path.
+        CheckpointError: ``checkpoint`` was not trained on the ``bo`` prior; later, at a
+            proposal, a search space wider than the checkpoint takes.
+        ValueError: at a proposal, a study with more than one objective.
     """
 
     def __init__(self, checkpoint: str = "tnpd-bo", *, acquisition: str = "logei", n_startup_trials: int = 10,
@@ -151,6 +159,8 @@ class NPSampler(BaseSampler):
     # -- Optuna's sampler interface ---------------------------------------------------
 
     def infer_relative_search_space(self, study: Study, trial: FrozenTrial) -> dict[str, BaseDistribution]:
+        """The float and int parameters every completed trial shares with one distribution
+        (Optuna's intersection search space), less those with a single value."""
         _check_single_objective(study)
         spaces = self._search_spaces.setdefault(study._storage, {})
         space = spaces.setdefault(study._study_id, IntersectionSearchSpace())
@@ -159,6 +169,14 @@ class NPSampler(BaseSampler):
 
     def sample_relative(self, study: Study, trial: FrozenTrial,
                         search_space: dict[str, BaseDistribution]) -> dict[str, Any]:
+        """The NP's proposal for ``search_space``, ``{name: value}``; ``{}`` (every parameter
+        from the independent sampler) before ``n_startup_trials`` completed trials or when
+        no completed trial can be used.
+
+        Raises:
+            CheckpointError: ``search_space`` has more parameters than the checkpoint takes.
+            ValueError: the study has more than one objective.
+        """
         if not search_space:
             return {}
         _check_single_objective(study)

@@ -22,8 +22,8 @@ __all__ = ["GP_KERNELS", "NOISE_FREE_VAR", "fit_single_task_gp", "gp_hyperparame
 NOISE_FREE_VAR = 1e-6
 #: the kernels :func:`fit_single_task_gp` builds: ``"rbf"``, BoTorch's default (an RBF kernel with
 #: a LogNormal lengthscale prior scaled with sqrt(d), Hvarfner et al. 2024), and ``"matern52"``,
-#: the Matérn-5/2 kernel with the same prior (the kernel of Snoek et al. 2012, Optuna's
-#: GPSampler and BoTorch before 0.12)
+#: the Matérn-5/2 kernel with the same prior (the kernel of Snoek et al. 2012 and of Optuna's
+#: GPSampler)
 GP_KERNELS = ("rbf", "matern52")
 
 
@@ -55,9 +55,9 @@ def fit_single_task_gp(X: torch.Tensor, Y: torch.Tensor, *, noise_free: bool = F
             BoTorch documents for noise-free data (``train_Yvar``). ``False`` infers
             the noise (BoTorch's default likelihood: LogNormal(-4, 1) prior, floor 1e-4).
         kernel: one of :data:`GP_KERNELS`; ``"rbf"`` (default) is ``SingleTaskGP``'s own.
-            On the BO suite's six functions (noise-free, 10 seeds) ``"matern52"`` ended
-            1.0 log10 lower on Hartmann-3, 0.2 on Hartmann-6 and 0.5 on Levy-4, and level
-            on Branin and Ackley-4 (docs/results.md, "Our GP against Optuna's GPSampler").
+            ``"matern52"``'s sample paths are twice differentiable rather than infinitely
+            smooth, so it assumes less smoothness than the RBF kernel and suits objectives
+            with sharper features.
         hyperparameters: a state dict from :func:`gp_hyperparameters`; loaded instead
             of running the fit (reusing an earlier fit between refits).
 
@@ -101,5 +101,13 @@ def fit_single_task_gp(X: torch.Tensor, Y: torch.Tensor, *, noise_free: bool = F
 
 def gp_hyperparameters(model) -> dict[str, torch.Tensor]:
     """The fitted hyperparameters of a :func:`fit_single_task_gp` model, without the
-    outcome transform's statistics (those belong to the data, not the fit)."""
+    outcome transform's statistics (those belong to the data, not the fit).
+
+    Args:
+        model: a model returned by :func:`fit_single_task_gp`.
+
+    Returns:
+        A detached copy of its state dict minus the ``outcome_transform`` entries, for
+        ``fit_single_task_gp(..., hyperparameters=...)`` on new data.
+    """
     return {k: v.detach().clone() for k, v in model.state_dict().items() if "outcome_transform" not in k}

@@ -18,7 +18,16 @@ PRIORS: dict[str, type[Prior]] = {"gp1d": GP1DPrior, "bo": BOPrior, "wheel": Whe
 
 
 def make_prior(name: str, **params: Any) -> Prior:
-    """Build a prior by name (``gp1d``, ``bo``, ``wheel``) with optional parameters."""
+    """Build a prior by name (``gp1d``, ``bo``, ``wheel``) with optional parameters.
+
+    Args:
+        name: a key of :data:`PRIORS`.
+        **params: the prior class's constructor arguments.
+
+    Raises:
+        ValueError: an unknown ``name``, or a parameter value the prior refuses.
+        TypeError: a parameter the prior does not take (naming the prior).
+    """
     if name not in PRIORS:
         raise ValueError(f"prior must be one of {sorted(PRIORS)}, got {name!r}")
     try:

@@ -85,7 +85,10 @@ class Prior(ABC):
 
     @abstractmethod
     def sample(self, batch_size: int, generator: torch.Generator) -> TaskBatch:
-        """Draw ``batch_size`` tasks (float32, CPU) using only ``generator``."""
+        """Draw ``batch_size`` tasks (float32, CPU) using only ``generator``: a
+        :class:`TaskBatch` with ``xc [batch_size, Nc, x_dim]``, ``yc [batch_size, Nc, y_dim]``,
+        ``xt [batch_size, Nt, x_dim]``, ``yt [batch_size, Nt, y_dim]`` (``Nc``, ``Nt`` drawn
+        per batch as the prior says)."""
 
     @classmethod
     def domain_of(cls, spec: dict[str, Any]) -> tuple[float, float]:
@@ -112,16 +115,25 @@ class Prior(ABC):
         """JSON-serialisable description of the prior and its parameters (for checkpoint cards)."""
 
     def batch(self, batch_size: int, seed: int, index: int) -> TaskBatch:
-        """Batch ``index`` of the stream seeded by ``seed`` (deterministic)."""
+        """Batch ``index`` of the stream seeded by ``seed`` (deterministic): :meth:`sample`
+        with :func:`step_generator` ``(seed, index)``.
+
+        Raises:
+            ValueError: ``batch_size`` not a positive int, ``seed`` not an int, or ``index``
+                not a non-negative int.
+        """
         check_int("batch_size", batch_size, minimum=1)
         return self.sample(batch_size, step_generator(seed, index))
 
 
 def uniform(generator: torch.Generator, low: float, high: float, *shape: int) -> Tensor:
+    """A float64 tensor of ``shape`` drawn uniformly on ``[low, high)`` from ``generator``."""
     return low + (high - low) * torch.rand(*shape, generator=generator, dtype=torch.float64)
 
 
 def log_uniform(generator: torch.Generator, low: float, high: float, *shape: int) -> Tensor:
+    """A float64 tensor of ``shape`` whose logarithm is uniform on ``[log low, log high)``
+    (``low``, ``high > 0``): every factor of ten in the range is equally likely."""
     return torch.exp(uniform(generator, float(torch.log(torch.tensor(low))), float(torch.log(torch.tensor(high))), *shape))
 
 

@@ -2,8 +2,8 @@
 
 What a model that has learnt a GP task prior perfectly would predict: the mixture, over
 the prior's hyperparameters (kernel, lengthscales, noise) weighted by how well each
-explains the context, of the GP predictives. A yardstick for the pretrained
-surrogates (``benchmarks/bo_yardstick.py``'s ``bayes_gp`` row): it sees exactly what
+explains the context, of the GP predictives. A reference for the pretrained
+surrogates: it sees exactly what
 ``NPModel`` gives a network -- the context's inputs, and its outputs only up to an
 unknown offset and scale (``NPModel`` standardises them) -- so whatever it scores is
 attainable from that information, unlike the exact GP that is told the hyperparameters.
@@ -89,8 +89,20 @@ class BayesPosterior:
             num_samples: int, chunk: int = 512) -> "BayesPosterior":
         """Weigh ``num_samples`` hyperparameter draws by the context ``xc [n, d]``, ``yc [n, 1]``.
 
-        ``draw(k)`` returns ``k`` draws from the prior: kernel names, lengthscales ``[k, d]``
-        and noise variances ``[k]`` (unit signal variance).
+        Args:
+            xc: context inputs ``[n, d]``, ``n >= 3``.
+            yc: context outputs ``[n, 1]``, in any units (the weights are invariant to an
+                affine map of them).
+            draw: ``draw(k)`` returns ``k`` draws from the prior: kernel names (``k``),
+                lengthscales ``[k, d]`` and noise variances ``[k]`` (unit signal variance).
+            num_samples: hyperparameter draws in all.
+            chunk: draws weighed at a time; bounds memory (``chunk`` Cholesky factors of
+                ``[n, n]`` at once).
+
+        Returns:
+            The posterior: the draws not pruned (a draw is dropped once its log weight
+            falls ``_PRUNE_NATS`` below the largest seen so far), weights renormalised;
+            ``ess`` over all draws.
 
         Raises:
             ValueError: fewer than 3 context points, mismatched shapes, ``num_samples < 1``,

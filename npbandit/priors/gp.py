@@ -19,7 +19,7 @@ __all__ = ["GP1DPrior", "BOPrior"]
 
 
 class GP1DPrior(Prior):
-    """1-D GP meta-regression as in the TNP / LBANP / CMANP / TCA code (docs/protocols.md §1).
+    """1-D GP meta-regression as in the TNP / LBANP / CMANP / TCA code.
 
     Per batch: ``Nc ~ U{3..max_points-4}``, ``Nt ~ U{3..max_points-Nc-1}`` (shared by
     the batch); ``x ~ U(-2, 2)``; context and targets disjoint. Per task:
@@ -34,6 +34,14 @@ class GP1DPrior(Prior):
 
     Args:
         kernel: ``"rbf"`` (training) or ``"matern52"`` / ``"matern32"`` (evaluation).
+        max_points: bound on ``Nc + Nt`` (at least 10).
+        lengthscale_range: ``(low, high)`` of the uniform lengthscale, ``0 < low < high``.
+        outputscale_range: ``(low, high)`` of the uniform signal std ``sigma_f``.
+        noise_std: the observation noise std (``>= 0``).
+        x_range: ``(low, high)``, the box inputs are drawn from (the ``input_domain``).
+
+    Raises:
+        ValueError: an unknown ``kernel`` or an argument outside the ranges above.
     """
 
     name = "gp1d"
@@ -120,9 +128,9 @@ class BOPrior(Prior):
       ``LogNormal(sqrt(2) + log(d) / 2, sqrt(3))``.
 
     With ``irrelevant_prob > 0`` each dimension is, with that probability, nearly
-    irrelevant instead: ``l_i = sqrt(d) * LogU(irrelevant_range)``. Fitted GPs give
-    such lengthscales on some dimensions of Hartmann-6 and Rosenbrock-3 (0.9-2.4 x
-    sqrt(d)), which the plain range never draws.
+    irrelevant instead: ``l_i = sqrt(d) * LogU(irrelevant_range)``. A real objective
+    often barely depends on some of its inputs, and a GP fitted to it puts lengthscales
+    longer than the cube on those; the plain range never draws them.
 
     Where the targets lie (``near_context_frac``): by default every target is uniform
     on the cube, so with ``d >= 3`` almost none falls within a lengthscale of an
@@ -154,9 +162,9 @@ class BOPrior(Prior):
       exactly what the BoTorch adapter can do with a user's observations. With few
       points the context std can be small, so targets in these units are
       heavy-tailed; that is what a user's model must predict, so it is trained on it.
-    - ``"task"``: by the mean and std of all the task's points, context and targets
-      (the recipe of checkpoints trained before 2026-11-23). It keeps targets O(1) but
-      leaks the targets' spread into the units, which the adapter cannot reproduce.
+    - ``"task"``: by the mean and std of all the task's points, context and targets.
+      It keeps targets O(1) but leaks the targets' spread into the units, which the
+      adapter cannot reproduce.
 
     Every batch carries ``yt_mean`` / ``yt_var``, the exact predictive moments of the
     targets given the context and the task's hyperparameters, and ``yt_cov_factor``, a
@@ -164,6 +172,25 @@ class BOPrior(Prior):
     (with ``"context"`` standardisation the units are fixed by the context, so the
     moments map through the same affine transform; with ``"task"`` they would
     depend on the targets themselves and are left out).
+
+    Args:
+        dims: the true input dimensions, each in ``1..x_dim``.
+        x_dim: the width inputs are zero-padded to (the network's ``x_dim``).
+        min_context, max_context: bounds of the uniform context size ``Nc``.
+        n_target: targets per task, ``Nt``.
+        lengthscale_range: ``(low, high)`` of ``LogU`` for ``"loguniform"`` lengthscales
+            (before the ``sqrt(d)`` factor).
+        noise_std_range: ``(low, high)`` of the ``LogU`` observation noise std.
+        kernels: a non-empty subset of :data:`~npbandit.priors.kernels.KERNELS`.
+        standardize: ``"context"`` or ``"task"`` (above).
+        lengthscale_prior: ``"loguniform"`` or ``"botorch"`` (above).
+        irrelevant_prob, irrelevant_range: nearly irrelevant dimensions (above).
+        near_context_frac, near_context_scale: targets near the context (above).
+        context_cluster_frac, context_cluster_scale: clustered context (above).
+
+    Raises:
+        ValueError: an argument outside its range (naming it), or ``standardize="context"``
+            with ``min_context < 2``.
     """
 
     name = "bo"
@@ -294,7 +321,18 @@ class BOPrior(Prior):
         importance sampling ``num_samples`` hyperparameter sets from the prior: see
         :class:`~npbandit.priors.bayes.BayesPosterior`. What the positions of the context say
         about the lengthscales (with ``near_context_frac`` / ``context_cluster_frac`` they
-        depend on them) is not used."""
+        depend on them) is not used.
+
+        Args:
+            xc: ``[n, d]`` context inputs on the unit cube, ``n >= 3``.
+            yc: ``[n, 1]`` context outputs.
+            num_samples: hyperparameter sets drawn.
+            generator: for the draws (default: seeded with 0, so the result is deterministic).
+
+        Raises:
+            ValueError: ``xc`` not ``[n, d]`` with ``d`` in ``dims``; see also
+                :meth:`BayesPosterior.fit`.
+        """
         from npbandit.priors.bayes import BayesPosterior
 
         if xc.dim() != 2 or xc.shape[-1] not in self.dims:

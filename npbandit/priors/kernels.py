@@ -24,7 +24,20 @@ def _scaled_distance(x1: Tensor, x2: Tensor, lengthscale: Tensor) -> Tensor:
 
 
 def kernel_matrix(kernel: str, x1: Tensor, x2: Tensor, lengthscale: Tensor, outputscale: Tensor) -> Tensor:
-    """``k(x1, x2)`` for a batch of tasks; ``outputscale [B]`` is the signal variance."""
+    """``k(x1, x2)`` for a batch of tasks sharing one kernel.
+
+    Args:
+        kernel: one of :data:`KERNELS`.
+        x1: ``[B, N, d]``; x2: ``[B, M, d]``.
+        lengthscale: ``[B, d]`` per-task ARD lengthscales.
+        outputscale: ``[B]`` the signal variance.
+
+    Returns:
+        ``[B, N, M]``.
+
+    Raises:
+        ValueError: an unknown ``kernel``.
+    """
     k = _stationary(kernel, _scaled_distance(x1, x2, lengthscale))
     return outputscale[:, None, None] * k
 

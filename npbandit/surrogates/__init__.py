@@ -70,6 +70,13 @@ def build(name: str, x_dim: int, y_dim: int, *, size: str = "paper", **config: A
         size: ``"paper"`` (the papers' defaults), ``"small"`` or ``"tiny"``.
         **config: overrides of individual config fields (e.g. ``n_latents=16``);
             unknown fields raise ``TypeError``.
+
+    Returns:
+        The model, in training mode, with freshly initialised weights.
+
+    Raises:
+        ValueError: an unknown ``name`` or ``size``, or a config value the config refuses.
+        TypeError: a config field the model does not have.
     """
     model_cls = _MODELS[_model_name(name)]
     return model_cls(x_dim, y_dim, model_config(name, size=size, **config))

@@ -165,7 +165,8 @@ class MultiHeadAttention(nn.Module):
 
 
 class FeedForward(nn.Sequential):
-    """Position-wise ``Linear -> GELU -> Linear``."""
+    """Position-wise ``Linear -> GELU -> Linear``: ``[..., d_model] -> [..., d_model]``
+    through a hidden width ``d_ff``."""
 
     def __init__(self, d_model: int, d_ff: int) -> None:
         super().__init__(nn.Linear(d_model, d_ff), nn.GELU(), nn.Linear(d_ff, d_model))
@@ -175,6 +176,9 @@ class AttentionBlock(nn.Module):
     """Pre-norm residual block: ``x += Attn(LN(x), LN'(m)); x += FF(LN(x))``.
 
     Args:
+        d_model: the width ``D`` of the tokens.
+        n_heads: attention heads (must divide ``d_model``).
+        d_ff: the feed-forward layer's hidden width.
         separate_memory_norm: ``True`` for cross-attention between different
             kinds of tokens (latents reading data), which normalises the memory with
             its own LayerNorm. ``False`` normalises the memory with the queries'
@@ -200,6 +204,9 @@ class AttentionBlock(nn.Module):
         self.ff = FeedForward(d_model, d_ff)
 
     def forward(self, x: Tensor, memory: Tensor | None = None, mask: Tensor | None = None, **kwargs: Any):
+        """``x [B, M, D]`` attending to itself, or to ``memory [B, N, D]`` (``mask [B, M, N]``
+        as for :class:`MultiHeadAttention`) -> ``[B, M, D]`` (and the attention's extra
+        output, if it returns one)."""
         h = self.norm(x)
         out = self.attention(h, h if memory is None else self._normed_memory(memory), mask, **kwargs)
         extra = None
@@ -237,7 +244,9 @@ class TranslationEquivariantAttention(MultiHeadAttention):
     Cost and memory ``O(M N)`` for ``M`` queries and ``N`` keys.
 
     Args:
+        d_model, n_heads: as for :class:`MultiHeadAttention`.
         x_dim: dimension of the locations.
+        d_hidden: hidden width of the logit MLP (default ``d_model``).
         update_locations: also return updated query locations
             ``x_i + mean_j (x_i - x_j) * phi(a_ij)`` (``phi``: linear map of the
             per-head attention weights), which stay equivariant.
@@ -280,6 +289,9 @@ class StreamingCrossAttentionBlock(nn.Module):
     (cost proportional to the new tokens only); :meth:`read` turns the state into
     the block's output. Reading the state after absorbing ``A`` then ``B`` equals
     the block applied to ``A ∪ B`` at once, up to rounding.
+
+    Args:
+        d_model, n_heads, d_ff: as for :class:`AttentionBlock`.
     """
 
     def __init__(self, d_model: int, n_heads: int, d_ff: int) -> None:

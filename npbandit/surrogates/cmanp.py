@@ -123,6 +123,8 @@ class CMANPState(NPState):
         return self.n_points
 
     def select(self, index: Tensor) -> "CMANPState":
+        """The state of batch elements ``index`` (see :meth:`NPState.select`): the cached
+        latents are selected with it; the decoder memory is rebuilt on the next prediction."""
         data = None
         if self.data_state is not None:  # stacked over blocks: the batch is dim 1
             data = SoftmaxState(_select_batch(self.data_state.log_norm, index, 1),

@@ -17,7 +17,12 @@ __all__ = ["mlp", "GaussianHead", "DecoderMemory", "LatentQueryDecoder"]
 
 
 def mlp(d_in: int, d_hidden: int, d_out: int, depth: int) -> nn.Sequential:
-    """``depth`` linear layers with ReLU between them: ``d_in -> d_hidden ... -> d_out``."""
+    """``depth`` linear layers with ReLU between them: ``d_in -> d_hidden ... -> d_out``,
+    acting on the last dimension (``[..., d_in] -> [..., d_out]``).
+
+    Raises:
+        ValueError: ``depth < 2``.
+    """
     if depth < 2:
         raise ValueError(f"depth must be at least 2, got {depth}")
     layers: list[nn.Module] = [nn.Linear(d_in, d_hidden), nn.ReLU()]
@@ -32,6 +37,12 @@ class GaussianHead(nn.Module):
 
     ``scale = min_std + softplus(raw)``: strictly positive and without the
     overflow risk of the papers' unbounded ``exp(raw)``.
+
+    Args:
+        d_model: the width ``D`` of the encodings.
+        d_hidden: the hidden width of its two-layer MLP.
+        y_dim: ``dy``, outputs per token.
+        min_std: the floor of the predicted std.
     """
 
     def __init__(self, d_model: int, d_hidden: int, y_dim: int, min_std: float) -> None:
@@ -40,6 +51,7 @@ class GaussianHead(nn.Module):
         self.min_std = min_std
 
     def forward(self, h: Tensor) -> Normal:
+        """``h [B, M, D]`` -> ``Normal`` with ``loc``, ``scale`` ``[B, M, dy]``."""
         loc, raw = self.net(h).chunk(2, dim=-1)
         return Normal(loc, self.min_std + F.softplus(raw))
 
@@ -72,7 +84,19 @@ class LatentQueryDecoder(nn.Module):
     latents before the targets read them, so a point's representation carries what
     the rest of the data say around it, as a TNP's context tokens do through its
     layers (the embedded points alone are only ``(x, y)``). Its output layers start at
-    zero too: a decoder with them starts as the one without."""
+    zero too: a decoder with them starts as the one without.
+
+    Args:
+        x_dim, y_dim: input and output dimensions.
+        d_model, n_heads, d_ff: the attention blocks' width, heads and feed-forward width.
+        n_layers: latent layers read, one block each (the encoder's layer count).
+        emb_depth: depth of the target embedding MLP.
+        min_std: the Gaussian head's std floor.
+        point_reader, contextual_points: as above.
+
+    Raises:
+        ValueError: ``contextual_points`` without ``point_reader``.
+    """
 
     def __init__(self, x_dim: int, y_dim: int, d_model: int, n_heads: int, d_ff: int, n_layers: int,
                  emb_depth: int, min_std: float, *, point_reader: bool = False,

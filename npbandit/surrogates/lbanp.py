@@ -36,7 +36,12 @@ class LBANPConfig(NPConfig):
 
 
 class LBANP(NeuralProcess):
-    """Latent Bottlenecked Attentive Neural Process; state = context + per-layer latents."""
+    """Latent Bottlenecked Attentive Neural Process; state = context + per-layer latents.
+
+    Args:
+        x_dim, y_dim: input and output dimensions.
+        config: :class:`LBANPConfig` (paper defaults when omitted).
+    """
 
     config_class = LBANPConfig
     name = "lbanp"

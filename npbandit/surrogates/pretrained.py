@@ -15,8 +15,8 @@ shipped with the package live in ``npbandit/surrogates/weights/`` and are named
 
 What a checkpoint is for follows from the prior it was trained on: the task, the
 input dimensions it saw, its input box and whether it expects standardised outputs.
-:func:`checkpoint_use` reads that from a card (new cards carry it as ``"use"``;
-older ones are read through their prior's name), and :func:`check_checkpoint_kind`
+:func:`checkpoint_use` reads that from a card (``"use"``; a card without
+that field is read through its prior's name), and :func:`check_checkpoint_kind`
 refuses a checkpoint used for something it was not trained for, naming the shipped
 checkpoints that fit -- a ``gp1d`` model fed raw BO values of ~1000, or a ``bo``
 model asked for five bandit arms, would otherwise run and produce nonsense or fail
@@ -87,6 +87,18 @@ def save_pretrained(model: NeuralProcess, directory: str | Path, name: str, *, p
     """Write ``<directory>/<name>.safetensors`` and its card ``<name>.json``; returns the card path.
 
     Weights are stored in float32 on the CPU whatever the model's dtype/device.
+
+    Args:
+        model: the trained surrogate.
+        directory: where both files go (created if missing).
+        name: the files' stem and the card's ``"name"``.
+        prior: the prior's :meth:`~npbandit.priors.base.Prior.spec`; the card's ``"use"``
+            and ``"transforms"`` are derived from it.
+        training: training settings recorded on the card (JSON-serialisable).
+        evaluation: evaluation scores recorded on the card (JSON-serialisable).
+
+    Returns:
+        The path of the card, ``<directory>/<name>.json``.
     """
     from npbandit import __version__
 
@@ -152,7 +164,14 @@ def _resolve(name_or_path: str | Path) -> Path:
 
 
 def read_card(name_or_path: str | Path) -> dict[str, Any]:
-    """The JSON card of a checkpoint (shipped name or path), checked for the required fields."""
+    """The JSON card of a checkpoint (shipped name or path), checked for the required fields.
+
+    Raises:
+        UnknownCheckpointError: no checkpoint has that name or path.
+        FileNotFoundError: a known checkpoint whose card is missing.
+        CheckpointError: the card is not valid JSON, lacks a required field, or has
+            another format than :data:`CARD_FORMAT`.
+    """
     path = _resolve(name_or_path)
     try:
         card = json.loads(path.read_text())
@@ -177,8 +196,8 @@ def load_surrogate(name_or_path: str | Path, *, device: str | torch.device = "cp
             (``.json``), of its weights (``.safetensors``), or ``<dir>/<name>``.
         device, dtype: where and in what precision to run the model.
         requires_grad: whether the weights track gradients. Off by default: an
-            acquisition function's gradient in the inputs then skips the weights'
-            (about a tenth of each evaluation); pass ``True`` to fine-tune the network.
+            acquisition function's gradient in the inputs then skips the backward pass
+            into the weights; pass ``True`` to fine-tune the network.
 
     Raises:
         FileNotFoundError: no such checkpoint, or its weights file is missing.
@@ -279,11 +298,10 @@ def checkpoint_use(card: dict[str, Any]) -> dict[str, Any]:
     zero-padded), ``x_dim``, ``y_dim``, ``input_domain`` (the box its inputs were drawn
     from) and ``standardizes_outputs`` (whether it expects standardised outputs;
     ``None`` when the prior is unknown to this version); optionally ``n_views``, the
-    symmetric views ``NPModel.from_pretrained`` averages over (added to a card once the
-    BO suite has shown they help that checkpoint; absent: 1).
+    symmetric views ``NPModel.from_pretrained`` averages over (absent: 1, no averaging).
 
-    A card written by :func:`save_pretrained` carries this as ``card["use"]``; for
-    older cards it is derived from the prior's name and spec the same way."""
+    A card written by :func:`save_pretrained` carries this as ``card["use"]``; for a
+    card without it, it is derived from the prior's name and spec the same way."""
     if not isinstance(card, dict):
         raise TypeError(f"card must be a checkpoint card (dict), got {type(card).__name__}")
     if isinstance(card.get("use"), dict):
@@ -323,7 +341,13 @@ def _check_dim(name: str, value: int | None) -> None:
 def fitting_checkpoints(*, prior: str | Sequence[str] | None = None, x_dim: int | None = None,
                         y_dim: int | None = None) -> list[str]:
     """The shipped checkpoints trained on ``prior`` (a name or several) that take
-    ``x_dim`` inputs and give ``y_dim`` outputs (``None``: any)."""
+    ``x_dim`` inputs and give ``y_dim`` outputs (``None``: any), as sorted names; a
+    checkpoint whose card cannot be read fits nothing.
+
+    Raises:
+        TypeError: ``prior`` is neither a name nor a sequence of names.
+        ValueError: ``x_dim`` / ``y_dim`` not a positive int or ``None``.
+    """
     priors = _as_priors(prior)
     _check_dim("x_dim", x_dim)
     _check_dim("y_dim", y_dim)

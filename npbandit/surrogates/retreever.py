@@ -123,7 +123,13 @@ class Tree:
 
 
 class ReTreever(NeuralProcess):
-    """Tree Cross Attention NP with a learned retrieval policy (see the module docstring)."""
+    """Tree Cross Attention NP with a learned retrieval policy (see the module docstring);
+    state = context + the conditioned :class:`Tree`.
+
+    Args:
+        x_dim, y_dim: input and output dimensions.
+        config: :class:`ReTreeverConfig` (paper defaults when omitted).
+    """
 
     config_class = ReTreeverConfig
     name = "retreever"

@@ -34,7 +34,7 @@ __all__ = ["TEPTTNPConfig", "TEPTTNP"]
 
 @dataclass(frozen=True)
 class TEPTTNPConfig(NPConfig):
-    """TE-PT-TNP hyperparameters. ``n_pseudo``: ``M`` (the paper's best: 32);
+    """TE-PT-TNP hyperparameters. ``n_pseudo``: ``M`` (32, as in the paper);
     ``update_locations``: the optional location update rule (off, as in the paper's
     released configs); ``pseudo_offset_range``: where the pseudo-locations' learned
     offsets start -- ``None``: ``0.5 * N(0, 1)`` per coordinate; ``a``: uniform on
@@ -59,7 +59,12 @@ class TEPTTNPConfig(NPConfig):
 
 
 class TEPTTNP(NeuralProcess):
-    """Translation-equivariant pseudo-token TNP; state = context + per-layer pseudo-tokens and locations."""
+    """Translation-equivariant pseudo-token TNP; state = context + per-layer pseudo-tokens and locations.
+
+    Args:
+        x_dim, y_dim: input and output dimensions.
+        config: :class:`TEPTTNPConfig` (paper defaults when omitted).
+    """
 
     config_class = TEPTTNPConfig
     name = "te-pt-tnp"

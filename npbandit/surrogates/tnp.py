@@ -32,7 +32,12 @@ class TNPDConfig(NPConfig):
 
 
 class TNPD(NeuralProcess):
-    """TNP-D; state = context + the context tokens entering each layer."""
+    """TNP-D; state = context + the context tokens entering each layer (``[B, N, D]`` each).
+
+    Args:
+        x_dim, y_dim: input and output dimensions.
+        config: :class:`TNPDConfig` (paper defaults when omitted).
+    """
 
     config_class = TNPDConfig
     name = "tnpd"

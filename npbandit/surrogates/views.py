@@ -5,10 +5,9 @@ and by reflecting any of them about the box's centre (the ``bo`` prior: iid unif
 inputs, a stationary kernel with iid per-dimension lengthscales) has the same
 posterior predictive in every such *view* of the data: predict at ``g(x)`` after
 conditioning on ``g(X)`` for any symmetry ``g``. A trained network is only
-approximately invariant, and its errors differ from view to view, so the mixture of
-its predictives over a few views is a better predictive than any one of them
-(held-out log-likelihood on the ``bo`` prior: ``benchmarks/bo_yardstick.py --views``).
-TabPFN ensembles over feature permutations for the same reason.
+approximately invariant, and its errors differ from view to view, so averaging its
+predictives over a few views cancels part of those errors while keeping what every
+view agrees on. TabPFN ensembles over feature permutations for the same reason.
 
 :class:`InputViews` holds ``K`` views of a ``d``-dimensional problem zero-padded to a
 network's ``x_dim`` inputs (the padding columns are left alone) and maps a batch onto
@@ -77,7 +76,11 @@ class InputViews:
         self.centre_twice = float(domain[0] + domain[1])
 
     def inputs(self, x: Tensor) -> Tensor:
-        """``[B, M, x_dim]`` -> ``[B * K, M, x_dim]``, element ``b * K + k`` in view ``k``."""
+        """``[B, M, x_dim]`` -> ``[B * K, M, x_dim]``, element ``b * K + k`` in view ``k``.
+
+        Raises:
+            ValueError: ``x`` does not have ``x_dim`` columns.
+        """
         B, M, xd = x.shape
         if xd != self.x_dim:
             raise ValueError(f"x must have {self.x_dim} columns, got {xd}")

@@ -3,8 +3,8 @@
 Every prior has an *evaluation suite*: the named sub-priors a checkpoint is scored
 on (``gp1d``: RBF and Matérn-5/2; ``bo``: each input dimension 1..6; ``wheel``: the
 training distribution). Evaluation batches come from a seed stream disjoint from
-training's, and can be cached to disk (safetensors) so repeated benchmark runs read
-the same tasks.
+training's, and can be cached to disk (safetensors) so repeated evaluations read the
+same tasks without drawing them again.
 """
 
 from __future__ import annotations
@@ -41,7 +41,20 @@ EVAL_BATCH_SIZE = 16
 
 
 def evaluation_suite(prior: str, **params: Any) -> dict[str, Prior]:
-    """The named priors a checkpoint trained on ``prior`` is scored on."""
+    """The named priors a checkpoint trained on ``prior`` is scored on.
+
+    Args:
+        prior: a prior name (``gp1d``, ``bo``, ``wheel``).
+        **params: that prior's parameters; for ``gp1d`` the suite sets ``kernel``, for
+            ``bo`` each entry takes one of ``dims``.
+
+    Returns:
+        ``{suite name: prior}``, e.g. ``{"d=1": ..., ..., "d=6": ...}`` for ``bo``.
+
+    Raises:
+        ValueError: an unknown prior name.
+        TypeError: a parameter the prior does not take.
+    """
     if prior == "gp1d":
         base = {k: v for k, v in params.items() if k != "kernel"}
         return {"rbf": GP1DPrior("rbf", **base), "matern52": GP1DPrior("matern52", **base)}
@@ -71,7 +84,21 @@ def eval_batches(prior: Prior, n_batches: int, batch_size: int = 16, seed: int =
     """The fixed evaluation batches of ``prior`` (deterministic in ``seed``).
 
     With ``cache=True`` the set is written once to :func:`cache_dir` and read back
-    afterwards (the ``info`` of cached batches is empty)."""
+    afterwards (the ``info`` of cached batches is empty).
+
+    Args:
+        prior: the prior to draw from.
+        n_batches: batches in the set (indices ``0..n_batches - 1`` of the stream).
+        batch_size: tasks per batch.
+        seed: the stream's seed; the default is disjoint from any training run's.
+        cache: read / write the set under :func:`cache_dir`.
+
+    Returns:
+        An iterator of ``n_batches`` :class:`~npbandit.priors.TaskBatch` es.
+
+    Raises:
+        ValueError: ``n_batches`` / ``batch_size`` not a positive int, ``seed`` not an int.
+    """
     check_int("n_batches", n_batches, minimum=1)
     check_int("batch_size", batch_size, minimum=1)
     check_int("seed", seed)
@@ -107,7 +134,19 @@ def evaluate(model: NeuralProcess, batches: Iterator[TaskBatch] | list[TaskBatch
     ``joint``: score each task's targets together instead
     (:meth:`~npbandit.surrogates.NeuralProcess.joint_log_likelihood`, its joint
     log-density per target; CMANP-AND in blocks of its ``block_size``). Equal to the
-    marginal score for a diagonal model."""
+    marginal score for a diagonal model.
+
+    Args:
+        model: the surrogate (evaluated in eval mode; its mode is restored after).
+        batches: task batches, moved to the model's device and dtype.
+        joint: score the targets jointly (above).
+
+    Returns:
+        The mean, over batches, of each batch's mean target log-likelihood.
+
+    Raises:
+        ValueError: ``batches`` is empty.
+    """
     was_training = model.training
     model.eval()
     weight = next(model.parameters())

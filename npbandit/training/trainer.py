@@ -47,6 +47,12 @@ class TrainConfig:
         size, model_config: model size preset and field overrides.
         prior_params: parameters of the prior.
         name: name of the exported checkpoint (default ``<model>-<prior>``).
+        batch_size: tasks per training batch.
+        lr: Adam's peak learning rate (the cosine schedule starts there).
+        weight_decay: Adam's L2 weight decay.
+        grad_clip: the gradient-norm clipping threshold.
+        seed: seeds the weights' initialisation and the prior's batch stream.
+        checkpoint_every: steps between saves of the resumable state.
         eval_every, eval_batches: periodic evaluation on the prior's evaluation suite,
             ``eval_batches`` batches of :data:`~npbandit.training.evaluation.EVAL_BATCH_SIZE`
             (16) tasks per suite entry whatever ``batch_size`` is, so runs at different
@@ -66,7 +72,11 @@ class TrainConfig:
             optimum with less gradient noise).
         eval_prior_params: parameters of the prior the periodic and final
             evaluations use (default: ``prior_params``). Lets runs on different
-            training priors be scored on one yardstick.
+            training priors be scored on the same tasks.
+
+    Raises:
+        ValueError / TypeError: a field of the wrong type or out of range (naming it), an
+            unknown model, prior or loss, or a ``name`` that is not a plain file name.
     """
 
     model: str
@@ -430,17 +440,27 @@ def train(config: TrainConfig, *, progress: bool = True, export: bool = True, st
           stop_after_s: float | None = None, export_now: bool = False, loader_workers: int = 0) -> TrainResult:
     """Run (or resume) a training run; export ``<out>/<name>.safetensors`` + card at the end.
 
-    ``stop_at``: save the resumable state and return after this step without
-    finishing (for time-limited sessions); a later call with the same config resumes.
-    ``stop_after_s``: likewise, after this many seconds of this call (the state is
-    saved at the step where the time ran out). SIGINT / SIGTERM do the same: the
-    state is saved after the current step and the call returns (no card).
-    ``loader_workers``: processes that draw the prior's batches ahead of the
-    optimiser (0: drawn in this process). Worth it where the model step is fast (a
-    GPU) and the prior's sampling is not; the batches, and so the run, are the same.
-    ``export_now``: train no further; export the saved state as it stands (a
-    checkpoint of a run still in progress, e.g. to ship while a long run goes on).
-    The card's ``steps`` is the state's step and ``schedule_steps`` the run's length.
+    Args:
+        config: the run.
+        progress: show a progress bar.
+        export: export the checkpoint (with its final evaluation) when the run ends.
+        stop_at: save the resumable state and return after this step without
+            finishing (for time-limited sessions); a later call with the same config
+            resumes. SIGINT / SIGTERM do the same: the state is saved after the current
+            step and the call returns (no card).
+        stop_after_s: likewise, after this many seconds of this call (the state is
+            saved at the step where the time ran out).
+        export_now: train no further; export the saved state as it stands (a
+            checkpoint of a run still in progress). The card's ``steps`` is the state's
+            step and ``schedule_steps`` the run's length.
+        loader_workers: processes that draw the prior's batches ahead of the
+            optimiser (0: drawn in this process). Worth it where the model step is fast
+            (a GPU) and the prior's sampling is not; the batches, and so the run, are
+            the same.
+
+    Returns:
+        :class:`TrainResult`: the model (eval mode), the step reached, the log, the
+        card's path (``None`` when no card was written) and the stopping signal.
 
     Resuming: if ``<out>`` holds a saved state of the same run (same model, prior,
     sizes, seed, schedule), training continues from it, with the random generators
