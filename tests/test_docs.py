@@ -1,5 +1,9 @@
-"""The docs a user can open: every ``*.md`` a file cites exists in the repository, and
-README's Layout names every module."""
+"""The docs a user can open: every ``*.md`` a file cites exists in the repository; the
+documentation site's navigation and relative links resolve; its Results page and README's
+headline table still say what the lab log says; and the Layout of docs/contributing.md
+names every module.
+
+Cheap: nothing here builds the site (``mkdocs build --strict`` does, in ``make docs``)."""
 
 import re
 from pathlib import Path
@@ -24,8 +28,9 @@ def text_files():
 
 def resolves(ref: str, source: Path) -> bool:
     """A reference is good if the file exists relative to the citing file, the
-    repository root, or docs/ (benchmark scripts name the pages they write there)."""
-    return any((base / ref).is_file() for base in (source.parent, ROOT, ROOT / "docs"))
+    repository root, docs/ (the site's pages, cited by name) or experiments/log/
+    (benchmark scripts name the pages they write there)."""
+    return any((base / ref).is_file() for base in (source.parent, ROOT, ROOT / "docs", ROOT / "experiments" / "log"))
 
 
 def dangling_references(files):
@@ -55,14 +60,17 @@ def test_the_reference_check_reports_a_file_that_is_not_here(tmp_path):
     assert dangling_references([cites]) == [f"{cites}:1: {gone}"]
 
 
+LAYOUT_PAGE = ROOT / "docs" / "contributing.md"
+
+
 def layout_block() -> list[str]:
-    text = (ROOT / "README.md").read_text(encoding="utf-8")
+    text = LAYOUT_PAGE.read_text(encoding="utf-8")
     section = text.split("\n## Layout\n", 1)[1].split("\n## ", 1)[0]
     return section.split("```", 2)[1].splitlines()
 
 
 def layout_files() -> set[str]:
-    """Repository paths of the files README's Layout names: a line at column 0 whose
+    """Repository paths of the files the Layout of docs/contributing.md names: a line at column 0 whose
     first word ends with ``/`` opens a directory, and the first word of each indented
     line below it is a file (or folder) of that directory; a ``.py`` path at column 0
     names itself."""
@@ -80,10 +88,122 @@ def layout_files() -> set[str]:
     return named
 
 
-def test_readme_layout_names_every_module_and_only_existing_ones():
+def test_layout_names_every_module_and_only_existing_ones():
     named = layout_files()
     modules = {p.relative_to(ROOT).as_posix() for top in ("npbandit", "experiments/benchmarks")
                for p in (ROOT / top).rglob("*.py") if "__pycache__" not in p.parts}
     assert modules, "no modules found"
-    assert sorted(modules - named) == [], "modules missing from README's Layout"
+    assert sorted(modules - named) == [], "modules missing from the Layout of docs/contributing.md"
     assert sorted(n for n in named if not (ROOT / n).is_file()) == [], "Layout names files that do not exist"
+
+
+# --- the documentation site (mkdocs.yml + docs/) ---------------------------------------
+
+DOCS = ROOT / "docs"
+LOG = ROOT / "experiments" / "log"
+# a Markdown link or image: [text](target) / ![alt](target); the target up to a space or ")"
+MD_LINK = re.compile(r"!?\[[^\]]*\]\(([^)\s]+)(?:\s+\"[^\"]*\")?\)")
+NAV_PAGE = re.compile(r"^\s*-\s+(?:(?:\"[^\"]*\"|[^:\"\n]+):\s+)?([\w./-]+\.md)\s*$")
+
+
+def nav_pages() -> list[str]:
+    """The pages mkdocs.yml's nav lists (``- Title: <page>`` or ``- <page>`` lines),
+    read without a YAML parser so the test needs nothing outside the test extra."""
+    lines = (ROOT / "mkdocs.yml").read_text(encoding="utf-8").split("\nnav:\n", 1)[1].splitlines()
+    section = []
+    for line in lines:
+        if line and not line[0].isspace():
+            break  # the next top-level key
+        section.append(line)
+    return [m.group(1) for line in section if (m := NAV_PAGE.match(line))]
+
+
+def broken_links(pages) -> list[str]:
+    """``page: target`` for every relative link or image in ``pages`` whose file does not
+    exist relative to the page (anchors are mkdocs' to check; URLs are not followed)."""
+    broken = []
+    for page in pages:
+        text = re.sub(r"```.*?```", "", page.read_text(encoding="utf-8"), flags=re.S)  # code blocks hold no links
+        for target in MD_LINK.findall(text):
+            if "://" in target or target.startswith(("#", "mailto:")):
+                continue
+            path = target.split("#", 1)[0]
+            if not (page.parent / path).is_file():
+                shown = page.relative_to(ROOT) if page.is_relative_to(ROOT) else page
+                broken.append(f"{shown}: {target}")
+    return broken
+
+
+def test_every_page_of_the_site_navigation_exists():
+    pages = nav_pages()
+    assert "index.md" in pages and len(pages) >= 10, pages
+    assert sorted(p for p in pages if not (DOCS / p).is_file()) == []
+    # every page is reachable from the navigation (mkdocs --strict refuses one that is not)
+    on_disk = {p.relative_to(DOCS).as_posix() for p in DOCS.rglob("*.md")}
+    assert sorted(on_disk - set(pages)) == []
+
+
+def test_every_relative_link_in_the_docs_resolves():
+    assert broken_links(sorted(DOCS.rglob("*.md"))) == []
+
+
+def test_the_link_check_reports_a_missing_page(tmp_path):
+    md = ".md"  # page names spelled in two parts so that this file cites nothing missing
+    page = tmp_path / f"page{md}"
+    (tmp_path / f"here{md}").write_text("# here\n")
+    page.write_text(f"[ok](here{md}#top) [gone](gone{md}) ![fig](figures/none.png) [web](https://example.org/x{md})\n"
+                    f"```\n[in code](nowhere{md})\n```\n")
+    assert broken_links([page]) == [f"{page}: gone{md}", f"{page}: figures/none.png"]
+
+
+def test_readme_stays_a_front_page():
+    assert len((ROOT / "README.md").read_text(encoding="utf-8").splitlines()) <= 200
+
+
+def table_rows(text: str) -> list[str]:
+    return [line for line in text.splitlines() if line.startswith("|")]
+
+
+def test_the_results_page_copies_current_rows_of_the_lab_log():
+    """Every table row of docs/current-results.md is a row of experiments/log/: a benchmark
+    that is re-run changes the log, and this fails until the page is updated too."""
+    log_rows = set(table_rows((LOG / "results.md").read_text(encoding="utf-8"))
+                   + table_rows((LOG / "benchmarks.md").read_text(encoding="utf-8")))
+    page_rows = table_rows((DOCS / "current-results.md").read_text(encoding="utf-8"))
+    assert len(page_rows) > 20
+    assert [row for row in page_rows if row not in log_rows] == []
+
+
+def first_table(text: str) -> list[str]:
+    """The rows of the first Markdown table in ``text``."""
+    rows = []
+    for line in text.splitlines():
+        if line.startswith("|"):
+            rows.append(line)
+        elif rows:
+            break
+    return rows
+
+
+def log_section(page: str, name: str) -> str:
+    text = (LOG / page).read_text(encoding="utf-8")
+    return text.split(f"<!-- {name}:begin -->", 1)[1].split(f"<!-- {name}:end -->", 1)[0]
+
+
+def cells(row: str) -> list[str]:
+    return [c.strip() for c in row.strip().strip("|").split("|")]
+
+
+def test_readme_headline_table_is_the_bo_tables_medians():
+    """README's headline rows (method | one median per function) equal the first number of
+    the matching column of the BO regret table in experiments/log/results.md."""
+    regret = first_table(log_section("results.md", "bo"))
+    header = cells(regret[0])
+    medians = {cells(r)[0]: {m: cells(r)[i].split()[0] for i, m in enumerate(header) if i} for r in regret[2:]}
+    readme = (ROOT / "README.md").read_text(encoding="utf-8").split("\n## Headline result\n", 1)[1]
+    rows = first_table(readme)
+    functions = cells(rows[0])[1:]
+    assert functions == list(medians) and len(rows) >= 5
+    for row in rows[2:]:
+        method, *values = cells(row)
+        assert values == [medians[f][method] for f in functions], method
