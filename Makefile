@@ -11,7 +11,7 @@ STAMP  := $(VENV)/.installed
 # would pull several GB of CUDA packages.
 TORCH  := torch==2.13.0
 
-.PHONY: demo test bench bench-quick bench-streaming botorch-compat clean
+.PHONY: demo test test-quick lint docs bench bench-quick bench-streaming botorch-compat clean
 
 $(STAMP): pyproject.toml
 	test -x $(BIN)/python || $(PYTHON) -m venv $(VENV)
@@ -27,6 +27,12 @@ demo: $(STAMP)
 # oversubscribe on CI's 2 cores (a test file took 20x longer that way under load).
 test: $(STAMP)
 	OMP_NUM_THREADS=$${OMP_NUM_THREADS:-1} $(BIN)/python -m pytest -q
+
+# The documentation site (MkDocs + Material + mkdocstrings): --strict fails on broken links,
+# anchors and references, so CI catches a page that no longer matches the code.
+docs: $(STAMP)
+	$(BIN)/python -m pip install --quiet --disable-pip-version-check -e ".[docs]"
+	NO_MKDOCS_2_WARNING=1 $(BIN)/mkdocs build --strict --site-dir build/site
 
 # NPModel's tests against the lowest and the newest BoTorch that pyproject.toml admits,
 # each in a throwaway venv under /tmp (a few minutes the first time; pass other
