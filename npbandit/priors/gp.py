@@ -9,7 +9,7 @@ import torch
 
 from npbandit.priors.base import Prior, TaskBatch, log_uniform, randint, uniform
 from npbandit.priors.kernels import KERNELS, sample_gp_conditional
-from npbandit.scaling import standardization
+from npbandit.transforms.standardize import standardization
 from npbandit.validation import check_int, check_range, check_real
 
 if TYPE_CHECKING:
