@@ -148,7 +148,7 @@ class BOPrior(Prior):
     the ``d``-cube, so the padding is consistent with the prior; the BoTorch adapter
     pads the same way.
 
-    Output standardisation (``standardize``), with :func:`npbandit.scaling.standardization`:
+    Output standardisation (``standardize``), with :func:`npbandit.transforms.standardize.standardization`:
 
     - ``"context"`` (default): by the mean and std of the *context* alone, which is
       exactly what the BoTorch adapter can do with a user's observations. With few
