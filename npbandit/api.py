@@ -16,7 +16,7 @@ from npbandit.envs.blackbox import BlackBoxEnv, ObjectiveError, as_bounds
 from npbandit.loop import _check_async, run_episode
 from npbandit.policies.base import Policy
 from npbandit.policies.bo import ACQUISITIONS, DEFAULT_LIAR, OUTPUT_WARPS, BOPolicy, SobolPolicy, check_liar
-from npbandit.scaling import standardization
+from npbandit.transforms.standardize import standardization
 from npbandit.storage import DEFAULT_URL, RunLogger
 from npbandit.surrogates.pretrained import (UnknownCheckpointError, check_checkpoint_kind, fitting_checkpoints,
                                             read_card)

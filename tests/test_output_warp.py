@@ -7,6 +7,7 @@ import torch
 from npbandit import optimize
 from npbandit.policies.bo import BOPolicy, yeo_johnson_warp
 from npbandit.storage import list_runs
+from npbandit.transforms import YeoJohnson
 
 from helpers import load_benchmark, tiny_checkpoint
 
@@ -25,6 +26,21 @@ def test_the_warp_keeps_the_order_and_ignores_the_units():
     for bad in (np.ones((2, 2)), np.array([0.0, np.nan])):
         with pytest.raises(ValueError, match="y must be"):
             yeo_johnson_warp(bad)
+
+
+def test_the_yeo_johnson_transform_is_the_warp_bit_for_bit():
+    """``YeoJohnson.fit(Y).forward(Y)`` is ``yeo_johnson_warp`` (the arithmetic BOPolicy uses), and untransforms back."""
+    rng = np.random.default_rng(3)
+    for y in (-np.exp(rng.normal(size=40) * 2), rng.normal(size=7) * 1e3 + 5, np.exp(rng.normal(size=25)),
+              np.full(5, 2.5), np.array([1.0]), rng.normal(size=12).astype(np.float32)):
+        Y = torch.tensor(np.asarray(y, dtype=np.float64)).unsqueeze(-1)
+        transform = YeoJohnson.fit(Y)
+        warped = transform.forward(Y)
+        assert warped.dtype == torch.float64 and np.array_equal(warped.squeeze(-1).numpy(), yeo_johnson_warp(y))
+        if np.ptp(y) > 0:
+            np.testing.assert_allclose(transform.untransform(warped).numpy(), Y.numpy(), rtol=1e-9, atol=1e-9)
+    with pytest.raises(ValueError, match="shape \\[n, dy\\]"):
+        YeoJohnson.fit(torch.zeros(2, 3, 1))
 
 
 def test_the_policy_gives_the_model_warped_values_and_the_acquisition_their_best(tmp_path, monkeypatch):

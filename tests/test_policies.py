@@ -11,7 +11,8 @@ import torch
 from npbandit import load_surrogate
 from npbandit.envs import WheelBanditEnv
 from npbandit.policies import LinUCBPolicy, NPBanditPolicy, UniformPolicy, make_bandit_policy
-from npbandit.priors.wheel import RewardEncoding
+from npbandit.priors.wheel import RewardEncoding, RewardFill
+from npbandit.transforms import Bilog, Scale
 from npbandit.surrogates import build
 
 from helpers import EmbedCounter, tiny_checkpoint
@@ -67,6 +68,15 @@ def test_np_policy_fills_unplayed_arms_with_noise(tmp_path):
     assert policy.params()["reward_fill"] == "noise"
     assert torch.isclose(y[3], torch.tensor(7.5 / 50)) and torch.isfinite(y).all()
     assert (y[[0, 1, 2, 4]] != 0).all()
+    # a bare transform names no fill: the policy is told one, and records both as the encoding
+    surrogate.outcome_transform = Scale(50.0)
+    with pytest.raises(ValueError, match="fill is required"):
+        NPBanditPolicy(surrogate)
+    policy = NPBanditPolicy(surrogate, fill="noise")
+    assert policy.fill == RewardFill("noise") and policy.encoding == RewardEncoding(50.0, "identity", "noise")
+    assert NPBanditPolicy(surrogate, fill=RewardFill("zeros")).params()["reward_fill"] == "zeros"
+    surrogate.outcome_transform = Bilog(2.0)
+    assert NPBanditPolicy(surrogate, fill="zeros").encoding == RewardEncoding(2.0, "symlog", "zeros")
 
 
 def test_np_policy_fills_unplayed_arms_as_its_prior_did(tmp_path):
@@ -141,9 +151,13 @@ def _old_policy_actions(model, rule, delta, seed, steps):
             noise = 1.0 if rule == "ucb" else torch.randn(mu.shape, generator=torch_rng, dtype=mu.dtype)
             action = int(torch.argmax(mu + sigma * noise))
         obs_next, reward, _, _, _ = env.step(action)
-        y = encoding.unobserved((1, 1, 5), torch_rng, torch.float32)
+        if encoding.fill == "zeros":
+            y = torch.zeros((1, 1, 5), dtype=torch.float32)
+        else:
+            y = torch.randn((1, 1, 5), generator=torch_rng, dtype=torch.float32)
         y[0, 0, action] = float(reward)
-        state = bare.update(state, x, encoding.encode(y))
+        z = y / encoding.scale
+        state = bare.update(state, x, torch.sign(z) * torch.log1p(z.abs()) if encoding.transform == "symlog" else z)
         actions.append(action)
         obs = obs_next
     return actions

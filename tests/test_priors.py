@@ -8,7 +8,8 @@ import torch
 from npbandit.priors import BOPrior, GP1DPrior, WheelPrior, make_prior
 from npbandit.priors.base import randint, uniform
 from npbandit.priors.kernels import kernel_matrix, sample_gp, sample_gp_conditional
-from npbandit.priors.wheel import RewardEncoding, encode_rewards, quadrant_arm, wheel_mean_rewards
+from npbandit.priors.wheel import RewardEncoding, RewardFill, quadrant_arm, wheel_mean_rewards
+from npbandit.transforms import Bilog
 
 
 @pytest.mark.parametrize("name", ["gp1d", "bo", "wheel"])
@@ -212,17 +213,36 @@ def test_wheel_rewards_are_encoded_as_the_spec_says():
     assert RewardEncoding() == RewardEncoding(1.0, "symlog", "zeros")
     assert torch.allclose(scaled.yc * 50.0, raw.yc, atol=1e-5) and torch.allclose(scaled.yt * 50.0, raw.yt, atol=1e-5)
     assert torch.allclose(symlog.yc, torch.sign(raw.yc) * torch.log1p(raw.yc.abs()))
-    assert torch.allclose(encode_rewards(torch.tensor([50.0, -1.0, 0.0]), 1.0, "symlog"),
+    assert torch.allclose(Bilog(1.0).forward(torch.tensor([50.0, -1.0, 0.0])),
                           torch.tensor([math.log(51.0), -math.log(2.0), 0.0]))
     # monotone: the order of the arms' rewards is kept, so argmax decisions carry over
     y = torch.randn(100) * 20
-    assert torch.equal(encode_rewards(y, 1.0, "symlog").argsort(), y.argsort())
+    assert torch.equal(Bilog(1.0).forward(y).argsort(), y.argsort())
     with pytest.raises(ValueError, match="reward_scale"):
         WheelPrior(reward_scale=-1.0)
     with pytest.raises(ValueError, match="reward_transform"):
         WheelPrior(reward_transform="log")
     with pytest.raises(ValueError, match="reward_fill"):
         WheelPrior(reward_fill="mean")
+
+
+def test_the_reward_fill_replaces_exactly_the_unobserved_entries():
+    y = torch.tensor([[-60.0, float("nan"), 0.0, -123.0, 50.0]], dtype=torch.float64)
+    observed = torch.tensor([[True, False, True, False, True]])
+    zeros = RewardFill("zeros").apply(y, observed)  # data units: the transform comes after
+    assert torch.equal(zeros, torch.tensor([[-60.0, 0.0, 0.0, 0.0, 50.0]], dtype=torch.float64))
+    filled = RewardFill("noise").apply(y.float(), observed, torch.Generator().manual_seed(4))
+    draws = torch.randn(1, 5, generator=torch.Generator().manual_seed(4))  # one draw per entry, in order
+    assert torch.equal(filled[~observed], draws[~observed]) and torch.equal(filled[observed], y.float()[observed])
+    assert RewardFill() == RewardFill("zeros") and WheelPrior(reward_fill="noise").fill == RewardFill("noise")
+    with pytest.raises(TypeError, match="observed must be a bool tensor"):
+        RewardFill("noise").apply(y, observed.double())
+    with pytest.raises(ValueError, match="observed must have the shape"):
+        RewardFill("noise").apply(y, observed[:, :3])
+    with pytest.raises(TypeError, match="generator"):
+        RewardFill("noise").apply(y, observed, generator=0)
+    with pytest.raises(ValueError, match="reward_fill"):
+        RewardFill("mean")
 
 
 def test_wheel_zeros_fill_marks_exactly_the_dropped_entries():

@@ -29,7 +29,8 @@ DELTAS = [0.5, 0.7, 0.9, 0.95, 0.99]
 
 
 def decision_quality(model, delta: float, history: int, generator: torch.Generator) -> dict[str, float]:
-    from npbandit.priors.wheel import LARGE_REWARD_STD, N_ARMS, SMALL_REWARD_STD, sample_unit_disc, wheel_mean_rewards
+    from npbandit.priors.wheel import (LARGE_REWARD_STD, N_ARMS, SMALL_REWARD_STD, RewardFill, sample_unit_disc,
+                                      wheel_mean_rewards)
 
     tasks = 16
     x = sample_unit_disc(generator, tasks, history)
@@ -39,8 +40,9 @@ def decision_quality(model, delta: float, history: int, generator: torch.Generat
     reward = means.gather(-1, played[..., None]) + std * torch.randn(tasks, history, 1, generator=generator)
     observed = torch.zeros(tasks, history, N_ARMS, dtype=torch.bool).scatter_(-1, played[..., None], True)
     y = torch.zeros(tasks, history, N_ARMS).scatter_(-1, played[..., None], reward)  # raw rewards
-    with torch.no_grad():  # the checkpoint fills the unplayed arms (noise fill: from this generator)
-        state = model.condition(x, y, observed=observed, generator=generator)
+    y = RewardFill(model.outcome_transform.fill).apply(y, observed, generator)  # as its prior did; noise: this generator
+    with torch.no_grad():
+        state = model.condition(x, y)
     xt = sample_unit_disc(generator, tasks, 500)
     mt, _ = wheel_mean_rewards(xt, torch.tensor(delta))
     with torch.no_grad():

@@ -2,10 +2,10 @@
 
 NP policies follow the NP bandit protocol (docs/protocols.md §3): the history is the
 surrogate's context; each past round contributes its context ``x`` and a reward row in
-which only the played arm was observed. The policy hands the surrogate the raw reward
-and that mask; the surrogate's outcome transform (the
-:class:`~npbandit.transforms.RewardEncoding` its card declares) fills the other arms and
-encodes the row as its prior did. Each observation is streamed in with ``update`` --
+which only the played arm was observed. The policy fills the other arms as the
+surrogate's prior did (:class:`~npbandit.priors.wheel.RewardFill`, the fill its card
+declares) and hands the surrogate the row in reward units; the surrogate's outcome
+transform encodes it as its prior did. Each observation is streamed in with ``update`` --
 CMANP's constant-cost update; other surrogates re-condition inside their ``update``. The
 first action is uniform (there is nothing to condition on).
 """
@@ -17,9 +17,11 @@ from typing import Any
 import numpy as np
 import torch
 
-from npbandit.surrogates.base import NeuralProcess
-from npbandit.transforms import RewardEncoding
 from npbandit.policies.base import Policy
+from npbandit.priors.wheel import RewardFill
+from npbandit.surrogates.base import NeuralProcess
+from npbandit.transforms.base import OutcomeTransform
+from npbandit.transforms.reward import RewardEncoding
 from npbandit.validation import check_int, check_real
 
 __all__ = ["UniformPolicy", "LinUCBPolicy", "NPBanditPolicy", "GPUCBPolicy", "BASELINES", "BANDIT_PRIORS", "RULES",
@@ -178,11 +180,15 @@ class NPBanditPolicy(Policy):
     of the inner rounds exploring even under an exact model.
 
     Args:
-        surrogate: a pretrained NP with ``y_dim == n_arms`` that carries its reward
-            encoding as ``outcome_transform`` (``load_surrogate("cmanp-wheel")`` sets the
-            one its card declares).
+        surrogate: a pretrained NP with ``y_dim == n_arms`` that carries its outcome
+            transform (``load_surrogate("cmanp-wheel")`` sets the
+            :class:`~npbandit.transforms.RewardEncoding` its card declares).
         rule: ``"ucb"``, ``"thompson"`` or ``"marginal-thompson"``.
         beta: the UCB exploration weight (explicit; no square root is taken).
+        fill: what stands in the unplayed arms of each reward row
+            (:class:`~npbandit.priors.wheel.RewardFill` or its kind, ``"zeros"`` /
+            ``"noise"``); ``None``: the fill the surrogate's ``RewardEncoding`` names. A
+            noise fill draws from the policy's generator.
 
     Decisions are made on the network's Gaussian (the predictive's ``.encoded``); the
     encoding is strictly increasing, so UCB picks the arm with the highest ``Φ(β)``
@@ -191,10 +197,12 @@ class NPBanditPolicy(Policy):
 
     Raises:
         ValueError: the surrogate has no outcome transform (a model from ``build``: set
-            ``surrogate.outcome_transform`` to the encoding it was trained with).
+            ``surrogate.outcome_transform`` to the encoding it was trained with), or no
+            ``fill`` is given and its transform names none.
     """
 
-    def __init__(self, surrogate: NeuralProcess, rule: str = "ucb", beta: float = 1.0) -> None:
+    def __init__(self, surrogate: NeuralProcess, rule: str = "ucb", beta: float = 1.0,
+                 fill: RewardFill | str | None = None) -> None:
         if not isinstance(surrogate, NeuralProcess):
             raise TypeError(f"surrogate must be an npbandit NeuralProcess, got {type(surrogate).__name__}")
         if rule not in RULES:
@@ -205,10 +213,17 @@ class NPBanditPolicy(Policy):
             from npbandit.surrogates.pretrained import check_checkpoint_kind
 
             check_checkpoint_kind(card, prior=BANDIT_PRIORS, purpose="NPBanditPolicy")
-        if surrogate.outcome_transform is None:  # a reward row is partly observed: someone must fill it
-            raise ValueError("surrogate has no outcome_transform: NPBanditPolicy passes raw rewards and the mask of "
-                             "the played arm, and the surrogate must encode them as its prior did; load it with "
-                             "load_surrogate, or set surrogate.outcome_transform = RewardEncoding(...) as trained")
+        transform = surrogate.outcome_transform
+        if transform is None:  # the network reads encoded rewards: someone must encode them
+            raise ValueError("surrogate has no outcome_transform: NPBanditPolicy passes rewards in reward units, and "
+                             "the surrogate must encode them as its prior did; load it with load_surrogate, or set "
+                             "surrogate.outcome_transform = RewardEncoding(...) (or Bilog(...)) as trained")
+        if fill is None:
+            if not isinstance(transform, RewardEncoding):
+                raise ValueError(f"fill is required: the surrogate's outcome_transform ({transform.describe()}) names "
+                                 "no fill for unplayed arms; pass fill='zeros' or 'noise' as its prior filled them")
+            fill = transform.fill
+        self.fill = fill if isinstance(fill, RewardFill) else RewardFill(fill)
         self.surrogate = surrogate.eval()
         self.rule, self.beta = rule, float(beta)
         self.n_arms = surrogate.y_dim
@@ -217,9 +232,15 @@ class NPBanditPolicy(Policy):
         self._ref = next(surrogate.parameters())
 
     @property
-    def encoding(self) -> RewardEncoding:
-        """The surrogate's reward encoding (recorded with the policy's parameters)."""
-        return self.surrogate.outcome_transform
+    def encoding(self) -> RewardEncoding | OutcomeTransform:
+        """The surrogate's outcome transform with the policy's fill, as a
+        :class:`~npbandit.transforms.RewardEncoding` where it is one (a ``Bilog`` or
+        ``Scale``), else the transform itself (recorded with the policy's parameters)."""
+        transform = self.surrogate.outcome_transform
+        try:
+            return RewardEncoding.of(transform, self.fill.kind)
+        except TypeError:
+            return transform
 
     def reset(self, seed: int | None = None) -> None:
         super().reset(seed)
@@ -258,11 +279,16 @@ class NPBanditPolicy(Policy):
         y[0, 0, action] = reward
         observed = torch.zeros(1, 1, self.n_arms, dtype=torch.bool, device=self._ref.device)
         observed[0, 0, action] = True
-        with torch.no_grad():  # the surrogate fills the other arms (a noise fill draws from the policy's generator)
-            self.state = self.surrogate.update(self.state, x, y, observed=observed, generator=self.torch_rng)
+        y = self.fill.apply(y, observed, self.torch_rng)  # reward units; a noise fill draws from the policy's generator
+        with torch.no_grad():  # the surrogate encodes the row
+            self.state = self.surrogate.update(self.state, x, y)
 
     def params(self) -> dict[str, Any]:
-        return {"rule": self.rule, "beta": self.beta, **self.encoding.spec()}
+        encoding = self.encoding
+        if isinstance(encoding, RewardEncoding):
+            return {"rule": self.rule, "beta": self.beta, **encoding.spec()}
+        return {"rule": self.rule, "beta": self.beta, "outcome_transform": encoding.describe(),
+                "reward_fill": self.fill.kind}
 
 
 class GPUCBPolicy(Policy):

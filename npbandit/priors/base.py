@@ -70,7 +70,7 @@ class Prior(ABC):
         input_domain: ``(low, high)`` box every input coordinate is drawn from;
             the BoTorch adapter maps a user's bounds onto it.
         standardizes_outputs: whether outputs are standardised by the context's
-            statistics (:mod:`npbandit.scaling`); the adapter then does the same.
+            statistics (:mod:`npbandit.transforms.standardize`); the adapter then does the same.
         input_symmetric: whether permuting the input dimensions and reflecting any of
             them about the box's centre leaves the distribution of tasks unchanged; the
             adapter may then average over such views (:mod:`npbandit.surrogates.views`).

@@ -9,7 +9,7 @@ import torch
 
 from npbandit.priors.base import Prior, TaskBatch, log_uniform, randint, uniform
 from npbandit.priors.kernels import KERNELS, sample_gp_conditional
-from npbandit.scaling import standardization
+from npbandit.transforms.standardize import standardization
 from npbandit.validation import check_int, check_range, check_real
 
 if TYPE_CHECKING:
@@ -156,7 +156,7 @@ class BOPrior(Prior):
     the ``d``-cube, so the padding is consistent with the prior; the BoTorch adapter
     pads the same way.
 
-    Output standardisation (``standardize``), with :func:`npbandit.scaling.standardization`:
+    Output standardisation (``standardize``), with :func:`npbandit.transforms.standardize.standardization`:
 
     - ``"context"`` (default): by the mean and std of the *context* alone, which is
       exactly what the BoTorch adapter can do with a user's observations. With few

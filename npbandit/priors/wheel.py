@@ -20,10 +20,11 @@ about half the rows, so a history in which arms 1-4 were never played is outside
 training data (an LBANP trained so locked onto arm 0 in the bandit loop; ``lbanp-wheel`` v2, trained
 on played histories, does not; docs/results.md).
 
-What the network sees is a :class:`~npbandit.transforms.RewardEncoding`: rewards pass through
-``T(y / scale)`` with ``T`` = ``identity`` or ``symlog`` (``sign(y) log(1 + |y|)``), and
-unobserved entries hold the ``fill``: ``N(0, 1)`` noise as in the papers, or exactly
-zero. The default, and what every shipped wheel checkpoint uses, is
+What the network sees: unobserved entries hold the fill (:class:`RewardFill`: ``N(0, 1)``
+noise as in the papers, or exactly zero), then every entry passes through the outcome
+transform ``T(y / scale)`` with ``T`` = ``identity`` or ``symlog`` (``sign(y) log(1 + |y|)``;
+:class:`~npbandit.transforms.Bilog`), recorded together as a
+:class:`~npbandit.transforms.RewardEncoding`. The default, and what every shipped wheel checkpoint uses, is
 ``symlog(y)`` with zeros fill (``lbanp-wheel`` v1 kept ``y / 50`` with noise fill, see
 docs/results.md), chosen by measurement (docs/benchmarks.md, wheel
 checkpoints):
@@ -39,24 +40,27 @@ checkpoints):
   fill and misread small δ; zeros fill (no wheel reward is near 0: the smallest mean
   is 1.0 with std 0.05) tells it exactly which entries were observed.
 
-The encoding is recorded in the prior's spec, i.e. in every checkpoint card, and the
-bandit policy reads it there. The transform is monotone, so a policy's upper quantile
+The encoding is recorded in the prior's spec, i.e. in every checkpoint card: a loaded
+model applies the transform (its ``outcome_transform``), and the bandit policy fills the
+unplayed arms of its reward rows with the same :class:`RewardFill` before they reach the
+model. The transform is monotone, so a policy's upper quantile
 (``mu + sigma`` in encoded units) is the same quantile of the predictive in reward units.
 """
 
 from __future__ import annotations
 
 import math
+from dataclasses import dataclass
 from typing import Any
 
 import torch
 from torch import Tensor
 
 from npbandit.priors.base import Prior, TaskBatch, randint
-from npbandit.transforms import REWARD_FILLS, REWARD_TRANSFORMS, RewardEncoding, encode_rewards
+from npbandit.transforms.reward import REWARD_FILLS, REWARD_TRANSFORMS, RewardEncoding, encode_rewards
 from npbandit.validation import check_int, check_real
 
-__all__ = ["WheelPrior", "wheel_mean_rewards", "encode_rewards", "RewardEncoding",
+__all__ = ["WheelPrior", "RewardFill", "wheel_mean_rewards", "encode_rewards", "RewardEncoding",
            "REWARD_TRANSFORMS", "REWARD_FILLS", "sample_unit_disc", "N_ARMS",
            "SMALL_REWARD_STD", "LARGE_REWARD_STD"]
 
@@ -69,6 +73,53 @@ LARGE_REWARD_STD = 0.01
 DEFAULT_DROP_PROB = 0.5
 HISTORIES = ("random", "played")
 PREFERENCE_CONCENTRATION = 0.5  # of a behaviour policy's Dirichlet arm preference (played_arms draws 0.5 only)
+
+
+@dataclass(frozen=True)
+class RewardFill:
+    """What stands in the reward entries of arms that were not observed (dropped in
+    training, not played at decision time), in data units, before the outcome transform.
+
+    Attributes:
+        kind: ``"noise"`` = ``N(0, 1)`` draws (the papers), ``"zeros"`` = exactly ``0``, a
+            value no wheel reward comes near (the smallest mean is 1.0 with std 0.05), so
+            it acts as an observation mask.
+    """
+
+    kind: str = "zeros"
+
+    def __post_init__(self) -> None:
+        if self.kind not in REWARD_FILLS:
+            raise ValueError(f"reward_fill must be one of {REWARD_FILLS}, got {self.kind!r}")
+
+    def values(self, shape: tuple[int, ...], generator: torch.Generator | None,
+               dtype: torch.dtype = torch.float32, device: torch.device | str | None = None) -> Tensor:
+        """Fill values of ``shape``. Noise is drawn from ``generator`` on its device
+        (``None``: torch's global generator) and moved to ``device``."""
+        if self.kind == "zeros":
+            return torch.zeros(shape, dtype=dtype, device=device)
+        source = generator.device if generator is not None else device
+        return torch.randn(shape, generator=generator, dtype=dtype, device=source).to(device)
+
+    def apply(self, y: Tensor, observed: Tensor, generator: torch.Generator | None = None) -> Tensor:
+        """Reward rows with the entries where ``observed`` is false replaced by the fill
+        (whatever ``y`` holds there, NaN included); data units in and out.
+
+        Args:
+            y: rewards ``[..., n_arms]``.
+            observed: bool, ``y``'s shape: which entries were observed.
+            generator: for ``"noise"`` (one ``N(0, 1)`` draw per entry of ``y``, in order,
+                observed or not); ``None``: torch's global generator.
+        """
+        if not isinstance(observed, Tensor) or observed.dtype != torch.bool:
+            raise TypeError(f"observed must be a bool tensor, got {type(observed).__name__}"
+                            + (f" of dtype {observed.dtype}" if isinstance(observed, Tensor) else ""))
+        if observed.shape != y.shape:
+            raise ValueError(f"observed must have the shape of the rewards {tuple(y.shape)}, "
+                             f"got {tuple(observed.shape)}")
+        if generator is not None and not isinstance(generator, torch.Generator):
+            raise TypeError(f"generator must be a torch.Generator or None, got {type(generator).__name__}")
+        return torch.where(observed, y, self.values(tuple(y.shape), generator, y.dtype, y.device))
 
 
 def sample_unit_disc(generator: torch.Generator, *shape: int) -> Tensor:
@@ -142,7 +193,8 @@ class WheelPrior(Prior):
             the module docstring). ``drop_prob`` must be left at its default with
             ``"played"``.
         small_reward_std: std of the small rewards (the public code: 0.05).
-        reward_scale, reward_transform, reward_fill: the :class:`RewardEncoding`.
+        reward_scale, reward_transform, reward_fill: the :class:`RewardEncoding` (its
+            transform, and the :class:`RewardFill` of the dropped entries).
     """
 
     name = "wheel"
@@ -171,6 +223,7 @@ class WheelPrior(Prior):
             raise ValueError(f"drop_prob applies to history='random' only (history='played' observes one arm per "
                              f"row), got drop_prob={drop_prob}")
         self.encoding = RewardEncoding(reward_scale, reward_transform, reward_fill)
+        self.fill = RewardFill(self.encoding.fill)
         self.n_context = n_context
         self.min_context = min_context
         self.full_context_prob = float(full_context_prob)
@@ -219,5 +272,5 @@ class WheelPrior(Prior):
             observed = torch.rand(yc.shape, generator=generator) >= self.drop_prob
         else:
             observed = played_arms(xc, delta, generator)
-        yc = self.encoding.encode_observed(yc, observed, generator)
-        return TaskBatch(xc, yc, xt, self.encoding.encode(yt), {"delta": delta.squeeze(-1)})
+        yc = self.encoding.forward(self.fill.apply(yc, observed, generator))
+        return TaskBatch(xc, yc, xt, self.encoding.forward(yt), {"delta": delta.squeeze(-1)})

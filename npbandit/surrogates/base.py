@@ -3,8 +3,8 @@
 Four operations, the same names for every model, so that the BoTorch adapter, the
 policies and the trainer never need to know which NP they hold:
 
-- ``condition(xc, yc, observed=None) -> state`` -- encode a context set;
-- ``update(state, xu, yu, observed=None) -> state`` -- add points to it;
+- ``condition(xc, yc) -> state`` -- encode a context set;
+- ``update(state, xu, yu) -> state`` -- add points to it;
 - ``predict(state, xt) -> Normal`` -- factorised Gaussian at target inputs (in data
   units on a model with an outcome transform: see below);
 - ``log_likelihood(xc, yc, xt, yt) -> Tensor`` -- the meta-training objective.
@@ -26,19 +26,21 @@ posterior reads it (:mod:`npbandit.surrogates.npmodel`).
 ``sample(..., noise=v)`` draws the latent values under observations: the predictive of a
 new observation with the noise variance ``v`` held out (:func:`hold_out_noise`).
 
-Data units and model units. A model may carry an ``outcome_transform``
-(:mod:`npbandit.transforms`): how the values a caller observes become what its network
-reads. A loaded checkpoint gets the one its card declares (the ``*-wheel`` checkpoints:
-symlog rewards, a fill for unobserved arms); a model from ``build`` has none, and then
+Data units and model units. A model may carry an ``outcome_transform`` (an
+:class:`~npbandit.transforms.OutcomeTransform`): how the values a caller observes become
+what its network reads. A loaded checkpoint gets the one its card declares (the
+``*-wheel`` checkpoints: ``symlog`` of the rewards, as a
+:class:`~npbandit.transforms.RewardEncoding`); a model from ``build`` has none, and then
 the two unit systems are the same. With a transform:
 
-- ``condition`` / ``update`` take outputs in data units plus ``observed``, a bool mask of
-  ``yc``'s shape saying which entries were observed (required: the transform fills the
-  others as the model's prior filled dropped entries; ``generator`` draws a noise fill);
-- ``predict`` returns an :class:`~npbandit.transforms.OutcomePredictive`: the Gaussian
-  in data units, pushed through the inverse transform (exact quantiles, density and
-  draws; exact mean and variance of the pushed-forward law; the network's own Gaussian
-  as ``.encoded``); ``sample`` draws and ``joint_log_prob`` scores in data units;
+- ``condition`` / ``update`` take outputs in data units (complete rows: a caller whose
+  rows are partly observed fills them first, as the model's prior did; the wheel
+  bandit's fill is :class:`npbandit.priors.wheel.RewardFill`) and hand the network
+  ``transform.forward`` of them;
+- ``predict`` returns ``transform.untransform_predictive`` of the network's Gaussian, an
+  :class:`~npbandit.transforms.OutcomePredictive` (exact quantiles, density and draws;
+  exact mean and variance where the transform has them; the Gaussian itself as
+  ``.encoded``); ``sample`` draws and ``joint_log_prob`` scores in data units;
 - ``log_likelihood``, ``joint_log_likelihood`` and ``training_loss`` score a prior's
   batches, which hold model units (the meta-training objective, as the trainer and the
   evaluation use it).
@@ -63,7 +65,7 @@ import torch
 from torch import Tensor, nn
 from torch.distributions import Normal
 
-from npbandit.transforms import OutcomePredictive, RewardEncoding
+from npbandit.transforms.base import OutcomePredictive, OutcomeTransform
 
 __all__ = ["NPState", "ContextSetState", "NeuralProcess", "NPConfig", "target_log_prob", "hold_out_noise",
            "MIN_LATENT_VAR"]
@@ -268,39 +270,34 @@ class NeuralProcess(nn.Module, ABC):
         self.x_dim = x_dim
         self.y_dim = y_dim
         self.config = config
-        self._outcome_transform: RewardEncoding | None = None
+        self._outcome_transform: OutcomeTransform | None = None
 
     @property
-    def outcome_transform(self) -> RewardEncoding | None:
+    def outcome_transform(self) -> OutcomeTransform | None:
         """How outputs in data units become what the network reads (``None``: as they
         are); see the module docstring. ``load_surrogate`` sets the one the card declares."""
         return self._outcome_transform
 
     @outcome_transform.setter
-    def outcome_transform(self, transform: RewardEncoding | None) -> None:
-        if transform is not None and not isinstance(transform, RewardEncoding):
-            raise TypeError(f"outcome_transform must be a RewardEncoding or None, got {type(transform).__name__}")
+    def outcome_transform(self, transform: OutcomeTransform | None) -> None:
+        if transform is not None and not isinstance(transform, OutcomeTransform):
+            raise TypeError("outcome_transform must be an npbandit.transforms.OutcomeTransform or None, "
+                            f"got {type(transform).__name__}")
         self._outcome_transform = transform
 
     # -- the protocol --------------------------------------------------------------
 
-    def condition(self, xc: Tensor, yc: Tensor, *, observed: Tensor | None = None,
-                  generator: torch.Generator | None = None) -> NPState:
-        """Encode a context set ``xc [B, N, dx]``, ``yc [B, N, dy]`` (``N`` may be 0).
-
-        ``yc`` is in data units; ``observed`` (bool, ``yc``'s shape) marks the observed
-        entries and is required when the model has an ``outcome_transform`` (entries not
-        observed may hold anything, NaN included); ``generator`` draws a noise fill
-        (``None``: torch's global generator). See the module docstring."""
-        yc = self._model_outputs("xc", xc, "yc", yc, observed, generator)
+    def condition(self, xc: Tensor, yc: Tensor) -> NPState:
+        """Encode a context set ``xc [B, N, dx]``, ``yc [B, N, dy]`` (``N`` may be 0;
+        ``yc`` in data units, every entry observed: see the module docstring)."""
+        yc = self._model_outputs("xc", xc, "yc", yc)
         return self._condition(xc, yc)
 
-    def update(self, state: NPState, xu: Tensor, yu: Tensor, *, observed: Tensor | None = None,
-               generator: torch.Generator | None = None) -> NPState:
-        """Return the state after adding ``xu [B, n, dx]``, ``yu [B, n, dy]`` to ``state``
-        (``yu``, ``observed``, ``generator``: as in :meth:`condition`)."""
+    def update(self, state: NPState, xu: Tensor, yu: Tensor) -> NPState:
+        """Return the state after adding ``xu [B, n, dx]``, ``yu [B, n, dy]`` (data units)
+        to ``state``."""
         self._check_state(state)
-        yu = self._model_outputs("xu", xu, "yu", yu, observed, generator)
+        yu = self._model_outputs("xu", xu, "yu", yu)
         if xu.shape[0] != state.batch_size:
             raise ValueError(f"xu has batch size {xu.shape[0]} but the state has batch size {state.batch_size}")
         return self._update(state, xu, yu)
@@ -308,8 +305,8 @@ class NeuralProcess(nn.Module, ABC):
     def predict(self, state: NPState, xt: Tensor) -> Normal | OutcomePredictive:
         """Factorised predictive at ``xt [B, M, dx]``, batch shape ``[B, M, dy]``: the
         network's Gaussian, or, on a model with an ``outcome_transform``, that Gaussian in
-        data units (:class:`~npbandit.transforms.OutcomePredictive`, the Gaussian itself
-        as ``.encoded``).
+        data units (``outcome_transform.untransform_predictive``: an
+        :class:`~npbandit.transforms.OutcomePredictive`, the Gaussian itself as ``.encoded``).
 
         Differentiable in ``xt``. Targets are conditionally independent: predicting
         them one at a time gives the same result as predicting them together.
@@ -418,39 +415,16 @@ class NeuralProcess(nn.Module, ABC):
 
     # -- the outcome transform: data units <-> model units --------------------------------
 
-    def _model_outputs(self, x_name: str, x: Tensor, y_name: str, y: Tensor, observed: Any,
-                       generator: Any) -> Tensor:
+    def _model_outputs(self, x_name: str, x: Tensor, y_name: str, y: Tensor) -> Tensor:
         """Check a context pair given in data units; ``y`` in model units."""
-        if generator is not None and not isinstance(generator, torch.Generator):
-            raise TypeError(f"generator must be a torch.Generator or None, got {type(generator).__name__}")
+        self._check_pair(x_name, x, y_name, y)
         transform = self.outcome_transform
-        self._check_pair(x_name, x, y_name, y, finite=transform is None)
-        if observed is not None:
-            if not isinstance(observed, Tensor) or observed.dtype != torch.bool:
-                got = f"dtype {observed.dtype}" if isinstance(observed, Tensor) else type(observed).__name__
-                raise TypeError(f"observed must be a bool tensor shaped like {y_name}, got {got}")
-            if observed.shape != y.shape:
-                raise ValueError(f"observed must have the shape of {y_name} {tuple(y.shape)}, "
-                                 f"got {tuple(observed.shape)}")
-            if observed.device != y.device:
-                raise ValueError(f"observed is on {observed.device} but {y_name} is on {y.device}")
         if transform is None:
-            if observed is not None and not bool(observed.all()):
-                raise ValueError(f"observed marks entries of {y_name} as unobserved, but {self._label()} has no "
-                                 "outcome_transform to fill them (its prior observes every output)")
             return y
-        if observed is None:
-            if y.numel():
-                raise ValueError(
-                    f"observed is required: {self._label()} reads {y_name} through its outcome transform "
-                    f"({transform.describe()}), which fills unobserved entries as its prior did; pass "
-                    f"observed=<bool tensor shaped like {y_name}> (True where a value was observed; "
-                    f"torch.ones_like({y_name}, dtype=torch.bool) for complete rows), with {y_name} in data units")
-            observed = torch.ones_like(y, dtype=torch.bool)
-        encoded = transform.encode_observed(y, observed, generator)
-        # the fill is finite, so anything non-finite left came from an observed entry
+        encoded = transform.forward(y)
         if encoded.numel() and not bool(torch.isfinite(encoded.amax()) & torch.isfinite(encoded.amin())):
-            raise ValueError(f"{y_name} contains NaN or infinite values at observed entries")
+            raise ValueError(f"{y_name} is finite but its outcome transform ({transform.describe()}) makes NaN or "
+                             "infinite values of it")
         return encoded
 
     def _model_targets(self, xt: Tensor, yt: Tensor) -> tuple[Tensor, Tensor | float]:
@@ -460,22 +434,17 @@ class NeuralProcess(nn.Module, ABC):
         transform = self.outcome_transform
         if transform is None:
             return yt, 0.0
-        return transform.encode(yt), transform.log_abs_det_jacobian(yt).sum((-2, -1))
+        return transform.forward(yt), transform.log_abs_det_jacobian(yt).sum((-2, -1))
 
     def _data_predictive(self, dist: Normal) -> Normal | OutcomePredictive:
         transform = self.outcome_transform
-        return dist if transform is None else transform.predictive(dist)
+        return dist if transform is None else transform.untransform_predictive(dist)
 
     def _data_draws(self, draws: Tensor) -> Tensor:
         transform = self.outcome_transform
-        return draws if transform is None else transform.decode(draws)
+        return draws if transform is None else transform.untransform(draws)
 
     # -- helpers ----------------------------------------------------------------------
-
-    def _label(self) -> str:
-        """``checkpoint 'cmanp-wheel'`` for a loaded model, ``this cmanp`` otherwise (for messages)."""
-        card = getattr(self, "card", None)
-        return f"checkpoint {card['name']!r}" if isinstance(card, dict) and "name" in card else f"this {self.name}"
 
     def _reference_parameter(self) -> Tensor | None:
         return next(self.parameters(), None)
@@ -489,10 +458,10 @@ class NeuralProcess(nn.Module, ABC):
         if xt.shape[1] == 0:
             raise ValueError("xt must hold at least one target point")
 
-    def _check_pair(self, x_name: str, x: Tensor, y_name: str, y: Tensor, finite: bool = True) -> None:
+    def _check_pair(self, x_name: str, x: Tensor, y_name: str, y: Tensor) -> None:
         ref = self._reference_parameter()
         _check_tensor(x_name, x, self.x_dim, ref)
-        _check_tensor(y_name, y, self.y_dim, ref, finite)
+        _check_tensor(y_name, y, self.y_dim, ref)
         if x.shape[:2] != y.shape[:2]:
             raise ValueError(
                 f"{x_name} and {y_name} must agree in batch and number of points, "

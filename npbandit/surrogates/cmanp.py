@@ -171,12 +171,10 @@ class CMANP(NeuralProcess):
         self.decoder = LatentQueryDecoder(x_dim, y_dim, c.d_model, c.n_heads, c.d_ff, c.n_layers, c.emb_depth,
                                           c.min_std, point_reader=c.n_elite > 0, contextual_points=c.elite_context)
 
-    def condition(self, xc: Tensor, yc: Tensor, *, observed: Tensor | None = None,
-                  generator: torch.Generator | None = None, chunk_size: int | None = None) -> CMANPState:
+    def condition(self, xc: Tensor, yc: Tensor, *, chunk_size: int | None = None) -> CMANPState:
         """Encode ``xc [B, N, dx]``, ``yc [B, N, dy]`` in chunks of ``chunk_size``
-        points (default ``config.chunk_size``); the chunking changes memory, not the result.
-        ``observed``, ``generator``: see :meth:`NeuralProcess.condition`."""
-        yc = self._model_outputs("xc", xc, "yc", yc, observed, generator)
+        points (default ``config.chunk_size``); the chunking changes memory, not the result."""
+        yc = self._model_outputs("xc", xc, "yc", yc)
         return self._absorb(self._empty_state(xc.shape[0]), xc, yc, chunk_size)
 
     def _condition(self, xc: Tensor, yc: Tensor) -> CMANPState:

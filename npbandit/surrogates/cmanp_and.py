@@ -147,10 +147,9 @@ class CMANPAND(NeuralProcess):
 
     # -- context: CMANP's ----------------------------------------------------------------
 
-    def condition(self, xc: Tensor, yc: Tensor, *, observed: Tensor | None = None,
-                  generator: torch.Generator | None = None, chunk_size: int | None = None) -> CMANPState:
+    def condition(self, xc: Tensor, yc: Tensor, *, chunk_size: int | None = None) -> CMANPState:
         """Encode ``xc [B, N, dx]``, ``yc [B, N, dy]`` (see :meth:`CMANP.condition`)."""
-        yc = self._model_outputs("xc", xc, "yc", yc, observed, generator)
+        yc = self._model_outputs("xc", xc, "yc", yc)
         return self.cmanp.condition(xc, yc, chunk_size=chunk_size)
 
     def _condition(self, xc: Tensor, yc: Tensor) -> CMANPState:

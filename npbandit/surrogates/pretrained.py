@@ -24,15 +24,16 @@ later on a shape.
 
 A checkpoint's transforms are part of the model: ``"transforms": {"input": null,
 "outcome": ...}`` says how the values a caller observes become what the network reads
-(:mod:`npbandit.transforms`; the ``*-wheel`` checkpoints: ``{"type": "reward",
+(:mod:`npbandit.transforms.spec`; the ``*-wheel`` checkpoints: ``{"type": "reward",
 "reward_scale": 1.0, "reward_transform": "symlog", "reward_fill": "zeros"}``).
 :func:`checkpoint_transforms` reads it from a card; a card without the field (written
 before it existed) gets what its prior declares for its prior spec
 (:meth:`~npbandit.priors.base.Prior.outcome_transform`: a ``wheel`` card's reward
 fields, with raw rewards and N(0, 1) fill for the fields it predates; ``gp1d`` and
 ``bo``: none). :func:`load_surrogate` sets ``model.outcome_transform`` from it, so the
-model takes raw values (plus a mask of observed entries) and predicts in their units
-(:mod:`npbandit.surrogates.base`).
+model takes raw values and predicts in their units (:mod:`npbandit.surrogates.base`;
+a wheel model's reward rows are filled first by the bandit side,
+:class:`npbandit.priors.wheel.RewardFill`).
 """
 
 from __future__ import annotations
@@ -49,7 +50,8 @@ import torch
 from safetensors.torch import load_file, save_file
 
 from npbandit.surrogates import NeuralProcess, available_models, build
-from npbandit.transforms import RewardEncoding, transform_from_spec, transform_spec
+from npbandit.transforms.base import OutcomeTransform
+from npbandit.transforms.spec import transform_from_spec, transform_spec
 from npbandit.validation import check_device, check_float_dtype
 
 __all__ = ["CheckpointError", "UnknownCheckpointError", "save_pretrained", "load_surrogate", "available_checkpoints",
@@ -206,8 +208,8 @@ def load_surrogate(name_or_path: str | Path, *, device: str | torch.device = "cp
 
     The returned model is in eval mode, carries its card as ``model.card`` and its
     outcome transform (:func:`checkpoint_transforms`) as ``model.outcome_transform``:
-    with one, ``condition`` / ``update`` take raw values plus a mask of the observed
-    entries and ``predict`` answers in raw units (:mod:`npbandit.surrogates.base`).
+    with one, ``condition`` / ``update`` take raw values and ``predict`` answers in raw
+    units (:mod:`npbandit.surrogates.base`).
     """
     if not isinstance(requires_grad, bool):
         raise TypeError(f"requires_grad must be a bool, got {type(requires_grad).__name__}")
@@ -284,7 +286,7 @@ def checkpoint_transforms(card: dict[str, Any]) -> dict[str, Any]:
     return {"input": None, "outcome": transform_spec(outcome)}
 
 
-def outcome_transform(card: dict[str, Any]) -> RewardEncoding | None:
+def outcome_transform(card: dict[str, Any]) -> OutcomeTransform | None:
     """The outcome transform a checkpoint's card declares (:func:`checkpoint_transforms`).
 
     Raises:
