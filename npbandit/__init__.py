@@ -1,6 +1,6 @@
 """npbandit: Bayesian optimisation and contextual bandits with pretrained neural processes."""
 
-__version__ = "0.1.0.dev0"
+from npbandit._version import __version__
 
 import npbandit.envs  # noqa: E402,F401  (registers the Gymnasium environments)
 from npbandit.api import OptimizeResult, optimize  # noqa: E402

@@ -79,6 +79,8 @@ from sqlalchemy.engine import Engine, make_url
 from sqlalchemy.exc import ArgumentError, DatabaseError, OperationalError, SQLAlchemyError
 from sqlalchemy.orm import DeclarativeBase, Mapped, mapped_column
 
+from npbandit.exceptions import SchemaVersionError, StorageError
+
 __all__ = ["DEFAULT_URL", "Run", "Step", "Meta", "open_db", "RunLogger", "list_runs", "run_steps", "effective_status",
            "display_url", "shared_url", "StorageError", "SchemaVersionError", "STATUSES", "STALE_AFTER",
            "HEARTBEAT_EVERY", "COMMIT_EVERY", "SCHEMA_VERSION"]
@@ -96,17 +98,6 @@ STATUSES = ("running", "completed", "failed", "interrupted")
 #: the layout of the tables below; raise it with any change to them (a database records
 #: the version that created it and is refused by an npbandit with another)
 SCHEMA_VERSION = 2  # 2: steps.worker / submitted_at / finished_at (batch and asynchronous BO)
-
-
-class StorageError(ValueError):
-    """The database named by ``db`` cannot be opened, read or written (missing,
-    read-only, in a directory that does not exist, not an npbandit database, or its
-    driver is not installed)."""
-
-
-class SchemaVersionError(StorageError):
-    """The database's tables were laid out by an npbandit with another
-    :data:`SCHEMA_VERSION` than this one."""
 
 
 class Base(DeclarativeBase):
@@ -295,7 +286,7 @@ def _check_schema(conn: Any, url: str, *, writer: bool) -> None:
     if Meta.__tablename__ in tables:
         stored = conn.execute(select(Meta.value).where(Meta.key == "schema_version")).scalar_one_or_none()
     if stored is not None and stored != str(SCHEMA_VERSION):
-        from npbandit import __version__
+        from npbandit._version import __version__
 
         newer = stored.isdigit() and int(stored) > SCHEMA_VERSION
         raise SchemaVersionError(
@@ -458,7 +449,7 @@ def _versions() -> dict[str, str]:
 
     import torch
 
-    from npbandit import __version__
+    from npbandit._version import __version__
 
     out = {"npbandit": __version__, "torch": torch.__version__, "python": platform.python_version()}
     try:
