@@ -26,7 +26,8 @@ def test_every_exception_is_an_npbandit_error_and_keeps_its_builtin_base(cls):
 
 def test_the_module_exports_every_exception_it_defines():
     defined = {name for name, value in vars(exceptions).items()
-               if isinstance(value, type) and issubclass(value, BaseException) and value.__module__ == exceptions.__name__}
+               if isinstance(value, type) and issubclass(value, BaseException)
+               and value.__module__ == exceptions.__name__}
     assert defined == set(exceptions.__all__)
     assert NPBanditError.__bases__ == (Exception,)
 
