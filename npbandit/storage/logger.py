@@ -13,8 +13,8 @@ from typing import Any
 
 from sqlalchemy import insert, update
 
+import npbandit.storage.heartbeat as heartbeat
 from npbandit._version import __version__
-from npbandit.storage import heartbeat
 from npbandit.storage.engine import DEFAULT_URL, _normalise_url, _storage_errors, open_db
 from npbandit.storage.heartbeat import _heartbeat
 from npbandit.storage.models import _STEP_DEFAULTS, _STEP_FIELDS, _STEP_TIMES, STATUSES, Run, Step, _now, _stored_time
