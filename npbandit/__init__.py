@@ -1,20 +1,39 @@
-"""npbandit: Bayesian optimisation and contextual bandits with pretrained neural processes."""
+"""npbandit: Bayesian optimisation and contextual bandits with pretrained neural processes.
 
-__version__ = "0.1.0.dev0"
+``import npbandit`` is cheap: it registers the Gymnasium environments (by entry point, so
+no environment module is loaded until ``gymnasium.make`` asks for one) and imports no
+torch, BoTorch, SQLAlchemy or plotting library. The names below load their module on
+first use: :func:`optimize` and :class:`OptimizeResult` (:mod:`npbandit.api`),
+:func:`build` (:mod:`npbandit.surrogates`), :func:`load_surrogate`
+(:mod:`npbandit.surrogates.pretrained`) and :class:`NPModel` (BoTorch's model interface).
+"""
 
-import npbandit.envs  # noqa: E402,F401  (registers the Gymnasium environments)
-from npbandit.api import OptimizeResult, optimize  # noqa: E402
-from npbandit.surrogates import build  # noqa: E402
-from npbandit.surrogates.pretrained import load_surrogate  # noqa: E402
+from typing import Any
 
-
-def __getattr__(name: str):
-    # NPModel pulls in BoTorch; import it only when asked for
-    if name == "NPModel":
-        from npbandit.surrogates.npmodel import NPModel
-
-        return NPModel
-    raise AttributeError(f"module 'npbandit' has no attribute {name!r}")
-
+import npbandit.envs  # noqa: F401  (registers the Gymnasium environments)
+from npbandit._version import __version__
 
 __all__ = ["optimize", "OptimizeResult", "build", "load_surrogate", "NPModel", "__version__"]
+
+_LAZY = ("optimize", "OptimizeResult", "build", "load_surrogate", "NPModel")
+
+
+def __getattr__(name: str) -> Any:
+    # the import statements are spelled out (not importlib) so that tools reading imports see them
+    if name in ("optimize", "OptimizeResult"):
+        from npbandit import api as module
+    elif name == "build":
+        from npbandit import surrogates as module
+    elif name == "load_surrogate":
+        from npbandit.surrogates import pretrained as module
+    elif name == "NPModel":
+        from npbandit.surrogates import npmodel as module
+    else:
+        raise AttributeError(f"module 'npbandit' has no attribute {name!r}")
+    value = getattr(module, name)
+    globals()[name] = value  # later look-ups find it without calling here again
+    return value
+
+
+def __dir__() -> list[str]:
+    return sorted(set(globals()) | set(_LAZY))

@@ -144,9 +144,10 @@ def test_a_slow_evaluation_does_not_look_like_a_dead_run(tmp_path, monkeypatch):
     from sqlalchemy import select, update
 
     import npbandit.storage as storage
+    from npbandit.storage import heartbeat
 
-    monkeypatch.setattr(storage, "HEARTBEAT_EVERY", 0.1)
-    monkeypatch.setattr(storage, "STALE_AFTER", dt.timedelta(seconds=0.6))
+    monkeypatch.setattr(heartbeat, "HEARTBEAT_EVERY", 0.1)
+    monkeypatch.setattr(heartbeat, "STALE_AFTER", dt.timedelta(seconds=0.6))
     db = str(tmp_path / "bo.db")
     evaluating, release = threading.Event(), threading.Event()
 

@@ -333,11 +333,11 @@ def test_a_version_1_database_is_refused(tmp_path):
     RunLogger(db)
     with open_db(db).begin() as conn:
         conn.execute(update(Meta).where(Meta.key == "schema_version").values(value="1"))
-    from npbandit import storage
+    from npbandit.storage import engine as storage_engine
 
-    for engine in storage._ENGINES.values():  # open_db caches engines: open the file afresh
+    for engine in storage_engine._ENGINES.values():  # open_db caches engines: open the file afresh
         engine.dispose()
-    storage._ENGINES.clear()
+    storage_engine._ENGINES.clear()
     with pytest.raises(SchemaVersionError, match="schema version 1.*older npbandit"):
         RunLogger(db)
 

@@ -300,3 +300,33 @@ def test_shared_url_makes_sqlite_paths_absolute_for_other_processes(tmp_path, mo
             shared_url(memory)
     with pytest.raises(ValueError, match="db must be"):
         shared_url(3)
+
+
+def test_the_storage_package_re_exports_each_name_from_its_module():
+    import npbandit.storage as storage
+    from npbandit.storage import engine, heartbeat, logger, models, queries
+
+    homes = {engine: ["DEFAULT_URL", "open_db", "display_url", "shared_url"],
+             heartbeat: ["HEARTBEAT_EVERY", "STALE_AFTER", "effective_status"], logger: ["RunLogger", "COMMIT_EVERY"],
+             models: ["Base", "Run", "Step", "Meta", "STATUSES", "SCHEMA_VERSION"],
+             queries: ["RunRow", "list_runs", "run_steps"]}
+    for module, names in homes.items():
+        assert set(names) <= set(storage.__all__)
+        for name in names:
+            assert getattr(storage, name) is getattr(module, name), name
+    assert storage.COMMIT_EVERY is logger.COMMIT_EVERY  # one dict: changing an entry works through either name
+
+
+def test_the_heartbeat_settings_are_read_from_the_heartbeat_module(tmp_path, monkeypatch):
+    import datetime as dt
+    from types import SimpleNamespace
+
+    from npbandit.storage import effective_status, heartbeat
+
+    monkeypatch.setattr(heartbeat, "HEARTBEAT_EVERY", 0.25)
+    assert RunLogger(str(tmp_path / "runs.db")).heartbeat_every == 0.25
+    now = dt.datetime(2000, 1, 1, 12)
+    run = SimpleNamespace(status="running", host="another-host", pid=1, heartbeat_at=now - dt.timedelta(minutes=5))
+    assert effective_status(run, now) == "running"  # 5 minutes is within the default 30
+    monkeypatch.setattr(heartbeat, "STALE_AFTER", dt.timedelta(minutes=1))
+    assert effective_status(run, now) == "interrupted"

@@ -17,12 +17,13 @@ import pytest
 from sqlalchemy import func, insert, select, text, update
 from sqlalchemy.exc import SQLAlchemyError
 
-from npbandit import storage
+from npbandit.storage import engine as storage_engine
 from npbandit.envs import WheelBanditEnv
 from npbandit.loop import run_episode
 from npbandit.policies import UniformPolicy
 from npbandit.storage import (SCHEMA_VERSION, Meta, Run, RunLogger, SchemaVersionError, Step, StorageError,
                               list_runs, open_db, run_steps)
+from npbandit.storage.models import _now
 
 from postgres_cluster import Cluster, unavailable
 
@@ -55,9 +56,9 @@ def any_url(request, tmp_path):
 def _forget_engines():
     # open_db caches one engine per URL and mode; a test that changes the database behind
     # the cache's back (as another npbandit version would) needs a fresh open
-    for engine in storage._ENGINES.values():
+    for engine in storage_engine._ENGINES.values():
         engine.dispose()
-    storage._ENGINES.clear()
+    storage_engine._ENGINES.clear()
 
 
 def test_runs_steps_optimize_and_report_on_postgres(pg_url):
@@ -211,7 +212,7 @@ def test_a_database_from_before_schema_versions_is_checked_and_stamped(any_url):
     engine = open_db(any_url)
     with engine.begin() as conn:  # what npbandit wrote before it recorded a version
         conn.execute(insert(Run).values(kind="bandit", env_id="x", env_params={}, policy="p", policy_params={},
-                                        status="completed", started_at=storage._now(), heartbeat_at=storage._now(),
+                                        status="completed", started_at=_now(), heartbeat_at=_now(),
                                         n_steps=0, host="h", pid=1, versions={}))
         Meta.__table__.drop(conn)
     _forget_engines()

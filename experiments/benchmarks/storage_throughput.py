@@ -43,7 +43,7 @@ def _writer(url: str, runs: int, steps: int, commit_every: int, barrier, results
     from npbandit import storage
 
     storage.open_db(url)
-    storage._versions()  # its imports (torch, botorch) happen here, not on the clock
+    storage.logger._versions()  # its imports (torch, botorch) happen here, not on the clock
     barrier.wait()
     latencies = []
     t0 = time.perf_counter()

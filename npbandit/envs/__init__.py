@@ -1,19 +1,44 @@
-"""Gymnasium environments, registered on import:
+"""Gymnasium environments, registered on import by entry point (the module defining an
+environment is imported when ``gymnasium.make`` first makes it, not here):
 
 - ``npbandit/WheelBandit-v0`` -- :class:`~npbandit.envs.wheel.WheelBanditEnv`;
 - ``npbandit/BlackBox-v0`` -- :class:`~npbandit.envs.blackbox.BlackBoxEnv`.
+
+The classes and helpers below are importable from here too; each loads its module
+(NumPy, torch, BoTorch for the named test problems) on first use.
 """
+
+from typing import Any
 
 import gymnasium as gym
 
-from npbandit.envs.blackbox import (BlackBoxEnv, ObjectiveError, available_functions, make_test_function,
-                                   objective_value, problem_objective)
-from npbandit.envs.wheel import WheelBanditEnv
+from npbandit.exceptions import ObjectiveError
 
 __all__ = ["WheelBanditEnv", "BlackBoxEnv", "ObjectiveError", "available_functions", "make_test_function",
            "objective_value", "problem_objective"]
 
-for _id, _entry in (("npbandit/WheelBandit-v0", "npbandit.envs.wheel:WheelBanditEnv"),
-                    ("npbandit/BlackBox-v0", "npbandit.envs.blackbox:BlackBoxEnv")):
+#: each environment id with its ``"module:class"`` entry point
+ENTRY_POINTS = {"npbandit/WheelBandit-v0": "npbandit.envs.wheel:WheelBanditEnv",
+                "npbandit/BlackBox-v0": "npbandit.envs.blackbox:BlackBoxEnv"}
+
+for _id, _entry in ENTRY_POINTS.items():
     if _id not in gym.registry:
         gym.register(id=_id, entry_point=_entry, disable_env_checker=False)
+
+_BLACKBOX = ("BlackBoxEnv", "available_functions", "make_test_function", "objective_value", "problem_objective")
+
+
+def __getattr__(name: str) -> Any:
+    if name == "WheelBanditEnv":
+        from npbandit.envs import wheel as module
+    elif name in _BLACKBOX:
+        from npbandit.envs import blackbox as module
+    else:
+        raise AttributeError(f"module 'npbandit.envs' has no attribute {name!r}")
+    value = getattr(module, name)
+    globals()[name] = value
+    return value
+
+
+def __dir__() -> list[str]:
+    return sorted(set(globals()) | set(__all__))

@@ -37,18 +37,11 @@ import gymnasium as gym
 import numpy as np
 import torch
 
+from npbandit.exceptions import ObjectiveError
 from npbandit.validation import check_bool, check_int, check_options, check_real, check_render_mode
 
 __all__ = ["BlackBoxEnv", "ObjectiveError", "available_functions", "make_test_function", "objective_value",
            "problem_objective"]
-
-
-class ObjectiveError(RuntimeError):
-    """The objective raised or returned a non-finite value at a point."""
-
-    def __init__(self, message: str, x: np.ndarray) -> None:
-        super().__init__(message)
-        self.x = x
 
 
 @functools.cache

@@ -49,6 +49,7 @@ from typing import Any
 import torch
 from safetensors.torch import load_file, save_file
 
+from npbandit.exceptions import CheckpointError, UnknownCheckpointError
 from npbandit.surrogates import NeuralProcess, available_models, build
 from npbandit.transforms.base import OutcomeTransform
 from npbandit.transforms.spec import transform_from_spec, transform_spec
@@ -60,14 +61,6 @@ __all__ = ["CheckpointError", "UnknownCheckpointError", "save_pretrained", "load
 
 WEIGHTS_DIR = Path(__file__).resolve().parent / "weights"
 CARD_FORMAT = "npbandit-checkpoint/1"
-
-
-class CheckpointError(ValueError):
-    """A checkpoint is corrupted, does not match its card, or does not fit its use."""
-
-
-class UnknownCheckpointError(FileNotFoundError):
-    """No checkpoint has that name or path (as opposed to a known checkpoint with a file missing)."""
 
 
 #: what each prior's checkpoints are for, in words
@@ -102,7 +95,7 @@ def save_pretrained(model: NeuralProcess, directory: str | Path, name: str, *, p
     Returns:
         The path of the card, ``<directory>/<name>.json``.
     """
-    from npbandit import __version__
+    from npbandit._version import __version__
 
     directory = Path(directory)
     directory.mkdir(parents=True, exist_ok=True)

@@ -1,0 +1,66 @@
+"""Trajectory storage: every run and every step, in any SQLAlchemy database.
+
+The default is an SQLite file (``sqlite:///npbandit.db``); any SQLAlchemy URL works
+(PostgreSQL for many writers on many machines). Two tables:
+
+- ``runs``: what ran (kind, environment id and parameters, policy and its
+  parameters, surrogate checkpoint name and sha256, seed), its status
+  (``running`` / ``completed`` / ``failed`` / ``interrupted``), start, end and
+  heartbeat times, host and pid, package versions and the error text of a failed run;
+- ``steps``: one row per step (run, t, action, reward, regret, cumulative regret,
+  expected regret, objective value, whether the step failed, timings), unique on
+  ``(run_id, t)``.
+
+When steps are committed (:class:`RunLogger`): ``bo`` runs (``optimize``, any
+``BlackBox`` run) commit every evaluation, since an evaluation of an expensive
+objective is the most valuable row there is; other runs (bandit sweeps, whose steps
+cost microseconds) commit in batches of ``commit_every`` steps, and at least every
+``max_wait_s`` seconds, so a crash loses at most one batch or a few seconds of steps.
+A run stopped by SIGINT / SIGTERM commits what it buffered and is recorded as
+``interrupted`` (see :func:`npbandit.loop.run_episode`).
+
+Liveness: while a run is open its logger writes a heartbeat every ``HEARTBEAT_EVERY``
+seconds from a background thread, whether or not steps are being committed (an
+evaluation may take hours). A run left ``running`` by a process that died (SIGKILL,
+power loss) is reported as ``interrupted`` when its process is gone (same host) or
+its heartbeat is older than ``STALE_AFTER`` (30 missed heartbeats).
+
+SQLite runs in WAL mode with a busy timeout and writers take the write lock at
+``BEGIN IMMEDIATE``, so several processes can log to one file without "database is
+locked" errors. PostgreSQL (``postgresql+psycopg://user:password@host/dbname``, the
+``postgres`` extra) serves writers on many machines; its transactions need none of that.
+Reading (:func:`list_runs`, :func:`run_steps`, ``npbandit report``) never writes: an
+SQLite file is opened read-only and never created, a PostgreSQL session is read-only.
+
+Schema version: the table ``npbandit_meta`` records ``schema_version``
+(:data:`SCHEMA_VERSION`), written by the first writer and checked whenever a database is
+opened, so an npbandit that lays out its tables differently refuses the database
+(:class:`SchemaVersionError`, naming both versions) instead of misreading or corrupting it.
+
+The package, by concern (every name below is importable from ``npbandit.storage``):
+
+- :mod:`~npbandit.storage.models`: the tables (:class:`Run`, :class:`Step`, :class:`Meta`),
+  :data:`SCHEMA_VERSION`, :data:`STATUSES`;
+- :mod:`~npbandit.storage.engine`: :func:`open_db`, :data:`DEFAULT_URL`, :func:`display_url`,
+  :func:`shared_url`, the schema check;
+- :mod:`~npbandit.storage.heartbeat`: the heartbeat thread, :func:`effective_status`,
+  :data:`HEARTBEAT_EVERY`, :data:`STALE_AFTER`;
+- :mod:`~npbandit.storage.logger`: :class:`RunLogger`, :data:`COMMIT_EVERY`;
+- :mod:`~npbandit.storage.queries`: :func:`list_runs`, :func:`run_steps`, :class:`RunRow`.
+
+The settings are read from their own module when used: change
+``npbandit.storage.heartbeat.HEARTBEAT_EVERY`` or ``...heartbeat.STALE_AFTER`` there
+(assigning ``npbandit.storage.HEARTBEAT_EVERY`` rebinds only this package's copy of the name);
+:data:`COMMIT_EVERY` is one dict, shared, so changing its entries works through either name.
+"""
+
+from npbandit.exceptions import SchemaVersionError, StorageError
+from npbandit.storage.engine import DEFAULT_URL, display_url, open_db, shared_url
+from npbandit.storage.heartbeat import HEARTBEAT_EVERY, STALE_AFTER, effective_status
+from npbandit.storage.logger import COMMIT_EVERY, RunLogger
+from npbandit.storage.models import SCHEMA_VERSION, STATUSES, Base, Meta, Run, Step
+from npbandit.storage.queries import RunRow, list_runs, run_steps
+
+__all__ = ["DEFAULT_URL", "Run", "Step", "Meta", "open_db", "RunLogger", "list_runs", "run_steps", "effective_status",
+           "display_url", "shared_url", "StorageError", "SchemaVersionError", "STATUSES", "STALE_AFTER",
+           "HEARTBEAT_EVERY", "COMMIT_EVERY", "SCHEMA_VERSION", "RunRow", "Base"]

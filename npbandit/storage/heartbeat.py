@@ -1,0 +1,84 @@
+"""Liveness of runs: a background thread writes an open run's heartbeat every
+:data:`HEARTBEAT_EVERY` seconds, and :func:`effective_status` reports a ``running`` run
+whose process is gone or whose heartbeat is older than :data:`STALE_AFTER` as
+``interrupted``.
+
+Both settings are read from this module when used (``RunLogger()`` reads
+``HEARTBEAT_EVERY``, ``effective_status`` reads ``STALE_AFTER``), so set them here.
+"""
+
+from __future__ import annotations
+
+import datetime as dt
+import os
+import socket
+import threading
+import warnings
+import weakref
+from typing import Any
+
+from sqlalchemy import update
+from sqlalchemy.exc import SQLAlchemyError
+
+from npbandit.storage.engine import display_url
+from npbandit.storage.models import Run, _now
+
+__all__ = ["HEARTBEAT_EVERY", "STALE_AFTER", "effective_status"]
+
+#: seconds between two heartbeats of an open run (a background thread writes them)
+HEARTBEAT_EVERY = 60.0
+#: a ``running`` run whose heartbeat is older than this is shown as ``interrupted``
+STALE_AFTER = dt.timedelta(minutes=30)
+
+
+def _heartbeat(ref: weakref.ref[Any], stop: threading.Event) -> None:
+    """A run's heartbeat, in its own thread so that it does not wait for steps: an
+    evaluation that takes longer than ``STALE_AFTER`` must not make a live run look dead.
+
+    ``ref`` is a weak reference to the run's :class:`~npbandit.storage.logger.RunLogger`;
+    the thread ends when ``stop`` is set or the logger is gone."""
+    warned = False
+    while True:
+        logger = ref()
+        if logger is None:
+            return
+        interval = logger.heartbeat_every
+        del logger  # not held while waiting, so the logger can be collected
+        if stop.wait(interval):
+            return
+        logger = ref()
+        if logger is None:
+            return
+        try:
+            with logger.engine.begin() as conn:
+                conn.execute(update(Run).where(Run.id == logger.run_id, Run.status == "running")
+                             .values(heartbeat_at=_now()))
+        except SQLAlchemyError as err:  # keep beating: a lock or a network blip may pass
+            if not warned:
+                warnings.warn(f"run {logger.run_id}: heartbeat not written to {display_url(logger.url)}: {err}",
+                              RuntimeWarning, stacklevel=1)
+                warned = True
+        del logger
+
+
+def _pid_alive(pid: int) -> bool:
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return False
+    except PermissionError:
+        return True
+    return True
+
+
+def effective_status(run: Run | Any, now: dt.datetime | None = None) -> str:
+    """The stored status (``completed`` / ``failed`` / ``interrupted``), or for a run
+    still marked ``running``: ``interrupted`` when its process is gone (same host) or
+    its heartbeat is older than ``STALE_AFTER``, else ``running``."""
+    if run.status != "running":
+        return run.status
+    if run.host == socket.gethostname() and not _pid_alive(run.pid):
+        return "interrupted"
+    if (now or _now()) - run.heartbeat_at > STALE_AFTER:
+        return "interrupted"
+    return "running"

@@ -1,0 +1,189 @@
+"""Writing runs: :class:`RunLogger` records one run and its steps, committing them in
+transactions sized by the run's kind (:data:`COMMIT_EVERY`)."""
+
+from __future__ import annotations
+
+import json
+import os
+import socket
+import threading
+import time
+import weakref
+from typing import Any
+
+from sqlalchemy import insert, update
+
+import npbandit.storage.heartbeat as heartbeat
+from npbandit._version import __version__
+from npbandit.storage.engine import DEFAULT_URL, _normalise_url, _storage_errors, open_db
+from npbandit.storage.heartbeat import _heartbeat
+from npbandit.storage.models import _STEP_DEFAULTS, _STEP_FIELDS, _STEP_TIMES, STATUSES, Run, Step, _now, _stored_time
+
+__all__ = ["RunLogger", "COMMIT_EVERY"]
+
+#: steps per transaction when ``RunLogger(commit_every=None)``, by run kind; kinds not
+#: listed batch ``COMMIT_EVERY["default"]`` steps
+COMMIT_EVERY = {"bo": 1, "default": 50}
+
+
+def _versions() -> dict[str, str]:
+    import platform
+
+    import torch
+
+    out = {"npbandit": __version__, "torch": torch.__version__, "python": platform.python_version()}
+    try:
+        import botorch
+
+        out["botorch"] = botorch.__version__
+    except ImportError:  # pragma: no cover - botorch is a dependency
+        pass
+    return out
+
+
+def _jsonable(value: Any) -> Any:
+    if hasattr(value, "tolist"):
+        return value.tolist()
+    return value
+
+
+class RunLogger:
+    """Writes one run and its steps; use as a context manager or call ``finish``.
+
+    Args:
+        db: SQLAlchemy URL (or SQLite path). Opened here, so a database that cannot
+            be written fails before anything runs (:class:`StorageError`).
+        commit_every: steps buffered per transaction (1 = commit every step). ``None``
+            (default) chooses by the run's kind at :meth:`start`: every step for ``bo``
+            runs, batches of 50 otherwise (``COMMIT_EVERY``).
+        max_wait_s: a buffered step is committed at the latest with the first step
+            logged this many seconds after it, so batching never holds back the steps
+            of a run whose steps turn out slow.
+        heartbeat_every: seconds between heartbeats (default ``HEARTBEAT_EVERY``),
+            written by a daemon thread from :meth:`start` to :meth:`finish`.
+    """
+
+    def __init__(self, db: str = DEFAULT_URL, commit_every: int | None = None, max_wait_s: float = 5.0,
+                 heartbeat_every: float | None = None) -> None:
+        if commit_every is not None and (not isinstance(commit_every, int) or isinstance(commit_every, bool)
+                                         or commit_every < 1):
+            raise ValueError(f"commit_every must be a positive int or None, got {commit_every!r}")
+        if not isinstance(max_wait_s, (int, float)) or not max_wait_s > 0:
+            raise ValueError(f"max_wait_s must be a positive number of seconds, got {max_wait_s!r}")
+        # read from its module on each call, so that a changed setting applies to the next logger
+        heartbeat_every = heartbeat.HEARTBEAT_EVERY if heartbeat_every is None else heartbeat_every
+        if not isinstance(heartbeat_every, (int, float)) or not heartbeat_every > 0:
+            raise ValueError(f"heartbeat_every must be a positive number of seconds, got {heartbeat_every!r}")
+        self.url = _normalise_url(db)
+        self.engine = open_db(self.url)
+        self.commit_every = commit_every
+        self.max_wait_s = float(max_wait_s)
+        self.heartbeat_every = float(heartbeat_every)
+        self.run_id: int | None = None
+        self._buffer: list[dict[str, Any]] = []
+        self._buffered_since = 0.0
+        self._beat_stop = threading.Event()
+        self._beat_thread: threading.Thread | None = None
+        self.rows_written = 0
+        self.status: str | None = None
+
+    def start(self, *, kind: str, env_id: str, env_params: dict[str, Any], policy: str,
+              policy_params: dict[str, Any] | None = None, checkpoint: dict[str, Any] | None = None,
+              seed: int | None = None) -> int:
+        """Insert the run (status ``running``), start the heartbeat; returns the run id."""
+        if self.run_id is not None:
+            raise RuntimeError(f"this logger already holds run {self.run_id}; use one RunLogger per run")
+        if self.commit_every is None:
+            self.commit_every = COMMIT_EVERY.get(kind, COMMIT_EVERY["default"])
+        now = _now()
+        values = dict(kind=kind, env_id=env_id, env_params=json.loads(json.dumps(env_params, default=_jsonable)),
+                      policy=policy, policy_params=json.loads(json.dumps(policy_params or {}, default=_jsonable)),
+                      surrogate=None if checkpoint is None else checkpoint.get("name"),
+                      checkpoint_sha256=None if checkpoint is None else checkpoint.get("sha256"),
+                      seed=seed, status="running", started_at=now, heartbeat_at=now, n_steps=0,
+                      host=socket.gethostname(), pid=os.getpid(), versions=_versions())
+        with _storage_errors(self.url, "record the run"), self.engine.begin() as conn:
+            self.run_id = int(conn.execute(insert(Run).values(**values)).inserted_primary_key[0])
+        self.status = "running"
+        # the thread holds only a weak reference: a logger dropped without finish() stops beating
+        self._beat_thread = threading.Thread(target=_heartbeat, args=(weakref.ref(self), self._beat_stop),
+                                             name=f"npbandit-heartbeat-{self.run_id}", daemon=True)
+        self._beat_thread.start()
+        return self.run_id
+
+    def _stop_heartbeat(self) -> None:
+        self._beat_stop.set()
+        if self._beat_thread is not None and self._beat_thread is not threading.current_thread():
+            self._beat_thread.join(timeout=70)  # at most one update in flight (busy timeout 60 s)
+        self._beat_thread = None
+
+    def log_step(self, **row: Any) -> None:
+        """Buffer one step (``t``, ``action``, ``reward``, ... as in :class:`Step`); commits
+        when ``commit_every`` steps are buffered or the oldest is ``max_wait_s`` old.
+        ``submitted_at`` / ``finished_at``: aware datetimes (any zone), or naive ones in UTC."""
+        if self.run_id is None:
+            raise RuntimeError("start() the run before logging steps")
+        unknown = set(row) - _STEP_FIELDS
+        if unknown:
+            raise ValueError(f"unknown step field(s) {sorted(unknown)}; expected some of {sorted(_STEP_FIELDS)}")
+        # every row carries every column, so a batch is one executemany
+        row = {k: _jsonable(row.get(k, _STEP_DEFAULTS.get(k))) for k in _STEP_FIELDS}
+        for key in _STEP_TIMES:
+            row[key] = _stored_time(row[key])
+        row["run_id"] = self.run_id
+        if not self._buffer:
+            self._buffered_since = time.monotonic()
+        self._buffer.append(row)
+        if len(self._buffer) >= self.commit_every or time.monotonic() - self._buffered_since >= self.max_wait_s:
+            self.flush()
+
+    def flush(self) -> None:
+        """Commit buffered steps (and the heartbeat) in one transaction.
+
+        The buffer is emptied only once the transaction has committed, so a flush that
+        fails (or is interrupted) loses nothing and can be retried."""
+        if self.run_id is None or not self._buffer:
+            return
+        rows = list(self._buffer)
+        with _storage_errors(self.url, "write steps"), self.engine.begin() as conn:
+            conn.execute(insert(Step), rows)
+            conn.execute(update(Run).where(Run.id == self.run_id)
+                         .values(heartbeat_at=_now(), n_steps=Run.n_steps + len(rows)))
+        del self._buffer[:len(rows)]
+        self.rows_written += len(rows)
+
+    def finish(self, status: str = "completed", error: str | None = None) -> None:
+        """Commit what is buffered, stop the heartbeat and record the final status
+        (``completed``, ``failed`` or ``interrupted``) and error text.
+
+        If the buffered steps cannot be written, the status is still recorded, with
+        the reason in the error text, and the write error is raised."""
+        if status not in STATUSES[1:]:
+            raise ValueError(f"status must be one of {STATUSES[1:]}, got {status!r}")
+        self._stop_heartbeat()
+        if self.run_id is None or self.status != "running":
+            return
+        unsaved: Exception | None = None
+        try:
+            self.flush()
+        except Exception as err:  # noqa: BLE001 - recorded below, then raised
+            unsaved = err
+            note = f"{len(self._buffer)} step(s) could not be saved: {err}"
+            error = f"{error}; {note}" if error else note
+            status = "failed" if status == "completed" else status
+        with _storage_errors(self.url, "record the run's status"), self.engine.begin() as conn:
+            conn.execute(update(Run).where(Run.id == self.run_id)
+                         .values(status=status, finished_at=_now(), heartbeat_at=_now(), error=error))
+        self.status = status
+        if unsaved is not None:
+            raise unsaved
+
+    def __enter__(self) -> "RunLogger":
+        return self
+
+    def __exit__(self, exc_type, exc, tb) -> None:
+        if exc is None:
+            self.finish("completed")
+        else:
+            self.finish("interrupted" if isinstance(exc, KeyboardInterrupt) else "failed",
+                        f"{exc_type.__name__}: {exc}")

@@ -1,0 +1,105 @@
+"""The tables, as SQLAlchemy ORM classes: :class:`Run` (one row per run), :class:`Step`
+(one row per step, unique on ``(run_id, t)``) and :class:`Meta` (facts about the database,
+``schema_version`` among them), with the layout's version :data:`SCHEMA_VERSION`.
+
+Every ``DateTime`` column holds naive UTC; :func:`_stored_time` and :func:`_read_time`
+convert at the boundary.
+"""
+
+from __future__ import annotations
+
+import datetime as dt
+from typing import Any
+
+from sqlalchemy import JSON, Boolean, DateTime, Float, ForeignKey, Integer, String, Text, UniqueConstraint
+from sqlalchemy.orm import DeclarativeBase, Mapped, mapped_column
+
+__all__ = ["Base", "Run", "Step", "Meta", "STATUSES", "SCHEMA_VERSION"]
+
+#: the statuses a run is stored with (``interrupted`` is also inferred for dead runs)
+STATUSES = ("running", "completed", "failed", "interrupted")
+#: the layout of the tables below; raise it with any change to them (a database records
+#: the version that created it and is refused by an npbandit with another)
+SCHEMA_VERSION = 2  # 2: steps.worker / submitted_at / finished_at (batch and asynchronous BO)
+
+
+class Base(DeclarativeBase):
+    pass
+
+
+class Run(Base):
+    __tablename__ = "runs"
+
+    id: Mapped[int] = mapped_column(Integer, primary_key=True, autoincrement=True)
+    kind: Mapped[str] = mapped_column(String(16))  # "bandit" | "bo"
+    env_id: Mapped[str] = mapped_column(String(128))
+    env_params: Mapped[dict] = mapped_column(JSON, default=dict)
+    policy: Mapped[str] = mapped_column(String(128))
+    policy_params: Mapped[dict] = mapped_column(JSON, default=dict)
+    surrogate: Mapped[str | None] = mapped_column(String(128), nullable=True)
+    checkpoint_sha256: Mapped[str | None] = mapped_column(String(64), nullable=True)
+    seed: Mapped[int | None] = mapped_column(Integer, nullable=True)
+    status: Mapped[str] = mapped_column(String(16), default="running", index=True)  # one of STATUSES
+    started_at: Mapped[dt.datetime] = mapped_column(DateTime)
+    finished_at: Mapped[dt.datetime | None] = mapped_column(DateTime, nullable=True)
+    heartbeat_at: Mapped[dt.datetime] = mapped_column(DateTime)
+    n_steps: Mapped[int] = mapped_column(Integer, default=0)
+    host: Mapped[str] = mapped_column(String(255))
+    pid: Mapped[int] = mapped_column(Integer)
+    versions: Mapped[dict] = mapped_column(JSON, default=dict)
+    error: Mapped[str | None] = mapped_column(Text, nullable=True)
+
+
+class Step(Base):
+    __tablename__ = "steps"
+    __table_args__ = (UniqueConstraint("run_id", "t", name="uq_steps_run_t"),)
+
+    id: Mapped[int] = mapped_column(Integer, primary_key=True, autoincrement=True)
+    run_id: Mapped[int] = mapped_column(ForeignKey("runs.id"), index=True)
+    t: Mapped[int] = mapped_column(Integer)
+    action: Mapped[Any] = mapped_column(JSON)
+    reward: Mapped[float | None] = mapped_column(Float, nullable=True)
+    regret: Mapped[float | None] = mapped_column(Float, nullable=True)
+    cumulative_regret: Mapped[float | None] = mapped_column(Float, nullable=True)
+    expected_regret: Mapped[float | None] = mapped_column(Float, nullable=True)
+    value: Mapped[float | None] = mapped_column(Float, nullable=True)
+    best_value: Mapped[float | None] = mapped_column(Float, nullable=True)
+    failed: Mapped[bool] = mapped_column(Boolean, default=False)
+    act_s: Mapped[float] = mapped_column(Float)
+    env_s: Mapped[float] = mapped_column(Float)
+    observe_s: Mapped[float] = mapped_column(Float)
+    # asynchronous BO (``optimize(batch_size=q, executor=...)``): who evaluated the point and
+    # when it was handed out / came back (UTC, the optimiser's clock); NULL for sequential runs
+    worker: Mapped[str | None] = mapped_column(String(255), nullable=True)
+    submitted_at: Mapped[dt.datetime | None] = mapped_column(DateTime, nullable=True)
+    finished_at: Mapped[dt.datetime | None] = mapped_column(DateTime, nullable=True)
+
+
+class Meta(Base):
+    """Facts about the database itself; ``schema_version`` is the one every open checks."""
+    __tablename__ = "npbandit_meta"
+
+    key: Mapped[str] = mapped_column(String(64), primary_key=True)
+    value: Mapped[str] = mapped_column(String(255))
+
+
+_STEP_FIELDS = {c.name for c in Step.__table__.columns} - {"id", "run_id"}
+_STEP_DEFAULTS = {"failed": False, "act_s": 0.0, "env_s": 0.0, "observe_s": 0.0}
+_STEP_TIMES = ("submitted_at", "finished_at")
+
+
+def _now() -> dt.datetime:
+    return dt.datetime.now(dt.timezone.utc).replace(tzinfo=None)
+
+
+# The DateTime columns hold naive UTC (SQLite has no time zones; PostgreSQL's "timestamp without time zone"
+# would shift an aware value by the session's zone). What goes in is normalised to that, what comes out is
+# aware UTC, so a reader never takes a UTC time for a local one.
+def _stored_time(value: Any) -> Any:
+    if isinstance(value, dt.datetime) and value.tzinfo is not None:
+        return value.astimezone(dt.timezone.utc).replace(tzinfo=None)
+    return value
+
+
+def _read_time(value: dt.datetime | None) -> dt.datetime | None:
+    return None if value is None else value.replace(tzinfo=dt.timezone.utc)

@@ -1,0 +1,68 @@
+"""Reading runs back: :func:`list_runs` (one :class:`RunRow` per run, with its effective
+status) and :func:`run_steps` (a run's committed steps). Both only read."""
+
+from __future__ import annotations
+
+import datetime as dt
+from dataclasses import dataclass, field
+from typing import Any
+
+from sqlalchemy import select
+
+from npbandit.storage.engine import DEFAULT_URL, _has_schema, _storage_errors, open_db
+from npbandit.storage.heartbeat import effective_status
+from npbandit.storage.models import _STEP_TIMES, Run, Step, _read_time
+
+__all__ = ["RunRow", "list_runs", "run_steps"]
+
+
+@dataclass(frozen=True)
+class RunRow:
+    """A run as :func:`list_runs` reads it; ``started_at`` / ``finished_at`` are aware UTC datetimes."""
+
+    id: int
+    kind: str
+    env_id: str
+    env_params: dict
+    policy: str
+    surrogate: str | None
+    checkpoint_sha256: str | None
+    seed: int | None
+    status: str
+    n_steps: int
+    started_at: dt.datetime
+    finished_at: dt.datetime | None
+    error: str | None
+    #: the policy's settings (e.g. a BO policy's ``n_init``, where its initial design ends)
+    policy_params: dict = field(default_factory=dict)
+
+
+def list_runs(db: str = DEFAULT_URL, kind: str | None = None) -> list[RunRow]:
+    """Every run (optionally of one kind), oldest first, with its effective status.
+
+    Reads only (see :func:`open_db` ``readonly``): a missing database is a
+    :class:`StorageError`, never a new empty file."""
+    engine = open_db(db, readonly=True)
+    if not _has_schema(engine):
+        return []
+    query = select(Run).order_by(Run.id)
+    if kind is not None:
+        query = query.where(Run.kind == kind)
+    with _storage_errors(str(db), "read runs"), engine.connect() as conn:
+        runs = conn.execute(query).all()
+    # n_steps is updated in the same transaction as the step inserts, so it counts committed steps
+    return [RunRow(r.id, r.kind, r.env_id, r.env_params, r.policy, r.surrogate, r.checkpoint_sha256, r.seed,
+                   effective_status(r), r.n_steps, _read_time(r.started_at), _read_time(r.finished_at), r.error,
+                   r.policy_params or {})
+            for r in runs]
+
+
+def run_steps(db: str, run_id: int) -> list[dict[str, Any]]:
+    """The committed steps of a run, in order of t (reads only, as :func:`list_runs`);
+    ``submitted_at`` / ``finished_at`` are aware UTC datetimes."""
+    engine = open_db(db, readonly=True)
+    if not _has_schema(engine):
+        return []
+    with _storage_errors(str(db), "read steps"), engine.connect() as conn:
+        rows = conn.execute(select(Step).where(Step.run_id == run_id).order_by(Step.t)).mappings().all()
+    return [{**r, **{key: _read_time(r[key]) for key in _STEP_TIMES}} for r in rows]

@@ -1,0 +1,59 @@
+"""npbandit.exceptions: one base for every library exception, each keeping its builtin base,
+and each still importable from the module that raises it."""
+
+import pickle
+
+import pytest
+
+from npbandit import exceptions
+from npbandit.exceptions import (CheckpointError, NPBanditError, ObjectiveError, SchemaVersionError, StorageError,
+                                 UnknownCheckpointError)
+
+BUILTIN_BASE = {StorageError: ValueError, SchemaVersionError: ValueError, ObjectiveError: RuntimeError,
+                CheckpointError: ValueError, UnknownCheckpointError: FileNotFoundError}
+
+
+@pytest.mark.parametrize("cls", list(BUILTIN_BASE), ids=lambda c: c.__name__)
+def test_every_exception_is_an_npbandit_error_and_keeps_its_builtin_base(cls):
+    args = ("boom", [0.5]) if cls is ObjectiveError else ("boom",)
+    err = cls(*args)
+    assert isinstance(err, NPBanditError) and isinstance(err, BUILTIN_BASE[cls])
+    with pytest.raises(NPBanditError, match="boom"):
+        raise err
+    with pytest.raises(BUILTIN_BASE[cls], match="boom"):
+        raise err
+
+
+def test_the_module_exports_every_exception_it_defines():
+    defined = {name for name, value in vars(exceptions).items()
+               if isinstance(value, type) and issubclass(value, BaseException)
+               and value.__module__ == exceptions.__name__}
+    assert defined == set(exceptions.__all__)
+    assert NPBanditError.__bases__ == (Exception,)
+
+
+def test_a_schema_version_error_is_a_storage_error():
+    assert issubclass(SchemaVersionError, StorageError)
+
+
+def test_an_objective_error_carries_its_point():
+    err = ObjectiveError("objective returned nan at x=[0.5]", [0.5])
+    assert err.x == [0.5] and str(err) == "objective returned nan at x=[0.5]"
+
+
+def test_old_import_paths_give_the_same_classes():
+    from npbandit import storage
+    from npbandit.envs import ObjectiveError as from_envs
+    from npbandit.envs import blackbox
+    from npbandit.surrogates import pretrained
+
+    assert storage.StorageError is StorageError and storage.SchemaVersionError is SchemaVersionError
+    assert blackbox.ObjectiveError is ObjectiveError and from_envs is ObjectiveError
+    assert pretrained.CheckpointError is CheckpointError
+    assert pretrained.UnknownCheckpointError is UnknownCheckpointError
+
+
+def test_a_storage_error_survives_pickling():
+    # errors cross process boundaries (pool and Dask workers)
+    err = pickle.loads(pickle.dumps(StorageError("db 'x': cannot read it")))
+    assert type(err) is StorageError and str(err) == "db 'x': cannot read it"
