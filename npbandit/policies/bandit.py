@@ -318,7 +318,7 @@ class GPUCBPolicy(Policy):
         self.fitted_on = [0] * self.n_arms  # points each arm's hyperparameters were fitted on
 
     def _model(self, arm: int):
-        from npbandit.policies import gp
+        import npbandit.policies.gp as gp  # BoTorch loads only when a GP-UCB policy first fits
 
         X = torch.tensor(np.array(self.X[arm]), dtype=torch.float64)
         Y = torch.tensor(self.Y[arm], dtype=torch.float64).unsqueeze(-1)
