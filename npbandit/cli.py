@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import argparse
 import contextlib
-import functools
 import json
 import os
 import signal
@@ -292,21 +291,6 @@ def models_text(cards: list[dict]) -> str:
     return "\n".join(lines)
 
 
-def _close_pool(pool: Any, exc_type: Any, exc: Any, tb: Any) -> bool:
-    """Exit of ``--workers``' pool: after a finished run wait for the workers; after a stop
-    or an error, do not wait for evaluations still running (they are abandoned, as the
-    README says; a hung call would otherwise keep the command alive for ever)."""
-    if exc_type is None:
-        pool.shutdown(wait=True)
-        return False
-    processes = list(getattr(pool, "_processes", None) or {})  # pids; no public way before Python 3.14
-    pool.shutdown(wait=False, cancel_futures=True)
-    for pid in processes:
-        with contextlib.suppress(ProcessLookupError, PermissionError):
-            os.kill(pid, signal.SIGKILL)  # the workers ignore SIGINT / SIGTERM
-    return False
-
-
 def _optimize_executor(args: argparse.Namespace, stack: contextlib.ExitStack) -> tuple[Any, int]:
     """``npbandit optimize``'s executor (``None``: evaluate here) and batch size from
     ``--workers`` / ``--dask-scheduler`` / ``--batch-size``; the executor is closed with ``stack``."""
@@ -317,17 +301,11 @@ def _optimize_executor(args: argparse.Namespace, stack: contextlib.ExitStack) ->
 
         return stack.enter_context(dask_executor(args.dask_scheduler)), args.batch_size
     if args.workers is not None:
-        import concurrent.futures as cf
-        import multiprocessing
+        from npbandit.cluster import process_pool
 
-        from npbandit.cluster import leave_stop_signals_to_the_driver
-
-        # spawn, not fork: the parent holds torch's thread pools, which a forked child inherits broken.
         # Ctrl-C reaches the whole process group: the workers leave it to this process, which saves
-        # the run and then abandons the evaluations in flight (_close_pool)
-        pool = cf.ProcessPoolExecutor(args.workers, mp_context=multiprocessing.get_context("spawn"),
-                                      initializer=leave_stop_signals_to_the_driver)
-        stack.push(functools.partial(_close_pool, pool))
+        # the run and then abandons the evaluations in flight; the workers end with this process
+        pool = stack.enter_context(process_pool(args.workers))
         return pool, args.workers if args.batch_size is None else args.batch_size
     if args.batch_size is not None and args.batch_size > 1:
         raise ValueError("--batch-size > 1 needs --workers N or --dask-scheduler ADDRESS to evaluate on")

@@ -12,24 +12,40 @@ around each proposal, so two runs in two threads of one worker would draw from o
 generator in turn. :func:`run_jobs` therefore runs one job at a time per process (a Dask
 worker with several threads queues the others); start workers with ``--nthreads 1`` and
 as many processes as cores (``--nworkers N``) to use every core.
+
+On one machine, :func:`process_pool` gives a process pool whose workers end with the
+process that drives it, even one killed by SIGKILL (see its docstring).
 """
 
 from __future__ import annotations
 
 import concurrent.futures as cf
 import contextlib
+import ctypes
+import multiprocessing
+import os
 import signal
+import sys
 import threading
 from collections.abc import Callable, Iterator, Sequence
 from typing import Any
 
-__all__ = ["dask_executor", "leave_stop_signals_to_the_driver", "run_jobs"]
+__all__ = ["dask_executor", "leave_stop_signals_to_the_driver", "process_pool", "run_jobs"]
 
 DASK_MISSING = ("Dask distributed is not installed; it is the optional 'dask' extra: "
                 "pip install 'npbandit[dask]' (or pip install 'dask[distributed]')")
 
 #: held while a job runs: one job per process at a time (see the module docstring)
 _ONE_JOB = threading.Lock()
+
+#: ``prctl`` option: the signal a process receives when the thread that created it ends (Linux)
+_PR_SET_PDEATHSIG = 1
+
+#: seconds :func:`process_pool` waits for its workers to start before giving up
+_START_TIMEOUT = 300.0
+
+#: a worker's copy of its pool's start barrier (set by :func:`_bind_to_driver`)
+_START_BARRIER: Any = None
 
 
 @contextlib.contextmanager
@@ -122,3 +138,97 @@ def leave_stop_signals_to_the_driver() -> None:
     """
     signal.signal(signal.SIGINT, signal.SIG_IGN)
     signal.signal(signal.SIGTERM, signal.SIG_IGN)
+
+
+@contextlib.contextmanager
+def process_pool(workers: int) -> Iterator[cf.ProcessPoolExecutor]:
+    """A local pool of ``workers`` spawned processes that end with the process driving it.
+
+    Spawned, not forked: the driver holds torch's thread pools, which a forked child
+    inherits broken. Each worker leaves SIGINT and SIGTERM to the driver
+    (:func:`leave_stop_signals_to_the_driver`), and ends itself when the driver is gone,
+    however it went (SIGKILL and out-of-memory kills included), so no worker (nor
+    multiprocessing's resource tracker, which ends once no process holds its pipe)
+    outlives the driver holding its memory and its stdout/stderr:
+
+    - on Linux, the parent-death signal (``prctl(PR_SET_PDEATHSIG, SIGKILL)``): the kernel
+      kills the worker when the thread that started it ends. All the workers are therefore
+      started on entering the block, by the thread entering it, which outlives the pool;
+    - everywhere, a pipe: the driver holds its only write end, the workers its read end;
+      a daemon thread in each worker reads it and ends the process on end-of-file.
+
+    On leaving the block normally the pool is shut down waiting for every call. Leaving it
+    by an exception (an error, Ctrl-C, a stop signal the driver turned into one) does not
+    wait: calls not started are cancelled and the workers are killed, abandoning the calls
+    they were running (a hung call would otherwise keep the driver alive for ever).
+
+    Args:
+        workers: the number of worker processes, a positive int.
+
+    Yields:
+        The :class:`concurrent.futures.ProcessPoolExecutor`, its workers all started.
+
+    Raises:
+        ValueError: ``workers`` is not a positive int.
+        concurrent.futures.process.BrokenProcessPool: a worker died while starting.
+        threading.BrokenBarrierError: the workers did not all start within 300 seconds.
+    """
+    if not isinstance(workers, int) or isinstance(workers, bool) or workers < 1:
+        raise ValueError(f"workers must be a positive int, got {workers!r}")
+    ctx = multiprocessing.get_context("spawn")
+    driver_gone, driver_alive = ctx.Pipe(duplex=False)  # read end to the workers; the write end stays here
+    started = ctx.Barrier(workers)
+    pool = cf.ProcessPoolExecutor(workers, mp_context=ctx, initializer=_bind_to_driver,
+                                  initargs=(os.getpid(), driver_gone, started))
+    try:
+        try:
+            # one call per worker, each waiting for all: the pool spawns every worker now, from this thread
+            for future in [pool.submit(_wait_for_the_others) for _ in range(workers)]:
+                future.result()
+            yield pool
+        except BaseException:
+            _abandon(pool)
+            raise
+        pool.shutdown(wait=True)
+    finally:
+        driver_alive.close()  # any worker still running reads end-of-file and ends
+        driver_gone.close()
+
+
+def _abandon(pool: cf.ProcessPoolExecutor) -> None:
+    """Shut ``pool`` down without waiting: cancel the calls not started, kill the workers."""
+    processes = list(getattr(pool, "_processes", None) or {})  # pids; no public way before Python 3.14
+    pool.shutdown(wait=False, cancel_futures=True)
+    for pid in processes:
+        with contextlib.suppress(ProcessLookupError, PermissionError):
+            os.kill(pid, getattr(signal, "SIGKILL", signal.SIGTERM))  # the workers ignore SIGINT / SIGTERM
+
+
+def _bind_to_driver(driver_pid: int, driver_gone: Any, started: Any) -> None:
+    """Initializer of :func:`process_pool`'s workers: leave stop signals to the driver, and
+    end this process when the driver ``driver_pid`` is gone (its parent-death signal on
+    Linux; everywhere, end-of-file on ``driver_gone``, the read end of the driver's pipe)."""
+    global _START_BARRIER
+    leave_stop_signals_to_the_driver()
+    if sys.platform.startswith("linux"):
+        libc = ctypes.CDLL(None, use_errno=True)
+        libc.prctl(_PR_SET_PDEATHSIG, int(signal.SIGKILL), 0, 0, 0)
+        if os.getppid() != driver_pid:  # the driver died before the signal was armed
+            os._exit(1)
+    threading.Thread(target=_exit_when_closed, args=(driver_gone,), name="npbandit-driver-watch",
+                     daemon=True).start()
+    _START_BARRIER = started
+
+
+def _exit_when_closed(driver_gone: Any) -> None:
+    """Block on the driver's pipe; end this process at once when the driver's end closes."""
+    try:
+        driver_gone.recv_bytes()
+    except (EOFError, OSError):
+        pass
+    os._exit(1)
+
+
+def _wait_for_the_others() -> None:
+    """A worker's first call: wait until every worker of the pool has started."""
+    _START_BARRIER.wait(_START_TIMEOUT)

@@ -1,10 +1,13 @@
 """Checkpoints: no-pickle round trip, integrity checks, and the shipped set."""
 
+import hashlib
 import json
+import re
 from pathlib import Path
 
 import pytest
 import torch
+from safetensors.torch import load_file, save_file
 
 from npbandit import load_surrogate
 from npbandit.cli import main
@@ -62,6 +65,41 @@ def test_corrupted_weights_are_refused(tmp_path):
     data[-10] ^= 0xFF
     weights.write_bytes(bytes(data))
     with pytest.raises(CheckpointError, match="sha256"):
+        load_surrogate(card)
+
+
+def _rehash(card):
+    """Write the weights' current sha256 into ``card``: the damage goes past the hash check."""
+    data = json.loads(card.read_text())
+    data["sha256"] = hashlib.sha256(card.with_suffix(".safetensors").read_bytes()).hexdigest()
+    card.write_text(json.dumps(data))
+
+
+@pytest.mark.parametrize("keep", [0.5, 0.99, 20, 4])
+def test_a_truncated_weights_file_whose_hash_matches_is_a_checkpoint_error(tmp_path, keep):
+    # once a 23-line SafetensorError traceback; `keep`: the fraction (or the bytes) left
+    _, card = saved(tmp_path)
+    weights = card.with_suffix(".safetensors")
+    data = weights.read_bytes()
+    weights.write_bytes(data[:int(len(data) * keep) if isinstance(keep, float) else keep])
+    _rehash(card)
+    with pytest.raises(CheckpointError, match=r"checkpoint 'cmanp-test': weights file .*cmanp-test\.safetensors "
+                                              r"is damaged"):
+        load_surrogate(card)
+
+
+@pytest.mark.parametrize("value", [float("nan"), float("inf")])
+def test_non_finite_weights_are_refused_at_load_naming_the_tensor(tmp_path, value):
+    # once loaded, and failed only after the initial design, in a message that did not name the checkpoint
+    _, card = saved(tmp_path)
+    weights = card.with_suffix(".safetensors")
+    tensors = load_file(str(weights))
+    name = sorted(tensors)[len(tensors) // 2]
+    tensors[name].view(-1)[0] = value
+    save_file(tensors, str(weights), metadata={"format": "npbandit-checkpoint/1"})
+    _rehash(card)
+    with pytest.raises(CheckpointError, match=rf"checkpoint 'cmanp-test': weights file .*cmanp-test\.safetensors "
+                                              rf"holds 1 non-finite value\(s\) in tensor '{re.escape(name)}'"):
         load_surrogate(card)
 
 

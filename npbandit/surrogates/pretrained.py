@@ -47,6 +47,7 @@ from collections.abc import Sequence
 from typing import Any
 
 import torch
+from safetensors import SafetensorError
 from safetensors.torch import load_file, save_file
 
 from npbandit.exceptions import CheckpointError, UnknownCheckpointError
@@ -197,7 +198,8 @@ def load_surrogate(name_or_path: str | Path, *, device: str | torch.device = "cp
     Raises:
         FileNotFoundError: no such checkpoint, or its weights file is missing.
         CheckpointError: the card is malformed, the weights' sha256 differs from the
-            card's (corrupted or replaced file), or the weights do not fit the config.
+            card's (corrupted or replaced file), the weights file is damaged (truncated,
+            not safetensors) or holds non-finite values, or the weights do not fit the config.
 
     The returned model is in eval mode, carries its card as ``model.card`` and its
     outcome transform (:func:`checkpoint_transforms`) as ``model.outcome_transform``:
@@ -223,7 +225,7 @@ def load_surrogate(name_or_path: str | Path, *, device: str | torch.device = "cp
         model = build(card["model"], card["x_dim"], card["y_dim"], **card["config"])
     except (TypeError, ValueError) as err:
         raise CheckpointError(f"checkpoint {card['name']!r}: its config does not build a {card['model']}: {err}") from None
-    tensors = load_file(str(weights))
+    tensors = _read_weights(card["name"], weights)
     expected = model.state_dict()
     missing, unexpected = sorted(set(expected) - set(tensors)), sorted(set(tensors) - set(expected))
     wrong = sorted(k for k in set(expected) & set(tensors) if expected[k].shape != tensors[k].shape)
@@ -236,6 +238,31 @@ def load_surrogate(name_or_path: str | Path, *, device: str | torch.device = "cp
     card.pop("_path")
     model.card = card
     return model
+
+
+def _read_weights(name: str, weights: Path) -> dict[str, torch.Tensor]:
+    """The tensors of checkpoint ``name``'s weights file ``weights``, every value finite.
+
+    A file whose card hash matches can still be damaged (truncated before it was hashed)
+    or hold NaN / inf (a diverged training run): both are refused here, naming the
+    checkpoint, the file and the tensor, rather than failing later in the model.
+
+    Raises:
+        CheckpointError: the file is not readable safetensors, or a tensor holds a
+            non-finite value.
+    """
+    try:
+        tensors = load_file(str(weights))
+    except SafetensorError as err:
+        raise CheckpointError(f"checkpoint {name!r}: weights file {weights} is damaged (truncated or not "
+                              f"safetensors): {err}") from None
+    for key in sorted(tensors):
+        bad = int((~torch.isfinite(tensors[key])).sum())
+        if bad:
+            raise CheckpointError(f"checkpoint {name!r}: weights file {weights} holds {bad} non-finite value(s) "
+                                  f"in tensor {key!r} (shape {tuple(tensors[key].shape)}); the checkpoint was "
+                                  "saved from a diverged model or altered")
+    return tensors
 
 
 def checkpoint_transforms(card: dict[str, Any]) -> dict[str, Any]:
