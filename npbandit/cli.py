@@ -31,7 +31,7 @@ def _positive_int(text: str) -> int:
 def build_parser() -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(prog="npbandit", description="Bayesian optimisation and contextual bandits "
                                      "with pretrained neural-process surrogates.")
-    from npbandit import __version__
+    from npbandit._version import __version__
 
     parser.add_argument("--version", action="version", version=f"npbandit {__version__}")
     commands = parser.add_subparsers(dest="command", required=True)
