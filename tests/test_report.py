@@ -181,6 +181,14 @@ def test_the_users_names_replace_the_derived_ones_in_the_legend(tmp_path, capsys
     assert [t.get_text() for t in fig.legends[0].get_texts()] == ["Uniform random arm"]
     with pytest.raises(ValueError, match="no plotted run used; the plotted policies are uniform"):
         regret_figure(db, labels={"unifrom": "typo"})
+    # one name for two rows: each also shows its id, so that neither line goes unnamed
+    from npbandit.policies import LinUCBPolicy
+
+    run_episode(WheelBanditEnv(delta=0.5, horizon=30), LinUCBPolicy(), seed=0, logger=RunLogger(db),
+                run_info={"kind": "bandit", "env_id": "npbandit/WheelBandit-v0",
+                          "env_params": {"delta": 0.5, "horizon": 30}})
+    fig = regret_figure(db, labels={"uniform": "baseline", "linucb": "baseline"})
+    assert [t.get_text() for t in fig.legends[0].get_texts()] == ["baseline [linucb]", "baseline [uniform]"]
     path = tmp_path / "r.png"
     assert main(["report", "--db", db, "--plot", str(path), "--label", "uniform=Uniform (baseline)"]) == 0
     assert f"wrote {path}" in capsys.readouterr().out

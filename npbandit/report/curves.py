@@ -150,7 +150,7 @@ def _bo_panels(db: str, runs: list[RunRow]) -> list[Panel]:
         lines = [Line(key, "" if len(budgets) == 1 else f", budget {budget}", np.stack([c for c, _ in cell]),
                       frozenset(int(n) for _, n in cell if n is not None))
                  for (key, budget), cell in sorted(by_line.items(), key=lambda kv: (kv[0][0].text(), kv[0][1]))]
-        name = "\n".join(textwrap.wrap(problem.name, 40))
+        name = "\n".join(textwrap.wrap(problem.name, 36))
         title = (f"{name}\nd={problem.dim}, {problem.bounds_text(superscript=True)}, {problem.direction()}"
                  + (f", budget {budgets.pop()}" if len(budgets) == 1 else "") + f"\n{_runs_text(lines)}")
         if known and any(np.nanmin(line.curves) < 0 for line in lines if np.isfinite(line.curves).any()):

@@ -92,6 +92,16 @@ def _styles(keys: list[RowKey]) -> dict[RowKey, tuple[str, Any]]:
     return {k: (COLOURS[i % len(COLOURS)], LINESTYLES[i % len(LINESTYLES)]) for i, k in enumerate(ordered)}
 
 
+def _legend_names(keys: list[RowKey], labels: Mapping[str, str]) -> dict[RowKey, str]:
+    """Each row's legend name (:meth:`RowKey.legend`); rows whose names coincide (two
+    checkpoints with one file name, one name given to two policies) also show their ids."""
+    names = {key: key.legend(labels) for key in keys}
+    count: dict[str, int] = {}
+    for name in names.values():
+        count[name] = count.get(name, 0) + 1
+    return {key: name if count[name] == 1 else f"{name} [{key.text()}]" for key, name in names.items()}
+
+
 def _legend_columns(labels: list[str], width: float) -> int:
     """How many legend entries fit side by side across ``width`` inches (at
     :data:`MIN_FONT_SIZE`, about 0.08 inch a character, plus the line sample)."""
@@ -108,14 +118,15 @@ def _draw(quantity: str, group: list[Panel], labels: Mapping[str, str]) -> Any:
     from matplotlib.ticker import MaxNLocator
 
     spec = QUANTITIES[quantity]
-    styles = _styles([line.key for panel in group for line in panel.lines])
+    keys = [line.key for panel in group for line in panel.lines]
+    styles, names = _styles(keys), _legend_names(sorted(set(keys)), labels)
     ncols = min(_COLUMNS, len(group))
     nrows = math.ceil(len(group) / ncols)
     entries: dict[str, Line2D] = {}  # legend label -> handle, in order of appearance
     for panel in group:
         for line in panel.lines:
             colour, dash = styles[line.key]
-            entries.setdefault(line.key.legend(labels) + line.suffix, Line2D([], [], color=colour, ls=dash, lw=1.8))
+            entries.setdefault(names[line.key] + line.suffix, Line2D([], [], color=colour, ls=dash, lw=1.8))
     if any(panel.design_ends() for panel in group):
         entries["end of initial design"] = Line2D([], [], color="0.45", ls=":", lw=1.4)
     width = max(_PANEL_SIZE[0] * ncols, _MIN_WIDTH)
@@ -133,7 +144,7 @@ def _draw(quantity: str, group: list[Panel], labels: Mapping[str, str]) -> Any:
             colour, dash = styles[line.key]
             x = np.arange(1, line.curves.shape[1] + 1)
             q1, median, q3 = np.percentile(line.curves, [25, 50, 75], axis=0)
-            ax.plot(x, median, lw=1.8, ls=dash, color=colour, label=line.key.legend(labels) + line.suffix)
+            ax.plot(x, median, lw=1.8, ls=dash, color=colour, label=names[line.key] + line.suffix)
             if line.runs > 1:
                 ax.fill_between(x, q1, q3, color=colour, alpha=0.18, lw=0)
             plotted += [q1, median, q3]
