@@ -175,6 +175,8 @@ def test_each_quantity_is_a_figure_of_its_own_written_in_the_suffixs_format(tmp_
 
 
 def test_the_users_names_replace_the_derived_ones_in_the_legend(tmp_path, capsys):
+    from npbandit.report import plot_regret
+
     db = str(tmp_path / "runs.db")
     _uniform_runs(db)
     fig = regret_figure(db, labels={"uniform": "Uniform random arm"})
@@ -194,6 +196,13 @@ def test_the_users_names_replace_the_derived_ones_in_the_legend(tmp_path, capsys
     assert f"wrote {path}" in capsys.readouterr().out
     assert main(["report", "--db", db, "--plot", str(path), "--label", "uniform"]) == 2
     assert "--label expects POLICY=TEXT" in capsys.readouterr().err
+    assert main(["report", "--db", db, "--label", "uniform=U"]) == 2
+    assert "it needs --plot" in capsys.readouterr().err
+    assert main(["report", "--db", db, "--plot", str(tmp_path / "r.jpg")]) == 2
+    out, err = capsys.readouterr()
+    assert "--plot must end in .png, .pdf, .svg" in err and out == ""  # refused before the report is printed
+    with pytest.raises(TypeError, match="path must be a str or path"):
+        plot_regret(db, 3)
 
 
 def test_one_dotted_line_per_distinct_initial_design_size(tmp_path):
