@@ -2,7 +2,9 @@
 
 * :func:`run_tour` (``npbandit demo``): a short Bayesian optimisation of Branin with
   ``optimize``'s default surrogate (``tnpd-bo``) and a short wheel-bandit run (CMANP-UCB, Uniform,
-  LinUCB), both logged to the database, then the report of that database.
+  LinUCB), both logged to the database, then the report of that database. What it runs
+  is set by the ``TOUR_*`` constants, which ``npbandit demo --help`` reads too
+  (:func:`tour_summary`).
 * :func:`run_demo` (``npbandit demo --streaming``): CMANP's streaming machinery with
   random weights, so its predictions mean nothing; what it shows is what every use
   relies on: conditioning in chunks, exact single-point updates whose cost does not
@@ -21,6 +23,32 @@ import torch
 from npbandit.storage import DEFAULT_URL
 from npbandit.surrogates import CMANP, build
 
+#: the tour's black-box problem (a botorch test function, optimised on its own bounds)
+TOUR_FUNCTION = "branin"
+#: the tour's surrogate, an ``optimize(surrogate=...)`` name: ``optimize``'s default
+TOUR_SURROGATE = "tnpd"
+#: the tour's wheel-bandit policies, its delta and the UCB weight
+TOUR_POLICIES = ("cmanp-wheel", "uniform", "linucb")
+TOUR_DELTA = 0.9
+TOUR_BETA = 1.0
+
+
+def tour_summary() -> tuple[str, str]:
+    """``(black-box part, bandit part)`` of what :func:`run_tour` runs, in words:
+    ``("Branin with the tnpd-bo surrogate", "CMANP (UCB) vs Uniform vs LinUCB at delta = 0.9")``."""
+    from npbandit.api import SURROGATES
+    from npbandit.policies.bandit import parse_bandit_policy_name
+    from npbandit.report.labels import policy_label
+
+    def bandit_name(policy: str) -> str:
+        parsed = parse_bandit_policy_name(policy)  # a bare checkpoint name runs its UCB rule
+        return policy_label(policy if parsed is None else "-".join(parsed), "bandit")
+
+    checkpoint = SURROGATES.get(TOUR_SURROGATE, TOUR_SURROGATE)
+    return (f"{TOUR_FUNCTION.capitalize()} with the {checkpoint} surrogate",
+            f"{' vs '.join(bandit_name(p) for p in TOUR_POLICIES)} at delta = {TOUR_DELTA}")
+
+
 @dataclass(frozen=True)
 class TourReport:
     bo_run_id: int | None
@@ -34,7 +62,7 @@ def run_tour(db: str = DEFAULT_URL, budget: int = 20, steps: int = 300, seed: in
              progress: bool = False, say: Callable[[str], None] | None = print) -> TourReport:
     """Branin with ``optimize``'s default surrogate (``budget`` evaluations), then the wheel bandit at delta = 0.9
     (``steps`` rounds each of CMANP-UCB, Uniform and LinUCB), all logged to ``db``, then
-    the report of ``db``. ``say`` gets every line (``None``: silent)."""
+    the report of ``db`` (the ``TOUR_*`` constants). ``say`` gets every line (``None``: silent)."""
     from npbandit.api import optimize
     from npbandit.envs import make_test_function
     from npbandit.envs.blackbox import problem_objective
@@ -45,14 +73,16 @@ def run_tour(db: str = DEFAULT_URL, budget: int = 20, steps: int = 300, seed: in
         if not isinstance(value, int) or isinstance(value, bool) or value < 1:
             raise ValueError(f"{name} must be a positive int, got {value!r}")
     say = say or (lambda line: None)
-    problem = make_test_function("branin")
-    say(f"1/3  Bayesian optimisation of Branin with the tnpd-bo surrogate ({budget} evaluations) -> {db}")
-    result = optimize(problem_objective(problem, "branin"), problem.bounds, surrogate="tnpd", budget=budget,
-                      seed=seed, db=db, progress=progress, name="branin", optimal_value=problem.optimal_value)
+    blackbox, bandit = tour_summary()
+    problem = make_test_function(TOUR_FUNCTION)
+    say(f"1/3  Bayesian optimisation of {blackbox} ({budget} evaluations) -> {db}")
+    result = optimize(problem_objective(problem, TOUR_FUNCTION), problem.bounds, surrogate=TOUR_SURROGATE,
+                      budget=budget, seed=seed, db=db, progress=progress, name=TOUR_FUNCTION,
+                      optimal_value=problem.optimal_value)
     say(f"     best value {result.best_value:.4f} at x = {np.round(result.best_x, 3).tolist()} "
         f"(optimum {problem.optimal_value:.4f}), run {result.run_id}")
-    say(f"2/3  wheel bandit, delta = 0.9, {steps} rounds: CMANP-UCB vs Uniform vs LinUCB -> {db}")
-    bandits = run_wheel_bandits(["cmanp-wheel", "uniform", "linucb"], [0.9], [seed], steps, beta=1.0, db=db,
+    say(f"2/3  wheel bandit, {steps} rounds: {bandit} -> {db}")
+    bandits = run_wheel_bandits(list(TOUR_POLICIES), [TOUR_DELTA], [seed], steps, beta=TOUR_BETA, db=db,
                                 progress=progress, say=say)
     say("3/3  report\n")
     text = report_text(db)

@@ -113,7 +113,8 @@ def test_cli_optimize_bandit_report(tmp_path, capsys):
     assert main(["report", "--db", db, "--plot", str(png)]) == 0
     out = capsys.readouterr().out
     assert "Wheel bandit" in out and "uniform" in out and "100.00" in out and "branin" in out
-    assert png.exists() and png.stat().st_size > 1000
+    # bandit and black-box runs: one figure each, named after --plot's path
+    assert all((tmp_path / f"regret-{q}.png").stat().st_size > 1000 for q in ("bandit", "bo-regret"))
     assert main(["optimize", "--function", "nope", "--db", db]) == 2
     assert main(["optimize", "--objective", "math:nothing", "--bounds", "[[0],[1]]", "--db", db]) == 2
     assert main(["bandit", "--policies", "bogus", "--db", db]) == 2

@@ -1,5 +1,7 @@
+import argparse
 import json
 import os
+import re
 import signal
 import sqlite3
 import subprocess
@@ -219,3 +221,125 @@ def test_cli_optimize_on_local_worker_processes(tmp_path, capsys):
     best = out.split("at x = ")[1].split(" after")[0]
     x = json.loads(best)
     assert -5 <= x[0] <= 10 and 0 <= x[1] <= 15, best
+
+
+# -- --help says what runs ----------------------------------------------------------------------------------------
+
+def _commands():
+    from npbandit.cli import build_parser
+
+    parser = build_parser()
+    return next(a for a in parser._actions if a.dest == "command").choices
+
+
+def _options(sub):
+    return [a for a in sub._actions if a.option_strings and a.dest != "help"]
+
+
+_DEFAULT = re.compile(r"default:?\s+([^);]+)", re.IGNORECASE)
+
+
+def _concrete(default):
+    return default is not None and default is not False and default != []
+
+
+def test_every_option_help_states_the_parsers_own_default(monkeypatch):
+    """An option with a default shows it once, as the parser holds it, and names no other; an
+    option without one (None: absent) says in words what happens then."""
+    from npbandit.cli.options import show_default
+
+    monkeypatch.setenv("COLUMNS", "500")  # --help unwrapped: one line per option
+
+    for name, sub in _commands().items():
+        for action in _options(sub):
+            where = f"{name} {action.option_strings[0]}"
+            assert action.help and action.help.strip(), f"{where} has no help"
+            text = " ".join(sub._get_formatter()._expand_help(action).split())
+            stated = [m.strip() for m in _DEFAULT.findall(text)]
+            if _concrete(action.default):
+                assert stated == [show_default(action.default)], (where, text)
+                assert text.endswith(f"(default: {show_default(action.default)})"), (where, text)
+            elif not (action.required or action.nargs == 0 or isinstance(action, argparse.BooleanOptionalAction)
+                      or any(action in g._group_actions and g.required for g in sub._mutually_exclusive_groups)):
+                assert stated, f"{where}: help does not say what happens without it: {text!r}"
+        # and it is what --help prints
+        printed = sub.format_help()
+        for action in _options(sub):
+            if _concrete(action.default):
+                assert f"{action.help.replace('%%', '%')} (default: {show_default(action.default)})" in printed
+
+
+#: options whose parser default is a function's default, and which function and parameter
+_FUNCTION_DEFAULTS = {
+    "optimize": ("npbandit.api:optimize", ["surrogate", "budget", "acquisition", "n_init", "seed", "on_error",
+                                           "output_warp", "trust_region", "liar", "db", "batch_size"]),
+    "bandit": ("npbandit.loop:run_wheel_bandits", ["beta", "db"]),
+    "demo": ("npbandit.demo:run_tour", ["budget", "steps", "seed", "db"]),
+    "demo-streaming": ("npbandit.demo:run_demo", ["n_initial", "n_updates", "size", "seed"]),
+    "report": ("npbandit.report:report_text", ["limit", "db"]),
+    "train": ("npbandit.training:TrainConfig", ["size", "name", "batch_size", "lr", "grad_clip", "seed",
+                                                "eval_every", "checkpoint_every", "eval_batches",
+                                                "final_eval_batches", "device", "init_from", "loss",
+                                                "eval_prior_params"]),
+    "train-call": ("npbandit.training:train", ["loader_workers", "stop_at"]),
+}
+#: options with a default of the command line's own (no function takes them with a default)
+_CLI_ONLY = {("bandit", "policies"), ("bandit", "deltas"), ("bandit", "seeds"), ("bandit", "steps"),
+             ("demo", "size"), ("demo", "n_initial"), ("demo", "n_updates")}
+
+
+def test_option_defaults_are_the_defaults_of_the_functions_they_feed():
+    import importlib
+    import inspect
+
+    commands = _commands()
+    covered = set()
+    for key, (target, dests) in _FUNCTION_DEFAULTS.items():
+        module, attr = target.split(":")
+        signature = inspect.signature(getattr(importlib.import_module(module), attr))
+        command = key.split("-")[0]
+        parser_defaults = {a.dest: a.default for a in _options(commands[command])}
+        for dest in dests:
+            expected = signature.parameters[dest].default
+            if dest == "batch_size" and command == "optimize":
+                expected = None  # the CLI's None: --workers' count, else optimize's 1 (its help says so)
+            assert parser_defaults[dest] == expected, (command, dest, parser_defaults[dest], expected)
+            covered.add((command, dest))
+    # every option with a concrete default is checked against a function, or declared the CLI's own
+    unchecked = {(name, a.dest) for name, sub in commands.items() for a in _options(sub)
+                 if _concrete(a.default) and not isinstance(a, argparse._VersionAction)} - covered - _CLI_ONLY
+    assert not unchecked, unchecked
+
+
+def test_demo_help_names_what_the_tour_runs(monkeypatch, tmp_path):
+    import numpy as np
+
+    import npbandit.api
+    import npbandit.loop
+    from npbandit.api import SURROGATES, OptimizeResult
+    from npbandit.demo import run_tour
+
+    calls = {}
+
+    class Stop(Exception):
+        pass
+
+    def fake_optimize(objective, bounds, **kwargs):
+        calls["optimize"] = kwargs
+        return OptimizeResult(np.zeros(2), 1.0, [], None)
+
+    def fake_bandits(policies, deltas, seeds, steps, **kwargs):
+        calls["bandit"] = (policies, deltas)
+        raise Stop
+
+    monkeypatch.setattr(npbandit.api, "optimize", fake_optimize)
+    monkeypatch.setattr(npbandit.loop, "run_wheel_bandits", fake_bandits)
+    with pytest.raises(Stop):
+        run_tour(str(tmp_path / "t.db"), say=None)
+    help_text = " ".join(_commands()["demo"].format_help().split())
+    surrogate = SURROGATES[calls["optimize"]["surrogate"]]
+    assert f"{calls['optimize']['name'].capitalize()} with the {surrogate} surrogate" in help_text
+    assert not any(f"with the {other} surrogate" in help_text for other in SURROGATES.values() if other != surrogate)
+    policies, deltas = calls["bandit"]
+    assert f"at delta = {deltas[0]}" in help_text
+    assert "CMANP (UCB) vs Uniform vs LinUCB" in help_text and list(policies) == ["cmanp-wheel", "uniform", "linucb"]

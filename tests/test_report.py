@@ -13,6 +13,7 @@ from npbandit.envs import WheelBanditEnv
 from npbandit.loop import run_episode
 from npbandit.policies import UniformPolicy
 from npbandit.report import bandit_summary, bo_summary, regret_figure, report_text
+from npbandit.report.curves import panels
 from npbandit.storage import RunLogger, list_runs, run_steps
 
 
@@ -97,6 +98,14 @@ def test_bandit_simple_regret_is_a_share_of_the_run_and_says_which(tmp_path):
     assert "last 75 of 300 rounds" in text
 
 
+def _texts(fig):
+    """Every piece of text a reader sees in ``fig`` (drawn first, so that the ticks exist)."""
+    from matplotlib.text import Text
+
+    fig.draw_without_rendering()
+    return [t for t in fig.findobj(Text) if t.get_visible() and t.get_text().strip()]
+
+
 def test_plot_one_panel_per_problem_with_quartiles_log_regret_and_the_initial_design(tmp_path):
     db = str(tmp_path / "runs.db")
     for seed in range(3):
@@ -111,16 +120,145 @@ def test_plot_one_panel_per_problem_with_quartiles_log_regret_and_the_initial_de
     assert len(axes) == 2
     titles = sorted(ax.get_title() for ax in axes)
     assert "d=2" in titles[0] and "d=3" in titles[1] and all("sphere" in t for t in titles)
+    assert all("3 runs per line" in t for t in titles)
     for ax in axes:
         assert ax.get_yscale() == "log"
-        assert "regret" in ax.get_ylabel()
         assert len(ax.collections) >= 1  # the quartile band(s)
-        labels = [line.get_label() for line in ax.get_lines()]
-        assert any("initial design" in label for label in labels)
-        assert any(label.endswith("(3 runs)") for label in labels)
-    assert "median" in fig._suptitle.get_text() and "25th to 75th percentile" in fig._suptitle.get_text()
+        assert ax.get_xlabel() == "evaluation"
+        # one dotted line where the (2d + 1)-point design ends, however many runs and policies had it
+        assert len([line for line in ax.get_lines() if line.get_linestyle() == ":"]) == 1
+    # one y label for the figure, the quantity it plots; the legend names policies for a reader
+    assert fig.get_supylabel().startswith("simple regret") and not any(ax.get_ylabel() for ax in axes)
+    (legend,) = fig.legends
+    assert [t.get_text() for t in legend.get_texts()] == ["GP (LogEI)", "Sobol search", "end of initial design"]
+    assert "median" in fig.get_suptitle() and "25th to 75th percentile" in fig.get_suptitle()
+    assert min(t.get_fontsize() for t in _texts(fig)) >= 10
     path = tmp_path / "regret.png"
-    assert main(["report", "--db", db, "--plot", str(path)]) == 0 and path.stat().st_size > 0
+    assert main(["report", "--db", db, "--plot", str(path)]) == 0 and path.read_bytes()[:4] == b"\x89PNG"
+
+
+def _uniform_runs(db, deltas=(0.5,), seeds=(0, 1), horizon=30):
+    for delta in deltas:
+        for seed in seeds:
+            run_episode(WheelBanditEnv(delta=delta, horizon=horizon), UniformPolicy(), seed=seed,
+                        logger=RunLogger(db), run_info={"kind": "bandit", "env_id": "npbandit/WheelBandit-v0",
+                                                        "env_params": {"delta": delta, "horizon": horizon}})
+
+
+def test_each_quantity_is_a_figure_of_its_own_written_in_the_suffixs_format(tmp_path):
+    from npbandit.report import plot_regret, regret_figures
+
+    db = str(tmp_path / "runs.db")
+    _uniform_runs(db, deltas=(0.5, 0.9))
+    optimize(_sphere, [[-1.0], [1.0]], surrogate="random", budget=4, db=db, progress=False, optimal_value=0.0)
+    optimize(_sphere, [[-1.0], [1.0]], surrogate="random", budget=4, db=db, progress=False, name="no optimum")
+    with pytest.raises(ValueError, match="must end in .png, .pdf, .svg"):
+        plot_regret(str(tmp_path / "missing.db"), tmp_path / "regret.jpg")  # before the database is read
+    figures = regret_figures(db)
+    assert list(figures) == ["bandit", "bo-regret", "bo-value"]
+    assert [f.get_supylabel().split("\n")[0].split(" (")[0] for f in figures.values()] == [
+        "cumulative regret", "simple regret", "best value found"]
+    # one scale in every panel of a figure: the two deltas' panels both logarithmic (or both not)
+    assert len({ax.get_yscale() for ax in figures["bandit"].axes if ax.get_visible()}) == 1
+    with pytest.raises(ValueError, match="bandit, bo-regret, bo-value"):
+        regret_figure(db)
+    assert regret_figure(db, "bandit").get_supylabel().startswith("cumulative regret")
+    with pytest.raises(ValueError, match="quantity must be None or one of"):
+        regret_figure(db, "regret")
+    for suffix, magic in ((".pdf", b"%PDF"), (".svg", b"<?xml"), (".PNG", b"\x89PNG")):
+        paths = plot_regret(db, tmp_path / f"regret{suffix}")
+        assert [p.name for p in paths] == [f"regret-{q}{suffix}" for q in ("bandit", "bo-regret", "bo-value")]
+        assert all(p.read_bytes()[:len(magic)] == magic for p in paths)
+    one = str(tmp_path / "one.db")
+    _uniform_runs(one)
+    assert plot_regret(one, tmp_path / "one.svg") == [tmp_path / "one.svg"]  # one quantity: the path as given
+
+
+def test_the_users_names_replace_the_derived_ones_in_the_legend(tmp_path, capsys):
+    from npbandit.report import plot_regret
+
+    db = str(tmp_path / "runs.db")
+    _uniform_runs(db)
+    fig = regret_figure(db, labels={"uniform": "Uniform random arm"})
+    assert [t.get_text() for t in fig.legends[0].get_texts()] == ["Uniform random arm"]
+    with pytest.raises(ValueError, match="no plotted run used; the plotted policies are uniform"):
+        regret_figure(db, labels={"unifrom": "typo"})
+    # one name for two rows: each also shows its id, so that neither line goes unnamed
+    from npbandit.policies import LinUCBPolicy
+
+    run_episode(WheelBanditEnv(delta=0.5, horizon=30), LinUCBPolicy(), seed=0, logger=RunLogger(db),
+                run_info={"kind": "bandit", "env_id": "npbandit/WheelBandit-v0",
+                          "env_params": {"delta": 0.5, "horizon": 30}})
+    fig = regret_figure(db, labels={"uniform": "baseline", "linucb": "baseline"})
+    assert [t.get_text() for t in fig.legends[0].get_texts()] == ["baseline [linucb]", "baseline [uniform]"]
+    path = tmp_path / "r.png"
+    assert main(["report", "--db", db, "--plot", str(path), "--label", "uniform=Uniform (baseline)"]) == 0
+    assert f"wrote {path}" in capsys.readouterr().out
+    assert main(["report", "--db", db, "--plot", str(path), "--label", "uniform"]) == 2
+    assert "--label expects POLICY=TEXT" in capsys.readouterr().err
+    assert main(["report", "--db", db, "--label", "uniform=U"]) == 2
+    assert "it needs --plot" in capsys.readouterr().err
+    assert main(["report", "--db", db, "--plot", str(tmp_path / "r.jpg")]) == 2
+    out, err = capsys.readouterr()
+    assert "--plot must end in .png, .pdf, .svg" in err and out == ""  # refused before the report is printed
+    with pytest.raises(TypeError, match="path must be a str or path"):
+        plot_regret(db, 3)
+
+
+def test_one_dotted_line_per_distinct_initial_design_size(tmp_path):
+    db = str(tmp_path / "runs.db")
+    for n_init in (3, 3, 4):
+        optimize(_sphere, [[-1.0], [1.0]], surrogate="gp", budget=6, n_init=n_init, db=db, progress=False,
+                 optimal_value=0.0)
+    fig = regret_figure(db)
+    (ax,) = [ax for ax in fig.axes if ax.get_visible()]
+    assert sorted(line.get_xdata()[0] for line in ax.get_lines() if line.get_linestyle() == ":") == [3, 4]
+    # the two settings are two rows, named by the setting that tells them apart
+    assert [t.get_text() for t in fig.legends[0].get_texts()] == [
+        "GP (LogEI), initial design 3", "GP (LogEI), initial design 4", "end of initial design"]
+
+
+@pytest.mark.parametrize("policy,kind,label", [
+    ("tnpd-bo-tr-logei", "bo", "TNP-D (trust region, LogEI)"),
+    ("cmanp-and-bo-yeo-johnson-tr-qlognei", "bo", "CMANP-AND (Yeo-Johnson warp, trust region, qLogNEI)"),
+    ("cmanp-bo-marginal-thompson", "bo", "CMANP (marginal Thompson sampling)"),
+    ("gp-ucb", "bo", "GP (UCB)"), ("gp-tr-logei", "bo", "GP (trust region, LogEI)"), ("sobol", "bo", "Sobol search"),
+    ("gp-ucb", "bandit", "GP-UCB"), ("uniform", "bandit", "Uniform"), ("linucb", "bandit", "LinUCB"),
+    ("cmanp-wheel-ucb", "bandit", "CMANP (UCB)"), ("tnpd-wheel-thompson", "bandit", "TNP-D (Thompson sampling)"),
+    ("cmanp-gp1d-ucb", "bandit", "CMANP (gp1d prior, UCB)"),
+    ("/runs/ft/cmanp-bo-ft.json-logei", "bo", "cmanp-bo-ft (LogEI)"),  # a checkpoint path: its file's stem
+    ("tnpd-bo-ft-logei", "bo", "tnpd-bo-ft (LogEI)"),  # a checkpoint of its own name: kept
+    ("something-else", "bo", "something-else"), ("-logei", "bo", "-logei"),
+])
+def test_policy_label_reads_the_parts_of_the_id(policy, kind, label):
+    from npbandit.report import policy_label
+
+    assert policy_label(policy, kind) == label
+
+
+def test_every_model_acquisition_rule_and_warp_has_a_readable_name():
+    from npbandit.policies.bandit import BASELINES, RULES
+    from npbandit.policies.bo import ACQUISITIONS, OUTPUT_WARPS
+    from npbandit.report.labels import ACQUISITION_NAMES, BASELINE_NAMES, MODEL_NAMES, WARP_NAMES, policy_label
+    from npbandit.surrogates import available_models
+
+    assert set(available_models()) <= set(MODEL_NAMES)
+    assert set(ACQUISITIONS) | set(RULES) <= set(ACQUISITION_NAMES)
+    assert set(OUTPUT_WARPS) <= set(WARP_NAMES)
+    assert set(BASELINES) == set(BASELINE_NAMES["bandit"])
+    with pytest.raises(ValueError, match="kind must be one of"):
+        policy_label("sobol", "optuna")
+    with pytest.raises(TypeError, match="policy must be a str"):
+        policy_label(3)
+
+
+def test_importing_the_report_does_not_load_matplotlib():
+    import subprocess
+    import sys
+
+    code = "import sys, npbandit.report; assert 'matplotlib' not in sys.modules, 'matplotlib loaded'"
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True)
+    assert out.returncode == 0, out.stderr
 
 
 def test_models_prints_a_baseline_under_every_checkpoint_and_one_scale_per_table(capsys):
@@ -218,8 +356,8 @@ def test_runs_of_one_policy_with_different_settings_are_different_rows_and_lines
     assert not any("normalised" in r for r in rows)
     text = report_text(db)
     assert "uniform  beta=4" in text and "uniform  beta=1" in text
-    (panel,) = __import__("npbandit.report", fromlist=["_panels"])._panels(db)
-    assert sorted(line.policy for line in panel.lines) == sorted(r["label"] for r in rows)
+    (panel,) = panels(db)
+    assert sorted(line.key.text() for line in panel.lines) == sorted(r["label"] for r in rows)
 
 
 def test_sequential_and_asynchronous_runs_are_different_rows_and_one_setting_is_one_row(tmp_path):

@@ -1,0 +1,78 @@
+"""The ``npbandit`` console script (``npbandit.cli:main``; also ``python -m npbandit.cli``).
+
+One module per command (:mod:`~npbandit.cli.demo`, :mod:`~npbandit.cli.optimize`,
+:mod:`~npbandit.cli.bandit`, :mod:`~npbandit.cli.report`, :mod:`~npbandit.cli.train`,
+:mod:`~npbandit.cli.models`), each with its ``COMMAND`` name, ``add_arguments(parser)`` and
+``run(args) -> int``; this module builds the parser from them, gives the commands that
+log or read runs their ``--db`` option, and turns expected failures into one line on stderr.
+Every option's ``--help`` ends with the default that runs (:class:`~npbandit.cli.options.DefaultsHelpFormatter`).
+"""
+
+from __future__ import annotations
+
+import argparse
+import signal
+import sys
+
+from npbandit._version import __version__
+from npbandit.cli import bandit, demo, models, optimize, report, train
+from npbandit.cli.models import MODELS_NOTE, models_text
+from npbandit.cli.options import DefaultsHelpFormatter
+from npbandit.envs import ObjectiveError
+from npbandit.loop import RunInterrupted
+from npbandit.storage import DEFAULT_URL
+
+__all__ = ["main", "build_parser", "models_text", "MODELS_NOTE", "COMMANDS"]
+
+#: the commands, in the order ``npbandit --help`` lists them
+COMMANDS = (demo, optimize, bandit, report, train, models)
+
+
+def build_parser() -> argparse.ArgumentParser:
+    """The ``npbandit`` argument parser: one subcommand per module of :data:`COMMANDS`."""
+    parser = argparse.ArgumentParser(prog="npbandit", description="Bayesian optimisation and contextual bandits "
+                                     "with pretrained neural-process surrogates.")
+    parser.add_argument("--version", action="version", version=f"npbandit {__version__}")
+    commands = parser.add_subparsers(dest="command", required=True)
+    for command in COMMANDS:
+        text = command.help_text() if hasattr(command, "help_text") else command.HELP
+        sub = commands.add_parser(command.COMMAND, help=text, description=text,
+                                  formatter_class=DefaultsHelpFormatter)
+        command.add_arguments(sub)
+        if command.USES_DB:
+            sub.add_argument("--db", default=DEFAULT_URL,
+                             help="the run database: a SQLAlchemy URL or an SQLite file path")
+    return parser
+
+
+def main(argv: list[str] | None = None) -> int:
+    """Run one command; returns the exit status.
+
+    Every expected failure is one line on stderr and status 2: bad arguments, unknown
+    or unfitting checkpoints, a database that cannot be opened or written, an
+    objective that fails (``ObjectiveError``) or returns something other than a
+    number, a training run that diverges (``FloatingPointError``), a Dask scheduler that
+    does not answer (``OSError``) or Dask not installed (``ImportError``, naming the
+    extra). SIGINT / SIGTERM during a run: the run is saved and recorded as
+    ``interrupted`` (``train``: its state is saved), one line says so, and the status is
+    128 + the signal number."""
+    args = build_parser().parse_args(argv)
+    run = {command.COMMAND: command.run for command in COMMANDS}[args.command]
+    try:
+        return run(args)
+    except RunInterrupted as err:
+        print(f"npbandit {args.command}: {err}", file=sys.stderr)
+        return 128 + int(err.signum)
+    except KeyboardInterrupt:  # outside a run: nothing to save
+        print(f"npbandit {args.command}: interrupted", file=sys.stderr)
+        return 128 + int(signal.SIGINT)
+    except (TypeError, ValueError, OSError, ImportError, ObjectiveError, FloatingPointError) as err:
+        print(f"npbandit {args.command}: {_one_line(err)}", file=sys.stderr)
+        return 2
+
+
+def _one_line(err: BaseException) -> str:
+    text = " ".join(str(err).split())
+    if isinstance(err, ObjectiveError) and "every one of" not in text:
+        text += " (--on-error skip records failed evaluations and goes on)"
+    return text

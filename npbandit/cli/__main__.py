@@ -1,0 +1,7 @@
+"""``python -m npbandit.cli``: the console script."""
+
+import sys
+
+from npbandit.cli import main
+
+sys.exit(main())

@@ -1,0 +1,181 @@
+"""``npbandit optimize``: Bayesian optimisation of a named test function or of the user's
+``module:function``, evaluated here, on local worker processes or on a Dask cluster."""
+
+from __future__ import annotations
+
+import argparse
+import contextlib
+import json
+import os
+import sys
+from typing import Any
+
+from npbandit.cli.options import positive_int, progress
+from npbandit.policies.bo import DEFAULT_LIAR, LIARS, OUTPUT_WARPS
+
+__all__ = ["COMMAND", "HELP", "add_arguments", "run"]
+
+COMMAND = "optimize"
+HELP = "Bayesian optimisation of a named test function or module:function"
+USES_DB = True
+
+
+def add_arguments(opt: argparse.ArgumentParser) -> None:
+    """``npbandit optimize``'s options; their defaults are :func:`npbandit.optimize`'s."""
+    target = opt.add_mutually_exclusive_group(required=True)
+    target.add_argument("--function", help="an unconstrained, continuous botorch.test_functions problem, e.g. "
+                        "branin, hartmann, ackley (constrained and integer-input problems are not offered; "
+                        "`npbandit optimize --function list` names them all)")
+    target.add_argument("--objective", help="module:function taking one point (numpy) and returning a float; the "
+                        "module is looked up on the import path and in the current directory")
+    opt.add_argument("--bounds", help='2 x d JSON, e.g. "[[0,0],[1,1]]" (required with --objective; default with '
+                     "--function: the function's own bounds, where its known optimum is recorded)")
+    opt.add_argument("--dim", type=positive_int, help="dimension for test functions that take one (default: the "
+                     "function's own)")
+    opt.add_argument("--surrogate", default="tnpd", help="tnpd (the tnpd-bo checkpoint, the NP that steers today) | "
+                     "cmanp (cmanp-bo) | gp | random (Sobol search) | a checkpoint trained on the bo prior "
+                     "(npbandit models)")
+    opt.add_argument("--budget", type=positive_int, default=50, help="evaluations, the initial design included")
+    opt.add_argument("--acquisition", default="logei", help="logei | ucb | thompson | marginal-thompson | qlognei")
+    opt.add_argument("--output-warp", choices=list(OUTPUT_WARPS),
+                     help="power-transform the values the surrogate sees (optimize(output_warp=...); default: none)")
+    opt.add_argument("--trust-region", action=argparse.BooleanOptionalAction, default=None,
+                     help="search a trust region around the best point, the surrogate seeing it as its whole "
+                          "domain (optimize(trust_region=...); default: on for the NP surrogates, off for gp)")
+    opt.add_argument("--n-init", type=positive_int, help="initial Sobol points (default: 2d + 1)")
+    opt.add_argument("--maximize", action="store_true", help="maximise instead of minimise")
+    opt.add_argument("--on-error", choices=["raise", "skip"], default="raise",
+                     help="an evaluation that raises or returns NaN / inf: stop the run (raise) or record it as "
+                          "failed and go on (skip)")
+    opt.add_argument("--seed", type=int, default=0, help="seeds the initial design and the acquisition optimisation")
+    opt.add_argument("--batch-size", type=positive_int,
+                     help="evaluations in flight at once (asynchronous BO; > 1 needs --workers or --dask-scheduler; "
+                          "default: --workers' count, else 1)")
+    parallel = opt.add_mutually_exclusive_group()
+    parallel.add_argument("--workers", type=positive_int,
+                          help="evaluate on this many local processes (the objective must be importable: "
+                               "--function, or --objective module:function; default: evaluate here, one at a time)")
+    parallel.add_argument("--dask-scheduler", metavar="ADDRESS",
+                          help="evaluate on the workers of this Dask scheduler (the 'dask' extra; with --batch-size; "
+                               "default: none, see --workers)")
+    opt.add_argument("--liar", choices=list(LIARS), default=DEFAULT_LIAR,
+                     help="with --batch-size > 1, what evaluations in flight are believed at: the worst, mean or "
+                          "best value the surrogate sees, 'believer': the surrogate's own mean at each, or "
+                          "'penalty': no value, LogEI damped around them (optimize(liar=...))")
+    opt.add_argument("--eval-timeout", type=float, metavar="SECONDS",
+                     help="an evaluation still running after this long is recorded as failed (--on-error says "
+                          "what then); needs --workers or --dask-scheduler (default: no limit)")
+
+
+def run(args: argparse.Namespace) -> int:
+    """Run ``npbandit optimize``; prints the best value found."""
+    from npbandit.api import optimize
+
+    if args.function:
+        from npbandit.envs import make_test_function
+        from npbandit.envs.blackbox import problem_objective
+
+        if args.function == "list":
+            _list_functions()
+            return 0
+        problem = make_test_function(args.function, args.dim)
+        bounds = problem.bounds if args.bounds is None else _parse_bounds(args.bounds)
+        if len(bounds[0]) != problem.dim:
+            raise ValueError(f"--bounds are {len(bounds[0])}-dimensional but {args.function} takes {problem.dim} "
+                             "input(s)" + ("" if args.dim is not None else " (--dim sets it for the functions "
+                                                                           "that take one)"))
+        objective = problem_objective(problem, args.function)
+        name = args.function.lower()
+        # the problem's known optimum is its minimum over its own bounds; elsewhere it is unknown
+        optimum = getattr(problem, "_optimal_value", None) if args.bounds is None and not args.maximize else None
+    else:
+        if args.bounds is None:
+            raise ValueError("--bounds is required with --objective")
+        bounds = _parse_bounds(args.bounds)
+        if args.dim is not None and args.dim != len(bounds[0]):
+            raise ValueError(f"--dim {args.dim} disagrees with the {len(bounds[0])}-dimensional --bounds (with "
+                             "--objective, the bounds give the dimension; --dim is for --function)")
+        objective = _load_objective(args.objective)
+        name = optimum = None
+    with contextlib.ExitStack() as stack:
+        executor, batch_size = _optimize_executor(args, stack)
+        result = optimize(objective, bounds, surrogate=args.surrogate, budget=args.budget,
+                          acquisition=args.acquisition, minimize=not args.maximize, n_init=args.n_init,
+                          seed=args.seed, db=args.db, on_error=args.on_error, progress=progress(),
+                          name=name, optimal_value=optimum, batch_size=batch_size, executor=executor,
+                          eval_timeout=args.eval_timeout, output_warp=args.output_warp,
+                          trust_region=args.trust_region, liar=args.liar)
+    print(f"run {result.run_id}: best value {result.best_value:.6g} at x = {result.best_x.tolist()} "
+          f"after {len(result.history)} evaluations")
+    return 0
+
+
+def _list_functions() -> None:
+    from npbandit.envs.blackbox import _synthetic_problems
+
+    for name, (_, reason) in sorted(_synthetic_problems().items()):
+        print(f"{name:<26}" + ("offered" if reason is None else f"not offered: {reason}"))
+
+
+
+def _optimize_executor(args: argparse.Namespace, stack: contextlib.ExitStack) -> tuple[Any, int]:
+    """``npbandit optimize``'s executor (``None``: evaluate here) and batch size from
+    ``--workers`` / ``--dask-scheduler`` / ``--batch-size``; the executor is closed with ``stack``."""
+    if args.dask_scheduler is not None:
+        if args.batch_size is None:
+            raise ValueError("--dask-scheduler needs --batch-size: how many evaluations to keep in flight")
+        from npbandit.cluster import dask_executor
+
+        return stack.enter_context(dask_executor(args.dask_scheduler)), args.batch_size
+    if args.workers is not None:
+        from npbandit.cluster import process_pool
+
+        # Ctrl-C reaches the whole process group: the workers leave it to this process, which saves
+        # the run and then abandons the evaluations in flight; the workers end with this process
+        pool = stack.enter_context(process_pool(args.workers))
+        return pool, args.workers if args.batch_size is None else args.batch_size
+    if args.batch_size is not None and args.batch_size > 1:
+        raise ValueError("--batch-size > 1 needs --workers N or --dask-scheduler ADDRESS to evaluate on")
+    if args.eval_timeout is not None:
+        raise ValueError("--eval-timeout needs --workers N or --dask-scheduler ADDRESS (a call running here "
+                         "cannot be timed out)")
+    return None, 1
+
+
+def _parse_bounds(text: str) -> object:
+    """``--bounds`` JSON -> a validated ``2 x d`` array; errors name ``--bounds``."""
+    from npbandit.envs.blackbox import as_bounds
+
+    try:
+        value = json.loads(text)
+    except json.JSONDecodeError as err:
+        raise ValueError(f"--bounds must be a 2 x d JSON array such as '[[0, 0], [1, 1]]' (lower row, upper row); "
+                         f"{text!r} is not valid JSON: {err}") from None
+    return as_bounds(value, name="--bounds")
+
+
+def _load_objective(spec: str):
+    import importlib
+
+    module_name, sep, attr = spec.partition(":")
+    if not sep or not module_name or not attr:
+        raise ValueError(f"--objective must look like module:function, got {spec!r}")
+    # The console script's sys.path[0] is its bin directory, not the working directory
+    # that `python -m npbandit.cli` would put first; look there too (last, so a local
+    # file cannot shadow a library that npbandit imports).
+    cwd = os.getcwd()
+    if cwd not in sys.path and "" not in sys.path:
+        sys.path.append(cwd)
+    try:
+        module = importlib.import_module(module_name)
+    except ImportError as err:
+        raise ValueError(f"--objective: cannot import {module_name!r} (searched the import path and {cwd}): "
+                         f"{err}") from None
+    except Exception as err:  # noqa: BLE001 - the user's module failed while importing
+        raise ValueError(f"--objective: importing {module_name!r} raised {type(err).__name__}: {err}") from None
+    if not hasattr(module, attr):
+        raise ValueError(f"--objective: {module_name!r} has no attribute {attr!r}")
+    objective = getattr(module, attr)
+    if not callable(objective):
+        raise ValueError(f"--objective: {spec!r} is a {type(objective).__name__}, not a function")
+    return objective

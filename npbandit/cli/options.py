@@ -1,0 +1,66 @@
+"""What every ``npbandit`` command shares: option types, the help formatter that shows
+the defaults, and whether to draw progress bars."""
+
+from __future__ import annotations
+
+import argparse
+import json
+import sys
+from typing import Any
+
+__all__ = ["DefaultsHelpFormatter", "show_default", "positive_int", "parse_assignments", "progress"]
+
+
+def show_default(value: Any) -> str:
+    """How ``--help`` writes a default: a list as its items separated by spaces (as it is
+    typed), anything else as ``str``."""
+    if isinstance(value, (list, tuple)):
+        return " ".join(str(v) for v in value)
+    return str(value)
+
+
+class DefaultsHelpFormatter(argparse.HelpFormatter):
+    """Help that ends each option's text with ``(default: VALUE)``, VALUE read from the
+    parser itself, so that the help cannot name another default than the one that runs.
+
+    An option whose default is ``None`` (absent), ``False`` (a flag) or ``[]`` (a
+    repeatable option) gets nothing appended: its own help says in words what happens
+    when it is not given (``default: 2d + 1``)."""
+
+    def _get_help_string(self, action: argparse.Action) -> str:
+        text = action.help or ""
+        default = action.default
+        if (not action.option_strings or default is None or default is False or default == []
+                or default is argparse.SUPPRESS):
+            return text
+        # the help string is %-formatted by argparse: a % in a default must stay literal
+        return f"{text} (default: {show_default(default).replace('%', '%%')})"
+
+
+def positive_int(text: str) -> int:
+    """An option's value as an int >= 1 (argparse ``type``)."""
+    value = int(text)
+    if value < 1:
+        raise argparse.ArgumentTypeError(f"expected a positive integer, got {text}")
+    return value
+
+
+def parse_assignments(items: list[str], flag: str) -> dict[str, object]:
+    """``["a=1", "b=0.5", "c=rbf", "d=[1,2]"]`` -> typed dict (JSON values, else strings)."""
+    values: dict[str, object] = {}
+    for item in items:
+        key, sep, raw = item.partition("=")
+        if not sep or not key:
+            raise SystemExit(f"npbandit: {flag} expects FIELD=VALUE, got {item!r}")
+        try:
+            values[key] = json.loads(raw)
+        except json.JSONDecodeError:
+            values[key] = raw
+    return values
+
+
+def progress() -> bool:
+    """Whether to draw progress bars: on a terminal only. A bar redraws in place there; in
+    a pipe or log file every redraw would be a line of its own, burying the one line that
+    says how the run ended."""
+    return sys.stderr.isatty()

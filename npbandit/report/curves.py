@@ -1,0 +1,166 @@
+"""The curves behind ``npbandit report --plot``, read from a database (no matplotlib here).
+
+Three quantities, each drawn in a figure of its own (:data:`QUANTITIES`):
+
+- ``"bandit"``: wheel-bandit cumulative regret against the round, one panel per ``delta``;
+- ``"bo-regret"``: black-box simple regret (the gap from the best value found so far to
+  the problem's recorded optimum) against the evaluation, one panel per problem whose
+  optimum is known;
+- ``"bo-value"``: the best value found so far, one panel per problem whose optimum is not.
+
+A panel's lines are its rows as ``npbandit report`` tabulates them (one policy with one
+setting, :class:`~npbandit.report.labels.RowKey`), each the runs' curves stacked.
+"""
+
+from __future__ import annotations
+
+import math
+import textwrap
+from collections import defaultdict
+from dataclasses import dataclass, field
+from typing import Any
+
+import numpy as np
+
+from npbandit.report.grouping import bo_groups
+from npbandit.report.labels import RowKey, row_keys
+from npbandit.storage import DEFAULT_URL, RunRow, list_runs, run_steps
+
+__all__ = ["Quantity", "QUANTITIES", "Line", "Panel", "panels", "best_curve"]
+
+
+@dataclass(frozen=True)
+class Quantity:
+    """What a figure plots: its title, axis labels, and whether the values are regrets
+    (a regret axis is logarithmic when the values span a decade or more)."""
+
+    title: str
+    xlabel: str
+    ylabel: str
+    regret: bool
+
+
+#: the figures ``npbandit report --plot`` draws, by id, in the order it draws them
+QUANTITIES = {
+    "bandit": Quantity("Wheel bandit: cumulative regret", "round", "cumulative regret", True),
+    "bo-regret": Quantity("Black-box optimisation: simple regret", "evaluation", "simple regret", True),
+    "bo-value": Quantity("Black-box optimisation: best value found", "evaluation", "best value found", False),
+}
+
+
+@dataclass
+class Line:
+    """One line of a panel: the runs of one row.
+
+    Attributes:
+        key: the row (policy id and the settings that tell it apart).
+        suffix: what tells lines of one row apart within the panel (``", budget 20"``,
+            ``", 300 rounds"``), else ``""``.
+        curves: ``[runs, steps]``, one curve per run (NaN where a black-box run had no
+            successful evaluation yet).
+        n_inits: the distinct initial-design sizes of its runs (empty when they logged none).
+    """
+
+    key: RowKey
+    suffix: str
+    curves: np.ndarray
+    n_inits: frozenset[int] = field(default_factory=frozenset)
+
+    @property
+    def runs(self) -> int:
+        return int(self.curves.shape[0])
+
+
+@dataclass
+class Panel:
+    """One panel of a figure: a ``quantity`` (a key of :data:`QUANTITIES`), a title
+    naming the setting (a ``delta``, a problem and budget), and its lines."""
+
+    quantity: str
+    title: str
+    lines: list[Line]
+
+    def design_ends(self) -> list[int]:
+        """The distinct initial-design sizes of the panel's runs that fall inside it (where a
+        vertical line marks the end of the initial design), in increasing order."""
+        length = max(line.curves.shape[1] for line in self.lines)
+        return sorted({n for line in self.lines for n in line.n_inits if 1 <= n <= length})
+
+
+def best_curve(steps: list[dict[str, Any]], length: int) -> np.ndarray:
+    """Best value found after each of ``length`` evaluations (failed ones included, they
+    spend budget); NaN before the first evaluation that succeeded. Shape ``[length]``."""
+    curve = np.full(length, np.nan)
+    best = math.nan
+    by_t = {s["t"]: s for s in steps}
+    for t in range(length):
+        step = by_t.get(t)
+        if step is not None and not step["failed"] and step["best_value"] is not None:
+            best = step["best_value"]
+        curve[t] = best
+    return curve
+
+
+def _runs_text(lines: list[Line]) -> str:
+    counts = sorted({line.runs for line in lines})
+    many = counts[-1] != 1
+    span = str(counts[0]) if len(counts) == 1 else f"{counts[0]}-{counts[-1]}"
+    return f"{span} run{'s' if many else ''} per line"
+
+
+def _bandit_panels(db: str, runs: list[RunRow]) -> list[Panel]:
+    finished: dict[Any, list[tuple[RunRow, np.ndarray]]] = defaultdict(list)
+    for run in runs:
+        if run.kind == "bandit" and run.status == "completed":
+            steps = run_steps(db, run.id)
+            if steps:
+                finished[run.env_params.get("delta")].append(
+                    (run, np.array([s["cumulative_regret"] for s in steps], dtype=float)))
+    wheel: dict[Any, dict[tuple[RowKey, int], list[np.ndarray]]] = defaultdict(lambda: defaultdict(list))
+    for delta, cell in finished.items():
+        for length in {len(curve) for _, curve in cell}:  # rows among the runs of one length, as in the table
+            same = [(run, curve) for run, curve in cell if len(curve) == length]
+            keys = row_keys([run for run, _ in same])
+            for run, curve in same:
+                wheel[delta][(keys[run.id], length)].append(curve)
+    panels = []
+    for delta, by_line in sorted(wheel.items(), key=lambda kv: str(kv[0])):
+        lengths = {n for _, n in by_line}
+        lines = [Line(key, "" if len(lengths) == 1 else f", {n} rounds", np.stack(curves))
+                 for (key, n), curves in sorted(by_line.items(), key=lambda kv: (kv[0][0].text(), kv[0][1]))]
+        rounds = f", {lengths.pop()} rounds" if len(lengths) == 1 else ""
+        panels.append(Panel("bandit", f"δ = {delta}{rounds}\n{_runs_text(lines)}", lines))
+    return panels
+
+
+def _bo_panels(db: str, runs: list[RunRow]) -> list[Panel]:
+    panels = []
+    for problem, group in bo_groups(runs).items():
+        by_line: dict[tuple[RowKey, int], list[tuple[np.ndarray, Any]]] = defaultdict(list)
+        keys = row_keys(group)
+        known = problem.regret(0.0) is not None
+        for run in group:
+            steps = run_steps(db, run.id)
+            budget = run.env_params.get("budget") or len(steps)
+            best = best_curve(steps, budget)
+            if known:
+                best = best - problem.optimal_value if problem.minimize else problem.optimal_value - best
+            by_line[(keys[run.id], budget)].append((best, run.policy_params.get("n_init")))
+        budgets = {b for _, b in by_line}
+        lines = [Line(key, "" if len(budgets) == 1 else f", budget {budget}", np.stack([c for c, _ in cell]),
+                      frozenset(int(n) for _, n in cell if n is not None))
+                 for (key, budget), cell in sorted(by_line.items(), key=lambda kv: (kv[0][0].text(), kv[0][1]))]
+        name = "\n".join(textwrap.wrap(problem.name, 36))
+        title = (f"{name}\nd={problem.dim}, {problem.bounds_text(superscript=True)}, {problem.direction()}"
+                 + (f", budget {budgets.pop()}" if len(budgets) == 1 else "") + f"\n{_runs_text(lines)}")
+        if known and any(np.nanmin(line.curves) < 0 for line in lines if np.isfinite(line.curves).any()):
+            title += f"\nruns beat the recorded optimum {problem.optimal_value:.6g}:\nit is not the optimum"
+        panels.append(Panel("bo-regret" if known else "bo-value", title, lines))
+    return panels
+
+
+def panels(db: str = DEFAULT_URL) -> list[Panel]:
+    """Every panel the completed runs in ``db`` make: the wheel-bandit ones (by ``delta``),
+    then the black-box ones (by problem, as :func:`~npbandit.report.bo_summary` groups them)."""
+    runs = list_runs(db)
+    return _bandit_panels(db, runs) + _bo_panels(db, runs)

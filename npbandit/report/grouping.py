@@ -1,0 +1,104 @@
+"""Which runs ``npbandit report`` compares with which: a black-box run's *problem* and a
+bandit run's simple-regret window.
+
+A black-box problem is the objective's name, input dimension, bounds and direction
+(minimise / maximise), as each run recorded them; two runs that differ in any of these
+are never put in one row or one panel. A wheel-bandit run's simple regret is the mean
+per-round regret over the last :data:`SIMPLE_REGRET_SHARE` of its rounds.
+"""
+
+from __future__ import annotations
+
+import math
+from collections import defaultdict
+from dataclasses import dataclass
+
+from npbandit.storage import RunRow
+
+__all__ = ["Problem", "SIMPLE_REGRET_SHARE", "bo_groups", "problem_key", "tail_rounds"]
+
+#: the share of a bandit run's last rounds that simple regret averages over (the wheel
+#: protocol's 500 of 2000 rounds)
+SIMPLE_REGRET_SHARE = 0.25
+
+_SUPERSCRIPTS = str.maketrans("0123456789", "⁰¹²³⁴⁵⁶⁷⁸⁹")
+
+
+@dataclass(frozen=True)
+class Problem:
+    """What a black-box run optimised, as recorded with it. Fields a run did not record
+    (runs logged before they were) are ``None`` and shown as ``?``.
+
+    Attributes:
+        name: the objective's name.
+        dim: input dimension ``d``.
+        bounds: ``(lower, upper)``, each a tuple of ``d`` floats.
+        minimize: the direction.
+        optimal_value: the optimum the runs recorded (``None``: unknown, or runs disagree).
+    """
+
+    name: str
+    dim: int | None
+    bounds: tuple[tuple[float, ...], tuple[float, ...]] | None
+    minimize: bool | None
+    optimal_value: float | None = None
+
+    def bounds_text(self, superscript: bool = False) -> str:
+        """``[0, 1]^6`` for a cube (``[0, 1]⁶`` with ``superscript``), else ``[a, b] x [c, d] ...``."""
+        if self.bounds is None:
+            return "bounds ?"
+        lower, upper = self.bounds
+        if len(set(lower)) == 1 and len(set(upper)) == 1:
+            power = str(len(lower)).translate(_SUPERSCRIPTS) if superscript else f"^{len(lower)}"
+            return f"[{lower[0]:g}, {upper[0]:g}]{power}"
+        return " x ".join(f"[{lo:g}, {hi:g}]" for lo, hi in zip(lower, upper))
+
+    def direction(self) -> str:
+        """``minimise``, ``maximise`` or ``direction ?``."""
+        return {True: "minimise", False: "maximise", None: "direction ?"}[self.minimize]
+
+    def label(self) -> str:
+        """``hartmann  d=6  [0, 1]^6  minimise``"""
+        return f"{self.name}  d={self.dim if self.dim is not None else '?'}  {self.bounds_text()}  {self.direction()}"
+
+    def regret(self, best: float) -> float | None:
+        """Simple regret of a best value: how far it is from the optimum, in the
+        direction of optimisation. Negative when a run beat the recorded optimum (then
+        the recorded optimum is wrong; shown, not hidden)."""
+        if self.optimal_value is None or self.minimize is None:
+            return None
+        return best - self.optimal_value if self.minimize else self.optimal_value - best
+
+
+def problem_key(run: RunRow) -> tuple:
+    """``(name, dim, bounds, minimize)`` of a black-box run, from its ``env_params``
+    (``None`` for what it did not record): the fields of :class:`Problem` but the optimum."""
+    params = run.env_params
+    bounds = params.get("bounds")
+    if bounds is not None:
+        bounds = (tuple(float(v) for v in bounds[0]), tuple(float(v) for v in bounds[1]))
+    dim = params.get("dim") or (len(bounds[0]) if bounds else run.policy_params.get("dim"))
+    minimize = params.get("minimize")
+    return (str(params.get("objective", "?")), None if dim is None else int(dim), bounds,
+            None if minimize is None else bool(minimize))
+
+
+def bo_groups(runs: list[RunRow]) -> dict[Problem, list[RunRow]]:
+    """Completed BO runs by problem, sorted by name, dimension, bounds and direction; a
+    problem's optimum is the one its runs recorded, ``None`` when none did or they disagree."""
+    by_key: dict[tuple, list[RunRow]] = defaultdict(list)
+    for run in runs:
+        if run.kind == "bo" and run.status == "completed":
+            by_key[problem_key(run)].append(run)
+    out = {}
+    for key, group in by_key.items():
+        stated = {float(r.env_params["optimal_value"]) for r in group if r.env_params.get("optimal_value") is not None}
+        out[Problem(*key, optimal_value=stated.pop() if len(stated) == 1 else None)] = group
+    return dict(sorted(out.items(), key=lambda kv: (kv[0].name, kv[0].dim or 0, str(kv[0].bounds),
+                                                    str(kv[0].minimize))))
+
+
+def tail_rounds(rounds: int) -> int:
+    """How many of a bandit run's last ``rounds`` its simple regret averages over
+    (:data:`SIMPLE_REGRET_SHARE` of them, at least one)."""
+    return max(1, math.ceil(SIMPLE_REGRET_SHARE * rounds))

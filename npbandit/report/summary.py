@@ -1,0 +1,172 @@
+"""The tables of ``npbandit report``: the latest runs, then wheel-bandit and black-box
+regret, each row a set of comparable runs (:mod:`npbandit.report.grouping`) of one policy
+with one setting (:mod:`npbandit.report.labels`).
+
+- wheel bandit: one ``delta`` and one run length. *Simple regret* is the mean
+  per-round regret over the last quarter of each run (:data:`SIMPLE_REGRET_SHARE`):
+  the last 500 of the protocol's 2000 rounds, the last 75 of a 300-round run.
+- black-box optimisation: one *problem* -- objective name (``optimize(name=...)``, else
+  the callable's ``module:qualname``), input dimension, bounds and direction
+  (minimise / maximise) -- and one budget. When the run recorded the problem's optimum
+  (``optimize(optimal_value=...)``, named test functions on their own bounds),
+  *simple regret* is the gap between the best value found and it.
+"""
+
+from __future__ import annotations
+
+import statistics
+from collections import defaultdict
+from typing import Any
+
+import numpy as np
+
+from npbandit.report.grouping import SIMPLE_REGRET_SHARE, Problem, bo_groups, problem_key, tail_rounds
+from npbandit.report.labels import row_keys
+from npbandit.storage import DEFAULT_URL, RunRow, display_url, list_runs, run_steps
+
+__all__ = ["bandit_summary", "bo_summary", "report_text"]
+
+
+def bandit_summary(db: str = DEFAULT_URL) -> list[dict[str, Any]]:
+    """Per (delta, run length, policy with its settings: ``label``, see the module
+    docstring), over completed runs: final cumulative regret of each run, normalised by
+    Uniform's mean on the same setting (×100) when Uniform ran (with one setting), and
+    simple regret (mean per-round regret over the last ``simple_regret_rounds`` rounds,
+    :data:`SIMPLE_REGRET_SHARE` of the run)."""
+    settings: dict[tuple, list[tuple[RunRow, float, float]]] = defaultdict(list)
+    for run in list_runs(db, kind="bandit"):
+        if run.status != "completed":
+            continue
+        steps = run_steps(db, run.id)
+        if not steps:
+            continue
+        simple = statistics.fmean(s["regret"] for s in steps[-tail_rounds(len(steps)):])
+        settings[(run.env_params.get("delta"), len(steps))].append((run, steps[-1]["cumulative_regret"], simple))
+    rows = []
+    for (delta, horizon), cell in sorted(settings.items(), key=lambda kv: (kv[0][0] or 0, kv[0][1])):
+        labels = {i: k.text() for i, k in row_keys([run for run, _, _ in cell]).items()}
+        by_label: dict[str, list[tuple[RunRow, float, float]]] = defaultdict(list)
+        for entry in cell:
+            by_label[labels[entry[0].id]].append(entry)
+        uniform = [v for label, entries in by_label.items() for r, v, _ in entries if r.policy == "uniform"]
+        uniform_rows = {label for label, entries in by_label.items() if entries[0][0].policy == "uniform"}
+        # Uniform runs with two settings (numbers of arms) are no single yardstick: no normalisation then
+        norm = statistics.fmean(uniform) if len(uniform_rows) == 1 else None
+        for label, entries in sorted(by_label.items()):
+            values = [v for _, v, _ in entries]
+            row = {"delta": delta, "steps": horizon, "policy": entries[0][0].policy, "label": label,
+                   "runs": len(values), "cumulative_regret": values, "simple_regret": [s for _, _, s in entries],
+                   "simple_regret_rounds": tail_rounds(horizon)}
+            if norm:
+                row["normalised"] = [100 * v / norm for v in values]
+            rows.append(row)
+    return rows
+
+
+def bo_summary(db: str = DEFAULT_URL) -> list[dict[str, Any]]:
+    """Per (problem, budget, policy with its settings: ``label``, see the module
+    docstring), over completed runs: the best value each run found,
+    its simple regret when the problem's optimum is known (else ``None``), and the mean
+    seconds per evaluation spent by the policy (act + observe)."""
+    rows = []
+    for problem, runs in bo_groups(list_runs(db, kind="bo")).items():
+        cells: dict[tuple, list[dict[str, float]]] = defaultdict(list)
+        labels = {i: k.text() for i, k in row_keys(runs).items()}
+        for run in runs:
+            steps = run_steps(db, run.id)
+            good = [s for s in steps if not s["failed"]]
+            if not good:
+                continue
+            budget = run.env_params.get("budget") or len(steps)
+            seconds = statistics.fmean(s["act_s"] + s["observe_s"] for s in good)
+            cells[(budget, labels[run.id], run.policy)].append({"best": good[-1]["best_value"],
+                                                                "evals": len(steps), "s_per_step": seconds})
+        for (budget, label, policy), cell in sorted(cells.items()):
+            best = [c["best"] for c in cell]
+            regret = [problem.regret(b) for b in best]
+            rows.append({"problem": problem, "objective": problem.name, "budget": budget, "policy": policy,
+                         "label": label, "runs": len(cell), "best": best,
+                         "simple_regret": None if None in regret else regret,
+                         "evals": max(c["evals"] for c in cell),
+                         "s_per_step": statistics.fmean(c["s_per_step"] for c in cell)})
+    return rows
+
+
+def _mean_std(values: list[float]) -> str:
+    if not values:
+        return "-"
+    if len(values) == 1:
+        return f"{values[0]:.2f}"
+    return f"{statistics.fmean(values):.2f} ± {statistics.stdev(values):.2f}"
+
+
+def _median_quartiles(values: list[float] | None) -> str:
+    if not values:
+        return "-"
+    if len(values) == 1:
+        return f"{values[0]:.4g}"
+    q1, median, q3 = np.percentile(values, [25, 50, 75])
+    return f"{median:.4g} [{q1:.4g}, {q3:.4g}]"
+
+
+def _setting(run: RunRow) -> str:
+    if run.kind == "bandit":
+        return f"delta={run.env_params.get('delta')}"
+    problem = Problem(*problem_key(run))
+    direction = {True: "min", False: "max", None: "?"}[problem.minimize]
+    text = f"{problem.name} d={problem.dim if problem.dim is not None else '?'} {direction}"
+    return text if len(text) <= 36 else "…" + text[-35:]  # the end of a long name tells problems apart
+
+
+def report_text(db: str = DEFAULT_URL, limit: int = 20) -> str:
+    """The report as text: the latest ``limit`` runs, then the wheel-bandit and the
+    black-box-optimisation tables of completed runs (see the module docstring)."""
+    runs = list_runs(db)
+    lines = [f"database: {display_url(db)}", f"runs: {len(runs)} ("
+             + ", ".join(f"{s} {sum(r.status == s for r in runs)}"
+                         for s in ("completed", "running", "interrupted", "failed")) + ")", ""]
+    if runs:
+        lines.append(f"{'id':>4}  {'kind':<6}  {'policy':<24}  {'setting':<36}  {'seed':>4}  {'steps':>6}  status")
+        for r in runs[-limit:]:
+            lines.append(f"{r.id:>4}  {r.kind:<6}  {r.policy:<24}  {_setting(r):<36}  "
+                         f"{r.seed if r.seed is not None else '-':>4}  {r.n_steps:>6}  {r.status}"
+                         + (f"  ({r.error[:60]})" if r.error else ""))
+        if len(runs) > limit:
+            lines.append(f"  ... {len(runs) - limit} older runs not shown")
+    bandit = bandit_summary(db)
+    if bandit:
+        width = max(24, *(len(r["label"]) for r in bandit))
+        tails = sorted({(r["simple_regret_rounds"], r["steps"]) for r in bandit}, key=lambda p: p[1])
+        lines += ["", "Wheel bandit (completed runs, one row per delta, run length and policy; mean ± sd over runs):",
+                  "cumulative regret at the last round (normalised: Uniform's mean = 100, when Uniform ran); "
+                  f"simple regret = mean per-round regret over the last {SIMPLE_REGRET_SHARE:.0%} of the rounds "
+                  "(" + "; ".join(f"the last {tail} of {rounds} rounds" for tail, rounds in tails) + ")",
+                  f"{'delta':>6}  {'rounds':>6}  {'policy':<{width}}  {'runs':>4}  {'normalised':>16}  "
+                  f"{'cumulative':>18}  {'simple':>12}"]
+        for r in bandit:
+            lines.append(f"{r['delta']!s:>6}  {r['steps']:>6}  {r['label']:<{width}}  {r['runs']:>4}  "
+                         f"{_mean_std(r.get('normalised', [])):>16}  {_mean_std(r['cumulative_regret']):>18}  "
+                         f"{_mean_std(r['simple_regret']):>12}")
+    bo = bo_summary(db)
+    if bo:
+        lines += ["", "Black-box optimisation (completed runs, one block per problem -- objective, dimension, bounds, "
+                  "direction -- and budget; median [25 %, 75 %] over runs):",
+                  "best value = the best objective value a run found; simple regret = its distance from the "
+                  "problem's recorded optimum (- when no optimum was recorded)"]
+        header = None
+        width = max(24, *(len(r["label"]) for r in bo))
+        for r in bo:
+            problem = r["problem"]
+            block = (problem, r["budget"])
+            if block != header:
+                header = block
+                optimum = "" if problem.optimal_value is None else f"  optimum {problem.optimal_value:.6g}"
+                lines += ["", f"{problem.label()}{optimum}  budget {r['budget']}",
+                          f"  {'policy':<{width}}  {'runs':>4}  {'best value':>30}  {'simple regret':>30}  "
+                          f"{'s/eval':>7}"]
+            lines.append(f"  {r['label']:<{width}}  {r['runs']:>4}  {_median_quartiles(r['best']):>30}  "
+                         f"{_median_quartiles(r['simple_regret']):>30}  {r['s_per_step']:>7.3f}")
+            if r["simple_regret"] and min(r["simple_regret"]) < 0:
+                lines.append(f"  (a run beat the recorded optimum {problem.optimal_value:.6g}: the recorded optimum "
+                             "is not the optimum)")
+    return "\n".join(lines)
