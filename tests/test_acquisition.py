@@ -51,7 +51,8 @@ def test_a_constant_liar_conditions_every_pending_point_at_its_constant(gp, cond
         conditioned.clear()
         model, observed = ConstantLiar(rule).believe(gp, PENDING, outputs=Y, observed=X)
         (at, values), = conditioned
-        assert torch.equal(at, PENDING) and torch.equal(values, torch.full((2, 1), float(expected), dtype=torch.float64))
+        assert torch.equal(at, PENDING)
+        assert torch.equal(values, torch.full((2, 1), float(expected), dtype=torch.float64))
         assert model is not gp and observed is X  # pending points are not counted as evaluated
         assert model.train_inputs[0].shape[-2] == 5
     assert float(ConstantLiar(2.0).value(None)) == 2.0  # a number needs no outputs

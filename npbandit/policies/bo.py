@@ -91,7 +91,8 @@ class NPModelFactory:
     def __init__(self, surrogate, name: str | None = None) -> None:
         card = getattr(surrogate, "card", None)
         if not isinstance(card, dict) or "name" not in card:
-            raise TypeError(f"surrogate must be a pretrained surrogate (load_surrogate), got {type(surrogate).__name__}")
+            raise TypeError("surrogate must be a pretrained surrogate (load_surrogate), got "
+                            f"{type(surrogate).__name__}")
         if name is not None and not isinstance(name, str):
             raise TypeError(f"name must be a string or None, got {type(name).__name__}")
         self.surrogate = surrogate
