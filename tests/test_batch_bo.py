@@ -66,34 +66,56 @@ def test_four_in_flight_overlap_and_storage_records_workers(tmp_path):
     assert SCHEMA_VERSION == 2
 
 
+class _RecordingPool(ThreadPoolExecutor):
+    """A thread pool that keeps every future it hands out, so a test can wait for them."""
+
+    def __init__(self, workers):
+        super().__init__(workers)
+        self.futures = []
+
+    def submit(self, fn, /, *args, **kwargs):
+        future = super().submit(fn, *args, **kwargs)
+        self.futures.append(future)
+        return future
+
+
 def test_a_stop_keeps_the_evaluations_that_came_back_while_a_point_was_proposed(tmp_path, monkeypatch):
-    # Ctrl-C while the driver proposes: the evaluations finished meanwhile are results too
+    # Ctrl-C while the driver proposes: the evaluations finished meanwhile are results too. The
+    # stop comes in a proposal made with evaluations in flight (not yet observed by the loop),
+    # after every evaluation submitted so far has finished: whatever the threads' schedule, they
+    # all came back while the point was proposed, and all must be kept
+    import concurrent.futures as cf
     import signal
 
     from npbandit.loop import RunInterrupted
     from npbandit.policies import SobolPolicy
 
     calls = []
+    stop = {}
 
     def counted(x):
         calls.append(1)
         return sphere(x)
 
     real_act = SobolPolicy.act
+    pool = _RecordingPool(3)
 
     def act(self, obs, pending=None):
-        if len(calls) >= 6:
-            time.sleep(0.3)  # the three in flight come back meanwhile
+        if len(pool.futures) >= 6 and pending is not None and len(pending):
+            cf.wait(pool.futures)  # the evaluations in flight come back while this point is proposed
+            stop.update(submitted=len(pool.futures), in_flight=len(pending))
             raise RunInterrupted(signal.SIGINT)
         return real_act(self, obs, pending=pending)
 
     monkeypatch.setattr(SobolPolicy, "act", act)
     db = f"sqlite:///{tmp_path / 'stop.db'}"
-    with ThreadPoolExecutor(3) as ex, pytest.raises(RunInterrupted, match="saved all"):
-        optimize(counted, BOUNDS, surrogate="random", budget=20, seed=0, db=db, progress=False, executor=ex,
+    with pool, pytest.raises(RunInterrupted, match="saved all"):
+        optimize(counted, BOUNDS, surrogate="random", budget=20, seed=0, db=db, progress=False, executor=pool,
                  batch_size=3)
     run = list_runs(db)[0]
-    assert run.status == "interrupted" and len(run_steps(db, run.id)) == len(calls) >= 7
+    assert stop["submitted"] >= 6 and stop["in_flight"] >= 1
+    # every evaluation submitted is kept, those in flight at the stop among them
+    assert run.status == "interrupted" and len(run_steps(db, run.id)) == len(calls) == stop["submitted"]
 
 
 def test_sequential_run_overlaps_nothing(tmp_path):
@@ -195,18 +217,20 @@ def _gp_policy_asked_with_one_in_flight(liar: str):
 
 @pytest.mark.parametrize("liar,expected", [("worst", min), ("mean", lambda y: sum(y) / len(y)), ("best", max)])
 def test_the_policy_believes_points_in_flight_at_its_liar(monkeypatch, liar, expected):
-    from npbandit.policies import bo
+    from npbandit.acquisition import proposal
+    from npbandit.acquisition.pending import ConstantLiar
 
     seen = {}
-    real = bo.propose
+    real = proposal.propose
 
     def spy(*args, **kwargs):
         seen.update(kwargs)
         return real(*args, **kwargs)
 
-    monkeypatch.setattr(bo, "propose", spy)
+    monkeypatch.setattr(proposal, "propose", spy)
     policy = _gp_policy_asked_with_one_in_flight(liar)
-    assert float(seen["pending_value"]) == pytest.approx(expected(policy.Y))
+    assert seen["pending_strategy"] == ConstantLiar(liar)
+    assert float(seen["pending_strategy"].value(seen["outputs"])) == pytest.approx(expected(policy.Y))
     torch.testing.assert_close(seen["pending"], torch.tensor([[0.5, 0.5]], dtype=torch.float64))
     assert policy.params()["liar"] == liar  # runs with other liars stay apart in the benchmarks
 
@@ -226,18 +250,18 @@ def test_liar_values_and_their_validation():
 
 
 def test_the_trust_region_believes_pending_points_at_the_liar_of_its_box(monkeypatch):
-    from npbandit.policies import bo
+    from npbandit.acquisition import proposal
     from npbandit.policies.trust_region import TrustRegion
 
     seen = {}
-    monkeypatch.setattr(bo, "propose", lambda *a, **kw: seen.update(kw) or np.full(2, 0.5))
+    monkeypatch.setattr(proposal, "propose", lambda *a, **kw: seen.update(kw) or np.full(2, 0.5))
     region = TrustRegion(2)
     region.length = 0.2  # the model's box: side 0.4 around the best point
     X = torch.tensor([[0.5, 0.5], [0.55, 0.45], [0.05, 0.95]], dtype=torch.float64)
     Y = torch.tensor([[3.0], [1.0], [-10.0]], dtype=torch.float64)  # the last point lies outside the box
-    bo.propose_in_region(region, X, Y, lambda X_box, Y_box: None, "logei", seed=0,
-                         pending=torch.tensor([[0.52, 0.5]], dtype=torch.float64), liar="mean")
-    assert float(seen["pending_value"]) == 2.0  # the mean of the box's outputs, not of all
+    proposal.propose_in_region(region, X, Y, lambda X_box, Y_box: None, "logei", seed=0,
+                               pending=torch.tensor([[0.52, 0.5]], dtype=torch.float64), liar="mean")
+    assert float(seen["pending_strategy"].value(seen["outputs"])) == 2.0  # the mean of the box's outputs, not of all
 
 
 def test_the_local_penalty_damps_the_acquisition_around_pending_points_only(monkeypatch):
@@ -246,7 +270,7 @@ def test_the_local_penalty_damps_the_acquisition_around_pending_points_only(monk
     the pending point and vanishes beyond the ball where f(x_j) = mu_j leaves no room to beat M."""
     from torch.special import log_ndtr
 
-    from npbandit.policies.bo import _LocalPenalty
+    from npbandit.acquisition.penalty import LocalPenalty
     from npbandit.policies.gp import fit_single_task_gp
 
     X = torch.linspace(0, 1, 7, dtype=torch.float64).unsqueeze(-1)
@@ -254,7 +278,7 @@ def test_the_local_penalty_damps_the_acquisition_around_pending_points_only(monk
     gp = fit_single_task_gp(X, Y, noise_free=True)
     bounds = torch.tensor([[0.0], [1.0]], dtype=torch.float64)
     pending = torch.tensor([[0.6]], dtype=torch.float64)  # sin(3.6) = -0.44
-    penalty = _LocalPenalty.build(gp, pending, Y.max(), bounds, seed=0)
+    penalty = LocalPenalty.build(gp, pending, Y.max(), bounds, seed=0)
     assert 3.0 < penalty.lipschitz < 9.0  # the mean's slope, |6 cos(6x)| <= 6, from 256 Sobol points
     # M: the model's idea of the maximum (its mean near 0.26 lies above every observation)
     assert penalty.best_f > Y.max()
@@ -289,14 +313,16 @@ def test_the_local_penalty_damps_the_acquisition_around_pending_points_only(monk
 
 
 def test_the_policy_penalises_points_in_flight_with_the_penalty_liar(monkeypatch):
+    from npbandit.acquisition import proposal
+    from npbandit.acquisition.pending import LocalPenalisation
     from npbandit.policies import BOPolicy
     from npbandit.policies import bo
 
     seen = {}
-    real = bo.propose
-    monkeypatch.setattr(bo, "propose", lambda *a, **kw: seen.update(kw) or real(*a, **kw))
-    policy = _gp_policy_asked_with_one_in_flight("penalty")
-    assert seen["penalise_pending"] is True and seen["pending_value"] is None
+    real = proposal.propose
+    monkeypatch.setattr(proposal, "propose", lambda *a, **kw: seen.update(kw) or real(*a, **kw))
+    _gp_policy_asked_with_one_in_flight("penalty")
+    assert seen["pending_strategy"] == LocalPenalisation() and "pending_value" not in seen
     with pytest.raises(ValueError, match="believes pending points at no value"):
         bo.liar_value(torch.ones(2, 1, dtype=torch.float64), "penalty")
     with pytest.raises(ValueError, match="'penalty' needs acquisition 'logei'"):
@@ -448,6 +474,8 @@ def test_the_replay_has_a_gp_yardstick_and_counts_evaluations_to_a_regret(monkey
 
 
 def test_the_believer_conditions_each_pending_point_at_the_models_own_mean(monkeypatch):
+    from npbandit.acquisition import proposal
+    from npbandit.acquisition.pending import KrigingBeliever
     from npbandit.policies import bo
     from npbandit.policies.gp import fit_single_task_gp
 
@@ -485,19 +513,19 @@ def test_the_believer_conditions_each_pending_point_at_the_models_own_mean(monke
         bo.liar_value(Y, "believer")
 
     kwargs = {}
-    real_propose = bo.propose
-    monkeypatch.setattr(bo, "propose", lambda *a, **kw: kwargs.update(kw) or real_propose(*a, **kw))
-    policy = _gp_policy_asked_with_one_in_flight("believer")
-    assert kwargs["believe_pending"] is True and kwargs["pending_value"] is None
-    assert kwargs["penalise_pending"] is False
+    real_propose = proposal.propose
+    monkeypatch.setattr(proposal, "propose", lambda *a, **kw: kwargs.update(kw) or real_propose(*a, **kw))
+    _gp_policy_asked_with_one_in_flight("believer")
+    assert kwargs["pending_strategy"] == KrigingBeliever() and "pending_value" not in kwargs
+    assert "believe_pending" not in kwargs and "penalise_pending" not in kwargs  # the strategy, not its keyword form
 
 
 def test_an_np_believes_points_in_flight_at_its_own_mean_through_optimize(tmp_path, monkeypatch):
-    from npbandit.policies import bo
+    from npbandit.acquisition import pending
 
     believed = []
-    real = bo._condition
-    monkeypatch.setattr(bo, "_condition", lambda model, X, Y: believed.append((model, X, Y)) or real(model, X, Y))
+    real = pending.condition
+    monkeypatch.setattr(pending, "condition", lambda model, X, Y: believed.append((model, X, Y)) or real(model, X, Y))
     card = str(tiny_checkpoint(tmp_path, "cmanp", "bo"))
     with ThreadPoolExecutor(2) as ex:
         result = optimize(slow_sphere, BOUNDS, surrogate=card, budget=8, n_init=3, seed=0, db=None, progress=False,

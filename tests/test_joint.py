@@ -424,11 +424,12 @@ def test_thompson_draw_of_the_shipped_joint_model_is_calibrated_over_many_candid
 def test_bo_policy_qlognei_proposes_q_points_at_once_and_hands_them_out_in_order(tmp_path, monkeypatch):
     """acquisition="qlognei": one joint qLogNEI optimisation per q points (in the trust
     region too), its points evaluated in the order proposed; q is validated."""
+    import npbandit.acquisition.proposal as proposal
     import npbandit.policies.bo as bo
     from npbandit.policies import BOPolicy
 
     proposals = []
-    maximise = bo._maximise_batch
+    maximise = proposal._maximise_batch
 
     def spy(model, q, seed, num_restarts, raw_samples, bounds):
         points = maximise(model, q, seed, num_restarts, raw_samples, bounds)
@@ -436,7 +437,7 @@ def test_bo_policy_qlognei_proposes_q_points_at_once_and_hands_them_out_in_order
         proposals.append(points)
         return points
 
-    monkeypatch.setattr(bo, "_maximise_batch", spy)
+    monkeypatch.setattr(proposal, "_maximise_batch", spy)
     checkpoint = str(tiny_checkpoint(tmp_path, "cmanp-and", "bo"))
     for trust_region in (False, True):
         proposals.clear()

@@ -12,6 +12,7 @@ import torch
 import npbandit.cli as cli
 import npbandit.demo as demo
 import npbandit.envs.blackbox as blackbox
+import npbandit.policies.bo as bo
 import npbandit.policies.gp as gp
 from npbandit.envs import BlackBoxEnv, make_test_function
 from npbandit.loop import run_episode, run_wheel_bandits
@@ -88,6 +89,7 @@ def test_both_gp_baselines_fit_through_the_one_helper(monkeypatch):
         return real(X, Y, **kwargs)
 
     monkeypatch.setattr(gp, "fit_single_task_gp", spy)
+    monkeypatch.setattr(bo, "fit_single_task_gp", spy)  # BOPolicy's GP model factory calls it from there
     run_episode(BlackBoxEnv(function="branin", budget=6), BOPolicy(2, model="gp", noise_free=True), seed=0)
     assert calls == [(2, {"noise_free": True, "kernel": "rbf"})]  # 5 Sobol points, then one fit
     calls.clear()

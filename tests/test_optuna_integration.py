@@ -179,7 +179,7 @@ def test_running_trials_are_believed_at_the_samplers_liar(monkeypatch, liar, exp
 
 
 def test_the_np_sees_the_trials_in_the_trust_region_the_study_has_earned(monkeypatch):
-    import npbandit.policies.bo as bo  # the trust-region step is optimize's (propose_in_region)
+    import npbandit.acquisition.proposal as bo  # the trust-region step is optimize's (propose_in_region)
 
     seen = []
     monkeypatch.setattr(bo, "propose", lambda model, acquisition, **kw: seen.append(

@@ -53,7 +53,7 @@ def test_the_policy_gives_the_model_warped_values_and_the_acquisition_their_best
         x = rng.random(2)
         policy.observe(None, x, float(-np.exp(3 * rng.random())), {})
     seen = {}
-    import npbandit.policies.bo as bo
+    import npbandit.acquisition.proposal as bo  # the proposal step BOPolicy calls
 
     def spy(model, acquisition, **kwargs):
         seen["train_Y"], seen["best_f"] = model.train_Y.clone(), kwargs["best_f"]
@@ -68,7 +68,7 @@ def test_the_policy_gives_the_model_warped_values_and_the_acquisition_their_best
 
 
 def test_the_policy_tells_the_proposal_step_what_it_has_evaluated_unless_asked_not_to(tmp_path, monkeypatch):
-    import npbandit.policies.bo as bo
+    import npbandit.acquisition.proposal as bo  # the proposal step BOPolicy calls
 
     card = tiny_checkpoint(tmp_path, "cmanp", "bo")
     seen = []

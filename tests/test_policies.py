@@ -273,3 +273,81 @@ def test_make_bandit_policy_reads_paths_without_hyphens_and_gives_linucb_the_exp
     assert make_bandit_policy("linucb", beta=2.5).alpha == 2.5
     with pytest.raises(ValueError, match="baseline"):
         parse_bandit_policy_name("linucb-thompson")
+
+
+# -- BOPolicy's model factory ----------------------------------------------------------------------------------
+
+def _run_bo(policy, steps, seed=0):
+    policy.reset(seed)
+    for _ in range(steps):
+        x = policy.act(None)
+        policy.observe(None, x, float(-np.sum((x - 0.3) ** 2)), {})
+    return np.array(policy.X)
+
+
+def test_bo_policy_builds_its_model_with_an_injected_factory():
+    """A callable (train_X, train_Y) -> Model is called before every proposal with what the
+    model sees; its name and params() are the run's; the GP's factory runs as model="gp"."""
+    from npbandit.policies import BOPolicy
+    from npbandit.policies.bo import GPModelFactory
+    from npbandit.policies.gp import fit_single_task_gp
+
+    calls = []
+
+    class Counting:
+        name = "counted-gp"
+
+        def __call__(self, train_X, train_Y):
+            calls.append((train_X.clone(), train_Y.clone()))
+            return fit_single_task_gp(train_X, train_Y, noise_free=True)
+
+        def params(self):
+            return {"model": self.name, "fits": "per proposal"}
+
+    policy = BOPolicy(2, model=Counting(), n_init=3, num_restarts=2, raw_samples=32)
+    assert policy.name == "counted-gp-logei" and policy.trust_region is False and policy.surrogate is None
+    X = _run_bo(policy, 5)
+    assert len(calls) == 2  # one per proposal after the 3-point design
+    for i, (train_X, train_Y) in enumerate(calls):
+        assert torch.equal(train_X, torch.as_tensor(X[:3 + i])) and train_Y.shape == (3 + i, 1)
+    params = policy.params()
+    assert params["model"] == "counted-gp" and params["fits"] == "per proposal" and "noise_free" not in params
+    # the injected GP factory is model="gp": the same points on the same seed, the same logged settings
+    injected = BOPolicy(2, model=GPModelFactory(noise_free=True, kernel="matern52"), n_init=3, num_restarts=2,
+                        raw_samples=32)
+    named = BOPolicy(2, model="gp", noise_free=True, gp_kernel="matern52", n_init=3, num_restarts=2, raw_samples=32)
+    assert np.array_equal(_run_bo(injected, 5), _run_bo(named, 5))
+    assert injected.params() == named.params() and injected.name == named.name == "gp-logei"
+    assert (injected.noise_free, injected.gp_kernel) == (True, "matern52")
+    assert BOPolicy(2, model=lambda X, Y: None).name == "<lambda>-logei"
+    with pytest.raises(ValueError, match="configure the GP"):
+        BOPolicy(2, model=Counting(), noise_free=True)
+    with pytest.raises(TypeError, match="model factory"):
+        BOPolicy(2, model=3)
+    with pytest.raises(ValueError, match="gp_kernel must be one of"):
+        GPModelFactory(kernel="periodic")
+
+
+def test_model_names_resolve_through_the_registry_and_an_np_factory_streams_like_its_name(tmp_path):
+    from npbandit.policies import BOPolicy
+    from npbandit.policies.bo import GPModelFactory, NPModelFactory, model_factory
+
+    card = str(tiny_checkpoint(tmp_path, "cmanp", "bo"))
+    gp = model_factory("gp", noise_free=True)
+    assert isinstance(gp, GPModelFactory) and gp.params() == {"noise_free": True, "gp_kernel": "rbf"}
+    np_factory = model_factory(card)
+    assert isinstance(np_factory, NPModelFactory) and np_factory.name == card and np_factory.params() == {}
+    with pytest.raises(ValueError, match="GP"):
+        model_factory(card, noise_free=True)
+    with pytest.raises(TypeError, match="surrogate"):
+        NPModelFactory(object())
+    # an injected NP factory is a checkpoint name: trust region on by default, checkpoint logged,
+    # and without a region the model built once and streamed, the same points on the same seed
+    injected = BOPolicy(2, model=NPModelFactory(load_surrogate(card), name="tiny"), num_restarts=2, raw_samples=32,
+                        trust_region=False)
+    named = BOPolicy(2, model=card, num_restarts=2, raw_samples=32, trust_region=False)
+    assert injected.name == "tiny-logei" and injected.checkpoint == named.checkpoint
+    assert BOPolicy(2, model=NPModelFactory(load_surrogate(card))).trust_region is True
+    assert np.array_equal(_run_bo(injected, 7), _run_bo(named, 7))
+    assert injected.np_model is not None and injected.np_model.train_X.shape[-2] == 7  # streamed
+    assert injected.params() == named.params()

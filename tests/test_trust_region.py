@@ -4,9 +4,9 @@ import numpy as np
 import pytest
 import torch
 
-import npbandit.policies.bo as bo
+import npbandit.acquisition.proposal as proposal
 from npbandit.policies import BOPolicy
-from npbandit.policies.trust_region import TrustRegion
+from npbandit.policies.trust_region import TrustRegion, TrustRegionSettings
 
 
 def test_the_region_doubles_after_successes_halves_after_failures_and_restarts():
@@ -58,13 +58,13 @@ def test_bad_regions_are_refused(kwargs, match):
 
 def test_a_policy_in_a_trust_region_shows_its_model_only_the_region(monkeypatch):
     seen = []
-    real = bo.propose
+    real = proposal.propose
 
     def spy(model, *args, **kwargs):
         seen.append((model.train_X.clone(), kwargs["observed"].clone()))
         return real(model, *args, **kwargs)
 
-    monkeypatch.setattr(bo, "propose", spy)
+    monkeypatch.setattr(proposal, "propose", spy)
     policy = BOPolicy(2, model="cmanp-bo")  # on by default for an NP, off for the GP
     assert policy.name == "cmanp-bo-tr-logei" and policy.params()["trust_region"] is True
     assert BOPolicy(2, model="cmanp-bo", trust_region=False).params()["trust_region"] is False
@@ -127,13 +127,13 @@ def test_replaying_a_search_gives_the_region_its_policy_ended_with():
 
 def test_the_model_can_see_a_wider_box_than_the_one_searched(monkeypatch):
     seen = []
-    real = bo.propose
+    real = proposal.propose
 
     def spy(model, *args, **kwargs):
         seen.append((model.train_X.clone(), kwargs["bounds"].clone()))
         return real(model, *args, **kwargs)
 
-    monkeypatch.setattr(bo, "propose", spy)
+    monkeypatch.setattr(proposal, "propose", spy)
     policy = BOPolicy(2, model="cmanp-bo")
     policy.reset(seed=1)
     f = lambda x: -float(((x - 0.4) ** 2).sum())  # noqa: E731 (maximised)
@@ -165,11 +165,11 @@ def test_proposals_stay_inside_the_bounds_they_are_given():
     model = NPModel.from_pretrained("cmanp-bo", X, Y)
     bounds = torch.tensor([[0.1, 0.2], [0.4, 0.5]], dtype=torch.float64)
     for acquisition in ("logei", "ucb", "marginal-thompson"):
-        x = bo.propose(model, acquisition, dim=2, best_f=Y.max(), seed=0, bounds=bounds, raw_samples=64,
+        x = proposal.propose(model, acquisition, dim=2, best_f=Y.max(), seed=0, bounds=bounds, raw_samples=64,
                        num_restarts=2, thompson_candidates=128)
         assert np.all(x >= bounds[0].numpy()) and np.all(x <= bounds[1].numpy()), acquisition
     with pytest.raises(ValueError, match="bounds"):
-        bo.propose(model, "logei", dim=2, best_f=Y.max(), seed=0, bounds=torch.tensor([[0.5, 0.2], [0.4, 0.5]]))
+        proposal.propose(model, "logei", dim=2, best_f=Y.max(), seed=0, bounds=torch.tensor([[0.5, 0.2], [0.4, 0.5]]))
 
 
 def test_a_collapsed_region_is_held_when_the_budget_left_cannot_use_a_restart():
@@ -219,3 +219,65 @@ def test_the_budget_left_counts_failed_and_in_flight_evaluations():
     policy.observe(None, np.full(2, 0.3), 1.0, {})  # given directly: spent too
     assert seen == [10 - 4]  # three handed out, one given
     assert policy.region.successes == 1
+
+
+@pytest.mark.parametrize("kwargs,match", [({"length_min": 1.7}, "length_min"), ({"length_init": 0.0}, "length_min"),
+                                          ({"length_max": 1.0}, "length_init <= length_max"),
+                                          ({"success_tolerance": 0}, "success_tolerance"),
+                                          ({"failure_tolerance": 1.5}, "failure_tolerance"),
+                                          ({"failure_tolerance": True}, "failure_tolerance"),
+                                          ({"context_factor": 0.5}, "context_factor"),
+                                          ({"context_factor": True}, "context_factor")])
+def test_trust_region_settings_are_validated_as_the_region_is(kwargs, match):
+    with pytest.raises(ValueError, match=match):
+        TrustRegionSettings(**kwargs)
+    with pytest.raises(ValueError, match=match):
+        TrustRegion(2, **kwargs)
+
+
+def test_trust_region_settings_are_the_regions_defaults_frozen_and_build_regions():
+    settings = TrustRegionSettings()
+    assert vars(settings.region(3)) == vars(TrustRegion(3))  # the same defaults, one home
+    assert (TrustRegion.length_init, TrustRegion.context_factor) == (settings.length_init, settings.context_factor)
+    assert settings.changed() == {}
+    turbo = TrustRegionSettings(length_init=0.8, failure_tolerance=2, context_factor=1.0)
+    assert turbo.changed() == {"length_init": 0.8, "failure_tolerance": 2, "context_factor": 1.0}
+    region = TrustRegion.from_settings(6, turbo)
+    assert (region.dim, region.length, region.failure_tolerance, region.context_factor) == (6, 0.8, 2, 1.0)
+    assert TrustRegion.from_settings(6, settings).failure_tolerance == 6  # None: max(4, d) for the region's d
+    with pytest.raises(AttributeError):
+        turbo.length_init = 1.6  # frozen: one object may serve many policies
+    assert turbo == TrustRegionSettings(length_init=0.8, failure_tolerance=2, context_factor=1.0) and hash(turbo)
+    with pytest.raises(TypeError, match="settings"):
+        TrustRegion.from_settings(2, {"length_init": 0.8})
+
+
+def test_a_policy_searches_and_logs_the_trust_region_it_is_given():
+    """Injected settings are the ones the region runs with and the ones the run logs (not
+    the class defaults); the defaults log exactly what they always did."""
+    settings = TrustRegionSettings(length_init=0.8, success_tolerance=2, context_factor=3.0)
+    policy = BOPolicy(2, model="gp", trust_region=settings, budget=30)
+    assert policy.trust_region is True and policy.trust_region_settings is settings and policy.name == "gp-tr-logei"
+    policy.reset(seed=0)
+    region = policy.region
+    assert (region.length, region.length_init, region.success_tolerance, region.context_factor) == (0.8, 0.8, 2, 3.0)
+    params = policy.params()
+    assert params["trust_region_length_init"] == region.length_init == 0.8
+    assert params["trust_region_context_factor"] == region.context_factor == 3.0
+    assert params["trust_region_success_tolerance"] == region.success_tolerance == 2
+    assert params["trust_region_budget"] == 30
+    assert not {"trust_region_length_min", "trust_region_length_max", "trust_region_failure_tolerance"} & set(params)
+    default = BOPolicy(2, model="gp", trust_region=True).params()
+    assert {k: v for k, v in default.items() if k.startswith("trust_region")} == {
+        "trust_region": True, "trust_region_length_init": 1.6, "trust_region_context_factor": 2.0,
+        "trust_region_budget": None}
+    assert BOPolicy(2, model="gp", trust_region=TrustRegionSettings()).params() == default
+    assert "trust_region_length_init" not in BOPolicy(2, model="gp").params()  # off: no region settings
+    # the settings reach the proposal: the model sees a box context_factor times the searched one
+    f = lambda x: -float(((x - 0.4) ** 2).sum())  # noqa: E731 (maximised)
+    for _ in range(policy.n_init + 1):
+        x = policy.act(None)
+        policy.observe(None, x, f(x), {})
+    assert policy.region.length_init == 0.8 and policy.region.successes + policy.region.failures == 1
+    with pytest.raises(TypeError, match="TrustRegionSettings"):
+        BOPolicy(2, model="gp", trust_region={"length_init": 0.8})

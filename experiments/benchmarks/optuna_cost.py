@@ -64,7 +64,7 @@ class Clock:
     @contextlib.contextmanager
     def installed(self):
         import npbandit.integrations.optuna as integration
-        import npbandit.policies.bo as bo
+        import npbandit.acquisition.proposal as bo  # the proposal step both routes call
         from npbandit import NPModel
 
         def timed(fn, bucket):

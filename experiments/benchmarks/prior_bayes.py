@@ -70,22 +70,32 @@ class PriorBayesModel(Model):
         return GPyTorchPosterior(MultivariateNormal(mean, torch.diag_embed(var)))
 
 
-class PriorBayesPolicy(BOPolicy):
-    """``BOPolicy`` (LogEI, repeats avoided, a trust region as the NP rows search) with
-    :class:`PriorBayesModel` as its model; run name ``bayes-gp[-tr]-logei``."""
+class PriorBayesFactory:
+    """The model factory ``BOPolicy`` is given (``model=``): a :class:`PriorBayesModel` on the
+    observations the policy's model sees, its hyperparameter draws seeded from torch's global
+    generator, which ``BOPolicy`` seeds from the run's generator before every proposal for a
+    model that is not an NP checkpoint."""
 
-    def __init__(self, dim: int, trust_region: bool = True, num_samples: int = NUM_SAMPLES,
-                 budget: int | None = None) -> None:
-        super().__init__(dim, model="gp", trust_region=trust_region, budget=budget)
+    name = "bayes-gp"
+
+    def __init__(self, num_samples: int = NUM_SAMPLES) -> None:
+        if isinstance(num_samples, bool) or not isinstance(num_samples, int) or num_samples < 1:
+            raise ValueError(f"num_samples must be a positive int, got {num_samples!r}")
         self.num_samples = num_samples
-        self.model_name = "bayes-gp"
-        self.name = f"bayes-gp{'-tr' if trust_region else ''}-logei"
 
-    def _model(self, X: torch.Tensor, Y: torch.Tensor) -> PriorBayesModel:
-        # act() seeds torch's global generator per proposal on this (model="gp") path
+    def __call__(self, X: torch.Tensor, Y: torch.Tensor) -> PriorBayesModel:
         seed = int(torch.randint(2**62, (1,)))
         return PriorBayesModel(X, Y, self.num_samples, torch.Generator().manual_seed(seed))
 
     def params(self) -> dict[str, Any]:
-        out = {k: v for k, v in super().params().items() if k not in ("noise_free", "gp_kernel")}
-        return out | {"model": "bayes-gp", "bayes_samples": self.num_samples, "bayes_keep_nats": KEEP_NATS}
+        return {"model": self.name, "bayes_samples": self.num_samples, "bayes_keep_nats": KEEP_NATS}
+
+
+class PriorBayesPolicy(BOPolicy):
+    """``BOPolicy`` (LogEI, repeats avoided, a trust region as the NP rows search) with
+    :class:`PriorBayesModel` as its model (:class:`PriorBayesFactory`); run name ``bayes-gp[-tr]-logei``."""
+
+    def __init__(self, dim: int, trust_region: bool = True, num_samples: int = NUM_SAMPLES,
+                 budget: int | None = None) -> None:
+        super().__init__(dim, model=PriorBayesFactory(num_samples), trust_region=trust_region, budget=budget)
+        self.num_samples = num_samples

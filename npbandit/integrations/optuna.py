@@ -46,8 +46,9 @@ except ImportError as err:  # pragma: no cover - exercised only without Optuna
     raise ImportError("npbandit.integrations.optuna needs Optuna: pip install \"npbandit[optuna]\" "
                       f"(or pip install optuna) ({err})") from None
 
+from npbandit.acquisition.pending import DEFAULT_LIAR, check_liar, pending_rule
+from npbandit.acquisition.proposal import ACQUISITIONS, propose, propose_in_region
 from npbandit.api import SURROGATES
-from npbandit.policies.bo import ACQUISITIONS, DEFAULT_LIAR, check_liar, pending_rule, propose, propose_in_region
 from npbandit.policies.trust_region import TrustRegion
 from npbandit.surrogates.pretrained import check_checkpoint_kind, load_surrogate
 from npbandit.validation import check_bool, check_int, check_real

@@ -4,9 +4,10 @@ from npbandit.policies.bandit import (GPUCBPolicy, LinUCBPolicy, NPBanditPolicy,
                                       parse_bandit_policy_name)
 from npbandit.policies.base import Policy
 from npbandit.policies.bo import ACQUISITIONS, BOPolicy, SobolPolicy
+from npbandit.policies.trust_region import TrustRegionSettings
 
 __all__ = ["Policy", "UniformPolicy", "LinUCBPolicy", "NPBanditPolicy", "GPUCBPolicy", "BOPolicy", "SobolPolicy",
-           "ACQUISITIONS", "make_bandit_policy"]
+           "ACQUISITIONS", "TrustRegionSettings", "make_bandit_policy"]
 
 
 def make_bandit_policy(name: str, beta: float = 1.0) -> Policy:

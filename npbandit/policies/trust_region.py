@@ -36,11 +36,66 @@ from __future__ import annotations
 
 import math
 from collections.abc import Sequence
-from dataclasses import dataclass
+from dataclasses import asdict, dataclass, fields
 
 import torch
 
-__all__ = ["TrustRegion"]
+__all__ = ["TrustRegion", "TrustRegionSettings"]
+
+
+def _check_settings(length_init: float, length_min: float, length_max: float, success_tolerance: int,
+                    failure_tolerance: int | None, context_factor: float) -> None:
+    """Raise ``ValueError`` naming the first setting out of range (``failure_tolerance``:
+    ``None`` or a positive int)."""
+    if not 0 < length_min < length_init <= length_max:
+        raise ValueError("need 0 < length_min < length_init <= length_max, got "
+                         f"{length_min}, {length_init}, {length_max}")
+    if isinstance(context_factor, bool) or not isinstance(context_factor, (int, float)) or not context_factor >= 1:
+        raise ValueError(f"context_factor must be a number >= 1, got {context_factor!r}")
+    for name, value in (("success_tolerance", success_tolerance), ("failure_tolerance", failure_tolerance)):
+        if value is None and name == "failure_tolerance":
+            continue
+        if not isinstance(value, int) or isinstance(value, bool) or value < 1:
+            raise ValueError(f"{name} must be a positive int, got {value!r}")
+
+
+@dataclass(frozen=True)
+class TrustRegionSettings:
+    """The settings of a :class:`TrustRegion`, without its dimension: what
+    ``BOPolicy(trust_region=...)`` takes to search a region other than the default one, and
+    what it logs with the run.
+
+    Args:
+        length_init, length_min, length_max: side of the box at the start, the
+            restart threshold and the cap (1.6, 0.5 ** 7, 1.6; TuRBO starts at 0.8).
+        success_tolerance: improvements in a row that double the side (3).
+        failure_tolerance: non-improving proposals in a row that halve it
+            (``None``, the default: ``max(4, d)`` for a region of dimension ``d``).
+        context_factor: side of the box whose observations the surrogate sees, over
+            the side of the box searched (2; 1: it sees only the searched box).
+
+    Raises:
+        ValueError: a length, tolerance or factor out of range (as :class:`TrustRegion`).
+    """
+
+    length_init: float = 1.6
+    length_min: float = 0.5**7
+    length_max: float = 1.6
+    success_tolerance: int = 3
+    failure_tolerance: int | None = None
+    context_factor: float = 2.0
+
+    def __post_init__(self) -> None:
+        _check_settings(self.length_init, self.length_min, self.length_max, self.success_tolerance,
+                        self.failure_tolerance, self.context_factor)
+
+    def region(self, dim: int) -> "TrustRegion":
+        """A fresh :class:`TrustRegion` of dimension ``dim`` with these settings."""
+        return TrustRegion.from_settings(dim, self)
+
+    def changed(self) -> dict[str, float | int | None]:
+        """The settings that differ from the defaults, by name."""
+        return {f.name: getattr(self, f.name) for f in fields(self) if getattr(self, f.name) != f.default}
 
 
 @dataclass
@@ -56,33 +111,35 @@ class TrustRegion:
             (default ``max(4, d)``).
         context_factor: side of the box whose observations the surrogate sees, over
             the side of the box searched (2; 1: it sees only the searched box).
+
+    The defaults are :class:`TrustRegionSettings`'s; :meth:`from_settings` builds a region
+    from a settings object.
     """
 
     dim: int
-    length_init: float = 1.6
-    length_min: float = 0.5**7
-    length_max: float = 1.6
-    success_tolerance: int = 3
-    failure_tolerance: int | None = None
-    context_factor: float = 2.0
+    length_init: float = TrustRegionSettings.length_init
+    length_min: float = TrustRegionSettings.length_min
+    length_max: float = TrustRegionSettings.length_max
+    success_tolerance: int = TrustRegionSettings.success_tolerance
+    failure_tolerance: int | None = TrustRegionSettings.failure_tolerance
+    context_factor: float = TrustRegionSettings.context_factor
 
     def __post_init__(self) -> None:
         if not isinstance(self.dim, int) or isinstance(self.dim, bool) or self.dim < 1:
             raise ValueError(f"dim must be a positive int, got {self.dim!r}")
-        if not 0 < self.length_min < self.length_init <= self.length_max:
-            raise ValueError("need 0 < length_min < length_init <= length_max, got "
-                             f"{self.length_min}, {self.length_init}, {self.length_max}")
+        _check_settings(self.length_init, self.length_min, self.length_max, self.success_tolerance,
+                        self.failure_tolerance, self.context_factor)
         if self.failure_tolerance is None:
             self.failure_tolerance = max(4, self.dim)
-        if isinstance(self.context_factor, bool) or not isinstance(self.context_factor, (int, float)) \
-                or not self.context_factor >= 1:
-            raise ValueError(f"context_factor must be a number >= 1, got {self.context_factor!r}")
-        for name in ("success_tolerance", "failure_tolerance"):
-            value = getattr(self, name)
-            if not isinstance(value, int) or isinstance(value, bool) or value < 1:
-                raise ValueError(f"{name} must be a positive int, got {value!r}")
         self.length = self.length_init
         self.successes = self.failures = self.restarts = self.holds = 0
+
+    @classmethod
+    def from_settings(cls, dim: int, settings: TrustRegionSettings) -> "TrustRegion":
+        """A fresh region of dimension ``dim`` with ``settings``."""
+        if not isinstance(settings, TrustRegionSettings):
+            raise TypeError(f"settings must be a TrustRegionSettings, got {type(settings).__name__}")
+        return cls(dim, **asdict(settings))
 
     @property
     def restart_evaluations(self) -> int:

@@ -1,0 +1,21 @@
+"""Acquisition: from a BoTorch model to the next point(s) to evaluate.
+
+- :mod:`~npbandit.acquisition.proposal`: :func:`propose` (LogEI, UCB, Thompson, qLogNEI
+  maximised over the unit cube or a box in it, repeats avoided) and
+  :func:`propose_in_region` (the same inside a trust region's box);
+- :mod:`~npbandit.acquisition.pending`: how points still being evaluated enter a proposal,
+  as :class:`PendingStrategy` objects (:class:`ConstantLiar`, :class:`KrigingBeliever`,
+  :class:`LocalPenalisation`) and :func:`pending_strategy`, which resolves their names;
+- :mod:`~npbandit.acquisition.penalty`: the local penalty and the penalised acquisition
+  (imports BoTorch; not imported here);
+- :mod:`~npbandit.acquisition.thompson`: :func:`thompson_draw`, one posterior draw over candidates.
+"""
+
+from npbandit.acquisition.pending import (DEFAULT_LIAR, LIARS, ConstantLiar, KrigingBeliever, LocalPenalisation,
+                                          PendingStrategy, check_liar, liar_value, pending_rule, pending_strategy)
+from npbandit.acquisition.proposal import ACQUISITIONS, REPEAT_DISTANCE, propose, propose_in_region
+from npbandit.acquisition.thompson import THOMPSON_BLOCK_SIZE, thompson_draw
+
+__all__ = ["propose", "propose_in_region", "ACQUISITIONS", "REPEAT_DISTANCE", "PendingStrategy", "ConstantLiar",
+           "KrigingBeliever", "LocalPenalisation", "pending_strategy", "LIARS", "DEFAULT_LIAR", "check_liar",
+           "liar_value", "pending_rule", "thompson_draw", "THOMPSON_BLOCK_SIZE"]

@@ -1,0 +1,262 @@
+"""The proposal step: the next point(s) to evaluate, the maximiser of an acquisition.
+
+:func:`propose` is the one proposal step every NP/GP route shares (``BOPolicy``, and so
+``optimize``; ``npbandit.integrations.optuna.NPSampler``); :func:`propose_in_region` is
+the same step inside a trust region's box. Points still being evaluated enter through a
+:class:`~npbandit.acquisition.pending.PendingStrategy`.
+"""
+
+from __future__ import annotations
+
+import warnings
+from collections.abc import Callable
+from typing import Any, Protocol
+
+import numpy as np
+import torch
+
+from npbandit.acquisition.pending import (DEFAULT_LIAR, ConstantLiar, KrigingBeliever, LocalPenalisation,
+                                          PendingStrategy, pending_strategy)
+from npbandit.acquisition.thompson import is_np_model, thompson_draw
+
+__all__ = ["propose", "propose_in_region", "SearchRegion", "ACQUISITIONS", "REPEAT_DISTANCE"]
+
+#: the acquisitions :func:`propose` maximises (see ``BOPolicy``)
+ACQUISITIONS = ("logei", "ucb", "thompson", "marginal-thompson", "qlognei")
+#: a proposal closer than this (Euclidean, unit cube) to an observed point is a repeat; with
+#: ``observed`` given the proposal step replaces it (see :func:`propose`)
+REPEAT_DISTANCE = 1e-3
+
+
+def propose(model, acquisition: str, *, dim: int, best_f: float | torch.Tensor, seed: int, beta: float = 2.0,
+            num_restarts: int = 10, raw_samples: int = 512, thompson_candidates: int = 2048,
+            pending: torch.Tensor | None = None, pending_strategy: PendingStrategy | None = None,
+            outputs: torch.Tensor | None = None, pending_value: float | torch.Tensor | None = None,
+            observed: torch.Tensor | None = None, bounds: torch.Tensor | None = None, q: int = 1,
+            penalise_pending: bool = False, believe_pending: bool = False,
+            snap: Callable[[torch.Tensor], torch.Tensor] | None = None) -> np.ndarray:
+    """The next point to evaluate: the maximiser of ``acquisition`` on ``model`` over the unit cube.
+
+    Args:
+        model: a BoTorch model on ``[0, 1]^d`` inputs whose output is maximised
+            (``NPModel`` or ``SingleTaskGP``).
+        acquisition: one of :data:`ACQUISITIONS` (see ``BOPolicy``).
+        dim: ``d``, the number of inputs.
+        best_f: the best observed output, for LogEI.
+        seed: seeds the start points of ``optimize_acqf`` (or the Thompson candidates),
+            so the same model and seed give the same point.
+        pending: ``[p, d]`` points being evaluated now (an Optuna trial still running,
+            an evaluation in flight with ``optimize(batch_size=q)``), or ``None``. They enter
+            the proposal as ``pending_strategy`` says, while ``best_f`` stays the best
+            *observed* value.
+        pending_strategy: a :class:`~npbandit.acquisition.pending.PendingStrategy`
+            (:class:`ConstantLiar`, :class:`KrigingBeliever`, :class:`LocalPenalisation`);
+            required with a non-empty ``pending`` unless one of the keyword forms below is
+            given instead (not both).
+        outputs: ``[n, 1]`` the outputs the model was built on (maximised), for a
+            :class:`ConstantLiar` rule such as ``"mean"``.
+        pending_value: keyword form of ``ConstantLiar``: the value pending points are
+            believed at, in the model's output units (``liar_value`` of the observed outputs).
+        believe_pending: keyword form of ``KrigingBeliever()``: each pending point believed at
+            the model's own predictive mean there; the pending points also join ``observed``.
+        penalise_pending: keyword form of ``LocalPenalisation()``: the model left as it is and
+            LogEI damped around each pending point (``"logei"`` only).
+        observed: ``[n, d]`` points already evaluated, or ``None``. Given, LogEI / UCB never
+            return a point within :data:`REPEAT_DISTANCE` of one of them: the best restart that
+            lands farther away is taken, or, when every restart came back to an observation,
+            the acquisition's best among ``raw_samples`` Sobol points farther away. On a
+            deterministic objective a repeat teaches nothing, yet an NP that stays unsure
+            at its observations keeps expected improvement high there.
+        snap: maps points ``[k, d]`` of the cube to where they would be evaluated (a grid of
+            stepped parameters, ``NPSampler``); the repeat check then compares those, so a
+            proposal that rounds onto an observed grid point counts as a repeat.
+        bounds: ``[2, d]`` lower and upper corners of the box searched, inside the unit
+            cube (``None``: the whole cube). The model may know points outside it.
+        q: points proposed together, for ``"qlognei"`` (1 for the other acquisitions).
+            ``qLogNoisyExpectedImprovement`` is maximised jointly over the ``q`` points,
+            its baseline the model's training inputs (pending points included); no
+            repeat check (``observed`` is not used): the batch is what the acquisition
+            makes of the model's joint.
+
+    Returns:
+        the point, numpy float64 of shape ``[d]``; ``[q, d]`` for ``"qlognei"``.
+    """
+    if acquisition not in ACQUISITIONS:
+        raise ValueError(f"acquisition must be one of {ACQUISITIONS}, got {acquisition!r}")
+    if not isinstance(q, int) or isinstance(q, bool) or q < 1 or (q > 1 and acquisition != "qlognei"):
+        raise ValueError(f"q must be a positive int, and 1 unless acquisition is 'qlognei'; got {q!r}")
+    if pending_strategy is not None and not isinstance(pending_strategy, PendingStrategy):
+        raise TypeError(f"pending_strategy must be a PendingStrategy or None, got {type(pending_strategy).__name__}")
+    strategy = None
+    if pending is not None:
+        pending = torch.as_tensor(pending, dtype=torch.float64)
+        if pending.ndim != 2 or pending.shape[-1] != dim:
+            raise ValueError(f"pending must have shape [p, {dim}], got {tuple(pending.shape)}")
+        if len(pending):
+            strategy = _strategy(acquisition, pending_strategy, pending_value, penalise_pending, believe_pending)
+            model, observed = strategy.believe(model, pending, outputs=outputs, observed=observed)
+        elif penalise_pending and believe_pending:
+            raise ValueError("penalise_pending and believe_pending exclude each other (one rule for pending points)")
+    # optimize_acqf's seed covers its raw samples but not the choice among them (torch.multinomial
+    # on the global generator), and a posterior draw uses the global generator too: seed it here,
+    # so the point depends on (model, seed) alone and the caller's generator is left as it was
+    with torch.random.fork_rng(devices=[]):
+        torch.manual_seed(seed)
+        if observed is not None:
+            observed = torch.as_tensor(observed, dtype=torch.float64)
+            if observed.ndim != 2 or observed.shape[-1] != dim:
+                raise ValueError(f"observed must have shape [n, {dim}], got {tuple(observed.shape)}")
+        if bounds is None:
+            bounds = torch.stack([torch.zeros(dim), torch.ones(dim)]).to(torch.float64)
+        bounds = torch.as_tensor(bounds, dtype=torch.float64)
+        if bounds.shape != (2, dim) or not ((0 <= bounds[0]) & (bounds[0] < bounds[1]) & (bounds[1] <= 1)).all():
+            raise ValueError(f"bounds must be [2, {dim}] corners with 0 <= lower < upper <= 1, got {bounds.tolist()}")
+        if acquisition == "qlognei":
+            return _maximise_batch(model, q, seed, num_restarts, raw_samples, bounds)
+        penalty = None
+        if strategy is not None:
+            penalty = strategy.penalise(model, pending, best_f=best_f, bounds=bounds, seed=seed)
+        return _maximise(model, acquisition, dim, best_f, seed, beta, num_restarts, raw_samples, thompson_candidates,
+                         observed, bounds, penalty, snap)
+
+
+def _strategy(acquisition: str, strategy: PendingStrategy | None, pending_value: Any, penalise: bool,
+              believe: bool) -> PendingStrategy:
+    """The strategy for a non-empty ``pending``: the one given, or the one the keyword form names."""
+    if strategy is not None:
+        if pending_value is not None or penalise or believe:
+            raise ValueError("give pending_strategy or its keyword form (pending_value, penalise_pending, "
+                             "believe_pending), not both")
+        strategy.check(acquisition)
+        return strategy
+    if penalise and believe:
+        raise ValueError("penalise_pending and believe_pending exclude each other (one rule for pending points)")
+    if penalise:
+        if acquisition != "logei":
+            raise ValueError(f"penalise_pending needs acquisition 'logei', got {acquisition!r}")
+        if pending_value is not None:
+            raise ValueError("pending_value is not used with penalise_pending (pending points are believed at "
+                             "no value)")
+        return LocalPenalisation()
+    if believe:
+        if pending_value is not None:
+            raise ValueError("pending_value is not used with believe_pending (each pending point is believed at "
+                             "the model's mean there)")
+        return KrigingBeliever()
+    if pending_value is None:
+        raise ValueError("pending_value is required with pending points (or a pending_strategy): the value they are "
+                         "believed at (liar_value of the observed outputs)")
+    value = torch.as_tensor(pending_value, dtype=torch.float64).reshape(-1)
+    if value.numel() != 1 or not torch.isfinite(value).all():
+        raise ValueError(f"pending_value must be one finite number, got {pending_value!r}")
+    return ConstantLiar(float(value))
+
+
+class SearchRegion(Protocol):
+    """What :func:`propose_in_region` needs of a region (``npbandit.policies.trust_region.TrustRegion``)."""
+
+    context_factor: float
+
+    def box(self, center: torch.Tensor, scale: float = 1.0) -> tuple[torch.Tensor, torch.Tensor]: ...
+
+    def to_unit(self, X: torch.Tensor, lower: torch.Tensor,
+                upper: torch.Tensor) -> tuple[torch.Tensor, torch.Tensor]: ...
+
+
+def propose_in_region(region: SearchRegion, X: torch.Tensor, Y: torch.Tensor, build_model, acquisition: str, *,
+                      seed: int, pending: torch.Tensor | None = None, avoid_repeats: bool = True,
+                      liar: str | PendingStrategy = DEFAULT_LIAR,
+                      snap: Callable[[torch.Tensor], torch.Tensor] | None = None, **settings: Any) -> np.ndarray:
+    """:func:`propose` inside ``region``'s box around the best of ``X`` ``[n, d]`` (values
+    ``Y`` ``[n, 1]``, maximised): the model, ``build_model(X_box, Y_box)``, sees only the
+    observations in the box ``region.context_factor`` times as wide around the same
+    centre, mapped onto the unit cube, and so do the pending points and the repeat check;
+    the proposal, searched for in the middle of that cube, is mapped back. The one trust-region step of
+    ``BOPolicy`` and ``NPSampler``. ``liar``: a :class:`PendingStrategy`, or its name, for the
+    pending points, its constants taken from the outputs in the model's box. ``settings``:
+    ``propose``'s ``beta``, ``num_restarts``, ``raw_samples``, ``thompson_candidates``, ``q``.
+    ``snap``: as :func:`propose`'s, on the whole unit cube. Returns ``[d]`` in the unit cube
+    (``[q, d]`` for ``"qlognei"``)."""
+    strategy = pending_strategy(liar)
+    center = X[int(torch.argmax(Y))]
+    lower, upper = region.box(center)  # searched
+    seen_lower, seen_upper = region.box(center, region.context_factor)  # what the model sees, as its unit cube
+    X_box, inside = region.to_unit(X, seen_lower, seen_upper)
+    Y_box = Y[inside]
+    if pending is not None:
+        pending = region.to_unit(pending, seen_lower, seen_upper)[0]
+    span = seen_upper - seen_lower
+    bounds = torch.stack([(lower - seen_lower) / span, (upper - seen_lower) / span]).clamp(0.0, 1.0)
+    local_snap = None
+    if snap is not None:  # the repeat check in the model's cube, through the whole cube's grid
+        def local_snap(points: torch.Tensor) -> torch.Tensor:
+            return (snap(seen_lower + points * span) - seen_lower) / span
+
+    point = propose(build_model(X_box, Y_box), acquisition, dim=X.shape[-1], best_f=Y_box.max(), seed=seed,
+                    pending=pending, pending_strategy=strategy, outputs=Y_box,
+                    observed=X_box if avoid_repeats else None, bounds=bounds, snap=local_snap, **settings)
+    return (seen_lower + torch.as_tensor(point) * span).clamp(lower, upper).numpy()
+
+
+def _maximise_batch(model, q: int, seed: int, num_restarts: int, raw_samples: int,
+                    bounds: torch.Tensor) -> np.ndarray:
+    """``q`` points ``[q, d]`` maximising ``qLogNoisyExpectedImprovement`` jointly, with the
+    model's training inputs as its baseline."""
+    from botorch.acquisition import qLogNoisyExpectedImprovement
+    from botorch.optim import optimize_acqf
+
+    baseline = model.train_X if is_np_model(model) else model.train_inputs[0]
+    acq = qLogNoisyExpectedImprovement(model, X_baseline=baseline.detach(), prune_baseline=True)
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")  # as in _maximise
+        points, _ = optimize_acqf(acq, bounds, q=q, num_restarts=num_restarts, raw_samples=raw_samples,
+                                  options={"seed": seed})
+    return points.detach().reshape(q, -1).numpy()
+
+
+def _maximise(model, acquisition: str, dim: int, best_f: float | torch.Tensor, seed: int, beta: float,
+              num_restarts: int, raw_samples: int, thompson_candidates: int,
+              avoid: torch.Tensor | None, bounds: torch.Tensor, penalty=None,
+              snap: Callable[[torch.Tensor], torch.Tensor] | None = None) -> np.ndarray:
+    """One point ``[d]``: the argmax of a Thompson draw over Sobol candidates, or LogEI / UCB
+    (plus ``penalty``'s log, a :class:`~npbandit.acquisition.penalty.LocalPenalty`) maximised
+    by ``optimize_acqf`` away from the points ``avoid`` ``[n, d]``."""
+    from botorch.acquisition import LogExpectedImprovement, UpperConfidenceBound
+    from botorch.optim import optimize_acqf
+
+    if acquisition in ("thompson", "marginal-thompson"):
+        candidates = bounds[0] + (bounds[1] - bounds[0]) * torch.quasirandom.SobolEngine(
+            dim, scramble=True, seed=seed).draw(thompson_candidates, dtype=torch.float64)
+        with torch.no_grad():
+            sample = thompson_draw(model, candidates, seed, joint=acquisition == "thompson")
+        return candidates[int(torch.argmax(sample))].numpy()
+    acq = (LogExpectedImprovement(model, best_f=best_f) if acquisition == "logei"
+           else UpperConfidenceBound(model, beta=beta))
+    if penalty is not None:
+        acq = penalty.wrap(acq)
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")  # restarts that stop early are normal for flat acquisitions
+        # BoTorch's retry (a whole new optimisation when a restart ends "ABNORMAL") stays on: turning
+        # it off changed the BO suite's results by chance, not for the better
+        candidates, values = optimize_acqf(acq, bounds, q=1, num_restarts=num_restarts, raw_samples=raw_samples,
+                                           options={"seed": seed}, return_best_only=False)
+    candidates, values = candidates.detach().reshape(-1, dim), values.detach().reshape(-1)
+    if avoid is None or not len(avoid):
+        return candidates[int(torch.argmax(values))].numpy()
+    if snap is None:
+        def snap(points: torch.Tensor) -> torch.Tensor:
+            return points
+
+    avoid = snap(avoid.to(candidates))
+    new = torch.cdist(snap(candidates), avoid).amin(dim=-1) >= REPEAT_DISTANCE
+    if new.any():  # the best restart that lands away from every observation
+        return candidates[int(torch.argmax(torch.where(new, values, -torch.inf)))].numpy()
+    # every restart came back to an observation: the acquisition's best among Sobol points away from them
+    pool = bounds[0] + (bounds[1] - bounds[0]) * torch.quasirandom.SobolEngine(
+        dim, scramble=True, seed=seed).draw(raw_samples, dtype=torch.float64)
+    pool = pool[torch.cdist(snap(pool), avoid).amin(dim=-1) >= REPEAT_DISTANCE]
+    if not len(pool):  # observations everywhere (a tiny box searched for long): nothing new to offer
+        return candidates[int(torch.argmax(values))].numpy()
+    with torch.no_grad():
+        scores = acq(pool.unsqueeze(-2))
+    return pool[int(torch.argmax(scores))].numpy()
