@@ -30,6 +30,7 @@ from npbandit.acquisition.thompson import THOMPSON_BLOCK_SIZE, thompson_draw  # 
 from npbandit.policies.base import Policy
 from npbandit.policies.gp import GP_KERNELS, NOISE_FREE_VAR, fit_single_task_gp  # noqa: F401 (NOISE_FREE_VAR kept here)
 from npbandit.policies.trust_region import TrustRegion, TrustRegionSettings
+from npbandit.transforms.yeo_johnson import YeoJohnson
 
 __all__ = ["SobolPolicy", "BOPolicy", "ACQUISITIONS", "OUTPUT_WARPS", "LIARS", "DEFAULT_LIAR", "check_liar",
            "liar_value", "pending_rule", "propose", "propose_in_region", "thompson_draw", "yeo_johnson_warp",
@@ -42,22 +43,14 @@ Q_BATCH = 4
 
 
 def yeo_johnson_warp(y: np.ndarray) -> np.ndarray:
-    """The observations standardised, then Yeo-Johnson power-transformed with the
-    exponent that makes them most Gaussian (maximum likelihood, ``scipy.stats.yeojohnson``),
-    as PFNs4BO does before its surrogate sees them. Monotone increasing, so the best
-    observation stays the best; it spreads out the values near the top when a few very
-    bad ones dominate the spread, where a surrogate trained on Gaussian-process draws
-    expects them. ``y`` ``[n]``; returned the same shape. A constant ``y`` is returned
-    standardised to zeros."""
-    from scipy.stats import yeojohnson
-
+    """``y [n]`` through :class:`~npbandit.transforms.YeoJohnson` fitted to it (standardised,
+    then power-transformed towards a Gaussian; a constant ``y`` maps to zeros). Kept for
+    callers of the array form; ``BOPolicy(output_warp=...)`` uses the transform itself."""
     y = np.asarray(y, dtype=np.float64)
     if y.ndim != 1 or not np.isfinite(y).all():
         raise ValueError(f"y must be a 1-D array of finite values, got shape {y.shape}")
-    std = y.std()
-    if not std > 0:
-        return np.zeros_like(y)
-    return yeojohnson((y - y.mean()) / std)[0]
+    Y = torch.from_numpy(y).unsqueeze(-1)
+    return YeoJohnson.fit(Y).forward(Y).squeeze(-1).numpy()
 
 
 class GPModelFactory:
@@ -331,10 +324,10 @@ class BOPolicy(Policy):
 
     def _data(self) -> tuple[torch.Tensor, torch.Tensor]:
         """``X [n, d]`` and the outputs ``[n, 1]`` the model sees (warped with ``output_warp``)."""
-        y = np.asarray(self.Y, dtype=np.float64)
+        Y = torch.tensor(np.asarray(self.Y, dtype=np.float64), dtype=torch.float64).unsqueeze(-1)
         if self.output_warp is not None:
-            y = yeo_johnson_warp(y)
-        return torch.tensor(np.array(self.X), dtype=torch.float64), torch.tensor(y, dtype=torch.float64).unsqueeze(-1)
+            Y = YeoJohnson.fit(Y).forward(Y)
+        return torch.tensor(np.array(self.X), dtype=torch.float64), Y
 
     def _model(self, X: torch.Tensor, Y: torch.Tensor):
         if self.surrogate is None or self.output_warp is not None or self.region is not None:
