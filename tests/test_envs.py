@@ -1,5 +1,7 @@
-"""Gymnasium environments: the Env contract, the wheel protocol, black-box faults."""
+"""Gymnasium environments: the Env contract, the wheel protocol, black-box faults, and where
+a black-box objective runs (evaluators, the asynchronous loop stepping only through ``step``)."""
 
+import concurrent.futures as cf
 import warnings
 
 import gymnasium as gym
@@ -9,12 +11,123 @@ import torch
 from gymnasium.utils.env_checker import check_env
 
 import npbandit.envs  # noqa: F401  (registers the environments)
-from npbandit.envs import BlackBoxEnv, ObjectiveError, WheelBanditEnv, available_functions, make_test_function
+from npbandit.envs import (AsyncEvaluator, BlackBoxEnv, Evaluation, Evaluator, ObjectiveError, Outcome, OutcomeRelay,
+                           WheelBanditEnv, available_functions, make_test_function)
+from npbandit.envs.evaluation import _evaluate
+from npbandit.loop import run_episode
+from npbandit.policies.base import Policy
+
+# every environment the package registers, with the arguments a contract check builds it with
+REGISTERED = {
+    "npbandit/WheelBandit-v0": [{"horizon": 30}, {"delta": 0.2, "horizon": 7, "small_reward_std": 0.0}],
+    "npbandit/BlackBox-v0": [{"function": "branin", "budget": 10},
+                             {"function": "hartmann", "budget": 6, "noise_std": 0.1},
+                             {"objective": lambda x: float(np.sin(x).sum()), "bounds": [[-2.0], [3.0]], "budget": 5,
+                              "minimize": False}],
+}
+CASES = [(env_id, kwargs) for env_id, many in REGISTERED.items() for kwargs in many]
+CASE_IDS = [f"{env_id.split('/')[1]}-{i}" for env_id, many in REGISTERED.items() for i in range(len(many))]
+# Gymnasium's checker calls any unbounded Box "probably" wrong; BlackBox's observation holds the
+# reward, which has no bounds, so these two are the one expected complaint
+UNBOUNDED = ("minimum value is -infinity", "maximum value is infinity")
 
 
-def test_check_env_passes_for_both():
-    check_env(gym.make("npbandit/WheelBandit-v0", horizon=30).unwrapped, skip_render_check=True)
-    check_env(gym.make("npbandit/BlackBox-v0", function="branin", budget=10).unwrapped, skip_render_check=True)
+@pytest.fixture
+def strict_gymnasium():
+    """Every warning Gymnasium (its checkers) or npbandit raises is an error inside the block,
+    but the documented unbounded reward coordinate."""
+    with warnings.catch_warnings():
+        warnings.filterwarnings("error", module="gymnasium")
+        warnings.filterwarnings("error", module="npbandit")
+        for text in UNBOUNDED:
+            warnings.filterwarnings("ignore", message=f".*{text}", category=UserWarning)
+        yield
+
+
+def test_every_registered_env_is_covered_by_the_contract_tests():
+    ours = {env_id for env_id in gym.registry if env_id.startswith("npbandit/")}
+    assert ours == set(REGISTERED)
+    for env_id in ours:
+        spec = gym.spec(env_id)
+        assert not spec.disable_env_checker  # gym.make wraps ours in Gymnasium's passive checker
+
+
+@pytest.mark.parametrize("env_id,kwargs", CASES, ids=CASE_IDS)
+def test_every_registered_env_passes_gymnasiums_checker(env_id, kwargs, strict_gymnasium):
+    env = gym.make(env_id, **kwargs)
+    check_env(env.unwrapped, skip_render_check=True)
+    assert env.unwrapped.metadata["render_modes"] == [] and env.unwrapped.render_mode is None
+
+
+def _episode(env, seed, actions=None):
+    """One whole episode through ``env``: (reset obs, [(obs, reward, terminated, truncated, info)])."""
+    obs, _ = env.reset(seed=seed)
+    env.action_space.seed(seed)
+    steps, truncated, t = [], False, 0
+    while not truncated:
+        action = env.action_space.sample() if actions is None else actions[t]
+        steps.append(env.step(action))
+        truncated, t = steps[-1][3], t + 1
+    return obs, steps
+
+
+@pytest.mark.parametrize("env_id,kwargs", CASES, ids=CASE_IDS)
+def test_an_episode_keeps_the_documented_spaces_types_and_length(env_id, kwargs, strict_gymnasium):
+    env = gym.make(env_id, **kwargs)  # through Gymnasium's passive checker and order enforcing
+    base = env.unwrapped
+    if env_id == "npbandit/WheelBandit-v0":
+        assert env.observation_space == gym.spaces.Box(-1.0, 1.0, shape=(2,), dtype=np.float32)
+        assert env.action_space == gym.spaces.Discrete(5)
+        length = base.horizon
+    else:
+        d = base.dim
+        assert env.action_space == gym.spaces.Box(0.0, 1.0, shape=(d,), dtype=np.float64)
+        low, high = np.r_[np.zeros(d), -np.inf], np.r_[np.ones(d), np.inf]
+        assert env.observation_space == gym.spaces.Box(low, high, dtype=np.float64)
+        length = base.budget
+    first, steps = _episode(env, seed=0)
+    assert len(steps) == length
+    for obs in [first] + [s[0] for s in steps]:
+        assert obs in env.observation_space and obs.dtype == env.observation_space.dtype
+    for t, (_, reward, terminated, truncated, info) in enumerate(steps):
+        assert type(reward) is float and np.isfinite(reward)
+        assert terminated is False and truncated is (t == length - 1)  # plain bools, not numpy's
+        assert info["t"] == t
+    with pytest.raises(RuntimeError, match="reset"):
+        base.step(env.action_space.sample())  # the episode is over
+
+
+@pytest.mark.parametrize("env_id,kwargs", CASES, ids=CASE_IDS)
+def test_reset_with_a_seed_replays_the_episode_and_without_one_continues_the_stream(env_id, kwargs):
+    env = gym.make(env_id, **kwargs).unwrapped
+    length = env.horizon if env_id == "npbandit/WheelBandit-v0" else env.budget
+    env.action_space.seed(1)
+    actions = [env.action_space.sample() for _ in range(length)]
+
+    def rewards(seed):
+        return [s[1] for s in _episode(env, seed, actions)[1]]
+
+    def observations(seed):
+        first, steps = _episode(env, seed, actions)
+        return np.stack([first] + [s[0] for s in steps])
+
+    np.testing.assert_array_equal(observations(3), observations(3))
+    assert rewards(3) == rewards(3)
+    drawn = env_id == "npbandit/WheelBandit-v0" or env.noise_std > 0
+    if drawn:  # the seed decides the draws: another seed, other draws
+        assert rewards(3) != rewards(4)
+        # reset() without a seed keeps drawing from the generator the last seed started
+        seeded = rewards(3)
+        unseeded = [s[1] for s in _unseeded_episode(env, actions)]
+        assert unseeded != seeded
+        assert rewards(3) == seeded and [s[1] for s in _unseeded_episode(env, actions)] == unseeded
+    else:  # nothing random: every seed gives the same episode
+        assert rewards(3) == rewards(4)
+
+
+def _unseeded_episode(env, actions):
+    env.reset()
+    return [env.step(a) for a in actions]
 
 
 def test_wheel_reset_is_deterministic_and_replays_the_same_table():
@@ -136,27 +249,270 @@ def test_blackbox_faults_raise_objective_error():
 
 
 
-def test_blackbox_step_evaluated_is_step_with_the_outcome_known():
-    """Asynchronous BO evaluates env.objective on a worker and hands the outcome back:
-    the transition, the checks and the failures are step's."""
+def test_step_evaluated_is_a_deprecated_alias_of_step_with_the_outcome_handed_over():
+    """The old asynchronous door: the transition, the checks and the failures are step's, and it warns."""
     here, there = BlackBoxEnv(function="branin", budget=3), BlackBoxEnv(function="branin", budget=3)
     here.reset(seed=0), there.reset(seed=0)
     for a in ([0.2, 0.7], [0.9, 0.1]):
         a = np.array(a)
         out = there.objective(there.to_bounds(a))
-        for got, want in zip(there.step_evaluated(a, True, out), here.step(a)):
-            np.testing.assert_equal(got, want)
-    with pytest.raises(ObjectiveError, match="sensor offline"):
+        with pytest.warns(DeprecationWarning, match="step_evaluated is deprecated"):
+            got = there.step_evaluated(a, True, out)
+        for g, want in zip(got, here.step(a)):
+            np.testing.assert_equal(g, want)
+    assert there.evaluator is None  # put back
+    with pytest.warns(DeprecationWarning), pytest.raises(ObjectiveError, match="sensor offline"):
         there.step_evaluated(np.array([0.5, 0.5]), False, KeyError("sensor offline"))
     assert there.t == 3  # a failed evaluation spends budget, as in step
     env = BlackBoxEnv(objective=lambda x: 0.0, bounds=[[0], [1]])
     env.reset(seed=0)
-    with pytest.raises(ObjectiveError, match="returned nan"):
-        env.step_evaluated(np.array([0.5]), True, float("nan"))
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", DeprecationWarning)
+        with pytest.raises(ObjectiveError, match="returned nan"):
+            env.step_evaluated(np.array([0.5]), True, float("nan"))
+        with pytest.raises(TypeError, match="ok must be a bool"):
+            env.step_evaluated(np.array([0.5]), 1, 0.0)
+        with pytest.raises(TypeError, match="outcome must be the exception"):
+            env.step_evaluated(np.array([0.5]), False, "failed")
+
+
+def test_an_outcome_is_a_return_value_or_the_exception_raised():
+    assert Outcome(True, 1.5).worker is None and Outcome(False, KeyError("k"), "host:1:t").worker == "host:1:t"
     with pytest.raises(TypeError, match="ok must be a bool"):
-        env.step_evaluated(np.array([0.5]), 1, 0.0)
-    with pytest.raises(TypeError, match="outcome must be the exception"):
-        env.step_evaluated(np.array([0.5]), False, "failed")
+        Outcome(1, 0.0)
+    with pytest.raises(TypeError, match="value must be the exception"):
+        Outcome(False, "failed")
+    with pytest.raises(TypeError, match="worker"):
+        Outcome(True, 0.0, worker=3)
+
+
+def test_a_relayed_outcome_is_recorded_by_step_exactly_as_an_evaluation_in_place():
+    noisy = dict(function="branin", budget=4, noise_std=0.5)
+    here, relay = BlackBoxEnv(**noisy), OutcomeRelay()
+    there = BlackBoxEnv(**noisy, evaluator=relay)
+    assert isinstance(relay, Evaluator) and there.evaluator is relay
+    here.reset(seed=5), there.reset(seed=5)
+    for a in ([0.2, 0.7], [0.9, 0.1], [0.5, 0.5]):
+        a = np.array(a)
+        x = there.to_bounds(a)
+        relay.hand_over(Outcome(True, there.objective(x)), x=x)
+        for got, want in zip(there.step(a), here.step(a)):  # the noise draw too
+            np.testing.assert_equal(got, want)
+    relay.hand_over(Outcome(False, KeyError("sensor offline")))
+    with pytest.raises(ObjectiveError, match="KeyError: 'sensor offline'") as caught:
+        there.step(np.array([0.1, 0.1]))
+    assert isinstance(caught.value.__cause__, KeyError) and there.t == 4
+
+
+def test_a_relay_refuses_a_step_it_has_no_outcome_for_and_spends_no_budget():
+    relay = OutcomeRelay()
+    env = BlackBoxEnv(objective=lambda x: 1.0, bounds=[[0], [1]], budget=3, evaluator=relay)
+    env.reset(seed=0)
+    with pytest.raises(RuntimeError, match="no outcome handed over"):
+        env.step(np.array([0.5]))
+    relay.hand_over(Outcome(True, 2.0), x=[0.25])
+    with pytest.raises(RuntimeError, match=r"evaluated at x=\[0.25\]"):
+        env.step(np.array([0.5]))
+    assert env.t == 0  # neither was an evaluation
+    relay.hand_over(Outcome(True, 2.0), x=[0.5])
+    assert env.step(np.array([0.5]))[4]["value"] == 2.0
+    with pytest.raises(RuntimeError, match="no outcome handed over"):
+        env.step(np.array([0.5]))  # an outcome is recorded once
+    with pytest.raises(TypeError, match="outcome must be an Outcome"):
+        relay.hand_over(2.0)
+    with pytest.raises(ValueError, match="one point"):
+        relay.hand_over(Outcome(True, 2.0), x=[[0.5]])
+
+
+def test_the_evaluator_must_have_an_evaluate_method_that_returns_an_outcome():
+    with pytest.raises(TypeError, match="evaluator must be None or have an evaluate"):
+        BlackBoxEnv(function="branin", evaluator=lambda f, x: f(x))
+
+    class Bare:
+        def evaluate(self, objective, x):
+            return objective(x)  # a bare value, not an Outcome
+
+    env = BlackBoxEnv(function="branin", evaluator=Bare())
+    env.reset(seed=0)
+    with pytest.raises(TypeError, match="must return an Outcome, got float"):
+        env.step(np.array([0.5, 0.5]))
+    env.evaluator = None
+    assert np.isfinite(env.step(np.array([0.5, 0.5]))[1])
+
+
+class ManualExecutor(cf.Executor):
+    """Runs nothing until told: the test finishes each submitted call with ``finish(i)``, so
+    which evaluations are done when the evaluator waits is decided here, not by a clock."""
+
+    def __init__(self):
+        self.calls = []
+
+    def submit(self, fn, /, *args, **kwargs):
+        future = cf.Future()
+        self.calls.append((future, fn, args))
+        return future
+
+    def finish(self, i):
+        future, fn, args = self.calls[i]
+        future.set_running_or_notify_cancel()
+        future.set_result(fn(*args))
+
+
+def test_the_async_evaluator_returns_finished_evaluations_in_submission_order():
+    executor = ManualExecutor()
+    env = BlackBoxEnv(objective=lambda x: float(x.sum()), bounds=[[0, 0], [2, 2]], budget=5)
+    evaluator = AsyncEvaluator(executor)
+    env.evaluator = evaluator
+    env.reset(seed=0)
+    jobs = [evaluator.submit(env, a) for a in ([0.1, 0.2], [0.3, 0.4], [0.5, 0.6])]
+    assert evaluator.in_flight == jobs and all(isinstance(j, Evaluation) and j.outcome is None for j in jobs)
+    np.testing.assert_array_equal(jobs[1].x, [0.6, 0.8])
+    assert len({args[2] for _, _, args in executor.calls}) == 3  # a unique key per evaluation (Dask's pure=True)
+    executor.finish(2)
+    executor.finish(0)
+    assert evaluator.wait() == [jobs[0], jobs[2]]
+    assert jobs[0].outcome.ok and jobs[0].outcome.value == pytest.approx(0.6) and jobs[0].outcome.worker
+    with pytest.raises(ValueError, match="has not finished"):
+        evaluator.hand_over(jobs[1])
+    for job in (jobs[2], jobs[0]):  # recorded in the order the caller hands them over
+        evaluator.hand_over(job)
+        info = env.step(job.action)[4]
+        assert info["value"] == job.outcome.value and info["t"] == env.t - 1
+    assert evaluator.in_flight == [jobs[1]] and env.best_value == pytest.approx(0.6)
+    with pytest.raises(ValueError, match="in flight"):
+        evaluator.hand_over(jobs[0])
+    evaluator.cancel()
+    assert evaluator.in_flight == [] and jobs[1].future.cancelled()
+    assert evaluator.wait() == []
+
+
+def test_the_async_evaluator_times_out_what_is_still_running_and_keeps_a_late_result_out():
+    executor = ManualExecutor()
+    env = BlackBoxEnv(objective=lambda x: 1.0, bounds=[[0], [1]], budget=5)
+    evaluator = AsyncEvaluator(executor, timeout=0.01)
+    env.evaluator = evaluator
+    env.reset(seed=0)
+    hung, quick = evaluator.submit(env, [0.1]), evaluator.submit(env, [0.2])
+    executor.calls[0][0].set_running_or_notify_cancel()  # started: cannot be cancelled
+    executor.finish(1)
+    assert evaluator.wait() == [quick]  # done at once: no deadline needed
+    evaluator.hand_over(quick)
+    env.step(quick.action)
+    assert evaluator.wait() == [hung]  # the deadline passed with nothing finished
+    assert not hung.outcome.ok and isinstance(hung.outcome.value, TimeoutError)
+    executor.calls[0][0].set_result((True, 5.0, "late"))  # the result comes after all: dropped
+    evaluator.hand_over(hung)
+    with pytest.raises(ObjectiveError, match="still running after 0.01 s"):
+        env.step(hung.action)
+    assert env.t == 2 and env.best_value == 1.0
+
+
+def test_the_async_evaluator_collects_what_came_back_without_waiting():
+    executor = ManualExecutor()
+    env = BlackBoxEnv(objective=lambda x: 1.0, bounds=[[0], [1]], budget=5)
+    evaluator = AsyncEvaluator(executor)
+    jobs = [evaluator.submit(env, [a]) for a in (0.1, 0.2, 0.3)]
+    executor.finish(1)
+    executor.calls[2][0].set_exception(OSError("the worker died"))  # the executor failed, not the objective
+    assert evaluator.finished() == [jobs[1], jobs[2]]
+    assert jobs[1].outcome.ok and jobs[2].outcome == Outcome(False, jobs[2].outcome.value, None)
+    assert isinstance(jobs[2].outcome.value, OSError) and jobs[0].outcome is None
+
+
+@pytest.mark.parametrize("kwargs,error,match", [
+    ({"executor": object()}, TypeError, "executor must be a concurrent.futures.Executor"),
+    ({"timeout": 0}, ValueError, "timeout must be a positive"),
+    ({"timeout": True}, ValueError, "timeout must be a positive"),
+])
+def test_the_async_evaluator_validates_its_arguments(kwargs, error, match):
+    with pytest.raises(error, match=match):
+        AsyncEvaluator(**{"executor": ManualExecutor(), **kwargs})
+
+
+def test_a_worker_returns_the_outcome_and_who_evaluated_it():
+    ok, value, worker = _evaluate(lambda x: x * 2, 3.0, "key")
+    assert ok and value == 6.0 and worker.count(":") >= 2
+
+    def broken(x):
+        raise KeyError("sensor offline")
+
+    ok, err, _ = _evaluate(broken, 3.0, "key")
+    assert not ok and isinstance(err, KeyError)
+
+
+class InOrder(cf.Executor):
+    """Runs each call as it is submitted: every evaluation has finished before the loop waits."""
+
+    def submit(self, fn, /, *args, **kwargs):
+        future = cf.Future()
+        future.set_result(fn(*args, **kwargs))
+        return future
+
+
+class GridPolicy(Policy):
+    """Proposes a fixed walk through the unit square; remembers what it saw."""
+
+    name = "grid"
+
+    def __init__(self):
+        self.seen, self.pending = [], []
+
+    def act(self, obs, pending=None):
+        self.pending.append(None if pending is None else pending.copy())
+        k = len(self.pending)
+        return np.array([(0.37 * k) % 1.0, (0.61 * k) % 1.0])
+
+    def observe(self, obs, action, reward, info):
+        self.seen.append((obs.copy(), np.array(action), reward, info["value"]))
+
+
+class CountingSteps(gym.Wrapper):
+    """Counts ``step`` calls: the loop must go through the Gymnasium contract."""
+
+    def __init__(self, env):
+        super().__init__(env)
+        self.steps = 0
+
+    def step(self, action):
+        self.steps += 1
+        return super().step(action)
+
+
+def _flaky(x):
+    if x[0] > 0.5 and x[1] < 0.5:
+        raise RuntimeError("boom")
+    return float(((np.asarray(x) - 0.3) ** 2).sum())
+
+
+@pytest.mark.parametrize("batch_size", [1, 3])
+def test_the_asynchronous_loop_steps_the_env_only_through_step(batch_size):
+    def run(executor, q):
+        env = CountingSteps(gym.make("npbandit/BlackBox-v0", objective=_flaky, bounds=[[0, 0], [1, 1]],
+                                     budget=9, noise_std=0.1))
+        policy = GridPolicy()
+        with warnings.catch_warnings():
+            warnings.simplefilter("error", DeprecationWarning)  # never through step_evaluated
+            result = run_episode(env, policy, seed=4, on_error="skip", executor=executor, batch_size=q)
+        assert env.steps == 9 and env.unwrapped.evaluator is None  # the caller's evaluator is back
+        return result, policy
+
+    result, policy = run(InOrder(), batch_size)
+    assert len(result.steps) == 9 and result.failed_steps == sum(s["failed"] for s in result.steps) > 0
+    assert all(s["worker"] for s in result.steps)
+    if batch_size == 1:  # one in flight: the sequential run, step for step (noise draws included)
+        sequential, seq_policy = run(None, 1)
+        assert [s["reward"] for s in result.steps] == [s["reward"] for s in sequential.steps]
+        for (o1, a1, r1, v1), (o2, a2, r2, v2) in zip(policy.seen, seq_policy.seen, strict=True):
+            np.testing.assert_array_equal(o1, o2), np.testing.assert_array_equal(a1, a2)
+            assert (r1, v1) == (r2, v2)
+    else:  # each proposal saw the points in flight (all three finish before the loop waits)
+        assert [0 if p is None else len(p) for p in policy.pending] == [0, 1, 2] * 3
+
+
+def test_the_asynchronous_loop_needs_a_black_box_env():
+    with pytest.raises(TypeError, match="executor needs a BlackBoxEnv"):
+        run_episode(gym.make("npbandit/WheelBandit-v0", horizon=3), GridPolicy(), seed=0, executor=InOrder())
+
 
 @pytest.mark.parametrize("kwargs,error,match", [
     ({"objective": lambda x: 0.0, "bounds": [[1, 0], [0, 1]]}, ValueError, "lower bound"),
