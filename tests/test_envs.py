@@ -509,6 +509,44 @@ def test_the_asynchronous_loop_steps_the_env_only_through_step(batch_size):
         assert [0 if p is None else len(p) for p in policy.pending] == [0, 1, 2] * 3
 
 
+def test_a_stop_during_a_proposal_records_what_came_back_and_abandons_what_runs(tmp_path):
+    # no clock decides anything: the executor finishes exactly the evaluations the test says
+    import signal
+
+    from npbandit.loop import RunInterrupted
+    from npbandit.storage import RunLogger, list_runs, run_steps
+
+    executor = ManualExecutor()
+    real_submit = executor.submit
+
+    def submit(fn, /, *args, **kwargs):
+        future = real_submit(fn, *args, **kwargs)
+        if len(executor.calls) == 1:
+            executor.finish(0)  # the first comes back at once; the second and third keep running
+        return future
+
+    executor.submit = submit
+
+    class StoppedWhileProposing(GridPolicy):
+        def act(self, obs, pending=None):
+            if len(self.pending) == 3:  # the fourth proposal: the second evaluation comes back meanwhile
+                executor.finish(1)
+                raise RunInterrupted(signal.SIGINT)
+            return super().act(obs, pending)
+
+    db = f"sqlite:///{tmp_path / 'stop.db'}"
+    env = BlackBoxEnv(objective=lambda x: float(x.sum()), bounds=[[0, 0], [1, 1]], budget=6)
+    policy = StoppedWhileProposing()
+    with pytest.raises(RunInterrupted, match="saved all 2"):
+        run_episode(env, policy, seed=0, logger=RunLogger(db), executor=executor, batch_size=3)
+    (run,) = list_runs(db)
+    steps = run_steps(db, run.id)
+    assert run.status == "interrupted" and [s["t"] for s in steps] == [0, 1]
+    assert [s["value"] for s in steps] == [v for _, _, _, v in policy.seen]  # the policy saw both, in that order
+    third = executor.calls[2][0]
+    assert third.cancelled() and env.evaluator is None  # still queued: it never starts
+
+
 def test_the_asynchronous_loop_needs_a_black_box_env():
     with pytest.raises(TypeError, match="executor needs a BlackBoxEnv"):
         run_episode(gym.make("npbandit/WheelBandit-v0", horizon=3), GridPolicy(), seed=0, executor=InOrder())

@@ -97,6 +97,7 @@ def test_bandit_simple_regret_is_a_share_of_the_run_and_says_which(tmp_path):
     assert "last 75 of 300 rounds" in text
 
 
+@pytest.mark.slow
 def test_plot_one_panel_per_problem_with_quartiles_log_regret_and_the_initial_design(tmp_path):
     db = str(tmp_path / "runs.db")
     for seed in range(3):
