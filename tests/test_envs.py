@@ -243,7 +243,6 @@ def test_blackbox_faults_raise_objective_error():
         env.step(np.array([0.5]))
 
 
-
 def test_step_evaluated_is_a_deprecated_alias_of_step_with_the_outcome_handed_over():
     """The old asynchronous door: the transition, the checks and the failures are step's, and it warns."""
     here, there = BlackBoxEnv(function="branin", budget=3), BlackBoxEnv(function="branin", budget=3)
