@@ -16,10 +16,14 @@ write has committed, so no step is torn or lost.
 
 Asynchronous BO (``executor=``, ``batch_size=q``): up to ``q`` evaluations run at once
 on a :class:`concurrent.futures.Executor`; each proposal sees the points still in flight
-(``policy.act(obs, pending=...)``). Steps are recorded in the order evaluations finish,
-``t`` counting them, with the worker and the submit / finish times. An evaluation that
-outlives ``eval_timeout`` seconds is recorded as failed (its worker is not stopped: no
-executor can stop a running call; its result, if it ever comes, is dropped).
+(``policy.act(obs, pending=...)``). The env is stepped only through ``env.step(action)``:
+for the run, the :class:`~npbandit.envs.BlackBoxEnv`'s ``evaluator`` is an
+:class:`~npbandit.envs.evaluation.AsyncEvaluator`, which runs the objective on the
+executor's workers and hands each finished evaluation to ``step`` (the caller's evaluator
+is put back after). Steps are recorded in the order evaluations finish, ``t`` counting
+them, with the worker and the submit / finish times. An evaluation that outlives
+``eval_timeout`` seconds is recorded as failed (its worker is not stopped: no executor can
+stop a running call; its result, if it ever comes, is dropped).
 """
 
 from __future__ import annotations
@@ -28,13 +32,9 @@ import concurrent.futures as cf
 import contextlib
 import dataclasses
 import datetime as dt
-import os
 import signal
-import socket
-import sys
 import threading
 import time
-import uuid
 from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass, field
 from typing import Any
@@ -42,7 +42,8 @@ from typing import Any
 import gymnasium as gym
 from tqdm import tqdm
 
-from npbandit.envs import BlackBoxEnv, ObjectiveError
+from npbandit.envs.blackbox import BlackBoxEnv, ObjectiveError
+from npbandit.envs.evaluation import AsyncEvaluator, Evaluation
 from npbandit.policies.base import Policy
 from npbandit.storage import DEFAULT_URL, RunLogger
 from npbandit.validation import check_int, check_real
@@ -175,8 +176,8 @@ def run_episode(env: gym.Env, policy: Policy, *, seed: int, steps: int | None = 
     if not isinstance(policy, Policy):
         raise TypeError(f"policy must be an npbandit Policy, got {type(policy).__name__}")
     _check_async(executor, batch_size, eval_timeout)
-    if executor is not None and not isinstance(env, BlackBoxEnv):
-        raise TypeError(f"executor needs a BlackBoxEnv (asynchronous BO), got {type(env).__name__}")
+    if executor is not None and not isinstance(env.unwrapped, BlackBoxEnv):
+        raise TypeError(f"executor needs a BlackBoxEnv (asynchronous BO), got {type(env.unwrapped).__name__}")
     result = EpisodeResult(run_id=None)
     with stop_on_signals() as signals:
         _run(env, policy, seed, steps, logger, dict(run_info or {}), on_error, progress, desc, result, signals,
@@ -279,116 +280,72 @@ def _check_async(executor: Any, batch_size: Any, eval_timeout: Any) -> None:
             raise ValueError(f"eval_timeout must be a positive number of seconds or None, got {eval_timeout!r}")
 
 
-def _evaluate(call: Callable[[Any], Any], x: Any, key: str) -> tuple[bool, Any, str]:
-    """Runs on the executor's worker: ``(ok, return value or exception, worker)``.
-
-    ``key`` is unused here and unique per evaluation: Dask's executor takes two calls with
-    equal arguments for one task (``pure=True``, its default) and would run a point
-    proposed twice once, which is wrong for a noisy objective."""
-    del key
-    worker = _worker_name()
-    try:
-        return True, call(x), worker
-    except Exception as err:  # noqa: BLE001 - the user's objective: judged by the env, in the loop
-        return False, err, worker
-
-
-def _worker_name() -> str:
-    """Who is evaluating: ``host:pid:thread``, preceded on a Dask worker by the worker's
-    address (what the dashboard and ``client.scheduler_info()`` call it)."""
-    here = f"{socket.gethostname()}:{os.getpid()}:{threading.current_thread().name}"
-    distributed = sys.modules.get("distributed")  # a Dask worker has imported it; never import it here
-    if distributed is not None:
-        try:
-            return f"{distributed.get_worker().address} {here}"
-        except ValueError:  # not running in a Dask worker
-            pass
-    return here
-
-
-def _run_async(env: BlackBoxEnv, policy: Policy, obs: Any, horizon: int | None, logger: RunLogger | None,
+def _run_async(env: gym.Env, policy: Policy, obs: Any, horizon: int | None, logger: RunLogger | None,
                on_error: str, result: EpisodeResult, signals: _Signals, bar: Any, executor: cf.Executor,
                batch_size: int, eval_timeout: float | None) -> None:
+    """The asynchronous loop: an :class:`~npbandit.envs.evaluation.AsyncEvaluator` runs the
+    objective on ``executor`` and hands each finished evaluation to ``env.step``."""
     import numpy as np
 
-    budget = env.budget if horizon is None else min(horizon, env.budget)
-    inflight: dict[cf.Future, dict[str, Any]] = {}
+    base: BlackBoxEnv = env.unwrapped  # type: ignore[assignment]  # run_episode checked it
+    budget = base.budget if horizon is None else min(horizon, base.budget)
+    evaluator = AsyncEvaluator(executor, timeout=eval_timeout)
+    act_s: dict[Evaluation, float] = {}
     submitted = 0
-    tag = uuid.uuid4().hex  # with ``submitted``: a key no other evaluation, of any run, has
+    previous, base.evaluator = base.evaluator, evaluator
     try:
-        while submitted < budget or inflight:
-            while submitted < budget and len(inflight) < batch_size:
-                pending = np.array([job["action"] for job in inflight.values()]).reshape(len(inflight), env.dim)
+        while submitted < budget or evaluator.in_flight:
+            while submitted < budget and len(evaluator.in_flight) < batch_size:
+                inflight = evaluator.in_flight
+                pending = np.array([e.action for e in inflight]).reshape(len(inflight), base.dim)
                 t0 = time.perf_counter()
                 action = np.asarray(policy.act(obs, pending=pending) if inflight else policy.act(obs),
                                     dtype=np.float64)
-                act_s = time.perf_counter() - t0
-                future = executor.submit(_evaluate, env.objective, env.to_bounds(action).copy(), f"{tag}-{submitted}")
-                inflight[future] = dict(action=action, act_s=act_s, submitted=time.perf_counter(),
-                                        submitted_at=dt.datetime.now(dt.UTC))
+                act_s[evaluator.submit(base, action)] = time.perf_counter() - t0
                 submitted += 1
-            timeout = None
-            if eval_timeout is not None:
-                timeout = max(0.0, min(job["submitted"] for job in inflight.values()) + eval_timeout
-                              - time.perf_counter())
-            done, _ = cf.wait(list(inflight), timeout=timeout, return_when=cf.FIRST_COMPLETED)
-            now = time.perf_counter()
-            finished = [f for f in inflight if f in done]
-            if eval_timeout is not None:
-                finished += [f for f in inflight if f not in done and now - inflight[f]["submitted"] >= eval_timeout]
-            for future in finished:
-                job = inflight.pop(future)
-                if future.done():
-                    try:
-                        ok, out, worker = future.result()
-                    except Exception as err:  # noqa: BLE001 - the executor failed, not the objective
-                        ok, out, worker = False, err, None
-                else:
-                    future.cancel()
-                    ok, out, worker = False, TimeoutError(f"evaluation still running after {eval_timeout} s"), None
-                obs = _record_async(env, policy, obs, job, ok, out, worker, logger, on_error, result, signals)
+            for evaluation in evaluator.wait():
+                obs = _record_async(env, evaluator, policy, obs, evaluation, act_s.pop(evaluation), logger,
+                                    on_error, result, signals)
                 bar.update(1)
     except RunInterrupted:
         # evaluations that came back before the stop (while a point was proposed, or behind the
         # one whose write delivered the signal) are results: keep them, then stop
         with signals.held(deliver=False):
-            for future in [f for f in inflight if f.done() and not f.cancelled()]:
-                job = inflight.pop(future)
-                try:
-                    ok, out, worker = future.result()
-                except Exception as err:  # noqa: BLE001 - the executor failed, not the objective
-                    ok, out, worker = False, err, None
-                obs = _record_async(env, policy, obs, job, ok, out, worker, logger, "skip", result, signals)
+            for evaluation in evaluator.finished():
+                obs = _record_async(env, evaluator, policy, obs, evaluation, act_s.pop(evaluation), logger,
+                                    "skip", result, signals)
         raise
     finally:
-        for future in inflight:
-            future.cancel()  # queued ones never start; running ones cannot be stopped
+        evaluator.cancel()  # queued ones never start; running ones cannot be stopped
+        base.evaluator = previous
 
 
-def _record_async(env: BlackBoxEnv, policy: Policy, obs: Any, job: dict[str, Any], ok: bool, out: Any,
-                  worker: str | None, logger: RunLogger | None, on_error: str, result: EpisodeResult,
+def _record_async(env: gym.Env, evaluator: AsyncEvaluator, policy: Policy, obs: Any, evaluation: Evaluation,
+                  act_s: float, logger: RunLogger | None, on_error: str, result: EpisodeResult,
                   signals: _Signals) -> Any:
-    """Observe and write one finished evaluation (the next ``t``); returns the new obs."""
+    """Step ``env`` with one finished evaluation, observe and write it (the next ``t``);
+    returns the new obs."""
     t = len(result.steps)
-    env_s = time.perf_counter() - job["submitted"]
-    times = dict(worker=worker, submitted_at=job["submitted_at"],
+    env_s = time.perf_counter() - evaluation.submitted
+    times = dict(worker=evaluation.outcome.worker, submitted_at=evaluation.submitted_at,
                  finished_at=dt.datetime.now(dt.UTC))
+    evaluator.hand_over(evaluation)
     try:
-        next_obs, reward, _, _, info = env.step_evaluated(job["action"], ok, out)
+        next_obs, reward, _, _, info = env.step(evaluation.action)
     except ObjectiveError as err:
         result.failed_steps += 1
         result.last_error = str(err)
-        row = dict(t=t, action=job["action"], reward=None, regret=None, cumulative_regret=None, failed=True,
-                   value=None, act_s=job["act_s"], env_s=env_s, observe_s=0.0, **times)
+        row = dict(t=t, action=evaluation.action, reward=None, regret=None, cumulative_regret=None, failed=True,
+                   value=None, act_s=act_s, env_s=env_s, observe_s=0.0, **times)
         _record(result, logger, signals, row)
         if on_error == "raise":
             raise
         return obs
     t2 = time.perf_counter()
-    policy.observe(obs, job["action"], reward, info)
-    row = dict(t=t, action=job["action"], reward=float(reward), regret=info.get("regret"), cumulative_regret=None,
-               expected_regret=info.get("expected_regret"), value=info.get("value"),
-               best_value=info.get("best_value"), failed=False, act_s=job["act_s"], env_s=env_s,
+    policy.observe(obs, evaluation.action, reward, info)
+    row = dict(t=t, action=evaluation.action, reward=float(reward), regret=info.get("regret"),
+               cumulative_regret=None, expected_regret=info.get("expected_regret"), value=info.get("value"),
+               best_value=info.get("best_value"), failed=False, act_s=act_s, env_s=env_s,
                observe_s=time.perf_counter() - t2, **times)
     _record(result, logger, signals, row)
     return next_obs

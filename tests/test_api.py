@@ -137,6 +137,7 @@ def test_optimize_commits_every_evaluation(tmp_path):
         optimize(f, BOUNDS, surrogate="random", budget=3, db=db, progress=False, commit_every=0)
 
 
+@pytest.mark.slow
 def test_a_slow_evaluation_does_not_look_like_a_dead_run(tmp_path, monkeypatch):
     # a run on another host is judged by its heartbeat alone; one evaluation here
     # outlasts the (shortened) staleness window several times over

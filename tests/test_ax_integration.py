@@ -21,6 +21,8 @@ from ax.generators.torch.botorch_modular.generator import BoTorchGenerator  # no
 from ax.generators.torch.botorch_modular.surrogate import ModelConfig, Surrogate, SurrogateSpec  # noqa: E402
 from ax.generators.torch.botorch_modular.utils import fit_botorch_model  # noqa: E402
 
+pytestmark = pytest.mark.integration
+
 BOUNDS = [(-5.0, 10.0), (0.0, 15.0)]
 CONFIG = ModelConfig(botorch_model_class=NPModel, model_options={"checkpoint": "cmanp-bo"})
 
@@ -183,6 +185,7 @@ def test_kept_moments_stay_with_their_model_through_cross_validation_and_warm_st
 
 
 @pytest.mark.parametrize("sem", [None, 0.5])
+@pytest.mark.slow
 def test_an_ax_client_loop_runs_on_the_configuration_alone(sem, monkeypatch, tmp_path):
     from ax.api.client import Client
     from ax.api.configs import RangeParameterConfig
@@ -214,6 +217,7 @@ def test_an_ax_client_loop_runs_on_the_configuration_alone(sem, monkeypatch, tmp
         assert len(again.get_next_trials(max_trials=1)) == 1
 
 
+@pytest.mark.slow
 def test_the_example_runs():
     import subprocess
     import sys

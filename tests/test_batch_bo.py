@@ -42,6 +42,7 @@ def test_batch_size_one_is_the_sequential_loop(tmp_path):
     np.testing.assert_array_equal(_points(today), _points(pooled))
 
 
+@pytest.mark.slow
 def test_four_in_flight_overlap_and_storage_records_workers(tmp_path):
     card = str(tiny_checkpoint(tmp_path, "cmanp", "bo"))
     db = str(tmp_path / "async.db")
@@ -156,6 +157,7 @@ def _hang_first(seconds):
     return f
 
 
+@pytest.mark.slow
 def test_a_timeout_is_recorded_as_failed(tmp_path):
     db = str(tmp_path / "timeout.db")
     with ThreadPoolExecutor(3) as ex:
@@ -434,6 +436,8 @@ def test_the_cli_passes_the_liar_on(tmp_path):
     assert run.policy_params["liar"] == "best"
 
 
+@pytest.mark.lab
+@pytest.mark.slow
 def test_the_virtual_clock_replay_is_the_loop_optimize_runs():
     # experiments/benchmarks/async_liar.py replays the asynchronous loop without waiting: with q = 1 it is
     # optimize's sequential run, point for point, and its clock adds each evaluation and proposal
@@ -453,6 +457,7 @@ def test_the_virtual_clock_replay_is_the_loop_optimize_runs():
     assert bench.command_line(args).endswith("--liars mean believer --propose-s 0.5 --section async-liar-believer")
 
 
+@pytest.mark.lab
 def test_the_replay_has_a_gp_yardstick_and_counts_evaluations_to_a_regret(monkeypatch):
     from helpers import load_benchmark
 

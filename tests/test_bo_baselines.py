@@ -30,6 +30,9 @@ def keep_threads():
 
 @pytest.mark.parametrize("method,sampler", [("optuna-tpe", "TPESampler"), ("optuna-gp", "GPSampler"),
                                             ("optuna-np", "NPSampler")])
+@pytest.mark.integration
+@pytest.mark.lab
+@pytest.mark.slow
 def test_optuna_rows_are_optuna_on_the_functions_bounds_logged_like_every_row(bench, tmp_path, keep_threads,
                                                                                 method, sampler):
     optuna = pytest.importorskip("optuna")
@@ -65,6 +68,7 @@ def test_optuna_rows_are_optuna_on_the_functions_bounds_logged_like_every_row(be
     assert cell["curve"][-1] == pytest.approx(np.log10(min(t.value for t in study.trials) - env.optimal_value))
 
 
+@pytest.mark.lab
 def test_optuna_rows_name_the_extra_when_optuna_is_missing(bench, tmp_path, monkeypatch, capsys):
     monkeypatch.setitem(sys.modules, "optuna", None)  # `import optuna` raises ImportError
     with pytest.raises(ImportError, match=r"\.\[bench\]"):
@@ -129,6 +133,7 @@ def test_gp_kernel_builds_a_matern_52_with_the_dimension_scaled_prior():
         BOPolicy(2, model="cmanp-bo", gp_kernel="matern52")
 
 
+@pytest.mark.lab
 def test_benchmark_gp_row_runs_noise_free_and_skips_older_gp_runs(bench, tmp_path, keep_threads):
     db = str(tmp_path / "bo.db")
     bench._one("gp", "branin", 0, 2 * 2 + 3, db)
@@ -159,6 +164,7 @@ def test_benchmark_gp_row_runs_noise_free_and_skips_older_gp_runs(bench, tmp_pat
                                                                           "marginal-thompson"})
 
 
+@pytest.mark.lab
 def test_benchmark_columns_with_another_acquisition_run_and_are_collected_under_their_name(bench, tmp_path,
                                                                                             keep_threads):
     assert bench.split_method("cmanp-and-bo-marginal-thompson") == ("cmanp-and-bo", "marginal-thompson")
@@ -176,6 +182,8 @@ def test_benchmark_columns_with_another_acquisition_run_and_are_collected_under_
     assert all(0.0 <= r["repeats"] <= 1.0 for rs in runs.values() for r in rs)
 
 
+@pytest.mark.lab
+@pytest.mark.slow
 def test_benchmark_card_path_columns_are_collected_and_repeats_counted(bench, tmp_path, keep_threads):
     """A column may name a checkpoint card (a training run's export): its runs count while the
     card holds the weights they ran with; repeat_share counts proposals on an earlier point."""
@@ -189,6 +197,7 @@ def test_benchmark_card_path_columns_are_collected_and_repeats_counted(bench, tm
     assert bench.repeat_share([[0.1, 0.1]], 1) == 0.0
 
 
+@pytest.mark.lab
 def test_paired_table_compares_medians_and_counts_seeds_both_ran(bench):
     """The bar check under the main table: median differences and seed-by-seed wins, over
     the seeds both columns ran; a missing cell is '-'."""
@@ -219,6 +228,7 @@ def test_gp_run_depends_on_its_seed_alone():
     assert actions(0) == actions(1)
 
 
+@pytest.mark.slow
 def test_propose_depends_on_model_and_seed_alone():
     """optimize_acqf draws from torch's global generator besides its own seed, and so does a
     Thompson draw; the shared proposal step (BOPolicy, optimize, NPSampler) seeds it, so a
@@ -243,6 +253,7 @@ def test_propose_depends_on_model_and_seed_alone():
         propose(model, "ei", dim=2, best_f=Y.max(), seed=5)
 
 
+@pytest.mark.slow
 def test_propose_never_returns_an_observed_point_when_told_what_was_observed():
     from npbandit import NPModel
     from npbandit.policies.bo import REPEAT_DISTANCE, propose
@@ -286,6 +297,7 @@ def test_when_every_restart_returns_to_an_observation_the_best_new_sobol_point_i
     assert np.array_equal(point, best.numpy())
 
 
+@pytest.mark.slow
 def test_gp_thompson_draw_is_one_function_across_the_candidates():
     """A GP Thompson draw is one function (drawn path-wise): nearly identical candidates
     get nearly identical values, and each value follows the posterior. The independent
@@ -366,6 +378,8 @@ def test_thompson_draw_validates_its_inputs():
         thompson_draw(gp, torch.rand(5, 2, dtype=torch.float64), 0.5)
 
 
+@pytest.mark.lab
+@pytest.mark.slow
 def test_thompson_block_benchmark_scores_every_block_size(tmp_path):
     """experiments/benchmarks/thompson_blocks.py: the joint log-likelihood per d and the draw time for
     each block size, the table THOMPSON_BLOCK_SIZE is chosen by."""
@@ -391,6 +405,8 @@ def test_thompson_block_benchmark_scores_every_block_size(tmp_path):
         bench.main(["--checkpoint", "cmanp-bo", "--no-write"])  # a diagonal model has no blocks
 
 
+@pytest.mark.lab
+@pytest.mark.slow
 def test_benchmark_bayes_row_is_the_priors_bayes_predictive_in_the_trust_region(bench, tmp_path, keep_threads):
     db = str(tmp_path / "bo.db")
     bench._one("bayes-gp-tr", "branin", 0, 2 * 2 + 4, db)
@@ -402,6 +418,7 @@ def test_benchmark_bayes_row_is_the_priors_bayes_predictive_in_the_trust_region(
         bench.make_policy("bayes-gp-tr-ucb", BlackBoxEnv(function="branin", budget=8))
 
 
+@pytest.mark.lab
 def test_prior_bayes_model_follows_its_observations_and_serves_logei(bench):
     from botorch.acquisition import LogExpectedImprovement
     from prior_bayes import PriorBayesModel  # experiments/benchmarks/ is on the path once bo.py is loaded

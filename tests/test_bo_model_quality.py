@@ -7,6 +7,8 @@ import torch
 
 from helpers import load_benchmark
 
+pytestmark = pytest.mark.lab
+
 
 @pytest.fixture(scope="module")
 def yardstick():
@@ -55,6 +57,7 @@ def test_misfit_is_zero_for_a_model_that_interpolates(yardstick):
     assert yardstick.misfit(Interpolator(yc + yardstick.SCALE), xc, yc) == pytest.approx(1.0)
 
 
+@pytest.mark.slow
 def test_the_yardstick_table_reports_each_models_share_of_the_gap(yardstick, keep_threads, capsys):
     yardstick.main(["--models", "tnpd-bo", "--tasks", "2", "--dims", "1", "--no-gp", "--no-write"])
     out = capsys.readouterr().out
@@ -75,6 +78,7 @@ def test_the_yardstick_can_skip_the_bayes_row(yardstick, keep_threads, capsys):
     assert "| exact_gp |" in out and "bayes_gp" not in out
 
 
+@pytest.mark.slow
 def test_the_yardstick_scores_views_and_leaves_joint_models_at_one(yardstick, keep_threads, capsys):
     yardstick.main(["--models", "cmanp-bo", "cmanp-and-bo", "--views", "1", "2", "--tasks", "2", "--dims", "2",
                     "--no-gp", "--no-write"])

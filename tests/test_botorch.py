@@ -58,6 +58,7 @@ def monte_carlo(model, X, Y):
 
 
 @pytest.mark.parametrize("dtype", [torch.float32, torch.float64])
+@pytest.mark.slow
 def test_every_acquisition_function_optimises_in_bounds(dtype):
     X, Y = data(dtype=dtype)
     model = NPModel(surrogate(), X, Y)
@@ -74,6 +75,7 @@ def test_every_acquisition_function_optimises_in_bounds(dtype):
     assert next(model.surrogate.parameters()).dtype == torch.float32  # self.to(X) did not upcast the network
 
 
+@pytest.mark.slow
 def test_knowledge_gradient_runs_through_fantasies():
     X, Y = data()
     model = NPModel(surrogate(), X, Y)
@@ -459,6 +461,7 @@ def test_posterior_can_be_differentiated_again_and_again(name):
         streamed.posterior(torch.rand(2, 1, D, dtype=torch.float64, requires_grad=True)).mean.sum().backward()
 
 
+@pytest.mark.slow
 def test_the_swap_is_one_line_in_a_botorch_script():
     # a user's BoTorch script (its README's shape) with only the model line changed:
     # the mll and fit_gpytorch_mll lines stay, and fitting a pretrained model does nothing

@@ -37,6 +37,8 @@ def test_cli_rejects_bad_arguments(capsys):
     assert main(["demo", "--streaming", "--n-updates", "5", "--size", "tiny"]) == 2
 
 
+@pytest.mark.integration
+@pytest.mark.slow
 def test_console_script_is_installed():
     out = subprocess.run([sys.executable, "-m", "npbandit.cli", "--version"], capture_output=True, text=True)
     assert out.returncode == 0 and out.stdout.startswith("npbandit ")
@@ -96,6 +98,8 @@ def test_cli_optimize_errors_are_one_line_with_status_2(tmp_path, monkeypatch, c
         assert "nan" in list_runs(db)[0].error
 
 
+@pytest.mark.integration
+@pytest.mark.slow
 def test_console_script_imports_objectives_from_the_working_directory(tmp_path):
     script = Path(sys.executable).with_name("npbandit")
     if not script.exists():
@@ -112,6 +116,8 @@ def test_console_script_imports_objectives_from_the_working_directory(tmp_path):
 
 
 @pytest.mark.parametrize("signum", [signal.SIGTERM, signal.SIGINT])
+@pytest.mark.integration
+@pytest.mark.slow
 def test_a_signal_saves_every_evaluation_and_records_interrupted(tmp_path, signum):
     write_module(tmp_path, "slow_objective", f"""
         import time
@@ -145,6 +151,8 @@ def test_a_signal_saves_every_evaluation_and_records_interrupted(tmp_path, signu
     assert [s["t"] for s in run_steps(db, run.id)] == list(range(evaluated))
 
 
+@pytest.mark.integration
+@pytest.mark.slow
 def test_ctrl_c_with_worker_processes_saves_the_run_and_leaves_no_worker(tmp_path):
     # Ctrl-C reaches the whole process group: the workers leave it to the driver, which saves
     # the run, says one line and abandons the evaluations in flight (it does not wait for them)
@@ -203,6 +211,8 @@ def test_cli_bandit_checks_policy_names_before_running(tmp_path, capsys):
     assert not db.exists()  # nothing ran
 
 
+@pytest.mark.integration
+@pytest.mark.slow
 def test_cli_optimize_on_local_worker_processes(tmp_path, capsys):
     """--workers N: the evaluations run in N spawned processes, N of them in flight, each step
     recording the process that ran it."""

@@ -101,6 +101,9 @@ if __name__ == "__main__":
 
 
 @pytest.mark.parametrize("whole_group", [False, True])
+@pytest.mark.integration
+@pytest.mark.lab
+@pytest.mark.slow
 def test_a_sweep_sent_sigterm_starts_no_more_jobs_and_leaves_no_worker_behind(tmp_path, whole_group):
     # `kill PID` signals the driver alone; `kill -- -PGID`, `pkill -f` and Ctrl-C (SIGINT) reach its
     # pool workers too, which must leave the stopping to the driver (they once all waited forever)

@@ -98,6 +98,7 @@ def test_autoregressive_log_prob_streams_exactly():
     assert not torch.allclose(default, model.joint_log_prob(state, xt, yt, block_size=11))
 
 
+@pytest.mark.slow
 def test_sample_with_one_block_is_a_draw_from_the_one_shot_joint():
     model, xc, yc, xt, _ = setup(y_dim=2)
     state = model.condition(xc, yc)
@@ -278,6 +279,7 @@ def test_diagonal_models_joint_is_the_product_of_their_marginals():
     assert torch.allclose(draws.mean(0), dist.loc.detach(), atol=0.1 * float(dist.scale.detach().max()))
 
 
+@pytest.mark.slow
 def test_nearby_draws_are_correlated_and_distant_ones_independent_after_a_short_fit():
     """A tiny CMANP-AND fitted briefly on smooth 1-D GP functions (lengthscale ~0.5 on
     [-2, 2]): draws at x = 0 and 0.05 move together, at -1.8 and 1.8 independently.

@@ -25,6 +25,8 @@ from helpers import tiny_checkpoint
 
 distributed = pytest.importorskip("distributed", reason="Dask distributed (the 'dask' extra) is not installed")
 
+pytestmark = [pytest.mark.dask, pytest.mark.integration]
+
 ROOT = Path(__file__).resolve().parent.parent
 BOUNDS = [[-1.0, 0.0], [1.0, 2.0]]
 
@@ -150,6 +152,7 @@ def _rows(db):
     return out
 
 
+@pytest.mark.slow
 def test_bandit_sweep_on_dask_matches_the_local_one(tmp_path, client, capsys):
     args = ["bandit", "--policies", "uniform", "linucb", "cmanp-wheel", "--deltas", "0.5", "0.9", "--seeds", "0", "1",
             "--steps", "25"]
@@ -178,6 +181,8 @@ def test_run_wheel_bandits_on_an_executor_returns_runs_in_sweep_order(tmp_path, 
     assert len(lines) == 6 and len(list_runs(str(tmp_path / "there.db"))) == 6
 
 
+@pytest.mark.lab
+@pytest.mark.slow
 def test_bo_benchmark_sweep_on_dask_matches_the_local_one(tmp_path, client):
     """experiments/benchmarks/bo.py with --dask-scheduler runs the same BO runs as with --workers."""
     env = {**os.environ, "PYTHONPATH": os.pathsep.join([str(ROOT), *filter(None, [os.environ.get("PYTHONPATH")])]),
@@ -206,6 +211,8 @@ def test_the_cli_says_when_no_scheduler_answers(tmp_path, capsys, monkeypatch):
     assert "tcp://127.0.0.1:9" in capsys.readouterr().err
 
 
+@pytest.mark.lab
+@pytest.mark.slow
 def test_the_batch_bo_benchmark_measures_what_it_reports(tmp_path, capsys):
     from helpers import load_benchmark
 

@@ -1,4 +1,5 @@
-"""Gymnasium environments: the Env contract, the wheel protocol, black-box faults."""
+"""Gymnasium environments: the Env contract of every registered env, the wheel protocol,
+black-box faults. Where a black-box objective runs is tested in test_evaluation.py."""
 
 import warnings
 
@@ -11,10 +12,117 @@ from gymnasium.utils.env_checker import check_env
 import npbandit.envs  # noqa: F401  (registers the environments)
 from npbandit.envs import BlackBoxEnv, ObjectiveError, WheelBanditEnv, available_functions, make_test_function
 
+# every environment the package registers, with the arguments a contract check builds it with
+REGISTERED = {
+    "npbandit/WheelBandit-v0": [{"horizon": 30}, {"delta": 0.2, "horizon": 7, "small_reward_std": 0.0}],
+    "npbandit/BlackBox-v0": [{"function": "branin", "budget": 10},
+                             {"function": "hartmann", "budget": 6, "noise_std": 0.1},
+                             {"objective": lambda x: float(np.sin(x).sum()), "bounds": [[-2.0], [3.0]], "budget": 5,
+                              "minimize": False}],
+}
+CASES = [(env_id, kwargs) for env_id, many in REGISTERED.items() for kwargs in many]
+CASE_IDS = [f"{env_id.split('/')[1]}-{i}" for env_id, many in REGISTERED.items() for i in range(len(many))]
+# Gymnasium's checker calls any unbounded Box "probably" wrong; BlackBox's observation holds the
+# reward, which has no bounds, so these two are the one expected complaint
+UNBOUNDED = ("minimum value is -infinity", "maximum value is infinity")
 
-def test_check_env_passes_for_both():
-    check_env(gym.make("npbandit/WheelBandit-v0", horizon=30).unwrapped, skip_render_check=True)
-    check_env(gym.make("npbandit/BlackBox-v0", function="branin", budget=10).unwrapped, skip_render_check=True)
+
+@pytest.fixture
+def strict_gymnasium():
+    """Every warning Gymnasium (its checkers) or npbandit raises is an error inside the block,
+    but the documented unbounded reward coordinate."""
+    with warnings.catch_warnings():
+        warnings.filterwarnings("error", module="gymnasium")
+        warnings.filterwarnings("error", module="npbandit")
+        for text in UNBOUNDED:
+            warnings.filterwarnings("ignore", message=f".*{text}", category=UserWarning)
+        yield
+
+
+def test_every_registered_env_is_covered_by_the_contract_tests():
+    ours = {env_id for env_id in gym.registry if env_id.startswith("npbandit/")}
+    assert ours == set(REGISTERED)
+    for env_id in ours:
+        spec = gym.spec(env_id)
+        assert not spec.disable_env_checker  # gym.make wraps ours in Gymnasium's passive checker
+
+
+@pytest.mark.parametrize("env_id,kwargs", CASES, ids=CASE_IDS)
+def test_every_registered_env_passes_gymnasiums_checker(env_id, kwargs, strict_gymnasium):
+    env = gym.make(env_id, **kwargs)
+    check_env(env.unwrapped, skip_render_check=True)
+    assert env.unwrapped.metadata["render_modes"] == [] and env.unwrapped.render_mode is None
+
+
+def _episode(env, seed, actions=None):
+    """One whole episode through ``env``: (reset obs, [(obs, reward, terminated, truncated, info)])."""
+    obs, _ = env.reset(seed=seed)
+    env.action_space.seed(seed)
+    steps, truncated, t = [], False, 0
+    while not truncated:
+        action = env.action_space.sample() if actions is None else actions[t]
+        steps.append(env.step(action))
+        truncated, t = steps[-1][3], t + 1
+    return obs, steps
+
+
+@pytest.mark.parametrize("env_id,kwargs", CASES, ids=CASE_IDS)
+def test_an_episode_keeps_the_documented_spaces_types_and_length(env_id, kwargs, strict_gymnasium):
+    env = gym.make(env_id, **kwargs)  # through Gymnasium's passive checker and order enforcing
+    base = env.unwrapped
+    if env_id == "npbandit/WheelBandit-v0":
+        assert env.observation_space == gym.spaces.Box(-1.0, 1.0, shape=(2,), dtype=np.float32)
+        assert env.action_space == gym.spaces.Discrete(5)
+        length = base.horizon
+    else:
+        d = base.dim
+        assert env.action_space == gym.spaces.Box(0.0, 1.0, shape=(d,), dtype=np.float64)
+        low, high = np.r_[np.zeros(d), -np.inf], np.r_[np.ones(d), np.inf]
+        assert env.observation_space == gym.spaces.Box(low, high, dtype=np.float64)
+        length = base.budget
+    first, steps = _episode(env, seed=0)
+    assert len(steps) == length
+    for obs in [first] + [s[0] for s in steps]:
+        assert obs in env.observation_space and obs.dtype == env.observation_space.dtype
+    for t, (_, reward, terminated, truncated, info) in enumerate(steps):
+        assert type(reward) is float and np.isfinite(reward)
+        assert terminated is False and truncated is (t == length - 1)  # plain bools, not numpy's
+        assert info["t"] == t
+    with pytest.raises(RuntimeError, match="reset"):
+        base.step(env.action_space.sample())  # the episode is over
+
+
+@pytest.mark.parametrize("env_id,kwargs", CASES, ids=CASE_IDS)
+def test_reset_with_a_seed_replays_the_episode_and_without_one_continues_the_stream(env_id, kwargs):
+    env = gym.make(env_id, **kwargs).unwrapped
+    length = env.horizon if env_id == "npbandit/WheelBandit-v0" else env.budget
+    env.action_space.seed(1)
+    actions = [env.action_space.sample() for _ in range(length)]
+
+    def rewards(seed):
+        return [s[1] for s in _episode(env, seed, actions)[1]]
+
+    def observations(seed):
+        first, steps = _episode(env, seed, actions)
+        return np.stack([first] + [s[0] for s in steps])
+
+    np.testing.assert_array_equal(observations(3), observations(3))
+    assert rewards(3) == rewards(3)
+    drawn = env_id == "npbandit/WheelBandit-v0" or env.noise_std > 0
+    if drawn:  # the seed decides the draws: another seed, other draws
+        assert rewards(3) != rewards(4)
+        # reset() without a seed keeps drawing from the generator the last seed started
+        seeded = rewards(3)
+        unseeded = [s[1] for s in _unseeded_episode(env, actions)]
+        assert unseeded != seeded
+        assert rewards(3) == seeded and [s[1] for s in _unseeded_episode(env, actions)] == unseeded
+    else:  # nothing random: every seed gives the same episode
+        assert rewards(3) == rewards(4)
+
+
+def _unseeded_episode(env, actions):
+    env.reset()
+    return [env.step(a) for a in actions]
 
 
 def test_wheel_reset_is_deterministic_and_replays_the_same_table():
@@ -135,28 +243,32 @@ def test_blackbox_faults_raise_objective_error():
         env.step(np.array([0.5]))
 
 
-
-def test_blackbox_step_evaluated_is_step_with_the_outcome_known():
-    """Asynchronous BO evaluates env.objective on a worker and hands the outcome back:
-    the transition, the checks and the failures are step's."""
+def test_step_evaluated_is_a_deprecated_alias_of_step_with_the_outcome_handed_over():
+    """The old asynchronous door: the transition, the checks and the failures are step's, and it warns."""
     here, there = BlackBoxEnv(function="branin", budget=3), BlackBoxEnv(function="branin", budget=3)
     here.reset(seed=0), there.reset(seed=0)
     for a in ([0.2, 0.7], [0.9, 0.1]):
         a = np.array(a)
         out = there.objective(there.to_bounds(a))
-        for got, want in zip(there.step_evaluated(a, True, out), here.step(a)):
-            np.testing.assert_equal(got, want)
-    with pytest.raises(ObjectiveError, match="sensor offline"):
+        with pytest.warns(DeprecationWarning, match="step_evaluated is deprecated"):
+            got = there.step_evaluated(a, True, out)
+        for g, want in zip(got, here.step(a)):
+            np.testing.assert_equal(g, want)
+    assert there.evaluator is None  # put back
+    with pytest.warns(DeprecationWarning), pytest.raises(ObjectiveError, match="sensor offline"):
         there.step_evaluated(np.array([0.5, 0.5]), False, KeyError("sensor offline"))
     assert there.t == 3  # a failed evaluation spends budget, as in step
     env = BlackBoxEnv(objective=lambda x: 0.0, bounds=[[0], [1]])
     env.reset(seed=0)
-    with pytest.raises(ObjectiveError, match="returned nan"):
-        env.step_evaluated(np.array([0.5]), True, float("nan"))
-    with pytest.raises(TypeError, match="ok must be a bool"):
-        env.step_evaluated(np.array([0.5]), 1, 0.0)
-    with pytest.raises(TypeError, match="outcome must be the exception"):
-        env.step_evaluated(np.array([0.5]), False, "failed")
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", DeprecationWarning)
+        with pytest.raises(ObjectiveError, match="returned nan"):
+            env.step_evaluated(np.array([0.5]), True, float("nan"))
+        with pytest.raises(TypeError, match="ok must be a bool"):
+            env.step_evaluated(np.array([0.5]), 1, 0.0)
+        with pytest.raises(TypeError, match="outcome must be the exception"):
+            env.step_evaluated(np.array([0.5]), False, "failed")
+
 
 @pytest.mark.parametrize("kwargs,error,match", [
     ({"objective": lambda x: 0.0, "bounds": [[1, 0], [0, 1]]}, ValueError, "lower bound"),

@@ -315,6 +315,7 @@ def test_qlognei_with_q_2_spreads_its_points_on_a_joint_model():
     assert gaps["DiagonalBumps"] < 0.01, gaps  # the failure the joint posterior removes
 
 
+@pytest.mark.slow
 def test_cmanp_and_gp1d_checkpoint_correlates_near_points_and_not_distant_ones():
     """The trained checkpoint on the smooth GP prior: nearby inputs strongly correlated,
     distant ones nearly independent, in the one-shot posterior and in autoregressive
@@ -421,6 +422,7 @@ def test_thompson_draw_of_the_shipped_joint_model_is_calibrated_over_many_candid
     assert 0.65 < float(z[:, -256:].mean()) < 0.95  # the last candidates drawn as well as the first
 
 
+@pytest.mark.slow
 def test_bo_policy_qlognei_proposes_q_points_at_once_and_hands_them_out_in_order(tmp_path, monkeypatch):
     """acquisition="qlognei": one joint qLogNEI optimisation per q points (in the trust
     region too), its points evaluated in the order proposed; q is validated."""
@@ -548,6 +550,7 @@ def test_wheel_marginal_thompson_and_diagonal_thompson_draw_each_arm_alone(tmp_p
         NPBanditPolicy(build("cmanp-and", 2, 5, size="tiny"), rule="joint")
 
 
+@pytest.mark.lab
 def test_wheel_benchmark_finds_runs_under_any_name_of_their_policy(tmp_path):
     """experiments/benchmarks/wheel.py's rows: ``-ucb`` spelled out, a bare model name and a checkpoint
     path find the runs stored under the card's name (before, such rows printed '-')."""
@@ -562,6 +565,7 @@ def test_wheel_benchmark_finds_runs_under_any_name_of_their_policy(tmp_path):
     assert bench.run_key(f"{path}-ucb") == bench.run_key(str(path)) == name
 
 
+@pytest.mark.lab
 def test_wheel_benchmark_keeps_a_training_runs_card_apart_from_the_shipped_checkpoint(tmp_path):
     """A card path whose card is named like a shipped checkpoint (a training run's export):
     its runs count when that path is asked for, are not re-run, and are not mixed into the
@@ -581,6 +585,7 @@ def test_wheel_benchmark_keeps_a_training_runs_card_apart_from_the_shipped_check
     assert "cmanp-wheel@0.5" not in bench.summarise(db, 20, [0.5], ["cmanp-wheel", "uniform"], 1)
 
 
+@pytest.mark.lab
 def test_wheel_benchmark_section_publishes_beside_the_main_table(tmp_path, monkeypatch):
     """``--section NAME`` writes its own section, JSON and figure and leaves the main
     table (section 'wheel') alone, naming its policies in the heading and the command."""

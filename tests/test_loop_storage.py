@@ -86,6 +86,8 @@ def test_failed_objective_stops_the_run_and_is_recorded(tmp_path):
     assert list_runs(db)[-1].status == "completed"
 
 
+@pytest.mark.integration
+@pytest.mark.slow
 def test_a_killed_run_keeps_its_committed_steps_and_shows_as_interrupted(tmp_path):
     db = str(tmp_path / "runs.db")
     script = textwrap.dedent(f"""
@@ -121,6 +123,8 @@ def test_a_killed_run_keeps_its_committed_steps_and_shows_as_interrupted(tmp_pat
         assert conn.execute("PRAGMA integrity_check").fetchone()[0] == "ok"
 
 
+@pytest.mark.integration
+@pytest.mark.slow
 def test_four_processes_write_one_sqlite_file(tmp_path):
     db = str(tmp_path / "runs.db")
     open_db(db)

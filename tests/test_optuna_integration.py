@@ -21,6 +21,8 @@ from npbandit.integrations.optuna import NPSampler, _from_unit, _to_unit  # noqa
 from npbandit.policies.trust_region import TrustRegion  # noqa: E402
 from npbandit.surrogates.pretrained import CheckpointError  # noqa: E402
 
+pytestmark = pytest.mark.integration
+
 ROOT = Path(__file__).resolve().parents[1]
 #: small acquisition optimisation: these tests check plumbing, not optimisation quality
 FAST = {"num_restarts": 2, "raw_samples": 64}
@@ -73,6 +75,7 @@ def test_unit_cube_mapping(dist):
 
 # -- studies ----------------------------------------------------------------------------
 
+@pytest.mark.slow
 def test_mixed_space_study_proposes_with_the_np(monkeypatch):
     calls = []
     original = NPSampler._propose
@@ -94,6 +97,7 @@ def test_mixed_space_study_proposes_with_the_np(monkeypatch):
         assert isinstance(p["w"], int) and 1 <= p["w"] <= 64
 
 
+@pytest.mark.slow
 def test_same_seed_one_worker_repeats_the_trials():
     def run(seed):
         study = optuna.create_study(sampler=sampler(seed=seed))
@@ -202,6 +206,7 @@ def test_the_np_sees_the_trials_in_the_trust_region_the_study_has_earned(monkeyp
 
 @pytest.mark.parametrize("checkpoint", ["cmanp-bo", "tnpd-bo"])
 @pytest.mark.parametrize("liar", ["mean", "believer"])
+@pytest.mark.slow
 def test_running_trials_push_the_next_proposal_away(checkpoint, liar):
     # four workers ask one after another while none has finished: without the running trials
     # believed, each would get the same LogEI maximiser (checked: the first's, to 1e-3). Believed
@@ -301,6 +306,7 @@ def test_bad_arguments(kwargs, error, match):
         NPSampler(**kwargs)
 
 
+@pytest.mark.slow
 def test_sqlite_storage_with_processes_and_threads(tmp_path):
     # two processes share a fresh study and a seed (so the start-up trials run concurrently),
     # then two threads of this one carry on
@@ -329,6 +335,7 @@ def test_sqlite_storage_with_processes_and_threads(tmp_path):
     assert len({t.params["x"] for t in trials[:4]}) == 4
 
 
+@pytest.mark.slow
 def test_example_study_runs_with_two_worker_processes(tmp_path):
     url = f"sqlite:///{tmp_path / 'example.db'}"
     done = subprocess.run([sys.executable, str(ROOT / "examples" / "optuna_study.py"), "--trials", "4", "--workers",

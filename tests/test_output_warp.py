@@ -102,6 +102,7 @@ def test_optimize_runs_with_the_warp_and_logs_it(tmp_path):
         optimize(lambda x: 0.0, [[0], [1]], surrogate=str(card), budget=3, db=None, output_warp="power")
 
 
+@pytest.mark.lab
 def test_the_benchmark_reads_the_warp_from_the_column_name():
     bench = load_benchmark("bo")
     assert bench.split_warp("cmanp-bo-yeo-johnson") == ("cmanp-bo", "yeo-johnson")

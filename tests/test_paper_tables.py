@@ -17,6 +17,8 @@ shift = pytest.importorskip("shift")
 
 from npbandit.surrogates.pretrained import read_card  # noqa: E402
 
+pytestmark = pytest.mark.lab
+
 
 def test_a_fine_tuned_rows_steps_count_every_stage_it_descends_from():
     card = read_card("cmanp-gp1d")

@@ -165,6 +165,7 @@ def _old_policy_actions(model, rule, delta, seed, steps):
 
 @pytest.mark.parametrize("name, rule", [("cmanp-wheel", "ucb"), ("tnpd-wheel", "thompson"),
                                         ("lbanp-wheel", "thompson")])  # the noise-fill path: test_np_policy_fills_unplayed_arms_with_noise
+@pytest.mark.slow
 def test_np_policy_acts_as_the_hand_encoding_policy_did(name, rule):
     """Moving the encoding into the surrogate changes no decision: same seed, same actions."""
     from npbandit.envs import WheelBanditEnv
@@ -215,6 +216,7 @@ def test_shipped_wheel_checkpoints_read_delta_from_the_history(name):
 
 @pytest.mark.parametrize("name", ["cmanp-wheel", "lbanp-wheel", "tnpd-wheel"])
 @pytest.mark.parametrize("seed", [0, 1])
+@pytest.mark.slow
 def test_shipped_wheel_checkpoints_find_the_large_arms_in_the_loop(name, seed):
     """UCB on its own history (the benchmark's path, first action random) must not lock
     onto one arm: an LBANP trained with zeros fill played arm 0 for 1999 of 2000 rounds."""
@@ -240,6 +242,7 @@ def test_policies_refuse_an_action_that_is_not_an_arm_rather_than_credit_another
         policy.observe(np.zeros(2), np.int64(4), 1.0, {})  # NumPy ints are arms too
 
 
+@pytest.mark.slow
 def test_gp_ucb_refits_every_arms_hyperparameters_as_its_data_grows():
     from npbandit.policies import GPUCBPolicy
 

@@ -130,6 +130,7 @@ def test_config_mismatch_is_refused(tmp_path):
         load_surrogate(card)
 
 
+@pytest.mark.slow
 def test_every_shipped_checkpoint_loads_and_matches_its_card():
     names = set(available_checkpoints())
     assert SHIPPED <= names, f"missing shipped checkpoints: {sorted(SHIPPED - names)}"
@@ -204,6 +205,7 @@ def test_a_bandit_policy_refuses_a_checkpoint_of_another_prior():
         NPBanditPolicy(load_surrogate("cmanp-bo"))
 
 
+@pytest.mark.lab
 def test_regression_ll_sends_bo_checkpoints_to_the_yardstick_and_rerenders_without_them(capsys):
     from helpers import load_benchmark
 

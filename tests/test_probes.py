@@ -1,16 +1,20 @@
 """The probe scripts in scripts/ measure what their docstrings say."""
 
 import numpy as np
+import pytest
 
 from npbandit.policies.bo import BOPolicy
 
 from helpers import load_script
+
+pytestmark = pytest.mark.lab
 
 
 def _script(name: str):
     return load_script("probes", name)
 
 
+@pytest.mark.slow
 def test_the_neutral_rule_leaves_the_region_alone_for_a_stale_success_only():
     probe = _script("probe_async_success_rule")
     successes = {}

@@ -146,6 +146,7 @@ def test_log_likelihood_is_a_trainable_scalar(model_name):
     assert grads and all(torch.isfinite(g).all() for g in grads)
 
 
+@pytest.mark.slow
 def test_a_few_adam_steps_raise_the_likelihood(model_name):
     # not training to convergence: only that the objective and its gradients are wired up
     torch.manual_seed(0)

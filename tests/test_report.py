@@ -106,6 +106,7 @@ def _texts(fig):
     return [t for t in fig.findobj(Text) if t.get_visible() and t.get_text().strip()]
 
 
+@pytest.mark.slow
 def test_plot_one_panel_per_problem_with_quartiles_log_regret_and_the_initial_design(tmp_path):
     db = str(tmp_path / "runs.db")
     for seed in range(3):

@@ -61,6 +61,8 @@ def _forget_engines():
     storage_engine._ENGINES.clear()
 
 
+@pytest.mark.postgres
+@pytest.mark.slow
 def test_runs_steps_optimize_and_report_on_postgres(pg_url):
     result = run_episode(WheelBanditEnv(horizon=40), UniformPolicy(), seed=1, logger=RunLogger(pg_url, commit_every=7),
                          run_info=WHEEL)
@@ -79,6 +81,7 @@ def test_runs_steps_optimize_and_report_on_postgres(pg_url):
         logger.log_step(t=0, action=2, reward=2.0)
 
 
+@pytest.mark.postgres
 def test_cli_bandit_and_report_on_postgres_hide_the_password(cluster, capsys):
     cluster.create_database("cli")
     # trust authentication ignores the password; the report must not print it either way
@@ -93,6 +96,8 @@ def test_cli_bandit_and_report_on_postgres_hide_the_password(cluster, capsys):
     assert "s3cret" not in out and "***" in out
 
 
+@pytest.mark.postgres
+@pytest.mark.slow
 def test_four_processes_write_one_postgres_database(pg_url):
     # no open_db here: the four writers also race to create the schema
     script = textwrap.dedent(f"""
@@ -116,6 +121,8 @@ def test_four_processes_write_one_postgres_database(pg_url):
     assert {t for _, t in rows} == set(range(300))
 
 
+@pytest.mark.postgres
+@pytest.mark.slow
 def test_a_killed_writer_leaves_its_committed_steps_and_an_interrupted_run(pg_url):
     script = textwrap.dedent(f"""
         import time
@@ -151,6 +158,7 @@ def test_a_killed_writer_leaves_its_committed_steps_and_an_interrupted_run(pg_ur
     assert [s["t"] for s in steps] == list(range(len(steps)))
 
 
+@pytest.mark.postgres
 def test_reading_postgres_never_writes(cluster, pg_url):
     run_episode(WheelBanditEnv(horizon=5), UniformPolicy(), seed=0, logger=RunLogger(pg_url), run_info=WHEEL)
     with open_db(pg_url, readonly=True).connect() as conn:
@@ -163,6 +171,7 @@ def test_reading_postgres_never_writes(cluster, pg_url):
         list_runs(cluster.url("typo"))
 
 
+@pytest.mark.postgres
 def test_forked_processes_do_not_share_pooled_connections(pg_url):
     # benchmarks hand runs to forked workers after the parent opened the database; a
     # pooled connection inherited across fork would put two processes on one socket
@@ -188,6 +197,7 @@ def test_forked_processes_do_not_share_pooled_connections(pg_url):
         assert conn.execute(text("SELECT pg_backend_pid()")).scalar_one() == parent
 
 
+@pytest.mark.postgres
 def test_a_database_records_its_schema_version(any_url):
     open_db(any_url)
     with open_db(any_url).connect() as conn:
@@ -195,6 +205,7 @@ def test_a_database_records_its_schema_version(any_url):
 
 
 @pytest.mark.parametrize("stored", [SCHEMA_VERSION + 1, 0])
+@pytest.mark.postgres
 def test_a_schema_version_mismatch_is_a_clear_error(any_url, stored):
     run_episode(WheelBanditEnv(horizon=5), UniformPolicy(), seed=0, logger=RunLogger(any_url), run_info=WHEEL)
     with open_db(any_url).begin() as conn:  # as another npbandit version would leave it
@@ -208,6 +219,7 @@ def test_a_schema_version_mismatch_is_a_clear_error(any_url, stored):
     _forget_engines()
 
 
+@pytest.mark.postgres
 def test_a_database_from_before_schema_versions_is_checked_and_stamped(any_url):
     engine = open_db(any_url)
     with engine.begin() as conn:  # what npbandit wrote before it recorded a version
@@ -236,6 +248,7 @@ def test_a_missing_driver_is_named():
         list_runs("postgresql+pg8000://user@localhost/npbandit")
 
 
+@pytest.mark.postgres
 def test_no_duplicate_or_lost_steps_under_many_commits_counted_by_the_server(pg_url):
     # n_steps is updated with each batch, so it agrees with the rows the server holds
     loggers = [RunLogger(pg_url, commit_every=3) for _ in range(2)]

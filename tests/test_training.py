@@ -16,6 +16,7 @@ def tiny_config(tmp_path, **kw):
     return TrainConfig(**base)
 
 
+@pytest.mark.slow
 def test_loss_falls_within_a_few_hundred_steps(tmp_path):
     torch.manual_seed(0)
     config = tiny_config(tmp_path, steps=300, lr=2e-3, eval_every=300, prior_params={"max_points": 20})
@@ -29,6 +30,7 @@ def test_loss_falls_within_a_few_hundred_steps(tmp_path):
     assert after > before + 0.3, (before, after)
 
 
+@pytest.mark.slow
 def test_resume_gives_the_same_result_as_an_uninterrupted_run(tmp_path):
     straight = train(tiny_config(tmp_path / "a", model="cmanp"), progress=False)
     interrupted = tiny_config(tmp_path / "b", model="cmanp")
@@ -133,6 +135,7 @@ def test_expected_log_prob_is_the_mean_of_sampled_log_probs():
 
 
 @pytest.mark.parametrize("model", ["cmanp", "retreever"])
+@pytest.mark.slow
 def test_expected_training_loss_has_the_sampled_losss_expectation(model):
     """Averaged over target draws, the sampled loss equals the expected loss (same
     optimum), for the plain loss and for ReTreever's composite one."""
@@ -255,6 +258,7 @@ def test_the_card_records_the_n01_baseline_on_the_evaluation_tasks(tmp_path):
     assert "N(0, 1)" in evaluation["baseline"]
 
 
+@pytest.mark.lab
 def test_gp1d_expected_loss_trains_and_its_curve_renders(tmp_path):
     """gp1d batches carry the exact moments, so --loss expected runs there; the run's periodic
     evaluations come out of experiments/benchmarks/training_curves.py as a table with one column per kernel."""

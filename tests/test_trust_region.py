@@ -89,6 +89,7 @@ def test_a_policy_in_a_trust_region_shows_its_model_only_the_region(monkeypatch)
         BOPolicy(2, model="cmanp-bo", trust_region="yes")
 
 
+@pytest.mark.slow
 def test_optimize_searches_a_trust_region_by_default_for_an_np_and_records_it(tmp_path):
     from npbandit import optimize
     from npbandit.storage import list_runs
@@ -125,6 +126,7 @@ def test_replaying_a_search_gives_the_region_its_policy_ended_with():
     assert replayed.length != TrustRegion(3).length  # the walk moved it
 
 
+@pytest.mark.slow
 def test_the_model_can_see_a_wider_box_than_the_one_searched(monkeypatch):
     seen = []
     real = proposal.propose

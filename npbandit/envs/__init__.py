@@ -2,7 +2,8 @@
 environment is imported when ``gymnasium.make`` first makes it, not here):
 
 - ``npbandit/WheelBandit-v0`` -- :class:`~npbandit.envs.wheel.WheelBanditEnv`;
-- ``npbandit/BlackBox-v0`` -- :class:`~npbandit.envs.blackbox.BlackBoxEnv`.
+- ``npbandit/BlackBox-v0`` -- :class:`~npbandit.envs.blackbox.BlackBoxEnv`, whose objective
+  runs where its evaluator says (:mod:`npbandit.envs.evaluation`).
 
 The classes and helpers below are importable from here too; each loads its module
 (NumPy, torch, BoTorch for the named test problems) on first use.
@@ -15,7 +16,8 @@ import gymnasium as gym
 from npbandit.exceptions import ObjectiveError
 
 __all__ = ["WheelBanditEnv", "BlackBoxEnv", "ObjectiveError", "available_functions", "make_test_function",
-           "objective_value", "problem_objective"]
+           "objective_value", "problem_objective", "AsyncEvaluator", "Evaluation", "Evaluator", "Outcome",
+           "OutcomeRelay"]
 
 #: each environment id with its ``"module:class"`` entry point
 ENTRY_POINTS = {"npbandit/WheelBandit-v0": "npbandit.envs.wheel:WheelBanditEnv",
@@ -26,6 +28,7 @@ for _id, _entry in ENTRY_POINTS.items():
         gym.register(id=_id, entry_point=_entry, disable_env_checker=False)
 
 _BLACKBOX = ("BlackBoxEnv", "available_functions", "make_test_function", "objective_value", "problem_objective")
+_EVALUATION = ("AsyncEvaluator", "Evaluation", "Evaluator", "Outcome", "OutcomeRelay")
 
 
 def __getattr__(name: str) -> Any:
@@ -33,6 +36,8 @@ def __getattr__(name: str) -> Any:
         from npbandit.envs import wheel as module
     elif name in _BLACKBOX:
         from npbandit.envs import blackbox as module
+    elif name in _EVALUATION:
+        from npbandit.envs import evaluation as module
     else:
         raise AttributeError(f"module 'npbandit.envs' has no attribute {name!r}")
     value = getattr(module, name)

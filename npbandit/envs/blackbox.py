@@ -16,6 +16,10 @@ affinely onto ``bounds`` (2 x d, lower row then upper row, as in BoTorch).
   ``on_error`` says.
 * An objective that raises or returns NaN/inf raises :class:`ObjectiveError` from
   ``step``; nothing non-finite ever reaches a policy.
+* ``evaluator``: where the objective runs (:mod:`npbandit.envs.evaluation`). ``None``, the
+  default: ``step`` calls it. An :class:`~npbandit.envs.evaluation.AsyncEvaluator` runs it
+  on an executor's workers and hands each finished evaluation to ``step``, which records it
+  exactly as one made in place (asynchronous BO).
 * Named problems: the unconstrained, continuous ``botorch.test_functions`` problems
   (:func:`available_functions`). Constrained problems (``pressurevessel``, ...) are
   not offered, since nothing here would enforce their constraints, nor problems with
@@ -30,6 +34,7 @@ from __future__ import annotations
 import functools
 import inspect
 import numbers
+import warnings
 from collections.abc import Callable
 from typing import Any
 
@@ -38,6 +43,7 @@ import numpy as np
 import torch
 
 from npbandit.exceptions import ObjectiveError
+from npbandit.envs.evaluation import Outcome, OutcomeRelay
 from npbandit.validation import check_bool, check_int, check_options, check_real, check_render_mode
 
 __all__ = ["BlackBoxEnv", "ObjectiveError", "available_functions", "make_test_function", "objective_value",
@@ -227,7 +233,8 @@ class BlackBoxEnv(gym.Env):
 
     def __init__(self, function: str | None = None, objective: Callable[[np.ndarray], float] | None = None,
                  bounds: Any = None, dim: int | None = None, minimize: bool = True, budget: int = 100,
-                 noise_std: float = 0.0, optimal_value: float | None = None, render_mode: str | None = None) -> None:
+                 noise_std: float = 0.0, optimal_value: float | None = None, render_mode: str | None = None,
+                 evaluator: Any = None) -> None:
         if (function is None) == (objective is None):
             raise ValueError("pass exactly one of function=<name> or objective=<callable>")
         check_render_mode(render_mode)
@@ -271,12 +278,26 @@ class BlackBoxEnv(gym.Env):
         self.observation_space = gym.spaces.Box(low, high, dtype=np.float64)
         self.t = 0
         self.best_value: float | None = None
+        self.evaluator = evaluator
+
+    @property
+    def evaluator(self) -> Any:
+        """Where ``step`` gets the objective's outcome: ``None`` (it calls the objective) or
+        an object with ``evaluate(objective, x) -> Outcome`` (:mod:`npbandit.envs.evaluation`)."""
+        return self._evaluator
+
+    @evaluator.setter
+    def evaluator(self, evaluator: Any) -> None:
+        if evaluator is not None and not callable(getattr(evaluator, "evaluate", None)):
+            raise TypeError(f"evaluator must be None or have an evaluate(objective, x) method, got "
+                            f"{type(evaluator).__name__}")
+        self._evaluator = evaluator
 
     @property
     def objective(self) -> Callable[[np.ndarray], Any]:
         """The callable that evaluates a point in the original bounds (the user's objective,
         or a test function's picklable wrapper): what an executor's worker runs; its outcome
-        comes back through :meth:`step_evaluated`."""
+        comes back through the env's ``evaluator`` and ``step``."""
         return self._call
 
     def to_bounds(self, action: np.ndarray) -> np.ndarray:
@@ -291,38 +312,39 @@ class BlackBoxEnv(gym.Env):
         return np.zeros(self.dim + 1), {"bounds": self.bounds.copy()}
 
     def step(self, action):
-        return self._step(action, self._call)
+        """Evaluate ``action`` (a point of ``[0, 1]^d``) and record it; Gymnasium's
+        ``(obs, reward, terminated, truncated, info)`` (see the module docstring).
 
-    def step_evaluated(self, action, ok: bool, outcome: Any):
-        """``step(action)`` for a point evaluated elsewhere (an executor's worker in
-        asynchronous BO): ``outcome`` is the objective's return value when ``ok``, else the
-        exception it raised. Every check and record is ``step``'s (finite value, noise,
-        best value, budget), so a run is the same whichever way its points were evaluated."""
-        if not isinstance(ok, bool):
-            raise TypeError(f"ok must be a bool, got {type(ok).__name__}")
-        if not ok and not isinstance(outcome, BaseException):
-            raise TypeError(f"outcome must be the exception the objective raised when ok is False, "
-                            f"got {type(outcome).__name__}")
-
-        def known(_x: Any) -> Any:
-            if not ok:
-                raise outcome
-            return outcome
-
-        return self._step(action, known)
-
-    def _step(self, action, call: Callable[[np.ndarray], Any]):
+        Raises:
+            ValueError: ``action`` is not a finite point of the unit cube.
+            RuntimeError: the budget is spent (call ``reset``).
+            ObjectiveError: the objective raised or returned NaN / inf (the budget is spent).
+            TypeError: the objective returned something other than one real number.
+        """
+        evaluator = self._evaluator
         action = np.asarray(action, dtype=np.float64)
         if action.shape != (self.dim,) or not np.isfinite(action).all() or (action < 0).any() or (action > 1).any():
             raise ValueError(f"action must be a finite point of [0, 1]^{self.dim}, got {action.tolist()}")
         if self.t >= self.budget:
             raise RuntimeError("the budget is spent; call reset()")
         x = self.to_bounds(action)
+        outcome = None
+        if evaluator is not None:
+            # an evaluator raises only when misused: that is no evaluation, and spends no budget
+            outcome = evaluator.evaluate(self._call, x.copy())
+            if not isinstance(outcome, Outcome):
+                raise TypeError(f"evaluator.evaluate must return an Outcome, got {type(outcome).__name__}")
         self.t += 1  # a failed evaluation spends budget too
-        try:
-            out = call(x.copy())
-        except Exception as err:  # the user's objective: report, never hide
+        if outcome is None:
+            try:
+                out = self._call(x.copy())
+            except Exception as err:  # the user's objective: report, never hide
+                raise ObjectiveError(f"objective raised {type(err).__name__}: {err} at x={x.tolist()}", x) from err
+        elif not outcome.ok:
+            err = outcome.value
             raise ObjectiveError(f"objective raised {type(err).__name__}: {err} at x={x.tolist()}", x) from err
+        else:
+            out = outcome.value
         value = objective_value(out, x)  # outside the try: a wrong return type is not a failed evaluation
         if not np.isfinite(value):
             raise ObjectiveError(f"objective returned {value} at x={x.tolist()}", x)
@@ -336,3 +358,25 @@ class BlackBoxEnv(gym.Env):
         if self.optimal_value is not None:
             info["simple_regret"] = abs(self.best_value - self.optimal_value)
         return np.concatenate([action, [reward]]), reward, False, self.t >= self.budget, info
+
+    def step_evaluated(self, action, ok: bool, outcome: Any):
+        """Deprecated: set ``evaluator`` to an :class:`~npbandit.envs.evaluation.OutcomeRelay`,
+        hand it the :class:`~npbandit.envs.evaluation.Outcome` and call ``step(action)``.
+
+        ``step(action)`` for a point evaluated elsewhere: ``outcome`` is the objective's
+        return value when ``ok``, else the exception it raised."""
+        warnings.warn("BlackBoxEnv.step_evaluated is deprecated and will be removed in the next release: hand the "
+                      "outcome to the env's evaluator (npbandit.envs.evaluation.OutcomeRelay) and call step(action)",
+                      DeprecationWarning, stacklevel=2)
+        if not isinstance(ok, bool):
+            raise TypeError(f"ok must be a bool, got {type(ok).__name__}")
+        if not ok and not isinstance(outcome, BaseException):
+            raise TypeError(f"outcome must be the exception the objective raised when ok is False, "
+                            f"got {type(outcome).__name__}")
+        relay, previous = OutcomeRelay(), self._evaluator
+        relay.hand_over(Outcome(ok, outcome))
+        self._evaluator = relay
+        try:
+            return self.step(action)
+        finally:
+            self._evaluator = previous

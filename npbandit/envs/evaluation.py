@@ -1,0 +1,286 @@
+"""Where a :class:`~npbandit.envs.BlackBoxEnv`'s objective runs: inside ``step``, or elsewhere.
+
+``BlackBoxEnv.step(action)`` is the one way a black-box evaluation is recorded: it checks
+the action, spends budget, judges the objective's outcome (a finite real number, or an
+:class:`~npbandit.envs.ObjectiveError`), adds noise, keeps the best value and returns
+Gymnasium's ``(obs, reward, terminated, truncated, info)``. Where the outcome comes from
+is the env's ``evaluator``:
+
+* ``None`` (the default): ``step`` calls the objective itself.
+* An :class:`OutcomeRelay`: the point was evaluated elsewhere (a replay, another process);
+  :meth:`OutcomeRelay.hand_over` gives ``step`` that evaluation's :class:`Outcome`.
+* An :class:`AsyncEvaluator`: the objective runs on a :class:`concurrent.futures.Executor`'s
+  workers, several points at once; each finished evaluation is handed over and recorded by
+  ``step`` in the order they finish (asynchronous BO, :func:`npbandit.loop.run_episode`).
+
+Any object with ``evaluate(objective, x) -> Outcome`` can serve: ``step`` calls it with the
+objective and the point ``x`` (shape ``[d]``, in the env's bounds) and records what it
+returns. It returns a failed evaluation as an ``Outcome`` and raises only when it is misused.
+"""
+
+from __future__ import annotations
+
+import concurrent.futures as cf
+import datetime as dt
+import os
+import socket
+import sys
+import threading
+import time
+import uuid
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from typing import Any, Protocol, runtime_checkable
+
+import numpy as np
+
+__all__ = ["AsyncEvaluator", "Evaluation", "Evaluator", "Outcome", "OutcomeRelay"]
+
+
+@dataclass(frozen=True)
+class Outcome:
+    """One finished evaluation of an objective at a point.
+
+    Attributes:
+        ok: whether the objective returned (``True``) or raised (``False``).
+        value: what it returned when ``ok`` (judged by ``step``: a real number is
+            expected), else the exception it raised.
+        worker: who evaluated it (``host:pid:thread``, preceded on a Dask worker by its
+            address); ``None`` when unknown (evaluated in ``step``, or the executor failed).
+    """
+
+    ok: bool
+    value: Any
+    worker: str | None = None
+
+    def __post_init__(self) -> None:
+        if not isinstance(self.ok, bool):
+            raise TypeError(f"ok must be a bool, got {type(self.ok).__name__}")
+        if not self.ok and not isinstance(self.value, BaseException):
+            raise TypeError(f"value must be the exception the objective raised when ok is False, "
+                            f"got {type(self.value).__name__}")
+        if self.worker is not None and not isinstance(self.worker, str):
+            raise TypeError(f"worker must be a str or None, got {type(self.worker).__name__}")
+
+
+@runtime_checkable
+class Evaluator(Protocol):
+    """What ``BlackBoxEnv.step`` asks for the outcome at a point (see the module docstring)."""
+
+    def evaluate(self, objective: Callable[[np.ndarray], Any], x: np.ndarray) -> Outcome:
+        """The outcome of ``objective`` at ``x`` (shape ``[d]``, in the env's bounds)."""
+        ...
+
+
+class OutcomeRelay:
+    """An evaluator for points evaluated elsewhere: hand it an outcome, and the env's next
+    ``step`` records that outcome instead of calling the objective.
+
+    Example::
+
+        relay = OutcomeRelay()
+        env = BlackBoxEnv(objective=f, bounds=bounds, evaluator=relay)
+        relay.hand_over(Outcome(True, value), x=env.to_bounds(action))
+        obs, reward, terminated, truncated, info = env.step(action)
+    """
+
+    def __init__(self) -> None:
+        self._handed: tuple[Outcome, np.ndarray | None] | None = None
+
+    def hand_over(self, outcome: Outcome, x: Any = None) -> None:
+        """Make ``outcome`` the one the next ``step`` records (replacing one not yet recorded).
+
+        Args:
+            outcome: the evaluation's :class:`Outcome`.
+            x: the point it was evaluated at (shape ``[d]``, in the env's bounds); when
+                given, ``step`` refuses to record the outcome at any other point.
+        """
+        if not isinstance(outcome, Outcome):
+            raise TypeError(f"outcome must be an Outcome, got {type(outcome).__name__}")
+        if x is not None:
+            x = np.asarray(x, dtype=np.float64)
+            if x.ndim != 1:
+                raise ValueError(f"x must be one point of shape [d], got shape {list(x.shape)}")
+        self._handed = (outcome, x)
+
+    def evaluate(self, objective: Callable[[np.ndarray], Any], x: np.ndarray) -> Outcome:
+        """The outcome handed over (once: the next ``step`` needs a new one)."""
+        del objective  # evaluated elsewhere
+        if self._handed is None:
+            raise RuntimeError("step() was called with no outcome handed over: call hand_over() first (an env whose "
+                               "evaluator is an OutcomeRelay records evaluations made elsewhere)")
+        outcome, at = self._handed
+        self._handed = None
+        if at is not None and not np.array_equal(at, x):
+            raise RuntimeError(f"the outcome handed over was evaluated at x={at.tolist()}, but step() records "
+                               f"x={np.asarray(x).tolist()}")
+        return outcome
+
+
+@dataclass(eq=False)
+class Evaluation:
+    """One evaluation submitted by an :class:`AsyncEvaluator` (compared and hashed by identity).
+
+    Attributes:
+        action: the point in the unit cube, shape ``[d]`` (what ``env.step`` takes).
+        x: the point in the env's bounds, shape ``[d]`` (what the objective gets).
+        submitted: ``time.perf_counter()`` when it was submitted.
+        submitted_at: the UTC time it was submitted.
+        future: the executor's future (its result is ``(ok, value, worker)``).
+        outcome: ``None`` while it runs; its :class:`Outcome` once :meth:`AsyncEvaluator.wait`
+            returned it (a timed-out one fails with ``TimeoutError``).
+    """
+
+    action: np.ndarray
+    x: np.ndarray
+    submitted: float
+    submitted_at: dt.datetime
+    future: cf.Future = field(repr=False)
+    outcome: Outcome | None = None
+
+
+class AsyncEvaluator:
+    """Runs a :class:`~npbandit.envs.BlackBoxEnv`'s objective on an executor's workers,
+    several points at once, and hands each finished evaluation to the env's ``step``.
+
+    Set as the env's ``evaluator``; then, for each point: :meth:`submit` starts it,
+    :meth:`wait` returns the evaluations that finished (or timed out), and for each one
+    :meth:`hand_over` followed by ``env.step(evaluation.action)`` records it -- with every
+    check ``step`` makes of an evaluation done in place, so a run is the same whichever way
+    its points were evaluated.
+
+    Args:
+        executor: where the objective runs (a thread or process pool, a Dask client's
+            executor): ``executor.submit`` is called with a module-level function, the
+            objective and the point, so a process pool needs a picklable objective.
+        timeout: seconds after submission when an evaluation still running is given up:
+            it fails with ``TimeoutError`` (its worker is not stopped -- no executor can stop
+            a running call -- and its result, if it ever comes, is dropped); ``None``: wait
+            for ever.
+    """
+
+    def __init__(self, executor: cf.Executor, timeout: float | None = None) -> None:
+        if not isinstance(executor, cf.Executor):
+            raise TypeError(f"executor must be a concurrent.futures.Executor, got {type(executor).__name__}")
+        if timeout is not None and (isinstance(timeout, bool) or not isinstance(timeout, (int, float))
+                                    or not timeout > 0):
+            raise ValueError(f"timeout must be a positive number of seconds or None, got {timeout!r}")
+        self.executor, self.timeout = executor, timeout
+        self._in_flight: list[Evaluation] = []
+        self._relay = OutcomeRelay()
+        self._tag, self._count = uuid.uuid4().hex, 0  # a key no other evaluation, of any run, has
+
+    @property
+    def in_flight(self) -> list[Evaluation]:
+        """The evaluations submitted and not yet handed over, in submission order."""
+        return list(self._in_flight)
+
+    def submit(self, env: Any, action: Any) -> Evaluation:
+        """Start evaluating ``env``'s objective at ``action`` on a worker.
+
+        Args:
+            env: the :class:`~npbandit.envs.BlackBoxEnv` (its ``objective`` and ``to_bounds``).
+            action: a point of the unit cube, shape ``[d]``.
+        """
+        action = np.asarray(action, dtype=np.float64)
+        x = env.to_bounds(action).copy()
+        future = self.executor.submit(_evaluate, env.objective, x, f"{self._tag}-{self._count}")
+        self._count += 1
+        evaluation = Evaluation(action=action, x=x, submitted=time.perf_counter(),
+                                submitted_at=dt.datetime.now(dt.UTC), future=future)
+        self._in_flight.append(evaluation)
+        return evaluation
+
+    def wait(self) -> list[Evaluation]:
+        """Block until an evaluation in flight finishes or times out; return every one that
+        has, each with its ``outcome``: the finished ones, then the timed-out ones, each group
+        in submission order. They stay in flight until handed over. ``[]`` when nothing is
+        running.
+
+        Which evaluations count as finished is decided once, from one snapshot of the
+        executor's futures, so a late result cannot turn a timed-out evaluation into a success.
+        """
+        running = [e for e in self._in_flight if e.outcome is None]
+        if not running:
+            return []
+        timeout = None
+        if self.timeout is not None:
+            timeout = max(0.0, min(e.submitted for e in running) + self.timeout - time.perf_counter())
+        done, _ = cf.wait([e.future for e in running], timeout=timeout, return_when=cf.FIRST_COMPLETED)
+        now = time.perf_counter()
+        for evaluation in running:
+            if evaluation.future in done:
+                evaluation.outcome = _outcome(evaluation.future)
+        if self.timeout is not None:
+            for evaluation in running:
+                if evaluation.future not in done and now - evaluation.submitted >= self.timeout:
+                    evaluation.future.cancel()  # a queued one never starts; a running one cannot be stopped
+                    evaluation.outcome = Outcome(False, TimeoutError(f"evaluation still running after "
+                                                                     f"{self.timeout} s"))
+        finished = [e for e in running if e.future in done]
+        return finished + [e for e in running if e.future not in done and e.outcome is not None]
+
+    def finished(self) -> list[Evaluation]:
+        """The evaluations in flight whose worker has returned, without waiting, each with its
+        ``outcome`` (what a stopped run still records), in submission order."""
+        out = []
+        for evaluation in self._in_flight:
+            if evaluation.future.done() and not evaluation.future.cancelled():
+                evaluation.outcome = _outcome(evaluation.future)
+                out.append(evaluation)
+        return out
+
+    def hand_over(self, evaluation: Evaluation) -> None:
+        """Take ``evaluation`` out of flight; the env's next ``step`` records its outcome."""
+        if not isinstance(evaluation, Evaluation) or evaluation not in self._in_flight:
+            raise ValueError("evaluation must be one of this evaluator's evaluations in flight")
+        if evaluation.outcome is None:
+            raise ValueError("the evaluation has not finished: hand over what wait() or finished() returned")
+        self._in_flight.remove(evaluation)
+        self._relay.hand_over(evaluation.outcome, evaluation.x)
+
+    def evaluate(self, objective: Callable[[np.ndarray], Any], x: np.ndarray) -> Outcome:
+        """The outcome handed over (``env.step`` calls this; see :class:`OutcomeRelay`)."""
+        return self._relay.evaluate(objective, x)
+
+    def cancel(self) -> None:
+        """Give up every evaluation in flight: a queued one never starts, a running one
+        cannot be stopped and its result is dropped."""
+        for evaluation in self._in_flight:
+            evaluation.future.cancel()
+        self._in_flight.clear()
+
+
+def _outcome(future: cf.Future) -> Outcome:
+    try:
+        ok, out, worker = future.result()
+    except Exception as err:  # noqa: BLE001 - the executor failed, not the objective
+        return Outcome(False, err, None)
+    return Outcome(ok, out, worker)
+
+
+def _evaluate(call: Callable[[Any], Any], x: Any, key: str) -> tuple[bool, Any, str]:
+    """Runs on the executor's worker: ``(ok, return value or exception, worker)``.
+
+    ``key`` is unused here and unique per evaluation: Dask's executor takes two calls with
+    equal arguments for one task (``pure=True``, its default) and would run a point
+    proposed twice once, which is wrong for a noisy objective."""
+    del key
+    worker = _worker_name()
+    try:
+        return True, call(x), worker
+    except Exception as err:  # noqa: BLE001 - the user's objective: judged by the env's step
+        return False, err, worker
+
+
+def _worker_name() -> str:
+    """Who is evaluating: ``host:pid:thread``, preceded on a Dask worker by the worker's
+    address (what the dashboard and ``client.scheduler_info()`` call it)."""
+    here = f"{socket.gethostname()}:{os.getpid()}:{threading.current_thread().name}"
+    distributed = sys.modules.get("distributed")  # a Dask worker has imported it; never import it here
+    if distributed is not None:
+        try:
+            return f"{distributed.get_worker().address} {here}"
+        except ValueError:  # not running in a Dask worker
+            pass
+    return here
