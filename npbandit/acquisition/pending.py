@@ -40,8 +40,8 @@ __all__ = ["PendingStrategy", "ConstantLiar", "KrigingBeliever", "LocalPenalisat
 #: model's own predictive mean there (:class:`KrigingBeliever`), or ``"penalty"``: at no value,
 #: the acquisition damped around each (:class:`LocalPenalisation`)
 LIARS = ("worst", "mean", "best", "believer", "penalty")
-#: ``BOPolicy``'s, ``optimize``'s and ``NPSampler``'s default rule for points in flight
-#: (chosen by ``experiments/benchmarks/async_liar.py``)
+#: ``BOPolicy``'s, ``optimize``'s and ``NPSampler``'s default rule for points in flight: the
+#: believer leaves the model's mean where the data put it, so a sharp optimum is not pushed away
 DEFAULT_LIAR = "believer"
 
 

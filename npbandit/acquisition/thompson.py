@@ -20,8 +20,7 @@ _PATH_CHUNK = 1024
 #: number). One block, because drawing in blocks drifts: each block's drawn values are
 #: folded into the context with ``update``, and a joint NP's predictive barely narrows at the
 #: points it is given (it does not interpolate them), so every block adds a fresh spread on
-#: top of a mean moved by the blocks before (``experiments/benchmarks/thompson_blocks.py``
-#: measures the drift per block size).
+#: top of a mean moved by the blocks before.
 THOMPSON_BLOCK_SIZE: int | None = None
 
 

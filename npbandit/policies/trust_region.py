@@ -9,9 +9,8 @@ left and they are too few for a restarted region to shrink back to ``length_min`
 search goes on refining the incumbent (see :meth:`TrustRegion.observe`). TuRBO's rules and
 constants (``failure_tolerance = max(4, d)`` for one point per proposal) except the first box: ``length_init`` is
 ``length_max = 1.6`` (TuRBO: 0.8), so the search starts (nearly) global and zooms in only
-after proposals stop improving. On the BO suite (docs/results.md, "Trust region") this
-start lost less on the multimodal Levy-4 and Hartmann-6 than TuRBO's 0.8 and no more
-elsewhere than it gained there.
+after proposals stop improving: a multimodal objective is first searched (nearly)
+globally, and a region closes in only on a basin its proposals could not improve on.
 
 How :class:`npbandit.policies.bo.BOPolicy` uses it differs from TuRBO in one respect,
 which is why it matters for a pretrained NP: TuRBO fits a global GP and only restricts
@@ -27,9 +26,7 @@ both centred on the incumbent: the searched box is the middle of the model's uni
 When the model saw only the searched box, the acquisition's maximiser lay on a corner of
 it in many proposals (the corners are as far from the data as a model in the box can be,
 where its spread is widest), which rarely improved, so the box halved again and again;
-with observations around the searched box in view, its corners are inside the data. On
-the BO suite (docs/results.md, "Trust region: a wider view") this was better for
-``tnpd-bo`` in 49 of 60 runs and level for ``cmanp-bo`` (33 of 60); 3 was worse than 2.
+with observations around the searched box in view, its corners are inside the data.
 """
 
 from __future__ import annotations
@@ -173,10 +170,8 @@ class TrustRegion:
         rule). When the side falls below ``length_min`` with fewer than
         :attr:`restart_evaluations` left, it stays at ``length_min`` (counted in ``holds``)
         instead of restarting: TuRBO restarts to find another basin over thousands of
-        evaluations, and with a budget of tens the restarted search spent the rest of it
-        exploring at coarse scales. Held instead, ``cmanp-bo`` ended at least as low on
-        every seed that restarted (lower on 13 of 17) on the BO suite's 60 evaluations (docs/results.md, "Trust region:
-        no restart the budget cannot use")."""
+        evaluations, and with a budget of tens a restarted search spends the rest of it
+        exploring at coarse scales instead of refining the best point found."""
         if remaining is not None and (not isinstance(remaining, int) or isinstance(remaining, bool)
                                       or remaining < 0):
             raise ValueError(f"remaining must be None or an int >= 0, got {remaining!r}")

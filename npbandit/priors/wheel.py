@@ -17,28 +17,23 @@ own policy, a mixture of the best arm for the row's context (with a task's weigh
 ``w ~ U(0, 1)``) and a fixed preference over the arms (``Dirichlet(0.5)``, so in many tasks
 some arms are hardly ever played). A model trained on random drops sees every arm in
 about half the rows, so a history in which arms 1-4 were never played is outside its
-training data (an LBANP trained so locked onto arm 0 in the bandit loop; ``lbanp-wheel`` v2, trained
-on played histories, does not; docs/results.md).
+training data; a model trained on played histories has seen such contexts.
 
 What the network sees: unobserved entries hold the fill (:class:`RewardFill`: ``N(0, 1)``
 noise as in the papers, or exactly zero), then every entry passes through the outcome
 transform ``T(y / scale)`` with ``T`` = ``identity`` or ``symlog`` (``sign(y) log(1 + |y|)``;
 :class:`~npbandit.transforms.Bilog`), recorded together as a
 :class:`~npbandit.transforms.RewardEncoding`. The default, and what every shipped wheel checkpoint uses, is
-``symlog(y)`` with zeros fill (``lbanp-wheel`` v1 kept ``y / 50`` with noise fill, see
-docs/results.md), chosen by measurement (docs/benchmarks.md, wheel
-checkpoints):
+``symlog(y)`` with zeros fill (a card may record ``y / 50`` with noise fill instead), because:
 
-- raw rewards of 50 next to inputs in the unit disc stall training (the boundary
-  points' Gaussian loss dominates; after 20k steps a d16 CMANP could not tell the
-  quadrant arms apart);
-- ``y / 50`` learns the quadrant arms within 4k steps, but the small rewards become
-  0.024 vs 0.020 and a UCB decision between them needs a predictive std below 0.004:
-  the model never plays arm 0 inside the wheel (with either fill);
+- raw rewards of 50 next to inputs in the unit disc let the large rewards' Gaussian
+  loss dominate training, and the quadrant arms' small differences are lost;
+- ``y / 50`` makes the small rewards 0.024 vs 0.020, and a UCB decision between them
+  needs a predictive std below 0.004;
 - ``symlog`` keeps arm 0's margin at 0.09 (about 4 reward stds) and the 50s at 3.9;
-  with ``N(0, 1)`` fill the model could not tell a played arm's small reward from
-  fill and misread small δ; zeros fill (no wheel reward is near 0: the smallest mean
-  is 1.0 with std 0.05) tells it exactly which entries were observed.
+  ``N(0, 1)`` fill overlaps a played arm's small reward, while zeros fill (no wheel
+  reward is near 0: the smallest mean is 1.0 with std 0.05) tells the model exactly
+  which entries were observed.
 
 The encoding is recorded in the prior's spec, i.e. in every checkpoint card: a loaded
 model applies the transform (its ``outcome_transform``), and the bandit policy fills the
