@@ -11,8 +11,8 @@ import torch
 from botorch.models.transforms import Normalize
 from botorch.utils.datasets import SupervisedDataset
 
-from npbandit import NPModel
-from npbandit.surrogates import npmodel, pretrained
+from npbandit.models import NPModel, shared_surrogate
+from npbandit.surrogates import pretrained
 
 ax = pytest.importorskip("ax", reason="the Ax integration needs the 'ax' extra: pip install -e \".[ax]\"")
 
@@ -57,7 +57,7 @@ def quiet():
 def test_model_options_build_the_model():
     ds = dataset()
     inputs = NPModel.construct_inputs(ds, checkpoint="cmanp-bo")
-    assert inputs["surrogate"] is npmodel.shared_surrogate("cmanp-bo")  # float32, whatever the data's dtype
+    assert inputs["surrogate"] is shared_surrogate("cmanp-bo")  # float32, whatever the data's dtype
     assert inputs["input_domain"] == (0.0, 1.0) and inputs["standardize"] is True and "train_Yvar" not in inputs
     assert inputs["n_views"] == pretrained.checkpoint_use(inputs["surrogate"].card)["n_views"] == 4  # the card's
     model = NPModel(**inputs, input_transform=normalize(), outcome_transform=None)

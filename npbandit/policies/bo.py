@@ -289,11 +289,11 @@ class BOPolicy(Policy):
 
             return gp.fit_single_task_gp(X, Y, noise_free=self.noise_free, kernel=self.gp_kernel)
         if self.output_warp is not None or self.region is not None:  # moves with every observation: rebuild
-            from npbandit.surrogates.npmodel import NPModel
+            from npbandit.models import NPModel
 
             return NPModel.from_pretrained(self.surrogate, X, Y)
         if self.np_model is None:
-            from npbandit.surrogates.npmodel import NPModel
+            from npbandit.models import NPModel
 
             self.np_model = NPModel.from_pretrained(self.surrogate, X, Y)
         return self.np_model
@@ -629,7 +629,7 @@ def thompson_draw(model, candidates: torch.Tensor, seed: int, *, joint: bool = T
 
 
 def _is_np_model(model) -> bool:
-    from npbandit.surrogates.npmodel import NPModel
+    from npbandit.models import NPModel
 
     return isinstance(model, NPModel)
 
