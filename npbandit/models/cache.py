@@ -25,7 +25,7 @@ RowPredictor = Callable[[Tensor, torch.dtype], tuple[Tensor, Tensor]]
 class HeldNetwork:
     """Holds the network outside the ``nn.Module`` tree, so ``model.to(X)`` cannot change its
     dtype or device and its weights are not the model's parameters (see
-    :mod:`npbandit.models.model`, "dtype and device")."""
+    :mod:`npbandit.models.network`, "dtype and device")."""
 
     def __init__(self, surrogate: NeuralProcess) -> None:
         self.surrogate = surrogate

@@ -56,7 +56,7 @@ from gpytorch.mlls import MarginalLogLikelihood
 from linear_operator.operators import DiagLinearOperator
 from torch import Tensor
 
-__all__ = ["NPLikelihood", "NOISE_POINTS", "evenly_spaced", "register_pretrained_fit"]
+__all__ = ["NPLikelihood", "NoiseEstimateMixin", "NOISE_POINTS", "evenly_spaced", "register_pretrained_fit"]
 
 #: the default of ``NPModel(noise_points=...)``: at most this many observed points give the noise estimate
 NOISE_POINTS = 256
@@ -69,10 +69,37 @@ def evenly_spaced(n: int, k: int) -> Tensor | slice:
     return torch.linspace(0, n - 1, k, dtype=torch.float64).round().long()
 
 
+class NoiseEstimateMixin:
+    """:class:`~npbandit.models.NPModel`'s noise estimate and the noise of a new observation.
+
+    A mixin of ``NPModel`` only: it reads ``train_X``, ``_noise_points``, ``_known_noise``
+    and ``_y_std``, predicts through ``_to_surrogate_inputs`` / ``_predict``, and keeps the
+    estimate in ``_noise_var`` (``None`` until first asked for; fantasies inherit it)."""
+
+    def noise_variance(self) -> Tensor:
+        """The observation-noise estimate, per output, in standardised units: the smallest
+        predictive variance of the NP at the observed points, at most ``noise_points`` of
+        them (see the module docstring)."""
+        if self._noise_var is None:  # fantasy models inherit it, so this model is not batched
+            X = self.train_X
+            with torch.no_grad():
+                X_in = self._to_surrogate_inputs(X[evenly_spaced(X.shape[-2], self._noise_points)])
+                var = self._predict(X_in.unsqueeze(0))[1]
+                self._noise_var = var.reshape(-1, var.shape[-1]).amin(dim=0).to(torch.float64).cpu()
+        return self._noise_var
+
+    def _observation_noise(self) -> Tensor:
+        """The noise of a new observation, per output, in standardised units: the known
+        noise (``train_Yvar``) when given, else the estimate."""
+        if self._known_noise is None:
+            return self.noise_variance()
+        return self._known_noise / self._y_std.to(torch.float64) ** 2
+
+
 class NoiseEstimate(Noise):
     """The model's noise estimate as a GPyTorch noise model: no parameters, read on use."""
 
-    def __init__(self, model: Model) -> None:
+    def __init__(self, model: NoiseEstimateMixin) -> None:
         super().__init__()
         # a plain reference: as a registered submodule the model would contain itself
         object.__setattr__(self, "_model", model)
@@ -113,10 +140,10 @@ class NPLikelihood(_GaussianLikelihoodBase):
     ``posterior(X, observation_noise=True)`` does.
     """
 
-    def __init__(self, model: Model) -> None:
-        # the NPModel's own noise of a new observation is what the likelihood reports; this
-        # module sits below the model class, so it recognises an NPModel by that method
-        if not isinstance(model, Model) or not callable(getattr(model, "_observation_noise", None)):
+    def __init__(self, model: NoiseEstimateMixin) -> None:
+        # what the likelihood reports is the model's noise of a new observation: an NPModel's
+        # (this module sits below the model class, so it knows the model by that mixin)
+        if not isinstance(model, NoiseEstimateMixin):
             raise TypeError(f"model must be an NPModel, got {type(model).__name__}")
         super().__init__(noise_covar=NoiseEstimate(model))
 

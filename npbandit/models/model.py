@@ -10,39 +10,19 @@ and keep the acquisition functions, ``optimize_acqf``, transforms and fantasies.
 The fitting line fits nothing (the surrogate is pretrained; see
 :meth:`NPModel.custom_fit` and :mod:`npbandit.models.likelihood`).
 
-This module holds the model's data, scaling and state; the posterior
+Only BoTorch's public extension points are used (``Model.posterior``,
+``condition_on_observations`` with ``FantasizeMixin.fantasize``, ``subset_output``,
+``num_outputs`` / ``batch_shape``, transforms, ``Model.construct_inputs``,
+``custom_fit`` on BoTorch 0.18 and the ``FitGPyTorchMLL`` dispatcher on 0.17); the
+supported range is pinned in ``pyproject.toml`` and ``make botorch-compat`` tests both
+ends of it.
+
+This module holds the model's data, construction and state dict. The rest comes from
+mixins, one idea each: the network's inputs, outputs, views and dtype
+(:mod:`~npbandit.models.network`), the noise estimate
+(:mod:`~npbandit.models.likelihood`), the marginal and the joint posterior
 (:mod:`~npbandit.models.posterior`, :mod:`~npbandit.models.joint`) and new data
-(:mod:`~npbandit.models.conditioning`) come from mixins named for them.
-
-What the model does with the data
----------------------------------
-* **Inputs** are mapped onto the box the surrogate was trained on (``[0, 1]^d`` for
-  ``*-bo``): from ``bounds`` when given, after a BoTorch ``input_transform`` (e.g.
-  ``Normalize``) when given; with neither, ``train_X`` must already lie in the box.
-  A ``d``-dimensional problem is zero-padded to the surrogate's input width (the
-  ``bo`` prior was trained that way; ``d`` may not exceed it).
-* **Outputs** go through the optional BoTorch ``outcome_transform`` and then, for
-  surrogates whose prior standardised outputs (``*-bo``), are standardised with
-  the training data's mean and std (:mod:`npbandit.scaling`), as in training.
-* **New data** is folded in through the surrogate's ``update`` at a cost that does not
-  grow with N (:mod:`npbandit.models.conditioning`, "Streaming").
-
-Symmetric views
----------------
-The ``bo`` prior is unchanged by permuting the input dimensions and by reflecting any
-of them about the box's centre, so its posterior predictive is the same in every such
-view of the data; a trained network is only approximately so, and its errors differ
-from view to view. With ``n_views = K > 1`` the model conditions the network on ``K``
-views of the data at once (view 0 the data as given, the others fixed symmetries:
-:class:`~npbandit.surrogates.views.InputViews`; one batched network call serves them
-all) and predicts the moments of the equal-weight mixture of the ``K`` predictives:
-the mean of the means, and the mean variance plus the variance of the means.
-``from_pretrained`` and ``construct_inputs`` use the number the checkpoint's card
-recommends (``card["use"]["n_views"]``, default 1; fewer for ``d = 1``, whose box has two
-symmetries): views raise the held-out log-likelihood on the ``bo`` prior for some more
-network time per call, so a card recommends them where a search improved with them.
-The noise estimate works view by view. Joint-predictive surrogates take no views (a
-mixture of their joints is not the Gaussian joint the posterior gives BoTorch).
+(:mod:`~npbandit.models.conditioning`).
 
 State dict
 ----------
@@ -53,17 +33,6 @@ and the network's fingerprint (``_extra_state``, the sha256 of its weights,
 from another network with a ``ValueError`` and otherwise loads the transforms and
 re-conditions on the model's own data through them, so a cross-validation fold (Ax: the
 full model's state loaded into a model on the fold's data) sees only its own data.
-
-dtype and device
-----------------
-The network stays in its own dtype (float32 from ``load_surrogate``) and is held
-outside this module's parameters (:class:`~npbandit.models.cache.HeldNetwork`), so
-``model.to(X)`` -- which analytic acquisition functions call -- cannot silently upcast
-it. Inputs of any floating dtype are accepted; posteriors come back in ``X``'s dtype.
-``construct_inputs`` loads a named checkpoint in float32 too unless told otherwise
-(``network_dtype``). In float32 the acquisition value is smooth only to about 1e-7, so
-BoTorch's L-BFGS-B ends a few more restarts "ABNORMAL" and ``optimize_acqf`` starts again
-more often than in float64; a float64 network call costs more than those retries.
 
 Inside Ax
 ---------
@@ -98,18 +67,19 @@ from npbandit.models.checks import check_bounds, check_matrix, check_model_argum
 from npbandit.models.conditioning import ConditioningMixin
 from npbandit.models.hooks import construct_inputs_hook
 from npbandit.models.joint import JointPosteriorMixin
-from npbandit.models.likelihood import NOISE_POINTS, NPLikelihood, evenly_spaced, register_pretrained_fit
+from npbandit.models.likelihood import NOISE_POINTS, NoiseEstimateMixin, NPLikelihood, register_pretrained_fit
 from npbandit.models.moments import moments
+from npbandit.models.network import NetworkMixin
 from npbandit.models.posterior import MarginalPosteriorMixin
-from npbandit.scaling import standardization
 from npbandit.surrogates import pretrained
-from npbandit.surrogates.base import NeuralProcess, NPState
+from npbandit.surrogates.base import NeuralProcess
 from npbandit.surrogates.views import InputViews
 
 __all__ = ["NPModel"]
 
 
-class NPModel(MarginalPosteriorMixin, JointPosteriorMixin, ConditioningMixin, Model, FantasizeMixin, GP):
+class NPModel(MarginalPosteriorMixin, JointPosteriorMixin, ConditioningMixin, NoiseEstimateMixin, NetworkMixin,
+              Model, FantasizeMixin, GP):
     """A neural-process surrogate plus its training data, as a BoTorch ``Model``.
 
     It is also a GPyTorch ``GP`` with a Gaussian
@@ -134,10 +104,13 @@ class NPModel(MarginalPosteriorMixin, JointPosteriorMixin, ConditioningMixin, Mo
         noise_points: at most this many observed points (evenly spaced in order of
             arrival) give the noise estimate; see :mod:`npbandit.models.likelihood`.
         n_views: average the predictive over this many symmetric views of the input
-            box (see "Symmetric views" in the module docstring); only for a surrogate
-            whose prior is unchanged by permuting and reflecting the inputs
+            box (see "Symmetric views" in :mod:`npbandit.models.network`); only for a
+            surrogate whose prior is unchanged by permuting and reflecting the inputs
             (``from_pretrained`` takes the number the card recommends), and not for a
             joint-predictive one. 1: the network as it is.
+
+    Inputs are mapped onto the box the network was trained on and outputs standardised
+    as in its training (see "Inputs and outputs" in :mod:`npbandit.models.network`).
 
     ``train_X`` / ``train_Y`` hold the raw data the model was given (detached), as a
     BoTorch user expects; after streamed updates they are views into a buffer shared
@@ -250,8 +223,8 @@ class NPModel(MarginalPosteriorMixin, JointPosteriorMixin, ConditioningMixin, Mo
                 see :func:`~npbandit.models.checkpoint.shared_surrogate`), or a loaded surrogate.
             network_dtype: the dtype a named checkpoint is loaded in; default float32,
                 as ``load_surrogate`` and ``optimize`` use (faster per call than float64,
-                for a few more restarted optimisations: see "dtype and device" in the
-                module docstring).
+                for a few more restarted optimisations: see "dtype and device" in
+                :mod:`npbandit.models.network`).
             options: any of :attr:`OPTIONS`, passed on to the constructor.
 
         Returns ``train_X``, ``train_Y``, ``train_Yvar`` (when the dataset has it),
@@ -275,7 +248,8 @@ class NPModel(MarginalPosteriorMixin, JointPosteriorMixin, ConditioningMixin, Mo
             options.pop(key, None)
         unknown = sorted(set(options) - set(cls.OPTIONS))
         if unknown:
-            raise TypeError(f"NPModel got unknown model option(s) {unknown}; it takes checkpoint and {list(cls.OPTIONS)}")
+            raise TypeError(f"NPModel got unknown model option(s) {unknown}; "
+                            f"it takes checkpoint and {list(cls.OPTIONS)}")
         if checkpoint is None:
             raise ValueError("NPModel needs a checkpoint: model_options={'checkpoint': 'cmanp-bo'} in Ax's "
                              "ModelConfig (or construct_inputs(dataset, checkpoint=...)); see `npbandit models`")
@@ -373,7 +347,7 @@ class NPModel(MarginalPosteriorMixin, JointPosteriorMixin, ConditioningMixin, Mo
     # A GP's state dict is its hyperparameters; Ax loads it into a model built on other
     # data (cross-validation folds, warm starts) and expects the same model on that data.
     # The NP's counterpart of hyperparameters is its network, which the model holds
-    # outside its parameters (see the module docstring). So the state dict carries the
+    # outside its parameters (HeldNetwork). So the state dict carries the
     # network's fingerprint (``_extra_state``: the sha256 of its weights) next to the
     # transforms' buffers: loading it checks that both models run the same network and
     # refuses otherwise, loads the transforms and re-conditions on this model's own data
@@ -407,90 +381,6 @@ class NPModel(MarginalPosteriorMixin, JointPosteriorMixin, ConditioningMixin, Mo
             self.eval()
             self._set_data(self.train_X, self.train_Y)
         return result
-
-    # -- scaling -------------------------------------------------------------------
-
-    def _to_surrogate_inputs(self, X: Tensor, check: str | None = None) -> Tensor:
-        """Raw ``... x d`` inputs -> the surrogate's inputs ``... x x_dim`` in its dtype/device.
-
-        ``check``: the name of the argument ``X`` came from, when it must lie in ``bounds``
-        (or, without them, in the box the surrogate was trained on): ``train_X`` at
-        construction, where data far outside is most likely unscaled."""
-        X = self.transform_inputs(X)
-        outside = check is not None and X.numel() > 0
-        if self._bounds is not None:
-            lo, hi = self._bounds.to(X)
-            X = (X - lo) / (hi - lo)
-            if outside and (X.min() < -1e-6 or X.max() > 1 + 1e-6):
-                raise ValueError(f"{check} (after any input_transform) lies outside bounds, which are mapped onto "
-                                 "the box the surrogate was trained on; pass bounds that contain the data")
-            low, high = self._input_domain
-            X = low + X * (high - low)
-        elif outside:
-            low, high = self._input_domain
-            if X.min() < low - 1e-6 or X.max() > high + 1e-6:
-                raise ValueError(f"{check} (after any input_transform) lies outside [{low}, {high}]^d, the box the "
-                                 "surrogate was trained on; pass bounds=<2 x d tensor> or a Normalize input_transform")
-        ref = next(self.surrogate.parameters())
-        X = X.to(device=ref.device, dtype=ref.dtype)
-        pad = self.surrogate.x_dim - X.shape[-1]
-        if pad:
-            X = torch.cat([X, X.new_zeros(X.shape[:-1] + (pad,))], dim=-1)
-        return X
-
-    def _set_statistics(self, Y_t: Tensor) -> None:
-        if self._standardize:
-            mean, std = standardization(Y_t.detach().to(torch.float64))
-            self._y_mean, self._y_std = mean.squeeze(-2), std.squeeze(-2)
-        else:
-            self._y_mean = torch.zeros(Y_t.shape[-1], dtype=torch.float64)
-            self._y_std = torch.ones(Y_t.shape[-1], dtype=torch.float64)
-
-    def _normalise_outputs(self, Y_t: Tensor) -> Tensor:
-        ref = next(self.surrogate.parameters())
-        Y = (Y_t.to(torch.float64) - self._y_mean.to(Y_t.device)) / self._y_std.to(Y_t.device)
-        return Y.to(device=ref.device, dtype=ref.dtype)
-
-    def _condition(self, X_in: Tensor, Y_t: Tensor) -> NPState:
-        with torch.no_grad():
-            return self._absorb(None, X_in.unsqueeze(0), self._normalise_outputs(Y_t).unsqueeze(0))
-
-    def _absorb(self, state: NPState | None, X_in: Tensor, Y_n: Tensor) -> NPState:
-        """The network's state after conditioning on (``state is None``) or adding
-        ``X_in [b, n, x_dim]``, ``Y_n [b, n, m]`` (network units), in every view."""
-        if self._views is not None:
-            X_in, Y_n = self._views.inputs(X_in), self._views.outputs(Y_n)
-        if state is None:
-            return self.surrogate.condition(X_in, Y_n)
-        return self.surrogate.update(state, X_in, Y_n)
-
-    def _predict(self, X_in: Tensor) -> tuple[Tensor, Tensor]:
-        """The network's predictive mean and variance at ``X_in [b, M, x_dim]`` (``[b, M, m]``
-        each): with views, the moments of the mixture over them."""
-        if self._views is None:
-            dist = self.surrogate.predict(self._state, X_in)
-            return dist.loc, dist.variance
-        dist = self.surrogate.predict(self._state, self._views.inputs(X_in))
-        return self._views.combine(dist.loc, dist.variance)
-
-    def noise_variance(self) -> Tensor:
-        """The observation-noise estimate, per output, in standardised units: the smallest
-        predictive variance of the NP at the observed points, at most ``noise_points`` of
-        them (see :mod:`npbandit.models.likelihood`)."""
-        if self._noise_var is None:  # fantasy models inherit it, so this model is not batched
-            X = self.train_X
-            with torch.no_grad():
-                X_in = self._to_surrogate_inputs(X[evenly_spaced(X.shape[-2], self._noise_points)])
-                var = self._predict(X_in.unsqueeze(0))[1]
-                self._noise_var = var.reshape(-1, var.shape[-1]).amin(dim=0).to(torch.float64).cpu()
-        return self._noise_var
-
-    def _observation_noise(self) -> Tensor:
-        """The noise of a new observation, per output, in standardised units: the known
-        noise (``train_Yvar``) when given, else the estimate."""
-        if self._known_noise is None:
-            return self.noise_variance()
-        return self._known_noise / self._y_std.to(torch.float64) ** 2
 
     # -- conditioned models --------------------------------------------------------
     #
