@@ -111,6 +111,15 @@ def test_the_ax_trigger_does_nothing_while_ax_is_not_in_use(monkeypatch):
     assert "npbandit.integrations.ax" not in sys.modules
 
 
+def test_the_fit_registration_takes_model_classes_only():
+    from npbandit.models.likelihood import register_pretrained_fit
+    from npbandit.models.model import NPModel
+
+    register_pretrained_fit(NPModel)  # again: replaces the entry (a no-op where BoTorch calls custom_fit)
+    with pytest.raises(TypeError, match="model_class"):
+        register_pretrained_fit(object)
+
+
 def test_a_row_buffer_appends_in_place_and_branches_by_copying():
     rows = torch.arange(6.0).reshape(3, 2)
     first = RowBuffer(rows)

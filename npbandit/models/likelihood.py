@@ -164,6 +164,8 @@ def register_pretrained_fit(model_class: type[Model]) -> None:
     BoTorch 0.18 calls a model's ``custom_fit`` by itself; 0.17 dispatches
     ``fit_gpytorch_mll`` on the (mll, likelihood, model) types instead, so there the
     function is registered with its dispatcher. Registering twice replaces the entry."""
+    if not (isinstance(model_class, type) and issubclass(model_class, Model)):
+        raise TypeError(f"model_class must be a BoTorch Model class, got {model_class!r}")
     try:
         from botorch.fit import FitGPyTorchMLL
     except ImportError:  # BoTorch 0.18: nothing to register
