@@ -33,7 +33,7 @@ from ax.generators.torch.botorch_modular.surrogate import ModelConfig
 from ax.utils.common.logger import set_ax_logger_levels
 from botorch.acquisition import LogExpectedImprovement
 
-from npbandit import NPModel
+from npbandit.models import NPModel
 
 BRANIN_MIN = 0.397887  # the global minimum value of Branin
 

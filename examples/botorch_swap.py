@@ -28,7 +28,7 @@ from botorch.test_functions import Hartmann
 from botorch.utils.sampling import draw_sobol_samples
 from gpytorch.mlls import ExactMarginalLogLikelihood
 
-from npbandit import NPModel
+from npbandit.models import NPModel
 
 
 def run(kind: str, iterations: int, seed: int) -> tuple[list[float], float]:

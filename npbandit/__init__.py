@@ -11,6 +11,7 @@ first use: :func:`optimize` and :class:`OptimizeResult` (:mod:`npbandit.api`),
 from typing import Any
 
 import npbandit.envs  # noqa: F401  (registers the Gymnasium environments)
+import npbandit.integrations  # noqa: F401  (lets an Ax loop configured with NPModel alone find npbandit.integrations.ax)
 from npbandit._version import __version__
 
 __all__ = ["optimize", "OptimizeResult", "build", "load_surrogate", "NPModel", "__version__"]
@@ -27,7 +28,7 @@ def __getattr__(name: str) -> Any:
     elif name == "load_surrogate":
         from npbandit.surrogates import pretrained as module
     elif name == "NPModel":
-        from npbandit.surrogates import npmodel as module
+        from npbandit import models as module
     else:
         raise AttributeError(f"module 'npbandit' has no attribute {name!r}")
     value = getattr(module, name)

@@ -11,8 +11,8 @@ import torch
 from botorch.models.transforms import Normalize
 from botorch.utils.datasets import SupervisedDataset
 
-from npbandit import NPModel
-from npbandit.surrogates import npmodel, pretrained
+from npbandit.models import NPModel, shared_surrogate
+from npbandit.surrogates import pretrained
 
 ax = pytest.importorskip("ax", reason="the Ax integration needs the 'ax' extra: pip install -e \".[ax]\"")
 
@@ -59,7 +59,7 @@ def quiet():
 def test_model_options_build_the_model():
     ds = dataset()
     inputs = NPModel.construct_inputs(ds, checkpoint="cmanp-bo")
-    assert inputs["surrogate"] is npmodel.shared_surrogate("cmanp-bo")  # float32, whatever the data's dtype
+    assert inputs["surrogate"] is shared_surrogate("cmanp-bo")  # float32, whatever the data's dtype
     assert inputs["input_domain"] == (0.0, 1.0) and inputs["standardize"] is True and "train_Yvar" not in inputs
     assert inputs["n_views"] == pretrained.checkpoint_use(inputs["surrogate"].card)["n_views"] == 4  # the card's
     model = NPModel(**inputs, input_transform=normalize(), outcome_transform=None)
@@ -108,6 +108,35 @@ def test_ax_fits_an_npmodel_by_doing_nothing():
     before = {k: v.clone() for k, v in model.state_dict().items()}
     fit_botorch_model(model, mll_class=ExactMarginalLogLikelihood, mll_options={})  # NotImplementedError before
     assert all(torch.equal(model.state_dict()[k], v) for k, v in before.items()) and not model.training
+
+
+def test_construct_inputs_finds_the_ax_integration_once_ax_is_in_use():
+    # a loop configured with the ModelConfig alone never imports npbandit.integrations.ax: the hook
+    # npbandit installs imports it from construct_inputs once Ax's fit dispatcher is loaded
+    import subprocess
+    import sys
+    from pathlib import Path
+
+    code = """
+import sys, warnings
+warnings.simplefilter("ignore")
+import torch
+from botorch.utils.datasets import SupervisedDataset
+from npbandit.models import NPModel
+X = torch.rand(5, 2, dtype=torch.float64)
+ds = SupervisedDataset(X, X.sum(-1, keepdim=True), feature_names=["a", "b"], outcome_names=["y"])
+NPModel.construct_inputs(ds, checkpoint="cmanp-bo")
+before = "npbandit.integrations.ax" in sys.modules
+from ax.generators.torch.botorch_modular.utils import fit_botorch_model
+NPModel.construct_inputs(ds, checkpoint="cmanp-bo")
+from npbandit.models.hooks import construct_inputs_hook
+from npbandit.integrations.ax import AX_INPUTS, fit_np_model
+print(before, construct_inputs_hook() is AX_INPUTS, fit_botorch_model.dispatch(NPModel) is fit_np_model)
+"""
+    done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=300,
+                          cwd=Path(__file__).resolve().parents[1])
+    assert done.returncode == 0, done.stderr[-2000:]
+    assert done.stdout.split() == ["False", "True", "True"]
 
 
 def test_cross_validation_conditions_each_fold_on_its_own_data():

@@ -173,7 +173,7 @@ def test_a_timeout_is_recorded_as_failed(tmp_path):
 
 
 def test_pending_points_are_believed_in_propose(tmp_path, monkeypatch):
-    from npbandit.surrogates.npmodel import NPModel
+    from npbandit.models import NPModel
     from npbandit.surrogates.pretrained import load_surrogate
 
     card = tiny_checkpoint(tmp_path, "cmanp", "bo")

@@ -396,10 +396,10 @@ def test_streaming_appends_in_place_and_branches_copy():
     assert torch.equal(other.train_X, torch.cat([X[:13], X[15:16]])) and torch.equal(c.train_X, X[:14])
     assert b.train_X.shape == (13, D) and torch.equal(b.train_Y, Y[:13])
     # the drift check's running moments are those of all the data
+    from npbandit.models.moments import moment_statistics
     from npbandit.transforms.standardize import standardization
-    from npbandit.surrogates.npmodel import _moment_statistics
 
-    mean, std = _moment_statistics(c._moments)
+    mean, std = moment_statistics(c._moments)
     ref_mean, ref_std = standardization(Y[:14])
     assert torch.allclose(mean, ref_mean.squeeze(-2)) and torch.allclose(std, ref_std.squeeze(-2))
 
@@ -705,16 +705,14 @@ def test_shared_rows_that_come_back_are_kept_even_for_few_t_batches():
 
 
 @pytest.mark.parametrize("shape", [(5, 4, 3), (2, 3, 7, 2), (1, 1, 3)])
-def test_equal_rows_are_found_by_pairs_as_by_sorting(shape, monkeypatch):
-    from npbandit.surrogates import npmodel
+def test_equal_rows_are_found_by_pairs_as_by_sorting(shape):
+    from npbandit.models.posterior import first_equal_rows
 
     g = torch.Generator().manual_seed(sum(shape))
     for _ in range(20):
         X = torch.randint(0, 2, shape, generator=g).double()  # many equal rows, some t-batches without
-        pairs = npmodel._first_equal_rows(X)
-        with monkeypatch.context() as m:
-            m.setattr(npmodel, "PAIRWISE_MAX", 0)
-            sorted_ = npmodel._first_equal_rows(X)
+        pairs = first_equal_rows(X)
+        sorted_ = first_equal_rows(X, pairwise_max=0)
         assert (pairs is None) == (sorted_ is None)
         if pairs is not None:
             assert torch.equal(pairs, sorted_)

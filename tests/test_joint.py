@@ -78,6 +78,29 @@ BUMP_X = torch.tensor([[0.05], [0.2], [0.45], [0.6], [0.9]], dtype=torch.float64
 BUMP_Y = torch.sin(6 * BUMP_X)
 
 
+def assert_latent_variances_agree(model, Xt, joint_var):
+    """The joint posterior's variances ``joint_var`` at ``Xt`` (``b x q x d``) are the marginal
+    posterior's, to the float32 rounding that separates the two paths.
+
+    Both subtract the noise estimate from the network's predictive variance
+    ``var_y = s^2 + |w|^2`` (diagonal ``s^2``, ``r`` covariance factors ``w``) in float64, but
+    they read ``var_y`` differently: the marginal path gets it from the network's ``predict``,
+    which sums the ``r + 1`` squares in float32 and returns a std that ``Normal.variance``
+    squares again (``r + 3`` float32 roundings at most, each within half an eps of ``var_y``);
+    the joint path squares and sums the float32 parts in float64 (one rounding, of ``s^2``).
+    The latent variance is the difference ``var_y - noise``, so its error is a few float32
+    eps of ``var_y`` however small the difference is: near the observed points, where
+    ``var_y`` is mostly noise, it is a large part of the latent variance, and no relative
+    tolerance on the latent variance holds. ``var_y`` in the user's units is the
+    ``q = 1`` posterior with observation noise (exact wherever the latent variance is above
+    the floor, and the floor only narrows the gap)."""
+    points = Xt.reshape(-1, 1, Xt.shape[-1])
+    marginal = model.posterior(points).variance.reshape(-1)
+    var_y = model.posterior(points, observation_noise=True).variance.reshape(-1)
+    bound = (model.surrogate.config.rank + 4) / 2 * torch.finfo(torch.float32).eps * var_y
+    assert ((joint_var.reshape(-1) - marginal).abs() <= bound).all()
+
+
 def correlation(cov):
     std = cov.diagonal(dim1=-2, dim2=-1).sqrt()
     return cov / std.unsqueeze(-1) / std.unsqueeze(-2)
@@ -234,8 +257,7 @@ def test_joint_posterior_multi_output_subsets_and_equal_points():
     assert (samples[..., 0, :] - samples[..., 1, :]).abs().max() > 1e-3
     cov = post.distribution.covariance_matrix  # interleaved (q, m)
     assert (torch.linalg.eigvalsh(cov) > -1e-9).all()
-    single = model.posterior(Xt.reshape(-1, 1, D))
-    assert torch.allclose(post.variance.reshape(-1), single.variance.reshape(-1), rtol=1e-5, atol=1e-9)
+    assert_latent_variances_agree(model, Xt, post.variance)
     first = model.subset_output([1]).posterior(Xt)
     assert first.mean.shape == (2, 3, 1)
     assert torch.allclose(first.variance.squeeze(-1), post.variance[..., 1], rtol=1e-5)
@@ -249,7 +271,7 @@ def test_joint_posterior_through_an_outcome_transform():
     post = model.posterior(Xt)
     single = model.posterior(Xt.reshape(-1, 1, D))
     assert torch.allclose(post.mean.reshape(-1), single.mean.reshape(-1), atol=1e-6)
-    assert torch.allclose(post.variance.reshape(-1), single.variance.reshape(-1), rtol=1e-5, atol=1e-9)
+    assert_latent_variances_agree(model, Xt, post.variance)
     plain = and_model(y_dim=2)[0].posterior(Xt)  # Standardize(2) then the model's own standardisation
     assert torch.allclose(correlation(post.distribution.covariance_matrix),
                           correlation(plain.distribution.covariance_matrix), atol=1e-6)

@@ -160,7 +160,7 @@ def test_the_model_can_see_a_wider_box_than_the_one_searched(monkeypatch):
 
 
 def test_proposals_stay_inside_the_bounds_they_are_given():
-    from npbandit.surrogates.npmodel import NPModel
+    from npbandit.models import NPModel
 
     X = torch.rand(10, 2, dtype=torch.float64, generator=torch.Generator().manual_seed(0))
     Y = -((X - 0.9) ** 2).sum(-1, keepdim=True)  # best outside the bounds

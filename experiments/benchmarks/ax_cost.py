@@ -82,7 +82,7 @@ class Meter:
     def installed(self):
         import botorch.optim.optimize as optimize_module
 
-        from npbandit.surrogates.npmodel import NPModel
+        from npbandit.models import NPModel
 
         real_optimize, real_set, real_stream = (optimize_module._optimize_acqf, NPModel._set_data,
                                                 NPModel.condition_on_observations)
@@ -242,7 +242,7 @@ def profile_ax(seed: int, budget: int, top: int = 12) -> tuple[list[str], dict[s
         label = next((name for key, name in PACKAGES if key in where), "other (Python, numpy, ...)")
         by_package[label] = by_package.get(label, 0.0) + tottime / n
         for step, name in steps.items():
-            if function == name and (name != "posterior" or "npmodel" in filename) and (
+            if function == name and (name != "posterior" or "npbandit/models/" in filename) and (
                     name not in ("_fit", "cross_validate") or "/ax/adapter/" in filename):
                 cumulative[step] = max(cumulative[step], cumtime / n)
     out = io.StringIO()

@@ -45,7 +45,7 @@ def tasks(d: int, n: int, n_tasks: int):
 
 def measure(surrogate, d: int, n: int, n_tasks: int) -> dict[str, float]:
     """The four numbers of the module docstring for one model, d and n."""
-    from npbandit.surrogates.npmodel import NPModel
+    from npbandit.models import NPModel
 
     batch = tasks(d, n, n_tasks)
     rows = {"std@obs": [], "std@new": [], "err@obs": []}

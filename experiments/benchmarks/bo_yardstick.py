@@ -126,7 +126,7 @@ def bayes_ll(prior, xc, yc, xt, yt, num_samples: int, seed: int) -> tuple[torch.
 def np_ll(surrogate, xc, yc, xt, yt, views: int = 1) -> tuple[torch.Tensor, float]:
     """An NP through ``NPModel`` with ``views`` symmetric views (at most the box's
     symmetries: 2 at d = 1), as ``from_pretrained`` builds it."""
-    from npbandit.surrogates.npmodel import NPModel
+    from npbandit.models import NPModel
     from npbandit.surrogates.views import symmetry_count
 
     model = NPModel(surrogate, xc, yc, n_views=min(views, symmetry_count(xc.shape[-1])))

@@ -76,9 +76,9 @@ def thompson_draw(model, candidates: torch.Tensor, seed: int, *, joint: bool = T
 
 
 def is_np_model(model) -> bool:
-    """Whether ``model`` is an :class:`~npbandit.surrogates.npmodel.NPModel` (imported only
+    """Whether ``model`` is an :class:`~npbandit.models.NPModel` (imported only
     when asked: it pulls in BoTorch)."""
-    from npbandit.surrogates.npmodel import NPModel
+    from npbandit.models import NPModel
 
     return isinstance(model, NPModel)
 

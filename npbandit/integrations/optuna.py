@@ -258,7 +258,7 @@ class NPSampler(BaseSampler):
         """The next point in the unit cube, ``[d]``, from completed ``X`` ``[n, d]`` with
         maximised values ``Y`` ``[n, 1]`` and the running trials ``pending`` ``[p, d]``,
         inside ``region`` when given; ``snap``: the parameters' grid (:func:`propose`)."""
-        from npbandit import NPModel
+        from npbandit.models import NPModel
 
         def build(X_seen: torch.Tensor, Y_seen: torch.Tensor) -> NPModel:
             return NPModel.from_pretrained(self._surrogate, X_seen, Y_seen)

@@ -92,7 +92,7 @@ class NPModelFactory:
         self.name = card["name"] if name is None else name
 
     def __call__(self, train_X: torch.Tensor, train_Y: torch.Tensor):
-        from npbandit.surrogates.npmodel import NPModel
+        from npbandit.models import NPModel
 
         return NPModel.from_pretrained(self.surrogate, train_X, train_Y)
 

@@ -21,7 +21,7 @@ independent draws from ``predict`` and the sum of the marginal log-densities. A
 not-diagonal model whose joint is Gaussian also exposes ``joint(state, xt)``, the
 one-shot joint of its targets as a low-rank-plus-diagonal
 ``torch.distributions.LowRankMultivariateNormal``; the BoTorch adapter's q-batch
-posterior reads it (:mod:`npbandit.surrogates.npmodel`).
+posterior reads it (:mod:`npbandit.models`).
 
 ``sample(..., noise=v)`` draws the latent values under observations: the predictive of a
 new observation with the noise variance ``v`` held out (:func:`hold_out_noise`).
@@ -103,7 +103,7 @@ def hold_out_noise(cov_factor: Tensor, cov_diag: Tensor, noise: Tensor,
     ``Cov(f) = W' W'^T + diag(d')``, where for each variable ``i``
 
     - ``v_i = max(d_i + |w_i|^2 - noise_i, min_var)`` -- the latent variance, exactly
-      what the marginal path of :class:`~npbandit.surrogates.npmodel.NPModel` reports;
+      what the marginal path of :class:`~npbandit.models.NPModel` reports;
     - ``w'_i = c_i w_i`` with ``c_i = min(1, sqrt((1 - a) v_i) / |w_i|)``, ``a`` =
       ``DIAGONAL_SHARE``;
     - ``d'_i = v_i - c_i^2 |w_i|^2``, at least ``a v_i`` (> 0).

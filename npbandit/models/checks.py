@@ -1,0 +1,105 @@
+"""Argument checks shared by :class:`~npbandit.models.NPModel` and its helpers.
+
+Each raises an error naming the argument and what was expected; none changes its input
+(:func:`check_bounds` only converts a non-tensor to float64).
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+import torch
+from torch import Tensor
+
+from npbandit.surrogates.base import NeuralProcess
+
+__all__ = ["check_matrix", "check_output_indices", "check_bounds", "check_model_arguments", "check_points"]
+
+
+def check_matrix(name: str, value: Any) -> None:
+    """``value`` must be a finite floating-point ``n x columns`` tensor."""
+    if not isinstance(value, Tensor) or not value.is_floating_point():
+        raise TypeError(f"{name} must be a floating-point torch.Tensor, got {type(value).__name__}")
+    if value.dim() != 2:
+        raise ValueError(f"{name} must be a 2-D tensor (n x columns), got shape {tuple(value.shape)}")
+    if not torch.isfinite(value).all():
+        raise ValueError(f"{name} contains NaN or infinite values")
+
+
+def check_output_indices(name: str, indices: Any, m: int) -> None:
+    """``indices`` must be a non-empty list (or tuple) of ints in ``[0, m)``."""
+    if (not isinstance(indices, (list, tuple)) or not indices
+            or any(isinstance(i, bool) or not isinstance(i, int) or not 0 <= i < m for i in indices)):
+        raise ValueError(f"{name} must be a non-empty list of output indices below {m}, got {indices!r}")
+
+
+def check_bounds(bounds: Any, d: int) -> Tensor:
+    """``bounds`` as a finite ``2 x d`` tensor (lower row, upper row) with every upper
+    bound above its lower bound; a non-tensor is converted to float64."""
+    if not isinstance(bounds, Tensor):
+        bounds = torch.as_tensor(bounds, dtype=torch.float64)
+    if bounds.shape != (2, d):
+        raise ValueError(f"bounds must be a 2 x {d} tensor (lower row, upper row), got shape {tuple(bounds.shape)}")
+    if not torch.isfinite(bounds).all():
+        raise ValueError("bounds must be finite")
+    if not (bounds[1] > bounds[0]).all():
+        raise ValueError("bounds must have every upper bound above its lower bound")
+    return bounds
+
+
+def check_points(X: Any, d: int) -> None:
+    """``X`` must be a finite floating-point ``batch_shape x q x d`` tensor (a posterior's inputs)."""
+    if not isinstance(X, Tensor) or not X.is_floating_point():
+        raise TypeError(f"X must be a floating-point torch.Tensor, got {type(X).__name__}")
+    if X.dim() < 2 or X.shape[-1] != d:
+        raise ValueError(f"X must have shape batch_shape x q x {d}, got {tuple(X.shape)}")
+    if not torch.isfinite(X).all():
+        raise ValueError("X contains NaN or infinite values")
+
+
+def check_model_arguments(surrogate: Any, train_X: Any, train_Y: Any, train_Yvar: Any,
+                          input_domain: tuple[float, float], restandardize_tol: float, noise_points: Any,
+                          n_views: Any) -> None:
+    """The checks of :class:`~npbandit.models.NPModel`'s constructor that need no checkpoint
+    card: the surrogate's kind, the data's shapes (``train_X`` ``n x d`` with ``d`` at most
+    the surrogate's input width, ``train_Y`` / ``train_Yvar`` ``n x m``) and the options."""
+    if not isinstance(surrogate, NeuralProcess):
+        raise TypeError(f"surrogate must be an npbandit NeuralProcess, got {type(surrogate).__name__}")
+    if surrogate.outcome_transform is not None:  # its predictive is not Gaussian in the data's units
+        raise ValueError(f"surrogate reads its outputs through an outcome transform "
+                         f"({surrogate.outcome_transform.describe()}); NPModel gives BoTorch a Gaussian "
+                         "posterior in the data's units, which such a model does not have: use a checkpoint "
+                         "without one (the *-bo ones), or set surrogate.outcome_transform = None and pass "
+                         "train_Y in the network's own units")
+    check_matrix("train_X", train_X)
+    check_matrix("train_Y", train_Y)
+    if train_X.shape[0] != train_Y.shape[0]:
+        raise ValueError(f"train_X and train_Y must have the same number of rows, "
+                         f"got {train_X.shape[0]} and {train_Y.shape[0]}")
+    if train_Yvar is not None:
+        check_matrix("train_Yvar", train_Yvar)
+        if train_Yvar.shape != train_Y.shape:
+            raise ValueError(f"train_Yvar must have train_Y's shape {tuple(train_Y.shape)}, "
+                             f"got {tuple(train_Yvar.shape)}")
+        if (train_Yvar < 0).any():
+            raise ValueError("train_Yvar (observation noise variances) must be non-negative")
+    if train_X.shape[0] == 0:
+        raise ValueError("train_X must hold at least one point")
+    if train_X.shape[-1] > surrogate.x_dim:
+        raise ValueError(f"train_X has d={train_X.shape[-1]} inputs but the surrogate accepts at most "
+                         f"{surrogate.x_dim}")
+    if train_Y.shape[-1] != surrogate.y_dim:
+        raise ValueError(f"train_Y must have {surrogate.y_dim} column(s) (the surrogate's outputs), "
+                         f"got {train_Y.shape[-1]}")
+    if not input_domain[0] < input_domain[1]:
+        raise ValueError(f"input_domain must be (low, high) with low < high, got {input_domain}")
+    if not restandardize_tol > 0:
+        raise ValueError(f"restandardize_tol must be positive, got {restandardize_tol}")
+    if not isinstance(noise_points, int) or isinstance(noise_points, bool) or noise_points < 1:
+        raise ValueError(f"noise_points must be a positive int, got {noise_points!r}")
+    if not isinstance(n_views, int) or isinstance(n_views, bool) or n_views < 1:
+        raise ValueError(f"n_views must be a positive int, got {n_views!r}")
+    if n_views > 1 and surrogate.joint_predictive:
+        raise ValueError(f"n_views > 1 averages marginal predictives; {type(surrogate).__name__} is "
+                         "joint-predictive and a mixture of its joints is not the Gaussian joint it gives BoTorch "
+                         "(use n_views=1)")

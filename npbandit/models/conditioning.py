@@ -1,0 +1,144 @@
+"""New data for an :class:`~npbandit.models.NPModel`: streamed observations and fantasies,
+both through the surrogate's ``update``, and output subsets.
+
+Streaming
+---------
+``condition_on_observations`` folds new points in with the surrogate's ``update``
+(constant cost for CMANP; the old points are not re-encoded) and keeps the
+standardisation fixed -- BoTorch's own convention for outcome transforms in eval mode.
+Fixed statistics slowly go stale as real data arrives, so for non-batched updates the
+model keeps running moments of all outputs (updated in ``O(new points)``,
+:mod:`npbandit.models.moments`) and, when the mean moved by more than
+``restandardize_tol`` old stds or the std by more than a factor ``1 + restandardize_tol``,
+re-standardises and re-conditions once from the raw data it keeps (one full
+conditioning, O(N) for CMANP; with many points a single observation rarely moves the
+moments that far). Fantasy (batched) updates never re-standardise.
+
+**Cost per streamed update does not grow with N** (for a constant-cost ``update`` such as
+CMANP's), outside those rare re-standardisations: ``train_X`` / ``train_Y`` of a chain of
+streamed models are views into one growing buffer (:class:`~npbandit.models.cache.RowBuffer`:
+amortised ``O(new points)``; branching twice from the same model copies once), the drift
+check uses the running moments, and the noise estimate reads at most ``noise_points``
+observed points (:mod:`npbandit.models.likelihood`). A fantasy model materialises its
+``batch x (N + n) x d`` ``train_X`` / ``train_Y`` only when they are read.
+
+With symmetric views, streaming updates and fantasies work view by view, and update cost
+stays constant in ``N`` (``K`` constant states).
+"""
+
+from __future__ import annotations
+
+import math
+from typing import Any, Self
+
+import torch
+from torch import Tensor
+
+from npbandit.models.checks import check_output_indices
+from npbandit.models.moments import merge_moments, moment_statistics, moments
+
+__all__ = ["ConditioningMixin"]
+
+
+class ConditioningMixin:
+    """:class:`~npbandit.models.NPModel`'s ``condition_on_observations`` (streamed and
+    fantasy updates) and ``subset_output``; each returns a new model made by ``_child``.
+
+    A mixin of ``NPModel`` only: it reads and sets the model's state (``_state``,
+    ``_rows``, ``_moments``, ``_y_mean`` / ``_y_std``, ``_pending`` ...) and uses its
+    methods (``_child``, ``_to_surrogate_inputs``, ``_normalise_outputs``, ``_absorb``,
+    ``_condition``, ``_set_statistics``, ``_element_index``, ``noise_variance``)."""
+
+    def condition_on_observations(self, X: Tensor, Y: Tensor, **kwargs: Any) -> Self:
+        """A new model with ``(X, Y)`` added through the surrogate's ``update``.
+
+        ``X``: ``batch_shape x n' x d``; ``Y``: ``batch_shape' x n' x m`` (fantasies
+        carry extra leading batch dimensions). The network is shared, not copied. Unlike
+        ``train_X``, ``X`` may leave the box a little: a ``Normalize`` transform learned
+        on ``train_X`` maps new points beyond the observed range outside it.
+
+        A batched (fantasy) model's predictions are differentiable in ``X`` and ``Y``, as
+        a GP's are: qKnowledgeGradient, qNegIntegratedPosteriorVariance and
+        qMultiStepLookahead depend on their candidates through them. A non-batched update
+        (new real data) keeps no graph: its data are stored detached."""
+        if not isinstance(X, Tensor) or not isinstance(Y, Tensor):
+            raise TypeError("X and Y must be torch.Tensors")
+        if X.dim() < 2 or X.shape[-1] != self._d:
+            raise ValueError(f"X must have shape batch_shape x n x {self._d}, got {tuple(X.shape)}")
+        if Y.dim() < 2 or Y.shape[-1] != self.surrogate.y_dim or Y.shape[-2] != X.shape[-2]:
+            raise ValueError(f"Y must have shape batch_shape x {X.shape[-2]} x {self.surrogate.y_dim}, "
+                             f"got {tuple(Y.shape)}")
+        if not (torch.isfinite(X).all() and torch.isfinite(Y).all()):
+            raise ValueError("X and Y must be finite")
+        # a ``noise`` keyword (fixed-noise fantasies) is accepted and not used: the NP
+        # infers the noise level from the data it conditions on
+        Y_t = Y
+        if hasattr(self, "outcome_transform"):
+            Y_t, _ = self.outcome_transform(Y, X=X)
+        new_batch = torch.broadcast_shapes(X.shape[:-2], Y.shape[:-2], self.batch_shape)
+        if not new_batch:
+            if X.shape[-2] == 0:  # nothing to add (the running moments of no points are NaN)
+                return self._child()
+            return self._stream(X, Y, Y_t)
+        return self._fantasy(X, Y, Y_t, new_batch)
+
+    def _stream(self, X: Tensor, Y: Tensor, Y_t: Tensor) -> Self:
+        """Non-batched update; its work does not grow with N (see "Streaming" in the module docstring)."""
+        X_in = self._to_surrogate_inputs(X)
+        child = self._child()
+        n = self.train_X.shape[-2]
+        rows_X, child.train_X = self._rows[0].append(n, X)
+        rows_Y, child.train_Y = self._rows[1].append(n, Y)
+        if self._rows[2] is None:
+            rows_Y_t, child._train_Y_t = None, child.train_Y
+        else:
+            rows_Y_t, child._train_Y_t = self._rows[2].append(n, Y_t)
+        child._rows = (rows_X, rows_Y, rows_Y_t)
+        child._moments = merge_moments(self._moments, moments(Y_t))
+        child._noise_var = None  # re-estimated for the new state, from at most noise_points points
+        if self._standardize and self._drifted(*moment_statistics(child._moments)):
+            child._set_statistics(child._train_Y_t)
+            child._state = child._condition(child._to_surrogate_inputs(child.train_X), child._train_Y_t)
+        else:
+            with torch.no_grad():
+                child._state = self._absorb(self._state, X_in.unsqueeze(0),
+                                            self._normalise_outputs(Y_t).unsqueeze(0))
+        return child
+
+    def _drifted(self, mean: Tensor, std: Tensor) -> bool:
+        moved = ((mean - self._y_mean).abs() > self._tol * self._y_std).any()
+        rescaled = ((std / self._y_std).log().abs() > math.log1p(self._tol)).any()
+        return bool(moved or rescaled)
+
+    def _fantasy(self, X: Tensor, Y: Tensor, Y_t: Tensor, new_batch: torch.Size) -> Self:
+        """The batched model ``new_batch`` with ``(X, Y)`` added. Not under ``no_grad``: its
+        predictions are differentiable in ``X`` and ``Y``, as a GP's fantasy model is, which
+        is all qKnowledgeGradient's value depends on its candidate through."""
+        n = X.shape[-2]
+        n_new = math.prod(new_batch)
+        self.noise_variance()  # computed on the real data, inherited by the fantasies
+        child = self._child()
+        rows = self._element_index(new_batch)  # each new element starts from the model element it broadcasts
+        if self._views is not None:  # the state holds each element once per view, element-major
+            k = self._views.n_views
+            rows = (rows.unsqueeze(-1) * k + torch.arange(k)).reshape(-1)
+        child._state = self._state.select(rows)
+        if n:
+            X_in = self._to_surrogate_inputs(X.expand(*new_batch, n, self._d))
+            Y_n = self._normalise_outputs(Y_t.expand(*new_batch, n, Y_t.shape[-1]))
+            child._state = self._absorb(child._state, X_in.reshape(n_new, n, X_in.shape[-1]),
+                                        Y_n.reshape(n_new, n, Y_n.shape[-1]))
+        child._batch_shape = new_batch
+        # train_X / train_Y (batch x (N + n) x d) are built only if read: a fantasy per
+        # acquisition evaluation (qKG) would otherwise copy all N points every time
+        child._pending, child._train_X, child._train_Y = (self, X, Y), None, None
+        child._train_Y_t = child._rows = child._moments = None
+        return child
+
+    def subset_output(self, idcs: list[int]) -> Self:
+        """The same model restricted to outputs ``idcs``."""
+        check_output_indices("idcs", idcs, self.surrogate.y_dim)
+        child = self._child()
+        child._output_indices = list(idcs)
+        child._num_outputs = len(idcs)
+        return child

@@ -1,0 +1,411 @@
+"""NPModel: a pretrained neural process as a first-class BoTorch ``Model``.
+
+Swap one line of a BoTorch pipeline::
+
+    model = SingleTaskGP(train_X, train_Y)                              # before
+    model = NPModel.from_pretrained("cmanp-bo", train_X, train_Y)       # after
+    fit_gpytorch_mll(ExactMarginalLogLikelihood(model.likelihood, model))  # may stay
+
+and keep the acquisition functions, ``optimize_acqf``, transforms and fantasies.
+The fitting line fits nothing (the surrogate is pretrained; see
+:meth:`NPModel.custom_fit` and :mod:`npbandit.models.likelihood`).
+
+Only BoTorch's public extension points are used (``Model.posterior``,
+``condition_on_observations`` with ``FantasizeMixin.fantasize``, ``subset_output``,
+``num_outputs`` / ``batch_shape``, transforms, ``Model.construct_inputs``,
+``custom_fit`` on BoTorch 0.18 and the ``FitGPyTorchMLL`` dispatcher on 0.17); the
+supported range is pinned in ``pyproject.toml`` and ``make botorch-compat`` tests both
+ends of it.
+
+This module holds the model's data, construction and state dict. The rest comes from
+mixins, one idea each: the network's inputs, outputs, views and dtype
+(:mod:`~npbandit.models.network`), the noise estimate
+(:mod:`~npbandit.models.likelihood`), the marginal and the joint posterior
+(:mod:`~npbandit.models.posterior`, :mod:`~npbandit.models.joint`) and new data
+(:mod:`~npbandit.models.conditioning`).
+
+State dict
+----------
+A GP's state dict holds its hyperparameters; the NP's counterpart is its network, which
+the model holds outside its parameters. ``state_dict()`` holds the transforms' buffers
+and the network's fingerprint (``_extra_state``, the sha256 of its weights,
+:func:`~npbandit.models.checkpoint.fingerprint`); ``load_state_dict`` refuses a state
+from another network with a ``ValueError`` and otherwise loads the transforms and
+re-conditions on the model's own data through them, so a cross-validation fold (Ax: the
+full model's state loaded into a model on the fold's data) sees only its own data.
+
+Inside Ax
+---------
+``ModelConfig(botorch_model_class=NPModel, model_options={"checkpoint": "cmanp-bo"})``:
+Ax builds the model through :meth:`NPModel.construct_inputs` (the checkpoint is loaded
+once per process, :func:`~npbandit.models.checkpoint.shared_surrogate`), passes the
+transforms as arguments (positional-or-keyword: Ax reads ``getfullargspec``) and
+``train_Yvar`` when the noise is known, fits it through ``npbandit.integrations.ax``
+(nothing to fit) and loads state dicts for cross-validation (see "State dict").
+What is Ax's own (its dataset encodings, its fit dispatcher and storage) lives in
+``npbandit.integrations.ax``, which reaches this class through
+:mod:`npbandit.models.hooks`.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any
+
+import torch
+from botorch.models.model import FantasizeMixin, Model
+from botorch.models.transforms.input import InputTransform
+from botorch.models.transforms.outcome import OutcomeTransform
+from botorch.utils.datasets import MultiTaskDataset, SupervisedDataset
+from gpytorch.mlls import MarginalLogLikelihood
+from gpytorch.models import GP
+from torch import Tensor
+
+from npbandit.models.cache import HeldNetwork, RowBuffer, SharedRows
+from npbandit.models.checkpoint import fingerprint, input_symmetric, pretrained_defaults, shared_surrogate
+from npbandit.models.checks import check_bounds, check_matrix, check_model_arguments
+from npbandit.models.conditioning import ConditioningMixin
+from npbandit.models.hooks import construct_inputs_hook
+from npbandit.models.joint import JointPosteriorMixin
+from npbandit.models.likelihood import NOISE_POINTS, NoiseEstimateMixin, NPLikelihood, register_pretrained_fit
+from npbandit.models.moments import moments
+from npbandit.models.network import NetworkMixin
+from npbandit.models.posterior import MarginalPosteriorMixin
+from npbandit.surrogates import pretrained
+from npbandit.surrogates.base import NeuralProcess
+from npbandit.surrogates.views import InputViews
+
+__all__ = ["NPModel"]
+
+
+class NPModel(MarginalPosteriorMixin, JointPosteriorMixin, ConditioningMixin, NoiseEstimateMixin, NetworkMixin,
+              Model, FantasizeMixin, GP):
+    """A neural-process surrogate plus its training data, as a BoTorch ``Model``.
+
+    It is also a GPyTorch ``GP`` with a Gaussian
+    :class:`~npbandit.models.likelihood.NPLikelihood`, so a GP
+    script's ``fit_gpytorch_mll(ExactMarginalLogLikelihood(model.likelihood, model))``
+    runs unchanged; it fits nothing (see :meth:`custom_fit`).
+
+    Args:
+        surrogate: any :class:`~npbandit.surrogates.NeuralProcess` without an
+            ``outcome_transform`` (the ``*-wheel`` checkpoints carry one: refused).
+        train_X: ``n x d`` training inputs (``d`` at most the surrogate's input width).
+        train_Y: ``n x m`` training outputs (``m`` = the surrogate's output width).
+        train_Yvar: optional ``n x m`` known observation-noise variances (see "Known
+            noise" in :mod:`npbandit.models.likelihood`).
+        bounds: optional ``2 x d`` search-space box (lower row, upper row) mapped onto
+            ``input_domain``.
+        input_transform, outcome_transform: BoTorch transforms, applied as for any
+            BoTorch model.
+        input_domain: the box the surrogate's inputs were drawn from in training.
+        standardize: standardise outputs by the training data (as the ``bo`` prior does).
+        restandardize_tol: see "Streaming" in :mod:`npbandit.models.conditioning`.
+        noise_points: at most this many observed points (evenly spaced in order of
+            arrival) give the noise estimate; see :mod:`npbandit.models.likelihood`.
+        n_views: average the predictive over this many symmetric views of the input
+            box (see "Symmetric views" in :mod:`npbandit.models.network`); only for a
+            surrogate whose prior is unchanged by permuting and reflecting the inputs
+            (``from_pretrained`` takes the number the card recommends), and not for a
+            joint-predictive one. 1: the network as it is.
+
+    Inputs are mapped onto the box the network was trained on and outputs standardised
+    as in its training (see "Inputs and outputs" in :mod:`npbandit.models.network`).
+
+    ``train_X`` / ``train_Y`` hold the raw data the model was given (detached), as a
+    BoTorch user expects; after streamed updates they are views into a buffer shared
+    with the parent models, so treat them as read-only.
+    """
+
+    _num_outputs: int
+
+    # Ax reads this: an NPModel models one outcome (the ``*-bo`` checkpoints' one output),
+    # so Ax puts several outcomes in a ModelList instead of one batched model
+    _supports_batched_models = False
+
+    # The transforms are positional-or-keyword (not keyword-only) because Ax decides
+    # whether a model class "supports" a transform from ``getfullargspec(cls).args``.
+    def __init__(self, surrogate: NeuralProcess, train_X: Tensor, train_Y: Tensor, train_Yvar: Tensor | None = None,
+                 input_transform: InputTransform | None = None, outcome_transform: OutcomeTransform | None = None,
+                 *, bounds: Tensor | None = None, input_domain: tuple[float, float] = (0.0, 1.0),
+                 standardize: bool = True, restandardize_tol: float = 0.2, noise_points: int = NOISE_POINTS,
+                 n_views: int = 1) -> None:
+        super().__init__()
+        check_model_arguments(surrogate, train_X, train_Y, train_Yvar, input_domain, restandardize_tol,
+                              noise_points, n_views)
+        if n_views > 1 and not input_symmetric(surrogate):
+            raise ValueError(f"n_views > 1 needs a surrogate trained on a prior that permuting and reflecting the "
+                             f"inputs leaves unchanged (the bo prior); this one's card names the "
+                             f"{surrogate.card['prior']['name']!r} prior")
+        self._held = HeldNetwork(surrogate)
+        self._d = train_X.shape[-1]
+        self._input_domain = (float(input_domain[0]), float(input_domain[1]))
+        self._standardize = bool(standardize)
+        self._tol = float(restandardize_tol)
+        self._noise_points = noise_points
+        self._bounds = None if bounds is None else check_bounds(bounds, self._d)
+        self._views = None if n_views == 1 else InputViews(self._d, surrogate.x_dim, n_views, self._input_domain)
+        if input_transform is not None:
+            self.input_transform = input_transform
+        if outcome_transform is not None:
+            self.outcome_transform = outcome_transform
+        self.likelihood = NPLikelihood(self)
+        self._batch_shape = torch.Size()
+        self._num_outputs = surrogate.y_dim
+        self._output_indices: list[int] | None = None
+        self._pending: tuple[NPModel, Tensor, Tensor] | None = None  # a fantasy's data, until read
+        self._train_Yvar = None if train_Yvar is None else train_Yvar.detach()
+        self._set_data(train_X.detach(), train_Y.detach(), check=True)
+        self.eval()  # transforms learned their statistics on the training data above
+
+    def _set_data(self, train_X: Tensor, train_Y: Tensor, check: bool = False) -> None:
+        """Derive everything the model keeps from its raw data, through the transforms in
+        their current mode: at construction they learn their statistics here; after
+        :meth:`load_state_dict` (eval mode) they apply the loaded ones. ``check``: refuse
+        ``train_X`` outside the box (at construction; the data a model was conditioned on
+        later were accepted then, see :meth:`condition_on_observations`)."""
+        Yvar = self._train_Yvar
+        Yvar_t = None
+        if hasattr(self, "outcome_transform"):
+            if Yvar is not None and Yvar.shape[-2] == train_Y.shape[-2]:
+                train_Y_t, Yvar_t = self.outcome_transform(train_Y, Yvar, X=train_X)
+            else:
+                train_Y_t, _ = self.outcome_transform(train_Y, X=train_X)
+                if Yvar is not None:  # a streamed model: the known noise of the points it was built on
+                    k = Yvar.shape[-2]
+                    _, Yvar_t = self.outcome_transform(train_Y[:k], Yvar, X=train_X[:k])
+            self.outcome_transform.eval()
+        else:
+            train_Y_t, Yvar_t = train_Y, Yvar
+        # one level per output (the NP conditions on Y alone and cannot weight points by
+        # their noise), in the units of the outcome-transformed outputs, as a GP's noise
+        self._known_noise = None if Yvar_t is None else Yvar_t.detach().to(torch.float64).mean(dim=-2)
+        self.train_X = train_X
+        self.train_Y = train_Y
+        self._train_Y_t = train_Y_t.detach()
+        self._rows = (RowBuffer(self.train_X), RowBuffer(self.train_Y),
+                      None if train_Y_t is train_Y else RowBuffer(self._train_Y_t))
+        self._moments = moments(train_Y_t)
+        X_in = self._to_surrogate_inputs(train_X, check="train_X" if check else None)
+        self._set_statistics(train_Y_t)
+        self._state = self._condition(X_in, train_Y_t)
+        self._noise_var: Tensor | None = None
+        self._shared_rows: SharedRows | None = None  # moments at the conditioning just made are not kept
+
+    # -- construction --------------------------------------------------------------
+
+    @classmethod
+    def from_pretrained(cls, name: str | NeuralProcess, train_X: Tensor, train_Y: Tensor, **kwargs: Any) -> "NPModel":
+        """Build from a shipped checkpoint (e.g. ``"cmanp-bo"``), a checkpoint path, or a
+        surrogate already returned by ``load_surrogate`` (to load it once for many models).
+
+        The input box and output standardisation follow the prior the checkpoint was
+        trained on; any keyword of the constructor can override them."""
+        surrogate = name if isinstance(name, NeuralProcess) else pretrained.load_surrogate(name)
+        for key, value in pretrained_defaults(surrogate, train_X, train_Y, "from_pretrained").items():
+            kwargs.setdefault(key, value)
+        return cls(surrogate, train_X, train_Y, **kwargs)
+
+    #: the constructor's options that ``construct_inputs`` (Ax's ``model_options``) passes on
+    OPTIONS = ("bounds", "input_domain", "standardize", "restandardize_tol", "noise_points", "n_views")
+
+    @classmethod
+    def construct_inputs(cls, training_data: SupervisedDataset, *, checkpoint: str | Path | NeuralProcess | None = None,
+                         network_dtype: torch.dtype | None = None, **options: Any) -> dict[str, Any]:
+        """The constructor's keyword arguments from a dataset and model options: how Ax
+        builds the model, ``ModelConfig(botorch_model_class=NPModel,
+        model_options={"checkpoint": "cmanp-bo"})``.
+
+        Args:
+            training_data: a BoTorch ``SupervisedDataset`` (``X``: ``n x d``, ``Y``:
+                ``n x m``, optional ``Yvar``: ``n x m`` known noise variances).
+            checkpoint: a checkpoint name or path (loaded once per process and shared,
+                see :func:`~npbandit.models.checkpoint.shared_surrogate`), or a loaded surrogate.
+            network_dtype: the dtype a named checkpoint is loaded in; default float32,
+                as ``load_surrogate`` and ``optimize`` use (faster per call than float64,
+                for a few more restarted optimisations: see "dtype and device" in
+                :mod:`npbandit.models.network`).
+            options: any of :attr:`OPTIONS`, passed on to the constructor.
+
+        Returns ``train_X``, ``train_Y``, ``train_Yvar`` (when the dataset has it),
+        ``surrogate``, the checkpoint's ``input_domain`` / ``standardize`` (as in
+        :meth:`from_pretrained`) and ``options``.
+
+        Raises:
+            ValueError: no ``checkpoint``; a checkpoint for another kind of task; a
+                dataset with categorical, fidelity or task features (Ax passes those
+                for search spaces NPModel cannot model), or one the installed
+                :class:`~npbandit.models.hooks.ConstructInputsHook` refuses (with Ax: its
+                one-hot encoded categorical parameters).
+            TypeError: an option the constructor does not take.
+        """
+        unsupported = {"categorical_features": "categorical parameters", "fidelity_features": "fidelity parameters",
+                       "task_feature": "a task parameter", "hierarchical_dependencies": "a hierarchical search space"}
+        for key, what in unsupported.items():
+            if options.get(key):
+                raise ValueError(f"NPModel models continuous (range) parameters only; this search space has {what} "
+                                 f"({key}={options[key]!r})")
+            options.pop(key, None)
+        unknown = sorted(set(options) - set(cls.OPTIONS))
+        if unknown:
+            raise TypeError(f"NPModel got unknown model option(s) {unknown}; "
+                            f"it takes checkpoint and {list(cls.OPTIONS)}")
+        if checkpoint is None:
+            raise ValueError("NPModel needs a checkpoint: model_options={'checkpoint': 'cmanp-bo'} in Ax's "
+                             "ModelConfig (or construct_inputs(dataset, checkpoint=...)); see `npbandit models`")
+        if isinstance(training_data, MultiTaskDataset):
+            raise ValueError("NPModel models a single task; training_data is a MultiTaskDataset")
+        # a framework's own encodings of the dataset (Ax's one-hot columns: npbandit.integrations.ax)
+        construct_inputs_hook().check_dataset(training_data)
+        inputs: dict[str, Any] = dict(super().construct_inputs(training_data))
+        check_matrix("training_data.X", inputs["train_X"])
+        if isinstance(checkpoint, NeuralProcess):
+            if network_dtype is not None:
+                raise ValueError("network_dtype applies to a checkpoint name or path, not to a loaded surrogate")
+            surrogate = checkpoint
+        else:
+            surrogate = shared_surrogate(checkpoint, dtype=network_dtype or torch.float32)
+        inputs["surrogate"] = surrogate
+        inputs.update(pretrained_defaults(surrogate, inputs["train_X"], inputs["train_Y"], "construct_inputs"))
+        inputs.update(options)
+        return inputs
+
+    @property
+    def surrogate(self) -> NeuralProcess:
+        """The wrapped neural process (shared by every model conditioned from this one)."""
+        return self._held.surrogate
+
+    @property
+    def train_X(self) -> Tensor:
+        """Training inputs, ``batch_shape x N x d`` (raw, before any ``input_transform``)."""
+        if self._pending is not None:
+            self._materialise()
+        return self._train_X
+
+    @train_X.setter
+    def train_X(self, value: Tensor) -> None:
+        self._train_X = value
+
+    @property
+    def train_Y(self) -> Tensor:
+        """Training outputs, ``batch_shape x N x m`` (raw, before any ``outcome_transform``)."""
+        if self._pending is not None:
+            self._materialise()
+        return self._train_Y
+
+    @train_Y.setter
+    def train_Y(self, value: Tensor) -> None:
+        self._train_Y = value
+
+    def _materialise(self) -> None:
+        parent, X, Y = self._pending
+        batch, n = self._batch_shape, X.shape[-2]
+        old_X, old_Y = parent.train_X, parent.train_Y
+        self._train_X = torch.cat([old_X.expand(*batch, *old_X.shape[-2:]),
+                                   X.detach().expand(*batch, n, self._d).to(old_X)], dim=-2)
+        self._train_Y = torch.cat([old_Y.expand(*batch, *old_Y.shape[-2:]),
+                                   Y.detach().expand(*batch, n, Y.shape[-1]).to(old_Y)], dim=-2)
+        self._pending = None
+
+    @property
+    def num_outputs(self) -> int:
+        return self._num_outputs
+
+    @property
+    def batch_shape(self) -> torch.Size:
+        return self._batch_shape
+
+    # -- modes and fitting --------------------------------------------------------
+
+    def train(self, mode: bool = True) -> "NPModel":
+        """Set ``training`` here and in the transforms; returns the model.
+
+        A BoTorch ``Model`` would also swap GPyTorch ``train_inputs`` for transformed
+        ones (and warn that it has none); the NP keeps its transformed context in its
+        state instead, so only the modes change."""
+        return torch.nn.Module.train(self, mode)
+
+    def eval(self) -> "NPModel":
+        """``train(False)``."""
+        return self.train(False)
+
+    def custom_fit(self, mll: MarginalLogLikelihood, **kwargs: Any) -> MarginalLogLikelihood:
+        """Nothing to fit: the surrogate is pretrained. Returns ``mll`` in eval mode.
+
+        ``botorch.fit.fit_gpytorch_mll`` calls this (BoTorch >= 0.18; on 0.17 the same
+        function is registered with its dispatcher), so a GP script's fitting line is
+        accepted unchanged; the network's weights and the model's data stay as they are.
+        Any other keyword (closure, optimizer, ...) is accepted and not used."""
+        if not isinstance(mll, MarginalLogLikelihood):
+            raise TypeError(f"mll must be a gpytorch MarginalLogLikelihood, got {type(mll).__name__}")
+        if mll.model is not self:
+            raise ValueError("mll must be built on this model (mll.model is another model)")
+        return mll.eval()
+
+    # -- state dict ----------------------------------------------------------------
+    #
+    # A GP's state dict is its hyperparameters; Ax loads it into a model built on other
+    # data (cross-validation folds, warm starts) and expects the same model on that data.
+    # The NP's counterpart of hyperparameters is its network, which the model holds
+    # outside its parameters (HeldNetwork). So the state dict carries the
+    # network's fingerprint (``_extra_state``: the sha256 of its weights) next to the
+    # transforms' buffers: loading it checks that both models run the same network and
+    # refuses otherwise, loads the transforms and re-conditions on this model's own data
+    # through them -- nothing of the other model's data comes along.
+
+    def get_extra_state(self) -> Tensor:
+        """The network's fingerprint: the sha256 of its weights, 32 ``uint8`` values."""
+        return fingerprint(self.surrogate)
+
+    def set_extra_state(self, state: Any) -> None:
+        """Check that ``state`` (from :meth:`get_extra_state`) names this model's network."""
+        if not isinstance(state, Tensor) or state.dtype != torch.uint8 or state.shape != (32,):
+            raise ValueError("state_dict['_extra_state'] is not an NPModel's network fingerprint "
+                             "(32 uint8 values, the sha256 of its weights)")
+        own = fingerprint(self.surrogate)
+        if not torch.equal(state.cpu(), own):
+            raise ValueError(f"state_dict comes from an NPModel on another network (weights sha256 "
+                             f"{bytes(state.tolist()).hex()[:12]}…, this model's {bytes(own.tolist()).hex()[:12]}…); "
+                             "loading it cannot change the network: build the model on that checkpoint instead")
+
+    def load_state_dict(self, state_dict: Any, strict: bool = True, assign: bool = False) -> Any:
+        """Load another NPModel's state: same network (checked), its transforms' buffers,
+        then re-condition on this model's data through them.
+
+        Raises ``ValueError`` for a state dict from a model on another network, and for a
+        batched (fantasy) model."""
+        if self.batch_shape:
+            raise ValueError("load_state_dict is not supported on a batched (fantasy) NPModel")
+        result = super().load_state_dict(state_dict, strict=strict, assign=assign)
+        if hasattr(self, "input_transform") or hasattr(self, "outcome_transform"):
+            self.eval()
+            self._set_data(self.train_X, self.train_Y)
+        return result
+
+    # -- conditioned models --------------------------------------------------------
+    #
+    # The model's own state, all of which a conditioned model starts from (shared
+    # references, never written in place). Everything else in the instance dict is
+    # torch/GPyTorch bookkeeping that each model gets fresh from the constructor chain.
+    _FIELDS = ("_held", "_d", "_input_domain", "_standardize", "_tol", "_noise_points", "_bounds",
+               "_batch_shape", "_num_outputs", "_output_indices", "_pending", "_train_X", "_train_Y",
+               "_train_Y_t", "_rows", "_moments", "_y_mean", "_y_std", "_state", "_noise_var",
+               "_train_Yvar", "_known_noise", "_views")
+
+    def _child(self) -> "NPModel":
+        """A model with this one's data and state, for the caller to modify; O(1)."""
+        child = NPModel.__new__(NPModel)
+        super(NPModel, child).__init__()
+        for name in self._FIELDS:
+            setattr(child, name, getattr(self, name))
+        for name in ("input_transform", "outcome_transform"):
+            if hasattr(self, name):
+                setattr(child, name, getattr(self, name))  # in eval mode; shared like the network
+        child._shared_rows = None  # another state: the parent's kept moments do not apply
+        child.likelihood = NPLikelihood(child)
+        child.train(self.training)
+        return child
+
+
+# fit_gpytorch_mll on an NPModel's marginal log-likelihood fits nothing, on every supported BoTorch
+register_pretrained_fit(NPModel)

@@ -1,0 +1,288 @@
+"""The Gaussian posterior an :class:`~npbandit.models.NPModel` gives BoTorch on its marginal
+path (a diagonal surrogate, or ``q = 1``), and the pieces both posterior paths build from.
+
+For a diagonal surrogate the posterior is Gaussian and diagonal across distinct ``q``
+points (the NP's targets are conditionally independent), so MC acquisition functions
+sample them independently; equal points within a t-batch share one latent draw (``f`` at
+one input is one random variable; observation noise stays independent,
+:func:`gaussian_posterior`). Points in different t-batches never interact. Rows equal in
+every t-batch -- the observed points qNEI appends to each candidate -- are predicted once,
+with each t-batch's exact first derivative (second derivatives through them are not
+propagated), and the model keeps their moments and Jacobians for its next calls
+(:class:`~npbandit.models.cache.SharedRows`): an acquisition optimisation predicts the
+observed points once, not in each of its hundreds of evaluations. The kept rows must match
+exactly (values, dtype, device); a conditioned model and a model that loaded a state dict
+predict them again from their own state.
+
+The joint posterior of a joint-predictive surrogate is in :mod:`npbandit.models.joint`.
+"""
+
+from __future__ import annotations
+
+import math
+from typing import Any
+
+import torch
+from botorch.acquisition.objective import PosteriorTransform
+from botorch.posteriors.gpytorch import GPyTorchPosterior
+from gpytorch.distributions import MultitaskMultivariateNormal, MultivariateNormal
+from linear_operator.operators import DiagLinearOperator, RootLinearOperator
+from linear_operator.utils.cholesky import psd_safe_cholesky
+from torch import Tensor
+
+from npbandit.models.cache import SHARED_ROWS_MIN, SharedRows
+from npbandit.models.checks import check_output_indices, check_points
+from npbandit.surrogates.base import MIN_LATENT_VAR
+
+__all__ = ["MarginalPosteriorMixin", "first_equal_rows", "gaussian_posterior", "low_rank_root", "PAIRWISE_MAX"]
+
+# first_equal_rows compares every pair of rows up to this many element comparisons, sorts beyond
+PAIRWISE_MAX = 1 << 22
+
+
+def first_equal_rows(X: Tensor, pairwise_max: int = PAIRWISE_MAX) -> Tensor | None:
+    """For ``X`` (``batch x q x d``): the index of the first row equal to each row within its
+    t-batch (``batch x q``), or ``None`` when no t-batch holds two equal rows.
+
+    Up to ``pairwise_max`` element comparisons every pair of rows is compared; beyond, the
+    rows are sorted (``torch.unique``). Both give the same answer."""
+    q, d = X.shape[-2:]
+    X = X.detach()
+    if X.numel() * q <= pairwise_max:
+        # an acquisition's t-batches (a few candidates plus the observed points): comparing
+        # every pair is a handful of elementwise ops, where torch.unique(dim=0) sorts rows
+        # with one comparison call per pair, a sizeable share of a qNEI evaluation
+        positions = torch.arange(q, device=X.device)
+        equal = (X.unsqueeze(-2) == X.unsqueeze(-3)).all(dim=-1)  # batch x q x q
+        first = torch.where(equal, positions, q).amin(dim=-1)
+        return None if bool((first == positions).all()) else first
+    flat = X.reshape(-1, d)
+    b = flat.shape[0] // q
+    batch = torch.arange(b, device=X.device).repeat_interleave(q).unsqueeze(-1).to(flat.dtype)
+    _, group, counts = torch.unique(torch.cat([batch, flat], dim=-1), dim=0, return_inverse=True, return_counts=True)
+    if bool((counts == 1).all()):
+        return None
+    position = torch.arange(b * q, device=X.device) % q
+    first = torch.full((counts.shape[0],), q, dtype=torch.long, device=X.device)
+    first = first.scatter_reduce(0, group, position, reduce="amin")
+    return first[group].reshape(X.shape[:-1])
+
+
+def gaussian_posterior(mean: Tensor, var: Tensor, obs_var: Tensor | None = None,
+                       same: Tensor | None = None) -> GPyTorchPosterior:
+    """Gaussian posterior from ``mean`` / latent ``var`` (``... x q x m``), plus independent
+    observation noise ``obs_var`` (same shape) when given.
+
+    Diagonal across the ``q`` points, except that equal points (``same``: ``... x q``, the
+    index of the first equal point in the t-batch) share one latent draw: ``f`` at one
+    input is one random variable. Without that, qNEI, which appends the observed points
+    to each candidate, scores a candidate placed exactly on an observed point as a fresh
+    independent draw, and proposes observed points again and again (Ax then re-runs its
+    generation and falls back to a random point)."""
+    m = mean.shape[-1]
+    if same is None:
+        total = var if obs_var is None else var + obs_var
+        if m == 1:
+            return GPyTorchPosterior(MultivariateNormal(mean.squeeze(-1), DiagLinearOperator(total.squeeze(-1))))
+        covar = DiagLinearOperator(total.reshape(*total.shape[:-2], -1))  # interleaved (q, m) order
+        return GPyTorchPosterior(MultitaskMultivariateNormal(mean, covar, interleaved=True))
+    q = mean.shape[-2]
+    # equal points take the first one's moments: bit-identical draws, whatever the rounding of
+    # the network's batched predictions (a float32 network differs by ~1e-7 across positions)
+    first = same.unsqueeze(-1).expand_as(mean)
+    mean, var = mean.gather(-2, first), var.gather(-2, first)
+    # root R with R[(j, i), (same[j], i)] = std[j, i]: R R^T correlates equal points fully
+    pick = torch.nn.functional.one_hot(same, q).to(var)  # ... x q x q
+    eye = torch.eye(m, dtype=var.dtype, device=var.device)
+    root = pick[..., :, None, :, None] * eye[:, None, :] * var.sqrt()[..., :, :, None, None]
+    covar = RootLinearOperator(root.reshape(*var.shape[:-2], q * m, q * m))
+    if obs_var is not None:
+        covar = covar + DiagLinearOperator(obs_var.reshape(*obs_var.shape[:-2], q * m))
+    if m == 1:
+        return GPyTorchPosterior(MultivariateNormal(mean.squeeze(-1), covar))
+    return GPyTorchPosterior(MultitaskMultivariateNormal(mean, covar, interleaved=True))
+
+
+def low_rank_root(factor: Tensor, diag: Tensor, same: Tensor | None) -> Tensor:
+    """A square root ``R`` (``... x q m x q m``) of ``Phi Phi^T + diag(d)``, the variables in
+    interleaved ``(q, m)`` order: ``factor`` ``... x q x m x r``, ``diag`` ``... x q x m``
+    (positive), ``same`` (``... x q`` or ``None``) the first equal point of each point.
+
+    Equal points share one draw: the Cholesky factor is taken with the later copies
+    decoupled (their factors zeroed), whose columns then meet no first copy's row, and
+    every copy takes its first copy's row of it, so ``R R^T`` is the covariance of the
+    distinct points, repeated, with ``q m`` base samples per draw whatever the repeats."""
+    q, m = diag.shape[-2:]
+    phi, d = factor.flatten(-3, -2), diag.flatten(-2)
+    first = None
+    if same is not None:
+        first = (same.unsqueeze(-1) * m + torch.arange(m, device=same.device)).flatten(-2)
+        later = first != torch.arange(q * m, device=same.device)
+        phi = phi.masked_fill(later.unsqueeze(-1), 0.0)
+    root = psd_safe_cholesky(phi @ phi.transpose(-1, -2) + torch.diag_embed(d))
+    if first is not None:
+        root = root.gather(-2, first.unsqueeze(-1).expand_as(root))
+    return root
+
+
+class MarginalPosteriorMixin:
+    """:class:`~npbandit.models.NPModel`'s marginal path: ``posterior`` for a diagonal
+    surrogate (or ``q = 1``), the shared-row cache, and the noise a posterior adds.
+
+    A mixin of ``NPModel`` only: it reads the model's state (``_state``, ``_d``,
+    ``_y_mean`` / ``_y_std``, ``_shared_rows``, ``_output_indices``) and its scaling
+    methods (``_to_surrogate_inputs``, ``_predict``, ``noise_variance``)."""
+
+    def _marginals(self, X: Tensor) -> tuple[Tensor, Tensor]:
+        """The NP's predictive mean and variance at ``X`` (``batch_shape x q x d``), in
+        standardised units: ``broadcast(batch_shape, model.batch_shape) x q x m`` each, in
+        ``X``'s dtype."""
+        out_batch = torch.broadcast_shapes(X.shape[:-2], self.batch_shape)
+        q, m = X.shape[-2], self.surrogate.y_dim
+        X = X.expand(*out_batch, q, self._d)
+        if q == 0:
+            empty = X.new_zeros((*out_batch, 0, m))
+            return empty, empty
+        n_model = math.prod(self.batch_shape)
+        n_extra = math.prod(out_batch) // n_model
+        if n_model == 1:
+            # Rows equal in every t-batch -- the observed points qNEI appends to each
+            # candidate, pending points -- are predicted once (the marginals are per point,
+            # so this is exact) and kept for the next call (SharedRows). A gradient then
+            # needs each t-batch's own share: the shared rows' Jacobian carries it (first
+            # order; see posterior).
+            flat = X.reshape(n_extra, q, self._d)
+            needs_grad = X.requires_grad and torch.is_grad_enabled()
+            entry = self._shared_moments(flat, needs_grad)
+            if entry is not None:
+                own = self._predict_rows(flat[:, entry.own].reshape(-1, self._d), X.dtype)
+                rows = flat[:, entry.mask]
+                offset = (rows - rows.detach()).unsqueeze(-2) if needs_grad else None  # b x k x 1 x d, zero
+                out = []
+                for o, c, jac in zip(own, (entry.mean, entry.var), (entry.jac_mean, entry.jac_var)):
+                    c = c.expand(n_extra, -1, -1) if offset is None else c + (offset * jac).sum(-1)
+                    t = torch.cat([o.reshape(n_extra, -1, m), c], dim=1)[:, entry.order]
+                    out.append(t.reshape(*out_batch, q, m))
+                return out[0], out[1]
+        flat, unflatten = self._as_targets(X)
+        mean, var = self._predict(flat)
+        return unflatten(mean), unflatten(var)
+
+    def _as_targets(self, X: Tensor) -> tuple[Tensor, Any]:
+        """``X`` (``out_batch x q x d``, ``out_batch = broadcast(X's batch, model.batch_shape)``)
+        as the surrogate's targets: ``[n_model, n_extra * q, x_dim]``, one task per model
+        batch element with the points of every t-batch that reads it (a point's predictive,
+        and the joint of a sub-block of a consistent joint model, do not depend on the other
+        targets). Returns them and ``unflatten(t, *tail)``, which maps a per-target result
+        (``t`` of ``n_model x n_extra * q * m x prod(tail)`` elements, target-major) back to
+        ``out_batch x q x m x *tail`` in ``X``'s dtype."""
+        out_batch, q = X.shape[:-2], X.shape[-2]
+        m = self.surrogate.y_dim
+        n_model = math.prod(self.batch_shape)
+        n_out = math.prod(out_batch)
+        n_extra = n_out // n_model
+        X_in = self._to_surrogate_inputs(X).reshape(n_out, q, -1)
+        # t-batches grouped by the model element they read; a model dimension of size 1
+        # broadcast against the t-batches is read by all of them (one model element: nothing to group)
+        order = None if n_model == 1 else torch.argsort(self._element_index(out_batch), stable=True)
+        if order is not None:
+            X_in = X_in.index_select(0, order.to(X_in.device))
+        flat = X_in.reshape(n_model, n_extra * q, -1)
+        inverse = None if order is None else torch.argsort(order)
+
+        def unflatten(t: Tensor, *tail: int) -> Tensor:
+            t = t.reshape(n_out, q, m, *tail)
+            if inverse is not None:
+                t = t.index_select(0, inverse.to(t.device))
+            return t.reshape(*out_batch, q, m, *tail).to(X.dtype)
+
+        return flat, unflatten
+
+    def _element_index(self, out_batch: torch.Size) -> Tensor:
+        """For each element of ``out_batch`` (flattened, row-major; ``out_batch`` broadcasts
+        ``model.batch_shape``), the model batch element it reads."""
+        n_model = math.prod(self.batch_shape)
+        return torch.arange(n_model).reshape(self.batch_shape).expand(out_batch).reshape(-1)
+
+    def _shared_moments(self, flat: Tensor, needs_grad: bool) -> "SharedRows | None":
+        """The moments at the rows of ``flat`` (``b x q x d``) equal in every t-batch, with
+        their Jacobians when ``needs_grad``; ``None`` when no row is shared or predicting
+        them once would not pay.
+
+        The last shared rows and their moments are kept (:class:`SharedRows`), so qNEI's
+        observed points are predicted once per model rather than once per acquisition
+        evaluation; a single t-batch holding the kept rows at their positions uses them
+        too (the last restarts of a batched L-BFGS-B)."""
+        entry = self._shared_rows
+        if entry is not None and entry.matches(flat):
+            # the rows came back: predicting them apart (with their Jacobian) pays from now on
+            entry = self._shared_rows = entry.complete(self._predict_rows, needs_grad)
+            return entry
+        b = flat.shape[0]
+        if b < 2:
+            return None
+        mask = (flat == flat[:1]).all(dim=-1).all(dim=0)
+        k = int(mask.sum())
+        if not k:
+            return None
+        if needs_grad and (b - 1) * k < SHARED_ROWS_MIN:
+            # a Jacobian costs a backward pass per output column and moment: for a few rows
+            # seen once, predicting them in every t-batch is cheaper; if they come back, not
+            self._shared_rows = SharedRows.seen(mask, flat[0, mask])
+            return None
+        # the local name, not the attribute: another thread may keep other rows meanwhile
+        entry = self._shared_rows = SharedRows.predict(self._predict_rows, mask, flat[0, mask], needs_grad)
+        return entry
+
+    def _predict_rows(self, rows: Tensor, dtype: torch.dtype) -> tuple[Tensor, Tensor]:
+        """Mean and variance (``n x m`` each, ``dtype``) at raw inputs ``rows`` (``n x d``)."""
+        m = self.surrogate.y_dim
+        if not rows.shape[0]:
+            empty = rows.new_zeros((0, m), dtype=dtype)
+            return empty, empty
+        mean, var = self._predict(self._to_surrogate_inputs(rows).unsqueeze(0))
+        return mean.reshape(-1, m).to(dtype), var.reshape(-1, m).to(dtype)
+
+    def posterior(self, X: Tensor, output_indices: list[int] | None = None,
+                  observation_noise: bool | Tensor = False,
+                  posterior_transform: PosteriorTransform | None = None) -> GPyTorchPosterior:
+        """Gaussian posterior at ``X`` (``batch_shape x q x d``): diagonal across ``q`` for a
+        diagonal surrogate, the surrogate's joint across ``q`` for a joint-predictive one
+        (``surrogate.joint_predictive``, ``q > 1``: :meth:`_joint_posterior`).
+
+        Returns a ``GPyTorchPosterior`` over ``broadcast(batch_shape, model.batch_shape) x q x m``
+        in ``X``'s dtype; differentiable in ``X``."""
+        check_points(X, self._d)
+        if output_indices is not None:
+            check_output_indices("output_indices", output_indices, self.surrogate.y_dim)
+        self.eval()
+        if self.surrogate.joint_predictive and X.shape[-2] > 1:
+            return self._joint_posterior(X, output_indices, observation_noise, posterior_transform)
+        mean, var = self._marginals(X)
+        noise = self.noise_variance().to(var)
+        var = (var - noise).clamp_min(MIN_LATENT_VAR)
+        obs_var = self._observation_variance(observation_noise, var)
+        scale = self._y_std.to(var) ** 2
+        mean = mean * self._y_std.to(mean) + self._y_mean.to(mean)
+        var = var * scale
+        obs_var = None if obs_var is None else obs_var * scale
+        indices = output_indices if output_indices is not None else self._output_indices
+        if indices is not None:
+            mean, var = mean[..., indices], var[..., indices]
+            obs_var = None if obs_var is None else obs_var[..., indices]
+        same = first_equal_rows(X.expand(*mean.shape[:-2], *X.shape[-2:])) if X.shape[-2] > 1 else None
+        posterior = gaussian_posterior(mean, var, obs_var, same)
+        if hasattr(self, "outcome_transform"):
+            posterior = self.outcome_transform.untransform_posterior(posterior, X=X)
+        if posterior_transform is not None:
+            posterior = posterior_transform(posterior)
+        return posterior
+
+    def _observation_variance(self, observation_noise: bool | Tensor, like: Tensor) -> Tensor | None:
+        """The variance ``observation_noise`` adds, in standardised units, shaped like
+        ``like`` (``... x q x m``); ``None`` for the latent posterior."""
+        if isinstance(observation_noise, Tensor):
+            return (observation_noise.to(like) / self._y_std.to(like) ** 2).expand_as(like)
+        if observation_noise:
+            return self._observation_noise().to(like).expand_as(like)
+        return None
