@@ -10,7 +10,7 @@ from __future__ import annotations
 import torch
 from torch import Tensor
 
-from npbandit.scaling import MIN_STD
+from npbandit.transforms.standardize import MIN_STD
 
 __all__ = ["Moments", "moments", "merge_moments", "moment_statistics"]
 
@@ -33,7 +33,7 @@ def merge_moments(a: Moments, b: Moments) -> Moments:
 
 
 def moment_statistics(moments: Moments) -> tuple[Tensor, Tensor]:
-    """``(mean, std)`` (``m`` values each) as :func:`~npbandit.scaling.standardization`
+    """``(mean, std)`` (``m`` values each) as :func:`~npbandit.transforms.standardize.standardization`
     defines them: the sample std, 1 for a single point or a std below ``MIN_STD``."""
     n, mean, m2 = moments
     if n == 1:

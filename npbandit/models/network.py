@@ -11,7 +11,7 @@ Inputs and outputs
   ``bo`` prior was trained that way; ``d`` may not exceed it).
 * **Outputs** go through the optional BoTorch ``outcome_transform`` and then, for
   surrogates whose prior standardised outputs (``*-bo``), are standardised with
-  the training data's mean and std (:mod:`npbandit.scaling`), as in training.
+  the training data's mean and std (:mod:`npbandit.transforms.standardize`), as in training.
 
 Symmetric views
 ---------------
@@ -50,7 +50,7 @@ from __future__ import annotations
 import torch
 from torch import Tensor
 
-from npbandit.scaling import standardization
+from npbandit.transforms.standardize import standardization
 from npbandit.surrogates.base import NPState
 
 __all__ = ["NetworkMixin"]
