@@ -33,6 +33,15 @@ test: $(STAMP)
 test-quick: $(STAMP)
 	OMP_NUM_THREADS=$${OMP_NUM_THREADS:-1} $(BIN)/python -m pytest -q -m "not slow and not integration and not postgres and not dask and not lab"
 
+# Style and structure: ruff (pyproject.toml [tool.ruff]), the import contracts (layers that
+# point one way, no library import of a deprecated alias, optional frameworks only behind
+# their doors: [tool.importlinter]) and no import cycle, function-level imports included.
+lint: $(STAMP)
+	$(BIN)/python -m pip install --quiet --disable-pip-version-check -e ".[lint]"
+	$(BIN)/ruff check npbandit tests experiments tools examples
+	$(BIN)/lint-imports
+	$(BIN)/python tools/check_cycles.py
+
 # The documentation site (MkDocs + Material + mkdocstrings): --strict fails on broken links,
 # anchors and references, so CI catches a page that no longer matches the code.
 docs: $(STAMP)
