@@ -253,7 +253,6 @@ def test_no_duplicate_or_lost_steps_under_many_commits_counted_by_the_server(pg_
 
 def test_a_writer_refuses_a_postgres_schema_holding_another_applications_tables(cluster, pg_url):
     import psycopg
-
     from sqlalchemy.engine import make_url
 
     dbname = make_url(pg_url).database

@@ -229,3 +229,28 @@ def test_error_text_is_stored_as_given_and_printable_escapes_it(tmp_path):
     assert printable("naïve ünïcode — fine, tab\t") == "naïve ünïcode — fine, tab\\t"
     with pytest.raises(TypeError, match="text must be a str"):
         printable(None)
+
+
+def test_a_wal_file_without_its_index_is_read_without_creating_the_index(tmp_path):
+    db = tmp_path / "runs.db"
+    _log_run(str(db))
+    _forget_engines()
+    (tmp_path / "runs.db-wal").write_bytes(b"")  # as a copy that left the -shm file behind would be
+    state = _directory_state(tmp_path)
+    with pytest.warns(RuntimeWarning, match="no -shm file"):
+        assert [r.n_steps for r in list_runs(str(db))] == [5]
+    assert _directory_state(tmp_path) == state
+
+
+def test_sqlite_uris_are_shared_only_with_an_absolute_path(tmp_path):
+    from npbandit.storage import shared_url
+
+    absolute = f"sqlite:///file:{tmp_path / 'runs.db'}?mode=rwc&uri=true"
+    assert shared_url(absolute) == absolute
+    with pytest.raises(ValueError, match="absolute path"):
+        shared_url("sqlite:///file:runs.db?uri=true")
+    with pytest.raises(ValueError, match=r"must be an SQLite URI \(file:path\)"):
+        open_db(f"sqlite:///{tmp_path / 'runs.db'}?mode=ro&uri=true")
+    with pytest.raises(ValueError, match="uri must be true or false"):
+        open_db(f"sqlite:///{tmp_path / 'runs.db'}?uri=maybe")
+    assert os.listdir(tmp_path) == []
