@@ -251,6 +251,7 @@ def test_no_duplicate_or_lost_steps_under_many_commits_counted_by_the_server(pg_
     assert counts == {r.id: r.n_steps for r in list_runs(pg_url)} == {loggers[0].run_id: 20, loggers[1].run_id: 20}
 
 
+@pytest.mark.postgres
 def test_a_writer_refuses_a_postgres_schema_holding_another_applications_tables(cluster, pg_url):
     import psycopg
     from sqlalchemy.engine import make_url

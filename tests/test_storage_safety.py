@@ -92,7 +92,8 @@ def test_a_reader_notices_a_file_changed_under_it_and_reads_again(tmp_path):
     assert len(calls) == 2
 
 
-# PostgreSQL refuses to run as root and so does this test's idea of an owner: both users must be unprivileged
+# root writes whatever the file modes say, so both the owner and the reader are unprivileged users
+@pytest.mark.integration
 @pytest.mark.skipif(not hasattr(os, "fork") or os.geteuid() != 0,
                     reason="needs root, to act as two unprivileged users (the owner and a reader) in forked children")
 def test_a_report_by_another_user_does_not_lock_the_owner_out(tmp_path):
