@@ -262,3 +262,25 @@ def test_no_duplicate_or_lost_steps_under_many_commits_counted_by_the_server(pg_
     with open_db(pg_url, readonly=True).connect() as conn:
         counts = dict(conn.execute(select(Step.run_id, func.count()).group_by(Step.run_id)).all())
     assert counts == {r.id: r.n_steps for r in list_runs(pg_url)} == {loggers[0].run_id: 20, loggers[1].run_id: 20}
+
+
+@pytest.mark.postgres
+def test_a_writer_refuses_a_postgres_schema_holding_another_applications_tables(cluster, pg_url):
+    import psycopg
+    from sqlalchemy.engine import make_url
+
+    dbname = make_url(pg_url).database
+    with psycopg.connect(host=str(cluster.dir), port=5432, user="npbandit", dbname=dbname, autocommit=True) as conn:
+        conn.execute("CREATE TABLE invoices (id serial PRIMARY KEY, total numeric)")
+    for opening in (lambda: RunLogger(pg_url), lambda: list_runs(pg_url)):
+        with pytest.raises(StorageError, match=r"default schema holds invoices.*not an npbandit database.*search_path"):
+            opening()
+    with psycopg.connect(host=str(cluster.dir), port=5432, user="npbandit", dbname=dbname, autocommit=True) as conn:
+        tables = {r[0] for r in conn.execute("SELECT tablename FROM pg_tables WHERE schemaname = 'public'")}
+        assert tables == {"invoices"}  # nothing created
+        conn.execute("CREATE SCHEMA npbandit")
+    # the hint works: a schema of its own in the same database
+    own = pg_url + "&options=-csearch_path%3Dnpbandit"
+    run_episode(WheelBanditEnv(horizon=5), UniformPolicy(), seed=0, logger=RunLogger(own), run_info=WHEEL)
+    assert [r.n_steps for r in list_runs(own)] == [5]
+    _forget_engines()

@@ -30,7 +30,13 @@ SQLite runs in WAL mode with a busy timeout and writers take the write lock at
 locked" errors. PostgreSQL (``postgresql+psycopg://user:password@host/dbname``, the
 ``postgres`` extra) serves writers on many machines; its transactions need none of that.
 Reading (:func:`list_runs`, :func:`run_steps`, ``npbandit report``) never writes: an
-SQLite file is opened read-only and never created, a PostgreSQL session is read-only.
+SQLite file is opened read-only and never created, and no file is made beside it (no
+``-wal`` / ``-shm`` file a reader of another user would own, see
+:mod:`~npbandit.storage.sqlite_files`); a PostgreSQL session is read-only.
+
+A database holding tables but none of npbandit's belongs to another application: readers
+and writers refuse it (:class:`StorageError` naming ``db`` and the tables found), a writer
+before it changes anything (no tables added, an SQLite file's journal mode untouched).
 
 Schema version: the table ``npbandit_meta`` records ``schema_version``
 (:data:`SCHEMA_VERSION`), written by the first writer and checked whenever a database is
@@ -43,6 +49,7 @@ The package, by concern (every name below is importable from ``npbandit.storage`
   :data:`SCHEMA_VERSION`, :data:`STATUSES`;
 - :mod:`~npbandit.storage.engine`: :func:`open_db`, :data:`DEFAULT_URL`, :func:`display_url`,
   :func:`shared_url`, the schema check;
+- :mod:`~npbandit.storage.sqlite_files`: how a reader opens an SQLite file without writing;
 - :mod:`~npbandit.storage.heartbeat`: the heartbeat thread, :func:`effective_status`,
   :data:`HEARTBEAT_EVERY`, :data:`STALE_AFTER`;
 - :mod:`~npbandit.storage.logger`: :class:`RunLogger`, :data:`COMMIT_EVERY`;

@@ -1,25 +1,30 @@
 """Opening a database: URLs (:func:`display_url`, :func:`shared_url`), :func:`open_db`
 (one cached engine per URL and mode; writers create the schema, readers never write) and
-the schema-version check every open makes."""
+the check every open makes: the database is npbandit's (or empty) and has this schema
+version. A writer makes that check before it changes anything, so it never adds its
+tables to, or switches the journal mode of, another application's database."""
 
 from __future__ import annotations
 
 import contextlib
 import os
-import sqlite3
+import re
 import zlib
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from pathlib import Path
-from typing import Any
-from urllib.parse import quote
+from typing import Any, TypeVar
+from urllib.parse import unquote, urlsplit
 
 from sqlalchemy import create_engine, event, insert, inspect, select, text
-from sqlalchemy.engine import Engine, make_url
+from sqlalchemy.engine import URL, Connection, Engine, make_url
 from sqlalchemy.exc import ArgumentError, DatabaseError, OperationalError
+from sqlalchemy.pool import NullPool
+from sqlalchemy.util import asbool
 
 from npbandit._version import __version__
 from npbandit.exceptions import SchemaVersionError, StorageError
 from npbandit.storage.models import SCHEMA_VERSION, Base, Meta
+from npbandit.storage.sqlite_files import ReadConnection, connect_reader
 
 __all__ = ["DEFAULT_URL", "open_db", "display_url", "shared_url"]
 
@@ -41,34 +46,93 @@ if hasattr(os, "register_at_fork"):
 
 #: the key of the PostgreSQL advisory lock writers hold while they create or check the schema
 _SCHEMA_LOCK = zlib.crc32(b"npbandit schema")
+#: npbandit's tables: a database holding tables but none of these belongs to another application
+_OURS = frozenset({"runs", "steps", Meta.__tablename__})
+#: the query parameters of an SQLite URL that SQLAlchemy hands to the driver; without
+#: ``uri=true`` it silently ignores any other (``mode=ro`` would not make a writer read-only)
+_SQLITE_DRIVER_PARAMETERS = frozenset({"uri", "timeout", "isolation_level", "detect_types", "check_same_thread",
+                                       "cached_statements"})
+#: times a read is repeated when the SQLite file it read changed meanwhile (see ``_read``)
+_READ_ATTEMPTS = 5
+_PASSWORD = re.compile(r"(://[^/@:]*:)[^@]*@")
+_T = TypeVar("_T")
 
 
 def display_url(url: str) -> str:
     """``url`` as it may be printed or logged: a password in it is shown as ``***``."""
     try:
         return make_url(url).render_as_string(hide_password=True)
-    except ArgumentError:  # a bare SQLite path
-        return url
+    except (ArgumentError, ValueError):  # a bare SQLite path, or a URL that does not parse (a bad port)
+        return _PASSWORD.sub(r"\1***@", url)
 
 
 def _normalise_url(url: Any) -> str:
+    """``url`` as an SQLAlchemy URL (a bare path becomes an SQLite one), checked as
+    :func:`_sqlite_file` checks it; errors name ``db`` as it was given."""
     if not isinstance(url, str) or not url:
         raise ValueError(f"db must be an SQLAlchemy URL or a file path, got {url!r}")
-    return url if "://" in url else f"sqlite:///{url}"
+    normalised = url if "://" in url else f"sqlite:///{url}"
+    _sqlite_file(normalised, shown=url)
+    return normalised
 
 
-def _sqlite_file(url: str) -> Path | None:
-    """The file of an SQLite URL; ``None`` for in-memory and ``file:`` URI databases."""
+def _parse_url(url: str, shown: str) -> URL:
     try:
-        parsed = make_url(url)
+        return make_url(url)
     except ArgumentError as err:
-        raise ValueError(f"db must be an SQLAlchemy URL or a file path, got {url!r}: {err}") from None
+        raise ValueError(f"db must be an SQLAlchemy URL or a file path, got {shown!r}: {err}") from None
+    except ValueError as err:  # the one number in a URL
+        raise ValueError(f"db must be an SQLAlchemy URL or a file path, got {shown!r}: its port is not a "
+                         f"number ({err})") from None
+
+
+def _is_sqlite_uri(parsed: URL, shown: str) -> bool:
+    try:
+        return asbool(parsed.query.get("uri", False))
+    except ValueError:
+        raise ValueError(f"db {shown!r}: uri must be true or false, got {parsed.query['uri']!r}") from None
+
+
+def _sqlite_file(url: str, shown: str | None = None) -> Path | None:
+    """The file of an SQLite URL; ``None`` for in-memory databases and other backends.
+
+    A ``file:`` URI filename is understood only with ``uri=true`` in the URL (SQLAlchemy
+    would otherwise create a file named ``file:...``); its path is the file.
+
+    Raises:
+        ValueError: the URL does not parse, is a ``file:`` URI without ``uri=true``, or has
+            parameters SQLAlchemy would ignore (the message shows ``shown``, default ``url``,
+            without its password).
+    """
+    shown = _PASSWORD.sub(r"\1***@", url if shown is None else shown)  # as given, without its password
+    parsed = _parse_url(url, shown)
     if parsed.get_backend_name() != "sqlite":
         return None
     database = parsed.database or ""
-    if database in ("", ":memory:") or database.startswith("file:") or parsed.query.get("uri"):
+    if not _is_sqlite_uri(parsed, shown):
+        ignored = sorted(set(parsed.query) - _SQLITE_DRIVER_PARAMETERS)
+        if database.startswith("file:"):
+            raise ValueError(f"db {shown!r}: {database!r} is an SQLite URI filename, which SQLAlchemy opens only "
+                             f"with uri=true in the URL (sqlite:///{database}?uri=true, as a URL, not a bare path); "
+                             "without it a file of that name would be created. Or give a plain file path")
+        if ignored:
+            raise ValueError(f"db {shown!r}: SQLite URL parameter(s) {', '.join(ignored)} are ignored unless the URL "
+                             f"also has uri=true (they are then SQLite URI parameters); understood without it: "
+                             f"{', '.join(sorted(_SQLITE_DRIVER_PARAMETERS))}")
+        return None if database in ("", ":memory:") else Path(database)
+    if not database.startswith("file:"):  # with uri=true SQLite reads a name without "file:" as a plain path
+        if set(parsed.query) - _SQLITE_DRIVER_PARAMETERS:  # ...and SQLAlchemy appends these to that name
+            raise ValueError(f"db {shown!r}: with uri=true the database must be an SQLite URI (file:path) for its "
+                             f"parameters to apply; got {database!r}")
+        return None if database in ("", ":memory:") else Path(database)
+    parts = urlsplit(database)
+    if parts.netloc not in ("", "localhost"):
+        raise ValueError(f"db {shown!r}: an SQLite URI names a file on this machine (file:/path or "
+                         f"file://localhost/path), got host {parts.netloc!r}")
+    path = unquote(parts.path)
+    if parsed.query.get("mode") == "memory" or path in ("", ":memory:"):
         return None
-    return Path(database)
+    return Path(path)
 
 
 def shared_url(url: str) -> str:
@@ -84,11 +148,14 @@ def shared_url(url: str) -> str:
     path = _sqlite_file(url)
     if path is None:
         if make_url(url).get_backend_name() == "sqlite":
-            raise ValueError(f"db {url!r} is an in-memory or URI SQLite database, which other processes cannot "
+            raise ValueError(f"db {url!r} is an in-memory SQLite database, which other processes cannot "
                              "share; give a file path or a PostgreSQL URL")
         return url
     if path.is_absolute():
         return url
+    if _is_sqlite_uri(make_url(url), url):
+        raise ValueError(f"db {url!r}: an SQLite URI with a relative path means another file to a process started "
+                         "elsewhere; give an absolute path (file:/abs/path)")
     return make_url(url).set(database=str(path.resolve())).render_as_string(hide_password=False)
 
 
@@ -118,18 +185,63 @@ def _create_engine(url: str, **kwargs: Any) -> Engine:
         raise ValueError(f"db must be an SQLAlchemy URL or a file path, got {display_url(url)!r}: {err}") from None
 
 
+def _read(engine: Engine, url: str, doing: str, read: Callable[[Connection], _T]) -> _T:
+    """``read(conn)`` on a connection of the reader ``engine``, its database errors raised as
+    :class:`StorageError` naming ``url``.
+
+    An SQLite file read immutable (see :mod:`~npbandit.storage.sqlite_files`) may be changed
+    by a writer while it is read; the read is then repeated (an error raised meanwhile may be
+    that change, seen half-done), up to ``_READ_ATTEMPTS`` times in all."""
+    with _storage_errors(url, doing):
+        for _ in range(_READ_ATTEMPTS):
+            with engine.connect() as conn:
+                dbapi_conn = conn.connection.dbapi_connection
+                changed = dbapi_conn.changed if isinstance(dbapi_conn, ReadConnection) else lambda: False
+                try:
+                    result = read(conn)
+                except DatabaseError:
+                    if not changed():
+                        raise
+                    continue
+                if not changed():
+                    return result
+    raise StorageError(f"db {display_url(url)!r}: cannot {doing}: the file changed each time it was read "
+                       f"({_READ_ATTEMPTS} times); try again")
+
+
+def _not_ours(url: str, dialect: str, tables: list[str]) -> str:
+    shown = ", ".join(tables[:8]) + (f" and {len(tables) - 8} more" if len(tables) > 8 else "")
+    hint = ("give npbandit a database of its own (CREATE DATABASE npbandit), or a schema of its own in this one "
+            "(CREATE SCHEMA npbandit, then add options=-csearch_path%3Dnpbandit to the URL's query)"
+            if dialect == "postgresql" else "give npbandit a file of its own (e.g. npbandit.db)")
+    where = "its default schema holds" if dialect == "postgresql" else "it holds"
+    return (f"db {display_url(url)!r}: {where} {shown} and none of npbandit's tables ({', '.join(sorted(_OURS))}): "
+            f"it is not an npbandit database, and npbandit does not add its tables to another application's: {hint}")
+
+
 def _check_schema(conn: Any, url: str, *, writer: bool) -> None:
-    """Refuse a database laid out by another schema version; a writer also creates the
-    missing tables and records the version (in the caller's transaction).
+    """Refuse another application's database, or one laid out by another schema version; a
+    writer then creates the missing tables and records the version (in the caller's
+    transaction), having changed nothing before.
 
     A database with npbandit's tables but no version predates versioning: it is used if
     its tables have every column this version needs (a writer then records the version)."""
-    tables = set(inspect(conn).get_table_names())
+    inspector = inspect(conn)
+    tables = set(inspector.get_table_names())
+    if not tables & _OURS:
+        others = sorted(tables | set(inspector.get_view_names()))
+        if others:
+            raise StorageError(_not_ours(url, conn.dialect.name, others))
     stored = None
     if Meta.__tablename__ in tables:
         stored = conn.execute(select(Meta.value).where(Meta.key == "schema_version")).scalar_one_or_none()
     if stored is not None and stored != str(SCHEMA_VERSION):
-        newer = stored.isdigit() and int(stored) > SCHEMA_VERSION
+        if not stored.isdigit():
+            raise SchemaVersionError(
+                f"db {display_url(url)!r}: its {Meta.__tablename__} table records schema_version {stored!r}, which "
+                f"is not a schema version (a whole number; this npbandit ({__version__}) uses {SCHEMA_VERSION}): "
+                "something other than npbandit changed that table; log to a new database")
+        newer = int(stored) > SCHEMA_VERSION
         raise SchemaVersionError(
             f"db {display_url(url)!r}: its tables have schema version {stored}, but this npbandit ({__version__}) "
             f"uses schema version {SCHEMA_VERSION}; "
@@ -138,7 +250,7 @@ def _check_schema(conn: Any, url: str, *, writer: bool) -> None:
                "that wrote it"))
     ours = {"runs", "steps"}
     if stored is None and tables & ours:
-        present = {name: {c["name"] for c in inspect(conn).get_columns(name)} if name in tables else set()
+        present = {name: {c["name"] for c in inspector.get_columns(name)} if name in tables else set()
                    for name in sorted(ours)}
         missing = [f"{name}.{column}" for name, columns in present.items()
                    for column in Base.metadata.tables[name].columns.keys() if column not in columns]
@@ -147,8 +259,6 @@ def _check_schema(conn: Any, url: str, *, writer: bool) -> None:
                 f"db {display_url(url)!r}: no schema version recorded and its tables lack {', '.join(missing)}, "
                 f"which schema version {SCHEMA_VERSION} needs: it was written by an older npbandit; log to a new "
                 "database")
-    elif not writer and tables and not tables & ours:
-        raise StorageError(f"db {display_url(url)!r} is not an npbandit database (no runs/steps tables)")
     if writer:
         Base.metadata.create_all(conn)
         if stored is None:
@@ -158,24 +268,32 @@ def _check_schema(conn: Any, url: str, *, writer: bool) -> None:
 def open_db(url: str = DEFAULT_URL, *, readonly: bool = False) -> Engine:
     """An engine for ``url`` (cached per URL and mode).
 
-    A bare path (``runs.db``) is taken as an SQLite file.
+    A bare path (``runs.db``) is taken as an SQLite file. An SQLite URI filename needs
+    ``uri=true`` in the URL (``sqlite:///file:runs.db?mode=ro&uri=true``).
 
     Args:
         readonly: ``False`` (writers): the database is created if needed, with its
             schema (idempotent); SQLite files switch to WAL mode. ``True`` (readers):
             nothing is written or created -- the database must exist (an SQLite file
-            is opened read-only, its journal mode untouched; a PostgreSQL session is
-            read-only).
+            is opened read-only, its journal mode untouched, and no ``-wal`` / ``-shm``
+            file is created beside it; a PostgreSQL session is read-only).
 
-    Every open checks the database's schema version (:data:`SCHEMA_VERSION`); a
-    writer records it in a new database.
+    Every open first checks that the database is npbandit's or empty, and its schema
+    version (:data:`SCHEMA_VERSION`); only then does a writer change anything (create
+    the tables, record the version, switch an SQLite file to WAL mode).
+
+    An SQLite reader's engine opens the file afresh for each connection, as it finds it
+    (see :mod:`~npbandit.storage.sqlite_files`); :func:`~npbandit.storage.list_runs` and
+    :func:`~npbandit.storage.run_steps` read again when a writer changed the file
+    meanwhile, which a caller using the engine directly would have to check itself.
 
     Raises:
-        ValueError: ``url`` is not a URL or path.
-        StorageError: the database cannot be opened for that use: (readonly) it does
-            not exist or is not an npbandit database; (writing) its directory does not
-            exist, or the file or its directory is read-only; the server cannot be
-            reached; the URL's driver is not installed.
+        ValueError: ``url`` is not a URL or path (a port that is not a number, an SQLite
+            ``file:`` URI without ``uri=true``, SQLite parameters SQLAlchemy would ignore).
+        StorageError: the database cannot be opened for that use: it holds another
+            application's tables; (readonly) it does not exist or is not an npbandit
+            database; (writing) its directory does not exist, or the file or its directory
+            is read-only; the server cannot be reached; the URL's driver is not installed.
         SchemaVersionError: (a ``StorageError``) the database has another schema version.
     """
     url = _normalise_url(url)
@@ -202,6 +320,7 @@ def _open_writer(url: str, path: Path | None) -> Engine:
         if not path.exists() and not os.access(parent, os.W_OK | os.X_OK):
             raise StorageError(f"db {url!r}: directory {str(parent)!r} is read-only; cannot create the database")
     backend = make_url(url).get_backend_name()
+    checked = False  # whether the database has been found to be npbandit's: only then may it become WAL
     if backend == "sqlite":
         engine = _create_engine(url, connect_args={"timeout": 60})
 
@@ -210,8 +329,9 @@ def _open_writer(url: str, path: Path | None) -> Engine:
         def _sqlite_pragmas(dbapi_conn, _record) -> None:
             dbapi_conn.isolation_level = None  # let the "begin" hook below issue BEGIN itself
             cur = dbapi_conn.cursor()
-            cur.execute("PRAGMA journal_mode=WAL")
             cur.execute("PRAGMA busy_timeout=60000")
+            if checked:
+                cur.execute("PRAGMA journal_mode=WAL")
             cur.execute("PRAGMA synchronous=NORMAL")
             cur.execute("PRAGMA foreign_keys=ON")
             cur.close()
@@ -227,13 +347,21 @@ def _open_writer(url: str, path: Path | None) -> Engine:
         engine = _create_engine(url, pool_pre_ping=True)
 
     try:
-        with _storage_errors(url, "create the schema"), engine.begin() as conn:
-            if backend == "postgresql":
-                # writers that start together would each create the tables and all but one
-                # fail; the lock makes the first create them (DDL is transactional here) and
-                # the rest find them. SQLite's BEGIN IMMEDIATE (above) serialises the same way.
-                conn.execute(text("SELECT pg_advisory_xact_lock(:key)"), {"key": _SCHEMA_LOCK})
-            _check_schema(conn, url, writer=True)
+        with _storage_errors(url, "create the schema"):
+            with engine.begin() as conn:
+                if backend == "postgresql":
+                    # writers that start together would each create the tables and all but one
+                    # fail; the lock makes the first create them (DDL is transactional here) and
+                    # the rest find them. SQLite's BEGIN IMMEDIATE (above) serialises the same way.
+                    conn.execute(text("SELECT pg_advisory_xact_lock(:key)"), {"key": _SCHEMA_LOCK})
+                _check_schema(conn, url, writer=True)
+            if backend == "sqlite":
+                # the file is npbandit's: from now on each connection switches it to WAL (outside a
+                # transaction, as SQLite requires), the first one here
+                checked = True
+                engine.dispose()
+                with engine.connect():
+                    pass
     except Exception:
         engine.dispose()  # not cached, so nobody else would close its connection
         raise
@@ -244,22 +372,8 @@ def _open_reader(url: str, path: Path | None) -> Engine:
     if path is not None:
         if not path.is_file():
             raise StorageError(f"db {url!r}: no database at {str(path)!r}")
-        # mode=ro: SQLite itself refuses every write, and the journal mode is left as
-        # it is (switching to WAL, as writers do, is a write). A WAL file in a
-        # read-only directory without its -shm file cannot be opened that way; nobody
-        # can be writing it then, so it is read as immutable.
-        uri = f"file:{quote(str(path.resolve()))}"
-
-        def connect() -> sqlite3.Connection:
-            conn = sqlite3.connect(f"{uri}?mode=ro", uri=True, timeout=60, check_same_thread=False)
-            try:
-                conn.execute("SELECT count(*) FROM sqlite_master").fetchone()
-            except sqlite3.OperationalError:
-                conn.close()
-                conn = sqlite3.connect(f"{uri}?immutable=1", uri=True, check_same_thread=False)
-            return conn
-
-        engine = create_engine("sqlite://", creator=connect)
+        # a connection per use, each opened as the file then is (it may gain or lose a writer)
+        engine = create_engine("sqlite://", creator=lambda: connect_reader(path), poolclass=NullPool)
     else:
         engine = _create_engine(url, pool_pre_ping=True)
         if engine.dialect.name == "postgresql":
@@ -272,14 +386,13 @@ def _open_reader(url: str, path: Path | None) -> Engine:
                 dbapi_conn.commit()
 
     try:
-        with _storage_errors(url, "read it"), engine.connect() as conn:
-            _check_schema(conn, url, writer=False)
+        _read(engine, url, "read it", lambda conn: _check_schema(conn, url, writer=False))
     except Exception:
         engine.dispose()
         raise
     return engine
 
 
-def _has_schema(engine: Engine) -> bool:
+def _has_schema(conn: Connection) -> bool:
     # an existing but empty file holds no runs yet (e.g. a writer is creating the schema)
-    return inspect(engine).has_table("runs")
+    return inspect(conn).has_table("runs")

@@ -9,7 +9,7 @@ from typing import Any
 
 from sqlalchemy import select
 
-from npbandit.storage.engine import DEFAULT_URL, _has_schema, _storage_errors, open_db
+from npbandit.storage.engine import DEFAULT_URL, _has_schema, _read, open_db
 from npbandit.storage.heartbeat import effective_status
 from npbandit.storage.models import _STEP_TIMES, Run, Step, _read_time
 
@@ -43,13 +43,10 @@ def list_runs(db: str = DEFAULT_URL, kind: str | None = None) -> list[RunRow]:
     Reads only (see :func:`open_db` ``readonly``): a missing database is a
     :class:`StorageError`, never a new empty file."""
     engine = open_db(db, readonly=True)
-    if not _has_schema(engine):
-        return []
     query = select(Run).order_by(Run.id)
     if kind is not None:
         query = query.where(Run.kind == kind)
-    with _storage_errors(str(db), "read runs"), engine.connect() as conn:
-        runs = conn.execute(query).all()
+    runs = _read(engine, str(db), "read runs", lambda conn: conn.execute(query).all() if _has_schema(conn) else [])
     # n_steps is updated in the same transaction as the step inserts, so it counts committed steps
     return [RunRow(r.id, r.kind, r.env_id, r.env_params, r.policy, r.surrogate, r.checkpoint_sha256, r.seed,
                    effective_status(r), r.n_steps, _read_time(r.started_at), _read_time(r.finished_at), r.error,
@@ -61,8 +58,7 @@ def run_steps(db: str, run_id: int) -> list[dict[str, Any]]:
     """The committed steps of a run, in order of t (reads only, as :func:`list_runs`);
     ``submitted_at`` / ``finished_at`` are aware UTC datetimes."""
     engine = open_db(db, readonly=True)
-    if not _has_schema(engine):
-        return []
-    with _storage_errors(str(db), "read steps"), engine.connect() as conn:
-        rows = conn.execute(select(Step).where(Step.run_id == run_id).order_by(Step.t)).mappings().all()
+    query = select(Step).where(Step.run_id == run_id).order_by(Step.t)
+    rows = _read(engine, str(db), "read steps",
+                 lambda conn: conn.execute(query).mappings().all() if _has_schema(conn) else [])
     return [{**r, **{key: _read_time(r[key]) for key in _STEP_TIMES}} for r in rows]

@@ -1,0 +1,99 @@
+"""Reading an SQLite file without writing anything, not even next to it.
+
+An SQLite connection opened read-only (``mode=ro``) on a database in WAL mode still
+creates the ``-wal`` and ``-shm`` files beside it when they are missing, and leaves them
+when it closes (only a writer may remove them). Made by another user, they lock the
+database's owner out (``attempt to write a readonly database``). So a reader chooses
+how to open the file from what lies beside it (:func:`connect_reader`):
+
+- a database in rollback-journal mode, or in WAL mode with its ``-wal`` and ``-shm`` files
+  present (a writer has it open, or died with it open): ``mode=ro``. SQLite then uses the
+  files that are there, with their locks, and creates none;
+- a database in WAL mode without them (every writer has closed it): ``immutable=1``, which
+  opens no other file and takes no lock. The file's state (inode, size, times, header) is
+  recorded when it is opened; :meth:`ReadConnection.changed` tells whether a writer has
+  changed the file since, so that the caller can read again (``npbandit.storage.engine._read``).
+  A writer that starts meanwhile writes into its new ``-wal`` file, not into this one,
+  until it checkpoints: a read that saw no change read one consistent state.
+"""
+
+from __future__ import annotations
+
+import os
+import sqlite3
+import warnings
+from pathlib import Path
+from urllib.parse import quote
+
+__all__ = ["ReadConnection", "connect_reader", "file_state"]
+
+#: files already warned about (a WAL file without its -shm), so that each read does not warn again
+_WARNED: set[Path] = set()
+
+
+def file_state(path: Path) -> tuple:
+    """What changes when SQLite writes ``path``: its identity, size, times and 100-byte header."""
+    st = os.stat(path)
+    with open(path, "rb") as f:
+        header = f.read(100)
+    return st.st_dev, st.st_ino, st.st_size, st.st_mtime_ns, st.st_ctime_ns, header
+
+
+class ReadConnection(sqlite3.Connection):
+    """A reader's connection to ``path``; ``snapshot`` is the file's :func:`file_state` when
+    it was opened immutable (``None`` when opened ``mode=ro``, where SQLite's locks keep
+    reads consistent)."""
+
+    path: Path
+    snapshot: tuple | None = None
+
+    def changed(self) -> bool:
+        """Whether the file of an immutable connection has changed (or gone) since it was opened."""
+        if self.snapshot is None:
+            return False
+        try:
+            return file_state(self.path) != self.snapshot
+        except OSError:
+            return True
+
+
+def _open(uri: str, path: Path, snapshot: tuple | None) -> ReadConnection:
+    conn = sqlite3.connect(uri, uri=True, timeout=60, check_same_thread=False, factory=ReadConnection)
+    conn.path, conn.snapshot = path, snapshot
+    return conn
+
+
+def connect_reader(path: Path) -> ReadConnection:
+    """A read-only connection to the SQLite file ``path`` that creates no file (see the module
+    docstring for how it is opened).
+
+    Raises:
+        sqlite3.OperationalError: the file cannot be read (gone, unreadable, locked past the
+            busy timeout, a hot journal that only a writer can roll back).
+    """
+    path = Path(path).resolve()
+    try:
+        state = file_state(path)
+    except OSError as err:
+        raise sqlite3.OperationalError(f"unable to open database file: {err}") from None
+    header = state[-1]
+    wal_mode = len(header) >= 20 and header[18] == 2  # the file format's read version: 2 is WAL
+    wal, shm = (os.path.exists(f"{path}-{suffix}") for suffix in ("wal", "shm"))
+    uri = f"file:{quote(str(path))}"
+    if not wal_mode or (wal and shm):
+        conn = _open(f"{uri}?mode=ro", path, None)
+        try:
+            conn.execute("SELECT count(*) FROM sqlite_master").fetchone()
+            return conn
+        except sqlite3.OperationalError as err:
+            conn.close()
+            if not wal_mode or "locked" in str(err):
+                raise
+            # a WAL index that cannot be used read-only (e.g. a crashed writer's, in a read-only
+            # directory): read the file as it is, as below
+    elif wal and path not in _WARNED:
+        _WARNED.add(path)
+        warnings.warn(f"{str(path)!r} has a -wal file but no -shm file; it is read without the -wal file (reading "
+                      "it would create the -shm file), so its last commits may be missing until a writer opens it",
+                      RuntimeWarning, stacklevel=2)
+    return _open(f"{uri}?immutable=1", path, state)
