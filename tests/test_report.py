@@ -378,3 +378,17 @@ def test_sequential_and_asynchronous_runs_are_different_rows_and_one_setting_is_
     db2 = str(tmp_path / "one.db")
     optimize(_sphere, box, surrogate="random", budget=4, db=db2, progress=False)
     assert [r["label"] for r in bo_summary(db2)] == ["sobol"]
+
+
+def test_stored_text_is_printed_escaped_one_line_per_run(tmp_path):
+    from npbandit.storage import RunLogger
+
+    db = str(tmp_path / "runs.db")
+    logger = RunLogger(db)
+    logger.start(kind="bo", env_id="npbandit/BlackBox-v0", env_params={"function": "branin"},
+                 policy="sobol\x1b[2J", seed=0)
+    logger.finish("failed", error="boom\n\x1b[31mred")
+    text = report_text(db)
+    assert "\x1b" not in text
+    rows = [line for line in text.splitlines() if line.lstrip().startswith("1 ")]
+    assert len(rows) == 1 and "boom\\n\\x1b[31mred" in rows[0] and "sobol\\x1b[2J" in rows[0]

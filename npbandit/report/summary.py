@@ -23,6 +23,7 @@ import numpy as np
 from npbandit.report.grouping import SIMPLE_REGRET_SHARE, Problem, bo_groups, problem_key, tail_rounds
 from npbandit.report.labels import row_keys
 from npbandit.storage import DEFAULT_URL, RunRow, display_url, list_runs, run_steps
+from npbandit.text import printable
 
 __all__ = ["bandit_summary", "bo_summary", "report_text"]
 
@@ -128,9 +129,11 @@ def report_text(db: str = DEFAULT_URL, limit: int = 20) -> str:
     if runs:
         lines.append(f"{'id':>4}  {'kind':<6}  {'policy':<24}  {'setting':<36}  {'seed':>4}  {'steps':>6}  status")
         for r in runs[-limit:]:
-            lines.append(f"{r.id:>4}  {r.kind:<6}  {r.policy:<24}  {_setting(r):<36}  "
+            # stored text is shown escaped: a newline or terminal escape in an error (or a
+            # user's policy name) must not break the table or colour the terminal
+            lines.append(f"{r.id:>4}  {r.kind:<6}  {printable(r.policy):<24}  {printable(_setting(r)):<36}  "
                          f"{r.seed if r.seed is not None else '-':>4}  {r.n_steps:>6}  {r.status}"
-                         + (f"  ({r.error[:60]})" if r.error else ""))
+                         + (f"  ({printable(r.error)[:60]})" if r.error else ""))
         if len(runs) > limit:
             lines.append(f"  ... {len(runs) - limit} older runs not shown")
     bandit = bandit_summary(db)
