@@ -6,9 +6,12 @@ from __future__ import annotations
 
 import math
 import numbers
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
+
+if TYPE_CHECKING:  # torch loads only where a check needs it
+    import torch
 
 __all__ = ["check_bool", "check_int", "check_real", "check_range", "check_render_mode", "check_options",
            "check_device", "check_float_dtype"]
@@ -54,7 +57,7 @@ def check_range(name: str, value: Any, *, positive: bool = False, strict: bool =
     return lo, hi
 
 
-def check_device(name: str, value: Any) -> "torch.device":
+def check_device(name: str, value: Any) -> torch.device:
     """``value`` (a str such as ``"cpu"`` / ``"cuda:1"`` or a ``torch.device``) as a
     device this machine has; ``ValueError`` naming ``name`` otherwise (torch would raise
     an ``AssertionError`` or a ``RuntimeError`` from deep inside the first ``.to``)."""
@@ -76,7 +79,7 @@ def check_device(name: str, value: Any) -> "torch.device":
     return device
 
 
-def check_float_dtype(name: str, value: Any) -> "torch.dtype":
+def check_float_dtype(name: str, value: Any) -> torch.dtype:
     """``value`` as a floating-point ``torch.dtype`` (``torch.float32``, ``torch.float64``...)."""
     import torch
 

@@ -11,8 +11,18 @@
 - :mod:`~npbandit.acquisition.thompson`: :func:`thompson_draw`, one posterior draw over candidates.
 """
 
-from npbandit.acquisition.pending import (DEFAULT_LIAR, LIARS, ConstantLiar, KrigingBeliever, LocalPenalisation,
-                                          PendingStrategy, check_liar, liar_value, pending_rule, pending_strategy)
+from npbandit.acquisition.pending import (
+                                          DEFAULT_LIAR,
+                                          LIARS,
+                                          ConstantLiar,
+                                          KrigingBeliever,
+                                          LocalPenalisation,
+                                          PendingStrategy,
+                                          check_liar,
+                                          liar_value,
+                                          pending_rule,
+                                          pending_strategy,
+)
 from npbandit.acquisition.proposal import ACQUISITIONS, REPEAT_DISTANCE, propose, propose_in_region
 from npbandit.acquisition.thompson import THOMPSON_BLOCK_SIZE, thompson_draw
 

@@ -40,7 +40,7 @@ class LocalPenalty:
         self.pending, self.mean, self.std, self.best_f, self.lipschitz = pending, mean, std, best_f, lipschitz
 
     @classmethod
-    def build(cls, model, pending: torch.Tensor, best_f, bounds: torch.Tensor, seed: int) -> "LocalPenalty":
+    def build(cls, model, pending: torch.Tensor, best_f, bounds: torch.Tensor, seed: int) -> LocalPenalty:
         """The penalty of ``model`` around ``pending`` ``[p, d]``, ``best_f`` the best observed
         output, ``bounds`` ``[2, d]`` the box searched, ``seed`` seeding its Sobol points."""
         with torch.no_grad():
@@ -63,7 +63,7 @@ class LocalPenalty:
         z = (self.lipschitz * dist - self.best_f + self.mean) / self.std
         return log_ndtr(z).sum(-1)
 
-    def wrap(self, acq: AcquisitionFunction) -> "PenalisedAcquisition":
+    def wrap(self, acq: AcquisitionFunction) -> PenalisedAcquisition:
         """``acq`` (a log acquisition on ``[b, 1, d]``) plus this log penalty."""
         return PenalisedAcquisition(acq, self)
 

@@ -27,7 +27,6 @@ for CMANP) rather than a batch of fantasy models per proposal.
 from __future__ import annotations
 
 import math
-from abc import ABC
 from typing import Any
 
 import torch
@@ -45,7 +44,7 @@ LIARS = ("worst", "mean", "best", "believer", "penalty")
 DEFAULT_LIAR = "believer"
 
 
-class PendingStrategy(ABC):
+class PendingStrategy:
     """How the points in flight enter a proposal (see the module docstring).
 
     Subclasses override :meth:`believe` (to condition the model), :meth:`penalise` (to damp

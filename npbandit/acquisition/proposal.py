@@ -15,8 +15,14 @@ from typing import Any, Protocol
 import numpy as np
 import torch
 
-from npbandit.acquisition.pending import (DEFAULT_LIAR, ConstantLiar, KrigingBeliever, LocalPenalisation,
-                                          PendingStrategy, pending_strategy)
+from npbandit.acquisition.pending import (
+    DEFAULT_LIAR,
+    ConstantLiar,
+    KrigingBeliever,
+    LocalPenalisation,
+    PendingStrategy,
+    pending_strategy,
+)
 from npbandit.acquisition.thompson import is_np_model, thompson_draw
 
 __all__ = ["propose", "propose_in_region", "SearchRegion", "ACQUISITIONS", "REPEAT_DISTANCE"]

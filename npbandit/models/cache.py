@@ -45,7 +45,7 @@ class RowBuffer:
         self.store = rows  # the caller's tensor until the first append; never written into
         self.used = rows.shape[0]
 
-    def append(self, n: int, new: Tensor) -> tuple["RowBuffer", Tensor]:
+    def append(self, n: int, new: Tensor) -> tuple[RowBuffer, Tensor]:
         """``(rows, view)``: the rows ``[:n]`` followed by ``new``, and where they live."""
         new = new.detach().to(self.store)
         if n != self.used:
@@ -90,7 +90,7 @@ class SharedRows:
         self.order = torch.argsort(torch.cat([torch.nonzero(self.own).squeeze(-1), torch.nonzero(mask).squeeze(-1)]))
 
     @classmethod
-    def predict(cls, predict_rows: RowPredictor, mask: Tensor, rows: Tensor, jacobians: bool) -> "SharedRows":
+    def predict(cls, predict_rows: RowPredictor, mask: Tensor, rows: Tensor, jacobians: bool) -> SharedRows:
         """The entry for ``rows`` (``k x d``) at ``mask``, its moments from ``predict_rows``;
         with ``jacobians``, the rows' Jacobians too: one backward pass per output column and
         moment gives them for all rows at once (the rows' predictions are independent)."""
@@ -108,11 +108,11 @@ class SharedRows:
         return cls(mask, rows, mean.detach(), var.detach(), jac[0], jac[1])
 
     @classmethod
-    def seen(cls, mask: Tensor, rows: Tensor) -> "SharedRows":
+    def seen(cls, mask: Tensor, rows: Tensor) -> SharedRows:
         """An entry without moments: ``rows`` (``k x d``) at ``mask`` were shared once."""
         return cls(mask, rows.detach().clone(), None, None, None, None)
 
-    def complete(self, predict_rows: RowPredictor, jacobians: bool) -> "SharedRows":
+    def complete(self, predict_rows: RowPredictor, jacobians: bool) -> SharedRows:
         """This entry, with its moments (and Jacobians when asked for) predicted if missing."""
         if self.mean is not None and (self.jac_mean is not None or not jacobians):
             return self

@@ -195,7 +195,7 @@ class NPModel(MarginalPosteriorMixin, JointPosteriorMixin, ConditioningMixin, No
     # -- construction --------------------------------------------------------------
 
     @classmethod
-    def from_pretrained(cls, name: str | NeuralProcess, train_X: Tensor, train_Y: Tensor, **kwargs: Any) -> "NPModel":
+    def from_pretrained(cls, name: str | NeuralProcess, train_X: Tensor, train_Y: Tensor, **kwargs: Any) -> NPModel:
         """Build from a shipped checkpoint (e.g. ``"cmanp-bo"``), a checkpoint path, or a
         surrogate already returned by ``load_surrogate`` (to load it once for many models).
 
@@ -317,7 +317,7 @@ class NPModel(MarginalPosteriorMixin, JointPosteriorMixin, ConditioningMixin, No
 
     # -- modes and fitting --------------------------------------------------------
 
-    def train(self, mode: bool = True) -> "NPModel":
+    def train(self, mode: bool = True) -> NPModel:
         """Set ``training`` here and in the transforms; returns the model.
 
         A BoTorch ``Model`` would also swap GPyTorch ``train_inputs`` for transformed
@@ -325,7 +325,7 @@ class NPModel(MarginalPosteriorMixin, JointPosteriorMixin, ConditioningMixin, No
         state instead, so only the modes change."""
         return torch.nn.Module.train(self, mode)
 
-    def eval(self) -> "NPModel":
+    def eval(self) -> NPModel:
         """``train(False)``."""
         return self.train(False)
 
@@ -392,7 +392,7 @@ class NPModel(MarginalPosteriorMixin, JointPosteriorMixin, ConditioningMixin, No
                "_train_Y_t", "_rows", "_moments", "_y_mean", "_y_std", "_state", "_noise_var",
                "_train_Yvar", "_known_noise", "_views")
 
-    def _child(self) -> "NPModel":
+    def _child(self) -> NPModel:
         """A model with this one's data and state, for the caller to modify; O(1)."""
         child = NPModel.__new__(NPModel)
         super(NPModel, child).__init__()

@@ -204,7 +204,7 @@ class MarginalPosteriorMixin:
         n_model = math.prod(self.batch_shape)
         return torch.arange(n_model).reshape(self.batch_shape).expand(out_batch).reshape(-1)
 
-    def _shared_moments(self, flat: Tensor, needs_grad: bool) -> "SharedRows | None":
+    def _shared_moments(self, flat: Tensor, needs_grad: bool) -> SharedRows | None:
         """The moments at the rows of ``flat`` (``b x q x d``) equal in every t-batch, with
         their Jacobians when ``needs_grad``; ``None`` when no row is shared or predicting
         them once would not pay.

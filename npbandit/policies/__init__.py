@@ -1,7 +1,13 @@
 """Policies: one interface (``reset`` / ``act`` / ``observe``) for bandits and BO."""
 
-from npbandit.policies.bandit import (GPUCBPolicy, LinUCBPolicy, NPBanditPolicy, UniformPolicy, check_bandit_policy_name,
-                                      parse_bandit_policy_name)
+from npbandit.policies.bandit import (
+    GPUCBPolicy,
+    LinUCBPolicy,
+    NPBanditPolicy,
+    UniformPolicy,
+    check_bandit_policy_name,
+    parse_bandit_policy_name,
+)
 from npbandit.policies.base import Policy
 from npbandit.policies.bo import ACQUISITIONS, BOPolicy, SobolPolicy
 from npbandit.policies.trust_region import TrustRegionSettings

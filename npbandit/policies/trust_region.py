@@ -86,7 +86,7 @@ class TrustRegionSettings:
         _check_settings(self.length_init, self.length_min, self.length_max, self.success_tolerance,
                         self.failure_tolerance, self.context_factor)
 
-    def region(self, dim: int) -> "TrustRegion":
+    def region(self, dim: int) -> TrustRegion:
         """A fresh :class:`TrustRegion` of dimension ``dim`` with these settings."""
         return TrustRegion.from_settings(dim, self)
 
@@ -132,7 +132,7 @@ class TrustRegion:
         self.successes = self.failures = self.restarts = self.holds = 0
 
     @classmethod
-    def from_settings(cls, dim: int, settings: TrustRegionSettings) -> "TrustRegion":
+    def from_settings(cls, dim: int, settings: TrustRegionSettings) -> TrustRegion:
         """A fresh region of dimension ``dim`` with ``settings``."""
         if not isinstance(settings, TrustRegionSettings):
             raise TypeError(f"settings must be a TrustRegionSettings, got {type(settings).__name__}")
@@ -190,7 +190,7 @@ class TrustRegion:
                 self.length, self.restarts = self.length_init, self.restarts + 1
 
     @classmethod
-    def replay(cls, dim: int, values: Sequence[float], n_design: int) -> "TrustRegion":
+    def replay(cls, dim: int, values: Sequence[float], n_design: int) -> TrustRegion:
         """The region a search ends with whose maximised values were ``values``, in order,
         the first ``n_design`` of them its initial design (which moves no counter): what
         :meth:`observe` would have made of them one by one. For a sampler that keeps no

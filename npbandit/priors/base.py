@@ -8,6 +8,7 @@ from typing import Any
 
 import torch
 from torch import Tensor
+
 from npbandit.validation import check_int
 
 __all__ = ["TaskBatch", "Prior", "step_generator"]
@@ -40,7 +41,7 @@ class TaskBatch:
     yt_var: Tensor | None = None
     yt_cov_factor: Tensor | None = None
 
-    def to(self, device: torch.device | str | None = None, dtype: torch.dtype | None = None) -> "TaskBatch":
+    def to(self, device: torch.device | str | None = None, dtype: torch.dtype | None = None) -> TaskBatch:
         """The batch on ``device`` and in ``dtype`` (every tensor is floating-point)."""
         def move(t: torch.Tensor) -> torch.Tensor:
             return t.to(device=device, dtype=dtype)
@@ -134,7 +135,8 @@ def uniform(generator: torch.Generator, low: float, high: float, *shape: int) ->
 def log_uniform(generator: torch.Generator, low: float, high: float, *shape: int) -> Tensor:
     """A float64 tensor of ``shape`` whose logarithm is uniform on ``[log low, log high)``
     (``low``, ``high > 0``): every factor of ten in the range is equally likely."""
-    return torch.exp(uniform(generator, float(torch.log(torch.tensor(low))), float(torch.log(torch.tensor(high))), *shape))
+    log_low, log_high = float(torch.log(torch.tensor(low))), float(torch.log(torch.tensor(high)))
+    return torch.exp(uniform(generator, log_low, log_high, *shape))
 
 
 def randint(generator: torch.Generator, low: int, high: int) -> int:

@@ -86,7 +86,7 @@ class BayesPosterior:
 
     @classmethod
     def fit(cls, xc: Tensor, yc: Tensor, draw: Callable[[int], tuple[list[str], Tensor, Tensor]],
-            num_samples: int, chunk: int = 512) -> "BayesPosterior":
+            num_samples: int, chunk: int = 512) -> BayesPosterior:
         """Weigh ``num_samples`` hyperparameter draws by the context ``xc [n, d]``, ``yc [n, 1]``.
 
         Args:
@@ -144,20 +144,20 @@ class BayesPosterior:
         return replace(kept._select(torch.ones_like(kept.mu, dtype=torch.bool), renormalise=True),
                        ess=float(1.0 / weights.pow(2).sum()))
 
-    def keep(self, mask: Tensor) -> "BayesPosterior":
+    def keep(self, mask: Tensor) -> BayesPosterior:
         """Only the components where ``mask [K]`` is true, their weights renormalised (a
         cheaper predictor; ``ess`` stays that of all the draws)."""
         if mask.shape != self.log_weight.shape or not mask.any():
             raise ValueError(f"mask must be a [{len(self.log_weight)}] bool tensor keeping at least one component")
         return self._select(mask, renormalise=True)
 
-    def _select(self, mask: Tensor, renormalise: bool) -> "BayesPosterior":
+    def _select(self, mask: Tensor, renormalise: bool) -> BayesPosterior:
         values = {name: getattr(self, name)[mask] for name in _PER_COMPONENT}
         if renormalise:
             values["log_weight"] = values["log_weight"] - torch.logsumexp(values["log_weight"], 0)
         return replace(self, kernels=tuple(k for k, m in zip(self.kernels, mask.tolist()) if m), **values)
 
-    def _concat(self, other: "BayesPosterior") -> "BayesPosterior":
+    def _concat(self, other: BayesPosterior) -> BayesPosterior:
         return replace(self, kernels=self.kernels + other.kernels,
                        **{name: torch.cat([getattr(self, name), getattr(other, name)]) for name in _PER_COMPONENT})
 

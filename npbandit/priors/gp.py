@@ -315,7 +315,7 @@ class BOPrior(Prior):
         return torch.cat([x[:, :nc - k], moved, x[:, nc:]], dim=1)
 
     def bayes_posterior(self, xc: torch.Tensor, yc: torch.Tensor, *, num_samples: int = 4096,
-                        generator: torch.Generator | None = None) -> "BayesPosterior":
+                        generator: torch.Generator | None = None) -> BayesPosterior:
         """This prior's Bayes posterior predictive given one task's context ``xc [n, d]``,
         ``yc [n, 1]`` (``d`` in ``dims``, no padding; outputs known up to an affine map), by
         importance sampling ``num_samples`` hyperparameter sets from the prior: see
@@ -358,8 +358,8 @@ class BOPrior(Prior):
         if self.near_context_frac > 0:
             x = self._move_targets_near_context(x, nc, lengthscale, generator)
         noise = log_uniform(generator, *self.noise_std_range, batch_size)
-        y, mean_t, var_t, factor_t = sample_gp_conditional(kinds, x, lengthscale, torch.ones(batch_size, dtype=torch.float64),
-                                                 noise, generator, nc)
+        y, mean_t, var_t, factor_t = sample_gp_conditional(
+            kinds, x, lengthscale, torch.ones(batch_size, dtype=torch.float64), noise, generator, nc)
         x = torch.cat([x, x.new_zeros(batch_size, n, self.x_dim - d)], dim=-1).float()
         info = {"dim": d, "kernel": kinds, "lengthscale": lengthscale.float(), "noise_std": noise.float()}
         if self.standardize == "task":

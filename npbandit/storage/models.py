@@ -89,7 +89,7 @@ _STEP_TIMES = ("submitted_at", "finished_at")
 
 
 def _now() -> dt.datetime:
-    return dt.datetime.now(dt.timezone.utc).replace(tzinfo=None)
+    return dt.datetime.now(dt.UTC).replace(tzinfo=None)
 
 
 # The DateTime columns hold naive UTC (SQLite has no time zones; PostgreSQL's "timestamp without time zone"
@@ -97,9 +97,9 @@ def _now() -> dt.datetime:
 # aware UTC, so a reader never takes a UTC time for a local one.
 def _stored_time(value: Any) -> Any:
     if isinstance(value, dt.datetime) and value.tzinfo is not None:
-        return value.astimezone(dt.timezone.utc).replace(tzinfo=None)
+        return value.astimezone(dt.UTC).replace(tzinfo=None)
     return value
 
 
 def _read_time(value: dt.datetime | None) -> dt.datetime | None:
-    return None if value is None else value.replace(tzinfo=dt.timezone.utc)
+    return None if value is None else value.replace(tzinfo=dt.UTC)

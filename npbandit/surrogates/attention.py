@@ -342,7 +342,7 @@ class StreamingReader:
     eps: float
 
     @classmethod
-    def from_blocks(cls, blocks: list[StreamingCrossAttentionBlock], queries: list[Tensor]) -> "StreamingReader":
+    def from_blocks(cls, blocks: list[StreamingCrossAttentionBlock], queries: list[Tensor]) -> StreamingReader:
         """``queries[g]``: block ``g``'s fixed query tokens ``[L, D]`` (same ``L`` for all)."""
         eps = {b.memory_norm.eps for b in blocks}
         if len(eps) != 1:

@@ -171,12 +171,12 @@ def _select_batch(value: Any, index: Tensor, dim: int = 0) -> Any:
 class NPState:
     """Base class of every surrogate's conditioned state."""
 
-    def select(self, index: Tensor) -> "NPState":  # pragma: no cover - overridden
+    def select(self, index: Tensor) -> NPState:  # pragma: no cover - overridden
         """The state of batch elements ``index`` (a 1-D integer tensor, repeats allowed):
         element ``i`` of the result is element ``index[i]`` of this state."""
         raise NotImplementedError
 
-    def repeat(self, times: int) -> "NPState":
+    def repeat(self, times: int) -> NPState:
         """The state tiled ``times`` times along the batch: element ``k * B + b`` is element ``b``."""
         if not isinstance(times, int) or isinstance(times, bool) or times < 1:
             raise ValueError(f"times must be a positive int, got {times!r}")
@@ -212,7 +212,7 @@ class ContextSetState(NPState):
     def num_points(self) -> int:
         return self.xc.shape[1]
 
-    def select(self, index: Tensor) -> "ContextSetState":
+    def select(self, index: Tensor) -> ContextSetState:
         return ContextSetState(_select_batch(self.xc, index), _select_batch(self.yc, index),
                                _select_batch(self.encoding, index))
 
@@ -336,7 +336,7 @@ class NeuralProcess(nn.Module, ABC):
         dist = self._predict(self._condition(xc, yc), xt)
         return -target_log_prob(dist, yt, yt_var).sum(-1).mean()
 
-    def initialise_from(self, source: "NeuralProcess") -> None:
+    def initialise_from(self, source: NeuralProcess) -> None:
         """Start from a trained model's weights (``npbandit train --init-from``): by default
         ``source`` must be the same model with the same config, and every weight is copied.
         Models that can start from another (CMANP-AND from CMANP) override this.

@@ -122,7 +122,7 @@ class CMANPState(NPState):
     def num_points(self) -> int:
         return self.n_points
 
-    def select(self, index: Tensor) -> "CMANPState":
+    def select(self, index: Tensor) -> CMANPState:
         """The state of batch elements ``index`` (see :meth:`NPState.select`): the cached
         latents are selected with it; the decoder memory is rebuilt on the next prediction."""
         data = None
@@ -288,7 +288,7 @@ class CMANP(NeuralProcess):
         super().initialise_from(source)
 
     def widened(self, n_latents: int, n_block_latents: int, *, noise_std: float = 0.0,
-                generator: torch.Generator | None = None) -> "CMANP":
+                generator: torch.Generator | None = None) -> CMANP:
         """A copy with more latents that computes the same function (before ``noise_std``).
 
         Every latent is repeated ``n_latents / L_I`` (``n_block_latents / L_B``) times.

@@ -57,7 +57,8 @@ class LBANP(NeuralProcess):
         self.latent_self = nn.ModuleList(
             AttentionBlock(c.d_model, c.n_heads, c.d_ff, separate_memory_norm=False) for _ in range(c.n_layers)
         )
-        self.decoder = LatentQueryDecoder(x_dim, y_dim, c.d_model, c.n_heads, c.d_ff, c.n_layers, c.emb_depth, c.min_std)
+        self.decoder = LatentQueryDecoder(x_dim, y_dim, c.d_model, c.n_heads, c.d_ff, c.n_layers, c.emb_depth,
+                                          c.min_std)
 
     def _condition(self, xc: Tensor, yc: Tensor) -> ContextSetState:
         context = self.embed(torch.cat([xc, yc], dim=-1))

@@ -42,8 +42,8 @@ import datetime as _dt
 import difflib
 import hashlib
 import json
-from pathlib import Path
 from collections.abc import Sequence
+from pathlib import Path
 from typing import Any
 
 import torch
@@ -224,7 +224,8 @@ def load_surrogate(name_or_path: str | Path, *, device: str | torch.device = "cp
     try:
         model = build(card["model"], card["x_dim"], card["y_dim"], **card["config"])
     except (TypeError, ValueError) as err:
-        raise CheckpointError(f"checkpoint {card['name']!r}: its config does not build a {card['model']}: {err}") from None
+        raise CheckpointError(f"checkpoint {card['name']!r}: its config does not build a {card['model']}: "
+                              f"{err}") from None
     tensors = _read_weights(card["name"], weights)
     expected = model.state_dict()
     missing, unexpected = sorted(set(expected) - set(tensors)), sorted(set(tensors) - set(expected))

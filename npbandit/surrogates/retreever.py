@@ -88,7 +88,7 @@ def build_tree_order(x: Tensor, branching: int) -> tuple[Tensor, Tensor, int, in
     real = index < n
     index = torch.where(real, index, torch.zeros_like(index)).unsqueeze(1)  # [B, groups=1, slots]
     real = real.unsqueeze(1)
-    for level in range(depth):
+    for _ in range(depth):
         groups, size = index.shape[1], index.shape[2]
         pts = torch.gather(x.unsqueeze(1).expand(-1, groups, -1, -1), 2,
                            index.unsqueeze(-1).expand(-1, -1, -1, x.shape[-1]))  # [B, G, S, dx]
@@ -223,8 +223,8 @@ class ReTreever(NeuralProcess):
             siblings.append(children.gather(2, others))
             sibling_masks.append(mask.gather(2, others))
             node = children.gather(2, choice.unsqueeze(-1)).squeeze(-1)
-        kept = [torch.gather(tree.nodes[level], 1, idx.reshape(batch, -1, 1).expand(-1, -1, d)).reshape(batch, m, b - 1, d)
-                for level, idx in enumerate(siblings)]
+        kept = [torch.gather(tree.nodes[level], 1, idx.reshape(batch, -1, 1).expand(-1, -1, d))
+                .reshape(batch, m, b - 1, d) for level, idx in enumerate(siblings)]
         p = tree.leaf_size
         slots = (node.unsqueeze(-1) * p + torch.arange(p, device=device)).reshape(batch, m * p)  # [B, M * P]
         kept.append(torch.gather(tree.leaves.reshape(batch, -1, d), 1, slots.unsqueeze(-1).expand(-1, -1, d))

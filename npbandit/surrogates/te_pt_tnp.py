@@ -99,7 +99,8 @@ class TEPTTNP(NeuralProcess):
         return (2 * torch.rand(c.n_pseudo, x_dim) - 1) * a
 
     @staticmethod
-    def _run_block(block: AttentionBlock, z: Tensor, memory: Tensor, x: Tensor, x_memory: Tensor) -> tuple[Tensor, Tensor]:
+    def _run_block(block: AttentionBlock, z: Tensor, memory: Tensor, x: Tensor,
+                   x_memory: Tensor) -> tuple[Tensor, Tensor]:
         out = block(z, memory, x_query=x, x_memory=x_memory)
         return out if isinstance(out, tuple) else (out, x)
 

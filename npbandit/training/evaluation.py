@@ -24,8 +24,8 @@ from npbandit.priors import BOPrior, GP1DPrior, Prior, TaskBatch, WheelPrior, ma
 from npbandit.surrogates import NeuralProcess
 from npbandit.validation import check_int
 
-__all__ = ["EVAL_SEED", "EVAL_BATCH_SIZE", "evaluation_suite", "eval_batches", "evaluate", "evaluate_suite", "cache_dir",
-           "baseline_log_likelihood", "baseline_suite", "BASELINE"]
+__all__ = ["EVAL_SEED", "EVAL_BATCH_SIZE", "evaluation_suite", "eval_batches", "evaluate", "evaluate_suite",
+           "cache_dir", "baseline_log_likelihood", "baseline_suite", "BASELINE"]
 
 #: what :func:`baseline_log_likelihood` scores, in the words a checkpoint card uses
 BASELINE = "N(0, 1) predictions for every target output, ignoring the context"

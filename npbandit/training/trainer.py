@@ -344,7 +344,7 @@ class _PriorStream(torch.utils.data.IterableDataset):
             yield self.prior.batch(self.batch_size, self.seed, index)
 
 
-def _batches(prior: Any, config: "TrainConfig", start: int, stop: int, workers: int):
+def _batches(prior: Any, config: TrainConfig, start: int, stop: int, workers: int):
     stream = _PriorStream(prior, config.batch_size, config.seed, start, stop)
     if workers == 0:
         return iter(stream)
@@ -368,7 +368,7 @@ class _StopRequests:
         self.requested = True
         self.signum = signum
 
-    def __enter__(self) -> "_StopRequests":
+    def __enter__(self) -> _StopRequests:
         if threading.current_thread() is threading.main_thread():
             for sig in (signal.SIGINT, signal.SIGTERM):
                 self._previous[sig] = signal.signal(sig, self._handle)
@@ -428,7 +428,8 @@ def _loop(config: TrainConfig, prior: Any, model: NeuralProcess, optimizer: torc
             log.append(entry)
             bar.write(f"step {step}: train loss {running:.3f}, eval ll " +
                       ", ".join(f"{k} {v:.3f}" for k, v in scores.items()))
-        out_of_time = (stop_after_s is not None and time.perf_counter() - call_started >= stop_after_s) or stop.requested
+        out_of_time = ((stop_after_s is not None and time.perf_counter() - call_started >= stop_after_s)
+                       or stop.requested)
         if step % config.checkpoint_every == 0 or step == last or out_of_time:
             _save_state(out, config, prior_spec, model, optimizer, step, log, time.perf_counter() - started, initial)
         if out_of_time:
@@ -558,7 +559,8 @@ def train(config: TrainConfig, *, progress: bool = True, export: bool = True, st
         if export_now:  # the run's devices, from its log; this call's threads say nothing about the run
             devices = sorted({entry["device"] for entry in log if entry.get("device")})
             training.update({"optimizer": "Adam", "schedule": "cosine",
-                             "device": ", ".join(devices) if devices else str(device), "wall_clock_s": round(elapsed, 1)})
+                             "device": ", ".join(devices) if devices else str(device),
+                             "wall_clock_s": round(elapsed, 1)})
         else:
             training.update({"optimizer": "Adam", "schedule": "cosine", "device": str(device),
                              "wall_clock_s": round(time.perf_counter() - started, 1),

@@ -25,8 +25,14 @@ in; *model units*, what the network reads and its Gaussian head describes
 from npbandit.transforms.base import OutcomePredictive, OutcomeTransform
 from npbandit.transforms.bilog import Bilog, symexp_moments
 from npbandit.transforms.chain import Chain
-from npbandit.transforms.reward import (REWARD_FILLS, REWARD_TRANSFORMS, REWARD_TYPE, RewardEncoding,
-                                        decode_rewards, encode_rewards)
+from npbandit.transforms.reward import (
+                                        REWARD_FILLS,
+                                        REWARD_TRANSFORMS,
+                                        REWARD_TYPE,
+                                        RewardEncoding,
+                                        decode_rewards,
+                                        encode_rewards,
+)
 from npbandit.transforms.scale import Scale
 from npbandit.transforms.spec import transform_from_spec, transform_spec
 from npbandit.transforms.standardize import MIN_STD, Standardize, standardization

@@ -74,7 +74,7 @@ class OutcomeTransform(ABC):
         ``NotImplementedError`` otherwise."""
         raise NotImplementedError(f"{type(self).__name__} is not affine: its moments need the whole distribution")
 
-    def untransform_predictive(self, dist: Normal) -> "OutcomePredictive":
+    def untransform_predictive(self, dist: Normal) -> OutcomePredictive:
         """The Gaussian ``dist`` (model units) as a distribution in data units."""
         return OutcomePredictive(dist, self)
 
@@ -140,7 +140,7 @@ class OutcomePredictive(TransformedDistribution):
         """The network's Gaussian, in model units."""
         return self.base_dist
 
-    def expand(self, batch_shape: torch.Size, _instance: Any = None) -> "OutcomePredictive":
+    def expand(self, batch_shape: torch.Size, _instance: Any = None) -> OutcomePredictive:
         return OutcomePredictive(self.encoded.expand(batch_shape), self.transform)
 
     @property

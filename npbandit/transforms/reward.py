@@ -96,7 +96,7 @@ class RewardEncoding(OutcomeTransform):
         return self._outcome  # type: ignore[attr-defined]
 
     @classmethod
-    def of(cls, transform: OutcomeTransform, fill: str) -> "RewardEncoding":
+    def of(cls, transform: OutcomeTransform, fill: str) -> RewardEncoding:
         """The record of a ``Bilog`` or ``Scale`` (or a ``RewardEncoding``) with the fill ``fill``."""
         if isinstance(transform, RewardEncoding):
             transform = transform.outcome_transform
@@ -105,7 +105,7 @@ class RewardEncoding(OutcomeTransform):
         return cls(transform.scale, "symlog" if isinstance(transform, Bilog) else "identity", fill)
 
     @classmethod
-    def from_prior_spec(cls, prior_spec: dict[str, Any]) -> "RewardEncoding":
+    def from_prior_spec(cls, prior_spec: dict[str, Any]) -> RewardEncoding:
         """The encoding recorded in a checkpoint card's prior spec. Cards written before a
         field existed trained with its old behaviour: raw rewards (``1.0``, ``"identity"``),
         ``"noise"`` fill."""

@@ -54,7 +54,7 @@ class Standardize(OutcomeTransform):
         self.mean, self.std = mean, std
 
     @classmethod
-    def fit(cls, Y: Tensor) -> "Standardize":
+    def fit(cls, Y: Tensor) -> Standardize:
         """The transform standardising ``Y [..., N, dy]`` by its own statistics
         (:func:`standardization`)."""
         if not isinstance(Y, Tensor) or Y.dim() < 2:

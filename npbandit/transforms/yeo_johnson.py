@@ -61,7 +61,7 @@ class YeoJohnson(OutcomeTransform):
             raise ValueError("mean, std and lmbda must be finite and std non-negative")
 
     @classmethod
-    def fit(cls, Y: Tensor) -> "YeoJohnson":
+    def fit(cls, Y: Tensor) -> YeoJohnson:
         """The transform fitted to ``Y [n, dy]`` (finite), column by column."""
         from scipy.stats import yeojohnson_normmax
 
@@ -92,7 +92,8 @@ class YeoJohnson(OutcomeTransform):
 
     def _per_column(self, Y: Tensor, step) -> Tensor:
         if Y.shape[-1] != len(self.mean):
-            raise ValueError(f"Y must have {len(self.mean)} output columns (last dimension), got shape {tuple(Y.shape)}")
+            raise ValueError(f"Y must have {len(self.mean)} output columns (last dimension), "
+                             f"got shape {tuple(Y.shape)}")
         z = Y.to(torch.float64)
         cols = [step(z[..., j], *params) for j, params in enumerate(zip(self.mean, self.std, self.lmbda))]
         return torch.stack(cols, dim=-1).to(Y.dtype)
