@@ -1,12 +1,13 @@
-"""Tiny untrained checkpoints for tests that need a surrogate with a card, and the
-benchmark scripts as modules."""
+"""Plain helpers (no fixtures: this is no pytest plugin) for tests that need a surrogate with a
+card, count a module's calls, compare the runs of two databases or start a Dask cluster."""
 
-import importlib.util
+import contextlib
 from pathlib import Path
 
 import torch
 
 from npbandit.priors import BOPrior, WheelPrior
+from npbandit.storage import list_runs, run_steps
 from npbandit.surrogates import build
 from npbandit.surrogates.pretrained import save_pretrained
 
@@ -32,15 +33,26 @@ class EmbedCounter:
         self.points += inputs[0].shape[0] * inputs[0].shape[1]
 
 
-def load_script(folder: str, name: str):
-    """``experiments/<folder>/<name>.py`` (``benchmarks`` or ``probes``) as a fresh module (neither is a package)."""
-    path = Path(__file__).resolve().parent.parent / "experiments" / folder / f"{name}.py"
-    spec = importlib.util.spec_from_file_location(f"{folder}_{name}", path)
-    module = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(module)
-    return module
+def completed_runs(db: str) -> dict:
+    """Each run of database ``db`` (a URL or SQLite path), all of which must be completed: its steps'
+    ``(action, reward, regret, value)`` keyed by ``(policy, env params but the benchmark's name,
+    seed)``, so that two sweeps of the same runs compare equal wherever they ran."""
+    out = {}
+    for run in list_runs(db):
+        assert run.status == "completed"
+        params = {k: v for k, v in run.env_params.items() if k != "benchmark"}
+        key = (run.policy, tuple(sorted((k, str(v)) for k, v in params.items())), run.seed)
+        out[key] = [(s["action"], s["reward"], s["regret"], s["value"]) for s in run_steps(db, run.id)]
+    return out
 
 
-def load_benchmark(name: str):
-    """``experiments/benchmarks/<name>.py`` as a fresh module."""
-    return load_script("benchmarks", name)
+@contextlib.contextmanager
+def dask_client():
+    """A client of an in-process Dask cluster: four one-thread workers behind a TCP scheduler, which
+    starts in a fraction of a second, still pickles every task, and which a subprocess can reach
+    at ``client.scheduler.address`` like a remote cluster. Needs Dask distributed (the 'dask' extra)."""
+    import distributed
+
+    with distributed.LocalCluster(n_workers=4, threads_per_worker=1, processes=False, protocol="tcp",
+                                  dashboard_address=None) as cluster, distributed.Client(cluster) as client:
+        yield client

@@ -6,10 +6,7 @@ the test), and a subprocess can connect to it like a remote client.
 """
 
 import os
-import subprocess
-import sys
 import time
-from pathlib import Path
 
 import numpy as np
 import pytest
@@ -21,20 +18,18 @@ from npbandit.loop import run_episode
 from npbandit.policies.base import Policy
 from npbandit.storage import list_runs, run_steps
 
-from helpers import tiny_checkpoint
+from helpers import completed_runs, dask_client, tiny_checkpoint
 
 distributed = pytest.importorskip("distributed", reason="Dask distributed (the 'dask' extra) is not installed")
 
 pytestmark = [pytest.mark.dask, pytest.mark.integration]
 
-ROOT = Path(__file__).resolve().parent.parent
 BOUNDS = [[-1.0, 0.0], [1.0, 2.0]]
 
 
 @pytest.fixture(scope="module")
 def client():
-    with distributed.LocalCluster(n_workers=4, threads_per_worker=1, processes=False, protocol="tcp",
-                                  dashboard_address=None) as cluster, distributed.Client(cluster) as c:
+    with dask_client() as c:
         yield c
 
 
@@ -141,17 +136,6 @@ def test_a_hanging_evaluation_times_out_and_the_run_goes_on(tmp_path, client):
     assert all(s["worker"] for s in steps if not s["failed"])
 
 
-def _rows(db):
-    """Each completed run's steps, keyed by (policy, env params, seed)."""
-    out = {}
-    for run in list_runs(db):
-        assert run.status == "completed"
-        params = {k: v for k, v in run.env_params.items() if k != "benchmark"}
-        key = (run.policy, tuple(sorted((k, str(v)) for k, v in params.items())), run.seed)
-        out[key] = [(s["action"], s["reward"], s["regret"], s["value"]) for s in run_steps(db, run.id)]
-    return out
-
-
 @pytest.mark.slow
 def test_bandit_sweep_on_dask_matches_the_local_one(tmp_path, client, capsys):
     args = ["bandit", "--policies", "uniform", "linucb", "cmanp-wheel", "--deltas", "0.5", "0.9", "--seeds", "0", "1",
@@ -160,7 +144,7 @@ def test_bandit_sweep_on_dask_matches_the_local_one(tmp_path, client, capsys):
     with distributed.get_task_stream(client) as tasks:
         assert main([*args, "--db", str(tmp_path / "dask.db"), "--dask-scheduler", client.scheduler.address]) == 0
     assert len(tasks.data) == 12  # every run was a task on the cluster
-    local, remote = _rows(str(tmp_path / "local.db")), _rows(str(tmp_path / "dask.db"))
+    local, remote = completed_runs(str(tmp_path / "local.db")), completed_runs(str(tmp_path / "dask.db"))
     assert len(local) == 12 and local == remote
     assert capsys.readouterr().out.count("cumulative regret") == 24
 
@@ -181,26 +165,6 @@ def test_run_wheel_bandits_on_an_executor_returns_runs_in_sweep_order(tmp_path, 
     assert len(lines) == 6 and len(list_runs(str(tmp_path / "there.db"))) == 6
 
 
-@pytest.mark.lab
-@pytest.mark.slow
-def test_bo_benchmark_sweep_on_dask_matches_the_local_one(tmp_path, client):
-    """experiments/benchmarks/bo.py with --dask-scheduler runs the same BO runs as with --workers."""
-    env = {**os.environ, "PYTHONPATH": os.pathsep.join([str(ROOT), *filter(None, [os.environ.get("PYTHONPATH")])]),
-           "OMP_NUM_THREADS": "1"}
-    common = [sys.executable, str(ROOT / "experiments" / "benchmarks" / "bo.py"), "--functions", "branin", "--seeds", "2",
-              "--budget", "8", "--methods", "cmanp-bo", "sobol", "--no-write"]
-    local = subprocess.run([*common, "--workers", "1", "--db", str(tmp_path / "local.db")], env=env,
-                           capture_output=True, text=True, timeout=300)
-    assert local.returncode == 0, local.stderr[-3000:]
-    with distributed.get_task_stream(client) as tasks:
-        remote = subprocess.run([*common, "--dask-scheduler", client.scheduler.address, "--db",
-                                 str(tmp_path / "dask.db")], env=env, capture_output=True, text=True, timeout=300)
-    assert remote.returncode == 0, remote.stderr[-3000:]
-    assert len(tasks.data) == 4  # the four runs were the cluster's tasks
-    local, remote = _rows(str(tmp_path / "local.db")), _rows(str(tmp_path / "dask.db"))
-    assert len(local) == 4 and local == remote
-
-
 def test_the_cli_says_when_no_scheduler_answers(tmp_path, capsys, monkeypatch):
     from npbandit import cluster
 
@@ -209,28 +173,3 @@ def test_the_cli_says_when_no_scheduler_answers(tmp_path, capsys, monkeypatch):
     assert main(["bandit", "--policies", "uniform", "--steps", "5", "--db", str(tmp_path / "x.db"),
                  "--dask-scheduler", "tcp://127.0.0.1:9"]) == 2
     assert "tcp://127.0.0.1:9" in capsys.readouterr().err
-
-
-@pytest.mark.lab
-@pytest.mark.slow
-def test_the_batch_bo_benchmark_measures_what_it_reports(tmp_path, capsys):
-    from helpers import load_benchmark
-
-    bench = load_benchmark("batch_bo")
-    db = str(tmp_path / "batch.db")
-    bench.main(["--functions", "branin", "--qs", "1", "2", "--seeds", "1", "--budget", "6", "--sleep", "0.3",
-                "--no-optuna", "--no-write", "--db", db])
-    out = capsys.readouterr().out
-    assert "Command: `python experiments/benchmarks/batch_bo.py --functions branin --qs 1 2 --seeds 1 --budget 6" in out
-    runs = bench.collect(f"sqlite:///{db}", 6, 0.3, "tnpd", "believer")  # optimize's default liar
-    assert sorted(runs) == [("branin", m) for m in ("q=1", "q=2", "sobol q=1", "sobol q=2")]
-    # runs of another surrogate or liar are other rows' (kept out of this table)
-    for surrogate, liar in (("cmanp", "believer"), ("tnpd", "mean")):
-        assert sorted(bench.collect(f"sqlite:///{db}", 6, 0.3, surrogate, liar)) == [
-            ("branin", "sobol q=1"), ("branin", "sobol q=2")]
-    # each run's wall time is read back from its steps: first submission to last result spans
-    # at least the sleeps, 6 x 0.3 s one at a time, 3 rounds of 0.3 s two at a time
-    (one,), (two,) = runs[("branin", "sobol q=1")], runs[("branin", "sobol q=2")]
-    assert one["wall_s"] >= 1.8 and two["wall_s"] >= 0.9
-    summary = bench.summarise(runs, ["branin"], 1, [1, 2])
-    assert summary["branin/sobol q=2"]["wall_ratio"] == pytest.approx(two["wall_s"] / one["wall_s"])

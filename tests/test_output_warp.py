@@ -9,7 +9,7 @@ from npbandit.policies.bo import BOPolicy, yeo_johnson_warp
 from npbandit.storage import list_runs
 from npbandit.transforms import YeoJohnson
 
-from helpers import load_benchmark, tiny_checkpoint
+from helpers import tiny_checkpoint
 
 
 def test_the_warp_keeps_the_order_and_ignores_the_units():
@@ -100,15 +100,6 @@ def test_optimize_runs_with_the_warp_and_logs_it(tmp_path):
     assert run.policy.endswith("-yeo-johnson-tr-logei")  # the trust region is on by default for an NP
     with pytest.raises(ValueError, match="output_warp"):
         optimize(lambda x: 0.0, [[0], [1]], surrogate=str(card), budget=3, db=None, output_warp="power")
-
-
-@pytest.mark.lab
-def test_the_benchmark_reads_the_warp_from_the_column_name():
-    bench = load_benchmark("bo")
-    assert bench.split_warp("cmanp-bo-yeo-johnson") == ("cmanp-bo", "yeo-johnson")
-    assert bench.split_warp("tnpd-bo") == ("tnpd-bo", None)
-    model, acquisition = bench.split_method(bench._method_of("tnpd-bo-yeo-johnson-logei"))
-    assert (bench.split_warp(model), acquisition) == (("tnpd-bo", "yeo-johnson"), "logei")
 
 
 def test_the_cli_passes_the_warp_on(tmp_path):

@@ -203,15 +203,3 @@ def test_a_bandit_policy_refuses_a_checkpoint_of_another_prior():
 
     with pytest.raises(CheckpointError, match="NPBanditPolicy needs a 'wheel' checkpoint"):
         NPBanditPolicy(load_surrogate("cmanp-bo"))
-
-
-@pytest.mark.lab
-def test_regression_ll_sends_bo_checkpoints_to_the_yardstick_and_rerenders_without_them(capsys):
-    from helpers import load_benchmark
-
-    bench = load_benchmark("regression_ll")
-    with pytest.raises(SystemExit, match="bo_yardstick.py --models cmanp-bo"):
-        bench.main(["--checkpoints", "cmanp-bo", "--no-write"])
-    bench.main(["--no-run", "--no-write"])
-    text = capsys.readouterr().out
-    assert "### 1-D GP" in text and "tnpd-gp1d" in text and "BO prior" not in text and "cmanp-bo |" not in text

@@ -258,26 +258,6 @@ def test_the_card_records_the_n01_baseline_on_the_evaluation_tasks(tmp_path):
     assert "N(0, 1)" in evaluation["baseline"]
 
 
-@pytest.mark.lab
-def test_gp1d_expected_loss_trains_and_its_curve_renders(tmp_path):
-    """gp1d batches carry the exact moments, so --loss expected runs there; the run's periodic
-    evaluations come out of experiments/benchmarks/training_curves.py as a table with one column per kernel."""
-    from helpers import load_benchmark
-
-    result = train(tiny_config(tmp_path, loss="expected"), progress=False)
-    assert json.loads(result.card.read_text())["training"]["loss"] == "expected"
-    curves = load_benchmark("training_curves")
-    runs = curves.load_runs([tmp_path / "run"])
-    assert [e["step"] for e in runs["run"]["log"]] == [15, 30]
-    keys = curves.suite_entries(runs)
-    assert "rbf" in keys and "matern52" in keys
-    text = curves.table(runs, keys)
-    last = runs["run"]["log"][-1]["eval_ll"]["rbf"]
-    assert f"| run | 30 |" in text and f"{last:.3f}" in text
-    with pytest.raises(FileNotFoundError, match="train_state.json"):
-        curves.load_runs([tmp_path])
-
-
 def test_evaluations_score_the_same_tasks_whatever_the_training_batch(tmp_path):
     # lr so small that the weights stay the run's initial ones (same seed): equal scores then
     # mean equal evaluation tasks, which a batch-size-dependent evaluation set would not give

@@ -29,7 +29,7 @@ import time
 from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
-sys.path.insert(0, str(Path(__file__).resolve().parent.parent / "tests"))
+sys.path.insert(0, str(Path(__file__).resolve().parents[2] / "tests"))  # postgres_cluster.py
 from common import machine_line, publish  # noqa: E402
 from postgres_cluster import Cluster, unavailable  # noqa: E402
 

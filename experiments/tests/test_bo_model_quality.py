@@ -1,11 +1,12 @@
-"""experiments/benchmarks/bo_yardstick.py and experiments/benchmarks/bo_interpolation.py: the numbers issue 14 is judged by."""
+"""experiments/benchmarks/bo_yardstick.py and bo_interpolation.py: how well a *-bo surrogate
+predicts, as NPModel sees the data, and whether it follows its own observations."""
 
 import math
 
 import pytest
 import torch
 
-from helpers import load_benchmark
+from .helpers import load_benchmark
 
 pytestmark = pytest.mark.lab
 
@@ -20,13 +21,6 @@ def interpolation():
     return load_benchmark("bo_interpolation")
 
 
-@pytest.fixture
-def keep_threads():
-    threads = torch.get_num_threads()  # the scripts set their own
-    yield
-    torch.set_num_threads(threads)
-
-
 def test_the_yardstick_scores_in_context_standardised_units(yardstick):
     # a prediction of N(context mean, context var) for a target at the context mean scores the
     # standard normal's log-density at 0 whatever the user units (SCALE, SHIFT)
@@ -37,7 +31,7 @@ def test_the_yardstick_scores_in_context_standardised_units(yardstick):
 
 def test_the_exact_gp_row_is_the_ceiling_the_baseline_the_floor(yardstick):
     base, exact = [], []
-    for xc, yc, xt, yt, ll in yardstick.tasks(1, 16):
+    for xc, yc, _xt, yt, ll in yardstick.tasks(1, 16):
         assert xc.shape[-1] == 1 and yc.shape[-1] == 1 and ll.shape == yt.shape[:1]
         base.append(float(yardstick.gaussian_ll(yc.mean().expand_as(yt), yc.var().expand_as(yt), yt).mean()))
         exact.append(float(ll.mean()))

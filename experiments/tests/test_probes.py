@@ -1,11 +1,11 @@
-"""The probe scripts in scripts/ measure what their docstrings say."""
+"""The probe scripts in experiments/probes/ measure what their docstrings say."""
 
 import numpy as np
 import pytest
 
 from npbandit.policies.bo import BOPolicy
 
-from helpers import load_script
+from .helpers import load_script
 
 pytestmark = pytest.mark.lab
 
@@ -43,17 +43,3 @@ def test_the_thompson_probe_runs_both_draws_on_the_suites_problem(tmp_path):
     record = json.loads(out.read_text())
     assert sorted(record) == [f"cmanp-and-bo|branin|64|{draw}|7|0" for draw in ("marginal-thompson", "thompson")]
     assert all(np.isfinite(v) for v in record.values())
-
-
-def test_a_run_record_keeps_results_and_reruns_only_what_is_missing_or_outdated(tmp_path):
-    from helpers import load_benchmark
-
-    RunRecord = load_benchmark("common").RunRecord
-    calls = []
-    record = RunRecord(tmp_path / "sub" / "runs.json")
-    assert record.get("a", lambda: calls.append("a") or {"v": 1}) == {"v": 1}
-    again = RunRecord(tmp_path / "sub" / "runs.json")  # a later call of the script
-    assert again.get("a", lambda: calls.append("a again") or {"v": 2}) == {"v": 1}
-    assert again.get("a", lambda: calls.append("redo") or {"v": 3, "trace": []}, redo=lambda r: "trace" not in r) \
-        == {"v": 3, "trace": []}
-    assert calls == ["a", "redo"] and RunRecord(tmp_path / "sub" / "runs.json").runs == {"a": {"v": 3, "trace": []}}

@@ -4,20 +4,17 @@ are marked (experiments/benchmarks/regression_ll.py, experiments/benchmarks/shif
 scored here)."""
 
 import json
-import sys
-from pathlib import Path
 
 import pytest
 
-ROOT = Path(__file__).resolve().parent.parent
-sys.path.insert(0, str(ROOT / "experiments" / "benchmarks"))
+from npbandit.surrogates.pretrained import read_card
 
-regression_ll = pytest.importorskip("regression_ll")
-shift = pytest.importorskip("shift")
-
-from npbandit.surrogates.pretrained import read_card  # noqa: E402
+from .helpers import LAB, load_benchmark
 
 pytestmark = pytest.mark.lab
+
+regression_ll = load_benchmark("regression_ll")
+shift = load_benchmark("shift")
 
 
 def test_a_fine_tuned_rows_steps_count_every_stage_it_descends_from():
@@ -50,7 +47,16 @@ def test_rows_of_checkpoints_no_longer_shipped_are_marked():
 
 
 def test_the_published_regression_rows_are_the_shipped_checkpoints():
-    published = json.loads((ROOT / "experiments" / "log" / "results" / "regression_ll.json").read_text())
+    published = json.loads((LAB / "log" / "results" / "regression_ll.json").read_text())
     for row in published["rows"]:
         if not row.get("reference") and row["prior"] == "gp1d":
             assert row.get("sha256") == read_card(row["name"])["sha256"], row["name"]
+
+
+def test_regression_ll_sends_bo_checkpoints_to_the_yardstick_and_rerenders_without_them(capsys):
+    bench = load_benchmark("regression_ll")
+    with pytest.raises(SystemExit, match="bo_yardstick.py --models cmanp-bo"):
+        bench.main(["--checkpoints", "cmanp-bo", "--no-write"])
+    bench.main(["--no-run", "--no-write"])
+    text = capsys.readouterr().out
+    assert "### 1-D GP" in text and "tnpd-gp1d" in text and "BO prior" not in text and "cmanp-bo |" not in text

@@ -1,0 +1,35 @@
+"""The lab's scripts as modules, and the library suite's tiny checkpoints.
+
+The scripts of ``experiments/benchmarks`` and ``experiments/probes`` are not packages: each
+puts its own folder on ``sys.path`` and imports its neighbours by bare name, so a test runs
+one by executing its file as a fresh module."""
+
+import importlib.util
+import sys
+from pathlib import Path
+
+LAB = Path(__file__).resolve().parent.parent
+ROOT = LAB.parent
+
+# tests/helpers.py holds no fixtures (it is no pytest plugin): the lab imports its tiny checkpoints,
+# run comparison and Dask cluster under the name the library suite uses, ``helpers``
+if str(ROOT / "tests") not in sys.path:
+    sys.path.insert(0, str(ROOT / "tests"))
+from helpers import completed_runs, dask_client, tiny_checkpoint  # noqa: E402, F401
+
+
+def load_script(folder: str, name: str):
+    """``experiments/<folder>/<name>.py`` (``benchmarks`` or ``probes``) as a fresh module, run
+    with the ``sys.path`` set-up the script makes for itself."""
+    path = LAB / folder / f"{name}.py"
+    if not path.is_file():
+        raise FileNotFoundError(f"no lab script {path}: folder must be 'benchmarks' or 'probes' and name a .py in it")
+    spec = importlib.util.spec_from_file_location(f"{folder}_{name}", path)
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    return module
+
+
+def load_benchmark(name: str):
+    """``experiments/benchmarks/<name>.py`` as a fresh module."""
+    return load_script("benchmarks", name)

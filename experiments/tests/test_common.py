@@ -1,0 +1,75 @@
+"""experiments/benchmarks/common.py: the run record a script resumes from, and a sweep's
+response to SIGTERM (the driver stops starting jobs; no pool worker outlives it)."""
+
+import os
+import signal
+import subprocess
+import sys
+import time
+
+import pytest
+
+from .helpers import LAB, load_benchmark
+
+pytestmark = pytest.mark.lab
+
+
+def test_a_run_record_keeps_results_and_reruns_only_what_is_missing_or_outdated(tmp_path):
+    RunRecord = load_benchmark("common").RunRecord
+    calls = []
+    record = RunRecord(tmp_path / "sub" / "runs.json")
+    assert record.get("a", lambda: calls.append("a") or {"v": 1}) == {"v": 1}
+    again = RunRecord(tmp_path / "sub" / "runs.json")  # a later call of the script
+    assert again.get("a", lambda: calls.append("a again") or {"v": 2}) == {"v": 1}
+    assert again.get("a", lambda: calls.append("redo") or {"v": 3, "trace": []}, redo=lambda r: "trace" not in r) \
+        == {"v": 3, "trace": []}
+    assert calls == ["a", "redo"] and RunRecord(tmp_path / "sub" / "runs.json").runs == {"a": {"v": 3, "trace": []}}
+
+
+SWEEP = """
+import sys, time
+from pathlib import Path
+sys.path.insert(0, {benchmarks!r})
+from common import run_jobs
+
+def job(i):
+    Path({out!r}, f"started-{{i}}").touch()
+    time.sleep(2)
+    Path({out!r}, f"finished-{{i}}").touch()
+
+if __name__ == "__main__":
+    try:
+        run_jobs(job, [(i,) for i in range(8)], workers=1, desc="sweep")
+    except KeyboardInterrupt:
+        print("interrupted", flush=True)
+"""
+
+
+@pytest.mark.parametrize("whole_group", [False, True])
+@pytest.mark.integration
+@pytest.mark.slow
+def test_a_sweep_sent_sigterm_starts_no_more_jobs_and_leaves_no_worker_behind(tmp_path, whole_group):
+    # `kill PID` signals the driver alone; `kill -- -PGID`, `pkill -f` and Ctrl-C (SIGINT) reach its
+    # pool workers too, which must leave the stopping to the driver (they once all waited forever)
+    script = tmp_path / "sweep.py"
+    benchmarks = LAB / "benchmarks"
+    script.write_text(SWEEP.format(benchmarks=str(benchmarks), out=str(tmp_path)))
+    proc = subprocess.Popen([sys.executable, str(script)], stdout=subprocess.PIPE, stderr=subprocess.DEVNULL,
+                            text=True, start_new_session=True)
+    deadline = time.monotonic() + 60
+    while not (tmp_path / "started-0").exists():
+        assert time.monotonic() < deadline and proc.poll() is None, "the first job never started"
+        time.sleep(0.05)
+    if whole_group:
+        os.killpg(proc.pid, signal.SIGTERM)  # start_new_session: the sweep leads its own group
+    else:
+        os.kill(proc.pid, signal.SIGTERM)  # the parent alone, as `kill PID` does
+    out, _ = proc.communicate(timeout=30)
+    assert "interrupted" in out
+    assert (tmp_path / "finished-0").exists()  # the running job ended its work
+    # nothing new began, bar the calls a process pool has already queued for its workers
+    started = {p.name for p in tmp_path.glob("started-*")}
+    assert len(started) <= 3 and {p.name.replace("finished", "started") for p in tmp_path.glob("finished-*")} == started
+    time.sleep(0.5)
+    alive = subprocess.run(["pgrep", "-s", str(proc.pid)], capture_output=True, text=True).stdout.split()
+    assert alive == [], f"processes left in the sweep's session: {alive}"

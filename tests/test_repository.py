@@ -1,0 +1,157 @@
+"""The repository's shape: the library suite cannot reach the lab, the library imports nothing
+from it, modules stay small, README stays a front page, and git tracks no training state.
+
+Fast: files are read as text (Python parsed, not imported); the one process started is
+``git ls-files``, for the training-state check."""
+
+import ast
+import shutil
+import subprocess
+from pathlib import Path
+
+import pytest
+
+ROOT = Path(__file__).resolve().parent.parent
+TESTS = ROOT / "tests"
+PACKAGE = ROOT / "npbandit"
+# the lab's folder; this module is the one file of the library suite that names it, to keep the others from it
+LAB = ROOT / "experiments"
+MAX_MODULE_LINES = 600
+MAX_README_LINES = 200
+
+# Files of tests/ that still name the lab when this check was written: test_docs.py checks that
+# every *.md the repository cites resolves (the lab's scripts cite pages of its log) and that
+# docs/contributing.md's Layout names each lab benchmark; test_api.py cites the lab log in a comment.
+# Frozen: a file may leave this list (when it stops naming the lab), none may join it.
+STILL_NAMING_THE_LAB = frozenset({"test_docs.py", "test_api.py"})
+
+# The training state git still tracked when this check was written (training_runs/ is ignored since).
+# Frozen: a change that untracks these files removes them here; the list never grows.
+TRACKED_TRAINING_STATE = frozenset({
+    "training_runs/cmanp-and-gp1d-v2/cmanp-and-gp1d.safetensors",
+    "training_runs/cmanp-and-wheel/cmanp-and-wheel.safetensors",
+    "training_runs/cmanp-and-wheel/train_state.safetensors",
+    "training_runs/cmanp-bo-long/train_state.safetensors",
+    "training_runs/cmanp-gp1d-ft/cmanp-gp1d.safetensors",
+    "training_runs/cmanp-gp1d-ft/train_state.safetensors",
+    "training_runs/cmanp-gp1d-ft2/cmanp-gp1d.safetensors",
+    "training_runs/cmanp-gp1d-ft2/train_state.safetensors",
+    "training_runs/cmanp-gp1d-ft3/cmanp-gp1d.safetensors",
+    "training_runs/cmanp-gp1d-lr2/cmanp-gp1d.safetensors",
+    "training_runs/cmanp-shaped-bo-long/train_state.safetensors",
+    "training_runs/cmanp-wheel-long/cmanp-wheel.safetensors",
+    "training_runs/cmanp-wheel-long/train_state.safetensors",
+    "training_runs/cmanp-wheel-played/cmanp-wheel.safetensors",
+    "training_runs/cmanp-wheel-played/train_state.safetensors",
+    "training_runs/init/cmanp-and/cmanp-bo.safetensors",
+    "training_runs/init/cmanp128-gp1d/cmanp-gp1d.safetensors",
+    "training_runs/init/cmanp128/cmanp-bo.safetensors",
+    "training_runs/init/elite/cmanp-bo.safetensors",
+    "training_runs/init/elite128/cmanp-bo.safetensors",
+    "training_runs/init/probe/cmanp-bo.safetensors",
+    "training_runs/init/shaped/cmanp-bo.safetensors",
+    "training_runs/init/v1/cmanp-bo.safetensors",
+    "training_runs/init/v1/retreever-bo.safetensors",
+    "training_runs/init/v1/te-pt-tnp-bo.safetensors",
+    "training_runs/init/v4/cmanp-bo.safetensors",
+    "training_runs/lbanp-gp1d-long/lbanp-gp1d.safetensors",
+    "training_runs/lbanp-gp1d-long/train_state.safetensors",
+    "training_runs/lbanp-wheel-played/lbanp-wheel.safetensors",
+    "training_runs/lbanp-wheel-played/train_state.safetensors",
+    "training_runs/retreever-bo-long/train_state.safetensors",
+    "training_runs/retreever-gp1d-long/retreever-gp1d.safetensors",
+    "training_runs/retreever-gp1d-long/train_state.safetensors",
+    "training_runs/te-pt-tnp-bo-long/train_state.safetensors",
+    "training_runs/te-pt-tnp-gp1d-long/te-pt-tnp-gp1d.safetensors",
+    "training_runs/te-pt-tnp-gp1d-long/train_state.safetensors",
+    "training_runs/tnpd-bo-long/train_state.safetensors",
+    "training_runs/tnpd-gp1d-long/tnpd-gp1d.safetensors",
+    "training_runs/tnpd-gp1d-long/train_state.safetensors",
+    "training_runs/tnpd-wheel-played/tnpd-wheel.safetensors",
+    "training_runs/tnpd-wheel-played/train_state.safetensors",
+})
+
+
+def files_naming(word: str, folder: Path) -> set[str]:
+    """Paths (relative to ``folder``) of the files below it whose text contains ``word``."""
+    return {p.relative_to(folder).as_posix() for p in folder.rglob("*")
+            if p.is_file() and "__pycache__" not in p.parts
+            and word in p.read_text(encoding="utf-8", errors="replace")}
+
+
+def modules_over(limit: int, package: Path) -> dict[str, int]:
+    """``{path relative to the package's parent: line count}`` of its ``.py`` files over ``limit`` lines."""
+    counts = {p.relative_to(package.parent).as_posix(): len(p.read_text(encoding="utf-8").splitlines())
+              for p in package.rglob("*.py") if "__pycache__" not in p.parts}
+    return {path: n for path, n in sorted(counts.items()) if n > limit}
+
+
+def imports_of(names: set[str], package: Path) -> list[str]:
+    """``path:line: module`` for every absolute import, at any depth of any module below
+    ``package``, whose top-level name is in ``names``."""
+    found = []
+    for path in sorted(package.rglob("*.py")):
+        for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"), filename=str(path))):
+            if isinstance(node, ast.Import):
+                modules = [alias.name for alias in node.names]
+            elif isinstance(node, ast.ImportFrom) and node.level == 0 and node.module:
+                modules = [node.module]
+            else:
+                continue
+            shown = path.relative_to(package.parent).as_posix()
+            found += [f"{shown}:{node.lineno}: {m}" for m in modules if m.split(".")[0] in names]
+    return found
+
+
+def lab_module_names() -> set[str]:
+    """What a module would import the lab by: its folder as a package, or a script by its bare
+    name once the script's folder is on sys.path (the scripts import each other that way)."""
+    return {LAB.name} | {p.stem for p in LAB.rglob("*.py") if "tests" not in p.relative_to(LAB).parts}
+
+
+def test_no_library_test_names_the_lab():
+    """tests/ is the library's suite: it loads no lab script and reads no lab page, so the lab
+    can change, or be left out of a checkout, without touching it (the lab's own tests are
+    experiments/tests/)."""
+    naming = files_naming(LAB.name, TESTS) - {Path(__file__).name}
+    assert sorted(naming - STILL_NAMING_THE_LAB) == [], "library tests naming the lab: move them to its tests/"
+
+
+def test_no_library_module_imports_from_the_lab():
+    names = lab_module_names()
+    assert {"experiments", "common", "bo"} <= names
+    assert imports_of(names, PACKAGE) == []
+
+
+def test_no_module_of_the_package_is_over_600_lines():
+    assert modules_over(MAX_MODULE_LINES, PACKAGE) == {}, "split these modules by concern"
+
+
+def test_readme_is_at_most_200_lines():
+    assert len((ROOT / "README.md").read_text(encoding="utf-8").splitlines()) <= MAX_README_LINES
+
+
+def test_git_tracks_no_training_state_beyond_the_frozen_list():
+    git = shutil.which("git")
+    if git is None:
+        pytest.skip("git is not installed: cannot list the tracked files")
+    listed = subprocess.run([git, "ls-files", "-z", "--", "training_runs"], cwd=ROOT, capture_output=True,
+                            text=True, timeout=60)
+    if listed.returncode != 0:
+        pytest.skip(f"not a git checkout ({listed.stderr.strip() or 'git ls-files failed'})")
+    tracked = set(filter(None, listed.stdout.split("\0")))
+    assert sorted(tracked - TRACKED_TRAINING_STATE) == [], "training state is git-ignored: untrack these"
+
+
+def test_the_checks_find_what_they_look_for(tmp_path):
+    package = tmp_path / "pkg"
+    (package / "sub").mkdir(parents=True)
+    (package / "__init__.py").write_text("import os\n")
+    (package / "sub" / "deep.py").write_text("def f():\n    from lab.bench import x\n    import common as c\n"
+                                             "from . import sibling\nfrom pkg import common\n")
+    assert imports_of({"lab", "common"}, package) == ["pkg/sub/deep.py:2: lab.bench", "pkg/sub/deep.py:3: common"]
+    (package / "big.py").write_text("x = 1\n" * 601)
+    (package / "edge.py").write_text("x = 1\n" * 600)
+    assert modules_over(600, package) == {"pkg/big.py": 601}
+    (tmp_path / "notes.txt").write_text("see the lab folder\n")
+    assert files_naming("lab folder", tmp_path) == {"notes.txt"}
