@@ -255,3 +255,49 @@ def test_sqlite_uris_are_shared_only_with_an_absolute_path(tmp_path):
     with pytest.raises(ValueError, match="uri must be true or false"):
         open_db(f"sqlite:///{tmp_path / 'runs.db'}?uri=maybe")
     assert os.listdir(tmp_path) == []
+
+
+_READ_BESIDE_A_WRITER = """
+import multiprocessing, sqlite3, sys
+from concurrent.futures import ProcessPoolExecutor
+
+from sqlalchemy import select
+
+from npbandit.storage import Run, RunLogger, list_runs, open_db
+
+
+def write(db):
+    import gymnasium as gym
+
+    from npbandit.loop import run_episode
+    from npbandit.policies import SobolPolicy
+
+    env = gym.make("npbandit/BlackBox-v0", function="branin", budget=6)
+    run_episode(env, SobolPolicy(2), seed=0, logger=RunLogger(db, commit_every=6))
+
+
+if __name__ == "__main__":
+    db = sys.argv[1]
+    with open_db(db).connect() as conn:  # this process's writer reads, its connection stays pooled
+        conn.execute(select(Run.id).where(Run.kind == "bo")).all()
+    list_runs(db, kind="bo")  # a read beside it
+    with ProcessPoolExecutor(1, mp_context=multiprocessing.get_context("fork")) as pool:
+        pool.submit(write, db).result(timeout=120)
+    print(sqlite3.connect(db).execute("SELECT policy, n_steps FROM runs").fetchall())
+"""
+
+
+@pytest.mark.integration
+def test_a_read_keeps_the_locks_of_this_processs_writer(tmp_path):
+    # closing any descriptor of a file drops every POSIX lock the process holds on it: a
+    # reader that opened and closed the database file beside this process's own writer
+    # connection let a forked worker's run vanish (a benchmark driver reads, its workers write)
+    import subprocess
+    import sys
+
+    script = tmp_path / "read_beside_a_writer.py"
+    script.write_text(_READ_BESIDE_A_WRITER)
+    out = subprocess.run([sys.executable, str(script), str(tmp_path / "runs.db")], capture_output=True, text=True,
+                         timeout=300, env={**os.environ, "OMP_NUM_THREADS": "1"})
+    assert out.returncode == 0, out.stderr
+    assert out.stdout.strip() == "[('sobol', 6)]"

@@ -31,12 +31,38 @@ __all__ = ["ReadConnection", "connect_reader", "file_state"]
 _WARNED: set[Path] = set()
 
 
+#: one read-only descriptor per database file (device, inode) this process has read the header
+#: of, kept open for the life of the process: closing any descriptor of a file drops every
+#: POSIX lock this process holds on it, those of its SQLite connections included (a writer in
+#: the same process would then lose its locks and another process could checkpoint under it)
+_HEADER_FDS: dict[tuple[int, int], int] = {}
+
+
+def _descriptor(path: Path, st: os.stat_result) -> int | None:
+    """A read-only descriptor of the file ``st`` describes, opened once per process and never
+    closed (see :data:`_HEADER_FDS`); ``None`` when ``path`` names another file by now."""
+    key = (st.st_dev, st.st_ino)
+    if key not in _HEADER_FDS:
+        fd = os.open(path, os.O_RDONLY | getattr(os, "O_CLOEXEC", 0))
+        opened = os.fstat(fd)
+        _HEADER_FDS.setdefault((opened.st_dev, opened.st_ino), fd)  # kept either way: never closed
+    return _HEADER_FDS.get(key)
+
+
 def file_state(path: Path) -> tuple:
-    """What changes when SQLite writes ``path``: its identity, size, times and 100-byte header."""
-    st = os.stat(path)
-    with open(path, "rb") as f:
-        header = f.read(100)
-    return st.st_dev, st.st_ino, st.st_size, st.st_mtime_ns, st.st_ctime_ns, header
+    """What changes when SQLite writes ``path``: its identity, size, times and 100-byte header.
+
+    The header is read without closing a descriptor of the file (see :data:`_HEADER_FDS`).
+
+    Raises:
+        OSError: ``path`` is missing, or was replaced again and again while it was read.
+    """
+    for _ in range(5):
+        st = os.stat(path)
+        fd = _descriptor(path, st)
+        if fd is not None:
+            return st.st_dev, st.st_ino, st.st_size, st.st_mtime_ns, st.st_ctime_ns, os.pread(fd, 100, 0)
+    raise OSError(f"{path} was replaced while it was read")
 
 
 class ReadConnection(sqlite3.Connection):
