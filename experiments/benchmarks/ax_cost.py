@@ -49,9 +49,8 @@ import warnings
 from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
-from common import ROOT, machine_line, publish  # noqa: E402
-
 import numpy as np  # noqa: E402
+from common import ROOT, machine_line, publish  # noqa: E402
 
 from npbandit.envs.blackbox import make_test_function, problem_objective  # noqa: E402
 

@@ -42,8 +42,17 @@ from pathlib import Path
 import numpy as np
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
-from common import (ROOT, add_cluster_arguments, is_current, machine_line, new_figure, prepare_db, publish,  # noqa: E402
-                    run_jobs, save_figure)
+from common import (  # noqa: E402
+    ROOT,
+    add_cluster_arguments,
+    is_current,
+    machine_line,
+    new_figure,
+    prepare_db,
+    publish,
+    run_jobs,
+    save_figure,
+)
 
 from npbandit.policies.base import Policy  # noqa: E402
 from npbandit.policies.bo import REPEAT_DISTANCE  # noqa: E402  (what avoid_repeats avoids)

@@ -60,7 +60,7 @@ class FourierFunction:
         return best
 
 
-@functools.lru_cache(maxsize=None)
+@functools.cache
 def _minimum(dim: int, lengthscale: float, seed: int) -> float:
     return FourierFunction(dim, lengthscale, seed).minimum(seed)
 

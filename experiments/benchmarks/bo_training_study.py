@@ -159,7 +159,6 @@ def render(out: Path, write: bool = True, budget_minutes: float = 6.5) -> str:
 
     matplotlib.use("Agg")
     import matplotlib.pyplot as plt
-
     from benchmarks.common import ROOT
 
     runs = json.loads(out.read_text()) if out.is_file() else collect(out)

@@ -34,9 +34,8 @@ import time
 from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
-from common import ROOT, machine_line, publish  # noqa: E402
-
 import numpy as np  # noqa: E402
+from common import ROOT, machine_line, publish  # noqa: E402
 
 from npbandit.envs.blackbox import make_test_function, problem_objective  # noqa: E402
 
@@ -63,8 +62,8 @@ class Clock:
 
     @contextlib.contextmanager
     def installed(self):
-        import npbandit.integrations.optuna as integration
         import npbandit.acquisition.proposal as bo  # the proposal step both routes call
+        import npbandit.integrations.optuna as integration
         from npbandit import NPModel
 
         def timed(fn, bucket):

@@ -21,7 +21,6 @@ from tqdm import tqdm
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 from common import ROOT, publish  # noqa: E402
-
 from regression_ll import describe, provenance, steps_text  # noqa: E402
 
 from npbandit import load_surrogate  # noqa: E402

@@ -72,7 +72,6 @@ def plot(runs: dict[str, dict[str, Any]], keys: list[str], name: str, minutes: b
 
     matplotlib.use("Agg")
     import matplotlib.pyplot as plt
-
     from benchmarks.common import save_figure
 
     fig, axes = plt.subplots(2, len(keys), figsize=(3.7 * len(keys) + 1, 6.5), squeeze=False)

@@ -24,10 +24,18 @@ import statistics
 import sys
 from pathlib import Path
 
-
 sys.path.insert(0, str(Path(__file__).resolve().parent))
-from common import (ROOT, add_cluster_arguments, is_current, machine_line, new_figure, prepare_db, publish,  # noqa: E402
-                    run_jobs, save_figure)
+from common import (  # noqa: E402
+    ROOT,
+    add_cluster_arguments,
+    is_current,
+    machine_line,
+    new_figure,
+    prepare_db,
+    publish,
+    run_jobs,
+    save_figure,
+)
 
 RUN_THREADS = 1  # torch threads per run (each worker process sets it)
 COMMAND = "python experiments/benchmarks/wheel.py --workers 2"

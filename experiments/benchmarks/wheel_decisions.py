@@ -29,8 +29,14 @@ DELTAS = [0.5, 0.7, 0.9, 0.95, 0.99]
 
 
 def decision_quality(model, delta: float, history: int, generator: torch.Generator) -> dict[str, float]:
-    from npbandit.priors.wheel import (LARGE_REWARD_STD, N_ARMS, SMALL_REWARD_STD, RewardFill, sample_unit_disc,
-                                      wheel_mean_rewards)
+    from npbandit.priors.wheel import (
+        LARGE_REWARD_STD,
+        N_ARMS,
+        SMALL_REWARD_STD,
+        RewardFill,
+        sample_unit_disc,
+        wheel_mean_rewards,
+    )
 
     tasks = 16
     x = sample_unit_disc(generator, tasks, history)

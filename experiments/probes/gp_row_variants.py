@@ -29,9 +29,9 @@ VARIANTS = {"rbf": {}, "rbf-repeats": {"avoid_repeats": False}, "rbf-init10": {"
 
 
 def main() -> None:
+    import bo
     import torch
 
-    import bo
     from npbandit.envs import BlackBoxEnv
     from npbandit.loop import run_episode
     from npbandit.policies import BOPolicy
