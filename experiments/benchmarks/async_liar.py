@@ -125,7 +125,8 @@ def main(argv: list[str] | None = None) -> None:
         for label, q, liar in cells:
             # runs recorded before runs kept a trace (log10 regret after each evaluation) run again
             runs.get(f"{label}|q{q}|{liar}|{seed}|{settings}",
-                     lambda: replay(label, q, liar, seed, args.budget, args.eval_s, args.propose_s, args.surrogate),
+                     lambda label=label, q=q, liar=liar, seed=seed: replay(
+                         label, q, liar, seed, args.budget, args.eval_s, args.propose_s, args.surrogate),
                      redo=lambda kept: "trace" not in kept)
     record = runs.runs
     lines = render(record, args, cells, settings)

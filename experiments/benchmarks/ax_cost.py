@@ -296,7 +296,7 @@ def render(results: list[dict], budget: int, seeds: int, versions: str, command:
             med["cpu_ratio"] = ratio(route, "cpu_per_trial")
         summary[route] = med
 
-        def cell(key: str, fmt: str) -> str:
+        def cell(key: str, fmt: str, med: dict = med) -> str:
             return format(med[key], fmt) if key in med else "–"
 
         lines.append(f"| {route} | {med['s_per_trial']:.2f} | {cell('cpu_per_trial', '.2f')} | {med['acqf_s']:.2f} | "

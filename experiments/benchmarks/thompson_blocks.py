@@ -81,8 +81,8 @@ def draw_times(surrogate, blocks: list, n_candidates: int) -> dict:
     with torch.no_grad():
         for b in blocks:
             size = _blocks_of(b, n_candidates)
-            times[b] = median_time(lambda: model.joint_sample(candidates, 1, g, block_size=size), min_reps=3,
-                                   budget_s=5.0)
+            times[b] = median_time(lambda size=size: model.joint_sample(candidates, 1, g, block_size=size),
+                                   min_reps=3, budget_s=5.0)
             print(f"b_Q={b}: {times[b]:.3f} s per draw", flush=True)
     return times
 

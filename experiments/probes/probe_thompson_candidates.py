@@ -59,7 +59,8 @@ def main(argv: list[str] | None = None) -> None:
             for n in args.candidates:
                 for draw in DRAWS:
                     runs.get(key(args.model, label, n, draw, args.budget, seed),
-                             lambda: one(args.model, draw, n, label, seed, args.budget))
+                             lambda draw=draw, n=n, label=label, seed=seed: one(args.model, draw, n, label, seed,
+                                                                                args.budget))
     record = runs.runs
     for label in args.functions:
         for n in args.candidates:
