@@ -21,7 +21,7 @@ one), and the median log10 regret of q = 1 stopped after fewer evaluations (each
 its trace): the price of proposing with results outstanding. A 10-seed median moves by
 several tenths between seeds sets and machines; 30 seeds are the published setting.
 
-    python experiments/benchmarks/async_liar.py                                   # tnpd-bo, 30 seeds, q = 4 (3-4 CPU hours)
+    python experiments/benchmarks/async_liar.py                                   # tnpd-bo, 30 seeds, q = 4 (3-4 CPU h)
     python experiments/benchmarks/async_liar.py --surrogate cmanp                 # cmanp-bo
     python experiments/benchmarks/async_liar.py --seeds 2 --budget 24 --no-write  # a quick look
 """

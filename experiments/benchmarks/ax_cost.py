@@ -273,7 +273,8 @@ def render(results: list[dict], budget: int, seeds: int, versions: str, command:
              "float32, NPModel's default). `ax-logei`: plus `botorch_acqf_class=LogExpectedImprovement`. `ax-matched`: "
              "`ax-logei` with `optimize`'s 10 restarts and 512 raw samples (the node's `generator_gen_kwargs`). "
              "`ax-f64`: `ax` "
-             "with `network_dtype=torch.float64` (the dtype of Ax's data). `ax-gp`: Ax's own default model (`method=\"fast\"`), for scale. "
+             "with `network_dtype=torch.float64` (the dtype of Ax's data). `ax-gp`: Ax's own default model "
+             "(`method=\"fast\"`), for scale. "
              "Seconds per model-based trial (median over seeds; wall clock, and the process's CPU time, "
              "steadier on a shared machine), the wall clock split into the acquisition optimisation "
              "(`optimize_acqf`, every attempt), building the `NPModel` and the rest (the framework); per run "
@@ -283,8 +284,8 @@ def render(results: list[dict], budget: int, seeds: int, versions: str, command:
              "an optimisation again when any restart fails), the Sobol fallbacks; ratio: per seed, then the "
              "median (wall clock; CPU time). Routes of a seed run back to back in rotating order on a machine "
              "shared with other work.", "",
-             "| route | s / trial | CPU s / trial | optimize_acqf | NPModel | rest | x `optimize` | x `optimize` (CPU) | "
-             "evaluations / trial | acqf runs | retries | Sobol fallbacks | best value |",
+             "| route | s / trial | CPU s / trial | optimize_acqf | NPModel | rest | x `optimize` | "
+             "x `optimize` (CPU) | evaluations / trial | acqf runs | retries | Sobol fallbacks | best value |",
              "|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|"]
     summary = {}
     keys = ("s_per_trial", "acqf_s", "model_s", "rest_s", "acqf_runs", "retries", "fallbacks", "best")
@@ -373,7 +374,8 @@ def main(argv: list[str] | None = None) -> None:
     parser.add_argument("--routes", nargs="+", choices=ROUTES, default=list(ROUTES))
     parser.add_argument("--profile", action="store_true", help="add a cProfile of one ax run")
     parser.add_argument("--no-write", action="store_true")
-    parser.add_argument("--no-run", action="store_true", help="re-render the section from experiments/log/results/" + JSON_NAME)
+    parser.add_argument("--no-run", action="store_true",
+                        help="re-render the section from experiments/log/results/" + JSON_NAME)
     args = parser.parse_args(argv)
     if "optimize" not in args.routes:
         parser.error("--routes must include optimize (every ratio is to it)")

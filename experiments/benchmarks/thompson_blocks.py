@@ -19,7 +19,7 @@ what the joint loses. For each ``b_Q``:
   is drawn given the earlier blocks' draws, folded in with ``update``, and a model whose
   spread barely narrows at the points it is given adds a fresh spread with every block).
 
-    python experiments/benchmarks/thompson_blocks.py                 # cmanp-and-bo, writes experiments/log/benchmarks.md
+    python experiments/benchmarks/thompson_blocks.py  # cmanp-and-bo, writes experiments/log/benchmarks.md
     python experiments/benchmarks/thompson_blocks.py --batches 2 --no-write
 """
 
