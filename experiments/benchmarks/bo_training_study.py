@@ -42,7 +42,7 @@ import time
 from pathlib import Path
 from typing import Any
 
-sys.path.insert(0, str(Path(__file__).resolve().parents[2]))
+sys.path.insert(0, str(Path(__file__).resolve().parents[1]))  # experiments/: the benchmarks package
 
 COMMAND = "python experiments/benchmarks/bo_training_study.py --out runs/study --minutes 8 --eval-every 500"
 STEPS = 200_000  # the cosine schedule's length: nearly constant over a study, and the long run's total
