@@ -21,7 +21,7 @@ one), and the median log10 regret of q = 1 stopped after fewer evaluations (each
 its trace): the price of proposing with results outstanding. A 10-seed median moves by
 several tenths between seeds sets and machines; 30 seeds are the published setting.
 
-    python experiments/benchmarks/async_liar.py                                   # tnpd-bo, 30 seeds, q = 4 (3-4 CPU hours)
+    python experiments/benchmarks/async_liar.py                                   # tnpd-bo, 30 seeds, q = 4 (3-4 CPU h)
     python experiments/benchmarks/async_liar.py --surrogate cmanp                 # cmanp-bo
     python experiments/benchmarks/async_liar.py --seeds 2 --budget 24 --no-write  # a quick look
 """
@@ -125,7 +125,8 @@ def main(argv: list[str] | None = None) -> None:
         for label, q, liar in cells:
             # runs recorded before runs kept a trace (log10 regret after each evaluation) run again
             runs.get(f"{label}|q{q}|{liar}|{seed}|{settings}",
-                     lambda: replay(label, q, liar, seed, args.budget, args.eval_s, args.propose_s, args.surrogate),
+                     lambda label=label, q=q, liar=liar, seed=seed: replay(
+                         label, q, liar, seed, args.budget, args.eval_s, args.propose_s, args.surrogate),
                      redo=lambda kept: "trace" not in kept)
     record = runs.runs
     lines = render(record, args, cells, settings)

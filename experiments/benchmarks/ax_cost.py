@@ -49,9 +49,8 @@ import warnings
 from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
-from common import ROOT, machine_line, publish  # noqa: E402
-
 import numpy as np  # noqa: E402
+from common import ROOT, machine_line, publish  # noqa: E402
 
 from npbandit.envs.blackbox import make_test_function, problem_objective  # noqa: E402
 
@@ -274,7 +273,8 @@ def render(results: list[dict], budget: int, seeds: int, versions: str, command:
              "float32, NPModel's default). `ax-logei`: plus `botorch_acqf_class=LogExpectedImprovement`. `ax-matched`: "
              "`ax-logei` with `optimize`'s 10 restarts and 512 raw samples (the node's `generator_gen_kwargs`). "
              "`ax-f64`: `ax` "
-             "with `network_dtype=torch.float64` (the dtype of Ax's data). `ax-gp`: Ax's own default model (`method=\"fast\"`), for scale. "
+             "with `network_dtype=torch.float64` (the dtype of Ax's data). `ax-gp`: Ax's own default model "
+             "(`method=\"fast\"`), for scale. "
              "Seconds per model-based trial (median over seeds; wall clock, and the process's CPU time, "
              "steadier on a shared machine), the wall clock split into the acquisition optimisation "
              "(`optimize_acqf`, every attempt), building the `NPModel` and the rest (the framework); per run "
@@ -284,8 +284,8 @@ def render(results: list[dict], budget: int, seeds: int, versions: str, command:
              "an optimisation again when any restart fails), the Sobol fallbacks; ratio: per seed, then the "
              "median (wall clock; CPU time). Routes of a seed run back to back in rotating order on a machine "
              "shared with other work.", "",
-             "| route | s / trial | CPU s / trial | optimize_acqf | NPModel | rest | x `optimize` | x `optimize` (CPU) | "
-             "evaluations / trial | acqf runs | retries | Sobol fallbacks | best value |",
+             "| route | s / trial | CPU s / trial | optimize_acqf | NPModel | rest | x `optimize` | "
+             "x `optimize` (CPU) | evaluations / trial | acqf runs | retries | Sobol fallbacks | best value |",
              "|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|"]
     summary = {}
     keys = ("s_per_trial", "acqf_s", "model_s", "rest_s", "acqf_runs", "retries", "fallbacks", "best")
@@ -297,7 +297,7 @@ def render(results: list[dict], budget: int, seeds: int, versions: str, command:
             med["cpu_ratio"] = ratio(route, "cpu_per_trial")
         summary[route] = med
 
-        def cell(key: str, fmt: str) -> str:
+        def cell(key: str, fmt: str, med: dict = med) -> str:
             return format(med[key], fmt) if key in med else "–"
 
         lines.append(f"| {route} | {med['s_per_trial']:.2f} | {cell('cpu_per_trial', '.2f')} | {med['acqf_s']:.2f} | "
@@ -374,7 +374,8 @@ def main(argv: list[str] | None = None) -> None:
     parser.add_argument("--routes", nargs="+", choices=ROUTES, default=list(ROUTES))
     parser.add_argument("--profile", action="store_true", help="add a cProfile of one ax run")
     parser.add_argument("--no-write", action="store_true")
-    parser.add_argument("--no-run", action="store_true", help="re-render the section from experiments/log/results/" + JSON_NAME)
+    parser.add_argument("--no-run", action="store_true",
+                        help="re-render the section from experiments/log/results/" + JSON_NAME)
     args = parser.parse_args(argv)
     if "optimize" not in args.routes:
         parser.error("--routes must include optimize (every ratio is to it)")

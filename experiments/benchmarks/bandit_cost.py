@@ -71,11 +71,12 @@ def main(argv: list[str] | None = None) -> None:
     lines = ["## Wheel-bandit run cost", "",
              f"Command: `{COMMAND}` (CPU: {machine_line()}). One {args.steps}-step run per policy, delta = 0.9, "
              "seed 0, logged to SQLite. Per-step cost = act + observe (median over 10 steps around t).", "",
-             "| policy | step at t≈10 (ms) | step at t≈2000 (ms) | ratio | run wall time (s) | loop + logging overhead (s) |",
+             "| policy | step at t≈10 (ms) | step at t≈2000 (ms) | ratio | run wall time (s) | "
+             "loop + logging overhead (s) |",
              "|---|---:|---:|---:|---:|---:|"]
     for r in rows:
-        lines.append(f"| {r['policy']} | {r['early_ms']:.2f} | {r['late_ms']:.2f} | {r['late_ms'] / r['early_ms']:.2f}x | "
-                     f"{r['wall_s']:.1f} | {r['overhead_s']:.2f} |")
+        lines.append(f"| {r['policy']} | {r['early_ms']:.2f} | {r['late_ms']:.2f} | "
+                     f"{r['late_ms'] / r['early_ms']:.2f}x | {r['wall_s']:.1f} | {r['overhead_s']:.2f} |")
     lines.append(f"\nSQLite write rate through `RunLogger` (commit_every = 50): {write_rate:,.0f} steps/s.")
     text = "\n".join(lines) + "\n"
     print(text)

@@ -201,13 +201,16 @@ def summarise(runs: dict, functions: list[str], seeds: int, qs: list[int]) -> di
 def render(summary: dict, args) -> str:
     methods = [*(f"q={q}" for q in args.qs), *([] if args.no_optuna else [OPTUNA])]
     lines = ["## Asynchronous BO on a Dask LocalCluster (issue 17)", "",
-             f"Command: `{args.command}` (CPU: {machine_line(RUN_THREADS)}{'; ' + args.note if args.note else ''}). This table: the "
+             f"Command: `{args.command}` (CPU: {machine_line(RUN_THREADS)}"
+             f"{'; ' + args.note if args.note else ''}). This table: the "
              "runs completed so far (seeds per cell below; the script resumes where it stopped). "
              f"{args.budget} evaluations of an objective that sleeps {args.sleep:g} s and returns the "
              f"function's value; `npbandit.optimize` with `surrogate=\"{args.surrogate}\"` (LogEI, 2d + 1 Sobol "
-             f"points, the trust region: the defaults) and `batch_size=q` on a {WORKERS}-worker Dask `LocalCluster` (one thread per worker; "
+             f"points, the trust region: the defaults) and `batch_size=q` on a {WORKERS}-worker Dask `LocalCluster` "
+             "(one thread per worker; "
              "`executor=client.get_executor()`, q = 1 included); pending points believed at the "
-             f"{args.liar} value the model sees (a constant liar, `liar=\"{args.liar}\"`). {OPTUNA}: Optuna {OPTUNA_VERSION} `TPESampler(seed=seed, constant_liar=True)`, "
+             f"{args.liar} value the model sees (a constant liar, `liar=\"{args.liar}\"`). {OPTUNA}: Optuna "
+             f"{OPTUNA_VERSION} `TPESampler(seed=seed, constant_liar=True)`, "
              f"`study.optimize(n_jobs={WORKERS})` on the same objective. Wall time: first submission to last "
              "result, median [25 %, 75 %] over seeds, and its ratio to q = 1 (of the medians); regret: final "
              "log10 simple regret, median [25 %, 75 %]; proposing: seconds the driver spent proposing points over the "
@@ -317,8 +320,8 @@ def main(argv: list[str] | None = None) -> None:
         from distributed import Client, LocalCluster
 
         start = time.perf_counter()
-        with LocalCluster(n_workers=WORKERS, threads_per_worker=1, processes=False, dashboard_address=None) as cluster, \
-                Client(cluster) as client:
+        with LocalCluster(n_workers=WORKERS, threads_per_worker=1, processes=False,
+                          dashboard_address=None) as cluster, Client(cluster) as client:
             executor = client.get_executor()
             for seed, label, method in todo:
                 if args.stop_after_minutes is not None and time.perf_counter() - start > 60 * args.stop_after_minutes:

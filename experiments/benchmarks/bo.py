@@ -42,8 +42,17 @@ from pathlib import Path
 import numpy as np
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
-from common import (ROOT, add_cluster_arguments, is_current, machine_line, new_figure, prepare_db, publish,  # noqa: E402
-                    run_jobs, save_figure)
+from common import (  # noqa: E402
+    ROOT,
+    add_cluster_arguments,
+    is_current,
+    machine_line,
+    new_figure,
+    prepare_db,
+    publish,
+    run_jobs,
+    save_figure,
+)
 
 from npbandit.policies.base import Policy  # noqa: E402
 from npbandit.policies.bo import REPEAT_DISTANCE  # noqa: E402  (what avoid_repeats avoids)
@@ -408,9 +417,11 @@ def main(argv: list[str] | None = None) -> None:
     if args.seeds != 10:
         command += f" --seeds {args.seeds}"
     heading = ("## Bayesian optimisation regret (protocols.md §4)" if args.section == "bo" else
-               f"### Bayesian optimisation regret, {', '.join(args.methods)} (protocols.md §4; run beside the main table)")
+               f"### Bayesian optimisation regret, {', '.join(args.methods)} "
+               "(protocols.md §4; run beside the main table)")
     lines = [heading, "",
-             f"Command: `{command}` (CPU: {machine_line(RUN_THREADS)}). Minimisation, {args.budget} evaluations including "
+             f"Command: `{command}` (CPU: {machine_line(RUN_THREADS)}). Minimisation, "
+             f"{args.budget} evaluations including "
              f"the 2d + 1 Sobol points (identical across methods for a seed), {args.seeds} seeds. log10 simple "
              "regret at the last evaluation: median [25 %, 75 %]; seconds per iteration (act + observe), mean.", "",
              method_notes(args.methods), "",
@@ -429,7 +440,8 @@ def main(argv: list[str] | None = None) -> None:
                                    "repeats": statistics.median(r["repeats"] for r in rs),
                                    # per seed, so two columns can be compared seed by seed
                                    "final_by_seed": {str(r["seed"]): r["curve"][-1] for r in rs},
-                                   "quartile_curves": [list(quartiles(list(c))) for c in zip(*[r["curve"] for r in rs])]}
+                                   "quartile_curves": [list(quartiles(list(c)))
+                                                       for c in zip(*[r["curve"] for r in rs])]}
             cells.append(f"{med:.2f} [{q1:.2f}, {q3:.2f}] ({t:.2f} s)")
         lines.append(f"| {f} | " + " | ".join(cells) + " |")
     lines += ["", f"Repeats: share of the proposals after the initial design within {REPEAT_DISTANCE:g} (unit cube) "

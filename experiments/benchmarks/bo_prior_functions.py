@@ -60,7 +60,7 @@ class FourierFunction:
         return best
 
 
-@functools.lru_cache(maxsize=None)
+@functools.cache
 def _minimum(dim: int, lengthscale: float, seed: int) -> float:
     return FourierFunction(dim, lengthscale, seed).minimum(seed)
 
@@ -101,13 +101,15 @@ def main(argv: list[str] | None = None) -> None:
     args = parser.parse_args(argv)
     if args.lengthscale <= 0:
         raise SystemExit("--lengthscale must be positive")
-    jobs = [(m, d, args.lengthscale, s, args.budget) for d in args.dims for s in range(args.seeds) for m in args.methods]
+    jobs = [(m, d, args.lengthscale, s, args.budget)
+            for d in args.dims for s in range(args.seeds) for m in args.methods]
     runs = []
     with ProcessPoolExecutor(max_workers=args.workers) as pool:
         for run in tqdm(pool.map(one_run, *zip(*jobs)), total=len(jobs), desc="prior-function BO runs"):
             runs.append(run)
     lines = ["## BO on functions drawn from the training prior (diagnostic)", "",
-             f"Command: `{COMMAND}` (CPU: {machine_line(RUN_THREADS)}). Each seed is one RBF-GP sample path on the unit cube, "
+             f"Command: `{COMMAND}` (CPU: {machine_line(RUN_THREADS)}). Each seed is one RBF-GP sample path on the "
+             "unit cube, "
              f"lengthscale sqrt(d) x {args.lengthscale} (inside the `bo` prior's range), {args.budget} evaluations "
              f"including the 2d + 1 Sobol points, {args.seeds} seeds. Median [quartiles] of log10 final simple regret "
              "(floored at -6).", "",

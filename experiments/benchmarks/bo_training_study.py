@@ -42,7 +42,7 @@ import time
 from pathlib import Path
 from typing import Any
 
-sys.path.insert(0, str(Path(__file__).resolve().parents[2]))
+sys.path.insert(0, str(Path(__file__).resolve().parents[1]))  # experiments/: the benchmarks package
 
 COMMAND = "python experiments/benchmarks/bo_training_study.py --out runs/study --minutes 8 --eval-every 500"
 STEPS = 200_000  # the cosine schedule's length: nearly constant over a study, and the long run's total
@@ -67,8 +67,8 @@ CANDIDATES: dict[str, dict[str, Any]] = {
     "tnpd-ctx-sampled": {"model": "tnpd", "prior_params": {}, "loss": "sampled"},
     "te-pt-tnp-ctx-expected": {"model": "te-pt-tnp", "size": "small", **CTX},
     "te-pt-tnp-ctx-expected-from-shipped": {"model": "te-pt-tnp", "size": "small", **CTX, "init_from": "te-pt-tnp-bo"},
-    # what made te-pt-tnp-gp1d learn (experiments/log/results.md, "te-pt-tnp-gp1d"): 32 pseudo-tokens whose offsets start
-    # spread (uniform on [-0.5, 0.5]^d around the context's centre: the unit cube's extent)
+    # what made te-pt-tnp-gp1d learn (experiments/log/results.md, "te-pt-tnp-gp1d"): 32 pseudo-tokens whose
+    # offsets start spread (uniform on [-0.5, 0.5]^d around the context's centre: the unit cube's extent)
     "te-pt-tnp-ctx-expected-spread32": {"model": "te-pt-tnp", "size": "small", **CTX,
                                         "model_config": {"n_pseudo": 32, "pseudo_offset_range": 0.5}},
     "retreever-ctx-expected-from-shipped": {"model": "retreever", **CTX, "init_from": "retreever-bo"},
@@ -159,7 +159,6 @@ def render(out: Path, write: bool = True, budget_minutes: float = 6.5) -> str:
 
     matplotlib.use("Agg")
     import matplotlib.pyplot as plt
-
     from benchmarks.common import ROOT
 
     runs = json.loads(out.read_text()) if out.is_file() else collect(out)
@@ -207,7 +206,8 @@ def render(out: Path, write: bool = True, budget_minutes: float = 6.5) -> str:
 
         fig.savefig(figure_path("bo_training_study"), dpi=110)
         header = (f"Held-out log-likelihood (default `bo` prior, context-standardised, 16 x 16 tasks per d) at each "
-                  f"candidate's last evaluation. `{COMMAND}`; then `python experiments/benchmarks/bo_training_study.py --render "
+                  f"candidate's last evaluation. `{COMMAND}`; then "
+                  "`python experiments/benchmarks/bo_training_study.py --render "
                   f"<study dir or logs JSON>`.\n\n")
         publish("bo-training-study", header + text + "\n\n![learning curves](figures/bo_training_study.png)",
                 "bo_training_study.json", COMMAND, {"runs": runs}, pages=("benchmarks.md",))

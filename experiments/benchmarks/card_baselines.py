@@ -26,8 +26,7 @@ import torch
 
 from npbandit.priors import make_prior
 from npbandit.surrogates.pretrained import available_checkpoints, load_surrogate, read_card
-from npbandit.training.evaluation import (BASELINE, baseline_log_likelihood, eval_batches, evaluate,
-                                          evaluation_suite)
+from npbandit.training.evaluation import BASELINE, baseline_log_likelihood, eval_batches, evaluate, evaluation_suite
 
 #: card log-likelihoods are rounded to 4 decimals; float32 sums in another order move them a little more
 TOLERANCE = 2e-3

@@ -9,8 +9,8 @@ import platform
 import re
 import time
 from collections.abc import Callable
-from typing import Any
 from pathlib import Path
+from typing import Any
 
 import torch
 
@@ -39,7 +39,8 @@ def run_jobs(fn: Callable[..., object], jobs: list[tuple], workers: int, desc: s
     progress bar; the first failure is raised."""
     from concurrent.futures import ProcessPoolExecutor
 
-    from npbandit.cluster import dask_executor, leave_stop_signals_to_the_driver, run_jobs as run_all
+    from npbandit.cluster import dask_executor, leave_stop_signals_to_the_driver
+    from npbandit.cluster import run_jobs as run_all
     from npbandit.loop import stop_on_signals
 
     pool = (ProcessPoolExecutor(max_workers=workers, initializer=leave_stop_signals_to_the_driver)
@@ -83,9 +84,9 @@ def add_cluster_arguments(parser) -> None:
 def prepare_db(db: str) -> str:
     """``--db`` as every worker process sees it (:func:`npbandit.storage.shared_url`),
     the directory of an SQLite file created."""
-    from npbandit.storage import shared_url
-
     from sqlalchemy import make_url
+
+    from npbandit.storage import shared_url
 
     url = shared_url(db)
     parsed = make_url(url)
@@ -133,7 +134,7 @@ def is_current(run, checkpoint: str | None = None) -> bool:
     return sha == run.checkpoint_sha256
 
 
-@functools.lru_cache(maxsize=None)
+@functools.cache
 def _current_sha256(spec: str) -> str | None:
     """The sha256 of the checkpoint ``spec`` names now (a shipped name or a card path), or
     ``None`` where it names none (``gp``, an Optuna sampler's column)."""
@@ -171,7 +172,8 @@ def publish(section: str, text: str, json_name: str, command: str, payload: dict
     out = ROOT / "experiments" / "log" / "results" / json_name
     out.parent.mkdir(parents=True, exist_ok=True)
     out.write_text(json.dumps({"command": command, "machine": machine_line(threads), **payload}, indent=2) + "\n")
-    print(f"wrote the {section!r} section of {', '.join('docs/' + p for p in pages)} and experiments/log/results/{json_name}")
+    print(f"wrote the {section!r} section of {', '.join('docs/' + p for p in pages)} and "
+          f"experiments/log/results/{json_name}")
 
 
 def figure_path(name: str) -> Path:

@@ -15,8 +15,8 @@ weights (cost does not depend on training).
 The bars: peak memory at N = 100,000 within 1.5x of N = 1,000 (constant in N), and
 at most linear in M.
 
-    python experiments/benchmarks/joint_sampling.py                       # full table, writes experiments/log/benchmarks.md
-    python experiments/benchmarks/joint_sampling.py --quick --no-write    # small sizes, print only
+    python experiments/benchmarks/joint_sampling.py                     # full table into experiments/log/benchmarks.md
+    python experiments/benchmarks/joint_sampling.py --quick --no-write  # small sizes, print only
 """
 
 from __future__ import annotations

@@ -15,9 +15,9 @@ updating the ``NPModel`` are timed in every run; the rest is the route's own boo
 (``optimize``: the environment, the loop, the run log; Optuna: trials and storage).
 ``--profile`` adds a cProfile of one Optuna + SQLite study (top functions by own time).
 
-    python experiments/benchmarks/optuna_cost.py --profile           # 5 seeds, writes experiments/log/benchmarks.md
+    python experiments/benchmarks/optuna_cost.py --profile  # 5 seeds, writes experiments/log/benchmarks.md
     python experiments/benchmarks/optuna_cost.py --seeds 2 --no-write
-    python experiments/benchmarks/optuna_cost.py --no-run            # re-render from experiments/log/results/optuna_cost.json
+    python experiments/benchmarks/optuna_cost.py --no-run   # re-render from experiments/log/results/optuna_cost.json
 """
 
 from __future__ import annotations
@@ -34,9 +34,8 @@ import time
 from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
-from common import ROOT, machine_line, publish  # noqa: E402
-
 import numpy as np  # noqa: E402
+from common import ROOT, machine_line, publish  # noqa: E402
 
 from npbandit.envs.blackbox import make_test_function, problem_objective  # noqa: E402
 
@@ -63,8 +62,8 @@ class Clock:
 
     @contextlib.contextmanager
     def installed(self):
-        import npbandit.integrations.optuna as integration
         import npbandit.acquisition.proposal as bo  # the proposal step both routes call
+        import npbandit.integrations.optuna as integration
         from npbandit import NPModel
 
         def timed(fn, bucket):
@@ -223,7 +222,8 @@ def main(argv: list[str] | None = None) -> None:
     parser.add_argument("--budget", type=int, default=30)
     parser.add_argument("--profile", action="store_true", help="add a cProfile of one Optuna + SQLite study")
     parser.add_argument("--no-write", action="store_true")
-    parser.add_argument("--no-run", action="store_true", help="re-render the section from experiments/log/results/" + JSON_NAME)
+    parser.add_argument("--no-run", action="store_true",
+                        help="re-render the section from experiments/log/results/" + JSON_NAME)
     args = parser.parse_args(argv)
     torch.set_num_threads(THREADS)
     import optuna

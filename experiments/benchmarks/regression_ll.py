@@ -120,7 +120,8 @@ def main(argv: list[str] | None = None) -> None:
     parser.add_argument("--gp1d-batches", type=int, default=3000)
     parser.add_argument("--wheel-batches", type=int, default=500)
     parser.add_argument("--checkpoints", nargs="+",
-                        help="default: every shipped gp1d and wheel checkpoint (bo ones: experiments/benchmarks/bo_yardstick.py)")
+                        help="default: every shipped gp1d and wheel checkpoint "
+                             "(bo ones: experiments/benchmarks/bo_yardstick.py)")
     parser.add_argument("--no-write", action="store_true")
     parser.add_argument("--no-run", action="store_true", help="re-render the table from its JSON, evaluating nothing")
     args = parser.parse_args(argv)
@@ -141,13 +142,14 @@ def main(argv: list[str] | None = None) -> None:
         return
     names = args.checkpoints or [n for n in available_checkpoints() if read_card(n)["prior"]["name"] in PRIORS]
     if not names:
-        raise SystemExit("no checkpoints to evaluate (none ship yet); train them with experiments/training/train_shipped.sh")
+        raise SystemExit("no checkpoints to evaluate (none ship yet); "
+                         "train them with experiments/training/train_shipped.sh")
     for name in names:
         prior = read_card(name)["prior"]["name"]
         if prior not in PRIORS:
             raise SystemExit(f"--checkpoints: {name} was trained on the {prior!r} prior; this benchmark scores "
-                             f"{' and '.join(PRIORS)} checkpoints (bo ones: python experiments/benchmarks/bo_yardstick.py "
-                             f"--models {name})")
+                             f"{' and '.join(PRIORS)} checkpoints "
+                             f"(bo ones: python experiments/benchmarks/bo_yardstick.py --models {name})")
     results = []
     for name in names:
         model = load_surrogate(name)
@@ -343,7 +345,8 @@ def render(rows: list[dict], batches: dict[str, int], machine: str | None = None
              "true hyperparameters, `npbandit train --loss expected`: the sampled loss's expectation, without its "
              "sampling noise); all ours clip gradients at norm 1 and floor the predicted std at 0.001. The "
              "`*-bo` checkpoints are scored through `NPModel`, as a user gets them, by `python "
-             "experiments/benchmarks/bo_yardstick.py` (experiments/log/results.md, \"Training the `*-bo` surrogates\").", ""]
+             "experiments/benchmarks/bo_yardstick.py` (experiments/log/results.md, "
+             "\"Training the `*-bo` surrogates\").", ""]
     gp = [r for r in rows if r["prior"] == "gp1d"]
     if gp:
         lines += [f"### 1-D GP ({batches['gp1d']} batches x 16 tasks per kernel)", "",
@@ -389,7 +392,8 @@ def render(rows: list[dict], batches: dict[str, int], machine: str | None = None
             played = r["scores"].get("played")
             name = r["name"] + ("" if r.get("current", True) else " (an earlier version; not the one shipped)")
             lines.append(f"| {name} | {steps_text(r)} | {r['model']} | {r.get('encoding', RAW)} | "
-                         f"{r.get('history', 'random')} | {fmt(r['scores']['wheel'])} | {r['scores']['wheel'][2]:.3f} | "
+                         f"{r.get('history', 'random')} | {fmt(r['scores']['wheel'])} | "
+                         f"{r['scores']['wheel'][2]:.3f} | "
                          + ("- | - |" if played is None else f"{fmt(played)} | {played[2]:.3f} |"))
         if any(r.get("encoding", RAW).startswith("identity(y / 1)") for r in wheel):
             lines.append("\nFor raw-reward checkpoints (`identity(y / 1)`) the mean is dominated by rare batches in "

@@ -41,9 +41,9 @@ def main(argv: list[str] | None = None) -> None:
         with torch.inference_mode():
             state = model.condition(x, y)
             model.full_retrieval = False
-            tree_s = median_time(lambda: model.predict(state, xt))
+            tree_s = median_time(lambda state=state: model.predict(state, xt))
             model.full_retrieval = True
-            full_s = median_time(lambda: model.predict(state, xt))
+            full_s = median_time(lambda state=state: model.predict(state, xt))
             model.full_retrieval = False
         row = {"n": n, "tokens_read": model.tokens_read(n), "fraction": model.tokens_read(n) / n,
                "tree_ms": 1e3 * tree_s, "full_ms": 1e3 * full_s}

@@ -21,7 +21,6 @@ from tqdm import tqdm
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 from common import ROOT, publish  # noqa: E402
-
 from regression_ll import describe, provenance, steps_text  # noqa: E402
 
 from npbandit import load_surrogate  # noqa: E402
@@ -85,7 +84,8 @@ def render(rows: dict[str, dict | list[float]], batches: int) -> str:
     (rows written before those were recorded: the list of means); a row whose sha256 is
     not the shipped checkpoint's is marked."""
     lines = ["## Translation test: gp1d log-likelihood with every input shifted by Δ", "",
-             f"Command: `{COMMAND}`. RBF evaluation set of the regression table (1-D GP, noise 0.02, context and targets "
+             f"Command: `{COMMAND}`. RBF evaluation set of the regression table (1-D GP, noise 0.02, context and "
+             "targets "
              f"drawn on one interval), {batches} batches x 16 tasks, every input shifted by Δ; mean target "
              "log-likelihood ± standard error over batches (rows without one predate it); the last column is the "
              "largest drop from Δ = 0. Not the TE-TNP paper's translation protocol (protocols.md §2: a kernel "

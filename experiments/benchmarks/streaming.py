@@ -128,13 +128,14 @@ def render(rows: list[dict], sizes: list[int], tnpd_max_n: int) -> str:
         lines.append(f"- CMANP `predict` at N = {hi:,} vs {lo:,}: {ratio(c_hi['predict_ms'], c_lo['predict_ms'])}")
     c3 = by.get(("cmanp", 1000))
     if c3 and c_hi:
-        lines.append(f"- CMANP conditioning peak memory at N = {hi:,} vs 1,000: {ratio(c_hi['peak_mb'], c3['peak_mb'])} "
-                     "(bar ≤ 1.5x, chunked); "
+        lines.append(f"- CMANP conditioning peak memory at N = {hi:,} vs 1,000: "
+                     f"{ratio(c_hi['peak_mb'], c3['peak_mb'])} (bar ≤ 1.5x, chunked); "
                      f"default malloc: {ratio(c_hi['peak_mb_default_malloc'], c3['peak_mb_default_malloc'])}")
     c4, l4 = by.get(("cmanp", 10000)), by.get(("lbanp", 10000))
     if c4 and l4:
-        lines.append(f"- LBANP re-conditioning vs CMANP `update` at N = 10,000: {ratio(l4['update_ms'], c4['update_ms'])} "
-                     f"faster (bar ≥ 100x); counting CMANP's latent refresh before the next predict: "
+        lines.append(f"- LBANP re-conditioning vs CMANP `update` at N = 10,000: "
+                     f"{ratio(l4['update_ms'], c4['update_ms'])} faster (bar ≥ 100x); "
+                     "counting CMANP's latent refresh before the next predict: "
                      f"{ratio(l4['update_ms'], c4['update_refresh_ms'])}")
     for model in ("lbanp", "tnpd"):
         measured = [n for (m, n) in by if m == model]

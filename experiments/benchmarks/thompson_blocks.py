@@ -19,7 +19,7 @@ what the joint loses. For each ``b_Q``:
   is drawn given the earlier blocks' draws, folded in with ``update``, and a model whose
   spread barely narrows at the points it is given adds a fresh spread with every block).
 
-    python experiments/benchmarks/thompson_blocks.py                 # cmanp-and-bo, writes experiments/log/benchmarks.md
+    python experiments/benchmarks/thompson_blocks.py  # cmanp-and-bo, writes experiments/log/benchmarks.md
     python experiments/benchmarks/thompson_blocks.py --batches 2 --no-write
 """
 
@@ -81,8 +81,8 @@ def draw_times(surrogate, blocks: list, n_candidates: int) -> dict:
     with torch.no_grad():
         for b in blocks:
             size = _blocks_of(b, n_candidates)
-            times[b] = median_time(lambda: model.joint_sample(candidates, 1, g, block_size=size), min_reps=3,
-                                   budget_s=5.0)
+            times[b] = median_time(lambda size=size: model.joint_sample(candidates, 1, g, block_size=size),
+                                   min_reps=3, budget_s=5.0)
             print(f"b_Q={b}: {times[b]:.3f} s per draw", flush=True)
     return times
 

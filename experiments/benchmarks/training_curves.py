@@ -8,7 +8,7 @@ plot: one panel per suite entry, curves against steps (top) and hours (bottom).
 
     python experiments/benchmarks/training_curves.py training_runs/cmanp-gp1d-lr2 --section gp1d-long-runs
     python experiments/benchmarks/training_curves.py runs/probe-te-pt-tnp-gp1d/* --section te-pt-tnp-gp1d-probe --minutes
-"""
+"""  # noqa: E501 (printed verbatim by --help: the usage line stays one pasteable command)
 
 from __future__ import annotations
 
@@ -72,7 +72,6 @@ def plot(runs: dict[str, dict[str, Any]], keys: list[str], name: str, minutes: b
 
     matplotlib.use("Agg")
     import matplotlib.pyplot as plt
-
     from benchmarks.common import save_figure
 
     fig, axes = plt.subplots(2, len(keys), figsize=(3.7 * len(keys) + 1, 6.5), squeeze=False)
@@ -105,7 +104,8 @@ def render(run_dirs: list[Path], section: str, description: str, command: str, m
     text = table(runs, keys, minutes)
     if reference:
         text += "\n\nReference lines: " + "; ".join(
-            f"{ref}: " + " / ".join(f"{values[k]:.3f}" for k in keys if k in values) for ref, values in reference.items())
+            f"{ref}: " + " / ".join(f"{values[k]:.3f}" for k in keys if k in values)
+            for ref, values in reference.items())
     if write:
         from benchmarks.common import publish
 
@@ -141,7 +141,8 @@ def main(argv: list[str] | None = None) -> None:
     if "--description" in shown:  # the description is the section's text already
         i = shown.index("--description")
         del shown[i:i + 2]
-    command = "python experiments/benchmarks/training_curves.py " + shlex.join(str(a) for a in shown)  # pastes back as run
+    # pastes back as run
+    command = "python experiments/benchmarks/training_curves.py " + shlex.join(str(a) for a in shown)
     print(render(args.runs, args.section, args.description, command, args.minutes, reference or None,
                  tuple(args.page or ("benchmarks.md",)), write=not args.no_write))
 

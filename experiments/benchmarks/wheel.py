@@ -24,10 +24,18 @@ import statistics
 import sys
 from pathlib import Path
 
-
 sys.path.insert(0, str(Path(__file__).resolve().parent))
-from common import (ROOT, add_cluster_arguments, is_current, machine_line, new_figure, prepare_db, publish,  # noqa: E402
-                    run_jobs, save_figure)
+from common import (  # noqa: E402
+    ROOT,
+    add_cluster_arguments,
+    is_current,
+    machine_line,
+    new_figure,
+    prepare_db,
+    publish,
+    run_jobs,
+    save_figure,
+)
 
 RUN_THREADS = 1  # torch threads per run (each worker process sets it)
 COMMAND = "python experiments/benchmarks/wheel.py --workers 2"
@@ -116,7 +124,8 @@ def summarise(db: str, steps: int, deltas: list[float], policies: list[str], see
         key = (r.policy.removesuffix("-ucb"), r.env_params["delta"])
         finals.setdefault(key, []).append(rows[-1]["cumulative_regret"])
         tails.setdefault(key, []).append(statistics.fmean(s["regret"] for s in rows[-500:]))
-        curves.setdefault(key, []).append([rows[t]["cumulative_regret"] for t in range(CURVE_EVERY - 1, steps, CURVE_EVERY)])
+        curves.setdefault(key, []).append([rows[t]["cumulative_regret"]
+                                           for t in range(CURVE_EVERY - 1, steps, CURVE_EVERY)])
     out = {}
     for delta in deltas:
         if ("uniform", delta) not in finals:  # no normaliser yet (an interrupted first run)
@@ -163,7 +172,8 @@ def render(summary: dict, deltas: list[float], policies: list[str], steps: int, 
                f"### Wheel bandit, {', '.join(policies)} (protocols.md §3; run beside the main table)")
     figure = figure_name(section)
     lines = [heading, "",
-             f"Command: `{command}` (CPU: {machine_line(RUN_THREADS)}). {steps} rounds, {seeds} seeds per δ, UCB with β = 1 "
+             f"Command: `{command}` (CPU: {machine_line(RUN_THREADS)}). {steps} rounds, {seeds} seeds per δ, "
+             "UCB with β = 1 "
              "for the NP policies (shipped `*-wheel` checkpoints), the same reward tables for every policy. "
              "Cumulative regret normalised to Uniform = 100, mean ± std over seeds; simple regret = mean regret "
              "of the last 500 rounds, normalised the same way (std over seeds; the papers' code takes it over the "

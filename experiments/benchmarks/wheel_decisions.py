@@ -29,8 +29,14 @@ DELTAS = [0.5, 0.7, 0.9, 0.95, 0.99]
 
 
 def decision_quality(model, delta: float, history: int, generator: torch.Generator) -> dict[str, float]:
-    from npbandit.priors.wheel import (LARGE_REWARD_STD, N_ARMS, SMALL_REWARD_STD, RewardFill, sample_unit_disc,
-                                      wheel_mean_rewards)
+    from npbandit.priors.wheel import (
+        LARGE_REWARD_STD,
+        N_ARMS,
+        SMALL_REWARD_STD,
+        RewardFill,
+        sample_unit_disc,
+        wheel_mean_rewards,
+    )
 
     tasks = 16
     x = sample_unit_disc(generator, tasks, history)
@@ -40,7 +46,8 @@ def decision_quality(model, delta: float, history: int, generator: torch.Generat
     reward = means.gather(-1, played[..., None]) + std * torch.randn(tasks, history, 1, generator=generator)
     observed = torch.zeros(tasks, history, N_ARMS, dtype=torch.bool).scatter_(-1, played[..., None], True)
     y = torch.zeros(tasks, history, N_ARMS).scatter_(-1, played[..., None], reward)  # raw rewards
-    y = RewardFill(model.outcome_transform.fill).apply(y, observed, generator)  # as its prior did; noise: this generator
+    # filled as its prior did; the fill's noise comes from this generator
+    y = RewardFill(model.outcome_transform.fill).apply(y, observed, generator)
     with torch.no_grad():
         state = model.condition(x, y)
     xt = sample_unit_disc(generator, tasks, 500)
@@ -81,7 +88,8 @@ def main(argv: list[str] | None = None) -> None:
         rows.append(row)
     lines = ["## Wheel checkpoints: UCB decisions on held-out histories", "",
              f"Command: `{COMMAND}` (CPU: {machine_line()}). Per δ: 16 tasks with {args.history} past rounds of "
-             "a random arm (the others filled as the checkpoint's prior fills them), UCB (β = 1) at 500 fresh contexts. Cells: expected "
+             "a random arm (the others filled as the checkpoint's prior fills them), UCB (β = 1) at 500 fresh "
+             "contexts. Cells: expected "
              "regret per decision in % of Uniform's / fraction correct outside the wheel / inside.", "",
              "| checkpoint | steps | reward encoding | " + " | ".join(f"δ={d}" for d in args.deltas) + " |",
              "|---|---:|---|" + "---:|" * len(args.deltas)]

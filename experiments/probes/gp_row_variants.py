@@ -29,9 +29,9 @@ VARIANTS = {"rbf": {}, "rbf-repeats": {"avoid_repeats": False}, "rbf-init10": {"
 
 
 def main() -> None:
+    import bo
     import torch
 
-    import bo
     from npbandit.envs import BlackBoxEnv
     from npbandit.loop import run_episode
     from npbandit.policies import BOPolicy
@@ -64,7 +64,8 @@ def main() -> None:
         label = run.env_params.get("objective")
         if run.status == "completed" and run.policy.removeprefix("gp-") in args.variants and label in args.functions:
             last = run_steps(args.db, run.id)[-1]
-            finals.setdefault((run.policy, label), []).append(math.log10(last["best_value"] - run.env_params["optimal_value"]))
+            regret = last["best_value"] - run.env_params["optimal_value"]
+            finals.setdefault((run.policy, label), []).append(math.log10(regret))
     print("| variant | " + " | ".join(args.functions) + " |")
     print("|---|" + "---:|" * len(args.functions))
     for variant in args.variants:

@@ -77,7 +77,7 @@ def main(argv: list[str] | None = None) -> None:
         for seed in range(args.seeds):
             for rule in RULES:
                 runs.get(f"{label}|{args.surrogate}|q{args.q}|{args.budget}|{rule}|{seed}",
-                         lambda: replay(label, rule, seed))
+                         lambda label=label, rule=rule, seed=seed: replay(label, rule, seed))
     record = runs.runs
     for label in args.functions:
         vals = {rule: [record[f"{label}|{args.surrogate}|q{args.q}|{args.budget}|{rule}|{s}"]

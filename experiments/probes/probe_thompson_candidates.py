@@ -4,8 +4,9 @@
 ``cmanp-and-bo``'s joint draw is behind the marginal one on Hartmann-3, where the 2,048
 candidates of one draw share a rank-20 covariance in 3-D. This probe runs the BO suite's
 columns ``<model>-tr-thompson`` and ``<model>-tr-marginal-thompson`` (trust region, told the
-budget, the suite's Sobol designs; ``--model gp``: the suite's noise-free Matérn-5/2 GP) with ``BOPolicy(thompson_candidates=...)`` at several sizes,
-paired by seed; per-run results are kept in ``--out`` and reused.
+budget, the suite's Sobol designs; ``--model gp``: the suite's noise-free Matérn-5/2 GP) with
+``BOPolicy(thompson_candidates=...)`` at several sizes, paired by seed; per-run results are kept in
+``--out`` and reused.
 
     python experiments/probes/probe_thompson_candidates.py --functions hartmann3 --candidates 512 2048 --seeds 10
 """
@@ -59,7 +60,8 @@ def main(argv: list[str] | None = None) -> None:
             for n in args.candidates:
                 for draw in DRAWS:
                     runs.get(key(args.model, label, n, draw, args.budget, seed),
-                             lambda: one(args.model, draw, n, label, seed, args.budget))
+                             lambda draw=draw, n=n, label=label, seed=seed: one(args.model, draw, n, label, seed,
+                                                                                args.budget))
     record = runs.runs
     for label in args.functions:
         for n in args.candidates:

@@ -47,7 +47,8 @@ def one(method: str, label: str, seed: int, told_budget: bool, budget: int) -> d
 def main(argv: list[str] | None = None) -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("method", help="a trust-region column of experiments/benchmarks/bo.py, e.g. cmanp-bo-tr")
-    parser.add_argument("functions", nargs="+", help="experiments/benchmarks/bo.py function labels, e.g. branin hartmann3")
+    parser.add_argument("functions", nargs="+",
+                        help="experiments/benchmarks/bo.py function labels, e.g. branin hartmann3")
     parser.add_argument("--seeds", type=int, default=10)
     parser.add_argument("--budget", type=int, default=60)
     parser.add_argument("--out", type=Path, help="JSON of every run (default: print only)")

@@ -39,7 +39,8 @@ def main(argv: list[str] | None = None) -> None:
     card = source.card
     training = {"widened_from": {"name": card["name"], "sha256": card["sha256"],
                                  "steps": card.get("training", {}).get("steps"),
-                                 "n_latents": source.config.n_latents, "n_block_latents": source.config.n_block_latents},
+                                 "n_latents": source.config.n_latents,
+                                 "n_block_latents": source.config.n_block_latents},
                 "noise_std": args.noise * scale, "seed": args.seed}
     path = save_pretrained(wide, args.out, args.name or card["name"], prior=card["prior"], training=training,
                            evaluation=card.get("evaluation", {}))
