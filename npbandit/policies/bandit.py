@@ -208,12 +208,12 @@ class NPBanditPolicy(Policy):
 
     def __init__(self, surrogate: NeuralProcess, rule: str = "ucb", beta: float = 1.0,
                  fill: RewardFill | str | None = None, threads: int | str | None = None) -> None:
-        self.threads = check_threads("threads", threads)
         if not isinstance(surrogate, NeuralProcess):
             raise TypeError(f"surrogate must be an npbandit NeuralProcess, got {type(surrogate).__name__}")
         if rule not in RULES:
             raise ValueError(f"rule must be one of {RULES}, got {rule!r}")
         beta = check_real("beta", beta, low=0.0)
+        self.threads = check_threads("threads", threads)
         card = getattr(surrogate, "card", None)
         if card is not None:  # a checkpoint of another prior would fail later, on a shape or silently
             from npbandit.surrogates.pretrained import check_checkpoint_kind
@@ -265,7 +265,8 @@ class NPBanditPolicy(Policy):
             return int(self.rng.integers(self.n_arms))
         x = torch.as_tensor(np.asarray(obs), **self._like).reshape(1, 1, -1)
         if self.rule == "thompson" and self.surrogate.joint_predictive:
-            with torch.no_grad(), torch_threads(self.threads):  # data units; the encoding is one increasing map for every arm: same argmax
+            # data units; the encoding is one increasing map for every arm: same argmax
+            with torch.no_grad(), torch_threads(self.threads):
                 return int(torch.argmax(self.surrogate.sample(self.state, x, 1, self.torch_rng)[0, 0, 0]))
         with torch.no_grad(), torch_threads(self.threads):
             dist = self.surrogate.predict(self.state, x).encoded  # model units (see the class docstring)
@@ -316,10 +317,10 @@ class GPUCBPolicy(Policy):
 
     def __init__(self, n_arms: int = 5, beta: float = 1.0, refit_every: int = 50,
                  threads: int | str | None = None) -> None:
-        self.threads = check_threads("threads", threads)
         self.n_arms = check_int("n_arms", n_arms, minimum=2)
         self.beta = check_real("beta", beta, low=0.0)
         self.refit_every = check_int("refit_every", refit_every, minimum=1)
+        self.threads = check_threads("threads", threads)
 
     def reset(self, seed: int | None = None) -> None:
         super().reset(seed)
