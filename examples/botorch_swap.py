@@ -10,6 +10,12 @@ problem's inputs already live in the unit cube). Only the model line differs:
 The fitting line after it, ``fit_gpytorch_mll(ExactMarginalLogLikelihood(model.likelihood,
 model))``, stays for both: for the pretrained NP it fits nothing.
 
+Both loops run inside ``torch_threads()``: one torch thread (``NPBANDIT_THREADS`` or
+``OMP_NUM_THREADS`` says otherwise). ``NPModel`` runs its own network calls so anyway; the
+block also covers BoTorch's arithmetic around them and the gradients ``optimize_acqf`` takes
+back through the network, which on many threads cost a small model far more than they
+compute, most of all on a busy machine.
+
 Run:  .venv/bin/python examples/botorch_swap.py [--iterations 30] [--seed 0]
 """
 
@@ -29,6 +35,7 @@ from botorch.utils.sampling import draw_sobol_samples
 from gpytorch.mlls import ExactMarginalLogLikelihood
 
 from npbandit.models import NPModel
+from npbandit.threads import torch_threads
 
 
 def run(kind: str, iterations: int, seed: int) -> tuple[list[float], float]:
@@ -37,17 +44,18 @@ def run(kind: str, iterations: int, seed: int) -> tuple[list[float], float]:
     X = draw_sobol_samples(bounds, n=2 * 6 + 1, q=1, seed=seed).squeeze(1)
     Y = problem(X).unsqueeze(-1)
     regrets, start = [], time.perf_counter()
-    for _ in range(iterations):
-        if kind == "gp":
-            model = SingleTaskGP(X, Y)
-        else:
-            model = NPModel.from_pretrained("cmanp-bo", X, Y)
-        fit_gpytorch_mll(ExactMarginalLogLikelihood(model.likelihood, model))
-        acq = LogExpectedImprovement(model, best_f=Y.max())
-        candidate, _ = optimize_acqf(acq, bounds, q=1, num_restarts=10, raw_samples=512)
-        X = torch.cat([X, candidate])
-        Y = torch.cat([Y, problem(candidate).unsqueeze(-1)])
-        regrets.append(problem.optimal_value - Y.max().item())
+    with torch_threads():  # the whole loop on npbandit's thread count, this process's count back after it
+        for _ in range(iterations):
+            if kind == "gp":
+                model = SingleTaskGP(X, Y)
+            else:
+                model = NPModel.from_pretrained("cmanp-bo", X, Y)
+            fit_gpytorch_mll(ExactMarginalLogLikelihood(model.likelihood, model))
+            acq = LogExpectedImprovement(model, best_f=Y.max())
+            candidate, _ = optimize_acqf(acq, bounds, q=1, num_restarts=10, raw_samples=512)
+            X = torch.cat([X, candidate])
+            Y = torch.cat([Y, problem(candidate).unsqueeze(-1)])
+            regrets.append(problem.optimal_value - Y.max().item())
     return regrets, time.perf_counter() - start
 
 

@@ -20,6 +20,7 @@ from npbandit.transforms.standardize import standardization
 from npbandit.storage import DEFAULT_URL, RunLogger
 from npbandit.surrogates.pretrained import (UnknownCheckpointError, check_checkpoint_kind, fitting_checkpoints,
                                             read_card)
+from npbandit.threads import resolve_threads
 from npbandit.validation import check_bool, check_int
 
 __all__ = ["optimize", "OptimizeResult", "SURROGATES", "objective_label"]
@@ -53,7 +54,7 @@ def optimize(objective: Callable[[Any], float], bounds: Any, surrogate: str = "t
              optimal_value: float | None = None, batch_size: int = 1, executor: Any = None,
              eval_timeout: float | None = None, output_warp: str | None = None,
              avoid_repeats: bool = True, trust_region: bool | None = None,
-             liar: str = DEFAULT_LIAR) -> OptimizeResult:
+             liar: str = DEFAULT_LIAR, threads: int | str | None = None) -> OptimizeResult:
     """Optimise ``objective`` over the box ``bounds`` with a pretrained NP surrogate.
 
     Args:
@@ -127,6 +128,12 @@ def optimize(objective: Callable[[Any], float], bounds: Any, surrogate: str = "t
             the kriging believer: the surrogate's mean surface stays where the data put it,
             so near a sharp optimum the next proposal is not pushed away by a value the
             region never showed.
+        threads: torch's intra-op threads while the surrogate proposes a point or takes in
+            an observation (:class:`~npbandit.threads.torch_threads`; the objective's calls
+            keep the caller's count): a positive int, ``"torch"`` (torch's own count) or
+            ``None`` (default: ``NPBANDIT_THREADS``, else ``OMP_NUM_THREADS`` /
+            ``MKL_NUM_THREADS``, else 1: a small network on many threads mostly waits for
+            them, the more so on a machine whose cores are busy).
 
     Raises:
         ValueError / TypeError: a bad argument, naming it; ``surrogate`` also when the
@@ -160,6 +167,7 @@ def optimize(objective: Callable[[Any], float], bounds: Any, surrogate: str = "t
     if trust_region is not None and not isinstance(trust_region, bool):
         raise TypeError(f"trust_region must be a bool or None, got {type(trust_region).__name__}")
     check_liar(liar)
+    resolve_threads(threads)  # a bad threads or $NPBANDIT_THREADS fails before anything is evaluated
     _check_async(executor, batch_size, eval_timeout)
     label = objective_label(objective) if name is None else _check_name(name)
     if optimal_value is not None:
@@ -180,7 +188,8 @@ def optimize(objective: Callable[[Any], float], bounds: Any, surrogate: str = "t
     else:
         policy = _StandardisedDataCheck(BOPolicy(d, model=model, acquisition=acquisition, n_init=n_init,
                                                      output_warp=output_warp, avoid_repeats=avoid_repeats,
-                                                     trust_region=trust_region, liar=liar, budget=budget))
+                                                     trust_region=trust_region, liar=liar, budget=budget,
+                                                     threads=threads))
     info = {"kind": "bo", "env_id": "npbandit/BlackBox-v0",
             "env_params": {"objective": label, "dim": d, "bounds": box.tolist(), "minimize": bool(minimize),
                            "budget": budget, "optimal_value": optimal_value}}

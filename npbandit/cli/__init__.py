@@ -4,7 +4,12 @@ One module per command (:mod:`~npbandit.cli.demo`, :mod:`~npbandit.cli.optimize`
 :mod:`~npbandit.cli.bandit`, :mod:`~npbandit.cli.report`, :mod:`~npbandit.cli.train`,
 :mod:`~npbandit.cli.models`), each with its ``COMMAND`` name, ``add_arguments(parser)`` and
 ``run(args) -> int``; this module builds the parser from them, gives the commands that
-log or read runs their ``--db`` option, and turns expected failures into one line on stderr.
+log or read runs their ``--db`` option, gives every command ``--threads`` (torch's intra-op
+threads, :mod:`npbandit.threads`) and runs it inside a :class:`~npbandit.threads.torch_threads`
+block at that count, and turns expected failures into one line on stderr. A command module
+may set ``DEFAULT_THREADS`` (``"torch"`` for ``train``: torch's own count unless told) or
+``SCOPES_THREADS = True`` (``optimize``: its ``run`` hands ``--threads`` to the library,
+which scopes it to the surrogate's work and leaves the user's objective at the caller's count).
 Every option's ``--help`` ends with the default that runs (:class:`~npbandit.cli.options.DefaultsHelpFormatter`).
 """
 
@@ -17,10 +22,11 @@ import sys
 from npbandit._version import __version__
 from npbandit.cli import bandit, demo, models, optimize, report, train
 from npbandit.cli.models import MODELS_NOTE, models_text
-from npbandit.cli.options import DefaultsHelpFormatter
+from npbandit.cli.options import DefaultsHelpFormatter, thread_count
 from npbandit.envs import ObjectiveError
 from npbandit.loop import RunInterrupted
 from npbandit.storage import DEFAULT_URL
+from npbandit.threads import THREADS_ENV, torch_threads
 
 __all__ = ["main", "build_parser", "models_text", "MODELS_NOTE", "COMMANDS"]
 
@@ -42,6 +48,11 @@ def build_parser() -> argparse.ArgumentParser:
         if command.USES_DB:
             sub.add_argument("--db", default=DEFAULT_URL,
                              help="the run database: a SQLAlchemy URL or an SQLite file path")
+        default = ("torch's own count" if getattr(command, "DEFAULT_THREADS", None) == "torch" else
+                   f"${THREADS_ENV}, else OMP_NUM_THREADS / MKL_NUM_THREADS, else 1")
+        sub.add_argument("--threads", type=thread_count, metavar="N",
+                         help=f"torch CPU threads for npbandit's own computation: a positive integer, or 'torch' for "
+                              f"torch's own count (default: {default})")
     return parser
 
 
@@ -57,9 +68,13 @@ def main(argv: list[str] | None = None) -> int:
     ``interrupted`` (``train``: its state is saved), one line says so, and the status is
     128 + the signal number."""
     args = build_parser().parse_args(argv)
-    run = {command.COMMAND: command.run for command in COMMANDS}[args.command]
+    command = {module.COMMAND: module for module in COMMANDS}[args.command]
+    threads = args.threads if args.threads is not None else getattr(command, "DEFAULT_THREADS", None)
     try:
-        return run(args)
+        if getattr(command, "SCOPES_THREADS", False):
+            return command.run(args)
+        with torch_threads(threads):
+            return command.run(args)
     except RunInterrupted as err:
         print(f"npbandit {args.command}: {err}", file=sys.stderr)
         return 128 + int(err.signum)

@@ -18,6 +18,7 @@ __all__ = ["COMMAND", "HELP", "add_arguments", "run"]
 COMMAND = "optimize"
 HELP = "Bayesian optimisation of a named test function or module:function"
 USES_DB = True
+SCOPES_THREADS = True  # --threads goes to optimize(threads=...): proposals only, not the objective's calls
 
 
 def add_arguments(opt: argparse.ArgumentParser) -> None:
@@ -104,7 +105,7 @@ def run(args: argparse.Namespace) -> int:
                           seed=args.seed, db=args.db, on_error=args.on_error, progress=progress(),
                           name=name, optimal_value=optimum, batch_size=batch_size, executor=executor,
                           eval_timeout=args.eval_timeout, output_warp=args.output_warp,
-                          trust_region=args.trust_region, liar=args.liar)
+                          trust_region=args.trust_region, liar=args.liar, threads=args.threads)
     print(f"run {result.run_id}: best value {result.best_value:.6g} at x = {result.best_x.tolist()} "
           f"after {len(result.history)} evaluations")
     return 0

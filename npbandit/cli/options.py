@@ -8,7 +8,7 @@ import json
 import sys
 from typing import Any
 
-__all__ = ["DefaultsHelpFormatter", "show_default", "positive_int", "parse_assignments", "progress"]
+__all__ = ["DefaultsHelpFormatter", "show_default", "positive_int", "thread_count", "parse_assignments", "progress"]
 
 
 def show_default(value: Any) -> str:
@@ -43,6 +43,16 @@ def positive_int(text: str) -> int:
     if value < 1:
         raise argparse.ArgumentTypeError(f"expected a positive integer, got {text}")
     return value
+
+
+def thread_count(text: str) -> int | str:
+    """``--threads``' value: a positive int, or ``"torch"`` (torch's own count; argparse ``type``)."""
+    if text == "torch":
+        return text
+    try:
+        return positive_int(text)
+    except (ValueError, argparse.ArgumentTypeError):
+        raise argparse.ArgumentTypeError(f"expected a positive integer or 'torch', got {text}") from None
 
 
 def parse_assignments(items: list[str], flag: str) -> dict[str, object]:

@@ -15,6 +15,7 @@ __all__ = ["COMMAND", "HELP", "add_arguments", "run"]
 COMMAND = "train"
 HELP = "meta-train a surrogate on a prior (resumable)"
 USES_DB = False
+DEFAULT_THREADS = "torch"  # training keeps torch's own count unless --threads says otherwise
 
 
 def add_arguments(train: argparse.ArgumentParser) -> None:
@@ -46,7 +47,6 @@ def add_arguments(train: argparse.ArgumentParser) -> None:
     train.add_argument("--final-eval-batches", type=positive_int, default=256,
                        help="batches of 16 held-out tasks per suite entry in the checkpoint card's evaluation")
     train.add_argument("--device", default="auto", help="auto (CUDA when present) | cpu | cuda | cuda:N")
-    train.add_argument("--threads", type=positive_int, help="torch CPU threads (default: torch's choice)")
     train.add_argument("--stop-at", type=positive_int, help="save and stop after this step (resume later; default: "
                        "train to --steps)")
     train.add_argument("--init-from", help="fine-tune: start from this checkpoint's weights (same model and config; "
@@ -68,12 +68,8 @@ def add_arguments(train: argparse.ArgumentParser) -> None:
 
 def run(args: argparse.Namespace) -> int:
     """Train (or resume, or export); says where the run stopped and how to go on."""
-    import torch
-
     from npbandit.training import TrainConfig, train
 
-    if args.threads:
-        torch.set_num_threads(args.threads)
     config = TrainConfig(model=args.model, prior=args.prior, steps=args.steps, out=args.out, name=args.name,
                          size=args.size, model_config=parse_assignments(args.model_config, "--set"),
                          prior_params=parse_assignments(args.prior_params, "--prior-set"),

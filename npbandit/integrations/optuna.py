@@ -51,6 +51,7 @@ from npbandit.acquisition.proposal import ACQUISITIONS, propose, propose_in_regi
 from npbandit.api import SURROGATES
 from npbandit.policies.trust_region import TrustRegion
 from npbandit.surrogates.pretrained import check_checkpoint_kind, load_surrogate
+from npbandit.threads import check_threads, torch_threads
 from npbandit.validation import check_bool, check_int, check_real
 
 __all__ = ["NPSampler"]
@@ -95,6 +96,11 @@ class NPSampler(BaseSampler):
             instead of the NP: a categorical, or a parameter whose range changed between
             trials (the NP proposes those suggested with one distribution in every
             completed trial).
+        threads: torch's intra-op threads for each proposal
+            (:class:`~npbandit.threads.torch_threads`; the objective's own threads are left
+            alone): a positive int, ``"torch"`` (torch's own count) or ``None`` (default:
+            ``NPBANDIT_THREADS``, else ``OMP_NUM_THREADS`` / ``MKL_NUM_THREADS``, else 1). With
+            ``n_jobs`` workers each worker thread runs its proposals at this count.
 
     Only completed trials inform the NP (pruned and failed ones are ignored, and so, with
     a warning, are those with a non-finite value or a parameter outside its range). One
@@ -114,7 +120,8 @@ class NPSampler(BaseSampler):
     def __init__(self, checkpoint: str = "tnpd-bo", *, acquisition: str = "logei", n_startup_trials: int = 10,
                  seed: int | None = None, independent_sampler: BaseSampler | None = None, beta: float = 2.0,
                  num_restarts: int = 10, raw_samples: int = 512, avoid_repeats: bool = True,
-                 trust_region: bool = True, liar: str = DEFAULT_LIAR, warn_independent_sampling: bool = True) -> None:
+                 trust_region: bool = True, liar: str = DEFAULT_LIAR, warn_independent_sampling: bool = True,
+                 threads: int | str | None = None) -> None:
         if not isinstance(checkpoint, str):
             raise TypeError(f"checkpoint must be a checkpoint name or path, got {type(checkpoint).__name__}")
         name = SURROGATES.get(checkpoint, checkpoint)
@@ -137,6 +144,7 @@ class NPSampler(BaseSampler):
         check_int("raw_samples", raw_samples, minimum=1)
         beta = check_real("beta", beta, low=0.0)
         self.warn_independent_sampling = check_bool("warn_independent_sampling", warn_independent_sampling)
+        self.threads = check_threads("threads", threads)
         self._surrogate = load_surrogate(name)
         check_checkpoint_kind(self._surrogate.card, prior="bo", y_dim=1, purpose="NPSampler")
         self.checkpoint = self._surrogate.card["name"]
@@ -216,8 +224,9 @@ class NPSampler(BaseSampler):
                                  for row in points.tolist()], dtype=points.dtype).reshape(points.shape)
 
         stepped = any(dist.step is not None for dist in spaces)
-        u = self._propose(X, Y, _unit_rows(pending, names, search_space) if pending else None,
-                          self._trial_seed(trial.number, "relative"), region, snap if stepped else None)
+        with torch_threads(self.threads):
+            u = self._propose(X, Y, _unit_rows(pending, names, search_space) if pending else None,
+                              self._trial_seed(trial.number, "relative"), region, snap if stepped else None)
         return {n: _from_unit(search_space[n], float(u[j])) for j, n in enumerate(names)}
 
     def sample_independent(self, study: Study, trial: FrozenTrial, param_name: str,

@@ -20,6 +20,7 @@ from torch import Tensor
 
 from npbandit.models.posterior import first_equal_rows, low_rank_root
 from npbandit.surrogates.base import MIN_LATENT_VAR, hold_out_noise
+from npbandit.threads import torch_threads
 
 __all__ = ["JointPosteriorMixin"]
 
@@ -45,7 +46,8 @@ class JointPosteriorMixin:
                             "method returning its low-rank-plus-diagonal joint")
         out_batch = torch.broadcast_shapes(X.shape[:-2], self.batch_shape)
         flat, unflatten = self._as_targets(X.expand(*out_batch, *X.shape[-2:]))
-        dist = joint(self._state, flat)
+        with torch_threads():
+            dist = joint(self._state, flat)
         r = dist.cov_factor.shape[-1]
         return unflatten(dist.loc), unflatten(dist.cov_factor, r), unflatten(dist.cov_diag)
 
@@ -147,7 +149,8 @@ class JointPosteriorMixin:
         X_in = self._to_surrogate_inputs(X).unsqueeze(0)
         noise = self.noise_variance().to(X_in)
         if self._views is None:
-            draws = self.surrogate.sample(self._state, X_in, num_samples, generator, noise=noise, **blocks)
+            with torch_threads():
+                draws = self.surrogate.sample(self._state, X_in, num_samples, generator, noise=noise, **blocks)
         else:  # a diagonal surrogate's draw, from the mixture's moments (as the posterior's)
             mean, var = self._predict(X_in)
             std = (var - noise).clamp_min(MIN_LATENT_VAR).sqrt()

@@ -31,6 +31,15 @@ Streaming updates, fantasies and the noise estimate work view by view, and updat
 stays constant in ``N`` (``K`` constant states). Joint-predictive surrogates take no
 views (a mixture of their joints is not the Gaussian joint the posterior gives BoTorch).
 
+Threads
+-------
+Every network call (conditioning, updates, predictions) runs inside
+:class:`~npbandit.threads.torch_threads`: one torch thread unless ``NPBANDIT_THREADS`` /
+``OMP_NUM_THREADS`` say otherwise, the caller's count given back afterwards. Gradients
+flow back through these calls outside the block, with the caller's count: a BoTorch
+loop of the user's own runs entirely at npbandit's count when wrapped in
+``with torch_threads():`` itself.
+
 dtype and device
 ----------------
 The network stays in its own dtype (float32 from ``load_surrogate``) and is held
@@ -50,8 +59,9 @@ from __future__ import annotations
 import torch
 from torch import Tensor
 
-from npbandit.transforms.standardize import standardization
 from npbandit.surrogates.base import NPState
+from npbandit.threads import torch_threads
+from npbandit.transforms.standardize import standardization
 
 __all__ = ["NetworkMixin"]
 
@@ -114,16 +124,18 @@ class NetworkMixin:
         ``X_in [b, n, x_dim]``, ``Y_n [b, n, m]`` (network units), in every view."""
         if self._views is not None:
             X_in, Y_n = self._views.inputs(X_in), self._views.outputs(Y_n)
-        if state is None:
-            return self.surrogate.condition(X_in, Y_n)
-        return self.surrogate.update(state, X_in, Y_n)
+        with torch_threads():
+            if state is None:
+                return self.surrogate.condition(X_in, Y_n)
+            return self.surrogate.update(state, X_in, Y_n)
 
     def _predict(self, X_in: Tensor) -> tuple[Tensor, Tensor]:
         """The network's predictive mean and variance at ``X_in [b, M, x_dim]`` (``[b, M, m]``
         each): with views, the moments of the mixture over them."""
-        if self._views is None:
-            dist = self.surrogate.predict(self._state, X_in)
-            return dist.loc, dist.variance
-        dist = self.surrogate.predict(self._state, self._views.inputs(X_in))
-        return self._views.combine(dist.loc, dist.variance)
+        with torch_threads():
+            if self._views is None:
+                dist = self.surrogate.predict(self._state, X_in)
+                return dist.loc, dist.variance
+            dist = self.surrogate.predict(self._state, self._views.inputs(X_in))
+            return self._views.combine(dist.loc, dist.variance)
 

@@ -20,6 +20,7 @@ import torch
 from npbandit.policies.base import Policy
 from npbandit.priors.wheel import RewardFill
 from npbandit.surrogates.base import NeuralProcess
+from npbandit.threads import check_threads, torch_threads
 from npbandit.transforms.base import OutcomeTransform
 from npbandit.transforms.reward import RewardEncoding
 from npbandit.validation import check_int, check_real
@@ -189,6 +190,10 @@ class NPBanditPolicy(Policy):
             (:class:`~npbandit.priors.wheel.RewardFill` or its kind, ``"zeros"`` /
             ``"noise"``); ``None``: the fill the surrogate's ``RewardEncoding`` names. A
             noise fill draws from the policy's generator.
+        threads: torch's intra-op threads for each step's network call
+            (:class:`~npbandit.threads.torch_threads`): a positive int, ``"torch"`` or
+            ``None`` (default: ``NPBANDIT_THREADS``, else ``OMP_NUM_THREADS`` /
+            ``MKL_NUM_THREADS``, else 1).
 
     Decisions are made on the network's Gaussian (the predictive's ``.encoded``); the
     encoding is strictly increasing, so UCB picks the arm with the highest ``Φ(β)``
@@ -202,12 +207,13 @@ class NPBanditPolicy(Policy):
     """
 
     def __init__(self, surrogate: NeuralProcess, rule: str = "ucb", beta: float = 1.0,
-                 fill: RewardFill | str | None = None) -> None:
+                 fill: RewardFill | str | None = None, threads: int | str | None = None) -> None:
         if not isinstance(surrogate, NeuralProcess):
             raise TypeError(f"surrogate must be an npbandit NeuralProcess, got {type(surrogate).__name__}")
         if rule not in RULES:
             raise ValueError(f"rule must be one of {RULES}, got {rule!r}")
         beta = check_real("beta", beta, low=0.0)
+        self.threads = check_threads("threads", threads)
         card = getattr(surrogate, "card", None)
         if card is not None:  # a checkpoint of another prior would fail later, on a shape or silently
             from npbandit.surrogates.pretrained import check_checkpoint_kind
@@ -247,7 +253,7 @@ class NPBanditPolicy(Policy):
         # on the surrogate's device: sample() and torch.randn draw with it there
         self.torch_rng = torch.Generator(device=self._ref.device).manual_seed(int(self.rng.integers(2**62)))
         empty = torch.zeros(1, 0, self.surrogate.x_dim, **self._like)
-        with torch.no_grad():
+        with torch.no_grad(), torch_threads(self.threads):
             self.state = self.surrogate.condition(empty, torch.zeros(1, 0, self.n_arms, **self._like))
 
     @property
@@ -259,9 +265,10 @@ class NPBanditPolicy(Policy):
             return int(self.rng.integers(self.n_arms))
         x = torch.as_tensor(np.asarray(obs), **self._like).reshape(1, 1, -1)
         if self.rule == "thompson" and self.surrogate.joint_predictive:
-            with torch.no_grad():  # data units; the encoding is one increasing map for every arm: same argmax
+            # data units; the encoding is one increasing map for every arm: same argmax
+            with torch.no_grad(), torch_threads(self.threads):
                 return int(torch.argmax(self.surrogate.sample(self.state, x, 1, self.torch_rng)[0, 0, 0]))
-        with torch.no_grad():
+        with torch.no_grad(), torch_threads(self.threads):
             dist = self.surrogate.predict(self.state, x).encoded  # model units (see the class docstring)
         mu, sigma = dist.loc[0, 0], dist.scale[0, 0]
         if self.rule == "ucb":
@@ -280,7 +287,7 @@ class NPBanditPolicy(Policy):
         observed = torch.zeros(1, 1, self.n_arms, dtype=torch.bool, device=self._ref.device)
         observed[0, 0, action] = True
         y = self.fill.apply(y, observed, self.torch_rng)  # reward units; a noise fill draws from the policy's generator
-        with torch.no_grad():  # the surrogate encodes the row
+        with torch.no_grad(), torch_threads(self.threads):  # the surrogate encodes the row
             self.state = self.surrogate.update(self.state, x, y)
 
     def params(self) -> dict[str, Any]:
@@ -300,14 +307,20 @@ class GPUCBPolicy(Policy):
     ``refit_every`` points since their last fit (at 1, 2, 4, ..., 32, 64, 114, ...
     points with the default 50), and reused in between: an exact GP refit every round
     of a 2000-round run would take hours on a CPU, and a fit made on the first few
-    points must not stand for the run."""
+    points must not stand for the run.
+
+    ``threads``: torch's intra-op threads for each step's fits and predictions
+    (:class:`~npbandit.threads.torch_threads`; ``None``: ``NPBANDIT_THREADS``, else
+    ``OMP_NUM_THREADS`` / ``MKL_NUM_THREADS``, else 1)."""
 
     name = "gp-ucb"
 
-    def __init__(self, n_arms: int = 5, beta: float = 1.0, refit_every: int = 50) -> None:
+    def __init__(self, n_arms: int = 5, beta: float = 1.0, refit_every: int = 50,
+                 threads: int | str | None = None) -> None:
         self.n_arms = check_int("n_arms", n_arms, minimum=2)
         self.beta = check_real("beta", beta, low=0.0)
         self.refit_every = check_int("refit_every", refit_every, minimum=1)
+        self.threads = check_threads("threads", threads)
 
     def reset(self, seed: int | None = None) -> None:
         super().reset(seed)
@@ -335,12 +348,13 @@ class GPUCBPolicy(Policy):
             return int(self.rng.choice(untried))
         x = torch.tensor(np.asarray(obs), dtype=torch.float64).reshape(1, -1)
         scores = []
-        for arm in range(self.n_arms):
-            if self.models[arm] is None:
-                self.models[arm] = self._model(arm)
-            with torch.no_grad():
-                post = self.models[arm].posterior(x)
-            scores.append(float(post.mean) + self.beta * float(post.variance.sqrt()))
+        with torch_threads(self.threads):
+            for arm in range(self.n_arms):
+                if self.models[arm] is None:
+                    self.models[arm] = self._model(arm)
+                with torch.no_grad():
+                    post = self.models[arm].posterior(x)
+                scores.append(float(post.mean) + self.beta * float(post.variance.sqrt()))
         return int(np.argmax(scores))
 
     def observe(self, obs, action, reward, info) -> None:

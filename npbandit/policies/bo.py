@@ -30,6 +30,7 @@ from npbandit.acquisition.thompson import THOMPSON_BLOCK_SIZE, thompson_draw  # 
 from npbandit.policies.base import Policy
 from npbandit.policies.gp import GP_KERNELS, NOISE_FREE_VAR, fit_single_task_gp  # noqa: F401 (NOISE_FREE_VAR kept here)
 from npbandit.policies.trust_region import TrustRegion, TrustRegionSettings
+from npbandit.threads import check_threads, torch_threads
 from npbandit.transforms.yeo_johnson import YeoJohnson
 
 __all__ = ["SobolPolicy", "BOPolicy", "ACQUISITIONS", "OUTPUT_WARPS", "LIARS", "DEFAULT_LIAR", "check_liar",
@@ -227,6 +228,10 @@ class BOPolicy(Policy):
             when too few evaluations are left for a restarted region to shrink back
             (:meth:`TrustRegion.observe`); ``None``: TuRBO's restarts, whenever the region
             collapses.
+        threads: torch's intra-op threads for each proposal and model update
+            (:class:`~npbandit.threads.torch_threads`; the caller's count is restored after
+            each): a positive int, ``"torch"`` (torch's own count) or ``None`` (default:
+            ``NPBANDIT_THREADS``, else ``OMP_NUM_THREADS`` / ``MKL_NUM_THREADS``, else 1).
 
     Without a warp or a trust region the NP model is built once, after the initial design;
     every later observation is streamed in with ``condition_on_observations`` (CMANP:
@@ -240,9 +245,10 @@ class BOPolicy(Policy):
                  output_warp: str | None = None, avoid_repeats: bool = True,
                  trust_region: bool | TrustRegionSettings | None = None, q: int | None = None,
                  gp_kernel: str = "rbf", liar: str | PendingStrategy = DEFAULT_LIAR,
-                 budget: int | None = None) -> None:
+                 budget: int | None = None, threads: int | str | None = None) -> None:
         if not isinstance(dim, int) or dim < 1:
             raise ValueError(f"dim must be a positive int, got {dim!r}")
+        self.threads = check_threads("threads", threads)
         if budget is not None and (not isinstance(budget, int) or isinstance(budget, bool) or budget < 1):
             raise ValueError(f"budget must be None or a positive int, got {budget!r}")
         self.budget = budget
@@ -342,7 +348,8 @@ class BOPolicy(Policy):
         The initial design counts its points in flight with the observations, so with points
         in flight it is still ``n_init`` points (then the model proposes once two are
         observed); observations given to :meth:`observe` directly count as design too."""
-        point = self._choose(pending)
+        with torch_threads(self.threads):
+            point = self._choose(pending)
         self._spent += 1
         return point
 
@@ -407,8 +414,9 @@ class BOPolicy(Policy):
         self.X.append(x)
         self.Y.append(float(reward))
         if self.np_model is not None and self.output_warp is None:
-            self.np_model = self.np_model.condition_on_observations(
-                torch.tensor(x, dtype=torch.float64)[None], torch.tensor([[float(reward)]], dtype=torch.float64))
+            with torch_threads(self.threads):
+                self.np_model = self.np_model.condition_on_observations(
+                    torch.tensor(x, dtype=torch.float64)[None], torch.tensor([[float(reward)]], dtype=torch.float64))
 
     def params(self) -> dict[str, Any]:
         """The settings this policy runs with (JSON-serialisable; logged with each run): the
