@@ -50,7 +50,7 @@ from npbandit.envs.evaluation import AsyncEvaluator, Evaluation, Outcome
 from npbandit.policies.base import Policy
 from npbandit.stopping import RunInterrupted, StopSignals, stop_on_signals
 from npbandit.storage import DEFAULT_URL, RunLogger
-from npbandit.validation import check_int, check_real
+from npbandit.validation import check_bool, check_int, check_real
 
 __all__ = ["run_episode", "run_wheel_bandits", "EpisodeResult", "RunInterrupted", "stop_on_signals"]
 
@@ -146,10 +146,21 @@ def run_episode(env: gym.Env, policy: Policy, *, seed: int, steps: int | None = 
     Raises:
         RunInterrupted: SIGINT or SIGTERM arrived (see the module docstring).
     """
-    if on_error not in ("raise", "skip"):
-        raise ValueError(f"on_error must be 'raise' or 'skip', got {on_error!r}")
+    _check_on_error(on_error)
     if not isinstance(policy, Policy):
         raise TypeError(f"policy must be an npbandit Policy, got {type(policy).__name__}")
+    if not isinstance(env, gym.Env):
+        raise TypeError(f"env must be a gymnasium.Env, got {type(env).__name__}")
+    check_int("seed", seed, minimum=0)
+    if steps is not None:
+        check_int("steps", steps, minimum=1)
+    if logger is not None and not isinstance(logger, RunLogger):
+        raise TypeError(f"logger must be a RunLogger or None, got {type(logger).__name__}")
+    if run_info is not None and not isinstance(run_info, dict):
+        raise TypeError(f"run_info must be a dict or None, got {type(run_info).__name__}")
+    check_bool("progress", progress)
+    if desc is not None and not isinstance(desc, str):
+        raise TypeError(f"desc must be a str or None, got {type(desc).__name__}")
     _check_async(executor, batch_size, eval_timeout)
     if executor is not None and not isinstance(env.unwrapped, BlackBoxEnv):
         raise TypeError(f"executor needs a BlackBoxEnv (asynchronous BO), got {type(env.unwrapped).__name__}")
@@ -263,6 +274,13 @@ def _run_sequential(env: gym.Env, policy: Policy, obs: Any, horizon: int | None,
             base.evaluator = previous
 
 
+def _check_on_error(on_error: Any) -> str:
+    """``on_error`` checked: ``"raise"`` or ``"skip"`` (what :func:`run_episode` does with a failed evaluation)."""
+    if on_error not in ("raise", "skip"):
+        raise ValueError(f"on_error must be 'raise' or 'skip', got {on_error!r}")
+    return on_error
+
+
 def _check_async(executor: Any, batch_size: Any, eval_timeout: Any) -> None:
     if isinstance(batch_size, bool) or not isinstance(batch_size, int) or batch_size < 1:
         raise ValueError(f"batch_size must be an int >= 1, got {batch_size!r}")
@@ -307,11 +325,11 @@ def _run_async(env: gym.Env, policy: Policy, obs: Any, horizon: int | None, logg
                 bar.update(1)
     except RunInterrupted:
         # evaluations that came back before the stop (while a point was proposed, or behind the
-        # one whose write delivered the signal) are results: write them, then stop (unobserved)
+        # one whose write delivered the signal) are results: write (and observe) them, then stop
         with signals.held(deliver=False):
             for evaluation in evaluator.finished():
                 obs = _record_async(env, evaluator, policy, obs, evaluation, act_s.pop(evaluation), logger,
-                                    "skip", result, signals, clock, observe=False)
+                                    "skip", result, signals, clock)
         raise
     finally:
         evaluator.cancel()  # queued ones never start; running ones cannot be stopped
@@ -320,9 +338,9 @@ def _run_async(env: gym.Env, policy: Policy, obs: Any, horizon: int | None, logg
 
 def _record_async(env: gym.Env, evaluator: AsyncEvaluator, policy: Policy, obs: Any, evaluation: Evaluation,
                   act_s: float, logger: RunLogger | None, on_error: str, result: EpisodeResult,
-                  signals: StopSignals, clock: _Clock, observe: bool = True) -> Any:
+                  signals: StopSignals, clock: _Clock) -> Any:
     """Step ``env`` with one finished evaluation and write it (the next ``t``), stop signals
-    held from here (its objective has returned) until it is written; then ``observe`` it.
+    held from here (its objective has returned) until it is written; then observe it.
     Returns the new obs."""
     t = len(result.steps)
     env_s = time.perf_counter() - evaluation.submitted
@@ -347,8 +365,7 @@ def _record_async(env: gym.Env, evaluator: AsyncEvaluator, policy: Policy, obs: 
                    best_value=info.get("best_value"), failed=False, act_s=act_s, env_s=env_s,
                    observe_s=clock.take(), **times)
         _record(result, logger, signals, row)
-    if observe:
-        clock.observe_s = _observe(policy, obs, evaluation.action, reward, info, t, result.run_id)
+    clock.observe_s = _observe(policy, obs, evaluation.action, reward, info, t, result.run_id)
     return next_obs
 
 
@@ -406,7 +423,8 @@ def run_wheel_bandits(policies: Sequence[str], deltas: Sequence[float], seeds: S
     Raises:
         ValueError / TypeError / FileNotFoundError: an unknown policy name, an unusable
             checkpoint, a ``delta`` outside ``[0, 1]``, a seed that is not a
-            non-negative int, ``steps`` < 1 or ``beta`` < 0, before anything runs.
+            non-negative int, ``steps`` < 1, ``beta`` < 0, or a ``db``, ``progress`` or
+            ``say`` of the wrong type, before anything runs or any database is created.
     """
     from npbandit.policies import make_bandit_policy
     from npbandit.policies.bandit import check_bandit_policy_name
@@ -423,6 +441,11 @@ def run_wheel_bandits(policies: Sequence[str], deltas: Sequence[float], seeds: S
     seeds = [check_int(f"seeds[{i}]", s, minimum=0) for i, s in enumerate(seeds)]
     steps = check_int("steps", steps, minimum=1)
     beta = check_real("beta", beta, low=0.0)
+    if not isinstance(db, str) or not db:
+        raise TypeError(f"db must be an SQLAlchemy URL or a file path, got {db!r}")
+    check_bool("progress", progress)
+    if say is not None and not callable(say):
+        raise TypeError(f"say must be callable or None, got {type(say).__name__}")
     jobs = [(name, delta, seed) for delta in deltas for seed in seeds for name in policies]
 
     def tell(result: EpisodeResult, name: str, delta: float, seed: int) -> None:
