@@ -401,7 +401,8 @@ def test_an_observation_the_policy_cannot_take_is_saved_and_ends_the_run_failed(
             super().observe(obs, action, reward, info)
 
     with pytest.raises(ValueError, match="cannot learn") as info:
-        run_episode(WheelBanditEnv(horizon=10), Choking(), seed=0, logger=RunLogger(db), run_info=wheel_info(horizon=10))
+        run_episode(WheelBanditEnv(horizon=10), Choking(), seed=0, logger=RunLogger(db),
+                    run_info=wheel_info(horizon=10))
     (run,) = list_runs(db)
     assert run.status == "failed" and run.n_steps == 4 and "step t=3" in run.error
     assert any(f"step t=3, which run {run.id} holds" in note for note in info.value.__notes__)

@@ -22,7 +22,8 @@ def add_arguments(bandit: argparse.ArgumentParser) -> None:
     bandit.add_argument("--deltas", type=finite_float, nargs="+", default=[0.5],
                         help="the wheel's delta in [0, 1]: a context with norm >= delta pays 50 on its "
                         "quadrant's arm (the larger, the rarer)")
-    bandit.add_argument("--seeds", type=non_negative_int, nargs="+", default=[0], help="one run per policy, delta and seed")
+    bandit.add_argument("--seeds", type=non_negative_int, nargs="+", default=[0],
+                        help="one run per policy, delta and seed")
     bandit.add_argument("--steps", type=positive_int, default=2000, help="rounds per run")
     bandit.add_argument("--beta", type=finite_float, default=1.0, help="UCB exploration weight (mu + beta * sigma)")
     bandit.add_argument("--dask-scheduler", metavar="ADDRESS",

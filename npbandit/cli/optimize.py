@@ -47,7 +47,8 @@ def add_arguments(opt: argparse.ArgumentParser) -> None:
     opt.add_argument("--on-error", choices=["raise", "skip"], default="raise",
                      help="an evaluation that raises or returns NaN / inf: stop the run (raise) or record it as "
                           "failed and go on (skip)")
-    opt.add_argument("--seed", type=non_negative_int, default=0, help="seeds the initial design and the acquisition optimisation")
+    opt.add_argument("--seed", type=non_negative_int, default=0,
+                     help="seeds the initial design and the acquisition optimisation")
     opt.add_argument("--batch-size", type=positive_int,
                      help="evaluations in flight at once (asynchronous BO; > 1 needs --workers or --dask-scheduler; "
                           "default: --workers' count, else 1)")

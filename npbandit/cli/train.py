@@ -58,8 +58,8 @@ def add_arguments(train: argparse.ArgumentParser) -> None:
     train.add_argument("--eval-prior-set", dest="eval_prior_params", action="append", default=None,
                        metavar="PARAM=VALUE", help="evaluate on the prior with these parameters instead of "
                        "--prior-set's (repeatable; default: --prior-set's)")
-    train.add_argument("--max-minutes", type=positive_float, help="save and stop after this many minutes (resume later; "
-                       "default: no limit)")
+    train.add_argument("--max-minutes", type=positive_float,
+                       help="save and stop after this many minutes (resume later; default: no limit)")
     train.add_argument("--loader-workers", type=non_negative_int, default=0,
                        help="processes drawing the prior's batches ahead of the optimiser (GPU runs; same batches)")
     train.add_argument("--export-now", action="store_true",
