@@ -30,6 +30,7 @@ from npbandit.envs import BlackBoxEnv, WheelBanditEnv
 from npbandit.loop import RunInterrupted, run_episode
 from npbandit.policies import SobolPolicy, UniformPolicy
 from npbandit.policies.base import Policy
+from npbandit.stopping import StopSignals, stop_on_signals
 from npbandit.storage import RunLogger, list_runs, open_db, run_steps
 
 AT = 3  # the evaluation each phase is hit at
@@ -239,15 +240,78 @@ def test_a_stop_while_the_policy_observes_keeps_the_evaluation_it_was_given(tmp_
 
 def test_a_signal_during_the_write_is_delivered_once_the_step_is_committed(tmp_path):
     url = f"sqlite:///{tmp_path / 'runs.db'}"
-    committed = []
     signal_on_write(url, "write", signal.SIGINT)
-    event.listen(open_db(url), "commit", lambda conn: committed.append(True))
     returned = Count()
     env = BlackBoxEnv(objective=objective("write", signal.SIGINT, returned), bounds=BOUNDS, budget=6)
     with pytest.raises(RunInterrupted, match="SIGINT"):
         run_episode(env, SobolPolicy(2), seed=0, logger=RunLogger(url), run_info={"kind": "bo"})
     (run,) = list_runs(url)
     assert run.n_steps == AT == returned.n and run.status == "interrupted"
+
+
+# -- the deferral itself (npbandit.stopping) ---------------------------------------------------------------------
+
+def test_a_signal_held_during_a_block_is_raised_at_its_end_or_dropped():
+    with stop_on_signals() as signals:
+        with pytest.raises(RunInterrupted, match="SIGTERM") as info:
+            with signals.held():
+                send(signal.SIGTERM)
+                send(signal.SIGINT)  # the first one held is the one raised
+                reached_the_end = True
+        assert reached_the_end and info.value.signum == signal.SIGTERM and info.value.run_id is None
+        with signals.held(deliver=False):
+            send(signal.SIGINT)
+        with pytest.raises(ValueError):  # the block's own error wins; the signal is dropped
+            with signals.held():
+                send(signal.SIGTERM)
+                raise ValueError("the run's own error")
+        assert signals.pending is None and not signals.holding
+        with pytest.raises(RunInterrupted):  # not held: raised where it arrives
+            send(signal.SIGINT)
+            pytest.fail("a signal outside a held block must stop the run where it arrives")
+    assert signal.getsignal(signal.SIGTERM) is signal.SIG_DFL
+    assert signal.getsignal(signal.SIGINT) is signal.default_int_handler
+
+
+def test_a_step_holds_signals_from_hold_step_to_its_end():
+    with stop_on_signals() as signals:
+        with pytest.raises(RunInterrupted):
+            with signals.step():
+                send(signal.SIGTERM)  # before the evaluation returned: it is abandoned here
+                pytest.fail("a signal before hold_step must raise where it arrives")
+        written = []
+        with pytest.raises(RunInterrupted):
+            with signals.step():
+                signals.hold_step()
+                send(signal.SIGTERM)
+                signals.hold_step()  # idempotent within the step
+                written.append(1)
+        assert written == [1] and not signals.holding
+        with pytest.raises(OSError):
+            with signals.step():
+                signals.hold_step()
+                send(signal.SIGINT)
+                raise OSError("the write failed")
+        assert signals.pending is None and not signals.holding
+
+
+def test_signals_are_left_to_a_handler_the_caller_installed():
+    seen = []
+    previous = signal.signal(signal.SIGTERM, lambda signum, frame: seen.append(signum))
+    try:
+        with stop_on_signals():
+            send(signal.SIGTERM)
+        assert seen == [signal.SIGTERM]
+    finally:
+        signal.signal(signal.SIGTERM, previous)
+
+
+def test_the_stop_message_counts_what_the_database_holds():
+    assert str(RunInterrupted(signal.SIGTERM, 4, 7, 6)) == ("stopped by SIGTERM after 7 step(s); run 4 saved 6 of them "
+                                                            "and is recorded as interrupted")
+    assert "saved all 7 " in str(RunInterrupted(signal.SIGINT, 4, 7, 7))
+    assert str(RunInterrupted(signal.SIGINT, None, 3)) == "stopped by SIGINT after 3 step(s)"
+    assert isinstance(StopSignals().holding, bool)
 
 
 @pytest.mark.postgres
