@@ -13,7 +13,7 @@ import numpy as np
 import torch
 
 from npbandit.envs.blackbox import BlackBoxEnv, ObjectiveError, as_bounds
-from npbandit.loop import _check_async, run_episode
+from npbandit.loop import _check_async, _check_on_error, run_episode
 from npbandit.policies.base import Policy
 from npbandit.policies.bo import ACQUISITIONS, DEFAULT_LIAR, OUTPUT_WARPS, BOPolicy, SobolPolicy, check_liar
 from npbandit.transforms.standardize import standardization
@@ -158,12 +158,23 @@ def optimize(objective: Callable[[Any], float], bounds: Any, surrogate: str = "t
         raise ValueError(f"point_type must be 'numpy' or 'torch', got {point_type!r}")
     if not isinstance(surrogate, str):
         raise TypeError(f"surrogate must be a name, got {type(surrogate).__name__}")
+    if not surrogate.strip():
+        raise ValueError(f"surrogate must be a non-empty name ({', '.join(SURROGATES)}, a 'bo' checkpoint or a "
+                         f"checkpoint path), got {surrogate!r}")
     if output_warp is not None and output_warp not in OUTPUT_WARPS:
         raise ValueError(f"output_warp must be None or one of {OUTPUT_WARPS}, got {output_warp!r}")
     if not isinstance(avoid_repeats, bool):
         raise TypeError(f"avoid_repeats must be a bool, got {type(avoid_repeats).__name__}")
     check_bool("minimize", minimize)
     check_int("seed", seed, minimum=0)
+    if n_init is not None:
+        check_int("n_init", n_init, minimum=1)
+    _check_on_error(on_error)
+    check_bool("progress", progress)
+    if commit_every is not None:
+        check_int("commit_every", commit_every, minimum=1)
+    if db is not None and (not isinstance(db, str) or not db):
+        raise TypeError(f"db must be an SQLAlchemy URL, a file path or None, got {db!r}")
     if trust_region is not None and not isinstance(trust_region, bool):
         raise TypeError(f"trust_region must be a bool or None, got {type(trust_region).__name__}")
     check_liar(liar)
@@ -177,7 +188,8 @@ def optimize(objective: Callable[[Any], float], bounds: Any, surrogate: str = "t
             raise ValueError(f"optimal_value must be finite, got {optimal_value!r}")
         optimal_value = float(optimal_value)
     model = _surrogate_checkpoint(surrogate, d)
-    # open the database before loading a model or evaluating anything: a bad db fails first
+    # check the database before loading a model or evaluating anything: a bad db fails first (a new
+    # SQLite file is created only when the run starts, so an argument refused below leaves none)
     logger = None if db is None else RunLogger(db, commit_every=commit_every)
     # a partial of a module-level function, not a lambda: a ProcessPoolExecutor / Dask pickles it
     call = objective if point_type == "numpy" else functools.partial(_call_with_tensor, objective)

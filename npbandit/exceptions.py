@@ -14,8 +14,8 @@ from __future__ import annotations
 
 from typing import Any
 
-__all__ = ["NPBanditError", "StorageError", "SchemaVersionError", "ObjectiveError", "CheckpointError",
-           "UnknownCheckpointError"]
+__all__ = ["NPBanditError", "StorageError", "SchemaVersionError", "ObjectiveError", "ObjectiveReturnError",
+           "CheckpointError", "UnknownCheckpointError"]
 
 
 class NPBanditError(Exception):
@@ -44,6 +44,15 @@ class ObjectiveError(NPBanditError, RuntimeError):
     def __init__(self, message: str, x: Any) -> None:
         super().__init__(message)
         self.x = x
+
+
+class ObjectiveReturnError(ObjectiveError, TypeError):
+    """The objective returned something other than one real number (a string, ``None``,
+    a bool, several numbers, a complex number) at a point.
+
+    A failed evaluation like any :class:`ObjectiveError` (recorded as failed, skipped with
+    ``on_error="skip"``), and a ``TypeError``, as a wrong return type has always been.
+    """
 
 
 class CheckpointError(NPBanditError, ValueError):

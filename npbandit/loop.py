@@ -1,18 +1,23 @@
 """The one loop: runs a policy in an environment and hands every step to a logger.
 
-Bandits and BO share it. Each step: ``policy.act(obs)`` -> ``env.step(action)`` ->
-``policy.observe(...)`` (NP policies stream the observation in with ``update``) ->
-``logger.log_step(...)``. An objective that fails (raises or returns NaN/inf, see
-:class:`~npbandit.envs.ObjectiveError`) is recorded as a failed step and either
+Bandits and BO share it. Each step: ``policy.act(obs)`` -> ``env.step(action)`` (the
+evaluation) -> ``logger.log_step(...)`` (the write) -> ``policy.observe(...)`` (NP policies
+stream the observation in with ``update``). The step is written before the policy sees it,
+so whatever the policy then does (fail, be interrupted) the evaluation is saved; a step's
+``observe_s`` is therefore the time the policy spent taking in the evaluation *before* it.
+An objective that fails (raises, returns NaN/inf, or returns something other than a number,
+see :class:`~npbandit.envs.ObjectiveError`) is recorded as a failed step and either
 stops the run with that error (``on_error="raise"``, the default) or is skipped
 (``on_error="skip"``): the policy never sees it, so nothing non-finite enters a
-surrogate's context.
+surrogate's context. A value the policy cannot learn from (``observe`` raises) is saved,
+and the run ends ``failed`` with a note naming the step.
 
 Stopping a run: SIGINT (Ctrl-C) and SIGTERM stop it between or during steps (an
 evaluation in progress is abandoned); every step already taken is committed, the run
 is recorded as ``interrupted`` and :class:`RunInterrupted` (a ``KeyboardInterrupt``)
-is raised. A signal that arrives while a step is being written is held until the
-write has committed, so no step is torn or lost.
+is raised. From the moment an evaluation returns until its step is written a signal is
+held (:mod:`npbandit.stopping`), so no returned evaluation is lost and no step is torn;
+the message counts the steps the database holds.
 
 Asynchronous BO (``executor=``, ``batch_size=q``): up to ``q`` evaluations run at once
 on a :class:`concurrent.futures.Executor`; each proposal sees the points still in flight
@@ -29,13 +34,11 @@ stop a running call; its result, if it ever comes, is dropped).
 from __future__ import annotations
 
 import concurrent.futures as cf
-import contextlib
 import dataclasses
 import datetime as dt
 import signal
-import threading
 import time
-from collections.abc import Callable, Iterator, Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -43,97 +46,69 @@ import gymnasium as gym
 from tqdm import tqdm
 
 from npbandit.envs.blackbox import BlackBoxEnv, ObjectiveError
-from npbandit.envs.evaluation import AsyncEvaluator, Evaluation
+from npbandit.envs.evaluation import AsyncEvaluator, Evaluation, Outcome
 from npbandit.policies.base import Policy
+from npbandit.stopping import RunInterrupted, StopSignals, stop_on_signals
 from npbandit.storage import DEFAULT_URL, RunLogger
-from npbandit.validation import check_int, check_real
+from npbandit.validation import check_bool, check_int, check_real
 
-__all__ = ["run_episode", "run_wheel_bandits", "EpisodeResult", "RunInterrupted"]
-
-
-class RunInterrupted(KeyboardInterrupt):
-    """A run was stopped by SIGINT or SIGTERM; its steps are saved and its status is ``interrupted``.
-
-    Attributes:
-        signum: the signal (``signal.SIGINT`` or ``signal.SIGTERM``).
-        run_id: the run's id in the database (``None`` without a logger).
-        steps: the steps taken before the signal (all of them are in the database).
-    """
-
-    def __init__(self, signum: int, run_id: int | None = None, steps: int = 0) -> None:
-        self.signum, self.run_id, self.steps = signum, run_id, steps
-        where = "" if run_id is None else f"; run {run_id} saved all {steps} and is recorded as interrupted"
-        super().__init__(f"stopped by {signal.Signals(signum).name} after {steps} step(s){where}")
+__all__ = ["run_episode", "run_wheel_bandits", "EpisodeResult", "RunInterrupted", "stop_on_signals"]
 
 
-class _Signals:
-    """SIGINT / SIGTERM -> :class:`RunInterrupted`, held back while a step is written.
+class _HoldOnReturn:
+    """A :class:`~npbandit.envs.BlackBoxEnv` evaluator for the sequential loop: evaluates as
+    ``step`` would (the objective here, or the env's own evaluator) and, as the objective
+    returns, starts holding stop signals until the step is written (:meth:`StopSignals.hold_step`).
+    A signal while the objective runs still abandons it."""
 
-    Installed only from the main thread (Python delivers signals there) and only over
-    the default handlers: a handler the caller installed is left alone. Without this,
-    SIGTERM would end the process on the spot, dropping the buffered steps and leaving
-    the run ``running``.
-    """
+    def __init__(self, signals: StopSignals, inner: Any) -> None:
+        self.signals, self.inner = signals, inner
 
-    def __init__(self) -> None:
-        self.pending: int | None = None
-        self.holding = 0
-        self.previous: dict[int, Any] = {}
-
-    def install(self) -> None:
-        if threading.current_thread() is not threading.main_thread():
-            return
-        for signum, default in ((signal.SIGINT, signal.default_int_handler), (signal.SIGTERM, signal.SIG_DFL)):
-            if signal.getsignal(signum) is default:
-                self.previous[signum] = signal.signal(signum, self._handle)
-
-    def restore(self) -> None:
-        for signum, handler in self.previous.items():
-            signal.signal(signum, handler)
-        self.previous.clear()
-
-    def _handle(self, signum: int, _frame: Any) -> None:
-        if self.holding:
-            self.pending = signum
-            return
-        raise RunInterrupted(signum)
-
-    @contextlib.contextmanager
-    def held(self, deliver: bool = True) -> Iterator[None]:
-        """Hold signals during the block; then raise a held one (``deliver``) or drop it."""
-        self.holding += 1
-        try:
-            yield
-        finally:
-            self.holding -= 1
-        if self.pending is not None and not self.holding:
-            signum, self.pending = self.pending, None
-            if deliver:
-                raise RunInterrupted(signum)
+    def evaluate(self, objective: Callable[[Any], Any], x: Any) -> Outcome:
+        if self.inner is not None:
+            outcome = self.inner.evaluate(objective, x)
+        else:
+            try:
+                outcome = Outcome(True, objective(x))
+            except Exception as err:  # noqa: BLE001 - the user's objective: step reports it as ObjectiveError
+                outcome = Outcome(False, err)
+        self.signals.hold_step()
+        return outcome
 
 
-@contextlib.contextmanager
-def stop_on_signals() -> Iterator[_Signals]:
-    """SIGINT / SIGTERM raise :class:`RunInterrupted` inside the block (in the main thread,
-    where no handler of the caller's is installed); the previous handlers come back after.
-
-    The one way this package turns a signal into an orderly stop: a run writes what it
-    buffered (``signals.held()`` around a write), a sweep cancels the jobs not yet started.
-    """
-    signals = _Signals()
-    signals.install()
-    try:
-        yield signals
-    finally:
-        signals.restore()
-
-
-def _record(result: "EpisodeResult", logger: Any, signals: _Signals, row: dict[str, Any]) -> None:
+def _record(result: "EpisodeResult", logger: Any, signals: StopSignals, row: dict[str, Any]) -> None:
     """Keep a finished step and write it; a signal arriving meanwhile waits until it is written."""
     with signals.held():
         result.steps.append(row)
         if logger is not None:
             logger.log_step(**row)
+
+
+def _observe(policy: Policy, obs: Any, action: Any, reward: float, info: dict[str, Any], t: int,
+             run_id: int | None) -> float:
+    """``policy.observe`` the step ``t`` just written; returns the seconds it took. An error
+    there (e.g. a value the surrogate cannot standardise) gets a note naming the step, which
+    is saved: the run then ends ``failed``."""
+    t0 = time.perf_counter()
+    try:
+        policy.observe(obs, action, reward, info)
+    except Exception as err:
+        saved = "" if run_id is None else f", which run {run_id} holds"
+        err.add_note(f"npbandit: the policy could not take in step t={t}{saved}; the run stopped there")
+        raise
+    return time.perf_counter() - t0
+
+
+@dataclass
+class _Clock:
+    """The policy's seconds taking in the last evaluation: written as the next step's
+    ``observe_s`` (a step is written before the policy sees it)."""
+
+    observe_s: float = 0.0
+
+    def take(self) -> float:
+        seconds, self.observe_s = self.observe_s, 0.0
+        return seconds
 
 
 @dataclass
@@ -171,10 +146,21 @@ def run_episode(env: gym.Env, policy: Policy, *, seed: int, steps: int | None = 
     Raises:
         RunInterrupted: SIGINT or SIGTERM arrived (see the module docstring).
     """
-    if on_error not in ("raise", "skip"):
-        raise ValueError(f"on_error must be 'raise' or 'skip', got {on_error!r}")
+    _check_on_error(on_error)
     if not isinstance(policy, Policy):
         raise TypeError(f"policy must be an npbandit Policy, got {type(policy).__name__}")
+    if not isinstance(env, gym.Env):
+        raise TypeError(f"env must be a gymnasium.Env, got {type(env).__name__}")
+    check_int("seed", seed, minimum=0)
+    if steps is not None:
+        check_int("steps", steps, minimum=1)
+    if logger is not None and not isinstance(logger, RunLogger):
+        raise TypeError(f"logger must be a RunLogger or None, got {type(logger).__name__}")
+    if run_info is not None and not isinstance(run_info, dict):
+        raise TypeError(f"run_info must be a dict or None, got {type(run_info).__name__}")
+    check_bool("progress", progress)
+    if desc is not None and not isinstance(desc, str):
+        raise TypeError(f"desc must be a str or None, got {type(desc).__name__}")
     _check_async(executor, batch_size, eval_timeout)
     if executor is not None and not isinstance(env.unwrapped, BlackBoxEnv):
         raise TypeError(f"executor needs a BlackBoxEnv (asynchronous BO), got {type(env.unwrapped).__name__}")
@@ -187,7 +173,7 @@ def run_episode(env: gym.Env, policy: Policy, *, seed: int, steps: int | None = 
 
 def _run(env: gym.Env, policy: Policy, seed: int, steps: int | None, logger: RunLogger | None,
          info: dict[str, Any], on_error: str, progress: bool, desc: str | None, result: EpisodeResult,
-         signals: _Signals, async_args: tuple = (None, 1, None)) -> None:
+         signals: StopSignals, async_args: tuple = (None, 1, None)) -> None:
     bar = None
     try:
         if logger is not None:
@@ -201,49 +187,16 @@ def _run(env: gym.Env, policy: Policy, seed: int, steps: int | None, logger: Run
         policy.reset(seed)
         horizon = steps if steps is not None else _horizon(env)
         bar = tqdm(total=horizon, desc=desc or policy.name, disable=not progress, leave=False)
-        t = 0
         if async_args[0] is not None:
             _run_async(env, policy, obs, horizon, logger, on_error, result, signals, bar, *async_args)
-            horizon = t = 0  # done: skips the sequential loop
-        while horizon is None or t < horizon:
-            t0 = time.perf_counter()
-            action = policy.act(obs)
-            t1 = time.perf_counter()
-            try:
-                next_obs, reward, terminated, truncated, info = env.step(action)
-            except ObjectiveError as err:
-                result.failed_steps += 1
-                result.last_error = str(err)
-                row = dict(t=t, action=action, reward=None, regret=None, cumulative_regret=None, failed=True,
-                           value=None, act_s=t1 - t0, env_s=time.perf_counter() - t1, observe_s=0.0)
-                _record(result, logger, signals, row)
-                if on_error == "raise":
-                    raise
-                t += 1  # the failed evaluation still spends budget
-                bar.update(1)
-                continue
-            t2 = time.perf_counter()
-            policy.observe(obs, action, reward, info)
-            t3 = time.perf_counter()
-            regret = info.get("regret")
-            if regret is not None:
-                result.cumulative_regret += regret
-            row = dict(t=t, action=action, reward=float(reward), regret=regret,
-                       cumulative_regret=result.cumulative_regret if regret is not None else None,
-                       expected_regret=info.get("expected_regret"), value=info.get("value"),
-                       best_value=info.get("best_value"), failed=False, act_s=t1 - t0, env_s=t2 - t1,
-                       observe_s=t3 - t2)
-            _record(result, logger, signals, row)  # the evaluation is done: it is written whatever arrives now
-            obs = next_obs
-            t += 1
-            bar.update(1)
-            if terminated or truncated:
-                break
+        else:
+            _run_sequential(env, policy, obs, horizon, logger, on_error, result, signals, bar)
     except BaseException as err:
         interrupted = isinstance(err, KeyboardInterrupt)
         signum = err.signum if isinstance(err, RunInterrupted) else signal.SIGINT
+        notes = "".join(f"; {note}" for note in getattr(err, "__notes__", ()))
         status, text = (("interrupted", f"{signal.Signals(signum).name} after {len(result.steps)} step(s)")
-                        if interrupted else ("failed", f"{type(err).__name__}: {err}"))
+                        if interrupted else ("failed", f"{type(err).__name__}: {err}{notes}"))
         if logger is not None:
             # a second Ctrl-C while the run is being saved is dropped: saving goes first
             with signals.held(deliver=False):
@@ -252,7 +205,8 @@ def _run(env: gym.Env, policy: Policy, seed: int, steps: int | None, logger: Run
                 except Exception as save_err:  # noqa: BLE001 - the run's own error stays the one raised
                     err.add_note(f"npbandit: could not record run {result.run_id} as {status}: {save_err}")
         if interrupted:
-            raise RunInterrupted(signum, result.run_id, len(result.steps)) from None
+            saved = None if logger is None else logger.rows_written
+            raise RunInterrupted(signum, result.run_id, len(result.steps), saved) from None
         raise
     finally:
         if bar is not None:
@@ -264,6 +218,67 @@ def _run(env: gym.Env, policy: Policy, seed: int, steps: int | None, logger: Run
                                         f"{result.last_error}")
             else:
                 logger.finish("completed")
+
+
+def _run_sequential(env: gym.Env, policy: Policy, obs: Any, horizon: int | None, logger: RunLogger | None,
+                    on_error: str, result: EpisodeResult, signals: StopSignals, bar: Any) -> None:
+    """The sequential loop: act -> evaluate -> write -> observe, stop signals held from the
+    evaluation's return (a :class:`~npbandit.envs.BlackBoxEnv`'s objective returning, or any
+    other env's ``step``) until its step is written."""
+    base = env.unwrapped
+    blackbox = isinstance(base, BlackBoxEnv)
+    if blackbox:
+        previous, base.evaluator = base.evaluator, _HoldOnReturn(signals, base.evaluator)
+    clock = _Clock()
+    t = 0
+    try:
+        while horizon is None or t < horizon:
+            t0 = time.perf_counter()
+            action = policy.act(obs)
+            t1 = time.perf_counter()
+            with signals.step():
+                try:
+                    next_obs, reward, terminated, truncated, info = env.step(action)
+                except ObjectiveError as err:
+                    signals.hold_step()
+                    result.failed_steps += 1
+                    result.last_error = str(err)
+                    row = dict(t=t, action=action, reward=None, regret=None, cumulative_regret=None, failed=True,
+                               value=None, act_s=t1 - t0, env_s=time.perf_counter() - t1, observe_s=clock.take())
+                    _record(result, logger, signals, row)
+                    if on_error == "raise":
+                        raise
+                    failed = True
+                else:
+                    signals.hold_step()
+                    failed = False
+                    regret = info.get("regret")
+                    if regret is not None:
+                        result.cumulative_regret += regret
+                    row = dict(t=t, action=action, reward=float(reward), regret=regret,
+                               cumulative_regret=result.cumulative_regret if regret is not None else None,
+                               expected_regret=info.get("expected_regret"), value=info.get("value"),
+                               best_value=info.get("best_value"), failed=False, act_s=t1 - t0,
+                               env_s=time.perf_counter() - t1, observe_s=clock.take())
+                    _record(result, logger, signals, row)
+            t += 1  # a failed evaluation still spends budget
+            bar.update(1)
+            if failed:
+                continue
+            clock.observe_s = _observe(policy, obs, action, reward, info, t - 1, result.run_id)
+            obs = next_obs
+            if terminated or truncated:
+                break
+    finally:
+        if blackbox:
+            base.evaluator = previous
+
+
+def _check_on_error(on_error: Any) -> str:
+    """``on_error`` checked: ``"raise"`` or ``"skip"`` (what :func:`run_episode` does with a failed evaluation)."""
+    if on_error not in ("raise", "skip"):
+        raise ValueError(f"on_error must be 'raise' or 'skip', got {on_error!r}")
+    return on_error
 
 
 def _check_async(executor: Any, batch_size: Any, eval_timeout: Any) -> None:
@@ -281,7 +296,7 @@ def _check_async(executor: Any, batch_size: Any, eval_timeout: Any) -> None:
 
 
 def _run_async(env: gym.Env, policy: Policy, obs: Any, horizon: int | None, logger: RunLogger | None,
-               on_error: str, result: EpisodeResult, signals: _Signals, bar: Any, executor: cf.Executor,
+               on_error: str, result: EpisodeResult, signals: StopSignals, bar: Any, executor: cf.Executor,
                batch_size: int, eval_timeout: float | None) -> None:
     """The asynchronous loop: an :class:`~npbandit.envs.evaluation.AsyncEvaluator` runs the
     objective on ``executor`` and hands each finished evaluation to ``env.step``."""
@@ -291,6 +306,7 @@ def _run_async(env: gym.Env, policy: Policy, obs: Any, horizon: int | None, logg
     budget = base.budget if horizon is None else min(horizon, base.budget)
     evaluator = AsyncEvaluator(executor, timeout=eval_timeout)
     act_s: dict[Evaluation, float] = {}
+    clock = _Clock()
     submitted = 0
     previous, base.evaluator = base.evaluator, evaluator
     try:
@@ -305,15 +321,15 @@ def _run_async(env: gym.Env, policy: Policy, obs: Any, horizon: int | None, logg
                 submitted += 1
             for evaluation in evaluator.wait():
                 obs = _record_async(env, evaluator, policy, obs, evaluation, act_s.pop(evaluation), logger,
-                                    on_error, result, signals)
+                                    on_error, result, signals, clock)
                 bar.update(1)
     except RunInterrupted:
         # evaluations that came back before the stop (while a point was proposed, or behind the
-        # one whose write delivered the signal) are results: keep them, then stop
+        # one whose write delivered the signal) are results: write (and observe) them, then stop
         with signals.held(deliver=False):
             for evaluation in evaluator.finished():
                 obs = _record_async(env, evaluator, policy, obs, evaluation, act_s.pop(evaluation), logger,
-                                    "skip", result, signals)
+                                    "skip", result, signals, clock)
         raise
     finally:
         evaluator.cancel()  # queued ones never start; running ones cannot be stopped
@@ -322,32 +338,34 @@ def _run_async(env: gym.Env, policy: Policy, obs: Any, horizon: int | None, logg
 
 def _record_async(env: gym.Env, evaluator: AsyncEvaluator, policy: Policy, obs: Any, evaluation: Evaluation,
                   act_s: float, logger: RunLogger | None, on_error: str, result: EpisodeResult,
-                  signals: _Signals) -> Any:
-    """Step ``env`` with one finished evaluation, observe and write it (the next ``t``);
-    returns the new obs."""
+                  signals: StopSignals, clock: _Clock) -> Any:
+    """Step ``env`` with one finished evaluation and write it (the next ``t``), stop signals
+    held from here (its objective has returned) until it is written; then observe it.
+    Returns the new obs."""
     t = len(result.steps)
     env_s = time.perf_counter() - evaluation.submitted
     times = dict(worker=evaluation.outcome.worker, submitted_at=evaluation.submitted_at,
                  finished_at=dt.datetime.now(dt.UTC))
-    evaluator.hand_over(evaluation)
-    try:
-        next_obs, reward, _, _, info = env.step(evaluation.action)
-    except ObjectiveError as err:
-        result.failed_steps += 1
-        result.last_error = str(err)
-        row = dict(t=t, action=evaluation.action, reward=None, regret=None, cumulative_regret=None, failed=True,
-                   value=None, act_s=act_s, env_s=env_s, observe_s=0.0, **times)
+    with signals.step():
+        signals.hold_step()
+        evaluator.hand_over(evaluation)
+        try:
+            next_obs, reward, _, _, info = env.step(evaluation.action)
+        except ObjectiveError as err:
+            result.failed_steps += 1
+            result.last_error = str(err)
+            row = dict(t=t, action=evaluation.action, reward=None, regret=None, cumulative_regret=None, failed=True,
+                       value=None, act_s=act_s, env_s=env_s, observe_s=clock.take(), **times)
+            _record(result, logger, signals, row)
+            if on_error == "raise":
+                raise
+            return obs
+        row = dict(t=t, action=evaluation.action, reward=float(reward), regret=info.get("regret"),
+                   cumulative_regret=None, expected_regret=info.get("expected_regret"), value=info.get("value"),
+                   best_value=info.get("best_value"), failed=False, act_s=act_s, env_s=env_s,
+                   observe_s=clock.take(), **times)
         _record(result, logger, signals, row)
-        if on_error == "raise":
-            raise
-        return obs
-    t2 = time.perf_counter()
-    policy.observe(obs, evaluation.action, reward, info)
-    row = dict(t=t, action=evaluation.action, reward=float(reward), regret=info.get("regret"),
-               cumulative_regret=None, expected_regret=info.get("expected_regret"), value=info.get("value"),
-               best_value=info.get("best_value"), failed=False, act_s=act_s, env_s=env_s,
-               observe_s=time.perf_counter() - t2, **times)
-    _record(result, logger, signals, row)
+    clock.observe_s = _observe(policy, obs, evaluation.action, reward, info, t, result.run_id)
     return next_obs
 
 
@@ -405,7 +423,8 @@ def run_wheel_bandits(policies: Sequence[str], deltas: Sequence[float], seeds: S
     Raises:
         ValueError / TypeError / FileNotFoundError: an unknown policy name, an unusable
             checkpoint, a ``delta`` outside ``[0, 1]``, a seed that is not a
-            non-negative int, ``steps`` < 1 or ``beta`` < 0, before anything runs.
+            non-negative int, ``steps`` < 1, ``beta`` < 0, or a ``db``, ``progress`` or
+            ``say`` of the wrong type, before anything runs or any database is created.
     """
     from npbandit.policies import make_bandit_policy
     from npbandit.policies.bandit import check_bandit_policy_name
@@ -422,6 +441,11 @@ def run_wheel_bandits(policies: Sequence[str], deltas: Sequence[float], seeds: S
     seeds = [check_int(f"seeds[{i}]", s, minimum=0) for i, s in enumerate(seeds)]
     steps = check_int("steps", steps, minimum=1)
     beta = check_real("beta", beta, low=0.0)
+    if not isinstance(db, str) or not db:
+        raise TypeError(f"db must be an SQLAlchemy URL or a file path, got {db!r}")
+    check_bool("progress", progress)
+    if say is not None and not callable(say):
+        raise TypeError(f"say must be callable or None, got {type(say).__name__}")
     jobs = [(name, delta, seed) for delta in deltas for seed in seeds for name in policies]
 
     def tell(result: EpisodeResult, name: str, delta: float, seed: int) -> None:

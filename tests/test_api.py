@@ -103,6 +103,53 @@ def test_optimize_validates_arguments(kwargs, error, match):
         optimize(**args)
 
 
+@pytest.mark.parametrize("kwargs,error,match", [
+    ({"n_init": 0}, ValueError, "n_init"),
+    ({"n_init": 2.5}, ValueError, "n_init"),
+    ({"on_error": "ignore"}, ValueError, "on_error"),
+    ({"progress": "yes"}, TypeError, "progress"),
+    ({"commit_every": 0}, ValueError, "commit_every"),
+    ({"surrogate": ""}, ValueError, "surrogate must be a non-empty name"),
+    ({"surrogate": " "}, ValueError, "surrogate must be a non-empty name"),
+    ({"surrogate": "no-such-model"}, ValueError, "surrogate"),
+    ({"batch_size": 2}, ValueError, "batch_size"),
+    ({"eval_timeout": 1.0}, ValueError, "eval_timeout"),
+    ({"liar": "nobody"}, ValueError, "liar"),
+    ({"name": ""}, ValueError, "name"),
+    ({"optimal_value": float("nan")}, ValueError, "optimal_value"),
+])
+def test_a_refused_argument_leaves_no_database_behind(tmp_path, kwargs, error, match):
+    db = tmp_path / "runs.db"
+    args = {"objective": sphere, "bounds": BOUNDS, "surrogate": "gp", "budget": 4, "db": str(db),
+            "progress": False, **kwargs}
+    with pytest.raises(error, match=match):
+        optimize(**args)
+    assert list(tmp_path.iterdir()) == []
+
+
+@pytest.mark.parametrize("returned", [None, "1.5", np.array([1.0, 2.0])], ids=["None", "str", "2-array"])
+def test_a_wrong_return_type_is_a_failed_evaluation_that_skip_skips(tmp_path, returned):
+    from npbandit.exceptions import ObjectiveError, ObjectiveReturnError
+
+    db = str(tmp_path / "bo.db")
+    calls = []
+
+    def sometimes_wrong(x):
+        calls.append(1)
+        return returned if len(calls) == 2 else sphere(x)
+
+    result = optimize(sometimes_wrong, BOUNDS, surrogate="random", budget=4, db=db, on_error="skip", progress=False)
+    assert [h["failed"] for h in result.history] == [False, True, False, False]
+    (run,) = list_runs(db)
+    assert run.status == "completed" and [s["failed"] for s in run_steps(db, run.id)] == [False, True, False, False]
+    calls.clear()
+    with pytest.raises(ObjectiveReturnError, match="must return a float") as info:
+        optimize(sometimes_wrong, BOUNDS, surrogate="random", budget=4, db=db, progress=False)
+    assert isinstance(info.value, TypeError) and isinstance(info.value, ObjectiveError)
+    stopped = max(list_runs(db), key=lambda r: r.id)
+    assert stopped.status == "failed" and [s["failed"] for s in run_steps(db, stopped.id)] == [False, True]
+
+
 def test_cli_optimize_bandit_report(tmp_path, capsys):
     db = f"sqlite:///{tmp_path / 'cli.db'}"
     assert main(["optimize", "--function", "branin", "--surrogate", "random", "--budget", "6", "--db", db]) == 0
@@ -184,10 +231,15 @@ def test_optimize_says_when_values_cannot_be_standardised(tmp_path):
         return 1e300 * float(np.sum(x) + 3.0)
 
     db = str(tmp_path / "bo.db")
-    with pytest.raises(ValueError, match="cannot be standardised in float64"):
+    with pytest.raises(ValueError, match="cannot be standardised in float64") as info:
         optimize(huge, BOUNDS, surrogate="gp", budget=8, db=db, progress=False)
     (run,) = list_runs(db)
-    assert run.status == "failed" and "standardised" in run.error
+    # the value the surrogate could not take is saved, and the run's error names its step
+    t = run.n_steps - 1
+    assert run.status == "failed" and "standardised" in run.error and f"step t={t}" in run.error
+    assert any(f"step t={t}" in note for note in info.value.__notes__)
+    last = run_steps(db, run.id)[-1]
+    assert not last["failed"] and abs(last["value"]) > 1e299
     card = tiny_checkpoint(tmp_path, "cmanp", "bo")
     with pytest.raises(ValueError, match="cannot be standardised"):
         optimize(huge, BOUNDS, surrogate=str(card), budget=8, db=None, progress=False)

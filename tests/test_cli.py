@@ -353,3 +353,86 @@ def test_demo_help_names_what_the_tour_runs(monkeypatch, tmp_path):
     policies, deltas = calls["bandit"]
     assert f"at delta = {deltas[0]}" in help_text
     assert "CMANP (UCB) vs Uniform vs LinUCB" in help_text and list(policies) == ["cmanp-wheel", "uniform", "linucb"]
+
+
+@pytest.mark.parametrize("args,message", [
+    (["optimize", "--function", "branin", "--budget", "x"], "argument --budget: expected a positive integer, got 'x'"),
+    (["optimize", "--function", "branin", "--budget", "0"], "argument --budget: expected a positive integer, got '0'"),
+    (["optimize", "--function", "branin", "--seed", "-1"], "argument --seed: expected an integer >= 0, got '-1'"),
+    (["optimize", "--function", "branin", "--eval-timeout", "0"],
+     "argument --eval-timeout: expected a positive number, got '0'"),
+    (["bandit", "--deltas", "nan"], "argument --deltas: expected a finite number, got 'nan'"),
+    (["bandit", "--seeds", "one"], "argument --seeds: expected an integer >= 0, got 'one'"),
+    (["train", "--model", "cmanp", "--prior", "bo", "--out", "x", "--steps", "1", "--max-minutes", "-5"],
+     "argument --max-minutes: expected a positive number, got '-5'"),
+])
+def test_an_option_of_the_wrong_type_is_named_with_what_it_expects(capsys, args, message):
+    with pytest.raises(SystemExit) as info:
+        main(args)
+    err = capsys.readouterr().err
+    assert info.value.code == 2 and message in err and "invalid" not in err
+
+
+@pytest.mark.parametrize("args", [
+    ["optimize", "--function", "branin", "--surrogate", "{tmp}/no-such-checkpoint.json"],
+    ["optimize", "--function", "branin", "--surrogate", ""],
+    ["optimize", "--function", "branin", "--surrogate", "gp", "--acquisition", "pi"],
+    ["optimize", "--function", "branin", "--surrogate", "tnpd-gp1d", "--workers", "1"],  # refused before the pool
+    ["optimize", "--objective", "math:fabs", "--bounds", "[[0],[1]]", "--surrogate", "random", "--n-init", "0"],
+    ["bandit", "--policies", "{tmp}/no-such-checkpoint.json", "--steps", "3"],
+    ["bandit", "--policies", "uniform", "--deltas", "2", "--steps", "3"],
+])
+def test_a_refused_command_leaves_no_database_behind(tmp_path, capsys, args):
+    args = [a.replace("{tmp}", str(tmp_path)) for a in args]
+    try:
+        status = main([*args, "--db", str(tmp_path / "runs.db")])
+    except SystemExit as exit:  # refused by argparse
+        status = exit.code
+    assert status == 2 and capsys.readouterr().err
+    assert list(tmp_path.iterdir()) == []
+
+
+def test_the_console_script_is_the_launcher_outside_the_package():
+    import tomllib
+
+    pyproject = tomllib.loads((Path(__file__).parents[1] / "pyproject.toml").read_text())
+    assert pyproject["project"]["scripts"] == {"npbandit": "npbandit_console:main"}
+    assert "npbandit_console" in pyproject["tool"]["setuptools"]["py-modules"]
+
+
+@pytest.mark.integration
+def test_ctrl_c_while_the_cli_starts_is_one_line_and_status_130():
+    # the Ctrl-C is raised exactly where the CLI is imported (a finder that interrupts it), not by a timer
+    code = textwrap.dedent("""
+        import sys
+
+        class Interrupt:
+            def find_spec(self, name, path=None, target=None):
+                if name == "npbandit.cli":
+                    raise KeyboardInterrupt
+
+        sys.meta_path.insert(0, Interrupt())
+        import npbandit_console
+
+        sys.argv = ["npbandit", "models"]
+        sys.exit(npbandit_console.main())
+    """)
+    root = str(Path(__file__).parents[1])
+    env = {**os.environ, "PYTHONPATH": os.pathsep.join([root, os.environ.get("PYTHONPATH", "")])}
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, env=env, timeout=120)
+    assert out.returncode == 128 + signal.SIGINT
+    assert out.stderr.strip() == "npbandit: interrupted"
+
+
+def test_a_checkpoint_whose_weights_do_not_load_leaves_no_database_behind(tmp_path, capsys):
+    from helpers import tiny_checkpoint
+
+    card = tiny_checkpoint(tmp_path / "ckpt", "cmanp", "bo")
+    weights = card.with_name(json.loads(card.read_text())["weights"])
+    weights.write_bytes(weights.read_bytes()[: weights.stat().st_size // 2])  # a copy cut short
+    runs = tmp_path / "runs"
+    runs.mkdir()
+    assert main(["optimize", "--function", "branin", "--surrogate", str(card), "--budget", "3",
+                 "--db", str(runs / "runs.db")]) == 2
+    assert "npbandit optimize:" in capsys.readouterr().err
+    assert list(runs.iterdir()) == []

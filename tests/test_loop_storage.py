@@ -334,3 +334,75 @@ def test_the_heartbeat_settings_are_read_from_the_heartbeat_module(tmp_path, mon
     assert effective_status(run, now) == "running"  # 5 minutes is within the default 30
     monkeypatch.setattr(heartbeat, "STALE_AFTER", dt.timedelta(minutes=1))
     assert effective_status(run, now) == "interrupted"
+
+
+def test_a_logger_creates_a_new_sqlite_file_only_when_its_run_starts(tmp_path):
+    db = tmp_path / "runs.db"
+    logger = RunLogger(str(db))
+    assert not db.exists()
+    logger.finish("completed")  # a run that never started: nothing to record, nothing created
+    assert not db.exists()
+    logger.start(kind="bandit", env_id="x", env_params={}, policy="p")
+    logger.log_step(t=0, action=1, reward=1.0)
+    logger.finish("completed")
+    (run,) = list_runs(str(db))
+    assert run.status == "completed" and run.n_steps == 1
+
+
+BAD_RUN_EPISODE = [
+    ({"on_error": "ignore"}, ValueError, "on_error"),
+    ({"steps": 0}, ValueError, "steps"),
+    ({"seed": -1}, ValueError, "seed"),
+    ({"seed": None}, ValueError, "seed"),
+    ({"progress": "yes"}, TypeError, "progress"),
+    ({"run_info": ["kind", "bo"]}, TypeError, "run_info"),
+    ({"policy": "uniform"}, TypeError, "policy"),
+    ({"batch_size": 2}, ValueError, "batch_size"),
+    ({"eval_timeout": 1.0}, ValueError, "eval_timeout"),
+]
+
+
+@pytest.mark.parametrize("kwargs,error,match", BAD_RUN_EPISODE, ids=[next(iter(k)) + "=" + repr(next(iter(k.values())))
+                                                                      for k, _, _ in BAD_RUN_EPISODE])
+def test_run_episode_refuses_bad_arguments_before_creating_the_database(tmp_path, kwargs, error, match):
+    args = {"policy": UniformPolicy(), "seed": 0, "logger": RunLogger(str(tmp_path / "runs.db")), **kwargs}
+    with pytest.raises(error, match=match):
+        run_episode(WheelBanditEnv(horizon=5), **args)
+    assert list(tmp_path.iterdir()) == []
+
+
+@pytest.mark.parametrize("kwargs,error,match", [
+    ({"policies": ["no-such-policy"]}, ValueError, "policy"),
+    ({"policies": ["/no/such/checkpoint.json"]}, (ValueError, FileNotFoundError), "checkpoint"),
+    ({"deltas": [2.0]}, ValueError, "deltas"),
+    ({"seeds": [-1]}, ValueError, "seeds"),
+    ({"steps": 0}, ValueError, "steps"),
+    ({"beta": -1.0}, ValueError, "beta"),
+    ({"say": "loudly"}, TypeError, "say"),
+    ({"progress": 1}, TypeError, "progress"),
+])
+def test_run_wheel_bandits_refuses_bad_arguments_before_creating_the_database(tmp_path, kwargs, error, match):
+    from npbandit.loop import run_wheel_bandits
+
+    args = {"policies": ["uniform"], "deltas": [0.5], "seeds": [0], "steps": 3, "db": str(tmp_path / "runs.db"),
+            "say": None, **kwargs}
+    with pytest.raises(error, match=match):
+        run_wheel_bandits(**args)
+    assert list(tmp_path.iterdir()) == []
+
+
+def test_an_observation_the_policy_cannot_take_is_saved_and_ends_the_run_failed(tmp_path):
+    db = str(tmp_path / "runs.db")
+
+    class Choking(UniformPolicy):
+        def observe(self, obs, action, reward, info):
+            if info["t"] == 3:
+                raise ValueError("cannot learn from this")
+            super().observe(obs, action, reward, info)
+
+    with pytest.raises(ValueError, match="cannot learn") as info:
+        run_episode(WheelBanditEnv(horizon=10), Choking(), seed=0, logger=RunLogger(db),
+                    run_info=wheel_info(horizon=10))
+    (run,) = list_runs(db)
+    assert run.status == "failed" and run.n_steps == 4 and "step t=3" in run.error
+    assert any(f"step t=3, which run {run.id} holds" in note for note in info.value.__notes__)

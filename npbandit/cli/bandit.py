@@ -6,7 +6,7 @@ from __future__ import annotations
 import argparse
 import contextlib
 
-from npbandit.cli.options import positive_int, progress
+from npbandit.cli.options import finite_float, non_negative_int, positive_int, progress
 
 __all__ = ["COMMAND", "HELP", "add_arguments", "run"]
 
@@ -19,12 +19,13 @@ def add_arguments(bandit: argparse.ArgumentParser) -> None:
     """``npbandit bandit``'s options; ``--beta``'s default is :func:`~npbandit.loop.run_wheel_bandits`'."""
     bandit.add_argument("--policies", nargs="+", default=["cmanp-wheel", "uniform", "linucb"],
                         help="uniform | linucb | gp-ucb | <model>-wheel[-ucb|-thompson|-marginal-thompson]")
-    bandit.add_argument("--deltas", type=float, nargs="+", default=[0.5],
+    bandit.add_argument("--deltas", type=finite_float, nargs="+", default=[0.5],
                         help="the wheel's delta in [0, 1]: a context with norm >= delta pays 50 on its "
                         "quadrant's arm (the larger, the rarer)")
-    bandit.add_argument("--seeds", type=int, nargs="+", default=[0], help="one run per policy, delta and seed")
+    bandit.add_argument("--seeds", type=non_negative_int, nargs="+", default=[0],
+                        help="one run per policy, delta and seed")
     bandit.add_argument("--steps", type=positive_int, default=2000, help="rounds per run")
-    bandit.add_argument("--beta", type=float, default=1.0, help="UCB exploration weight (mu + beta * sigma)")
+    bandit.add_argument("--beta", type=finite_float, default=1.0, help="UCB exploration weight (mu + beta * sigma)")
     bandit.add_argument("--dask-scheduler", metavar="ADDRESS",
                         help="run on the workers of this Dask scheduler (e.g. tcp://10.0.0.5:8786; the 'dask' "
                              "extra) instead of one after another here; --db must reach every worker (a PostgreSQL "
@@ -34,7 +35,10 @@ def add_arguments(bandit: argparse.ArgumentParser) -> None:
 def run(args: argparse.Namespace) -> int:
     """Run the sweep, each run logged to ``--db``."""
     from npbandit.loop import run_wheel_bandits
+    from npbandit.policies.bandit import check_bandit_policy_name
 
+    for name in args.policies:  # before a cluster is reached for them (run_wheel_bandits checks them again)
+        check_bandit_policy_name(name)
     with contextlib.ExitStack() as stack:
         executor = None
         if args.dask_scheduler is not None:

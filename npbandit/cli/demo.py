@@ -6,7 +6,7 @@ from __future__ import annotations
 import argparse
 import sys
 
-from npbandit.cli.options import positive_int, progress
+from npbandit.cli.options import non_negative_int, positive_int, progress
 from npbandit.demo import tour_summary
 
 __all__ = ["COMMAND", "add_arguments", "help_text", "run"]
@@ -28,7 +28,8 @@ def add_arguments(demo: argparse.ArgumentParser) -> None:
     blackbox, _ = tour_summary()
     demo.add_argument("--budget", type=positive_int, default=20, help=f"BO evaluations ({blackbox})")
     demo.add_argument("--steps", type=positive_int, default=300, help="wheel-bandit rounds per policy")
-    demo.add_argument("--seed", type=int, default=0, help="seeds both runs (--streaming: the data and the weights)")
+    demo.add_argument("--seed", type=non_negative_int, default=0,
+                      help="seeds both runs (--streaming: the data and the weights)")
     demo.add_argument("--streaming", action="store_true",
                       help="instead: CMANP's exact constant-cost updates, with random weights")
     demo.add_argument("--n-initial", type=positive_int, default=2000, help="--streaming: points conditioned first")

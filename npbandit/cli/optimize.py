@@ -10,8 +10,8 @@ import os
 import sys
 from typing import Any
 
-from npbandit.cli.options import positive_int, progress
-from npbandit.policies.bo import DEFAULT_LIAR, LIARS, OUTPUT_WARPS
+from npbandit.cli.options import non_negative_int, positive_float, positive_int, progress
+from npbandit.policies.bo import ACQUISITIONS, DEFAULT_LIAR, LIARS, OUTPUT_WARPS
 
 __all__ = ["COMMAND", "HELP", "add_arguments", "run"]
 
@@ -48,7 +48,8 @@ def add_arguments(opt: argparse.ArgumentParser) -> None:
     opt.add_argument("--on-error", choices=["raise", "skip"], default="raise",
                      help="an evaluation that raises or returns NaN / inf: stop the run (raise) or record it as "
                           "failed and go on (skip)")
-    opt.add_argument("--seed", type=int, default=0, help="seeds the initial design and the acquisition optimisation")
+    opt.add_argument("--seed", type=non_negative_int, default=0,
+                     help="seeds the initial design and the acquisition optimisation")
     opt.add_argument("--batch-size", type=positive_int,
                      help="evaluations in flight at once (asynchronous BO; > 1 needs --workers or --dask-scheduler; "
                           "default: --workers' count, else 1)")
@@ -63,7 +64,7 @@ def add_arguments(opt: argparse.ArgumentParser) -> None:
                      help="with --batch-size > 1, what evaluations in flight are believed at: the worst, mean or "
                           "best value the surrogate sees, 'believer': the surrogate's own mean at each, or "
                           "'penalty': no value, LogEI damped around them (optimize(liar=...))")
-    opt.add_argument("--eval-timeout", type=float, metavar="SECONDS",
+    opt.add_argument("--eval-timeout", type=positive_float, metavar="SECONDS",
                      help="an evaluation still running after this long is recorded as failed (--on-error says "
                           "what then); needs --workers or --dask-scheduler (default: no limit)")
 
@@ -98,6 +99,7 @@ def run(args: argparse.Namespace) -> int:
                              "--objective, the bounds give the dimension; --dim is for --function)")
         objective = _load_objective(args.objective)
         name = optimum = None
+    _check_before_starting(args, len(bounds[0]))
     with contextlib.ExitStack() as stack:
         executor, batch_size = _optimize_executor(args, stack)
         result = optimize(objective, bounds, surrogate=args.surrogate, budget=args.budget,
@@ -117,6 +119,17 @@ def _list_functions() -> None:
     for name, (_, reason) in sorted(_synthetic_problems().items()):
         print(f"{name:<26}" + ("offered" if reason is None else f"not offered: {reason}"))
 
+
+
+def _check_before_starting(args: argparse.Namespace, d: int) -> None:
+    """What :func:`npbandit.optimize` would refuse, checked before any worker or cluster is
+    started for it: the surrogate (an unknown or unfitting checkpoint), the acquisition,
+    before anything is evaluated or logged."""
+    from npbandit.api import _surrogate_checkpoint
+
+    if args.acquisition not in ACQUISITIONS:
+        raise ValueError(f"--acquisition must be one of {', '.join(ACQUISITIONS)}, got {args.acquisition!r}")
+    _surrogate_checkpoint(args.surrogate, d)
 
 
 def _optimize_executor(args: argparse.Namespace, stack: contextlib.ExitStack) -> tuple[Any, int]:

@@ -5,10 +5,12 @@ from __future__ import annotations
 
 import argparse
 import json
+import math
 import sys
 from typing import Any
 
-__all__ = ["DefaultsHelpFormatter", "show_default", "positive_int", "thread_count", "parse_assignments", "progress"]
+__all__ = ["DefaultsHelpFormatter", "show_default", "positive_int", "non_negative_int", "finite_float",
+           "positive_float", "thread_count", "parse_assignments", "progress"]
 
 
 def show_default(value: Any) -> str:
@@ -37,11 +39,16 @@ class DefaultsHelpFormatter(argparse.HelpFormatter):
         return f"{text} (default: {show_default(default).replace('%', '%%')})"
 
 
+# argparse ``type`` functions. Each raises ArgumentTypeError with what was expected, which
+# argparse prints after the option's name ("argument --budget: expected a positive integer,
+# got 'x'"); any other error would print the function's name instead ("invalid positive_int value").
+
+
 def positive_int(text: str) -> int:
     """An option's value as an int >= 1 (argparse ``type``)."""
-    value = int(text)
+    value = _parse(int, text, "a positive integer")
     if value < 1:
-        raise argparse.ArgumentTypeError(f"expected a positive integer, got {text}")
+        raise argparse.ArgumentTypeError(f"expected a positive integer, got {text!r}")
     return value
 
 
@@ -53,6 +60,37 @@ def thread_count(text: str) -> int | str:
         return positive_int(text)
     except (ValueError, argparse.ArgumentTypeError):
         raise argparse.ArgumentTypeError(f"expected a positive integer or 'torch', got {text}") from None
+
+
+def non_negative_int(text: str) -> int:
+    """An option's value as an int >= 0, e.g. a seed (argparse ``type``)."""
+    value = _parse(int, text, "an integer >= 0")
+    if value < 0:
+        raise argparse.ArgumentTypeError(f"expected an integer >= 0, got {text!r}")
+    return value
+
+
+def finite_float(text: str) -> float:
+    """An option's value as a finite real number (argparse ``type``; ``nan`` / ``inf`` refused)."""
+    value = _parse(float, text, "a finite number")
+    if not math.isfinite(value):
+        raise argparse.ArgumentTypeError(f"expected a finite number, got {text!r}")
+    return value
+
+
+def positive_float(text: str) -> float:
+    """An option's value as a finite real number > 0, e.g. seconds (argparse ``type``)."""
+    value = _parse(float, text, "a positive number")
+    if not (math.isfinite(value) and value > 0):
+        raise argparse.ArgumentTypeError(f"expected a positive number, got {text!r}")
+    return value
+
+
+def _parse(kind: type, text: str, expected: str) -> Any:
+    try:
+        return kind(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"expected {expected}, got {text!r}") from None
 
 
 def parse_assignments(items: list[str], flag: str) -> dict[str, object]:

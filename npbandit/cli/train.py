@@ -6,7 +6,7 @@ import argparse
 import signal
 import sys
 
-from npbandit.cli.options import parse_assignments, positive_int
+from npbandit.cli.options import non_negative_int, parse_assignments, positive_float, positive_int
 from npbandit.priors import PRIORS
 from npbandit.surrogates import available_models
 
@@ -36,10 +36,10 @@ def add_arguments(train: argparse.ArgumentParser) -> None:
                        help="set a prior parameter, e.g. --prior-set kernel=matern52 (repeatable; default: the "
                             "prior's own)")
     train.add_argument("--batch-size", type=positive_int, default=16, help="tasks per optimiser step")
-    train.add_argument("--lr", type=float, default=5e-4,
+    train.add_argument("--lr", type=positive_float, default=5e-4,
                        help="Adam learning rate at step 0 (a cosine schedule over --steps)")
-    train.add_argument("--grad-clip", type=float, default=1.0, help="gradient-norm clip")
-    train.add_argument("--seed", type=int, default=0, help="seeds the weights and the prior's draws")
+    train.add_argument("--grad-clip", type=positive_float, default=1.0, help="gradient-norm clip")
+    train.add_argument("--seed", type=non_negative_int, default=0, help="seeds the weights and the prior's draws")
     train.add_argument("--eval-every", type=positive_int, default=1000, help="steps between periodic evaluations")
     train.add_argument("--checkpoint-every", type=positive_int, default=500, help="steps between saved states")
     train.add_argument("--eval-batches", type=positive_int, default=32, help="batches of 16 held-out tasks per suite "
@@ -58,9 +58,9 @@ def add_arguments(train: argparse.ArgumentParser) -> None:
     train.add_argument("--eval-prior-set", dest="eval_prior_params", action="append", default=None,
                        metavar="PARAM=VALUE", help="evaluate on the prior with these parameters instead of "
                        "--prior-set's (repeatable; default: --prior-set's)")
-    train.add_argument("--max-minutes", type=float, help="save and stop after this many minutes (resume later; "
-                       "default: no limit)")
-    train.add_argument("--loader-workers", type=int, default=0,
+    train.add_argument("--max-minutes", type=positive_float,
+                       help="save and stop after this many minutes (resume later; default: no limit)")
+    train.add_argument("--loader-workers", type=non_negative_int, default=0,
                        help="processes drawing the prior's batches ahead of the optimiser (GPU runs; same batches)")
     train.add_argument("--export-now", action="store_true",
                        help="train no further: export the run's saved state as a checkpoint (a run in progress)")
@@ -80,8 +80,6 @@ def run(args: argparse.Namespace) -> int:
                          init_from=args.init_from, loss=args.loss,
                          eval_prior_params=(None if args.eval_prior_params is None else
                                             parse_assignments(args.eval_prior_params, "--eval-prior-set")))
-    if args.max_minutes is not None and not args.max_minutes > 0:
-        raise SystemExit(f"npbandit: --max-minutes must be positive, got {args.max_minutes}")
     result = train(config, stop_at=args.stop_at,
                    stop_after_s=None if args.max_minutes is None else 60 * args.max_minutes,
                    export_now=args.export_now, loader_workers=args.loader_workers)

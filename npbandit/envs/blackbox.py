@@ -11,9 +11,9 @@ affinely onto ``bounds`` (2 x d, lower row then upper row, as in BoTorch).
 * ``info``: ``x`` (the evaluated point in the original bounds), ``value``,
   ``best_value`` so far and, when the optimum is known, ``simple_regret``.
 * The objective returns one real number: a Python ``float`` or ``int``, a NumPy
-  scalar, or a 1-element array / tensor. Anything else (a string, a bool, several
-  numbers) is a programming error and raises ``TypeError`` from ``step`` whatever
-  ``on_error`` says.
+  scalar, or a 1-element array / tensor. Anything else (a string, ``None``, a bool,
+  several numbers) raises :class:`~npbandit.exceptions.ObjectiveReturnError` from ``step``:
+  a failed evaluation (an ``ObjectiveError``) that is also a ``TypeError``.
 * An objective that raises or returns NaN/inf raises :class:`ObjectiveError` from
   ``step``; nothing non-finite ever reaches a policy.
 * ``evaluator``: where the objective runs (:mod:`npbandit.envs.evaluation`). ``None``, the
@@ -42,7 +42,7 @@ import gymnasium as gym
 import numpy as np
 import torch
 
-from npbandit.exceptions import ObjectiveError
+from npbandit.exceptions import ObjectiveError, ObjectiveReturnError
 from npbandit.envs.evaluation import Outcome, OutcomeRelay
 from npbandit.validation import check_bool, check_int, check_options, check_real, check_render_mode
 
@@ -179,27 +179,30 @@ def objective_value(out: Any, x: np.ndarray) -> float:
     caller reports them as failed evaluations).
 
     Raises:
-        TypeError: anything else -- a string (``"1.5"``), a bool, several numbers, a
-            complex number -- naming what was returned and at which point.
+        ObjectiveReturnError: (a ``TypeError`` and an ``ObjectiveError``) anything else --
+            a string (``"1.5"``), a bool, several numbers, a complex number -- naming what
+            was returned and at which point.
     """
     value = out
     if isinstance(value, torch.Tensor):
         if value.numel() != 1:
-            raise TypeError(f"objective must return a float (or a 1-element array), got a tensor of shape "
-                            f"{tuple(value.shape)} at x={x.tolist()}")
+            raise ObjectiveReturnError(f"objective must return a float (or a 1-element array), got a tensor of "
+                                       f"shape {tuple(value.shape)} at x={x.tolist()}", x)
         if value.dtype == torch.bool or value.is_complex():
-            raise TypeError(f"objective must return a float, got a {value.dtype} tensor at x={x.tolist()}")
+            raise ObjectiveReturnError(f"objective must return a float, got a {value.dtype} tensor at "
+                                       f"x={x.tolist()}", x)
         return float(value.detach().reshape(()).item())
     if isinstance(value, np.ndarray):
         if value.size != 1:
-            raise TypeError(f"objective must return a float (or a 1-element array), got an array of shape "
-                            f"{value.shape} at x={x.tolist()}")
+            raise ObjectiveReturnError(f"objective must return a float (or a 1-element array), got an array of "
+                                       f"shape {value.shape} at x={x.tolist()}", x)
         value = value.reshape(())[()]  # a NumPy scalar (or the object an object array holds)
     if isinstance(value, np.generic) and not isinstance(value, (np.bool_, np.complexfloating)):
         value = value.item()
     # bool is an int, and float("1.5") parses strings: both would pass float() silently
     if isinstance(value, (bool, np.bool_)) or not isinstance(value, numbers.Real):
-        raise TypeError(f"objective must return a float, got {type(out).__name__} {out!r} at x={x.tolist()}")
+        raise ObjectiveReturnError(f"objective must return a float, got {type(out).__name__} {out!r} at "
+                                   f"x={x.tolist()}", x)
     return float(value)
 
 
@@ -318,8 +321,9 @@ class BlackBoxEnv(gym.Env):
         Raises:
             ValueError: ``action`` is not a finite point of the unit cube.
             RuntimeError: the budget is spent (call ``reset``).
-            ObjectiveError: the objective raised or returned NaN / inf (the budget is spent).
-            TypeError: the objective returned something other than one real number.
+            ObjectiveError: the objective raised or returned NaN / inf (the budget is spent);
+                :class:`~npbandit.exceptions.ObjectiveReturnError` (also a ``TypeError``) when it
+                returned something other than one real number.
         """
         evaluator = self._evaluator
         action = np.asarray(action, dtype=np.float64)
@@ -345,7 +349,7 @@ class BlackBoxEnv(gym.Env):
             raise ObjectiveError(f"objective raised {type(err).__name__}: {err} at x={x.tolist()}", x) from err
         else:
             out = outcome.value
-        value = objective_value(out, x)  # outside the try: a wrong return type is not a failed evaluation
+        value = objective_value(out, x)  # outside the try: its ObjectiveReturnError names what came back
         if not np.isfinite(value):
             raise ObjectiveError(f"objective returned {value} at x={x.tolist()}", x)
         if self.noise_std:

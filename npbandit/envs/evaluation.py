@@ -139,6 +139,13 @@ class Evaluation:
     outcome: Outcome | None = None
 
 
+#: the longest :meth:`AsyncEvaluator.wait` blocks at once (seconds). A stop signal that another
+#: thread takes (a worker's ``os.kill``, or one arriving just as the main thread goes to sleep)
+#: only sets a flag that the main thread's interpreter acts on when it runs again; waking this
+#: often bounds how late a SIGINT / SIGTERM stops a run that waits for a long evaluation.
+_WAKE_S = 0.1
+
+
 class AsyncEvaluator:
     """Runs a :class:`~npbandit.envs.BlackBoxEnv`'s objective on an executor's workers,
     several points at once, and hands each finished evaluation to the env's ``step``.
@@ -203,10 +210,13 @@ class AsyncEvaluator:
         running = [e for e in self._in_flight if e.outcome is None]
         if not running:
             return []
-        timeout = None
-        if self.timeout is not None:
-            timeout = max(0.0, min(e.submitted for e in running) + self.timeout - time.perf_counter())
-        done, _ = cf.wait([e.future for e in running], timeout=timeout, return_when=cf.FIRST_COMPLETED)
+        deadline = None if self.timeout is None else min(e.submitted for e in running) + self.timeout
+        while True:  # in slices: see _WAKE_S
+            left = None if deadline is None else max(0.0, deadline - time.perf_counter())
+            done, _ = cf.wait([e.future for e in running], timeout=_WAKE_S if left is None else min(_WAKE_S, left),
+                              return_when=cf.FIRST_COMPLETED)
+            if done or (left is not None and left <= _WAKE_S):
+                break
         now = time.perf_counter()
         for evaluation in running:
             if evaluation.future in done:

@@ -9,13 +9,15 @@ import socket
 import threading
 import time
 import weakref
+from pathlib import Path
 from typing import Any
 
 from sqlalchemy import insert, update
 
 import npbandit.storage.heartbeat as heartbeat
 from npbandit._version import __version__
-from npbandit.storage.engine import DEFAULT_URL, _normalise_url, _storage_errors, open_db
+from npbandit.exceptions import StorageError
+from npbandit.storage.engine import DEFAULT_URL, _normalise_url, _sqlite_file, _storage_errors, open_db
 from npbandit.storage.heartbeat import _heartbeat
 from npbandit.storage.models import _STEP_DEFAULTS, _STEP_FIELDS, _STEP_TIMES, STATUSES, Run, Step, _now, _stored_time
 
@@ -41,6 +43,20 @@ def _versions() -> dict[str, str]:
     return out
 
 
+def _new_sqlite_file(url: str) -> bool:
+    """Whether ``url`` names an SQLite file that does not exist yet and could be created
+    (else :class:`StorageError`, as :func:`~npbandit.storage.open_db` would say)."""
+    path = _sqlite_file(url)
+    if path is None or path.exists():
+        return False
+    parent = path.parent if str(path.parent) else Path(".")
+    if not parent.is_dir():
+        raise StorageError(f"db {url!r}: directory {str(parent)!r} does not exist")
+    if not os.access(parent, os.W_OK | os.X_OK):
+        raise StorageError(f"db {url!r}: directory {str(parent)!r} is read-only; cannot create the database")
+    return True
+
+
 def _jsonable(value: Any) -> Any:
     if hasattr(value, "tolist"):
         return value.tolist()
@@ -51,8 +67,10 @@ class RunLogger:
     """Writes one run and its steps; use as a context manager or call ``finish``.
 
     Args:
-        db: SQLAlchemy URL (or SQLite path). Opened here, so a database that cannot
-            be written fails before anything runs (:class:`StorageError`).
+        db: SQLAlchemy URL (or SQLite path). Checked here, so a database that cannot
+            be written fails before anything runs (:class:`StorageError`); an SQLite file
+            that does not exist yet is created only when a run starts (:meth:`start`), so a
+            run that never starts leaves no empty database behind.
         commit_every: steps buffered per transaction (1 = commit every step). ``None``
             (default) chooses by the run's kind at :meth:`start`: every step for ``bo``
             runs, batches of 50 otherwise (``COMMIT_EVERY``).
@@ -75,7 +93,7 @@ class RunLogger:
         if not isinstance(heartbeat_every, (int, float)) or not heartbeat_every > 0:
             raise ValueError(f"heartbeat_every must be a positive number of seconds, got {heartbeat_every!r}")
         self.url = _normalise_url(db)
-        self.engine = open_db(self.url)
+        self.engine = None if _new_sqlite_file(self.url) else open_db(self.url)
         self.commit_every = commit_every
         self.max_wait_s = float(max_wait_s)
         self.heartbeat_every = float(heartbeat_every)
@@ -95,6 +113,8 @@ class RunLogger:
             raise RuntimeError(f"this logger already holds run {self.run_id}; use one RunLogger per run")
         if self.commit_every is None:
             self.commit_every = COMMIT_EVERY.get(kind, COMMIT_EVERY["default"])
+        if self.engine is None:
+            self.engine = open_db(self.url)
         now = _now()
         values = dict(kind=kind, env_id=env_id, env_params=json.loads(json.dumps(env_params, default=_jsonable)),
                       policy=policy, policy_params=json.loads(json.dumps(policy_params or {}, default=_jsonable)),

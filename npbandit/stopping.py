@@ -1,0 +1,149 @@
+"""Stopping a run on SIGINT / SIGTERM without losing a finished evaluation.
+
+:func:`stop_on_signals` turns SIGINT (Ctrl-C) and SIGTERM into :class:`RunInterrupted`
+inside its block. The loop then *holds* them while a step that has been evaluated is
+written: a signal arriving meanwhile is kept pending and raised once the write has
+committed (:meth:`StopSignals.held`; or, for a step, from :meth:`StopSignals.hold_step`,
+called where the objective returned, to the end of the :meth:`StopSignals.step` block that
+writes it). So an evaluation is either abandoned while it runs or saved,
+never returned and then dropped.
+
+This module imports nothing from the library, so any module may use it.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import signal
+import threading
+from collections.abc import Iterator
+from typing import Any
+
+__all__ = ["RunInterrupted", "StopSignals", "stop_on_signals"]
+
+
+class RunInterrupted(KeyboardInterrupt):
+    """A run was stopped by SIGINT or SIGTERM; its steps are saved and its status is ``interrupted``.
+
+    Attributes:
+        signum: the signal (``signal.SIGINT`` or ``signal.SIGTERM``).
+        run_id: the run's id in the database (``None`` without a logger).
+        steps: the steps taken before the signal.
+        saved: the steps the database holds for the run (``None`` without a logger).
+    """
+
+    def __init__(self, signum: int, run_id: int | None = None, steps: int = 0, saved: int | None = None) -> None:
+        self.signum, self.run_id, self.steps = signum, run_id, steps
+        self.saved = steps if saved is None and run_id is not None else saved
+        where = ""
+        if run_id is not None:
+            count = f"all {self.saved}" if self.saved == steps else f"{self.saved} of them"
+            where = f"; run {run_id} saved {count} and is recorded as interrupted"
+        super().__init__(f"stopped by {signal.Signals(signum).name} after {steps} step(s){where}")
+
+
+class StopSignals:
+    """SIGINT / SIGTERM -> :class:`RunInterrupted`, held back while a step is written.
+
+    Installed only from the main thread (Python delivers signals there) and only over
+    the default handlers: a handler the caller installed is left alone. Without this,
+    SIGTERM would end the process on the spot, dropping the buffered steps and leaving
+    the run ``running``.
+
+    Attributes:
+        pending: the signal that arrived while held (the first one), else ``None``.
+    """
+
+    def __init__(self) -> None:
+        self.pending: int | None = None
+        self._holding = 0
+        self._step_held = False
+        self.previous: dict[int, Any] = {}
+
+    @property
+    def holding(self) -> bool:
+        """Whether a signal arriving now would be held rather than raised."""
+        return self._holding > 0
+
+    def install(self) -> None:
+        """Handle SIGINT / SIGTERM here (main thread only, over the default handlers only)."""
+        if threading.current_thread() is not threading.main_thread():
+            return
+        for signum, default in ((signal.SIGINT, signal.default_int_handler), (signal.SIGTERM, signal.SIG_DFL)):
+            if signal.getsignal(signum) is default:
+                self.previous[signum] = signal.signal(signum, self._handle)
+
+    def restore(self) -> None:
+        """Put back the handlers :meth:`install` replaced."""
+        for signum, handler in self.previous.items():
+            signal.signal(signum, handler)
+        self.previous.clear()
+
+    def _handle(self, signum: int, _frame: Any) -> None:
+        if self._holding:
+            if self.pending is None:
+                self.pending = signum
+            return
+        raise RunInterrupted(signum)
+
+    def _release(self, deliver: bool) -> None:
+        self._holding -= 1
+        if self.pending is not None and not self._holding:
+            signum, self.pending = self.pending, None
+            if deliver:
+                raise RunInterrupted(signum)
+
+    @contextlib.contextmanager
+    def held(self, deliver: bool = True) -> Iterator[None]:
+        """Hold signals during the block; then raise a held one (``deliver``) or drop it.
+
+        A block left by an exception never raises the held signal over it (the exception
+        is the run's outcome); the signal is then dropped."""
+        self._holding += 1
+        try:
+            yield
+        except BaseException:
+            self._release(deliver=False)
+            raise
+        self._release(deliver)
+
+    @contextlib.contextmanager
+    def step(self) -> Iterator[None]:
+        """The block that evaluates and records one step. A signal raises inside it as
+        anywhere (abandoning an evaluation in progress) until :meth:`hold_step`; from then on
+        it is held until the block ends, and raised there -- or dropped if the block raised
+        (that exception is the run's outcome)."""
+        try:
+            yield
+        except BaseException:
+            self._end_step(deliver=False)
+            raise
+        self._end_step(deliver=True)
+
+    def hold_step(self) -> None:
+        """Hold signals until the :meth:`step` block ends (idempotent within it): called
+        where an evaluation has returned, so that it cannot be lost before it is written."""
+        if not self._step_held:
+            self._step_held = True
+            self._holding += 1
+
+    def _end_step(self, deliver: bool) -> None:
+        if self._step_held:
+            self._step_held = False
+            self._release(deliver)
+
+
+@contextlib.contextmanager
+def stop_on_signals() -> Iterator[StopSignals]:
+    """SIGINT / SIGTERM raise :class:`RunInterrupted` inside the block (in the main thread,
+    where no handler of the caller's is installed); the previous handlers come back after.
+
+    The one way this package turns a signal into an orderly stop: a run writes what it
+    evaluated (``signals.held()`` around a write), a sweep cancels the jobs not yet started.
+    """
+    signals = StopSignals()
+    signals.install()
+    try:
+        yield signals
+    finally:
+        signals.restore()
