@@ -6,16 +6,17 @@ import pickle
 import pytest
 
 from npbandit import exceptions
-from npbandit.exceptions import (CheckpointError, NPBanditError, ObjectiveError, SchemaVersionError, StorageError,
-                                 UnknownCheckpointError)
+from npbandit.exceptions import (CheckpointError, NPBanditError, ObjectiveError, ObjectiveReturnError, SchemaVersionError,
+                                 StorageError, UnknownCheckpointError)
 
 BUILTIN_BASE = {StorageError: ValueError, SchemaVersionError: ValueError, ObjectiveError: RuntimeError,
-                CheckpointError: ValueError, UnknownCheckpointError: FileNotFoundError}
+                CheckpointError: ValueError, UnknownCheckpointError: FileNotFoundError,
+                ObjectiveReturnError: TypeError}
 
 
 @pytest.mark.parametrize("cls", list(BUILTIN_BASE), ids=lambda c: c.__name__)
 def test_every_exception_is_an_npbandit_error_and_keeps_its_builtin_base(cls):
-    args = ("boom", [0.5]) if cls is ObjectiveError else ("boom",)
+    args = ("boom", [0.5]) if issubclass(cls, ObjectiveError) else ("boom",)
     err = cls(*args)
     assert isinstance(err, NPBanditError) and isinstance(err, BUILTIN_BASE[cls])
     with pytest.raises(NPBanditError, match="boom"):
