@@ -16,11 +16,10 @@ from npbandit.envs.blackbox import BlackBoxEnv, ObjectiveError, as_bounds
 from npbandit.loop import _check_async, _check_on_error, run_episode
 from npbandit.policies.base import Policy
 from npbandit.policies.bo import ACQUISITIONS, DEFAULT_LIAR, OUTPUT_WARPS, BOPolicy, SobolPolicy, check_liar
-from npbandit.transforms.standardize import standardization
 from npbandit.storage import DEFAULT_URL, RunLogger
-from npbandit.surrogates.pretrained import (UnknownCheckpointError, check_checkpoint_kind, fitting_checkpoints,
-                                            read_card)
+from npbandit.surrogates.pretrained import UnknownCheckpointError, check_checkpoint_kind, fitting_checkpoints, read_card
 from npbandit.threads import resolve_threads
+from npbandit.transforms.standardize import standardization
 from npbandit.validation import check_bool, check_int
 
 __all__ = ["optimize", "OptimizeResult", "SURROGATES", "objective_label"]

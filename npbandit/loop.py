@@ -76,7 +76,7 @@ class _HoldOnReturn:
         return outcome
 
 
-def _record(result: "EpisodeResult", logger: Any, signals: StopSignals, row: dict[str, Any]) -> None:
+def _record(result: EpisodeResult, logger: Any, signals: StopSignals, row: dict[str, Any]) -> None:
     """Keep a finished step and write it; a signal arriving meanwhile waits until it is written."""
     with signals.held():
         result.steps.append(row)

@@ -90,7 +90,7 @@ class Cluster:
         if proc.returncode != 0:
             raise RuntimeError(f"{' '.join(args)} failed ({proc.returncode}):\n{proc.stdout}\n{proc.stderr}")
 
-    def start(self) -> "Cluster":
+    def start(self) -> Cluster:
         why = unavailable()
         if why is not None:
             raise RuntimeError(why)
@@ -138,7 +138,7 @@ class Cluster:
             conn.execute(f'CREATE DATABASE "{name}"')
         return self.url(name)
 
-    def __enter__(self) -> "Cluster":
+    def __enter__(self) -> Cluster:
         return self.start()
 
     def __exit__(self, *exc) -> None:

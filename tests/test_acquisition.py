@@ -7,8 +7,14 @@ import torch
 
 from npbandit.acquisition import pending as pending_module
 from npbandit.acquisition import proposal
-from npbandit.acquisition.pending import (LIARS, ConstantLiar, KrigingBeliever, LocalPenalisation, PendingStrategy,
-                                          pending_strategy)
+from npbandit.acquisition.pending import (
+    LIARS,
+    ConstantLiar,
+    KrigingBeliever,
+    LocalPenalisation,
+    PendingStrategy,
+    pending_strategy,
+)
 from npbandit.policies.gp import fit_single_task_gp
 
 X = torch.tensor([[0.1], [0.45], [0.9]], dtype=torch.float64)

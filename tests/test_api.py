@@ -6,13 +6,12 @@ import time
 import numpy as np
 import pytest
 import torch
+from helpers import tiny_checkpoint
 
 from npbandit import optimize
 from npbandit.cli import main
 from npbandit.storage import list_runs, run_steps
 from npbandit.surrogates.pretrained import read_card
-
-from helpers import tiny_checkpoint
 
 BOUNDS = [[-1.0, 0.0], [1.0, 2.0]]
 

@@ -27,7 +27,8 @@ def test_extend_softmax_state_matches_full_softmax(splits):
     state, start = None, 0
     for n in splits:
         if n:
-            state = extend_softmax_state(state, q @ k[..., start:start + n, :].transpose(-2, -1), v[..., start:start + n, :])
+            scores = q @ k[..., start:start + n, :].transpose(-2, -1)
+            state = extend_softmax_state(state, scores, v[..., start:start + n, :])
         start += n
     full = reference_attention(q, k, v)
     assert torch.allclose(state.mean_value, full, atol=1e-12)

@@ -172,7 +172,6 @@ def test_kept_moments_stay_with_their_model_through_cross_validation_and_warm_st
     # warm-started model (built on other data from the state dict) predicts them from its own state
     from botorch.acquisition import qLogNoisyExpectedImprovement
     from botorch.sampling import SobolQMCNormalSampler
-
     from helpers import EmbedCounter
 
     ds = dataset(12)

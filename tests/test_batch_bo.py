@@ -6,13 +6,12 @@ from concurrent.futures import ThreadPoolExecutor
 import numpy as np
 import pytest
 import torch
+from helpers import tiny_checkpoint
 
 from npbandit import optimize
 from npbandit.envs import ObjectiveError
 from npbandit.policies.bo import propose
 from npbandit.storage import SCHEMA_VERSION, list_runs, run_steps
-
-from helpers import tiny_checkpoint
 
 BOUNDS = [[-1.0, 0.0], [1.0, 2.0]]
 
@@ -317,8 +316,7 @@ def test_the_local_penalty_damps_the_acquisition_around_pending_points_only(monk
 def test_the_policy_penalises_points_in_flight_with_the_penalty_liar(monkeypatch):
     from npbandit.acquisition import proposal
     from npbandit.acquisition.pending import LocalPenalisation
-    from npbandit.policies import BOPolicy
-    from npbandit.policies import bo
+    from npbandit.policies import BOPolicy, bo
 
     seen = {}
     real = proposal.propose

@@ -10,7 +10,6 @@ from npbandit.policies import BOPolicy
 from npbandit.policies.bo import NOISE_FREE_VAR
 
 
-
 def test_noise_free_gp_runs_with_a_fixed_tiny_noise(monkeypatch):
     import botorch.optim
     from gpytorch.likelihoods import FixedNoiseGaussianLikelihood
@@ -128,6 +127,7 @@ def test_propose_never_returns_an_observed_point_when_told_what_was_observed():
 def test_when_every_restart_returns_to_an_observation_the_best_new_sobol_point_is_taken(monkeypatch):
     import botorch.optim
     from botorch.acquisition import LogExpectedImprovement
+
     from npbandit import NPModel
     from npbandit.policies.bo import REPEAT_DISTANCE, propose
 

@@ -19,13 +19,12 @@ from botorch.acquisition import (
 from botorch.acquisition.objective import ScalarizedPosteriorTransform
 from botorch.models.transforms import Normalize, Standardize
 from botorch.optim import optimize_acqf
-from botorch.sampling import SobolQMCNormalSampler
 from botorch.posteriors import GPyTorchPosterior
+from botorch.sampling import SobolQMCNormalSampler
+from helpers import EmbedCounter
 
 from npbandit import NPModel, load_surrogate
 from npbandit.surrogates import build
-
-from helpers import EmbedCounter
 
 D = 3
 
@@ -135,7 +134,8 @@ def test_conditioning_on_no_points_changes_nothing():
     assert fantasy.batch_shape == torch.Size([3])
     assert torch.allclose(fantasy.posterior(x0).mean, model.posterior(x0).mean.expand(3, 2, 1), atol=1e-6)
     assert model.posterior(torch.empty(3, 0, D, dtype=torch.float64)).mean.shape == (3, 0, 1)
-    same = model.condition_on_observations(torch.empty(0, D, dtype=torch.float64), torch.empty(0, 1, dtype=torch.float64))
+    same = model.condition_on_observations(torch.empty(0, D, dtype=torch.float64),
+                                           torch.empty(0, 1, dtype=torch.float64))
     count, mean, m2 = same._moments
     assert count == X.shape[0] and torch.isfinite(mean).all() and torch.isfinite(m2).all()
     assert torch.equal(same.posterior(x0).mean, model.posterior(x0).mean)

@@ -6,13 +6,12 @@ import math
 
 import pytest
 import torch
+from conftest import random_set, tiny_model
 from torch.distributions import MultivariateNormal
 
 from npbandit.priors import GP1DPrior
 from npbandit.surrogates import CMANPAND, build
 from npbandit.training import TrainConfig, train
-
-from conftest import random_set, tiny_model
 
 
 def setup(y_dim=1, n=7, m=11, batch=3, seed=0, **config):
@@ -108,7 +107,8 @@ def test_sample_with_one_block_is_a_draw_from_the_one_shot_joint():
     joint = model.joint(state.repeat(3), xt.repeat(3, 1, 1))
     shared = torch.randn((9, model.config.rank), generator=g, dtype=torch.float64)
     own = torch.randn((9, 11, 2), generator=g, dtype=torch.float64)
-    by_hand = joint.loc + (joint.cov_factor @ shared.unsqueeze(-1)).squeeze(-1) + joint.cov_diag.sqrt() * own.flatten(-2)
+    by_hand = (joint.loc + (joint.cov_factor @ shared.unsqueeze(-1)).squeeze(-1)
+               + joint.cov_diag.sqrt() * own.flatten(-2))
     assert torch.allclose(draws, by_hand.reshape(3, 3, 11, 2), atol=1e-12)
     # and its moments are the joint's
     with torch.no_grad():

@@ -10,6 +10,7 @@ import time
 
 import numpy as np
 import pytest
+from helpers import completed_runs, dask_client, tiny_checkpoint
 
 from npbandit import optimize
 from npbandit.cli import main
@@ -17,8 +18,6 @@ from npbandit.envs import BlackBoxEnv
 from npbandit.loop import run_episode
 from npbandit.policies.base import Policy
 from npbandit.storage import list_runs, run_steps
-
-from helpers import completed_runs, dask_client, tiny_checkpoint
 
 distributed = pytest.importorskip("distributed", reason="Dask distributed (the 'dask' extra) is not installed")
 

@@ -6,8 +6,15 @@ import pickle
 import pytest
 
 from npbandit import exceptions
-from npbandit.exceptions import (CheckpointError, NPBanditError, ObjectiveError, ObjectiveReturnError, SchemaVersionError,
-                                 StorageError, UnknownCheckpointError)
+from npbandit.exceptions import (
+    CheckpointError,
+    NPBanditError,
+    ObjectiveError,
+    ObjectiveReturnError,
+    SchemaVersionError,
+    StorageError,
+    UnknownCheckpointError,
+)
 
 BUILTIN_BASE = {StorageError: ValueError, SchemaVersionError: ValueError, ObjectiveError: RuntimeError,
                 CheckpointError: ValueError, UnknownCheckpointError: FileNotFoundError,

@@ -12,6 +12,8 @@ from botorch.models.transforms import Standardize
 from botorch.optim import optimize_acqf
 from botorch.posteriors import GPyTorchPosterior
 from botorch.sampling import SobolQMCNormalSampler
+from conftest import random_set, tiny_model
+from helpers import tiny_checkpoint
 from torch.distributions import LowRankMultivariateNormal, Normal
 
 from npbandit import NPModel
@@ -19,9 +21,6 @@ from npbandit.policies import NPBanditPolicy, make_bandit_policy
 from npbandit.policies.bandit import parse_bandit_policy_name
 from npbandit.surrogates import build
 from npbandit.surrogates.base import DIAGONAL_SHARE, MIN_LATENT_VAR, ContextSetState, NeuralProcess, hold_out_noise
-
-from conftest import random_set, tiny_model
-from helpers import tiny_checkpoint
 
 D = 3
 
@@ -546,7 +545,8 @@ def test_wheel_thompson_draws_the_arms_jointly_from_a_joint_model(tmp_path, monk
         joint = surrogate.joint(policy.state, x)
         shared = torch.randn((1, surrogate.config.rank), generator=state)
         own = torch.randn((1, 1, 5), generator=state)
-        expected = joint.loc + (joint.cov_factor @ shared.unsqueeze(-1)).squeeze(-1) + joint.cov_diag.sqrt() * own.flatten(-2)
+        expected = (joint.loc + (joint.cov_factor @ shared.unsqueeze(-1)).squeeze(-1)
+                    + joint.cov_diag.sqrt() * own.flatten(-2))
     assert policy.act(obs) == int(expected.argmax())
 
 

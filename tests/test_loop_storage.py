@@ -39,7 +39,7 @@ def test_times_read_back_as_aware_utc_whatever_zone_they_were_logged_in(tmp_path
     import datetime as dt
 
     db = str(tmp_path / "runs.db")
-    before = dt.datetime.now(dt.timezone.utc)
+    before = dt.datetime.now(dt.UTC)
     logger = RunLogger(db, commit_every=1)
     logger.start(kind="bo", env_id="x", env_params={}, policy="p")
     tokyo = dt.timezone(dt.timedelta(hours=9))
@@ -49,10 +49,10 @@ def test_times_read_back_as_aware_utc_whatever_zone_they_were_logged_in(tmp_path
     (step,) = run_steps(db, logger.run_id)
     assert step["submitted_at"] == sent and step["submitted_at"].utcoffset() == dt.timedelta(0)
     # a naive time is taken as UTC
-    assert step["finished_at"] == dt.datetime(2026, 1, 2, 3, 30, tzinfo=dt.timezone.utc)
+    assert step["finished_at"] == dt.datetime(2026, 1, 2, 3, 30, tzinfo=dt.UTC)
     (run,) = list_runs(db)
     assert run.started_at.tzinfo is not None and run.finished_at.tzinfo is not None
-    assert before - dt.timedelta(seconds=5) <= run.started_at <= run.finished_at <= dt.datetime.now(dt.timezone.utc)
+    assert before - dt.timedelta(seconds=5) <= run.started_at <= run.finished_at <= dt.datetime.now(dt.UTC)
 
 
 def test_steps_are_unique_per_run(tmp_path):

@@ -19,7 +19,6 @@ from npbandit.loop import run_episode, run_wheel_bandits
 from npbandit.policies import BOPolicy, GPUCBPolicy
 from npbandit.storage import DEFAULT_URL, list_runs, run_steps
 
-
 # -- the test-function wrapper ---------------------------------------------------------------------------------
 
 def test_problem_objective_is_the_noise_free_value_at_one_point():

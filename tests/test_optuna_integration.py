@@ -8,8 +8,8 @@ import warnings
 from pathlib import Path
 
 import numpy as np
-import torch
 import pytest
+import torch
 
 optuna = pytest.importorskip("optuna", reason="the Optuna integration needs the 'optuna' extra: "
                                               "pip install -e \".[optuna]\"")

@@ -3,13 +3,12 @@
 import numpy as np
 import pytest
 import torch
+from helpers import tiny_checkpoint
 
 from npbandit import optimize
 from npbandit.policies.bo import BOPolicy, yeo_johnson_warp
 from npbandit.storage import list_runs
 from npbandit.transforms import YeoJohnson
-
-from helpers import tiny_checkpoint
 
 
 def test_the_warp_keeps_the_order_and_ignores_the_units():
@@ -29,7 +28,8 @@ def test_the_warp_keeps_the_order_and_ignores_the_units():
 
 
 def test_the_yeo_johnson_transform_is_the_warp_bit_for_bit():
-    """``YeoJohnson.fit(Y).forward(Y)`` is ``yeo_johnson_warp`` (the arithmetic BOPolicy uses), and untransforms back."""
+    """``YeoJohnson.fit(Y).forward(Y)`` is ``yeo_johnson_warp`` (the arithmetic BOPolicy uses), and
+    untransforms back."""
     rng = np.random.default_rng(3)
     for y in (-np.exp(rng.normal(size=40) * 2), rng.normal(size=7) * 1e3 + 5, np.exp(rng.normal(size=25)),
               np.full(5, 2.5), np.array([1.0]), rng.normal(size=12).astype(np.float32)):

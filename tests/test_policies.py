@@ -7,15 +7,14 @@ import math
 import numpy as np
 import pytest
 import torch
+from helpers import EmbedCounter, tiny_checkpoint
 
 from npbandit import load_surrogate
 from npbandit.envs import WheelBanditEnv
 from npbandit.policies import LinUCBPolicy, NPBanditPolicy, UniformPolicy, make_bandit_policy
 from npbandit.priors.wheel import RewardEncoding, RewardFill
-from npbandit.transforms import Bilog, Scale
 from npbandit.surrogates import build
-
-from helpers import EmbedCounter, tiny_checkpoint
+from npbandit.transforms import Bilog, Scale
 
 
 def test_uniform_is_seeded():
@@ -31,7 +30,7 @@ def test_linucb_finds_the_best_arm_of_a_linear_bandit():
     policy.reset(0)
     weights = np.array([[1.0, 0.0], [0.0, 1.0], [-1.0, -1.0]])
     picks = []
-    for t in range(600):
+    for _ in range(600):
         x = rng.uniform(-1, 1, 2)
         a = policy.act(x)
         policy.observe(x, a, float(weights[a] @ x + 0.1 * rng.standard_normal()), {})
@@ -47,7 +46,7 @@ def test_np_policy_streams_each_observation_once(tmp_path, rule):
     env = WheelBanditEnv(horizon=40)
     obs, _ = env.reset(seed=0)
     policy.reset(0)
-    for t in range(40):
+    for _ in range(40):
         action = policy.act(obs)
         assert 0 <= action < 5
         next_obs, reward, _, _, info = env.step(action)
@@ -163,8 +162,9 @@ def _old_policy_actions(model, rule, delta, seed, steps):
     return actions
 
 
+# lbanp-wheel: the noise-fill path (see test_np_policy_fills_unplayed_arms_with_noise)
 @pytest.mark.parametrize("name, rule", [("cmanp-wheel", "ucb"), ("tnpd-wheel", "thompson"),
-                                        ("lbanp-wheel", "thompson")])  # the noise-fill path: test_np_policy_fills_unplayed_arms_with_noise
+                                        ("lbanp-wheel", "thompson")])
 @pytest.mark.slow
 def test_np_policy_acts_as_the_hand_encoding_policy_did(name, rule):
     """Moving the encoding into the surrogate changes no decision: same seed, same actions."""
@@ -191,8 +191,13 @@ def test_shipped_wheel_checkpoints_read_delta_from_the_history(name):
     """After 300 random rounds at δ = 0.5, UCB plays arm 0 well inside the wheel and the
     quadrant's 50-reward arm well outside. A wrong reward encoding (scale, transform or
     fill) between the prior and the policy breaks one side or the other."""
-    from npbandit.priors.wheel import (LARGE_REWARD_STD, SMALL_REWARD_STD, quadrant_arm, sample_unit_disc,
-                                       wheel_mean_rewards)
+    from npbandit.priors.wheel import (
+        LARGE_REWARD_STD,
+        SMALL_REWARD_STD,
+        quadrant_arm,
+        sample_unit_disc,
+        wheel_mean_rewards,
+    )
 
     policy = NPBanditPolicy(load_surrogate(name))
     policy.reset(0)
@@ -225,7 +230,8 @@ def test_shipped_wheel_checkpoints_find_the_large_arms_in_the_loop(name, seed):
 
     result = run_episode(WheelBanditEnv(delta=0.5, horizon=300), NPBanditPolicy(load_surrogate(name)), seed=seed)
     uniform = 300 * (0.25 * 0.16 + 0.75 * 39.16)
-    assert result.cumulative_regret < 0.1 * uniform, f"{name}: regret {result.cumulative_regret:.0f} vs Uniform ≈ {uniform:.0f}"
+    assert result.cumulative_regret < 0.1 * uniform, \
+        f"{name}: regret {result.cumulative_regret:.0f} vs Uniform ≈ {uniform:.0f}"
 
 
 def test_policies_refuse_an_action_that_is_not_an_arm_rather_than_credit_another_arm():

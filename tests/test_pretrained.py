@@ -7,16 +7,22 @@ from pathlib import Path
 
 import pytest
 import torch
+from helpers import tiny_checkpoint
 from safetensors.torch import load_file, save_file
 
 from npbandit import load_surrogate
 from npbandit.cli import main
 from npbandit.surrogates import build
-from npbandit.surrogates.pretrained import (CheckpointError, UnknownCheckpointError, available_checkpoints,
-                                            check_checkpoint_kind, checkpoint_use, fitting_checkpoints, read_card,
-                                            save_pretrained)
-
-from helpers import tiny_checkpoint
+from npbandit.surrogates.pretrained import (
+    CheckpointError,
+    UnknownCheckpointError,
+    available_checkpoints,
+    check_checkpoint_kind,
+    checkpoint_use,
+    fitting_checkpoints,
+    read_card,
+    save_pretrained,
+)
 
 SHIPPED = {"cmanp-gp1d", "cmanp-bo", "cmanp-wheel", "lbanp-gp1d", "lbanp-wheel", "tnpd-gp1d", "tnpd-wheel"}
 
@@ -176,8 +182,9 @@ def test_a_card_says_what_its_checkpoint_is_for(tmp_path):
 def test_check_checkpoint_kind_names_what_fits():
     check_checkpoint_kind(read_card("cmanp-bo"), prior="bo", x_dim=3, y_dim=1)
     check_checkpoint_kind(read_card("tnpd-wheel"), prior=("wheel",), x_dim=2, y_dim=5)
-    with pytest.raises(CheckpointError, match=r"'tnpd-gp1d' is for 1-D regression.*raw outputs; optimize needs a "
-                                              r"'bo' checkpoint.*fit: cmanp-and-bo, cmanp-bo, retreever-bo, te-pt-tnp-bo"):
+    with pytest.raises(CheckpointError,
+                       match=r"'tnpd-gp1d' is for 1-D regression.*raw outputs; optimize needs a "
+                             r"'bo' checkpoint.*fit: cmanp-and-bo, cmanp-bo, retreever-bo, te-pt-tnp-bo"):
         check_checkpoint_kind(read_card("tnpd-gp1d"), prior="bo", x_dim=2, y_dim=1, purpose="optimize")
     with pytest.raises(CheckpointError, match="7 input.*no shipped checkpoint fits"):
         check_checkpoint_kind(read_card("cmanp-bo"), prior="bo", x_dim=7)

@@ -2,11 +2,10 @@
 
 import pytest
 import torch
+from conftest import random_set, tiny_model
 from torch.distributions import Normal
 
 from npbandit.surrogates import CMANP, LBANP, TNPD, NeuralProcess, available_models, build
-
-from conftest import random_set, tiny_model
 
 
 def test_registry_lists_the_models():

@@ -314,7 +314,7 @@ def test_models_says_when_a_card_has_no_baseline():
     del card["evaluation"]["baseline_log_likelihood"]
     text = models_text([card])
     assert "  N(0, 1)" in text and "predates the baseline" in text
-    row = text.splitlines()[text.splitlines().index(next(l for l in text.splitlines() if l.startswith("  N(0, 1)")))]
+    row = next(line for line in text.splitlines() if line.startswith("  N(0, 1)"))
     assert row.split()[2:] == ["-", "-"]
 
 

@@ -14,18 +14,27 @@ import textwrap
 import time
 
 import pytest
+from postgres_cluster import Cluster, unavailable
 from sqlalchemy import func, insert, select, text, update
 from sqlalchemy.exc import SQLAlchemyError
 
-from npbandit.storage import engine as storage_engine
 from npbandit.envs import WheelBanditEnv
 from npbandit.loop import run_episode
 from npbandit.policies import UniformPolicy
-from npbandit.storage import (SCHEMA_VERSION, Meta, Run, RunLogger, SchemaVersionError, Step, StorageError,
-                              list_runs, open_db, run_steps)
+from npbandit.storage import (
+    SCHEMA_VERSION,
+    Meta,
+    Run,
+    RunLogger,
+    SchemaVersionError,
+    Step,
+    StorageError,
+    list_runs,
+    open_db,
+    run_steps,
+)
+from npbandit.storage import engine as storage_engine
 from npbandit.storage.models import _now
-
-from postgres_cluster import Cluster, unavailable
 
 WHEEL = {"kind": "bandit", "env_id": "npbandit/WheelBandit-v0", "env_params": {"delta": 0.5}}
 

@@ -2,11 +2,10 @@
 
 import pytest
 import torch
+from conftest import random_set, tiny_model
 
 from npbandit.surrogates import TEPTTNP, build
 from npbandit.surrogates.attention import TranslationEquivariantAttention
-
-from conftest import random_set, tiny_model
 
 
 @pytest.mark.parametrize("x_dim", [1, 2, 3, 4, 5, 6])

@@ -232,7 +232,6 @@ def _sigterm_once_training():
 
 
 def test_sigterm_saves_the_state_and_stops(tmp_path):
-    import os
     import signal
     import threading
 
@@ -429,7 +428,8 @@ def test_the_train_command_exits_128_plus_the_signal_when_stopped_by_one(tmp_pat
     err = capsys.readouterr().err
     assert "SIGTERM" in err and "run the same command to resume" in err
     # a deliberate stop is a success
-    assert main([*args, "--stop-at", str(json.loads((tmp_path / "run" / "train_state.json").read_text())["step"] + 1)]) == 0
+    step = json.loads((tmp_path / "run" / "train_state.json").read_text())["step"]
+    assert main([*args, "--stop-at", str(step + 1)]) == 0
 
 
 def test_a_second_trainer_on_the_same_run_is_refused_while_the_first_holds_it(tmp_path):

@@ -12,19 +12,29 @@ import sys
 import numpy as np
 import pytest
 import torch
+from conftest import tiny_model
+from helpers import tiny_checkpoint
 from torch.distributions import Normal
 
 from npbandit import load_surrogate
 from npbandit.priors import WheelPrior
 from npbandit.priors.wheel import RewardFill
-from npbandit.surrogates.pretrained import (CheckpointError, available_checkpoints, checkpoint_transforms,
-                                            read_card)
-from npbandit.transforms import (MIN_STD, Bilog, Chain, OutcomePredictive, OutcomeTransform, RewardEncoding, Scale,
-                                 Standardize, YeoJohnson, standardization, symexp_moments, transform_from_spec,
-                                 transform_spec)
-
-from conftest import tiny_model
-from helpers import tiny_checkpoint
+from npbandit.surrogates.pretrained import CheckpointError, available_checkpoints, checkpoint_transforms, read_card
+from npbandit.transforms import (
+    MIN_STD,
+    Bilog,
+    Chain,
+    OutcomePredictive,
+    OutcomeTransform,
+    RewardEncoding,
+    Scale,
+    Standardize,
+    YeoJohnson,
+    standardization,
+    symexp_moments,
+    transform_from_spec,
+    transform_spec,
+)
 
 WHEEL = [n for n in available_checkpoints() if n.endswith("-wheel")]
 ENCODINGS = [RewardEncoding(1.0, "symlog", "zeros"), RewardEncoding(50.0, "identity", "noise"),
@@ -156,11 +166,13 @@ def test_yeo_johnson_round_trips_and_has_the_density_of_its_map():
         one = YeoJohnson([0.0], [1.0], [lam])
         y = torch.linspace(-3, 3, 13, dtype=torch.float64)[:, None]
         assert torch.allclose(one.untransform(one.forward(y)), y, atol=1e-12)
-        grad = torch.func.vmap(torch.func.grad(lambda v: one.untransform(v.reshape(1, 1)).sum()))(one.forward(y)[:, 0])
+        grad = torch.func.vmap(torch.func.grad(lambda v, one=one: one.untransform(v.reshape(1, 1)).sum()))(
+            one.forward(y)[:, 0])
         assert torch.allclose(one.untransform_log_abs_det_jacobian(one.forward(y))[:, 0], grad.log(), atol=1e-10)
     with pytest.raises(NotImplementedError, match="no exact predictive moments"):
         t.untransform_moments(Z, torch.ones_like(Z))
-    dist = t.untransform_predictive(Normal(torch.zeros(1, 3, dtype=torch.float64), torch.ones(1, 3, dtype=torch.float64)))
+    dist = t.untransform_predictive(Normal(torch.zeros(1, 3, dtype=torch.float64),
+                                           torch.ones(1, 3, dtype=torch.float64)))
     assert torch.allclose(dist.icdf(torch.full((1, 3), 0.7, dtype=torch.float64))[:, :2],
                           t.untransform(torch.full((1, 3), 0.5244005127080407, dtype=torch.float64))[:, :2])
     with pytest.raises(ValueError, match="only finite"):
@@ -293,7 +305,8 @@ def test_symexp_moments_are_exact_where_they_are_known():
     # far from 0, symexp(z) = e^z - 1: the log-normal mean e^{m + s²/2} - 1
     far = symexp_moments(torch.tensor(8.0, dtype=torch.float64), torch.tensor(0.5, dtype=torch.float64))[0]
     assert torch.isclose(far, torch.tensor(math.exp(8.125) - 1, dtype=torch.float64), rtol=1e-9)
-    huge = symexp_moments(torch.tensor([400.0, 800.0], dtype=torch.float64), torch.tensor([0.1, 0.1], dtype=torch.float64))
+    huge = symexp_moments(torch.tensor([400.0, 800.0], dtype=torch.float64),
+                          torch.tensor([0.1, 0.1], dtype=torch.float64))
     assert torch.isfinite(huge[0][0]) and (huge[1] == math.inf).all() and huge[0][1] == math.inf  # inf, never NaN
 
 

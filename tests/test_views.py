@@ -65,7 +65,7 @@ def test_npmodel_with_views_predicts_the_mixture_of_the_network_in_each_view():
     views = InputViews(2, 3, 3, (0.0, 1.0))
     means, variances = [], []
     for k in range(3):  # the network conditioned on one view at a time, padded and standardised as NPModel does
-        def viewed(x):
+        def viewed(x, k=k):
             x = torch.cat([x, torch.zeros(len(x), 1, dtype=x.dtype)], -1)
             return torch.where(views.reflect[k], 1.0 - x, x)[:, views.order[k]].unsqueeze(0)
         y = (Y - Y.mean()) / Y.std()

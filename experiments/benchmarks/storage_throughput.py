@@ -13,7 +13,7 @@ server on a Unix socket (tests/postgres_cluster.py), once with its default durab
 ``synchronous_commit=off``, the setting with SQLite's guarantee. Writers start together
 (a barrier after their imports); each configuration gets a new database.
 
-    python experiments/benchmarks/storage_throughput.py   # needs the `postgres` extra and the server (apt-get install postgresql)
+    python experiments/benchmarks/storage_throughput.py   # the `postgres` extra and server (apt-get install postgresql)
 """
 
 from __future__ import annotations
@@ -137,7 +137,8 @@ def main(argv: list[str] | None = None) -> None:
              f"work (1-minute load average {load_start:.1f} at the start, {load_end:.1f} at the end, on "
              f"{os.cpu_count()} cores), so the numbers include that load.", "",
              "| backend | writers | commit_every | steps per writer | steps/s (all writers) | "
-             "commit latency median (ms) | commit latency p99 (ms) | rows |", "|---|---:|---:|---:|---:|---:|---:|---:|"]
+             "commit latency median (ms) | commit latency p99 (ms) | rows |",
+             "|---|---:|---:|---:|---:|---:|---:|---:|"]
     for r in rows:
         lines.append(f"| {LABELS[r['backend']]} | {r['writers']} | {r['commit_every']} | {r['runs'] * r['steps']:,} | "
                      f"{r['steps_per_s']:,.0f} | {r['median_ms']:.2f} | {r['p99_ms']:.2f} | "

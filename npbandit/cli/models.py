@@ -134,7 +134,7 @@ def models_text(cards: list[dict]) -> str:
         widths = [max(len(r[i]) for r in [header, *rows]) for i in range(len(header))]
         left = {0, 1, 2}  # text columns; numbers are right-aligned
 
-        def fmt(row: list[str]) -> str:
+        def fmt(row: list[str], widths: list[int] = widths, left: set[int] = left) -> str:
             return "  ".join(c.ljust(w) if i in left else c.rjust(w) for i, (c, w) in enumerate(zip(row, widths)))
 
         task = TASKS.get(prior, f"tasks of the {prior!r} prior")

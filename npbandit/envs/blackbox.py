@@ -42,8 +42,8 @@ import gymnasium as gym
 import numpy as np
 import torch
 
-from npbandit.exceptions import ObjectiveError, ObjectiveReturnError
 from npbandit.envs.evaluation import Outcome, OutcomeRelay
+from npbandit.exceptions import ObjectiveError, ObjectiveReturnError
 from npbandit.validation import check_bool, check_int, check_options, check_real, check_render_mode
 
 __all__ = ["BlackBoxEnv", "ObjectiveError", "available_functions", "make_test_function", "objective_value",
@@ -225,7 +225,8 @@ def as_bounds(bounds: Any, name: str = "bounds") -> np.ndarray:
         raise ValueError(f"{name}: every lower bound must be below its upper bound, got {array.tolist()}")
     with np.errstate(over="ignore"):
         if not np.isfinite(array[1] - array[0]).all():
-            raise ValueError(f"{name}: the box is too wide to represent (upper - lower overflows), got {array.tolist()}")
+            raise ValueError(f"{name}: the box is too wide to represent (upper - lower overflows), "
+                             f"got {array.tolist()}")
     return array
 
 

@@ -36,8 +36,8 @@ import numpy as np
 import torch
 
 try:
-    from optuna.logging import get_logger
     from optuna.distributions import BaseDistribution, FloatDistribution, IntDistribution
+    from optuna.logging import get_logger
     from optuna.samplers import BaseSampler, RandomSampler
     from optuna.search_space import IntersectionSearchSpace
     from optuna.study import Study, StudyDirection

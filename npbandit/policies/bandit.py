@@ -70,8 +70,12 @@ def check_bandit_policy_name(name: str, *, context_dim: int = 2, n_arms: int = 5
     import difflib
     from pathlib import Path
 
-    from npbandit.surrogates.pretrained import (UnknownCheckpointError, check_checkpoint_kind, fitting_checkpoints,
-                                                read_card)
+    from npbandit.surrogates.pretrained import (
+        UnknownCheckpointError,
+        check_checkpoint_kind,
+        fitting_checkpoints,
+        read_card,
+    )
 
     parsed = parse_bandit_policy_name(name)
     if parsed is None:
@@ -84,7 +88,8 @@ def check_bandit_policy_name(name: str, *, context_dim: int = 2, n_arms: int = 5
         known = [*BASELINES, *fit, *(c.rsplit("-", 1)[0] for c in fit)]
         close = difflib.get_close_matches(name, known, n=2, cutoff=0.6)
         hint = f" -- did you mean {' or '.join(repr(c) for c in close)}?" if close else ""
-        raise ValueError(f"policy must be {', '.join(BASELINES)} or a bandit checkpoint [-ucb|-thompson|-marginal-thompson] "
+        raise ValueError(f"policy must be {', '.join(BASELINES)} or a bandit checkpoint "
+                         "[-ucb|-thompson|-marginal-thompson] "
                          f"({', '.join(fit) or 'none shipped'}, or a checkpoint path); got {name!r}{hint}") from None
     weights = Path(card["_path"]).with_name(card["weights"])
     if not weights.exists():

@@ -23,8 +23,16 @@ import torch
 
 from npbandit.acquisition import proposal
 from npbandit.acquisition import thompson as _thompson
-from npbandit.acquisition.pending import (DEFAULT_LIAR, LIARS, ConstantLiar, PendingStrategy, check_liar,  # noqa: F401
-                                          liar_value, pending_rule, pending_strategy)
+from npbandit.acquisition.pending import (  # noqa: F401
+    DEFAULT_LIAR,
+    LIARS,
+    ConstantLiar,
+    PendingStrategy,
+    check_liar,
+    liar_value,
+    pending_rule,
+    pending_strategy,
+)
 from npbandit.acquisition.proposal import ACQUISITIONS, REPEAT_DISTANCE, propose, propose_in_region  # noqa: F401
 from npbandit.acquisition.thompson import THOMPSON_BLOCK_SIZE, thompson_draw  # noqa: F401
 from npbandit.policies.base import Policy

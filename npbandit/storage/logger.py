@@ -198,7 +198,7 @@ class RunLogger:
         if unsaved is not None:
             raise unsaved
 
-    def __enter__(self) -> "RunLogger":
+    def __enter__(self) -> RunLogger:
         return self
 
     def __exit__(self, exc_type, exc, tb) -> None:
