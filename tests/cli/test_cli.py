@@ -395,7 +395,7 @@ def test_a_refused_command_leaves_no_database_behind(tmp_path, capsys, args):
 def test_the_console_script_is_the_launcher_outside_the_package():
     import tomllib
 
-    pyproject = tomllib.loads((Path(__file__).parents[1] / "pyproject.toml").read_text())
+    pyproject = tomllib.loads((Path(__file__).parents[2] / "pyproject.toml").read_text())
     assert pyproject["project"]["scripts"] == {"npbandit": "npbandit_console:main"}
     assert "npbandit_console" in pyproject["tool"]["setuptools"]["py-modules"]
 
@@ -417,7 +417,7 @@ def test_ctrl_c_while_the_cli_starts_is_one_line_and_status_130():
         sys.argv = ["npbandit", "models"]
         sys.exit(npbandit_console.main())
     """)
-    root = str(Path(__file__).parents[1])
+    root = str(Path(__file__).parents[2])
     env = {**os.environ, "PYTHONPATH": os.pathsep.join([root, os.environ.get("PYTHONPATH", "")])}
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, env=env, timeout=120)
     assert out.returncode == 128 + signal.SIGINT

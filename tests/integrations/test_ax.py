@@ -134,7 +134,7 @@ from npbandit.integrations.ax import AX_INPUTS, fit_np_model
 print(before, construct_inputs_hook() is AX_INPUTS, fit_botorch_model.dispatch(NPModel) is fit_np_model)
 """
     done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=300,
-                          cwd=Path(__file__).resolve().parents[1])
+                          cwd=Path(__file__).resolve().parents[2])
     assert done.returncode == 0, done.stderr[-2000:]
     assert done.stdout.split() == ["False", "True", "True"]
 
@@ -251,7 +251,7 @@ def test_the_example_runs():
     import sys
     from pathlib import Path
 
-    script = Path(__file__).resolve().parents[1] / "examples" / "ax_client.py"
+    script = Path(__file__).resolve().parents[2] / "examples" / "ax_client.py"
     done = subprocess.run([sys.executable, str(script), "--trials", "6", "--init", "5"], capture_output=True,
                           text=True, timeout=300)
     assert done.returncode == 0, done.stderr[-2000:]

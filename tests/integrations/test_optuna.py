@@ -23,7 +23,7 @@ from npbandit.surrogates.pretrained import CheckpointError  # noqa: E402
 
 pytestmark = pytest.mark.integration
 
-ROOT = Path(__file__).resolve().parents[1]
+ROOT = Path(__file__).resolve().parents[2]
 #: small acquisition optimisation: these tests check plumbing, not optimisation quality
 FAST = {"num_restarts": 2, "raw_samples": 64}
 
@@ -317,7 +317,7 @@ def test_sqlite_storage_with_processes_and_threads(tmp_path):
         sys.path.insert(0, {str(Path(__file__).parent)!r})
         torch.set_num_threads(1)
         optuna.logging.set_verbosity(optuna.logging.WARNING)
-        from test_optuna_integration import mixed, sampler
+        from test_optuna import mixed, sampler
         study = optuna.load_study(study_name="s", storage={url!r}, sampler=sampler(seed=0))
         study.optimize(mixed, n_trials=3)
     """)

@@ -16,7 +16,7 @@ from npbandit.models import hooks
 from npbandit.models.cache import RowBuffer
 from npbandit.models.moments import merge_moments, moment_statistics, moments
 
-ROOT = Path(__file__).resolve().parents[1]
+ROOT = Path(__file__).resolve().parents[2]
 
 
 def dataset(names=("x1", "x2")):
