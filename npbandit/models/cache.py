@@ -1,18 +1,20 @@
 """What an :class:`~npbandit.models.NPModel` keeps between calls so that repeated work is not
-repeated: the network held outside the module tree, the growing buffer of a chain of
-streamed models' data, and the moments at rows every t-batch of a call shares.
+repeated: the network held outside the module tree (and the one empty parameter the model
+shows in its place), the growing buffer of a chain of streamed models' data, and the
+moments at rows every t-batch of a call shares.
 """
 
 from __future__ import annotations
 
 from collections.abc import Callable
+from typing import Any
 
 import torch
 from torch import Tensor
 
 from npbandit.surrogates.base import NeuralProcess
 
-__all__ = ["HeldNetwork", "RowBuffer", "SharedRows", "SHARED_ROWS_MIN"]
+__all__ = ["HeldNetwork", "NetworkAnchor", "RowBuffer", "SharedRows", "SHARED_ROWS_MIN"]
 
 # below this many rows saved, predicting the shared rows once (and their Jacobian) costs
 # more than predicting them in every t-batch when a gradient is needed (CPU, cmanp-bo)
@@ -29,6 +31,42 @@ class HeldNetwork:
 
     def __init__(self, surrogate: NeuralProcess) -> None:
         self.surrogate = surrogate
+
+
+class NetworkAnchor(torch.nn.Module):
+    """One empty, frozen parameter on the network's device and in its dtype: all that
+    ``model.parameters()`` yields for an NPModel.
+
+    Code that reads a model's device (and dtype) from ``next(model.parameters())`` --
+    Ax's sensitivity analysis (``ax_parameter_sens``, behind ``SensitivityAnalysisPlot``
+    and ``TopSurfacesAnalysis``) does -- finds the network's instead of raising
+    ``StopIteration``, while there is still nothing to fit or count: the parameter
+    (``empty``, shape ``(0,)``) holds no element and does not require a gradient.
+
+    Like the network it stands for (:class:`HeldNetwork`), it keeps its device and dtype
+    when the model is moved (``model.to(X)``, ``model.double()``: see "dtype and device"
+    in :mod:`npbandit.models.network`) and puts nothing into the model's state dict nor
+    reads anything from one, so state dicts keep their keys and load as before. It
+    records the network's device and dtype when it is built; one anchor is shared by a
+    model and every model conditioned from it, as the network is.
+    """
+
+    def __init__(self, surrogate: NeuralProcess) -> None:
+        super().__init__()
+        ref = next(surrogate.parameters())
+        self.empty = torch.nn.Parameter(ref.new_empty(0), requires_grad=False)
+
+    def _apply(self, fn: Callable[..., Any], recurse: bool = True) -> NetworkAnchor:
+        """Left where it is by ``to`` / ``double`` / ``cuda`` (which all apply ``fn`` here)."""
+        return self
+
+    def _save_to_state_dict(self, destination: dict[str, Any], prefix: str, keep_vars: bool) -> None:
+        """Nothing: the anchor is no state (the model's state dict keeps its keys)."""
+
+    def _load_from_state_dict(self, state_dict: dict[str, Any], prefix: str, local_metadata: dict[str, Any],
+                              strict: bool, missing_keys: list[str], unexpected_keys: list[str],
+                              error_msgs: list[str]) -> None:
+        """Nothing to read (and no key missing from a state dict, old or new)."""
 
 
 class RowBuffer:

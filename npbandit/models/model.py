@@ -27,7 +27,10 @@ mixins, one idea each: the network's inputs, outputs, views and dtype
 State dict
 ----------
 A GP's state dict holds its hyperparameters; the NP's counterpart is its network, which
-the model holds outside its parameters. ``state_dict()`` holds the transforms' buffers
+the model holds outside its parameters: ``model.parameters()`` yields one empty, frozen
+parameter on the network's device and in its dtype
+(:class:`~npbandit.models.cache.NetworkAnchor`, for code that reads a model's device from
+its first parameter), which is in no state dict, and nothing to fit. ``state_dict()`` holds the transforms' buffers
 and the network's fingerprint (``_extra_state``, the sha256 of its weights,
 :func:`~npbandit.models.checkpoint.fingerprint`); ``load_state_dict`` refuses a state
 from another network with a ``ValueError`` and otherwise loads the transforms and
@@ -61,7 +64,7 @@ from gpytorch.mlls import MarginalLogLikelihood
 from gpytorch.models import GP
 from torch import Tensor
 
-from npbandit.models.cache import HeldNetwork, RowBuffer, SharedRows
+from npbandit.models.cache import HeldNetwork, NetworkAnchor, RowBuffer, SharedRows
 from npbandit.models.checkpoint import fingerprint, input_symmetric, pretrained_defaults, shared_surrogate
 from npbandit.models.checks import check_bounds, check_matrix, check_model_arguments
 from npbandit.models.conditioning import ConditioningMixin
@@ -138,6 +141,7 @@ class NPModel(MarginalPosteriorMixin, JointPosteriorMixin, ConditioningMixin, No
                              f"inputs leaves unchanged (the bo prior); this one's card names the "
                              f"{surrogate.card['prior']['name']!r} prior")
         self._held = HeldNetwork(surrogate)
+        self._network_anchor = NetworkAnchor(surrogate)  # what model.parameters() yields (see "State dict")
         self._d = train_X.shape[-1]
         self._input_domain = (float(input_domain[0]), float(input_domain[1]))
         self._standardize = bool(standardize)
@@ -401,6 +405,7 @@ class NPModel(MarginalPosteriorMixin, JointPosteriorMixin, ConditioningMixin, No
         for name in ("input_transform", "outcome_transform"):
             if hasattr(self, name):
                 setattr(child, name, getattr(self, name))  # in eval mode; shared like the network
+        child._network_anchor = self._network_anchor  # a submodule: registered anew, shared like the network
         child._shared_rows = None  # another state: the parent's kept moments do not apply
         child.likelihood = NPLikelihood(child)
         child.train(self.training)

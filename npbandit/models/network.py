@@ -46,7 +46,9 @@ The network stays in its own dtype (float32 from ``load_surrogate``) and is held
 outside the model's parameters (:class:`~npbandit.models.cache.HeldNetwork`), so
 ``model.to(X)`` -- which analytic acquisition functions call -- cannot silently upcast
 it: inputs and outputs are converted to the network's dtype and device here, and
-predictions back to the caller's. Inputs of any floating dtype are accepted;
+predictions back to the caller's. ``next(model.parameters())`` is an empty, frozen
+parameter on the network's device and in its dtype, which moving the model leaves too
+(:class:`~npbandit.models.cache.NetworkAnchor`). Inputs of any floating dtype are accepted;
 posteriors come back in ``X``'s dtype. ``construct_inputs`` loads a named checkpoint in
 float32 too unless told otherwise (``network_dtype``). In float32 the acquisition value
 is smooth only to about 1e-7, so BoTorch's L-BFGS-B ends a few more restarts "ABNORMAL"

@@ -246,6 +246,41 @@ def test_an_ax_client_loop_runs_on_the_configuration_alone(sem, monkeypatch, tmp
 
 
 @pytest.mark.slow
+def test_sensitivity_and_top_surfaces_analyses_run_on_an_npmodel():
+    # Ax's sensitivity analysis reads the model's device from next(model.parameters()): an NPModel,
+    # whose network is no parameter of it, must still yield one (the network's, empty and frozen)
+    from ax.analysis.plotly.sensitivity import SensitivityAnalysisPlot
+    from ax.analysis.plotly.top_surfaces import TopSurfacesAnalysis
+    from ax.api.client import Client
+    from ax.api.configs import RangeParameterConfig
+    from ax.api.utils.generation_strategy_dispatch import choose_generation_strategy
+    from ax.api.utils.structs import GenerationStrategyDispatchStruct
+    from ax.core.analysis_card import AnalysisCardGroup, ErrorAnalysisCard, NotApplicableStateAnalysisCard
+
+    client = Client(random_seed=0)
+    client.configure_experiment(parameters=[RangeParameterConfig(name=n, parameter_type="float", bounds=b)
+                                            for n, b in zip(("x1", "x2"), BOUNDS)])
+    client.configure_optimization(objective="-branin")
+    client.set_generation_strategy(choose_generation_strategy(
+        GenerationStrategyDispatchStruct(method="custom", initialization_budget=5, initialization_random_seed=0),
+        model_config=copy.deepcopy(CONFIG)))
+    for _ in range(6):  # the last trial from the NPModel, which the analyses then read
+        for index, p in client.get_next_trials(max_trials=1).items():
+            client.complete_trial(index, raw_data={"branin": branin(p["x1"], p["x2"])})
+    assert isinstance(client._generation_strategy.adapter.generator.surrogate.model, NPModel)
+    sensitivity, surfaces = client.compute_analyses([SensitivityAnalysisPlot(), TopSurfacesAnalysis(top_k=1)],
+                                                    display=False)
+
+    def leaves(card):
+        return [leaf for child in card.children for leaf in leaves(child)] if isinstance(card, AnalysisCardGroup) \
+            else [card]
+
+    for card in leaves(sensitivity) + leaves(surfaces):
+        assert not isinstance(card, (ErrorAnalysisCard, NotApplicableStateAnalysisCard)), card.blob[-2000:]
+    assert {"x1", "x2"} <= set(sensitivity.df["parameter_name"])
+
+
+@pytest.mark.slow
 def test_the_example_runs():
     import subprocess
     import sys

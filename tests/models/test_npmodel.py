@@ -514,6 +514,41 @@ def test_likelihood_reports_the_noise_estimate():
         model.custom_fit(None)
 
 
+def test_parameters_show_the_networks_device_and_dtype_and_nothing_to_fit():
+    # code that reads a model's device from next(model.parameters()) (Ax's sensitivity analysis)
+    # finds the network's; there is still nothing to fit, to count or to save
+    from botorch.fit import fit_gpytorch_mll
+    from gpytorch.mlls import ExactMarginalLogLikelihood
+
+    X, Y = data()
+    net = surrogate()  # float32, as load_surrogate gives it
+    ref = next(net.parameters())
+    model = NPModel(net, X, Y, input_transform=Normalize(D), outcome_transform=Standardize(1))
+    params = list(model.parameters())
+    assert len(params) == 1 and params[0].numel() == 0 and not params[0].requires_grad
+    assert (params[0].device, params[0].dtype) == (ref.device, ref.dtype) == (ref.device, torch.float32)
+    assert sum(p.numel() for p in model.parameters() if p.requires_grad) == 0
+    state = model.state_dict()
+    assert not any("anchor" in key for key in state)  # the keys a state dict had before
+    weights = {k: v.clone() for k, v in net.state_dict().items()}
+    Xt = torch.rand(4, 1, D, dtype=torch.float64)
+    before = model.posterior(Xt).mean
+    mll = ExactMarginalLogLikelihood(model.likelihood, model)
+    assert fit_gpytorch_mll(mll) is mll
+    assert [p for p in mll.parameters() if p.requires_grad] == []  # nothing for an optimiser
+    assert all(torch.equal(net.state_dict()[k], v) for k, v in weights.items())
+    assert all(torch.equal(model.state_dict()[k], v) for k, v in state.items() if k != "_extra_state")
+    assert torch.equal(model.posterior(Xt).mean, before)
+    # moving the model (analytic acquisition functions call model.to(X)) leaves the network and its anchor
+    model.to(torch.float64)
+    assert next(model.parameters()).dtype == torch.float32 and ref.dtype == torch.float32
+    # conditioned models show the same anchor; a state dict without one (every state dict) loads strictly
+    child = model.condition_on_observations(X[:2] * 0.5, Y[:2])
+    assert next(child.parameters()) is params[0] and next(model.subset_output([0]).parameters()) is params[0]
+    model.load_state_dict(state, strict=True)
+    assert next(model.parameters()) is params[0]
+
+
 def test_conditioned_models_do_not_share_module_bookkeeping():
     # a conditioned model is built field by field, not by copying the parent's __dict__
     # (which shared torch's hook dictionaries between parent and child)
