@@ -60,6 +60,19 @@ def unavailable() -> str | None:
     return None
 
 
+def skip_unless_available() -> None:
+    """Skip the calling test when a cluster cannot start here, saying why; with
+    ``NPBANDIT_REQUIRE_POSTGRES=1`` (CI, which installs the server) fail instead."""
+    import pytest
+
+    why = unavailable()
+    if why is None:
+        return
+    if os.environ.get("NPBANDIT_REQUIRE_POSTGRES") == "1":
+        pytest.fail(f"NPBANDIT_REQUIRE_POSTGRES=1 but PostgreSQL cannot run here: {why}")
+    pytest.skip(f"PostgreSQL tests skipped: {why}")
+
+
 def _account() -> pwd.struct_passwd | None:
     for name in ("postgres", "nobody"):
         try:

@@ -318,13 +318,9 @@ def test_the_stop_message_counts_what_the_database_holds():
 @pytest.mark.slow
 @pytest.mark.parametrize("signum", SIGNALS, ids=lambda s: signal.Signals(s).name)
 def test_postgresql_holds_what_came_back_too(signum):
-    from postgres_cluster import Cluster, unavailable
+    from postgres_cluster import Cluster, skip_unless_available
 
-    why = unavailable()
-    if why is not None:
-        if os.environ.get("NPBANDIT_REQUIRE_POSTGRES") == "1":
-            pytest.fail(f"NPBANDIT_REQUIRE_POSTGRES=1 but PostgreSQL cannot run here: {why}")
-        pytest.skip(f"PostgreSQL tests skipped: {why}")
+    skip_unless_available()
     with Cluster() as cluster:
         for phase in ("returned", "write", "evaluation"):
             url = cluster.create_database()

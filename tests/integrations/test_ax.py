@@ -56,6 +56,23 @@ def quiet():
         yield
 
 
+def _branin_client():
+    """An Ax Client on Branin whose generation strategy is 5 Sobol trials, then NPModel (CONFIG)."""
+    from ax.api.client import Client
+    from ax.api.configs import RangeParameterConfig
+    from ax.api.utils.generation_strategy_dispatch import choose_generation_strategy
+    from ax.api.utils.structs import GenerationStrategyDispatchStruct
+
+    client = Client(random_seed=0)
+    client.configure_experiment(parameters=[RangeParameterConfig(name=n, parameter_type="float", bounds=b)
+                                            for n, b in zip(("x1", "x2"), BOUNDS)])
+    client.configure_optimization(objective="-branin")
+    client.set_generation_strategy(choose_generation_strategy(
+        GenerationStrategyDispatchStruct(method="custom", initialization_budget=5, initialization_random_seed=0),
+        model_config=copy.deepcopy(CONFIG)))
+    return client
+
+
 def test_model_options_build_the_model():
     ds = dataset()
     inputs = NPModel.construct_inputs(ds, checkpoint="cmanp-bo")
@@ -216,21 +233,12 @@ def test_kept_moments_stay_with_their_model_through_cross_validation_and_warm_st
 @pytest.mark.slow
 def test_an_ax_client_loop_runs_on_the_configuration_alone(sem, monkeypatch, tmp_path):
     from ax.api.client import Client
-    from ax.api.configs import RangeParameterConfig
-    from ax.api.utils.generation_strategy_dispatch import choose_generation_strategy
-    from ax.api.utils.structs import GenerationStrategyDispatchStruct
 
     built = []
     real = NPModel.construct_inputs.__func__
     monkeypatch.setattr(NPModel, "construct_inputs",
                         classmethod(lambda cls, *a, **k: built.append(real(cls, *a, **k)) or built[-1]))
-    client = Client(random_seed=0)
-    client.configure_experiment(parameters=[RangeParameterConfig(name=n, parameter_type="float", bounds=b)
-                                            for n, b in zip(("x1", "x2"), BOUNDS)])
-    client.configure_optimization(objective="-branin")
-    client.set_generation_strategy(choose_generation_strategy(
-        GenerationStrategyDispatchStruct(method="custom", initialization_budget=5, initialization_random_seed=0),
-        model_config=copy.deepcopy(CONFIG)))
+    client = _branin_client()
     for _ in range(7):
         for index, p in client.get_next_trials(max_trials=1).items():
             value = branin(p["x1"], p["x2"])
@@ -251,19 +259,9 @@ def test_sensitivity_and_top_surfaces_analyses_run_on_an_npmodel():
     # whose network is no parameter of it, must still yield one (the network's, empty and frozen)
     from ax.analysis.plotly.sensitivity import SensitivityAnalysisPlot
     from ax.analysis.plotly.top_surfaces import TopSurfacesAnalysis
-    from ax.api.client import Client
-    from ax.api.configs import RangeParameterConfig
-    from ax.api.utils.generation_strategy_dispatch import choose_generation_strategy
-    from ax.api.utils.structs import GenerationStrategyDispatchStruct
     from ax.core.analysis_card import AnalysisCardGroup, ErrorAnalysisCard, NotApplicableStateAnalysisCard
 
-    client = Client(random_seed=0)
-    client.configure_experiment(parameters=[RangeParameterConfig(name=n, parameter_type="float", bounds=b)
-                                            for n, b in zip(("x1", "x2"), BOUNDS)])
-    client.configure_optimization(objective="-branin")
-    client.set_generation_strategy(choose_generation_strategy(
-        GenerationStrategyDispatchStruct(method="custom", initialization_budget=5, initialization_random_seed=0),
-        model_config=copy.deepcopy(CONFIG)))
+    client = _branin_client()
     for _ in range(6):  # the last trial from the NPModel, which the analyses then read
         for index, p in client.get_next_trials(max_trials=1).items():
             client.complete_trial(index, raw_data={"branin": branin(p["x1"], p["x2"])})

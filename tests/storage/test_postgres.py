@@ -14,7 +14,7 @@ import textwrap
 import time
 
 import pytest
-from postgres_cluster import Cluster, unavailable
+from postgres_cluster import Cluster, skip_unless_available
 from sqlalchemy import func, insert, select, text, update
 from sqlalchemy.exc import SQLAlchemyError
 
@@ -41,11 +41,7 @@ WHEEL = {"kind": "bandit", "env_id": "npbandit/WheelBandit-v0", "env_params": {"
 
 @pytest.fixture(scope="module")
 def cluster():
-    why = unavailable()
-    if why is not None:
-        if os.environ.get("NPBANDIT_REQUIRE_POSTGRES") == "1":
-            pytest.fail(f"NPBANDIT_REQUIRE_POSTGRES=1 but PostgreSQL cannot run here: {why}")
-        pytest.skip(f"PostgreSQL tests skipped: {why}")
+    skip_unless_available()
     with Cluster() as c:
         yield c
 
