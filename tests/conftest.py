@@ -1,7 +1,18 @@
+import signal
+
 import pytest
 import torch
 
 from npbandit.surrogates import available_models, build
+
+
+def pytest_configure(config):
+    # The suite tests what Ctrl-C does, as a terminal delivers it. A shell that starts a job in
+    # the background (`make test &`, some CI runners) starts it with SIGINT ignored, which Python
+    # then leaves ignored, and so does npbandit (an ignored SIGINT is the caller's choice): give
+    # the suite Python's usual Ctrl-C handling whatever started it (children it starts inherit it).
+    if signal.getsignal(signal.SIGINT) is signal.SIG_IGN:
+        signal.signal(signal.SIGINT, signal.default_int_handler)
 
 
 @pytest.fixture(params=available_models())
