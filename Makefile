@@ -28,7 +28,7 @@ demo: $(STAMP)
 test: $(STAMP)
 	OMP_NUM_THREADS=$${OMP_NUM_THREADS:-1} $(BIN)/python -m pytest -q
 
-# The edit loop's subset (about a minute and a half): no slow, integration, PostgreSQL, Dask
+# The edit loop's subset: no slow, integration, PostgreSQL, Dask
 # or lab tests (the markers in pyproject.toml). CI runs `make test`, all of them.
 test-quick: $(STAMP)
 	OMP_NUM_THREADS=$${OMP_NUM_THREADS:-1} $(BIN)/python -m pytest -q -m "not slow and not integration and not postgres and not dask and not lab"
