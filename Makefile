@@ -7,7 +7,8 @@ PYTHON ?= python3
 VENV   := .venv
 BIN    := $(VENV)/bin
 STAMP  := $(VENV)/.installed
-# The pinned torch resolves to a local CPU wheel here; an unpinned torch
+# The pinned torch resolves to a local CPU wheel on this project's machines (elsewhere, install
+# torch==2.13.0 from PyTorch's CPU index into .venv first); an unpinned torch
 # would pull several GB of CUDA packages.
 TORCH  := torch==2.13.0
 

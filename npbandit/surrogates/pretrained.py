@@ -139,6 +139,8 @@ def _resolve(name_or_path: str | Path) -> Path:
     if not isinstance(name_or_path, (str, Path)):
         raise TypeError(f"name_or_path must be a checkpoint name or a path, got {type(name_or_path).__name__}")
     text = str(name_or_path)
+    if not text.strip():
+        raise ValueError("name_or_path must be a checkpoint name or a path, got an empty string")
     if (WEIGHTS_DIR / f"{text}.json").exists():
         return WEIGHTS_DIR / f"{text}.json"
     path = Path(text)

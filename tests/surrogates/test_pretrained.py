@@ -210,3 +210,9 @@ def test_a_bandit_policy_refuses_a_checkpoint_of_another_prior():
 
     with pytest.raises(CheckpointError, match="NPBanditPolicy needs a 'wheel' checkpoint"):
         NPBanditPolicy(load_surrogate("cmanp-bo"))
+
+
+@pytest.mark.parametrize("name", ["", "   "])
+def test_an_empty_checkpoint_name_is_one_line_naming_the_argument(name):
+    with pytest.raises(ValueError, match="name_or_path must be a checkpoint name or a path, got an empty string"):
+        load_surrogate(name)
