@@ -139,7 +139,7 @@ def test_the_model_can_see_a_wider_box_than_the_one_searched(monkeypatch):
     policy = BOPolicy(2, model="cmanp-bo")
     policy.reset(seed=1)
     f = lambda x: -float(((x - 0.4) ** 2).sum())  # noqa: E731 (maximised)
-    for _ in range(12):
+    for _ in range(8):
         x = policy.act(None)
         policy.observe(None, x, f(x), {})
     best = np.array(policy.X)[int(np.argmax(policy.Y))]

@@ -112,9 +112,9 @@ def test_plot_one_panel_per_problem_with_quartiles_log_regret_and_the_initial_de
     for seed in range(3):
         for dim in (2, 3):
             # regret of a quadratic spans decades: the first point is far off, the best ones close
-            optimize(_sphere, [[-1.0] * dim, [1.0] * dim], surrogate="gp", budget=2 * dim + 4, seed=seed, db=db,
+            optimize(_sphere, [[-1.0] * dim, [1.0] * dim], surrogate="gp", budget=2 * dim + 2, seed=seed, db=db,
                      progress=False, optimal_value=0.0, name="sphere")
-        optimize(_sphere, [[-1.0] * 2, [1.0] * 2], surrogate="random", budget=8, seed=seed, db=db,
+        optimize(_sphere, [[-1.0] * 2, [1.0] * 2], surrogate="random", budget=6, seed=seed, db=db,
                  progress=False, optimal_value=0.0, name="sphere")
     fig = regret_figure(db)
     axes = [ax for ax in fig.axes if ax.get_visible()]
