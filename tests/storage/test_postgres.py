@@ -112,7 +112,9 @@ def test_four_processes_write_one_postgres_database(pg_url, tmp_path):
         from npbandit.policies import UniformPolicy
         from npbandit.storage import RunLogger
         import os, pathlib, time
-        ready = pathlib.Path({str(tmp_path / "ready")!r}); ready.mkdir(exist_ok=True); (ready / str(os.getpid())).touch()
+        ready = pathlib.Path({str(tmp_path / "ready")!r})
+        ready.mkdir(exist_ok=True)
+        (ready / str(os.getpid())).touch()
         while len(list(ready.iterdir())) < 4: time.sleep(0.01)
         for seed in range(3):
             run_episode(WheelBanditEnv(horizon=100), UniformPolicy(), seed=seed,
