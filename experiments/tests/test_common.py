@@ -34,7 +34,7 @@ from common import run_jobs
 
 def job(i):
     Path({out!r}, f"started-{{i}}").touch()
-    time.sleep(1)
+    time.sleep(2)
     Path({out!r}, f"finished-{{i}}").touch()
 
 if __name__ == "__main__":
