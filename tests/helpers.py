@@ -56,3 +56,35 @@ def dask_client():
     with distributed.LocalCluster(n_workers=4, threads_per_worker=1, processes=False, protocol="tcp",
                                   dashboard_address=None) as cluster, distributed.Client(cluster) as client:
         yield client
+
+
+_WRITER = """
+from npbandit.envs import WheelBanditEnv
+from npbandit.loop import run_episode
+from npbandit.policies import UniformPolicy
+from npbandit.storage import RunLogger
+import os, pathlib, sys, time
+db, ready = sys.argv[1], pathlib.Path(sys.argv[2])
+(ready / str(os.getpid())).touch()
+while len(list(ready.iterdir())) < 4:
+    time.sleep(0.01)
+for seed in range(3):
+    run_episode(WheelBanditEnv(horizon=100), UniformPolicy(), seed=seed, logger=RunLogger(db, commit_every=1),
+                run_info={"kind": "bandit", "env_id": "wheel", "env_params": {"delta": 0.5}})
+"""
+
+
+def four_writers(db: str, tmp_path) -> list[str]:
+    """Four processes each log three 100-step bandit runs to ``db``, committing every step; they
+    wait for one another after their imports, so all four write at once however unevenly they
+    start. Returns each process's stderr once all have exited (asserting they exited 0)."""
+    import subprocess
+    import sys
+
+    ready = tmp_path / "ready"
+    ready.mkdir(exist_ok=True)
+    procs = [subprocess.Popen([sys.executable, "-c", _WRITER, db, str(ready)], stderr=subprocess.PIPE, text=True)
+             for _ in range(4)]
+    errors = [p.communicate(timeout=300)[1] for p in procs]
+    assert all(p.returncode == 0 for p in procs), errors
+    return errors

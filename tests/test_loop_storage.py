@@ -10,6 +10,7 @@ import textwrap
 import time
 
 import pytest
+from helpers import four_writers
 from sqlalchemy import select
 
 from npbandit.envs import BlackBoxEnv, ObjectiveError, WheelBanditEnv
@@ -128,27 +129,7 @@ def test_a_killed_run_keeps_its_committed_steps_and_shows_as_interrupted(tmp_pat
 def test_four_processes_write_one_sqlite_file(tmp_path):
     db = str(tmp_path / "runs.db")
     open_db(db)
-    # the writers wait for one another after their imports, so all four write at once however
-    # unevenly they start: the overlap does not rest on long episodes
-    script = textwrap.dedent(f"""
-        import sys
-        from npbandit.envs import WheelBanditEnv
-        from npbandit.loop import run_episode
-        from npbandit.policies import UniformPolicy
-        from npbandit.storage import RunLogger
-        import os, pathlib, time
-        ready = pathlib.Path({str(tmp_path / "ready")!r})
-        ready.mkdir(exist_ok=True)
-        (ready / str(os.getpid())).touch()
-        while len(list(ready.iterdir())) < 4: time.sleep(0.01)
-        for seed in range(3):
-            run_episode(WheelBanditEnv(horizon=100), UniformPolicy(), seed=seed,
-                        logger=RunLogger({db!r}, commit_every=1),
-                        run_info={{"kind": "bandit", "env_id": "wheel", "env_params": {{"delta": 0.5}}}})
-    """)
-    procs = [subprocess.Popen([sys.executable, "-c", script], stderr=subprocess.PIPE, text=True) for _ in range(4)]
-    errors = [p.communicate(timeout=300)[1] for p in procs]
-    assert all(p.returncode == 0 for p in procs), errors
+    errors = four_writers(db, tmp_path)
     assert not any("locked" in e for e in errors)
     runs = list_runs(db)
     assert len(runs) == 12 and all(r.status == "completed" and r.n_steps == 100 for r in runs)

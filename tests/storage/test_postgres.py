@@ -14,6 +14,7 @@ import textwrap
 import time
 
 import pytest
+from helpers import four_writers
 from postgres_cluster import Cluster, skip_unless_available
 from sqlalchemy import func, insert, select, text, update
 from sqlalchemy.exc import SQLAlchemyError
@@ -104,26 +105,8 @@ def test_cli_bandit_and_report_on_postgres_hide_the_password(cluster, capsys):
 @pytest.mark.postgres
 @pytest.mark.slow
 def test_four_processes_write_one_postgres_database(pg_url, tmp_path):
-    # no open_db here: the four writers also race to create the schema; they wait for one another
-    # after their imports, so all four write at once however unevenly they start
-    script = textwrap.dedent(f"""
-        from npbandit.envs import WheelBanditEnv
-        from npbandit.loop import run_episode
-        from npbandit.policies import UniformPolicy
-        from npbandit.storage import RunLogger
-        import os, pathlib, time
-        ready = pathlib.Path({str(tmp_path / "ready")!r})
-        ready.mkdir(exist_ok=True)
-        (ready / str(os.getpid())).touch()
-        while len(list(ready.iterdir())) < 4: time.sleep(0.01)
-        for seed in range(3):
-            run_episode(WheelBanditEnv(horizon=100), UniformPolicy(), seed=seed,
-                        logger=RunLogger({pg_url!r}, commit_every=1),
-                        run_info={{"kind": "bandit", "env_id": "wheel", "env_params": {{"delta": 0.5}}}})
-    """)
-    procs = [subprocess.Popen([sys.executable, "-c", script], stderr=subprocess.PIPE, text=True) for _ in range(4)]
-    errors = [p.communicate(timeout=300)[1] for p in procs]
-    assert all(p.returncode == 0 for p in procs), errors
+    # no open_db here: the four writers also race to create the schema
+    four_writers(pg_url, tmp_path)
     runs = list_runs(pg_url)
     assert len(runs) == 12 and all(r.status == "completed" and r.n_steps == 100 for r in runs)
     with open_db(pg_url, readonly=True).connect() as conn:
