@@ -220,11 +220,12 @@ def regret_figure(db: str = DEFAULT_URL, quantity: str | None = None,
 
 def check_figure_path(path: str | os.PathLike, name: str = "path") -> Path:
     """``path`` as a :class:`~pathlib.Path`, checked to name a figure format by its suffix
-    (one of :data:`FIGURE_FORMATS`, any case); ``name`` is what errors call it.
+    (one of :data:`FIGURE_FORMATS`, any case) in a directory that exists; ``name`` is what
+    errors call it.
 
     Raises:
         TypeError: ``path`` is not a str or path.
-        ValueError: its suffix is not one of :data:`FIGURE_FORMATS`.
+        ValueError: its suffix is not one of :data:`FIGURE_FORMATS`, or its directory does not exist.
     """
     if not isinstance(path, (str, os.PathLike)):
         raise TypeError(f"{name} must be a str or path, got {type(path).__name__}")
@@ -232,6 +233,8 @@ def check_figure_path(path: str | os.PathLike, name: str = "path") -> Path:
     if path.suffix.lower().lstrip(".") not in FIGURE_FORMATS:
         raise ValueError(f"{name} must end in {', '.join('.' + f for f in FIGURE_FORMATS)} (the figure's format), "
                          f"got {str(path)!r}")
+    if not path.parent.is_dir():
+        raise ValueError(f"{name} {str(path)!r}: directory {str(path.parent)!r} does not exist")
     return path
 
 

@@ -202,6 +202,9 @@ def test_the_users_names_replace_the_derived_ones_in_the_legend(tmp_path, capsys
     assert main(["report", "--db", db, "--plot", str(tmp_path / "r.jpg")]) == 2
     out, err = capsys.readouterr()
     assert "--plot must end in .png, .pdf, .svg" in err and out == ""  # refused before the report is printed
+    assert main(["report", "--db", db, "--plot", str(tmp_path / "missing" / "r.png")]) == 2
+    out, err = capsys.readouterr()
+    assert "--plot" in err and "does not exist" in err and len(err.strip().splitlines()) == 1 and out == ""
     with pytest.raises(TypeError, match="path must be a str or path"):
         plot_regret(db, 3)
 
