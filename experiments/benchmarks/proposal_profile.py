@@ -202,9 +202,13 @@ def cell(route: str, model: str, n: int, d: int, seed: int = 0) -> dict:
             calls = iter(range(seed, seed + 100))
 
             def propose():
+                call_seed = next(calls)
+                # the seed option covers the raw samples, not the choice among them (torch.multinomial
+                # on the global generator): seeded too, so each call is reproducible (as propose does)
+                torch.manual_seed(call_seed)
                 acq = LogExpectedImprovement(npmodel, best_f=Y.max())
                 return optimize_acqf(acq, bounds, q=1, num_restarts=10, raw_samples=512,
-                                     options={"seed": next(calls)})
+                                     options={"seed": call_seed})
 
             propose()  # warm-up: lazy state of the model, first-call costs
             first_s = time.perf_counter() - t0
@@ -221,6 +225,19 @@ def table(rows: list[dict]) -> list[str]:
         lines.append(f"| {r['route']} | {r['model']} | {r['d']} | {r['n']:,} | {r['s']:.2f} | {r['evals']} "
                      f"| {1e3 * r['s_per_eval']:.2f} | {shares} | {100 * r['network_inclusive_share']:.0f}% |")
     return lines
+
+
+def summary(rows: list[dict]) -> list[str]:
+    """What the table's "rest" holds and what profiling costs, over all rows."""
+    if not rows:
+        return []
+    dispatch = [r["rest_files_share"].get("torch/nn/modules/module.py", 0.0) for r in rows]
+    slowdown = sorted((r["profiled_s"] / max(r["profiled_evals"], 1)) / r["s_per_eval"] for r in rows)
+    return [f"Of the rest, `nn.Module.__call__` (`torch/nn/modules/module.py`: module dispatch, mostly the "
+            f"surrogate's layers) takes {100 * min(dispatch):.0f}-{100 * max(dispatch):.0f}% of the profiled "
+            "time; the JSON's `rest_files_share` lists the ten largest files of the rest per row. Profiled "
+            f"seconds per evaluation / unprofiled: median {slowdown[len(slowdown) // 2]:.2f}x (range "
+            f"{slowdown[0]:.2f}-{slowdown[-1]:.2f}x)."]
 
 
 def main(argv: list[str] | None = None) -> None:
@@ -268,7 +285,7 @@ def main(argv: list[str] | None = None) -> None:
              "Python call inflates the Python-heavy categories. Last column: the network's inclusive share "
              "(every call from `npbandit.models` into the surrogate). One repetition per cell: the number of "
              "evaluations L-BFGS-B makes varies from one proposal to the next, so compare ms/eval and the shares.", "",
-             *table(rows)]
+             *table(rows), "", *summary(rows)]
     text = "\n".join(lines) + "\n"
     print(text)
     if not args.no_write:
