@@ -1,6 +1,7 @@
 """experiments/benchmarks/common.py: the run record a script resumes from, and a sweep's
 response to SIGTERM (the driver stops starting jobs; no pool worker outlives it)."""
 
+import contextlib
 import os
 import signal
 import subprocess
@@ -56,20 +57,25 @@ def test_a_sweep_sent_sigterm_starts_no_more_jobs_and_leaves_no_worker_behind(tm
     script.write_text(SWEEP.format(benchmarks=str(benchmarks), out=str(tmp_path)))
     proc = subprocess.Popen([sys.executable, str(script)], stdout=subprocess.PIPE, stderr=subprocess.DEVNULL,
                             text=True, start_new_session=True)
-    deadline = time.monotonic() + 60
-    while not (tmp_path / "started-0").exists():
-        assert time.monotonic() < deadline and proc.poll() is None, "the first job never started"
-        time.sleep(0.05)
-    if whole_group:
-        os.killpg(proc.pid, signal.SIGTERM)  # start_new_session: the sweep leads its own group
-    else:
-        os.kill(proc.pid, signal.SIGTERM)  # the parent alone, as `kill PID` does
-    out, _ = proc.communicate(timeout=30)
-    assert "interrupted" in out
-    assert (tmp_path / "finished-0").exists()  # the running job ended its work
-    # nothing new began, bar the calls a process pool has already queued for its workers
-    started = {p.name for p in tmp_path.glob("started-*")}
-    assert len(started) <= 3 and {p.name.replace("finished", "started") for p in tmp_path.glob("finished-*")} == started
-    time.sleep(0.5)
-    alive = subprocess.run(["pgrep", "-s", str(proc.pid)], capture_output=True, text=True).stdout.split()
+    try:
+        deadline = time.monotonic() + 60
+        while not (tmp_path / "started-0").exists():
+            assert time.monotonic() < deadline and proc.poll() is None, "the first job never started"
+            time.sleep(0.05)
+        if whole_group:
+            os.killpg(proc.pid, signal.SIGTERM)  # start_new_session: the sweep leads its own group
+        else:
+            os.kill(proc.pid, signal.SIGTERM)  # the parent alone, as `kill PID` does
+        out, _ = proc.communicate(timeout=30)
+        assert "interrupted" in out
+        assert (tmp_path / "finished-0").exists()  # the running job ended its work
+        # nothing new began, bar the calls a process pool has already queued for its workers
+        started = {p.name for p in tmp_path.glob("started-*")}
+        finished = {p.name.replace("finished", "started") for p in tmp_path.glob("finished-*")}
+        assert len(started) <= 3 and finished == started
+        time.sleep(0.5)
+        alive = subprocess.run(["pgrep", "-s", str(proc.pid)], capture_output=True, text=True).stdout.split()
+    finally:  # whatever failed above, no process of the sweep outlives the test
+        with contextlib.suppress(ProcessLookupError):
+            os.killpg(proc.pid, signal.SIGKILL)
     assert alive == [], f"processes left in the sweep's session: {alive}"
