@@ -1,0 +1,334 @@
+"""The kinds of parameter a search space holds: :class:`Float`, :class:`Int` and :class:`Choice`.
+
+They read as Optuna's distributions and Ax's parameters do (``Float(1e-4, 1e-1, log=True)``
+is ``FloatDistribution(1e-4, 1e-1, log=True)`` and a ``RangeParameter`` with
+``log_scale=True``; ``Choice(["rbf", "linear"])`` is a ``CategoricalDistribution`` and an
+unordered ``ChoiceParameter``).
+
+Each parameter owns ``columns`` coordinates of the unit cube the surrogate works in:
+
+* ``Float``: one column, affine in the value (in its logarithm with ``log=True``).
+* ``Int`` and a ``Float`` with ``step``: one column in which every grid value owns an
+  interval of equal width (half a step either side of it), so the end values of the range
+  get as much of the cube as the inner ones; a point of the column decodes to the grid
+  value whose interval holds it.
+* ``Choice``: ``ordered=True`` or two values: one column split into equal intervals, one
+  per value, in order; three or more unordered values: one column per value (one-hot), a
+  point decoding to the value of its largest column, so that no value is placed "between"
+  two others; one value: no column at all (a constant).
+
+``snap`` maps any point of a parameter's columns to the encoding of the value it decodes
+to: where the objective would be evaluated, in the cube. Proposals and repeat checks use
+it to compare points the way the objective sees them.
+"""
+
+from __future__ import annotations
+
+import math
+import numbers
+from abc import ABC, abstractmethod
+from typing import Any
+
+import numpy as np
+import torch
+
+__all__ = ["Parameter", "Float", "Int", "Choice"]
+
+
+def _real(owner: str, name: str, value: Any) -> float:
+    if isinstance(value, (bool, np.bool_)) or not isinstance(value, numbers.Real) or not math.isfinite(value):
+        raise ValueError(f"{owner}: {name} must be a finite real number, got {value!r}")
+    return float(value)
+
+
+class Parameter(ABC):
+    """One input of a :class:`~npbandit.space.SearchSpace`: its values, and their place in the
+    unit cube (``columns`` coordinates)."""
+
+    #: unit-cube coordinates the parameter occupies
+    columns: int
+
+    @abstractmethod
+    def check(self, value: Any) -> Any:
+        """``value`` as this parameter holds it (an ``int`` for :class:`Int`, ...), or
+        ``ValueError`` / ``TypeError`` saying what was expected."""
+
+    @abstractmethod
+    def encode(self, value: Any) -> np.ndarray:
+        """The unit-cube coordinates ``[columns]`` of a valid value (checked first)."""
+
+    @abstractmethod
+    def decode(self, u: np.ndarray) -> Any:
+        """The value at coordinates ``u`` ``[columns]`` of the unit cube (values outside
+        ``[0, 1]`` count as the nearest face)."""
+
+    def snap(self, u: torch.Tensor) -> torch.Tensor:
+        """``u`` ``[..., columns]`` moved to the encoding of the value each point decodes
+        to (the identity for a continuous parameter)."""
+        return u
+
+    @abstractmethod
+    def describe(self) -> dict[str, Any]:
+        """The parameter as JSON (``type`` and its settings), as a run records it."""
+
+    @property
+    def continuous(self) -> bool:
+        """Whether every point of its columns is a value of its own (no grid, no choices)."""
+        return False
+
+
+class _Range(Parameter):
+    """A numeric range ``[low, high]``, optionally on a logarithmic scale and on a grid of ``step``."""
+
+    columns = 1
+
+    def __init__(self, low: Any, high: Any, log: bool, step: float | None) -> None:
+        kind = type(self).__name__
+        self.low, self.high = low, high
+        if not low < high:
+            raise ValueError(f"{kind}: need low < high, got low={low!r}, high={high!r}")
+        if not isinstance(log, (bool, np.bool_)):
+            raise TypeError(f"{kind}: log must be a bool, got {type(log).__name__}")
+        self.log = bool(log)
+        self.step = step
+        half = 0.0 if step is None else step / 2
+        if self.log and not low - half > 0:
+            raise ValueError(f"{kind}: log=True needs low > 0{' (and low - step/2 > 0)' if step else ''}, "
+                             f"got low={low!r}")
+        if step is not None:
+            count = (high - low) / step
+            if abs(count - round(count)) > 1e-9 * max(1.0, count):
+                raise ValueError(f"{kind}: high - low must be a whole number of steps, got low={low!r}, "
+                                 f"high={high!r}, step={step!r}")
+        edge_low, edge_high = low - half, high + half
+        self._span = (math.log(edge_low), math.log(edge_high)) if self.log else (edge_low, edge_high)
+
+    def _unit(self, value: float) -> float:
+        v = math.log(value) if self.log else value
+        return (v - self._span[0]) / (self._span[1] - self._span[0])
+
+    def _value(self, u: float) -> float:
+        u = min(max(float(u), 0.0), 1.0)
+        v = self._span[0] + u * (self._span[1] - self._span[0])
+        x = math.exp(v) if self.log else v
+        if self.step is not None:
+            # low + k * step in float64 carries the step's binary error (0.1 * 3 = 0.30000000000000004):
+            # the grid value is given to 14 significant digits, which any grid of sane size resolves
+            x = float(f"{self.low + round((x - self.low) / self.step) * self.step:.14g}")
+        return min(max(x, self.low), self.high)  # exp(log(.)) and half steps can land a rounding error outside
+
+    def encode(self, value: Any) -> np.ndarray:
+        return np.array([self._unit(self.check(value))])
+
+    def snap(self, u: torch.Tensor) -> torch.Tensor:
+        if self.step is None:
+            return u
+        flat = u.detach().reshape(-1).tolist()
+        return torch.tensor([self._unit(self._value(v)) for v in flat], dtype=u.dtype, device=u.device).reshape(u.shape)
+
+    @property
+    def continuous(self) -> bool:
+        return self.step is None
+
+    def _in_range(self, value: Any) -> None:
+        if not self.low <= value <= self.high:
+            raise ValueError(f"value must lie in [{self.low}, {self.high}], got {value!r}")
+        if self.step is not None:
+            count = (value - self.low) / self.step
+            if abs(count - round(count)) > 1e-9 * max(1.0, abs(count)):
+                raise ValueError(f"value must be low + k * step (low={self.low}, step={self.step}), got {value!r}")
+
+    def __eq__(self, other: object) -> bool:
+        return type(other) is type(self) and other.describe() == self.describe()
+
+    def __hash__(self) -> int:
+        return hash(repr(self))
+
+
+class Float(_Range):
+    """A real parameter in ``[low, high]``.
+
+    Args:
+        low, high: the range, ``low < high``, both finite.
+        log: searched on a logarithmic scale (needs ``low > 0``), as a learning rate or
+            a regularisation weight usually is.
+        step: ``None`` (default: any real value) or a grid spacing; the values are then
+            ``low + k * step`` and ``high - low`` must be a whole number of steps.
+
+    Raises:
+        ValueError / TypeError: a bad setting, naming it.
+    """
+
+    def __init__(self, low: float, high: float, *, log: bool = False, step: float | None = None) -> None:
+        low, high = _real("Float", "low", low), _real("Float", "high", high)
+        if step is not None:
+            step = _real("Float", "step", step)
+            if step <= 0:
+                raise ValueError(f"Float: step must be > 0 or None, got {step!r}")
+        super().__init__(low, high, log, step)
+
+    def check(self, value: Any) -> float:
+        if isinstance(value, (bool, np.bool_)) or not isinstance(value, numbers.Real) or not math.isfinite(value):
+            raise TypeError(f"value must be a finite real number, got {value!r}")
+        value = float(value)
+        self._in_range(value)
+        return value
+
+    def decode(self, u: np.ndarray) -> float:
+        return float(self._value(np.asarray(u, dtype=np.float64).reshape(-1)[0]))
+
+    def describe(self) -> dict[str, Any]:
+        out: dict[str, Any] = {"type": "float", "low": self.low, "high": self.high}
+        if self.log:
+            out["log"] = True
+        if self.step is not None:
+            out["step"] = self.step
+        return out
+
+    def __repr__(self) -> str:
+        extra = (", log=True" if self.log else "") + ("" if self.step is None else f", step={self.step!r}")
+        return f"Float({self.low!r}, {self.high!r}{extra})"
+
+
+class Int(_Range):
+    """An integer parameter in ``[low, high]`` (both included).
+
+    Args:
+        low, high: ints, ``low < high``.
+        log: searched on a logarithmic scale (needs ``low >= 1``), as a layer width or a
+            tree count usually is.
+        step: the grid spacing (default 1); ``high - low`` must be a multiple of it.
+
+    Raises:
+        ValueError / TypeError: a bad setting, naming it.
+    """
+
+    def __init__(self, low: int, high: int, *, log: bool = False, step: int = 1) -> None:
+        for name, value in (("low", low), ("high", high), ("step", step)):
+            if isinstance(value, (bool, np.bool_)) or not isinstance(value, (int, np.integer)):
+                raise TypeError(f"Int: {name} must be an int, got {value!r}")
+        if step < 1:
+            raise ValueError(f"Int: step must be a positive int, got {step!r}")
+        if (high - low) % step:
+            raise ValueError(f"Int: high - low must be a multiple of step, got low={low!r}, high={high!r}, "
+                             f"step={step!r}")
+        if log and step != 1:
+            raise ValueError("Int: log=True needs step=1 (a logarithmic grid has no constant step)")
+        super().__init__(int(low), int(high), log, int(step))
+
+    def check(self, value: Any) -> int:
+        if isinstance(value, (bool, np.bool_)) or not isinstance(value, (numbers.Integral, np.integer)):
+            if isinstance(value, (float, np.floating)) and float(value).is_integer():
+                value = int(value)  # 3.0 is the int 3, as Optuna and Ax accept it
+            else:
+                raise TypeError(f"value must be an int, got {value!r}")
+        value = int(value)
+        self._in_range(value)
+        return value
+
+    def decode(self, u: np.ndarray) -> int:
+        return int(round(self._value(np.asarray(u, dtype=np.float64).reshape(-1)[0])))
+
+    def describe(self) -> dict[str, Any]:
+        out: dict[str, Any] = {"type": "int", "low": self.low, "high": self.high}
+        if self.log:
+            out["log"] = True
+        if self.step != 1:
+            out["step"] = self.step
+        return out
+
+    def __repr__(self) -> str:
+        extra = (", log=True" if self.log else "") + ("" if self.step == 1 else f", step={self.step!r}")
+        return f"Int({self.low!r}, {self.high!r}{extra})"
+
+
+#: what a choice's values may be: what JSON stores as itself, so a run's record reads back equal
+_CHOICE_TYPES = (str, int, float, bool, type(None))
+
+
+class Choice(Parameter):
+    """A parameter taking one of a few values (a kernel, an activation, an optimiser).
+
+    Args:
+        values: the values, a non-empty sequence of distinct strings, numbers, bools or
+            ``None`` (what a database records as itself).
+        ordered: ``True`` when the order of ``values`` means something (``[16, 32, 64]``):
+            one column, neighbours next to each other. ``False`` (default): each value is
+            as far from every other (one-hot columns, for three or more values).
+
+    Raises:
+        ValueError / TypeError: no values, a repeated value, or a value of another type.
+    """
+
+    def __init__(self, values: Any, *, ordered: bool = False) -> None:
+        if isinstance(values, (str, bytes)) or not hasattr(values, "__iter__"):
+            raise TypeError(f"Choice: values must be a sequence of values, got {values!r}")
+        values = tuple(values)
+        if not values:
+            raise ValueError("Choice: values must not be empty")
+        for value in values:
+            if not isinstance(value, _CHOICE_TYPES) or (isinstance(value, float) and not math.isfinite(value)):
+                raise TypeError(f"Choice: each value must be a str, int, finite float, bool or None, got {value!r}")
+        keys = [(type(v).__name__, v) for v in values]  # True == 1 in Python; as choices they differ
+        if len(set(keys)) != len(keys):
+            raise ValueError(f"Choice: values must be distinct, got {list(values)!r}")
+        if not isinstance(ordered, (bool, np.bool_)):
+            raise TypeError(f"Choice: ordered must be a bool, got {type(ordered).__name__}")
+        self.values, self.ordered = values, bool(ordered)
+        self._keys = keys
+        k = len(values)
+        self.one_hot = not self.ordered and k >= 3
+        self.columns = k if self.one_hot else (0 if k == 1 else 1)
+
+    def _index(self, value: Any) -> int:
+        key = (type(value).__name__, value)
+        if key in self._keys:
+            return self._keys.index(key)
+        if isinstance(value, np.generic):
+            return self._index(value.item())
+        raise ValueError(f"value must be one of {list(self.values)!r}, got {value!r}")
+
+    def check(self, value: Any) -> Any:
+        return self.values[self._index(value)]
+
+    def encode(self, value: Any) -> np.ndarray:
+        i, k = self._index(value), len(self.values)
+        if self.one_hot:
+            out = np.zeros(k)
+            out[i] = 1.0
+            return out
+        return np.array([(i + 0.5) / k]) if self.columns else np.zeros(0)
+
+    def _decode_index(self, u: np.ndarray) -> int:
+        u = np.asarray(u, dtype=np.float64).reshape(-1)
+        k = len(self.values)
+        if self.one_hot:
+            return int(np.argmax(u))  # ties: the first of them
+        if not self.columns:
+            return 0
+        return min(max(int(math.floor(float(u[0]) * k)), 0), k - 1)
+
+    def decode(self, u: np.ndarray) -> Any:
+        return self.values[self._decode_index(u)]
+
+    def snap(self, u: torch.Tensor) -> torch.Tensor:
+        if not self.columns:
+            return u
+        rows = u.detach().reshape(-1, self.columns).tolist()
+        out = [self.encode(self.values[self._decode_index(np.array(row))]) for row in rows]
+        return torch.tensor(np.array(out), dtype=u.dtype, device=u.device).reshape(u.shape)
+
+    def describe(self) -> dict[str, Any]:
+        out: dict[str, Any] = {"type": "choice", "values": list(self.values)}
+        if self.ordered:
+            out["ordered"] = True
+        return out
+
+    def __eq__(self, other: object) -> bool:
+        return isinstance(other, Choice) and other._keys == self._keys and other.ordered == self.ordered
+
+    def __hash__(self) -> int:
+        return hash((tuple(self._keys), self.ordered))
+
+    def __repr__(self) -> str:
+        return f"Choice({list(self.values)!r}{', ordered=True' if self.ordered else ''})"
