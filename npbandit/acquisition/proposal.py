@@ -25,7 +25,7 @@ from npbandit.acquisition.pending import (
 )
 from npbandit.acquisition.thompson import is_np_model, thompson_draw
 
-__all__ = ["propose", "propose_in_region", "SearchRegion", "ACQUISITIONS", "REPEAT_DISTANCE"]
+__all__ = ["propose", "propose_in_region", "nearest", "SearchRegion", "ACQUISITIONS", "REPEAT_DISTANCE"]
 
 #: the acquisitions :func:`propose` maximises (see ``BOPolicy``)
 ACQUISITIONS = ("logei", "ucb", "thompson", "marginal-thompson", "qlognei")
@@ -172,7 +172,8 @@ class SearchRegion(Protocol):
 def propose_in_region(region: SearchRegion, X: torch.Tensor, Y: torch.Tensor, build_model, acquisition: str, *,
                       seed: int, pending: torch.Tensor | None = None, avoid_repeats: bool = True,
                       liar: str | PendingStrategy = DEFAULT_LIAR,
-                      snap: Callable[[torch.Tensor], torch.Tensor] | None = None, **settings: Any) -> np.ndarray:
+                      snap: Callable[[torch.Tensor], torch.Tensor] | None = None, max_context: int | None = None,
+                      **settings: Any) -> np.ndarray:
     """:func:`propose` inside ``region``'s box around the best of ``X`` ``[n, d]`` (values
     ``Y`` ``[n, 1]``, maximised): the model, ``build_model(X_box, Y_box)``, sees only the
     observations in the box ``region.context_factor`` times as wide around the same
@@ -181,14 +182,24 @@ def propose_in_region(region: SearchRegion, X: torch.Tensor, Y: torch.Tensor, bu
     ``BOPolicy`` and ``NPSampler``. ``liar``: a :class:`PendingStrategy`, or its name, for the
     pending points, its constants taken from the outputs in the model's box. ``settings``:
     ``propose``'s ``beta``, ``num_restarts``, ``raw_samples``, ``thompson_candidates``, ``q``.
-    ``snap``: as :func:`propose`'s, on the whole unit cube. Returns ``[d]`` in the unit cube
-    (``[q, d]`` for ``"qlognei"``)."""
+    ``snap``: as :func:`propose`'s, on the whole unit cube. ``max_context``: the most
+    observations the model sees (``None``: all in the box); when more lie in the box, the
+    ``max_context`` nearest the incumbent (:func:`nearest`), so a long run gives a network no
+    more context points than it was trained with and the model keeps to the neighbourhood
+    the region is refining. Returns ``[d]`` in the unit cube (``[q, d]`` for ``"qlognei"``)."""
+    if max_context is not None and (not isinstance(max_context, int) or isinstance(max_context, bool)
+                                    or max_context < 1):
+        raise ValueError(f"max_context must be a positive int or None, got {max_context!r}")
     strategy = pending_strategy(liar)
     center = X[int(torch.argmax(Y))]
     lower, upper = region.box(center)  # searched
     seen_lower, seen_upper = region.box(center, region.context_factor)  # what the model sees, as its unit cube
     X_box, inside = region.to_unit(X, seen_lower, seen_upper)
     Y_box = Y[inside]
+    if max_context is not None and len(X_box) > max_context:
+        span = seen_upper - seen_lower
+        keep = nearest(X_box, (center - seen_lower) / span, max_context)
+        X_box, Y_box = X_box[keep], Y_box[keep]
     if pending is not None:
         pending = region.to_unit(pending, seen_lower, seen_upper)[0]
     span = seen_upper - seen_lower
@@ -202,6 +213,16 @@ def propose_in_region(region: SearchRegion, X: torch.Tensor, Y: torch.Tensor, bu
                     pending=pending, pending_strategy=strategy, outputs=Y_box,
                     observed=X_box if avoid_repeats else None, bounds=bounds, snap=local_snap, **settings)
     return (seen_lower + torch.as_tensor(point) * span).clamp(lower, upper).numpy()
+
+
+def nearest(X: torch.Tensor, center: torch.Tensor, k: int) -> torch.Tensor:
+    """Indices (ascending) of the ``k`` rows of ``X`` ``[n, d]`` nearest ``center`` ``[d]``
+    (Euclidean; of equally near rows the earlier ones), all rows when ``n <= k``."""
+    if len(X) <= k:
+        return torch.arange(len(X))
+    distance = torch.linalg.vector_norm(X - center, dim=-1)
+    order = torch.argsort(distance, stable=True)
+    return torch.sort(order[:k]).values
 
 
 def _maximise_batch(model, q: int, seed: int, num_restarts: int, raw_samples: int,

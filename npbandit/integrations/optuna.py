@@ -50,7 +50,7 @@ from npbandit.acquisition.pending import DEFAULT_LIAR, check_liar, pending_rule
 from npbandit.acquisition.proposal import ACQUISITIONS, propose, propose_in_region
 from npbandit.api import SURROGATES
 from npbandit.policies.trust_region import TrustRegion
-from npbandit.surrogates.pretrained import check_checkpoint_kind, load_surrogate
+from npbandit.surrogates.pretrained import check_checkpoint_kind, context_limit, load_surrogate
 from npbandit.threads import check_threads, torch_threads
 from npbandit.validation import check_bool, check_int, check_real
 
@@ -84,8 +84,10 @@ class NPSampler(BaseSampler):
             the trials in it as its whole domain, as ``optimize`` does by default (see
             :class:`~npbandit.policies.BOPolicy`). The region is replayed from the
             completed trials in the order of their numbers at every proposal, so it needs
-            no state of its own and every worker of a study agrees on it. ``False``: one
-            model of every completed trial.
+            no state of its own and every worker of a study agrees on it; when more trials lie
+            in its box than the checkpoint was trained with, the NP sees those nearest the
+            best trial (as ``BOPolicy(max_context=...)``). ``False``: one model of every
+            completed trial.
         liar: the value running trials are believed at while a worker proposes:
             ``"worst"``, ``"mean"`` or ``"best"`` of the completed trials the NP sees
             (in the trust region, those in its box), ``"believer"``: each at the NP's own
@@ -276,7 +278,8 @@ class NPSampler(BaseSampler):
         # running trials are believed at a value (the liar rule) in propose, shared with optimize(batch_size=q)
         if region is not None:
             return propose_in_region(region, X, Y, build, self.acquisition, seed=seed, pending=pending,
-                                     avoid_repeats=self.avoid_repeats, liar=self.liar, snap=snap, **settings)
+                                     avoid_repeats=self.avoid_repeats, liar=self.liar, snap=snap,
+                                     max_context=context_limit(self._surrogate.card), **settings)
         return propose(build(X, Y), self.acquisition, dim=X.shape[-1], best_f=Y.max(), seed=seed, pending=pending,
                        **pending_rule(Y, self.liar), observed=X if self.avoid_repeats else None, snap=snap,
                        **settings)

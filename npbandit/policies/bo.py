@@ -236,6 +236,14 @@ class BOPolicy(Policy):
             when too few evaluations are left for a restarted region to shrink back
             (:meth:`TrustRegion.observe`); ``None``: TuRBO's restarts, whenever the region
             collapses.
+        max_context: with the trust region, the most observations the model sees: when more
+            lie in its box, those nearest the incumbent
+            (:func:`~npbandit.acquisition.proposal.propose_in_region`). ``"checkpoint"``
+            (default): the most context points an NP checkpoint was trained with
+            (:func:`~npbandit.surrogates.pretrained.context_limit`; 100 for the shipped ``bo``
+            ones), so a long run never conditions a network on more points than it was
+            trained for and a proposal's cost stops growing with the run; no limit for other
+            models. An int: that limit; ``None``: every observation in the box.
         threads: torch's intra-op threads for each proposal and model update
             (:class:`~npbandit.threads.torch_threads`; the caller's count is restored after
             each): a positive int, ``"torch"`` (torch's own count) or ``None`` (default:
@@ -253,7 +261,8 @@ class BOPolicy(Policy):
                  output_warp: str | None = None, avoid_repeats: bool = True,
                  trust_region: bool | TrustRegionSettings | None = None, q: int | None = None,
                  gp_kernel: str = "rbf", liar: str | PendingStrategy = DEFAULT_LIAR,
-                 budget: int | None = None, threads: int | str | None = None) -> None:
+                 budget: int | None = None, threads: int | str | None = None,
+                 max_context: int | str | None = "checkpoint") -> None:
         if not isinstance(dim, int) or dim < 1:
             raise ValueError(f"dim must be a positive int, got {dim!r}")
         self.threads = check_threads("threads", threads)
@@ -315,6 +324,15 @@ class BOPolicy(Policy):
         self.surrogate = self.model_factory.surrogate if isinstance(self.model_factory, NPModelFactory) else None
         if self.surrogate is not None:
             self.checkpoint = {"name": self.surrogate.card["name"], "sha256": self.surrogate.card["sha256"]}
+        if max_context == "checkpoint":
+            from npbandit.surrogates.pretrained import context_limit
+
+            max_context = None if self.surrogate is None else context_limit(self.surrogate.card)
+        elif max_context is not None and (not isinstance(max_context, int) or isinstance(max_context, bool)
+                                          or max_context < 1):
+            raise ValueError(f"max_context must be 'checkpoint', a positive int or None, got {max_context!r}")
+        self.max_context = max_context
+        if self.surrogate is not None:
             if dim > self.surrogate.x_dim:
                 raise ValueError(f"dim={dim} exceeds the {self.surrogate.x_dim} inputs {self.model_name!r} was "
                                  "trained for")
@@ -391,7 +409,8 @@ class BOPolicy(Policy):
         if self.region is not None:
             points = proposal.propose_in_region(self.region, X, Y, self._model, self.acquisition, seed=seed,
                                                 pending=pending, avoid_repeats=self.avoid_repeats,
-                                                liar=self.pending_strategy, **settings)
+                                                liar=self.pending_strategy, max_context=self.max_context,
+                                                **settings)
         else:
             points = proposal.propose(self._model(X, Y), self.acquisition, dim=self.dim, best_f=Y.max(), seed=seed,
                                       pending=pending, pending_strategy=self.pending_strategy, outputs=Y,
@@ -448,6 +467,7 @@ class BOPolicy(Policy):
             out.update({f"trust_region_{k}": v for k, v in settings.changed().items()
                         if k not in ("length_init", "context_factor")})
             out["trust_region_budget"] = self.budget  # None: TuRBO's restarts at any point
+            out["max_context"] = self.max_context  # None: every observation in the box
         factory_params = getattr(self.model_factory, "params", None)
         if callable(factory_params):
             out.update(factory_params())

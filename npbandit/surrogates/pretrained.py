@@ -58,7 +58,7 @@ from npbandit.validation import check_device, check_float_dtype
 
 __all__ = ["CheckpointError", "UnknownCheckpointError", "save_pretrained", "load_surrogate", "available_checkpoints",
            "read_card", "checkpoint_use", "checkpoint_transforms", "outcome_transform", "check_checkpoint_kind",
-           "fitting_checkpoints", "WEIGHTS_DIR", "CARD_FORMAT"]
+           "fitting_checkpoints", "context_limit", "WEIGHTS_DIR", "CARD_FORMAT"]
 
 WEIGHTS_DIR = Path(__file__).resolve().parent / "weights"
 CARD_FORMAT = "npbandit-checkpoint/1"
@@ -342,6 +342,20 @@ def checkpoint_use(card: dict[str, Any]) -> dict[str, Any]:
             "x_dims": sorted(int(d) for d in dims) if dims else [x_dim], "x_dim": x_dim, "y_dim": int(card["y_dim"]),
             "input_domain": None if prior is None else list(prior.domain_of(spec)),
             "standardizes_outputs": None if prior is None else bool(prior.standardizes_outputs)}
+
+
+def context_limit(card: dict[str, Any]) -> int | None:
+    """The most context points the checkpoint was trained with (its prior's ``n_context``,
+    ``["randint", low, high]`` drawing up to ``high - 1``), or ``None`` when the card does
+    not say. Past it a network conditions on more points than it ever saw in training."""
+    if not isinstance(card, dict):
+        raise TypeError(f"card must be a checkpoint card (dict), got {type(card).__name__}")
+    spec = (card.get("prior") or {}).get("n_context")
+    if isinstance(spec, (list, tuple)) and len(spec) == 3 and spec[0] == "randint":
+        return int(spec[2]) - 1
+    if isinstance(spec, int) and not isinstance(spec, bool):
+        return spec
+    return None
 
 
 def _fits(use: dict[str, Any], priors: tuple[str, ...] | None, x_dim: int | None, y_dim: int | None) -> bool:

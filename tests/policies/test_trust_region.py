@@ -283,3 +283,50 @@ def test_a_policy_searches_and_logs_the_trust_region_it_is_given():
     assert policy.region.length_init == 0.8 and policy.region.successes + policy.region.failures == 1
     with pytest.raises(TypeError, match="TrustRegionSettings"):
         BOPolicy(2, model="gp", trust_region={"length_init": 0.8})
+
+
+def test_nearest_keeps_the_rows_closest_to_the_centre_in_their_order():
+    X = torch.tensor([[0.9, 0.9], [0.5, 0.5], [0.1, 0.1], [0.55, 0.5], [0.5, 0.45]], dtype=torch.float64)
+    assert proposal.nearest(X, torch.tensor([0.5, 0.5], dtype=torch.float64), 3).tolist() == [1, 3, 4]
+    assert proposal.nearest(X, torch.zeros(2, dtype=torch.float64), 9).tolist() == [0, 1, 2, 3, 4]
+    # equally near rows: the earlier ones
+    assert proposal.nearest(torch.ones(4, 1), torch.zeros(1), 2).tolist() == [0, 1]
+
+
+def test_a_region_with_more_points_than_max_context_shows_the_model_those_nearest_the_incumbent():
+    region = TrustRegion(2)  # the whole cube in view
+    X = torch.rand(40, 2, generator=torch.Generator().manual_seed(1), dtype=torch.float64)
+    Y = -((X - 0.3) ** 2).sum(-1, keepdim=True)
+    shown = []
+
+    def build(X_seen, Y_seen):
+        shown.append((X_seen, Y_seen))
+        from botorch.models import SingleTaskGP
+
+        return SingleTaskGP(X_seen, Y_seen)
+
+    proposal.propose_in_region(region, X, Y, build, "logei", seed=0, max_context=10, raw_samples=16,
+                               num_restarts=2)
+    (X_seen, Y_seen), = shown
+    assert len(X_seen) == 10
+    best = int(torch.argmax(Y))
+    lower, upper = region.box(X[best], region.context_factor)
+    center = (X[best] - lower) / (upper - lower)
+    distance = torch.linalg.vector_norm(region.to_unit(X, lower, upper)[0] - center, dim=-1)
+    assert float(torch.linalg.vector_norm(X_seen - center, dim=-1).max()) <= float(torch.sort(distance).values[9])
+    assert float(Y_seen.max()) == float(Y.max())  # the incumbent always among them
+    with pytest.raises(ValueError, match="max_context"):
+        proposal.propose_in_region(region, X, Y, build, "logei", seed=0, max_context=0)
+
+
+def test_a_policy_limits_its_context_to_what_the_checkpoint_was_trained_with_and_logs_it():
+    from npbandit.surrogates.pretrained import context_limit, read_card
+
+    assert context_limit(read_card("tnpd-bo")) == 100  # its prior drew 3..100 context points
+    assert context_limit({"prior": {}}) is None
+    policy = BOPolicy(2, model="tnpd-bo")
+    assert policy.max_context == 100 and policy.params()["max_context"] == 100
+    assert BOPolicy(2, model="tnpd-bo", max_context=None).params()["max_context"] is None
+    assert BOPolicy(2, model="gp").max_context is None
+    with pytest.raises(ValueError, match="max_context"):
+        BOPolicy(2, model="tnpd-bo", max_context=0)
