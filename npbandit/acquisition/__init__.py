@@ -3,6 +3,8 @@
 - :mod:`~npbandit.acquisition.proposal`: :func:`propose` (LogEI, UCB, Thompson, qLogNEI
   maximised over the unit cube or a box in it, repeats avoided) and
   :func:`propose_in_region` (the same inside a trust region's box);
+- :mod:`~npbandit.acquisition.mixed`: the same over a mixed search space (integer, stepped
+  and choice parameters), the acquisition judged at snapped points (:class:`TypedCube`);
 - :mod:`~npbandit.acquisition.pending`: how points still being evaluated enter a proposal,
   as :class:`PendingStrategy` objects (:class:`ConstantLiar`, :class:`KrigingBeliever`,
   :class:`LocalPenalisation`) and :func:`pending_strategy`, which resolves their names;
@@ -11,6 +13,7 @@
 - :mod:`~npbandit.acquisition.thompson`: :func:`thompson_draw`, one posterior draw over candidates.
 """
 
+from npbandit.acquisition.mixed import TypedCube
 from npbandit.acquisition.pending import (
                                           DEFAULT_LIAR,
                                           LIARS,
@@ -28,4 +31,4 @@ from npbandit.acquisition.thompson import THOMPSON_BLOCK_SIZE, thompson_draw
 
 __all__ = ["propose", "propose_in_region", "ACQUISITIONS", "REPEAT_DISTANCE", "PendingStrategy", "ConstantLiar",
            "KrigingBeliever", "LocalPenalisation", "pending_strategy", "LIARS", "DEFAULT_LIAR", "check_liar",
-           "liar_value", "pending_rule", "thompson_draw", "THOMPSON_BLOCK_SIZE"]
+           "liar_value", "pending_rule", "thompson_draw", "THOMPSON_BLOCK_SIZE", "TypedCube"]
