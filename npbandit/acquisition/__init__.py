@@ -4,7 +4,8 @@
   maximised over the unit cube or a box in it, repeats avoided) and
   :func:`propose_in_region` (the same inside a trust region's box);
 - :mod:`~npbandit.acquisition.mixed`: the same over a mixed search space (integer, stepped
-  and choice parameters), the acquisition judged at snapped points (:class:`TypedCube`);
+  and choice parameters), the acquisition judged at snapped points (``TypedCube``; imports
+  BoTorch only when it optimises);
 - :mod:`~npbandit.acquisition.pending`: how points still being evaluated enter a proposal,
   as :class:`PendingStrategy` objects (:class:`ConstantLiar`, :class:`KrigingBeliever`,
   :class:`LocalPenalisation`) and :func:`pending_strategy`, which resolves their names;
@@ -13,7 +14,6 @@
 - :mod:`~npbandit.acquisition.thompson`: :func:`thompson_draw`, one posterior draw over candidates.
 """
 
-from npbandit.acquisition.mixed import TypedCube
 from npbandit.acquisition.pending import (
                                           DEFAULT_LIAR,
                                           LIARS,
@@ -31,4 +31,4 @@ from npbandit.acquisition.thompson import THOMPSON_BLOCK_SIZE, thompson_draw
 
 __all__ = ["propose", "propose_in_region", "ACQUISITIONS", "REPEAT_DISTANCE", "PendingStrategy", "ConstantLiar",
            "KrigingBeliever", "LocalPenalisation", "pending_strategy", "LIARS", "DEFAULT_LIAR", "check_liar",
-           "liar_value", "pending_rule", "thompson_draw", "THOMPSON_BLOCK_SIZE", "TypedCube"]
+           "liar_value", "pending_rule", "thompson_draw", "THOMPSON_BLOCK_SIZE"]
