@@ -3,6 +3,9 @@
 - :mod:`~npbandit.acquisition.proposal`: :func:`propose` (LogEI, UCB, Thompson, qLogNEI
   maximised over the unit cube or a box in it, repeats avoided) and
   :func:`propose_in_region` (the same inside a trust region's box);
+- :mod:`~npbandit.acquisition.mixed`: the same over a mixed search space (integer, stepped
+  and choice parameters), the acquisition judged at snapped points (``TypedCube``; imports
+  BoTorch only when it optimises);
 - :mod:`~npbandit.acquisition.pending`: how points still being evaluated enter a proposal,
   as :class:`PendingStrategy` objects (:class:`ConstantLiar`, :class:`KrigingBeliever`,
   :class:`LocalPenalisation`) and :func:`pending_strategy`, which resolves their names;

@@ -15,6 +15,7 @@ from typing import Any, Protocol
 import numpy as np
 import torch
 
+from npbandit.acquisition.mixed import TypedCube, mixed_candidates, typed_cube
 from npbandit.acquisition.pending import (
     DEFAULT_LIAR,
     ConstantLiar,
@@ -40,7 +41,7 @@ def propose(model, acquisition: str, *, dim: int, best_f: float | torch.Tensor, 
             outputs: torch.Tensor | None = None, pending_value: float | torch.Tensor | None = None,
             observed: torch.Tensor | None = None, bounds: torch.Tensor | None = None, q: int = 1,
             penalise_pending: bool = False, believe_pending: bool = False,
-            snap: Callable[[torch.Tensor], torch.Tensor] | None = None) -> np.ndarray:
+            snap: Callable[[torch.Tensor], torch.Tensor] | None = None, space: Any = None) -> np.ndarray:
     """The next point to evaluate: the maximiser of ``acquisition`` on ``model`` over the unit cube.
 
     Args:
@@ -74,8 +75,18 @@ def propose(model, acquisition: str, *, dim: int, best_f: float | torch.Tensor, 
             deterministic objective a repeat teaches nothing, yet an NP that stays unsure
             at its observations keeps expected improvement high there.
         snap: maps points ``[k, d]`` of the cube to where they would be evaluated (a grid of
-            stepped parameters, ``NPSampler``); the repeat check then compares those, so a
-            proposal that rounds onto an observed grid point counts as a repeat.
+            stepped parameters); the repeat check then compares those, so a proposal that
+            rounds onto an observed grid point counts as a repeat. A plain function is used
+            by the repeat check only; a :class:`~npbandit.space.SearchSpace`'s own
+            ``space.snap`` counts as ``space=space``.
+        space: the :class:`~npbandit.space.SearchSpace` whose unit cube ``[0, 1]^d`` is
+            searched (or a :class:`~npbandit.acquisition.mixed.TypedCube` of it), or ``None``.
+            With integer, stepped or choice parameters the acquisition is judged where the
+            objective would be evaluated (:mod:`npbandit.acquisition.mixed`): the relaxation's
+            restarts are snapped, improved by a discrete local search and the best one's
+            continuous columns re-optimised; Thompson candidates are snapped. The point
+            returned is then a fixed point of ``space.snap``. A continuous space changes
+            nothing.
         bounds: ``[2, d]`` lower and upper corners of the box searched, inside the unit
             cube (``None``: the whole cube). The model may know points outside it.
         q: points proposed together, for ``"qlognei"`` (1 for the other acquisitions).
@@ -87,6 +98,10 @@ def propose(model, acquisition: str, *, dim: int, best_f: float | torch.Tensor, 
     Returns:
         the point, numpy float64 of shape ``[d]``; ``[q, d]`` for ``"qlognei"``.
     """
+    cube = typed_cube(space, snap, dim)
+    if cube is not None:
+        snap = None if cube.continuous else cube.snap
+        cube = None if cube.continuous else cube
     if acquisition not in ACQUISITIONS:
         raise ValueError(f"acquisition must be one of {ACQUISITIONS}, got {acquisition!r}")
     if not isinstance(q, int) or isinstance(q, bool) or q < 1 or (q > 1 and acquisition != "qlognei"):
@@ -118,12 +133,14 @@ def propose(model, acquisition: str, *, dim: int, best_f: float | torch.Tensor, 
         if bounds.shape != (2, dim) or not ((0 <= bounds[0]) & (bounds[0] < bounds[1]) & (bounds[1] <= 1)).all():
             raise ValueError(f"bounds must be [2, {dim}] corners with 0 <= lower < upper <= 1, got {bounds.tolist()}")
         if acquisition == "qlognei":
-            return _maximise_batch(model, q, seed, num_restarts, raw_samples, bounds)
+            points = _maximise_batch(model, q, seed, num_restarts, raw_samples, bounds)
+            # the batch maximised jointly over the relaxation, each point then snapped
+            return points if cube is None else cube.snap(torch.as_tensor(points)).numpy()
         penalty = None
         if strategy is not None:
             penalty = strategy.penalise(model, pending, best_f=best_f, bounds=bounds, seed=seed)
         return _maximise(model, acquisition, dim, best_f, seed, beta, num_restarts, raw_samples, thompson_candidates,
-                         observed, bounds, penalty, snap)
+                         observed, bounds, penalty, snap, cube)
 
 
 def _strategy(acquisition: str, strategy: PendingStrategy | None, pending_value: Any, penalise: bool,
@@ -172,7 +189,8 @@ class SearchRegion(Protocol):
 def propose_in_region(region: SearchRegion, X: torch.Tensor, Y: torch.Tensor, build_model, acquisition: str, *,
                       seed: int, pending: torch.Tensor | None = None, avoid_repeats: bool = True,
                       liar: str | PendingStrategy = DEFAULT_LIAR,
-                      snap: Callable[[torch.Tensor], torch.Tensor] | None = None, max_context: int | None = None,
+                      snap: Callable[[torch.Tensor], torch.Tensor] | None = None, space: Any = None,
+                      max_context: int | None = None,
                       **settings: Any) -> np.ndarray:
     """:func:`propose` inside ``region``'s box around the best of ``X`` ``[n, d]`` (values
     ``Y`` ``[n, 1]``, maximised): the model, ``build_model(X_box, Y_box)``, sees only the
@@ -182,15 +200,21 @@ def propose_in_region(region: SearchRegion, X: torch.Tensor, Y: torch.Tensor, bu
     ``BOPolicy`` and ``NPSampler``. ``liar``: a :class:`PendingStrategy`, or its name, for the
     pending points, its constants taken from the outputs in the model's box. ``settings``:
     ``propose``'s ``beta``, ``num_restarts``, ``raw_samples``, ``thompson_candidates``, ``q``.
-    ``snap``: as :func:`propose`'s, on the whole unit cube. ``max_context``: the most
-    observations the model sees (``None``: all in the box); when more lie in the box, the
-    ``max_context`` nearest the incumbent (:func:`nearest`), so a long run gives a network no
-    more context points than it was trained with and the model keeps to the neighbourhood
-    the region is refining. Returns ``[d]`` in the unit cube (``[q, d]`` for ``"qlognei"``)."""
+    ``snap``, ``space``: as :func:`propose`'s, on the whole unit cube (the space's moves
+    limited to values the searched box reaches). ``max_context``: the most observations the
+    model sees (``None``: all in the box); when more lie in the box, the ``max_context``
+    nearest the incumbent (:func:`nearest`), so a long run gives a network no more context
+    points than it was trained with and the model keeps to the neighbourhood the region is
+    refining. Returns ``[d]`` in the unit cube (``[q, d]`` for ``"qlognei"``; with a mixed
+    ``space``, a fixed point of its snap: the continuous columns inside the box searched, the
+    others where the snap puts them)."""
     if max_context is not None and (not isinstance(max_context, int) or isinstance(max_context, bool)
                                     or max_context < 1):
         raise ValueError(f"max_context must be a positive int or None, got {max_context!r}")
     strategy = pending_strategy(liar)
+    cube = typed_cube(space, snap, X.shape[-1])
+    if cube is not None and cube.continuous:
+        snap, cube = None, None
     center = X[int(torch.argmax(Y))]
     lower, upper = region.box(center)  # searched
     seen_lower, seen_upper = region.box(center, region.context_factor)  # what the model sees, as its unit cube
@@ -205,14 +229,20 @@ def propose_in_region(region: SearchRegion, X: torch.Tensor, Y: torch.Tensor, bu
     span = seen_upper - seen_lower
     bounds = torch.stack([(lower - seen_lower) / span, (upper - seen_lower) / span]).clamp(0.0, 1.0)
     local_snap = None
-    if snap is not None:  # the repeat check in the model's cube, through the whole cube's grid
+    if snap is not None and cube is None:  # the repeat check in the model's cube, through the whole cube's grid
         def local_snap(points: torch.Tensor) -> torch.Tensor:
             return (snap(seen_lower + points * span) - seen_lower) / span
 
     point = propose(build_model(X_box, Y_box), acquisition, dim=X.shape[-1], best_f=Y_box.max(), seed=seed,
                     pending=pending, pending_strategy=strategy, outputs=Y_box,
-                    observed=X_box if avoid_repeats else None, bounds=bounds, snap=local_snap, **settings)
-    return (seen_lower + torch.as_tensor(point) * span).clamp(lower, upper).numpy()
+                    observed=X_box if avoid_repeats else None, bounds=bounds, snap=local_snap,
+                    space=None if cube is None else cube.through(seen_lower, span), **settings)
+    whole = seen_lower + torch.as_tensor(point) * span
+    if cube is None:
+        return whole.clamp(lower, upper).numpy()
+    # a grid value's centre, or a choice's one-hot point, may lie outside the box searched
+    # although the box reaches it: only the continuous columns are held to the box
+    return cube.snap(torch.where(cube.continuous_columns, whole.clamp(lower, upper), whole)).numpy()
 
 
 def nearest(X: torch.Tensor, center: torch.Tensor, k: int) -> torch.Tensor:
@@ -244,16 +274,19 @@ def _maximise_batch(model, q: int, seed: int, num_restarts: int, raw_samples: in
 def _maximise(model, acquisition: str, dim: int, best_f: float | torch.Tensor, seed: int, beta: float,
               num_restarts: int, raw_samples: int, thompson_candidates: int,
               avoid: torch.Tensor | None, bounds: torch.Tensor, penalty=None,
-              snap: Callable[[torch.Tensor], torch.Tensor] | None = None) -> np.ndarray:
+              snap: Callable[[torch.Tensor], torch.Tensor] | None = None, cube: TypedCube | None = None) -> np.ndarray:
     """One point ``[d]``: the argmax of a Thompson draw over Sobol candidates, or LogEI / UCB
     (plus ``penalty``'s log, a :class:`~npbandit.acquisition.penalty.LocalPenalty`) maximised
-    by ``optimize_acqf`` away from the points ``avoid`` ``[n, d]``."""
+    by ``optimize_acqf`` away from the points ``avoid`` ``[n, d]``; with a mixed ``cube``,
+    judged at snapped points (:mod:`npbandit.acquisition.mixed`)."""
     from botorch.acquisition import LogExpectedImprovement, UpperConfidenceBound
     from botorch.optim import optimize_acqf
 
     if acquisition in ("thompson", "marginal-thompson"):
         candidates = bounds[0] + (bounds[1] - bounds[0]) * torch.quasirandom.SobolEngine(
             dim, scramble=True, seed=seed).draw(thompson_candidates, dtype=torch.float64)
+        if cube is not None:  # the draw judged where the objective would be evaluated, each point once
+            candidates = torch.unique(cube.snap(candidates), dim=0)
         with torch.no_grad():
             sample = thompson_draw(model, candidates, seed, joint=acquisition == "thompson")
         return candidates[int(torch.argmax(sample))].numpy()
@@ -268,6 +301,12 @@ def _maximise(model, acquisition: str, dim: int, best_f: float | torch.Tensor, s
         candidates, values = optimize_acqf(acq, bounds, q=1, num_restarts=num_restarts, raw_samples=raw_samples,
                                            options={"seed": seed}, return_best_only=False)
     candidates, values = candidates.detach().reshape(-1, dim), values.detach().reshape(-1)
+    if cube is not None:
+        point = mixed_candidates(acq, cube, candidates, bounds, None if avoid is None else snap(avoid.to(candidates)),
+                                 REPEAT_DISTANCE)
+        if point is not None:
+            return point
+        candidates = snap(candidates)  # every point reached repeats an observation: the fallback below
     if avoid is None or not len(avoid):
         return candidates[int(torch.argmax(values))].numpy()
     if snap is None:
@@ -281,6 +320,8 @@ def _maximise(model, acquisition: str, dim: int, best_f: float | torch.Tensor, s
     # every restart came back to an observation: the acquisition's best among Sobol points away from them
     pool = bounds[0] + (bounds[1] - bounds[0]) * torch.quasirandom.SobolEngine(
         dim, scramble=True, seed=seed).draw(raw_samples, dtype=torch.float64)
+    if cube is not None:
+        pool = snap(pool)
     pool = pool[torch.cdist(snap(pool), avoid).amin(dim=-1) >= REPEAT_DISTANCE]
     if not len(pool):  # observations everywhere (a tiny box searched for long): nothing new to offer
         return candidates[int(torch.argmax(values))].numpy()

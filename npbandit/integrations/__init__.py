@@ -38,6 +38,13 @@ class AxWhenLoaded(ConstructInputsHook):
 
         ax.AX_INPUTS.check_dataset(training_data)
 
+    def width_note(self, training_data: Any) -> str:
+        if AX_FIT_MODULE not in sys.modules:
+            return ""
+        from npbandit.integrations import ax
+
+        return ax.AX_INPUTS.width_note(training_data)
+
 
 if type(construct_inputs_hook()) is ConstructInputsHook:  # nothing installed yet
     set_construct_inputs_hook(AxWhenLoaded())

@@ -10,8 +10,19 @@ classes only. Importing this module
 * registers ``NPModel`` with Ax's storage, so that a ``Client`` whose generation strategy
   names it can be saved (``save_to_json_file``) and loaded again;
 * installs :data:`AX_INPUTS` as ``NPModel.construct_inputs``'s hook
-  (:mod:`npbandit.models.hooks`): it refuses the one-hot columns Ax makes of an unordered
-  choice parameter.
+  (:mod:`npbandit.models.hooks`), which takes Ax's encodings of a mixed search space as
+  they are (see :class:`AxConstructInputs`).
+
+Mixed search spaces: Ax's transforms hand the model a cube the NP reads as it reads
+:class:`npbandit.space.SearchSpace`'s own. An unordered ``ChoiceParameter`` becomes one
+0/1 column per value (Ax's ``OneHot``: ``<name>_OH_PARAM_<k>``), as ``Choice`` of three or
+more values does; an int ``RangeParameter`` stays one column of its values, a
+``log_scale=True`` range one column of its logarithm, and the model's ``Normalize`` maps
+each column's range onto ``[0, 1]``. Ax's own optimiser then keeps the proposals on the
+ints and choices (``optimize_acqf_mixed``: one acquisition optimisation per combination of
+the discrete values when they are few, else BoTorch's alternating mixed optimiser), so the
+acquisition is judged at points the objective can be evaluated at. Every one-hot column is
+an input of the checkpoint: a 3-valued choice takes 3 of its (6) inputs.
 
 A loop need not import this module: ``npbandit`` installs a hook
 (:class:`~npbandit.integrations.AxWhenLoaded`) that imports it from
@@ -33,28 +44,38 @@ from ax.storage.botorch_modular_registry import register_model
 from npbandit.models.hooks import ConstructInputsHook, set_construct_inputs_hook
 from npbandit.models.model import NPModel
 
-__all__ = ["fit_np_model", "AxConstructInputs", "AX_INPUTS", "ONE_HOT_INFIX"]
+__all__ = ["fit_np_model", "AxConstructInputs", "AX_INPUTS", "ONE_HOT_INFIX", "one_hot_parameters"]
 
 # the infix of the columns Ax's OneHot transform makes of an unordered choice parameter
 ONE_HOT_INFIX = "_OH_PARAM_"
 
 
+def one_hot_parameters(feature_names: Any) -> list[str]:
+    """The unordered choice parameters whose one-hot columns (``<name>_OH_PARAM_<k>``) are
+    among ``feature_names``, sorted."""
+    return sorted({name.split(ONE_HOT_INFIX)[0] for name in feature_names or [] if ONE_HOT_INFIX in name})
+
+
 class AxConstructInputs(ConstructInputsHook):
-    """``NPModel.construct_inputs``'s hook under Ax: refuses a dataset whose features
-    include Ax's one-hot encoding of a categorical parameter."""
+    """``NPModel.construct_inputs``'s hook under Ax: Ax's datasets are taken as they are,
+    its one-hot columns of a choice parameter included (the encoding
+    :class:`npbandit.space.Choice` gives three or more unordered values); a dataset wider
+    than the checkpoint is refused with the one-hot columns counted."""
 
     def check_dataset(self, training_data: Any) -> None:
-        """Raise ``ValueError`` naming the categorical parameters when ``training_data``'s
-        ``feature_names`` hold one-hot columns (``<parameter>_OH_PARAM_<k>``)."""
-        # Ax one-hot encodes unordered choice parameters before the model sees them (its OneHot
-        # transform names the columns <parameter>_OH_PARAM_<k>): 0/1 columns the NP would read as
-        # smooth inputs of a box, one input of the checkpoint per level
-        one_hot = sorted({name.split(ONE_HOT_INFIX)[0] for name in getattr(training_data, "feature_names", [])
-                          if ONE_HOT_INFIX in name})
-        if one_hot:
-            raise ValueError(f"NPModel models continuous (range) parameters only; this search space has "
-                             f"categorical parameters {one_hot} (Ax one-hot encodes them); use ordered choice or "
-                             "range parameters, or one NPModel per category")
+        """Nothing to refuse in Ax's encodings themselves (the width is checked against
+        the checkpoint when the model is built: :meth:`width_note` says why it is wide)."""
+
+    def width_note(self, training_data: Any) -> str:
+        """Which of the dataset's columns are Ax's one-hot columns of choice parameters, for
+        the error about a dataset wider than the checkpoint (``""`` when none are)."""
+        names = list(getattr(training_data, "feature_names", None) or [])
+        choices = one_hot_parameters(names)
+        if not choices:
+            return ""
+        count = sum(ONE_HOT_INFIX in name for name in names)
+        return (f" ({count} of the {len(names)} columns are Ax's one-hot encoding of choice parameters {choices}: "
+                "one column per value)")
 
 
 #: the hook installed while this module is loaded

@@ -6,13 +6,18 @@
     study = optuna.create_study(sampler=NPSampler(seed=0))      # "tnpd-bo" by default
     study.optimize(objective, n_trials=30)
 
-After ``n_startup_trials`` completed trials, every float and int parameter that all
-completed trials share (Optuna's intersection search space) is proposed jointly: the
-parameters are mapped onto the unit cube, the NP conditions on the completed trials
-(``NPModel``) and the point maximising the acquisition is found by the same
-:func:`npbandit.policies.bo.propose` that ``npbandit.optimize`` uses. Everything else
-(categorical parameters, parameters some trials lack, the start-up trials) comes from an
-independent sampler.
+After ``n_startup_trials`` completed trials, every parameter that all completed trials
+share with one distribution (Optuna's intersection search space: floats, log-scale and
+stepped ones included, ints and categoricals) is proposed jointly: the distributions are
+read as an :class:`npbandit.space.SearchSpace` (``FloatDistribution`` as ``Float``,
+``IntDistribution`` as ``Int``, ``CategoricalDistribution`` as an unordered ``Choice``,
+one-hot for three or more choices), whose unit cube the NP conditions on (``NPModel``),
+and the point maximising the acquisition -- judged where the trial would be evaluated, on
+the ints' grid and at one choice per categorical
+(:mod:`npbandit.acquisition.mixed`) -- is found by the same
+:func:`npbandit.acquisition.propose` that ``npbandit.optimize`` uses. Everything else
+(parameters some trials lack or suggested with another distribution, the start-up trials)
+comes from an independent sampler.
 
 Reproducibility: each trial's proposal is seeded from ``(seed, trial.number)`` alone, and
 so are the default start-up draws; one worker with one seed therefore repeats its trials
@@ -36,7 +41,7 @@ import numpy as np
 import torch
 
 try:
-    from optuna.distributions import BaseDistribution, FloatDistribution, IntDistribution
+    from optuna.distributions import BaseDistribution, CategoricalDistribution, FloatDistribution, IntDistribution
     from optuna.logging import get_logger
     from optuna.samplers import BaseSampler, RandomSampler
     from optuna.search_space import IntersectionSearchSpace
@@ -50,6 +55,7 @@ from npbandit.acquisition.pending import DEFAULT_LIAR, check_liar, pending_rule
 from npbandit.acquisition.proposal import ACQUISITIONS, propose, propose_in_region
 from npbandit.api import SURROGATES
 from npbandit.policies.trust_region import TrustRegion
+from npbandit.space import Choice, Float, Int, SearchSpace
 from npbandit.surrogates.pretrained import check_checkpoint_kind, context_limit, load_surrogate
 from npbandit.threads import check_threads, torch_threads
 from npbandit.validation import check_bool, check_int, check_real
@@ -60,13 +66,15 @@ _LOGGER = get_logger(__name__)
 
 
 class NPSampler(BaseSampler):
-    """Optuna sampler that proposes float/int parameters with a pretrained NP surrogate.
+    """Optuna sampler that proposes float, int and categorical parameters with a pretrained
+    NP surrogate.
 
     Args:
         checkpoint: a ``bo`` checkpoint (name or path; ``"tnpd"`` / ``"cmanp"`` are
             accepted as in ``optimize``). Default ``"tnpd-bo"``, as ``optimize``'s default.
-            Its width bounds the number of float/int parameters it can propose jointly
-            (6 for the shipped ``*-bo`` checkpoints).
+            Its width bounds the unit-cube columns it can propose jointly (6 for the
+            shipped ``*-bo`` checkpoints): one per float, int or two-choice categorical,
+            one per choice of a categorical with three or more.
         acquisition: ``"logei"`` (default), ``"ucb"``, ``"thompson"`` or ``"marginal-thompson"``,
             as in ``optimize``.
         n_startup_trials: completed trials before the NP proposes (before that, the
@@ -78,8 +86,8 @@ class NPSampler(BaseSampler):
         beta: UCB's exploration weight.
         num_restarts, raw_samples: ``optimize_acqf``'s settings, as in ``optimize``.
         avoid_repeats: never propose a point a completed trial has evaluated (as in
-            ``optimize``; int and stepped parameters compared on their grid); ``False`` for
-            a noisy objective.
+            ``optimize``; int, stepped and categorical parameters compared as evaluated);
+            ``False`` for a noisy objective.
         trust_region: propose inside a trust region around the best trial, the NP seeing
             the trials in it as its whole domain, as ``optimize`` does by default (see
             :class:`~npbandit.policies.BOPolicy`). The region is replayed from the
@@ -95,17 +103,20 @@ class NPSampler(BaseSampler):
             value, LogEI damped around each (local penalisation); default as ``optimize``'s.
         warn_independent_sampling: log a warning (Optuna's logger, as ``GPSampler`` does)
             when, past the start-up trials, a parameter is drawn by the independent sampler
-            instead of the NP: a categorical, or a parameter whose range changed between
-            trials (the NP proposes those suggested with one distribution in every
-            completed trial).
+            instead of the NP: one whose distribution changed between trials, or that some
+            completed trial lacks (the NP proposes the parameters suggested with one
+            distribution in every completed trial).
         threads: torch's intra-op threads for each proposal
             (:class:`~npbandit.threads.torch_threads`; the objective's own threads are left
             alone): a positive int, ``"torch"`` (torch's own count) or ``None`` (default:
             ``NPBANDIT_THREADS``, else ``OMP_NUM_THREADS`` / ``MKL_NUM_THREADS``, else 1). With
             ``n_jobs`` workers each worker thread runs its proposals at this count.
 
+    Values come back as Optuna expects them: ints as ``int``, stepped floats on their grid,
+    each categorical one of its ``choices`` itself.
+
     Only completed trials inform the NP (pruned and failed ones are ignored, and so, with
-    a warning, are those with a non-finite value or a parameter outside its range). One
+    a warning, are those with a non-finite value or a parameter outside its distribution). One
     sampler may serve several studies in turn (the checkpoint is loaded once). The study
     must have one objective; ``study.direction`` decides whether it is minimised
     (Optuna's default) or maximised.
@@ -170,13 +181,15 @@ class NPSampler(BaseSampler):
     # -- Optuna's sampler interface ---------------------------------------------------
 
     def infer_relative_search_space(self, study: Study, trial: FrozenTrial) -> dict[str, BaseDistribution]:
-        """The float and int parameters every completed trial shares with one distribution
-        (Optuna's intersection search space), less those with a single value."""
+        """The float, int and categorical parameters every completed trial shares with one
+        distribution (Optuna's intersection search space), less those with a single value
+        (and categoricals whose choices a :class:`~npbandit.space.Choice` cannot hold: a
+        NaN or infinite float)."""
         _check_single_objective(study)
         spaces = self._search_spaces.setdefault(study._storage, {})
         space = spaces.setdefault(study._study_id, IntersectionSearchSpace())
         return {name: dist for name, dist in space.calculate(study).items()
-                if isinstance(dist, (FloatDistribution, IntDistribution)) and not dist.single()}
+                if _parameter(dist) is not None and not dist.single()}
 
     def sample_relative(self, study: Study, trial: FrozenTrial,
                         search_space: dict[str, BaseDistribution]) -> dict[str, Any]:
@@ -185,16 +198,18 @@ class NPSampler(BaseSampler):
         no completed trial can be used.
 
         Raises:
-            CheckpointError: ``search_space`` has more parameters than the checkpoint takes.
+            CheckpointError: ``search_space`` has more unit-cube columns than the checkpoint takes.
             ValueError: the study has more than one objective.
         """
         if not search_space:
             return {}
         _check_single_objective(study)
         names = sorted(search_space)
-        d = len(names)
+        space = SearchSpace({n: _parameter(search_space[n]) for n in names})
+        d = space.dim  # columns of the unit cube: a categorical of k >= 3 choices takes k
         check_checkpoint_kind(self._surrogate.card, prior="bo", x_dim=d, y_dim=1,
-                              purpose=f"NPSampler over {d} float/int parameters ({', '.join(names)})")
+                              purpose=f"NPSampler over {len(names)} parameters in {d} unit-cube columns "
+                                      f"({', '.join(names)})")
         trials = study.get_trials(deepcopy=False, states=(TrialState.COMPLETE, TrialState.RUNNING))
         completed = [t for t in trials if t.state == TrialState.COMPLETE]
         if len(completed) < self.n_startup_trials:
@@ -202,34 +217,27 @@ class NPSampler(BaseSampler):
         finite = [t for t in completed if math.isfinite(t.value)]
         self._warn_left_out(study, completed, finite, "their values are not finite, and the NP conditions on real "
                             "numbers only")
-        inside = [t for t in finite if _inside(t, names, search_space)]
-        self._warn_left_out(study, finite, inside, "a parameter lies outside its range (an enqueued trial), where "
-                            "the NP has no model")
+        inside = [t for t in finite if _inside(t, space)]
+        self._warn_left_out(study, finite, inside, "a parameter lies outside its range, off its grid or among no "
+                            "choice (an enqueued trial), where the NP has no model")
         finite = inside
         if not finite:
             return {}
         sign = -1.0 if study.direction == StudyDirection.MINIMIZE else 1.0
-        X = _unit_rows(finite, names, search_space)
+        X = _unit_rows(finite, space)
         Y = torch.tensor([[sign * t.value] for t in finite], dtype=torch.float64)  # [n, 1], maximised
         # trials other workers are evaluating right now (all of this space suggested already)
         pending = [t for t in trials if t.state == TrialState.RUNNING and t.number != trial.number
                    and all(t.distributions.get(n) == search_space[n] for n in names)
-                   and _inside(t, names, search_space)]
+                   and _inside(t, space)]
         region = None
         if self.trust_region:  # the trials in the order they were started, the first n_startup_trials the design
             order = sorted(range(len(finite)), key=lambda i: finite[i].number)
             region = TrustRegion.replay(d, [float(Y[i]) for i in order], self.n_startup_trials)
-        spaces = [search_space[n] for n in names]
-
-        def snap(points: torch.Tensor) -> torch.Tensor:  # where each point would be evaluated, in the cube
-            return torch.tensor([[_to_unit(dist, _from_unit(dist, float(u))) for dist, u in zip(spaces, row)]
-                                 for row in points.tolist()], dtype=points.dtype).reshape(points.shape)
-
-        stepped = any(dist.step is not None for dist in spaces)
         with torch_threads(self.threads):
-            u = self._propose(X, Y, _unit_rows(pending, names, search_space) if pending else None,
-                              self._trial_seed(trial.number, "relative"), region, snap if stepped else None)
-        return {n: _from_unit(search_space[n], float(u[j])) for j, n in enumerate(names)}
+            u = self._propose(X, Y, _unit_rows(pending, space) if pending else None,
+                              self._trial_seed(trial.number, "relative"), region, space)
+        return space.decode(u)
 
     def sample_independent(self, study: Study, trial: FrozenTrial, param_name: str,
                            param_distribution: BaseDistribution) -> Any:
@@ -237,8 +245,9 @@ class NPSampler(BaseSampler):
             completed = study.get_trials(deepcopy=False, states=(TrialState.COMPLETE,))
             if len(completed) >= self.n_startup_trials:  # past the start-up, the NP would be expected to propose it
                 _LOGGER.warning(f"NPSampler samples parameter {param_name!r} of trial {trial.number} independently, "
-                                f"not with the NP: the NP proposes only float and int parameters suggested with the "
-                                f"same distribution in every completed trial of the study ({param_distribution})")
+                                f"not with the NP: the NP proposes the parameters suggested with the same "
+                                f"distribution in every completed trial of the study, and this one's distribution "
+                                f"changed or some completed trial lacks it ({param_distribution})")
         if self._independent is not None:
             return self._independent.sample_independent(study, trial, param_name, param_distribution)
         # one generator per (seed, trial, parameter): a trial's draws do not depend on which
@@ -265,10 +274,11 @@ class NPSampler(BaseSampler):
     # -- the proposal -----------------------------------------------------------------
 
     def _propose(self, X: torch.Tensor, Y: torch.Tensor, pending: torch.Tensor | None, seed: int,
-                 region: TrustRegion | None = None, snap: Any = None) -> np.ndarray:
+                 region: TrustRegion | None = None, space: SearchSpace | None = None) -> np.ndarray:
         """The next point in the unit cube, ``[d]``, from completed ``X`` ``[n, d]`` with
         maximised values ``Y`` ``[n, 1]`` and the running trials ``pending`` ``[p, d]``,
-        inside ``region`` when given; ``snap``: the parameters' grid (:func:`propose`)."""
+        inside ``region`` when given; ``space``: the parameters whose cube it is, so the
+        acquisition is judged where a trial would be evaluated (:func:`propose`)."""
         from npbandit.models import NPModel
 
         def build(X_seen: torch.Tensor, Y_seen: torch.Tensor) -> NPModel:
@@ -278,10 +288,10 @@ class NPSampler(BaseSampler):
         # running trials are believed at a value (the liar rule) in propose, shared with optimize(batch_size=q)
         if region is not None:
             return propose_in_region(region, X, Y, build, self.acquisition, seed=seed, pending=pending,
-                                     avoid_repeats=self.avoid_repeats, liar=self.liar, snap=snap,
+                                     avoid_repeats=self.avoid_repeats, liar=self.liar, space=space,
                                      max_context=context_limit(self._surrogate.card), **settings)
         return propose(build(X, Y), self.acquisition, dim=X.shape[-1], best_f=Y.max(), seed=seed, pending=pending,
-                       **pending_rule(Y, self.liar), observed=X if self.avoid_repeats else None, snap=snap,
+                       **pending_rule(Y, self.liar), observed=X if self.avoid_repeats else None, space=space,
                        **settings)
 
     def _trial_seed(self, number: int, purpose: str) -> int:
@@ -299,9 +309,14 @@ class NPSampler(BaseSampler):
             warnings.warn(f"NPSampler leaves out trial(s) {skipped}: {why}", RuntimeWarning, stacklevel=3)
 
 
-def _inside(trial: FrozenTrial, names: list[str], space: dict[str, BaseDistribution]) -> bool:
-    """Whether the trial's parameters ``names`` lie in their ranges (an enqueued trial's may not)."""
-    return all(space[n].low <= trial.params[n] <= space[n].high for n in names)
+def _inside(trial: FrozenTrial, space: SearchSpace) -> bool:
+    """Whether the trial's parameters of ``space`` are values of it (an enqueued trial's may
+    lie outside a range, off a grid or among no choice)."""
+    try:
+        space.check({n: trial.params[n] for n in space})
+    except (TypeError, ValueError):
+        return False
+    return True
 
 
 def _check_single_objective(study: Study) -> None:
@@ -310,36 +325,23 @@ def _check_single_objective(study: Study) -> None:
                          "(multi-objective studies need a multi-objective sampler, e.g. optuna.samplers.NSGAIISampler)")
 
 
-def _span(dist: FloatDistribution | IntDistribution) -> tuple[float, float]:
-    """The interval ``dist`` is mapped from onto [0, 1], in log space for ``log=True``.
-
-    A stepped parameter (every int, a float with ``step``) owns half a step either side
-    of each grid value, so the end values get as much of the cube as the inner ones."""
-    half = 0.0 if dist.step is None else dist.step / 2
-    low, high = dist.low - half, dist.high + half
-    return (math.log(low), math.log(high)) if dist.log else (low, high)
-
-
-def _to_unit(dist: FloatDistribution | IntDistribution, value: float) -> float:
-    low, high = _span(dist)
-    v = math.log(value) if dist.log else float(value)
-    return (v - low) / (high - low)
-
-
-def _from_unit(dist: FloatDistribution | IntDistribution, u: float) -> float | int:
-    """The parameter value at ``u`` in [0, 1]: on the grid for stepped parameters,
-    an int for ``IntDistribution``."""
-    low, high = _span(dist)
-    v = low + u * (high - low)
-    x = math.exp(v) if dist.log else v
-    if dist.step is not None:
-        x = dist.low + round((x - dist.low) / dist.step) * dist.step
-    # the NP's point lies in the cube, but the half steps and exp(log(.)) can land a
-    # rounding error outside [low, high], which Optuna would reject
-    x = min(max(x, dist.low), dist.high)
-    return int(round(x)) if isinstance(dist, IntDistribution) else float(x)
+def _parameter(dist: BaseDistribution) -> Float | Int | Choice | None:
+    """The :mod:`npbandit.space` parameter that reads as ``dist`` (its values and their place
+    in the unit cube), or ``None`` for a distribution it cannot hold (a categorical with a
+    NaN or infinite float among its choices, an unknown kind)."""
+    try:
+        if isinstance(dist, FloatDistribution):
+            return Float(dist.low, dist.high, log=dist.log, step=dist.step)
+        if isinstance(dist, IntDistribution):
+            return Int(dist.low, dist.high, log=dist.log, step=dist.step)
+        if isinstance(dist, CategoricalDistribution):
+            return Choice(dist.choices)
+    except (TypeError, ValueError):
+        return None
+    return None
 
 
-def _unit_rows(trials: list[FrozenTrial], names: list[str], space: dict[str, BaseDistribution]) -> torch.Tensor:
-    """The trials' parameters ``names`` on the unit cube, float64 ``[len(trials), len(names)]``."""
-    return torch.tensor([[_to_unit(space[n], t.params[n]) for n in names] for t in trials], dtype=torch.float64)
+def _unit_rows(trials: list[FrozenTrial], space: SearchSpace) -> torch.Tensor:
+    """The trials' parameters of ``space`` on its unit cube, float64 ``[len(trials), space.dim]``."""
+    return torch.tensor(np.array([space.encode({n: t.params[n] for n in space}) for t in trials]),
+                        dtype=torch.float64).reshape(len(trials), space.dim)

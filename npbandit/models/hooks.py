@@ -26,6 +26,11 @@ class ConstructInputsHook:
         framework encoded in a way the model cannot read. ``construct_inputs`` calls it
         after its own checks of the options and the dataset, before building the inputs."""
 
+    def width_note(self, training_data: Any) -> str:
+        """Text appended to the error ``construct_inputs`` raises for a dataset wider than
+        the checkpoint: how the framework's encoding made it that wide (``""``: nothing to add)."""
+        return ""
+
 
 _PLAIN = ConstructInputsHook()
 _hook: ConstructInputsHook = _PLAIN

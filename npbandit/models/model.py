@@ -64,6 +64,7 @@ from gpytorch.mlls import MarginalLogLikelihood
 from gpytorch.models import GP
 from torch import Tensor
 
+from npbandit.exceptions import CheckpointError
 from npbandit.models.cache import HeldNetwork, NetworkAnchor, RowBuffer, SharedRows
 from npbandit.models.checkpoint import fingerprint, input_symmetric, pretrained_defaults, shared_surrogate
 from npbandit.models.checks import check_bounds, check_matrix, check_model_arguments
@@ -239,8 +240,9 @@ class NPModel(MarginalPosteriorMixin, JointPosteriorMixin, ConditioningMixin, No
             ValueError: no ``checkpoint``; a checkpoint for another kind of task; a
                 dataset with categorical, fidelity or task features (Ax passes those
                 for search spaces NPModel cannot model), or one the installed
-                :class:`~npbandit.models.hooks.ConstructInputsHook` refuses (with Ax: its
-                one-hot encoded categorical parameters).
+                :class:`~npbandit.models.hooks.ConstructInputsHook` refuses.
+            CheckpointError: data wider than the checkpoint takes (with Ax, the message
+                counts the one-hot columns of its choice parameters).
             TypeError: an option the constructor does not take.
         """
         unsupported = {"categorical_features": "categorical parameters", "fidelity_features": "fidelity parameters",
@@ -270,7 +272,13 @@ class NPModel(MarginalPosteriorMixin, JointPosteriorMixin, ConditioningMixin, No
         else:
             surrogate = shared_surrogate(checkpoint, dtype=network_dtype or torch.float32)
         inputs["surrogate"] = surrogate
-        inputs.update(pretrained_defaults(surrogate, inputs["train_X"], inputs["train_Y"], "construct_inputs"))
+        try:
+            inputs.update(pretrained_defaults(surrogate, inputs["train_X"], inputs["train_Y"], "construct_inputs"))
+        except CheckpointError as err:  # say how the framework's encoding made the data this wide
+            note = construct_inputs_hook().width_note(training_data)
+            if not note:
+                raise
+            raise CheckpointError(f"{err}{note}") from None
         inputs.update(options)
         return inputs
 

@@ -67,6 +67,13 @@ class Parameter(ABC):
         to (the identity for a continuous parameter)."""
         return u
 
+    def neighbours(self, value: Any) -> list[Any]:
+        """The values one move away from the valid ``value``: the next grid value either
+        side for a stepped range, the next value either side for an ordered choice, every
+        other value for an unordered one; none for a continuous parameter. A discrete
+        local search (:mod:`npbandit.acquisition.mixed`) moves along them."""
+        return []
+
     @abstractmethod
     def describe(self) -> dict[str, Any]:
         """The parameter as JSON (``type`` and its settings), as a run records it."""
@@ -129,6 +136,17 @@ class _Range(Parameter):
     @property
     def continuous(self) -> bool:
         return self.step is None
+
+    def neighbours(self, value: Any) -> list[Any]:
+        if self.step is None:
+            return []
+        k = round((self.check(value) - self.low) / self.step)
+        last = round((self.high - self.low) / self.step)
+        return [self._grid(j) for j in (k - 1, k + 1) if 0 <= j <= last]
+
+    def _grid(self, k: int) -> Any:
+        """The ``k``-th grid value ``low + k * step`` (as :meth:`_value` gives it)."""
+        return float(f"{self.low + k * self.step:.14g}")
 
     def _in_range(self, value: Any) -> None:
         if not self.low <= value <= self.high:
@@ -229,6 +247,9 @@ class Int(_Range):
     def decode(self, u: np.ndarray) -> int:
         return int(round(self._value(np.asarray(u, dtype=np.float64).reshape(-1)[0])))
 
+    def _grid(self, k: int) -> int:
+        return self.low + k * self.step
+
     def describe(self) -> dict[str, Any]:
         out: dict[str, Any] = {"type": "int", "low": self.low, "high": self.high}
         if self.log:
@@ -310,6 +331,12 @@ class Choice(Parameter):
 
     def decode(self, u: np.ndarray) -> Any:
         return self.values[self._decode_index(u)]
+
+    def neighbours(self, value: Any) -> list[Any]:
+        i = self._index(value)
+        if self.ordered:
+            return [self.values[j] for j in (i - 1, i + 1) if 0 <= j < len(self.values)]
+        return [v for j, v in enumerate(self.values) if j != i]
 
     def snap(self, u: torch.Tensor) -> torch.Tensor:
         if not self.columns:

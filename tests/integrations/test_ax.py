@@ -92,11 +92,17 @@ def test_model_options_build_the_model():
         NPModel.construct_inputs(ds, checkpoint="cmanp-bo", lengthscale=1.0)
     with pytest.raises(ValueError, match="categorical"):
         NPModel.construct_inputs(ds, checkpoint="cmanp-bo", categorical_features=[1])
-    # what Ax passes for an unordered choice parameter: its OneHot transform's 0/1 columns
-    one_hot = SupervisedDataset(torch.cat([ds.X, torch.eye(2, dtype=torch.float64)[torch.arange(10) % 2]], -1), ds.Y,
-                                feature_names=["x1", "x2", "c_OH_PARAM_0", "c_OH_PARAM_1"], outcome_names=["branin"])
-    with pytest.raises(ValueError, match=r"categorical parameters \['c'\]"):
-        NPModel.construct_inputs(one_hot, checkpoint="cmanp-bo")
+    # what Ax passes for an unordered choice parameter: its OneHot transform's 0/1 columns, inputs
+    # like any other (npbandit.space encodes a choice of three or more values the same way)
+    def one_hot(levels):
+        return SupervisedDataset(torch.cat([ds.X, torch.eye(levels, dtype=torch.float64)[torch.arange(10) % levels]],
+                                           -1), ds.Y, outcome_names=["branin"],
+                                 feature_names=["x1", "x2"] + [f"c_OH_PARAM_{k}" for k in range(levels)])
+
+    assert NPModel.construct_inputs(one_hot(3), checkpoint="cmanp-bo")["train_X"].shape == (10, 5)
+    with pytest.raises(pretrained.CheckpointError, match=r"5 of the 7 columns are Ax's one-hot encoding of choice "
+                                                         r"parameters \['c'\]"):
+        NPModel.construct_inputs(one_hot(5), checkpoint="cmanp-bo")
     with pytest.raises(pretrained.CheckpointError):
         NPModel.construct_inputs(ds, checkpoint="cmanp-wheel")  # a bandit checkpoint for BO data
 
@@ -289,3 +295,43 @@ def test_the_example_runs():
                           text=True, timeout=300)
     assert done.returncode == 0, done.stderr[-2000:]
     assert "trial  5 (MBM" in done.stdout and "seconds per model-based trial" in done.stdout
+
+
+@pytest.mark.slow
+def test_an_ax_client_loop_over_a_mixed_search_space(monkeypatch):
+    # a log-scale float, an int and an unordered three-value choice: Ax log-transforms the float,
+    # keeps the int on its values and one-hot encodes the choice (three columns); the NP models
+    # the six columns and Ax's mixed optimiser proposes valid ints and choices
+    from ax.api.client import Client
+    from ax.api.configs import ChoiceParameterConfig, RangeParameterConfig
+    from ax.api.utils.generation_strategy_dispatch import choose_generation_strategy
+    from ax.api.utils.structs import GenerationStrategyDispatchStruct
+
+    built = []
+    real = NPModel.construct_inputs.__func__
+    monkeypatch.setattr(NPModel, "construct_inputs", classmethod(
+        lambda cls, training_data, **k: built.append(list(training_data.feature_names)) or real(cls, training_data,
+                                                                                              **k)))
+    client = Client(random_seed=0)
+    client.configure_experiment(parameters=[
+        RangeParameterConfig(name="x", parameter_type="float", bounds=(-2.0, 3.0)),
+        RangeParameterConfig(name="lr", parameter_type="float", bounds=(1e-4, 1e-1), scaling="log"),
+        RangeParameterConfig(name="n", parameter_type="int", bounds=(1, 3)),
+        ChoiceParameterConfig(name="act", parameter_type="str", values=["relu", "tanh", "gelu"])])
+    client.configure_optimization(objective="-loss")
+    strategy = choose_generation_strategy(
+        GenerationStrategyDispatchStruct(method="custom", initialization_budget=4, initialization_random_seed=0),
+        model_config=copy.deepcopy(CONFIG))
+    strategy.nodes_by_name["MBM"].generator_specs[0].generator_gen_kwargs = {  # a small acquisition optimisation
+        "model_gen_options": {"optimizer_kwargs": {"num_restarts": 2, "raw_samples": 64}}}
+    client.set_generation_strategy(strategy)
+    for _ in range(5):
+        for index, p in client.get_next_trials(max_trials=1).items():
+            assert -2 <= p["x"] <= 3 and 1e-4 <= p["lr"] <= 1e-1 and p["act"] in ("relu", "tanh", "gelu")
+            assert isinstance(p["n"], int) and 1 <= p["n"] <= 3
+            loss = (p["x"] - 1) ** 2 + (math.log10(p["lr"]) + 2) ** 2 + abs(p["n"] - 2) + (p["act"] != "tanh")
+            client.complete_trial(index, raw_data={"loss": loss})
+    nodes = [t.generator_runs[0]._generation_node_name for t in client._experiment.trials.values()]
+    assert nodes[4:] == ["MBM"]
+    assert built and all(names == ["x", "lr", "n", "act_OH_PARAM_0", "act_OH_PARAM_1", "act_OH_PARAM_2"]
+                         for names in built)

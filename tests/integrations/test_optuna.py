@@ -14,10 +14,10 @@ import torch
 optuna = pytest.importorskip("optuna", reason="the Optuna integration needs the 'optuna' extra: "
                                               "pip install -e \".[optuna]\"")
 
-from optuna.distributions import FloatDistribution, IntDistribution  # noqa: E402
+from optuna.distributions import CategoricalDistribution, FloatDistribution, IntDistribution  # noqa: E402
 from optuna.trial import TrialState, create_trial  # noqa: E402
 
-from npbandit.integrations.optuna import NPSampler, _from_unit, _to_unit  # noqa: E402
+from npbandit.integrations.optuna import NPSampler, _parameter  # noqa: E402
 from npbandit.policies.trust_region import TrustRegion  # noqa: E402
 from npbandit.surrogates.pretrained import CheckpointError  # noqa: E402
 
@@ -35,15 +35,26 @@ def sampler(**kwargs) -> NPSampler:
 
 
 def mixed(trial) -> float:
-    """Every kind of parameter the sampler maps: plain / log / stepped float, int, stepped and log int, a category."""
+    """Every kind of parameter the sampler maps (six unit-cube columns, the shipped checkpoints'
+    width): plain / log / stepped float, stepped int, log int, a two-choice category."""
     x = trial.suggest_float("x", -2.0, 3.0)
     lr = trial.suggest_float("lr", 1e-4, 1e-1, log=True)
     q = trial.suggest_float("q", 0.0, 1.0, step=0.25)
-    n = trial.suggest_int("n", 1, 5)
     k = trial.suggest_int("k", 0, 20, step=4)
     w = trial.suggest_int("w", 1, 64, log=True)
     c = trial.suggest_categorical("c", ["a", "b"])
-    return (x - 1) ** 2 + (math.log10(lr) + 2) ** 2 + q + abs(n - 3) + k / 20 + abs(math.log2(w) - 3) + (c == "b")
+    return (x - 1) ** 2 + (math.log10(lr) + 2) ** 2 + q + k / 20 + abs(math.log2(w) - 3) + (c == "b")
+
+
+CHOICES = ("relu", None, 2.5)  # a categorical's choices come back as these very objects
+
+
+def typed(trial) -> float:
+    """An int, a log-scale float and a three-choice categorical (one-hot: three columns)."""
+    n = trial.suggest_int("n", 1, 6)
+    lr = trial.suggest_float("lr", 1e-4, 1e-1, log=True)
+    act = trial.suggest_categorical("act", CHOICES)
+    return abs(n - 4) + (math.log10(lr) + 2) ** 2 + {"relu": 1.0, None: 0.0, 2.5: 2.0}[act]
 
 
 def params(study) -> list[dict]:
@@ -53,24 +64,29 @@ def params(study) -> list[dict]:
 # -- search-space mapping ---------------------------------------------------------------
 
 @pytest.mark.parametrize("dist", [FloatDistribution(-2, 3), FloatDistribution(1e-4, 1e-1, log=True),
-                                  FloatDistribution(0, 1, step=0.25), IntDistribution(1, 5),
-                                  IntDistribution(0, 20, step=4), IntDistribution(1, 64, log=True)])
-def test_unit_cube_mapping(dist):
-    grid = (np.linspace(dist.low, dist.high, 7) if dist.step is None
-            else np.arange(dist.low, dist.high + dist.step / 2, dist.step))
+                                  FloatDistribution(0, 1, step=0.1), IntDistribution(1, 5),
+                                  IntDistribution(0, 20, step=4), IntDistribution(1, 64, log=True),
+                                  CategoricalDistribution(CHOICES), CategoricalDistribution([True, False])])
+def test_distributions_read_as_the_search_spaces_parameters(dist):
+    # one implementation of the unit cube: npbandit.space's (its own tests check the mapping)
+    parameter = _parameter(dist)
+    if isinstance(dist, CategoricalDistribution):
+        grid = list(dist.choices)
+        assert parameter.values == dist.choices and parameter.columns == (3 if len(grid) == 3 else 1)
+    else:
+        grid = (np.linspace(dist.low, dist.high, 7) if dist.step is None
+                else np.arange(dist.low, dist.high + dist.step / 2, dist.step))
+        grid = [int(v) if isinstance(dist, IntDistribution) else float(v) for v in grid]
     for v in grid:
-        v = int(v) if isinstance(dist, IntDistribution) else float(v)
-        u = _to_unit(dist, v)
-        assert 0 <= u <= 1
-        assert _from_unit(dist, u) == pytest.approx(v, rel=1e-12)
-    for u in np.linspace(0, 1, 101):
-        x = _from_unit(dist, float(u))
+        u = parameter.encode(v)
+        assert ((0 <= u) & (u <= 1)).all()
+        back = parameter.decode(u)
+        assert back is v if isinstance(dist, CategoricalDistribution) else back == pytest.approx(v, rel=1e-12)
+    for u in np.random.default_rng(0).random((101, parameter.columns)):
+        x = parameter.decode(u)
         assert dist._contains(dist.to_internal_repr(x)), (u, x)
-        assert isinstance(x, int) == isinstance(dist, IntDistribution)
-    if dist.step is not None and not dist.log:
-        # each grid value owns an equal share of the cube, the end values included
-        n = len(grid)
-        assert _from_unit(dist, 0.5 / n) == grid[0] and _from_unit(dist, 1 - 0.5 / n) == grid[-1]
+        assert type(x) is (int if isinstance(dist, IntDistribution) else float) or x in dist.choices
+    assert _parameter(CategoricalDistribution([1.0, float("nan")])) is None  # left to the independent sampler
 
 
 # -- studies ----------------------------------------------------------------------------
@@ -80,19 +96,18 @@ def test_mixed_space_study_proposes_with_the_np(monkeypatch):
     calls = []
     original = NPSampler._propose
 
-    def spy(self, X, Y, pending, seed, region=None, snap=None):
+    def spy(self, X, Y, pending, seed, region=None, space=None):
         calls.append((X.shape, Y.shape))
-        return original(self, X, Y, pending, seed, region, snap)
+        return original(self, X, Y, pending, seed, region, space)
 
     monkeypatch.setattr(NPSampler, "_propose", spy)
     study = optuna.create_study(sampler=sampler(seed=0))
     study.optimize(mixed, n_trials=8)
-    # trials 4..7 come from the NP, over the six float/int parameters (not the category)
+    # trials 4..7 come from the NP, over the six parameters (the category's one column included)
     assert [c[0] for c in calls] == [(n, 6) for n in range(4, 8)] and all(c[1] == (c[0][0], 1) for c in calls)
     for p in params(study):
         assert -2 <= p["x"] <= 3 and 1e-4 <= p["lr"] <= 1e-1 and p["c"] in ("a", "b")
         assert p["q"] in (0, 0.25, 0.5, 0.75, 1.0)
-        assert isinstance(p["n"], int) and 1 <= p["n"] <= 5
         assert isinstance(p["k"], int) and p["k"] % 4 == 0 and 0 <= p["k"] <= 20
         assert isinstance(p["w"], int) and 1 <= p["w"] <= 64
 
@@ -124,7 +139,7 @@ def test_direction_is_honoured(direction):
 def test_only_completed_finite_trials_inform_the_np(monkeypatch):
     seen = {}
 
-    def capture(self, X, Y, pending, seed, region=None, snap=None):
+    def capture(self, X, Y, pending, seed, region=None, space=None):
         seen["X"], seen["Y"], seen["pending"] = X, Y, pending
         return np.full(X.shape[-1], 0.5)
 
@@ -261,15 +276,50 @@ def test_grid_parameters_are_not_proposed_again():
 
 
 def test_parameters_left_to_the_independent_sampler_are_reported(caplog):
+    # a parameter whose range changes from trial to trial is outside the intersection search space
+    def objective(t):
+        return t.suggest_float("x", 0, 1) + (t.suggest_categorical("c", ["a", "b"]) == "b") + \
+            t.suggest_float("y", 0, 1 + t.number)
+
     optuna.logging.enable_propagation()
     try:
         study = optuna.create_study(sampler=sampler(seed=0, n_startup_trials=2))
-        study.optimize(lambda t: t.suggest_float("x", 0, 1) + (t.suggest_categorical("c", ["a", "b"]) == "b"),
-                       n_trials=3)
+        study.optimize(objective, n_trials=3)
     finally:
         optuna.logging.disable_propagation()
-    assert "samples parameter 'c' of trial 2 independently" in caplog.text
-    assert "parameter 'x'" not in caplog.text and "trial 1 " not in caplog.text
+    assert "samples parameter 'y' of trial 2 independently" in caplog.text
+    assert "distribution changed" in caplog.text
+    assert "parameter 'x'" not in caplog.text and "parameter 'c'" not in caplog.text and "trial 1 " not in caplog.text
+
+
+def test_int_log_float_and_categorical_parameters_are_proposed_by_the_np(monkeypatch, caplog):
+    calls = []
+    original = NPSampler._propose
+
+    def spy(self, X, Y, pending, seed, region=None, space=None):
+        calls.append((X.shape, list(space)))
+        return original(self, X, Y, pending, seed, region, space)
+
+    monkeypatch.setattr(NPSampler, "_propose", spy)
+
+    def run(seed, trials=5):
+        study = optuna.create_study(sampler=sampler(seed=seed, n_startup_trials=3))
+        study.optimize(typed, n_trials=trials)
+        return params(study)
+
+    optuna.logging.enable_propagation()
+    try:
+        first = run(0)
+    finally:
+        optuna.logging.disable_propagation()
+    assert "independently" not in caplog.text
+    # trials 3 and 4 from the NP, over 5 columns: act's three one-hot columns, lr and n
+    assert calls == [((3, 5), ["act", "lr", "n"]), ((4, 5), ["act", "lr", "n"])]
+    for p in first:
+        assert type(p["n"]) is int and 1 <= p["n"] <= 6 and 1e-4 <= p["lr"] <= 1e-1
+        assert any(p["act"] is c for c in CHOICES)  # the choice itself, not an equal copy or an index
+    assert len({tuple(sorted(p.items(), key=str)) for p in first}) == 5  # no trial repeated
+    assert run(0) == first and run(1, trials=3) != first[:3]
 
 
 def test_multi_objective_is_refused():
@@ -280,9 +330,11 @@ def test_multi_objective_is_refused():
 
 def test_more_parameters_than_the_checkpoint_takes_is_refused():
     study = optuna.create_study(sampler=sampler(n_startup_trials=1))
-    objective = lambda t: sum(t.suggest_float(f"x{i}", 0, 1) for i in range(7))  # noqa: E731
+    # four floats and a three-choice categorical: five parameters in seven columns of the unit cube
+    objective = lambda t: sum(t.suggest_float(f"x{i}", 0, 1) for i in range(4)) + len(  # noqa: E731
+        t.suggest_categorical("c", ["a", "bb", "ccc"]))
     study.optimize(objective, n_trials=1)
-    with pytest.raises(CheckpointError, match="NPSampler over 7 float/int parameters"):
+    with pytest.raises(CheckpointError, match="NPSampler over 5 parameters in 7 unit-cube columns"):
         study.optimize(objective, n_trials=1)
 
 

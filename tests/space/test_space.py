@@ -127,3 +127,17 @@ def test_a_box_is_the_space_of_its_floats():
     space = SearchSpace.from_bounds([[-5.0, 0.0], [10.0, 15.0]])
     assert space.names == ["x0", "x1"] and space.dim == 2
     assert space.decode([0.5, 0.2]) == {"x0": 2.5, "x1": 3.0}
+
+
+def test_neighbours_are_the_values_one_move_away():
+    assert Int(2, 10).neighbours(2) == [3] and Int(0, 20, step=4).neighbours(8) == [4, 12]
+    assert Float(0.0, 0.5, step=0.1).neighbours(0.3) == [0.2, 0.4]  # on the grid decode gives, not 0.30000000000000004
+    assert Float(0.0, 1.0).neighbours(0.3) == [] and Int(1, 64, log=True).neighbours(64) == [63]
+    assert Choice(["relu", "tanh", "gelu"]).neighbours("tanh") == ["relu", "gelu"]
+    assert Choice([16, 32, 64], ordered=True).neighbours(16) == [32]
+    assert Choice([True, False]).neighbours(True) == [False]
+    assert Choice(["only"]).neighbours("only") == []
+    space = mixed()
+    for name, parameter in space.items():  # every neighbour is a valid value other than the one moved from
+        value = space.decode(np.full(space.dim, 0.5))[name]
+        assert all(parameter.check(v) == v and v != value for v in parameter.neighbours(value))
