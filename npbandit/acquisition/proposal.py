@@ -218,15 +218,14 @@ def propose_in_region(region: SearchRegion, X: torch.Tensor, Y: torch.Tensor, bu
     center = X[int(torch.argmax(Y))]
     lower, upper = region.box(center)  # searched
     seen_lower, seen_upper = region.box(center, region.context_factor)  # what the model sees, as its unit cube
+    span = seen_upper - seen_lower
     X_box, inside = region.to_unit(X, seen_lower, seen_upper)
     Y_box = Y[inside]
     if max_context is not None and len(X_box) > max_context:
-        span = seen_upper - seen_lower
         keep = nearest(X_box, (center - seen_lower) / span, max_context)
         X_box, Y_box = X_box[keep], Y_box[keep]
     if pending is not None:
         pending = region.to_unit(pending, seen_lower, seen_upper)[0]
-    span = seen_upper - seen_lower
     bounds = torch.stack([(lower - seen_lower) / span, (upper - seen_lower) / span]).clamp(0.0, 1.0)
     local_snap = None
     if snap is not None and cube is None:  # the repeat check in the model's cube, through the whole cube's grid
