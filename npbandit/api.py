@@ -5,7 +5,7 @@ from __future__ import annotations
 import difflib
 import functools
 import os
-from collections.abc import Callable, Mapping
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
@@ -59,7 +59,8 @@ def optimize(objective: Callable[[Any], float], bounds: Any = None, surrogate: s
              eval_timeout: float | None = None, output_warp: str | None = None,
              avoid_repeats: bool = True, trust_region: bool | None = None,
              liar: str = DEFAULT_LIAR, threads: int | str | None = None, *,
-             space: SearchSpace | Mapping[str, Parameter] | None = None) -> OptimizeResult:
+             space: SearchSpace | Mapping[str, Parameter] | None = None,
+             initial: Sequence[Any] | None = None) -> OptimizeResult:
     """Optimise ``objective`` over the box ``bounds``, or over a search space of named
     float, int and choice parameters, with a pretrained NP surrogate.
 
@@ -80,6 +81,16 @@ def optimize(objective: Callable[[Any], float], bounds: Any = None, surrogate: s
             observation where it was evaluated.
         space: the search space by keyword (``optimize(f, space={...})``), instead of
             ``bounds``; give one of the two.
+        initial: earlier evaluations to start from (a warm start): a sequence of
+            ``(x, value)`` pairs, ``x`` as the objective receives it (a point in ``bounds``,
+            or a params dict of the space) and ``value`` its finite objective value; or the
+            ``history`` of an earlier result (its failed entries are skipped, as a run
+            skips them). The policy observes them, in order, before it proposes anything:
+            they count towards the initial design (with ``n_init`` of them the model
+            proposes from the first evaluation), the trust region and the repeat check.
+            They are not evaluated again and spend no ``budget``; ``history`` and
+            ``best_x`` hold this call's evaluations only, and the run records how many
+            it started from (``initial`` in its policy settings).
         surrogate: ``"tnpd"`` (default: the ``tnpd-bo`` checkpoint, a TNP-D whose
             targets attend to every observation in every layer, so it resolves the
             function where observations are dense, as near the incumbent), ``"cmanp"``
@@ -214,6 +225,7 @@ def optimize(objective: Callable[[Any], float], bounds: Any = None, surrogate: s
     logger = None if db is None else RunLogger(db, commit_every=commit_every)
     # a partial of a module-level function, not a lambda: a ProcessPoolExecutor / Dask pickles it
     call = objective if point_type == "numpy" else functools.partial(_call_with_tensor, objective)
+    warm = [] if initial is None else _initial_points(initial, box, searched, minimize)
     where = {"bounds": box} if searched is None else {"space": searched}
     env = BlackBoxEnv(objective=call, minimize=minimize, budget=budget, optimal_value=optimal_value, **where)
     env.name = label
@@ -224,8 +236,10 @@ def optimize(objective: Callable[[Any], float], bounds: Any = None, surrogate: s
     else:
         policy = _StandardisedDataCheck(BOPolicy(d, model=model, acquisition=acquisition, n_init=n_init,
                                                      output_warp=output_warp, avoid_repeats=avoid_repeats,
-                                                     trust_region=trust_region, liar=liar, budget=budget,
-                                                     threads=threads, snap=snap))
+                                                     trust_region=trust_region, liar=liar,
+                                                     budget=budget + len(warm), threads=threads, snap=snap))
+    if initial is not None:
+        policy = _WarmStart(policy, warm)
     problem = {"bounds": box.tolist()} if searched is None else {"space": searched.describe()}
     info = {"kind": "bo", "env_id": "npbandit/BlackBox-v0",
             "env_params": {"objective": label, "dim": d, **problem, "minimize": bool(minimize),
@@ -243,6 +257,70 @@ def optimize(objective: Callable[[Any], float], bounds: Any = None, surrogate: s
     best = (min if minimize else max)(good, key=lambda h: h["value"])
     best_x = best["x"] if searched is not None else np.asarray(best["x"])
     return OptimizeResult(best_x, float(best["value"]), history, result.run_id)
+
+
+def _initial_points(initial: Any, box: np.ndarray | None, space: SearchSpace | None,
+                    minimize: bool) -> list[tuple[np.ndarray, float]]:
+    """``optimize(initial=...)`` as ``(action [d] in the unit cube, reward)`` pairs, each
+    point checked against the box or the space (nothing outside it is clipped in)."""
+    if isinstance(initial, (str, bytes, Mapping)) or not isinstance(initial, Sequence):
+        raise TypeError(f"initial must be a sequence of (x, value) pairs or an earlier result's history, got "
+                        f"{type(initial).__name__}")
+    out = []
+    for i, entry in enumerate(initial):
+        if isinstance(entry, Mapping):  # an entry of OptimizeResult.history
+            if "x" not in entry or "value" not in entry:
+                raise ValueError(f"initial[{i}] must be an (x, value) pair or a history entry with 'x' and 'value', "
+                                 f"got {entry!r}")
+            if entry.get("failed"):
+                continue
+            x, value = entry["x"], entry["value"]
+        elif isinstance(entry, (tuple, list)) and len(entry) == 2:
+            x, value = entry
+        else:
+            raise ValueError(f"initial[{i}] must be an (x, value) pair, got {entry!r}")
+        if isinstance(value, (bool, np.bool_)) or not isinstance(value, (int, float, np.integer, np.floating)) \
+                or not np.isfinite(value):
+            raise ValueError(f"initial[{i}]: the value must be a finite real number, got {value!r}")
+        if space is not None:
+            try:
+                action = space.encode(x)
+            except (TypeError, ValueError) as err:
+                raise type(err)(f"initial[{i}]: {err}") from None
+        else:
+            point = np.asarray(x.detach().cpu() if isinstance(x, torch.Tensor) else x, dtype=np.float64)
+            if point.shape != (box.shape[1],) or not np.isfinite(point).all() \
+                    or (point < box[0]).any() or (point > box[1]).any():
+                raise ValueError(f"initial[{i}]: x must be a point of the bounds, shape [{box.shape[1]}], got "
+                                 f"{point.tolist()}")
+            action = (point - box[0]) / (box[1] - box[0])
+        out.append((action, -float(value) if minimize else float(value)))
+    return out
+
+
+class _WarmStart(Policy):
+    """A policy that observes earlier evaluations (``(action, reward)`` pairs) right after
+    each ``reset``, before it proposes anything (``optimize(initial=...)``)."""
+
+    def __init__(self, inner: Policy, observations: list[tuple[np.ndarray, float]]) -> None:
+        self.inner, self.observations = inner, observations
+        self.name, self.checkpoint = inner.name, inner.checkpoint
+
+    def reset(self, seed: int | None = None) -> None:
+        super().reset(seed)
+        self.inner.reset(seed)
+        for action, reward in self.observations:
+            obs = np.concatenate([action, [reward]])
+            self.inner.observe(obs, action.copy(), reward, {})
+
+    def act(self, obs: np.ndarray, pending: np.ndarray | None = None) -> Any:
+        return self.inner.act(obs) if pending is None else self.inner.act(obs, pending=pending)
+
+    def observe(self, obs: np.ndarray, action: Any, reward: float, info: dict[str, Any]) -> None:
+        self.inner.observe(obs, action, reward, info)
+
+    def params(self) -> dict[str, Any]:
+        return {**self.inner.params(), "initial": len(self.observations)}
 
 
 def _box_or_space(bounds: Any, space: Any) -> tuple[np.ndarray | None, SearchSpace | None]:

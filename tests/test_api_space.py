@@ -139,3 +139,44 @@ def test_the_cli_takes_a_space_as_json_or_a_file(tmp_path, monkeypatch, capsys):
     assert main(["optimize", "--objective", "tuning:f", "--space", '{"n": {"type": "int", "low": 0}}', "--db", db]) == 2
     err = capsys.readouterr().err
     assert "--space" in err and "missing high" in err
+
+
+def test_a_warm_start_is_observed_before_the_first_proposal(tmp_path):
+    db = str(tmp_path / "runs.db")
+    sobol = optimize(score, SPACE, surrogate="random", budget=4, seed=0, db=None, progress=False)
+    earlier = optimize(score, SPACE, surrogate="random", budget=4, seed=5, db=None, progress=False)
+    cold = optimize(score, SPACE, surrogate="gp", budget=1, n_init=3, seed=0, db=None, progress=False)
+    assert cold.history[0]["x"] == sobol.history[0]["x"]  # the design's first point
+    pairs = [(h["x"], h["value"]) for h in earlier.history]
+    warm = optimize(score, SPACE, surrogate="gp", budget=1, n_init=3, seed=0, db=db, progress=False, initial=pairs)
+    # four earlier evaluations complete a 3-point design: the first evaluation is already the model's
+    assert warm.history[0]["x"] != sobol.history[0]["x"] and warm.history[0]["x"] not in [x for x, _ in pairs]
+    assert len(warm.history) == 1 and list_runs(db)[0].policy_params["initial"] == 4
+    # an earlier result's history serves as it is; its failed entries are skipped
+    again = optimize(score, SPACE, surrogate="gp", budget=1, n_init=3, seed=0, db=None, progress=False,
+                     initial=[*earlier.history, {"x": SPACE.decode(np.zeros(SPACE.dim)), "value": None,
+                                                 "failed": True}])
+    assert again.history[0]["x"] == warm.history[0]["x"]
+
+
+@pytest.mark.parametrize("where,initial,match", [
+    ([[0.0], [1.0]], [([1.5], 0.0)], r"initial\[0\]: x must be a point of the bounds"),
+    ([[0.0], [1.0]], [([0.5], math.nan)], r"initial\[0\]: the value must be a finite real number"),
+    ([[0.0], [1.0]], [([0.5], 1.0), [0.5]], r"initial\[1\] must be an \(x, value\) pair"),
+    (SPACE, [({"lr": 0.5, "layers": 2, "act": "relu", "dropout": 0.0}, 1.0)], r"initial\[0\]: params\['lr'\]"),
+])
+def test_a_bad_warm_start_is_refused_naming_the_entry(where, initial, match):
+    with pytest.raises(ValueError, match=match):
+        optimize(score, where, surrogate="random", budget=1, db=None, progress=False, initial=initial)
+
+
+def test_a_warm_start_over_bounds_takes_points_in_the_bounds():
+    box = [[-1.0, 0.0], [1.0, 2.0]]
+
+    def sphere(x):
+        return float(np.sum((np.asarray(x) - 0.5) ** 2))
+
+    first = optimize(sphere, box, surrogate="random", budget=1, seed=0, db=None, progress=False).history[0]["x"]
+    earlier = [(x, sphere(x)) for x in ([-1.0, 0.0], [1.0, 2.0], [0.0, 1.0], [0.5, 0.5], [-0.5, 1.5])]
+    warm = optimize(sphere, box, surrogate="gp", budget=1, seed=0, db=None, progress=False, initial=earlier)
+    assert not np.allclose(warm.history[0]["x"], first)  # 5 = 2d + 1 earlier points: the design is done

@@ -38,7 +38,7 @@ def add_arguments(opt: argparse.ArgumentParser) -> None:
                           "a .json file holding it, in the form a run records (SearchSpace.describe), e.g. "
                           '\'{"lr": {"type": "float", "low": 1e-4, "high": 0.1, "log": true}, "layers": {"type": '
                           '"int", "low": 1, "high": 4}, "act": {"type": "choice", "values": ["relu", "tanh"]}}\'; '
-                          "the objective is then called with a dict {name: value}")
+                          "the objective is then called with a dict {name: value} (default: none, --bounds give a box)")
     opt.add_argument("--dim", type=positive_int, help="dimension for test functions that take one (default: the "
                      "function's own)")
     opt.add_argument("--surrogate", default="tnpd", help="tnpd (the tnpd-bo checkpoint, the NP that steers today) | "
