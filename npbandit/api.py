@@ -5,7 +5,7 @@ from __future__ import annotations
 import difflib
 import functools
 import os
-from collections.abc import Callable
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
@@ -16,6 +16,7 @@ from npbandit.envs.blackbox import BlackBoxEnv, ObjectiveError, as_bounds
 from npbandit.loop import _check_async, _check_on_error, run_episode
 from npbandit.policies.base import Policy
 from npbandit.policies.bo import ACQUISITIONS, DEFAULT_LIAR, OUTPUT_WARPS, BOPolicy, SobolPolicy, check_liar
+from npbandit.space import Parameter, SearchSpace, as_search_space
 from npbandit.storage import DEFAULT_URL, RunLogger
 from npbandit.surrogates.pretrained import UnknownCheckpointError, check_checkpoint_kind, fitting_checkpoints, read_card
 from npbandit.threads import resolve_threads
@@ -32,35 +33,64 @@ SURROGATES = {"cmanp": "cmanp-bo", "tnpd": "tnpd-bo", "gp": "gp", "random": "ran
 class OptimizeResult:
     """Outcome of :func:`optimize`.
 
+    In both ``best_x`` and ``history``, ``x`` is the point as the objective received it:
+    with ``bounds``, a numpy array ``[d]`` in the original bounds; with a search space, the
+    dict ``{name: value}`` (ints as ``int``, choices as their values).
+
     Attributes:
-        best_x: the best evaluated point, in the original bounds (numpy, shape ``[d]``).
+        best_x: the best evaluated point.
         best_value: its objective value.
         history: one dict per evaluation: ``t``, ``x``, ``value``, ``best_value``,
             ``failed`` (in order of evaluation).
         run_id: the run's id in the database (``None`` when ``db=None``).
     """
 
-    best_x: np.ndarray
+    best_x: np.ndarray | dict[str, Any]
     best_value: float
     history: list[dict[str, Any]]
     run_id: int | None
 
 
-def optimize(objective: Callable[[Any], float], bounds: Any, surrogate: str = "tnpd", budget: int = 50,
+def optimize(objective: Callable[[Any], float], bounds: Any = None, surrogate: str = "tnpd", budget: int = 50,
              acquisition: str = "logei", minimize: bool = True, n_init: int | None = None, seed: int = 0,
              db: str | None = DEFAULT_URL, point_type: str = "numpy", on_error: str = "raise",
              progress: bool = True, commit_every: int | None = None, name: str | None = None,
              optimal_value: float | None = None, batch_size: int = 1, executor: Any = None,
              eval_timeout: float | None = None, output_warp: str | None = None,
              avoid_repeats: bool = True, trust_region: bool | None = None,
-             liar: str = DEFAULT_LIAR, threads: int | str | None = None) -> OptimizeResult:
-    """Optimise ``objective`` over the box ``bounds`` with a pretrained NP surrogate.
+             liar: str = DEFAULT_LIAR, threads: int | str | None = None, *,
+             space: SearchSpace | Mapping[str, Parameter] | None = None,
+             initial: Sequence[Any] | None = None) -> OptimizeResult:
+    """Optimise ``objective`` over the box ``bounds``, or over a search space of named
+    float, int and choice parameters, with a pretrained NP surrogate.
 
     Args:
-        objective: a plain callable taking one point (a 1-D numpy array of shape
-            ``[d]``, or a torch tensor with ``point_type="torch"``) and returning one
-            real number (a float, or a 1-element array / tensor).
-        bounds: ``2 x d`` (lower row, upper row), as in BoTorch.
+        objective: a plain callable taking one point and returning one real number (a
+            float, or a 1-element array / tensor). With ``bounds`` the point is a 1-D numpy
+            array of shape ``[d]`` (a torch tensor with ``point_type="torch"``); with a
+            search space it is a dict ``{name: value}`` (ints as ``int``, choices as their
+            values).
+        bounds: ``2 x d`` (lower row, upper row), as in BoTorch; or, in the same place, a
+            search space: a :class:`~npbandit.space.SearchSpace` or a dict of names to
+            :class:`~npbandit.space.Float` / :class:`~npbandit.space.Int` /
+            :class:`~npbandit.space.Choice` (``optimize(f, {"lr": Float(1e-4, 1e-1,
+            log=True), "layers": Int(1, 4)})``), or its record
+            (:meth:`~npbandit.space.SearchSpace.describe`). The surrogate searches the
+            space's unit cube (``space.dim`` columns, :mod:`npbandit.space`); every point
+            it proposes is snapped to the value it decodes to, so it sees each
+            observation where it was evaluated.
+        space: the search space by keyword (``optimize(f, space={...})``), instead of
+            ``bounds``; give one of the two.
+        initial: earlier evaluations to start from (a warm start): a sequence of
+            ``(x, value)`` pairs, ``x`` as the objective receives it (a point in ``bounds``,
+            or a params dict of the space) and ``value`` its finite objective value; or the
+            ``history`` of an earlier result (its failed entries are skipped, as a run
+            skips them). The policy observes them, in order, before it proposes anything:
+            they count towards the initial design (with ``n_init`` of them the model
+            proposes from the first evaluation), the trust region and the repeat check.
+            They are not evaluated again and spend no ``budget``; ``history`` and
+            ``best_x`` hold this call's evaluations only, and the run records how many
+            it started from (``initial`` in its policy settings).
         surrogate: ``"tnpd"`` (default: the ``tnpd-bo`` checkpoint, a TNP-D whose
             targets attend to every observation in every layer, so it resolves the
             function where observations are dense, as near the incumbent), ``"cmanp"``
@@ -147,14 +177,17 @@ def optimize(objective: Callable[[Any], float], bounds: Any, surrogate: str = "t
     """
     if not callable(objective):
         raise TypeError(f"objective must be callable, got {type(objective).__name__}")
-    box = as_bounds(bounds)
-    d = box.shape[1]
+    box, searched = _box_or_space(bounds, space)
+    d = box.shape[1] if searched is None else searched.dim
     if not isinstance(budget, int) or isinstance(budget, bool) or budget < 1:
         raise ValueError(f"budget must be a positive int, got {budget!r}")
     if acquisition not in ACQUISITIONS:
         raise ValueError(f"acquisition must be one of {ACQUISITIONS}, got {acquisition!r}")
     if point_type not in ("numpy", "torch"):
         raise ValueError(f"point_type must be 'numpy' or 'torch', got {point_type!r}")
+    if point_type == "torch" and searched is not None:
+        raise ValueError("point_type='torch' is for bounds (the point as a tensor); with a search space the "
+                         "objective receives a dict {name: value}")
     if not isinstance(surrogate, str):
         raise TypeError(f"surrogate must be a name, got {type(surrogate).__name__}")
     if not surrogate.strip():
@@ -192,22 +225,29 @@ def optimize(objective: Callable[[Any], float], bounds: Any, surrogate: str = "t
     logger = None if db is None else RunLogger(db, commit_every=commit_every)
     # a partial of a module-level function, not a lambda: a ProcessPoolExecutor / Dask pickles it
     call = objective if point_type == "numpy" else functools.partial(_call_with_tensor, objective)
-    env = BlackBoxEnv(objective=call, bounds=box, minimize=minimize, budget=budget, optimal_value=optimal_value)
+    warm = [] if initial is None else _initial_points(initial, box, searched, minimize)
+    where = {"bounds": box} if searched is None else {"space": searched}
+    env = BlackBoxEnv(objective=call, minimize=minimize, budget=budget, optimal_value=optimal_value, **where)
     env.name = label
+    # a space with ints, steps or choices: every point handed out lands on what it decodes to
+    snap = None if searched is None or searched.continuous else searched.snap
     if model == "random":
-        policy: Policy = SobolPolicy(d)
+        policy: Policy = SobolPolicy(d, snap=snap)
     else:
         policy = _StandardisedDataCheck(BOPolicy(d, model=model, acquisition=acquisition, n_init=n_init,
                                                      output_warp=output_warp, avoid_repeats=avoid_repeats,
-                                                     trust_region=trust_region, liar=liar, budget=budget,
-                                                     threads=threads))
+                                                     trust_region=trust_region, liar=liar,
+                                                     budget=budget + len(warm), threads=threads, snap=snap))
+    if initial is not None:
+        policy = _WarmStart(policy, warm)
+    problem = {"bounds": box.tolist()} if searched is None else {"space": searched.describe()}
     info = {"kind": "bo", "env_id": "npbandit/BlackBox-v0",
-            "env_params": {"objective": label, "dim": d, "bounds": box.tolist(), "minimize": bool(minimize),
+            "env_params": {"objective": label, "dim": d, **problem, "minimize": bool(minimize),
                            "budget": budget, "optimal_value": optimal_value}}
     result = run_episode(env, policy, seed=seed, logger=logger, run_info=info, on_error=on_error,
                          progress=progress, desc=f"optimize {env.name}", executor=executor,
                          batch_size=batch_size, eval_timeout=eval_timeout)
-    history = [{"t": r["t"], "x": env.to_bounds(r["action"]), "value": r["value"], "best_value": r.get("best_value"),
+    history = [{"t": r["t"], "x": env.point(r["action"]), "value": r["value"], "best_value": r.get("best_value"),
                 "failed": r["failed"], **{k: r[k] for k in ("worker", "submitted_at", "finished_at") if k in r}}
                for r in result.steps]
     good = [h for h in history if not h["failed"]]
@@ -215,7 +255,89 @@ def optimize(objective: Callable[[Any], float], bounds: Any, surrogate: str = "t
         raise ObjectiveError(f"every one of the {len(history)} evaluations failed; nothing to report"
                              + ("" if result.run_id is None else f" (run {result.run_id})"), history[-1]["x"])
     best = (min if minimize else max)(good, key=lambda h: h["value"])
-    return OptimizeResult(np.asarray(best["x"]), float(best["value"]), history, result.run_id)
+    best_x = best["x"] if searched is not None else np.asarray(best["x"])
+    return OptimizeResult(best_x, float(best["value"]), history, result.run_id)
+
+
+def _initial_points(initial: Any, box: np.ndarray | None, space: SearchSpace | None,
+                    minimize: bool) -> list[tuple[np.ndarray, float]]:
+    """``optimize(initial=...)`` as ``(action [d] in the unit cube, reward)`` pairs, each
+    point checked against the box or the space (nothing outside it is clipped in)."""
+    if isinstance(initial, (str, bytes, Mapping)) or not isinstance(initial, Sequence):
+        raise TypeError(f"initial must be a sequence of (x, value) pairs or an earlier result's history, got "
+                        f"{type(initial).__name__}")
+    out = []
+    for i, entry in enumerate(initial):
+        if isinstance(entry, Mapping):  # an entry of OptimizeResult.history
+            if "x" not in entry or "value" not in entry:
+                raise ValueError(f"initial[{i}] must be an (x, value) pair or a history entry with 'x' and 'value', "
+                                 f"got {entry!r}")
+            if entry.get("failed"):
+                continue
+            x, value = entry["x"], entry["value"]
+        elif isinstance(entry, (tuple, list)) and len(entry) == 2:
+            x, value = entry
+        else:
+            raise ValueError(f"initial[{i}] must be an (x, value) pair, got {entry!r}")
+        if isinstance(value, (bool, np.bool_)) or not isinstance(value, (int, float, np.integer, np.floating)) \
+                or not np.isfinite(value):
+            raise ValueError(f"initial[{i}]: the value must be a finite real number, got {value!r}")
+        if space is not None:
+            try:
+                action = space.encode(x)
+            except (TypeError, ValueError) as err:
+                raise type(err)(f"initial[{i}]: {err}") from None
+        else:
+            point = np.asarray(x.detach().cpu() if isinstance(x, torch.Tensor) else x, dtype=np.float64)
+            if point.shape != (box.shape[1],) or not np.isfinite(point).all() \
+                    or (point < box[0]).any() or (point > box[1]).any():
+                raise ValueError(f"initial[{i}]: x must be a point of the bounds, shape [{box.shape[1]}], got "
+                                 f"{point.tolist()}")
+            action = (point - box[0]) / (box[1] - box[0])
+        out.append((action, -float(value) if minimize else float(value)))
+    return out
+
+
+class _WarmStart(Policy):
+    """A policy that observes earlier evaluations (``(action, reward)`` pairs) right after
+    each ``reset``, before it proposes anything (``optimize(initial=...)``)."""
+
+    def __init__(self, inner: Policy, observations: list[tuple[np.ndarray, float]]) -> None:
+        self.inner, self.observations = inner, observations
+        self.name, self.checkpoint = inner.name, inner.checkpoint
+
+    def reset(self, seed: int | None = None) -> None:
+        super().reset(seed)
+        self.inner.reset(seed)
+        for action, reward in self.observations:
+            obs = np.concatenate([action, [reward]])
+            self.inner.observe(obs, action.copy(), reward, {})
+
+    def act(self, obs: np.ndarray, pending: np.ndarray | None = None) -> Any:
+        return self.inner.act(obs) if pending is None else self.inner.act(obs, pending=pending)
+
+    def observe(self, obs: np.ndarray, action: Any, reward: float, info: dict[str, Any]) -> None:
+        self.inner.observe(obs, action, reward, info)
+
+    def params(self) -> dict[str, Any]:
+        return {**self.inner.params(), "initial": len(self.observations)}
+
+
+def _box_or_space(bounds: Any, space: Any) -> tuple[np.ndarray | None, SearchSpace | None]:
+    """``(box, None)`` for a ``2 x d`` box, ``(None, space)`` for a search space given as
+    ``bounds`` (a :class:`SearchSpace` or a mapping) or as ``space``."""
+    if bounds is not None and space is not None:
+        raise ValueError("give bounds (a 2 x d box, or a search space in its place) or space=, not both")
+    if bounds is None and space is None:
+        raise ValueError("bounds is required: a 2 x d box (lower row, upper row) or a search space (a SearchSpace, "
+                         "or a dict of names to Float / Int / Choice)")
+    if space is None and not isinstance(bounds, Mapping):
+        return as_bounds(bounds), None
+    given = bounds if space is None else space
+    if not isinstance(given, Mapping):
+        raise TypeError(f"space must be a SearchSpace or a dict of names to Float / Int / Choice, got "
+                        f"{type(given).__name__}")
+    return None, as_search_space(given)
 
 
 def _call_with_tensor(objective: Callable[[Any], Any], x: np.ndarray) -> Any:

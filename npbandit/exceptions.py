@@ -37,8 +37,8 @@ class ObjectiveError(NPBanditError, RuntimeError):
     """The objective raised or returned a non-finite value at a point.
 
     Attributes:
-        x: the point (a NumPy array of shape ``(d,)``, in the objective's own bounds)
-            at which it failed.
+        x: the point at which it failed, as the objective received it (a NumPy array of
+            shape ``(d,)`` in the objective's own bounds, or the params dict of a search space).
     """
 
     def __init__(self, message: str, x: Any) -> None:

@@ -244,7 +244,8 @@ def _run_sequential(env: gym.Env, policy: Policy, obs: Any, horizon: int | None,
                     result.failed_steps += 1
                     result.last_error = str(err)
                     row = dict(t=t, action=action, reward=None, regret=None, cumulative_regret=None, failed=True,
-                               value=None, act_s=t1 - t0, env_s=time.perf_counter() - t1, observe_s=clock.take())
+                               value=None, act_s=t1 - t0, env_s=time.perf_counter() - t1, observe_s=clock.take(),
+                               **_params(base, action))
                     _record(result, logger, signals, row)
                     if on_error == "raise":
                         raise
@@ -259,7 +260,7 @@ def _run_sequential(env: gym.Env, policy: Policy, obs: Any, horizon: int | None,
                                cumulative_regret=result.cumulative_regret if regret is not None else None,
                                expected_regret=info.get("expected_regret"), value=info.get("value"),
                                best_value=info.get("best_value"), failed=False, act_s=t1 - t0,
-                               env_s=time.perf_counter() - t1, observe_s=clock.take())
+                               env_s=time.perf_counter() - t1, observe_s=clock.take(), **_params(base, action))
                     _record(result, logger, signals, row)
             t += 1  # a failed evaluation still spends budget
             bar.update(1)
@@ -355,7 +356,8 @@ def _record_async(env: gym.Env, evaluator: AsyncEvaluator, policy: Policy, obs: 
             result.failed_steps += 1
             result.last_error = str(err)
             row = dict(t=t, action=evaluation.action, reward=None, regret=None, cumulative_regret=None, failed=True,
-                       value=None, act_s=act_s, env_s=env_s, observe_s=clock.take(), **times)
+                       value=None, act_s=act_s, env_s=env_s, observe_s=clock.take(), **times,
+                       **_params(env.unwrapped, evaluation.action))
             _record(result, logger, signals, row)
             if on_error == "raise":
                 raise
@@ -363,7 +365,7 @@ def _record_async(env: gym.Env, evaluator: AsyncEvaluator, policy: Policy, obs: 
         row = dict(t=t, action=evaluation.action, reward=float(reward), regret=info.get("regret"),
                    cumulative_regret=None, expected_regret=info.get("expected_regret"), value=info.get("value"),
                    best_value=info.get("best_value"), failed=False, act_s=act_s, env_s=env_s,
-                   observe_s=clock.take(), **times)
+                   observe_s=clock.take(), **times, **_params(env.unwrapped, evaluation.action))
         _record(result, logger, signals, row)
     clock.observe_s = _observe(policy, obs, evaluation.action, reward, info, t, result.run_id)
     return next_obs
@@ -371,7 +373,8 @@ def _record_async(env: gym.Env, evaluator: AsyncEvaluator, policy: Policy, obs: 
 
 def _env_params(env: gym.Env, info: dict[str, Any], async_args: tuple = (None, 1, None)) -> dict[str, Any]:
     """``run_info["env_params"]``, completed for a black-box run with the problem it
-    optimises (objective name, dimension, bounds, direction, budget, known optimum) and,
+    optimises (objective name, dimension, bounds or search space, direction, budget, known
+    optimum) and,
     run asynchronously, the evaluations it kept in flight (``batch_size``): ``npbandit
     report`` groups runs by the problem and tells settings apart, whoever wrote the
     run_info."""
@@ -380,11 +383,21 @@ def _env_params(env: gym.Env, info: dict[str, Any], async_args: tuple = (None, 1
     if async_args[0] is not None:
         params.setdefault("batch_size", async_args[1])
     if isinstance(base, BlackBoxEnv):
-        for key, value in (("objective", base.name), ("dim", base.dim), ("bounds", base.bounds.tolist()),
+        # a box: its bounds (what reports group runs by) and its space of floats x0 ... x{d-1}; a
+        # space: its record alone (SearchSpace.describe, each parameter by name with its type)
+        box = () if base.has_space else (("bounds", base.bounds.tolist()),)
+        for key, value in (("objective", base.name), ("dim", base.dim), *box, ("space", base.space.describe()),
                            ("minimize", base.minimize), ("budget", base.budget),
                            ("optimal_value", base.optimal_value)):
             params.setdefault(key, value)
     return params
+
+
+def _params(env: Any, action: Any) -> dict[str, Any]:
+    """A step's ``params``: the evaluated point by name in the user's units (a
+    :class:`~npbandit.envs.BlackBoxEnv`'s, :meth:`~npbandit.envs.BlackBoxEnv.params`); none
+    for other environments."""
+    return {"params": env.params(action)} if isinstance(env, BlackBoxEnv) else {}
 
 
 def _horizon(env: gym.Env) -> int | None:

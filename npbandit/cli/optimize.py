@@ -29,8 +29,16 @@ def add_arguments(opt: argparse.ArgumentParser) -> None:
                         "`npbandit optimize --function list` names them all)")
     target.add_argument("--objective", help="module:function taking one point (numpy) and returning a float; the "
                         "module is looked up on the import path and in the current directory")
-    opt.add_argument("--bounds", help='2 x d JSON, e.g. "[[0,0],[1,1]]" (required with --objective; default with '
-                     "--function: the function's own bounds, where its known optimum is recorded)")
+    box = opt.add_mutually_exclusive_group()
+    box.add_argument("--bounds", help='2 x d JSON, e.g. "[[0,0],[1,1]]" (with --objective, this or --space is '
+                     "required; default with --function: the function's own bounds, where its known optimum is "
+                     "recorded)")
+    box.add_argument("--space", metavar="JSON_OR_PATH",
+                     help="with --objective: a search space of named float / int / choice parameters, as JSON or "
+                          "a .json file holding it, in the form a run records (SearchSpace.describe), e.g. "
+                          '\'{"lr": {"type": "float", "low": 1e-4, "high": 0.1, "log": true}, "layers": {"type": '
+                          '"int", "low": 1, "high": 4}, "act": {"type": "choice", "values": ["relu", "tanh"]}}\'; '
+                          "the objective is then called with a dict {name: value} (default: none, --bounds give a box)")
     opt.add_argument("--dim", type=positive_int, help="dimension for test functions that take one (default: the "
                      "function's own)")
     opt.add_argument("--surrogate", default="tnpd", help="tnpd (the tnpd-bo checkpoint, the NP that steers today) | "
@@ -77,6 +85,8 @@ def run(args: argparse.Namespace) -> int:
         from npbandit.envs import make_test_function
         from npbandit.envs.blackbox import problem_objective
 
+        if args.space is not None:
+            raise ValueError("--space goes with --objective (a named --function takes --bounds)")
         if args.function == "list":
             _list_functions()
             return 0
@@ -91,15 +101,17 @@ def run(args: argparse.Namespace) -> int:
         # the problem's known optimum is its minimum over its own bounds; elsewhere it is unknown
         optimum = getattr(problem, "_optimal_value", None) if args.bounds is None and not args.maximize else None
     else:
-        if args.bounds is None:
-            raise ValueError("--bounds is required with --objective")
-        bounds = _parse_bounds(args.bounds)
-        if args.dim is not None and args.dim != len(bounds[0]):
-            raise ValueError(f"--dim {args.dim} disagrees with the {len(bounds[0])}-dimensional --bounds (with "
-                             "--objective, the bounds give the dimension; --dim is for --function)")
+        if args.bounds is None and args.space is None:
+            raise ValueError("--bounds or --space is required with --objective")
+        bounds = _parse_bounds(args.bounds) if args.space is None else _parse_space(args.space)
+        d = len(bounds[0]) if args.space is None else bounds.dim
+        if args.dim is not None and args.dim != d:
+            given = "--bounds" if args.space is None else "--space"
+            raise ValueError(f"--dim {args.dim} disagrees with the {d}-dimensional {given} (with --objective, "
+                             f"{given} gives the dimension; --dim is for --function)")
         objective = _load_objective(args.objective)
         name = optimum = None
-    _check_before_starting(args, len(bounds[0]))
+    _check_before_starting(args, bounds.dim if args.space is not None else len(bounds[0]))
     with contextlib.ExitStack() as stack:
         executor, batch_size = _optimize_executor(args, stack)
         result = optimize(objective, bounds, surrogate=args.surrogate, budget=args.budget,
@@ -108,7 +120,8 @@ def run(args: argparse.Namespace) -> int:
                           name=name, optimal_value=optimum, batch_size=batch_size, executor=executor,
                           eval_timeout=args.eval_timeout, output_warp=args.output_warp,
                           trust_region=args.trust_region, liar=args.liar, threads=args.threads)
-    print(f"run {result.run_id}: best value {result.best_value:.6g} at x = {result.best_x.tolist()} "
+    best = result.best_x if isinstance(result.best_x, dict) else result.best_x.tolist()
+    print(f"run {result.run_id}: best value {result.best_value:.6g} at x = {best} "
           f"after {len(result.history)} evaluations")
     return 0
 
@@ -166,6 +179,32 @@ def _parse_bounds(text: str) -> object:
         raise ValueError(f"--bounds must be a 2 x d JSON array such as '[[0, 0], [1, 1]]' (lower row, upper row); "
                          f"{text!r} is not valid JSON: {err}") from None
     return as_bounds(value, name="--bounds")
+
+
+def _parse_space(text: str) -> Any:
+    """``--space`` (JSON, or a path to a file holding it) -> a :class:`~npbandit.space.SearchSpace`;
+    errors name ``--space``."""
+    from pathlib import Path
+
+    from npbandit.space import as_search_space
+
+    source = text
+    if not text.lstrip().startswith("{"):
+        path = Path(text)
+        if not path.is_file():
+            raise ValueError(f"--space must be a JSON object or the path of a file holding one; no file {text!r}")
+        source = path.read_text()
+    try:
+        value = json.loads(source)
+    except json.JSONDecodeError as err:
+        raise ValueError(f"--space is not valid JSON: {err}") from None
+    if not isinstance(value, dict) or not all(isinstance(v, dict) for v in value.values()):
+        raise ValueError('--space must map each name to its parameter, e.g. {"lr": {"type": "float", "low": 0.001, '
+                         f'"high": 0.1, "log": true}}}}, got {value!r}')
+    try:
+        return as_search_space(value)
+    except (TypeError, ValueError, KeyError) as err:
+        raise ValueError(f"--space: {err}") from None
 
 
 def _load_objective(spec: str):

@@ -4,12 +4,19 @@
 ``botorch.test_functions`` problem; ``objective=callable, bounds=...`` wraps any
 function of one point. Actions live in the unit cube ``[0, 1]^d`` and are mapped
 affinely onto ``bounds`` (2 x d, lower row then upper row, as in BoTorch).
+``objective=callable, space=...`` (a :class:`~npbandit.space.SearchSpace` or a dict of
+:class:`~npbandit.space.Float` / :class:`~npbandit.space.Int` / :class:`~npbandit.space.Choice`)
+wraps a function of named, typed parameters instead: actions live in the space's unit
+cube ``[0, 1]^D`` (``D = space.dim`` columns) and the objective is called with
+``space.decode(action)``, a dict ``{name: value}``.
 
 * Reward: the objective value, negated when ``minimize=True`` (the default, as for
   BoTorch's test problems), so policies always maximise reward.
 * Observation: the last evaluated action and its reward (zeros before the first step).
-* ``info``: ``x`` (the evaluated point in the original bounds), ``value``,
-  ``best_value`` so far and, when the optimum is known, ``simple_regret``.
+* ``info``: ``x`` (the evaluated point as the objective received it: an array in the
+  original bounds, or the params dict of a space), ``params`` (the same point by name,
+  ``{"x0": ..., ...}`` for a box: what a run records), ``value``, ``best_value`` so far
+  and, when the optimum is known, ``simple_regret``.
 * The objective returns one real number: a Python ``float`` or ``int``, a NumPy
   scalar, or a 1-element array / tensor. Anything else (a string, ``None``, a bool,
   several numbers) raises :class:`~npbandit.exceptions.ObjectiveReturnError` from ``step``:
@@ -44,6 +51,7 @@ import torch
 
 from npbandit.envs.evaluation import Outcome, OutcomeRelay
 from npbandit.exceptions import ObjectiveError, ObjectiveReturnError
+from npbandit.space import SearchSpace, as_search_space
 from npbandit.validation import check_bool, check_int, check_options, check_real, check_render_mode
 
 __all__ = ["BlackBoxEnv", "ObjectiveError", "available_functions", "make_test_function", "objective_value",
@@ -173,7 +181,12 @@ class _ProblemObjective:
         self.__init__(pickle.loads(state["problem"]), state["name"])
 
 
-def objective_value(out: Any, x: np.ndarray) -> float:
+def _shown(x: Any) -> Any:
+    """A point as an error message shows it: a list for an array, the dict of a space."""
+    return x.tolist() if isinstance(x, np.ndarray) else x
+
+
+def objective_value(out: Any, x: Any) -> float:
     """An objective's return value as a float: a real number, a NumPy scalar, or a
     1-element array / tensor (``np.array([v])`` is common). NaN / inf pass through (the
     caller reports them as failed evaluations).
@@ -187,22 +200,22 @@ def objective_value(out: Any, x: np.ndarray) -> float:
     if isinstance(value, torch.Tensor):
         if value.numel() != 1:
             raise ObjectiveReturnError(f"objective must return a float (or a 1-element array), got a tensor of "
-                                       f"shape {tuple(value.shape)} at x={x.tolist()}", x)
+                                       f"shape {tuple(value.shape)} at x={_shown(x)}", x)
         if value.dtype == torch.bool or value.is_complex():
             raise ObjectiveReturnError(f"objective must return a float, got a {value.dtype} tensor at "
-                                       f"x={x.tolist()}", x)
+                                       f"x={_shown(x)}", x)
         return float(value.detach().reshape(()).item())
     if isinstance(value, np.ndarray):
         if value.size != 1:
             raise ObjectiveReturnError(f"objective must return a float (or a 1-element array), got an array of "
-                                       f"shape {value.shape} at x={x.tolist()}", x)
+                                       f"shape {value.shape} at x={_shown(x)}", x)
         value = value.reshape(())[()]  # a NumPy scalar (or the object an object array holds)
     if isinstance(value, np.generic) and not isinstance(value, (np.bool_, np.complexfloating)):
         value = value.item()
     # bool is an int, and float("1.5") parses strings: both would pass float() silently
     if isinstance(value, (bool, np.bool_)) or not isinstance(value, numbers.Real):
         raise ObjectiveReturnError(f"objective must return a float, got {type(out).__name__} {out!r} at "
-                                   f"x={x.tolist()}", x)
+                                   f"x={_shown(x)}", x)
     return float(value)
 
 
@@ -230,17 +243,31 @@ def as_bounds(bounds: Any, name: str = "bounds") -> np.ndarray:
     return array
 
 
+def _named(x: Any) -> dict[str, Any]:
+    """A point as :meth:`BlackBoxEnv.params` gives it: a space's dict (copied) as it is, a box's
+    array as ``{"x0": ..., ...}``."""
+    return dict(x) if isinstance(x, dict) else {f"x{i}": float(v) for i, v in enumerate(x)}
+
+
+def _copy(x: Any) -> Any:
+    """A copy of a point for the objective (which may change what it is given)."""
+    return dict(x) if isinstance(x, dict) else x.copy()
+
+
 class BlackBoxEnv(gym.Env):
     """Sequential evaluation of a black-box function (see the module docstring)."""
 
     metadata = {"render_modes": []}
 
-    def __init__(self, function: str | None = None, objective: Callable[[np.ndarray], float] | None = None,
+    def __init__(self, function: str | None = None, objective: Callable[[Any], float] | None = None,
                  bounds: Any = None, dim: int | None = None, minimize: bool = True, budget: int = 100,
                  noise_std: float = 0.0, optimal_value: float | None = None, render_mode: str | None = None,
-                 evaluator: Any = None) -> None:
+                 evaluator: Any = None, space: Any = None) -> None:
         if (function is None) == (objective is None):
             raise ValueError("pass exactly one of function=<name> or objective=<callable>")
+        if space is not None and (function is not None or bounds is not None):
+            raise ValueError("space= goes with objective=<callable> instead of bounds=; a named function takes "
+                             "bounds=")
         check_render_mode(render_mode)
         self.render_mode = render_mode
         budget = check_int("budget", budget, minimum=1)
@@ -263,19 +290,27 @@ class BlackBoxEnv(gym.Env):
         else:
             if not callable(objective):
                 raise TypeError(f"objective must be callable, got {type(objective).__name__}")
-            if bounds is None:
-                raise ValueError("bounds (2 x d) are required with objective=<callable>")
+            if bounds is None and space is None:
+                raise ValueError("bounds (2 x d) or space (a SearchSpace, or a dict of Float / Int / Choice) is "
+                                 "required with objective=<callable>")
             self.name = getattr(objective, "__name__", "objective")
             self._call = objective
-            self.bounds = as_bounds(bounds)
-            if dim is not None and dim != self.bounds.shape[1]:
-                raise ValueError(f"dim={dim!r} disagrees with the {self.bounds.shape[1]}-dimensional bounds (with "
-                                 "objective=, the bounds give the dimension; dim is for function=)")
+            self.bounds = None if space is not None else as_bounds(bounds)
+            if space is not None:
+                space = as_search_space(space)
+            given = "space" if space is not None else "bounds"
+            d = space.dim if space is not None else self.bounds.shape[1]
+            if dim is not None and dim != d:
+                raise ValueError(f"dim={dim!r} disagrees with the {d}-dimensional {given} (with objective=, the "
+                                 f"{given} give the dimension; dim is for function=)")
             self.optimal_value = optimal_value
+        #: the search space: the one given (``space=``), or the box's ``d`` floats named ``x0 ...
+        #: x{d-1}`` (:meth:`SearchSpace.from_bounds`)
+        self.space = space if space is not None else SearchSpace.from_bounds(self.bounds)
         self.minimize = minimize
         self.budget = budget
         self.noise_std = noise_std
-        self.dim = self.bounds.shape[1]
+        self.dim = self.space.dim
         self.action_space = gym.spaces.Box(0.0, 1.0, shape=(self.dim,), dtype=np.float64)
         low = np.concatenate([np.zeros(self.dim), [-np.inf]])
         high = np.concatenate([np.ones(self.dim), [np.inf]])
@@ -304,15 +339,38 @@ class BlackBoxEnv(gym.Env):
         comes back through the env's ``evaluator`` and ``step``."""
         return self._call
 
+    @property
+    def has_space(self) -> bool:
+        """Whether the env was given a search space (``space=``) rather than a box."""
+        return self.bounds is None
+
     def to_bounds(self, action: np.ndarray) -> np.ndarray:
-        """Unit-cube action -> point in the original bounds."""
+        """Unit-cube action ``[d]`` -> point in the original bounds ``[d]`` (a box env only;
+        :meth:`point` serves both)."""
+        if self.bounds is None:
+            raise TypeError("this env searches a space (space=), not a box: point(action) gives the params dict")
         return self.bounds[0] + np.asarray(action, dtype=np.float64) * (self.bounds[1] - self.bounds[0])
+
+    def point(self, action: Any) -> Any:
+        """What the objective is called with at unit-cube ``action`` ``[d]``: the point in the
+        original bounds (numpy ``[d]``), or with a space the dict ``space.decode(action)``."""
+        if self.bounds is None:
+            return self.space.decode(np.asarray(action, dtype=np.float64))
+        return self.to_bounds(action)
+
+    def params(self, action: Any) -> dict[str, Any]:
+        """The point at ``action`` by name in the user's units, as a run records it: the
+        params dict of a space, ``{"x0": ..., "x{d-1}": ...}`` (floats, the box's point
+        exactly) for a box."""
+        return _named(self.point(action))
 
     def reset(self, *, seed: int | None = None, options: dict[str, Any] | None = None):
         check_options(options, ())
         super().reset(seed=seed)
         self.t = 0
         self.best_value = None
+        if self.bounds is None:
+            return np.zeros(self.dim + 1), {"space": self.space.describe()}
         return np.zeros(self.dim + 1), {"bounds": self.bounds.copy()}
 
     def step(self, action):
@@ -332,11 +390,11 @@ class BlackBoxEnv(gym.Env):
             raise ValueError(f"action must be a finite point of [0, 1]^{self.dim}, got {action.tolist()}")
         if self.t >= self.budget:
             raise RuntimeError("the budget is spent; call reset()")
-        x = self.to_bounds(action)
+        x = self.point(action)
         outcome = None
         if evaluator is not None:
             # an evaluator raises only when misused: that is no evaluation, and spends no budget
-            outcome = evaluator.evaluate(self._call, x.copy())
+            outcome = evaluator.evaluate(self._call, _copy(x))
             if not isinstance(outcome, Outcome):
                 raise TypeError(f"evaluator.evaluate must return an Outcome, got {type(outcome).__name__}")
         self.t += 1  # a failed evaluation spends budget too
@@ -344,22 +402,22 @@ class BlackBoxEnv(gym.Env):
             try:
                 out = self._call(x.copy())
             except Exception as err:  # the user's objective: report, never hide
-                raise ObjectiveError(f"objective raised {type(err).__name__}: {err} at x={x.tolist()}", x) from err
+                raise ObjectiveError(f"objective raised {type(err).__name__}: {err} at x={_shown(x)}", x) from err
         elif not outcome.ok:
             err = outcome.value
-            raise ObjectiveError(f"objective raised {type(err).__name__}: {err} at x={x.tolist()}", x) from err
+            raise ObjectiveError(f"objective raised {type(err).__name__}: {err} at x={_shown(x)}", x) from err
         else:
             out = outcome.value
         value = objective_value(out, x)  # outside the try: its ObjectiveReturnError names what came back
         if not np.isfinite(value):
-            raise ObjectiveError(f"objective returned {value} at x={x.tolist()}", x)
+            raise ObjectiveError(f"objective returned {value} at x={_shown(x)}", x)
         if self.noise_std:
             value += self.noise_std * float(self.np_random.standard_normal())
         better = self.best_value is None or (value < self.best_value if self.minimize else value > self.best_value)
         if better:
             self.best_value = value
         reward = -value if self.minimize else value
-        info = {"x": x, "value": value, "best_value": self.best_value, "t": self.t - 1}
+        info = {"x": x, "params": _named(x), "value": value, "best_value": self.best_value, "t": self.t - 1}
         if self.optimal_value is not None:
             info["simple_regret"] = abs(self.best_value - self.optimal_value)
         return np.concatenate([action, [reward]]), reward, False, self.t >= self.budget, info

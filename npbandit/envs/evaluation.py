@@ -14,8 +14,9 @@ is the env's ``evaluator``:
   ``step`` in the order they finish (asynchronous BO, :func:`npbandit.loop.run_episode`).
 
 Any object with ``evaluate(objective, x) -> Outcome`` can serve: ``step`` calls it with the
-objective and the point ``x`` (shape ``[d]``, in the env's bounds) and records what it
-returns. It returns a failed evaluation as an ``Outcome`` and raises only when it is misused.
+objective and the point ``x`` (shape ``[d]``, in the env's bounds; the params dict of an
+env with a search space) and records what it returns. It returns a failed evaluation as an
+``Outcome`` and raises only when it is misused.
 """
 
 from __future__ import annotations
@@ -85,19 +86,22 @@ class OutcomeRelay:
     """
 
     def __init__(self) -> None:
-        self._handed: tuple[Outcome, np.ndarray | None] | None = None
+        self._handed: tuple[Outcome, Any] | None = None
 
     def hand_over(self, outcome: Outcome, x: Any = None) -> None:
         """Make ``outcome`` the one the next ``step`` records (replacing one not yet recorded).
 
         Args:
             outcome: the evaluation's :class:`Outcome`.
-            x: the point it was evaluated at (shape ``[d]``, in the env's bounds); when
-                given, ``step`` refuses to record the outcome at any other point.
+            x: the point it was evaluated at (shape ``[d]``, in the env's bounds, or the
+                params dict of an env with a search space); when given, ``step`` refuses to
+                record the outcome at any other point.
         """
         if not isinstance(outcome, Outcome):
             raise TypeError(f"outcome must be an Outcome, got {type(outcome).__name__}")
-        if x is not None:
+        if isinstance(x, dict):
+            x = dict(x)
+        elif x is not None:
             x = np.asarray(x, dtype=np.float64)
             if x.ndim != 1:
                 raise ValueError(f"x must be one point of shape [d], got shape {list(x.shape)}")
@@ -111,9 +115,11 @@ class OutcomeRelay:
                                "evaluator is an OutcomeRelay records evaluations made elsewhere)")
         outcome, at = self._handed
         self._handed = None
-        if at is not None and not np.array_equal(at, x):
-            raise RuntimeError(f"the outcome handed over was evaluated at x={at.tolist()}, but step() records "
-                               f"x={np.asarray(x).tolist()}")
+        if at is not None and not (at == x if isinstance(at, dict) else
+                                   not isinstance(x, dict) and np.array_equal(at, x)):
+            shown = at if isinstance(at, dict) else at.tolist()
+            raise RuntimeError(f"the outcome handed over was evaluated at x={shown}, but step() records "
+                               f"x={x if isinstance(x, dict) else np.asarray(x).tolist()}")
         return outcome
 
 
@@ -123,7 +129,8 @@ class Evaluation:
 
     Attributes:
         action: the point in the unit cube, shape ``[d]`` (what ``env.step`` takes).
-        x: the point in the env's bounds, shape ``[d]`` (what the objective gets).
+        x: what the objective gets: the point in the env's bounds, shape ``[d]``, or the
+            params dict of an env with a search space.
         submitted: ``time.perf_counter()`` when it was submitted.
         submitted_at: the UTC time it was submitted.
         future: the executor's future (its result is ``(ok, value, worker)``).
@@ -132,7 +139,7 @@ class Evaluation:
     """
 
     action: np.ndarray
-    x: np.ndarray
+    x: Any
     submitted: float
     submitted_at: dt.datetime
     future: cf.Future = field(repr=False)
@@ -186,11 +193,12 @@ class AsyncEvaluator:
         """Start evaluating ``env``'s objective at ``action`` on a worker.
 
         Args:
-            env: the :class:`~npbandit.envs.BlackBoxEnv` (its ``objective`` and ``to_bounds``).
+            env: the :class:`~npbandit.envs.BlackBoxEnv` (its ``objective`` and ``point``).
             action: a point of the unit cube, shape ``[d]``.
         """
         action = np.asarray(action, dtype=np.float64)
-        x = env.to_bounds(action).copy()
+        x = env.point(action)
+        x = dict(x) if isinstance(x, dict) else x.copy()
         future = self.executor.submit(_evaluate, env.objective, x, f"{self._tag}-{self._count}")
         self._count += 1
         evaluation = Evaluation(action=action, x=x, submitted=time.perf_counter(),

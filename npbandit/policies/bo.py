@@ -137,15 +137,34 @@ class _SobolDesign:
         return self.engine.draw(1, dtype=torch.float64)[0].numpy()
 
 
+def _check_snap(snap: Any) -> Callable[[torch.Tensor], torch.Tensor] | None:
+    if snap is not None and not callable(snap):
+        raise TypeError(f"snap must be None or a callable mapping points [..., d] of the unit cube to where they are "
+                        f"evaluated (SearchSpace.snap), got {type(snap).__name__}")
+    return snap
+
+
+def _snapped(snap: Callable[[torch.Tensor], torch.Tensor] | None, points: np.ndarray) -> np.ndarray:
+    """``points`` ``[..., d]`` through ``snap`` (unchanged without one), as float64 numpy."""
+    if snap is None:
+        return points
+    out = snap(torch.as_tensor(points, dtype=torch.float64))
+    return np.asarray(out.detach().cpu(), dtype=np.float64).reshape(np.shape(points))
+
+
 class SobolPolicy(Policy):
-    """Quasi-random search: the next point of a scrambled Sobol sequence."""
+    """Quasi-random search: the next point of a scrambled Sobol sequence.
+
+    ``snap``: as :class:`BOPolicy`'s, each point handed out moved onto what it will be
+    evaluated at (``SearchSpace.snap``: a grid value, a choice's encoding)."""
 
     name = "sobol"
 
-    def __init__(self, dim: int) -> None:
+    def __init__(self, dim: int, snap: Callable[[torch.Tensor], torch.Tensor] | None = None) -> None:
         if not isinstance(dim, int) or dim < 1:
             raise ValueError(f"dim must be a positive int, got {dim!r}")
         self.dim = dim
+        self.snap = _check_snap(snap)
 
     def reset(self, seed: int | None = None) -> None:
         super().reset(seed)
@@ -153,7 +172,7 @@ class SobolPolicy(Policy):
 
     def act(self, obs: np.ndarray, pending: np.ndarray | None = None) -> np.ndarray:
         # a Sobol sequence never repeats itself: points still being evaluated need no care
-        return self.design.next()
+        return _snapped(self.snap, self.design.next())
 
     def observe(self, obs, action, reward, info) -> None:
         pass
@@ -248,6 +267,12 @@ class BOPolicy(Policy):
             (:class:`~npbandit.threads.torch_threads`; the caller's count is restored after
             each): a positive int, ``"torch"`` (torch's own count) or ``None`` (default:
             ``NPBANDIT_THREADS``, else ``OMP_NUM_THREADS`` / ``MKL_NUM_THREADS``, else 1).
+        snap: ``None`` (default: every point of the cube is a point of its own) or a callable
+            mapping points ``[..., d]`` of the unit cube to where they will be evaluated, in
+            the cube (:meth:`npbandit.space.SearchSpace.snap`: integers, grids and choices).
+            Every point handed out, design or proposal, is snapped, so the model sees each
+            observation at the encoding of the value evaluated, and the repeat check compares
+            snapped points (:func:`propose`'s ``snap``).
 
     Without a warp or a trust region the NP model is built once, after the initial design;
     every later observation is streamed in with ``condition_on_observations`` (CMANP:
@@ -262,10 +287,12 @@ class BOPolicy(Policy):
                  trust_region: bool | TrustRegionSettings | None = None, q: int | None = None,
                  gp_kernel: str = "rbf", liar: str | PendingStrategy = DEFAULT_LIAR,
                  budget: int | None = None, threads: int | str | None = None,
-                 max_context: int | str | None = "checkpoint") -> None:
+                 max_context: int | str | None = "checkpoint",
+                 snap: Callable[[torch.Tensor], torch.Tensor] | None = None) -> None:
         if not isinstance(dim, int) or dim < 1:
             raise ValueError(f"dim must be a positive int, got {dim!r}")
         self.threads = check_threads("threads", threads)
+        self.snap = _check_snap(snap)
         if budget is not None and (not isinstance(budget, int) or isinstance(budget, bool) or budget < 1):
             raise ValueError(f"budget must be None or a positive int, got {budget!r}")
         self.budget = budget
@@ -385,7 +412,7 @@ class BOPolicy(Policy):
         in_flight = 0 if pending is None else sum(
             x.tobytes() in design_in_flight for x in np.asarray(pending, dtype=np.float64).reshape(-1, self.dim))
         if len(self.Y) + in_flight < self.n_init or len(self.Y) < min(self.n_init, 2):
-            point = self.design.next()
+            point = _snapped(self.snap, self.design.next())
             self._handed[point.tobytes()] = None
             return point
         if self._batch:
@@ -410,11 +437,12 @@ class BOPolicy(Policy):
             points = proposal.propose_in_region(self.region, X, Y, self._model, self.acquisition, seed=seed,
                                                 pending=pending, avoid_repeats=self.avoid_repeats,
                                                 liar=self.pending_strategy, max_context=self.max_context,
-                                                **settings)
+                                                snap=self.snap, **settings)
         else:
             points = proposal.propose(self._model(X, Y), self.acquisition, dim=self.dim, best_f=Y.max(), seed=seed,
                                       pending=pending, pending_strategy=self.pending_strategy, outputs=Y,
-                                      observed=X if self.avoid_repeats else None, **settings)
+                                      observed=X if self.avoid_repeats else None, snap=self.snap, **settings)
+        points = _snapped(self.snap, points)
         for point in points.reshape(-1, self.dim):
             self._handed[np.asarray(point, dtype=np.float64).tobytes()] = max(self.Y)  # raw, not warped
         if points.ndim == 1:

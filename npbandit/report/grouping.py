@@ -1,9 +1,10 @@
 """Which runs ``npbandit report`` compares with which: a black-box run's *problem* and a
 bandit run's simple-regret window.
 
-A black-box problem is the objective's name, input dimension, bounds and direction
-(minimise / maximise), as each run recorded them; two runs that differ in any of these
-are never put in one row or one panel. A wheel-bandit run's simple regret is the mean
+A black-box problem is the objective's name, input dimension, bounds (or, for a run over
+a search space, the space: each parameter's name, type and range) and direction (minimise
+/ maximise), as each run recorded them; two runs that differ in any of these are never put
+in one row or one panel. A wheel-bandit run's simple regret is the mean
 per-round regret over the last :data:`SIMPLE_REGRET_SHARE` of its rounds.
 """
 
@@ -14,8 +15,9 @@ from collections import defaultdict
 from dataclasses import dataclass
 
 from npbandit.storage import RunRow
+from npbandit.text import printable
 
-__all__ = ["Problem", "SIMPLE_REGRET_SHARE", "bo_groups", "problem_key", "tail_rounds"]
+__all__ = ["Problem", "SIMPLE_REGRET_SHARE", "bo_groups", "problem", "problem_key", "space_text", "tail_rounds"]
 
 #: the share of a bandit run's last rounds that simple regret averages over (the wheel
 #: protocol's 500 of 2000 rounds)
@@ -31,10 +33,12 @@ class Problem:
 
     Attributes:
         name: the objective's name.
-        dim: input dimension ``d``.
+        dim: input dimension ``d`` (of a search space: its unit cube's columns).
         bounds: ``(lower, upper)``, each a tuple of ``d`` floats.
         minimize: the direction.
         optimal_value: the optimum the runs recorded (``None``: unknown, or runs disagree).
+        space: a run over a search space (``optimize(f, space)``): the space as :func:`space_text`
+            writes it (``None`` for a box, whose ``bounds`` say it).
     """
 
     name: str
@@ -42,9 +46,13 @@ class Problem:
     bounds: tuple[tuple[float, ...], tuple[float, ...]] | None
     minimize: bool | None
     optimal_value: float | None = None
+    space: str | None = None
 
     def bounds_text(self, superscript: bool = False) -> str:
-        """``[0, 1]^6`` for a cube (``[0, 1]⁶`` with ``superscript``), else ``[a, b] x [c, d] ...``."""
+        """``[0, 1]^6`` for a cube (``[0, 1]⁶`` with ``superscript``), else ``[a, b] x [c, d] ...``;
+        a search space's text for a run over one."""
+        if self.space is not None:
+            return self.space
         if self.bounds is None:
             return "bounds ?"
         lower, upper = self.bounds
@@ -71,16 +79,41 @@ class Problem:
 
 
 def problem_key(run: RunRow) -> tuple:
-    """``(name, dim, bounds, minimize)`` of a black-box run, from its ``env_params``
-    (``None`` for what it did not record): the fields of :class:`Problem` but the optimum."""
+    """``(name, dim, bounds, minimize, space)`` of a black-box run, from its ``env_params``
+    (``None`` for what it did not record): the fields of :class:`Problem` but the optimum.
+    ``space`` is :func:`space_text` of a run over a search space, ``None`` for a box (whose
+    recorded space of floats ``x0 ...`` its bounds say already)."""
     params = run.env_params
     bounds = params.get("bounds")
     if bounds is not None:
         bounds = (tuple(float(v) for v in bounds[0]), tuple(float(v) for v in bounds[1]))
     dim = params.get("dim") or (len(bounds[0]) if bounds else run.policy_params.get("dim"))
     minimize = params.get("minimize")
+    space = params.get("space") if bounds is None else None
     return (str(params.get("objective", "?")), None if dim is None else int(dim), bounds,
-            None if minimize is None else bool(minimize))
+            None if minimize is None else bool(minimize), None if space is None else space_text(space))
+
+
+def space_text(space: dict) -> str:
+    """A search space's record (:meth:`npbandit.space.SearchSpace.describe`) on one line:
+    ``lr: float [0.0001, 0.1] log, layers: int [1, 4], act: choice {relu, tanh}``."""
+    parts = []
+    for name, spec in space.items():
+        spec = spec if isinstance(spec, dict) else {}
+        kind = str(spec.get("type", "?"))
+        if kind == "choice":
+            text = "{" + ", ".join(str(v) for v in spec.get("values", [])) + "}"
+            text += " ordered" if spec.get("ordered") else ""
+        else:
+            text = f"[{_number(spec.get('low'))}, {_number(spec.get('high'))}]"
+            text += " log" if spec.get("log") else ""
+            text += f" step {_number(spec['step'])}" if spec.get("step") is not None else ""
+        parts.append(printable(f"{name}: {kind} {text}"))
+    return ", ".join(parts)
+
+
+def _number(value: object) -> str:
+    return f"{value:g}" if isinstance(value, (int, float)) and not isinstance(value, bool) else "?"
 
 
 def bo_groups(runs: list[RunRow]) -> dict[Problem, list[RunRow]]:
@@ -93,9 +126,15 @@ def bo_groups(runs: list[RunRow]) -> dict[Problem, list[RunRow]]:
     out = {}
     for key, group in by_key.items():
         stated = {float(r.env_params["optimal_value"]) for r in group if r.env_params.get("optimal_value") is not None}
-        out[Problem(*key, optimal_value=stated.pop() if len(stated) == 1 else None)] = group
+        out[problem(key, optimal_value=stated.pop() if len(stated) == 1 else None)] = group
     return dict(sorted(out.items(), key=lambda kv: (kv[0].name, kv[0].dim or 0, str(kv[0].bounds),
-                                                    str(kv[0].minimize))))
+                                                    str(kv[0].minimize), kv[0].space or "")))
+
+
+def problem(key: tuple, optimal_value: float | None = None) -> Problem:
+    """The :class:`Problem` of a :func:`problem_key`."""
+    name, dim, bounds, minimize, space = key
+    return Problem(name, dim, bounds, minimize, optimal_value=optimal_value, space=space)
 
 
 def tail_rounds(rounds: int) -> int:

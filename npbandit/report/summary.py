@@ -20,12 +20,13 @@ from typing import Any
 
 import numpy as np
 
-from npbandit.report.grouping import SIMPLE_REGRET_SHARE, Problem, bo_groups, problem_key, tail_rounds
+from npbandit.report.grouping import SIMPLE_REGRET_SHARE, bo_groups, problem, problem_key, tail_rounds
 from npbandit.report.labels import row_keys
+from npbandit.space import SearchSpace, as_search_space
 from npbandit.storage import DEFAULT_URL, RunRow, display_url, list_runs, run_steps
 from npbandit.text import printable
 
-__all__ = ["bandit_summary", "bo_summary", "report_text"]
+__all__ = ["bandit_summary", "bo_summary", "report_text", "step_params", "params_text"]
 
 
 def bandit_summary(db: str = DEFAULT_URL) -> list[dict[str, Any]]:
@@ -67,11 +68,13 @@ def bandit_summary(db: str = DEFAULT_URL) -> list[dict[str, Any]]:
 def bo_summary(db: str = DEFAULT_URL) -> list[dict[str, Any]]:
     """Per (problem, budget, policy with its settings: ``label``, see the module
     docstring), over completed runs: the best value each run found,
-    its simple regret when the problem's optimum is known (else ``None``), and the mean
-    seconds per evaluation spent by the policy (act + observe)."""
+    its simple regret when the problem's optimum is known (else ``None``), the mean
+    seconds per evaluation spent by the policy (act + observe), and ``best_point``: the
+    row's best evaluation, ``{"run", "t", "value", "reward", "params"}``, its point by name
+    in the user's units (:func:`step_params`; ``None`` where the run recorded too little)."""
     rows = []
-    for problem, runs in bo_groups(list_runs(db, kind="bo")).items():
-        cells: dict[tuple, list[dict[str, float]]] = defaultdict(list)
+    for group, runs in bo_groups(list_runs(db, kind="bo")).items():
+        cells: dict[tuple, list[dict[str, Any]]] = defaultdict(list)
         labels = {i: k.text() for i, k in row_keys(runs).items()}
         for run in runs:
             steps = run_steps(db, run.id)
@@ -80,17 +83,62 @@ def bo_summary(db: str = DEFAULT_URL) -> list[dict[str, Any]]:
                 continue
             budget = run.env_params.get("budget") or len(steps)
             seconds = statistics.fmean(s["act_s"] + s["observe_s"] for s in good)
-            cells[(budget, labels[run.id], run.policy)].append({"best": good[-1]["best_value"],
+            top = max(good, key=lambda s: s["reward"])  # rewards are maximised, whatever the direction
+            point = {"run": run.id, "t": top["t"], "value": top["value"], "reward": top["reward"],
+                     "params": step_params(run, top)}
+            cells[(budget, labels[run.id], run.policy)].append({"best": good[-1]["best_value"], "point": point,
                                                                 "evals": len(steps), "s_per_step": seconds})
         for (budget, label, policy), cell in sorted(cells.items()):
             best = [c["best"] for c in cell]
-            regret = [problem.regret(b) for b in best]
-            rows.append({"problem": problem, "objective": problem.name, "budget": budget, "policy": policy,
+            regret = [group.regret(b) for b in best]
+            rows.append({"problem": group, "objective": group.name, "budget": budget, "policy": policy,
                          "label": label, "runs": len(cell), "best": best,
                          "simple_regret": None if None in regret else regret,
                          "evals": max(c["evals"] for c in cell),
-                         "s_per_step": statistics.fmean(c["s_per_step"] for c in cell)})
+                         "s_per_step": statistics.fmean(c["s_per_step"] for c in cell),
+                         "best_point": max((c["point"] for c in cell), key=lambda p: p["reward"])})
     return rows
+
+
+def step_params(run: RunRow, step: dict[str, Any]) -> dict[str, Any] | None:
+    """A black-box step's point by name in the user's units: the ``params`` it recorded or,
+    for a step written before steps recorded them, its ``action`` decoded through the run's
+    recorded space or bounds (names ``x0 ...``); ``None`` when neither can be read."""
+    if step.get("params") is not None:
+        return step["params"]
+    try:
+        if run.env_params.get("space") is not None:
+            space = as_search_space(run.env_params["space"])
+        elif run.env_params.get("bounds") is not None:
+            space = SearchSpace.from_bounds(run.env_params["bounds"])
+        else:
+            return None
+        return space.decode(step["action"])
+    except (TypeError, ValueError, KeyError):  # a record this npbandit cannot read: shown as unknown
+        return None
+
+
+def params_text(params: dict[str, Any] | None, width: int = 100) -> str:
+    """``lr=0.00123, layers=3, act='relu'`` on one printable line of at most about ``width``
+    characters (floats to 4 significant digits, strings quoted; the parameters that do not
+    fit counted at the end)."""
+    if params is None:
+        return "?"
+    parts = [f"{name}={_value_text(value)}" for name, value in params.items()]
+    shown: list[str] = []
+    for i, part in enumerate(parts):
+        rest = len(parts) - i
+        if shown and len(", ".join([*shown, part])) > width - (0 if rest == 1 else 14):
+            shown.append(f"... {rest} more")
+            break
+        shown.append(part)
+    return printable(", ".join(shown))
+
+
+def _value_text(value: Any) -> str:
+    if isinstance(value, float):
+        return f"{value:.4g}"
+    return repr(value)
 
 
 def _mean_std(values: list[float]) -> str:
@@ -113,9 +161,9 @@ def _median_quartiles(values: list[float] | None) -> str:
 def _setting(run: RunRow) -> str:
     if run.kind == "bandit":
         return f"delta={run.env_params.get('delta')}"
-    problem = Problem(*problem_key(run))
-    direction = {True: "min", False: "max", None: "?"}[problem.minimize]
-    text = f"{problem.name} d={problem.dim if problem.dim is not None else '?'} {direction}"
+    solved = problem(problem_key(run))
+    direction = {True: "min", False: "max", None: "?"}[solved.minimize]
+    text = f"{solved.name} d={solved.dim if solved.dim is not None else '?'} {direction}"
     return text if len(text) <= 36 else "…" + text[-35:]  # the end of a long name tells problems apart
 
 
@@ -152,24 +200,26 @@ def report_text(db: str = DEFAULT_URL, limit: int = 20) -> str:
                          f"{_mean_std(r['simple_regret']):>12}")
     bo = bo_summary(db)
     if bo:
-        lines += ["", "Black-box optimisation (completed runs, one block per problem -- objective, dimension, bounds, "
-                  "direction -- and budget; median [25 %, 75 %] over runs):",
+        lines += ["", "Black-box optimisation (completed runs, one block per problem -- objective, dimension, "
+                  "bounds or search space, direction -- and budget; median [25 %, 75 %] over runs):",
                   "best value = the best objective value a run found; simple regret = its distance from the "
-                  "problem's recorded optimum (- when no optimum was recorded)"]
-        header = None
+                  "problem's recorded optimum (- when no optimum was recorded); best point = the block's best "
+                  "evaluation, its parameters by name"]
         width = max(24, *(len(r["label"]) for r in bo))
+        blocks: dict[tuple, list[dict[str, Any]]] = defaultdict(list)
         for r in bo:
-            problem = r["problem"]
-            block = (problem, r["budget"])
-            if block != header:
-                header = block
-                optimum = "" if problem.optimal_value is None else f"  optimum {problem.optimal_value:.6g}"
-                lines += ["", f"{problem.label()}{optimum}  budget {r['budget']}",
-                          f"  {'policy':<{width}}  {'runs':>4}  {'best value':>30}  {'simple regret':>30}  "
-                          f"{'s/eval':>7}"]
-            lines.append(f"  {r['label']:<{width}}  {r['runs']:>4}  {_median_quartiles(r['best']):>30}  "
-                         f"{_median_quartiles(r['simple_regret']):>30}  {r['s_per_step']:>7.3f}")
-            if r["simple_regret"] and min(r["simple_regret"]) < 0:
-                lines.append(f"  (a run beat the recorded optimum {problem.optimal_value:.6g}: the recorded optimum "
-                             "is not the optimum)")
+            blocks[(r["problem"], r["budget"])].append(r)
+        for (solved, budget), block in blocks.items():
+            optimum = "" if solved.optimal_value is None else f"  optimum {solved.optimal_value:.6g}"
+            lines += ["", printable(f"{solved.label()}{optimum}  budget {budget}"),
+                      f"  {'policy':<{width}}  {'runs':>4}  {'best value':>30}  {'simple regret':>30}  {'s/eval':>7}"]
+            for r in block:
+                lines.append(f"  {r['label']:<{width}}  {r['runs']:>4}  {_median_quartiles(r['best']):>30}  "
+                             f"{_median_quartiles(r['simple_regret']):>30}  {r['s_per_step']:>7.3f}")
+                if r["simple_regret"] and min(r["simple_regret"]) < 0:
+                    lines.append(f"  (a run beat the recorded optimum {solved.optimal_value:.6g}: the recorded "
+                                 "optimum is not the optimum)")
+            top = max((r["best_point"] for r in block), key=lambda p: p["reward"])
+            lines.append(f"  best point: run {top['run']}, evaluation {top['t']}, value {top['value']:.6g}: "
+                         f"{params_text(top['params'])}")
     return "\n".join(lines)

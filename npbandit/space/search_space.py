@@ -166,13 +166,21 @@ def parameter_from_description(description: Mapping[str, Any]) -> Parameter:
         raise ValueError(f"description must be a mapping with a 'type', got {description!r}")
     settings = {k: v for k, v in description.items() if k != "type"}
     kind = description["type"]
-    if kind == "float":
-        return Float(settings.pop("low"), settings.pop("high"), **settings)
-    if kind == "int":
-        return Int(settings.pop("low"), settings.pop("high"), **settings)
-    if kind == "choice":
-        return Choice(settings.pop("values"), **settings)
-    raise ValueError(f"description's type must be 'float', 'int' or 'choice', got {kind!r}")
+    kinds = {"float": (Float, ("low", "high"), ("log", "step")), "int": (Int, ("low", "high"), ("log", "step")),
+             "choice": (Choice, ("values",), ("ordered",))}
+    if kind not in kinds:
+        raise ValueError(f"description's type must be 'float', 'int' or 'choice', got {kind!r}")
+    cls, required, optional = kinds[kind]
+    missing = [k for k in required if k not in settings]
+    unknown = sorted(set(settings) - set(required) - set(optional))
+    if missing or unknown:
+        article = "an" if kind == "int" else "a"
+        raise ValueError(f"{article} {kind} description needs {', '.join(required)} and may have "
+                         f"{', '.join(optional)}; got {description!r}"
+                         + (f" (missing {', '.join(missing)})" if missing else "")
+                         + (f" (unknown {', '.join(unknown)})" if unknown else ""))
+    positional = [settings.pop(k) for k in required]
+    return cls(*positional, **settings)
 
 
 def as_search_space(space: Any) -> SearchSpace:

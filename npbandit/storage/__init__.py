@@ -8,8 +8,9 @@ The default is an SQLite file (``sqlite:///npbandit.db``); any SQLAlchemy URL wo
   (``running`` / ``completed`` / ``failed`` / ``interrupted``), start, end and
   heartbeat times, host and pid, package versions and the error text of a failed run;
 - ``steps``: one row per step (run, t, action, reward, regret, cumulative regret,
-  expected regret, objective value, whether the step failed, timings), unique on
-  ``(run_id, t)``.
+  expected regret, objective value, whether the step failed, timings and, for a
+  black-box step, ``params``: the point by name in the user's units, beside ``action``
+  in the unit cube), unique on ``(run_id, t)``.
 
 When steps are committed (:class:`RunLogger`): ``bo`` runs (``optimize``, any
 ``BlackBox`` run) commit every evaluation, since an evaluation of an expensive
@@ -42,6 +43,9 @@ Schema version: the table ``npbandit_meta`` records ``schema_version``
 (:data:`SCHEMA_VERSION`), written by the first writer and checked whenever a database is
 opened, so an npbandit that lays out its tables differently refuses the database
 (:class:`SchemaVersionError`, naming both versions) instead of misreading or corrupting it.
+The one exception: a database of an older version that lacks only columns added since
+(from :data:`~npbandit.storage.models.OLDEST_UPGRADABLE` on) is read as it is and upgraded
+in place by a writer (:mod:`~npbandit.storage.engine`).
 
 The package, by concern (every name below is importable from ``npbandit.storage``):
 

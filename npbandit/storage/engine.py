@@ -7,6 +7,7 @@ tables to, or switches the journal mode of, another application's database."""
 from __future__ import annotations
 
 import contextlib
+import logging
 import os
 import re
 import zlib
@@ -15,7 +16,7 @@ from pathlib import Path
 from typing import Any, TypeVar
 from urllib.parse import unquote, urlsplit
 
-from sqlalchemy import create_engine, event, insert, inspect, select, text
+from sqlalchemy import create_engine, event, insert, inspect, select, text, update
 from sqlalchemy.engine import URL, Connection, Engine, make_url
 from sqlalchemy.exc import ArgumentError, DatabaseError, OperationalError
 from sqlalchemy.pool import NullPool
@@ -23,7 +24,7 @@ from sqlalchemy.util import asbool
 
 from npbandit._version import __version__
 from npbandit.exceptions import SchemaVersionError, StorageError
-from npbandit.storage.models import SCHEMA_VERSION, Base, Meta
+from npbandit.storage.models import ADDED_COLUMNS, OLDEST_UPGRADABLE, SCHEMA_VERSION, Base, Meta
 from npbandit.storage.sqlite_files import ReadConnection, connect_reader
 
 __all__ = ["DEFAULT_URL", "open_db", "display_url", "shared_url"]
@@ -31,6 +32,7 @@ __all__ = ["DEFAULT_URL", "open_db", "display_url", "shared_url"]
 DEFAULT_URL = "sqlite:///npbandit.db"
 
 _ENGINES: dict[tuple[str, bool], Engine] = {}
+_log = logging.getLogger(__name__)
 
 
 def _forget_inherited_engines() -> None:
@@ -220,12 +222,21 @@ def _not_ours(url: str, dialect: str, tables: list[str]) -> str:
 
 
 def _check_schema(conn: Any, url: str, *, writer: bool) -> None:
-    """Refuse another application's database, or one laid out by another schema version; a
-    writer then creates the missing tables and records the version (in the caller's
-    transaction), having changed nothing before.
+    """Refuse another application's database, or one laid out by a schema version this
+    npbandit cannot use; a writer then creates the missing tables, adds the columns later
+    versions added (:data:`~npbandit.storage.models.ADDED_COLUMNS`) and records the version
+    (in the caller's transaction), having changed nothing before.
+
+    Versions: this one (:data:`SCHEMA_VERSION`) is used as it is. An older one from
+    :data:`~npbandit.storage.models.OLDEST_UPGRADABLE` on differs from this one only by
+    columns added since, each nullable: a reader reads it as it is (those columns read as
+    ``None``) and a writer upgrades it in place (``ALTER TABLE ... ADD COLUMN``, then the new
+    version; its runs and steps are kept). Older versions and newer ones are refused
+    (:class:`SchemaVersionError`, saying which npbandit to use).
 
     A database with npbandit's tables but no version predates versioning: it is used if
-    its tables have every column this version needs (a writer then records the version)."""
+    its tables have every column this version needs but added ones (a writer then adds
+    those and records the version)."""
     inspector = inspect(conn)
     tables = set(inspector.get_table_names())
     if not tables & _OURS:
@@ -241,28 +252,48 @@ def _check_schema(conn: Any, url: str, *, writer: bool) -> None:
                 f"db {display_url(url)!r}: its {Meta.__tablename__} table records schema_version {stored!r}, which "
                 f"is not a schema version (a whole number; this npbandit ({__version__}) uses {SCHEMA_VERSION}): "
                 "something other than npbandit changed that table; log to a new database")
-        newer = int(stored) > SCHEMA_VERSION
-        raise SchemaVersionError(
-            f"db {display_url(url)!r}: its tables have schema version {stored}, but this npbandit ({__version__}) "
-            f"uses schema version {SCHEMA_VERSION}; "
-            + ("it was written by a newer npbandit: upgrade npbandit to use it" if newer else
-               "it was written by an older npbandit: log to a new database, and read this one with the npbandit "
-               "that wrote it"))
+        if not OLDEST_UPGRADABLE <= int(stored) < SCHEMA_VERSION:
+            newer = int(stored) > SCHEMA_VERSION
+            raise SchemaVersionError(
+                f"db {display_url(url)!r}: its tables have schema version {stored}, but this npbandit ({__version__}) "
+                f"uses schema version {SCHEMA_VERSION}; "
+                + ("it was written by a newer npbandit: upgrade npbandit to use it" if newer else
+                   "it was written by an older npbandit: log to a new database, and read this one with the "
+                   "npbandit that wrote it"))
     ours = {"runs", "steps"}
+    addable = {pair for pairs in ADDED_COLUMNS.values() for pair in pairs}
+    present = {name: {c["name"] for c in inspector.get_columns(name)} for name in sorted(ours & tables)}
     if stored is None and tables & ours:
-        present = {name: {c["name"] for c in inspector.get_columns(name)} if name in tables else set()
-                   for name in sorted(ours)}
-        missing = [f"{name}.{column}" for name, columns in present.items()
-                   for column in Base.metadata.tables[name].columns.keys() if column not in columns]
+        missing = [f"{name}.{column}" for name in sorted(ours) for column in Base.metadata.tables[name].columns.keys()
+                   if column not in present.get(name, set()) and (name not in present or (name, column) not in addable)]
         if missing:
             raise SchemaVersionError(
                 f"db {display_url(url)!r}: no schema version recorded and its tables lack {', '.join(missing)}, "
                 f"which schema version {SCHEMA_VERSION} needs: it was written by an older npbandit; log to a new "
                 "database")
     if writer:
-        Base.metadata.create_all(conn)
+        Base.metadata.create_all(conn)  # the tables missing, each whole; the columns of existing ones below
+        added = []
+        for table, column in sorted(addable):
+            if table in present and column not in present[table]:
+                _add_column(conn, table, column)
+                added.append(f"{table}.{column}")
         if stored is None:
             conn.execute(insert(Meta).values(key="schema_version", value=str(SCHEMA_VERSION)))
+        elif stored != str(SCHEMA_VERSION):
+            conn.execute(update(Meta).where(Meta.key == "schema_version").values(value=str(SCHEMA_VERSION)))
+        if added or (stored is not None and stored != str(SCHEMA_VERSION)):
+            _log.info("db %s: upgraded from schema version %s to %s (added %s)", display_url(url), stored or "none",
+                      SCHEMA_VERSION, ", ".join(added) or "no column")
+
+
+def _add_column(conn: Connection, table: str, column: str) -> None:
+    """``ALTER TABLE table ADD COLUMN column`` with the column's type in ``conn``'s dialect
+    (every added column is nullable, so the rows already there read ``NULL``)."""
+    spec = Base.metadata.tables[table].columns[column]
+    quote = conn.dialect.identifier_preparer.quote
+    conn.execute(text(f"ALTER TABLE {quote(table)} ADD COLUMN {quote(column)} "
+                      f"{spec.type.compile(dialect=conn.dialect)}"))
 
 
 def open_db(url: str = DEFAULT_URL, *, readonly: bool = False) -> Engine:

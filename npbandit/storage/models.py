@@ -14,13 +14,20 @@ from typing import Any
 from sqlalchemy import JSON, Boolean, DateTime, Float, ForeignKey, Integer, String, Text, UniqueConstraint
 from sqlalchemy.orm import DeclarativeBase, Mapped, mapped_column
 
-__all__ = ["Base", "Run", "Step", "Meta", "STATUSES", "SCHEMA_VERSION"]
+__all__ = ["Base", "Run", "Step", "Meta", "STATUSES", "SCHEMA_VERSION", "ADDED_COLUMNS", "OLDEST_UPGRADABLE"]
 
 #: the statuses a run is stored with (``interrupted`` is also inferred for dead runs)
 STATUSES = ("running", "completed", "failed", "interrupted")
 #: the layout of the tables below; raise it with any change to them (a database records
-#: the version that created it and is refused by an npbandit with another)
-SCHEMA_VERSION = 2  # 2: steps.worker / submitted_at / finished_at (batch and asynchronous BO)
+#: the version that created it; see :mod:`npbandit.storage.engine` for which other versions
+#: an npbandit opens, and how)
+SCHEMA_VERSION = 3  # 2: steps.worker / submitted_at / finished_at (batch and asynchronous BO); 3: steps.params
+#: columns each schema version added to an existing table and nothing else: a writer adds them
+#: to a database of an older version, at least :data:`OLDEST_UPGRADABLE`, and readers read such
+#: a database as it is (the columns read as ``None``); {version: [(table, column), ...]}
+ADDED_COLUMNS = {3: [("steps", "params")]}
+#: the oldest schema version a writer upgrades in place (by adding :data:`ADDED_COLUMNS`)
+OLDEST_UPGRADABLE = 2
 
 
 class Base(DeclarativeBase):
@@ -73,6 +80,10 @@ class Step(Base):
     worker: Mapped[str | None] = mapped_column(String(255), nullable=True)
     submitted_at: Mapped[dt.datetime | None] = mapped_column(DateTime, nullable=True)
     finished_at: Mapped[dt.datetime | None] = mapped_column(DateTime, nullable=True)
+    # the evaluated point in the user's units, by name (``{"lr": 0.01, "layers": 3, "act": "relu"}``;
+    # ``{"x0": ..., "x1": ...}`` for a plain box), beside ``action``, the point in the unit cube the
+    # policy searches; NULL for steps of other environments and of databases from before schema 3
+    params: Mapped[dict | None] = mapped_column(JSON, nullable=True)
 
 
 class Meta(Base):

@@ -7,7 +7,8 @@ import datetime as dt
 from dataclasses import dataclass, field
 from typing import Any
 
-from sqlalchemy import select
+from sqlalchemy import inspect, select
+from sqlalchemy.engine import Connection
 
 from npbandit.storage.engine import DEFAULT_URL, _has_schema, _read, open_db
 from npbandit.storage.heartbeat import effective_status
@@ -56,9 +57,19 @@ def list_runs(db: str = DEFAULT_URL, kind: str | None = None) -> list[RunRow]:
 
 def run_steps(db: str, run_id: int) -> list[dict[str, Any]]:
     """The committed steps of a run, in order of t (reads only, as :func:`list_runs`);
-    ``submitted_at`` / ``finished_at`` are aware UTC datetimes."""
+    ``submitted_at`` / ``finished_at`` are aware UTC datetimes. ``params`` is the evaluated
+    point by name in the user's units (``None`` for other environments' steps, and in a
+    database of an older schema, read as it is: :mod:`~npbandit.storage.engine`)."""
     engine = open_db(db, readonly=True)
-    query = select(Step).where(Step.run_id == run_id).order_by(Step.t)
-    rows = _read(engine, str(db), "read steps",
-                 lambda conn: conn.execute(query).mappings().all() if _has_schema(conn) else [])
-    return [{**r, **{key: _read_time(r[key]) for key in _STEP_TIMES}} for r in rows]
+
+    def read(conn: Connection) -> list[Any]:
+        if not _has_schema(conn):
+            return []
+        present = {c["name"] for c in inspect(conn).get_columns(Step.__tablename__)}
+        columns = [c for c in Step.__table__.columns if c.name in present]
+        query = select(*columns).where(Step.run_id == run_id).order_by(Step.t)
+        return conn.execute(query).mappings().all()
+
+    rows = _read(engine, str(db), "read steps", read)
+    absent = dict.fromkeys(c.name for c in Step.__table__.columns)
+    return [{**absent, **r, **{key: _read_time(r[key]) for key in _STEP_TIMES}} for r in rows]

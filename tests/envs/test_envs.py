@@ -11,6 +11,7 @@ from gymnasium.utils.env_checker import check_env
 
 import npbandit.envs  # noqa: F401  (registers the environments)
 from npbandit.envs import BlackBoxEnv, ObjectiveError, WheelBanditEnv, available_functions, make_test_function
+from npbandit.space import Choice, Float, Int, SearchSpace
 
 # every environment the package registers, with the arguments a contract check builds it with
 REGISTERED = {
@@ -18,7 +19,10 @@ REGISTERED = {
     "npbandit/BlackBox-v0": [{"function": "branin", "budget": 10},
                              {"function": "hartmann", "budget": 6, "noise_std": 0.1},
                              {"objective": lambda x: float(np.sin(x).sum()), "bounds": [[-2.0], [3.0]], "budget": 5,
-                              "minimize": False}],
+                              "minimize": False},
+                             {"objective": lambda p: p["n"] + len(p["act"]) * p["lr"], "budget": 6,
+                              "space": {"lr": Float(1e-3, 1.0, log=True), "n": Int(1, 3),
+                                        "act": Choice(["relu", "tanh", "gelu"])}}],
 }
 CASES = [(env_id, kwargs) for env_id, many in REGISTERED.items() for kwargs in many]
 CASE_IDS = [f"{env_id.split('/')[1]}-{i}" for env_id, many in REGISTERED.items() for i in range(len(many))]
@@ -207,6 +211,35 @@ def test_blackbox_maps_actions_to_bounds_and_negates_for_minimisation():
     maximise = BlackBoxEnv(objective=lambda x: float(x.sum()), bounds=[[0], [1]], minimize=False)
     maximise.reset(seed=0)
     assert maximise.step(np.array([0.25]))[1] == 0.25
+
+
+def test_blackbox_over_a_space_calls_the_objective_with_params_and_reports_them():
+    space = SearchSpace({"lr": Float(1e-3, 1.0, log=True), "n": Int(1, 3), "act": Choice(["relu", "tanh", "gelu"])})
+    calls = []
+    env = BlackBoxEnv(objective=lambda p: calls.append(p) or p["n"] * p["lr"], space=space, budget=2)
+    assert env.dim == space.dim == 5 and env.bounds is None and env.has_space
+    assert env.action_space == gym.spaces.Box(0.0, 1.0, shape=(5,), dtype=np.float64)
+    assert env.reset(seed=0)[1] == {"space": space.describe()}
+    action = np.array([1.0, 0.9, 0.1, 0.7, 0.2])
+    _, reward, _, _, info = env.step(action)
+    assert calls == [{"lr": 1.0, "n": 3, "act": "tanh"}] == [info["x"]] == [info["params"]] == [env.point(action)]
+    assert reward == -3.0 and type(info["x"]["n"]) is int
+    with pytest.raises(TypeError, match="point"):
+        env.to_bounds(action)
+    failing = BlackBoxEnv(objective=lambda p: 1 / 0, space=space)
+    failing.reset(seed=0)
+    with pytest.raises(ObjectiveError, match=r"ZeroDivisionError.*at x=\{'lr'") as caught:
+        failing.step(action)
+    assert caught.value.x == {"lr": 1.0, "n": 3, "act": "tanh"}
+    box = BlackBoxEnv(objective=lambda x: float(x.sum()), bounds=[[-1, 10], [1, 20]])
+    assert box.space == SearchSpace.from_bounds([[-1, 10], [1, 20]]) and not box.has_space
+    assert box.params([0.5, 0.25]) == {"x0": 0.0, "x1": 12.5}
+    for kwargs, match in (({"objective": lambda p: 0.0, "space": space, "bounds": [[0], [1]]}, "space= goes with"),
+                          ({"function": "branin", "space": space}, "space= goes with"),
+                          ({"objective": lambda p: 0.0}, "bounds .* or space"),
+                          ({"objective": lambda p: 0.0, "space": space, "dim": 3}, "5-dimensional space")):
+        with pytest.raises(ValueError, match=match):
+            BlackBoxEnv(**kwargs)
 
 
 def test_blackbox_records_the_known_minimum_only_where_it_is_the_optimum():

@@ -67,6 +67,20 @@ def test_a_relay_refuses_a_step_it_has_no_outcome_for_and_spends_no_budget():
         relay.hand_over(Outcome(True, 2.0), x=[[0.5]])
 
 
+def test_a_relay_checks_the_params_of_an_env_over_a_space():
+    from npbandit.space import Choice, Int
+
+    relay = OutcomeRelay()
+    env = BlackBoxEnv(objective=lambda p: 1.0, space={"n": Int(0, 3), "k": Choice(["a", "b"])}, evaluator=relay)
+    env.reset(seed=0)
+    relay.hand_over(Outcome(True, 2.0), x={"n": 1, "k": "a"})
+    with pytest.raises(RuntimeError, match=r"evaluated at x=\{'n': 1, 'k': 'a'\}, but step\(\) records "
+                                           r"x=\{'n': 3, 'k': 'b'\}"):
+        env.step(np.array([0.9, 0.9]))
+    relay.hand_over(Outcome(True, 2.0), x={"n": 3, "k": "b"})
+    assert env.step(np.array([0.9, 0.9]))[4]["x"] == {"n": 3, "k": "b"}
+
+
 def test_the_evaluator_must_have_an_evaluate_method_that_returns_an_outcome():
     with pytest.raises(TypeError, match="evaluator must be None or have an evaluate"):
         BlackBoxEnv(function="branin", evaluator=lambda f, x: f(x))

@@ -395,3 +395,26 @@ def test_stored_text_is_printed_escaped_one_line_per_run(tmp_path):
     assert "\x1b" not in text
     rows = [line for line in text.splitlines() if line.lstrip().startswith("1 ")]
     assert len(rows) == 1 and "boom\\n\\x1b[31mred" in rows[0] and "sobol\\x1b[2J" in rows[0]
+
+
+def test_a_run_over_a_search_space_is_its_own_problem_and_its_best_point_is_shown_by_name(tmp_path):
+    from npbandit.space import Choice, Float, Int
+
+    db = str(tmp_path / "runs.db")
+    space = {"lr": Float(1e-4, 1e-1, log=True), "layers": Int(1, 4), "act": Choice(["relu", "tanh\nx"])}
+
+    def loss(p):
+        return abs(math.log10(p["lr"]) + 2) + abs(p["layers"] - 3) + (p["act"] == "relu")
+
+    results = [optimize(loss, space, surrogate="random", budget=6, seed=s, db=db, progress=False, name="tune")
+               for s in (0, 1)]
+    optimize(loss, {**space, "layers": Int(1, 8)}, surrogate="random", budget=6, db=db, progress=False, name="tune")
+    rows = bo_summary(db)
+    assert len(rows) == 2  # another range of one parameter is another problem
+    best = min(results, key=lambda r: r.best_value)
+    assert rows[0]["best_point"]["params"] == best.best_x
+    text = report_text(db)
+    assert "tune  d=3  lr: float [0.0001, 0.1] log, layers: int [1, 4], act: choice {relu, tanh\\nx}  minimise" in text
+    shown = ", ".join(f"{k}={v:.4g}" if isinstance(v, float) else f"{k}={v!r}" for k, v in best.best_x.items())
+    assert f"best point: run {rows[0]['best_point']['run']}, evaluation" in text and shown.replace("\n", "\\n") in text
+    assert all(line.isprintable() for line in text.split("\n"))

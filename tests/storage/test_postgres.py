@@ -13,10 +13,11 @@ import sys
 import textwrap
 import time
 
+import numpy as np
 import pytest
 from helpers import four_writers
 from postgres_cluster import Cluster, skip_unless_available
-from sqlalchemy import func, insert, select, text, update
+from sqlalchemy import func, insert, inspect, select, text, update
 from sqlalchemy.exc import SQLAlchemyError
 
 from npbandit.envs import WheelBanditEnv
@@ -232,6 +233,62 @@ def test_a_database_from_before_schema_versions_is_checked_and_stamped(any_url):
     _forget_engines()
     with pytest.raises(SchemaVersionError, match=r"no schema version.*steps\.best_value"):
         RunLogger(any_url)
+    _forget_engines()
+
+
+def _as_version_2(url):
+    """The database as an npbandit of schema version 2 leaves it: steps without ``params``."""
+    with open_db(url).begin() as conn:
+        conn.execute(text("ALTER TABLE steps DROP COLUMN params"))
+        conn.execute(update(Meta).where(Meta.key == "schema_version").values(value="2"))
+    _forget_engines()
+
+
+def _version_and_step_columns(url):
+    with open_db(url, readonly=True).connect() as conn:
+        version = conn.execute(select(Meta.value).where(Meta.key == "schema_version")).scalar_one()
+        return version, {c["name"] for c in inspect(conn).get_columns("steps")}
+
+
+@pytest.mark.postgres
+def test_a_version_2_database_is_read_as_it_is_and_upgraded_in_place_by_a_writer(any_url):
+    from npbandit import optimize
+    from npbandit.report import report_text
+
+    def sphere(x):
+        return float(np.sum(x ** 2))
+
+    old = optimize(sphere, [[-1.0, -1.0], [1.0, 1.0]], surrogate="random", budget=3, db=any_url, progress=False)
+    _as_version_2(any_url)
+    (run,) = list_runs(any_url)
+    assert [s["params"] for s in run_steps(any_url, run.id)] == [None] * 3  # read as it is
+    # the best point is still shown by name, decoded from the step's action through the recorded bounds
+    x0, x1 = old.best_x
+    assert f"best point: run {run.id}, evaluation" in report_text(any_url)
+    assert f"x0={x0:.4g}, x1={x1:.4g}" in report_text(any_url)
+    assert _version_and_step_columns(any_url)[0] == "2"  # readers never write
+    _forget_engines()
+    new = optimize(sphere, [[-1.0, -1.0], [1.0, 1.0]], surrogate="random", budget=2, db=any_url, progress=False)
+    version, columns = _version_and_step_columns(any_url)
+    assert version == str(SCHEMA_VERSION) and "params" in columns
+    first, second = list_runs(any_url)
+    assert [s["params"] for s in run_steps(any_url, first.id)] == [None] * 3  # the old steps kept as they were
+    assert [s["params"] for s in run_steps(any_url, second.id)] == [
+        {"x0": h["x"][0], "x1": h["x"][1]} for h in new.history]
+    _forget_engines()
+
+
+@pytest.mark.postgres
+def test_a_database_from_before_schema_versions_gets_the_added_columns(any_url):
+    run_episode(WheelBanditEnv(horizon=3), UniformPolicy(), seed=0, logger=RunLogger(any_url), run_info=WHEEL)
+    with open_db(any_url).begin() as conn:  # without a version, and without a column a later version added
+        Meta.__table__.drop(conn)
+        conn.execute(text("ALTER TABLE steps DROP COLUMN params"))
+    _forget_engines()
+    (run,) = list_runs(any_url)
+    assert len(run_steps(any_url, run.id)) == 3
+    RunLogger(any_url)  # a writer adds the column and stamps the version
+    assert _version_and_step_columns(any_url) == (str(SCHEMA_VERSION), {c.name for c in Step.__table__.columns})
     _forget_engines()
 
 

@@ -1,0 +1,182 @@
+"""npbandit.optimize over a search space (npbandit.space): the objective gets typed dicts, every
+point handed out decodes to valid values, runs record parameters by name, and plain-bounds
+calls are unchanged."""
+
+import json
+import math
+from concurrent.futures import ThreadPoolExecutor
+
+import numpy as np
+import pytest
+import torch
+
+from npbandit import optimize
+from npbandit.cli import main
+from npbandit.policies import BOPolicy
+from npbandit.policies.bo import SobolPolicy
+from npbandit.space import Choice, Float, Int, SearchSpace, as_search_space
+from npbandit.storage import list_runs, run_steps
+
+SPACE = SearchSpace({"lr": Float(1e-4, 1e-1, log=True), "layers": Int(1, 4), "act": Choice(["relu", "tanh", "gelu"]),
+                     "dropout": Float(0.0, 0.5, step=0.1)})
+COST = {"relu": 0.0, "tanh": 0.5, "gelu": 1.0}
+
+
+def score(p):
+    """A tuning-like objective of SPACE's parameters; refuses anything of the wrong type."""
+    assert set(p) == set(SPACE) and type(p["layers"]) is int and type(p["lr"]) is float
+    assert p["act"] in COST and type(p["dropout"]) is float
+    return (math.log10(p["lr"]) + 2) ** 2 + (p["layers"] - 3) ** 2 + COST[p["act"]] + (p["dropout"] - 0.2) ** 2
+
+
+def _valid(space, action, params):
+    """``action`` is snapped (the encoding of what it decodes to) and decodes to ``params``, which are valid."""
+    u = torch.as_tensor(action, dtype=torch.float64)
+    assert torch.equal(space.snap(u), u)
+    assert space.decode(action) == params == space.check(params)
+
+
+def test_the_objective_receives_typed_dicts_and_the_result_is_one(tmp_path):
+    seen = []
+    result = optimize(lambda p: seen.append(dict(p)) or score(p), SPACE, surrogate="random", budget=12, seed=0,
+                      db=None, progress=False)
+    assert [h["x"] for h in result.history] == seen and len(seen) == 12
+    assert isinstance(result.best_x, dict) and result.best_value == pytest.approx(score(result.best_x))
+    assert {p["act"] for p in seen} == set(COST)  # a one-hot choice's design reaches each value
+    assert all(round(p["dropout"] * 10) / 10 == p["dropout"] for p in seen)
+
+
+@pytest.mark.parametrize("surrogate", ["tnpd", "gp"])
+def test_every_proposal_decodes_to_valid_values_and_is_recorded_by_name(tmp_path, surrogate):
+    db = str(tmp_path / "runs.db")
+    # the shipped tnpd-bo: d = 1 + 1 + 3 + 1 = 6 cube columns, 3 design points, 2 proposals
+    result = optimize(score, space=SPACE, surrogate=surrogate, budget=5, n_init=3, seed=1, db=db, progress=False)
+    (run,) = list_runs(db)
+    assert run.env_params["space"] == SPACE.describe() and "bounds" not in run.env_params
+    assert run.env_params["dim"] == SPACE.dim == 6
+    steps = run_steps(db, run.id)
+    for step, h in zip(steps, result.history, strict=True):
+        _valid(SPACE, step["action"], step["params"])
+        assert step["params"] == h["x"]
+    keys = [json.dumps(s["params"], sort_keys=True) for s in steps]
+    assert len(set(keys[3:])) == 2 and not set(keys[3:]) & set(keys[:3])  # no proposal repeats a point
+
+
+def test_a_run_records_params_by_name_with_their_types_and_failures_too(tmp_path):
+    db = str(tmp_path / "runs.db")
+
+    def flaky(p):
+        if p["act"] == "gelu":
+            raise RuntimeError("diverged")
+        return score(p)
+
+    result = optimize(flaky, SPACE, surrogate="random", budget=8, seed=0, db=db, progress=False, on_error="skip")
+    (run,) = list_runs(db)
+    steps = run_steps(db, run.id)
+    assert [s["params"] for s in steps] == [h["x"] for h in result.history]
+    failed = [s for s in steps if s["failed"]]
+    assert failed and all(s["params"]["act"] == "gelu" for s in failed)
+    assert all(type(s["params"]["layers"]) is int for s in steps)  # JSON keeps an int an int
+    assert as_search_space(run.env_params["space"]) == SPACE  # the record reads back as the space
+
+
+def test_plain_bounds_record_their_point_as_x0_x1(tmp_path):
+    db = str(tmp_path / "runs.db")
+    result = optimize(lambda x: float(np.sum(x ** 2)), [[-1.0, 0.0], [1.0, 2.0]], surrogate="random", budget=3,
+                      db=db, progress=False)
+    assert isinstance(result.best_x, np.ndarray)
+    (run,) = list_runs(db)
+    assert run.env_params["bounds"] == [[-1.0, 0.0], [1.0, 2.0]]
+    assert run.env_params["space"] == {"x0": {"type": "float", "low": -1.0, "high": 1.0},
+                                       "x1": {"type": "float", "low": 0.0, "high": 2.0}}
+    for step, h in zip(run_steps(db, run.id), result.history, strict=True):
+        assert step["params"] == {"x0": h["x"][0], "x1": h["x"][1]}  # exactly the point evaluated
+
+
+def test_a_continuous_space_and_the_asynchronous_loop(tmp_path):
+    space = {"c": Float(1e-3, 1e3, log=True), "g": Float(-1.0, 1.0)}
+    with ThreadPoolExecutor(2) as pool:
+        result = optimize(lambda p: (math.log10(p["c"]) - 1) ** 2 + p["g"] ** 2, space, surrogate="random",
+                          budget=6, db=None, progress=False, executor=pool, batch_size=2)
+    assert all(set(h["x"]) == {"c", "g"} and 1e-3 <= h["x"]["c"] <= 1e3 for h in result.history)
+
+
+@pytest.mark.parametrize("kwargs,error,match", [
+    ({"bounds": [[0.0], [1.0]], "space": {"x": Float(0, 1)}}, ValueError, "not both"),
+    ({}, ValueError, "bounds is required"),
+    ({"space": [[0.0], [1.0]]}, TypeError, "space must be a SearchSpace"),
+    ({"space": {"x": (0, 1)}}, TypeError, r"space\['x'\] must be a Float, Int or Choice"),
+    ({"space": {"x": Float(0, 1)}, "point_type": "torch"}, ValueError, "point_type='torch' is for bounds"),
+])
+def test_bad_spaces_are_refused_naming_the_argument(kwargs, error, match):
+    with pytest.raises(error, match=match):
+        optimize(score, surrogate="random", budget=2, db=None, progress=False, **kwargs)
+
+
+def test_policies_hand_out_snapped_points():
+    space = SearchSpace({"n": Int(0, 2), "k": Choice(["a", "b", "c"])})
+    for policy in (SobolPolicy(space.dim, snap=space.snap), BOPolicy(space.dim, model="gp", snap=space.snap)):
+        policy.reset(0)
+        for _ in range(4):
+            point = policy.act(np.zeros(space.dim + 1))
+            assert torch.equal(space.snap(torch.as_tensor(point)), torch.as_tensor(point))
+    with pytest.raises(TypeError, match="snap must be None or a callable"):
+        BOPolicy(2, model="gp", snap="round")
+
+
+def test_the_cli_takes_a_space_as_json_or_a_file(tmp_path, monkeypatch, capsys):
+    (tmp_path / "tuning.py").write_text("def f(p):\n    return (p['n'] - 2) ** 2 + (p['k'] == 'b')\n")
+    monkeypatch.chdir(tmp_path)
+    monkeypatch.syspath_prepend(str(tmp_path))
+    record = {"n": {"type": "int", "low": 0, "high": 4}, "k": {"type": "choice", "values": ["a", "b"]}}
+    (tmp_path / "space.json").write_text(json.dumps(record))
+    db = str(tmp_path / "runs.db")
+    for given in (json.dumps(record), "space.json"):
+        assert main(["optimize", "--objective", "tuning:f", "--space", given, "--surrogate", "random", "--budget",
+                     "3", "--db", db]) == 0
+        assert "at x = {'n': " in capsys.readouterr().out
+    assert all(run.env_params["space"] == record for run in list_runs(db))
+    assert main(["optimize", "--objective", "tuning:f", "--space", '{"n": {"type": "int", "low": 0}}', "--db", db]) == 2
+    err = capsys.readouterr().err
+    assert "--space" in err and "missing high" in err
+
+
+def test_a_warm_start_is_observed_before_the_first_proposal(tmp_path):
+    db = str(tmp_path / "runs.db")
+    sobol = optimize(score, SPACE, surrogate="random", budget=4, seed=0, db=None, progress=False)
+    earlier = optimize(score, SPACE, surrogate="random", budget=4, seed=5, db=None, progress=False)
+    cold = optimize(score, SPACE, surrogate="gp", budget=1, n_init=3, seed=0, db=None, progress=False)
+    assert cold.history[0]["x"] == sobol.history[0]["x"]  # the design's first point
+    pairs = [(h["x"], h["value"]) for h in earlier.history]
+    warm = optimize(score, SPACE, surrogate="gp", budget=1, n_init=3, seed=0, db=db, progress=False, initial=pairs)
+    # four earlier evaluations complete a 3-point design: the first evaluation is already the model's
+    assert warm.history[0]["x"] != sobol.history[0]["x"] and warm.history[0]["x"] not in [x for x, _ in pairs]
+    assert len(warm.history) == 1 and list_runs(db)[0].policy_params["initial"] == 4
+    # an earlier result's history serves as it is; its failed entries are skipped
+    again = optimize(score, SPACE, surrogate="gp", budget=1, n_init=3, seed=0, db=None, progress=False,
+                     initial=[*earlier.history, {"x": SPACE.decode(np.zeros(SPACE.dim)), "value": None,
+                                                 "failed": True}])
+    assert again.history[0]["x"] == warm.history[0]["x"]
+
+
+@pytest.mark.parametrize("where,initial,match", [
+    ([[0.0], [1.0]], [([1.5], 0.0)], r"initial\[0\]: x must be a point of the bounds"),
+    ([[0.0], [1.0]], [([0.5], math.nan)], r"initial\[0\]: the value must be a finite real number"),
+    ([[0.0], [1.0]], [([0.5], 1.0), [0.5]], r"initial\[1\] must be an \(x, value\) pair"),
+    (SPACE, [({"lr": 0.5, "layers": 2, "act": "relu", "dropout": 0.0}, 1.0)], r"initial\[0\]: params\['lr'\]"),
+])
+def test_a_bad_warm_start_is_refused_naming_the_entry(where, initial, match):
+    with pytest.raises(ValueError, match=match):
+        optimize(score, where, surrogate="random", budget=1, db=None, progress=False, initial=initial)
+
+
+def test_a_warm_start_over_bounds_takes_points_in_the_bounds():
+    box = [[-1.0, 0.0], [1.0, 2.0]]
+
+    def sphere(x):
+        return float(np.sum((np.asarray(x) - 0.5) ** 2))
+
+    first = optimize(sphere, box, surrogate="random", budget=1, seed=0, db=None, progress=False).history[0]["x"]
+    earlier = [(x, sphere(x)) for x in ([-1.0, 0.0], [1.0, 2.0], [0.0, 1.0], [0.5, 0.5], [-0.5, 1.5])]
+    warm = optimize(sphere, box, surrogate="gp", budget=1, seed=0, db=None, progress=False, initial=earlier)
+    assert not np.allclose(warm.history[0]["x"], first)  # 5 = 2d + 1 earlier points: the design is done
