@@ -14,7 +14,7 @@ import torch
 
 from npbandit.envs.blackbox import BlackBoxEnv, ObjectiveError, as_bounds
 from npbandit.loop import _check_async, _check_on_error, run_episode
-from npbandit.policies.base import Policy
+from npbandit.policies.base import Policy, PolicyWrapper
 from npbandit.policies.bo import ACQUISITIONS, DEFAULT_LIAR, OUTPUT_WARPS, BOPolicy, SobolPolicy, check_liar
 from npbandit.space import Parameter, SearchSpace, as_search_space
 from npbandit.storage import DEFAULT_URL, RunLogger
@@ -41,7 +41,8 @@ class OptimizeResult:
         best_x: the best evaluated point.
         best_value: its objective value.
         history: one dict per evaluation: ``t``, ``x``, ``value``, ``best_value``,
-            ``failed`` (in order of evaluation).
+            ``failed`` (in order of evaluation), and ``error`` (why it failed, as the
+            database records it) for a failed one.
         run_id: the run's id in the database (``None`` when ``db=None``).
     """
 
@@ -247,9 +248,9 @@ def optimize(objective: Callable[[Any], float], bounds: Any = None, surrogate: s
     result = run_episode(env, policy, seed=seed, logger=logger, run_info=info, on_error=on_error,
                          progress=progress, desc=f"optimize {env.name}", executor=executor,
                          batch_size=batch_size, eval_timeout=eval_timeout)
+    extras = ("error", "worker", "submitted_at", "finished_at")
     history = [{"t": r["t"], "x": env.point(r["action"]), "value": r["value"], "best_value": r.get("best_value"),
-                "failed": r["failed"], **{k: r[k] for k in ("worker", "submitted_at", "finished_at") if k in r}}
-               for r in result.steps]
+                "failed": r["failed"], **{k: r[k] for k in extras if k in r}} for r in result.steps]
     good = [h for h in history if not h["failed"]]
     if not good:
         raise ObjectiveError(f"every one of the {len(history)} evaluations failed; nothing to report"
@@ -298,26 +299,19 @@ def _initial_points(initial: Any, box: np.ndarray | None, space: SearchSpace | N
     return out
 
 
-class _WarmStart(Policy):
+class _WarmStart(PolicyWrapper):
     """A policy that observes earlier evaluations (``(action, reward)`` pairs) right after
     each ``reset``, before it proposes anything (``optimize(initial=...)``)."""
 
     def __init__(self, inner: Policy, observations: list[tuple[np.ndarray, float]]) -> None:
-        self.inner, self.observations = inner, observations
-        self.name, self.checkpoint = inner.name, inner.checkpoint
+        super().__init__(inner)
+        self.observations = observations
 
     def reset(self, seed: int | None = None) -> None:
         super().reset(seed)
-        self.inner.reset(seed)
         for action, reward in self.observations:
             obs = np.concatenate([action, [reward]])
             self.inner.observe(obs, action.copy(), reward, {})
-
-    def act(self, obs: np.ndarray, pending: np.ndarray | None = None) -> Any:
-        return self.inner.act(obs) if pending is None else self.inner.act(obs, pending=pending)
-
-    def observe(self, obs: np.ndarray, action: Any, reward: float, info: dict[str, Any]) -> None:
-        self.inner.observe(obs, action, reward, info)
 
     def params(self) -> dict[str, Any]:
         return {**self.inner.params(), "initial": len(self.observations)}
@@ -403,7 +397,7 @@ def _surrogate_checkpoint(surrogate: str, d: int) -> str:
     return name
 
 
-class _StandardisedDataCheck(Policy):
+class _StandardisedDataCheck(PolicyWrapper):
     """A BO policy behind a check that the rewards can be standardised in float64.
 
     Both surrogates standardise the observations (the NP as its ``bo`` prior did,
@@ -411,17 +405,9 @@ class _StandardisedDataCheck(Policy):
     variance, and BoTorch then fails far from the cause ("probability tensor
     contains inf"); this says what is wrong before a value reaches the model."""
 
-    def __init__(self, inner: Policy) -> None:
-        self.inner = inner
-        self.name, self.checkpoint = inner.name, inner.checkpoint
-
     def reset(self, seed: int | None = None) -> None:
         super().reset(seed)
-        self.inner.reset(seed)
         self.rewards: list[float] = []
-
-    def act(self, obs: np.ndarray, pending: np.ndarray | None = None) -> Any:
-        return self.inner.act(obs) if pending is None else self.inner.act(obs, pending=pending)
 
     def observe(self, obs: np.ndarray, action: Any, reward: float, info: dict[str, Any]) -> None:
         self.rewards.append(float(reward))
@@ -433,6 +419,3 @@ class _StandardisedDataCheck(Policy):
                              "magnitude); rescale the objective (e.g. divide it by its typical size) or use "
                              "surrogate='random'")
         self.inner.observe(obs, action, reward, info)
-
-    def params(self) -> dict[str, Any]:
-        return self.inner.params()

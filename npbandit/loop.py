@@ -99,6 +99,14 @@ def _observe(policy: Policy, obs: Any, action: Any, reward: float, info: dict[st
     return time.perf_counter() - t0
 
 
+def _observe_failure(policy: Policy, obs: Any, action: Any, error: str) -> float:
+    """``policy.observe_failure`` for an evaluation written as failed (``on_error="skip"``);
+    returns the seconds it took."""
+    t0 = time.perf_counter()
+    policy.observe_failure(obs, action, error)
+    return time.perf_counter() - t0
+
+
 @dataclass
 class _Clock:
     """The policy's seconds taking in the last evaluation: written as the next step's
@@ -245,11 +253,12 @@ def _run_sequential(env: gym.Env, policy: Policy, obs: Any, horizon: int | None,
                     result.last_error = str(err)
                     row = dict(t=t, action=action, reward=None, regret=None, cumulative_regret=None, failed=True,
                                value=None, act_s=t1 - t0, env_s=time.perf_counter() - t1, observe_s=clock.take(),
-                               **_params(base, action))
+                               error=str(err), **_params(base, action))
                     _record(result, logger, signals, row)
                     if on_error == "raise":
                         raise
                     failed = True
+                    clock.observe_s = _observe_failure(policy, obs, action, str(err))
                 else:
                     signals.hold_step()
                     failed = False
@@ -356,17 +365,20 @@ def _record_async(env: gym.Env, evaluator: AsyncEvaluator, policy: Policy, obs: 
             result.failed_steps += 1
             result.last_error = str(err)
             row = dict(t=t, action=evaluation.action, reward=None, regret=None, cumulative_regret=None, failed=True,
-                       value=None, act_s=act_s, env_s=env_s, observe_s=clock.take(), **times,
+                       value=None, act_s=act_s, env_s=env_s, observe_s=clock.take(), error=str(err), **times,
                        **_params(env.unwrapped, evaluation.action))
             _record(result, logger, signals, row)
             if on_error == "raise":
                 raise
-            return obs
-        row = dict(t=t, action=evaluation.action, reward=float(reward), regret=info.get("regret"),
-                   cumulative_regret=None, expected_regret=info.get("expected_regret"), value=info.get("value"),
-                   best_value=info.get("best_value"), failed=False, act_s=act_s, env_s=env_s,
-                   observe_s=clock.take(), **times, **_params(env.unwrapped, evaluation.action))
-        _record(result, logger, signals, row)
+        else:
+            row = dict(t=t, action=evaluation.action, reward=float(reward), regret=info.get("regret"),
+                       cumulative_regret=None, expected_regret=info.get("expected_regret"), value=info.get("value"),
+                       best_value=info.get("best_value"), failed=False, act_s=act_s, env_s=env_s,
+                       observe_s=clock.take(), **times, **_params(env.unwrapped, evaluation.action))
+            _record(result, logger, signals, row)
+    if row["failed"]:
+        clock.observe_s = _observe_failure(policy, obs, evaluation.action, row["error"])
+        return obs
     clock.observe_s = _observe(policy, obs, evaluation.action, reward, info, t, result.run_id)
     return next_obs
 

@@ -140,7 +140,9 @@ def test_a_wrong_return_type_is_a_failed_evaluation_that_skip_skips(tmp_path, re
     result = optimize(sometimes_wrong, BOUNDS, surrogate="random", budget=4, db=db, on_error="skip", progress=False)
     assert [h["failed"] for h in result.history] == [False, True, False, False]
     (run,) = list_runs(db)
-    assert run.status == "completed" and [s["failed"] for s in run_steps(db, run.id)] == [False, True, False, False]
+    steps = run_steps(db, run.id)
+    assert run.status == "completed" and [s["failed"] for s in steps] == [False, True, False, False]
+    assert "must return a float" in steps[1]["error"] and [s["error"] for s in steps[::2]] == [None, None]
     calls.clear()
     with pytest.raises(ObjectiveReturnError, match="must return a float") as info:
         optimize(sometimes_wrong, BOUNDS, surrogate="random", budget=4, db=db, progress=False)

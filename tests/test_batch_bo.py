@@ -142,6 +142,9 @@ def test_a_failing_evaluation_is_skipped_and_the_run_goes_on(tmp_path):
     assert len(result.history) == 6 and sum(h["failed"] for h in result.history) == 1
     (run,) = list_runs(db)
     assert run.status == "completed" and sum(s["failed"] for s in run_steps(db, run.id)) == 1
+    assert [s["error"] for s in run_steps(db, run.id) if s["failed"]] == ["objective raised RuntimeError: boom at x="
+                                                                         + s["error"].split("at x=")[1]
+                                                                         for s in run_steps(db, run.id) if s["failed"]]
 
 
 def _hang_first(seconds):

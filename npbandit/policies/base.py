@@ -7,7 +7,7 @@ from typing import Any
 
 import numpy as np
 
-__all__ = ["Policy"]
+__all__ = ["Policy", "PolicyWrapper"]
 
 
 class Policy(ABC):
@@ -38,6 +38,41 @@ class Policy(ABC):
         """Learn from one step: the observation ``act`` was given, the action taken, the
         reward received and the environment's ``info`` dict."""
 
+    def observe_failure(self, obs: np.ndarray, action: Any, error: str) -> None:
+        """Learn from a step whose evaluation failed (the objective raised, returned a
+        non-finite value or timed out; the run goes on with ``on_error="skip"``): the
+        observation ``act`` was given, the action taken and the error's text. Default:
+        nothing (the step spends budget, and the policy is not told)."""
+        return None
+
     def params(self) -> dict[str, Any]:
         """JSON-serialisable settings, logged with each run."""
         return {}
+
+
+class PolicyWrapper(Policy):
+    """A policy that hands every call to ``inner`` (and takes its name and checkpoint): the
+    base of a wrapper that changes one step and forwards the rest, so that a method added to
+    :class:`Policy` reaches the wrapped policy without every wrapper learning of it."""
+
+    def __init__(self, inner: Policy) -> None:
+        if not isinstance(inner, Policy):
+            raise TypeError(f"inner must be a Policy, got {type(inner).__name__}")
+        self.inner = inner
+        self.name, self.checkpoint = inner.name, inner.checkpoint
+
+    def reset(self, seed: int | None = None) -> None:
+        super().reset(seed)
+        self.inner.reset(seed)
+
+    def act(self, obs: np.ndarray, pending: np.ndarray | None = None) -> Any:
+        return self.inner.act(obs) if pending is None else self.inner.act(obs, pending=pending)
+
+    def observe(self, obs: np.ndarray, action: Any, reward: float, info: dict[str, Any]) -> None:
+        self.inner.observe(obs, action, reward, info)
+
+    def observe_failure(self, obs: np.ndarray, action: Any, error: str) -> None:
+        self.inner.observe_failure(obs, action, error)
+
+    def params(self) -> dict[str, Any]:
+        return self.inner.params()

@@ -369,6 +369,7 @@ class BOPolicy(Policy):
         self.design = _SobolDesign(self.dim, seed)
         self.X: list[np.ndarray] = []
         self.Y: list[float] = []
+        self.failed: list[np.ndarray] = []  # points whose evaluation failed (observe_failure)
         self.np_model = None
         self.region = (TrustRegion.from_settings(self.dim, self.trust_region_settings) if self.trust_region
                        else None)
@@ -382,11 +383,15 @@ class BOPolicy(Policy):
         self.torch_rng = torch.Generator().manual_seed(int(self.rng.integers(2**62)))
 
     def _data(self) -> tuple[torch.Tensor, torch.Tensor]:
-        """``X [n, d]`` and the outputs ``[n, 1]`` the model sees (warped with ``output_warp``)."""
-        Y = torch.tensor(np.asarray(self.Y, dtype=np.float64), dtype=torch.float64).unsqueeze(-1)
+        """``X [n, d]`` and the outputs ``[n, 1]`` the model sees (warped with ``output_warp``):
+        the observations, then the failed points at the worst value observed (none before a
+        value is)."""
+        failed = self.failed if self.Y else []
+        values = self.Y + [min(self.Y)] * len(failed)
+        Y = torch.tensor(np.asarray(values, dtype=np.float64), dtype=torch.float64).unsqueeze(-1)
         if self.output_warp is not None:
             Y = YeoJohnson.fit(Y).forward(Y)
-        return torch.tensor(np.array(self.X), dtype=torch.float64), Y
+        return torch.tensor(np.array(self.X + failed), dtype=torch.float64), Y
 
     def _model(self, X: torch.Tensor, Y: torch.Tensor):
         if self.surrogate is None or self.output_warp is not None or self.region is not None:
@@ -411,7 +416,9 @@ class BOPolicy(Policy):
         design_in_flight = {key for key, best_then in self._handed.items() if best_then is None}
         in_flight = 0 if pending is None else sum(
             x.tobytes() in design_in_flight for x in np.asarray(pending, dtype=np.float64).reshape(-1, self.dim))
-        if len(self.Y) + in_flight < self.n_init or len(self.Y) < min(self.n_init, 2):
+        # failed design points count as design: a run whose evaluations fail still leaves the design
+        # after n_init points (once two have values, which a model needs)
+        if len(self.Y) + len(self.failed) + in_flight < self.n_init or len(self.Y) < min(self.n_init, 2):
             point = _snapped(self.snap, self.design.next())
             self._handed[point.tobytes()] = None
             return point
@@ -472,6 +479,28 @@ class BOPolicy(Policy):
             with torch_threads(self.threads):
                 self.np_model = self.np_model.condition_on_observations(
                     torch.tensor(x, dtype=torch.float64)[None], torch.tensor([[float(reward)]], dtype=torch.float64))
+
+    def observe_failure(self, obs, action, error: str) -> None:
+        """A point whose evaluation failed: never proposed again (the repeat check), a
+        proposal that did not improve (the trust region), and seen by the model at the worst
+        value observed, so the search moves away from where evaluations fail: a failure is
+        taken as a bad outcome of its region, the usual reading of a crashed or diverged
+        configuration. (A model rebuilt per proposal places each failure at the worst value
+        then; a streamed one at the worst value when it failed.)"""
+        x = np.asarray(action, dtype=np.float64)
+        key = x.tobytes()
+        handed = key in self._handed
+        best_then = self._handed.pop(key) if handed else None
+        if not handed:
+            self._spent += 1
+        if self.region is not None and best_then is not None:
+            remaining = None if self.budget is None else max(self.budget - self._spent, 0)
+            self.region.observe(False, remaining)
+        self.failed.append(x)
+        if self.np_model is not None and self.output_warp is None:
+            with torch_threads(self.threads):
+                self.np_model = self.np_model.condition_on_observations(
+                    torch.tensor(x, dtype=torch.float64)[None], torch.tensor([[min(self.Y)]], dtype=torch.float64))
 
     def params(self) -> dict[str, Any]:
         """The settings this policy runs with (JSON-serialisable; logged with each run): the

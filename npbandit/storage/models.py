@@ -21,11 +21,11 @@ STATUSES = ("running", "completed", "failed", "interrupted")
 #: the layout of the tables below; raise it with any change to them (a database records
 #: the version that created it; see :mod:`npbandit.storage.engine` for which other versions
 #: an npbandit opens, and how)
-SCHEMA_VERSION = 3  # 2: steps.worker / submitted_at / finished_at (batch and asynchronous BO); 3: steps.params
+SCHEMA_VERSION = 3  # 2: steps.worker / submitted_at / finished_at (batch and asynchronous BO); 3: steps.params, error
 #: columns each schema version added to an existing table and nothing else: a writer adds them
 #: to a database of an older version, at least :data:`OLDEST_UPGRADABLE`, and readers read such
 #: a database as it is (the columns read as ``None``); {version: [(table, column), ...]}
-ADDED_COLUMNS = {3: [("steps", "params")]}
+ADDED_COLUMNS = {3: [("steps", "params"), ("steps", "error")]}
 #: the oldest schema version a writer upgrades in place (by adding :data:`ADDED_COLUMNS`)
 OLDEST_UPGRADABLE = 2
 
@@ -84,6 +84,9 @@ class Step(Base):
     # ``{"x0": ..., "x1": ...}`` for a plain box), beside ``action``, the point in the unit cube the
     # policy searches; NULL for steps of other environments and of databases from before schema 3
     params: Mapped[dict | None] = mapped_column(JSON, nullable=True)
+    # why a failed evaluation failed (the objective's exception, a non-finite value, a timeout),
+    # as the error's text; NULL for steps that did not fail and for databases from before schema 3
+    error: Mapped[str | None] = mapped_column(Text, nullable=True)
 
 
 class Meta(Base):
