@@ -252,10 +252,15 @@ def _forest(p: dict) -> float:
 
 
 def _logistic(p: dict) -> float:
+    import sklearn
     from sklearn.linear_model import LogisticRegression
 
+    # scikit-learn 1.8 deprecated penalty= for l1_ratio= (0: the L2 penalty, 1: L1); the same two models
+    major, minor = (int(v) for v in sklearn.__version__.split(".")[:2])
+    penalty = ({"l1_ratio": 1.0 if p["penalty"] == "l1" else 0.0} if (major, minor) >= (1, 8)
+               else {"penalty": p["penalty"]})
     return _cv_loss(LogisticRegression(
-        C=p["C"], penalty=p["penalty"], solver="liblinear", fit_intercept=p["fit_intercept"] == "true",
+        C=p["C"], **penalty, solver="liblinear", fit_intercept=p["fit_intercept"] == "true",
         class_weight=None if p["class_weight"] == "none" else "balanced", max_iter=500), "breast_cancer", "log_loss")
 
 
