@@ -14,7 +14,6 @@ would hit for free; here their optimum is moved to a fixed random point
 (``f(x - o)``, each coordinate of ``o`` uniform over the middle 70 % of its side).
 """
 
-from __future__ import annotations
 
 import functools
 import math
