@@ -277,6 +277,10 @@ def report(summary: dict, notes: dict, labels: list[str], methods: list[str], ar
         lines += [f"| {lab} | {problem(lab).dim} | " + " | ".join(_cell(summary, notes, lab, m) for m in methods) + " |"
                   for lab in rows]
         lines.append("")
+    counts = [c["runs"] for c in summary.values()]
+    if counts and min(counts) < args.seeds:
+        lines += [f"**Incomplete:** {min(counts)} to {max(counts)} of the {args.seeds} seeds per cell so far (the "
+                  "script resumes where it stopped).", ""]
     lines += ["Seconds per evaluation spent in the method (proposal and bookkeeping, mean over runs) / the "
               "objective's own seconds per evaluation / one run's wall time (median):", "",
               "| problem | " + " | ".join(methods) + " |", "|---|" + "---:|" * len(methods)]

@@ -304,7 +304,8 @@ def _turbo(problem: Problem, seed: int, budget: int, evaluate) -> dict:
                 hi = (centre + scale * length / 2).clamp(0.0, 1.0)
                 perturbed = lo + (hi - lo) * sobol.draw(n_cand, dtype=torch.float64)
                 mask = torch.rand(n_cand, d, dtype=torch.float64) <= min(1.0, 20.0 / d)
-                mask[mask.sum(dim=1) == 0, torch.randint(d, (1,))] = True  # perturb at least one coordinate
+                unmoved = (mask.sum(dim=1) == 0).nonzero().view(-1)  # perturb at least one coordinate
+                mask[unmoved, torch.randint(d, (len(unmoved),))] = True
                 candidates = torch.where(mask, perturbed, centre.expand(n_cand, d))
                 with torch.no_grad():
                     pick = MaxPosteriorSampling(model=model, replacement=False)(candidates, num_samples=1)
