@@ -46,6 +46,9 @@ def test_every_known_optimum_is_where_the_problem_says_and_none_lies_at_the_cent
     groups = problems.groups()
     assert len(groups["tuning"]) >= 4 and {"synthetic", "high-d"} <= set(groups)
     assert {p.dim for p in map(problems.problem, groups["high-d"])} >= {12, 30, 60}
+    logreg = problems.problem("logreg-breast-cancer")  # fixed folds: the same point, the same loss
+    point = {"C": 0.3, "penalty": "l1", "fit_intercept": "true", "class_weight": "balanced"}
+    assert logreg(point) == logreg(dict(point)) and 0 < logreg(point) < 1
 
 
 def test_the_cube_coding_rounds_onto_the_space_and_back(methods, problems):
