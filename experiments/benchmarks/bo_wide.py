@@ -32,7 +32,7 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 from bo_wide_methods import GP_PEERS, METHODS, OPTUNA_SAMPLERS, Unsupported, checkpoint_of  # noqa: E402
-from bo_wide_problems import PROBLEMS_VERSION, all_problems, groups, problem  # noqa: E402
+from bo_wide_problems import all_problems, groups, problem  # noqa: E402
 from common import (  # noqa: E402
     ROOT,
     add_cluster_arguments,
@@ -103,7 +103,7 @@ def _one(label: str, method: str, seed: int, budget: int, db: str) -> None:
     prob = problem(label)
     record = Recorder(prob, budget)
     env_params = {"benchmark": KIND, "problem": label, "group": prob.group, "dim": prob.dim, "budget": budget,
-                  "optimal_value": prob.optimal_value, "problems_version": PROBLEMS_VERSION,
+                  "optimal_value": prob.optimal_value, "problems_version": prob.version,
                   "space": [p.__dict__ | {"choices": list(p.choices)} for p in prob.space]}
     start = time.perf_counter()
     try:
@@ -140,7 +140,7 @@ def collect(db: str, budget: int | None) -> tuple[dict, dict]:
     for r in list_runs(db, kind=KIND):
         ep = r.env_params
         label = ep.get("problem")
-        if (ep.get("benchmark") != KIND or label not in labels or ep.get("problems_version") != PROBLEMS_VERSION
+        if (ep.get("benchmark") != KIND or label not in labels or ep.get("problems_version") != labels[label].version
                 or ep.get("budget") != budget_of(label, budget) or not is_current(r)):
             continue
         if r.policy in OPTUNA_SAMPLERS or r.policy == "npsampler":
