@@ -260,10 +260,14 @@ def _verdict(complete: bool, passed: bool) -> str:
 
 
 def report(summary: dict, notes: dict, labels: list[str], methods: list[str], args, command: str) -> str:
-    budgets = sorted({budget_of(lab, args.budget) for lab in labels})
+    budgets: dict[int, list[str]] = {}
+    for group, members in groups().items():
+        if any(lab in labels for lab in members):
+            budgets.setdefault(budget_of(members[0], args.budget), []).append(group)
+    budget_text = ", ".join(f"{b} ({', '.join(g)})" for b, g in budgets.items())
     lines = ["## BO on problems nobody here tuned for (issue 45)", "",
-             f"Command: `{command}` (CPU: {machine_line(RUN_THREADS)}). {args.seeds} seeds, budget "
-             f"{'/'.join(map(str, budgets))} evaluations (synthetic and high-d / tuning unless one `--budget`). Final "
+             f"Command: `{command}` (CPU: {machine_line(RUN_THREADS)}). {args.seeds} seeds; evaluations per run: "
+             f"{budget_text}. Final "
              "log10 simple regret (synthetic, high-d) or final best CV loss (tuning): median [25 %, 75 %]. "
              "`n/a`: the method cannot take the problem yet (recorded, retried on the next run); `-`: not run; "
              "†: NPSampler drew some parameters at random (outside its model). Methods: "
@@ -313,7 +317,14 @@ def plot(summary: dict, labels: list[str], methods: list[str]) -> None:
                 ax.plot(evals, med, label=m, linewidth=1)
                 ax.fill_between(evals, q1, q3, alpha=0.15)
         ax.set_title(lab, fontsize=9)
+        tops = [summary[f"{lab}/{m}"]["quartile_curves"][min(9, len(summary[f"{lab}/{m}"]["quartile_curves"]) - 1)][2]
+                for m in methods if f"{lab}/{m}" in summary]
+        lows = [summary[f"{lab}/{m}"]["quartile_curves"][-1][0] for m in methods if f"{lab}/{m}" in summary]
+        if problem(lab).optimal_value is None and tops:  # a loss: the first draws' spread would flatten the rest
+            margin = 0.05 * (max(tops) - min(lows))
+            ax.set_ylim(min(lows) - margin, max(tops) + margin)
         ax.set_ylabel("log10 regret" if problem(lab).optimal_value is not None else problem(lab).loss, fontsize=8)
+        ax.set_xlabel("evaluations", fontsize=8)
         ax.tick_params(labelsize=7)
     axes[0].legend(fontsize=6)
     save_figure(fig, SECTION.replace("-", "_"))
