@@ -89,6 +89,7 @@ bench-quick: $(STAMP)
 	$(BIN)/python experiments/benchmarks/regression_ll.py --gp1d-batches 100 --bo-batches 20 --wheel-batches 20 --no-write
 	$(BIN)/python experiments/benchmarks/bo_scaling.py --sizes 100 1000 --no-write
 	$(BIN)/python experiments/benchmarks/wheel.py --seeds 2 --steps 300 --deltas 0.9 --workers 2 --no-write --db "$$(mktemp -u /tmp/npbandit-quick-XXXXXX.db)"
+	$(BIN)/python experiments/benchmarks/bo_wide.py --problems shekel4 ackley12 logreg-breast-cancer --budget 15 --seeds 1 --workers 2 --no-write --db "$$(mktemp -u /tmp/npbandit-quick-XXXXXX.db)"
 	$(BIN)/python experiments/benchmarks/bo.py --functions branin --seeds 2 --budget 15 --workers 2 --no-write --methods cmanp-bo gp sobol --db "$$(mktemp -u /tmp/npbandit-quick-XXXXXX.db)"
 
 clean:
