@@ -17,7 +17,12 @@ from npbandit.loop import _check_async, _check_on_error, run_episode
 from npbandit.policies.base import Policy
 from npbandit.policies.bo import ACQUISITIONS, DEFAULT_LIAR, OUTPUT_WARPS, BOPolicy, SobolPolicy, check_liar
 from npbandit.storage import DEFAULT_URL, RunLogger
-from npbandit.surrogates.pretrained import UnknownCheckpointError, check_checkpoint_kind, fitting_checkpoints, read_card
+from npbandit.surrogates.pretrained import (
+    UnknownCheckpointError,
+    check_bo_checkpoint,
+    fitting_checkpoints,
+    read_card,
+)
 from npbandit.threads import resolve_threads
 from npbandit.transforms.standardize import standardization
 from npbandit.validation import check_bool, check_int
@@ -265,7 +270,8 @@ def _check_name(name: Any) -> str:
 
 def _surrogate_checkpoint(surrogate: str, d: int) -> str:
     """``"gp"``, ``"random"`` or the checkpoint a surrogate name means, checked to be a
-    ``bo`` checkpoint that takes ``d`` inputs (before anything is loaded or evaluated)."""
+    one-output ``bo`` checkpoint (before anything is loaded or evaluated); a ``d`` wider
+    than the checkpoint is searched through a subspace (``BOPolicy(subspace=...)``)."""
     name = SURROGATES.get(surrogate, surrogate)
     if name in ("gp", "random"):
         return name
@@ -277,7 +283,7 @@ def _surrogate_checkpoint(surrogate: str, d: int) -> str:
         hint = f" -- did you mean {' or '.join(repr(c) for c in close)}?" if close else ""
         raise ValueError(f"surrogate must be one of {sorted(SURROGATES)}, a 'bo' checkpoint ({', '.join(bo)}) or a "
                          f"checkpoint path; got {surrogate!r}{hint}") from None
-    check_checkpoint_kind(card, prior="bo", x_dim=d, y_dim=1, purpose=f"optimize (surrogate={surrogate!r}, d={d})")
+    check_bo_checkpoint(card, d, purpose=f"optimize (surrogate={surrogate!r}, d={d})")
     return name
 
 
