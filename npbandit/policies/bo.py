@@ -492,10 +492,11 @@ class BOPolicy(Policy):
             out["trust_region_budget"] = self.budget  # None: TuRBO's restarts at any point
         if self.subspace is not None:  # the values the run used
             out["subspace_width"] = self.width
-            out.update(self.subspace.bind(self.dim, self.width, 0).params() if self._search is None
-                       else self._search.params())
-            if self.region is not None:
-                out["trust_region_failure_tolerance"] = self.region.failure_tolerance
+            search = self.subspace.bind(self.dim, self.width, 0) if self._search is None else self._search
+            out.update(search.params())  # sizes only: the same for every seed
+            if self.trust_region:
+                out["trust_region_failure_tolerance"] = (self.trust_region_settings.failure_tolerance
+                                                         or max(4, search.active_dim))
         factory_params = getattr(self.model_factory, "params", None)
         if callable(factory_params):
             out.update(factory_params())
