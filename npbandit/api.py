@@ -71,14 +71,17 @@ def optimize(objective: Callable[[Any], float], bounds: Any, surrogate: str = "t
             function where observations are dense, as near the incumbent), ``"cmanp"``
             (``cmanp-bo``: constant-cost streaming updates through a fixed-size latent
             summary, so a step costs the same however long the run), any checkpoint
-            trained on the ``bo`` prior for this ``d`` (name or path; see ``npbandit
-            models``), ``"gp"`` (BoTorch ``SingleTaskGP``) or ``"random"`` (Sobol).
+            trained on the ``bo`` prior (name or path; see ``npbandit models``; a ``d``
+            wider than the checkpoint is searched in a subspace of its width, the
+            default :class:`~npbandit.acquisition.subspace.SubspaceStrategy`, see
+            ``BOPolicy(subspace=...)``), ``"gp"`` (BoTorch ``SingleTaskGP``) or ``"random"`` (Sobol).
         budget: total evaluations, the initial design included.
         acquisition: ``"logei"``, ``"ucb"``, ``"thompson"``, ``"marginal-thompson"`` or
             ``"qlognei"`` (4 points per joint qLogNEI optimisation, evaluated in turn; for a
             joint model such as ``cmanp-and-bo``; see :class:`~npbandit.policies.BOPolicy`).
         minimize: minimise (default) or maximise.
-        n_init: initial Sobol points (default ``2d + 1``).
+        n_init: initial Sobol points (default ``2d + 1``; ``2 d_e + 1`` when ``d`` is wider
+            than the checkpoint and a ``d_e``-dimensional subspace is searched).
         seed: seeds the design and the acquisition optimisation.
         db: SQLAlchemy URL / SQLite path the run is logged to, or ``None``.
         on_error: an evaluation that raises or returns NaN/inf stops the run with
