@@ -149,3 +149,18 @@ def test_a_problem_the_checkpoint_takes_uses_no_subspace(tiny):
 def test_bad_arguments_are_named(bad, match):
     with pytest.raises((ValueError, TypeError), match=match):
         bad()
+
+
+@pytest.mark.parametrize("subspace", [CountSketch(), CoordinateSubspace(relevance=0.5)])
+@pytest.mark.parametrize("acquisition", ["logei", "qlognei", "thompson"])
+def test_pending_points_and_other_acquisitions_go_through_a_subspace(tiny, subspace, acquisition):
+    policy = BOPolicy(8, model=tiny, subspace=subspace, acquisition=acquisition, n_init=4, thompson_candidates=64,
+                      **FAST)
+    policy.reset(1)
+    for _ in range(4):
+        x = policy.act(None)
+        policy.observe(None, x, -float(x.sum()), {})
+    first = policy.act(None)
+    second = policy.act(None, pending=first[None])
+    for x in (first, second):
+        assert x.shape == (8,) and ((x >= 0) & (x <= 1)).all()
