@@ -118,6 +118,9 @@ def main(argv: list[str] | None = None) -> None:
     parser.add_argument("--budget", type=int, default=100)
     parser.add_argument("--record", default=str(ROOT / "runs" / "highd_subspace.json"))
     parser.add_argument("--no-write", action="store_true", help="print the table, write no log page")
+    parser.add_argument("--recorded-only", action="store_true",
+                        help="run nothing: tabulate the runs already recorded (a cell names its seed count when it "
+                             "has fewer than --seeds)")
     args = parser.parse_args(argv)
     record = RunRecord(args.record)
     results: dict[tuple[str, str], list[dict]] = {}
@@ -125,6 +128,8 @@ def main(argv: list[str] | None = None) -> None:
         for problem in args.problems:
             for method in args.methods:
                 key = f"{problem}|{method}|{seed}|{args.budget}"
+                if args.recorded_only and key not in record.runs:
+                    continue
                 results.setdefault((problem, method), []).append(
                     record.get(key, lambda p=problem, m=method, s=seed: one_run(p, m, s, args.budget)))
     header = "| problem (D) | " + " | ".join(args.methods) + " |"
@@ -134,14 +139,18 @@ def main(argv: list[str] | None = None) -> None:
         dim = make_problem(problem)[0]
         cells = []
         for method in args.methods:
-            runs = results[(problem, method)]
+            runs = results.get((problem, method), [])
+            if not runs:
+                cells.append("-")
+                continue
             med, lo, hi = quartiles([r["regret"][-1] for r in runs])
             secs = statistics.mean(r["seconds_per_evaluation"] for r in runs)
             summary[f"{problem}|{method}"] = {"median": med, "q25": lo, "q75": hi, "seconds_per_evaluation": secs,
                                               "final": [r["regret"][-1] for r in runs],
                                               "curves": [r["regret"] for r in runs],
                                               "params": runs[0]["params"]}
-            cells.append(f"{med:.2f} [{lo:.2f}, {hi:.2f}] ({secs:.2f} s)")
+            seeds = "" if len(runs) == args.seeds else f", {len(runs)} seeds"
+            cells.append(f"{med:.2f} [{lo:.2f}, {hi:.2f}] ({secs:.2f} s{seeds})")
         lines.append(f"| {problem} ({dim}) | " + " | ".join(cells) + " |")
     table = "\n".join(lines)
     print(table)
@@ -151,7 +160,8 @@ def main(argv: list[str] | None = None) -> None:
                + ("" if args.seeds == 3 else f" --seeds {args.seeds}")
                + ("" if args.budget == 100 else f" --budget {args.budget}")
                + ("" if args.methods == list(METHODS) else " --methods " + " ".join(args.methods))
-               + ("" if args.problems == list(PROBLEMS) else " --problems " + " ".join(args.problems)))
+               + ("" if args.problems == list(PROBLEMS) else " --problems " + " ".join(args.problems))
+               + (" --recorded-only" if args.recorded_only else ""))
     text = (f"## High-dimensional search with a width-6 NP: which subspace (choosing suite)\n\n"
             f"Command: `{command}`. `{CHECKPOINT}`, LogEI in the trust region as `optimize` runs it "
             f"(`BOPolicy(D, model='{CHECKPOINT}', subspace=..., budget={args.budget})`, its default "
