@@ -18,7 +18,12 @@ from npbandit.policies.base import Policy, PolicyWrapper
 from npbandit.policies.bo import ACQUISITIONS, DEFAULT_LIAR, OUTPUT_WARPS, BOPolicy, SobolPolicy, check_liar
 from npbandit.space import Parameter, SearchSpace, as_search_space
 from npbandit.storage import DEFAULT_URL, RunLogger
-from npbandit.surrogates.pretrained import UnknownCheckpointError, check_checkpoint_kind, fitting_checkpoints, read_card
+from npbandit.surrogates.pretrained import (
+    UnknownCheckpointError,
+    check_bo_checkpoint,
+    fitting_checkpoints,
+    read_card,
+)
 from npbandit.threads import resolve_threads
 from npbandit.transforms.standardize import standardization
 from npbandit.validation import check_bool, check_int
@@ -97,14 +102,17 @@ def optimize(objective: Callable[[Any], float], bounds: Any = None, surrogate: s
             function where observations are dense, as near the incumbent), ``"cmanp"``
             (``cmanp-bo``: constant-cost streaming updates through a fixed-size latent
             summary, so a step costs the same however long the run), any checkpoint
-            trained on the ``bo`` prior for this ``d`` (name or path; see ``npbandit
-            models``), ``"gp"`` (BoTorch ``SingleTaskGP``) or ``"random"`` (Sobol).
+            trained on the ``bo`` prior (name or path; see ``npbandit models``; a ``d``
+            wider than the checkpoint is searched in a subspace of its width, the
+            default :class:`~npbandit.acquisition.subspace.SubspaceStrategy`, see
+            ``BOPolicy(subspace=...)``), ``"gp"`` (BoTorch ``SingleTaskGP``) or ``"random"`` (Sobol).
         budget: total evaluations, the initial design included.
         acquisition: ``"logei"``, ``"ucb"``, ``"thompson"``, ``"marginal-thompson"`` or
             ``"qlognei"`` (4 points per joint qLogNEI optimisation, evaluated in turn; for a
             joint model such as ``cmanp-and-bo``; see :class:`~npbandit.policies.BOPolicy`).
         minimize: minimise (default) or maximise.
-        n_init: initial Sobol points (default ``2d + 1``).
+        n_init: initial Sobol points (default ``2d + 1``; ``2 d_e + 1`` when ``d`` is wider
+            than the checkpoint and a ``d_e``-dimensional subspace is searched).
         seed: seeds the design and the acquisition optimisation.
         db: SQLAlchemy URL / SQLite path the run is logged to, or ``None``.
         on_error: an evaluation that raises or returns NaN/inf stops the run with
@@ -381,7 +389,8 @@ def _check_name(name: Any) -> str:
 
 def _surrogate_checkpoint(surrogate: str, d: int) -> str:
     """``"gp"``, ``"random"`` or the checkpoint a surrogate name means, checked to be a
-    ``bo`` checkpoint that takes ``d`` inputs (before anything is loaded or evaluated)."""
+    one-output ``bo`` checkpoint (before anything is loaded or evaluated); a ``d`` wider
+    than the checkpoint is searched through a subspace (``BOPolicy(subspace=...)``)."""
     name = SURROGATES.get(surrogate, surrogate)
     if name in ("gp", "random"):
         return name
@@ -393,7 +402,7 @@ def _surrogate_checkpoint(surrogate: str, d: int) -> str:
         hint = f" -- did you mean {' or '.join(repr(c) for c in close)}?" if close else ""
         raise ValueError(f"surrogate must be one of {sorted(SURROGATES)}, a 'bo' checkpoint ({', '.join(bo)}) or a "
                          f"checkpoint path; got {surrogate!r}{hint}") from None
-    check_checkpoint_kind(card, prior="bo", x_dim=d, y_dim=1, purpose=f"optimize (surrogate={surrogate!r}, d={d})")
+    check_bo_checkpoint(card, d, purpose=f"optimize (surrogate={surrogate!r}, d={d})")
     return name
 
 

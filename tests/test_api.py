@@ -250,13 +250,23 @@ def test_optimize_says_when_values_cannot_be_standardised(tmp_path):
 @pytest.mark.parametrize("surrogate,bounds,match", [
     ("tnpd-gp1d", [[0.0], [1.0]], r"prior 'gp1d'.*raw outputs.*fit: cmanp-and-bo, cmanp-bo"),  # would run on raw y
     ("cmanp-wheel", BOUNDS, r"prior 'wheel'.*fit: cmanp-and-bo, cmanp-bo"),
-    ("cmanp", [[0] * 8, [1] * 8], "no shipped checkpoint fits"),
+    ("tnpd-gp1d", [[0] * 8, [1] * 8], r"prior 'gp1d'.*8 input"),  # wider than the bo width: still refused
     ("cmanp-b0", BOUNDS, "did you mean 'cmanp-bo'"),
     ("cmnap", BOUNDS, "did you mean 'cmanp'"),
 ])
 def test_optimize_refuses_checkpoints_that_do_not_fit(surrogate, bounds, match):
     with pytest.raises(ValueError, match=match):
         optimize(sphere, bounds, surrogate=surrogate, budget=3, db=None, progress=False)
+
+
+def test_optimize_searches_more_inputs_than_the_checkpoint_takes(tmp_path):
+    card = tiny_checkpoint(tmp_path, "cmanp", "bo")
+    lower, upper = np.full(9, -2.0), np.linspace(1.0, 3.0, 9)
+    result = optimize(lambda x: float(((x - 0.5) ** 2).sum()), [lower, upper], surrogate=str(card), budget=16,
+                      db=None, progress=False)
+    assert len(result.history) == 16
+    for h in result.history:
+        assert h["x"].shape == (9,) and (h["x"] >= lower).all() and (h["x"] <= upper).all()
 
 
 def test_optimize_reports_a_missing_weights_file_as_missing(tmp_path):

@@ -11,7 +11,9 @@
   :class:`LocalPenalisation`) and :func:`pending_strategy`, which resolves their names;
 - :mod:`~npbandit.acquisition.penalty`: the local penalty and the penalised acquisition
   (imports BoTorch; not imported here);
-- :mod:`~npbandit.acquisition.thompson`: :func:`thompson_draw`, one posterior draw over candidates.
+- :mod:`~npbandit.acquisition.thompson`: :func:`thompson_draw`, one posterior draw over candidates;
+- :mod:`~npbandit.acquisition.subspace`: how ``D`` inputs are searched with a model of fewer,
+  as :class:`SubspaceStrategy` objects (:class:`CountSketch`, :class:`CoordinateSubspace`).
 """
 
 from npbandit.acquisition.pending import (
@@ -27,8 +29,10 @@ from npbandit.acquisition.pending import (
                                           pending_strategy,
 )
 from npbandit.acquisition.proposal import ACQUISITIONS, REPEAT_DISTANCE, propose, propose_in_region
+from npbandit.acquisition.subspace import CoordinateSubspace, CountSketch, SubspaceStrategy, default_subspace
 from npbandit.acquisition.thompson import THOMPSON_BLOCK_SIZE, thompson_draw
 
 __all__ = ["propose", "propose_in_region", "ACQUISITIONS", "REPEAT_DISTANCE", "PendingStrategy", "ConstantLiar",
            "KrigingBeliever", "LocalPenalisation", "pending_strategy", "LIARS", "DEFAULT_LIAR", "check_liar",
-           "liar_value", "pending_rule", "thompson_draw", "THOMPSON_BLOCK_SIZE"]
+           "liar_value", "pending_rule", "thompson_draw", "THOMPSON_BLOCK_SIZE", "SubspaceStrategy", "CountSketch",
+           "CoordinateSubspace", "default_subspace"]

@@ -51,7 +51,8 @@ def add_arguments(opt: argparse.ArgumentParser) -> None:
     opt.add_argument("--trust-region", action=argparse.BooleanOptionalAction, default=None,
                      help="search a trust region around the best point, the surrogate seeing it as its whole "
                           "domain (optimize(trust_region=...); default: on for the NP surrogates, off for gp)")
-    opt.add_argument("--n-init", type=positive_int, help="initial Sobol points (default: 2d + 1)")
+    opt.add_argument("--n-init", type=positive_int, help="initial Sobol points (default: 2d + 1; 2 d_e + 1 when d is "
+                     "wider than the surrogate, which then searches a d_e-dimensional subspace)")
     opt.add_argument("--maximize", action="store_true", help="maximise instead of minimise")
     opt.add_argument("--on-error", choices=["raise", "skip"], default="raise",
                      help="an evaluation that raises or returns NaN / inf: stop the run (raise) or record it as "

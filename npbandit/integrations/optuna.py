@@ -53,10 +53,11 @@ except ImportError as err:  # pragma: no cover - exercised only without Optuna
 
 from npbandit.acquisition.pending import DEFAULT_LIAR, check_liar, pending_rule
 from npbandit.acquisition.proposal import ACQUISITIONS, propose, propose_in_region
+from npbandit.acquisition.subspace import SubspaceSearch, SubspaceStrategy, check_subspace, default_subspace
 from npbandit.api import SURROGATES
 from npbandit.policies.trust_region import TrustRegion
 from npbandit.space import Choice, Float, Int, SearchSpace
-from npbandit.surrogates.pretrained import check_checkpoint_kind, context_limit, load_surrogate
+from npbandit.surrogates.pretrained import check_bo_checkpoint, check_checkpoint_kind, context_limit, load_surrogate
 from npbandit.threads import check_threads, torch_threads
 from npbandit.validation import check_bool, check_int, check_real
 
@@ -72,9 +73,10 @@ class NPSampler(BaseSampler):
     Args:
         checkpoint: a ``bo`` checkpoint (name or path; ``"tnpd"`` / ``"cmanp"`` are
             accepted as in ``optimize``). Default ``"tnpd-bo"``, as ``optimize``'s default.
-            Its width bounds the unit-cube columns it can propose jointly (6 for the
-            shipped ``*-bo`` checkpoints): one per float, int or two-choice categorical,
-            one per choice of a categorical with three or more.
+            Its width (6 for the shipped ``*-bo`` checkpoints) is the most unit-cube columns
+            its model takes (one per float, int or two-choice categorical, one per choice of a
+            categorical with three or more); more are proposed in a subspace of that width
+            (``subspace``).
         acquisition: ``"logei"`` (default), ``"ucb"``, ``"thompson"`` or ``"marginal-thompson"``,
             as in ``optimize``.
         n_startup_trials: completed trials before the NP proposes (before that, the
@@ -111,6 +113,13 @@ class NPSampler(BaseSampler):
             alone): a positive int, ``"torch"`` (torch's own count) or ``None`` (default:
             ``NPBANDIT_THREADS``, else ``OMP_NUM_THREADS`` / ``MKL_NUM_THREADS``, else 1). With
             ``n_jobs`` workers each worker thread runs its proposals at this count.
+        subspace: a :class:`~npbandit.acquisition.subspace.SubspaceStrategy` for a search
+            space with more float/int parameters than the checkpoint's width; ``None``
+            (default): :func:`~npbandit.acquisition.subspace.default_subspace`, as
+            ``optimize``. Bound to the sampler's ``seed``, so every trial and worker sees the
+            same subspace; the region is replayed in its search cube. The start-up trials are
+            the independent sampler's, so with an embedding (``CountSketch``) the NP sees
+            their least-squares projections onto it, exact only for the points it proposed.
 
     Values come back as Optuna expects them: ints as ``int``, stepped floats on their grid,
     each categorical one of its ``choices`` itself.
@@ -125,8 +134,7 @@ class NPSampler(BaseSampler):
         ValueError / TypeError: a bad argument, naming it (``"gp"`` / ``"random"`` or
             ``acquisition="qlognei"`` included, which this sampler does not offer).
         FileNotFoundError: no checkpoint has that name or path.
-        CheckpointError: ``checkpoint`` was not trained on the ``bo`` prior; later, at a
-            proposal, a search space wider than the checkpoint takes.
+        CheckpointError: ``checkpoint`` was not trained on the ``bo`` prior with one output.
         ValueError: at a proposal, a study with more than one objective.
     """
 
@@ -134,7 +142,8 @@ class NPSampler(BaseSampler):
                  seed: int | None = None, independent_sampler: BaseSampler | None = None, beta: float = 2.0,
                  num_restarts: int = 10, raw_samples: int = 512, avoid_repeats: bool = True,
                  trust_region: bool = True, liar: str = DEFAULT_LIAR, warn_independent_sampling: bool = True,
-                 threads: int | str | None = None) -> None:
+                 threads: int | str | None = None, subspace: SubspaceStrategy | None = None) -> None:
+        self.subspace = check_subspace(subspace)
         if not isinstance(checkpoint, str):
             raise TypeError(f"checkpoint must be a checkpoint name or path, got {type(checkpoint).__name__}")
         name = SURROGATES.get(checkpoint, checkpoint)
@@ -198,7 +207,6 @@ class NPSampler(BaseSampler):
         no completed trial can be used.
 
         Raises:
-            CheckpointError: ``search_space`` has more unit-cube columns than the checkpoint takes.
             ValueError: the study has more than one objective.
         """
         if not search_space:
@@ -207,9 +215,11 @@ class NPSampler(BaseSampler):
         names = sorted(search_space)
         space = SearchSpace({n: _parameter(search_space[n]) for n in names})
         d = space.dim  # columns of the unit cube: a categorical of k >= 3 choices takes k
-        check_checkpoint_kind(self._surrogate.card, prior="bo", x_dim=d, y_dim=1,
-                              purpose=f"NPSampler over {len(names)} parameters in {d} unit-cube columns "
-                                      f"({', '.join(names)})")
+        width = check_bo_checkpoint(self._surrogate.card, d,
+                                    purpose=f"NPSampler over {len(names)} parameters in {d} unit-cube columns "
+                                            f"({', '.join(names)})")
+        # more columns than the checkpoint takes: a subspace fixed by the sampler's seed
+        search = None if d <= width else (self.subspace or default_subspace()).bind(d, width, self.seed)
         trials = study.get_trials(deepcopy=False, states=(TrialState.COMPLETE, TrialState.RUNNING))
         completed = [t for t in trials if t.state == TrialState.COMPLETE]
         if len(completed) < self.n_startup_trials:
@@ -233,10 +243,13 @@ class NPSampler(BaseSampler):
         region = None
         if self.trust_region:  # the trials in the order they were started, the first n_startup_trials the design
             order = sorted(range(len(finite)), key=lambda i: finite[i].number)
-            region = TrustRegion.replay(d, [float(Y[i]) for i in order], self.n_startup_trials)
+            values = [float(Y[i]) for i in order]
+            region = (TrustRegion.replay(d, values, self.n_startup_trials) if search is None else
+                      TrustRegion.replay(search.search_dim, values, self.n_startup_trials,
+                                         failure_tolerance=max(4, search.active_dim)))
         with torch_threads(self.threads):
             u = self._propose(X, Y, _unit_rows(pending, space) if pending else None,
-                              self._trial_seed(trial.number, "relative"), region, space)
+                              self._trial_seed(trial.number, "relative"), region, space, search)
         return space.decode(u)
 
     def sample_independent(self, study: Study, trial: FrozenTrial, param_name: str,
@@ -274,11 +287,14 @@ class NPSampler(BaseSampler):
     # -- the proposal -----------------------------------------------------------------
 
     def _propose(self, X: torch.Tensor, Y: torch.Tensor, pending: torch.Tensor | None, seed: int,
-                 region: TrustRegion | None = None, space: SearchSpace | None = None) -> np.ndarray:
+                 region: TrustRegion | None = None, space: SearchSpace | None = None,
+                 search: SubspaceSearch | None = None) -> np.ndarray:
         """The next point in the unit cube, ``[d]``, from completed ``X`` ``[n, d]`` with
         maximised values ``Y`` ``[n, 1]`` and the running trials ``pending`` ``[p, d]``,
         inside ``region`` when given; ``space``: the parameters whose cube it is, so the
-        acquisition is judged where a trial would be evaluated (:func:`propose`)."""
+        acquisition is judged where a trial would be evaluated (:func:`propose`); ``search``:
+        the subspace a ``d`` wider than the checkpoint is searched in (``region`` then lives
+        in its search cube, and points are snapped to the space after they are lifted)."""
         from npbandit.models import NPModel
 
         def build(X_seen: torch.Tensor, Y_seen: torch.Tensor) -> NPModel:
@@ -286,6 +302,11 @@ class NPSampler(BaseSampler):
 
         settings = {"beta": self.beta, "num_restarts": self.num_restarts, "raw_samples": self.raw_samples}
         # running trials are believed at a value (the liar rule) in propose, shared with optimize(batch_size=q)
+        if search is not None:
+            snap = None if space is None or space.continuous else space.snap
+            point = search.propose(region, X, Y, build, self.acquisition, seed=seed, pending=pending,
+                                   avoid_repeats=self.avoid_repeats, liar=self.liar, snap=snap, **settings)
+            return point if snap is None else snap(torch.as_tensor(point)).numpy()
         if region is not None:
             return propose_in_region(region, X, Y, build, self.acquisition, seed=seed, pending=pending,
                                      avoid_repeats=self.avoid_repeats, liar=self.liar, space=space,

@@ -15,6 +15,7 @@ here under their old names.
 
 from __future__ import annotations
 
+import dataclasses
 from collections.abc import Callable
 from typing import Any
 
@@ -34,6 +35,7 @@ from npbandit.acquisition.pending import (  # noqa: F401
     pending_strategy,
 )
 from npbandit.acquisition.proposal import ACQUISITIONS, REPEAT_DISTANCE, propose, propose_in_region  # noqa: F401
+from npbandit.acquisition.subspace import SubspaceStrategy, check_subspace, default_subspace
 from npbandit.acquisition.thompson import THOMPSON_BLOCK_SIZE, thompson_draw  # noqa: F401
 from npbandit.policies.base import Policy
 from npbandit.policies.gp import GP_KERNELS, NOISE_FREE_VAR, fit_single_task_gp  # noqa: F401 (NOISE_FREE_VAR kept here)
@@ -210,7 +212,8 @@ class BOPolicy(Policy):
             one point, which a joint model such as ``cmanp-and`` avoids.
         q: points per proposal for ``"qlognei"`` (default :data:`Q_BATCH`); 1 for the other
             acquisitions, which propose one point at a time.
-        n_init: initial Sobol points (default ``2 * dim + 1``).
+        n_init: initial Sobol points (default ``2 * dim + 1``; with a subspace, ``2 d_e + 1``,
+            see ``subspace``).
         noise_free: ``model="gp"`` only. ``True`` tells the ``SingleTaskGP`` the objective is
             deterministic: a fixed observation variance of ``NOISE_FREE_VAR`` (1e-6) in
             the standardised units the GP is fit in, as BoTorch documents for
@@ -263,6 +266,16 @@ class BOPolicy(Policy):
             ones), so a long run never conditions a network on more points than it was
             trained for and a proposal's cost stops growing with the run; no limit for other
             models. An int: that limit; ``None``: every observation in the box.
+        subspace: a :class:`~npbandit.acquisition.subspace.SubspaceStrategy`: how ``dim``
+            inputs are searched with a model of fewer (``CountSketch()``,
+            ``CoordinateSubspace()``). ``None`` (default): an NP checkpoint narrower than
+            ``dim`` uses :func:`~npbandit.acquisition.subspace.default_subspace`, any other
+            model none. With one, the run is bound to the strategy at ``reset`` (its random
+            choices from the run's seed): the Sobol design is drawn in its search cube and
+            lifted, the trust region lives there (its failure tolerance counting the
+            inputs a proposal moves), the model is rebuilt per proposal on the strategy's
+            view of the observations, and :meth:`params` logs what the run used. An NP's
+            width is its checkpoint's; any other model needs the strategy's ``d_e``.
         threads: torch's intra-op threads for each proposal and model update
             (:class:`~npbandit.threads.torch_threads`; the caller's count is restored after
             each): a positive int, ``"torch"`` (torch's own count) or ``None`` (default:
@@ -288,9 +301,11 @@ class BOPolicy(Policy):
                  gp_kernel: str = "rbf", liar: str | PendingStrategy = DEFAULT_LIAR,
                  budget: int | None = None, threads: int | str | None = None,
                  max_context: int | str | None = "checkpoint",
-                 snap: Callable[[torch.Tensor], torch.Tensor] | None = None) -> None:
+                 snap: Callable[[torch.Tensor], torch.Tensor] | None = None,
+                 subspace: SubspaceStrategy | None = None) -> None:
         if not isinstance(dim, int) or dim < 1:
             raise ValueError(f"dim must be a positive int, got {dim!r}")
+        subspace = check_subspace(subspace)
         self.threads = check_threads("threads", threads)
         self.snap = _check_snap(snap)
         if budget is not None and (not isinstance(budget, int) or isinstance(budget, bool) or budget < 1):
@@ -326,11 +341,10 @@ class BOPolicy(Policy):
         self.trust_region = is_np if trust_region is None else trust_region is not False
         self.trust_region_settings = (None if not self.trust_region else trust_region
                                       if isinstance(trust_region, TrustRegionSettings) else TrustRegionSettings())
-        n_init = 2 * dim + 1 if n_init is None else n_init
-        if not isinstance(n_init, int) or n_init < 1:
+        if n_init is not None and (not isinstance(n_init, int) or n_init < 1):
             raise ValueError(f"n_init must be a positive int, got {n_init!r}")
         self.dim, self.acquisition = dim, acquisition
-        self.n_init, self.beta = n_init, float(beta)
+        self.beta = float(beta)
         self.num_restarts, self.raw_samples, self.thompson_candidates = num_restarts, raw_samples, thompson_candidates
         if isinstance(model, str):
             self.model_factory = model_factory(model, noise_free=noise_free, gp_kernel=gp_kernel)
@@ -359,20 +373,39 @@ class BOPolicy(Policy):
                                           or max_context < 1):
             raise ValueError(f"max_context must be 'checkpoint', a positive int or None, got {max_context!r}")
         self.max_context = max_context
-        if self.surrogate is not None:
-            if dim > self.surrogate.x_dim:
-                raise ValueError(f"dim={dim} exceeds the {self.surrogate.x_dim} inputs {self.model_name!r} was "
-                                 "trained for")
+        width = None if self.surrogate is None else self.surrogate.x_dim
+        if subspace is None and width is not None and dim > width:
+            subspace = default_subspace()
+        if subspace is not None and width is None:
+            width = getattr(subspace, "d_e", None)
+            if width is None:
+                raise ValueError("subspace needs its d_e with a model other than an NP checkpoint (the checkpoint's "
+                                 "width sets it otherwise)")
+        self.subspace, self.width = subspace, width
+        if n_init is None:
+            n_init = 2 * dim + 1 if subspace is None else subspace.n_init(dim, width)
+        self.n_init = n_init
+        self._search = None
 
     def reset(self, seed: int | None = None) -> None:
         super().reset(seed)
-        self.design = _SobolDesign(self.dim, seed)
         self.X: list[np.ndarray] = []
         self.Y: list[float] = []
         self.failed: list[np.ndarray] = []  # points whose evaluation failed (observe_failure)
         self.np_model = None
-        self.region = (TrustRegion.from_settings(self.dim, self.trust_region_settings) if self.trust_region
-                       else None)
+        if self.subspace is None:
+            self.design = _SobolDesign(self.dim, seed)
+            self.region = (TrustRegion.from_settings(self.dim, self.trust_region_settings) if self.trust_region
+                           else None)
+        else:  # the design and the region live in the strategy's search cube
+            self._search = self.subspace.bind(self.dim, self.width, int(self.rng.integers(2**31)))
+            self.design = _SobolDesign(self._search.search_dim, seed)
+            self.region = None
+            if self.trust_region:
+                settings = self.trust_region_settings
+                if settings.failure_tolerance is None:  # TuRBO's max(4, d), d the inputs a proposal moves
+                    settings = dataclasses.replace(settings, failure_tolerance=max(4, self._search.active_dim))
+                self.region = TrustRegion.from_settings(self._search.search_dim, settings)
         self._batch: list[np.ndarray] = []  # the rest of the last q-point proposal, handed out in order
         # points handed out and not yet observed -> the best value observed when they were
         # proposed (None: a design point), against which their outcome resizes the trust region
@@ -394,8 +427,10 @@ class BOPolicy(Policy):
         return torch.tensor(np.array(self.X + failed), dtype=torch.float64), Y
 
     def _model(self, X: torch.Tensor, Y: torch.Tensor):
-        if self.surrogate is None or self.output_warp is not None or self.region is not None:
-            return self.model_factory(X, Y)  # a GP refits; a warp or a box moves with every observation
+        if (self.surrogate is None or self.output_warp is not None or self.region is not None
+                or self._search is not None):
+            # a GP refits; a warp, a box or a subspace moves with every observation
+            return self.model_factory(X, Y)
         if self.np_model is None:  # the NP built once, later observations streamed in (observe)
             self.np_model = self.model_factory(X, Y)
         return self.np_model
@@ -419,7 +454,10 @@ class BOPolicy(Policy):
         # failed design points count as design: a run whose evaluations fail still leaves the design
         # after n_init points (once two have values, which a model needs)
         if len(self.Y) + len(self.failed) + in_flight < self.n_init or len(self.Y) < min(self.n_init, 2):
-            point = _snapped(self.snap, self.design.next())
+            point = self.design.next()
+            if self._search is not None:
+                point = self._search.lift(torch.from_numpy(point)[None])[0].numpy()
+            point = _snapped(self.snap, point)
             self._handed[point.tobytes()] = None
             return point
         if self._batch:
@@ -440,7 +478,11 @@ class BOPolicy(Policy):
         seed = int(self.rng.integers(2**31))
         settings = {"beta": self.beta, "num_restarts": self.num_restarts, "raw_samples": self.raw_samples,
                     "thompson_candidates": self.thompson_candidates, "q": self.q}
-        if self.region is not None:
+        if self._search is not None:
+            points = self._search.propose(self.region, X, Y, self._model, self.acquisition, seed=seed,
+                                          pending=pending, avoid_repeats=self.avoid_repeats,
+                                          liar=self.pending_strategy, snap=self.snap, **settings)
+        elif self.region is not None:
             points = proposal.propose_in_region(self.region, X, Y, self._model, self.acquisition, seed=seed,
                                                 pending=pending, avoid_repeats=self.avoid_repeats,
                                                 liar=self.pending_strategy, max_context=self.max_context,
@@ -525,6 +567,13 @@ class BOPolicy(Policy):
                         if k not in ("length_init", "context_factor")})
             out["trust_region_budget"] = self.budget  # None: TuRBO's restarts at any point
             out["max_context"] = self.max_context  # None: every observation in the box
+        if self.subspace is not None:  # the values the run used
+            out["subspace_width"] = self.width
+            search = self.subspace.bind(self.dim, self.width, 0) if self._search is None else self._search
+            out.update(search.params())  # sizes only: the same for every seed
+            if self.trust_region:
+                out["trust_region_failure_tolerance"] = (self.trust_region_settings.failure_tolerance
+                                                         or max(4, search.active_dim))
         factory_params = getattr(self.model_factory, "params", None)
         if callable(factory_params):
             out.update(factory_params())

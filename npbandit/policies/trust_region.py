@@ -190,12 +190,14 @@ class TrustRegion:
                 self.length, self.restarts = self.length_init, self.restarts + 1
 
     @classmethod
-    def replay(cls, dim: int, values: Sequence[float], n_design: int) -> TrustRegion:
+    def replay(cls, dim: int, values: Sequence[float], n_design: int,
+               failure_tolerance: int | None = None) -> TrustRegion:
         """The region a search ends with whose maximised values were ``values``, in order,
         the first ``n_design`` of them its initial design (which moves no counter): what
         :meth:`observe` would have made of them one by one. For a sampler that keeps no
-        state between proposals (Optuna's)."""
-        region = cls(dim)
+        state between proposals (Optuna's). ``failure_tolerance``: as the constructor's
+        (``None``: ``max(4, dim)``)."""
+        region = cls(dim, failure_tolerance=failure_tolerance)
         for i in range(max(n_design, 1), len(values)):
             region.observe(cls.improves(float(values[i]), float(max(values[:i]))))
         return region

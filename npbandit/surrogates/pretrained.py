@@ -58,7 +58,7 @@ from npbandit.validation import check_device, check_float_dtype
 
 __all__ = ["CheckpointError", "UnknownCheckpointError", "save_pretrained", "load_surrogate", "available_checkpoints",
            "read_card", "checkpoint_use", "checkpoint_transforms", "outcome_transform", "check_checkpoint_kind",
-           "fitting_checkpoints", "context_limit", "WEIGHTS_DIR", "CARD_FORMAT"]
+           "check_bo_checkpoint", "fitting_checkpoints", "context_limit", "WEIGHTS_DIR", "CARD_FORMAT"]
 
 WEIGHTS_DIR = Path(__file__).resolve().parent / "weights"
 CARD_FORMAT = "npbandit-checkpoint/1"
@@ -438,3 +438,23 @@ def check_checkpoint_kind(card: dict[str, Any], *, prior: str | Sequence[str] | 
     fit_text = (f"shipped checkpoints that fit: {', '.join(fit)}" if fit
                 else "no shipped checkpoint fits")
     raise CheckpointError(f"{have}; {purpose} needs {', '.join(wanted)} ({fit_text})")
+
+
+def check_bo_checkpoint(card: dict[str, Any], dim: int, purpose: str = "this use") -> int:
+    """Refuse a checkpoint that is not a one-output ``bo`` checkpoint; return its width.
+
+    A ``bo`` checkpoint serves any number of inputs ``dim``: up to its width (the largest
+    ``d`` it was trained on) directly, beyond it through a low-dimensional subspace of
+    that width (``npbandit.acquisition.subspace``). Checked as :func:`check_checkpoint_kind`
+    checks ``x_dim = min(dim, width)``, so a checkpoint of another prior or output count
+    is refused as before.
+
+    Raises:
+        CheckpointError: as :func:`check_checkpoint_kind`.
+    """
+    _check_dim("dim", dim)
+    use = checkpoint_use(card)
+    width = max(use["x_dims"])
+    x_dim = min(dim, width) if use["prior"] == "bo" else dim
+    check_checkpoint_kind(card, prior="bo", x_dim=x_dim, y_dim=1, purpose=purpose)
+    return width

@@ -436,3 +436,15 @@ def test_a_checkpoint_whose_weights_do_not_load_leaves_no_database_behind(tmp_pa
                  "--db", str(runs / "runs.db")]) == 2
     assert "npbandit optimize:" in capsys.readouterr().err
     assert list(runs.iterdir()) == []
+
+
+def test_optimize_a_function_wider_than_the_checkpoint(tmp_path, capsys):
+    from helpers import tiny_checkpoint
+
+    card = tiny_checkpoint(tmp_path / "ckpt", "cmanp", "bo")
+    db = tmp_path / "runs.db"
+    assert main(["optimize", "--function", "ackley", "--dim", "12", "--surrogate", str(card), "--budget", "15",
+                 "--db", str(db)]) == 0
+    assert "after 15 evaluations" in capsys.readouterr().out
+    (run,) = list_runs(f"sqlite:///{db}")
+    assert run.policy_params["subspace"] == "count-sketch" and run.policy_params["n_init"] == 13

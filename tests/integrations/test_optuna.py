@@ -96,9 +96,9 @@ def test_mixed_space_study_proposes_with_the_np(monkeypatch):
     calls = []
     original = NPSampler._propose
 
-    def spy(self, X, Y, pending, seed, region=None, space=None):
+    def spy(self, X, Y, pending, seed, *rest):
         calls.append((X.shape, Y.shape))
-        return original(self, X, Y, pending, seed, region, space)
+        return original(self, X, Y, pending, seed, *rest)
 
     monkeypatch.setattr(NPSampler, "_propose", spy)
     study = optuna.create_study(sampler=sampler(seed=0))
@@ -139,7 +139,7 @@ def test_direction_is_honoured(direction):
 def test_only_completed_finite_trials_inform_the_np(monkeypatch):
     seen = {}
 
-    def capture(self, X, Y, pending, seed, region=None, space=None):
+    def capture(self, X, Y, pending, seed, *rest):
         seen["X"], seen["Y"], seen["pending"] = X, Y, pending
         return np.full(X.shape[-1], 0.5)
 
@@ -328,14 +328,31 @@ def test_multi_objective_is_refused():
         study.optimize(lambda t: (t.suggest_float("x", 0, 1), 1.0), n_trials=1)
 
 
-def test_more_parameters_than_the_checkpoint_takes_is_refused():
-    study = optuna.create_study(sampler=sampler(n_startup_trials=1))
+def test_more_parameters_than_the_checkpoint_takes_are_proposed_by_the_np_in_a_subspace():
+    from npbandit.acquisition.subspace import default_subspace
+
+    np_sampler = sampler(seed=3)
+    study = optuna.create_study(sampler=np_sampler)
+    names = [f"x{i}" for i in range(8)]
+    objective = lambda t: sum((t.suggest_float(n, 0, 1) - 0.3) ** 2 for n in names)  # noqa: E731
+    study.optimize(objective, n_trials=6)
+    search = default_subspace().bind(8, 6, np_sampler.seed)
+    for trial in study.trials[4:]:  # past the start-up: the NP's proposals, in the embedding of the sampler's seed
+        u = torch.tensor([[trial.params[n] for n in sorted(names)]], dtype=torch.float64)
+        assert torch.allclose(search.lift(search.project(u)), u, atol=1e-9)
+    for trial in study.trials[:4]:  # the independent sampler's start-up draws are not
+        u = torch.tensor([[trial.params[n] for n in sorted(names)]], dtype=torch.float64)
+        assert not torch.allclose(search.lift(search.project(u)), u, atol=1e-9)
+
+
+def test_a_mixed_space_wider_than_the_checkpoint_is_proposed_in_a_subspace_with_valid_values():
+    study = optuna.create_study(sampler=sampler(seed=1, n_startup_trials=3))
     # four floats and a three-choice categorical: five parameters in seven columns of the unit cube
     objective = lambda t: sum(t.suggest_float(f"x{i}", 0, 1) for i in range(4)) + len(  # noqa: E731
         t.suggest_categorical("c", ["a", "bb", "ccc"]))
-    study.optimize(objective, n_trials=1)
-    with pytest.raises(CheckpointError, match="NPSampler over 5 parameters in 7 unit-cube columns"):
-        study.optimize(objective, n_trials=1)
+    study.optimize(objective, n_trials=5)
+    assert all(t.params["c"] in ("a", "bb", "ccc") for t in study.trials)
+    assert all(0 <= t.params[f"x{i}"] <= 1 for t in study.trials for i in range(4))
 
 
 @pytest.mark.parametrize("kwargs, error, match", [

@@ -1,0 +1,351 @@
+"""Searching ``D`` inputs with a model that takes at most ``width`` (``d_e <= width < D``).
+
+A pretrained ``bo`` NP takes at most as many inputs as it was trained on (its checkpoint's
+``x_dim``). A :class:`SubspaceStrategy` lets it serve any ``D``: the proposal step sees a
+low-dimensional view of the observations and proposes in it, and the point is mapped back
+to the ``D`` inputs. Two families, each a small injectable object:
+
+- :class:`CountSketch` (HeSBO's embedding, as BAxUS's): each of the ``D`` inputs is assigned
+  to one of ``d_e`` target coordinates with a random sign, fixed per run (balanced bins,
+  from the run's seed). The whole search (initial design, trust region, model,
+  acquisition) runs in the embedded cube ``[0, 1]^d_e`` and every point is lifted to
+  ``D``: input ``i`` of bin ``j`` takes ``z_j`` (sign ``+``) or ``1 - z_j`` (sign ``-``).
+  Every point such a run evaluates lies in the embedding, so the model sees exact
+  ``(z, y)`` pairs: it models the objective restricted to a ``d_e``-dimensional slice.
+- :class:`CoordinateSubspace` (dropout / TuRBO's perturbation mask): the initial design and
+  the trust region live in the full cube around the incumbent; each proposal picks
+  ``d_e`` coordinates (uniformly, or weighted by a cheap relevance estimate), the model
+  sees the observations in the region's context box projected onto those coordinates
+  (mapped onto its unit cube), and the acquisition is maximised over them with every
+  other input held at the incumbent's value. What the other inputs did among the seen
+  points is variation the model cannot attribute; the points a region proposes differ
+  from the incumbent only in their chosen coordinates, so near the incumbent it is small.
+
+A strategy is configuration; :meth:`SubspaceStrategy.bind` makes the run-level
+:class:`SubspaceSearch` for ``(D, width, seed)``. A search is a function of its seed and of
+the history it is handed, never of what it did before, so a sampler that keeps no state
+between trials (Optuna's) gets the same proposals as a policy that does.
+"""
+
+from __future__ import annotations
+
+import abc
+from collections.abc import Callable
+from typing import Any
+
+import numpy as np
+import torch
+
+from npbandit.acquisition.pending import DEFAULT_LIAR, PendingStrategy, pending_strategy
+from npbandit.acquisition.proposal import REPEAT_DISTANCE, SearchRegion, propose, propose_in_region
+
+__all__ = ["SubspaceStrategy", "SubspaceSearch", "CountSketch", "CountSketchSearch", "CoordinateSubspace",
+           "CoordinateSearch", "default_subspace", "check_subspace"]
+
+
+def _check_d_e(d_e: Any) -> int | None:
+    if d_e is not None and (not isinstance(d_e, int) or isinstance(d_e, bool) or d_e < 1):
+        raise ValueError(f"d_e must be None or a positive int, got {d_e!r}")
+    return d_e
+
+
+def _check_bind(dim: Any, width: Any, seed: Any) -> None:
+    for name, value in (("dim", dim), ("width", width)):
+        if not isinstance(value, int) or isinstance(value, bool) or value < 1:
+            raise ValueError(f"{name} must be a positive int, got {value!r}")
+    if not isinstance(seed, (int, np.integer)) or isinstance(seed, bool) or seed < 0:
+        raise ValueError(f"seed must be an int >= 0, got {seed!r}")
+
+
+def _as_rows(X: torch.Tensor, dim: int, name: str) -> torch.Tensor:
+    X = torch.as_tensor(X, dtype=torch.float64)
+    if X.ndim != 2 or X.shape[-1] != dim:
+        raise ValueError(f"{name} must have shape [n, {dim}], got {tuple(X.shape)}")
+    return X
+
+
+class SubspaceSearch(abc.ABC):
+    """One run's search of ``dim`` inputs with a model of at most ``width``.
+
+    Attributes:
+        dim: ``D``, the inputs of the problem.
+        search_dim: the dimension of the cube the initial design and the trust region live
+            in (``d_e`` for an embedding, ``D`` for a coordinate subspace); design points
+            ``[k, search_dim]`` reach the problem through :meth:`lift`.
+        active_dim: the inputs one proposal moves, which the trust region's failure
+            tolerance counts (TuRBO's ``max(4, d)``, ``d`` these).
+    """
+
+    dim: int
+    search_dim: int
+    active_dim: int
+
+    @abc.abstractmethod
+    def lift(self, Z: torch.Tensor) -> torch.Tensor:
+        """Points ``[k, search_dim]`` of the search cube -> ``[k, dim]`` in the unit cube."""
+
+    @abc.abstractmethod
+    def project(self, X: torch.Tensor) -> torch.Tensor:
+        """Points ``[n, dim]`` -> ``[n, search_dim]``, the inverse of :meth:`lift` on its image."""
+
+    @abc.abstractmethod
+    def propose(self, region: SearchRegion | None, X: torch.Tensor, Y: torch.Tensor, build_model, acquisition: str,
+                *, seed: int, pending: torch.Tensor | None = None, avoid_repeats: bool = True,
+                liar: str | PendingStrategy = DEFAULT_LIAR,
+                snap: Callable[[torch.Tensor], torch.Tensor] | None = None, **settings: Any) -> np.ndarray:
+        """The next point ``[dim]`` (``[q, dim]`` for ``"qlognei"``) in the unit cube from the
+        observations ``X [n, dim]``, ``Y [n, 1]`` (maximised), as :func:`propose_in_region`
+        makes it: ``region`` (of dimension :attr:`search_dim`, or ``None``: the whole cube),
+        ``build_model(X_seen [m, <= width], Y_seen [m, 1])``, ``pending [p, dim]``, ``snap``
+        (on ``[k, dim]`` points) and ``settings`` as there."""
+
+    @abc.abstractmethod
+    def params(self) -> dict[str, Any]:
+        """The values this search runs with (JSON-serialisable; logged with the run)."""
+
+
+class SubspaceStrategy(abc.ABC):
+    """How to search ``D`` inputs with a model narrower than ``D`` (see the module)."""
+
+    name: str
+
+    @abc.abstractmethod
+    def bind(self, dim: int, width: int, seed: int) -> SubspaceSearch:
+        """The search of ``dim`` inputs with a model of at most ``width`` inputs, its random
+        choices fixed by ``seed`` (an int >= 0)."""
+
+    def n_init(self, dim: int, width: int) -> int:
+        """The default initial design: ``2 d_e + 1`` points (``d_e`` the subspace's size), so
+        that a budget of 100 is not spent on a design of ``2 D + 1`` points at ``D = 60``."""
+        return 2 * self._d_e(dim, width) + 1
+
+    def _d_e(self, dim: int, width: int) -> int:
+        d_e = getattr(self, "d_e", None)
+        return min(dim, width if d_e is None else min(d_e, width))
+
+
+class CountSketchSearch(SubspaceSearch):
+    """A count-sketch embedding of ``[0, 1]^d_e`` in ``[0, 1]^D``.
+
+    Args:
+        bins: ``[D]`` the target coordinate (``0 .. d_e - 1``) of each input.
+        signs: ``[D]`` ``+1`` or ``-1``: input ``i`` is ``z[bins[i]]`` or ``1 - z[bins[i]]``.
+        d_e: the embedding's dimension (every bin non-empty).
+    """
+
+    def __init__(self, bins: torch.Tensor, signs: torch.Tensor, d_e: int) -> None:
+        self.bins, self.signs = torch.as_tensor(bins, dtype=torch.long), torch.as_tensor(signs, dtype=torch.float64)
+        if self.bins.ndim != 1 or self.signs.shape != self.bins.shape:
+            raise ValueError("bins and signs must be [D] each")
+        if not ((self.signs == 1) | (self.signs == -1)).all():
+            raise ValueError("signs must be +1 or -1")
+        if self.bins.min() < 0 or self.bins.max() >= d_e or len(set(self.bins.tolist())) != d_e:
+            raise ValueError(f"bins must use every target coordinate 0..{d_e - 1}")
+        self.dim, self.search_dim = len(self.bins), d_e
+        self.active_dim = d_e
+        self._counts = torch.bincount(self.bins, minlength=d_e).to(torch.float64)
+
+    def lift(self, Z: torch.Tensor) -> torch.Tensor:
+        Z = _as_rows(Z, self.search_dim, "Z")
+        z = Z[:, self.bins]  # [k, D]
+        return torch.where(self.signs > 0, z, 1.0 - z)
+
+    def project(self, X: torch.Tensor) -> torch.Tensor:
+        """The least-squares ``z`` of ``X [n, D]`` (each bin's sign-corrected inputs averaged):
+        exact for points in the embedding, the nearest embedded point's ``z`` for others."""
+        X = _as_rows(X, self.dim, "X")
+        signed = torch.where(self.signs > 0, X, 1.0 - X)  # [n, D]
+        Z = torch.zeros(len(X), self.search_dim, dtype=torch.float64).index_add_(1, self.bins, signed)
+        return Z / self._counts
+
+    def propose(self, region, X, Y, build_model, acquisition, *, seed, pending=None, avoid_repeats=True,
+                liar=DEFAULT_LIAR, snap=None, **settings):
+        Z = self.project(X)
+        if pending is not None:
+            pending = self.project(pending)
+        embedded_snap = None
+        if snap is not None:  # the grid in D, seen in the embedding
+            def embedded_snap(points: torch.Tensor) -> torch.Tensor:
+                return self.project(snap(self.lift(points)))
+
+        if region is not None:
+            z = propose_in_region(region, Z, Y, build_model, acquisition, seed=seed, pending=pending,
+                                  avoid_repeats=avoid_repeats, liar=liar, snap=embedded_snap, **settings)
+        else:
+            strategy = pending_strategy(liar)
+            z = propose(build_model(Z, Y), acquisition, dim=self.search_dim, best_f=Y.max(), seed=seed,
+                        pending=pending, pending_strategy=strategy, outputs=Y,
+                        observed=Z if avoid_repeats else None, snap=embedded_snap, **settings)
+        points = self.lift(torch.as_tensor(z).reshape(-1, self.search_dim)).numpy()
+        return points[0] if np.ndim(z) == 1 else points
+
+    def params(self) -> dict[str, Any]:
+        return {"subspace": "count-sketch", "subspace_d_e": self.search_dim}
+
+
+class CountSketch(SubspaceStrategy):
+    """HeSBO's count-sketch embedding (BAxUS's, without its growth): ``D`` inputs in
+    ``d_e`` balanced bins (sizes differ by at most one), each input with a random sign;
+    the search runs in ``[0, 1]^d_e`` (see the module).
+
+    Args:
+        d_e: the embedding's dimension; ``None`` (default): the model's width (capped at ``D``).
+    """
+
+    name = "count-sketch"
+
+    def __init__(self, d_e: int | None = None) -> None:
+        self.d_e = _check_d_e(d_e)
+
+    def bind(self, dim: int, width: int, seed: int) -> CountSketchSearch:
+        _check_bind(dim, width, seed)
+        d_e = self._d_e(dim, width)
+        rng = np.random.default_rng([int(seed), dim, d_e])
+        bins = np.empty(dim, dtype=np.int64)
+        bins[rng.permutation(dim)] = np.arange(dim) % d_e
+        signs = rng.choice([-1.0, 1.0], size=dim)
+        return CountSketchSearch(torch.from_numpy(bins), torch.from_numpy(signs), d_e)
+
+    def __repr__(self) -> str:
+        return f"CountSketch(d_e={self.d_e})"
+
+
+class CoordinateSearch(SubspaceSearch):
+    """A full-space trust region whose proposals move ``d_e`` chosen coordinates.
+
+    Args:
+        dim: ``D``.
+        d_e: coordinates per proposal (at most the model's width).
+        relevance: the share of the choice made by relevance (0: uniform, 1: by the
+            estimate alone; see :meth:`coordinate_weights`).
+        seed: the run's seed; a proposal's coordinates are drawn from ``(seed, proposal seed)``.
+    """
+
+    def __init__(self, dim: int, d_e: int, relevance: float, seed: int) -> None:
+        self.dim, self.search_dim, self.active_dim = dim, dim, d_e
+        self.relevance, self.seed = relevance, int(seed)
+
+    def lift(self, Z: torch.Tensor) -> torch.Tensor:
+        return _as_rows(Z, self.dim, "Z")
+
+    def project(self, X: torch.Tensor) -> torch.Tensor:
+        return _as_rows(X, self.dim, "X")
+
+    def coordinate_weights(self, X: torch.Tensor, Y: torch.Tensor, center: torch.Tensor) -> torch.Tensor:
+        """Probabilities ``[D]`` of choosing each coordinate: ``relevance`` times a relevance
+        estimate plus ``1 - relevance`` uniform. The estimate is, per coordinate, the larger of
+        ``|corr(x_i, y)|`` (a trend) and ``|corr(|x_i - center_i|, y)|`` (a bowl around the
+        incumbent) over the seen points ``X [m, D]``, ``Y [m, 1]``, normalised to sum 1;
+        uniform with fewer than three points or no signal."""
+        uniform = torch.full((self.dim,), 1.0 / self.dim, dtype=torch.float64)
+        if self.relevance == 0 or len(X) < 3:
+            return uniform
+        y = Y.reshape(-1) - Y.mean()
+        scores = []
+        for feature in (X, (X - center).abs()):
+            f = feature - feature.mean(dim=0)
+            denom = f.norm(dim=0) * y.norm()
+            scores.append(torch.where(denom > 0, (f * y[:, None]).sum(dim=0).abs() / denom.clamp_min(1e-300),
+                                      torch.zeros(())))
+        score = torch.maximum(*scores)
+        if not float(score.sum()) > 0:
+            return uniform
+        return self.relevance * score / score.sum() + (1.0 - self.relevance) * uniform
+
+    def coordinates(self, X: torch.Tensor, Y: torch.Tensor, center: torch.Tensor, seed: int) -> torch.Tensor:
+        """The ``d_e`` coordinates ``[d_e]`` (sorted) one proposal moves: drawn without
+        replacement with :meth:`coordinate_weights` (Gumbel top-k), from ``(run seed, seed)``."""
+        weights = self.coordinate_weights(X, Y, center)
+        rng = np.random.default_rng([self.seed, int(seed)])
+        gumbel = -np.log(-np.log(rng.random(self.dim)))
+        keys = np.log(np.maximum(weights.numpy(), 1e-300)) + gumbel
+        return torch.from_numpy(np.sort(np.argsort(-keys, kind="stable")[:self.active_dim]))
+
+    def propose(self, region, X, Y, build_model, acquisition, *, seed, pending=None, avoid_repeats=True,
+                liar=DEFAULT_LIAR, snap=None, **settings):
+        X, strategy = _as_rows(X, self.dim, "X"), pending_strategy(liar)
+        center = X[int(torch.argmax(Y))]
+        if region is None:
+            lower = seen_lower = torch.zeros(self.dim, dtype=torch.float64)
+            upper = seen_upper = torch.ones(self.dim, dtype=torch.float64)
+        else:
+            lower, upper = region.box(center)  # searched
+            seen_lower, seen_upper = region.box(center, region.context_factor)  # the model's cube
+        inside = ((X >= seen_lower) & (X <= seen_upper)).all(dim=-1)
+        X_seen, Y_seen = X[inside], Y[inside]
+        coords = self.coordinates(X_seen, Y_seen, center, seed)
+        held = torch.ones(self.dim, dtype=torch.bool)
+        held[coords] = False
+        span = (seen_upper - seen_lower)[coords]
+
+        def to_model(points: torch.Tensor) -> torch.Tensor:
+            return (points[:, coords] - seen_lower[coords]) / span
+
+        def to_full(points: torch.Tensor) -> torch.Tensor:  # [k, d_e] -> [k, D], the rest at the incumbent
+            full = center.expand(len(points), self.dim).clone()
+            full[:, coords] = seen_lower[coords] + points * span
+            return full
+
+        Z = to_model(X_seen)
+        # a repeat is a point equal in every input: only seen points whose held inputs are the
+        # incumbent's can coincide with a proposal
+        at_center = (X_seen[:, held] - center[held]).norm(dim=-1) < REPEAT_DISTANCE
+        observed = Z[at_center] if avoid_repeats else None
+        if pending is not None:
+            pending = _as_rows(pending, self.dim, "pending")
+            pending = to_model(pending[((pending >= seen_lower) & (pending <= seen_upper)).all(dim=-1)])
+        bounds = torch.stack([(lower[coords] - seen_lower[coords]) / span,
+                              (upper[coords] - seen_lower[coords]) / span]).clamp(0.0, 1.0)
+        local_snap = None
+        if snap is not None:
+            def local_snap(points: torch.Tensor) -> torch.Tensor:
+                return to_model(snap(to_full(points)))
+
+        z = propose(build_model(Z, Y_seen), acquisition, dim=self.active_dim, best_f=Y_seen.max(), seed=seed,
+                    pending=pending, pending_strategy=strategy, outputs=Y_seen, observed=observed, bounds=bounds,
+                    snap=local_snap, **settings)
+        points = torch.minimum(torch.maximum(to_full(torch.as_tensor(z).reshape(-1, self.active_dim)), lower), upper)
+        return points[0].numpy() if np.ndim(z) == 1 else points.numpy()
+
+    def params(self) -> dict[str, Any]:
+        return {"subspace": "coordinates", "subspace_d_e": self.active_dim, "subspace_relevance": self.relevance}
+
+
+class CoordinateSubspace(SubspaceStrategy):
+    """A trust region in the full cube whose proposals move ``d_e`` coordinates, the model
+    fitted on those (see the module and :class:`CoordinateSearch`).
+
+    Args:
+        d_e: coordinates per proposal; ``None`` (default): the model's width (capped at ``D``).
+        relevance: in ``[0, 1]``, the share of the choice of coordinates made by a relevance
+            estimate of the seen points (:meth:`CoordinateSearch.coordinate_weights`);
+            0 (default): uniformly at random.
+    """
+
+    name = "coordinates"
+
+    def __init__(self, d_e: int | None = None, relevance: float = 0.0) -> None:
+        self.d_e = _check_d_e(d_e)
+        if isinstance(relevance, bool) or not isinstance(relevance, (int, float)) or not 0 <= relevance <= 1:
+            raise ValueError(f"relevance must be a number in [0, 1], got {relevance!r}")
+        self.relevance = float(relevance)
+
+    def bind(self, dim: int, width: int, seed: int) -> CoordinateSearch:
+        _check_bind(dim, width, seed)
+        return CoordinateSearch(dim, self._d_e(dim, width), self.relevance, seed)
+
+    def __repr__(self) -> str:
+        return f"CoordinateSubspace(d_e={self.d_e}, relevance={self.relevance})"
+
+
+def default_subspace() -> SubspaceStrategy:
+    """The strategy a ``bo`` NP narrower than the problem uses unless given one."""
+    return CountSketch()
+
+
+def check_subspace(subspace: Any) -> SubspaceStrategy | None:
+    """``subspace`` if it is ``None`` or a :class:`SubspaceStrategy`; else ``TypeError``."""
+    if subspace is not None and not isinstance(subspace, SubspaceStrategy):
+        raise TypeError(f"subspace must be a SubspaceStrategy (CountSketch(), CoordinateSubspace()) or None, got "
+                        f"{type(subspace).__name__}")
+    return subspace

@@ -1,0 +1,166 @@
+"""Subspace strategies: a width-6 NP searching more inputs (npbandit.acquisition.subspace)."""
+
+import numpy as np
+import pytest
+import torch
+from helpers import tiny_checkpoint
+
+from npbandit import load_surrogate
+from npbandit.acquisition.subspace import (
+    CoordinateSearch,
+    CoordinateSubspace,
+    CountSketch,
+    CountSketchSearch,
+    check_subspace,
+    default_subspace,
+)
+from npbandit.models import NPModel
+from npbandit.policies.bo import BOPolicy
+from npbandit.policies.trust_region import TrustRegion
+
+FAST = {"num_restarts": 2, "raw_samples": 32}
+
+
+@pytest.fixture(scope="module")
+def tiny(tmp_path_factory):
+    return str(tiny_checkpoint(tmp_path_factory.mktemp("tiny"), "cmanp", "bo"))
+
+
+def test_count_sketch_bins_are_balanced_signed_and_fixed_by_the_seed():
+    search = CountSketch().bind(20, 6, seed=3)
+    assert isinstance(search, CountSketchSearch) and search.search_dim == search.active_dim == 6
+    counts = torch.bincount(search.bins, minlength=6)
+    assert counts.min() >= 3 and counts.max() <= 4  # 20 inputs in 6 bins
+    again = CountSketch().bind(20, 6, seed=3)
+    assert torch.equal(search.bins, again.bins) and torch.equal(search.signs, again.signs)
+    other = CountSketch().bind(20, 6, seed=4)
+    assert not (torch.equal(search.bins, other.bins) and torch.equal(search.signs, other.signs))
+    assert CountSketch(d_e=3).bind(20, 6, 0).search_dim == 3 and CountSketch(d_e=9).bind(20, 6, 0).search_dim == 6
+
+
+def test_count_sketch_lift_and_project_are_inverse_on_the_embedding():
+    search = CountSketch().bind(11, 6, seed=0)
+    Z = torch.rand(5, 6, dtype=torch.float64)
+    X = search.lift(Z)
+    assert X.shape == (5, 11) and ((X >= 0) & (X <= 1)).all()
+    assert torch.allclose(search.project(X), Z, atol=1e-12)
+    assert torch.allclose(search.lift(search.project(X)), X, atol=1e-12)
+    # input i is z[bin] or 1 - z[bin], as its sign says
+    i = int(torch.nonzero(search.signs < 0)[0])
+    assert torch.allclose(X[:, i], 1 - Z[:, search.bins[i]])
+    with pytest.raises(ValueError, match=r"Z must have shape \[n, 6\]"):
+        search.lift(torch.rand(2, 5))
+
+
+def test_coordinate_choice_is_reproducible_from_seed_and_history():
+    search = CoordinateSubspace().bind(16, 6, seed=7)
+    assert isinstance(search, CoordinateSearch) and search.search_dim == 16 and search.active_dim == 6
+    X, Y = torch.rand(10, 16, dtype=torch.float64), torch.rand(10, 1, dtype=torch.float64)
+    a = search.coordinates(X, Y, X[0], seed=5)
+    assert a.shape == (6,) and len(set(a.tolist())) == 6 and torch.equal(a, torch.sort(a).values)
+    assert torch.equal(a, CoordinateSubspace().bind(16, 6, seed=7).coordinates(X, Y, X[0], seed=5))
+    assert any(not torch.equal(a, search.coordinates(X, Y, X[0], seed=s)) for s in range(6, 10))
+
+
+def test_relevance_weights_favour_the_coordinate_the_values_follow():
+    search = CoordinateSubspace(relevance=1.0).bind(8, 3, seed=0)
+    X = torch.rand(30, 8, dtype=torch.float64, generator=torch.Generator().manual_seed(0))
+    Y = -((X[:, 2:3] - 0.5) ** 2)  # a bowl in input 2 alone
+    weights = search.coordinate_weights(X, Y, torch.full((8,), 0.5, dtype=torch.float64))
+    assert int(torch.argmax(weights)) == 2 and abs(float(weights.sum()) - 1) < 1e-12
+    uniform = CoordinateSubspace().bind(8, 3, seed=0).coordinate_weights(X, Y, X[0])
+    assert torch.allclose(uniform, torch.full((8,), 1 / 8, dtype=torch.float64))
+
+
+def test_a_coordinate_proposal_holds_the_other_inputs_at_the_incumbent(tiny):
+    surrogate = load_surrogate(tiny)
+    search = CoordinateSubspace().bind(10, 6, seed=1)
+    X = torch.rand(12, 10, dtype=torch.float64, generator=torch.Generator().manual_seed(1))
+    Y = -X.sum(dim=-1, keepdim=True)
+    region = TrustRegion(10, length_init=0.4)
+    seen = []
+
+    def build(Xs, Ys):
+        seen.append(Xs)
+        return NPModel.from_pretrained(surrogate, Xs, Ys)
+
+    x = search.propose(region, X, Y, build, "logei", seed=3, **FAST)
+    center = X[int(torch.argmax(Y))]
+    lower, upper = region.box(center)
+    seen_lower, seen_upper = region.box(center, region.context_factor)
+    inside = ((X >= seen_lower) & (X <= seen_upper)).all(dim=-1)
+    coords = search.coordinates(X[inside], Y[inside], center, seed=3)
+    held = torch.ones(10, dtype=torch.bool)
+    held[coords] = False
+    assert x.shape == (10,) and torch.equal(torch.as_tensor(x)[held], center[held])
+    assert ((torch.as_tensor(x) >= lower) & (torch.as_tensor(x) <= upper)).all()
+    assert seen[0].shape == (int(inside.sum()), 6) and ((seen[0] >= 0) & (seen[0] <= 1)).all()
+
+
+def test_bo_policy_narrower_checkpoint_searches_the_default_embedding(tiny):
+    policy = BOPolicy(9, model=tiny, budget=16, **FAST)
+    assert isinstance(policy.subspace, type(default_subspace())) and policy.n_init == 13  # 2 d_e + 1
+    actions = []
+    for _ in range(2):
+        policy.reset(0)
+        run = []
+        for _ in range(16):
+            x = policy.act(None)
+            assert x.shape == (9,) and ((x >= 0) & (x <= 1)).all()
+            policy.observe(None, x, -float(((x - 0.3) ** 2).sum()), {})
+            run.append(x)
+        actions.append(np.array(run))
+    np.testing.assert_array_equal(actions[0], actions[1])  # a run depends on its seed alone
+    search = policy._search
+    X = torch.as_tensor(actions[0])
+    assert torch.allclose(search.lift(search.project(X)), X, atol=1e-12)  # every point in the embedding
+    params = policy.params()
+    assert params["subspace"] == "count-sketch" and params["subspace_d_e"] == 6 and params["subspace_width"] == 6
+    assert params["n_init"] == 13 and params["trust_region_failure_tolerance"] == 6
+
+
+def test_bo_policy_takes_an_injected_coordinate_subspace(tiny):
+    policy = BOPolicy(8, model=tiny, subspace=CoordinateSubspace(d_e=4, relevance=0.5), n_init=5, **FAST)
+    policy.reset(2)
+    for _ in range(7):
+        x = policy.act(None)
+        assert x.shape == (8,) and ((x >= 0) & (x <= 1)).all()
+        policy.observe(None, x, -float(x.sum()), {})
+    moved = np.abs(np.array(policy.X[5:]) - np.array(policy.X[:5])[np.argmax(policy.Y[:5])]) > 0
+    assert moved[0].sum() <= 4  # the first proposal moves at most d_e inputs from the incumbent
+    params = policy.params()
+    assert (params["subspace"], params["subspace_d_e"], params["subspace_relevance"]) == ("coordinates", 4, 0.5)
+    assert params["trust_region_failure_tolerance"] == 4
+
+
+def test_a_problem_the_checkpoint_takes_uses_no_subspace(tiny):
+    policy = BOPolicy(3, model=tiny)
+    assert policy.subspace is None and policy.n_init == 7
+    assert not any(k.startswith("subspace") for k in policy.params())
+    with pytest.raises(ValueError, match="needs its d_e"):
+        BOPolicy(8, model="gp", subspace=CountSketch())
+    assert BOPolicy(8, model="gp", subspace=CountSketch(d_e=3)).n_init == 7
+
+
+@pytest.mark.parametrize("bad, match", [(lambda: CountSketch(d_e=0), "d_e"),
+                                        (lambda: CoordinateSubspace(relevance=2), "relevance"),
+                                        (lambda: check_subspace("count-sketch"), "SubspaceStrategy"),
+                                        (lambda: CountSketch().bind(8, 6, seed=-1), "seed")])
+def test_bad_arguments_are_named(bad, match):
+    with pytest.raises((ValueError, TypeError), match=match):
+        bad()
+
+
+@pytest.mark.parametrize("subspace", [CountSketch(), CoordinateSubspace(relevance=0.5)])
+@pytest.mark.parametrize("acquisition", ["logei", "qlognei", "thompson"])
+def test_pending_points_and_other_acquisitions_go_through_a_subspace(tiny, subspace, acquisition):
+    policy = BOPolicy(8, model=tiny, subspace=subspace, acquisition=acquisition, n_init=4, thompson_candidates=64,
+                      **FAST)
+    policy.reset(1)
+    for _ in range(4):
+        x = policy.act(None)
+        policy.observe(None, x, -float(x.sum()), {})
+    first = policy.act(None)
+    second = policy.act(None, pending=first[None])
+    for x in (first, second):
+        assert x.shape == (8,) and ((x >= 0) & (x <= 1)).all()
