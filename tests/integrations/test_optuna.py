@@ -296,9 +296,9 @@ def test_int_log_float_and_categorical_parameters_are_proposed_by_the_np(monkeyp
     calls = []
     original = NPSampler._propose
 
-    def spy(self, X, Y, pending, seed, region=None, space=None):
+    def spy(self, X, Y, pending, seed, region=None, space=None, search=None):
         calls.append((X.shape, list(space)))
-        return original(self, X, Y, pending, seed, region, space)
+        return original(self, X, Y, pending, seed, region, space, search)
 
     monkeypatch.setattr(NPSampler, "_propose", spy)
 
