@@ -160,8 +160,7 @@ def main(argv: list[str] | None = None) -> None:
                + ("" if args.seeds == 3 else f" --seeds {args.seeds}")
                + ("" if args.budget == 100 else f" --budget {args.budget}")
                + ("" if args.methods == list(METHODS) else " --methods " + " ".join(args.methods))
-               + ("" if args.problems == list(PROBLEMS) else " --problems " + " ".join(args.problems))
-               + (" --recorded-only" if args.recorded_only else ""))
+               + ("" if args.problems == list(PROBLEMS) else " --problems " + " ".join(args.problems)))
     text = (f"## High-dimensional search with a width-6 NP: which subspace (choosing suite)\n\n"
             f"Command: `{command}`. `{CHECKPOINT}`, LogEI in the trust region as `optimize` runs it "
             f"(`BOPolicy(D, model='{CHECKPOINT}', subspace=..., budget={args.budget})`, its default "
