@@ -37,7 +37,7 @@ import numpy as np
 import torch
 
 from npbandit.acquisition.pending import DEFAULT_LIAR, PendingStrategy, pending_strategy
-from npbandit.acquisition.proposal import REPEAT_DISTANCE, SearchRegion, propose, propose_in_region
+from npbandit.acquisition.proposal import REPEAT_DISTANCE, SearchRegion, nearest, propose, propose_in_region
 
 __all__ = ["SubspaceStrategy", "SubspaceSearch", "CountSketch", "CountSketchSearch", "CoordinateSubspace",
            "CoordinateSearch", "default_subspace", "check_subspace"]
@@ -92,12 +92,14 @@ class SubspaceSearch(abc.ABC):
     def propose(self, region: SearchRegion | None, X: torch.Tensor, Y: torch.Tensor, build_model, acquisition: str,
                 *, seed: int, pending: torch.Tensor | None = None, avoid_repeats: bool = True,
                 liar: str | PendingStrategy = DEFAULT_LIAR,
-                snap: Callable[[torch.Tensor], torch.Tensor] | None = None, **settings: Any) -> np.ndarray:
+                snap: Callable[[torch.Tensor], torch.Tensor] | None = None, max_context: int | None = None,
+                **settings: Any) -> np.ndarray:
         """The next point ``[dim]`` (``[q, dim]`` for ``"qlognei"``) in the unit cube from the
         observations ``X [n, dim]``, ``Y [n, 1]`` (maximised), as :func:`propose_in_region`
         makes it: ``region`` (of dimension :attr:`search_dim`, or ``None``: the whole cube),
         ``build_model(X_seen [m, <= width], Y_seen [m, 1])``, ``pending [p, dim]``, ``snap``
-        (on ``[k, dim]`` points) and ``settings`` as there."""
+        (on ``[k, dim]`` points), ``max_context`` (with a region: at most that many seen
+        observations, those nearest the incumbent) and ``settings`` as there."""
 
     @abc.abstractmethod
     def params(self) -> dict[str, Any]:
@@ -159,7 +161,7 @@ class CountSketchSearch(SubspaceSearch):
         return Z / self._counts
 
     def propose(self, region, X, Y, build_model, acquisition, *, seed, pending=None, avoid_repeats=True,
-                liar=DEFAULT_LIAR, snap=None, **settings):
+                liar=DEFAULT_LIAR, snap=None, max_context=None, **settings):
         Z = self.project(X)
         if pending is not None:
             pending = self.project(pending)
@@ -170,7 +172,8 @@ class CountSketchSearch(SubspaceSearch):
 
         if region is not None:
             z = propose_in_region(region, Z, Y, build_model, acquisition, seed=seed, pending=pending,
-                                  avoid_repeats=avoid_repeats, liar=liar, snap=embedded_snap, **settings)
+                                  avoid_repeats=avoid_repeats, liar=liar, snap=embedded_snap,
+                                  max_context=max_context, **settings)
         else:
             strategy = pending_strategy(liar)
             z = propose(build_model(Z, Y), acquisition, dim=self.search_dim, best_f=Y.max(), seed=seed,
@@ -262,7 +265,7 @@ class CoordinateSearch(SubspaceSearch):
         return torch.from_numpy(np.sort(np.argsort(-keys, kind="stable")[:self.active_dim]))
 
     def propose(self, region, X, Y, build_model, acquisition, *, seed, pending=None, avoid_repeats=True,
-                liar=DEFAULT_LIAR, snap=None, **settings):
+                liar=DEFAULT_LIAR, snap=None, max_context=None, **settings):
         X, strategy = _as_rows(X, self.dim, "X"), pending_strategy(liar)
         center = X[int(torch.argmax(Y))]
         if region is None:
@@ -273,6 +276,10 @@ class CoordinateSearch(SubspaceSearch):
             seen_lower, seen_upper = region.box(center, region.context_factor)  # the model's cube
         inside = ((X >= seen_lower) & (X <= seen_upper)).all(dim=-1)
         X_seen, Y_seen = X[inside], Y[inside]
+        if region is not None and max_context is not None and len(X_seen) > max_context:
+            keep = nearest((X_seen - seen_lower) / (seen_upper - seen_lower),
+                           (center - seen_lower) / (seen_upper - seen_lower), max_context)
+            X_seen, Y_seen = X_seen[keep], Y_seen[keep]
         coords = self.coordinates(X_seen, Y_seen, center, seed)
         held = torch.ones(self.dim, dtype=torch.bool)
         held[coords] = False

@@ -305,7 +305,8 @@ class NPSampler(BaseSampler):
         if search is not None:
             snap = None if space is None or space.continuous else space.snap
             point = search.propose(region, X, Y, build, self.acquisition, seed=seed, pending=pending,
-                                   avoid_repeats=self.avoid_repeats, liar=self.liar, snap=snap, **settings)
+                                   avoid_repeats=self.avoid_repeats, liar=self.liar, snap=snap,
+                                   max_context=context_limit(self._surrogate.card), **settings)
             return point if snap is None else snap(torch.as_tensor(point)).numpy()
         if region is not None:
             return propose_in_region(region, X, Y, build, self.acquisition, seed=seed, pending=pending,

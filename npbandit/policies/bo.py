@@ -481,7 +481,8 @@ class BOPolicy(Policy):
         if self._search is not None:
             points = self._search.propose(self.region, X, Y, self._model, self.acquisition, seed=seed,
                                           pending=pending, avoid_repeats=self.avoid_repeats,
-                                          liar=self.pending_strategy, snap=self.snap, **settings)
+                                          liar=self.pending_strategy, snap=self.snap,
+                                          max_context=self.max_context, **settings)
         elif self.region is not None:
             points = proposal.propose_in_region(self.region, X, Y, self._model, self.acquisition, seed=seed,
                                                 pending=pending, avoid_repeats=self.avoid_repeats,

@@ -164,3 +164,21 @@ def test_pending_points_and_other_acquisitions_go_through_a_subspace(tiny, subsp
     second = policy.act(None, pending=first[None])
     for x in (first, second):
         assert x.shape == (8,) and ((x >= 0) & (x <= 1)).all()
+
+
+@pytest.mark.parametrize("strategy", [CountSketch(), CoordinateSubspace()], ids=["count-sketch", "coordinates"])
+def test_a_subspace_shows_the_model_at_most_max_context_observations(tiny, strategy):
+    surrogate = load_surrogate(tiny)
+    search = strategy.bind(10, 6, seed=1)
+    X = torch.rand(30, 10, dtype=torch.float64, generator=torch.Generator().manual_seed(2))
+    Y = -X.sum(dim=-1, keepdim=True)
+    region = TrustRegion(search.search_dim)  # the whole cube in view
+    seen = []
+
+    def build(Xs, Ys):
+        seen.append((Xs, Ys))
+        return NPModel.from_pretrained(surrogate, Xs, Ys)
+
+    search.propose(region, X, Y, build, "logei", seed=0, max_context=8, **FAST)
+    (Xs, Ys), = seen
+    assert len(Xs) == 8 and float(Ys.max()) == float(Y.max())  # the incumbent always among them
