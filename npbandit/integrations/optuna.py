@@ -124,8 +124,12 @@ class NPSampler(BaseSampler):
     Values come back as Optuna expects them: ints as ``int``, stepped floats on their grid,
     each categorical one of its ``choices`` itself.
 
-    Only completed trials inform the NP (pruned and failed ones are ignored, and so, with
-    a warning, are those with a non-finite value or a parameter outside its distribution). One
+    Completed trials inform the NP, and so do failed ones (an exception ``study.optimize``
+    caught, a NaN) that suggested the whole search space: the NP sees each at the worst
+    completed value, so it is not proposed again and the search moves away from where trials
+    fail, and a failure counts as a trial that did not improve (the trust region). Pruned
+    trials are ignored, and so, with a warning, are those with an infinite value or a
+    parameter outside its distribution. One
     sampler may serve several studies in turn (the checkpoint is loaded once). The study
     must have one objective; ``study.direction`` decides whether it is minimised
     (Optuna's default) or maximised.
@@ -234,8 +238,16 @@ class NPSampler(BaseSampler):
         if not finite:
             return {}
         sign = -1.0 if study.direction == StudyDirection.MINIMIZE else 1.0
+        # failed trials (an exception caught by study.optimize(catch=...), a NaN) that suggested this
+        # whole space: seen by the NP at the worst completed value, as optimize sees its failures
+        failed = [t for t in study.get_trials(deepcopy=False, states=(TrialState.FAIL,))
+                  if all(n in t.params and t.distributions.get(n) == search_space[n] for n in names)
+                  and _inside(t, space)]
+        finite = sorted(finite + failed, key=lambda t: t.number)
+        worst = min(sign * t.value for t in finite if t.state == TrialState.COMPLETE)
         X = _unit_rows(finite, space)
-        Y = torch.tensor([[sign * t.value] for t in finite], dtype=torch.float64)  # [n, 1], maximised
+        Y = torch.tensor([[sign * t.value if t.state == TrialState.COMPLETE else worst] for t in finite],
+                         dtype=torch.float64)  # [n, 1], maximised
         # trials other workers are evaluating right now (all of this space suggested already)
         pending = [t for t in trials if t.state == TrialState.RUNNING and t.number != trial.number
                    and all(t.distributions.get(n) == search_space[n] for n in names)

@@ -136,7 +136,7 @@ def test_direction_is_honoured(direction):
     assert (x < 0.3) if direction == "minimize" else (x > 0.7)
 
 
-def test_only_completed_finite_trials_inform_the_np(monkeypatch):
+def test_completed_finite_and_failed_trials_inform_the_np(monkeypatch):
     seen = {}
 
     def capture(self, X, Y, pending, seed, *rest):
@@ -156,8 +156,9 @@ def test_only_completed_finite_trials_inform_the_np(monkeypatch):
     with pytest.warns(RuntimeWarning, match=r"leaves out trial\(s\) \[4\]: their values are not finite"):
         x = study.ask().suggest_float("x", 0.0, 10.0)
     assert x == 5.0
-    assert seen["X"].squeeze(-1).tolist() == [0.1, 0.2, 0.3, 0.4]
-    assert seen["Y"].squeeze(-1).tolist() == [-1.0, -2.0, -3.0, -4.0]  # minimised: values negated
+    # the failed trial at x = 6 too, at the worst completed value; pruned, infinite and running ones not
+    assert seen["X"].squeeze(-1).tolist() == [0.1, 0.2, 0.3, 0.4, 0.6]
+    assert seen["Y"].squeeze(-1).tolist() == [-1.0, -2.0, -3.0, -4.0, -4.0]  # minimised: values negated
     assert seen["pending"].squeeze(-1).tolist() == [0.8]  # the running trial (believed at the worst value)
     with warnings.catch_warnings():
         warnings.simplefilter("error")  # the same left-out trial is reported once
