@@ -174,6 +174,7 @@ class NPSampler(BaseSampler):
         self._surrogate = load_surrogate(name)
         check_checkpoint_kind(self._surrogate.card, prior="bo", y_dim=1, purpose="NPSampler")
         self.checkpoint = self._surrogate.card["name"]
+        self._max_context = context_limit(self._surrogate.card)  # the most trials the NP is shown at once
         self.acquisition = acquisition
         self.n_startup_trials = n_startup_trials
         self.seed = int(np.random.SeedSequence().generate_state(1)[0]) if seed is None else seed
@@ -318,12 +319,12 @@ class NPSampler(BaseSampler):
             snap = None if space is None or space.continuous else space.snap
             point = search.propose(region, X, Y, build, self.acquisition, seed=seed, pending=pending,
                                    avoid_repeats=self.avoid_repeats, liar=self.liar, snap=snap,
-                                   max_context=context_limit(self._surrogate.card), **settings)
+                                   max_context=self._max_context, **settings)
             return point if snap is None else snap(torch.as_tensor(point)).numpy()
         if region is not None:
             return propose_in_region(region, X, Y, build, self.acquisition, seed=seed, pending=pending,
                                      avoid_repeats=self.avoid_repeats, liar=self.liar, space=space,
-                                     max_context=context_limit(self._surrogate.card), **settings)
+                                     max_context=self._max_context, **settings)
         return propose(build(X, Y), self.acquisition, dim=X.shape[-1], best_f=Y.max(), seed=seed, pending=pending,
                        **pending_rule(Y, self.liar), observed=X if self.avoid_repeats else None, space=space,
                        **settings)
