@@ -56,8 +56,19 @@ def quiet():
         yield
 
 
-def _branin_client():
-    """An Ax Client on Branin whose generation strategy is 5 Sobol trials, then NPModel (CONFIG)."""
+@pytest.fixture(scope="module")
+def tiny_config(tmp_path_factory):
+    """CONFIG with a tiny random-weight CMANP (a card path) in place of the shipped network: for the
+    tests of Ax's machinery around the model, where the shipped network's size costs seconds per
+    Ax call (acquisition optimisation, Sobol sensitivity) and shows nothing more."""
+    from helpers import tiny_checkpoint
+
+    card = tiny_checkpoint(tmp_path_factory.mktemp("tiny"), "cmanp", "bo")
+    return ModelConfig(botorch_model_class=NPModel, model_options={"checkpoint": str(card)})
+
+
+def _branin_client(config: ModelConfig = CONFIG):
+    """An Ax Client on Branin whose generation strategy is 5 Sobol trials, then NPModel (`config`)."""
     from ax.api.client import Client
     from ax.api.configs import RangeParameterConfig
     from ax.api.utils.generation_strategy_dispatch import choose_generation_strategy
@@ -69,7 +80,7 @@ def _branin_client():
     client.configure_optimization(objective="-branin")
     client.set_generation_strategy(choose_generation_strategy(
         GenerationStrategyDispatchStruct(method="custom", initialization_budget=5, initialization_random_seed=0),
-        model_config=copy.deepcopy(CONFIG)))
+        model_config=copy.deepcopy(config)))
     return client
 
 
@@ -237,14 +248,14 @@ def test_kept_moments_stay_with_their_model_through_cross_validation_and_warm_st
 
 @pytest.mark.parametrize("sem", [None, 0.5])
 @pytest.mark.slow
-def test_an_ax_client_loop_runs_on_the_configuration_alone(sem, monkeypatch, tmp_path):
+def test_an_ax_client_loop_runs_on_the_configuration_alone(sem, monkeypatch, tmp_path, tiny_config):
     from ax.api.client import Client
 
     built = []
     real = NPModel.construct_inputs.__func__
     monkeypatch.setattr(NPModel, "construct_inputs",
                         classmethod(lambda cls, *a, **k: built.append(real(cls, *a, **k)) or built[-1]))
-    client = _branin_client()
+    client = _branin_client(tiny_config)
     for _ in range(7):
         for index, p in client.get_next_trials(max_trials=1).items():
             value = branin(p["x1"], p["x2"])
@@ -260,14 +271,14 @@ def test_an_ax_client_loop_runs_on_the_configuration_alone(sem, monkeypatch, tmp
 
 
 @pytest.mark.slow
-def test_sensitivity_and_top_surfaces_analyses_run_on_an_npmodel():
+def test_sensitivity_and_top_surfaces_analyses_run_on_an_npmodel(tiny_config):
     # Ax's sensitivity analysis reads the model's device from next(model.parameters()): an NPModel,
     # whose network is no parameter of it, must still yield one (the network's, empty and frozen)
     from ax.analysis.plotly.sensitivity import SensitivityAnalysisPlot
     from ax.analysis.plotly.top_surfaces import TopSurfacesAnalysis
     from ax.core.analysis_card import AnalysisCardGroup, ErrorAnalysisCard, NotApplicableStateAnalysisCard
 
-    client = _branin_client()
+    client = _branin_client(tiny_config)
     for _ in range(6):  # the last trial from the NPModel, which the analyses then read
         for index, p in client.get_next_trials(max_trials=1).items():
             client.complete_trial(index, raw_data={"branin": branin(p["x1"], p["x2"])})
@@ -298,7 +309,7 @@ def test_the_example_runs():
 
 
 @pytest.mark.slow
-def test_an_ax_client_loop_over_a_mixed_search_space(monkeypatch):
+def test_an_ax_client_loop_over_a_mixed_search_space(monkeypatch, tiny_config):
     # a log-scale float, an int and an unordered three-value choice: Ax log-transforms the float,
     # keeps the int on its values and one-hot encodes the choice (three columns); the NP models
     # the six columns and Ax's mixed optimiser proposes valid ints and choices
@@ -321,7 +332,7 @@ def test_an_ax_client_loop_over_a_mixed_search_space(monkeypatch):
     client.configure_optimization(objective="-loss")
     strategy = choose_generation_strategy(
         GenerationStrategyDispatchStruct(method="custom", initialization_budget=4, initialization_random_seed=0),
-        model_config=copy.deepcopy(CONFIG))
+        model_config=copy.deepcopy(tiny_config))
     strategy.nodes_by_name["MBM"].generator_specs[0].generator_gen_kwargs = {  # a small acquisition optimisation
         "model_gen_options": {"optimizer_kwargs": {"num_restarts": 2, "raw_samples": 64}}}
     client.set_generation_strategy(strategy)

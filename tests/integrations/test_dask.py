@@ -112,11 +112,17 @@ def test_one_point_in_flight_twice_is_evaluated_twice(tmp_path, client):
     assert len(log.read_text().splitlines()) == 4
 
 
-def _hang_once(marker, x):
-    """Hangs 2 s the first time it is called (a file marks that it was), then a sphere."""
+def _hang_once(marker, release, x):
+    """Hangs the first time it is called (a file marks that it was) until `release` exists, then a sphere.
+
+    The hang ends on the test's signal rather than after a fixed time, so the timeout can be
+    generous: only the hung evaluation can reach it, however slow the machine.
+    """
     if not os.path.exists(marker):
         open(marker, "w").close()
-        time.sleep(2.0)
+        deadline = time.monotonic() + 60.0
+        while not os.path.exists(release) and time.monotonic() < deadline:
+            time.sleep(0.05)
     return sphere(x)
 
 
@@ -124,9 +130,13 @@ def test_a_hanging_evaluation_times_out_and_the_run_goes_on(tmp_path, client):
     import functools
 
     db = str(tmp_path / "timeout.db")
-    result = optimize(functools.partial(_hang_once, str(tmp_path / "hung")), BOUNDS, surrogate="random", budget=5,
-                      seed=0, db=db, progress=False, batch_size=2, executor=client.get_executor(), eval_timeout=0.7,
-                      on_error="skip")
+    release = tmp_path / "release"
+    try:
+        result = optimize(functools.partial(_hang_once, str(tmp_path / "hung"), str(release)), BOUNDS,
+                          surrogate="random", budget=5, seed=0, db=db, progress=False, batch_size=2,
+                          executor=client.get_executor(), eval_timeout=2.0, on_error="skip")
+    finally:
+        release.touch()  # frees the worker thread the hung evaluation holds
     (failed,) = [h for h in result.history if h["failed"]]
     assert failed["worker"] is None and len(result.history) == 5
     (run,) = list_runs(db)
