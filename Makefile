@@ -26,13 +26,18 @@ demo: $(STAMP)
 # One torch thread per process: the models under test are tiny, and several tests start
 # worker processes (storage concurrency, CLI signals), which two threads each would
 # oversubscribe on CI's 2 cores (a test file took 20x longer that way under load).
+# pytest-xdist runs the suite on TEST_WORKERS processes (default 2, CI's cores), a whole test
+# file per process (--dist loadfile), so a module's fixtures (a Dask cluster, a PostgreSQL
+# server) start once; TEST_WORKERS=0 runs everything in this process (for pdb, -s).
+TEST_WORKERS ?= 2
 test: $(STAMP)
-	OMP_NUM_THREADS=$${OMP_NUM_THREADS:-1} $(BIN)/python -m pytest -q
+	OMP_NUM_THREADS=$${OMP_NUM_THREADS:-1} $(BIN)/python -m pytest -q -n $(TEST_WORKERS) --dist loadfile
 
 # The edit loop's subset: no slow, integration, PostgreSQL, Dask
 # or lab tests (the markers in pyproject.toml). CI runs `make test`, all of them.
 test-quick: $(STAMP)
-	OMP_NUM_THREADS=$${OMP_NUM_THREADS:-1} $(BIN)/python -m pytest -q -m "not slow and not integration and not postgres and not dask and not lab"
+	OMP_NUM_THREADS=$${OMP_NUM_THREADS:-1} $(BIN)/python -m pytest -q -n $(TEST_WORKERS) --dist loadfile \
+		-m "not slow and not integration and not postgres and not dask and not lab"
 
 # Style and structure: ruff (pyproject.toml [tool.ruff]), the import contracts (layers that
 # point one way, no library import of a deprecated alias, optional frameworks only behind
