@@ -1,4 +1,8 @@
-"""Fault injection: SIGTERM / SIGINT at each phase of a step, in every run loop.
+"""Fault injection: SIGTERM / SIGINT / SIGKILL at each phase of a step, in every run loop.
+
+Entry points: ``optimize`` (sequential, on a thread pool, on spawned worker processes as
+``npbandit optimize --workers`` runs it), the BO loop (``run_episode`` on a BlackBox env) and
+the bandit loop, on SQLite and (marked ``postgres``) PostgreSQL.
 
 A signal is sent with ``os.kill(os.getpid(), ...)`` from inside the phase it tests, by a hook
 the run calls there -- the objective, a float the objective returns (read where ``step``
@@ -63,6 +67,15 @@ class SignalWhenRead(float):
     def __float__(self):
         send(self.signum)
         return float.__float__(self)
+
+    def __reduce__(self):  # from a worker process: rebuilt in the driver, where it is read
+        return _signal_when_read, (float.__float__(self), self.signum)
+
+
+def _signal_when_read(value, signum):
+    out = SignalWhenRead(value)
+    out.signum = signum
+    return out
 
 
 def objective(phase, signum, returned, release=None):
@@ -249,6 +262,44 @@ def test_a_signal_during_the_write_is_delivered_once_the_step_is_committed(tmp_p
     assert run.n_steps == AT == returned.n and run.status == "interrupted"
 
 
+def _in_a_worker(phase, signum, folder, x):
+    """``sum(x)`` in a worker process of a pool: at evaluation ``AT`` it signals the driver (its
+    parent) and then holds its worker until the run has stopped (``evaluation``), or returns a
+    :class:`SignalWhenRead` the driver reads (``returned``). Calls and returns are counted as
+    lines of files in ``folder``, which every process sees."""
+    calls = _FileCount(os.path.join(folder, "calls"))
+    calls.add()
+    n = os.fstat(calls.fd).st_size // 2
+    value = float(np.sum(x))
+    if n == AT and phase == "evaluation":
+        os.kill(os.getppid(), signum)
+        threading.Event().wait(60)  # the driver kills its workers when the run stops
+    if n == AT and phase == "returned":
+        value = _signal_when_read(value, signum)
+    _FileCount(os.path.join(folder, "returned")).add()
+    return value
+
+
+@pytest.mark.integration
+@pytest.mark.parametrize(("phase", "signum"), [("evaluation", signal.SIGTERM), ("evaluation", signal.SIGINT),
+                                               ("returned", signal.SIGTERM), ("write", signal.SIGTERM)],
+                         ids=lambda v: v if isinstance(v, str) else signal.Signals(v).name)
+def test_optimize_on_worker_processes_saves_every_evaluation_that_came_back(tmp_path, phase, signum):
+    # what `npbandit optimize --workers N` runs: the objective in spawned worker processes
+    import functools
+
+    from npbandit.cluster import process_pool
+
+    url = f"sqlite:///{tmp_path / 'runs.db'}"
+    signal_on_write(url, phase, signum)
+    with pytest.raises(RunInterrupted) as info:
+        with process_pool(1) as pool:
+            optimize(functools.partial(_in_a_worker, phase, signum, str(tmp_path)), BOUNDS, surrogate="random",
+                     budget=6, db=url, progress=False, executor=pool)
+    returned = (tmp_path / "returned").read_text().count("x")
+    check(url, info, returned, phase, signum)
+
+
 # -- the deferral itself (npbandit.stopping) ---------------------------------------------------------------------
 
 def test_a_signal_held_during_a_block_is_raised_at_its_end_or_dropped():
@@ -326,3 +377,98 @@ def test_postgresql_holds_what_came_back_too(signum):
             url = cluster.create_database()
             info, returned = run_optimize(url, phase, signum, threads=False)
             check(url, info, returned, phase, signum)
+
+
+# -- SIGKILL: no handler runs, so what is committed is all there is ------------------------------------------------
+#
+# Each case runs in a child process forked from a forkserver that imported npbandit once; the
+# hook sends SIGKILL to the child at the phase. What may be lost is the evaluation in flight (one
+# that returned but whose step was not yet committed) for a `bo` run, which commits every step,
+# and at most one uncommitted batch for a bandit run (storage's documented contract), never a
+# committed step; the run then shows as `interrupted` (its process is gone) and the file passes
+# SQLite's integrity check.
+
+# SIGKILL at each phase of the AT-th evaluation: (evaluations that returned, steps stored)
+KILLED = {"design": (AT - 1, AT - 1), "evaluation": (AT - 1, AT - 1), "returned": (AT, AT - 1),
+          "observe": (AT, AT), "write": (AT, AT - 1)}
+
+
+class _FileCount:
+    """Counts returned evaluations as lines appended to a file, which outlives a SIGKILL."""
+
+    def __init__(self, path):
+        self.fd = os.open(path, os.O_WRONLY | os.O_APPEND | os.O_CREAT)
+
+    def add(self):
+        os.write(self.fd, b"x\n")
+
+
+def _killed_run(entry, phase, url, log):
+    """The child: run ``entry`` ("optimize", "bo-loop" or "bandit") with SIGKILL at ``phase``."""
+    returned = _FileCount(log)
+    signal_on_write(url, phase, signal.SIGKILL)
+    if entry == "optimize":
+        optimize(objective(phase, signal.SIGKILL, returned), BOUNDS, surrogate="random", budget=6, db=url,
+                 progress=False)
+    elif entry == "bo-loop":
+        env = BlackBoxEnv(objective=objective(phase, signal.SIGKILL, returned), bounds=BOUNDS, budget=6)
+        run_episode(env, Hooked(SobolPolicy(2), phase, signal.SIGKILL), seed=0, logger=RunLogger(url),
+                    run_info={"kind": "bo"})
+    else:  # a bandit run, its steps committed in storage's default batches
+        env = Counted(WheelBanditEnv(horizon=8), phase, signal.SIGKILL, returned)
+        run_episode(env, Hooked(UniformPolicy(), phase, signal.SIGKILL), seed=0, logger=RunLogger(url))
+    os._exit(3)  # not reached: the hook killed this process
+
+
+@pytest.fixture(scope="module")
+def forkserver():
+    import multiprocessing
+
+    context = multiprocessing.get_context("forkserver")
+    context.set_forkserver_preload(["npbandit.api", "npbandit.loop", "npbandit.storage", "npbandit.envs"])
+    return context
+
+
+def run_killed(context, entry, phase, url, tmp_path):
+    """Run the child; returns (evaluations that returned, the run, its steps)."""
+    log = tmp_path / f"returned-{entry}-{phase}"
+    child = context.Process(target=_killed_run, args=(entry, phase, url, str(log)))
+    child.start()
+    child.join(120)
+    assert child.exitcode == -signal.SIGKILL, f"the child ended with {child.exitcode}, not by SIGKILL"
+    returned = log.read_text().count("x") if log.exists() else 0
+    (run,) = list_runs(url)
+    return returned, run, run_steps(url, run.id)
+
+
+@pytest.mark.integration
+@pytest.mark.parametrize(("entry", "phase"), [("optimize", p) for p in ("evaluation", "returned", "write")]
+                         + [(entry, p) for entry in ("bo-loop", "bandit") for p in ALL_PHASES])
+def test_a_sigkill_loses_at_most_the_evaluation_in_flight(tmp_path, forkserver, entry, phase):
+    # (optimize builds its own policy, so the policy's phases are hooked in the loop's rows)
+    url = f"sqlite:///{tmp_path / 'runs.db'}"
+    returned, run, steps = run_killed(forkserver, entry, phase, url, tmp_path)
+    assert run.status == "interrupted"  # its process is gone
+    assert [s["t"] for s in steps] == list(range(len(steps))) and len(steps) <= returned
+    if entry == "bandit":  # committed in batches of 50: the episode's eight steps are one batch, written at its end
+        assert returned == {"design": AT - 1, "evaluation": AT - 1, "write": 8}.get(phase, AT) and steps == []
+    else:
+        assert (returned, len(steps)) == KILLED[phase]
+    import sqlite3
+
+    with sqlite3.connect(tmp_path / "runs.db") as conn:
+        assert conn.execute("pragma integrity_check").fetchone() == ("ok",)
+
+
+@pytest.mark.postgres
+@pytest.mark.slow
+def test_a_sigkill_on_postgresql_loses_at_most_the_evaluation_in_flight(tmp_path, forkserver):
+    from postgres_cluster import Cluster, skip_unless_available
+
+    skip_unless_available()
+    with Cluster() as cluster:
+        for phase in ("evaluation", "returned", "write"):
+            url = cluster.create_database()
+            returned, run, steps = run_killed(forkserver, "optimize", phase, url, tmp_path)
+            assert run.status == "interrupted" and (returned, len(steps)) == KILLED[phase], phase
+            assert [s["t"] for s in steps] == list(range(len(steps)))
