@@ -101,6 +101,33 @@ class TypedCube:
             return u
         return self.from_space(self.space.snap(self.to_space(u)))
 
+    def reaching_one_move(self, lower: torch.Tensor, upper: torch.Tensor,
+                          center: torch.Tensor) -> tuple[torch.Tensor, torch.Tensor]:
+        """The box ``[lower, upper]`` (``[D]`` each, in the space's cube) widened on each
+        discrete parameter's columns until it holds the encodings of ``center``'s value and of
+        every value one move from it (:meth:`~npbandit.space.Parameter.neighbours`).
+
+        A trust region's box is a cube around the incumbent; on a one-hot choice, or an int
+        whose grid step is wider than the box, it would hold the incumbent's value alone, so
+        the region could never change that parameter however long it ran. Widened, it is a
+        box on the continuous columns and a Hamming ball of radius one on the discrete
+        parameters (every choice, the next grid value either side)."""
+        lower, upper = lower.clone(), upper.clone()
+        x = self.to_space(center.detach().to(torch.float64).cpu())
+        for _, parameter, columns in self.discrete:
+            value = parameter.decode(x[columns].numpy())
+            for other in (value, *parameter.neighbours(value)):
+                code = self.from_space(self._encoded(parameter, other, columns))[columns].to(lower)
+                lower[columns] = torch.minimum(lower[columns], code)
+                upper[columns] = torch.maximum(upper[columns], code)
+        return lower, upper
+
+    def _encoded(self, parameter: Any, value: Any, columns: Any) -> torch.Tensor:
+        """A point ``[D]`` of the space's cube, zero but ``parameter``'s ``columns``, which encode ``value``."""
+        point = torch.zeros(self.dim, dtype=torch.float64)
+        point[columns] = torch.as_tensor(parameter.encode(value), dtype=torch.float64)
+        return point
+
     def neighbours(self, points: torch.Tensor, bounds: torch.Tensor) -> tuple[torch.Tensor, torch.Tensor]:
         """Every point one move from each of the snapped ``points`` ``[m, D]``: one discrete
         parameter changed to a neighbouring value that the box ``bounds`` ``[2, D]`` can reach

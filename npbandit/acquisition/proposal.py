@@ -207,7 +207,10 @@ def propose_in_region(region: SearchRegion, X: torch.Tensor, Y: torch.Tensor, bu
     points than it was trained with and the model keeps to the neighbourhood the region is
     refining. Returns ``[d]`` in the unit cube (``[q, d]`` for ``"qlognei"``; with a mixed
     ``space``, a fixed point of its snap: the continuous columns inside the box searched, the
-    others where the snap puts them)."""
+    others where the snap puts them). With a mixed ``space`` both boxes are widened on the
+    discrete parameters' columns to reach every value one move from the incumbent's
+    (:meth:`~npbandit.acquisition.mixed.TypedCube.reaching_one_move`): a cube around a one-hot
+    point would otherwise hold one choice only."""
     if max_context is not None and (not isinstance(max_context, int) or isinstance(max_context, bool)
                                     or max_context < 1):
         raise ValueError(f"max_context must be a positive int or None, got {max_context!r}")
@@ -218,6 +221,9 @@ def propose_in_region(region: SearchRegion, X: torch.Tensor, Y: torch.Tensor, bu
     center = X[int(torch.argmax(Y))]
     lower, upper = region.box(center)  # searched
     seen_lower, seen_upper = region.box(center, region.context_factor)  # what the model sees, as its unit cube
+    if cube is not None:  # every discrete parameter one move from the incumbent's value stays in reach
+        lower, upper = cube.reaching_one_move(lower, upper, center)
+        seen_lower, seen_upper = cube.reaching_one_move(seen_lower, seen_upper, center)
     span = seen_upper - seen_lower
     X_box, inside = region.to_unit(X, seen_lower, seen_upper)
     Y_box = Y[inside]

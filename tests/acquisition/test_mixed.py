@@ -109,6 +109,32 @@ def test_a_trust_regions_proposal_is_a_fixed_point_with_its_continuous_columns_i
     assert SPACE.decode(point)["n"] in box_values
 
 
+def test_a_small_trust_region_still_reaches_every_choice_and_the_next_grid_values():
+    # the incumbent has c = "a" and n = 3; the model prefers c = "c" and n as large as it can be:
+    # a 0.05-wide cube around the incumbent holds neither, the widened region holds both one move away
+    X = torch.tensor(np.array([SPACE.encode({"x": 0.5, "n": 3, "c": "a"}), SPACE.encode({"x": 0.1, "n": 0, "c": "b"})]),
+                     dtype=torch.float64)
+    Y = torch.tensor([[1.0], [0.0]], dtype=torch.float64)
+    region = TrustRegion(SPACE.dim)
+    region.length = 0.05
+    lower, upper = region.box(X[0])
+    wide_lower, wide_upper = TypedCube(SPACE).reaching_one_move(lower, upper, X[0])
+    assert torch.equal(wide_lower[:1], lower[:1]) and torch.equal(wide_upper[:1], upper[:1])  # x: the cube's side
+    assert torch.equal(wide_lower[2:], torch.zeros(3, dtype=torch.float64))  # every choice
+    assert torch.equal(wide_upper[2:], torch.ones(3, dtype=torch.float64))
+    n_codes = [SPACE.encode({"x": 0.5, "n": n, "c": "a"})[1] for n in (2, 4)]  # the next grid values either side
+    assert wide_lower[1] <= min(n_codes) and wide_upper[1] >= max(n_codes)
+    seen = []
+
+    def build(X_box, Y_box):
+        seen.append(X_box)
+        return GenericDeterministicModel(lambda u: u[..., 1:2] + 2.0 * u[..., 4:5])  # n's column, then c = "c"
+
+    point = propose_in_region(region, X, Y, build, "ucb", seed=0, space=SPACE, avoid_repeats=False, **FAST)
+    assert SPACE.decode(point)["c"] == "c" and SPACE.decode(point)["n"] == 4 and fixed(SPACE, point)
+    assert abs(point[0] - 0.5) <= region.length / 2 + 1e-12
+
+
 def test_a_continuous_space_changes_nothing(gp):
     model, X = gp
     box = SearchSpace.from_bounds([[0.0] * SPACE.dim, [1.0] * SPACE.dim])
