@@ -152,6 +152,9 @@ def run_episode(env: gym.Env, policy: Policy, *, seed: int, steps: int | None = 
             (``executor`` only); ``None``: wait for ever.
 
     Raises:
+        TypeError / ValueError: a bad argument, or an ``env`` whose spaces the policy was
+            not built for (``policy.check_spaces``: a bandit policy's arms and context
+            width), before anything runs or is logged.
         RunInterrupted: SIGINT or SIGTERM arrived (see the module docstring).
     """
     _check_on_error(on_error)
@@ -172,6 +175,7 @@ def run_episode(env: gym.Env, policy: Policy, *, seed: int, steps: int | None = 
     _check_async(executor, batch_size, eval_timeout)
     if executor is not None and not isinstance(env.unwrapped, BlackBoxEnv):
         raise TypeError(f"executor needs a BlackBoxEnv (asynchronous BO), got {type(env.unwrapped).__name__}")
+    policy.check_spaces(env.observation_space, env.action_space)  # a policy built for another env's shape
     result = EpisodeResult(run_id=None)
     with stop_on_signals() as signals:
         _run(env, policy, seed, steps, logger, dict(run_info or {}), on_error, progress, desc, result, signals,

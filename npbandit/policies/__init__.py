@@ -1,5 +1,7 @@
 """Policies: one interface (``reset`` / ``act`` / ``observe``) for bandits and BO."""
 
+from typing import Any
+
 from npbandit.policies.bandit import (
     GPUCBPolicy,
     LinUCBPolicy,
@@ -10,24 +12,61 @@ from npbandit.policies.bandit import (
 )
 from npbandit.policies.base import Policy
 from npbandit.policies.bo import ACQUISITIONS, BOPolicy, SobolPolicy
+from npbandit.policies.per_arm import PerArmNPPolicy
+from npbandit.policies.problem import ARM_PRIORS, WHEEL, BanditProblem, bandit_problem
 from npbandit.policies.trust_region import TrustRegionSettings
 
-__all__ = ["Policy", "UniformPolicy", "LinUCBPolicy", "NPBanditPolicy", "GPUCBPolicy", "BOPolicy", "SobolPolicy",
-           "ACQUISITIONS", "TrustRegionSettings", "make_bandit_policy"]
+__all__ = ["Policy", "UniformPolicy", "LinUCBPolicy", "NPBanditPolicy", "PerArmNPPolicy", "GPUCBPolicy", "BOPolicy",
+           "SobolPolicy", "ACQUISITIONS", "TrustRegionSettings", "BanditProblem", "WHEEL", "make_bandit_policy"]
 
 
-def make_bandit_policy(name: str, beta: float = 1.0) -> Policy:
-    """``uniform``, ``linucb``, ``gp-ucb``, or ``<checkpoint>[-ucb|-thompson|-marginal-thompson]`` (e.g.
-    ``cmanp-wheel``, ``tnpd-wheel-thompson``; a bare model name means its ``-wheel`` checkpoint)."""
+def make_bandit_policy(name: str, beta: float = 1.0, *, env: Any = None, n_arms: int | None = None,
+                       context_dim: int | None = None, bounds: Any = None) -> Policy:
+    """The bandit policy ``name`` for a bandit of ``n_arms`` arms and contexts of shape
+    ``(context_dim,)`` -- read from ``env`` (a ``gymnasium.Env`` with a ``Box`` observation
+    space of contexts and a ``Discrete`` action space of arms), or given -- or, with
+    neither, for the wheel bandit (2-D contexts in [-1, 1]^2, 5 arms).
+
+    Names:
+
+    - ``uniform``, ``linucb`` (β is its exploration weight α), ``gp-ucb``: any bandit;
+    - ``<bo checkpoint>[-ucb|-thompson]`` (``cmanp-bo``, ``cmanp-bo-thompson``, a path):
+      :class:`PerArmNPPolicy`, one NP regression per arm; any bandit whose contexts are
+      at most the checkpoint's width (6 for the shipped ones) and lie in a finite box:
+      the ``Box``'s bounds, or ``bounds`` (``[2, d]``, lower row and upper row);
+    - ``<wheel checkpoint>[-ucb|-thompson|-marginal-thompson]`` (``cmanp-wheel``,
+      ``tnpd-wheel-thompson``; a bare model name means its ``-wheel`` checkpoint):
+      :class:`NPBanditPolicy`; the wheel bandit's shape only (2-D contexts, 5 arms).
+
+    Raises:
+        TypeError: ``env`` not a ``gymnasium.Env``; its observation space not a ``Box`` or
+            its action space not a ``Discrete``; a ``name`` that is not a string.
+        ValueError: an unknown name; ``env`` with ``n_arms`` / ``context_dim``, or one of
+            those without the other; a ``Box`` that is not 1-D, a ``Discrete`` not from 0;
+            no finite ``bounds`` for a per-arm NP policy; bad values.
+        CheckpointError: a checkpoint that cannot serve this bandit (a wheel checkpoint
+            for another shape, a ``bo`` checkpoint narrower than the contexts).
+        FileNotFoundError: a known checkpoint whose weights file is missing.
+    """
+    problem = bandit_problem(env, n_arms=n_arms, context_dim=context_dim, bounds=bounds)
     parsed = parse_bandit_policy_name(name)  # raises TypeError for a non-string
     if parsed is None:  # a baseline
         if name == "uniform":
-            return UniformPolicy()
+            return UniformPolicy(n_arms=problem.n_arms)
         if name == "linucb":  # beta is its exploration weight alpha (both default to 1)
-            return LinUCBPolicy(alpha=beta)
-        return GPUCBPolicy(beta=beta)
-    check_bandit_policy_name(name)  # unknown names, missing files and checkpoints of another kind, by name
-    from npbandit.surrogates.pretrained import load_surrogate
+            return LinUCBPolicy(n_arms=problem.n_arms, context_dim=problem.context_dim, alpha=beta)
+        return GPUCBPolicy(n_arms=problem.n_arms, beta=beta, context_dim=problem.context_dim)
+    # unknown names, missing files and checkpoints of another kind or shape, by name
+    check_bandit_policy_name(name, context_dim=problem.context_dim, n_arms=problem.n_arms)
+    from npbandit.surrogates.pretrained import checkpoint_use, load_surrogate, read_card
 
     checkpoint, rule = parsed
+    if checkpoint_use(read_card(checkpoint))["prior"] in ARM_PRIORS:
+        if problem.bounds is None:
+            where = "env.observation_space" if env is not None else "no bounds were given"
+            raise ValueError(f"bounds are required: policy {name!r} maps contexts onto its checkpoint's unit cube and "
+                             f"needs a finite box with lower < upper in every dimension, and {where}"
+                             + (f" is {env.observation_space}" if env is not None else "")
+                             + "; pass bounds=[[lower, ...], [upper, ...]]")
+        return PerArmNPPolicy(load_surrogate(checkpoint), problem.bounds, problem.n_arms, rule=rule, beta=beta)
     return NPBanditPolicy(load_surrogate(checkpoint), rule=rule, beta=beta)

@@ -1,4 +1,6 @@
-"""Contextual-bandit policies: NP-UCB / NP-Thompson on any surrogate, and baselines.
+"""Contextual-bandit policies: NP-UCB / NP-Thompson on a bandit surrogate (a ``*-wheel``
+checkpoint), and baselines. NP policies for any bandit (one ``*-bo`` regression per arm)
+are in :mod:`npbandit.policies.per_arm`; the policy names of both are parsed and checked here.
 
 NP policies follow the NP bandit protocol (docs/protocols.md §3): the history is the
 surrogate's context; each past round contributes its context ``x`` and a reward row in
@@ -17,7 +19,15 @@ from typing import Any
 import numpy as np
 import torch
 
+from npbandit.exceptions import CheckpointError
 from npbandit.policies.base import Policy
+from npbandit.policies.problem import (
+    ARM_PRIORS,
+    check_arm_checkpoint,
+    check_arm_space,
+    check_context,
+    check_context_space,
+)
 from npbandit.priors.wheel import RewardFill
 from npbandit.surrogates.base import NeuralProcess
 from npbandit.threads import check_threads, torch_threads
@@ -37,10 +47,12 @@ BANDIT_PRIORS = ("wheel",)
 
 
 def parse_bandit_policy_name(name: str) -> tuple[str, str] | None:
-    """``<checkpoint>[-ucb|-thompson|-marginal-thompson]`` -> ``(checkpoint, rule)`` (see
-    :class:`NPBanditPolicy`); a bare model name means its ``-wheel`` checkpoint (``cmanp``
-    -> ``cmanp-wheel``); a checkpoint path is taken as it is; ``None`` for the baselines
-    (:data:`BASELINES`), which take no rule (``linucb-thompson`` is refused)."""
+    """``<checkpoint>[-ucb|-thompson|-marginal-thompson]`` -> ``(checkpoint, rule)``: a
+    ``*-wheel`` checkpoint runs as :class:`NPBanditPolicy`, a ``*-bo`` one as
+    :class:`~npbandit.policies.per_arm.PerArmNPPolicy` (``cmanp-bo-thompson``); a bare
+    model name means its ``-wheel`` checkpoint (``cmanp`` -> ``cmanp-wheel``); a checkpoint
+    path is taken as it is; ``None`` for the baselines (:data:`BASELINES`), which take no
+    rule (``linucb-thompson`` is refused)."""
     from npbandit.surrogates import available_models
 
     if not isinstance(name, str):
@@ -58,13 +70,16 @@ def parse_bandit_policy_name(name: str) -> tuple[str, str] | None:
 
 
 def check_bandit_policy_name(name: str, *, context_dim: int = 2, n_arms: int = 5) -> None:
-    """Check a bandit policy name before anything runs: a baseline, or a checkpoint
+    """Check a bandit policy name before anything runs, for a bandit with ``context_dim``-D
+    contexts and ``n_arms`` arms (the wheel bandit's by default): a baseline; a checkpoint
     trained on a bandit prior with ``context_dim`` inputs and ``n_arms`` outputs (the
-    wheel bandit's by default).
+    ``*-wheel`` ones); or a ``bo`` checkpoint at least ``context_dim`` wide, one regression
+    per arm (:mod:`npbandit.policies.per_arm`), with the rule ``ucb`` or ``thompson``.
 
     Raises:
         ValueError: an unknown name (with the closest known names), or a checkpoint
-            trained for something else (``CheckpointError``, listing those that fit).
+            trained for something else or too narrow (``CheckpointError``, listing those
+            that fit).
         FileNotFoundError: a known checkpoint whose card or weights file is missing.
     """
     import difflib
@@ -73,6 +88,7 @@ def check_bandit_policy_name(name: str, *, context_dim: int = 2, n_arms: int = 5
     from npbandit.surrogates.pretrained import (
         UnknownCheckpointError,
         check_checkpoint_kind,
+        checkpoint_use,
         fitting_checkpoints,
         read_card,
     )
@@ -80,11 +96,12 @@ def check_bandit_policy_name(name: str, *, context_dim: int = 2, n_arms: int = 5
     parsed = parse_bandit_policy_name(name)
     if parsed is None:
         return
-    checkpoint, _ = parsed
+    checkpoint, rule = parsed
     try:
         card = read_card(checkpoint)
     except UnknownCheckpointError:
         fit = fitting_checkpoints(prior=BANDIT_PRIORS, x_dim=context_dim, y_dim=n_arms)
+        fit += fitting_checkpoints(prior=ARM_PRIORS, x_dim=context_dim, y_dim=1)
         known = [*BASELINES, *fit, *(c.rsplit("-", 1)[0] for c in fit)]
         close = difflib.get_close_matches(name, known, n=2, cutoff=0.6)
         hint = f" -- did you mean {' or '.join(repr(c) for c in close)}?" if close else ""
@@ -95,8 +112,19 @@ def check_bandit_policy_name(name: str, *, context_dim: int = 2, n_arms: int = 5
     if not weights.exists():
         raise FileNotFoundError(f"policy {name!r}: checkpoint {card['name']!r} has its card but its weights file "
                                 f"{weights} is missing")
-    check_checkpoint_kind(card, prior=BANDIT_PRIORS, x_dim=context_dim, y_dim=n_arms,
-                          purpose=f"bandit policy {name!r}")
+    if checkpoint_use(card)["prior"] in ARM_PRIORS:  # one regression per arm
+        if rule == "marginal-thompson":
+            raise ValueError(f"policy {name!r}: a 'bo' checkpoint models each arm apart, so its Thompson draws are "
+                             "marginal already: use -thompson")
+        check_arm_checkpoint(card, context_dim, f"bandit policy {name!r}")
+        return
+    try:
+        check_checkpoint_kind(card, prior=BANDIT_PRIORS, x_dim=context_dim, y_dim=n_arms,
+                              purpose=f"bandit policy {name!r}")
+    except CheckpointError as err:  # say which checkpoints serve this bandit the other way
+        arms = fitting_checkpoints(prior=ARM_PRIORS, x_dim=context_dim, y_dim=1)
+        raise CheckpointError(f"{err}; or one regression per arm on a 'bo' checkpoint "
+                              f"({', '.join(arms) or 'none shipped is wide enough'})") from None
 
 
 def check_arm_and_reward(action: Any, reward: Any, n_arms: int) -> tuple[int, float]:
@@ -115,6 +143,9 @@ class UniformPolicy(Policy):
 
     def __init__(self, n_arms: int = 5) -> None:
         self.n_arms = check_int("n_arms", n_arms, minimum=2)
+
+    def check_spaces(self, observation_space: Any, action_space: Any) -> None:
+        check_arm_space(action_space, self.n_arms, f"policy {self.name!r}")  # any observation
 
     def act(self, obs: np.ndarray) -> int:
         return int(self.rng.integers(self.n_arms))
@@ -146,8 +177,12 @@ class LinUCBPolicy(Policy):
         self.A_inv = np.stack([np.eye(k) / self.ridge] * self.n_arms)
         self.b = np.zeros((self.n_arms, k))
 
+    def check_spaces(self, observation_space: Any, action_space: Any) -> None:
+        check_arm_space(action_space, self.n_arms, f"policy {self.name!r}")
+        check_context_space(observation_space, self.context_dim, f"policy {self.name!r}")
+
     def _features(self, obs: np.ndarray) -> np.ndarray:
-        return np.append(np.asarray(obs, dtype=np.float64), 1.0)
+        return np.append(check_context(obs, self.context_dim), 1.0)
 
     def act(self, obs: np.ndarray) -> int:
         z = self._features(obs)
@@ -265,9 +300,15 @@ class NPBanditPolicy(Policy):
     def _like(self) -> dict[str, Any]:
         return {"dtype": self._ref.dtype, "device": self._ref.device}
 
+    def check_spaces(self, observation_space: Any, action_space: Any) -> None:
+        who = f"policy {self.name!r} (a checkpoint of {self.surrogate.x_dim}-D contexts and {self.n_arms} arms)"
+        check_arm_space(action_space, self.n_arms, who)
+        check_context_space(observation_space, self.surrogate.x_dim, who)
+
     def act(self, obs: np.ndarray) -> int:
         if self.state.num_points == 0:
             return int(self.rng.integers(self.n_arms))
+        check_context(obs, self.surrogate.x_dim)
         x = torch.as_tensor(np.asarray(obs), **self._like).reshape(1, 1, -1)
         if self.rule == "thompson" and self.surrogate.joint_predictive:
             # data units; the encoding is one increasing map for every arm: same argmax
@@ -284,6 +325,7 @@ class NPBanditPolicy(Policy):
 
     def observe(self, obs, action, reward, info) -> None:
         action, reward = check_arm_and_reward(action, reward, self.n_arms)
+        check_context(obs, self.surrogate.x_dim)
         x = torch.as_tensor(np.asarray(obs), **self._like).reshape(1, 1, -1)
         if abs(reward) > torch.finfo(self._ref.dtype).max:
             raise ValueError(f"reward {reward!r} does not fit the surrogate's {self._ref.dtype}")
@@ -316,16 +358,29 @@ class GPUCBPolicy(Policy):
 
     ``threads``: torch's intra-op threads for each step's fits and predictions
     (:class:`~npbandit.threads.torch_threads`; ``None``: ``NPBANDIT_THREADS``, else
-    ``OMP_NUM_THREADS`` / ``MKL_NUM_THREADS``, else 1)."""
+    ``OMP_NUM_THREADS`` / ``MKL_NUM_THREADS``, else 1). ``context_dim``: the width of
+    every context, checked on each one (``None``: not checked).
+
+    The GPs read the contexts as they come (BoTorch's default priors suit inputs of about
+    unit scale, as the wheel's [-1, 1]^2)."""
 
     name = "gp-ucb"
 
     def __init__(self, n_arms: int = 5, beta: float = 1.0, refit_every: int = 50,
-                 threads: int | str | None = None) -> None:
+                 threads: int | str | None = None, context_dim: int | None = None) -> None:
         self.n_arms = check_int("n_arms", n_arms, minimum=2)
         self.beta = check_real("beta", beta, low=0.0)
         self.refit_every = check_int("refit_every", refit_every, minimum=1)
         self.threads = check_threads("threads", threads)
+        self.context_dim = None if context_dim is None else check_int("context_dim", context_dim, minimum=1)
+
+    def check_spaces(self, observation_space: Any, action_space: Any) -> None:
+        check_arm_space(action_space, self.n_arms, f"policy {self.name!r}")
+        check_context_space(observation_space, self.context_dim, f"policy {self.name!r}")
+
+    def _context(self, obs: Any) -> np.ndarray:
+        """``obs`` as float64, checked when ``context_dim`` was given."""
+        return np.asarray(obs, dtype=np.float64) if self.context_dim is None else check_context(obs, self.context_dim)
 
     def reset(self, seed: int | None = None) -> None:
         super().reset(seed)
@@ -351,7 +406,7 @@ class GPUCBPolicy(Policy):
         untried = [a for a in range(self.n_arms) if not self.Y[a]]
         if untried:
             return int(self.rng.choice(untried))
-        x = torch.tensor(np.asarray(obs), dtype=torch.float64).reshape(1, -1)
+        x = torch.from_numpy(self._context(obs)).reshape(1, -1)
         scores = []
         with torch_threads(self.threads):
             for arm in range(self.n_arms):
@@ -364,7 +419,7 @@ class GPUCBPolicy(Policy):
 
     def observe(self, obs, action, reward, info) -> None:
         action, reward = check_arm_and_reward(action, reward, self.n_arms)
-        self.X[action].append(np.asarray(obs, dtype=np.float64))
+        self.X[action].append(self._context(obs))
         self.Y[action].append(reward)
         self.models[action] = None
 

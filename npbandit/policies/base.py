@@ -38,6 +38,12 @@ class Policy(ABC):
         """Learn from one step: the observation ``act`` was given, the action taken, the
         reward received and the environment's ``info`` dict."""
 
+    def check_spaces(self, observation_space: Any, action_space: Any) -> None:
+        """Refuse an environment this policy cannot act in, before a run starts (``run_episode``
+        calls it with ``env``'s spaces): raise an error naming ``env.observation_space`` or
+        ``env.action_space`` and what the policy was built for. Default: any environment."""
+        return None
+
     def observe_failure(self, obs: np.ndarray, action: Any, error: str) -> None:
         """Learn from a step whose evaluation failed (the objective raised, returned a
         non-finite value or timed out; the run goes on with ``on_error="skip"``): the
@@ -70,6 +76,9 @@ class PolicyWrapper(Policy):
 
     def observe(self, obs: np.ndarray, action: Any, reward: float, info: dict[str, Any]) -> None:
         self.inner.observe(obs, action, reward, info)
+
+    def check_spaces(self, observation_space: Any, action_space: Any) -> None:
+        self.inner.check_spaces(observation_space, action_space)
 
     def observe_failure(self, obs: np.ndarray, action: Any, error: str) -> None:
         self.inner.observe_failure(obs, action, error)

@@ -202,13 +202,27 @@ def test_cli_report_reads_without_writing_and_refuses_a_missing_database(tmp_pat
 
 def test_cli_bandit_checks_policy_names_before_running(tmp_path, capsys):
     db = tmp_path / "runs.db"
-    for policy, message in [("cmanp-bo", "bandit policy 'cmanp-bo' needs a 'wheel' checkpoint"),
+    for policy, message in [("cmanp-gp1d", "bandit policy 'cmanp-gp1d' needs a 'wheel' checkpoint"),
+                            ("cmanp-bo-marginal-thompson", "its Thompson draws are marginal already"),
                             ("tnpd-gp1d-thompson", "fit: cmanp-and-wheel, cmanp-wheel, lbanp-wheel, tnpd-wheel"),
                             ("cmanp-wheeel", "did you mean 'cmanp-wheel'"),
                             ("linucbb", "did you mean 'linucb'")]:
         assert main(["bandit", "--policies", "uniform", policy, "--steps", "5", "--db", str(db)]) == 2, policy
         assert message in one_line(capsys.readouterr().err), policy
     assert not db.exists()  # nothing ran
+
+
+def test_cli_bandit_runs_a_per_arm_np_policy_on_the_wheel(tmp_path, capsys):
+    """A 'bo' checkpoint is a bandit policy too (one regression per arm), beside the wheel's own."""
+    from helpers import tiny_checkpoint
+
+    db = tmp_path / "runs.db"
+    card = tiny_checkpoint(tmp_path, "cmanp", "bo")
+    assert main(["bandit", "--policies", f"{card}-thompson", "uniform", "--steps", "12", "--db", str(db)]) == 0
+    runs = {run.policy: run for run in list_runs(str(db))}
+    assert set(runs) == {"cmanp-bo-thompson", "uniform"} and all(r.status == "completed" for r in runs.values())
+    assert runs["cmanp-bo-thompson"].policy_params["bounds"] == [[-1.0, -1.0], [1.0, 1.0]]
+    assert len(run_steps(str(db), runs["cmanp-bo-thompson"].id)) == 12
 
 
 @pytest.mark.integration

@@ -1,0 +1,189 @@
+"""NP-UCB / NP-Thompson on any contextual bandit: one ``bo``-checkpoint regression per arm.
+
+The ``*-wheel`` checkpoints predict the wheel's five arms together from 2-D contexts, so
+they serve that bandit alone. A ``*-bo`` checkpoint is a regression on the unit cube
+``[0, 1]^d`` (``d`` up to its width, 6 for the shipped ones) meta-trained on GP draws;
+:class:`PerArmNPPolicy` holds one such regression per arm, so it serves a bandit with any
+number of arms and contexts of up to that width:
+
+- **What each arm's model sees**: the contexts of the rounds that played that arm and
+  their rewards, nothing else. It is an :class:`~npbandit.models.NPModel` on the shared
+  network (:mod:`npbandit.models`, the model BO uses): contexts are mapped from
+  ``bounds`` (the ``Box``'s finite low / high, or the caller's) onto the checkpoint's
+  cube and zero-padded to its width; rewards are standardised by the arm's own mean and
+  std, as the ``bo`` prior standardised every training task (:mod:`npbandit.models.network`);
+  with the symmetric views the card recommends (``n_views``).
+- **Streaming**: an arm's model is built on its first ``n_init`` rounds; each later round
+  of the arm is folded in with ``condition_on_observations``, the surrogate's ``update``
+  (constant cost for CMANP), its standardisation re-fitted (one full conditioning of that
+  arm) only when the arm's reward mean or std has drifted
+  (:mod:`npbandit.models.conditioning`). A round's cost does not grow with the rounds.
+- **Decisions**: while some arm has fewer than ``n_init`` rounds, one such arm is played
+  (uniformly at random; no arm model exists before). Then UCB plays
+  ``argmax_a mu_a(x) + beta * sigma_a(x)`` and Thompson the argmax of one draw
+  ``mu_a(x) + sigma_a(x) * z_a`` per arm, where ``mu_a`` / ``sigma_a^2`` is arm ``a``'s
+  posterior of the *mean* reward at the round's context in reward units (the NP's
+  predictive less its noise estimate, :meth:`NPModel.posterior`). Ties go to the lowest arm.
+
+The arms are separate models: each round asks the network once per arm, at one target
+(the arm just updated recomputes its state's latents, the others reuse theirs). They are
+not one batch because the arms' states differ in more than their values -- each has its
+own rows, standardisation and noise estimate, and CMANP's elite memory holds
+``min(N_a, n_elite)`` points, which differs between arms -- and the NP protocol has no
+way to join states of different context sets.
+"""
+
+from __future__ import annotations
+
+import warnings
+from typing import Any
+
+import numpy as np
+import torch
+
+from npbandit.policies.bandit import check_arm_and_reward
+from npbandit.policies.base import Policy
+from npbandit.policies.problem import (
+    check_arm_checkpoint,
+    check_arm_space,
+    check_bounds,
+    check_context,
+    check_context_space,
+)
+from npbandit.surrogates.base import NeuralProcess
+from npbandit.threads import torch_threads
+from npbandit.validation import check_int, check_real
+
+__all__ = ["PerArmNPPolicy", "PER_ARM_RULES"]
+
+#: decision rules of :class:`PerArmNPPolicy` (its arms are independent: Thompson draws them apart)
+PER_ARM_RULES = ("ucb", "thompson")
+#: how far (a share of the box's width) a context may stray outside ``bounds``: rounding, not data
+BOUNDS_TOLERANCE = 1e-6
+
+
+class PerArmNPPolicy(Policy):
+    """One NP regression per arm on a ``bo`` checkpoint (see the module docstring).
+
+    Args:
+        surrogate: a pretrained ``bo`` checkpoint (``load_surrogate("cmanp-bo")``) whose
+            width is at least the contexts' dimension; shared by the arms, never changed.
+        bounds: ``[2, d]`` (lower row, upper row), finite with lower < upper: the box every
+            context lies in, mapped onto the checkpoint's cube. ``d`` is the context width.
+        n_arms: the number of arms (``>= 2``).
+        rule: ``"ucb"`` or ``"thompson"``.
+        beta: the UCB exploration weight (no square root is taken).
+        n_init: rounds each arm is played before its model is built (``>= 1``; with one,
+            the arm's rewards are standardised by a std of 1, in whatever units they come).
+        n_views: symmetric views each arm's model averages over (``None``: the number the
+            checkpoint's card recommends, as ``NPModel.from_pretrained``; 1: none).
+
+    Network calls run at npbandit's thread count (:mod:`npbandit.threads`).
+
+    Raises:
+        TypeError: ``surrogate`` is not a loaded checkpoint.
+        CheckpointError: a checkpoint that is not a ``bo`` one, or narrower than ``d``.
+        ValueError: any other argument out of range.
+    """
+
+    def __init__(self, surrogate: NeuralProcess, bounds: Any, n_arms: int, rule: str = "ucb", beta: float = 1.0,
+                 n_init: int = 2, n_views: int | None = None) -> None:
+        card = getattr(surrogate, "card", None)
+        if not isinstance(surrogate, NeuralProcess) or not isinstance(card, dict):
+            raise TypeError("surrogate must be a pretrained 'bo' checkpoint (load_surrogate('cmanp-bo')), "
+                            f"got {type(surrogate).__name__}")
+        if rule not in PER_ARM_RULES:
+            raise ValueError(f"rule must be one of {PER_ARM_RULES}, got {rule!r}")
+        self.bounds = check_bounds("bounds", bounds)
+        self.context_dim = self.bounds.shape[1]
+        self.n_arms = check_int("n_arms", n_arms, minimum=2)
+        self.beta = check_real("beta", beta, low=0.0)
+        self.n_init = check_int("n_init", n_init, minimum=1)
+        if n_views is not None:
+            check_int("n_views", n_views, minimum=1)
+        self.name = f"{card['name']}-{rule}"
+        check_arm_checkpoint(card, self.context_dim, f"bandit policy {self.name!r}")
+        self.surrogate = surrogate.eval()
+        self.rule = rule
+        self.checkpoint = {"name": card["name"], "sha256": card["sha256"]}
+        from npbandit.models.checkpoint import pretrained_defaults  # BoTorch loads with the first per-arm policy
+
+        if n_views is None:  # the card's recommendation for this width, as NPModel.from_pretrained takes it
+            n_views = pretrained_defaults(surrogate, torch.zeros(1, self.context_dim), torch.zeros(1, 1),
+                                          "PerArmNPPolicy").get("n_views", 1)
+        self.n_views = n_views
+        self._options = {"bounds": torch.from_numpy(np.array(self.bounds)), "n_views": n_views}
+        self._model(self.bounds.mean(0, keepdims=True), np.zeros((1, 1)))  # the options checked now, not mid-run
+
+    def _model(self, X: np.ndarray, Y: np.ndarray):
+        """An arm's model on its rows ``X [n, d]``, ``Y [n, 1]`` (float64)."""
+        from npbandit.models import NPModel
+
+        with torch_threads():
+            return NPModel.from_pretrained(self.surrogate, torch.from_numpy(X), torch.from_numpy(Y), **self._options)
+
+    def check_spaces(self, observation_space: Any, action_space: Any) -> None:
+        check_arm_space(action_space, self.n_arms, f"policy {self.name!r}")
+        check_context_space(observation_space, self.context_dim, f"policy {self.name!r}")
+
+    def reset(self, seed: int | None = None) -> None:
+        super().reset(seed)
+        self.models: list[Any] = [None] * self.n_arms  # NPModel per arm, once it has n_init rounds
+        self.rows: list[list[tuple[np.ndarray, float]]] = [[] for _ in range(self.n_arms)]  # rounds before that
+        self.counts = [0] * self.n_arms
+
+    def _context(self, obs: Any) -> np.ndarray:
+        x = check_context(obs, self.context_dim)
+        low, high = self.bounds
+        slack = BOUNDS_TOLERANCE * (high - low)
+        if ((x < low - slack) | (x > high + slack)).any():
+            raise ValueError(f"obs {x.tolist()} lies outside the policy's context bounds (lower {low.tolist()}, "
+                             f"upper {high.tolist()}); build it with bounds that contain every context")
+        return x
+
+    def predict(self, obs: Any) -> tuple[np.ndarray, np.ndarray]:
+        """Every arm's posterior mean and variance of the mean reward at context ``obs``
+        (reward units), ``[n_arms]`` each; NaN for an arm with fewer than ``n_init`` rounds."""
+        x = torch.from_numpy(self._context(obs)).unsqueeze(0)
+        mean, var = np.full(self.n_arms, np.nan), np.full(self.n_arms, np.nan)
+        with torch.no_grad(), torch_threads(), warnings.catch_warnings():
+            # a latent variance at its floor (the noise estimate covers the predictive, MIN_LATENT_VAR left)
+            # times a small reward std falls below GPyTorch's 1e-10, which it raises to that and warns about
+            warnings.filterwarnings("ignore", message="Negative variance values detected")
+            for arm, model in enumerate(self.models):
+                if model is not None:
+                    posterior = model.posterior(x)
+                    mean[arm], var[arm] = float(posterior.mean), float(posterior.variance)
+        return mean, var
+
+    def act(self, obs: np.ndarray) -> int:
+        waiting = [arm for arm, model in enumerate(self.models) if model is None]
+        if waiting:
+            self._context(obs)
+            return int(self.rng.choice(waiting))
+        mean, var = self.predict(obs)
+        if self.rule == "ucb":
+            scores = mean + self.beta * np.sqrt(var)
+        else:
+            scores = mean + np.sqrt(var) * self.rng.standard_normal(self.n_arms)
+        return int(np.argmax(scores))
+
+    def observe(self, obs, action, reward, info) -> None:
+        action, reward = check_arm_and_reward(action, reward, self.n_arms)
+        x = self._context(obs)
+        model = self.models[action]
+        if model is None:
+            rows = self.rows[action]
+            rows.append((x.copy(), reward))  # obs may be an array the env reuses
+            if len(rows) == self.n_init:
+                self.models[action] = self._model(np.stack([r[0] for r in rows]), np.array([[r[1]] for r in rows]))
+                rows.clear()
+        else:
+            with torch_threads():
+                self.models[action] = model.condition_on_observations(torch.from_numpy(x).unsqueeze(0),
+                                                                      torch.tensor([[reward]], dtype=torch.float64))
+        self.counts[action] += 1
+
+    def params(self) -> dict[str, Any]:
+        return {"rule": self.rule, "beta": self.beta, "n_arms": self.n_arms, "n_init": self.n_init,
+                "n_views": self.n_views, "bounds": self.bounds.tolist()}

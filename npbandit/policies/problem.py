@@ -1,0 +1,205 @@
+"""The shape of a contextual bandit -- how many arms, how wide a context, in which box --
+and the checks that pair a bandit policy with an environment.
+
+A bandit environment in Gymnasium's terms has a ``Box`` observation space of contexts of
+shape ``(d,)`` and a ``Discrete`` action space of arms ``0 .. n - 1``.
+:func:`bandit_problem` reads those spaces (or takes ``n_arms`` / ``context_dim`` /
+``bounds`` as given) into a :class:`BanditProblem`, what
+:func:`~npbandit.policies.make_bandit_policy` builds a policy for; :data:`WHEEL` is the
+wheel bandit's problem (2-D contexts in ``[-1, 1]^2``, 5 arms), the default. A built
+policy checks an environment's spaces against what it was built for
+(:meth:`~npbandit.policies.base.Policy.check_spaces`, which ``run_episode`` calls before a
+run starts) with :func:`check_arm_space` and :func:`check_context_space`, and each context
+it is handed with :func:`check_context`.
+
+Every check raises a one-line error naming the argument (``env.observation_space``,
+``env.action_space``, ``bounds``, ``obs``, ``context_dim``) and what was expected.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Any
+
+import gymnasium as gym
+import numpy as np
+
+from npbandit.exceptions import CheckpointError
+from npbandit.validation import check_int
+
+__all__ = ["BanditProblem", "WHEEL", "ARM_PRIORS", "bandit_problem", "problem_of_spaces", "check_bounds",
+           "check_context", "check_arm_space", "check_context_space", "check_arm_checkpoint"]
+
+#: priors whose checkpoints serve as one reward regression per arm (:mod:`npbandit.policies.per_arm`)
+ARM_PRIORS = ("bo",)
+
+
+def check_bounds(name: str, bounds: Any, context_dim: int | None = None) -> np.ndarray:
+    """``bounds`` as a read-only float64 ``[2, d]`` array (lower row, upper row): finite,
+    lower < upper in every dimension, ``d == context_dim`` when given."""
+    try:
+        array = np.array(bounds, dtype=np.float64)
+    except (TypeError, ValueError):
+        raise ValueError(f"{name} must be a [2, d] array of (lower row, upper row), got {bounds!r}") from None
+    if array.ndim != 2 or array.shape[0] != 2 or array.shape[1] < 1:
+        raise ValueError(f"{name} must have shape [2, d] (lower row, upper row), got shape {array.shape}")
+    if context_dim is not None and array.shape[1] != context_dim:
+        raise ValueError(f"{name} must have shape [2, {context_dim}] (one column per context dimension), "
+                         f"got shape {array.shape}")
+    if not np.isfinite(array).all():
+        raise ValueError(f"{name} must be finite, got {array.tolist()}")
+    if not (array[0] < array[1]).all():
+        raise ValueError(f"{name} must have lower < upper in every dimension, got {array.tolist()}")
+    array.flags.writeable = False
+    return array
+
+
+@dataclass(frozen=True, eq=False)
+class BanditProblem:
+    """A contextual bandit's shape.
+
+    Attributes:
+        n_arms: arms ``0 .. n_arms - 1`` (at least 2).
+        context_dim: ``d``, the width of a context (contexts are arrays of shape ``(d,)``).
+        bounds: ``[2, d]`` float64, the box every context lies in (lower row, upper row;
+            finite, lower < upper), or ``None`` where the contexts have no known finite
+            box (an unbounded ``Box``): fine for policies that read raw contexts, refused
+            by those that map contexts onto a checkpoint's cube.
+    """
+
+    n_arms: int
+    context_dim: int
+    bounds: np.ndarray | None = None
+
+    def __post_init__(self) -> None:
+        check_int("n_arms", self.n_arms, minimum=2)
+        check_int("context_dim", self.context_dim, minimum=1)
+        if self.bounds is not None:
+            object.__setattr__(self, "bounds", check_bounds("bounds", self.bounds, self.context_dim))
+
+    def describe(self) -> str:
+        """``"3-D contexts, 4 arms"``: the shape in words, for messages."""
+        return f"{self.context_dim}-D contexts, {self.n_arms} arms"
+
+
+#: the wheel bandit (``npbandit/WheelBandit-v0``): contexts in the unit disc, inside [-1, 1]^2, and 5 arms
+WHEEL = BanditProblem(5, 2, np.array([[-1.0, -1.0], [1.0, 1.0]]))
+
+
+def check_context(obs: Any, context_dim: int) -> np.ndarray:
+    """``obs`` as a float64 context of shape ``(context_dim,)``, finite; ``ValueError``
+    naming ``obs`` otherwise (a context of another width would otherwise fail deep inside a
+    model, or broadcast silently)."""
+    try:
+        x = np.asarray(obs, dtype=np.float64)
+    except (TypeError, ValueError):
+        raise ValueError(f"obs must be a context of shape ({context_dim},), got {type(obs).__name__}") from None
+    if x.shape != (context_dim,):
+        raise ValueError(f"obs must be a context of shape ({context_dim},), got shape {x.shape}")
+    if not np.isfinite(x).all():
+        raise ValueError(f"obs must be finite, got {x.tolist()}")
+    return x
+
+
+def problem_of_spaces(observation_space: Any, action_space: Any, bounds: Any = None,
+                      name: str = "env") -> BanditProblem:
+    """The :class:`BanditProblem` of a bandit's spaces: ``observation_space`` a
+    ``gymnasium.spaces.Box`` of shape ``(d,)``, ``action_space`` a ``Discrete(n)`` starting
+    at 0 with ``n >= 2``. ``bounds``: the context box, overriding the ``Box``'s own (needed
+    where the ``Box`` is unbounded); without it, the ``Box``'s low / high where they are
+    finite with low < high, else ``None``. ``name`` prefixes the spaces in messages.
+
+    Raises:
+        TypeError: a space of another kind.
+        ValueError: a ``Box`` that is not 1-D, a ``Discrete`` not starting at 0 or with
+            fewer than 2 actions, or bad ``bounds``.
+    """
+    n_arms = _arms(action_space, f"{name}.action_space")
+    context_dim = _context_dim(observation_space, f"{name}.observation_space")
+    if bounds is not None:
+        return BanditProblem(n_arms, context_dim, check_bounds("bounds", bounds, context_dim))
+    low, high = (np.asarray(b, dtype=np.float64).reshape(-1) for b in (observation_space.low, observation_space.high))
+    box = None
+    if np.isfinite(low).all() and np.isfinite(high).all() and (low < high).all():
+        box = np.stack([low, high])
+    return BanditProblem(n_arms, context_dim, box)
+
+
+def bandit_problem(env: Any = None, *, n_arms: Any = None, context_dim: Any = None,
+                   bounds: Any = None) -> BanditProblem:
+    """What :func:`~npbandit.policies.make_bandit_policy` builds a policy for: ``env``'s
+    spaces (:func:`problem_of_spaces`; ``bounds`` may override the ``Box``'s), or
+    ``n_arms`` and ``context_dim`` (with optional ``bounds``), or, given none of them, the
+    wheel bandit (:data:`WHEEL`).
+
+    Raises:
+        TypeError: ``env`` is not a ``gymnasium.Env``, or its spaces are of another kind.
+        ValueError: ``env`` together with ``n_arms`` / ``context_dim``; one of ``n_arms`` /
+            ``context_dim`` without the other; ``bounds`` alone; bad values.
+    """
+    if env is not None:
+        if not isinstance(env, gym.Env):
+            raise TypeError(f"env must be a gymnasium.Env, got {type(env).__name__}")
+        if n_arms is not None or context_dim is not None:
+            raise ValueError("pass env or n_arms and context_dim, not both (env's spaces give them)")
+        return problem_of_spaces(env.observation_space, env.action_space, bounds)
+    if n_arms is None and context_dim is None:
+        if bounds is not None:
+            raise ValueError("bounds needs env, or n_arms and context_dim: it is the box of a bandit's contexts")
+        return WHEEL
+    if n_arms is None or context_dim is None:
+        missing = "n_arms" if n_arms is None else "context_dim"
+        raise ValueError(f"{missing} is required with {'context_dim' if n_arms is None else 'n_arms'} "
+                         "(or pass env=, whose spaces give both)")
+    return BanditProblem(n_arms, context_dim, None if bounds is None else bounds)
+
+
+def check_arm_space(action_space: Any, n_arms: int, who: str) -> None:
+    """Refuse an ``action_space`` that is not ``Discrete(n_arms)`` starting at 0: the arms
+    policy ``who`` was built for."""
+    n = _arms(action_space, "env.action_space")
+    if n != n_arms:
+        raise ValueError(f"env.action_space is {action_space} ({n} arms) but {who} was built for {n_arms} arms; "
+                         "build it for this env: make_bandit_policy(name, env=env)")
+
+
+def check_context_space(observation_space: Any, context_dim: int | None, who: str) -> None:
+    """Refuse an ``observation_space`` that is not a 1-D ``Box`` of ``context_dim``
+    (``None``: any width) contexts: what policy ``who`` was built for."""
+    d = _context_dim(observation_space, "env.observation_space")
+    if context_dim is not None and d != context_dim:
+        raise ValueError(f"env.observation_space is {observation_space} ({d}-D contexts) but {who} was built for "
+                         f"{context_dim}-D contexts; build it for this env: make_bandit_policy(name, env=env)")
+
+
+def check_arm_checkpoint(card: dict[str, Any], context_dim: int, purpose: str) -> None:
+    """Refuse a checkpoint that cannot be one arm's reward regression for contexts of
+    ``context_dim``: one trained on a prior other than :data:`ARM_PRIORS`, or narrower
+    than the contexts (``CheckpointError`` naming ``context_dim`` and the width).
+    ``purpose`` names the user in the message."""
+    from npbandit.surrogates.pretrained import check_checkpoint_kind, checkpoint_use
+
+    use = checkpoint_use(card)
+    if use["prior"] in ARM_PRIORS and context_dim > max(use["x_dims"]):
+        raise CheckpointError(f"context_dim={context_dim}: checkpoint {card.get('name', '?')!r} takes contexts of at "
+                              f"most {max(use['x_dims'])} dimensions, so {purpose} cannot serve this bandit "
+                              "(linucb, gp-ucb and uniform take any width)")
+    check_checkpoint_kind(card, prior=ARM_PRIORS, x_dim=context_dim, y_dim=1, purpose=purpose)
+
+
+def _arms(action_space: Any, name: str) -> int:
+    if not isinstance(action_space, gym.spaces.Discrete):
+        raise TypeError(f"{name} must be a gymnasium.spaces.Discrete (one action per arm), got {action_space!r}")
+    if int(action_space.start) != 0:
+        raise ValueError(f"{name} must number its arms from 0 (Discrete(n), start=0), got {action_space!r}")
+    if int(action_space.n) < 2:
+        raise ValueError(f"{name} must have at least 2 arms, got {action_space!r}")
+    return int(action_space.n)
+
+
+def _context_dim(observation_space: Any, name: str) -> int:
+    if not isinstance(observation_space, gym.spaces.Box):
+        raise TypeError(f"{name} must be a gymnasium.spaces.Box of contexts, got {observation_space!r}")
+    if len(observation_space.shape) != 1 or observation_space.shape[0] < 1:
+        raise ValueError(f"{name} must be a 1-D Box (contexts of shape (d,)), got shape {observation_space.shape}")
+    return int(observation_space.shape[0])

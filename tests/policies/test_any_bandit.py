@@ -1,0 +1,253 @@
+"""Bandit policies on a user's bandit of another shape than the wheel's (3-D contexts, 4 arms):
+make_bandit_policy reads the env's spaces, every policy name runs through run_episode, the
+per-arm NP policy's arm models are separately conditioned NPModels, and bad env / policy
+pairings fail before a run with one-line errors naming the argument."""
+
+import gymnasium as gym
+import numpy as np
+import pytest
+import torch
+from helpers import LinearBandit, tiny_checkpoint
+
+from npbandit import load_surrogate
+from npbandit.envs import WheelBanditEnv
+from npbandit.exceptions import CheckpointError
+from npbandit.loop import run_episode
+from npbandit.models import NPModel
+from npbandit.policies import (
+    WHEEL,
+    BanditProblem,
+    GPUCBPolicy,
+    LinUCBPolicy,
+    PerArmNPPolicy,
+    UniformPolicy,
+    make_bandit_policy,
+)
+from npbandit.policies.problem import bandit_problem
+
+
+@pytest.fixture(scope="module")
+def bo_card(tmp_path_factory):
+    return str(tiny_checkpoint(tmp_path_factory.mktemp("ckpt"), "cmanp", "bo"))
+
+
+def _one_line(err: pytest.ExceptionInfo) -> str:
+    text = str(err.value)
+    assert "\n" not in text, text
+    return text
+
+
+@pytest.mark.parametrize("name, steps", [("uniform", 30), ("linucb", 30), ("gp-ucb", 8), ("{bo}", 30),
+                                         ("{bo}-ucb", 30), ("{bo}-thompson", 30)])
+def test_every_policy_name_runs_on_a_3d_4_arm_bandit(bo_card, name, steps):
+    env = LinearBandit(context_dim=3, n_arms=4, horizon=steps)
+    policy = make_bandit_policy(name.format(bo=bo_card), env=env)
+    result = run_episode(env, policy, seed=0)
+    assert len(result.steps) == steps and {s["action"] for s in result.steps} <= {0, 1, 2, 3}
+    assert result.cumulative_regret == pytest.approx(sum(s["regret"] for s in result.steps))
+    assert policy.n_arms == 4
+    if isinstance(policy, PerArmNPPolicy):
+        assert policy.name == f"cmanp-bo-{'thompson' if 'thompson' in name else 'ucb'}"
+        assert policy.context_dim == 3 and sum(policy.counts) == steps
+        assert all(m is not None for m in policy.models)  # every arm reached its n_init rounds and has a model
+        assert policy.params()["bounds"] == [[-1.0] * 3, [1.0] * 3]  # the Box's
+
+
+def test_make_bandit_policy_reads_the_env_or_takes_the_shape():
+    env = LinearBandit(context_dim=3, n_arms=4)
+    linucb = make_bandit_policy("linucb", env=env)
+    assert isinstance(linucb, LinUCBPolicy) and (linucb.n_arms, linucb.context_dim) == (4, 3)
+    gp = make_bandit_policy("gp-ucb", n_arms=6, context_dim=2, beta=2.0)
+    assert isinstance(gp, GPUCBPolicy) and (gp.n_arms, gp.context_dim, gp.beta) == (6, 2, 2.0)
+    assert make_bandit_policy("uniform", env=gym.wrappers.TimeLimit(env, 10)).n_arms == 4  # a wrapped env too
+    # none of them: the wheel, as before
+    assert bandit_problem() is WHEEL and (WHEEL.n_arms, WHEEL.context_dim) == (5, 2)
+    default = make_bandit_policy("linucb")
+    assert (default.n_arms, default.context_dim) == (5, 2)
+    problem = bandit_problem(LinearBandit(low=-np.inf))
+    assert problem.bounds is None and problem.describe() == "3-D contexts, 4 arms"
+
+
+def _drive(env, policy, seed, steps):
+    """Run ``policy`` on ``env`` by hand; returns every round's (context, arm, reward)."""
+    obs, _ = env.reset(seed=seed)
+    policy.reset(seed)
+    rounds = []
+    for _ in range(steps):
+        action = policy.act(obs)
+        next_obs, reward, _, _, info = env.step(action)
+        policy.observe(obs, action, reward, info)
+        rounds.append((obs.astype(np.float64), action, reward))
+        obs = next_obs
+    return rounds
+
+
+@pytest.mark.parametrize("n_views", [1, 3])
+def test_each_arms_predictions_are_a_separately_conditioned_models(bo_card, n_views):
+    """Arm a's predictive is that of an NPModel conditioned on arm a's rounds alone: built on
+    its first n_init rounds and streamed the rest, contexts mapped from the Box's bounds."""
+    env = LinearBandit(context_dim=3, n_arms=4, horizon=40)
+    surrogate = load_surrogate(bo_card)
+    policy = PerArmNPPolicy(surrogate, [[-1.0] * 3, [1.0] * 3], 4, n_init=3, n_views=n_views)
+    rounds = _drive(env, policy, seed=1, steps=40)
+    probes = np.random.default_rng(0).uniform(-1, 1, (5, 3))
+    bounds = torch.tensor([[-1.0] * 3, [1.0] * 3], dtype=torch.float64)
+    for arm in range(4):
+        X = torch.tensor(np.array([x for x, a, _ in rounds if a == arm]))
+        Y = torch.tensor([[r] for _, a, r in rounds if a == arm], dtype=torch.float64)
+        assert len(X) >= 3 and policy.counts[arm] == len(X)
+        model = NPModel.from_pretrained(surrogate, X[:3], Y[:3], bounds=bounds, n_views=n_views)
+        for i in range(3, len(X)):
+            model = model.condition_on_observations(X[i:i + 1], Y[i:i + 1])
+        for x in probes:  # one target per call, as the policy asks (a float32 network's sums depend on the shape)
+            with torch.no_grad():
+                post = model.posterior(torch.from_numpy(x).unsqueeze(0))
+            mean, var = policy.predict(x)
+            assert mean[arm] == float(post.mean) and var[arm] == float(post.variance)
+
+
+def test_an_arm_model_learns_only_from_its_own_rounds(bo_card):
+    policy = PerArmNPPolicy(load_surrogate(bo_card), [[0.0] * 2, [10.0] * 2], 3, n_init=1)
+    policy.reset(0)
+    for arm in range(3):
+        policy.observe(np.full(2, 1.0 + arm), arm, float(arm), {})
+    probe = np.array([5.0, 5.0])
+    before = policy.predict(probe)
+    for t in range(5):  # arm 2 plays on; arms 0 and 1 are untouched
+        policy.observe(np.array([t, 9.0 - t]), 2, 3.0 * t, {})
+    after = policy.predict(probe)
+    np.testing.assert_array_equal(after[0][:2], before[0][:2])
+    np.testing.assert_array_equal(after[1][:2], before[1][:2])
+    assert after[0][2] != before[0][2] and policy.counts == [1, 1, 6]
+
+
+def test_until_every_arm_has_n_init_rounds_the_policy_plays_those_that_have_not(bo_card):
+    policy = PerArmNPPolicy(load_surrogate(bo_card), [[-1.0] * 3, [1.0] * 3], 4, n_init=2)
+    policy.reset(3)
+    x = np.zeros(3)
+    mean, _ = policy.predict(x)
+    assert np.isnan(mean).all()  # no arm has a model yet
+    for arm in (0, 0, 1, 1, 2):
+        policy.observe(x, arm, 1.0, {})
+    assert {policy.act(x) for _ in range(20)} == {2, 3}
+    mean, _ = policy.predict(x)
+    assert np.isfinite(mean[:2]).all() and np.isnan(mean[2:]).all()
+
+
+def test_a_streamed_round_is_folded_in_not_reconditioned(bo_card):
+    """Past the first rounds an arm's model takes each round through the surrogate's update:
+    the points conditioned from scratch (the first model, rare re-standardisations) stay a
+    small multiple of the rounds, where re-conditioning every round would grow as T^2."""
+    surrogate = load_surrogate(bo_card)
+    conditioned, updated = [0], [0]
+    condition, update = surrogate.condition, surrogate.update
+
+    def counting_condition(xc, yc, **kwargs):
+        conditioned[0] += xc.shape[1]
+        return condition(xc, yc, **kwargs)
+
+    def counting_update(state, xu, yu):
+        updated[0] += xu.shape[1]
+        return update(state, xu, yu)
+
+    surrogate.condition, surrogate.update = counting_condition, counting_update
+    policy = PerArmNPPolicy(surrogate, [[-1.0] * 3, [1.0] * 3], 4, n_views=1)
+    conditioned[0] = 0  # the option check's probe model
+    _drive(LinearBandit(horizon=120), policy, seed=0, steps=120)
+    assert updated[0] >= 120 - 4 * 2 - conditioned[0] and conditioned[0] < 3 * 120, (conditioned, updated)
+
+
+BAD_ENVS = [
+    (LinearBandit(), {"observation_space": gym.spaces.Discrete(3)}, TypeError, "env.observation_space"),
+    (LinearBandit(), {"action_space": gym.spaces.Box(0, 1, (4,))}, TypeError, "env.action_space"),
+    (LinearBandit(), {"observation_space": gym.spaces.Box(-1, 1, (2, 3))}, ValueError, "env.observation_space"),
+    (LinearBandit(), {"action_space": gym.spaces.Discrete(4, start=1)}, ValueError, "env.action_space"),
+    (LinearBandit(), {"action_space": gym.spaces.Discrete(1)}, ValueError, "env.action_space"),
+]
+
+
+@pytest.mark.parametrize("env, spaces, error, match", BAD_ENVS,
+                         ids=[f"{b[3]}-{i}" for i, b in enumerate(BAD_ENVS)])
+def test_an_env_that_is_no_box_discrete_bandit_is_refused_naming_its_space(env, spaces, error, match):
+    for key, space in spaces.items():
+        setattr(env, key, space)
+    for name in ("uniform", "linucb", "cmanp-bo"):
+        with pytest.raises(error, match=match) as err:
+            make_bandit_policy(name, env=env)
+        _one_line(err)
+
+
+@pytest.mark.parametrize("call, error, match", [
+    (lambda bo: make_bandit_policy(bo, env=LinearBandit(low=-np.inf)), ValueError, "bounds are required"),
+    (lambda bo: make_bandit_policy(bo, n_arms=4, context_dim=3), ValueError, "bounds are required"),
+    (lambda bo: make_bandit_policy(bo, env=LinearBandit(context_dim=7)), CheckpointError, "context_dim=7"),
+    (lambda bo: make_bandit_policy("cmanp-wheel", env=LinearBandit()), CheckpointError, "3 input.*4 output"),
+    (lambda bo: make_bandit_policy("tnpd-wheel-thompson", env=LinearBandit()), CheckpointError, "cmanp-bo"),
+    (lambda bo: make_bandit_policy(f"{bo}-marginal-thompson", env=LinearBandit()), ValueError, "-thompson"),
+    (lambda bo: make_bandit_policy("linucb", env=LinearBandit(), n_arms=4), ValueError, "env or n_arms"),
+    (lambda bo: make_bandit_policy("linucb", n_arms=4), ValueError, "context_dim is required"),
+    (lambda bo: make_bandit_policy("linucb", bounds=[[0.0], [1.0]]), ValueError, "bounds needs env"),
+    (lambda bo: make_bandit_policy("linucb", env="LinearBandit"), TypeError, "env must be a gymnasium.Env"),
+    (lambda bo: make_bandit_policy("linucb", n_arms=1, context_dim=3), ValueError, "n_arms"),
+    (lambda bo: make_bandit_policy(bo, env=LinearBandit(), bounds=[[0.0, 0.0], [1.0, 1.0]]), ValueError,
+     r"bounds must have shape \[2, 3\]"),
+    (lambda bo: make_bandit_policy(bo, env=LinearBandit(), bounds=[[0.0] * 3, [1.0, 0.0, 1.0]]), ValueError,
+     "bounds must have lower < upper"),
+    (lambda bo: PerArmNPPolicy(load_surrogate("tnpd-wheel"), [[0.0] * 2, [1.0] * 2], 5), CheckpointError,
+     "needs a 'bo' checkpoint"),
+])
+def test_a_bad_pairing_is_one_line_naming_what_to_change(bo_card, call, error, match):
+    with pytest.raises(error, match=match) as err:
+        call(bo_card)
+    _one_line(err)
+
+
+def test_a_policy_built_for_another_shape_is_refused_before_the_run(tmp_path):
+    """What the issue saw: wheel-shaped policies run on a 3-D / 4-arm env failed on their first
+    step with a tensor-shape or NumPy broadcast error; now run_episode refuses them up front."""
+    from npbandit.storage import RunLogger
+
+    env = LinearBandit(context_dim=3, n_arms=4)
+    db = str(tmp_path / "runs.db")
+    for policy, match in [(make_bandit_policy("linucb"), "env.action_space is Discrete.4. .4 arms. but policy "
+                           "'linucb' was built for 5 arms"),
+                          (make_bandit_policy("cmanp-wheel"), "env.action_space"),
+                          (LinUCBPolicy(n_arms=4, context_dim=2), "env.observation_space .*3-D contexts"),
+                          (GPUCBPolicy(n_arms=4, context_dim=2), "env.observation_space"),
+                          (UniformPolicy(n_arms=5), "env.action_space")]:
+        with pytest.raises(ValueError, match=match) as err:
+            run_episode(env, policy, seed=0, logger=RunLogger(db))
+        _one_line(err)
+    assert list(tmp_path.iterdir()) == []  # nothing logged
+    run_episode(env, UniformPolicy(n_arms=4), seed=0)  # uniform reads no context: any observation space
+
+
+def test_a_context_of_another_width_or_outside_the_bounds_is_refused_naming_obs(bo_card):
+    per_arm = PerArmNPPolicy(load_surrogate(bo_card), [[-1.0] * 3, [1.0] * 3], 4)
+    for policy in (LinUCBPolicy(n_arms=4, context_dim=3), per_arm, GPUCBPolicy(n_arms=4, context_dim=3)):
+        policy.reset(0)
+        for obs, match in ((np.zeros(2), r"obs must be a context of shape \(3,\)"),
+                           (np.array([0.0, np.nan, 0.0]), "obs must be finite")):
+            with pytest.raises(ValueError, match=match) as err:
+                policy.observe(obs, 0, 1.0, {})
+            _one_line(err)
+    with pytest.raises(ValueError, match="obs .* lies outside the policy's context bounds") as err:
+        per_arm.act(np.array([0.0, 1.5, 0.0]))
+    _one_line(err)
+
+
+def test_the_per_arm_policy_serves_the_wheel_too(bo_card):
+    """A bo checkpoint's per-arm policy is a bandit policy like any other: on the wheel by default."""
+    policy = make_bandit_policy(f"{bo_card}-thompson")
+    assert isinstance(policy, PerArmNPPolicy) and policy.params()["bounds"] == WHEEL.bounds.tolist()
+    result = run_episode(WheelBanditEnv(horizon=15), policy, seed=0)
+    assert len(result.steps) == 15 and policy.checkpoint["name"] == "cmanp-bo"
+
+
+def test_bandit_problem_checks_its_fields():
+    problem = BanditProblem(3, 2, [[0, 0], [1, 2]])
+    assert problem.bounds.dtype == np.float64 and not problem.bounds.flags.writeable
+    with pytest.raises(ValueError, match="context_dim"):
+        BanditProblem(3, 0)
+    with pytest.raises(ValueError, match="bounds must be finite"):
+        BanditProblem(3, 1, [[0.0], [np.inf]])
