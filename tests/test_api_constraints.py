@@ -294,3 +294,18 @@ def test_bopolicy_checks_the_constraint_values_it_observes():
     policy.observe_failure(x, x + 0.3, "boom")
     X, Y = policy._data()
     assert torch.equal(Y[-1], torch.tensor([1.0, 0.5, 3.0], dtype=torch.float64))
+
+
+@pytest.mark.parametrize("subspace", ["count-sketch", "coordinates"])
+def test_more_inputs_than_the_checkpoint_takes_are_searched_with_constraints_too(subspace, card):
+    from npbandit.acquisition import CoordinateSubspace, CountSketch
+
+    dim = 8  # the tiny checkpoint takes 6: a subspace of 6, a design of 13 points
+    strategy = CountSketch() if subspace == "count-sketch" else CoordinateSubspace()
+    policy = BOPolicy(dim, model=card, num_restarts=2, raw_samples=16, constrained=True, subspace=strategy)
+    env = BlackBoxEnv(objective=lambda x: float(x.sum()), bounds=[[0.0] * dim, [1.0] * dim], budget=15,
+                      constraints=lambda x: [float(0.5 - x[0]), float(x[1] - 0.9)])
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        steps = run_episode(env, policy, seed=0).steps
+    assert len(steps) == 15 and all(len(s["constraints"]) == 2 for s in steps)

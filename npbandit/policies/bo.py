@@ -127,7 +127,8 @@ class BOPolicy(Policy):
         model: a checkpoint name (e.g. ``"cmanp-bo"``), ``"gp"`` for BoTorch's
             ``SingleTaskGP`` refit every iteration (both resolved by :func:`model_factory`),
             or a model factory: a callable ``(train_X [n, d], train_Y [n, 1]) -> Model``
-            returning a one-output BoTorch model on the unit cube, called before every
+            returning a one-output BoTorch model on the unit cube (``train_Y [n, 1 + k]`` and
+            a model of as many outputs with ``constrained``), called before every
             proposal with the observations the model sees (an :class:`NPModelFactory` is
             streamed as a checkpoint name is). A factory's ``name`` attribute, if any, starts
             the policy's name, and its ``params()``, if any, are logged with the run. Models
