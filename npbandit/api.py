@@ -5,6 +5,7 @@ from __future__ import annotations
 import difflib
 import functools
 import os
+import warnings
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
@@ -12,7 +13,8 @@ from typing import Any
 import numpy as np
 import torch
 
-from npbandit.envs.blackbox import BlackBoxEnv, ObjectiveError, as_bounds
+from npbandit.acquisition.constrained import CONSTRAINED_ACQUISITIONS
+from npbandit.envs.blackbox import BlackBoxEnv, ObjectiveError, as_bounds, constraint_values
 from npbandit.loop import _check_async, _check_on_error, run_episode
 from npbandit.policies.base import Policy, PolicyWrapper
 from npbandit.policies.bo import ACQUISITIONS, DEFAULT_LIAR, OUTPUT_WARPS, BOPolicy, SobolPolicy, check_liar
@@ -43,18 +45,26 @@ class OptimizeResult:
     dict ``{name: value}`` (ints as ``int``, choices as their values).
 
     Attributes:
-        best_x: the best evaluated point.
+        best_x: the best evaluated point; with ``constraints``, the best *feasible* one (see
+            ``feasible``).
         best_value: its objective value.
         history: one dict per evaluation: ``t``, ``x``, ``value``, ``best_value``,
             ``failed`` (in order of evaluation), and ``error`` (why it failed, as the
-            database records it) for a failed one.
+            database records it) for a failed one; with ``constraints`` also
+            ``constraints`` (the values returned) and ``feasible`` for each evaluation
+            that did not fail (``best_value`` is then the best feasible value so far,
+            ``None`` before the first).
         run_id: the run's id in the database (``None`` when ``db=None``).
+        feasible: whether ``best_x`` satisfies the constraints: always ``True`` without
+            them; ``False`` when no evaluation was feasible, and ``best_x`` is then the one
+            whose constraint values exceed 0 by the least in total (with a warning).
     """
 
     best_x: np.ndarray | dict[str, Any]
     best_value: float
     history: list[dict[str, Any]]
     run_id: int | None
+    feasible: bool = True
 
 
 def optimize(objective: Callable[[Any], float], bounds: Any = None, surrogate: str = "tnpd", budget: int = 50,
@@ -66,7 +76,8 @@ def optimize(objective: Callable[[Any], float], bounds: Any = None, surrogate: s
              avoid_repeats: bool = True, trust_region: bool | None = None,
              liar: str = DEFAULT_LIAR, threads: int | str | None = None, *,
              space: SearchSpace | Mapping[str, Parameter] | None = None,
-             initial: Sequence[Any] | None = None) -> OptimizeResult:
+             initial: Sequence[Any] | None = None,
+             constraints: Callable[[Any], Sequence[float]] | None = None) -> OptimizeResult:
     """Optimise ``objective`` over the box ``bounds``, or over a search space of named
     float, int and choice parameters, with a pretrained NP surrogate.
 
@@ -96,7 +107,37 @@ def optimize(objective: Callable[[Any], float], bounds: Any = None, surrogate: s
             proposes from the first evaluation), the trust region and the repeat check.
             They are not evaluated again and spend no ``budget``; ``history`` and
             ``best_x`` hold this call's evaluations only, and the run records how many
-            it started from (``initial`` in its policy settings).
+            it started from (``initial`` in its policy settings). With ``constraints``, each
+            earlier evaluation needs its constraint values too: ``(x, value, constraints)``
+            triples, or the ``history`` of an earlier constrained run.
+        constraints: outcome constraints, ``None`` (default) or a callable taking the point
+            as ``objective`` does and returning a sequence of ``k`` floats (one float for
+            ``k = 1``); the point is feasible when every value is ``<= 0``. It is called
+            on every evaluated point, right after ``objective`` and in the same call (on
+            the executor's worker with ``executor``; ``eval_timeout`` and ``on_error``
+            treat the pair as one evaluation; one that raises or returns NaN / inf is a
+            failed evaluation, and one that returns anything but ``k`` real numbers an
+            :class:`~npbandit.exceptions.ObjectiveReturnError`, both naming
+            ``constraints``). The surrogate then models the objective and each
+            constraint with an NP of its own (one network, ``1 + k`` outputs: see
+            ``NPModel``), and the acquisition is expected improvement over the best
+            feasible evaluation weighted by the probability of feasibility (the
+            probability of feasibility alone until an evaluation is feasible;
+            ``acquisition`` ``"logei"`` or ``"qlognei"``). ``best_x`` / ``best_value`` are
+            the best feasible evaluation's, the run's steps record each evaluation's
+            values (``npbandit report`` counts the feasible ones), and the run's problem is
+            the objective subject to these constraints (``constraints``' name, as
+            :func:`objective_label` names it).
+
+            Why a separate callable and not an objective returning ``(value, [c1, c2])``:
+            it is the convention Optuna users know (``constraints_func``, ``<= 0``
+            feasible; :class:`~npbandit.integrations.optuna.NPSampler` takes the same),
+            and BoTorch's constraint callables read ``<= 0`` as feasible too; the objective
+            keeps its one-number contract, so one function runs with and without
+            constraints and ``initial`` / ``history`` keep their meaning. Evaluated in the
+            same call on the same worker right after the objective, a constraints
+            function may read what the objective just computed (a result cached by the
+            point) when both come out of one expensive simulation.
         surrogate: ``"tnpd"`` (default: the ``tnpd-bo`` checkpoint, a TNP-D whose
             targets attend to every observation in every layer, so it resolves the
             function where observations are dense, as near the incumbent), ``"cmanp"``
@@ -221,6 +262,13 @@ def optimize(objective: Callable[[Any], float], bounds: Any = None, surrogate: s
     check_liar(liar)
     resolve_threads(threads)  # a bad threads or $NPBANDIT_THREADS fails before anything is evaluated
     _check_async(executor, batch_size, eval_timeout)
+    if constraints is not None:
+        if not callable(constraints):
+            raise TypeError(f"constraints must be callable (the point -> a sequence of floats, feasible when all are "
+                            f"<= 0) or None, got {type(constraints).__name__}")
+        if surrogate != "random" and acquisition not in CONSTRAINED_ACQUISITIONS:
+            raise ValueError(f"constraints need acquisition 'logei' (expected improvement weighted by the "
+                             f"probability of feasibility) or 'qlognei'; got acquisition={acquisition!r}")
     label = objective_label(objective) if name is None else _check_name(name)
     if optimal_value is not None:
         if isinstance(optimal_value, bool) or not isinstance(optimal_value, (int, float, np.integer, np.floating)):
@@ -234,9 +282,13 @@ def optimize(objective: Callable[[Any], float], bounds: Any = None, surrogate: s
     logger = None if db is None else RunLogger(db, commit_every=commit_every)
     # a partial of a module-level function, not a lambda: a ProcessPoolExecutor / Dask pickles it
     call = objective if point_type == "numpy" else functools.partial(_call_with_tensor, objective)
-    warm = [] if initial is None else _initial_points(initial, box, searched, minimize)
+    limits = None
+    if constraints is not None:
+        limits = constraints if point_type == "numpy" else functools.partial(_call_with_tensor, constraints)
+    warm = [] if initial is None else _initial_points(initial, box, searched, minimize, constraints is not None)
     where = {"bounds": box} if searched is None else {"space": searched}
-    env = BlackBoxEnv(objective=call, minimize=minimize, budget=budget, optimal_value=optimal_value, **where)
+    env = BlackBoxEnv(objective=call, minimize=minimize, budget=budget, optimal_value=optimal_value,
+                      constraints=limits, **where)
     env.name = label
     # a space with ints, steps or choices: every point handed out lands on what it decodes to
     snap = None if searched is None or searched.continuous else searched.snap
@@ -246,48 +298,74 @@ def optimize(objective: Callable[[Any], float], bounds: Any = None, surrogate: s
         policy = _StandardisedDataCheck(BOPolicy(d, model=model, acquisition=acquisition, n_init=n_init,
                                                      output_warp=output_warp, avoid_repeats=avoid_repeats,
                                                      trust_region=trust_region, liar=liar,
-                                                     budget=budget + len(warm), threads=threads, snap=snap))
+                                                     budget=budget + len(warm), threads=threads, snap=snap,
+                                                     constrained=constraints is not None))
     if initial is not None:
         policy = _WarmStart(policy, warm)
     problem = {"bounds": box.tolist()} if searched is None else {"space": searched.describe()}
     info = {"kind": "bo", "env_id": "npbandit/BlackBox-v0",
             "env_params": {"objective": label, "dim": d, **problem, "minimize": bool(minimize),
                            "budget": budget, "optimal_value": optimal_value}}
+    if constraints is not None:
+        info["env_params"]["constraints"] = objective_label(constraints)
     result = run_episode(env, policy, seed=seed, logger=logger, run_info=info, on_error=on_error,
                          progress=progress, desc=f"optimize {env.name}", executor=executor,
                          batch_size=batch_size, eval_timeout=eval_timeout)
-    extras = ("error", "worker", "submitted_at", "finished_at")
+    extras = ("error", "worker", "submitted_at", "finished_at", "constraints")
     history = [{"t": r["t"], "x": env.point(r["action"]), "value": r["value"], "best_value": r.get("best_value"),
                 "failed": r["failed"], **{k: r[k] for k in extras if k in r}} for r in result.steps]
+    if constraints is not None:
+        for h in history:
+            if not h["failed"]:
+                h["feasible"] = bool(all(c <= 0 for c in h["constraints"]))
     good = [h for h in history if not h["failed"]]
     if not good:
         raise ObjectiveError(f"every one of the {len(history)} evaluations failed; nothing to report"
                              + ("" if result.run_id is None else f" (run {result.run_id})"), history[-1]["x"])
-    best = (min if minimize else max)(good, key=lambda h: h["value"])
+    feasible = [h for h in good if h.get("feasible", True)]
+    if feasible:
+        best = (min if minimize else max)(feasible, key=lambda h: h["value"])
+    else:
+        best = min(good, key=lambda h: sum(max(c, 0.0) for c in h["constraints"]))
+        warnings.warn(f"no evaluation of the {len(good)} satisfied the constraints; best_x is the one that violates "
+                      "them least (result.feasible is False)", RuntimeWarning, stacklevel=2)
     best_x = best["x"] if searched is not None else np.asarray(best["x"])
-    return OptimizeResult(best_x, float(best["value"]), history, result.run_id)
+    return OptimizeResult(best_x, float(best["value"]), history, result.run_id, feasible=bool(feasible))
 
 
 def _initial_points(initial: Any, box: np.ndarray | None, space: SearchSpace | None,
-                    minimize: bool) -> list[tuple[np.ndarray, float]]:
-    """``optimize(initial=...)`` as ``(action [d] in the unit cube, reward)`` pairs, each
-    point checked against the box or the space (nothing outside it is clipped in)."""
+                    minimize: bool, constrained: bool = False) -> list[tuple[np.ndarray, float, list[float] | None]]:
+    """``optimize(initial=...)`` as ``(action [d] in the unit cube, reward, constraint values)``
+    triples (the values ``None`` without constraints), each point checked against the box or
+    the space (nothing outside it is clipped in)."""
     if isinstance(initial, (str, bytes, Mapping)) or not isinstance(initial, Sequence):
         raise TypeError(f"initial must be a sequence of (x, value) pairs or an earlier result's history, got "
                         f"{type(initial).__name__}")
     out = []
+    width = 3 if constrained else 2
+    what = "an (x, value, constraints) triple" if constrained else "an (x, value) pair"
     for i, entry in enumerate(initial):
+        limits = None
         if isinstance(entry, Mapping):  # an entry of OptimizeResult.history
-            if "x" not in entry or "value" not in entry:
-                raise ValueError(f"initial[{i}] must be an (x, value) pair or a history entry with 'x' and 'value', "
-                                 f"got {entry!r}")
+            if "x" not in entry or "value" not in entry or (constrained and "constraints" not in entry
+                                                             and not entry.get("failed")):
+                needs = "'x', 'value' and 'constraints'" if constrained else "'x' and 'value'"
+                raise ValueError(f"initial[{i}] must be {what} or a history entry with {needs}, got {entry!r}")
             if entry.get("failed"):
                 continue
             x, value = entry["x"], entry["value"]
-        elif isinstance(entry, (tuple, list)) and len(entry) == 2:
-            x, value = entry
+            limits = entry.get("constraints") if constrained else None
+        elif isinstance(entry, (tuple, list)) and len(entry) == width:
+            x, value, *rest = entry
+            limits = rest[0] if constrained else None
         else:
-            raise ValueError(f"initial[{i}] must be an (x, value) pair, got {entry!r}")
+            hint = " (with constraints, each earlier evaluation needs its constraint values)" if constrained else ""
+            raise ValueError(f"initial[{i}] must be {what}, got {entry!r}{hint}")
+        if constrained:
+            try:
+                limits = constraint_values(limits, x).tolist()
+            except ObjectiveError as err:
+                raise ValueError(f"initial[{i}]: {err}") from None
         if isinstance(value, (bool, np.bool_)) or not isinstance(value, (int, float, np.integer, np.floating)) \
                 or not np.isfinite(value):
             raise ValueError(f"initial[{i}]: the value must be a finite real number, got {value!r}")
@@ -303,7 +381,10 @@ def _initial_points(initial: Any, box: np.ndarray | None, space: SearchSpace | N
                 raise ValueError(f"initial[{i}]: x must be a point of the bounds, shape [{box.shape[1]}], got "
                                  f"{point.tolist()}")
             action = (point - box[0]) / (box[1] - box[0])
-        out.append((action, -float(value) if minimize else float(value)))
+        out.append((action, -float(value) if minimize else float(value), limits))
+    if constrained and len({len(c) for _, _, c in out}) > 1:
+        raise ValueError(f"initial: every evaluation needs the same number of constraint values, got "
+                         f"{sorted({len(c) for _, _, c in out})}")
     return out
 
 
@@ -311,15 +392,15 @@ class _WarmStart(PolicyWrapper):
     """A policy that observes earlier evaluations (``(action, reward)`` pairs) right after
     each ``reset``, before it proposes anything (``optimize(initial=...)``)."""
 
-    def __init__(self, inner: Policy, observations: list[tuple[np.ndarray, float]]) -> None:
+    def __init__(self, inner: Policy, observations: list[tuple[np.ndarray, float, list[float] | None]]) -> None:
         super().__init__(inner)
         self.observations = observations
 
     def reset(self, seed: int | None = None) -> None:
         super().reset(seed)
-        for action, reward in self.observations:
+        for action, reward, limits in self.observations:
             obs = np.concatenate([action, [reward]])
-            self.inner.observe(obs, action.copy(), reward, {})
+            self.inner.observe(obs, action.copy(), reward, {} if limits is None else {"constraints": list(limits)})
 
     def params(self) -> dict[str, Any]:
         return {**self.inner.params(), "initial": len(self.observations)}
@@ -417,14 +498,29 @@ class _StandardisedDataCheck(PolicyWrapper):
     def reset(self, seed: int | None = None) -> None:
         super().reset(seed)
         self.rewards: list[float] = []
+        self.limits: list[list[float]] = []
 
     def observe(self, obs: np.ndarray, action: Any, reward: float, info: dict[str, Any]) -> None:
+        limits = info.get("constraints") if isinstance(info, dict) else None
+        if limits is not None:  # the surrogate standardises each constraint's values too
+            self.limits.append([float(c) for c in limits])
+            C = torch.tensor(self.limits, dtype=torch.float64)
+            if not _standardisable(C):
+                raise ValueError(f"the constraints' values cannot be standardised in float64 (up to "
+                                 f"{float(C.abs().max()):.3g} in magnitude); rescale the constraints (e.g. divide "
+                                 "each by its typical size)")
         self.rewards.append(float(reward))
         y = torch.tensor(self.rewards, dtype=torch.float64).unsqueeze(-1)  # [n, 1]
-        mean, std = standardization(y)
-        if not (torch.isfinite(mean).all() and torch.isfinite(std).all() and torch.isfinite((y - mean) / std).all()):
+        if not _standardisable(y):
+            mean, std = standardization(y)
             raise ValueError(f"the objective's values cannot be standardised in float64 (mean {float(mean):.3g}, std "
                              f"{float(std):.3g} over {len(self.rewards)} values up to {float(y.abs().max()):.3g} in "
                              "magnitude); rescale the objective (e.g. divide it by its typical size) or use "
                              "surrogate='random'")
         self.inner.observe(obs, action, reward, info)
+
+
+def _standardisable(Y: torch.Tensor) -> bool:
+    """Whether every column of ``Y [n, m]`` standardises to finite values in float64."""
+    mean, std = standardization(Y)
+    return bool(torch.isfinite(mean).all() and torch.isfinite(std).all() and torch.isfinite((Y - mean) / std).all())

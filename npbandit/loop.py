@@ -273,7 +273,8 @@ def _run_sequential(env: gym.Env, policy: Policy, obs: Any, horizon: int | None,
                                cumulative_regret=result.cumulative_regret if regret is not None else None,
                                expected_regret=info.get("expected_regret"), value=info.get("value"),
                                best_value=info.get("best_value"), failed=False, act_s=t1 - t0,
-                               env_s=time.perf_counter() - t1, observe_s=clock.take(), **_params(base, action))
+                               env_s=time.perf_counter() - t1, observe_s=clock.take(), **_params(base, action),
+                               **_constraints(info))
                     _record(result, logger, signals, row)
             t += 1  # a failed evaluation still spends budget
             bar.update(1)
@@ -378,7 +379,8 @@ def _record_async(env: gym.Env, evaluator: AsyncEvaluator, policy: Policy, obs: 
             row = dict(t=t, action=evaluation.action, reward=float(reward), regret=info.get("regret"),
                        cumulative_regret=None, expected_regret=info.get("expected_regret"), value=info.get("value"),
                        best_value=info.get("best_value"), failed=False, act_s=act_s, env_s=env_s,
-                       observe_s=clock.take(), **times, **_params(env.unwrapped, evaluation.action))
+                       observe_s=clock.take(), **times, **_params(env.unwrapped, evaluation.action),
+                       **_constraints(info))
             _record(result, logger, signals, row)
     if row["failed"]:
         clock.observe_s = _observe_failure(policy, obs, evaluation.action, row["error"])
@@ -406,6 +408,8 @@ def _env_params(env: gym.Env, info: dict[str, Any], async_args: tuple = (None, 1
                            ("minimize", base.minimize), ("budget", base.budget),
                            ("optimal_value", base.optimal_value)):
             params.setdefault(key, value)
+        if base.constraints is not None:  # the problem is the objective subject to these
+            params.setdefault("constraints", getattr(base.constraints, "__name__", type(base.constraints).__name__))
     return params
 
 
@@ -414,6 +418,12 @@ def _params(env: Any, action: Any) -> dict[str, Any]:
     :class:`~npbandit.envs.BlackBoxEnv`'s, :meth:`~npbandit.envs.BlackBoxEnv.params`); none
     for other environments."""
     return {"params": env.params(action)} if isinstance(env, BlackBoxEnv) else {}
+
+
+def _constraints(info: dict[str, Any]) -> dict[str, Any]:
+    """A step's ``constraints``: the outcome-constraint values an evaluation returned (a
+    :class:`~npbandit.envs.BlackBoxEnv` with ``constraints``); none otherwise."""
+    return {"constraints": info["constraints"]} if info.get("constraints") is not None else {}
 
 
 def _horizon(env: gym.Env) -> int | None:

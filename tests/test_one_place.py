@@ -12,7 +12,7 @@ import torch
 import npbandit.cli as cli
 import npbandit.demo as demo
 import npbandit.envs.blackbox as blackbox
-import npbandit.policies.bo as bo
+import npbandit.policies.factories as factories
 import npbandit.policies.gp as gp
 from npbandit.envs import BlackBoxEnv, make_test_function
 from npbandit.loop import run_episode, run_wheel_bandits
@@ -88,7 +88,7 @@ def test_both_gp_baselines_fit_through_the_one_helper(monkeypatch):
         return real(X, Y, **kwargs)
 
     monkeypatch.setattr(gp, "fit_single_task_gp", spy)
-    monkeypatch.setattr(bo, "fit_single_task_gp", spy)  # BOPolicy's GP model factory calls it from there
+    monkeypatch.setattr(factories, "fit_single_task_gp", spy)  # BOPolicy's GP model factory calls it from there
     run_episode(BlackBoxEnv(function="branin", budget=6), BOPolicy(2, model="gp", noise_free=True), seed=0)
     assert calls == [(2, {"noise_free": True, "kernel": "rbf"})]  # 5 Sobol points, then one fit
     calls.clear()
@@ -158,7 +158,7 @@ def test_fit_single_task_gp_hides_only_the_noise_floor_warning():
 
 @pytest.mark.parametrize("X,Y,error,match", [
     (np.zeros((3, 2)), torch.zeros(3, 1), TypeError, "X must be a torch.Tensor"),
-    (torch.zeros(3, 2), torch.zeros(3), ValueError, r"Y must have shape \[n, 1\]"),
+    (torch.zeros(3, 2), torch.zeros(3), ValueError, r"Y must have shape \[n, m\]"),
     (torch.zeros(3), torch.zeros(3, 1), ValueError, r"X must have shape \[n, d\]"),
     (torch.zeros(3, 2, dtype=torch.float64), torch.full((3, 1), float("nan"), dtype=torch.float64), ValueError,
      "Y must be finite"),

@@ -6,6 +6,9 @@
 - :mod:`~npbandit.acquisition.mixed`: the same over a mixed search space (integer, stepped
   and choice parameters), the acquisition judged at snapped points (``TypedCube``; imports
   BoTorch only when it optimises);
+- :mod:`~npbandit.acquisition.constrained`: outcome constraints: which observations are
+  feasible, the incumbent, and expected improvement weighted by the probability of
+  feasibility (:data:`CONSTRAINED_ACQUISITIONS`);
 - :mod:`~npbandit.acquisition.pending`: how points still being evaluated enter a proposal,
   as :class:`PendingStrategy` objects (:class:`ConstantLiar`, :class:`KrigingBeliever`,
   :class:`LocalPenalisation`) and :func:`pending_strategy`, which resolves their names;
@@ -16,6 +19,7 @@
   as :class:`SubspaceStrategy` objects (:class:`CountSketch`, :class:`CoordinateSubspace`).
 """
 
+from npbandit.acquisition.constrained import CONSTRAINED_ACQUISITIONS, best_feasible, feasible, incumbent
 from npbandit.acquisition.pending import (
                                           DEFAULT_LIAR,
                                           LIARS,
@@ -35,4 +39,5 @@ from npbandit.acquisition.thompson import THOMPSON_BLOCK_SIZE, thompson_draw
 __all__ = ["propose", "propose_in_region", "ACQUISITIONS", "REPEAT_DISTANCE", "PendingStrategy", "ConstantLiar",
            "KrigingBeliever", "LocalPenalisation", "pending_strategy", "LIARS", "DEFAULT_LIAR", "check_liar",
            "liar_value", "pending_rule", "thompson_draw", "THOMPSON_BLOCK_SIZE", "SubspaceStrategy", "CountSketch",
-           "CoordinateSubspace", "default_subspace"]
+           "CoordinateSubspace", "default_subspace", "CONSTRAINED_ACQUISITIONS", "feasible", "best_feasible",
+           "incumbent"]

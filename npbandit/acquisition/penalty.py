@@ -42,16 +42,19 @@ class LocalPenalty:
     @classmethod
     def build(cls, model, pending: torch.Tensor, best_f, bounds: torch.Tensor, seed: int) -> LocalPenalty:
         """The penalty of ``model`` around ``pending`` ``[p, d]``, ``best_f`` the best observed
-        output, ``bounds`` ``[2, d]`` the box searched, ``seed`` seeding its Sobol points."""
+        output, ``bounds`` ``[2, d]`` the box searched, ``seed`` seeding its Sobol points. Of a
+        model with several outputs (an objective and its constraints), output 0 is the
+        objective."""
+        objective = [0] if model.num_outputs > 1 else None
         with torch.no_grad():
-            post = model.posterior(pending)
+            post = model.posterior(pending, output_indices=objective)
             mean = post.mean.reshape(-1)
             std = post.variance.reshape(-1).clamp_min(1e-12).sqrt()
         points = bounds[0] + (bounds[1] - bounds[0]) * torch.quasirandom.SobolEngine(
             pending.shape[-1], scramble=True, seed=seed).draw(cls.LIPSCHITZ_POINTS, dtype=torch.float64)
         points.requires_grad_(True)
         with torch.enable_grad():
-            means = model.posterior(points).mean
+            means = model.posterior(points, output_indices=objective).mean
             grad, = torch.autograd.grad(means.sum(), points)
         lipschitz = max(float(grad.norm(dim=-1).max()), 1e-6)  # a flat mean: only the point itself is damped
         top = torch.stack([torch.as_tensor(best_f, dtype=torch.float64).reshape(()), means.detach().max(), mean.max()])

@@ -109,22 +109,28 @@ class ConstantLiar(PendingStrategy):
 
     def value(self, outputs: torch.Tensor | None) -> torch.Tensor:
         """The constant, a scalar tensor, from the outputs ``[n, 1]`` the model sees (not read
-        for a numeric rule)."""
+        for a numeric rule); of ``[n, 1 + k]`` outputs (the objective, then constraint values)
+        the objective's column."""
         if not isinstance(self.rule, str):
             return torch.tensor(self.rule, dtype=torch.float64)
         if outputs is None:
             raise ValueError(f"ConstantLiar({self.rule!r}) needs the outputs the model sees (propose(outputs=...))")
         if outputs.numel() == 0:
             raise ValueError("liar_value needs at least one observed output")
-        return {"worst": outputs.min, "mean": outputs.mean, "best": outputs.max}[self.rule]()
+        objective = outputs if outputs.ndim < 2 else outputs[..., 0]
+        return {"worst": objective.min, "mean": objective.mean, "best": objective.max}[self.rule]()
 
     def believe(self, model, pending, *, outputs, observed):
+        """The model conditioned on every pending point at the constant; a model of several
+        outputs (an objective and its constraints) has the other outputs believed at its own
+        mean there, as :class:`KrigingBeliever` believes them: the lie is about the objective."""
         value = torch.as_tensor(self.value(outputs), dtype=torch.float64).reshape(-1)
         if value.numel() != 1 or not torch.isfinite(value).all():
             raise ValueError(f"pending_value must be one finite number, got {value.tolist()!r}")
         with torch.no_grad():
-            model.posterior(pending)  # a GPyTorch ExactGP conditions only after it has predicted once
-        return condition(model, pending, value.expand(len(pending)).unsqueeze(-1)), observed
+            mean = model.posterior(pending).mean.reshape(len(pending), -1)  # an ExactGP conditions once it predicted
+        believed = torch.cat([value.to(mean).expand(len(pending), 1), mean[:, 1:]], dim=-1)
+        return condition(model, pending, believed), observed
 
     def __repr__(self) -> str:
         return f"ConstantLiar({self.rule!r})"
@@ -145,7 +151,7 @@ class KrigingBeliever(PendingStrategy):
 
     def believe(self, model, pending, *, outputs, observed):
         with torch.no_grad():
-            believed = model.posterior(pending).mean.reshape(len(pending), 1)
+            believed = model.posterior(pending).mean.reshape(len(pending), -1)
         model = condition(model, pending, believed)
         if observed is not None:
             observed = torch.cat([torch.as_tensor(observed, dtype=torch.float64), pending])
@@ -223,10 +229,10 @@ def pending_rule(Y: torch.Tensor, liar: str) -> dict[str, Any]:
 
 def condition(model, X: torch.Tensor, Y: torch.Tensor):
     """``model.condition_on_observations(X, Y)`` for the pending points ``X`` ``[p, d]`` at ``Y``
-    ``[p, 1]``, in the model's output units. A GP told its objective is noise-free (a
+    ``[p, m]``, in the model's output units. A GP told its objective is noise-free (a
     fixed-noise likelihood) needs the new points' noise too: the same variance as its
     observations (converted back through its outcome transform, which
-    ``condition_on_observations`` applies to it)."""
+    ``condition_on_observations`` applies to it, output by output)."""
     from gpytorch.likelihoods import FixedNoiseGaussianLikelihood
 
     likelihood = getattr(model, "likelihood", None)
@@ -235,5 +241,5 @@ def condition(model, X: torch.Tensor, Y: torch.Tensor):
     noise = likelihood.noise.min().detach()
     transform = getattr(model, "outcome_transform", None)
     if transform is not None and hasattr(transform, "stdvs"):
-        noise = noise * transform.stdvs.reshape(-1)[0] ** 2
+        noise = noise * transform.stdvs.reshape(-1)[:Y.shape[-1]] ** 2
     return model.condition_on_observations(X, Y, noise=noise.expand_as(Y).clone())

@@ -15,6 +15,13 @@ from typing import Any, Protocol
 import numpy as np
 import torch
 
+from npbandit.acquisition.constrained import (
+    best_feasible,
+    check_constraint_count,
+    constrained_batch_acquisition,
+    constrained_log_ei,
+    incumbent,
+)
 from npbandit.acquisition.mixed import TypedCube, mixed_candidates, typed_cube
 from npbandit.acquisition.pending import (
     DEFAULT_LIAR,
@@ -35,13 +42,14 @@ ACQUISITIONS = ("logei", "ucb", "thompson", "marginal-thompson", "qlognei")
 REPEAT_DISTANCE = 1e-3
 
 
-def propose(model, acquisition: str, *, dim: int, best_f: float | torch.Tensor, seed: int, beta: float = 2.0,
+def propose(model, acquisition: str, *, dim: int, best_f: float | torch.Tensor | None, seed: int, beta: float = 2.0,
             num_restarts: int = 10, raw_samples: int = 512, thompson_candidates: int = 2048,
             pending: torch.Tensor | None = None, pending_strategy: PendingStrategy | None = None,
             outputs: torch.Tensor | None = None, pending_value: float | torch.Tensor | None = None,
             observed: torch.Tensor | None = None, bounds: torch.Tensor | None = None, q: int = 1,
             penalise_pending: bool = False, believe_pending: bool = False,
-            snap: Callable[[torch.Tensor], torch.Tensor] | None = None, space: Any = None) -> np.ndarray:
+            snap: Callable[[torch.Tensor], torch.Tensor] | None = None, space: Any = None,
+            constraints: int = 0) -> np.ndarray:
     """The next point to evaluate: the maximiser of ``acquisition`` on ``model`` over the unit cube.
 
     Args:
@@ -49,7 +57,8 @@ def propose(model, acquisition: str, *, dim: int, best_f: float | torch.Tensor, 
             (``NPModel`` or ``SingleTaskGP``).
         acquisition: one of :data:`ACQUISITIONS` (see ``BOPolicy``).
         dim: ``d``, the number of inputs.
-        best_f: the best observed output, for LogEI.
+        best_f: the best observed output, for LogEI (not read with ``constraints``: the best
+            feasible one of ``outputs`` is, and ``None`` may be given).
         seed: seeds the start points of ``optimize_acqf`` (or the Thompson candidates),
             so the same model and seed give the same point.
         pending: ``[p, d]`` points being evaluated now (an Optuna trial still running,
@@ -61,7 +70,8 @@ def propose(model, acquisition: str, *, dim: int, best_f: float | torch.Tensor, 
             required with a non-empty ``pending`` unless one of the keyword forms below is
             given instead (not both).
         outputs: ``[n, 1]`` the outputs the model was built on (maximised), for a
-            :class:`ConstantLiar` rule such as ``"mean"``.
+            :class:`ConstantLiar` rule such as ``"mean"``; ``[n, 1 + k]`` with ``constraints``
+            (required then).
         pending_value: keyword form of ``ConstantLiar``: the value pending points are
             believed at, in the model's output units (``liar_value`` of the observed outputs).
         believe_pending: keyword form of ``KrigingBeliever()``: each pending point believed at
@@ -94,6 +104,13 @@ def propose(model, acquisition: str, *, dim: int, best_f: float | torch.Tensor, 
             its baseline the model's training inputs (pending points included); no
             repeat check (``observed`` is not used): the batch is what the acquisition
             makes of the model's joint.
+        constraints: ``k``, the number of outcome constraints: the model's outputs (and
+            ``outputs``' columns) ``1 .. k`` are constraint values, feasible at ``<= 0``,
+            beside the objective's output 0 (:mod:`npbandit.acquisition.constrained`).
+            ``"logei"`` then maximises expected improvement over the best feasible
+            observation weighted by the probability of feasibility (the probability of
+            feasibility alone while no observation is feasible), ``"qlognei"`` takes them as
+            constraints of its Monte Carlo improvement; other acquisitions are refused.
 
     Returns:
         the point, numpy float64 of shape ``[d]``; ``[q, d]`` for ``"qlognei"``.
@@ -104,6 +121,13 @@ def propose(model, acquisition: str, *, dim: int, best_f: float | torch.Tensor, 
         cube = None if cube.continuous else cube
     if acquisition not in ACQUISITIONS:
         raise ValueError(f"acquisition must be one of {ACQUISITIONS}, got {acquisition!r}")
+    check_constraint_count(constraints, acquisition)
+    if constraints:
+        if outputs is None:
+            raise ValueError("outputs (the observations' objective and constraint values, [n, 1 + constraints]) are "
+                             "required with constraints")
+        outputs = torch.as_tensor(outputs, dtype=torch.float64)
+        best_feasible(outputs, constraints)  # checks the shape
     if not isinstance(q, int) or isinstance(q, bool) or q < 1 or (q > 1 and acquisition != "qlognei"):
         raise ValueError(f"q must be a positive int, and 1 unless acquisition is 'qlognei'; got {q!r}")
     if pending_strategy is not None and not isinstance(pending_strategy, PendingStrategy):
@@ -133,14 +157,19 @@ def propose(model, acquisition: str, *, dim: int, best_f: float | torch.Tensor, 
         if bounds.shape != (2, dim) or not ((0 <= bounds[0]) & (bounds[0] < bounds[1]) & (bounds[1] <= 1)).all():
             raise ValueError(f"bounds must be [2, {dim}] corners with 0 <= lower < upper <= 1, got {bounds.tolist()}")
         if acquisition == "qlognei":
-            points = _maximise_batch(model, q, seed, num_restarts, raw_samples, bounds)
+            points = _maximise_batch(model, q, seed, num_restarts, raw_samples, bounds, constraints)
             # the batch maximised jointly over the relaxation, each point then snapped
             return points if cube is None else cube.snap(torch.as_tensor(points)).numpy()
         penalty = None
         if strategy is not None:
-            penalty = strategy.penalise(model, pending, best_f=best_f, bounds=bounds, seed=seed)
+            top = best_f
+            if constraints:  # the penalty's M: the best feasible value (the best value while none is)
+                top = best_feasible(outputs, constraints)
+                top = outputs[:, 0].max() if top is None else top
+            penalty = strategy.penalise(model, pending, best_f=top, bounds=bounds, seed=seed)
+        acq = constrained_log_ei(model, outputs, constraints) if constraints else None
         return _maximise(model, acquisition, dim, best_f, seed, beta, num_restarts, raw_samples, thompson_candidates,
-                         observed, bounds, penalty, snap, cube)
+                         observed, bounds, penalty, snap, cube, acq)
 
 
 def _strategy(acquisition: str, strategy: PendingStrategy | None, pending_value: Any, penalise: bool,
@@ -190,7 +219,7 @@ def propose_in_region(region: SearchRegion, X: torch.Tensor, Y: torch.Tensor, bu
                       seed: int, pending: torch.Tensor | None = None, avoid_repeats: bool = True,
                       liar: str | PendingStrategy = DEFAULT_LIAR,
                       snap: Callable[[torch.Tensor], torch.Tensor] | None = None, space: Any = None,
-                      max_context: int | None = None,
+                      max_context: int | None = None, constraints: int = 0,
                       **settings: Any) -> np.ndarray:
     """:func:`propose` inside ``region``'s box around the best of ``X`` ``[n, d]`` (values
     ``Y`` ``[n, 1]``, maximised): the model, ``build_model(X_box, Y_box)``, sees only the
@@ -200,6 +229,9 @@ def propose_in_region(region: SearchRegion, X: torch.Tensor, Y: torch.Tensor, bu
     ``BOPolicy`` and ``NPSampler``. ``liar``: a :class:`PendingStrategy`, or its name, for the
     pending points, its constants taken from the outputs in the model's box. ``settings``:
     ``propose``'s ``beta``, ``num_restarts``, ``raw_samples``, ``thompson_candidates``, ``q``.
+    ``constraints``: as :func:`propose`'s, ``Y`` then ``[n, 1 + constraints]``; the region
+    centres on the best feasible observation (with none feasible, on the one that violates
+    the constraints least, :func:`~npbandit.acquisition.constrained.incumbent`).
     ``snap``, ``space``: as :func:`propose`'s, on the whole unit cube (the space's moves
     limited to values the searched box reaches). ``max_context``: the most observations the
     model sees (``None``: all in the box); when more lie in the box, the ``max_context``
@@ -218,7 +250,7 @@ def propose_in_region(region: SearchRegion, X: torch.Tensor, Y: torch.Tensor, bu
     cube = typed_cube(space, snap, X.shape[-1])
     if cube is not None and cube.continuous:
         snap, cube = None, None
-    center = X[int(torch.argmax(Y))]
+    center = X[incumbent(Y, constraints)]
     lower, upper = region.box(center)  # searched
     seen_lower, seen_upper = region.box(center, region.context_factor)  # what the model sees, as its unit cube
     if cube is not None:  # every discrete parameter one move from the incumbent's value stays in reach
@@ -238,10 +270,11 @@ def propose_in_region(region: SearchRegion, X: torch.Tensor, Y: torch.Tensor, bu
         def local_snap(points: torch.Tensor) -> torch.Tensor:
             return (snap(seen_lower + points * span) - seen_lower) / span
 
-    point = propose(build_model(X_box, Y_box), acquisition, dim=X.shape[-1], best_f=Y_box.max(), seed=seed,
-                    pending=pending, pending_strategy=strategy, outputs=Y_box,
-                    observed=X_box if avoid_repeats else None, bounds=bounds, snap=local_snap,
-                    space=None if cube is None else cube.through(seen_lower, span), **settings)
+    point = propose(build_model(X_box, Y_box), acquisition, dim=X.shape[-1],
+                    best_f=None if constraints else Y_box.max(), seed=seed, pending=pending,
+                    pending_strategy=strategy, outputs=Y_box, observed=X_box if avoid_repeats else None,
+                    bounds=bounds, snap=local_snap, space=None if cube is None else cube.through(seen_lower, span),
+                    constraints=constraints, **settings)
     whole = seen_lower + torch.as_tensor(point) * span
     if cube is None:
         return whole.clamp(lower, upper).numpy()
@@ -261,14 +294,19 @@ def nearest(X: torch.Tensor, center: torch.Tensor, k: int) -> torch.Tensor:
 
 
 def _maximise_batch(model, q: int, seed: int, num_restarts: int, raw_samples: int,
-                    bounds: torch.Tensor) -> np.ndarray:
+                    bounds: torch.Tensor, constraints: int = 0) -> np.ndarray:
     """``q`` points ``[q, d]`` maximising ``qLogNoisyExpectedImprovement`` jointly, with the
-    model's training inputs as its baseline."""
+    model's training inputs as its baseline (and ``constraints`` outputs after the
+    objective's as its constraints)."""
     from botorch.acquisition import qLogNoisyExpectedImprovement
     from botorch.optim import optimize_acqf
 
     baseline = model.train_X if is_np_model(model) else model.train_inputs[0]
-    acq = qLogNoisyExpectedImprovement(model, X_baseline=baseline.detach(), prune_baseline=True)
+    baseline = baseline.detach()
+    if baseline.ndim > 2:  # a multi-output GP keeps its inputs once per output
+        baseline = baseline[0]
+    acq = (constrained_batch_acquisition(model, baseline, constraints) if constraints
+           else qLogNoisyExpectedImprovement(model, X_baseline=baseline, prune_baseline=True))
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")  # as in _maximise
         points, _ = optimize_acqf(acq, bounds, q=q, num_restarts=num_restarts, raw_samples=raw_samples,
@@ -279,11 +317,13 @@ def _maximise_batch(model, q: int, seed: int, num_restarts: int, raw_samples: in
 def _maximise(model, acquisition: str, dim: int, best_f: float | torch.Tensor, seed: int, beta: float,
               num_restarts: int, raw_samples: int, thompson_candidates: int,
               avoid: torch.Tensor | None, bounds: torch.Tensor, penalty=None,
-              snap: Callable[[torch.Tensor], torch.Tensor] | None = None, cube: TypedCube | None = None) -> np.ndarray:
+              snap: Callable[[torch.Tensor], torch.Tensor] | None = None, cube: TypedCube | None = None,
+              acq=None) -> np.ndarray:
     """One point ``[d]``: the argmax of a Thompson draw over Sobol candidates, or LogEI / UCB
-    (plus ``penalty``'s log, a :class:`~npbandit.acquisition.penalty.LocalPenalty`) maximised
-    by ``optimize_acqf`` away from the points ``avoid`` ``[n, d]``; with a mixed ``cube``,
-    judged at snapped points (:mod:`npbandit.acquisition.mixed`)."""
+    (or ``acq``, an analytic acquisition given, e.g. a constrained LogEI; plus ``penalty``'s
+    log, a :class:`~npbandit.acquisition.penalty.LocalPenalty`) maximised by ``optimize_acqf``
+    away from the points ``avoid`` ``[n, d]``; with a mixed ``cube``, judged at snapped
+    points (:mod:`npbandit.acquisition.mixed`)."""
     from botorch.acquisition import LogExpectedImprovement, UpperConfidenceBound
     from botorch.optim import optimize_acqf
 
@@ -295,8 +335,9 @@ def _maximise(model, acquisition: str, dim: int, best_f: float | torch.Tensor, s
         with torch.no_grad():
             sample = thompson_draw(model, candidates, seed, joint=acquisition == "thompson")
         return candidates[int(torch.argmax(sample))].numpy()
-    acq = (LogExpectedImprovement(model, best_f=best_f) if acquisition == "logei"
-           else UpperConfidenceBound(model, beta=beta))
+    if acq is None:
+        acq = (LogExpectedImprovement(model, best_f=best_f) if acquisition == "logei"
+               else UpperConfidenceBound(model, beta=beta))
     if penalty is not None:
         acq = penalty.wrap(acq)
     with warnings.catch_warnings():

@@ -36,6 +36,7 @@ from typing import Any
 import numpy as np
 import torch
 
+from npbandit.acquisition.constrained import incumbent
 from npbandit.acquisition.pending import DEFAULT_LIAR, PendingStrategy, pending_strategy
 from npbandit.acquisition.proposal import REPEAT_DISTANCE, SearchRegion, nearest, propose, propose_in_region
 
@@ -93,13 +94,15 @@ class SubspaceSearch(abc.ABC):
                 *, seed: int, pending: torch.Tensor | None = None, avoid_repeats: bool = True,
                 liar: str | PendingStrategy = DEFAULT_LIAR,
                 snap: Callable[[torch.Tensor], torch.Tensor] | None = None, max_context: int | None = None,
-                **settings: Any) -> np.ndarray:
+                constraints: int = 0, **settings: Any) -> np.ndarray:
         """The next point ``[dim]`` (``[q, dim]`` for ``"qlognei"``) in the unit cube from the
         observations ``X [n, dim]``, ``Y [n, 1]`` (maximised), as :func:`propose_in_region`
         makes it: ``region`` (of dimension :attr:`search_dim`, or ``None``: the whole cube),
         ``build_model(X_seen [m, <= width], Y_seen [m, 1])``, ``pending [p, dim]``, ``snap``
         (on ``[k, dim]`` points), ``max_context`` (with a region: at most that many seen
-        observations, those nearest the incumbent) and ``settings`` as there."""
+        observations, those nearest the incumbent), ``constraints`` (``Y`` then
+        ``[n, 1 + constraints]``, the incumbent the best feasible observation) and ``settings``
+        as there."""
 
     @abc.abstractmethod
     def params(self) -> dict[str, Any]:
@@ -161,7 +164,7 @@ class CountSketchSearch(SubspaceSearch):
         return Z / self._counts
 
     def propose(self, region, X, Y, build_model, acquisition, *, seed, pending=None, avoid_repeats=True,
-                liar=DEFAULT_LIAR, snap=None, max_context=None, **settings):
+                liar=DEFAULT_LIAR, snap=None, max_context=None, constraints=0, **settings):
         Z = self.project(X)
         if pending is not None:
             pending = self.project(pending)
@@ -173,12 +176,13 @@ class CountSketchSearch(SubspaceSearch):
         if region is not None:
             z = propose_in_region(region, Z, Y, build_model, acquisition, seed=seed, pending=pending,
                                   avoid_repeats=avoid_repeats, liar=liar, snap=embedded_snap,
-                                  max_context=max_context, **settings)
+                                  max_context=max_context, constraints=constraints, **settings)
         else:
             strategy = pending_strategy(liar)
-            z = propose(build_model(Z, Y), acquisition, dim=self.search_dim, best_f=Y.max(), seed=seed,
-                        pending=pending, pending_strategy=strategy, outputs=Y,
-                        observed=Z if avoid_repeats else None, snap=embedded_snap, **settings)
+            z = propose(build_model(Z, Y), acquisition, dim=self.search_dim,
+                        best_f=None if constraints else Y.max(), seed=seed, pending=pending,
+                        pending_strategy=strategy, outputs=Y, observed=Z if avoid_repeats else None,
+                        snap=embedded_snap, constraints=constraints, **settings)
         points = self.lift(torch.as_tensor(z).reshape(-1, self.search_dim)).numpy()
         return points[0] if np.ndim(z) == 1 else points
 
@@ -243,7 +247,7 @@ class CoordinateSearch(SubspaceSearch):
         uniform = torch.full((self.dim,), 1.0 / self.dim, dtype=torch.float64)
         if self.relevance == 0 or len(X) < 3:
             return uniform
-        y = Y.reshape(-1) - Y.mean()
+        y = Y[:, 0] - Y[:, 0].mean()  # the objective's column (constraint values follow it)
         scores = []
         for feature in (X, (X - center).abs()):
             f = feature - feature.mean(dim=0)
@@ -265,9 +269,9 @@ class CoordinateSearch(SubspaceSearch):
         return torch.from_numpy(np.sort(np.argsort(-keys, kind="stable")[:self.active_dim]))
 
     def propose(self, region, X, Y, build_model, acquisition, *, seed, pending=None, avoid_repeats=True,
-                liar=DEFAULT_LIAR, snap=None, max_context=None, **settings):
+                liar=DEFAULT_LIAR, snap=None, max_context=None, constraints=0, **settings):
         X, strategy = _as_rows(X, self.dim, "X"), pending_strategy(liar)
-        center = X[int(torch.argmax(Y))]
+        center = X[incumbent(Y, constraints)]
         if region is None:
             lower = seen_lower = torch.zeros(self.dim, dtype=torch.float64)
             upper = seen_upper = torch.ones(self.dim, dtype=torch.float64)
@@ -308,9 +312,10 @@ class CoordinateSearch(SubspaceSearch):
             def local_snap(points: torch.Tensor) -> torch.Tensor:
                 return to_model(snap(to_full(points)))
 
-        z = propose(build_model(Z, Y_seen), acquisition, dim=self.active_dim, best_f=Y_seen.max(), seed=seed,
-                    pending=pending, pending_strategy=strategy, outputs=Y_seen, observed=observed, bounds=bounds,
-                    snap=local_snap, **settings)
+        z = propose(build_model(Z, Y_seen), acquisition, dim=self.active_dim,
+                    best_f=None if constraints else Y_seen.max(), seed=seed, pending=pending,
+                    pending_strategy=strategy, outputs=Y_seen, observed=observed, bounds=bounds,
+                    snap=local_snap, constraints=constraints, **settings)
         points = torch.minimum(torch.maximum(to_full(torch.as_tensor(z).reshape(-1, self.active_dim)), lower), upper)
         return points[0].numpy() if np.ndim(z) == 1 else points.numpy()
 

@@ -23,6 +23,16 @@ cube ``[0, 1]^D`` (``D = space.dim`` columns) and the objective is called with
   a failed evaluation (an ``ObjectiveError``) that is also a ``TypeError``.
 * An objective that raises or returns NaN/inf raises :class:`ObjectiveError` from
   ``step``; nothing non-finite ever reaches a policy.
+* ``constraints``: outcome constraints, a callable of the same point returning a sequence
+  of ``k`` floats (one real number for ``k = 1``), the point feasible when every value is
+  ``<= 0`` (Optuna's ``constraints_func`` convention). It runs right after the objective,
+  in the same call (:attr:`BlackBoxEnv.objective` evaluates both, so an executor's worker
+  runs both), and its values are judged like the objective's: one that raises or returns
+  NaN/inf is an :class:`ObjectiveError`, one that returns anything but ``k`` real numbers
+  (``k`` fixed by the episode's first evaluation) an :class:`ObjectiveReturnError`, each
+  naming ``constraints``. ``info`` then also has ``constraints`` (the ``k`` values) and
+  ``feasible``, and ``best_value`` is the best *feasible* value so far (``None`` until one
+  is feasible).
 * ``evaluator``: where the objective runs (:mod:`npbandit.envs.evaluation`). ``None``, the
   default: ``step`` calls it. An :class:`~npbandit.envs.evaluation.AsyncEvaluator` runs it
   on an executor's workers and hands each finished evaluation to ``step``, which records it
@@ -55,7 +65,7 @@ from npbandit.space import SearchSpace, as_search_space
 from npbandit.validation import check_bool, check_int, check_options, check_real, check_render_mode
 
 __all__ = ["BlackBoxEnv", "ObjectiveError", "available_functions", "make_test_function", "objective_value",
-           "problem_objective"]
+           "constraint_values", "problem_objective"]
 
 
 @functools.cache
@@ -219,6 +229,69 @@ def objective_value(out: Any, x: Any) -> float:
     return float(value)
 
 
+def constraint_values(out: Any, x: Any, count: int | None = None) -> np.ndarray:
+    """A constraints function's return value as ``k`` floats (``[k]``, float64): one real
+    number, or a 1-D sequence, array or tensor of them. ``count``: the ``k`` expected (the
+    earlier evaluations'), ``None`` for any ``k >= 1``.
+
+    Raises:
+        ObjectiveReturnError: anything else -- a string, a bool, a nested sequence, no value,
+            another number of values than ``count`` -- naming ``constraints``, what was
+            returned and at which point.
+        ObjectiveError: a NaN or infinite value.
+    """
+    values = out.detach().cpu().numpy() if isinstance(out, torch.Tensor) else out
+    if isinstance(values, (numbers.Real, np.generic)) and not isinstance(values, (np.ndarray,)):
+        values = [values]
+    wrong = ObjectiveReturnError(f"constraints must return a sequence of real numbers (one per constraint, "
+                                 f"feasible when <= 0), got {type(out).__name__} {out!r} at x={_shown(x)}", x)
+    if isinstance(values, (str, bytes, dict)) or not hasattr(values, "__len__"):
+        raise wrong
+    try:
+        items = np.asarray(values, dtype=object).reshape(-1) if np.ndim(values) <= 1 else None
+    except ValueError:  # a ragged nesting
+        items = None
+    if items is None or any(isinstance(v, (bool, np.bool_)) or not isinstance(v, (numbers.Real, np.floating,
+                                                                                     np.integer)) for v in items):
+        raise wrong
+    c = np.asarray([float(v) for v in items], dtype=np.float64)
+    if c.size == 0:
+        raise ObjectiveReturnError(f"constraints returned no value at x={_shown(x)} (one per constraint expected)",
+                                   x)
+    if count is not None and c.size != count:
+        raise ObjectiveReturnError(f"constraints returned {c.size} value(s) at x={_shown(x)}; the earlier "
+                                   f"evaluations returned {count}", x)
+    if not np.isfinite(c).all():
+        raise ObjectiveError(f"constraints returned {c.tolist()} at x={_shown(x)} (NaN or infinite)", x)
+    return c
+
+
+class _WithConstraints:
+    """An objective and its constraints evaluated together (:attr:`BlackBoxEnv.objective` of
+    an env with ``constraints``): returns an :class:`_Evaluated`. A class instance, so a
+    process pool can pickle it whenever it can pickle the two callables."""
+
+    def __init__(self, objective: Callable[[Any], Any], constraints: Callable[[Any], Any]) -> None:
+        self.objective, self.constraints = objective, constraints
+        self.__name__ = getattr(objective, "__name__", "objective")
+
+    def __call__(self, x: Any) -> _Evaluated:
+        value = self.objective(_copy(x))
+        try:
+            constraints = self.constraints(_copy(x))
+        except Exception as err:  # noqa: BLE001 - the user's constraints: step reports them by name
+            return _Evaluated(value, err, failed=True)
+        return _Evaluated(value, constraints)
+
+
+class _Evaluated:
+    """What :class:`_WithConstraints` returns: the objective's return value and the
+    constraints' (or, ``failed``, the exception they raised)."""
+
+    def __init__(self, value: Any, constraints: Any, failed: bool = False) -> None:
+        self.value, self.constraints, self.failed = value, constraints, failed
+
+
 def as_bounds(bounds: Any, name: str = "bounds") -> np.ndarray:
     """Validate a 2 x d box (lower row, upper row) and return it as float64 numpy."""
     raw = np.asarray(bounds.detach().cpu() if isinstance(bounds, torch.Tensor) else bounds, dtype=object)
@@ -262,7 +335,7 @@ class BlackBoxEnv(gym.Env):
     def __init__(self, function: str | None = None, objective: Callable[[Any], float] | None = None,
                  bounds: Any = None, dim: int | None = None, minimize: bool = True, budget: int = 100,
                  noise_std: float = 0.0, optimal_value: float | None = None, render_mode: str | None = None,
-                 evaluator: Any = None, space: Any = None) -> None:
+                 evaluator: Any = None, space: Any = None, constraints: Callable[[Any], Any] | None = None) -> None:
         if (function is None) == (objective is None):
             raise ValueError("pass exactly one of function=<name> or objective=<callable>")
         if space is not None and (function is not None or bounds is not None):
@@ -307,6 +380,15 @@ class BlackBoxEnv(gym.Env):
         #: the search space: the one given (``space=``), or the box's ``d`` floats named ``x0 ...
         #: x{d-1}`` (:meth:`SearchSpace.from_bounds`)
         self.space = space if space is not None else SearchSpace.from_bounds(self.bounds)
+        if constraints is not None and not callable(constraints):
+            raise TypeError(f"constraints must be callable (a point -> a sequence of floats, feasible when all are "
+                            f"<= 0) or None, got {type(constraints).__name__}")
+        #: the outcome constraints' callable, or ``None``
+        self.constraints = constraints
+        if constraints is not None:
+            self._call = _WithConstraints(self._call, constraints)
+        #: ``k``, the constraint values each evaluation returns (``None`` until the first)
+        self.n_constraints: int | None = None
         self.minimize = minimize
         self.budget = budget
         self.noise_std = noise_std
@@ -369,6 +451,7 @@ class BlackBoxEnv(gym.Env):
         super().reset(seed=seed)
         self.t = 0
         self.best_value = None
+        self.n_constraints = None
         if self.bounds is None:
             return np.zeros(self.dim + 1), {"space": self.space.describe()}
         return np.zeros(self.dim + 1), {"bounds": self.bounds.copy()}
@@ -408,17 +491,33 @@ class BlackBoxEnv(gym.Env):
             raise ObjectiveError(f"objective raised {type(err).__name__}: {err} at x={_shown(x)}", x) from err
         else:
             out = outcome.value
+        constraints = None
+        if self.constraints is not None:
+            if not isinstance(out, _Evaluated):  # a value handed over that env.objective did not make
+                raise ObjectiveReturnError(f"this env has constraints: the outcome at x={_shown(x)} must come from "
+                                           "env.objective (the objective and its constraints evaluated together)", x)
+            out, constraints = out.value, out
         value = objective_value(out, x)  # outside the try: its ObjectiveReturnError names what came back
         if not np.isfinite(value):
             raise ObjectiveError(f"objective returned {value} at x={_shown(x)}", x)
+        if constraints is not None:
+            if constraints.failed:
+                err = constraints.constraints
+                raise ObjectiveError(f"constraints raised {type(err).__name__}: {err} at x={_shown(x)}", x) from err
+            constraints = constraint_values(constraints.constraints, x, self.n_constraints)
+            self.n_constraints = constraints.size
         if self.noise_std:
             value += self.noise_std * float(self.np_random.standard_normal())
-        better = self.best_value is None or (value < self.best_value if self.minimize else value > self.best_value)
+        feasible = constraints is None or bool((constraints <= 0).all())
+        better = feasible and (self.best_value is None
+                               or (value < self.best_value if self.minimize else value > self.best_value))
         if better:
             self.best_value = value
         reward = -value if self.minimize else value
         info = {"x": x, "params": _named(x), "value": value, "best_value": self.best_value, "t": self.t - 1}
-        if self.optimal_value is not None:
+        if constraints is not None:
+            info["constraints"], info["feasible"] = constraints.tolist(), feasible
+        if self.optimal_value is not None and self.best_value is not None:
             info["simple_regret"] = abs(self.best_value - self.optimal_value)
         return np.concatenate([action, [reward]]), reward, False, self.t >= self.budget, info
 

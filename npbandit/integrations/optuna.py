@@ -19,6 +19,14 @@ the ints' grid and at one choice per categorical
 (parameters some trials lack or suggested with another distribution, the start-up trials)
 comes from an independent sampler.
 
+Outcome constraints: ``NPSampler(constraints_func=...)`` as Optuna's ``TPESampler`` and
+``GPSampler`` take it (a completed trial -> a sequence of floats, feasible when all are
+``<= 0``; stored in the trial's system attributes by :meth:`NPSampler.after_trial`), or the
+values a trial sets with ``trial.set_constraint`` (Optuna 5). The NP then models the
+objective and each constraint (:class:`~npbandit.models.NPModel` on ``1 + k`` columns) and
+maximises expected improvement over the best feasible trial weighted by the probability
+of feasibility, as ``optimize(constraints=...)`` does.
+
 Reproducibility: each trial's proposal is seeded from ``(seed, trial.number)`` alone, and
 so are the default start-up draws; one worker with one seed therefore repeats its trials
 exactly, and several workers (threads via ``n_jobs``, or processes sharing an RDB storage)
@@ -32,9 +40,10 @@ same point.
 from __future__ import annotations
 
 import math
+import numbers
 import warnings
 import weakref
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from typing import Any
 
 import numpy as np
@@ -51,6 +60,7 @@ except ImportError as err:  # pragma: no cover - exercised only without Optuna
     raise ImportError("npbandit.integrations.optuna needs Optuna: pip install \"npbandit[optuna]\" "
                       f"(or pip install optuna) ({err})") from None
 
+from npbandit.acquisition.constrained import CONSTRAINED_ACQUISITIONS
 from npbandit.acquisition.pending import DEFAULT_LIAR, check_liar, pending_rule
 from npbandit.acquisition.proposal import ACQUISITIONS, propose, propose_in_region
 from npbandit.acquisition.subspace import SubspaceSearch, SubspaceStrategy, check_subspace, default_subspace
@@ -64,6 +74,9 @@ from npbandit.validation import check_bool, check_int, check_real
 __all__ = ["NPSampler"]
 
 _LOGGER = get_logger(__name__)
+#: the system attribute a trial's constraint values are stored under (Optuna's own key, so
+#: Optuna's ``best_trial``, its other samplers and its plots read them too)
+CONSTRAINTS_KEY = "constraints"
 
 
 class NPSampler(BaseSampler):
@@ -120,6 +133,20 @@ class NPSampler(BaseSampler):
             same subspace; the region is replayed in its search cube. The start-up trials are
             the independent sampler's, so with an embedding (``CountSketch``) the NP sees
             their least-squares projections onto it, exact only for the points it proposed.
+        constraints_func: outcome constraints, as Optuna's samplers take them: a callable of a
+            finished trial (a ``FrozenTrial``) returning a sequence of floats, the trial feasible
+            when every value is ``<= 0``. :meth:`after_trial` calls it on every completed (and
+            pruned) trial and stores the values in the trial's system attributes under
+            ``"constraints"``, where Optuna reads them (``study.best_trial`` is then the best
+            feasible trial); a value that is not a real number, or NaN, is refused with an
+            error naming ``constraints_func``. ``None`` (default): the values trials set
+            themselves with ``trial.set_constraint`` (Optuna 5), if any. With constraints the
+            NP models the objective and each constraint, and the acquisition is expected
+            improvement over the best feasible trial weighted by the probability of feasibility
+            (the probability of feasibility alone while no trial is feasible; ``"logei"``
+            only); the trust region centres on the best feasible trial; completed trials without
+            constraint values are left out (with a warning), and failed ones are seen at the
+            worst objective value and the worst value of each constraint.
 
     Values come back as Optuna expects them: ints as ``int``, stepped floats on their grid,
     each categorical one of its ``choices`` itself.
@@ -146,8 +173,16 @@ class NPSampler(BaseSampler):
                  seed: int | None = None, independent_sampler: BaseSampler | None = None, beta: float = 2.0,
                  num_restarts: int = 10, raw_samples: int = 512, avoid_repeats: bool = True,
                  trust_region: bool = True, liar: str = DEFAULT_LIAR, warn_independent_sampling: bool = True,
-                 threads: int | str | None = None, subspace: SubspaceStrategy | None = None) -> None:
+                 threads: int | str | None = None, subspace: SubspaceStrategy | None = None,
+                 constraints_func: Callable[[FrozenTrial], Sequence[float]] | None = None) -> None:
         self.subspace = check_subspace(subspace)
+        if constraints_func is not None and not callable(constraints_func):
+            raise TypeError(f"constraints_func must be callable (a FrozenTrial -> a sequence of floats, feasible when "
+                            f"all are <= 0) or None, got {type(constraints_func).__name__}")
+        if constraints_func is not None and acquisition not in CONSTRAINED_ACQUISITIONS:
+            raise ValueError(f"constraints_func needs acquisition 'logei' (expected improvement weighted by the "
+                             f"probability of feasibility); got {acquisition!r}")
+        self.constraints_func = constraints_func
         if not isinstance(checkpoint, str):
             raise TypeError(f"checkpoint must be a checkpoint name or path, got {type(checkpoint).__name__}")
         name = SURROGATES.get(checkpoint, checkpoint)
@@ -238,17 +273,34 @@ class NPSampler(BaseSampler):
         finite = inside
         if not finite:
             return {}
+        constrained = self.constraints_func is not None or any(_constraints(t) for t in finite)
+        if constrained:
+            kept = [t for t in finite if _constraints(t)]
+            self._warn_left_out(study, finite, kept, "they have no constraint values (constraints_func did not run on "
+                                "them, or they set none), and the NP models every constraint at every trial")
+            finite = kept
+            if not finite:
+                return {}
+            counts = sorted({len(_constraints(t)) for t in finite})
+            if len(counts) > 1:
+                raise ValueError(f"every trial needs the same number of constraint values (constraints_func or "
+                                 f"trial.set_constraint); the completed trials hold {counts}")
         sign = -1.0 if study.direction == StudyDirection.MINIMIZE else 1.0
         # failed trials (an exception caught by study.optimize(catch=...), a NaN) that suggested this
         # whole space: seen by the NP at the worst completed value, as optimize sees its failures
         failed = [t for t in study.get_trials(deepcopy=False, states=(TrialState.FAIL,))
                   if all(n in t.params and t.distributions.get(n) == search_space[n] for n in names)
                   and _inside(t, space)]
+        completed_rows = [[sign * t.value, *_constraints(t)] if constrained else [sign * t.value] for t in finite]
+        worst = np.array(completed_rows).min(axis=0)
+        if constrained:  # the worst value of each constraint is its largest
+            worst[1:] = np.array(completed_rows)[:, 1:].max(axis=0)
+        rows = dict(zip((t.number for t in finite), completed_rows))
         finite = sorted(finite + failed, key=lambda t: t.number)
-        worst = min(sign * t.value for t in finite if t.state == TrialState.COMPLETE)
         X = _unit_rows(finite, space)
-        Y = torch.tensor([[sign * t.value if t.state == TrialState.COMPLETE else worst] for t in finite],
-                         dtype=torch.float64)  # [n, 1], maximised
+        Y = torch.tensor(np.array([rows.get(t.number, worst) for t in finite]),
+                         dtype=torch.float64).reshape(len(finite), -1)  # [n, 1 + k], maximised objective first
+        k = Y.shape[-1] - 1
         # trials other workers are evaluating right now (all of this space suggested already)
         pending = [t for t in trials if t.state == TrialState.RUNNING and t.number != trial.number
                    and all(t.distributions.get(n) == search_space[n] for n in names)
@@ -256,13 +308,15 @@ class NPSampler(BaseSampler):
         region = None
         if self.trust_region:  # the trials in the order they were started, the first n_startup_trials the design
             order = sorted(range(len(finite)), key=lambda i: finite[i].number)
-            values = [float(Y[i]) for i in order]
+            # with constraints an infeasible (or failed) trial improves on nothing
+            values = [float(Y[i, 0]) if finite[i].state == TrialState.COMPLETE and bool((Y[i, 1:] <= 0).all())
+                      else -math.inf if k else float(Y[i, 0]) for i in order]
             region = (TrustRegion.replay(d, values, self.n_startup_trials) if search is None else
                       TrustRegion.replay(search.search_dim, values, self.n_startup_trials,
                                          failure_tolerance=max(4, search.active_dim)))
         with torch_threads(self.threads):
             u = self._propose(X, Y, _unit_rows(pending, space) if pending else None,
-                              self._trial_seed(trial.number, "relative"), region, space, search)
+                              self._trial_seed(trial.number, "relative"), region, space, search, k)
         return space.decode(u)
 
     def sample_independent(self, study: Study, trial: FrozenTrial, param_name: str,
@@ -287,6 +341,11 @@ class NPSampler(BaseSampler):
 
     def after_trial(self, study: Study, trial: FrozenTrial, state: TrialState,
                     values: Sequence[float] | None) -> None:
+        """Store ``constraints_func``'s values of a completed or pruned trial (as Optuna's
+        samplers do: under the system attribute ``"constraints"``, ``None`` when the function
+        failed, which then raises); then the independent sampler's ``after_trial``."""
+        if self.constraints_func is not None and state in (TrialState.COMPLETE, TrialState.PRUNED):
+            _store_constraints(self.constraints_func, study, trial)
         if self._independent is not None:
             self._independent.after_trial(study, trial, state, values)
 
@@ -301,19 +360,23 @@ class NPSampler(BaseSampler):
 
     def _propose(self, X: torch.Tensor, Y: torch.Tensor, pending: torch.Tensor | None, seed: int,
                  region: TrustRegion | None = None, space: SearchSpace | None = None,
-                 search: SubspaceSearch | None = None) -> np.ndarray:
+                 search: SubspaceSearch | None = None, constraints: int = 0) -> np.ndarray:
         """The next point in the unit cube, ``[d]``, from completed ``X`` ``[n, d]`` with
         maximised values ``Y`` ``[n, 1]`` and the running trials ``pending`` ``[p, d]``,
         inside ``region`` when given; ``space``: the parameters whose cube it is, so the
         acquisition is judged where a trial would be evaluated (:func:`propose`); ``search``:
         the subspace a ``d`` wider than the checkpoint is searched in (``region`` then lives
-        in its search cube, and points are snapped to the space after they are lifted)."""
+        in its search cube, and points are snapped to the space after they are lifted);
+        ``constraints``: ``k``, with ``Y`` then ``[n, 1 + k]`` (the constraint values after the
+        objective's)."""
         from npbandit.models import NPModel
 
         def build(X_seen: torch.Tensor, Y_seen: torch.Tensor) -> NPModel:
             return NPModel.from_pretrained(self._surrogate, X_seen, Y_seen)
 
         settings = {"beta": self.beta, "num_restarts": self.num_restarts, "raw_samples": self.raw_samples}
+        if constraints:
+            settings["constraints"] = constraints
         # running trials are believed at a value (the liar rule) in propose, shared with optimize(batch_size=q)
         if search is not None:
             snap = None if space is None or space.continuous else space.snap
@@ -325,7 +388,8 @@ class NPSampler(BaseSampler):
             return propose_in_region(region, X, Y, build, self.acquisition, seed=seed, pending=pending,
                                      avoid_repeats=self.avoid_repeats, liar=self.liar, space=space,
                                      max_context=self._max_context, **settings)
-        return propose(build(X, Y), self.acquisition, dim=X.shape[-1], best_f=Y.max(), seed=seed, pending=pending,
+        return propose(build(X, Y), self.acquisition, dim=X.shape[-1], best_f=None if constraints else Y.max(),
+                       seed=seed, pending=pending,
                        **pending_rule(Y, self.liar), observed=X if self.avoid_repeats else None, space=space,
                        **settings)
 
@@ -342,6 +406,41 @@ class NPSampler(BaseSampler):
         if skipped:
             self._warned.update(keys.values())
             warnings.warn(f"NPSampler leaves out trial(s) {skipped}: {why}", RuntimeWarning, stacklevel=3)
+
+
+def _constraints(trial: FrozenTrial) -> list[float]:
+    """A trial's constraint values, as Optuna stores them (``constraints_func``'s under the
+    system attribute ``"constraints"``; ``trial.set_constraint``'s, Optuna 5, under
+    ``"constraints:<name>"``, in the order of their names); ``[]`` for none."""
+    attrs = trial.system_attrs
+    stored = attrs.get(CONSTRAINTS_KEY)
+    values = [] if stored is None else [float(v) for v in stored]
+    prefix = f"{CONSTRAINTS_KEY}:"
+    named = sorted((key[len(prefix):], value) for key, value in attrs.items() if key.startswith(prefix))
+    return values + [float(value) for _, value in named]
+
+
+def _store_constraints(constraints_func: Callable[[FrozenTrial], Sequence[float]], study: Study,
+                       trial: FrozenTrial) -> None:
+    """``constraints_func(trial)`` checked (a non-empty sequence of real numbers, none NaN) and
+    stored under the trial's system attribute ``"constraints"``; ``None`` is stored when it
+    raises or returns anything else, and the error is raised, naming ``constraints_func``."""
+    values = None
+    try:
+        out = constraints_func(trial)
+        if isinstance(out, (str, bytes)) or not isinstance(out, (Sequence, np.ndarray, torch.Tensor)):
+            raise TypeError(f"constraints_func must return a sequence of floats, got {type(out).__name__} "
+                            f"{out!r} for trial {trial.number}")
+        items = list(np.asarray(out.detach().cpu() if isinstance(out, torch.Tensor) else out,
+                                dtype=object).reshape(-1)) if np.ndim(out) == 1 else None
+        if not items or any(isinstance(v, (bool, np.bool_)) or not isinstance(v, numbers.Real) for v in items):
+            raise TypeError(f"constraints_func must return a non-empty sequence of real numbers, got {out!r} for "
+                            f"trial {trial.number}")
+        if any(math.isnan(float(v)) for v in items):
+            raise ValueError(f"constraints_func returned NaN for trial {trial.number}: {out!r}")
+        values = tuple(float(v) for v in items)
+    finally:
+        study._storage.set_trial_system_attr(trial._trial_id, CONSTRAINTS_KEY, values)
 
 
 def _inside(trial: FrozenTrial, space: SearchSpace) -> bool:

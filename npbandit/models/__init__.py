@@ -6,7 +6,8 @@
 One module per idea:
 
 * :mod:`~npbandit.models.model` -- :class:`NPModel`: data, construction, state dict;
-* :mod:`~npbandit.models.network` -- the network's inputs, outputs, symmetric views, dtype;
+* :mod:`~npbandit.models.network` -- the network's inputs, outputs (several columns: an NP
+  per output), symmetric views, dtype;
 * :mod:`~npbandit.models.posterior` -- the marginal (diagonal) posterior, equal points
   sharing a draw, the shared-row cache;
 * :mod:`~npbandit.models.joint` -- the joint posterior of a joint-predictive surrogate and

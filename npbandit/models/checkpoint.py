@@ -63,15 +63,17 @@ def shared_surrogate(name_or_path: str | Path, *, dtype: torch.dtype = torch.flo
 def pretrained_defaults(surrogate: NeuralProcess, train_X: Tensor, train_Y: Tensor, caller: str) -> dict[str, Any]:
     """``input_domain`` / ``standardize`` (and ``n_views`` where the card recommends views)
     of the prior a checkpoint was trained on, after checking that it fits data of this
-    shape (``train_X`` ``n x d``, ``train_Y`` ``n x m``; ``CheckpointError`` naming the
-    checkpoints that do). ``caller`` names the method in the error for a surrogate
-    without a card."""
+    shape (``train_X`` ``n x d``, ``train_Y`` ``n x m``, any ``m`` for a one-output
+    checkpoint; ``CheckpointError`` naming the checkpoints that do). ``caller`` names the
+    method in the error for a surrogate without a card."""
     card = getattr(surrogate, "card", None)
     if card is None:
         raise ValueError(f"{caller} needs a checkpoint name/path or a surrogate from load_surrogate")
     check_matrix("train_X", train_X)
     check_matrix("train_Y", train_Y)
-    pretrained.check_checkpoint_kind(card, prior=tuple(PRIORS), x_dim=train_X.shape[-1], y_dim=train_Y.shape[-1],
+    # a one-output network models every column of train_Y with an NP of its own
+    y_dim = 1 if surrogate.y_dim == 1 else train_Y.shape[-1]
+    pretrained.check_checkpoint_kind(card, prior=tuple(PRIORS), x_dim=train_X.shape[-1], y_dim=y_dim,
                                      purpose="NPModel")
     prior = PRIORS.get(card["prior"]["name"])
     if prior is None:

@@ -34,6 +34,7 @@ from typing import Any, Self
 import torch
 from torch import Tensor
 
+from npbandit.models.cache import RowBuffer
 from npbandit.models.checks import check_output_indices
 from npbandit.models.moments import merge_moments, moment_statistics, moments
 
@@ -65,8 +66,8 @@ class ConditioningMixin:
             raise TypeError("X and Y must be torch.Tensors")
         if X.dim() < 2 or X.shape[-1] != self._d:
             raise ValueError(f"X must have shape batch_shape x n x {self._d}, got {tuple(X.shape)}")
-        if Y.dim() < 2 or Y.shape[-1] != self.surrogate.y_dim or Y.shape[-2] != X.shape[-2]:
-            raise ValueError(f"Y must have shape batch_shape x {X.shape[-2]} x {self.surrogate.y_dim}, "
+        if Y.dim() < 2 or Y.shape[-1] != self._m or Y.shape[-2] != X.shape[-2]:
+            raise ValueError(f"Y must have shape batch_shape x {X.shape[-2]} x {self._m}, "
                              f"got {tuple(Y.shape)}")
         if not (torch.isfinite(X).all() and torch.isfinite(Y).all()):
             raise ValueError("X and Y must be finite")
@@ -118,11 +119,8 @@ class ConditioningMixin:
         n_new = math.prod(new_batch)
         self.noise_variance()  # computed on the real data, inherited by the fantasies
         child = self._child()
-        rows = self._element_index(new_batch)  # each new element starts from the model element it broadcasts
-        if self._views is not None:  # the state holds each element once per view, element-major
-            k = self._views.n_views
-            rows = (rows.unsqueeze(-1) * k + torch.arange(k)).reshape(-1)
-        child._state = self._state.select(rows)
+        # each new element starts from the model element it broadcasts (all its outputs and views)
+        child._state = self._state.select(self._state_rows(self._element_index(new_batch)))
         if n:
             X_in = self._to_surrogate_inputs(X.expand(*new_batch, n, self._d))
             Y_n = self._normalise_outputs(Y_t.expand(*new_batch, n, Y_t.shape[-1]))
@@ -136,9 +134,44 @@ class ConditioningMixin:
         return child
 
     def subset_output(self, idcs: list[int]) -> Self:
-        """The same model restricted to outputs ``idcs``."""
-        check_output_indices("idcs", idcs, self.surrogate.y_dim)
+        """The same model restricted to outputs ``idcs`` (indices into this model's outputs).
+
+        Outputs modelled by NPs of their own (a one-output network on several columns) are
+        taken apart: the new model holds only those outputs' network states, data columns,
+        standardisation, noise and outcome transform (``outcome_transform.subset_output``,
+        which raises ``NotImplementedError`` for a transform without it, as for a BoTorch
+        GP), so it conditions on ``len(idcs)`` columns like a model built on them. A network
+        with several outputs of its own reads them together: the new model predicts all
+        and reports ``idcs``."""
+        check_output_indices("idcs", idcs, self._m)
+        if self.surrogate.y_dim == 1 and self._output_indices is None:
+            return self._output_subset(list(idcs))
         child = self._child()
         child._output_indices = list(idcs)
         child._num_outputs = len(idcs)
+        return child
+
+    def _output_subset(self, idcs: list[int]) -> Self:
+        """:meth:`subset_output` of a model whose outputs are separate network tasks."""
+        X, Y = self.train_X, self.train_Y  # a fantasy model's are built here
+        child = self._child()
+        if hasattr(self, "outcome_transform"):
+            child.outcome_transform = self.outcome_transform.subset_output(idcs)
+        index = torch.tensor(idcs)
+        child._state = self._state.select(self._state_rows(torch.arange(math.prod(self.batch_shape)), index))
+        child._tasks = child._num_outputs = len(idcs)
+        child._pending = None
+        child._train_X, child._train_Y = X, Y[..., idcs]
+        if self._rows is not None:  # a fantasy model keeps none
+            child._rows = (self._rows[0], RowBuffer(child._train_Y), None)
+            child._train_Y_t = child._train_Y
+            if self._rows[2] is not None:  # outcome-transformed outputs of their own
+                child._train_Y_t = self._train_Y_t[..., idcs]
+                child._rows = child._rows[:2] + (RowBuffer(child._train_Y_t),)
+            count, mean, m2 = self._moments
+            child._moments = (count, mean[index], m2[index])
+        child._y_mean, child._y_std = self._y_mean[index], self._y_std[index]
+        child._noise_var = None if self._noise_var is None else self._noise_var[index]
+        child._known_noise = None if self._known_noise is None else self._known_noise[..., index]
+        child._train_Yvar = None if self._train_Yvar is None else self._train_Yvar[..., idcs]
         return child

@@ -20,7 +20,6 @@ from torch import Tensor
 
 from npbandit.models.posterior import first_equal_rows, low_rank_root
 from npbandit.surrogates.base import MIN_LATENT_VAR, hold_out_noise
-from npbandit.threads import torch_threads
 
 __all__ = ["JointPosteriorMixin"]
 
@@ -33,23 +32,18 @@ class JointPosteriorMixin:
 
     A mixin of ``NPModel`` only: it reads the model's state (``_state``, ``_d``, ``_views``,
     ``_y_mean`` / ``_y_std``, ``_output_indices``) and its methods (``_as_targets``,
-    ``_to_surrogate_inputs``, ``_predict``, ``noise_variance``, ``_observation_variance``)."""
+    ``_joint``, ``_sample``, ``_to_surrogate_inputs``, ``_predict``, ``noise_variance``,
+    ``_observation_variance``)."""
 
     def _joint_parts(self, X: Tensor) -> tuple[Tensor, Tensor, Tensor]:
         """The surrogate's one-shot joint at ``X`` (``batch_shape x q x d``), each t-batch's
         ``q`` points together, in standardised units and ``X``'s dtype: mean
         ``out_batch x q x m``, covariance factors ``out_batch x q x m x r`` and diagonal
         ``out_batch x q x m`` (``out_batch = broadcast(batch_shape, model.batch_shape)``)."""
-        joint = getattr(self.surrogate, "joint", None)
-        if not callable(joint):
-            raise TypeError(f"{type(self.surrogate).__name__} says joint_predictive but has no joint(state, xt) "
-                            "method returning its low-rank-plus-diagonal joint")
         out_batch = torch.broadcast_shapes(X.shape[:-2], self.batch_shape)
         flat, unflatten = self._as_targets(X.expand(*out_batch, *X.shape[-2:]))
-        with torch_threads():
-            dist = joint(self._state, flat)
-        r = dist.cov_factor.shape[-1]
-        return unflatten(dist.loc), unflatten(dist.cov_factor, r), unflatten(dist.cov_diag)
+        loc, factor, diag = self._joint(flat)
+        return unflatten(loc), unflatten(factor, factor.shape[-1]), unflatten(diag)
 
     def _joint_posterior(self, X: Tensor, output_indices: list[int] | None, observation_noise: bool | Tensor,
                          posterior_transform: PosteriorTransform | None) -> GPyTorchPosterior:
@@ -149,8 +143,7 @@ class JointPosteriorMixin:
         X_in = self._to_surrogate_inputs(X).unsqueeze(0)
         noise = self.noise_variance().to(X_in)
         if self._views is None:
-            with torch_threads():
-                draws = self.surrogate.sample(self._state, X_in, num_samples, generator, noise=noise, **blocks)
+            draws = self._sample(X_in, num_samples, generator, noise, **blocks)
         else:  # a diagonal surrogate's draw, from the mixture's moments (as the posterior's)
             mean, var = self._predict(X_in)
             std = (var - noise).clamp_min(MIN_LATENT_VAR).sqrt()

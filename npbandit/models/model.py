@@ -95,7 +95,10 @@ class NPModel(MarginalPosteriorMixin, JointPosteriorMixin, ConditioningMixin, No
         surrogate: any :class:`~npbandit.surrogates.NeuralProcess` without an
             ``outcome_transform`` (the ``*-wheel`` checkpoints carry one: refused).
         train_X: ``n x d`` training inputs (``d`` at most the surrogate's input width).
-        train_Y: ``n x m`` training outputs (``m`` = the surrogate's output width).
+        train_Y: ``n x m`` training outputs: ``m`` = the surrogate's output width, or any
+            ``m`` for a one-output surrogate (every ``*-bo`` checkpoint), which then models
+            each column with an NP of its own (independent outputs, each standardised on its
+            own, the network shared: see "Several outputs" in :mod:`npbandit.models.network`).
         train_Yvar: optional ``n x m`` known observation-noise variances (see "Known
             noise" in :mod:`npbandit.models.likelihood`).
         bounds: optional ``2 x d`` search-space box (lower row, upper row) mapped onto
@@ -123,8 +126,9 @@ class NPModel(MarginalPosteriorMixin, JointPosteriorMixin, ConditioningMixin, No
 
     _num_outputs: int
 
-    # Ax reads this: an NPModel models one outcome (the ``*-bo`` checkpoints' one output),
-    # so Ax puts several outcomes in a ModelList instead of one batched model
+    # Ax reads this: Ax puts several outcomes in a ModelList of NPModels, one per outcome
+    # (as an NPModel on m columns would model them: independently), instead of handing one
+    # model a merged dataset
     _supports_batched_models = False
 
     # The transforms are positional-or-keyword (not keyword-only) because Ax decides
@@ -156,7 +160,10 @@ class NPModel(MarginalPosteriorMixin, JointPosteriorMixin, ConditioningMixin, No
             self.outcome_transform = outcome_transform
         self.likelihood = NPLikelihood(self)
         self._batch_shape = torch.Size()
-        self._num_outputs = surrogate.y_dim
+        self._num_outputs = train_Y.shape[-1]
+        # a one-output network models each column with an NP of its own (see "Several outputs"
+        # in npbandit.models.network): that many network tasks per model element
+        self._tasks = train_Y.shape[-1] if surrogate.y_dim == 1 else 1
         self._output_indices: list[int] | None = None
         self._pending: tuple[NPModel, Tensor, Tensor] | None = None  # a fantasy's data, until read
         self._train_Yvar = None if train_Yvar is None else train_Yvar.detach()
@@ -400,7 +407,7 @@ class NPModel(MarginalPosteriorMixin, JointPosteriorMixin, ConditioningMixin, No
     # references, never written in place). Everything else in the instance dict is
     # torch/GPyTorch bookkeeping that each model gets fresh from the constructor chain.
     _FIELDS = ("_held", "_d", "_input_domain", "_standardize", "_tol", "_noise_points", "_bounds",
-               "_batch_shape", "_num_outputs", "_output_indices", "_pending", "_train_X", "_train_Y",
+               "_batch_shape", "_num_outputs", "_tasks", "_output_indices", "_pending", "_train_X", "_train_Y",
                "_train_Y_t", "_rows", "_moments", "_y_mean", "_y_std", "_state", "_noise_var",
                "_train_Yvar", "_known_noise", "_views")
 

@@ -13,6 +13,20 @@ Inputs and outputs
   surrogates whose prior standardised outputs (``*-bo``), are standardised with
   the training data's mean and std (:mod:`npbandit.transforms.standardize`), as in training.
 
+Several outputs
+---------------
+A network with one output (every ``*-bo`` checkpoint) models a ``train_Y`` of ``m > 1``
+columns as ``m`` independent neural processes sharing the network, one per column -- a
+model list, as BoTorch's ``ModelListGP`` is a list of GPs, each output standardised on its
+own. They share the inputs, so the model folds the outputs into the network's batch
+dimension: model element ``b`` holds network tasks ``b m .. b m + m - 1`` (output-minor),
+one conditioning or prediction call serves every output, and the predictions come back
+as ``[b, M, m]``. The posterior is then independent across outputs (a multitask normal
+whose covariance is block diagonal: one block per output, see
+:mod:`npbandit.models.posterior` and :mod:`npbandit.models.joint`), and
+``subset_output`` keeps only the tasks of the outputs it names. A network with ``m``
+outputs of its own (``y_dim = m``) reads the columns together instead, as it was trained.
+
 Symmetric views
 ---------------
 The ``bo`` prior is unchanged by permuting the input dimensions and by reflecting any
@@ -73,8 +87,46 @@ class NetworkMixin:
     standardisation, conditioning and prediction (with views, the mixture over them).
 
     A mixin of ``NPModel`` only: it reads the model's options (``_bounds``,
-    ``_input_domain``, ``_standardize``, ``_views``), its ``surrogate`` and ``_state``, and
-    sets ``_y_mean`` / ``_y_std`` (``m`` float64 values each)."""
+    ``_input_domain``, ``_standardize``, ``_views``), its ``surrogate``, ``_state`` and
+    ``_tasks`` (the network tasks per model element: ``m`` for a one-output network modelling
+    ``m`` columns, else 1; see "Several outputs"), and sets ``_y_mean`` / ``_y_std`` (``m``
+    float64 values each)."""
+
+    @property
+    def _m(self) -> int:
+        """The outputs the model's state holds (``num_outputs`` unless a native multi-output
+        network's ``subset_output`` picked some of them)."""
+        return self._tasks * self.surrogate.y_dim
+
+    def _fold(self, X_in: Tensor, Y_n: Tensor | None = None) -> tuple[Tensor, Tensor | None]:
+        """``X_in [b, n, x_dim]`` and ``Y_n [b, n, m]`` as the network's tasks, one per model
+        element and output: ``[b T, n, x_dim]`` and ``[b T, n, 1]`` (``T = _tasks``; unchanged
+        for ``T = 1``)."""
+        T = self._tasks
+        if T == 1:
+            return X_in, Y_n
+        X_in = X_in.repeat_interleave(T, dim=0)
+        if Y_n is not None:
+            Y_n = Y_n.transpose(-1, -2).reshape(-1, Y_n.shape[-2], 1)
+        return X_in, Y_n
+
+    def _unfold(self, t: Tensor) -> Tensor:
+        """Per-task values ``[b T, M, 1]`` back to the model's ``[b, M, T]`` (``T = _tasks``)."""
+        T = self._tasks
+        if T == 1:
+            return t
+        return t.reshape(-1, T, t.shape[-2]).transpose(-1, -2)
+
+    def _state_rows(self, elements: Tensor, tasks: Tensor | None = None) -> Tensor:
+        """The rows of the state's batch that hold model elements ``elements`` (1-D): for each
+        element its tasks ``tasks`` (1-D; default all ``_tasks`` of them), each in every view,
+        in the state's order (element-major, then task, then view)."""
+        tasks = torch.arange(self._tasks) if tasks is None else tasks
+        rows = (elements.unsqueeze(-1) * self._tasks + tasks).reshape(-1)
+        if self._views is not None:
+            k = self._views.n_views
+            rows = (rows.unsqueeze(-1) * k + torch.arange(k)).reshape(-1)
+        return rows
 
     def _to_surrogate_inputs(self, X: Tensor, check: str | None = None) -> Tensor:
         """Raw ``... x d`` inputs -> the surrogate's inputs ``... x x_dim`` in its dtype/device.
@@ -123,7 +175,8 @@ class NetworkMixin:
 
     def _absorb(self, state: NPState | None, X_in: Tensor, Y_n: Tensor) -> NPState:
         """The network's state after conditioning on (``state is None``) or adding
-        ``X_in [b, n, x_dim]``, ``Y_n [b, n, m]`` (network units), in every view."""
+        ``X_in [b, n, x_dim]``, ``Y_n [b, n, m]`` (network units), for every output and view."""
+        X_in, Y_n = self._fold(X_in, Y_n)
         if self._views is not None:
             X_in, Y_n = self._views.inputs(X_in), self._views.outputs(Y_n)
         with torch_threads():
@@ -134,10 +187,48 @@ class NetworkMixin:
     def _predict(self, X_in: Tensor) -> tuple[Tensor, Tensor]:
         """The network's predictive mean and variance at ``X_in [b, M, x_dim]`` (``[b, M, m]``
         each): with views, the moments of the mixture over them."""
+        X_in, _ = self._fold(X_in)
         with torch_threads():
             if self._views is None:
                 dist = self.surrogate.predict(self._state, X_in)
-                return dist.loc, dist.variance
-            dist = self.surrogate.predict(self._state, self._views.inputs(X_in))
-            return self._views.combine(dist.loc, dist.variance)
+                mean, var = dist.loc, dist.variance
+            else:
+                dist = self.surrogate.predict(self._state, self._views.inputs(X_in))
+                mean, var = self._views.combine(dist.loc, dist.variance)
+        return self._unfold(mean), self._unfold(var)
+
+    def _joint(self, X_in: Tensor) -> tuple[Tensor, Tensor, Tensor]:
+        """A joint-predictive network's one-shot joint at ``X_in [b, M, x_dim]``, flattened
+        target-major over the ``M m`` values (network units): mean ``[b, M m]``, covariance
+        factors ``[b, M m, r]`` and diagonal ``[b, M m]``. Outputs modelled by separate tasks
+        are independent: their factors occupy separate columns (``r = T r'`` for ``T``
+        tasks of rank ``r'``), so the covariance is block diagonal across outputs."""
+        joint = getattr(self.surrogate, "joint", None)
+        if not callable(joint):
+            raise TypeError(f"{type(self.surrogate).__name__} says joint_predictive but has no joint(state, xt) "
+                            "method returning its low-rank-plus-diagonal joint")
+        b, M, T = X_in.shape[0], X_in.shape[1], self._tasks
+        with torch_threads():
+            dist = joint(self._state, self._fold(X_in)[0])
+        loc, factor, diag = dist.loc, dist.cov_factor, dist.cov_diag
+        if T == 1:
+            return loc, factor, diag
+        r = factor.shape[-1]
+        loc, diag = (t.reshape(b, T, M).transpose(-1, -2).reshape(b, M * T) for t in (loc, diag))
+        factor = factor.reshape(b, T, M, r).transpose(1, 2)  # b x M x T x r
+        eye = torch.eye(T, dtype=factor.dtype, device=factor.device)
+        factor = (factor.unsqueeze(-2) * eye[:, :, None]).reshape(b, M * T, T * r)
+        return loc, factor, diag
+
+    def _sample(self, X_in: Tensor, num_samples: int, generator: torch.Generator | None, noise: Tensor,
+                **blocks: int) -> Tensor:
+        """The network's joint draws at ``X_in [1, n, x_dim]`` of a model without views and
+        batch, ``noise`` (``m`` variances) held out: ``[num_samples, 1, n, m]``; outputs
+        modelled by separate tasks are drawn apart (independent)."""
+        with torch_threads():
+            if self._tasks == 1:
+                return self.surrogate.sample(self._state, X_in, num_samples, generator, noise=noise, **blocks)
+            draws = [self.surrogate.sample(self._state.select(torch.tensor([t])), X_in, num_samples, generator,
+                                           noise=noise[t:t + 1], **blocks) for t in range(self._tasks)]
+        return torch.cat(draws, dim=-1)
 

@@ -138,7 +138,7 @@ class MarginalPosteriorMixin:
         standardised units: ``broadcast(batch_shape, model.batch_shape) x q x m`` each, in
         ``X``'s dtype."""
         out_batch = torch.broadcast_shapes(X.shape[:-2], self.batch_shape)
-        q, m = X.shape[-2], self.surrogate.y_dim
+        q, m = X.shape[-2], self._m
         X = X.expand(*out_batch, q, self._d)
         if q == 0:
             empty = X.new_zeros((*out_batch, 0, m))
@@ -177,7 +177,7 @@ class MarginalPosteriorMixin:
         (``t`` of ``n_model x n_extra * q * m x prod(tail)`` elements, target-major) back to
         ``out_batch x q x m x *tail`` in ``X``'s dtype."""
         out_batch, q = X.shape[:-2], X.shape[-2]
-        m = self.surrogate.y_dim
+        m = self._m
         n_model = math.prod(self.batch_shape)
         n_out = math.prod(out_batch)
         n_extra = n_out // n_model
@@ -236,7 +236,7 @@ class MarginalPosteriorMixin:
 
     def _predict_rows(self, rows: Tensor, dtype: torch.dtype) -> tuple[Tensor, Tensor]:
         """Mean and variance (``n x m`` each, ``dtype``) at raw inputs ``rows`` (``n x d``)."""
-        m = self.surrogate.y_dim
+        m = self._m
         if not rows.shape[0]:
             empty = rows.new_zeros((0, m), dtype=dtype)
             return empty, empty
@@ -254,7 +254,7 @@ class MarginalPosteriorMixin:
         in ``X``'s dtype; differentiable in ``X``."""
         check_points(X, self._d)
         if output_indices is not None:
-            check_output_indices("output_indices", output_indices, self.surrogate.y_dim)
+            check_output_indices("output_indices", output_indices, self._m)
         self.eval()
         if self.surrogate.joint_predictive and X.shape[-2] > 1:
             return self._joint_posterior(X, output_indices, observation_noise, posterior_transform)

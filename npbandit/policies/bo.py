@@ -6,8 +6,8 @@ by ``reset(seed)``, so every method of a comparison starts from the same points.
 
 :class:`BOPolicy` is the loop around the proposal step of :mod:`npbandit.acquisition`: it
 keeps the observations, builds the model through an injected model factory (a callable
-``(train_X, train_Y) -> Model``; :func:`model_factory` resolves the names ``"gp"`` and
-checkpoint names), keeps a trust region with injected :class:`TrustRegionSettings` and
+``(train_X, train_Y) -> Model``; :func:`~npbandit.policies.factories.model_factory` resolves
+the names ``"gp"`` and checkpoint names), keeps a trust region with injected :class:`TrustRegionSettings` and
 hands points in flight to an injected :class:`~npbandit.acquisition.pending.PendingStrategy`.
 The proposal step and its options live in :mod:`npbandit.acquisition` and are re-exported
 here under their old names.
@@ -24,6 +24,7 @@ import torch
 
 from npbandit.acquisition import proposal
 from npbandit.acquisition import thompson as _thompson
+from npbandit.acquisition.constrained import CONSTRAINED_ACQUISITIONS, best_feasible
 from npbandit.acquisition.pending import (  # noqa: F401
     DEFAULT_LIAR,
     LIARS,
@@ -38,6 +39,7 @@ from npbandit.acquisition.proposal import ACQUISITIONS, REPEAT_DISTANCE, propose
 from npbandit.acquisition.subspace import SubspaceStrategy, check_subspace, default_subspace
 from npbandit.acquisition.thompson import THOMPSON_BLOCK_SIZE, thompson_draw  # noqa: F401
 from npbandit.policies.base import Policy
+from npbandit.policies.factories import GPModelFactory, NPModelFactory, model_factory
 from npbandit.policies.gp import GP_KERNELS, NOISE_FREE_VAR, fit_single_task_gp  # noqa: F401 (NOISE_FREE_VAR kept here)
 from npbandit.policies.trust_region import TrustRegion, TrustRegionSettings
 from npbandit.threads import check_threads, torch_threads
@@ -62,73 +64,6 @@ def yeo_johnson_warp(y: np.ndarray) -> np.ndarray:
         raise ValueError(f"y must be a 1-D array of finite values, got shape {y.shape}")
     Y = torch.from_numpy(y).unsqueeze(-1)
     return YeoJohnson.fit(Y).forward(Y).squeeze(-1).numpy()
-
-
-class GPModelFactory:
-    """BoTorch's ``SingleTaskGP`` fitted to ``(train_X, train_Y)`` on every call, through
-    :func:`npbandit.policies.gp.fit_single_task_gp` (``noise_free``, ``kernel``: its options).
-    What ``BOPolicy(model="gp")`` runs."""
-
-    name = "gp"
-
-    def __init__(self, noise_free: bool = False, kernel: str = "rbf") -> None:
-        if not isinstance(noise_free, bool):
-            raise TypeError(f"noise_free must be a bool, got {type(noise_free).__name__}")
-        if kernel not in GP_KERNELS:
-            raise ValueError(f"gp_kernel must be one of {GP_KERNELS}, got {kernel!r}")
-        self.noise_free, self.kernel = noise_free, kernel
-
-    def __call__(self, train_X: torch.Tensor, train_Y: torch.Tensor):
-        return fit_single_task_gp(train_X, train_Y, noise_free=self.noise_free, kernel=self.kernel)
-
-    def params(self) -> dict[str, Any]:
-        """The settings a run logs."""
-        return {"noise_free": self.noise_free, "gp_kernel": self.kernel}
-
-
-class NPModelFactory:
-    """``NPModel.from_pretrained(surrogate, train_X, train_Y)`` for a loaded pretrained
-    surrogate (``load_surrogate``). ``BOPolicy`` may build its model once and stream later
-    observations into it (``condition_on_observations``) instead of calling the factory
-    again. ``name``: what the policy's name starts with (default: the checkpoint's)."""
-
-    def __init__(self, surrogate, name: str | None = None) -> None:
-        card = getattr(surrogate, "card", None)
-        if not isinstance(card, dict) or "name" not in card:
-            raise TypeError("surrogate must be a pretrained surrogate (load_surrogate), got "
-                            f"{type(surrogate).__name__}")
-        if name is not None and not isinstance(name, str):
-            raise TypeError(f"name must be a string or None, got {type(name).__name__}")
-        self.surrogate = surrogate
-        self.name = card["name"] if name is None else name
-
-    def __call__(self, train_X: torch.Tensor, train_Y: torch.Tensor):
-        from npbandit.models import NPModel
-
-        return NPModel.from_pretrained(self.surrogate, train_X, train_Y)
-
-    def params(self) -> dict[str, Any]:
-        """The settings a run logs: none (the checkpoint is logged with the run)."""
-        return {}
-
-
-def model_factory(model: str, *, noise_free: bool = False, gp_kernel: str = "rbf") -> GPModelFactory | NPModelFactory:
-    """The model factory a name means: ``"gp"`` a :class:`GPModelFactory` (``noise_free``,
-    ``gp_kernel`` its options), any other name a checkpoint loaded by ``load_surrogate``
-    (the surrogate registry) in an :class:`NPModelFactory`."""
-    if not isinstance(model, str):
-        raise TypeError(f"model must be a name, got {type(model).__name__}")
-    if gp_kernel not in GP_KERNELS:
-        raise ValueError(f"gp_kernel must be one of {GP_KERNELS}, got {gp_kernel!r}")
-    if model == "gp":
-        return GPModelFactory(noise_free=bool(noise_free), kernel=gp_kernel)
-    if noise_free:
-        raise ValueError("noise_free configures the GP (model='gp') only")
-    if gp_kernel != "rbf":
-        raise ValueError("gp_kernel configures the GP (model='gp') only")
-    from npbandit.surrogates.pretrained import load_surrogate
-
-    return NPModelFactory(load_surrogate(model), name=model)
 
 
 class _SobolDesign:
@@ -192,7 +127,8 @@ class BOPolicy(Policy):
         model: a checkpoint name (e.g. ``"cmanp-bo"``), ``"gp"`` for BoTorch's
             ``SingleTaskGP`` refit every iteration (both resolved by :func:`model_factory`),
             or a model factory: a callable ``(train_X [n, d], train_Y [n, 1]) -> Model``
-            returning a one-output BoTorch model on the unit cube, called before every
+            returning a one-output BoTorch model on the unit cube (``train_Y [n, 1 + k]`` and
+            a model of as many outputs with ``constrained``), called before every
             proposal with the observations the model sees (an :class:`NPModelFactory` is
             streamed as a checkpoint name is). A factory's ``name`` attribute, if any, starts
             the policy's name, and its ``params()``, if any, are logged with the run. Models
@@ -276,6 +212,19 @@ class BOPolicy(Policy):
             inputs a proposal moves), the model is rebuilt per proposal on the strategy's
             view of the observations, and :meth:`params` logs what the run used. An NP's
             width is its checkpoint's; any other model needs the strategy's ``d_e``.
+        constrained: ``True``: every observation carries its outcome-constraint values in
+            ``info["constraints"]`` (a sequence of ``k`` finite floats, the same ``k`` each
+            time; feasible when all are ``<= 0``: what ``BlackBox-v0`` with ``constraints=``
+            reports). The model then has ``1 + k`` outputs -- the objective, then one per
+            constraint (an :class:`~npbandit.models.NPModel` on ``1 + k`` columns: an NP per
+            output sharing the network; a multi-output GP) -- and the acquisition is
+            expected improvement over the best feasible observation weighted by the
+            probability of feasibility (the probability of feasibility alone while no
+            observation is feasible; :mod:`npbandit.acquisition.constrained`); ``"logei"``
+            and ``"qlognei"`` only. The trust region centres on the best feasible
+            observation and counts a proposal a success only when it is feasible and
+            improves on it; failed evaluations are seen at the worst objective value and
+            the worst value of each constraint observed.
         threads: torch's intra-op threads for each proposal and model update
             (:class:`~npbandit.threads.torch_threads`; the caller's count is restored after
             each): a positive int, ``"torch"`` (torch's own count) or ``None`` (default:
@@ -302,7 +251,7 @@ class BOPolicy(Policy):
                  budget: int | None = None, threads: int | str | None = None,
                  max_context: int | str | None = "checkpoint",
                  snap: Callable[[torch.Tensor], torch.Tensor] | None = None,
-                 subspace: SubspaceStrategy | None = None) -> None:
+                 subspace: SubspaceStrategy | None = None, constrained: bool = False) -> None:
         if not isinstance(dim, int) or dim < 1:
             raise ValueError(f"dim must be a positive int, got {dim!r}")
         subspace = check_subspace(subspace)
@@ -313,6 +262,12 @@ class BOPolicy(Policy):
         self.budget = budget
         if acquisition not in ACQUISITIONS:
             raise ValueError(f"acquisition must be one of {ACQUISITIONS}, got {acquisition!r}")
+        if not isinstance(constrained, bool):
+            raise TypeError(f"constrained must be a bool, got {type(constrained).__name__}")
+        if constrained and acquisition not in CONSTRAINED_ACQUISITIONS:
+            raise ValueError(f"constraints need acquisition 'logei' (expected improvement weighted by the "
+                             f"probability of feasibility) or 'qlognei'; got {acquisition!r}")
+        self.constrained = constrained
         q = (Q_BATCH if acquisition == "qlognei" else 1) if q is None else q
         if not isinstance(q, int) or isinstance(q, bool) or q < 1:
             raise ValueError(f"q must be a positive int, got {q!r}")
@@ -391,6 +346,7 @@ class BOPolicy(Policy):
         super().reset(seed)
         self.X: list[np.ndarray] = []
         self.Y: list[float] = []
+        self.C: list[np.ndarray] = []  # each observation's constraint values (constrained=True)
         self.failed: list[np.ndarray] = []  # points whose evaluation failed (observe_failure)
         self.np_model = None
         if self.subspace is None:
@@ -415,16 +371,33 @@ class BOPolicy(Policy):
         self._spent = 0
         self.torch_rng = torch.Generator().manual_seed(int(self.rng.integers(2**62)))
 
+    @property
+    def _constraint_count(self) -> int:
+        """``k``: the constraint values each observation carries (0 before the first, or unconstrained)."""
+        return len(self.C[0]) if self.C else 0
+
     def _data(self) -> tuple[torch.Tensor, torch.Tensor]:
-        """``X [n, d]`` and the outputs ``[n, 1]`` the model sees (warped with ``output_warp``):
-        the observations, then the failed points at the worst value observed (none before a
-        value is)."""
+        """``X [n, d]`` and the outputs ``[n, 1 + k]`` the model sees (the objective warped with
+        ``output_warp``, then the ``k`` constraint values): the observations, then the failed
+        points at the worst value observed (and the worst value of each constraint; none
+        before a value is)."""
         failed = self.failed if self.Y else []
         values = self.Y + [min(self.Y)] * len(failed)
         Y = torch.tensor(np.asarray(values, dtype=np.float64), dtype=torch.float64).unsqueeze(-1)
         if self.output_warp is not None:
             Y = YeoJohnson.fit(Y).forward(Y)
+        if self.C:
+            C = torch.tensor(np.array(self.C), dtype=torch.float64)
+            Y = torch.cat([Y, torch.cat([C, C.amax(dim=0).expand(len(failed), -1)])], dim=-1)
         return torch.tensor(np.array(self.X + failed), dtype=torch.float64), Y
+
+    def _best_then(self) -> float:
+        """The best value observed so far, raw (not warped), as the trust region judges a
+        proposal against it: with constraints the best feasible one, ``-inf`` while none is."""
+        if not self.constrained:
+            return max(self.Y)
+        feasible = [y for y, c in zip(self.Y, self.C) if (c <= 0).all()]
+        return max(feasible) if feasible else -np.inf
 
     def _model(self, X: torch.Tensor, Y: torch.Tensor):
         if (self.surrogate is None or self.output_warp is not None or self.region is not None
@@ -476,8 +449,11 @@ class BOPolicy(Policy):
     def _next_point(self, pending: torch.Tensor | None) -> np.ndarray:
         X, Y = self._data()
         seed = int(self.rng.integers(2**31))
+        k = self._constraint_count
         settings = {"beta": self.beta, "num_restarts": self.num_restarts, "raw_samples": self.raw_samples,
                     "thompson_candidates": self.thompson_candidates, "q": self.q}
+        if k:
+            settings["constraints"] = k
         if self._search is not None:
             points = self._search.propose(self.region, X, Y, self._model, self.acquisition, seed=seed,
                                           pending=pending, avoid_repeats=self.avoid_repeats,
@@ -489,12 +465,13 @@ class BOPolicy(Policy):
                                                 liar=self.pending_strategy, max_context=self.max_context,
                                                 snap=self.snap, **settings)
         else:
-            points = proposal.propose(self._model(X, Y), self.acquisition, dim=self.dim, best_f=Y.max(), seed=seed,
+            best_f = best_feasible(Y, k) if k else Y.max()
+            points = proposal.propose(self._model(X, Y), self.acquisition, dim=self.dim, best_f=best_f, seed=seed,
                                       pending=pending, pending_strategy=self.pending_strategy, outputs=Y,
                                       observed=X if self.avoid_repeats else None, snap=self.snap, **settings)
         points = _snapped(self.snap, points)
         for point in points.reshape(-1, self.dim):
-            self._handed[np.asarray(point, dtype=np.float64).tobytes()] = max(self.Y)  # raw, not warped
+            self._handed[np.asarray(point, dtype=np.float64).tobytes()] = self._best_then()  # raw, not warped
         if points.ndim == 1:
             return points
         self._batch = list(points[1:])
@@ -507,21 +484,45 @@ class BOPolicy(Policy):
         # point proposed beside it came back first and better (TuRBO judges a batch likewise)
         # (a point not handed out here, given to observe directly, counts as the design's until
         # n_init are observed, as TrustRegion.replay counts a history)
+        c = self._constraint_values(info) if self.constrained else None
         key = x.tobytes()
         handed = key in self._handed
-        best_then = self._handed.pop(key) if handed else (max(self.Y) if len(self.Y) >= self.n_init else None)
+        best_then = self._handed.pop(key) if handed else (self._best_then() if len(self.Y) >= self.n_init else None)
         if not handed:
             self._spent += 1
         if self.region is not None and best_then is not None:
             # proposals still to come: neither those in flight nor failed ones can be proposed again
             remaining = None if self.budget is None else max(self.budget - self._spent, 0)
-            self.region.observe(TrustRegion.improves(float(reward), best_then), remaining)
+            # an infeasible point improves on nothing
+            value = float(reward) if c is None or (c <= 0).all() else -np.inf
+            self.region.observe(TrustRegion.improves(value, best_then), remaining)
         self.X.append(x)
         self.Y.append(float(reward))
+        if c is not None:
+            self.C.append(c)
         if self.np_model is not None and self.output_warp is None:
+            row = [float(reward)] + ([] if c is None else c.tolist())
             with torch_threads(self.threads):
                 self.np_model = self.np_model.condition_on_observations(
-                    torch.tensor(x, dtype=torch.float64)[None], torch.tensor([[float(reward)]], dtype=torch.float64))
+                    torch.tensor(x, dtype=torch.float64)[None], torch.tensor([row], dtype=torch.float64))
+
+    def _constraint_values(self, info: dict[str, Any]) -> np.ndarray:
+        """``info["constraints"]`` checked: ``k`` finite floats, ``k`` the same as before."""
+        values = info.get("constraints") if isinstance(info, dict) else None
+        if values is None:
+            raise ValueError("BOPolicy(constrained=True) observes each point's constraint values in "
+                             "info['constraints'] (a sequence of floats, feasible when all are <= 0); this "
+                             "observation has none")
+        try:
+            c = np.asarray(values, dtype=np.float64)
+        except (TypeError, ValueError):
+            raise ValueError(f"info['constraints'] must be a sequence of floats, got {values!r}") from None
+        if c.ndim != 1 or c.size == 0 or not np.isfinite(c).all():
+            raise ValueError(f"info['constraints'] must be a non-empty sequence of finite floats, got {values!r}")
+        if self.C and c.size != self._constraint_count:
+            raise ValueError(f"info['constraints'] holds {c.size} values; the earlier observations held "
+                             f"{self._constraint_count}")
+        return c
 
     def observe_failure(self, obs, action, error: str) -> None:
         """A point whose evaluation failed: never proposed again (the repeat check), a
@@ -541,9 +542,10 @@ class BOPolicy(Policy):
             self.region.observe(False, remaining)
         self.failed.append(x)
         if self.np_model is not None and self.output_warp is None:
+            row = [min(self.Y)] + (np.array(self.C).max(axis=0).tolist() if self.C else [])
             with torch_threads(self.threads):
                 self.np_model = self.np_model.condition_on_observations(
-                    torch.tensor(x, dtype=torch.float64)[None], torch.tensor([[min(self.Y)]], dtype=torch.float64))
+                    torch.tensor(x, dtype=torch.float64)[None], torch.tensor([row], dtype=torch.float64))
 
     def params(self) -> dict[str, Any]:
         """The settings this policy runs with (JSON-serialisable; logged with each run): the
@@ -552,6 +554,8 @@ class BOPolicy(Policy):
                "num_restarts": self.num_restarts, "raw_samples": self.raw_samples}
         if self.q > 1:
             out["q"] = self.q
+        if self.constrained:
+            out["constrained"] = True
         if self.output_warp is not None:
             out["output_warp"] = self.output_warp
         out["avoid_repeats"] = self.avoid_repeats

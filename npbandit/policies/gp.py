@@ -37,8 +37,8 @@ def _check_data(X: Any, Y: Any) -> None:
             raise ValueError(f"{name} must be finite (NaN or inf found)")
     if X.ndim != 2 or X.shape[0] < 1 or X.shape[1] < 1:
         raise ValueError(f"X must have shape [n, d] with n, d >= 1, got {tuple(X.shape)}")
-    if Y.shape != (X.shape[0], 1):
-        raise ValueError(f"Y must have shape [n, 1] = [{X.shape[0]}, 1] to match X, got {tuple(Y.shape)}")
+    if Y.ndim != 2 or Y.shape[0] != X.shape[0] or Y.shape[1] < 1:
+        raise ValueError(f"Y must have shape [n, m] = [{X.shape[0]}, m] to match X, got {tuple(Y.shape)}")
     if X.dtype != Y.dtype:
         raise TypeError(f"X and Y must share a dtype, got {X.dtype} and {Y.dtype}")
 
@@ -49,7 +49,8 @@ def fit_single_task_gp(X: torch.Tensor, Y: torch.Tensor, *, noise_free: bool = F
 
     Args:
         X: inputs, shape ``[n, d]`` (float64 advised, as BoTorch does), ``n >= 1``.
-        Y: outcomes, shape ``[n, 1]``, same dtype as ``X``.
+        Y: outcomes, shape ``[n, m]`` (``m > 1``: a batched multi-output GP, independent
+            outputs, e.g. an objective and its constraints), same dtype as ``X``.
         noise_free: tell the GP the outcomes are exact: a fixed observation variance
             of :data:`NOISE_FREE_VAR` in the standardised units the GP works in, as
             BoTorch documents for noise-free data (``train_Yvar``). ``False`` infers
@@ -62,7 +63,7 @@ def fit_single_task_gp(X: torch.Tensor, Y: torch.Tensor, *, noise_free: bool = F
             of running the fit (reusing an earlier fit between refits).
 
     Returns:
-        ``botorch.models.SingleTaskGP`` with a ``Standardize(1)`` outcome transform, in
+        ``botorch.models.SingleTaskGP`` with a ``Standardize(m)`` outcome transform, in
         eval mode; its posterior is in ``Y``'s units.
 
     Raises:
@@ -85,13 +86,14 @@ def fit_single_task_gp(X: torch.Tensor, Y: torch.Tensor, *, noise_free: bool = F
     Yvar = None
     if noise_free:
         # Standardize divides Yvar by Y's variance (a single or constant Y is left unscaled)
-        var = float(Y.var()) if len(Y) > 1 else 0.0
-        Yvar = torch.full_like(Y, NOISE_FREE_VAR * (var if var > 1e-16 else 1.0))
+        var = Y.var(dim=0) if len(Y) > 1 else torch.zeros(Y.shape[-1], dtype=Y.dtype)
+        Yvar = (NOISE_FREE_VAR * torch.where(var > 1e-16, var, torch.ones_like(var))).expand_as(Y).clone()
     with warnings.catch_warnings():
         # gpytorch floors a fixed float64 noise at 1e-6 and warns when the standardised Yvar
         # lands a rounding error below it; every other warning reaches the user
         warnings.filterwarnings("ignore", message="Very small noise values detected", category=NumericalWarning)
-        model = SingleTaskGP(X, Y, train_Yvar=Yvar, covar_module=covar_module, outcome_transform=Standardize(1))
+        model = SingleTaskGP(X, Y, train_Yvar=Yvar, covar_module=covar_module,
+                             outcome_transform=Standardize(Y.shape[-1]))
         if hyperparameters is not None:
             model.load_state_dict(hyperparameters, strict=False)
         else:

@@ -205,5 +205,8 @@ class TrustRegion:
     @staticmethod
     def improves(value: float, best: float) -> bool:
         """Whether ``value`` beats ``best`` (both maximised) by more than ``1e-3 |best|``,
-        TuRBO's margin, so that creeping by rounding error does not count as progress."""
+        TuRBO's margin, so that creeping by rounding error does not count as progress. Any
+        finite value beats ``best = -inf`` (no feasible value yet, with outcome constraints)."""
+        if math.isinf(best):
+            return value > best
         return value > best + 1e-3 * abs(best)

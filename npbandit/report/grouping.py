@@ -2,8 +2,9 @@
 bandit run's simple-regret window.
 
 A black-box problem is the objective's name, input dimension, bounds (or, for a run over
-a search space, the space: each parameter's name, type and range) and direction (minimise
-/ maximise), as each run recorded them; two runs that differ in any of these are never put
+a search space, the space: each parameter's name, type and range), direction (minimise
+/ maximise) and outcome constraints (their callable's name, ``optimize(constraints=...)``),
+as each run recorded them; two runs that differ in any of these are never put
 in one row or one panel. A wheel-bandit run's simple regret is the mean
 per-round regret over the last :data:`SIMPLE_REGRET_SHARE` of its rounds.
 """
@@ -39,6 +40,8 @@ class Problem:
         optimal_value: the optimum the runs recorded (``None``: unknown, or runs disagree).
         space: a run over a search space (``optimize(f, space)``): the space as :func:`space_text`
             writes it (``None`` for a box, whose ``bounds`` say it).
+        constraints: the outcome constraints' name (``optimize(constraints=...)``), ``None``
+            for an unconstrained problem.
     """
 
     name: str
@@ -47,6 +50,7 @@ class Problem:
     minimize: bool | None
     optimal_value: float | None = None
     space: str | None = None
+    constraints: str | None = None
 
     def bounds_text(self, superscript: bool = False) -> str:
         """``[0, 1]^6`` for a cube (``[0, 1]⁶`` with ``superscript``), else ``[a, b] x [c, d] ...``;
@@ -66,8 +70,9 @@ class Problem:
         return {True: "minimise", False: "maximise", None: "direction ?"}[self.minimize]
 
     def label(self) -> str:
-        """``hartmann  d=6  [0, 1]^6  minimise``"""
-        return f"{self.name}  d={self.dim if self.dim is not None else '?'}  {self.bounds_text()}  {self.direction()}"
+        """``hartmann  d=6  [0, 1]^6  minimise`` (``  subject to <constraints>`` for a constrained one)"""
+        text = f"{self.name}  d={self.dim if self.dim is not None else '?'}  {self.bounds_text()}  {self.direction()}"
+        return text if self.constraints is None else f"{text}  subject to {self.constraints}"
 
     def regret(self, best: float) -> float | None:
         """Simple regret of a best value: how far it is from the optimum, in the
@@ -79,8 +84,9 @@ class Problem:
 
 
 def problem_key(run: RunRow) -> tuple:
-    """``(name, dim, bounds, minimize, space)`` of a black-box run, from its ``env_params``
-    (``None`` for what it did not record): the fields of :class:`Problem` but the optimum.
+    """``(name, dim, bounds, minimize, space, constraints)`` of a black-box run, from its
+    ``env_params`` (``None`` for what it did not record): the fields of :class:`Problem` but
+    the optimum.
     ``space`` is :func:`space_text` of a run over a search space, ``None`` for a box (whose
     recorded space of floats ``x0 ...`` its bounds say already)."""
     params = run.env_params
@@ -90,8 +96,10 @@ def problem_key(run: RunRow) -> tuple:
     dim = params.get("dim") or (len(bounds[0]) if bounds else run.policy_params.get("dim"))
     minimize = params.get("minimize")
     space = params.get("space") if bounds is None else None
+    constraints = params.get("constraints")
     return (str(params.get("objective", "?")), None if dim is None else int(dim), bounds,
-            None if minimize is None else bool(minimize), None if space is None else space_text(space))
+            None if minimize is None else bool(minimize), None if space is None else space_text(space),
+            None if constraints is None else str(constraints))
 
 
 def space_text(space: dict) -> str:
@@ -128,13 +136,14 @@ def bo_groups(runs: list[RunRow]) -> dict[Problem, list[RunRow]]:
         stated = {float(r.env_params["optimal_value"]) for r in group if r.env_params.get("optimal_value") is not None}
         out[problem(key, optimal_value=stated.pop() if len(stated) == 1 else None)] = group
     return dict(sorted(out.items(), key=lambda kv: (kv[0].name, kv[0].dim or 0, str(kv[0].bounds),
-                                                    str(kv[0].minimize), kv[0].space or "")))
+                                                    str(kv[0].minimize), kv[0].space or "",
+                                                    kv[0].constraints or "")))
 
 
 def problem(key: tuple, optimal_value: float | None = None) -> Problem:
     """The :class:`Problem` of a :func:`problem_key`."""
-    name, dim, bounds, minimize, space = key
-    return Problem(name, dim, bounds, minimize, optimal_value=optimal_value, space=space)
+    name, dim, bounds, minimize, space, constraints = key
+    return Problem(name, dim, bounds, minimize, optimal_value=optimal_value, space=space, constraints=constraints)
 
 
 def tail_rounds(rounds: int) -> int:

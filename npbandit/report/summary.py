@@ -9,7 +9,10 @@ with one setting (:mod:`npbandit.report.labels`).
   the callable's ``module:qualname``), input dimension, bounds and direction
   (minimise / maximise) -- and one budget. When the run recorded the problem's optimum
   (``optimize(optimal_value=...)``, named test functions on their own bounds),
-  *simple regret* is the gap between the best value found and it.
+  *simple regret* is the gap between the best value found and it. With outcome
+  constraints (``optimize(constraints=...)``) the best value is the best *feasible* one
+  (every constraint value ``<= 0``), the block counts the feasible evaluations, and a run
+  that found no feasible point has no best value.
 """
 
 from __future__ import annotations
@@ -26,7 +29,7 @@ from npbandit.space import SearchSpace, as_search_space
 from npbandit.storage import DEFAULT_URL, RunRow, display_url, list_runs, run_steps
 from npbandit.text import printable
 
-__all__ = ["bandit_summary", "bo_summary", "report_text", "step_params", "params_text"]
+__all__ = ["bandit_summary", "bo_summary", "report_text", "step_params", "step_feasible", "params_text"]
 
 
 def bandit_summary(db: str = DEFAULT_URL) -> list[dict[str, Any]]:
@@ -71,7 +74,13 @@ def bo_summary(db: str = DEFAULT_URL) -> list[dict[str, Any]]:
     its simple regret when the problem's optimum is known (else ``None``), the mean
     seconds per evaluation spent by the policy (act + observe), and ``best_point``: the
     row's best evaluation, ``{"run", "t", "value", "reward", "params"}``, its point by name
-    in the user's units (:func:`step_params`; ``None`` where the run recorded too little)."""
+    in the user's units (:func:`step_params`; ``None`` where the run recorded too little).
+
+    With outcome constraints only feasible evaluations count for ``best`` and ``best_point``;
+    ``best`` lists the runs that found a feasible point, ``infeasible_runs`` counts those that
+    did not (``best_point`` is ``None`` when none did), and ``feasible`` / ``evaluated`` total
+    the feasible and the successful evaluations of the row's runs (``None`` for an
+    unconstrained row)."""
     rows = []
     for group, runs in bo_groups(list_runs(db, kind="bo")).items():
         cells: dict[tuple, list[dict[str, Any]]] = defaultdict(list)
@@ -83,21 +92,39 @@ def bo_summary(db: str = DEFAULT_URL) -> list[dict[str, Any]]:
                 continue
             budget = run.env_params.get("budget") or len(steps)
             seconds = statistics.fmean(s["act_s"] + s["observe_s"] for s in good)
-            top = max(good, key=lambda s: s["reward"])  # rewards are maximised, whatever the direction
-            point = {"run": run.id, "t": top["t"], "value": top["value"], "reward": top["reward"],
-                     "params": step_params(run, top)}
-            cells[(budget, labels[run.id], run.policy)].append({"best": good[-1]["best_value"], "point": point,
-                                                                "evals": len(steps), "s_per_step": seconds})
+            constrained = group.constraints is not None
+            feasible = [s for s in good if step_feasible(s)] if constrained else good
+            point = None
+            if feasible:
+                top = max(feasible, key=lambda s: s["reward"])  # rewards are maximised, whatever the direction
+                point = {"run": run.id, "t": top["t"], "value": top["value"], "reward": top["reward"],
+                         "params": step_params(run, top)}
+            cells[(budget, labels[run.id], run.policy)].append({
+                "best": good[-1]["best_value"] if feasible else None, "point": point, "evals": len(steps),
+                "s_per_step": seconds, "feasible": len(feasible), "evaluated": len(good)})
         for (budget, label, policy), cell in sorted(cells.items()):
-            best = [c["best"] for c in cell]
+            best = [c["best"] for c in cell if c["best"] is not None]
             regret = [group.regret(b) for b in best]
+            points = [c["point"] for c in cell if c["point"] is not None]
+            constrained = group.constraints is not None
             rows.append({"problem": group, "objective": group.name, "budget": budget, "policy": policy,
                          "label": label, "runs": len(cell), "best": best,
                          "simple_regret": None if None in regret else regret,
                          "evals": max(c["evals"] for c in cell),
                          "s_per_step": statistics.fmean(c["s_per_step"] for c in cell),
-                         "best_point": max((c["point"] for c in cell), key=lambda p: p["reward"])})
+                         "best_point": max(points, key=lambda p: p["reward"]) if points else None,
+                         "infeasible_runs": len(cell) - len(best),
+                         "feasible": sum(c["feasible"] for c in cell) if constrained else None,
+                         "evaluated": sum(c["evaluated"] for c in cell) if constrained else None})
     return rows
+
+
+def step_feasible(step: dict[str, Any]) -> bool:
+    """Whether a black-box step of a constrained run satisfied its constraints (every value
+    it recorded ``<= 0``); ``False`` for a step that recorded none (failed, or logged
+    before steps recorded them)."""
+    values = step.get("constraints")
+    return bool(values) and all(c <= 0 for c in values)
 
 
 def step_params(run: RunRow, step: dict[str, Any]) -> dict[str, Any] | None:
@@ -204,22 +231,34 @@ def report_text(db: str = DEFAULT_URL, limit: int = 20) -> str:
                   "bounds or search space, direction -- and budget; median [25 %, 75 %] over runs):",
                   "best value = the best objective value a run found; simple regret = its distance from the "
                   "problem's recorded optimum (- when no optimum was recorded); best point = the block's best "
-                  "evaluation, its parameters by name"]
+                  "evaluation, its parameters by name; with constraints (\"subject to\"), only feasible evaluations "
+                  "count, and feasible = feasible / successful evaluations over the row's runs"]
         width = max(24, *(len(r["label"]) for r in bo))
         blocks: dict[tuple, list[dict[str, Any]]] = defaultdict(list)
         for r in bo:
             blocks[(r["problem"], r["budget"])].append(r)
         for (solved, budget), block in blocks.items():
             optimum = "" if solved.optimal_value is None else f"  optimum {solved.optimal_value:.6g}"
+            constrained = solved.constraints is not None
+            feasible_head = f"  {'feasible':>12}" if constrained else ""
             lines += ["", printable(f"{solved.label()}{optimum}  budget {budget}"),
-                      f"  {'policy':<{width}}  {'runs':>4}  {'best value':>30}  {'simple regret':>30}  {'s/eval':>7}"]
+                      f"  {'policy':<{width}}  {'runs':>4}  {'best value':>30}  {'simple regret':>30}  {'s/eval':>7}"
+                      + feasible_head]
             for r in block:
+                feasible = f"  {str(r['feasible']) + '/' + str(r['evaluated']):>12}" if constrained else ""
                 lines.append(f"  {r['label']:<{width}}  {r['runs']:>4}  {_median_quartiles(r['best']):>30}  "
-                             f"{_median_quartiles(r['simple_regret']):>30}  {r['s_per_step']:>7.3f}")
+                             f"{_median_quartiles(r['simple_regret']):>30}  {r['s_per_step']:>7.3f}{feasible}")
                 if r["simple_regret"] and min(r["simple_regret"]) < 0:
                     lines.append(f"  (a run beat the recorded optimum {solved.optimal_value:.6g}: the recorded "
                                  "optimum is not the optimum)")
-            top = max((r["best_point"] for r in block), key=lambda p: p["reward"])
-            lines.append(f"  best point: run {top['run']}, evaluation {top['t']}, value {top['value']:.6g}: "
-                         f"{params_text(top['params'])}")
+                if r["infeasible_runs"]:
+                    lines.append(f"  ({r['infeasible_runs']} of its {r['runs']} runs found no feasible point: no best "
+                                 "value)")
+            points = [r["best_point"] for r in block if r["best_point"] is not None]
+            if points:
+                top = max(points, key=lambda p: p["reward"])
+                lines.append(f"  best {'feasible ' if constrained else ''}point: run {top['run']}, evaluation "
+                             f"{top['t']}, value {top['value']:.6g}: {params_text(top['params'])}")
+            else:
+                lines.append("  best feasible point: none (no run found a feasible point)")
     return "\n".join(lines)

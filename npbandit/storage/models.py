@@ -21,11 +21,13 @@ STATUSES = ("running", "completed", "failed", "interrupted")
 #: the layout of the tables below; raise it with any change to them (a database records
 #: the version that created it; see :mod:`npbandit.storage.engine` for which other versions
 #: an npbandit opens, and how)
-SCHEMA_VERSION = 3  # 2: steps.worker / submitted_at / finished_at (batch and asynchronous BO); 3: steps.params, error
+# 2: steps.worker / submitted_at / finished_at (batch and asynchronous BO); 3: steps.params, error;
+# 4: steps.constraints (outcome constraints)
+SCHEMA_VERSION = 4
 #: columns each schema version added to an existing table and nothing else: a writer adds them
 #: to a database of an older version, at least :data:`OLDEST_UPGRADABLE`, and readers read such
 #: a database as it is (the columns read as ``None``); {version: [(table, column), ...]}
-ADDED_COLUMNS = {3: [("steps", "params"), ("steps", "error")]}
+ADDED_COLUMNS = {3: [("steps", "params"), ("steps", "error")], 4: [("steps", "constraints")]}
 #: the oldest schema version a writer upgrades in place (by adding :data:`ADDED_COLUMNS`)
 OLDEST_UPGRADABLE = 2
 
@@ -87,6 +89,10 @@ class Step(Base):
     # why a failed evaluation failed (the objective's exception, a non-finite value, a timeout),
     # as the error's text; NULL for steps that did not fail and for databases from before schema 3
     error: Mapped[str | None] = mapped_column(Text, nullable=True)
+    # the outcome-constraint values the evaluation returned (``optimize(constraints=...)``: a list
+    # of floats, the point feasible when all are <= 0); NULL for unconstrained runs, failed steps
+    # and databases from before schema 4
+    constraints: Mapped[list | None] = mapped_column(JSON, nullable=True)
 
 
 class Meta(Base):

@@ -346,3 +346,43 @@ def test_an_ax_client_loop_over_a_mixed_search_space(monkeypatch, tiny_config):
     assert nodes[4:] == ["MBM"]
     assert built and all(names == ["x", "lr", "n", "act_OH_PARAM_0", "act_OH_PARAM_1", "act_OH_PARAM_2"]
                          for names in built)
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("objective, constraint", [("-f", "c <= 0.5"), ("-f, -g", "c <= 1.5")])
+def test_an_ax_client_loop_with_an_outcome_constraint_and_several_objectives(objective, constraint, monkeypatch,
+                                                                              tiny_config):
+    # several metrics: Ax models each with an NPModel of its own (a ModelList), each built from
+    # a one-outcome dataset through construct_inputs; the constrained (and multi-objective)
+    # acquisitions run on it
+    from ax.api.client import Client
+    from ax.api.configs import RangeParameterConfig
+    from ax.api.utils.generation_strategy_dispatch import choose_generation_strategy
+    from ax.api.utils.structs import GenerationStrategyDispatchStruct
+    from botorch.models.model import ModelList
+
+    built = []
+    real = NPModel.construct_inputs.__func__
+    monkeypatch.setattr(NPModel, "construct_inputs", classmethod(
+        lambda cls, training_data, **k: built.append(list(training_data.outcome_names)) or real(cls, training_data,
+                                                                                              **k)))
+    client = Client(random_seed=0)
+    client.configure_experiment(parameters=[RangeParameterConfig(name=n, parameter_type="float", bounds=(0.0, 1.0))
+                                            for n in ("x1", "x2")])
+    client.configure_optimization(objective=objective, outcome_constraints=[constraint])
+    strategy = choose_generation_strategy(
+        GenerationStrategyDispatchStruct(method="custom", initialization_budget=4, initialization_random_seed=0),
+        model_config=copy.deepcopy(tiny_config))
+    strategy.nodes_by_name["MBM"].generator_specs[0].generator_gen_kwargs = {
+        "model_gen_options": {"optimizer_kwargs": {"num_restarts": 2, "raw_samples": 64}}}
+    client.set_generation_strategy(strategy)
+    for _ in range(6):
+        for index, p in client.get_next_trials(max_trials=1).items():
+            x1, x2 = p["x1"], p["x2"]
+            client.complete_trial(index, raw_data={"f": x1 + x2, "c": x1**2 + x2**2, "g": (x1 - 1) ** 2})
+    model = client._generation_strategy.adapter.generator.surrogate.model
+    assert isinstance(model, ModelList) and all(isinstance(m, NPModel) for m in model.models)
+    assert built and all(len(names) == 1 for names in built)
+    assert {names[0] for names in built} >= {"f", "c"}
+    nodes = [t.generator_runs[0]._generation_node_name for t in client._experiment.trials.values()]
+    assert nodes[4:] == ["MBM", "MBM"]

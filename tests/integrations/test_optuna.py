@@ -299,9 +299,9 @@ def test_int_log_float_and_categorical_parameters_are_proposed_by_the_np(monkeyp
     calls = []
     original = NPSampler._propose
 
-    def spy(self, X, Y, pending, seed, region=None, space=None, search=None):
+    def spy(self, X, Y, pending, seed, region=None, space=None, search=None, constraints=0):
         calls.append((X.shape, list(space)))
-        return original(self, X, Y, pending, seed, region, space, search)
+        return original(self, X, Y, pending, seed, region, space, search, constraints)
 
     monkeypatch.setattr(NPSampler, "_propose", spy)
 
@@ -416,3 +416,99 @@ def test_example_study_runs_with_two_worker_processes(tmp_path):
     assert "4 completed trials, 2 worker(s)" in done.stdout
     (summary,) = optuna.get_all_study_summaries(url)
     assert summary.n_trials == 4
+
+
+@pytest.fixture(scope="module")
+def tiny_card(tmp_path_factory):
+    """A tiny random-weight CMANP card: for the plumbing of constraints, not their optimisation."""
+    from helpers import tiny_checkpoint
+
+    return str(tiny_checkpoint(tmp_path_factory.mktemp("tiny")))
+
+
+def _on_the_disc(trial) -> float:
+    """Minimise x + y on the disc of radius 0.3 around (0.5, 0.5): the constraint's value is kept
+    in a user attribute for constraints_func (Optuna's pattern for values the objective computes)."""
+    x, y = trial.suggest_float("x", 0.0, 1.0), trial.suggest_float("y", 0.0, 1.0)
+    trial.set_user_attr("c", (x - 0.5) ** 2 + (y - 0.5) ** 2 - 0.09)
+    return x + y
+
+
+def test_constraints_func_values_are_stored_and_modelled(monkeypatch, tiny_card):
+    calls = []
+    original = NPSampler._propose
+
+    def spy(self, X, Y, pending, seed, *rest):
+        calls.append((Y.clone(), rest[-1]))
+        return original(self, X, Y, pending, seed, *rest)
+
+    monkeypatch.setattr(NPSampler, "_propose", spy)
+    seen = []
+
+    def constraints(trial):
+        seen.append(trial.number)
+        return [trial.user_attrs["c"]]
+
+    study = optuna.create_study(sampler=sampler(checkpoint=tiny_card, seed=0, constraints_func=constraints))
+    study.optimize(_on_the_disc, n_trials=7)
+    trials = study.trials
+    assert seen == list(range(7))  # after every completed trial
+    assert all(t.system_attrs["constraints"] == (t.user_attrs["c"],) for t in trials)
+    # trials 4..6 from the NP: objective (maximised) and constraint, one constraint column
+    assert len(calls) == 3 and all(k == 1 and Y.shape[-1] == 2 for Y, k in calls)
+    Y, _ = calls[-1]
+    assert torch.allclose(Y, torch.tensor([[-t.value, t.user_attrs["c"]] for t in trials[:6]], dtype=torch.float64))
+    # Optuna's own best trial reads the stored values: the best feasible trial
+    feasible = [t for t in trials if t.user_attrs["c"] <= 0]
+    if feasible:
+        assert study.best_trial.number == min(feasible, key=lambda t: t.value).number
+
+
+def test_trials_that_set_their_own_constraints_are_modelled_too(monkeypatch, tiny_card):
+    if not hasattr(optuna.trial.Trial, "set_constraint"):
+        pytest.skip("trial.set_constraint arrived with Optuna 5")
+    calls = []
+    original = NPSampler._propose
+
+    def spy(self, X, Y, pending, seed, *rest):
+        calls.append(Y.shape)
+        return original(self, X, Y, pending, seed, *rest)
+
+    monkeypatch.setattr(NPSampler, "_propose", spy)
+
+    def objective(trial):
+        value = _on_the_disc(trial)
+        trial.set_constraint("disc", trial.user_attrs["c"])
+        trial.set_constraint("left", trial.params["x"] - 0.9)
+        return value
+
+    study = optuna.create_study(sampler=sampler(checkpoint=tiny_card, seed=0))
+    study.optimize(objective, n_trials=5)
+    assert calls == [(4, 3)]
+
+
+def test_constraints_func_values_are_checked(tiny_card):
+    for returned, error, match in ((["x"], TypeError, r"constraints_func must return a non-empty sequence of real "
+                                                      r"numbers"),
+                                   (0.5, TypeError, r"constraints_func must return a sequence of floats, got float"),
+                                   ([float("nan")], ValueError, r"constraints_func returned NaN for trial 0")):
+        study = optuna.create_study(sampler=sampler(checkpoint=tiny_card, constraints_func=lambda t, r=returned: r))
+        with pytest.raises(error, match=match):
+            study.optimize(_on_the_disc, n_trials=1)
+        assert study.trials[0].system_attrs["constraints"] is None
+    with pytest.raises(TypeError, match="constraints_func must be callable"):
+        NPSampler(tiny_card, constraints_func=[0.0])
+    with pytest.raises(ValueError, match=r"constraints_func needs acquisition 'logei'.*'ucb'"):
+        NPSampler(tiny_card, acquisition="ucb", constraints_func=lambda t: [0.0])
+
+
+def test_a_completed_trial_without_constraint_values_is_left_out(tiny_card):
+    dist = {"x": FloatDistribution(0.0, 1.0), "y": FloatDistribution(0.0, 1.0)}
+    study = optuna.create_study(sampler=sampler(checkpoint=tiny_card, seed=0, constraints_func=lambda t: [0.0]))
+    for i, x in enumerate(np.linspace(0.1, 0.9, 5)):
+        attrs = {} if i == 0 else {"constraints": (float(x) - 0.5,)}
+        study.add_trial(create_trial(params={"x": float(x), "y": 0.5}, distributions=dist, value=float(x),
+                                     system_attrs=attrs))
+    with pytest.warns(RuntimeWarning, match=r"leaves out trial\(s\) \[0\]: they have no constraint values"):
+        trial = study.ask()
+        trial.suggest_float("x", 0.0, 1.0)

@@ -282,8 +282,6 @@ def test_invalid_input_is_refused():
         NPModel(s, X, bad)
     with pytest.raises(ValueError, match="at most 6"):
         NPModel(s, torch.rand(5, 7, dtype=torch.float64), Y[:5])
-    with pytest.raises(ValueError, match="column"):
-        NPModel(s, X, torch.cat([Y, Y], -1))
     with pytest.raises(ValueError, match="2-D"):
         NPModel(s, X[None], Y[None])
     model = NPModel(s, X, Y)

@@ -1,0 +1,156 @@
+"""Several outputs through one-output networks: NPModel on an ``n x m`` train_Y is a model list
+of per-column NPs sharing the network (independent outputs), inside BoTorch's multi-output
+machinery (subsets, conditioning, constrained and multi-objective acquisitions)."""
+
+import warnings
+
+import pytest
+import torch
+from botorch.acquisition import qExpectedImprovement, qLogExpectedImprovement, qLogNoisyExpectedImprovement
+from botorch.acquisition.multi_objective.logei import qLogNoisyExpectedHypervolumeImprovement
+from botorch.acquisition.objective import ConstrainedMCObjective, GenericMCObjective
+from botorch.models.transforms import Standardize
+from botorch.optim import optimize_acqf
+from botorch.sampling import SobolQMCNormalSampler
+from botorch.utils.datasets import SupervisedDataset
+from conftest import tiny_model
+from helpers import tiny_checkpoint
+
+from npbandit import NPModel
+
+D = 3
+BOUNDS = torch.tensor([[0.0] * D, [1.0] * D], dtype=torch.float64)
+
+
+def data(n=12, seed=0):
+    """Three columns on very different scales: a sum, a scaled square and a negated coordinate."""
+    g = torch.Generator().manual_seed(seed)
+    X = torch.rand(n, D, generator=g, dtype=torch.float64)
+    Y = torch.stack([X.sum(-1), 10 * (X**2).sum(-1), -X[:, 0]], dim=-1) + 0.01 * torch.randn(n, 3, generator=g,
+                                                                                             dtype=torch.float64)
+    return X, Y
+
+
+def columns(model_factory, Y):
+    return [model_factory(Y[:, i:i + 1]) for i in range(Y.shape[-1])]
+
+
+@pytest.mark.parametrize("name, n_views", [("cmanp", 1), ("cmanp", 3), ("tnpd", 1)])
+def test_each_output_is_the_model_of_its_own_column(name, n_views):
+    X, Y = data()
+    net = tiny_model(name, x_dim=6)
+    model = NPModel(net, X, Y, n_views=n_views)
+    singles = columns(lambda y: NPModel(net, X, y, n_views=n_views), Y)
+    assert model.num_outputs == 3
+    Xt = torch.rand(4, 2, D, dtype=torch.float64)
+    for noise in (False, True):
+        post = model.posterior(Xt, observation_noise=noise)
+        assert post.mean.shape == post.variance.shape == (4, 2, 3)
+        for i, single in enumerate(singles):
+            own = single.posterior(Xt, observation_noise=noise)
+            torch.testing.assert_close(post.mean[..., i], own.mean[..., 0], rtol=1e-9, atol=1e-9)
+            torch.testing.assert_close(post.variance[..., i], own.variance[..., 0], rtol=1e-9, atol=1e-9)
+    # independent outputs: the covariance (interleaved (q, m) order) holds no cross-output entry
+    covar = model.posterior(Xt).distribution.covariance_matrix
+    output = torch.arange(6) % 3
+    assert (covar[..., output[:, None] != output[None, :]] == 0).all()
+    torch.testing.assert_close(model.likelihood.noise, torch.cat([s.likelihood.noise for s in singles]))
+
+
+def test_a_joint_surrogate_gives_each_output_its_own_joint():
+    X, Y = data()
+    net = tiny_model("cmanp-and", x_dim=6)
+    model = NPModel(net, X, Y)
+    singles = columns(lambda y: NPModel(net, X, y), Y)
+    Xt = torch.rand(2, 4, D, dtype=torch.float64)
+    covar = model.posterior(Xt).distribution.covariance_matrix  # q = 4: the joint path
+    for i, single in enumerate(singles):
+        own = single.posterior(Xt).distribution.covariance_matrix
+        torch.testing.assert_close(covar[..., i::3, i::3], own, rtol=1e-7, atol=1e-9)
+    output = torch.arange(12) % 3
+    assert (covar[..., output[:, None] != output[None, :]].abs() < 1e-12).all()
+    draws = model.joint_sample(torch.rand(7, D, dtype=torch.float64), num_samples=5,
+                               generator=torch.Generator().manual_seed(0))
+    assert draws.shape == (5, 7, 3)
+
+
+def test_subsets_hold_only_their_outputs_and_condition_on_their_columns():
+    X, Y = data()
+    net = tiny_model("cmanp", x_dim=6)
+    model = NPModel(net, X, Y, outcome_transform=Standardize(3))
+    Xt = torch.rand(3, 2, D, dtype=torch.float64)
+    sub = model.subset_output([2, 0])
+    assert sub.num_outputs == 2 and sub.train_Y.shape == (12, 2) and sub._state.batch_size == 2
+    torch.testing.assert_close(sub.posterior(Xt).mean, model.posterior(Xt).mean[..., [2, 0]])
+    torch.testing.assert_close(sub.posterior(Xt).variance, model.posterior(Xt).variance[..., [2, 0]])
+    X_new = torch.rand(3, D, dtype=torch.float64)
+    Y_new = torch.rand(3, 3, dtype=torch.float64)
+    # conditioning a subset on its columns = subsetting the model conditioned on all of them
+    left = sub.condition_on_observations(X_new, Y_new[:, [2, 0]])
+    right = model.condition_on_observations(X_new, Y_new).subset_output([2, 0])
+    torch.testing.assert_close(left.posterior(Xt).mean, right.posterior(Xt).mean)
+    assert left.train_Y.shape == (15, 2)
+    with pytest.raises(ValueError, match=r"Y must have shape batch_shape x 3 x 2"):
+        sub.condition_on_observations(X_new, Y_new)
+    with pytest.raises(ValueError, match="idcs"):
+        model.subset_output([3])
+    # a fantasy model's subsets too
+    fantasy = model.fantasize(torch.rand(2, 1, D, dtype=torch.float64), SobolQMCNormalSampler(torch.Size([4])))
+    assert fantasy.posterior(torch.rand(4, 2, 1, D, dtype=torch.float64)).mean.shape == (4, 2, 1, 3)
+    part = fantasy.subset_output([1])
+    Xf = torch.rand(4, 2, 1, D, dtype=torch.float64)
+    torch.testing.assert_close(part.posterior(Xf).mean, fantasy.posterior(Xf).mean[..., [1]])
+
+
+def test_streaming_restandardises_every_column_when_one_drifts():
+    X, Y = data()
+    net = tiny_model("cmanp", x_dim=6)
+    model = NPModel(net, X, Y)
+    X_new = torch.rand(4, D, dtype=torch.float64)
+    Y_new = torch.cat([Y[:4, :1], 100 + Y[:4, 1:2], Y[:4, 2:]], dim=-1)  # only output 1 drifts
+    streamed = model.condition_on_observations(X_new, Y_new)
+    fresh = NPModel(net, torch.cat([X, X_new]), torch.cat([Y, Y_new]))
+    Xt = torch.rand(5, 1, D, dtype=torch.float64)
+    torch.testing.assert_close(streamed._y_std, fresh._y_std)
+    torch.testing.assert_close(streamed.posterior(Xt).mean, fresh.posterior(Xt).mean)
+
+
+def test_constrained_and_multi_objective_acquisitions_run():
+    X, Y = data()
+    model = NPModel(tiny_model("cmanp", x_dim=6).float(), X, Y)
+    sampler = SobolQMCNormalSampler(torch.Size([16]))
+    acquisitions = [
+        # maximise output 0 subject to output 2 <= -0.3 (x0 >= 0.3) and output 1 <= 15
+        qLogExpectedImprovement(model, best_f=Y[:, 0].max(), sampler=sampler,
+                                objective=GenericMCObjective(lambda Z, X=None: Z[..., 0]),
+                                constraints=[lambda Z: Z[..., 2] + 0.3, lambda Z: Z[..., 1] - 15]),
+        qLogNoisyExpectedImprovement(model, X_baseline=X, sampler=sampler,
+                                     objective=GenericMCObjective(lambda Z, X=None: Z[..., 0]),
+                                     constraints=[lambda Z: Z[..., 2] + 0.3]),
+        qLogNoisyExpectedHypervolumeImprovement(model, ref_point=[0.0, 0.0, -1.0], X_baseline=X, sampler=sampler),
+    ]
+    objective = ConstrainedMCObjective(objective=lambda Z, X=None: Z[..., 0], constraints=[lambda Z: Z[..., 2] + 0.3])
+    acquisitions.append(qExpectedImprovement(model, best_f=Y[:, 0].max(), sampler=sampler, objective=objective))
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")  # untrained weights: BoTorch warns about restarts
+        for acq in acquisitions:
+            cand, value = optimize_acqf(acq, BOUNDS, q=2, num_restarts=2, raw_samples=16)
+            assert cand.shape == (2, D) and torch.isfinite(value), type(acq).__name__
+
+
+def test_checkpoints_and_construct_inputs_take_several_columns(tmp_path):
+    X, Y = data()
+    card = tiny_checkpoint(tmp_path)
+    model = NPModel.from_pretrained(str(card), X, Y)
+    assert model.num_outputs == 3 and model.posterior(X[:2].unsqueeze(-2)).mean.shape == (2, 1, 3)
+    inputs = NPModel.construct_inputs(SupervisedDataset(X, Y, feature_names=["a", "b", "c"],
+                                                        outcome_names=["f", "g", "h"]), checkpoint=str(card))
+    assert NPModel(**inputs).num_outputs == 3
+
+
+def test_a_network_with_outputs_of_its_own_takes_only_that_many_columns():
+    X, Y = data()
+    with pytest.raises(ValueError, match=r"train_Y must have 2 column\(s\)"):
+        NPModel(tiny_model("cmanp", x_dim=6, y_dim=2), X, Y)
+    with pytest.raises(ValueError, match="at least one column"):
+        NPModel(tiny_model("cmanp", x_dim=6), X, Y[:, :0])
