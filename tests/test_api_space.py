@@ -180,3 +180,28 @@ def test_a_warm_start_over_bounds_takes_points_in_the_bounds():
     earlier = [(x, sphere(x)) for x in ([-1.0, 0.0], [1.0, 2.0], [0.0, 1.0], [0.5, 0.5], [-0.5, 1.5])]
     warm = optimize(sphere, box, surrogate="gp", budget=1, seed=0, db=None, progress=False, initial=earlier)
     assert not np.allclose(warm.history[0]["x"], first)  # 5 = 2d + 1 earlier points: the design is done
+
+
+def test_the_design_hands_out_each_value_of_a_small_discrete_space_once_before_any_repeat():
+    # 2 x 3 = 6 values and a design of 2 * 4 + 1 = 9 points: a snapped Sobol sequence repeated
+    # values within the first six; now the first six are the six values, then repeats are allowed
+    small = SearchSpace({"flag": Choice([False, True]), "k": Choice(["a", "b", "c"])})
+    for policy in (SobolPolicy(small.dim, snap=small.snap),
+                   BOPolicy(small.dim, snap=small.snap, n_init=9, model=lambda X, Y: None)):
+        policy.reset(seed=0)
+        points = [policy.act(None) for _ in range(9)]
+        values = [tuple(sorted(small.decode(p).items())) for p in points]
+        assert len(set(values[:6])) == 6 and len(values) == 9
+
+
+def test_two_points_in_flight_on_one_value_are_settled_one_each():
+    # two hand-outs that snap to the same value are two entries: observing the first leaves the second in flight
+    small = SearchSpace({"k": Choice(["a", "b"])})
+    policy = BOPolicy(small.dim, snap=small.snap, n_init=4, model=lambda X, Y: None)
+    policy.reset(seed=0)
+    first, second, third = (policy.act(None) for _ in range(3))
+    assert len({p.tobytes() for p in (first, second)}) == 2 and third.tobytes() in {first.tobytes(), second.tobytes()}
+    policy.observe(None, third, 1.0, {})
+    assert policy._handed[third.tobytes()] == [None]  # the other hand-out of that value is still in flight
+    policy.observe(None, third, 2.0, {})
+    assert third.tobytes() not in policy._handed and policy._spent == 3

@@ -374,11 +374,11 @@ def test_a_version_1_database_is_refused(tmp_path):
 def test_the_initial_design_counts_points_handed_out_not_observed():
     # with 4 evaluations in flight, counting observations would hand out 3 Sobol points beyond n_init
     from npbandit.policies import BOPolicy
-    from npbandit.policies.bo import _SobolDesign
+    from npbandit.policies.design import SobolDesign
 
     policy = BOPolicy(2, model="gp", n_init=5)
     policy.reset(0)
-    sobol = _SobolDesign(2, 0)
+    sobol = SobolDesign(2, 0)
     design = [sobol.next() for _ in range(6)]
     handed: list = []
     for _ in range(4):  # four in flight, none back

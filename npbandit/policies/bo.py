@@ -39,6 +39,7 @@ from npbandit.acquisition.proposal import ACQUISITIONS, REPEAT_DISTANCE, propose
 from npbandit.acquisition.subspace import SubspaceStrategy, check_subspace, default_subspace
 from npbandit.acquisition.thompson import THOMPSON_BLOCK_SIZE, thompson_draw  # noqa: F401
 from npbandit.policies.base import Policy
+from npbandit.policies.design import SobolDesign, SobolPolicy, check_snap, snap_points
 from npbandit.policies.factories import GPModelFactory, NPModelFactory, model_factory
 from npbandit.policies.gp import GP_KERNELS, NOISE_FREE_VAR, fit_single_task_gp  # noqa: F401 (NOISE_FREE_VAR kept here)
 from npbandit.policies.trust_region import TrustRegion, TrustRegionSettings
@@ -64,58 +65,6 @@ def yeo_johnson_warp(y: np.ndarray) -> np.ndarray:
         raise ValueError(f"y must be a 1-D array of finite values, got shape {y.shape}")
     Y = torch.from_numpy(y).unsqueeze(-1)
     return YeoJohnson.fit(Y).forward(Y).squeeze(-1).numpy()
-
-
-class _SobolDesign:
-    def __init__(self, dim: int, seed: int | None) -> None:
-        self.engine = torch.quasirandom.SobolEngine(dim, scramble=True, seed=seed)
-
-    def next(self) -> np.ndarray:
-        return self.engine.draw(1, dtype=torch.float64)[0].numpy()
-
-
-def _check_snap(snap: Any) -> Callable[[torch.Tensor], torch.Tensor] | None:
-    if snap is not None and not callable(snap):
-        raise TypeError(f"snap must be None or a callable mapping points [..., d] of the unit cube to where they are "
-                        f"evaluated (SearchSpace.snap), got {type(snap).__name__}")
-    return snap
-
-
-def _snapped(snap: Callable[[torch.Tensor], torch.Tensor] | None, points: np.ndarray) -> np.ndarray:
-    """``points`` ``[..., d]`` through ``snap`` (unchanged without one), as float64 numpy."""
-    if snap is None:
-        return points
-    out = snap(torch.as_tensor(points, dtype=torch.float64))
-    return np.asarray(out.detach().cpu(), dtype=np.float64).reshape(np.shape(points))
-
-
-class SobolPolicy(Policy):
-    """Quasi-random search: the next point of a scrambled Sobol sequence.
-
-    ``snap``: as :class:`BOPolicy`'s, each point handed out moved onto what it will be
-    evaluated at (``SearchSpace.snap``: a grid value, a choice's encoding)."""
-
-    name = "sobol"
-
-    def __init__(self, dim: int, snap: Callable[[torch.Tensor], torch.Tensor] | None = None) -> None:
-        if not isinstance(dim, int) or dim < 1:
-            raise ValueError(f"dim must be a positive int, got {dim!r}")
-        self.dim = dim
-        self.snap = _check_snap(snap)
-
-    def reset(self, seed: int | None = None) -> None:
-        super().reset(seed)
-        self.design = _SobolDesign(self.dim, seed)
-
-    def act(self, obs: np.ndarray, pending: np.ndarray | None = None) -> np.ndarray:
-        # a Sobol sequence never repeats itself: points still being evaluated need no care
-        return _snapped(self.snap, self.design.next())
-
-    def observe(self, obs, action, reward, info) -> None:
-        pass
-
-    def params(self) -> dict[str, Any]:
-        return {"dim": self.dim}
 
 
 class BOPolicy(Policy):
@@ -256,7 +205,7 @@ class BOPolicy(Policy):
             raise ValueError(f"dim must be a positive int, got {dim!r}")
         subspace = check_subspace(subspace)
         self.threads = check_threads("threads", threads)
-        self.snap = _check_snap(snap)
+        self.snap = check_snap(snap)
         if budget is not None and (not isinstance(budget, int) or isinstance(budget, bool) or budget < 1):
             raise ValueError(f"budget must be None or a positive int, got {budget!r}")
         self.budget = budget
@@ -350,12 +299,12 @@ class BOPolicy(Policy):
         self.failed: list[np.ndarray] = []  # points whose evaluation failed (observe_failure)
         self.np_model = None
         if self.subspace is None:
-            self.design = _SobolDesign(self.dim, seed)
+            self.design = SobolDesign(self.dim, seed)
             self.region = (TrustRegion.from_settings(self.dim, self.trust_region_settings) if self.trust_region
                            else None)
         else:  # the design and the region live in the strategy's search cube
             self._search = self.subspace.bind(self.dim, self.width, int(self.rng.integers(2**31)))
-            self.design = _SobolDesign(self._search.search_dim, seed)
+            self.design = SobolDesign(self._search.search_dim, seed)
             self.region = None
             if self.trust_region:
                 settings = self.trust_region_settings
@@ -365,7 +314,9 @@ class BOPolicy(Policy):
         self._batch: list[np.ndarray] = []  # the rest of the last q-point proposal, handed out in order
         # points handed out and not yet observed -> the best value observed when they were
         # proposed (None: a design point), against which their outcome resizes the trust region
-        self._handed: dict[bytes, float | None] = {}
+        # each point handed out and not yet observed -> the best value known when it was handed out
+        # (None: a design point), one entry per hand-out (two may snap to the same value)
+        self._handed: dict[bytes, list[float | None]] = {}
         # evaluations started: points handed out (failed or still in flight ones too) and
         # points observed without being handed out; what the budget has left is counted from it
         self._spent = 0
@@ -421,17 +372,17 @@ class BOPolicy(Policy):
 
     def _choose(self, pending: np.ndarray | None) -> np.ndarray:
         # counting observations alone, q evaluations in flight would get q - 1 Sobol points too many
-        design_in_flight = {key for key, best_then in self._handed.items() if best_then is None}
+        design_in_flight = {key for key, handed in self._handed.items() if None in handed}
         in_flight = 0 if pending is None else sum(
             x.tobytes() in design_in_flight for x in np.asarray(pending, dtype=np.float64).reshape(-1, self.dim))
         # failed design points count as design: a run whose evaluations fail still leaves the design
         # after n_init points (once two have values, which a model needs)
         if len(self.Y) + len(self.failed) + in_flight < self.n_init or len(self.Y) < min(self.n_init, 2):
-            point = self.design.next()
-            if self._search is not None:
-                point = self._search.lift(torch.from_numpy(point)[None])[0].numpy()
-            point = _snapped(self.snap, point)
-            self._handed[point.tobytes()] = None
+            lift = None if self._search is None else (
+                lambda z: self._search.lift(torch.from_numpy(z)[None])[0].numpy())
+            seen = {np.asarray(x, dtype=np.float64).tobytes() for x in (*self.X, *self.failed)} | set(self._handed)
+            point = self.design.next_new(self.snap, seen, lift)
+            self._handed.setdefault(point.tobytes(), []).append(None)
             return point
         if self._batch:
             return self._batch.pop(0)
@@ -469,9 +420,10 @@ class BOPolicy(Policy):
             points = proposal.propose(self._model(X, Y), self.acquisition, dim=self.dim, best_f=best_f, seed=seed,
                                       pending=pending, pending_strategy=self.pending_strategy, outputs=Y,
                                       observed=X if self.avoid_repeats else None, snap=self.snap, **settings)
-        points = _snapped(self.snap, points)
+        points = snap_points(self.snap, points)
         for point in points.reshape(-1, self.dim):
-            self._handed[np.asarray(point, dtype=np.float64).tobytes()] = self._best_then()  # raw, not warped
+            self._handed.setdefault(np.asarray(point, dtype=np.float64).tobytes(), []).append(
+                self._best_then())  # raw, not warped
         if points.ndim == 1:
             return points
         self._batch = list(points[1:])
@@ -485,11 +437,7 @@ class BOPolicy(Policy):
         # (a point not handed out here, given to observe directly, counts as the design's until
         # n_init are observed, as TrustRegion.replay counts a history)
         c = self._constraint_values(info) if self.constrained else None
-        key = x.tobytes()
-        handed = key in self._handed
-        best_then = self._handed.pop(key) if handed else (self._best_then() if len(self.Y) >= self.n_init else None)
-        if not handed:
-            self._spent += 1
+        best_then = self._settle(x, lambda: self._best_then() if len(self.Y) >= self.n_init else None)
         if self.region is not None and best_then is not None:
             # proposals still to come: neither those in flight nor failed ones can be proposed again
             remaining = None if self.budget is None else max(self.budget - self._spent, 0)
@@ -505,6 +453,20 @@ class BOPolicy(Policy):
             with torch_threads(self.threads):
                 self.np_model = self.np_model.condition_on_observations(
                     torch.tensor(x, dtype=torch.float64)[None], torch.tensor([row], dtype=torch.float64))
+
+    def _settle(self, x: np.ndarray, otherwise: Callable[[], float | None]) -> float | None:
+        """The best value known when ``x`` was handed out (``None``: a design point), its
+        earliest hand-out settled; for a point not handed out here (given to ``observe``
+        directly), ``otherwise()``, and the point counts as spent now."""
+        key = x.tobytes()
+        handed = self._handed.get(key)
+        if not handed:
+            self._spent += 1
+            return otherwise()
+        best_then = handed.pop(0)
+        if not handed:
+            del self._handed[key]
+        return best_then
 
     def _constraint_values(self, info: dict[str, Any]) -> np.ndarray:
         """``info["constraints"]`` checked: ``k`` finite floats, ``k`` the same as before."""
@@ -532,11 +494,7 @@ class BOPolicy(Policy):
         configuration. (A model rebuilt per proposal places each failure at the worst value
         then; a streamed one at the worst value when it failed.)"""
         x = np.asarray(action, dtype=np.float64)
-        key = x.tobytes()
-        handed = key in self._handed
-        best_then = self._handed.pop(key) if handed else None
-        if not handed:
-            self._spent += 1
+        best_then = self._settle(x, lambda: None)
         if self.region is not None and best_then is not None:
             remaining = None if self.budget is None else max(self.budget - self._spent, 0)
             self.region.observe(False, remaining)

@@ -1,0 +1,95 @@
+"""The initial design and quasi-random search: scrambled Sobol points on the unit cube.
+
+The first ``n_init`` points of every BO policy come from :class:`SobolDesign`, seeded by
+``reset(seed)``, so every method of a comparison starts from the same points;
+:class:`SobolPolicy` hands out the whole run that way (random search's stronger form).
+Points are snapped (``SearchSpace.snap``) onto what they will be evaluated at, and a design
+skips a point whose snapped value was already handed out while the space has others left.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from typing import Any
+
+import numpy as np
+import torch
+
+from npbandit.policies.base import Policy
+
+__all__ = ["SobolPolicy", "SobolDesign", "DESIGN_DRAWS", "check_snap", "snap_points"]
+
+
+#: Sobol draws a design makes for a point whose snapped value is new before it hands out a
+#: repeat (a discrete space with fewer values than the design has no new one left)
+DESIGN_DRAWS = 64
+
+
+class SobolDesign:
+    def __init__(self, dim: int, seed: int | None) -> None:
+        self.engine = torch.quasirandom.SobolEngine(dim, scramble=True, seed=seed)
+
+    def next(self) -> np.ndarray:
+        return self.engine.draw(1, dtype=torch.float64)[0].numpy()
+
+    def next_new(self, snap: Callable[[torch.Tensor], torch.Tensor] | None, seen: set[bytes],
+                 lift: Callable[[np.ndarray], np.ndarray] | None = None) -> np.ndarray:
+        """The next point (through ``lift``, then ``snap``) whose bytes are not in ``seen``: a
+        Sobol sequence never repeats itself, but snapped onto a small grid or a few choices
+        its points do. At most :data:`DESIGN_DRAWS` draws, then the last one even if seen."""
+        for _ in range(DESIGN_DRAWS if snap is not None else 1):
+            point = self.next()
+            if lift is not None:
+                point = lift(point)
+            point = snap_points(snap, point)
+            if point.tobytes() not in seen:
+                break
+        return point
+
+
+def check_snap(snap: Any) -> Callable[[torch.Tensor], torch.Tensor] | None:
+    if snap is not None and not callable(snap):
+        raise TypeError(f"snap must be None or a callable mapping points [..., d] of the unit cube to where they are "
+                        f"evaluated (SearchSpace.snap), got {type(snap).__name__}")
+    return snap
+
+
+def snap_points(snap: Callable[[torch.Tensor], torch.Tensor] | None, points: np.ndarray) -> np.ndarray:
+    """``points`` ``[..., d]`` through ``snap`` (unchanged without one), as float64 numpy."""
+    if snap is None:
+        return points
+    out = snap(torch.as_tensor(points, dtype=torch.float64))
+    return np.asarray(out.detach().cpu(), dtype=np.float64).reshape(np.shape(points))
+
+
+class SobolPolicy(Policy):
+    """Quasi-random search: the next point of a scrambled Sobol sequence.
+
+    ``snap``: as :class:`BOPolicy`'s, each point handed out moved onto what it will be
+    evaluated at (``SearchSpace.snap``: a grid value, a choice's encoding)."""
+
+    name = "sobol"
+
+    def __init__(self, dim: int, snap: Callable[[torch.Tensor], torch.Tensor] | None = None) -> None:
+        if not isinstance(dim, int) or dim < 1:
+            raise ValueError(f"dim must be a positive int, got {dim!r}")
+        self.dim = dim
+        self.snap = check_snap(snap)
+
+    def reset(self, seed: int | None = None) -> None:
+        super().reset(seed)
+        self.design = SobolDesign(self.dim, seed)
+        self._handed_out: set[bytes] = set()
+
+    def act(self, obs: np.ndarray, pending: np.ndarray | None = None) -> np.ndarray:
+        # a point handed out before, observed or still in flight, is not handed out again while
+        # the space has values left
+        point = self.design.next_new(self.snap, self._handed_out)
+        self._handed_out.add(point.tobytes())
+        return point
+
+    def observe(self, obs, action, reward, info) -> None:
+        pass
+
+    def params(self) -> dict[str, Any]:
+        return {"dim": self.dim}
