@@ -73,16 +73,18 @@ class ColumnSelector(abc.ABC):
 
 class RelevantColumns(ColumnSelector):
     """The ``width`` columns of highest :func:`relevance`, scored with the bowl centred on the
-    best and on the worst observed point (the larger of the two per column), so the rule
-    serves maximisation and minimisation alike (Ax hands the model the raw metric).
+    best and on the worst observed point of the first output (the larger of the two per
+    column), so the rule serves maximisation and minimisation alike (Ax hands the model the
+    metric as measured, whichever way it is optimised).
 
     Deterministic: ties (among them every column when fewer than three points or no signal
     are seen) go to the lower index, and the chosen columns are read in increasing order."""
 
     def select(self, X: Tensor, Y: Tensor, width: int) -> tuple[int, ...]:
         X = torch.as_tensor(X).detach().to(torch.float64)
-        y = torch.as_tensor(Y).detach().to(torch.float64).reshape(len(X), -1)[:, 0]
-        score = torch.maximum(relevance(X, y, X[int(torch.argmax(y))]), relevance(X, y, X[int(torch.argmin(y))]))
+        Y = torch.as_tensor(Y).detach().to(torch.float64).reshape(len(X), -1)
+        best, worst = int(torch.argmax(Y[:, 0])), int(torch.argmin(Y[:, 0]))
+        score = torch.maximum(relevance(X, Y, X[best]), relevance(X, Y, X[worst]))
         order = torch.sort(-score, stable=True).indices[:width]
         return tuple(sorted(order.tolist()))
 
