@@ -24,6 +24,7 @@ inputs (from ``construct_inputs``' chosen columns and the dataset's feature name
     nice python experiments/benchmarks/ax_wide.py                       # 3 seeds, writes experiments/log/
     nice python experiments/benchmarks/ax_wide.py --seeds 2 --routes np-oracle --merge  # adds runs to the saved ones
     python experiments/benchmarks/ax_wide.py --seeds 1 --budget 12 --no-write
+    python experiments/benchmarks/ax_wide.py --no-run                   # re-render from experiments/log/results/
 """
 
 from __future__ import annotations
@@ -135,15 +136,28 @@ def render(results: list[dict], budget: int, seeds: int, checkpoint: str, versio
              "log10 simple regret of the best value after the budget (median and "
              "per seed); seconds per model-based trial (mean over trials, median over seeds); `np`: models that "
              "read both of Branin's inputs, of all its models.", "",
-             "| route | log10 regret (median) | per seed | s / trial | models reading both inputs |",
-             "|---|---:|---|---:|---:|"]
+             "| route | seeds | log10 regret (median) | per seed | s / trial | models reading both inputs |",
+             "|---|---:|---:|---|---:|---:|"]
     for r in routes:
         runs = by[r]
         both = (f"{sum(x['read_both'] for x in runs)} / {sum(x['models'] for x in runs)}" if r.startswith("np")
                 else "–")
-        lines.append(f"| {r} | {statistics.median(x['log10_regret'] for x in runs):.2f} | "
+        lines.append(f"| {r} | {len(runs)} | {statistics.median(x['log10_regret'] for x in runs):.2f} | "
                      + ", ".join(f"{x['log10_regret']:.2f}" for x in runs)
                      + f" | {statistics.median(x['s_per_trial'] for x in runs):.2f} | {both} |")
+
+    def versus(a: str, b: str) -> str | None:
+        """``a`` ends lower than ``b`` on k of the n seeds both ran."""
+        if a not in by or b not in by:
+            return None
+        regret = {x["seed"]: x["log10_regret"] for x in by[b]}
+        pairs = [(x["log10_regret"], regret[x["seed"]]) for x in by[a] if x["seed"] in regret]
+        return f"`{a}` ends with lower regret than `{b}` on {sum(p < q for p, q in pairs)} of {len(pairs)} seeds"
+
+    reading = [text for text in (versus("gp", "np"), versus("np", "sobol"), versus("np-oracle", "np"),
+                                 versus("gp", "np-oracle")) if text]
+    if reading:
+        lines += ["", "Reading: " + "; ".join(reading) + "."]
     return "\n".join(lines) + "\n"
 
 
@@ -160,8 +174,21 @@ def main(argv: list[str] | None = None) -> None:
     parser.add_argument("--no-write", action="store_true")
     parser.add_argument("--merge", action="store_true",
                         help="add these runs to those saved in experiments/log/results/" + JSON_NAME)
+    parser.add_argument("--no-run", action="store_true",
+                        help="re-render the section from experiments/log/results/" + JSON_NAME)
     args = parser.parse_args(argv)
     torch.set_num_threads(THREADS)
+    saved_path = ROOT / "experiments" / "log" / "results" / JSON_NAME
+    if args.no_run:
+        saved = json.loads(saved_path.read_text())
+        text = render(saved["runs"], saved["budget"], saved["seeds"], saved["checkpoint"], saved["versions"],
+                      saved["command"])
+        print(text)
+        if not args.no_write:
+            publish("ax-wide", text, JSON_NAME, saved["command"], {k: v for k, v in saved.items()
+                                                                   if k not in ("command", "machine")},
+                    threads=THREADS)
+        return
     import ax
     import botorch
 
@@ -180,7 +207,7 @@ def main(argv: list[str] | None = None) -> None:
                     f"--routes {' '.join(args.routes)}")
     seeds = args.seeds
     if args.merge:
-        saved = json.loads((ROOT / "experiments" / "log" / "results" / JSON_NAME).read_text())
+        saved = json.loads(saved_path.read_text())
         if (saved["budget"], saved["checkpoint"]) != (args.budget, args.checkpoint):
             parser.error(f"--merge needs the saved runs' --budget {saved['budget']} and --checkpoint "
                          f"{saved['checkpoint']}")
