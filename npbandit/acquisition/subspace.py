@@ -39,6 +39,7 @@ import torch
 from npbandit.acquisition.constrained import incumbent
 from npbandit.acquisition.pending import DEFAULT_LIAR, PendingStrategy, pending_strategy
 from npbandit.acquisition.proposal import REPEAT_DISTANCE, SearchRegion, nearest, propose, propose_in_region
+from npbandit.models.columns import relevance
 
 __all__ = ["SubspaceStrategy", "SubspaceSearch", "CountSketch", "CountSketchSearch", "CoordinateSubspace",
            "CoordinateSearch", "default_subspace", "check_subspace"]
@@ -240,21 +241,14 @@ class CoordinateSearch(SubspaceSearch):
 
     def coordinate_weights(self, X: torch.Tensor, Y: torch.Tensor, center: torch.Tensor) -> torch.Tensor:
         """Probabilities ``[D]`` of choosing each coordinate: ``relevance`` times a relevance
-        estimate plus ``1 - relevance`` uniform. The estimate is, per coordinate, the larger of
-        ``|corr(x_i, y)|`` (a trend) and ``|corr(|x_i - center_i|, y)|`` (a bowl around the
-        incumbent) over the seen points ``X [m, D]``, ``Y [m, 1]``, normalised to sum 1;
-        uniform with fewer than three points or no signal."""
+        estimate plus ``1 - relevance`` uniform. The estimate is
+        :func:`npbandit.models.columns.relevance` of the seen points ``X [m, D]``, ``Y [m, 1]``
+        with the bowl around the incumbent ``center``, normalised to sum 1; uniform with
+        fewer than three points or no signal."""
         uniform = torch.full((self.dim,), 1.0 / self.dim, dtype=torch.float64)
-        if self.relevance == 0 or len(X) < 3:
+        if self.relevance == 0:
             return uniform
-        y = Y[:, 0] - Y[:, 0].mean()  # the objective's column (constraint values follow it)
-        scores = []
-        for feature in (X, (X - center).abs()):
-            f = feature - feature.mean(dim=0)
-            denom = f.norm(dim=0) * y.norm()
-            scores.append(torch.where(denom > 0, (f * y[:, None]).sum(dim=0).abs() / denom.clamp_min(1e-300),
-                                      torch.zeros(())))
-        score = torch.maximum(*scores)
+        score = relevance(X, Y[:, :1], center)  # the objective's column (constraint values follow it)
         if not float(score.sum()) > 0:
             return uniform
         return self.relevance * score / score.sum() + (1.0 - self.relevance) * uniform

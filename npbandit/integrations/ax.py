@@ -22,7 +22,14 @@ each column's range onto ``[0, 1]``. Ax's own optimiser then keeps the proposals
 ints and choices (``optimize_acqf_mixed``: one acquisition optimisation per combination of
 the discrete values when they are few, else BoTorch's alternating mixed optimiser), so the
 acquisition is judged at points the objective can be evaluated at. Every one-hot column is
-an input of the checkpoint: a 3-valued choice takes 3 of its (6) inputs.
+a column of the dataset: a 3-valued choice takes 3 of them.
+
+More columns than the checkpoint's inputs (6 for the ``*-bo`` ones): the model reads the
+``width`` most relevant columns, chosen from the trial's data each time Ax rebuilds it
+(``NPModel``'s ``columns``, default ``"relevant"`` for such data; see "Wider data" in
+:mod:`npbandit.models.network`), and its acquisition is flat in the rest, which Ax's
+optimiser then sets wherever its restarts leave them. ``model_options={"columns": ...}``
+chooses otherwise (``"all"`` refuses such data, with the one-hot columns counted).
 
 A loop need not import this module: ``npbandit`` installs a hook
 (:class:`~npbandit.integrations.AxWhenLoaded`) that imports it from
@@ -59,8 +66,8 @@ def one_hot_parameters(feature_names: Any) -> list[str]:
 class AxConstructInputs(ConstructInputsHook):
     """``NPModel.construct_inputs``'s hook under Ax: Ax's datasets are taken as they are,
     its one-hot columns of a choice parameter included (the encoding
-    :class:`npbandit.space.Choice` gives three or more unordered values); a dataset wider
-    than the checkpoint is refused with the one-hot columns counted."""
+    :class:`npbandit.space.Choice` gives three or more unordered values); the refusal of a
+    dataset wider than the checkpoint (``columns="all"``) counts the one-hot columns."""
 
     def check_dataset(self, training_data: Any) -> None:
         """Nothing to refuse in Ax's encodings themselves (the width is checked against
@@ -68,7 +75,8 @@ class AxConstructInputs(ConstructInputsHook):
 
     def width_note(self, training_data: Any) -> str:
         """Which of the dataset's columns are Ax's one-hot columns of choice parameters, for
-        the error about a dataset wider than the checkpoint (``""`` when none are)."""
+        the error about a dataset wider than the checkpoint with ``columns="all"`` (``""``
+        when none are)."""
         names = list(getattr(training_data, "feature_names", None) or [])
         choices = one_hot_parameters(names)
         if not choices:

@@ -19,6 +19,9 @@ One module per idea:
   network's fingerprint;
 * :mod:`~npbandit.models.cache`, :mod:`~npbandit.models.moments` -- what a model keeps
   between calls, and its running moments;
+* :mod:`~npbandit.models.columns` -- which columns of data wider than the network it
+  reads (:class:`ColumnSelector`, :class:`RelevantColumns`), and the relevance estimate
+  the acquisition's coordinate subspace shares;
 * :mod:`~npbandit.models.checks` -- argument checks;
 * :mod:`~npbandit.models.hooks` -- how a framework's integration (``npbandit.integrations.ax``)
   adapts ``NPModel.construct_inputs`` without this package importing it.
@@ -34,14 +37,16 @@ from typing import TYPE_CHECKING, Any
 
 if TYPE_CHECKING:
     from npbandit.models.checkpoint import shared_surrogate
+    from npbandit.models.columns import ColumnSelector, RelevantColumns
     from npbandit.models.hooks import ConstructInputsHook, construct_inputs_hook, set_construct_inputs_hook
     from npbandit.models.likelihood import NPLikelihood
     from npbandit.models.model import NPModel
 
-__all__ = ["NPModel", "NPLikelihood", "shared_surrogate", "ConstructInputsHook", "construct_inputs_hook",
-           "set_construct_inputs_hook"]
+__all__ = ["NPModel", "NPLikelihood", "shared_surrogate", "ColumnSelector", "RelevantColumns", "ConstructInputsHook",
+           "construct_inputs_hook", "set_construct_inputs_hook"]
 
 _HOMES = {"NPModel": "model", "NPLikelihood": "likelihood", "shared_surrogate": "checkpoint",
+          "ColumnSelector": "columns", "RelevantColumns": "columns",
           "ConstructInputsHook": "hooks", "construct_inputs_hook": "hooks", "set_construct_inputs_hook": "hooks"}
 
 

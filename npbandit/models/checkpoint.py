@@ -4,8 +4,8 @@ named by a fingerprint of its weights.
 * :func:`shared_surrogate` loads a checkpoint once and hands the same network to every
   caller (Ax builds a model for every trial and every cross-validation fold).
 * :func:`pretrained_defaults` gives the constructor options of the prior a checkpoint was
-  trained on (input box, output standardisation, symmetric views), after checking that
-  the checkpoint fits the data.
+  trained on (input box, output standardisation, symmetric views) and the columns of the
+  data its network reads, after checking that the checkpoint fits them.
 * :func:`fingerprint` is the sha256 of a network's state: what a model's state dict
   carries in place of a GP's hyperparameters.
 """
@@ -21,6 +21,7 @@ import torch
 from torch import Tensor
 
 from npbandit.models.checks import check_matrix
+from npbandit.models.columns import resolve_columns
 from npbandit.priors import PRIORS
 from npbandit.surrogates import pretrained
 from npbandit.surrogates.base import NeuralProcess
@@ -60,12 +61,15 @@ def shared_surrogate(name_or_path: str | Path, *, dtype: torch.dtype = torch.flo
     return surrogate
 
 
-def pretrained_defaults(surrogate: NeuralProcess, train_X: Tensor, train_Y: Tensor, caller: str) -> dict[str, Any]:
-    """``input_domain`` / ``standardize`` (and ``n_views`` where the card recommends views)
-    of the prior a checkpoint was trained on, after checking that it fits data of this
-    shape (``train_X`` ``n x d``, ``train_Y`` ``n x m``, any ``m`` for a one-output
-    checkpoint; ``CheckpointError`` naming the checkpoints that do). ``caller`` names the
-    method in the error for a surrogate without a card."""
+def pretrained_defaults(surrogate: NeuralProcess, train_X: Tensor, train_Y: Tensor, caller: str,
+                        columns: Any = None) -> dict[str, Any]:
+    """The constructor options a checkpoint and data of this shape (``train_X`` ``n x D``,
+    ``train_Y`` ``n x m``, any ``m`` for a one-output checkpoint) call for: ``columns``,
+    resolved (:func:`~npbandit.models.columns.resolve_columns`; ``None``: every column), and
+    ``input_domain`` / ``standardize`` (and ``n_views`` where the card recommends views)
+    of the prior the checkpoint was trained on, after checking that it fits the columns
+    the network reads (``CheckpointError`` naming the checkpoints that do). ``caller``
+    names the method in the error for a surrogate without a card."""
     card = getattr(surrogate, "card", None)
     if card is None:
         raise ValueError(f"{caller} needs a checkpoint name/path or a surrogate from load_surrogate")
@@ -73,15 +77,18 @@ def pretrained_defaults(surrogate: NeuralProcess, train_X: Tensor, train_Y: Tens
     check_matrix("train_Y", train_Y)
     # a one-output network models every column of train_Y with an NP of its own
     y_dim = 1 if surrogate.y_dim == 1 else train_Y.shape[-1]
-    pretrained.check_checkpoint_kind(card, prior=tuple(PRIORS), x_dim=train_X.shape[-1], y_dim=y_dim,
-                                     purpose="NPModel")
+    pretrained.check_checkpoint_kind(card, prior=tuple(PRIORS), y_dim=y_dim, purpose="NPModel")
+    columns = resolve_columns(columns, train_X, train_Y, surrogate.x_dim)
+    d = train_X.shape[-1] if columns is None else len(columns)
+    pretrained.check_checkpoint_kind(card, prior=tuple(PRIORS), x_dim=d, y_dim=y_dim, purpose="NPModel")
+    defaults: dict[str, Any] = {"columns": columns}
     prior = PRIORS.get(card["prior"]["name"])
     if prior is None:
-        return {}
-    defaults = {"input_domain": prior.input_domain, "standardize": prior.standardizes_outputs}
+        return defaults
+    defaults.update(input_domain=prior.input_domain, standardize=prior.standardizes_outputs)
     views = pretrained.checkpoint_use(card).get("n_views", 1)
     if views > 1 and prior.input_symmetric and not surrogate.joint_predictive:
-        defaults["n_views"] = min(views, symmetry_count(train_X.shape[-1]))
+        defaults["n_views"] = min(views, symmetry_count(d))
     return defaults
 
 

@@ -61,9 +61,10 @@ def check_model_arguments(surrogate: Any, train_X: Any, train_Y: Any, train_Yvar
                           input_domain: tuple[float, float], restandardize_tol: float, noise_points: Any,
                           n_views: Any) -> None:
     """The checks of :class:`~npbandit.models.NPModel`'s constructor that need no checkpoint
-    card: the surrogate's kind, the data's shapes (``train_X`` ``n x d`` with ``d`` at most
-    the surrogate's input width, ``train_Y`` / ``train_Yvar`` ``n x m`` with ``m`` the
-    surrogate's outputs, or any ``m >= 1`` for a one-output surrogate) and the options."""
+    card: the surrogate's kind, the data's shapes (``train_X`` ``n x D``, ``train_Y`` /
+    ``train_Yvar`` ``n x m`` with ``m`` the surrogate's outputs, or any ``m >= 1`` for a
+    one-output surrogate) and the options. How many of ``train_X``'s columns the network
+    may read is :func:`~npbandit.models.columns.resolve_columns`'s to check."""
     if not isinstance(surrogate, NeuralProcess):
         raise TypeError(f"surrogate must be an npbandit NeuralProcess, got {type(surrogate).__name__}")
     if surrogate.outcome_transform is not None:  # its predictive is not Gaussian in the data's units
@@ -86,9 +87,6 @@ def check_model_arguments(surrogate: Any, train_X: Any, train_Y: Any, train_Yvar
             raise ValueError("train_Yvar (observation noise variances) must be non-negative")
     if train_X.shape[0] == 0:
         raise ValueError("train_X must hold at least one point")
-    if train_X.shape[-1] > surrogate.x_dim:
-        raise ValueError(f"train_X has d={train_X.shape[-1]} inputs but the surrogate accepts at most "
-                         f"{surrogate.x_dim}")
     if train_Y.shape[-1] != surrogate.y_dim and surrogate.y_dim != 1:
         raise ValueError(f"train_Y must have {surrogate.y_dim} column(s) (the surrogate's outputs; a one-output "
                          f"surrogate models any number of columns, one NP each), got {train_Y.shape[-1]}")

@@ -28,7 +28,8 @@ class ConstructInputsHook:
 
     def width_note(self, training_data: Any) -> str:
         """Text appended to the error ``construct_inputs`` raises for a dataset wider than
-        the checkpoint: how the framework's encoding made it that wide (``""``: nothing to add)."""
+        the checkpoint (with ``columns="all"``): how the framework's encoding made it that
+        wide (``""``: nothing to add)."""
         return ""
 
 

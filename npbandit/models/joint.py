@@ -32,7 +32,7 @@ class JointPosteriorMixin:
 
     A mixin of ``NPModel`` only: it reads the model's state (``_state``, ``_d``, ``_views``,
     ``_y_mean`` / ``_y_std``, ``_output_indices``) and its methods (``_as_targets``,
-    ``_joint``, ``_sample``, ``_to_surrogate_inputs``, ``_predict``, ``noise_variance``,
+    ``_joint``, ``_sample``, ``_to_surrogate_inputs``, ``_read_columns``, ``_predict``, ``noise_variance``,
     ``_observation_variance``)."""
 
     def _joint_parts(self, X: Tensor) -> tuple[Tensor, Tensor, Tensor]:
@@ -85,7 +85,8 @@ class JointPosteriorMixin:
             noise, y_mean, y_std = noise[indices], y_mean[indices], y_std[indices]
             obs_var = None if obs_var is None else obs_var[..., indices]
         factor, diag = hold_out_noise(factor, diag, noise)
-        same = first_equal_rows(X.expand(*loc.shape[:-2], *X.shape[-2:]))
+        read = self._read_columns(X)  # points equal in the columns the network reads are one point to it
+        same = first_equal_rows(read.expand(*loc.shape[:-2], *read.shape[-2:]))
         if same is not None:  # equal points take the first one's moments (as gaussian_posterior)
             loc, diag = (t.gather(-2, same.unsqueeze(-1).expand_as(t)) for t in (loc, diag))
             factor = factor.gather(-3, same[..., None, None].expand_as(factor))

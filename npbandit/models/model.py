@@ -52,6 +52,7 @@ What is Ax's own (its dataset encodings, its fit dispatcher and storage) lives i
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
@@ -68,6 +69,7 @@ from npbandit.exceptions import CheckpointError
 from npbandit.models.cache import HeldNetwork, NetworkAnchor, RowBuffer, SharedRows
 from npbandit.models.checkpoint import fingerprint, input_symmetric, pretrained_defaults, shared_surrogate
 from npbandit.models.checks import check_bounds, check_matrix, check_model_arguments
+from npbandit.models.columns import ColumnSelector, resolve_columns
 from npbandit.models.conditioning import ConditioningMixin
 from npbandit.models.hooks import construct_inputs_hook
 from npbandit.models.joint import JointPosteriorMixin
@@ -94,7 +96,8 @@ class NPModel(MarginalPosteriorMixin, JointPosteriorMixin, ConditioningMixin, No
     Args:
         surrogate: any :class:`~npbandit.surrogates.NeuralProcess` without an
             ``outcome_transform`` (the ``*-wheel`` checkpoints carry one: refused).
-        train_X: ``n x d`` training inputs (``d`` at most the surrogate's input width).
+        train_X: ``n x d`` training inputs (any ``d``; the network reads at most its input
+            width of them, see ``columns``).
         train_Y: ``n x m`` training outputs: ``m`` = the surrogate's output width, or any
             ``m`` for a one-output surrogate (every ``*-bo`` checkpoint), which then models
             each column with an NP of its own (independent outputs, each standardised on its
@@ -115,6 +118,15 @@ class NPModel(MarginalPosteriorMixin, JointPosteriorMixin, ConditioningMixin, No
             surrogate whose prior is unchanged by permuting and reflecting the inputs
             (``from_pretrained`` takes the number the card recommends), and not for a
             joint-predictive one. 1: the network as it is.
+        columns: which columns of ``train_X`` the network reads (see "Wider data" in
+            :mod:`npbandit.models.network`): ``None`` (default) every column when ``d`` is at
+            most the surrogate's input width, else ``"relevant"``; ``"all"`` (refused with a
+            ``CheckpointError`` for ``d`` above the width); ``"relevant"``
+            (:class:`~npbandit.models.columns.RelevantColumns`: the width's worth of columns
+            of highest relevance to ``train_Y``); a
+            :class:`~npbandit.models.columns.ColumnSelector`; or a list of at most
+            the width's distinct column indices. Chosen once, from the training data;
+            :attr:`columns` says which.
 
     Inputs are mapped onto the box the network was trained on and outputs standardised
     as in its training (see "Inputs and outputs" in :mod:`npbandit.models.network`).
@@ -137,10 +149,11 @@ class NPModel(MarginalPosteriorMixin, JointPosteriorMixin, ConditioningMixin, No
                  input_transform: InputTransform | None = None, outcome_transform: OutcomeTransform | None = None,
                  *, bounds: Tensor | None = None, input_domain: tuple[float, float] = (0.0, 1.0),
                  standardize: bool = True, restandardize_tol: float = 0.2, noise_points: int = NOISE_POINTS,
-                 n_views: int = 1) -> None:
+                 n_views: int = 1, columns: str | Sequence[int] | ColumnSelector | None = None) -> None:
         super().__init__()
         check_model_arguments(surrogate, train_X, train_Y, train_Yvar, input_domain, restandardize_tol,
                               noise_points, n_views)
+        self._columns = resolve_columns(columns, train_X, train_Y, surrogate.x_dim)
         if n_views > 1 and not input_symmetric(surrogate):
             raise ValueError(f"n_views > 1 needs a surrogate trained on a prior that permuting and reflecting the "
                              f"inputs leaves unchanged (the bo prior); this one's card names the "
@@ -153,7 +166,8 @@ class NPModel(MarginalPosteriorMixin, JointPosteriorMixin, ConditioningMixin, No
         self._tol = float(restandardize_tol)
         self._noise_points = noise_points
         self._bounds = None if bounds is None else check_bounds(bounds, self._d)
-        self._views = None if n_views == 1 else InputViews(self._d, surrogate.x_dim, n_views, self._input_domain)
+        self._views = None if n_views == 1 else InputViews(len(self.columns), surrogate.x_dim, n_views,
+                                                           self._input_domain)
         if input_transform is not None:
             self.input_transform = input_transform
         if outcome_transform is not None:
@@ -214,12 +228,14 @@ class NPModel(MarginalPosteriorMixin, JointPosteriorMixin, ConditioningMixin, No
         The input box and output standardisation follow the prior the checkpoint was
         trained on; any keyword of the constructor can override them."""
         surrogate = name if isinstance(name, NeuralProcess) else pretrained.load_surrogate(name)
-        for key, value in pretrained_defaults(surrogate, train_X, train_Y, "from_pretrained").items():
+        defaults = pretrained_defaults(surrogate, train_X, train_Y, "from_pretrained", kwargs.get("columns"))
+        kwargs["columns"] = defaults.pop("columns")
+        for key, value in defaults.items():
             kwargs.setdefault(key, value)
         return cls(surrogate, train_X, train_Y, **kwargs)
 
     #: the constructor's options that ``construct_inputs`` (Ax's ``model_options``) passes on
-    OPTIONS = ("bounds", "input_domain", "standardize", "restandardize_tol", "noise_points", "n_views")
+    OPTIONS = ("bounds", "input_domain", "standardize", "restandardize_tol", "noise_points", "n_views", "columns")
 
     @classmethod
     def construct_inputs(cls, training_data: SupervisedDataset, *, checkpoint: str | Path | NeuralProcess | None = None,
@@ -237,20 +253,26 @@ class NPModel(MarginalPosteriorMixin, JointPosteriorMixin, ConditioningMixin, No
                 as ``load_surrogate`` and ``optimize`` use (faster per call than float64,
                 for a few more restarted optimisations: see "dtype and device" in
                 :mod:`npbandit.models.network`).
-            options: any of :attr:`OPTIONS`, passed on to the constructor.
+            options: any of :attr:`OPTIONS`, passed on to the constructor; ``columns``
+                (``"all"``, ``"relevant"``, a list of column indices of ``X``, or a
+                :class:`~npbandit.models.columns.ColumnSelector`; default: ``"relevant"``
+                when ``X`` is wider than the checkpoint, else every column) is resolved
+                here, from this dataset.
 
         Returns ``train_X``, ``train_Y``, ``train_Yvar`` (when the dataset has it),
         ``surrogate``, the checkpoint's ``input_domain`` / ``standardize`` (as in
-        :meth:`from_pretrained`) and ``options``.
+        :meth:`from_pretrained`), ``columns`` (the indices chosen, when the network reads
+        fewer than all of ``X``'s columns) and ``options``.
 
         Raises:
             ValueError: no ``checkpoint``; a checkpoint for another kind of task; a
                 dataset with categorical, fidelity or task features (Ax passes those
                 for search spaces NPModel cannot model), or one the installed
-                :class:`~npbandit.models.hooks.ConstructInputsHook` refuses.
-            CheckpointError: data wider than the checkpoint takes (with Ax, the message
-                counts the one-hot columns of its choice parameters).
-            TypeError: an option the constructor does not take.
+                :class:`~npbandit.models.hooks.ConstructInputsHook` refuses; ``columns``
+                indices out of range, repeated or more than the checkpoint's width.
+            CheckpointError: ``columns="all"`` on data wider than the checkpoint takes
+                (with Ax, the message counts the one-hot columns of its choice parameters).
+            TypeError: an option the constructor does not take; ``columns`` of another kind.
         """
         unsupported = {"categorical_features": "categorical parameters", "fidelity_features": "fidelity parameters",
                        "task_feature": "a task parameter", "hierarchical_dependencies": "a hierarchical search space"}
@@ -280,14 +302,26 @@ class NPModel(MarginalPosteriorMixin, JointPosteriorMixin, ConditioningMixin, No
             surrogate = shared_surrogate(checkpoint, dtype=network_dtype or torch.float32)
         inputs["surrogate"] = surrogate
         try:
-            inputs.update(pretrained_defaults(surrogate, inputs["train_X"], inputs["train_Y"], "construct_inputs"))
+            defaults = pretrained_defaults(surrogate, inputs["train_X"], inputs["train_Y"], "construct_inputs",
+                                           options.pop("columns", None))
         except CheckpointError as err:  # say how the framework's encoding made the data this wide
             note = construct_inputs_hook().width_note(training_data)
             if not note:
                 raise
             raise CheckpointError(f"{err}{note}") from None
+        columns = defaults.pop("columns")
+        inputs.update(defaults)
+        if columns is not None:
+            inputs["columns"] = columns
         inputs.update(options)
         return inputs
+
+    @property
+    def columns(self) -> tuple[int, ...]:
+        """The columns of ``train_X`` (and of every ``X`` the model predicts at) the network
+        reads, in the order it reads them: ``(0, ..., d - 1)`` unless ``columns`` selected
+        fewer (see "Wider data" in :mod:`npbandit.models.network`)."""
+        return tuple(range(self._d)) if self._columns is None else self._columns
 
     @property
     def surrogate(self) -> NeuralProcess:
@@ -406,7 +440,7 @@ class NPModel(MarginalPosteriorMixin, JointPosteriorMixin, ConditioningMixin, No
     # The model's own state, all of which a conditioned model starts from (shared
     # references, never written in place). Everything else in the instance dict is
     # torch/GPyTorch bookkeeping that each model gets fresh from the constructor chain.
-    _FIELDS = ("_held", "_d", "_input_domain", "_standardize", "_tol", "_noise_points", "_bounds",
+    _FIELDS = ("_held", "_d", "_columns", "_input_domain", "_standardize", "_tol", "_noise_points", "_bounds",
                "_batch_shape", "_num_outputs", "_tasks", "_output_indices", "_pending", "_train_X", "_train_Y",
                "_train_Y_t", "_rows", "_moments", "_y_mean", "_y_std", "_state", "_noise_var",
                "_train_Yvar", "_known_noise", "_views")

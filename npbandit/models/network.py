@@ -7,8 +7,8 @@ Inputs and outputs
 * **Inputs** are mapped onto the box the surrogate was trained on (``[0, 1]^d`` for
   ``*-bo``): from ``bounds`` when given, after a BoTorch ``input_transform`` (e.g.
   ``Normalize``) when given; with neither, ``train_X`` must already lie in the box.
-  A ``d``-dimensional problem is zero-padded to the surrogate's input width (the
-  ``bo`` prior was trained that way; ``d`` may not exceed it).
+  The columns the network reads (all, or those ``columns`` chose: "Wider data") are
+  zero-padded to the surrogate's input width (the ``bo`` prior was trained that way).
 * **Outputs** go through the optional BoTorch ``outcome_transform`` and then, for
   surrogates whose prior standardised outputs (``*-bo``), are standardised with
   the training data's mean and std (:mod:`npbandit.transforms.standardize`), as in training.
@@ -26,6 +26,20 @@ whose covariance is block diagonal: one block per output, see
 :mod:`npbandit.models.posterior` and :mod:`npbandit.models.joint`), and
 ``subset_output`` keeps only the tasks of the outputs it names. A network with ``m``
 outputs of its own (``y_dim = m``) reads the columns together instead, as it was trained.
+
+Wider data
+----------
+A network reads at most ``width`` inputs (its ``x_dim``: 6 for the ``*-bo`` checkpoints).
+For ``train_X`` with more columns the model conditions on a set ``S`` of at most ``width``
+of them, chosen once from the training data (``columns``; by default, for ``d > width``,
+the most relevant ones: :class:`~npbandit.models.columns.RelevantColumns`), and reads
+``X[..., S]`` of every point it predicts at, after the ``input_transform`` and ``bounds``
+(which stay ``d`` wide). Its posterior is therefore flat in the other columns: an
+acquisition optimised over all ``d`` columns sets those of ``S`` and leaves the others
+wherever its optimiser puts them, and points equal in ``S`` are one point to it (they
+share a draw, as equal points do). Streamed observations and fantasies keep ``S``; a
+model built on new data (Ax builds one per trial) chooses again.
+:attr:`~npbandit.models.NPModel.columns` says which columns were read.
 
 Symmetric views
 ---------------
@@ -87,7 +101,7 @@ class NetworkMixin:
     standardisation, conditioning and prediction (with views, the mixture over them).
 
     A mixin of ``NPModel`` only: it reads the model's options (``_bounds``,
-    ``_input_domain``, ``_standardize``, ``_views``), its ``surrogate``, ``_state`` and
+    ``_input_domain``, ``_standardize``, ``_views``, ``_columns``), its ``surrogate``, ``_state`` and
     ``_tasks`` (the network tasks per model element: ``m`` for a one-output network modelling
     ``m`` columns, else 1; see "Several outputs"), and sets ``_y_mean`` / ``_y_std`` (``m``
     float64 values each)."""
@@ -128,8 +142,13 @@ class NetworkMixin:
             rows = (rows.unsqueeze(-1) * k + torch.arange(k)).reshape(-1)
         return rows
 
+    def _read_columns(self, X: Tensor) -> Tensor:
+        """The columns of ``X`` (``... x d``) the network reads: ``... x len(model.columns)``."""
+        return X if self._columns is None else X[..., list(self._columns)]
+
     def _to_surrogate_inputs(self, X: Tensor, check: str | None = None) -> Tensor:
-        """Raw ``... x d`` inputs -> the surrogate's inputs ``... x x_dim`` in its dtype/device.
+        """Raw ``... x d`` inputs -> the surrogate's inputs ``... x x_dim`` in its dtype/device
+        (the columns it reads, zero-padded).
 
         ``check``: the name of the argument ``X`` came from, when it must lie in ``bounds``
         (or, without them, in the box the surrogate was trained on): ``train_X`` at
@@ -150,7 +169,7 @@ class NetworkMixin:
                 raise ValueError(f"{check} (after any input_transform) lies outside [{low}, {high}]^d, the box the "
                                  "surrogate was trained on; pass bounds=<2 x d tensor> or a Normalize input_transform")
         ref = next(self.surrogate.parameters())
-        X = X.to(device=ref.device, dtype=ref.dtype)
+        X = self._read_columns(X).to(device=ref.device, dtype=ref.dtype)
         pad = self.surrogate.x_dim - X.shape[-1]
         if pad:
             X = torch.cat([X, X.new_zeros(X.shape[:-1] + (pad,))], dim=-1)

@@ -3,8 +3,8 @@ path (a diagonal surrogate, or ``q = 1``), and the pieces both posterior paths b
 
 For a diagonal surrogate the posterior is Gaussian and diagonal across distinct ``q``
 points (the NP's targets are conditionally independent), so MC acquisition functions
-sample them independently; equal points within a t-batch share one latent draw (``f`` at
-one input is one random variable; observation noise stays independent,
+sample them independently; equal points within a t-batch (equal in the columns the network
+reads) share one latent draw (``f`` at one input is one random variable; observation noise stays independent,
 :func:`gaussian_posterior`). Points in different t-batches never interact. Rows equal in
 every t-batch -- the observed points qNEI appends to each candidate -- are predicted once,
 with each t-batch's exact first derivative (second derivatives through them are not
@@ -131,7 +131,7 @@ class MarginalPosteriorMixin:
 
     A mixin of ``NPModel`` only: it reads the model's state (``_state``, ``_d``,
     ``_y_mean`` / ``_y_std``, ``_shared_rows``, ``_output_indices``) and its scaling
-    methods (``_to_surrogate_inputs``, ``_predict``, ``noise_variance``)."""
+    methods (``_to_surrogate_inputs``, ``_read_columns``, ``_predict``, ``noise_variance``)."""
 
     def _marginals(self, X: Tensor) -> tuple[Tensor, Tensor]:
         """The NP's predictive mean and variance at ``X`` (``batch_shape x q x d``), in
@@ -270,7 +270,8 @@ class MarginalPosteriorMixin:
         if indices is not None:
             mean, var = mean[..., indices], var[..., indices]
             obs_var = None if obs_var is None else obs_var[..., indices]
-        same = first_equal_rows(X.expand(*mean.shape[:-2], *X.shape[-2:])) if X.shape[-2] > 1 else None
+        read = self._read_columns(X)  # points equal in the columns the network reads are one point to it
+        same = first_equal_rows(read.expand(*mean.shape[:-2], *read.shape[-2:])) if X.shape[-2] > 1 else None
         posterior = gaussian_posterior(mean, var, obs_var, same)
         if hasattr(self, "outcome_transform"):
             posterior = self.outcome_transform.untransform_posterior(posterior, X=X)

@@ -84,6 +84,26 @@ def _branin_client(config: ModelConfig = CONFIG):
     return client
 
 
+def _small_client(parameters, initialization_budget: int, config: ModelConfig):
+    """An Ax Client over `parameters` minimising `loss`: `initialization_budget` initial trials, then
+    NPModel (`config`) with a small acquisition optimisation (2 restarts, 64 raw samples)."""
+    from ax.api.client import Client
+    from ax.api.utils.generation_strategy_dispatch import choose_generation_strategy
+    from ax.api.utils.structs import GenerationStrategyDispatchStruct
+
+    client = Client(random_seed=0)
+    client.configure_experiment(parameters=parameters)
+    client.configure_optimization(objective="-loss")
+    strategy = choose_generation_strategy(
+        GenerationStrategyDispatchStruct(method="custom", initialization_budget=initialization_budget,
+                                         initialization_random_seed=0),
+        model_config=copy.deepcopy(config))
+    strategy.nodes_by_name["MBM"].generator_specs[0].generator_gen_kwargs = {
+        "model_gen_options": {"optimizer_kwargs": {"num_restarts": 2, "raw_samples": 64}}}
+    client.set_generation_strategy(strategy)
+    return client
+
+
 def test_model_options_build_the_model():
     ds = dataset()
     inputs = NPModel.construct_inputs(ds, checkpoint="cmanp-bo")
@@ -113,7 +133,9 @@ def test_model_options_build_the_model():
     assert NPModel.construct_inputs(one_hot(3), checkpoint="cmanp-bo")["train_X"].shape == (10, 5)
     with pytest.raises(pretrained.CheckpointError, match=r"5 of the 7 columns are Ax's one-hot encoding of choice "
                                                          r"parameters \['c'\]"):
-        NPModel.construct_inputs(one_hot(5), checkpoint="cmanp-bo")
+        NPModel.construct_inputs(one_hot(5), checkpoint="cmanp-bo", columns="all")
+    wide = NPModel.construct_inputs(one_hot(5), checkpoint="cmanp-bo")  # by default: the 6 most relevant columns
+    assert len(wide["columns"]) == 6 and NPModel(**wide, input_transform=Normalize(7)).columns == wide["columns"]
     with pytest.raises(pretrained.CheckpointError):
         NPModel.construct_inputs(ds, checkpoint="cmanp-wheel")  # a bandit checkpoint for BO data
 
@@ -313,29 +335,18 @@ def test_an_ax_client_loop_over_a_mixed_search_space(monkeypatch, tiny_config):
     # a log-scale float, an int and an unordered three-value choice: Ax log-transforms the float,
     # keeps the int on its values and one-hot encodes the choice (three columns); the NP models
     # the six columns and Ax's mixed optimiser proposes valid ints and choices
-    from ax.api.client import Client
     from ax.api.configs import ChoiceParameterConfig, RangeParameterConfig
-    from ax.api.utils.generation_strategy_dispatch import choose_generation_strategy
-    from ax.api.utils.structs import GenerationStrategyDispatchStruct
 
     built = []
     real = NPModel.construct_inputs.__func__
     monkeypatch.setattr(NPModel, "construct_inputs", classmethod(
         lambda cls, training_data, **k: built.append(list(training_data.feature_names)) or real(cls, training_data,
                                                                                               **k)))
-    client = Client(random_seed=0)
-    client.configure_experiment(parameters=[
+    client = _small_client([
         RangeParameterConfig(name="x", parameter_type="float", bounds=(-2.0, 3.0)),
         RangeParameterConfig(name="lr", parameter_type="float", bounds=(1e-4, 1e-1), scaling="log"),
         RangeParameterConfig(name="n", parameter_type="int", bounds=(1, 3)),
-        ChoiceParameterConfig(name="act", parameter_type="str", values=["relu", "tanh", "gelu"])])
-    client.configure_optimization(objective="-loss")
-    strategy = choose_generation_strategy(
-        GenerationStrategyDispatchStruct(method="custom", initialization_budget=4, initialization_random_seed=0),
-        model_config=copy.deepcopy(tiny_config))
-    strategy.nodes_by_name["MBM"].generator_specs[0].generator_gen_kwargs = {  # a small acquisition optimisation
-        "model_gen_options": {"optimizer_kwargs": {"num_restarts": 2, "raw_samples": 64}}}
-    client.set_generation_strategy(strategy)
+        ChoiceParameterConfig(name="act", parameter_type="str", values=["relu", "tanh", "gelu"])], 4, tiny_config)
     for _ in range(5):
         for index, p in client.get_next_trials(max_trials=1).items():
             assert -2 <= p["x"] <= 3 and 1e-4 <= p["lr"] <= 1e-1 and p["act"] in ("relu", "tanh", "gelu")
@@ -386,3 +397,27 @@ def test_an_ax_client_loop_with_an_outcome_constraint_and_several_objectives(obj
     assert {names[0] for names in built} >= {"f", "c"}
     nodes = [t.generator_runs[0]._generation_node_name for t in client._experiment.trials.values()]
     assert nodes[4:] == ["MBM", "MBM"]
+
+
+@pytest.mark.slow
+def test_an_ax_client_loop_over_more_parameters_than_the_checkpoint_takes(monkeypatch, tiny_config):
+    # ten parameters, two of which matter: each model reads the 6 most relevant columns of its
+    # trial's data, and Ax's optimiser sets all ten
+    from ax.api.configs import RangeParameterConfig
+
+    built = []
+    real = NPModel.construct_inputs.__func__
+    monkeypatch.setattr(NPModel, "construct_inputs",
+                        classmethod(lambda cls, *a, **k: built.append(real(cls, *a, **k)) or built[-1]))
+    names = [f"x{i}" for i in range(10)]
+    client = _small_client([RangeParameterConfig(name=n, parameter_type="float", bounds=(0.0, 1.0)) for n in names],
+                           6, tiny_config)
+    for _ in range(8):
+        for index, p in client.get_next_trials(max_trials=1).items():
+            assert set(p) == set(names) and all(0 <= v <= 1 for v in p.values())
+            client.complete_trial(index, raw_data={"loss": (p["x3"] - 0.3) ** 2 + (p["x8"] - 0.7) ** 2})
+    nodes = [t.generator_runs[0]._generation_node_name for t in client._experiment.trials.values()]
+    assert nodes[6:] == ["MBM", "MBM"]
+    assert built and all(len(inputs["columns"]) == 6 and inputs["train_X"].shape[-1] == 10 for inputs in built)
+    model = client._generation_strategy.adapter.generator.surrogate.model
+    assert isinstance(model, NPModel) and model.columns == built[-1]["columns"]

@@ -1,0 +1,140 @@
+"""Which input columns a model reads when its data is wider than its network.
+
+A ``*-bo`` network takes at most ``width`` inputs (its checkpoint's ``x_dim``, 6 for the
+shipped ones). Data with ``D > width`` columns can still be modelled by conditioning on a
+chosen set ``S`` of at most ``width`` columns: the model reads ``X[..., S]`` of its training
+data and of every point it predicts at, so its posterior is flat in the other ``D - |S|``
+columns. An acquisition maximised over all ``D`` columns (BoTorch's ``optimize_acqf``, Ax's
+generation step) then chooses the columns of ``S`` and is indifferent to the others. This
+is sound where a projection of arbitrary points (a count sketch, :mod:`npbandit.acquisition.subspace`)
+is not: a projection that mixes several inputs into one coordinate is exact only for points
+the search itself placed in the embedding, which an optimiser over all ``D`` inputs does not.
+
+* :func:`relevance` -- the per-column relevance estimate of observed data, which
+  :class:`RelevantColumns` and :meth:`CoordinateSearch.coordinate_weights
+  <npbandit.acquisition.subspace.CoordinateSearch.coordinate_weights>` share;
+* :class:`ColumnSelector` -- the interface of a rule that picks ``S`` from the training
+  data (inject one as ``NPModel(..., columns=selector)``);
+* :class:`RelevantColumns` -- the default rule: the ``width`` most relevant columns;
+* :func:`resolve_columns` -- what ``NPModel``'s ``columns`` argument means for given data.
+"""
+
+from __future__ import annotations
+
+import abc
+import numbers
+from collections.abc import Sequence
+from typing import Any
+
+import numpy as np
+import torch
+from torch import Tensor
+
+from npbandit.exceptions import CheckpointError
+
+__all__ = ["relevance", "ColumnSelector", "RelevantColumns", "resolve_columns", "COLUMN_CHOICES"]
+
+#: the names ``columns`` takes besides a list of column indices or a :class:`ColumnSelector`
+COLUMN_CHOICES = ("all", "relevant")
+
+
+def relevance(X: Tensor, Y: Tensor, center: Tensor) -> Tensor:
+    """A relevance score in ``[0, 1]`` per column of ``X`` (``[n, D]``) for the outputs ``Y``
+    (``[n]`` or ``[n, m]``): per column, the largest of ``|corr(x_i, y)|`` (a trend) and
+    ``|corr(|x_i - center_i|, y)|`` (a bowl around ``center``, ``[D]``), over the outputs.
+
+    Returns ``[D]`` float64 scores: 0 for a column (or output) that is constant over the
+    points, and all 0 with fewer than three points (two points correlate perfectly with
+    any column that differs between them). Each score is unchanged by shifting and
+    scaling a column or an output (``Normalize``, ``Standardize``, ``bounds``)."""
+    X = torch.as_tensor(X).detach().to(torch.float64)
+    Y = torch.as_tensor(Y).detach().to(torch.float64).reshape(len(X), -1)
+    center = torch.as_tensor(center).detach().to(torch.float64)
+    if len(X) < 3:
+        return torch.zeros(X.shape[-1], dtype=torch.float64)
+    y = Y - Y.mean(dim=0)  # [n, m]
+    scores = []
+    for feature in (X, (X - center).abs()):
+        f = feature - feature.mean(dim=0)  # [n, D]
+        denom = f.norm(dim=0)[:, None] * y.norm(dim=0)[None, :]  # [D, m]
+        corr = (f.T @ y).abs() / denom.clamp_min(1e-300)
+        scores.append(torch.where(denom > 0, corr, torch.zeros(())).amax(dim=-1))
+    return torch.maximum(*scores)
+
+
+class ColumnSelector(abc.ABC):
+    """A rule that picks the columns a model narrower than its data reads."""
+
+    @abc.abstractmethod
+    def select(self, X: Tensor, Y: Tensor, width: int) -> Sequence[int]:
+        """At most ``width`` distinct column indices of ``X`` (``[n, D]``, the raw training
+        inputs) for the outputs ``Y`` (``[n, m]``), in the order the network is to read them."""
+
+
+class RelevantColumns(ColumnSelector):
+    """The ``width`` columns of highest :func:`relevance`, scored with the bowl centred on the
+    best and on the worst observed point of the first output (the larger of the two per
+    column), so the rule serves maximisation and minimisation alike (Ax hands the model the
+    metric as measured, whichever way it is optimised).
+
+    Deterministic: ties (among them every column when fewer than three points or no signal
+    are seen) go to the lower index, and the chosen columns are read in increasing order."""
+
+    def select(self, X: Tensor, Y: Tensor, width: int) -> tuple[int, ...]:
+        X = torch.as_tensor(X).detach().to(torch.float64)
+        Y = torch.as_tensor(Y).detach().to(torch.float64).reshape(len(X), -1)
+        best, worst = int(torch.argmax(Y[:, 0])), int(torch.argmin(Y[:, 0]))
+        score = torch.maximum(relevance(X, Y, X[best]), relevance(X, Y, X[worst]))
+        order = torch.sort(-score, stable=True).indices[:width]
+        return tuple(sorted(order.tolist()))
+
+    def __repr__(self) -> str:
+        return "RelevantColumns()"
+
+
+def resolve_columns(columns: Any, train_X: Tensor, train_Y: Tensor, width: int) -> tuple[int, ...] | None:
+    """The columns a model of ``width`` inputs reads of ``train_X`` (``[n, D]``), or ``None``
+    for all of them in their order.
+
+    ``columns``: ``None`` (default: all when ``D <= width``, else ``"relevant"``); ``"all"``
+    (every column; ``D`` may not exceed ``width``); ``"relevant"``
+    (:class:`RelevantColumns`); a :class:`ColumnSelector`; or a sequence of distinct column
+    indices (at most ``width``). A selection of every column in increasing order is ``None``.
+
+    Raises:
+        CheckpointError: ``"all"`` with ``D > width``.
+        TypeError: ``columns`` of none of these kinds.
+        ValueError: indices out of range, repeated, more than ``width`` or none; a
+            selector that returns such indices.
+    """
+    D = train_X.shape[-1]
+    if columns is None:
+        columns = "all" if D <= width else "relevant"
+    if isinstance(columns, str):
+        if columns not in COLUMN_CHOICES:
+            raise ValueError(f"columns must be one of {list(COLUMN_CHOICES)}, a list of column indices or a "
+                             f"ColumnSelector, got {columns!r}")
+        if columns == "all":
+            if D > width:
+                raise CheckpointError(f"train_X has {D} columns but the network reads at most {width} inputs "
+                                      f"(columns='all'); columns='relevant' (the default for data wider than the "
+                                      f"network) reads the {width} most relevant ones")
+            return None
+        columns = RelevantColumns()
+    source = "columns"
+    if isinstance(columns, ColumnSelector):
+        source = f"the columns {type(columns).__name__} selected"
+        columns = columns.select(train_X, train_Y, width)
+    if isinstance(columns, (Tensor, np.ndarray)):
+        columns = columns.tolist()
+    if not isinstance(columns, Sequence) or isinstance(columns, (str, bytes)):
+        raise TypeError(f"columns must be None, one of {list(COLUMN_CHOICES)}, a list of column indices or a "
+                        f"ColumnSelector, got {type(columns).__name__}")
+    if any(isinstance(i, bool) or not isinstance(i, numbers.Integral) or not 0 <= i < D for i in columns):
+        raise ValueError(f"{source} must be column indices in 0..{D - 1} (train_X has {D} columns), "
+                         f"got {list(columns)!r}")
+    chosen = tuple(int(i) for i in columns)
+    if not chosen or len(set(chosen)) != len(chosen) or len(chosen) > width:
+        raise ValueError(f"{source} must be 1 to {width} distinct column indices (the network reads at most "
+                         f"{width} inputs), got {chosen!r}")
+    return None if chosen == tuple(range(D)) else chosen
