@@ -177,3 +177,18 @@ def test_the_logger_keeps_the_recommendation_apart_from_the_settings(tmp_path):
     (run,) = list_runs(db)
     assert run.policy_params == {"n_init": 3}
     assert run.recommended == {"t": 0, "params": {"x0": 1.0}, "value": 2.5}
+
+
+def test_npbandit_optimize_prints_the_recommendation_beside_the_best_value(tmp_path, capsys):
+    from npbandit.cli import main
+
+    card = tiny_checkpoint(tmp_path, "cmanp", "bo")
+    db = str(tmp_path / "runs.db")
+    assert main(["optimize", "--function", "branin", "--surrogate", str(card), "--budget", "6", "--db", db]) == 0
+    out = capsys.readouterr().out
+    (run,) = list_runs(db)
+    rec = run.recommended
+    assert f"recommended by the model: x = {[rec['params']['x0'], rec['params']['x1']]} " in out
+    assert f"(posterior mean {rec['value']:.6g})" in out
+    assert main(["optimize", "--function", "branin", "--surrogate", "random", "--budget", "3", "--db", db]) == 0
+    assert "recommended" not in capsys.readouterr().out
