@@ -162,3 +162,27 @@ def test_a_search_of_its_own_makes_no_recommendation_unless_it_implements_one():
     X = torch.rand(4, 3, dtype=torch.float64)
     assert Identity().recommend(None, X, torch.rand(4, 1, dtype=torch.float64), MeanOfFirstInput, n_observed=4,
                                 seed=0) is None
+
+
+def test_on_a_mixed_space_the_trust_region_s_model_sees_the_widened_box_its_proposal_sees():
+    from npbandit.acquisition.proposal import region_view
+    from npbandit.acquisition.recommend import recommend_in_region
+    from npbandit.policies.trust_region import TrustRegion
+    from npbandit.space import Choice, Float, SearchSpace
+
+    space = SearchSpace({"x": Float(0.0, 1.0), "c": Choice(["a", "b", "c"])})
+    X = torch.tensor(np.array([space.encode({"x": 0.5, "c": "a"}), space.encode({"x": 0.5, "c": "c"}),
+                               space.encode({"x": 0.9, "c": "a"})]), dtype=torch.float64)
+    Y = torch.tensor([[1.0], [0.5], [0.0]], dtype=torch.float64)
+    region = TrustRegion(space.dim)
+    region.length = 0.05  # a cube around the incumbent holds its choice alone; widened, every choice
+    assert region_view(region, X, Y).rows.tolist() == [0]
+    seen = []
+
+    def build(X_box, Y_box):
+        seen.append(X_box)
+        return MeanOfFirstInput(X_box, Y_box)
+
+    recommend_in_region(region, X, Y, build, n_observed=3, snap=space.snap)
+    assert len(seen[0]) == 2  # the incumbent and the other choice one move away; x = 0.9 stays out
+
