@@ -1,6 +1,8 @@
 """The model's recommendation beside the best observed point: ``optimize``'s result, the run's
 record in the database, ``npbandit report``, and the run loop around ``Policy.recommend``."""
 
+import warnings
+
 import numpy as np
 import pytest
 import torch
@@ -192,3 +194,21 @@ def test_npbandit_optimize_prints_the_recommendation_beside_the_best_value(tmp_p
     assert f"(posterior mean {rec['value']:.6g})" in out
     assert main(["optimize", "--function", "branin", "--surrogate", "random", "--budget", "3", "--db", db]) == 0
     assert "recommended" not in capsys.readouterr().out
+
+
+@pytest.mark.parametrize("limit,by", [(-1.0, "model"), (1.0, "observed")], ids=["feasible", "infeasible"])
+def test_with_constraints_the_recommendation_is_a_point_the_model_predicts_feasible(tmp_path, limit, by):
+    card = tiny_checkpoint(tmp_path, "cmanp", "bo")
+    db = str(tmp_path / "runs.db")
+    # a constraint everywhere satisfied (-1) or everywhere violated (+1): the model, which saw only
+    # that value, predicts it everywhere
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")  # no feasible evaluation: optimize warns
+        result = optimize(noisy_sphere(), BOUNDS, surrogate=str(card), budget=8, trust_region=False, db=db,
+                          progress=False, constraints=lambda x: [limit])
+    (run,) = list_runs(db)
+    assert result.recommended_by == by
+    if by == "model":
+        assert np.array_equal(result.recommended_x, result.history[run.recommended["t"]]["x"])
+    else:  # none predicted feasible: the best observed point (here the least violating) stands in
+        assert run.recommended is None and np.array_equal(result.recommended_x, result.best_x)

@@ -186,3 +186,26 @@ def test_on_a_mixed_space_the_trust_region_s_model_sees_the_widened_box_its_prop
     recommend_in_region(region, X, Y, build, n_observed=3, snap=space.snap)
     assert len(seen[0]) == 2  # the incumbent and the other choice one move away; x = 0.9 stays out
 
+
+
+class ObjectiveAndConstraint:
+    """A stand-in two-output model: the objective's mean is the first input, the constraint's
+    the second input minus 0.5 (feasible where it is <= 0.5)."""
+
+    def __init__(self, X, Y):
+        self.X, self.Y = X, Y
+
+    def posterior(self, X):
+        return type("Posterior", (), {"mean": torch.stack([X[..., 0], X[..., 1] - 0.5], dim=-1)})()
+
+
+def test_with_constraints_only_points_the_model_predicts_feasible_are_candidates():
+    X = torch.tensor([[0.9, 0.9],    # the best objective, predicted infeasible
+                      [0.6, 0.2],    # the best predicted feasible
+                      [0.3, 0.1]], dtype=torch.float64)
+    Y = torch.tensor([[0.9, 0.4], [0.6, -0.3], [0.3, -0.4]], dtype=torch.float64)
+    model = ObjectiveAndConstraint(X, Y)
+    assert best_mean(model, X, torch.arange(3)) == (0, 0.9)
+    assert best_mean(model, X, torch.arange(3), constraints=1) == (1, 0.6)
+    assert best_mean(model, X[:1], torch.arange(1), constraints=1) is None  # none predicted feasible
+    assert recommend(ObjectiveAndConstraint, X, Y, n_observed=3, constraints=1) == (1, 0.6)
