@@ -507,7 +507,13 @@ class BOPolicy(Policy):
                     torch.tensor(x, dtype=torch.float64)[None], torch.tensor([row], dtype=torch.float64))
 
     def recommend(self) -> Recommendation | None:
-        """The evaluated point the next proposal's model believes best (:mod:`npbandit.acquisition.recommend`)."""
+        """Of the evaluated points the next proposal's model would see (on the whole cube, in the
+        trust region's box, through the subspace; a streamed NP as it is), the one where its
+        posterior mean of the objective is highest, of those it predicts feasible with
+        constraints (:mod:`npbandit.acquisition.recommend`); with ``output_warp``, that mean
+        taken back through the warp (the posterior median in reward units). ``None`` with fewer
+        than two values, with no point predicted feasible, or from a subspace search that makes
+        none."""
         if len(self.Y) < 2:  # as few as a proposal needs
             return None
         X, Y = self._data()  # (fits the output warp, through which the model's mean is taken back)
