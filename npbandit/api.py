@@ -45,9 +45,9 @@ class OptimizeResult:
     dict ``{name: value}`` (ints as ``int``, choices as their values).
 
     Attributes:
-        best_x: the best evaluated point; with ``constraints``, the best *feasible* one (see
-            ``feasible``).
-        best_value: its objective value.
+        best_x: the best evaluated point: where the best value was observed; with
+            ``constraints``, the best *feasible* one (see ``feasible``).
+        best_value: its objective value. On a noisy objective, the luckiest draw.
         history: one dict per evaluation: ``t``, ``x``, ``value``, ``best_value``,
             ``failed`` (in order of evaluation), and ``error`` (why it failed, as the
             database records it) for a failed one; with ``constraints`` also
@@ -58,6 +58,17 @@ class OptimizeResult:
         feasible: whether ``best_x`` satisfies the constraints: always ``True`` without
             them; ``False`` when no evaluation was feasible, and ``best_x`` is then the one
             whose constraint values exceed 0 by the least in total (with a warning).
+        recommended_x: the model's recommendation, as Ax makes it: of the evaluated points,
+            the one where the surrogate, conditioned on the observations as the run's next
+            proposal would see them, has the best posterior mean (same form as ``best_x``;
+            see :mod:`npbandit.acquisition.recommend`); with ``constraints``, of those whose
+            constraints' posterior means are all ``<= 0``. Without one (``surrogate="random"``,
+            fewer than two values observed, no point the model predicts feasible, a subspace
+            strategy that makes none, or a model that failed to predict, with a warning):
+            ``best_x``.
+        recommended_value: the posterior mean there, in the objective's units (with
+            ``output_warp``, the posterior median); ``best_value`` without a recommendation.
+        recommended_by: ``"model"``, or ``"observed"`` when the best observed point stands in.
     """
 
     best_x: np.ndarray | dict[str, Any]
@@ -65,6 +76,9 @@ class OptimizeResult:
     history: list[dict[str, Any]]
     run_id: int | None
     feasible: bool = True
+    recommended_x: np.ndarray | dict[str, Any] | None = None
+    recommended_value: float | None = None
+    recommended_by: str | None = None
 
 
 def optimize(objective: Callable[[Any], float], bounds: Any = None, surrogate: str = "tnpd", budget: int = 50,
@@ -330,7 +344,12 @@ def optimize(objective: Callable[[Any], float], bounds: Any = None, surrogate: s
         warnings.warn(f"no evaluation of the {len(good)} satisfied the constraints; best_x is the one that violates "
                       "them least (result.feasible is False)", RuntimeWarning, stacklevel=2)
     best_x = best["x"] if searched is not None else np.asarray(best["x"])
-    return OptimizeResult(best_x, float(best["value"]), history, result.run_id, feasible=bool(feasible))
+    if result.recommended is None:  # no recommendation: the best observed point stands in
+        recommended = (best_x, float(best["value"]), "observed")
+    else:
+        point = env.point(result.recommendation.action)
+        recommended = (point if searched is not None else np.asarray(point), result.recommended["value"], "model")
+    return OptimizeResult(best_x, float(best["value"]), history, result.run_id, bool(feasible), *recommended)
 
 
 def _initial_points(initial: Any, box: np.ndarray | None, space: SearchSpace | None,

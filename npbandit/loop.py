@@ -38,16 +38,18 @@ import dataclasses
 import datetime as dt
 import signal
 import time
+import warnings
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
 import gymnasium as gym
+import numpy as np
 from tqdm import tqdm
 
 from npbandit.envs.blackbox import BlackBoxEnv, ObjectiveError
 from npbandit.envs.evaluation import AsyncEvaluator, Evaluation, Outcome
-from npbandit.policies.base import Policy
+from npbandit.policies.base import Policy, Recommendation
 from npbandit.stopping import RunInterrupted, StopSignals, stop_on_signals
 from npbandit.storage import DEFAULT_URL, RunLogger
 from npbandit.validation import check_bool, check_int, check_real
@@ -121,13 +123,22 @@ class _Clock:
 
 @dataclass
 class EpisodeResult:
-    """What a run produced (the same numbers the logger wrote)."""
+    """What a run produced (the same numbers the logger wrote).
+
+    ``recommendation``: what ``policy.recommend()`` returned when the run completed (``None``:
+    no model, see :meth:`Policy.recommend <npbandit.policies.base.Policy.recommend>`);
+    ``recommended``: for a black-box run, its record as the logger stored it (``t``: the first
+    evaluation of the point, ``None`` for a point the policy was given rather than evaluated
+    in the run; ``params``: the point by name in the user's units; ``value``: the model's
+    posterior mean there in the objective's units and direction)."""
 
     run_id: int | None
     steps: list[dict[str, Any]] = field(default_factory=list)
     cumulative_regret: float = 0.0
     failed_steps: int = 0
     last_error: str | None = None  # the latest failed evaluation's message (``on_error="skip"``)
+    recommendation: Recommendation | None = None
+    recommended: dict[str, Any] | None = None
 
 
 def run_episode(env: gym.Env, policy: Policy, *, seed: int, steps: int | None = None,
@@ -140,7 +151,9 @@ def run_episode(env: gym.Env, policy: Policy, *, seed: int, steps: int | None = 
     Args:
         seed: seeds the environment's reset and the policy.
         logger: where steps go; started here with ``run_info`` (``kind``, ``env_id``,
-            ``env_params``) and finished here: ``completed``; ``interrupted`` on SIGINT /
+            ``env_params``) and finished here: ``completed``, with the policy's
+            recommendation asked for then (``policy.recommend()``; :class:`EpisodeResult`);
+            ``interrupted`` on SIGINT /
             SIGTERM; ``failed`` with the error text if the run raises, or if every
             evaluation failed (``on_error="skip"``).
         on_error: ``"raise"`` or ``"skip"`` for steps whose objective fails.
@@ -203,6 +216,8 @@ def _run(env: gym.Env, policy: Policy, seed: int, steps: int | None, logger: Run
             _run_async(env, policy, obs, horizon, logger, on_error, result, signals, bar, *async_args)
         else:
             _run_sequential(env, policy, obs, horizon, logger, on_error, result, signals, bar)
+        if not result.steps or result.failed_steps < len(result.steps):
+            result.recommendation, result.recommended = _recommendation(env, policy, result.steps)
     except BaseException as err:
         interrupted = isinstance(err, KeyboardInterrupt)
         signum = err.signum if isinstance(err, RunInterrupted) else signal.SIGINT
@@ -229,7 +244,7 @@ def _run(env: gym.Env, policy: Policy, seed: int, steps: int | None, logger: Run
                 logger.finish("failed", f"every one of the {len(result.steps)} evaluations failed; the last: "
                                         f"{result.last_error}")
             else:
-                logger.finish("completed")
+                logger.finish("completed", recommended=result.recommended)
 
 
 def _run_sequential(env: gym.Env, policy: Policy, obs: Any, horizon: int | None, logger: RunLogger | None,
@@ -287,6 +302,26 @@ def _run_sequential(env: gym.Env, policy: Policy, obs: Any, horizon: int | None,
     finally:
         if blackbox:
             base.evaluator = previous
+
+
+def _recommendation(env: gym.Env, policy: Policy,
+                    steps: list[dict[str, Any]]) -> tuple[Recommendation | None, dict[str, Any] | None]:
+    """``policy.recommend()`` as a run completes and, for a black-box run, the record stored of
+    it (:class:`EpisodeResult`). A recommendation that cannot be made (the model fails) is a
+    warning, not a failed run: the evaluations are the run's result."""
+    try:
+        found = policy.recommend()
+    except Exception as err:  # noqa: BLE001 - reported, and the run keeps its evaluations
+        warnings.warn(f"npbandit: the run completed, but its model's recommendation failed ({type(err).__name__}: "
+                      f"{err}); none is recorded", RuntimeWarning, stacklevel=4)
+        return None, None
+    base = env.unwrapped
+    if found is None or not isinstance(base, BlackBoxEnv):
+        return found, None
+    action = np.asarray(found.action, dtype=np.float64)
+    t = next((s["t"] for s in steps if not s["failed"] and np.array_equal(np.asarray(s["action"]), action)), None)
+    value = -found.reward if base.minimize else found.reward
+    return found, {"t": t, "params": base.params(action), "value": float(value)}
 
 
 def _check_on_error(on_error: Any) -> str:

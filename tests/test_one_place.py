@@ -90,7 +90,8 @@ def test_both_gp_baselines_fit_through_the_one_helper(monkeypatch):
     monkeypatch.setattr(gp, "fit_single_task_gp", spy)
     monkeypatch.setattr(factories, "fit_single_task_gp", spy)  # BOPolicy's GP model factory calls it from there
     run_episode(BlackBoxEnv(function="branin", budget=6), BOPolicy(2, model="gp", noise_free=True), seed=0)
-    assert calls == [(2, {"noise_free": True, "kernel": "rbf"})]  # 5 Sobol points, then one fit
+    # 5 Sobol points, one fit for the sixth point, and one for the recommendation the completed run asks for
+    assert calls == [(2, {"noise_free": True, "kernel": "rbf"})] * 2
     calls.clear()
     env = gym.make("npbandit/WheelBandit-v0", delta=0.5, horizon=12)
     run_episode(env, GPUCBPolicy(refit_every=3), seed=0)

@@ -13,7 +13,7 @@ i-th such run of A with the i-th of B when a database holds several). For each p
 steps are compared in order of ``t``: the action, the value (the observation of a ``bo``
 run), the reward, and the derived columns (``best_value``, ``regret``,
 ``cumulative_regret``, ``expected_regret``, ``failed``). Timings, hosts and dates are not
-compared. The run's policy parameters, checkpoint and status are compared too.
+compared. The run's policy parameters, recommendation, checkpoint and status are compared too.
 
 Floats are compared exactly by default (a float column and a JSON action both round-trip
 a float64 exactly in SQLite); ``--rtol`` allows a relative tolerance instead, NaN equals
@@ -35,7 +35,7 @@ from npbandit.storage import RunRow, list_runs, run_steps
 #: the step columns compared, in the order a difference is reported
 STEP_FIELDS = ("action", "value", "reward", "best_value", "regret", "cumulative_regret", "expected_regret", "failed")
 #: run attributes that must agree for a pair to count as identical (besides the pairing key)
-RUN_FIELDS = ("policy_params", "surrogate", "checkpoint_sha256", "status", "n_steps")
+RUN_FIELDS = ("policy_params", "recommended", "surrogate", "checkpoint_sha256", "status", "n_steps")
 
 
 def run_key(run: RunRow) -> tuple:

@@ -16,7 +16,9 @@
   (imports BoTorch; not imported here);
 - :mod:`~npbandit.acquisition.thompson`: :func:`thompson_draw`, one posterior draw over candidates;
 - :mod:`~npbandit.acquisition.subspace`: how ``D`` inputs are searched with a model of fewer,
-  as :class:`SubspaceStrategy` objects (:class:`CountSketch`, :class:`CoordinateSubspace`).
+  as :class:`SubspaceStrategy` objects (:class:`CountSketch`, :class:`CoordinateSubspace`);
+- :mod:`~npbandit.acquisition.recommend`: the model's recommendation, the evaluated point
+  with the best posterior mean (``BOPolicy.recommend``).
 """
 
 from npbandit.acquisition.constrained import CONSTRAINED_ACQUISITIONS, best_feasible, feasible, incumbent

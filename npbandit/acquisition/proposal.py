@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import warnings
 from collections.abc import Callable
+from dataclasses import dataclass
 from typing import Any, Protocol
 
 import numpy as np
@@ -33,7 +34,8 @@ from npbandit.acquisition.pending import (
 )
 from npbandit.acquisition.thompson import is_np_model, thompson_draw
 
-__all__ = ["propose", "propose_in_region", "nearest", "SearchRegion", "ACQUISITIONS", "REPEAT_DISTANCE"]
+__all__ = ["propose", "propose_in_region", "region_view", "RegionView", "nearest", "SearchRegion", "ACQUISITIONS",
+           "REPEAT_DISTANCE"]
 
 #: the acquisitions :func:`propose` maximises (see ``BOPolicy``)
 ACQUISITIONS = ("logei", "ucb", "thompson", "marginal-thompson", "qlognei")
@@ -224,7 +226,8 @@ def propose_in_region(region: SearchRegion, X: torch.Tensor, Y: torch.Tensor, bu
     """:func:`propose` inside ``region``'s box around the best of ``X`` ``[n, d]`` (values
     ``Y`` ``[n, 1]``, maximised): the model, ``build_model(X_box, Y_box)``, sees only the
     observations in the box ``region.context_factor`` times as wide around the same
-    centre, mapped onto the unit cube, and so do the pending points and the repeat check;
+    centre, mapped onto the unit cube (:func:`region_view`), and so do the pending points and
+    the repeat check;
     the proposal, searched for in the middle of that cube, is mapped back. The one trust-region step of
     ``BOPolicy`` and ``NPSampler``. ``liar``: a :class:`PendingStrategy`, or its name, for the
     pending points, its constants taken from the outputs in the model's box. ``settings``:
@@ -243,25 +246,15 @@ def propose_in_region(region: SearchRegion, X: torch.Tensor, Y: torch.Tensor, bu
     discrete parameters' columns to reach every value one move from the incumbent's
     (:meth:`~npbandit.acquisition.mixed.TypedCube.reaching_one_move`): a cube around a one-hot
     point would otherwise hold one choice only."""
-    if max_context is not None and (not isinstance(max_context, int) or isinstance(max_context, bool)
-                                    or max_context < 1):
-        raise ValueError(f"max_context must be a positive int or None, got {max_context!r}")
     strategy = pending_strategy(liar)
     cube = typed_cube(space, snap, X.shape[-1])
     if cube is not None and cube.continuous:
         snap, cube = None, None
-    center = X[incumbent(Y, constraints)]
-    lower, upper = region.box(center)  # searched
-    seen_lower, seen_upper = region.box(center, region.context_factor)  # what the model sees, as its unit cube
+    view = region_view(region, X, Y, max_context, cube=cube, constraints=constraints)
+    lower, upper = region.box(view.center)  # searched
     if cube is not None:  # every discrete parameter one move from the incumbent's value stays in reach
-        lower, upper = cube.reaching_one_move(lower, upper, center)
-        seen_lower, seen_upper = cube.reaching_one_move(seen_lower, seen_upper, center)
-    span = seen_upper - seen_lower
-    X_box, inside = region.to_unit(X, seen_lower, seen_upper)
-    Y_box = Y[inside]
-    if max_context is not None and len(X_box) > max_context:
-        keep = nearest(X_box, (center - seen_lower) / span, max_context)
-        X_box, Y_box = X_box[keep], Y_box[keep]
+        lower, upper = cube.reaching_one_move(lower, upper, view.center)
+    seen_lower, seen_upper, span, X_box, Y_box = view.lower, view.upper, view.span, view.X, view.Y
     if pending is not None:
         pending = region.to_unit(pending, seen_lower, seen_upper)[0]
     bounds = torch.stack([(lower - seen_lower) / span, (upper - seen_lower) / span]).clamp(0.0, 1.0)
@@ -281,6 +274,54 @@ def propose_in_region(region: SearchRegion, X: torch.Tensor, Y: torch.Tensor, bu
     # a grid value's centre, or a choice's one-hot point, may lie outside the box searched
     # although the box reaches it: only the continuous columns are held to the box
     return cube.snap(torch.where(cube.continuous_columns, whole.clamp(lower, upper), whole)).numpy()
+
+
+@dataclass(frozen=True)
+class RegionView:
+    """What the model of a trust region's proposal sees (:func:`region_view`).
+
+    Attributes:
+        center: ``[d]`` the incumbent, the best (feasible) observation.
+        lower, upper, span: ``[d]`` the corners and the sides of the box the model sees (the
+            region's box ``context_factor`` times as wide around ``center``): its unit cube.
+        X: ``[m, d]`` the observations in that box, mapped onto its unit cube.
+        Y: ``[m, 1 + constraints]`` their outputs.
+        rows: ``[m]`` (long) the row of each among the observations given.
+    """
+
+    center: torch.Tensor
+    lower: torch.Tensor
+    upper: torch.Tensor
+    span: torch.Tensor
+    X: torch.Tensor
+    Y: torch.Tensor
+    rows: torch.Tensor
+
+
+def region_view(region: SearchRegion, X: torch.Tensor, Y: torch.Tensor, max_context: int | None = None,
+                cube: TypedCube | None = None, constraints: int = 0) -> RegionView:
+    """The observations ``X [n, d]``, ``Y [n, 1 + constraints]`` (maximised) as the model of a
+    proposal in ``region`` sees them: those in the box ``region.context_factor`` times as wide
+    as the region around the incumbent (the best observation; with ``constraints``, the best
+    feasible one: :func:`~npbandit.acquisition.constrained.incumbent`; with a mixed ``cube``,
+    the box widened to reach every discrete value one move from the incumbent's:
+    :meth:`TypedCube.reaching_one_move`), mapped onto its unit cube; of more than
+    ``max_context`` (``None``: no limit), the ``max_context`` nearest the incumbent
+    (:func:`nearest`). What :func:`propose_in_region` builds its model on."""
+    if max_context is not None and (not isinstance(max_context, int) or isinstance(max_context, bool)
+                                    or max_context < 1):
+        raise ValueError(f"max_context must be a positive int or None, got {max_context!r}")
+    center = X[incumbent(Y, constraints)]
+    seen_lower, seen_upper = region.box(center, region.context_factor)  # what the model sees, as its unit cube
+    if cube is not None:
+        seen_lower, seen_upper = cube.reaching_one_move(seen_lower, seen_upper, center)
+    span = seen_upper - seen_lower
+    X_box, inside = region.to_unit(X, seen_lower, seen_upper)
+    Y_box, rows = Y[inside], torch.nonzero(inside).reshape(-1)
+    if max_context is not None and len(X_box) > max_context:
+        keep = nearest(X_box, (center - seen_lower) / span, max_context)
+        X_box, Y_box, rows = X_box[keep], Y_box[keep], rows[keep]
+    return RegionView(center, seen_lower, seen_upper, span, X_box, Y_box, rows)
 
 
 def nearest(X: torch.Tensor, center: torch.Tensor, k: int) -> torch.Tensor:

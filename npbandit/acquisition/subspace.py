@@ -31,6 +31,7 @@ from __future__ import annotations
 
 import abc
 from collections.abc import Callable
+from dataclasses import dataclass
 from typing import Any
 
 import numpy as np
@@ -39,6 +40,7 @@ import torch
 from npbandit.acquisition.constrained import incumbent
 from npbandit.acquisition.pending import DEFAULT_LIAR, PendingStrategy, pending_strategy
 from npbandit.acquisition.proposal import REPEAT_DISTANCE, SearchRegion, nearest, propose, propose_in_region
+from npbandit.acquisition.recommend import best_mean, recommend_in_region
 from npbandit.models.columns import relevance
 
 __all__ = ["SubspaceStrategy", "SubspaceSearch", "CountSketch", "CountSketchSearch", "CoordinateSubspace",
@@ -104,6 +106,17 @@ class SubspaceSearch(abc.ABC):
         observations, those nearest the incumbent), ``constraints`` (``Y`` then
         ``[n, 1 + constraints]``, the incumbent the best feasible observation) and ``settings``
         as there."""
+
+    def recommend(self, region: SearchRegion | None, X: torch.Tensor, Y: torch.Tensor, build_model, *,
+                  n_observed: int, seed: int, max_context: int | None = None,
+                  constraints: int = 0) -> tuple[int, float] | None:
+        """The model's recommendation (:mod:`npbandit.acquisition.recommend`): of the first
+        ``n_observed`` rows of ``X [n, dim]`` (the evaluated points; ``Y [n, 1 + constraints]``
+        maximised, as :meth:`propose`'s), among those the model of a proposal made with
+        ``seed`` sees (as :meth:`propose` builds it), the row where its posterior mean is
+        highest (of those it predicts feasible, with ``constraints``), and that mean;
+        ``None``: this search makes no recommendation (the default), or there is none."""
+        return None
 
     @abc.abstractmethod
     def params(self) -> dict[str, Any]:
@@ -187,6 +200,14 @@ class CountSketchSearch(SubspaceSearch):
         points = self.lift(torch.as_tensor(z).reshape(-1, self.search_dim)).numpy()
         return points[0] if np.ndim(z) == 1 else points
 
+    def recommend(self, region, X, Y, build_model, *, n_observed, seed, max_context=None, constraints=0):
+        """In the embedding, as :meth:`propose` sees the observations: exact ``(z, y)`` pairs."""
+        Z = self.project(X)
+        if region is not None:
+            return recommend_in_region(region, Z, Y, build_model, n_observed=n_observed, max_context=max_context,
+                                       constraints=constraints)
+        return best_mean(build_model(Z, Y), Z[:n_observed], torch.arange(n_observed), constraints)
+
     def params(self) -> dict[str, Any]:
         return {"subspace": "count-sketch", "subspace_d_e": self.search_dim}
 
@@ -216,6 +237,44 @@ class CountSketch(SubspaceStrategy):
 
     def __repr__(self) -> str:
         return f"CountSketch(d_e={self.d_e})"
+
+
+@dataclass(frozen=True)
+class _CoordinateView:
+    """What the model of one :class:`CoordinateSearch` proposal sees: the observations ``X``
+    ``[m, D]`` (``Y`` ``[m, 1]``; ``rows`` ``[m]`` their rows among those given) inside the
+    box ``seen_lower .. seen_upper`` around ``center``, reduced to the chosen ``coords``; the
+    box searched is ``lower .. upper``, the other (``held``) inputs stay at ``center``'s."""
+
+    center: torch.Tensor
+    lower: torch.Tensor
+    upper: torch.Tensor
+    seen_lower: torch.Tensor
+    seen_upper: torch.Tensor
+    coords: torch.Tensor
+    held: torch.Tensor
+    X: torch.Tensor
+    Y: torch.Tensor
+    rows: torch.Tensor
+
+    @property
+    def span(self) -> torch.Tensor:
+        return (self.seen_upper - self.seen_lower)[self.coords]
+
+    def to_model(self, points: torch.Tensor) -> torch.Tensor:
+        """``[k, D]`` -> the model's inputs ``[k, d_e]``."""
+        return (points[:, self.coords] - self.seen_lower[self.coords]) / self.span
+
+    def to_full(self, points: torch.Tensor) -> torch.Tensor:
+        """The model's inputs ``[k, d_e]`` -> ``[k, D]``, the held inputs at the incumbent's."""
+        full = self.center.expand(len(points), len(self.center)).clone()
+        full[:, self.coords] = self.seen_lower[self.coords] + points * self.span
+        return full
+
+    def at_center(self) -> torch.Tensor:
+        """``[m]`` whether each seen point's held inputs are the incumbent's: only those can
+        coincide with a proposal (a repeat is a point equal in every input)."""
+        return (self.X[:, self.held] - self.center[self.held]).norm(dim=-1) < REPEAT_DISTANCE
 
 
 class CoordinateSearch(SubspaceSearch):
@@ -262,9 +321,10 @@ class CoordinateSearch(SubspaceSearch):
         keys = np.log(np.maximum(weights.numpy(), 1e-300)) + gumbel
         return torch.from_numpy(np.sort(np.argsort(-keys, kind="stable")[:self.active_dim]))
 
-    def propose(self, region, X, Y, build_model, acquisition, *, seed, pending=None, avoid_repeats=True,
-                liar=DEFAULT_LIAR, snap=None, max_context=None, constraints=0, **settings):
-        X, strategy = _as_rows(X, self.dim, "X"), pending_strategy(liar)
+    def _view(self, region: SearchRegion | None, X: torch.Tensor, Y: torch.Tensor, max_context: int | None,
+              seed: int, constraints: int = 0) -> _CoordinateView:
+        """What the model of a proposal made with ``seed`` sees of ``X [n, D]``, ``Y [n, 1 + constraints]``."""
+        X = _as_rows(X, self.dim, "X")
         center = X[incumbent(Y, constraints)]
         if region is None:
             lower = seen_lower = torch.zeros(self.dim, dtype=torch.float64)
@@ -273,45 +333,51 @@ class CoordinateSearch(SubspaceSearch):
             lower, upper = region.box(center)  # searched
             seen_lower, seen_upper = region.box(center, region.context_factor)  # the model's cube
         inside = ((X >= seen_lower) & (X <= seen_upper)).all(dim=-1)
+        rows = torch.nonzero(inside).reshape(-1)
         X_seen, Y_seen = X[inside], Y[inside]
         if region is not None and max_context is not None and len(X_seen) > max_context:
             keep = nearest((X_seen - seen_lower) / (seen_upper - seen_lower),
                            (center - seen_lower) / (seen_upper - seen_lower), max_context)
-            X_seen, Y_seen = X_seen[keep], Y_seen[keep]
+            X_seen, Y_seen, rows = X_seen[keep], Y_seen[keep], rows[keep]
         coords = self.coordinates(X_seen, Y_seen, center, seed)
         held = torch.ones(self.dim, dtype=torch.bool)
         held[coords] = False
-        span = (seen_upper - seen_lower)[coords]
+        view = _CoordinateView(center, lower, upper, seen_lower, seen_upper, coords, held, X_seen, Y_seen, rows)
+        return view
 
-        def to_model(points: torch.Tensor) -> torch.Tensor:
-            return (points[:, coords] - seen_lower[coords]) / span
-
-        def to_full(points: torch.Tensor) -> torch.Tensor:  # [k, d_e] -> [k, D], the rest at the incumbent
-            full = center.expand(len(points), self.dim).clone()
-            full[:, coords] = seen_lower[coords] + points * span
-            return full
-
-        Z = to_model(X_seen)
-        # a repeat is a point equal in every input: only seen points whose held inputs are the
-        # incumbent's can coincide with a proposal
-        at_center = (X_seen[:, held] - center[held]).norm(dim=-1) < REPEAT_DISTANCE
-        observed = Z[at_center] if avoid_repeats else None
+    def propose(self, region, X, Y, build_model, acquisition, *, seed, pending=None, avoid_repeats=True,
+                liar=DEFAULT_LIAR, snap=None, max_context=None, constraints=0, **settings):
+        strategy = pending_strategy(liar)
+        view = self._view(region, X, Y, max_context, seed, constraints)
+        Z = view.to_model(view.X)
+        observed = Z[view.at_center()] if avoid_repeats else None
         if pending is not None:
             pending = _as_rows(pending, self.dim, "pending")
-            pending = to_model(pending[((pending >= seen_lower) & (pending <= seen_upper)).all(dim=-1)])
-        bounds = torch.stack([(lower[coords] - seen_lower[coords]) / span,
-                              (upper[coords] - seen_lower[coords]) / span]).clamp(0.0, 1.0)
+            pending = view.to_model(pending[((pending >= view.seen_lower) & (pending <= view.seen_upper)).all(dim=-1)])
+        coords, span = view.coords, view.span
+        bounds = torch.stack([(view.lower[coords] - view.seen_lower[coords]) / span,
+                              (view.upper[coords] - view.seen_lower[coords]) / span]).clamp(0.0, 1.0)
         local_snap = None
         if snap is not None:
             def local_snap(points: torch.Tensor) -> torch.Tensor:
-                return to_model(snap(to_full(points)))
+                return view.to_model(snap(view.to_full(points)))
 
-        z = propose(build_model(Z, Y_seen), acquisition, dim=self.active_dim,
-                    best_f=None if constraints else Y_seen.max(), seed=seed, pending=pending,
-                    pending_strategy=strategy, outputs=Y_seen, observed=observed, bounds=bounds,
+        z = propose(build_model(Z, view.Y), acquisition, dim=self.active_dim,
+                    best_f=None if constraints else view.Y.max(), seed=seed, pending=pending,
+                    pending_strategy=strategy, outputs=view.Y, observed=observed, bounds=bounds,
                     snap=local_snap, constraints=constraints, **settings)
-        points = torch.minimum(torch.maximum(to_full(torch.as_tensor(z).reshape(-1, self.active_dim)), lower), upper)
+        points = torch.minimum(torch.maximum(view.to_full(torch.as_tensor(z).reshape(-1, self.active_dim)),
+                                             view.lower), view.upper)
         return points[0].numpy() if np.ndim(z) == 1 else points.numpy()
+
+    def recommend(self, region, X, Y, build_model, *, n_observed, seed, max_context=None, constraints=0):
+        """Of the evaluated points the model of a proposal made with ``seed`` sees, those whose
+        held inputs are the incumbent's: the only ones its ``d_e`` inputs tell apart from the
+        point the model's input stands for (the others differ in inputs it does not see)."""
+        view = self._view(region, X, Y, max_context, seed, constraints)
+        Z = view.to_model(view.X)
+        eligible = view.at_center() & (view.rows < n_observed)
+        return best_mean(build_model(Z, view.Y), Z[eligible], view.rows[eligible], constraints)
 
     def params(self) -> dict[str, Any]:
         return {"subspace": "coordinates", "subspace_d_e": self.active_dim, "subspace_relevance": self.relevance}

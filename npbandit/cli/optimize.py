@@ -79,7 +79,7 @@ def add_arguments(opt: argparse.ArgumentParser) -> None:
 
 
 def run(args: argparse.Namespace) -> int:
-    """Run ``npbandit optimize``; prints the best value found."""
+    """Run ``npbandit optimize``; prints the best value found and the model's recommendation."""
     from npbandit.api import optimize
 
     if args.function:
@@ -124,6 +124,9 @@ def run(args: argparse.Namespace) -> int:
     best = result.best_x if isinstance(result.best_x, dict) else result.best_x.tolist()
     print(f"run {result.run_id}: best value {result.best_value:.6g} at x = {best} "
           f"after {len(result.history)} evaluations")
+    if result.recommended_by == "model":  # the evaluated point the model believes best (noisy objectives)
+        rec = result.recommended_x if isinstance(result.recommended_x, dict) else result.recommended_x.tolist()
+        print(f"recommended by the model: x = {rec} (posterior mean {result.recommended_value:.6g})")
     return 0
 
 

@@ -13,7 +13,17 @@ from torch import Tensor
 
 from npbandit.surrogates.base import NeuralProcess
 
-__all__ = ["check_matrix", "check_output_indices", "check_bounds", "check_model_arguments", "check_points"]
+__all__ = ["check_matrix", "check_output_indices", "check_bounds", "check_model_arguments", "check_points",
+           "box_excursion", "DOMAIN_EPS"]
+
+#: how far an input may lie outside its box and still count as inside, in float eps of the
+#: inputs' dtype times the box's scale per column (the larger of its side and its corners'
+#: magnitudes): what rounding leaves of a point on the box's face after the affine maps between
+#: the user's units and the network's (an input transform's subtraction and division, then
+#: NPModel's ``bounds`` and ``input_domain`` maps). Each such operation moves a result by at most
+#: half an eps of its magnitude, and a chain of them by a few; 8 leaves room for them and stays
+#: far below any real excursion (a float32 eps is 1.2e-7, a float64 eps 2.2e-16).
+DOMAIN_EPS = 8
 
 
 def check_matrix(name: str, value: Any) -> None:
@@ -55,6 +65,29 @@ def check_points(X: Any, d: int) -> None:
         raise ValueError(f"X must have shape batch_shape x q x {d}, got {tuple(X.shape)}")
     if not torch.isfinite(X).all():
         raise ValueError("X contains NaN or infinite values")
+
+
+def box_excursion(name: str, X: Tensor, lower: Tensor, upper: Tensor, box: str, note: str = "") -> str | None:
+    """``None`` when ``X`` (``... x n x d``, after any input transform) lies in the box
+    ``lower`` .. ``upper`` (``d`` values each) up to rounding (:data:`DOMAIN_EPS`); else what
+    is outside, for an error: ``name``, the first offending row (its index in ``X``'s leading
+    dimensions) and column, its value, the box's name (``box``, e.g. ``"bounds"``) and that
+    column's range, ``note`` on the box, and how many rows are outside."""
+    if X.numel() == 0:
+        return None
+    X = X.detach()
+    lower, upper = lower.to(X), upper.to(X)
+    scale = torch.maximum(upper - lower, torch.maximum(lower.abs(), upper.abs()))
+    tol = DOMAIN_EPS * torch.finfo(X.dtype).eps * scale
+    outside = (X < lower - tol) | (X > upper + tol)
+    if not bool(outside.any()):
+        return None
+    *row, column = torch.nonzero(outside)[0].tolist()
+    value = float(X[(*row, column)])
+    where = f"row {row[0]}" if len(row) == 1 else f"row {tuple(row)}"
+    return (f"{name} {where}, column {column} is {value:.9g} (after any input_transform), outside {box} "
+            f"[{float(lower[column]):.9g}, {float(upper[column]):.9g}] (that column's{note}; "
+            f"{int(outside.any(dim=-1).sum())} row(s) outside)")
 
 
 def check_model_arguments(surrogate: Any, train_X: Any, train_Y: Any, train_Yvar: Any,

@@ -54,9 +54,13 @@ class ConditioningMixin:
         """A new model with ``(X, Y)`` added through the surrogate's ``update``.
 
         ``X``: ``batch_shape x n' x d``; ``Y``: ``batch_shape' x n' x m`` (fantasies
-        carry extra leading batch dimensions). The network is shared, not copied. Unlike
-        ``train_X``, ``X`` may leave the box a little: a ``Normalize`` transform learned
-        on ``train_X`` maps new points beyond the observed range outside it.
+        carry extra leading batch dimensions). The network is shared, not copied. New
+        observations must lie in the box as ``train_X`` does, up to rounding (a ``ValueError``
+        names the first point outside): a ``Normalize`` that learned its bounds from
+        ``train_X`` maps new points beyond the observed range outside ``[0, 1]``, where the
+        network was never trained; give it the search space's ``bounds`` instead. Fantasy
+        points are queries, taken wherever they are (``fantasize`` has warned of them in the
+        posterior it draws them from; see "Input domain" in :mod:`npbandit.models.network`).
 
         A batched (fantasy) model's predictions are differentiable in ``X`` and ``Y``, as
         a GP's are: qKnowledgeGradient, qNegIntegratedPosteriorVariance and
@@ -80,6 +84,7 @@ class ConditioningMixin:
         if not new_batch:
             if X.shape[-2] == 0:  # nothing to add (the running moments of no points are NaN)
                 return self._child()
+            self._check_inputs("X", X)  # new data: refused outside the box
             return self._stream(X, Y, Y_t)
         return self._fantasy(X, Y, Y_t, new_batch)
 

@@ -124,7 +124,9 @@ class JointPosteriorMixin:
         the shipped ``cmanp-and-bo`` barely narrows its spread at the values folded in, so
         draws in many blocks drift away from the marginals.
 
-        The model must not be batched (a fantasy model) and ``X`` must be 2-D.
+        The model must not be batched (a fantasy model) and ``X`` must be 2-D; a point
+        outside the box is drawn with a warning, as the posterior predicts it (see "Input
+        domain" in :mod:`npbandit.models.network`).
         """
         if not isinstance(X, Tensor) or not X.is_floating_point():
             raise TypeError(f"X must be a floating-point torch.Tensor, got {type(X).__name__}")
@@ -141,6 +143,7 @@ class JointPosteriorMixin:
                                  f"{type(self.surrogate).__name__} draws every point independently")
             blocks["block_size"] = block_size
         self.eval()
+        self._check_inputs("X", X, refuse=False)
         X_in = self._to_surrogate_inputs(X).unsqueeze(0)
         noise = self.noise_variance().to(X_in)
         if self._views is None:

@@ -129,7 +129,9 @@ class NPModel(MarginalPosteriorMixin, JointPosteriorMixin, ConditioningMixin, No
             :attr:`columns` says which.
 
     Inputs are mapped onto the box the network was trained on and outputs standardised
-    as in its training (see "Inputs and outputs" in :mod:`npbandit.models.network`).
+    as in its training (see "Inputs and outputs" in :mod:`npbandit.models.network`); data
+    outside that box is refused, queries outside it are answered with a warning ("Input
+    domain" there).
 
     ``train_X`` / ``train_Y`` hold the raw data the model was given (detached), as a
     BoTorch user expects; after streamed updates they are views into a buffer shared

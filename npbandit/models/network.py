@@ -6,13 +6,39 @@ Inputs and outputs
 ------------------
 * **Inputs** are mapped onto the box the surrogate was trained on (``[0, 1]^d`` for
   ``*-bo``): from ``bounds`` when given, after a BoTorch ``input_transform`` (e.g.
-  ``Normalize``) when given; with neither, ``train_X`` must already lie in the box.
+  ``Normalize``) when given; with neither, the inputs must already lie in the box (see
+  "Input domain").
   The columns the network reads (all, or those ``columns`` chose: "Wider data") are
   zero-padded to the surrogate's input width (the ``bo`` prior was trained that way).
 * **Outputs** go through the optional BoTorch ``outcome_transform`` and then, for
   surrogates whose prior standardised outputs (``*-bo``), are standardised with
   the training data's mean and std (:mod:`npbandit.transforms.standardize`), as in training.
 
+Input domain
+------------
+A network says nothing reliable about inputs outside the box it was trained on: it was
+never shown one, and unlike a GP, which falls back to its prior away from its data, its
+output there is not an extrapolation of anything it learned. Data and queries are treated
+apart, as a BoTorch user would expect of each:
+
+* **Data** -- ``train_X``, and the ``X`` of ``condition_on_observations`` with new
+  observations (not fantasies) -- must lie, after the input transform, in ``bounds`` (or,
+  without them, in ``input_domain``): a point outside is refused with a ``ValueError``
+  naming the argument, the row (its index in the leading dimensions), the column, the
+  value and the box. Data outside the box is mis-scaled data, and conditioning the network
+  on it would change every later prediction.
+* **Queries** -- the ``X`` of ``posterior`` and ``joint_sample``, and fantasy points -- are
+  predicted wherever they are, with an ``InputDataWarning`` (once per call site) when one
+  lies outside. BoTorch's optimisers keep candidates inside the bounds they are given, but
+  in BoTorch's common script (``input_transform=Normalize(d)``, bounds learned from
+  ``train_X``, and ``optimize_acqf`` over the search space) every candidate past the data's
+  range maps a little outside ``[0, 1]``: refusing it would break the one-line swap for a
+  GP, and a GP's user expects a posterior anywhere. The warning says what to do: give the
+  ``Normalize`` (or NPModel) the search space's ``bounds``.
+
+Rounding is not an excursion: an input within :data:`~npbandit.models.checks.DOMAIN_EPS`
+float eps (of its dtype, times the box's scale) of a face counts as inside, since a
+transform's arithmetic can leave a point that lies on the face a little past it.
 Several outputs
 ---------------
 A network with one output (every ``*-bo`` checkpoint) models a ``train_Y`` of ``m > 1``
@@ -86,9 +112,13 @@ costs more than those retries.
 
 from __future__ import annotations
 
+import warnings
+
 import torch
+from botorch.exceptions.warnings import InputDataWarning
 from torch import Tensor
 
+from npbandit.models.checks import box_excursion
 from npbandit.surrogates.base import NPState
 from npbandit.threads import torch_threads
 from npbandit.transforms.standardize import standardization
@@ -150,30 +180,50 @@ class NetworkMixin:
         """Raw ``... x d`` inputs -> the surrogate's inputs ``... x x_dim`` in its dtype/device
         (the columns it reads, zero-padded).
 
-        ``check``: the name of the argument ``X`` came from, when it must lie in ``bounds``
-        (or, without them, in the box the surrogate was trained on): ``train_X`` at
-        construction, where data far outside is most likely unscaled."""
+        ``check``: the name of the argument ``X`` came from, when it must be checked to lie in
+        the box (:meth:`_check_inputs`)."""
         X = self.transform_inputs(X)
-        outside = check is not None and X.numel() > 0
+        if check is not None:
+            self._check_box(check, X)
         if self._bounds is not None:
             lo, hi = self._bounds.to(X)
-            X = (X - lo) / (hi - lo)
-            if outside and (X.min() < -1e-6 or X.max() > 1 + 1e-6):
-                raise ValueError(f"{check} (after any input_transform) lies outside bounds, which are mapped onto "
-                                 "the box the surrogate was trained on; pass bounds that contain the data")
             low, high = self._input_domain
-            X = low + X * (high - low)
-        elif outside:
-            low, high = self._input_domain
-            if X.min() < low - 1e-6 or X.max() > high + 1e-6:
-                raise ValueError(f"{check} (after any input_transform) lies outside [{low}, {high}]^d, the box the "
-                                 "surrogate was trained on; pass bounds=<2 x d tensor> or a Normalize input_transform")
+            X = low + (X - lo) / (hi - lo) * (high - low)
         ref = next(self.surrogate.parameters())
         X = self._read_columns(X).to(device=ref.device, dtype=ref.dtype)
         pad = self.surrogate.x_dim - X.shape[-1]
         if pad:
             X = torch.cat([X, X.new_zeros(X.shape[:-1] + (pad,))], dim=-1)
         return X
+
+    def _check_inputs(self, name: str, X: Tensor, refuse: bool = True) -> None:
+        """Raw inputs ``X`` (``... x d``, argument ``name``) outside the box mapped onto the
+        network's: refused (``refuse``: data), else warned about once per call site (queries;
+        see "Input domain" in the module docstring)."""
+        self._check_box(name, self.transform_inputs(X.detach()), refuse)
+
+    def _check_box(self, name: str, X: Tensor, refuse: bool = True) -> None:
+        """:func:`~npbandit.models.checks.box_excursion` of inputs ``X`` after the input
+        transform, against ``bounds`` or, without them, ``input_domain``: a ``ValueError``
+        saying where, or (``refuse=False``) an ``InputDataWarning``."""
+        low, high = self._input_domain
+        if self._bounds is not None:
+            lower, upper, box = self._bounds[0], self._bounds[1], "bounds"
+            note = f", mapped onto input_domain [{low:g}, {high:g}]^d, the box the surrogate was trained on"
+        else:
+            lower, upper = torch.full((self._d,), low), torch.full((self._d,), high)
+            box, note = "input_domain", ": the box the surrogate was trained on"
+        found = box_excursion(name, X, lower, upper, box, note)
+        if found is not None and refuse:
+            raise ValueError(f"{found}; the network was never shown such a point, so NPModel refuses it as data: "
+                             "give bounds=<2 x d tensor> (or an input_transform such as Normalize(d, bounds=...)) "
+                             "that contain every point the model is given")
+        if found is not None:  # one text, so that Python's default filter shows it once per call site
+            warnings.warn("NPModel is asked about points outside the box its network was trained on (after the "
+                          "input transform: bounds, or input_domain without them), where its output is an "
+                          "extrapolation it was never trained for; a Normalize that learned its bounds from the "
+                          "data maps every point past the data's range there: give it (or NPModel) the search "
+                          "space's bounds", InputDataWarning, stacklevel=4)
 
     def _set_statistics(self, Y_t: Tensor) -> None:
         if self._standardize:

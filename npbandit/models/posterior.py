@@ -251,11 +251,18 @@ class MarginalPosteriorMixin:
         (``surrogate.joint_predictive``, ``q > 1``: :meth:`_joint_posterior`).
 
         Returns a ``GPyTorchPosterior`` over ``broadcast(batch_shape, model.batch_shape) x q x m``
-        in ``X``'s dtype; differentiable in ``X``."""
+        in ``X``'s dtype; differentiable in ``X``.
+
+        A point of ``X`` outside ``bounds`` (without them, ``input_domain``) after the input
+        transform is predicted all the same, with an ``InputDataWarning``: the network's
+        output there is an extrapolation it was never trained for, and a ``Normalize`` that
+        learned its bounds from the data (BoTorch's common script) puts candidates there (see
+        "Input domain" in :mod:`npbandit.models.network`)."""
         check_points(X, self._d)
         if output_indices is not None:
             check_output_indices("output_indices", output_indices, self._m)
         self.eval()
+        self._check_inputs("X", X, refuse=False)
         if self.surrogate.joint_predictive and X.shape[-2] > 1:
             return self._joint_posterior(X, output_indices, observation_noise, posterior_transform)
         mean, var = self._marginals(X)

@@ -3,11 +3,26 @@
 from __future__ import annotations
 
 from abc import ABC, abstractmethod
+from dataclasses import dataclass
 from typing import Any
 
 import numpy as np
 
-__all__ = ["Policy", "PolicyWrapper"]
+__all__ = ["Policy", "PolicyWrapper", "Recommendation"]
+
+
+@dataclass(frozen=True)
+class Recommendation:
+    """The point a policy's model believes best among those it observed (:meth:`Policy.recommend`).
+
+    Attributes:
+        action: the point as it was observed (for BO, ``[d]`` in the unit cube).
+        reward: what the model predicts there, in the rewards' units (maximised): its
+            posterior mean.
+    """
+
+    action: np.ndarray
+    reward: float
 
 
 class Policy(ABC):
@@ -51,6 +66,12 @@ class Policy(ABC):
         nothing (the step spends budget, and the policy is not told)."""
         return None
 
+    def recommend(self) -> Recommendation | None:
+        """The observed point this policy's model believes best, with the model's prediction
+        there (a :class:`Recommendation`); ``None`` (the default): the policy has no model, or
+        too little data for one. The run loop asks once, when a run completes."""
+        return None
+
     def params(self) -> dict[str, Any]:
         """JSON-serialisable settings, logged with each run."""
         return {}
@@ -82,6 +103,9 @@ class PolicyWrapper(Policy):
 
     def observe_failure(self, obs: np.ndarray, action: Any, error: str) -> None:
         self.inner.observe_failure(obs, action, error)
+
+    def recommend(self) -> Recommendation | None:
+        return self.inner.recommend()
 
     def params(self) -> dict[str, Any]:
         return self.inner.params()

@@ -22,7 +22,7 @@ from typing import Any
 import numpy as np
 import torch
 
-from npbandit.acquisition import proposal
+from npbandit.acquisition import proposal, recommend
 from npbandit.acquisition import thompson as _thompson
 from npbandit.acquisition.constrained import CONSTRAINED_ACQUISITIONS, best_feasible
 from npbandit.acquisition.pending import (  # noqa: F401
@@ -38,7 +38,7 @@ from npbandit.acquisition.pending import (  # noqa: F401
 from npbandit.acquisition.proposal import ACQUISITIONS, REPEAT_DISTANCE, propose, propose_in_region  # noqa: F401
 from npbandit.acquisition.subspace import SubspaceStrategy, check_subspace, default_subspace
 from npbandit.acquisition.thompson import THOMPSON_BLOCK_SIZE, thompson_draw  # noqa: F401
-from npbandit.policies.base import Policy
+from npbandit.policies.base import Policy, Recommendation
 from npbandit.policies.design import SobolDesign, SobolPolicy, check_snap, snap_points
 from npbandit.policies.factories import GPModelFactory, NPModelFactory, model_factory
 from npbandit.policies.gp import GP_KERNELS, NOISE_FREE_VAR, fit_single_task_gp  # noqa: F401 (NOISE_FREE_VAR kept here)
@@ -335,8 +335,9 @@ class BOPolicy(Policy):
         failed = self.failed if self.Y else []
         values = self.Y + [min(self.Y)] * len(failed)
         Y = torch.tensor(np.asarray(values, dtype=np.float64), dtype=torch.float64).unsqueeze(-1)
-        if self.output_warp is not None:
-            Y = YeoJohnson.fit(Y).forward(Y)
+        self._fitted_warp = None if self.output_warp is None else YeoJohnson.fit(Y)
+        if self._fitted_warp is not None:
+            Y = self._fitted_warp.forward(Y)
         if self.C:
             C = torch.tensor(np.array(self.C), dtype=torch.float64)
             Y = torch.cat([Y, torch.cat([C, C.amax(dim=0).expand(len(failed), -1)])], dim=-1)
@@ -504,6 +505,23 @@ class BOPolicy(Policy):
             with torch_threads(self.threads):
                 self.np_model = self.np_model.condition_on_observations(
                     torch.tensor(x, dtype=torch.float64)[None], torch.tensor([row], dtype=torch.float64))
+
+    def recommend(self) -> Recommendation | None:
+        """Of the evaluated points the next proposal's model would see (on the whole cube, in the
+        trust region's box, through the subspace; a streamed NP as it is), the one where its
+        posterior mean of the objective is highest, of those it predicts feasible with
+        constraints (:mod:`npbandit.acquisition.recommend`); with ``output_warp``, that mean
+        taken back through the warp (the posterior median in reward units). ``None`` with fewer
+        than two values, with no point predicted feasible, or from a subspace search that makes
+        none."""
+        if len(self.Y) < 2:  # as few as a proposal needs
+            return None
+        X, Y = self._data()  # (fits the output warp, through which the model's mean is taken back)
+        with torch_threads(self.threads):
+            found = recommend.recommend(self._model, X, Y, n_observed=len(self.Y), region=self.region, snap=self.snap,
+                                        search=self._search, rng=self.rng, max_context=self.max_context,
+                                        constraints=self._constraint_count, outcome=self._fitted_warp)
+        return None if found is None else Recommendation(self.X[found[0]].copy(), found[1])
 
     def params(self) -> dict[str, Any]:
         """The settings this policy runs with (JSON-serialisable; logged with each run): the

@@ -72,9 +72,15 @@ def bo_summary(db: str = DEFAULT_URL) -> list[dict[str, Any]]:
     """Per (problem, budget, policy with its settings: ``label``, see the module
     docstring), over completed runs: the best value each run found,
     its simple regret when the problem's optimum is known (else ``None``), the mean
-    seconds per evaluation spent by the policy (act + observe), and ``best_point``: the
+    seconds per evaluation spent by the policy (act + observe), ``best_point``: the
     row's best evaluation, ``{"run", "t", "value", "reward", "params"}``, its point by name
-    in the user's units (:func:`step_params`; ``None`` where the run recorded too little).
+    in the user's units (:func:`step_params`; ``None`` where the run recorded too little),
+    and ``recommended``: of the runs' recommendations (:attr:`RunRow.recommended
+    <npbandit.storage.RunRow.recommended>`, the evaluated point each run's model believes
+    best; with constraints, of those it predicts feasible), the one with the best posterior
+    mean, ``{"run", "t", "value", "params"}`` (``value``: that mean; ``t``: ``None`` for a
+    point given to the run); ``None`` when no run of the row recorded one (runs without a
+    model).
 
     With outcome constraints only feasible evaluations count for ``best`` and ``best_point``;
     ``best`` lists the runs that found a feasible point, ``infeasible_runs`` counts those that
@@ -101,7 +107,8 @@ def bo_summary(db: str = DEFAULT_URL) -> list[dict[str, Any]]:
                          "params": step_params(run, top)}
             cells[(budget, labels[run.id], run.policy)].append({
                 "best": good[-1]["best_value"] if feasible else None, "point": point, "evals": len(steps),
-                "s_per_step": seconds, "feasible": len(feasible), "evaluated": len(good)})
+                "s_per_step": seconds, "feasible": len(feasible), "evaluated": len(good),
+                "recommended": _recommended(run)})
         for (budget, label, policy), cell in sorted(cells.items()):
             best = [c["best"] for c in cell if c["best"] is not None]
             regret = [group.regret(b) for b in best]
@@ -115,7 +122,8 @@ def bo_summary(db: str = DEFAULT_URL) -> list[dict[str, Any]]:
                          "best_point": max(points, key=lambda p: p["reward"]) if points else None,
                          "infeasible_runs": len(cell) - len(best),
                          "feasible": sum(c["feasible"] for c in cell) if constrained else None,
-                         "evaluated": sum(c["evaluated"] for c in cell) if constrained else None})
+                         "evaluated": sum(c["evaluated"] for c in cell) if constrained else None,
+                         "recommended": _best_recommendation([c["recommended"] for c in cell], group.minimize)})
     return rows
 
 
@@ -125,6 +133,25 @@ def step_feasible(step: dict[str, Any]) -> bool:
     before steps recorded them)."""
     values = step.get("constraints")
     return bool(values) and all(c <= 0 for c in values)
+
+
+def _recommended(run: RunRow) -> dict[str, Any] | None:
+    """A run's recommendation as a row shows it, ``None`` when it has none or an unreadable one."""
+    rec = run.recommended if isinstance(run.recommended, dict) else {}
+    value, t, params = rec.get("value"), rec.get("t"), rec.get("params")
+    if isinstance(value, bool) or not isinstance(value, (int, float)):
+        return None
+    return {"run": run.id, "t": t if isinstance(t, int) and not isinstance(t, bool) else None, "value": float(value),
+            "params": params if isinstance(params, dict) else None}
+
+
+def _best_recommendation(recs: list[dict[str, Any] | None], minimize: bool | None) -> dict[str, Any] | None:
+    """Of the recommendations ``recs`` (``None``: a run without one), the one with the best
+    posterior mean in the problem's direction (minimised when it is unknown)."""
+    recs = [r for r in recs if r is not None]
+    if not recs:
+        return None
+    return (max if minimize is False else min)(recs, key=lambda r: r["value"])
 
 
 def step_params(run: RunRow, step: dict[str, Any]) -> dict[str, Any] | None:
@@ -231,8 +258,10 @@ def report_text(db: str = DEFAULT_URL, limit: int = 20) -> str:
                   "bounds or search space, direction -- and budget; median [25 %, 75 %] over runs):",
                   "best value = the best objective value a run found; simple regret = its distance from the "
                   "problem's recorded optimum (- when no optimum was recorded); best point = the block's best "
-                  "evaluation, its parameters by name; with constraints (\"subject to\"), only feasible evaluations "
-                  "count, and feasible = feasible / successful evaluations over the row's runs"]
+                  "evaluation, its parameters by name; recommended = the evaluated point a run's model believes best, "
+                  "at the model's posterior mean there (the best of the block's runs; runs without a model have none); "
+                  "with constraints (\"subject to\"), only feasible evaluations count, and feasible = feasible / "
+                  "successful evaluations over the row's runs"]
         width = max(24, *(len(r["label"]) for r in bo))
         blocks: dict[tuple, list[dict[str, Any]]] = defaultdict(list)
         for r in bo:
@@ -261,4 +290,9 @@ def report_text(db: str = DEFAULT_URL, limit: int = 20) -> str:
                              f"{top['t']}, value {top['value']:.6g}: {params_text(top['params'])}")
             else:
                 lines.append("  best feasible point: none (no run found a feasible point)")
+            rec = _best_recommendation([r["recommended"] for r in block], solved.minimize)
+            if rec is not None:
+                where = "a point given to the run" if rec["t"] is None else f"evaluation {rec['t']}"
+                lines.append(f"  recommended: run {rec['run']}, {where}, posterior mean {rec['value']:.6g}: "
+                             f"{params_text(rec['params'])}")
     return "\n".join(lines)

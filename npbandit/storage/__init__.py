@@ -6,7 +6,9 @@ The default is an SQLite file (``sqlite:///npbandit.db``); any SQLAlchemy URL wo
 - ``runs``: what ran (kind, environment id and parameters, policy and its
   parameters, surrogate checkpoint name and sha256, seed), its status
   (``running`` / ``completed`` / ``failed`` / ``interrupted``), start, end and
-  heartbeat times, host and pid, package versions and the error text of a failed run;
+  heartbeat times, host and pid, package versions and the error text of a failed run; a
+  completed black-box run's ``policy_params`` also hold its model's recommendation (the
+  evaluated point of the best posterior mean), read back apart as ``RunRow.recommended``;
 - ``steps``: one row per step (run, t, action, reward, regret, cumulative regret,
   expected regret, objective value, whether the step failed, timings and, for a
   black-box step, ``params``: the point by name in the user's units, beside ``action``

@@ -19,7 +19,17 @@ from npbandit._version import __version__
 from npbandit.exceptions import StorageError
 from npbandit.storage.engine import DEFAULT_URL, _normalise_url, _sqlite_file, _storage_errors, open_db
 from npbandit.storage.heartbeat import _heartbeat
-from npbandit.storage.models import _STEP_DEFAULTS, _STEP_FIELDS, _STEP_TIMES, STATUSES, Run, Step, _now, _stored_time
+from npbandit.storage.models import (
+    _STEP_DEFAULTS,
+    _STEP_FIELDS,
+    _STEP_TIMES,
+    RECOMMENDED,
+    STATUSES,
+    Run,
+    Step,
+    _now,
+    _stored_time,
+)
 
 __all__ = ["RunLogger", "COMMIT_EVERY"]
 
@@ -116,8 +126,12 @@ class RunLogger:
         if self.engine is None:
             self.engine = open_db(self.url)
         now = _now()
+        self._policy_params = json.loads(json.dumps(policy_params or {}, default=_jsonable))
+        if RECOMMENDED in self._policy_params:
+            raise ValueError(f"policy_params must not hold {RECOMMENDED!r}: the run's recommendation goes there when "
+                             "it finishes (finish(recommended=...))")
         values = dict(kind=kind, env_id=env_id, env_params=json.loads(json.dumps(env_params, default=_jsonable)),
-                      policy=policy, policy_params=json.loads(json.dumps(policy_params or {}, default=_jsonable)),
+                      policy=policy, policy_params=self._policy_params,
                       surrogate=None if checkpoint is None else checkpoint.get("name"),
                       checkpoint_sha256=None if checkpoint is None else checkpoint.get("sha256"),
                       seed=seed, status="running", started_at=now, heartbeat_at=now, n_steps=0,
@@ -172,14 +186,26 @@ class RunLogger:
         del self._buffer[:len(rows)]
         self.rows_written += len(rows)
 
-    def finish(self, status: str = "completed", error: str | None = None) -> None:
+    def finish(self, status: str = "completed", error: str | None = None, *,
+               recommended: dict[str, Any] | None = None) -> None:
         """Commit what is buffered, stop the heartbeat and record the final status
         (``completed``, ``failed`` or ``interrupted``) and error text.
+
+        ``recommended``: a JSON-serialisable record of the point the run's model recommends
+        (:class:`~npbandit.loop.EpisodeResult`'s), stored in the run's ``policy_params`` under
+        :data:`~npbandit.storage.models.RECOMMENDED` (read back as :attr:`RunRow.recommended`);
+        only with ``completed``.
 
         If the buffered steps cannot be written, the status is still recorded, with
         the reason in the error text, and the write error is raised."""
         if status not in STATUSES[1:]:
             raise ValueError(f"status must be one of {STATUSES[1:]}, got {status!r}")
+        if recommended is not None:
+            if status != "completed":
+                raise ValueError(f"recommended goes with status 'completed', got {status!r}")
+            if not isinstance(recommended, dict):
+                raise TypeError(f"recommended must be a dict or None, got {type(recommended).__name__}")
+            recommended = json.loads(json.dumps(recommended, default=_jsonable))
         self._stop_heartbeat()
         if self.run_id is None or self.status != "running":
             return
@@ -191,9 +217,11 @@ class RunLogger:
             note = f"{len(self._buffer)} step(s) could not be saved: {err}"
             error = f"{error}; {note}" if error else note
             status = "failed" if status == "completed" else status
+        values = dict(status=status, finished_at=_now(), heartbeat_at=_now(), error=error)
+        if recommended is not None and status == "completed":
+            values["policy_params"] = {**self._policy_params, RECOMMENDED: recommended}
         with _storage_errors(self.url, "record the run's status"), self.engine.begin() as conn:
-            conn.execute(update(Run).where(Run.id == self.run_id)
-                         .values(status=status, finished_at=_now(), heartbeat_at=_now(), error=error))
+            conn.execute(update(Run).where(Run.id == self.run_id).values(**values))
         self.status = status
         if unsaved is not None:
             raise unsaved

@@ -14,7 +14,8 @@ from typing import Any
 from sqlalchemy import JSON, Boolean, DateTime, Float, ForeignKey, Integer, String, Text, UniqueConstraint
 from sqlalchemy.orm import DeclarativeBase, Mapped, mapped_column
 
-__all__ = ["Base", "Run", "Step", "Meta", "STATUSES", "SCHEMA_VERSION", "ADDED_COLUMNS", "OLDEST_UPGRADABLE"]
+__all__ = ["Base", "Run", "Step", "Meta", "STATUSES", "SCHEMA_VERSION", "ADDED_COLUMNS", "OLDEST_UPGRADABLE",
+           "RECOMMENDED"]
 
 #: the statuses a run is stored with (``interrupted`` is also inferred for dead runs)
 STATUSES = ("running", "completed", "failed", "interrupted")
@@ -30,6 +31,10 @@ SCHEMA_VERSION = 4
 ADDED_COLUMNS = {3: [("steps", "params"), ("steps", "error")], 4: [("steps", "constraints")]}
 #: the oldest schema version a writer upgrades in place (by adding :data:`ADDED_COLUMNS`)
 OLDEST_UPGRADABLE = 2
+#: the key of ``runs.policy_params`` that holds, once a black-box run has completed, the point
+#: its model recommends (``{"t", "params", "value"}``: :class:`~npbandit.loop.EpisodeResult`);
+#: readers take it out of the policy's settings (:attr:`~npbandit.storage.RunRow.recommended`)
+RECOMMENDED = "recommended"
 
 
 class Base(DeclarativeBase):
@@ -44,6 +49,8 @@ class Run(Base):
     env_id: Mapped[str] = mapped_column(String(128))
     env_params: Mapped[dict] = mapped_column(JSON, default=dict)
     policy: Mapped[str] = mapped_column(String(128))
+    # the policy's settings; a completed black-box run's also hold its model's recommendation
+    # (under RECOMMENDED, written with the final status: no schema change, read back apart)
     policy_params: Mapped[dict] = mapped_column(JSON, default=dict)
     surrogate: Mapped[str | None] = mapped_column(String(128), nullable=True)
     checkpoint_sha256: Mapped[str | None] = mapped_column(String(64), nullable=True)

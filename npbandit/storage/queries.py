@@ -12,7 +12,7 @@ from sqlalchemy.engine import Connection
 
 from npbandit.storage.engine import DEFAULT_URL, _has_schema, _read, open_db
 from npbandit.storage.heartbeat import effective_status
-from npbandit.storage.models import _STEP_TIMES, Run, Step, _read_time
+from npbandit.storage.models import _STEP_TIMES, RECOMMENDED, Run, Step, _read_time
 
 __all__ = ["RunRow", "list_runs", "run_steps"]
 
@@ -36,6 +36,11 @@ class RunRow:
     error: str | None
     #: the policy's settings (e.g. a BO policy's ``n_init``, where its initial design ends)
     policy_params: dict = field(default_factory=dict)
+    #: a completed black-box run's recommendation, the evaluated point its model believes best:
+    #: ``{"t": first evaluation of the point (None: a point given to the run, not evaluated in it),
+    #: "params": the point by name in the user's units, "value": the model's posterior mean there
+    #: in the objective's units}``; ``None`` for other runs and runs without a model (Sobol)
+    recommended: dict | None = None
 
 
 def list_runs(db: str = DEFAULT_URL, kind: str | None = None) -> list[RunRow]:
@@ -49,10 +54,14 @@ def list_runs(db: str = DEFAULT_URL, kind: str | None = None) -> list[RunRow]:
         query = query.where(Run.kind == kind)
     runs = _read(engine, str(db), "read runs", lambda conn: conn.execute(query).all() if _has_schema(conn) else [])
     # n_steps is updated in the same transaction as the step inserts, so it counts committed steps
-    return [RunRow(r.id, r.kind, r.env_id, r.env_params, r.policy, r.surrogate, r.checkpoint_sha256, r.seed,
-                   effective_status(r), r.n_steps, _read_time(r.started_at), _read_time(r.finished_at), r.error,
-                   r.policy_params or {})
-            for r in runs]
+    out = []
+    for r in runs:
+        settings = dict(r.policy_params or {})
+        recommended = settings.pop(RECOMMENDED, None)
+        out.append(RunRow(r.id, r.kind, r.env_id, r.env_params, r.policy, r.surrogate, r.checkpoint_sha256, r.seed,
+                          effective_status(r), r.n_steps, _read_time(r.started_at), _read_time(r.finished_at), r.error,
+                          settings, recommended))
+    return out
 
 
 def run_steps(db: str, run_id: int) -> list[dict[str, Any]]:

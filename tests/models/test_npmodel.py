@@ -189,7 +189,8 @@ def test_eval_and_train_raise_no_warnings():
         warnings.simplefilter("error")
         model.train()
         model.eval()
-        model.posterior(torch.rand(2, 1, D, dtype=torch.float64))
+        # points the learned Normalize maps into the box (beyond the data's range it maps them out: refused)
+        model.posterior(X[:2].unsqueeze(-2))
     assert model.num_outputs == 1 and model.batch_shape == torch.Size()
 
 
@@ -301,10 +302,12 @@ def test_invalid_input_is_refused():
         model.posterior(torch.rand(1, D, dtype=torch.float64), output_indices=[])
     with pytest.raises(TypeError, match="NeuralProcess"):
         NPModel(object(), X, Y)
-    # a point beyond the box is accepted when conditioning (a Normalize learned on train_X
-    # maps new points beyond the observed range there) and by a later load_state_dict (Ax)
+    # a new observation outside the box is refused as train_X is; one inside streams in, and a
+    # later load_state_dict (Ax) re-conditions on it
     transformed = NPModel(s, X, Y, outcome_transform=Standardize(1))
-    streamed = transformed.condition_on_observations(torch.full((1, D), 1.2, dtype=torch.float64), Y[:1])
+    with pytest.raises(ValueError, match=r"X row 0, column 0 is 1.2 .*outside input_domain"):
+        transformed.condition_on_observations(torch.full((1, D), 1.2, dtype=torch.float64), Y[:1])
+    streamed = transformed.condition_on_observations(torch.full((1, D), 0.7, dtype=torch.float64), Y[:1])
     streamed.load_state_dict(streamed.state_dict())
 
 
@@ -541,7 +544,7 @@ def test_parameters_show_the_networks_device_and_dtype_and_nothing_to_fit():
     model.to(torch.float64)
     assert next(model.parameters()).dtype == torch.float32 and ref.dtype == torch.float32
     # conditioned models show the same anchor; a state dict without one (every state dict) loads strictly
-    child = model.condition_on_observations(X[:2] * 0.5, Y[:2])
+    child = model.condition_on_observations((X[:2] + X[2:4]) / 2, Y[:2])  # inside the learned Normalize's box
     assert next(child.parameters()) is params[0] and next(model.subset_output([0]).parameters()) is params[0]
     model.load_state_dict(state, strict=True)
     assert next(model.parameters()) is params[0]
@@ -553,7 +556,7 @@ def test_conditioned_models_do_not_share_module_bookkeeping():
     X, Y = data()
     model = NPModel(surrogate(), X, Y, input_transform=Normalize(D), outcome_transform=Standardize(1))
     calls = []
-    for child in (model.condition_on_observations(X[:2] * 0.5, Y[:2]),
+    for child in (model.condition_on_observations((X[:2] + X[2:4]) / 2, Y[:2]),  # inside the learned box
                   model.fantasize(torch.rand(2, 1, D, dtype=torch.float64), SobolQMCNormalSampler(torch.Size([3]))),
                   model.subset_output([0])):
         child.register_load_state_dict_post_hook(lambda module, keys: calls.append(module))

@@ -1,0 +1,106 @@
+"""The model's recommendation: of the evaluated points, the one the model believes best.
+
+On a noisy objective the best *observed* value is the luckiest draw among the evaluations,
+and its point need not be the best point evaluated. Ax therefore reports, beside it, the
+evaluated point with the best model-predicted mean; npbandit does the same
+(``BOPolicy.recommend``; ``optimize``'s ``recommended_x``). The model is the one a proposal
+would build from the observations, seeing what that proposal's model sees (:func:`recommend`):
+the whole cube, a trust region's box (:func:`recommend_in_region`, through
+:func:`~npbandit.acquisition.proposal.region_view`) or a subspace's view
+(:meth:`SubspaceSearch.recommend <npbandit.acquisition.subspace.SubspaceSearch.recommend>`).
+The candidates are the evaluated points among those it sees: a point it sees at a value
+no evaluation returned (a failed one, shown at the worst value) is none. The
+recommendation is the candidate with the highest posterior mean (outputs maximised, in
+the model's output units), a smoothed value rather than the draw observed there. With
+outcome constraints (:mod:`npbandit.acquisition.constrained`: outputs after the objective's,
+feasible at ``<= 0``) it is the best of the candidates the model predicts feasible (every
+constraint's posterior mean ``<= 0``), as Ax judges feasibility from its model's
+predictions; with none predicted feasible there is no recommendation.
+"""
+
+from __future__ import annotations
+
+import copy
+from collections.abc import Callable
+from typing import Any
+
+import numpy as np
+import torch
+
+from npbandit.acquisition.mixed import typed_cube
+from npbandit.acquisition.proposal import SearchRegion, region_view
+
+__all__ = ["best_mean", "recommend", "recommend_in_region"]
+
+
+def best_mean(model, X: torch.Tensor, rows: torch.Tensor, constraints: int = 0) -> tuple[int, float] | None:
+    """Of the candidates ``X [m, w]`` (the model's inputs; ``rows [m]``, long, their rows
+    among the observations), the row of the one where ``model``'s posterior mean of the
+    objective (output 0) is highest, and that mean; the first of equal ones. With
+    ``constraints`` (outputs ``1 .. constraints``, feasible at ``<= 0``), of the candidates
+    whose posterior means of every constraint are feasible. ``None`` when no candidate is
+    left."""
+    if not len(rows):
+        return None
+    with torch.no_grad():
+        mean = model.posterior(X.unsqueeze(-2)).mean.reshape(len(rows), -1)
+    objective = mean[:, 0]
+    if constraints:
+        objective = torch.where((mean[:, 1:1 + constraints] <= 0).all(dim=-1), objective, -torch.inf)
+        if not bool(torch.isfinite(objective).any()):
+            return None
+    i = int(torch.argmax(objective))
+    return int(rows[i]), float(objective[i])
+
+
+def recommend(build_model, X: torch.Tensor, Y: torch.Tensor, *, n_observed: int, region: SearchRegion | None = None,
+              search: Any = None, rng: np.random.Generator | None = None, max_context: int | None = None,
+              snap: Callable[[torch.Tensor], torch.Tensor] | None = None, constraints: int = 0,
+              outcome: Any = None) -> tuple[int, float] | None:
+    """The model's recommendation from the observations ``X [n, d]``, ``Y [n, 1 + constraints]``
+    (maximised, then the constraint values), the first ``n_observed`` of them evaluated: the
+    row of ``X`` and the objective's posterior mean there (:func:`best_mean`), or ``None``.
+    The model is ``build_model(X_seen, Y_seen)`` on what a
+    proposal's model sees: with a ``search`` (a ``SubspaceSearch``), its view
+    (:meth:`~npbandit.acquisition.subspace.SubspaceSearch.recommend`); with a ``region``
+    alone, :func:`recommend_in_region` (``snap``: as :func:`propose_in_region`'s, a mixed
+    space's widening its box); with neither, every observation on the whole cube.
+
+    ``rng``: where the draws come from, as a proposal's do (``BOPolicy``'s generator: torch's
+    global generator seeded for the model's build, a GP's fit, then the proposal seed a
+    subspace's view depends on), taken from a copy so the caller's generator is left as it
+    is; ``None``: a fixed seed. Torch's global generator is restored afterwards. ``outcome``:
+    the transform ``Y``'s objective went through before the model saw it (an
+    :class:`~npbandit.transforms.OutcomeTransform`, ``BOPolicy``'s output warp), or ``None``:
+    the mean is taken back through its ``untransform`` (for a nonlinear one, the posterior
+    median in the data's units, which ranks the points as the mean in the model's units)."""
+    rng = np.random.default_rng(0) if rng is None else copy.deepcopy(rng)
+    with torch.random.fork_rng(devices=[]):
+        torch.manual_seed(int(rng.integers(2**62)))
+        if search is not None:
+            found = search.recommend(region, X, Y, build_model, n_observed=n_observed, seed=int(rng.integers(2**31)),
+                                     max_context=max_context, constraints=constraints)
+        elif region is not None:
+            found = recommend_in_region(region, X, Y, build_model, n_observed=n_observed, max_context=max_context,
+                                        snap=snap, constraints=constraints)
+        else:
+            found = best_mean(build_model(X, Y), X[:n_observed], torch.arange(n_observed), constraints)
+    if found is None or outcome is None:
+        return found
+    return found[0], float(outcome.untransform(torch.tensor([[found[1]]], dtype=torch.float64)))
+
+
+def recommend_in_region(region: SearchRegion, X: torch.Tensor, Y: torch.Tensor, build_model, *, n_observed: int,
+                        max_context: int | None = None, snap: Callable[[torch.Tensor], torch.Tensor] | None = None,
+                        space: Any = None, constraints: int = 0) -> tuple[int, float] | None:
+    """:func:`best_mean` of the model a proposal in ``region`` builds, ``build_model(X_box,
+    Y_box)`` on :func:`~npbandit.acquisition.proposal.region_view` of ``X [n, d]``, ``Y [n,
+    1 + constraints]`` (maximised) and ``max_context``, over the evaluated points it sees
+    (those among the first ``n_observed`` rows of ``X``); ``snap``, ``space``, ``constraints``:
+    as :func:`~npbandit.acquisition.proposal.propose_in_region`'s (a mixed space widens the
+    box the model sees; the region centres on the best feasible observation)."""
+    cube = typed_cube(space, snap, X.shape[-1])
+    view = region_view(region, X, Y, max_context, cube=None if cube is None or cube.continuous else cube,
+                       constraints=constraints)
+    evaluated = view.rows < n_observed
+    return best_mean(build_model(view.X, view.Y), view.X[evaluated], view.rows[evaluated], constraints)

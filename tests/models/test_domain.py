@@ -1,0 +1,106 @@
+"""NPModel's input domain: data outside the box the network was trained on is refused, naming
+where; queries outside it are answered with a warning; rounding on a face is no excursion."""
+
+import warnings
+
+import pytest
+import torch
+from botorch.exceptions.warnings import InputDataWarning
+from botorch.models.transforms import Normalize
+from botorch.sampling import SobolQMCNormalSampler
+
+from npbandit import NPModel
+from npbandit.models.checks import DOMAIN_EPS, box_excursion
+from npbandit.surrogates import build
+
+D = 3
+
+
+def surrogate():
+    torch.manual_seed(0)
+    return build("cmanp", 6, 1, size="tiny").eval()
+
+
+def data(n=8, dtype=torch.float64):
+    g = torch.Generator().manual_seed(0)
+    X = torch.rand(n, D, generator=g, dtype=dtype)
+    return X, torch.sin(5 * X.sum(-1, keepdim=True))
+
+
+def test_training_data_outside_the_box_is_refused_naming_the_row_column_and_box():
+    X, Y = data()
+    bad = X.clone()
+    bad[5, 2] = 1.25
+    refused = (r"train_X row 5, column 2 is 1.25 \(after any input_transform\), outside input_domain \[0, 1\] "
+               r"\(that column's: the box the surrogate was trained on; 1 row\(s\) outside\)")
+    with pytest.raises(ValueError, match=refused):
+        NPModel(surrogate(), bad, Y)
+    bounds = torch.tensor([[0.0, 0.0, 0.0], [1.0, 1.0, 1.2]], dtype=torch.float64)
+    bad[6, 0] = -0.5
+    refused = (r"train_X row 5, column 2 is 1.25 .*outside bounds \[0, 1.2\] \(that column's, mapped onto "
+               r"input_domain \[0, 1\]\^d, .*; 2 row\(s\) outside\); .*bounds=")
+    with pytest.raises(ValueError, match=refused):
+        NPModel(surrogate(), bad, Y, bounds=bounds)
+    with pytest.raises(ValueError, match=r"train_X row 6, column 0 is -1.5 .*outside input_domain \[-1, 0\]"):
+        NPModel(surrogate(), torch.cat([X[:6], bad[6:]]) - 1.0, Y, input_domain=(-1.0, 0.0))
+
+
+def test_a_new_observation_outside_the_box_is_refused_and_the_model_kept():
+    X, Y = data()
+    model = NPModel(surrogate(), X, Y, input_transform=Normalize(D))  # bounds learned from X
+    beyond = X[:1] * 0 + X.max(dim=0).values + 0.01  # past the data's range: outside the learned box
+    with pytest.raises(ValueError, match=r"^X row 0, column 0 is 1.0\d+ .*outside input_domain"):
+        model.condition_on_observations(beyond, Y[:1])
+    assert model.train_X.shape == (8, D)
+    inside = model.condition_on_observations((X[:1] + X[1:2]) / 2, Y[:1])
+    assert inside.train_X.shape == (9, D)
+
+
+def test_a_query_outside_the_box_is_answered_with_a_warning():
+    X, Y = data()
+    model = NPModel(surrogate(), X, Y, input_transform=Normalize(D))
+    far = torch.full((2, 1, D), 1.5, dtype=torch.float64)
+    with pytest.warns(InputDataWarning, match="outside the box its network was trained on"):
+        post = model.posterior(far)
+    assert torch.isfinite(post.mean).all()
+    with pytest.warns(InputDataWarning):
+        assert model.joint_sample(far[:, 0], 2).shape == (2, 2, 1)
+    # fantasies are queries: fantasize warns (through its posterior) and conditions on them
+    with pytest.warns(InputDataWarning):
+        fantasy = model.fantasize(far, SobolQMCNormalSampler(torch.Size([3])))
+    assert fantasy.batch_shape == (3, 2)
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        model.posterior(X[:3].unsqueeze(-2))  # inside the learned box: no warning
+
+
+def test_rounding_on_a_face_is_no_excursion():
+    # float32 data on the upper face of float64 bounds: BoTorch's Normalize maps it to 1 + one float32 eps
+    lo, hi = 0.17679952620371409, 0.4528688488811142
+    bounds = torch.tensor([[lo] * D, [hi] * D], dtype=torch.float64)
+    X = lo + torch.rand(6, D, generator=torch.Generator().manual_seed(1), dtype=torch.float64) * (hi - lo)
+    X = X.float()
+    X[0] = hi
+    normalize = Normalize(D, bounds=bounds)
+    normalize.eval()
+    assert normalize(X[:1]).max() > 1  # the arithmetic's doing, not the data's
+    Y = X.sum(-1, keepdim=True)
+    model = NPModel(surrogate(), X, Y, input_transform=Normalize(D, bounds=bounds))
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        model.posterior(X[:1].unsqueeze(-2))
+    model.condition_on_observations(X[:1], Y[:1])
+    # the tolerance: DOMAIN_EPS eps of the dtype, times the box's scale, and no more
+    eps64 = torch.finfo(torch.float64).eps
+    ones, zeros = torch.ones(D, dtype=torch.float64), torch.zeros(D, dtype=torch.float64)
+    edge = torch.full((1, D), 1.0, dtype=torch.float64)
+    assert box_excursion("X", edge + (DOMAIN_EPS - 1) * eps64, zeros, ones, "box") is None
+    assert "X row 0, column 0" in box_excursion("X", edge + 1e-12, zeros, ones, "box")
+    scaled = box_excursion("X", 1000 * edge + (DOMAIN_EPS - 1) * 1000 * eps64, zeros, 1000 * ones, "box")
+    assert scaled is None  # relative to the box's scale
+    assert box_excursion("X", edge + 1e-6, zeros, ones, "box") is not None  # float64: 1e-6 is no rounding
+    assert box_excursion("X", (edge + 1e-7).float(), zeros, ones, "box") is None  # float32: it is
+    XF, YF = data()
+    XF[2, 1] = 1 + 1e-9
+    with pytest.raises(ValueError, match="train_X row 2, column 1"):
+        NPModel(surrogate(), XF, YF)
