@@ -24,6 +24,7 @@ from typing import Any
 import gymnasium as gym
 import numpy as np
 
+from npbandit.envs.blackbox import as_bounds
 from npbandit.exceptions import CheckpointError
 from npbandit.validation import check_int
 
@@ -35,21 +36,13 @@ ARM_PRIORS = ("bo",)
 
 
 def check_bounds(name: str, bounds: Any, context_dim: int | None = None) -> np.ndarray:
-    """``bounds`` as a read-only float64 ``[2, d]`` array (lower row, upper row): finite,
-    lower < upper in every dimension, ``d == context_dim`` when given."""
-    try:
-        array = np.array(bounds, dtype=np.float64)
-    except (TypeError, ValueError):
-        raise ValueError(f"{name} must be a [2, d] array of (lower row, upper row), got {bounds!r}") from None
-    if array.ndim != 2 or array.shape[0] != 2 or array.shape[1] < 1:
-        raise ValueError(f"{name} must have shape [2, d] (lower row, upper row), got shape {array.shape}")
+    """``bounds`` as a read-only float64 ``[2, d]`` array (lower row, upper row), checked as a
+    black-box box is (:func:`~npbandit.envs.blackbox.as_bounds`: numbers, finite, lower <
+    upper), and ``d == context_dim`` when given."""
+    array = as_bounds(bounds, name=name)
     if context_dim is not None and array.shape[1] != context_dim:
         raise ValueError(f"{name} must have shape [2, {context_dim}] (one column per context dimension), "
                          f"got shape {array.shape}")
-    if not np.isfinite(array).all():
-        raise ValueError(f"{name} must be finite, got {array.tolist()}")
-    if not (array[0] < array[1]).all():
-        raise ValueError(f"{name} must have lower < upper in every dimension, got {array.tolist()}")
     array.flags.writeable = False
     return array
 

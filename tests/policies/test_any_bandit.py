@@ -192,7 +192,7 @@ def test_an_env_that_is_no_box_discrete_bandit_is_refused_naming_its_space(env, 
     (lambda bo: make_bandit_policy(bo, env=LinearBandit(), bounds=[[0.0, 0.0], [1.0, 1.0]]), ValueError,
      r"bounds must have shape \[2, 3\]"),
     (lambda bo: make_bandit_policy(bo, env=LinearBandit(), bounds=[[0.0] * 3, [1.0, 0.0, 1.0]]), ValueError,
-     "bounds must have lower < upper"),
+     "bounds: every lower bound must be below its upper bound"),
     (lambda bo: PerArmNPPolicy(load_surrogate("tnpd-wheel"), [[0.0] * 2, [1.0] * 2], 5), CheckpointError,
      "needs a 'bo' checkpoint"),
 ])
