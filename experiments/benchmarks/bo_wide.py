@@ -302,11 +302,11 @@ def report(summary: dict, notes: dict, labels: list[str], methods: list[str], ar
         lines += ["", "Unsupported so far: " + "; ".join(f"{m} on {lab}: {e.removeprefix('unsupported: ')}"
                                                        for (lab, m), e in sorted(notes.items())
                                                        if lab in labels and m in methods)]
-    lines += ["", f"![final value vs evaluations: median and quartiles](figures/{SECTION.replace('-', '_')}.png)"]
+    lines += ["", f"![final value vs evaluations: median and quartiles](figures/{args.section.replace('-', '_')}.png)"]
     return "\n".join(lines) + "\n"
 
 
-def plot(summary: dict, labels: list[str], methods: list[str]) -> None:
+def plot(summary: dict, labels: list[str], methods: list[str], section: str = SECTION) -> None:
     fig, axes = new_figure(len(labels), width=3.4, height=2.6)
     for ax, lab in zip(axes, labels):
         for m in methods:
@@ -327,7 +327,7 @@ def plot(summary: dict, labels: list[str], methods: list[str]) -> None:
         ax.set_xlabel("evaluations", fontsize=8)
         ax.tick_params(labelsize=7)
     axes[0].legend(fontsize=6)
-    save_figure(fig, SECTION.replace("-", "_"))
+    save_figure(fig, section.replace("-", "_"))
 
 
 def expand(names: list[str]) -> list[str]:
@@ -354,6 +354,9 @@ def main(argv: list[str] | None = None) -> None:
     add_cluster_arguments(parser)
     parser.add_argument("--db", default=str(ROOT / "runs" / "bench_bo_wide.db"))
     parser.add_argument("--no-write", action="store_true")
+    parser.add_argument("--section", default=SECTION,
+                        help="log section (and JSON / figure name) to write; another name than the default "
+                             "publishes a subset of problems beside the main table instead of replacing it")
     parser.add_argument("--no-run", action="store_true", help="only summarise the completed runs in --db")
     parser.add_argument("--paired", nargs="+", default=[DEFAULT_NP, "npsampler"],
                         help="methods compared seed by seed with every other method run")
@@ -382,9 +385,10 @@ def main(argv: list[str] | None = None) -> None:
     text = report(summary, notes, labels, args.methods, args, command.strip())
     print(text)
     if not args.no_write:
-        plot(summary, labels, args.methods)
-        publish(SECTION, text, "bo_wide.json", command, {"summary": summary, "unsupported": {
-            f"{lab}/{m}": e for (lab, m), e in notes.items()}}, threads=RUN_THREADS)
+        plot(summary, labels, args.methods, args.section)
+        unsupported = {f"{lab}/{m}": e for (lab, m), e in notes.items()}
+        publish(args.section, text, f"{args.section.replace('-', '_')}.json", command,
+                {"summary": summary, "unsupported": unsupported}, threads=RUN_THREADS)
 
 
 if __name__ == "__main__":
