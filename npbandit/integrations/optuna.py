@@ -130,9 +130,12 @@ class NPSampler(BaseSampler):
             space with more float/int parameters than the checkpoint's width; ``None``
             (default): :func:`~npbandit.acquisition.subspace.default_subspace`, as
             ``optimize``. Bound to the sampler's ``seed``, so every trial and worker sees the
-            same subspace; the region is replayed in its search cube. The start-up trials are
-            the independent sampler's, so with an embedding (``CountSketch``) the NP sees
-            their least-squares projections onto it, exact only for the points it proposed.
+            same subspace; the region is replayed in its search cube. Start-up trials whose
+            relative search space is known (every trial after the first completed one) are
+            drawn uniformly in the search cube and lifted, so with an embedding
+            (``CountSketch``) they lie in it; the others (the first, and any suggested before a
+            trial completed) are the independent sampler's, and the NP sees their
+            least-squares projections onto the embedding.
         constraints_func: outcome constraints, as Optuna's samplers take them: a callable of a
             finished trial (a ``FrozenTrial``) returning a sequence of floats, the trial feasible
             when every value is ``<= 0``. :meth:`after_trial` calls it on every completed (and
@@ -242,9 +245,10 @@ class NPSampler(BaseSampler):
 
     def sample_relative(self, study: Study, trial: FrozenTrial,
                         search_space: dict[str, BaseDistribution]) -> dict[str, Any]:
-        """The NP's proposal for ``search_space``, ``{name: value}``; ``{}`` (every parameter
-        from the independent sampler) before ``n_startup_trials`` completed trials or when
-        no completed trial can be used.
+        """The NP's proposal for ``search_space``, ``{name: value}``. Before
+        ``n_startup_trials`` completed trials: ``{}`` (every parameter from the independent
+        sampler), or, for a space wider than the checkpoint, a uniform point of the
+        subspace's search cube, lifted; ``{}`` too when no completed trial can be used.
 
         Raises:
             ValueError: the study has more than one objective.
@@ -263,7 +267,13 @@ class NPSampler(BaseSampler):
         trials = study.get_trials(deepcopy=False, states=(TrialState.COMPLETE, TrialState.RUNNING))
         completed = [t for t in trials if t.state == TrialState.COMPLETE]
         if len(completed) < self.n_startup_trials:
-            return {}
+            if search is None:
+                return {}
+            # a start-up point of the search cube, lifted: the NP then sees the start-up trials where
+            # it searches (their projections would be exact only for points in the embedding)
+            z = torch.rand(1, search.search_dim, dtype=torch.float64,
+                           generator=torch.Generator().manual_seed(self._trial_seed(trial.number, "startup")))
+            return space.decode(space.snap(search.lift(z))[0].numpy())
         finite = [t for t in completed if math.isfinite(t.value)]
         self._warn_left_out(study, completed, finite, "their values are not finite, and the NP conditions on real "
                             "numbers only")

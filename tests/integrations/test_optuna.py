@@ -340,12 +340,14 @@ def test_more_parameters_than_the_checkpoint_takes_are_proposed_by_the_np_in_a_s
     objective = lambda t: sum((t.suggest_float(n, 0, 1) - 0.3) ** 2 for n in names)  # noqa: E731
     study.optimize(objective, n_trials=6)
     search = default_subspace().bind(8, 6, np_sampler.seed)
-    for trial in study.trials[4:]:  # past the start-up: the NP's proposals, in the embedding of the sampler's seed
+    # every trial but the first (the independent sampler's: no relative search space is known before
+    # a trial completes) lies in the embedding of the sampler's seed: the start-up draws, then the NP's proposals
+    for trial in study.trials[1:]:
         u = torch.tensor([[trial.params[n] for n in sorted(names)]], dtype=torch.float64)
         assert torch.allclose(search.lift(search.project(u)), u, atol=1e-9)
-    for trial in study.trials[:4]:  # the independent sampler's start-up draws are not
-        u = torch.tensor([[trial.params[n] for n in sorted(names)]], dtype=torch.float64)
-        assert not torch.allclose(search.lift(search.project(u)), u, atol=1e-9)
+    u = torch.tensor([[study.trials[0].params[n] for n in sorted(names)]], dtype=torch.float64)
+    assert not torch.allclose(search.lift(search.project(u)), u, atol=1e-9)
+    assert len({tuple(t.params.values()) for t in study.trials[:4]}) == 4  # the start-up draws differ
 
 
 def test_a_mixed_space_wider_than_the_checkpoint_is_proposed_in_a_subspace_with_valid_values():
