@@ -9,6 +9,7 @@ import gymnasium as gym
 import numpy as np
 import torch
 
+from npbandit.envs.linear import LinearBanditEnv
 from npbandit.priors import BOPrior, WheelPrior
 from npbandit.storage import list_runs, run_steps
 from npbandit.surrogates import build
@@ -24,38 +25,15 @@ def tiny_checkpoint(directory: Path, model: str = "cmanp", prior: str = "bo", se
                            evaluation={"log_likelihood": {"test": 0.0}})
 
 
-class LinearBandit(gym.Env):
-    """A linear contextual bandit, a user's env of another shape than the wheel's: contexts
-    uniform in ``[low, high]^d`` (a ``Box``; ``low = -inf`` makes it unbounded, the contexts
-    still drawn in ``[-1, 1]^d``), ``n_arms`` arms (``Discrete``), arm ``a`` paying
-    ``theta_a . x + noise_std * N(0, 1)``. ``reset(seed)`` draws the weights (standard
-    normal), every context and the noise. ``info``: ``regret`` (the expected regret of the
-    arm played), ``optimal_action``."""
-
-    metadata = {"render_modes": []}
+class LinearBandit(LinearBanditEnv):
+    """``npbandit/LinearBandit-v0`` (a user's bandit of another shape than the wheel's), its
+    context ``Box`` widened to ``[low, high]^d`` (``low = -inf``: unbounded; the contexts are
+    still drawn in ``[-1, 1]^d``) to test what policies make of such a space."""
 
     def __init__(self, context_dim: int = 3, n_arms: int = 4, horizon: int = 30, noise_std: float = 0.1,
                  low: float = -1.0, high: float = 1.0) -> None:
+        super().__init__(context_dim, n_arms, horizon, noise_std)
         self.observation_space = gym.spaces.Box(low, high, shape=(context_dim,), dtype=np.float32)
-        self.action_space = gym.spaces.Discrete(n_arms)
-        self.context_dim, self.n_arms, self.horizon, self.noise_std = context_dim, n_arms, horizon, noise_std
-
-    def reset(self, *, seed=None, options=None):
-        super().reset(seed=seed)
-        rng = self.np_random
-        self.theta = rng.standard_normal((self.n_arms, self.context_dim))
-        self.contexts = rng.uniform(-1, 1, (self.horizon + 1, self.context_dim)).astype(np.float32)
-        self.noise = self.noise_std * rng.standard_normal(self.horizon)
-        self.t = 0
-        return self.contexts[0].copy(), {}
-
-    def step(self, action):
-        means = self.theta @ self.contexts[self.t].astype(np.float64)
-        best = int(np.argmax(means))
-        reward = float(means[action] + self.noise[self.t])
-        info = {"t": self.t, "optimal_action": best, "regret": float(means[best] - means[action])}
-        self.t += 1
-        return self.contexts[self.t].copy(), reward, False, self.t >= self.horizon, info
 
 
 class EmbedCounter:

@@ -2,7 +2,8 @@
 cumulative regret against LinUCB and Uniform on a linear contextual bandit with 3-D contexts and
 4 arms, and whether a round's cost grows with the rounds.
 
-The bandit: contexts uniform in [-1, 1]^3 (a ``Box``), arm ``a`` paying ``theta_a . x + 0.1 N(0, 1)``
+The bandit: ``npbandit/LinearBandit-v0`` with 3-D contexts and 4 arms: contexts uniform in
+[-1, 1]^3 (a ``Box``), arm ``a`` paying ``theta_a . x + 0.1 N(0, 1)``
 with ``theta`` drawn standard normal per seed; the regret of a round is the expected one (best
 arm's mean minus the played arm's). LinUCB's model is the true one here (linear in ``[x, 1]``), so
 it is the yardstick a well-specified baseline sets; the NP's ``bo`` prior is a GP prior, which
@@ -21,35 +22,9 @@ import time
 import gymnasium as gym
 import numpy as np
 
+import npbandit.envs  # noqa: F401  (registers the environments)
 from npbandit.loop import run_episode
 from npbandit.policies import make_bandit_policy
-
-
-class LinearBandit(gym.Env):
-    """3-D contexts in [-1, 1]^3, 4 arms, linear mean rewards (see the module docstring)."""
-
-    metadata = {"render_modes": []}
-
-    def __init__(self, context_dim: int = 3, n_arms: int = 4, horizon: int = 500, noise_std: float = 0.1) -> None:
-        self.observation_space = gym.spaces.Box(-1.0, 1.0, shape=(context_dim,), dtype=np.float32)
-        self.action_space = gym.spaces.Discrete(n_arms)
-        self.context_dim, self.n_arms, self.horizon, self.noise_std = context_dim, n_arms, horizon, noise_std
-
-    def reset(self, *, seed=None, options=None):
-        super().reset(seed=seed)
-        rng = self.np_random
-        self.theta = rng.standard_normal((self.n_arms, self.context_dim))
-        self.contexts = rng.uniform(-1, 1, (self.horizon + 1, self.context_dim)).astype(np.float32)
-        self.noise = self.noise_std * rng.standard_normal(self.horizon)
-        self.t = 0
-        return self.contexts[0].copy(), {}
-
-    def step(self, action):
-        means = self.theta @ self.contexts[self.t].astype(np.float64)
-        reward = float(means[action] + self.noise[self.t])
-        info = {"t": self.t, "regret": float(means.max() - means[action])}
-        self.t += 1
-        return self.contexts[self.t].copy(), reward, False, self.t >= self.horizon, info
 
 
 def main(argv: list[str] | None = None) -> None:
@@ -58,7 +33,7 @@ def main(argv: list[str] | None = None) -> None:
     parser.add_argument("--seeds", type=int, default=5)
     parser.add_argument("--steps", type=int, default=500)
     args = parser.parse_args(argv)
-    env = LinearBandit(horizon=args.steps)
+    env = gym.make("npbandit/LinearBandit-v0", context_dim=3, n_arms=4, horizon=args.steps).unwrapped
     marks = sorted({min(100, args.steps), args.steps // 2, args.steps})
     print(f"linear bandit, 3-D contexts, 4 arms, {args.steps} rounds, seeds 0..{args.seeds - 1}")
     print("| policy | " + " | ".join(f"regret @{m}" for m in marks)

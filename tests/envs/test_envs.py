@@ -16,6 +16,7 @@ from npbandit.space import Choice, Float, Int, SearchSpace
 # every environment the package registers, with the arguments a contract check builds it with
 REGISTERED = {
     "npbandit/WheelBandit-v0": [{"horizon": 30}, {"delta": 0.2, "horizon": 7, "small_reward_std": 0.0}],
+    "npbandit/LinearBandit-v0": [{"horizon": 20}, {"context_dim": 7, "n_arms": 2, "horizon": 5, "noise_std": 0.0}],
     "npbandit/BlackBox-v0": [{"function": "branin", "budget": 10},
                              {"function": "hartmann", "budget": 6, "noise_std": 0.1},
                              {"objective": lambda x: float(np.sin(x).sum()), "bounds": [[-2.0], [3.0]], "budget": 5,
@@ -78,6 +79,10 @@ def test_an_episode_keeps_the_documented_spaces_types_and_length(env_id, kwargs,
         assert env.observation_space == gym.spaces.Box(-1.0, 1.0, shape=(2,), dtype=np.float32)
         assert env.action_space == gym.spaces.Discrete(5)
         length = base.horizon
+    elif env_id == "npbandit/LinearBandit-v0":
+        assert env.observation_space == gym.spaces.Box(-1.0, 1.0, shape=(base.context_dim,), dtype=np.float32)
+        assert env.action_space == gym.spaces.Discrete(base.n_arms)
+        length = base.horizon
     else:
         d = base.dim
         assert env.action_space == gym.spaces.Box(0.0, 1.0, shape=(d,), dtype=np.float64)
@@ -99,7 +104,7 @@ def test_an_episode_keeps_the_documented_spaces_types_and_length(env_id, kwargs,
 @pytest.mark.parametrize("env_id,kwargs", CASES, ids=CASE_IDS)
 def test_reset_with_a_seed_replays_the_episode_and_without_one_continues_the_stream(env_id, kwargs):
     env = gym.make(env_id, **kwargs).unwrapped
-    length = env.horizon if env_id == "npbandit/WheelBandit-v0" else env.budget
+    length = env.budget if env_id == "npbandit/BlackBox-v0" else env.horizon
     env.action_space.seed(1)
     actions = [env.action_space.sample() for _ in range(length)]
 
@@ -112,7 +117,7 @@ def test_reset_with_a_seed_replays_the_episode_and_without_one_continues_the_str
 
     np.testing.assert_array_equal(observations(3), observations(3))
     assert rewards(3) == rewards(3)
-    drawn = env_id == "npbandit/WheelBandit-v0" or env.noise_std > 0
+    drawn = env_id != "npbandit/BlackBox-v0" or env.noise_std > 0  # a bandit draws its run, noise or not
     if drawn:  # the seed decides the draws: another seed, other draws
         assert rewards(3) != rewards(4)
         # reset() without a seed keeps drawing from the generator the last seed started
@@ -189,7 +194,7 @@ def test_wheel_rejects_bad_parameters():
     assert env.reset(seed=0, options={"delta": 0.3})[1]["delta"] == 0.3
 
 
-@pytest.mark.parametrize("env_id", ["npbandit/WheelBandit-v0", "npbandit/BlackBox-v0"])
+@pytest.mark.parametrize("env_id", ["npbandit/WheelBandit-v0", "npbandit/LinearBandit-v0", "npbandit/BlackBox-v0"])
 def test_render_mode_is_taken_and_only_none_accepted(env_id):
     kwargs = {"function": "branin"} if "BlackBox" in env_id else {}
     assert gym.make(env_id, **kwargs).unwrapped.render_mode is None
@@ -364,3 +369,22 @@ def test_only_usable_test_functions_are_offered():
         problem = make_test_function(name)
         centre = (problem.bounds[0] + problem.bounds[1]) / 2
         assert torch.isfinite(problem.evaluate_true(centre[None].double())).all(), name
+
+
+def test_linear_bandit_pays_each_arms_linear_mean_and_reports_its_gap():
+    env = gym.make("npbandit/LinearBandit-v0", context_dim=3, n_arms=4, horizon=5, noise_std=0.0).unwrapped
+    x, _ = env.reset(seed=0)
+    for arm in (0, 3):
+        means = env.theta @ x.astype(np.float64)
+        x_next, reward, terminated, truncated, info = env.step(arm)
+        assert reward == pytest.approx(means[arm], abs=1e-12) and not terminated
+        assert info["optimal_action"] == int(np.argmax(means))
+        assert info["regret"] == info["expected_regret"] == pytest.approx(means.max() - means[arm], abs=1e-12)
+        x = x_next
+
+
+@pytest.mark.parametrize("kwargs, match", [({"context_dim": 0}, "context_dim"), ({"n_arms": 1}, "n_arms"),
+                                           ({"horizon": 0}, "horizon"), ({"noise_std": -0.1}, "noise_std")])
+def test_linear_bandit_rejects_bad_parameters(kwargs, match):
+    with pytest.raises(ValueError, match=match):
+        gym.make("npbandit/LinearBandit-v0", **kwargs)
