@@ -6,6 +6,7 @@ rewards? Run the benchmark before and after the change into two databases, then
 
     python experiments/probes/compare_runs.py before.db after.db
     python experiments/probes/compare_runs.py before.db after.db --rtol 1e-12   # not exact: to 1e-12 relative
+    python experiments/probes/compare_runs.py old.db new.db --ignore-env space --steps-only  # across versions
 
 Runs are read through the public storage API (``npbandit.storage.list_runs`` / ``run_steps``)
 and paired by what defines them: kind, environment id and parameters, policy, seed (the
@@ -38,9 +39,11 @@ STEP_FIELDS = ("action", "value", "reward", "best_value", "regret", "cumulative_
 RUN_FIELDS = ("policy_params", "recommended", "surrogate", "checkpoint_sha256", "status", "n_steps")
 
 
-def run_key(run: RunRow) -> tuple:
-    """What pairs a run with its partner: kind, environment and its parameters, policy, seed."""
-    return (run.kind, run.env_id, json.dumps(run.env_params, sort_keys=True), run.policy, run.seed)
+def run_key(run: RunRow, ignore_env: tuple[str, ...] = ()) -> tuple:
+    """What pairs a run with its partner: kind, environment and its parameters (but those named
+    in ``ignore_env``), policy, seed."""
+    params = {k: v for k, v in run.env_params.items() if k not in ignore_env}
+    return (run.kind, run.env_id, json.dumps(params, sort_keys=True), run.policy, run.seed)
 
 
 def describe(key: tuple) -> str:
@@ -78,14 +81,15 @@ def first_difference(steps_a: list[dict], steps_b: list[dict], rtol: float = 0.0
     return None
 
 
-def pair_runs(runs_a: list[RunRow], runs_b: list[RunRow]) -> tuple[list[tuple[RunRow, RunRow]], list[str]]:
+def pair_runs(runs_a: list[RunRow], runs_b: list[RunRow],
+              ignore_env: tuple[str, ...] = ()) -> tuple[list[tuple[RunRow, RunRow]], list[str]]:
     """Pairs (A run, B run) by :func:`run_key`, in id order within a key; and a line per unpaired run."""
     by_key_a: dict[tuple, list[RunRow]] = defaultdict(list)
     by_key_b: dict[tuple, list[RunRow]] = defaultdict(list)
     for run in runs_a:
-        by_key_a[run_key(run)].append(run)
+        by_key_a[run_key(run, ignore_env)].append(run)
     for run in runs_b:
-        by_key_b[run_key(run)].append(run)
+        by_key_b[run_key(run, ignore_env)].append(run)
     pairs, unpaired = [], []
     for key in list(by_key_a) + [k for k in by_key_b if k not in by_key_a]:
         left, right = by_key_a.get(key, []), by_key_b.get(key, [])
@@ -95,16 +99,20 @@ def pair_runs(runs_a: list[RunRow], runs_b: list[RunRow]) -> tuple[list[tuple[Ru
     return pairs, unpaired
 
 
-def compare(db_a: str, db_b: str, rtol: float = 0.0, out=None) -> int:
+def compare(db_a: str, db_b: str, rtol: float = 0.0, out=None, ignore_env: tuple[str, ...] = (),
+            steps_only: bool = False) -> int:
     """Print one line per pair and the summary to ``out`` (default stdout); returns the exit status
-    (0: every run paired and identical)."""
+    (0: every run paired and identical). ``ignore_env``: environment parameters left out of
+    the pairing (a parameter a later version records and an earlier one did not);
+    ``steps_only``: compare the steps alone, not the run's recorded settings (which gain
+    keys from one version to the next)."""
     out = sys.stdout if out is None else out
-    pairs, unpaired = pair_runs(list_runs(db_a), list_runs(db_b))
+    pairs, unpaired = pair_runs(list_runs(db_a), list_runs(db_b), ignore_env)
     identical = 0
     for run_a, run_b in pairs:
-        label = f"{describe(run_key(run_a))} (runs {run_a.id} / {run_b.id}, {run_a.n_steps} steps)"
-        problems = [f"{name} A={getattr(run_a, name)!r} B={getattr(run_b, name)!r}"
-                    for name in RUN_FIELDS if getattr(run_a, name) != getattr(run_b, name)]
+        label = f"{describe(run_key(run_a, ignore_env))} (runs {run_a.id} / {run_b.id}, {run_a.n_steps} steps)"
+        problems = [] if steps_only else [f"{name} A={getattr(run_a, name)!r} B={getattr(run_b, name)!r}"
+                                          for name in RUN_FIELDS if getattr(run_a, name) != getattr(run_b, name)]
         step_diff = first_difference(run_steps(db_a, run_a.id), run_steps(db_b, run_b.id), rtol)
         if step_diff is not None:
             problems.insert(0, step_diff)
@@ -126,10 +134,15 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("db_b", help="the second run database")
     parser.add_argument("--rtol", type=float, default=0.0,
                         help="relative tolerance on floats (default 0: exactly equal)")
+    parser.add_argument("--ignore-env", nargs="+", default=[], metavar="KEY",
+                        help="environment parameters left out of the pairing (e.g. 'space', which runs "
+                             "record since the search-space change)")
+    parser.add_argument("--steps-only", action="store_true",
+                        help="compare the steps alone, not the runs' recorded settings")
     args = parser.parse_args(argv)
     if not args.rtol >= 0.0:
         parser.error(f"--rtol must be a non-negative number, got {args.rtol}")
-    return compare(args.db_a, args.db_b, args.rtol)
+    return compare(args.db_a, args.db_b, args.rtol, ignore_env=tuple(args.ignore_env), steps_only=args.steps_only)
 
 
 if __name__ == "__main__":

@@ -111,3 +111,24 @@ def test_the_command_line_exits_with_the_status(probe, tmp_path, capsys):
     assert "1 of 1 identical" in capsys.readouterr().out
     with pytest.raises(SystemExit):
         probe.main([a, b, "--rtol", "-1"])
+
+
+def test_runs_of_two_versions_pair_without_a_new_env_parameter_and_compare_by_their_steps(probe, tmp_path):
+    # a later version records env parameter "space" and more policy settings: paired and identical
+    # only when told to leave the parameter out and to compare the steps alone
+    a, b = tmp_path / "a.db", tmp_path / "b.db"
+    _log_run(a, seed=0, values=VALUES)
+    with RunLogger(str(b)) as logger:
+        logger.start(kind="bo", env_id="branin", env_params={"dim": 2, "space": {"x0": "float"}}, policy="gp",
+                     policy_params={"n_init": 2, "constrained": False}, seed=0)
+        best = float("inf")
+        for t, value in enumerate(VALUES):
+            best = min(best, value)
+            logger.log_step(t=t, action=[0.1 * t, 0.5], value=value, reward=-value, best_value=best, act_s=0.0)
+    assert _compare(probe, str(a), str(b))[1][-1] == "0 of 0 identical (exactly); 2 unpaired"
+    out = io.StringIO()
+    assert probe.compare(str(a), str(b), ignore_env=("space",), out=out) == 1  # the settings differ
+    out = io.StringIO()
+    assert probe.compare(str(a), str(b), ignore_env=("space",), steps_only=True, out=out) == 0
+    assert out.getvalue().splitlines()[-1] == "1 of 1 identical (exactly); 0 unpaired"
+    assert probe.main([str(a), str(b), "--ignore-env", "space", "--steps-only"]) == 0
