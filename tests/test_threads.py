@@ -348,7 +348,8 @@ def test_optimize_command_hands_its_threads_to_optimize(monkeypatch, tmp_path):
 
     def fake(objective, bounds, **kwargs):
         seen.append((kwargs["threads"], torch.get_num_threads()))
-        return SimpleNamespace(run_id=1, best_value=0.0, best_x=np.zeros(2), history=[])
+        return SimpleNamespace(run_id=1, best_value=0.0, best_x=np.zeros(2), history=[], recommended_by="observed",
+                               recommended_x=np.zeros(2), recommended_value=0.0)
 
     monkeypatch.setattr(npbandit.api, "optimize", fake)
     db = ["--db", f"sqlite:///{tmp_path / 'runs.db'}"]
