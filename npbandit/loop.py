@@ -469,7 +469,8 @@ def _horizon(env: gym.Env) -> int | None:
 def run_wheel_bandits(policies: Sequence[str], deltas: Sequence[float], seeds: Sequence[int], steps: int, *,
                       beta: float = 1.0, db: str = DEFAULT_URL, progress: bool = False,
                       say: Callable[[str], None] | None = print,
-                      executor: cf.Executor | None = None) -> list[EpisodeResult]:
+                      executor: cf.Executor | None = None,
+                      commit_every: int | None = None) -> list[EpisodeResult]:
     """Wheel-bandit runs for every ``delta`` x ``seed`` x policy, each logged to ``db``.
 
     The sweep behind ``npbandit bandit`` and ``npbandit demo``. Every policy name is
@@ -488,6 +489,10 @@ def run_wheel_bandits(policies: Sequence[str], deltas: Sequence[float], seeds: S
             :func:`npbandit.storage.shared_url`).
         say: called with one line per finished run (``None``: silent).
         executor: where the runs go (``None``: in this process, one after another).
+        commit_every: steps per database transaction (``None``: the storage default,
+            every step, so a killed process loses at most the step in flight). A batch
+            writes faster but a SIGKILL loses its uncommitted steps
+            (:class:`~npbandit.storage.RunLogger`).
 
     Returns:
         the results in run order (deltas, then seeds, then policies), whatever the order
@@ -497,7 +502,7 @@ def run_wheel_bandits(policies: Sequence[str], deltas: Sequence[float], seeds: S
     Raises:
         ValueError / TypeError / FileNotFoundError: an unknown policy name, an unusable
             checkpoint, a ``delta`` outside ``[0, 1]``, a seed that is not a
-            non-negative int, ``steps`` < 1, ``beta`` < 0, or a ``db``, ``progress`` or
+            non-negative int, ``steps`` < 1, ``beta`` < 0, ``commit_every`` < 1, or a ``db``, ``progress`` or
             ``say`` of the wrong type, before anything runs or any database is created.
     """
     from npbandit.policies import make_bandit_policy
@@ -518,6 +523,8 @@ def run_wheel_bandits(policies: Sequence[str], deltas: Sequence[float], seeds: S
     if not isinstance(db, str) or not db:
         raise TypeError(f"db must be an SQLAlchemy URL or a file path, got {db!r}")
     check_bool("progress", progress)
+    if commit_every is not None:
+        commit_every = check_int("commit_every", commit_every, minimum=1)
     if say is not None and not callable(say):
         raise TypeError(f"say must be callable or None, got {type(say).__name__}")
     jobs = [(name, delta, seed) for delta in deltas for seed in seeds for name in policies]
@@ -533,7 +540,7 @@ def run_wheel_bandits(policies: Sequence[str], deltas: Sequence[float], seeds: S
 
         db = shared_url(db)
         results: list[EpisodeResult | None] = [None] * len(jobs)
-        for i, result in run_jobs(_wheel_run, [(*job, steps, beta, db) for job in jobs], executor,
+        for i, result in run_jobs(_wheel_run, [(*job, steps, beta, db, commit_every) for job in jobs], executor,
                                   desc="wheel runs", progress=progress):
             results[i] = result
             tell(result, *jobs[i])
@@ -544,7 +551,8 @@ def run_wheel_bandits(policies: Sequence[str], deltas: Sequence[float], seeds: S
         env = gym.make("npbandit/WheelBandit-v0", delta=delta, horizon=steps)
         for seed in seeds:
             for name, policy in built.items():
-                result = _without_steps(run_episode(env, policy, seed=seed, logger=RunLogger(db),
+                logger = RunLogger(db, commit_every=commit_every)
+                result = _without_steps(run_episode(env, policy, seed=seed, logger=logger,
                                                     run_info=_wheel_info(delta, steps), progress=progress,
                                                     desc=f"{name} delta={delta} seed={seed}"))
                 results.append(result)
@@ -556,12 +564,14 @@ def _wheel_info(delta: float, steps: int) -> dict[str, Any]:
     return {"kind": "bandit", "env_id": "npbandit/WheelBandit-v0", "env_params": {"delta": delta, "horizon": steps}}
 
 
-def _wheel_run(name: str, delta: float, seed: int, steps: int, beta: float, db: str) -> EpisodeResult:
+def _wheel_run(name: str, delta: float, seed: int, steps: int, beta: float, db: str,
+               commit_every: int | None) -> EpisodeResult:
     """One run of :func:`run_wheel_bandits`' sweep, on an executor's worker."""
     from npbandit.policies import make_bandit_policy
 
     env = gym.make("npbandit/WheelBandit-v0", delta=delta, horizon=steps)
-    return _without_steps(run_episode(env, make_bandit_policy(name, beta=beta), seed=seed, logger=RunLogger(db),
+    return _without_steps(run_episode(env, make_bandit_policy(name, beta=beta), seed=seed,
+                                      logger=RunLogger(db, commit_every=commit_every),
                                       run_info=_wheel_info(delta, steps)))
 
 

@@ -383,9 +383,8 @@ def test_postgresql_holds_what_came_back_too(signum):
 #
 # Each case runs in a child process forked from a forkserver that imported npbandit once; the
 # hook sends SIGKILL to the child at the phase. What may be lost is the evaluation in flight (one
-# that returned but whose step was not yet committed) for a `bo` run, which commits every step,
-# and at most one uncommitted batch for a bandit run (storage's documented contract), never a
-# committed step; the run then shows as `interrupted` (its process is gone) and the file passes
+# that returned but whose step was not yet committed), never a committed step (every run
+# commits each step by default); the run then shows as `interrupted` (its process is gone) and the file passes
 # SQLite's integrity check.
 
 # SIGKILL at each phase of the AT-th evaluation: (evaluations that returned, steps stored)
@@ -414,7 +413,7 @@ def _killed_run(entry, phase, url, log):
         env = BlackBoxEnv(objective=objective(phase, signal.SIGKILL, returned), bounds=BOUNDS, budget=6)
         run_episode(env, Hooked(SobolPolicy(2), phase, signal.SIGKILL), seed=0, logger=RunLogger(url),
                     run_info={"kind": "bo"})
-    else:  # a bandit run, its steps committed in storage's default batches
+    else:  # a bandit run, its steps committed as storage commits them by default
         env = Counted(WheelBanditEnv(horizon=8), phase, signal.SIGKILL, returned)
         run_episode(env, Hooked(UniformPolicy(), phase, signal.SIGKILL), seed=0, logger=RunLogger(url))
     os._exit(3)  # not reached: the hook killed this process
@@ -450,10 +449,7 @@ def test_a_sigkill_loses_at_most_the_evaluation_in_flight(tmp_path, forkserver, 
     returned, run, steps = run_killed(forkserver, entry, phase, url, tmp_path)
     assert run.status == "interrupted"  # its process is gone
     assert [s["t"] for s in steps] == list(range(len(steps))) and len(steps) <= returned
-    if entry == "bandit":  # committed in batches of 50: the episode's eight steps are one batch, written at its end
-        assert returned == {"design": AT - 1, "evaluation": AT - 1, "write": 8}.get(phase, AT) and steps == []
-    else:
-        assert (returned, len(steps)) == KILLED[phase]
+    assert (returned, len(steps)) == KILLED[phase]
     import sqlite3
 
     with sqlite3.connect(tmp_path / "runs.db") as conn:

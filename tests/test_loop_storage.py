@@ -142,17 +142,19 @@ def test_open_db_rejects_bad_urls():
         open_db("")
 
 
-def test_bo_runs_commit_every_step_and_bandit_runs_batch(tmp_path):
+def test_every_run_commits_each_step_unless_it_asks_for_batches(tmp_path):
     db = str(tmp_path / "runs.db")
-    bo, bandit = RunLogger(db), RunLogger(db)
+    bo, bandit, batched = RunLogger(db), RunLogger(db), RunLogger(db, commit_every=50)
     bo.start(kind="bo", env_id="x", env_params={}, policy="p")
     bandit.start(kind="bandit", env_id="x", env_params={}, policy="p")
-    assert bo.commit_every == 1 and bandit.commit_every == 50
+    batched.start(kind="bandit", env_id="x", env_params={}, policy="p")
+    assert (bo.commit_every, bandit.commit_every, batched.commit_every) == (1, 1, 50)
     bo.log_step(t=0, action=[0.5], reward=1.0)
     bandit.log_step(t=0, action=1, reward=1.0)
-    assert {r.id: r.n_steps for r in list_runs(db)} == {bo.run_id: 1, bandit.run_id: 0}
-    bo.finish()
-    bandit.finish()
+    batched.log_step(t=0, action=1, reward=1.0)
+    assert {r.id: r.n_steps for r in list_runs(db)} == {bo.run_id: 1, bandit.run_id: 1, batched.run_id: 0}
+    for logger in (bo, bandit, batched):
+        logger.finish()
     assert all(r.n_steps == 1 and r.status == "completed" for r in list_runs(db))
     with pytest.raises(ValueError, match="commit_every"):
         RunLogger(db, commit_every=0)
@@ -366,6 +368,7 @@ def test_run_episode_refuses_bad_arguments_before_creating_the_database(tmp_path
     ({"seeds": [-1]}, ValueError, "seeds"),
     ({"steps": 0}, ValueError, "steps"),
     ({"beta": -1.0}, ValueError, "beta"),
+    ({"commit_every": 0}, ValueError, "commit_every"),
     ({"say": "loudly"}, TypeError, "say"),
     ({"progress": 1}, TypeError, "progress"),
 ])

@@ -1,7 +1,7 @@
 """Storage write throughput: SQLite vs PostgreSQL, one writer and four at once.
 
 - One writer: steps per second through ``RunLogger``, committing every step
-  (``commit_every=1``, what a ``bo`` run does) and in batches of 50 (the bandit default).
+  (``commit_every=1``, every run's default) and in batches of 50 (``--commit-every 50``).
 - Four writers: four processes log runs to one database at once; aggregate steps per
   second, the latency of the ``log_step`` calls that committed, as each writer saw it
   (median, 99th percentile), and a count of the rows afterwards (none lost, none twice).

@@ -14,11 +14,12 @@ The default is an SQLite file (``sqlite:///npbandit.db``); any SQLAlchemy URL wo
   black-box step, ``params``: the point by name in the user's units, beside ``action``
   in the unit cube), unique on ``(run_id, t)``.
 
-When steps are committed (:class:`RunLogger`): ``bo`` runs (``optimize``, any
-``BlackBox`` run) commit every evaluation, since an evaluation of an expensive
-objective is the most valuable row there is; other runs (bandit sweeps, whose steps
-cost microseconds) commit in batches of ``commit_every`` steps, and at least every
-``max_wait_s`` seconds, so a crash loses at most one batch or a few seconds of steps.
+When steps are committed (:class:`RunLogger`): every step of every run is committed as
+it is logged, so a process killed outright (SIGKILL, a crash) loses at most the step in
+flight. A bandit sweep whose steps cost microseconds may batch them instead
+(``RunLogger(commit_every=N)``, ``run_wheel_bandits(commit_every=N)``, ``npbandit bandit
+--commit-every N``): a batch is committed when it is full and at least every
+``max_wait_s`` seconds, and a kill loses the uncommitted batch.
 A run stopped by SIGINT / SIGTERM commits what it buffered and is recorded as
 ``interrupted`` (see :func:`npbandit.loop.run_episode`).
 

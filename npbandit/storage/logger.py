@@ -12,7 +12,7 @@ import weakref
 from pathlib import Path
 from typing import Any
 
-from sqlalchemy import insert, update
+from sqlalchemy import bindparam, insert, update
 
 import npbandit.storage.heartbeat as heartbeat
 from npbandit._version import __version__
@@ -33,9 +33,16 @@ from npbandit.storage.models import (
 
 __all__ = ["RunLogger", "COMMIT_EVERY"]
 
-#: steps per transaction when ``RunLogger(commit_every=None)``, by run kind; kinds not
-#: listed batch ``COMMIT_EVERY["default"]`` steps
-COMMIT_EVERY = {"bo": 1, "default": 50}
+#: steps per transaction when ``RunLogger(commit_every=None)``, by run kind (``"bo"``,
+#: ``"bandit"``, ...); kinds not listed use ``COMMIT_EVERY["default"]``. Every kind commits
+#: each step by default, so a process killed outright loses at most the step in flight; set an
+#: entry (or pass ``commit_every``) to trade that for throughput
+COMMIT_EVERY = {"default": 1}
+
+# a flush's two statements, built once: building them per commit costs more than a commit
+_INSERT_STEPS = insert(Step)
+_COUNT_STEPS = (update(Run).where(Run.id == bindparam("run"))
+                .values(heartbeat_at=bindparam("now"), n_steps=Run.n_steps + bindparam("added")))
 
 
 def _versions() -> dict[str, str]:
@@ -82,8 +89,10 @@ class RunLogger:
             that does not exist yet is created only when a run starts (:meth:`start`), so a
             run that never starts leaves no empty database behind.
         commit_every: steps buffered per transaction (1 = commit every step). ``None``
-            (default) chooses by the run's kind at :meth:`start`: every step for ``bo``
-            runs, batches of 50 otherwise (``COMMIT_EVERY``).
+            (default) chooses by the run's kind at :meth:`start` (``COMMIT_EVERY``: every
+            step, unless changed). With batches, a process killed by SIGKILL (or a power
+            loss) loses the steps of the batch not yet committed; SIGINT / SIGTERM still
+            commit them (:func:`npbandit.loop.run_episode`).
         max_wait_s: a buffered step is committed at the latest with the first step
             logged this many seconds after it, so batching never holds back the steps
             of a run whose steps turn out slow.
@@ -180,9 +189,8 @@ class RunLogger:
             return
         rows = list(self._buffer)
         with _storage_errors(self.url, "write steps"), self.engine.begin() as conn:
-            conn.execute(insert(Step), rows)
-            conn.execute(update(Run).where(Run.id == self.run_id)
-                         .values(heartbeat_at=_now(), n_steps=Run.n_steps + len(rows)))
+            conn.execute(_INSERT_STEPS, rows)
+            conn.execute(_COUNT_STEPS, {"run": self.run_id, "now": _now(), "added": len(rows)})
         del self._buffer[:len(rows)]
         self.rows_written += len(rows)
 

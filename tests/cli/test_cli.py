@@ -297,7 +297,7 @@ def test_every_option_help_states_the_parsers_own_default(monkeypatch):
 _FUNCTION_DEFAULTS = {
     "optimize": ("npbandit.api:optimize", ["surrogate", "budget", "acquisition", "n_init", "seed", "on_error",
                                            "output_warp", "trust_region", "liar", "db", "batch_size"]),
-    "bandit": ("npbandit.loop:run_wheel_bandits", ["beta", "db"]),
+    "bandit": ("npbandit.loop:run_wheel_bandits", ["beta", "db", "commit_every"]),
     "demo": ("npbandit.demo:run_tour", ["budget", "steps", "seed", "db"]),
     "demo-streaming": ("npbandit.demo:run_demo", ["n_initial", "n_updates", "size", "seed"]),
     "report": ("npbandit.report:report_text", ["limit", "db"]),
@@ -333,6 +333,16 @@ def test_option_defaults_are_the_defaults_of_the_functions_they_feed():
     unchecked = {(name, a.dest) for name, sub in commands.items() for a in _options(sub)
                  if _concrete(a.default) and not isinstance(a, argparse._VersionAction)} - covered - _CLI_ONLY
     assert not unchecked, unchecked
+
+
+def test_bandit_command_hands_its_commit_batch_to_the_sweep(monkeypatch, tmp_path):
+    import npbandit.loop
+
+    seen = []
+    monkeypatch.setattr(npbandit.loop, "run_wheel_bandits", lambda *a, **kw: seen.append(kw["commit_every"]))
+    db = ["--db", f"sqlite:///{tmp_path / 'runs.db'}"]
+    assert main(["bandit", *db]) == 0 and main(["bandit", "--commit-every", "50", *db]) == 0
+    assert seen == [None, 50]
 
 
 def test_demo_help_names_what_the_tour_runs(monkeypatch, tmp_path):
