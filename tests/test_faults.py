@@ -206,11 +206,7 @@ def test_optimize_saves_every_evaluation_that_came_back(tmp_path, phase, signum,
     check(url, info, returned, phase, signum)
 
 
-@pytest.mark.parametrize("signum", SIGNALS, ids=lambda s: signal.Signals(s).name)
-@pytest.mark.parametrize("phase", ALL_PHASES)
-@pytest.mark.parametrize("threads", [False, True], ids=["sequential", "threads"])
-def test_the_bo_loop_saves_every_evaluation_that_came_back(tmp_path, phase, signum, threads):
-    url = f"sqlite:///{tmp_path / 'runs.db'}"
+def run_bo_loop(url, phase, signum, threads):
     returned, release = Count(), threading.Event()
     env = BlackBoxEnv(objective=objective(phase, signum, returned, release if threads else None), bounds=BOUNDS,
                       budget=6)
@@ -225,20 +221,35 @@ def test_the_bo_loop_saves_every_evaluation_that_came_back(tmp_path, phase, sign
         release.set()
         if executor is not None:
             executor.shutdown(wait=True)
-    check(url, info, came_back, phase, signum)
+    return info, came_back
 
 
-@pytest.mark.parametrize("signum", SIGNALS, ids=lambda s: signal.Signals(s).name)
-@pytest.mark.parametrize("phase", ALL_PHASES)
-def test_the_bandit_loop_saves_every_step_that_came_back(tmp_path, phase, signum):
-    url = f"sqlite:///{tmp_path / 'runs.db'}"
+def run_bandit_loop(url, phase, signum, commit_every=None):
     returned = Count()
     env = Counted(WheelBanditEnv(horizon=8), phase, signum, returned)
     signal_on_write(url, phase, signum)
     with pytest.raises(RunInterrupted) as info:
-        # two steps per transaction: the third step is inserted with the fourth, whose write the signal hits
-        run_episode(env, Hooked(UniformPolicy(), phase, signum), seed=0, logger=RunLogger(url, commit_every=2))
-    check(url, info, returned.n, phase, signum, stored=AT + 1 if phase == "write" else None)
+        run_episode(env, Hooked(UniformPolicy(), phase, signum), seed=0,
+                    logger=RunLogger(url, commit_every=commit_every))
+    return info, returned.n
+
+
+@pytest.mark.parametrize("signum", SIGNALS, ids=lambda s: signal.Signals(s).name)
+@pytest.mark.parametrize("phase", ALL_PHASES)
+@pytest.mark.parametrize("threads", [False, True], ids=["sequential", "threads"])
+def test_the_bo_loop_saves_every_evaluation_that_came_back(tmp_path, phase, signum, threads):
+    url = f"sqlite:///{tmp_path / 'runs.db'}"
+    check(url, *run_bo_loop(url, phase, signum, threads), phase, signum)
+
+
+@pytest.mark.parametrize("signum", SIGNALS, ids=lambda s: signal.Signals(s).name)
+@pytest.mark.parametrize("phase", ALL_PHASES)
+@pytest.mark.parametrize("commit_every", [None, 2], ids=["each-step", "batches-of-2"])
+def test_the_bandit_loop_saves_every_step_that_came_back(tmp_path, phase, signum, commit_every):
+    url = f"sqlite:///{tmp_path / 'runs.db'}"
+    # in batches of two, the third step is inserted with the fourth, whose write the signal hits
+    stored = AT + 1 if phase == "write" and commit_every == 2 else None
+    check(url, *run_bandit_loop(url, phase, signum, commit_every), phase, signum, stored=stored)
 
 
 def test_a_stop_while_the_policy_observes_keeps_the_evaluation_it_was_given(tmp_path):
@@ -375,8 +386,12 @@ def test_postgresql_holds_what_came_back_too(signum):
     with Cluster() as cluster:
         for phase in ("returned", "write", "evaluation"):
             url = cluster.create_database()
-            info, returned = run_optimize(url, phase, signum, threads=False)
-            check(url, info, returned, phase, signum)
+            check(url, *run_optimize(url, phase, signum, threads=False), phase, signum)
+        for phase in ALL_PHASES:
+            url = cluster.create_database()
+            check(url, *run_bo_loop(url, phase, signum, threads=False), phase, signum)
+            url = cluster.create_database()
+            check(url, *run_bandit_loop(url, phase, signum), phase, signum)
 
 
 # -- SIGKILL: no handler runs, so what is committed is all there is ------------------------------------------------
@@ -463,8 +478,9 @@ def test_a_sigkill_on_postgresql_loses_at_most_the_evaluation_in_flight(tmp_path
 
     skip_unless_available()
     with Cluster() as cluster:
-        for phase in ("evaluation", "returned", "write"):
+        cases = [("optimize", p) for p in ("evaluation", "returned", "write")] + [("bandit", p) for p in ALL_PHASES]
+        for entry, phase in cases:
             url = cluster.create_database()
-            returned, run, steps = run_killed(forkserver, "optimize", phase, url, tmp_path)
-            assert run.status == "interrupted" and (returned, len(steps)) == KILLED[phase], phase
+            returned, run, steps = run_killed(forkserver, entry, phase, url, tmp_path)
+            assert run.status == "interrupted" and (returned, len(steps)) == KILLED[phase], (entry, phase)
             assert [s["t"] for s in steps] == list(range(len(steps)))
