@@ -44,6 +44,7 @@ import numbers
 import warnings
 import weakref
 from collections.abc import Callable, Sequence
+from dataclasses import dataclass
 from typing import Any
 
 import numpy as np
@@ -72,6 +73,22 @@ from npbandit.threads import check_threads, torch_threads
 from npbandit.validation import check_bool, check_int, check_real
 
 __all__ = ["NPSampler"]
+
+
+@dataclass(frozen=True)
+class _Observations:
+    """What one proposal sees of a study: the usable completed and failed ``trials`` in
+    order of their numbers, their rows ``X [n, d]`` (the unit cube) and ``Y [n, 1 + k]``
+    (maximised objective, then ``k`` constraint values; a failed trial at the worst of
+    each), the trust region replayed from them (or ``None``), and the ``pending`` running
+    trials of the same space."""
+
+    trials: list[FrozenTrial]
+    X: torch.Tensor
+    Y: torch.Tensor
+    k: int
+    region: TrustRegion | None
+    pending: list[FrozenTrial]
 
 _LOGGER = get_logger(__name__)
 #: the system attribute a trial's constraint values are stored under (Optuna's own key, so
@@ -256,16 +273,8 @@ class NPSampler(BaseSampler):
         if not search_space:
             return {}
         _check_single_objective(study)
-        names = sorted(search_space)
-        space = SearchSpace({n: _parameter(search_space[n]) for n in names})
-        d = space.dim  # columns of the unit cube: a categorical of k >= 3 choices takes k
-        width = check_bo_checkpoint(self._surrogate.card, d,
-                                    purpose=f"NPSampler over {len(names)} parameters in {d} unit-cube columns "
-                                            f"({', '.join(names)})")
-        # more columns than the checkpoint takes: a subspace fixed by the sampler's seed
-        search = None if d <= width else (self.subspace or default_subspace()).bind(d, width, self.seed)
-        trials = study.get_trials(deepcopy=False, states=(TrialState.COMPLETE, TrialState.RUNNING))
-        completed = [t for t in trials if t.state == TrialState.COMPLETE]
+        space, search = self._space(search_space)
+        completed = study.get_trials(deepcopy=False, states=(TrialState.COMPLETE,))
         if len(completed) < self.n_startup_trials:
             if search is None:
                 return {}
@@ -274,59 +283,12 @@ class NPSampler(BaseSampler):
             z = torch.rand(1, search.search_dim, dtype=torch.float64,
                            generator=torch.Generator().manual_seed(self._trial_seed(trial.number, "startup")))
             return space.decode(space.snap(search.lift(z))[0].numpy())
-        finite = [t for t in completed if math.isfinite(t.value)]
-        self._warn_left_out(study, completed, finite, "their values are not finite, and the NP conditions on real "
-                            "numbers only")
-        inside = [t for t in finite if _inside(t, space)]
-        self._warn_left_out(study, finite, inside, "a parameter lies outside its range, off its grid or among no "
-                            "choice (an enqueued trial), where the NP has no model")
-        finite = inside
-        if not finite:
+        seen = self._observations(study, search_space, space, search, completed, trial.number)
+        if seen is None:
             return {}
-        constrained = self.constraints_func is not None or any(_constraints(t) for t in finite)
-        if constrained:
-            kept = [t for t in finite if _constraints(t)]
-            self._warn_left_out(study, finite, kept, "they have no constraint values (constraints_func did not run on "
-                                "them, or they set none), and the NP models every constraint at every trial")
-            finite = kept
-            if not finite:
-                return {}
-            counts = sorted({len(_constraints(t)) for t in finite})
-            if len(counts) > 1:
-                raise ValueError(f"every trial needs the same number of constraint values (constraints_func or "
-                                 f"trial.set_constraint); the completed trials hold {counts}")
-        sign = -1.0 if study.direction == StudyDirection.MINIMIZE else 1.0
-        # failed trials (an exception caught by study.optimize(catch=...), a NaN) that suggested this
-        # whole space: seen by the NP at the worst completed value, as optimize sees its failures
-        failed = [t for t in study.get_trials(deepcopy=False, states=(TrialState.FAIL,))
-                  if all(n in t.params and t.distributions.get(n) == search_space[n] for n in names)
-                  and _inside(t, space)]
-        completed_rows = [[sign * t.value, *_constraints(t)] if constrained else [sign * t.value] for t in finite]
-        worst = np.array(completed_rows).min(axis=0)
-        if constrained:  # the worst value of each constraint is its largest
-            worst[1:] = np.array(completed_rows)[:, 1:].max(axis=0)
-        rows = dict(zip((t.number for t in finite), completed_rows))
-        finite = sorted(finite + failed, key=lambda t: t.number)
-        X = _unit_rows(finite, space)
-        Y = torch.tensor(np.array([rows.get(t.number, worst) for t in finite]),
-                         dtype=torch.float64).reshape(len(finite), -1)  # [n, 1 + k], maximised objective first
-        k = Y.shape[-1] - 1
-        # trials other workers are evaluating right now (all of this space suggested already)
-        pending = [t for t in trials if t.state == TrialState.RUNNING and t.number != trial.number
-                   and all(t.distributions.get(n) == search_space[n] for n in names)
-                   and _inside(t, space)]
-        region = None
-        if self.trust_region:  # the trials in the order they were started, the first n_startup_trials the design
-            order = sorted(range(len(finite)), key=lambda i: finite[i].number)
-            # with constraints an infeasible (or failed) trial improves on nothing
-            values = [float(Y[i, 0]) if finite[i].state == TrialState.COMPLETE and bool((Y[i, 1:] <= 0).all())
-                      else -math.inf if k else float(Y[i, 0]) for i in order]
-            region = (TrustRegion.replay(d, values, self.n_startup_trials) if search is None else
-                      TrustRegion.replay(search.search_dim, values, self.n_startup_trials,
-                                         failure_tolerance=max(4, search.active_dim)))
         with torch_threads(self.threads):
-            u = self._propose(X, Y, _unit_rows(pending, space) if pending else None,
-                              self._trial_seed(trial.number, "relative"), region, space, search, k)
+            u = self._propose(seen.X, seen.Y, _unit_rows(seen.pending, space) if seen.pending else None,
+                              self._trial_seed(trial.number, "relative"), seen.region, space, search, seen.k)
         return space.decode(u)
 
     def sample_independent(self, study: Study, trial: FrozenTrial, param_name: str,
@@ -366,7 +328,60 @@ class NPSampler(BaseSampler):
         if self._independent is not None:
             self._independent.reseed_rng()
 
+    def recommended_trial(self, study: Study) -> FrozenTrial | None:
+        """The completed trial the NP believes best: of the trials the next proposal's model
+        would see (in the trust region's box; through the subspace for a wide space), the one
+        with the best posterior mean of the objective, of those predicted feasible with
+        constraints (:mod:`npbandit.acquisition.recommend`, as ``optimize``'s
+        ``recommended_x``). On a noisy objective ``study.best_trial`` is the luckiest draw;
+        this is a smoothed choice, as Ax reports beside it. ``None`` before two usable
+        completed trials, or with no trial predicted feasible. Proposes nothing and changes
+        no trial.
+
+        Raises:
+            ValueError: the study has more than one objective.
+        """
+        from npbandit.acquisition.recommend import recommend
+
+        search_space = self.infer_relative_search_space(study, None)
+        completed = study.get_trials(deepcopy=False, states=(TrialState.COMPLETE,))
+        if not search_space or len(completed) < 2:
+            return None
+        space, search = self._space(search_space)
+        seen = self._observations(study, search_space, space, search, completed, None)
+        if seen is None:
+            return None
+        # the completed trials' rows first: those are the candidates (failed ones are seen, never recommended)
+        order = sorted(range(len(seen.trials)), key=lambda i: seen.trials[i].state != TrialState.COMPLETE)
+        n_completed = sum(t.state == TrialState.COMPLETE for t in seen.trials)
+        if n_completed < 2:
+            return None
+        with torch_threads(self.threads):
+            found = recommend(self._build, seen.X[order], seen.Y[order], n_observed=n_completed, region=seen.region,
+                              search=search, rng=np.random.default_rng(self._trial_seed(len(completed), "recommend")),
+                              max_context=self._max_context, snap=None if space.continuous else space.snap,
+                              constraints=seen.k)
+        return None if found is None else seen.trials[order[found[0]]]
+
     # -- the proposal -----------------------------------------------------------------
+
+    def _space(self, search_space: dict[str, BaseDistribution]) -> tuple[SearchSpace, SubspaceSearch | None]:
+        """``search_space`` as a :class:`SearchSpace` (parameters by name, sorted), and the
+        subspace it is searched in when its unit cube has more columns than the checkpoint
+        takes (fixed by the sampler's seed), else ``None``."""
+        names = sorted(search_space)
+        space = SearchSpace({n: _parameter(search_space[n]) for n in names})
+        d = space.dim  # columns of the unit cube: a categorical of k >= 3 choices takes k
+        width = check_bo_checkpoint(self._surrogate.card, d,
+                                    purpose=f"NPSampler over {len(names)} parameters in {d} unit-cube columns "
+                                            f"({', '.join(names)})")
+        return space, None if d <= width else (self.subspace or default_subspace()).bind(d, width, self.seed)
+
+    def _build(self, X: torch.Tensor, Y: torch.Tensor):
+        """The NP conditioned on ``X [n, w]``, ``Y [n, 1 + k]`` (an ``NPModel``)."""
+        from npbandit.models import NPModel
+
+        return NPModel.from_pretrained(self._surrogate, X, Y)
 
     def _propose(self, X: torch.Tensor, Y: torch.Tensor, pending: torch.Tensor | None, seed: int,
                  region: TrustRegion | None = None, space: SearchSpace | None = None,
@@ -379,11 +394,7 @@ class NPSampler(BaseSampler):
         in its search cube, and points are snapped to the space after they are lifted);
         ``constraints``: ``k``, with ``Y`` then ``[n, 1 + k]`` (the constraint values after the
         objective's)."""
-        from npbandit.models import NPModel
-
-        def build(X_seen: torch.Tensor, Y_seen: torch.Tensor) -> NPModel:
-            return NPModel.from_pretrained(self._surrogate, X_seen, Y_seen)
-
+        build = self._build
         settings = {"beta": self.beta, "num_restarts": self.num_restarts, "raw_samples": self.raw_samples}
         if constraints:
             settings["constraints"] = constraints
@@ -403,6 +414,68 @@ class NPSampler(BaseSampler):
                        **pending_rule(Y, self.liar), observed=X if self.avoid_repeats else None, space=space,
                        **settings)
 
+    def _observations(self, study: Study, search_space: dict[str, BaseDistribution], space: SearchSpace,
+                      search: SubspaceSearch | None, completed: list[FrozenTrial],
+                      number: int | None) -> _Observations | None:
+        """What a proposal for trial ``number`` (``None``: no trial) sees of ``search_space``
+        (read as ``space``, searched through ``search``): the usable ``completed`` trials and
+        the failed ones, their rows, the trust region replayed from them, the running trials.
+        ``None`` when no completed trial can be used."""
+        names = sorted(search_space)
+        d = space.dim
+        finite = [t for t in completed if math.isfinite(t.value)]
+        self._warn_left_out(study, completed, finite, "their values are not finite, and the NP conditions on real "
+                            "numbers only")
+        inside = [t for t in finite if _inside(t, space)]
+        self._warn_left_out(study, finite, inside, "a parameter lies outside its range, off its grid or among no "
+                            "choice (an enqueued trial), where the NP has no model")
+        finite = inside
+        if not finite:
+            return None
+        constrained = self.constraints_func is not None or any(_constraints(t) for t in finite)
+        if constrained:
+            kept = [t for t in finite if _constraints(t)]
+            self._warn_left_out(study, finite, kept, "they have no constraint values (constraints_func did not run on "
+                                "them, or they set none), and the NP models every constraint at every trial")
+            finite = kept
+            if not finite:
+                return None
+            counts = sorted({len(_constraints(t)) for t in finite})
+            if len(counts) > 1:
+                raise ValueError(f"every trial needs the same number of constraint values (constraints_func or "
+                                 f"trial.set_constraint); the completed trials hold {counts}")
+        sign = -1.0 if study.direction == StudyDirection.MINIMIZE else 1.0
+        # failed trials (an exception caught by study.optimize(catch=...), a NaN) that suggested this
+        # whole space: seen by the NP at the worst completed value, as optimize sees its failures
+        failed = [t for t in study.get_trials(deepcopy=False, states=(TrialState.FAIL,))
+                  if all(n in t.params and t.distributions.get(n) == search_space[n] for n in names)
+                  and _inside(t, space)]
+        completed_rows = [[sign * t.value, *_constraints(t)] if constrained else [sign * t.value] for t in finite]
+        worst = np.array(completed_rows).min(axis=0)
+        if constrained:  # the worst value of each constraint is its largest
+            worst[1:] = np.array(completed_rows)[:, 1:].max(axis=0)
+        rows = dict(zip((t.number for t in finite), completed_rows))
+        finite = sorted(finite + failed, key=lambda t: t.number)
+        X = _unit_rows(finite, space)
+        Y = torch.tensor(np.array([rows.get(t.number, worst) for t in finite]),
+                         dtype=torch.float64).reshape(len(finite), -1)  # [n, 1 + k], maximised objective first
+        k = Y.shape[-1] - 1
+        # trials other workers are evaluating right now (all of this space suggested already)
+        running = study.get_trials(deepcopy=False, states=(TrialState.RUNNING,))
+        pending = [t for t in running if t.number != number
+                   and all(t.distributions.get(n) == search_space[n] for n in names)
+                   and _inside(t, space)]
+        region = None
+        if self.trust_region:  # the trials in the order they were started, the first n_startup_trials the design
+            order = sorted(range(len(finite)), key=lambda i: finite[i].number)
+            # with constraints an infeasible (or failed) trial improves on nothing
+            values = [float(Y[i, 0]) if finite[i].state == TrialState.COMPLETE and bool((Y[i, 1:] <= 0).all())
+                      else -math.inf if k else float(Y[i, 0]) for i in order]
+            region = (TrustRegion.replay(d, values, self.n_startup_trials) if search is None else
+                      TrustRegion.replay(search.search_dim, values, self.n_startup_trials,
+                                         failure_tolerance=max(4, search.active_dim)))
+        return _Observations(finite, X, Y, k, region, pending)
+
     def _trial_seed(self, number: int, purpose: str) -> int:
         key = [self.seed, number, *purpose.encode()]
         return int(np.random.SeedSequence(key).generate_state(1)[0] % 2**31)
@@ -415,7 +488,7 @@ class NPSampler(BaseSampler):
         skipped = [number for number, key in keys.items() if key not in self._warned]
         if skipped:
             self._warned.update(keys.values())
-            warnings.warn(f"NPSampler leaves out trial(s) {skipped}: {why}", RuntimeWarning, stacklevel=3)
+            warnings.warn(f"NPSampler leaves out trial(s) {skipped}: {why}", RuntimeWarning, stacklevel=4)
 
 
 def _constraints(trial: FrozenTrial) -> list[float]:

@@ -514,3 +514,45 @@ def test_a_completed_trial_without_constraint_values_is_left_out(tiny_card):
     with pytest.warns(RuntimeWarning, match=r"leaves out trial\(s\) \[0\]: they have no constraint values"):
         trial = study.ask()
         trial.suggest_float("x", 0.0, 1.0)
+
+
+# -- the recommendation -----------------------------------------------------------------
+
+def _recorded(values, failed=()):
+    """A minimised study of ``x, y`` in [0, 1]^2 whose trials were recorded (``add_trial``),
+    values in order and failed trials at the positions ``failed``."""
+    rng = np.random.default_rng(3)
+    dists = {"x": FloatDistribution(0.0, 1.0), "y": FloatDistribution(0.0, 1.0)}
+    study = optuna.create_study()
+    for i, value in enumerate(values):
+        point = dict(zip("xy", rng.random(2).tolist()))
+        state = TrialState.FAIL if i in failed else TrialState.COMPLETE
+        study.add_trial(create_trial(params=point, distributions=dists, state=state,
+                                     value=None if i in failed else value))
+    return study
+
+
+def test_the_recommended_trial_has_the_best_posterior_mean_of_the_completed_ones(tiny_card):
+    from npbandit.models import NPModel
+    from npbandit.surrogates.pretrained import load_surrogate
+
+    study = _recorded([0.3, 0.9, 0.1, 0.5, None, 0.7, 0.2], failed={4})
+    rec = NPSampler(tiny_card, seed=0, trust_region=False).recommended_trial(study)
+    completed = [t for t in study.trials if t.state == TrialState.COMPLETE]
+    # the model a proposal builds: completed trials at their maximised values, the failed one at the worst
+    rows = completed + [study.trials[4]]
+    X = torch.tensor([[t.params["x"], t.params["y"]] for t in rows], dtype=torch.float64)
+    Y = torch.tensor([[-t.value] for t in completed] + [[-0.9]], dtype=torch.float64)
+    model = NPModel.from_pretrained(load_surrogate(tiny_card), X, Y)
+    with torch.no_grad():
+        mean = model.posterior(X[:len(completed)].unsqueeze(-2)).mean.reshape(-1)
+    assert rec.state == TrialState.COMPLETE and rec.number == completed[int(torch.argmax(mean))].number
+    # nothing is proposed or changed
+    assert len(study.trials) == 7
+
+
+def test_no_recommendation_before_two_completed_trials(tiny_card):
+    assert NPSampler(tiny_card, seed=0).recommended_trial(_recorded([0.4])) is None
+    assert NPSampler(tiny_card, seed=0).recommended_trial(_recorded([0.4, None], failed={1})) is None
+    rec = NPSampler(tiny_card, seed=0).recommended_trial(_recorded([0.4, 0.2, 0.6, 0.1, 0.5]))
+    assert rec is not None and rec.state == TrialState.COMPLETE  # in the trust region's box
