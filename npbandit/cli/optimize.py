@@ -39,6 +39,10 @@ def add_arguments(opt: argparse.ArgumentParser) -> None:
                           '\'{"lr": {"type": "float", "low": 1e-4, "high": 0.1, "log": true}, "layers": {"type": '
                           '"int", "low": 1, "high": 4}, "act": {"type": "choice", "values": ["relu", "tanh"]}}\'; '
                           "the objective is then called with a dict {name: value} (default: none, --bounds give a box)")
+    opt.add_argument("--constraints", metavar="MODULE:FUNCTION",
+                     help="outcome constraints: module:function taking the point (as the objective does) and "
+                          "returning a sequence of floats, the point feasible when all are <= 0 (the best value "
+                          "printed is then the best feasible one; needs --acquisition logei) (default: none)")
     opt.add_argument("--dim", type=positive_int, help="dimension for test functions that take one (default: the "
                      "function's own)")
     opt.add_argument("--surrogate", default="tnpd", help="tnpd (the tnpd-bo checkpoint, the NP that steers today) | "
@@ -110,8 +114,9 @@ def run(args: argparse.Namespace) -> int:
             given = "--bounds" if args.space is None else "--space"
             raise ValueError(f"--dim {args.dim} disagrees with the {d}-dimensional {given} (with --objective, "
                              f"{given} gives the dimension; --dim is for --function)")
-        objective = _load_objective(args.objective)
+        objective = _load_callable(args.objective, "--objective")
         name = optimum = None
+    constraints = None if args.constraints is None else _load_callable(args.constraints, "--constraints")
     _check_before_starting(args, bounds.dim if args.space is not None else len(bounds[0]))
     with contextlib.ExitStack() as stack:
         executor, batch_size = _optimize_executor(args, stack)
@@ -120,9 +125,12 @@ def run(args: argparse.Namespace) -> int:
                           seed=args.seed, db=args.db, on_error=args.on_error, progress=progress(),
                           name=name, optimal_value=optimum, batch_size=batch_size, executor=executor,
                           eval_timeout=args.eval_timeout, output_warp=args.output_warp,
-                          trust_region=args.trust_region, liar=args.liar, threads=args.threads)
+                          trust_region=args.trust_region, liar=args.liar, threads=args.threads,
+                          constraints=constraints)
     best = result.best_x if isinstance(result.best_x, dict) else result.best_x.tolist()
-    print(f"run {result.run_id}: best value {result.best_value:.6g} at x = {best} "
+    what = "best value" if constraints is None else "best feasible value" if result.feasible else \
+        "no feasible point found; least violating: value"
+    print(f"run {result.run_id}: {what} {result.best_value:.6g} at x = {best} "
           f"after {len(result.history)} evaluations")
     if result.recommended_by == "model":  # the evaluated point the model believes best (noisy objectives)
         rec = result.recommended_x if isinstance(result.recommended_x, dict) else result.recommended_x.tolist()
@@ -211,12 +219,13 @@ def _parse_space(text: str) -> Any:
         raise ValueError(f"--space: {err}") from None
 
 
-def _load_objective(spec: str):
+def _load_callable(spec: str, option: str):
+    """``module:function`` -> the function; errors name ``option``."""
     import importlib
 
     module_name, sep, attr = spec.partition(":")
     if not sep or not module_name or not attr:
-        raise ValueError(f"--objective must look like module:function, got {spec!r}")
+        raise ValueError(f"{option} must look like module:function, got {spec!r}")
     # The console script's sys.path[0] is its bin directory, not the working directory
     # that `python -m npbandit.cli` would put first; look there too (last, so a local
     # file cannot shadow a library that npbandit imports).
@@ -226,13 +235,13 @@ def _load_objective(spec: str):
     try:
         module = importlib.import_module(module_name)
     except ImportError as err:
-        raise ValueError(f"--objective: cannot import {module_name!r} (searched the import path and {cwd}): "
+        raise ValueError(f"{option}: cannot import {module_name!r} (searched the import path and {cwd}): "
                          f"{err}") from None
     except Exception as err:  # noqa: BLE001 - the user's module failed while importing
-        raise ValueError(f"--objective: importing {module_name!r} raised {type(err).__name__}: {err}") from None
+        raise ValueError(f"{option}: importing {module_name!r} raised {type(err).__name__}: {err}") from None
     if not hasattr(module, attr):
-        raise ValueError(f"--objective: {module_name!r} has no attribute {attr!r}")
-    objective = getattr(module, attr)
-    if not callable(objective):
-        raise ValueError(f"--objective: {spec!r} is a {type(objective).__name__}, not a function")
-    return objective
+        raise ValueError(f"{option}: {module_name!r} has no attribute {attr!r}")
+    function = getattr(module, attr)
+    if not callable(function):
+        raise ValueError(f"{option}: {spec!r} is a {type(function).__name__}, not a function")
+    return function

@@ -79,6 +79,10 @@ RANDOM = ["--surrogate", "random"]
     (["--objective", "bad_objectives:nan", "--bounds", "[[0], [1]]", "--dim", "5", *RANDOM], "--dim 5 disagrees"),
     (["--objective", "bad_objectives:nan", "--bounds", "[[true], [2]]", *RANDOM], "array of numbers"),
     (["--objective", "bad_objectives:nan", "--bounds", "[[-1e308], [1e308]]", *RANDOM], "too wide"),
+    (["--objective", "bad_objectives:nan", "--bounds", "[[0], [1]]", "--constraints", "bad_objectives", *RANDOM],
+     "--constraints must look like module:function"),
+    (["--objective", "bad_objectives:nan", "--bounds", "[[0], [1]]", "--constraints", "bad_objectives:none",
+      *RANDOM], "--constraints: 'bad_objectives' has no attribute 'none'"),
 ])
 def test_cli_optimize_errors_are_one_line_with_status_2(tmp_path, monkeypatch, capsys, args, message):
     monkeypatch.syspath_prepend(str(tmp_path))
@@ -96,6 +100,27 @@ def test_cli_optimize_errors_are_one_line_with_status_2(tmp_path, monkeypatch, c
     assert message in one_line(capsys.readouterr().err)
     if "nan" in message:
         assert "nan" in list_runs(db)[0].error
+
+
+def test_cli_optimize_takes_outcome_constraints(tmp_path, monkeypatch, capsys):
+    monkeypatch.syspath_prepend(str(tmp_path))
+    write_module(tmp_path, "disc", """
+        def f(x):
+            return float(x.sum())
+        def inside(x):
+            return [float(((x - 0.5) ** 2).sum() - 0.09)]
+    """)
+    db = str(tmp_path / "runs.db")
+    assert main(["optimize", "--objective", "disc:f", "--constraints", "disc:inside", "--bounds", "[[0, 0], [1, 1]]",
+                 *RANDOM, "--budget", "12", "--db", db]) == 0
+    out = capsys.readouterr().out
+    steps = run_steps(db, list_runs(db)[0].id)
+    assert all(len(s["constraints"]) == 1 for s in steps)
+    feasible = [s for s in steps if s["constraints"][0] <= 0]
+    if feasible:  # the best feasible value is the one printed
+        assert f"best feasible value {min(s['value'] for s in feasible):.6g}" in out
+    else:
+        assert "no feasible point found" in out
 
 
 @pytest.mark.integration
