@@ -7,6 +7,9 @@
 - ``coordinates``: ``CoordinateSubspace()`` (6 coordinates per proposal, uniformly drawn);
 - ``coordinates-relevance``: ``CoordinateSubspace(relevance=0.5)`` (half of the choice by
   the relevance estimate of the seen points);
+- ``coordinates-ard``: ``CoordinateSubspace(relevance=0.9, scores="ard")`` (90 % of the
+  choice by an ARD GP's inverse squared lengthscales, fitted to every observation at each
+  proposal, 10 % uniform);
 - ``sobol``: ``SobolPolicy(D)``.
 
 The choosing suite (NOT the reporting suite of issue 45, which is Hartmann-6 / Branin
@@ -44,7 +47,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parent))
 from common import ROOT, RunRecord, publish  # noqa: E402
 
 CHECKPOINT = "tnpd-bo"
-METHODS = ("count-sketch", "coordinates", "coordinates-relevance", "sobol")
+METHODS = ("count-sketch", "coordinates", "coordinates-relevance", "coordinates-ard", "sobol")
 PROBLEMS = ("hartmann3-in-24", "rastrigin12-shifted", "styblinski-tang-4-in-16")
 
 
@@ -79,7 +82,8 @@ def make_policy(method: str, dim: int, budget: int):
     if method == "sobol":
         return SobolPolicy(dim)
     subspace = {"count-sketch": CountSketch(), "coordinates": CoordinateSubspace(),
-                "coordinates-relevance": CoordinateSubspace(relevance=0.5)}[method]
+                "coordinates-relevance": CoordinateSubspace(relevance=0.5),
+                "coordinates-ard": CoordinateSubspace(relevance=0.9, scores="ard")}[method]
     return BOPolicy(dim, model=CHECKPOINT, subspace=subspace, budget=budget, threads=1)
 
 
@@ -169,7 +173,8 @@ def main(argv: list[str] | None = None) -> None:
             f"(seconds per evaluation, mean). The choosing suite of `highd_subspace.py`'s docstring, not the "
             f"reporting suite of issue 45. count-sketch: `CountSketch()` (d_e = 6); coordinates: "
             f"`CoordinateSubspace()` (6 uniformly drawn coordinates per proposal); coordinates-relevance: "
-            f"`CoordinateSubspace(relevance=0.5)`; sobol: `SobolPolicy(D)`.\n\n{table}\n")
+            f"`CoordinateSubspace(relevance=0.5)`; coordinates-ard: "
+            f"`CoordinateSubspace(relevance=0.9, scores='ard')`; sobol: `SobolPolicy(D)`.\n\n{table}\n")
     publish("highd-subspace", text, "highd_subspace.json", command,
             {"budget": args.budget, "seeds": args.seeds, "checkpoint": CHECKPOINT, "results": summary}, threads=1)
 

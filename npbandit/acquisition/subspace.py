@@ -20,6 +20,10 @@ to the ``D`` inputs. Two families, each a small injectable object:
   other input held at the incumbent's value. What the other inputs did among the seen
   points is variation the model cannot attribute; the points a region proposes differ
   from the incumbent only in their chosen coordinates, so near the incumbent it is small.
+  The relevance estimate is local (a trend or a bowl around the incumbent among the
+  region's points, ``scores="bowl"``) or global (the inverse squared lengthscales of an
+  ARD Gaussian process fitted to every observation, ``scores="ard"``); only the choice of
+  coordinates uses it, never the proposal's model.
 
 A strategy is configuration; :meth:`SubspaceStrategy.bind` makes the run-level
 :class:`SubspaceSearch` for ``(D, width, seed)``. A search is a function of its seed and of
@@ -41,10 +45,15 @@ from npbandit.acquisition.constrained import incumbent
 from npbandit.acquisition.pending import DEFAULT_LIAR, PendingStrategy, pending_strategy
 from npbandit.acquisition.proposal import REPEAT_DISTANCE, SearchRegion, nearest, propose, propose_in_region
 from npbandit.acquisition.recommend import best_mean, recommend_in_region
-from npbandit.models.columns import relevance
+from npbandit.models.columns import ard_relevance, relevance
 
 __all__ = ["SubspaceStrategy", "SubspaceSearch", "CountSketch", "CountSketchSearch", "CoordinateSubspace",
-           "CoordinateSearch", "default_subspace", "check_subspace"]
+           "CoordinateSearch", "default_subspace", "check_subspace", "COORDINATE_SCORES"]
+
+#: the named relevance estimates of :class:`CoordinateSubspace` (``scores``): ``"bowl"``,
+#: :func:`~npbandit.models.columns.relevance` of the region's points around the incumbent;
+#: ``"ard"``, :func:`~npbandit.models.columns.ard_relevance` of every observation
+COORDINATE_SCORES = ("bowl", "ard")
 
 
 def _check_d_e(d_e: Any) -> int | None:
@@ -286,11 +295,14 @@ class CoordinateSearch(SubspaceSearch):
         relevance: the share of the choice made by relevance (0: uniform, 1: by the
             estimate alone; see :meth:`coordinate_weights`).
         seed: the run's seed; a proposal's coordinates are drawn from ``(seed, proposal seed)``.
+        scores: the relevance estimate, one of :data:`COORDINATE_SCORES` or a function
+            ``(X [n, D], Y [n, 1]) -> [D]`` scores ``>= 0`` of every observation (as ``"ard"``).
     """
 
-    def __init__(self, dim: int, d_e: int, relevance: float, seed: int) -> None:
+    def __init__(self, dim: int, d_e: int, relevance: float, seed: int,
+                 scores: str | Callable[[torch.Tensor, torch.Tensor], torch.Tensor] = "bowl") -> None:
         self.dim, self.search_dim, self.active_dim = dim, dim, d_e
-        self.relevance, self.seed = relevance, int(seed)
+        self.relevance, self.seed, self.scores = relevance, int(seed), scores
 
     def lift(self, Z: torch.Tensor) -> torch.Tensor:
         return _as_rows(Z, self.dim, "Z")
@@ -300,14 +312,28 @@ class CoordinateSearch(SubspaceSearch):
 
     def coordinate_weights(self, X: torch.Tensor, Y: torch.Tensor, center: torch.Tensor) -> torch.Tensor:
         """Probabilities ``[D]`` of choosing each coordinate: ``relevance`` times a relevance
-        estimate plus ``1 - relevance`` uniform. The estimate is
-        :func:`npbandit.models.columns.relevance` of the seen points ``X [m, D]``, ``Y [m, 1]``
-        with the bowl around the incumbent ``center``, normalised to sum 1; uniform with
-        fewer than three points or no signal."""
+        estimate plus ``1 - relevance`` uniform. The estimate, normalised to sum 1, is for
+        ``scores="bowl"`` :func:`npbandit.models.columns.relevance` of ``X [m, D]``, ``Y [m, 1]``
+        with the bowl around the incumbent ``center`` (a proposal hands it the seen points),
+        for ``"ard"`` :func:`npbandit.models.columns.ard_relevance` of ``X``, ``Y`` (a proposal
+        hands it every observation), for a function its scores of ``X``, ``Y``; uniform with
+        fewer than three points or no signal.
+
+        Raises:
+            ValueError: a scores function that returns other than ``[D]`` finite scores ``>= 0``.
+        """
         uniform = torch.full((self.dim,), 1.0 / self.dim, dtype=torch.float64)
         if self.relevance == 0:
             return uniform
-        score = relevance(X, Y[:, :1], center)  # the objective's column (constraint values follow it)
+        Y = Y[:, :1]  # the objective's column (constraint values follow it)
+        if self.scores == "bowl":
+            score = relevance(X, Y, center)
+        else:
+            estimate = ard_relevance if self.scores == "ard" else self.scores
+            score = torch.as_tensor(estimate(X, Y), dtype=torch.float64)
+            if score.shape != (self.dim,) or not (torch.isfinite(score).all() and (score >= 0).all()):
+                raise ValueError(f"scores must return [{self.dim}] finite scores >= 0, got shape "
+                                 f"{tuple(score.shape)}")
         if not float(score.sum()) > 0:
             return uniform
         return self.relevance * score / score.sum() + (1.0 - self.relevance) * uniform
@@ -339,7 +365,10 @@ class CoordinateSearch(SubspaceSearch):
             keep = nearest((X_seen - seen_lower) / (seen_upper - seen_lower),
                            (center - seen_lower) / (seen_upper - seen_lower), max_context)
             X_seen, Y_seen, rows = X_seen[keep], Y_seen[keep], rows[keep]
-        coords = self.coordinates(X_seen, Y_seen, center, seed)
+        if self.scores == "bowl":  # local: the region's points, around the incumbent
+            coords = self.coordinates(X_seen, Y_seen, center, seed)
+        else:  # global: every observation
+            coords = self.coordinates(X, Y, center, seed)
         held = torch.ones(self.dim, dtype=torch.bool)
         held[coords] = False
         view = _CoordinateView(center, lower, upper, seen_lower, seen_upper, coords, held, X_seen, Y_seen, rows)
@@ -380,7 +409,9 @@ class CoordinateSearch(SubspaceSearch):
         return best_mean(build_model(Z, view.Y), Z[eligible], view.rows[eligible], constraints)
 
     def params(self) -> dict[str, Any]:
-        return {"subspace": "coordinates", "subspace_d_e": self.active_dim, "subspace_relevance": self.relevance}
+        scores = self.scores if isinstance(self.scores, str) else getattr(self.scores, "__name__", repr(self.scores))
+        return {"subspace": "coordinates", "subspace_d_e": self.active_dim, "subspace_relevance": self.relevance,
+                "subspace_scores": scores}
 
 
 class CoordinateSubspace(SubspaceStrategy):
@@ -390,24 +421,32 @@ class CoordinateSubspace(SubspaceStrategy):
     Args:
         d_e: coordinates per proposal; ``None`` (default): the model's width (capped at ``D``).
         relevance: in ``[0, 1]``, the share of the choice of coordinates made by a relevance
-            estimate of the seen points (:meth:`CoordinateSearch.coordinate_weights`);
-            0 (default): uniformly at random.
+            estimate (:meth:`CoordinateSearch.coordinate_weights`); 0 (default): uniformly
+            at random.
+        scores: the relevance estimate: ``"bowl"`` (default; a trend or a bowl around the
+            incumbent among the region's points), ``"ard"`` (an ARD GP's inverse squared
+            lengthscales, fitted to every observation at each proposal), or a function
+            ``(X [n, D], Y [n, 1]) -> [D]`` scores ``>= 0`` of every observation.
     """
 
     name = "coordinates"
 
-    def __init__(self, d_e: int | None = None, relevance: float = 0.0) -> None:
+    def __init__(self, d_e: int | None = None, relevance: float = 0.0,
+                 scores: str | Callable[[torch.Tensor, torch.Tensor], torch.Tensor] = "bowl") -> None:
         self.d_e = _check_d_e(d_e)
         if isinstance(relevance, bool) or not isinstance(relevance, (int, float)) or not 0 <= relevance <= 1:
             raise ValueError(f"relevance must be a number in [0, 1], got {relevance!r}")
-        self.relevance = float(relevance)
+        if not (callable(scores) or (isinstance(scores, str) and scores in COORDINATE_SCORES)):
+            raise ValueError(f"scores must be one of {list(COORDINATE_SCORES)} or a function (X, Y) -> [D] scores, "
+                             f"got {scores!r}")
+        self.relevance, self.scores = float(relevance), scores
 
     def bind(self, dim: int, width: int, seed: int) -> CoordinateSearch:
         _check_bind(dim, width, seed)
-        return CoordinateSearch(dim, self._d_e(dim, width), self.relevance, seed)
+        return CoordinateSearch(dim, self._d_e(dim, width), self.relevance, seed, self.scores)
 
     def __repr__(self) -> str:
-        return f"CoordinateSubspace(d_e={self.d_e}, relevance={self.relevance})"
+        return f"CoordinateSubspace(d_e={self.d_e}, relevance={self.relevance}, scores={self.scores!r})"
 
 
 def default_subspace() -> SubspaceStrategy:

@@ -72,6 +72,29 @@ def test_relevance_weights_favour_the_coordinate_the_values_follow():
     assert torch.allclose(uniform, torch.full((8,), 1 / 8, dtype=torch.float64))
 
 
+def test_ard_scores_choose_coordinates_from_every_observation():
+    g = torch.Generator().manual_seed(0)
+    X = torch.rand(30, 12, dtype=torch.float64, generator=g)
+    Y = -((X[:, [3]] - 0.2) ** 2) - (X[:, [9]] - 0.7) ** 2  # inputs 3 and 9
+    search = CoordinateSubspace(relevance=0.9, scores="ard").bind(12, 4, seed=0)
+    weights = search.coordinate_weights(X, Y, X[0])
+    assert abs(float(weights.sum()) - 1) < 1e-12 and weights.min() >= 0.1 / 12 - 1e-15
+    assert set(torch.topk(weights, 2).indices.tolist()) == {3, 9}
+    # the whole history is scored, not only the region's points: the coordinates do not
+    # change when a region hides most of the points from the model
+    region = TrustRegion(12, length_init=0.05)
+    view = search._view(region, X, Y, None, seed=5)
+    assert len(view.X) < len(X) and {3, 9} <= set(view.coords.tolist())
+    assert torch.equal(view.coords, search.coordinates(X, Y, X[int(torch.argmax(Y))], seed=5))
+    # an injected estimate: a function of (X, Y); its scores are checked
+    fixed = CoordinateSubspace(relevance=1.0, scores=lambda X, Y: torch.arange(12.0)).bind(12, 4, seed=0)
+    assert torch.allclose(fixed.coordinate_weights(X, Y, X[0]), torch.arange(12.0, dtype=torch.float64) / 66)
+    assert fixed.params()["subspace_scores"] == "<lambda>" and search.params()["subspace_scores"] == "ard"
+    broken = CoordinateSubspace(relevance=1.0, scores=lambda X, Y: -torch.ones(12)).bind(12, 4, seed=0)
+    with pytest.raises(ValueError, match="scores must return"):
+        broken.coordinate_weights(X, Y, X[0])
+
+
 def test_a_coordinate_proposal_holds_the_other_inputs_at_the_incumbent(tiny):
     surrogate = load_surrogate(tiny)
     search = CoordinateSubspace().bind(10, 6, seed=1)
@@ -144,6 +167,7 @@ def test_a_problem_the_checkpoint_takes_uses_no_subspace(tiny):
 
 @pytest.mark.parametrize("bad, match", [(lambda: CountSketch(d_e=0), "d_e"),
                                         (lambda: CoordinateSubspace(relevance=2), "relevance"),
+                                        (lambda: CoordinateSubspace(scores="lasso"), "scores"),
                                         (lambda: check_subspace("count-sketch"), "SubspaceStrategy"),
                                         (lambda: CountSketch().bind(8, 6, seed=-1), "seed")])
 def test_bad_arguments_are_named(bad, match):
@@ -151,7 +175,8 @@ def test_bad_arguments_are_named(bad, match):
         bad()
 
 
-@pytest.mark.parametrize("subspace", [CountSketch(), CoordinateSubspace(relevance=0.5)])
+@pytest.mark.parametrize("subspace", [CountSketch(), CoordinateSubspace(relevance=0.5),
+                                      CoordinateSubspace(relevance=0.9, scores="ard")])
 @pytest.mark.parametrize("acquisition", ["logei", "qlognei", "thompson"])
 def test_pending_points_and_other_acquisitions_go_through_a_subspace(tiny, subspace, acquisition):
     policy = BOPolicy(8, model=tiny, subspace=subspace, acquisition=acquisition, n_init=4, thompson_candidates=64,
