@@ -21,9 +21,8 @@ to the ``D`` inputs. Two families, each a small injectable object:
   points is variation the model cannot attribute; the points a region proposes differ
   from the incumbent only in their chosen coordinates, so near the incumbent it is small.
   The relevance estimate is local (a trend or a bowl around the incumbent among the
-  region's points, ``scores="bowl"``) or global (the inverse squared lengthscales of an
-  ARD Gaussian process fitted to every observation, ``scores="ard"``); only the choice of
-  coordinates uses it, never the proposal's model.
+  region's points, ``scores="bowl"``) or an injected function of every observation;
+  only the choice of coordinates uses it, never the proposal's model.
 
 A strategy is configuration; :meth:`SubspaceStrategy.bind` makes the run-level
 :class:`SubspaceSearch` for ``(D, width, seed)``. A search is a function of its seed and of
@@ -45,15 +44,14 @@ from npbandit.acquisition.constrained import incumbent
 from npbandit.acquisition.pending import DEFAULT_LIAR, PendingStrategy, pending_strategy
 from npbandit.acquisition.proposal import REPEAT_DISTANCE, SearchRegion, nearest, propose, propose_in_region
 from npbandit.acquisition.recommend import best_mean, recommend_in_region
-from npbandit.models.columns import ard_relevance, relevance
+from npbandit.models.columns import relevance
 
 __all__ = ["SubspaceStrategy", "SubspaceSearch", "CountSketch", "CountSketchSearch", "CoordinateSubspace",
            "CoordinateSearch", "default_subspace", "check_subspace", "COORDINATE_SCORES"]
 
 #: the named relevance estimates of :class:`CoordinateSubspace` (``scores``): ``"bowl"``,
-#: :func:`~npbandit.models.columns.relevance` of the region's points around the incumbent;
-#: ``"ard"``, :func:`~npbandit.models.columns.ard_relevance` of every observation
-COORDINATE_SCORES = ("bowl", "ard")
+#: :func:`~npbandit.models.columns.relevance` of the region's points around the incumbent
+COORDINATE_SCORES = ("bowl",)
 
 
 def _check_d_e(d_e: Any) -> int | None:
@@ -296,7 +294,7 @@ class CoordinateSearch(SubspaceSearch):
             estimate alone; see :meth:`coordinate_weights`).
         seed: the run's seed; a proposal's coordinates are drawn from ``(seed, proposal seed)``.
         scores: the relevance estimate, one of :data:`COORDINATE_SCORES` or a function
-            ``(X [n, D], Y [n, 1]) -> [D]`` scores ``>= 0`` of every observation (as ``"ard"``).
+            ``(X [n, D], Y [n, 1]) -> [D]`` scores ``>= 0`` of every observation.
     """
 
     def __init__(self, dim: int, d_e: int, relevance: float, seed: int,
@@ -315,9 +313,8 @@ class CoordinateSearch(SubspaceSearch):
         estimate plus ``1 - relevance`` uniform. The estimate, normalised to sum 1, is for
         ``scores="bowl"`` :func:`npbandit.models.columns.relevance` of ``X [m, D]``, ``Y [m, 1]``
         with the bowl around the incumbent ``center`` (a proposal hands it the seen points),
-        for ``"ard"`` :func:`npbandit.models.columns.ard_relevance` of ``X``, ``Y`` (a proposal
-        hands it every observation), for a function its scores of ``X``, ``Y``; uniform with
-        fewer than three points or no signal.
+        for a function its scores of ``X``, ``Y`` (a proposal hands it every observation);
+        uniform with fewer than three points or no signal.
 
         Raises:
             ValueError: a scores function that returns other than ``[D]`` finite scores ``>= 0``.
@@ -329,8 +326,7 @@ class CoordinateSearch(SubspaceSearch):
         if self.scores == "bowl":
             score = relevance(X, Y, center)
         else:
-            estimate = ard_relevance if self.scores == "ard" else self.scores
-            score = torch.as_tensor(estimate(X, Y), dtype=torch.float64)
+            score = torch.as_tensor(self.scores(X, Y), dtype=torch.float64)
             if score.shape != (self.dim,) or not (torch.isfinite(score).all() and (score >= 0).all()):
                 raise ValueError(f"scores must return [{self.dim}] finite scores >= 0, got shape "
                                  f"{tuple(score.shape)}")
@@ -424,9 +420,9 @@ class CoordinateSubspace(SubspaceStrategy):
             estimate (:meth:`CoordinateSearch.coordinate_weights`); 0 (default): uniformly
             at random.
         scores: the relevance estimate: ``"bowl"`` (default; a trend or a bowl around the
-            incumbent among the region's points), ``"ard"`` (an ARD GP's inverse squared
-            lengthscales, fitted to every observation at each proposal), or a function
-            ``(X [n, D], Y [n, 1]) -> [D]`` scores ``>= 0`` of every observation.
+            incumbent among the region's points) or a function ``(X [n, D], Y [n, 1]) -> [D]``
+            scores ``>= 0`` of every observation (the objective maximised in ``Y``), called
+            at each proposal.
     """
 
     name = "coordinates"

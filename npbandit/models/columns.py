@@ -13,8 +13,6 @@ the search itself placed in the embedding, which an optimiser over all ``D`` inp
 * :func:`relevance` -- the per-column relevance estimate of observed data, which
   :class:`RelevantColumns` and :meth:`CoordinateSearch.coordinate_weights
   <npbandit.acquisition.subspace.CoordinateSearch.coordinate_weights>` share;
-* :func:`ard_relevance` -- a joint estimate: the inverse squared lengthscales of an ARD
-  Gaussian process fitted to all the columns (the coordinate subspace's ``scores="ard"``);
 * :class:`ColumnSelector` -- the interface of a rule that picks ``S`` from the training
   data (inject one as ``NPModel(..., columns=selector)``);
 * :class:`RelevantColumns` -- the default rule: the ``width`` most relevant columns;
@@ -34,7 +32,7 @@ from torch import Tensor
 
 from npbandit.exceptions import CheckpointError
 
-__all__ = ["relevance", "ard_relevance", "ColumnSelector", "RelevantColumns", "resolve_columns", "COLUMN_CHOICES"]
+__all__ = ["relevance", "ColumnSelector", "RelevantColumns", "resolve_columns", "COLUMN_CHOICES"]
 
 #: the names ``columns`` takes besides a list of column indices or a :class:`ColumnSelector`
 COLUMN_CHOICES = ("all", "relevant")
@@ -62,78 +60,6 @@ def relevance(X: Tensor, Y: Tensor, center: Tensor) -> Tensor:
         corr = (f.T @ y).abs() / denom.clamp_min(1e-300)
         scores.append(torch.where(denom > 0, corr, torch.zeros(())).amax(dim=-1))
     return torch.maximum(*scores)
-
-
-#: the most L-BFGS-B iterations of :func:`ard_relevance`'s fit
-ARD_ITERATIONS = 100
-
-
-def ard_relevance(X: Tensor, Y: Tensor, *, iterations: int = ARD_ITERATIONS) -> Tensor:
-    """Per column of ``X`` (``[n, D]``), the inverse squared lengthscale of an exact GP with
-    an ARD RBF kernel fitted to the first column of ``Y`` (``[n]`` or ``[n, m]``).
-
-    Unlike :func:`relevance` (one column at a time) the fit explains the outputs with all
-    columns at once, so an input whose effect is a ridge or an interaction scores as high
-    as one with a trend. The model: each column rescaled to ``[0, 1]`` over the points
-    (a constant column scores 0), the output standardised, unit output scale, a noise
-    variance with floor ``1e-6``; the lengthscales have BoTorch's dimension-scaled prior
-    (LogNormal(sqrt(2) + log(D) / 2, sqrt(3)), Hvarfner et al. 2024; a normal prior on
-    the log lengthscale), bounded to ``[0.01, 1000]``, and start from
-    ``exp(sqrt(2) + log(D) / 2 - 3)`` (floor 0.05); a column the data do not inform drifts
-    to the prior's long lengthscales. The log marginal likelihood plus the log prior is
-    maximised with at most ``iterations`` L-BFGS-B steps (SciPy). Deterministic for given
-    data.
-
-    Returns ``[D]`` float64 scores ``>= 0`` (a score's scale is ``1 / lengthscale**2`` in the
-    rescaled units); all 0 with fewer than three points or a constant output.
-
-    Raises:
-        ValueError: ``X`` not ``[n, D]``, ``Y`` of another length, non-finite values, or
-            ``iterations`` not a positive int.
-    """
-    X = torch.as_tensor(X).detach().to(torch.float64)
-    if X.ndim != 2:
-        raise ValueError(f"X must have shape [n, D], got {tuple(X.shape)}")
-    Y = torch.as_tensor(Y).detach().to(torch.float64).reshape(len(X), -1)
-    if not (torch.isfinite(X).all() and torch.isfinite(Y).all()):
-        raise ValueError("X and Y must be finite (NaN or inf found)")
-    if isinstance(iterations, bool) or not isinstance(iterations, int) or iterations < 1:
-        raise ValueError(f"iterations must be a positive int, got {iterations!r}")
-    import scipy.optimize  # SciPy comes with BoTorch; loaded when a fit first runs
-
-    n, D = X.shape
-    y = Y[:, 0]
-    if n < 3 or float(y.std()) == 0.0:
-        return torch.zeros(D, dtype=torch.float64)
-    low, span = X.min(dim=0).values, X.max(dim=0).values - X.min(dim=0).values
-    varies = span > 0
-    Xs = torch.where(varies, (X - low) / torch.where(varies, span, torch.ones(())), torch.zeros(()))
-    y = (y - y.mean()) / y.std()
-    loc, scale = 2**0.5 + 0.5 * float(np.log(D)), 3**0.5
-    eye = torch.eye(n, dtype=torch.float64)
-
-    def loss(theta: np.ndarray) -> tuple[float, np.ndarray]:
-        params = torch.tensor(theta, dtype=torch.float64, requires_grad=True)
-        log_ls, log_noise = params[:D], params[D]
-        K = torch.exp(-0.5 * torch.cdist(Xs / log_ls.exp(), Xs / log_ls.exp()).pow(2)) + log_noise.exp() * eye
-        L, info = torch.linalg.cholesky_ex(K)
-        if int(info) != 0:  # not positive definite in float64: a large value sends the line search back
-            return 1e10, np.zeros_like(theta)
-        alpha = torch.cholesky_solve(y[:, None], L)
-        nll = 0.5 * (y[:, None] * alpha).sum() + torch.log(torch.diagonal(L)).sum()
-        prior = (0.5 * ((log_ls - loc) / scale) ** 2).sum()  # LogNormal on ls: normal on log ls (+ const)
-        value = (nll + prior) / n
-        value.backward()
-        return float(value.detach()), params.grad.numpy().copy()
-
-    start = np.append(np.full(D, max(loc - scale**2, np.log(0.05))), np.log(1e-3))
-    bounds = [(np.log(0.01), np.log(1e3))] * D + [(np.log(1e-6), 0.0)]
-    with torch.enable_grad():
-        fit = scipy.optimize.minimize(loss, start, jac=True, method="L-BFGS-B", bounds=bounds,
-                                      options={"maxiter": iterations})
-    log_ls = torch.as_tensor(fit.x[:D], dtype=torch.float64)
-    score = torch.exp(-2.0 * log_ls)
-    return torch.where(varies, score, torch.zeros(()))
 
 
 class ColumnSelector(abc.ABC):

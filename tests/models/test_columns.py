@@ -12,7 +12,7 @@ from helpers import tiny_checkpoint
 
 from npbandit.exceptions import CheckpointError
 from npbandit.models import ColumnSelector, NPModel, RelevantColumns
-from npbandit.models.columns import ard_relevance, relevance
+from npbandit.models.columns import relevance
 from npbandit.surrogates import build
 
 D = 10
@@ -44,28 +44,6 @@ def test_relevance_scores_a_trend_and_a_bowl_and_nothing_else():
     # unchanged by shifting and scaling a column or the output (Normalize, bounds, Standardize)
     scaled = relevance(3 * X - 1, -2 * Y + 5, 3 * center - 1)
     assert torch.allclose(scaled, relevance(X, Y, center))
-
-
-def test_ard_relevance_scores_an_interaction_the_marginal_estimate_misses():
-    g = torch.Generator().manual_seed(3)
-    X = torch.rand(40, D, generator=g, dtype=torch.float64)
-    Y = torch.sin(6 * X[:, [1]]) * torch.cos(6 * X[:, [5]])  # columns 1 and 5, through their product
-    score = ard_relevance(X, Y)
-    assert score.shape == (D,) and score.dtype == torch.float64 and (score >= 0).all()
-    noise = [i for i in range(D) if i not in (1, 5)]
-    assert min(score[1], score[5]) > 10 * score[noise].max()
-    assert torch.equal(score, ard_relevance(X, Y))  # deterministic
-    # unchanged by shifting and scaling a column or the output (up to the optimiser's rounding)
-    assert torch.allclose(ard_relevance(3 * X - 1, -2 * Y + 5), score, rtol=1e-4, atol=1e-8)
-    X[:, 4] = 0.3
-    assert ard_relevance(X, Y)[4] == 0  # a constant column carries nothing
-    assert torch.equal(ard_relevance(X[:2], Y[:2]), torch.zeros(D, dtype=torch.float64))
-    assert torch.equal(ard_relevance(X, torch.ones(40, 1)), torch.zeros(D, dtype=torch.float64))
-    for bad, match in [(lambda: ard_relevance(X[0], Y), "X must have shape"),
-                       (lambda: ard_relevance(X, Y.masked_fill(Y > 0.5, float("nan"))), "finite"),
-                       (lambda: ard_relevance(X, Y, iterations=0), "iterations")]:
-        with pytest.raises(ValueError, match=match):
-            bad()
 
 
 def test_relevant_columns_pick_the_columns_that_carry_the_signal():
