@@ -234,6 +234,17 @@ class AttentionBlock(nn.Module):
         without projecting a memory that several calls read again."""
         return self._feed_forward(x + self.attention.attend(self.norm(x), keys, values))
 
+    def attend_self(self, x: Tensor) -> tuple[Tensor, Tensor, Tensor]:
+        """``forward(x)`` (self-attention, no mask) and the keys and values
+        ``[B, H, N, d_head]`` it attended to: ``(forward(x), *memory_keys_values(x))`` for a
+        block without a separate memory norm, the projection computed once. Needs the
+        default :class:`MultiHeadAttention`."""
+        if type(self.attention) is not MultiHeadAttention:
+            raise TypeError(f"attend_self needs a MultiHeadAttention, not {type(self.attention).__name__}")
+        h = self.norm(x)
+        keys, values = self.attention.project_memory(h)
+        return self._feed_forward(x + self.attention.attend(h, keys, values)), keys, values
+
 
 class TranslationEquivariantAttention(MultiHeadAttention):
     """Attention in which inputs ``x`` enter only through differences (TE-TNP).

@@ -79,6 +79,19 @@ def test_a_block_reading_projected_memory_equals_attending_to_it():
                        attention=TranslationEquivariantAttention(8, 2, 1)).memory_keys_values(memory)
 
 
+def test_self_attention_hands_back_the_keys_and_values_a_target_reads():
+    torch.manual_seed(4)
+    block = AttentionBlock(8, 2, 16, separate_memory_norm=False).double()
+    x, targets = torch.randn(3, 7, 8, dtype=torch.float64), torch.randn(3, 4, 8, dtype=torch.float64)
+    out, keys, values = block.attend_self(x)
+    assert torch.equal(out, block(x))
+    assert all(torch.equal(a, b) for a, b in zip((keys, values), block.memory_keys_values(x)))
+    assert torch.equal(block.read(targets, keys, values), block(targets, x))
+    with pytest.raises(TypeError, match="MultiHeadAttention"):
+        AttentionBlock(8, 2, 16, separate_memory_norm=False,
+                       attention=TranslationEquivariantAttention(8, 2, 1)).attend_self(x)
+
+
 def test_attention_rejects_heads_not_dividing_width():
     with pytest.raises(ValueError, match="n_heads"):
         MultiHeadAttention(10, 3)
