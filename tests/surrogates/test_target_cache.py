@@ -1,6 +1,7 @@
 """The target paths that read a context cached in the state (TNP-D's per-layer keys and
 values, LBANP's decoder memory) equal the same layers applied to the context's tokens."""
 
+import pytest
 import torch
 
 from npbandit.surrogates import build
@@ -67,3 +68,14 @@ def test_lbanp_prediction_equals_reading_freshly_projected_latents():
     assert torch.allclose(new.scale, ref.scale, rtol=0, atol=1e-12)
     picked = model.predict(state.select(torch.tensor([1, 1])), xt[[1, 1]])
     assert torch.allclose(picked.loc, ref.loc[[1, 1]], rtol=0, atol=1e-12)
+
+
+def test_predict_without_checks_gives_the_checked_prediction():
+    torch.manual_seed(2)
+    model = build("tnpd", 2, 1, size="tiny")
+    xc, yc, xt = (t.float() for t in _task(model))
+    state = model.condition(xc, yc)
+    checked, unchecked = model.predict(state, xt), model.predict(state, xt, check=False)
+    assert torch.equal(checked.loc, unchecked.loc) and torch.equal(checked.scale, unchecked.scale)
+    with pytest.raises(ValueError, match="NaN"):
+        model.predict(state, torch.full_like(xt, float("nan")))
