@@ -1,4 +1,4 @@
-"""The target paths that read a context cached in the state (TNP-D's per-layer keys and
+"""The target paths that read a context cached in the state (TNP-D's and TE-PT-TNP's per-layer keys and
 values, LBANP's decoder memory) equal the same layers applied to the context's tokens."""
 
 import pytest
@@ -79,3 +79,27 @@ def test_predict_without_checks_gives_the_checked_prediction():
     assert torch.equal(checked.loc, unchecked.loc) and torch.equal(checked.scale, unchecked.scale)
     with pytest.raises(ValueError, match="NaN"):
         model.predict(state, torch.full_like(xt, float("nan")))
+
+
+@pytest.mark.parametrize("update_locations", [False, True])
+def test_te_pt_tnp_prediction_equals_the_targets_attending_to_the_pseudo_tokens(update_locations):
+    torch.manual_seed(3)
+    model = build("te-pt-tnp", 2, 1, size="tiny", update_locations=update_locations).double()
+    xc, yc, xt = _task(model)
+    # the pseudo-tokens and locations of every layer, as _condition computes them
+    zc = model.embed(torch.cat([yc, yc.new_zeros(yc.shape[:-1] + (1,))], dim=-1))
+    zp = model.pseudo_tokens.unsqueeze(0).expand(xc.shape[0], -1, -1)
+    scores = model.place_query(zp) @ model.place_key(zc).transpose(-2, -1) * zc.shape[-1] ** -0.5
+    xp = model.pseudo_offsets.unsqueeze(0).expand(xc.shape[0], -1, -1) + torch.softmax(scores, dim=-1) @ xc
+    x_context, zt = xc, model.embed(torch.cat([xt.new_zeros(xt.shape[:-1] + (1,)),
+                                               xt.new_ones(xt.shape[:-1] + (1,))], dim=-1))
+    x_target = xt
+    for to_pseudo, to_context, to_target in zip(model.pseudo_from_context, model.context_from_pseudo,
+                                                model.target_from_pseudo):
+        zp, xp = model._run_block(to_pseudo, zp, zc, xp, x_context)
+        zt, x_target = model._run_block(to_target, zt, zp, x_target, xp)
+        zc, x_context = model._run_block(to_context, zc, zp, x_context, xp)
+    ref = model.head(model.norm(zt))
+    new = model.predict(model.condition(xc, yc), xt)
+    assert torch.allclose(new.loc, ref.loc, rtol=0, atol=1e-12)
+    assert torch.allclose(new.scale, ref.scale, rtol=0, atol=1e-12)
