@@ -13,8 +13,19 @@ N. So each CMANP cell is the median of ``--repeats`` iterations on different dat
 (seeds), and the table also gives the median number of evaluations and the seconds
 per evaluation -- the model's own cost, which is what should not grow with N.
 
+``--bar`` runs issue 47's bar instead (section ``bo-bar``), every cell in one process on one
+torch thread, NP and GP cells of one seed back to back so that the machine's load falls on
+both: one proposal = ``NPModel.from_pretrained`` on N points + LogEI ``optimize_acqf`` (10
+restarts, 512 raw samples) vs ``SingleTaskGP`` as BoTorch's documentation sets it up
+(``input_transform=Normalize(d)``, ``outcome_transform=Standardize(m=1)``, ``fit_gpytorch_mll``
+on its ``ExactMarginalLogLikelihood``) + the same ``optimize_acqf``, at ``--bar-sizes``; and
+``npbandit.optimize``'s seconds per proposal with its defaults (``db=None``), warm-started
+from N evaluations (``initial``, ``n_init=2``: every proposal the model's) for
+``--bar-proposals`` more, at ``--optimize-sizes``.
+
     python experiments/benchmarks/bo_scaling.py
     python experiments/benchmarks/bo_scaling.py --sizes 1000 10000 100000 --no-gp --no-write --threads 1
+    python experiments/benchmarks/bo_scaling.py --bar
 """
 
 from __future__ import annotations
@@ -75,6 +86,154 @@ def iteration(kind: str, n: int, seed: int = 0) -> dict:
     return {"s": t2 - t0, "update_s": t1 - t0, "evals": len(evals)}
 
 
+BAR_MODELS = ("tnpd-bo", "cmanp-bo")
+#: issue 47's bars on NP / GP seconds per proposal (NPModel route) and optimize's seconds per proposal
+BAR_RATIO = {50: 0.25, 1000: 0.02}
+BAR_OPTIMIZE_S = 0.1
+
+
+def hartmann(n: int, seed: int):
+    """``n`` uniform points of Hartmann-6 on its unit cube (maximised) and its bounds, float64."""
+    import torch
+    from botorch.test_functions import Hartmann
+
+    problem = Hartmann(dim=6, negate=True)
+    g = torch.Generator().manual_seed(seed)
+    X = torch.rand(n, 6, generator=g, dtype=torch.float64)
+    return X, problem(X).unsqueeze(-1), problem.bounds.to(torch.float64)
+
+
+def proposal(kind: str, n: int, seed: int) -> dict:
+    """One proposal from scratch on ``n`` points: build (NP: ``from_pretrained``; GP: construct
+    and fit) + LogEI ``optimize_acqf``. ``{"s", "build_s", "evals"}``."""
+    import torch
+    from botorch.acquisition import LogExpectedImprovement
+    from botorch.optim import optimize_acqf
+
+    X, Y, bounds = hartmann(n, seed)
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        t0 = time.perf_counter()
+        if kind == "gp":
+            from botorch.fit import fit_gpytorch_mll
+            from botorch.models import SingleTaskGP
+            from botorch.models.transforms import Normalize, Standardize
+            from gpytorch.mlls import ExactMarginalLogLikelihood
+
+            model = SingleTaskGP(X, Y, input_transform=Normalize(d=X.shape[-1]), outcome_transform=Standardize(m=1))
+            fit_gpytorch_mll(ExactMarginalLogLikelihood(model.likelihood, model))
+        else:
+            from npbandit import NPModel
+
+            model = NPModel.from_pretrained(kind, X, Y, bounds=bounds)
+        t1 = time.perf_counter()
+        acq = LogExpectedImprovement(model, best_f=Y.max())
+        evals = []
+        acq.register_forward_hook(lambda *_: evals.append(1))
+        torch.manual_seed(seed)
+        optimize_acqf(acq, bounds, q=1, num_restarts=10, raw_samples=512)
+        t2 = time.perf_counter()
+    return {"s": t2 - t0, "build_s": t1 - t0, "evals": len(evals)}
+
+
+def optimize_proposals(surrogate: str, n: int, proposals: int, seed: int) -> dict:
+    """``npbandit.optimize`` (defaults, no database) warm-started from ``n`` evaluations of
+    Hartmann-6, for ``proposals`` more; the seconds between consecutive objective calls are
+    the seconds per proposal (the first: the model built on the ``n`` points as well)."""
+    import numpy as np
+
+    import npbandit
+
+    X, Y, bounds = hartmann(n, seed)
+    f = hartmann_numpy()
+    stamps: list[float] = []
+
+    def objective(x):
+        stamps.append(time.perf_counter())
+        return f(x)
+
+    initial = [(x, float(-y)) for x, y in zip(X.numpy(), Y.squeeze(-1).tolist())]
+    start = time.perf_counter()
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        npbandit.optimize(objective, bounds.numpy(), surrogate=surrogate, budget=proposals, seed=seed, db=None,
+                          progress=False, initial=initial, n_init=min(n, 2))
+    gaps = np.diff([start, *stamps])
+    return {"first_s": float(gaps[0]), "s": float(np.median(gaps[1:])) if len(gaps) > 1 else float(gaps[0]),
+            "max_s": float(gaps.max()), "proposals": len(stamps)}
+
+
+def hartmann_numpy():
+    """Hartmann-6 (minimised, as ``optimize`` minimises by default) on numpy points."""
+    import torch
+    from botorch.test_functions import Hartmann
+
+    problem = Hartmann(dim=6)
+    return lambda x: float(problem(torch.as_tensor(x, dtype=torch.float64).unsqueeze(0)))
+
+
+def bar(args: argparse.Namespace) -> None:
+    """Issue 47's bar in one run: see the module docstring."""
+    import torch
+
+    torch.set_num_threads(1)
+    proposal("tnpd-bo", 20, 0)  # untimed warm-up: imports, lazy initialisation, checkpoint loading
+    proposal("cmanp-bo", 20, 0)
+    proposal("gp", 20, 0)
+    rows = []
+    for n in args.bar_sizes:
+        for seed in range(args.repeats):
+            gp = proposal("gp", n, seed)
+            for model in BAR_MODELS:
+                np_row = proposal(model, n, seed)
+                row = {"n": n, "seed": seed, "model": model, "np": np_row, "gp": gp, "ratio": np_row["s"] / gp["s"]}
+                print(json.dumps(row), flush=True)
+                rows.append(row)
+    opt_rows = []
+    for n in args.optimize_sizes:
+        for surrogate in ("tnpd", "cmanp"):
+            row = {"n": n, "surrogate": surrogate, **optimize_proposals(surrogate, n, args.bar_proposals, 0)}
+            print(json.dumps(row), flush=True)
+            opt_rows.append(row)
+    load = Path("/proc/loadavg").read_text().split()[:3] if Path("/proc/loadavg").exists() else ["?"] * 3
+    lines = ["## Issue 47's bar: one proposal, NPModel vs SingleTaskGP, and optimize's seconds per proposal", "",
+             f"Command: `{COMMAND} --bar` (CPU: {machine_line(1)}; load average {' / '.join(load)} (1 / 5 / 15 min) "
+             "at the end of the run). Every cell in one process, one torch thread; the GP and NP proposals of one "
+             "seed back to back. Hartmann-6 on its unit cube, N uniform points (seeds 0.."
+             f"{args.repeats - 1}). One proposal: NPModel: `NPModel.from_pretrained(checkpoint, X, Y, bounds=...)` + "
+             "`LogExpectedImprovement` + `optimize_acqf(q=1, num_restarts=10, raw_samples=512)`; SingleTaskGP: "
+             "`SingleTaskGP(X, Y, input_transform=Normalize(d=6), outcome_transform=Standardize(m=1))` + "
+             "`fit_gpytorch_mll(ExactMarginalLogLikelihood(...))` + the same `optimize_acqf`. NP / GP: the ratio of "
+             "the two proposals' seconds on the same data, median over seeds [min, max]; bar: issue 47.", "",
+             "| N | checkpoint | NP s/proposal | NP evaluations | GP s/proposal (fit) | GP evaluations | NP / GP "
+             "| bar |",
+             "|---:|---|---:|---:|---:|---:|---:|---:|"]
+    for n in args.bar_sizes:
+        for model in BAR_MODELS:
+            cells = [r for r in rows if r["n"] == n and r["model"] == model]
+            ratios = sorted(r["ratio"] for r in cells)
+            med = statistics.median
+            lines.append(f"| {n:,} | {model} | {med(r['np']['s'] for r in cells):.3f} "
+                         f"| {med(r['np']['evals'] for r in cells):.0f} | {med(r['gp']['s'] for r in cells):.3f} "
+                         f"({med(r['gp']['build_s'] for r in cells):.3f}) | {med(r['gp']['evals'] for r in cells):.0f} "
+                         f"| {med(ratios):.3f}x [{ratios[0]:.3f}, {ratios[-1]:.3f}] "
+                         f"| {'<= ' + str(BAR_RATIO[n]) + 'x' if n in BAR_RATIO else '-'} |")
+    lines += ["", f"`npbandit.optimize(f, bounds, surrogate=..., budget={args.bar_proposals}, "
+              "initial=<N evaluations>, n_init=2, db=None, progress=False)` on Hartmann-6 (every proposal the "
+              "model's; defaults otherwise: trust region, one thread), seed 0: seconds between consecutive objective "
+              "calls (each: the policy taking in the last value and proposing the next point); median of the "
+              f"{args.bar_proposals - 1} after the first, the first (the model built on the N points as well) and "
+              f"the largest. Bar: <= {BAR_OPTIMIZE_S} s per proposal at N <= 1,000.", "",
+              "| N | surrogate | s/proposal (median) | first | max |", "|---:|---|---:|---:|---:|"]
+    for r in opt_rows:
+        lines.append(f"| {r['n']:,} | {r['surrogate']} | {r['s']:.3f} | {r['first_s']:.3f} | {r['max_s']:.3f} |")
+    text = "\n".join(lines) + "\n"
+    print(text)
+    if not args.no_write:
+        publish("bo-bar", text, "bo_bar.json", COMMAND + " --bar", {"rows": rows, "optimize": opt_rows,
+                                                                  "load": load}, threads=1)
+
+
 def cell(runs: list[dict]) -> dict:
     """Median over iterations on different data; ``s_per_eval``: optimisation seconds per evaluation."""
     return {"s": statistics.median(r["s"] for r in runs), "s_min": min(r["s"] for r in runs),
@@ -86,7 +245,11 @@ def cell(runs: list[dict]) -> dict:
 
 def main(argv: list[str] | None = None) -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--sizes", type=int, nargs="+", default=[100, 1000, 2000, 10000, 100000])
+    parser.add_argument("--sizes", type=int, nargs="+", default=[10, 50, 100, 1000, 2000, 10000, 100000])
+    parser.add_argument("--bar", action="store_true", help="run issue 47's bar instead (see the module docstring)")
+    parser.add_argument("--bar-sizes", type=int, nargs="+", default=[50, 1000])
+    parser.add_argument("--optimize-sizes", type=int, nargs="+", default=[10, 100, 1000])
+    parser.add_argument("--bar-proposals", type=int, default=6)
     parser.add_argument("--gp-timeout", type=float, default=300.0)
     parser.add_argument("--repeats", type=int, default=3,
                         help="CMANP iterations per size, on data from seeds 0..repeats-1; the median is reported "
@@ -106,6 +269,11 @@ def main(argv: list[str] | None = None) -> None:
         parser.error("--repeats must be at least 1")
     if args.one:
         print(json.dumps(iteration(args.one[0], int(args.one[1]))))
+        return
+    if args.bar:
+        if args.bar_proposals < 2:
+            parser.error("--bar-proposals must be at least 2")
+        bar(args)
         return
     iteration("cmanp", 20)  # untimed warm-up: the first call pays for imports and lazy initialisation
     rows = []

@@ -25,14 +25,20 @@ Python-heavy categories: the shares are of the profiled time, the seconds of the
 unprofiled call. Acquisition evaluations are counted with a global module forward
 pre-hook (every call of a BoTorch ``AcquisitionFunction``).
 
+``--before ROWS.json`` adds the ms/eval of an earlier run (``--rows-json`` writes a run's
+rows; run the script with another tree on ``PYTHONPATH`` to measure that tree) and the ratio.
+
     python experiments/benchmarks/proposal_profile.py
     python experiments/benchmarks/proposal_profile.py --sizes 10 100 --models cmanp-bo --dims 2 --no-write
+    PYTHONPATH=<old tree> python experiments/benchmarks/proposal_profile.py --no-write --rows-json before.json
+    python experiments/benchmarks/proposal_profile.py --before before.json
 """
 
 from __future__ import annotations
 
 import argparse
 import cProfile
+import json
 import pstats
 import sys
 import time
@@ -216,14 +222,28 @@ def cell(route: str, model: str, n: int, d: int, seed: int = 0) -> dict:
     return {"route": route, "model": model, "n": n, "d": d, "first_s": first_s, **result}
 
 
-def table(rows: list[dict]) -> list[str]:
-    lines = ["| route | model | d | N | s/proposal | evaluations | ms/eval | "
+def _key(row: dict) -> tuple:
+    return row["route"], row["model"], row["d"], row["n"]
+
+
+def table(rows: list[dict], before: list[dict] | None = None) -> list[str]:
+    """The table; with ``before`` (an earlier run's rows), its evaluations and ms/eval per cell and
+    the ratio of the two ms/eval."""
+    old = {_key(r): r for r in before or []}
+    extra = " evaluations before | ms/eval before | ms/eval / before |" if before is not None else ""
+    lines = ["| route | model | d | N | s/proposal | evaluations | ms/eval |" + extra + " "
              + " | ".join(LABELS[c] for c in CATEGORIES) + " | network incl. |",
-             "|---|---|---:|---:|---:|---:|---:|" + "---:|" * (len(CATEGORIES) + 1)]
+             "|---|---|---:|---:|---:|---:|---:|" + ("---:|" * 3 if before is not None else "")
+             + "---:|" * (len(CATEGORIES) + 1)]
     for r in rows:
         shares = " | ".join(f"{100 * r['share'][c]:.0f}%" for c in CATEGORIES)
+        cells = ""
+        if before is not None:
+            b = old.get(_key(r))
+            cells = (" - | - | - |" if b is None else f" {b['evals']} | {1e3 * b['s_per_eval']:.2f} "
+                     f"| {r['s_per_eval'] / b['s_per_eval']:.2f} |")
         lines.append(f"| {r['route']} | {r['model']} | {r['d']} | {r['n']:,} | {r['s']:.2f} | {r['evals']} "
-                     f"| {1e3 * r['s_per_eval']:.2f} | {shares} | {100 * r['network_inclusive_share']:.0f}% |")
+                     f"| {1e3 * r['s_per_eval']:.2f} |{cells} {shares} | {100 * r['network_inclusive_share']:.0f}% |")
     return lines
 
 
@@ -247,6 +267,8 @@ def main(argv: list[str] | None = None) -> None:
     parser.add_argument("--dims", type=int, nargs="+", default=[2, 6])
     parser.add_argument("--routes", nargs="+", choices=ROUTES, default=list(ROUTES))
     parser.add_argument("--no-write", action="store_true")
+    parser.add_argument("--rows-json", type=Path, help="also write this run's rows to this JSON file")
+    parser.add_argument("--before", type=Path, help="rows of an earlier run (--rows-json) to compare ms/eval with")
     args = parser.parse_args(argv)
     if any(n < 2 for n in args.sizes):
         parser.error("--sizes must be at least 2 (BOPolicy(n_init=2) proposes from two observations on)")
@@ -267,6 +289,9 @@ def main(argv: list[str] | None = None) -> None:
                           {k: round(v, 3) for k, v in row["share"].items()}, flush=True)
                     rows.append(row)
     wall = time.perf_counter() - start
+    if args.rows_json is not None:
+        args.rows_json.write_text(json.dumps({"rows": rows, "wall_s": wall}) + "\n")
+    before = None if args.before is None else json.loads(args.before.read_text())["rows"]
     lines = ["## Where one BO proposal's time goes", "",
              f"Command: `{COMMAND}` (CPU: {machine_line(1)}; whole run {wall / 60:.1f} min). One LogEI proposal "
              "(10 restarts, 512 raw samples) on a model holding N observations of a smooth function on "
@@ -285,12 +310,17 @@ def main(argv: list[str] | None = None) -> None:
              "Python call inflates the Python-heavy categories. Last column: the network's inclusive share "
              "(every call from `npbandit.models` into the surrogate). One repetition per cell: the number of "
              "evaluations L-BFGS-B makes varies from one proposal to the next, so compare ms/eval and the shares.", "",
-             *table(rows), "", *summary(rows)]
+             *([] if before is None else [
+                 "", "Before / after: `ms/eval before` is the same cell measured with an earlier tree (`--before`, "
+                 "a run of this script with `--rows-json` and that tree on `PYTHONPATH`); the changes it compares "
+                 "are named below the table. Where the evaluations agree the two runs optimised alike, and "
+                 "`ms/eval / before` is the cost per evaluation after / before."]),
+             "", *table(rows, before), "", *summary(rows)]
     text = "\n".join(lines) + "\n"
     print(text)
     if not args.no_write:
-        publish("proposal-profile", text, "proposal_profile.json", COMMAND, {"rows": rows, "wall_s": wall},
-                threads=1)
+        publish("proposal-profile", text, "proposal_profile.json", COMMAND, {"rows": rows, "wall_s": wall,
+                "before": before}, threads=1)
 
 
 if __name__ == "__main__":

@@ -14,7 +14,7 @@ from torch import Tensor
 from npbandit.surrogates.base import NeuralProcess
 
 __all__ = ["check_matrix", "check_output_indices", "check_bounds", "check_model_arguments", "check_points",
-           "box_excursion", "DOMAIN_EPS"]
+           "box_excursion", "box_limits", "DOMAIN_EPS"]
 
 #: how far an input may lie outside its box and still count as inside, in float eps of the
 #: inputs' dtype times the box's scale per column (the larger of its side and its corners'
@@ -67,6 +67,18 @@ def check_points(X: Any, d: int) -> None:
         raise ValueError("X contains NaN or infinite values")
 
 
+def box_limits(lower: Tensor, upper: Tensor, like: Tensor) -> tuple[Tensor, Tensor]:
+    """The thresholds :func:`box_excursion` compares inputs with: ``lower - tol`` and
+    ``upper + tol`` (``d`` values each, in ``like``'s dtype and device), ``tol`` the
+    :data:`DOMAIN_EPS` rounding allowance. An input ``x`` lies in the box iff
+    ``low <= x <= high`` column by column, so a caller checking many inputs against one box
+    can keep these two tensors."""
+    lower, upper = lower.to(like), upper.to(like)
+    scale = torch.maximum(upper - lower, torch.maximum(lower.abs(), upper.abs()))
+    tol = DOMAIN_EPS * torch.finfo(like.dtype).eps * scale
+    return lower - tol, upper + tol
+
+
 def box_excursion(name: str, X: Tensor, lower: Tensor, upper: Tensor, box: str, note: str = "") -> str | None:
     """``None`` when ``X`` (``... x n x d``, after any input transform) lies in the box
     ``lower`` .. ``upper`` (``d`` values each) up to rounding (:data:`DOMAIN_EPS`); else what
@@ -77,9 +89,8 @@ def box_excursion(name: str, X: Tensor, lower: Tensor, upper: Tensor, box: str, 
         return None
     X = X.detach()
     lower, upper = lower.to(X), upper.to(X)
-    scale = torch.maximum(upper - lower, torch.maximum(lower.abs(), upper.abs()))
-    tol = DOMAIN_EPS * torch.finfo(X.dtype).eps * scale
-    outside = (X < lower - tol) | (X > upper + tol)
+    low, high = box_limits(lower, upper, X)
+    outside = (X < low) | (X > high)
     if not bool(outside.any()):
         return None
     *row, column = torch.nonzero(outside)[0].tolist()

@@ -168,6 +168,7 @@ class NPModel(MarginalPosteriorMixin, JointPosteriorMixin, ConditioningMixin, No
         self._tol = float(restandardize_tol)
         self._noise_points = noise_points
         self._bounds = None if bounds is None else check_bounds(bounds, self._d)
+        self._box_limits: dict[tuple[torch.dtype, torch.device], tuple[Tensor, Tensor]] = {}
         self._views = None if n_views == 1 else InputViews(len(self.columns), surrogate.x_dim, n_views,
                                                            self._input_domain)
         if input_transform is not None:
@@ -443,8 +444,8 @@ class NPModel(MarginalPosteriorMixin, JointPosteriorMixin, ConditioningMixin, No
     # references, never written in place). Everything else in the instance dict is
     # torch/GPyTorch bookkeeping that each model gets fresh from the constructor chain.
     _FIELDS = ("_held", "_d", "_columns", "_input_domain", "_standardize", "_tol", "_noise_points", "_bounds",
-               "_batch_shape", "_num_outputs", "_tasks", "_output_indices", "_pending", "_train_X", "_train_Y",
-               "_train_Y_t", "_rows", "_moments", "_y_mean", "_y_std", "_state", "_noise_var",
+               "_box_limits", "_batch_shape", "_num_outputs", "_tasks", "_output_indices", "_pending", "_train_X",
+               "_train_Y", "_train_Y_t", "_rows", "_moments", "_y_mean", "_y_std", "_state", "_noise_var",
                "_train_Yvar", "_known_noise", "_views")
 
     def _child(self) -> NPModel:

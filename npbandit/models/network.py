@@ -118,7 +118,7 @@ import torch
 from botorch.exceptions.warnings import InputDataWarning
 from torch import Tensor
 
-from npbandit.models.checks import box_excursion
+from npbandit.models.checks import box_excursion, box_limits
 from npbandit.surrogates.base import NPState
 from npbandit.threads import torch_threads
 from npbandit.transforms.standardize import standardization
@@ -131,7 +131,8 @@ class NetworkMixin:
     standardisation, conditioning and prediction (with views, the mixture over them).
 
     A mixin of ``NPModel`` only: it reads the model's options (``_bounds``,
-    ``_input_domain``, ``_standardize``, ``_views``, ``_columns``), its ``surrogate``, ``_state`` and
+    ``_input_domain``, ``_standardize``, ``_views``, ``_columns``, ``_box_limits``: a dict the
+    box checks keep their thresholds in), its ``surrogate``, ``_state`` and
     ``_tasks`` (the network tasks per model element: ``m`` for a one-output network modelling
     ``m`` columns, else 1; see "Several outputs"), and sets ``_y_mean`` / ``_y_std`` (``m``
     float64 values each)."""
@@ -205,15 +206,26 @@ class NetworkMixin:
     def _check_box(self, name: str, X: Tensor, refuse: bool = True) -> None:
         """:func:`~npbandit.models.checks.box_excursion` of inputs ``X`` after the input
         transform, against ``bounds`` or, without them, ``input_domain``: a ``ValueError``
-        saying where, or (``refuse=False``) an ``InputDataWarning``."""
+        saying where, or (``refuse=False``) an ``InputDataWarning``.
+
+        The box's thresholds (:func:`~npbandit.models.checks.box_limits`) are kept per
+        dtype and device, so a point inside costs two comparisons (an acquisition
+        optimiser asks about every candidate)."""
+        if X.numel() == 0:
+            return
+        key = (X.dtype, X.device)
+        limits = self._box_limits.get(key)
+        if limits is None:
+            limits = self._box_limits[key] = box_limits(*self._box(), X)
+        if not bool(((X < limits[0]) | (X > limits[1])).any()):
+            return
         low, high = self._input_domain
         if self._bounds is not None:
-            lower, upper, box = self._bounds[0], self._bounds[1], "bounds"
+            box = "bounds"
             note = f", mapped onto input_domain [{low:g}, {high:g}]^d, the box the surrogate was trained on"
         else:
-            lower, upper = torch.full((self._d,), low), torch.full((self._d,), high)
             box, note = "input_domain", ": the box the surrogate was trained on"
-        found = box_excursion(name, X, lower, upper, box, note)
+        found = box_excursion(name, X, *self._box(), box, note)
         if found is not None and refuse:
             raise ValueError(f"{found}; the network was never shown such a point, so NPModel refuses it as data: "
                              "give bounds=<2 x d tensor> (or an input_transform such as Normalize(d, bounds=...)) "
@@ -224,6 +236,14 @@ class NetworkMixin:
                           "extrapolation it was never trained for; a Normalize that learned its bounds from the "
                           "data maps every point past the data's range there: give it (or NPModel) the search "
                           "space's bounds", InputDataWarning, stacklevel=4)
+
+    def _box(self) -> tuple[Tensor, Tensor]:
+        """The box inputs must lie in after the input transform: ``bounds`` or, without
+        them, ``input_domain`` (lower and upper, ``d`` values each)."""
+        if self._bounds is not None:
+            return self._bounds[0], self._bounds[1]
+        low, high = self._input_domain
+        return torch.full((self._d,), low), torch.full((self._d,), high)
 
     def _set_statistics(self, Y_t: Tensor) -> None:
         if self._standardize:
@@ -258,11 +278,12 @@ class NetworkMixin:
         each): with views, the moments of the mixture over them."""
         X_in, _ = self._fold(X_in)
         with torch_threads():
+            # X_in is built here from checked inputs, in the network's dtype and device
             if self._views is None:
-                dist = self.surrogate.predict(self._state, X_in)
+                dist = self.surrogate.predict(self._state, X_in, check=False)
                 mean, var = dist.loc, dist.variance
             else:
-                dist = self.surrogate.predict(self._state, self._views.inputs(X_in))
+                dist = self.surrogate.predict(self._state, self._views.inputs(X_in), check=False)
                 mean, var = self._views.combine(dist.loc, dist.variance)
         return self._unfold(mean), self._unfold(var)
 

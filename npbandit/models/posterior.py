@@ -145,12 +145,14 @@ class MarginalPosteriorMixin:
             return empty, empty
         n_model = math.prod(self.batch_shape)
         n_extra = math.prod(out_batch) // n_model
-        if n_model == 1:
+        if n_model == 1 and q > 1:
             # Rows equal in every t-batch -- the observed points qNEI appends to each
             # candidate, pending points -- are predicted once (the marginals are per point,
             # so this is exact) and kept for the next call (SharedRows). A gradient then
             # needs each t-batch's own share: the shared rows' Jacobian carries it (first
-            # order; see posterior).
+            # order; see posterior). A t-batch of one point (an analytic acquisition's)
+            # shares a row with the others only when every t-batch holds the same point:
+            # not looked for.
             flat = X.reshape(n_extra, q, self._d)
             needs_grad = X.requires_grad and torch.is_grad_enabled()
             entry = self._shared_moments(flat, needs_grad)

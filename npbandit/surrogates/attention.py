@@ -223,16 +223,34 @@ class AttentionBlock(nn.Module):
 
     def memory_keys_values(self, memory: Tensor) -> tuple[Tensor, Tensor]:
         """The cross-attention's keys and values ``[B, H, N, d_head]`` for ``memory``
-        ``[B, N, D]`` (normalised and projected), for :meth:`read`. Needs the default
-        :class:`MultiHeadAttention`."""
-        if type(self.attention) is not MultiHeadAttention:
+        ``[B, N, D]`` (normalised and projected), for :meth:`read`. Needs a
+        :class:`MultiHeadAttention` (or a subclass, such as
+        :class:`TranslationEquivariantAttention`)."""
+        if not isinstance(self.attention, MultiHeadAttention):
             raise TypeError(f"memory_keys_values needs a MultiHeadAttention, not {type(self.attention).__name__}")
         return self.attention.project_memory(self._normed_memory(memory))
 
-    def read(self, x: Tensor, keys: Tensor, values: Tensor) -> Tensor:
-        """``forward(x, memory)`` given ``memory_keys_values(memory)``: the same result,
-        without projecting a memory that several calls read again."""
-        return self._feed_forward(x + self.attention.attend(self.norm(x), keys, values))
+    def read(self, x: Tensor, keys: Tensor, values: Tensor, **kwargs: Any):
+        """``forward(x, memory, **kwargs)`` given ``memory_keys_values(memory)``: the same
+        result, without projecting a memory that several calls read again (keyword
+        arguments go to the attention's ``attend``)."""
+        out = self.attention.attend(self.norm(x), keys, values, **kwargs)
+        extra = None
+        if isinstance(out, tuple):
+            out, extra = out
+        x = self._feed_forward(x + out)
+        return x if extra is None else (x, extra)
+
+    def attend_self(self, x: Tensor) -> tuple[Tensor, Tensor, Tensor]:
+        """``forward(x)`` (self-attention, no mask) and the keys and values
+        ``[B, H, N, d_head]`` it attended to: ``(forward(x), *memory_keys_values(x))`` for a
+        block without a separate memory norm, the projection computed once. Needs the
+        default :class:`MultiHeadAttention`."""
+        if type(self.attention) is not MultiHeadAttention:
+            raise TypeError(f"attend_self needs a MultiHeadAttention, not {type(self.attention).__name__}")
+        h = self.norm(x)
+        keys, values = self.attention.project_memory(h)
+        return self._feed_forward(x + self.attention.attend(h, keys, values)), keys, values
 
 
 class TranslationEquivariantAttention(MultiHeadAttention):
@@ -264,11 +282,17 @@ class TranslationEquivariantAttention(MultiHeadAttention):
                 x_memory: Tensor):
         """``query [B, M, D]``, ``memory [B, N, D]``, ``x_query [B, M, dx]``, ``x_memory [B, N, dx]``
         -> ``[B, M, D]`` (and ``[B, M, dx]`` updated locations if ``update_locations``)."""
-        if memory.shape[-2] == 0:
+        return self.attend(query, *self.project_memory(memory), mask, x_query=x_query, x_memory=x_memory)
+
+    def attend(self, query: Tensor, keys: Tensor, values: Tensor, mask: Tensor | None = None, *,
+               x_query: Tensor, x_memory: Tensor):
+        """:meth:`forward` with the memory already projected by :meth:`project_memory`
+        (``keys``, ``values`` ``[B, H, N, d_head]``)."""
+        if keys.shape[-2] == 0:
             out = self.to_out(query.new_zeros(query.shape[:-1] + (self.n_heads * self.d_head,)))
             return out if self.phi is None else (out, x_query)
         q = self.project_queries(query)
-        k, v = self.project_memory(memory)
+        k, v = keys, values
         dots = ((q @ k.transpose(-2, -1)) * self.scale).permute(0, 2, 3, 1)  # [B, M, N, H]
         diff = x_query.unsqueeze(-2) - x_memory.unsqueeze(-3)  # [B, M, N, dx]
         logits = self.kernel(torch.cat([diff, dots], dim=-1)).permute(0, 3, 1, 2)  # [B, H, M, N]

@@ -302,7 +302,7 @@ class NeuralProcess(nn.Module, ABC):
             raise ValueError(f"xu has batch size {xu.shape[0]} but the state has batch size {state.batch_size}")
         return self._update(state, xu, yu)
 
-    def predict(self, state: NPState, xt: Tensor) -> Normal | OutcomePredictive:
+    def predict(self, state: NPState, xt: Tensor, *, check: bool = True) -> Normal | OutcomePredictive:
         """Factorised predictive at ``xt [B, M, dx]``, batch shape ``[B, M, dy]``: the
         network's Gaussian, or, on a model with an ``outcome_transform``, that Gaussian in
         data units (``outcome_transform.untransform_predictive``: an
@@ -310,8 +310,14 @@ class NeuralProcess(nn.Module, ABC):
 
         Differentiable in ``xt``. Targets are conditionally independent: predicting
         them one at a time gives the same result as predicting them together.
+
+        ``check=False`` skips the checks of ``state`` and ``xt`` (type, shape, dtype,
+        device, finite values), for a caller that built ``xt`` itself from inputs it
+        checked, many times over (``NPModel``'s posterior inside an acquisition
+        optimiser); arguments that would fail them give undefined results.
         """
-        self._check_targets(state, xt)
+        if check:
+            self._check_targets(state, xt)
         return self._data_predictive(self._predict(state, xt))
 
     def log_likelihood(self, xc: Tensor, yc: Tensor, xt: Tensor, yt: Tensor) -> Tensor:

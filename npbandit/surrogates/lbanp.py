@@ -36,7 +36,9 @@ class LBANPConfig(NPConfig):
 
 
 class LBANP(NeuralProcess):
-    """Latent Bottlenecked Attentive Neural Process; state = context + per-layer latents.
+    """Latent Bottlenecked Attentive Neural Process; state = context + what the targets
+    read of the per-layer latents (their keys and values, a
+    :class:`~npbandit.surrogates.layers.DecoderMemory`), projected once in ``condition``.
 
     Args:
         x_dim, y_dim: input and output dimensions.
@@ -67,9 +69,9 @@ class LBANP(NeuralProcess):
         for read, mix in zip(self.read_context, self.latent_self):
             z = mix(read(z, context))
             latents.append(z)
-        return ContextSetState(xc, yc, tuple(latents))
+        return ContextSetState(xc, yc, self.decoder.memory(latents))
 
     def _predict(self, state: NPState, xt: Tensor) -> Normal:
         if not isinstance(state, ContextSetState):
             raise TypeError(f"state must be a ContextSetState, got {type(state).__name__}")
-        return self.decoder(xt, self.decoder.memory(state.encoding))
+        return self.decoder(xt, state.encoding)

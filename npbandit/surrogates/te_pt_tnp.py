@@ -59,7 +59,9 @@ class TEPTTNPConfig(NPConfig):
 
 
 class TEPTTNP(NeuralProcess):
-    """Translation-equivariant pseudo-token TNP; state = context + per-layer pseudo-tokens and locations.
+    """Translation-equivariant pseudo-token TNP; state = context + per layer, what the targets
+    read of the pseudo-tokens (their normalised keys and values, ``[B, H, M, d_head]``
+    each) and the pseudo-locations ``[B, M, dx]``.
 
     Args:
         x_dim, y_dim: input and output dimensions.
@@ -115,9 +117,10 @@ class TEPTTNP(NeuralProcess):
             xp = xp + torch.softmax(scores, dim=-1) @ xc
         x_context = xc
         per_layer = []
-        for to_pseudo, to_context in zip(self.pseudo_from_context, self.context_from_pseudo):
+        for to_pseudo, to_context, to_target in zip(self.pseudo_from_context, self.context_from_pseudo,
+                                                     self.target_from_pseudo):
             zp, xp = self._run_block(to_pseudo, zp, zc, xp, x_context)
-            per_layer.append((zp, xp))
+            per_layer.append((*to_target.memory_keys_values(zp), xp))  # what the targets read of the pseudo-tokens
             zc, x_context = self._run_block(to_context, zc, zp, x_context, xp)
         return ContextSetState(xc, yc, tuple(per_layer))
 
@@ -128,6 +131,7 @@ class TEPTTNP(NeuralProcess):
         flag[..., -1] = 1
         zt = self.embed(flag)
         x_target = xt
-        for block, (zp, xp) in zip(self.target_from_pseudo, state.encoding):
-            zt, x_target = self._run_block(block, zt, zp, x_target, xp)
+        for block, (keys, values, xp) in zip(self.target_from_pseudo, state.encoding):
+            out = block.read(zt, keys, values, x_query=x_target, x_memory=xp)
+            zt, x_target = out if isinstance(out, tuple) else (out, x_target)
         return self.head(self.norm(zt))

@@ -104,3 +104,21 @@ def test_rounding_on_a_face_is_no_excursion():
     XF[2, 1] = 1 + 1e-9
     with pytest.raises(ValueError, match="train_X row 2, column 1"):
         NPModel(surrogate(), XF, YF)
+
+
+def test_the_box_thresholds_are_kept_per_dtype_and_shared_with_conditioned_models():
+    X, Y = data()
+    model = NPModel(surrogate(), X, Y)
+    just_past = torch.full((1, 1, D), 1 + 1e-7, dtype=torch.float64)
+    for _ in range(2):  # the second time from the kept thresholds
+        with warnings.catch_warnings():
+            warnings.simplefilter("error")
+            model.posterior(just_past.float())  # float32: rounding on the face
+        with pytest.warns(InputDataWarning, match="outside the box"):
+            model.posterior(just_past)  # float64: a point outside
+    child = model.condition_on_observations(X[:1], Y[:1])
+    assert child._box_limits is model._box_limits
+    with pytest.warns(InputDataWarning, match="outside the box"):
+        child.posterior(just_past)
+    with pytest.raises(ValueError, match=r"X row 0, column 0 is 1.0000001"):
+        model.condition_on_observations(just_past[0], Y[:1])

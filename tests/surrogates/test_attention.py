@@ -75,8 +75,36 @@ def test_a_block_reading_projected_memory_equals_attending_to_it():
     x, memory = torch.randn(3, 5, 8, dtype=torch.float64), torch.randn(3, 7, 8, dtype=torch.float64)
     assert torch.equal(block.read(x, *block.memory_keys_values(memory)), block(x, memory))
     with pytest.raises(TypeError, match="MultiHeadAttention"):
-        AttentionBlock(8, 2, 16, separate_memory_norm=True,
-                       attention=TranslationEquivariantAttention(8, 2, 1)).memory_keys_values(memory)
+        AttentionBlock(8, 2, 16, separate_memory_norm=True, attention=torch.nn.Identity()).memory_keys_values(memory)
+
+
+@pytest.mark.parametrize("update_locations", [False, True])
+def test_a_translation_equivariant_block_reads_projected_memory_too(update_locations):
+    torch.manual_seed(5)
+    attention = TranslationEquivariantAttention(8, 2, 1, update_locations=update_locations)
+    block = AttentionBlock(8, 2, 16, separate_memory_norm=True, attention=attention).double()
+    g = torch.Generator().manual_seed(0)
+    x, memory = (torch.randn(3, n, 8, generator=g, dtype=torch.float64) for n in (5, 7))
+    xq, xm = (torch.randn(3, n, 1, generator=g, dtype=torch.float64) for n in (5, 7))
+    for n in (7, 0):  # an empty memory too
+        read = block.read(x, *block.memory_keys_values(memory[:, :n]), x_query=xq, x_memory=xm[:, :n])
+        full = block(x, memory[:, :n], x_query=xq, x_memory=xm[:, :n])
+        read, full = ((r if isinstance(r, tuple) else (r,)) for r in (read, full))
+        assert len(read) == len(full) == (2 if update_locations else 1)
+        assert all(torch.equal(a, b) for a, b in zip(read, full))
+
+
+def test_self_attention_hands_back_the_keys_and_values_a_target_reads():
+    torch.manual_seed(4)
+    block = AttentionBlock(8, 2, 16, separate_memory_norm=False).double()
+    x, targets = torch.randn(3, 7, 8, dtype=torch.float64), torch.randn(3, 4, 8, dtype=torch.float64)
+    out, keys, values = block.attend_self(x)
+    assert torch.equal(out, block(x))
+    assert all(torch.equal(a, b) for a, b in zip((keys, values), block.memory_keys_values(x)))
+    assert torch.equal(block.read(targets, keys, values), block(targets, x))
+    with pytest.raises(TypeError, match="MultiHeadAttention"):
+        AttentionBlock(8, 2, 16, separate_memory_norm=False,
+                       attention=TranslationEquivariantAttention(8, 2, 1)).attend_self(x)
 
 
 def test_attention_rejects_heads_not_dividing_width():
