@@ -27,6 +27,7 @@ from torch.distributions import Normal
 
 from npbandit.surrogates.attention import AttentionBlock, SoftmaxState, StreamingCrossAttentionBlock, StreamingReader
 from npbandit.surrogates.base import NeuralProcess, NPConfig, NPState, _select_batch
+from npbandit.surrogates.fused import FusedCMANP
 from npbandit.surrogates.layers import DecoderMemory, LatentQueryDecoder, mlp
 
 __all__ = ["CMANPConfig", "CMANPState", "CMAB", "CMANP"]
@@ -102,6 +103,13 @@ class CMANPState(NPState):
     differentiated in ``xt`` any number of times), and one built with gradients
     keeps its path to the weights even when its first prediction ran under
     ``torch.no_grad()``.
+
+    A state built without autograd (``condition`` under ``torch.no_grad()``) also holds
+    ``fused``, the model's weights derived once for :class:`~npbandit.surrogates.fused.FusedCMANP`
+    and handed on by ``update`` and ``select``; its latents, decoder memory and the
+    predictions made from it without autograd go that way: the same function in fewer
+    tensor operations, equal to the modules' up to rounding. With autograd on (training,
+    an acquisition's gradient in ``xt``) the modules run.
     """
 
     data_state: SoftmaxState | None
@@ -113,6 +121,7 @@ class CMANPState(NPState):
     elite: Tensor | None = None
     memory_cache: dict[tuple[torch.dtype, torch.device], DecoderMemory] = field(
         default_factory=dict, compare=False, repr=False)
+    fused: FusedCMANP | None = field(default=None, compare=False, repr=False)
 
     @property
     def batch_size(self) -> int:
@@ -130,7 +139,8 @@ class CMANPState(NPState):
             data = SoftmaxState(_select_batch(self.data_state.log_norm, index, 1),
                                 _select_batch(self.data_state.mean_value, index, 1))
         return CMANPState(data, self.reader, self.n_points, index.numel(), self.grad_enabled,
-                          list(_select_batch(self.latent_cache, index)), _select_batch(self.elite, index))
+                          list(_select_batch(self.latent_cache, index)), _select_batch(self.elite, index),
+                          fused=self.fused)
 
 
 class CMAB(nn.Module):
@@ -189,7 +199,8 @@ class CMANP(NeuralProcess):
         reader = StreamingReader.from_blocks(
             [block.read_data for block in self.blocks], [block.block_latents for block in self.blocks]
         )
-        return CMANPState(None, reader, 0, batch_size, torch.is_grad_enabled())
+        grad = torch.is_grad_enabled()
+        return CMANPState(None, reader, 0, batch_size, grad, fused=None if grad else FusedCMANP.of(self))
 
     def _absorb(self, state: CMANPState, x: Tensor, y: Tensor, chunk_size: int | None) -> CMANPState:
         chunk = self.config.chunk_size if chunk_size is None else chunk_size
@@ -202,7 +213,7 @@ class CMANP(NeuralProcess):
             tokens = self.embed(torch.cat([x[:, start:start + chunk], y[:, start:start + chunk]], dim=-1))
             data_state = state.reader.absorb(data_state, tokens)
         return CMANPState(data_state, state.reader, state.num_points + x.shape[1], state.batch_size,
-                          torch.is_grad_enabled(), elite=self._keep_elite(state.elite, x, y))
+                          torch.is_grad_enabled(), elite=self._keep_elite(state.elite, x, y), fused=state.fused)
 
     def _keep_elite(self, elite: Tensor | None, x: Tensor, y: Tensor) -> Tensor | None:
         """The ``n_elite`` points of ``elite`` and ``(x, y)`` with the largest first output.
@@ -220,7 +231,10 @@ class CMANP(NeuralProcess):
     def latents(self, state: CMANPState) -> tuple[Tensor, ...]:
         """Output latents of every block, ``[B, L_I, D]`` each (computed once per state,
         in the state's autograd mode; see :class:`CMANPState`)."""
-        if not state.latent_cache:
+        fused = self._fused(state)
+        if not state.latent_cache and fused is not None:
+            state.latent_cache.extend(fused.latents(state.data_state))
+        elif not state.latent_cache:
             with torch.set_grad_enabled(state.grad_enabled):
                 z = self.initial_latents.unsqueeze(0).expand(state.batch_size, -1, -1)
                 latents = []
@@ -234,7 +248,10 @@ class CMANP(NeuralProcess):
         """What the decoder reads: every block's latents and the embedded elite points,
         projected once per state (and dtype of ``xt``)."""
         key = (xt.dtype, xt.device)
-        if key not in state.memory_cache:
+        fused = self._fused(state)
+        if key not in state.memory_cache and fused is not None and state.elite is None:
+            state.memory_cache[key] = fused.memory(self.latents(state))
+        elif key not in state.memory_cache:
             latents = self.latents(state)
             with torch.set_grad_enabled(state.grad_enabled):
                 points = None if state.elite is None else self.embed(state.elite.to(xt))
@@ -244,12 +261,29 @@ class CMANP(NeuralProcess):
     def features(self, state: CMANPState, xt: Tensor) -> Tensor:
         """The decoder's target representations ``[B, M, D]`` at ``xt [B, M, dx]``: what
         the Gaussian head reads (and CMANP-AND's covariance factors)."""
-        return self.decoder.features(xt, self._decoder_memory(state, xt))
+        memory = self._decoder_memory(state, xt)
+        fused = self._fused_targets(state, memory)
+        return self.decoder.features(xt, memory) if fused is None else fused.features(xt, memory)
 
     def _predict(self, state: NPState, xt: Tensor) -> Normal:
         if not isinstance(state, CMANPState):
             raise TypeError(f"state must be a CMANPState, got {type(state).__name__}")
-        return self.decoder(xt, self._decoder_memory(state, xt))
+        memory = self._decoder_memory(state, xt)
+        fused = self._fused_targets(state, memory)
+        return self.decoder(xt, memory) if fused is None else fused.predict(xt, memory)
+
+    @staticmethod
+    def _fused(state: CMANPState) -> FusedCMANP | None:
+        """The fused path for what a state caches: a state built without autograd that
+        has seen data (see :class:`CMANPState`)."""
+        return None if state.grad_enabled or state.data_state is None else state.fused
+
+    def _fused_targets(self, state: CMANPState, memory: DecoderMemory) -> FusedCMANP | None:
+        """The fused path for targets: as :meth:`_fused`, autograd off now, and no elite
+        points in the memory."""
+        if torch.is_grad_enabled() or memory.points is not None:
+            return None
+        return self._fused(state)
 
     def initialise_from(self, source: NeuralProcess) -> None:
         """Start from a CMANP with the same config (every weight), or from one that
