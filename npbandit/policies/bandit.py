@@ -293,7 +293,7 @@ class NPBanditPolicy(Policy):
         # on the surrogate's device: sample() and torch.randn draw with it there
         self.torch_rng = torch.Generator(device=self._ref.device).manual_seed(int(self.rng.integers(2**62)))
         empty = torch.zeros(1, 0, self.surrogate.x_dim, **self._like)
-        with torch.no_grad(), torch_threads(self.threads):
+        with torch.inference_mode(), torch_threads(self.threads):
             self.state = self.surrogate.condition(empty, torch.zeros(1, 0, self.n_arms, **self._like))
 
     @property
@@ -312,9 +312,9 @@ class NPBanditPolicy(Policy):
         x = torch.as_tensor(np.asarray(obs), **self._like).reshape(1, 1, -1)
         if self.rule == "thompson" and self.surrogate.joint_predictive:
             # data units; the encoding is one increasing map for every arm: same argmax
-            with torch.no_grad(), torch_threads(self.threads):
+            with torch.inference_mode(), torch_threads(self.threads):
                 return int(torch.argmax(self.surrogate.sample(self.state, x, 1, self.torch_rng)[0, 0, 0]))
-        with torch.no_grad(), torch_threads(self.threads):
+        with torch.inference_mode(), torch_threads(self.threads):
             dist = self.surrogate.predict(self.state, x).encoded  # model units (see the class docstring)
         mu, sigma = dist.loc[0, 0], dist.scale[0, 0]
         if self.rule == "ucb":
@@ -334,7 +334,7 @@ class NPBanditPolicy(Policy):
         observed = torch.zeros(1, 1, self.n_arms, dtype=torch.bool, device=self._ref.device)
         observed[0, 0, action] = True
         y = self.fill.apply(y, observed, self.torch_rng)  # reward units; a noise fill draws from the policy's generator
-        with torch.no_grad(), torch_threads(self.threads):  # the surrogate encodes the row
+        with torch.inference_mode(), torch_threads(self.threads):  # the surrogate encodes the row
             self.state = self.surrogate.update(self.state, x, y)
 
     def params(self) -> dict[str, Any]:

@@ -233,10 +233,21 @@ def _check_tensor(name: str, value: Any, last: int, ref: Tensor | None, finite: 
         )
     if ref is not None and value.device != ref.device:
         raise ValueError(f"{name} is on {value.device} but the model is on {ref.device}")
-    # two reductions instead of an isfinite mask: no temporary as large as the input
-    # (amax/amin propagate NaN and surface +-inf)
-    if finite and value.numel() and not bool(torch.isfinite(value.amax()) & torch.isfinite(value.amin())):
+    if finite and value.numel() and not _all_finite(value):
         raise ValueError(f"{name} contains NaN or infinite values")
+
+
+#: inputs up to this many entries are checked with one isfinite mask (two tensor calls, as
+#: fast as it gets for the one-point inputs of a streaming step); larger ones with two
+#: reductions, so no temporary grows with the input
+_SMALL_CHECK = 1024
+
+
+def _all_finite(value: Tensor) -> bool:
+    """Whether every entry of ``value`` is finite (amax/amin propagate NaN and surface +-inf)."""
+    if value.numel() <= _SMALL_CHECK:
+        return bool(torch.isfinite(value).all())
+    return bool(torch.isfinite(value.amax()) & torch.isfinite(value.amin()))
 
 
 class NeuralProcess(nn.Module, ABC):
@@ -428,7 +439,7 @@ class NeuralProcess(nn.Module, ABC):
         if transform is None:
             return y
         encoded = transform.forward(y)
-        if encoded.numel() and not bool(torch.isfinite(encoded.amax()) & torch.isfinite(encoded.amin())):
+        if encoded.numel() and not _all_finite(encoded):
             raise ValueError(f"{y_name} is finite but its outcome transform ({transform.describe()}) makes NaN or "
                              "infinite values of it")
         return encoded

@@ -122,7 +122,7 @@ class FusedCMANP:
     self_ff: tuple[tuple[Linear, Linear], ...]
     # the decoder
     memory_kv: Linear  # stacked over layers
-    embed: tuple[Linear, ...]
+    target_embed: tuple[Linear, ...]
     target_q: Tensor  # [G, D + 1, H * dh]
     target_out: Linear  # stacked
     target_ff: tuple[tuple[Linear, Linear], ...]
@@ -173,7 +173,7 @@ class FusedCMANP:
             self_ff=tuple(ff(b.latent_self) for b in blocks),
             memory_kv=_stack([_fold(layer.attention.to_kv.weight, None, layer.memory_norm)
                               for layer in decoder.layers]),
-            embed=tuple(_linear(m) for m in decoder.embed if isinstance(m, nn.Linear)),
+            target_embed=tuple(_linear(m) for m in decoder.embed if isinstance(m, nn.Linear)),
             target_q=torch.stack([_query(layer.attention.to_q.weight, layer.norm, layer.attention.scale)
                                   for layer in decoder.layers]),
             target_out=_stack([_linear(layer.attention.to_out) for layer in decoder.layers]),
@@ -183,6 +183,14 @@ class FusedCMANP:
         )
 
     # -- pieces ---------------------------------------------------------------------------
+
+    @staticmethod
+    def _mlp(x: Tensor, linears: tuple[Linear, ...]) -> Tensor:
+        """``x [..., d_in]`` through linear maps with ReLU between them."""
+        h = x.reshape(-1, x.shape[-1])
+        for i, linear in enumerate(linears):
+            h = _apply(h if i == 0 else F.relu(h), linear)
+        return h.view(*x.shape[:-1], -1)
 
     def _std(self, x: Tensor) -> Tensor:
         return F.layer_norm(x, x.shape[-1:], eps=self.eps)
@@ -214,16 +222,18 @@ class FusedCMANP:
         n_groups, batch, n_heads, length, d_head = keys.shape
         q = query.view(n_groups, 1, -1, n_heads, d_head).transpose(2, 3)  # [G, 1, H, D + 1, dh]
         scores = (q @ keys.transpose(-1, -2)).permute(0, 1, 3, 2, 4).reshape(n_groups, batch, -1, n_heads * length)
+        # each head's weights sum to 1: the output bias, split over the heads, rides on the values
         projected = values @ out[0].view(n_groups, 1, n_heads, d_head, -1)  # [G, B, H, L, D]
+        projected = projected + (out[1] / n_heads).view(n_groups, 1, 1, 1, -1)
         return scores[:, :, :-1], scores[:, :, -1:], projected.flatten(2, 3)
 
-    def _read(self, x: Tensor, batch: int, scores: Tensor, bias: Tensor, values: Tensor, out_bias: Tensor) -> Tensor:
+    def _read(self, x: Tensor, batch: int, scores: Tensor, bias: Tensor, values: Tensor) -> Tensor:
         """``x [B * M, D]`` plus its cross-attention, folded by :meth:`_fold_reads`
         (``scores [B, D, H * L]``, ``bias [B, 1, H * L]``, ``values [B, H * L, D]``)."""
-        h = self._std(x).view(batch, -1, x.shape[-1])
-        weights = torch.baddbmm(bias, h, scores)  # [B, M, H * L]
+        x = x.view(batch, -1, x.shape[-1])
+        weights = torch.baddbmm(bias, self._std(x), scores)  # [B, M, H * L]
         weights = weights.view(*weights.shape[:2], self.n_heads, -1).softmax(-1).flatten(2)
-        return x + torch.baddbmm(out_bias, weights, values).flatten(0, 1)
+        return torch.baddbmm(x, weights, values).flatten(0, 1)
 
     # -- the passes -----------------------------------------------------------------------
 
@@ -243,7 +253,7 @@ class FusedCMANP:
         z = self.initial_latents.repeat(batch, 1)
         out = []
         for g in range(n_blocks):
-            z = self._read(z, batch, scores[g], bias[g], values[g], self.read_out[1][g])
+            z = self._read(z, batch, scores[g], bias[g], values[g])
             z = self._ff(z, self.read_ff[g])
             z = self._ff(self._self_attention(z, batch, self.self_qkv[g], self.self_out[g]), self.self_ff[g])
             out.append(z.view(batch, -1, z.shape[-1]))
@@ -261,14 +271,12 @@ class FusedCMANP:
         """:meth:`LatentQueryDecoder.features` for ``xt [B, M, dx]`` and a memory without
         points: ``[B, M, D]``."""
         batch, n_targets = xt.shape[:2]
-        h = xt.reshape(batch * n_targets, -1)
-        for i, linear in enumerate(self.embed):
-            h = _apply(h if i == 0 else F.relu(h), linear)
+        h = self._mlp(xt, self.target_embed).flatten(0, 1)
         keys = torch.stack([k for k, _ in memory.latents])
         values = torch.stack([v for _, v in memory.latents])
         scores, bias, values = self._fold_reads(self.target_q, self.target_out, keys, values)
         for g in range(len(memory.latents)):
-            h = self._read(h, batch, scores[g], bias[g], values[g], self.target_out[1][g])
+            h = self._read(h, batch, scores[g], bias[g], values[g])
             h = self._ff(h, self.target_ff[g])
         return F.layer_norm(h, h.shape[-1:], *self.norm, eps=self.eps).view(batch, n_targets, -1)
 

@@ -89,7 +89,7 @@ def test_state_keeps_no_raw_data():
     state = model.condition(x, y)
     fields = {f.name for f in dataclasses.fields(CMANPState)}
     assert fields == {"data_state", "reader", "n_points", "n_batch", "grad_enabled", "latent_cache", "elite",
-                      "memory_cache"}
+                      "memory_cache", "fused"}
     assert isinstance(state.data_state, SoftmaxState) and isinstance(state.reader, StreamingReader)
     assert state.elite is None  # the paper's CMANP (n_elite = 0) keeps no point at all
 
