@@ -56,6 +56,40 @@ def test_np_policy_streams_each_observation_once(tmp_path, rule):
     assert counter.points == 40  # one embedding per observation: never re-conditioned from scratch
 
 
+def test_np_policy_decides_as_the_modules_would(tmp_path):
+    # the policy's steps run CMANP's fused inference path; each UCB decision is the argmax of
+    # the scores the modules give (autograd on) on the same history, equal to float32 rounding
+    surrogate = load_surrogate(tiny_checkpoint(tmp_path, "cmanp", "wheel"))
+    with torch.no_grad():  # as if trained: LayerNorm affines that are not the identity
+        for module in surrogate.modules():
+            if isinstance(module, torch.nn.LayerNorm):
+                module.weight.uniform_(0.5, 1.5)
+                module.bias.uniform_(-0.3, 0.3)
+    policy = NPBanditPolicy(surrogate)
+    env = WheelBanditEnv(horizon=15)
+    obs, _ = env.reset(seed=1)
+    policy.reset(1)
+    reference = surrogate.condition(torch.zeros(1, 0, 2), torch.zeros(1, 0, 5))
+    for t in range(15):
+        action = policy.act(obs)
+        x = torch.as_tensor(obs).reshape(1, 1, 2)
+        if t > 0:
+            dist = surrogate.predict(reference, x).encoded
+            scores = (dist.loc + dist.scale)[0, 0].detach()
+            with torch.inference_mode():
+                fused = surrogate.predict(policy.state, x).encoded
+            assert torch.allclose(fused.loc + fused.scale, scores, rtol=0, atol=1e-5)
+            top = scores.sort(descending=True).values
+            assert action == int(scores.argmax()) or top[0] - top[1] < 1e-5
+        next_obs, reward, _, _, info = env.step(action)
+        y = torch.zeros(1, 1, 5)
+        y[0, 0, action] = reward  # the zeros fill of the tiny wheel checkpoint
+        policy.observe(obs, action, reward, info)
+        reference = surrogate.update(reference, x, y)
+        obs = next_obs
+    assert policy.state.fused is not None and reference.fused is None
+
+
 def test_np_policy_fills_unplayed_arms_with_noise(tmp_path):
     surrogate = load_surrogate(tiny_checkpoint(tmp_path, "lbanp", "wheel"))
     surrogate.outcome_transform = RewardEncoding(50.0, "identity", "noise")
