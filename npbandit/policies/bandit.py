@@ -295,6 +295,9 @@ class NPBanditPolicy(Policy):
         empty = torch.zeros(1, 0, self.surrogate.x_dim, **self._like)
         with torch.inference_mode(), torch_threads(self.threads):
             self.state = self.surrogate.condition(empty, torch.zeros(1, 0, self.n_arms, **self._like))
+        # one reward row per arm played, 1 where observed: observe scales it, the fill fills the rest
+        self._played = torch.eye(self.n_arms, **self._like).reshape(self.n_arms, 1, 1, self.n_arms)
+        self._observed = self._played.bool()
 
     @property
     def _like(self) -> dict[str, Any]:
@@ -329,11 +332,8 @@ class NPBanditPolicy(Policy):
         x = torch.as_tensor(np.asarray(obs), **self._like).reshape(1, 1, -1)
         if abs(reward) > torch.finfo(self._ref.dtype).max:
             raise ValueError(f"reward {reward!r} does not fit the surrogate's {self._ref.dtype}")
-        y = torch.zeros(1, 1, self.n_arms, **self._like)
-        y[0, 0, action] = reward
-        observed = torch.zeros(1, 1, self.n_arms, dtype=torch.bool, device=self._ref.device)
-        observed[0, 0, action] = True
-        y = self.fill.apply(y, observed, self.torch_rng)  # reward units; a noise fill draws from the policy's generator
+        # reward units; a noise fill draws from the policy's generator
+        y = self.fill.apply(self._played[action] * reward, self._observed[action], self.torch_rng)
         with torch.inference_mode(), torch_threads(self.threads):  # the surrogate encodes the row
             self.state = self.surrogate.update(self.state, x, y)
 

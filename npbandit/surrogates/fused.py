@@ -208,11 +208,12 @@ class FusedCMANP:
         u = _apply(self._std(x), ff[0])
         return x + _apply(u * torch.erfc(u * _MINUS_SQRT_HALF), ff[1])
 
-    def _split(self, x: Tensor, batch: int, parts: int) -> Tensor:
-        """``[..., B * L, parts * D]`` -> ``[parts, ..., B, H, L, dh]``."""
+    def _split(self, x: Tensor, batch: int, parts: int) -> tuple[Tensor, ...]:
+        """``[..., B * L, parts * D]`` -> ``parts`` heads-first views ``[..., B, H, L, dh]``."""
         lead, width = x.shape[:-2], x.shape[-1] // parts
         x = x.view(*lead, batch, -1, parts, self.n_heads, width // self.n_heads)
-        return x.movedim(-3, 0).transpose(-3, -2)
+        n = len(lead)  # [..., B, L, parts, H, dh] -> [parts, ..., B, H, L, dh]
+        return x.permute(n + 2, *range(n), n, n + 3, n + 1, n + 4).unbind(0)
 
     @staticmethod
     def _merge(x: Tensor) -> Tensor:
@@ -221,9 +222,7 @@ class FusedCMANP:
         return x.reshape(*x.shape[:-4], x.shape[-4] * x.shape[-3], -1)
 
     def _self_attention(self, x: Tensor, batch: int, qkv: Linear, out: Linear) -> Tensor:
-        h = _apply(self._std(x), qkv)  # [..., B * L, 3 * H * dh] -> 3 x [..., B, 3 * H, L, dh] parts
-        h = h.view(*h.shape[:-2], batch, -1, 3 * self.n_heads, h.shape[-1] // (3 * self.n_heads)).transpose(-3, -2)
-        q, k, v = h.split(self.n_heads, dim=-3)
+        q, k, v = self._split(_apply(self._std(x), qkv), batch, 3)
         return x + _apply(self._merge(F.scaled_dot_product_attention(q, k, v)), out)
 
     def _fold_reads(self, query: Tensor, out: Linear, keys: Tensor, values: Tensor) -> tuple[Tensor, Tensor, Tensor]:
