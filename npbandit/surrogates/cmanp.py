@@ -109,7 +109,8 @@ class CMANPState(NPState):
     and handed on by ``update`` and ``select``; its latents, decoder memory and the
     predictions made from it without autograd go that way: the same function in fewer
     tensor operations, equal to the modules' up to rounding. With autograd on (training,
-    an acquisition's gradient in ``xt``) the modules run.
+    an acquisition's gradient in ``xt``) the modules run, and so they do for the latents
+    while a block has a forward hook and for the targets while the decoder has one.
     """
 
     data_state: SoftmaxState | None
@@ -141,6 +142,12 @@ class CMANPState(NPState):
         return CMANPState(data, self.reader, self.n_points, index.numel(), self.grad_enabled,
                           list(_select_batch(self.latent_cache, index)), _select_batch(self.elite, index),
                           fused=self.fused)
+
+
+def _hooked(module: nn.Module) -> bool:
+    """Whether ``module`` has forward (pre-)hooks: whoever registered them sees its calls,
+    so the fused path, which does not call it, stands aside."""
+    return bool(module._forward_hooks or module._forward_pre_hooks)
 
 
 class CMAB(nn.Module):
@@ -200,7 +207,19 @@ class CMANP(NeuralProcess):
             [block.read_data for block in self.blocks], [block.block_latents for block in self.blocks]
         )
         grad = torch.is_grad_enabled()
-        return CMANPState(None, reader, 0, batch_size, grad, fused=None if grad else FusedCMANP.of(self))
+        return CMANPState(None, reader, 0, batch_size, grad, fused=None if grad else self._fused_weights())
+
+    def _fused_weights(self) -> FusedCMANP | None:
+        """:meth:`FusedCMANP.of` this model, kept and reused until a weight changes (in
+        place, as an optimiser or ``load_state_dict`` changes it, or replaced, as ``.to``
+        does): building it is a few hundred small tensor operations, more than a
+        conditioning on a few points costs."""
+        key = tuple((p._version, p.data_ptr(), p.dtype, p.device) for p in self.parameters())
+        cached = self.__dict__.get("_fused_cache")
+        if cached is None or cached[0] != key:
+            cached = (key, FusedCMANP.of(self))
+            self.__dict__["_fused_cache"] = cached
+        return cached[1]
 
     def _absorb(self, state: CMANPState, x: Tensor, y: Tensor, chunk_size: int | None) -> CMANPState:
         chunk = self.config.chunk_size if chunk_size is None else chunk_size
@@ -231,7 +250,7 @@ class CMANP(NeuralProcess):
     def latents(self, state: CMANPState) -> tuple[Tensor, ...]:
         """Output latents of every block, ``[B, L_I, D]`` each (computed once per state,
         in the state's autograd mode; see :class:`CMANPState`)."""
-        fused = self._fused(state)
+        fused = None if any(_hooked(block) for block in self.blocks) else self._fused(state)
         if not state.latent_cache and fused is not None:
             state.latent_cache.extend(fused.latents(state.data_state))
         elif not state.latent_cache:
@@ -279,9 +298,9 @@ class CMANP(NeuralProcess):
         return None if state.grad_enabled or state.data_state is None else state.fused
 
     def _fused_targets(self, state: CMANPState, memory: DecoderMemory) -> FusedCMANP | None:
-        """The fused path for targets: as :meth:`_fused`, autograd off now, and no elite
-        points in the memory."""
-        if torch.is_grad_enabled() or memory.points is not None:
+        """The fused path for targets: as :meth:`_fused`, autograd off now, no elite
+        points in the memory, and no forward hook on the decoder (it sees its calls)."""
+        if torch.is_grad_enabled() or memory.points is not None or _hooked(self.decoder):
             return None
         return self._fused(state)
 

@@ -110,3 +110,32 @@ def test_float32_predictions_equal_the_modules_to_float32_rounding():
         fused = model.predict(model.condition(x, y), xt)
     close(fused.loc, reference.loc, 1e-5)
     close(fused.scale, reference.scale, 1e-5)
+
+
+def test_the_derived_weights_are_reused_until_a_weight_changes():
+    model = trained_looking()
+    x, y = random_set(1, 6, seed=11)
+    xt, _ = random_set(1, 3, seed=12)
+    with torch.no_grad():
+        first = model.condition(x, y)
+        assert model.condition(x, y).fused is first.fused  # built once for many conditionings
+        model.decoder.head.net[2].bias.add_(1.0)  # in place, as an optimiser step or load_state_dict
+        changed = model.condition(x, y)
+        assert changed.fused is not first.fused
+        fused = model.predict(changed, xt).loc
+    close(fused, model.predict(model.condition(x, y), xt).loc)
+    model.float()  # replaced, as .to does
+    with torch.no_grad():
+        assert model.condition(x.float(), y.float()).fused.initial_latents.dtype == torch.float32
+
+
+def test_a_forward_hook_sees_the_calls_it_always_saw():
+    model = trained_looking()
+    x, y = random_set(1, 8, seed=13)
+    xt, _ = random_set(1, 3, seed=14)
+    seen = []
+    model.decoder.register_forward_hook(lambda module, inputs, output: seen.append(inputs[0].shape[1]))
+    model.blocks[0].register_forward_hook(lambda module, inputs, output: seen.append("block"))
+    with torch.no_grad():
+        model.predict(model.condition(x, y), xt)
+    assert seen == ["block", 3]
