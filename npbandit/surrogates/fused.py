@@ -1,9 +1,9 @@
 """CMANP's inference path without autograd, in fewer and larger tensor operations.
 
-A small CMANP (the wheel checkpoints: ``d_model`` 16, 8 latents, 4 blocks) does a few
-thousand multiply-adds per step; through its modules a step is some 300 tensor
-operations and 200 module calls, so its cost is the per-call overhead, not the
-arithmetic. :class:`FusedCMANP` computes what the modules compute --
+For a small CMANP (a wheel checkpoint: ``d_model`` 16, 8 latents, 4 blocks) the
+arithmetic of a streaming step is a few thousand multiply-adds, and what a step costs
+is the fixed overhead of each tensor operation and module call on the way, hundreds
+of them through the modules. :class:`FusedCMANP` computes what the modules compute --
 :meth:`CMAB.forward <npbandit.surrogates.cmanp.CMAB.forward>` over the blocks, the
 decoder's :meth:`~npbandit.surrogates.layers.LatentQueryDecoder.memory` and
 :meth:`~npbandit.surrogates.layers.LatentQueryDecoder.features` and the Gaussian head --
@@ -25,11 +25,12 @@ from tensors derived from the weights once:
 - the decoder's keys and values of every layer's latents are one batched product;
 - linear maps are ``addmm`` / ``baddbmm`` on row-flattened tokens, without module calls;
 - the feed-forward's GELU is computed as ``u erfc(-u / sqrt 2) = 2 GELU(u)`` (the factor 2
-  taken back by the next linear map): the same function, in elementwise kernels that cost
-  a few microseconds where ``F.gelu`` on CPU costs tens for a tensor of any size.
+  taken back by the next linear map): the same function in plain elementwise kernels
+  (``F.gelu`` on CPU goes through a oneDNN primitive whose fixed cost per call is many
+  times that of the arithmetic on such small tensors).
 
 The results equal the modules' up to floating-point rounding (the sums are associated
-differently); ``tests/surrogates/test_fused.py`` holds them to it. No gradient flows
+differently). No gradient flows
 through the derived tensors: :class:`~npbandit.surrogates.cmanp.CMANP` uses this path
 only where nothing is recorded (see :class:`~npbandit.surrogates.cmanp.CMANPState`).
 The derived tensors are a copy of the weights: build a new one after the weights change.
@@ -137,7 +138,8 @@ class FusedCMANP:
     @classmethod
     def of(cls, model: CMANP) -> FusedCMANP | None:
         """The derived weights of ``model``; ``None`` where its layers do not fit this
-        path (LayerNorms with different ``eps``, an embedding that is not Linear/ReLU)."""
+        path (LayerNorms with different ``eps`` or without affine, a target embedding that
+        is not Linear/ReLU, a GELU other than the exact one)."""
         norms = [m for m in model.modules() if isinstance(m, nn.LayerNorm)]
         if len({m.eps for m in norms}) != 1 or not all(m.elementwise_affine and m.bias is not None for m in norms):
             return None
