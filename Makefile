@@ -73,7 +73,7 @@ bench: $(STAMP)
 	$(BIN)/python experiments/benchmarks/joint_sampling.py
 	$(BIN)/python experiments/benchmarks/regression_ll.py
 	$(BIN)/python experiments/benchmarks/botorch_adapter.py
-	$(BIN)/python experiments/benchmarks/bandit_cost.py
+	$(BIN)/python experiments/benchmarks/bandit_cost.py --long 100000
 	$(BIN)/python experiments/benchmarks/retreever_cost.py
 	$(BIN)/python experiments/benchmarks/bo_scaling.py
 	$(BIN)/python experiments/benchmarks/bo_model_quality.py
