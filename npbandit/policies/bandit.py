@@ -308,17 +308,25 @@ class NPBanditPolicy(Policy):
         check_arm_space(action_space, self.n_arms, who)
         check_context_space(observation_space, self.surrogate.x_dim, who)
 
+    def _context(self, obs: Any) -> torch.Tensor:
+        """``obs`` checked (:func:`check_context`, and within the surrogate's dtype) as the
+        target ``[1, 1, dx]`` the surrogate reads."""
+        context = check_context(obs, self.surrogate.x_dim)
+        if np.abs(context).max() > torch.finfo(self._ref.dtype).max:
+            raise ValueError(f"obs {context.tolist()} does not fit the surrogate's {self._ref.dtype}")
+        return torch.as_tensor(context, **self._like).reshape(1, 1, -1)
+
     def act(self, obs: np.ndarray) -> int:
         if self.state.num_points == 0:
             return int(self.rng.integers(self.n_arms))
-        check_context(obs, self.surrogate.x_dim)
-        x = torch.as_tensor(np.asarray(obs), **self._like).reshape(1, 1, -1)
+        x = self._context(obs)
         if self.rule == "thompson" and self.surrogate.joint_predictive:
             # data units; the encoding is one increasing map for every arm: same argmax
             with torch.inference_mode(), torch_threads(self.threads):
                 return int(torch.argmax(self.surrogate.sample(self.state, x, 1, self.torch_rng)[0, 0, 0]))
         with torch.inference_mode(), torch_threads(self.threads):
-            dist = self.surrogate.predict(self.state, x).encoded  # model units (see the class docstring)
+            # model units (see the class docstring); x and the state are the policy's own, checked
+            dist = self.surrogate.predict(self.state, x, check=False).encoded
         mu, sigma = dist.loc[0, 0], dist.scale[0, 0]
         if self.rule == "ucb":
             scores = mu + self.beta * sigma
@@ -328,8 +336,7 @@ class NPBanditPolicy(Policy):
 
     def observe(self, obs, action, reward, info) -> None:
         action, reward = check_arm_and_reward(action, reward, self.n_arms)
-        check_context(obs, self.surrogate.x_dim)
-        x = torch.as_tensor(np.asarray(obs), **self._like).reshape(1, 1, -1)
+        x = self._context(obs)
         if abs(reward) > torch.finfo(self._ref.dtype).max:
             raise ValueError(f"reward {reward!r} does not fit the surrogate's {self._ref.dtype}")
         # reward units; a noise fill draws from the policy's generator

@@ -90,6 +90,16 @@ def test_np_policy_decides_as_the_modules_would(tmp_path):
     assert policy.state.fused is not None and reference.fused is None
 
 
+def test_np_policy_refuses_a_context_its_surrogate_cannot_hold(tmp_path):
+    # act skips the surrogate's own checks of the target it builds: it checks the context itself
+    policy = NPBanditPolicy(load_surrogate(tiny_checkpoint(tmp_path, "cmanp", "wheel")))
+    policy.reset(0)
+    policy.observe(np.array([0.1, 0.2]), 1, 0.5, {})
+    for bad in (np.array([1e39, 0.0]), np.array([np.nan, 0.0]), np.array([0.1, 0.2, 0.3])):
+        with pytest.raises(ValueError, match="obs"):
+            policy.act(bad)
+
+
 def test_np_policy_fills_unplayed_arms_with_noise(tmp_path):
     surrogate = load_surrogate(tiny_checkpoint(tmp_path, "lbanp", "wheel"))
     surrogate.outcome_transform = RewardEncoding(50.0, "identity", "noise")
@@ -132,8 +142,8 @@ def test_np_policy_leaves_the_encoding_to_its_surrogate(tmp_path, monkeypatch):
     seen = []
     real_predict = surrogate.predict
 
-    def predict(state, x):
-        dist = real_predict(state, x)
+    def predict(state, x, **kwargs):
+        dist = real_predict(state, x, **kwargs)
         seen.append((dist.encoded.loc[0, 0].clone(), dist.encoded.scale[0, 0].clone()))
         return dist
 
