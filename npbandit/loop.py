@@ -34,7 +34,6 @@ stop a running call; its result, if it ever comes, is dropped).
 from __future__ import annotations
 
 import concurrent.futures as cf
-import dataclasses
 import datetime as dt
 import signal
 import time
@@ -81,7 +80,9 @@ class _HoldOnReturn:
 def _record(result: EpisodeResult, logger: Any, signals: StopSignals, row: dict[str, Any]) -> None:
     """Keep a finished step and write it; a signal arriving meanwhile waits until it is written."""
     with signals.held():
-        result.steps.append(row)
+        result.n_steps += 1
+        if result.keep_steps:
+            result.steps.append(row)
         if logger is not None:
             logger.log_step(**row)
 
@@ -125,6 +126,8 @@ class _Clock:
 class EpisodeResult:
     """What a run produced (the same numbers the logger wrote).
 
+    ``steps``: every step's record, in order (empty for a run with ``keep_steps=False``,
+    whose steps are in its database only); ``n_steps``: how many steps were taken.
     ``recommendation``: what ``policy.recommend()`` returned when the run completed (``None``:
     no model, see :meth:`Policy.recommend <npbandit.policies.base.Policy.recommend>`);
     ``recommended``: for a black-box run, its record as the logger stored it (``t``: the first
@@ -139,13 +142,15 @@ class EpisodeResult:
     last_error: str | None = None  # the latest failed evaluation's message (``on_error="skip"``)
     recommendation: Recommendation | None = None
     recommended: dict[str, Any] | None = None
+    n_steps: int = 0
+    keep_steps: bool = field(default=True, repr=False, compare=False)
 
 
 def run_episode(env: gym.Env, policy: Policy, *, seed: int, steps: int | None = None,
                 logger: RunLogger | None = None, run_info: dict[str, Any] | None = None,
                 on_error: str = "raise", progress: bool = False, desc: str | None = None,
                 executor: cf.Executor | None = None, batch_size: int = 1,
-                eval_timeout: float | None = None) -> EpisodeResult:
+                eval_timeout: float | None = None, keep_steps: bool = True) -> EpisodeResult:
     """Run ``policy`` in ``env`` for ``steps`` steps (default: until the episode truncates).
 
     Args:
@@ -163,6 +168,10 @@ def run_episode(env: gym.Env, policy: Policy, *, seed: int, steps: int | None = 
         batch_size: evaluations kept in flight with ``executor`` (> 1 requires one).
         eval_timeout: seconds after which an evaluation in flight is recorded as failed
             (``executor`` only); ``None``: wait for ever.
+        keep_steps: keep every step's record in the result (``EpisodeResult.steps``);
+            ``False`` for a long bandit run logged to a database, so that its memory stays
+            flat in rounds (about 0.7 KB a step otherwise). A black-box run keeps its steps
+            (its result and recommendation are read from them).
 
     Raises:
         TypeError / ValueError: a bad argument, or an ``env`` whose spaces the policy was
@@ -183,13 +192,17 @@ def run_episode(env: gym.Env, policy: Policy, *, seed: int, steps: int | None = 
     if run_info is not None and not isinstance(run_info, dict):
         raise TypeError(f"run_info must be a dict or None, got {type(run_info).__name__}")
     check_bool("progress", progress)
+    check_bool("keep_steps", keep_steps)
+    if not keep_steps and isinstance(env.unwrapped, BlackBoxEnv):
+        raise ValueError("keep_steps=False is for bandit runs: a black-box run's result and recommendation are read "
+                         "from its steps")
     if desc is not None and not isinstance(desc, str):
         raise TypeError(f"desc must be a str or None, got {type(desc).__name__}")
     _check_async(executor, batch_size, eval_timeout)
     if executor is not None and not isinstance(env.unwrapped, BlackBoxEnv):
         raise TypeError(f"executor needs a BlackBoxEnv (asynchronous BO), got {type(env.unwrapped).__name__}")
     policy.check_spaces(env.observation_space, env.action_space)  # a policy built for another env's shape
-    result = EpisodeResult(run_id=None)
+    result = EpisodeResult(run_id=None, keep_steps=keep_steps)
     with stop_on_signals() as signals:
         _run(env, policy, seed, steps, logger, dict(run_info or {}), on_error, progress, desc, result, signals,
              (executor, batch_size, eval_timeout))
@@ -216,13 +229,13 @@ def _run(env: gym.Env, policy: Policy, seed: int, steps: int | None, logger: Run
             _run_async(env, policy, obs, horizon, logger, on_error, result, signals, bar, *async_args)
         else:
             _run_sequential(env, policy, obs, horizon, logger, on_error, result, signals, bar)
-        if not result.steps or result.failed_steps < len(result.steps):
+        if not result.n_steps or result.failed_steps < result.n_steps:
             result.recommendation, result.recommended = _recommendation(env, policy, result.steps)
     except BaseException as err:
         interrupted = isinstance(err, KeyboardInterrupt)
         signum = err.signum if isinstance(err, RunInterrupted) else signal.SIGINT
         notes = "".join(f"; {note}" for note in getattr(err, "__notes__", ()))
-        status, text = (("interrupted", f"{signal.Signals(signum).name} after {len(result.steps)} step(s)")
+        status, text = (("interrupted", f"{signal.Signals(signum).name} after {result.n_steps} step(s)")
                         if interrupted else ("failed", f"{type(err).__name__}: {err}{notes}"))
         if logger is not None:
             # a second Ctrl-C while the run is being saved is dropped: saving goes first
@@ -233,15 +246,15 @@ def _run(env: gym.Env, policy: Policy, seed: int, steps: int | None, logger: Run
                     err.add_note(f"npbandit: could not record run {result.run_id} as {status}: {save_err}")
         if interrupted:
             saved = None if logger is None else logger.rows_written
-            raise RunInterrupted(signum, result.run_id, len(result.steps), saved) from None
+            raise RunInterrupted(signum, result.run_id, result.n_steps, saved) from None
         raise
     finally:
         if bar is not None:
             bar.close()
     if logger is not None:
         with signals.held():
-            if result.steps and result.failed_steps == len(result.steps):  # nothing to show for the run
-                logger.finish("failed", f"every one of the {len(result.steps)} evaluations failed; the last: "
+            if result.n_steps and result.failed_steps == result.n_steps:  # nothing to show for the run
+                logger.finish("failed", f"every one of the {result.n_steps} evaluations failed; the last: "
                                         f"{result.last_error}")
             else:
                 logger.finish("completed", recommended=result.recommended)
@@ -392,7 +405,7 @@ def _record_async(env: gym.Env, evaluator: AsyncEvaluator, policy: Policy, obs: 
     """Step ``env`` with one finished evaluation and write it (the next ``t``), stop signals
     held from here (its objective has returned) until it is written; then observe it.
     Returns the new obs."""
-    t = len(result.steps)
+    t = result.n_steps
     env_s = time.perf_counter() - evaluation.submitted
     times = dict(worker=evaluation.outcome.worker, submitted_at=evaluation.submitted_at,
                  finished_at=dt.datetime.now(dt.UTC))
@@ -552,9 +565,9 @@ def run_wheel_bandits(policies: Sequence[str], deltas: Sequence[float], seeds: S
         for seed in seeds:
             for name, policy in built.items():
                 logger = RunLogger(db, commit_every=commit_every)
-                result = _without_steps(run_episode(env, policy, seed=seed, logger=logger,
-                                                    run_info=_wheel_info(delta, steps), progress=progress,
-                                                    desc=f"{name} delta={delta} seed={seed}"))
+                # the steps are in the database: a long run keeps none in memory
+                result = run_episode(env, policy, seed=seed, logger=logger, run_info=_wheel_info(delta, steps),
+                                     progress=progress, desc=f"{name} delta={delta} seed={seed}", keep_steps=False)
                 results.append(result)
                 tell(result, name, delta, seed)
     return results
@@ -570,12 +583,6 @@ def _wheel_run(name: str, delta: float, seed: int, steps: int, beta: float, db: 
     from npbandit.policies import make_bandit_policy
 
     env = gym.make("npbandit/WheelBandit-v0", delta=delta, horizon=steps)
-    return _without_steps(run_episode(env, make_bandit_policy(name, beta=beta), seed=seed,
-                                      logger=RunLogger(db, commit_every=commit_every),
-                                      run_info=_wheel_info(delta, steps)))
-
-
-def _without_steps(result: EpisodeResult) -> EpisodeResult:
-    # the steps are in the database; a 50-seed protocol sweep would hold millions of rows here (and ship each
-    # run's 2000 back from a Dask worker)
-    return dataclasses.replace(result, steps=[])
+    return run_episode(env, make_bandit_policy(name, beta=beta), seed=seed,
+                       logger=RunLogger(db, commit_every=commit_every), run_info=_wheel_info(delta, steps),
+                       keep_steps=False)

@@ -349,7 +349,21 @@ BAD_RUN_EPISODE = [
     ({"policy": "uniform"}, TypeError, "policy"),
     ({"batch_size": 2}, ValueError, "batch_size"),
     ({"eval_timeout": 1.0}, ValueError, "eval_timeout"),
+    ({"keep_steps": 0}, TypeError, "keep_steps"),
 ]
+
+
+def test_a_run_that_keeps_no_steps_in_memory_still_logs_and_counts_them(tmp_path):
+    db = str(tmp_path / "runs.db")
+    result = run_episode(WheelBanditEnv(horizon=30), UniformPolicy(), seed=2, logger=RunLogger(db), keep_steps=False)
+    kept = run_episode(WheelBanditEnv(horizon=30), UniformPolicy(), seed=2)
+    assert result.steps == [] and result.n_steps == kept.n_steps == len(kept.steps) == 30
+    assert result.cumulative_regret == kept.cumulative_regret
+    (run,) = list_runs(db)
+    assert run.n_steps == 30 and [s["action"] for s in run_steps(db, run.id)] == [s["action"] for s in kept.steps]
+    with pytest.raises(ValueError, match="keep_steps=False is for bandit runs"):
+        run_episode(BlackBoxEnv(objective=lambda x: float(x.sum()), bounds=[[0.0], [1.0]], budget=3), SobolPolicy(1),
+                    seed=0, keep_steps=False)
 
 
 @pytest.mark.parametrize("kwargs,error,match", BAD_RUN_EPISODE, ids=[next(iter(k)) + "=" + repr(next(iter(k.values())))
