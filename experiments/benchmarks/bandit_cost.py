@@ -40,7 +40,7 @@ from common import machine_line, publish  # noqa: E402
 from npbandit.envs import WheelBanditEnv  # noqa: E402
 from npbandit.loop import run_episode  # noqa: E402
 from npbandit.policies import make_bandit_policy  # noqa: E402
-from npbandit.storage import RunLogger  # noqa: E402
+from npbandit.storage import RunLogger, run_steps  # noqa: E402
 
 COMMAND = "python experiments/benchmarks/bandit_cost.py"
 #: rounds at which a long run is read (those <= --long)
@@ -130,13 +130,13 @@ def long_run(name: str, rounds: int, db: str | None) -> dict[str, Any]:
             obs = next_obs
             readings.at(t)
     else:
+        # as the sweep runs it: the steps in the database only, none kept in memory
         result = run_episode(_Counted(env, readings), policy, seed=0, steps=rounds,
                              logger=RunLogger(db, commit_every=50),
                              run_info={"kind": "bandit", "env_id": "npbandit/WheelBandit-v0",
                                        "env_params": {"delta": LONG_DELTA, "horizon": rounds}},
-                             progress=True, desc=f"{name} (logged)")
-        costs = np.array([s["act_s"] + s["observe_s"] for s in result.steps])
-        del result
+                             progress=True, desc=f"{name} (logged)", keep_steps=False)
+        costs = np.array([s["act_s"] + s["observe_s"] for s in run_steps(db, result.run_id)])
     for row in readings.rows:
         row["step_ms"], row["step_p10_ms"] = step_ms(costs, row["t"]), step_ms(costs, row["t"], 10)
         if db is None:
