@@ -104,13 +104,15 @@ class CMANPState(NPState):
     keeps its path to the weights even when its first prediction ran under
     ``torch.no_grad()``.
 
-    A state built without autograd (``condition`` under ``torch.no_grad()``) also holds
-    ``fused``, the model's weights derived once for :class:`~npbandit.surrogates.fused.FusedCMANP`
-    and handed on by ``update`` and ``select``; its latents, decoder memory and the
-    predictions made from it without autograd go that way: the same function in fewer
-    tensor operations, equal to the modules' up to rounding. With autograd on (training,
-    an acquisition's gradient in ``xt``) the modules run, and so they do for the latents
-    while a block has a forward hook and for the targets while the decoder has one.
+    A state built in ``torch.inference_mode()`` also holds ``fused``, the model's weights
+    derived once for :class:`~npbandit.surrogates.fused.FusedCMANP` and handed on by
+    ``update`` and ``select``; its latents, decoder memory and the predictions made from it
+    in inference mode go that way: the same function in fewer tensor operations, equal to
+    the modules' up to rounding (a bandit policy's steps). Everywhere else -- autograd on
+    (training, an acquisition's gradient in ``xt``) or merely off (``torch.no_grad()``, as
+    BoTorch conditions a model) -- the modules run, so those results do not change with
+    the path; and so they do for the latents while a block has a forward hook and for the
+    targets while the decoder has one.
     """
 
     data_state: SoftmaxState | None
@@ -207,7 +209,8 @@ class CMANP(NeuralProcess):
             [block.read_data for block in self.blocks], [block.block_latents for block in self.blocks]
         )
         grad = torch.is_grad_enabled()
-        return CMANPState(None, reader, 0, batch_size, grad, fused=None if grad else self._fused_weights())
+        fused = self._fused_weights() if torch.is_inference_mode_enabled() else None
+        return CMANPState(None, reader, 0, batch_size, grad, fused=fused)
 
     def _fused_weights(self) -> FusedCMANP | None:
         """:meth:`FusedCMANP.of` this model, kept and reused until a weight changes (in
@@ -293,14 +296,14 @@ class CMANP(NeuralProcess):
 
     @staticmethod
     def _fused(state: CMANPState) -> FusedCMANP | None:
-        """The fused path for what a state caches: a state built without autograd that
-        has seen data (see :class:`CMANPState`)."""
+        """The fused path for what a state caches: a state built in inference mode that has
+        seen data (see :class:`CMANPState`)."""
         return None if state.grad_enabled or state.data_state is None else state.fused
 
     def _fused_targets(self, state: CMANPState, memory: DecoderMemory) -> FusedCMANP | None:
-        """The fused path for targets: as :meth:`_fused`, autograd off now, no elite
+        """The fused path for targets: as :meth:`_fused`, in inference mode now, no elite
         points in the memory, and no forward hook on the decoder (it sees its calls)."""
-        if torch.is_grad_enabled() or memory.points is not None or _hooked(self.decoder):
+        if not torch.is_inference_mode_enabled() or memory.points is not None or _hooked(self.decoder):
             return None
         return self._fused(state)
 

@@ -15,7 +15,7 @@ def trained_looking(name="cmanp", y_dim=1, **config):
     so folding them into the linear maps is exercised."""
     model = tiny_model(name, y_dim=y_dim, **config)
     g = torch.Generator().manual_seed(1)
-    with torch.no_grad():
+    with torch.inference_mode():
         for module in model.modules():
             if isinstance(module, torch.nn.LayerNorm):
                 module.weight.copy_(1 + 0.3 * torch.randn(module.weight.shape, generator=g, dtype=torch.float64))
@@ -33,7 +33,7 @@ def test_fused_predictions_equal_the_modules(batch, n_targets):
     x, y = random_set(batch, 25, y_dim=3, seed=2)
     xt, _ = random_set(batch, n_targets, seed=3)
     reference = model.condition(x, y)  # autograd on: the modules
-    with torch.no_grad():
+    with torch.inference_mode():
         state = model.condition(x, y)
         assert reference.fused is None and isinstance(state.fused, FusedCMANP)
         for a, b in zip(model.latents(state), model.latents(reference), strict=True):
@@ -50,7 +50,7 @@ def test_the_fused_state_streams_and_selects():
     model = trained_looking()
     x, y = random_set(2, 12, seed=4)
     xt, _ = random_set(2, 5, seed=5)
-    with torch.no_grad():
+    with torch.inference_mode():
         state = model.condition(x[:, :0], y[:, :0])
         for i in range(12):
             state = model.update(state, x[:, i:i + 1], y[:, i:i + 1])
@@ -62,16 +62,23 @@ def test_the_fused_state_streams_and_selects():
     close(streamed, model.predict(model.condition(x, y), xt).loc)
 
 
-def test_gradients_in_xt_run_through_the_modules():
-    # an acquisition's gradient: a state built without autograd, predictions with it on
+def test_outside_inference_mode_the_modules_run():
+    # an acquisition's gradient (a state built without autograd, as BoTorch conditions a model,
+    # predictions with it on) and a prediction without autograd: the modules' arithmetic, bit for bit
     model = trained_looking()
     x, y = random_set(1, 10, seed=6)
     with torch.no_grad():
         state = model.condition(x, y)
+    assert state.fused is None
     xt = torch.rand(1, 4, 2, dtype=torch.float64, requires_grad=True)
     model.predict(state, xt).loc.sum().backward()
     assert xt.grad is not None and xt.grad.abs().sum() > 0
-    assert not any(t.requires_grad for t in (state.fused.initial_latents, state.fused.read_q))
+    reference = model.condition(x, y)
+    with torch.no_grad():
+        assert torch.equal(model.predict(state, xt).loc, model.predict(reference, xt).loc)
+    with torch.inference_mode():
+        built = model.condition(x, y)
+    assert not any(t.requires_grad for t in (built.fused.initial_latents, built.fused.read_q))
 
 
 def test_an_elite_memory_reads_its_points_through_the_modules():
@@ -81,7 +88,7 @@ def test_an_elite_memory_reads_its_points_through_the_modules():
     x, y = random_set(2, 15, seed=7)
     xt, _ = random_set(2, 4, seed=8)
     reference = model.condition(x, y)
-    with torch.no_grad():
+    with torch.inference_mode():
         state = model.condition(x, y)
         fused, modules = model.predict(state, xt), model.predict(reference, xt)
     close(fused.loc, modules.loc)
@@ -93,7 +100,7 @@ def test_cmanp_and_features_equal_the_modules():
     x, y = random_set(2, 9, y_dim=2, seed=9)
     xt, _ = random_set(2, 3, seed=10)
     reference = model.condition(x, y)
-    with torch.no_grad():
+    with torch.inference_mode():
         state = model.condition(x, y)
         close(model.joint(state, xt).loc, model.joint(reference, xt).loc)
         close(model.joint(state, xt).cov_factor, model.joint(reference, xt).cov_factor)
@@ -116,7 +123,7 @@ def test_the_derived_weights_are_reused_until_a_weight_changes():
     model = trained_looking()
     x, y = random_set(1, 6, seed=11)
     xt, _ = random_set(1, 3, seed=12)
-    with torch.no_grad():
+    with torch.inference_mode():
         first = model.condition(x, y)
         assert model.condition(x, y).fused is first.fused  # built once for many conditionings
         model.decoder.head.net[2].bias.add_(1.0)  # in place, as an optimiser step or load_state_dict
@@ -125,7 +132,7 @@ def test_the_derived_weights_are_reused_until_a_weight_changes():
         fused = model.predict(changed, xt).loc
     close(fused, model.predict(model.condition(x, y), xt).loc)
     model.float()  # replaced, as .to does
-    with torch.no_grad():
+    with torch.inference_mode():
         assert model.condition(x.float(), y.float()).fused.initial_latents.dtype == torch.float32
 
 
@@ -136,6 +143,6 @@ def test_a_forward_hook_sees_the_calls_it_always_saw():
     seen = []
     model.decoder.register_forward_hook(lambda module, inputs, output: seen.append(inputs[0].shape[1]))
     model.blocks[0].register_forward_hook(lambda module, inputs, output: seen.append("block"))
-    with torch.no_grad():
+    with torch.inference_mode():
         model.predict(model.condition(x, y), xt)
     assert seen == ["block", 3]
