@@ -19,9 +19,9 @@ import gymnasium as gym
 
 from npbandit.exceptions import ObjectiveError
 
-__all__ = ["WheelBanditEnv", "LinearBanditEnv", "ClassificationBanditEnv", "BlackBoxEnv", "ObjectiveError", "available_functions",
-           "make_test_function", "objective_value", "problem_objective", "AsyncEvaluator", "Evaluation",
-           "Evaluator", "Outcome", "OutcomeRelay"]
+__all__ = ["WheelBanditEnv", "LinearBanditEnv", "ClassificationBanditEnv", "BlackBoxEnv", "ObjectiveError",
+           "available_functions", "make_test_function", "objective_value", "problem_objective", "AsyncEvaluator",
+           "Evaluation", "Evaluator", "Outcome", "OutcomeRelay"]
 
 #: each environment id with its ``"module:class"`` entry point
 ENTRY_POINTS = {"npbandit/WheelBandit-v0": "npbandit.envs.wheel:WheelBanditEnv",
