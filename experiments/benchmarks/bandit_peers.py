@@ -75,7 +75,9 @@ class NeuralLinearPolicy(Policy):
             for p in [*self.body.parameters(), *self.head.parameters()]:
                 bound = 1.0 / np.sqrt(p.shape[-1] if p.dim() > 1 else width)
                 p.copy_(torch.rand(p.shape, generator=self.gen, dtype=torch.float64) * 2 * bound - bound)
-        self.optimizer = torch.optim.Adam([*self.body.parameters(), *self.head.parameters()], lr=self.lr)
+        self.params_ = [*self.body.parameters(), *self.head.parameters()]
+        self.moments = [(torch.zeros_like(p), torch.zeros_like(p)) for p in self.params_]
+        self.adam_steps = 0
         self.X: list[np.ndarray] = []
         self.A: list[int] = []
         self.R: list[float] = []
@@ -144,9 +146,23 @@ class NeuralLinearPolicy(Policy):
             idx = torch.randint(n, (min(self.batch_size, n),), generator=self.gen)
             pred = self.head(self.body(X[idx])).gather(1, A[idx].unsqueeze(1)).squeeze(1)
             loss = ((pred - R[idx]) ** 2).mean()
-            self.optimizer.zero_grad()
+            for p in self.params_:
+                p.grad = None
             loss.backward()
-            self.optimizer.step()
+            self._adam_step()
+
+    def _adam_step(self, beta1: float = 0.9, beta2: float = 0.999, eps: float = 1e-8) -> None:
+        """One Adam step (Kingma & Ba; torch.optim.Adam's defaults and arithmetic, written out:
+        constructing torch's optimizer imports TorchDynamo, seconds per process)."""
+        self.adam_steps += 1
+        t = self.adam_steps
+        with torch.no_grad():
+            for p, (m, v) in zip(self.params_, self.moments):
+                g = p.grad
+                m.lerp_(g, 1 - beta1)
+                v.mul_(beta2).addcmul_(g, g.conj(), value=1 - beta2)
+                denom = (v.sqrt() / (1 - beta2**t) ** 0.5).add_(eps)
+                p.addcdiv_(m, denom, value=-self.lr / (1 - beta1**t))
 
     def _refit(self) -> None:
         """Every arm's sufficient statistics afresh, with the new network's features."""
