@@ -171,7 +171,8 @@ def _done(db: str, steps: int) -> set[tuple[str, str, int]]:
 
 def summarise(db: str, steps: int, tasks: list[str], policies: list[str], seeds: int) -> dict:
     """Per task and column: the per-seed normalised cumulative regret (uniform of the same seed = 100),
-    its median and quartiles, and the mean normalised curve."""
+    its median and quartiles, and the mean normalised curve, over the seeds every column with runs on
+    the task has completed (a column ahead of the others waits for them)."""
     from npbandit.storage import run_steps
 
     final: dict[tuple[str, str], dict[int, float]] = {}
@@ -187,9 +188,12 @@ def summarise(db: str, steps: int, tasks: list[str], policies: list[str], seeds:
     out: dict = {}
     for task in tasks:
         uniform = final.get((task, "uniform"), {})
+        # the seeds every column with runs on this task has: medians of one set of rows and seeds
+        ran = [set(final[(task, c)]) for c in policies if (task, c) in final]
+        common = set.intersection(*ran) if ran else set()
         for column in policies:
             runs = final.get((task, column), {})
-            paired = sorted(s for s in runs if s in uniform and uniform[s] > 0)
+            paired = sorted(s for s in common if s in uniform and uniform[s] > 0)
             if not paired:
                 continue
             norm = [100 * runs[s] / uniform[s] for s in paired]
@@ -205,7 +209,7 @@ def bars(summary: dict, tasks: list[str], policies: list[str], np_column: str = 
     """Issue 48's two counts for ``np_column``, on the tasks where every column has paired seeds: its
     median below LinUCB's, and below the best other column's (uniform included)."""
     peers = [p for p in policies if p not in NP_COLUMNS]
-    below_linucb, below_best, counted, seeds = [], [], [], []
+    below_linucb, below_best, counted, seeds, wins = [], [], [], [], {}
     for task in tasks:
         cells = {p: summary.get(f"{task}/{p}") for p in [np_column, *peers]}
         if any(c is None for c in cells.values()):
@@ -213,11 +217,17 @@ def bars(summary: dict, tasks: list[str], policies: list[str], np_column: str = 
         counted.append(task)
         seeds.append(len(cells[np_column]["seeds"]))
         ours = cells[np_column]["median"]
+        best = min(peers, key=lambda p: cells[p]["median"])
         if "linucb" in cells and ours < cells["linucb"]["median"]:
             below_linucb.append(task)
-        if ours < min(cells[p]["median"] for p in peers):
+        if ours < cells[best]["median"]:
             below_best.append(task)
-    return {"tasks": counted, "below_linucb": below_linucb, "below_best_peer": below_best,
+        if "normalised" in cells[np_column]:  # seed by seed: the NP's regret below the best peer's (by median)
+            mine = dict(zip(cells[np_column]["seeds"], cells[np_column]["normalised"]))
+            theirs = dict(zip(cells[best]["seeds"], cells[best]["normalised"]))
+            common = sorted(set(mine) & set(theirs))
+            wins[task] = (best, sum(mine[s] < theirs[s] for s in common), len(common))
+    return {"tasks": counted, "below_linucb": below_linucb, "below_best_peer": below_best, "seed_wins": wins,
             "seeds": (min(seeds), max(seeds)) if seeds else (0, 0),
             "bar_linucb": bool(counted) and len(below_linucb) >= 0.75 * len(counted),
             "bar_best_peer": bool(counted) and len(below_best) >= 0.5 * len(counted)}
@@ -274,7 +284,8 @@ def render(summary: dict, tasks: list[str], policies: list[str], steps: int, see
                   f"({', '.join(b['below_linucb']) or 'none'}; bar >= 3/4: "
                   f"{'met' if b['bar_linucb'] else 'not met'}); below the best other peer on "
                   f"{len(b['below_best_peer'])}/{k} ({', '.join(b['below_best_peer']) or 'none'}; bar >= 1/2: "
-                  f"{'met' if b['bar_best_peer'] else 'not met'})."]
+                  f"{'met' if b['bar_best_peer'] else 'not met'}). Seed by seed, {np_column} below the best "
+                  "other peer: " + "; ".join(f"{t} {w}/{n} ({p})" for t, (p, w, n) in b["seed_wins"].items()) + "."]
     counts = [len(c["seeds"]) for c in summary.values()]
     if counts and min(counts) < seeds:
         lines += ["", f"**Incomplete:** {min(counts)} to {max(counts)} of the {seeds} seeds per cell so far (the "

@@ -15,10 +15,13 @@ def test_runs_are_logged_resumed_and_normalised_per_seed_by_uniform(tmp_path, ke
     for column in ("uniform", "linucb"):
         for seed in (0, 1):
             bench._one("iris", column, seed, 60, db)
-    assert bench._done(db, 60) == {("iris", c, s) for c in ("uniform", "linucb") for s in (0, 1)}
+    bench._one("iris", "linucb", 2, 60, db)  # a column ahead of the others: its seed 2 waits for them
+    assert bench._done(db, 60) == {("iris", c, s) for c in ("uniform", "linucb") for s in (0, 1)} | {
+        ("iris", "linucb", 2)}
     assert bench._done(db, 61) == set()  # another round count is another protocol
     summary = bench.summarise(db, 60, ["iris"], ["uniform", "linucb"], 2)
     assert summary["iris/uniform"]["normalised"] == [100.0, 100.0]
+    assert summary["iris/uniform"]["seeds"] == summary["iris/linucb"]["seeds"] == [0, 1]
     from npbandit.storage import list_runs, run_steps
 
     final = {(r.policy, r.seed): run_steps(db, r.id)[-1]["cumulative_regret"] for r in list_runs(db)}
