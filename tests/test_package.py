@@ -89,7 +89,7 @@ def test_the_environment_entry_points_name_the_classes_exported_by_npbandit_envs
     import npbandit.envs
 
     assert set(npbandit.envs.ENTRY_POINTS) == {"npbandit/WheelBandit-v0", "npbandit/LinearBandit-v0",
-                                               "npbandit/BlackBox-v0"}
+                                               "npbandit/ClassificationBandit-v0", "npbandit/BlackBox-v0"}
     for env_id, entry in npbandit.envs.ENTRY_POINTS.items():
         module, name = entry.split(":")
         assert getattr(importlib.import_module(module), name) is getattr(npbandit.envs, name), env_id

@@ -17,6 +17,10 @@ from npbandit.space import Choice, Float, Int, SearchSpace
 REGISTERED = {
     "npbandit/WheelBandit-v0": [{"horizon": 30}, {"delta": 0.2, "horizon": 7, "small_reward_std": 0.0}],
     "npbandit/LinearBandit-v0": [{"horizon": 20}, {"context_dim": 7, "n_arms": 2, "horizon": 5, "noise_std": 0.0}],
+    # a bundled data set (scikit-learn's, read offline) and one of the user's, labels not numbered from 0
+    "npbandit/ClassificationBandit-v0": [{"dataset": "iris", "horizon": 20},
+                                         {"X": [[0.0, 1.0], [2.0, 1.0], [4.0, 1.0], [1.0, 1.0]],
+                                          "y": ["b", "a", "c", "a"], "horizon": 12}],
     "npbandit/BlackBox-v0": [{"function": "branin", "budget": 10},
                              {"function": "hartmann", "budget": 6, "noise_std": 0.1},
                              {"objective": lambda x: float(np.sin(x).sum()), "bounds": [[-2.0], [3.0]], "budget": 5,
@@ -82,6 +86,14 @@ def test_an_episode_keeps_the_documented_spaces_types_and_length(env_id, kwargs,
     elif env_id == "npbandit/LinearBandit-v0":
         assert env.observation_space == gym.spaces.Box(-1.0, 1.0, shape=(base.context_dim,), dtype=np.float32)
         assert env.action_space == gym.spaces.Discrete(base.n_arms)
+        length = base.horizon
+    elif env_id == "npbandit/ClassificationBandit-v0":
+        low, high = base.features.min(0), base.features.max(0)
+        constant = low == high  # a constant feature's interval is [-1, 1]
+        assert env.observation_space == gym.spaces.Box(np.where(constant, -1.0, low).astype(np.float32),
+                                                       np.where(constant, 1.0, high).astype(np.float32),
+                                                       dtype=np.float32)
+        assert env.action_space == gym.spaces.Discrete(len(base.classes))
         length = base.horizon
     else:
         d = base.dim
@@ -194,9 +206,11 @@ def test_wheel_rejects_bad_parameters():
     assert env.reset(seed=0, options={"delta": 0.3})[1]["delta"] == 0.3
 
 
-@pytest.mark.parametrize("env_id", ["npbandit/WheelBandit-v0", "npbandit/LinearBandit-v0", "npbandit/BlackBox-v0"])
+@pytest.mark.parametrize("env_id", ["npbandit/WheelBandit-v0", "npbandit/LinearBandit-v0", "npbandit/BlackBox-v0",
+                                    "npbandit/ClassificationBandit-v0"])
 def test_render_mode_is_taken_and_only_none_accepted(env_id):
-    kwargs = {"function": "branin"} if "BlackBox" in env_id else {}
+    kwargs = {"BlackBox": {"function": "branin"}, "Classification": {"dataset": "iris"}}.get(
+        env_id.split("/")[1].removesuffix("Bandit-v0").removesuffix("-v0"), {})
     assert gym.make(env_id, **kwargs).unwrapped.render_mode is None
     with pytest.raises(ValueError, match="render_mode"):
         with warnings.catch_warnings():

@@ -1,0 +1,348 @@
+"""Classification bandits from real data (Riquelme et al. 2018) and the wheel: NP policies and peers side by side.
+
+Tasks: the data sets scikit-learn bundles and a synthetic one as
+``npbandit/ClassificationBandit-v0`` (each class an arm, reward 1 for the row's class,
+features standardised by the data set's mean / std), and the wheel bandit at
+``WHEEL_DELTA``. Policies (columns):
+
+- ``np-ucb`` / ``np-thompson``: the NP policy. On a classification task,
+  ``cmanp-bo-ucb`` / ``cmanp-bo-thompson`` (:class:`~npbandit.policies.PerArmNPPolicy`,
+  one ``cmanp-bo`` regression per arm); its checkpoints take at most ``NP_WIDTH``
+  features, so on a wider data set the NP sees the first ``NP_WIDTH`` principal
+  components of the standardised features (:class:`PrincipalComponents`, fitted on the
+  whole data set) while every peer sees every feature. On the wheel, the wheel's own
+  checkpoint (``cmanp-wheel``, UCB with beta = 1, or ``cmanp-wheel-thompson``).
+- ``linucb`` (the library's, alpha = 1), ``uniform``;
+- ``neural-linear``: NeuralLinear Thompson sampling (bandit_peers.py, a lab baseline);
+- ``vw-cb-explore-adf``: Vowpal Wabbit's ``--cb_explore_adf`` (bandit_peers.py), when
+  the ``vowpalwabbit`` package is installed (otherwise the column is left out).
+
+Every (task, policy, seed) is one run of ``--steps`` rounds (default 500: the per-arm NP's
+rounds cost ~0.1-0.4 s on one shared core, growing with each arm's rounds, so 2000 rounds x 20
+seeds x 5 data sets would take days there; ``--steps 2000`` is the longer protocol) on the rows (or wheel table)
+the seed draws, the same for every policy, logged through ``npbandit.storage`` (readable
+by ``npbandit report``); runs already completed in ``--db`` are not repeated. Cumulative
+regret is normalised per seed by uniform's on the same seed (uniform = 100); the table
+shows the median and quartiles over seeds. The bars of issue 48: the NP policy's median
+below LinUCB's on at least 3/4 of the tasks, and below the best other peer's on at least 1/2.
+
+    nice -n 19 python experiments/benchmarks/classification_bandits.py           # 20 seeds, 500 rounds
+    python experiments/benchmarks/classification_bandits.py --seeds 2 --steps 200 --no-write   # quick look
+"""
+
+from __future__ import annotations
+
+import argparse
+import statistics
+import sys
+from pathlib import Path
+
+import gymnasium as gym
+import numpy as np
+
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+from common import (  # noqa: E402
+    ROOT,
+    add_cluster_arguments,
+    is_current,
+    machine_line,
+    new_figure,
+    prepare_db,
+    publish,
+    run_jobs,
+    save_figure,
+)
+
+RUN_THREADS = 1
+BENCHMARK = "classification-bandits"
+COMMAND = "nice -n 19 python experiments/benchmarks/classification_bandits.py"
+DATASET_TASKS = ["iris", "wine", "breast-cancer", "digits", "synthetic"]
+WHEEL_DELTA = 0.9
+TASKS = [*DATASET_TASKS, "wheel"]
+POLICIES = ["uniform", "linucb", "neural-linear", "vw-cb-explore-adf", "np-ucb"]
+NP_COLUMNS = ("np-ucb", "np-thompson")
+NP_WIDTH = 6  # the shipped bo checkpoints' width
+CURVE_EVERY = 10
+
+
+class PrincipalComponents(gym.ObservationWrapper):
+    """The first ``k`` principal components of a classification bandit's standardised
+    features: the context an NP policy narrower than the data set reads.
+
+    The components are fitted on the whole data set (``env.unwrapped.features``, centred
+    by their mean, by SVD). The observation is the centred context's coordinates on them
+    (float32), in a ``Box`` spanning the data set's projections (widened by 1e-5 of each
+    range, so that rounding never puts a context outside). Rows, rewards and ``info`` are
+    the wrapped env's: the same seed plays the same rows as the peers see in full.
+    """
+
+    def __init__(self, env: gym.Env, k: int = NP_WIDTH) -> None:
+        super().__init__(env)
+        features = env.unwrapped.features.astype(np.float64)
+        if not 1 <= k < features.shape[1]:
+            raise ValueError(f"k must be in [1, {features.shape[1]}) for {features.shape[1]} features, got {k}")
+        self.center = features.mean(0)
+        _, _, vt = np.linalg.svd(features - self.center, full_matrices=False)
+        self.components = vt[:k]
+        z = (features - self.center) @ self.components.T
+        pad = 1e-5 * (z.max(0) - z.min(0))
+        self.observation_space = gym.spaces.Box((z.min(0) - pad).astype(np.float32),
+                                                (z.max(0) + pad).astype(np.float32), dtype=np.float32)
+
+    def observation(self, observation: np.ndarray) -> np.ndarray:
+        return ((np.asarray(observation, np.float64) - self.center) @ self.components.T).astype(np.float32)
+
+
+def make_env(task: str, steps: int) -> tuple[gym.Env, str, dict]:
+    """``(env, env_id, env_params)`` of a task (``env_params`` as logged, without the policy's view)."""
+    if task == "wheel":
+        from npbandit.envs import WheelBanditEnv
+
+        return WheelBanditEnv(delta=WHEEL_DELTA, horizon=steps), "npbandit/WheelBandit-v0", {"delta": WHEEL_DELTA}
+    if task not in DATASET_TASKS:
+        raise ValueError(f"task must be one of {TASKS}, got {task!r}")
+    from npbandit.envs import ClassificationBanditEnv
+
+    return (ClassificationBanditEnv(dataset=task, horizon=steps), "npbandit/ClassificationBandit-v0",
+            {"dataset": task})
+
+
+def make_policy(column: str, task: str, env: gym.Env):
+    """``(policy, env the policy plays, features)`` for a column on a task; ``features`` is
+    ``"all"``, or ``"pca6"`` where the NP reads :class:`PrincipalComponents` of a wider data set."""
+    from npbandit.policies import make_bandit_policy
+
+    base = env.unwrapped
+    n_arms, width = env.action_space.n, env.observation_space.shape[0]
+    if column in NP_COLUMNS:
+        rule = column.removeprefix("np-")
+        if task == "wheel":
+            return make_bandit_policy(f"cmanp-wheel-{rule}", env=env), env, "all"
+        if width > NP_WIDTH:
+            env = PrincipalComponents(base, NP_WIDTH)
+        return make_bandit_policy(f"cmanp-bo-{rule}", env=env), env, ("all" if width <= NP_WIDTH else
+                                                                      f"pca{NP_WIDTH}")
+    if column in ("uniform", "linucb"):
+        return make_bandit_policy(column, env=env), env, "all"
+    from bandit_peers import NeuralLinearPolicy, VowpalWabbitPolicy
+
+    if column == "neural-linear":
+        return NeuralLinearPolicy(n_arms, width), env, "all"
+    if column == "vw-cb-explore-adf":
+        return VowpalWabbitPolicy(n_arms, width), env, "all"
+    raise ValueError(f"column must be one of {[*POLICIES, 'np-thompson']}, got {column!r}")
+
+
+def column_of(policy_name: str) -> str:
+    """The column a stored run's policy name belongs to (``cmanp-bo-ucb`` -> ``np-ucb``)."""
+    if policy_name.startswith("cmanp-"):
+        return "np-thompson" if policy_name.endswith("-thompson") else "np-ucb"
+    return policy_name
+
+
+def _one(task: str, column: str, seed: int, steps: int, db: str) -> tuple[str, str, int]:
+    """One logged run."""
+    import torch
+
+    torch.set_num_threads(RUN_THREADS)
+    from npbandit.loop import run_episode
+    from npbandit.storage import RunLogger
+
+    env, env_id, params = make_env(task, steps)
+    policy, played, features = make_policy(column, task, env)
+    run_episode(played, policy, seed=seed, logger=RunLogger(db, commit_every=200),
+                run_info={"kind": "bandit", "env_id": env_id,
+                          "env_params": {**params, "horizon": steps, "benchmark": BENCHMARK, "task": task,
+                                         "features": features}})
+    return task, column, seed
+
+
+def _runs(db: str, steps: int):
+    from npbandit.storage import list_runs
+
+    return [r for r in list_runs(db, kind="bandit")
+            if r.status == "completed" and r.n_steps == steps and r.env_params.get("benchmark") == BENCHMARK
+            and is_current(r)]
+
+
+def _done(db: str, steps: int) -> set[tuple[str, str, int]]:
+    return {(r.env_params["task"], column_of(r.policy), r.seed) for r in _runs(db, steps)}
+
+
+def summarise(db: str, steps: int, tasks: list[str], policies: list[str], seeds: int) -> dict:
+    """Per task and column: the per-seed normalised cumulative regret (uniform of the same seed = 100),
+    its median and quartiles, and the mean normalised curve, over the seeds every column with runs on
+    the task has completed (a column ahead of the others waits for them)."""
+    from npbandit.storage import run_steps
+
+    final: dict[tuple[str, str], dict[int, float]] = {}
+    curves: dict[tuple[str, str], dict[int, list[float]]] = {}
+    for r in _runs(db, steps):
+        key = (r.env_params["task"], column_of(r.policy))
+        if r.seed >= seeds or key[0] not in tasks or key[1] not in policies:
+            continue
+        rows = run_steps(db, r.id)
+        final.setdefault(key, {})[r.seed] = rows[-1]["cumulative_regret"]
+        curves.setdefault(key, {})[r.seed] = [rows[t]["cumulative_regret"] for t in range(CURVE_EVERY - 1, steps,
+                                                                                            CURVE_EVERY)]
+    out: dict = {}
+    for task in tasks:
+        uniform = final.get((task, "uniform"), {})
+        # the seeds every column with runs on this task has: medians of one set of rows and seeds
+        ran = [set(final[(task, c)]) for c in policies if (task, c) in final]
+        common = set.intersection(*ran) if ran else set()
+        for column in policies:
+            runs = final.get((task, column), {})
+            paired = sorted(s for s in common if s in uniform and uniform[s] > 0)
+            if not paired:
+                continue
+            norm = [100 * runs[s] / uniform[s] for s in paired]
+            q1, med, q3 = np.percentile(norm, [25, 50, 75]).tolist()
+            curve = [100 * statistics.fmean(curves[(task, column)][s][i] / uniform[s] for s in paired)
+                     for i in range(len(curves[(task, column)][paired[0]]))]
+            out[f"{task}/{column}"] = {"seeds": paired, "normalised": norm, "median": med, "q1": q1, "q3": q3,
+                                       "raw_mean": statistics.fmean(runs[s] for s in paired), "curve": curve}
+    return out
+
+
+def bars(summary: dict, tasks: list[str], policies: list[str], np_column: str = "np-ucb") -> dict:
+    """Issue 48's two counts for ``np_column``, on the tasks where every column has paired seeds: its
+    median below LinUCB's, and below the best other column's (uniform included)."""
+    peers = [p for p in policies if p not in NP_COLUMNS]
+    below_linucb, below_best, counted, seeds, wins = [], [], [], [], {}
+    for task in tasks:
+        cells = {p: summary.get(f"{task}/{p}") for p in [np_column, *peers]}
+        if any(c is None for c in cells.values()):
+            continue
+        counted.append(task)
+        seeds.append(len(cells[np_column]["seeds"]))
+        ours = cells[np_column]["median"]
+        best = min(peers, key=lambda p: cells[p]["median"])
+        if "linucb" in cells and ours < cells["linucb"]["median"]:
+            below_linucb.append(task)
+        if ours < cells[best]["median"]:
+            below_best.append(task)
+        if "normalised" in cells[np_column]:  # seed by seed: the NP's regret below the best peer's (by median)
+            mine = dict(zip(cells[np_column]["seeds"], cells[np_column]["normalised"]))
+            theirs = dict(zip(cells[best]["seeds"], cells[best]["normalised"]))
+            common = sorted(set(mine) & set(theirs))
+            wins[task] = (best, sum(mine[s] < theirs[s] for s in common), len(common))
+    return {"tasks": counted, "below_linucb": below_linucb, "below_best_peer": below_best, "seed_wins": wins,
+            "seeds": (min(seeds), max(seeds)) if seeds else (0, 0),
+            "bar_linucb": bool(counted) and len(below_linucb) >= 0.75 * len(counted),
+            "bar_best_peer": bool(counted) and len(below_best) >= 0.5 * len(counted)}
+
+
+FIGURE = "classification_bandits_regret"
+
+
+def plot(summary: dict, tasks: list[str], policies: list[str]) -> None:
+    """Mean normalised cumulative regret (uniform's final = 100 per seed) vs rounds, one panel per task."""
+    fig, axes = new_figure(len(tasks))
+    for ax, task in zip(axes, tasks):
+        for p in policies:
+            cell = summary.get(f"{task}/{p}")
+            if cell:
+                ax.plot([CURVE_EVERY * (i + 1) for i in range(len(cell["curve"]))], cell["curve"], label=p)
+        ax.set_title(task if task != "wheel" else f"wheel δ = {WHEEL_DELTA}")
+        ax.set_xlabel("round")
+        ax.set_ylabel("cumulative regret (uniform at T = 100)")
+    axes[0].legend(fontsize=7)
+    save_figure(fig, FIGURE)
+
+
+def render(summary: dict, tasks: list[str], policies: list[str], steps: int, seeds: int, command: str) -> str:
+    lines = ["## Classification bandits and the wheel: NP policies and peers (issue 48)", "",
+             f"Command: `{command}` (CPU: {machine_line(RUN_THREADS)}, one process). {steps} rounds per run; "
+             f"seeds 0..{seeds - 1} asked for. Tasks: scikit-learn's bundled data sets and `make_classification` "
+             "(10,000 rows, 20 features, 5 classes, seed 0) as `npbandit/ClassificationBandit-v0` (each class an "
+             "arm, reward 1 for the row's class, rows drawn with replacement by the seed, features standardised by "
+             f"the data set's mean / std), and the wheel (δ = {WHEEL_DELTA}). Cumulative regret over the run, "
+             "normalised per seed by uniform's on the same seed (= 100): median [quartiles] over the seeds every "
+             "column has. The NP column is `cmanp-bo` (one regression per arm) on the data sets and the wheel's "
+             "own `cmanp-wheel` on the wheel. **Difference from the peers:** the `cmanp-bo` checkpoints read at "
+             f"most {NP_WIDTH} features, so on wine (13), breast-cancer (30), digits (64) and synthetic (20) the "
+             f"NP sees the first {NP_WIDTH} principal components of the standardised features (fitted on the whole "
+             "data set), while LinUCB, NeuralLinear and VW see every feature. NeuralLinear: an MLP (50, 50) trained "
+             "every 50 rounds, Thompson sampling on a Bayesian linear last layer per arm (lab baseline). VW: "
+             "`--cb_explore_adf -q sa` (epsilon-greedy, 0.05).", "",
+             f"![Normalised cumulative regret vs rounds](figures/{FIGURE}.png)", "",
+             "| task | seeds | " + " | ".join(policies) + " |", "|---|---:|" + "---:|" * len(policies)]
+    for task in tasks:
+        cells = [summary.get(f"{task}/{p}") for p in policies]
+        n = max((len(c["seeds"]) for c in cells if c), default=0)
+        lines.append(f"| {task} | {n} | " + " | ".join(
+            "-" if c is None else f"{c['median']:.1f} [{c['q1']:.1f}, {c['q3']:.1f}]" for c in cells) + " |")
+    for np_column in [p for p in policies if p in NP_COLUMNS]:
+        b = bars(summary, tasks, policies, np_column)
+        if not b["tasks"]:
+            continue
+        lo, hi = b["seeds"]
+        k = len(b["tasks"])
+        lines += ["", f"Bars ({np_column}, medians, {lo}{'' if lo == hi else f' to {hi}'} paired seeds per task, "
+                  f"{k} tasks with every column): below LinUCB on {len(b['below_linucb'])}/{k} "
+                  f"({', '.join(b['below_linucb']) or 'none'}; bar >= 3/4: "
+                  f"{'met' if b['bar_linucb'] else 'not met'}); below the best other peer on "
+                  f"{len(b['below_best_peer'])}/{k} ({', '.join(b['below_best_peer']) or 'none'}; bar >= 1/2: "
+                  f"{'met' if b['bar_best_peer'] else 'not met'}). Seed by seed, {np_column} below the best "
+                  "other peer: " + "; ".join(f"{t} {w}/{n} ({p})" for t, (p, w, n) in b["seed_wins"].items()) + "."]
+    counts = [len(c["seeds"]) for c in summary.values()]
+    if counts and min(counts) < seeds:
+        lines += ["", f"**Incomplete:** {min(counts)} to {max(counts)} of the {seeds} seeds per cell so far (the "
+                  "script resumes where it stopped); 20 seeds are the issue's bar."]
+    return "\n".join(lines) + "\n"
+
+
+def available_policies(policies: list[str]) -> list[str]:
+    """``policies`` without the VW column when ``vowpalwabbit`` is not installed (said on stdout)."""
+    if "vw-cb-explore-adf" in policies:
+        try:
+            import vowpalwabbit  # noqa: F401
+        except ImportError:
+            print("vowpalwabbit is not installed: the vw-cb-explore-adf column is left out")
+            return [p for p in policies if p != "vw-cb-explore-adf"]
+    return policies
+
+
+def main(argv: list[str] | None = None) -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--seeds", type=int, default=20)
+    parser.add_argument("--steps", type=int, default=500)
+    parser.add_argument("--tasks", nargs="+", default=TASKS, choices=TASKS)
+    parser.add_argument("--policies", nargs="+", default=POLICIES, choices=[*POLICIES, "np-thompson"])
+    add_cluster_arguments(parser)
+    parser.add_argument("--db", default=str(ROOT / "runs" / "bench_classification_bandits.db"))
+    parser.add_argument("--no-write", action="store_true")
+    parser.add_argument("--no-run", action="store_true", help="only summarise the completed runs in --db")
+    args = parser.parse_args(argv)
+    args.db = prepare_db(args.db)
+    policies = available_policies(args.policies)
+    from npbandit.storage import display_url, open_db
+
+    open_db(args.db)
+    done = _done(args.db, args.steps)
+    # seed-major: an interrupted run leaves the first k seeds of every task and column
+    todo = [(t, p, s) for s in range(args.seeds) for t in args.tasks for p in policies if (t, p, s) not in done]
+    print(f"{len(done)} runs already in {display_url(args.db)}; {len(todo)} to go", flush=True)
+    if not args.no_run:
+        run_jobs(_one, [(t, p, s, args.steps, args.db) for t, p, s in todo], args.workers, "classification runs",
+                 args.dask_scheduler)
+    summary = summarise(args.db, args.steps, args.tasks, policies, args.seeds)
+    command = COMMAND + "".join(f" --{k} {v}" for k, v in (("seeds", args.seeds), ("steps", args.steps))
+                                if v != parser.get_default(k))
+    if args.policies != POLICIES:
+        command += f" --policies {' '.join(args.policies)}"
+    if args.tasks != TASKS:
+        command += f" --tasks {' '.join(args.tasks)}"
+    text = render(summary, args.tasks, policies, args.steps, args.seeds, command)
+    print(text)
+    if not args.no_write:
+        plot(summary, args.tasks, policies)
+        publish(BENCHMARK, text, "classification_bandits.json", command,
+                {"steps": args.steps, "seeds": args.seeds, "summary": summary,
+                 "bars": {p: bars(summary, args.tasks, policies, p) for p in policies if p in NP_COLUMNS}},
+                threads=RUN_THREADS)
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,172 @@
+"""``npbandit/ClassificationBandit-v0``: a labelled data set as a contextual bandit.
+
+The classification-to-bandit construction of Riquelme et al. (2018), "Deep Bayesian
+Bandits Showdown": each round shows the features of one row of the data set; each class
+is an arm; playing the row's class pays 1, any other arm 0.
+
+One episode is one run of ``horizon`` rounds, then ``truncated=True``. ``reset`` draws
+the run's rows (``horizon + 1`` row indices, uniformly with replacement, so a run may be
+longer than the data set) from a generator it seeds from ``self.np_random``, so every
+policy can be replayed on the same rows with the same seed, and a policy's own generator
+seeded with that seed does not share their stream.
+
+* Observation: the row's features, standardised by the data set's own per-feature mean
+  and std (population std, over all its rows), as float32, in a ``Box`` whose bounds are
+  each standardised feature's minimum and maximum over the data set. A feature constant
+  over the data set is centred to 0 (its std taken as 1) and its interval is ``[-1, 1]``.
+* Action: ``Discrete(n_classes)``; arm ``a`` is the ``a``-th class in sorted order
+  (``classes``).
+* ``info``: ``t``, ``optimal_action`` (the row's class), ``row`` (its index in the data
+  set), ``regret`` and ``expected_regret`` (both ``1 - reward``: given the round's row the
+  right arm is known, so the expected regret of a policy is ``1 - P(correct)``).
+
+Data: ``X`` and ``y`` of one's own, or ``dataset=`` one of :data:`DATASETS` -- the data
+sets scikit-learn bundles (``iris``, ``wine``, ``breast-cancer``, ``digits``; read from
+the installed package, no download) and ``synthetic``, :func:`sklearn.datasets.make_classification`
+with a fixed seed (:data:`SYNTHETIC`). Those need scikit-learn (the ``bench`` extra).
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+import gymnasium as gym
+import numpy as np
+
+from npbandit.validation import check_int, check_options, check_render_mode
+
+__all__ = ["ClassificationBanditEnv", "DATASETS", "SYNTHETIC", "load_dataset"]
+
+#: the named data sets (``dataset=``)
+DATASETS = ("iris", "wine", "breast-cancer", "digits", "synthetic")
+#: the arguments of ``make_classification`` behind ``dataset="synthetic"``
+SYNTHETIC = {"n_samples": 10000, "n_features": 20, "n_informative": 10, "n_redundant": 4, "n_classes": 5,
+             "n_clusters_per_class": 2, "class_sep": 1.0, "random_state": 0}
+
+
+def load_dataset(name: str) -> tuple[np.ndarray, np.ndarray]:
+    """The features ``[n, d]`` (float64) and labels ``[n]`` of the named data set (:data:`DATASETS`).
+
+    Raises:
+        ValueError: an unknown name.
+        ImportError: scikit-learn is not installed (the ``bench`` extra).
+    """
+    if name not in DATASETS:
+        raise ValueError(f"dataset must be one of {DATASETS}, got {name!r}")
+    try:
+        from sklearn import datasets
+    except ImportError as err:
+        raise ImportError(f"dataset={name!r} needs scikit-learn: pip install 'npbandit[bench]' "
+                          "(or pass X and y of your own)") from err
+    if name == "synthetic":
+        X, y = datasets.make_classification(**SYNTHETIC)
+    else:
+        loader = {"iris": datasets.load_iris, "wine": datasets.load_wine,
+                  "breast-cancer": datasets.load_breast_cancer, "digits": datasets.load_digits}[name]
+        X, y = loader(return_X_y=True)
+    return np.asarray(X, dtype=np.float64), np.asarray(y)
+
+
+def _check_data(X: Any, y: Any) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """``(features [n, d] float64, arm of each row [n], classes)``; errors name ``X`` / ``y``."""
+    try:
+        X = np.asarray(X, dtype=np.float64)
+    except (TypeError, ValueError) as err:
+        raise ValueError(f"X must be a 2-D array of real numbers: {err}") from None
+    if X.ndim != 2 or X.shape[0] < 1 or X.shape[1] < 1:
+        raise ValueError(f"X must be a 2-D array [rows, features] with at least one of each, got shape {X.shape}")
+    if not np.isfinite(X).all():
+        raise ValueError(f"X must be finite; {int((~np.isfinite(X)).sum())} value(s) are NaN or infinite")
+    y = np.asarray(y)
+    if y.ndim != 1 or len(y) != len(X):
+        raise ValueError(f"y must be 1-D with one label per row of X ({len(X)}), got shape {y.shape}")
+    classes, arms = np.unique(y, return_inverse=True)
+    if len(classes) < 2:
+        raise ValueError(f"y must hold at least 2 classes (one arm each), got {classes.tolist()}")
+    return X, arms.astype(np.int64), classes
+
+
+class ClassificationBanditEnv(gym.Env):
+    """A labelled data set as a contextual bandit (see the module docstring).
+
+    Args:
+        X: the features, ``[n, d]`` real numbers (``None`` with ``dataset``).
+        y: the labels, ``[n]``, any sortable values; at least two classes.
+        dataset: the name of a bundled data set (:data:`DATASETS`) instead of ``X`` and ``y``.
+        horizon: rounds per episode, a positive int.
+        render_mode: ``None`` only (nothing is drawn).
+
+    Attributes:
+        features: the standardised features ``[n, d]`` (float32), the observations.
+        labels: each row's arm ``[n]``.
+        classes: the label of each arm.
+        mean, std: the per-feature statistics the features were standardised by.
+
+    Raises:
+        ValueError: both or neither of ``(X, y)`` and ``dataset``; data or arguments
+            outside the ranges above.
+        ImportError: a named data set without scikit-learn installed.
+    """
+
+    metadata = {"render_modes": []}
+
+    def __init__(self, X: Any = None, y: Any = None, *, dataset: str | None = None, horizon: int = 2000,
+                 render_mode: str | None = None) -> None:
+        check_render_mode(render_mode)
+        self.render_mode = render_mode
+        if (dataset is None) == (X is None and y is None):
+            raise ValueError("give either X and y or dataset=, not both or neither")
+        if dataset is None and (X is None or y is None):
+            raise ValueError("X and y must be given together")
+        self.dataset = dataset
+        if dataset is not None:
+            X, y = load_dataset(dataset)
+        X, self.labels, self.classes = _check_data(X, y)
+        self.horizon = check_int("horizon", horizon, minimum=1)
+        self.mean = X.mean(0)
+        std = X.std(0)
+        constant = std == 0
+        self.std = np.where(constant, 1.0, std)
+        self.features = ((X - self.mean) / self.std).astype(np.float32)
+        low = np.where(constant, -1.0, self.features.min(0))
+        high = np.where(constant, 1.0, self.features.max(0))
+        self.observation_space = gym.spaces.Box(low.astype(np.float32), high.astype(np.float32), dtype=np.float32)
+        self.action_space = gym.spaces.Discrete(len(self.classes))
+        self.n_arms, self.context_dim = len(self.classes), X.shape[1]
+        self.t = 0
+        self._drawn = False  # no run drawn before the first reset
+
+    def reset(self, *, seed: int | None = None, options: dict[str, Any] | None = None):
+        super().reset(seed=seed)
+        check_options(options, ())
+        # the rows come from a generator seeded by two draws of ``np_random``, not from ``np_random``
+        # itself: a policy seeded with the same seed (``run_episode`` seeds both) owns a generator whose
+        # stream is ``np_random``'s, and on a data set sorted by class its uniform arm draws would
+        # then be the rows' classes
+        rows = np.random.default_rng(self.np_random.integers(2**63, size=2))
+        self.rows = rows.integers(len(self.labels), size=self.horizon + 1)
+        self.t = 0
+        self._drawn = True
+        return self.features[self.rows[0]].copy(), {"row": int(self.rows[0])}
+
+    def step(self, action: Any):
+        """Pay arm ``action`` for this round's row: ``(next context, reward, False,
+        truncated, info)`` (see the module docstring for ``info``).
+
+        Raises:
+            ValueError: ``action`` is not an arm.
+            RuntimeError: before the first ``reset``, or after the last round.
+        """
+        if not self._drawn:
+            raise RuntimeError("call reset() before step(): no run has been drawn")
+        if self.t >= self.horizon:
+            raise RuntimeError("the episode is over (truncated); call reset()")
+        if not self.action_space.contains(action):
+            raise ValueError(f"action must be an arm in 0..{self.n_arms - 1}, got {action!r}")
+        row = int(self.rows[self.t])
+        best = int(self.labels[row])
+        reward = 1.0 if int(action) == best else 0.0
+        info = {"t": self.t, "row": row, "optimal_action": best, "regret": 1.0 - reward,
+                "expected_regret": 1.0 - reward}
+        self.t += 1
+        return self.features[self.rows[self.t]].copy(), reward, False, self.t >= self.horizon, info

@@ -1,0 +1,111 @@
+"""ClassificationBandit-v0: the features it shows, what it pays, its data sets and its errors
+(the Env contract itself is checked with every registered env in test_envs.py)."""
+
+import sys
+
+import gymnasium as gym
+import numpy as np
+import pytest
+from helpers import tiny_checkpoint
+
+import npbandit.envs  # noqa: F401  (registers the environments)
+from npbandit.envs import ClassificationBanditEnv
+from npbandit.envs.classification import load_dataset
+from npbandit.loop import run_episode
+from npbandit.policies import make_bandit_policy
+
+X = np.array([[0.0, 5.0, 1.0], [2.0, 5.0, 3.0], [4.0, 5.0, 2.0], [6.0, 5.0, 2.0]])
+Y = np.array([10, 30, 20, 10])
+
+
+def test_features_are_standardised_by_the_data_sets_mean_and_std_and_bounded_by_its_extremes():
+    env = ClassificationBanditEnv(X, Y, horizon=4)
+    mean, std = X.mean(0), np.array([X[:, 0].std(), 1.0, X[:, 2].std()])  # the constant feature keeps std 1
+    np.testing.assert_allclose(env.mean, mean)
+    np.testing.assert_allclose(env.std, std)
+    np.testing.assert_allclose(env.features, (X - mean) / std, rtol=1e-6)
+    assert env.features.dtype == np.float32
+    np.testing.assert_array_equal(env.observation_space.low, [env.features[:, 0].min(), -1.0, env.features[:, 2].min()])
+    np.testing.assert_array_equal(env.observation_space.high, [env.features[:, 0].max(), 1.0, env.features[:, 2].max()])
+    np.testing.assert_array_equal(env.classes, [10, 20, 30])  # arm a is the a-th class in sorted order
+    np.testing.assert_array_equal(env.labels, [0, 2, 1, 0])
+
+
+def test_each_round_shows_its_rows_features_and_pays_one_for_its_class_alone():
+    env = ClassificationBanditEnv(X, Y, horizon=6)
+    obs, info = env.reset(seed=5)
+    for t in range(6):
+        row = int(env.rows[t])
+        np.testing.assert_array_equal(obs, env.features[row])
+        arm = t % 3
+        obs, reward, terminated, truncated, info = env.step(arm)
+        right = int(env.labels[row])
+        assert (info["row"], info["optimal_action"], info["t"]) == (row, right, t)
+        assert reward == (1.0 if arm == right else 0.0)
+        assert info["regret"] == info["expected_regret"] == 1.0 - reward
+        assert truncated is (t == 5) and terminated is False
+
+
+def test_a_uniform_policy_seeded_like_the_env_is_not_correlated_with_the_rows_classes():
+    """run_episode seeds the env and the policy with one seed; on iris (150 rows sorted by class, 50
+    each, as here) rows drawn from np_random itself made uniform's draws the rows' classes: zero regret."""
+    env = ClassificationBanditEnv(np.arange(150.0)[:, None], np.repeat([0, 1, 2], 50), horizon=300)
+    result = run_episode(env, make_bandit_policy("uniform", env=env), seed=0)
+    assert 150 < result.cumulative_regret < 250  # 2/3 of 300 expected; the binomial's sd is 8.2
+
+
+@pytest.mark.parametrize("name, shape, arms", [("iris", (150, 4), 3), ("wine", (178, 13), 3),
+                                               ("breast-cancer", (569, 30), 2), ("digits", (1797, 64), 10)])
+def test_bundled_data_sets_load_offline_with_their_shapes(name, shape, arms):
+    Xd, yd = load_dataset(name)
+    assert Xd.shape == shape and len(np.unique(yd)) == arms
+    env = gym.make("npbandit/ClassificationBandit-v0", dataset=name, horizon=3)
+    assert env.observation_space.shape == (shape[1],) and env.action_space.n == arms
+
+
+def test_the_synthetic_data_set_is_fixed():
+    (X1, y1), (X2, y2) = load_dataset("synthetic"), load_dataset("synthetic")
+    assert X1.shape == (10000, 20) and len(np.unique(y1)) == 5
+    np.testing.assert_array_equal(X1, X2)
+    np.testing.assert_array_equal(y1, y2)
+
+
+def test_a_named_data_set_without_scikit_learn_names_the_extra(monkeypatch):
+    monkeypatch.setitem(sys.modules, "sklearn", None)  # import sklearn now raises ImportError
+    with pytest.raises(ImportError, match=r"npbandit\[bench\]"):
+        ClassificationBanditEnv(dataset="iris")
+    ClassificationBanditEnv(X, Y)  # data of one's own needs no scikit-learn
+
+
+@pytest.mark.parametrize("args, kwargs, match", [
+    ((), {}, "either X and y or dataset"),
+    ((X, Y), {"dataset": "iris"}, "either X and y or dataset"),
+    ((X,), {}, "X and y must be given together"),
+    ((), {"dataset": "mnist"}, "dataset must be one of"),
+    ((X[0], Y), {}, "X must be a 2-D array"),
+    ((np.where(X == 2.0, np.nan, X), Y), {}, "X must be finite; 3 value"),
+    ((X, Y[:3]), {}, "y must be 1-D with one label per row"),
+    ((X, np.zeros(4)), {}, "at least 2 classes"),
+    ((X, Y), {"horizon": 0}, "horizon"),
+])
+def test_bad_data_and_arguments_are_refused_by_name(args, kwargs, match):
+    with pytest.raises(ValueError, match=match):
+        ClassificationBanditEnv(*args, **kwargs)
+
+
+def test_actions_outside_the_arms_and_steps_before_reset_are_refused():
+    env = ClassificationBanditEnv(X, Y, horizon=2)
+    with pytest.raises(RuntimeError, match="reset"):
+        env.step(0)
+    env.reset(seed=0)
+    for bad in (3, -1):
+        with pytest.raises(ValueError, match="action must be an arm in 0..2"):
+            env.step(bad)
+
+
+def test_the_np_policy_plays_a_data_set_within_its_checkpoints_width(tmp_path):
+    env = ClassificationBanditEnv(dataset="iris", horizon=8)
+    card = tiny_checkpoint(tmp_path)  # a cmanp-bo of tiny random weights: the pairing, not the decisions
+    result = run_episode(env, make_bandit_policy(f"{card}-thompson", env=env), seed=0)
+    assert len(result.steps) == 8 and all(0 <= s["action"] < 3 for s in result.steps)
+    assert result.cumulative_regret == sum(1.0 - s["reward"] for s in result.steps)
