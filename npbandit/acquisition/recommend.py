@@ -79,7 +79,7 @@ def recommend(build_model, X: torch.Tensor, Y: torch.Tensor, *, n_observed: int,
         torch.manual_seed(int(rng.integers(2**62)))
         if search is not None:
             found = search.recommend(region, X, Y, build_model, n_observed=n_observed, seed=int(rng.integers(2**31)),
-                                     max_context=max_context, constraints=constraints)
+                                     max_context=max_context, constraints=constraints, snap=snap)
         elif region is not None:
             found = recommend_in_region(region, X, Y, build_model, n_observed=n_observed, max_context=max_context,
                                         snap=snap, constraints=constraints)

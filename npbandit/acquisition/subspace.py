@@ -41,6 +41,7 @@ import numpy as np
 import torch
 
 from npbandit.acquisition.constrained import incumbent
+from npbandit.acquisition.mixed import typed_cube
 from npbandit.acquisition.pending import DEFAULT_LIAR, PendingStrategy, pending_strategy
 from npbandit.acquisition.proposal import REPEAT_DISTANCE, SearchRegion, nearest, propose, propose_in_region
 from npbandit.acquisition.recommend import best_mean, recommend_in_region
@@ -116,12 +117,13 @@ class SubspaceSearch(abc.ABC):
 
     def recommend(self, region: SearchRegion | None, X: torch.Tensor, Y: torch.Tensor, build_model, *,
                   n_observed: int, seed: int, max_context: int | None = None,
-                  constraints: int = 0) -> tuple[int, float] | None:
+                  constraints: int = 0,
+                  snap: Callable[[torch.Tensor], torch.Tensor] | None = None) -> tuple[int, float] | None:
         """The model's recommendation (:mod:`npbandit.acquisition.recommend`): of the first
         ``n_observed`` rows of ``X [n, dim]`` (the evaluated points; ``Y [n, 1 + constraints]``
         maximised, as :meth:`propose`'s), among those the model of a proposal made with
-        ``seed`` sees (as :meth:`propose` builds it), the row where its posterior mean is
-        highest (of those it predicts feasible, with ``constraints``), and that mean;
+        ``seed`` (and ``snap``, as :meth:`propose`'s) sees (as :meth:`propose` builds it), the
+        row where its posterior mean is highest (of those it predicts feasible, with ``constraints``), and that mean;
         ``None``: this search makes no recommendation (the default), or there is none."""
         return None
 
@@ -207,7 +209,7 @@ class CountSketchSearch(SubspaceSearch):
         points = self.lift(torch.as_tensor(z).reshape(-1, self.search_dim)).numpy()
         return points[0] if np.ndim(z) == 1 else points
 
-    def recommend(self, region, X, Y, build_model, *, n_observed, seed, max_context=None, constraints=0):
+    def recommend(self, region, X, Y, build_model, *, n_observed, seed, max_context=None, constraints=0, snap=None):
         """In the embedding, as :meth:`propose` sees the observations: exact ``(z, y)`` pairs."""
         Z = self.project(X)
         if region is not None:
@@ -344,8 +346,12 @@ class CoordinateSearch(SubspaceSearch):
         return torch.from_numpy(np.sort(np.argsort(-keys, kind="stable")[:self.active_dim]))
 
     def _view(self, region: SearchRegion | None, X: torch.Tensor, Y: torch.Tensor, max_context: int | None,
-              seed: int, constraints: int = 0) -> _CoordinateView:
-        """What the model of a proposal made with ``seed`` sees of ``X [n, D]``, ``Y [n, 1 + constraints]``."""
+              seed: int, constraints: int = 0, snap: Callable[[torch.Tensor], torch.Tensor] | None = None
+              ) -> _CoordinateView:
+        """What the model of a proposal made with ``seed`` sees of ``X [n, D]``, ``Y [n, 1 + constraints]``;
+        with a mixed space's ``snap``, both boxes widened on its discrete parameters' columns to
+        reach every value one move from the incumbent's, as :func:`propose_in_region` widens them
+        (:meth:`~npbandit.acquisition.mixed.TypedCube.reaching_one_move`)."""
         X = _as_rows(X, self.dim, "X")
         center = X[incumbent(Y, constraints)]
         if region is None:
@@ -354,6 +360,10 @@ class CoordinateSearch(SubspaceSearch):
         else:
             lower, upper = region.box(center)  # searched
             seen_lower, seen_upper = region.box(center, region.context_factor)  # the model's cube
+            cube = typed_cube(None, snap, self.dim)
+            if cube is not None and not cube.continuous:
+                lower, upper = cube.reaching_one_move(lower, upper, center)
+                seen_lower, seen_upper = cube.reaching_one_move(seen_lower, seen_upper, center)
         inside = ((X >= seen_lower) & (X <= seen_upper)).all(dim=-1)
         rows = torch.nonzero(inside).reshape(-1)
         X_seen, Y_seen = X[inside], Y[inside]
@@ -373,7 +383,7 @@ class CoordinateSearch(SubspaceSearch):
     def propose(self, region, X, Y, build_model, acquisition, *, seed, pending=None, avoid_repeats=True,
                 liar=DEFAULT_LIAR, snap=None, max_context=None, constraints=0, **settings):
         strategy = pending_strategy(liar)
-        view = self._view(region, X, Y, max_context, seed, constraints)
+        view = self._view(region, X, Y, max_context, seed, constraints, snap)
         Z = view.to_model(view.X)
         observed = Z[view.at_center()] if avoid_repeats else None
         if pending is not None:
@@ -395,11 +405,11 @@ class CoordinateSearch(SubspaceSearch):
                                              view.lower), view.upper)
         return points[0].numpy() if np.ndim(z) == 1 else points.numpy()
 
-    def recommend(self, region, X, Y, build_model, *, n_observed, seed, max_context=None, constraints=0):
+    def recommend(self, region, X, Y, build_model, *, n_observed, seed, max_context=None, constraints=0, snap=None):
         """Of the evaluated points the model of a proposal made with ``seed`` sees, those whose
         held inputs are the incumbent's: the only ones its ``d_e`` inputs tell apart from the
         point the model's input stands for (the others differ in inputs it does not see)."""
-        view = self._view(region, X, Y, max_context, seed, constraints)
+        view = self._view(region, X, Y, max_context, seed, constraints, snap)
         Z = view.to_model(view.X)
         eligible = view.at_center() & (view.rows < n_observed)
         return best_mean(build_model(Z, view.Y), Z[eligible], view.rows[eligible], constraints)

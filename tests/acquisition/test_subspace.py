@@ -214,3 +214,30 @@ def test_a_subspace_shows_the_model_at_most_max_context_observations(tiny, strat
     search.propose(region, X, Y, build, "logei", seed=0, max_context=8, **FAST)
     (Xs, Ys), = seen
     assert len(Xs) == 8 and float(Ys.max()) == float(Y.max())  # the incumbent always among them
+
+
+def test_a_coordinate_view_of_a_mixed_space_reaches_every_choice_one_move_away():
+    # a 3-choice categorical (one-hot: three columns) among 7 floats: a small region's box around the
+    # incumbent holds its choice alone unless widened, as propose_in_region widens it
+    from npbandit.space import Choice, Float, SearchSpace
+
+    space = SearchSpace({"c": Choice(["a", "b", "c"]), **{f"x{i}": Float(0.0, 1.0) for i in range(7)}})
+    floats = {f"x{i}": 0.5 for i in range(7)}
+    codes = np.array([space.encode({"c": c, **floats}) for c in "abc"])
+    cat = np.flatnonzero(codes.std(axis=0) > 0).tolist()  # the choice's one-hot columns
+    assert space.dim == 10 and len(cat) == 3
+    rng = np.random.default_rng(0)
+    X = torch.tensor(np.array([space.encode({"c": str(rng.choice(["a", "b", "c"])),
+                                             **{f"x{i}": float(rng.random()) for i in range(7)}}) for _ in range(12)]),
+                     dtype=torch.float64)
+    Y = -X.sum(dim=-1, keepdim=True)
+    region = TrustRegion(10, length_init=0.05)
+    search = CoordinateSubspace().bind(10, 6, seed=0)
+    narrow = search._view(region, X, Y, None, seed=3)
+    wide = search._view(region, X, Y, None, seed=3, snap=space.snap)
+    for lower, upper in ((wide.lower, wide.upper), (wide.seen_lower, wide.seen_upper)):
+        assert torch.equal(lower[cat], torch.zeros(3, dtype=torch.float64))
+        assert torch.equal(upper[cat], torch.ones(3, dtype=torch.float64))
+    assert (narrow.upper[cat] - narrow.lower[cat]).max() < 1  # without the space: the cube's side only
+    rest = [i for i in range(10) if i not in cat]
+    assert torch.equal(wide.lower[rest], narrow.lower[rest]) and torch.equal(wide.upper[rest], narrow.upper[rest])
