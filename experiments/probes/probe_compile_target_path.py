@@ -62,11 +62,15 @@ def main() -> None:
     t0 = time.perf_counter()
     traced = torch.jit.trace(eager, (x.clone().requires_grad_(True), *flat), check_trace=False)
     print(f"torch.jit.trace: {time.perf_counter() - t0:.2f} s to trace")
-    for _ in range(2):
-        e, _ = rounds(lambda xx: eager(xx, *flat), x)
-        t, grad = rounds(lambda xx: traced(xx, *flat), x)
-        print(f"  eager {1e3 * e:.2f} ms, traced {1e3 * t:.2f} ms ({t / e:.2f}x); gradient differs from eager by "
-              f"up to {(grad - base_grad).abs().max().item():.1e}")
+
+    def against_eager(label, fn):
+        for _ in range(2):
+            e, _ = rounds(lambda xx: eager(xx, *flat), x)
+            t, grad = rounds(lambda xx: fn(xx, *flat), x)
+            print(f"  eager {1e3 * e:.2f} ms, {label} {1e3 * t:.2f} ms ({t / e:.2f}x); gradient differs from eager "
+                  f"by up to {(grad - base_grad).abs().max().item():.1e}")
+
+    against_eager("traced", traced)
     if args.skip_compile:
         return
     compiled = torch.compile(eager, dynamic=True)
@@ -74,11 +78,7 @@ def main() -> None:
     loc, scale = compiled(x.clone().requires_grad_(True), *flat)
     (loc.sum() + scale.sum()).backward()
     print(f"torch.compile: first call {time.perf_counter() - t0:.1f} s ({time.process_time() - c0:.1f} s CPU)")
-    for _ in range(2):
-        e, _ = rounds(lambda xx: eager(xx, *flat), x)
-        c, grad = rounds(lambda xx: compiled(xx, *flat), x)
-        print(f"  eager {1e3 * e:.2f} ms, compiled {1e3 * c:.2f} ms ({c / e:.2f}x); gradient differs from eager by "
-              f"up to {(grad - base_grad).abs().max().item():.1e}")
+    against_eager("compiled", compiled)
     t0 = time.perf_counter()
     compiled(torch.rand(4, 512, 6).requires_grad_(True), *flat)
     print(f"  a new shape (4 x 512 targets): {time.perf_counter() - t0:.1f} s")
