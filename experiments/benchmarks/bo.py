@@ -71,6 +71,9 @@ OPTUNA_SAMPLERS = {"optuna-tpe": "TPESampler", "optuna-gp": "GPSampler", "optuna
 OPTUNA_VERSION = "5.0.0"
 #: a model column's acquisition other than LogEI (BOPolicy's): ``gp-thompson``, ``cmanp-and-bo-marginal-thompson``
 ACQUISITION_SUFFIXES = ("-marginal-thompson", "-thompson", "-ucb", "-qlognei")
+#: a column's last suffix when LogEI / UCB are maximised by ``CandidateSearch()`` instead of
+#: ``optimize_acqf`` (``tnpd-bo-tr-cs``; ``BOPolicy(acq_optimizer=...)``)
+CANDIDATE_SUFFIX = "-cs"
 #: the optuna-np row's checkpoint: the cmanp-bo column through Optuna (NPSampler's default is tnpd-bo)
 NP_CHECKPOINT = "cmanp-bo"
 # what a user would pick instead of an NP (issue 14's bars are stated against these)
@@ -155,7 +158,9 @@ class OptunaPolicy(Policy):
 
 def split_method(method: str) -> tuple[str, str]:
     """A column's model and acquisition: ``<checkpoint or gp>[-ucb|-thompson|-marginal-thompson|-qlognei]``,
-    LogEI without a suffix (``cmanp-and-bo-thompson`` -> ``("cmanp-and-bo", "thompson")``)."""
+    LogEI without a suffix (``cmanp-and-bo-thompson`` -> ``("cmanp-and-bo", "thompson")``), a last
+    ``-cs`` (the acquisition optimiser) left out."""
+    method = method.removesuffix(CANDIDATE_SUFFIX)
     for suffix in ACQUISITION_SUFFIXES:
         if method.endswith(suffix):
             return method[:-len(suffix)], suffix[1:]
@@ -236,6 +241,10 @@ def method_notes(methods: list[str]) -> str:
         notes.append(f"-qlognei: {Q_BATCH} points per proposal maximising BoTorch's qLogNoisyExpectedImprovement "
                      "jointly over them (10 restarts, 512 raw samples; Monte Carlo over the model's joint posterior "
                      "of the batch and the observations), evaluated one after another; no repeat check.")
+    if any(m.endswith(CANDIDATE_SUFFIX) for m in methods):
+        notes.append("-cs: LogEI / UCB maximised by `CandidateSearch()` (npbandit.acquisition.optimizers: 512 Sobol "
+                     "points scored, the best 8 refined by 8 rounds of 32 Gaussian perturbations each, a walker's "
+                     "step shrinking after a round without progress; no gradients) instead of `optimize_acqf`.")
     if any(split_trust_region(m)[1] for m in models):
         notes.append("-tr: every proposal inside a trust region around the best point that starts as the whole cube "
                      "and shrinks after proposals that do not improve (TuRBO-1's rules), the model seeing only the "
@@ -261,6 +270,11 @@ def make_policy(method: str, env):
         return OptunaPolicy(method, env.bounds)
     model, acquisition = split_method(method)
     model, trust_region = split_trust_region(model)
+    acq_optimizer = None
+    if method.endswith(CANDIDATE_SUFFIX):
+        from npbandit.acquisition import CandidateSearch
+
+        acq_optimizer = CandidateSearch()
     if model == BAYES_MODEL:
         if acquisition != "logei":
             raise ValueError(f"{BAYES_MODEL} runs LogEI only, got {method!r}")
@@ -269,7 +283,7 @@ def make_policy(method: str, env):
         return PriorBayesPolicy(env.dim, trust_region=trust_region, budget=env.budget)
     model, warp = split_warp(model)
     return BOPolicy(env.dim, model=model, acquisition=acquisition, output_warp=warp, trust_region=trust_region,
-                    budget=env.budget, **(GP_OPTIONS if model == "gp" else {}))
+                    budget=env.budget, acq_optimizer=acq_optimizer, **(GP_OPTIONS if model == "gp" else {}))
 
 
 def _one(method: str, label: str, seed: int, budget: int, db: str) -> None:
@@ -289,8 +303,12 @@ def _one(method: str, label: str, seed: int, budget: int, db: str) -> None:
                                          "optimal_value": env.optimal_value}})
 
 
-def _method_of(policy: str) -> str:
-    return policy.removesuffix("-logei")
+def _method_of(policy: str, params: dict | None = None) -> str:
+    """A stored run's column: its policy's name (less ``-logei``), ``-cs`` added when its
+    logged settings name the candidate search."""
+    method = policy.removesuffix("-logei")
+    optimizer = (params or {}).get("acq_optimizer") or {}
+    return method + CANDIDATE_SUFFIX if optimizer.get("name") == "candidate-search" else method
 
 
 def repeat_share(actions: list, n_init: int) -> float:
@@ -353,15 +371,15 @@ def collect(db: str, budget: int) -> dict[tuple[str, str], list[dict]]:
     params = _policy_params(db)
     for r in list_runs(db, kind="bo"):
         if (r.status != "completed" or r.env_params.get("benchmark") != "bo" or r.env_params.get("budget") != budget
-                or not is_current(r, base_model(_method_of(r.policy)))
-                or not is_current_config(_method_of(r.policy), params.get(r.id, {}))):
+                or not is_current(r, base_model(_method_of(r.policy, params.get(r.id))))
+                or not is_current_config(_method_of(r.policy, params.get(r.id)), params.get(r.id, {}))):
             continue
         steps = run_steps(db, r.id)
         opt = r.env_params["optimal_value"]
         curve = [math.log10(max(s["best_value"] - opt, 1e-12)) for s in steps]
         per_iter = statistics.fmean(s["act_s"] + s["observe_s"] for s in steps)
         n_init = params.get(r.id, {}).get("n_init", 2 * r.env_params["dim"] + 1)
-        runs.setdefault((r.env_params["objective"], _method_of(r.policy)), []).append(
+        runs.setdefault((r.env_params["objective"], _method_of(r.policy, params.get(r.id))), []).append(
             {"seed": r.seed, "curve": curve, "s_per_iter": per_iter,
              "repeats": repeat_share([s["action"] for s in steps], n_init)})
     return runs

@@ -3,6 +3,9 @@
 - :mod:`~npbandit.acquisition.proposal`: :func:`propose` (LogEI, UCB, Thompson, qLogNEI
   maximised over the unit cube or a box in it, repeats avoided) and
   :func:`propose_in_region` (the same inside a trust region's box);
+- :mod:`~npbandit.acquisition.optimizers`: how an acquisition is maximised in a box, as
+  :class:`AcquisitionOptimizer` objects (:class:`GradientRestarts`: BoTorch's
+  ``optimize_acqf``; :class:`CandidateSearch`: batched scoring without gradients);
 - :mod:`~npbandit.acquisition.mixed`: the same over a mixed search space (integer, stepped
   and choice parameters), the acquisition judged at snapped points (``TypedCube``; imports
   BoTorch only when it optimises);
@@ -22,6 +25,7 @@
 """
 
 from npbandit.acquisition.constrained import CONSTRAINED_ACQUISITIONS, best_feasible, feasible, incumbent
+from npbandit.acquisition.optimizers import AcquisitionOptimizer, CandidateSearch, GradientRestarts
 from npbandit.acquisition.pending import (
                                           DEFAULT_LIAR,
                                           LIARS,
@@ -42,4 +46,4 @@ __all__ = ["propose", "propose_in_region", "ACQUISITIONS", "REPEAT_DISTANCE", "P
            "KrigingBeliever", "LocalPenalisation", "pending_strategy", "LIARS", "DEFAULT_LIAR", "check_liar",
            "liar_value", "pending_rule", "thompson_draw", "THOMPSON_BLOCK_SIZE", "SubspaceStrategy", "CountSketch",
            "CoordinateSubspace", "default_subspace", "CONSTRAINED_ACQUISITIONS", "feasible", "best_feasible",
-           "incumbent"]
+           "incumbent", "AcquisitionOptimizer", "GradientRestarts", "CandidateSearch"]

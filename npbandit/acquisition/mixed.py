@@ -262,7 +262,7 @@ def polish(acq, cube: TypedCube, point: torch.Tensor, value: torch.Tensor, bound
         return point, value
     fixed = {int(j): float(point[j]) for j in torch.nonzero(~free).reshape(-1)}
     with warnings.catch_warnings():
-        warnings.simplefilter("ignore")  # as in proposal._maximise
+        warnings.simplefilter("ignore")  # an L-BFGS run that stops early is normal here
         candidate, _ = optimize_acqf(acq, bounds, q=1, num_restarts=1, raw_samples=None,
                                      batch_initial_conditions=point.reshape(1, 1, -1).clone(), fixed_features=fixed,
                                      options={"maxiter": POLISH_ITERATIONS}, retry_on_optimization_warning=False)

@@ -24,6 +24,7 @@ from npbandit.acquisition.constrained import (
     incumbent,
 )
 from npbandit.acquisition.mixed import TypedCube, mixed_candidates, typed_cube
+from npbandit.acquisition.optimizers import AcquisitionOptimizer, GradientRestarts, check_acq_optimizer
 from npbandit.acquisition.pending import (
     DEFAULT_LIAR,
     ConstantLiar,
@@ -51,7 +52,7 @@ def propose(model, acquisition: str, *, dim: int, best_f: float | torch.Tensor |
             observed: torch.Tensor | None = None, bounds: torch.Tensor | None = None, q: int = 1,
             penalise_pending: bool = False, believe_pending: bool = False,
             snap: Callable[[torch.Tensor], torch.Tensor] | None = None, space: Any = None,
-            constraints: int = 0) -> np.ndarray:
+            constraints: int = 0, acq_optimizer: AcquisitionOptimizer | None = None) -> np.ndarray:
     """The next point to evaluate: the maximiser of ``acquisition`` on ``model`` over the unit cube.
 
     Args:
@@ -114,6 +115,13 @@ def propose(model, acquisition: str, *, dim: int, best_f: float | torch.Tensor |
             feasibility alone while no observation is feasible), ``"qlognei"`` takes them as
             constraints of its Monte Carlo improvement; other acquisitions are refused.
 
+        acq_optimizer: how LogEI / UCB are maximised in the box
+            (:mod:`npbandit.acquisition.optimizers`): ``None`` (default) is
+            ``GradientRestarts(num_restarts, raw_samples)``, BoTorch's ``optimize_acqf``;
+            ``CandidateSearch()`` scores batches of points without gradients. Not used by
+            the Thompson acquisitions (their own candidates) nor ``"qlognei"`` (BoTorch's
+            joint optimisation of the batch).
+
     Returns:
         the point, numpy float64 of shape ``[d]``; ``[q, d]`` for ``"qlognei"``.
     """
@@ -170,8 +178,9 @@ def propose(model, acquisition: str, *, dim: int, best_f: float | torch.Tensor |
                 top = outputs[:, 0].max() if top is None else top
             penalty = strategy.penalise(model, pending, best_f=top, bounds=bounds, seed=seed)
         acq = constrained_log_ei(model, outputs, constraints) if constraints else None
+        optimizer = check_acq_optimizer("acq_optimizer", acq_optimizer)
         return _maximise(model, acquisition, dim, best_f, seed, beta, num_restarts, raw_samples, thompson_candidates,
-                         observed, bounds, penalty, snap, cube, acq)
+                         observed, bounds, penalty, snap, cube, acq, optimizer)
 
 
 def _strategy(acquisition: str, strategy: PendingStrategy | None, pending_value: Any, penalise: bool,
@@ -231,7 +240,8 @@ def propose_in_region(region: SearchRegion, X: torch.Tensor, Y: torch.Tensor, bu
     the proposal, searched for in the middle of that cube, is mapped back. The one trust-region step of
     ``BOPolicy`` and ``NPSampler``. ``liar``: a :class:`PendingStrategy`, or its name, for the
     pending points, its constants taken from the outputs in the model's box. ``settings``:
-    ``propose``'s ``beta``, ``num_restarts``, ``raw_samples``, ``thompson_candidates``, ``q``.
+    ``propose``'s ``beta``, ``num_restarts``, ``raw_samples``, ``thompson_candidates``, ``q``,
+    ``acq_optimizer``.
     ``constraints``: as :func:`propose`'s, ``Y`` then ``[n, 1 + constraints]``; the region
     centres on the best feasible observation (with none feasible, on the one that violates
     the constraints least, :func:`~npbandit.acquisition.constrained.incumbent`).
@@ -349,7 +359,7 @@ def _maximise_batch(model, q: int, seed: int, num_restarts: int, raw_samples: in
     acq = (constrained_batch_acquisition(model, baseline, constraints) if constraints
            else qLogNoisyExpectedImprovement(model, X_baseline=baseline, prune_baseline=True))
     with warnings.catch_warnings():
-        warnings.simplefilter("ignore")  # as in _maximise
+        warnings.simplefilter("ignore")  # restarts that stop early are normal for flat acquisitions
         points, _ = optimize_acqf(acq, bounds, q=q, num_restarts=num_restarts, raw_samples=raw_samples,
                                   options={"seed": seed})
     return points.detach().reshape(q, -1).numpy()
@@ -359,14 +369,14 @@ def _maximise(model, acquisition: str, dim: int, best_f: float | torch.Tensor, s
               num_restarts: int, raw_samples: int, thompson_candidates: int,
               avoid: torch.Tensor | None, bounds: torch.Tensor, penalty=None,
               snap: Callable[[torch.Tensor], torch.Tensor] | None = None, cube: TypedCube | None = None,
-              acq=None) -> np.ndarray:
+              acq=None, acq_optimizer: AcquisitionOptimizer | None = None) -> np.ndarray:
     """One point ``[d]``: the argmax of a Thompson draw over Sobol candidates, or LogEI / UCB
     (or ``acq``, an analytic acquisition given, e.g. a constrained LogEI; plus ``penalty``'s
-    log, a :class:`~npbandit.acquisition.penalty.LocalPenalty`) maximised by ``optimize_acqf``
-    away from the points ``avoid`` ``[n, d]``; with a mixed ``cube``, judged at snapped
-    points (:mod:`npbandit.acquisition.mixed`)."""
+    log, a :class:`~npbandit.acquisition.penalty.LocalPenalty`) maximised by ``acq_optimizer``
+    (``None``: :class:`GradientRestarts`, BoTorch's ``optimize_acqf``) away from the points
+    ``avoid`` ``[n, d]``; with a mixed ``cube``, judged at snapped points
+    (:mod:`npbandit.acquisition.mixed`)."""
     from botorch.acquisition import LogExpectedImprovement, UpperConfidenceBound
-    from botorch.optim import optimize_acqf
 
     if acquisition in ("thompson", "marginal-thompson"):
         candidates = bounds[0] + (bounds[1] - bounds[0]) * torch.quasirandom.SobolEngine(
@@ -381,13 +391,8 @@ def _maximise(model, acquisition: str, dim: int, best_f: float | torch.Tensor, s
                else UpperConfidenceBound(model, beta=beta))
     if penalty is not None:
         acq = penalty.wrap(acq)
-    with warnings.catch_warnings():
-        warnings.simplefilter("ignore")  # restarts that stop early are normal for flat acquisitions
-        # BoTorch's retry (a whole new optimisation when a restart ends "ABNORMAL") stays on: turning
-        # it off changed the BO suite's results by chance, not for the better
-        candidates, values = optimize_acqf(acq, bounds, q=1, num_restarts=num_restarts, raw_samples=raw_samples,
-                                           options={"seed": seed}, return_best_only=False)
-    candidates, values = candidates.detach().reshape(-1, dim), values.detach().reshape(-1)
+    optimizer = GradientRestarts(num_restarts, raw_samples) if acq_optimizer is None else acq_optimizer
+    candidates, values = optimizer.maximise(acq, bounds, seed)
     if cube is not None:
         point = mixed_candidates(acq, cube, candidates, bounds, None if avoid is None else snap(avoid.to(candidates)),
                                  REPEAT_DISTANCE)

@@ -25,6 +25,7 @@ import torch
 from npbandit.acquisition import proposal, recommend
 from npbandit.acquisition import thompson as _thompson
 from npbandit.acquisition.constrained import CONSTRAINED_ACQUISITIONS, best_feasible
+from npbandit.acquisition.optimizers import AcquisitionOptimizer, check_acq_optimizer
 from npbandit.acquisition.pending import (  # noqa: F401
     DEFAULT_LIAR,
     LIARS,
@@ -184,6 +185,11 @@ class BOPolicy(Policy):
             Every point handed out, design or proposal, is snapped, so the model sees each
             observation at the encoding of the value evaluated, and the repeat check compares
             snapped points (:func:`propose`'s ``snap``).
+        acq_optimizer: how LogEI / UCB are maximised
+            (:mod:`npbandit.acquisition.optimizers`): ``None`` (default) runs BoTorch's
+            ``optimize_acqf`` with ``num_restarts`` and ``raw_samples``
+            (``GradientRestarts``); ``CandidateSearch()`` scores batches of points without
+            gradients, several times cheaper per proposal with an NP.
 
     Without a warp or a trust region the NP model is built once, after the initial design;
     every later observation is streamed in with ``condition_on_observations`` (CMANP:
@@ -200,7 +206,8 @@ class BOPolicy(Policy):
                  budget: int | None = None, threads: int | str | None = None,
                  max_context: int | str | None = "checkpoint",
                  snap: Callable[[torch.Tensor], torch.Tensor] | None = None,
-                 subspace: SubspaceStrategy | None = None, constrained: bool = False) -> None:
+                 subspace: SubspaceStrategy | None = None, constrained: bool = False,
+                 acq_optimizer: AcquisitionOptimizer | None = None) -> None:
         if not isinstance(dim, int) or dim < 1:
             raise ValueError(f"dim must be a positive int, got {dim!r}")
         subspace = check_subspace(subspace)
@@ -250,6 +257,7 @@ class BOPolicy(Policy):
         self.dim, self.acquisition = dim, acquisition
         self.beta = float(beta)
         self.num_restarts, self.raw_samples, self.thompson_candidates = num_restarts, raw_samples, thompson_candidates
+        self.acq_optimizer = check_acq_optimizer("acq_optimizer", acq_optimizer)
         if isinstance(model, str):
             self.model_factory = model_factory(model, noise_free=noise_free, gp_kernel=gp_kernel)
             self.model_name = model
@@ -404,6 +412,8 @@ class BOPolicy(Policy):
         k = self._constraint_count
         settings = {"beta": self.beta, "num_restarts": self.num_restarts, "raw_samples": self.raw_samples,
                     "thompson_candidates": self.thompson_candidates, "q": self.q}
+        if self.acq_optimizer is not None:
+            settings["acq_optimizer"] = self.acq_optimizer
         if k:
             settings["constraints"] = k
         if self._search is not None:
@@ -528,6 +538,8 @@ class BOPolicy(Policy):
         injected trust-region settings and pending strategy as they are, not the defaults."""
         out = {"dim": self.dim, "acquisition": self.acquisition, "n_init": self.n_init, "beta": self.beta,
                "num_restarts": self.num_restarts, "raw_samples": self.raw_samples}
+        if self.acq_optimizer is not None:
+            out["acq_optimizer"] = self.acq_optimizer.params()
         if self.q > 1:
             out["q"] = self.q
         if self.constrained:
