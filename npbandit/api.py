@@ -14,6 +14,7 @@ import numpy as np
 import torch
 
 from npbandit.acquisition.constrained import CONSTRAINED_ACQUISITIONS
+from npbandit.acquisition.optimizers import AcquisitionOptimizer, check_acq_optimizer
 from npbandit.envs.blackbox import BlackBoxEnv, ObjectiveError, as_bounds, constraint_values
 from npbandit.loop import _check_async, _check_on_error, run_episode
 from npbandit.policies.base import Policy, PolicyWrapper
@@ -91,7 +92,8 @@ def optimize(objective: Callable[[Any], float], bounds: Any = None, surrogate: s
              liar: str = DEFAULT_LIAR, threads: int | str | None = None, *,
              space: SearchSpace | Mapping[str, Parameter] | None = None,
              initial: Sequence[Any] | None = None,
-             constraints: Callable[[Any], Sequence[float]] | None = None) -> OptimizeResult:
+             constraints: Callable[[Any], Sequence[float]] | None = None,
+             acq_optimizer: AcquisitionOptimizer | None = None) -> OptimizeResult:
     """Optimise ``objective`` over the box ``bounds``, or over a search space of named
     float, int and choice parameters, with a pretrained NP surrogate.
 
@@ -152,6 +154,10 @@ def optimize(objective: Callable[[Any], float], bounds: Any = None, surrogate: s
             same call on the same worker right after the objective, a constraints
             function may read what the objective just computed (a result cached by the
             point) when both come out of one expensive simulation.
+        acq_optimizer: how the acquisition is maximised at each proposal
+            (:mod:`npbandit.acquisition.optimizers`, e.g. ``GradientRestarts()``, BoTorch's
+            ``optimize_acqf``, or ``CandidateSearch()``, batched scoring without gradients);
+            ``None`` (default): ``BOPolicy``'s default for the surrogate.
         surrogate: ``"tnpd"`` (default: the ``tnpd-bo`` checkpoint, a TNP-D whose
             targets attend to every observation in every layer, so it resolves the
             function where observations are dense, as near the incumbent), ``"cmanp"``
@@ -267,6 +273,7 @@ def optimize(objective: Callable[[Any], float], bounds: Any = None, surrogate: s
         check_int("n_init", n_init, minimum=1)
     _check_on_error(on_error)
     check_bool("progress", progress)
+    check_acq_optimizer("acq_optimizer", acq_optimizer)
     if commit_every is not None:
         check_int("commit_every", commit_every, minimum=1)
     if db is not None and (not isinstance(db, str) or not db):
@@ -313,7 +320,8 @@ def optimize(objective: Callable[[Any], float], bounds: Any = None, surrogate: s
                                                      output_warp=output_warp, avoid_repeats=avoid_repeats,
                                                      trust_region=trust_region, liar=liar,
                                                      budget=budget + len(warm), threads=threads, snap=snap,
-                                                     constrained=constraints is not None))
+                                                     constrained=constraints is not None,
+                                                     acq_optimizer=acq_optimizer))
     if initial is not None:
         policy = _WarmStart(policy, warm)
     problem = {"bounds": box.tolist()} if searched is None else {"space": searched.describe()}

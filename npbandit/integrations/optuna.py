@@ -62,6 +62,7 @@ except ImportError as err:  # pragma: no cover - exercised only without Optuna
                       f"(or pip install optuna) ({err})") from None
 
 from npbandit.acquisition.constrained import CONSTRAINED_ACQUISITIONS
+from npbandit.acquisition.optimizers import AcquisitionOptimizer, resolve_acq_optimizer
 from npbandit.acquisition.pending import DEFAULT_LIAR, check_liar, pending_rule
 from npbandit.acquisition.proposal import ACQUISITIONS, propose, propose_in_region
 from npbandit.acquisition.subspace import SubspaceSearch, SubspaceStrategy, check_subspace, default_subspace
@@ -116,7 +117,11 @@ class NPSampler(BaseSampler):
             start-up trials. Default: a ``RandomSampler`` seeded per trial from
             ``(seed, trial.number)``.
         beta: UCB's exploration weight.
-        num_restarts, raw_samples: ``optimize_acqf``'s settings, as in ``optimize``.
+        acq_optimizer: how the acquisition is maximised
+            (:mod:`npbandit.acquisition.optimizers`), as ``optimize``'s. ``None`` (default):
+            ``CandidateSearch()``, as ``optimize`` does with an NP.
+        num_restarts, raw_samples: ``optimize_acqf``'s settings; either one given (and no
+            ``acq_optimizer``) selects ``GradientRestarts(num_restarts, raw_samples)``.
         avoid_repeats: never propose a point a completed trial has evaluated (as in
             ``optimize``; int, stepped and categorical parameters compared as evaluated);
             ``False`` for a noisy objective.
@@ -191,10 +196,11 @@ class NPSampler(BaseSampler):
 
     def __init__(self, checkpoint: str = "tnpd-bo", *, acquisition: str = "logei", n_startup_trials: int = 10,
                  seed: int | None = None, independent_sampler: BaseSampler | None = None, beta: float = 2.0,
-                 num_restarts: int = 10, raw_samples: int = 512, avoid_repeats: bool = True,
+                 num_restarts: int | None = None, raw_samples: int | None = None, avoid_repeats: bool = True,
                  trust_region: bool = True, liar: str = DEFAULT_LIAR, warn_independent_sampling: bool = True,
                  threads: int | str | None = None, subspace: SubspaceStrategy | None = None,
-                 constraints_func: Callable[[FrozenTrial], Sequence[float]] | None = None) -> None:
+                 constraints_func: Callable[[FrozenTrial], Sequence[float]] | None = None,
+                 acq_optimizer: AcquisitionOptimizer | None = None) -> None:
         self.subspace = check_subspace(subspace)
         if constraints_func is not None and not callable(constraints_func):
             raise TypeError(f"constraints_func must be callable (a FrozenTrial -> a sequence of floats, feasible when "
@@ -221,8 +227,11 @@ class NPSampler(BaseSampler):
         if independent_sampler is not None and not isinstance(independent_sampler, BaseSampler):
             raise TypeError(f"independent_sampler must be an optuna BaseSampler or None, "
                             f"got {type(independent_sampler).__name__}")
-        check_int("num_restarts", num_restarts, minimum=1)
-        check_int("raw_samples", raw_samples, minimum=1)
+        if num_restarts is not None:
+            check_int("num_restarts", num_restarts, minimum=1)
+        if raw_samples is not None:
+            check_int("raw_samples", raw_samples, minimum=1)
+        self.acq_optimizer = resolve_acq_optimizer(acq_optimizer, True, num_restarts, raw_samples)
         beta = check_real("beta", beta, low=0.0)
         self.warn_independent_sampling = check_bool("warn_independent_sampling", warn_independent_sampling)
         self.threads = check_threads("threads", threads)
@@ -234,7 +243,9 @@ class NPSampler(BaseSampler):
         self.n_startup_trials = n_startup_trials
         self.seed = int(np.random.SeedSequence().generate_state(1)[0]) if seed is None else seed
         self._independent = independent_sampler
-        self.beta, self.num_restarts, self.raw_samples = float(beta), num_restarts, raw_samples
+        self.beta = float(beta)
+        self.num_restarts = 10 if num_restarts is None else num_restarts
+        self.raw_samples = 512 if raw_samples is None else raw_samples  # the repeat check's fallback too
         if not isinstance(avoid_repeats, bool):
             raise TypeError(f"avoid_repeats must be a bool, got {type(avoid_repeats).__name__}")
         self.avoid_repeats = avoid_repeats
@@ -395,7 +406,8 @@ class NPSampler(BaseSampler):
         ``constraints``: ``k``, with ``Y`` then ``[n, 1 + k]`` (the constraint values after the
         objective's)."""
         build = self._build
-        settings = {"beta": self.beta, "num_restarts": self.num_restarts, "raw_samples": self.raw_samples}
+        settings = {"beta": self.beta, "num_restarts": self.num_restarts, "raw_samples": self.raw_samples,
+                    "acq_optimizer": self.acq_optimizer}
         if constraints:
             settings["constraints"] = constraints
         # running trials are believed at a value (the liar rule) in propose, shared with optimize(batch_size=q)

@@ -25,7 +25,7 @@ import torch
 from npbandit.acquisition import proposal, recommend
 from npbandit.acquisition import thompson as _thompson
 from npbandit.acquisition.constrained import CONSTRAINED_ACQUISITIONS, best_feasible
-from npbandit.acquisition.optimizers import AcquisitionOptimizer, check_acq_optimizer
+from npbandit.acquisition.optimizers import AcquisitionOptimizer, resolve_acq_optimizer
 from npbandit.acquisition.pending import (  # noqa: F401
     DEFAULT_LIAR,
     LIARS,
@@ -186,10 +186,14 @@ class BOPolicy(Policy):
             observation at the encoding of the value evaluated, and the repeat check compares
             snapped points (:func:`propose`'s ``snap``).
         acq_optimizer: how LogEI / UCB are maximised
-            (:mod:`npbandit.acquisition.optimizers`): ``None`` (default) runs BoTorch's
-            ``optimize_acqf`` with ``num_restarts`` and ``raw_samples``
-            (``GradientRestarts``); ``CandidateSearch()`` scores batches of points without
-            gradients, several times cheaper per proposal with an NP.
+            (:mod:`npbandit.acquisition.optimizers`). ``None`` (default):
+            ``CandidateSearch()`` for an NP (batched scoring without gradients, several
+            times cheaper per proposal than L-BFGS-B on a network) and
+            ``GradientRestarts()`` (BoTorch's ``optimize_acqf``) for any other model
+            (:func:`~npbandit.acquisition.optimizers.resolve_acq_optimizer`).
+        num_restarts, raw_samples: ``optimize_acqf``'s settings. Either one given (and no
+            ``acq_optimizer``) selects ``GradientRestarts(num_restarts, raw_samples)``; they
+            also set ``"qlognei"``'s joint optimisation (default 10 and 512).
 
     Without a warp or a trust region the NP model is built once, after the initial design;
     every later observation is streamed in with ``condition_on_observations`` (CMANP:
@@ -198,8 +202,9 @@ class BOPolicy(Policy):
     """
 
     def __init__(self, dim: int, model: str | Callable[[torch.Tensor, torch.Tensor], Any] = "cmanp-bo",
-                 acquisition: str = "logei", n_init: int | None = None, beta: float = 2.0, num_restarts: int = 10,
-                 raw_samples: int = 512, thompson_candidates: int = 2048, noise_free: bool = False,
+                 acquisition: str = "logei", n_init: int | None = None, beta: float = 2.0,
+                 num_restarts: int | None = None, raw_samples: int | None = None, thompson_candidates: int = 2048,
+                 noise_free: bool = False,
                  output_warp: str | None = None, avoid_repeats: bool = True,
                  trust_region: bool | TrustRegionSettings | None = None, q: int | None = None,
                  gp_kernel: str = "rbf", liar: str | PendingStrategy = DEFAULT_LIAR,
@@ -256,8 +261,10 @@ class BOPolicy(Policy):
             raise ValueError(f"n_init must be a positive int, got {n_init!r}")
         self.dim, self.acquisition = dim, acquisition
         self.beta = float(beta)
-        self.num_restarts, self.raw_samples, self.thompson_candidates = num_restarts, raw_samples, thompson_candidates
-        self.acq_optimizer = check_acq_optimizer("acq_optimizer", acq_optimizer)
+        self.num_restarts = 10 if num_restarts is None else num_restarts  # qlognei's optimize_acqf
+        self.raw_samples = 512 if raw_samples is None else raw_samples  # and the repeat check's fallback
+        self.thompson_candidates = thompson_candidates
+        self.acq_optimizer = resolve_acq_optimizer(acq_optimizer, is_np, num_restarts, raw_samples)
         if isinstance(model, str):
             self.model_factory = model_factory(model, noise_free=noise_free, gp_kernel=gp_kernel)
             self.model_name = model
@@ -411,9 +418,7 @@ class BOPolicy(Policy):
         seed = int(self.rng.integers(2**31))
         k = self._constraint_count
         settings = {"beta": self.beta, "num_restarts": self.num_restarts, "raw_samples": self.raw_samples,
-                    "thompson_candidates": self.thompson_candidates, "q": self.q}
-        if self.acq_optimizer is not None:
-            settings["acq_optimizer"] = self.acq_optimizer
+                    "thompson_candidates": self.thompson_candidates, "q": self.q, "acq_optimizer": self.acq_optimizer}
         if k:
             settings["constraints"] = k
         if self._search is not None:
@@ -538,8 +543,7 @@ class BOPolicy(Policy):
         injected trust-region settings and pending strategy as they are, not the defaults."""
         out = {"dim": self.dim, "acquisition": self.acquisition, "n_init": self.n_init, "beta": self.beta,
                "num_restarts": self.num_restarts, "raw_samples": self.raw_samples}
-        if self.acq_optimizer is not None:
-            out["acq_optimizer"] = self.acq_optimizer.params()
+        out["acq_optimizer"] = self.acq_optimizer.params()
         if self.q > 1:
             out["q"] = self.q
         if self.constrained:
