@@ -71,9 +71,10 @@ OPTUNA_SAMPLERS = {"optuna-tpe": "TPESampler", "optuna-gp": "GPSampler", "optuna
 OPTUNA_VERSION = "5.0.0"
 #: a model column's acquisition other than LogEI (BOPolicy's): ``gp-thompson``, ``cmanp-and-bo-marginal-thompson``
 ACQUISITION_SUFFIXES = ("-marginal-thompson", "-thompson", "-ucb", "-qlognei")
-#: a column's last suffix when LogEI / UCB are maximised by ``CandidateSearch()`` instead of
-#: ``optimize_acqf`` (``tnpd-bo-tr-cs``; ``BOPolicy(acq_optimizer=...)``)
-CANDIDATE_SUFFIX = "-cs"
+#: a column's last suffix when LogEI / UCB are maximised by another optimiser than the model's default
+#: (``BOPolicy(acq_optimizer=...)``; the NP checkpoints default to ``CandidateSearch()``, the GP to
+#: ``GradientRestarts()``): ``tnpd-bo-tr-gr`` is tnpd-bo-tr with ``optimize_acqf``
+OPTIMIZER_SUFFIXES = {"-cs": "candidate-search", "-gr": "gradient-restarts"}
 #: the optuna-np row's checkpoint: the cmanp-bo column through Optuna (NPSampler's default is tnpd-bo)
 NP_CHECKPOINT = "cmanp-bo"
 # what a user would pick instead of an NP (issue 14's bars are stated against these)
@@ -159,12 +160,30 @@ class OptunaPolicy(Policy):
 def split_method(method: str) -> tuple[str, str]:
     """A column's model and acquisition: ``<checkpoint or gp>[-ucb|-thompson|-marginal-thompson|-qlognei]``,
     LogEI without a suffix (``cmanp-and-bo-thompson`` -> ``("cmanp-and-bo", "thompson")``), a last
-    ``-cs`` (the acquisition optimiser) left out."""
-    method = method.removesuffix(CANDIDATE_SUFFIX)
+    ``-cs`` / ``-gr`` (the acquisition optimiser, :data:`OPTIMIZER_SUFFIXES`) left out."""
+    method = split_optimizer(method)[0]
     for suffix in ACQUISITION_SUFFIXES:
         if method.endswith(suffix):
             return method[:-len(suffix)], suffix[1:]
     return method, "logei"
+
+
+def split_optimizer(method: str) -> tuple[str, str | None]:
+    """A column less its optimiser suffix, and the optimiser it names (``None``: the model's
+    default): ``tnpd-bo-tr-gr`` -> ``("tnpd-bo-tr", "gradient-restarts")``."""
+    for suffix, name in OPTIMIZER_SUFFIXES.items():
+        if method.endswith(suffix):
+            return method[:-len(suffix)], name
+    return method, None
+
+
+def default_optimizer(method: str) -> str:
+    """The acquisition optimiser a column runs when it names none: ``BOPolicy``'s default,
+    ``CandidateSearch`` for an NP checkpoint, ``GradientRestarts`` for the GP (and the prior's
+    Bayes yardstick)."""
+    model = base_model(method)
+    return "gradient-restarts" if model in ("gp", "sobol", BAYES_MODEL) or method in OPTUNA_SAMPLERS \
+        else "candidate-search"
 
 
 def split_warp(model: str) -> tuple[str, str | None]:
@@ -196,7 +215,7 @@ def method_notes(methods: list[str]) -> str:
     notes = []
     if any(split_method(m)[1] == "logei" and base_model(m) not in ("gp", "sobol", BAYES_MODEL)
            and m not in OPTUNA_SAMPLERS for m in methods):
-        notes.append("NP rows: LogEI optimised by `optimize_acqf` (10 restarts, 512 raw samples) on "
+        notes.append("NP rows: LogEI on "
                      "`NPModel.from_pretrained` with its defaults (cmanp-bo averages over the 4 symmetric views of the "
                      "box its card recommends since 2026-11-24; rows logged before then, and the other checkpoints, "
                      "use one). NP and gp "
@@ -241,10 +260,13 @@ def method_notes(methods: list[str]) -> str:
         notes.append(f"-qlognei: {Q_BATCH} points per proposal maximising BoTorch's qLogNoisyExpectedImprovement "
                      "jointly over them (10 restarts, 512 raw samples; Monte Carlo over the model's joint posterior "
                      "of the batch and the observations), evaluated one after another; no repeat check.")
-    if any(m.endswith(CANDIDATE_SUFFIX) for m in methods):
-        notes.append("-cs: LogEI / UCB maximised by `CandidateSearch()` (npbandit.acquisition.optimizers: 512 Sobol "
-                     "points scored, the best 8 refined by 8 rounds of 32 Gaussian perturbations each, a walker's "
-                     "step shrinking after a round without progress; no gradients) instead of `optimize_acqf`.")
+    if any(default_optimizer(m) == "candidate-search" or split_optimizer(m)[1] for m in methods):
+        notes.append("The NP rows maximise LogEI / UCB by `CandidateSearch()` (`BOPolicy`'s default for an NP since "
+                     "2026-11-29; npbandit.acquisition.optimizers: 512 Sobol points scored, the best 8 refined by 8 "
+                     "rounds of 32 Gaussian perturbations each, a walker's step halving after a round without "
+                     "progress; no gradients); the GP rows, and NP rows suffixed -gr (every NP run logged before "
+                     "then), by `optimize_acqf` (`GradientRestarts()`: 10 restarts, 512 raw samples); -cs: a GP "
+                     "row by `CandidateSearch()`.")
     if any(split_trust_region(m)[1] for m in models):
         notes.append("-tr: every proposal inside a trust region around the best point that starts as the whole cube "
                      "and shrinks after proposals that do not improve (TuRBO-1's rules), the model seeing only the "
@@ -270,11 +292,10 @@ def make_policy(method: str, env):
         return OptunaPolicy(method, env.bounds)
     model, acquisition = split_method(method)
     model, trust_region = split_trust_region(model)
-    acq_optimizer = None
-    if method.endswith(CANDIDATE_SUFFIX):
-        from npbandit.acquisition import CandidateSearch
+    from npbandit.acquisition import CandidateSearch, GradientRestarts
 
-        acq_optimizer = CandidateSearch()
+    acq_optimizer = {None: None, "candidate-search": CandidateSearch(),
+                     "gradient-restarts": GradientRestarts()}[split_optimizer(method)[1]]
     if model == BAYES_MODEL:
         if acquisition != "logei":
             raise ValueError(f"{BAYES_MODEL} runs LogEI only, got {method!r}")
@@ -304,11 +325,14 @@ def _one(method: str, label: str, seed: int, budget: int, db: str) -> None:
 
 
 def _method_of(policy: str, params: dict | None = None) -> str:
-    """A stored run's column: its policy's name (less ``-logei``), ``-cs`` added when its
-    logged settings name the candidate search."""
+    """A stored run's column: its policy's name (less ``-logei``), and an optimiser suffix when
+    its logged acquisition optimiser is not the column's default (a run logged without one ran
+    ``optimize_acqf``)."""
     method = policy.removesuffix("-logei")
-    optimizer = (params or {}).get("acq_optimizer") or {}
-    return method + CANDIDATE_SUFFIX if optimizer.get("name") == "candidate-search" else method
+    name = ((params or {}).get("acq_optimizer") or {}).get("name", "gradient-restarts")
+    if name == default_optimizer(method):
+        return method
+    return method + {v: k for k, v in OPTIMIZER_SUFFIXES.items()}[name]
 
 
 def repeat_share(actions: list, n_init: int) -> float:

@@ -31,7 +31,16 @@ import time
 from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
-from bo_wide_methods import GP_PEERS, METHODS, OPTUNA_SAMPLERS, Unsupported, checkpoint_of  # noqa: E402
+from bo_wide_methods import (  # noqa: E402
+    GP_PEERS,
+    GRADIENT_SUFFIX,
+    METHODS,
+    NP_METHODS,
+    OPTUNA_SAMPLERS,
+    Unsupported,
+    checkpoint_of,
+    np_method_label,
+)
 from bo_wide_problems import all_problems, groups, problem  # noqa: E402
 from common import (  # noqa: E402
     ROOT,
@@ -143,11 +152,14 @@ def collect(db: str, budget: int | None) -> tuple[dict, dict]:
         if (ep.get("benchmark") != KIND or label not in labels or ep.get("problems_version") != labels[label].version
                 or ep.get("budget") != budget_of(label, budget) or not is_current(r)):
             continue
-        if r.policy in OPTUNA_SAMPLERS or r.policy == "npsampler":
+        method = r.policy
+        if method.removesuffix(GRADIENT_SUFFIX) in NP_METHODS:
+            method = np_method_label(method, r.policy_params)
+        if r.policy in OPTUNA_SAMPLERS or r.policy.removesuffix(GRADIENT_SUFFIX) == "npsampler":
             if r.status == "completed" and r.policy_params.get("optuna") != OPTUNA_VERSION:
                 continue
         if r.status == "failed" and (r.error or "").startswith("unsupported"):
-            notes[(label, r.policy)] = r.error
+            notes[(label, method)] = r.error
             continue
         if r.status != "completed":
             continue
@@ -155,7 +167,7 @@ def collect(db: str, budget: int | None) -> tuple[dict, dict]:
         opt = ep["optimal_value"]
         best = [s["best_value"] for s in steps]
         curve = best if opt is None else [math.log10(max(b - opt, REGRET_FLOOR)) for b in best]
-        runs.setdefault((label, r.policy), []).append(
+        runs.setdefault((label, method), []).append(
             {"seed": r.seed, "curve": curve, "act_s": statistics.fmean(s["act_s"] for s in steps),
              "env_s": statistics.fmean(s["env_s"] for s in steps), "wall_s": r.policy_params.get("wall_s"),
              "independent_draws": r.policy_params.get("independent_draws", 0)})

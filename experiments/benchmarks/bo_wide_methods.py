@@ -12,6 +12,9 @@ neutral space itself:
 - ``optimize-tnpd``, ``optimize-cmanp``: ``npbandit.optimize(f, bounds, surrogate=...)`` on a
   continuous box, ``npbandit.optimize(f, space)`` with an ``npbandit.space`` dict otherwise, every
   other argument at its default (``db=None``, no progress bar).
+- ``-gr`` after an NP row (``optimize-tnpd-gr``, ``npsampler-gr``): the same with
+  ``acq_optimizer=GradientRestarts()`` (``optimize_acqf``, the NP default before 2026-11-29; the
+  default is ``CandidateSearch()``). Runs recorded before the facts named the optimiser count as ``-gr``.
 - ``gp``: BoTorch as its documentation recommends: inputs on the unit cube, ``SingleTaskGP``
   with its default kernel and priors and a ``Standardize`` outcome transform, ``fit_gpytorch_mll``,
   ``LogExpectedImprovement`` maximised by ``optimize_acqf`` (10 restarts, 512 raw samples), after
@@ -52,7 +55,11 @@ N_INIT = 10
 NUM_RESTARTS, RAW_SAMPLES = 10, 512
 OPTUNA_SAMPLERS = {"random": "RandomSampler", "optuna-tpe": "TPESampler", "optuna-gp": "GPSampler"}
 NP_SURROGATES = {"optimize-tnpd": "tnpd", "optimize-cmanp": "cmanp"}
-METHODS = [*OPTUNA_SAMPLERS, "gp", "turbo", *NP_SURROGATES, "npsampler"]
+#: an NP row with this suffix maximises its acquisition by ``GradientRestarts()`` (``optimize_acqf``,
+#: the library's NP default before 2026-11-29) instead of the default ``CandidateSearch()``
+GRADIENT_SUFFIX = "-gr"
+NP_METHODS = [*NP_SURROGATES, "npsampler"]
+METHODS = [*OPTUNA_SAMPLERS, "gp", "turbo", *NP_METHODS, *(m + GRADIENT_SUFFIX for m in NP_METHODS)]
 #: the GP-based peers (the issue's bar: the default NP within 0.5 log10 of the best of them)
 GP_PEERS = ("gp", "turbo", "optuna-gp")
 
@@ -61,10 +68,19 @@ class Unsupported(Exception):
     """This method cannot run this problem (a space type, a dimension)."""
 
 
+def np_method_label(method: str, facts: dict) -> str:
+    """The column of a stored NP run: ``method`` less any ``-gr``, and ``-gr`` again unless its
+    recorded facts say it ran ``CandidateSearch`` (runs recorded before the facts named the
+    optimiser ran ``optimize_acqf``)."""
+    base = method.removesuffix(GRADIENT_SUFFIX)
+    return base if facts.get("acq_optimizer") == "candidate-search" else base + GRADIENT_SUFFIX
+
+
 def checkpoint_of(method: str) -> dict | None:
     """The checkpoint an NP row runs (name and sha256, so a retrained one's runs stay apart)."""
     from npbandit.surrogates.pretrained import read_card
 
+    method = method.removesuffix(GRADIENT_SUFFIX)
     if method in NP_SURROGATES:
         from npbandit.api import SURROGATES
 
@@ -81,11 +97,19 @@ def checkpoint_of(method: str) -> dict | None:
 
 
 def run(method: str, problem: Problem, seed: int, budget: int, evaluate: Callable[[dict], float]) -> dict:
-    """Run ``method``; returns facts to record with the run (e.g. NPSampler's independent draws)."""
-    if method in OPTUNA_SAMPLERS or method == "npsampler":
+    """Run ``method``; returns facts to record with the run (e.g. NPSampler's independent draws,
+    an NP row's acquisition optimiser)."""
+    if method.removesuffix(GRADIENT_SUFFIX) in NP_METHODS:
+        from npbandit.acquisition import GradientRestarts
+
+        gradient = method.endswith(GRADIENT_SUFFIX)
+        method = method.removesuffix(GRADIENT_SUFFIX)
+        acq_optimizer = GradientRestarts() if gradient else None
+        facts = (_optuna(method, problem, seed, budget, evaluate, acq_optimizer) if method == "npsampler"
+                 else _optimize(NP_SURROGATES[method], problem, seed, budget, evaluate, acq_optimizer))
+        return {**facts, "acq_optimizer": "gradient-restarts" if gradient else "candidate-search"}
+    if method in OPTUNA_SAMPLERS:
         return _optuna(method, problem, seed, budget, evaluate)
-    if method in NP_SURROGATES:
-        return _optimize(NP_SURROGATES[method], problem, seed, budget, evaluate)
     if method == "gp":
         return _gp(problem, seed, budget, evaluate)
     if method == "turbo":
@@ -117,14 +141,14 @@ class _Counter(logging.Handler):
         self.count += "independently" in record.getMessage()
 
 
-def _optuna(method: str, problem: Problem, seed: int, budget: int, evaluate) -> dict:
+def _optuna(method: str, problem: Problem, seed: int, budget: int, evaluate, acq_optimizer=None) -> dict:
     import optuna
 
     optuna.logging.set_verbosity(optuna.logging.WARNING)
     if method == "npsampler":
         from npbandit.integrations.optuna import NPSampler
 
-        sampler = NPSampler(seed=seed)
+        sampler = NPSampler(seed=seed, acq_optimizer=acq_optimizer)
     else:
         sampler = getattr(optuna.samplers, OPTUNA_SAMPLERS[method])(seed=seed)
     # NPSampler logs each parameter it leaves to its independent sampler after the start-up trials
@@ -156,14 +180,14 @@ def npbandit_space(space: tuple[Param, ...]) -> dict:
     return out
 
 
-def _optimize(surrogate: str, problem: Problem, seed: int, budget: int, evaluate) -> dict:
+def _optimize(surrogate: str, problem: Problem, seed: int, budget: int, evaluate, acq_optimizer=None) -> dict:
     import npbandit
 
     if problem.continuous:  # plain bounds, as a user with a box writes it; the objective gets an array
         names = [p.name for p in problem.space]
         bounds = np.array([[p.low for p in problem.space], [p.high for p in problem.space]])
         npbandit.optimize(lambda x: evaluate(dict(zip(names, map(float, x)))), bounds, surrogate=surrogate,
-                          budget=budget, seed=seed, db=None, progress=False)
+                          budget=budget, seed=seed, db=None, progress=False, acq_optimizer=acq_optimizer)
         return {}
     calls = []
 
@@ -173,7 +197,7 @@ def _optimize(surrogate: str, problem: Problem, seed: int, budget: int, evaluate
 
     try:
         npbandit.optimize(objective, npbandit_space(problem.space), surrogate=surrogate, budget=budget, seed=seed,
-                          db=None, progress=False)
+                          db=None, progress=False, acq_optimizer=acq_optimizer)
     except (TypeError, ValueError) as err:
         if calls:
             raise

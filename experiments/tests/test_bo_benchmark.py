@@ -187,3 +187,19 @@ def test_the_benchmark_reads_the_warp_from_the_column_name(bench):
     assert bench.split_warp("tnpd-bo") == ("tnpd-bo", None)
     model, acquisition = bench.split_method(bench._method_of("tnpd-bo-yeo-johnson-logei"))
     assert (bench.split_warp(model), acquisition) == (("tnpd-bo", "yeo-johnson"), "logei")
+
+
+def test_a_columns_optimiser_suffix_names_the_optimiser_when_it_is_not_the_models_default(bench):
+    from npbandit.acquisition import CandidateSearch, GradientRestarts
+    from npbandit.envs import BlackBoxEnv
+
+    env = BlackBoxEnv(function="branin", budget=8)
+    assert bench.make_policy("tnpd-bo-tr", env).acq_optimizer == CandidateSearch()  # an NP's default
+    assert bench.make_policy("tnpd-bo-tr-gr", env).acq_optimizer == GradientRestarts()
+    assert bench.make_policy("gp-cs", env).acq_optimizer == CandidateSearch()
+    assert bench.split_method("tnpd-bo-tr-ucb-gr") == ("tnpd-bo-tr", "ucb")
+    # a stored run is labelled by what it logged; a run logged without an optimiser ran optimize_acqf
+    cs, gr = {"acq_optimizer": CandidateSearch().params()}, {"acq_optimizer": GradientRestarts().params()}
+    assert bench._method_of("tnpd-bo-tr-logei", cs) == "tnpd-bo-tr"
+    assert bench._method_of("tnpd-bo-tr-logei", gr) == bench._method_of("tnpd-bo-tr-logei", {}) == "tnpd-bo-tr-gr"
+    assert bench._method_of("gp-logei", {}) == "gp" and bench._method_of("gp-logei", cs) == "gp-cs"
