@@ -27,6 +27,7 @@ from typing import Any
 import numpy as np
 import torch
 
+from npbandit.acquisition.constrained import feasible
 from npbandit.acquisition.mixed import typed_cube
 from npbandit.acquisition.proposal import SearchRegion, region_view
 
@@ -46,7 +47,7 @@ def best_mean(model, X: torch.Tensor, rows: torch.Tensor, constraints: int = 0) 
         mean = model.posterior(X.unsqueeze(-2)).mean.reshape(len(rows), -1)
     objective = mean[:, 0]
     if constraints:
-        objective = torch.where((mean[:, 1:1 + constraints] <= 0).all(dim=-1), objective, -torch.inf)
+        objective = torch.where(feasible(mean[:, :1 + constraints], constraints), objective, -torch.inf)
         if not bool(torch.isfinite(objective).any()):
             return None
     i = int(torch.argmax(objective))
