@@ -44,7 +44,7 @@ from npbandit.acquisition.constrained import incumbent
 from npbandit.acquisition.mixed import typed_cube
 from npbandit.acquisition.pending import DEFAULT_LIAR, PendingStrategy, pending_strategy
 from npbandit.acquisition.proposal import REPEAT_DISTANCE, SearchRegion, nearest, propose, propose_in_region
-from npbandit.acquisition.recommend import best_mean, recommend_in_region
+from npbandit.acquisition.recommend import best_mean, recommend_in_box
 from npbandit.models.columns import relevance
 
 __all__ = ["SubspaceStrategy", "SubspaceSearch", "CountSketch", "CountSketchSearch", "CoordinateSubspace",
@@ -211,11 +211,8 @@ class CountSketchSearch(SubspaceSearch):
 
     def recommend(self, region, X, Y, build_model, *, n_observed, seed, max_context=None, constraints=0, snap=None):
         """In the embedding, as :meth:`propose` sees the observations: exact ``(z, y)`` pairs."""
-        Z = self.project(X)
-        if region is not None:
-            return recommend_in_region(region, Z, Y, build_model, n_observed=n_observed, max_context=max_context,
-                                       constraints=constraints)
-        return best_mean(build_model(Z, Y), Z[:n_observed], torch.arange(n_observed), constraints)
+        return recommend_in_box(region, self.project(X), Y, build_model, n_observed=n_observed,
+                                max_context=max_context, constraints=constraints)
 
     def params(self) -> dict[str, Any]:
         return {"subspace": "count-sketch", "subspace_d_e": self.search_dim}
