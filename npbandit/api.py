@@ -13,9 +13,10 @@ from typing import Any
 import numpy as np
 import torch
 
-from npbandit.acquisition.constrained import CONSTRAINED_ACQUISITIONS
+from npbandit.acquisition.constrained import CONSTRAINED_ACQUISITIONS, incumbent
 from npbandit.acquisition.optimizers import AcquisitionOptimizer, check_acq_optimizer
 from npbandit.envs.blackbox import BlackBoxEnv, ObjectiveError, as_bounds, constraint_values
+from npbandit.feasibility import is_feasible
 from npbandit.loop import _check_async, _check_on_error, run_episode
 from npbandit.policies.base import Policy, PolicyWrapper
 from npbandit.policies.bo import ACQUISITIONS, DEFAULT_LIAR, OUTPUT_WARPS, BOPolicy, SobolPolicy, check_liar
@@ -339,16 +340,19 @@ def optimize(objective: Callable[[Any], float], bounds: Any = None, surrogate: s
     if constraints is not None:
         for h in history:
             if not h["failed"]:
-                h["feasible"] = bool(all(c <= 0 for c in h["constraints"]))
+                h["feasible"] = is_feasible(h["constraints"])
     good = [h for h in history if not h["failed"]]
     if not good:
         raise ObjectiveError(f"every one of the {len(history)} evaluations failed; nothing to report"
                              + ("" if result.run_id is None else f" (run {result.run_id})"), history[-1]["x"])
-    feasible = [h for h in good if h.get("feasible", True)]
-    if feasible:
-        best = (min if minimize else max)(feasible, key=lambda h: h["value"])
-    else:
-        best = min(good, key=lambda h: sum(max(c, 0.0) for c in h["constraints"]))
+    # the incumbent's rule: the best feasible evaluation (the first of equal ones), or, with none
+    # feasible, the one whose constraint values exceed 0 by the least in total
+    k = 0 if constraints is None else len(good[0]["constraints"])
+    outputs = torch.tensor([[-h["value"] if minimize else h["value"], *h.get("constraints", ())] for h in good],
+                           dtype=torch.float64)  # [n, 1 + k], the objective maximised
+    best = good[incumbent(outputs, k)]
+    feasible = any(h.get("feasible", True) for h in good)
+    if not feasible:
         warnings.warn(f"no evaluation of the {len(good)} satisfied the constraints; best_x is the one that violates "
                       "them least (result.feasible is False)", RuntimeWarning, stacklevel=2)
     best_x = best["x"] if searched is not None else np.asarray(best["x"])
@@ -357,7 +361,7 @@ def optimize(objective: Callable[[Any], float], bounds: Any = None, surrogate: s
     else:
         point = env.point(result.recommendation.action)
         recommended = (point if searched is not None else np.asarray(point), result.recommended["value"], "model")
-    return OptimizeResult(best_x, float(best["value"]), history, result.run_id, bool(feasible), *recommended)
+    return OptimizeResult(best_x, float(best["value"]), history, result.run_id, feasible, *recommended)
 
 
 def _initial_points(initial: Any, box: np.ndarray | None, space: SearchSpace | None,

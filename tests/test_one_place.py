@@ -1,5 +1,5 @@
 """Things that exist once and are used everywhere: the test-function wrapper, the
-default database URL, the SingleTaskGP fit, the demo and the wheel-bandit sweep."""
+default database URL, the SingleTaskGP fit, the feasibility rule, the demo and the wheel-bandit sweep."""
 
 import pickle
 import warnings
@@ -14,9 +14,13 @@ import npbandit.demo as demo
 import npbandit.envs.blackbox as blackbox
 import npbandit.policies.factories as factories
 import npbandit.policies.gp as gp
+from npbandit import optimize
 from npbandit.envs import BlackBoxEnv, make_test_function
+from npbandit.feasibility import is_feasible
 from npbandit.loop import run_episode, run_wheel_bandits
 from npbandit.policies import BOPolicy, GPUCBPolicy
+from npbandit.report import bo_summary
+from npbandit.report.summary import step_feasible
 from npbandit.storage import DEFAULT_URL, list_runs, run_steps
 
 # -- the test-function wrapper ---------------------------------------------------------------------------------
@@ -168,6 +172,58 @@ def test_fit_single_task_gp_hides_only_the_noise_floor_warning():
 def test_fit_single_task_gp_validates_its_data(X, Y, error, match):
     with pytest.raises(error, match=match):
         gp.fit_single_task_gp(X, Y)
+
+
+# -- one feasibility rule -------------------------------------------------------------------------------------
+
+@pytest.mark.parametrize("values,expected", [
+    ([0.0], True), ([-0.0, -1.0], True), ([], True), (np.array([-2.0, 0.0]), True),
+    ([5e-324], False), ([-1.0, 5e-324], False), ([float("nan")], False),
+    (torch.tensor([0.0, 1e-300], dtype=torch.float64), False),
+])
+def test_is_feasible_is_every_constraint_value_at_most_zero(values, expected):
+    assert is_feasible(values) is expected
+
+
+@pytest.mark.parametrize("values", [0.0, [[0.0, -1.0]]])
+def test_is_feasible_refuses_other_than_one_evaluations_values(values):
+    with pytest.raises(ValueError, match=r"values must be one evaluation's constraint values, shape \[k\]"):
+        is_feasible(values)
+
+
+def _edge(x):
+    """On the boundary (0, feasible) left of x0 = 0.5, the smallest float above it right of it."""
+    return [0.0 if x[0] < 0.5 else 5e-324, -1.0]
+
+
+def _total(x):
+    return float(x[0] + x[1])
+
+
+def test_the_env_optimize_and_the_report_judge_the_boundary_alike(tmp_path):
+    env = BlackBoxEnv(objective=_total, bounds=[[0.0, 0.0], [1.0, 1.0]], budget=2, constraints=_edge)
+    env.reset(seed=0)
+    for x, expected in (([0.25, 0.5], True), ([0.75, 0.5], False)):
+        *_, info = env.step(np.array(x))
+        assert info["feasible"] is expected and info["constraints"] == _edge(x)
+    db = str(tmp_path / "f.db")
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        result = optimize(_total, [[0.0, 0.0], [1.0, 1.0]], surrogate="random", budget=8, seed=0, db=db,
+                          progress=False, constraints=_edge)
+    flags = [h["feasible"] for h in result.history]
+    assert flags == [h["x"][0] < 0.5 for h in result.history] and any(flags) and not all(flags)
+    assert result.feasible and result.best_value == min(h["value"] for h in result.history if h["feasible"])
+    (run,) = list_runs(db)
+    assert [step_feasible(s) for s in run_steps(db, run.id)] == flags
+    (row,) = bo_summary(db)
+    assert (row["feasible"], row["evaluated"]) == (sum(flags), 8)
+    # no feasible evaluation: optimize's best is the least violating one, as the incumbent is
+    with pytest.warns(RuntimeWarning, match="violates them least"):
+        result = optimize(_total, [[0.0, 0.0], [1.0, 1.0]], surrogate="random", budget=5, seed=0, progress=False,
+                          db=None, constraints=lambda x: [x[0] - 2.0 + x[1], 1.0 - x[1]])
+    violation = [max(1.0 - h["x"][1], 0.0) for h in result.history]
+    assert not result.feasible and result.best_x.tolist() == result.history[int(np.argmin(violation))]["x"].tolist()
 
 
 # -- the demo and the wheel-bandit sweep -----------------------------------------------------------------------

@@ -3,7 +3,8 @@
 A constrained problem's outputs ``Y`` are ``[n, 1 + k]``: column 0 the objective
 (maximised, as every output here), columns ``1 .. k`` the constraint values, an
 observation feasible when every one of them is ``<= 0`` (Optuna's ``constraints_func``
-convention, and BoTorch's for its constraint callables). The model (an
+convention, and BoTorch's for its constraint callables; :func:`npbandit.feasibility.is_feasible`
+judges one observation, :func:`feasible` every row at once). The model (an
 :class:`~npbandit.models.NPModel` on ``1 + k`` columns: an NP per output, or a
 multi-output GP) predicts all of them, independently.
 

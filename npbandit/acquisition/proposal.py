@@ -317,7 +317,9 @@ def region_view(region: SearchRegion, X: torch.Tensor, Y: torch.Tensor, max_cont
     the box widened to reach every discrete value one move from the incumbent's:
     :meth:`TypedCube.reaching_one_move`), mapped onto its unit cube; of more than
     ``max_context`` (``None``: no limit), the ``max_context`` nearest the incumbent
-    (:func:`nearest`). What :func:`propose_in_region` builds its model on."""
+    (:func:`nearest`). What :func:`propose_in_region` builds its model on, and the box and
+    observations a coordinate subspace's proposal projects onto its coordinates
+    (:class:`~npbandit.acquisition.subspace.CoordinateSearch`)."""
     if max_context is not None and (not isinstance(max_context, int) or isinstance(max_context, bool)
                                     or max_context < 1):
         raise ValueError(f"max_context must be a positive int or None, got {max_context!r}")

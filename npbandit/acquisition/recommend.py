@@ -27,10 +27,11 @@ from typing import Any
 import numpy as np
 import torch
 
+from npbandit.acquisition.constrained import feasible
 from npbandit.acquisition.mixed import typed_cube
 from npbandit.acquisition.proposal import SearchRegion, region_view
 
-__all__ = ["best_mean", "recommend", "recommend_in_region"]
+__all__ = ["best_mean", "recommend", "recommend_in_box", "recommend_in_region"]
 
 
 def best_mean(model, X: torch.Tensor, rows: torch.Tensor, constraints: int = 0) -> tuple[int, float] | None:
@@ -46,7 +47,7 @@ def best_mean(model, X: torch.Tensor, rows: torch.Tensor, constraints: int = 0) 
         mean = model.posterior(X.unsqueeze(-2)).mean.reshape(len(rows), -1)
     objective = mean[:, 0]
     if constraints:
-        objective = torch.where((mean[:, 1:1 + constraints] <= 0).all(dim=-1), objective, -torch.inf)
+        objective = torch.where(feasible(mean[:, :1 + constraints], constraints), objective, -torch.inf)
         if not bool(torch.isfinite(objective).any()):
             return None
     i = int(torch.argmax(objective))
@@ -80,14 +81,27 @@ def recommend(build_model, X: torch.Tensor, Y: torch.Tensor, *, n_observed: int,
         if search is not None:
             found = search.recommend(region, X, Y, build_model, n_observed=n_observed, seed=int(rng.integers(2**31)),
                                      max_context=max_context, constraints=constraints, snap=snap)
-        elif region is not None:
-            found = recommend_in_region(region, X, Y, build_model, n_observed=n_observed, max_context=max_context,
-                                        snap=snap, constraints=constraints)
         else:
-            found = best_mean(build_model(X, Y), X[:n_observed], torch.arange(n_observed), constraints)
+            found = recommend_in_box(region, X, Y, build_model, n_observed=n_observed, max_context=max_context,
+                                     snap=snap, constraints=constraints)
     if found is None or outcome is None:
         return found
     return found[0], float(outcome.untransform(torch.tensor([[found[1]]], dtype=torch.float64)))
+
+
+def recommend_in_box(region: SearchRegion | None, X: torch.Tensor, Y: torch.Tensor, build_model, *, n_observed: int,
+                     max_context: int | None = None, snap: Callable[[torch.Tensor], torch.Tensor] | None = None,
+                     constraints: int = 0) -> tuple[int, float] | None:
+    """The recommendation of the model a proposal builds without a subspace, from ``X [n, d]``,
+    ``Y [n, 1 + constraints]`` (maximised), the first ``n_observed`` rows evaluated: with a
+    ``region``, :func:`recommend_in_region` (``max_context``, ``snap``, ``constraints`` as
+    there); with ``None``, :func:`best_mean` of ``build_model(X, Y)`` over the evaluated
+    points (the whole cube; ``max_context`` and ``snap`` unused). What :func:`recommend`
+    does without a ``search``, and a count-sketch search does in its embedding."""
+    if region is not None:
+        return recommend_in_region(region, X, Y, build_model, n_observed=n_observed, max_context=max_context,
+                                   snap=snap, constraints=constraints)
+    return best_mean(build_model(X, Y), X[:n_observed], torch.arange(n_observed), constraints)
 
 
 def recommend_in_region(region: SearchRegion, X: torch.Tensor, Y: torch.Tensor, build_model, *, n_observed: int,

@@ -43,8 +43,8 @@ import torch
 from npbandit.acquisition.constrained import incumbent
 from npbandit.acquisition.mixed import typed_cube
 from npbandit.acquisition.pending import DEFAULT_LIAR, PendingStrategy, pending_strategy
-from npbandit.acquisition.proposal import REPEAT_DISTANCE, SearchRegion, nearest, propose, propose_in_region
-from npbandit.acquisition.recommend import best_mean, recommend_in_region
+from npbandit.acquisition.proposal import REPEAT_DISTANCE, SearchRegion, propose, propose_in_region, region_view
+from npbandit.acquisition.recommend import best_mean, recommend_in_box
 from npbandit.models.columns import relevance
 
 __all__ = ["SubspaceStrategy", "SubspaceSearch", "CountSketch", "CountSketchSearch", "CoordinateSubspace",
@@ -211,11 +211,8 @@ class CountSketchSearch(SubspaceSearch):
 
     def recommend(self, region, X, Y, build_model, *, n_observed, seed, max_context=None, constraints=0, snap=None):
         """In the embedding, as :meth:`propose` sees the observations: exact ``(z, y)`` pairs."""
-        Z = self.project(X)
-        if region is not None:
-            return recommend_in_region(region, Z, Y, build_model, n_observed=n_observed, max_context=max_context,
-                                       constraints=constraints)
-        return best_mean(build_model(Z, Y), Z[:n_observed], torch.arange(n_observed), constraints)
+        return recommend_in_box(region, self.project(X), Y, build_model, n_observed=n_observed,
+                                max_context=max_context, constraints=constraints)
 
     def params(self) -> dict[str, Any]:
         return {"subspace": "count-sketch", "subspace_d_e": self.search_dim}
@@ -348,29 +345,27 @@ class CoordinateSearch(SubspaceSearch):
     def _view(self, region: SearchRegion | None, X: torch.Tensor, Y: torch.Tensor, max_context: int | None,
               seed: int, constraints: int = 0, snap: Callable[[torch.Tensor], torch.Tensor] | None = None
               ) -> _CoordinateView:
-        """What the model of a proposal made with ``seed`` sees of ``X [n, D]``, ``Y [n, 1 + constraints]``;
-        with a mixed space's ``snap``, both boxes widened on its discrete parameters' columns to
-        reach every value one move from the incumbent's, as :func:`propose_in_region` widens them
+        """What the model of a proposal made with ``seed`` sees of ``X [n, D]``, ``Y [n, 1 + constraints]``:
+        in a ``region``, the box and the observations :func:`~npbandit.acquisition.proposal.region_view`
+        shows a plain proposal's model (the observations kept in their ``D`` inputs); with a mixed
+        space's ``snap``, both boxes widened on its discrete parameters' columns to reach every
+        value one move from the incumbent's, as :func:`propose_in_region` widens them
         (:meth:`~npbandit.acquisition.mixed.TypedCube.reaching_one_move`)."""
         X = _as_rows(X, self.dim, "X")
-        center = X[incumbent(Y, constraints)]
         if region is None:
+            center = X[incumbent(Y, constraints)]
             lower = seen_lower = torch.zeros(self.dim, dtype=torch.float64)
             upper = seen_upper = torch.ones(self.dim, dtype=torch.float64)
-        else:
-            lower, upper = region.box(center)  # searched
-            seen_lower, seen_upper = region.box(center, region.context_factor)  # the model's cube
+            rows = torch.nonzero(((X >= seen_lower) & (X <= seen_upper)).all(dim=-1)).reshape(-1)
+        else:  # the model's cube and the observations in it: a plain proposal's (region_view)
             cube = typed_cube(None, snap, self.dim)
-            if cube is not None and not cube.continuous:
+            cube = None if cube is None or cube.continuous else cube
+            seen = region_view(region, X, Y, max_context, cube=cube, constraints=constraints)
+            center, seen_lower, seen_upper, rows = seen.center, seen.lower, seen.upper, seen.rows
+            lower, upper = region.box(center)  # searched
+            if cube is not None:
                 lower, upper = cube.reaching_one_move(lower, upper, center)
-                seen_lower, seen_upper = cube.reaching_one_move(seen_lower, seen_upper, center)
-        inside = ((X >= seen_lower) & (X <= seen_upper)).all(dim=-1)
-        rows = torch.nonzero(inside).reshape(-1)
-        X_seen, Y_seen = X[inside], Y[inside]
-        if region is not None and max_context is not None and len(X_seen) > max_context:
-            keep = nearest((X_seen - seen_lower) / (seen_upper - seen_lower),
-                           (center - seen_lower) / (seen_upper - seen_lower), max_context)
-            X_seen, Y_seen, rows = X_seen[keep], Y_seen[keep], rows[keep]
+        X_seen, Y_seen = X[rows], Y[rows]
         if self.scores == "bowl":  # local: the region's points, around the incumbent
             coords = self.coordinates(X_seen, Y_seen, center, seed)
         else:  # global: every observation

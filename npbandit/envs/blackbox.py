@@ -61,6 +61,7 @@ import torch
 
 from npbandit.envs.evaluation import Outcome, OutcomeRelay
 from npbandit.exceptions import ObjectiveError, ObjectiveReturnError
+from npbandit.feasibility import is_feasible
 from npbandit.space import SearchSpace, as_search_space
 from npbandit.validation import check_bool, check_int, check_options, check_real, check_render_mode
 
@@ -508,7 +509,7 @@ class BlackBoxEnv(gym.Env):
             self.n_constraints = constraints.size
         if self.noise_std:
             value += self.noise_std * float(self.np_random.standard_normal())
-        feasible = constraints is None or bool((constraints <= 0).all())
+        feasible = constraints is None or is_feasible(constraints)
         better = feasible and (self.best_value is None
                                or (value < self.best_value if self.minimize else value > self.best_value))
         if better:

@@ -67,6 +67,7 @@ from npbandit.acquisition.pending import DEFAULT_LIAR, check_liar, pending_rule
 from npbandit.acquisition.proposal import ACQUISITIONS, propose, propose_in_region
 from npbandit.acquisition.subspace import SubspaceSearch, SubspaceStrategy, check_subspace, default_subspace
 from npbandit.api import SURROGATES
+from npbandit.feasibility import is_feasible
 from npbandit.policies.trust_region import TrustRegion
 from npbandit.space import Choice, Float, Int, SearchSpace
 from npbandit.surrogates.pretrained import check_bo_checkpoint, check_checkpoint_kind, context_limit, load_surrogate
@@ -481,7 +482,7 @@ class NPSampler(BaseSampler):
         if self.trust_region:  # the trials in the order they were started, the first n_startup_trials the design
             order = sorted(range(len(finite)), key=lambda i: finite[i].number)
             # with constraints an infeasible (or failed) trial improves on nothing
-            values = [float(Y[i, 0]) if finite[i].state == TrialState.COMPLETE and bool((Y[i, 1:] <= 0).all())
+            values = [float(Y[i, 0]) if finite[i].state == TrialState.COMPLETE and is_feasible(Y[i, 1:])
                       else -math.inf if k else float(Y[i, 0]) for i in order]
             region = (TrustRegion.replay(d, values, self.n_startup_trials) if search is None else
                       TrustRegion.replay(search.search_dim, values, self.n_startup_trials,

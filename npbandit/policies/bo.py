@@ -39,6 +39,7 @@ from npbandit.acquisition.pending import (  # noqa: F401
 from npbandit.acquisition.proposal import ACQUISITIONS, REPEAT_DISTANCE, propose, propose_in_region  # noqa: F401
 from npbandit.acquisition.subspace import SubspaceStrategy, check_subspace, default_subspace
 from npbandit.acquisition.thompson import THOMPSON_BLOCK_SIZE, thompson_draw  # noqa: F401
+from npbandit.feasibility import is_feasible
 from npbandit.policies.base import Policy, Recommendation
 from npbandit.policies.design import SobolDesign, SobolPolicy, check_snap, snap_points
 from npbandit.policies.factories import GPModelFactory, NPModelFactory, model_factory
@@ -363,7 +364,7 @@ class BOPolicy(Policy):
         proposal against it: with constraints the best feasible one, ``-inf`` while none is."""
         if not self.constrained:
             return max(self.Y)
-        feasible = [y for y, c in zip(self.Y, self.C) if (c <= 0).all()]
+        feasible = [y for y, c in zip(self.Y, self.C) if is_feasible(c)]
         return max(feasible) if feasible else -np.inf
 
     def _model(self, X: torch.Tensor, Y: torch.Tensor):
@@ -458,7 +459,7 @@ class BOPolicy(Policy):
             # proposals still to come: neither those in flight nor failed ones can be proposed again
             remaining = None if self.budget is None else max(self.budget - self._spent, 0)
             # an infeasible point improves on nothing
-            value = float(reward) if c is None or (c <= 0).all() else -np.inf
+            value = float(reward) if c is None or is_feasible(c) else -np.inf
             self.region.observe(TrustRegion.improves(value, best_then), remaining)
         self.X.append(x)
         self.Y.append(float(reward))

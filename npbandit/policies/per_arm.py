@@ -133,6 +133,7 @@ class PerArmNPPolicy(Policy):
         self.models: list[Any] = [None] * self.n_arms  # NPModel per arm, once it has n_init rounds
         self.rows: list[list[tuple[np.ndarray, float]]] = [[] for _ in range(self.n_arms)]  # rounds before that
         self.counts = [0] * self.n_arms
+        self._acted: tuple[Any, np.ndarray] | None = None  # the last context act checked: (obs, its values)
 
     def _context(self, obs: Any) -> np.ndarray:
         x = check_context(obs, self.context_dim)
@@ -143,10 +144,22 @@ class PerArmNPPolicy(Policy):
                              f"upper {high.tolist()}); build it with bounds that contain every context")
         return x
 
+    def _observed_context(self, obs: Any) -> np.ndarray:
+        """``obs`` checked as :meth:`_context` checks it, once a round: the context :meth:`act`
+        last checked is recognised (the same object, its values unchanged) and not checked again."""
+        acted, self._acted = self._acted, None
+        if acted is not None and acted[0] is obs and np.array_equal(obs, acted[1]):
+            return acted[1]
+        return self._context(obs)
+
     def predict(self, obs: Any) -> tuple[np.ndarray, np.ndarray]:
         """Every arm's posterior mean and variance of the mean reward at context ``obs``
         (reward units), ``[n_arms]`` each; NaN for an arm with fewer than ``n_init`` rounds."""
-        x = torch.from_numpy(self._context(obs)).unsqueeze(0)
+        return self._predict(self._context(obs))
+
+    def _predict(self, x: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+        """:meth:`predict` at a checked context ``x [d]``."""
+        x = torch.from_numpy(x).unsqueeze(0)
         mean, var = np.full(self.n_arms, np.nan), np.full(self.n_arms, np.nan)
         with torch.no_grad(), torch_threads(), warnings.catch_warnings():
             # a latent variance at its floor (the noise estimate covers the predictive, MIN_LATENT_VAR left)
@@ -159,11 +172,12 @@ class PerArmNPPolicy(Policy):
         return mean, var
 
     def act(self, obs: np.ndarray) -> int:
+        x = self._context(obs).copy()  # a copy: obs may be an array its owner changes before observe
+        self._acted = (obs, x)
         waiting = [arm for arm, model in enumerate(self.models) if model is None]
         if waiting:
-            self._context(obs)
             return int(self.rng.choice(waiting))
-        mean, var = self.predict(obs)
+        mean, var = self._predict(x)
         if self.rule == "ucb":
             scores = mean + self.beta * np.sqrt(var)
         else:
@@ -172,7 +186,7 @@ class PerArmNPPolicy(Policy):
 
     def observe(self, obs, action, reward, info) -> None:
         action, reward = check_arm_and_reward(action, reward, self.n_arms)
-        x = self._context(obs)
+        x = self._observed_context(obs)
         model = self.models[action]
         if model is None:
             rows = self.rows[action]

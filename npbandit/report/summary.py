@@ -23,6 +23,7 @@ from typing import Any
 
 import numpy as np
 
+from npbandit.feasibility import is_feasible
 from npbandit.report.grouping import SIMPLE_REGRET_SHARE, bo_groups, problem, problem_key, tail_rounds
 from npbandit.report.labels import row_keys
 from npbandit.space import SearchSpace, as_search_space
@@ -132,7 +133,7 @@ def step_feasible(step: dict[str, Any]) -> bool:
     it recorded ``<= 0``); ``False`` for a step that recorded none (failed, or logged
     before steps recorded them)."""
     values = step.get("constraints")
-    return bool(values) and all(c <= 0 for c in values)
+    return bool(values) and is_feasible(values)
 
 
 def _recommended(run: RunRow) -> dict[str, Any] | None:

@@ -8,9 +8,10 @@ from helpers import tiny_checkpoint
 
 from npbandit import load_surrogate
 from npbandit.acquisition.recommend import best_mean, recommend
-from npbandit.acquisition.subspace import CoordinateSearch, SubspaceSearch
+from npbandit.acquisition.subspace import CoordinateSearch, CountSketch, SubspaceSearch
 from npbandit.models import NPModel
 from npbandit.policies.bo import BOPolicy, NPModelFactory
+from npbandit.policies.trust_region import TrustRegion
 from npbandit.transforms import YeoJohnson
 
 
@@ -85,6 +86,21 @@ def test_the_count_sketch_recommendation_is_made_in_the_embedding(surrogate):
         mean = model.posterior(torch.from_numpy(Z).unsqueeze(-2)).mean.reshape(-1)
     best = int(torch.argmax(mean))
     assert np.array_equal(found.action, X[best]) and found.reward == pytest.approx(float(mean[best]), rel=1e-6)
+
+
+@pytest.mark.parametrize("length, max_context", [(None, None), (0.7, None), (0.7, 4)],
+                         ids=["whole-cube", "region", "region-max-context"])
+def test_a_count_sketch_search_recommends_as_the_plain_search_does_on_the_embedded_points(length, max_context):
+    search = CountSketch(d_e=3).bind(7, 3, seed=2)
+    Z, Y = noisy(12, 3, seed=1)
+    Z, Y = torch.from_numpy(Z), torch.from_numpy(Y).unsqueeze(-1)
+    X = search.lift(Z)
+    region = None if length is None else TrustRegion(3, length_init=length)
+    for n_observed in (12, 8):  # the rows past n_observed failed: seen by the model, no candidates
+        found = search.recommend(region, X, Y, MeanOfFirstInput, n_observed=n_observed, seed=0,
+                                 max_context=max_context)
+        plain = recommend(MeanOfFirstInput, Z, Y, n_observed=n_observed, region=region, max_context=max_context)
+        assert found is not None and found[0] == plain[0] and found[1] == pytest.approx(plain[1], abs=1e-12)
 
 
 def test_a_warped_model_s_mean_is_taken_back_through_the_warp(surrogate):

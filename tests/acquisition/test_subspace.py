@@ -241,3 +241,26 @@ def test_a_coordinate_view_of_a_mixed_space_reaches_every_choice_one_move_away()
     assert (narrow.upper[cat] - narrow.lower[cat]).max() < 1  # without the space: the cube's side only
     rest = [i for i in range(10) if i not in cat]
     assert torch.equal(wide.lower[rest], narrow.lower[rest]) and torch.equal(wide.upper[rest], narrow.upper[rest])
+
+
+@pytest.mark.parametrize("mixed", [False, True], ids=["continuous", "mixed"])
+def test_a_coordinate_view_sees_the_box_and_observations_a_plain_proposal_s_model_sees(mixed):
+    from npbandit.acquisition.mixed import TypedCube
+    from npbandit.acquisition.proposal import region_view
+    from npbandit.space import Choice, Float, SearchSpace
+
+    space = SearchSpace({"c": Choice(["a", "b", "c"]), **{f"x{i}": Float(0.0, 1.0) for i in range(7)}})
+    rng = np.random.default_rng(1)
+    X = torch.tensor(np.array([space.encode({"c": str(rng.choice(["a", "b", "c"])),
+                                             **{f"x{i}": float(rng.random()) for i in range(7)}}) for _ in range(40)]),
+                     dtype=torch.float64)
+    Y = torch.cat([-X.sum(dim=-1, keepdim=True), X[:, -1:] - 0.5], dim=-1)  # the objective, one constraint
+    region = TrustRegion(10, length_init=0.8)
+    search = CoordinateSubspace().bind(10, 6, seed=0)
+    for max_context in (None, 3):
+        view = search._view(region, X, Y, max_context, seed=2, constraints=1, snap=space.snap if mixed else None)
+        plain = region_view(region, X, Y, max_context, cube=TypedCube(space) if mixed else None, constraints=1)
+        assert len(plain.rows) > 1 and (max_context is None or len(plain.rows) == max_context)
+        assert torch.equal(view.center, plain.center) and torch.equal(view.rows, plain.rows)
+        assert torch.equal(view.seen_lower, plain.lower) and torch.equal(view.seen_upper, plain.upper)
+        assert torch.equal(view.Y, plain.Y) and torch.equal(view.to_model(view.X), plain.X[:, view.coords])

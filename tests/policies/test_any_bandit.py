@@ -236,6 +236,37 @@ def test_a_context_of_another_width_or_outside_the_bounds_is_refused_naming_obs(
     _one_line(err)
 
 
+def test_the_per_arm_policy_checks_a_round_s_context_once(bo_card, monkeypatch):
+    import npbandit.policies.per_arm as per_arm_module
+
+    calls = []
+    real = per_arm_module.check_context
+
+    def spy(obs, context_dim):
+        calls.append(obs)
+        return real(obs, context_dim)
+
+    monkeypatch.setattr(per_arm_module, "check_context", spy)
+    policy = PerArmNPPolicy(load_surrogate(bo_card), [[-1.0] * 3, [1.0] * 3], 2, n_init=1)
+    policy.reset(0)
+    rng = np.random.default_rng(0)
+    for _ in range(4):  # two rounds before the arms' models exist, two after
+        obs = rng.uniform(-1, 1, 3)
+        policy.observe(obs, policy.act(obs), 1.0, {})
+    assert len(calls) == 4 and sum(policy.counts) == 4
+    # a context act did not check, or one changed since, is checked in observe, as before
+    for changed, match in ((np.array([0.0, np.nan, 0.0]), "obs must be finite"),
+                           (np.array([0.0, 1.5, 0.0]), "obs .* lies outside the policy's context bounds")):
+        obs = np.zeros(3)
+        action = policy.act(obs)
+        obs[:] = changed
+        with pytest.raises(ValueError, match=match):
+            policy.observe(obs, action, 1.0, {})
+        with pytest.raises(ValueError, match=match):
+            policy.observe(changed.copy(), action, 1.0, {})
+    assert sum(policy.counts) == 4
+
+
 def test_the_per_arm_policy_serves_the_wheel_too(bo_card):
     """A bo checkpoint's per-arm policy is a bandit policy like any other: on the wheel by default."""
     policy = make_bandit_policy(f"{bo_card}-thompson")
