@@ -62,7 +62,7 @@ def propose(model, acquisition: str, *, dim: int, best_f: float | torch.Tensor |
         dim: ``d``, the number of inputs.
         best_f: the best observed output, for LogEI (not read with ``constraints``: the best
             feasible one of ``outputs`` is, and ``None`` may be given).
-        seed: seeds the start points of ``optimize_acqf`` (or the Thompson candidates),
+        seed: seeds the acquisition optimiser (or the Thompson candidates),
             so the same model and seed give the same point.
         pending: ``[p, d]`` points being evaluated now (an Optuna trial still running,
             an evaluation in flight with ``optimize(batch_size=q)``), or ``None``. They enter
