@@ -35,8 +35,8 @@ from npbandit.acquisition.pending import (
 )
 from npbandit.acquisition.thompson import is_np_model, thompson_draw
 
-__all__ = ["propose", "propose_in_region", "region_view", "RegionView", "nearest", "SearchRegion", "ACQUISITIONS",
-           "REPEAT_DISTANCE"]
+__all__ = ["propose", "propose_in_region", "region_view", "searched_box", "RegionView", "nearest", "SearchRegion",
+           "ACQUISITIONS", "REPEAT_DISTANCE"]
 
 #: the acquisitions :func:`propose` maximises (see ``BOPolicy``)
 ACQUISITIONS = ("logei", "ucb", "thompson", "marginal-thompson", "qlognei")
@@ -261,9 +261,7 @@ def propose_in_region(region: SearchRegion, X: torch.Tensor, Y: torch.Tensor, bu
     if cube is not None and cube.continuous:
         snap, cube = None, None
     view = region_view(region, X, Y, max_context, cube=cube, constraints=constraints)
-    lower, upper = region.box(view.center)  # searched
-    if cube is not None:  # every discrete parameter one move from the incumbent's value stays in reach
-        lower, upper = cube.reaching_one_move(lower, upper, view.center)
+    lower, upper = searched_box(region, view.center, cube)
     seen_lower, seen_upper, span, X_box, Y_box = view.lower, view.upper, view.span, view.X, view.Y
     if pending is not None:
         pending = region.to_unit(pending, seen_lower, seen_upper)[0]
@@ -306,6 +304,15 @@ class RegionView:
     X: torch.Tensor
     Y: torch.Tensor
     rows: torch.Tensor
+
+
+def searched_box(region: SearchRegion, center: torch.Tensor,
+                 cube: TypedCube | None = None) -> tuple[torch.Tensor, torch.Tensor]:
+    """The box a proposal in ``region`` searches around ``center`` ``[d]``: lower and upper
+    corners ``[d]`` each, widened on a mixed ``cube``'s discrete columns so that every value
+    one move from the incumbent's stays in reach (:meth:`TypedCube.reaching_one_move`)."""
+    lower, upper = region.box(center)
+    return (lower, upper) if cube is None else cube.reaching_one_move(lower, upper, center)
 
 
 def region_view(region: SearchRegion, X: torch.Tensor, Y: torch.Tensor, max_context: int | None = None,

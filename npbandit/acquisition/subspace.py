@@ -43,7 +43,14 @@ import torch
 from npbandit.acquisition.constrained import incumbent
 from npbandit.acquisition.mixed import typed_cube
 from npbandit.acquisition.pending import DEFAULT_LIAR, PendingStrategy, pending_strategy
-from npbandit.acquisition.proposal import REPEAT_DISTANCE, SearchRegion, propose, propose_in_region, region_view
+from npbandit.acquisition.proposal import (
+    REPEAT_DISTANCE,
+    SearchRegion,
+    propose,
+    propose_in_region,
+    region_view,
+    searched_box,
+)
 from npbandit.acquisition.recommend import best_mean, recommend_in_box
 from npbandit.models.columns import relevance
 
@@ -362,9 +369,7 @@ class CoordinateSearch(SubspaceSearch):
             cube = None if cube is None or cube.continuous else cube
             seen = region_view(region, X, Y, max_context, cube=cube, constraints=constraints)
             center, seen_lower, seen_upper, rows = seen.center, seen.lower, seen.upper, seen.rows
-            lower, upper = region.box(center)  # searched
-            if cube is not None:
-                lower, upper = cube.reaching_one_move(lower, upper, center)
+            lower, upper = searched_box(region, center, cube)
         X_seen, Y_seen = X[rows], Y[rows]
         if self.scores == "bowl":  # local: the region's points, around the incumbent
             coords = self.coordinates(X_seen, Y_seen, center, seed)
