@@ -38,7 +38,7 @@ import datetime as dt
 import signal
 import time
 import warnings
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -46,6 +46,7 @@ import gymnasium as gym
 import numpy as np
 from tqdm import tqdm
 
+from npbandit.envs import ENTRY_POINTS
 from npbandit.envs.blackbox import BlackBoxEnv, ObjectiveError
 from npbandit.envs.evaluation import AsyncEvaluator, Evaluation, Outcome
 from npbandit.policies.base import Policy, Recommendation
@@ -156,11 +157,11 @@ def run_episode(env: gym.Env, policy: Policy, *, seed: int, steps: int | None = 
     Args:
         seed: seeds the environment's reset and the policy.
         logger: where steps go; started here with ``run_info`` (``kind``, ``env_id``,
-            ``env_params``) and finished here: ``completed``, with the policy's
-            recommendation asked for then (``policy.recommend()``; :class:`EpisodeResult`);
-            ``interrupted`` on SIGINT /
-            SIGTERM; ``failed`` with the error text if the run raises, or if every
-            evaluation failed (``on_error="skip"``).
+            ``env_params``, to which a black-box run's problem and the dict an env's
+            ``task_params()`` returns are added) and finished here: ``completed``, with
+            the policy's recommendation asked for then (``policy.recommend()``;
+            :class:`EpisodeResult`); ``interrupted`` on SIGINT / SIGTERM; ``failed`` with
+            the error text if the run raises, or if every evaluation failed (``on_error="skip"``).
         on_error: ``"raise"`` or ``"skip"`` for steps whose objective fails.
         executor: a :class:`concurrent.futures.Executor` evaluating a
             :class:`~npbandit.envs.BlackBoxEnv`'s objective asynchronously (see the module
@@ -218,7 +219,7 @@ def _run(env: gym.Env, policy: Policy, seed: int, steps: int | None, logger: Run
             with signals.held():
                 result.run_id = logger.start(
                     kind=info.get("kind", "bandit"),
-                    env_id=info.get("env_id", str(env.spec.id if env.spec else type(env).__name__)),
+                    env_id=info.get("env_id", _env_id(env)),
                     env_params=_env_params(env, info, async_args), policy=policy.name, policy_params=policy.params(),
                     checkpoint=policy.checkpoint, seed=seed)
         obs, _ = env.reset(seed=seed)
@@ -437,15 +438,28 @@ def _record_async(env: gym.Env, evaluator: AsyncEvaluator, policy: Policy, obs: 
     return next_obs
 
 
+def _env_id(env: gym.Env) -> str:
+    """A run's ``env_id`` when ``run_info`` gives none: the registered id (also of npbandit's
+    envs made without ``gymnasium.make``), else the class name."""
+    base = type(env.unwrapped)
+    entry = f"{base.__module__}:{base.__qualname__}"
+    ids = [env_id for env_id, point in ENTRY_POINTS.items() if point == entry]
+    return str(env.spec.id) if env.spec is not None else ids[0] if ids else type(env).__name__
+
+
 def _env_params(env: gym.Env, info: dict[str, Any], async_args: tuple = (None, 1, None)) -> dict[str, Any]:
-    """``run_info["env_params"]``, completed for a black-box run with the problem it
-    optimises (objective name, dimension, bounds or search space, direction, budget, known
-    optimum) and,
-    run asynchronously, the evaluations it kept in flight (``batch_size``): ``npbandit
-    report`` groups runs by the problem and tells settings apart, whoever wrote the
-    run_info."""
+    """``run_info["env_params"]`` (its values kept), completed with what ``npbandit report``
+    groups runs by: a black-box run's problem (objective name, dimension, bounds or search
+    space, direction, budget, known optimum) and, run asynchronously, the evaluations it
+    kept in flight (``batch_size``); the dict an env's ``task_params()`` returns (npbandit's
+    bandits': the wheel's ``delta``, a data set's name...; an env of one's own may define one)."""
     params = dict(info.get("env_params", {}))
     base = env.unwrapped
+    task = base.task_params() if callable(getattr(base, "task_params", None)) else {}
+    if not isinstance(task, Mapping):
+        raise TypeError(f"{type(base).__name__}.task_params() must return a dict, got {type(task).__name__}")
+    for key, value in task.items():
+        params.setdefault(key, value)
     if async_args[0] is not None:
         params.setdefault("batch_size", async_args[1])
     if isinstance(base, BlackBoxEnv):

@@ -19,8 +19,9 @@ def add_arguments(report: argparse.ArgumentParser) -> None:
     report.add_argument("--limit", type=positive_int, default=20, help="latest runs listed")
     report.add_argument("--plot", metavar="PATH",
                         help="also write regret figures, in the format PATH's suffix names (.png, .pdf or .svg): "
-                             "one figure per quantity -- wheel-bandit cumulative regret, black-box simple regret, "
-                             "the best value found where no optimum was recorded -- one panel per problem, median "
+                             "one figure per quantity -- bandit cumulative regret, black-box simple regret, "
+                             "the best value found where no optimum was recorded -- one panel per bandit setting or "
+                             "problem, median "
                              "and 25-75 %% band over seeds. One figure is written to PATH; several to "
                              "STEM-bandit.SUFFIX, STEM-bo-regret.SUFFIX, STEM-bo-value.SUFFIX next to it "
                              "(default: no figure)")

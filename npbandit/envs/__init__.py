@@ -11,8 +11,14 @@ environment is imported when ``gymnasium.make`` first makes it, not here):
 
 The classes and helpers below are importable from here too; each loads its module
 (NumPy, torch, BoTorch for the named test problems) on first use.
+
+Each bandit environment names the parameters that define its task (``TASK_PARAMS``,
+``task_params()``: the wheel's ``delta``, a classification data set's name...);
+:func:`~npbandit.loop.run_episode` records them in a run's ``env_params`` and ``npbandit
+report`` compares only runs of one task (:func:`task_param_names`).
 """
 
+import importlib
 from typing import Any
 
 import gymnasium as gym
@@ -21,7 +27,7 @@ from npbandit.exceptions import ObjectiveError
 
 __all__ = ["WheelBanditEnv", "LinearBanditEnv", "ClassificationBanditEnv", "BlackBoxEnv", "ObjectiveError",
            "available_functions", "make_test_function", "objective_value", "problem_objective", "AsyncEvaluator",
-           "Evaluation", "Evaluator", "Outcome", "OutcomeRelay"]
+           "Evaluation", "Evaluator", "Outcome", "OutcomeRelay", "task_param_names"]
 
 #: each environment id with its ``"module:class"`` entry point
 ENTRY_POINTS = {"npbandit/WheelBandit-v0": "npbandit.envs.wheel:WheelBanditEnv",
@@ -35,6 +41,24 @@ for _id, _entry in ENTRY_POINTS.items():
 
 _BLACKBOX = ("BlackBoxEnv", "available_functions", "make_test_function", "objective_value", "problem_objective")
 _EVALUATION = ("AsyncEvaluator", "Evaluation", "Evaluator", "Outcome", "OutcomeRelay")
+
+
+def task_param_names(env_id: str) -> tuple[str, ...] | None:
+    """The ``env_params`` that define the task of a run of the environment registered here
+    as ``env_id`` (its class's ``TASK_PARAMS``; loads that class's module); ``None`` for an id
+    not registered here, or an environment that names none (``BlackBox-v0``, whose problem
+    its own fields say).
+
+    Raises:
+        TypeError: ``env_id`` is not a str.
+    """
+    if not isinstance(env_id, str):
+        raise TypeError(f"env_id must be a str, got {type(env_id).__name__}")
+    entry = ENTRY_POINTS.get(env_id)
+    if entry is None:
+        return None
+    module, name = entry.split(":")
+    return getattr(getattr(importlib.import_module(module), name), "TASK_PARAMS", None)
 
 
 def __getattr__(name: str) -> Any:

@@ -28,6 +28,7 @@ with a fixed seed (:data:`SYNTHETIC`). Those need scikit-learn (the ``bench`` ex
 
 from __future__ import annotations
 
+import hashlib
 from typing import Any
 
 import gymnasium as gym
@@ -109,6 +110,9 @@ class ClassificationBanditEnv(gym.Env):
     """
 
     metadata = {"render_modes": []}
+    #: the parameters that define the task (:meth:`task_params`): a named data set's name, or
+    #: one's own data's fingerprint and shape
+    TASK_PARAMS = ("dataset", "data", "context_dim", "n_arms")
 
     def __init__(self, X: Any = None, y: Any = None, *, dataset: str | None = None, horizon: int = 2000,
                  render_mode: str | None = None) -> None:
@@ -135,6 +139,19 @@ class ClassificationBanditEnv(gym.Env):
         self.n_arms, self.context_dim = len(self.classes), X.shape[1]
         self.t = 0
         self._drawn = False  # no run drawn before the first reset
+
+    def task_params(self) -> dict[str, Any]:
+        """What defines the task (:data:`TASK_PARAMS`), as :func:`~npbandit.loop.run_episode`
+        records it in a run's ``env_params``: ``{"dataset": name}`` for a named data set;
+        for ``X`` and ``y`` of one's own, ``{"data", "context_dim", "n_arms"}``, ``data`` the
+        first 12 hex digits of a SHA-256 of the observations (the standardised features) and
+        each row's arm, so that runs on two data sets of one shape are told apart."""
+        if self.dataset is not None:
+            return {"dataset": self.dataset}
+        digest = hashlib.sha256()
+        for array in (np.asarray(self.features.shape, np.int64), self.features, self.labels.astype(np.int64)):
+            digest.update(np.ascontiguousarray(array).tobytes())
+        return {"data": digest.hexdigest()[:12], "context_dim": self.context_dim, "n_arms": self.n_arms}
 
     def reset(self, *, seed: int | None = None, options: dict[str, Any] | None = None):
         super().reset(seed=seed)

@@ -42,6 +42,9 @@ class LinearBanditEnv(gym.Env):
     """
 
     metadata = {"render_modes": []}
+    #: the parameters that define the task (:meth:`task_params`); the arms' weights are drawn
+    #: anew from each seed
+    TASK_PARAMS = ("context_dim", "n_arms", "noise_std")
 
     def __init__(self, context_dim: int = 3, n_arms: int = 4, horizon: int = 500, noise_std: float = 0.1,
                  render_mode: str | None = None) -> None:
@@ -55,6 +58,11 @@ class LinearBanditEnv(gym.Env):
         self.action_space = gym.spaces.Discrete(self.n_arms)
         self.t = 0
         self._drawn = False  # no run drawn before the first reset
+
+    def task_params(self) -> dict[str, Any]:
+        """``{"context_dim", "n_arms", "noise_std"}``: what defines the task (:data:`TASK_PARAMS`), as
+        :func:`~npbandit.loop.run_episode` records it in a run's ``env_params``."""
+        return {name: getattr(self, name) for name in self.TASK_PARAMS}
 
     def reset(self, *, seed: int | None = None, options: dict[str, Any] | None = None):
         super().reset(seed=seed)

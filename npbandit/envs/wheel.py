@@ -42,6 +42,9 @@ class WheelBanditEnv(gym.Env):
     """
 
     metadata = {"render_modes": []}
+    #: the parameters that define the task (:meth:`task_params`): runs with another ``delta``
+    #: play another problem
+    TASK_PARAMS = ("delta",)
 
     def __init__(self, delta: float = 0.5, horizon: int = 2000, small_reward_std: float = SMALL_REWARD_STD,
                  render_mode: str | None = None) -> None:
@@ -57,6 +60,11 @@ class WheelBanditEnv(gym.Env):
         self.means = np.zeros((horizon, N_ARMS))
         self.t = 0
         self._drawn = False  # no run drawn before the first reset
+
+    def task_params(self) -> dict[str, Any]:
+        """``{"delta": delta}``: what defines the task (:data:`TASK_PARAMS`), as
+        :func:`~npbandit.loop.run_episode` records it in a run's ``env_params``."""
+        return {"delta": self.delta}
 
     def reset(self, *, seed: int | None = None, options: dict[str, Any] | None = None):
         """A new run; ``options={"delta": d}`` changes δ from this run on."""

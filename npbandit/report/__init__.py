@@ -2,8 +2,11 @@
 
 A row of a table (a line of a figure) only puts together runs that are comparable:
 
-- wheel bandit: one ``delta`` and one run length. *Simple regret* is the mean
-  per-round regret over the last quarter of each run (:data:`SIMPLE_REGRET_SHARE`).
+- bandits: one *setting* -- the environment and the parameters that define its task
+  (:class:`BanditSetting`: the wheel's ``delta``, a classification data set's name, a
+  linear bandit's width, arms and noise, every recorded parameter of an environment of
+  one's own) -- and one run length. *Simple regret* is the mean per-round regret over
+  the last quarter of each run (:data:`SIMPLE_REGRET_SHARE`).
 - black-box optimisation: one *problem* -- objective name, input dimension, bounds and
   direction (:class:`Problem`) -- and one budget; *simple regret* is the gap between the
   best value found and the optimum the runs recorded, when they did.
@@ -28,10 +31,10 @@ from npbandit.report.figures import (
                                      regret_figure,
                                      regret_figures,
 )
-from npbandit.report.grouping import SIMPLE_REGRET_SHARE, Problem
+from npbandit.report.grouping import SIMPLE_REGRET_SHARE, BanditSetting, Problem, bandit_setting
 from npbandit.report.labels import policy_label
 from npbandit.report.summary import bandit_summary, bo_summary, report_text
 
 __all__ = ["report_text", "bandit_summary", "bo_summary", "plot_regret", "regret_figure", "regret_figures",
-           "figure_paths", "check_figure_path", "policy_label", "Problem", "SIMPLE_REGRET_SHARE", "FIGURE_FORMATS",
-           "LINESTYLES"]
+           "figure_paths", "check_figure_path", "policy_label", "Problem", "BanditSetting", "bandit_setting",
+           "SIMPLE_REGRET_SHARE", "FIGURE_FORMATS", "LINESTYLES"]

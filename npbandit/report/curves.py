@@ -2,7 +2,9 @@
 
 Three quantities, each drawn in a figure of its own (:data:`QUANTITIES`):
 
-- ``"bandit"``: wheel-bandit cumulative regret against the round, one panel per ``delta``;
+- ``"bandit"``: bandit cumulative regret against the round, one panel per setting
+  (:func:`~npbandit.report.grouping.bandit_setting`: the wheel's ``delta``, a classification
+  data set...); the figure is titled for the wheel bandit when every panel is the wheel's;
 - ``"bo-regret"``: black-box simple regret (the gap from the best value found so far to
   the problem's recorded optimum) against the evaluation, one panel per problem whose
   optimum is known;
@@ -22,11 +24,11 @@ from typing import Any
 
 import numpy as np
 
-from npbandit.report.grouping import bo_groups
+from npbandit.report.grouping import BanditSetting, bandit_setting, bo_groups
 from npbandit.report.labels import RowKey, row_keys
 from npbandit.storage import DEFAULT_URL, RunRow, list_runs, run_steps
 
-__all__ = ["Quantity", "QUANTITIES", "Line", "Panel", "panels", "best_curve"]
+__all__ = ["Quantity", "QUANTITIES", "Line", "Panel", "panels", "best_curve", "figure_title"]
 
 
 @dataclass(frozen=True)
@@ -42,7 +44,7 @@ class Quantity:
 
 #: the figures ``npbandit report --plot`` draws, by id, in the order it draws them
 QUANTITIES = {
-    "bandit": Quantity("Wheel bandit: cumulative regret", "round", "cumulative regret", True),
+    "bandit": Quantity("Bandits: cumulative regret", "round", "cumulative regret", True),
     "bo-regret": Quantity("Black-box optimisation: simple regret", "evaluation", "simple regret", True),
     "bo-value": Quantity("Black-box optimisation: best value found", "evaluation", "best value found", False),
 }
@@ -74,11 +76,14 @@ class Line:
 @dataclass
 class Panel:
     """One panel of a figure: a ``quantity`` (a key of :data:`QUANTITIES`), a title
-    naming the setting (a ``delta``, a problem and budget), and its lines."""
+    naming the setting (a bandit setting, a problem and budget), and its lines;
+    ``setting``: a bandit panel's :class:`~npbandit.report.grouping.BanditSetting`
+    (``None`` for a black-box one)."""
 
     quantity: str
     title: str
     lines: list[Line]
+    setting: BanditSetting | None = None
 
     def design_ends(self) -> list[int]:
         """The distinct initial-design sizes of the panel's runs that fall inside it (where a
@@ -101,6 +106,15 @@ def best_curve(steps: list[dict[str, Any]], length: int) -> np.ndarray:
     return curve
 
 
+def figure_title(quantity: str, group: list[Panel]) -> str:
+    """The title of the figure of ``quantity`` drawn from the panels ``group``: its
+    :data:`QUANTITIES` title, ``Wheel bandit: cumulative regret`` for bandit panels that
+    are all the wheel bandit's."""
+    if quantity == "bandit" and group and all(p.setting is not None and p.setting.wheel for p in group):
+        return "Wheel bandit: cumulative regret"
+    return QUANTITIES[quantity].title
+
+
 def _runs_text(lines: list[Line]) -> str:
     counts = sorted({line.runs for line in lines})
     many = counts[-1] != 1
@@ -109,27 +123,29 @@ def _runs_text(lines: list[Line]) -> str:
 
 
 def _bandit_panels(db: str, runs: list[RunRow]) -> list[Panel]:
-    finished: dict[Any, list[tuple[RunRow, np.ndarray]]] = defaultdict(list)
+    finished: dict[BanditSetting, list[tuple[RunRow, np.ndarray]]] = defaultdict(list)
     for run in runs:
         if run.kind == "bandit" and run.status == "completed":
             steps = run_steps(db, run.id)
             if steps:
-                finished[run.env_params.get("delta")].append(
+                finished[bandit_setting(run)].append(
                     (run, np.array([s["cumulative_regret"] for s in steps], dtype=float)))
-    wheel: dict[Any, dict[tuple[RowKey, int], list[np.ndarray]]] = defaultdict(lambda: defaultdict(list))
-    for delta, cell in finished.items():
+    by_setting: dict[BanditSetting, dict[tuple[RowKey, int], list[np.ndarray]]] = defaultdict(
+        lambda: defaultdict(list))
+    for setting, cell in finished.items():
         for length in {len(curve) for _, curve in cell}:  # rows among the runs of one length, as in the table
             same = [(run, curve) for run, curve in cell if len(curve) == length]
             keys = row_keys([run for run, _ in same])
             for run, curve in same:
-                wheel[delta][(keys[run.id], length)].append(curve)
+                by_setting[setting][(keys[run.id], length)].append(curve)
     panels = []
-    for delta, by_line in sorted(wheel.items(), key=lambda kv: str(kv[0])):
+    for setting, by_line in sorted(by_setting.items(), key=lambda kv: kv[0].sort_key()):
         lengths = {n for _, n in by_line}
         lines = [Line(key, "" if len(lengths) == 1 else f", {n} rounds", np.stack(curves))
                  for (key, n), curves in sorted(by_line.items(), key=lambda kv: (kv[0][0].text(), kv[0][1]))]
         rounds = f", {lengths.pop()} rounds" if len(lengths) == 1 else ""
-        panels.append(Panel("bandit", f"δ = {delta}{rounds}\n{_runs_text(lines)}", lines))
+        name = f"δ = {setting.delta}" if setting.wheel else "\n".join(textwrap.wrap(setting.label(), 36))
+        panels.append(Panel("bandit", f"{name}{rounds}\n{_runs_text(lines)}", lines, setting))
     return panels
 
 
@@ -160,7 +176,8 @@ def _bo_panels(db: str, runs: list[RunRow]) -> list[Panel]:
 
 
 def panels(db: str = DEFAULT_URL) -> list[Panel]:
-    """Every panel the completed runs in ``db`` make: the wheel-bandit ones (by ``delta``),
-    then the black-box ones (by problem, as :func:`~npbandit.report.bo_summary` groups them)."""
+    """Every panel the completed runs in ``db`` make: the bandit ones (by setting, the
+    wheel's by ``delta`` first), then the black-box ones (by problem, as
+    :func:`~npbandit.report.bo_summary` groups them)."""
     runs = list_runs(db)
     return _bandit_panels(db, runs) + _bo_panels(db, runs)

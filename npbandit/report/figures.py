@@ -1,9 +1,10 @@
 """Regret figures for ``npbandit report --plot``, sized and lettered for a paper.
 
-One figure per quantity (:data:`~npbandit.report.curves.QUANTITIES`): wheel-bandit
+One figure per quantity (:data:`~npbandit.report.curves.QUANTITIES`): bandit
 cumulative regret, black-box simple regret, and the best value found on problems with no
 recorded optimum are never mixed in one figure, so each figure has one y label and one x
-label. In a figure, one panel per setting (a ``delta``, a problem), one line per row of
+label. In a figure, one panel per setting (a bandit setting -- the wheel's ``delta``, a
+classification data set... --, a problem), one line per row of
 the report's tables: the median over runs (seeds), a band between the 25th and 75th
 percentiles, each row in one colour and dash across all panels. Dotted vertical lines
 mark where initial (Sobol) designs end, one per distinct design size in a panel. A regret
@@ -24,7 +25,7 @@ from typing import Any
 
 import numpy as np
 
-from npbandit.report.curves import QUANTITIES, Panel, panels
+from npbandit.report.curves import QUANTITIES, Panel, figure_title, panels
 from npbandit.report.labels import RowKey, check_label_overrides
 from npbandit.storage import DEFAULT_URL
 
@@ -165,7 +166,7 @@ def _draw(quantity: str, group: list[Panel], labels: Mapping[str, str]) -> Any:
             "symlog": f"\n(symmetric log scale, linear below {scale[1]:g})" if scale[1] else ""}.get(scale[0], "")
     fig.supylabel(spec.ylabel + note, fontsize=_TITLE_SIZE)
     chars = int(width * 12)  # about 12 characters an inch at _TITLE_SIZE
-    fig.suptitle("\n".join(textwrap.wrap(spec.title, chars) + textwrap.wrap(
+    fig.suptitle("\n".join(textwrap.wrap(figure_title(quantity, group), chars) + textwrap.wrap(
         "lines: median over runs (seeds); bands: 25th to 75th percentile", chars)), fontsize=_TITLE_SIZE)
     fig.legend(list(entries.values()), list(entries), loc="outside lower center", ncols=legend_cols,
                fontsize=MIN_FONT_SIZE, frameon=False)

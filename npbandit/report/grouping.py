@@ -1,28 +1,44 @@
-"""Which runs ``npbandit report`` compares with which: a black-box run's *problem* and a
-bandit run's simple-regret window.
+"""Which runs ``npbandit report`` compares with which: a black-box run's *problem*, a
+bandit run's *setting* and its simple-regret window.
+
+A bandit setting (:func:`bandit_setting`) is the environment a run played and the
+parameters that define its task, as the run recorded them in its ``env_params``: for the
+wheel bandit its ``delta``; for another of npbandit's environments those its class names
+(``TASK_PARAMS``, :func:`npbandit.envs.task_param_names`: a classification data set's
+name, a linear bandit's context width, arm count and noise); for an environment of one's
+own, every parameter the run recorded but its length (``horizon``). Runs of two settings
+are never put in one row or one panel.
 
 A black-box problem is the objective's name, input dimension, bounds (or, for a run over
 a search space, the space: each parameter's name, type and range), direction (minimise
 / maximise) and outcome constraints (their callable's name, ``optimize(constraints=...)``),
 as each run recorded them; two runs that differ in any of these are never put
-in one row or one panel. A wheel-bandit run's simple regret is the mean
+in one row or one panel. A bandit run's simple regret is the mean
 per-round regret over the last :data:`SIMPLE_REGRET_SHARE` of its rounds.
 """
 
 from __future__ import annotations
 
+import json
 import math
 from collections import defaultdict
 from dataclasses import dataclass
+from typing import Any
 
+from npbandit.envs import task_param_names
 from npbandit.storage import RunRow
 from npbandit.text import printable
 
-__all__ = ["Problem", "SIMPLE_REGRET_SHARE", "bo_groups", "problem", "problem_key", "space_text", "tail_rounds"]
+__all__ = ["BanditSetting", "Problem", "SIMPLE_REGRET_SHARE", "WHEEL_ENV_ID", "bandit_setting", "bo_groups",
+           "problem", "problem_key", "space_text", "tail_rounds"]
 
 #: the share of a bandit run's last rounds that simple regret averages over (the wheel
 #: protocol's 500 of 2000 rounds)
 SIMPLE_REGRET_SHARE = 0.25
+#: the wheel bandit's environment id: the setting of its runs is their ``delta``
+WHEEL_ENV_ID = "npbandit/WheelBandit-v0"
+#: a bandit run's recorded parameter that is its length, not its task (runs are also grouped by length)
+_LENGTH = "horizon"
 
 _SUPERSCRIPTS = str.maketrans("0123456789", "⁰¹²³⁴⁵⁶⁷⁸⁹")
 
@@ -81,6 +97,76 @@ class Problem:
         if self.optimal_value is None or self.minimize is None:
             return None
         return best - self.optimal_value if self.minimize else self.optimal_value - best
+
+
+@dataclass(frozen=True)
+class BanditSetting:
+    """What a bandit run played (see the module docstring): its environment and the
+    parameters that define the task, as recorded with it.
+
+    Attributes:
+        env_id: the environment's id as the run recorded it.
+        params: ``(name, value)`` of each parameter that defines the task and that the run
+            recorded (a list or mapping as its JSON text): for the wheel, ``delta`` alone,
+            ``None`` when the run did not record it.
+    """
+
+    env_id: str
+    params: tuple[tuple[str, Any], ...] = ()
+
+    @property
+    def wheel(self) -> bool:
+        """Whether the runs played the wheel bandit."""
+        return self.env_id == WHEEL_ENV_ID
+
+    @property
+    def delta(self) -> Any:
+        """The wheel's ``delta`` as the runs recorded it; ``None`` for other environments."""
+        return dict(self.params).get("delta") if self.wheel else None
+
+    def label(self) -> str:
+        """``wheel δ=0.9``, ``ClassificationBandit-v0 dataset=iris``, ``my-env p=1`` (npbandit's
+        own ids without their ``npbandit/`` prefix; ``?`` for a wheel run's unrecorded delta)."""
+        if self.wheel:
+            return f"wheel δ={_param_text(self.delta)}"
+        return printable(" ".join([self.env_id.removeprefix("npbandit/")]
+                                  + [f"{k}={_param_text(v)}" for k, v in self.params]))
+
+    def sort_key(self) -> tuple:
+        """The order of tables and figures: the wheel's settings first, by ``delta``
+        (unrecorded as 0), then the others by label."""
+        if self.wheel:
+            delta = self.delta
+            return (0, delta if isinstance(delta, (int, float)) and not isinstance(delta, bool) else 0, "")
+        return (1, 0, self.label())
+
+
+def bandit_setting(run: RunRow) -> BanditSetting:
+    """The :class:`BanditSetting` of a bandit run, from its ``env_id`` and ``env_params``
+    (see the module docstring for which parameters count)."""
+    params = run.env_params
+    if run.env_id == WHEEL_ENV_ID:
+        return BanditSetting(run.env_id, (("delta", _hashable(params.get("delta"))),))
+    names = task_param_names(run.env_id)
+    if names is None:  # an environment of one's own: all it recorded but the run length
+        names = tuple(sorted(k for k in params if k != _LENGTH))
+    return BanditSetting(run.env_id, tuple((k, _hashable(params[k])) for k in names if k in params))
+
+
+def _hashable(value: Any) -> Any:
+    """A recorded value as a setting holds it: a JSON scalar as it is, a list or mapping as
+    its JSON text."""
+    if value is None or isinstance(value, (str, int, float, bool)):
+        return value
+    return json.dumps(value, sort_keys=True, default=str)
+
+
+def _param_text(value: Any) -> str:
+    if value is None:
+        return "?"
+    if isinstance(value, float):
+        return f"{value:g}"
+    return str(value)
 
 
 def problem_key(run: RunRow) -> tuple:

@@ -1,10 +1,15 @@
-"""The tables of ``npbandit report``: the latest runs, then wheel-bandit and black-box
+"""The tables of ``npbandit report``: the latest runs, then bandit and black-box
 regret, each row a set of comparable runs (:mod:`npbandit.report.grouping`) of one policy
 with one setting (:mod:`npbandit.report.labels`).
 
-- wheel bandit: one ``delta`` and one run length. *Simple regret* is the mean
+- bandits: one *setting* -- the environment and the parameters that define its task
+  (:func:`~npbandit.report.grouping.bandit_setting`: the wheel's ``delta``, a
+  classification data set...) -- and one run length. *Simple regret* is the mean
   per-round regret over the last quarter of each run (:data:`SIMPLE_REGRET_SHARE`):
-  the last 500 of the protocol's 2000 rounds, the last 75 of a 300-round run.
+  the last 500 of the wheel protocol's 2000 rounds, the last 75 of a 300-round run.
+  When every run played the wheel, the table is the wheel bandit's, one row per
+  ``delta``; else each row names its setting (``wheel δ=0.9``,
+  ``ClassificationBandit-v0 dataset=iris``).
 - black-box optimisation: one *problem* -- objective name (``optimize(name=...)``, else
   the callable's ``module:qualname``), input dimension, bounds and direction
   (minimise / maximise) -- and one budget. When the run recorded the problem's optimum
@@ -24,7 +29,14 @@ from typing import Any
 import numpy as np
 
 from npbandit.feasibility import is_feasible
-from npbandit.report.grouping import SIMPLE_REGRET_SHARE, bo_groups, problem, problem_key, tail_rounds
+from npbandit.report.grouping import (
+                                      SIMPLE_REGRET_SHARE,
+                                      bandit_setting,
+                                      bo_groups,
+                                      problem,
+                                      problem_key,
+                                      tail_rounds,
+)
 from npbandit.report.labels import row_keys
 from npbandit.space import SearchSpace, as_search_space
 from npbandit.storage import DEFAULT_URL, RunRow, display_url, list_runs, run_steps
@@ -34,11 +46,13 @@ __all__ = ["bandit_summary", "bo_summary", "report_text", "step_params", "step_f
 
 
 def bandit_summary(db: str = DEFAULT_URL) -> list[dict[str, Any]]:
-    """Per (delta, run length, policy with its settings: ``label``, see the module
-    docstring), over completed runs: final cumulative regret of each run, normalised by
-    Uniform's mean on the same setting (×100) when Uniform ran (with one setting), and
-    simple regret (mean per-round regret over the last ``simple_regret_rounds`` rounds,
-    :data:`SIMPLE_REGRET_SHARE` of the run)."""
+    """Per (setting: ``setting``, a :class:`~npbandit.report.grouping.BanditSetting`; run
+    length: ``steps``; policy with its settings: ``label``; see the module docstring), over
+    completed runs: final cumulative regret of each run, normalised by Uniform's mean on the
+    same setting and run length (×100) when Uniform ran (with one setting), and simple
+    regret (mean per-round regret over the last ``simple_regret_rounds`` rounds,
+    :data:`SIMPLE_REGRET_SHARE` of the run). ``delta`` is the wheel's (``None`` for other
+    environments)."""
     settings: dict[tuple, list[tuple[RunRow, float, float]]] = defaultdict(list)
     for run in list_runs(db, kind="bandit"):
         if run.status != "completed":
@@ -47,9 +61,9 @@ def bandit_summary(db: str = DEFAULT_URL) -> list[dict[str, Any]]:
         if not steps:
             continue
         simple = statistics.fmean(s["regret"] for s in steps[-tail_rounds(len(steps)):])
-        settings[(run.env_params.get("delta"), len(steps))].append((run, steps[-1]["cumulative_regret"], simple))
+        settings[(bandit_setting(run), len(steps))].append((run, steps[-1]["cumulative_regret"], simple))
     rows = []
-    for (delta, horizon), cell in sorted(settings.items(), key=lambda kv: (kv[0][0] or 0, kv[0][1])):
+    for (setting, horizon), cell in sorted(settings.items(), key=lambda kv: (*kv[0][0].sort_key(), kv[0][1])):
         labels = {i: k.text() for i, k in row_keys([run for run, _, _ in cell]).items()}
         by_label: dict[str, list[tuple[RunRow, float, float]]] = defaultdict(list)
         for entry in cell:
@@ -60,9 +74,9 @@ def bandit_summary(db: str = DEFAULT_URL) -> list[dict[str, Any]]:
         norm = statistics.fmean(uniform) if len(uniform_rows) == 1 else None
         for label, entries in sorted(by_label.items()):
             values = [v for _, v, _ in entries]
-            row = {"delta": delta, "steps": horizon, "policy": entries[0][0].policy, "label": label,
-                   "runs": len(values), "cumulative_regret": values, "simple_regret": [s for _, _, s in entries],
-                   "simple_regret_rounds": tail_rounds(horizon)}
+            row = {"setting": setting, "delta": setting.delta, "steps": horizon, "policy": entries[0][0].policy,
+                   "label": label, "runs": len(values), "cumulative_regret": values,
+                   "simple_regret": [s for _, _, s in entries], "simple_regret_rounds": tail_rounds(horizon)}
             if norm:
                 row["normalised"] = [100 * v / norm for v in values]
             rows.append(row)
@@ -215,15 +229,17 @@ def _median_quartiles(values: list[float] | None) -> str:
 
 def _setting(run: RunRow) -> str:
     if run.kind == "bandit":
-        return f"delta={run.env_params.get('delta')}"
-    solved = problem(problem_key(run))
-    direction = {True: "min", False: "max", None: "?"}[solved.minimize]
-    text = f"{solved.name} d={solved.dim if solved.dim is not None else '?'} {direction}"
-    return text if len(text) <= 36 else "…" + text[-35:]  # the end of a long name tells problems apart
+        setting = bandit_setting(run)
+        text = f"delta={setting.delta}" if setting.wheel else setting.label()
+    else:
+        solved = problem(problem_key(run))
+        direction = {True: "min", False: "max", None: "?"}[solved.minimize]
+        text = f"{solved.name} d={solved.dim if solved.dim is not None else '?'} {direction}"
+    return text if len(text) <= 36 else "…" + text[-35:]  # the end of a long name tells settings apart
 
 
 def report_text(db: str = DEFAULT_URL, limit: int = 20) -> str:
-    """The report as text: the latest ``limit`` runs, then the wheel-bandit and the
+    """The report as text: the latest ``limit`` runs, then the bandit and the
     black-box-optimisation tables of completed runs (see the module docstring)."""
     runs = list_runs(db)
     lines = [f"database: {display_url(db)}", f"runs: {len(runs)} ("
@@ -243,14 +259,23 @@ def report_text(db: str = DEFAULT_URL, limit: int = 20) -> str:
     if bandit:
         width = max(24, *(len(r["label"]) for r in bandit))
         tails = sorted({(r["simple_regret_rounds"], r["steps"]) for r in bandit}, key=lambda p: p[1])
-        lines += ["", "Wheel bandit (completed runs, one row per delta, run length and policy; mean ± sd over runs):",
+        wheel = all(r["setting"].wheel for r in bandit)  # the wheel's own table, one row per delta
+        if wheel:
+            head, first = f"{'delta':>6}", [f"{r['delta']!s:>6}" for r in bandit]
+        else:
+            names = [r["setting"].label() for r in bandit]
+            column = max(7, *(len(name) for name in names))
+            head, first = f"{'setting':<{column}}", [f"{name:<{column}}" for name in names]
+        lines += ["", ("Wheel bandit (completed runs, one row per delta, run length and policy; mean ± sd over runs):"
+                       if wheel else "Bandits (completed runs, one row per setting -- the environment and the "
+                       "parameters that define its task -- run length and policy; mean ± sd over runs):"),
                   "cumulative regret at the last round (normalised: Uniform's mean = 100, when Uniform ran); "
                   f"simple regret = mean per-round regret over the last {SIMPLE_REGRET_SHARE:.0%} of the rounds "
                   "(" + "; ".join(f"the last {tail} of {rounds} rounds" for tail, rounds in tails) + ")",
-                  f"{'delta':>6}  {'rounds':>6}  {'policy':<{width}}  {'runs':>4}  {'normalised':>16}  "
+                  f"{head}  {'rounds':>6}  {'policy':<{width}}  {'runs':>4}  {'normalised':>16}  "
                   f"{'cumulative':>18}  {'simple':>12}"]
-        for r in bandit:
-            lines.append(f"{r['delta']!s:>6}  {r['steps']:>6}  {r['label']:<{width}}  {r['runs']:>4}  "
+        for r, setting in zip(bandit, first):
+            lines.append(f"{setting}  {r['steps']:>6}  {r['label']:<{width}}  {r['runs']:>4}  "
                          f"{_mean_std(r.get('normalised', [])):>16}  {_mean_std(r['cumulative_regret']):>18}  "
                          f"{_mean_std(r['simple_regret']):>12}")
     bo = bo_summary(db)

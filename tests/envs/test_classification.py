@@ -109,3 +109,14 @@ def test_the_np_policy_plays_a_data_set_within_its_checkpoints_width(tmp_path):
     result = run_episode(env, make_bandit_policy(f"{card}-thompson", env=env), seed=0)
     assert len(result.steps) == 8 and all(0 <= s["action"] < 3 for s in result.steps)
     assert result.cumulative_regret == sum(1.0 - s["reward"] for s in result.steps)
+
+
+def test_the_task_is_a_named_data_sets_name_or_a_fingerprint_of_what_the_policy_sees():
+    env = ClassificationBanditEnv(X, Y, horizon=2)
+    task = env.task_params()
+    assert set(task) == {"data", "context_dim", "n_arms"} and (task["context_dim"], task["n_arms"]) == (3, 3)
+    assert ClassificationBanditEnv(X.copy(), Y.copy(), horizon=9).task_params() == task  # the run length is no part
+    # rescaled features (by a power of two, exactly) are standardised to the same observations: the same task
+    assert ClassificationBanditEnv(2 * X + 4, Y, horizon=2).task_params() == task
+    assert ClassificationBanditEnv(X, Y[::-1], horizon=2).task_params()["data"] != task["data"]
+    assert ClassificationBanditEnv(dataset="iris", horizon=2).task_params() == {"dataset": "iris"}
