@@ -72,8 +72,9 @@ OPTUNA_VERSION = "5.0.0"
 #: a model column's acquisition other than LogEI (BOPolicy's): ``gp-thompson``, ``cmanp-and-bo-marginal-thompson``
 ACQUISITION_SUFFIXES = ("-marginal-thompson", "-thompson", "-ucb", "-qlognei")
 #: a column's last suffix when LogEI / UCB are maximised by another optimiser than the model's default
-#: (``BOPolicy(acq_optimizer=...)``; the NP checkpoints default to ``CandidateSearch()``, the GP to
-#: ``GradientRestarts()``): ``tnpd-bo-tr-gr`` is tnpd-bo-tr with ``optimize_acqf``
+#: (``BOPolicy(acq_optimizer=...)``; an NP checkpoint's default is what its card recommends,
+#: ``CandidateSearch()`` for tnpd-bo, ``GradientRestarts()`` elsewhere and for the GP):
+#: ``tnpd-bo-tr-gr`` is tnpd-bo-tr with ``optimize_acqf``
 OPTIMIZER_SUFFIXES = {"-cs": "candidate-search", "-gr": "gradient-restarts"}
 #: the optuna-np row's checkpoint: the cmanp-bo column through Optuna (NPSampler's default is tnpd-bo)
 NP_CHECKPOINT = "cmanp-bo"
@@ -178,12 +179,15 @@ def split_optimizer(method: str) -> tuple[str, str | None]:
 
 
 def default_optimizer(method: str) -> str:
-    """The acquisition optimiser a column runs when it names none: ``BOPolicy``'s default,
-    ``CandidateSearch`` for an NP checkpoint, ``GradientRestarts`` for the GP (and the prior's
-    Bayes yardstick)."""
+    """The acquisition optimiser a column runs when it names none: ``BOPolicy``'s default, what
+    an NP checkpoint's card recommends (``optimize_acqf`` where it is silent), ``optimize_acqf``
+    for the GP and the prior's Bayes yardstick."""
+    from npbandit.surrogates.pretrained import checkpoint_use, read_card
+
     model = base_model(method)
-    return "gradient-restarts" if model in ("gp", "sobol", BAYES_MODEL) or method in OPTUNA_SAMPLERS \
-        else "candidate-search"
+    if model in ("gp", "sobol", BAYES_MODEL) or method in OPTUNA_SAMPLERS:
+        return "gradient-restarts"
+    return checkpoint_use(read_card(model)).get("acq_optimizer", "gradient-restarts")
 
 
 def split_warp(model: str) -> tuple[str, str | None]:
@@ -261,12 +265,14 @@ def method_notes(methods: list[str]) -> str:
                      "jointly over them (10 restarts, 512 raw samples; Monte Carlo over the model's joint posterior "
                      "of the batch and the observations), evaluated one after another; no repeat check.")
     if any(default_optimizer(m) == "candidate-search" or split_optimizer(m)[1] for m in methods):
-        notes.append("The NP rows maximise LogEI / UCB by `CandidateSearch()` (`BOPolicy`'s default for an NP since "
-                     "2026-11-29; npbandit.acquisition.optimizers: 512 Sobol points scored, the best 8 refined by 8 "
-                     "rounds of 32 Gaussian perturbations each, a walker's step halving after a round without "
-                     "progress; no gradients); the GP rows, and NP rows suffixed -gr (every NP run logged before "
-                     "then), by `optimize_acqf` (`GradientRestarts()`: 10 restarts, 512 raw samples); -cs: a GP "
-                     "row by `CandidateSearch()`.")
+        notes.append("Acquisition optimiser: each row's default (`BOPolicy`'s: what the checkpoint's card recommends, "
+                     "else `optimize_acqf`); tnpd-bo's card recommends `CandidateSearch()` since 2026-11-29 "
+                     "(npbandit.acquisition.optimizers: 512 Sobol points scored, the best 8 refined by 8 rounds of "
+                     "32 Gaussian perturbations each, a walker's step halving after a round without progress; no "
+                     "gradients); the other rows run `optimize_acqf` (`GradientRestarts()`: 10 restarts, 512 raw "
+                     "samples). A -gr row runs `optimize_acqf` where its default is the candidate search (every "
+                     "tnpd-bo run logged before then), a -cs row `CandidateSearch()` where its default is "
+                     "`optimize_acqf`.")
     if any(split_trust_region(m)[1] for m in models):
         notes.append("-tr: every proposal inside a trust region around the best point that starts as the whole cube "
                      "and shrinks after proposals that do not improve (TuRBO-1's rules), the model seeing only the "

@@ -33,13 +33,13 @@ from pathlib import Path
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 from bo_wide_methods import (  # noqa: E402
     GP_PEERS,
-    GRADIENT_SUFFIX,
     METHODS,
     NP_METHODS,
     OPTUNA_SAMPLERS,
     Unsupported,
     checkpoint_of,
     np_method_label,
+    split_optimizer,
 )
 from bo_wide_problems import all_problems, groups, problem  # noqa: E402
 from common import (  # noqa: E402
@@ -153,9 +153,9 @@ def collect(db: str, budget: int | None) -> tuple[dict, dict]:
                 or ep.get("budget") != budget_of(label, budget) or not is_current(r)):
             continue
         method = r.policy
-        if method.removesuffix(GRADIENT_SUFFIX) in NP_METHODS:
+        if split_optimizer(method)[0] in NP_METHODS:
             method = np_method_label(method, r.policy_params)
-        if r.policy in OPTUNA_SAMPLERS or r.policy.removesuffix(GRADIENT_SUFFIX) == "npsampler":
+        if r.policy in OPTUNA_SAMPLERS or split_optimizer(r.policy)[0] == "npsampler":
             if r.status == "completed" and r.policy_params.get("optuna") != OPTUNA_VERSION:
                 continue
         if r.status == "failed" and (r.error or "").startswith("unsupported"):

@@ -12,9 +12,10 @@ neutral space itself:
 - ``optimize-tnpd``, ``optimize-cmanp``: ``npbandit.optimize(f, bounds, surrogate=...)`` on a
   continuous box, ``npbandit.optimize(f, space)`` with an ``npbandit.space`` dict otherwise, every
   other argument at its default (``db=None``, no progress bar).
-- ``-gr`` after an NP row (``optimize-tnpd-gr``, ``npsampler-gr``): the same with
-  ``acq_optimizer=GradientRestarts()`` (``optimize_acqf``, the NP default before 2026-11-29; the
-  default is ``CandidateSearch()``). Runs recorded before the facts named the optimiser count as ``-gr``.
+- ``-gr`` / ``-cs`` after an NP row (``optimize-tnpd-gr``, ``optimize-cmanp-cs``): the same with
+  ``acq_optimizer=GradientRestarts()`` (``optimize_acqf``) / ``CandidateSearch()``, the optimiser the
+  checkpoint's card does not recommend (tnpd-bo's recommends ``CandidateSearch()`` since 2026-11-29).
+  Runs recorded before the facts named the optimiser ran ``optimize_acqf``.
 - ``gp``: BoTorch as its documentation recommends: inputs on the unit cube, ``SingleTaskGP``
   with its default kernel and priors and a ``Standardize`` outcome transform, ``fit_gpytorch_mll``,
   ``LogExpectedImprovement`` maximised by ``optimize_acqf`` (10 restarts, 512 raw samples), after
@@ -55,11 +56,35 @@ N_INIT = 10
 NUM_RESTARTS, RAW_SAMPLES = 10, 512
 OPTUNA_SAMPLERS = {"random": "RandomSampler", "optuna-tpe": "TPESampler", "optuna-gp": "GPSampler"}
 NP_SURROGATES = {"optimize-tnpd": "tnpd", "optimize-cmanp": "cmanp"}
-#: an NP row with this suffix maximises its acquisition by ``GradientRestarts()`` (``optimize_acqf``,
-#: the library's NP default before 2026-11-29) instead of the default ``CandidateSearch()``
-GRADIENT_SUFFIX = "-gr"
 NP_METHODS = [*NP_SURROGATES, "npsampler"]
-METHODS = [*OPTUNA_SAMPLERS, "gp", "turbo", *NP_METHODS, *(m + GRADIENT_SUFFIX for m in NP_METHODS)]
+#: an NP row with one of these suffixes maximises its acquisition by that optimiser instead of its
+#: checkpoint's default (the card's recommendation: ``CandidateSearch()`` for tnpd-bo since
+#: 2026-11-29, ``optimize_acqf`` elsewhere)
+OPTIMIZER_SUFFIXES = {"-cs": "candidate-search", "-gr": "gradient-restarts"}
+
+
+def split_optimizer(method: str) -> tuple[str, str | None]:
+    """A row less its optimiser suffix, and the optimiser it names (``None``: the default)."""
+    for suffix, name in OPTIMIZER_SUFFIXES.items():
+        if method.endswith(suffix):
+            return method[:-len(suffix)], name
+    return method, None
+
+
+def default_optimizer(method: str) -> str:
+    """The acquisition optimiser an NP row's checkpoint recommends (``gradient-restarts`` where
+    its card is silent)."""
+    from npbandit.surrogates.pretrained import checkpoint_use, read_card
+
+    return checkpoint_use(read_card(checkpoint_of(method)["name"])).get("acq_optimizer", "gradient-restarts")
+
+
+def _other_optimizer(method: str) -> str:
+    name = "gradient-restarts" if default_optimizer(method) == "candidate-search" else "candidate-search"
+    return method + {v: k for k, v in OPTIMIZER_SUFFIXES.items()}[name]
+
+
+METHODS = [*OPTUNA_SAMPLERS, "gp", "turbo", *NP_METHODS]
 #: the GP-based peers (the issue's bar: the default NP within 0.5 log10 of the best of them)
 GP_PEERS = ("gp", "turbo", "optuna-gp")
 
@@ -69,18 +94,19 @@ class Unsupported(Exception):
 
 
 def np_method_label(method: str, facts: dict) -> str:
-    """The column of a stored NP run: ``method`` less any ``-gr``, and ``-gr`` again unless its
-    recorded facts say it ran ``CandidateSearch`` (runs recorded before the facts named the
-    optimiser ran ``optimize_acqf``)."""
-    base = method.removesuffix(GRADIENT_SUFFIX)
-    return base if facts.get("acq_optimizer") == "candidate-search" else base + GRADIENT_SUFFIX
+    """The column of a stored NP run: the row less any optimiser suffix, and the suffix of the
+    optimiser its facts record when that is not the row's default (a run recorded before the
+    facts named one ran ``optimize_acqf``)."""
+    base = split_optimizer(method)[0]
+    name = facts.get("acq_optimizer", "gradient-restarts")
+    return base if name == default_optimizer(base) else base + {v: k for k, v in OPTIMIZER_SUFFIXES.items()}[name]
 
 
 def checkpoint_of(method: str) -> dict | None:
     """The checkpoint an NP row runs (name and sha256, so a retrained one's runs stay apart)."""
     from npbandit.surrogates.pretrained import read_card
 
-    method = method.removesuffix(GRADIENT_SUFFIX)
+    method = split_optimizer(method)[0]
     if method in NP_SURROGATES:
         from npbandit.api import SURROGATES
 
@@ -99,15 +125,14 @@ def checkpoint_of(method: str) -> dict | None:
 def run(method: str, problem: Problem, seed: int, budget: int, evaluate: Callable[[dict], float]) -> dict:
     """Run ``method``; returns facts to record with the run (e.g. NPSampler's independent draws,
     an NP row's acquisition optimiser)."""
-    if method.removesuffix(GRADIENT_SUFFIX) in NP_METHODS:
-        from npbandit.acquisition import GradientRestarts
+    if split_optimizer(method)[0] in NP_METHODS:
+        from npbandit.acquisition.optimizers import OPTIMIZERS
 
-        gradient = method.endswith(GRADIENT_SUFFIX)
-        method = method.removesuffix(GRADIENT_SUFFIX)
-        acq_optimizer = GradientRestarts() if gradient else None
+        method, named = split_optimizer(method)
+        acq_optimizer = None if named is None else OPTIMIZERS[named]()
         facts = (_optuna(method, problem, seed, budget, evaluate, acq_optimizer) if method == "npsampler"
                  else _optimize(NP_SURROGATES[method], problem, seed, budget, evaluate, acq_optimizer))
-        return {**facts, "acq_optimizer": "gradient-restarts" if gradient else "candidate-search"}
+        return {**facts, "acq_optimizer": named or default_optimizer(method)}
     if method in OPTUNA_SAMPLERS:
         return _optuna(method, problem, seed, budget, evaluate)
     if method == "gp":
@@ -346,3 +371,7 @@ def _turbo(problem: Problem, seed: int, budget: int, evaluate) -> dict:
                 length, failures = length / 2, 0
         restarts += 1
     return {"n_init": N_INIT, "candidates": n_cand, "restarts": restarts - 1}
+
+
+#: every row name the harness takes: the rows, and each NP row with the other optimiser
+METHODS += [_other_optimizer(m) for m in NP_METHODS]

@@ -197,9 +197,13 @@ def test_a_columns_optimiser_suffix_names_the_optimiser_when_it_is_not_the_model
     assert bench.make_policy("tnpd-bo-tr", env).acq_optimizer == CandidateSearch()  # an NP's default
     assert bench.make_policy("tnpd-bo-tr-gr", env).acq_optimizer == GradientRestarts()
     assert bench.make_policy("gp-cs", env).acq_optimizer == CandidateSearch()
+    assert bench.make_policy("cmanp-bo-tr", env).acq_optimizer == GradientRestarts()  # its card is silent
+    assert bench.make_policy("cmanp-bo-tr-cs", env).acq_optimizer == CandidateSearch()
     assert bench.split_method("tnpd-bo-tr-ucb-gr") == ("tnpd-bo-tr", "ucb")
     # a stored run is labelled by what it logged; a run logged without an optimiser ran optimize_acqf
     cs, gr = {"acq_optimizer": CandidateSearch().params()}, {"acq_optimizer": GradientRestarts().params()}
     assert bench._method_of("tnpd-bo-tr-logei", cs) == "tnpd-bo-tr"
     assert bench._method_of("tnpd-bo-tr-logei", gr) == bench._method_of("tnpd-bo-tr-logei", {}) == "tnpd-bo-tr-gr"
     assert bench._method_of("gp-logei", {}) == "gp" and bench._method_of("gp-logei", cs) == "gp-cs"
+    assert bench._method_of("cmanp-bo-tr-logei", {}) == "cmanp-bo-tr"
+    assert bench._method_of("cmanp-bo-tr-logei", cs) == "cmanp-bo-tr-cs"

@@ -34,7 +34,7 @@ import torch
 
 from npbandit.validation import check_int, check_real
 
-__all__ = ["AcquisitionOptimizer", "GradientRestarts", "CandidateSearch", "check_acq_optimizer",
+__all__ = ["AcquisitionOptimizer", "GradientRestarts", "CandidateSearch", "OPTIMIZERS", "check_acq_optimizer",
            "resolve_acq_optimizer"]
 
 
@@ -159,18 +159,28 @@ def check_acq_optimizer(name: str, value: Any) -> AcquisitionOptimizer | None:
                     f"params(), e.g. npbandit.acquisition.CandidateSearch()) or None, got {type(value).__name__}")
 
 
-def resolve_acq_optimizer(acq_optimizer: Any, neural_process: bool, num_restarts: int | None = None,
+#: the names a checkpoint card's ``use["acq_optimizer"]`` may hold, and what they build
+OPTIMIZERS = {"candidate-search": CandidateSearch, "gradient-restarts": GradientRestarts}
+
+
+def resolve_acq_optimizer(acq_optimizer: Any, recommended: str | None = None, num_restarts: int | None = None,
                           raw_samples: int | None = None) -> AcquisitionOptimizer:
     """The acquisition optimiser a policy or sampler runs with.
 
     ``acq_optimizer`` when one is given (then ``num_restarts`` / ``raw_samples`` must be
     ``None``: they configure :class:`GradientRestarts`, which takes them itself). Otherwise
     :class:`GradientRestarts` when ``num_restarts`` or ``raw_samples`` is given (the caller
-    asked for ``optimize_acqf``'s settings; the other one at its default), and the default
-    for the model when neither is: :class:`CandidateSearch` for a neural process (on the
-    lab's BO suite its proposals are as good as L-BFGS-B's for several times less time),
-    ``GradientRestarts()`` for any other model (a GP's acquisition is smooth, and cheap
-    next to its fit)."""
+    asked for ``optimize_acqf``'s settings; the other one at its default), and else the
+    optimiser ``recommended`` names (a name of :data:`OPTIMIZERS`, at its defaults: what a
+    checkpoint's card recommends, ``checkpoint_use(card).get("acq_optimizer")``), or
+    ``GradientRestarts()`` when nothing is recommended (a GP, a checkpoint whose card is
+    silent).
+
+    Raises:
+        TypeError: ``acq_optimizer`` is not an acquisition optimiser.
+        ValueError: ``num_restarts`` / ``raw_samples`` beside ``acq_optimizer``; a
+            ``recommended`` name this version does not know.
+    """
     acq_optimizer = check_acq_optimizer("acq_optimizer", acq_optimizer)
     given = num_restarts is not None or raw_samples is not None
     if acq_optimizer is not None:
@@ -179,7 +189,10 @@ def resolve_acq_optimizer(acq_optimizer: Any, neural_process: bool, num_restarts
                              "with acq_optimizer given, set them on it (GradientRestarts(num_restarts=..., "
                              "raw_samples=...)) or leave them out")
         return acq_optimizer
-    if given or not neural_process:
+    if given or recommended is None:
         return GradientRestarts(10 if num_restarts is None else num_restarts,
                                 512 if raw_samples is None else raw_samples)
-    return CandidateSearch()
+    if recommended not in OPTIMIZERS:
+        raise ValueError(f"the checkpoint recommends acquisition optimiser {recommended!r}, which this version does "
+                         f"not know (known: {sorted(OPTIMIZERS)}); pass acq_optimizer=... explicitly")
+    return OPTIMIZERS[recommended]()

@@ -70,7 +70,13 @@ from npbandit.api import SURROGATES
 from npbandit.feasibility import is_feasible
 from npbandit.policies.trust_region import TrustRegion
 from npbandit.space import Choice, Float, Int, SearchSpace
-from npbandit.surrogates.pretrained import check_bo_checkpoint, check_checkpoint_kind, context_limit, load_surrogate
+from npbandit.surrogates.pretrained import (
+    check_bo_checkpoint,
+    check_checkpoint_kind,
+    checkpoint_use,
+    context_limit,
+    load_surrogate,
+)
 from npbandit.threads import check_threads, torch_threads
 from npbandit.validation import check_bool, check_int, check_real
 
@@ -120,7 +126,8 @@ class NPSampler(BaseSampler):
         beta: UCB's exploration weight.
         acq_optimizer: how the acquisition is maximised
             (:mod:`npbandit.acquisition.optimizers`), as ``optimize``'s. ``None`` (default):
-            ``CandidateSearch()``, as ``optimize`` does with an NP.
+            what the checkpoint's card recommends (``CandidateSearch()`` for ``tnpd-bo``),
+            else ``GradientRestarts()``, as ``optimize`` does.
         num_restarts, raw_samples: ``optimize_acqf``'s settings; either one given (and no
             ``acq_optimizer``) selects ``GradientRestarts(num_restarts, raw_samples)``.
         avoid_repeats: never propose a point a completed trial has evaluated (as in
@@ -232,12 +239,13 @@ class NPSampler(BaseSampler):
             check_int("num_restarts", num_restarts, minimum=1)
         if raw_samples is not None:
             check_int("raw_samples", raw_samples, minimum=1)
-        self.acq_optimizer = resolve_acq_optimizer(acq_optimizer, True, num_restarts, raw_samples)
         beta = check_real("beta", beta, low=0.0)
         self.warn_independent_sampling = check_bool("warn_independent_sampling", warn_independent_sampling)
         self.threads = check_threads("threads", threads)
         self._surrogate = load_surrogate(name)
         check_checkpoint_kind(self._surrogate.card, prior="bo", y_dim=1, purpose="NPSampler")
+        self.acq_optimizer = resolve_acq_optimizer(acq_optimizer, checkpoint_use(self._surrogate.card).get(
+            "acq_optimizer"), num_restarts, raw_samples)
         self.checkpoint = self._surrogate.card["name"]
         self._max_context = context_limit(self._surrogate.card)  # the most trials the NP is shown at once
         self.acquisition = acquisition

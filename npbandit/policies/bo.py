@@ -187,11 +187,11 @@ class BOPolicy(Policy):
             observation at the encoding of the value evaluated, and the repeat check compares
             snapped points (:func:`propose`'s ``snap``).
         acq_optimizer: how LogEI / UCB are maximised
-            (:mod:`npbandit.acquisition.optimizers`). ``None`` (default):
-            ``CandidateSearch()`` for an NP (batched scoring without gradients, several
-            times cheaper per proposal than L-BFGS-B on a network) and
-            ``GradientRestarts()`` (BoTorch's ``optimize_acqf``) for any other model
-            (:func:`~npbandit.acquisition.optimizers.resolve_acq_optimizer`).
+            (:mod:`npbandit.acquisition.optimizers`). ``None`` (default): what the
+            checkpoint's card recommends (``CandidateSearch()`` for ``tnpd-bo``: batched
+            scoring without gradients, several times cheaper per proposal than L-BFGS-B on
+            a network), else ``GradientRestarts()`` (BoTorch's ``optimize_acqf``), as for
+            a GP (:func:`~npbandit.acquisition.optimizers.resolve_acq_optimizer`).
         num_restarts, raw_samples: ``optimize_acqf``'s settings. Either one given (and no
             ``acq_optimizer``) selects ``GradientRestarts(num_restarts, raw_samples)``; they
             also set ``"qlognei"``'s joint optimisation (default 10 and 512).
@@ -265,7 +265,6 @@ class BOPolicy(Policy):
         self.num_restarts = 10 if num_restarts is None else num_restarts  # qlognei's optimize_acqf
         self.raw_samples = 512 if raw_samples is None else raw_samples  # and the repeat check's fallback
         self.thompson_candidates = thompson_candidates
-        self.acq_optimizer = resolve_acq_optimizer(acq_optimizer, is_np, num_restarts, raw_samples)
         if isinstance(model, str):
             self.model_factory = model_factory(model, noise_free=noise_free, gp_kernel=gp_kernel)
             self.model_name = model
@@ -285,6 +284,10 @@ class BOPolicy(Policy):
         self.surrogate = self.model_factory.surrogate if isinstance(self.model_factory, NPModelFactory) else None
         if self.surrogate is not None:
             self.checkpoint = {"name": self.surrogate.card["name"], "sha256": self.surrogate.card["sha256"]}
+        from npbandit.surrogates.pretrained import checkpoint_use
+
+        recommended = None if self.surrogate is None else checkpoint_use(self.surrogate.card).get("acq_optimizer")
+        self.acq_optimizer = resolve_acq_optimizer(acq_optimizer, recommended, num_restarts, raw_samples)
         if max_context == "checkpoint":
             from npbandit.surrogates.pretrained import context_limit
 

@@ -323,7 +323,12 @@ def checkpoint_use(card: dict[str, Any]) -> dict[str, Any]:
     zero-padded), ``x_dim``, ``y_dim``, ``input_domain`` (the box its inputs were drawn
     from) and ``standardizes_outputs`` (whether it expects standardised outputs;
     ``None`` when the prior is unknown to this version); optionally ``n_views``, the
-    symmetric views ``NPModel.from_pretrained`` averages over (absent: 1, no averaging).
+    symmetric views ``NPModel.from_pretrained`` averages over (absent: 1, no averaging),
+    and ``acq_optimizer``, the acquisition optimiser ``BOPolicy`` / ``optimize`` /
+    ``NPSampler`` maximise this checkpoint's acquisition with by default (a name of
+    :data:`npbandit.acquisition.optimizers.OPTIMIZERS`; absent: ``optimize_acqf``,
+    ``GradientRestarts``), set on a card when the lab's BO suite showed it searches as well
+    with it.
 
     A card written by :func:`save_pretrained` carries this as ``card["use"]``; for a
     card without it, it is derived from the prior's name and spec the same way."""

@@ -107,12 +107,23 @@ def test_a_policy_runs_and_logs_the_optimiser_given_or_the_models_default(tmp_pa
     policy = BOPolicy(2, model="gp", acq_optimizer=CandidateSearch(rounds=3))
     assert policy.params()["acq_optimizer"] == {**CandidateSearch().params(), "rounds": 3}
     assert BOPolicy(2, model="gp").params()["acq_optimizer"] == GradientRestarts().params()
-    card = tiny_checkpoint(tmp_path, "tnpd")
-    assert BOPolicy(2, model=str(card)).acq_optimizer == CandidateSearch()  # an NP's default
+    # an NP's default is what its card recommends: CandidateSearch for tnpd-bo, optimize_acqf where it is silent
+    assert BOPolicy(2, model="tnpd-bo").acq_optimizer == CandidateSearch()
+    assert BOPolicy(2, model="cmanp-bo").acq_optimizer == GradientRestarts()
+    assert BOPolicy(2, model=str(tiny_checkpoint(tmp_path, "tnpd"))).acq_optimizer == GradientRestarts()
     # optimize_acqf's settings given: the caller asked for it
-    assert BOPolicy(2, model=str(card), num_restarts=4).acq_optimizer == GradientRestarts(4, 512)
+    assert BOPolicy(2, model="tnpd-bo", num_restarts=4).acq_optimizer == GradientRestarts(4, 512)
     assert BOPolicy(2, model="gp", raw_samples=64).acq_optimizer == GradientRestarts(10, 64)
     with pytest.raises(ValueError, match="num_restarts and raw_samples configure GradientRestarts"):
         BOPolicy(2, model="gp", num_restarts=4, acq_optimizer=CandidateSearch())
     with pytest.raises(TypeError, match="acq_optimizer must be"):
         BOPolicy(2, model="gp", acq_optimizer=np.argmax)
+
+
+def test_a_recommendation_names_a_known_optimiser():
+    from npbandit.acquisition.optimizers import OPTIMIZERS, resolve_acq_optimizer
+
+    assert {name: type(resolve_acq_optimizer(None, name)) for name in OPTIMIZERS} == OPTIMIZERS
+    assert all(cls().params()["name"] == name for name, cls in OPTIMIZERS.items())  # what a run logs
+    with pytest.raises(ValueError, match="recommends acquisition optimiser 'adam', which this version does not know"):
+        resolve_acq_optimizer(None, "adam")
