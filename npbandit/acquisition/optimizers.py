@@ -119,15 +119,16 @@ class CandidateSearch:
         lower, upper = bounds[0], bounds[1]
         width = upper - lower
         d = bounds.shape[-1]
+        # drawn on the CPU from their own seeded generators, then moved: the same points on every device
         pool = lower + width * torch.quasirandom.SobolEngine(d, scramble=True, seed=seed).draw(
-            self.raw_samples, dtype=bounds.dtype)
+            self.raw_samples, dtype=bounds.dtype).to(bounds.device)
         values = _scores(acq, pool)
         top = torch.topk(values, min(self.walkers, len(pool))).indices
         points, best = pool[top].clone(), values[top].clone()
-        step = torch.full((len(points), 1), self.scale, dtype=bounds.dtype)
+        step = torch.full((len(points), 1), self.scale, dtype=bounds.dtype, device=bounds.device)
         generator = torch.Generator().manual_seed(seed)
         for _ in range(self.rounds):
-            noise = torch.randn(len(points), self.samples, d, generator=generator, dtype=bounds.dtype)
+            noise = torch.randn(len(points), self.samples, d, generator=generator, dtype=bounds.dtype).to(bounds.device)
             moved = torch.minimum(torch.maximum(points[:, None] + noise * (step * width)[:, None], lower), upper)
             scores = _scores(acq, moved.reshape(-1, d)).reshape(len(points), self.samples)
             top_score, which = scores.max(dim=1)
