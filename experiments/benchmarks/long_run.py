@@ -100,8 +100,13 @@ def main(argv: list[str] | None = None) -> None:
                       f"{window(row['act_s'], args.short):.3f} @{args.short}, {window(row['act_s'], args.budget):.3f} "
                       f"@{args.budget}; log10 regret {[round(r, 2) for r in row['log10_regret'][9::10]]}", flush=True)
     marks = [c for c in CHECKPOINTS if c <= args.budget]
-    lines = [f"Hartmann-6, `tnpd-bo` (optimize's default), {args.budget} evaluations, seeds 0..{args.seeds - 1}; "
-             f"proposal seconds: median over {WINDOW} proposals up to evaluation {args.short} and {args.budget}.", "",
+    command = "python experiments/benchmarks/long_run.py " + " ".join(argv if argv is not None else sys.argv[1:])
+    lines = ["## Runs past the training range: 1,000 evaluations at d = 6 (issue 45 item 3)", "",
+             f"Command: `{command.strip()}` (one torch thread). Hartmann-6, `optimize`'s default (`tnpd-bo`, LogEI, "
+             f"trust region, its acquisition optimiser), {args.budget} evaluations and, with the same seed, "
+             f"{args.short}; seeds 0..{args.seeds - 1}; variants as the script's docstring says. Proposal seconds: "
+             f"median over {WINDOW} proposals up to evaluation {args.short} and {args.budget}; log10 simple regret "
+             "of the best value so far.", "",
              "| variant | budget | seed | s/proposal @" + str(args.short) + " | @" + str(args.budget)
              + " | ratio | " + " | ".join(f"log10 regret @{c}" for c in marks) + " | run s |",
              "|---|---|---|---|---|---|" + "---|" * len(marks) + "---|"]
@@ -115,7 +120,6 @@ def main(argv: list[str] | None = None) -> None:
     text = "\n".join(lines)
     print(text)
     if not args.no_write:
-        command = "python experiments/benchmarks/long_run.py " + " ".join(argv if argv is not None else sys.argv[1:])
         publish(SECTION, text, "long_run.json", command.strip(), {"rows": rows}, threads=1)
 
 
