@@ -155,10 +155,14 @@ def optimize(objective: Callable[[Any], float], bounds: Any = None, surrogate: s
             same call on the same worker right after the objective, a constraints
             function may read what the objective just computed (a result cached by the
             point) when both come out of one expensive simulation.
-        acq_optimizer: how the acquisition is maximised at each proposal
-            (:mod:`npbandit.acquisition.optimizers`, e.g. ``GradientRestarts()``, BoTorch's
-            ``optimize_acqf``, or ``CandidateSearch()``, batched scoring without gradients);
-            ``None`` (default): ``BOPolicy``'s default for the surrogate.
+        acq_optimizer: how LogEI / UCB are maximised at each proposal
+            (:mod:`npbandit.acquisition.optimizers`): ``CandidateSearch()`` (batched scoring
+            without gradients) or ``GradientRestarts()`` (BoTorch's ``optimize_acqf``, 10
+            restarts, 512 raw samples). ``None`` (default): what the checkpoint's card
+            recommends, i.e. ``CandidateSearch()`` for ``"tnpd"`` (the default surrogate) and
+            ``GradientRestarts()`` for every other surrogate and for ``"gp"``; the run's
+            stored policy settings name the one used. Refused with the Thompson and
+            ``"qlognei"`` acquisitions and with ``"random"``, which use none.
         surrogate: ``"tnpd"`` (default: the ``tnpd-bo`` checkpoint, a TNP-D whose
             targets attend to every observation in every layer, so it resolves the
             function where observations are dense, as near the incumbent), ``"cmanp"``
@@ -275,6 +279,9 @@ def optimize(objective: Callable[[Any], float], bounds: Any = None, surrogate: s
     _check_on_error(on_error)
     check_bool("progress", progress)
     check_acq_optimizer("acq_optimizer", acq_optimizer)
+    if acq_optimizer is not None and surrogate == "random":
+        raise ValueError("acq_optimizer maximises a surrogate's acquisition; surrogate='random' (Sobol points) has "
+                         "none")
     if commit_every is not None:
         check_int("commit_every", commit_every, minimum=1)
     if db is not None and (not isinstance(db, str) or not db):

@@ -9,15 +9,17 @@ the acquisition over the continuous relaxation and rounding afterwards judges th
 points: the relaxed optimum may lie between grid values, or on a one-hot point no value
 encodes, and the value it rounds to need not be the best grid point near it. So
 :func:`~npbandit.acquisition.proposal.propose`, given the space, keeps the relaxation as
-its first step (BoTorch's gradient ascent from its restarts) and then
+its first step (the acquisition optimiser's: BoTorch's gradient ascent from its restarts,
+or :class:`~npbandit.acquisition.optimizers.CandidateSearch`'s walkers) and then
 
-1. snaps every restart's end point and scores the acquisition *there*;
+1. snaps every restart's (walker's) end point and scores the acquisition *there*;
 2. improves each by a short discrete local search (:func:`local_search`): every move that
    changes one discrete parameter to a neighbouring value (the next grid value either side,
    another choice: :meth:`~npbandit.space.Parameter.neighbours`) is scored, each point takes
    its best improving move, for at most :data:`LOCAL_SEARCH_ROUNDS` rounds;
 3. re-optimises the continuous columns of the point it keeps with the discrete ones fixed
-   (one short L-BFGS run from that point; :func:`polish`).
+   (one short L-BFGS run from that point, whichever optimiser made the first step;
+   :func:`polish`).
 
 Points already evaluated are never the result (the repeat check, on snapped points): a walk
 that stands on one steps on to its best neighbour, so the search finds the best grid point
@@ -249,11 +251,12 @@ def polish(acq, cube: TypedCube, point: torch.Tensor, value: torch.Tensor, bound
     """``point`` ``[D]`` (snapped, acquisition ``value``) with its continuous columns
     re-optimised while the discrete ones stay fixed: one L-BFGS run of ``optimize_acqf`` from
     the point itself (at most :data:`POLISH_ITERATIONS` iterations, no retry: the relaxation
-    already put those columns near their optimum for neighbouring discrete values, and the
-    run costs about a third of the relaxation's), kept when it scores higher and is no repeat
-    of ``avoid``. A space
-    without continuous columns, or a point whose continuous columns are not inside
-    ``bounds``, is returned as it is."""
+    already put those columns near their optimum for neighbouring discrete values), kept
+    when it scores higher and is no repeat of ``avoid``. It takes gradients of the
+    acquisition whatever optimiser made the relaxation's step; after
+    :class:`~npbandit.acquisition.optimizers.CandidateSearch` on an NP it is most of a mixed
+    proposal's time. A space without continuous columns, or a point whose continuous
+    columns are not inside ``bounds``, is returned as it is."""
     from botorch.optim import optimize_acqf
 
     free = cube.continuous_columns.to(point.device)

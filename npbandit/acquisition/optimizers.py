@@ -34,8 +34,8 @@ import torch
 
 from npbandit.validation import check_int, check_real
 
-__all__ = ["AcquisitionOptimizer", "GradientRestarts", "CandidateSearch", "OPTIMIZERS", "check_acq_optimizer",
-           "resolve_acq_optimizer"]
+__all__ = ["AcquisitionOptimizer", "GradientRestarts", "CandidateSearch", "OPTIMIZERS", "MAXIMISED_ACQUISITIONS",
+           "check_acq_optimizer", "check_bounds", "resolve_acq_optimizer"]
 
 
 @runtime_checkable
@@ -63,10 +63,14 @@ class GradientRestarts:
     def __post_init__(self) -> None:
         check_int("num_restarts", self.num_restarts, minimum=1)
         check_int("raw_samples", self.raw_samples, minimum=1)
+        if self.raw_samples < self.num_restarts:
+            raise ValueError(f"raw_samples ({self.raw_samples}) must be at least num_restarts ({self.num_restarts}): "
+                             "the restarts start from the best of the raw samples")
 
     def maximise(self, acq, bounds: torch.Tensor, seed: int) -> tuple[torch.Tensor, torch.Tensor]:
         from botorch.optim import optimize_acqf
 
+        check_bounds(bounds)
         with warnings.catch_warnings():
             warnings.simplefilter("ignore")  # restarts that stop early are normal for flat acquisitions
             points, values = optimize_acqf(acq, bounds, q=1, num_restarts=self.num_restarts,
@@ -107,15 +111,19 @@ class CandidateSearch:
     def __post_init__(self) -> None:
         check_int("raw_samples", self.raw_samples, minimum=1)
         check_int("walkers", self.walkers, minimum=1)
+        if self.raw_samples < self.walkers:
+            raise ValueError(f"raw_samples ({self.raw_samples}) must be at least walkers ({self.walkers}): the walkers "
+                             "start from the best of the raw samples")
         check_int("rounds", self.rounds, minimum=0)
         check_int("samples", self.samples, minimum=1)
-        if check_real("scale", self.scale) <= 0:
-            raise ValueError(f"scale must be > 0, got {self.scale!r}")
+        if not 0 < check_real("scale", self.scale) <= 1:
+            raise ValueError(f"scale must be in (0, 1] (a share of the box's side), got {self.scale!r}")
         if not 0 < check_real("shrink", self.shrink) < 1:
             raise ValueError(f"shrink must be in (0, 1) (a walker's step shrinks after a round without progress), "
                              f"got {self.shrink!r}")
 
     def maximise(self, acq, bounds: torch.Tensor, seed: int) -> tuple[torch.Tensor, torch.Tensor]:
+        check_bounds(bounds)
         lower, upper = bounds[0], bounds[1]
         width = upper - lower
         d = bounds.shape[-1]
@@ -143,6 +151,17 @@ class CandidateSearch:
                 "rounds": self.rounds, "samples": self.samples, "scale": self.scale, "shrink": self.shrink}
 
 
+def check_bounds(bounds: Any) -> None:
+    """``bounds`` must be a float tensor ``[2, d]`` with lower <= upper in every column (a
+    column with lower == upper is held where it is)."""
+    if (not isinstance(bounds, torch.Tensor) or bounds.ndim != 2 or bounds.shape[0] != 2
+            or not bounds.is_floating_point()):
+        raise ValueError(f"bounds must be a float tensor [2, d] (lower row, upper row), got "
+                         f"{type(bounds).__name__} {tuple(getattr(bounds, 'shape', ()))}")
+    if not (bounds[0] <= bounds[1]).all():
+        raise ValueError(f"bounds must have lower <= upper in every column, got {bounds.tolist()}")
+
+
 def _scores(acq, points: torch.Tensor) -> torch.Tensor:
     """``acq`` at ``points`` ``[m, d]`` as ``[m]``, without autograd; NaN read as ``-inf``
     (a point the acquisition cannot score is never chosen)."""
@@ -154,12 +173,18 @@ def _scores(acq, points: torch.Tensor) -> torch.Tensor:
 def check_acq_optimizer(name: str, value: Any) -> AcquisitionOptimizer | None:
     """``value`` if it is ``None`` or an :class:`AcquisitionOptimizer`, else a ``TypeError``
     naming the argument."""
+    if isinstance(value, type):  # the class has the methods too, unbound
+        raise TypeError(f"{name} must be an acquisition optimiser instance, got the class {value.__name__}; "
+                        f"did you mean {value.__name__}()?")
     if value is None or isinstance(value, AcquisitionOptimizer):
         return value
     raise TypeError(f"{name} must be an acquisition optimiser (an object with maximise(acq, bounds, seed) and "
                     f"params(), e.g. npbandit.acquisition.CandidateSearch()) or None, got {type(value).__name__}")
 
 
+#: the acquisitions an acquisition optimiser maximises (Thompson draws score their own candidates,
+#: and a batch acquisition is optimised jointly by ``optimize_acqf``)
+MAXIMISED_ACQUISITIONS = ("logei", "ucb")
 #: the names a checkpoint card's ``use["acq_optimizer"]`` may hold, and what they build
 OPTIMIZERS = {"candidate-search": CandidateSearch, "gradient-restarts": GradientRestarts}
 

@@ -25,7 +25,7 @@ import torch
 from npbandit.acquisition import proposal, recommend
 from npbandit.acquisition import thompson as _thompson
 from npbandit.acquisition.constrained import CONSTRAINED_ACQUISITIONS, best_feasible
-from npbandit.acquisition.optimizers import AcquisitionOptimizer, resolve_acq_optimizer
+from npbandit.acquisition.optimizers import MAXIMISED_ACQUISITIONS, AcquisitionOptimizer, resolve_acq_optimizer
 from npbandit.acquisition.pending import (  # noqa: F401
     DEFAULT_LIAR,
     LIARS,
@@ -187,14 +187,16 @@ class BOPolicy(Policy):
             observation at the encoding of the value evaluated, and the repeat check compares
             snapped points (:func:`propose`'s ``snap``).
         acq_optimizer: how LogEI / UCB are maximised
-            (:mod:`npbandit.acquisition.optimizers`). ``None`` (default): what the
+            (:mod:`npbandit.acquisition.optimizers`; refused with the other acquisitions,
+            which use none). ``None`` (default): what the
             checkpoint's card recommends (``CandidateSearch()`` for ``tnpd-bo``: batched
             scoring without gradients, several times cheaper per proposal than L-BFGS-B on
             a network), else ``GradientRestarts()`` (BoTorch's ``optimize_acqf``), as for
             a GP (:func:`~npbandit.acquisition.optimizers.resolve_acq_optimizer`).
-        num_restarts, raw_samples: ``optimize_acqf``'s settings. Either one given (and no
-            ``acq_optimizer``) selects ``GradientRestarts(num_restarts, raw_samples)``; they
-            also set ``"qlognei"``'s joint optimisation (default 10 and 512).
+        num_restarts, raw_samples: ``optimize_acqf``'s settings. For LogEI / UCB, either one
+            given (and no ``acq_optimizer``) selects ``GradientRestarts(num_restarts,
+            raw_samples)``; for ``"qlognei"`` they set its joint optimisation (default 10 and
+            512). ``raw_samples`` also sizes the Sobol pool the repeat check falls back to.
 
     Without a warp or a trust region the NP model is built once, after the initial design;
     every later observation is streamed in with ``condition_on_observations`` (CMANP:
@@ -286,8 +288,15 @@ class BOPolicy(Policy):
             self.checkpoint = {"name": self.surrogate.card["name"], "sha256": self.surrogate.card["sha256"]}
         from npbandit.surrogates.pretrained import checkpoint_use
 
-        recommended = None if self.surrogate is None else checkpoint_use(self.surrogate.card).get("acq_optimizer")
-        self.acq_optimizer = resolve_acq_optimizer(acq_optimizer, recommended, num_restarts, raw_samples)
+        if acquisition in MAXIMISED_ACQUISITIONS:
+            recommended = None if self.surrogate is None else checkpoint_use(self.surrogate.card).get("acq_optimizer")
+            self.acq_optimizer = resolve_acq_optimizer(acq_optimizer, recommended, num_restarts, raw_samples)
+        elif acq_optimizer is not None:
+            raise ValueError(f"acq_optimizer maximises 'logei' and 'ucb'; acquisition {acquisition!r} does not use one "
+                             "(Thompson draws score their own candidates; 'qlognei' optimises its batch jointly with "
+                             "optimize_acqf, set by num_restarts and raw_samples)")
+        else:
+            self.acq_optimizer = None
         if max_context == "checkpoint":
             from npbandit.surrogates.pretrained import context_limit
 
@@ -545,9 +554,12 @@ class BOPolicy(Policy):
     def params(self) -> dict[str, Any]:
         """The settings this policy runs with (JSON-serialisable; logged with each run): the
         injected trust-region settings and pending strategy as they are, not the defaults."""
-        out = {"dim": self.dim, "acquisition": self.acquisition, "n_init": self.n_init, "beta": self.beta,
-               "num_restarts": self.num_restarts, "raw_samples": self.raw_samples}
-        out["acq_optimizer"] = self.acq_optimizer.params()
+        out = {"dim": self.dim, "acquisition": self.acquisition, "n_init": self.n_init, "beta": self.beta}
+        if self.acq_optimizer is not None:  # LogEI / UCB: the optimiser that maximises them, its settings inside
+            out["acq_optimizer"] = self.acq_optimizer.params()
+        if self.acquisition == "qlognei":  # its joint optimize_acqf
+            out["num_restarts"] = self.num_restarts
+        out["raw_samples"] = self.raw_samples  # the repeat check's fallback pool (and qlognei's raw samples)
         if self.q > 1:
             out["q"] = self.q
         if self.constrained:

@@ -92,13 +92,43 @@ def test_propose_maximises_with_the_optimiser_it_is_given_and_refuses_anything_e
 @pytest.mark.parametrize("kwargs, match", [
     ({"walkers": 0}, "walkers must be an int >= 1"),
     ({"raw_samples": 1.5}, "raw_samples must be an int"),
-    ({"scale": 0.0}, "scale must be > 0"),
+    ({"scale": 0.0}, r"scale must be in \(0, 1\]"),
     ({"shrink": 1.0}, r"shrink must be in \(0, 1\)"),
     ({"rounds": -1}, "rounds must be an int >= 0"),
+    ({"raw_samples": 4}, r"raw_samples \(4\) must be at least walkers \(8\)"),
+    ({"scale": 5.0}, r"scale must be in \(0, 1\]"),
 ])
 def test_the_candidate_search_refuses_bad_settings_naming_them(kwargs, match):
     with pytest.raises(ValueError, match=match):
         CandidateSearch(**kwargs)
+
+
+def test_wrong_settings_boxes_and_classes_are_refused_before_anything_runs():
+    with pytest.raises(ValueError, match=r"raw_samples \(4\) must be at least num_restarts \(10\)"):
+        GradientRestarts(raw_samples=4)
+    for optimizer in (CandidateSearch(), GradientRestarts()):
+        with pytest.raises(ValueError, match=r"bounds must be a float tensor \[2, d\]"):
+            optimizer.maximise(Bowl(), BOX[:, 0], seed=0)
+        with pytest.raises(ValueError, match="lower <= upper"):
+            optimizer.maximise(Bowl(), BOX.flip(0), seed=0)
+    with pytest.raises(TypeError, match=r"got the class CandidateSearch; did you mean CandidateSearch\(\)\?"):
+        BOPolicy(2, model="gp", acq_optimizer=CandidateSearch)
+
+
+def test_a_held_column_stays_where_the_box_holds_it():
+    box = BOX.clone()
+    box[:, 1] = 0.7  # lower == upper: held
+    points, _ = CandidateSearch(rounds=3).maximise(Bowl(), box, seed=0)
+    assert (points[:, 1] == 0.7).all()
+
+
+def test_acquisitions_that_use_no_optimiser_refuse_one_and_log_none():
+    for acquisition in ("thompson", "qlognei"):
+        with pytest.raises(ValueError, match=f"acquisition '{acquisition}' does not use one"):
+            BOPolicy(2, model="gp", acquisition=acquisition, acq_optimizer=CandidateSearch())
+    params = BOPolicy(2, model="gp", acquisition="thompson").params()
+    assert "acq_optimizer" not in params and "num_restarts" not in params
+    assert BOPolicy(2, model="gp", acquisition="qlognei", num_restarts=4).params()["num_restarts"] == 4
 
 
 def test_a_policy_runs_and_logs_the_optimiser_given_or_the_models_default(tmp_path):
