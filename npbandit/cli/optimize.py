@@ -10,6 +10,7 @@ import os
 import sys
 from typing import Any
 
+from npbandit.acquisition.optimizers import OPTIMIZERS
 from npbandit.cli.options import non_negative_int, positive_float, positive_int, progress
 from npbandit.policies.bo import ACQUISITIONS, DEFAULT_LIAR, LIARS, OUTPUT_WARPS
 
@@ -45,11 +46,17 @@ def add_arguments(opt: argparse.ArgumentParser) -> None:
                           "printed is then the best feasible one; needs --acquisition logei) (default: none)")
     opt.add_argument("--dim", type=positive_int, help="dimension for test functions that take one (default: the "
                      "function's own)")
-    opt.add_argument("--surrogate", default="tnpd", help="tnpd (the tnpd-bo checkpoint, the NP that steers today) | "
-                     "cmanp (cmanp-bo) | gp | random (Sobol search) | a checkpoint trained on the bo prior "
+    opt.add_argument("--surrogate", default="tnpd", help="tnpd (the tnpd-bo checkpoint: TNP-D trained on the bo "
+                     "prior) | cmanp (cmanp-bo) | gp | random (Sobol search) | a checkpoint trained on the bo prior "
                      "(npbandit models)")
     opt.add_argument("--budget", type=positive_int, default=50, help="evaluations, the initial design included")
     opt.add_argument("--acquisition", default="logei", help="logei | ucb | thompson | marginal-thompson | qlognei")
+    opt.add_argument("--acq-optimizer", choices=list(OPTIMIZERS),
+                     help="how each proposal maximises the LogEI / UCB acquisition: candidate-search (batched "
+                          "scoring of Sobol points and of perturbations of the best, no gradients) or "
+                          "gradient-restarts (BoTorch's optimize_acqf: L-BFGS-B from several starts), at their "
+                          "defaults (optimize(acq_optimizer=...); default: what the checkpoint's card recommends, "
+                          "candidate-search for tnpd; gradient-restarts for gp and for a card that names none)")
     opt.add_argument("--output-warp", choices=list(OUTPUT_WARPS),
                      help="power-transform the values the surrogate sees (optimize(output_warp=...); default: none)")
     opt.add_argument("--trust-region", action=argparse.BooleanOptionalAction, default=None,
@@ -126,7 +133,8 @@ def run(args: argparse.Namespace) -> int:
                           name=name, optimal_value=optimum, batch_size=batch_size, executor=executor,
                           eval_timeout=args.eval_timeout, output_warp=args.output_warp,
                           trust_region=args.trust_region, liar=args.liar, threads=args.threads,
-                          constraints=constraints)
+                          constraints=constraints,
+                          acq_optimizer=None if args.acq_optimizer is None else OPTIMIZERS[args.acq_optimizer]())
     best = result.best_x if isinstance(result.best_x, dict) else result.best_x.tolist()
     what = "best value" if constraints is None else "best feasible value" if result.feasible else \
         "no feasible point found; least violating: value"

@@ -18,7 +18,7 @@ from __future__ import annotations
 import json
 import os
 from collections import defaultdict
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -57,10 +57,29 @@ def _settings(run: RunRow) -> dict[str, Any]:
     return out
 
 
-def _setting_text(value: Any) -> str:
+def _setting_text(value: Any, others: Sequence[Any] = ()) -> str:
+    """A setting's value as a label shows it: a float in ``%g``, a str as itself, a
+    component logged as a dict with a ``"name"`` (``acq_optimizer``) by its name, followed
+    by those of its other entries that differ among the values of the same name in
+    ``others`` (the values the rows being told apart hold): ``candidate-search``,
+    ``candidate-search(rounds=4)``; anything else as JSON."""
     if isinstance(value, float):
         return f"{value:g}"
-    return value if isinstance(value, str) else json.dumps(value)
+    if isinstance(value, str):
+        return value
+    if isinstance(value, dict) and "name" in value:
+        peers = [o for o in others if isinstance(o, dict) and o.get("name") == value["name"]]
+        keys = sorted({k for p in peers for k in p} - {"name"}, key=str)
+        differ = [k for k in keys if len({_canonical(p[k]) if k in p else None for p in peers}) > 1]
+        inner = ", ".join(f"{k}={_setting_text(value[k], [p[k] for p in peers if k in p]) if k in value else '?'}"
+                          for k in differ)
+        return _setting_text(value["name"]) + (f"({inner})" if inner else "")
+    return json.dumps(value)
+
+
+def _canonical(value: Any) -> str:
+    """``value`` as text that is equal exactly when the logged values are."""
+    return json.dumps(value, sort_keys=True, default=str)
 
 
 @dataclass(frozen=True, order=True)
@@ -72,7 +91,9 @@ class RowKey:
         policy: the policy's id as the run recorded it (``gp-ucb``).
         settings: ``(name, value text)`` of each setting that differs between the runs
             of this policy being compared, in name order; ``"?"`` where a run did not log
-            it. Empty when all of them were set up alike.
+            it. Empty when all of them were set up alike. A component logged with its
+            name (``{"name": "candidate-search", ...}``) shows the name, and of its other
+            entries those that differ between runs of that name (``candidate-search(rounds=4)``).
         kind: the runs' kind, ``"bo"`` or ``"bandit"``.
     """
 
@@ -102,11 +123,11 @@ def row_keys(runs: list[RunRow]) -> dict[int, RowKey]:
     for policy, group in by_policy.items():
         settings = [_settings(r) for r in group]
         names = sorted(set().union(*settings))
-        differ = [k for k in names
-                  if len({json.dumps(s[k], sort_keys=True, default=str) if k in s else None for s in settings}) > 1]
+        differ = [k for k in names if len({_canonical(s[k]) if k in s else None for s in settings}) > 1]
         for run, setting in zip(group, settings):
-            keys[run.id] = RowKey(policy, tuple((k, _setting_text(setting[k]) if k in setting else "?")
-                                                for k in differ), run.kind)
+            keys[run.id] = RowKey(policy, tuple(
+                (k, _setting_text(setting[k], [s[k] for s in settings if k in s]) if k in setting else "?")
+                for k in differ), run.kind)
     return keys
 
 

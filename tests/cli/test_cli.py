@@ -321,7 +321,8 @@ def test_every_option_help_states_the_parsers_own_default(monkeypatch):
 #: options whose parser default is a function's default, and which function and parameter
 _FUNCTION_DEFAULTS = {
     "optimize": ("npbandit.api:optimize", ["surrogate", "budget", "acquisition", "n_init", "seed", "on_error",
-                                           "output_warp", "trust_region", "liar", "db", "batch_size"]),
+                                           "output_warp", "trust_region", "liar", "db", "batch_size",
+                                           "acq_optimizer"]),
     "bandit": ("npbandit.loop:run_wheel_bandits", ["beta", "db", "commit_every"]),
     "demo": ("npbandit.demo:run_tour", ["budget", "steps", "seed", "db"]),
     "demo-streaming": ("npbandit.demo:run_demo", ["n_initial", "n_updates", "size", "seed"]),
@@ -497,3 +498,32 @@ def test_optimize_a_function_wider_than_the_checkpoint(tmp_path, capsys):
     assert "after 15 evaluations" in capsys.readouterr().out
     (run,) = list_runs(f"sqlite:///{db}")
     assert run.policy_params["subspace"] == "count-sketch" and run.policy_params["n_init"] == 13
+
+
+@pytest.mark.parametrize("flag,name", [([], "gradient-restarts"), (["--acq-optimizer", "candidate-search"],
+                                                                     "candidate-search"),
+                                       (["--acq-optimizer", "gradient-restarts"], "gradient-restarts")])
+def test_optimize_hands_the_acquisition_optimiser_to_the_policy(tmp_path, capsys, flag, name):
+    """--acq-optimizer reaches optimize(acq_optimizer=...): the run logs the one it ran with;
+    without it, the checkpoint's own (the tiny card names none: gradient-restarts)."""
+    from helpers import tiny_checkpoint
+
+    from npbandit.acquisition.optimizers import OPTIMIZERS
+
+    card = tiny_checkpoint(tmp_path / "ckpt", "cmanp", "bo")
+    db = tmp_path / "runs.db"
+    assert main(["optimize", "--function", "branin", "--surrogate", str(card), "--budget", "6", *flag,
+                 "--db", str(db)]) == 0
+    (run,) = list_runs(f"sqlite:///{db}")
+    assert run.policy_params["acq_optimizer"] == OPTIMIZERS[name]().params()
+
+
+def test_an_unknown_acquisition_optimiser_is_a_one_line_usage_error(tmp_path, capsys):
+    with pytest.raises(SystemExit) as info:
+        main(["optimize", "--function", "branin", "--acq-optimizer", "lbfgs", "--db", str(tmp_path / "runs.db")])
+    err = capsys.readouterr().err
+    assert info.value.code == 2
+    assert [line for line in err.splitlines() if "error:" in line] == [err.splitlines()[-1]]
+    assert "argument --acq-optimizer: invalid choice: 'lbfgs'" in err.splitlines()[-1]
+    assert "candidate-search" in err and "gradient-restarts" in err
+    assert list(tmp_path.iterdir()) == []

@@ -418,3 +418,40 @@ def test_a_run_over_a_search_space_is_its_own_problem_and_its_best_point_is_show
     shown = ", ".join(f"{k}={v:.4g}" if isinstance(v, float) else f"{k}={v!r}" for k, v in best.best_x.items())
     assert f"best point: run {rows[0]['best_point']['run']}, evaluation" in text and shown.replace("\n", "\\n") in text
     assert all(line.isprintable() for line in text.split("\n"))
+
+
+def test_a_component_logged_with_its_name_is_labelled_by_its_name_and_what_differs(tmp_path):
+    """``acq_optimizer`` is logged as ``{"name": ..., <settings>}``: a row shows its name,
+    and its settings only where runs of the same name differ in them."""
+    from npbandit.acquisition.optimizers import CandidateSearch, GradientRestarts
+    from npbandit.report.labels import row_keys
+
+    db = str(tmp_path / "runs.db")
+    for acq_optimizer in (GradientRestarts(), CandidateSearch(), CandidateSearch(rounds=2, scale=0.25)):
+        optimize(_sphere, [[-1.0], [1.0]], surrogate="gp", budget=4, n_init=3, db=db, progress=False,
+                 optimal_value=0.0, acq_optimizer=acq_optimizer)
+    assert list_runs(db)[0].policy_params["acq_optimizer"] == GradientRestarts().params()
+    assert sorted(r["label"] for r in bo_summary(db)) == [
+        "gp-logei  acq_optimizer=candidate-search(rounds=2, scale=0.25)",
+        "gp-logei  acq_optimizer=candidate-search(rounds=8, scale=0.1)",
+        "gp-logei  acq_optimizer=gradient-restarts"]
+    legends = {key.legend() for key in row_keys(list_runs(db)).values()}
+    assert "GP (LogEI), acq optimizer gradient-restarts" in legends
+
+
+def test_a_named_component_absent_from_some_runs_or_of_one_name_throughout():
+    from npbandit.report.labels import row_keys
+    from npbandit.storage import RunRow
+
+    def run(i, **params):
+        return RunRow(id=i, kind="bo", env_id="e", env_params={}, policy="p", surrogate=None,
+                      checkpoint_sha256=None, seed=0, status="completed", n_steps=0, started_at=None,
+                      finished_at=None, error=None, policy_params=params)
+
+    # same name, settings differ: only the differing one is named; a run that logged none: "?"
+    keys = row_keys([run(1, opt={"name": "a", "k": 1, "j": 0}), run(2, opt={"name": "a", "k": 2, "j": 0}),
+                     run(3, opt={"name": "b", "k": 1}), run(4)])
+    assert [keys[i].text() for i in (1, 2, 3, 4)] == ["p  opt=a(k=1)", "p  opt=a(k=2)", "p  opt=b", "p  opt=?"]
+    # one setting throughout: the bare policy id
+    keys = row_keys([run(1, opt={"name": "a", "k": 1}), run(2, opt={"name": "a", "k": 1})])
+    assert {k.text() for k in keys.values()} == {"p"}
