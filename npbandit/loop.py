@@ -439,8 +439,7 @@ def _record_async(env: gym.Env, evaluator: AsyncEvaluator, policy: Policy, obs: 
 
 
 def _env_id(env: gym.Env) -> str:
-    """A run's ``env_id`` when ``run_info`` gives none: the registered id (also of npbandit's
-    envs made without ``gymnasium.make``), else the class name."""
+    """A run's ``env_id`` without ``run_info``'s: the registered id (npbandit's too), else the class name."""
     base = type(env.unwrapped)
     entry = f"{base.__module__}:{base.__qualname__}"
     ids = [env_id for env_id, point in ENTRY_POINTS.items() if point == entry]
@@ -458,8 +457,7 @@ def _env_params(env: gym.Env, info: dict[str, Any], async_args: tuple = (None, 1
     task = base.task_params() if callable(getattr(base, "task_params", None)) else {}
     if not isinstance(task, Mapping):
         raise TypeError(f"{type(base).__name__}.task_params() must return a dict, got {type(task).__name__}")
-    for key, value in task.items():
-        params.setdefault(key, value)
+    params = {**task, **params}  # run_info's own values win
     if async_args[0] is not None:
         params.setdefault("batch_size", async_args[1])
     if isinstance(base, BlackBoxEnv):

@@ -76,8 +76,8 @@ def test_two_classification_tasks_are_separate_rows_and_panels(tmp_path):
         for seed in (0, 1):  # no run_info: run_episode records the data set (task_params)
             run_episode(gym.make("npbandit/ClassificationBandit-v0", dataset=dataset, horizon=8), UniformPolicy(3),
                         seed=seed, logger=RunLogger(db))
-    # as experiments/benchmarks/classification_bandits.py logs a run: its bookkeeping and the
-    # policy's view of the features are not the task, so the run joins iris's row
+    # a run logged with its own bookkeeping keys beside the task's (a benchmark's name, the policy's
+    # view of the features): they are not the task, so the run joins iris's row
     run_episode(ClassificationBanditEnv(dataset="iris", horizon=8), UniformPolicy(3), seed=2, logger=RunLogger(db),
                 run_info={"kind": "bandit", "env_id": "npbandit/ClassificationBandit-v0",
                           "env_params": {"dataset": "iris", "horizon": 8, "benchmark": "b", "task": "iris",
