@@ -82,6 +82,13 @@ class OptimizeResult:
     recommended_value: float | None = None
     recommended_by: str | None = None
 
+    def __repr__(self) -> str:  # the history's length, not its rows: a print stays a few lines
+        failed = sum(bool(h.get("failed")) for h in self.history)
+        return (f"OptimizeResult(best_x={self.best_x!r}, best_value={self.best_value!r}, "
+                f"recommended_x={self.recommended_x!r}, recommended_value={self.recommended_value!r}, "
+                f"recommended_by={self.recommended_by!r}, feasible={self.feasible}, run_id={self.run_id}, "
+                f"history=<{len(self.history)} evaluations, {failed} failed>)")
+
 
 def optimize(objective: Callable[[Any], float], bounds: Any = None, surrogate: str = "tnpd", budget: int = 50,
              acquisition: str = "logei", minimize: bool = True, n_init: int | None = None, seed: int = 0,

@@ -298,3 +298,13 @@ def test_the_default_surrogate_is_the_one_that_steers(tmp_path):
     assert build_parser().parse_args(["optimize", "--function", "branin"]).surrogate == "tnpd"
     optuna = pytest.importorskip("npbandit.integrations.optuna")
     assert inspect.signature(optuna.NPSampler).parameters["checkpoint"].default == "tnpd-bo"
+
+
+def test_a_result_prints_its_outcome_and_the_size_of_its_history():
+    from npbandit.api import OptimizeResult
+
+    history = [{"t": t, "x": np.zeros(2), "value": float(t), "best_value": 0.0, "failed": t == 3} for t in range(40)]
+    result = OptimizeResult(best_x=np.zeros(2), best_value=0.0, history=history, run_id=7)
+    text = repr(result)
+    assert "best_value=0.0" in text and "run_id=7" in text and "history=<40 evaluations, 1 failed>" in text
+    assert len(text) < 400  # not the 40 rows
