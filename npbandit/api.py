@@ -328,15 +328,16 @@ def optimize(objective: Callable[[Any], float], bounds: Any = None, surrogate: s
     env.name = label
     # a space with ints, steps or choices: every point handed out lands on what it decodes to
     snap = None if searched is None or searched.continuous else searched.snap
+    desc = f"optimize {env.name}"
     if model == "random":
         policy: Policy = SobolPolicy(d, snap=snap)
     else:
-        policy = _StandardisedDataCheck(BOPolicy(d, model=model, acquisition=acquisition, n_init=n_init,
-                                                     output_warp=output_warp, avoid_repeats=avoid_repeats,
-                                                     trust_region=trust_region, liar=liar,
-                                                     budget=budget + len(warm), threads=threads, snap=snap,
-                                                     constrained=constraints is not None,
-                                                     acq_optimizer=acq_optimizer))
+        bo = BOPolicy(d, model=model, acquisition=acquisition, n_init=n_init, output_warp=output_warp,
+                      avoid_repeats=avoid_repeats, trust_region=trust_region, liar=liar, budget=budget + len(warm),
+                      threads=threads, snap=snap, constrained=constraints is not None, acq_optimizer=acq_optimizer)
+        if bo.subspace is not None:  # say so where the run shows itself: the surrogate sees fewer inputs than d
+            desc += f" (in a {bo.width}-dimensional subspace of the {d} inputs: {type(bo.subspace).__name__})"
+        policy = _StandardisedDataCheck(bo)
     if initial is not None:
         policy = _WarmStart(policy, warm)
     problem = {"bounds": box.tolist()} if searched is None else {"space": searched.describe()}
@@ -346,7 +347,7 @@ def optimize(objective: Callable[[Any], float], bounds: Any = None, surrogate: s
     if constraints is not None:
         info["env_params"]["constraints"] = objective_label(constraints)
     result = run_episode(env, policy, seed=seed, logger=logger, run_info=info, on_error=on_error,
-                         progress=progress, desc=f"optimize {env.name}", executor=executor,
+                         progress=progress, desc=desc, executor=executor,
                          batch_size=batch_size, eval_timeout=eval_timeout)
     extras = ("error", "worker", "submitted_at", "finished_at", "constraints")
     history = [{"t": r["t"], "x": env.point(r["action"]), "value": r["value"], "best_value": r.get("best_value"),
