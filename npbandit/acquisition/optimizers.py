@@ -131,7 +131,7 @@ class CandidateSearch:
         pool = lower + width * torch.quasirandom.SobolEngine(d, scramble=True, seed=seed).draw(
             self.raw_samples, dtype=bounds.dtype).to(bounds.device)
         values = _scores(acq, pool)
-        top = torch.topk(values, min(self.walkers, len(pool))).indices
+        top = torch.topk(values, self.walkers).indices  # raw_samples >= walkers
         points, best = pool[top].clone(), values[top].clone()
         step = torch.full((len(points), 1), self.scale, dtype=bounds.dtype, device=bounds.device)
         generator = torch.Generator().manual_seed(seed)
@@ -190,9 +190,12 @@ OPTIMIZERS = {"candidate-search": CandidateSearch, "gradient-restarts": Gradient
 
 
 def resolve_acq_optimizer(acq_optimizer: Any, recommended: str | None = None, num_restarts: int | None = None,
-                          raw_samples: int | None = None) -> AcquisitionOptimizer:
+                          raw_samples: int | None = None, *, acquisition: str = "logei") -> AcquisitionOptimizer | None:
     """The acquisition optimiser a policy or sampler runs with.
 
+    ``None`` for an ``acquisition`` outside :data:`MAXIMISED_ACQUISITIONS`, which uses none
+    (and then refuses an ``acq_optimizer``; ``num_restarts`` / ``raw_samples`` are the
+    caller's to use, e.g. for ``"qlognei"``'s joint optimisation). For LogEI / UCB,
     ``acq_optimizer`` when one is given (then ``num_restarts`` / ``raw_samples`` must be
     ``None``: they configure :class:`GradientRestarts`, which takes them itself). Otherwise
     :class:`GradientRestarts` when ``num_restarts`` or ``raw_samples`` is given (the caller
@@ -204,10 +207,17 @@ def resolve_acq_optimizer(acq_optimizer: Any, recommended: str | None = None, nu
 
     Raises:
         TypeError: ``acq_optimizer`` is not an acquisition optimiser.
-        ValueError: ``num_restarts`` / ``raw_samples`` beside ``acq_optimizer``; a
-            ``recommended`` name this version does not know.
+        ValueError: ``acq_optimizer`` with an acquisition that uses none;
+            ``num_restarts`` / ``raw_samples`` beside ``acq_optimizer``; a ``recommended``
+            name this version does not know.
     """
     acq_optimizer = check_acq_optimizer("acq_optimizer", acq_optimizer)
+    if acquisition not in MAXIMISED_ACQUISITIONS:
+        if acq_optimizer is not None:
+            raise ValueError(f"acq_optimizer maximises 'logei' and 'ucb'; acquisition {acquisition!r} does not use one "
+                             "(Thompson draws score their own candidates; 'qlognei' optimises its batch jointly with "
+                             "optimize_acqf, set by num_restarts and raw_samples)")
+        return None
     given = num_restarts is not None or raw_samples is not None
     if acq_optimizer is not None:
         if given:

@@ -62,7 +62,7 @@ except ImportError as err:  # pragma: no cover - exercised only without Optuna
                       f"(or pip install optuna) ({err})") from None
 
 from npbandit.acquisition.constrained import CONSTRAINED_ACQUISITIONS
-from npbandit.acquisition.optimizers import MAXIMISED_ACQUISITIONS, AcquisitionOptimizer, resolve_acq_optimizer
+from npbandit.acquisition.optimizers import AcquisitionOptimizer, resolve_acq_optimizer
 from npbandit.acquisition.pending import DEFAULT_LIAR, check_liar, pending_rule
 from npbandit.acquisition.proposal import ACQUISITIONS, propose, propose_in_region
 from npbandit.acquisition.subspace import SubspaceSearch, SubspaceStrategy, check_subspace, default_subspace
@@ -244,13 +244,8 @@ class NPSampler(BaseSampler):
         self.threads = check_threads("threads", threads)
         self._surrogate = load_surrogate(name)
         check_checkpoint_kind(self._surrogate.card, prior="bo", y_dim=1, purpose="NPSampler")
-        self.acq_optimizer = None  # the Thompson draws score their own candidates
-        if acquisition in MAXIMISED_ACQUISITIONS:
-            self.acq_optimizer = resolve_acq_optimizer(acq_optimizer, checkpoint_use(self._surrogate.card).get(
-                "acq_optimizer"), num_restarts, raw_samples)
-        elif acq_optimizer is not None:
-            raise ValueError(f"acq_optimizer maximises 'logei' and 'ucb'; acquisition {acquisition!r} draws its own "
-                             "candidates and uses none")
+        self.acq_optimizer = resolve_acq_optimizer(acq_optimizer, checkpoint_use(self._surrogate.card).get(
+            "acq_optimizer"), num_restarts, raw_samples, acquisition=acquisition)
         self.checkpoint = self._surrogate.card["name"]
         self._max_context = context_limit(self._surrogate.card)  # the most trials the NP is shown at once
         self.acquisition = acquisition

@@ -25,7 +25,7 @@ import torch
 from npbandit.acquisition import proposal, recommend
 from npbandit.acquisition import thompson as _thompson
 from npbandit.acquisition.constrained import CONSTRAINED_ACQUISITIONS, best_feasible
-from npbandit.acquisition.optimizers import MAXIMISED_ACQUISITIONS, AcquisitionOptimizer, resolve_acq_optimizer
+from npbandit.acquisition.optimizers import AcquisitionOptimizer, resolve_acq_optimizer
 from npbandit.acquisition.pending import (  # noqa: F401
     DEFAULT_LIAR,
     LIARS,
@@ -288,15 +288,9 @@ class BOPolicy(Policy):
             self.checkpoint = {"name": self.surrogate.card["name"], "sha256": self.surrogate.card["sha256"]}
         from npbandit.surrogates.pretrained import checkpoint_use
 
-        if acquisition in MAXIMISED_ACQUISITIONS:
-            recommended = None if self.surrogate is None else checkpoint_use(self.surrogate.card).get("acq_optimizer")
-            self.acq_optimizer = resolve_acq_optimizer(acq_optimizer, recommended, num_restarts, raw_samples)
-        elif acq_optimizer is not None:
-            raise ValueError(f"acq_optimizer maximises 'logei' and 'ucb'; acquisition {acquisition!r} does not use one "
-                             "(Thompson draws score their own candidates; 'qlognei' optimises its batch jointly with "
-                             "optimize_acqf, set by num_restarts and raw_samples)")
-        else:
-            self.acq_optimizer = None
+        recommended = None if self.surrogate is None else checkpoint_use(self.surrogate.card).get("acq_optimizer")
+        self.acq_optimizer = resolve_acq_optimizer(acq_optimizer, recommended, num_restarts, raw_samples,
+                                                   acquisition=acquisition)
         if max_context == "checkpoint":
             from npbandit.surrogates.pretrained import context_limit
 
