@@ -48,10 +48,12 @@ from common import (  # noqa: E402
     is_current,
     machine_line,
     new_figure,
+    optimizer_suffix,
     prepare_db,
     publish,
     run_jobs,
     save_figure,
+    split_optimizer,
 )
 
 from npbandit.policies.base import Policy  # noqa: E402
@@ -71,11 +73,6 @@ OPTUNA_SAMPLERS = {"optuna-tpe": "TPESampler", "optuna-gp": "GPSampler", "optuna
 OPTUNA_VERSION = "5.0.0"
 #: a model column's acquisition other than LogEI (BOPolicy's): ``gp-thompson``, ``cmanp-and-bo-marginal-thompson``
 ACQUISITION_SUFFIXES = ("-marginal-thompson", "-thompson", "-ucb", "-qlognei")
-#: a column's last suffix when LogEI / UCB are maximised by another optimiser than the model's default
-#: (``BOPolicy(acq_optimizer=...)``; an NP checkpoint's default is what its card recommends,
-#: ``CandidateSearch()`` for tnpd-bo, ``GradientRestarts()`` elsewhere and for the GP):
-#: ``tnpd-bo-tr-gr`` is tnpd-bo-tr with ``optimize_acqf``
-OPTIMIZER_SUFFIXES = {"-cs": "candidate-search", "-gr": "gradient-restarts"}
 #: the optuna-np row's checkpoint: the cmanp-bo column through Optuna (NPSampler's default is tnpd-bo)
 NP_CHECKPOINT = "cmanp-bo"
 # what a user would pick instead of an NP (issue 14's bars are stated against these)
@@ -161,21 +158,12 @@ class OptunaPolicy(Policy):
 def split_method(method: str) -> tuple[str, str]:
     """A column's model and acquisition: ``<checkpoint or gp>[-ucb|-thompson|-marginal-thompson|-qlognei]``,
     LogEI without a suffix (``cmanp-and-bo-thompson`` -> ``("cmanp-and-bo", "thompson")``), a last
-    ``-cs`` / ``-gr`` (the acquisition optimiser, :data:`OPTIMIZER_SUFFIXES`) left out."""
+    ``-cs`` / ``-gr`` (the acquisition optimiser, ``common.OPTIMIZER_SUFFIXES``) left out."""
     method = split_optimizer(method)[0]
     for suffix in ACQUISITION_SUFFIXES:
         if method.endswith(suffix):
             return method[:-len(suffix)], suffix[1:]
     return method, "logei"
-
-
-def split_optimizer(method: str) -> tuple[str, str | None]:
-    """A column less its optimiser suffix, and the optimiser it names (``None``: the model's
-    default): ``tnpd-bo-tr-gr`` -> ``("tnpd-bo-tr", "gradient-restarts")``."""
-    for suffix, name in OPTIMIZER_SUFFIXES.items():
-        if method.endswith(suffix):
-            return method[:-len(suffix)], name
-    return method, None
 
 
 def default_optimizer(method: str) -> str:
@@ -298,10 +286,10 @@ def make_policy(method: str, env):
         return OptunaPolicy(method, env.bounds)
     model, acquisition = split_method(method)
     model, trust_region = split_trust_region(model)
-    from npbandit.acquisition import CandidateSearch, GradientRestarts
+    from npbandit.acquisition.optimizers import OPTIMIZERS
 
-    acq_optimizer = {None: None, "candidate-search": CandidateSearch(),
-                     "gradient-restarts": GradientRestarts()}[split_optimizer(method)[1]]
+    named = split_optimizer(method)[1]
+    acq_optimizer = None if named is None else OPTIMIZERS[named]()
     if model == BAYES_MODEL:
         if acquisition != "logei":
             raise ValueError(f"{BAYES_MODEL} runs LogEI only, got {method!r}")
@@ -338,7 +326,7 @@ def _method_of(policy: str, params: dict | None = None) -> str:
     name = ((params or {}).get("acq_optimizer") or {}).get("name", "gradient-restarts")
     if name == default_optimizer(method):
         return method
-    return method + {v: k for k, v in OPTIMIZER_SUFFIXES.items()}[name]
+    return method + optimizer_suffix(name)
 
 
 def repeat_share(actions: list, n_init: int) -> float:

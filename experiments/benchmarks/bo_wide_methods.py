@@ -50,6 +50,7 @@ import numpy as np
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 from bo_wide_problems import Param, Problem  # noqa: E402
+from common import optimizer_suffix, split_optimizer  # noqa: E402  (the optimiser suffixes, as bo.py's)
 
 #: Sobol points before the BoTorch peers' first model (Optuna's samplers and NPSampler start with 10 random trials)
 N_INIT = 10
@@ -57,20 +58,6 @@ NUM_RESTARTS, RAW_SAMPLES = 10, 512
 OPTUNA_SAMPLERS = {"random": "RandomSampler", "optuna-tpe": "TPESampler", "optuna-gp": "GPSampler"}
 NP_SURROGATES = {"optimize-tnpd": "tnpd", "optimize-cmanp": "cmanp"}
 NP_METHODS = [*NP_SURROGATES, "npsampler"]
-#: an NP row with one of these suffixes maximises its acquisition by that optimiser instead of its
-#: checkpoint's default (the card's recommendation: ``CandidateSearch()`` for tnpd-bo since
-#: 2026-11-29, ``optimize_acqf`` elsewhere)
-OPTIMIZER_SUFFIXES = {"-cs": "candidate-search", "-gr": "gradient-restarts"}
-
-
-def split_optimizer(method: str) -> tuple[str, str | None]:
-    """A row less its optimiser suffix, and the optimiser it names (``None``: the default)."""
-    for suffix, name in OPTIMIZER_SUFFIXES.items():
-        if method.endswith(suffix):
-            return method[:-len(suffix)], name
-    return method, None
-
-
 def default_optimizer(method: str) -> str:
     """The acquisition optimiser an NP row's checkpoint recommends (``gradient-restarts`` where
     its card is silent)."""
@@ -81,7 +68,7 @@ def default_optimizer(method: str) -> str:
 
 def _other_optimizer(method: str) -> str:
     name = "gradient-restarts" if default_optimizer(method) == "candidate-search" else "candidate-search"
-    return method + {v: k for k, v in OPTIMIZER_SUFFIXES.items()}[name]
+    return method + optimizer_suffix(name)
 
 
 METHODS = [*OPTUNA_SAMPLERS, "gp", "turbo", *NP_METHODS]
@@ -99,7 +86,7 @@ def np_method_label(method: str, facts: dict) -> str:
     facts named one ran ``optimize_acqf``)."""
     base = split_optimizer(method)[0]
     name = facts.get("acq_optimizer", "gradient-restarts")
-    return base if name == default_optimizer(base) else base + {v: k for k, v in OPTIMIZER_SUFFIXES.items()}[name]
+    return base if name == default_optimizer(base) else base + optimizer_suffix(name)
 
 
 def checkpoint_of(method: str) -> dict | None:

@@ -209,6 +209,27 @@ def save_figure(fig, name: str) -> Path:
     return path
 
 
+#: a column's last suffix when it maximises LogEI / UCB by another acquisition optimiser than its
+#: model's default (``BOPolicy(acq_optimizer=...)``; an NP checkpoint's default is what its card
+#: recommends, ``CandidateSearch()`` for tnpd-bo, ``GradientRestarts()`` elsewhere and for the GP):
+#: ``tnpd-bo-tr-gr`` is tnpd-bo-tr with ``optimize_acqf`` (bo.py; bo_wide.py's NP rows likewise)
+OPTIMIZER_SUFFIXES = {"-cs": "candidate-search", "-gr": "gradient-restarts"}
+
+
+def split_optimizer(method: str) -> tuple[str, str | None]:
+    """A column less its optimiser suffix, and the optimiser it names (``None``: the model's
+    default): ``tnpd-bo-tr-gr`` -> ``("tnpd-bo-tr", "gradient-restarts")``."""
+    for suffix, name in OPTIMIZER_SUFFIXES.items():
+        if method.endswith(suffix):
+            return method[:-len(suffix)], name
+    return method, None
+
+
+def optimizer_suffix(name: str) -> str:
+    """The suffix of :data:`OPTIMIZER_SUFFIXES` that names the optimiser ``name``."""
+    return {v: k for k, v in OPTIMIZER_SUFFIXES.items()}[name]
+
+
 def write_section(name: str, body: str, page: str = "benchmarks.md") -> Path:
     """Replace (or append) the section ``name`` of docs/<page>, between markers, so each
     benchmark script owns its part of a page and hand-written text around it stays."""
