@@ -15,6 +15,7 @@ import torch
 
 from npbandit.acquisition.constrained import CONSTRAINED_ACQUISITIONS, incumbent
 from npbandit.acquisition.optimizers import AcquisitionOptimizer, check_acq_optimizer
+from npbandit.acquisition.subspace import SubspaceStrategy, check_subspace
 from npbandit.envs.blackbox import BlackBoxEnv, ObjectiveError, as_bounds, constraint_values
 from npbandit.feasibility import is_feasible
 from npbandit.loop import _check_async, _check_on_error, run_episode
@@ -101,7 +102,8 @@ def optimize(objective: Callable[[Any], float], bounds: Any = None, surrogate: s
              space: SearchSpace | Mapping[str, Parameter] | None = None,
              initial: Sequence[Any] | None = None,
              constraints: Callable[[Any], Sequence[float]] | None = None,
-             acq_optimizer: AcquisitionOptimizer | None = None) -> OptimizeResult:
+             acq_optimizer: AcquisitionOptimizer | None = None,
+             subspace: SubspaceStrategy | None = None) -> OptimizeResult:
     """Optimise ``objective`` over the box ``bounds``, or over a search space of named
     float, int and choice parameters, with a pretrained NP surrogate.
 
@@ -170,15 +172,22 @@ def optimize(objective: Callable[[Any], float], bounds: Any = None, surrogate: s
             ``GradientRestarts()`` for every other surrogate and for ``"gp"``; the run's
             stored policy settings name the one used. Refused with the Thompson and
             ``"qlognei"`` acquisitions and with ``"random"``, which use none.
+        subspace: how a space whose unit cube is wider than the NP checkpoint (``d`` columns
+            against its ``x_dim``) is searched with it: a
+            :class:`~npbandit.acquisition.subspace.SubspaceStrategy` such as
+            ``CountSketch()`` or ``CoordinateSubspace()``. ``None`` (default):
+            :func:`~npbandit.acquisition.indexed_choices.default_subspace`: a space's
+            unordered choices seen as one column each until it fits
+            (:class:`~npbandit.acquisition.indexed_choices.IndexedChoices`), a count sketch
+            of what is still too wide. Refused with ``"gp"`` and ``"random"``.
         surrogate: ``"tnpd"`` (default: the ``tnpd-bo`` checkpoint, a TNP-D whose
             targets attend to every observation in every layer, so it resolves the
             function where observations are dense, as near the incumbent), ``"cmanp"``
             (``cmanp-bo``: constant-cost streaming updates through a fixed-size latent
             summary, so a step costs the same however long the run), any checkpoint
             trained on the ``bo`` prior (name or path; see ``npbandit models``; a ``d``
-            wider than the checkpoint is searched in a subspace of its width, the
-            default :class:`~npbandit.acquisition.subspace.SubspaceStrategy`, see
-            ``BOPolicy(subspace=...)``), ``"gp"`` (BoTorch ``SingleTaskGP``) or ``"random"`` (Sobol).
+            wider than the checkpoint is searched in a subspace of its width, see
+            ``subspace``), ``"gp"`` (BoTorch ``SingleTaskGP``) or ``"random"`` (Sobol).
         budget: total evaluations, the initial design included.
         acquisition: ``"logei"``, ``"ucb"``, ``"thompson"``, ``"marginal-thompson"`` or
             ``"qlognei"`` (4 points per joint qLogNEI optimisation, evaluated in turn; for a
@@ -286,6 +295,10 @@ def optimize(objective: Callable[[Any], float], bounds: Any = None, surrogate: s
     _check_on_error(on_error)
     check_bool("progress", progress)
     check_acq_optimizer("acq_optimizer", acq_optimizer)
+    check_subspace(subspace)
+    if subspace is not None and surrogate in ("gp", "random"):
+        raise ValueError(f"subspace lets an NP checkpoint search more inputs than it takes; surrogate={surrogate!r} "
+                         "takes any number")
     if acq_optimizer is not None and surrogate == "random":
         raise ValueError("acq_optimizer maximises a surrogate's acquisition; surrogate='random' (Sobol points) has "
                          "none")
@@ -334,7 +347,8 @@ def optimize(objective: Callable[[Any], float], bounds: Any = None, surrogate: s
     else:
         bo = BOPolicy(d, model=model, acquisition=acquisition, n_init=n_init, output_warp=output_warp,
                       avoid_repeats=avoid_repeats, trust_region=trust_region, liar=liar, budget=budget + len(warm),
-                      threads=threads, snap=snap, constrained=constraints is not None, acq_optimizer=acq_optimizer)
+                      threads=threads, snap=snap, constrained=constraints is not None, acq_optimizer=acq_optimizer,
+                      subspace=subspace)
         if bo.subspace is not None:  # say so where the run shows itself: the surrogate sees fewer inputs than d
             desc += f" (in a {bo.width}-dimensional subspace of the {d} inputs: {type(bo.subspace).__name__})"
         policy = _StandardisedDataCheck(bo)

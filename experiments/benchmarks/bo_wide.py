@@ -41,7 +41,7 @@ from bo_wide_methods import (  # noqa: E402
     np_method_label,
     split_optimizer,
 )
-from bo_wide_problems import all_problems, groups, problem  # noqa: E402
+from bo_wide_problems import CHOOSING_GROUPS, all_problems, groups, problem  # noqa: E402
 from common import (  # noqa: E402
     ROOT,
     add_cluster_arguments,
@@ -357,8 +357,9 @@ def main(argv: list[str] | None = None) -> None:
     from npbandit.storage import display_url
 
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--problems", nargs="+", default=list(groups()),
-                        help=f"problem labels or groups ({', '.join(groups())}); default: every problem")
+    parser.add_argument("--problems", nargs="+", default=[g for g in groups() if g not in CHOOSING_GROUPS],
+                        help=f"problem labels or groups ({', '.join(groups())}); default: every problem of the "
+                             f"reporting suite (not {', '.join(CHOOSING_GROUPS)}, which chooses defaults)")
     parser.add_argument("--methods", nargs="+", default=METHODS, choices=METHODS)
     parser.add_argument("--seeds", type=int, default=10)
     parser.add_argument("--budget", type=int, default=None,

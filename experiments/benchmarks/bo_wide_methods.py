@@ -16,6 +16,10 @@ neutral space itself:
   ``acq_optimizer=GradientRestarts()`` (``optimize_acqf``) / ``CandidateSearch()``, the optimiser the
   checkpoint's card does not recommend (tnpd-bo's recommends ``CandidateSearch()`` since 2026-11-29).
   Runs recorded before the facts named the optimiser ran ``optimize_acqf``.
+- ``-sketch`` after an NP row (``optimize-tnpd-sketch``, ``npsampler-sketch``): the same with
+  ``subspace=CountSketch()``, the strategy a space wider than the checkpoint got before
+  ``IndexedChoices`` (a mixed space's one-hot columns sketched with the rest); the same as the
+  row on a space that fits the checkpoint. For the choosing suite ``mixed-choosing``.
 - ``gp``: BoTorch as its documentation recommends: inputs on the unit cube, ``SingleTaskGP``
   with its default kernel and priors and a ``Standardize`` outcome transform, ``fit_gpytorch_mll``,
   ``LogExpectedImprovement`` maximised by ``optimize_acqf`` (10 restarts, 512 raw samples), after
@@ -93,7 +97,7 @@ def checkpoint_of(method: str) -> dict | None:
     """The checkpoint an NP row runs (name and sha256, so a retrained one's runs stay apart)."""
     from npbandit.surrogates.pretrained import read_card
 
-    method = split_optimizer(method)[0]
+    method = split_optimizer(split_subspace(method)[0])[0]
     if method in NP_SURROGATES:
         from npbandit.api import SURROGATES
 
@@ -109,17 +113,30 @@ def checkpoint_of(method: str) -> dict | None:
     return {"name": card["name"], "sha256": card["sha256"]}
 
 
+#: the suffix of an NP row run with ``subspace=CountSketch()``
+SKETCH_SUFFIX = "-sketch"
+
+
+def split_subspace(method: str) -> tuple[str, bool]:
+    """A row less :data:`SKETCH_SUFFIX`, and whether it had it."""
+    return (method[:-len(SKETCH_SUFFIX)], True) if method.endswith(SKETCH_SUFFIX) else (method, False)
+
+
 def run(method: str, problem: Problem, seed: int, budget: int, evaluate: Callable[[dict], float]) -> dict:
     """Run ``method``; returns facts to record with the run (e.g. NPSampler's independent draws,
     an NP row's acquisition optimiser)."""
-    if split_optimizer(method)[0] in NP_METHODS:
+    base, sketch = split_subspace(method)
+    if split_optimizer(base)[0] in NP_METHODS:
         from npbandit.acquisition.optimizers import OPTIMIZERS
+        from npbandit.acquisition.subspace import CountSketch
 
-        method, named = split_optimizer(method)
+        base, named = split_optimizer(base)
         acq_optimizer = None if named is None else OPTIMIZERS[named]()
-        facts = (_optuna(method, problem, seed, budget, evaluate, acq_optimizer) if method == "npsampler"
-                 else _optimize(NP_SURROGATES[method], problem, seed, budget, evaluate, acq_optimizer))
-        return {**facts, "acq_optimizer": named or default_optimizer(method)}
+        subspace = CountSketch() if sketch else None
+        facts = (_optuna(base, problem, seed, budget, evaluate, acq_optimizer, subspace) if base == "npsampler"
+                 else _optimize(NP_SURROGATES[base], problem, seed, budget, evaluate, acq_optimizer, subspace))
+        return {**facts, "acq_optimizer": named or default_optimizer(base),
+                **({"subspace": "count-sketch"} if sketch else {})}
     if method in OPTUNA_SAMPLERS:
         return _optuna(method, problem, seed, budget, evaluate)
     if method == "gp":
@@ -153,14 +170,15 @@ class _Counter(logging.Handler):
         self.count += "independently" in record.getMessage()
 
 
-def _optuna(method: str, problem: Problem, seed: int, budget: int, evaluate, acq_optimizer=None) -> dict:
+def _optuna(method: str, problem: Problem, seed: int, budget: int, evaluate, acq_optimizer=None,
+            subspace=None) -> dict:
     import optuna
 
     optuna.logging.set_verbosity(optuna.logging.WARNING)
     if method == "npsampler":
         from npbandit.integrations.optuna import NPSampler
 
-        sampler = NPSampler(seed=seed, acq_optimizer=acq_optimizer)
+        sampler = NPSampler(seed=seed, acq_optimizer=acq_optimizer, subspace=subspace)
     else:
         sampler = getattr(optuna.samplers, OPTUNA_SAMPLERS[method])(seed=seed)
     # NPSampler logs each parameter it leaves to its independent sampler after the start-up trials
@@ -192,14 +210,16 @@ def npbandit_space(space: tuple[Param, ...]) -> dict:
     return out
 
 
-def _optimize(surrogate: str, problem: Problem, seed: int, budget: int, evaluate, acq_optimizer=None) -> dict:
+def _optimize(surrogate: str, problem: Problem, seed: int, budget: int, evaluate, acq_optimizer=None,
+              subspace=None) -> dict:
     import npbandit
 
     if problem.continuous:  # plain bounds, as a user with a box writes it; the objective gets an array
         names = [p.name for p in problem.space]
         bounds = np.array([[p.low for p in problem.space], [p.high for p in problem.space]])
         npbandit.optimize(lambda x: evaluate(dict(zip(names, map(float, x)))), bounds, surrogate=surrogate,
-                          budget=budget, seed=seed, db=None, progress=False, acq_optimizer=acq_optimizer)
+                          budget=budget, seed=seed, db=None, progress=False, acq_optimizer=acq_optimizer,
+                          subspace=subspace)
         return {}
     calls = []
 
@@ -209,7 +229,7 @@ def _optimize(surrogate: str, problem: Problem, seed: int, budget: int, evaluate
 
     try:
         npbandit.optimize(objective, npbandit_space(problem.space), surrogate=surrogate, budget=budget, seed=seed,
-                          db=None, progress=False, acq_optimizer=acq_optimizer)
+                          db=None, progress=False, acq_optimizer=acq_optimizer, subspace=subspace)
     except (TypeError, ValueError) as err:
         if calls:
             raise
@@ -361,4 +381,4 @@ def _turbo(problem: Problem, seed: int, budget: int, evaluate) -> dict:
 
 
 #: every row name the harness takes: the rows, and each NP row with the other optimiser
-METHODS += [_other_optimizer(m) for m in NP_METHODS]
+METHODS += [_other_optimizer(m) for m in NP_METHODS] + [m + SKETCH_SUFFIX for m in NP_METHODS]

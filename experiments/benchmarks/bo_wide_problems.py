@@ -25,7 +25,9 @@ from dataclasses import dataclass
 import numpy as np
 
 #: evaluations per run by group (the issue's bars: 100 on synthetic and high-d, 40-100 trials when tuning)
-BUDGETS = {"synthetic": 100, "high-d": 100, "tuning": 60}
+BUDGETS = {"synthetic": 100, "high-d": 100, "tuning": 60, "mixed-choosing": 60}
+#: groups chosen on, never part of the reporting suite (run only when named)
+CHOOSING_GROUPS = ("mixed-choosing",)
 #: a problem's definition, bumped when it changes so that runs of the old one are not summarised
 #: (logreg-breast-cancer 2: liblinear seeded, its loss was not a function of the point alone)
 PROBLEM_VERSIONS = {"logreg-breast-cancer": 2}
@@ -269,6 +271,74 @@ def _logistic(p: dict) -> float:
         "breast_cancer", "log_loss")
 
 
+def _sgd(p: dict) -> float:
+    from sklearn.linear_model import SGDClassifier
+
+    return _cv_loss(SGDClassifier(loss=p["loss"], penalty=p["penalty"], alpha=p["alpha"], l1_ratio=p["l1_ratio"],
+                                  average=p["average"] == "true", max_iter=100, tol=1e-3, random_state=0),
+                    "digits", "error")
+
+
+def _knn(p: dict) -> float:
+    from sklearn.neighbors import KNeighborsClassifier
+
+    return _cv_loss(KNeighborsClassifier(n_neighbors=int(p["n_neighbors"]), weights=p["weights"], metric=p["metric"],
+                                         algorithm=p["algorithm"], leaf_size=int(p["leaf_size"])),
+                    "breast_cancer", "log_loss")
+
+
+def _tree(p: dict) -> float:
+    from sklearn.tree import DecisionTreeClassifier
+
+    features = None if p["max_features"] == "all" else p["max_features"]
+    return _cv_loss(DecisionTreeClassifier(
+        criterion=p["criterion"], splitter=p["splitter"], max_depth=int(p["max_depth"]),
+        min_samples_split=int(p["min_samples_split"]), min_samples_leaf=int(p["min_samples_leaf"]),
+        max_features=features, random_state=0), "wine", "error")
+
+
+def _extra_trees(p: dict) -> float:
+    from sklearn.ensemble import ExtraTreesClassifier
+
+    features = None if p["max_features"] == "all" else p["max_features"]
+    return _cv_loss(ExtraTreesClassifier(
+        n_estimators=int(p["n_estimators"]), max_depth=int(p["max_depth"]), max_features=features,
+        criterion=p["criterion"], bootstrap=p["bootstrap"] == "true", random_state=0, n_jobs=1),
+        "breast_cancer", "log_loss")
+
+
+def mixed_choosing_problems() -> list[Problem]:
+    """The choosing suite for how a mixed space wider than the checkpoint is searched (group
+    ``mixed-choosing``): four scikit-learn models whose unordered choices make the unit cube
+    8-10 columns wide. Chosen on, so never reported as the reporting suite: ``bo_wide.py``
+    runs it only when named."""
+    F, N, C = "float", "int", "choice"
+    return [
+        Problem("sgd-digits", "mixed-choosing", (
+            Param("loss", C, choices=("hinge", "log_loss", "modified_huber")),
+            Param("penalty", C, choices=("l2", "l1", "elasticnet")), Param("alpha", F, 1e-6, 1e-1, log=True),
+            Param("l1_ratio", F, 0.0, 1.0), Param("average", C, choices=("false", "true"))),
+            _sgd, None, "CV error"),
+        Problem("knn-breast-cancer", "mixed-choosing", (
+            Param("n_neighbors", N, 1, 64, log=True), Param("weights", C, choices=("uniform", "distance")),
+            Param("metric", C, choices=("euclidean", "manhattan", "chebyshev")),
+            Param("algorithm", C, choices=("ball_tree", "kd_tree", "brute")), Param("leaf_size", N, 5, 60)),
+            _knn, None, "CV log loss"),
+        Problem("tree-wine", "mixed-choosing", (
+            Param("criterion", C, choices=("gini", "entropy", "log_loss")),
+            Param("splitter", C, choices=("best", "random")), Param("max_depth", N, 1, 20),
+            Param("min_samples_split", N, 2, 40, log=True), Param("min_samples_leaf", N, 1, 20, log=True),
+            Param("max_features", C, choices=("sqrt", "log2", "all"))),
+            _tree, None, "CV error"),
+        Problem("extra-trees-breast-cancer", "mixed-choosing", (
+            Param("n_estimators", N, 10, 100, log=True), Param("max_depth", N, 1, 20),
+            Param("max_features", C, choices=("sqrt", "log2", "all")),
+            Param("criterion", C, choices=("gini", "entropy", "log_loss")),
+            Param("bootstrap", C, choices=("false", "true"))),
+            _extra_trees, None, "CV log loss"),
+    ]
+
+
 def tuning_problems() -> list[Problem]:
     """Five scikit-learn models on the datasets scikit-learn bundles (one evaluation well under
     2 s on one core at the spaces' most expensive corners)."""
@@ -303,8 +373,9 @@ def tuning_problems() -> list[Problem]:
 
 @functools.cache
 def all_problems() -> dict[str, Problem]:
-    """Every problem by label, in table order (synthetic, high-d, tuning)."""
-    return {p.label: p for p in synthetic_problems() + high_d_problems() + tuning_problems()}
+    """Every problem by label, in table order (synthetic, high-d, tuning, then the choosing suite)."""
+    return {p.label: p for p in synthetic_problems() + high_d_problems() + tuning_problems()
+            + mixed_choosing_problems()}
 
 
 def problem(label: str) -> Problem:

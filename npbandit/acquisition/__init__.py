@@ -25,6 +25,7 @@
 """
 
 from npbandit.acquisition.constrained import CONSTRAINED_ACQUISITIONS, best_feasible, feasible, incumbent
+from npbandit.acquisition.indexed_choices import IndexedChoices, default_subspace
 from npbandit.acquisition.optimizers import AcquisitionOptimizer, CandidateSearch, GradientRestarts
 from npbandit.acquisition.pending import (
                                           DEFAULT_LIAR,
@@ -39,11 +40,11 @@ from npbandit.acquisition.pending import (
                                           pending_strategy,
 )
 from npbandit.acquisition.proposal import ACQUISITIONS, REPEAT_DISTANCE, propose, propose_in_region
-from npbandit.acquisition.subspace import CoordinateSubspace, CountSketch, SubspaceStrategy, default_subspace
+from npbandit.acquisition.subspace import CoordinateSubspace, CountSketch, SubspaceStrategy
 from npbandit.acquisition.thompson import THOMPSON_BLOCK_SIZE, thompson_draw
 
 __all__ = ["propose", "propose_in_region", "ACQUISITIONS", "REPEAT_DISTANCE", "PendingStrategy", "ConstantLiar",
            "KrigingBeliever", "LocalPenalisation", "pending_strategy", "LIARS", "DEFAULT_LIAR", "check_liar",
            "liar_value", "pending_rule", "thompson_draw", "THOMPSON_BLOCK_SIZE", "SubspaceStrategy", "CountSketch",
-           "CoordinateSubspace", "default_subspace", "CONSTRAINED_ACQUISITIONS", "feasible", "best_feasible",
-           "incumbent", "AcquisitionOptimizer", "GradientRestarts", "CandidateSearch"]
+           "CoordinateSubspace", "IndexedChoices", "default_subspace", "CONSTRAINED_ACQUISITIONS", "feasible",
+           "best_feasible", "incumbent", "AcquisitionOptimizer", "GradientRestarts", "CandidateSearch"]

@@ -42,7 +42,7 @@ import torch
 
 from npbandit.space import SearchSpace
 
-__all__ = ["TypedCube", "typed_cube", "mixed_candidates", "local_search", "polish", "LOCAL_SEARCH_ROUNDS",
+__all__ = ["TypedCube", "typed_cube", "space_of", "mixed_candidates", "local_search", "polish", "LOCAL_SEARCH_ROUNDS",
            "POLISH_ITERATIONS", "SNAP_TOLERANCE"]
 
 #: rounds of the discrete local search (each: every walk's best single move)
@@ -155,6 +155,14 @@ class TypedCube:
         return self.from_space(torch.stack(moved).to(points)), torch.tensor(rows, dtype=torch.long)
 
 
+def space_of(snap: Any) -> SearchSpace | None:
+    """The :class:`SearchSpace` whose own ``snap`` method ``snap`` is, else ``None``."""
+    owner = getattr(snap, "__self__", None)
+    if isinstance(owner, SearchSpace) and getattr(snap, "__func__", None) is SearchSpace.snap:
+        return owner
+    return None
+
+
 def typed_cube(space: Any, snap: Callable[[torch.Tensor], torch.Tensor] | None,
                dim: int) -> TypedCube | None:
     """The :class:`TypedCube` a proposal searches: of ``space`` (a :class:`SearchSpace` or a
@@ -164,8 +172,8 @@ def typed_cube(space: Any, snap: Callable[[torch.Tensor], torch.Tensor] | None,
     Raises:
         TypeError / ValueError: ``space`` is neither, or its cube is not ``dim`` wide, or a
             ``snap`` other than the space's is given beside it."""
-    owner = getattr(snap, "__self__", None)
-    if isinstance(owner, SearchSpace) and getattr(snap, "__func__", None) is SearchSpace.snap:
+    owner = space_of(snap)
+    if owner is not None:
         if space is not None and space is not owner and not (isinstance(space, TypedCube) and space.space is owner):
             raise ValueError("snap is another search space's snap than space's; give space alone")
         space = owner if space is None else space

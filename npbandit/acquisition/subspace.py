@@ -55,7 +55,7 @@ from npbandit.acquisition.recommend import best_mean, recommend_in_box
 from npbandit.models.columns import relevance
 
 __all__ = ["SubspaceStrategy", "SubspaceSearch", "CountSketch", "CountSketchSearch", "CoordinateSubspace",
-           "CoordinateSearch", "default_subspace", "check_subspace", "COORDINATE_SCORES"]
+           "CoordinateSearch", "check_subspace", "COORDINATE_SCORES"]
 
 #: the named relevance estimates of :class:`CoordinateSubspace` (``scores``): ``"bowl"``,
 #: :func:`~npbandit.models.columns.relevance` of the region's points around the incumbent
@@ -453,11 +453,6 @@ class CoordinateSubspace(SubspaceStrategy):
 
     def __repr__(self) -> str:
         return f"CoordinateSubspace(d_e={self.d_e}, relevance={self.relevance}, scores={self.scores!r})"
-
-
-def default_subspace() -> SubspaceStrategy:
-    """The strategy a ``bo`` NP narrower than the problem uses unless given one."""
-    return CountSketch()
 
 
 def check_subspace(subspace: Any) -> SubspaceStrategy | None:

@@ -62,10 +62,11 @@ except ImportError as err:  # pragma: no cover - exercised only without Optuna
                       f"(or pip install optuna) ({err})") from None
 
 from npbandit.acquisition.constrained import CONSTRAINED_ACQUISITIONS
+from npbandit.acquisition.indexed_choices import default_subspace
 from npbandit.acquisition.optimizers import AcquisitionOptimizer, resolve_acq_optimizer
 from npbandit.acquisition.pending import DEFAULT_LIAR, check_liar, pending_rule
 from npbandit.acquisition.proposal import ACQUISITIONS, propose, propose_in_region
-from npbandit.acquisition.subspace import SubspaceSearch, SubspaceStrategy, check_subspace, default_subspace
+from npbandit.acquisition.subspace import SubspaceSearch, SubspaceStrategy, check_subspace
 from npbandit.api import SURROGATES
 from npbandit.feasibility import is_feasible
 from npbandit.policies.trust_region import TrustRegion
@@ -158,7 +159,7 @@ class NPSampler(BaseSampler):
             ``n_jobs`` workers each worker thread runs its proposals at this count.
         subspace: a :class:`~npbandit.acquisition.subspace.SubspaceStrategy` for a search
             space with more float/int parameters than the checkpoint's width; ``None``
-            (default): :func:`~npbandit.acquisition.subspace.default_subspace`, as
+            (default): :func:`~npbandit.acquisition.indexed_choices.default_subspace`, as
             ``optimize``. Bound to the sampler's ``seed``, so every trial and worker sees the
             same subspace; the region is replayed in its search cube. Start-up trials whose
             relative search space is known (every trial after the first completed one) are
@@ -395,7 +396,7 @@ class NPSampler(BaseSampler):
         width = check_bo_checkpoint(self._surrogate.card, d,
                                     purpose=f"NPSampler over {len(names)} parameters in {d} unit-cube columns "
                                             f"({', '.join(names)})")
-        return space, None if d <= width else (self.subspace or default_subspace()).bind(d, width, self.seed)
+        return space, None if d <= width else (self.subspace or default_subspace(space)).bind(d, width, self.seed)
 
     def _build(self, X: torch.Tensor, Y: torch.Tensor):
         """The NP conditioned on ``X [n, w]``, ``Y [n, 1 + k]`` (an ``NPModel``)."""

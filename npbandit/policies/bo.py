@@ -25,6 +25,8 @@ import torch
 from npbandit.acquisition import proposal, recommend
 from npbandit.acquisition import thompson as _thompson
 from npbandit.acquisition.constrained import CONSTRAINED_ACQUISITIONS, best_feasible
+from npbandit.acquisition.indexed_choices import default_subspace
+from npbandit.acquisition.mixed import space_of
 from npbandit.acquisition.optimizers import AcquisitionOptimizer, resolve_acq_optimizer
 from npbandit.acquisition.pending import (  # noqa: F401
     DEFAULT_LIAR,
@@ -37,7 +39,7 @@ from npbandit.acquisition.pending import (  # noqa: F401
     pending_strategy,
 )
 from npbandit.acquisition.proposal import ACQUISITIONS, REPEAT_DISTANCE, propose, propose_in_region  # noqa: F401
-from npbandit.acquisition.subspace import SubspaceStrategy, check_subspace, default_subspace
+from npbandit.acquisition.subspace import SubspaceStrategy, check_subspace
 from npbandit.acquisition.thompson import THOMPSON_BLOCK_SIZE, thompson_draw  # noqa: F401
 from npbandit.feasibility import is_feasible
 from npbandit.policies.base import Policy, Recommendation
@@ -156,7 +158,7 @@ class BOPolicy(Policy):
         subspace: a :class:`~npbandit.acquisition.subspace.SubspaceStrategy`: how ``dim``
             inputs are searched with a model of fewer (``CountSketch()``,
             ``CoordinateSubspace()``). ``None`` (default): an NP checkpoint narrower than
-            ``dim`` uses :func:`~npbandit.acquisition.subspace.default_subspace`, any other
+            ``dim`` uses :func:`~npbandit.acquisition.indexed_choices.default_subspace`, any other
             model none. With one, the run is bound to the strategy at ``reset`` (its random
             choices from the run's seed): the Sobol design is drawn in its search cube and
             lifted, the trust region lives there (its failure tolerance counting the
@@ -301,7 +303,7 @@ class BOPolicy(Policy):
         self.max_context = max_context
         width = None if self.surrogate is None else self.surrogate.x_dim
         if subspace is None and width is not None and dim > width:
-            subspace = default_subspace()
+            subspace = default_subspace(space_of(self.snap))
         if subspace is not None and width is None:
             width = getattr(subspace, "d_e", None)
             if width is None:

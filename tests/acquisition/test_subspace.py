@@ -6,13 +6,13 @@ import torch
 from helpers import tiny_checkpoint
 
 from npbandit import load_surrogate
+from npbandit.acquisition.indexed_choices import default_subspace
 from npbandit.acquisition.subspace import (
     CoordinateSearch,
     CoordinateSubspace,
     CountSketch,
     CountSketchSearch,
     check_subspace,
-    default_subspace,
 )
 from npbandit.models import NPModel
 from npbandit.policies.bo import BOPolicy
