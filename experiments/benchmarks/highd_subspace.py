@@ -10,6 +10,9 @@
 - ``coordinates-ard``: ``CoordinateSubspace(relevance=0.9, scores=ard_relevance)`` (90 % of
   the choice by an ARD GP's inverse squared lengthscales, fitted to every observation at
   each proposal by :func:`ard_relevance` below, 10 % uniform);
+- ``redealt-sketch``: ``RedealtSketch()`` (the count sketch for the first 40 observations,
+  then re-dealt into new bins and signs every 20 observations on a slice through the
+  incumbent; :mod:`npbandit.acquisition.redealt_sketch`);
 - ``sobol``: ``SobolPolicy(D)``.
 
 The choosing suite (NOT the reporting suite of issue 45, which is Hartmann-6 / Branin
@@ -47,7 +50,18 @@ sys.path.insert(0, str(Path(__file__).resolve().parent))
 from common import ROOT, RunRecord, publish  # noqa: E402
 
 CHECKPOINT = "tnpd-bo"
-METHODS = ("count-sketch", "coordinates", "coordinates-relevance", "coordinates-ard", "sobol")
+METHODS = ("count-sketch", "coordinates", "coordinates-relevance", "coordinates-ard", "redealt-sketch", "sobol")
+#: what each column runs, as the log says it
+DESCRIPTIONS = {"count-sketch": "`CountSketch()` (d_e = 6)",
+                "coordinates": "`CoordinateSubspace()` (6 uniformly drawn coordinates per proposal)",
+                "coordinates-relevance": "`CoordinateSubspace(relevance=0.5)`",
+                "coordinates-ard": "`CoordinateSubspace(relevance=0.9, scores=ard_relevance)` "
+                                   "(this script's ARD GP fit)",
+                "redealt-sketch": "`RedealtSketch()` (d_e = 6; `CountSketch()`'s slice for the first 40 observations, "
+                                  "then every 20 the inputs re-dealt into new bins and signs on a slice through "
+                                  "the incumbent, the model seeing the points on the current slice only)",
+                "sobol": "`SobolPolicy(D)`"}
+DEFAULT_RECORD = ROOT / "runs" / "highd_subspace.json"
 PROBLEMS = ("hartmann3-in-24", "rastrigin12-shifted", "styblinski-tang-4-in-16")
 
 
@@ -150,6 +164,7 @@ def ard_relevance(X, Y, *, iterations: int = ARD_ITERATIONS):
 
 
 def make_policy(method: str, dim: int, budget: int):
+    from npbandit.acquisition.redealt_sketch import RedealtSketch
     from npbandit.acquisition.subspace import CoordinateSubspace, CountSketch
     from npbandit.policies.bo import BOPolicy, SobolPolicy
 
@@ -157,7 +172,8 @@ def make_policy(method: str, dim: int, budget: int):
         return SobolPolicy(dim)
     subspace = {"count-sketch": CountSketch(), "coordinates": CoordinateSubspace(),
                 "coordinates-relevance": CoordinateSubspace(relevance=0.5),
-                "coordinates-ard": CoordinateSubspace(relevance=0.9, scores=ard_relevance)}[method]
+                "coordinates-ard": CoordinateSubspace(relevance=0.9, scores=ard_relevance),
+                "redealt-sketch": RedealtSketch()}[method]
     return BOPolicy(dim, model=CHECKPOINT, subspace=subspace, budget=budget, threads=1)
 
 
@@ -194,7 +210,8 @@ def main(argv: list[str] | None = None) -> None:
     parser.add_argument("--methods", nargs="+", default=list(METHODS), choices=METHODS)
     parser.add_argument("--seeds", type=int, default=3)
     parser.add_argument("--budget", type=int, default=100)
-    parser.add_argument("--record", default=str(ROOT / "runs" / "highd_subspace.json"))
+    parser.add_argument("--record", default=str(DEFAULT_RECORD),
+                        help="the runs' file; another than the default writes a section and a result file of its own")
     parser.add_argument("--no-write", action="store_true", help="print the table, write no log page")
     parser.add_argument("--recorded-only", action="store_true",
                         help="run nothing: tabulate the runs already recorded (a cell names its seed count when it "
@@ -234,23 +251,26 @@ def main(argv: list[str] | None = None) -> None:
     print(table)
     if args.no_write:
         return
+    record_path = Path(args.record).resolve()
+    default = record_path == DEFAULT_RECORD.resolve()
     command = ("OMP_NUM_THREADS=1 nice python experiments/benchmarks/highd_subspace.py"
                + ("" if args.seeds == 3 else f" --seeds {args.seeds}")
                + ("" if args.budget == 100 else f" --budget {args.budget}")
                + ("" if args.methods == list(METHODS) else " --methods " + " ".join(args.methods))
-               + ("" if args.problems == list(PROBLEMS) else " --problems " + " ".join(args.problems)))
-    text = (f"## High-dimensional search with a width-6 NP: which subspace (choosing suite)\n\n"
+               + ("" if args.problems == list(PROBLEMS) else " --problems " + " ".join(args.problems))
+               + ("" if default else f" --record runs/{record_path.name}"))
+    columns = "; ".join(f"{method}: {DESCRIPTIONS[method]}" for method in args.methods)
+    heading = ("## High-dimensional search with a width-6 NP: which subspace (choosing suite)" if default else
+               f"### The choosing suite again, recorded in `runs/{record_path.name}`")
+    text = (f"{heading}\n\n"
             f"Command: `{command}`. `{CHECKPOINT}`, LogEI in the trust region as `optimize` runs it "
             f"(`BOPolicy(D, model='{CHECKPOINT}', subspace=..., budget={args.budget})`, its default "
             f"`n_init = 2 d_e + 1 = 13` Sobol points in the subspace's search cube), {args.seeds} seeds, "
             f"{args.budget} evaluations; log10 simple regret at the last evaluation: median [25 %, 75 %] "
             f"(seconds per evaluation, mean). The choosing suite of `highd_subspace.py`'s docstring, not the "
-            f"reporting suite of issue 45. count-sketch: `CountSketch()` (d_e = 6); coordinates: "
-            f"`CoordinateSubspace()` (6 uniformly drawn coordinates per proposal); coordinates-relevance: "
-            f"`CoordinateSubspace(relevance=0.5)`; coordinates-ard: "
-            f"`CoordinateSubspace(relevance=0.9, scores=ard_relevance)` (this script's ARD GP fit); "
-            f"sobol: `SobolPolicy(D)`.\n\n{table}\n")
-    publish("highd-subspace", text, "highd_subspace.json", command,
+            f"reporting suite of issue 45. {columns}.\n\n{table}\n")
+    section = "highd-subspace" if default else record_path.stem.replace("_", "-")
+    publish(section, text, "highd_subspace.json" if default else record_path.name, command,
             {"budget": args.budget, "seeds": args.seeds, "checkpoint": CHECKPOINT, "results": summary}, threads=1)
 
 

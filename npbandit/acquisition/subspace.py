@@ -195,26 +195,10 @@ class CountSketchSearch(SubspaceSearch):
 
     def propose(self, region, X, Y, build_model, acquisition, *, seed, pending=None, avoid_repeats=True,
                 liar=DEFAULT_LIAR, snap=None, max_context=None, constraints=0, **settings):
-        Z = self.project(X)
-        if pending is not None:
-            pending = self.project(pending)
-        embedded_snap = None
-        if snap is not None:  # the grid in D, seen in the embedding
-            def embedded_snap(points: torch.Tensor) -> torch.Tensor:
-                return self.project(snap(self.lift(points)))
-
-        if region is not None:
-            z = propose_in_region(region, Z, Y, build_model, acquisition, seed=seed, pending=pending,
-                                  avoid_repeats=avoid_repeats, liar=liar, snap=embedded_snap,
-                                  max_context=max_context, constraints=constraints, **settings)
-        else:
-            strategy = pending_strategy(liar)
-            z = propose(build_model(Z, Y), acquisition, dim=self.search_dim,
-                        best_f=None if constraints else Y.max(), seed=seed, pending=pending,
-                        pending_strategy=strategy, outputs=Y, observed=Z if avoid_repeats else None,
-                        snap=embedded_snap, constraints=constraints, **settings)
-        points = self.lift(torch.as_tensor(z).reshape(-1, self.search_dim)).numpy()
-        return points[0] if np.ndim(z) == 1 else points
+        return propose_embedded(self, region, self.project(X), Y, build_model, acquisition, seed=seed,
+                                pending=None if pending is None else self.project(pending),
+                                avoid_repeats=avoid_repeats, liar=liar, snap=snap, max_context=max_context,
+                                constraints=constraints, **settings)
 
     def recommend(self, region, X, Y, build_model, *, n_observed, seed, max_context=None, constraints=0, snap=None):
         """In the embedding, as :meth:`propose` sees the observations: exact ``(z, y)`` pairs."""
@@ -223,6 +207,48 @@ class CountSketchSearch(SubspaceSearch):
 
     def params(self) -> dict[str, Any]:
         return {"subspace": "count-sketch", "subspace_d_e": self.search_dim}
+
+
+def deal(dim: int, d_e: int, rng: np.random.Generator) -> tuple[torch.Tensor, torch.Tensor]:
+    """A count sketch's random assignment of ``dim`` inputs to ``d_e`` balanced bins (sizes
+    differ by at most one): the bins ``[dim]`` (long, ``0 .. d_e - 1``) and the signs ``[dim]``
+    (float64, ``+1`` or ``-1``), drawn from ``rng``."""
+    bins = np.empty(dim, dtype=np.int64)
+    bins[rng.permutation(dim)] = np.arange(dim) % d_e
+    signs = rng.choice([-1.0, 1.0], size=dim)
+    return torch.from_numpy(bins), torch.from_numpy(signs)
+
+
+def propose_embedded(embedding, region: SearchRegion | None, Z: torch.Tensor, Y: torch.Tensor, build_model,
+                     acquisition: str, *, seed: int, pending: torch.Tensor | None = None,
+                     avoid_repeats: bool = True, liar: str | PendingStrategy = DEFAULT_LIAR,
+                     snap: Callable[[torch.Tensor], torch.Tensor] | None = None, max_context: int | None = None,
+                     constraints: int = 0, **settings: Any) -> np.ndarray:
+    """The next point ``[D]`` (``[q, D]`` for ``"qlognei"``) of a search in an embedding of
+    ``[0, 1]^d_e`` in ``[0, 1]^D``: ``embedding`` has ``lift`` (``[k, d_e] -> [k, D]``),
+    ``project`` (``[k, D] -> [k, d_e]``) and ``search_dim`` (``d_e``); the model sees the
+    observations ``Z [n, d_e]``, ``Y [n, 1 + constraints]`` (and ``pending [p, d_e]``) in the
+    embedded cube, where the proposal is made (in ``region``, :func:`propose_in_region`;
+    ``None``: :func:`propose` on the whole cube) and lifted. ``snap`` (on ``[k, D]`` points) is
+    seen in the embedding as ``project(snap(lift(z)))``; the other arguments as
+    :meth:`SubspaceSearch.propose`'s. What :class:`CountSketchSearch` proposes with."""
+    embedded_snap = None
+    if snap is not None:  # the grid in D, seen in the embedding
+        def embedded_snap(points: torch.Tensor) -> torch.Tensor:
+            return embedding.project(snap(embedding.lift(points)))
+
+    if region is not None:
+        z = propose_in_region(region, Z, Y, build_model, acquisition, seed=seed, pending=pending,
+                              avoid_repeats=avoid_repeats, liar=liar, snap=embedded_snap,
+                              max_context=max_context, constraints=constraints, **settings)
+    else:
+        strategy = pending_strategy(liar)
+        z = propose(build_model(Z, Y), acquisition, dim=embedding.search_dim,
+                    best_f=None if constraints else Y.max(), seed=seed, pending=pending,
+                    pending_strategy=strategy, outputs=Y, observed=Z if avoid_repeats else None,
+                    snap=embedded_snap, constraints=constraints, **settings)
+    points = embedding.lift(torch.as_tensor(z).reshape(-1, embedding.search_dim)).numpy()
+    return points[0] if np.ndim(z) == 1 else points
 
 
 class CountSketch(SubspaceStrategy):
@@ -242,11 +268,8 @@ class CountSketch(SubspaceStrategy):
     def bind(self, dim: int, width: int, seed: int) -> CountSketchSearch:
         _check_bind(dim, width, seed)
         d_e = self._d_e(dim, width)
-        rng = np.random.default_rng([int(seed), dim, d_e])
-        bins = np.empty(dim, dtype=np.int64)
-        bins[rng.permutation(dim)] = np.arange(dim) % d_e
-        signs = rng.choice([-1.0, 1.0], size=dim)
-        return CountSketchSearch(torch.from_numpy(bins), torch.from_numpy(signs), d_e)
+        bins, signs = deal(dim, d_e, np.random.default_rng([int(seed), dim, d_e]))
+        return CountSketchSearch(bins, signs, d_e)
 
     def __repr__(self) -> str:
         return f"CountSketch(d_e={self.d_e})"

@@ -1,0 +1,242 @@
+"""A count sketch re-dealt around the incumbent: a width-``d_e`` search of ``D`` inputs whose
+slice moves through the best point found.
+
+:class:`~npbandit.acquisition.subspace.CountSketch` fixes one random ``d_e``-dimensional slice
+of ``[0, 1]^D`` for the whole run; when the optimum is not on it (two active inputs dealt to
+one bin), no amount of search on it reaches the optimum. :class:`RedealtSketch` searches in
+phases, a phase being a function of the number of observations ``n``:
+
+- phase 0 (``n < phase_start``) is exactly ``CountSketch(d_e)``'s search with the same seed:
+  input ``i`` is ``z[bin i]`` or ``1 - z[bin i]`` (its sign);
+- phase ``k >= 1`` (from ``n = phase_start + (k - 1) phase_length`` on, one phase per
+  ``phase_length`` observations) deals the inputs into new balanced bins with new signs
+  (drawn from the run's seed and ``k``), anchored at ``x*``, the best of the first
+  ``phase_start + (k - 1) phase_length`` observations (the incumbent when the phase began):
+  input ``i`` follows its bin's ``z`` through the monotone piecewise-linear map of ``[0, 1]``
+  onto ``[0, 1]`` with ``0 -> 0``, ``0.5 -> x*_i``, ``1 -> 1`` (``1 - z`` for sign ``-1``).
+  The phase's slice passes through ``x*`` (at ``z = 0.5`` in every coordinate), reaches
+  every input's whole range, and the inputs of one bin move together, each monotonically.
+
+What the model sees: in phase ``k >= 1``, only the evaluated points on that phase's slice, as
+exact ``(z, y)`` pairs (a point ``x`` whose ``lift(project(x))`` is ``x`` within
+:data:`SLICE_TOLERANCE`; with a ``snap``, also one that is the snap of its slice point):
+the anchor (at ``z = 0.5``) and the points the phase proposed. Points of earlier phases lie
+off the slice and are not shown to it (a projection of them would pair a ``y`` with a point
+it was not measured at); neither are pending points off the slice. A phase therefore starts
+from one point, the anchor.
+
+The trust region (``BOPolicy``'s, or the one ``NPSampler`` replays) lives in the embedded
+cube ``[0, 1]^d_e`` and is not told of phases: its side carries over a phase change
+(TuRBO's counters count proposals whichever slice they lie on), and its centre, the best
+point the model sees, is the anchor at ``z = 0.5`` when a phase begins (by construction), then
+the best point found on the phase's slice. So a new phase searches new directions through
+the incumbent at the scale the region had reached, instead of starting a global search
+again. The initial design lives in the embedded cube and reaches the problem through
+:meth:`RedealtSketchSearch.lift`, phase 0's map (``phase_start`` should be at least the
+design's size, or design points after it lie off the later slice).
+
+The search is a function of its seed and of the history it is handed, never of what it did
+before: the phase is read from the number of rows of ``X`` (the observations, then any
+failed points, in the order handed), the anchor from ``X`` and ``Y``.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from typing import Any
+
+import numpy as np
+import torch
+
+from npbandit.acquisition.constrained import incumbent
+from npbandit.acquisition.pending import DEFAULT_LIAR
+from npbandit.acquisition.recommend import recommend_in_box
+from npbandit.acquisition.subspace import (
+    CountSketch,
+    CountSketchSearch,
+    SubspaceSearch,
+    SubspaceStrategy,
+    _as_rows,
+    _check_bind,
+    _check_d_e,
+    deal,
+    propose_embedded,
+)
+
+__all__ = ["RedealtSketch", "RedealtSketchSearch", "AnchoredSketch", "SLICE_TOLERANCE"]
+
+#: the largest difference in any input between a point and its slice point
+#: (``lift(project(x))``) for the point to count as on the slice
+SLICE_TOLERANCE = 1e-9
+
+
+class AnchoredSketch:
+    """A count sketch of ``[0, 1]^d_e`` in ``[0, 1]^D`` through ``anchor``: input ``i`` is
+    ``m_i(z[bins[i]])`` (sign ``+1``) or ``m_i(1 - z[bins[i]])`` (sign ``-1``), where ``m_i``
+    maps ``[0, 0.5]`` linearly onto ``[0, anchor_i]`` and ``[0.5, 1]`` onto ``[anchor_i, 1]``.
+
+    Args:
+        bins: ``[D]`` the target coordinate (``0 .. d_e - 1``) of each input.
+        signs: ``[D]`` ``+1`` or ``-1``.
+        anchor: ``[D]`` in ``[0, 1]``, the point at ``z = 0.5``.
+        d_e: the embedding's dimension (every bin non-empty).
+    """
+
+    def __init__(self, bins: torch.Tensor, signs: torch.Tensor, anchor: torch.Tensor, d_e: int) -> None:
+        self._sketch = CountSketchSearch(bins, signs, d_e)  # checks bins and signs
+        self.bins, self.signs = self._sketch.bins, self._sketch.signs
+        self.anchor = torch.as_tensor(anchor, dtype=torch.float64)
+        if self.anchor.shape != self.bins.shape or not ((self.anchor >= 0) & (self.anchor <= 1)).all():
+            raise ValueError(f"anchor must be [{len(self.bins)}] in [0, 1], got shape {tuple(self.anchor.shape)}")
+        self.dim, self.search_dim = len(self.bins), d_e
+
+    def lift(self, Z: torch.Tensor) -> torch.Tensor:
+        """Points ``[k, d_e]`` -> ``[k, D]``."""
+        U = self._sketch.lift(Z)  # z or 1 - z per input: where in [0, 1] its map is read
+        a = self.anchor
+        return torch.where(U <= 0.5, 2.0 * U * a, a + (2.0 * U - 1.0) * (1.0 - a))
+
+    def project(self, X: torch.Tensor) -> torch.Tensor:
+        """Points ``[n, D]`` -> ``[n, d_e]``: per bin, the mean of its inputs' ``z`` (each
+        input's map inverted, the sign undone); an input at a flat end of its map (anchor 0
+        and ``x = 0``, or anchor 1 and ``x = 1``) says nothing and is left out, a bin of such
+        inputs only at ``0.5``. Exact for points on the slice; for others a point whose lift
+        need not be near them (see :meth:`on_slice`)."""
+        X = _as_rows(X, self.dim, "X")
+        a = self.anchor.expand_as(X)
+        flat = ((a == 0) & (X <= 0)) | ((a == 1) & (X >= 1))
+        lower = X <= a
+        U = torch.where(lower, X / torch.where(lower & (a > 0), 2.0 * a, 1.0),
+                        0.5 + (X - a) / torch.where(~lower & (a < 1), 2.0 * (1.0 - a), 1.0))
+        U = torch.where(flat, 0.5, U).clamp(0.0, 1.0)
+        z = torch.where(self.signs > 0, U, 1.0 - U)
+        weight = (~flat).to(torch.float64)
+        total = torch.zeros(len(X), self.search_dim, dtype=torch.float64).index_add_(1, self.bins, z * weight)
+        count = torch.zeros(len(X), self.search_dim, dtype=torch.float64).index_add_(1, self.bins, weight)
+        return torch.where(count > 0, total / count.clamp_min(1.0), 0.5)
+
+    def on_slice(self, X: torch.Tensor,
+                 snap: Callable[[torch.Tensor], torch.Tensor] | None = None) -> torch.Tensor:
+        """``[n]`` whether each row of ``X [n, D]`` is on the slice (its slice point
+        ``lift(project(x))`` equal to it within :data:`SLICE_TOLERANCE` in every input), or,
+        with ``snap`` (on ``[k, D]`` points), the snap of its slice point."""
+        X = _as_rows(X, self.dim, "X")
+        if len(X) == 0:
+            return torch.zeros(0, dtype=torch.bool)
+        lifted = self.lift(self.project(X))
+        on = (lifted - X).abs().amax(dim=-1) <= SLICE_TOLERANCE
+        if snap is not None:
+            on |= (torch.as_tensor(snap(lifted), dtype=torch.float64) - X).abs().amax(dim=-1) <= SLICE_TOLERANCE
+        return on
+
+
+class RedealtSketchSearch(SubspaceSearch):
+    """One run's search of :class:`RedealtSketch` (see the module).
+
+    Args:
+        first: phase 0's count sketch (``CountSketch(d_e).bind(D, width, seed)``).
+        seed: the run's seed; phase ``k``'s bins and signs are drawn from ``(seed, D, d_e, k)``.
+        phase_start: observations before phase 1.
+        phase_length: observations per later phase.
+    """
+
+    def __init__(self, first: CountSketchSearch, seed: int, phase_start: int, phase_length: int) -> None:
+        self.first, self.seed = first, int(seed)
+        self.phase_start, self.phase_length = phase_start, phase_length
+        self.dim = self.first.dim
+        self.search_dim = self.active_dim = self.first.search_dim
+
+    def lift(self, Z: torch.Tensor) -> torch.Tensor:
+        """Phase 0's lift (the initial design's): ``[k, d_e] -> [k, D]``."""
+        return self.first.lift(Z)
+
+    def project(self, X: torch.Tensor) -> torch.Tensor:
+        """Phase 0's projection: ``[n, D] -> [n, d_e]``."""
+        return self.first.project(X)
+
+    def phase(self, n: int) -> int:
+        """The phase of a proposal made from ``n`` observations."""
+        return 0 if n < self.phase_start else 1 + (n - self.phase_start) // self.phase_length
+
+    def phase_sketch(self, X: torch.Tensor, Y: torch.Tensor, constraints: int = 0) -> AnchoredSketch | None:
+        """The slice of the phase ``len(X)`` observations are in (``X [n, D]``, ``Y [n, 1 +
+        constraints]``, maximised): ``None`` in phase 0 (:attr:`first`'s), else its
+        :class:`AnchoredSketch`, anchored at the best (feasible) of the first
+        ``phase_start + (k - 1) phase_length`` rows."""
+        X = _as_rows(X, self.dim, "X")
+        k = self.phase(len(X))
+        if k == 0:
+            return None
+        began = self.phase_start + (k - 1) * self.phase_length
+        anchor = X[incumbent(torch.as_tensor(Y, dtype=torch.float64)[:began], constraints)]
+        bins, signs = deal(self.dim, self.search_dim, np.random.default_rng([self.seed, self.dim, self.search_dim, k]))
+        return AnchoredSketch(bins, signs, anchor, self.search_dim)
+
+    def propose(self, region, X, Y, build_model, acquisition, *, seed, pending=None, avoid_repeats=True,
+                liar=DEFAULT_LIAR, snap=None, max_context=None, constraints=0, **settings):
+        """Phase 0: :attr:`first`'s proposal. Later: the proposal in the phase's slice, the
+        model seeing only the observations (and pending points) on it (see the module)."""
+        sketch = self.phase_sketch(X, Y, constraints)
+        if sketch is None:
+            return self.first.propose(region, X, Y, build_model, acquisition, seed=seed, pending=pending,
+                                      avoid_repeats=avoid_repeats, liar=liar, snap=snap, max_context=max_context,
+                                      constraints=constraints, **settings)
+        X = _as_rows(X, self.dim, "X")
+        on = sketch.on_slice(X, snap)
+        if pending is not None:
+            pending = _as_rows(pending, self.dim, "pending")
+            pending = pending[sketch.on_slice(pending, snap)]
+            pending = sketch.project(pending) if len(pending) else None
+        return propose_embedded(sketch, region, sketch.project(X[on]), Y[on], build_model, acquisition, seed=seed,
+                                pending=pending, avoid_repeats=avoid_repeats, liar=liar, snap=snap,
+                                max_context=max_context, constraints=constraints, **settings)
+
+    def recommend(self, region, X, Y, build_model, *, n_observed, seed, max_context=None, constraints=0, snap=None):
+        """As :meth:`propose` sees the observations: in phase 0 :attr:`first`'s, later of the
+        evaluated points on the phase's slice."""
+        sketch = self.phase_sketch(X, Y, constraints)
+        if sketch is None:
+            return self.first.recommend(region, X, Y, build_model, n_observed=n_observed, seed=seed,
+                                        max_context=max_context, constraints=constraints, snap=snap)
+        X = _as_rows(X, self.dim, "X")
+        rows = torch.nonzero(sketch.on_slice(X, snap)).reshape(-1)
+        found = recommend_in_box(region, sketch.project(X[rows]), Y[rows], build_model,
+                                 n_observed=int((rows < n_observed).sum()), max_context=max_context,
+                                 constraints=constraints)
+        return None if found is None else (int(rows[found[0]]), found[1])
+
+    def params(self) -> dict[str, Any]:
+        return {"subspace": "redealt-sketch", "subspace_d_e": self.search_dim,
+                "subspace_phase_start": self.phase_start, "subspace_phase_length": self.phase_length}
+
+
+class RedealtSketch(SubspaceStrategy):
+    """A count sketch searched in phases, each later phase's inputs re-dealt into new bins
+    and signs on a slice through the incumbent (see the module).
+
+    Args:
+        d_e: the embedding's dimension; ``None`` (default): the model's width (capped at ``D``).
+        phase_start: observations before the first re-deal (40); at least the initial design's
+            size, for the design to lie on phase 0's slice.
+        phase_length: observations per later phase (20).
+
+    Raises:
+        ValueError: ``d_e``, ``phase_start`` or ``phase_length`` not a positive int.
+    """
+
+    name = "redealt-sketch"
+
+    def __init__(self, d_e: int | None = None, phase_start: int = 40, phase_length: int = 20) -> None:
+        self.d_e = _check_d_e(d_e)
+        for name, value in (("phase_start", phase_start), ("phase_length", phase_length)):
+            if not isinstance(value, (int, np.integer)) or isinstance(value, bool) or value < 1:
+                raise ValueError(f"{name} must be a positive int, got {value!r}")
+        self.phase_start, self.phase_length = int(phase_start), int(phase_length)
+
+    def bind(self, dim: int, width: int, seed: int) -> RedealtSketchSearch:
+        _check_bind(dim, width, seed)
+        first = CountSketch(self.d_e).bind(dim, width, seed)
+        return RedealtSketchSearch(first, int(seed), self.phase_start, self.phase_length)
+
+    def __repr__(self) -> str:
+        return f"RedealtSketch(d_e={self.d_e}, phase_start={self.phase_start}, phase_length={self.phase_length})"
