@@ -20,6 +20,8 @@
 - :mod:`~npbandit.acquisition.thompson`: :func:`thompson_draw`, one posterior draw over candidates;
 - :mod:`~npbandit.acquisition.subspace`: how ``D`` inputs are searched with a model of fewer,
   as :class:`SubspaceStrategy` objects (:class:`CountSketch`, :class:`CoordinateSubspace`);
+  :mod:`~npbandit.acquisition.redealt_sketch`: :class:`RedealtSketch`, a count sketch re-dealt
+  every phase on a slice through the incumbent;
 - :mod:`~npbandit.acquisition.recommend`: the model's recommendation, the evaluated point
   with the best posterior mean (``BOPolicy.recommend``).
 """
@@ -40,11 +42,12 @@ from npbandit.acquisition.pending import (
                                           pending_strategy,
 )
 from npbandit.acquisition.proposal import ACQUISITIONS, REPEAT_DISTANCE, propose, propose_in_region
+from npbandit.acquisition.redealt_sketch import RedealtSketch
 from npbandit.acquisition.subspace import CoordinateSubspace, CountSketch, SubspaceStrategy
 from npbandit.acquisition.thompson import THOMPSON_BLOCK_SIZE, thompson_draw
 
 __all__ = ["propose", "propose_in_region", "ACQUISITIONS", "REPEAT_DISTANCE", "PendingStrategy", "ConstantLiar",
            "KrigingBeliever", "LocalPenalisation", "pending_strategy", "LIARS", "DEFAULT_LIAR", "check_liar",
            "liar_value", "pending_rule", "thompson_draw", "THOMPSON_BLOCK_SIZE", "SubspaceStrategy", "CountSketch",
-           "CoordinateSubspace", "IndexedChoices", "default_subspace", "CONSTRAINED_ACQUISITIONS", "feasible",
-           "best_feasible", "incumbent", "AcquisitionOptimizer", "GradientRestarts", "CandidateSearch"]
+           "CoordinateSubspace", "RedealtSketch", "IndexedChoices", "default_subspace", "CONSTRAINED_ACQUISITIONS",
+           "feasible", "best_feasible", "incumbent", "AcquisitionOptimizer", "GradientRestarts", "CandidateSearch"]

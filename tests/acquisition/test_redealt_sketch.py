@@ -1,0 +1,182 @@
+"""A count sketch re-dealt around the incumbent (npbandit.acquisition.redealt_sketch)."""
+
+import numpy as np
+import pytest
+import torch
+from helpers import tiny_checkpoint
+
+from npbandit import load_surrogate
+from npbandit.acquisition.redealt_sketch import SLICE_TOLERANCE, AnchoredSketch, RedealtSketch, RedealtSketchSearch
+from npbandit.acquisition.subspace import CountSketch, check_subspace
+from npbandit.models import NPModel
+from npbandit.policies.bo import BOPolicy
+from npbandit.policies.trust_region import TrustRegion
+
+FAST = {"num_restarts": 2, "raw_samples": 32}
+
+
+@pytest.fixture(scope="module")
+def tiny(tmp_path_factory):
+    return str(tiny_checkpoint(tmp_path_factory.mktemp("tiny"), "cmanp", "bo"))
+
+
+def _history(n: int, dim: int = 12, seed: int = 0) -> tuple[torch.Tensor, torch.Tensor]:
+    g = torch.Generator().manual_seed(seed)
+    X = torch.rand(n, dim, dtype=torch.float64, generator=g)
+    return X, -((X - 0.3) ** 2).sum(dim=-1, keepdim=True)
+
+
+def test_phase_zero_is_the_count_sketch():
+    search = RedealtSketch(phase_start=10, phase_length=5).bind(20, 6, seed=3)
+    sketch = CountSketch().bind(20, 6, seed=3)
+    assert isinstance(search, RedealtSketchSearch) and search.search_dim == search.active_dim == 6
+    Z = torch.rand(4, 6, dtype=torch.float64)
+    assert torch.equal(search.lift(Z), sketch.lift(Z))  # the design's map
+    X = search.lift(Z)
+    assert torch.equal(search.project(X), sketch.project(X))
+    assert [search.phase(n) for n in (0, 9, 10, 14, 15, 19, 20)] == [0, 0, 1, 1, 2, 2, 3]
+    X, Y = _history(9, dim=20)
+    assert search.phase_sketch(X, Y) is None  # phase 0: the count sketch's own search
+
+
+def test_a_phase_zero_proposal_is_the_count_sketch_s(tiny):
+    surrogate = load_surrogate(tiny)
+    X, Y = _history(8)
+
+    def build(Xs, Ys):
+        return NPModel.from_pretrained(surrogate, Xs, Ys)
+
+    first = RedealtSketch().bind(12, 6, seed=1).propose(TrustRegion(6), X, Y, build, "logei", seed=4, **FAST)
+    plain = CountSketch().bind(12, 6, seed=1).propose(TrustRegion(6), X, Y, build, "logei", seed=4, **FAST)
+    np.testing.assert_array_equal(first, plain)
+
+
+def test_a_later_phase_passes_through_the_anchor_and_spans_every_input_monotonically():
+    search = RedealtSketch(phase_start=10, phase_length=5).bind(12, 6, seed=0)
+    X, Y = _history(12)
+    sketch = search.phase_sketch(X, Y)
+    assert isinstance(sketch, AnchoredSketch)
+    best = int(torch.argmax(Y[:10, 0]))  # the best before phase 1 began
+    assert torch.equal(sketch.anchor, X[best])
+    half = torch.full((1, 6), 0.5, dtype=torch.float64)
+    assert torch.equal(sketch.lift(half)[0], X[best])  # z = 0.5 is the anchor, exactly
+    assert torch.equal(sketch.project(X[best][None]), half)
+    assert bool(sketch.on_slice(X[best][None])) and not sketch.on_slice(X[:best]).any()
+    # each input reaches 0 and 1 at its bin's ends (which end: its sign)
+    ends = sketch.lift(torch.stack([torch.zeros(6), torch.ones(6)]).to(torch.float64))
+    assert torch.equal(ends[0], torch.where(sketch.signs > 0, 0.0, 1.0).to(torch.float64))
+    assert torch.equal(ends[1], torch.where(sketch.signs > 0, 1.0, 0.0).to(torch.float64))
+    # along one bin's z, its inputs move monotonically (up with sign +1, down with -1), the others stay
+    line = half.repeat(21, 1)
+    line[:, 2] = torch.linspace(0, 1, 21, dtype=torch.float64)
+    path = sketch.lift(line)
+    steps = torch.diff(path, dim=0) * sketch.signs
+    assert (steps[:, sketch.bins == 2] > 0).all() and (steps[:, sketch.bins != 2] == 0).all()
+    assert torch.allclose(sketch.project(path), line, atol=1e-12)
+
+
+def test_phases_deal_new_bins_reproducibly_from_seed_and_history():
+    X, Y = _history(40)
+    search = RedealtSketch(phase_start=10, phase_length=5).bind(12, 6, seed=7)
+    one, two = search.phase_sketch(X[:12], Y[:12]), search.phase_sketch(X[:16], Y[:16])
+    again = RedealtSketch(phase_start=10, phase_length=5).bind(12, 6, seed=7).phase_sketch(X[:12], Y[:12])
+    assert torch.equal(one.bins, again.bins) and torch.equal(one.signs, again.signs)
+    assert torch.equal(one.anchor, again.anchor)
+    assert not (torch.equal(one.bins, two.bins) and torch.equal(one.signs, two.signs))
+    first = CountSketch().bind(12, 6, seed=7)
+    assert not (torch.equal(one.bins, first.bins) and torch.equal(one.signs, first.signs))
+    counts = torch.bincount(one.bins, minlength=6)
+    assert counts.min() == counts.max() == 2  # balanced, as the count sketch's
+    other = RedealtSketch(phase_start=10, phase_length=5).bind(12, 6, seed=8).phase_sketch(X[:12], Y[:12])
+    assert not (torch.equal(one.bins, other.bins) and torch.equal(one.signs, other.signs))
+
+
+def test_an_anchor_on_the_cube_s_faces_keeps_the_slice_exact():
+    anchor = torch.tensor([0.0, 1.0, 0.4, 0.0, 1.0, 0.7], dtype=torch.float64)
+    sketch = AnchoredSketch(torch.tensor([0, 0, 1, 1, 2, 2]), torch.tensor([1.0, -1.0, 1.0, 1.0, -1.0, 1.0]),
+                            anchor, 3)
+    Z = torch.rand(50, 3, dtype=torch.float64, generator=torch.Generator().manual_seed(0))
+    Z[0] = 0.5
+    X = sketch.lift(Z)
+    assert torch.equal(X[0], anchor) and torch.equal(sketch.project(anchor[None])[0], Z[0])
+    assert sketch.on_slice(X).all()
+    assert ((sketch.lift(sketch.project(X)) - X).abs().max() <= SLICE_TOLERANCE)
+
+
+def test_the_model_sees_only_the_points_on_the_phase_s_slice(tiny):
+    surrogate = load_surrogate(tiny)
+    search = RedealtSketch(phase_start=10, phase_length=5).bind(12, 6, seed=2)
+    X, Y = _history(10)
+    sketch = search.phase_sketch(torch.cat([X, X[:1]]), torch.cat([Y, Y[:1]]))
+    on = sketch.lift(torch.rand(2, 6, dtype=torch.float64, generator=torch.Generator().manual_seed(1)))
+    X = torch.cat([X, on])  # 10 off the slice (the anchor among them), 2 on it: phase 1
+    Y = torch.cat([Y, -((on - 0.3) ** 2).sum(dim=-1, keepdim=True)])
+    assert torch.equal(search.phase_sketch(X, Y).bins, sketch.bins)
+    seen = []
+
+    def build(Xs, Ys):
+        seen.append((Xs, Ys))
+        return NPModel.from_pretrained(surrogate, Xs, Ys)
+
+    anchor = int(torch.argmax(Y[:10, 0]))
+    off_pending = torch.rand(1, 12, dtype=torch.float64)
+    x = search.propose(None, X, Y, build, "logei", seed=0, pending=off_pending, **FAST)
+    (Zs, Ys), = seen
+    assert torch.allclose(Zs, sketch.project(X[[anchor, 10, 11]]), atol=1e-12) and torch.equal(Ys, Y[[anchor, 10, 11]])
+    assert torch.equal(Zs[0], torch.full((6,), 0.5, dtype=torch.float64))
+    assert bool(sketch.on_slice(torch.as_tensor(x)[None]))  # the proposal lies on the slice
+    found = search.recommend(None, X, Y, build, n_observed=len(X), seed=0)
+    assert found is not None and found[0] in (anchor, 10, 11)
+
+
+def test_a_bo_policy_run_re_deals_reproducibly_and_logs_its_params(tiny):
+    strategy = RedealtSketch(phase_start=8, phase_length=4)
+    assert check_subspace(strategy) is strategy
+    policy = BOPolicy(9, model=tiny, subspace=strategy, n_init=5, budget=16, **FAST)
+    runs = []
+    for _ in range(2):
+        policy.reset(0)
+        for _ in range(16):
+            x = policy.act(None)
+            assert x.shape == (9,) and ((x >= 0) & (x <= 1)).all()
+            policy.observe(None, x, -float(((x - 0.3) ** 2).sum()), {})
+        runs.append(np.array(policy.X))
+    np.testing.assert_array_equal(runs[0], runs[1])  # a run depends on its seed alone
+    search, X = policy._search, torch.as_tensor(runs[0])
+    Y = torch.tensor(policy.Y, dtype=torch.float64)[:, None]
+    for n in range(8, 16):  # each later proposal lies on the slice of the phase it was made in
+        assert bool(search.phase_sketch(X[:n], Y[:n]).on_slice(X[n:n + 1]))
+    assert policy.recommend() is not None
+    params = policy.params()
+    assert (params["subspace"], params["subspace_d_e"], params["subspace_phase_start"],
+            params["subspace_phase_length"]) == ("redealt-sketch", 6, 8, 4)
+    assert params["trust_region_failure_tolerance"] == 6
+
+
+def test_npsampler_searches_through_the_re_dealt_slices(tiny):
+    optuna = pytest.importorskip("optuna")
+    from npbandit.integrations.optuna import NPSampler
+
+    optuna.logging.set_verbosity(optuna.logging.WARNING)
+    sampler = NPSampler(checkpoint=tiny, seed=0, n_startup_trials=4,
+                        subspace=RedealtSketch(phase_start=5, phase_length=3), **FAST)
+    study = optuna.create_study(sampler=sampler)
+    study.optimize(lambda t: sum((t.suggest_float(f"x{i}", 0.0, 1.0) - 0.3) ** 2 for i in range(8)), n_trials=11)
+    space, search = sampler._space(study.trials[-1].distributions)
+    assert isinstance(search, RedealtSketchSearch)
+    X = torch.tensor([[t.params[f"x{i}"] for i in range(8)] for t in study.trials], dtype=torch.float64)
+    Y = -torch.tensor([t.value for t in study.trials], dtype=torch.float64)[:, None]
+    for n in range(5, 11):  # the sampler keeps no state: each proposal on the slice its history makes
+        assert bool(search.phase_sketch(X[:n], Y[:n]).on_slice(X[n:n + 1]))
+
+
+@pytest.mark.parametrize("bad, match", [(lambda: RedealtSketch(phase_start=0), "phase_start"),
+                                        (lambda: RedealtSketch(phase_length=True), "phase_length"),
+                                        (lambda: RedealtSketch(phase_length=2.5), "phase_length"),
+                                        (lambda: RedealtSketch(d_e=0), "d_e"),
+                                        (lambda: RedealtSketch().bind(8, 6, seed=-1), "seed"),
+                                        (lambda: AnchoredSketch(torch.tensor([0, 1]), torch.ones(2),
+                                                                torch.tensor([0.5, 1.5]), 2), "anchor")])
+def test_bad_arguments_are_named(bad, match):
+    with pytest.raises(ValueError, match=match):
+        bad()
