@@ -176,10 +176,12 @@ def optimize(objective: Callable[[Any], float], bounds: Any = None, surrogate: s
             against its ``x_dim``) is searched with it: a
             :class:`~npbandit.acquisition.subspace.SubspaceStrategy` such as
             ``CountSketch()`` or ``CoordinateSubspace()``. ``None`` (default):
-            :func:`~npbandit.acquisition.indexed_choices.default_subspace`: a space's
+            :func:`~npbandit.acquisition.wide_spaces.default_subspace`: a space's
             unordered choices seen as one column each until it fits
-            (:class:`~npbandit.acquisition.indexed_choices.IndexedChoices`), a count sketch
-            of what is still too wide. Refused with ``"gp"`` and ``"random"``.
+            (:class:`~npbandit.acquisition.indexed_choices.IndexedChoices`); for a box, a
+            count sketch re-dealt through the incumbent as the run goes on
+            (:class:`~npbandit.acquisition.redealt_sketch.RedealtSketch`). Refused with
+            ``"gp"`` and ``"random"``.
         surrogate: ``"tnpd"`` (default: the ``tnpd-bo`` checkpoint, a TNP-D whose
             targets attend to every observation in every layer, so it resolves the
             function where observations are dense, as near the incumbent), ``"cmanp"``

@@ -27,7 +27,7 @@
 """
 
 from npbandit.acquisition.constrained import CONSTRAINED_ACQUISITIONS, best_feasible, feasible, incumbent
-from npbandit.acquisition.indexed_choices import IndexedChoices, default_subspace
+from npbandit.acquisition.indexed_choices import IndexedChoices
 from npbandit.acquisition.optimizers import AcquisitionOptimizer, CandidateSearch, GradientRestarts
 from npbandit.acquisition.pending import (
                                           DEFAULT_LIAR,
@@ -45,6 +45,7 @@ from npbandit.acquisition.proposal import ACQUISITIONS, REPEAT_DISTANCE, propose
 from npbandit.acquisition.redealt_sketch import RedealtSketch
 from npbandit.acquisition.subspace import CoordinateSubspace, CountSketch, SubspaceStrategy
 from npbandit.acquisition.thompson import THOMPSON_BLOCK_SIZE, thompson_draw
+from npbandit.acquisition.wide_spaces import default_subspace
 
 __all__ = ["propose", "propose_in_region", "ACQUISITIONS", "REPEAT_DISTANCE", "PendingStrategy", "ConstantLiar",
            "KrigingBeliever", "LocalPenalisation", "pending_strategy", "LIARS", "DEFAULT_LIAR", "check_liar",

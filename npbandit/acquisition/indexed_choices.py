@@ -31,9 +31,8 @@ view's cube is searched through a further strategy (``then``; by default a
 :class:`~npbandit.acquisition.subspace.CountSketch` of the view's columns, so one-hot
 columns never share a bin).
 
-:func:`default_subspace` is the strategy an NP narrower than the problem uses unless given
-one: this view for a space with an unordered choice of three or more values, a count sketch
-otherwise.
+:func:`~npbandit.acquisition.wide_spaces.default_subspace` gives a space with an unordered
+choice of three or more values this view.
 """
 
 from __future__ import annotations
@@ -49,7 +48,7 @@ from npbandit.acquisition.recommend import recommend_in_box
 from npbandit.acquisition.subspace import CountSketch, SubspaceSearch, SubspaceStrategy, _check_bind, check_subspace
 from npbandit.space import Choice, SearchSpace
 
-__all__ = ["IndexedChoices", "IndexedChoicesSearch", "indexed_view", "default_subspace"]
+__all__ = ["IndexedChoices", "IndexedChoicesSearch", "indexed_view"]
 
 
 class _IndexedChoice(Choice):
@@ -212,12 +211,3 @@ class IndexedChoices(SubspaceStrategy):
 
     def __repr__(self) -> str:
         return f"IndexedChoices({self.space!r}, then={self.then!r})"
-
-
-def default_subspace(space: SearchSpace | None = None) -> SubspaceStrategy:
-    """The strategy a ``bo`` NP narrower than the problem uses unless given one:
-    :class:`IndexedChoices` for a ``space`` with an unordered choice of three or more values,
-    else a :class:`~npbandit.acquisition.subspace.CountSketch`."""
-    if space is not None and any(isinstance(p, Choice) and p.one_hot for p in space.values()):
-        return IndexedChoices(space)
-    return CountSketch()

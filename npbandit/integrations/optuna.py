@@ -62,11 +62,11 @@ except ImportError as err:  # pragma: no cover - exercised only without Optuna
                       f"(or pip install optuna) ({err})") from None
 
 from npbandit.acquisition.constrained import CONSTRAINED_ACQUISITIONS
-from npbandit.acquisition.indexed_choices import default_subspace
 from npbandit.acquisition.optimizers import AcquisitionOptimizer, resolve_acq_optimizer
 from npbandit.acquisition.pending import DEFAULT_LIAR, check_liar, pending_rule
 from npbandit.acquisition.proposal import ACQUISITIONS, propose, propose_in_region
 from npbandit.acquisition.subspace import SubspaceSearch, SubspaceStrategy, check_subspace
+from npbandit.acquisition.wide_spaces import default_subspace
 from npbandit.api import SURROGATES
 from npbandit.feasibility import is_feasible
 from npbandit.policies.trust_region import TrustRegion
@@ -159,7 +159,7 @@ class NPSampler(BaseSampler):
             ``n_jobs`` workers each worker thread runs its proposals at this count.
         subspace: a :class:`~npbandit.acquisition.subspace.SubspaceStrategy` for a search
             space with more float/int parameters than the checkpoint's width; ``None``
-            (default): :func:`~npbandit.acquisition.indexed_choices.default_subspace`, as
+            (default): :func:`~npbandit.acquisition.wide_spaces.default_subspace`, as
             ``optimize``. Bound to the sampler's ``seed``, so every trial and worker sees the
             same subspace; the region is replayed in its search cube. Start-up trials whose
             relative search space is known (every trial after the first completed one) are

@@ -25,7 +25,6 @@ import torch
 from npbandit.acquisition import proposal, recommend
 from npbandit.acquisition import thompson as _thompson
 from npbandit.acquisition.constrained import CONSTRAINED_ACQUISITIONS, best_feasible
-from npbandit.acquisition.indexed_choices import default_subspace
 from npbandit.acquisition.mixed import space_of
 from npbandit.acquisition.optimizers import AcquisitionOptimizer, resolve_acq_optimizer
 from npbandit.acquisition.pending import (  # noqa: F401
@@ -41,6 +40,7 @@ from npbandit.acquisition.pending import (  # noqa: F401
 from npbandit.acquisition.proposal import ACQUISITIONS, REPEAT_DISTANCE, propose, propose_in_region  # noqa: F401
 from npbandit.acquisition.subspace import SubspaceStrategy, check_subspace
 from npbandit.acquisition.thompson import THOMPSON_BLOCK_SIZE, thompson_draw  # noqa: F401
+from npbandit.acquisition.wide_spaces import default_subspace
 from npbandit.feasibility import is_feasible
 from npbandit.policies.base import Policy, Recommendation
 from npbandit.policies.design import SobolDesign, SobolPolicy, check_snap, snap_points
@@ -158,7 +158,7 @@ class BOPolicy(Policy):
         subspace: a :class:`~npbandit.acquisition.subspace.SubspaceStrategy`: how ``dim``
             inputs are searched with a model of fewer (``CountSketch()``,
             ``CoordinateSubspace()``). ``None`` (default): an NP checkpoint narrower than
-            ``dim`` uses :func:`~npbandit.acquisition.indexed_choices.default_subspace`, any other
+            ``dim`` uses :func:`~npbandit.acquisition.wide_spaces.default_subspace`, any other
             model none. With one, the run is bound to the strategy at ``reset`` (its random
             choices from the run's seed): the Sobol design is drawn in its search cube and
             lifted, the trust region lives there (its failure tolerance counting the

@@ -10,10 +10,11 @@ import npbandit
 from npbandit.acquisition.indexed_choices import (
     IndexedChoices,
     IndexedChoicesSearch,
-    default_subspace,
     indexed_view,
 )
+from npbandit.acquisition.redealt_sketch import RedealtSketch
 from npbandit.acquisition.subspace import CountSketch, CountSketchSearch
+from npbandit.acquisition.wide_spaces import default_subspace
 from npbandit.policies.bo import BOPolicy
 from npbandit.space import Choice, Float, Int, SearchSpace
 
@@ -99,10 +100,10 @@ def test_every_value_of_every_choice_can_be_proposed():
 
 
 def test_default_subspace_depends_on_the_space():
-    assert isinstance(default_subspace(), CountSketch)
-    assert isinstance(default_subspace(SearchSpace({f"x{i}": Float(0, 1) for i in range(9)})), CountSketch)
+    assert isinstance(default_subspace(), RedealtSketch)
+    assert isinstance(default_subspace(SearchSpace({f"x{i}": Float(0, 1) for i in range(9)})), RedealtSketch)
     two_valued = SearchSpace({**{f"x{i}": Float(0, 1) for i in range(8)}, "b": Choice([0, 1])})
-    assert isinstance(default_subspace(two_valued), CountSketch)  # one column already: nothing to index
+    assert isinstance(default_subspace(two_valued), RedealtSketch)  # one column already: nothing to index
     assert isinstance(default_subspace(mlp_space()), IndexedChoices)
     with pytest.raises(ValueError, match="dim must be the space's 7 columns"):
         IndexedChoices(mlp_space()).bind(9, 6, 0)

@@ -6,7 +6,6 @@ import torch
 from helpers import tiny_checkpoint
 
 from npbandit import load_surrogate
-from npbandit.acquisition.indexed_choices import default_subspace
 from npbandit.acquisition.subspace import (
     CoordinateSearch,
     CoordinateSubspace,
@@ -14,6 +13,7 @@ from npbandit.acquisition.subspace import (
     CountSketchSearch,
     check_subspace,
 )
+from npbandit.acquisition.wide_spaces import default_subspace
 from npbandit.models import NPModel
 from npbandit.policies.bo import BOPolicy
 from npbandit.policies.trust_region import TrustRegion
@@ -145,7 +145,8 @@ def test_bo_policy_narrower_checkpoint_searches_the_default_embedding(tiny):
     X = torch.as_tensor(actions[0])
     assert torch.allclose(search.lift(search.project(X)), X, atol=1e-12)  # every point in the embedding
     params = policy.params()
-    assert params["subspace"] == "count-sketch" and params["subspace_d_e"] == 6 and params["subspace_width"] == 6
+    # the default for a box: phase 0 of the re-dealt sketch (these 16 evaluations) is the count sketch's slice
+    assert params["subspace"] == "redealt-sketch" and params["subspace_d_e"] == 6 and params["subspace_width"] == 6
     assert params["n_init"] == 13 and params["trust_region_failure_tolerance"] == 6
 
 

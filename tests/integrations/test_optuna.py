@@ -332,7 +332,7 @@ def test_multi_objective_is_refused():
 
 
 def test_more_parameters_than_the_checkpoint_takes_are_proposed_by_the_np_in_a_subspace():
-    from npbandit.acquisition.indexed_choices import default_subspace
+    from npbandit.acquisition.wide_spaces import default_subspace
 
     np_sampler = sampler(seed=3)
     study = optuna.create_study(sampler=np_sampler)
