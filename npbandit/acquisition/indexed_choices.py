@@ -45,7 +45,7 @@ import torch
 from npbandit.acquisition.pending import DEFAULT_LIAR, pending_strategy
 from npbandit.acquisition.proposal import propose, propose_in_region
 from npbandit.acquisition.recommend import recommend_in_box
-from npbandit.acquisition.subspace import CountSketch, SubspaceSearch, SubspaceStrategy, _check_bind, check_subspace
+from npbandit.acquisition.subspace import CountSketch, SubspaceSearch, SubspaceStrategy, check_bind, check_subspace
 from npbandit.space import Choice, SearchSpace
 
 __all__ = ["IndexedChoices", "IndexedChoicesSearch", "indexed_view"]
@@ -196,7 +196,7 @@ class IndexedChoices(SubspaceStrategy):
         self.space, self.then = space, check_subspace(then)
 
     def bind(self, dim: int, width: int, seed: int) -> IndexedChoicesSearch:
-        _check_bind(dim, width, seed)
+        check_bind(dim, width, seed)
         if dim != self.space.dim:
             raise ValueError(f"dim must be the space's {self.space.dim} columns, got {dim}")
         view, _ = indexed_view(self.space, width)

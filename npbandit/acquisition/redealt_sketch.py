@@ -56,9 +56,9 @@ from npbandit.acquisition.subspace import (
     CountSketchSearch,
     SubspaceSearch,
     SubspaceStrategy,
-    _as_rows,
-    _check_bind,
-    _check_d_e,
+    as_rows,
+    check_bind,
+    check_d_e,
     deal,
     propose_embedded,
 )
@@ -102,7 +102,7 @@ class AnchoredSketch:
         and ``x = 0``, or anchor 1 and ``x = 1``) says nothing and is left out, a bin of such
         inputs only at ``0.5``. Exact for points on the slice; for others a point whose lift
         need not be near them (see :meth:`on_slice`)."""
-        X = _as_rows(X, self.dim, "X")
+        X = as_rows(X, self.dim, "X")
         a = self.anchor.expand_as(X)
         flat = ((a == 0) & (X <= 0)) | ((a == 1) & (X >= 1))
         lower = X <= a
@@ -120,7 +120,7 @@ class AnchoredSketch:
         """``[n]`` whether each row of ``X [n, D]`` is on the slice (its slice point
         ``lift(project(x))`` equal to it within :data:`SLICE_TOLERANCE` in every input), or,
         with ``snap`` (on ``[k, D]`` points), the snap of its slice point."""
-        X = _as_rows(X, self.dim, "X")
+        X = as_rows(X, self.dim, "X")
         if len(X) == 0:
             return torch.zeros(0, dtype=torch.bool)
         lifted = self.lift(self.project(X))
@@ -163,7 +163,7 @@ class RedealtSketchSearch(SubspaceSearch):
         constraints]``, maximised): ``None`` in phase 0 (:attr:`first`'s), else its
         :class:`AnchoredSketch`, anchored at the best (feasible) of the first
         ``phase_start + (k - 1) phase_length`` rows."""
-        X = _as_rows(X, self.dim, "X")
+        X = as_rows(X, self.dim, "X")
         k = self.phase(len(X))
         if k == 0:
             return None
@@ -181,10 +181,10 @@ class RedealtSketchSearch(SubspaceSearch):
             return self.first.propose(region, X, Y, build_model, acquisition, seed=seed, pending=pending,
                                       avoid_repeats=avoid_repeats, liar=liar, snap=snap, max_context=max_context,
                                       constraints=constraints, **settings)
-        X = _as_rows(X, self.dim, "X")
+        X = as_rows(X, self.dim, "X")
         on = sketch.on_slice(X, snap)
         if pending is not None:
-            pending = _as_rows(pending, self.dim, "pending")
+            pending = as_rows(pending, self.dim, "pending")
             pending = pending[sketch.on_slice(pending, snap)]
             pending = sketch.project(pending) if len(pending) else None
         return propose_embedded(sketch, region, sketch.project(X[on]), Y[on], build_model, acquisition, seed=seed,
@@ -198,7 +198,7 @@ class RedealtSketchSearch(SubspaceSearch):
         if sketch is None:
             return self.first.recommend(region, X, Y, build_model, n_observed=n_observed, seed=seed,
                                         max_context=max_context, constraints=constraints, snap=snap)
-        X = _as_rows(X, self.dim, "X")
+        X = as_rows(X, self.dim, "X")
         rows = torch.nonzero(sketch.on_slice(X, snap)).reshape(-1)
         found = recommend_in_box(region, sketch.project(X[rows]), Y[rows], build_model,
                                  n_observed=int((rows < n_observed).sum()), max_context=max_context,
@@ -227,14 +227,14 @@ class RedealtSketch(SubspaceStrategy):
     name = "redealt-sketch"
 
     def __init__(self, d_e: int | None = None, phase_start: int = 40, phase_length: int = 20) -> None:
-        self.d_e = _check_d_e(d_e)
+        self.d_e = check_d_e(d_e)
         for name, value in (("phase_start", phase_start), ("phase_length", phase_length)):
             if not isinstance(value, (int, np.integer)) or isinstance(value, bool) or value < 1:
                 raise ValueError(f"{name} must be a positive int, got {value!r}")
         self.phase_start, self.phase_length = int(phase_start), int(phase_length)
 
     def bind(self, dim: int, width: int, seed: int) -> RedealtSketchSearch:
-        _check_bind(dim, width, seed)
+        check_bind(dim, width, seed)
         first = CountSketch(self.d_e).bind(dim, width, seed)
         return RedealtSketchSearch(first, int(seed), self.phase_start, self.phase_length)
 

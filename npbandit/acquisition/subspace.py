@@ -55,20 +55,24 @@ from npbandit.acquisition.recommend import best_mean, recommend_in_box
 from npbandit.models.columns import relevance
 
 __all__ = ["SubspaceStrategy", "SubspaceSearch", "CountSketch", "CountSketchSearch", "CoordinateSubspace",
-           "CoordinateSearch", "check_subspace", "COORDINATE_SCORES"]
+           "CoordinateSearch", "check_subspace", "COORDINATE_SCORES", "deal", "propose_embedded", "check_bind",
+           "check_d_e", "as_rows"]
 
 #: the named relevance estimates of :class:`CoordinateSubspace` (``scores``): ``"bowl"``,
 #: :func:`~npbandit.models.columns.relevance` of the region's points around the incumbent
 COORDINATE_SCORES = ("bowl",)
 
 
-def _check_d_e(d_e: Any) -> int | None:
+def check_d_e(d_e: Any) -> int | None:
+    """``d_e`` if it is ``None`` or a positive int (a strategy's embedding size), else ``ValueError``."""
     if d_e is not None and (not isinstance(d_e, int) or isinstance(d_e, bool) or d_e < 1):
         raise ValueError(f"d_e must be None or a positive int, got {d_e!r}")
     return d_e
 
 
-def _check_bind(dim: Any, width: Any, seed: Any) -> None:
+def check_bind(dim: Any, width: Any, seed: Any) -> None:
+    """The arguments of :meth:`SubspaceStrategy.bind`: positive ints ``dim`` and ``width``, an
+    int ``seed >= 0``; else ``ValueError`` naming the argument."""
     for name, value in (("dim", dim), ("width", width)):
         if not isinstance(value, int) or isinstance(value, bool) or value < 1:
             raise ValueError(f"{name} must be a positive int, got {value!r}")
@@ -76,7 +80,8 @@ def _check_bind(dim: Any, width: Any, seed: Any) -> None:
         raise ValueError(f"seed must be an int >= 0, got {seed!r}")
 
 
-def _as_rows(X: torch.Tensor, dim: int, name: str) -> torch.Tensor:
+def as_rows(X: torch.Tensor, dim: int, name: str) -> torch.Tensor:
+    """``X`` as float64 rows ``[n, dim]``; else ``ValueError`` naming ``name`` and the shape expected."""
     X = torch.as_tensor(X, dtype=torch.float64)
     if X.ndim != 2 or X.shape[-1] != dim:
         raise ValueError(f"{name} must have shape [n, {dim}], got {tuple(X.shape)}")
@@ -181,14 +186,14 @@ class CountSketchSearch(SubspaceSearch):
         self._counts = torch.bincount(self.bins, minlength=d_e).to(torch.float64)
 
     def lift(self, Z: torch.Tensor) -> torch.Tensor:
-        Z = _as_rows(Z, self.search_dim, "Z")
+        Z = as_rows(Z, self.search_dim, "Z")
         z = Z[:, self.bins]  # [k, D]
         return torch.where(self.signs > 0, z, 1.0 - z)
 
     def project(self, X: torch.Tensor) -> torch.Tensor:
         """The least-squares ``z`` of ``X [n, D]`` (each bin's sign-corrected inputs averaged):
         exact for points in the embedding, the nearest embedded point's ``z`` for others."""
-        X = _as_rows(X, self.dim, "X")
+        X = as_rows(X, self.dim, "X")
         signed = torch.where(self.signs > 0, X, 1.0 - X)  # [n, D]
         Z = torch.zeros(len(X), self.search_dim, dtype=torch.float64).index_add_(1, self.bins, signed)
         return Z / self._counts
@@ -263,10 +268,10 @@ class CountSketch(SubspaceStrategy):
     name = "count-sketch"
 
     def __init__(self, d_e: int | None = None) -> None:
-        self.d_e = _check_d_e(d_e)
+        self.d_e = check_d_e(d_e)
 
     def bind(self, dim: int, width: int, seed: int) -> CountSketchSearch:
-        _check_bind(dim, width, seed)
+        check_bind(dim, width, seed)
         d_e = self._d_e(dim, width)
         bins, signs = deal(dim, d_e, np.random.default_rng([int(seed), dim, d_e]))
         return CountSketchSearch(bins, signs, d_e)
@@ -332,10 +337,10 @@ class CoordinateSearch(SubspaceSearch):
         self.relevance, self.seed, self.scores = relevance, int(seed), scores
 
     def lift(self, Z: torch.Tensor) -> torch.Tensor:
-        return _as_rows(Z, self.dim, "Z")
+        return as_rows(Z, self.dim, "Z")
 
     def project(self, X: torch.Tensor) -> torch.Tensor:
-        return _as_rows(X, self.dim, "X")
+        return as_rows(X, self.dim, "X")
 
     def coordinate_weights(self, X: torch.Tensor, Y: torch.Tensor, center: torch.Tensor) -> torch.Tensor:
         """Probabilities ``[D]`` of choosing each coordinate: ``relevance`` times a relevance
@@ -381,7 +386,7 @@ class CoordinateSearch(SubspaceSearch):
         space's ``snap``, both boxes widened on its discrete parameters' columns to reach every
         value one move from the incumbent's, as :func:`propose_in_region` widens them
         (:meth:`~npbandit.acquisition.mixed.TypedCube.reaching_one_move`)."""
-        X = _as_rows(X, self.dim, "X")
+        X = as_rows(X, self.dim, "X")
         if region is None:
             center = X[incumbent(Y, constraints)]
             lower = seen_lower = torch.zeros(self.dim, dtype=torch.float64)
@@ -410,7 +415,7 @@ class CoordinateSearch(SubspaceSearch):
         Z = view.to_model(view.X)
         observed = Z[view.at_center()] if avoid_repeats else None
         if pending is not None:
-            pending = _as_rows(pending, self.dim, "pending")
+            pending = as_rows(pending, self.dim, "pending")
             pending = view.to_model(pending[((pending >= view.seen_lower) & (pending <= view.seen_upper)).all(dim=-1)])
         coords, span = view.coords, view.span
         bounds = torch.stack([(view.lower[coords] - view.seen_lower[coords]) / span,
@@ -462,7 +467,7 @@ class CoordinateSubspace(SubspaceStrategy):
 
     def __init__(self, d_e: int | None = None, relevance: float = 0.0,
                  scores: str | Callable[[torch.Tensor, torch.Tensor], torch.Tensor] = "bowl") -> None:
-        self.d_e = _check_d_e(d_e)
+        self.d_e = check_d_e(d_e)
         if isinstance(relevance, bool) or not isinstance(relevance, (int, float)) or not 0 <= relevance <= 1:
             raise ValueError(f"relevance must be a number in [0, 1], got {relevance!r}")
         if not (callable(scores) or (isinstance(scores, str) and scores in COORDINATE_SCORES)):
@@ -471,7 +476,7 @@ class CoordinateSubspace(SubspaceStrategy):
         self.relevance, self.scores = float(relevance), scores
 
     def bind(self, dim: int, width: int, seed: int) -> CoordinateSearch:
-        _check_bind(dim, width, seed)
+        check_bind(dim, width, seed)
         return CoordinateSearch(dim, self._d_e(dim, width), self.relevance, seed, self.scores)
 
     def __repr__(self) -> str:
