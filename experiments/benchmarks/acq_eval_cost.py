@@ -4,7 +4,9 @@ One evaluation = LogEI's value and its gradient in the inputs, for an ``NPModel`
 observations of a smooth function on ``[0, 1]^d``, at a fixed batch of 10 x 1 x d points
 (one L-BFGS-B step of ``optimize_acqf`` with 10 restarts asks for that): the work of one
 acquisition evaluation without the optimiser's choices, so two code trees are compared on
-the same work. One torch thread.
+the same work. One torch thread. ``--points P`` evaluates P x 1 x d points instead, and
+``--no-grad`` the values alone under ``torch.no_grad()``: ``--points 256 --no-grad`` is one
+refinement round of ``CandidateSearch`` (8 walkers x 32 samples; its first pass scores 512).
 
 ``--trees A B ...``: each tree's ``npbandit`` package is copied into a temporary directory
 under another name (``npbandit_t0``, ``npbandit_t1``, ...; its absolute imports rewritten to
@@ -16,6 +18,7 @@ of its rounds' means (a round at the machine's undisturbed pace, not its luckies
 the median. The values and gradients of every tree are checked against the first tree's.
 
     python experiments/benchmarks/acq_eval_cost.py --trees /path/to/old/tree .
+    python experiments/benchmarks/acq_eval_cost.py --trees /path/to/old/tree . --points 256 --no-grad
     python experiments/benchmarks/acq_eval_cost.py --trees . --sizes 10 --models tnpd-bo --no-write
 """
 
@@ -50,10 +53,12 @@ def copy_package(tree: Path, name: str, into: Path) -> None:
         path.write_text(pattern.sub(name, path.read_text()))
 
 
-def measure(packages: list[str], model: str, n: int, d: int, rounds: int, per_round: int) -> dict:
+def measure(packages: list[str], model: str, n: int, d: int, rounds: int, per_round: int, points: int = 10,
+            grad: bool = True) -> dict:
     """One cell, every package in this process in turn: per package the 10th-percentile and
-    median round's ms per evaluation, and the largest difference of its value and gradient
-    from the first package's."""
+    median round's ms per evaluation (``points`` x 1 x d points; value and input gradient, or
+    without ``grad`` the value alone under ``torch.no_grad()``), and the largest difference of
+    its value and gradient (without ``grad``: 0) from the first package's."""
     import torch
     from botorch.acquisition import LogExpectedImprovement
 
@@ -61,7 +66,7 @@ def measure(packages: list[str], model: str, n: int, d: int, rounds: int, per_ro
     g = torch.Generator().manual_seed(0)
     X = torch.rand(n, d, generator=g, dtype=torch.float64)
     Y = (-(X - 0.35).pow(2).sum(-1) + 0.2 * torch.sin(4.0 * X).mean(-1)).unsqueeze(-1)
-    batch = torch.rand(10, 1, d, generator=g, dtype=torch.float64)
+    batch = torch.rand(points, 1, d, generator=g, dtype=torch.float64)
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")
         acqs = [LogExpectedImprovement(importlib.import_module(f"{p}.models").NPModel.from_pretrained(model, X, Y),
@@ -73,15 +78,20 @@ def measure(packages: list[str], model: str, n: int, d: int, rounds: int, per_ro
             for i in order:
                 t0 = time.perf_counter()
                 for _ in range(per_round):
-                    x = batch.clone().requires_grad_(True)
-                    value = acqs[i](x).sum()
-                    (grad,) = torch.autograd.grad(value, x)
+                    if grad:
+                        x = batch.clone().requires_grad_(True)
+                        values = acqs[i](x)
+                        (gradient,) = torch.autograd.grad(values.sum(), x)
+                    else:
+                        with torch.no_grad():
+                            values = acqs[i](batch)
+                        gradient = torch.zeros(())
                 if r:  # the first round warms up
                     means[i].append((time.perf_counter() - t0) / per_round)
-                last[i] = (value.detach(), grad)
+                last[i] = (values.detach(), gradient)
     return {"p10_ms": [1e3 * sorted(m)[len(m) // 10] for m in means],
             "median_ms": [1e3 * statistics.median(m) for m in means],
-            "value_diff": [(v - last[0][0]).abs().item() for v, _ in last],
+            "value_diff": [(v - last[0][0]).abs().max().item() for v, _ in last],
             "grad_diff": [(gr - last[0][1]).abs().max().item() for _, gr in last]}
 
 
@@ -102,10 +112,14 @@ def main(argv: list[str] | None = None) -> None:
     parser.add_argument("--dims", type=int, nargs="+", default=[6])
     parser.add_argument("--rounds", type=int, default=60)
     parser.add_argument("--per-round", type=int, default=5)
+    parser.add_argument("--points", type=int, default=10, help="t-batches (of one point) per evaluation")
+    parser.add_argument("--no-grad", action="store_true", help="the values alone, under torch.no_grad()")
+    parser.add_argument("--section", default="acq-eval-cost",
+                        help="the section of experiments/log/benchmarks.md to write (and results/<section>.json)")
     parser.add_argument("--no-write", action="store_true")
     args = parser.parse_args(argv)
-    if min(args.rounds, args.per_round) < 1 or min(args.sizes) < 1 or min(args.dims) < 1:
-        parser.error("--rounds, --per-round, --sizes and --dims must be positive")
+    if min(args.rounds, args.per_round, args.points) < 1 or min(args.sizes) < 1 or min(args.dims) < 1:
+        parser.error("--rounds, --per-round, --points, --sizes and --dims must be positive")
     trees = [t.resolve() for t in args.trees]
     labels = [tree_label(t) for t in trees]
     rows = []
@@ -118,24 +132,29 @@ def main(argv: list[str] | None = None) -> None:
         for model in args.models:
             for d in args.dims:
                 for n in args.sizes:
-                    row = {"model": model, "d": d, "n": n,
-                           **measure(packages, model, n, d, args.rounds, args.per_round)}
+                    row = {"model": model, "d": d, "n": n, "points": args.points, "grad": not args.no_grad,
+                           **measure(packages, model, n, d, args.rounds, args.per_round, args.points,
+                                     not args.no_grad)}
                     print(json.dumps(row), flush=True)
                     rows.append(row)
     wall = time.perf_counter() - start
     load = Path("/proc/loadavg").read_text().split()[:3] if Path("/proc/loadavg").exists() else ["?"] * 3
     heads = " | ".join([f"`{label}` ms (median)" for label in labels]
                        + [f"`{label}` / `{labels[0]}`" for label in labels[1:]])
+    options = "".join(f" {flag}" for flag, on in ((f"--points {args.points}", args.points != 10),
+                                                   ("--no-grad", args.no_grad), (f"--section {args.section}",
+                                                   args.section != "acq-eval-cost")) if on)
+    work = ("value and input gradient" if not args.no_grad else "value alone (under `torch.no_grad()`)")
+    diffs = "of the LogEI value and of its gradient" if not args.no_grad else "of the LogEI values (no gradient)"
     lines = ["## Cost of one acquisition evaluation, code tree against code tree", "",
-             f"Command: `{COMMAND} --trees {' '.join(str(t) for t in args.trees)}` (CPU: {machine_line(1)}; "
-             f"whole run {wall / 60:.1f} min; load average {' / '.join(load)} (1 / 5 / 15 min) at its end). LogEI "
-             "value and input gradient of `NPModel.from_pretrained(checkpoint, X, Y)` (N points of a smooth "
-             "function on [0, 1]^d) at a fixed batch of 10 x 1 x d points: one acquisition evaluation without "
-             "the optimiser's choices. Every tree in one process (its `npbandit` copied under another name), "
+             f"Command: `{COMMAND} --trees {' '.join(str(t) for t in args.trees)}{options}` (CPU: "
+             f"{machine_line(1)}; whole run {wall / 60:.1f} min; load average {' / '.join(load)} (1 / 5 / 15 min) at "
+             f"its end). LogEI {work} of `NPModel.from_pretrained(checkpoint, X, Y)` (N points of a smooth "
+             f"function on [0, 1]^d) at a fixed batch of {args.points} x 1 x d points: one acquisition evaluation "
+             "without the optimiser's choices. Every tree in one process (its `npbandit` copied under another name), "
              f"{args.rounds} rounds of {args.per_round} evaluations per tree, the trees in turn within each round: "
              "the 10th percentile of a tree's round means (in brackets the median), and the ratio of the 10th "
-             "percentiles. Last columns: the largest difference of the LogEI value and of its gradient from the "
-             "first tree's.", "",
+             f"percentiles. Last columns: the largest difference {diffs} from the first tree's.", "",
              f"| checkpoint | d | N | {heads} | value diff | gradient diff |",
              "|---|---:|---:|" + "---:|" * (2 * len(trees) + 1)]
     for r in rows:
@@ -146,8 +165,9 @@ def main(argv: list[str] | None = None) -> None:
     text = "\n".join(lines) + "\n"
     print(text)
     if not args.no_write:
-        publish("acq-eval-cost", text, "acq_eval_cost.json", COMMAND, {"trees": [str(t) for t in trees],
-                "labels": labels, "rows": rows, "wall_s": wall, "load": load}, threads=1)
+        publish(args.section, text, args.section.replace("-", "_") + ".json", COMMAND + options,
+                {"trees": [str(t) for t in trees], "labels": labels, "rows": rows, "wall_s": wall, "load": load},
+                threads=1)
 
 
 if __name__ == "__main__":
