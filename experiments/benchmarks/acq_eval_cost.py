@@ -7,6 +7,9 @@ acquisition evaluation without the optimiser's choices, so two code trees are co
 the same work. One torch thread. ``--points P`` evaluates P x 1 x d points instead, and
 ``--no-grad`` the values alone under ``torch.no_grad()``: ``--points 256 --no-grad`` is one
 refinement round of ``CandidateSearch`` (8 walkers x 32 samples; its first pass scores 512).
+``--candidate-search`` times a whole proposal instead: ``CandidateSearch().maximise(acq, [0, 1]^d,
+seed=0)`` with each tree's own ``CandidateSearch`` (2,560 values in 9 forward passes); the
+differences are then those of the best values it returns.
 
 ``--trees A B ...``: each tree's ``npbandit`` package is copied into a temporary directory
 under another name (``npbandit_t0``, ``npbandit_t1``, ...; its absolute imports rewritten to
@@ -54,11 +57,12 @@ def copy_package(tree: Path, name: str, into: Path) -> None:
 
 
 def measure(packages: list[str], model: str, n: int, d: int, rounds: int, per_round: int, points: int = 10,
-            grad: bool = True) -> dict:
+            grad: bool = True, search: bool = False) -> dict:
     """One cell, every package in this process in turn: per package the 10th-percentile and
     median round's ms per evaluation (``points`` x 1 x d points; value and input gradient, or
     without ``grad`` the value alone under ``torch.no_grad()``), and the largest difference of
-    its value and gradient (without ``grad``: 0) from the first package's."""
+    its value and gradient (without ``grad``: 0) from the first package's. With ``search`` an
+    evaluation is a whole ``CandidateSearch`` proposal (see the module docstring)."""
     import torch
     from botorch.acquisition import LogExpectedImprovement
 
@@ -67,6 +71,7 @@ def measure(packages: list[str], model: str, n: int, d: int, rounds: int, per_ro
     X = torch.rand(n, d, generator=g, dtype=torch.float64)
     Y = (-(X - 0.35).pow(2).sum(-1) + 0.2 * torch.sin(4.0 * X).mean(-1)).unsqueeze(-1)
     batch = torch.rand(points, 1, d, generator=g, dtype=torch.float64)
+    bounds = torch.stack([torch.zeros(d), torch.ones(d)]).to(torch.float64)
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")
         acqs = [LogExpectedImprovement(importlib.import_module(f"{p}.models").NPModel.from_pretrained(model, X, Y),
@@ -78,7 +83,11 @@ def measure(packages: list[str], model: str, n: int, d: int, rounds: int, per_ro
             for i in order:
                 t0 = time.perf_counter()
                 for _ in range(per_round):
-                    if grad:
+                    if search:
+                        optimizer = importlib.import_module(f"{packages[i]}.acquisition").CandidateSearch()
+                        _, values = optimizer.maximise(acqs[i], bounds, 0)
+                        gradient = torch.zeros(())
+                    elif grad:
                         x = batch.clone().requires_grad_(True)
                         values = acqs[i](x)
                         (gradient,) = torch.autograd.grad(values.sum(), x)
@@ -114,6 +123,7 @@ def main(argv: list[str] | None = None) -> None:
     parser.add_argument("--per-round", type=int, default=5)
     parser.add_argument("--points", type=int, default=10, help="t-batches (of one point) per evaluation")
     parser.add_argument("--no-grad", action="store_true", help="the values alone, under torch.no_grad()")
+    parser.add_argument("--candidate-search", action="store_true", help="a whole CandidateSearch proposal")
     parser.add_argument("--section", default="acq-eval-cost",
                         help="the section of experiments/log/benchmarks.md to write (and results/<section>.json)")
     parser.add_argument("--no-write", action="store_true")
@@ -133,25 +143,34 @@ def main(argv: list[str] | None = None) -> None:
             for d in args.dims:
                 for n in args.sizes:
                     row = {"model": model, "d": d, "n": n, "points": args.points, "grad": not args.no_grad,
+                           "candidate_search": args.candidate_search,
                            **measure(packages, model, n, d, args.rounds, args.per_round, args.points,
-                                     not args.no_grad)}
+                                     not args.no_grad, args.candidate_search)}
                     print(json.dumps(row), flush=True)
                     rows.append(row)
     wall = time.perf_counter() - start
     load = Path("/proc/loadavg").read_text().split()[:3] if Path("/proc/loadavg").exists() else ["?"] * 3
     heads = " | ".join([f"`{label}` ms (median)" for label in labels]
                        + [f"`{label}` / `{labels[0]}`" for label in labels[1:]])
-    options = "".join(f" {flag}" for flag, on in ((f"--points {args.points}", args.points != 10),
-                                                   ("--no-grad", args.no_grad), (f"--section {args.section}",
-                                                   args.section != "acq-eval-cost")) if on)
+    options = "".join(f" {flag}" for flag, on in (
+        (f"--models {' '.join(args.models)}", args.models != ["tnpd-bo", "cmanp-bo"]),
+        (f"--rounds {args.rounds}", args.rounds != 60), (f"--per-round {args.per_round}", args.per_round != 5),
+        (f"--points {args.points}", args.points != 10), ("--no-grad", args.no_grad),
+        ("--candidate-search", args.candidate_search), (f"--section {args.section}", args.section != "acq-eval-cost"))
+        if on)
     work = ("value and input gradient" if not args.no_grad else "value alone (under `torch.no_grad()`)")
+    what = (f"at a fixed batch of {args.points} x 1 x d points: one acquisition evaluation without the optimiser's "
+            "choices")
     diffs = "of the LogEI value and of its gradient" if not args.no_grad else "of the LogEI values (no gradient)"
+    if args.candidate_search:
+        work, diffs = "maximised", "of the best LogEI values found"
+        what = ("by `CandidateSearch().maximise(acq, [0, 1]^d, seed=0)` (each tree's own; 2,560 values in 9 "
+                "forward passes): one whole proposal")
     lines = ["## Cost of one acquisition evaluation, code tree against code tree", "",
              f"Command: `{COMMAND} --trees {' '.join(str(t) for t in args.trees)}{options}` (CPU: "
              f"{machine_line(1)}; whole run {wall / 60:.1f} min; load average {' / '.join(load)} (1 / 5 / 15 min) at "
              f"its end). LogEI {work} of `NPModel.from_pretrained(checkpoint, X, Y)` (N points of a smooth "
-             f"function on [0, 1]^d) at a fixed batch of {args.points} x 1 x d points: one acquisition evaluation "
-             "without the optimiser's choices. Every tree in one process (its `npbandit` copied under another name), "
+             f"function on [0, 1]^d) {what}. Every tree in one process (its `npbandit` copied under another name), "
              f"{args.rounds} rounds of {args.per_round} evaluations per tree, the trees in turn within each round: "
              "the 10th percentile of a tree's round means (in brackets the median), and the ratio of the 10th "
              f"percentiles. Last columns: the largest difference {diffs} from the first tree's.", "",
@@ -160,8 +179,8 @@ def main(argv: list[str] | None = None) -> None:
     for r in rows:
         cells = " | ".join([f"{lo:.2f} ({med:.2f})" for lo, med in zip(r["p10_ms"], r["median_ms"])]
                            + [f"{lo / r['p10_ms'][0]:.2f}" for lo in r["p10_ms"][1:]])
-        lines.append(f"| {r['model']} | {r['d']} | {r['n']:,} | {cells} | {max(r['value_diff']):.1e} "
-                     f"| {max(r['grad_diff']):.1e} |")
+        grad_diff = f"{max(r['grad_diff']):.1e}" if r["grad"] and not r["candidate_search"] else "-"
+        lines.append(f"| {r['model']} | {r['d']} | {r['n']:,} | {cells} | {max(r['value_diff']):.1e} | {grad_diff} |")
     text = "\n".join(lines) + "\n"
     print(text)
     if not args.no_write:

@@ -28,10 +28,18 @@ pre-hook (every call of a BoTorch ``AcquisitionFunction``).
 ``--before ROWS.json`` adds the ms/eval of an earlier run (``--rows-json`` writes a run's
 rows; run the script with another tree on ``PYTHONPATH`` to measure that tree) and the ratio.
 
+``--acq-optimizer candidate-search`` maximises LogEI with npbandit's ``CandidateSearch``
+instead (route ``act``: ``BOPolicy(..., acq_optimizer=CandidateSearch())``; route
+``botorch``: ``CandidateSearch().maximise(acq, bounds, seed)``: 2,560 values in 9 batched
+forward passes, no gradient); ``gradient-restarts`` names ``optimize_acqf`` for both routes
+(without the option, route ``act`` runs the policy's default for the checkpoint).
+``--section`` writes another section of the log than the default one.
+
     python experiments/benchmarks/proposal_profile.py
     python experiments/benchmarks/proposal_profile.py --sizes 10 100 --models cmanp-bo --dims 2 --no-write
     PYTHONPATH=<old tree> python experiments/benchmarks/proposal_profile.py --no-write --rows-json before.json
     python experiments/benchmarks/proposal_profile.py --before before.json
+    python experiments/benchmarks/proposal_profile.py --dims 6 --acq-optimizer candidate-search --no-write
 """
 
 from __future__ import annotations
@@ -173,10 +181,11 @@ def _measure(propose) -> dict:
             "network_inclusive_share": network_inclusive / total, "rest_files_share": rest_files}
 
 
-def cell(route: str, model: str, n: int, d: int, seed: int = 0) -> dict:
+def cell(route: str, model: str, n: int, d: int, seed: int = 0, acq_optimizer: str | None = None) -> dict:
     import numpy as np
     import torch
 
+    from npbandit.acquisition.optimizers import OPTIMIZERS
     from npbandit.threads import torch_threads
 
     X, Y = data(n, d, seed)
@@ -185,7 +194,9 @@ def cell(route: str, model: str, n: int, d: int, seed: int = 0) -> dict:
         if route == "act":
             from npbandit.policies.bo import BOPolicy
 
-            policy = BOPolicy(d, model=model, trust_region=False, n_init=2, threads=1)  # N >= 2: a model proposal
+            optimizer = None if acq_optimizer is None else OPTIMIZERS[acq_optimizer]()
+            # N >= 2: a model proposal
+            policy = BOPolicy(d, model=model, trust_region=False, n_init=2, threads=1, acq_optimizer=optimizer)
             policy.reset(seed=seed)
             for x, y in zip(X.numpy(), Y.squeeze(-1).tolist()):
                 policy.observe(None, x, y, {})
@@ -213,13 +224,16 @@ def cell(route: str, model: str, n: int, d: int, seed: int = 0) -> dict:
                 # on the global generator): seeded too, so each call is reproducible (as propose does)
                 torch.manual_seed(call_seed)
                 acq = LogExpectedImprovement(npmodel, best_f=Y.max())
+                if acq_optimizer == "candidate-search":
+                    return OPTIMIZERS[acq_optimizer]().maximise(acq, bounds, call_seed)
                 return optimize_acqf(acq, bounds, q=1, num_restarts=10, raw_samples=512,
                                      options={"seed": call_seed})
 
             propose()  # warm-up: lazy state of the model, first-call costs
             first_s = time.perf_counter() - t0
         result = _measure(propose)
-    return {"route": route, "model": model, "n": n, "d": d, "first_s": first_s, **result}
+    return {"route": route, "model": model, "n": n, "d": d, "acq_optimizer": acq_optimizer, "first_s": first_s,
+            **result}
 
 
 def _key(row: dict) -> tuple:
@@ -269,6 +283,9 @@ def main(argv: list[str] | None = None) -> None:
     parser.add_argument("--no-write", action="store_true")
     parser.add_argument("--rows-json", type=Path, help="also write this run's rows to this JSON file")
     parser.add_argument("--before", type=Path, help="rows of an earlier run (--rows-json) to compare ms/eval with")
+    parser.add_argument("--acq-optimizer", choices=("gradient-restarts", "candidate-search"),
+                        help="how LogEI is maximised (default: optimize_acqf; route act: the policy's default)")
+    parser.add_argument("--section", default="proposal-profile", help="the section of the log to write")
     args = parser.parse_args(argv)
     if any(n < 2 for n in args.sizes):
         parser.error("--sizes must be at least 2 (BOPolicy(n_init=2) proposes from two observations on)")
@@ -283,7 +300,7 @@ def main(argv: list[str] | None = None) -> None:
         for d in args.dims:
             for n in args.sizes:
                 for route in args.routes:
-                    row = cell(route, model, n, d)
+                    row = cell(route, model, n, d, acq_optimizer=args.acq_optimizer)
                     print({k: (round(v, 4) if isinstance(v, float) else v) for k, v in row.items()
                            if k not in ("share", "seconds", "rest_files_share")},
                           {k: round(v, 3) for k, v in row["share"].items()}, flush=True)
@@ -292,12 +309,25 @@ def main(argv: list[str] | None = None) -> None:
     if args.rows_json is not None:
         args.rows_json.write_text(json.dumps({"rows": rows, "wall_s": wall}) + "\n")
     before = None if args.before is None else json.loads(args.before.read_text())["rows"]
+    argv = sys.argv[1:] if argv is None else argv
+    command = " ".join([COMMAND, *argv])
+    if args.acq_optimizer == "candidate-search":
+        how = ("by `CandidateSearch` (512 raw samples, then 8 rounds of 8 walkers x 32 samples: 2,560 values "
+               "in 9 batched forward passes, no gradient)")
+        routes = ("Route `act`: `BOPolicy(d, model, trust_region=False, n_init=2, "
+                  "acq_optimizer=CandidateSearch()).act` (the model already built by an earlier `act`); route "
+                  "`botorch`: `NPModel.from_pretrained` + `LogExpectedImprovement` + "
+                  "`CandidateSearch().maximise` (after a warm-up call).")
+    else:
+        how = "(10 restarts, 512 raw samples)"
+        optimizer = "" if args.acq_optimizer is None else ", acq_optimizer=GradientRestarts()"
+        routes = (f"Route `act`: `BOPolicy(d, model, trust_region=False, n_init=2{optimizer}).act` (the model "
+                  "already built by an earlier `act`); route `botorch`: `NPModel.from_pretrained` + "
+                  "`LogExpectedImprovement` + `optimize_acqf` (after a warm-up call).")
     lines = ["## Where one BO proposal's time goes", "",
-             f"Command: `{COMMAND}` (CPU: {machine_line(1)}; whole run {wall / 60:.1f} min). One LogEI proposal "
-             "(10 restarts, 512 raw samples) on a model holding N observations of a smooth function on "
-             "[0, 1]^d, one torch thread. Route `act`: `BOPolicy(d, model, trust_region=False, n_init=2).act` "
-             "(the model already built by an earlier `act`); route `botorch`: `NPModel.from_pretrained` + "
-             "`LogExpectedImprovement` + `optimize_acqf` (after a warm-up call). s/proposal and evaluations: one "
+             f"Command: `{command}` (CPU: {machine_line(1)}; whole run {wall / 60:.1f} min). One LogEI proposal "
+             f"{how} on a model holding N observations of a smooth function on "
+             f"[0, 1]^d, one torch thread. {routes} s/proposal and evaluations: one "
              "unprofiled call (evaluations: calls of the acquisition function, the raw-sample screen included); "
              "ms/eval = s/proposal / evaluations. The shares are of a second, cProfile-profiled call: each "
              "function's own time by the file it lives in, a C function's (torch op's) time to its caller's "
@@ -319,8 +349,8 @@ def main(argv: list[str] | None = None) -> None:
     text = "\n".join(lines) + "\n"
     print(text)
     if not args.no_write:
-        publish("proposal-profile", text, "proposal_profile.json", COMMAND, {"rows": rows, "wall_s": wall,
-                "before": before}, threads=1)
+        publish(args.section, text, args.section.replace("-", "_") + ".json", command,
+                {"rows": rows, "wall_s": wall, "before": before}, threads=1)
 
 
 if __name__ == "__main__":
