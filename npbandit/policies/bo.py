@@ -45,6 +45,7 @@ from npbandit.policies.design import SobolDesign, SobolPolicy, check_snap, snap_
 from npbandit.policies.factories import GPModelFactory, NPModelFactory, model_factory
 from npbandit.policies.gp import GP_KERNELS, NOISE_FREE_VAR, fit_single_task_gp  # noqa: F401 (NOISE_FREE_VAR kept here)
 from npbandit.policies.trust_region import TrustRegion, TrustRegionSettings
+from npbandit.rows import RowBuffer
 from npbandit.threads import check_threads, torch_threads
 from npbandit.transforms.yeo_johnson import YeoJohnson
 
@@ -319,6 +320,13 @@ class BOPolicy(Policy):
         self.Y: list[float] = []
         self.C: list[np.ndarray] = []  # each observation's constraint values (constrained=True)
         self.failed: list[np.ndarray] = []  # points whose evaluation failed (observe_failure)
+        # the same observations as arrays grown in place, and their running extremes, so that a
+        # proposal late in a long run does not restack or rescan every observation (_data, _best_then)
+        self._rows = {"X": RowBuffer((self.dim,)), "Y": RowBuffer(()), "C": RowBuffer(),
+                      "failed": RowBuffer((self.dim,))}
+        self._best = self._best_feasible = -np.inf  # the best value, and the best feasible one
+        self._worst = np.inf  # the worst value, at which a failed point is shown
+        self._worst_c: np.ndarray | None = None  # the worst value of each constraint
         self.np_model = None
         if self.subspace is None:
             self.design = SobolDesign(self.dim, seed)
@@ -353,25 +361,26 @@ class BOPolicy(Policy):
         """``X [n, d]`` and the outputs ``[n, 1 + k]`` the model sees (the objective warped with
         ``output_warp``, then the ``k`` constraint values): the observations, then the failed
         points at the worst value observed (and the worst value of each constraint; none
-        before a value is)."""
-        failed = self.failed if self.Y else []
-        values = self.Y + [min(self.Y)] * len(failed)
-        Y = torch.tensor(np.asarray(values, dtype=np.float64), dtype=torch.float64).unsqueeze(-1)
+        before a value is). Read from the arrays kept in :meth:`observe` (a copy of each)."""
+        rows = self._rows
+        failed = len(rows["failed"]) if self.Y else 0
+        values, X = rows["Y"].array, rows["X"].array
+        if failed:
+            values = np.concatenate([values, np.full(failed, self._worst)])
+            X = np.concatenate([X, rows["failed"].array])
+        Y = torch.tensor(values, dtype=torch.float64).unsqueeze(-1)
         self._fitted_warp = None if self.output_warp is None else YeoJohnson.fit(Y)
         if self._fitted_warp is not None:
             Y = self._fitted_warp.forward(Y)
         if self.C:
-            C = torch.tensor(np.array(self.C), dtype=torch.float64)
-            Y = torch.cat([Y, torch.cat([C, C.amax(dim=0).expand(len(failed), -1)])], dim=-1)
-        return torch.tensor(np.array(self.X + failed), dtype=torch.float64), Y
+            C = torch.tensor(rows["C"].array, dtype=torch.float64)
+            Y = torch.cat([Y, torch.cat([C, torch.as_tensor(self._worst_c).expand(failed, -1)])], dim=-1)
+        return torch.tensor(X, dtype=torch.float64), Y
 
     def _best_then(self) -> float:
         """The best value observed so far, raw (not warped), as the trust region judges a
         proposal against it: with constraints the best feasible one, ``-inf`` while none is."""
-        if not self.constrained:
-            return max(self.Y)
-        feasible = [y for y, c in zip(self.Y, self.C) if is_feasible(c)]
-        return max(feasible) if feasible else -np.inf
+        return self._best_feasible if self.constrained else self._best
 
     def _model(self, X: torch.Tensor, Y: torch.Tensor):
         if (self.surrogate is None or self.output_warp is not None or self.region is not None
@@ -469,8 +478,15 @@ class BOPolicy(Policy):
             self.region.observe(TrustRegion.improves(value, best_then), remaining)
         self.X.append(x)
         self.Y.append(float(reward))
+        self._rows["X"].append(x)
+        self._rows["Y"].append(float(reward))
+        self._best, self._worst = max(self._best, float(reward)), min(self._worst, float(reward))
         if c is not None:
             self.C.append(c)
+            self._rows["C"].append(c)
+            self._worst_c = c.copy() if self._worst_c is None else np.maximum(self._worst_c, c)
+            if is_feasible(c):
+                self._best_feasible = max(self._best_feasible, float(reward))
         if self.np_model is not None and self.output_warp is None:
             row = [float(reward)] + ([] if c is None else c.tolist())
             with torch_threads(self.threads):
@@ -522,8 +538,9 @@ class BOPolicy(Policy):
             remaining = None if self.budget is None else max(self.budget - self._spent, 0)
             self.region.observe(False, remaining)
         self.failed.append(x)
+        self._rows["failed"].append(x)
         if self.np_model is not None and self.output_warp is None:
-            row = [min(self.Y)] + (np.array(self.C).max(axis=0).tolist() if self.C else [])
+            row = [self._worst] + (self._worst_c.tolist() if self.C else [])
             with torch_threads(self.threads):
                 self.np_model = self.np_model.condition_on_observations(
                     torch.tensor(x, dtype=torch.float64)[None], torch.tensor([row], dtype=torch.float64))
