@@ -21,6 +21,7 @@ from npbandit.feasibility import is_feasible
 from npbandit.loop import _check_async, _check_on_error, run_episode
 from npbandit.policies.base import Policy, PolicyWrapper
 from npbandit.policies.bo import ACQUISITIONS, DEFAULT_LIAR, OUTPUT_WARPS, BOPolicy, SobolPolicy, check_liar
+from npbandit.rows import RowBuffer
 from npbandit.space import Parameter, SearchSpace, as_search_space
 from npbandit.storage import DEFAULT_URL, RunLogger
 from npbandit.surrogates.pretrained import (
@@ -559,20 +560,21 @@ class _StandardisedDataCheck(PolicyWrapper):
 
     def reset(self, seed: int | None = None) -> None:
         super().reset(seed)
-        self.rewards: list[float] = []
-        self.limits: list[list[float]] = []
+        # kept as arrays grown in place: a step late in a long run does not restack every value
+        self.rewards = RowBuffer(())
+        self.limits = RowBuffer()
 
     def observe(self, obs: np.ndarray, action: Any, reward: float, info: dict[str, Any]) -> None:
         limits = info.get("constraints") if isinstance(info, dict) else None
         if limits is not None:  # the surrogate standardises each constraint's values too
             self.limits.append([float(c) for c in limits])
-            C = torch.tensor(self.limits, dtype=torch.float64)
+            C = torch.from_numpy(self.limits.array.copy())
             if not _standardisable(C):
                 raise ValueError(f"the constraints' values cannot be standardised in float64 (up to "
                                  f"{float(C.abs().max()):.3g} in magnitude); rescale the constraints (e.g. divide "
                                  "each by its typical size)")
         self.rewards.append(float(reward))
-        y = torch.tensor(self.rewards, dtype=torch.float64).unsqueeze(-1)  # [n, 1]
+        y = torch.from_numpy(self.rewards.array.copy()).unsqueeze(-1)  # [n, 1]
         if not _standardisable(y):
             mean, std = standardization(y)
             raise ValueError(f"the objective's values cannot be standardised in float64 (mean {float(mean):.3g}, std "

@@ -47,6 +47,7 @@ from npbandit.policies.design import SobolDesign, SobolPolicy, check_snap, snap_
 from npbandit.policies.factories import GPModelFactory, NPModelFactory, model_factory
 from npbandit.policies.gp import GP_KERNELS, NOISE_FREE_VAR, fit_single_task_gp  # noqa: F401 (NOISE_FREE_VAR kept here)
 from npbandit.policies.trust_region import TrustRegion, TrustRegionSettings
+from npbandit.rows import RowBuffer
 from npbandit.threads import check_threads, torch_threads
 from npbandit.transforms.yeo_johnson import YeoJohnson
 
@@ -321,6 +322,9 @@ class BOPolicy(Policy):
         self.Y: list[float] = []
         self.C: list[np.ndarray] = []  # each observation's constraint values (constrained=True)
         self.failed: list[np.ndarray] = []  # points whose evaluation failed (observe_failure)
+        # the same as arrays grown in place ("observed": x then y) and the best (feasible) and worst y
+        # so far, so that a proposal late in a long run restacks and rescans nothing (_data, _best_then)
+        self._rows, self._best, self._worst = {k: RowBuffer() for k in ("observed", "C", "failed")}, -np.inf, np.inf
         self.np_model = None
         if self.subspace is None:
             self.design = SobolDesign(self.dim, seed)
@@ -336,8 +340,6 @@ class BOPolicy(Policy):
                     settings = dataclasses.replace(settings, failure_tolerance=max(4, self._search.active_dim))
                 self.region = TrustRegion.from_settings(self._search.search_dim, settings)
         self._batch: list[np.ndarray] = []  # the rest of the last q-point proposal, handed out in order
-        # points handed out and not yet observed -> the best value observed when they were
-        # proposed (None: a design point), against which their outcome resizes the trust region
         # each point handed out and not yet observed -> the best value known when it was handed out
         # (None: a design point), one entry per hand-out (two may snap to the same value)
         self._handed: dict[bytes, list[float | None]] = {}
@@ -355,25 +357,24 @@ class BOPolicy(Policy):
         """``X [n, d]`` and the outputs ``[n, 1 + k]`` the model sees (the objective warped with
         ``output_warp``, then the ``k`` constraint values): the observations, then the failed
         points at the worst value observed (and the worst value of each constraint; none
-        before a value is)."""
-        failed = self.failed if self.Y else []
-        values = self.Y + [min(self.Y)] * len(failed)
-        Y = torch.tensor(np.asarray(values, dtype=np.float64), dtype=torch.float64).unsqueeze(-1)
+        before a value is). Read from the arrays kept in :meth:`observe` (a copy of each)."""
+        failed, observed = len(self.failed) if self.Y else 0, self._rows["observed"].array
+        X, values = observed[:, :-1], observed[:, -1]
+        if failed:
+            X, values = np.concatenate([X, self._rows["failed"].array]), np.append(values, [self._worst] * failed)
+        Y = torch.tensor(values, dtype=torch.float64).unsqueeze(-1)
         self._fitted_warp = None if self.output_warp is None else YeoJohnson.fit(Y)
         if self._fitted_warp is not None:
             Y = self._fitted_warp.forward(Y)
         if self.C:
-            C = torch.tensor(np.array(self.C), dtype=torch.float64)
-            Y = torch.cat([Y, torch.cat([C, C.amax(dim=0).expand(len(failed), -1)])], dim=-1)
-        return torch.tensor(np.array(self.X + failed), dtype=torch.float64), Y
+            C = torch.tensor(self._rows["C"].array, dtype=torch.float64)
+            Y = torch.cat([Y, torch.cat([C, C.amax(dim=0).expand(failed, -1)])], dim=-1)
+        return torch.tensor(X, dtype=torch.float64), Y
 
     def _best_then(self) -> float:
         """The best value observed so far, raw (not warped), as the trust region judges a
         proposal against it: with constraints the best feasible one, ``-inf`` while none is."""
-        if not self.constrained:
-            return max(self.Y)
-        feasible = [y for y, c in zip(self.Y, self.C) if is_feasible(c)]
-        return max(feasible) if feasible else -np.inf
+        return self._best
 
     def _model(self, X: torch.Tensor, Y: torch.Tensor):
         if (self.surrogate is None or self.output_warp is not None or self.region is not None
@@ -471,8 +472,13 @@ class BOPolicy(Policy):
             self.region.observe(TrustRegion.improves(value, best_then), remaining)
         self.X.append(x)
         self.Y.append(float(reward))
+        self._rows["observed"].append(np.append(x, float(reward)))
+        self._worst = min(self._worst, float(reward))
+        if c is None or is_feasible(c):  # an infeasible value is no best
+            self._best = max(self._best, float(reward))
         if c is not None:
             self.C.append(c)
+            self._rows["C"].append(c)
         if self.np_model is not None and self.output_warp is None:
             row = [float(reward)] + ([] if c is None else c.tolist())
             with torch_threads(self.threads):
@@ -524,8 +530,9 @@ class BOPolicy(Policy):
             remaining = None if self.budget is None else max(self.budget - self._spent, 0)
             self.region.observe(False, remaining)
         self.failed.append(x)
+        self._rows["failed"].append(x)
         if self.np_model is not None and self.output_warp is None:
-            row = [min(self.Y)] + (np.array(self.C).max(axis=0).tolist() if self.C else [])
+            row = [self._worst] + (self._rows["C"].array.max(axis=0).tolist() if self.C else [])
             with torch_threads(self.threads):
                 self.np_model = self.np_model.condition_on_observations(
                     torch.tensor(x, dtype=torch.float64)[None], torch.tensor([row], dtype=torch.float64))
