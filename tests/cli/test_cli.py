@@ -497,7 +497,7 @@ def test_optimize_a_function_wider_than_the_checkpoint(tmp_path, capsys):
                  "--db", str(db)]) == 0
     assert "after 15 evaluations" in capsys.readouterr().out
     (run,) = list_runs(f"sqlite:///{db}")
-    assert run.policy_params["subspace"] == "count-sketch" and run.policy_params["n_init"] == 13
+    assert run.policy_params["subspace"] == "redealt-sketch" and run.policy_params["n_init"] == 13
 
 
 @pytest.mark.parametrize("flag,name", [([], "gradient-restarts"), (["--acq-optimizer", "candidate-search"],
