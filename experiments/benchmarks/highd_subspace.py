@@ -13,6 +13,10 @@
 - ``redealt-sketch``: ``RedealtSketch()`` (the count sketch for the first 40 observations,
   then re-dealt into new bins and signs every 20 observations on a slice through the
   incumbent; :mod:`npbandit.acquisition.redealt_sketch`);
+- ``redealt-ard``: ``RedealtSketch(relevance=ard_relevance)`` (as ``redealt-sketch``, but at
+  each phase change the 6 inputs of highest :func:`ard_relevance` score, an ARD GP fitted to
+  every observation before the phase, each lead a different bin; the time of each fit is
+  kept with the run as ``relevance_seconds``);
 - ``sobol``: ``SobolPolicy(D)``.
 
 The choosing suite (NOT the reporting suite of issue 45, which is Hartmann-6 / Branin
@@ -50,7 +54,8 @@ sys.path.insert(0, str(Path(__file__).resolve().parent))
 from common import ROOT, RunRecord, publish  # noqa: E402
 
 CHECKPOINT = "tnpd-bo"
-METHODS = ("count-sketch", "coordinates", "coordinates-relevance", "coordinates-ard", "redealt-sketch", "sobol")
+METHODS = ("count-sketch", "coordinates", "coordinates-relevance", "coordinates-ard", "redealt-sketch", "redealt-ard",
+           "sobol")
 #: what each column runs, as the log says it
 DESCRIPTIONS = {"count-sketch": "`CountSketch()` (d_e = 6)",
                 "coordinates": "`CoordinateSubspace()` (6 uniformly drawn coordinates per proposal)",
@@ -60,6 +65,9 @@ DESCRIPTIONS = {"count-sketch": "`CountSketch()` (d_e = 6)",
                 "redealt-sketch": "`RedealtSketch()` (d_e = 6; `CountSketch()`'s slice for the first 40 observations, "
                                   "then every 20 the inputs re-dealt into new bins and signs on a slice through "
                                   "the incumbent, the model seeing the points on the current slice only)",
+                "redealt-ard": "`RedealtSketch(relevance=ard_relevance)` (as redealt-sketch, but at each phase "
+                               "change the 6 inputs of highest ARD relevance, this script's GP fitted to every "
+                               "observation before the phase, each lead a different bin; the others dealt at random)",
                 "sobol": "`SobolPolicy(D)`"}
 DEFAULT_RECORD = ROOT / "runs" / "highd_subspace.json"
 PROBLEMS = ("hartmann3-in-24", "rastrigin12-shifted", "styblinski-tang-4-in-16")
@@ -163,7 +171,19 @@ def ard_relevance(X, Y, *, iterations: int = ARD_ITERATIONS):
     return torch.where(varies, score, torch.zeros(()))
 
 
-def make_policy(method: str, dim: int, budget: int):
+def timed(relevance, seconds: list[float]):
+    """``relevance`` that appends the seconds of each call to ``seconds``."""
+    def scores(X, Y):
+        start = time.perf_counter()
+        out = relevance(X, Y)
+        seconds.append(time.perf_counter() - start)
+        return out
+
+    scores.__name__ = relevance.__name__
+    return scores
+
+
+def make_policy(method: str, dim: int, budget: int, relevance_seconds: list[float] | None = None):
     from npbandit.acquisition.redealt_sketch import RedealtSketch
     from npbandit.acquisition.subspace import CoordinateSubspace, CountSketch
     from npbandit.policies.bo import BOPolicy, SobolPolicy
@@ -173,7 +193,9 @@ def make_policy(method: str, dim: int, budget: int):
     subspace = {"count-sketch": CountSketch(), "coordinates": CoordinateSubspace(),
                 "coordinates-relevance": CoordinateSubspace(relevance=0.5),
                 "coordinates-ard": CoordinateSubspace(relevance=0.9, scores=ard_relevance),
-                "redealt-sketch": RedealtSketch()}[method]
+                "redealt-sketch": RedealtSketch(),
+                "redealt-ard": RedealtSketch(relevance=timed(ard_relevance, [] if relevance_seconds is None
+                                                             else relevance_seconds))}[method]
     return BOPolicy(dim, model=CHECKPOINT, subspace=subspace, budget=budget, threads=1)
 
 
@@ -183,7 +205,8 @@ def one_run(problem: str, method: str, seed: int, budget: int) -> dict:
 
     torch.set_num_threads(1)
     dim, f, optimum = make_problem(problem)
-    policy = make_policy(method, dim, budget)
+    relevance_seconds: list[float] = []
+    policy = make_policy(method, dim, budget, relevance_seconds)
     policy.reset(seed)
     best, curve = math.inf, []
     start = time.perf_counter()
@@ -195,8 +218,11 @@ def one_run(problem: str, method: str, seed: int, budget: int) -> dict:
         policy.observe(None, x, -value, {})
         best = min(best, value)
         curve.append(math.log10(max(best - optimum, 1e-12)))
-    return {"regret": curve, "seconds_per_evaluation": (time.perf_counter() - start) / budget,
-            "params": policy.params()}
+    out = {"regret": curve, "seconds_per_evaluation": (time.perf_counter() - start) / budget,
+           "params": policy.params()}
+    if relevance_seconds:
+        out["relevance_seconds"] = relevance_seconds
+    return out
 
 
 def quartiles(values: list[float]) -> tuple[float, float, float]:

@@ -17,6 +17,18 @@ phases, a phase being a function of the number of observations ``n``:
   The phase's slice passes through ``x*`` (at ``z = 0.5`` in every coordinate), reaches
   every input's whole range, and the inputs of one bin move together, each monotonically.
 
+Relevance-dealt phases (``RedealtSketch(relevance=...)``): a function ``(X [n, D], Y [n, 1])
+-> [D]`` scores ``>= 0`` is handed the first ``phase_start + (k - 1) phase_length`` rows of
+``X`` and of ``Y``'s objective column (every observation before the phase began, whatever
+slice it lay on); the ``d_e`` inputs of highest positive score (ties: the lower index) each
+lead a different bin of phase ``k``, the other inputs dealt at random as without one
+(:func:`~npbandit.acquisition.subspace.deal` with ``leaders``; bins and signs still drawn from
+``(seed, D, d_e, k)``). Inputs scored 0 lead no bin; with no positive score the phase is dealt
+as without a relevance. Phase 0 is unchanged. The scores are a function of those rows, so the
+search stays a function of its seed and its history; the search keeps the last phase's leaders
+to hand back while the same rows begin the phase (one call of the function per phase in a run
+that binds once).
+
 What the model sees: in phase ``k >= 1``, only the evaluated points on that phase's slice, as
 exact ``(z, y)`` pairs (a point ``x`` whose ``lift(project(x))`` is ``x`` within
 :data:`SLICE_TOLERANCE`; with a ``snap``, also one that is the snap of its slice point):
@@ -138,13 +150,18 @@ class RedealtSketchSearch(SubspaceSearch):
         seed: the run's seed; phase ``k``'s bins and signs are drawn from ``(seed, D, d_e, k)``.
         phase_start: observations before phase 1.
         phase_length: observations per later phase.
+        relevance: ``None`` (random deals) or a function ``(X [n, D], Y [n, 1]) -> [D]``
+            scores ``>= 0`` whose highest-scoring inputs lead the bins (see the module).
     """
 
-    def __init__(self, first: CountSketchSearch, seed: int, phase_start: int, phase_length: int) -> None:
+    def __init__(self, first: CountSketchSearch, seed: int, phase_start: int, phase_length: int,
+                 relevance: Callable[[torch.Tensor, torch.Tensor], torch.Tensor] | None = None) -> None:
         self.first, self.seed = first, int(seed)
         self.phase_start, self.phase_length = phase_start, phase_length
+        self.relevance = relevance
         self.dim = self.first.dim
         self.search_dim = self.active_dim = self.first.search_dim
+        self._kept: tuple[bytes, np.ndarray] | None = None  # (the rows' bytes, their leaders)
 
     def lift(self, Z: torch.Tensor) -> torch.Tensor:
         """Phase 0's lift (the initial design's): ``[k, d_e] -> [k, D]``."""
@@ -158,18 +175,46 @@ class RedealtSketchSearch(SubspaceSearch):
         """The phase of a proposal made from ``n`` observations."""
         return 0 if n < self.phase_start else 1 + (n - self.phase_start) // self.phase_length
 
+    def leaders(self, X: torch.Tensor, Y: torch.Tensor) -> np.ndarray:
+        """The inputs that lead a bin given the rows before a phase (``X [n, D]``, ``Y [n, 1]``,
+        the objective, maximised): up to ``d_e`` inputs, those of highest positive
+        :attr:`relevance` score, highest first (ties: the lower index); empty without a
+        relevance.
+
+        Raises:
+            ValueError: a relevance that returns other than ``[D]`` finite scores ``>= 0``.
+        """
+        if self.relevance is None:
+            return np.zeros(0, dtype=np.int64)
+        X, Y = as_rows(X, self.dim, "X"), torch.as_tensor(Y, dtype=torch.float64)
+        key = X.numpy().tobytes() + b"|" + Y.numpy().tobytes()
+        if self._kept is not None and self._kept[0] == key:
+            return self._kept[1].copy()
+        score = torch.as_tensor(self.relevance(X.clone(), Y.clone()), dtype=torch.float64)
+        if score.shape != (self.dim,) or not (torch.isfinite(score).all() and (score >= 0).all()):
+            raise ValueError(f"relevance must return [{self.dim}] finite scores >= 0, got shape "
+                             f"{tuple(score.shape)}")
+        score = score.numpy()
+        order = np.argsort(-score, kind="stable")[:self.search_dim]
+        found = order[score[order] > 0].astype(np.int64)
+        self._kept = (key, found)
+        return found.copy()
+
     def phase_sketch(self, X: torch.Tensor, Y: torch.Tensor, constraints: int = 0) -> AnchoredSketch | None:
         """The slice of the phase ``len(X)`` observations are in (``X [n, D]``, ``Y [n, 1 +
         constraints]``, maximised): ``None`` in phase 0 (:attr:`first`'s), else its
         :class:`AnchoredSketch`, anchored at the best (feasible) of the first
-        ``phase_start + (k - 1) phase_length`` rows."""
+        ``phase_start + (k - 1) phase_length`` rows, its bins led by their :meth:`leaders`."""
         X = as_rows(X, self.dim, "X")
         k = self.phase(len(X))
         if k == 0:
             return None
         began = self.phase_start + (k - 1) * self.phase_length
-        anchor = X[incumbent(torch.as_tensor(Y, dtype=torch.float64)[:began], constraints)]
-        bins, signs = deal(self.dim, self.search_dim, np.random.default_rng([self.seed, self.dim, self.search_dim, k]))
+        Y = torch.as_tensor(Y, dtype=torch.float64)
+        anchor = X[incumbent(Y[:began], constraints)]
+        leaders = self.leaders(X[:began], Y[:began, :1]) if self.relevance is not None else None
+        bins, signs = deal(self.dim, self.search_dim, np.random.default_rng([self.seed, self.dim, self.search_dim, k]),
+                           leaders)
         return AnchoredSketch(bins, signs, anchor, self.search_dim)
 
     def propose(self, region, X, Y, build_model, acquisition, *, seed, pending=None, avoid_repeats=True,
@@ -206,8 +251,16 @@ class RedealtSketchSearch(SubspaceSearch):
         return None if found is None else (int(rows[found[0]]), found[1])
 
     def params(self) -> dict[str, Any]:
-        return {"subspace": "redealt-sketch", "subspace_d_e": self.search_dim,
-                "subspace_phase_start": self.phase_start, "subspace_phase_length": self.phase_length}
+        out = {"subspace": "redealt-sketch", "subspace_d_e": self.search_dim,
+               "subspace_phase_start": self.phase_start, "subspace_phase_length": self.phase_length}
+        if self.relevance is not None:
+            out["subspace_relevance"] = _relevance_name(self.relevance)
+        return out
+
+
+def _relevance_name(relevance: Callable[..., Any]) -> str:
+    """A relevance function's name as params report it (its ``__name__``, else its repr)."""
+    return getattr(relevance, "__name__", repr(relevance))
 
 
 class RedealtSketch(SubspaceStrategy):
@@ -219,24 +272,35 @@ class RedealtSketch(SubspaceStrategy):
         phase_start: observations before the first re-deal (40); at least the initial design's
             size, for the design to lie on phase 0's slice.
         phase_length: observations per later phase (20).
+        relevance: ``None`` (default): every phase dealt at random; or a function
+            ``(X [n, D], Y [n, 1]) -> [D]`` scores ``>= 0`` of the observations before a
+            phase, whose ``d_e`` highest-scoring inputs each lead a different bin of it
+            (deterministic in its arguments for the search to be a function of the history).
 
     Raises:
-        ValueError: ``d_e``, ``phase_start`` or ``phase_length`` not a positive int.
+        ValueError: ``d_e``, ``phase_start`` or ``phase_length`` not a positive int, or
+            ``relevance`` neither ``None`` nor callable.
     """
 
     name = "redealt-sketch"
 
-    def __init__(self, d_e: int | None = None, phase_start: int = 40, phase_length: int = 20) -> None:
+    def __init__(self, d_e: int | None = None, phase_start: int = 40, phase_length: int = 20,
+                 relevance: Callable[[torch.Tensor, torch.Tensor], torch.Tensor] | None = None) -> None:
         self.d_e = check_d_e(d_e)
         for name, value in (("phase_start", phase_start), ("phase_length", phase_length)):
             if not isinstance(value, (int, np.integer)) or isinstance(value, bool) or value < 1:
                 raise ValueError(f"{name} must be a positive int, got {value!r}")
+        if relevance is not None and not callable(relevance):
+            raise ValueError(f"relevance must be None or a function (X, Y) -> [D] scores, got {relevance!r}")
         self.phase_start, self.phase_length = int(phase_start), int(phase_length)
+        self.relevance = relevance
 
     def bind(self, dim: int, width: int, seed: int) -> RedealtSketchSearch:
         check_bind(dim, width, seed)
         first = CountSketch(self.d_e).bind(dim, width, seed)
-        return RedealtSketchSearch(first, int(seed), self.phase_start, self.phase_length)
+        return RedealtSketchSearch(first, int(seed), self.phase_start, self.phase_length, self.relevance)
 
     def __repr__(self) -> str:
-        return f"RedealtSketch(d_e={self.d_e}, phase_start={self.phase_start}, phase_length={self.phase_length})"
+        relevance = "" if self.relevance is None else f", relevance={_relevance_name(self.relevance)}"
+        return (f"RedealtSketch(d_e={self.d_e}, phase_start={self.phase_start}, "
+                f"phase_length={self.phase_length}{relevance})")

@@ -214,12 +214,29 @@ class CountSketchSearch(SubspaceSearch):
         return {"subspace": "count-sketch", "subspace_d_e": self.search_dim}
 
 
-def deal(dim: int, d_e: int, rng: np.random.Generator) -> tuple[torch.Tensor, torch.Tensor]:
+def deal(dim: int, d_e: int, rng: np.random.Generator,
+         leaders: np.ndarray | None = None) -> tuple[torch.Tensor, torch.Tensor]:
     """A count sketch's random assignment of ``dim`` inputs to ``d_e`` balanced bins (sizes
     differ by at most one): the bins ``[dim]`` (long, ``0 .. d_e - 1``) and the signs ``[dim]``
-    (float64, ``+1`` or ``-1``), drawn from ``rng``."""
+    (float64, ``+1`` or ``-1``), drawn from ``rng``.
+
+    ``leaders`` (at most ``d_e`` distinct inputs) each lead a different bin (which bin, drawn);
+    the other inputs fill the bins at random, balanced as without leaders. ``None`` or empty:
+    every input dealt at random.
+
+    Raises:
+        ValueError: ``leaders`` more than ``d_e``, repeated, or not inputs ``0 .. dim - 1``.
+    """
     bins = np.empty(dim, dtype=np.int64)
-    bins[rng.permutation(dim)] = np.arange(dim) % d_e
+    if leaders is None or len(leaders) == 0:
+        bins[rng.permutation(dim)] = np.arange(dim) % d_e
+    else:
+        leaders = np.asarray(leaders, dtype=np.int64).reshape(-1)
+        if (len(leaders) > d_e or len(np.unique(leaders)) != len(leaders)
+                or leaders.min() < 0 or leaders.max() >= dim):
+            raise ValueError(f"leaders must be at most {d_e} distinct inputs in 0 .. {dim - 1}, got {leaders.tolist()}")
+        others = np.setdiff1d(np.arange(dim), leaders)
+        bins[np.concatenate([rng.permutation(leaders), rng.permutation(others)])] = np.arange(dim) % d_e
     signs = rng.choice([-1.0, 1.0], size=dim)
     return torch.from_numpy(bins), torch.from_numpy(signs)
 

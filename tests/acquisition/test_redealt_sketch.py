@@ -7,7 +7,7 @@ from helpers import tiny_checkpoint
 
 from npbandit import load_surrogate
 from npbandit.acquisition.redealt_sketch import SLICE_TOLERANCE, AnchoredSketch, RedealtSketch, RedealtSketchSearch
-from npbandit.acquisition.subspace import CountSketch, check_subspace
+from npbandit.acquisition.subspace import CountSketch, check_subspace, deal
 from npbandit.models import NPModel
 from npbandit.policies.bo import BOPolicy
 from npbandit.policies.trust_region import TrustRegion
@@ -170,7 +170,90 @@ def test_npsampler_searches_through_the_re_dealt_slices(tiny):
         assert bool(search.phase_sketch(X[:n], Y[:n]).on_slice(X[n:n + 1]))
 
 
+KNOWN = [3, 5, 7, 11, 17, 23]  # the inputs a test relevance scores highest
+
+
+class KnownRelevance:
+    """Scores ``KNOWN`` highest (the others low but positive); records what it was handed."""
+
+    __name__ = "known"
+
+    def __init__(self):
+        self.calls = []
+
+    def __call__(self, X, Y):
+        self.calls.append((X.clone(), Y.clone()))
+        score = torch.full((X.shape[1],), 0.01, dtype=torch.float64)
+        score[KNOWN] = torch.arange(1.0, 7.0, dtype=torch.float64)
+        return score
+
+
+def test_a_relevance_s_top_inputs_lead_different_bins_at_each_later_phase():
+    relevance = KnownRelevance()
+    search = RedealtSketch(phase_start=10, phase_length=5, relevance=relevance).bind(24, 6, seed=4)
+    X, Y = _history(30, dim=24)
+    Y = torch.cat([Y, torch.zeros_like(Y)], dim=-1)  # a constraint column, feasible everywhere
+    assert search.phase_sketch(X[:9], Y[:9], constraints=1) is None and not relevance.calls  # phase 0
+    assert search.leaders(X[:10], Y[:10, :1]).tolist() == KNOWN[::-1]  # highest first
+    for n in (10, 12, 15, 21, 29):  # phases 1, 1, 2, 3, 4
+        sketch = search.phase_sketch(X[:n], Y[:n], constraints=1)
+        began = 10 + 5 * (search.phase(n) - 1)
+        assert len(set(sketch.bins[KNOWN].tolist())) == 6  # one leader per bin
+        counts = torch.bincount(sketch.bins, minlength=6)
+        assert counts.min() == counts.max() == 4  # balanced, as without a relevance
+        Xs, Ys = relevance.calls[-1]  # the rows before the phase, the objective's column
+        assert torch.equal(Xs, X[:began]) and torch.equal(Ys, Y[:began, :1])
+    assert len(relevance.calls) == 4  # one call per phase (the phase's rows kept)
+    plain = RedealtSketch(phase_start=10, phase_length=5).bind(24, 6, seed=4).phase_sketch(X[:12], Y[:12], 1)
+    led = search.phase_sketch(X[:12], Y[:12], constraints=1)
+    assert torch.equal(plain.anchor, led.anchor) and not torch.equal(plain.bins, led.bins)
+    again = RedealtSketch(phase_start=10, phase_length=5, relevance=KnownRelevance()).bind(24, 6, seed=4)
+    for n in (12, 21):  # from the seed and the history alone
+        one, two = search.phase_sketch(X[:n], Y[:n], 1), again.phase_sketch(X[:n], Y[:n], 1)
+        assert torch.equal(one.bins, two.bins) and torch.equal(one.signs, two.signs)
+    assert search.params()["subspace_relevance"] == "known"
+    assert "subspace_relevance" not in RedealtSketch().bind(24, 6, seed=4).params()
+
+
+def test_without_a_relevance_or_a_positive_score_the_deal_is_the_random_one():
+    rng, reference = np.random.default_rng([5, 24, 6, 2]), np.empty(24, dtype=np.int64)
+    reference[rng.permutation(24)] = np.arange(24) % 6  # the random deal, written out
+    reference_signs = rng.choice([-1.0, 1.0], size=24)
+    for leaders in (None, []):
+        bins, signs = deal(24, 6, np.random.default_rng([5, 24, 6, 2]), leaders)
+        np.testing.assert_array_equal(bins.numpy(), reference)
+        np.testing.assert_array_equal(signs.numpy(), reference_signs)
+    X, Y = _history(16, dim=24)
+    plain = RedealtSketch(phase_start=10, phase_length=5).bind(24, 6, seed=5).phase_sketch(X, Y)
+    assert torch.equal(plain.bins, torch.as_tensor(reference))
+    assert torch.equal(plain.signs, torch.as_tensor(reference_signs))
+    zero = RedealtSketch(phase_start=10, phase_length=5, relevance=lambda X, Y: torch.zeros(X.shape[1]))
+    unled = zero.bind(24, 6, seed=5).phase_sketch(X, Y)
+    assert torch.equal(unled.bins, plain.bins) and torch.equal(unled.signs, plain.signs)
+
+
+def test_a_relevance_that_scores_few_inputs_leads_only_those():
+    def two(X, Y):
+        score = torch.zeros(X.shape[1], dtype=torch.float64)
+        score[[2, 9]] = 1.0  # a tie: the lower index first
+        return score
+
+    search = RedealtSketch(phase_start=10, phase_length=5, relevance=two).bind(12, 6, seed=0)
+    X, Y = _history(12)
+    assert search.leaders(X[:10], Y[:10]).tolist() == [2, 9]
+    sketch = search.phase_sketch(X, Y)
+    assert sketch.bins[2] != sketch.bins[9]
+
+
 @pytest.mark.parametrize("bad, match", [(lambda: RedealtSketch(phase_start=0), "phase_start"),
+                                        (lambda: RedealtSketch(relevance="ard"), "relevance"),
+                                        (lambda: RedealtSketch(phase_start=2, relevance=lambda X, Y: torch.ones(3))
+                                         .bind(8, 6, seed=0).phase_sketch(*_history(3, dim=8)), "relevance"),
+                                        (lambda: RedealtSketch(phase_start=2, relevance=lambda X, Y: -torch.ones(8))
+                                         .bind(8, 6, seed=0).phase_sketch(*_history(3, dim=8)), "relevance"),
+                                        (lambda: deal(8, 2, np.random.default_rng(0), [0, 1, 2]), "leaders"),
+                                        (lambda: deal(8, 3, np.random.default_rng(0), [1, 1]), "leaders"),
+                                        (lambda: deal(8, 3, np.random.default_rng(0), [8]), "leaders"),
                                         (lambda: RedealtSketch(phase_length=True), "phase_length"),
                                         (lambda: RedealtSketch(phase_length=2.5), "phase_length"),
                                         (lambda: RedealtSketch(d_e=0), "d_e"),
