@@ -179,10 +179,11 @@ def optimize(objective: Callable[[Any], float], bounds: Any = None, surrogate: s
             ``CountSketch()`` or ``CoordinateSubspace()``. ``None`` (default):
             :func:`~npbandit.acquisition.wide_spaces.default_subspace`: a space's
             unordered choices seen as one column each until it fits
-            (:class:`~npbandit.acquisition.indexed_choices.IndexedChoices`); for a box, a
-            count sketch re-dealt through the incumbent as the run goes on
-            (:class:`~npbandit.acquisition.redealt_sketch.RedealtSketch`). Refused with
-            ``"gp"`` and ``"random"``.
+            (:class:`~npbandit.acquisition.indexed_choices.IndexedChoices`); for a
+            continuous space, a count sketch re-dealt through the incumbent as the run goes on
+            (:class:`~npbandit.acquisition.redealt_sketch.RedealtSketch`); for one with ints
+            or steps, a fixed count sketch. Given, it is used whatever the width (a problem
+            the checkpoint takes too). Refused with ``"gp"`` and ``"random"``.
         surrogate: ``"tnpd"`` (default: the ``tnpd-bo`` checkpoint, a TNP-D whose
             targets attend to every observation in every layer, so it resolves the
             function where observations are dense, as near the incumbent), ``"cmanp"``
@@ -353,7 +354,7 @@ def optimize(objective: Callable[[Any], float], bounds: Any = None, surrogate: s
                       threads=threads, snap=snap, constrained=constraints is not None, acq_optimizer=acq_optimizer,
                       subspace=subspace)
         if bo.subspace is not None:  # say so where the run shows itself: the surrogate sees fewer inputs than d
-            desc += f" (in a {bo.width}-dimensional subspace of the {d} inputs: {type(bo.subspace).__name__})"
+            desc += f" (its {d} unit-cube columns through {type(bo.subspace).__name__}, for a surrogate of {bo.width})"
         policy = _StandardisedDataCheck(bo)
     if initial is not None:
         policy = _WarmStart(policy, warm)

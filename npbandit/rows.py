@@ -11,11 +11,12 @@ values can be standardised reads its values from one.
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from typing import Any
 
 import numpy as np
 
-__all__ = ["RowBuffer"]
+__all__ = ["RowBuffer", "evaluation_order"]
 
 
 class RowBuffer:
@@ -71,3 +72,11 @@ class RowBuffer:
 
     def __len__(self) -> int:
         return self._n
+
+
+def evaluation_order(observed: int, failed_after: Sequence[int]) -> np.ndarray:
+    """``[observed + len(failed_after)]`` the rows of ``observed`` observations followed by
+    the failures (failure ``j`` made after ``failed_after[j]`` observations, in order) as they
+    were evaluated: a permutation of ``0 .. n - 1``."""
+    when = [float(i) for i in range(observed)] + [after - 0.5 for after in failed_after]
+    return np.array(sorted(range(len(when)), key=lambda row: (when[row], row)), dtype=np.int64)

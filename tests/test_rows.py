@@ -36,3 +36,13 @@ def test_the_array_is_read_only_and_rows_keep_their_shape():
         inferred.append([1.0, 2.0, 3.0])
     with pytest.raises(ValueError, match="capacity must be a positive int"):
         RowBuffer(capacity=0)
+
+
+def test_evaluation_order_interleaves_failures_where_they_happened():
+    from npbandit.rows import evaluation_order
+
+    # rows: observations o0..o3, then failures f0 (after 1 observation), f1 (after 1), f2 (after 4)
+    order = evaluation_order(4, [1, 1, 4])
+    assert order.tolist() == [0, 4, 5, 1, 2, 3, 6]  # o0 f0 f1 o1 o2 o3 f2
+    assert evaluation_order(3, []).tolist() == [0, 1, 2]
+    assert evaluation_order(0, [0, 0]).tolist() == [0, 1]

@@ -17,8 +17,11 @@ the space fits the model's width, so a choice keeps its one-hot columns where th
 allows. What the model sees:
 
 - each evaluated point exactly, in the view's coordinates (its indexed choices at their
-  values' centres, everything else as the space encodes it): the view is a bijection
-  between the points of the space that can be evaluated and those of the view's cube;
+  values' centres, everything else as the space encodes it): the points of the space that
+  can be evaluated and the snapped points of the view's cube correspond one to one (when
+  the view is searched through a further count sketch, a point whose rounded columns share
+  a bin reaches the model at its nearest point of the sketch, as with any count sketch of a
+  space with ints);
 - the indexed values in the order the user gave them. This is the price of the view: the
   model takes values next to each other in that order as more alike than values far apart,
   which an unordered choice does not promise. The acquisition is still judged only at
@@ -37,6 +40,7 @@ choice of three or more values this view.
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from typing import Any
 
 import numpy as np
@@ -46,7 +50,7 @@ from npbandit.acquisition.pending import DEFAULT_LIAR, pending_strategy
 from npbandit.acquisition.proposal import propose, propose_in_region
 from npbandit.acquisition.recommend import recommend_in_box
 from npbandit.acquisition.subspace import CountSketch, SubspaceSearch, SubspaceStrategy, check_bind, check_subspace
-from npbandit.space import Choice, SearchSpace
+from npbandit.space import Choice, SearchSpace, as_search_space
 
 __all__ = ["IndexedChoices", "IndexedChoicesSearch", "indexed_view"]
 
@@ -180,7 +184,8 @@ class IndexedChoices(SubspaceStrategy):
     """Search ``space`` through its indexed view (see the module).
 
     Args:
-        space: the search space whose cube is searched.
+        space: the search space whose cube is searched (a ``SearchSpace`` or a dict of names
+            to parameters, as ``optimize`` takes it).
         then: the strategy for the view's cube when the view is still wider than the model;
             ``None`` (default): :class:`~npbandit.acquisition.subspace.CountSketch`.
 
@@ -190,10 +195,11 @@ class IndexedChoices(SubspaceStrategy):
 
     name = "indexed-choices"
 
-    def __init__(self, space: SearchSpace, then: SubspaceStrategy | None = None) -> None:
-        if not isinstance(space, SearchSpace):
-            raise TypeError(f"space must be a SearchSpace, got {type(space).__name__}")
-        self.space, self.then = space, check_subspace(then)
+    def __init__(self, space: SearchSpace | Mapping[str, Any], then: SubspaceStrategy | None = None) -> None:
+        if not isinstance(space, Mapping):
+            raise TypeError(f"space must be a SearchSpace or a dict of names to Float / Int / Choice, got "
+                            f"{type(space).__name__}")
+        self.space, self.then = as_search_space(space), check_subspace(then)
 
     def bind(self, dim: int, width: int, seed: int) -> IndexedChoicesSearch:
         check_bind(dim, width, seed)

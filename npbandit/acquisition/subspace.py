@@ -65,9 +65,9 @@ COORDINATE_SCORES = ("bowl",)
 
 def check_d_e(d_e: Any) -> int | None:
     """``d_e`` if it is ``None`` or a positive int (a strategy's embedding size), else ``ValueError``."""
-    if d_e is not None and (not isinstance(d_e, int) or isinstance(d_e, bool) or d_e < 1):
+    if d_e is not None and (not isinstance(d_e, (int, np.integer)) or isinstance(d_e, bool) or d_e < 1):
         raise ValueError(f"d_e must be None or a positive int, got {d_e!r}")
-    return d_e
+    return None if d_e is None else int(d_e)
 
 
 def check_bind(dim: Any, width: Any, seed: Any) -> None:
@@ -503,6 +503,7 @@ class CoordinateSubspace(SubspaceStrategy):
 def check_subspace(subspace: Any) -> SubspaceStrategy | None:
     """``subspace`` if it is ``None`` or a :class:`SubspaceStrategy`; else ``TypeError``."""
     if subspace is not None and not isinstance(subspace, SubspaceStrategy):
-        raise TypeError(f"subspace must be a SubspaceStrategy (CountSketch(), CoordinateSubspace()) or None, got "
+        raise TypeError(f"subspace must be a SubspaceStrategy (RedealtSketch(), CountSketch(), IndexedChoices(space), "
+                        f"CoordinateSubspace()) or None, got "
                         f"{type(subspace).__name__}")
     return subspace

@@ -8,23 +8,40 @@ depends on the space:
 - a search space with an unordered choice of three or more values (``k`` one-hot columns):
   :class:`~npbandit.acquisition.indexed_choices.IndexedChoices`, its choices on one column
   each until it fits (a count sketch of a view still too wide);
-- any other space (a box, ints, ordered or two-valued choices):
+- a continuous space (a box, floats without steps):
   :class:`~npbandit.acquisition.redealt_sketch.RedealtSketch`, a count sketch whose slice is
-  re-dealt through the incumbent as the run goes on.
+  re-dealt through the incumbent as the run goes on;
+- any other space (ints, steps, ordered or two-valued choices):
+  :class:`~npbandit.acquisition.subspace.CountSketch`. A re-dealt slice is exact only for
+  points it can hold: an int sharing a bin with another input is rounded off the slice, so
+  most of a phase's points would drop out of the model's view (and of the repeat check);
+  the re-deal was chosen on continuous problems only.
 """
 
 from __future__ import annotations
 
 from npbandit.acquisition.indexed_choices import IndexedChoices
 from npbandit.acquisition.redealt_sketch import RedealtSketch
-from npbandit.acquisition.subspace import SubspaceStrategy
+from npbandit.acquisition.subspace import CountSketch, SubspaceStrategy
 from npbandit.space import Choice, SearchSpace
 
-__all__ = ["default_subspace"]
+__all__ = ["default_subspace", "check_subspace_space"]
 
 
 def default_subspace(space: SearchSpace | None = None) -> SubspaceStrategy:
     """The strategy for ``space`` (``None``: a box) when it is wider than the model (see the module)."""
     if space is not None and any(isinstance(p, Choice) and p.one_hot for p in space.values()):
         return IndexedChoices(space)
-    return RedealtSketch()
+    if space is None or space.continuous:
+        return RedealtSketch()
+    return CountSketch()
+
+
+def check_subspace_space(subspace: SubspaceStrategy | None, space: SearchSpace | None) -> None:
+    """An :class:`~npbandit.acquisition.indexed_choices.IndexedChoices` given for a search
+    must be of the space searched (the same parameters, in the same order: the order of the
+    unit cube's columns); else ``ValueError`` naming both."""
+    if isinstance(subspace, IndexedChoices) and space is not None and subspace.space != space:
+        raise ValueError(f"subspace is IndexedChoices of another space than the one searched: {subspace.space!r} "
+                         f"against {space!r} (the same parameters in the same order are needed: they set the "
+                         f"unit cube's columns)")

@@ -62,11 +62,12 @@ except ImportError as err:  # pragma: no cover - exercised only without Optuna
                       f"(or pip install optuna) ({err})") from None
 
 from npbandit.acquisition.constrained import CONSTRAINED_ACQUISITIONS
+from npbandit.acquisition.indexed_choices import IndexedChoices
 from npbandit.acquisition.optimizers import AcquisitionOptimizer, resolve_acq_optimizer
 from npbandit.acquisition.pending import DEFAULT_LIAR, check_liar, pending_rule
 from npbandit.acquisition.proposal import ACQUISITIONS, propose, propose_in_region
 from npbandit.acquisition.subspace import SubspaceSearch, SubspaceStrategy, check_subspace
-from npbandit.acquisition.wide_spaces import default_subspace
+from npbandit.acquisition.wide_spaces import check_subspace_space, default_subspace
 from npbandit.api import SURROGATES
 from npbandit.feasibility import is_feasible
 from npbandit.policies.trust_region import TrustRegion
@@ -158,7 +159,8 @@ class NPSampler(BaseSampler):
             ``NPBANDIT_THREADS``, else ``OMP_NUM_THREADS`` / ``MKL_NUM_THREADS``, else 1). With
             ``n_jobs`` workers each worker thread runs its proposals at this count.
         subspace: a :class:`~npbandit.acquisition.subspace.SubspaceStrategy` for a search
-            space with more float/int parameters than the checkpoint's width; ``None``
+            space whose unit cube has more columns than the checkpoint's width (a categorical
+            of ``k >= 3`` choices counts ``k``); ``None``
             (default): :func:`~npbandit.acquisition.wide_spaces.default_subspace`, as
             ``optimize``. Bound to the sampler's ``seed``, so every trial and worker sees the
             same subspace; the region is replayed in its search cube. Start-up trials whose
@@ -389,14 +391,21 @@ class NPSampler(BaseSampler):
     def _space(self, search_space: dict[str, BaseDistribution]) -> tuple[SearchSpace, SubspaceSearch | None]:
         """``search_space`` as a :class:`SearchSpace` (parameters by name, sorted), and the
         subspace it is searched in when its unit cube has more columns than the checkpoint
-        takes (fixed by the sampler's seed), else ``None``."""
+        takes (fixed by the sampler's seed), else ``None``. An ``IndexedChoices`` given as
+        ``subspace`` is taken in that order when it holds the same parameters."""
         names = sorted(search_space)
         space = SearchSpace({n: _parameter(search_space[n]) for n in names})
         d = space.dim  # columns of the unit cube: a categorical of k >= 3 choices takes k
         width = check_bo_checkpoint(self._surrogate.card, d,
                                     purpose=f"NPSampler over {len(names)} parameters in {d} unit-cube columns "
                                             f"({', '.join(names)})")
-        return space, None if d <= width else (self.subspace or default_subspace(space)).bind(d, width, self.seed)
+        if d <= width:
+            return space, None
+        strategy = self.subspace or default_subspace(space)
+        if isinstance(strategy, IndexedChoices) and dict(strategy.space.items()) == dict(space.items()):
+            strategy = IndexedChoices(space, then=strategy.then)  # the same parameters, in the sampler's order
+        check_subspace_space(strategy, space)
+        return space, strategy.bind(d, width, self.seed)
 
     def _build(self, X: torch.Tensor, Y: torch.Tensor):
         """The NP conditioned on ``X [n, w]``, ``Y [n, 1 + k]`` (an ``NPModel``)."""

@@ -40,14 +40,14 @@ from npbandit.acquisition.pending import (  # noqa: F401
 from npbandit.acquisition.proposal import ACQUISITIONS, REPEAT_DISTANCE, propose, propose_in_region  # noqa: F401
 from npbandit.acquisition.subspace import SubspaceStrategy, check_subspace
 from npbandit.acquisition.thompson import THOMPSON_BLOCK_SIZE, thompson_draw  # noqa: F401
-from npbandit.acquisition.wide_spaces import default_subspace
+from npbandit.acquisition.wide_spaces import check_subspace_space, default_subspace
 from npbandit.feasibility import is_feasible
 from npbandit.policies.base import Policy, Recommendation
 from npbandit.policies.design import SobolDesign, SobolPolicy, check_snap, snap_points
 from npbandit.policies.factories import GPModelFactory, NPModelFactory, model_factory
 from npbandit.policies.gp import GP_KERNELS, NOISE_FREE_VAR, fit_single_task_gp  # noqa: F401 (NOISE_FREE_VAR kept here)
 from npbandit.policies.trust_region import TrustRegion, TrustRegionSettings
-from npbandit.rows import RowBuffer
+from npbandit.rows import RowBuffer, evaluation_order
 from npbandit.threads import check_threads, torch_threads
 from npbandit.transforms.yeo_johnson import YeoJohnson
 
@@ -305,6 +305,7 @@ class BOPolicy(Policy):
         width = None if self.surrogate is None else self.surrogate.x_dim
         if subspace is None and width is not None and dim > width:
             subspace = default_subspace(space_of(self.snap))
+        check_subspace_space(subspace, space_of(self.snap))
         if subspace is not None and width is None:
             width = getattr(subspace, "d_e", None)
             if width is None:
@@ -322,8 +323,8 @@ class BOPolicy(Policy):
         self.Y: list[float] = []
         self.C: list[np.ndarray] = []  # each observation's constraint values (constrained=True)
         self.failed: list[np.ndarray] = []  # points whose evaluation failed (observe_failure)
-        # the same as arrays grown in place ("observed": x then y) and the best (feasible) and worst y
-        # so far, so that a proposal late in a long run restacks and rescans nothing (_data, _best_then)
+        self._failed_after: list[int] = []  # the observations made before each failure
+        # as arrays grown in place ("observed": x then y), best (feasible) and worst y: nothing restacked
         self._rows, self._best, self._worst = {k: RowBuffer() for k in ("observed", "C", "failed")}, -np.inf, np.inf
         self.np_model = None
         if self.subspace is None:
@@ -340,12 +341,9 @@ class BOPolicy(Policy):
                     settings = dataclasses.replace(settings, failure_tolerance=max(4, self._search.active_dim))
                 self.region = TrustRegion.from_settings(self._search.search_dim, settings)
         self._batch: list[np.ndarray] = []  # the rest of the last q-point proposal, handed out in order
-        # each point handed out and not yet observed -> the best value known when it was handed out
-        # (None: a design point), one entry per hand-out (two may snap to the same value)
+        # point handed out, not yet observed -> best value known then (None: design), one per hand-out
         self._handed: dict[bytes, list[float | None]] = {}
-        # evaluations started: points handed out (failed or still in flight ones too) and
-        # points observed without being handed out; what the budget has left is counted from it
-        self._spent = 0
+        self._spent = 0  # evaluations started (handed out, or observed without): the budget's count
         self.torch_rng = torch.Generator().manual_seed(int(self.rng.integers(2**62)))
 
     @property
@@ -431,7 +429,9 @@ class BOPolicy(Policy):
                     "thompson_candidates": self.thompson_candidates, "q": self.q, "acq_optimizer": self.acq_optimizer}
         if k:
             settings["constraints"] = k
-        if self._search is not None:
+        if self._search is not None:  # a search reads the history in the order it happened
+            order = torch.as_tensor(evaluation_order(len(self.Y), self._failed_after[:len(X) - len(self.Y)]))
+            X, Y = X[order], Y[order]
             points = self._search.propose(self.region, X, Y, self._model, self.acquisition, seed=seed,
                                           pending=pending, avoid_repeats=self.avoid_repeats,
                                           liar=self.pending_strategy, snap=self.snap,
@@ -531,6 +531,7 @@ class BOPolicy(Policy):
             self.region.observe(False, remaining)
         self.failed.append(x)
         self._rows["failed"].append(x)
+        self._failed_after.append(len(self.Y))
         if self.np_model is not None and self.output_warp is None:
             row = [self._worst] + (self._rows["C"].array.max(axis=0).tolist() if self.C else [])
             with torch_threads(self.threads):

@@ -103,12 +103,17 @@ def test_default_subspace_depends_on_the_space():
     assert isinstance(default_subspace(), RedealtSketch)
     assert isinstance(default_subspace(SearchSpace({f"x{i}": Float(0, 1) for i in range(9)})), RedealtSketch)
     two_valued = SearchSpace({**{f"x{i}": Float(0, 1) for i in range(8)}, "b": Choice([0, 1])})
-    assert isinstance(default_subspace(two_valued), RedealtSketch)  # one column already: nothing to index
+    # a two-valued choice is one column already (nothing to index); with it the space is not
+    # continuous, so the slice cannot be re-dealt exactly: a fixed count sketch
+    assert isinstance(default_subspace(two_valued), CountSketch)
+    ints = SearchSpace({**{f"x{i}": Float(0, 1) for i in range(4)}, **{f"n{i}": Int(0, 9) for i in range(4)}})
+    assert type(default_subspace(ints)) is CountSketch
     assert isinstance(default_subspace(mlp_space()), IndexedChoices)
     with pytest.raises(ValueError, match="dim must be the space's 7 columns"):
         IndexedChoices(mlp_space()).bind(9, 6, 0)
-    with pytest.raises(TypeError, match="space must be a SearchSpace"):
-        IndexedChoices({"a": Float(0, 1)})
+    assert IndexedChoices(dict(mlp_space().items())).space == mlp_space()  # a dict, as optimize takes it
+    with pytest.raises(TypeError, match="space must be a SearchSpace or a dict"):
+        IndexedChoices([Float(0, 1)])
     with pytest.raises(TypeError, match="subspace must be a SubspaceStrategy"):
         IndexedChoices(mlp_space(), then="count-sketch")
 
@@ -162,3 +167,24 @@ def test_npsampler_searches_a_wide_categorical_space_through_the_indexed_view(ti
     space, search = sampler._space(study.trials[-1].distributions)
     assert space.dim == 8 and isinstance(search, IndexedChoicesSearch) and search.indexed == ["act"]
     assert all(t.params["act"] in ("relu", "tanh", "logistic", "elu") for t in study.trials)
+
+
+def test_an_indexed_view_of_another_space_is_refused_or_taken_in_the_samplers_order(tiny):
+    space = mlp_space()
+    shuffled = SearchSpace({n: space[n] for n in reversed(list(space))})  # the same parameters, other columns
+    with pytest.raises(ValueError, match="IndexedChoices of another space"):
+        BOPolicy(space.dim, model=tiny, snap=space.snap, subspace=IndexedChoices(shuffled))
+    optuna = pytest.importorskip("optuna")
+    from npbandit.integrations.optuna import NPSampler
+
+    sampler = NPSampler(checkpoint=tiny, seed=0, subspace=IndexedChoices(space))  # the user's order
+    distributions = {"hidden": optuna.distributions.IntDistribution(4, 128, log=True),
+                     "activation": optuna.distributions.CategoricalDistribution(["relu", "tanh", "logistic"]),
+                     "alpha": optuna.distributions.FloatDistribution(1e-6, 1.0, log=True),
+                     "lr": optuna.distributions.FloatDistribution(1e-4, 1e-1, log=True),
+                     "batch": optuna.distributions.IntDistribution(16, 64)}
+    sorted_space, search = sampler._space(distributions)
+    assert list(sorted_space) == sorted(space) and search.space == sorted_space  # taken in the sampler's order
+    other = NPSampler(checkpoint=tiny, seed=0, subspace=IndexedChoices({**dict(space.items()), "extra": Float(0, 1)}))
+    with pytest.raises(ValueError, match="IndexedChoices of another space"):
+        other._space(distributions)

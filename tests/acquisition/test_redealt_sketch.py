@@ -263,3 +263,48 @@ def test_a_relevance_that_scores_few_inputs_leads_only_those():
 def test_bad_arguments_are_named(bad, match):
     with pytest.raises(ValueError, match=match):
         bad()
+
+
+class _RecordingSearch(RedealtSketchSearch):
+    """The re-dealt search, keeping the rows each proposal is handed."""
+
+    def propose(self, region, X, Y, *args, **kwargs):
+        self.handed.append((X.clone(), Y.clone()))
+        return super().propose(region, X, Y, *args, **kwargs)
+
+
+class _Recording(RedealtSketch):
+    def bind(self, dim, width, seed):
+        base = super().bind(dim, width, seed)
+        self.search = _RecordingSearch(base.first, base.seed, base.phase_start, base.phase_length)
+        self.search.handed = []
+        return self.search
+
+
+def test_a_policy_hands_its_search_the_history_in_evaluation_order_so_failures_keep_the_anchor(tmp_path):
+    """BOPolicy keeps failures after the observations; its search gets every row in the order
+    it was evaluated, so a phase's anchor (the best row before the phase began) stays fixed
+    while the phase's better observations arrive after a failure."""
+    from helpers import tiny_checkpoint
+
+    from npbandit.policies.bo import BOPolicy
+
+    card = str(tiny_checkpoint(tmp_path, "cmanp", "bo"))
+    strategy = _Recording(phase_start=6, phase_length=10)
+    policy = BOPolicy(8, model=card, subspace=strategy, n_init=4, num_restarts=2, raw_samples=32)
+    policy.reset(0)
+    rng = np.random.default_rng(0)
+    evaluated = []
+    for t in range(12):
+        x = rng.random(8)
+        if t in (2, 7):  # two failures: one before the phase began, one during it
+            policy.observe_failure(None, x, "boom")
+        else:  # row 0 the best before the phase began, the phase's own observations better still
+            policy.observe(None, x, float(-t if t < 6 else 10 + t), {})
+        evaluated.append(x)
+        if t in (5, 11):
+            policy.act(None)
+    (X_then, Y_then), (X, Y) = strategy.search.handed
+    np.testing.assert_array_equal(X.numpy(), np.array(evaluated))  # the rows in evaluation order
+    anchors = [strategy.search.phase_sketch(X_then, Y_then).anchor, strategy.search.phase_sketch(X, Y).anchor]
+    assert torch.equal(anchors[0], anchors[1]) and torch.equal(anchors[0], torch.as_tensor(evaluated[0]))
