@@ -78,5 +78,7 @@ def evaluation_order(observed: int, failed_after: Sequence[int]) -> np.ndarray:
     """``[observed + len(failed_after)]`` the rows of ``observed`` observations followed by
     the failures (failure ``j`` made after ``failed_after[j]`` observations, in order) as they
     were evaluated: a permutation of ``0 .. n - 1``."""
-    when = [float(i) for i in range(observed)] + [after - 0.5 for after in failed_after]
-    return np.array(sorted(range(len(when)), key=lambda row: (when[row], row)), dtype=np.int64)
+    if not len(failed_after):
+        return np.arange(observed)
+    when = np.concatenate([np.arange(observed, dtype=np.float64), np.asarray(failed_after, dtype=np.float64) - 0.5])
+    return np.argsort(when, kind="stable")  # failures after the same observation keep their order

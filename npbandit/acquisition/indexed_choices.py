@@ -46,10 +46,16 @@ from typing import Any
 import numpy as np
 import torch
 
-from npbandit.acquisition.pending import DEFAULT_LIAR, pending_strategy
-from npbandit.acquisition.proposal import propose, propose_in_region
+from npbandit.acquisition.pending import DEFAULT_LIAR
 from npbandit.acquisition.recommend import recommend_in_box
-from npbandit.acquisition.subspace import CountSketch, SubspaceSearch, SubspaceStrategy, check_bind, check_subspace
+from npbandit.acquisition.subspace import (
+    CountSketch,
+    SubspaceSearch,
+    SubspaceStrategy,
+    check_bind,
+    check_subspace,
+    propose_embedded,
+)
 from npbandit.space import Choice, SearchSpace, as_search_space
 
 __all__ = ["IndexedChoices", "IndexedChoicesSearch", "indexed_view"]
@@ -147,19 +153,13 @@ class IndexedChoicesSearch(SubspaceSearch):
         # typed cube judges the acquisition at values and moves between them
         U = self._to_view(X)
         pending = None if pending is None else self._to_view(pending)
-        if self.then is not None:
-            u = self.then.propose(region, U, Y, build_model, acquisition, seed=seed, pending=pending,
-                                  avoid_repeats=avoid_repeats, liar=liar, snap=self.view.snap,
-                                  max_context=max_context, constraints=constraints, **settings)
-        elif region is not None:
-            u = propose_in_region(region, U, Y, build_model, acquisition, seed=seed, pending=pending,
-                                  avoid_repeats=avoid_repeats, liar=liar, space=self.view, max_context=max_context,
-                                  constraints=constraints, **settings)
-        else:
-            u = propose(build_model(U, Y), acquisition, dim=self.view.dim,
-                        best_f=None if constraints else Y.max(), seed=seed, pending=pending,
-                        pending_strategy=pending_strategy(liar), outputs=Y, observed=U if avoid_repeats else None,
-                        space=self.view, constraints=constraints, **settings)
+        if self.then is None:  # the view itself is the embedding searched
+            return propose_embedded(self, region, U, Y, build_model, acquisition, seed=seed, pending=pending,
+                                    avoid_repeats=avoid_repeats, liar=liar, space=self.view, max_context=max_context,
+                                    constraints=constraints, **settings)
+        u = self.then.propose(region, U, Y, build_model, acquisition, seed=seed, pending=pending,
+                              avoid_repeats=avoid_repeats, liar=liar, snap=self.view.snap,
+                              max_context=max_context, constraints=constraints, **settings)
         points = self._from_view(torch.as_tensor(u).reshape(-1, self.view.dim)).numpy()
         return points[0] if np.ndim(u) == 1 else points
 

@@ -48,8 +48,9 @@ again. The initial design lives in the embedded cube and reaches the problem thr
 design's size, or design points after it lie off the later slice).
 
 The search is a function of its seed and of the history it is handed, never of what it did
-before: the phase is read from the number of rows of ``X`` (the observations, then any
-failed points, in the order handed), the anchor from ``X`` and ``Y``.
+before: the phase is read from the number of rows of ``X`` (every evaluation so far, failed
+ones included), the anchor from ``X`` and ``Y``. ``BOPolicy`` and ``NPSampler`` hand the rows
+in the order they were evaluated, so the rows before a phase began stay the first ones.
 """
 
 from __future__ import annotations

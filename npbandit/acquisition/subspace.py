@@ -245,14 +245,16 @@ def propose_embedded(embedding, region: SearchRegion | None, Z: torch.Tensor, Y:
                      acquisition: str, *, seed: int, pending: torch.Tensor | None = None,
                      avoid_repeats: bool = True, liar: str | PendingStrategy = DEFAULT_LIAR,
                      snap: Callable[[torch.Tensor], torch.Tensor] | None = None, max_context: int | None = None,
-                     constraints: int = 0, **settings: Any) -> np.ndarray:
+                     constraints: int = 0, space: Any = None, **settings: Any) -> np.ndarray:
     """The next point ``[D]`` (``[q, D]`` for ``"qlognei"``) of a search in an embedding of
     ``[0, 1]^d_e`` in ``[0, 1]^D``: ``embedding`` has ``lift`` (``[k, d_e] -> [k, D]``),
     ``project`` (``[k, D] -> [k, d_e]``) and ``search_dim`` (``d_e``); the model sees the
     observations ``Z [n, d_e]``, ``Y [n, 1 + constraints]`` (and ``pending [p, d_e]``) in the
     embedded cube, where the proposal is made (in ``region``, :func:`propose_in_region`;
     ``None``: :func:`propose` on the whole cube) and lifted. ``snap`` (on ``[k, D]`` points) is
-    seen in the embedding as ``project(snap(lift(z)))``; the other arguments as
+    seen in the embedding as ``project(snap(lift(z)))``; or ``space``, a
+    :class:`~npbandit.space.SearchSpace` whose cube the embedded cube is (its own snap and
+    discrete moves, :func:`propose`'s ``space``), instead of ``snap``; the other arguments as
     :meth:`SubspaceSearch.propose`'s. What :class:`CountSketchSearch` proposes with."""
     embedded_snap = None
     if snap is not None:  # the grid in D, seen in the embedding
@@ -261,14 +263,14 @@ def propose_embedded(embedding, region: SearchRegion | None, Z: torch.Tensor, Y:
 
     if region is not None:
         z = propose_in_region(region, Z, Y, build_model, acquisition, seed=seed, pending=pending,
-                              avoid_repeats=avoid_repeats, liar=liar, snap=embedded_snap,
+                              avoid_repeats=avoid_repeats, liar=liar, snap=embedded_snap, space=space,
                               max_context=max_context, constraints=constraints, **settings)
     else:
         strategy = pending_strategy(liar)
         z = propose(build_model(Z, Y), acquisition, dim=embedding.search_dim,
                     best_f=None if constraints else Y.max(), seed=seed, pending=pending,
                     pending_strategy=strategy, outputs=Y, observed=Z if avoid_repeats else None,
-                    snap=embedded_snap, constraints=constraints, **settings)
+                    snap=embedded_snap, space=space, constraints=constraints, **settings)
     points = embedding.lift(torch.as_tensor(z).reshape(-1, embedding.search_dim)).numpy()
     return points[0] if np.ndim(z) == 1 else points
 
