@@ -17,6 +17,12 @@
   each phase change the 6 inputs of highest :func:`ard_relevance` score, an ARD GP fitted to
   every observation before the phase, each lead a different bin; the time of each fit is
   kept with the run as ``relevance_seconds``);
+- ``redealt-concentrated``: ``RedealtSketch(relevance=concentrated_ard)`` (as ``redealt-ard``,
+  but only inputs scoring at least 10 times the median score lead a bin: with most inputs
+  active, the deal stays random);
+- ``redealt-stalled``: ``RedealtSketch(only_when_stalled=True)`` (a boundary re-deals only if
+  the 20 evaluations before it did not improve the incumbent);
+- ``redealt-concentrated-stalled``: both;
 - ``sobol``: ``SobolPolicy(D)``.
 
 The choosing suite (NOT the reporting suite of issue 45, which is Hartmann-6 / Branin
@@ -28,7 +34,9 @@ chosen on those), on the unit cube, minimised, every optimum away from the cube'
   choice), the other 21 inert;
 - ``rastrigin12-shifted``: Rastrigin-12 on ``[-5.12, 5.12]^12`` with its minimum moved to a
   fixed random point of ``[-2, 2]^12`` (every input active, many local minima);
-- ``styblinski-tang-4-in-16``: Styblinski-Tang-4 on ``[-5, 5]^4`` on 4 of 16 inputs.
+- ``styblinski-tang-4-in-16``: Styblinski-Tang-4 on ``[-5, 5]^4`` on 4 of 16 inputs;
+- ``rastrigin6-in-48-shifted``: Rastrigin-6, its minimum moved as above, on 6 of 48 inputs
+  (six active inputs among many, as many as a width-6 slice has bins).
 
 Reported: median [quartiles] of log10 simple regret at the last of ``--budget``
 evaluations, per (problem, method), over ``--seeds`` seeds; seconds per evaluation. Each
@@ -55,7 +63,7 @@ from common import ROOT, RunRecord, publish  # noqa: E402
 
 CHECKPOINT = "tnpd-bo"
 METHODS = ("count-sketch", "coordinates", "coordinates-relevance", "coordinates-ard", "redealt-sketch", "redealt-ard",
-           "sobol")
+           "redealt-concentrated", "redealt-stalled", "redealt-concentrated-stalled", "sobol")
 #: what each column runs, as the log says it
 DESCRIPTIONS = {"count-sketch": "`CountSketch()` (d_e = 6)",
                 "coordinates": "`CoordinateSubspace()` (6 uniformly drawn coordinates per proposal)",
@@ -68,9 +76,14 @@ DESCRIPTIONS = {"count-sketch": "`CountSketch()` (d_e = 6)",
                 "redealt-ard": "`RedealtSketch(relevance=ard_relevance)` (as redealt-sketch, but at each phase "
                                "change the 6 inputs of highest ARD relevance, this script's GP fitted to every "
                                "observation before the phase, each lead a different bin; the others dealt at random)",
+                "redealt-concentrated": "`RedealtSketch(relevance=concentrated_ard)` (as redealt-ard, but only "
+                                        "inputs whose ARD score is at least 10 times the median score lead a bin)",
+                "redealt-stalled": "`RedealtSketch(only_when_stalled=True)` (as redealt-sketch, but a boundary "
+                                   "re-deals only if the 20 evaluations before it did not improve the incumbent)",
+                "redealt-concentrated-stalled": "`RedealtSketch(relevance=concentrated_ard, only_when_stalled=True)`",
                 "sobol": "`SobolPolicy(D)`"}
 DEFAULT_RECORD = ROOT / "runs" / "highd_subspace.json"
-PROBLEMS = ("hartmann3-in-24", "rastrigin12-shifted", "styblinski-tang-4-in-16")
+PROBLEMS = ("hartmann3-in-24", "rastrigin12-shifted", "styblinski-tang-4-in-16", "rastrigin6-in-48-shifted")
 
 
 def make_problem(name: str):
@@ -94,6 +107,15 @@ def make_problem(name: str):
         active = np.random.default_rng(2).permutation(16)[:4]
         st = StyblinskiTang(dim=4)
         return 16, lambda u: float(st(torch.as_tensor(-5.0 + 10.0 * u[active])[None])[0]), float(st.optimal_value)
+    if name == "rastrigin6-in-48-shifted":
+        active = np.random.default_rng(3).permutation(48)[:6]
+        shift = np.random.default_rng(4).uniform(-2.0, 2.0, 6)
+
+        def rastrigin6(u):
+            x = -5.12 + 10.24 * np.asarray(u)[active] - shift
+            return float(10 * len(x) + np.sum(x**2 - 10 * np.cos(2 * np.pi * x)))
+
+        return 48, rastrigin6, 0.0
     raise ValueError(f"problem must be one of {PROBLEMS}, got {name!r}")
 
 
@@ -171,6 +193,22 @@ def ard_relevance(X, Y, *, iterations: int = ARD_ITERATIONS):
     return torch.where(varies, score, torch.zeros(()))
 
 
+#: how many times the median ARD score an input's must be for :func:`concentrated_ard` to keep it
+CONCENTRATION = 10.0
+
+
+def concentrated_ard(X, Y):
+    """:func:`ard_relevance`'s scores, kept only for the inputs scoring at least
+    :data:`CONCENTRATION` times the median score (the others 0): when most inputs matter
+    (the median input is active), few or none stand out and the phase is dealt at random;
+    when few do, they lead the bins."""
+    import torch
+
+    score = ard_relevance(X, Y)
+    median = float(torch.median(score))
+    return torch.where(score >= CONCENTRATION * median, score, torch.zeros(()))
+
+
 def timed(relevance, seconds: list[float]):
     """``relevance`` that appends the seconds of each call to ``seconds``."""
     def scores(X, Y):
@@ -190,12 +228,16 @@ def make_policy(method: str, dim: int, budget: int, relevance_seconds: list[floa
 
     if method == "sobol":
         return SobolPolicy(dim)
+    seconds = [] if relevance_seconds is None else relevance_seconds
     subspace = {"count-sketch": CountSketch(), "coordinates": CoordinateSubspace(),
                 "coordinates-relevance": CoordinateSubspace(relevance=0.5),
                 "coordinates-ard": CoordinateSubspace(relevance=0.9, scores=ard_relevance),
                 "redealt-sketch": RedealtSketch(),
-                "redealt-ard": RedealtSketch(relevance=timed(ard_relevance, [] if relevance_seconds is None
-                                                             else relevance_seconds))}[method]
+                "redealt-ard": RedealtSketch(relevance=timed(ard_relevance, seconds)),
+                "redealt-concentrated": RedealtSketch(relevance=timed(concentrated_ard, seconds)),
+                "redealt-stalled": RedealtSketch(only_when_stalled=True),
+                "redealt-concentrated-stalled": RedealtSketch(relevance=timed(concentrated_ard, seconds),
+                                                              only_when_stalled=True)}[method]
     return BOPolicy(dim, model=CHECKPOINT, subspace=subspace, budget=budget, threads=1)
 
 
