@@ -9,7 +9,7 @@
   the relevance estimate of the seen points);
 - ``coordinates-ard``: ``CoordinateSubspace(relevance=0.9, scores=ard_relevance)`` (90 % of
   the choice by an ARD GP's inverse squared lengthscales, fitted to every observation at
-  each proposal by :func:`ard_relevance` below, 10 % uniform);
+  each proposal by :func:`~npbandit.acquisition.relevance.ard_relevance`, 10 % uniform);
 - ``redealt-sketch``: ``RedealtSketch()`` (the count sketch for the first 40 observations,
   then re-dealt into new bins and signs every 20 observations on a slice through the
   incumbent; :mod:`npbandit.acquisition.redealt_sketch`);
@@ -60,6 +60,8 @@ import numpy as np
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 from common import ROOT, RunRecord, publish  # noqa: E402
+
+from npbandit.acquisition.relevance import ard_relevance, concentrated_ard  # noqa: E402
 
 CHECKPOINT = "tnpd-bo"
 METHODS = ("count-sketch", "coordinates", "coordinates-relevance", "coordinates-ard", "redealt-sketch", "redealt-ard",
@@ -117,96 +119,6 @@ def make_problem(name: str):
 
         return 48, rastrigin6, 0.0
     raise ValueError(f"problem must be one of {PROBLEMS}, got {name!r}")
-
-
-#: the most L-BFGS-B iterations of :func:`ard_relevance`'s fit
-ARD_ITERATIONS = 100
-
-
-def ard_relevance(X, Y, *, iterations: int = ARD_ITERATIONS):
-    """Per column of ``X`` (``[n, D]``), the inverse squared lengthscale of an exact GP with
-    an ARD RBF kernel fitted to the first column of ``Y`` (``[n]`` or ``[n, m]``).
-
-    Unlike :func:`relevance` (one column at a time) the fit explains the outputs with all
-    columns at once, so an input whose effect is a ridge or an interaction scores as high
-    as one with a trend. The `coordinates-ard` method's relevance estimate, injected as
-    ``CoordinateSubspace(scores=ard_relevance)``. The model: each column rescaled to ``[0, 1]`` over the points
-    (a constant column scores 0), the output standardised, unit output scale, a noise
-    variance with floor ``1e-6``; the lengthscales have BoTorch's dimension-scaled prior
-    (LogNormal(sqrt(2) + log(D) / 2, sqrt(3)), Hvarfner et al. 2024; a normal prior on
-    the log lengthscale), bounded to ``[0.01, 1000]``, and start from
-    ``exp(sqrt(2) + log(D) / 2 - 3)`` (floor 0.05); a column the data do not inform drifts
-    to the prior's long lengthscales. The log marginal likelihood plus the log prior is
-    maximised with at most ``iterations`` L-BFGS-B steps (SciPy). Deterministic for given
-    data.
-
-    Returns ``[D]`` float64 scores ``>= 0`` (a score's scale is ``1 / lengthscale**2`` in the
-    rescaled units); all 0 with fewer than three points or a constant output.
-
-    Raises:
-        ValueError: ``X`` not ``[n, D]``, ``Y`` of another length, non-finite values, or
-            ``iterations`` not a positive int.
-    """
-    import scipy.optimize
-    import torch
-
-    X = torch.as_tensor(X).detach().to(torch.float64)
-    if X.ndim != 2:
-        raise ValueError(f"X must have shape [n, D], got {tuple(X.shape)}")
-    Y = torch.as_tensor(Y).detach().to(torch.float64).reshape(len(X), -1)
-    if not (torch.isfinite(X).all() and torch.isfinite(Y).all()):
-        raise ValueError("X and Y must be finite (NaN or inf found)")
-    if isinstance(iterations, bool) or not isinstance(iterations, int) or iterations < 1:
-        raise ValueError(f"iterations must be a positive int, got {iterations!r}")
-    n, D = X.shape
-    y = Y[:, 0]
-    if n < 3 or float(y.std()) == 0.0:
-        return torch.zeros(D, dtype=torch.float64)
-    low, span = X.min(dim=0).values, X.max(dim=0).values - X.min(dim=0).values
-    varies = span > 0
-    Xs = torch.where(varies, (X - low) / torch.where(varies, span, torch.ones(())), torch.zeros(()))
-    y = (y - y.mean()) / y.std()
-    loc, scale = 2**0.5 + 0.5 * float(np.log(D)), 3**0.5
-    eye = torch.eye(n, dtype=torch.float64)
-
-    def loss(theta: np.ndarray) -> tuple[float, np.ndarray]:
-        params = torch.tensor(theta, dtype=torch.float64, requires_grad=True)
-        log_ls, log_noise = params[:D], params[D]
-        K = torch.exp(-0.5 * torch.cdist(Xs / log_ls.exp(), Xs / log_ls.exp()).pow(2)) + log_noise.exp() * eye
-        L, info = torch.linalg.cholesky_ex(K)
-        if int(info) != 0:  # not positive definite in float64: a large value sends the line search back
-            return 1e10, np.zeros_like(theta)
-        alpha = torch.cholesky_solve(y[:, None], L)
-        nll = 0.5 * (y[:, None] * alpha).sum() + torch.log(torch.diagonal(L)).sum()
-        prior = (0.5 * ((log_ls - loc) / scale) ** 2).sum()  # LogNormal on ls: normal on log ls (+ const)
-        value = (nll + prior) / n
-        value.backward()
-        return float(value.detach()), params.grad.numpy().copy()
-
-    start = np.append(np.full(D, max(loc - scale**2, np.log(0.05))), np.log(1e-3))
-    bounds = [(np.log(0.01), np.log(1e3))] * D + [(np.log(1e-6), 0.0)]
-    with torch.enable_grad():
-        fit = scipy.optimize.minimize(loss, start, jac=True, method="L-BFGS-B", bounds=bounds,
-                                      options={"maxiter": iterations})
-    log_ls = torch.as_tensor(fit.x[:D], dtype=torch.float64)
-    score = torch.exp(-2.0 * log_ls)
-    return torch.where(varies, score, torch.zeros(()))
-
-
-#: how many times the median ARD score an input's must be for :func:`concentrated_ard` to keep it
-CONCENTRATION = 10.0
-
-
-def concentrated_ard(X, Y):
-    """:func:`ard_relevance`'s scores, kept only for the inputs scoring at least
-    :data:`CONCENTRATION` times the median score (the others 0): when most inputs matter
-    (the median input is active), few or none stand out and the phase is dealt at random;
-    when few do, they lead the bins."""
-    import torch
-
-    score = ard_relevance(X, Y)
-    median = float(torch.median(score))
-    return torch.where(score >= CONCENTRATION * median, score, torch.zeros(()))
 
 
 def timed(relevance, seconds: list[float]):
