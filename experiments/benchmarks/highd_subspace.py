@@ -9,7 +9,7 @@
   the relevance estimate of the seen points);
 - ``coordinates-ard``: ``CoordinateSubspace(relevance=0.9, scores=ard_relevance)`` (90 % of
   the choice by an ARD GP's inverse squared lengthscales, fitted to every observation at
-  each proposal by :func:`ard_relevance` below, 10 % uniform);
+  each proposal by :func:`~npbandit.acquisition.relevance.ard_relevance`, 10 % uniform);
 - ``redealt-sketch``: ``RedealtSketch()`` (the count sketch for the first 40 observations,
   then re-dealt into new bins and signs every 20 observations on a slice through the
   incumbent; :mod:`npbandit.acquisition.redealt_sketch`);
@@ -17,6 +17,12 @@
   each phase change the 6 inputs of highest :func:`ard_relevance` score, an ARD GP fitted to
   every observation before the phase, each lead a different bin; the time of each fit is
   kept with the run as ``relevance_seconds``);
+- ``redealt-concentrated``: ``RedealtSketch(relevance=concentrated_ard)`` (as ``redealt-ard``,
+  but only inputs scoring at least 10 times the median score lead a bin: with most inputs
+  active, the deal stays random);
+- ``redealt-stalled``: ``RedealtSketch(only_when_stalled=True)`` (a boundary re-deals only if
+  the 20 evaluations before it did not improve the incumbent);
+- ``redealt-concentrated-stalled``: both;
 - ``sobol``: ``SobolPolicy(D)``.
 
 The choosing suite (NOT the reporting suite of issue 45, which is Hartmann-6 / Branin
@@ -28,7 +34,9 @@ chosen on those), on the unit cube, minimised, every optimum away from the cube'
   choice), the other 21 inert;
 - ``rastrigin12-shifted``: Rastrigin-12 on ``[-5.12, 5.12]^12`` with its minimum moved to a
   fixed random point of ``[-2, 2]^12`` (every input active, many local minima);
-- ``styblinski-tang-4-in-16``: Styblinski-Tang-4 on ``[-5, 5]^4`` on 4 of 16 inputs.
+- ``styblinski-tang-4-in-16``: Styblinski-Tang-4 on ``[-5, 5]^4`` on 4 of 16 inputs;
+- ``rastrigin6-in-48-shifted``: Rastrigin-6, its minimum moved as above, on 6 of 48 inputs
+  (six active inputs among many, as many as a width-6 slice has bins).
 
 Reported: median [quartiles] of log10 simple regret at the last of ``--budget``
 evaluations, per (problem, method), over ``--seeds`` seeds; seconds per evaluation. Each
@@ -53,9 +61,11 @@ import numpy as np
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 from common import ROOT, RunRecord, publish  # noqa: E402
 
+from npbandit.acquisition.relevance import ard_relevance, concentrated_ard  # noqa: E402
+
 CHECKPOINT = "tnpd-bo"
 METHODS = ("count-sketch", "coordinates", "coordinates-relevance", "coordinates-ard", "redealt-sketch", "redealt-ard",
-           "sobol")
+           "redealt-concentrated", "redealt-stalled", "redealt-concentrated-stalled", "sobol")
 #: what each column runs, as the log says it
 DESCRIPTIONS = {"count-sketch": "`CountSketch()` (d_e = 6)",
                 "coordinates": "`CoordinateSubspace()` (6 uniformly drawn coordinates per proposal)",
@@ -68,9 +78,14 @@ DESCRIPTIONS = {"count-sketch": "`CountSketch()` (d_e = 6)",
                 "redealt-ard": "`RedealtSketch(relevance=ard_relevance)` (as redealt-sketch, but at each phase "
                                "change the 6 inputs of highest ARD relevance, this script's GP fitted to every "
                                "observation before the phase, each lead a different bin; the others dealt at random)",
+                "redealt-concentrated": "`RedealtSketch(relevance=concentrated_ard)` (as redealt-ard, but only "
+                                        "inputs whose ARD score is at least 10 times the median score lead a bin)",
+                "redealt-stalled": "`RedealtSketch(only_when_stalled=True)` (as redealt-sketch, but a boundary "
+                                   "re-deals only if the 20 evaluations before it did not improve the incumbent)",
+                "redealt-concentrated-stalled": "`RedealtSketch(relevance=concentrated_ard, only_when_stalled=True)`",
                 "sobol": "`SobolPolicy(D)`"}
 DEFAULT_RECORD = ROOT / "runs" / "highd_subspace.json"
-PROBLEMS = ("hartmann3-in-24", "rastrigin12-shifted", "styblinski-tang-4-in-16")
+PROBLEMS = ("hartmann3-in-24", "rastrigin12-shifted", "styblinski-tang-4-in-16", "rastrigin6-in-48-shifted")
 
 
 def make_problem(name: str):
@@ -94,81 +109,16 @@ def make_problem(name: str):
         active = np.random.default_rng(2).permutation(16)[:4]
         st = StyblinskiTang(dim=4)
         return 16, lambda u: float(st(torch.as_tensor(-5.0 + 10.0 * u[active])[None])[0]), float(st.optimal_value)
+    if name == "rastrigin6-in-48-shifted":
+        active = np.random.default_rng(3).permutation(48)[:6]
+        shift = np.random.default_rng(4).uniform(-2.0, 2.0, 6)
+
+        def rastrigin6(u):
+            x = -5.12 + 10.24 * np.asarray(u)[active] - shift
+            return float(10 * len(x) + np.sum(x**2 - 10 * np.cos(2 * np.pi * x)))
+
+        return 48, rastrigin6, 0.0
     raise ValueError(f"problem must be one of {PROBLEMS}, got {name!r}")
-
-
-#: the most L-BFGS-B iterations of :func:`ard_relevance`'s fit
-ARD_ITERATIONS = 100
-
-
-def ard_relevance(X, Y, *, iterations: int = ARD_ITERATIONS):
-    """Per column of ``X`` (``[n, D]``), the inverse squared lengthscale of an exact GP with
-    an ARD RBF kernel fitted to the first column of ``Y`` (``[n]`` or ``[n, m]``).
-
-    Unlike :func:`relevance` (one column at a time) the fit explains the outputs with all
-    columns at once, so an input whose effect is a ridge or an interaction scores as high
-    as one with a trend. The `coordinates-ard` method's relevance estimate, injected as
-    ``CoordinateSubspace(scores=ard_relevance)``. The model: each column rescaled to ``[0, 1]`` over the points
-    (a constant column scores 0), the output standardised, unit output scale, a noise
-    variance with floor ``1e-6``; the lengthscales have BoTorch's dimension-scaled prior
-    (LogNormal(sqrt(2) + log(D) / 2, sqrt(3)), Hvarfner et al. 2024; a normal prior on
-    the log lengthscale), bounded to ``[0.01, 1000]``, and start from
-    ``exp(sqrt(2) + log(D) / 2 - 3)`` (floor 0.05); a column the data do not inform drifts
-    to the prior's long lengthscales. The log marginal likelihood plus the log prior is
-    maximised with at most ``iterations`` L-BFGS-B steps (SciPy). Deterministic for given
-    data.
-
-    Returns ``[D]`` float64 scores ``>= 0`` (a score's scale is ``1 / lengthscale**2`` in the
-    rescaled units); all 0 with fewer than three points or a constant output.
-
-    Raises:
-        ValueError: ``X`` not ``[n, D]``, ``Y`` of another length, non-finite values, or
-            ``iterations`` not a positive int.
-    """
-    import scipy.optimize
-    import torch
-
-    X = torch.as_tensor(X).detach().to(torch.float64)
-    if X.ndim != 2:
-        raise ValueError(f"X must have shape [n, D], got {tuple(X.shape)}")
-    Y = torch.as_tensor(Y).detach().to(torch.float64).reshape(len(X), -1)
-    if not (torch.isfinite(X).all() and torch.isfinite(Y).all()):
-        raise ValueError("X and Y must be finite (NaN or inf found)")
-    if isinstance(iterations, bool) or not isinstance(iterations, int) or iterations < 1:
-        raise ValueError(f"iterations must be a positive int, got {iterations!r}")
-    n, D = X.shape
-    y = Y[:, 0]
-    if n < 3 or float(y.std()) == 0.0:
-        return torch.zeros(D, dtype=torch.float64)
-    low, span = X.min(dim=0).values, X.max(dim=0).values - X.min(dim=0).values
-    varies = span > 0
-    Xs = torch.where(varies, (X - low) / torch.where(varies, span, torch.ones(())), torch.zeros(()))
-    y = (y - y.mean()) / y.std()
-    loc, scale = 2**0.5 + 0.5 * float(np.log(D)), 3**0.5
-    eye = torch.eye(n, dtype=torch.float64)
-
-    def loss(theta: np.ndarray) -> tuple[float, np.ndarray]:
-        params = torch.tensor(theta, dtype=torch.float64, requires_grad=True)
-        log_ls, log_noise = params[:D], params[D]
-        K = torch.exp(-0.5 * torch.cdist(Xs / log_ls.exp(), Xs / log_ls.exp()).pow(2)) + log_noise.exp() * eye
-        L, info = torch.linalg.cholesky_ex(K)
-        if int(info) != 0:  # not positive definite in float64: a large value sends the line search back
-            return 1e10, np.zeros_like(theta)
-        alpha = torch.cholesky_solve(y[:, None], L)
-        nll = 0.5 * (y[:, None] * alpha).sum() + torch.log(torch.diagonal(L)).sum()
-        prior = (0.5 * ((log_ls - loc) / scale) ** 2).sum()  # LogNormal on ls: normal on log ls (+ const)
-        value = (nll + prior) / n
-        value.backward()
-        return float(value.detach()), params.grad.numpy().copy()
-
-    start = np.append(np.full(D, max(loc - scale**2, np.log(0.05))), np.log(1e-3))
-    bounds = [(np.log(0.01), np.log(1e3))] * D + [(np.log(1e-6), 0.0)]
-    with torch.enable_grad():
-        fit = scipy.optimize.minimize(loss, start, jac=True, method="L-BFGS-B", bounds=bounds,
-                                      options={"maxiter": iterations})
-    log_ls = torch.as_tensor(fit.x[:D], dtype=torch.float64)
-    score = torch.exp(-2.0 * log_ls)
-    return torch.where(varies, score, torch.zeros(()))
 
 
 def timed(relevance, seconds: list[float]):
@@ -190,12 +140,16 @@ def make_policy(method: str, dim: int, budget: int, relevance_seconds: list[floa
 
     if method == "sobol":
         return SobolPolicy(dim)
+    seconds = [] if relevance_seconds is None else relevance_seconds
     subspace = {"count-sketch": CountSketch(), "coordinates": CoordinateSubspace(),
                 "coordinates-relevance": CoordinateSubspace(relevance=0.5),
                 "coordinates-ard": CoordinateSubspace(relevance=0.9, scores=ard_relevance),
                 "redealt-sketch": RedealtSketch(),
-                "redealt-ard": RedealtSketch(relevance=timed(ard_relevance, [] if relevance_seconds is None
-                                                             else relevance_seconds))}[method]
+                "redealt-ard": RedealtSketch(relevance=timed(ard_relevance, seconds)),
+                "redealt-concentrated": RedealtSketch(relevance=timed(concentrated_ard, seconds)),
+                "redealt-stalled": RedealtSketch(only_when_stalled=True),
+                "redealt-concentrated-stalled": RedealtSketch(relevance=timed(concentrated_ard, seconds),
+                                                              only_when_stalled=True)}[method]
     return BOPolicy(dim, model=CHECKPOINT, subspace=subspace, budget=budget, threads=1)
 
 

@@ -21,7 +21,8 @@
 - :mod:`~npbandit.acquisition.subspace`: how ``D`` inputs are searched with a model of fewer,
   as :class:`SubspaceStrategy` objects (:class:`CountSketch`, :class:`CoordinateSubspace`);
   :mod:`~npbandit.acquisition.redealt_sketch`: :class:`RedealtSketch`, a count sketch re-dealt
-  every phase on a slice through the incumbent;
+  every phase on a slice through the incumbent; :mod:`~npbandit.acquisition.relevance`: which
+  inputs lead its bins (:func:`~npbandit.acquisition.relevance.concentrated_ard`, the default's);
 - :mod:`~npbandit.acquisition.recommend`: the model's recommendation, the evaluated point
   with the best posterior mean (``BOPolicy.recommend``).
 """

@@ -17,6 +17,15 @@ phases, a phase being a function of the number of observations ``n``:
   The phase's slice passes through ``x*`` (at ``z = 0.5`` in every coordinate), reaches
   every input's whole range, and the inputs of one bin move together, each monotonically.
 
+Re-dealing only a stalled slice (``RedealtSketch(only_when_stalled=True)``): a boundary
+``phase_start + j phase_length`` starts the next phase only if the ``phase_length``
+observations before it left the incumbent unimproved (:func:`stalled`: unchanged, or better
+by at most :data:`STALL_TOLERANCE` of its value); otherwise the current slice is kept until a
+later boundary finds it stalled. A slice that still yields gains is not given up, and the
+phase ``k``, its anchor and its leaders are those of the ``k``-th boundary that re-dealt (in
+what follows, "the first ``phase_start + (k - 1) phase_length`` observations" reads "the
+observations before that boundary").
+
 Relevance-dealt phases (``RedealtSketch(relevance=...)``): a function ``(X [n, D], Y [n, 1])
 -> [D]`` scores ``>= 0`` is handed the first ``phase_start + (k - 1) phase_length`` rows of
 ``X`` and of ``Y``'s objective column (every observation before the phase began, whatever
@@ -61,7 +70,7 @@ from typing import Any
 import numpy as np
 import torch
 
-from npbandit.acquisition.constrained import incumbent
+from npbandit.acquisition.constrained import feasible, incumbent
 from npbandit.acquisition.pending import DEFAULT_LIAR
 from npbandit.acquisition.recommend import recommend_in_box
 from npbandit.acquisition.subspace import (
@@ -76,11 +85,33 @@ from npbandit.acquisition.subspace import (
     propose_embedded,
 )
 
-__all__ = ["RedealtSketch", "RedealtSketchSearch", "AnchoredSketch", "SLICE_TOLERANCE"]
+__all__ = ["RedealtSketch", "RedealtSketchSearch", "AnchoredSketch", "SLICE_TOLERANCE", "STALL_TOLERANCE", "stalled"]
 
 #: the largest difference in any input between a point and its slice point
 #: (``lift(project(x))``) for the point to count as on the slice
 SLICE_TOLERANCE = 1e-9
+
+#: the smallest gain of the incumbent's value, relative to its size, that counts as an
+#: improvement for :func:`stalled` (TuRBO's success threshold)
+STALL_TOLERANCE = 1e-3
+
+
+def stalled(Y: torch.Tensor, last: int, constraints: int = 0) -> bool:
+    """Whether the last ``last`` rows of ``Y [n, 1 + constraints]`` (maximised, feasible at
+    constraint values ``<= 0``) left the incumbent where it was: the incumbent of all ``n``
+    rows is that of the first ``n - last``, or both are feasible and its value rose by at most
+    ``STALL_TOLERANCE * |value before|``. With no rows before the last ``last``, not stalled."""
+    Y = torch.as_tensor(Y, dtype=torch.float64)
+    before = len(Y) - int(last)
+    if before < 1:
+        return False
+    old, new = incumbent(Y[:before], constraints), incumbent(Y, constraints)
+    if old == new:
+        return True
+    if not (feasible(Y[old:old + 1], constraints).item() and feasible(Y[new:new + 1], constraints).item()):
+        return False
+    old_value, new_value = float(Y[old, 0]), float(Y[new, 0])
+    return new_value - old_value <= STALL_TOLERANCE * abs(old_value)
 
 
 class AnchoredSketch:
@@ -153,13 +184,15 @@ class RedealtSketchSearch(SubspaceSearch):
         phase_length: observations per later phase.
         relevance: ``None`` (random deals) or a function ``(X [n, D], Y [n, 1]) -> [D]``
             scores ``>= 0`` whose highest-scoring inputs lead the bins (see the module).
+        only_when_stalled: a boundary starts a phase only if the phase before it stalled.
     """
 
     def __init__(self, first: CountSketchSearch, seed: int, phase_start: int, phase_length: int,
-                 relevance: Callable[[torch.Tensor, torch.Tensor], torch.Tensor] | None = None) -> None:
+                 relevance: Callable[[torch.Tensor, torch.Tensor], torch.Tensor] | None = None,
+                 only_when_stalled: bool = False) -> None:
         self.first, self.seed = first, int(seed)
         self.phase_start, self.phase_length = phase_start, phase_length
-        self.relevance = relevance
+        self.relevance, self.only_when_stalled = relevance, bool(only_when_stalled)
         self.dim = self.first.dim
         self.search_dim = self.active_dim = self.first.search_dim
         self._kept: tuple[bytes, np.ndarray] | None = None  # (the rows' bytes, their leaders)
@@ -173,8 +206,22 @@ class RedealtSketchSearch(SubspaceSearch):
         return self.first.project(X)
 
     def phase(self, n: int) -> int:
-        """The phase of a proposal made from ``n`` observations."""
+        """The phase of a proposal made from ``n`` observations when every boundary re-deals
+        (``only_when_stalled=False``)."""
         return 0 if n < self.phase_start else 1 + (n - self.phase_start) // self.phase_length
+
+    def phase_starts(self, Y: torch.Tensor, constraints: int = 0) -> list[int]:
+        """The numbers of observations at which the phases so far began, phase ``k`` at entry
+        ``k - 1`` (``Y [n, 1 + constraints]``, maximised, in evaluation order). The boundaries
+        are ``phase_start + j phase_length <= n``; every one starts a phase, or, with
+        :attr:`only_when_stalled`, only one at which the last ``phase_length`` observations did
+        not improve the incumbent (:func:`stalled`)."""
+        n = len(Y)
+        boundaries = range(self.phase_start, n + 1, self.phase_length)
+        if not self.only_when_stalled:
+            return list(boundaries)
+        Y = torch.as_tensor(Y, dtype=torch.float64)
+        return [c for c in boundaries if stalled(Y[:c], self.phase_length, constraints)]
 
     def leaders(self, X: torch.Tensor, Y: torch.Tensor) -> np.ndarray:
         """The inputs that lead a bin given the rows before a phase (``X [n, D]``, ``Y [n, 1]``,
@@ -207,11 +254,11 @@ class RedealtSketchSearch(SubspaceSearch):
         :class:`AnchoredSketch`, anchored at the best (feasible) of the first
         ``phase_start + (k - 1) phase_length`` rows, its bins led by their :meth:`leaders`."""
         X = as_rows(X, self.dim, "X")
-        k = self.phase(len(X))
-        if k == 0:
-            return None
-        began = self.phase_start + (k - 1) * self.phase_length
         Y = torch.as_tensor(Y, dtype=torch.float64)
+        starts = self.phase_starts(Y, constraints)
+        if not starts:
+            return None
+        k, began = len(starts), starts[-1]
         anchor = X[incumbent(Y[:began], constraints)]
         leaders = self.leaders(X[:began], Y[:began, :1]) if self.relevance is not None else None
         bins, signs = deal(self.dim, self.search_dim, np.random.default_rng([self.seed, self.dim, self.search_dim, k]),
@@ -256,6 +303,8 @@ class RedealtSketchSearch(SubspaceSearch):
                "subspace_phase_start": self.phase_start, "subspace_phase_length": self.phase_length}
         if self.relevance is not None:
             out["subspace_relevance"] = _relevance_name(self.relevance)
+        if self.only_when_stalled:
+            out["subspace_redeal"] = "when-stalled"
         return out
 
 
@@ -277,31 +326,39 @@ class RedealtSketch(SubspaceStrategy):
             ``(X [n, D], Y [n, 1]) -> [D]`` scores ``>= 0`` of the observations before a
             phase, whose ``d_e`` highest-scoring inputs each lead a different bin of it
             (deterministic in its arguments for the search to be a function of the history).
+        only_when_stalled: ``False`` (default): every boundary re-deals; ``True``: a boundary
+            re-deals only if the ``phase_length`` observations before it did not improve the
+            incumbent (:func:`stalled`), so a slice that still yields gains is kept.
 
     Raises:
         ValueError: ``d_e``, ``phase_start`` or ``phase_length`` not a positive int, or
-            ``relevance`` neither ``None`` nor callable.
+            ``relevance`` neither ``None`` nor callable, or ``only_when_stalled`` not a bool.
     """
 
     name = "redealt-sketch"
 
     def __init__(self, d_e: int | None = None, phase_start: int = 40, phase_length: int = 20,
-                 relevance: Callable[[torch.Tensor, torch.Tensor], torch.Tensor] | None = None) -> None:
+                 relevance: Callable[[torch.Tensor, torch.Tensor], torch.Tensor] | None = None,
+                 only_when_stalled: bool = False) -> None:
         self.d_e = check_d_e(d_e)
         for name, value in (("phase_start", phase_start), ("phase_length", phase_length)):
             if not isinstance(value, (int, np.integer)) or isinstance(value, bool) or value < 1:
                 raise ValueError(f"{name} must be a positive int, got {value!r}")
         if relevance is not None and not callable(relevance):
             raise ValueError(f"relevance must be None or a function (X, Y) -> [D] scores, got {relevance!r}")
+        if not isinstance(only_when_stalled, (bool, np.bool_)):
+            raise ValueError(f"only_when_stalled must be a bool, got {only_when_stalled!r}")
         self.phase_start, self.phase_length = int(phase_start), int(phase_length)
-        self.relevance = relevance
+        self.relevance, self.only_when_stalled = relevance, bool(only_when_stalled)
 
     def bind(self, dim: int, width: int, seed: int) -> RedealtSketchSearch:
         check_bind(dim, width, seed)
         first = CountSketch(self.d_e).bind(dim, width, seed)
-        return RedealtSketchSearch(first, int(seed), self.phase_start, self.phase_length, self.relevance)
+        return RedealtSketchSearch(first, int(seed), self.phase_start, self.phase_length, self.relevance,
+                                   self.only_when_stalled)
 
     def __repr__(self) -> str:
         relevance = "" if self.relevance is None else f", relevance={_relevance_name(self.relevance)}"
+        stall = ", only_when_stalled=True" if self.only_when_stalled else ""
         return (f"RedealtSketch(d_e={self.d_e}, phase_start={self.phase_start}, "
-                f"phase_length={self.phase_length}{relevance})")
+                f"phase_length={self.phase_length}{relevance}{stall})")

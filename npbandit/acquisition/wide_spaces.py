@@ -9,8 +9,10 @@ depends on the space:
   :class:`~npbandit.acquisition.indexed_choices.IndexedChoices`, its choices on one column
   each until it fits (a count sketch of a view still too wide);
 - a continuous space (a box, floats without steps):
-  :class:`~npbandit.acquisition.redealt_sketch.RedealtSketch`, a count sketch whose slice is
-  re-dealt through the incumbent as the run goes on;
+  :class:`~npbandit.acquisition.redealt_sketch.RedealtSketch` with
+  ``relevance=``:func:`~npbandit.acquisition.relevance.concentrated_ard`, a count sketch whose
+  slice is re-dealt through the incumbent as the run goes on, the few inputs an ARD GP finds
+  relevant (when few stand out) each leading a bin of the new slice;
 - any other space (ints, steps, ordered or two-valued choices):
   :class:`~npbandit.acquisition.subspace.CountSketch`. A re-dealt slice is exact only for
   points it can hold: an int sharing a bin with another input is rounded off the slice, so
@@ -22,6 +24,7 @@ from __future__ import annotations
 
 from npbandit.acquisition.indexed_choices import IndexedChoices
 from npbandit.acquisition.redealt_sketch import RedealtSketch
+from npbandit.acquisition.relevance import concentrated_ard
 from npbandit.acquisition.subspace import CountSketch, SubspaceStrategy
 from npbandit.space import Choice, SearchSpace
 
@@ -33,7 +36,7 @@ def default_subspace(space: SearchSpace | None = None) -> SubspaceStrategy:
     if space is not None and any(isinstance(p, Choice) and p.one_hot for p in space.values()):
         return IndexedChoices(space)
     if space is None or space.continuous:
-        return RedealtSketch()
+        return RedealtSketch(relevance=concentrated_ard)
     return CountSketch()
 
 

@@ -25,6 +25,7 @@ from typing import Any
 import torch
 from botorch.acquisition.objective import PosteriorTransform
 from botorch.posteriors.gpytorch import GPyTorchPosterior
+from gpytorch import settings as gpytorch_settings
 from gpytorch.distributions import MultitaskMultivariateNormal, MultivariateNormal
 from linear_operator.operators import DiagLinearOperator, RootLinearOperator
 from linear_operator.utils.cholesky import psd_safe_cholesky
@@ -78,8 +79,16 @@ def gaussian_posterior(mean: Tensor, var: Tensor, obs_var: Tensor | None = None,
     input is one random variable. Without that, qNEI, which appends the observed points
     to each candidate, scores a candidate placed exactly on an observed point as a fresh
     independent draw, and proposes observed points again and again (Ax then re-runs its
-    generation and falls back to a random point)."""
+    generation and falls back to a random point).
+
+    Variances below gpytorch's floor (``gpytorch.settings.min_variance``: 1e-10 in float64,
+    1e-6 in float32) are raised to it here, as gpytorch raises them when they are read. A
+    network's variance near a well-observed optimum, in the outcome's units, can be positive
+    and far smaller (1e-13 seen); raised on reading, it made gpytorch warn of "negative
+    variance" on every acquisition call."""
     m = mean.shape[-1]
+    floor = gpytorch_settings.min_variance.value(var.dtype)
+    var = var.clamp_min(floor)
     if same is None:
         total = var if obs_var is None else var + obs_var
         if m == 1:

@@ -6,7 +6,14 @@ import torch
 from helpers import tiny_checkpoint
 
 from npbandit import load_surrogate
-from npbandit.acquisition.redealt_sketch import SLICE_TOLERANCE, AnchoredSketch, RedealtSketch, RedealtSketchSearch
+from npbandit.acquisition.redealt_sketch import (
+    SLICE_TOLERANCE,
+    STALL_TOLERANCE,
+    AnchoredSketch,
+    RedealtSketch,
+    RedealtSketchSearch,
+    stalled,
+)
 from npbandit.acquisition.subspace import CountSketch, check_subspace, deal
 from npbandit.models import NPModel
 from npbandit.policies.bo import BOPolicy
@@ -257,12 +264,46 @@ def test_a_relevance_that_scores_few_inputs_leads_only_those():
                                         (lambda: RedealtSketch(phase_length=True), "phase_length"),
                                         (lambda: RedealtSketch(phase_length=2.5), "phase_length"),
                                         (lambda: RedealtSketch(d_e=0), "d_e"),
+                                        (lambda: RedealtSketch(only_when_stalled=1), "only_when_stalled"),
                                         (lambda: RedealtSketch().bind(8, 6, seed=-1), "seed"),
                                         (lambda: AnchoredSketch(torch.tensor([0, 1]), torch.ones(2),
                                                                 torch.tensor([0.5, 1.5]), 2), "anchor")])
 def test_bad_arguments_are_named(bad, match):
     with pytest.raises(ValueError, match=match):
         bad()
+
+
+def test_stalled_reads_whether_the_last_rows_improved_the_incumbent():
+    Y = torch.tensor([[1.0], [2.0], [1.5], [0.0]], dtype=torch.float64)
+    assert stalled(Y, 2)  # rows 2-3 left the best (2.0) where it was
+    assert not stalled(Y, 3)  # row 1 improved on row 0
+    assert not stalled(Y, 4)  # no rows before the last four: a fresh run is not stalled
+    tiny = torch.tensor([[2.0], [2.0 * (1 + STALL_TOLERANCE / 2)]], dtype=torch.float64)
+    assert stalled(tiny, 1)  # a gain below the tolerance is no improvement
+    assert not stalled(torch.tensor([[2.0], [2.0 * (1 + 2 * STALL_TOLERANCE)]], dtype=torch.float64), 1)
+    # constraints: a first feasible row after infeasible ones improves; an infeasible best does not count
+    C = torch.tensor([[5.0, 1.0], [1.0, -1.0]], dtype=torch.float64)
+    assert not stalled(C, 1, constraints=1)
+    assert stalled(torch.tensor([[1.0, -1.0], [9.0, 1.0]], dtype=torch.float64), 1, constraints=1)
+
+
+def test_only_a_stalled_boundary_re_deals_and_the_phase_keeps_its_slice_until_then():
+    search = RedealtSketch(phase_start=10, phase_length=5, only_when_stalled=True).bind(12, 6, seed=0)
+    always = RedealtSketch(phase_start=10, phase_length=5).bind(12, 6, seed=0)
+    X = torch.rand(22, 12, dtype=torch.float64, generator=torch.Generator().manual_seed(0))
+    Y = torch.arange(22, dtype=torch.float64)[:, None]  # every row improves: no boundary stalls
+    assert search.phase_starts(Y) == [] and search.phase_sketch(X, Y) is None
+    assert always.phase_starts(Y) == [10, 15, 20]
+    Y[5:] = -1.0  # from row 5 on nothing improves: every boundary (10, 15, 20) stalls
+    assert search.phase_starts(Y) == [10, 15, 20]
+    Y[12] = 100.0  # phase 1 (began at 10) improved in rows 10-14: boundary 15 keeps its slice
+    assert search.phase_starts(Y) == [10, 20]
+    kept, again = search.phase_sketch(X[:19], Y[:19]), always.phase_sketch(X[:14], Y[:14])
+    assert torch.equal(kept.bins, again.bins) and torch.equal(kept.anchor, again.anchor)  # phase 1's slice
+    later = search.phase_sketch(X, Y)  # phase 2 began at 20, anchored at the best of rows 0-19 (row 12)
+    assert torch.equal(later.anchor, X[12]) and torch.equal(later.bins, always.phase_sketch(X[:16], Y[:16]).bins)
+    assert search.params()["subspace_redeal"] == "when-stalled" and "subspace_redeal" not in always.params()
+    assert "only_when_stalled=True" in repr(RedealtSketch(only_when_stalled=True))
 
 
 class _RecordingSearch(RedealtSketchSearch):
