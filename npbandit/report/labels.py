@@ -50,8 +50,16 @@ _SETTING_NAMES = {"batch_size": "batch size", "n_init": "initial design"}
 def _settings(run: RunRow) -> dict[str, Any]:
     """How a run's policy was set up: its logged ``policy_params`` (less ``dim``, which the
     problem fixes) and, for black-box runs, the evaluations it kept in flight
-    (``batch_size``; sequential runs, which do not log it, kept one)."""
+    (``batch_size``; sequential runs, which do not log it, kept one). A subspace strategy,
+    logged as ``subspace`` (its name) and flat ``subspace_<setting>`` keys, is read as one
+    named component (``{"name": "redealt-sketch", "phase_start": 40, ...}``), so runs with
+    different strategies show the strategies, not each other's settings as missing."""
     out = {k: v for k, v in run.policy_params.items() if k != "dim"}
+    if isinstance(out.get("subspace"), str):
+        strategy = {"name": out["subspace"]}
+        for key in [k for k in out if k.startswith("subspace_")]:
+            strategy[key[len("subspace_"):]] = out.pop(key)
+        out["subspace"] = strategy
     if run.kind == "bo":
         out["batch_size"] = run.env_params.get("batch_size", 1)
     return out

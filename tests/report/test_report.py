@@ -455,3 +455,24 @@ def test_a_named_component_absent_from_some_runs_or_of_one_name_throughout():
     # one setting throughout: the bare policy id
     keys = row_keys([run(1, opt={"name": "a", "k": 1}), run(2, opt={"name": "a", "k": 1})])
     assert {k.text() for k in keys.values()} == {"p"}
+
+
+def test_a_subspace_strategy_s_flat_settings_read_as_one_component():
+    from npbandit.report.labels import row_keys
+    from npbandit.storage import RunRow
+
+    def run(i, **params):
+        return RunRow(id=i, kind="bo", env_id="e", env_params={}, policy="p", surrogate=None,
+                      checkpoint_sha256=None, seed=0, status="completed", n_steps=0, started_at=None,
+                      finished_at=None, error=None, policy_params=params)
+
+    sketch = {"subspace": "count-sketch", "subspace_d_e": 6, "subspace_width": 6}
+    redealt = {"subspace": "redealt-sketch", "subspace_d_e": 6, "subspace_phase_start": 40, "subspace_width": 6}
+    keys = row_keys([run(1, **sketch), run(2, **redealt), run(3, **redealt, subspace_relevance="concentrated_ard"),
+                     run(4)])
+    # the strategies by name (not "subspace_phase_start=?" for the count sketch); within one
+    # name, the setting that differs; a run without a subspace: "?"
+    assert [keys[i].text() for i in (1, 2, 3, 4)] == [
+        "p  subspace=count-sketch", "p  subspace=redealt-sketch(relevance=?)",
+        "p  subspace=redealt-sketch(relevance=concentrated_ard)", "p  subspace=?"]
+
