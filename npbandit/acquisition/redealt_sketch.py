@@ -205,11 +205,6 @@ class RedealtSketchSearch(SubspaceSearch):
         """Phase 0's projection: ``[n, D] -> [n, d_e]``."""
         return self.first.project(X)
 
-    def phase(self, n: int) -> int:
-        """The phase of a proposal made from ``n`` observations when every boundary re-deals
-        (``only_when_stalled=False``)."""
-        return 0 if n < self.phase_start else 1 + (n - self.phase_start) // self.phase_length
-
     def phase_starts(self, Y: torch.Tensor, constraints: int = 0) -> list[int]:
         """The numbers of observations at which the phases so far began, phase ``k`` at entry
         ``k - 1`` (``Y [n, 1 + constraints]``, maximised, in evaluation order). The boundaries

@@ -41,7 +41,8 @@ def test_phase_zero_is_the_count_sketch():
     assert torch.equal(search.lift(Z), sketch.lift(Z))  # the design's map
     X = search.lift(Z)
     assert torch.equal(search.project(X), sketch.project(X))
-    assert [search.phase(n) for n in (0, 9, 10, 14, 15, 19, 20)] == [0, 0, 1, 1, 2, 2, 3]
+    assert [len(search.phase_starts(torch.zeros(n, 1))) for n in (0, 9, 10, 14, 15, 19, 20)] == [0, 0, 1, 1, 2, 2, 3]
+    assert search.phase_starts(torch.zeros(20, 1)) == [10, 15, 20]
     X, Y = _history(9, dim=20)
     assert search.phase_sketch(X, Y) is None  # phase 0: the count sketch's own search
 
@@ -204,7 +205,7 @@ def test_a_relevance_s_top_inputs_lead_different_bins_at_each_later_phase():
     assert search.leaders(X[:10], Y[:10, :1]).tolist() == KNOWN[::-1]  # highest first
     for n in (10, 12, 15, 21, 29):  # phases 1, 1, 2, 3, 4
         sketch = search.phase_sketch(X[:n], Y[:n], constraints=1)
-        began = 10 + 5 * (search.phase(n) - 1)
+        began = {10: 10, 12: 10, 15: 15, 21: 20, 29: 25}[n]  # where the phase began
         assert len(set(sketch.bins[KNOWN].tolist())) == 6  # one leader per bin
         counts = torch.bincount(sketch.bins, minlength=6)
         assert counts.min() == counts.max() == 4  # balanced, as without a relevance
