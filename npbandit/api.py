@@ -16,7 +16,7 @@ import torch
 from npbandit.acquisition.constrained import CONSTRAINED_ACQUISITIONS, incumbent
 from npbandit.acquisition.optimizers import AcquisitionOptimizer, check_acq_optimizer
 from npbandit.acquisition.subspace import SubspaceStrategy, check_subspace
-from npbandit.envs.blackbox import BlackBoxEnv, ObjectiveError, as_bounds, constraint_values
+from npbandit.envs.blackbox import BlackBoxEnv, ObjectiveError, as_bounds
 from npbandit.feasibility import is_feasible
 from npbandit.loop import _check_async, _check_on_error, run_episode
 from npbandit.policies.base import Policy, PolicyWrapper
@@ -33,6 +33,7 @@ from npbandit.surrogates.pretrained import (
 from npbandit.threads import resolve_threads
 from npbandit.transforms.standardize import standardization
 from npbandit.validation import check_bool, check_int
+from npbandit.warm_start import WarmStart, initial_points
 
 __all__ = ["optimize", "OptimizeResult", "SURROGATES", "objective_label"]
 
@@ -127,9 +128,11 @@ def optimize(objective: Callable[[Any], float], bounds: Any = None, surrogate: s
             ``bounds``; give one of the two.
         initial: earlier evaluations to start from (a warm start): a sequence of
             ``(x, value)`` pairs, ``x`` as the objective receives it (a point in ``bounds``,
-            or a params dict of the space) and ``value`` its finite objective value; or the
+            or a params dict of the space) and ``value`` its finite objective value; the
             ``history`` of an earlier result (its failed entries are skipped, as a run
-            skips them). The policy observes them, in order, before it proposes anything:
+            skips them); a run's steps, :func:`npbandit.storage.run_steps` ``(db, run_id)``
+            (to continue an interrupted run); or, for ``bounds``, arrays ``(X [n, d], Y [n])``
+            (:mod:`npbandit.warm_start`). The policy observes them, in order, before it proposes anything:
             they count towards the initial design (with ``n_init`` of them the model
             proposes from the first evaluation), the trust region and the repeat check.
             They are not evaluated again and spend no ``budget``; ``history`` and
@@ -338,7 +341,7 @@ def optimize(objective: Callable[[Any], float], bounds: Any = None, surrogate: s
     limits = None
     if constraints is not None:
         limits = constraints if point_type == "numpy" else functools.partial(_call_with_tensor, constraints)
-    warm = [] if initial is None else _initial_points(initial, box, searched, minimize, constraints is not None)
+    warm = [] if initial is None else initial_points(initial, box, searched, minimize, constraints is not None)
     where = {"bounds": box} if searched is None else {"space": searched}
     env = BlackBoxEnv(objective=call, minimize=minimize, budget=budget, optimal_value=optimal_value,
                       constraints=limits, **where)
@@ -357,7 +360,7 @@ def optimize(objective: Callable[[Any], float], bounds: Any = None, surrogate: s
             desc += f" (its {d} unit-cube columns through {type(bo.subspace).__name__}, for a surrogate of {bo.width})"
         policy = _StandardisedDataCheck(bo)
     if initial is not None:
-        policy = _WarmStart(policy, warm)
+        policy = WarmStart(policy, warm)
     problem = {"bounds": box.tolist()} if searched is None else {"space": searched.describe()}
     info = {"kind": "bo", "env_id": "npbandit/BlackBox-v0",
             "env_params": {"objective": label, "dim": d, **problem, "minimize": bool(minimize),
@@ -395,79 +398,6 @@ def optimize(objective: Callable[[Any], float], bounds: Any = None, surrogate: s
         point = env.point(result.recommendation.action)
         recommended = (point if searched is not None else np.asarray(point), result.recommended["value"], "model")
     return OptimizeResult(best_x, float(best["value"]), history, result.run_id, feasible, *recommended)
-
-
-def _initial_points(initial: Any, box: np.ndarray | None, space: SearchSpace | None,
-                    minimize: bool, constrained: bool = False) -> list[tuple[np.ndarray, float, list[float] | None]]:
-    """``optimize(initial=...)`` as ``(action [d] in the unit cube, reward, constraint values)``
-    triples (the values ``None`` without constraints), each point checked against the box or
-    the space (nothing outside it is clipped in)."""
-    if isinstance(initial, (str, bytes, Mapping)) or not isinstance(initial, Sequence):
-        raise TypeError(f"initial must be a sequence of (x, value) pairs or an earlier result's history, got "
-                        f"{type(initial).__name__}")
-    out = []
-    width = 3 if constrained else 2
-    what = "an (x, value, constraints) triple" if constrained else "an (x, value) pair"
-    for i, entry in enumerate(initial):
-        limits = None
-        if isinstance(entry, Mapping):  # an entry of OptimizeResult.history
-            if "x" not in entry or "value" not in entry or (constrained and "constraints" not in entry
-                                                             and not entry.get("failed")):
-                needs = "'x', 'value' and 'constraints'" if constrained else "'x' and 'value'"
-                raise ValueError(f"initial[{i}] must be {what} or a history entry with {needs}, got {entry!r}")
-            if entry.get("failed"):
-                continue
-            x, value = entry["x"], entry["value"]
-            limits = entry.get("constraints") if constrained else None
-        elif isinstance(entry, (tuple, list)) and len(entry) == width:
-            x, value, *rest = entry
-            limits = rest[0] if constrained else None
-        else:
-            hint = " (with constraints, each earlier evaluation needs its constraint values)" if constrained else ""
-            raise ValueError(f"initial[{i}] must be {what}, got {entry!r}{hint}")
-        if constrained:
-            try:
-                limits = constraint_values(limits, x).tolist()
-            except ObjectiveError as err:
-                raise ValueError(f"initial[{i}]: {err}") from None
-        if isinstance(value, (bool, np.bool_)) or not isinstance(value, (int, float, np.integer, np.floating)) \
-                or not np.isfinite(value):
-            raise ValueError(f"initial[{i}]: the value must be a finite real number, got {value!r}")
-        if space is not None:
-            try:
-                action = space.encode(x)
-            except (TypeError, ValueError) as err:
-                raise type(err)(f"initial[{i}]: {err}") from None
-        else:
-            point = np.asarray(x.detach().cpu() if isinstance(x, torch.Tensor) else x, dtype=np.float64)
-            if point.shape != (box.shape[1],) or not np.isfinite(point).all() \
-                    or (point < box[0]).any() or (point > box[1]).any():
-                raise ValueError(f"initial[{i}]: x must be a point of the bounds, shape [{box.shape[1]}], got "
-                                 f"{point.tolist()}")
-            action = (point - box[0]) / (box[1] - box[0])
-        out.append((action, -float(value) if minimize else float(value), limits))
-    if constrained and len({len(c) for _, _, c in out}) > 1:
-        raise ValueError(f"initial: every evaluation needs the same number of constraint values, got "
-                         f"{sorted({len(c) for _, _, c in out})}")
-    return out
-
-
-class _WarmStart(PolicyWrapper):
-    """A policy that observes earlier evaluations (``(action, reward)`` pairs) right after
-    each ``reset``, before it proposes anything (``optimize(initial=...)``)."""
-
-    def __init__(self, inner: Policy, observations: list[tuple[np.ndarray, float, list[float] | None]]) -> None:
-        super().__init__(inner)
-        self.observations = observations
-
-    def reset(self, seed: int | None = None) -> None:
-        super().reset(seed)
-        for action, reward, limits in self.observations:
-            obs = np.concatenate([action, [reward]])
-            self.inner.observe(obs, action.copy(), reward, {} if limits is None else {"constraints": list(limits)})
-
-    def params(self) -> dict[str, Any]:
-        return {**self.inner.params(), "initial": len(self.observations)}
 
 
 def _box_or_space(bounds: Any, space: Any) -> tuple[np.ndarray | None, SearchSpace | None]:

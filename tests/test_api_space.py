@@ -160,7 +160,11 @@ def test_a_warm_start_is_observed_before_the_first_proposal(tmp_path):
 
 
 @pytest.mark.parametrize("where,initial,match", [
-    ([[0.0], [1.0]], [([1.5], 0.0)], r"initial\[0\]: x must be a point of the bounds"),
+    ([[0.0], [1.0]], [([1.5], 0.0)], r"initial\[0\]: x is outside the bounds: x\[0\] = 1.5 is not in \[0.0, 1.0\]"),
+    ([[0.0], [1.0]], [([0.5, 0.5], 0.0)], r"initial\[0\]: x must be a finite point of shape \[1\]"),
+    ([[0.0], [1.0]], [({"x1": 0.5}, 0.0)], r"initial\[0\]: .*keys x0 .. x0"),
+    ([[0.0], [1.0]], (np.zeros((3, 1)), np.zeros(2)), r"Y must have shape \[3\] or \[3, 1\]"),
+    (SPACE, (np.zeros((3, 4)), np.zeros(3)), r"arrays are for a box"),
     ([[0.0], [1.0]], [([0.5], math.nan)], r"initial\[0\]: the value must be a finite real number"),
     ([[0.0], [1.0]], [([0.5], 1.0), [0.5]], r"initial\[1\] must be an \(x, value\) pair"),
     (SPACE, [({"lr": 0.5, "layers": 2, "act": "relu", "dropout": 0.0}, 1.0)], r"initial\[0\]: params\['lr'\]"),
@@ -168,6 +172,30 @@ def test_a_warm_start_is_observed_before_the_first_proposal(tmp_path):
 def test_a_bad_warm_start_is_refused_naming_the_entry(where, initial, match):
     with pytest.raises(ValueError, match=match):
         optimize(score, where, surrogate="random", budget=1, db=None, progress=False, initial=initial)
+
+
+def test_a_warm_start_takes_arrays_and_a_run_s_steps_as_it_takes_pairs(tmp_path):
+    from npbandit.storage import run_steps
+
+    box, db = [[-1.0, 0.0], [1.0, 2.0]], str(tmp_path / "runs.db")
+
+    def sphere(x):
+        return float(np.sum((np.asarray(x) - 0.5) ** 2))
+
+    earlier = optimize(sphere, box, surrogate="random", budget=5, seed=3, db=db, progress=False)
+    pairs = [(h["x"], h["value"]) for h in earlier.history]
+    X, Y = np.stack([x for x, _ in pairs]), np.array([v for _, v in pairs])
+    runs = [optimize(sphere, box, surrogate="gp", budget=1, seed=0, db=None, progress=False, initial=initial)
+            for initial in (pairs, (X, Y), (torch.as_tensor(X), torch.as_tensor(Y)[:, None]),
+                            run_steps(db, earlier.run_id))]  # a run's steps: params by name, {"x0": ...}
+    assert all(np.array_equal(r.history[0]["x"], runs[0].history[0]["x"]) for r in runs[1:])
+    # a space's run continues from its steps too (params dicts in the user's units)
+    first = optimize(score, SPACE, surrogate="random", budget=4, seed=5, db=db, progress=False)
+    by_pairs = optimize(score, SPACE, surrogate="gp", budget=1, n_init=3, seed=0, db=None, progress=False,
+                        initial=[(h["x"], h["value"]) for h in first.history])
+    by_steps = optimize(score, SPACE, surrogate="gp", budget=1, n_init=3, seed=0, db=None, progress=False,
+                        initial=run_steps(db, first.run_id))
+    assert by_steps.history[0]["x"] == by_pairs.history[0]["x"]
 
 
 def test_a_warm_start_over_bounds_takes_points_in_the_bounds():
