@@ -190,7 +190,7 @@ def test_npbandit_optimize_prints_the_recommendation_beside_the_best_value(tmp_p
     out = capsys.readouterr().out
     (run,) = list_runs(db)
     rec = run.recommended
-    assert f"recommended by the model: x = {[rec['params']['x0'], rec['params']['x1']]} " in out
+    assert f"recommended by the model: x0={rec['params']['x0']:.4g}, x1={rec['params']['x1']:.4g} " in out
     assert f"(posterior mean {rec['value']:.6g})" in out
     assert main(["optimize", "--function", "branin", "--surrogate", "random", "--budget", "3", "--db", db]) == 0
     assert "recommended" not in capsys.readouterr().out

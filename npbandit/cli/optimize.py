@@ -43,7 +43,8 @@ def add_arguments(opt: argparse.ArgumentParser) -> None:
     opt.add_argument("--constraints", metavar="MODULE:FUNCTION",
                      help="outcome constraints: module:function taking the point (as the objective does) and "
                           "returning a sequence of floats, the point feasible when all are <= 0 (the best value "
-                          "printed is then the best feasible one; needs --acquisition logei) (default: none)")
+                          "printed is then the best feasible one; needs --acquisition logei or qlognei) "
+                          "(default: none)")
     opt.add_argument("--dim", type=positive_int, help="dimension for test functions that take one (default: the "
                      "function's own)")
     opt.add_argument("--surrogate", default="tnpd", help="tnpd (the tnpd-bo checkpoint: TNP-D trained on the bo "
@@ -135,15 +136,26 @@ def run(args: argparse.Namespace) -> int:
                           trust_region=args.trust_region, liar=args.liar, threads=args.threads,
                           constraints=constraints,
                           acq_optimizer=None if args.acq_optimizer is None else OPTIMIZERS[args.acq_optimizer]())
-    best = result.best_x if isinstance(result.best_x, dict) else result.best_x.tolist()
     what = "best value" if constraints is None else "best feasible value" if result.feasible else \
         "no feasible point found; least violating: value"
-    print(f"run {result.run_id}: {what} {result.best_value:.6g} at x = {best} "
+    print(f"run {result.run_id}: {what} {result.best_value:.6g} at {_point_text(result.best_x)} "
           f"after {len(result.history)} evaluations")
     if result.recommended_by == "model":  # the evaluated point the model believes best (noisy objectives)
-        rec = result.recommended_x if isinstance(result.recommended_x, dict) else result.recommended_x.tolist()
-        print(f"recommended by the model: x = {rec} (posterior mean {result.recommended_value:.6g})")
+        print(f"recommended by the model: {_point_text(result.recommended_x)} (posterior mean "
+              f"{result.recommended_value:.6g})")
     return 0
+
+
+def _point_text(point: Any) -> str:
+    """A result's point on one line, as ``npbandit report`` shows one: a box's point by
+    name (``x0=0.1234, x1=...``), a space's params dict as it is; floats to 4 significant
+    digits, the inputs that do not fit counted (``... 13 more``). The exact point is the
+    result's ``best_x`` and the run's steps in the database."""
+    from npbandit.report.summary import params_text
+
+    if not isinstance(point, dict):
+        point = {f"x{i}": float(v) for i, v in enumerate(point.tolist())}
+    return params_text(point)
 
 
 def _list_functions() -> None:

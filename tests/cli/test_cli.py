@@ -267,9 +267,16 @@ def test_cli_optimize_on_local_worker_processes(tmp_path, capsys):
     assert str(os.getpid()) not in pids and 1 <= len(pids) <= 2
     # the points are Branin's, in its box: sending the objective to the pool left this process's
     # view of the problem's bounds intact (torch's shared-memory pickling moved them once)
-    best = out.split("at x = ")[1].split(" after")[0]
-    x = json.loads(best)
-    assert -5 <= x[0] <= 10 and 0 <= x[1] <= 15, best
+    best = min(steps, key=lambda s: s["value"])["params"]
+    assert -5 <= best["x0"] <= 10 and 0 <= best["x1"] <= 15, best
+    assert f"at x0={best['x0']:.4g}, x1={best['x1']:.4g} after 8 evaluations" in out
+
+
+def test_cli_optimize_prints_a_wide_point_cut_short(tmp_path, capsys):
+    assert main(["optimize", "--function", "ackley", "--dim", "30", "--surrogate", "random", "--budget", "2",
+                 "--db", str(tmp_path / "runs.db")]) == 0
+    line = capsys.readouterr().out.strip().splitlines()[-1]
+    assert "at x0=" in line and "more after 2 evaluations" in line and len(line) < 200, line
 
 
 # -- --help says what runs ----------------------------------------------------------------------------------------
