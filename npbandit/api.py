@@ -58,7 +58,8 @@ class OptimizeResult:
             database records it) for a failed one; with ``constraints`` also
             ``constraints`` (the values returned) and ``feasible`` for each evaluation
             that did not fail (``best_value`` is then the best feasible value so far,
-            ``None`` before the first).
+            ``None`` before the first). A failed evaluation's ``best_value`` is the best so
+            far (``None`` before any evaluation succeeded).
         run_id: the run's id in the database (``None`` when ``db=None``).
         feasible: whether ``best_x`` satisfies the constraints: always ``True`` without
             them; ``False`` when no evaluation was feasible, and ``best_x`` is then the one
@@ -377,6 +378,9 @@ def optimize(objective: Callable[[Any], float], bounds: Any = None, surrogate: s
         for h in history:
             if not h["failed"]:
                 h["feasible"] = is_feasible(h["constraints"])
+    for before, h in zip(history, history[1:]):  # a failed evaluation leaves the best so far as it was
+        if h["failed"] and h["best_value"] is None:
+            h["best_value"] = before["best_value"]
     good = [h for h in history if not h["failed"]]
     if not good:
         raise ObjectiveError(f"every one of the {len(history)} evaluations failed; nothing to report"

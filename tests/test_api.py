@@ -66,6 +66,12 @@ def test_optimize_reports_failures(tmp_path):
         optimize(bad, BOUNDS, surrogate="random", budget=10, db=None, progress=False)
     result = optimize(bad, BOUNDS, surrogate="random", budget=10, db=None, on_error="skip", progress=False)
     assert any(h["failed"] for h in result.history) and np.isfinite(result.best_value)
+    # a failed evaluation's best_value is the best so far (a curve of history[i]["best_value"] has no holes)
+    best = None
+    for h in result.history:
+        if not h["failed"]:
+            best = h["value"] if best is None else min(best, h["value"])
+        assert h["best_value"] == best
 
 
 def test_a_run_whose_every_evaluation_failed_is_recorded_failed_not_completed(tmp_path):
