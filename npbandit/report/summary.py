@@ -101,7 +101,8 @@ def bo_summary(db: str = DEFAULT_URL) -> list[dict[str, Any]]:
     ``best`` lists the runs that found a feasible point, ``infeasible_runs`` counts those that
     did not (``best_point`` is ``None`` when none did), and ``feasible`` / ``evaluated`` total
     the feasible and the successful evaluations of the row's runs (``None`` for an
-    unconstrained row)."""
+    unconstrained row). ``failed`` / ``steps`` total the failed evaluations and all
+    evaluations of the row's runs."""
     rows = []
     for group, runs in bo_groups(list_runs(db, kind="bo")).items():
         cells: dict[tuple, list[dict[str, Any]]] = defaultdict(list)
@@ -123,6 +124,7 @@ def bo_summary(db: str = DEFAULT_URL) -> list[dict[str, Any]]:
             cells[(budget, labels[run.id], run.policy)].append({
                 "best": good[-1]["best_value"] if feasible else None, "point": point, "evals": len(steps),
                 "s_per_step": seconds, "feasible": len(feasible), "evaluated": len(good),
+                "failed": len(steps) - len(good), "steps": len(steps),
                 "recommended": _recommended(run)})
         for (budget, label, policy), cell in sorted(cells.items()):
             best = [c["best"] for c in cell if c["best"] is not None]
@@ -138,6 +140,7 @@ def bo_summary(db: str = DEFAULT_URL) -> list[dict[str, Any]]:
                          "infeasible_runs": len(cell) - len(best),
                          "feasible": sum(c["feasible"] for c in cell) if constrained else None,
                          "evaluated": sum(c["evaluated"] for c in cell) if constrained else None,
+                         "failed": sum(c["failed"] for c in cell), "steps": sum(c["steps"] for c in cell),
                          "recommended": _best_recommendation([c["recommended"] for c in cell], group.minimize)})
     return rows
 
@@ -287,7 +290,8 @@ def report_text(db: str = DEFAULT_URL, limit: int = 20) -> str:
                   "evaluation, its parameters by name; recommended = the evaluated point a run's model believes best, "
                   "at the model's posterior mean there (the best of the block's runs; runs without a model have none); "
                   "with constraints (\"subject to\"), only feasible evaluations count, and feasible = feasible / "
-                  "successful evaluations over the row's runs"]
+                  "successful evaluations over the row's runs; failed (in a block where an evaluation failed) = "
+                  "failed / all evaluations over the row's runs"]
         width = max(24, *(len(r["label"]) for r in bo))
         blocks: dict[tuple, list[dict[str, Any]]] = defaultdict(list)
         for r in bo:
@@ -296,11 +300,14 @@ def report_text(db: str = DEFAULT_URL, limit: int = 20) -> str:
             optimum = "" if solved.optimal_value is None else f"  optimum {solved.optimal_value:.6g}"
             constrained = solved.constraints is not None
             feasible_head = f"  {'feasible':>12}" if constrained else ""
+            failures = any(r["failed"] for r in block)
+            feasible_head += f"  {'failed':>9}" if failures else ""
             lines += ["", printable(f"{solved.label()}{optimum}  budget {budget}"),
                       f"  {'policy':<{width}}  {'runs':>4}  {'best value':>30}  {'simple regret':>30}  {'s/eval':>7}"
                       + feasible_head]
             for r in block:
                 feasible = f"  {str(r['feasible']) + '/' + str(r['evaluated']):>12}" if constrained else ""
+                feasible += f"  {str(r['failed']) + '/' + str(r['steps']):>9}" if failures else ""
                 lines.append(f"  {r['label']:<{width}}  {r['runs']:>4}  {_median_quartiles(r['best']):>30}  "
                              f"{_median_quartiles(r['simple_regret']):>30}  {r['s_per_step']:>7.3f}{feasible}")
                 if r["simple_regret"] and min(r["simple_regret"]) < 0:

@@ -476,3 +476,23 @@ def test_a_subspace_strategy_s_flat_settings_read_as_one_component():
         "p  subspace=count-sketch", "p  subspace=redealt-sketch(relevance=?)",
         "p  subspace=redealt-sketch(relevance=concentrated_ard)", "p  subspace=?"]
 
+
+
+def test_a_block_with_failed_evaluations_counts_them(tmp_path):
+    db = str(tmp_path / "runs.db")
+
+    def half_fails(x):
+        return float("nan") if x[0] > 0 else _sphere(x)
+
+    optimize(half_fails, [[-1.0, -1.0], [1.0, 1.0]], surrogate="random", budget=8, db=db, on_error="skip",
+             progress=False, name="half")
+    optimize(_sphere, [[-1.0, -1.0], [1.0, 1.0]], surrogate="random", budget=8, db=db, progress=False, name="clean")
+    (run,) = [r for r in list_runs(db) if r.env_params["objective"] == "half"]
+    failed = sum(s["failed"] for s in run_steps(db, run.id))
+    (row,) = [r for r in bo_summary(db) if r["objective"] == "half"]
+    assert 0 < failed == row["failed"] and row["steps"] == 8
+    text = report_text(db)
+    half = text[text.index("half  d=2"):]
+    assert "failed" in half.splitlines()[1] and f"{failed}/8" in half.splitlines()[2]
+    clean = text[text.index("clean  d=2"):].splitlines()
+    assert "failed" not in clean[1]  # no failure in the block: no column
