@@ -358,7 +358,8 @@ def optimize(objective: Callable[[Any], float], bounds: Any = None, surrogate: s
                       threads=threads, snap=snap, constrained=constraints is not None, acq_optimizer=acq_optimizer,
                       subspace=subspace)
         if bo.subspace is not None:  # say so where the run shows itself: the surrogate sees fewer inputs than d
-            desc += f" ({d} columns, searched by {bo.subspace.name} for a model of {bo.width})"
+            strategy = getattr(bo.subspace, "name", type(bo.subspace).__name__)
+            desc += f" ({d} columns, searched by {strategy} for a model of {bo.width})"
         policy = _StandardisedDataCheck(bo)
     if initial is not None:
         policy = WarmStart(policy, warm)
