@@ -309,7 +309,11 @@ def as_bounds(bounds: Any, name: str = "bounds") -> np.ndarray:
     if not np.isfinite(array).all():
         raise ValueError(f"{name} must be finite")
     if not (array[1] > array[0]).all():
-        raise ValueError(f"{name}: every lower bound must be below its upper bound, got {array.tolist()}")
+        hint = ""
+        if array.shape == (2, 2) and (array[:, 1] > array[:, 0]).all():  # (low, high) rows, SciPy's habit
+            hint = (f" (the rows are the lower bounds, then the upper ones, as in BoTorch; (low, high) pairs per "
+                    f"input are the transpose: {array.T.tolist()})")
+        raise ValueError(f"{name}: every lower bound must be below its upper bound, got {array.tolist()}{hint}")
     with np.errstate(over="ignore"):
         if not np.isfinite(array[1] - array[0]).all():
             raise ValueError(f"{name}: the box is too wide to represent (upper - lower overflows), "

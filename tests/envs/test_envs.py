@@ -402,3 +402,13 @@ def test_linear_bandit_pays_each_arms_linear_mean_and_reports_its_gap():
 def test_linear_bandit_rejects_bad_parameters(kwargs, match):
     with pytest.raises(ValueError, match=match):
         gym.make("npbandit/LinearBandit-v0", **kwargs)
+
+
+def test_scipy_style_bounds_are_refused_with_their_transpose_named():
+    from npbandit.envs.blackbox import as_bounds
+
+    with pytest.raises(ValueError, match=r"\(low, high\) pairs per input are the transpose: \[\[-5.0, -1.0\], "
+                                         r"\[5.0, 1.0\]\]"):
+        as_bounds([(-5, 5), (-1, 1)])
+    with pytest.raises(ValueError, match=r"below its upper bound, got \[\[1.0, 0.0\], \[0.0, 1.0\]\]$"):
+        as_bounds([[1.0, 0.0], [0.0, 1.0]])  # not a transpose either: no hint
