@@ -277,6 +277,8 @@ class NPBanditPolicy(Policy):
         self.checkpoint = None if card is None else {"name": card["name"], "sha256": card["sha256"]}
         self._ref = next(surrogate.parameters())
         self._largest = torch.finfo(self._ref.dtype).max  # what a context or reward must not exceed
+        # the surrogate's dtype in numpy, where it has one: a context is cast there, then shared
+        self._np_dtype = {torch.float32: np.float32, torch.float64: np.float64}.get(self._ref.dtype)
 
     @property
     def encoding(self) -> RewardEncoding | OutcomeTransform:
@@ -315,7 +317,9 @@ class NPBanditPolicy(Policy):
         context = check_context(obs, self.surrogate.x_dim)
         if np.abs(context).max() > self._largest:
             raise ValueError(f"obs {context.tolist()} does not fit the surrogate's {self._ref.dtype}")
-        return torch.as_tensor(context, **self._like).reshape(1, 1, -1)
+        if self._np_dtype is None:
+            return torch.as_tensor(context, **self._like).reshape(1, 1, -1)
+        return torch.from_numpy(context.astype(self._np_dtype)).to(self._ref.device).view(1, 1, -1)
 
     def act(self, obs: np.ndarray) -> int:
         if self.state.num_points == 0:

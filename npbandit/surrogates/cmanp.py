@@ -106,13 +106,15 @@ class CMANPState(NPState):
 
     A state built in ``torch.inference_mode()`` also holds ``fused``, the model's weights
     derived once for :class:`~npbandit.surrogates.fused.FusedCMANP` and handed on by
-    ``update`` and ``select``; its latents, decoder memory and the predictions made from it
-    in inference mode go that way: the same function in fewer tensor operations, equal to
-    the modules' up to rounding (a bandit policy's steps). Everywhere else -- autograd on
-    (training, an acquisition's gradient in ``xt``) or merely off (``torch.no_grad()``, as
-    BoTorch conditions a model) -- the modules run, so those results do not change with
-    the path; and so they do for the latents while a block has a forward hook and for the
-    targets while the decoder has one.
+    ``update`` and ``select``; its latents, the points ``update`` folds into it in inference
+    mode, and the decoder memory and predictions made from it in inference mode go that way:
+    the same function in fewer tensor operations, equal to the modules' up to rounding (a
+    bandit policy's steps; the fused decoder memory is cached beside the modules' one).
+    Everywhere else -- autograd on (training, an acquisition's gradient in ``xt``) or merely
+    off (``torch.no_grad()``, as BoTorch conditions a model) -- the modules run, so those
+    results do not change with the path; and so they do for the latents while a block has a
+    forward hook, for new points while the embedding has one, and for the targets while the
+    decoder has one or the state holds elite points.
     """
 
     data_state: SoftmaxState | None

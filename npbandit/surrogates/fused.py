@@ -70,9 +70,9 @@ _BIAS_UNIT, _BIAS_VALUE = -8.0, -16.0
 #: a linear map on row tokens: ``(weight^T [d_in, d_out], bias [d_out])``, or stacked over
 #: blocks (``[G, d_in, d_out]``, ``[G, 1, d_out]``) for the maps run for all blocks at once
 Linear = tuple[Tensor, Tensor]
-#: what one cross-attention reads of a fixed memory of ``L`` tokens, per batch element:
-#: the scores' map ``[B, D, H * L]`` and bias ``[B, 1, H * L]`` (on the standardised
-#: query), and the output-projected values ``[B, H * L, D]``
+#: what one cross-attention reads of a fixed memory of ``L`` tokens: the scores' map
+#: ``[B, D, H * L]`` and bias ``[B, 1, H * L]`` (on the standardised query), and the
+#: output-projected values ``[B, H * L, D]``; without the batch dimension for ``B = 1``
 Read = tuple[Tensor, Tensor, Tensor]
 #: the decoder's memory on the fused path: one :data:`Read` per layer
 FusedMemory = tuple[Read, ...]
@@ -268,18 +268,29 @@ class FusedCMANP:
     def _ff(self, x: Tensor, ff: tuple[Tensor, ...]) -> Tensor:
         """``x + FF(LN(x))`` for ``x [rows, D]`` or stacked ``[G, rows, D]`` (see :func:`_feed_forward`)."""
         w1, b1, w2 = ff
-        u = _apply(self._std(x), w1, b1)
-        u = u * torch.erfc(u)
-        return torch.addmm(x, u, w2) if x.dim() == 2 else torch.baddbmm(x, u, w2)
+        if x.dim() == 2:
+            u = torch.addmm(b1, self._std(x), w1)
+            return torch.addmm(x, u * torch.erfc(u), w2)
+        u = torch.baddbmm(b1, self._std(x), w1)
+        return torch.baddbmm(x, u * torch.erfc(u), w2)
 
     def _self_attention(self, x: Tensor, groups: int, projection: Linear) -> Tensor:
-        """``x`` plus its self-attention (see :func:`_self_attention_map`), over each of
-        ``groups`` sets of tokens: ``x [groups * L, D]`` or stacked ``[G, B * L, D]`` with
-        ``groups = G * B``."""
+        """``x`` plus its self-attention (see :func:`_self_attention_map`) within each of
+        ``groups`` sets of ``L`` tokens: ``x [groups * L, D]``, or stacked ``[G, B * L, D]``
+        with ``groups = G * B``. One set is 2-D products throughout."""
         s = self._std(x)
         d_model, n_heads = x.shape[-1], self.n_heads
-        proj = _apply(s, *projection).view(groups, -1, 2 * n_heads * d_model)
         split = n_heads * d_model
+        proj = _apply(s, *projection)
+        if groups == 1 and x.dim() == 2:
+            maps, values = proj[:, :split], proj[:, split:]  # [L, H * D] each
+            if n_heads == 1:
+                return torch.addmm(x, torch.mm(maps, s.t()).softmax(-1), values)
+            length = x.shape[0]
+            weights = torch.mm(maps.reshape(length * n_heads, d_model), s.t()).softmax(-1).view(length, -1)
+            values = values.reshape(length, n_heads, d_model).transpose(0, 1).reshape(-1, d_model)
+            return torch.addmm(x, weights, values)
+        proj = proj.view(groups, -1, 2 * split)
         maps, values = proj[..., :split], proj[..., split:]  # [N, L, H * D] each
         s = s.view(groups, -1, d_model)
         length = s.shape[1]
@@ -291,7 +302,8 @@ class FusedCMANP:
 
     def _memory(self, tokens: Tensor, batch: int, projection: Linear) -> tuple[Read, ...]:
         """What one cross-attention per block reads of each block's tokens ``[G, B * L, D]``
-        (see :func:`_folded_attention`): one :data:`Read` per block."""
+        (see :func:`_folded_attention`): one :data:`Read` per block, 2-D for one batch
+        element (``[D, H * L]``, ``[1, H * L]``, ``[H * L, D]``)."""
         n_blocks, _, d_model = tokens.shape
         n_heads = self.n_heads
         proj = torch.baddbmm(projection[1], self._std(tokens), projection[0])
@@ -305,19 +317,27 @@ class FusedCMANP:
                 -1, d_model + 1, n_heads * length)
             values = values.reshape(-1, length, n_heads, d_model).transpose(1, 2).reshape(-1, n_heads * length,
                                                                                            d_model)
-        scores = scores.unflatten(0, (n_blocks, batch))
-        return tuple(zip(scores[:, :, :d_model].unbind(0), scores[:, :, d_model:].unbind(0),
-                         values.unflatten(0, (n_blocks, batch)).unbind(0), strict=True))
+        if batch > 1:
+            scores, values = scores.unflatten(0, (n_blocks, batch)), values.unflatten(0, (n_blocks, batch))
+        return tuple(zip(scores[..., :d_model, :].unbind(0), scores[..., d_model:, :].unbind(0), values.unbind(0),
+                         strict=True))
 
     def _read(self, x: Tensor, read: Read) -> Tensor:
-        """``x [B, M, D]`` plus its cross-attention to a memory (a :data:`Read`)."""
+        """``x [M, D]`` (a 2-D :data:`Read`) or ``[B, M, D]`` plus its cross-attention to a memory."""
         scores, bias, values = read
-        weights = torch.baddbmm(bias, self._std(x), scores)  # [B, M, H * L]
+        two_d = values.dim() == 2
+        weights = (torch.addmm if two_d else torch.baddbmm)(bias, self._std(x), scores)  # [..., M, H * L]
         if self.n_heads == 1:
             weights = weights.softmax(-1)
         else:
-            weights = weights.view(*weights.shape[:2], self.n_heads, -1).softmax(-1).flatten(2)
-        return torch.baddbmm(x, weights, values)
+            weights = weights.view(*weights.shape[:-1], self.n_heads, -1).softmax(-1).flatten(-2)
+        return (torch.addmm if two_d else torch.baddbmm)(x, weights, values)
+
+    def _rows(self, x: Tensor, batch: int, read: Read) -> Tensor:
+        """:meth:`_read` for row tokens ``x [B * M, D]``."""
+        if batch == 1:
+            return self._read(x, read)
+        return self._read(x.view(batch, -1, x.shape[-1]), read).flatten(0, 1)
 
     def _batched(self, batch: int) -> tuple[Tensor, Tensor]:
         """The block latents ``[G, B * L_B, D]`` and input latents ``[B * L_I, D]`` for ``batch``."""
@@ -361,8 +381,7 @@ class FusedCMANP:
         # the latent side, block by block: [B * L_I, D]
         out = []
         for g in range(n_blocks):
-            z = self._read(z.view(batch, -1, z.shape[-1]), reads[g]).flatten(0, 1)
-            z = self._ff(z, self.read_ff[g])
+            z = self._ff(self._rows(z, batch, reads[g]), self.read_ff[g])
             z = self._ff(self._self_attention(z, batch, self.latent_self[g]), self.latent_ff[g])
             out.append(z.view(batch, -1, z.shape[-1]))
         return out
@@ -377,7 +396,7 @@ class FusedCMANP:
         batch, n_targets = xt.shape[:2]
         h = self._mlp(xt.reshape(batch * n_targets, -1), self.target_embed)
         for read, ff in zip(memory, self.target_ff, strict=True):
-            h = self._ff(self._read(h.view(batch, n_targets, -1), read).flatten(0, 1), ff)
+            h = self._ff(self._rows(h, batch, read), ff)
         return h
 
     def features(self, xt: Tensor, memory: FusedMemory) -> Tensor:
