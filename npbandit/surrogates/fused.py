@@ -263,7 +263,8 @@ class FusedCMANP:
         return x
 
     def _std(self, x: Tensor) -> Tensor:
-        return torch.layer_norm(x, x.shape[-1:], None, None, self.eps)
+        """LayerNorm without affine over the last dimension, ``D``."""
+        return torch.layer_norm(x, self.norm[0].shape, None, None, self.eps)
 
     def _ff(self, x: Tensor, ff: tuple[Tensor, ...]) -> Tensor:
         """``x + FF(LN(x))`` for ``x [rows, D]`` or stacked ``[G, rows, D]`` (see :func:`_feed_forward`)."""
