@@ -236,7 +236,7 @@ class CMANP(NeuralProcess):
         # the fused path in inference mode (see CMANPState), unless a hook watches the embedding
         fused = state.fused if torch.is_inference_mode_enabled() and not _hooked(self.embed) else None
         for start in range(0, x.shape[1], chunk):
-            xs, ys = x[:, start:start + chunk], y[:, start:start + chunk]
+            xs, ys = (x, y) if x.shape[1] <= chunk else (x[:, start:start + chunk], y[:, start:start + chunk])
             if fused is not None:
                 data_state = fused.absorb(data_state, xs, ys)
             else:
