@@ -107,10 +107,10 @@ def _folded_attention(attention: nn.Module, query_norm: nn.LayerNorm, memory_nor
     over the heads): ``[D, H * (D + 1) + H * D]``."""
     n_heads, d_model = attention.n_heads, attention.to_q.weight.shape[1]
     query, query_bias = _heads(*_affine(query_norm, attention.to_q.weight), n_heads)  # [H, D, dh], [H, 1, dh]
-    keys, key_bias = _heads(*_affine(memory_norm, attention.to_kv.weight[:d_model]), n_heads)
+    # the keys' bias c: q . c is the same for every key, so the softmax cancels it
+    keys, _ = _heads(*_affine(memory_norm, attention.to_kv.weight[:d_model]), n_heads)
     values, value_bias = _heads(*_affine(memory_norm, attention.to_kv.weight[d_model:]), n_heads)
     out = attention.to_out.weight.t().reshape(n_heads, -1, d_model)  # [H, dh, D]
-    del key_bias  # q . c_k is the same for every key: the softmax cancels it
     scores = torch.cat([query, query_bias], dim=1) @ keys.transpose(1, 2) * attention.scale  # [H, D + 1, D]
     projected = values @ out  # [H, D, D]
     bias = (value_bias @ out).squeeze(1) + attention.to_out.bias / n_heads  # [H, D]
