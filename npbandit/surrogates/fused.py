@@ -167,6 +167,7 @@ class FusedCMANP:
 
     n_heads: int
     eps: float
+    width: tuple[int]  # (D,): what the LayerNorms normalise over
     min_std: float
     # new points: their embedding, and every block's scores and values of them
     embed: tuple[Linear, ...]
@@ -231,7 +232,7 @@ class FusedCMANP:
         data_out = [_linear(d.attention.to_out) for d in data]
         head = _linear(decoder.head.net[0], decoder.norm)
         return cls(
-            n_heads=n_heads, eps=eps, min_std=decoder.head.min_std,
+            n_heads=n_heads, eps=eps, width=(model.config.d_model,), min_std=decoder.head.min_std,
             embed=tuple(_linear(m) for m in model.embed if isinstance(m, nn.Linear)),
             absorb_map=absorb,
             block_latents=torch.stack([b.block_latents + o[1] for b, o in zip(blocks, data_out)]),
@@ -264,15 +265,16 @@ class FusedCMANP:
 
     def _std(self, x: Tensor) -> Tensor:
         """LayerNorm without affine over the last dimension, ``D``."""
-        return torch.layer_norm(x, self.norm[0].shape, None, None, self.eps)
+        return torch.layer_norm(x, self.width, None, None, self.eps)
 
     def _ff(self, x: Tensor, ff: tuple[Tensor, ...]) -> Tensor:
         """``x + FF(LN(x))`` for ``x [rows, D]`` or stacked ``[G, rows, D]`` (see :func:`_feed_forward`)."""
         w1, b1, w2 = ff
+        s = torch.layer_norm(x, self.width, None, None, self.eps)
         if x.dim() == 2:
-            u = torch.addmm(b1, self._std(x), w1)
+            u = torch.addmm(b1, s, w1)
             return torch.addmm(x, u * torch.erfc(u), w2)
-        u = torch.baddbmm(b1, self._std(x), w1)
+        u = torch.baddbmm(b1, s, w1)
         return torch.baddbmm(x, u * torch.erfc(u), w2)
 
     def _self_attention(self, x: Tensor, groups: int, projection: Linear) -> Tensor:
@@ -382,7 +384,7 @@ class FusedCMANP:
         # the latent side, block by block: [B * L_I, D]
         out = []
         for g in range(n_blocks):
-            z = self._ff(self._rows(z, batch, reads[g]), self.read_ff[g])
+            z = self._ff(self._read(z, reads[g]) if batch == 1 else self._rows(z, batch, reads[g]), self.read_ff[g])
             z = self._ff(self._self_attention(z, batch, self.latent_self[g]), self.latent_ff[g])
             out.append(z.view(batch, -1, z.shape[-1]))
         return out
@@ -397,7 +399,7 @@ class FusedCMANP:
         batch, n_targets = xt.shape[:2]
         h = self._mlp(xt.reshape(batch * n_targets, -1), self.target_embed)
         for read, ff in zip(memory, self.target_ff, strict=True):
-            h = self._ff(self._rows(h, batch, read), ff)
+            h = self._ff(self._read(h, read) if batch == 1 else self._rows(h, batch, read), ff)
         return h
 
     def features(self, xt: Tensor, memory: FusedMemory) -> Tensor:
