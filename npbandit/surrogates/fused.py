@@ -362,8 +362,12 @@ class FusedCMANP:
         proj = torch.addmm(self.absorb_map[1], self._std(tokens), self.absorb_map[0])
         n_blocks, length = self.block_latents.shape[:2]
         split = n_blocks * self.n_heads * length
-        scores = proj[:, :split].view(batch, n, n_blocks, self.n_heads, -1).permute(2, 0, 3, 4, 1)
-        values = proj[:, split:].view(batch, n, n_blocks, self.n_heads, -1).permute(2, 0, 3, 1, 4)
+        if batch * n == 1:  # one point: [G, 1, H, L_B, 1] and [G, 1, H, 1, dh] are views of the row
+            scores = proj[:, :split].view(n_blocks, 1, self.n_heads, -1, 1)
+            values = proj[:, split:].view(n_blocks, 1, self.n_heads, 1, -1)
+        else:
+            scores = proj[:, :split].view(batch, n, n_blocks, self.n_heads, -1).permute(2, 0, 3, 4, 1)
+            values = proj[:, split:].view(batch, n, n_blocks, self.n_heads, -1).permute(2, 0, 3, 1, 4)
         if state is None or n > 1:
             return extend_softmax_state(state, scores, values)
         log_norm = torch.logaddexp(state.log_norm, scores)

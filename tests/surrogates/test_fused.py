@@ -44,21 +44,22 @@ def test_fused_predictions_equal_the_modules(batch, n_targets, n_heads):
         close(model.features(state, xt), model.features(reference, xt))
 
 
-def test_the_fused_state_streams_and_selects():
+@pytest.mark.parametrize("batch", [1, 2])
+def test_the_fused_state_streams_and_selects(batch):
     # update and select hand the derived weights on; the streamed state predicts as the
     # modules do on the whole context
     model = trained_looking()
-    x, y = random_set(2, 12, seed=4)
-    xt, _ = random_set(2, 5, seed=5)
+    x, y = random_set(batch, 12, seed=4)
+    xt, _ = random_set(batch, 5, seed=5)
     with torch.inference_mode():
         state = model.condition(x[:, :0], y[:, :0])
         for i in range(12):
             state = model.update(state, x[:, i:i + 1], y[:, i:i + 1])
         assert state.fused is not None
         streamed = model.predict(state, xt).loc
-        one = state.select(torch.tensor([1]))
+        one = state.select(torch.tensor([batch - 1]))
         assert one.fused is state.fused
-        close(model.predict(one, xt[1:]).loc, streamed[1:])
+        close(model.predict(one, xt[batch - 1:]).loc, streamed[batch - 1:])
     close(streamed, model.predict(model.condition(x, y), xt).loc)
     # the fused fold of one point at a time (logaddexp, lerp) keeps the reader's data state
     modules = model.condition(x, y).data_state  # autograd on: the modules fold all 12 at once
