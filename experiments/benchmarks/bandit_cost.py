@@ -140,7 +140,7 @@ def long_run(name: str, rounds: int, db: str | None) -> dict[str, Any]:
     for row in readings.rows:
         row["step_ms"], row["step_p10_ms"] = step_ms(costs, row["t"]), step_ms(costs, row["t"], 10)
         if db is None:
-            row["step_cpu_ms"] = step_ms(cpu, row["t"])
+            row["step_cpu_ms"], row["step_cpu_p10_ms"] = step_ms(cpu, row["t"]), step_ms(cpu, row["t"], 10)
     return {"policy": name, "rounds": rounds, "logged": db is not None, "wall_s": time.perf_counter() - readings.t0,
             "points": readings.rows}
 
@@ -155,25 +155,30 @@ def long_section(runs: list[dict[str, Any]], load: str, command: str) -> list[st
              "through `run_episode` into SQLite (`commit_every` = 50). Step = act + observe, median of the 100 "
              "steps before t (steps 5-14 at t = 10), in wall-clock time, its 10th percentile (*p10*), and in "
              "the thread's CPU time (*CPU*: what the step costs without the time other processes on the shared "
-             "cores took from it, the nearest this machine comes to an idle core); steps/s over the segment "
+             "cores took from it, the nearest this machine comes to an idle core; its 10th percentile, *CPU p10*, "
+             "is the least touched by what a busy neighbour does to the caches and the clock); steps/s over the "
+             "segment "
              "since the previous row, env and (logged) the loop and its writes included; peak RSS = the kernel's "
              "high-water mark `VmHWM` since the run started (it sees torch's CPU tensors, which tracemalloc "
              "does not).", "",
-             "| t | step alone (ms) | p10 alone (ms) | CPU alone (ms) | steps/s alone | peak RSS alone (MB) | "
-             "step logged (ms) | steps/s logged | peak RSS logged (MB) |",
-             "|---:|---:|---:|---:|---:|---:|---:|---:|---:|"]
+             "| t | step alone (ms) | p10 alone (ms) | CPU alone (ms) | CPU p10 alone (ms) | steps/s alone | "
+             "peak RSS alone (MB) | step logged (ms) | steps/s logged | peak RSS logged (MB) |",
+             "|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|"]
     for a, b in zip(alone["points"], logged["points"], strict=True):
         lines.append(f"| {a['t']:,} | {a['step_ms']:.3f} | {a['step_p10_ms']:.3f} | {a['step_cpu_ms']:.3f} | "
+                     f"{a['step_cpu_p10_ms']:.3f} | "
                      f"{a['steps_per_s']:,.0f} | "
                      f"{a['peak_rss_mb']:.1f} | "
                      f"{b['step_ms']:.3f} | {b['steps_per_s']:,.0f} | {b['peak_rss_mb']:.1f} |")
     by_t = {p["t"]: p for p in alone["points"]}
     if all(t in by_t for t in BAR_POINTS):
         early, late = (by_t[t]["step_ms"] for t in BAR_POINTS)
-        p10, cpu = ([by_t[t][key] for t in BAR_POINTS] for key in ("step_p10_ms", "step_cpu_ms"))
+        p10, cpu, cpu10 = ([by_t[t][key] for t in BAR_POINTS] for key in ("step_p10_ms", "step_cpu_ms",
+                                                                           "step_cpu_p10_ms"))
         lines.append(f"\nStep alone at t = {BAR_POINTS[1]:,} / t = {BAR_POINTS[0]}: {late / early:.2f}x (wall median), "
                      f"{p10[1] / p10[0]:.2f}x (p10), {cpu[1] / cpu[0]:.2f}x (CPU) (bar: <= {BAR_RATIO}x); CPU per step "
-                     f"at t = {BAR_POINTS[1]:,}: {cpu[1]:.3f} ms (bar: <= 1 ms on an idle core).")
+                     f"at t = {BAR_POINTS[1]:,}: {cpu[1]:.3f} ms (median), {cpu10[1]:.3f} ms (p10) (bar: <= 1 ms on an "
+                     "idle core).")
     for run, label in ((alone, "alone"), (logged, "logged")):
         by = {p["t"]: p for p in run["points"]}
         if 1_000 in by and rounds in by:

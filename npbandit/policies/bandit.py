@@ -276,6 +276,9 @@ class NPBanditPolicy(Policy):
         self.name = f"{surrogate.name if card is None else card['name']}-{rule}"
         self.checkpoint = None if card is None else {"name": card["name"], "sha256": card["sha256"]}
         self._ref = next(surrogate.parameters())
+        self._largest = torch.finfo(self._ref.dtype).max  # what a context or reward must not exceed
+        # the surrogate's dtype in numpy, where it has one: a context is cast there, then shared
+        self._np_dtype = {torch.float32: np.float32, torch.float64: np.float64}.get(self._ref.dtype)
 
     @property
     def encoding(self) -> RewardEncoding | OutcomeTransform:
@@ -312,9 +315,11 @@ class NPBanditPolicy(Policy):
         """``obs`` checked (:func:`check_context`, and within the surrogate's dtype) as the
         target ``[1, 1, dx]`` the surrogate reads."""
         context = check_context(obs, self.surrogate.x_dim)
-        if np.abs(context).max() > torch.finfo(self._ref.dtype).max:
+        if np.abs(context).max() > self._largest:
             raise ValueError(f"obs {context.tolist()} does not fit the surrogate's {self._ref.dtype}")
-        return torch.as_tensor(context, **self._like).reshape(1, 1, -1)
+        if self._np_dtype is None:
+            return torch.as_tensor(context, **self._like).reshape(1, 1, -1)
+        return torch.from_numpy(context.astype(self._np_dtype)).to(self._ref.device).view(1, 1, -1)
 
     def act(self, obs: np.ndarray) -> int:
         if self.state.num_points == 0:
@@ -327,22 +332,24 @@ class NPBanditPolicy(Policy):
         with torch.inference_mode(), torch_threads(self.threads):
             # model units (see the class docstring); x and the state are the policy's own, checked
             dist = self.surrogate.predict(self.state, x, check=False).encoded
-        mu, sigma = dist.loc[0, 0], dist.scale[0, 0]
-        if self.rule == "ucb":
-            scores = mu + self.beta * sigma
-        else:
-            scores = mu + sigma * torch.randn(mu.shape, generator=self.torch_rng, dtype=mu.dtype)
-        return int(torch.argmax(scores))
+            mu, sigma = dist.loc[0, 0], dist.scale[0, 0]
+            if self.rule == "ucb":
+                return int(torch.argmax(torch.add(mu, sigma, alpha=self.beta)))
+            return int(torch.argmax(mu + sigma * torch.randn(mu.shape, generator=self.torch_rng, dtype=mu.dtype)))
 
     def observe(self, obs, action, reward, info) -> None:
         action, reward = check_arm_and_reward(action, reward, self.n_arms)
         x = self._context(obs)
-        if abs(reward) > torch.finfo(self._ref.dtype).max:
+        if abs(reward) > self._largest:
             raise ValueError(f"reward {reward!r} does not fit the surrogate's {self._ref.dtype}")
-        # reward units; a noise fill draws from the policy's generator
-        y = self.fill.apply(self._played[action] * reward, self._observed[action], self.torch_rng)
-        with torch.inference_mode(), torch_threads(self.threads):  # the surrogate encodes the row
-            self.state = self.surrogate.update(self.state, x, y)
+        with torch.inference_mode(), torch_threads(self.threads):
+            # reward units: the played arm's reward, zeros elsewhere, as a zeros fill leaves it; a
+            # noise fill draws from the policy's generator
+            y = self._played[action] * reward
+            if self.fill.kind != "zeros":
+                y = self.fill.apply(y, self._observed[action], self.torch_rng)
+            # the surrogate encodes the row; x, y and the state are the policy's own, checked
+            self.state = self.surrogate.update(self.state, x, y, check=False)
 
     def params(self) -> dict[str, Any]:
         encoding = self.encoding

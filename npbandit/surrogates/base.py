@@ -304,9 +304,17 @@ class NeuralProcess(nn.Module, ABC):
         yc = self._model_outputs("xc", xc, "yc", yc)
         return self._condition(xc, yc)
 
-    def update(self, state: NPState, xu: Tensor, yu: Tensor) -> NPState:
+    def update(self, state: NPState, xu: Tensor, yu: Tensor, *, check: bool = True) -> NPState:
         """Return the state after adding ``xu [B, n, dx]``, ``yu [B, n, dy]`` (data units)
-        to ``state``."""
+        to ``state``.
+
+        ``check=False`` skips the checks of ``state``, ``xu`` and ``yu`` (type, shape, dtype,
+        device, finite values, batch size), for a caller that built them itself from inputs
+        it checked, at every step of a stream (a bandit policy's ``observe``); arguments that
+        would fail them give undefined results. What the outcome transform makes of ``yu`` is
+        checked either way (a transform may overflow on finite data)."""
+        if not check:
+            return self._update(state, xu, self._encoded_outputs("yu", yu))
         self._check_state(state)
         yu = self._model_outputs("xu", xu, "yu", yu)
         if xu.shape[0] != state.batch_size:
@@ -435,6 +443,11 @@ class NeuralProcess(nn.Module, ABC):
     def _model_outputs(self, x_name: str, x: Tensor, y_name: str, y: Tensor) -> Tensor:
         """Check a context pair given in data units; ``y`` in model units."""
         self._check_pair(x_name, x, y_name, y)
+        return self._encoded_outputs(y_name, y)
+
+    def _encoded_outputs(self, y_name: str, y: Tensor) -> Tensor:
+        """Outputs ``y`` in data units (checked) in model units; ``ValueError`` where the
+        outcome transform makes NaN or infinite values of them."""
         transform = self.outcome_transform
         if transform is None:
             return y

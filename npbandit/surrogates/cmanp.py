@@ -27,7 +27,7 @@ from torch.distributions import Normal
 
 from npbandit.surrogates.attention import AttentionBlock, SoftmaxState, StreamingCrossAttentionBlock, StreamingReader
 from npbandit.surrogates.base import NeuralProcess, NPConfig, NPState, _select_batch
-from npbandit.surrogates.fused import FusedCMANP
+from npbandit.surrogates.fused import FusedCMANP, FusedMemory
 from npbandit.surrogates.layers import DecoderMemory, LatentQueryDecoder, mlp
 
 __all__ = ["CMANPConfig", "CMANPState", "CMAB", "CMANP"]
@@ -106,13 +106,15 @@ class CMANPState(NPState):
 
     A state built in ``torch.inference_mode()`` also holds ``fused``, the model's weights
     derived once for :class:`~npbandit.surrogates.fused.FusedCMANP` and handed on by
-    ``update`` and ``select``; its latents, decoder memory and the predictions made from it
-    in inference mode go that way: the same function in fewer tensor operations, equal to
-    the modules' up to rounding (a bandit policy's steps). Everywhere else -- autograd on
-    (training, an acquisition's gradient in ``xt``) or merely off (``torch.no_grad()``, as
-    BoTorch conditions a model) -- the modules run, so those results do not change with
-    the path; and so they do for the latents while a block has a forward hook and for the
-    targets while the decoder has one.
+    ``update`` and ``select``; its latents, the points ``update`` folds into it in inference
+    mode, and the decoder memory and predictions made from it in inference mode go that way:
+    the same function in fewer tensor operations, equal to the modules' up to rounding (a
+    bandit policy's steps; the fused decoder memory is cached beside the modules' one).
+    Everywhere else -- autograd on (training, an acquisition's gradient in ``xt``) or merely
+    off (``torch.no_grad()``, as BoTorch conditions a model) -- the modules run, so those
+    results do not change with the path; and so they do for the latents while a block has a
+    forward hook, for new points while the embedding has one, and for the targets while the
+    decoder has one or the state holds elite points.
     """
 
     data_state: SoftmaxState | None
@@ -122,7 +124,7 @@ class CMANPState(NPState):
     grad_enabled: bool
     latent_cache: list[Tensor] = field(default_factory=list, compare=False, repr=False)
     elite: Tensor | None = None
-    memory_cache: dict[tuple[torch.dtype, torch.device], DecoderMemory] = field(
+    memory_cache: dict[tuple, DecoderMemory | FusedMemory] = field(
         default_factory=dict, compare=False, repr=False)
     fused: FusedCMANP | None = field(default=None, compare=False, repr=False)
 
@@ -231,9 +233,14 @@ class CMANP(NeuralProcess):
         if x.shape[1] == 0 and state.num_points > 0:
             return state  # nothing to fold in; keep the cached latents
         data_state = state.data_state
+        # the fused path in inference mode (see CMANPState), unless a hook watches the embedding
+        fused = state.fused if torch.is_inference_mode_enabled() and not _hooked(self.embed) else None
         for start in range(0, x.shape[1], chunk):
-            tokens = self.embed(torch.cat([x[:, start:start + chunk], y[:, start:start + chunk]], dim=-1))
-            data_state = state.reader.absorb(data_state, tokens)
+            xs, ys = (x, y) if x.shape[1] <= chunk else (x[:, start:start + chunk], y[:, start:start + chunk])
+            if fused is not None:
+                data_state = fused.absorb(data_state, xs, ys)
+            else:
+                data_state = state.reader.absorb(data_state, self.embed(torch.cat([xs, ys], dim=-1)))
         return CMANPState(data_state, state.reader, state.num_points + x.shape[1], state.batch_size,
                           torch.is_grad_enabled(), elite=self._keep_elite(state.elite, x, y), fused=state.fused)
 
@@ -267,32 +274,38 @@ class CMANP(NeuralProcess):
         return tuple(state.latent_cache)
 
     def _decoder_memory(self, state: CMANPState, xt: Tensor) -> DecoderMemory:
-        """What the decoder reads: every block's latents and the embedded elite points,
-        projected once per state (and dtype of ``xt``)."""
+        """What the decoder's modules read: every block's latents and the embedded elite
+        points, projected once per state (and dtype of ``xt``)."""
         key = (xt.dtype, xt.device)
-        fused = self._fused(state)
-        if key not in state.memory_cache and fused is not None and state.elite is None:
-            state.memory_cache[key] = fused.memory(self.latents(state))
-        elif key not in state.memory_cache:
+        if key not in state.memory_cache:
             latents = self.latents(state)
             with torch.set_grad_enabled(state.grad_enabled):
                 points = None if state.elite is None else self.embed(state.elite.to(xt))
                 state.memory_cache[key] = self.decoder.memory(latents, points)
         return state.memory_cache[key]
 
+    def _fused_memory(self, state: CMANPState, fused: FusedCMANP, xt: Tensor) -> FusedMemory:
+        """What the fused path's targets read (:meth:`FusedCMANP.memory`), once per state."""
+        key = (xt.dtype, xt.device, "fused")
+        if key not in state.memory_cache:
+            state.memory_cache[key] = fused.memory(self.latents(state))
+        return state.memory_cache[key]
+
     def features(self, state: CMANPState, xt: Tensor) -> Tensor:
         """The decoder's target representations ``[B, M, D]`` at ``xt [B, M, dx]``: what
         the Gaussian head reads (and CMANP-AND's covariance factors)."""
-        memory = self._decoder_memory(state, xt)
-        fused = self._fused_targets(state, memory)
-        return self.decoder.features(xt, memory) if fused is None else fused.features(xt, memory)
+        fused = self._fused_targets(state)
+        if fused is not None:
+            return fused.features(xt, self._fused_memory(state, fused, xt))
+        return self.decoder.features(xt, self._decoder_memory(state, xt))
 
     def _predict(self, state: NPState, xt: Tensor) -> Normal:
         if not isinstance(state, CMANPState):
             raise TypeError(f"state must be a CMANPState, got {type(state).__name__}")
-        memory = self._decoder_memory(state, xt)
-        fused = self._fused_targets(state, memory)
-        return self.decoder(xt, memory) if fused is None else fused.predict(xt, memory)
+        fused = self._fused_targets(state)
+        if fused is not None:
+            return fused.predict(xt, self._fused_memory(state, fused, xt))
+        return self.decoder(xt, self._decoder_memory(state, xt))
 
     @staticmethod
     def _fused(state: CMANPState) -> FusedCMANP | None:
@@ -300,10 +313,11 @@ class CMANP(NeuralProcess):
         seen data (see :class:`CMANPState`)."""
         return None if state.grad_enabled or state.data_state is None else state.fused
 
-    def _fused_targets(self, state: CMANPState, memory: DecoderMemory) -> FusedCMANP | None:
+    def _fused_targets(self, state: CMANPState) -> FusedCMANP | None:
         """The fused path for targets: as :meth:`_fused`, in inference mode now, no elite
-        points in the memory, and no forward hook on the decoder (it sees its calls)."""
-        if not torch.is_inference_mode_enabled() or memory.points is not None or _hooked(self.decoder):
+        points (the decoder's point reader runs as modules), and no forward hook on the
+        decoder (it sees its calls)."""
+        if not torch.is_inference_mode_enabled() or state.elite is not None or _hooked(self.decoder):
             return None
         return self._fused(state)
 

@@ -27,9 +27,9 @@ def close(a, b, tol=TOL) -> None:
     assert (a - b).abs().max().item() < tol
 
 
-@pytest.mark.parametrize("batch,n_targets", [(1, 1), (3, 7)])
-def test_fused_predictions_equal_the_modules(batch, n_targets):
-    model = trained_looking(y_dim=3)
+@pytest.mark.parametrize("batch,n_targets,n_heads", [(1, 1, 1), (1, 1, 2), (3, 7, 1), (3, 7, 2)])
+def test_fused_predictions_equal_the_modules(batch, n_targets, n_heads):
+    model = trained_looking(y_dim=3, n_heads=n_heads)
     x, y = random_set(batch, 25, y_dim=3, seed=2)
     xt, _ = random_set(batch, n_targets, seed=3)
     reference = model.condition(x, y)  # autograd on: the modules
@@ -44,22 +44,27 @@ def test_fused_predictions_equal_the_modules(batch, n_targets):
         close(model.features(state, xt), model.features(reference, xt))
 
 
-def test_the_fused_state_streams_and_selects():
+@pytest.mark.parametrize("batch", [1, 2])
+def test_the_fused_state_streams_and_selects(batch):
     # update and select hand the derived weights on; the streamed state predicts as the
     # modules do on the whole context
     model = trained_looking()
-    x, y = random_set(2, 12, seed=4)
-    xt, _ = random_set(2, 5, seed=5)
+    x, y = random_set(batch, 12, seed=4)
+    xt, _ = random_set(batch, 5, seed=5)
     with torch.inference_mode():
         state = model.condition(x[:, :0], y[:, :0])
         for i in range(12):
             state = model.update(state, x[:, i:i + 1], y[:, i:i + 1])
         assert state.fused is not None
         streamed = model.predict(state, xt).loc
-        one = state.select(torch.tensor([1]))
+        one = state.select(torch.tensor([batch - 1]))
         assert one.fused is state.fused
-        close(model.predict(one, xt[1:]).loc, streamed[1:])
+        close(model.predict(one, xt[batch - 1:]).loc, streamed[batch - 1:])
     close(streamed, model.predict(model.condition(x, y), xt).loc)
+    # the fused fold of one point at a time (logaddexp, lerp) keeps the reader's data state
+    modules = model.condition(x, y).data_state  # autograd on: the modules fold all 12 at once
+    close(state.data_state.log_norm, modules.log_norm)
+    close(state.data_state.mean_value, modules.mean_value)
 
 
 def test_outside_inference_mode_the_modules_run():
@@ -78,7 +83,8 @@ def test_outside_inference_mode_the_modules_run():
         assert torch.equal(model.predict(state, xt).loc, model.predict(reference, xt).loc)
     with torch.inference_mode():
         built = model.condition(x, y)
-    assert not any(t.requires_grad for t in (built.fused.initial_latents, built.fused.read_q))
+    fused = built.fused
+    assert not any(t.requires_grad for t in (fused.initial_latents, fused.block_read[0], fused.absorb_map[0]))
 
 
 def test_an_elite_memory_reads_its_points_through_the_modules():

@@ -5,6 +5,7 @@ import pytest
 import torch
 
 from npbandit.surrogates import build
+from npbandit.transforms import Bilog
 
 
 def _task(model, n=9, m=5, batch=2, seed=0):
@@ -79,6 +80,20 @@ def test_predict_without_checks_gives_the_checked_prediction():
     assert torch.equal(checked.loc, unchecked.loc) and torch.equal(checked.scale, unchecked.scale)
     with pytest.raises(ValueError, match="NaN"):
         model.predict(state, torch.full_like(xt, float("nan")))
+
+
+@pytest.mark.parametrize("name", ["tnpd", "cmanp"])
+def test_update_without_checks_gives_the_checked_state(name):
+    torch.manual_seed(3)
+    model = build(name, 2, 1, size="tiny")
+    model.outcome_transform = Bilog()  # update(check=False) still encodes the outputs
+    xc, yc, xt = (t.float() for t in _task(model))
+    state = model.condition(xc[:, :5], yc[:, :5])
+    checked = model.update(state, xc[:, 5:], yc[:, 5:])
+    unchecked = model.update(state, xc[:, 5:], yc[:, 5:], check=False)
+    assert torch.equal(model.predict(checked, xt).mean, model.predict(unchecked, xt).mean)
+    with pytest.raises(ValueError, match="NaN"):
+        model.update(state, xc[:, 5:], torch.full_like(yc[:, 5:], float("nan")))
 
 
 @pytest.mark.parametrize("update_locations", [False, True])
