@@ -85,6 +85,11 @@ def add_arguments(opt: argparse.ArgumentParser) -> None:
                      help="with --batch-size > 1, what evaluations in flight are believed at: the worst, mean or "
                           "best value the surrogate sees, 'believer': the surrogate's own mean at each, or "
                           "'penalty': no value, LogEI damped around them (optimize(liar=...))")
+    opt.add_argument("--initial-from", type=positive_int, metavar="RUN_ID",
+                     help="start from the evaluations of run RUN_ID in --db, a run of the same problem (objective, "
+                          "bounds or space, direction): they are not evaluated again, and --budget counts the new "
+                          "evaluations only; how an interrupted run goes on (optimize(initial=run_steps(db, "
+                          "RUN_ID)); default: none)")
     opt.add_argument("--eval-timeout", type=positive_float, metavar="SECONDS",
                      help="an evaluation still running after this long is recorded as failed (--on-error says "
                           "what then); needs --workers or --dask-scheduler (default: no limit)")
@@ -126,6 +131,7 @@ def run(args: argparse.Namespace) -> int:
         name = optimum = None
     constraints = None if args.constraints is None else _load_callable(args.constraints, "--constraints")
     _check_before_starting(args, bounds.dim if args.space is not None else len(bounds[0]))
+    initial = None if args.initial_from is None else _earlier_steps(args, bounds, name or objective)
     with contextlib.ExitStack() as stack:
         executor, batch_size = _optimize_executor(args, stack)
         result = optimize(objective, bounds, surrogate=args.surrogate, budget=args.budget,
@@ -134,7 +140,7 @@ def run(args: argparse.Namespace) -> int:
                           name=name, optimal_value=optimum, batch_size=batch_size, executor=executor,
                           eval_timeout=args.eval_timeout, output_warp=args.output_warp,
                           trust_region=args.trust_region, liar=args.liar, threads=args.threads,
-                          constraints=constraints,
+                          constraints=constraints, initial=initial,
                           acq_optimizer=None if args.acq_optimizer is None else OPTIMIZERS[args.acq_optimizer]())
     what = "best value" if constraints is None else "best feasible value" if result.feasible else \
         "no feasible point found; least violating: value"
@@ -144,6 +150,32 @@ def run(args: argparse.Namespace) -> int:
         print(f"recommended by the model: {_point_text(result.recommended_x)} (posterior mean "
               f"{result.recommended_value:.6g})")
     return 0
+
+
+def _earlier_steps(args: argparse.Namespace, bounds: Any, objective: Any) -> list[dict[str, Any]]:
+    """``--initial-from``: the steps of that run in ``--db`` (``run_steps``), after checking
+    that it is a black-box run of this problem (objective, box or space, direction);
+    ``ValueError`` naming what differs otherwise."""
+    from npbandit.api import objective_label
+    from npbandit.space import SearchSpace
+    from npbandit.storage import display_url, list_runs, run_steps
+
+    runs = {run.id: run for run in list_runs(args.db, kind="bo")}
+    if args.initial_from not in runs:
+        raise ValueError(f"--initial-from {args.initial_from}: {display_url(args.db)} holds no black-box run "
+                         f"{args.initial_from}")
+    earlier = runs[args.initial_from].env_params
+    here = {"objective": objective if isinstance(objective, str) else objective_label(objective),
+            "minimize": not args.maximize}
+    if isinstance(bounds, SearchSpace):
+        here["space"] = bounds.describe()
+    else:
+        here["bounds"] = [[float(v) for v in row] for row in bounds]
+    for key, value in here.items():
+        if earlier.get(key) != value:
+            raise ValueError(f"--initial-from {args.initial_from}: that run's {key} is {earlier.get(key)!r}, this "
+                             f"one's {value!r} (a run continues only a run of the same problem)")
+    return run_steps(args.db, args.initial_from)
 
 
 def _point_text(point: Any) -> str:

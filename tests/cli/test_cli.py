@@ -534,3 +534,21 @@ def test_an_unknown_acquisition_optimiser_is_a_one_line_usage_error(tmp_path, ca
     assert "argument --acq-optimizer: invalid choice: 'lbfgs'" in err.splitlines()[-1]
     assert "candidate-search" in err and "gradient-restarts" in err
     assert list(tmp_path.iterdir()) == []
+
+
+def test_cli_optimize_goes_on_from_an_earlier_run_of_the_same_problem(tmp_path, capsys):
+    db = str(tmp_path / "runs.db")
+    assert main(["optimize", "--function", "branin", "--surrogate", "random", "--budget", "4", "--db", db]) == 0
+    (first,) = list_runs(db)
+    assert main(["optimize", "--function", "branin", "--surrogate", "gp", "--budget", "1", "--n-init", "3",
+                 "--initial-from", str(first.id), "--db", db]) == 0
+    later = [r for r in list_runs(db) if r.id != first.id][0]
+    assert later.policy_params["initial"] == 4 and later.n_steps == 1  # the four not evaluated again
+    capsys.readouterr()
+    for args, match in ((["--function", "branin", "--maximize"], "minimize is True, this one's False"),
+                        (["--function", "hartmann", "--dim", "3"], "objective is 'branin', this one's 'hartmann'"),
+                        (["--function", "branin", "--bounds", "[[0, 0], [1, 1]]"], "bounds is"),
+                        (["--function", "branin", "--initial-from", "99"], "holds no black-box run 99")):
+        given = args if "--initial-from" in args else [*args, "--initial-from", str(first.id)]
+        assert main(["optimize", *given, "--surrogate", "random", "--budget", "1", "--db", db]) == 2
+        assert match in capsys.readouterr().err
