@@ -167,7 +167,7 @@ def _bo_panels(db: str, runs: list[RunRow]) -> list[Panel]:
                       frozenset(int(n) for _, n in cell if n is not None))
                  for (key, budget), cell in sorted(by_line.items(), key=lambda kv: (kv[0][0].text(), kv[0][1]))]
         name = "\n".join(textwrap.wrap(problem.name, 36))
-        title = (f"{name}\nd={problem.dim}, {problem.bounds_text(superscript=True)}, {problem.direction()}"
+        title = (f"{name}\n{problem.dim_text()}, {problem.bounds_text(superscript=True)}, {problem.direction()}"
                  + (f", budget {budgets.pop()}" if len(budgets) == 1 else "") + f"\n{_runs_text(lines)}")
         if known and any(np.nanmin(line.curves) < 0 for line in lines if np.isfinite(line.curves).any()):
             title += f"\nruns beat the recorded optimum {problem.optimal_value:.6g}:\nit is not the optimum"

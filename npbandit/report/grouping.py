@@ -58,6 +58,8 @@ class Problem:
             writes it (``None`` for a box, whose ``bounds`` say it).
         constraints: the outcome constraints' name (``optimize(constraints=...)``), ``None``
             for an unconstrained problem.
+        parameters: a search space's number of parameters (``None`` for a box), which
+            differs from ``dim`` when a choice takes several columns.
     """
 
     name: str
@@ -67,6 +69,14 @@ class Problem:
     optimal_value: float | None = None
     space: str | None = None
     constraints: str | None = None
+    parameters: int | None = None
+
+    def dim_text(self) -> str:
+        """``d=6``; for a search space whose parameters are fewer than its unit cube's
+        columns, both: ``4 parameters (7 columns)``."""
+        if self.parameters is not None and self.dim is not None and self.parameters != self.dim:
+            return f"{self.parameters} parameters ({self.dim} columns)"
+        return f"d={self.dim if self.dim is not None else '?'}"
 
     def bounds_text(self, superscript: bool = False) -> str:
         """``[0, 1]^6`` for a cube (``[0, 1]⁶`` with ``superscript``), else ``[a, b] x [c, d] ...``;
@@ -87,7 +97,7 @@ class Problem:
 
     def label(self) -> str:
         """``hartmann  d=6  [0, 1]^6  minimise`` (``  subject to <constraints>`` for a constrained one)"""
-        text = f"{self.name}  d={self.dim if self.dim is not None else '?'}  {self.bounds_text()}  {self.direction()}"
+        text = f"{self.name}  {self.dim_text()}  {self.bounds_text()}  {self.direction()}"
         return text if self.constraints is None else f"{text}  subject to {self.constraints}"
 
     def regret(self, best: float) -> float | None:
@@ -170,7 +180,7 @@ def _param_text(value: Any) -> str:
 
 
 def problem_key(run: RunRow) -> tuple:
-    """``(name, dim, bounds, minimize, space, constraints)`` of a black-box run, from its
+    """``(name, dim, bounds, minimize, space, constraints, parameters)`` of a black-box run, from its
     ``env_params`` (``None`` for what it did not record): the fields of :class:`Problem` but
     the optimum.
     ``space`` is :func:`space_text` of a run over a search space, ``None`` for a box (whose
@@ -185,7 +195,8 @@ def problem_key(run: RunRow) -> tuple:
     constraints = params.get("constraints")
     return (str(params.get("objective", "?")), None if dim is None else int(dim), bounds,
             None if minimize is None else bool(minimize), None if space is None else space_text(space),
-            None if constraints is None else str(constraints))
+            None if constraints is None else str(constraints),
+            len(space) if isinstance(space, dict) else None)
 
 
 def space_text(space: dict) -> str:
@@ -228,8 +239,9 @@ def bo_groups(runs: list[RunRow]) -> dict[Problem, list[RunRow]]:
 
 def problem(key: tuple, optimal_value: float | None = None) -> Problem:
     """The :class:`Problem` of a :func:`problem_key`."""
-    name, dim, bounds, minimize, space, constraints = key
-    return Problem(name, dim, bounds, minimize, optimal_value=optimal_value, space=space, constraints=constraints)
+    name, dim, bounds, minimize, space, constraints, parameters = key
+    return Problem(name, dim, bounds, minimize, optimal_value=optimal_value, space=space, constraints=constraints,
+                   parameters=parameters)
 
 
 def tail_rounds(rounds: int) -> int:

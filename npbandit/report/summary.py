@@ -237,7 +237,7 @@ def _setting(run: RunRow) -> str:
     else:
         solved = problem(problem_key(run))
         direction = {True: "min", False: "max", None: "?"}[solved.minimize]
-        text = f"{solved.name} d={solved.dim if solved.dim is not None else '?'} {direction}"
+        text = f"{solved.name} {solved.dim_text()} {direction}"
     return text if len(text) <= 36 else "…" + text[-35:]  # the end of a long name tells settings apart
 
 

@@ -496,3 +496,16 @@ def test_a_block_with_failed_evaluations_counts_them(tmp_path):
     assert "failed" in half.splitlines()[1] and f"{failed}/8" in half.splitlines()[2]
     clean = text[text.index("clean  d=2"):].splitlines()
     assert "failed" not in clean[1]  # no failure in the block: no column
+
+
+def test_a_space_whose_choices_take_several_columns_says_both_counts(tmp_path):
+    from npbandit.space import Choice, Float
+
+    db = str(tmp_path / "runs.db")
+    space = {"x": Float(0.0, 1.0), "k": Choice(["a", "b", "c"])}  # 2 parameters, 1 + 3 one-hot columns
+
+    def f(p):
+        return p["x"] + (p["k"] == "a")
+
+    optimize(f, space, surrogate="random", budget=3, db=db, progress=False, name="mixed")
+    assert "mixed  2 parameters (4 columns)  x: float [0, 1], k: choice {a, b, c}  minimise" in report_text(db)
