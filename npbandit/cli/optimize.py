@@ -66,6 +66,14 @@ def add_arguments(opt: argparse.ArgumentParser) -> None:
     opt.add_argument("--n-init", type=positive_int, help="initial Sobol points (default: 2d + 1; 2 d_e + 1 when d is "
                      "wider than the surrogate, which then searches a d_e-dimensional subspace)")
     opt.add_argument("--maximize", action="store_true", help="maximise instead of minimise")
+    opt.add_argument("--avoid-repeats", action=argparse.BooleanOptionalAction, default=True,
+                     help="never propose a point already evaluated (optimize(avoid_repeats=...)); "
+                          "--no-avoid-repeats lets a noisy objective be measured again where it looks best")
+    opt.add_argument("--name", help="with --objective: the problem's name in the database and the report "
+                                    "(default: module:function's name)")
+    opt.add_argument("--optimal-value", type=float, metavar="VALUE",
+                     help="with --objective: the known optimum, so the report shows simple regret (default: "
+                          "unknown; a --function records its own)")
     opt.add_argument("--on-error", choices=["raise", "skip"], default="raise",
                      help="an evaluation that raises or returns NaN / inf: stop the run (raise) or record it as "
                           "failed and go on (skip)")
@@ -108,6 +116,9 @@ def run(args: argparse.Namespace) -> int:
         if args.function == "list":
             _list_functions()
             return 0
+        for flag, given in (("--name", args.name), ("--optimal-value", args.optimal_value)):
+            if given is not None:
+                raise ValueError(f"{flag} goes with --objective (a named --function records its own)")
         problem = make_test_function(args.function, args.dim)
         bounds = problem.bounds if args.bounds is None else _parse_bounds(args.bounds)
         if len(bounds[0]) != problem.dim:
@@ -128,7 +139,7 @@ def run(args: argparse.Namespace) -> int:
             raise ValueError(f"--dim {args.dim} disagrees with the {d}-dimensional {given} (with --objective, "
                              f"{given} gives the dimension; --dim is for --function)")
         objective = _load_callable(args.objective, "--objective")
-        name = optimum = None
+        name, optimum = args.name, args.optimal_value
     constraints = None if args.constraints is None else _load_callable(args.constraints, "--constraints")
     _check_before_starting(args, bounds.dim if args.space is not None else len(bounds[0]))
     initial = None if args.initial_from is None else _earlier_steps(args, bounds, name or objective)
@@ -140,7 +151,7 @@ def run(args: argparse.Namespace) -> int:
                           name=name, optimal_value=optimum, batch_size=batch_size, executor=executor,
                           eval_timeout=args.eval_timeout, output_warp=args.output_warp,
                           trust_region=args.trust_region, liar=args.liar, threads=args.threads,
-                          constraints=constraints, initial=initial,
+                          constraints=constraints, initial=initial, avoid_repeats=args.avoid_repeats,
                           acq_optimizer=None if args.acq_optimizer is None else OPTIMIZERS[args.acq_optimizer]())
     what = "best value" if constraints is None else "best feasible value" if result.feasible else \
         "no feasible point found; least violating: value"

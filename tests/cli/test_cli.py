@@ -329,7 +329,7 @@ def test_every_option_help_states_the_parsers_own_default(monkeypatch):
 _FUNCTION_DEFAULTS = {
     "optimize": ("npbandit.api:optimize", ["surrogate", "budget", "acquisition", "n_init", "seed", "on_error",
                                            "output_warp", "trust_region", "liar", "db", "batch_size",
-                                           "acq_optimizer"]),
+                                           "acq_optimizer", "avoid_repeats", "name", "optimal_value"]),
     "bandit": ("npbandit.loop:run_wheel_bandits", ["beta", "db", "commit_every"]),
     "demo": ("npbandit.demo:run_tour", ["budget", "steps", "seed", "db"]),
     "demo-streaming": ("npbandit.demo:run_demo", ["n_initial", "n_updates", "size", "seed"]),
@@ -552,3 +552,18 @@ def test_cli_optimize_goes_on_from_an_earlier_run_of_the_same_problem(tmp_path, 
         given = args if "--initial-from" in args else [*args, "--initial-from", str(first.id)]
         assert main(["optimize", *given, "--surrogate", "random", "--budget", "1", "--db", db]) == 2
         assert match in capsys.readouterr().err
+
+
+def test_cli_optimize_takes_a_name_an_optimum_and_repeats(tmp_path, monkeypatch, capsys):
+    (tmp_path / "noisy.py").write_text("def f(x):\n    return float(sum(v * v for v in x))\n")
+    monkeypatch.chdir(tmp_path)
+    monkeypatch.syspath_prepend(str(tmp_path))
+    db = str(tmp_path / "runs.db")
+    assert main(["optimize", "--objective", "noisy:f", "--bounds", "[[-1, -1], [1, 1]]", "--surrogate", "gp",
+                 "--budget", "6", "--name", "bowl", "--optimal-value", "0", "--no-avoid-repeats", "--db", db]) == 0
+    (run,) = list_runs(db)
+    assert run.env_params["objective"] == "bowl" and run.env_params["optimal_value"] == 0.0
+    assert run.policy_params["avoid_repeats"] is False
+    capsys.readouterr()
+    assert main(["optimize", "--function", "branin", "--name", "b", "--budget", "1", "--db", db]) == 2
+    assert "--name goes with --objective" in capsys.readouterr().err
