@@ -60,7 +60,7 @@ def _box_point(x: Any, box: np.ndarray) -> Any:
     """A box's point given by name, ``{"x0": ..., "x{d-1}": ...}`` as a run's steps record it,
     as an array in that order; anything else as it is."""
     if isinstance(x, Mapping):
-        names = [f"x{i}" for i in range(box.shape[1])]
+        names = list(SearchSpace.from_bounds(box))  # x0 .. x{d-1}, as a run names a box's inputs
         if sorted(x, key=str) != sorted(names):
             raise ValueError(f"a point of the bounds given by name needs exactly the keys {names[0]} .. {names[-1]}, "
                              f"got {sorted(x, key=str)}")

@@ -194,11 +194,10 @@ def _point_text(point: Any) -> str:
     name (``x0=0.1234, x1=...``), a space's params dict as it is; floats to 4 significant
     digits, the inputs that do not fit counted (``... 13 more``). The exact point is the
     result's ``best_x`` and the run's steps in the database."""
+    from npbandit.envs.blackbox import named_point
     from npbandit.report.summary import params_text
 
-    if not isinstance(point, dict):
-        point = {f"x{i}": float(v) for i, v in enumerate(point.tolist())}
-    return params_text(point)
+    return params_text(named_point(point))
 
 
 def _list_functions() -> None:

@@ -65,8 +65,8 @@ from npbandit.feasibility import is_feasible
 from npbandit.space import SearchSpace, as_search_space
 from npbandit.validation import check_bool, check_int, check_options, check_real, check_render_mode
 
-__all__ = ["BlackBoxEnv", "ObjectiveError", "available_functions", "make_test_function", "objective_value",
-           "constraint_values", "problem_objective"]
+__all__ = ["BlackBoxEnv", "ObjectiveError", "named_point", "available_functions", "make_test_function",
+           "objective_value", "constraint_values", "problem_objective"]
 
 
 @functools.cache
@@ -321,9 +321,9 @@ def as_bounds(bounds: Any, name: str = "bounds") -> np.ndarray:
     return array
 
 
-def _named(x: Any) -> dict[str, Any]:
-    """A point as :meth:`BlackBoxEnv.params` gives it: a space's dict (copied) as it is, a box's
-    array as ``{"x0": ..., ...}``."""
+def named_point(x: Any) -> dict[str, Any]:
+    """A point as :meth:`BlackBoxEnv.params` gives it and a run's steps record it: a space's
+    dict (copied) as it is, a box's array as ``{"x0": ..., ...}``."""
     return dict(x) if isinstance(x, dict) else {f"x{i}": float(v) for i, v in enumerate(x)}
 
 
@@ -449,7 +449,7 @@ class BlackBoxEnv(gym.Env):
         """The point at ``action`` by name in the user's units, as a run records it: the
         params dict of a space, ``{"x0": ..., "x{d-1}": ...}`` (floats, the box's point
         exactly) for a box."""
-        return _named(self.point(action))
+        return named_point(self.point(action))
 
     def reset(self, *, seed: int | None = None, options: dict[str, Any] | None = None):
         check_options(options, ())
@@ -519,7 +519,7 @@ class BlackBoxEnv(gym.Env):
         if better:
             self.best_value = value
         reward = -value if self.minimize else value
-        info = {"x": x, "params": _named(x), "value": value, "best_value": self.best_value, "t": self.t - 1}
+        info = {"x": x, "params": named_point(x), "value": value, "best_value": self.best_value, "t": self.t - 1}
         if constraints is not None:
             info["constraints"], info["feasible"] = constraints.tolist(), feasible
         if self.optimal_value is not None and self.best_value is not None:
