@@ -99,12 +99,12 @@ def _heads(weight: Tensor, bias: Tensor, n_heads: int) -> tuple[Tensor, Tensor]:
     return weight.view(n_heads, d_head, -1).transpose(1, 2), bias.view(n_heads, 1, d_head)
 
 
-def _folded_attention(attention: nn.Module, query_norm: nn.LayerNorm, memory_norm: nn.LayerNorm) -> Linear:
-    """One attention, as a map of a standardised memory token ``std(m_j)`` to its per-head
-    scores' map and bias (``[R_h; r_h] std(m_j)``, ``D + 1`` entries per head: the score of a
-    standardised query ``s`` is ``s . R_h std(m_j) + r_h . std(m_j)`` up to a constant per
-    query) followed by its output-projected values (``D`` per head, the output bias shared
-    over the heads): ``[D, H * (D + 1) + H * D]``."""
+def _head_maps(attention: nn.Module, query_norm: nn.LayerNorm,
+               memory_norm: nn.LayerNorm) -> tuple[Tensor, Tensor, Tensor]:
+    """One attention's maps per head on standardised tokens: the scores' map ``[H, D + 1, D]``
+    (``[R_h; r_h]``: a standardised query ``s`` scores a standardised memory token ``t`` as
+    ``s . R_h t + r_h . t`` up to a constant per query), the output-projected values
+    ``[H, D, D]`` and their bias ``[H, D]`` (the output bias shared over the heads)."""
     n_heads, d_model = attention.n_heads, attention.to_q.weight.shape[1]
     query, query_bias = _heads(*_affine(query_norm, attention.to_q.weight), n_heads)  # [H, D, dh], [H, 1, dh]
     # the keys' bias c: q . c is the same for every key, so the softmax cancels it
@@ -112,8 +112,17 @@ def _folded_attention(attention: nn.Module, query_norm: nn.LayerNorm, memory_nor
     values, value_bias = _heads(*_affine(memory_norm, attention.to_kv.weight[d_model:]), n_heads)
     out = attention.to_out.weight.t().reshape(n_heads, -1, d_model)  # [H, dh, D]
     scores = torch.cat([query, query_bias], dim=1) @ keys.transpose(1, 2) * attention.scale  # [H, D + 1, D]
-    projected = values @ out  # [H, D, D]
     bias = (value_bias @ out).squeeze(1) + attention.to_out.bias / n_heads  # [H, D]
+    return scores, values @ out, bias
+
+
+def _folded_attention(attention: nn.Module, query_norm: nn.LayerNorm, memory_norm: nn.LayerNorm) -> Linear:
+    """One attention, as a map of a standardised memory token ``std(m_j)`` to its per-head
+    scores' map and bias (``[R_h; r_h] std(m_j)``, ``D + 1`` entries per head, see
+    :func:`_head_maps`) followed by its output-projected values (``D`` per head, the output
+    bias shared over the heads): ``[D, H * (D + 1) + H * D]``."""
+    n_heads, d_model = attention.n_heads, attention.to_q.weight.shape[1]
+    scores, projected, bias = _head_maps(attention, query_norm, memory_norm)
     weight = torch.cat([scores.transpose(1, 2).permute(1, 0, 2).reshape(d_model, -1),
                         projected.permute(1, 0, 2).reshape(d_model, -1)], dim=1)
     return weight.contiguous(), torch.cat([bias.new_zeros(n_heads * (d_model + 1)), bias.flatten()])
@@ -123,15 +132,10 @@ def _self_attention_map(block: nn.Module) -> Linear:
     """An :class:`~npbandit.surrogates.attention.AttentionBlock`'s self-attention as one map
     of a standardised token to its scores' map (``P_h s_i + e_h``, ``D`` per head; ``s_i`` is
     the query) and its output-projected values (``D`` per head): ``[D, 2 * H * D]``."""
-    attention, norm = block.attention, block.norm
-    n_heads, d_model = attention.n_heads, norm.weight.shape[0]
-    query, query_bias = _heads(*_affine(norm, attention.to_q.weight), n_heads)
-    keys, _ = _heads(*_affine(norm, attention.to_kv.weight[:d_model]), n_heads)
-    values, value_bias = _heads(*_affine(norm, attention.to_kv.weight[d_model:]), n_heads)
-    out = attention.to_out.weight.t().reshape(n_heads, -1, d_model)
-    scores = torch.cat([query, query_bias], dim=1) @ keys.transpose(1, 2) * attention.scale  # [H, D + 1, D]
-    bias = torch.cat([scores[:, -1], (value_bias @ out).squeeze(1) + attention.to_out.bias / n_heads])
-    weight = torch.cat([scores[:, :-1], values @ out]).permute(1, 0, 2).reshape(d_model, -1)
+    d_model = block.norm.weight.shape[0]
+    scores, projected, bias = _head_maps(block.attention, block.norm, block.norm)
+    bias = torch.cat([scores[:, -1], bias])
+    weight = torch.cat([scores[:, :-1], projected]).permute(1, 0, 2).reshape(d_model, -1)
     return weight.contiguous(), bias.flatten()
 
 
