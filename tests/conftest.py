@@ -1,5 +1,7 @@
+import random
 import signal
 
+import numpy as np
 import pytest
 import torch
 
@@ -13,6 +15,16 @@ def pytest_configure(config):
     # the suite Python's usual Ctrl-C handling whatever started it (children it starts inherit it).
     if signal.getsignal(signal.SIGINT) is signal.SIG_IGN:
         signal.signal(signal.SIGINT, signal.default_int_handler)
+
+
+@pytest.fixture(autouse=True)
+def _global_generators_seeded():
+    # Code that draws from the global generators (BoTorch's raw samples and restarts, numpy's
+    # legacy functions) sees the same state in every test whichever tests ran before it in
+    # the process, so a test behaves alike serially, under pytest-xdist and alone.
+    torch.manual_seed(0)
+    np.random.seed(0)
+    random.seed(0)
 
 
 @pytest.fixture(params=available_models())
