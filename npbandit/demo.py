@@ -16,12 +16,14 @@ from __future__ import annotations
 import time
 from collections.abc import Callable
 from dataclasses import dataclass
+from typing import TYPE_CHECKING
 
 import numpy as np
-import torch
 
 from npbandit.storage import DEFAULT_URL
-from npbandit.surrogates import CMANP, build
+
+if TYPE_CHECKING:  # the tour's names load without torch (the CLI's help shows them)
+    from npbandit.surrogates import CMANP
 
 #: the tour's black-box problem (a botorch test function, optimised on its own bounds)
 TOUR_FUNCTION = "branin"
@@ -114,6 +116,10 @@ def run_demo(n_initial: int = 2000, n_updates: int = 500, seed: int = 0, size: s
     time, and check the result against conditioning on everything at once."""
     if n_initial < 0 or n_updates < 20:
         raise ValueError(f"need n_initial >= 0 and n_updates >= 20, got {n_initial} and {n_updates}")
+    import torch
+
+    from npbandit.surrogates import build
+
     say = print if verbose else (lambda *a, **k: None)
     torch.manual_seed(seed)
     model = build("cmanp", 1, 1, size=size).eval()

@@ -45,8 +45,6 @@ import os
 import threading
 from typing import Any
 
-import torch
-
 __all__ = ["THREADS_ENV", "TORCH_CHOICE", "torch_threads", "resolve_threads", "check_threads"]
 
 #: the environment variable that sets npbandit's inference thread count (a positive int or ``"torch"``)
@@ -136,6 +134,8 @@ class torch_threads:  # noqa: N801 - used as a block, like torch.no_grad
         if depth:
             _state.depth = depth + 1
             return self
+        import torch  # here, not at the top: the CLI and storage import this module without needing torch
+
         count = resolve_threads(self.threads)
         # read first: in a thread torch has not yet seen, this read fixes the thread's count,
         # so the set below is not undone by a later first read
@@ -151,5 +151,7 @@ class torch_threads:  # noqa: N801 - used as a block, like torch.no_grad
     def __exit__(self, *exc: object) -> None:
         _state.depth -= 1
         if _state.depth == 0 and _state.restore is not None:
+            import torch
+
             torch.set_num_threads(_state.restore)
             _state.restore = None

@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import math
 import numbers
+import sys
 from typing import TYPE_CHECKING, Any
 
 import numpy as np
@@ -14,7 +15,15 @@ if TYPE_CHECKING:  # torch loads only where a check needs it
     import torch
 
 __all__ = ["check_bool", "check_int", "check_real", "check_range", "check_render_mode", "check_options",
-           "check_device", "check_float_dtype"]
+           "check_device", "check_float_dtype", "is_tensor"]
+
+
+def is_tensor(value: Any) -> bool:
+    """Whether ``value`` is a ``torch.Tensor``, without importing torch: a value can only be a
+    tensor once torch is loaded, so modules that accept tensors among other types need not
+    load it (the CLI, storage and report start without torch)."""
+    torch = sys.modules.get("torch")
+    return torch is not None and isinstance(value, torch.Tensor)
 
 
 def check_bool(name: str, value: Any) -> bool:

@@ -24,7 +24,7 @@ from npbandit.cli import bandit, demo, models, optimize, report, train
 from npbandit.cli.models import MODELS_NOTE, models_text
 from npbandit.cli.options import DefaultsHelpFormatter, thread_count
 from npbandit.envs import ObjectiveError
-from npbandit.loop import RunInterrupted
+from npbandit.stopping import RunInterrupted
 from npbandit.storage import DEFAULT_URL
 from npbandit.threads import THREADS_ENV, torch_threads
 
@@ -34,16 +34,24 @@ __all__ = ["main", "build_parser", "models_text", "MODELS_NOTE", "COMMANDS"]
 COMMANDS = (demo, optimize, bandit, report, train, models)
 
 
-def build_parser() -> argparse.ArgumentParser:
-    """The ``npbandit`` argument parser: one subcommand per module of :data:`COMMANDS`."""
+def build_parser(only: str | None = None) -> argparse.ArgumentParser:
+    """The ``npbandit`` argument parser: one subcommand per module of :data:`COMMANDS`.
+
+    ``only``: the name of the one command whose options are added (``main`` passes the
+    command it was given); the others get their name and help alone. Building a
+    command's options imports what they list (the surrogates, acquisitions and priors,
+    and with them torch), which ``npbandit --help`` and ``npbandit report`` do not need."""
     parser = argparse.ArgumentParser(prog="npbandit", description="Bayesian optimisation and contextual bandits "
                                      "with pretrained neural-process surrogates.")
     parser.add_argument("--version", action="version", version=f"npbandit {__version__}")
     commands = parser.add_subparsers(dest="command", required=True)
     for command in COMMANDS:
-        text = command.help_text() if hasattr(command, "help_text") else command.HELP
+        built = only is None or command.COMMAND == only
+        text = command.help_text() if built and hasattr(command, "help_text") else command.HELP
         sub = commands.add_parser(command.COMMAND, help=text, description=text,
                                   formatter_class=DefaultsHelpFormatter)
+        if not built:
+            continue
         command.add_arguments(sub)
         if command.USES_DB:
             sub.add_argument("--db", default=DEFAULT_URL,
@@ -67,7 +75,9 @@ def main(argv: list[str] | None = None) -> int:
     extra). SIGINT / SIGTERM during a run: the run is saved and recorded as
     ``interrupted`` (``train``: its state is saved), one line says so, and the status is
     128 + the signal number."""
-    args = build_parser().parse_args(argv)
+    given = sys.argv[1:] if argv is None else argv
+    names = {module.COMMAND for module in COMMANDS}
+    args = build_parser(only=given[0] if given and given[0] in names else "").parse_args(argv)
     command = {module.COMMAND: module for module in COMMANDS}[args.command]
     threads = args.threads if args.threads is not None else getattr(command, "DEFAULT_THREADS", None)
     try:

@@ -7,16 +7,21 @@ import argparse
 import sys
 
 from npbandit.cli.options import non_negative_int, positive_int, progress
-from npbandit.demo import tour_summary
 
-__all__ = ["COMMAND", "add_arguments", "help_text", "run"]
+__all__ = ["COMMAND", "HELP", "add_arguments", "help_text", "run"]
 
 COMMAND = "demo"
 USES_DB = True
+#: the one-line help where the command's options are not built (``npbandit --help``); its own
+#: ``--help`` gives :func:`help_text`, which names the problem and policies and loads the library
+HELP = ("short BO run and wheel-bandit run, logged, then the report; --streaming: CMANP's exact constant-cost "
+        "updates instead")
 
 
 def help_text() -> str:
     """The command's one-line help, naming what :func:`~npbandit.demo.run_tour` runs."""
+    from npbandit.demo import tour_summary
+
     blackbox, bandit = tour_summary()
     return (f"short BO run ({blackbox}) and wheel-bandit run ({bandit}), logged, then the report; "
             "--streaming: CMANP's exact constant-cost updates instead")
@@ -25,6 +30,8 @@ def help_text() -> str:
 def add_arguments(demo: argparse.ArgumentParser) -> None:
     """``npbandit demo``'s options; their defaults are :func:`~npbandit.demo.run_tour`'s and
     :func:`~npbandit.demo.run_demo`'s."""
+    from npbandit.demo import tour_summary
+
     blackbox, _ = tour_summary()
     demo.add_argument("--budget", type=positive_int, default=20, help=f"BO evaluations ({blackbox})")
     demo.add_argument("--steps", type=positive_int, default=300, help="wheel-bandit rounds per policy")

@@ -10,9 +10,7 @@ import os
 import sys
 from typing import Any
 
-from npbandit.acquisition.optimizers import OPTIMIZERS
 from npbandit.cli.options import non_negative_int, positive_float, positive_int, progress
-from npbandit.policies.bo import ACQUISITIONS, DEFAULT_LIAR, LIARS, OUTPUT_WARPS
 
 __all__ = ["COMMAND", "HELP", "add_arguments", "run"]
 
@@ -24,6 +22,9 @@ SCOPES_THREADS = True  # --threads goes to optimize(threads=...): proposals only
 
 def add_arguments(opt: argparse.ArgumentParser) -> None:
     """``npbandit optimize``'s options; their defaults are :func:`npbandit.optimize`'s."""
+    from npbandit.acquisition.optimizers import OPTIMIZERS
+    from npbandit.policies.bo import DEFAULT_LIAR, LIARS, OUTPUT_WARPS
+
     target = opt.add_mutually_exclusive_group(required=True)
     target.add_argument("--function", help="an unconstrained, continuous botorch.test_functions problem, e.g. "
                         "branin, hartmann, ackley (constrained and integer-input problems are not offered; "
@@ -105,6 +106,7 @@ def add_arguments(opt: argparse.ArgumentParser) -> None:
 
 def run(args: argparse.Namespace) -> int:
     """Run ``npbandit optimize``; prints the best value found and the model's recommendation."""
+    from npbandit.acquisition.optimizers import OPTIMIZERS
     from npbandit.api import optimize
 
     if args.function:
@@ -213,6 +215,7 @@ def _check_before_starting(args: argparse.Namespace, d: int) -> None:
     started for it: the surrogate (an unknown or unfitting checkpoint), the acquisition,
     before anything is evaluated or logged."""
     from npbandit.api import _surrogate_checkpoint
+    from npbandit.policies.bo import ACQUISITIONS
 
     if args.acquisition not in ACQUISITIONS:
         raise ValueError(f"--acquisition must be one of {', '.join(ACQUISITIONS)}, got {args.acquisition!r}")

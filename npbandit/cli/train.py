@@ -7,8 +7,6 @@ import signal
 import sys
 
 from npbandit.cli.options import non_negative_int, parse_assignments, positive_float, positive_int
-from npbandit.priors import PRIORS
-from npbandit.surrogates import available_models
 
 __all__ = ["COMMAND", "HELP", "add_arguments", "run"]
 
@@ -21,6 +19,9 @@ DEFAULT_THREADS = "torch"  # training keeps torch's own count unless --threads s
 def add_arguments(train: argparse.ArgumentParser) -> None:
     """``npbandit train``'s options; their defaults are :class:`~npbandit.training.TrainConfig`'s
     and :func:`~npbandit.training.train`'s."""
+    from npbandit.priors import PRIORS
+    from npbandit.surrogates import available_models
+
     train.add_argument("--model", required=True,
                        help="a registered model: " + " | ".join(available_models()))
     train.add_argument("--prior", required=True, help=" | ".join(PRIORS))

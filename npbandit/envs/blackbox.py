@@ -51,19 +51,19 @@ from __future__ import annotations
 import functools
 import inspect
 import numbers
+import sys
 import warnings
 from collections.abc import Callable
 from typing import Any
 
 import gymnasium as gym
 import numpy as np
-import torch
 
 from npbandit.envs.evaluation import Outcome, OutcomeRelay
 from npbandit.exceptions import ObjectiveError, ObjectiveReturnError
 from npbandit.feasibility import is_feasible
 from npbandit.space import SearchSpace, as_search_space
-from npbandit.validation import check_bool, check_int, check_options, check_real, check_render_mode
+from npbandit.validation import check_bool, check_int, check_options, check_real, check_render_mode, is_tensor
 
 __all__ = ["BlackBoxEnv", "ObjectiveError", "named_point", "available_functions", "make_test_function",
            "objective_value", "constraint_values", "problem_objective"]
@@ -169,6 +169,8 @@ class _ProblemObjective:
         self.__name__ = self.__qualname__ = name
 
     def __call__(self, x: np.ndarray) -> float:
+        import torch  # a botorch problem: torch is loaded already
+
         point = torch.as_tensor(np.asarray(x, dtype=np.float64))
         if point.shape != (self.dim,):
             raise ValueError(f"x must be one point of shape [{self.dim}], got shape {list(point.shape)}")
@@ -208,11 +210,11 @@ def objective_value(out: Any, x: Any) -> float:
             was returned and at which point.
     """
     value = out
-    if isinstance(value, torch.Tensor):
+    if is_tensor(value):
         if value.numel() != 1:
             raise ObjectiveReturnError(f"objective must return a float (or a 1-element array), got a tensor of "
                                        f"shape {tuple(value.shape)} at x={_shown(x)}", x)
-        if value.dtype == torch.bool or value.is_complex():
+        if value.dtype == sys.modules["torch"].bool or value.is_complex():
             raise ObjectiveReturnError(f"objective must return a float, got a {value.dtype} tensor at "
                                        f"x={_shown(x)}", x)
         return float(value.detach().reshape(()).item())
@@ -241,7 +243,7 @@ def constraint_values(out: Any, x: Any, count: int | None = None) -> np.ndarray:
             returned and at which point.
         ObjectiveError: a NaN or infinite value.
     """
-    values = out.detach().cpu().numpy() if isinstance(out, torch.Tensor) else out
+    values = out.detach().cpu().numpy() if is_tensor(out) else out
     if isinstance(values, (numbers.Real, np.generic)) and not isinstance(values, (np.ndarray,)):
         values = [values]
     wrong = ObjectiveReturnError(f"constraints must return a sequence of real numbers (one per constraint, "
@@ -295,7 +297,7 @@ class _Evaluated:
 
 def as_bounds(bounds: Any, name: str = "bounds") -> np.ndarray:
     """Validate a 2 x d box (lower row, upper row) and return it as float64 numpy."""
-    raw = np.asarray(bounds.detach().cpu() if isinstance(bounds, torch.Tensor) else bounds, dtype=object)
+    raw = np.asarray(bounds.detach().cpu() if is_tensor(bounds) else bounds, dtype=object)
     # numbers only: float() would read True as 1.0 and "0" as 0.0
     if raw.dtype == object and any(isinstance(v, (bool, np.bool_)) or not isinstance(v, numbers.Real)
                                    for v in raw.reshape(-1)):

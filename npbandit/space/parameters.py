@@ -27,10 +27,12 @@ from __future__ import annotations
 import math
 import numbers
 from abc import ABC, abstractmethod
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
-import torch
+
+if TYPE_CHECKING:  # torch loads where a point is snapped, not with the space
+    import torch
 
 __all__ = ["Parameter", "Float", "Int", "Choice"]
 
@@ -130,6 +132,8 @@ class _Range(Parameter):
     def snap(self, u: torch.Tensor) -> torch.Tensor:
         if self.step is None:
             return u
+        import torch
+
         flat = u.detach().reshape(-1).tolist()
         return torch.tensor([self._unit(self._value(v)) for v in flat], dtype=u.dtype, device=u.device).reshape(u.shape)
 
@@ -341,6 +345,8 @@ class Choice(Parameter):
     def snap(self, u: torch.Tensor) -> torch.Tensor:
         if not self.columns:
             return u
+        import torch
+
         rows = u.detach().reshape(-1, self.columns).tolist()
         out = [self.encode(self.values[self._decode_index(np.array(row))]) for row in rows]
         return torch.tensor(np.array(out), dtype=u.dtype, device=u.device).reshape(u.shape)

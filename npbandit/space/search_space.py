@@ -15,12 +15,15 @@ A plain box (``bounds``, ``2 x d``) is the space of ``d`` floats named ``x0 ... 
 from __future__ import annotations
 
 from collections.abc import Iterator, Mapping
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
-import torch
 
 from npbandit.space.parameters import Choice, Float, Int, Parameter
+from npbandit.validation import is_tensor
+
+if TYPE_CHECKING:  # torch loads where a point is snapped, not with the space
+    import torch
 
 __all__ = ["SearchSpace", "as_search_space", "parameter_from_description"]
 
@@ -145,6 +148,8 @@ class SearchSpace(Mapping[str, Parameter]):
             raise ValueError(f"u must have last dimension {self.dim}, got shape {tuple(u.shape)}")
         if self.continuous:
             return u
+        import torch
+
         parts = [self._parameters[n].snap(u[..., self._slices[n]]) for n in self._parameters]
         return torch.cat(parts, dim=-1)
 
@@ -154,7 +159,7 @@ class SearchSpace(Mapping[str, Parameter]):
         return {name: parameter.describe() for name, parameter in self._parameters.items()}
 
     def _point(self, u: Any) -> np.ndarray:
-        point = np.asarray(u.detach().cpu() if isinstance(u, torch.Tensor) else u, dtype=np.float64)
+        point = np.asarray(u.detach().cpu() if is_tensor(u) else u, dtype=np.float64)
         if point.shape != (self.dim,) or not np.isfinite(point).all():
             raise ValueError(f"u must be a finite point of shape [{self.dim}], got {point.tolist()}")
         return point
