@@ -25,6 +25,8 @@ from collections import defaultdict
 from dataclasses import dataclass
 from typing import Any
 
+import numpy as np
+
 from npbandit.envs import task_param_names
 from npbandit.storage import RunRow
 from npbandit.text import printable
@@ -186,17 +188,40 @@ def problem_key(run: RunRow) -> tuple:
     ``space`` is :func:`space_text` of a run over a search space, ``None`` for a box (whose
     recorded space of floats ``x0 ...`` its bounds say already)."""
     params = run.env_params
-    bounds = params.get("bounds")
+    bounds, space = _bounds(params.get("bounds")), params.get("space")
     if bounds is not None:
-        bounds = (tuple(float(v) for v in bounds[0]), tuple(float(v) for v in bounds[1]))
-    dim = params.get("dim") or (len(bounds[0]) if bounds else run.policy_params.get("dim"))
+        space = None
+    elif params.get("bounds") is not None and space is None:  # bounds in a form of the caller's own: shown as given
+        space = params["bounds"]
+    dim = _count(params.get("dim")) or (len(bounds[0]) if bounds else _count(run.policy_params.get("dim")))
     minimize = params.get("minimize")
-    space = params.get("space") if bounds is None else None
     constraints = params.get("constraints")
-    return (str(params.get("objective", "?")), None if dim is None else int(dim), bounds,
-            None if minimize is None else bool(minimize), None if space is None else space_text(space),
+    return (str(params.get("objective", "?")), dim, bounds,
+            None if minimize is None else bool(minimize),
+            None if space is None else space_text(space) if _is_space_record(space) else printable(str(space)),
             None if constraints is None else str(constraints),
-            len(space) if isinstance(space, dict) else None)
+            len(space) if _is_space_record(space) else None)
+
+
+def _bounds(bounds: object) -> tuple[tuple[float, ...], tuple[float, ...]] | None:
+    """A run's recorded ``bounds`` as ``(lower, upper)`` float tuples; ``None`` when absent or
+    not two equal-length rows of numbers (``env_params`` of a caller's own runs may hold anything)."""
+    try:
+        lower, upper = (tuple(float(v) for v in row) for row in bounds)  # type: ignore[union-attr]
+    except (TypeError, ValueError):
+        return None
+    return (lower, upper) if len(lower) == len(upper) > 0 else None
+
+
+def _count(value: object) -> int | None:
+    """A recorded dimension as an int (``None`` for anything but a positive integer)."""
+    return int(value) if isinstance(value, (int, np.integer)) and not isinstance(value, bool) and value > 0 else None
+
+
+def _is_space_record(space: object) -> bool:
+    """Whether ``space`` is a search space's record (:meth:`npbandit.space.SearchSpace.describe`:
+    a dict of parameter names to dicts)."""
+    return isinstance(space, dict) and all(isinstance(spec, dict) for spec in space.values())
 
 
 def space_text(space: dict) -> str:

@@ -319,8 +319,10 @@ def report_text(db: str = DEFAULT_URL, limit: int = 20) -> str:
             points = [r["best_point"] for r in block if r["best_point"] is not None]
             if points:
                 top = max(points, key=lambda p: p["reward"])
+                shown = (f"value {top['value']:.6g}" if top["value"] is not None  # a step logged without its value
+                         else f"reward {top['reward']:.6g}")
                 lines.append(f"  best {'feasible ' if constrained else ''}point: run {top['run']}, evaluation "
-                             f"{top['t']}, value {top['value']:.6g}: {params_text(top['params'])}")
+                             f"{top['t']}, {shown}: {params_text(top['params'])}")
             else:
                 lines.append("  best feasible point: none (no run found a feasible point)")
             rec = _best_recommendation([r["recommended"] for r in block], solved.minimize)

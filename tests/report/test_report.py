@@ -265,6 +265,35 @@ def test_importing_the_report_does_not_load_matplotlib():
     assert out.returncode == 0, out.stderr
 
 
+def test_the_report_and_the_cli_s_help_start_without_torch():
+    # reading runs needs SQL and numpy; torch loads only for a command that models
+    import subprocess
+    import sys
+
+    code = ("import sys, npbandit.report, npbandit.storage, npbandit.envs, npbandit.space\n"
+            "from npbandit.cli import build_parser, main\n"
+            "build_parser(only='report')\n"
+            "try:\n    main(['--help'])\nexcept SystemExit:\n    pass\n"
+            "assert 'torch' not in sys.modules, 'torch loaded'")
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True)
+    assert out.returncode == 0, out.stderr
+    assert "optimize" in out.stdout and "report" in out.stdout  # every command listed
+
+
+def test_runs_with_env_params_of_the_caller_s_own_shape_are_listed(tmp_path):
+    # run_info's env_params are the caller's: a space or bounds in another form is shown as given
+    db = str(tmp_path / "runs.db")
+    for params in ({"space": [{"name": "lr", "kind": "float"}], "dim": "six"}, {"bounds": "the unit square"},
+                   {"bounds": [[0, 0], [1]]}):
+        logger = RunLogger(db)
+        logger.start(kind="bo", env_id="npbandit/BlackBox-v0", env_params=params, policy="sobol", seed=0)
+        logger.log_step(t=0, action=[0.5, 0.5], reward=-1.0)
+        logger.finish()
+    text = report_text(db)
+    assert "the unit square" in text and "'name': 'lr'" in text
+    assert len([line for line in text.splitlines() if "sobol" in line]) >= 3
+
+
 def test_models_prints_a_baseline_under_every_checkpoint_and_one_scale_per_table(capsys):
     from npbandit.surrogates.pretrained import available_checkpoints
 
