@@ -48,6 +48,14 @@ class EmbedCounter:
         self.points += inputs[0].shape[0] * inputs[0].shape[1]
 
 
+def data_box(X):
+    """The data's own range as a ``2 x d`` box (lower row, upper row): what ``Normalize(d)``
+    would learn from ``X``, given to it as its ``bounds`` (NPModel refuses learned bounds)."""
+    import torch
+
+    return torch.stack([X.min(dim=0).values, X.max(dim=0).values])
+
+
 def completed_runs(db: str) -> dict:
     """Each run of database ``db`` (a URL or SQLite path), all of which must be completed: its steps'
     ``(action, reward, regret, value)`` keyed by ``(policy, env params but the benchmark's name,

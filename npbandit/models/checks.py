@@ -14,7 +14,7 @@ from torch import Tensor
 from npbandit.surrogates.base import NeuralProcess
 
 __all__ = ["check_matrix", "check_output_indices", "check_bounds", "check_model_arguments", "check_points",
-           "box_excursion", "box_limits", "DOMAIN_EPS"]
+           "check_input_transform", "box_excursion", "box_limits", "DOMAIN_EPS"]
 
 #: how far an input may lie outside its box and still count as inside, in float eps of the
 #: inputs' dtype times the box's scale per column (the larger of its side and its corners'
@@ -55,6 +55,44 @@ def check_bounds(bounds: Any, d: int) -> Tensor:
     if not (bounds[1] > bounds[0]).all():
         raise ValueError("bounds must have every upper bound above its lower bound")
     return bounds
+
+
+def check_input_transform(input_transform: Any, bounds: Any) -> None:
+    """Refuse the input transforms an NPModel would use wrongly, naming what to do instead:
+
+    - one that maps a point to several (``is_one_to_many``: ``InputPerturbation``,
+      ``AppendFeatures``): the model predicts at the points it is given, one each;
+    - one with learnable parameters (``Warp``'s concentrations): nothing fits them, so
+      they would keep their initial values (freeze them, ``requires_grad_(False)``, to
+      use the transform as it is);
+    - a ``Normalize`` that learns its bounds from ``train_X``: candidates beyond the
+      data's range then reach the network outside the box it was trained on, where its
+      predictions are unreliable, and an acquisition optimiser is drawn there;
+    - a ``Normalize`` together with ``bounds``: ``bounds`` maps the transform's output, so
+      the inputs would be mapped onto the box twice.
+    """
+    from botorch.models.transforms.input import ChainedInputTransform, Normalize
+
+    parts = list(input_transform.values()) if isinstance(input_transform, ChainedInputTransform) else [input_transform]
+    for part in (input_transform, *parts):
+        if getattr(part, "is_one_to_many", False):
+            raise ValueError(f"input_transform {type(part).__name__} maps each point to several; NPModel predicts "
+                             "one value per point it is given, so transforms of that kind are not supported")
+    learnable = [name for name, p in input_transform.named_parameters() if p.requires_grad]
+    if learnable:
+        raise ValueError(f"input_transform has learnable parameters ({', '.join(learnable)}) and NPModel fits "
+                         "nothing, so they would keep their initial values; freeze them "
+                         "(input_transform.requires_grad_(False)) to use the transform as it is")
+    for part in parts:
+        if isinstance(part, Normalize) and part.learn_bounds:
+            raise ValueError("input_transform Normalize learns its bounds from train_X, so candidates beyond the "
+                             "data's range reach the network outside the box it was trained on; give it the search "
+                             "space's bounds, Normalize(d, bounds=bounds), or pass bounds=bounds to NPModel "
+                             "instead of the transform")
+        if isinstance(part, Normalize) and bounds is not None:
+            raise ValueError("bounds and a Normalize input_transform both map the inputs onto the unit cube, and "
+                             "bounds applies to the transform's output, so the inputs would be mapped twice; give "
+                             "one of them (bounds=bounds, or Normalize(d, bounds=bounds))")
 
 
 def check_points(X: Any, d: int) -> None:

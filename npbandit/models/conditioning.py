@@ -65,7 +65,11 @@ class ConditioningMixin:
         A batched (fantasy) model's predictions are differentiable in ``X`` and ``Y``, as
         a GP's are: qKnowledgeGradient, qNegIntegratedPosteriorVariance and
         qMultiStepLookahead depend on their candidates through them. A non-batched update
-        (new real data) keeps no graph: its data are stored detached."""
+        (new real data) keeps no graph: its data are stored detached.
+
+        BoTorch's ``noise`` keyword (the new points' noise variances, which a fixed-noise GP
+        uses) is accepted for compatibility and not used: the network infers the noise level
+        from the values it conditions on (see "Known noise" in :mod:`npbandit.models.likelihood`)."""
         if not isinstance(X, Tensor) or not isinstance(Y, Tensor):
             raise TypeError("X and Y must be torch.Tensors")
         if X.dim() < 2 or X.shape[-1] != self._d:
@@ -75,8 +79,6 @@ class ConditioningMixin:
                              f"got {tuple(Y.shape)}")
         if not (torch.isfinite(X).all() and torch.isfinite(Y).all()):
             raise ValueError("X and Y must be finite")
-        # a ``noise`` keyword (fixed-noise fantasies) is accepted and not used: the NP
-        # infers the noise level from the data it conditions on
         Y_t = Y
         if hasattr(self, "outcome_transform"):
             Y_t, _ = self.outcome_transform(Y, X=X)

@@ -68,7 +68,7 @@ from torch import Tensor
 from npbandit.exceptions import CheckpointError
 from npbandit.models.cache import HeldNetwork, NetworkAnchor, RowBuffer, SharedRows
 from npbandit.models.checkpoint import fingerprint, input_symmetric, pretrained_defaults, shared_surrogate
-from npbandit.models.checks import check_bounds, check_matrix, check_model_arguments
+from npbandit.models.checks import check_bounds, check_input_transform, check_matrix, check_model_arguments
 from npbandit.models.columns import ColumnSelector, resolve_columns
 from npbandit.models.conditioning import ConditioningMixin
 from npbandit.models.hooks import construct_inputs_hook
@@ -172,6 +172,7 @@ class NPModel(MarginalPosteriorMixin, JointPosteriorMixin, ConditioningMixin, No
         self._views = None if n_views == 1 else InputViews(len(self.columns), surrogate.x_dim, n_views,
                                                            self._input_domain)
         if input_transform is not None:
+            check_input_transform(input_transform, bounds)
             self.input_transform = input_transform
         if outcome_transform is not None:
             self.outcome_transform = outcome_transform
@@ -224,9 +225,12 @@ class NPModel(MarginalPosteriorMixin, JointPosteriorMixin, ConditioningMixin, No
     # -- construction --------------------------------------------------------------
 
     @classmethod
-    def from_pretrained(cls, name: str | NeuralProcess, train_X: Tensor, train_Y: Tensor, **kwargs: Any) -> NPModel:
+    def from_pretrained(cls, name: str | NeuralProcess, train_X: Tensor, train_Y: Tensor,
+                        train_Yvar: Tensor | None = None, **kwargs: Any) -> NPModel:
         """Build from a shipped checkpoint (e.g. ``"cmanp-bo"``), a checkpoint path, or a
-        surrogate already returned by ``load_surrogate`` (to load it once for many models).
+        surrogate already returned by ``load_surrogate`` (to load it once for many models);
+        ``train_Yvar`` and the keywords as the constructor takes them (the data in the order
+        ``SingleTaskGP`` takes them).
 
         The input box and output standardisation follow the prior the checkpoint was
         trained on; any keyword of the constructor can override them."""
@@ -235,7 +239,7 @@ class NPModel(MarginalPosteriorMixin, JointPosteriorMixin, ConditioningMixin, No
         kwargs["columns"] = defaults.pop("columns")
         for key, value in defaults.items():
             kwargs.setdefault(key, value)
-        return cls(surrogate, train_X, train_Y, **kwargs)
+        return cls(surrogate, train_X, train_Y, train_Yvar, **kwargs)
 
     #: the constructor's options that ``construct_inputs`` (Ax's ``model_options``) passes on
     OPTIONS = ("bounds", "input_domain", "standardize", "restandardize_tol", "noise_points", "n_views", "columns")
@@ -397,6 +401,14 @@ class NPModel(MarginalPosteriorMixin, JointPosteriorMixin, ConditioningMixin, No
         if mll.model is not self:
             raise ValueError("mll must be built on this model (mll.model is another model)")
         return mll.eval()
+
+    def forward(self, x: Tensor) -> Any:
+        """Refused: a GPyTorch ``forward`` gives a prior over functions for a marginal log
+        likelihood to score, and an NP has neither (its predictions come from conditioning
+        a pretrained network); :meth:`posterior` is what BoTorch's acquisitions call."""
+        raise NotImplementedError("NPModel has no GPyTorch forward and no marginal log likelihood (model(X), "
+                                  "mll(model(X), y)); use model.posterior(X) for predictions "
+                                  "(fit_gpytorch_mll(mll) runs and fits nothing)")
 
     # -- state dict ----------------------------------------------------------------
     #

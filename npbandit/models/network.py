@@ -29,12 +29,15 @@ apart, as a BoTorch user would expect of each:
   on it would change every later prediction.
 * **Queries** -- the ``X`` of ``posterior`` and ``joint_sample``, and fantasy points -- are
   predicted wherever they are, with an ``InputDataWarning`` (once per call site) when one
-  lies outside. BoTorch's optimisers keep candidates inside the bounds they are given, but
-  in BoTorch's common script (``input_transform=Normalize(d)``, bounds learned from
-  ``train_X``, and ``optimize_acqf`` over the search space) every candidate past the data's
-  range maps a little outside ``[0, 1]``: refusing it would break the one-line swap for a
-  GP, and a GP's user expects a posterior anywhere. The warning says what to do: give the
-  ``Normalize`` (or NPModel) the search space's ``bounds``.
+  lies outside: a GP's user expects a posterior anywhere, and an optimiser kept inside the
+  search space's bounds never asks there when the model has those bounds.
+* **The box itself** comes from ``bounds`` or from an input transform, never from the data:
+  a ``Normalize`` that learns its bounds from ``train_X`` (BoTorch's ``Normalize(d)``) is
+  refused when the model is built (:func:`~npbandit.models.checks.check_input_transform`),
+  since every candidate past the data's range would then reach the network outside its box
+  and an acquisition optimiser is drawn to such points (to the search space's corners, for
+  ``cmanp-bo``); so is a ``Normalize`` given together with ``bounds``, which would map the
+  inputs twice.
 
 Rounding is not an excursion: an input within :data:`~npbandit.models.checks.DOMAIN_EPS`
 float eps (of its dtype, times the box's scale) of a face counts as inside, since a
@@ -233,9 +236,8 @@ class NetworkMixin:
         if found is not None:  # one text, so that Python's default filter shows it once per call site
             warnings.warn("NPModel is asked about points outside the box its network was trained on (after the "
                           "input transform: bounds, or input_domain without them), where its output is an "
-                          "extrapolation it was never trained for; a Normalize that learned its bounds from the "
-                          "data maps every point past the data's range there: give it (or NPModel) the search "
-                          "space's bounds", InputDataWarning, stacklevel=4)
+                          "extrapolation it was never trained for; keep the points within the bounds the model "
+                          "was given", InputDataWarning, stacklevel=4)
 
     def _box(self) -> tuple[Tensor, Tensor]:
         """The box inputs must lie in after the input transform: ``bounds`` or, without

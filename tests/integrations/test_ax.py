@@ -134,8 +134,11 @@ def test_model_options_build_the_model():
     with pytest.raises(pretrained.CheckpointError, match=r"5 of the 7 columns are Ax's one-hot encoding of choice "
                                                          r"parameters \['c'\]"):
         NPModel.construct_inputs(one_hot(5), checkpoint="cmanp-bo", columns="all")
+    from helpers import data_box
+
     wide = NPModel.construct_inputs(one_hot(5), checkpoint="cmanp-bo")  # by default: the 6 most relevant columns
-    assert len(wide["columns"]) == 6 and NPModel(**wide, input_transform=Normalize(7)).columns == wide["columns"]
+    seven = Normalize(7, bounds=data_box(wide["train_X"]))
+    assert len(wide["columns"]) == 6 and NPModel(**wide, input_transform=seven).columns == wide["columns"]
     with pytest.raises(pretrained.CheckpointError):
         NPModel.construct_inputs(ds, checkpoint="cmanp-wheel")  # a bandit checkpoint for BO data
 

@@ -8,6 +8,7 @@ import torch
 from botorch.exceptions.warnings import InputDataWarning
 from botorch.models.transforms import Normalize
 from botorch.sampling import SobolQMCNormalSampler
+from helpers import data_box
 
 from npbandit import NPModel
 from npbandit.models.checks import DOMAIN_EPS, box_excursion
@@ -45,10 +46,37 @@ def test_training_data_outside_the_box_is_refused_naming_the_row_column_and_box(
         NPModel(surrogate(), torch.cat([X[:6], bad[6:]]) - 1.0, Y, input_domain=(-1.0, 0.0))
 
 
+def test_input_transforms_the_model_would_use_wrongly_are_refused():
+    from botorch.models.transforms.input import ChainedInputTransform, InputPerturbation, Warp
+
+    X, Y = data()
+    box = data_box(X)
+    with pytest.raises(ValueError, match=r"Normalize learns its bounds from train_X.*Normalize\(d, bounds=bounds\)"):
+        NPModel(surrogate(), X, Y, input_transform=Normalize(D))
+    with pytest.raises(ValueError, match="mapped twice"):
+        NPModel(surrogate(), X, Y, input_transform=Normalize(D, bounds=box), bounds=box)
+    with pytest.raises(ValueError, match=r"learnable parameters \(.*concentration.*requires_grad_\(False\)"):
+        NPModel(surrogate(), X, Y, input_transform=Warp(d=D, indices=list(range(D))))
+    frozen = Warp(d=D, indices=list(range(D)))
+    frozen.requires_grad_(False)
+    assert NPModel(surrogate(), X, Y, input_transform=frozen).posterior(X[:2]).mean.shape == (2, 1)
+    perturb = InputPerturbation(perturbation_set=torch.zeros(4, D, dtype=torch.float64), bounds=box)
+    with pytest.raises(ValueError, match="InputPerturbation maps each point to several"):
+        NPModel(surrogate(), X, Y, input_transform=perturb)
+    with pytest.raises(ValueError, match="learns its bounds"):  # found inside a chain too
+        NPModel(surrogate(), X, Y, input_transform=ChainedInputTransform(n=Normalize(D)))
+
+
+def test_calling_the_model_as_a_gpytorch_gp_names_what_to_use_instead():
+    X, Y = data()
+    with pytest.raises(NotImplementedError, match=r"no GPyTorch forward.*model.posterior\(X\)"):
+        NPModel(surrogate(), X, Y)(X)
+
+
 def test_a_new_observation_outside_the_box_is_refused_and_the_model_kept():
     X, Y = data()
-    model = NPModel(surrogate(), X, Y, input_transform=Normalize(D))  # bounds learned from X
-    beyond = X[:1] * 0 + X.max(dim=0).values + 0.01  # past the data's range: outside the learned box
+    model = NPModel(surrogate(), X, Y, input_transform=Normalize(D, bounds=data_box(X)))
+    beyond = X[:1] * 0 + X.max(dim=0).values + 0.01  # past the data's range: outside the box
     with pytest.raises(ValueError, match=r"^X row 0, column 0 is 1.0\d+ .*outside input_domain"):
         model.condition_on_observations(beyond, Y[:1])
     assert model.train_X.shape == (8, D)
@@ -58,7 +86,7 @@ def test_a_new_observation_outside_the_box_is_refused_and_the_model_kept():
 
 def test_a_query_outside_the_box_is_answered_with_a_warning():
     X, Y = data()
-    model = NPModel(surrogate(), X, Y, input_transform=Normalize(D))
+    model = NPModel(surrogate(), X, Y, input_transform=Normalize(D, bounds=data_box(X)))
     far = torch.full((2, 1, D), 1.5, dtype=torch.float64)
     with pytest.warns(InputDataWarning, match="outside the box its network was trained on"):
         post = model.posterior(far)
@@ -71,7 +99,7 @@ def test_a_query_outside_the_box_is_answered_with_a_warning():
     assert fantasy.batch_shape == (3, 2)
     with warnings.catch_warnings():
         warnings.simplefilter("error")
-        model.posterior(X[:3].unsqueeze(-2))  # inside the learned box: no warning
+        model.posterior(X[:3].unsqueeze(-2))  # inside the box: no warning
 
 
 def test_rounding_on_a_face_is_no_excursion():

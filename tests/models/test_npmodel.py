@@ -21,7 +21,7 @@ from botorch.models.transforms import Normalize, Standardize
 from botorch.optim import optimize_acqf
 from botorch.posteriors import GPyTorchPosterior
 from botorch.sampling import SobolQMCNormalSampler
-from helpers import EmbedCounter
+from helpers import EmbedCounter, data_box
 
 from npbandit import NPModel, load_surrogate
 from npbandit.surrogates import build
@@ -184,12 +184,13 @@ def test_observation_noise_adds_the_noise_estimate():
 
 def test_eval_and_train_raise_no_warnings():
     X, Y = data()
-    model = NPModel(surrogate(), X, Y, input_transform=Normalize(D), outcome_transform=Standardize(1))
+    model = NPModel(surrogate(), X, Y, input_transform=Normalize(D, bounds=data_box(X)),
+                    outcome_transform=Standardize(1))
     with warnings.catch_warnings():
         warnings.simplefilter("error")
         model.train()
         model.eval()
-        # points the learned Normalize maps into the box (beyond the data's range it maps them out: refused)
+        # points the Normalize maps into the box (beyond the data's range it maps them out: refused)
         model.posterior(X[:2].unsqueeze(-2))
     assert model.num_outputs == 1 and model.batch_shape == torch.Size()
 
@@ -476,10 +477,11 @@ def test_the_swap_is_one_line_in_a_botorch_script():
     bounds = torch.stack([torch.zeros(2), torch.ones(2)]).to(torch.double)
     for swapped in (False, True):
         if not swapped:
-            model = SingleTaskGP(train_X=train_X, train_Y=Y, input_transform=Normalize(d=2),
+            model = SingleTaskGP(train_X=train_X, train_Y=Y, input_transform=Normalize(d=2, bounds=bounds),
                                  outcome_transform=Standardize(m=1))
         else:
-            model = NPModel.from_pretrained("cmanp-bo", train_X=train_X, train_Y=Y, input_transform=Normalize(d=2),
+            model = NPModel.from_pretrained("cmanp-bo", train_X=train_X, train_Y=Y,
+                                            input_transform=Normalize(d=2, bounds=bounds),
                                             outcome_transform=Standardize(m=1))
         weights = {k: v.clone() for k, v in model.state_dict().items()}
         mll = ExactMarginalLogLikelihood(model.likelihood, model)
@@ -524,7 +526,7 @@ def test_parameters_show_the_networks_device_and_dtype_and_nothing_to_fit():
     X, Y = data()
     net = surrogate()  # float32, as load_surrogate gives it
     ref = next(net.parameters())
-    model = NPModel(net, X, Y, input_transform=Normalize(D), outcome_transform=Standardize(1))
+    model = NPModel(net, X, Y, input_transform=Normalize(D, bounds=data_box(X)), outcome_transform=Standardize(1))
     params = list(model.parameters())
     assert len(params) == 1 and params[0].numel() == 0 and not params[0].requires_grad
     assert (params[0].device, params[0].dtype) == (ref.device, ref.dtype) == (ref.device, torch.float32)
@@ -544,7 +546,7 @@ def test_parameters_show_the_networks_device_and_dtype_and_nothing_to_fit():
     model.to(torch.float64)
     assert next(model.parameters()).dtype == torch.float32 and ref.dtype == torch.float32
     # conditioned models show the same anchor; a state dict without one (every state dict) loads strictly
-    child = model.condition_on_observations((X[:2] + X[2:4]) / 2, Y[:2])  # inside the learned Normalize's box
+    child = model.condition_on_observations((X[:2] + X[2:4]) / 2, Y[:2])  # inside the data's range
     assert next(child.parameters()) is params[0] and next(model.subset_output([0]).parameters()) is params[0]
     model.load_state_dict(state, strict=True)
     assert next(model.parameters()) is params[0]
@@ -554,9 +556,10 @@ def test_conditioned_models_do_not_share_module_bookkeeping():
     # a conditioned model is built field by field, not by copying the parent's __dict__
     # (which shared torch's hook dictionaries between parent and child)
     X, Y = data()
-    model = NPModel(surrogate(), X, Y, input_transform=Normalize(D), outcome_transform=Standardize(1))
+    model = NPModel(surrogate(), X, Y, input_transform=Normalize(D, bounds=data_box(X)),
+                    outcome_transform=Standardize(1))
     calls = []
-    for child in (model.condition_on_observations((X[:2] + X[2:4]) / 2, Y[:2]),  # inside the learned box
+    for child in (model.condition_on_observations((X[:2] + X[2:4]) / 2, Y[:2]),  # inside the box (the data's range)
                   model.fantasize(torch.rand(2, 1, D, dtype=torch.float64), SobolQMCNormalSampler(torch.Size([3]))),
                   model.subset_output([0])):
         child.register_load_state_dict_post_hook(lambda module, keys: calls.append(module))
@@ -778,3 +781,14 @@ def test_equal_points_share_one_draw(m):
     qnei = qLogNoisyExpectedImprovement(model if m == 1 else model.subset_output([0]), X_baseline=X,
                                         prune_baseline=False)
     assert qnei(X[:4].unsqueeze(-2)).max() < qnei(X[:4].unsqueeze(-2) + 1e-6).min()
+
+
+def test_from_pretrained_takes_the_known_noise_where_single_task_gp_does():
+    X, Y = data()
+    Yvar = torch.full_like(Y, 0.01)
+    by_position = NPModel.from_pretrained("tnpd-bo", X, Y, Yvar, n_views=1)  # as SingleTaskGP(X, Y, Yvar)
+    by_name = NPModel.from_pretrained("tnpd-bo", X, Y, train_Yvar=Yvar, n_views=1)
+    Xt = X[:3].unsqueeze(-2)
+    noisy = by_position.posterior(Xt, observation_noise=True).variance
+    assert torch.equal(noisy, by_name.posterior(Xt, observation_noise=True).variance)
+    assert torch.allclose(noisy - by_position.posterior(Xt).variance, Yvar[:3].unsqueeze(-1), atol=1e-9)
