@@ -16,6 +16,7 @@ Every option's ``--help`` ends with the default that runs (:class:`~npbandit.cli
 from __future__ import annotations
 
 import argparse
+import os
 import signal
 import sys
 
@@ -88,6 +89,10 @@ def main(argv: list[str] | None = None) -> int:
     except RunInterrupted as err:
         print(f"npbandit {args.command}: {err}", file=sys.stderr)
         return 128 + int(err.signum)
+    except BrokenPipeError:  # the reader of our output went away (`npbandit report | head`): stop quietly, as cat does
+        devnull = os.open(os.devnull, os.O_WRONLY)
+        os.dup2(devnull, sys.stdout.fileno())  # so that Python's flush at exit does not raise again
+        return 128 + int(getattr(signal, "SIGPIPE", 13))  # 13 where the platform names none
     except KeyboardInterrupt:  # outside a run: nothing to save
         print(f"npbandit {args.command}: interrupted", file=sys.stderr)
         return 128 + int(signal.SIGINT)

@@ -567,3 +567,20 @@ def test_cli_optimize_takes_a_name_an_optimum_and_repeats(tmp_path, monkeypatch,
     capsys.readouterr()
     assert main(["optimize", "--function", "branin", "--name", "b", "--budget", "1", "--db", db]) == 2
     assert "--name goes with --objective" in capsys.readouterr().err
+
+
+def test_a_reader_that_stops_reading_ends_the_command_quietly(monkeypatch, capsys):
+    # `npbandit report | head`: the write after head exits raises BrokenPipeError; the command
+    # stops with the shell's status for SIGPIPE and prints no error of its own
+    import npbandit.cli
+    from npbandit.cli import report
+
+    def closed_pipe(args):
+        raise BrokenPipeError(32, "Broken pipe")
+
+    redirected = []
+    monkeypatch.setattr(report, "run", closed_pipe)
+    monkeypatch.setattr(npbandit.cli.os, "dup2", lambda fd, to: redirected.append(to))
+    monkeypatch.setattr(sys.stdout, "fileno", lambda: 1, raising=False)
+    assert main(["report"]) == 128 + int(getattr(signal, "SIGPIPE", 13))
+    assert capsys.readouterr().err == "" and redirected == [1]
