@@ -10,7 +10,7 @@ from __future__ import annotations
 import torch
 from torch import Tensor
 
-from npbandit.transforms.standardize import MIN_STD
+from npbandit.transforms.standardize import spread
 
 __all__ = ["Moments", "moments", "merge_moments", "moment_statistics"]
 
@@ -34,9 +34,10 @@ def merge_moments(a: Moments, b: Moments) -> Moments:
 
 def moment_statistics(moments: Moments) -> tuple[Tensor, Tensor]:
     """``(mean, std)`` (``m`` values each) as :func:`~npbandit.transforms.standardize.standardization`
-    defines them: the sample std, 1 for a single point or a std below ``MIN_STD``."""
+    defines them: the sample std, 1 for a single point or for a constant's
+    (:func:`~npbandit.transforms.standardize.spread`)."""
     n, mean, m2 = moments
     if n == 1:
         return mean, torch.ones_like(mean)
     std = (m2 / (n - 1)).sqrt()
-    return mean, torch.where(std >= MIN_STD, std, torch.ones_like(std))
+    return mean, spread(mean, std)

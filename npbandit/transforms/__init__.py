@@ -35,9 +35,10 @@ from npbandit.transforms.reward import (
 )
 from npbandit.transforms.scale import Scale
 from npbandit.transforms.spec import transform_from_spec, transform_spec
-from npbandit.transforms.standardize import MIN_STD, Standardize, standardization
+from npbandit.transforms.standardize import MIN_STD, Standardize, spread, standardization
 from npbandit.transforms.yeo_johnson import YeoJohnson
 
 __all__ = ["OutcomeTransform", "OutcomePredictive", "Standardize", "Bilog", "Scale", "YeoJohnson", "Chain",
-           "RewardEncoding", "standardization", "MIN_STD", "symexp_moments", "transform_spec", "transform_from_spec",
-           "encode_rewards", "decode_rewards", "REWARD_TRANSFORMS", "REWARD_FILLS", "REWARD_TYPE"]
+           "RewardEncoding", "standardization", "spread", "MIN_STD", "symexp_moments", "transform_spec",
+           "transform_from_spec", "encode_rewards", "decode_rewards", "REWARD_TRANSFORMS", "REWARD_FILLS",
+           "REWARD_TYPE"]

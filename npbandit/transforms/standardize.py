@@ -3,8 +3,13 @@
 One definition of the statistics (:func:`standardization`), used by the ``bo`` prior at
 training time and by the BoTorch adapter at inference, so a pretrained model always sees
 data scaled the way it was trained. It follows BoTorch's ``Standardize``: mean and
-unbiased std over the observed points; with a single point, or a std below
-:data:`MIN_STD`, the std is 1.
+unbiased std over the observed points; with a single point, or a std that only measures a
+constant's rounding, the std is 1 (:func:`spread`).
+
+Where BoTorch counts any std below ``1e-8`` as zero, here the threshold is relative to the
+values' level (:data:`MIN_STD` times ``|mean|``): a GP fits its output scale to outputs of
+order ``1e-9``, but a pretrained network has no output scale to fit, and given them
+unscaled it would predict its prior's unit spread around nearly constant data.
 """
 
 from __future__ import annotations
@@ -14,10 +19,18 @@ from torch import Tensor
 
 from npbandit.transforms.base import OutcomeTransform
 
-__all__ = ["Standardize", "standardization", "MIN_STD"]
+__all__ = ["Standardize", "standardization", "spread", "MIN_STD"]
 
-#: a std below this counts as zero: the data are standardised by 1 instead
+#: a std at most this share of the mean's magnitude (or exactly zero) counts as zero: the
+#: data are standardised by 1 instead
 MIN_STD = 1e-8
+
+
+def spread(mean: Tensor, std: Tensor) -> Tensor:
+    """``std`` where it measures a spread of the values, else 1: a std that is zero, or at
+    most :data:`MIN_STD` of ``|mean|`` (the rounding of a constant), counts as none."""
+    constant = (std == 0) | (std <= MIN_STD * mean.abs())
+    return torch.where(constant, torch.ones_like(std), std)
 
 
 def standardization(y: Tensor) -> tuple[Tensor, Tensor]:
@@ -29,8 +42,7 @@ def standardization(y: Tensor) -> tuple[Tensor, Tensor]:
     mean = y.mean(dim=-2, keepdim=True)
     if y.shape[-2] == 1:
         return mean, torch.ones_like(mean)
-    std = y.std(dim=-2, keepdim=True)
-    return mean, torch.where(std >= MIN_STD, std, torch.ones_like(std))
+    return mean, spread(mean, y.std(dim=-2, keepdim=True))
 
 
 class Standardize(OutcomeTransform):

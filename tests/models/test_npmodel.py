@@ -792,3 +792,15 @@ def test_from_pretrained_takes_the_known_noise_where_single_task_gp_does():
     noisy = by_position.posterior(Xt, observation_noise=True).variance
     assert torch.equal(noisy, by_name.posterior(Xt, observation_noise=True).variance)
     assert torch.allclose(noisy - by_position.posterior(Xt).variance, Yvar[:3].unsqueeze(-1), atol=1e-9)
+
+
+def test_outputs_of_any_scale_give_the_same_posterior_in_their_units():
+    # a network has no output scale to fit: outputs of order 1e-9 are standardised by their own
+    # spread (not by 1, as a std below BoTorch's absolute 1e-8 would be), so the posterior scales with them
+    X, Y = data()
+    Xt = X[:3].unsqueeze(-2)
+    unit, tiny = NPModel(surrogate(), X, Y).posterior(Xt), NPModel(surrogate(), X, Y * 1e-9).posterior(Xt)
+    assert torch.allclose(tiny.mean, unit.mean * 1e-9, rtol=1e-5, atol=0)
+    # GPyTorch reads any variance below its float64 floor (1e-10) as the floor, a GP's too; standardised by 1,
+    # the network's unit spread would show instead (variance ~1e-3..1 here)
+    assert (tiny.variance <= 1.0001e-10).all()

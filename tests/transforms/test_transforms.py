@@ -148,6 +148,12 @@ def test_standardize_uses_exactly_the_old_statistics(dtype):
     single, constant = torch.tensor([[[3.0]]]), torch.full((1, 4, 1), 2.5)
     assert Standardize.fit(single).std.item() == 1 and Standardize.fit(constant).std.item() == 1  # MIN_STD
     assert MIN_STD == 1e-8
+    # the threshold is relative to the level: a constant's rounding is no spread, a small scale's spread is one
+    level = torch.tensor([[[1.0], [1.0 + 1e-12], [1.0 - 1e-12]]], dtype=torch.float64)
+    assert Standardize.fit(level).std.item() == 1
+    tiny = torch.tensor([[[1e-9], [3e-9], [2e-9]]], dtype=torch.float64)
+    assert torch.allclose(Standardize.fit(tiny).std, torch.tensor(1e-9, dtype=torch.float64))
+    assert Standardize.fit(torch.zeros(1, 3, 1)).std.item() == 1
     with pytest.raises(ValueError, match="at least one point"):
         Standardize.fit(torch.zeros(1, 0, 1))
     with pytest.raises(ValueError, match="std positive"):
