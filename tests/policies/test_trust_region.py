@@ -96,7 +96,7 @@ def test_optimize_searches_a_trust_region_by_default_for_an_np_and_records_it(tm
 
     db = f"sqlite:///{tmp_path / 'runs.db'}"
     for flag in (None, False):
-        result = optimize(lambda x: float(((x - 0.2) ** 2).sum()), [[-1, -1], [1, 1]], surrogate="cmanp", budget=8,
+        result = optimize(lambda x: float(((x - 0.2) ** 2).sum()), [[-1, -1], [1, 1]], surrogate="tnpd", budget=8,
                           seed=0, db=db, progress=False, **({} if flag is None else {"trust_region": flag}))
         assert len(result.history) == 8
     on, off = sorted(list_runs(db), key=lambda r: r.id)
@@ -136,7 +136,7 @@ def test_the_model_can_see_a_wider_box_than_the_one_searched(monkeypatch):
         return real(model, *args, **kwargs)
 
     monkeypatch.setattr(proposal, "propose", spy)
-    policy = BOPolicy(2, model="cmanp-bo")
+    policy = BOPolicy(2, model="tnpd-bo")
     policy.reset(seed=1)
     f = lambda x: -float(((x - 0.4) ** 2).sum())  # noqa: E731 (maximised)
     for _ in range(8):
