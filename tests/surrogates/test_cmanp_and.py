@@ -9,7 +9,6 @@ import torch
 from conftest import random_set, tiny_model
 from torch.distributions import MultivariateNormal
 
-from npbandit.priors import GP1DPrior
 from npbandit.surrogates import CMANPAND, build
 from npbandit.training import TrainConfig, train
 
@@ -277,30 +276,3 @@ def test_diagonal_models_joint_is_the_product_of_their_marginals():
     corr = torch.corrcoef(draws[:, 0, :, 0].T)
     assert (corr - torch.eye(5)).abs().max() < 0.1  # independent across targets
     assert torch.allclose(draws.mean(0), dist.loc.detach(), atol=0.1 * float(dist.scale.detach().max()))
-
-
-@pytest.mark.slow
-def test_nearby_draws_are_correlated_and_distant_ones_independent_after_a_short_fit():
-    """A tiny CMANP-AND fitted briefly on smooth 1-D GP functions (lengthscale ~0.5 on
-    [-2, 2]): draws at x = 0 and 0.05 move together, at -1.8 and 1.8 independently.
-    Untrained, the nearby correlation is ~0.1."""
-    torch.manual_seed(0)
-    prior = GP1DPrior(lengthscale_range=(0.4, 0.6), outputscale_range=(0.9, 1.0), max_points=20)
-    model = build("cmanp-and", 1, 1, size="tiny", rank=8)
-    optimizer = torch.optim.Adam(model.parameters(), lr=2e-3)
-    for step in range(250):
-        b = prior.batch(16, 0, step)
-        loss = model.training_loss(b.xc, b.yc, b.xt, b.yt)
-        optimizer.zero_grad()
-        loss.backward()
-        torch.nn.utils.clip_grad_norm_(model.parameters(), 1.0)
-        optimizer.step()
-    model.eval()
-    task = prior.batch(1, 5, 0)
-    xt = torch.tensor([[[0.0], [0.05], [-1.8], [1.8]]])
-    with torch.no_grad():
-        draws = model.sample(model.condition(task.xc[:, :3], task.yc[:, :3]), xt, 4000,
-                             torch.Generator().manual_seed(0))[:, 0, :, 0]
-    corr = torch.corrcoef(draws.T)
-    assert corr[0, 1] > 0.9, corr
-    assert abs(corr[2, 3]) < 0.2, corr
