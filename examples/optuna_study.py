@@ -1,4 +1,4 @@
-"""An Optuna study on Branin whose sampler is the pretrained CMANP (``NPSampler``).
+"""An Optuna study on Branin whose sampler is a pretrained NP (``NPSampler``, ``tnpd-bo`` by default).
 
 The study lives in an SQLite file, so several worker processes can share it, as
 Optuna's own parallel studies do; the only npbandit line is the sampler:

@@ -40,7 +40,6 @@ same point.
 from __future__ import annotations
 
 import math
-import numbers
 import warnings
 import weakref
 from collections.abc import Callable, Sequence
@@ -51,7 +50,7 @@ import numpy as np
 import torch
 
 try:
-    from optuna.distributions import BaseDistribution, CategoricalDistribution, FloatDistribution, IntDistribution
+    from optuna.distributions import BaseDistribution, CategoricalDistribution
     from optuna.logging import get_logger
     from optuna.samplers import BaseSampler, RandomSampler
     from optuna.search_space import IntersectionSearchSpace
@@ -70,8 +69,16 @@ from npbandit.acquisition.subspace import SubspaceSearch, SubspaceStrategy, chec
 from npbandit.acquisition.wide_spaces import check_subspace_space, default_subspace
 from npbandit.api import SURROGATES
 from npbandit.feasibility import is_feasible
+from npbandit.integrations.optuna_trials import (
+    check_single_objective,
+    in_space,
+    parameter_of,
+    store_constraints,
+    trial_constraints,
+    unit_rows,
+)
 from npbandit.policies.trust_region import TrustRegion
-from npbandit.space import Choice, Float, Int, SearchSpace
+from npbandit.space import Choice, SearchSpace
 from npbandit.surrogates.pretrained import (
     check_bo_checkpoint,
     check_checkpoint_kind,
@@ -101,9 +108,6 @@ class _Observations:
     pending: list[FrozenTrial]
 
 _LOGGER = get_logger(__name__)
-#: the system attribute a trial's constraint values are stored under (Optuna's own key, so
-#: Optuna's ``best_trial``, its other samplers and its plots read them too)
-CONSTRAINTS_KEY = "constraints"
 
 
 class NPSampler(BaseSampler):
@@ -187,12 +191,13 @@ class NPSampler(BaseSampler):
     Values come back as Optuna expects them: ints as ``int``, stepped floats on their grid,
     each categorical one of its ``choices`` itself.
 
-    Completed trials inform the NP, and so do failed ones (an exception ``study.optimize``
-    caught, a NaN) that suggested the whole search space: the NP sees each at the worst
-    completed value, so it is not proposed again and the search moves away from where trials
-    fail, and a failure counts as a trial that did not improve (the trust region). Pruned
-    trials are ignored, and so, with a warning, are those with an infinite value or a
-    parameter outside its distribution. One
+    Completed trials inform the NP, and so do the trials that suggested the whole search
+    space and gave no real value: failed ones (an exception ``study.optimize`` caught, a
+    NaN), pruned ones, and completed ones whose value is infinite. The NP sees each at the
+    worst completed value, so it is not proposed again and the search moves away from where
+    trials fail or are pruned, and each counts as a trial that did not improve (the trust
+    region). Trials with a parameter outside its distribution (enqueued ones) are left out,
+    with a warning. One
     sampler may serve several studies in turn (the checkpoint is loaded once). The study
     must have one objective; ``study.direction`` decides whether it is minimised
     (Optuna's default) or maximised.
@@ -226,8 +231,9 @@ class NPSampler(BaseSampler):
         if name in ("gp", "random"):
             raise ValueError(f"checkpoint must be an NP checkpoint trained on the 'bo' prior, got {checkpoint!r} "
                              "(for a GP or random search use Optuna's GPSampler or RandomSampler)")
+        offered = tuple(a for a in ACQUISITIONS if a != "qlognei")
         if acquisition not in ACQUISITIONS:
-            raise ValueError(f"acquisition must be one of {ACQUISITIONS}, got {acquisition!r}")
+            raise ValueError(f"acquisition must be one of {offered}, got {acquisition!r}")
         if acquisition == "qlognei":  # Optuna asks for one trial at a time
             raise ValueError("acquisition 'qlognei' proposes a batch of points; NPSampler proposes one per trial "
                              "(several workers are handled by believing running trials at a value: liar=...). Use "
@@ -270,6 +276,17 @@ class NPSampler(BaseSampler):
             weakref.WeakKeyDictionary()
         self._warned: set[tuple[int, int, str, int]] = set()  # (storage, study, reason, trial) warned of
 
+    def __getstate__(self) -> dict[str, Any]:
+        """What pickling keeps (Optuna's recipe for saving a study pickles its sampler): all
+        but the per-study cache of search spaces, which is rebuilt from the trials."""
+        state = self.__dict__.copy()
+        state["_search_spaces"] = None
+        return state
+
+    def __setstate__(self, state: dict[str, Any]) -> None:
+        self.__dict__.update(state)
+        self._search_spaces = weakref.WeakKeyDictionary()
+
     # -- Optuna's sampler interface ---------------------------------------------------
 
     def infer_relative_search_space(self, study: Study, trial: FrozenTrial) -> dict[str, BaseDistribution]:
@@ -277,11 +294,14 @@ class NPSampler(BaseSampler):
         distribution (Optuna's intersection search space), less those with a single value
         (and categoricals whose choices a :class:`~npbandit.space.Choice` cannot hold: a
         NaN or infinite float)."""
-        _check_single_objective(study)
+        check_single_objective(study)
         spaces = self._search_spaces.setdefault(study._storage, {})
         space = spaces.setdefault(study._study_id, IntersectionSearchSpace())
-        return {name: dist for name, dist in space.calculate(study).items()
-                if _parameter(dist) is not None and not dist.single()}
+        shared = {name: dist for name, dist in space.calculate(study).items() if not dist.single()}
+        for name, dist in shared.items():
+            if parameter_of(dist) is None:
+                self._warn_unmodelled(study, name, dist)
+        return {name: dist for name, dist in shared.items() if parameter_of(dist) is not None}
 
     def sample_relative(self, study: Study, trial: FrozenTrial,
                         search_space: dict[str, BaseDistribution]) -> dict[str, Any]:
@@ -295,7 +315,7 @@ class NPSampler(BaseSampler):
         """
         if not search_space:
             return {}
-        _check_single_objective(study)
+        check_single_objective(study)
         space, search = self._space(search_space)
         completed = study.get_trials(deepcopy=False, states=(TrialState.COMPLETE,))
         if len(completed) < self.n_startup_trials:
@@ -310,7 +330,7 @@ class NPSampler(BaseSampler):
         if seen is None:
             return {}
         with torch_threads(self.threads):
-            u = self._propose(seen.X, seen.Y, _unit_rows(seen.pending, space) if seen.pending else None,
+            u = self._propose(seen.X, seen.Y, unit_rows(seen.pending, space) if seen.pending else None,
                               self._trial_seed(trial.number, "relative"), seen.region, space, search, seen.k)
         return space.decode(u)
 
@@ -318,11 +338,14 @@ class NPSampler(BaseSampler):
                            param_distribution: BaseDistribution) -> Any:
         if self.warn_independent_sampling and not param_distribution.single():
             completed = study.get_trials(deepcopy=False, states=(TrialState.COMPLETE,))
-            if len(completed) >= self.n_startup_trials:  # past the start-up, the NP would be expected to propose it
+            if completed and len(completed) >= self.n_startup_trials:  # the NP would be expected to propose it
                 _LOGGER.warning(f"NPSampler samples parameter {param_name!r} of trial {trial.number} independently, "
-                                f"not with the NP: the NP proposes the parameters suggested with the same "
-                                f"distribution in every completed trial of the study, and this one's distribution "
-                                f"changed or some completed trial lacks it ({param_distribution})")
+                                f"not with the NP ({param_distribution}): the NP proposes the parameters every "
+                                f"completed trial suggested with one distribution, when the trial's proposal was "
+                                f"made; this one's distribution changed, some completed trial lacks it, it is a "
+                                f"categorical whose choices the NP cannot hold (warned of once), or the trials "
+                                f"that gave the NP its start completed after this trial's proposal (parallel "
+                                f"workers)")
         if self._independent is not None:
             return self._independent.sample_independent(study, trial, param_name, param_distribution)
         # one generator per (seed, trial, parameter): a trial's draws do not depend on which
@@ -340,7 +363,7 @@ class NPSampler(BaseSampler):
         samplers do: under the system attribute ``"constraints"``, ``None`` when the function
         failed, which then raises); then the independent sampler's ``after_trial``."""
         if self.constraints_func is not None and state in (TrialState.COMPLETE, TrialState.PRUNED):
-            _store_constraints(self.constraints_func, study, trial)
+            store_constraints(self.constraints_func, study, trial)
         if self._independent is not None:
             self._independent.after_trial(study, trial, state, values)
 
@@ -394,7 +417,7 @@ class NPSampler(BaseSampler):
         takes (fixed by the sampler's seed), else ``None``. An ``IndexedChoices`` given as
         ``subspace`` is taken in that order when it holds the same parameters."""
         names = sorted(search_space)
-        space = SearchSpace({n: _parameter(search_space[n]) for n in names})
+        space = SearchSpace({n: parameter_of(search_space[n]) for n in names})
         d = space.dim  # columns of the unit cube: a categorical of k >= 3 choices takes k
         width = check_bo_checkpoint(self._surrogate.card, d,
                                     purpose=f"NPSampler over {len(names)} parameters in {d} unit-cube columns "
@@ -454,40 +477,38 @@ class NPSampler(BaseSampler):
         ``None`` when no completed trial can be used."""
         names = sorted(search_space)
         d = space.dim
-        finite = [t for t in completed if math.isfinite(t.value)]
-        self._warn_left_out(study, completed, finite, "their values are not finite, and the NP conditions on real "
-                            "numbers only")
-        inside = [t for t in finite if _inside(t, space)]
-        self._warn_left_out(study, finite, inside, "a parameter lies outside its range, off its grid or among no "
+        usable = [t for t in completed if in_space(t, space)]
+        self._warn_left_out(study, completed, usable, "a parameter lies outside its range, off its grid or among no "
                             "choice (an enqueued trial), where the NP has no model")
-        finite = inside
+        finite = [t for t in usable if math.isfinite(t.value)]
         if not finite:
             return None
-        constrained = self.constraints_func is not None or any(_constraints(t) for t in finite)
+        constrained = self.constraints_func is not None or any(trial_constraints(t) for t in finite)
         if constrained:
-            kept = [t for t in finite if _constraints(t)]
+            kept = [t for t in finite if trial_constraints(t)]
             self._warn_left_out(study, finite, kept, "they have no constraint values (constraints_func did not run on "
                                 "them, or they set none), and the NP models every constraint at every trial")
             finite = kept
             if not finite:
                 return None
-            counts = sorted({len(_constraints(t)) for t in finite})
+            counts = sorted({len(trial_constraints(t)) for t in finite})
             if len(counts) > 1:
                 raise ValueError(f"every trial needs the same number of constraint values (constraints_func or "
                                  f"trial.set_constraint); the completed trials hold {counts}")
         sign = -1.0 if study.direction == StudyDirection.MINIMIZE else 1.0
-        # failed trials (an exception caught by study.optimize(catch=...), a NaN) that suggested this
-        # whole space: seen by the NP at the worst completed value, as optimize sees its failures
-        failed = [t for t in study.get_trials(deepcopy=False, states=(TrialState.FAIL,))
+        # trials that suggested this whole space and gave no real value -- failed (an exception caught by
+        # study.optimize(catch=...), a NaN), completed with an infinite value, or pruned -- are seen by the NP
+        # at the worst completed value, as optimize sees its failures: not proposed again, and searched away from
+        failed = [t for t in study.get_trials(deepcopy=False, states=(TrialState.FAIL, TrialState.PRUNED))
                   if all(n in t.params and t.distributions.get(n) == search_space[n] for n in names)
-                  and _inside(t, space)]
-        completed_rows = [[sign * t.value, *_constraints(t)] if constrained else [sign * t.value] for t in finite]
+                  and in_space(t, space)] + [t for t in usable if not math.isfinite(t.value)]
+        completed_rows = [[sign * t.value, *trial_constraints(t)] if constrained else [sign * t.value] for t in finite]
         worst = np.array(completed_rows).min(axis=0)
         if constrained:  # the worst value of each constraint is its largest
             worst[1:] = np.array(completed_rows)[:, 1:].max(axis=0)
         rows = dict(zip((t.number for t in finite), completed_rows))
         finite = sorted(finite + failed, key=lambda t: t.number)
-        X = _unit_rows(finite, space)
+        X = unit_rows(finite, space)
         Y = torch.tensor(np.array([rows.get(t.number, worst) for t in finite]),
                          dtype=torch.float64).reshape(len(finite), -1)  # [n, 1 + k], maximised objective first
         k = Y.shape[-1] - 1
@@ -495,7 +516,7 @@ class NPSampler(BaseSampler):
         running = study.get_trials(deepcopy=False, states=(TrialState.RUNNING,))
         pending = [t for t in running if t.number != number
                    and all(t.distributions.get(n) == search_space[n] for n in names)
-                   and _inside(t, space)]
+                   and in_space(t, space)]
         region = None
         if self.trust_region:  # the trials in the order they were started, the first n_startup_trials the design
             order = sorted(range(len(finite)), key=lambda i: finite[i].number)
@@ -511,6 +532,22 @@ class NPSampler(BaseSampler):
         key = [self.seed, number, *purpose.encode()]
         return int(np.random.SeedSequence(key).generate_state(1)[0] % 2**31)
 
+    def _warn_unmodelled(self, study: Study, name: str, dist: BaseDistribution) -> None:
+        """Warn once per study and parameter that the NP cannot hold ``dist`` (the reason
+        :class:`~npbandit.space.Choice` gives), so the independent sampler draws it."""
+        key = (id(study._storage), study._study_id, "unmodelled", name)
+        if key in self._warned:
+            return
+        self._warned.add(key)
+        reason = f"its distribution {dist} has no npbandit.space parameter"
+        if isinstance(dist, CategoricalDistribution):
+            try:
+                Choice(dist.choices)
+            except (TypeError, ValueError) as err:  # what the categorical's choices break
+                reason = str(err)
+        warnings.warn(f"NPSampler cannot model parameter {name!r} ({reason}); the independent sampler draws it in "
+                      f"every trial", RuntimeWarning, stacklevel=4)
+
     def _warn_left_out(self, study: Study, trials: list[FrozenTrial], kept: list[FrozenTrial], why: str) -> None:
         """Warn once per study, trial and reason about the ``trials`` not in ``kept``."""
         numbers = {t.number for t in kept}
@@ -520,76 +557,3 @@ class NPSampler(BaseSampler):
         if skipped:
             self._warned.update(keys.values())
             warnings.warn(f"NPSampler leaves out trial(s) {skipped}: {why}", RuntimeWarning, stacklevel=4)
-
-
-def _constraints(trial: FrozenTrial) -> list[float]:
-    """A trial's constraint values, as Optuna stores them (``constraints_func``'s under the
-    system attribute ``"constraints"``; ``trial.set_constraint``'s, Optuna 5, under
-    ``"constraints:<name>"``, in the order of their names); ``[]`` for none."""
-    attrs = trial.system_attrs
-    stored = attrs.get(CONSTRAINTS_KEY)
-    values = [] if stored is None else [float(v) for v in stored]
-    prefix = f"{CONSTRAINTS_KEY}:"
-    named = sorted((key[len(prefix):], value) for key, value in attrs.items() if key.startswith(prefix))
-    return values + [float(value) for _, value in named]
-
-
-def _store_constraints(constraints_func: Callable[[FrozenTrial], Sequence[float]], study: Study,
-                       trial: FrozenTrial) -> None:
-    """``constraints_func(trial)`` checked (a non-empty sequence of real numbers, none NaN) and
-    stored under the trial's system attribute ``"constraints"``; ``None`` is stored when it
-    raises or returns anything else, and the error is raised, naming ``constraints_func``."""
-    values = None
-    try:
-        out = constraints_func(trial)
-        if isinstance(out, (str, bytes)) or not isinstance(out, (Sequence, np.ndarray, torch.Tensor)):
-            raise TypeError(f"constraints_func must return a sequence of floats, got {type(out).__name__} "
-                            f"{out!r} for trial {trial.number}")
-        items = list(np.asarray(out.detach().cpu() if isinstance(out, torch.Tensor) else out,
-                                dtype=object).reshape(-1)) if np.ndim(out) == 1 else None
-        if not items or any(isinstance(v, (bool, np.bool_)) or not isinstance(v, numbers.Real) for v in items):
-            raise TypeError(f"constraints_func must return a non-empty sequence of real numbers, got {out!r} for "
-                            f"trial {trial.number}")
-        if any(math.isnan(float(v)) for v in items):
-            raise ValueError(f"constraints_func returned NaN for trial {trial.number}: {out!r}")
-        values = tuple(float(v) for v in items)
-    finally:
-        study._storage.set_trial_system_attr(trial._trial_id, CONSTRAINTS_KEY, values)
-
-
-def _inside(trial: FrozenTrial, space: SearchSpace) -> bool:
-    """Whether the trial's parameters of ``space`` are values of it (an enqueued trial's may
-    lie outside a range, off a grid or among no choice)."""
-    try:
-        space.check({n: trial.params[n] for n in space})
-    except (TypeError, ValueError):
-        return False
-    return True
-
-
-def _check_single_objective(study: Study) -> None:
-    if len(study.directions) != 1:
-        raise ValueError(f"NPSampler optimises one objective; this study has {len(study.directions)} "
-                         "(multi-objective studies need a multi-objective sampler, e.g. optuna.samplers.NSGAIISampler)")
-
-
-def _parameter(dist: BaseDistribution) -> Float | Int | Choice | None:
-    """The :mod:`npbandit.space` parameter that reads as ``dist`` (its values and their place
-    in the unit cube), or ``None`` for a distribution it cannot hold (a categorical with a
-    NaN or infinite float among its choices, an unknown kind)."""
-    try:
-        if isinstance(dist, FloatDistribution):
-            return Float(dist.low, dist.high, log=dist.log, step=dist.step)
-        if isinstance(dist, IntDistribution):
-            return Int(dist.low, dist.high, log=dist.log, step=dist.step)
-        if isinstance(dist, CategoricalDistribution):
-            return Choice(dist.choices)
-    except (TypeError, ValueError):
-        return None
-    return None
-
-
-def _unit_rows(trials: list[FrozenTrial], space: SearchSpace) -> torch.Tensor:
-    """The trials' parameters of ``space`` on its unit cube, float64 ``[len(trials), space.dim]``."""
-    return torch.tensor(np.array([space.encode({n: t.params[n] for n in space}) for t in trials]),
-                        dtype=torch.float64).reshape(len(trials), space.dim)

@@ -17,7 +17,8 @@ optuna = pytest.importorskip("optuna", reason="the Optuna integration needs the 
 from optuna.distributions import CategoricalDistribution, FloatDistribution, IntDistribution  # noqa: E402
 from optuna.trial import TrialState, create_trial  # noqa: E402
 
-from npbandit.integrations.optuna import NPSampler, _parameter  # noqa: E402
+from npbandit.integrations.optuna import NPSampler  # noqa: E402
+from npbandit.integrations.optuna_trials import parameter_of  # noqa: E402
 from npbandit.policies.trust_region import TrustRegion  # noqa: E402
 from npbandit.surrogates.pretrained import CheckpointError  # noqa: E402
 
@@ -69,7 +70,7 @@ def params(study) -> list[dict]:
                                   CategoricalDistribution(CHOICES), CategoricalDistribution([True, False])])
 def test_distributions_read_as_the_search_spaces_parameters(dist):
     # one implementation of the unit cube: npbandit.space's (its own tests check the mapping)
-    parameter = _parameter(dist)
+    parameter = parameter_of(dist)
     if isinstance(dist, CategoricalDistribution):
         grid = list(dist.choices)
         assert parameter.values == dist.choices and parameter.columns == (3 if len(grid) == 3 else 1)
@@ -86,7 +87,7 @@ def test_distributions_read_as_the_search_spaces_parameters(dist):
         x = parameter.decode(u)
         assert dist._contains(dist.to_internal_repr(x)), (u, x)
         assert type(x) is (int if isinstance(dist, IntDistribution) else float) or x in dist.choices
-    assert _parameter(CategoricalDistribution([1.0, float("nan")])) is None  # left to the independent sampler
+    assert parameter_of(CategoricalDistribution([1.0, float("nan")])) is None  # left to the independent sampler
 
 
 # -- studies ----------------------------------------------------------------------------
@@ -136,7 +137,7 @@ def test_direction_is_honoured(direction):
     assert (x < 0.3) if direction == "minimize" else (x > 0.7)
 
 
-def test_completed_finite_and_failed_trials_inform_the_np(monkeypatch):
+def test_completed_failed_pruned_and_infinite_trials_inform_the_np(monkeypatch):
     seen = {}
 
     def capture(self, X, Y, pending, seed, *rest):
@@ -153,16 +154,14 @@ def test_completed_finite_and_failed_trials_inform_the_np(monkeypatch):
     study.add_trial(create_trial(params={"x": 7.0}, distributions=dist, state=TrialState.PRUNED,
                                  intermediate_values={0: 1.0}))
     study.add_trial(create_trial(params={"x": 8.0}, distributions=dist, state=TrialState.RUNNING))
-    with pytest.warns(RuntimeWarning, match=r"leaves out trial\(s\) \[4\]: their values are not finite"):
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")  # nothing is left out
         x = study.ask().suggest_float("x", 0.0, 10.0)
     assert x == 5.0
-    # the failed trial at x = 6 too, at the worst completed value; pruned, infinite and running ones not
-    assert seen["X"].squeeze(-1).tolist() == [0.1, 0.2, 0.3, 0.4, 0.6]
-    assert seen["Y"].squeeze(-1).tolist() == [-1.0, -2.0, -3.0, -4.0, -4.0]  # minimised: values negated
+    # the infinite (x = 5), failed (6) and pruned (7) trials too, at the worst completed value; the running one not
+    assert seen["X"].squeeze(-1).tolist() == [0.1, 0.2, 0.3, 0.4, 0.5, 0.6, 0.7]
+    assert seen["Y"].squeeze(-1).tolist() == [-1.0, -2.0, -3.0, -4.0, -4.0, -4.0, -4.0]  # minimised: negated
     assert seen["pending"].squeeze(-1).tolist() == [0.8]  # the running trial (believed at the worst value)
-    with warnings.catch_warnings():
-        warnings.simplefilter("error")  # the same left-out trial is reported once
-        study.ask().suggest_float("x", 0.0, 10.0)
 
 
 def test_the_np_is_told_which_points_the_completed_trials_evaluated(monkeypatch):
@@ -556,3 +555,42 @@ def test_no_recommendation_before_two_completed_trials(tiny_card):
     assert NPSampler(tiny_card, seed=0).recommended_trial(_recorded([0.4, None], failed={1})) is None
     rec = NPSampler(tiny_card, seed=0).recommended_trial(_recorded([0.4, 0.2, 0.6, 0.1, 0.5]))
     assert rec is not None and rec.state == TrialState.COMPLETE  # in the trust region's box
+
+
+def test_a_sampler_pickles_as_optuna_s_recipe_for_saving_a_study_needs():
+    import pickle
+
+    study = optuna.create_study(sampler=sampler(seed=0))
+    study.optimize(lambda t: (t.suggest_float("x", 0, 1) - 0.3) ** 2 + t.suggest_int("n", 1, 4), n_trials=6)
+    saved = pickle.loads(pickle.dumps(study))  # the sampler with it
+    assert isinstance(saved.sampler, NPSampler) and saved.sampler.seed == study.sampler.seed
+    original, restored = study.ask(), saved.ask()
+    assert original.number == restored.number
+    assert original.suggest_float("x", 0, 1) == restored.suggest_float("x", 0, 1)  # the same proposal
+
+
+def test_a_categorical_the_np_cannot_hold_is_said_once_with_the_reason():
+    def objective(t):
+        return t.suggest_float("x", 0, 1) + (t.suggest_categorical("c", [1.0, float("nan")]) == 1.0)
+
+    study = optuna.create_study(sampler=sampler(seed=0, n_startup_trials=2))
+    with pytest.warns(RuntimeWarning, match=r"cannot model parameter 'c' \(.*\); the independent sampler draws it") \
+            as caught:
+        study.optimize(objective, n_trials=5)
+    assert len([w for w in caught if "cannot model parameter 'c'" in str(w.message)]) == 1
+
+
+def test_the_acquisition_error_lists_only_what_the_sampler_offers():
+    with pytest.raises(ValueError, match="acquisition must be one of") as err:
+        NPSampler(acquisition="ei")
+    assert "qlognei" not in str(err.value)
+
+
+def test_no_independent_sampling_warning_before_any_trial_completed(caplog):
+    optuna.logging.enable_propagation()
+    try:
+        study = optuna.create_study(sampler=sampler(seed=0, n_startup_trials=0))
+        study.optimize(lambda t: t.suggest_float("x", 0, 1), n_trials=2)
+    finally:
+        optuna.logging.disable_propagation()
+    assert "independently" not in caplog.text
