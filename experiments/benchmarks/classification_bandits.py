@@ -364,6 +364,12 @@ def add_stored(summary: dict, stored: dict, tasks: list[str], policies: list[str
     return filled
 
 
+def _default_projection() -> str:
+    from npbandit.policies.context_projection import default_projection
+
+    return default_projection().name
+
+
 def render(summary: dict, tasks: list[str], policies: list[str], steps: int, seeds: int, command: str) -> str:
     lines = ["## Classification bandits and the wheel: NP policies and peers (issue 48)", "",
              f"Command: `{command}` (CPU: {machine_line(RUN_THREADS)}, one process). {steps} rounds per run; "
@@ -375,8 +381,9 @@ def render(summary: dict, tasks: list[str], policies: list[str], steps: int, see
              "column has. The NP column is `cmanp-bo` (one regression per arm) on the data sets and the wheel's "
              "own `cmanp-wheel` on the wheel, built by `make_bandit_policy` as a user gets it. The `cmanp-bo` "
              f"checkpoints read at most {NP_WIDTH} features, so on wine (13), breast-cancer (30), digits (64) and "
-             "synthetic (20) the NP reads the library's default context projection, fitted on the rounds seen "
-             "so far and refitted when they double (`npbandit/policies/context_projection.py`); LinUCB, "
+             f"synthetic (20) the NP reads the library's default context projection (`{_default_projection()}`), "
+             "fitted on the rounds seen so far and refitted when they double "
+             "(`npbandit/policies/context_projection.py`); LinUCB, "
              "NeuralLinear and VW read every feature. NeuralLinear: an MLP (50, 50) trained "
              "every 50 rounds, Thompson sampling on a Bayesian linear last layer per arm (lab baseline). VW: "
              "`--cb_explore_adf -q sa` (epsilon-greedy, 0.05).", "",
@@ -447,12 +454,18 @@ def main(argv: list[str] | None = None) -> None:
         run_jobs(_one, [(t, p, s, args.steps, args.db) for t, p, s in todo], args.workers, "classification runs",
                  args.dask_scheduler)
     summary = summarise(args.db, args.steps, tasks, policies, args.seeds)
+    stored_note = ""
     if args.stored_peers is not None:
         import json
 
-        filled = add_stored(summary, json.loads(Path(args.stored_peers).read_text())["summary"], tasks, policies,
-                            args.db, args.steps)
+        stored = json.loads(Path(args.stored_peers).read_text())
+        filled = add_stored(summary, stored["summary"], tasks, policies, args.db, args.steps)
         print(f"from {args.stored_peers}: {', '.join(filled) or 'nothing'}")
+        columns = sorted({key.split("/", 1)[1] for key in filled})
+        stored_note = (f"\nCells of {', '.join(columns) or 'no column'} are the per-seed values stored in "
+                       f"`{args.stored_peers}` (command `{stored['command']}`, {stored['machine']}), not re-run: "
+                       "uniform, re-run here, reproduces its stored mean raw regret on every task (the same rows "
+                       "per seed), which the script checks before reusing a cell.\n")
     command = COMMAND + "".join(f" --{k} {v}" for k, v in (("seeds", args.seeds), ("steps", args.steps))
                                 if v != parser.get_default(k))
     if args.policies != POLICIES:
@@ -471,7 +484,7 @@ def main(argv: list[str] | None = None) -> None:
                      "rule": choice_rule(summary, tasks, a, b) if a in policies and b in policies else None},
                     threads=RUN_THREADS)
         return
-    text = render(summary, tasks, policies, args.steps, args.seeds, command)
+    text = render(summary, tasks, policies, args.steps, args.seeds, command) + stored_note
     print(text)
     if not args.no_write:
         plot(summary, tasks, policies)

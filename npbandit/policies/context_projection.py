@@ -191,8 +191,9 @@ PROJECTIONS = {"principal-components": PrincipalComponents, "reward-directions":
 
 def default_projection() -> ContextProjection:
     """The projection a per-arm NP policy uses for contexts wider than its checkpoint when
-    none is given."""
-    return PrincipalComponents()
+    none is given: :class:`RewardDirections`, which keeps the directions the arms' rewards
+    vary along where principal components keep those the contexts vary most along."""
+    return RewardDirections()
 
 
 def as_projection(projection: Any) -> ContextProjection:
