@@ -230,7 +230,7 @@ def summarise(db: str, steps: int, tasks: list[str], policies: list[str], seeds:
         for column in policies:
             runs = final.get((task, column), {})
             paired = sorted(s for s in common if s in uniform and uniform[s] > 0)
-            if not paired:
+            if not paired or not runs:  # a column with no runs on the task (its cells may come from --stored-peers)
                 continue
             norm = [100 * runs[s] / uniform[s] for s in paired]
             q1, med, q3 = np.percentile(norm, [25, 50, 75]).tolist()

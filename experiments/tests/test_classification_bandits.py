@@ -128,3 +128,11 @@ def test_stored_cells_fill_only_columns_not_run_and_only_on_the_same_rows():
     stored["iris/uniform"]["raw_mean"] = 401.0
     with pytest.raises(SystemExit, match="not the same rows"):
         bench.add_stored({"iris/uniform": uniform}, stored, ["iris"], ["uniform", "linucb"], "db", 500)
+
+
+def test_a_column_without_runs_is_left_out_of_the_summary(tmp_path, keep_threads):
+    bench = load_benchmark("classification_bandits")
+    db = f"sqlite:///{tmp_path / 'clf.db'}"
+    bench._one("iris", "uniform", 0, 20, db)
+    summary = bench.summarise(db, 20, ["iris"], ["uniform", "linucb"], 1)
+    assert set(summary) == {"iris/uniform"}
