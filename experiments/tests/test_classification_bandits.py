@@ -80,3 +80,59 @@ def test_neural_linear_is_seeded_and_learns_a_separable_bandit(keep_threads):
     result = run_episode(env, policy, seed=3)
     assert [s["action"] for s in result.steps] == first
     assert sum(s["regret"] for s in result.steps[-50:]) <= 10  # uniform: 25 expected in 50 rounds
+
+
+def test_the_np_column_is_the_library_default_and_the_candidates_name_their_projection():
+    bench = load_benchmark("classification_bandits")
+    env, _, _ = bench.make_env("wine", 5)
+    policy, played, features = bench.make_policy("np-ucb", "wine", env)
+    assert played is env and features == "all" and policy.params()["projection"]["width"] == 6
+    for column, name in bench.PROJECTION_COLUMNS.items():
+        policy, played, _ = bench.make_policy(column, "wine", env)
+        assert played is env and policy.params()["projection"]["name"] == name
+    policy, played, features = bench.make_policy("np-ucb-whole-data-pca", "wine", env)
+    assert isinstance(played, bench.PrincipalComponents) and features == "pca6" and policy.projection is None
+    choosing, _, params = bench.make_env("choose-30x4", 5)
+    assert choosing.observation_space.shape == (30,) and choosing.action_space.n == 4 and params == {
+        "dataset": "choose-30x4"}
+    assert not set(bench.CHOOSING) & set(bench.TASKS)
+
+
+def test_the_choice_rule_counts_medians_and_paired_seeds():
+    bench = load_benchmark("classification_bandits")
+    a, b = bench.PROJECTION_COLUMNS
+
+    def cell(values):
+        return {"seeds": [0, 1, 2], "normalised": values, "median": float(np.median(values))}
+
+    summary = {f"t1/{a}": cell([10, 20, 30]), f"t1/{b}": cell([11, 21, 29]),  # medians 20 / 21; pairs 2 / 1
+               f"t2/{a}": cell([50, 50, 50]), f"t2/{b}": cell([50.05, 49, 51]),  # medians level; pairs 2 / 1
+               f"t3/{a}": cell([5, 6, 7]), f"t3/{b}": cell([4, 5, 9])}  # medians 6 / 5; pairs 1 / 2
+    rule = bench.choice_rule(summary, ["t1", "t2", "t3"], a, b)
+    assert rule["medians_lower_higher"] == (1, 1) and rule["pairs_lower_higher"] == (5, 4) and rule["winner"] is None
+    summary[f"t3/{a}"] = cell([3, 4, 7])  # now lower on t3's median and on all its pairs
+    rule = bench.choice_rule(summary, ["t1", "t2", "t3"], a, b)
+    assert rule["medians_lower_higher"] == (2, 0) and rule["pairs_lower_higher"] == (7, 2) and rule["winner"] == a
+    summary[f"t1/{a}"] = cell([30, 40, 50])  # t1's median higher again: (a) level, whatever the pairs
+    assert bench.choice_rule(summary, ["t1", "t2", "t3"], a, b)["winner"] is None
+    assert "Meets both: `np-ucb-principal-components`" in bench.render_choice(rule)
+
+
+def test_stored_cells_fill_only_columns_not_run_and_only_on_the_same_rows():
+    bench = load_benchmark("classification_bandits")
+    uniform = {"seeds": [0, 1], "raw_mean": 400.0}
+    summary = {"iris/uniform": uniform, "iris/np-ucb": {"seeds": [0, 1], "median": 9.0}}
+    stored = {"iris/uniform": dict(uniform), "iris/np-ucb": {"median": 8.0}, "iris/linucb": {"median": 14.7}}
+    filled = bench.add_stored(summary, stored, ["iris"], ["uniform", "linucb", "np-ucb"], "db", 500)
+    assert filled == ["iris/linucb"] and summary["iris/np-ucb"]["median"] == 9.0
+    stored["iris/uniform"]["raw_mean"] = 401.0
+    with pytest.raises(SystemExit, match="not the same rows"):
+        bench.add_stored({"iris/uniform": uniform}, stored, ["iris"], ["uniform", "linucb"], "db", 500)
+
+
+def test_a_column_without_runs_is_left_out_of_the_summary(tmp_path, keep_threads):
+    bench = load_benchmark("classification_bandits")
+    db = f"sqlite:///{tmp_path / 'clf.db'}"
+    bench._one("iris", "uniform", 0, 20, db)
+    summary = bench.summarise(db, 20, ["iris"], ["uniform", "linucb"], 1)
+    assert set(summary) == {"iris/uniform"}

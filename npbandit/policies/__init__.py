@@ -12,16 +12,23 @@ from npbandit.policies.bandit import (
 )
 from npbandit.policies.base import Policy
 from npbandit.policies.bo import ACQUISITIONS, BOPolicy, SobolPolicy
+from npbandit.policies.context_projection import (
+    ContextProjection,
+    PrincipalComponents,
+    RewardDirections,
+    as_projection,
+)
 from npbandit.policies.per_arm import PerArmNPPolicy
 from npbandit.policies.problem import ARM_PRIORS, WHEEL, BanditProblem, bandit_problem
 from npbandit.policies.trust_region import TrustRegionSettings
 
 __all__ = ["Policy", "UniformPolicy", "LinUCBPolicy", "NPBanditPolicy", "PerArmNPPolicy", "GPUCBPolicy", "BOPolicy",
-           "SobolPolicy", "ACQUISITIONS", "TrustRegionSettings", "BanditProblem", "WHEEL", "make_bandit_policy"]
+           "SobolPolicy", "ACQUISITIONS", "TrustRegionSettings", "BanditProblem", "WHEEL", "make_bandit_policy",
+           "ContextProjection", "PrincipalComponents", "RewardDirections"]
 
 
 def make_bandit_policy(name: str, beta: float = 1.0, *, env: Any = None, n_arms: int | None = None,
-                       context_dim: int | None = None, bounds: Any = None) -> Policy:
+                       context_dim: int | None = None, bounds: Any = None, projection: Any = None) -> Policy:
     """The bandit policy ``name`` for a bandit of ``n_arms`` arms and contexts of shape
     ``(context_dim,)`` -- read from ``env`` (a ``gymnasium.Env`` with a ``Box`` observation
     space of contexts and a ``Discrete`` action space of arms), or given -- or, with
@@ -31,9 +38,13 @@ def make_bandit_policy(name: str, beta: float = 1.0, *, env: Any = None, n_arms:
 
     - ``uniform``, ``linucb`` (β is its exploration weight α), ``gp-ucb``: any bandit;
     - ``<bo checkpoint>[-ucb|-thompson]`` (``cmanp-bo``, ``cmanp-bo-thompson``, a path):
-      :class:`PerArmNPPolicy`, one NP regression per arm; any bandit whose contexts are
-      at most the checkpoint's width (6 for the shipped ones) and lie in a finite box:
-      the ``Box``'s bounds, or ``bounds`` (``[2, d]``, lower row and upper row);
+      :class:`PerArmNPPolicy`, one NP regression per arm; any bandit whose contexts lie
+      in a finite box: the ``Box``'s bounds, or ``bounds`` (``[2, d]``, lower row and
+      upper row). Contexts wider than the checkpoint (6 for the shipped ones) are read
+      through ``projection`` (a :class:`~npbandit.policies.context_projection.ContextProjection`
+      or its name, ``"principal-components"`` / ``"reward-directions"``; ``None``: the
+      default, :func:`~npbandit.policies.context_projection.default_projection`), fitted
+      on the rounds seen; narrower ones are read as they are unless ``projection`` is given;
     - ``<wheel checkpoint>[-ucb|-thompson|-marginal-thompson]`` (``cmanp-wheel``,
       ``tnpd-wheel-thompson``; a bare model name means its ``-wheel`` checkpoint):
       :class:`NPBanditPolicy`; the wheel bandit's shape only (2-D contexts, 5 arms).
@@ -43,14 +54,18 @@ def make_bandit_policy(name: str, beta: float = 1.0, *, env: Any = None, n_arms:
             its action space not a ``Discrete``; a ``name`` that is not a string.
         ValueError: an unknown name; ``env`` with ``n_arms`` / ``context_dim``, or one of
             those without the other; a ``Box`` that is not 1-D, a ``Discrete`` not from 0;
-            no finite ``bounds`` for a per-arm NP policy; bad values.
+            no finite ``bounds`` for a per-arm NP policy; ``projection`` for another policy;
+            bad values.
         CheckpointError: a checkpoint that cannot serve this bandit (a wheel checkpoint
-            for another shape, a ``bo`` checkpoint narrower than the contexts).
+            for another shape).
         FileNotFoundError: a known checkpoint whose weights file is missing.
     """
     problem = bandit_problem(env, n_arms=n_arms, context_dim=context_dim, bounds=bounds)
     parsed = parse_bandit_policy_name(name)  # raises TypeError for a non-string
+    if projection is not None:
+        projection = as_projection(projection)
     if parsed is None:  # a baseline
+        _no_projection(name, projection)
         if name == "uniform":
             return UniformPolicy(n_arms=problem.n_arms)
         if name == "linucb":  # beta is its exploration weight alpha (both default to 1)
@@ -68,5 +83,13 @@ def make_bandit_policy(name: str, beta: float = 1.0, *, env: Any = None, n_arms:
                              f"needs a finite box with lower < upper in every dimension, and {where}"
                              + (f" is {env.observation_space}" if env is not None else "")
                              + "; pass bounds=[[lower, ...], [upper, ...]]")
-        return PerArmNPPolicy(load_surrogate(checkpoint), problem.bounds, problem.n_arms, rule=rule, beta=beta)
+        return PerArmNPPolicy(load_surrogate(checkpoint), problem.bounds, problem.n_arms, rule=rule, beta=beta,
+                              projection=projection)
+    _no_projection(name, projection)
     return NPBanditPolicy(load_surrogate(checkpoint), rule=rule, beta=beta)
+
+
+def _no_projection(name: str, projection: Any) -> None:
+    if projection is not None:
+        raise ValueError(f"projection is for a 'bo' checkpoint's per-arm policy (cmanp-bo, ...); policy {name!r} "
+                         "reads its contexts as they are: leave projection=None")

@@ -73,13 +73,13 @@ def check_bandit_policy_name(name: str, *, context_dim: int = 2, n_arms: int = 5
     """Check a bandit policy name before anything runs, for a bandit with ``context_dim``-D
     contexts and ``n_arms`` arms (the wheel bandit's by default): a baseline; a checkpoint
     trained on a bandit prior with ``context_dim`` inputs and ``n_arms`` outputs (the
-    ``*-wheel`` ones); or a ``bo`` checkpoint at least ``context_dim`` wide, one regression
-    per arm (:mod:`npbandit.policies.per_arm`), with the rule ``ucb`` or ``thompson``.
+    ``*-wheel`` ones); or a ``bo`` checkpoint, one regression per arm
+    (:mod:`npbandit.policies.per_arm`; contexts wider than it are projected), with the rule
+    ``ucb`` or ``thompson``.
 
     Raises:
         ValueError: an unknown name (with the closest known names), or a checkpoint
-            trained for something else or too narrow (``CheckpointError``, listing those
-            that fit).
+            trained for something else (``CheckpointError``, listing those that fit).
         FileNotFoundError: a known checkpoint whose card or weights file is missing.
     """
     import difflib
@@ -101,7 +101,7 @@ def check_bandit_policy_name(name: str, *, context_dim: int = 2, n_arms: int = 5
         card = read_card(checkpoint)
     except UnknownCheckpointError:
         fit = fitting_checkpoints(prior=BANDIT_PRIORS, x_dim=context_dim, y_dim=n_arms)
-        fit += fitting_checkpoints(prior=ARM_PRIORS, x_dim=context_dim, y_dim=1)
+        fit += fitting_checkpoints(prior=ARM_PRIORS, y_dim=1)  # any width: wider contexts are projected
         known = [*BASELINES, *fit, *(c.rsplit("-", 1)[0] for c in fit)]
         close = difflib.get_close_matches(name, known, n=2, cutoff=0.6)
         hint = f" -- did you mean {' or '.join(repr(c) for c in close)}?" if close else ""
@@ -122,9 +122,9 @@ def check_bandit_policy_name(name: str, *, context_dim: int = 2, n_arms: int = 5
         check_checkpoint_kind(card, prior=BANDIT_PRIORS, x_dim=context_dim, y_dim=n_arms,
                               purpose=f"bandit policy {name!r}")
     except CheckpointError as err:  # say which checkpoints serve this bandit the other way
-        arms = fitting_checkpoints(prior=ARM_PRIORS, x_dim=context_dim, y_dim=1)
+        arms = fitting_checkpoints(prior=ARM_PRIORS, y_dim=1)  # any width: wider contexts are projected
         raise CheckpointError(f"{err}; or one regression per arm on a 'bo' checkpoint "
-                              f"({', '.join(arms) or 'none shipped is wide enough'})") from None
+                              f"({', '.join(arms) or 'none shipped'})") from None
 
 
 def check_arm_and_reward(action: Any, reward: Any, n_arms: int) -> tuple[int, float]:

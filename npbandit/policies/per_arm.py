@@ -27,6 +27,16 @@ number of arms and contexts of up to that width:
   posterior of the *mean* reward at the round's context in reward units (the NP's
   predictive less its noise estimate, :meth:`NPModel.posterior`). Ties go to the lowest arm.
 
+**Contexts wider than the checkpoint** (``d > width``) are read through a
+:class:`~npbandit.policies.context_projection.ContextProjection` (``projection=``; the
+default, :func:`~npbandit.policies.context_projection.default_projection`, when ``d`` is
+wider and none is given): each arm's model then reads the context's ``k <= width``
+projected coordinates, mapped onto the cube from a box of the rows seen; the projection is
+refitted, and every arm's model re-conditioned on all its rows, when the rows have doubled
+(the schedule, the box and what happens before the first fit:
+:mod:`npbandit.policies.context_projection`). Contexts that fit the checkpoint and no
+``projection`` given: they are read as they are, as above.
+
 The arms are separate models: each round asks the network once per arm, at one target
 (the arm just updated recomputes its state's latents, the others reuse theirs). They are
 not one batch because the arms' states differ in more than their values -- each has its
@@ -45,13 +55,24 @@ import torch
 
 from npbandit.policies.bandit import check_arm_and_reward
 from npbandit.policies.base import Policy
+from npbandit.policies.context_projection import (
+    ContextProjection,
+    ProjectionMap,
+    as_projection,
+    check_map,
+    default_projection,
+    next_refit,
+    working_box,
+)
 from npbandit.policies.problem import (
+    arm_model_width,
     check_arm_checkpoint,
     check_arm_space,
     check_bounds,
     check_context,
     check_context_space,
 )
+from npbandit.rows import RowBuffer
 from npbandit.surrogates.base import NeuralProcess
 from npbandit.threads import torch_threads
 from npbandit.validation import check_int, check_real
@@ -79,17 +100,23 @@ class PerArmNPPolicy(Policy):
             the arm's rewards are standardised by a std of 1, in whatever units they come).
         n_views: symmetric views each arm's model averages over (``None``: the number the
             checkpoint's card recommends, as ``NPModel.from_pretrained``; 1: none).
+        projection: how contexts are read when wider than the checkpoint: a
+            :class:`~npbandit.policies.context_projection.ContextProjection` or the name of
+            one (``"principal-components"``, ``"reward-directions"``); ``None``: the default
+            for contexts wider than the checkpoint, and none for contexts that fit it. Given
+            for contexts that fit, they are read through it too.
 
     Network calls run at npbandit's thread count (:mod:`npbandit.threads`).
 
     Raises:
         TypeError: ``surrogate`` is not a loaded checkpoint.
-        CheckpointError: a checkpoint that is not a ``bo`` one, or narrower than ``d``.
+        CheckpointError: a checkpoint that is not a ``bo`` one.
         ValueError: any other argument out of range.
     """
 
     def __init__(self, surrogate: NeuralProcess, bounds: Any, n_arms: int, rule: str = "ucb", beta: float = 1.0,
-                 n_init: int = 2, n_views: int | None = None) -> None:
+                 n_init: int = 2, n_views: int | None = None,
+                 projection: ContextProjection | str | None = None) -> None:
         card = getattr(surrogate, "card", None)
         if not isinstance(surrogate, NeuralProcess) or not isinstance(card, dict):
             raise TypeError("surrogate must be a pretrained 'bo' checkpoint (load_surrogate('cmanp-bo')), "
@@ -105,20 +132,30 @@ class PerArmNPPolicy(Policy):
             check_int("n_views", n_views, minimum=1)
         self.name = f"{card['name']}-{rule}"
         check_arm_checkpoint(card, self.context_dim, f"bandit policy {self.name!r}")
+        self.width = arm_model_width(card)
+        if projection is None and self.context_dim > self.width:
+            projection = default_projection()
+        self.projection = None if projection is None else as_projection(projection)
+        #: the width of the arms' models' inputs: the context's, or at most the checkpoint's through the projection
+        self.model_dim = self.context_dim if self.projection is None else min(self.context_dim, self.width)
         self.surrogate = surrogate.eval()
         self.rule = rule
         self.checkpoint = {"name": card["name"], "sha256": card["sha256"]}
         from npbandit.models.checkpoint import pretrained_defaults  # BoTorch loads with the first per-arm policy
 
         if n_views is None:  # the card's recommendation for this width, as NPModel.from_pretrained takes it
-            n_views = pretrained_defaults(surrogate, torch.zeros(1, self.context_dim), torch.zeros(1, 1),
+            n_views = pretrained_defaults(surrogate, torch.zeros(1, self.model_dim), torch.zeros(1, 1),
                                           "PerArmNPPolicy").get("n_views", 1)
         self.n_views = n_views
         self._options = {"bounds": torch.from_numpy(np.array(self.bounds)), "n_views": n_views}
-        self._model(self.bounds.mean(0, keepdims=True), np.zeros((1, 1)))  # the options checked now, not mid-run
+        if self.projection is not None:  # the box comes with each fit; the options checked on the unit one
+            self._options["bounds"] = torch.tensor([[0.0] * self.model_dim, [1.0] * self.model_dim])
+        box = self._options["bounds"].numpy()
+        self._model(box.mean(0, keepdims=True), np.zeros((1, 1)))  # the options checked now, not mid-run
 
     def _model(self, X: np.ndarray, Y: np.ndarray):
-        """An arm's model on its rows ``X [n, d]``, ``Y [n, 1]`` (float64)."""
+        """An arm's model on its rows ``X [n, model_dim]``, ``Y [n, 1]`` (float64), read in
+        the box ``_options["bounds"]``."""
         from npbandit.models import NPModel
 
         with torch_threads():
@@ -134,6 +171,14 @@ class PerArmNPPolicy(Policy):
         self.rows: list[list[tuple[np.ndarray, float]]] = [[] for _ in range(self.n_arms)]  # rounds before that
         self.counts = [0] * self.n_arms
         self._acted: tuple[Any, np.ndarray] | None = None  # the last context act checked: (obs, its values)
+        if self.projection is not None:  # every round's raw row, for the refits
+            self._contexts = RowBuffer((self.context_dim,))
+            self._arms, self._rewards = RowBuffer(()), RowBuffer(())
+            self.map: ProjectionMap | None = None  # the fitted projection (None before the first fit)
+            self.box: np.ndarray | None = None  # [2, k] the box the arms' models read, in projected coordinates
+            self.refits: list[int] = []  # the rows each fit of the projection was made on
+            self.widenings = 0  # re-conditionings because a context fell outside the box
+            self._next_fit: int | None = None  # the rows at which the next scheduled fit comes
 
     def _context(self, obs: Any) -> np.ndarray:
         x = check_context(obs, self.context_dim)
@@ -154,11 +199,13 @@ class PerArmNPPolicy(Policy):
 
     def predict(self, obs: Any) -> tuple[np.ndarray, np.ndarray]:
         """Every arm's posterior mean and variance of the mean reward at context ``obs``
-        (reward units), ``[n_arms]`` each; NaN for an arm with fewer than ``n_init`` rounds."""
-        return self._predict(self._context(obs))
+        (reward units), ``[n_arms]`` each; NaN for an arm with fewer than ``n_init`` rounds
+        (and, through a projection, every arm before the first fit)."""
+        x = self._context(obs)
+        return self._predict(x if self.projection is None or self.map is None else self._coordinates(x))
 
     def _predict(self, x: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
-        """:meth:`predict` at a checked context ``x [d]``."""
+        """:meth:`predict` at a checked context ``x [model_dim]`` (projected where contexts are)."""
         x = torch.from_numpy(x).unsqueeze(0)
         mean, var = np.full(self.n_arms, np.nan), np.full(self.n_arms, np.nan)
         with torch.no_grad(), torch_threads(), warnings.catch_warnings():
@@ -176,8 +223,10 @@ class PerArmNPPolicy(Policy):
         self._acted = (obs, x)
         waiting = [arm for arm, model in enumerate(self.models) if model is None]
         if waiting:
-            return int(self.rng.choice(waiting))
-        mean, var = self._predict(x)
+            if self.projection is not None and all(c >= self.n_init for c in self.counts):
+                return int(self.rng.integers(self.n_arms))  # every arm has its rounds; the first fit waits for rows
+            return int(self.rng.choice([arm for arm in waiting if self.counts[arm] < self.n_init] or waiting))
+        mean, var = self._predict(x if self.projection is None else self._coordinates(x))
         if self.rule == "ucb":
             scores = mean + self.beta * np.sqrt(var)
         else:
@@ -187,6 +236,9 @@ class PerArmNPPolicy(Policy):
     def observe(self, obs, action, reward, info) -> None:
         action, reward = check_arm_and_reward(action, reward, self.n_arms)
         x = self._observed_context(obs)
+        if self.projection is not None:
+            self._observe_projected(x, action, reward)
+            return
         model = self.models[action]
         if model is None:
             rows = self.rows[action]
@@ -200,6 +252,60 @@ class PerArmNPPolicy(Policy):
                                                                       torch.tensor([[reward]], dtype=torch.float64))
         self.counts[action] += 1
 
+    def _observe_projected(self, x: np.ndarray, action: int, reward: float) -> None:
+        """:meth:`observe` through the projection: the raw row kept; a fit when one is due
+        (the first once every arm has ``n_init`` rounds and the rows outnumber ``width``,
+        then whenever they have doubled), else the round streamed into its arm's model."""
+        self._contexts.append(x)
+        self._arms.append(action)
+        self._rewards.append(reward)
+        self.counts[action] += 1
+        n = len(self._contexts)
+        if self.map is None:
+            if n > self.model_dim and min(self.counts) >= self.n_init:
+                self._fit()
+            return
+        if n >= self._next_fit:
+            self._fit()
+            return
+        z = self._coordinates(x)
+        with torch_threads():
+            self.models[action] = self.models[action].condition_on_observations(
+                torch.from_numpy(z).unsqueeze(0), torch.tensor([[reward]], dtype=torch.float64))
+
+    def _fit(self) -> None:
+        """Refit the projection on every row so far and re-condition every arm in its coordinates."""
+        X = self._contexts.array
+        n = len(X)
+        fitted = self.projection.fit(X.copy(), self._arms.array.astype(np.int64), self._rewards.array.copy(),
+                                     self.n_arms, self.model_dim)
+        self.map = check_map(fitted, self.context_dim, self.model_dim, self.projection)
+        self.refits.append(n)
+        self._next_fit = next_refit(n)
+        Z = self.map(X)
+        self._recondition(Z, working_box(Z))
+
+    def _recondition(self, Z: np.ndarray, box: np.ndarray) -> None:
+        """Every arm's model built afresh on its rows ``Z [n, k]`` (projected) in ``box`` ``[2, k]``."""
+        self.box = box
+        self._options["bounds"] = torch.from_numpy(self.box)
+        arms, rewards = self._arms.array, self._rewards.array
+        self.models = [self._model(np.ascontiguousarray(Z[arms == a]), rewards[arms == a][:, None].copy())
+                       for a in range(self.n_arms)]
+
+    def _coordinates(self, x: np.ndarray) -> np.ndarray:
+        """A checked context ``x [d]`` in the fitted projection's coordinates ``[k]``; one outside
+        the box first widens it (every arm re-conditioned in a box that holds it, never clipped)."""
+        z = self.map(x)
+        if ((z < self.box[0]) | (z > self.box[1])).any():
+            self.widenings += 1
+            Z = self.map(self._contexts.array)
+            self._recondition(Z, working_box(np.vstack([Z, z])))
+        return z
+
     def params(self) -> dict[str, Any]:
-        return {"rule": self.rule, "beta": self.beta, "n_arms": self.n_arms, "n_init": self.n_init,
-                "n_views": self.n_views, "bounds": self.bounds.tolist()}
+        out = {"rule": self.rule, "beta": self.beta, "n_arms": self.n_arms, "n_init": self.n_init,
+               "n_views": self.n_views, "bounds": self.bounds.tolist()}
+        if self.projection is not None:
+            out["projection"] = {**self.projection.params(), "width": self.model_dim}
+        return out

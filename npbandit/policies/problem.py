@@ -25,11 +25,11 @@ import gymnasium as gym
 import numpy as np
 
 from npbandit.envs.blackbox import as_bounds
-from npbandit.exceptions import CheckpointError
 from npbandit.validation import check_int
 
 __all__ = ["BanditProblem", "WHEEL", "ARM_PRIORS", "bandit_problem", "problem_of_spaces", "check_bounds",
-           "check_context", "check_arm_space", "check_context_space", "check_arm_checkpoint"]
+           "check_context", "check_arm_space", "check_context_space", "check_arm_checkpoint",
+           "arm_model_width"]
 
 #: priors whose checkpoints serve as one reward regression per arm (:mod:`npbandit.policies.per_arm`)
 ARM_PRIORS = ("bo",)
@@ -167,17 +167,23 @@ def check_context_space(observation_space: Any, context_dim: int | None, who: st
 
 def check_arm_checkpoint(card: dict[str, Any], context_dim: int, purpose: str) -> None:
     """Refuse a checkpoint that cannot be one arm's reward regression for contexts of
-    ``context_dim``: one trained on a prior other than :data:`ARM_PRIORS`, or narrower
-    than the contexts (``CheckpointError`` naming ``context_dim`` and the width).
+    ``context_dim``: one trained on a prior other than :data:`ARM_PRIORS` (``CheckpointError``).
+    A ``bo`` checkpoint narrower than the contexts serves them through a context projection
+    (:mod:`npbandit.policies.context_projection`), so it is checked at its own width.
     ``purpose`` names the user in the message."""
     from npbandit.surrogates.pretrained import check_checkpoint_kind, checkpoint_use
 
     use = checkpoint_use(card)
-    if use["prior"] in ARM_PRIORS and context_dim > max(use["x_dims"]):
-        raise CheckpointError(f"context_dim={context_dim}: checkpoint {card.get('name', '?')!r} takes contexts of at "
-                              f"most {max(use['x_dims'])} dimensions, so {purpose} cannot serve this bandit "
-                              "(linucb, gp-ucb and uniform take any width)")
-    check_checkpoint_kind(card, prior=ARM_PRIORS, x_dim=context_dim, y_dim=1, purpose=purpose)
+    x_dim = min(context_dim, max(use["x_dims"])) if use["prior"] in ARM_PRIORS else context_dim
+    check_checkpoint_kind(card, prior=ARM_PRIORS, x_dim=x_dim, y_dim=1, purpose=purpose)
+
+
+def arm_model_width(card: dict[str, Any]) -> int:
+    """The most context features an arm's model on this ``bo`` checkpoint reads directly
+    (its widest trained input dimension); wider contexts are projected onto as many."""
+    from npbandit.surrogates.pretrained import checkpoint_use
+
+    return max(checkpoint_use(card)["x_dims"])
 
 
 def _arms(action_space: Any, name: str) -> int:
