@@ -56,6 +56,22 @@ def data_box(X):
     return torch.stack([X.min(dim=0).values, X.max(dim=0).values])
 
 
+def drive_bandit(env, policy, seed, steps):
+    """Run ``policy`` on ``env`` by hand; returns every round's (context, arm, reward)."""
+    import numpy as np
+
+    obs, _ = env.reset(seed=seed)
+    policy.reset(seed)
+    rounds = []
+    for _ in range(steps):
+        action = policy.act(obs)
+        next_obs, reward, _, _, info = env.step(action)
+        policy.observe(obs, action, reward, info)
+        rounds.append((obs.astype(np.float64), action, reward))
+        obs = next_obs
+    return rounds
+
+
 def completed_runs(db: str) -> dict:
     """Each run of database ``db`` (a URL or SQLite path), all of which must be completed: its steps'
     ``(action, reward, regret, value)`` keyed by ``(policy, env params but the benchmark's name,

@@ -324,6 +324,17 @@ def plot(summary: dict, tasks: list[str], policies: list[str], figure: str = FIG
     save_figure(fig, figure)
 
 
+def table_rows(summary: dict, tasks: list[str], policies: list[str]) -> list[str]:
+    """One markdown row per task: its seed count and each policy's median [quartiles] ("-" for none)."""
+    out = []
+    for task in tasks:
+        cells = [summary.get(f"{task}/{p}") for p in policies]
+        n = max((len(c["seeds"]) for c in cells if c), default=0)
+        out.append(f"| {task} | {n} | " + " | ".join(
+            "-" if c is None else f"{c['median']:.1f} [{c['q1']:.1f}, {c['q3']:.1f}]" for c in cells) + " |")
+    return out
+
+
 def render_choosing(summary: dict, tasks: list[str], policies: list[str], steps: int, seeds: int,
                     command: str) -> str:
     """The choosing tasks' table and the rule's counts (its own section)."""
@@ -332,11 +343,7 @@ def render_choosing(summary: dict, tasks: list[str], policies: list[str], steps:
              f"0..{seeds - 1}. Tasks: {', '.join(f'`{t}`' for t in tasks)} (`make_classification`, arguments in "
              "`CHOOSING`). Cumulative regret normalised per seed by uniform's (= 100): median [quartiles].", "",
              "| task | seeds | " + " | ".join(policies) + " |", "|---|---:|" + "---:|" * len(policies)]
-    for task in tasks:
-        cells = [summary.get(f"{task}/{p}") for p in policies]
-        n = max((len(c["seeds"]) for c in cells if c), default=0)
-        lines.append(f"| {task} | {n} | " + " | ".join(
-            "-" if c is None else f"{c['median']:.1f} [{c['q1']:.1f}, {c['q3']:.1f}]" for c in cells) + " |")
+    lines += table_rows(summary, tasks, policies)
     a, b = PROJECTION_COLUMNS
     if a in policies and b in policies:
         lines += ["", render_choice(choice_rule(summary, tasks, a, b))]
@@ -389,11 +396,7 @@ def render(summary: dict, tasks: list[str], policies: list[str], steps: int, see
              "`--cb_explore_adf -q sa` (epsilon-greedy, 0.05).", "",
              f"![Normalised cumulative regret vs rounds](figures/{FIGURE}.png)", "",
              "| task | seeds | " + " | ".join(policies) + " |", "|---|---:|" + "---:|" * len(policies)]
-    for task in tasks:
-        cells = [summary.get(f"{task}/{p}") for p in policies]
-        n = max((len(c["seeds"]) for c in cells if c), default=0)
-        lines.append(f"| {task} | {n} | " + " | ".join(
-            "-" if c is None else f"{c['median']:.1f} [{c['q1']:.1f}, {c['q3']:.1f}]" for c in cells) + " |")
+    lines += table_rows(summary, tasks, policies)
     for np_column in [p for p in policies if p in NP_COLUMNS]:
         b = bars(summary, tasks, policies, np_column)
         if not b["tasks"]:

@@ -7,7 +7,7 @@ import gymnasium as gym
 import numpy as np
 import pytest
 import torch
-from helpers import LinearBandit, tiny_checkpoint
+from helpers import LinearBandit, drive_bandit, tiny_checkpoint
 
 from npbandit import load_surrogate
 from npbandit.envs import WheelBanditEnv
@@ -68,20 +68,6 @@ def test_make_bandit_policy_reads_the_env_or_takes_the_shape():
     assert problem.bounds is None and problem.describe() == "3-D contexts, 4 arms"
 
 
-def _drive(env, policy, seed, steps):
-    """Run ``policy`` on ``env`` by hand; returns every round's (context, arm, reward)."""
-    obs, _ = env.reset(seed=seed)
-    policy.reset(seed)
-    rounds = []
-    for _ in range(steps):
-        action = policy.act(obs)
-        next_obs, reward, _, _, info = env.step(action)
-        policy.observe(obs, action, reward, info)
-        rounds.append((obs.astype(np.float64), action, reward))
-        obs = next_obs
-    return rounds
-
-
 @pytest.mark.parametrize("n_views", [1, 3])
 def test_each_arms_predictions_are_a_separately_conditioned_models(bo_card, n_views):
     """Arm a's predictive is that of an NPModel conditioned on arm a's rounds alone: built on
@@ -89,7 +75,7 @@ def test_each_arms_predictions_are_a_separately_conditioned_models(bo_card, n_vi
     env = LinearBandit(context_dim=3, n_arms=4, horizon=40)
     surrogate = load_surrogate(bo_card)
     policy = PerArmNPPolicy(surrogate, [[-1.0] * 3, [1.0] * 3], 4, n_init=3, n_views=n_views)
-    rounds = _drive(env, policy, seed=1, steps=40)
+    rounds = drive_bandit(env, policy, seed=1, steps=40)
     probes = np.random.default_rng(0).uniform(-1, 1, (5, 3))
     bounds = torch.tensor([[-1.0] * 3, [1.0] * 3], dtype=torch.float64)
     for arm in range(4):
@@ -153,7 +139,7 @@ def test_a_streamed_round_is_folded_in_not_reconditioned(bo_card):
     surrogate.condition, surrogate.update = counting_condition, counting_update
     policy = PerArmNPPolicy(surrogate, [[-1.0] * 3, [1.0] * 3], 4, n_views=1)
     conditioned[0] = 0  # the option check's probe model
-    _drive(LinearBandit(horizon=120), policy, seed=0, steps=120)
+    drive_bandit(LinearBandit(horizon=120), policy, seed=0, steps=120)
     assert updated[0] >= 120 - 4 * 2 - conditioned[0] and conditioned[0] < 3 * 120, (conditioned, updated)
 
 

@@ -6,7 +6,7 @@ errors for bad projections. Tiny random-weight checkpoints: the plumbing, not th
 import numpy as np
 import pytest
 import torch
-from helpers import LinearBandit, tiny_checkpoint
+from helpers import LinearBandit, drive_bandit, tiny_checkpoint
 
 from npbandit import load_surrogate
 from npbandit.loop import run_episode
@@ -40,20 +40,6 @@ class Recording(PrincipalComponents):
         return super().fit(contexts, arms, rewards, n_arms, width)
 
 
-def _drive(env, policy, seed, steps):
-    """Run ``policy`` on ``env`` by hand; returns every round's (context, arm, reward)."""
-    obs, _ = env.reset(seed=seed)
-    policy.reset(seed)
-    rounds = []
-    for _ in range(steps):
-        action = policy.act(obs)
-        next_obs, reward, _, _, info = env.step(action)
-        policy.observe(obs, action, reward, info)
-        rounds.append((obs.astype(np.float64), action, reward))
-        obs = next_obs
-    return rounds
-
-
 @pytest.mark.parametrize("name", ["{bo}", "{bo}-ucb", "{bo}-thompson"])
 def test_every_np_policy_name_runs_on_a_20d_4_arm_bandit(bo_card, name):
     env = LinearBandit(context_dim=WIDE, n_arms=4, horizon=40)
@@ -72,7 +58,7 @@ def test_the_projection_is_refitted_when_the_rows_double_on_the_rows_seen_only(b
     exactly the rounds observed before it, in order."""
     projection = Recording()
     policy = PerArmNPPolicy(load_surrogate(bo_card), BOX, 2, projection=projection)
-    rounds = _drive(LinearBandit(context_dim=WIDE, n_arms=2, horizon=60), policy, seed=1, steps=60)
+    rounds = drive_bandit(LinearBandit(context_dim=WIDE, n_arms=2, horizon=60), policy, seed=1, steps=60)
     assert policy.refits == [7, 14, 28, 56] and len(projection.seen) == 4
     for n, (contexts, arms, rewards) in zip(policy.refits, projection.seen):
         np.testing.assert_array_equal(contexts, np.array([x for x, _, _ in rounds[:n]]))
@@ -98,7 +84,7 @@ def test_each_arm_is_re_conditioned_in_the_new_coordinates_then_streamed(bo_card
     in; a context outside the box re-conditions every arm the same way in the widened box."""
     surrogate = load_surrogate(bo_card)
     policy = PerArmNPPolicy(surrogate, BOX, 3, n_views=1, projection=RewardDirections())
-    rounds = _drive(LinearBandit(context_dim=WIDE, n_arms=3, horizon=27), policy, seed=2, steps=27)
+    rounds = drive_bandit(LinearBandit(context_dim=WIDE, n_arms=3, horizon=27), policy, seed=2, steps=27)
     assert policy.refits == [7, 14]  # rounds 15..27 streamed, unless one widened the box
     X = np.array([x for x, _, _ in rounds])
     Z = policy.map(X)
@@ -124,7 +110,7 @@ def test_each_arm_is_re_conditioned_in_the_new_coordinates_then_streamed(bo_card
 
 def test_a_context_outside_the_box_widens_it_and_is_never_clipped(bo_card):
     policy = PerArmNPPolicy(load_surrogate(bo_card), [[-10.0] * WIDE, [10.0] * WIDE], 2, n_views=1)
-    _drive(LinearBandit(context_dim=WIDE, n_arms=2, horizon=10), policy, seed=3, steps=10)
+    drive_bandit(LinearBandit(context_dim=WIDE, n_arms=2, horizon=10), policy, seed=3, steps=10)
     assert policy.refits == [7]
     before = policy.widenings
     far = np.full(WIDE, 9.0)  # inside the bounds, far outside every row seen
@@ -204,7 +190,7 @@ class Wrong(ContextProjection):
 def test_a_projection_that_fits_a_bad_map_is_refused_by_name(bo_card, result, error, match):
     policy = PerArmNPPolicy(load_surrogate(bo_card), BOX, 2, projection=Wrong(result))
     with pytest.raises(error, match=match):
-        _drive(LinearBandit(context_dim=WIDE, n_arms=2, horizon=10), policy, seed=0, steps=10)
+        drive_bandit(LinearBandit(context_dim=WIDE, n_arms=2, horizon=10), policy, seed=0, steps=10)
 
 
 def test_contexts_that_fit_are_read_as_they_are_unless_a_projection_is_given(bo_card):
