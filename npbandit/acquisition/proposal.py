@@ -255,11 +255,15 @@ def propose_in_region(region: SearchRegion, X: torch.Tensor, Y: torch.Tensor, bu
     others where the snap puts them). With a mixed ``space`` both boxes are widened on the
     discrete parameters' columns to reach every value one move from the incumbent's
     (:meth:`~npbandit.acquisition.mixed.TypedCube.reaching_one_move`): a cube around a one-hot
-    point would otherwise hold one choice only."""
+    point would otherwise hold one choice only. With ``avoid_repeats`` and a ``snap`` or a
+    discrete ``space``, a LogEI / UCB proposal that still repeats an evaluated point (every
+    grid point the region reaches has been evaluated) is replaced by :func:`propose`'s over the
+    whole cube, the model on the ``max_context`` observations nearest the incumbent."""
     strategy = pending_strategy(liar)
     cube = typed_cube(space, snap, X.shape[-1])
     if cube is not None and cube.continuous:
         snap, cube = None, None
+    whole_pending, whole_snap = pending, snap if cube is None else cube.snap
     view = region_view(region, X, Y, max_context, cube=cube, constraints=constraints)
     lower, upper = searched_box(region, view.center, cube)
     seen_lower, seen_upper, span, X_box, Y_box = view.lower, view.upper, view.span, view.X, view.Y
@@ -278,10 +282,35 @@ def propose_in_region(region: SearchRegion, X: torch.Tensor, Y: torch.Tensor, bu
                     constraints=constraints, **settings)
     whole = seen_lower + torch.as_tensor(point) * span
     if cube is None:
-        return whole.clamp(lower, upper).numpy()
-    # a grid value's centre, or a choice's one-hot point, may lie outside the box searched
-    # although the box reaches it: only the continuous columns are held to the box
-    return cube.snap(torch.where(cube.continuous_columns, whole.clamp(lower, upper), whole)).numpy()
+        out = whole.clamp(lower, upper).numpy()
+    else:
+        # a grid value's centre, or a choice's one-hot point, may lie outside the box searched
+        # although the box reaches it: only the continuous columns are held to the box
+        out = cube.snap(torch.where(cube.continuous_columns, whole.clamp(lower, upper), whole)).numpy()
+    if not (avoid_repeats and whole_snap is not None and acquisition in ("logei", "ucb") and out.ndim == 1
+            and _repeats(torch.as_tensor(out), X, whole_snap)):
+        return out
+    # every grid point the region reaches has been evaluated (a small discrete space): the
+    # repeat check is kept by searching the whole cube, the model on the observations nearest
+    # the incumbent. A continuous region repeats only once it has shrunk below the repeat
+    # distance, which the region's own restart rule handles.
+    keep = torch.arange(len(X)) if max_context is None else nearest(X, view.center, max_context)
+    X_near, Y_near = X[keep], Y[keep]
+    return propose(build_model(X_near, Y_near), acquisition, dim=X.shape[-1],
+                   best_f=None if constraints else Y_near.max(), seed=seed, pending=whole_pending,
+                   pending_strategy=strategy, outputs=Y_near, observed=X, snap=snap if cube is None else None,
+                   space=cube, constraints=constraints, **settings)
+
+
+def _repeats(point: torch.Tensor, X: torch.Tensor, snap: Callable[[torch.Tensor], torch.Tensor] | None) -> bool:
+    """Whether ``point`` ``[d]`` (snapped, as the objective would see it) lies within
+    :data:`REPEAT_DISTANCE` of a row of ``X`` ``[n, d]``."""
+    if not len(X):
+        return False
+    point = point.to(X).unsqueeze(0)
+    if snap is not None:
+        point, X = snap(point), snap(X)
+    return bool(torch.cdist(point, X).amin() < REPEAT_DISTANCE)
 
 
 @dataclass(frozen=True)
