@@ -303,13 +303,14 @@ def propose_in_region(region: SearchRegion, X: torch.Tensor, Y: torch.Tensor, bu
 
 
 def _repeats(point: torch.Tensor, X: torch.Tensor, snap: Callable[[torch.Tensor], torch.Tensor] | None) -> bool:
-    """Whether ``point`` ``[d]`` (snapped, as the objective would see it) lies within
-    :data:`REPEAT_DISTANCE` of a row of ``X`` ``[n, d]``."""
+    """Whether ``point`` ``[d]``, snapped to where the objective would see it, lies within
+    :data:`REPEAT_DISTANCE` of a row of ``X`` ``[n, d]`` (evaluated points, already where
+    the objective saw them: not snapped again on every proposal)."""
     if not len(X):
         return False
     point = point.to(X).unsqueeze(0)
     if snap is not None:
-        point, X = snap(point), snap(X)
+        point = snap(point)
     return bool(torch.cdist(point, X).amin() < REPEAT_DISTANCE)
 
 

@@ -297,11 +297,15 @@ class NPSampler(BaseSampler):
         check_single_objective(study)
         spaces = self._search_spaces.setdefault(study._storage, {})
         space = spaces.setdefault(study._study_id, IntersectionSearchSpace())
-        shared = {name: dist for name, dist in space.calculate(study).items() if not dist.single()}
-        for name, dist in shared.items():
+        out = {}
+        for name, dist in space.calculate(study).items():
+            if dist.single():
+                continue
             if parameter_of(dist) is None:
                 self._warn_unmodelled(study, name, dist)
-        return {name: dist for name, dist in shared.items() if parameter_of(dist) is not None}
+            else:
+                out[name] = dist
+        return out
 
     def sample_relative(self, study: Study, trial: FrozenTrial,
                         search_space: dict[str, BaseDistribution]) -> dict[str, Any]:

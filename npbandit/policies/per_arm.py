@@ -179,6 +179,7 @@ class PerArmNPPolicy(Policy):
             self.refits: list[int] = []  # the rows each fit of the projection was made on
             self.widenings = 0  # re-conditionings because a context fell outside the box
             self._next_fit: int | None = None  # the rows at which the next scheduled fit comes
+            self._projected: tuple[np.ndarray, np.ndarray] | None = None  # (context, coordinates) act computed
 
     def _context(self, obs: Any) -> np.ndarray:
         x = check_context(obs, self.context_dim)
@@ -226,7 +227,11 @@ class PerArmNPPolicy(Policy):
             if self.projection is not None and all(c >= self.n_init for c in self.counts):
                 return int(self.rng.integers(self.n_arms))  # every arm has its rounds; the first fit waits for rows
             return int(self.rng.choice([arm for arm in waiting if self.counts[arm] < self.n_init] or waiting))
-        mean, var = self._predict(x if self.projection is None else self._coordinates(x))
+        if self.projection is not None:
+            z = self._coordinates(x)
+            self._projected = (x, z)  # observe streams the same coordinates in (no fit comes between)
+            x = z
+        mean, var = self._predict(x)
         if self.rule == "ucb":
             scores = mean + self.beta * np.sqrt(var)
         else:
@@ -268,7 +273,8 @@ class PerArmNPPolicy(Policy):
         if n >= self._next_fit:
             self._fit()
             return
-        z = self._coordinates(x)
+        projected, self._projected = self._projected, None
+        z = projected[1] if projected is not None and projected[0] is x else self._coordinates(x)
         with torch_threads():
             self.models[action] = self.models[action].condition_on_observations(
                 torch.from_numpy(z).unsqueeze(0), torch.tensor([[reward]], dtype=torch.float64))
