@@ -18,8 +18,9 @@ moments that far). Fantasy (batched) updates never re-standardise.
 CMANP's), outside those rare re-standardisations: ``train_X`` / ``train_Y`` of a chain of
 streamed models are views into one growing buffer (:class:`~npbandit.models.cache.RowBuffer`:
 amortised ``O(new points)``; branching twice from the same model copies once), the drift
-check uses the running moments, and the noise estimate reads at most ``noise_points``
-observed points (:mod:`npbandit.models.likelihood`). A fantasy model materialises its
+check uses the running moments, and the noise estimate is kept until the points have grown
+by a fraction ``NOISE_REFRESH`` and then read at most at ``noise_points`` observed points
+(:mod:`npbandit.models.likelihood`). A fantasy model materialises its
 ``batch x (N + n) x d`` ``train_X`` / ``train_Y`` only when they are read.
 
 With symmetric views, streaming updates and fantasies work view by view, and update cost
@@ -103,8 +104,10 @@ class ConditioningMixin:
             rows_Y_t, child._train_Y_t = self._rows[2].append(n, Y_t)
         child._rows = (rows_X, rows_Y, rows_Y_t)
         child._moments = merge_moments(self._moments, moments(Y_t))
-        child._noise_var = None  # re-estimated for the new state, from at most noise_points points
+        # kept while the points grow by less than NOISE_REFRESH, as a GP keeps its noise when conditioned
+        child._noise_var = self._inherited_noise(child.train_X.shape[-2])
         if self._standardize and self._drifted(*moment_statistics(child._moments)):
+            child._noise_var = None  # in the old standardised units
             child._set_statistics(child._train_Y_t)
             child._state = child._condition(child._to_surrogate_inputs(child.train_X), child._train_Y_t)
         else:

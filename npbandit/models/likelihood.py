@@ -11,9 +11,14 @@ at every observed point ``x_i``, so the smallest of them is the tightest upper b
 of the noise the NP's own predictions give. The model takes that minimum as its
 noise estimate -- over all observed points up to ``noise_points`` (:data:`NOISE_POINTS`),
 beyond that over ``noise_points`` of them evenly spaced in order of arrival (first and
-newest included, :func:`evenly_spaced`), so its cost does not grow with N; it is
-recomputed for every streamed model (fantasies inherit the estimate of the real data) --
-and reports
+newest included, :func:`evenly_spaced`), so its cost does not grow with N. Like a GP's
+noise, a hyperparameter that conditioning on new data leaves fixed, a streamed model
+(``condition_on_observations`` with new real data) keeps the estimate it inherits until its
+observed points outnumber those it was read at by more than a fraction
+:data:`NOISE_REFRESH`, and reads it afresh then (and after every re-standardisation, which
+changes its units); so one update costs ``O(1)`` reads amortised, not one read of up to
+``noise_points`` points, and a long stream's cost per update stays flat. Fantasies inherit
+the estimate of the real data. It reports
 
 * ``observation_noise=False`` (BoTorch's default, the latent ``f``):
   ``max(var_y - noise, 1e-6)`` in standardised units;
@@ -56,10 +61,15 @@ from gpytorch.mlls import MarginalLogLikelihood
 from linear_operator.operators import DiagLinearOperator
 from torch import Tensor
 
-__all__ = ["NPLikelihood", "NoiseEstimateMixin", "NOISE_POINTS", "evenly_spaced", "register_pretrained_fit"]
+__all__ = ["NPLikelihood", "NoiseEstimateMixin", "NOISE_POINTS", "NOISE_REFRESH", "evenly_spaced",
+           "register_pretrained_fit"]
 
 #: the default of ``NPModel(noise_points=...)``: at most this many observed points give the noise estimate
 NOISE_POINTS = 256
+
+#: a streamed model reads its noise estimate afresh once its observed points exceed ``1 + NOISE_REFRESH``
+#: times the number the inherited estimate was read at (every update while that is under one point)
+NOISE_REFRESH = 0.2
 
 
 def evenly_spaced(n: int, k: int) -> Tensor | slice:
@@ -74,7 +84,8 @@ class NoiseEstimateMixin:
 
     A mixin of ``NPModel`` only: it reads ``train_X``, ``_noise_points``, ``_known_noise``
     and ``_y_std``, predicts through ``_to_surrogate_inputs`` / ``_predict``, and keeps the
-    estimate in ``_noise_var`` (``None`` until first asked for; fantasies inherit it)."""
+    estimate in ``_noise_var`` (``None`` until first asked for; fantasies inherit it) and the
+    number of observed points it was read at in ``_noise_rows``."""
 
     def noise_variance(self) -> Tensor:
         """The observation-noise estimate, per output, in standardised units: the smallest
@@ -86,6 +97,15 @@ class NoiseEstimateMixin:
                 X_in = self._to_surrogate_inputs(X[evenly_spaced(X.shape[-2], self._noise_points)])
                 var = self._predict(X_in.unsqueeze(0))[1]
                 self._noise_var = var.reshape(-1, var.shape[-1]).amin(dim=0).to(torch.float64).cpu()
+                self._noise_rows = X.shape[-2]
+        return self._noise_var
+
+    def _inherited_noise(self, n: int) -> Tensor | None:
+        """The estimate a streamed model holding ``n`` observed points keeps from this one:
+        this one's while ``n <= (1 + NOISE_REFRESH) * rows it was read at``, else ``None``
+        (read afresh when asked for)."""
+        if self._noise_var is None or n > (1.0 + NOISE_REFRESH) * self._noise_rows:
+            return None
         return self._noise_var
 
     def _observation_noise(self) -> Tensor:

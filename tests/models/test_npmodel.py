@@ -382,6 +382,36 @@ def test_a_streamed_iteration_reads_a_bounded_number_of_points(n):
     assert torch.allclose(streamed.noise_variance(), var.min().double().reshape(1))
 
 
+def test_a_streamed_model_keeps_the_noise_estimate_until_its_points_grow_by_noise_refresh():
+    from npbandit.models.likelihood import NOISE_REFRESH
+
+    n = 20
+    X, Y = data(n=30)
+    s = surrogate()
+    predicted = EmbedCounter(s.decoder)
+    model = NPModel(s, X[:n], Y[:n], standardize=False)  # no re-standardisation: only the rule below
+    estimate = model.noise_variance()
+    kept = int((1 + NOISE_REFRESH) * n)  # the most points an inherited estimate is kept at
+    streamed = model
+    for i in range(n, kept):
+        streamed = streamed.condition_on_observations(X[i:i + 1], Y[i:i + 1])
+        predicted.points = 0
+        assert streamed.noise_variance() is estimate  # kept, as a GP keeps its noise: no read
+        assert predicted.points == 0
+    streamed = streamed.condition_on_observations(X[kept:kept + 1], Y[kept:kept + 1])
+    predicted.points = 0
+    fresh = streamed.noise_variance()  # past the fraction: read afresh at every observed point
+    assert predicted.points == kept + 1
+    with torch.no_grad():
+        var = s.predict(streamed._state, streamed._to_surrogate_inputs(X[:kept + 1]).unsqueeze(0)).variance
+    assert torch.allclose(fresh, var.min().double().reshape(1))
+    # a re-standardisation changes the units, so the estimate is read afresh after one
+    model = NPModel(s, X[:n], Y[:n])
+    model.noise_variance()
+    shifted = model.condition_on_observations(X[n:n + 1], Y[n:n + 1] + 100 * model._y_std)
+    assert shifted._y_mean is not model._y_mean and shifted._noise_var is None
+
+
 def test_streaming_appends_in_place_and_branches_copy():
     X, Y = data(n=16)
     X0 = X[:10].clone()
