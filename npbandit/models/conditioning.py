@@ -105,9 +105,10 @@ class ConditioningMixin:
         child._rows = (rows_X, rows_Y, rows_Y_t)
         child._moments = merge_moments(self._moments, moments(Y_t))
         # kept while the points grow by less than NOISE_REFRESH, as a GP keeps its noise when conditioned
-        child._noise_var = self._inherited_noise(child.train_X.shape[-2])
+        child._noise_from = self._streamed_noise_from(child.train_X.shape[-2])
+        child._noise_var = None if child._noise_from is None else self._noise_var
         if self._standardize and self._drifted(*moment_statistics(child._moments)):
-            child._noise_var = None  # in the old standardised units
+            child._noise_var = child._noise_from = None  # in the old standardised units: read afresh
             child._set_statistics(child._train_Y_t)
             child._state = child._condition(child._to_surrogate_inputs(child.train_X), child._train_Y_t)
         else:
@@ -181,7 +182,7 @@ class ConditioningMixin:
             count, mean, m2 = self._moments
             child._moments = (count, mean[index], m2[index])
         child._y_mean, child._y_std = self._y_mean[index], self._y_std[index]
-        child._noise_var = None if self._noise_var is None else self._noise_var[index]
+        child._noise_var, child._noise_from = self.noise_variance()[index], None
         child._known_noise = None if self._known_noise is None else self._known_noise[..., index]
         child._train_Yvar = None if self._train_Yvar is None else self._train_Yvar[..., idcs]
         return child

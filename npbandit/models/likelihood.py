@@ -84,29 +84,33 @@ class NoiseEstimateMixin:
 
     A mixin of ``NPModel`` only: it reads ``train_X``, ``_noise_points``, ``_known_noise``
     and ``_y_std``, predicts through ``_to_surrogate_inputs`` / ``_predict``, and keeps the
-    estimate in ``_noise_var`` (``None`` until first asked for; fantasies inherit it) and the
-    number of observed points it was read at in ``_noise_rows``."""
+    estimate in ``_noise_var`` (``None`` until first asked for; fantasies inherit it). A
+    streamed model's ``_noise_from`` is ``(source, n)``: the model (holding ``n`` observed
+    points) whose estimate it reports, or ``None`` for its own. So the estimate depends on
+    the data and the order they were streamed in, never on when it was first asked for."""
 
     def noise_variance(self) -> Tensor:
         """The observation-noise estimate, per output, in standardised units: the smallest
         predictive variance of the NP at the observed points, at most ``noise_points`` of
-        them (see the module docstring)."""
+        them, read by this model or the streamed ancestor it keeps it from (see the module
+        docstring)."""
         if self._noise_var is None:  # fantasy models inherit it, so this model is not batched
+            if self._noise_from is not None:
+                self._noise_var = self._noise_from[0].noise_variance()
+                return self._noise_var
             X = self.train_X
             with torch.no_grad():
                 X_in = self._to_surrogate_inputs(X[evenly_spaced(X.shape[-2], self._noise_points)])
                 var = self._predict(X_in.unsqueeze(0))[1]
                 self._noise_var = var.reshape(-1, var.shape[-1]).amin(dim=0).to(torch.float64).cpu()
-                self._noise_rows = X.shape[-2]
         return self._noise_var
 
-    def _inherited_noise(self, n: int) -> Tensor | None:
-        """The estimate a streamed model holding ``n`` observed points keeps from this one:
-        this one's while ``n <= (1 + NOISE_REFRESH) * rows it was read at``, else ``None``
-        (read afresh when asked for)."""
-        if self._noise_var is None or n > (1.0 + NOISE_REFRESH) * self._noise_rows:
-            return None
-        return self._noise_var
+    def _streamed_noise_from(self, n: int) -> tuple[Any, int] | None:
+        """``_noise_from`` of a model streamed from this one to ``n`` observed points: this
+        one's source while ``n <= (1 + NOISE_REFRESH)`` times the points the source holds,
+        else ``None`` (the streamed model reads its own)."""
+        source = self._noise_from if self._noise_from is not None else (self, self.train_X.shape[-2])
+        return source if n <= (1.0 + NOISE_REFRESH) * source[1] else None
 
     def _observation_noise(self) -> Tensor:
         """The noise of a new observation, per output, in standardised units: the known

@@ -220,7 +220,7 @@ class NPModel(MarginalPosteriorMixin, JointPosteriorMixin, ConditioningMixin, No
         self._set_statistics(train_Y_t)
         self._state = self._condition(X_in, train_Y_t)
         self._noise_var: Tensor | None = None
-        self._noise_rows = 0
+        self._noise_from: tuple[NPModel, int] | None = None  # (the model whose estimate this one reports, its N)
         self._shared_rows: SharedRows | None = None  # moments at the conditioning just made are not kept
 
     # -- construction --------------------------------------------------------------
@@ -458,7 +458,7 @@ class NPModel(MarginalPosteriorMixin, JointPosteriorMixin, ConditioningMixin, No
     # torch/GPyTorch bookkeeping that each model gets fresh from the constructor chain.
     _FIELDS = ("_held", "_d", "_columns", "_input_domain", "_standardize", "_tol", "_noise_points", "_bounds",
                "_box_limits", "_batch_shape", "_num_outputs", "_tasks", "_output_indices", "_pending", "_train_X",
-               "_train_Y", "_train_Y_t", "_rows", "_moments", "_y_mean", "_y_std", "_state", "_noise_var", "_noise_rows",
+               "_train_Y", "_train_Y_t", "_rows", "_moments", "_y_mean", "_y_std", "_state", "_noise_var", "_noise_from",
                "_train_Yvar", "_known_noise", "_views")
 
     def _child(self) -> NPModel:

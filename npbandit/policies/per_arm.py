@@ -17,9 +17,10 @@ number of arms and contexts of up to that width:
   of the arm is folded in with ``condition_on_observations``, the surrogate's ``update``
   (constant cost for CMANP), its standardisation re-fitted (one full conditioning of that
   arm) only when the arm's reward mean or std has drifted
-  (:mod:`npbandit.models.conditioning`). The arm's noise estimate is then read afresh at up
-  to ``NOISE_POINTS`` of its contexts (:mod:`npbandit.models.likelihood`), so a round's cost
-  grows with an arm's rounds up to that many (256) and is constant from there on.
+  (:mod:`npbandit.models.conditioning`). The arm's noise estimate is kept until its rounds
+  have grown by ``NOISE_REFRESH`` (a fifth) and then read afresh at up to ``NOISE_POINTS``
+  of its contexts (:mod:`npbandit.models.likelihood`), so a round's cost does not grow with
+  the rounds.
 - **Decisions**: while some arm has fewer than ``n_init`` rounds, one such arm is played
   (uniformly at random; no arm model exists before). Then UCB plays
   ``argmax_a mu_a(x) + beta * sigma_a(x)`` and Thompson the argmax of one draw

@@ -375,11 +375,13 @@ def test_a_streamed_iteration_reads_a_bounded_number_of_points(n):
     assert streamed._y_mean is model._y_mean  # no re-standardisation (that one is O(N) by design)
     assert embedded.points == 1
     assert predicted.points == 16 + 5
-    # the estimate is over evenly spaced observed points, the first and the newest included
-    idx = torch.linspace(0, n, 16, dtype=torch.float64).round().long()
+    # the estimate is over evenly spaced observed points, the first and the newest included, read
+    # by the model it was streamed from (one point is less than NOISE_REFRESH of the n points)
+    idx = torch.linspace(0, n - 1, 16, dtype=torch.float64).round().long()
     with torch.no_grad():
-        var = s.predict(streamed._state, streamed._to_surrogate_inputs(X[idx]).unsqueeze(0)).variance
+        var = s.predict(model._state, model._to_surrogate_inputs(X[idx]).unsqueeze(0)).variance
     assert torch.allclose(streamed.noise_variance(), var.min().double().reshape(1))
+    assert model.noise_variance() is streamed.noise_variance()
 
 
 def test_a_streamed_model_keeps_the_noise_estimate_until_its_points_grow_by_noise_refresh():
@@ -390,14 +392,16 @@ def test_a_streamed_model_keeps_the_noise_estimate_until_its_points_grow_by_nois
     s = surrogate()
     predicted = EmbedCounter(s.decoder)
     model = NPModel(s, X[:n], Y[:n], standardize=False)  # no re-standardisation: only the rule below
-    estimate = model.noise_variance()
     kept = int((1 + NOISE_REFRESH) * n)  # the most points an inherited estimate is kept at
     streamed = model
-    for i in range(n, kept):
+    for i in range(n, kept - 1):
         streamed = streamed.condition_on_observations(X[i:i + 1], Y[i:i + 1])
-        predicted.points = 0
-        assert streamed.noise_variance() is estimate  # kept, as a GP keeps its noise: no read
-        assert predicted.points == 0
+    predicted.points = 0
+    estimate = streamed.noise_variance()  # read by the model it was streamed from, though asked only now
+    assert predicted.points == n and model.noise_variance() is estimate
+    streamed = streamed.condition_on_observations(X[kept - 1:kept], Y[kept - 1:kept])  # kept points now
+    predicted.points = 0
+    assert streamed.noise_variance() is estimate and predicted.points == 0  # kept, as a GP keeps its noise
     streamed = streamed.condition_on_observations(X[kept:kept + 1], Y[kept:kept + 1])
     predicted.points = 0
     fresh = streamed.noise_variance()  # past the fraction: read afresh at every observed point
@@ -409,7 +413,7 @@ def test_a_streamed_model_keeps_the_noise_estimate_until_its_points_grow_by_nois
     model = NPModel(s, X[:n], Y[:n])
     model.noise_variance()
     shifted = model.condition_on_observations(X[n:n + 1], Y[n:n + 1] + 100 * model._y_std)
-    assert shifted._y_mean is not model._y_mean and shifted._noise_var is None
+    assert shifted._y_mean is not model._y_mean and shifted._noise_var is None and shifted._noise_from is None
 
 
 def test_streaming_appends_in_place_and_branches_copy():
