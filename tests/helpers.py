@@ -56,20 +56,57 @@ def data_box(X):
     return torch.stack([X.min(dim=0).values, X.max(dim=0).values])
 
 
-def drive_bandit(env, policy, seed, steps):
-    """Run ``policy`` on ``env`` by hand; returns every round's (context, arm, reward)."""
+def drive_bandit(env, policy, seed, steps, rebuilds=None):
+    """Run ``policy`` on ``env`` by hand; returns every round's (context, arm, reward). With a
+    list ``rebuilds``, appends the number of rounds each rebuild of a per-arm policy's models
+    (a fit, a widening, a re-scaling: a new ``policy.models`` list) was made on."""
     import numpy as np
 
     obs, _ = env.reset(seed=seed)
     policy.reset(seed)
     rounds = []
     for _ in range(steps):
-        action = policy.act(obs)
+        models = getattr(policy, "models", None)
+        action = policy.act(obs)  # a widening rebuilds on the rounds before this one
+        if rebuilds is not None and getattr(policy, "models", None) is not models:
+            rebuilds.append(len(rounds))
         next_obs, reward, _, _, info = env.step(action)
-        policy.observe(obs, action, reward, info)
+        models = getattr(policy, "models", None)
+        policy.observe(obs, action, reward, info)  # a fit or a re-scaling on the rounds with this one
         rounds.append((obs.astype(np.float64), action, reward))
+        if rebuilds is not None and getattr(policy, "models", None) is not models:
+            rebuilds.append(len(rounds))
         obs = next_obs
     return rounds
+
+
+def per_arm_replay(policy, rounds, built, probe):
+    """What a ``PerArmNPPolicy`` that played ``rounds`` predicts at context ``probe``, rebuilt
+    apart from it: each arm an ``NPModel`` (``standardize=False``) on its rows among the first
+    ``built`` rounds, in ``policy.map``'s coordinates and ``policy.box``, rewards on
+    ``policy.scale``, its later rows streamed in; means and variances in reward units."""
+    import numpy as np
+    import torch
+
+    from npbandit.models import NPModel
+
+    Z = torch.from_numpy(policy.map(np.array([x for x, _, _ in rounds])))
+    center, std = policy.scale
+    means, variances = [], []
+    for arm in range(policy.n_arms):
+        rows = [t for t, (_, a, _) in enumerate(rounds) if a == arm]
+        Za = Z[rows]
+        Y = torch.tensor([[(rounds[t][2] - center) / std] for t in rows], dtype=torch.float64)
+        first = sum(t < built for t in rows)
+        model = NPModel.from_pretrained(policy.surrogate, Za[:first], Y[:first], bounds=torch.from_numpy(policy.box),
+                                        n_views=policy.n_views, standardize=False)
+        for i in range(first, len(rows)):
+            model = model.condition_on_observations(Za[i:i + 1], Y[i:i + 1])
+        with torch.no_grad():
+            post = model.posterior(torch.from_numpy(policy.map(probe)).unsqueeze(0))
+        means.append(center + std * float(post.mean))
+        variances.append(std ** 2 * float(post.variance))
+    return np.array(means), np.array(variances)
 
 
 def completed_runs(db: str) -> dict:

@@ -79,7 +79,11 @@ CHOOSING = {"choose-12x3": {"n_features": 12, "n_informative": 6, "n_redundant":
             "choose-30x4": {"n_features": 30, "n_informative": 4, "n_redundant": 2, "n_classes": 4,
                             "n_clusters_per_class": 1, "random_state": 12},
             "choose-16x6": {"n_features": 16, "n_informative": 8, "n_redundant": 0, "n_classes": 6,
-                            "n_clusters_per_class": 1, "random_state": 13}}
+                            "n_clusters_per_class": 1, "random_state": 13},
+            # contexts the checkpoint reads as they are (5 <= its width): added in session 38 for the
+            # reward-scale rule, before any run of it
+            "choose-5x4": {"n_features": 5, "n_informative": 4, "n_redundant": 1, "n_classes": 4,
+                           "n_clusters_per_class": 1, "random_state": 14}}
 POLICIES = ["uniform", "linucb", "neural-linear", "vw-cb-explore-adf", "np-ucb"]
 PROJECTION_COLUMNS = {"np-ucb-principal-components": "principal-components",
                       "np-ucb-reward-directions": "reward-directions"}

@@ -6,9 +6,10 @@ the checkpoint's width) and ``--arms`` arms, Bernoulli rewards. Snapshots:
 
 - ``t = 10``: a run from ``reset`` through ``act`` / ``observe``, stopped after round 10 (the
   first rounds in which every arm has a model);
-- ``t = n`` for each ``--rows`` ``n``: ``n`` rounds of history put into the policy's buffers and
-  fitted (``_fit``, as the doubling schedule's fit at ``n`` rows does; the arms' models are
-  conditioned on their rows at once instead of streamed, which gives CMANP the same state).
+- ``t = n`` for each ``--rows`` ``n``: ``n`` rounds of history, each arm's model conditioned on
+  its rows at once instead of streamed (which gives CMANP the same state): through the
+  projection, the rows put into the policy's buffers and fitted (``_fit``, as the doubling
+  schedule's fit at ``n`` rows does); without one, each arm's model built on its rows.
 
 Each trial takes a deep copy of every snapshot and runs ``--rounds`` rounds (act + observe) from
 it on the same fresh contexts, the snapshots in turn, so load on the shared machine falls on all
@@ -69,12 +70,16 @@ def main(argv: list[str] | None = None) -> None:
         policy = fresh()
         X = np.clip(rng.standard_normal((n, D)), -9, 9)
         arms = rng.integers(K, size=n)
-        for x, a in zip(X, arms):
-            policy._contexts.append(x)
-            policy._arms.append(a)
-            policy._rewards.append(reward(x, a))
+        rewards = np.array([reward(x, a) for x, a in zip(X, arms)])
         policy.counts = np.bincount(arms, minlength=K).tolist()
-        policy._fit()
+        if policy.projection is None:  # contexts the checkpoint reads as they are: each arm's model on its rows
+            policy.models = [policy._model(X[arms == a], rewards[arms == a][:, None]) for a in range(K)]
+        else:
+            for x, a, r in zip(X, arms, rewards):
+                policy._contexts.append(x)
+                policy._arms.append(a)
+                policy._rewards.append(r)
+            policy._fit()
         snapshots[n] = policy
 
     costs: dict[int, list[float]] = {t: [] for t in snapshots}

@@ -14,6 +14,7 @@ from npbandit.policies.base import Policy
 from npbandit.policies.bo import ACQUISITIONS, BOPolicy, SobolPolicy
 from npbandit.policies.context_projection import (
     ContextProjection,
+    Identity,
     PrincipalComponents,
     RewardDirections,
     as_projection,
@@ -24,7 +25,7 @@ from npbandit.policies.trust_region import TrustRegionSettings
 
 __all__ = ["Policy", "UniformPolicy", "LinUCBPolicy", "NPBanditPolicy", "PerArmNPPolicy", "GPUCBPolicy", "BOPolicy",
            "SobolPolicy", "ACQUISITIONS", "TrustRegionSettings", "BanditProblem", "WHEEL", "make_bandit_policy",
-           "ContextProjection", "PrincipalComponents", "RewardDirections"]
+           "ContextProjection", "PrincipalComponents", "RewardDirections", "Identity"]
 
 
 def make_bandit_policy(name: str, beta: float = 1.0, *, env: Any = None, n_arms: int | None = None,
@@ -38,13 +39,15 @@ def make_bandit_policy(name: str, beta: float = 1.0, *, env: Any = None, n_arms:
 
     - ``uniform``, ``linucb`` (β is its exploration weight α), ``gp-ucb``: any bandit;
     - ``<bo checkpoint>[-ucb|-thompson]`` (``cmanp-bo``, ``cmanp-bo-thompson``, a path):
-      :class:`PerArmNPPolicy`, one NP regression per arm; any bandit whose contexts lie
-      in a finite box: the ``Box``'s bounds, or ``bounds`` (``[2, d]``, lower row and
-      upper row). Contexts wider than the checkpoint (6 for the shipped ones) are read
-      through ``projection`` (a :class:`~npbandit.policies.context_projection.ContextProjection`
-      or its name, ``"principal-components"`` / ``"reward-directions"``; ``None``: the
-      default, :func:`~npbandit.policies.context_projection.default_projection`), fitted
-      on the rounds seen; narrower ones are read as they are unless ``projection`` is given;
+      :class:`PerArmNPPolicy`, one NP regression per arm, every arm's rewards on the scale
+      of all rewards; any bandit whose contexts lie in a finite box: the ``Box``'s bounds,
+      or ``bounds`` (``[2, d]``, lower row and upper row; contexts outside it are refused,
+      and the models read the box of the contexts seen). Contexts are read through
+      ``projection`` (a :class:`~npbandit.policies.context_projection.ContextProjection`
+      or its name, ``"identity"`` / ``"principal-components"`` / ``"reward-directions"``;
+      ``None``: the default, :func:`~npbandit.policies.context_projection.default_projection`:
+      as they are for contexts that fit the checkpoint, 6 features for the shipped ones,
+      ``reward-directions`` fitted on the rounds seen for wider ones);
     - ``<wheel checkpoint>[-ucb|-thompson|-marginal-thompson]`` (``cmanp-wheel``,
       ``tnpd-wheel-thompson``; a bare model name means its ``-wheel`` checkpoint):
       :class:`NPBanditPolicy`; the wheel bandit's shape only (2-D contexts, 5 arms).

@@ -60,7 +60,8 @@ from typing import Any
 
 import numpy as np
 
-__all__ = ["ProjectionMap", "ContextProjection", "PrincipalComponents", "RewardDirections", "default_projection",
+__all__ = ["ProjectionMap", "ContextProjection", "PrincipalComponents", "RewardDirections", "Identity",
+           "default_projection",
            "next_refit", "working_box", "BOX_MARGIN", "PROJECTIONS"]
 
 #: how far the box the models read extends past the rows seen, a share of their range on each side
@@ -99,8 +100,8 @@ class ContextProjection(abc.ABC):
             width: int) -> ProjectionMap:
         """The map onto at most ``width`` coordinates, from the rounds seen so far:
         ``contexts [n, D]`` (float64), the arm each round played ``arms [n]`` (ints in
-        ``[0, n_arms)``) and its reward ``rewards [n]``. ``n > width`` and ``D >= width``
-        when the policy calls it."""
+        ``[0, n_arms)``) and its reward ``rewards [n]``. ``n > min(D, width)`` when the
+        policy calls it."""
 
     def params(self) -> dict[str, Any]:
         """What a run logs of the rule: its :attr:`name` and settings."""
@@ -185,14 +186,35 @@ class RewardDirections(ContextProjection):
         return ProjectionMap(mean, directions / scale[:, None])
 
 
+class Identity(ContextProjection):
+    """The contexts as they are (``k = D``; for contexts no wider than the checkpoint): what
+    a per-arm NP policy reads narrow contexts through by default, so its models' cube is
+    mapped from the box of the contexts seen (:func:`working_box`), not from ``bounds``
+    (a ``Box`` declared far wider than the contexts would crowd them all into a corner of
+    the cube, where the models cannot tell them apart)."""
+
+    name = "identity"
+
+    def fit(self, contexts, arms, rewards, n_arms, width):
+        D = np.asarray(contexts).shape[1]
+        if D > width:
+            raise ValueError(f"Identity reads contexts of at most width = {width} features, got {D}; "
+                             "use a projection that reduces them (RewardDirections, PrincipalComponents)")
+        return ProjectionMap(np.zeros(D), np.eye(D))
+
+
 #: the projections by name (``make_bandit_policy(..., projection="principal-components")``)
-PROJECTIONS = {"principal-components": PrincipalComponents, "reward-directions": RewardDirections}
+PROJECTIONS = {"principal-components": PrincipalComponents, "reward-directions": RewardDirections,
+               "identity": Identity}
 
 
-def default_projection() -> ContextProjection:
-    """The projection a per-arm NP policy uses for contexts wider than its checkpoint when
-    none is given: :class:`RewardDirections`, which keeps the directions the arms' rewards
-    vary along where principal components keep those the contexts vary most along."""
+def default_projection(context_dim: int | None = None, width: int | None = None) -> ContextProjection:
+    """The projection a per-arm NP policy uses when none is given: for contexts wider than
+    its checkpoint (or when the widths are not given) :class:`RewardDirections`, which keeps
+    the directions the arms' rewards vary along where principal components keep those the
+    contexts vary most along; for contexts that fit, :class:`Identity`."""
+    if context_dim is not None and width is not None and context_dim <= width:
+        return Identity()
     return RewardDirections()
 
 

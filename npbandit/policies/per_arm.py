@@ -4,50 +4,55 @@ The ``*-wheel`` checkpoints predict the wheel's five arms together from 2-D cont
 they serve that bandit alone. A ``*-bo`` checkpoint is a regression on the unit cube
 ``[0, 1]^d`` (``d`` up to its width, 6 for the shipped ones) meta-trained on GP draws;
 :class:`PerArmNPPolicy` holds one such regression per arm, so it serves a bandit with any
-number of arms and contexts of up to that width:
+number of arms, and contexts of any width through a context projection:
 
-- **What each arm's model sees**: the contexts of the rounds that played that arm and
-  their rewards, nothing else. It is an :class:`~npbandit.models.NPModel` on the shared
-  network (:mod:`npbandit.models`, the model BO uses): contexts are mapped from
-  ``bounds`` (the ``Box``'s finite low / high, or the caller's) onto the checkpoint's
-  cube and zero-padded to its width; rewards are standardised by the arm's own mean and
-  std, as the ``bo`` prior standardised every training task (:mod:`npbandit.models.network`);
-  with the symmetric views the card recommends (``n_views``).
-- **Streaming**: an arm's model is built on its first ``n_init`` rounds; each later round
-  of the arm is folded in with ``condition_on_observations``, the surrogate's ``update``
-  (constant cost for CMANP), its standardisation re-fitted (one full conditioning of that
-  arm) only when the arm's reward mean or std has drifted
-  (:mod:`npbandit.models.conditioning`). The arm's noise estimate is kept until its rounds
-  have grown by ``NOISE_REFRESH`` (a fifth) and then read afresh at up to ``NOISE_POINTS``
-  of its contexts (:mod:`npbandit.models.likelihood`), so a round's cost does not grow with
-  the rounds.
-- **Decisions**: while some arm has fewer than ``n_init`` rounds, one such arm is played
-  (uniformly at random; no arm model exists before). Then UCB plays
-  ``argmax_a mu_a(x) + beta * sigma_a(x)`` and Thompson the argmax of one draw
-  ``mu_a(x) + sigma_a(x) * z_a`` per arm, where ``mu_a`` / ``sigma_a^2`` is arm ``a``'s
-  posterior of the *mean* reward at the round's context in reward units (the NP's
+- **What each arm's model reads**: the contexts of the rounds that played that arm, in
+  the coordinates of a :class:`~npbandit.policies.context_projection.ContextProjection`
+  (``projection=``; by default :class:`~npbandit.policies.context_projection.Identity` for
+  contexts no wider than the checkpoint, the contexts as they are, and
+  :func:`~npbandit.policies.context_projection.default_projection` for wider ones), mapped
+  onto the checkpoint's cube from the box of the rows seen (:func:`working_box`: their
+  range plus a margin, widened, never clipped, when a context falls outside it; a ``Box``
+  declared far wider than where the contexts lie would crowd them into a corner of the
+  cube where the models cannot tell them apart), zero-padded to the checkpoint's width.
+  The projection is fitted on the rounds seen once every arm has ``n_init`` rounds and the
+  rows outnumber the models' width, and refitted, every arm's model re-conditioned on all
+  its rows, when the rows have doubled (:mod:`npbandit.policies.context_projection`).
+  Before the first fit the arms with fewer than ``n_init`` rounds are played (uniformly at
+  random among them), then any arm at random.
+- **One reward scale for all arms**: every arm's rewards are standardised by the mean and
+  std of *all* rewards seen (every arm pays in the same units), not by the arm's own. An
+  arm's own std after a few rounds can be tiny (two nearly equal rewards), and a model
+  standardised by it would report an uncertainty that small everywhere, so UCB would
+  never play the arm again; on the shared scale an arm seen twice is still uncertain away
+  from its two contexts, and its prediction far from its data reverts to the mean reward
+  of all arms. Each arm's :class:`~npbandit.models.NPModel` (the model BO uses, on the
+  shared network, with the symmetric views the card recommends) is built with
+  ``standardize=False`` on rewards already on that scale. When the pooled mean has moved
+  by more than :data:`RESCALE_TOL` of the scale's std, or its std by more than a factor
+  ``1 + RESCALE_TOL``, every arm is re-conditioned on the new scale (rare once rewards
+  accumulate, as the drift of a running mean falls like ``1 / n``).
+- **Streaming**: between fits and re-scalings each round is folded into its arm's model with
+  ``condition_on_observations``, the surrogate's ``update`` (constant cost for CMANP); its
+  noise estimate is kept until the arm's rounds have grown by ``NOISE_REFRESH`` (a fifth)
+  and then read afresh at up to ``NOISE_POINTS`` of its contexts
+  (:mod:`npbandit.models.likelihood`), so a round's cost does not grow with the rounds.
+- **Decisions**: UCB plays ``argmax_a mu_a(x) + beta * sigma_a(x)`` and Thompson the argmax
+  of one draw ``mu_a(x) + sigma_a(x) * z_a`` per arm, where ``mu_a`` / ``sigma_a^2`` is arm
+  ``a``'s posterior of the *mean* reward at the round's context in reward units (the NP's
   predictive less its noise estimate, :meth:`NPModel.posterior`). Ties go to the lowest arm.
-
-**Contexts wider than the checkpoint** (``d > width``) are read through a
-:class:`~npbandit.policies.context_projection.ContextProjection` (``projection=``; the
-default, :func:`~npbandit.policies.context_projection.default_projection`, when ``d`` is
-wider and none is given): each arm's model then reads the context's ``k <= width``
-projected coordinates, mapped onto the cube from a box of the rows seen; the projection is
-refitted, and every arm's model re-conditioned on all its rows, when the rows have doubled
-(the schedule, the box and what happens before the first fit:
-:mod:`npbandit.policies.context_projection`). Contexts that fit the checkpoint and no
-``projection`` given: they are read as they are, as above.
 
 The arms are separate models: each round asks the network once per arm, at one target
 (the arm just updated recomputes its state's latents, the others reuse theirs). They are
 not one batch because the arms' states differ in more than their values -- each has its
-own rows, standardisation and noise estimate, and CMANP's elite memory holds
-``min(N_a, n_elite)`` points, which differs between arms -- and the NP protocol has no
-way to join states of different context sets.
+own rows and noise estimate, and CMANP's elite memory holds ``min(N_a, n_elite)`` points,
+which differs between arms -- and the NP protocol has no way to join states of different
+context sets.
 """
 
 from __future__ import annotations
 
+import math
 import warnings
 from typing import Any
 
@@ -76,14 +81,17 @@ from npbandit.policies.problem import (
 from npbandit.rows import RowBuffer
 from npbandit.surrogates.base import NeuralProcess
 from npbandit.threads import torch_threads
+from npbandit.transforms.standardize import spread
 from npbandit.validation import check_int, check_real
 
-__all__ = ["PerArmNPPolicy", "PER_ARM_RULES"]
+__all__ = ["PerArmNPPolicy", "PER_ARM_RULES", "RESCALE_TOL"]
 
 #: decision rules of :class:`PerArmNPPolicy` (its arms are independent: Thompson draws them apart)
 PER_ARM_RULES = ("ucb", "thompson")
 #: how far (a share of the box's width) a context may stray outside ``bounds``: rounding, not data
 BOUNDS_TOLERANCE = 1e-6
+#: how far the pooled reward mean (in stds) or std (as a factor ``1 +``) may drift before every arm is re-scaled
+RESCALE_TOL = 0.2
 
 
 class PerArmNPPolicy(Policy):
@@ -93,19 +101,19 @@ class PerArmNPPolicy(Policy):
         surrogate: a pretrained ``bo`` checkpoint (``load_surrogate("cmanp-bo")``) whose
             width is at least the contexts' dimension; shared by the arms, never changed.
         bounds: ``[2, d]`` (lower row, upper row), finite with lower < upper: the box every
-            context lies in, mapped onto the checkpoint's cube. ``d`` is the context width.
+            context lies in (a context outside it is refused). ``d`` is the context width.
+            The models' cube is mapped from the box of the contexts seen, not from this one.
         n_arms: the number of arms (``>= 2``).
         rule: ``"ucb"`` or ``"thompson"``.
         beta: the UCB exploration weight (no square root is taken).
-        n_init: rounds each arm is played before its model is built (``>= 1``; with one,
-            the arm's rewards are standardised by a std of 1, in whatever units they come).
+        n_init: rounds each arm is played before the first fit builds the arms' models (``>= 1``).
         n_views: symmetric views each arm's model averages over (``None``: the number the
             checkpoint's card recommends, as ``NPModel.from_pretrained``; 1: none).
-        projection: how contexts are read when wider than the checkpoint: a
+        projection: how contexts are read: a
             :class:`~npbandit.policies.context_projection.ContextProjection` or the name of
-            one (``"principal-components"``, ``"reward-directions"``); ``None``: the default
-            for contexts wider than the checkpoint, and none for contexts that fit it. Given
-            for contexts that fit, they are read through it too.
+            one (``"identity"``, ``"principal-components"``, ``"reward-directions"``);
+            ``None``: :class:`~npbandit.policies.context_projection.Identity` for contexts
+            that fit the checkpoint, the default projection for wider ones.
 
     Network calls run at npbandit's thread count (:mod:`npbandit.threads`).
 
@@ -134,11 +142,10 @@ class PerArmNPPolicy(Policy):
         self.name = f"{card['name']}-{rule}"
         check_arm_checkpoint(card, self.context_dim, f"bandit policy {self.name!r}")
         self.width = arm_model_width(card)
-        if projection is None and self.context_dim > self.width:
-            projection = default_projection()
-        self.projection = None if projection is None else as_projection(projection)
-        #: the width of the arms' models' inputs: the context's, or at most the checkpoint's through the projection
-        self.model_dim = self.context_dim if self.projection is None else min(self.context_dim, self.width)
+        self.projection = as_projection(default_projection(self.context_dim, self.width) if projection is None
+                                        else projection)
+        #: the width of the arms' models' inputs: the context's, or at most the checkpoint's
+        self.model_dim = min(self.context_dim, self.width)
         self.surrogate = surrogate.eval()
         self.rule = rule
         self.checkpoint = {"name": card["name"], "sha256": card["sha256"]}
@@ -148,15 +155,15 @@ class PerArmNPPolicy(Policy):
             n_views = pretrained_defaults(surrogate, torch.zeros(1, self.model_dim), torch.zeros(1, 1),
                                           "PerArmNPPolicy").get("n_views", 1)
         self.n_views = n_views
-        self._options = {"bounds": torch.from_numpy(np.array(self.bounds)), "n_views": n_views}
-        if self.projection is not None:  # the box comes with each fit; the options checked on the unit one
-            self._options["bounds"] = torch.tensor([[0.0] * self.model_dim, [1.0] * self.model_dim])
+        # the box comes with each fit; rewards come on the arms' shared scale (see the module docstring)
+        self._options = {"bounds": torch.tensor([[0.0] * self.model_dim, [1.0] * self.model_dim]),
+                         "n_views": n_views, "standardize": False}
         box = self._options["bounds"].numpy()
         self._model(box.mean(0, keepdims=True), np.zeros((1, 1)))  # the options checked now, not mid-run
 
     def _model(self, X: np.ndarray, Y: np.ndarray):
-        """An arm's model on its rows ``X [n, model_dim]``, ``Y [n, 1]`` (float64), read in
-        the box ``_options["bounds"]``."""
+        """An arm's model on its rows ``X [n, model_dim]`` (projected) and rewards on the shared
+        scale ``Y [n, 1]`` (float64), read in the box ``_options["bounds"]``."""
         from npbandit.models import NPModel
 
         with torch_threads():
@@ -168,19 +175,20 @@ class PerArmNPPolicy(Policy):
 
     def reset(self, seed: int | None = None) -> None:
         super().reset(seed)
-        self.models: list[Any] = [None] * self.n_arms  # NPModel per arm, once it has n_init rounds
-        self.rows: list[list[tuple[np.ndarray, float]]] = [[] for _ in range(self.n_arms)]  # rounds before that
+        self.models: list[Any] = [None] * self.n_arms  # NPModel per arm, from the first fit on
         self.counts = [0] * self.n_arms
         self._acted: tuple[Any, np.ndarray] | None = None  # the last context act checked: (obs, its values)
-        if self.projection is not None:  # every round's raw row, for the refits
-            self._contexts = RowBuffer((self.context_dim,))
-            self._arms, self._rewards = RowBuffer(()), RowBuffer(())
-            self.map: ProjectionMap | None = None  # the fitted projection (None before the first fit)
-            self.box: np.ndarray | None = None  # [2, k] the box the arms' models read, in projected coordinates
-            self.refits: list[int] = []  # the rows each fit of the projection was made on
-            self.widenings = 0  # re-conditionings because a context fell outside the box
-            self._next_fit: int | None = None  # the rows at which the next scheduled fit comes
-            self._projected: tuple[np.ndarray, np.ndarray] | None = None  # (context, coordinates) act computed
+        self._contexts = RowBuffer((self.context_dim,))  # every round's raw row, for the fits
+        self._arms, self._rewards = RowBuffer(()), RowBuffer(())
+        self.map: ProjectionMap | None = None  # the fitted projection (None before the first fit)
+        self.box: np.ndarray | None = None  # [2, k] the box the arms' models read, in projected coordinates
+        self.refits: list[int] = []  # the rows each fit of the projection was made on
+        self.widenings = 0  # re-conditionings because a context fell outside the box
+        self.rescalings = 0  # re-conditionings because the pooled reward mean or std drifted
+        self._next_fit: int | None = None  # the rows at which the next scheduled fit comes
+        self._projected: tuple[np.ndarray, np.ndarray] | None = None  # (context, coordinates) act computed
+        self.scale: tuple[float, float] | None = None  # (mean, std) of the rewards the models are on
+        self._moments = (0, 0.0, 0.0)  # running (count, mean, sum of squared deviations) of all rewards
 
     def _context(self, obs: Any) -> np.ndarray:
         x = check_context(obs, self.context_dim)
@@ -201,38 +209,35 @@ class PerArmNPPolicy(Policy):
 
     def predict(self, obs: Any) -> tuple[np.ndarray, np.ndarray]:
         """Every arm's posterior mean and variance of the mean reward at context ``obs``
-        (reward units), ``[n_arms]`` each; NaN for an arm with fewer than ``n_init`` rounds
-        (and, through a projection, every arm before the first fit)."""
+        (reward units), ``[n_arms]`` each; NaN for every arm before the first fit."""
         x = self._context(obs)
-        return self._predict(x if self.projection is None or self.map is None else self._coordinates(x))
+        return self._predict(None if self.map is None else self._coordinates(x))
 
-    def _predict(self, x: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
-        """:meth:`predict` at a checked context ``x [model_dim]`` (projected where contexts are)."""
-        x = torch.from_numpy(x).unsqueeze(0)
+    def _predict(self, z: np.ndarray | None) -> tuple[np.ndarray, np.ndarray]:
+        """:meth:`predict` at a context's coordinates ``z [model_dim]`` (``None``: before the first fit)."""
         mean, var = np.full(self.n_arms, np.nan), np.full(self.n_arms, np.nan)
+        if z is None:
+            return mean, var
+        z = torch.from_numpy(z).unsqueeze(0)
         with torch.no_grad(), torch_threads(), warnings.catch_warnings():
             # a latent variance at its floor (the noise estimate covers the predictive, MIN_LATENT_VAR left)
             # times a small reward std falls below GPyTorch's 1e-10, which it raises to that and warns about
             warnings.filterwarnings("ignore", message="Negative variance values detected")
             for arm, model in enumerate(self.models):
-                if model is not None:
-                    posterior = model.posterior(x)
-                    mean[arm], var[arm] = float(posterior.mean), float(posterior.variance)
-        return mean, var
+                posterior = model.posterior(z)
+                mean[arm], var[arm] = float(posterior.mean), float(posterior.variance)
+        center, std = self.scale
+        return center + std * mean, std ** 2 * var
 
     def act(self, obs: np.ndarray) -> int:
         x = self._context(obs).copy()  # a copy: obs may be an array its owner changes before observe
         self._acted = (obs, x)
-        waiting = [arm for arm, model in enumerate(self.models) if model is None]
-        if waiting:
-            if self.projection is not None and all(c >= self.n_init for c in self.counts):
-                return int(self.rng.integers(self.n_arms))  # every arm has its rounds; the first fit waits for rows
-            return int(self.rng.choice([arm for arm in waiting if self.counts[arm] < self.n_init] or waiting))
-        if self.projection is not None:
-            z = self._coordinates(x)
-            self._projected = (x, z)  # observe streams the same coordinates in (no fit comes between)
-            x = z
-        mean, var = self._predict(x)
+        if self.map is None:  # before the first fit: the arms short of n_init rounds, then any
+            waiting = [arm for arm in range(self.n_arms) if self.counts[arm] < self.n_init]
+            return int(self.rng.choice(waiting)) if waiting else int(self.rng.integers(self.n_arms))
+        z = self._coordinates(x)
+        self._projected = (x, z)  # observe streams the same coordinates in (no fit comes between)
+        mean, var = self._predict(z)
         if self.rule == "ucb":
             scores = mean + self.beta * np.sqrt(var)
         else:
@@ -240,45 +245,44 @@ class PerArmNPPolicy(Policy):
         return int(np.argmax(scores))
 
     def observe(self, obs, action, reward, info) -> None:
+        """The round's raw row kept; a fit when one is due (the first once every arm has
+        ``n_init`` rounds and the rows outnumber the models' width, then whenever they have
+        doubled), every arm re-conditioned when the pooled reward scale has drifted, else
+        the round streamed into its arm's model."""
         action, reward = check_arm_and_reward(action, reward, self.n_arms)
         x = self._observed_context(obs)
-        if self.projection is not None:
-            self._observe_projected(x, action, reward)
-            return
-        model = self.models[action]
-        if model is None:
-            rows = self.rows[action]
-            rows.append((x.copy(), reward))  # obs may be an array the env reuses
-            if len(rows) == self.n_init:
-                self.models[action] = self._model(np.stack([r[0] for r in rows]), np.array([[r[1]] for r in rows]))
-                rows.clear()
-        else:
-            with torch_threads():
-                self.models[action] = model.condition_on_observations(torch.from_numpy(x).unsqueeze(0),
-                                                                      torch.tensor([[reward]], dtype=torch.float64))
-        self.counts[action] += 1
-
-    def _observe_projected(self, x: np.ndarray, action: int, reward: float) -> None:
-        """:meth:`observe` through the projection: the raw row kept; a fit when one is due
-        (the first once every arm has ``n_init`` rounds and the rows outnumber ``width``,
-        then whenever they have doubled), else the round streamed into its arm's model."""
+        projected, self._projected = self._projected, None
+        n = len(self._contexts) + 1
+        z = None
+        if self.map is not None and n < self._next_fit:  # its coordinates, any widening on the rows before it
+            z = projected[1] if projected is not None and projected[0] is x else self._coordinates(x)
         self._contexts.append(x)
         self._arms.append(action)
         self._rewards.append(reward)
         self.counts[action] += 1
-        n = len(self._contexts)
+        self._moments = _welford(self._moments, reward)
         if self.map is None:
             if n > self.model_dim and min(self.counts) >= self.n_init:
                 self._fit()
             return
-        if n >= self._next_fit:
+        if z is None:
             self._fit()
             return
-        projected, self._projected = self._projected, None
-        z = projected[1] if projected is not None and projected[0] is x else self._coordinates(x)
+        if self._drifted():
+            self.rescalings += 1
+            self._recondition(self.map(self._contexts.array), self.box)
+            return
+        center, std = self.scale
         with torch_threads():
             self.models[action] = self.models[action].condition_on_observations(
-                torch.from_numpy(z).unsqueeze(0), torch.tensor([[reward]], dtype=torch.float64))
+                torch.from_numpy(z).unsqueeze(0), torch.tensor([[(reward - center) / std]], dtype=torch.float64))
+
+    def _drifted(self) -> bool:
+        """Whether the pooled reward mean has moved by more than ``RESCALE_TOL`` of the models'
+        scale, or its std by more than a factor ``1 + RESCALE_TOL``, since the models were built."""
+        center, std = self.scale
+        mean, now = _mean_std(self._moments)
+        return abs(mean - center) > RESCALE_TOL * std or abs(math.log(now / std)) > math.log1p(RESCALE_TOL)
 
     def _fit(self) -> None:
         """Refit the projection on every row so far and re-condition every arm in its coordinates."""
@@ -293,11 +297,15 @@ class PerArmNPPolicy(Policy):
         self._recondition(Z, working_box(Z))
 
     def _recondition(self, Z: np.ndarray, box: np.ndarray) -> None:
-        """Every arm's model built afresh on its rows ``Z [n, k]`` (projected) in ``box`` ``[2, k]``."""
+        """Every arm's model built afresh on its rows ``Z [n, k]`` (projected) in ``box`` ``[2, k]``,
+        its rewards on the pooled scale of all rewards so far."""
         self.box = box
         self._options["bounds"] = torch.from_numpy(self.box)
         arms, rewards = self._arms.array, self._rewards.array
-        self.models = [self._model(np.ascontiguousarray(Z[arms == a]), rewards[arms == a][:, None].copy())
+        self.scale = _mean_std(self._moments)
+        center, std = self.scale
+        scaled = (rewards - center) / std
+        self.models = [self._model(np.ascontiguousarray(Z[arms == a]), scaled[arms == a][:, None].copy())
                        for a in range(self.n_arms)]
 
     def _coordinates(self, x: np.ndarray) -> np.ndarray:
@@ -311,8 +319,23 @@ class PerArmNPPolicy(Policy):
         return z
 
     def params(self) -> dict[str, Any]:
-        out = {"rule": self.rule, "beta": self.beta, "n_arms": self.n_arms, "n_init": self.n_init,
-               "n_views": self.n_views, "bounds": self.bounds.tolist()}
-        if self.projection is not None:
-            out["projection"] = {**self.projection.params(), "width": self.model_dim}
-        return out
+        return {"rule": self.rule, "beta": self.beta, "n_arms": self.n_arms, "n_init": self.n_init,
+                "n_views": self.n_views, "bounds": self.bounds.tolist(),
+                "projection": {**self.projection.params(), "width": self.model_dim}, "reward_scale": "pooled"}
+
+
+def _welford(moments: tuple[int, float, float], value: float) -> tuple[int, float, float]:
+    """Running ``(count, mean, sum of squared deviations)`` with ``value`` added (Welford's update)."""
+    count, mean, m2 = moments
+    count += 1
+    delta = value - mean
+    mean += delta / count
+    return count, mean, m2 + delta * (value - mean)
+
+
+def _mean_std(moments: tuple[int, float, float]) -> tuple[float, float]:
+    """The mean and std (``n - 1`` denominator) of running moments; a std of 1 where the values
+    show no spread (one value, or all equal up to rounding), as :func:`npbandit.transforms.standardize.spread`."""
+    count, mean, m2 = moments
+    std = math.sqrt(m2 / (count - 1)) if count > 1 else 0.0
+    return mean, float(spread(torch.tensor(mean, dtype=torch.float64), torch.tensor(std, dtype=torch.float64)))

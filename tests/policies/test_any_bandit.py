@@ -7,7 +7,7 @@ import gymnasium as gym
 import numpy as np
 import pytest
 import torch
-from helpers import LinearBandit, drive_bandit, tiny_checkpoint
+from helpers import LinearBandit, drive_bandit, per_arm_replay, tiny_checkpoint
 
 from npbandit import load_surrogate
 from npbandit.envs import WheelBanditEnv
@@ -23,6 +23,7 @@ from npbandit.policies import (
     UniformPolicy,
     make_bandit_policy,
 )
+from npbandit.policies.context_projection import working_box
 from npbandit.policies.problem import bandit_problem
 
 
@@ -71,40 +72,78 @@ def test_make_bandit_policy_reads_the_env_or_takes_the_shape():
 @pytest.mark.parametrize("n_views", [1, 3])
 def test_each_arms_predictions_are_a_separately_conditioned_models(bo_card, n_views):
     """Arm a's predictive is that of an NPModel conditioned on arm a's rounds alone: built on
-    its first n_init rounds and streamed the rest, contexts mapped from the Box's bounds."""
+    its rounds at the last rebuild, in the box of the contexts seen, rewards on the scale of
+    all arms' rewards then, and streamed the rest."""
     env = LinearBandit(context_dim=3, n_arms=4, horizon=40)
-    surrogate = load_surrogate(bo_card)
-    policy = PerArmNPPolicy(surrogate, [[-1.0] * 3, [1.0] * 3], 4, n_init=3, n_views=n_views)
-    rounds = drive_bandit(env, policy, seed=1, steps=40)
-    probes = np.random.default_rng(0).uniform(-1, 1, (5, 3))
-    bounds = torch.tensor([[-1.0] * 3, [1.0] * 3], dtype=torch.float64)
-    for arm in range(4):
-        X = torch.tensor(np.array([x for x, a, _ in rounds if a == arm]))
-        Y = torch.tensor([[r] for _, a, r in rounds if a == arm], dtype=torch.float64)
-        assert len(X) >= 3 and policy.counts[arm] == len(X)
-        model = NPModel.from_pretrained(surrogate, X[:3], Y[:3], bounds=bounds, n_views=n_views)
-        for i in range(3, len(X)):
-            model = model.condition_on_observations(X[i:i + 1], Y[i:i + 1])
-        for x in probes:  # one target per call, as the policy asks (a float32 network's sums depend on the shape)
-            with torch.no_grad():
-                post = model.posterior(torch.from_numpy(x).unsqueeze(0))
-            mean, var = policy.predict(x)
-            assert mean[arm] == float(post.mean) and var[arm] == float(post.variance)
+    policy = PerArmNPPolicy(load_surrogate(bo_card), [[-1.0] * 3, [1.0] * 3], 4, n_init=3, n_views=n_views)
+    rebuilds = []
+    rounds = drive_bandit(env, policy, seed=1, steps=40, rebuilds=rebuilds)
+    built = rebuilds[-1]
+    assert built < 40 and policy.counts == [sum(a == arm for _, a, _ in rounds) for arm in range(4)]
+    rewards = np.array([r for _, _, r in rounds[:built]])
+    np.testing.assert_allclose(policy.scale, (rewards.mean(), rewards.std(ddof=1)), rtol=1e-12)
+    X = np.array([x for x, _, _ in rounds])
+    # narrow contexts are read as they are, in a box around the contexts seen (from the last fit or widening)
+    outer = working_box(X)
+    assert (outer[0] <= policy.box[0]).all() and (policy.box[0] <= X.min(0)).all()
+    assert (X.max(0) <= policy.box[1]).all() and (policy.box[1] <= outer[1]).all()
+    for x in np.random.default_rng(0).uniform(X.min(0), X.max(0), (5, 3)):  # inside the box: predict widens none
+        mean, var = per_arm_replay(policy, rounds, built, x)
+        np.testing.assert_array_equal(policy.predict(x), (mean, var))
 
 
-def test_an_arm_model_learns_only_from_its_own_rounds(bo_card):
-    policy = PerArmNPPolicy(load_surrogate(bo_card), [[0.0] * 2, [10.0] * 2], 3, n_init=1)
+def test_an_arm_model_is_rebuilt_only_by_a_fit_a_widening_or_a_rescaling(bo_card):
+    policy = PerArmNPPolicy(load_surrogate(bo_card), [[0.0] * 2, [10.0] * 2], 3, n_init=2)
     policy.reset(0)
-    for arm in range(3):
-        policy.observe(np.full(2, 1.0 + arm), arm, float(arm), {})
-    probe = np.array([5.0, 5.0])
-    before = policy.predict(probe)
-    for t in range(5):  # arm 2 plays on; arms 0 and 1 are untouched
-        policy.observe(np.array([t, 9.0 - t]), 2, 3.0 * t, {})
+    for t, arm in enumerate((0, 0, 1, 1, 2, 2)):
+        policy.observe(np.array([1.0 + t, 9.0 - t]), arm, 2.0 * (t % 2), {})
+    assert policy.refits == [6]
+    probe = np.array([3.0, 5.0])
+    before, models = policy.predict(probe), list(policy.models)
+    for t in range(4):  # arm 2 plays on, its rewards leaving the pooled mean and std where they were
+        policy.observe(np.array([2.0 + t, 6.0]), 2, 2.0 * (t % 2), {})
     after = policy.predict(probe)
+    assert policy.rescalings == 0 and policy.widenings == 0 and policy.refits == [6]
+    assert policy.models[:2] == models[:2] and policy.models[2] is not models[2]
     np.testing.assert_array_equal(after[0][:2], before[0][:2])
     np.testing.assert_array_equal(after[1][:2], before[1][:2])
-    assert after[0][2] != before[0][2] and policy.counts == [1, 1, 6]
+    assert after[0][2] != before[0][2] and policy.counts == [2, 2, 6]
+
+
+def test_every_arm_is_on_the_scale_of_all_rewards_and_rescaled_when_it_drifts(bo_card):
+    """Two nearly equal rewards do not make an arm's scale tiny (its model sees them on the
+    scale of all arms' rewards); a drift of the pooled mean re-conditions every arm."""
+    policy = PerArmNPPolicy(load_surrogate(bo_card), [[0.0] * 2, [10.0] * 2], 2, n_init=2, n_views=1)
+    policy.reset(0)
+    data = [((1.0, 1.0), 0, 1.0), ((2.0, 3.0), 0, 1.001), ((5.0, 5.0), 1, 0.0), ((8.0, 2.0), 1, 2.0)]
+    for x, arm, r in data:
+        policy.observe(np.array(x), arm, r, {})
+    rewards = np.array([r for _, _, r in data])
+    center, std = rewards.mean(), rewards.std(ddof=1)
+    np.testing.assert_allclose(policy.scale, (center, std), rtol=1e-12)
+    np.testing.assert_allclose(policy.models[0].train_Y.flatten().numpy(), (rewards[:2] - center) / std)
+    assert policy.rescalings == 0
+    policy.observe(np.array([3.0, 3.0]), 1, 10.0, {})  # the pooled mean moves by far more than RESCALE_TOL stds
+    rewards = np.append(rewards, 10.0)
+    assert policy.rescalings == 1
+    np.testing.assert_allclose(policy.scale, (rewards.mean(), rewards.std(ddof=1)), rtol=1e-12)
+    np.testing.assert_allclose(policy.models[1].train_Y.flatten().numpy(),
+                               (rewards[[2, 3, 4]] - rewards.mean()) / rewards.std(ddof=1))
+
+
+def test_the_models_read_the_box_of_the_contexts_seen_not_a_loose_bounds(bo_card):
+    """A Box far wider than the contexts (here +-1000 around contexts within 5 +- 1) would crowd
+    them into one point of the cube; the models read the box of the contexts seen."""
+    policy = PerArmNPPolicy(load_surrogate(bo_card), [[-1000.0] * 3, [1000.0] * 3], 2, n_views=1)
+    rounds = drive_bandit(LinearBandit(context_dim=3, n_arms=2, horizon=12), policy, seed=0, steps=12)
+    X = 5 + np.array([x for x, _, _ in rounds])  # LinearBandit's contexts lie in [-1, 1]: the test moves them
+    policy = PerArmNPPolicy(load_surrogate(bo_card), [[-1000.0] * 3, [1000.0] * 3], 2, n_views=1)
+    policy.reset(0)
+    for x, (_, arm, r) in zip(X, rounds):
+        policy.observe(x, arm, r, {})
+    assert policy.refits == [4, 8]
+    np.testing.assert_array_equal(policy.box, working_box(X[:8]))
+    assert (policy.box[1] - policy.box[0] < 3).all()
 
 
 def test_until_every_arm_has_n_init_rounds_the_policy_plays_those_that_have_not(bo_card):
@@ -117,7 +156,10 @@ def test_until_every_arm_has_n_init_rounds_the_policy_plays_those_that_have_not(
         policy.observe(x, arm, 1.0, {})
     assert {policy.act(x) for _ in range(20)} == {2, 3}
     mean, _ = policy.predict(x)
-    assert np.isfinite(mean[:2]).all() and np.isnan(mean[2:]).all()
+    assert np.isnan(mean).all() and policy.map is None  # the models come with the first fit
+    for arm in (2, 3, 3):
+        policy.observe(x, arm, 1.0, {})
+    assert policy.refits == [8] and np.isfinite(policy.predict(x)[0]).all()
 
 
 def test_a_streamed_round_is_folded_in_not_reconditioned(bo_card):

@@ -6,7 +6,7 @@ errors for bad projections. Tiny random-weight checkpoints: the plumbing, not th
 import numpy as np
 import pytest
 import torch
-from helpers import LinearBandit, drive_bandit, tiny_checkpoint
+from helpers import LinearBandit, drive_bandit, per_arm_replay, tiny_checkpoint
 
 from npbandit import load_surrogate
 from npbandit.loop import run_episode
@@ -15,6 +15,7 @@ from npbandit.policies import PerArmNPPolicy, PrincipalComponents, RewardDirecti
 from npbandit.policies.context_projection import (
     BOX_MARGIN,
     ContextProjection,
+    Identity,
     ProjectionMap,
     default_projection,
     working_box,
@@ -79,33 +80,17 @@ def test_before_the_first_fit_the_arms_without_n_init_rounds_play_then_any(bo_ca
 
 
 def test_each_arm_is_re_conditioned_in_the_new_coordinates_then_streamed(bo_card):
-    """After a fit at n rows, arm a's predictive is an NPModel conditioned on arm a's rows in
-    the fitted map's coordinates, in the box of all rows so far, with its later rows streamed
-    in; a context outside the box re-conditions every arm the same way in the widened box."""
-    surrogate = load_surrogate(bo_card)
-    policy = PerArmNPPolicy(surrogate, BOX, 3, n_views=1, projection=RewardDirections())
-    rounds = drive_bandit(LinearBandit(context_dim=WIDE, n_arms=3, horizon=27), policy, seed=2, steps=27)
-    assert policy.refits == [7, 14]  # rounds 15..27 streamed, unless one widened the box
+    """After a fit, arm a's predictive is an NPModel conditioned on arm a's rows in the fitted
+    map's coordinates, in the box of the rows then, rewards on the scale of all rewards then,
+    with its later rows streamed in; a widening or a re-scaling rebuilds every arm the same way."""
+    policy = PerArmNPPolicy(load_surrogate(bo_card), BOX, 3, n_views=1, projection=RewardDirections())
+    rebuilds = []
+    rounds = drive_bandit(LinearBandit(context_dim=WIDE, n_arms=3, horizon=27), policy, seed=2, steps=27,
+                          rebuilds=rebuilds)
+    assert policy.refits == [7, 14] and 14 in rebuilds and rebuilds[-1] < 27
     X = np.array([x for x, _, _ in rounds])
-    Z = policy.map(X)
-    built, box = 14, working_box(Z[:14])
-    for t in range(14, 27):  # round t's context outside the box: every arm rebuilt on rows before it
-        if ((Z[t] < box[0]) | (Z[t] > box[1])).any():
-            built, box = t, working_box(Z[:t + 1])
-    np.testing.assert_array_equal(policy.box, box)
     probe = X.mean(0)  # inside the box: the rows' range holds their mean
-    mean, var = policy.predict(probe)
-    for arm in range(3):
-        rows = [t for t, (_, a, _) in enumerate(rounds) if a == arm]
-        Y = torch.tensor([[rounds[t][2]] for t in rows], dtype=torch.float64)
-        Za = torch.from_numpy(Z[rows])
-        first = sum(t < built for t in rows)
-        model = NPModel.from_pretrained(surrogate, Za[:first], Y[:first], bounds=torch.from_numpy(box), n_views=1)
-        for i in range(first, len(rows)):
-            model = model.condition_on_observations(Za[i:i + 1], Y[i:i + 1])
-        with torch.no_grad():
-            post = model.posterior(torch.from_numpy(policy.map(probe)).unsqueeze(0))
-        assert mean[arm] == float(post.mean) and var[arm] == float(post.variance)
+    np.testing.assert_array_equal(policy.predict(probe), per_arm_replay(policy, rounds, rebuilds[-1], probe))
 
 
 def test_a_context_outside_the_box_widens_it_and_is_never_clipped(bo_card):
@@ -195,12 +180,28 @@ def test_a_projection_that_fits_a_bad_map_is_refused_by_name(bo_card, result, er
 
 def test_contexts_that_fit_are_read_as_they_are_unless_a_projection_is_given(bo_card):
     narrow = make_bandit_policy(bo_card, env=LinearBandit(context_dim=3, n_arms=4))
-    assert narrow.projection is None and narrow.model_dim == 3 and "projection" not in narrow.params()
+    assert isinstance(narrow.projection, Identity) and narrow.model_dim == 3
+    assert narrow.params()["projection"] == {"name": "identity", "width": 3}
+    run_episode(LinearBandit(context_dim=3, n_arms=4, horizon=20), narrow, seed=0)
+    np.testing.assert_array_equal(narrow.map.matrix, np.eye(3))
     given = make_bandit_policy(bo_card, env=LinearBandit(context_dim=3, n_arms=4), projection=RewardDirections(2.0))
     assert given.model_dim == 3 and given.params()["projection"] == {"name": "reward-directions", "ridge": 2.0,
                                                                       "width": 3}
     result = run_episode(LinearBandit(context_dim=3, n_arms=4, horizon=20), given, seed=0)
     assert len(result.steps) == 20 and given.refits == [8, 16] and given.map.matrix.shape == (3, 3)
+    with pytest.raises(ValueError, match="at most width"):
+        Identity().fit(np.zeros((8, 7)), np.zeros(8, int), np.zeros(8), 2, 6)
+
+
+def test_a_round_observed_without_act_outside_the_box_widens_it_and_is_kept_once(bo_card):
+    policy = PerArmNPPolicy(load_surrogate(bo_card), [[-10.0] * 3, [10.0] * 3], 2, n_views=1)
+    drive_bandit(LinearBandit(context_dim=3, n_arms=2, horizon=10), policy, seed=3, steps=10)
+    assert policy.refits == [4, 8]
+    far = np.full(3, 9.0)
+    rows, widenings = policy.models[0].train_X.shape[0], policy.widenings
+    policy.observe(far, 0, 1.0, {})  # no act: observe maps it, widening the box on the rows before it
+    assert policy.widenings == widenings + 1 and policy.models[0].train_X.shape[0] == rows + 1
+    np.testing.assert_array_equal(policy.models[0].train_X[-1].numpy(), far)
 
 
 def test_the_box_is_the_rows_range_widened_by_the_margin():
