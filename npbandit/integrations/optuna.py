@@ -34,12 +34,18 @@ draw different points even when they share a seed. Trials other workers are stil
 count as observations at a believed value (by default each at the NP's own mean there, the
 kriging believer; ``liar="mean"`` is a constant liar as ``TPESampler(constant_liar=True)``;
 ``NPSampler(liar=...)``, by default as ``optimize``), so parallel workers do not propose the
-same point.
+same point. A running trial counts from the moment its proposal is made: the proposal is
+stored with the trial (its system attributes, as ``GPSampler`` shares its own), so it is
+seen before the objective has suggested every parameter; the values enqueued for it
+(``study.enqueue_trial``) and those it suggested stand in for the proposal's. Within one
+process (``n_jobs`` threads) proposals are made one at a time, each after the others were
+stored; processes sharing a storage see each other's once stored.
 """
 
 from __future__ import annotations
 
 import math
+import threading
 import warnings
 import weakref
 from collections.abc import Callable, Sequence
@@ -72,8 +78,11 @@ from npbandit.feasibility import is_feasible
 from npbandit.integrations.optuna_trials import (
     check_single_objective,
     in_space,
+    optuna_values,
     parameter_of,
+    pending_points,
     store_constraints,
+    store_proposal,
     trial_constraints,
     unit_rows,
 )
@@ -97,15 +106,15 @@ class _Observations:
     """What one proposal sees of a study: the usable completed and failed ``trials`` in
     order of their numbers, their rows ``X [n, d]`` (the unit cube) and ``Y [n, 1 + k]``
     (maximised objective, then ``k`` constraint values; a failed trial at the worst of
-    each), the trust region replayed from them (or ``None``), and the ``pending`` running
-    trials of the same space."""
+    each), the trust region replayed from them (or ``None``), and the points ``pending``
+    ``[p, d]`` the running trials evaluate (``None`` for none)."""
 
     trials: list[FrozenTrial]
     X: torch.Tensor
     Y: torch.Tensor
     k: int
     region: TrustRegion | None
-    pending: list[FrozenTrial]
+    pending: torch.Tensor | None
 
 _LOGGER = get_logger(__name__)
 
@@ -188,8 +197,10 @@ class NPSampler(BaseSampler):
             constraint values are left out (with a warning), and failed ones are seen at the
             worst objective value and the worst value of each constraint.
 
-    Values come back as Optuna expects them: ints as ``int``, stepped floats on their grid,
-    each categorical one of its ``choices`` itself.
+    Values come back as Optuna's own samplers give them: ints as ``int``, a stepped float's
+    grid value as ``k * step + low`` in float64 (``0.35000000000000003`` for ``k = 7`` of
+    ``step=0.05``, as ``RandomSampler``, ``TPESampler`` and ``GPSampler`` write it), each
+    categorical one of its ``choices`` itself.
 
     Completed trials inform the NP, and so do the trials that suggested the whole search
     space and gave no real value: failed ones (an exception ``study.optimize`` caught, a
@@ -197,17 +208,20 @@ class NPSampler(BaseSampler):
     worst completed value, so it is not proposed again and the search moves away from where
     trials fail or are pruned, and each counts as a trial that did not improve (the trust
     region). Trials with a parameter outside its distribution (enqueued ones) are left out,
-    with a warning. One
-    sampler may serve several studies in turn (the checkpoint is loaded once). The study
-    must have one objective; ``study.direction`` decides whether it is minimised
-    (Optuna's default) or maximised.
+    with a warning. An enqueued trial that gives some parameters keeps them; past the
+    start-up the others are the NP's proposal for the whole space (made as if the enqueued
+    ones were free, as Optuna's ``GPSampler`` and ``TPESampler`` do), and its result is
+    modelled like any other's. One sampler may serve several studies in turn (the checkpoint
+    is loaded once). The study must have one objective; ``study.direction`` decides whether
+    it is minimised (Optuna's default) or maximised. A study with more than one is refused
+    when its first trial starts (:meth:`before_trial`), before any objective runs.
 
     Raises:
         ValueError / TypeError: a bad argument, naming it (``"gp"`` / ``"random"`` or
             ``acquisition="qlognei"`` included, which this sampler does not offer).
         FileNotFoundError: no checkpoint has that name or path.
         CheckpointError: ``checkpoint`` was not trained on the ``bo`` prior with one output.
-        ValueError: at a proposal, a study with more than one objective.
+        ValueError: when a trial starts, a study with more than one objective.
     """
 
     def __init__(self, checkpoint: str = "tnpd-bo", *, acquisition: str = "logei", n_startup_trials: int = 10,
@@ -275,17 +289,23 @@ class NPSampler(BaseSampler):
         self._search_spaces: weakref.WeakKeyDictionary[Any, dict[int, IntersectionSearchSpace]] = \
             weakref.WeakKeyDictionary()
         self._warned: set[tuple[int, int, str, int]] = set()  # (storage, study, reason, trial) warned of
+        # one proposal at a time in this process: a worker thread reads the running trials only after
+        # the proposals other threads made were stored with their trials
+        self._proposing = threading.Lock()
 
     def __getstate__(self) -> dict[str, Any]:
         """What pickling keeps (Optuna's recipe for saving a study pickles its sampler): all
-        but the per-study cache of search spaces, which is rebuilt from the trials."""
+        but the per-study cache of search spaces, which is rebuilt from the trials, and the
+        lock proposals are made under."""
         state = self.__dict__.copy()
         state["_search_spaces"] = None
+        state["_proposing"] = None
         return state
 
     def __setstate__(self, state: dict[str, Any]) -> None:
         self.__dict__.update(state)
         self._search_spaces = weakref.WeakKeyDictionary()
+        self._proposing = threading.Lock()
 
     # -- Optuna's sampler interface ---------------------------------------------------
 
@@ -312,7 +332,8 @@ class NPSampler(BaseSampler):
         """The NP's proposal for ``search_space``, ``{name: value}``. Before
         ``n_startup_trials`` completed trials: ``{}`` (every parameter from the independent
         sampler), or, for a space wider than the checkpoint, a uniform point of the
-        subspace's search cube, lifted; ``{}`` too when no completed trial can be used.
+        subspace's search cube, lifted; ``{}`` too when no completed trial can be used. The
+        NP's proposal is stored with the trial, where other workers read it as pending.
 
         Raises:
             ValueError: the study has more than one objective.
@@ -329,14 +350,20 @@ class NPSampler(BaseSampler):
             # it searches (their projections would be exact only for points in the embedding)
             z = torch.rand(1, search.search_dim, dtype=torch.float64,
                            generator=torch.Generator().manual_seed(self._trial_seed(trial.number, "startup")))
-            return space.decode(space.snap(search.lift(z))[0].numpy())
-        seen = self._observations(study, search_space, space, search, completed, trial.number)
-        if seen is None:
-            return {}
-        with torch_threads(self.threads):
-            u = self._propose(seen.X, seen.Y, unit_rows(seen.pending, space) if seen.pending else None,
-                              self._trial_seed(trial.number, "relative"), seen.region, space, search, seen.k)
-        return space.decode(u)
+            return optuna_values(space.decode(space.snap(search.lift(z))[0].numpy()), search_space)
+        with self._proposing:  # other threads' proposals are stored with their trials before this one reads them
+            completed = study.get_trials(deepcopy=False, states=(TrialState.COMPLETE,))
+            seen = self._observations(study, search_space, space, search, completed, trial.number)
+            if seen is None:
+                return {}
+            with torch_threads(self.threads):
+                u = self._propose(seen.X, seen.Y, seen.pending, self._trial_seed(trial.number, "relative"),
+                                  seen.region, space, search, seen.k)
+            params = optuna_values(space.decode(u), search_space)
+            # shared with the other workers, which see this trial as pending at this point even before its
+            # objective has suggested every parameter (as Optuna's GPSampler shares its proposals)
+            store_proposal(study, trial, params)
+        return params
 
     def sample_independent(self, study: Study, trial: FrozenTrial, param_name: str,
                            param_distribution: BaseDistribution) -> Any:
@@ -358,6 +385,16 @@ class NPSampler(BaseSampler):
         return sampler.sample_independent(study, trial, param_name, param_distribution)
 
     def before_trial(self, study: Study, trial: FrozenTrial) -> None:
+        """Refuse a study with more than one objective before the trial's objective runs (the
+        trial is marked failed, so no running trial is left behind); then the independent
+        sampler's ``before_trial``.
+
+        Raises:
+            ValueError: the study has more than one objective.
+        """
+        if len(study.directions) != 1:
+            study._storage.set_trial_state_values(trial._trial_id, TrialState.FAIL)
+            check_single_objective(study)
         if self._independent is not None:
             self._independent.before_trial(study, trial)
 
@@ -516,11 +553,7 @@ class NPSampler(BaseSampler):
         Y = torch.tensor(np.array([rows.get(t.number, worst) for t in finite]),
                          dtype=torch.float64).reshape(len(finite), -1)  # [n, 1 + k], maximised objective first
         k = Y.shape[-1] - 1
-        # trials other workers are evaluating right now (all of this space suggested already)
-        running = study.get_trials(deepcopy=False, states=(TrialState.RUNNING,))
-        pending = [t for t in running if t.number != number
-                   and all(t.distributions.get(n) == search_space[n] for n in names)
-                   and in_space(t, space)]
+        pending = pending_points(study, space, number)  # what other workers are evaluating right now
         region = None
         if self.trust_region:  # the trials in the order they were started, the first n_startup_trials the design
             order = sorted(range(len(finite)), key=lambda i: finite[i].number)

@@ -1,9 +1,13 @@
-"""How :class:`~npbandit.integrations.optuna.NPSampler` reads an Optuna study: trials'
-parameters as rows of an :class:`npbandit.space.SearchSpace`'s unit cube, Optuna's
-distributions as its parameters, and the constraint values Optuna stores with a trial."""
+"""How :class:`~npbandit.integrations.optuna.NPSampler` reads and writes an Optuna study:
+trials' parameters as rows of an :class:`npbandit.space.SearchSpace`'s unit cube, Optuna's
+distributions as its parameters (and its values as Optuna writes them), the constraint
+values Optuna stores with a trial, and the points running trials evaluate (the proposal
+stored with each, so other workers see it before the trial has suggested every
+parameter)."""
 
 from __future__ import annotations
 
+import json
 import math
 import numbers
 from collections.abc import Callable, Sequence
@@ -12,16 +16,24 @@ import numpy as np
 import torch
 from optuna.distributions import BaseDistribution, CategoricalDistribution, FloatDistribution, IntDistribution
 from optuna.study import Study
-from optuna.trial import FrozenTrial
+from optuna.trial import FrozenTrial, TrialState
 
 from npbandit.space import Choice, Float, Int, SearchSpace
 
-__all__ = ["CONSTRAINTS_KEY", "trial_constraints", "store_constraints", "in_space", "check_single_objective",
-           "parameter_of", "unit_rows"]
+__all__ = ["CONSTRAINTS_KEY", "PROPOSAL_KEY", "trial_constraints", "store_constraints", "in_space",
+           "check_single_objective", "parameter_of", "unit_rows", "optuna_values", "store_proposal", "known_params",
+           "pending_points"]
 
 #: the system attribute a trial's constraint values are stored under (Optuna's own key, so
 #: Optuna's ``best_trial``, its other samplers and its plots read them too)
 CONSTRAINTS_KEY = "constraints"
+
+
+#: the system attribute a trial's relative proposal is stored under (JSON, in chunks of at most
+#: ``_CHUNK`` characters: ``"npsampler:proposal:0"``, ``":1"``, ...), so that other workers see a
+#: running trial's point before its objective has suggested every parameter
+PROPOSAL_KEY = "npsampler:proposal"
+_CHUNK = 2045  # RDBStorage keeps a system attribute's value in fewer than 2046 characters
 
 
 def trial_constraints(trial: FrozenTrial) -> list[float]:
@@ -70,9 +82,12 @@ def in_space(trial: FrozenTrial, space: SearchSpace) -> bool:
 
 
 def check_single_objective(study: Study) -> None:
+    """``ValueError`` for a study with more than one objective, naming what is supported
+    and the alternative."""
     if len(study.directions) != 1:
-        raise ValueError(f"NPSampler optimises one objective; this study has {len(study.directions)} "
-                         "(multi-objective studies need a multi-objective sampler, e.g. optuna.samplers.NSGAIISampler)")
+        raise ValueError(f"NPSampler optimises one objective (optuna.create_study(direction=...)); this study has "
+                         f"{len(study.directions)} directions: use a multi-objective sampler such as "
+                         f"optuna.samplers.TPESampler or optuna.samplers.NSGAIISampler")
 
 
 def parameter_of(dist: BaseDistribution) -> Float | Int | Choice | None:
@@ -95,3 +110,65 @@ def unit_rows(trials: list[FrozenTrial], space: SearchSpace) -> torch.Tensor:
     """The trials' parameters of ``space`` on its unit cube, float64 ``[len(trials), space.dim]``."""
     return torch.tensor(np.array([space.encode({n: t.params[n] for n in space}) for t in trials]),
                         dtype=torch.float64).reshape(len(trials), space.dim)
+
+
+def optuna_values(params: dict[str, object], search_space: dict[str, BaseDistribution]) -> dict[str, object]:
+    """``params`` as Optuna's own samplers give them: a stepped float's grid value as
+    ``k * step + low`` in float64, clipped to ``[low, high]`` (so ``0.35000000000000003`` for
+    ``k = 7`` of ``step=0.05``, as ``RandomSampler``, ``TPESampler`` and ``GPSampler`` write
+    it), so that one grid point is one float in a study whichever sampler drew it; every
+    other value unchanged."""
+    out = dict(params)
+    for name, value in params.items():
+        dist = search_space.get(name)
+        if isinstance(dist, FloatDistribution) and dist.step is not None:
+            k = round((float(value) - dist.low) / dist.step)
+            out[name] = float(min(max(k * dist.step + dist.low, dist.low), dist.high))
+    return out
+
+
+def store_proposal(study: Study, trial: FrozenTrial, params: dict[str, object]) -> None:
+    """Store a trial's relative proposal ``params`` (JSON) in its system attributes, in
+    chunks an RDB storage holds, where :func:`known_params` reads it. A categorical value
+    JSON cannot hold (a choice of another type than Optuna's None, bool, int, float, str)
+    is left out: other workers see that trial once it has suggested the parameter."""
+    kept = {}
+    for name, value in params.items():
+        try:
+            json.dumps(value)
+        except (TypeError, ValueError):
+            continue
+        kept[name] = value
+    text = json.dumps(kept)
+    for i in range(0, len(text), _CHUNK):
+        study._storage.set_trial_system_attr(trial._trial_id, f"{PROPOSAL_KEY}:{i // _CHUNK}", text[i:i + _CHUNK])
+
+
+def known_params(trial: FrozenTrial) -> dict[str, object]:
+    """The parameters a (running) trial is known to evaluate: its stored relative proposal,
+    overridden by the values enqueued for it (``study.enqueue_trial``: Optuna keeps those in
+    its system attribute ``"fixed_params"``), overridden by those it has suggested."""
+    attrs = trial.system_attrs
+    chunks = []
+    while (chunk := attrs.get(f"{PROPOSAL_KEY}:{len(chunks)}")) is not None:
+        chunks.append(chunk)
+    known = json.loads("".join(chunks)) if chunks else {}
+    known.update(attrs.get("fixed_params") or {})
+    known.update(trial.params)
+    return known
+
+
+def pending_points(study: Study, space: SearchSpace, number: int | None) -> torch.Tensor | None:
+    """The points ``[p, space.dim]`` of ``space``'s unit cube that the study's running trials
+    other than trial ``number`` evaluate: each one whose every parameter of ``space`` is
+    known (:func:`known_params`: suggested, enqueued, or proposed by ``NPSampler`` and
+    stored), and a value of it; ``None`` for none."""
+    rows = []
+    for trial in study.get_trials(deepcopy=False, states=(TrialState.RUNNING,)):
+        known = known_params(trial) if trial.number != number else {}
+        if all(n in known for n in space):
+            try:
+                rows.append(space.encode({n: known[n] for n in space}))
+            except (TypeError, ValueError):  # a value outside the space (an enqueued one): no point of it
+                continue
+    return torch.tensor(np.array(rows), dtype=torch.float64) if rows else None

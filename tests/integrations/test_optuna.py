@@ -1,4 +1,5 @@
-"""npbandit.integrations.optuna.NPSampler (the proposal step it shares with optimize: test_bo_baselines.py)."""
+"""npbandit.integrations.optuna.NPSampler (the proposal step it shares with optimize: test_bo_baselines.py; how it
+reads and writes trials -- grid values, running and enqueued trials, multi-objective studies: test_optuna_trials.py)."""
 
 import math
 import subprocess
@@ -322,12 +323,6 @@ def test_int_log_float_and_categorical_parameters_are_proposed_by_the_np(monkeyp
         assert any(p["act"] is c for c in CHOICES)  # the choice itself, not an equal copy or an index
     assert len({tuple(sorted(p.items(), key=str)) for p in first}) == 5  # no trial repeated
     assert run(0) == first and run(1, trials=3) != first[:3]
-
-
-def test_multi_objective_is_refused():
-    study = optuna.create_study(directions=["minimize", "minimize"], sampler=sampler())
-    with pytest.raises(ValueError, match="one objective; this study has 2"):
-        study.optimize(lambda t: (t.suggest_float("x", 0, 1), 1.0), n_trials=1)
 
 
 def test_more_parameters_than_the_checkpoint_takes_are_proposed_by_the_np_in_a_subspace():

@@ -1,0 +1,177 @@
+"""How NPSampler reads and writes a study's trials (npbandit.integrations.optuna_trials): stepped
+floats as Optuna writes them, multi-objective studies refused before any objective runs, running
+trials as pending points (their stored proposals included), enqueued partial parameters."""
+
+import math
+
+import numpy as np
+import pytest
+import torch
+
+optuna = pytest.importorskip("optuna", reason="the Optuna integration needs the 'optuna' extra: "
+                                              "pip install -e \".[optuna]\"")
+
+from optuna.distributions import CategoricalDistribution, FloatDistribution, IntDistribution  # noqa: E402
+from optuna.trial import TrialState, create_trial  # noqa: E402
+
+from npbandit.acquisition.proposal import REPEAT_DISTANCE  # noqa: E402
+from npbandit.integrations.optuna import NPSampler  # noqa: E402
+from npbandit.integrations.optuna_trials import known_params, optuna_values, store_proposal  # noqa: E402
+
+pytestmark = pytest.mark.integration
+
+optuna.logging.set_verbosity(optuna.logging.WARNING)
+
+XY = {"x": FloatDistribution(0.0, 1.0), "y": FloatDistribution(0.0, 1.0)}
+
+
+def sampler(**kwargs) -> NPSampler:
+    return NPSampler(**{"n_startup_trials": 4, "num_restarts": 2, "raw_samples": 64, **kwargs})
+
+
+def _study(**kwargs):
+    """A minimised study of ``x, y`` in [0, 1]^2 with five completed trials (past the start-up)."""
+    study = optuna.create_study(sampler=sampler(seed=0, **kwargs))
+    for x, y in [(0.1, 0.9), (0.8, 0.2), (0.45, 0.55), (0.6, 0.35), (0.3, 0.3)]:
+        study.add_trial(create_trial(params={"x": x, "y": y}, distributions=XY,
+                                     value=(x - 0.42) ** 2 + (y - 0.37) ** 2))
+    return study
+
+
+def _fixed_proposal(monkeypatch, points):
+    """``NPSampler._propose`` replaced by one returning ``points`` in turn; what it saw is recorded."""
+    seen = []
+
+    def propose(self, X, Y, pending, seed, *rest):
+        seen.append({"X": X.clone(), "Y": Y.clone(), "pending": None if pending is None else pending.clone()})
+        return np.asarray(points[len(seen) - 1], dtype=np.float64)
+
+    monkeypatch.setattr(NPSampler, "_propose", propose)
+    return seen
+
+
+# -- stepped floats ---------------------------------------------------------------------
+
+def test_stepped_float_values_are_optunas_grid_values():
+    # Optuna's samplers write the k-th value of a stepped float as k * step + low in float64
+    # (0.35000000000000003 for k = 7 of step 0.05); the NP's proposals are the same floats, so one
+    # grid point is one value in a study whichever sampler drew it
+    dists = {"q": FloatDistribution(0.0, 1.0, step=0.05), "r": FloatDistribution(-1.0, 2.0, step=0.3),
+             "n": IntDistribution(0, 10, step=2), "c": CategoricalDistribution(["a", "b"])}
+    for name in ("q", "r"):
+        d = dists[name]
+        for k in range(round((d.high - d.low) / d.step) + 1):
+            canonical = min(max(k * d.step + d.low, d.low), d.high)
+            # npbandit.space's own value (low + k * step to 14 significant digits) and its neighbours in
+            # floating point all map to the same float
+            for v in (float(f"{d.low + k * d.step:.14g}"), np.nextafter(canonical, 2.0), canonical):
+                assert optuna_values({name: v}, dists)[name] == canonical
+    assert optuna_values({"n": 4, "c": "b"}, dists) == {"n": 4, "c": "b"}
+    assert optuna_values({"x": 0.1 + 0.2}, {"x": FloatDistribution(0.0, 1.0)}) == {"x": 0.1 + 0.2}
+
+
+def test_the_nps_stepped_proposals_match_optunas_random_sampler(monkeypatch):
+    step = 0.05
+    dist = {"q": FloatDistribution(0.0, 1.0, step=step)}
+    grid = [k * step for k in range(21)]  # as Optuna writes them
+    # the NP proposes each grid point in turn (the unit cube gives each an interval of width 1/21)
+    seen = _fixed_proposal(monkeypatch, [[(k + 0.5) / 21] for k in range(21)])
+    study = optuna.create_study(sampler=sampler(seed=0))
+    for v in (0.1, 0.4, 0.7, 0.9):
+        study.add_trial(create_trial(params={"q": v}, distributions=dist, value=v))
+    proposed = [study.ask().suggest_float("q", 0.0, 1.0, step=step) for _ in range(21)]
+    assert len(seen) == 21 and proposed == grid  # 0.35000000000000003 for k = 7, not 0.35
+    randoms = optuna.create_study(sampler=optuna.samplers.RandomSampler(seed=0))
+    drawn = {randoms.ask().suggest_float("q", 0.0, 1.0, step=step) for _ in range(200)}
+    assert drawn <= set(grid)
+
+
+# -- multi-objective studies --------------------------------------------------------------
+
+def test_a_multi_objective_study_is_refused_before_any_objective_runs():
+    calls = []
+
+    def objective(t):
+        calls.append(t.number)
+        return t.suggest_float("x", 0, 1), 1.0
+
+    study = optuna.create_study(directions=["minimize", "minimize"], sampler=sampler())
+    message = r"^NPSampler optimises one objective \(optuna.create_study\(direction=...\)\); this study has 2 " \
+              r"directions: use a multi-objective sampler such as optuna.samplers.TPESampler"
+    with pytest.raises(ValueError, match=message) as err:
+        study.optimize(objective, n_trials=3, catch=(ValueError,))
+    assert "\n" not in str(err.value)  # one line
+    assert calls == []  # the objective never ran
+    (trial,) = study.trials
+    assert trial.state == TrialState.FAIL  # no trial left running
+    with pytest.raises(ValueError, match=message):
+        study.ask()
+
+
+# -- running trials ---------------------------------------------------------------------
+
+def test_a_running_trial_is_pending_at_its_proposal_before_it_suggested_every_parameter(monkeypatch):
+    seen = _fixed_proposal(monkeypatch, [[0.25, 0.75], [0.5, 0.5]])
+    study = _study()
+    first = study.ask()
+    assert first.suggest_float("x", 0.0, 1.0) == 0.25  # y not suggested yet: its objective is still running
+    stored = study.trials[-1]
+    assert known_params(stored) == {"x": 0.25, "y": 0.75}  # the proposal is stored with the trial
+    second = study.ask()
+    second.suggest_float("x", 0.0, 1.0)
+    assert seen[0]["pending"] is None
+    assert seen[1]["pending"].tolist() == [[0.25, 0.75]]  # the first trial's point, though y was not suggested
+    assert first.suggest_float("y", 0.0, 1.0) == 0.75
+
+
+def test_the_next_trial_differs_from_a_running_trial_that_suggested_part_of_its_parameters():
+    # two workers: the first has suggested x only when the second asks (deterministic: no threads)
+    study = _study()
+    first = study.ask()
+    x1 = first.suggest_float("x", 0.0, 1.0)
+    second = study.ask()
+    x2, y2 = second.suggest_float("x", 0.0, 1.0), second.suggest_float("y", 0.0, 1.0)
+    y1 = first.suggest_float("y", 0.0, 1.0)
+    assert math.hypot(x1 - x2, y1 - y2) > REPEAT_DISTANCE, ((x1, y1), (x2, y2))
+
+
+def test_proposals_are_stored_in_chunks_an_rdb_storage_holds():
+    study = optuna.create_study()
+    trial = study.ask()
+    params = {f"parameter_{i:03d}": 0.1 + i / 1000 for i in range(150)}  # about 4000 characters of JSON
+    store_proposal(study, study.trials[0], {**params, "o": object()})  # a choice JSON cannot hold is left out
+    frozen = study.trials[0]
+    chunks = [v for k, v in frozen.system_attrs.items() if k.startswith("npsampler:proposal:")]
+    assert len(chunks) >= 2 and all(len(c) <= 2045 for c in chunks)
+    assert known_params(frozen) == params
+    trial.suggest_float("parameter_000", 0.0, 1.0)
+    assert known_params(study.trials[0])["parameter_000"] == trial.params["parameter_000"]
+
+
+# -- enqueued trials ----------------------------------------------------------------------
+
+def test_an_enqueued_partial_trial_keeps_its_value_the_np_proposes_the_rest_and_sees_its_result(monkeypatch,
+                                                                                                caplog):
+    seen = _fixed_proposal(monkeypatch, [[0.5, 0.25], [0.5, 0.6], [0.6, 0.6]])
+    study = _study()
+    study.enqueue_trial({"x": 0.3})
+    optuna.logging.enable_propagation()
+    try:
+        trial = study.ask()
+        y = trial.suggest_float("y", 0.0, 1.0)  # the NP proposes (x, y); x is not suggested yet
+        running = study.ask()  # another worker asks while the enqueued trial runs
+        running.suggest_float("x", 0.0, 1.0), running.suggest_float("y", 0.0, 1.0)
+        x = trial.suggest_float("x", 0.0, 1.0)
+    finally:
+        optuna.logging.disable_propagation()
+    assert "independently" not in caplog.text  # y is the NP's, not a silent random draw
+    assert (x, y) == (0.3, 0.25)  # the enqueued value kept; y from the NP's proposal
+    # the other worker saw the enqueued trial pending at its enqueued x (not the proposal's 0.5) and proposed y
+    assert seen[1]["pending"].tolist() == [[0.3, 0.25]]
+    study.tell(trial, 0.01)
+    study.tell(running, 1.0)
+    study.ask().suggest_float("x", 0.0, 1.0)
+    X, Y = seen[2]["X"], seen[2]["Y"]
+    # the enqueued trial's result is modelled like any other's (minimised: negated)
+    assert X.shape == (7, 2) and torch.equal(X[5], torch.tensor([0.3, 0.25], dtype=torch.float64))
+    assert float(Y[5, 0]) == -0.01
