@@ -458,8 +458,8 @@ class NPModel(MarginalPosteriorMixin, JointPosteriorMixin, ConditioningMixin, No
     # torch/GPyTorch bookkeeping that each model gets fresh from the constructor chain.
     _FIELDS = ("_held", "_d", "_columns", "_input_domain", "_standardize", "_tol", "_noise_points", "_bounds",
                "_box_limits", "_batch_shape", "_num_outputs", "_tasks", "_output_indices", "_pending", "_train_X",
-               "_train_Y", "_train_Y_t", "_rows", "_moments", "_y_mean", "_y_std", "_state", "_noise_var", "_noise_from",
-               "_train_Yvar", "_known_noise", "_views")
+               "_train_Y", "_train_Y_t", "_rows", "_moments", "_y_mean", "_y_std", "_state", "_noise_var",
+               "_noise_from", "_train_Yvar", "_known_noise", "_views")
 
     def _child(self) -> NPModel:
         """A model with this one's data and state, for the caller to modify; O(1)."""

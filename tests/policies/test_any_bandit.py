@@ -6,14 +6,12 @@ pairings fail before a run with one-line errors naming the argument."""
 import gymnasium as gym
 import numpy as np
 import pytest
-import torch
 from helpers import LinearBandit, drive_bandit, per_arm_replay, tiny_checkpoint
 
 from npbandit import load_surrogate
 from npbandit.envs import WheelBanditEnv
 from npbandit.exceptions import CheckpointError
 from npbandit.loop import run_episode
-from npbandit.models import NPModel
 from npbandit.policies import (
     WHEEL,
     BanditProblem,

@@ -5,12 +5,10 @@ errors for bad projections. Tiny random-weight checkpoints: the plumbing, not th
 
 import numpy as np
 import pytest
-import torch
 from helpers import LinearBandit, drive_bandit, per_arm_replay, tiny_checkpoint
 
 from npbandit import load_surrogate
 from npbandit.loop import run_episode
-from npbandit.models import NPModel
 from npbandit.policies import PerArmNPPolicy, PrincipalComponents, RewardDirections, make_bandit_policy
 from npbandit.policies.context_projection import (
     BOX_MARGIN,
