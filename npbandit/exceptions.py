@@ -15,7 +15,7 @@ from __future__ import annotations
 from typing import Any
 
 __all__ = ["NPBanditError", "StorageError", "SchemaVersionError", "ObjectiveError", "ObjectiveReturnError",
-           "CheckpointError", "UnknownCheckpointError"]
+           "CheckpointError", "UnknownCheckpointError", "PolicyNotResetError"]
 
 
 class NPBanditError(Exception):
@@ -61,3 +61,9 @@ class CheckpointError(NPBanditError, ValueError):
 
 class UnknownCheckpointError(NPBanditError, FileNotFoundError):
     """No checkpoint has that name or path (as opposed to a known checkpoint with a file missing)."""
+
+
+class PolicyNotResetError(NPBanditError, RuntimeError, AttributeError):
+    """A policy was asked to act, observe or recommend before ``reset(seed)`` started a run
+    (what it learns from is made there). An ``AttributeError`` too, so ``hasattr`` and
+    ``getattr(policy, name, default)`` on a policy not yet reset answer as before."""

@@ -46,7 +46,7 @@ import gymnasium as gym
 import numpy as np
 from tqdm import tqdm
 
-from npbandit.envs import ENTRY_POINTS
+from npbandit.envs import ENTRY_POINTS, shape_params
 from npbandit.envs.blackbox import BlackBoxEnv, ObjectiveError
 from npbandit.envs.evaluation import AsyncEvaluator, Evaluation, Outcome
 from npbandit.policies.base import Policy, Recommendation
@@ -450,14 +450,14 @@ def _env_params(env: gym.Env, info: dict[str, Any], async_args: tuple = (None, 1
     """``run_info["env_params"]`` (its values kept), completed with what ``npbandit report``
     groups runs by: a black-box run's problem (objective name, dimension, bounds or search
     space, direction, budget, known optimum) and, run asynchronously, the evaluations it
-    kept in flight (``batch_size``); the dict an env's ``task_params()`` returns (npbandit's
-    bandits': the wheel's ``delta``, a data set's name...; an env of one's own may define one)."""
+    kept in flight (``batch_size``); the dict an env's ``task_params()`` returns (the wheel's
+    ``delta``, a data set's name...); the shape of a bandit of one's own (:func:`~npbandit.envs.shape_params`)."""
     params = dict(info.get("env_params", {}))
     base = env.unwrapped
     task = base.task_params() if callable(getattr(base, "task_params", None)) else {}
     if not isinstance(task, Mapping):
         raise TypeError(f"{type(base).__name__}.task_params() must return a dict, got {type(task).__name__}")
-    params = {**task, **params}  # run_info's own values win
+    params = {**shape_params(env), **task, **params}  # run_info's own values win, then task_params()'s
     if async_args[0] is not None:
         params.setdefault("batch_size", async_args[1])
     if isinstance(base, BlackBoxEnv):

@@ -15,7 +15,8 @@ The classes and helpers below are importable from here too; each loads its modul
 Each bandit environment names the parameters that define its task (``TASK_PARAMS``,
 ``task_params()``: the wheel's ``delta``, a classification data set's name...);
 :func:`~npbandit.loop.run_episode` records them in a run's ``env_params`` and ``npbandit
-report`` compares only runs of one task (:func:`task_param_names`).
+report`` compares only runs of one task (:func:`task_param_names`). A bandit of one's own
+is recorded with its shape too (:func:`shape_params`), whatever its ``task_params()`` says.
 """
 
 import importlib
@@ -27,7 +28,7 @@ from npbandit.exceptions import ObjectiveError
 
 __all__ = ["WheelBanditEnv", "LinearBanditEnv", "ClassificationBanditEnv", "BlackBoxEnv", "ObjectiveError",
            "available_functions", "make_test_function", "objective_value", "problem_objective", "AsyncEvaluator",
-           "Evaluation", "Evaluator", "Outcome", "OutcomeRelay", "task_param_names"]
+           "Evaluation", "Evaluator", "Outcome", "OutcomeRelay", "task_param_names", "shape_params"]
 
 #: each environment id with its ``"module:class"`` entry point
 ENTRY_POINTS = {"npbandit/WheelBandit-v0": "npbandit.envs.wheel:WheelBanditEnv",
@@ -59,6 +60,23 @@ def task_param_names(env_id: str) -> tuple[str, ...] | None:
         return None
     module, name = entry.split(":")
     return getattr(getattr(importlib.import_module(module), name), "TASK_PARAMS", None)
+
+
+def shape_params(env: gym.Env) -> dict[str, int]:
+    """``{"context_dim": d, "n_arms": n}`` of a bandit of one's own (an ``env`` whose
+    observation space is a 1-D ``Box`` of width ``d`` and whose action space a ``Discrete(n)``,
+    not one of the classes registered here), read from its spaces: what
+    :func:`~npbandit.loop.run_episode` adds to such a run's ``env_params``, so that ``npbandit
+    report`` never puts runs of two shapes in one row. ``{}`` for any other ``env``: npbandit's
+    own bandits record what defines their task (their ``task_params()``: the wheel's shape is
+    fixed, a linear bandit records both, a data set fixes both), a black box its dimension."""
+    base = env.unwrapped
+    if f"{type(base).__module__}:{type(base).__qualname__}" in ENTRY_POINTS.values():
+        return {}
+    box, arms = env.observation_space, env.action_space
+    if not (isinstance(box, gym.spaces.Box) and len(box.shape) == 1 and isinstance(arms, gym.spaces.Discrete)):
+        return {}
+    return {"context_dim": int(box.shape[0]), "n_arms": int(arms.n)}
 
 
 def __getattr__(name: str) -> Any:

@@ -22,6 +22,7 @@ from npbandit.policies.context_projection import (
 from npbandit.policies.per_arm import PerArmNPPolicy
 from npbandit.policies.problem import ARM_PRIORS, WHEEL, BanditProblem, bandit_problem
 from npbandit.policies.trust_region import TrustRegionSettings
+from npbandit.validation import check_real
 
 __all__ = ["Policy", "UniformPolicy", "LinUCBPolicy", "NPBanditPolicy", "PerArmNPPolicy", "GPUCBPolicy", "BOPolicy",
            "SobolPolicy", "ACQUISITIONS", "TrustRegionSettings", "BanditProblem", "WHEEL", "make_bandit_policy",
@@ -37,7 +38,9 @@ def make_bandit_policy(name: str, beta: float = 1.0, *, env: Any = None, n_arms:
 
     Names:
 
-    - ``uniform``, ``linucb`` (β is its exploration weight α), ``gp-ucb``: any bandit;
+    - ``uniform``, ``linucb`` (β is its exploration weight α), ``gp-ucb``: any bandit
+      (``gp-ucb`` reads contexts mapped onto the unit cube from the finite bounds, when
+      there are any: :class:`GPUCBPolicy`);
     - ``<bo checkpoint>[-ucb|-thompson]`` (``cmanp-bo``, ``cmanp-bo-thompson``, a path):
       :class:`PerArmNPPolicy`, one NP regression per arm, every arm's rewards on the scale
       of all rewards; any bandit whose contexts lie in a finite box: the ``Box``'s bounds,
@@ -57,23 +60,25 @@ def make_bandit_policy(name: str, beta: float = 1.0, *, env: Any = None, n_arms:
             its action space not a ``Discrete``; a ``name`` that is not a string.
         ValueError: an unknown name; ``env`` with ``n_arms`` / ``context_dim``, or one of
             those without the other; a ``Box`` that is not 1-D, a ``Discrete`` not from 0;
-            no finite ``bounds`` for a per-arm NP policy; ``projection`` for another policy;
-            bad values.
+            ``bounds`` that do not contain ``env``'s ``Box``; a ``beta`` that is not a finite
+            number >= 0; no finite ``bounds`` for a per-arm NP policy; ``projection`` for
+            another policy; bad values.
         CheckpointError: a checkpoint that cannot serve this bandit (a wheel checkpoint
             for another shape).
         FileNotFoundError: a known checkpoint whose weights file is missing.
     """
     problem = bandit_problem(env, n_arms=n_arms, context_dim=context_dim, bounds=bounds)
     parsed = parse_bandit_policy_name(name)  # raises TypeError for a non-string
+    beta = check_real("beta", beta, low=0.0)  # by the name the caller used (linucb calls it alpha)
     if projection is not None:
         projection = as_projection(projection)
     if parsed is None:  # a baseline
         _no_projection(name, projection)
         if name == "uniform":
-            return UniformPolicy(n_arms=problem.n_arms)
+            return UniformPolicy(n_arms=problem.n_arms, context_dim=problem.context_dim)
         if name == "linucb":  # beta is its exploration weight alpha (both default to 1)
             return LinUCBPolicy(n_arms=problem.n_arms, context_dim=problem.context_dim, alpha=beta)
-        return GPUCBPolicy(n_arms=problem.n_arms, beta=beta, context_dim=problem.context_dim)
+        return GPUCBPolicy(n_arms=problem.n_arms, beta=beta, context_dim=problem.context_dim, bounds=problem.bounds)
     # unknown names, missing files and checkpoints of another kind or shape, by name
     check_bandit_policy_name(name, context_dim=problem.context_dim, n_arms=problem.n_arms)
     from npbandit.surrogates.pretrained import checkpoint_use, load_surrogate, read_card

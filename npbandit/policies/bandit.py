@@ -14,6 +14,7 @@ first action is uniform (there is nothing to condition on).
 
 from __future__ import annotations
 
+import warnings
 from typing import Any
 
 import numpy as np
@@ -25,7 +26,10 @@ from npbandit.policies.problem import (
     ARM_PRIORS,
     check_arm_checkpoint,
     check_arm_space,
+    check_bounds,
+    check_bounds_cover,
     check_context,
+    check_context_in_bounds,
     check_context_space,
 )
 from npbandit.priors.wheel import RewardFill
@@ -137,21 +141,36 @@ def check_arm_and_reward(action: Any, reward: Any, n_arms: int) -> tuple[int, fl
 
 
 class UniformPolicy(Policy):
-    """Pulls an arm uniformly at random (the normaliser of the wheel protocol)."""
+    """Pulls an arm uniformly at random (the normaliser of the wheel protocol).
+
+    ``context_dim``: the width of every context (``None``: any width, the same within a
+    run). It reads no context, but checks each one as the other policies do (a finite
+    array of shape ``(d,)``), and the environment's spaces against what it was built for."""
 
     name = "uniform"
 
-    def __init__(self, n_arms: int = 5) -> None:
+    def __init__(self, n_arms: int = 5, context_dim: int | None = None) -> None:
         self.n_arms = check_int("n_arms", n_arms, minimum=2)
+        self.context_dim = None if context_dim is None else check_int("context_dim", context_dim, minimum=1)
 
     def check_spaces(self, observation_space: Any, action_space: Any) -> None:
-        check_arm_space(action_space, self.n_arms, f"policy {self.name!r}")  # any observation
+        check_arm_space(action_space, self.n_arms, f"policy {self.name!r}")
+        check_context_space(observation_space, self.context_dim, f"policy {self.name!r}")
+
+    def reset(self, seed: int | None = None) -> None:
+        super().reset(seed)
+        self._width = self.context_dim  # None: the first context's
+
+    def _check(self, obs: Any) -> None:
+        self._width = len(check_context(obs, self._width))
 
     def act(self, obs: np.ndarray) -> int:
+        self._check(obs)
         return int(self.rng.integers(self.n_arms))
 
     def observe(self, obs, action, reward, info) -> None:
-        pass
+        check_arm_and_reward(action, reward, self.n_arms)
+        self._check(obs)
 
     def params(self) -> dict[str, Any]:
         return {"n_arms": self.n_arms}
@@ -370,31 +389,52 @@ class GPUCBPolicy(Policy):
     of a 2000-round run would take hours on a CPU, and a fit made on the first few
     points must not stand for the run.
 
+    ``bounds``: ``[2, d]`` (lower row, upper row), the box every context lies in: the GPs
+    read each context mapped from it onto the unit cube ``[0, 1]^d``, the inputs BoTorch's
+    default priors are made for (its lengthscale prior assumes them: on contexts of another
+    scale a GP fits a lengthscale that cannot tell them apart); a context outside the box
+    is refused (``ValueError`` naming ``obs``), and ``check_spaces`` refuses an environment
+    whose ``Box`` the bounds do not contain. ``None``: the contexts are read as they come
+    (fine at about unit scale), and BoTorch's warning that they are not in the unit cube is
+    shown once. ``make_bandit_policy`` passes the ``Box``'s finite bounds.
+
     ``threads``: torch's intra-op threads for each step's fits and predictions
     (:class:`~npbandit.threads.torch_threads`; ``None``: ``NPBANDIT_THREADS``, else
     ``OMP_NUM_THREADS`` / ``MKL_NUM_THREADS``, else 1). ``context_dim``: the width of
-    every context, checked on each one (``None``: not checked).
+    every context, checked on each one (``None``: ``bounds``' width, else any width, the
+    same within a run).
 
-    The GPs read the contexts as they come (BoTorch's default priors suit inputs of about
-    unit scale, as the wheel's [-1, 1]^2)."""
+    A warning raised in the GPs' fits and predictions reaches the user once per policy
+    (each category and message), not once a round."""
 
     name = "gp-ucb"
 
     def __init__(self, n_arms: int = 5, beta: float = 1.0, refit_every: int = 50,
-                 threads: int | str | None = None, context_dim: int | None = None) -> None:
+                 threads: int | str | None = None, context_dim: int | None = None, bounds: Any = None) -> None:
         self.n_arms = check_int("n_arms", n_arms, minimum=2)
         self.beta = check_real("beta", beta, low=0.0)
         self.refit_every = check_int("refit_every", refit_every, minimum=1)
         self.threads = check_threads("threads", threads)
         self.context_dim = None if context_dim is None else check_int("context_dim", context_dim, minimum=1)
+        self.bounds = None if bounds is None else check_bounds("bounds", bounds, self.context_dim)
+        if self.bounds is not None:
+            self.context_dim = self.bounds.shape[1]
+        self._warned: set[tuple[type, str]] = set()  # the warnings shown (category, message)
 
     def check_spaces(self, observation_space: Any, action_space: Any) -> None:
         check_arm_space(action_space, self.n_arms, f"policy {self.name!r}")
         check_context_space(observation_space, self.context_dim, f"policy {self.name!r}")
+        if self.bounds is not None:
+            check_bounds_cover(self.bounds, observation_space, f"policy {self.name!r}")
 
     def _context(self, obs: Any) -> np.ndarray:
-        """``obs`` as float64, checked when ``context_dim`` was given."""
-        return np.asarray(obs, dtype=np.float64) if self.context_dim is None else check_context(obs, self.context_dim)
+        """``obs`` checked (its width, finite, inside ``bounds``) and as the GPs read it."""
+        x = check_context(obs, self._width)
+        self._width = len(x)
+        if self.bounds is None:
+            return x
+        low, high = self.bounds
+        return (check_context_in_bounds(x, self.bounds) - low) / (high - low)
 
     def reset(self, seed: int | None = None) -> None:
         super().reset(seed)
@@ -403,6 +443,7 @@ class GPUCBPolicy(Policy):
         self.models: list[Any] = [None] * self.n_arms
         self.hypers: list[dict[str, torch.Tensor] | None] = [None] * self.n_arms
         self.fitted_on = [0] * self.n_arms  # points each arm's hyperparameters were fitted on
+        self._width = self.context_dim  # None: the first context's
 
     def _model(self, arm: int):
         import npbandit.policies.gp as gp  # BoTorch loads only when a GP-UCB policy first fits
@@ -417,19 +458,32 @@ class GPUCBPolicy(Policy):
         return model
 
     def act(self, obs: np.ndarray) -> int:
+        x = self._context(obs)
         untried = [a for a in range(self.n_arms) if not self.Y[a]]
         if untried:
             return int(self.rng.choice(untried))
-        x = torch.from_numpy(self._context(obs)).reshape(1, -1)
+        x = torch.from_numpy(x).reshape(1, -1)
         scores = []
-        with torch_threads(self.threads):
+        with torch_threads(self.threads), warnings.catch_warnings(record=True) as caught:
             for arm in range(self.n_arms):
                 if self.models[arm] is None:
                     self.models[arm] = self._model(arm)
                 with torch.no_grad():
                     post = self.models[arm].posterior(x)
                 scores.append(float(post.mean) + self.beta * float(post.variance.sqrt()))
+        self._show_once(caught)
         return int(np.argmax(scores))
+
+    def _show_once(self, caught: list[warnings.WarningMessage]) -> None:
+        """Show the warnings of a step's fits and predictions that this policy has not shown
+        yet (as the filters let them through: ignored ones are not caught, an error is raised
+        where it occurs). BoTorch's fits run inside ``catch_warnings``, which clears Python's
+        memory of the warnings already shown, so its ``default`` filter alone shows one a round."""
+        for w in caught:
+            key = (w.category, str(w.message))
+            if key not in self._warned:
+                self._warned.add(key)
+                warnings.warn_explicit(w.message, w.category, w.filename, w.lineno, source=w.source)
 
     def observe(self, obs, action, reward, info) -> None:
         action, reward = check_arm_and_reward(action, reward, self.n_arms)
@@ -438,4 +492,5 @@ class GPUCBPolicy(Policy):
         self.models[action] = None
 
     def params(self) -> dict[str, Any]:
-        return {"beta": self.beta, "refit_every": self.refit_every}
+        return {"beta": self.beta, "refit_every": self.refit_every,
+                "bounds": None if self.bounds is None else self.bounds.tolist()}

@@ -8,6 +8,8 @@ from typing import Any
 
 import numpy as np
 
+from npbandit.exceptions import PolicyNotResetError
+
 __all__ = ["Policy", "PolicyWrapper", "Recommendation"]
 
 
@@ -31,6 +33,10 @@ class Policy(ABC):
     The run loop calls ``reset(seed)`` once per run, then per step ``act(obs)``,
     the environment, and ``observe(obs, action, reward, info)``. Randomness comes
     only from the generator ``reset`` seeds.
+
+    Before the first ``reset`` a policy has no run state: reading any attribute it lacks
+    (what ``act`` / ``observe`` / ``recommend`` use, made by ``reset``) raises
+    :class:`~npbandit.exceptions.PolicyNotResetError` saying to call ``reset(seed)`` first.
     """
 
     name: str = "policy"
@@ -41,6 +47,19 @@ class Policy(ABC):
         """Start a new run: seed ``self.rng`` with ``seed`` (``None``: fresh entropy).
         Subclasses also forget what they observed, and call ``super().reset(seed)``."""
         self.rng = np.random.default_rng(seed)
+
+    def __getattr__(self, name: str) -> Any:
+        # reached only when normal lookup fails: before the first reset, that is a run's state
+        if name.startswith("__") or "rng" in self.__dict__:
+            raise AttributeError(f"{type(self).__name__!r} object has no attribute {name!r}", name=name, obj=self)
+        self._require_reset()
+
+    def _require_reset(self) -> None:
+        """Raise :class:`~npbandit.exceptions.PolicyNotResetError` unless ``reset`` has run:
+        for a step that reads no run state (a policy that learns nothing still refuses)."""
+        if "rng" not in self.__dict__:
+            raise PolicyNotResetError(f"policy {self.name!r} has not been reset: call reset(seed) before act / "
+                                      "observe (run_episode does)")
 
     @abstractmethod
     def act(self, obs: np.ndarray) -> Any:

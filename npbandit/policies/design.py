@@ -89,7 +89,7 @@ class SobolPolicy(Policy):
         return point
 
     def observe(self, obs, action, reward, info) -> None:
-        pass
+        self._require_reset()
 
     def params(self) -> dict[str, Any]:
         return {"dim": self.dim}

@@ -9,8 +9,9 @@ shape ``(d,)`` and a ``Discrete`` action space of arms ``0 .. n - 1``.
 wheel bandit's problem (2-D contexts in ``[-1, 1]^2``, 5 arms), the default. A built
 policy checks an environment's spaces against what it was built for
 (:meth:`~npbandit.policies.base.Policy.check_spaces`, which ``run_episode`` calls before a
-run starts) with :func:`check_arm_space` and :func:`check_context_space`, and each context
-it is handed with :func:`check_context`.
+run starts) with :func:`check_arm_space` and :func:`check_context_space` (and, holding
+bounds, :func:`check_bounds_cover`: they must contain the ``Box``'s finite sides), and each
+context it is handed with :func:`check_context` (and :func:`check_context_in_bounds`).
 
 Every check raises a one-line error naming the argument (``env.observation_space``,
 ``env.action_space``, ``bounds``, ``obs``, ``context_dim``) and what was expected.
@@ -27,12 +28,14 @@ import numpy as np
 from npbandit.envs.blackbox import as_bounds
 from npbandit.validation import check_int
 
-__all__ = ["BanditProblem", "WHEEL", "ARM_PRIORS", "bandit_problem", "problem_of_spaces", "check_bounds",
-           "check_context", "check_arm_space", "check_context_space", "check_arm_checkpoint",
-           "arm_model_width"]
+__all__ = ["BanditProblem", "WHEEL", "ARM_PRIORS", "CONTEXT_TOLERANCE", "bandit_problem", "problem_of_spaces",
+           "check_bounds", "check_context", "check_context_in_bounds", "check_bounds_cover", "check_arm_space",
+           "check_context_space", "check_arm_checkpoint", "arm_model_width"]
 
 #: priors whose checkpoints serve as one reward regression per arm (:mod:`npbandit.policies.per_arm`)
 ARM_PRIORS = ("bo",)
+#: how far (a share of the box's width) a context may stray outside its bounds: rounding, not data
+CONTEXT_TOLERANCE = 1e-6
 
 
 def check_bounds(name: str, bounds: Any, context_dim: int | None = None) -> np.ndarray:
@@ -79,19 +82,54 @@ class BanditProblem:
 WHEEL = BanditProblem(5, 2, np.array([[-1.0, -1.0], [1.0, 1.0]]))
 
 
-def check_context(obs: Any, context_dim: int) -> np.ndarray:
-    """``obs`` as a float64 context of shape ``(context_dim,)``, finite; ``ValueError``
-    naming ``obs`` otherwise (a context of another width would otherwise fail deep inside a
-    model, or broadcast silently)."""
+def check_context(obs: Any, context_dim: int | None) -> np.ndarray:
+    """``obs`` as a float64 context of shape ``(context_dim,)`` (``None``: ``(d,)``, any
+    ``d >= 1``), finite; ``ValueError`` naming ``obs`` otherwise (a context of another width
+    would otherwise fail deep inside a model, or broadcast silently)."""
+    shape = "(d,)" if context_dim is None else f"({context_dim},)"
     try:
         x = np.asarray(obs, dtype=np.float64)
     except (TypeError, ValueError):
-        raise ValueError(f"obs must be a context of shape ({context_dim},), got {type(obs).__name__}") from None
-    if x.shape != (context_dim,):
-        raise ValueError(f"obs must be a context of shape ({context_dim},), got shape {x.shape}")
+        raise ValueError(f"obs must be a context of shape {shape}, got {type(obs).__name__}") from None
+    if x.ndim != 1 or not x.size or (context_dim is not None and x.shape != (context_dim,)):
+        raise ValueError(f"obs must be a context of shape {shape}, got shape {x.shape}")
     if not np.isfinite(x).all():
         raise ValueError(f"obs must be finite, got {x.tolist()}")
     return x
+
+
+def check_context_in_bounds(x: np.ndarray, bounds: np.ndarray) -> np.ndarray:
+    """A checked context ``x [d]`` (:func:`check_context`) that lies in ``bounds [2, d]``, up to
+    :data:`CONTEXT_TOLERANCE` of the box's width; ``ValueError`` naming ``obs`` otherwise (a
+    policy that maps contexts from its bounds never clips one)."""
+    low, high = bounds
+    slack = CONTEXT_TOLERANCE * (high - low)
+    if ((x < low - slack) | (x > high + slack)).any():
+        raise ValueError(f"obs {x.tolist()} lies outside the policy's context bounds (lower {low.tolist()}, "
+                         f"upper {high.tolist()}); build it with bounds that contain every context")
+    return x
+
+
+def check_bounds_cover(bounds: np.ndarray, observation_space: Any, who: str | None = None) -> None:
+    """Refuse ``bounds [2, d]`` (a context box, checked by :func:`check_bounds`) that do not
+    contain the finite part of ``observation_space``, a 1-D ``Box`` of width ``d`` (check its
+    width first, :func:`check_context_space`): each finite ``low`` / ``high`` of the ``Box``
+    must lie within ``bounds``, up to :data:`CONTEXT_TOLERANCE` of their width (an unbounded
+    side is the caller's to bound, and is not compared). The one-line ``ValueError`` names
+    ``bounds`` (of policy ``who``, when given) and the first dimension the ``Box`` leaves them in.
+    A policy holding bounds calls it from its ``check_spaces``, so that ``run_episode`` refuses
+    the pairing before a run starts."""
+    low, high = (np.asarray(b, dtype=np.float64).reshape(-1) for b in (observation_space.low, observation_space.high))
+    slack = CONTEXT_TOLERANCE * (bounds[1] - bounds[0])
+    out = (np.isfinite(low) & (low < bounds[0] - slack)) | (np.isfinite(high) & (high > bounds[1] + slack))
+    if out.any():
+        i = int(np.flatnonzero(out)[0])
+        more = f" and {int(out.sum()) - 1} more" if out.sum() > 1 else ""
+        owner = "" if who is None else f" of {who}"
+        raise ValueError(f"bounds{owner} (lower {bounds[0].tolist()}, upper {bounds[1].tolist()}) do not contain "
+                         f"env.observation_space {observation_space}: its dimension {i} spans "
+                         f"[{low[i]:g}, {high[i]:g}], the bounds [{bounds[0, i]:g}, {bounds[1, i]:g}]{more}; "
+                         "use bounds that contain the Box (or the Box's own: make_bandit_policy(name, env=env))")
 
 
 def problem_of_spaces(observation_space: Any, action_space: Any, bounds: Any = None,
@@ -99,18 +137,21 @@ def problem_of_spaces(observation_space: Any, action_space: Any, bounds: Any = N
     """The :class:`BanditProblem` of a bandit's spaces: ``observation_space`` a
     ``gymnasium.spaces.Box`` of shape ``(d,)``, ``action_space`` a ``Discrete(n)`` starting
     at 0 with ``n >= 2``. ``bounds``: the context box, overriding the ``Box``'s own (needed
-    where the ``Box`` is unbounded); without it, the ``Box``'s low / high where they are
+    where the ``Box`` is unbounded; it must contain the ``Box``'s finite sides,
+    :func:`check_bounds_cover`); without it, the ``Box``'s low / high where they are
     finite with low < high, else ``None``. ``name`` prefixes the spaces in messages.
 
     Raises:
         TypeError: a space of another kind.
         ValueError: a ``Box`` that is not 1-D, a ``Discrete`` not starting at 0 or with
-            fewer than 2 actions, or bad ``bounds``.
+            fewer than 2 actions, or bad ``bounds`` (narrower than the ``Box``).
     """
     n_arms = _arms(action_space, f"{name}.action_space")
     context_dim = _context_dim(observation_space, f"{name}.observation_space")
-    if bounds is not None:
-        return BanditProblem(n_arms, context_dim, check_bounds("bounds", bounds, context_dim))
+    if bounds is not None:  # a box of the caller's: it must hold every context the Box allows
+        bounds = check_bounds("bounds", bounds, context_dim)
+        check_bounds_cover(bounds, observation_space)
+        return BanditProblem(n_arms, context_dim, bounds)
     low, high = (np.asarray(b, dtype=np.float64).reshape(-1) for b in (observation_space.low, observation_space.high))
     box = None
     if np.isfinite(low).all() and np.isfinite(high).all() and (low < high).all():

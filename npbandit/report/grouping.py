@@ -6,8 +6,10 @@ parameters that define its task, as the run recorded them in its ``env_params``:
 wheel bandit its ``delta``; for another of npbandit's environments those its class names
 (``TASK_PARAMS``, :func:`npbandit.envs.task_param_names`: a classification data set's
 name, a linear bandit's context width, arm count and noise); for an environment of one's
-own, every parameter the run recorded but its length (``horizon``). Runs of two settings
-are never put in one row or one panel.
+own, every parameter the run recorded but its length (``horizon``), its context width and
+arm count among them (``context_dim``, ``n_arms``: ``run_episode`` records them from its
+spaces; a run recorded before it did has neither, and is a setting apart). Runs of two
+settings are never put in one row or one panel.
 
 A black-box problem is the objective's name, input dimension, bounds (or, for a run over
 a search space, the space: each parameter's name, type and range), direction (minimise

@@ -250,6 +250,15 @@ def test_cli_bandit_runs_a_per_arm_np_policy_on_the_wheel(tmp_path, capsys):
     assert len(run_steps(str(db), runs["cmanp-bo-thompson"].id)) == 12
 
 
+def test_cli_bandit_help_lists_every_kind_of_policy_name(monkeypatch):
+    """The per-arm policies (``cmanp-bo``) run with --policies; --help named only the wheel's."""
+    monkeypatch.setenv("COLUMNS", "500")  # unwrapped: argparse may break a line at a hyphen
+    help_text = " ".join(_commands()["bandit"].format_help().split())
+    for name in ("uniform", "linucb", "gp-ucb", "<model>-wheel[-ucb|-thompson|-marginal-thompson]",
+                 "<model>-bo[-ucb|-thompson]"):
+        assert name in help_text, name
+
+
 @pytest.mark.integration
 @pytest.mark.slow
 def test_cli_optimize_on_local_worker_processes(tmp_path, capsys):

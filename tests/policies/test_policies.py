@@ -21,7 +21,8 @@ def test_uniform_is_seeded():
     a, b = UniformPolicy(), UniformPolicy()
     a.reset(1)
     b.reset(1)
-    assert [a.act(None) for _ in range(20)] == [b.act(None) for _ in range(20)]
+    x = np.zeros(2)
+    assert [a.act(x) for _ in range(20)] == [b.act(x) for _ in range(20)]
 
 
 def test_linucb_finds_the_best_arm_of_a_linear_bandit():

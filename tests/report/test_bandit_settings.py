@@ -141,9 +141,51 @@ def test_linear_bandits_own_data_and_own_environments_are_told_apart_by_what_def
         (f"ClassificationBandit-v0 data={runs[5].env_params['data']} context_dim=2 n_arms=3", 1),
         ("LinearBandit-v0 context_dim=3 n_arms=3 noise_std=0.1", 1),
         ("LinearBandit-v0 context_dim=3 n_arms=4 noise_std=0.1", 2),
-        ("levels level=1", 2), ("levels level=2", 1)])
+        ("levels context_dim=1 level=1 n_arms=2", 2), ("levels context_dim=1 level=2 n_arms=2", 1)])
     assert len(panels(db)) == 6
-    assert rows[-1]["setting"] == BanditSetting("levels", (("level", 2),))
+    assert rows[-1]["setting"] == BanditSetting("levels", (("context_dim", 1), ("level", 2), ("n_arms", 2)))
+
+
+class _Shaped(gym.Env):
+    """A bandit of one's own with no ``task_params()``: ``d``-D contexts, ``k`` arms, arm 0 the best."""
+
+    def __init__(self, d, k):
+        self.observation_space = gym.spaces.Box(-1.0, 1.0, (d,), np.float32)
+        self.action_space = gym.spaces.Discrete(k)
+
+    def reset(self, *, seed=None, options=None):
+        super().reset(seed=seed)
+        return np.zeros(self.observation_space.shape, np.float32), {}
+
+    def step(self, action):
+        regret = float(action != 0)
+        return np.zeros(self.observation_space.shape, np.float32), 1.0 - regret, False, False, {"regret": regret}
+
+
+def test_runs_of_one_env_class_at_other_shapes_are_separate_settings(tmp_path):
+    """Issue 48's review: runs of one env class without task_params() at d=3/k=4, d=8/k=4 and
+    d=8/k=12 shared a row; run_episode now records each run's context width and arm count."""
+    db = str(tmp_path / "runs.db")
+    for d, k in ((3, 4), (8, 4), (8, 12), (3, 4)):
+        run_episode(_Shaped(d, k), UniformPolicy(k), seed=0, steps=3, logger=RunLogger(db))
+    # a run's own record wins (run_info), and what the env's task_params() says
+    run_episode(_Shaped(3, 4), UniformPolicy(4), seed=1, steps=3, logger=RunLogger(db),
+                run_info={"env_params": {"context_dim": "three"}})
+    runs = list_runs(db)
+    assert [r.env_params for r in runs[:3]] == [{"context_dim": 3, "n_arms": 4}, {"context_dim": 8, "n_arms": 4},
+                                               {"context_dim": 8, "n_arms": 12}]
+    assert runs[-1].env_params == {"context_dim": "three", "n_arms": 4}
+    # a database written before: a run without them is read, as a setting of its own
+    logger = RunLogger(db)
+    logger.start(kind="bandit", env_id="_Shaped", env_params={}, policy="uniform", policy_params={}, checkpoint=None,
+                 seed=0)
+    logger.log_step(t=0, action=0, reward=1.0, regret=0.0, cumulative_regret=0.0, failed=False, act_s=0.0, env_s=0.0,
+                    observe_s=0.0)
+    logger.finish("completed")
+    rows = bandit_summary(db)
+    assert [(r["setting"].label(), r["runs"]) for r in rows] == [
+        ("_Shaped", 1), ("_Shaped context_dim=3 n_arms=4", 2), ("_Shaped context_dim=8 n_arms=12", 1),
+        ("_Shaped context_dim=8 n_arms=4", 1), ("_Shaped context_dim=three n_arms=4", 1)]
 
 
 def test_a_task_params_that_is_no_dict_is_refused_by_name(tmp_path):
