@@ -75,6 +75,7 @@ from npbandit.policies.problem import (
     check_arm_checkpoint,
     check_arm_space,
     check_bounds,
+    check_bounds_cover,
     check_context,
     check_context_space,
 )
@@ -172,6 +173,7 @@ class PerArmNPPolicy(Policy):
     def check_spaces(self, observation_space: Any, action_space: Any) -> None:
         check_arm_space(action_space, self.n_arms, f"policy {self.name!r}")
         check_context_space(observation_space, self.context_dim, f"policy {self.name!r}")
+        check_bounds_cover(self.bounds, observation_space, f"policy {self.name!r}")
 
     def reset(self, seed: int | None = None) -> None:
         super().reset(seed)

@@ -230,3 +230,13 @@ def test_make_bandit_policy_names_beta_as_the_caller_passed_it(name):
         with pytest.raises(ValueError, match="^beta must be"):
             make_bandit_policy(name, beta=beta)
 
+
+
+def test_a_per_arm_np_policy_with_bounds_narrower_than_the_box_is_refused_before_the_run(tmp_path, cards):
+    from npbandit.policies import PerArmNPPolicy
+
+    policy = PerArmNPPolicy(load_surrogate(cards["bo"]), [[0.0] * 3, [10.0] * 3], 4)  # built without the env
+    with pytest.raises(ValueError, match=r"bounds of policy .* do not contain env.observation_space") as err:
+        run_episode(_Shifted(), policy, seed=0, steps=3, logger=RunLogger(str(tmp_path / "runs.db")))
+    _one_line(err)
+    assert list(tmp_path.iterdir()) == []  # no failed 0-step run
