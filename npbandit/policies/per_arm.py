@@ -304,6 +304,8 @@ class PerArmNPPolicy(Policy):
         self.box = box
         self._options["bounds"] = torch.from_numpy(self.box)
         arms, rewards = self._arms.array, self._rewards.array
+        mean = float(rewards.mean())  # the moments afresh from every reward (O(n), as the rebuild is)
+        self._moments = (len(rewards), mean, float(((rewards - mean) ** 2).sum()))
         self.scale = _mean_std(self._moments)
         center, std = self.scale
         scaled = (rewards - center) / std
