@@ -91,7 +91,8 @@ def test_the_np_column_is_the_library_default_and_the_candidates_name_their_proj
         policy, played, _ = bench.make_policy(column, "wine", env)
         assert played is env and policy.params()["projection"]["name"] == name
     policy, played, features = bench.make_policy("np-ucb-whole-data-pca", "wine", env)
-    assert isinstance(played, bench.PrincipalComponents) and features == "pca6" and policy.projection is None
+    assert isinstance(played, bench.PrincipalComponents) and features == "pca6"
+    assert policy.params()["projection"]["name"] == "identity"  # 6 features: read as they are
     choosing, _, params = bench.make_env("choose-30x4", 5)
     assert choosing.observation_space.shape == (30,) and choosing.action_space.n == 4 and params == {
         "dataset": "choose-30x4"}
