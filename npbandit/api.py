@@ -16,7 +16,7 @@ import torch
 from npbandit.acquisition.constrained import CONSTRAINED_ACQUISITIONS, incumbent
 from npbandit.acquisition.optimizers import AcquisitionOptimizer, check_acq_optimizer
 from npbandit.acquisition.subspace import SubspaceStrategy, check_subspace
-from npbandit.envs.blackbox import BlackBoxEnv, ObjectiveError, as_bounds
+from npbandit.envs.blackbox import RETURN_ERROR_PREFIXES, BlackBoxEnv, ObjectiveError, as_bounds
 from npbandit.feasibility import is_feasible
 from npbandit.loop import _check_async, _check_on_error, run_episode
 from npbandit.policies.base import Policy, PolicyWrapper
@@ -361,6 +361,10 @@ def optimize(objective: Callable[[Any], float], bounds: Any = None, surrogate: s
             strategy = getattr(bo.subspace, "name", type(bo.subspace).__name__)
             desc += f" ({d} columns, searched by {strategy} for a model of {bo.width})"
         policy = _StandardisedDataCheck(bo)
+        if budget + len(warm) <= bo.n_init:
+            warnings.warn(f"budget={budget}{f' (and {len(warm)} initial points)' if warm else ''} does not exceed "
+                          f"n_init={bo.n_init}: every point comes from the Sobol initial design and the model proposes "
+                          "none; raise budget or lower n_init", stacklevel=2)
     if initial is not None:
         policy = WarmStart(policy, warm)
     problem = {"bounds": box.tolist()} if searched is None else {"space": searched.describe()}
@@ -383,9 +387,15 @@ def optimize(objective: Callable[[Any], float], bounds: Any = None, surrogate: s
         if h["failed"] and h["best_value"] is None:
             h["best_value"] = before["best_value"]
     good = [h for h in history if not h["failed"]]
+    failed = [h for h in history if h["failed"]]
     if not good:
         raise ObjectiveError(f"every one of the {len(history)} evaluations failed; nothing to report"
-                             + ("" if result.run_id is None else f" (run {result.run_id})"), history[-1]["x"])
+                             + ("" if result.run_id is None else f" (run {result.run_id})")
+                             + f"; the first failed with: {failed[0].get('error')}", history[-1]["x"])
+    returns = [h for h in failed if str(h.get("error", "")).startswith(RETURN_ERROR_PREFIXES)]
+    if returns:  # on_error="skip" counted them as failed points; a wrong return is more often the objective's bug
+        warnings.warn(f"{len(returns)} of {len(history)} evaluations returned no number and counted as failed "
+                      f"(on_error='skip'); the first: {returns[0]['error']}", stacklevel=2)
     # the incumbent's rule: the best feasible evaluation (the first of equal ones), or, with none
     # feasible, the one whose constraint values exceed 0 by the least in total
     k = 0 if constraints is None else len(good[0]["constraints"])

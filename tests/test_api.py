@@ -82,7 +82,7 @@ def test_a_run_whose_every_evaluation_failed_is_recorded_failed_not_completed(tm
 
     db = str(tmp_path / "runs.db")
     optimize(sphere, BOUNDS, surrogate="random", budget=3, db=db, progress=False)
-    with pytest.raises(Exception, match="every one of the 3 evaluations failed"):
+    with pytest.raises(Exception, match="every one of the 3 evaluations failed.*the first failed with: .*no such col"):
         optimize(broken, BOUNDS, surrogate="random", budget=3, db=db, on_error="skip", progress=False)
     done, failed = list_runs(db)
     assert done.status == "completed" and done.error is None
@@ -143,7 +143,9 @@ def test_a_wrong_return_type_is_a_failed_evaluation_that_skip_skips(tmp_path, re
         calls.append(1)
         return returned if len(calls) == 2 else sphere(x)
 
-    result = optimize(sometimes_wrong, BOUNDS, surrogate="random", budget=4, db=db, on_error="skip", progress=False)
+    with pytest.warns(UserWarning, match=r"1 of 4 evaluations returned no number .*must return a float"):
+        result = optimize(sometimes_wrong, BOUNDS, surrogate="random", budget=4, db=db, on_error="skip",
+                          progress=False)
     assert [h["failed"] for h in result.history] == [False, True, False, False]
     (run,) = list_runs(db)
     steps = run_steps(db, run.id)
@@ -314,3 +316,8 @@ def test_a_result_prints_its_outcome_and_the_size_of_its_history():
     text = repr(result)
     assert "best_value=0.0" in text and "run_id=7" in text and "history=<40 evaluations, 1 failed>" in text
     assert len(text) < 400  # not the 40 rows
+
+
+def test_a_budget_the_initial_design_fills_warns_that_the_model_proposes_nothing():
+    with pytest.warns(UserWarning, match=r"budget=3 does not exceed n_init=10: .*the model proposes none"):
+        optimize(sphere, BOUNDS, surrogate="gp", budget=3, n_init=10, db=None, progress=False)

@@ -66,7 +66,11 @@ from npbandit.space import SearchSpace, as_search_space
 from npbandit.validation import check_bool, check_int, check_options, check_real, check_render_mode, is_tensor
 
 __all__ = ["BlackBoxEnv", "ObjectiveError", "named_point", "available_functions", "make_test_function",
-           "objective_value", "constraint_values", "problem_objective"]
+           "objective_value", "constraint_values", "problem_objective", "RETURN_ERROR_PREFIXES"]
+
+#: how every ObjectiveReturnError message about an objective's or constraints' return value
+#: begins, so that a run's recorded error text (a string) tells a wrong return from a failure
+RETURN_ERROR_PREFIXES = ("objective must return", "constraints must return", "constraints returned")
 
 
 @functools.cache

@@ -102,8 +102,8 @@ class _Range(Parameter):
         self.step = step
         half = 0.0 if step is None else step / 2
         if self.log and not low - half > 0:
-            raise ValueError(f"{kind}: log=True needs low > 0{' (and low - step/2 > 0)' if step else ''}, "
-                             f"got low={low!r}")
+            need = "low >= 1" if kind == "Int" else f"low > 0{' (and low - step/2 > 0)' if step else ''}"
+            raise ValueError(f"{kind}: log=True needs {need}, got low={low!r}")
         if step is not None:
             count = (high - low) / step
             if abs(count - round(count)) > 1e-9 * max(1.0, count):
@@ -288,7 +288,8 @@ class Choice(Parameter):
     def __init__(self, values: Any, *, ordered: bool = False) -> None:
         if isinstance(values, (str, bytes)) or not hasattr(values, "__iter__"):
             raise TypeError(f"Choice: values must be a sequence of values, got {values!r}")
-        values = tuple(values)
+        # numpy scalars (an array's elements) as the Python values they hold
+        values = tuple(v.item() if isinstance(v, np.generic) else v for v in values)
         if not values:
             raise ValueError("Choice: values must not be empty")
         for value in values:

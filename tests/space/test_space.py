@@ -81,6 +81,7 @@ def test_choices_of_equal_python_value_but_other_type_stay_apart():
 @pytest.mark.parametrize(("make", "match"), [
     (lambda: Float(1.0, 1.0), "low < high"),
     (lambda: Float(0.0, 1.0, log=True), "log=True needs low > 0"),
+    (lambda: Int(0, 10, log=True), r"Int: log=True needs low >= 1, got low=0$"),
     (lambda: Float(0.0, 1.0, step=0.3), "whole number of steps"),
     (lambda: Float(0.0, math.inf), "high must be a finite"),
     (lambda: Int(0, 10, step=3), "multiple of step"),
@@ -141,3 +142,9 @@ def test_neighbours_are_the_values_one_move_away():
     for name, parameter in space.items():  # every neighbour is a valid value other than the one moved from
         value = space.decode(np.full(space.dim, 0.5))[name]
         assert all(parameter.check(v) == v and v != value for v in parameter.neighbours(value))
+
+
+def test_a_choice_takes_numpy_scalars_as_the_python_values_they_hold():
+    choice = Choice(np.array([16, 32, 64]))
+    assert choice.values == (16, 32, 64) and all(type(v) is int for v in choice.values)
+    assert Choice(np.array(["a", "b"])).values == ("a", "b") and choice.check(np.int64(32)) == 32
