@@ -23,6 +23,7 @@ from npbandit.policies.base import Policy, PolicyWrapper
 from npbandit.policies.bo import ACQUISITIONS, DEFAULT_LIAR, OUTPUT_WARPS, BOPolicy, SobolPolicy, check_liar
 from npbandit.rows import RowBuffer
 from npbandit.space import Parameter, SearchSpace, as_search_space
+from npbandit.stopping import RunInterrupted
 from npbandit.storage import DEFAULT_URL, RunLogger
 from npbandit.surrogates.pretrained import (
     UnknownCheckpointError,
@@ -272,7 +273,9 @@ def optimize(objective: Callable[[Any], float], bounds: Any = None, surrogate: s
         StorageError: ``db`` cannot be opened or written (a ``ValueError``).
         ObjectiveError: an evaluation failed (``on_error="raise"``), or every one did.
         RunInterrupted: SIGINT / SIGTERM (a ``KeyboardInterrupt``); the evaluations so
-            far are saved and the run is recorded as ``interrupted``.
+            far are saved and the run is recorded as ``interrupted``; the exception's
+            ``history`` holds them as ``OptimizeResult.history`` would (with ``db=None``,
+            their only record; ``initial=err.history`` continues the run).
     """
     if not callable(objective):
         raise TypeError(f"objective must be callable, got {type(objective).__name__}")
@@ -373,19 +376,14 @@ def optimize(objective: Callable[[Any], float], bounds: Any = None, surrogate: s
                            "budget": budget, "optimal_value": optimal_value}}
     if constraints is not None:
         info["env_params"]["constraints"] = objective_label(constraints)
-    result = run_episode(env, policy, seed=seed, logger=logger, run_info=info, on_error=on_error,
-                         progress=progress, desc=desc, executor=executor,
-                         batch_size=batch_size, eval_timeout=eval_timeout)
-    extras = ("error", "worker", "submitted_at", "finished_at", "constraints")
-    history = [{"t": r["t"], "x": env.point(r["action"]), "value": r["value"], "best_value": r.get("best_value"),
-                "failed": r["failed"], **{k: r[k] for k in extras if k in r}} for r in result.steps]
-    if constraints is not None:
-        for h in history:
-            if not h["failed"]:
-                h["feasible"] = is_feasible(h["constraints"])
-    for before, h in zip(history, history[1:]):  # a failed evaluation leaves the best so far as it was
-        if h["failed"] and h["best_value"] is None:
-            h["best_value"] = before["best_value"]
+    try:
+        result = run_episode(env, policy, seed=seed, logger=logger, run_info=info, on_error=on_error,
+                             progress=progress, desc=desc, executor=executor,
+                             batch_size=batch_size, eval_timeout=eval_timeout)
+    except RunInterrupted as err:  # the evaluations so far go with it: with db=None its only record
+        err.history = _history(env, err.records, constraints is not None)
+        raise
+    history = _history(env, result.steps, constraints is not None)
     good = [h for h in history if not h["failed"]]
     failed = [h for h in history if h["failed"]]
     if not good:
@@ -430,6 +428,22 @@ def _box_or_space(bounds: Any, space: Any) -> tuple[np.ndarray | None, SearchSpa
         raise TypeError(f"space must be a SearchSpace or a dict of names to Float / Int / Choice, got "
                         f"{type(given).__name__}")
     return None, as_search_space(given)
+
+
+def _history(env: BlackBoxEnv, steps: list[dict[str, Any]], constrained: bool) -> list[dict[str, Any]]:
+    """``OptimizeResult.history`` from ``run_episode``'s step records: each point in the
+    objective's form, its value, the best so far (a failed step keeps the one before)."""
+    extras = ("error", "worker", "submitted_at", "finished_at", "constraints")
+    history = [{"t": r["t"], "x": env.point(r["action"]), "value": r["value"], "best_value": r.get("best_value"),
+                "failed": r["failed"], **{k: r[k] for k in extras if k in r}} for r in steps]
+    if constrained:
+        for h in history:
+            if not h["failed"]:
+                h["feasible"] = is_feasible(h["constraints"])
+    for before, h in zip(history, history[1:]):  # a failed evaluation leaves the best so far as it was
+        if h["failed"] and h["best_value"] is None:
+            h["best_value"] = before["best_value"]
+    return history
 
 
 def _call_with_tensor(objective: Callable[[Any], Any], x: np.ndarray) -> Any:

@@ -247,7 +247,7 @@ def _run(env: gym.Env, policy: Policy, seed: int, steps: int | None, logger: Run
                     err.add_note(f"npbandit: could not record run {result.run_id} as {status}: {save_err}")
         if interrupted:
             saved = None if logger is None else logger.rows_written
-            raise RunInterrupted(signum, result.run_id, result.n_steps, saved) from None
+            raise RunInterrupted(signum, result.run_id, result.n_steps, saved, result.steps) from None
         raise
     finally:
         if bar is not None:

@@ -30,10 +30,16 @@ class RunInterrupted(KeyboardInterrupt):
         run_id: the run's id in the database (``None`` without a logger).
         steps: the steps taken before the signal.
         saved: the steps the database holds for the run (``None`` without a logger).
+        records: the records of those steps, as ``run_episode`` returns them (empty when it
+            keeps none): without a database, the only record of the run.
+        history: ``optimize``'s ``history`` of those steps (set by ``optimize``; else ``None``).
     """
 
-    def __init__(self, signum: int, run_id: int | None = None, steps: int = 0, saved: int | None = None) -> None:
+    def __init__(self, signum: int, run_id: int | None = None, steps: int = 0, saved: int | None = None,
+                 records: list | None = None) -> None:
         self.signum, self.run_id, self.steps = signum, run_id, steps
+        self.records = [] if records is None else records
+        self.history: list | None = None
         self.saved = steps if saved is None and run_id is not None else saved
         where = ""
         if run_id is not None:

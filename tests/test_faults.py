@@ -484,3 +484,18 @@ def test_a_sigkill_on_postgresql_loses_at_most_the_evaluation_in_flight(tmp_path
             returned, run, steps = run_killed(forkserver, entry, phase, url, tmp_path)
             assert run.status == "interrupted" and (returned, len(steps)) == KILLED[phase], (entry, phase)
             assert [s["t"] for s in steps] == list(range(len(steps)))
+
+
+def test_an_interrupted_optimize_without_a_database_hands_back_its_evaluations():
+    """db=None: the exception is the run's only record, so it carries optimize's history."""
+    returned = Count()
+    f = objective("returned", signal.SIGINT, returned, None)
+    with pytest.raises(RunInterrupted) as info:
+        optimize(f, BOUNDS, surrogate="random", budget=6, db=None, progress=False)
+    stop = info.value
+    assert stop.run_id is None and stop.steps == returned.n == AT == len(stop.records) == len(stop.history)
+    assert [h["t"] for h in stop.history] == list(range(AT)) and not any(h["failed"] for h in stop.history)
+    assert [h["value"] for h in stop.history] == [r["value"] for r in stop.records]
+    again = optimize(lambda x: float(np.sum(np.square(x))), BOUNDS, surrogate="random", budget=1, db=None,
+                     progress=False, initial=stop.history)
+    assert len(again.history) == 1  # the evaluations it hands back continue a run without re-running them
