@@ -46,9 +46,10 @@ SURROGATES = {"cmanp": "cmanp-bo", "tnpd": "tnpd-bo", "gp": "gp", "random": "ran
 class OptimizeResult:
     """Outcome of :func:`optimize`.
 
-    In both ``best_x`` and ``history``, ``x`` is the point as the objective received it:
-    with ``bounds``, a numpy array ``[d]`` in the original bounds; with a search space, the
-    dict ``{name: value}`` (ints as ``int``, choices as their values).
+    In both ``best_x`` and ``history``, ``x`` is the point the objective was evaluated at,
+    in its units: with ``bounds``, a numpy array ``[d]`` in the original bounds (also with
+    ``point_type="torch"``, whose objective received the same values as a float64 tensor);
+    with a search space, the dict ``{name: value}`` (ints as ``int``, choices as their values).
 
     Attributes:
         best_x: the best evaluated point: where the best value was observed; with
