@@ -17,7 +17,7 @@ One module per idea:
   fit registration that makes ``fit_gpytorch_mll`` a no-op;
 * :mod:`~npbandit.models.checkpoint` -- :func:`shared_surrogate`, a card's defaults, the
   network's fingerprint;
-* :mod:`~npbandit.models.cache`, :mod:`~npbandit.models.moments` -- what a model keeps
+* :mod:`~npbandit.models.cache`, :mod:`~npbandit.transforms.moments` -- what a model keeps
   between calls, and its running moments;
 * :mod:`~npbandit.models.columns` -- which columns of data wider than the network it
   reads (:class:`ColumnSelector`, :class:`RelevantColumns`), and the relevance estimate

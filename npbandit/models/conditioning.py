@@ -8,7 +8,7 @@ Streaming
 standardisation fixed -- BoTorch's own convention for outcome transforms in eval mode.
 Fixed statistics slowly go stale as real data arrives, so for non-batched updates the
 model keeps running moments of all outputs (updated in ``O(new points)``,
-:mod:`npbandit.models.moments`) and, when the mean moved by more than
+:mod:`npbandit.transforms.moments`) and, when the mean moved by more than
 ``restandardize_tol`` old stds or the std by more than a factor ``1 + restandardize_tol``,
 re-standardises and re-conditions once from the raw data it keeps (one full
 conditioning, O(N) for CMANP; with many points a single observation rarely moves the
@@ -37,7 +37,7 @@ from torch import Tensor
 
 from npbandit.models.cache import RowBuffer
 from npbandit.models.checks import check_output_indices
-from npbandit.models.moments import merge_moments, moment_statistics, moments
+from npbandit.transforms.moments import drifted, merge_moments, moment_statistics, moments
 
 __all__ = ["ConditioningMixin"]
 
@@ -107,7 +107,7 @@ class ConditioningMixin:
         # kept while the points grow by less than NOISE_REFRESH, as a GP keeps its noise when conditioned
         child._noise_from = self._streamed_noise_from(child.train_X.shape[-2])
         child._noise_var = None if child._noise_from is None else self._noise_var
-        if self._standardize and self._drifted(*moment_statistics(child._moments)):
+        if self._standardize and drifted(*moment_statistics(child._moments), self._y_mean, self._y_std, self._tol):
             child._noise_var = child._noise_from = None  # in the old standardised units: read afresh
             child._set_statistics(child._train_Y_t)
             child._state = child._condition(child._to_surrogate_inputs(child.train_X), child._train_Y_t)
@@ -117,10 +117,6 @@ class ConditioningMixin:
                                             self._normalise_outputs(Y_t).unsqueeze(0))
         return child
 
-    def _drifted(self, mean: Tensor, std: Tensor) -> bool:
-        moved = ((mean - self._y_mean).abs() > self._tol * self._y_std).any()
-        rescaled = ((std / self._y_std).log().abs() > math.log1p(self._tol)).any()
-        return bool(moved or rescaled)
 
     def _fantasy(self, X: Tensor, Y: Tensor, Y_t: Tensor, new_batch: torch.Size) -> Self:
         """The batched model ``new_batch`` with ``(X, Y)`` added. Not under ``no_grad``: its

@@ -74,12 +74,12 @@ from npbandit.models.conditioning import ConditioningMixin
 from npbandit.models.hooks import construct_inputs_hook
 from npbandit.models.joint import JointPosteriorMixin
 from npbandit.models.likelihood import NOISE_POINTS, NoiseEstimateMixin, NPLikelihood, register_pretrained_fit
-from npbandit.models.moments import moments
 from npbandit.models.network import NetworkMixin
 from npbandit.models.posterior import MarginalPosteriorMixin
 from npbandit.surrogates import pretrained
 from npbandit.surrogates.base import NeuralProcess
 from npbandit.surrogates.views import InputViews
+from npbandit.transforms.moments import moments
 
 __all__ = ["NPModel"]
 

@@ -52,7 +52,6 @@ context sets.
 
 from __future__ import annotations
 
-import math
 import warnings
 from typing import Any
 
@@ -82,7 +81,7 @@ from npbandit.policies.problem import (
 from npbandit.rows import RowBuffer
 from npbandit.surrogates.base import NeuralProcess
 from npbandit.threads import torch_threads
-from npbandit.transforms.standardize import spread
+from npbandit.transforms.moments import drifted, merge_moments, moment_statistics, moments
 from npbandit.validation import check_int, check_real
 
 __all__ = ["PerArmNPPolicy", "PER_ARM_RULES", "RESCALE_TOL"]
@@ -190,7 +189,7 @@ class PerArmNPPolicy(Policy):
         self._next_fit: int | None = None  # the rows at which the next scheduled fit comes
         self._projected: tuple[np.ndarray, np.ndarray] | None = None  # (context, coordinates) act computed
         self.scale: tuple[float, float] | None = None  # (mean, std) of the rewards the models are on
-        self._moments = (0, 0.0, 0.0)  # running (count, mean, sum of squared deviations) of all rewards
+        self._moments = None  # running moments of all rewards (npbandit.transforms.moments)
 
     def _context(self, obs: Any) -> np.ndarray:
         x = check_context(obs, self.context_dim)
@@ -262,7 +261,8 @@ class PerArmNPPolicy(Policy):
         self._arms.append(action)
         self._rewards.append(reward)
         self.counts[action] += 1
-        self._moments = _welford(self._moments, reward)
+        one = moments(torch.tensor([[reward]], dtype=torch.float64))
+        self._moments = one if self._moments is None else merge_moments(self._moments, one)
         if self.map is None:
             if n > self.model_dim and min(self.counts) >= self.n_init:
                 self._fit()
@@ -282,9 +282,7 @@ class PerArmNPPolicy(Policy):
     def _drifted(self) -> bool:
         """Whether the pooled reward mean has moved by more than ``RESCALE_TOL`` of the models'
         scale, or its std by more than a factor ``1 + RESCALE_TOL``, since the models were built."""
-        center, std = self.scale
-        mean, now = _mean_std(self._moments)
-        return abs(mean - center) > RESCALE_TOL * std or abs(math.log(now / std)) > math.log1p(RESCALE_TOL)
+        return drifted(*moment_statistics(self._moments), *map(torch.tensor, self.scale), RESCALE_TOL)
 
     def _fit(self) -> None:
         """Refit the projection on every row so far and re-condition every arm in its coordinates."""
@@ -304,10 +302,9 @@ class PerArmNPPolicy(Policy):
         self.box = box
         self._options["bounds"] = torch.from_numpy(self.box)
         arms, rewards = self._arms.array, self._rewards.array
-        mean = float(rewards.mean())  # the moments afresh from every reward (O(n), as the rebuild is)
-        self._moments = (len(rewards), mean, float(((rewards - mean) ** 2).sum()))
-        self.scale = _mean_std(self._moments)
-        center, std = self.scale
+        self._moments = moments(torch.from_numpy(rewards)[:, None])  # afresh from every reward (O(n), as the rebuild)
+        center, std = (float(v) for v in moment_statistics(self._moments))
+        self.scale = (center, std)
         scaled = (rewards - center) / std
         self.models = [self._model(np.ascontiguousarray(Z[arms == a]), scaled[arms == a][:, None].copy())
                        for a in range(self.n_arms)]
@@ -327,19 +324,3 @@ class PerArmNPPolicy(Policy):
                 "n_views": self.n_views, "bounds": self.bounds.tolist(),
                 "projection": {**self.projection.params(), "width": self.model_dim}, "reward_scale": "pooled"}
 
-
-def _welford(moments: tuple[int, float, float], value: float) -> tuple[int, float, float]:
-    """Running ``(count, mean, sum of squared deviations)`` with ``value`` added (Welford's update)."""
-    count, mean, m2 = moments
-    count += 1
-    delta = value - mean
-    mean += delta / count
-    return count, mean, m2 + delta * (value - mean)
-
-
-def _mean_std(moments: tuple[int, float, float]) -> tuple[float, float]:
-    """The mean and std (``n - 1`` denominator) of running moments; a std of 1 where the values
-    show no spread (one value, or all equal up to rounding), as :func:`npbandit.transforms.standardize.spread`."""
-    count, mean, m2 = moments
-    std = math.sqrt(m2 / (count - 1)) if count > 1 else 0.0
-    return mean, float(spread(torch.tensor(mean, dtype=torch.float64), torch.tensor(std, dtype=torch.float64)))

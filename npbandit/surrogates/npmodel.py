@@ -24,13 +24,13 @@ from npbandit.models.likelihood import NOISE_POINTS, NPLikelihood, _fit_pretrain
 from npbandit.models.likelihood import NoiseEstimate as _NoiseEstimate
 from npbandit.models.likelihood import evenly_spaced as _evenly_spaced
 from npbandit.models.model import NPModel
-from npbandit.models.moments import merge_moments as _merge_moments
-from npbandit.models.moments import moment_statistics as _moment_statistics
-from npbandit.models.moments import moments as _moments
 from npbandit.models.posterior import PAIRWISE_MAX
 from npbandit.models.posterior import first_equal_rows as _first_equal_rows
 from npbandit.models.posterior import gaussian_posterior as _gaussian_posterior
 from npbandit.models.posterior import low_rank_root as _low_rank_root
+from npbandit.transforms.moments import merge_moments as _merge_moments
+from npbandit.transforms.moments import moment_statistics as _moment_statistics
+from npbandit.transforms.moments import moments as _moments
 
 warnings.warn("npbandit.surrogates.npmodel is deprecated: import NPModel, NPLikelihood and shared_surrogate "
               "from npbandit.models", DeprecationWarning, stacklevel=2)

@@ -432,7 +432,7 @@ def test_streaming_appends_in_place_and_branches_copy():
     assert torch.equal(other.train_X, torch.cat([X[:13], X[15:16]])) and torch.equal(c.train_X, X[:14])
     assert b.train_X.shape == (13, D) and torch.equal(b.train_Y, Y[:13])
     # the drift check's running moments are those of all the data
-    from npbandit.models.moments import moment_statistics
+    from npbandit.transforms.moments import moment_statistics
     from npbandit.transforms.standardize import standardization
 
     mean, std = moment_statistics(c._moments)

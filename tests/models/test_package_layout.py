@@ -14,7 +14,7 @@ from botorch.utils.datasets import SupervisedDataset
 import npbandit
 from npbandit.models import hooks
 from npbandit.models.cache import RowBuffer
-from npbandit.models.moments import merge_moments, moment_statistics, moments
+from npbandit.transforms.moments import merge_moments, moment_statistics, moments
 
 ROOT = Path(__file__).resolve().parents[2]
 

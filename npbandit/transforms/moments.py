@@ -1,5 +1,7 @@
-"""Running moments of a model's outputs, so a streamed model can tell in ``O(new points)``
-whether its fixed standardisation has gone stale (see :mod:`npbandit.models.conditioning`).
+"""Running moments of outputs, so whoever standardises a stream by fixed statistics can tell
+in ``O(new points)`` whether they have gone stale (:func:`drifted`): a streamed
+:class:`~npbandit.models.NPModel` (:mod:`npbandit.models.conditioning`) and the per-arm bandit
+policy's shared reward scale (:mod:`npbandit.policies.per_arm`).
 
 Moments are ``(count, mean, sum of squared deviations)`` per output column, the last two
 float64 tensors of ``m`` values.
@@ -7,12 +9,14 @@ float64 tensors of ``m`` values.
 
 from __future__ import annotations
 
+import math
+
 import torch
 from torch import Tensor
 
 from npbandit.transforms.standardize import spread
 
-__all__ = ["Moments", "moments", "merge_moments", "moment_statistics"]
+__all__ = ["Moments", "moments", "merge_moments", "moment_statistics", "drifted"]
 
 Moments = tuple[int, Tensor, Tensor]
 
@@ -41,3 +45,12 @@ def moment_statistics(moments: Moments) -> tuple[Tensor, Tensor]:
         return mean, torch.ones_like(mean)
     std = (m2 / (n - 1)).sqrt()
     return mean, spread(mean, std)
+
+
+def drifted(mean: Tensor, std: Tensor, ref_mean: Tensor, ref_std: Tensor, tol: float) -> bool:
+    """Whether statistics ``(mean, std)`` have left those a stream is standardised by,
+    ``(ref_mean, ref_std)``: in some column the mean moved by more than ``tol`` reference
+    stds, or the std changed by more than a factor ``1 + tol``."""
+    moved = ((mean - ref_mean).abs() > tol * ref_std).any()
+    rescaled = ((std / ref_std).log().abs() > math.log1p(tol)).any()
+    return bool(moved or rescaled)
