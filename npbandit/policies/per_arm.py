@@ -76,6 +76,7 @@ from npbandit.policies.problem import (
     check_bounds,
     check_bounds_cover,
     check_context,
+    check_context_in_bounds,
     check_context_space,
 )
 from npbandit.rows import RowBuffer
@@ -88,8 +89,6 @@ __all__ = ["PerArmNPPolicy", "PER_ARM_RULES", "RESCALE_TOL"]
 
 #: decision rules of :class:`PerArmNPPolicy` (its arms are independent: Thompson draws them apart)
 PER_ARM_RULES = ("ucb", "thompson")
-#: how far (a share of the box's width) a context may stray outside ``bounds``: rounding, not data
-BOUNDS_TOLERANCE = 1e-6
 #: how far the pooled reward mean (in stds) or std (as a factor ``1 +``) may drift before every arm is re-scaled
 RESCALE_TOL = 0.2
 
@@ -192,13 +191,7 @@ class PerArmNPPolicy(Policy):
         self._moments = None  # running moments of all rewards (npbandit.transforms.moments)
 
     def _context(self, obs: Any) -> np.ndarray:
-        x = check_context(obs, self.context_dim)
-        low, high = self.bounds
-        slack = BOUNDS_TOLERANCE * (high - low)
-        if ((x < low - slack) | (x > high + slack)).any():
-            raise ValueError(f"obs {x.tolist()} lies outside the policy's context bounds (lower {low.tolist()}, "
-                             f"upper {high.tolist()}); build it with bounds that contain every context")
-        return x
+        return check_context_in_bounds(check_context(obs, self.context_dim), self.bounds)
 
     def _observed_context(self, obs: Any) -> np.ndarray:
         """``obs`` checked as :meth:`_context` checks it, once a round: the context :meth:`act`
