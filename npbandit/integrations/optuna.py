@@ -352,6 +352,7 @@ class NPSampler(BaseSampler):
                            generator=torch.Generator().manual_seed(self._trial_seed(trial.number, "startup")))
             return optuna_values(space.decode(space.snap(search.lift(z))[0].numpy()), search_space)
         with self._proposing:  # other threads' proposals are stored with their trials before this one reads them
+            # read again: trials may have completed while this thread waited for the lock
             completed = study.get_trials(deepcopy=False, states=(TrialState.COMPLETE,))
             seen = self._observations(study, search_space, space, search, completed, trial.number)
             if seen is None:
