@@ -67,8 +67,9 @@ class OptimizeResult:
             them; ``False`` when no evaluation was feasible, and ``best_x`` is then the one
             whose constraint values exceed 0 by the least in total (with a warning).
         recommended_x: the model's recommendation, as Ax makes it: of the evaluated points,
-            the one where the surrogate, conditioned on the observations as the run's next
-            proposal would see them, has the best posterior mean (same form as ``best_x``;
+            the one where the surrogate, conditioned on every observation (at most the
+            checkpoint's context limit, those nearest the best), has the best posterior mean,
+            de-noised for an NP (same form as ``best_x``;
             see :mod:`npbandit.acquisition.recommend`); with ``constraints``, of those whose
             constraints' posterior means are all ``<= 0``. Without one (``surrogate="random"``,
             fewer than two values observed, no point the model predicts feasible, a subspace

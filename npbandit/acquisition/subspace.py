@@ -458,8 +458,8 @@ class CoordinateSearch(SubspaceSearch):
         point the model's input stands for (the others differ in inputs it does not see)."""
         view = self._view(region, X, Y, max_context, seed, constraints, snap)
         Z = view.to_model(view.X)
-        eligible = view.at_center() & (view.rows < n_observed)
-        return best_mean(build_model(Z, view.Y), Z[eligible], view.rows[eligible], constraints)
+        among = torch.nonzero(view.at_center() & (view.rows < n_observed)).reshape(-1)
+        return best_mean(build_model(Z, view.Y), Z, among, view.rows[among], constraints)
 
     def params(self) -> dict[str, Any]:
         scores = self.scores if isinstance(self.scores, str) else getattr(self.scores, "__name__", repr(self.scores))

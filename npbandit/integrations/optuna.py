@@ -417,9 +417,9 @@ class NPSampler(BaseSampler):
             self._independent.reseed_rng()
 
     def recommended_trial(self, study: Study) -> FrozenTrial | None:
-        """The completed trial the NP believes best: of the trials the next proposal's model
-        would see (in the trust region's box; through the subspace for a wide space), the one
-        with the best posterior mean of the objective, of those predicted feasible with
+        """The completed trial the NP believes best: of the trials (every one, on the whole
+        cube; through the subspace for a wide space), the one with the best de-noised
+        posterior mean of the objective, of those predicted feasible with
         constraints (:mod:`npbandit.acquisition.recommend`, as ``optimize``'s
         ``recommended_x``). On a noisy objective ``study.best_trial`` is the luckiest draw;
         this is a smoothed choice, as Ax reports beside it. ``None`` before two usable

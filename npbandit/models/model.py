@@ -20,7 +20,8 @@ ends of it.
 This module holds the model's data, construction and state dict. The rest comes from
 mixins, one idea each: the network's inputs, outputs, views and dtype
 (:mod:`~npbandit.models.network`), the noise estimate
-(:mod:`~npbandit.models.likelihood`), the marginal and the joint posterior
+(:mod:`~npbandit.models.likelihood`), the de-noised means at the observations
+(:mod:`~npbandit.models.observed`), the marginal and the joint posterior
 (:mod:`~npbandit.models.posterior`, :mod:`~npbandit.models.joint`) and new data
 (:mod:`~npbandit.models.conditioning`).
 
@@ -75,6 +76,7 @@ from npbandit.models.hooks import construct_inputs_hook
 from npbandit.models.joint import JointPosteriorMixin
 from npbandit.models.likelihood import NOISE_POINTS, NoiseEstimateMixin, NPLikelihood, register_pretrained_fit
 from npbandit.models.network import NetworkMixin
+from npbandit.models.observed import ObservedMeanMixin
 from npbandit.models.posterior import MarginalPosteriorMixin
 from npbandit.surrogates import pretrained
 from npbandit.surrogates.base import NeuralProcess
@@ -84,8 +86,8 @@ from npbandit.transforms.moments import moments
 __all__ = ["NPModel"]
 
 
-class NPModel(MarginalPosteriorMixin, JointPosteriorMixin, ConditioningMixin, NoiseEstimateMixin, NetworkMixin,
-              Model, FantasizeMixin, GP):
+class NPModel(MarginalPosteriorMixin, JointPosteriorMixin, ConditioningMixin, NoiseEstimateMixin, ObservedMeanMixin,
+              NetworkMixin, Model, FantasizeMixin, GP):
     """A neural-process surrogate plus its training data, as a BoTorch ``Model``.
 
     It is also a GPyTorch ``GP`` with a Gaussian

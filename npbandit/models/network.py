@@ -275,17 +275,20 @@ class NetworkMixin:
                 return self.surrogate.condition(X_in, Y_n)
             return self.surrogate.update(state, X_in, Y_n)
 
-    def _predict(self, X_in: Tensor) -> tuple[Tensor, Tensor]:
+    def _predict(self, X_in: Tensor, state: NPState | None = None) -> tuple[Tensor, Tensor]:
         """The network's predictive mean and variance at ``X_in [b, M, x_dim]`` (``[b, M, m]``
-        each): with views, the moments of the mixture over them."""
+        each): with views, the moments of the mixture over them. ``state``: the network
+        state to predict from (one made by :meth:`_absorb` for ``b`` model elements);
+        ``None``: the model's own."""
         X_in, _ = self._fold(X_in)
+        state = self._state if state is None else state
         with torch_threads():
             # X_in is built here from checked inputs, in the network's dtype and device
             if self._views is None:
-                dist = self.surrogate.predict(self._state, X_in, check=False)
+                dist = self.surrogate.predict(state, X_in, check=False)
                 mean, var = dist.loc, dist.variance
             else:
-                dist = self.surrogate.predict(self._state, self._views.inputs(X_in), check=False)
+                dist = self.surrogate.predict(state, self._views.inputs(X_in), check=False)
                 mean, var = self._views.combine(dist.loc, dist.variance)
         return self._unfold(mean), self._unfold(var)
 

@@ -539,9 +539,9 @@ class BOPolicy(Policy):
                     torch.tensor(x, dtype=torch.float64)[None], torch.tensor([row], dtype=torch.float64))
 
     def recommend(self) -> Recommendation | None:
-        """Of the evaluated points the next proposal's model would see (on the whole cube, in the
-        trust region's box, through the subspace; a streamed NP as it is), the one where its
-        posterior mean of the objective is highest, of those it predicts feasible with
+        """Of the evaluated points, the one where the model a proposal builds, on every
+        observation over the whole cube (through the subspace for a wide space), has the highest
+        (de-noised, for an NP) posterior mean of the objective, of those it predicts feasible with
         constraints (:mod:`npbandit.acquisition.recommend`); with ``output_warp``, that mean
         taken back through the warp (the posterior median in reward units). ``None`` with fewer
         than two values, with no point predicted feasible, or from a subspace search that makes

@@ -1,5 +1,6 @@
 """The model's recommendation (npbandit.acquisition.recommend, BOPolicy.recommend): the model a
-proposal would build, on what that proposal's model sees, and the evaluated point of its best mean."""
+proposal would build, on every observation (a subspace search: on its view), and the evaluated
+point of its best mean (an NPModel's de-noised mean at its observations)."""
 
 import numpy as np
 import pytest
@@ -7,7 +8,7 @@ import torch
 from helpers import tiny_checkpoint
 
 from npbandit import load_surrogate
-from npbandit.acquisition.recommend import best_mean, recommend
+from npbandit.acquisition.recommend import best_mean, recommend, recommend_in_box
 from npbandit.acquisition.subspace import CoordinateSearch, CountSketch, SubspaceSearch
 from npbandit.models import NPModel
 from npbandit.policies.bo import BOPolicy, NPModelFactory
@@ -45,32 +46,33 @@ def noisy(n, d, seed=0):
 def test_best_mean_picks_the_highest_mean_among_the_candidates_given():
     X = torch.tensor([[0.2, 0.0], [0.9, 0.0], [0.9, 1.0], [0.5, 0.0]], dtype=torch.float64)
     model = MeanOfFirstInput(X, None)
-    assert best_mean(model, X, torch.tensor([7, 8, 9, 10])) == (8, 0.9)  # the first of equal means
-    assert best_mean(model, X[:0], torch.tensor([], dtype=torch.long)) is None
+    assert best_mean(model, X, torch.arange(4), torch.tensor([7, 8, 9, 10])) == (8, 0.9)  # the first of equal means
+    assert best_mean(model, X, torch.tensor([0, 3]), torch.tensor([7, 10])) == (10, 0.5)  # of the candidates only
+    empty = torch.tensor([], dtype=torch.long)
+    assert best_mean(model, X, empty, empty) is None
     # failed points (the rows past n_observed), which the model sees at a value, are no candidates
     assert recommend(MeanOfFirstInput, X, torch.zeros(4, 1, dtype=torch.float64), n_observed=1) == (0, 0.2)
 
 
-def test_the_trust_region_recommendation_is_made_by_a_model_on_the_region_s_box(surrogate):
-    policy = BOPolicy(2, model=NPModelFactory(surrogate), trust_region=True, max_context=None)
+@pytest.mark.parametrize("max_context", [None, 12])
+def test_a_trust_region_run_s_recommendation_is_made_by_a_model_on_every_observation(surrogate, max_context):
+    policy = BOPolicy(2, model=NPModelFactory(surrogate), trust_region=True, max_context=max_context)
     policy.reset(0)
     X, Y = noisy(30, 2)
     observed(policy, X, Y)
-    policy.region.length = 0.3  # as after a few halvings: the model's box (0.6 wide) holds some of the points
+    policy.region.length = 0.3  # as after a few halvings: a proposal's model sees only some of the points
     found = policy.recommend()
-    # recomputed apart: the observations in the box around the best one, on its unit cube
+    # recomputed apart: every observation on the whole cube (of more than max_context, those
+    # nearest the best one), each evaluated point's mean de-noised
     Xt, Yt = torch.from_numpy(X), torch.from_numpy(Y).unsqueeze(-1)
-    center = Xt[int(np.argmax(Y))]
-    half = policy.region.context_factor * policy.region.length / 2
-    lower, upper = (center - half).clamp(0, 1), (center + half).clamp(0, 1)
-    inside = ((Xt >= lower) & (Xt <= upper)).all(-1)
-    assert 1 < int(inside.sum()) < 30
-    X_box = (Xt[inside] - lower) / (upper - lower)
-    model = NPModel.from_pretrained(surrogate, X_box, Yt[inside])
-    with torch.no_grad():
-        mean = model.posterior(X_box.unsqueeze(-2)).mean.reshape(-1)
+    seen = torch.arange(30)
+    if max_context is not None:
+        distance = torch.linalg.vector_norm(Xt - Xt[int(np.argmax(Y))], dim=-1)
+        seen = torch.sort(torch.argsort(distance, stable=True)[:max_context]).values
+    model = NPModel.from_pretrained(surrogate, Xt[seen], Yt[seen])
+    mean = model.observed_mean().reshape(-1)
     best = int(torch.argmax(mean))
-    assert np.array_equal(found.action, X[np.flatnonzero(inside.numpy())[best]])
+    assert np.array_equal(found.action, X[int(seen[best])])
     assert found.reward == pytest.approx(float(mean[best]), rel=1e-6)  # float32 network
 
 
@@ -82,15 +84,14 @@ def test_the_count_sketch_recommendation_is_made_in_the_embedding(surrogate):
     observed(policy, X, Y)
     found = policy.recommend()
     model = NPModel.from_pretrained(surrogate, torch.from_numpy(Z), torch.from_numpy(Y).unsqueeze(-1))
-    with torch.no_grad():
-        mean = model.posterior(torch.from_numpy(Z).unsqueeze(-2)).mean.reshape(-1)
+    mean = model.observed_mean().reshape(-1)
     best = int(torch.argmax(mean))
     assert np.array_equal(found.action, X[best]) and found.reward == pytest.approx(float(mean[best]), rel=1e-6)
 
 
 @pytest.mark.parametrize("length, max_context", [(None, None), (0.7, None), (0.7, 4)],
                          ids=["whole-cube", "region", "region-max-context"])
-def test_a_count_sketch_search_recommends_as_the_plain_search_does_on_the_embedded_points(length, max_context):
+def test_a_count_sketch_search_recommends_as_a_plain_box_does_on_the_embedded_points(length, max_context):
     search = CountSketch(d_e=3).bind(7, 3, seed=2)
     Z, Y = noisy(12, 3, seed=1)
     Z, Y = torch.from_numpy(Z), torch.from_numpy(Y).unsqueeze(-1)
@@ -99,7 +100,7 @@ def test_a_count_sketch_search_recommends_as_the_plain_search_does_on_the_embedd
     for n_observed in (12, 8):  # the rows past n_observed failed: seen by the model, no candidates
         found = search.recommend(region, X, Y, MeanOfFirstInput, n_observed=n_observed, seed=0,
                                  max_context=max_context)
-        plain = recommend(MeanOfFirstInput, Z, Y, n_observed=n_observed, region=region, max_context=max_context)
+        plain = recommend_in_box(region, Z, Y, MeanOfFirstInput, n_observed=n_observed, max_context=max_context)
         assert found is not None and found[0] == plain[0] and found[1] == pytest.approx(plain[1], abs=1e-12)
 
 
@@ -113,8 +114,7 @@ def test_a_warped_model_s_mean_is_taken_back_through_the_warp(surrogate):
     Yt = torch.from_numpy(Y).unsqueeze(-1)
     warp = YeoJohnson.fit(Yt)
     model = NPModel.from_pretrained(surrogate, torch.from_numpy(X), warp.forward(Yt))
-    with torch.no_grad():
-        mean = model.posterior(torch.from_numpy(X).unsqueeze(-2)).mean.reshape(-1)
+    mean = model.observed_mean().reshape(-1)
     best = int(torch.argmax(mean))
     assert np.array_equal(found.action, X[best])
     assert found.reward == pytest.approx(float(warp.untransform(mean[best].reshape(1, 1))), rel=1e-5)
@@ -221,7 +221,7 @@ def test_with_constraints_only_points_the_model_predicts_feasible_are_candidates
                       [0.3, 0.1]], dtype=torch.float64)
     Y = torch.tensor([[0.9, 0.4], [0.6, -0.3], [0.3, -0.4]], dtype=torch.float64)
     model = ObjectiveAndConstraint(X, Y)
-    assert best_mean(model, X, torch.arange(3)) == (0, 0.9)
-    assert best_mean(model, X, torch.arange(3), constraints=1) == (1, 0.6)
-    assert best_mean(model, X[:1], torch.arange(1), constraints=1) is None  # none predicted feasible
+    assert best_mean(model, X, torch.arange(3), torch.arange(3)) == (0, 0.9)
+    assert best_mean(model, X, torch.arange(3), torch.arange(3), constraints=1) == (1, 0.6)
+    assert best_mean(model, X, torch.arange(1), torch.arange(1), constraints=1) is None  # none predicted feasible
     assert recommend(ObjectiveAndConstraint, X, Y, n_observed=3, constraints=1) == (1, 0.6)
