@@ -12,9 +12,9 @@ The forms a user brings (each point as the objective receives it, in the user's 
 
 Nothing outside the box or the space is clipped in: such a point is refused, naming it.
 
-Whether the evaluations come from the same problem (:func:`check_same_problem`, the one
-check ``optimize`` and ``npbandit optimize --initial-from`` share) is checked as far as
-the entries can say:
+Whether the evaluations come from the same problem is checked as far as the entries can
+say (a setting that differs through :func:`check_same_problem`, the comparison ``npbandit
+optimize --initial-from`` makes of the run's record too):
 
 - a run's step (a record with ``action``, ``params`` and ``reward``, as ``run_steps`` and
   ``RunInterrupted.records`` hold them) says its run's direction, its ``reward`` being its
@@ -109,10 +109,12 @@ def check_same_problem(earlier: Mapping[str, Any], here: Mapping[str, Any], sour
     """
     for key, value in here.items():
         if earlier.get(key) != value:
-            raise ValueError(f"{source}: {whose} {key} is {earlier.get(key)!r}, this one's {value!r} (a run "
-                             f"continues only a run of the same problem){hint}")
+            raise ValueError(f"{source}: {whose} {key} is {earlier.get(key)!r}, this one's {value!r} "
+                             f"{_SAME_PROBLEM}{hint}")
 
 
+#: why earlier evaluations of another problem are refused
+_SAME_PROBLEM = "(a run continues only a run of the same problem)"
 #: how to start from another problem's evaluations on purpose, said when a record's problem differs
 _ON_PURPOSE = ("; to start from another problem's evaluations on purpose, give them as (x, value) pairs, "
                "each value in this objective's units")
@@ -148,14 +150,12 @@ def _check_recorded_cube(i: int, entry: Mapping[str, Any], box: np.ndarray | Non
     u = np.asarray(action.detach().cpu() if isinstance(action, torch.Tensor) else action, dtype=np.float64)
     if u.shape != (here.dim,) or not np.isfinite(u).all():
         raise ValueError(f"initial[{i}]: the step's action {_short(u.tolist())} is not a point of the unit cube "
-                         f"[{here.dim}] of {these}: its run searched {other} (a run continues only a run of the "
-                         f"same problem){_ON_PURPOSE}")
+                         f"[{here.dim}] of {these}: its run searched {other} {_SAME_PROBLEM}{_ON_PURPOSE}")
     # a box's point as the run made it (the env's affine map, no clamping); a space's, decoded
     point = named_point(box[0] + u * (box[1] - box[0])) if space is None else here.decode(u)
     if not _same_point(point, params):
         raise ValueError(f"initial[{i}]: the step's action {_short(u.tolist())} is {_short(dict(params))} in its "
-                         f"run but {_short(point)} in {these}: its run searched {other} (a run continues "
-                         f"only a run of the same problem){_ON_PURPOSE}")
+                         f"run but {_short(point)} in {these}: its run searched {other} {_SAME_PROBLEM}{_ON_PURPOSE}")
 
 
 def _same_point(point: Mapping[str, Any], params: Mapping[str, Any]) -> bool:
