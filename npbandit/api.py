@@ -136,7 +136,11 @@ def optimize(objective: Callable[[Any], float], bounds: Any = None, surrogate: s
             ``history`` of an earlier result (its failed entries are skipped, as a run
             skips them); a run's steps, :func:`npbandit.storage.run_steps` ``(db, run_id)``
             (to continue an interrupted run); or, for ``bounds``, arrays ``(X [n, d], Y [n])``
-            (:mod:`npbandit.warm_start`). The policy observes them, in order, before it proposes anything:
+            (:mod:`npbandit.warm_start`). A run's steps and a history are checked to come from
+            a run of this problem as far as they say (a run's steps: its direction, bounds or
+            space; a history: its direction; pairs and arrays: nothing but each point lying
+            in the box or space; the objective: never), a ``ValueError`` naming
+            ``initial[i]`` otherwise. The policy observes them, in order, before it proposes anything:
             they count towards the initial design (with ``n_init`` of them the model
             proposes from the first evaluation), the trust region and the repeat check.
             They are not evaluated again and spend no ``budget``; ``history`` and

@@ -11,21 +11,42 @@ The forms a user brings (each point as the objective receives it, in the user's 
 - BoTorch's habit, a pair of arrays ``(X [n, d], Y [n])`` (or ``Y [n, 1]``), for a box.
 
 Nothing outside the box or the space is clipped in: such a point is refused, naming it.
+
+Whether the evaluations come from the same problem is checked as far as the entries can
+say (a setting that differs through :func:`check_same_problem`, the comparison ``npbandit
+optimize --initial-from`` makes of the run's record too):
+
+- a run's step (a record with ``action``, ``params`` and ``reward``, as ``run_steps`` and
+  ``RunInterrupted.records`` hold them) says its run's direction, its ``reward`` being its
+  ``value`` negated when minimising (unknown when the value is 0), and where its run's cube
+  lay: its ``action`` must decode, in this box or space, to the ``params`` it recorded
+  (other bounds, another space or other parameter names do not);
+- a ``history`` entry says its run's direction through ``best_value``, the best value so far
+  including its own (below the value when minimising, above when maximising; unknown when
+  they are equal, for a failed entry and for an infeasible one), but not its bounds or space;
+- ``(x, value)`` pairs and arrays say neither: only that each point lies in the box or space.
+
+Which objective the evaluations are of is in no entry: ``npbandit optimize --initial-from
+RUN_ID`` checks it from the run's record (with its direction, bounds or space). A mismatch
+is refused (``ValueError`` naming ``initial[i]`` and what differs); to start from another
+problem's evaluations on purpose (a wider box, the objective maximised before), give them as
+``(x, value)`` pairs, the value in this objective's units.
 """
 
 from __future__ import annotations
 
+import math
 from collections.abc import Mapping, Sequence
 from typing import Any
 
 import numpy as np
 import torch
 
-from npbandit.envs.blackbox import ObjectiveError, constraint_values
+from npbandit.envs.blackbox import ObjectiveError, constraint_values, named_point
 from npbandit.policies.base import Policy, PolicyWrapper
 from npbandit.space import SearchSpace
 
-__all__ = ["initial_points", "WarmStart"]
+__all__ = ["initial_points", "check_same_problem", "WarmStart"]
 
 #: ``(action [d] in the unit cube, reward, constraint values or None)``
 Observation = tuple[np.ndarray, float, "list[float] | None"]
@@ -68,6 +89,89 @@ def _box_point(x: Any, box: np.ndarray) -> Any:
     return x
 
 
+def check_same_problem(earlier: Mapping[str, Any], here: Mapping[str, Any], source: str, whose: str,
+                       hint: str = "") -> None:
+    """Refuse earlier evaluations of another problem: every setting in ``here`` (keys of a
+    black-box run's ``env_params``: ``objective``, ``minimize``, ``bounds`` or ``space``) must
+    hold the same value in ``earlier`` (a setting ``earlier`` lacks differs).
+
+    Args:
+        earlier: what the evaluations' run was (its ``env_params``, or what its records say).
+        here: this run's settings, those to compare.
+        source: what the evaluations were given as, first in the message (``"initial[3]"``,
+            ``"--initial-from 7"``).
+        whose: who ``earlier`` describes, in the message (``"that run's"``).
+        hint: appended to the message.
+
+    Raises:
+        ValueError: ``"{source}: {whose} {key} is {earlier's!r}, this one's {here's!r} (a run
+            continues only a run of the same problem){hint}"``, for the first setting that differs.
+    """
+    for key, value in here.items():
+        if earlier.get(key) != value:
+            raise ValueError(f"{source}: {whose} {key} is {earlier.get(key)!r}, this one's {value!r} "
+                             f"{_SAME_PROBLEM}{hint}")
+
+
+#: why earlier evaluations of another problem are refused
+_SAME_PROBLEM = "(a run continues only a run of the same problem)"
+#: how to start from another problem's evaluations on purpose, said when a record's problem differs
+_ON_PURPOSE = ("; to start from another problem's evaluations on purpose, give them as (x, value) pairs, "
+               "each value in this objective's units")
+
+
+def _recorded_minimize(entry: Mapping[str, Any], value: float) -> tuple[bool | None, str]:
+    """Whether the run a record comes from minimised, as far as the record says (module
+    docstring), and the field that says it: a step's ``reward`` or a history entry's
+    ``best_value``; ``(None, "")`` when it cannot say."""
+    reward = entry.get("reward")
+    if _is_real(reward) and value != 0:  # a run's step: reward = -value when minimising, value when maximising
+        return (True if reward == -value else False if reward == value else None), "reward"
+    best = entry.get("best_value")
+    if _is_real(best) and entry.get("feasible", True) is not False and best != value:
+        return bool(best < value), "best_value"  # the best so far includes this (feasible) evaluation
+    return None, ""
+
+
+def _is_real(value: Any) -> bool:
+    return not isinstance(value, (bool, np.bool_)) and isinstance(value, (int, float, np.integer, np.floating))
+
+
+def _check_recorded_cube(i: int, entry: Mapping[str, Any], box: np.ndarray | None,
+                         space: SearchSpace | None) -> None:
+    """A run's step (``action`` in its run's unit cube beside ``params``, the point by name
+    in the user's units) must decode in this box or space to the point it recorded:
+    ``ValueError`` naming ``initial[i]`` when its run searched other bounds or another space."""
+    action, params = entry.get("action"), entry.get("params")
+    if action is None or not isinstance(params, Mapping):
+        return
+    here = space if space is not None else SearchSpace.from_bounds(box)
+    these, other = ("this space", "another space") if space is not None else ("these bounds", "other bounds")
+    u = np.asarray(action.detach().cpu() if isinstance(action, torch.Tensor) else action, dtype=np.float64)
+    if u.shape != (here.dim,) or not np.isfinite(u).all():
+        raise ValueError(f"initial[{i}]: the step's action {_short(u.tolist())} is not a point of the unit cube "
+                         f"[{here.dim}] of {these}: its run searched {other} {_SAME_PROBLEM}{_ON_PURPOSE}")
+    # a box's point as the run made it (the env's affine map, no clamping); a space's, decoded
+    point = named_point(box[0] + u * (box[1] - box[0])) if space is None else here.decode(u)
+    if not _same_point(point, params):
+        raise ValueError(f"initial[{i}]: the step's action {_short(u.tolist())} is {_short(dict(params))} in its "
+                         f"run but {_short(point)} in {these}: its run searched {other} {_SAME_PROBLEM}{_ON_PURPOSE}")
+
+
+def _same_point(point: Mapping[str, Any], params: Mapping[str, Any]) -> bool:
+    """``point`` and ``params`` name the same values (reals within float64 rounding)."""
+    if sorted(point, key=str) != sorted(params, key=str):
+        return False
+    for name, value in point.items():
+        other = params[name]
+        if _is_real(value) and _is_real(other):
+            if not math.isclose(float(value), float(other), rel_tol=1e-9, abs_tol=1e-12):
+                return False
+        elif type(value) is not type(other) or value != other:  # a choice's values: True is not 1
+            return False
+    return True
+
+
 def initial_points(initial: Any, box: np.ndarray | None, space: SearchSpace | None, minimize: bool,
                    constrained: bool = False) -> list[Observation]:
     """``initial`` (any form of the module) as ``(action [d] in the unit cube, reward,
@@ -78,7 +182,9 @@ def initial_points(initial: Any, box: np.ndarray | None, space: SearchSpace | No
         TypeError: ``initial`` not one of the forms.
         ValueError: an entry that is not ``(x, value)`` (``(x, value, constraints)`` when
             ``constrained``), a value that is not a finite real number, a point outside the
-            box or the space (naming the entry), or constraint values of different lengths.
+            box or the space (naming the entry), constraint values of different lengths, or a
+            run's step or history entry of another problem: of the other direction, or (a
+            step) of other bounds or another space, as far as it says (module docstring).
     """
     pairs = _array_pairs(initial)
     if pairs is not None:
@@ -118,9 +224,14 @@ def initial_points(initial: Any, box: np.ndarray | None, space: SearchSpace | No
                 limits = constraint_values(limits, x).tolist()
             except ObjectiveError as err:
                 raise ValueError(f"initial[{i}]: {err}") from None
-        if isinstance(value, (bool, np.bool_)) or not isinstance(value, (int, float, np.integer, np.floating)) \
-                or not np.isfinite(value):
+        if not _is_real(value) or not np.isfinite(value):
             raise ValueError(f"initial[{i}]: the value must be a finite real number, got {value!r}")
+        if isinstance(entry, Mapping):  # a run's step or a history entry: of this problem, as far as it says
+            came, field = _recorded_minimize(entry, float(value))
+            if came is not None:
+                check_same_problem({"minimize": came}, {"minimize": bool(minimize)}, f"initial[{i}]",
+                                   f"its run's (as its {field} says)", _ON_PURPOSE)
+            _check_recorded_cube(i, entry, box, space)
         if space is not None:
             try:
                 action = space.encode(x)

@@ -233,3 +233,61 @@ def test_two_points_in_flight_on_one_value_are_settled_one_each():
     assert policy._handed[third.tobytes()] == [None]  # the other hand-out of that value is still in flight
     policy.observe(None, third, 2.0, {})
     assert third.tobytes() not in policy._handed and policy._spent == 3
+
+
+def _sphere(x):
+    return float(np.sum((np.asarray(x) - 0.5) ** 2))
+
+
+def test_a_warm_start_from_a_run_of_the_other_direction_is_refused(tmp_path):
+    db, box = str(tmp_path / "runs.db"), [[-1.0, 0.0], [1.0, 2.0]]
+    earlier = optimize(_sphere, box, surrogate="random", budget=3, seed=0, minimize=False, db=db, progress=False)
+    assert earlier.history[1]["best_value"] > earlier.history[1]["value"]  # the first entry that says it maximised
+    steps = run_steps(db, earlier.run_id)
+    for initial, field, i in ((steps, "reward", 0), (earlier.history, "best_value", 1)):
+        with pytest.raises(ValueError, match=rf"initial\[{i}\]: its run's \(as its {field} says\) minimize is False, "
+                                             r"this one's True \(a run .* give them as \(x, value\) pairs"):
+            optimize(_sphere, box, surrogate="random", budget=1, db=None, progress=False, initial=initial)
+    for initial in (steps, earlier.history):  # they continue a maximisation
+        optimize(_sphere, box, surrogate="random", budget=1, minimize=False, db=None, progress=False, initial=initial)
+    # pairs say nothing of their run: taken as the objective's values, whichever way it was optimised
+    optimize(_sphere, box, surrogate="random", budget=1, db=None, progress=False,
+             initial=[(h["x"], h["value"]) for h in earlier.history])
+
+
+def test_a_record_says_its_run_s_direction_only_where_it_can():
+    from npbandit.warm_start import initial_points
+
+    box = np.array([[0.0], [1.0]])
+    silent = [{"x": [0.5], "value": 2.0, "best_value": 2.0},  # its own best: either way
+              {"x": [0.5], "value": 2.0, "best_value": 5.0, "feasible": False},  # infeasible: not in best_value
+              {"x": [0.5], "value": 2.0, "best_value": None, "failed": True},
+              {"params": {"x0": 0.5}, "action": [0.5], "value": 0.0, "reward": 0.0}]  # 0 is its own negation
+    for minimize in (True, False):
+        assert len(initial_points(silent, box, None, minimize)) == 3
+    maximised = [{"x": [0.5], "value": 2.0, "best_value": 5.0},
+                 {"params": {"x0": 0.5}, "action": [0.5], "value": 2.0, "reward": 2.0}]
+    for entry in maximised:
+        assert initial_points([entry], box, None, minimize=False)[0][1] == 2.0
+        with pytest.raises(ValueError, match=r"initial\[0\]: its run's .* minimize is False, this one's True"):
+            initial_points([entry], box, None, minimize=True)
+
+
+def test_a_run_s_steps_over_other_bounds_or_another_space_are_refused(tmp_path):
+    db, box, wider = str(tmp_path / "runs.db"), [[-1.0, 0.0], [1.0, 2.0]], [[-1.0, 0.0], [1.0, 3.0]]
+    earlier = optimize(_sphere, box, surrogate="random", budget=2, seed=0, db=db, progress=False)
+    with pytest.raises(ValueError, match=r"initial\[0\]: the step's action .* is \{'x0': .*\} in its run but .* in "
+                                         r"these bounds: its run searched other bounds"):
+        optimize(_sphere, wider, surrogate="random", budget=1, db=None, progress=False,
+                 initial=run_steps(db, earlier.run_id))
+    # on purpose, as pairs: the same points in a wider box
+    optimize(_sphere, wider, surrogate="random", budget=1, db=None, progress=False,
+             initial=[(h["x"], h["value"]) for h in earlier.history])
+    first = optimize(score, SPACE, surrogate="random", budget=2, seed=0, db=db, progress=False)
+    steps = run_steps(db, first.run_id)
+    for other, match in ((SearchSpace({**SPACE, "lr": Float(1e-4, 1.0, log=True)}), r"in this space: its run "
+                          r"searched another space"),
+                         (SearchSpace({**SPACE, "act": Choice(["relu", "tanh", "gelu", "silu"])}),
+                          r"is not a point of the unit cube \[7\] of this space: its run searched another space")):
+        with pytest.raises(ValueError, match=r"initial\[0\]: the step's action .*" + match):
+            optimize(score, other, surrogate="random", budget=1, db=None, progress=False, initial=steps)

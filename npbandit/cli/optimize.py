@@ -172,6 +172,7 @@ def _earlier_steps(args: argparse.Namespace, bounds: Any, objective: Any) -> lis
     from npbandit.api import objective_label
     from npbandit.space import SearchSpace
     from npbandit.storage import display_url, list_runs, run_steps
+    from npbandit.warm_start import check_same_problem
 
     runs = {run.id: run for run in list_runs(args.db, kind="bo")}
     if args.initial_from not in runs:
@@ -184,10 +185,7 @@ def _earlier_steps(args: argparse.Namespace, bounds: Any, objective: Any) -> lis
         here["space"] = bounds.describe()
     else:
         here["bounds"] = [[float(v) for v in row] for row in bounds]
-    for key, value in here.items():
-        if earlier.get(key) != value:
-            raise ValueError(f"--initial-from {args.initial_from}: that run's {key} is {earlier.get(key)!r}, this "
-                             f"one's {value!r} (a run continues only a run of the same problem)")
+    check_same_problem(earlier, here, f"--initial-from {args.initial_from}", "that run's")
     return run_steps(args.db, args.initial_from)
 
 

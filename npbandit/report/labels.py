@@ -2,7 +2,10 @@
 
 A row of a table (a line of a figure) is one policy *with one setting*. Runs of one
 policy whose logged settings differ (UCB's ``beta``, ``n_init``, the evaluations kept in
-flight...) are separate rows, told apart by the settings that differ (:class:`RowKey`).
+flight...) are separate rows, told apart by the settings that differ (:class:`RowKey`). A
+run that did not log such a setting shows ``?`` for it (it ran before the setting was
+logged), except for a setting logged only when used (``initial``, the earlier evaluations
+``optimize(initial=...)`` started from): a run without it shows nothing of it.
 
 Tables name the policy by its id, as the run recorded it and as the command line takes
 it (``tnpd-bo-tr-logei``, ``gp-ucb  beta=2``). Legends name it for a reader
@@ -44,7 +47,10 @@ _NATURAL_PRIOR = {"bo": "bo", "bandit": "wheel"}
 #: the priors checkpoints are trained on (``<model>-<prior>``)
 _PRIORS = ("bo", "wheel", "gp1d")
 #: readable names of the settings that tell rows of one policy apart in a legend
-_SETTING_NAMES = {"batch_size": "batch size", "n_init": "initial design"}
+_SETTING_NAMES = {"batch_size": "batch size", "n_init": "initial design", "initial": "warm start"}
+#: settings a run logs only when it uses them: one without such a setting did without it, and
+#: its label says nothing of it (not ``?``); its row stays apart from the runs that logged one
+_LOGGED_WHEN_USED = frozenset({"initial"})
 
 
 def _settings(run: RunRow) -> dict[str, Any]:
@@ -99,7 +105,8 @@ class RowKey:
         policy: the policy's id as the run recorded it (``gp-ucb``).
         settings: ``(name, value text)`` of each setting that differs between the runs
             of this policy being compared, in name order; ``"?"`` where a run did not log
-            it. Empty when all of them were set up alike. A component logged with its
+            it, and left out where it is one logged only when used (``initial``: a run
+            without a warm start). Empty when all of them were set up alike. A component logged with its
             name (``{"name": "candidate-search", ...}``) shows the name, and of its other
             entries those that differ between runs of that name (``candidate-search(rounds=4)``).
         kind: the runs' kind, ``"bo"`` or ``"bandit"``.
@@ -123,7 +130,8 @@ class RowKey:
 def row_keys(runs: list[RunRow]) -> dict[int, RowKey]:
     """Each run's row among ``runs`` (runs of one comparable setting, see the module
     docstring), by run id: its policy, and when runs of that policy were set up
-    differently, the settings that differ between them. Runs with one key are one row."""
+    differently, the settings that differ between them (a setting logged only when used
+    named only in the runs that logged it). Runs with one key are one row."""
     by_policy: dict[str, list[RunRow]] = defaultdict(list)
     for run in runs:
         by_policy[run.policy].append(run)
@@ -135,7 +143,7 @@ def row_keys(runs: list[RunRow]) -> dict[int, RowKey]:
         for run, setting in zip(group, settings):
             keys[run.id] = RowKey(policy, tuple(
                 (k, _setting_text(setting[k], [s[k] for s in settings if k in s]) if k in setting else "?")
-                for k in differ), run.kind)
+                for k in differ if k in setting or k not in _LOGGED_WHEN_USED), run.kind)
     return keys
 
 

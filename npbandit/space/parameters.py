@@ -11,7 +11,9 @@ Each parameter owns ``columns`` coordinates of the unit cube the surrogate works
 * ``Int`` and a ``Float`` with ``step``: one column in which every grid value owns an
   interval of equal width (half a step either side of it), so the end values of the range
   get as much of the cube as the inner ones; a point of the column decodes to the grid
-  value whose interval holds it.
+  value whose interval holds it. An ``Int`` with ``log=True`` (``step`` 1) maps those
+  intervals through the logarithm, so a small value owns more of the column than a large
+  one; a ``Float`` takes ``step`` or ``log=True``, not both (as Optuna's distributions).
 * ``Choice``: ``ordered=True`` or two values: one column split into equal intervals, one
   per value, in order; three or more unordered values: one column per value (one-hot), a
   point decoding to the value of its largest column, so that no value is placed "between"
@@ -102,7 +104,7 @@ class _Range(Parameter):
         self.step = step
         half = 0.0 if step is None else step / 2
         if self.log and not low - half > 0:
-            need = "low >= 1" if kind == "Int" else f"low > 0{' (and low - step/2 > 0)' if step else ''}"
+            need = "low >= 1" if kind == "Int" else "low > 0"
             raise ValueError(f"{kind}: log=True needs {need}, got low={low!r}")
         if step is not None:
             count = (high - low) / step
@@ -175,7 +177,11 @@ class Float(_Range):
         log: searched on a logarithmic scale (needs ``low > 0``), as a learning rate or
             a regularisation weight usually is.
         step: ``None`` (default: any real value) or a grid spacing; the values are then
-            ``low + k * step`` and ``high - low`` must be a whole number of steps.
+            ``low + k * step`` and ``high - low`` must be a whole number of steps. Not with
+            ``log=True`` (as Optuna's ``FloatDistribution``): an evenly spaced grid on a log
+            scale would give its values intervals of unequal width in the unit cube, the
+            small values far more of it; a few values on a log scale are a
+            ``Choice([...], ordered=True)``, an evenly spaced grid is ``step`` without ``log``.
 
     Raises:
         ValueError / TypeError: a bad setting, naming it.
@@ -187,6 +193,10 @@ class Float(_Range):
             step = _real("Float", "step", step)
             if step <= 0:
                 raise ValueError(f"Float: step must be > 0 or None, got {step!r}")
+            if isinstance(log, (bool, np.bool_)) and log:
+                raise ValueError(f"Float: step={step!r} and log=True cannot go together (an evenly spaced grid has "
+                                 "no place on a log scale); give step=None for a log-scale real, or log=False for a "
+                                 "grid")
         super().__init__(low, high, log, step)
 
     def check(self, value: Any) -> float:

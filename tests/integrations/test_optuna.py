@@ -21,6 +21,7 @@ from optuna.trial import TrialState, create_trial  # noqa: E402
 from npbandit.integrations.optuna import NPSampler  # noqa: E402
 from npbandit.integrations.optuna_trials import parameter_of  # noqa: E402
 from npbandit.policies.trust_region import TrustRegion  # noqa: E402
+from npbandit.space import Float, Int  # noqa: E402
 from npbandit.surrogates.pretrained import CheckpointError  # noqa: E402
 
 pytestmark = pytest.mark.integration
@@ -64,6 +65,17 @@ def params(study) -> list[dict]:
 
 
 # -- search-space mapping ---------------------------------------------------------------
+
+@pytest.mark.parametrize(("low", "high", "settings"), [(1e-3, 1.0, {"log": True, "step": 1e-3}),
+                                                      (1, 65, {"log": True, "step": 2})])
+def test_the_settings_optuna_refuses_the_search_space_refuses(low, high, settings):
+    # a log scale with a step other than an Int's 1: no distribution, no parameter, nothing to map
+    dist, parameter = (IntDistribution, Int) if isinstance(low, int) else (FloatDistribution, Float)
+    with pytest.raises(ValueError):
+        dist(low, high, **settings)
+    with pytest.raises(ValueError, match="log=True"):
+        parameter(low, high, **settings)
+
 
 @pytest.mark.parametrize("dist", [FloatDistribution(-2, 3), FloatDistribution(1e-4, 1e-1, log=True),
                                   FloatDistribution(0, 1, step=0.1), IntDistribution(1, 5),

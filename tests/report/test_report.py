@@ -507,6 +507,27 @@ def test_a_subspace_strategy_s_flat_settings_read_as_one_component():
 
 
 
+def test_a_run_without_a_warm_start_shows_nothing_of_it_and_stays_a_row_apart():
+    from npbandit.report.labels import row_keys
+    from npbandit.storage import RunRow
+
+    def run(i, **params):
+        return RunRow(id=i, kind="bo", env_id="e", env_params={}, policy="p", surrogate=None,
+                      checkpoint_sha256=None, seed=0, status="completed", n_steps=0, started_at=None,
+                      finished_at=None, error=None, policy_params=params)
+
+    # optimize(initial=...) logs "initial" (how many earlier evaluations) only when given: not "initial=?"
+    keys = row_keys([run(1, n_init=3, initial=4), run(2, n_init=3), run(3, n_init=3), run(4, n_init=5, initial=4),
+                     run(5, n_init=5)])
+    assert [keys[i].text() for i in range(1, 6)] == ["p  initial=4  n_init=3", "p  n_init=3", "p  n_init=3",
+                                                     "p  initial=4  n_init=5", "p  n_init=5"]
+    assert len(set(keys.values())) == 4  # as before: the runs with and without a warm start are rows apart
+    assert [keys[i].legend() for i in (1, 2)] == ["p, warm start 4, initial design 3", "p, initial design 3"]
+    # a setting any run logs stays "?" where one did not log it (a run from before it was recorded)
+    keys = row_keys([run(1, beta=2.0, initial=4), run(2)])
+    assert [keys[i].text() for i in (1, 2)] == ["p  beta=2  initial=4", "p  beta=?"]
+
+
 def test_a_block_with_failed_evaluations_counts_them(tmp_path):
     db = str(tmp_path / "runs.db")
 
