@@ -50,7 +50,7 @@ _PRIORS = ("bo", "wheel", "gp1d")
 _SETTING_NAMES = {"batch_size": "batch size", "n_init": "initial design", "initial": "warm start"}
 #: settings a run logs only when it uses them: one without such a setting did without it, and
 #: its label says nothing of it (not ``?``); its row stays apart from the runs that logged one
-_LOGGED_WHEN_USED = frozenset({"initial"})
+_LOGGED_WHEN_USED = frozenset({"initial", "subspace"})
 
 
 def _settings(run: RunRow) -> dict[str, Any]:
