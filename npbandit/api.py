@@ -18,7 +18,8 @@ from npbandit.acquisition.optimizers import AcquisitionOptimizer, check_acq_opti
 from npbandit.acquisition.subspace import SubspaceStrategy, check_subspace
 from npbandit.envs.blackbox import RETURN_ERROR_PREFIXES, BlackBoxEnv, ObjectiveError, as_bounds
 from npbandit.feasibility import is_feasible
-from npbandit.loop import _check_async, _check_on_error, run_episode
+from npbandit.loop.asynchronous import _check_async
+from npbandit.loop.episode import _check_on_error, run_episode
 from npbandit.policies.base import Policy, PolicyWrapper
 from npbandit.policies.bo import ACQUISITIONS, DEFAULT_LIAR, OUTPUT_WARPS, BOPolicy, SobolPolicy, check_liar
 from npbandit.rows import RowBuffer
