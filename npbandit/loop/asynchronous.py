@@ -103,8 +103,8 @@ def _record_async(env: gym.Env, evaluator: AsyncEvaluator, policy: Policy, obs: 
             result.failed_steps += 1
             result.last_error = str(err)
             row = dict(t=t, action=evaluation.action, reward=None, regret=None, cumulative_regret=None, failed=True,
-                       value=None, act_s=act_s, env_s=env_s, observe_s=clock.take(), error=str(err), **times,
-                       **_params(env.unwrapped, evaluation.action))
+                       value=None, act_s=act_s, env_s=env_s, observe_s=clock.take(), error=str(err),
+                       error_kind=err.kind, **times, **_params(env.unwrapped, evaluation.action))
             _record(result, logger, signals, row)
             if on_error == "raise":
                 raise

@@ -6,7 +6,9 @@ stream the observation in with ``update``). The step is written before the polic
 so whatever the policy then does (fail, be interrupted) the evaluation is saved; a step's
 ``observe_s`` is therefore the time the policy spent taking in the evaluation *before* it.
 An objective that fails (raises, returns NaN/inf, or returns something other than a number,
-see :class:`~npbandit.envs.ObjectiveError`) is recorded as a failed step and either
+see :class:`~npbandit.envs.ObjectiveError`) is recorded as a failed step, with the error's
+text (``error``) and how it failed (``error_kind``: the error's
+:attr:`~npbandit.exceptions.ObjectiveError.kind`), and either
 stops the run with that error (``on_error="raise"``, the default) or is skipped
 (``on_error="skip"``): the policy never sees it, so nothing non-finite enters a
 surrogate's context. A value the policy cannot learn from (``observe`` raises) is saved,
@@ -209,7 +211,7 @@ def _run_sequential(env: gym.Env, policy: Policy, obs: Any, horizon: int | None,
                     result.last_error = str(err)
                     row = dict(t=t, action=action, reward=None, regret=None, cumulative_regret=None, failed=True,
                                value=None, act_s=t1 - t0, env_s=time.perf_counter() - t1, observe_s=clock.take(),
-                               error=str(err), **_params(base, action))
+                               error=str(err), error_kind=err.kind, **_params(base, action))
                     _record(result, logger, signals, row)
                     if on_error == "raise":
                         raise
