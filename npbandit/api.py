@@ -16,9 +16,10 @@ import torch
 from npbandit.acquisition.constrained import CONSTRAINED_ACQUISITIONS, incumbent
 from npbandit.acquisition.optimizers import AcquisitionOptimizer, check_acq_optimizer
 from npbandit.acquisition.subspace import SubspaceStrategy, check_subspace
-from npbandit.envs.blackbox import RETURN_ERROR_PREFIXES, BlackBoxEnv, ObjectiveError, as_bounds
+from npbandit.envs.blackbox import BlackBoxEnv, ObjectiveError, as_bounds
 from npbandit.feasibility import is_feasible
-from npbandit.loop import _check_async, _check_on_error, run_episode
+from npbandit.loop.asynchronous import _check_async
+from npbandit.loop.episode import _check_on_error, run_episode
 from npbandit.policies.base import Policy, PolicyWrapper
 from npbandit.policies.bo import ACQUISITIONS, DEFAULT_LIAR, OUTPUT_WARPS, BOPolicy, SobolPolicy, check_liar
 from npbandit.rows import RowBuffer
@@ -56,8 +57,11 @@ class OptimizeResult:
             ``constraints``, the best *feasible* one (see ``feasible``).
         best_value: its objective value. On a noisy objective, the luckiest draw.
         history: one dict per evaluation: ``t``, ``x``, ``value``, ``best_value``,
-            ``failed`` (in order of evaluation), and ``error`` (why it failed, as the
-            database records it) for a failed one; with ``constraints`` also
+            ``failed`` (in order of evaluation), and for a failed one ``error`` (why it
+            failed, as the database records it) and ``error_kind`` (how:
+            ``"raised"``, ``"returned"`` (something other than a number), ``"nonfinite"``
+            (NaN or inf) or ``"timeout"``; :attr:`ObjectiveError.kind
+            <npbandit.exceptions.ObjectiveError.kind>`); with ``constraints`` also
             ``constraints`` (the values returned) and ``feasible`` for each evaluation
             that did not fail (``best_value`` is then the best feasible value so far,
             ``None`` before the first). A failed evaluation's ``best_value`` is the best so
@@ -396,7 +400,7 @@ def optimize(objective: Callable[[Any], float], bounds: Any = None, surrogate: s
         raise ObjectiveError(f"every one of the {len(history)} evaluations failed; nothing to report"
                              + ("" if result.run_id is None else f" (run {result.run_id})")
                              + f"; the first failed with: {failed[0].get('error')}", history[-1]["x"])
-    returns = [h for h in failed if str(h.get("error", "")).startswith(RETURN_ERROR_PREFIXES)]
+    returns = [h for h in failed if h.get("error_kind") == "returned"]
     if returns:  # on_error="skip" counted them as failed points; a wrong return is more often the objective's bug
         warnings.warn(f"{len(returns)} of {len(history)} evaluations returned no number and counted as failed "
                       f"(on_error='skip'); the first: {returns[0]['error']}", stacklevel=2)
@@ -439,7 +443,7 @@ def _box_or_space(bounds: Any, space: Any) -> tuple[np.ndarray | None, SearchSpa
 def _history(env: BlackBoxEnv, steps: list[dict[str, Any]], constrained: bool) -> list[dict[str, Any]]:
     """``OptimizeResult.history`` from ``run_episode``'s step records: each point in the
     objective's form, its value, the best so far (a failed step keeps the one before)."""
-    extras = ("error", "worker", "submitted_at", "finished_at", "constraints")
+    extras = ("error", "error_kind", "worker", "submitted_at", "finished_at", "constraints")
     history = [{"t": r["t"], "x": env.point(r["action"]), "value": r["value"], "best_value": r.get("best_value"),
                 "failed": r["failed"], **{k: r[k] for k in extras if k in r}} for r in steps]
     if constrained:

@@ -34,16 +34,30 @@ class SchemaVersionError(StorageError):
 
 
 class ObjectiveError(NPBanditError, RuntimeError):
-    """The objective raised or returned a non-finite value at a point.
+    """An evaluation failed at a point: the objective (or its constraints) raised, returned
+    NaN / inf or something other than a number, or outlived the evaluator's timeout.
 
     Attributes:
         x: the point at which it failed, as the objective received it (a NumPy array of
             shape ``(d,)`` in the objective's own bounds, or the params dict of a search space).
+        kind: how it failed, one of :attr:`KINDS`: ``"raised"`` (the objective or its
+            constraints raised; the message names the exception), ``"returned"`` (it returned
+            something other than the real number(s) expected: an :class:`ObjectiveReturnError`),
+            ``"nonfinite"`` (it returned NaN or inf), ``"timeout"`` (it was still running
+            after the evaluator's timeout, ``optimize(eval_timeout=...)``); ``None`` when
+            the error is about no one evaluation (every evaluation of a run failed). A
+            failed step records it as its ``error_kind``.
     """
 
-    def __init__(self, message: str, x: Any) -> None:
+    #: how an evaluation can fail (``kind``), as a failed step's ``error_kind`` records it
+    KINDS = ("raised", "returned", "nonfinite", "timeout")
+
+    def __init__(self, message: str, x: Any, kind: str | None = None) -> None:
+        if kind is not None and kind not in self.KINDS:
+            raise ValueError(f"kind must be one of {', '.join(map(repr, self.KINDS))} or None, got {kind!r}")
         super().__init__(message)
         self.x = x
+        self.kind = kind
 
 
 class ObjectiveReturnError(ObjectiveError, TypeError):
@@ -51,8 +65,12 @@ class ObjectiveReturnError(ObjectiveError, TypeError):
     a bool, several numbers, a complex number) at a point.
 
     A failed evaluation like any :class:`ObjectiveError` (recorded as failed, skipped with
-    ``on_error="skip"``), and a ``TypeError``, as a wrong return type has always been.
+    ``on_error="skip"``), and a ``TypeError``, as a wrong return type has always been;
+    its ``kind`` is ``"returned"``.
     """
+
+    def __init__(self, message: str, x: Any) -> None:
+        super().__init__(message, x, kind="returned")
 
 
 class CheckpointError(NPBanditError, ValueError):

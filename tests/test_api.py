@@ -151,6 +151,8 @@ def test_a_wrong_return_type_is_a_failed_evaluation_that_skip_skips(tmp_path, re
     steps = run_steps(db, run.id)
     assert run.status == "completed" and [s["failed"] for s in steps] == [False, True, False, False]
     assert "must return a float" in steps[1]["error"] and [s["error"] for s in steps[::2]] == [None, None]
+    assert [s["error_kind"] for s in steps] == [None, "returned", None, None]
+    assert result.history[1]["error_kind"] == "returned" and "error_kind" not in result.history[0]
     calls.clear()
     with pytest.raises(ObjectiveReturnError, match="must return a float") as info:
         optimize(sometimes_wrong, BOUNDS, surrogate="random", budget=4, db=db, progress=False)

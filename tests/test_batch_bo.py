@@ -145,6 +145,7 @@ def test_a_failing_evaluation_is_skipped_and_the_run_goes_on(tmp_path):
     assert [s["error"] for s in run_steps(db, run.id) if s["failed"]] == ["objective raised RuntimeError: boom at x="
                                                                          + s["error"].split("at x=")[1]
                                                                          for s in run_steps(db, run.id) if s["failed"]]
+    assert [s["error_kind"] for s in run_steps(db, run.id) if s["failed"]] == ["raised"]
 
 
 def _hang_first(seconds):
@@ -167,11 +168,14 @@ def test_a_timeout_is_recorded_as_failed(tmp_path):
                           batch_size=2, executor=ex, eval_timeout=0.5, on_error="skip")
     failed = [h for h in result.history if h["failed"]]
     assert len(result.history) == 5 and len(failed) == 1 and failed[0]["worker"] is None
+    assert failed[0]["error_kind"] == "timeout"
     (run,) = list_runs(db)
     assert run.status == "completed" and [s["failed"] for s in run_steps(db, run.id)].count(True) == 1
-    with ThreadPoolExecutor(2) as ex, pytest.raises(ObjectiveError, match="still running after 0.5 s"):
+    assert [s["error_kind"] for s in run_steps(db, run.id) if s["failed"]] == ["timeout"]
+    with ThreadPoolExecutor(2) as ex, pytest.raises(ObjectiveError, match="still running after 0.5 s") as caught:
         optimize(_hang_first(1.0), BOUNDS, surrogate="random", budget=3, seed=0, db=None, progress=False,
                  batch_size=2, executor=ex, eval_timeout=0.5)
+    assert caught.value.kind == "timeout"
 
 
 def test_pending_points_are_believed_in_propose(tmp_path, monkeypatch):

@@ -44,9 +44,15 @@ def test_a_schema_version_error_is_a_storage_error():
     assert issubclass(SchemaVersionError, StorageError)
 
 
-def test_an_objective_error_carries_its_point():
+def test_an_objective_error_carries_its_point_and_how_it_failed():
     err = ObjectiveError("objective returned nan at x=[0.5]", [0.5])
-    assert err.x == [0.5] and str(err) == "objective returned nan at x=[0.5]"
+    assert err.x == [0.5] and str(err) == "objective returned nan at x=[0.5]" and err.kind is None
+    assert ObjectiveError("objective returned nan at x=[0.5]", [0.5], kind="nonfinite").kind == "nonfinite"
+    assert ObjectiveReturnError("objective must return a float", [0.5]).kind == "returned"
+    assert ObjectiveError.KINDS == ("raised", "returned", "nonfinite", "timeout")
+    with pytest.raises(ValueError, match=r"kind must be one of 'raised', 'returned', 'nonfinite', 'timeout' or "
+                                         r"None, got 'exploded'"):
+        ObjectiveError("boom", [0.5], kind="exploded")
 
 
 def test_old_import_paths_give_the_same_classes():

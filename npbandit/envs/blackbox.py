@@ -22,7 +22,9 @@ cube ``[0, 1]^D`` (``D = space.dim`` columns) and the objective is called with
   several numbers) raises :class:`~npbandit.exceptions.ObjectiveReturnError` from ``step``:
   a failed evaluation (an ``ObjectiveError``) that is also a ``TypeError``.
 * An objective that raises or returns NaN/inf raises :class:`ObjectiveError` from
-  ``step``; nothing non-finite ever reaches a policy.
+  ``step``; nothing non-finite ever reaches a policy. Each such error says how the
+  evaluation failed in its :attr:`~npbandit.exceptions.ObjectiveError.kind` (``"raised"``,
+  ``"returned"``, ``"nonfinite"`` or ``"timeout"``), which the run loop records with the step.
 * ``constraints``: outcome constraints, a callable of the same point returning a sequence
   of ``k`` floats (one real number for ``k = 1``), the point feasible when every value is
   ``<= 0`` (Optuna's ``constraints_func`` convention). It runs right after the objective,
@@ -66,11 +68,7 @@ from npbandit.space import SearchSpace, as_search_space
 from npbandit.validation import check_bool, check_int, check_options, check_real, check_render_mode, is_tensor
 
 __all__ = ["BlackBoxEnv", "ObjectiveError", "named_point", "available_functions", "make_test_function",
-           "objective_value", "constraint_values", "problem_objective", "RETURN_ERROR_PREFIXES"]
-
-#: how every ObjectiveReturnError message about an objective's or constraints' return value
-#: begins, so that a run's recorded error text (a string) tells a wrong return from a failure
-RETURN_ERROR_PREFIXES = ("objective must return", "constraints must return", "constraints returned")
+           "objective_value", "constraint_values", "problem_objective"]
 
 
 @functools.cache
@@ -269,7 +267,8 @@ def constraint_values(out: Any, x: Any, count: int | None = None) -> np.ndarray:
         raise ObjectiveReturnError(f"constraints returned {c.size} value(s) at x={_shown(x)}; the earlier "
                                    f"evaluations returned {count}", x)
     if not np.isfinite(c).all():
-        raise ObjectiveError(f"constraints returned {c.tolist()} at x={_shown(x)} (NaN or infinite)", x)
+        raise ObjectiveError(f"constraints returned {c.tolist()} at x={_shown(x)} (NaN or infinite)", x,
+                             kind="nonfinite")
     return c
 
 
@@ -496,10 +495,12 @@ class BlackBoxEnv(gym.Env):
             try:
                 out = self._call(x.copy())
             except Exception as err:  # the user's objective: report, never hide
-                raise ObjectiveError(f"objective raised {type(err).__name__}: {err} at x={_shown(x)}", x) from err
+                raise ObjectiveError(f"objective raised {type(err).__name__}: {err} at x={_shown(x)}", x,
+                                     kind="raised") from err
         elif not outcome.ok:
             err = outcome.value
-            raise ObjectiveError(f"objective raised {type(err).__name__}: {err} at x={_shown(x)}", x) from err
+            raise ObjectiveError(f"objective raised {type(err).__name__}: {err} at x={_shown(x)}", x,
+                                 kind="timeout" if outcome.timed_out else "raised") from err
         else:
             out = outcome.value
         constraints = None
@@ -510,11 +511,12 @@ class BlackBoxEnv(gym.Env):
             out, constraints = out.value, out
         value = objective_value(out, x)  # outside the try: its ObjectiveReturnError names what came back
         if not np.isfinite(value):
-            raise ObjectiveError(f"objective returned {value} at x={_shown(x)}", x)
+            raise ObjectiveError(f"objective returned {value} at x={_shown(x)}", x, kind="nonfinite")
         if constraints is not None:
             if constraints.failed:
                 err = constraints.constraints
-                raise ObjectiveError(f"constraints raised {type(err).__name__}: {err} at x={_shown(x)}", x) from err
+                raise ObjectiveError(f"constraints raised {type(err).__name__}: {err} at x={_shown(x)}", x,
+                                     kind="raised") from err
             constraints = constraint_values(constraints.constraints, x, self.n_constraints)
             self.n_constraints = constraints.size
         if self.noise_std:

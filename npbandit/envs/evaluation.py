@@ -48,11 +48,15 @@ class Outcome:
             expected), else the exception it raised.
         worker: who evaluated it (``host:pid:thread``, preceded on a Dask worker by its
             address); ``None`` when unknown (evaluated in ``step``, or the executor failed).
+        timed_out: the evaluator gave it up, still running after its timeout (``ok`` is
+            then ``False`` and ``value`` a ``TimeoutError``); ``step`` records it as a
+            failure of kind ``"timeout"`` (:attr:`~npbandit.envs.ObjectiveError.kind`).
     """
 
     ok: bool
     value: Any
     worker: str | None = None
+    timed_out: bool = False
 
     def __post_init__(self) -> None:
         if not isinstance(self.ok, bool):
@@ -62,6 +66,10 @@ class Outcome:
                             f"got {type(self.value).__name__}")
         if self.worker is not None and not isinstance(self.worker, str):
             raise TypeError(f"worker must be a str or None, got {type(self.worker).__name__}")
+        if not isinstance(self.timed_out, bool):
+            raise TypeError(f"timed_out must be a bool, got {type(self.timed_out).__name__}")
+        if self.timed_out and self.ok:
+            raise ValueError("timed_out=True is an evaluation given up: ok must be False")
 
 
 @runtime_checkable
@@ -234,7 +242,7 @@ class AsyncEvaluator:
                 if evaluation.future not in done and now - evaluation.submitted >= self.timeout:
                     evaluation.future.cancel()  # a queued one never starts; a running one cannot be stopped
                     evaluation.outcome = Outcome(False, TimeoutError(f"evaluation still running after "
-                                                                     f"{self.timeout} s"))
+                                                                     f"{self.timeout} s"), timed_out=True)
         finished = [e for e in running if e.future in done]
         return finished + [e for e in running if e.future not in done and e.outcome is not None]
 

@@ -23,12 +23,13 @@ STATUSES = ("running", "completed", "failed", "interrupted")
 #: the version that created it; see :mod:`npbandit.storage.engine` for which other versions
 #: an npbandit opens, and how)
 # 2: steps.worker / submitted_at / finished_at (batch and asynchronous BO); 3: steps.params, error;
-# 4: steps.constraints (outcome constraints)
-SCHEMA_VERSION = 4
+# 4: steps.constraints (outcome constraints); 5: steps.error_kind
+SCHEMA_VERSION = 5
 #: columns each schema version added to an existing table and nothing else: a writer adds them
 #: to a database of an older version, at least :data:`OLDEST_UPGRADABLE`, and readers read such
 #: a database as it is (the columns read as ``None``); {version: [(table, column), ...]}
-ADDED_COLUMNS = {3: [("steps", "params"), ("steps", "error")], 4: [("steps", "constraints")]}
+ADDED_COLUMNS = {3: [("steps", "params"), ("steps", "error")], 4: [("steps", "constraints")],
+                 5: [("steps", "error_kind")]}
 #: the oldest schema version a writer upgrades in place (by adding :data:`ADDED_COLUMNS`)
 OLDEST_UPGRADABLE = 2
 #: the key of ``runs.policy_params`` that holds, once a black-box run has completed, the point
@@ -96,6 +97,10 @@ class Step(Base):
     # why a failed evaluation failed (the objective's exception, a non-finite value, a timeout),
     # as the error's text; NULL for steps that did not fail and for databases from before schema 3
     error: Mapped[str | None] = mapped_column(Text, nullable=True)
+    # how it failed: "raised", "returned" (something other than a number), "nonfinite" (NaN or
+    # inf) or "timeout" (ObjectiveError.kind); NULL for steps that did not fail, for a failure
+    # whose error gave no kind and for databases from before schema 5
+    error_kind: Mapped[str | None] = mapped_column(String(16), nullable=True)
     # the outcome-constraint values the evaluation returned (``optimize(constraints=...)``: a list
     # of floats, the point feasible when all are <= 0); NULL for unconstrained runs, failed steps
     # and databases from before schema 4

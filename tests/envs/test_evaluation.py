@@ -27,6 +27,10 @@ def test_an_outcome_is_a_return_value_or_the_exception_raised():
         Outcome(False, "failed")
     with pytest.raises(TypeError, match="worker"):
         Outcome(True, 0.0, worker=3)
+    with pytest.raises(TypeError, match="timed_out must be a bool"):
+        Outcome(False, TimeoutError("late"), timed_out=1)
+    with pytest.raises(ValueError, match="ok must be False"):
+        Outcome(True, 0.0, timed_out=True)
 
 
 def test_a_relayed_outcome_is_recorded_by_step_exactly_as_an_evaluation_in_place():
@@ -159,8 +163,10 @@ def test_the_async_evaluator_times_out_what_is_still_running_and_keeps_a_late_re
     assert not hung.outcome.ok and isinstance(hung.outcome.value, TimeoutError)
     executor.calls[0][0].set_result((True, 5.0, "late"))  # the result comes after all: dropped
     evaluator.hand_over(hung)
-    with pytest.raises(ObjectiveError, match="still running after 0.01 s"):
+    assert hung.outcome.timed_out and not quick.outcome.timed_out
+    with pytest.raises(ObjectiveError, match="still running after 0.01 s") as caught:
         env.step(hung.action)
+    assert caught.value.kind == "timeout"  # the evaluator gave it up: not an error the objective raised
     assert env.t == 2 and env.best_value == 1.0
 
 

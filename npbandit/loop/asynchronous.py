@@ -1,0 +1,123 @@
+"""The asynchronous loop (``run_episode(executor=..., batch_size=q)``).
+
+Up to ``q`` evaluations run at once
+on a :class:`concurrent.futures.Executor`; each proposal sees the points still in flight
+(``policy.act(obs, pending=...)``). The env is stepped only through ``env.step(action)``:
+for the run, the :class:`~npbandit.envs.BlackBoxEnv`'s ``evaluator`` is an
+:class:`~npbandit.envs.evaluation.AsyncEvaluator`, which runs the objective on the
+executor's workers and hands each finished evaluation to ``step`` (the caller's evaluator
+is put back after). Steps are recorded in the order evaluations finish, ``t`` counting
+them, with the worker and the submit / finish times. An evaluation that outlives
+``eval_timeout`` seconds is recorded as failed (its worker is not stopped: no executor can
+stop a running call; its result, if it ever comes, is dropped).
+"""
+
+from __future__ import annotations
+
+import concurrent.futures as cf
+import datetime as dt
+import time
+from typing import Any
+
+import gymnasium as gym
+
+from npbandit.envs.blackbox import BlackBoxEnv, ObjectiveError
+from npbandit.envs.evaluation import AsyncEvaluator, Evaluation
+from npbandit.loop.records import EpisodeResult, _Clock, _constraints, _observe, _observe_failure, _params, _record
+from npbandit.policies.base import Policy
+from npbandit.stopping import RunInterrupted, StopSignals
+from npbandit.storage import RunLogger
+
+
+def _check_async(executor: Any, batch_size: Any, eval_timeout: Any) -> None:
+    if isinstance(batch_size, bool) or not isinstance(batch_size, int) or batch_size < 1:
+        raise ValueError(f"batch_size must be an int >= 1, got {batch_size!r}")
+    if executor is not None and not isinstance(executor, cf.Executor):
+        raise TypeError(f"executor must be a concurrent.futures.Executor, got {type(executor).__name__}")
+    if batch_size > 1 and executor is None:
+        raise ValueError(f"batch_size={batch_size} needs an executor to run the evaluations on")
+    if eval_timeout is not None:
+        if executor is None:
+            raise ValueError("eval_timeout needs an executor (a sequential evaluation cannot be abandoned)")
+        if isinstance(eval_timeout, bool) or not isinstance(eval_timeout, (int, float)) or not eval_timeout > 0:
+            raise ValueError(f"eval_timeout must be a positive number of seconds or None, got {eval_timeout!r}")
+
+
+def _run_async(env: gym.Env, policy: Policy, obs: Any, horizon: int | None, logger: RunLogger | None,
+               on_error: str, result: EpisodeResult, signals: StopSignals, bar: Any, executor: cf.Executor,
+               batch_size: int, eval_timeout: float | None) -> None:
+    """The asynchronous loop: an :class:`~npbandit.envs.evaluation.AsyncEvaluator` runs the
+    objective on ``executor`` and hands each finished evaluation to ``env.step``."""
+    import numpy as np
+
+    base: BlackBoxEnv = env.unwrapped  # type: ignore[assignment]  # run_episode checked it
+    budget = base.budget if horizon is None else min(horizon, base.budget)
+    evaluator = AsyncEvaluator(executor, timeout=eval_timeout)
+    act_s: dict[Evaluation, float] = {}
+    clock = _Clock()
+    submitted = 0
+    previous, base.evaluator = base.evaluator, evaluator
+    try:
+        while submitted < budget or evaluator.in_flight:
+            while submitted < budget and len(evaluator.in_flight) < batch_size:
+                inflight = evaluator.in_flight
+                pending = np.array([e.action for e in inflight]).reshape(len(inflight), base.dim)
+                t0 = time.perf_counter()
+                action = np.asarray(policy.act(obs, pending=pending) if inflight else policy.act(obs),
+                                    dtype=np.float64)
+                act_s[evaluator.submit(base, action)] = time.perf_counter() - t0
+                submitted += 1
+            for evaluation in evaluator.wait():
+                obs = _record_async(env, evaluator, policy, obs, evaluation, act_s.pop(evaluation), logger,
+                                    on_error, result, signals, clock)
+                bar.update(1)
+    except RunInterrupted:
+        # evaluations that came back before the stop (while a point was proposed, or behind the
+        # one whose write delivered the signal) are results: write (and observe) them, then stop
+        with signals.held(deliver=False):
+            for evaluation in evaluator.finished():
+                obs = _record_async(env, evaluator, policy, obs, evaluation, act_s.pop(evaluation), logger,
+                                    "skip", result, signals, clock)
+        raise
+    finally:
+        evaluator.cancel()  # queued ones never start; running ones cannot be stopped
+        base.evaluator = previous
+
+
+def _record_async(env: gym.Env, evaluator: AsyncEvaluator, policy: Policy, obs: Any, evaluation: Evaluation,
+                  act_s: float, logger: RunLogger | None, on_error: str, result: EpisodeResult,
+                  signals: StopSignals, clock: _Clock) -> Any:
+    """Step ``env`` with one finished evaluation and write it (the next ``t``), stop signals
+    held from here (its objective has returned) until it is written; then observe it.
+    Returns the new obs."""
+    t = result.n_steps
+    env_s = time.perf_counter() - evaluation.submitted
+    times = dict(worker=evaluation.outcome.worker, submitted_at=evaluation.submitted_at,
+                 finished_at=dt.datetime.now(dt.UTC))
+    with signals.step():
+        signals.hold_step()
+        evaluator.hand_over(evaluation)
+        try:
+            next_obs, reward, _, _, info = env.step(evaluation.action)
+        except ObjectiveError as err:
+            result.failed_steps += 1
+            result.last_error = str(err)
+            row = dict(t=t, action=evaluation.action, reward=None, regret=None, cumulative_regret=None, failed=True,
+                       value=None, act_s=act_s, env_s=env_s, observe_s=clock.take(), error=str(err),
+                       error_kind=err.kind, **times, **_params(env.unwrapped, evaluation.action))
+            _record(result, logger, signals, row)
+            if on_error == "raise":
+                raise
+        else:
+            row = dict(t=t, action=evaluation.action, reward=float(reward), regret=info.get("regret"),
+                       cumulative_regret=None, expected_regret=info.get("expected_regret"), value=info.get("value"),
+                       best_value=info.get("best_value"), failed=False, act_s=act_s, env_s=env_s,
+                       observe_s=clock.take(), **times, **_params(env.unwrapped, evaluation.action),
+                       **_constraints(info))
+            _record(result, logger, signals, row)
+    if row["failed"]:
+        clock.observe_s = _observe_failure(policy, obs, evaluation.action, row["error"])
+        return obs
+    clock.observe_s = _observe(policy, obs, evaluation.action, reward, info, t, result.run_id)
+    return next_obs
+

@@ -1,0 +1,271 @@
+"""The one loop: runs a policy in an environment and hands every step to a logger.
+
+Bandits and BO share it. Each step: ``policy.act(obs)`` -> ``env.step(action)`` (the
+evaluation) -> ``logger.log_step(...)`` (the write) -> ``policy.observe(...)`` (NP policies
+stream the observation in with ``update``). The step is written before the policy sees it,
+so whatever the policy then does (fail, be interrupted) the evaluation is saved; a step's
+``observe_s`` is therefore the time the policy spent taking in the evaluation *before* it.
+An objective that fails (raises, returns NaN/inf, or returns something other than a number,
+see :class:`~npbandit.envs.ObjectiveError`) is recorded as a failed step, with the error's
+text (``error``) and how it failed (``error_kind``: the error's
+:attr:`~npbandit.exceptions.ObjectiveError.kind`), and either
+stops the run with that error (``on_error="raise"``, the default) or is skipped
+(``on_error="skip"``): the policy never sees it, so nothing non-finite enters a
+surrogate's context. A value the policy cannot learn from (``observe`` raises) is saved,
+and the run ends ``failed`` with a note naming the step.
+
+Stopping a run: SIGINT (Ctrl-C) and SIGTERM stop it between or during steps (an
+evaluation in progress is abandoned); every step already taken is committed, the run
+is recorded as ``interrupted`` and :class:`RunInterrupted` (a ``KeyboardInterrupt``)
+is raised. From the moment an evaluation returns until its step is written a signal is
+held (:mod:`npbandit.stopping`), so no returned evaluation is lost and no step is torn;
+the message counts the steps the database holds.
+
+Asynchronous BO (``executor=``, ``batch_size=q``): :mod:`npbandit.loop.asynchronous`.
+"""
+
+from __future__ import annotations
+
+import concurrent.futures as cf
+import signal
+import time
+import warnings
+from collections.abc import Callable
+from typing import Any
+
+import gymnasium as gym
+import numpy as np
+from tqdm import tqdm
+
+from npbandit.envs.blackbox import BlackBoxEnv, ObjectiveError
+from npbandit.envs.evaluation import Outcome
+from npbandit.loop.asynchronous import _check_async, _run_async
+from npbandit.loop.env_params import _env_id, _env_params, _horizon
+from npbandit.loop.records import EpisodeResult, _Clock, _constraints, _observe, _observe_failure, _params, _record
+from npbandit.policies.base import Policy, Recommendation
+from npbandit.stopping import RunInterrupted, StopSignals, stop_on_signals
+from npbandit.storage import RunLogger
+from npbandit.validation import check_bool, check_int
+
+__all__ = ["run_episode"]
+
+
+class _HoldOnReturn:
+    """A :class:`~npbandit.envs.BlackBoxEnv` evaluator for the sequential loop: evaluates as
+    ``step`` would (the objective here, or the env's own evaluator) and, as the objective
+    returns, starts holding stop signals until the step is written (:meth:`StopSignals.hold_step`).
+    A signal while the objective runs still abandons it."""
+
+    def __init__(self, signals: StopSignals, inner: Any) -> None:
+        self.signals, self.inner = signals, inner
+
+    def evaluate(self, objective: Callable[[Any], Any], x: Any) -> Outcome:
+        if self.inner is not None:
+            outcome = self.inner.evaluate(objective, x)
+        else:
+            try:
+                outcome = Outcome(True, objective(x))
+            except Exception as err:  # noqa: BLE001 - the user's objective: step reports it as ObjectiveError
+                outcome = Outcome(False, err)
+        self.signals.hold_step()
+        return outcome
+
+
+
+def run_episode(env: gym.Env, policy: Policy, *, seed: int, steps: int | None = None,
+                logger: RunLogger | None = None, run_info: dict[str, Any] | None = None,
+                on_error: str = "raise", progress: bool = False, desc: str | None = None,
+                executor: cf.Executor | None = None, batch_size: int = 1,
+                eval_timeout: float | None = None, keep_steps: bool = True) -> EpisodeResult:
+    """Run ``policy`` in ``env`` for ``steps`` steps (default: until the episode truncates).
+
+    Args:
+        seed: seeds the environment's reset and the policy.
+        logger: where steps go; started here with ``run_info`` (``kind``, ``env_id``,
+            ``env_params``, to which a black-box run's problem and the dict an env's
+            ``task_params()`` returns are added) and finished here: ``completed``, with
+            the policy's recommendation asked for then (``policy.recommend()``;
+            :class:`EpisodeResult`); ``interrupted`` on SIGINT / SIGTERM; ``failed`` with
+            the error text if the run raises, or if every evaluation failed (``on_error="skip"``).
+        on_error: ``"raise"`` or ``"skip"`` for steps whose objective fails.
+        executor: a :class:`concurrent.futures.Executor` evaluating a
+            :class:`~npbandit.envs.BlackBoxEnv`'s objective asynchronously
+            (:mod:`npbandit.loop.asynchronous`); ``None``: the sequential loop.
+        batch_size: evaluations kept in flight with ``executor`` (> 1 requires one).
+        eval_timeout: seconds after which an evaluation in flight is recorded as failed
+            (``executor`` only); ``None``: wait for ever.
+        keep_steps: keep every step's record in the result (``EpisodeResult.steps``);
+            ``False`` for a long bandit run logged to a database, so that its memory stays
+            flat in rounds (about 0.7 KB a step otherwise). A black-box run keeps its steps
+            (its result and recommendation are read from them).
+
+    Raises:
+        TypeError / ValueError: a bad argument, or an ``env`` whose spaces the policy was
+            not built for (``policy.check_spaces``: a bandit policy's arms and context
+            width), before anything runs or is logged.
+        RunInterrupted: SIGINT or SIGTERM arrived (see the module docstring).
+    """
+    _check_on_error(on_error)
+    if not isinstance(policy, Policy):
+        raise TypeError(f"policy must be an npbandit Policy, got {type(policy).__name__}")
+    if not isinstance(env, gym.Env):
+        raise TypeError(f"env must be a gymnasium.Env, got {type(env).__name__}")
+    check_int("seed", seed, minimum=0)
+    if steps is not None:
+        check_int("steps", steps, minimum=1)
+    if logger is not None and not isinstance(logger, RunLogger):
+        raise TypeError(f"logger must be a RunLogger or None, got {type(logger).__name__}")
+    if run_info is not None and not isinstance(run_info, dict):
+        raise TypeError(f"run_info must be a dict or None, got {type(run_info).__name__}")
+    check_bool("progress", progress)
+    check_bool("keep_steps", keep_steps)
+    if not keep_steps and isinstance(env.unwrapped, BlackBoxEnv):
+        raise ValueError("keep_steps=False is for bandit runs: a black-box run's result and recommendation are read "
+                         "from its steps")
+    if desc is not None and not isinstance(desc, str):
+        raise TypeError(f"desc must be a str or None, got {type(desc).__name__}")
+    _check_async(executor, batch_size, eval_timeout)
+    if executor is not None and not isinstance(env.unwrapped, BlackBoxEnv):
+        raise TypeError(f"executor needs a BlackBoxEnv (asynchronous BO), got {type(env.unwrapped).__name__}")
+    policy.check_spaces(env.observation_space, env.action_space)  # a policy built for another env's shape
+    result = EpisodeResult(run_id=None, keep_steps=keep_steps)
+    with stop_on_signals() as signals:
+        _run(env, policy, seed, steps, logger, dict(run_info or {}), on_error, progress, desc, result, signals,
+             (executor, batch_size, eval_timeout))
+    return result
+
+
+def _run(env: gym.Env, policy: Policy, seed: int, steps: int | None, logger: RunLogger | None,
+         info: dict[str, Any], on_error: str, progress: bool, desc: str | None, result: EpisodeResult,
+         signals: StopSignals, async_args: tuple = (None, 1, None)) -> None:
+    bar = None
+    try:
+        if logger is not None:
+            with signals.held():
+                result.run_id = logger.start(
+                    kind=info.get("kind", "bandit"),
+                    env_id=info.get("env_id", _env_id(env)),
+                    env_params=_env_params(env, info, async_args), policy=policy.name, policy_params=policy.params(),
+                    checkpoint=policy.checkpoint, seed=seed)
+        obs, _ = env.reset(seed=seed)
+        policy.reset(seed)
+        horizon = steps if steps is not None else _horizon(env)
+        bar = tqdm(total=horizon, desc=desc or policy.name, disable=not progress, leave=False)
+        if async_args[0] is not None:
+            _run_async(env, policy, obs, horizon, logger, on_error, result, signals, bar, *async_args)
+        else:
+            _run_sequential(env, policy, obs, horizon, logger, on_error, result, signals, bar)
+        if not result.n_steps or result.failed_steps < result.n_steps:
+            result.recommendation, result.recommended = _recommendation(env, policy, result.steps)
+    except BaseException as err:
+        interrupted = isinstance(err, KeyboardInterrupt)
+        signum = err.signum if isinstance(err, RunInterrupted) else signal.SIGINT
+        notes = "".join(f"; {note}" for note in getattr(err, "__notes__", ()))
+        status, text = (("interrupted", f"{signal.Signals(signum).name} after {result.n_steps} step(s)")
+                        if interrupted else ("failed", f"{type(err).__name__}: {err}{notes}"))
+        if logger is not None:
+            # a second Ctrl-C while the run is being saved is dropped: saving goes first
+            with signals.held(deliver=False):
+                try:
+                    logger.finish(status, text)
+                except Exception as save_err:  # noqa: BLE001 - the run's own error stays the one raised
+                    err.add_note(f"npbandit: could not record run {result.run_id} as {status}: {save_err}")
+        if interrupted:
+            saved = None if logger is None else logger.rows_written
+            raise RunInterrupted(signum, result.run_id, result.n_steps, saved, result.steps) from None
+        raise
+    finally:
+        if bar is not None:
+            bar.close()
+    if logger is not None:
+        with signals.held():
+            if result.n_steps and result.failed_steps == result.n_steps:  # nothing to show for the run
+                logger.finish("failed", f"every one of the {result.n_steps} evaluations failed; the last: "
+                                        f"{result.last_error}")
+            else:
+                logger.finish("completed", recommended=result.recommended)
+
+
+def _run_sequential(env: gym.Env, policy: Policy, obs: Any, horizon: int | None, logger: RunLogger | None,
+                    on_error: str, result: EpisodeResult, signals: StopSignals, bar: Any) -> None:
+    """The sequential loop: act -> evaluate -> write -> observe, stop signals held from the
+    evaluation's return (a :class:`~npbandit.envs.BlackBoxEnv`'s objective returning, or any
+    other env's ``step``) until its step is written."""
+    base = env.unwrapped
+    blackbox = isinstance(base, BlackBoxEnv)
+    if blackbox:
+        previous, base.evaluator = base.evaluator, _HoldOnReturn(signals, base.evaluator)
+    clock = _Clock()
+    t = 0
+    try:
+        while horizon is None or t < horizon:
+            t0 = time.perf_counter()
+            action = policy.act(obs)
+            t1 = time.perf_counter()
+            with signals.step():
+                try:
+                    next_obs, reward, terminated, truncated, info = env.step(action)
+                except ObjectiveError as err:
+                    signals.hold_step()
+                    result.failed_steps += 1
+                    result.last_error = str(err)
+                    row = dict(t=t, action=action, reward=None, regret=None, cumulative_regret=None, failed=True,
+                               value=None, act_s=t1 - t0, env_s=time.perf_counter() - t1, observe_s=clock.take(),
+                               error=str(err), error_kind=err.kind, **_params(base, action))
+                    _record(result, logger, signals, row)
+                    if on_error == "raise":
+                        raise
+                    failed = True
+                    clock.observe_s = _observe_failure(policy, obs, action, str(err))
+                else:
+                    signals.hold_step()
+                    failed = False
+                    regret = info.get("regret")
+                    if regret is not None:
+                        result.cumulative_regret += regret
+                    row = dict(t=t, action=action, reward=float(reward), regret=regret,
+                               cumulative_regret=result.cumulative_regret if regret is not None else None,
+                               expected_regret=info.get("expected_regret"), value=info.get("value"),
+                               best_value=info.get("best_value"), failed=False, act_s=t1 - t0,
+                               env_s=time.perf_counter() - t1, observe_s=clock.take(), **_params(base, action),
+                               **_constraints(info))
+                    _record(result, logger, signals, row)
+            t += 1  # a failed evaluation still spends budget
+            bar.update(1)
+            if failed:
+                continue
+            clock.observe_s = _observe(policy, obs, action, reward, info, t - 1, result.run_id)
+            obs = next_obs
+            if terminated or truncated:
+                break
+    finally:
+        if blackbox:
+            base.evaluator = previous
+
+
+def _recommendation(env: gym.Env, policy: Policy,
+                    steps: list[dict[str, Any]]) -> tuple[Recommendation | None, dict[str, Any] | None]:
+    """``policy.recommend()`` as a run completes and, for a black-box run, the record stored of
+    it (:class:`EpisodeResult`). A recommendation that cannot be made (the model fails) is a
+    warning, not a failed run: the evaluations are the run's result."""
+    try:
+        found = policy.recommend()
+    except Exception as err:  # noqa: BLE001 - reported, and the run keeps its evaluations
+        warnings.warn(f"npbandit: the run completed, but its model's recommendation failed ({type(err).__name__}: "
+                      f"{err}); none is recorded", RuntimeWarning, stacklevel=4)
+        return None, None
+    base = env.unwrapped
+    if found is None or not isinstance(base, BlackBoxEnv):
+        return found, None
+    action = np.asarray(found.action, dtype=np.float64)
+    t = next((s["t"] for s in steps if not s["failed"] and np.array_equal(np.asarray(s["action"]), action)), None)
+    value = -found.reward if base.minimize else found.reward
+    return found, {"t": t, "params": base.params(action), "value": float(value)}
+
+
+def _check_on_error(on_error: Any) -> str:
+    """``on_error`` checked: ``"raise"`` or ``"skip"`` (what :func:`run_episode` does with a failed evaluation)."""
+    if on_error not in ("raise", "skip"):
+        raise ValueError(f"on_error must be 'raise' or 'skip', got {on_error!r}")
+    return on_error
+

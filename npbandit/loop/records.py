@@ -1,0 +1,99 @@
+"""What the run loop keeps and writes: a run's result (:class:`EpisodeResult`), each step's
+record and its write, and the policy taking in a step (``observe`` / ``observe_failure``),
+timed for the next step's ``observe_s``. Shared by the sequential loop
+(:mod:`npbandit.loop.episode`) and the asynchronous one (:mod:`npbandit.loop.asynchronous`)."""
+
+from __future__ import annotations
+
+import time
+from dataclasses import dataclass, field
+from typing import Any
+
+from npbandit.envs.blackbox import BlackBoxEnv
+from npbandit.policies.base import Policy, Recommendation
+from npbandit.stopping import StopSignals
+
+__all__ = ["EpisodeResult"]
+
+
+@dataclass
+class EpisodeResult:
+    """What a run produced (the same numbers the logger wrote).
+
+    ``steps``: every step's record, in order (empty for a run with ``keep_steps=False``,
+    whose steps are in its database only); ``n_steps``: how many steps were taken.
+    ``recommendation``: what ``policy.recommend()`` returned when the run completed (``None``:
+    no model, see :meth:`Policy.recommend <npbandit.policies.base.Policy.recommend>`);
+    ``recommended``: for a black-box run, its record as the logger stored it (``t``: the first
+    evaluation of the point, ``None`` for a point the policy was given rather than evaluated
+    in the run; ``params``: the point by name in the user's units; ``value``: the model's
+    posterior mean there in the objective's units and direction)."""
+
+    run_id: int | None
+    steps: list[dict[str, Any]] = field(default_factory=list)
+    cumulative_regret: float = 0.0
+    failed_steps: int = 0
+    last_error: str | None = None  # the latest failed evaluation's message (``on_error="skip"``)
+    recommendation: Recommendation | None = None
+    recommended: dict[str, Any] | None = None
+    n_steps: int = 0
+    keep_steps: bool = field(default=True, repr=False, compare=False)
+
+
+
+@dataclass
+class _Clock:
+    """The policy's seconds taking in the last evaluation: written as the next step's
+    ``observe_s`` (a step is written before the policy sees it)."""
+
+    observe_s: float = 0.0
+
+    def take(self) -> float:
+        seconds, self.observe_s = self.observe_s, 0.0
+        return seconds
+
+
+def _record(result: EpisodeResult, logger: Any, signals: StopSignals, row: dict[str, Any]) -> None:
+    """Keep a finished step and write it; a signal arriving meanwhile waits until it is written."""
+    with signals.held():
+        result.n_steps += 1
+        if result.keep_steps:
+            result.steps.append(row)
+        if logger is not None:
+            logger.log_step(**row)
+
+
+def _observe(policy: Policy, obs: Any, action: Any, reward: float, info: dict[str, Any], t: int,
+             run_id: int | None) -> float:
+    """``policy.observe`` the step ``t`` just written; returns the seconds it took. An error
+    there (e.g. a value the surrogate cannot standardise) gets a note naming the step, which
+    is saved: the run then ends ``failed``."""
+    t0 = time.perf_counter()
+    try:
+        policy.observe(obs, action, reward, info)
+    except Exception as err:
+        saved = "" if run_id is None else f", which run {run_id} holds"
+        err.add_note(f"npbandit: the policy could not take in step t={t}{saved}; the run stopped there")
+        raise
+    return time.perf_counter() - t0
+
+
+def _observe_failure(policy: Policy, obs: Any, action: Any, error: str) -> float:
+    """``policy.observe_failure`` for an evaluation written as failed (``on_error="skip"``);
+    returns the seconds it took."""
+    t0 = time.perf_counter()
+    policy.observe_failure(obs, action, error)
+    return time.perf_counter() - t0
+
+
+def _params(env: Any, action: Any) -> dict[str, Any]:
+    """A step's ``params``: the evaluated point by name in the user's units (a
+    :class:`~npbandit.envs.BlackBoxEnv`'s, :meth:`~npbandit.envs.BlackBoxEnv.params`); none
+    for other environments."""
+    return {"params": env.params(action)} if isinstance(env, BlackBoxEnv) else {}
+
+
+def _constraints(info: dict[str, Any]) -> dict[str, Any]:
+    """A step's ``constraints``: the outcome-constraint values an evaluation returned (a
+    :class:`~npbandit.envs.BlackBoxEnv` with ``constraints``); none otherwise."""
+    return {"constraints": info["constraints"]} if info.get("constraints") is not None else {}
