@@ -103,6 +103,6 @@ def main(argv: list[str] | None = None) -> int:
 
 def _one_line(err: BaseException) -> str:
     text = " ".join(str(err).split())
-    if isinstance(err, ObjectiveError) and "every one of" not in text:
+    if isinstance(err, ObjectiveError) and err.kind is not None:  # one evaluation failed, and the run stopped
         text += " (--on-error skip records failed evaluations and goes on)"
     return text

@@ -593,3 +593,19 @@ def test_a_reader_that_stops_reading_ends_the_command_quietly(monkeypatch, capsy
     monkeypatch.setattr(sys.stdout, "fileno", lambda: 1, raising=False)
     assert main(["report"]) == 128 + int(getattr(signal, "SIGPIPE", 13))
     assert capsys.readouterr().err == "" and redirected == [1]
+
+
+def test_a_failed_evaluation_s_error_suggests_on_error_skip_and_an_all_failed_run_s_does_not(
+        tmp_path, monkeypatch, capsys):
+    monkeypatch.syspath_prepend(str(tmp_path))
+    write_module(tmp_path, "failing", """
+        def f(x):
+            raise RuntimeError("solver diverged")
+    """)
+    base = ["optimize", "--objective", "failing:f", "--bounds", "[[0],[1]]", *RANDOM, "--budget", "3"]
+    assert main([*base, "--db", str(tmp_path / "a.db")]) == 2
+    err = one_line(capsys.readouterr().err)
+    assert "solver diverged" in err and "--on-error skip" in err
+    assert main([*base, "--on-error", "skip", "--db", str(tmp_path / "b.db")]) == 2
+    err = one_line(capsys.readouterr().err)  # skipping did not help: nothing to suggest
+    assert "every one of the 3 evaluations failed" in err and "--on-error skip" not in err
