@@ -28,8 +28,11 @@ DOMAIN_EPS = 8
 
 def check_matrix(name: str, value: Any) -> None:
     """``value`` must be a finite floating-point ``n x columns`` tensor."""
-    if not isinstance(value, Tensor) or not value.is_floating_point():
+    if not isinstance(value, Tensor):
         raise TypeError(f"{name} must be a floating-point torch.Tensor, got {type(value).__name__}")
+    if not value.is_floating_point():
+        raise TypeError(f"{name} must be a floating-point torch.Tensor, got one of dtype {value.dtype} "
+                        f"(convert it: {name}.double())")
     if value.dim() != 2:
         raise ValueError(f"{name} must be a 2-D tensor (n x columns), got shape {tuple(value.shape)}")
     if not torch.isfinite(value).all():
@@ -53,7 +56,9 @@ def check_bounds(bounds: Any, d: int) -> Tensor:
     if not torch.isfinite(bounds).all():
         raise ValueError("bounds must be finite")
     if not (bounds[1] > bounds[0]).all():
-        raise ValueError("bounds must have every upper bound above its lower bound")
+        column = int(torch.nonzero(~(bounds[1] > bounds[0]))[0])
+        raise ValueError(f"bounds must have every upper bound (row 1) above its lower bound (row 0); column {column} "
+                         f"has {bounds[0, column].item():g} .. {bounds[1, column].item():g}")
     return bounds
 
 
