@@ -23,11 +23,13 @@ from __future__ import annotations
 
 import abc
 import numbers
+import warnings
 from collections.abc import Sequence
 from typing import Any
 
 import numpy as np
 import torch
+from botorch.exceptions.warnings import InputDataWarning
 from torch import Tensor
 
 from npbandit.exceptions import CheckpointError
@@ -96,7 +98,8 @@ def resolve_columns(columns: Any, train_X: Tensor, train_Y: Tensor, width: int) 
     """The columns a model of ``width`` inputs reads of ``train_X`` (``[n, D]``), or ``None``
     for all of them in their order.
 
-    ``columns``: ``None`` (default: all when ``D <= width``, else ``"relevant"``); ``"all"``
+    ``columns``: ``None`` (default: all when ``D <= width``, else ``"relevant"``, with an
+    ``InputDataWarning`` naming the columns read, since the user did not choose them); ``"all"``
     (every column; ``D`` may not exceed ``width``); ``"relevant"``
     (:class:`RelevantColumns`); a :class:`ColumnSelector`; or a sequence of distinct column
     indices (at most ``width``). A selection of every column in increasing order is ``None``.
@@ -108,6 +111,7 @@ def resolve_columns(columns: Any, train_X: Tensor, train_Y: Tensor, width: int) 
             selector that returns such indices.
     """
     D = train_X.shape[-1]
+    implicit = columns is None and D > width  # chosen for a user who may not know: said in a warning
     if columns is None:
         columns = "all" if D <= width else "relevant"
     if isinstance(columns, str):
@@ -137,4 +141,9 @@ def resolve_columns(columns: Any, train_X: Tensor, train_Y: Tensor, width: int) 
     if not chosen or len(set(chosen)) != len(chosen) or len(chosen) > width:
         raise ValueError(f"{source} must be 1 to {width} distinct column indices (the network reads at most "
                          f"{width} inputs), got {chosen!r}")
+    if implicit:
+        warnings.warn(f"train_X has {D} columns but the network reads at most {width}; NPModel reads the columns "
+                      f"{list(chosen)}, those RelevantColumns judged most relevant, and ignores the others "
+                      "(model.columns; pass columns= to choose, or columns='relevant' to keep this choice without "
+                      "this warning)", InputDataWarning, stacklevel=3)
     return None if chosen == tuple(range(D)) else chosen

@@ -168,3 +168,24 @@ def test_a_selector_that_breaks_its_contract_is_named():
     X, Y = wide_data(n=5)
     with pytest.raises(ValueError, match="the columns Greedy selected must be 1 to 6 distinct"):
         NPModel(surrogate(), X, Y, columns=Greedy())
+
+
+def test_columns_chosen_for_the_user_are_named_in_a_warning_and_a_chosen_rule_is_quiet():
+    import warnings
+
+    from botorch.exceptions.warnings import InputDataWarning
+
+    from npbandit import NPModel
+    from npbandit.surrogates import build
+
+    torch.manual_seed(0)
+    net = build("tnpd", 3, 1, size="tiny").eval()
+    X = torch.rand(12, 5, dtype=torch.float64)
+    Y = X[:, 4:] ** 2
+    with pytest.warns(InputDataWarning, match="reads the columns") as caught:
+        model = NPModel(net, X, Y)
+    assert str(list(model.columns)) in str(caught[0].message)
+    with warnings.catch_warnings():
+        warnings.simplefilter("error", InputDataWarning)
+        NPModel(net, X, Y, columns="relevant")  # the same rule, asked for: no warning
+        NPModel(net, X[:, :3], Y)  # narrow enough to read whole: nothing chosen
