@@ -50,15 +50,18 @@ def best_mean(model, X: torch.Tensor, among: torch.Tensor, rows: torch.Tensor,
     [k]``, long: their rows among the observations), the row of the one with the highest
     mean of the objective (output 0), and that mean; the first of equal ones. The mean is
     ``model.observed_mean()`` at those positions when the model has one (an ``NPModel``:
-    its de-noised means at its observations), else ``model.posterior(X[among]).mean``.
+    its de-noised means at its observations) and was built on ``X`` itself (its
+    ``train_X`` equal to ``X``, row for row), else ``model.posterior(X[among]).mean``.
     With ``constraints`` (outputs ``1 .. constraints``, feasible at ``<= 0``), of the
     candidates whose means of every constraint are feasible. ``None`` when no candidate is
     left."""
     if not len(among):
         return None
     observed = getattr(model, "observed_mean", None)
+    own = callable(observed) and isinstance(getattr(model, "train_X", None), torch.Tensor) and torch.equal(
+        model.train_X, X.to(model.train_X))
     with torch.no_grad():
-        if callable(observed):
+        if own:
             mean = observed()[among]
         else:
             mean = model.posterior(X[among].unsqueeze(-2)).mean.reshape(len(among), -1)

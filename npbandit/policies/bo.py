@@ -550,7 +550,9 @@ class BOPolicy(Policy):
             return None
         X, Y = self._data()  # (fits the output warp, through which the model's mean is taken back)
         with torch_threads(self.threads):
-            found = recommend.recommend(self._model, X, Y, n_observed=len(self.Y), region=self.region, snap=self.snap,
+            # a model built on what it sees (not the streamed one, whose rows follow the order of arrival)
+            found = recommend.recommend(self.model_factory, X, Y, n_observed=len(self.Y), region=self.region,
+                                        snap=self.snap,
                                         search=self._search, rng=self.rng, max_context=self.max_context,
                                         constraints=self._constraint_count, outcome=self._fitted_warp)
         return None if found is None else Recommendation(self.X[found[0]].copy(), found[1])

@@ -76,6 +76,24 @@ def test_a_trust_region_run_s_recommendation_is_made_by_a_model_on_every_observa
     assert found.reward == pytest.approx(float(mean[best]), rel=1e-6)  # float32 network
 
 
+def test_a_streamed_run_s_recommendation_is_made_by_a_model_built_on_the_observations_then_the_failures(surrogate):
+    # the streamed model holds a failure among the observations, in the order of arrival;
+    # the recommendation's model is built on the observations, then the failures at the worst value
+    policy = BOPolicy(2, model=NPModelFactory(surrogate), trust_region=False)
+    policy.reset(0)
+    X, Y = noisy(12, 2, seed=4)
+    observed(policy, X[:5], Y[:5])
+    policy.observe_failure(None, np.array([0.5, 0.5]), "raised")
+    observed(policy, X[5:], Y[5:])
+    found = policy.recommend()
+    Xt = torch.from_numpy(np.concatenate([X, [[0.5, 0.5]]]))
+    Yt = torch.from_numpy(np.append(Y, Y[:5].min())).unsqueeze(-1)  # the worst value when it failed
+    mean = NPModel.from_pretrained(surrogate, Xt, Yt).observed_mean().reshape(-1)[:12]
+    best = int(torch.argmax(mean))
+    assert np.array_equal(found.action, X[best])
+    assert found.reward == pytest.approx(float(mean[best]), rel=1e-6)
+
+
 def test_the_count_sketch_recommendation_is_made_in_the_embedding(surrogate):
     policy = BOPolicy(9, model=NPModelFactory(surrogate), trust_region=False)
     policy.reset(1)
@@ -225,3 +243,17 @@ def test_with_constraints_only_points_the_model_predicts_feasible_are_candidates
     assert best_mean(model, X, torch.arange(3), torch.arange(3), constraints=1) == (1, 0.6)
     assert best_mean(model, X, torch.arange(1), torch.arange(1), constraints=1) is None  # none predicted feasible
     assert recommend(ObjectiveAndConstraint, X, Y, n_observed=3, constraints=1) == (1, 0.6)
+
+
+def test_an_np_model_built_on_other_rows_is_read_at_the_candidates_not_by_position(surrogate):
+    X, Y = noisy(10, 2, seed=5)
+    Xt, Yt = torch.from_numpy(X), torch.from_numpy(Y).unsqueeze(-1)
+    model = NPModel.from_pretrained(surrogate, Xt, Yt)
+    own = best_mean(model, Xt, torch.arange(10), torch.arange(10))
+    denoised = model.observed_mean().reshape(-1)
+    assert own == (int(torch.argmax(denoised)), pytest.approx(float(denoised.max()), rel=1e-12))
+    order = torch.arange(9, -1, -1)  # the same points in another order: positions mean nothing to the model
+    with torch.no_grad():
+        mean = model.posterior(Xt[order].unsqueeze(-2)).mean.reshape(-1)
+    assert best_mean(model, Xt[order], torch.arange(10), order) == (int(order[torch.argmax(mean)]),
+                                                                   pytest.approx(float(mean.max()), rel=1e-12))
