@@ -216,7 +216,7 @@ def summarise(rows: list[dict]) -> str:
             diff = [(r["recommended"] - r["observed"]) / r.get("sd", 1.0) for r in rs]
             better = sum(d < -1e-12 for d in diff)
             worse = sum(d > 1e-12 for d in diff)
-            cells.append(f"{better} / {len(diff) - better - worse} / {worse}, {statistics.fmean(diff):+.2f}"
+            cells.append(f"{better} / {len(diff) - better - worse} / {worse}, {statistics.fmean(diff):+.3g}"
                          if diff else "-")
         lines.append(f"| {f} | " + " | ".join(cells) + " |")
     return "\n".join(lines)
