@@ -82,7 +82,8 @@ def _tuning_loss(name: str, params: dict, split_seed: int) -> float:
     if model == "svc":
         est = SVC(C=params["C"], gamma=params["gamma"], probability=True, random_state=0)
     else:
-        est = LogisticRegression(C=params["C"], l1_ratio=params["l1_ratio"], solver="saga", max_iter=2000)
+        est = LogisticRegression(C=params["C"], l1_ratio=params["l1_ratio"], solver="saga", max_iter=2000,
+                                 random_state=0)  # saga shuffles: fixed, so the noise is the split's alone
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")
         fitted = make_pipeline(StandardScaler(), est).fit(Xa, ya)
