@@ -539,21 +539,19 @@ class BOPolicy(Policy):
                     torch.tensor(x, dtype=torch.float64)[None], torch.tensor([row], dtype=torch.float64))
 
     def recommend(self) -> Recommendation | None:
-        """Of the evaluated points, the one where the model a proposal builds, on every
-        observation over the whole cube (through the subspace for a wide space), has the highest
-        (de-noised, for an NP) posterior mean of the objective, of those it predicts feasible with
-        constraints (:mod:`npbandit.acquisition.recommend`); with ``output_warp``, that mean
-        taken back through the warp (the posterior median in reward units). ``None`` with fewer
-        than two values, with no point predicted feasible, or from a subspace search that makes
-        none."""
+        """Of the evaluated points, the one where a model on every observation over the whole cube
+        (through the subspace for a wide space) has the highest (de-noised, for an NP) posterior mean
+        of the objective, of those it predicts feasible with constraints
+        (:mod:`npbandit.acquisition.recommend`); with ``output_warp``, that mean taken back through the
+        warp (the posterior median in reward units). ``None`` with fewer than two values, with no point
+        predicted feasible, or from a subspace search that makes none."""
         if len(self.Y) < 2:  # as few as a proposal needs
             return None
         X, Y = self._data()  # (fits the output warp, through which the model's mean is taken back)
         with torch_threads(self.threads):
             # a model built on what it sees (not the streamed one, whose rows follow the order of arrival)
             found = recommend.recommend(self.model_factory, X, Y, n_observed=len(self.Y), region=self.region,
-                                        snap=self.snap,
-                                        search=self._search, rng=self.rng, max_context=self.max_context,
+                                        snap=self.snap, search=self._search, rng=self.rng, max_context=self.max_context,
                                         constraints=self._constraint_count, outcome=self._fitted_warp)
         return None if found is None else Recommendation(self.X[found[0]].copy(), found[1])
 
