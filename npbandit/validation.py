@@ -15,7 +15,13 @@ if TYPE_CHECKING:  # torch loads only where a check needs it
     import torch
 
 __all__ = ["check_bool", "check_int", "check_real", "check_range", "check_render_mode", "check_options",
-           "check_device", "check_float_dtype", "is_tensor"]
+           "check_device", "check_float_dtype", "is_real", "is_tensor"]
+
+
+def is_real(value: Any) -> bool:
+    """Whether ``value`` is a real number of any type but bool (a Python or NumPy bool is an
+    int to ``isinstance``, and a flag passed where a number belongs is a mistake); finite or not."""
+    return not isinstance(value, (bool, np.bool_)) and isinstance(value, numbers.Real)
 
 
 def is_tensor(value: Any) -> bool:
@@ -44,7 +50,7 @@ def check_int(name: str, value: Any, *, minimum: int | None = None) -> int:
 
 def check_real(name: str, value: Any, *, low: float | None = None, high: float | None = None) -> float:
     """``value`` as a finite float (any real number type but bool) in ``[low, high]``."""
-    if isinstance(value, (bool, np.bool_)) or not isinstance(value, numbers.Real) or not math.isfinite(value):
+    if not is_real(value) or not math.isfinite(value):
         raise ValueError(f"{name} must be a finite real number, got {value!r}")
     if (low is not None and value < low) or (high is not None and value > high):
         span = f"in [{low}, {high}]" if low is not None and high is not None else (

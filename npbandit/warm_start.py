@@ -45,6 +45,7 @@ import torch
 from npbandit.envs.blackbox import ObjectiveError, constraint_values, named_point
 from npbandit.policies.base import Policy, PolicyWrapper
 from npbandit.space import SearchSpace
+from npbandit.validation import is_real
 
 __all__ = ["initial_points", "check_same_problem", "WarmStart"]
 
@@ -125,16 +126,12 @@ def _recorded_minimize(entry: Mapping[str, Any], value: float) -> tuple[bool | N
     docstring), and the field that says it: a step's ``reward`` or a history entry's
     ``best_value``; ``(None, "")`` when it cannot say."""
     reward = entry.get("reward")
-    if _is_real(reward) and value != 0:  # a run's step: reward = -value when minimising, value when maximising
+    if is_real(reward) and value != 0:  # a run's step: reward = -value when minimising, value when maximising
         return (True if reward == -value else False if reward == value else None), "reward"
     best = entry.get("best_value")
-    if _is_real(best) and entry.get("feasible", True) is not False and best != value:
+    if is_real(best) and entry.get("feasible", True) is not False and best != value:
         return bool(best < value), "best_value"  # the best so far includes this (feasible) evaluation
     return None, ""
-
-
-def _is_real(value: Any) -> bool:
-    return not isinstance(value, (bool, np.bool_)) and isinstance(value, (int, float, np.integer, np.floating))
 
 
 def _check_recorded_cube(i: int, entry: Mapping[str, Any], box: np.ndarray | None,
@@ -164,7 +161,7 @@ def _same_point(point: Mapping[str, Any], params: Mapping[str, Any]) -> bool:
         return False
     for name, value in point.items():
         other = params[name]
-        if _is_real(value) and _is_real(other):
+        if is_real(value) and is_real(other):
             if not math.isclose(float(value), float(other), rel_tol=1e-9, abs_tol=1e-12):
                 return False
         elif type(value) is not type(other) or value != other:  # a choice's values: True is not 1
@@ -224,7 +221,7 @@ def initial_points(initial: Any, box: np.ndarray | None, space: SearchSpace | No
                 limits = constraint_values(limits, x).tolist()
             except ObjectiveError as err:
                 raise ValueError(f"initial[{i}]: {err}") from None
-        if not _is_real(value) or not np.isfinite(value):
+        if not is_real(value) or not np.isfinite(value):
             raise ValueError(f"initial[{i}]: the value must be a finite real number, got {value!r}")
         if isinstance(entry, Mapping):  # a run's step or a history entry: of this problem, as far as it says
             came, field = _recorded_minimize(entry, float(value))

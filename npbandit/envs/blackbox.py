@@ -65,7 +65,7 @@ from npbandit.envs.evaluation import Outcome, OutcomeRelay
 from npbandit.exceptions import ObjectiveError, ObjectiveReturnError
 from npbandit.feasibility import is_feasible
 from npbandit.space import SearchSpace, as_search_space
-from npbandit.validation import check_bool, check_int, check_options, check_real, check_render_mode, is_tensor
+from npbandit.validation import check_bool, check_int, check_options, check_real, check_render_mode, is_real, is_tensor
 
 __all__ = ["BlackBoxEnv", "ObjectiveError", "named_point", "available_functions", "make_test_function",
            "objective_value", "constraint_values", "problem_objective"]
@@ -228,7 +228,7 @@ def objective_value(out: Any, x: Any) -> float:
     if isinstance(value, np.generic) and not isinstance(value, (np.bool_, np.complexfloating)):
         value = value.item()
     # bool is an int, and float("1.5") parses strings: both would pass float() silently
-    if isinstance(value, (bool, np.bool_)) or not isinstance(value, numbers.Real):
+    if not is_real(value):
         raise ObjectiveReturnError(f"objective must return a float, got {type(out).__name__} {out!r} at "
                                    f"x={_shown(x)}", x)
     return float(value)
@@ -302,8 +302,7 @@ def as_bounds(bounds: Any, name: str = "bounds") -> np.ndarray:
     """Validate a 2 x d box (lower row, upper row) and return it as float64 numpy."""
     raw = np.asarray(bounds.detach().cpu() if is_tensor(bounds) else bounds, dtype=object)
     # numbers only: float() would read True as 1.0 and "0" as 0.0
-    if raw.dtype == object and any(isinstance(v, (bool, np.bool_)) or not isinstance(v, numbers.Real)
-                                   for v in raw.reshape(-1)):
+    if raw.dtype == object and any(not is_real(v) for v in raw.reshape(-1)):
         raise ValueError(f"{name} must be a 2 x d array of numbers (lower row, upper row), got {bounds!r}")
     try:
         array = np.asarray(raw, dtype=np.float64)

@@ -14,8 +14,8 @@ A row of a table (a line of a figure) only puts together runs that are comparabl
 Within one of these, a row is one policy *with one setting*: runs of one policy whose
 logged settings differ are separate rows, labelled with the settings that tell them apart
 (``gp-ucb  beta=2``, ``gp-ucb  beta=4``; ``?`` where a run logged before a setting was
-recorded; nothing for a setting logged only when used, as ``initial``: ``gp-logei`` beside
-``gp-logei  initial=4``).
+recorded; nothing for a setting logged only when used, as ``initial`` or ``subspace``:
+``gp-logei`` beside ``gp-logei  initial=4``).
 
 Modules: :mod:`~npbandit.report.grouping` (what is comparable), :mod:`~npbandit.report.labels`
 (how a row is named in tables and legends), :mod:`~npbandit.report.summary` (the tables),

@@ -5,7 +5,8 @@ policy whose logged settings differ (UCB's ``beta``, ``n_init``, the evaluations
 flight...) are separate rows, told apart by the settings that differ (:class:`RowKey`). A
 run that did not log such a setting shows ``?`` for it (it ran before the setting was
 logged), except for a setting logged only when used (``initial``, the earlier evaluations
-``optimize(initial=...)`` started from): a run without it shows nothing of it.
+``optimize(initial=...)`` started from; ``subspace``, a strategy for inputs wider than the
+model): a run without it shows nothing of it.
 
 Tables name the policy by its id, as the run recorded it and as the command line takes
 it (``tnpd-bo-tr-logei``, ``gp-ucb  beta=2``). Legends name it for a reader
@@ -105,8 +106,8 @@ class RowKey:
         policy: the policy's id as the run recorded it (``gp-ucb``).
         settings: ``(name, value text)`` of each setting that differs between the runs
             of this policy being compared, in name order; ``"?"`` where a run did not log
-            it, and left out where it is one logged only when used (``initial``: a run
-            without a warm start). Empty when all of them were set up alike. A component logged with its
+            it, and left out where it is one logged only when used (``initial``, ``subspace``:
+            a run without a warm start, without a subspace strategy). Empty when all of them were set up alike. A component logged with its
             name (``{"name": "candidate-search", ...}``) shows the name, and of its other
             entries those that differ between runs of that name (``candidate-search(rounds=4)``).
         kind: the runs' kind, ``"bo"`` or ``"bandit"``.

@@ -33,6 +33,8 @@ from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
+from npbandit.validation import is_real
+
 if TYPE_CHECKING:  # torch loads where a point is snapped, not with the space
     import torch
 
@@ -40,7 +42,7 @@ __all__ = ["Parameter", "Float", "Int", "Choice"]
 
 
 def _real(owner: str, name: str, value: Any) -> float:
-    if isinstance(value, (bool, np.bool_)) or not isinstance(value, numbers.Real) or not math.isfinite(value):
+    if not is_real(value) or not math.isfinite(value):
         raise ValueError(f"{owner}: {name} must be a finite real number, got {value!r}")
     return float(value)
 
@@ -200,7 +202,7 @@ class Float(_Range):
         super().__init__(low, high, log, step)
 
     def check(self, value: Any) -> float:
-        if isinstance(value, (bool, np.bool_)) or not isinstance(value, numbers.Real) or not math.isfinite(value):
+        if not is_real(value) or not math.isfinite(value):
             raise TypeError(f"value must be a finite real number, got {value!r}")
         value = float(value)
         self._in_range(value)
