@@ -107,8 +107,9 @@ class RowKey:
         settings: ``(name, value text)`` of each setting that differs between the runs
             of this policy being compared, in name order; ``"?"`` where a run did not log
             it, and left out where it is one logged only when used (``initial``, ``subspace``:
-            a run without a warm start, without a subspace strategy). Empty when all of them were set up alike. A component logged with its
-            name (``{"name": "candidate-search", ...}``) shows the name, and of its other
+            a run without a warm start, without a subspace strategy). Empty when all of them
+            were set up alike. A component logged with its name
+            (``{"name": "candidate-search", ...}``) shows the name, and of its other
             entries those that differ between runs of that name (``candidate-search(rounds=4)``).
         kind: the runs' kind, ``"bo"`` or ``"bandit"``.
     """
