@@ -96,8 +96,9 @@ def add_arguments(opt: argparse.ArgumentParser) -> None:
                           "'penalty': no value, LogEI damped around them (optimize(liar=...))")
     opt.add_argument("--initial-from", type=positive_int, metavar="RUN_ID",
                      help="start from the evaluations of run RUN_ID in --db, a run of the same problem (objective, "
-                          "bounds or space, direction): they are not evaluated again, and --budget counts the new "
-                          "evaluations only; how an interrupted run goes on (optimize(initial=run_steps(db, "
+                          "bounds or space, direction), its failed ones carried as failures: none is evaluated "
+                          "again (the initial design goes on past the points that run drew), and --budget counts "
+                          "the new evaluations only; how an interrupted run goes on (optimize(initial=run_steps(db, "
                           "RUN_ID)); default: none)")
     opt.add_argument("--eval-timeout", type=positive_float, metavar="SECONDS",
                      help="an evaluation still running after this long is recorded as failed (--on-error says "
