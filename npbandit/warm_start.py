@@ -116,11 +116,13 @@ def check_same_problem(earlier: Mapping[str, Any], here: Mapping[str, Any], sour
 
     Raises:
         ValueError: ``"{source}: {whose} {key} is {earlier's!r}, this one's {here's!r} (a run
-            continues only a run of the same problem){hint}"``, for the first setting that differs.
+            continues only a run of the same problem){hint}"`` (``are`` for ``bounds``), for
+            the first setting that differs.
     """
     for key, value in here.items():
         if earlier.get(key) != value:
-            raise ValueError(f"{source}: {whose} {key} is {earlier.get(key)!r}, this one's {value!r} "
+            verb = "are" if key == "bounds" else "is"
+            raise ValueError(f"{source}: {whose} {key} {verb} {earlier.get(key)!r}, this one's {value!r} "
                              f"{_SAME_PROBLEM}{hint}")
 
 

@@ -76,6 +76,8 @@ RANDOM = ["--surrogate", "random"]
      "attempt to write a readonly database"),
     (["--function", "branin", *RANDOM, "--db", "{tmp}/notes.txt"], "file is not a database"),
     (["--function", "branin", "--bounds", "[[0, 0, 0], [1, 1, 1]]", *RANDOM], "branin takes 2 input(s)"),
+    (["--function", "branin", "--dim", "3", *RANDOM], "--dim 3: branin has a fixed dimension (2); --dim applies only "
+     "to the functions that take one: ackley, dixonprice, griewank, hartmann"),
     (["--objective", "bad_objectives:nan", "--bounds", "[[0], [1]]", "--dim", "5", *RANDOM], "--dim 5 disagrees"),
     (["--objective", "bad_objectives:nan", "--bounds", "[[true], [2]]", *RANDOM], "array of numbers"),
     (["--objective", "bad_objectives:nan", "--bounds", "[[-1e308], [1e308]]", *RANDOM], "too wide"),
@@ -556,7 +558,7 @@ def test_cli_optimize_goes_on_from_an_earlier_run_of_the_same_problem(tmp_path, 
     capsys.readouterr()
     for args, match in ((["--function", "branin", "--maximize"], "minimize is True, this one's False"),
                         (["--function", "hartmann", "--dim", "3"], "objective is 'branin', this one's 'hartmann'"),
-                        (["--function", "branin", "--bounds", "[[0, 0], [1, 1]]"], "bounds is"),
+                        (["--function", "branin", "--bounds", "[[0, 0], [1, 1]]"], "that run's bounds are [["),
                         (["--function", "branin", "--initial-from", "99"], "holds no black-box run 99")):
         given = args if "--initial-from" in args else [*args, "--initial-from", str(first.id)]
         assert main(["optimize", *given, "--surrogate", "random", "--budget", "1", "--db", db]) == 2
