@@ -9,8 +9,8 @@ import math
 import sys
 from typing import Any, NoReturn
 
-__all__ = ["BriefErrorParser", "DefaultsHelpFormatter", "show_default", "positive_int", "non_negative_int", "finite_float",
-           "positive_float", "thread_count", "parse_assignments", "progress"]
+__all__ = ["BriefErrorParser", "DefaultsHelpFormatter", "show_default", "positive_int", "non_negative_int",
+           "finite_float", "positive_float", "thread_count", "parse_assignments", "progress"]
 
 
 def show_default(value: Any) -> str:
