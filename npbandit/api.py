@@ -137,8 +137,7 @@ def optimize(objective: Callable[[Any], float], bounds: Any = None, surrogate: s
         initial: earlier evaluations to start from (a warm start): a sequence of
             ``(x, value)`` pairs, ``x`` as the objective receives it (a point in ``bounds``,
             or a params dict of the space) and ``value`` its finite objective value; the
-            ``history`` of an earlier result (its failed entries are skipped, as a run
-            skips them); a run's steps, :func:`npbandit.storage.run_steps` ``(db, run_id)``
+            ``history`` of an earlier result; a run's steps, :func:`npbandit.storage.run_steps` ``(db, run_id)``
             (to continue an interrupted run); or, for ``bounds``, arrays ``(X [n, d], Y [n])``
             (:mod:`npbandit.warm_start`). A run's steps and a history are checked to come from
             a run of this problem as far as they say (a run's steps: its direction, bounds or
@@ -146,8 +145,13 @@ def optimize(objective: Callable[[Any], float], bounds: Any = None, surrogate: s
             in the box or space; the objective: never), a ``ValueError`` naming
             ``initial[i]`` otherwise. The policy observes them, in order, before it proposes anything:
             they count towards the initial design (with ``n_init`` of them the model
-            proposes from the first evaluation), the trust region and the repeat check.
-            They are not evaluated again and spend no ``budget``; ``history`` and
+            proposes from the first evaluation), the trust region and the repeat check; the
+            failed entries of a history or a run's steps are carried as failures (never
+            proposed again; a BO model sees them at the worst value, as a run's own).
+            They are not evaluated again, by the model or by the initial design (which
+            passes over a Sobol point lying on a given one, so a run continued from one of
+            the same seed that stopped inside its design goes on with the design's next
+            points), and spend no ``budget``; ``history`` and
             ``best_x`` hold this call's evaluations only, and the run records how many
             it started from (``initial`` in its policy settings). With ``constraints``, each
             earlier evaluation needs its constraint values too: ``(x, value, constraints)``

@@ -4,11 +4,19 @@ take, how they are checked, and the policy wrapper that shows them to the policy
 The forms a user brings (each point as the objective receives it, in the user's units):
 
 - ``(x, value)`` pairs (``(x, value, constraints)`` triples for a constrained search);
-- the ``history`` of an earlier :class:`~npbandit.api.OptimizeResult` (failed entries skipped);
+- the ``history`` of an earlier :class:`~npbandit.api.OptimizeResult`;
 - the steps of a run in the database, :func:`npbandit.storage.run_steps` ``(db, run_id)``:
-  each step's ``params`` (a box's point by name, ``{"x0": ..., ...}``) and ``value``, failed
-  steps skipped: the way to continue an interrupted run;
+  each step's ``params`` (a box's point by name, ``{"x0": ..., ...}``) and ``value``: the way
+  to continue an interrupted run;
 - BoTorch's habit, a pair of arrays ``(X [n, d], Y [n])`` (or ``Y [n, 1]``), for a box.
+
+A failed entry of a history or a run (``failed`` true) is carried as a failure: the policy
+is told of it as of a failure in its own run (:meth:`~npbandit.policies.base.Policy.observe_failure`,
+the point never proposed again, a BO model seeing it at the worst value), and it counts
+among the initial evaluations. No given point, evaluated or failed, is evaluated again by
+the initial design: the design passes over a point of its Sobol sequence that lies on a
+given one (:mod:`npbandit.policies.design`), so a run continued from an earlier run of the
+same seed that stopped inside its design goes on with the design's next points.
 
 Nothing outside the box or the space is clipped in: such a point is refused, naming it.
 
@@ -49,8 +57,10 @@ from npbandit.validation import is_real
 
 __all__ = ["initial_points", "check_same_problem", "WarmStart"]
 
-#: ``(action [d] in the unit cube, reward, constraint values or None)``
-Observation = tuple[np.ndarray, float, "list[float] | None"]
+#: ``(action [d] in the unit cube, reward, constraint values or None, error)``: ``error`` the
+#: failure's text for a failed evaluation (its reward and constraint values then ``None``),
+#: else ``None``
+Observation = tuple[np.ndarray, "float | None", "list[float] | None", "str | None"]
 
 
 def _as_array(value: Any) -> np.ndarray | None:
@@ -106,11 +116,13 @@ def check_same_problem(earlier: Mapping[str, Any], here: Mapping[str, Any], sour
 
     Raises:
         ValueError: ``"{source}: {whose} {key} is {earlier's!r}, this one's {here's!r} (a run
-            continues only a run of the same problem){hint}"``, for the first setting that differs.
+            continues only a run of the same problem){hint}"`` (``are`` for ``bounds``), for
+            the first setting that differs.
     """
     for key, value in here.items():
         if earlier.get(key) != value:
-            raise ValueError(f"{source}: {whose} {key} is {earlier.get(key)!r}, this one's {value!r} "
+            verb = "are" if key == "bounds" else "is"
+            raise ValueError(f"{source}: {whose} {key} {verb} {earlier.get(key)!r}, this one's {value!r} "
                              f"{_SAME_PROBLEM}{hint}")
 
 
@@ -172,8 +184,10 @@ def _same_point(point: Mapping[str, Any], params: Mapping[str, Any]) -> bool:
 def initial_points(initial: Any, box: np.ndarray | None, space: SearchSpace | None, minimize: bool,
                    constrained: bool = False) -> list[Observation]:
     """``initial`` (any form of the module) as ``(action [d] in the unit cube, reward,
-    constraint values)`` triples (``reward`` the value, negated when minimising; the values
-    ``None`` without constraints), each point checked against ``box`` (``2 x d``) or ``space``.
+    constraint values, error)`` (``reward`` the value, negated when minimising; the values
+    ``None`` without constraints; ``error`` ``None``), in the order given, each point checked
+    against ``box`` (``2 x d``) or ``space``. A failed entry (a history entry or run's step
+    with ``failed`` true) is ``(action, None, None, error)``, ``error`` its ``error`` text.
 
     Raises:
         TypeError: ``initial`` not one of the forms.
@@ -200,16 +214,20 @@ def initial_points(initial: Any, box: np.ndarray | None, space: SearchSpace | No
         limits = None
         if isinstance(entry, Mapping):  # an entry of OptimizeResult.history, or a run's step
             key = "x" if "x" in entry else "params"
-            if key not in entry or "value" not in entry or (constrained and "constraints" not in entry
-                                                            and not entry.get("failed")):
+            failed = bool(entry.get("failed"))
+            if key not in entry or ("value" not in entry and not failed) or (constrained and "constraints" not in entry
+                                                                             and not failed):
                 needs = ("'x' (or 'params'), 'value' and 'constraints'" if constrained
                          else "'x' (or 'params') and 'value'")
                 raise ValueError(f"initial[{i}] must be {what}, a history entry or a run's step with {needs}, got "
                                  f"{_short(entry)}")
-            if entry.get("failed"):
+            x, value = entry[key], entry.get("value")
+            limits = entry.get("constraints") if constrained and not failed else None
+            if failed:
+                _check_recorded_cube(i, entry, box, space)
+                error = entry.get("error")
+                out.append((_action(i, x, box, space), None, None, str(error) if error else "failed earlier"))
                 continue
-            x, value = entry[key], entry["value"]
-            limits = entry.get("constraints") if constrained else None
         elif isinstance(entry, (tuple, list)) and len(entry) == width:
             x, value, *rest = entry
             limits = rest[0] if constrained else None
@@ -229,31 +247,36 @@ def initial_points(initial: Any, box: np.ndarray | None, space: SearchSpace | No
                 check_same_problem({"minimize": came}, {"minimize": bool(minimize)}, f"initial[{i}]",
                                    f"its run's (as its {field} says)", _ON_PURPOSE)
             _check_recorded_cube(i, entry, box, space)
-        if space is not None:
-            try:
-                action = space.encode(x)
-            except (TypeError, ValueError) as err:
-                raise type(err)(f"initial[{i}]: {err}") from None
-        else:
-            try:
-                x = _box_point(x, box)
-            except ValueError as err:
-                raise ValueError(f"initial[{i}]: {err}") from None
-            point = np.asarray(x.detach().cpu() if isinstance(x, torch.Tensor) else x, dtype=np.float64)
-            if point.shape != (box.shape[1],) or not np.isfinite(point).all():
-                raise ValueError(f"initial[{i}]: x must be a finite point of shape [{box.shape[1]}], got "
-                                 f"{_short(point.tolist())}")
-            outside = np.nonzero((point < box[0]) | (point > box[1]))[0]
-            if len(outside):
-                j = int(outside[0])
-                raise ValueError(f"initial[{i}]: x is outside the bounds: x[{j}] = {float(point[j])!r} is not in "
-                                 f"[{float(box[0, j])!r}, {float(box[1, j])!r}]")
-            action = (point - box[0]) / (box[1] - box[0])
-        out.append((action, -float(value) if minimize else float(value), limits))
-    if constrained and len({len(c) for _, _, c in out}) > 1:
-        raise ValueError(f"initial: every evaluation needs the same number of constraint values, got "
-                         f"{sorted({len(c) for _, _, c in out})}")
+        out.append((_action(i, x, box, space), -float(value) if minimize else float(value), limits, None))
+    counts = sorted({len(c) for _, _, c, error in out if error is None}) if constrained else []
+    if len(counts) > 1:
+        raise ValueError(f"initial: every evaluation needs the same number of constraint values, got {counts}")
     return out
+
+
+def _action(i: int, x: Any, box: np.ndarray | None, space: SearchSpace | None) -> np.ndarray:
+    """Entry ``i``'s point ``x`` (the objective's form) as ``[d]`` in the unit cube of ``box``
+    or ``space``; ``ValueError`` (``TypeError`` from the space) naming ``initial[i]`` for a
+    point outside them or not of their shape."""
+    if space is not None:
+        try:
+            return space.encode(x)
+        except (TypeError, ValueError) as err:
+            raise type(err)(f"initial[{i}]: {err}") from None
+    try:
+        x = _box_point(x, box)
+    except ValueError as err:
+        raise ValueError(f"initial[{i}]: {err}") from None
+    point = np.asarray(x.detach().cpu() if isinstance(x, torch.Tensor) else x, dtype=np.float64)
+    if point.shape != (box.shape[1],) or not np.isfinite(point).all():
+        raise ValueError(f"initial[{i}]: x must be a finite point of shape [{box.shape[1]}], got "
+                         f"{_short(point.tolist())}")
+    outside = np.nonzero((point < box[0]) | (point > box[1]))[0]
+    if len(outside):
+        j = int(outside[0])
+        raise ValueError(f"initial[{i}]: x is outside the bounds: x[{j}] = {float(point[j])!r} is not in "
+                         f"[{float(box[0, j])!r}, {float(box[1, j])!r}]")
+    return (point - box[0]) / (box[1] - box[0])
 
 
 def _short(value: Any, limit: int = 120) -> str:
@@ -263,8 +286,9 @@ def _short(value: Any, limit: int = 120) -> str:
 
 
 class WarmStart(PolicyWrapper):
-    """A policy that observes earlier evaluations (:func:`initial_points`' triples) right
-    after each ``reset``, before it proposes anything (``optimize(initial=...)``)."""
+    """A policy that observes earlier evaluations (:func:`initial_points`' tuples), in their
+    order, right after each ``reset``, before it proposes anything (``optimize(initial=...)``):
+    each failed one through ``observe_failure``."""
 
     def __init__(self, inner: Policy, observations: list[Observation]) -> None:
         super().__init__(inner)
@@ -272,7 +296,10 @@ class WarmStart(PolicyWrapper):
 
     def reset(self, seed: int | None = None) -> None:
         super().reset(seed)
-        for action, reward, limits in self.observations:
+        for action, reward, limits, error in self.observations:
+            if error is not None:
+                self.inner.observe_failure(np.concatenate([action, [np.nan]]), action.copy(), error)
+                continue
             obs = np.concatenate([action, [reward]])
             self.inner.observe(obs, action.copy(), reward, {} if limits is None else {"constraints": list(limits)})
 

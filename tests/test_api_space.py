@@ -152,11 +152,12 @@ def test_a_warm_start_is_observed_before_the_first_proposal(tmp_path):
     # four earlier evaluations complete a 3-point design: the first evaluation is already the model's
     assert warm.history[0]["x"] != sobol.history[0]["x"] and warm.history[0]["x"] not in [x for x, _ in pairs]
     assert len(warm.history) == 1 and list_runs(db)[0].policy_params["initial"] == 4
-    # an earlier result's history serves as it is; its failed entries are skipped
-    again = optimize(score, SPACE, surrogate="gp", budget=1, n_init=3, seed=0, db=None, progress=False,
-                     initial=[*earlier.history, {"x": SPACE.decode(np.zeros(SPACE.dim)), "value": None,
-                                                 "failed": True}])
-    assert again.history[0]["x"] == warm.history[0]["x"]
+    # an earlier result's history serves as it is, its failed entries carried as failures
+    db2 = str(tmp_path / "again.db")
+    crashed = SPACE.decode(np.zeros(SPACE.dim))
+    again = optimize(score, SPACE, surrogate="gp", budget=1, n_init=3, seed=0, db=db2, progress=False,
+                     initial=[*earlier.history, {"x": crashed, "value": None, "failed": True, "error": "boom"}])
+    assert list_runs(db2)[0].policy_params["initial"] == 5 and again.history[0]["x"] != crashed
 
 
 @pytest.mark.parametrize("where,initial,match", [
@@ -263,8 +264,9 @@ def test_a_record_says_its_run_s_direction_only_where_it_can():
               {"x": [0.5], "value": 2.0, "best_value": 5.0, "feasible": False},  # infeasible: not in best_value
               {"x": [0.5], "value": 2.0, "best_value": None, "failed": True},
               {"params": {"x0": 0.5}, "action": [0.5], "value": 0.0, "reward": 0.0}]  # 0 is its own negation
-    for minimize in (True, False):
-        assert len(initial_points(silent, box, None, minimize)) == 3
+    for minimize in (True, False):  # the failed entry carried as a failure, its value unread
+        assert [error for *_, error in initial_points(silent, box, None, minimize)] == [None, None, "failed earlier",
+                                                                                        None]
     maximised = [{"x": [0.5], "value": 2.0, "best_value": 5.0},
                  {"params": {"x0": 0.5}, "action": [0.5], "value": 2.0, "reward": 2.0}]
     for entry in maximised:
@@ -291,3 +293,46 @@ def test_a_run_s_steps_over_other_bounds_or_another_space_are_refused(tmp_path):
                           r"is not a point of the unit cube \[7\] of this space: its run searched another space")):
         with pytest.raises(ValueError, match=r"initial\[0\]: the step's action .*" + match):
             optimize(score, other, surrogate="random", budget=1, db=None, progress=False, initial=steps)
+
+
+def _design_points(history):
+    return [np.asarray(h["x"]).tolist() for h in history]
+
+
+@pytest.mark.parametrize("surrogate", ["random", "gp"])
+def test_a_run_continued_inside_its_design_goes_on_with_the_design_s_next_points(tmp_path, surrogate):
+    # the design's Sobol sequence restarts with the seed: the earlier run's points are passed over,
+    # not evaluated again, whether they come back as a history, a run's steps or (x, value) pairs
+    db, box = str(tmp_path / "runs.db"), [[-1.0, 0.0], [1.0, 2.0]]
+    cold = _design_points(optimize(_sphere, box, surrogate="random", budget=5, seed=0, db=None,
+                                   progress=False).history)
+    earlier = optimize(_sphere, box, surrogate="random", budget=2, seed=0, db=db, progress=False)
+    assert _design_points(earlier.history) == cold[:2]
+    for initial in (earlier.history, run_steps(db, earlier.run_id), [(h["x"], h["value"]) for h in earlier.history]):
+        later = optimize(_sphere, box, surrogate=surrogate, n_init=5, budget=3, seed=0, db=None, progress=False,
+                         initial=initial)
+        assert _design_points(later.history) == cold[2:]
+
+
+def test_a_failed_earlier_evaluation_is_carried_and_not_evaluated_again(tmp_path):
+    from npbandit.warm_start import WarmStart, initial_points
+
+    db, box = str(tmp_path / "runs.db"), [[-1.0, 0.0], [1.0, 2.0]]
+    cold = _design_points(optimize(_sphere, box, surrogate="random", budget=3, seed=0, db=None,
+                                   progress=False).history)
+    crash_at = cold[1]
+
+    def crashes(x):
+        if np.asarray(x).tolist() == crash_at:
+            raise RuntimeError("simulator crashed")
+        return _sphere(x)
+
+    earlier = optimize(crashes, box, surrogate="random", budget=2, seed=0, db=db, on_error="skip", progress=False)
+    assert [h["failed"] for h in earlier.history] == [False, True]
+    for initial in (earlier.history, run_steps(db, earlier.run_id)):
+        later = optimize(crashes, box, surrogate="gp", n_init=5, budget=1, seed=0, db=None, progress=False,
+                         initial=initial)  # on_error="raise": the crashing point proposed again would stop it
+        assert _design_points(later.history) == cold[2:]
+        bo = WarmStart(BOPolicy(2, model="gp", n_init=5), initial_points(initial, np.array(box), None, True))
+        bo.reset(seed=0)
+        assert len(bo.inner.X) == 1 and len(bo.inner.failed) == 1 and "simulator crashed" in bo.observations[1][3]

@@ -6,7 +6,9 @@ One module per command (:mod:`~npbandit.cli.demo`, :mod:`~npbandit.cli.optimize`
 ``run(args) -> int``; this module builds the parser from them, gives the commands that
 log or read runs their ``--db`` option, gives every command ``--threads`` (torch's intra-op
 threads, :mod:`npbandit.threads`) and runs it inside a :class:`~npbandit.threads.torch_threads`
-block at that count, and turns expected failures into one line on stderr. A command module
+block at that count, and turns expected failures into one line on stderr, as it does a warning
+(``npbandit optimize: warning: ...``) and a bad argument (a short usage line, then the error,
+:class:`~npbandit.cli.options.BriefErrorParser`). A command module
 may set ``DEFAULT_THREADS`` (``"torch"`` for ``train``: torch's own count unless told) or
 ``SCOPES_THREADS = True`` (``optimize``: its ``run`` hands ``--threads`` to the library,
 which scopes it to the surrogate's work and leaves the user's objective at the caller's count).
@@ -19,11 +21,12 @@ import argparse
 import os
 import signal
 import sys
+import warnings
 
 from npbandit._version import __version__
 from npbandit.cli import bandit, demo, models, optimize, report, train
 from npbandit.cli.models import MODELS_NOTE, models_text
-from npbandit.cli.options import DefaultsHelpFormatter, thread_count
+from npbandit.cli.options import BriefErrorParser, DefaultsHelpFormatter, thread_count
 from npbandit.envs import ObjectiveError
 from npbandit.stopping import RunInterrupted
 from npbandit.storage import DEFAULT_URL
@@ -42,10 +45,10 @@ def build_parser(only: str | None = None) -> argparse.ArgumentParser:
     command it was given); the others get their name and help alone. Building a
     command's options imports what they list (the surrogates, acquisitions and priors,
     and with them torch), which ``npbandit --help`` and ``npbandit report`` do not need."""
-    parser = argparse.ArgumentParser(prog="npbandit", description="Bayesian optimisation and contextual bandits "
-                                     "with pretrained neural-process surrogates.")
+    parser = BriefErrorParser(prog="npbandit", description="Bayesian optimisation and contextual bandits "
+                              "with pretrained neural-process surrogates.")
     parser.add_argument("--version", action="version", version=f"npbandit {__version__}")
-    commands = parser.add_subparsers(dest="command", required=True)
+    commands = parser.add_subparsers(dest="command", required=True, parser_class=BriefErrorParser)
     for command in COMMANDS:
         built = only is None or command.COMMAND == only
         text = command.help_text() if built and hasattr(command, "help_text") else command.HELP
@@ -73,21 +76,25 @@ def main(argv: list[str] | None = None) -> int:
     objective that fails (``ObjectiveError``) or returns something other than a
     number, a training run that diverges (``FloatingPointError``), a Dask scheduler that
     does not answer (``OSError``) or Dask not installed (``ImportError``, naming the
-    extra). SIGINT / SIGTERM during a run: the run is saved and recorded as
-    ``interrupted`` (``train``: its state is saved), one line says so, and the status is
-    128 + the signal number."""
+    extra). A warning raised while a command runs (``budget`` within the initial design, say)
+    is one line on stderr too, ``npbandit COMMAND: warning: ...``. SIGINT / SIGTERM during a
+    run: the run is saved and recorded as ``interrupted`` (``train``: its state is saved),
+    one line says so (``optimize``: and how to go on, ``--initial-from RUN_ID``), and the
+    status is 128 + the signal number."""
     given = sys.argv[1:] if argv is None else argv
     names = {module.COMMAND for module in COMMANDS}
     args = build_parser(only=given[0] if given and given[0] in names else "").parse_args(argv)
     command = {module.COMMAND: module for module in COMMANDS}[args.command]
     threads = args.threads if args.threads is not None else getattr(command, "DEFAULT_THREADS", None)
     try:
-        if getattr(command, "SCOPES_THREADS", False):
-            return command.run(args)
-        with torch_threads(threads):
-            return command.run(args)
+        with warnings.catch_warnings():  # the settings as they were once the command returns
+            warnings.showwarning = _warning_line(args.command)
+            if getattr(command, "SCOPES_THREADS", False):
+                return command.run(args)
+            with torch_threads(threads):
+                return command.run(args)
     except RunInterrupted as err:
-        print(f"npbandit {args.command}: {err}", file=sys.stderr)
+        print(f"npbandit {args.command}: {err}{_how_to_go_on(args, err)}", file=sys.stderr)
         return 128 + int(err.signum)
     except BrokenPipeError:  # the reader of our output went away (`npbandit report | head`): stop quietly, as cat does
         devnull = os.open(os.devnull, os.O_WRONLY)
@@ -99,6 +106,35 @@ def main(argv: list[str] | None = None) -> int:
     except (TypeError, ValueError, OSError, ImportError, ObjectiveError, FloatingPointError) as err:
         print(f"npbandit {args.command}: {_one_line(err)}", file=sys.stderr)
         return 2
+
+
+def _warning_line(command: str):
+    """A ``warnings.showwarning`` that prints a warning as one line on stderr,
+    ``npbandit COMMAND: warning: MESSAGE`` (the class named unless a ``UserWarning``), not
+    Python's two lines with the source line that raised it."""
+
+    def show(message, category, filename, lineno, file=None, line=None) -> None:
+        kind = "" if category is UserWarning else f" ({category.__name__})"
+        text = " ".join(str(message).split())
+        print(f"npbandit {command}: warning{kind}: {text}", file=sys.stderr if file is None else file)
+
+    return show
+
+
+def _how_to_go_on(args: argparse.Namespace, err: RunInterrupted) -> str:
+    """What the line of an interrupted ``optimize`` adds: how to continue the run it saved
+    (``--initial-from``, with the budget left), and that a run begun from another holds its
+    own evaluations only; nothing for other commands or an unsaved run."""
+    if args.command != "optimize" or err.run_id is None:
+        return ""
+    text = f"; to go on, run the same command with --initial-from {err.run_id}"
+    left = getattr(args, "budget", 0) - (err.saved or 0)
+    if left > 0:
+        text += f" --budget {left} (--budget counts the new evaluations)"
+    if getattr(args, "initial_from", None) is not None:
+        text += (f"; run {err.run_id} holds its own evaluations, not those of run {args.initial_from} it began "
+                 "from")
+    return text
 
 
 def _one_line(err: BaseException) -> str:

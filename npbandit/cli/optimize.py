@@ -46,8 +46,9 @@ def add_arguments(opt: argparse.ArgumentParser) -> None:
                           "returning a sequence of floats, the point feasible when all are <= 0 (the best value "
                           "printed is then the best feasible one; needs --acquisition logei or qlognei) "
                           "(default: none)")
-    opt.add_argument("--dim", type=positive_int, help="dimension for test functions that take one (default: the "
-                     "function's own)")
+    opt.add_argument("--dim", type=positive_int, help="dimension for the test functions that take one (ackley, "
+                     "rosenbrock, ...; `npbandit optimize --function list` says which); the others have a fixed one "
+                     "(default: the function's own)")
     opt.add_argument("--surrogate", default="tnpd", help="tnpd (the tnpd-bo checkpoint: TNP-D trained on the bo "
                      "prior) | cmanp (cmanp-bo) | gp | random (Sobol search) | a checkpoint trained on the bo prior "
                      "(npbandit models)")
@@ -96,8 +97,9 @@ def add_arguments(opt: argparse.ArgumentParser) -> None:
                           "'penalty': no value, LogEI damped around them (optimize(liar=...))")
     opt.add_argument("--initial-from", type=positive_int, metavar="RUN_ID",
                      help="start from the evaluations of run RUN_ID in --db, a run of the same problem (objective, "
-                          "bounds or space, direction): they are not evaluated again, and --budget counts the new "
-                          "evaluations only; how an interrupted run goes on (optimize(initial=run_steps(db, "
+                          "bounds or space, direction), its failed ones carried as failures: none is evaluated "
+                          "again (the initial design goes on past the points that run drew), and --budget counts "
+                          "the new evaluations only; how an interrupted run goes on (optimize(initial=run_steps(db, "
                           "RUN_ID)); default: none)")
     opt.add_argument("--eval-timeout", type=positive_float, metavar="SECONDS",
                      help="an evaluation still running after this long is recorded as failed (--on-error says "
@@ -121,6 +123,7 @@ def run(args: argparse.Namespace) -> int:
         for flag, given in (("--name", args.name), ("--optimal-value", args.optimal_value)):
             if given is not None:
                 raise ValueError(f"{flag} goes with --objective (a named --function records its own)")
+        _check_dim(args.function, args.dim)
         problem = make_test_function(args.function, args.dim)
         bounds = problem.bounds if args.bounds is None else _parse_bounds(args.bounds)
         if len(bounds[0]) != problem.dim:
@@ -189,6 +192,18 @@ def _earlier_steps(args: argparse.Namespace, bounds: Any, objective: Any) -> lis
     return run_steps(args.db, args.initial_from)
 
 
+def _check_dim(function: str, dim: int | None) -> None:
+    """``--dim`` given with a function of fixed dimension: ``ValueError`` saying its dimension
+    and which functions take one (an unknown name is left to ``make_test_function``)."""
+    from npbandit.envs.blackbox import available_functions, functions_taking_dim, make_test_function
+
+    name = function.lower()
+    if dim is None or name not in available_functions() or name in functions_taking_dim():
+        return
+    raise ValueError(f"--dim {dim}: {function} has a fixed dimension ({make_test_function(function).dim}); --dim "
+                     f"applies only to the functions that take one: {', '.join(functions_taking_dim())}")
+
+
 def _point_text(point: Any) -> str:
     """A result's point on one line, as ``npbandit report`` shows one: a box's point by
     name (``x0=0.1234, x1=...``), a space's params dict as it is; floats to 4 significant
@@ -201,10 +216,17 @@ def _point_text(point: Any) -> str:
 
 
 def _list_functions() -> None:
-    from npbandit.envs.blackbox import _synthetic_problems
+    """``--function list``: every problem, whether it is offered and, if so, its dimension
+    or that ``--dim`` sets it."""
+    from npbandit.envs.blackbox import _synthetic_problems, functions_taking_dim
 
-    for name, (_, reason) in sorted(_synthetic_problems().items()):
-        print(f"{name:<26}" + ("offered" if reason is None else f"not offered: {reason}"))
+    takes_dim = set(functions_taking_dim())
+    for name, (cls, reason) in sorted(_synthetic_problems().items()):
+        if reason is not None:
+            print(f"{name:<26}not offered: {reason}")
+        else:
+            print(f"{name:<26}offered, " + ("--dim sets its dimension" if name in takes_dim else
+                                            f"dimension {cls().dim}"))
 
 
 

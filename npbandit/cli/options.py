@@ -7,10 +7,10 @@ import argparse
 import json
 import math
 import sys
-from typing import Any
+from typing import Any, NoReturn
 
-__all__ = ["DefaultsHelpFormatter", "show_default", "positive_int", "non_negative_int", "finite_float",
-           "positive_float", "thread_count", "parse_assignments", "progress"]
+__all__ = ["BriefErrorParser", "DefaultsHelpFormatter", "show_default", "positive_int", "non_negative_int",
+           "finite_float", "positive_float", "thread_count", "parse_assignments", "progress"]
 
 
 def show_default(value: Any) -> str:
@@ -37,6 +37,15 @@ class DefaultsHelpFormatter(argparse.HelpFormatter):
             return text
         # the help string is %-formatted by argparse: a % in a default must stay literal
         return f"{text} (default: {show_default(default).replace('%', '%%')})"
+
+
+class BriefErrorParser(argparse.ArgumentParser):
+    """An ``ArgumentParser`` whose usage error is two lines on stderr, status 2: where to
+    read the usage (``usage: PROG ... (see PROG --help)``) and the error (``PROG: error:
+    ...``), not the usage of every option before it (``--help`` prints that)."""
+
+    def error(self, message: str) -> NoReturn:
+        self.exit(2, f"usage: {self.prog} ... (see {self.prog} --help)\n{self.prog}: error: {message}\n")
 
 
 # argparse ``type`` functions. Each raises ArgumentTypeError with what was expected, which

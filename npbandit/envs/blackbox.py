@@ -67,8 +67,8 @@ from npbandit.feasibility import is_feasible
 from npbandit.space import SearchSpace, as_search_space
 from npbandit.validation import check_bool, check_int, check_options, check_real, check_render_mode, is_real, is_tensor
 
-__all__ = ["BlackBoxEnv", "ObjectiveError", "named_point", "available_functions", "make_test_function",
-           "objective_value", "constraint_values", "problem_objective"]
+__all__ = ["BlackBoxEnv", "ObjectiveError", "named_point", "available_functions", "functions_taking_dim",
+           "make_test_function", "objective_value", "constraint_values", "problem_objective"]
 
 
 @functools.cache
@@ -105,10 +105,22 @@ def available_functions() -> list[str]:
     return sorted(name for name, (_, reason) in _synthetic_problems().items() if reason is None)
 
 
-def make_test_function(name: str, dim: int | None = None):
-    """A ``botorch.test_functions`` problem by (case-insensitive) name, e.g. ``"branin"``, ``"hartmann"``.
+def functions_taking_dim() -> list[str]:
+    """Names of the :func:`available_functions` that take a dimension (``dim``: ackley,
+    rosenbrock, ...); the others have a fixed one (branin's 2)."""
+    problems = _synthetic_problems()
+    return [name for name in available_functions()
+            if "dim" in inspect.signature(problems[name][0].__init__).parameters]
 
-    Raises ``ValueError`` for unknown names and for problems that are not offered, with the reason."""
+
+def make_test_function(name: str, dim: int | None = None):
+    """A ``botorch.test_functions`` problem by (case-insensitive) name, e.g. ``"branin"``, ``"hartmann"``;
+    ``dim``: its dimension, for the functions that take one (:func:`functions_taking_dim`;
+    ``None``: the function's own).
+
+    Raises ``ValueError`` for unknown names, for problems that are not offered (with the
+    reason), for a ``dim`` given to a function of fixed dimension (naming it and the
+    functions that take one) and for a ``dim`` the function refuses (hartmann's 3 or 6)."""
     if not isinstance(name, str):
         raise TypeError(f"function must be a name (str), got {type(name).__name__}")
     problems = _synthetic_problems()
@@ -123,6 +135,9 @@ def make_test_function(name: str, dim: int | None = None):
         raise ValueError(f"function {name!r} is not offered: {reason}")
     if dim is not None and (not isinstance(dim, int) or isinstance(dim, bool) or dim < 1):
         raise ValueError(f"dim must be a positive int or None, got {dim!r}")
+    if dim is not None and name.lower() not in functions_taking_dim():
+        raise ValueError(f"function {name!r} has a fixed dimension ({cls().dim}); dim applies only to the functions "
+                         f"that take one: {', '.join(functions_taking_dim())}")
     kwargs = {"dim": dim} if dim is not None else {}
     try:
         problem = cls(**kwargs)

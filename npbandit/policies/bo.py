@@ -344,6 +344,7 @@ class BOPolicy(Policy):
         # point handed out, not yet observed -> best value known then (None: design), one per hand-out
         self._handed: dict[bytes, list[float | None]] = {}
         self._spent = 0  # evaluations started (handed out, or observed without): the budget's count
+        self._given = RowBuffer()  # points observed (or failed) without being handed out here
         self.torch_rng = torch.Generator().manual_seed(int(self.rng.integers(2**62)))
 
     @property
@@ -388,7 +389,9 @@ class BOPolicy(Policy):
         and not yet observed (asynchronous BO), believed as ``liar`` says (:func:`propose`).
         The initial design counts its points in flight with the observations, so with points
         in flight it is still ``n_init`` points (then the model proposes once two are
-        observed); observations given to :meth:`observe` directly count as design too."""
+        observed); observations given to :meth:`observe` directly count as design too, and the
+        design hands out no point within ``REPEAT_DISTANCE`` of one of them
+        (:mod:`~npbandit.policies.design`), nor of a failure given to :meth:`observe_failure`."""
         with torch_threads(self.threads):
             point = self._choose(pending)
         self._spent += 1
@@ -405,7 +408,8 @@ class BOPolicy(Policy):
             lift = None if self._search is None else (
                 lambda z: self._search.lift(torch.from_numpy(z)[None])[0].numpy())
             seen = {np.asarray(x, dtype=np.float64).tobytes() for x in (*self.X, *self.failed)} | set(self._handed)
-            point = self.design.next_new(self.snap, seen, lift)
+            given = self._given.array if len(self._given) else None
+            point = self.design.next_new(self.snap, seen, lift, given=given)
             self._handed.setdefault(point.tobytes(), []).append(None)
             return point
         if self._batch:
@@ -491,8 +495,9 @@ class BOPolicy(Policy):
         directly), ``otherwise()``, and the point counts as spent now."""
         key = x.tobytes()
         handed = self._handed.get(key)
-        if not handed:
+        if not handed:  # given, not handed out: the design passes over it (policies.design)
             self._spent += 1
+            self._given.append(x)
             return otherwise()
         best_then = handed.pop(0)
         if not handed:

@@ -5,6 +5,12 @@ The first ``n_init`` points of every BO policy come from :class:`SobolDesign`, s
 :class:`SobolPolicy` hands out the whole run that way (random search's stronger form).
 Points are snapped (``SearchSpace.snap``) onto what they will be evaluated at, and a design
 skips a point whose snapped value was already handed out while the space has others left.
+
+A design also skips a point within ``REPEAT_DISTANCE`` of an evaluation the policy was given
+rather than handed out (``optimize(initial=...)``'s earlier evaluations, failed ones too):
+a run continued from an earlier run of the same seed that stopped inside its design goes on
+where that one stopped (its points, drawn again by the same sequence, are passed over), and
+points from elsewhere, on which no Sobol point lands, leave the design as a cold start's.
 """
 
 from __future__ import annotations
@@ -15,6 +21,7 @@ from typing import Any
 import numpy as np
 import torch
 
+from npbandit.acquisition.proposal import REPEAT_DISTANCE
 from npbandit.policies.base import Policy
 
 __all__ = ["SobolPolicy", "SobolDesign", "DESIGN_DRAWS", "check_snap", "snap_points"]
@@ -33,16 +40,25 @@ class SobolDesign:
         return self.engine.draw(1, dtype=torch.float64)[0].numpy()
 
     def next_new(self, snap: Callable[[torch.Tensor], torch.Tensor] | None, seen: set[bytes],
-                 lift: Callable[[np.ndarray], np.ndarray] | None = None) -> np.ndarray:
-        """The next point (through ``lift``, then ``snap``) whose bytes are not in ``seen``: a
-        Sobol sequence never repeats itself, but snapped onto a small grid or a few choices
-        its points do. At most :data:`DESIGN_DRAWS` draws, then the last one even if seen."""
-        for _ in range(DESIGN_DRAWS if snap is not None else 1):
+                 lift: Callable[[np.ndarray], np.ndarray] | None = None,
+                 given: np.ndarray | None = None) -> np.ndarray:
+        """The next point (through ``lift``, then ``snap``) whose bytes are not in ``seen`` and
+        that lies no closer than ``REPEAT_DISTANCE`` (Euclidean, in the cube) to any row of
+        ``given`` ``[m, d]`` (evaluations the policy was given, not handed out: see the module
+        docstring). A Sobol sequence never repeats itself, but snapped onto a small grid or a
+        few choices its points do, and a given point may be one of its own. At most
+        :data:`DESIGN_DRAWS` draws (one without ``snap``) plus one per given point, then the
+        last one even if seen."""
+        given = None if given is None or len(given) == 0 else np.asarray(given, dtype=np.float64)
+        draws = (DESIGN_DRAWS if snap is not None else 1) + (0 if given is None else len(given))
+        for _ in range(draws):
             point = self.next()
             if lift is not None:
                 point = lift(point)
             point = snap_points(snap, point)
-            if point.tobytes() not in seen:
+            if point.tobytes() in seen:
+                continue
+            if given is None or not (np.linalg.norm(given - point, axis=-1) < REPEAT_DISTANCE).any():
                 break
         return point
 
@@ -66,7 +82,9 @@ class SobolPolicy(Policy):
     """Quasi-random search: the next point of a scrambled Sobol sequence.
 
     ``snap``: as :class:`BOPolicy`'s, each point handed out moved onto what it will be
-    evaluated at (``SearchSpace.snap``: a grid value, a choice's encoding)."""
+    evaluated at (``SearchSpace.snap``: a grid value, a choice's encoding). A point given to
+    :meth:`observe` or :meth:`observe_failure` that this policy did not hand out (an earlier
+    evaluation, ``optimize(initial=...)``) is not handed out again (module docstring)."""
 
     name = "sobol"
 
@@ -80,16 +98,26 @@ class SobolPolicy(Policy):
         super().reset(seed)
         self.design = SobolDesign(self.dim, seed)
         self._handed_out: set[bytes] = set()
+        self._given: list[np.ndarray] = []  # points observed that were not handed out here
 
     def act(self, obs: np.ndarray, pending: np.ndarray | None = None) -> np.ndarray:
         # a point handed out before, observed or still in flight, is not handed out again while
-        # the space has values left
-        point = self.design.next_new(self.snap, self._handed_out)
+        # the space has values left, nor one given to observe
+        point = self.design.next_new(self.snap, self._handed_out, given=np.array(self._given).reshape(-1, self.dim))
         self._handed_out.add(point.tobytes())
         return point
 
     def observe(self, obs, action, reward, info) -> None:
+        self._note(action)
+
+    def observe_failure(self, obs, action, error: str) -> None:
+        self._note(action)
+
+    def _note(self, action: np.ndarray) -> None:
         self._require_reset()
+        x = np.asarray(action, dtype=np.float64)
+        if x.tobytes() not in self._handed_out:
+            self._given.append(x)
 
     def params(self) -> dict[str, Any]:
         return {"dim": self.dim}

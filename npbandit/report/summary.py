@@ -17,13 +17,16 @@ with one setting (:mod:`npbandit.report.labels`).
   *simple regret* is the gap between the best value found and it. With outcome
   constraints (``optimize(constraints=...)``) the best value is the best *feasible* one
   (every constraint value ``<= 0``), the block counts the feasible evaluations, and a run
-  that found no feasible point has no best value.
+  that found no feasible point has no best value. A row whose runs had failed evaluations
+  lists why (:func:`failure_reason`): each distinct reason with its count, the most
+  frequent first (:data:`SHOWN_REASONS` of them, the others counted).
 """
 
 from __future__ import annotations
 
+import re
 import statistics
-from collections import defaultdict
+from collections import Counter, defaultdict
 from typing import Any
 
 import numpy as np
@@ -40,9 +43,17 @@ from npbandit.report.grouping import (
 from npbandit.report.labels import row_keys
 from npbandit.space import SearchSpace, as_search_space
 from npbandit.storage import DEFAULT_URL, RunRow, display_url, list_runs, run_steps
-from npbandit.text import printable
+from npbandit.text import printable, shorten
 
-__all__ = ["bandit_summary", "bo_summary", "report_text", "step_params", "step_feasible", "params_text"]
+__all__ = ["bandit_summary", "bo_summary", "report_text", "step_params", "step_feasible", "params_text",
+           "failure_reason", "SHOWN_REASONS"]
+
+#: the distinct failure reasons a black-box row lists, the most frequent first (the rest counted)
+SHOWN_REASONS = 3
+#: characters of a failure reason (a row's) or of a run's error (the runs list) shown, cut at a word's end
+REASON_WIDTH, RUN_ERROR_WIDTH = 100, 72
+# the point a failed evaluation's error names (``at x=[0.1, 0.2]``, ``at x={'lr': 0.01}``): each failure's own
+_POINT = re.compile(r" at x=(\[[^\[\]]*\]|\{[^{}]*\})")
 
 
 def bandit_summary(db: str = DEFAULT_URL) -> list[dict[str, Any]]:
@@ -102,7 +113,9 @@ def bo_summary(db: str = DEFAULT_URL) -> list[dict[str, Any]]:
     did not (``best_point`` is ``None`` when none did), and ``feasible`` / ``evaluated`` total
     the feasible and the successful evaluations of the row's runs (``None`` for an
     unconstrained row). ``failed`` / ``steps`` total the failed evaluations and all
-    evaluations of the row's runs."""
+    evaluations of the row's runs, and ``failures`` says why: ``[(reason, count)]``, each
+    distinct :func:`failure_reason` of the failed evaluations, the most frequent first
+    (equal counts in the order they first failed)."""
     rows = []
     for group, runs in bo_groups(list_runs(db, kind="bo")).items():
         cells: dict[tuple, list[dict[str, Any]]] = defaultdict(list)
@@ -125,6 +138,7 @@ def bo_summary(db: str = DEFAULT_URL) -> list[dict[str, Any]]:
                 "best": good[-1]["best_value"] if feasible else None, "point": point, "evals": len(steps),
                 "s_per_step": seconds, "feasible": len(feasible), "evaluated": len(good),
                 "failed": len(steps) - len(good), "steps": len(steps),
+                "failures": Counter(failure_reason(s["error"]) for s in steps if s["failed"]),
                 "recommended": _recommended(run)})
         for (budget, label, policy), cell in sorted(cells.items()):
             best = [c["best"] for c in cell if c["best"] is not None]
@@ -141,8 +155,19 @@ def bo_summary(db: str = DEFAULT_URL) -> list[dict[str, Any]]:
                          "feasible": sum(c["feasible"] for c in cell) if constrained else None,
                          "evaluated": sum(c["evaluated"] for c in cell) if constrained else None,
                          "failed": sum(c["failed"] for c in cell), "steps": sum(c["steps"] for c in cell),
+                         "failures": sum((c["failures"] for c in cell), Counter()).most_common(),
                          "recommended": _best_recommendation([c["recommended"] for c in cell], group.minimize)})
     return rows
+
+
+def failure_reason(error: str | None) -> str:
+    """Why an evaluation failed, as a report groups failures: its recorded ``error`` without
+    the point it names (`` at x=[...]`` / `` at x={...}``, which differs from one failure to
+    the next; the point is the step's own record), whitespace runs made one space;
+    ``"no reason recorded"`` for a step that recorded none."""
+    if not error:
+        return "no reason recorded"
+    return " ".join(_POINT.sub("", error).split())
 
 
 def step_feasible(step: dict[str, Any]) -> bool:
@@ -213,6 +238,17 @@ def _value_text(value: Any) -> str:
     return repr(value)
 
 
+def _failure_lines(failures: list[tuple[str, int]]) -> list[str]:
+    """A row's failure reasons (``bo_summary``'s ``failures``) as lines below it: the first
+    :data:`SHOWN_REASONS`, each shortened at a word's end, then the others counted."""
+    lines = [f"    {count} failed: {shorten(printable(reason), REASON_WIDTH)}"
+             for reason, count in failures[:SHOWN_REASONS]]
+    rest = failures[SHOWN_REASONS:]
+    if rest:
+        lines.append(f"    {sum(count for _, count in rest)} failed for {len(rest)} other reason(s)")
+    return lines
+
+
 def _mean_std(values: list[float]) -> str:
     if not values:
         return "-"
@@ -255,7 +291,7 @@ def report_text(db: str = DEFAULT_URL, limit: int = 20) -> str:
             # user's policy name) must not break the table or colour the terminal
             lines.append(f"{r.id:>4}  {r.kind:<6}  {printable(r.policy):<24}  {printable(_setting(r)):<36}  "
                          f"{r.seed if r.seed is not None else '-':>4}  {r.n_steps:>6}  {r.status}"
-                         + (f"  ({printable(r.error)[:60]})" if r.error else ""))
+                         + (f"  ({shorten(printable(r.error), RUN_ERROR_WIDTH)})" if r.error else ""))
         if len(runs) > limit:
             lines.append(f"  ... {len(runs) - limit} older runs not shown")
     bandit = bandit_summary(db)
@@ -291,7 +327,8 @@ def report_text(db: str = DEFAULT_URL, limit: int = 20) -> str:
                   "at the model's posterior mean there (the best of the block's runs; runs without a model have none); "
                   "with constraints (\"subject to\"), only feasible evaluations count, and feasible = feasible / "
                   "successful evaluations over the row's runs; failed (in a block where an evaluation failed) = "
-                  "failed / all evaluations over the row's runs"]
+                  "failed / all evaluations over the row's runs, each distinct reason listed below its row with "
+                  "its count"]
         width = max(24, *(len(r["label"]) for r in bo))
         blocks: dict[tuple, list[dict[str, Any]]] = defaultdict(list)
         for r in bo:
@@ -310,6 +347,7 @@ def report_text(db: str = DEFAULT_URL, limit: int = 20) -> str:
                 feasible += f"  {str(r['failed']) + '/' + str(r['steps']):>9}" if failures else ""
                 lines.append(f"  {r['label']:<{width}}  {r['runs']:>4}  {_median_quartiles(r['best']):>30}  "
                              f"{_median_quartiles(r['simple_regret']):>30}  {r['s_per_step']:>7.3f}{feasible}")
+                lines += _failure_lines(r["failures"])
                 if r["simple_regret"] and min(r["simple_regret"]) < 0:
                     lines.append(f"  (a run beat the recorded optimum {solved.optimal_value:.6g}: the recorded "
                                  "optimum is not the optimum)")

@@ -419,8 +419,9 @@ def check_checkpoint_kind(card: dict[str, Any], *, prior: str | Sequence[str] | 
         purpose: what the checkpoint is wanted for, for the message (``"optimize"``).
 
     Raises:
-        CheckpointError: naming what the checkpoint is for, what was asked, and the
-            shipped checkpoints that fit (or that none does).
+        CheckpointError: naming what the checkpoint is for, what was asked, which of it
+            the checkpoint misses (its prior, inputs or outputs, each with what was
+            asked), and the shipped checkpoints that fit (or that none does).
     """
     priors = _as_priors(prior)
     _check_dim("x_dim", x_dim)
@@ -434,15 +435,29 @@ def check_checkpoint_kind(card: dict[str, Any], *, prior: str | Sequence[str] | 
     have = (f"checkpoint {card.get('name', '?')!r} is for {use['task']}: prior {use['prior']!r}, {dims_text} inputs"
             + (f" in {use['input_domain']}" if use["input_domain"] else "") + f", {use['y_dim']} output(s), "
             + scaling[use["standardizes_outputs"]])
-    wanted = [f"a {' or '.join(repr(p) for p in priors)} checkpoint" if priors else "a checkpoint"]
+    wanted = [f"a {_one_of(priors)} checkpoint" if priors else "a checkpoint"]
+    misses = []
+    if priors is not None and use["prior"] not in priors:
+        misses.append(f"prior {use['prior']!r}, not {_one_of(priors)}")
     if x_dim is not None:
         wanted.append(f"{x_dim} input(s)")
+        if x_dim not in dims:
+            misses.append(f"{dims_text} inputs, not {x_dim}")
     if y_dim is not None:
         wanted.append(f"{y_dim} output(s)")
+        if y_dim != use["y_dim"]:
+            misses.append(f"{use['y_dim']} output(s), not {y_dim}")
     fit = fitting_checkpoints(prior=priors, x_dim=x_dim, y_dim=y_dim)
     fit_text = (f"shipped checkpoints that fit: {', '.join(fit)}" if fit
                 else "no shipped checkpoint fits")
-    raise CheckpointError(f"{have}; {purpose} needs {', '.join(wanted)} ({fit_text})")
+    raise CheckpointError(f"{have}; {purpose} needs {', '.join(wanted)}, and this one has {'; '.join(misses)} "
+                          f"({fit_text})")
+
+
+def _one_of(priors: tuple[str, ...]) -> str:
+    """``'bo'``, ``'bo' or 'wheel'``, ``'gp1d', 'bo' or 'wheel'``: the priors of which one fits."""
+    names = [repr(p) for p in priors]
+    return names[0] if len(names) == 1 else f"{', '.join(names[:-1])} or {names[-1]}"
 
 
 def check_bo_checkpoint(card: dict[str, Any], dim: int, purpose: str = "this use") -> int:

@@ -76,6 +76,8 @@ RANDOM = ["--surrogate", "random"]
      "attempt to write a readonly database"),
     (["--function", "branin", *RANDOM, "--db", "{tmp}/notes.txt"], "file is not a database"),
     (["--function", "branin", "--bounds", "[[0, 0, 0], [1, 1, 1]]", *RANDOM], "branin takes 2 input(s)"),
+    (["--function", "branin", "--dim", "3", *RANDOM], "--dim 3: branin has a fixed dimension (2); --dim applies only "
+     "to the functions that take one: ackley, dixonprice, griewank, hartmann"),
     (["--objective", "bad_objectives:nan", "--bounds", "[[0], [1]]", "--dim", "5", *RANDOM], "--dim 5 disagrees"),
     (["--objective", "bad_objectives:nan", "--bounds", "[[true], [2]]", *RANDOM], "array of numbers"),
     (["--objective", "bad_objectives:nan", "--bounds", "[[-1e308], [1e308]]", *RANDOM], "too wide"),
@@ -556,7 +558,7 @@ def test_cli_optimize_goes_on_from_an_earlier_run_of_the_same_problem(tmp_path, 
     capsys.readouterr()
     for args, match in ((["--function", "branin", "--maximize"], "minimize is True, this one's False"),
                         (["--function", "hartmann", "--dim", "3"], "objective is 'branin', this one's 'hartmann'"),
-                        (["--function", "branin", "--bounds", "[[0, 0], [1, 1]]"], "bounds is"),
+                        (["--function", "branin", "--bounds", "[[0, 0], [1, 1]]"], "that run's bounds are [["),
                         (["--function", "branin", "--initial-from", "99"], "holds no black-box run 99")):
         given = args if "--initial-from" in args else [*args, "--initial-from", str(first.id)]
         assert main(["optimize", *given, "--surrogate", "random", "--budget", "1", "--db", db]) == 2
@@ -609,3 +611,66 @@ def test_a_failed_evaluation_s_error_suggests_on_error_skip_and_an_all_failed_ru
     assert main([*base, "--on-error", "skip", "--db", str(tmp_path / "b.db")]) == 2
     err = one_line(capsys.readouterr().err)  # skipping did not help: nothing to suggest
     assert "every one of the 3 evaluations failed" in err and "--on-error skip" not in err
+
+
+def test_python_m_npbandit_runs_the_command(monkeypatch, capsys):
+    import runpy
+
+    from npbandit import __version__
+
+    monkeypatch.setattr(sys, "argv", ["npbandit", "--version"])
+    with pytest.raises(SystemExit) as info:
+        runpy.run_module("npbandit", run_name="__main__", alter_sys=True)
+    assert info.value.code == 0 and capsys.readouterr().out == f"npbandit {__version__}\n"
+
+
+def test_a_bad_argument_value_is_a_short_usage_line_and_the_error(tmp_path, capsys):
+    for argv, prog in ((["optimize", "--function", "branin", "--budget", "-5"], "npbandit optimize"),
+                       (["optimise"], "npbandit")):
+        with pytest.raises(SystemExit) as info:
+            main(argv)
+        assert info.value.code == 2
+        assert capsys.readouterr().err.splitlines() == [f"usage: {prog} ... (see {prog} --help)",
+                                                        f"{prog}: error: " + ("argument --budget: expected a positive "
+                                                                              "integer, got '-5'" if argv[1:] else
+                                                                              "argument command: invalid choice: "
+                                                                              "'optimise' (choose from 'demo', "
+                                                                              "'optimize', 'bandit', 'report', "
+                                                                              "'train', 'models')")]
+    assert list(tmp_path.iterdir()) == []
+
+
+def test_a_warning_while_a_command_runs_is_one_line(tmp_path, capsys):
+    db = str(tmp_path / "runs.db")
+    assert main(["optimize", "--function", "branin", "--surrogate", "gp", "--budget", "2", "--db", db]) == 0
+    assert capsys.readouterr().err.splitlines() == [
+        "npbandit optimize: warning: budget=2 does not exceed n_init=5: every point comes from the Sobol initial "
+        "design and the model proposes none; raise budget or lower n_init"]
+
+
+def test_an_interrupted_optimize_says_how_to_go_on(tmp_path, monkeypatch, capsys):
+    monkeypatch.syspath_prepend(str(tmp_path))
+    write_module(tmp_path, "stops", f"""
+        import os, signal
+        def f(x):
+            with open({str(tmp_path / 'calls.txt')!r}, "a") as log:
+                log.write("x\\n")
+            if len(open({str(tmp_path / 'calls.txt')!r}).read().split()) == 3:
+                os.kill(os.getpid(), signal.SIGINT)
+            return float(x.sum())
+    """)
+    db = str(tmp_path / "runs.db")
+    args = ["optimize", "--objective", "stops:f", "--bounds", "[[0, 0], [1, 1]]", *RANDOM, "--budget", "10",
+            "--db", db]
+    assert main(args) == 128 + signal.SIGINT
+    (run,) = list_runs(db)
+    line = one_line(capsys.readouterr().err)
+    assert run.status == "interrupted" and line.endswith(
+        f"run {run.id} saved all {run.n_steps} and is recorded as interrupted; to go on, run the same command with "
+        f"--initial-from {run.id} --budget {10 - run.n_steps} (--budget counts the new evaluations)")
+    (tmp_path / "calls.txt").unlink()
+    assert main([*args, "--initial-from", str(run.id)]) == 128 + signal.SIGINT  # a continuation stopped in turn
+    later = max(r.id for r in list_runs(db))
+    assert one_line(capsys.readouterr().err).endswith(
+        f"--initial-from {later} --budget {10 - run.n_steps} (--budget counts the new evaluations); run {later} "
+        f"holds its own evaluations, not those of run {run.id} it began from")

@@ -385,6 +385,17 @@ def test_only_usable_test_functions_are_offered():
         assert torch.isfinite(problem.evaluate_true(centre[None].double())).all(), name
 
 
+def test_a_dim_for_a_function_of_fixed_dimension_says_so_and_names_those_that_take_one():
+    from npbandit.envs.blackbox import functions_taking_dim
+
+    takes = functions_taking_dim()
+    assert {"ackley", "rosenbrock", "hartmann"} <= set(takes) and "branin" not in takes
+    with pytest.raises(ValueError, match=r"function 'branin' has a fixed dimension \(2\); dim applies only to the "
+                                         r"functions that take one: ackley, "):
+        make_test_function("branin", 3)
+    assert make_test_function("ackley", 5).dim == 5
+
+
 def test_linear_bandit_pays_each_arms_linear_mean_and_reports_its_gap():
     env = gym.make("npbandit/LinearBandit-v0", context_dim=3, n_arms=4, horizon=5, noise_std=0.0).unwrapped
     x, _ = env.reset(seed=0)

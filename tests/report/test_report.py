@@ -9,7 +9,7 @@ import pytest
 
 from npbandit import optimize
 from npbandit.cli import main
-from npbandit.envs import WheelBanditEnv
+from npbandit.envs import ObjectiveError, WheelBanditEnv
 from npbandit.loop import run_episode
 from npbandit.policies import UniformPolicy
 from npbandit.report import bandit_summary, bo_summary, regret_figure, report_text
@@ -560,3 +560,46 @@ def test_a_space_whose_choices_take_several_columns_says_both_counts(tmp_path):
 
     optimize(f, space, surrogate="random", budget=3, db=db, progress=False, name="mixed")
     assert "mixed  2 parameters (4 columns)  x: float [0, 1], k: choice {a, b, c}  minimise" in report_text(db)
+
+
+def test_a_row_with_failed_evaluations_says_why_and_the_runs_list_cuts_an_error_at_a_word(tmp_path):
+    db = str(tmp_path / "runs.db")
+
+    def fails(x):
+        if x[0] > 0.2:
+            raise RuntimeError("simulator crashed: mesh became degenerate near the boundary layer")
+        return float("nan") if x[1] > 0.5 else _sphere(x)
+
+    optimize(fails, [[-1.0, -1.0], [1.0, 1.0]], surrogate="random", budget=12, db=db, on_error="skip",
+             progress=False, name="fails")
+    steps = run_steps(db, list_runs(db)[0].id)
+    crashed = sum(s["error_kind"] == "raised" for s in steps)
+    returned = sum(s["error_kind"] == "nonfinite" for s in steps)
+    assert crashed > 1 and returned > 0  # several points: the point each error names is not part of its reason
+    (row,) = bo_summary(db)
+    reasons = dict(row["failures"])
+    assert reasons == {"objective raised RuntimeError: simulator crashed: mesh became degenerate near the boundary "
+                       "layer": crashed, "objective returned nan": returned}
+    text = report_text(db)
+    assert f"    {crashed} failed: objective raised RuntimeError: simulator crashed: mesh became" in text
+    assert f"    {returned} failed: objective returned nan" in text
+    with pytest.raises(ObjectiveError):
+        optimize(fails, [[0.5, -1.0], [1.0, 1.0]], surrogate="random", budget=2, db=db, progress=False, name="crash")
+    (run,) = [r for r in list_runs(db) if r.status == "failed"]
+    (line,) = [line for line in report_text(db).splitlines() if line.startswith(f"{run.id:>4}  bo")]
+    shown = line[line.index("  (") + 3:-1]  # the run's error, shortened at a word's end
+    assert len(shown) <= 72 and shown.endswith("…") and run.error.startswith(shown[:-1])
+    assert run.error[len(shown) - 1] in " :,;" and "simulator crashed" in shown
+
+
+def test_shorten_cuts_after_the_last_whole_word_that_fits():
+    from npbandit.text import shorten
+
+    text = "objective raised RuntimeError: simulator crashed"
+    assert shorten(text, len(text)) == text
+    assert shorten(text, 40) == "objective raised RuntimeError…"
+    assert shorten(text, 45) == "objective raised RuntimeError: simulator…"
+    assert shorten("abcdefgh", 4) == "abc…"  # one long word: cut inside it
+    assert all(len(shorten(text, w)) <= w for w in range(2, 60))
+    with pytest.raises(ValueError, match="width must be an int >= 2"):
+        shorten(text, 1)

@@ -212,6 +212,18 @@ def test_a_bandit_policy_refuses_a_checkpoint_of_another_prior():
         NPBanditPolicy(load_surrogate("cmanp-bo"))
 
 
+def test_a_refused_checkpoint_is_told_what_it_misses_of_what_was_asked():
+    from npbandit.surrogates.pretrained import check_checkpoint_kind, read_card
+
+    # NPModel takes a wheel checkpoint for 5 outputs: refused for one, the message says it is the outputs
+    with pytest.raises(CheckpointError, match=r"NPModel needs a 'gp1d', 'bo' or 'wheel' checkpoint, 1 output\(s\), "
+                                              r"and this one has 5 output\(s\), not 1 \(shipped"):
+        check_checkpoint_kind(read_card("cmanp-wheel"), prior=("gp1d", "bo", "wheel"), y_dim=1, purpose="NPModel")
+    with pytest.raises(CheckpointError, match=r"and this one has prior 'bo', not 'wheel' or 'gp1d'; d = 1..6 inputs, "
+                                              r"not 7 \("):
+        check_checkpoint_kind(read_card("cmanp-bo"), prior=("wheel", "gp1d"), x_dim=7, purpose="this use")
+
+
 @pytest.mark.parametrize("name", ["", "   "])
 def test_an_empty_checkpoint_name_is_one_line_naming_the_argument(name):
     with pytest.raises(ValueError, match="name_or_path must be a checkpoint name or a path, got an empty string"):
