@@ -324,8 +324,10 @@ class BOPolicy(Policy):
         self.C: list[np.ndarray] = []  # each observation's constraint values (constrained=True)
         self.failed: list[np.ndarray] = []  # points whose evaluation failed (observe_failure)
         self._failed_after: list[int] = []  # the observations made before each failure
-        # as arrays grown in place ("observed": x then y), best (feasible) and worst y: nothing restacked
-        self._rows, self._best, self._worst = {k: RowBuffer() for k in ("observed", "C", "failed")}, -np.inf, np.inf
+        # as arrays grown in place ("observed": x then y; "given": points observed or failed without
+        # being handed out here), nothing restacked; the best y raw (feasible: -inf while none is) and the worst
+        self._rows = {k: RowBuffer() for k in ("observed", "C", "failed", "given")}
+        self._best, self._worst = -np.inf, np.inf
         self.np_model = None
         if self.subspace is None:
             self.design = SobolDesign(self.dim, seed)
@@ -344,7 +346,6 @@ class BOPolicy(Policy):
         # point handed out, not yet observed -> best value known then (None: design), one per hand-out
         self._handed: dict[bytes, list[float | None]] = {}
         self._spent = 0  # evaluations started (handed out, or observed without): the budget's count
-        self._given = RowBuffer()  # points observed (or failed) without being handed out here
         self.torch_rng = torch.Generator().manual_seed(int(self.rng.integers(2**62)))
 
     @property
@@ -370,11 +371,6 @@ class BOPolicy(Policy):
             Y = torch.cat([Y, torch.cat([C, C.amax(dim=0).expand(failed, -1)])], dim=-1)
         return torch.tensor(X, dtype=torch.float64), Y
 
-    def _best_then(self) -> float:
-        """The best value observed so far, raw (not warped), as the trust region judges a
-        proposal against it: with constraints the best feasible one, ``-inf`` while none is."""
-        return self._best
-
     def _model(self, X: torch.Tensor, Y: torch.Tensor):
         if (self.surrogate is None or self.output_warp is not None or self.region is not None
                 or self._search is not None):
@@ -389,9 +385,8 @@ class BOPolicy(Policy):
         and not yet observed (asynchronous BO), believed as ``liar`` says (:func:`propose`).
         The initial design counts its points in flight with the observations, so with points
         in flight it is still ``n_init`` points (then the model proposes once two are
-        observed); observations given to :meth:`observe` directly count as design too, and the
-        design hands out no point within ``REPEAT_DISTANCE`` of one of them
-        (:mod:`~npbandit.policies.design`), nor of a failure given to :meth:`observe_failure`."""
+        observed); observations (and failures) given directly count as design too, and the
+        design passes over them (:mod:`~npbandit.policies.design`)."""
         with torch_threads(self.threads):
             point = self._choose(pending)
         self._spent += 1
@@ -408,8 +403,8 @@ class BOPolicy(Policy):
             lift = None if self._search is None else (
                 lambda z: self._search.lift(torch.from_numpy(z)[None])[0].numpy())
             seen = {np.asarray(x, dtype=np.float64).tobytes() for x in (*self.X, *self.failed)} | set(self._handed)
-            given = self._given.array if len(self._given) else None
-            point = self.design.next_new(self.snap, seen, lift, given=given)
+            given = self._rows["given"]
+            point = self.design.next_new(self.snap, seen, lift, given=given.array if len(given) else None)
             self._handed.setdefault(point.tobytes(), []).append(None)
             return point
         if self._batch:
@@ -453,7 +448,7 @@ class BOPolicy(Policy):
         points = snap_points(self.snap, points)
         for point in points.reshape(-1, self.dim):
             self._handed.setdefault(np.asarray(point, dtype=np.float64).tobytes(), []).append(
-                self._best_then())  # raw, not warped
+                self._best)  # raw, not warped
         if points.ndim == 1:
             return points
         self._batch = list(points[1:])
@@ -467,7 +462,7 @@ class BOPolicy(Policy):
         # (a point not handed out here, given to observe directly, counts as the design's until
         # n_init are observed, as TrustRegion.replay counts a history)
         c = self._constraint_values(info) if self.constrained else None
-        best_then = self._settle(x, lambda: self._best_then() if len(self.Y) >= self.n_init else None)
+        best_then = self._settle(x, lambda: self._best if len(self.Y) >= self.n_init else None)
         if self.region is not None and best_then is not None:
             # proposals still to come: neither those in flight nor failed ones can be proposed again
             remaining = None if self.budget is None else max(self.budget - self._spent, 0)
@@ -497,7 +492,7 @@ class BOPolicy(Policy):
         handed = self._handed.get(key)
         if not handed:  # given, not handed out: the design passes over it (policies.design)
             self._spent += 1
-            self._given.append(x)
+            self._rows["given"].append(x)
             return otherwise()
         best_then = handed.pop(0)
         if not handed:
