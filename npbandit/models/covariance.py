@@ -1,0 +1,155 @@
+"""The covariance across a q-batch that :class:`~npbandit.models.NPModel` gives a diagonal
+surrogate: read from how the network's predictions respond to conditioning.
+
+Why
+---
+A diagonal neural process (TNP-D, CMANP, LBANP, ...) predicts each target on its own: its
+predictive says nothing about how two targets move together. Taken as independent, two
+candidates 1e-6 apart count as two fresh draws, so a joint q-batch acquisition (qLogEI,
+qLogNEI with ``q > 1``) puts several of its points on one spot, and qLogNEI scores a
+candidate next to the incumbent as if the two were unrelated.
+
+What the model does
+-------------------
+For a Gaussian process with noise variance ``s2``, conditioning on an observation ``y_i``
+at ``x_i`` moves the posterior mean at ``x_j`` by ``k_ij / (k_ii + s2) (y_i - mu_i)``,
+where ``k_ij`` is the posterior covariance of the latent values. So the covariance is the
+mean's response to one more observation: with ``v_i = k_ii + s2`` the predictive variance
+of ``y_i`` and a fantasy ``y_i = mu_i + delta_i``,
+
+    k_ij = v_i (mu_j' - mu_j) / delta_i
+
+(exact for a GP whatever ``delta_i``). A neural process is trained to approximate that
+posterior predictive, so the same reading of its own conditioning gives its implied
+covariance. For each t-batch the model conditions the network, once per point ``i``, on
+the fantasy ``(x_i, mu_i + sqrt(v_i))`` (one standard deviation, in the network's units;
+a batched ``update`` of copies of the network state) and reads the means at all ``q``
+points. The responses ``c_ij`` are not exactly symmetric, nor scaled like the marginal
+variances (a network may move its mean at ``x_i`` by more than a GP would), so the model
+keeps only the correlation they imply,
+
+    r_ij = (c_ij + c_ji) / 2 / sqrt(c_ii c_jj),   clipped to [-1, 1],
+
+(``r_ij = 0`` for a point whose own response ``c_ii`` is not positive), shrinks it toward
+the identity just enough to be positive definite (``(1 - a) R + a I``, the smallest ``a``
+that leaves the least eigenvalue at :data:`MIN_EIGENVALUE`; ``a`` is held fixed in the
+gradient), and puts the marginal variances back: ``Cov = S R S`` with ``S`` the latent
+standard deviations of the marginal path. Every point's mean and variance are therefore
+exactly the ``q = 1`` posterior's; only the correlations are new.
+
+Equal points (in the columns the network reads) share one latent draw, as on the marginal
+path. Outputs are independent (one correlation matrix per output). Differentiable in
+``X``, as BoTorch's optimisers need.
+
+Cost
+----
+Per t-batch, ``q`` one-point ``update`` calls and ``q^2`` predictions, against ``q``
+predictions on the diagonal path: with qLogNEI, ``q`` counts the observed points it
+appends (after pruning) as well. Above :data:`MAX_CORRELATED_POINTS` points per t-batch
+(a posterior over many test points, say) the model gives the diagonal posterior instead,
+as ``covariance="diagonal"`` does; say ``covariance="diagonal"`` to always have it.
+"""
+
+from __future__ import annotations
+
+import math
+
+import torch
+from torch import Tensor
+
+from npbandit.threads import torch_threads
+
+__all__ = ["COVARIANCES", "MAX_CORRELATED_POINTS", "MIN_EIGENVALUE", "ResponseCovarianceMixin",
+           "correlation_from_responses", "decoupled", "shrink_to_positive_definite"]
+
+#: the values of ``NPModel(covariance=...)``
+COVARIANCES = ("conditioning", "diagonal")
+
+#: above this many points per t-batch the posterior is diagonal (the response costs ``q^2`` predictions)
+MAX_CORRELATED_POINTS = 64
+
+#: the least eigenvalue a correlation matrix is shrunk to (keeps its Cholesky factor well conditioned)
+MIN_EIGENVALUE = 1e-4
+
+
+def correlation_from_responses(c: Tensor) -> Tensor:
+    """The correlation matrices implied by responses ``c`` (``... x q x q``, ``c[..., i, j]``:
+    the response at point ``j`` to conditioning at point ``i``): symmetrised, scaled by the
+    points' own responses, clipped to ``[-1, 1]``, unit diagonal. A point whose own response
+    is not positive is uncorrelated with the others."""
+    own = c.diagonal(dim1=-2, dim2=-1)
+    valid = own > 0
+    scale = torch.where(valid, own, torch.ones_like(own)).sqrt()
+    r = 0.5 * (c + c.transpose(-1, -2)) / (scale.unsqueeze(-1) * scale.unsqueeze(-2))
+    pair = valid.unsqueeze(-1) & valid.unsqueeze(-2)
+    r = torch.where(pair, r.clamp(-1.0, 1.0), torch.zeros_like(r))
+    eye = torch.eye(c.shape[-1], dtype=torch.bool, device=c.device)
+    return torch.where(eye, torch.ones_like(r), r)
+
+
+def decoupled(r: Tensor, same: Tensor) -> Tensor:
+    """Correlation matrices ``r`` (``... x m x q x q``) with every later copy of an equal point
+    (``same``: ``... x q``, the first equal point of each) uncorrelated with the rest: the
+    posterior gives each copy its first copy's draw (:func:`~npbandit.models.posterior.covariance_root`),
+    and two fully correlated rows would leave nothing for the shrinkage to keep."""
+    q = r.shape[-1]
+    later = (same != torch.arange(q, device=same.device)).unsqueeze(-2)  # ... x 1 x q
+    off = later.unsqueeze(-1) | later.unsqueeze(-2)
+    off = off & ~torch.eye(q, dtype=torch.bool, device=r.device)
+    return r.masked_fill(off, 0.0)
+
+
+def shrink_to_positive_definite(r: Tensor, min_eigenvalue: float = MIN_EIGENVALUE) -> Tensor:
+    """``(1 - a) r + a I`` for correlation matrices ``r`` (``... x q x q``, unit diagonal),
+    with ``a`` in ``[0, 1]`` per matrix the smallest that lifts the least eigenvalue to
+    ``min_eigenvalue`` (``0`` when it is there already). ``a`` is computed without gradient:
+    the result's gradient is ``r``'s, scaled by ``1 - a``."""
+    with torch.no_grad():
+        least = torch.linalg.eigvalsh(r.to(torch.float64)).amin(dim=-1)
+        a = ((min_eigenvalue - least) / (1.0 - least)).clamp(0.0, 1.0).to(r.dtype)
+    eye = torch.eye(r.shape[-1], dtype=r.dtype, device=r.device)
+    a = a[..., None, None]
+    return (1.0 - a) * r + a * eye
+
+
+class ResponseCovarianceMixin:
+    """:class:`~npbandit.models.NPModel`'s correlations across a q-batch for a diagonal
+    surrogate (see the module docstring).
+
+    A mixin of ``NPModel`` only: it reads the model's state (``_state``, ``_d``,
+    ``_covariance``, ``_views``, ``surrogate``) and uses its methods (``_element_index``,
+    ``_state_rows``, ``_to_surrogate_inputs``, ``_fold``, ``_unfold``)."""
+
+    def _correlates(self, q: int) -> bool:
+        """Whether a posterior over ``q`` points per t-batch takes correlations from the
+        network's responses."""
+        return (self._covariance == "conditioning" and 1 < q <= MAX_CORRELATED_POINTS
+                and self.surrogate.y_dim == 1)
+
+    def _response_correlation(self, X: Tensor, mean: Tensor, var: Tensor) -> Tensor:
+        """The correlation matrices across each t-batch's points: ``out_batch x m x q x q``
+        in ``mean``'s dtype, for ``X`` (``batch_shape x q x d``) with the network's predictive
+        ``mean`` and ``var`` there (``out_batch x q x m``, network units, the noise included,
+        as :meth:`_marginals` gives them).
+
+        With symmetric views the responses are read in view 0 (the data as given) alone: the
+        correlations need not average the views' small differences, and each view would
+        cost as much again."""
+        out_batch, q, m = mean.shape[:-2], mean.shape[-2], mean.shape[-1]
+        n_out = math.prod(out_batch)
+        X_in = self._to_surrogate_inputs(X.expand(*out_batch, q, self._d)).reshape(n_out, q, -1)
+        mean_n = mean.reshape(n_out, q, m).to(X_in)
+        delta = var.reshape(n_out, q, m).to(X_in).clamp_min(torch.finfo(X_in.dtype).tiny).sqrt()
+        # one copy of the t-batch's model element per point i, each given the fantasy at x_i
+        rows = self._state_rows(self._element_index(out_batch).repeat_interleave(q))
+        if self._views is not None:
+            rows = rows[:: self._views.n_views]  # view 0 of each element and task
+        x_new, y_new = self._fold(X_in.reshape(n_out * q, 1, -1), (mean_n + delta).reshape(n_out * q, 1, m))
+        targets, _ = self._fold(X_in.repeat_interleave(q, dim=0))
+        with torch_threads():
+            fantasy = self.surrogate.update(self._state.select(rows), x_new, y_new)
+            moved = self._unfold(self.surrogate.predict(fantasy, targets, check=False).loc)
+        moved = moved.reshape(n_out, q, q, m)  # [b, i, j, o]: the mean at j after conditioning at i
+        c = (moved - mean_n.unsqueeze(1)) * delta.unsqueeze(2)  # k_ij = v_i (mu_j' - mu_j) / delta_i
+        r = correlation_from_responses(c.permute(0, 3, 1, 2))  # b x m x q x q
+        return r.reshape(*out_batch, m, q, q).to(mean.dtype)
