@@ -132,24 +132,72 @@ class ResponseCovarianceMixin:
         ``mean`` and ``var`` there (``out_batch x q x m``, network units, the noise included,
         as :meth:`_marginals` gives them).
 
-        With symmetric views the responses are read in view 0 (the data as given) alone: the
-        correlations need not average the views' small differences, and each view would
-        cost as much again."""
+        Rows equal in every t-batch of a model without batch shape (the observed points
+        qLogNEI appends to each candidate, pending points) are conditioned on once, not once
+        per t-batch: their fantasy states are the same in every t-batch, so each is read at
+        the shared rows and at every t-batch's own points in one call. With symmetric views
+        the responses are read in view 0 (the data as given) alone: the correlations need
+        not average the views' small differences, and each view would cost as much again."""
         out_batch, q, m = mean.shape[:-2], mean.shape[-2], mean.shape[-1]
         n_out = math.prod(out_batch)
         X_in = self._to_surrogate_inputs(X.expand(*out_batch, q, self._d)).reshape(n_out, q, -1)
         mean_n = mean.reshape(n_out, q, m).to(X_in)
         delta = var.reshape(n_out, q, m).to(X_in).clamp_min(torch.finfo(X_in.dtype).tiny).sqrt()
-        # one copy of the t-batch's model element per point i, each given the fantasy at x_i
-        rows = self._state_rows(self._element_index(out_batch).repeat_interleave(q))
-        if self._views is not None:
-            rows = rows[:: self._views.n_views]  # view 0 of each element and task
-        x_new, y_new = self._fold(X_in.reshape(n_out * q, 1, -1), (mean_n + delta).reshape(n_out * q, 1, m))
-        targets, _ = self._fold(X_in.repeat_interleave(q, dim=0))
-        with torch_threads():
-            fantasy = self.surrogate.update(self._state.select(rows), x_new, y_new)
-            moved = self._unfold(self.surrogate.predict(fantasy, targets, check=False).loc)
-        moved = moved.reshape(n_out, q, q, m)  # [b, i, j, o]: the mean at j after conditioning at i
-        c = (moved - mean_n.unsqueeze(1)) * delta.unsqueeze(2)  # k_ij = v_i (mu_j' - mu_j) / delta_i
+        elements = self._element_index(out_batch)
+        shared = None
+        if n_out > 1 and not self.batch_shape:
+            shared = (X_in == X_in[:1]).all(dim=-1).all(dim=0)  # q
+            if not bool(shared.any()) or bool(shared.all()):
+                shared = None
+        if shared is None:
+            c = self._responses(elements.repeat_interleave(q), X_in.reshape(n_out * q, 1, -1),
+                                mean_n.reshape(n_out * q, 1, m), delta.reshape(n_out * q, 1, m),
+                                X_in.repeat_interleave(q, dim=0), mean_n.repeat_interleave(q, dim=0))
+            c = c.reshape(n_out, q, q, m)  # [b, i, j, o]: the response at j to conditioning at i
+        else:
+            c = self._shared_responses(shared, X_in, mean_n, delta)
         r = correlation_from_responses(c.permute(0, 3, 1, 2))  # b x m x q x q
         return r.reshape(*out_batch, m, q, q).to(mean.dtype)
+
+    def _responses(self, elements: Tensor, x_new: Tensor, mean_new: Tensor, delta_new: Tensor, targets: Tensor,
+                   mean_targets: Tensor) -> Tensor:
+        """``c[e, j, o] = delta_e (mu_j' - mu_j)``: the response of the mean at ``targets[e, j]``
+        (``mean_targets``: the means there) to conditioning model element ``elements[e]``
+        (view 0) on the fantasy ``(x_new[e], mean_new[e] + delta_new[e])`` (``[E, 1, x_dim]``,
+        ``[E, 1, m]``), in the network's units: ``[E, M, m]``."""
+        rows = self._state_rows(elements)
+        if self._views is not None:
+            rows = rows[:: self._views.n_views]  # view 0 of each element and task
+        x_fold, y_fold = self._fold(x_new, mean_new + delta_new)
+        with torch_threads():
+            fantasy = self.surrogate.update(self._state.select(rows), x_fold, y_fold)
+            moved = self._unfold(self.surrogate.predict(fantasy, self._fold(targets)[0], check=False).loc)
+        return (moved - mean_targets) * delta_new  # k_ij = v_i (mu_j' - mu_j) / delta_i, v_i = delta_i^2
+
+    def _shared_responses(self, shared: Tensor, X_in: Tensor, mean_n: Tensor, delta: Tensor) -> Tensor:
+        """The responses ``[b, i, j, o]`` of :meth:`_response_correlation` when the rows
+        ``shared`` (a ``q`` mask) are equal in every t-batch: each shared row's fantasy is
+        made once and read at the shared rows and at all t-batches' own points; each own
+        point's fantasy is made per t-batch and read at its t-batch's points."""
+        n_out, q, m = mean_n.shape
+        k = int(shared.sum())
+        own = ~shared
+        q_own = q - k
+        x_s, mu_s, d_s = X_in[0, shared], mean_n[0, shared], delta[0, shared]  # k x .
+        x_o, mu_o, d_o = X_in[:, own], mean_n[:, own], delta[:, own]  # n_out x q_own x .
+        zero = torch.zeros(k, dtype=torch.long, device=X_in.device)
+        targets = torch.cat([x_s, x_o.reshape(n_out * q_own, -1)]).expand(k, -1, -1)
+        means = torch.cat([mu_s, mu_o.reshape(n_out * q_own, m)]).expand(k, -1, -1)
+        from_shared = self._responses(zero, x_s.unsqueeze(1), mu_s.unsqueeze(1), d_s.unsqueeze(1), targets, means)
+        elements = torch.zeros(n_out * q_own, dtype=torch.long, device=X_in.device)
+        targets = torch.cat([x_s.expand(n_out, -1, -1), x_o], dim=1).repeat_interleave(q_own, dim=0)
+        means = torch.cat([mu_s.expand(n_out, -1, -1), mu_o], dim=1).repeat_interleave(q_own, dim=0)
+        from_own = self._responses(elements, x_o.reshape(-1, 1, x_o.shape[-1]), mu_o.reshape(-1, 1, m),
+                                   d_o.reshape(-1, 1, m), targets, means).reshape(n_out, q_own, q, m)
+        # assembled in the order [shared rows, own rows], then put back in the t-batch's order
+        ss = from_shared[:, :k].expand(n_out, k, k, m)
+        so = from_shared[:, k:].reshape(k, n_out, q_own, m).transpose(0, 1)
+        c = torch.cat([torch.cat([ss, so], dim=2), from_own], dim=1)
+        order = torch.cat([shared.nonzero().squeeze(-1), own.nonzero().squeeze(-1)])
+        inverse = torch.argsort(order)
+        return c[:, inverse][:, :, inverse]
