@@ -43,11 +43,14 @@ path. Outputs are independent (one correlation matrix per output). Differentiabl
 
 Cost
 ----
-Per t-batch, ``q`` one-point ``update`` calls and ``q^2`` predictions, against ``q``
-predictions on the diagonal path: with qLogNEI, ``q`` counts the observed points it
-appends (after pruning) as well. Above :data:`MAX_CORRELATED_POINTS` points per t-batch
-(a posterior over many test points, say) the model gives the diagonal posterior instead,
-as ``covariance="diagonal"`` does; say ``covariance="diagonal"`` to always have it.
+Per t-batch of ``q`` points, ``q`` one-point ``update`` calls and ``q^2`` predictions,
+against ``q`` predictions on the diagonal path (a TNP-D ``update`` re-encodes its whole
+context; CMANP's costs the same whatever the context). Rows shared by every t-batch (the
+observed points qLogNEI appends to each candidate) are conditioned on once per call, not
+once per t-batch, so qLogNEI's t-batch of ``q`` candidates and ``k`` observed points costs
+``q`` updates per t-batch plus ``k`` in all. Above :data:`MAX_CORRELATED_POINTS` points per
+t-batch (a posterior over many test points, say) the model gives the diagonal posterior
+instead, as ``covariance="diagonal"`` does; say ``covariance="diagonal"`` to always have it.
 """
 
 from __future__ import annotations

@@ -22,7 +22,8 @@ mixins, one idea each: the network's inputs, outputs, views and dtype
 (:mod:`~npbandit.models.network`), the noise estimate
 (:mod:`~npbandit.models.likelihood`), the de-noised means at the observations
 (:mod:`~npbandit.models.observed`), the marginal and the joint posterior
-(:mod:`~npbandit.models.posterior`, :mod:`~npbandit.models.joint`) and new data
+(:mod:`~npbandit.models.posterior`, :mod:`~npbandit.models.joint`), a diagonal surrogate's
+q-batch correlations (:mod:`~npbandit.models.covariance`) and new data
 (:mod:`~npbandit.models.conditioning`).
 
 State dict

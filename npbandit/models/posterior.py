@@ -1,10 +1,12 @@
 """The Gaussian posterior an :class:`~npbandit.models.NPModel` gives BoTorch on its marginal
 path (a diagonal surrogate, or ``q = 1``), and the pieces both posterior paths build from.
 
-For a diagonal surrogate the posterior is Gaussian and diagonal across distinct ``q``
-points (the NP's targets are conditionally independent), so MC acquisition functions
-sample them independently; equal points within a t-batch (equal in the columns the network
-reads) share one latent draw (``f`` at one input is one random variable; observation noise stays independent,
+For a diagonal surrogate the posterior is Gaussian with each point's marginal the NP's
+predictive; across distinct ``q`` points it is correlated by the covariance the network's
+conditioning implies (``covariance="conditioning"``, the default: :mod:`npbandit.models.covariance`)
+or independent (``covariance="diagonal"``: the NP's targets are conditionally independent,
+so MC acquisition functions sample them independently). Equal points within a t-batch
+(equal in the columns the network reads) share one latent draw (``f`` at one input is one random variable; observation noise stays independent,
 :func:`gaussian_posterior`). Points in different t-batches never interact. Rows equal in
 every t-batch -- the observed points qNEI appends to each candidate -- are predicted once,
 with each t-batch's exact first derivative (second derivatives through them are not
@@ -281,9 +283,11 @@ class MarginalPosteriorMixin:
     def posterior(self, X: Tensor, output_indices: list[int] | None = None,
                   observation_noise: bool | Tensor = False,
                   posterior_transform: PosteriorTransform | None = None) -> GPyTorchPosterior:
-        """Gaussian posterior at ``X`` (``batch_shape x q x d``): diagonal across ``q`` for a
-        diagonal surrogate, the surrogate's joint across ``q`` for a joint-predictive one
-        (``surrogate.joint_predictive``, ``q > 1``: :meth:`_joint_posterior`).
+        """Gaussian posterior at ``X`` (``batch_shape x q x d``): for a diagonal surrogate the
+        NP's marginals, correlated across ``q`` as ``covariance`` says (``"conditioning"``:
+        :mod:`npbandit.models.covariance`; ``"diagonal"``: independent); the surrogate's joint
+        across ``q`` for a joint-predictive one (``surrogate.joint_predictive``, ``q > 1``:
+        :meth:`_joint_posterior`).
 
         Returns a ``GPyTorchPosterior`` over ``broadcast(batch_shape, model.batch_shape) x q x m``
         in ``X``'s dtype; differentiable in ``X``.
