@@ -17,12 +17,15 @@ __all__ = ["check_matrix", "check_output_indices", "check_bounds", "check_model_
            "check_input_transform", "box_excursion", "box_limits", "DOMAIN_EPS"]
 
 #: how far an input may lie outside its box and still count as inside, in float eps of the
-#: inputs' dtype times the box's scale per column (the larger of its side and its corners'
-#: magnitudes): what rounding leaves of a point on the box's face after the affine maps between
-#: the user's units and the network's (an input transform's subtraction and division, then
-#: NPModel's ``bounds`` and ``input_domain`` maps). Each such operation moves a result by at most
-#: half an eps of its magnitude, and a chain of them by a few; 8 leaves room for them and stays
-#: far below any real excursion (a float32 eps is 1.2e-7, a float64 eps 2.2e-16).
+#: inputs' dtype (at least float32's) times the box's scale per column (the larger of its side
+#: and its corners' magnitudes): what rounding leaves of a point on the box's face after the
+#: affine maps between the user's units and the network's (an input transform's subtraction and
+#: division, then NPModel's ``bounds`` and ``input_domain`` maps). Each such operation moves a
+#: result by at most half an eps of its magnitude, and a chain of them by a few; 8 leaves room
+#: for them. The eps is never below float32's because bounds often went through float32 on the
+#: way even when the data are float64 (Ax keeps its ``Normalize`` bounds at float32 precision,
+#: so a value on the bound 0.1 lands 2.5e-9 outside [0, 1]); the allowance, 1e-6 of the box,
+#: stays far below any real excursion.
 DOMAIN_EPS = 8
 
 
@@ -113,12 +116,12 @@ def check_points(X: Any, d: int) -> None:
 def box_limits(lower: Tensor, upper: Tensor, like: Tensor) -> tuple[Tensor, Tensor]:
     """The thresholds :func:`box_excursion` compares inputs with: ``lower - tol`` and
     ``upper + tol`` (``d`` values each, in ``like``'s dtype and device), ``tol`` the
-    :data:`DOMAIN_EPS` rounding allowance. An input ``x`` lies in the box iff
+    :data:`DOMAIN_EPS` rounding allowance (in float32 eps for float64 inputs too). An input ``x`` lies in the box iff
     ``low <= x <= high`` column by column, so a caller checking many inputs against one box
     can keep these two tensors."""
     lower, upper = lower.to(like), upper.to(like)
     scale = torch.maximum(upper - lower, torch.maximum(lower.abs(), upper.abs()))
-    tol = DOMAIN_EPS * torch.finfo(like.dtype).eps * scale
+    tol = DOMAIN_EPS * max(torch.finfo(like.dtype).eps, torch.finfo(torch.float32).eps) * scale
     return lower - tol, upper + tol
 
 

@@ -22,7 +22,8 @@ mixins, one idea each: the network's inputs, outputs, views and dtype
 (:mod:`~npbandit.models.network`), the noise estimate
 (:mod:`~npbandit.models.likelihood`), the de-noised means at the observations
 (:mod:`~npbandit.models.observed`), the marginal and the joint posterior
-(:mod:`~npbandit.models.posterior`, :mod:`~npbandit.models.joint`) and new data
+(:mod:`~npbandit.models.posterior`, :mod:`~npbandit.models.joint`), a diagonal surrogate's
+q-batch correlations (:mod:`~npbandit.models.covariance`) and new data
 (:mod:`~npbandit.models.conditioning`).
 
 State dict
@@ -72,6 +73,7 @@ from npbandit.models.checkpoint import fingerprint, input_symmetric, pretrained_
 from npbandit.models.checks import check_bounds, check_input_transform, check_matrix, check_model_arguments
 from npbandit.models.columns import ColumnSelector, resolve_columns
 from npbandit.models.conditioning import ConditioningMixin
+from npbandit.models.covariance import COVARIANCES, ResponseCovarianceMixin
 from npbandit.models.hooks import construct_inputs_hook
 from npbandit.models.joint import JointPosteriorMixin
 from npbandit.models.likelihood import NOISE_POINTS, NoiseEstimateMixin, NPLikelihood, register_pretrained_fit
@@ -86,8 +88,8 @@ from npbandit.transforms.moments import moments
 __all__ = ["NPModel"]
 
 
-class NPModel(MarginalPosteriorMixin, JointPosteriorMixin, ConditioningMixin, NoiseEstimateMixin, ObservedMeanMixin,
-              NetworkMixin, Model, FantasizeMixin, GP):
+class NPModel(MarginalPosteriorMixin, JointPosteriorMixin, ResponseCovarianceMixin, ConditioningMixin,
+              NoiseEstimateMixin, ObservedMeanMixin, NetworkMixin, Model, FantasizeMixin, GP):
     """A neural-process surrogate plus its training data, as a BoTorch ``Model``.
 
     It is also a GPyTorch ``GP`` with a Gaussian
@@ -129,6 +131,11 @@ class NPModel(MarginalPosteriorMixin, JointPosteriorMixin, ConditioningMixin, No
             :class:`~npbandit.models.columns.ColumnSelector`; or a list of at most
             the width's distinct column indices. Chosen once, from the training data;
             :attr:`columns` says which.
+        covariance: how a diagonal surrogate's posterior correlates the ``q`` points of a
+            t-batch (``q > 1``): ``"conditioning"`` (default) with the correlations the
+            network's own conditioning implies, ``"diagonal"`` independently (see
+            :mod:`npbandit.models.covariance`). A joint-predictive surrogate (CMANP-AND)
+            gives its own joint either way.
 
     Inputs are mapped onto the box the network was trained on and outputs standardised
     as in its training (see "Inputs and outputs" in :mod:`npbandit.models.network`); data
@@ -153,10 +160,14 @@ class NPModel(MarginalPosteriorMixin, JointPosteriorMixin, ConditioningMixin, No
                  input_transform: InputTransform | None = None, outcome_transform: OutcomeTransform | None = None,
                  *, bounds: Tensor | None = None, input_domain: tuple[float, float] = (0.0, 1.0),
                  standardize: bool = True, restandardize_tol: float = 0.2, noise_points: int = NOISE_POINTS,
-                 n_views: int = 1, columns: str | Sequence[int] | ColumnSelector | None = None) -> None:
+                 n_views: int = 1, columns: str | Sequence[int] | ColumnSelector | None = None,
+                 covariance: str = "conditioning") -> None:
         super().__init__()
         check_model_arguments(surrogate, train_X, train_Y, train_Yvar, input_domain, restandardize_tol,
                               noise_points, n_views)
+        if covariance not in COVARIANCES:
+            raise ValueError(f"covariance must be one of {list(COVARIANCES)}, got {covariance!r}")
+        self._covariance = covariance
         self._columns = resolve_columns(columns, train_X, train_Y, surrogate.x_dim)
         if n_views > 1 and not input_symmetric(surrogate):
             raise ValueError(f"n_views > 1 needs a surrogate trained on a prior that permuting and reflecting the "
@@ -245,7 +256,8 @@ class NPModel(MarginalPosteriorMixin, JointPosteriorMixin, ConditioningMixin, No
         return cls(surrogate, train_X, train_Y, train_Yvar, **kwargs)
 
     #: the constructor's options that ``construct_inputs`` (Ax's ``model_options``) passes on
-    OPTIONS = ("bounds", "input_domain", "standardize", "restandardize_tol", "noise_points", "n_views", "columns")
+    OPTIONS = ("bounds", "input_domain", "standardize", "restandardize_tol", "noise_points", "n_views", "columns",
+               "covariance")
 
     @classmethod
     def construct_inputs(cls, training_data: SupervisedDataset, *, checkpoint: str | Path | NeuralProcess | None = None,
@@ -461,7 +473,7 @@ class NPModel(MarginalPosteriorMixin, JointPosteriorMixin, ConditioningMixin, No
     _FIELDS = ("_held", "_d", "_columns", "_input_domain", "_standardize", "_tol", "_noise_points", "_bounds",
                "_box_limits", "_batch_shape", "_num_outputs", "_tasks", "_output_indices", "_pending", "_train_X",
                "_train_Y", "_train_Y_t", "_rows", "_moments", "_y_mean", "_y_std", "_state", "_noise_var",
-               "_noise_from", "_train_Yvar", "_known_noise", "_views")
+               "_noise_from", "_train_Yvar", "_known_noise", "_views", "_covariance")
 
     def _child(self) -> NPModel:
         """A model with this one's data and state, for the caller to modify; O(1)."""

@@ -40,8 +40,9 @@ apart, as a BoTorch user would expect of each:
   inputs twice.
 
 Rounding is not an excursion: an input within :data:`~npbandit.models.checks.DOMAIN_EPS`
-float eps (of its dtype, times the box's scale) of a face counts as inside, since a
-transform's arithmetic can leave a point that lies on the face a little past it.
+float eps (of its dtype, at least float32's, times the box's scale) of a face counts as
+inside, since a transform's arithmetic can leave a point that lies on the face a little
+past it, and bounds often went through float32 (Ax keeps them at float32 precision).
 Several outputs
 ---------------
 A network with one output (every ``*-bo`` checkpoint) models a ``train_Y`` of ``m > 1``

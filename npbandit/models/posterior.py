@@ -1,10 +1,12 @@
 """The Gaussian posterior an :class:`~npbandit.models.NPModel` gives BoTorch on its marginal
 path (a diagonal surrogate, or ``q = 1``), and the pieces both posterior paths build from.
 
-For a diagonal surrogate the posterior is Gaussian and diagonal across distinct ``q``
-points (the NP's targets are conditionally independent), so MC acquisition functions
-sample them independently; equal points within a t-batch (equal in the columns the network
-reads) share one latent draw (``f`` at one input is one random variable; observation noise stays independent,
+For a diagonal surrogate the posterior is Gaussian with each point's marginal the NP's
+predictive; across distinct ``q`` points it is correlated by the covariance the network's
+conditioning implies (``covariance="conditioning"``, the default: :mod:`npbandit.models.covariance`)
+or independent (``covariance="diagonal"``: the NP's targets are conditionally independent,
+so MC acquisition functions sample them independently). Equal points within a t-batch
+(equal in the columns the network reads) share one latent draw (``f`` at one input is one random variable; observation noise stays independent,
 :func:`gaussian_posterior`). Points in different t-batches never interact. Rows equal in
 every t-batch -- the observed points qNEI appends to each candidate -- are predicted once,
 with each t-batch's exact first derivative (second derivatives through them are not
@@ -33,9 +35,11 @@ from torch import Tensor
 
 from npbandit.models.cache import SHARED_ROWS_MIN, SharedRows
 from npbandit.models.checks import check_output_indices, check_points
+from npbandit.models.covariance import decoupled, shrink_to_positive_definite
 from npbandit.surrogates.base import MIN_LATENT_VAR
 
-__all__ = ["MarginalPosteriorMixin", "first_equal_rows", "gaussian_posterior", "low_rank_root", "PAIRWISE_MAX"]
+__all__ = ["MarginalPosteriorMixin", "covariance_root", "first_equal_rows", "gaussian_posterior", "low_rank_root",
+           "PAIRWISE_MAX"]
 
 # first_equal_rows compares every pair of rows up to this many element comparisons, sorts beyond
 PAIRWISE_MAX = 1 << 22
@@ -70,16 +74,18 @@ def first_equal_rows(X: Tensor, pairwise_max: int = PAIRWISE_MAX) -> Tensor | No
 
 
 def gaussian_posterior(mean: Tensor, var: Tensor, obs_var: Tensor | None = None,
-                       same: Tensor | None = None) -> GPyTorchPosterior:
+                       same: Tensor | None = None, correlation: Tensor | None = None) -> GPyTorchPosterior:
     """Gaussian posterior from ``mean`` / latent ``var`` (``... x q x m``), plus independent
     observation noise ``obs_var`` (same shape) when given.
 
-    Diagonal across the ``q`` points, except that equal points (``same``: ``... x q``, the
-    index of the first equal point in the t-batch) share one latent draw: ``f`` at one
-    input is one random variable. Without that, qNEI, which appends the observed points
-    to each candidate, scores a candidate placed exactly on an observed point as a fresh
-    independent draw, and proposes observed points again and again (Ax then re-runs its
-    generation and falls back to a random point).
+    The latent values are independent across the ``q`` points unless ``correlation`` (``...
+    x m x q x q``, one positive definite correlation matrix per output; see
+    :mod:`npbandit.models.covariance`) correlates them; outputs are independent. Equal
+    points (``same``: ``... x q``, the index of the first equal point in the t-batch)
+    share one latent draw: ``f`` at one input is one random variable. Without that, qNEI,
+    which appends the observed points to each candidate, scores a candidate placed exactly
+    on an observed point as a fresh independent draw, and proposes observed points again
+    and again (Ax then re-runs its generation and falls back to a random point).
 
     Variances below gpytorch's floor (``gpytorch.settings.min_variance``: 1e-10 in float64,
     1e-6 in float32) are raised to it here, as gpytorch raises them when they are read. A
@@ -89,22 +95,32 @@ def gaussian_posterior(mean: Tensor, var: Tensor, obs_var: Tensor | None = None,
     m = mean.shape[-1]
     floor = gpytorch_settings.min_variance.value(var.dtype)
     var = var.clamp_min(floor)
-    if same is None:
+    if same is None and correlation is None:
         total = var if obs_var is None else var + obs_var
         if m == 1:
             return GPyTorchPosterior(MultivariateNormal(mean.squeeze(-1), DiagLinearOperator(total.squeeze(-1))))
         covar = DiagLinearOperator(total.reshape(*total.shape[:-2], -1))  # interleaved (q, m) order
         return GPyTorchPosterior(MultitaskMultivariateNormal(mean, covar, interleaved=True))
     q = mean.shape[-2]
-    # equal points take the first one's moments: bit-identical draws, whatever the rounding of
-    # the network's batched predictions (a float32 network differs by ~1e-7 across positions)
-    first = same.unsqueeze(-1).expand_as(mean)
-    mean, var = mean.gather(-2, first), var.gather(-2, first)
-    # root R with R[(j, i), (same[j], i)] = std[j, i]: R R^T correlates equal points fully
-    pick = torch.nn.functional.one_hot(same, q).to(var)  # ... x q x q
-    eye = torch.eye(m, dtype=var.dtype, device=var.device)
-    root = pick[..., :, None, :, None] * eye[:, None, :] * var.sqrt()[..., :, :, None, None]
-    covar = RootLinearOperator(root.reshape(*var.shape[:-2], q * m, q * m))
+    if same is not None:
+        # equal points take the first one's moments: bit-identical draws, whatever the rounding of
+        # the network's batched predictions (a float32 network differs by ~1e-7 across positions)
+        first = same.unsqueeze(-1).expand_as(mean)
+        mean, var = mean.gather(-2, first), var.gather(-2, first)
+    if correlation is None:
+        # root R with R[(j, i), (same[j], i)] = std[j, i]: R R^T correlates equal points fully
+        pick = torch.nn.functional.one_hot(same, q).to(var)  # ... x q x q
+        eye = torch.eye(m, dtype=var.dtype, device=var.device)
+        root = pick[..., :, None, :, None] * eye[:, None, :] * var.sqrt()[..., :, :, None, None]
+        root = root.reshape(*var.shape[:-2], q * m, q * m)
+    else:
+        std = var.sqrt().transpose(-1, -2)  # ... x m x q
+        cov = std.unsqueeze(-1) * correlation.to(var) * std.unsqueeze(-2)  # ... x m x q x q
+        eye = torch.eye(m, dtype=var.dtype, device=var.device)
+        # interleaved (q, m) order, outputs independent: [(i, o), (j, o')] = [o, i, j] if o == o'
+        dense = (cov.permute(*range(cov.dim() - 3), -2, -3, -1).unsqueeze(-1) * eye[:, None, :])
+        root = covariance_root(dense.reshape(*var.shape[:-2], q * m, q * m), same, m)
+    covar = RootLinearOperator(root)
     if obs_var is not None:
         covar = covar + DiagLinearOperator(obs_var.reshape(*obs_var.shape[:-2], q * m))
     if m == 1:
@@ -112,26 +128,36 @@ def gaussian_posterior(mean: Tensor, var: Tensor, obs_var: Tensor | None = None,
     return GPyTorchPosterior(MultitaskMultivariateNormal(mean, covar, interleaved=True))
 
 
-def low_rank_root(factor: Tensor, diag: Tensor, same: Tensor | None) -> Tensor:
-    """A square root ``R`` (``... x q m x q m``) of ``Phi Phi^T + diag(d)``, the variables in
-    interleaved ``(q, m)`` order: ``factor`` ``... x q x m x r``, ``diag`` ``... x q x m``
-    (positive), ``same`` (``... x q`` or ``None``) the first equal point of each point.
+def covariance_root(cov: Tensor, same: Tensor | None, m: int) -> Tensor:
+    """A square root ``R`` (``... x q m x q m``) of the covariance ``cov`` of ``q`` points'
+    ``m`` outputs in interleaved ``(q, m)`` order, ``same`` (``... x q`` or ``None``) the
+    first equal point of each point.
 
     Equal points share one draw: the Cholesky factor is taken with the later copies
-    decoupled (their factors zeroed), whose columns then meet no first copy's row, and
-    every copy takes its first copy's row of it, so ``R R^T`` is the covariance of the
-    distinct points, repeated, with ``q m`` base samples per draw whatever the repeats."""
-    q, m = diag.shape[-2:]
-    phi, d = factor.flatten(-3, -2), diag.flatten(-2)
+    decoupled (their off-diagonal entries zeroed), whose columns then meet no first copy's
+    row, and every copy takes its first copy's row of it, so ``R R^T`` is the covariance of
+    the distinct points, repeated, with ``q m`` base samples per draw whatever the repeats."""
+    n = cov.shape[-1]
     first = None
     if same is not None:
         first = (same.unsqueeze(-1) * m + torch.arange(m, device=same.device)).flatten(-2)
-        later = first != torch.arange(q * m, device=same.device)
-        phi = phi.masked_fill(later.unsqueeze(-1), 0.0)
-    root = psd_safe_cholesky(phi @ phi.transpose(-1, -2) + torch.diag_embed(d))
+        later = first != torch.arange(n, device=same.device)
+        decouple = (later.unsqueeze(-1) | later.unsqueeze(-2)) & ~torch.eye(n, dtype=torch.bool, device=cov.device)
+        cov = cov.masked_fill(decouple, 0.0)
+    root = psd_safe_cholesky(cov)
     if first is not None:
         root = root.gather(-2, first.unsqueeze(-1).expand_as(root))
     return root
+
+
+def low_rank_root(factor: Tensor, diag: Tensor, same: Tensor | None) -> Tensor:
+    """A square root ``R`` (``... x q m x q m``) of ``Phi Phi^T + diag(d)``, the variables in
+    interleaved ``(q, m)`` order: ``factor`` ``... x q x m x r``, ``diag`` ``... x q x m``
+    (positive), ``same`` (``... x q`` or ``None``) the first equal point of each point
+    (:func:`covariance_root`)."""
+    m = diag.shape[-1]
+    phi, d = factor.flatten(-3, -2), diag.flatten(-2)
+    return covariance_root(phi @ phi.transpose(-1, -2) + torch.diag_embed(d), same, m)
 
 
 class MarginalPosteriorMixin:
@@ -257,9 +283,11 @@ class MarginalPosteriorMixin:
     def posterior(self, X: Tensor, output_indices: list[int] | None = None,
                   observation_noise: bool | Tensor = False,
                   posterior_transform: PosteriorTransform | None = None) -> GPyTorchPosterior:
-        """Gaussian posterior at ``X`` (``batch_shape x q x d``): diagonal across ``q`` for a
-        diagonal surrogate, the surrogate's joint across ``q`` for a joint-predictive one
-        (``surrogate.joint_predictive``, ``q > 1``: :meth:`_joint_posterior`).
+        """Gaussian posterior at ``X`` (``batch_shape x q x d``): for a diagonal surrogate the
+        NP's marginals, correlated across ``q`` as ``covariance`` says (``"conditioning"``:
+        :mod:`npbandit.models.covariance`; ``"diagonal"``: independent); the surrogate's joint
+        across ``q`` for a joint-predictive one (``surrogate.joint_predictive``, ``q > 1``:
+        :meth:`_joint_posterior`).
 
         Returns a ``GPyTorchPosterior`` over ``broadcast(batch_shape, model.batch_shape) x q x m``
         in ``X``'s dtype; differentiable in ``X``.
@@ -277,6 +305,7 @@ class MarginalPosteriorMixin:
         if self.surrogate.joint_predictive and X.shape[-2] > 1:
             return self._joint_posterior(X, output_indices, observation_noise, posterior_transform)
         mean, var = self._marginals(X)
+        correlation = self._response_correlation(X, mean, var) if self._correlates(X.shape[-2]) else None
         noise = self.noise_variance().to(var)
         var = (var - noise).clamp_min(MIN_LATENT_VAR)
         obs_var = self._observation_variance(observation_noise, var)
@@ -288,9 +317,12 @@ class MarginalPosteriorMixin:
         if indices is not None:
             mean, var = mean[..., indices], var[..., indices]
             obs_var = None if obs_var is None else obs_var[..., indices]
+            correlation = None if correlation is None else correlation[..., indices, :, :]
         read = self._read_columns(X)  # points equal in the columns the network reads are one point to it
         same = first_equal_rows(read.expand(*mean.shape[:-2], *read.shape[-2:])) if X.shape[-2] > 1 else None
-        posterior = gaussian_posterior(mean, var, obs_var, same)
+        if correlation is not None:
+            correlation = shrink_to_positive_definite(correlation if same is None else decoupled(correlation, same))
+        posterior = gaussian_posterior(mean, var, obs_var, same, correlation)
         if hasattr(self, "outcome_transform"):
             posterior = self.outcome_transform.untransform_posterior(posterior, X=X)
         if posterior_transform is not None:

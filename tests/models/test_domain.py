@@ -118,18 +118,30 @@ def test_rounding_on_a_face_is_no_excursion():
         warnings.simplefilter("error")
         model.posterior(X[:1].unsqueeze(-2))
     model.condition_on_observations(X[:1], Y[:1])
-    # the tolerance: DOMAIN_EPS eps of the dtype, times the box's scale, and no more
-    eps64 = torch.finfo(torch.float64).eps
+    # the tolerance: DOMAIN_EPS eps of the dtype (at least float32's), times the box's scale, and no more
+    eps32 = torch.finfo(torch.float32).eps
     ones, zeros = torch.ones(D, dtype=torch.float64), torch.zeros(D, dtype=torch.float64)
     edge = torch.full((1, D), 1.0, dtype=torch.float64)
-    assert box_excursion("X", edge + (DOMAIN_EPS - 1) * eps64, zeros, ones, "box") is None
-    assert "X row 0, column 0" in box_excursion("X", edge + 1e-12, zeros, ones, "box")
-    scaled = box_excursion("X", 1000 * edge + (DOMAIN_EPS - 1) * 1000 * eps64, zeros, 1000 * ones, "box")
+    assert box_excursion("X", edge + (DOMAIN_EPS - 1) * eps32, zeros, ones, "box") is None
+    assert "X row 0, column 0" in box_excursion("X", edge + 1e-5, zeros, ones, "box")
+    scaled = box_excursion("X", 1000 * edge + (DOMAIN_EPS - 1) * 1000 * eps32, zeros, 1000 * ones, "box")
     assert scaled is None  # relative to the box's scale
-    assert box_excursion("X", edge + 1e-6, zeros, ones, "box") is not None  # float64: 1e-6 is no rounding
-    assert box_excursion("X", (edge + 1e-7).float(), zeros, ones, "box") is None  # float32: it is
+    assert box_excursion("X", 1000 * edge + 1e-2, zeros, 1000 * ones, "box") is not None
+    assert box_excursion("X", (edge + 1e-7).float(), zeros, ones, "box") is None
+
+
+def test_float64_values_on_bounds_kept_at_float32_precision_are_inside():
+    # Ax's Normalize holds its bounds at float32 precision: 0.1 and 0.7 become 0.10000000149...
+    # and 0.69999998..., so the user's 0.1 maps to -2.5e-9, a rounding, not an excursion
+    bounds = torch.tensor([[0.1, 0.0], [0.7, 1.0]], dtype=torch.float32).double()
+    X = torch.tensor([[0.1, 0.5], [0.7, 0.2], [0.3, 0.9], [0.5, 0.1]], dtype=torch.float64)
+    normalize = Normalize(2, bounds=bounds)
+    normalize.eval()
+    assert normalize(X)[0, 0] < 0 < normalize(X)[1, 0] - 1  # outside by rounding alone
+    model = NPModel(surrogate(), X, X.sum(-1, keepdim=True), input_transform=Normalize(2, bounds=bounds))
+    model.condition_on_observations(X[:2], X[:2].sum(-1, keepdim=True))
     XF, YF = data()
-    XF[2, 1] = 1 + 1e-9
+    XF[2, 1] = 1 + 1e-5
     with pytest.raises(ValueError, match="train_X row 2, column 1"):
         NPModel(surrogate(), XF, YF)
 
@@ -137,16 +149,19 @@ def test_rounding_on_a_face_is_no_excursion():
 def test_the_box_thresholds_are_kept_per_dtype_and_shared_with_conditioned_models():
     X, Y = data()
     model = NPModel(surrogate(), X, Y)
-    just_past = torch.full((1, 1, D), 1 + 1e-7, dtype=torch.float64)
+    on_face = torch.full((1, 1, D), 1 + 1e-7, dtype=torch.float64)  # rounding, in either dtype
+    just_past = torch.full((1, 1, D), 1 + 1e-5, dtype=torch.float64)
     for _ in range(2):  # the second time from the kept thresholds
         with warnings.catch_warnings():
             warnings.simplefilter("error")
-            model.posterior(just_past.float())  # float32: rounding on the face
+            model.posterior(on_face.float())
+            model.posterior(on_face)
         with pytest.warns(InputDataWarning, match="outside the box"):
-            model.posterior(just_past)  # float64: a point outside
+            model.posterior(just_past)
+    assert set(model._box_limits) == {(torch.float32, torch.device("cpu")), (torch.float64, torch.device("cpu"))}
     child = model.condition_on_observations(X[:1], Y[:1])
     assert child._box_limits is model._box_limits
     with pytest.warns(InputDataWarning, match="outside the box"):
         child.posterior(just_past)
-    with pytest.raises(ValueError, match=r"X row 0, column 0 is 1.0000001"):
+    with pytest.raises(ValueError, match=r"X row 0, column 0 is 1.00001"):
         model.condition_on_observations(just_past[0], Y[:1])

@@ -228,7 +228,7 @@ def test_q_of_one_and_diagonal_models_keep_the_marginal_posterior():
     mean, var = model._marginals(Xt)
     post = model.posterior(Xt)
     assert torch.equal(post.variance, (var - model.noise_variance()).clamp_min(MIN_LATENT_VAR) * model._y_std**2)
-    diagonal = NPModel(DiagonalBumps(), BUMP_X, BUMP_Y)
+    diagonal = NPModel(DiagonalBumps(), BUMP_X, BUMP_Y, covariance="diagonal")
     cov = diagonal.posterior(torch.rand(2, 4, 1, dtype=torch.float64)).distribution.covariance_matrix
     assert torch.equal(cov, torch.diag_embed(cov.diagonal(dim1=-2, dim2=-1)))
 
@@ -315,7 +315,7 @@ def test_a_smooth_joint_model_correlates_near_points_and_not_distant_ones():
     draws = post.rsample(torch.Size([4000])).squeeze(-1)
     empirical = torch.corrcoef(draws.T)
     assert empirical[0, 1] > 0.97 and empirical[0, 2].abs() < 0.1 and empirical[1, 2].abs() < 0.1
-    diagonal = NPModel(DiagonalBumps(), BUMP_X, BUMP_Y)
+    diagonal = NPModel(DiagonalBumps(), BUMP_X, BUMP_Y, covariance="diagonal")
     independent = torch.corrcoef(diagonal.posterior(pts).rsample(torch.Size([4000])).squeeze(-1).T)
     assert independent[0, 1].abs() < 0.1
 
@@ -326,7 +326,7 @@ def test_qlognei_with_q_2_spreads_its_points_on_a_joint_model():
     bounds = torch.tensor([[0.0], [1.0]], dtype=torch.float64)
     gaps = {}
     for cls in (BumpRegression, DiagonalBumps):
-        model = NPModel(cls(), BUMP_X, BUMP_Y)
+        model = NPModel(cls(), BUMP_X, BUMP_Y, covariance="diagonal")
         acq = qLogNoisyExpectedImprovement(model, X_baseline=BUMP_X)
         cand, _ = optimize_acqf(acq, bounds, q=2, num_restarts=4, raw_samples=64, options={"seed": 0})
         gaps[cls.__name__] = float((cand[0] - cand[1]).abs())

@@ -659,7 +659,7 @@ def test_rows_shared_by_all_t_batches_are_predicted_once_with_exact_gradients():
     # each t-batch's gradient are those of predicting every row on its own
     X, Y = data()
     net = surrogate()
-    model = NPModel(net, X, Y)
+    model = NPModel(net, X, Y, covariance="diagonal")  # the marginal path caches shared rows
     counter = EmbedCounter(net.decoder)  # CMANP's decoder: the target points it predicts
     b, k = 16, X.shape[0]
     baseline = X.unsqueeze(0).repeat(b, 1, 1).requires_grad_(True)  # distinct leaves, equal values
@@ -693,7 +693,7 @@ def test_kept_moments_give_the_same_posterior_and_go_with_the_state():
     X, Y = data()
     net = surrogate()
     counter = EmbedCounter(net.decoder)
-    model = NPModel(net, X, Y, input_transform=Normalize(D, bounds=BOUNDS))
+    model = NPModel(net, X, Y, input_transform=Normalize(D, bounds=BOUNDS), covariance="diagonal")
     b, k = 8, X.shape[0]
     cand = torch.rand(b, 1, D, dtype=torch.float64)
 
@@ -719,7 +719,7 @@ def test_kept_moments_give_the_same_posterior_and_go_with_the_state():
     for _ in range(2):  # the kept entry holds no graph: differentiable again and again
         Xg = cand.clone().requires_grad_(True)
         assert torch.equal(torch.autograd.grad(qnei(Xg).sum(), Xg)[0], grad)
-    fresh = NPModel(net, X, Y, input_transform=Normalize(D, bounds=BOUNDS))
+    fresh = NPModel(net, X, Y, input_transform=Normalize(D, bounds=BOUNDS), covariance="diagonal")
     rows = full().reshape(-1, 1, D).requires_grad_(True)
     post = fresh.posterior(rows)
     ref, = torch.autograd.grad((post.mean + 0.3 * post.variance).sum(), rows)
@@ -762,7 +762,7 @@ def test_shared_rows_that_come_back_are_kept_even_for_few_t_batches():
     X, Y = data()
     net = surrogate()
     counter = EmbedCounter(net.decoder)
-    model = NPModel(net, X, Y)
+    model = NPModel(net, X, Y, covariance="diagonal")
     b, k = 2, X.shape[0]
     cand = torch.rand(b, 1, D, dtype=torch.float64)
     qnei = qLogNoisyExpectedImprovement(model, X_baseline=X, prune_baseline=False)

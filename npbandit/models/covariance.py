@@ -1,0 +1,206 @@
+"""The covariance across a q-batch that :class:`~npbandit.models.NPModel` gives a diagonal
+surrogate: read from how the network's predictions respond to conditioning.
+
+Why
+---
+A diagonal neural process (TNP-D, CMANP, LBANP, ...) predicts each target on its own: its
+predictive says nothing about how two targets move together. Taken as independent, two
+candidates 1e-6 apart count as two fresh draws, so a joint q-batch acquisition (qLogEI,
+qLogNEI with ``q > 1``) puts several of its points on one spot, and qLogNEI scores a
+candidate next to the incumbent as if the two were unrelated.
+
+What the model does
+-------------------
+For a Gaussian process with noise variance ``s2``, conditioning on an observation ``y_i``
+at ``x_i`` moves the posterior mean at ``x_j`` by ``k_ij / (k_ii + s2) (y_i - mu_i)``,
+where ``k_ij`` is the posterior covariance of the latent values. So the covariance is the
+mean's response to one more observation: with ``v_i = k_ii + s2`` the predictive variance
+of ``y_i`` and a fantasy ``y_i = mu_i + delta_i``,
+
+    k_ij = v_i (mu_j' - mu_j) / delta_i
+
+(exact for a GP whatever ``delta_i``). A neural process is trained to approximate that
+posterior predictive, so the same reading of its own conditioning gives its implied
+covariance. For each t-batch the model conditions the network, once per point ``i``, on
+the fantasy ``(x_i, mu_i + sqrt(v_i))`` (one standard deviation, in the network's units;
+a batched ``update`` of copies of the network state) and reads the means at all ``q``
+points. The responses ``c_ij`` are not exactly symmetric, nor scaled like the marginal
+variances (a network may move its mean at ``x_i`` by more than a GP would), so the model
+keeps only the correlation they imply,
+
+    r_ij = (c_ij + c_ji) / 2 / sqrt(c_ii c_jj),   clipped to [-1, 1],
+
+(``r_ij = 0`` for a point whose own response ``c_ii`` is not positive), shrinks it toward
+the identity just enough to be positive definite (``(1 - a) R + a I``, the smallest ``a``
+that leaves the least eigenvalue at :data:`MIN_EIGENVALUE`; ``a`` is held fixed in the
+gradient), and puts the marginal variances back: ``Cov = S R S`` with ``S`` the latent
+standard deviations of the marginal path. Every point's mean and variance are therefore
+exactly the ``q = 1`` posterior's; only the correlations are new.
+
+Equal points (in the columns the network reads) share one latent draw, as on the marginal
+path. Outputs are independent (one correlation matrix per output). Differentiable in
+``X``, as BoTorch's optimisers need.
+
+Cost
+----
+Per t-batch of ``q`` points, ``q`` one-point ``update`` calls and ``q^2`` predictions,
+against ``q`` predictions on the diagonal path (a TNP-D ``update`` re-encodes its whole
+context; CMANP's costs the same whatever the context). Rows shared by every t-batch (the
+observed points qLogNEI appends to each candidate) are conditioned on once per call, not
+once per t-batch, so qLogNEI's t-batch of ``q`` candidates and ``k`` observed points costs
+``q`` updates per t-batch plus ``k`` in all. Above :data:`MAX_CORRELATED_POINTS` points per
+t-batch (a posterior over many test points, say) the model gives the diagonal posterior
+instead, as ``covariance="diagonal"`` does; say ``covariance="diagonal"`` to always have it.
+"""
+
+from __future__ import annotations
+
+import math
+
+import torch
+from torch import Tensor
+
+from npbandit.threads import torch_threads
+
+__all__ = ["COVARIANCES", "MAX_CORRELATED_POINTS", "MIN_EIGENVALUE", "ResponseCovarianceMixin",
+           "correlation_from_responses", "decoupled", "shrink_to_positive_definite"]
+
+#: the values of ``NPModel(covariance=...)``
+COVARIANCES = ("conditioning", "diagonal")
+
+#: above this many points per t-batch the posterior is diagonal (the response costs ``q^2`` predictions)
+MAX_CORRELATED_POINTS = 64
+
+#: the least eigenvalue a correlation matrix is shrunk to (keeps its Cholesky factor well conditioned)
+MIN_EIGENVALUE = 1e-4
+
+
+def correlation_from_responses(c: Tensor) -> Tensor:
+    """The correlation matrices implied by responses ``c`` (``... x q x q``, ``c[..., i, j]``:
+    the response at point ``j`` to conditioning at point ``i``): symmetrised, scaled by the
+    points' own responses, clipped to ``[-1, 1]``, unit diagonal. A point whose own response
+    is not positive is uncorrelated with the others."""
+    own = c.diagonal(dim1=-2, dim2=-1)
+    valid = own > 0
+    scale = torch.where(valid, own, torch.ones_like(own)).sqrt()
+    r = 0.5 * (c + c.transpose(-1, -2)) / (scale.unsqueeze(-1) * scale.unsqueeze(-2))
+    pair = valid.unsqueeze(-1) & valid.unsqueeze(-2)
+    r = torch.where(pair, r.clamp(-1.0, 1.0), torch.zeros_like(r))
+    eye = torch.eye(c.shape[-1], dtype=torch.bool, device=c.device)
+    return torch.where(eye, torch.ones_like(r), r)
+
+
+def decoupled(r: Tensor, same: Tensor) -> Tensor:
+    """Correlation matrices ``r`` (``... x m x q x q``) with every later copy of an equal point
+    (``same``: ``... x q``, the first equal point of each) uncorrelated with the rest: the
+    posterior gives each copy its first copy's draw (:func:`~npbandit.models.posterior.covariance_root`),
+    and two fully correlated rows would leave nothing for the shrinkage to keep."""
+    q = r.shape[-1]
+    later = (same != torch.arange(q, device=same.device)).unsqueeze(-2)  # ... x 1 x q
+    off = later.unsqueeze(-1) | later.unsqueeze(-2)
+    off = off & ~torch.eye(q, dtype=torch.bool, device=r.device)
+    return r.masked_fill(off, 0.0)
+
+
+def shrink_to_positive_definite(r: Tensor, min_eigenvalue: float = MIN_EIGENVALUE) -> Tensor:
+    """``(1 - a) r + a I`` for correlation matrices ``r`` (``... x q x q``, unit diagonal),
+    with ``a`` in ``[0, 1]`` per matrix the smallest that lifts the least eigenvalue to
+    ``min_eigenvalue`` (``0`` when it is there already). ``a`` is computed without gradient:
+    the result's gradient is ``r``'s, scaled by ``1 - a``."""
+    with torch.no_grad():
+        least = torch.linalg.eigvalsh(r.to(torch.float64)).amin(dim=-1)
+        a = ((min_eigenvalue - least) / (1.0 - least)).clamp(0.0, 1.0).to(r.dtype)
+    eye = torch.eye(r.shape[-1], dtype=r.dtype, device=r.device)
+    a = a[..., None, None]
+    return (1.0 - a) * r + a * eye
+
+
+class ResponseCovarianceMixin:
+    """:class:`~npbandit.models.NPModel`'s correlations across a q-batch for a diagonal
+    surrogate (see the module docstring).
+
+    A mixin of ``NPModel`` only: it reads the model's state (``_state``, ``_d``,
+    ``_covariance``, ``_views``, ``surrogate``) and uses its methods (``_element_index``,
+    ``_state_rows``, ``_to_surrogate_inputs``, ``_fold``, ``_unfold``)."""
+
+    def _correlates(self, q: int) -> bool:
+        """Whether a posterior over ``q`` points per t-batch takes correlations from the
+        network's responses."""
+        return (self._covariance == "conditioning" and 1 < q <= MAX_CORRELATED_POINTS
+                and self.surrogate.y_dim == 1)
+
+    def _response_correlation(self, X: Tensor, mean: Tensor, var: Tensor) -> Tensor:
+        """The correlation matrices across each t-batch's points: ``out_batch x m x q x q``
+        in ``mean``'s dtype, for ``X`` (``batch_shape x q x d``) with the network's predictive
+        ``mean`` and ``var`` there (``out_batch x q x m``, network units, the noise included,
+        as :meth:`_marginals` gives them).
+
+        Rows equal in every t-batch of a model without batch shape (the observed points
+        qLogNEI appends to each candidate, pending points) are conditioned on once, not once
+        per t-batch: their fantasy states are the same in every t-batch, so each is read at
+        the shared rows and at every t-batch's own points in one call. With symmetric views
+        the responses are read in view 0 (the data as given) alone: the correlations need
+        not average the views' small differences, and each view would cost as much again."""
+        out_batch, q, m = mean.shape[:-2], mean.shape[-2], mean.shape[-1]
+        n_out = math.prod(out_batch)
+        X_in = self._to_surrogate_inputs(X.expand(*out_batch, q, self._d)).reshape(n_out, q, -1)
+        mean_n = mean.reshape(n_out, q, m).to(X_in)
+        delta = var.reshape(n_out, q, m).to(X_in).clamp_min(torch.finfo(X_in.dtype).tiny).sqrt()
+        elements = self._element_index(out_batch)
+        shared = None
+        if n_out > 1 and not self.batch_shape:
+            shared = (X_in == X_in[:1]).all(dim=-1).all(dim=0)  # q
+            if not bool(shared.any()) or bool(shared.all()):
+                shared = None
+        if shared is None:
+            c = self._responses(elements.repeat_interleave(q), X_in.reshape(n_out * q, 1, -1),
+                                mean_n.reshape(n_out * q, 1, m), delta.reshape(n_out * q, 1, m),
+                                X_in.repeat_interleave(q, dim=0), mean_n.repeat_interleave(q, dim=0))
+            c = c.reshape(n_out, q, q, m)  # [b, i, j, o]: the response at j to conditioning at i
+        else:
+            c = self._shared_responses(shared, X_in, mean_n, delta)
+        r = correlation_from_responses(c.permute(0, 3, 1, 2))  # b x m x q x q
+        return r.reshape(*out_batch, m, q, q).to(mean.dtype)
+
+    def _responses(self, elements: Tensor, x_new: Tensor, mean_new: Tensor, delta_new: Tensor, targets: Tensor,
+                   mean_targets: Tensor) -> Tensor:
+        """``c[e, j, o] = delta_e (mu_j' - mu_j)``: the response of the mean at ``targets[e, j]``
+        (``mean_targets``: the means there) to conditioning model element ``elements[e]``
+        (view 0) on the fantasy ``(x_new[e], mean_new[e] + delta_new[e])`` (``[E, 1, x_dim]``,
+        ``[E, 1, m]``), in the network's units: ``[E, M, m]``."""
+        rows = self._state_rows(elements)
+        if self._views is not None:
+            rows = rows[:: self._views.n_views]  # view 0 of each element and task
+        x_fold, y_fold = self._fold(x_new, mean_new + delta_new)
+        with torch_threads():
+            fantasy = self.surrogate.update(self._state.select(rows), x_fold, y_fold)
+            moved = self._unfold(self.surrogate.predict(fantasy, self._fold(targets)[0], check=False).loc)
+        return (moved - mean_targets) * delta_new  # k_ij = v_i (mu_j' - mu_j) / delta_i, v_i = delta_i^2
+
+    def _shared_responses(self, shared: Tensor, X_in: Tensor, mean_n: Tensor, delta: Tensor) -> Tensor:
+        """The responses ``[b, i, j, o]`` of :meth:`_response_correlation` when the rows
+        ``shared`` (a ``q`` mask) are equal in every t-batch: each shared row's fantasy is
+        made once and read at the shared rows and at all t-batches' own points; each own
+        point's fantasy is made per t-batch and read at its t-batch's points."""
+        n_out, q, m = mean_n.shape
+        k = int(shared.sum())
+        own = ~shared
+        q_own = q - k
+        x_s, mu_s, d_s = X_in[0, shared], mean_n[0, shared], delta[0, shared]  # k x .
+        x_o, mu_o, d_o = X_in[:, own], mean_n[:, own], delta[:, own]  # n_out x q_own x .
+        zero = torch.zeros(k, dtype=torch.long, device=X_in.device)
+        targets = torch.cat([x_s, x_o.reshape(n_out * q_own, -1)]).expand(k, -1, -1)
+        means = torch.cat([mu_s, mu_o.reshape(n_out * q_own, m)]).expand(k, -1, -1)
+        from_shared = self._responses(zero, x_s.unsqueeze(1), mu_s.unsqueeze(1), d_s.unsqueeze(1), targets, means)
+        elements = torch.zeros(n_out * q_own, dtype=torch.long, device=X_in.device)
+        targets = torch.cat([x_s.expand(n_out, -1, -1), x_o], dim=1).repeat_interleave(q_own, dim=0)
+        means = torch.cat([mu_s.expand(n_out, -1, -1), mu_o], dim=1).repeat_interleave(q_own, dim=0)
+        from_own = self._responses(elements, x_o.reshape(-1, 1, x_o.shape[-1]), mu_o.reshape(-1, 1, m),
+                                   d_o.reshape(-1, 1, m), targets, means).reshape(n_out, q_own, q, m)
+        # assembled in the order [shared rows, own rows], then put back in the t-batch's order
+        ss = from_shared[:, :k].expand(n_out, k, k, m)
+        so = from_shared[:, k:].reshape(k, n_out, q_own, m).transpose(0, 1)
+        c = torch.cat([torch.cat([ss, so], dim=2), from_own], dim=1)
+        order = torch.cat([shared.nonzero().squeeze(-1), own.nonzero().squeeze(-1)])
+        inverse = torch.argsort(order)
+        return c[:, inverse][:, :, inverse]
