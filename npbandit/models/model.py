@@ -235,6 +235,7 @@ class NPModel(MarginalPosteriorMixin, JointPosteriorMixin, ResponseCovarianceMix
         self._noise_var: Tensor | None = None
         self._noise_from: tuple[NPModel, int] | None = None  # (the model whose estimate this one reports, its N)
         self._shared_rows: SharedRows | None = None  # moments at the conditioning just made are not kept
+        self._shared_fantasy: tuple | None = None  # the fantasies at rows shared by t-batches (covariance)
 
     # -- construction --------------------------------------------------------------
 
@@ -485,7 +486,7 @@ class NPModel(MarginalPosteriorMixin, JointPosteriorMixin, ResponseCovarianceMix
             if hasattr(self, name):
                 setattr(child, name, getattr(self, name))  # in eval mode; shared like the network
         child._network_anchor = self._network_anchor  # a submodule: registered anew, shared like the network
-        child._shared_rows = None  # another state: the parent's kept moments do not apply
+        child._shared_rows = child._shared_fantasy = None  # another state: the parent's kept ones do not apply
         child.likelihood = NPLikelihood(child)
         child.train(self.training)
         return child

@@ -6,8 +6,9 @@ predictive; across distinct ``q`` points it is correlated by the covariance the 
 conditioning implies (``covariance="conditioning"``, the default: :mod:`npbandit.models.covariance`)
 or independent (``covariance="diagonal"``: the NP's targets are conditionally independent,
 so MC acquisition functions sample them independently). Equal points within a t-batch
-(equal in the columns the network reads) share one latent draw (``f`` at one input is one random variable; observation noise stays independent,
-:func:`gaussian_posterior`). Points in different t-batches never interact. Rows equal in
+(equal in the columns the network reads) share one latent draw (``f`` at one input is one
+random variable; observation noise stays independent, :func:`gaussian_posterior`). Points
+in different t-batches never interact. Rows equal in
 every t-batch -- the observed points qNEI appends to each candidate -- are predicted once,
 with each t-batch's exact first derivative (second derivatives through them are not
 propagated), and the model keeps their moments and Jacobians for its next calls
