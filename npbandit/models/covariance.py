@@ -30,12 +30,17 @@ keeps only the correlation they imply,
 
     r_ij = (c_ij + c_ji) / 2 / sqrt(c_ii c_jj),   clipped to [-1, 1],
 
-(``r_ij = 0`` for a point whose own response ``c_ii`` is not positive), shrinks it toward
-the identity just enough to be positive definite (``(1 - a) R + a I``, the smallest ``a``
-that leaves the least eigenvalue at :data:`MIN_EIGENVALUE`; ``a`` is held fixed in the
-gradient), and puts the marginal variances back: ``Cov = S R S`` with ``S`` the latent
-standard deviations of the marginal path. Every point's mean and variance are therefore
-exactly the ``q = 1`` posterior's; only the correlations are new.
+(``r_ij = 0`` for a point whose own response ``c_ii`` is not positive). A pair of a point
+the model was conditioned on (a row of ``train_X``, such as the observed points qLogNEI
+scores beside its candidates) and another point ``j`` takes the fantasy at the observed
+point ``i`` alone, ``r_ij = c_ij sqrt(k_ii) / (c_ii sqrt(k_jj))`` with ``k`` the marginal
+latent variances, which is as exact for a GP and needs no fantasy at the candidate. The
+model then shrinks the matrix toward the identity just enough to be positive definite
+(``(1 - a) R + a I``, the smallest ``a`` that leaves the least eigenvalue at
+:data:`MIN_EIGENVALUE`; ``a`` is held fixed in the gradient), and puts the marginal
+variances back: ``Cov = S R S`` with ``S`` the latent standard deviations of the marginal
+path. Every point's mean and variance are therefore exactly the ``q = 1`` posterior's;
+only the correlations are new.
 
 Equal points (in the columns the network reads) share one latent draw, as on the marginal
 path. Outputs are independent (one correlation matrix per output). Differentiable in
@@ -43,14 +48,15 @@ path. Outputs are independent (one correlation matrix per output). Differentiabl
 
 Cost
 ----
-Per t-batch of ``q`` points, ``q`` one-point ``update`` calls and ``q^2`` predictions,
-against ``q`` predictions on the diagonal path (a TNP-D ``update`` re-encodes its whole
-context; CMANP's costs the same whatever the context). Rows shared by every t-batch (the
-observed points qLogNEI appends to each candidate) are conditioned on once per call, not
-once per t-batch, so qLogNEI's t-batch of ``q`` candidates and ``k`` observed points costs
-``q`` updates per t-batch plus ``k`` in all. Above :data:`MAX_CORRELATED_POINTS` points per
-t-batch (a posterior over many test points, say) the model gives the diagonal posterior
-instead, as ``covariance="diagonal"`` does; say ``covariance="diagonal"`` to always have it.
+Per t-batch of ``q`` points not observed, ``q`` one-point ``update`` calls and ``q^2``
+predictions, against ``q`` predictions on the diagonal path (a TNP-D ``update`` re-encodes
+its whole context; CMANP's costs the same whatever the context). Rows shared by every
+t-batch (observed and pending points) are conditioned on once and kept across calls (while
+the rows stay the same), so a qLogNEI optimisation with one candidate costs about twice the
+diagonal posterior's, and one of ``q`` candidates about ``q`` updates per t-batch more. Above
+:data:`MAX_CORRELATED_POINTS` points per t-batch (a posterior over many test points, say) the
+model gives the diagonal posterior instead, as ``covariance="diagonal"`` does; say
+``covariance="diagonal"`` to always have it.
 """
 
 from __future__ import annotations

@@ -152,6 +152,36 @@ def test_rows_shared_by_every_t_batch_are_conditioned_on_once_with_the_same_resu
     torch.testing.assert_close(together, apart, rtol=1e-9, atol=1e-12)
 
 
+def test_an_observed_point_and_a_candidate_take_the_response_at_the_observed_point_alone():
+    X, Y = _data(n=12)
+    correlated = NPModel.from_pretrained("tnpd-bo", X, Y)
+    diagonal = NPModel.from_pretrained("tnpd-bo", X, Y, covariance="diagonal")
+    cand = torch.rand(1, D, generator=torch.Generator().manual_seed(3), dtype=torch.float64)
+    Xq = torch.cat([X[:2], cand])  # two observed points, one candidate
+    corr = _correlation(correlated.posterior(Xq).covariance_matrix)
+    # apart, through the public API: a fantasy at each observed point, read at all three
+    noisy = diagonal.posterior(Xq, observation_noise=True)
+    mu, v = noisy.mean.squeeze(-1), noisy.variance.squeeze(-1)
+    latent = diagonal.posterior(Xq).variance.squeeze(-1)
+    fantasies = diagonal.condition_on_observations(Xq[:2].unsqueeze(-2), (mu[:2] + v[:2].sqrt()).reshape(2, 1, 1))
+    c = (fantasies.posterior(Xq.expand(2, 3, D)).mean.squeeze(-1) - mu) * v[:2].sqrt().unsqueeze(-1)  # [i, j]
+    expected = torch.eye(3, dtype=torch.float64)
+    expected[0, 1] = expected[1, 0] = (0.5 * (c[0, 1] + c[1, 0]) / (c[0, 0] * c[1, 1]).sqrt()).clamp(-1, 1)
+    for i in range(2):  # c_ij sqrt(k_ii) / (c_ii sqrt(k_jj)), j the candidate
+        expected[i, 2] = expected[2, i] = (c[i, 2] * latent[i].sqrt() / (c[i, i] * latent[2].sqrt())).clamp(-1, 1)
+    torch.testing.assert_close(corr, shrink_to_positive_definite(expected), rtol=0, atol=1e-8)
+    # the same in a batch of t-batches sharing the observed points, whose fantasies are kept
+    batch = torch.cat([X[:2].expand(4, 2, D), torch.cat([cand, torch.rand(3, D, dtype=torch.float64)]).unsqueeze(1)],
+                      dim=1)
+    first = correlated.posterior(batch).covariance_matrix
+    assert correlated._shared_fantasy is not None
+    # (a float32 network: its batched predictions round differently)
+    torch.testing.assert_close(first[0], correlated.posterior(Xq).covariance_matrix, rtol=1e-4, atol=1e-9)
+    torch.testing.assert_close(correlated.posterior(batch).covariance_matrix, first, rtol=0, atol=0)
+    child = correlated.condition_on_observations(cand, torch.zeros(1, 1, dtype=torch.float64))
+    assert child._shared_fantasy is None  # another state: the parent's fantasies do not apply
+
+
 def test_views_multi_output_batches_and_the_cap():
     X, Y = _data(m=2)
     net = tiny_model("cmanp", x_dim=D)
