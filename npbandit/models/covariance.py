@@ -37,7 +37,7 @@ point ``i`` alone, ``r_ij = c_ij sqrt(k_ii) / (c_ii sqrt(k_jj))`` with ``k`` the
 latent variances, which is as exact for a GP and needs no fantasy at the candidate. The
 model then shrinks the matrix toward the identity just enough to be positive definite
 (``(1 - a) R + a I``, the smallest ``a`` that leaves the least eigenvalue at
-:data:`MIN_EIGENVALUE`; ``a`` is held fixed in the gradient), and puts the marginal
+:data:`MIN_EIGENVALUE`), and puts the marginal
 variances back: ``Cov = S R S`` with ``S`` the latent standard deviations of the marginal
 path. Every point's mean and variance are therefore exactly the ``q = 1`` posterior's;
 only the correlations are new.
@@ -45,6 +45,13 @@ only the correlations are new.
 Equal points (in the columns the network reads) share one latent draw, as on the marginal
 path. Outputs are independent (one correlation matrix per output). Differentiable in
 ``X``, as BoTorch's optimisers need.
+
+Which is the default
+--------------------
+``"diagonal"``: chosen by measurement (``experiments/benchmarks/botorch_batch.py``, the
+choosing suite; ``experiments/log/benchmarks.md``, "NPModel's q-batch covariance"), where the
+correlated posterior stopped the batches bunching but did not lower the final regret of a
+BoTorch batch loop on most functions, at several times the cost.
 
 Cost
 ----
@@ -126,11 +133,10 @@ def decoupled(r: Tensor, same: Tensor) -> Tensor:
 def shrink_to_positive_definite(r: Tensor, min_eigenvalue: float = MIN_EIGENVALUE) -> Tensor:
     """``(1 - a) r + a I`` for correlation matrices ``r`` (``... x q x q``, unit diagonal),
     with ``a`` in ``[0, 1]`` per matrix the smallest that lifts the least eigenvalue to
-    ``min_eigenvalue`` (``0`` when it is there already). ``a`` is computed without gradient:
-    the result's gradient is ``r``'s, scaled by ``1 - a``."""
-    with torch.no_grad():
-        least = torch.linalg.eigvalsh(r.to(torch.float64)).amin(dim=-1)
-        a = ((min_eigenvalue - least) / (1.0 - least)).clamp(0.0, 1.0).to(r.dtype)
+    ``min_eigenvalue`` (``0`` when it is there already). ``a`` is differentiable in ``r``
+    (through the least eigenvalue), so an optimiser's gradient is the value's."""
+    least = torch.linalg.eigvalsh(r.to(torch.float64)).amin(dim=-1)
+    a = ((min_eigenvalue - least) / (1.0 - least)).clamp(0.0, 1.0).to(r.dtype)
     eye = torch.eye(r.shape[-1], dtype=r.dtype, device=r.device)
     a = a[..., None, None]
     return (1.0 - a) * r + a * eye

@@ -132,8 +132,9 @@ class NPModel(MarginalPosteriorMixin, JointPosteriorMixin, ResponseCovarianceMix
             the width's distinct column indices. Chosen once, from the training data;
             :attr:`columns` says which.
         covariance: how a diagonal surrogate's posterior correlates the ``q`` points of a
-            t-batch (``q > 1``): ``"conditioning"`` (default) with the correlations the
-            network's own conditioning implies, ``"diagonal"`` independently (see
+            t-batch (``q > 1``): ``"diagonal"`` (default) independently, ``"conditioning"``
+            with the correlations the network's own conditioning implies, so that q-batches
+            and points beside pending ones do not bunch (see
             :mod:`npbandit.models.covariance`). A joint-predictive surrogate (CMANP-AND)
             gives its own joint either way.
 
@@ -161,7 +162,7 @@ class NPModel(MarginalPosteriorMixin, JointPosteriorMixin, ResponseCovarianceMix
                  *, bounds: Tensor | None = None, input_domain: tuple[float, float] = (0.0, 1.0),
                  standardize: bool = True, restandardize_tol: float = 0.2, noise_points: int = NOISE_POINTS,
                  n_views: int = 1, columns: str | Sequence[int] | ColumnSelector | None = None,
-                 covariance: str = "conditioning") -> None:
+                 covariance: str = "diagonal") -> None:
         super().__init__()
         check_model_arguments(surrogate, train_X, train_Y, train_Yvar, input_domain, restandardize_tol,
                               noise_points, n_views)

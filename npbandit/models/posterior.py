@@ -2,10 +2,10 @@
 path (a diagonal surrogate, or ``q = 1``), and the pieces both posterior paths build from.
 
 For a diagonal surrogate the posterior is Gaussian with each point's marginal the NP's
-predictive; across distinct ``q`` points it is correlated by the covariance the network's
-conditioning implies (``covariance="conditioning"``, the default: :mod:`npbandit.models.covariance`)
-or independent (``covariance="diagonal"``: the NP's targets are conditionally independent,
-so MC acquisition functions sample them independently). Equal points within a t-batch
+predictive; across distinct ``q`` points it is independent (``covariance="diagonal"``, the
+default: the NP's targets are conditionally independent, so MC acquisition functions sample
+them independently) or correlated by the covariance the network's conditioning implies
+(``covariance="conditioning"``: :mod:`npbandit.models.covariance`). Equal points within a t-batch
 (equal in the columns the network reads) share one latent draw (``f`` at one input is one
 random variable; observation noise stays independent, :func:`gaussian_posterior`). Points
 in different t-batches never interact. Rows equal in

@@ -56,6 +56,20 @@ def test_shrinkage_lifts_the_least_eigenvalue_and_keeps_a_positive_definite_matr
     assert torch.equal(shrunk.diagonal(), torch.ones(3, dtype=torch.float64))
     ok = torch.tensor([[1.0, 0.3], [0.3, 1.0]], dtype=torch.float64)
     assert torch.equal(shrink_to_positive_definite(ok), ok)
+    # the shrinkage's share is differentiable: the gradient is the value's (finite differences)
+    theta = torch.tensor(0.9, dtype=torch.float64, requires_grad=True)
+
+    def entry(t):  # not positive definite at t = 0.9: shrunk
+        one, half = torch.ones_like(t), torch.full_like(t, -0.5)
+        m = torch.stack([torch.stack([one, t, half]), torch.stack([t, one, t]), torch.stack([half, t, one])])
+        return shrink_to_positive_definite(m)[0, 1]
+
+    value = entry(theta)
+    value.backward()
+    assert value.item() < 0.85  # shrunk
+    step = 1e-6
+    fd = (entry(theta.detach() + step) - entry(theta.detach() - step)) / (2 * step)
+    assert theta.grad.item() == pytest.approx(fd.item(), rel=1e-5)
 
 
 def test_later_copies_of_equal_points_are_decoupled():
@@ -98,11 +112,11 @@ def test_equal_points_share_a_draw():
 
 def test_a_trained_network_correlates_near_points_and_not_far_ones():
     X, Y = _data(n=15)
-    model = NPModel.from_pretrained("tnpd-bo", X, Y)
+    model = NPModel.from_pretrained("tnpd-bo", X, Y, covariance="conditioning")
     Xq = torch.tensor([[0.30, 0.70], [0.31, 0.70], [0.95, 0.05]], dtype=torch.float64)
     corr = _correlation(model.posterior(Xq).covariance_matrix)
     assert corr[0, 1] > 0.9 and corr[0, 2].abs() < 0.5
-    plain = NPModel.from_pretrained("tnpd-bo", X, Y, covariance="diagonal").posterior(Xq)
+    plain = NPModel.from_pretrained("tnpd-bo", X, Y).posterior(Xq)  # the default
     assert torch.count_nonzero(plain.covariance_matrix - torch.diag_embed(plain.variance.squeeze(-1))) == 0
 
 
@@ -154,7 +168,7 @@ def test_rows_shared_by_every_t_batch_are_conditioned_on_once_with_the_same_resu
 
 def test_an_observed_point_and_a_candidate_take_the_response_at_the_observed_point_alone():
     X, Y = _data(n=12)
-    correlated = NPModel.from_pretrained("tnpd-bo", X, Y)
+    correlated = NPModel.from_pretrained("tnpd-bo", X, Y, covariance="conditioning")
     diagonal = NPModel.from_pretrained("tnpd-bo", X, Y, covariance="diagonal")
     cand = torch.rand(1, D, generator=torch.Generator().manual_seed(3), dtype=torch.float64)
     Xq = torch.cat([X[:2], cand])  # two observed points, one candidate
@@ -185,7 +199,7 @@ def test_an_observed_point_and_a_candidate_take_the_response_at_the_observed_poi
 def test_views_multi_output_batches_and_the_cap():
     X, Y = _data(m=2)
     net = tiny_model("cmanp", x_dim=D)
-    viewed = NPModel(net, X, Y, n_views=2)
+    viewed = NPModel(net, X, Y, n_views=2, covariance="conditioning")
     Xq = torch.rand(5, 3, D, generator=torch.Generator().manual_seed(1), dtype=torch.float64)
     post = viewed.posterior(Xq)
     assert post.mean.shape == (5, 3, 2)
