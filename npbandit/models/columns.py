@@ -144,6 +144,7 @@ def resolve_columns(columns: Any, train_X: Tensor, train_Y: Tensor, width: int) 
     if implicit:
         warnings.warn(f"train_X has {D} columns but the network reads at most {width}; NPModel reads the columns "
                       f"{list(chosen)}, those RelevantColumns judged most relevant, and ignores the others "
-                      "(model.columns; pass columns= to choose, or columns='relevant' to keep this choice without "
-                      "this warning)", InputDataWarning, stacklevel=3)
+                      "(model.columns; pass columns= to choose, or say columns='relevant' explicitly -- in Ax, "
+                      "model_options={..., 'columns': 'relevant'} -- to keep this choice without this warning)",
+                      InputDataWarning, stacklevel=3)
     return None if chosen == tuple(range(D)) else chosen
