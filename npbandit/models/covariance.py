@@ -59,8 +59,8 @@ Per t-batch of ``q`` points not observed, ``q`` one-point ``update`` calls and `
 predictions, against ``q`` predictions on the diagonal path (a TNP-D ``update`` re-encodes
 its whole context; CMANP's costs the same whatever the context). Rows shared by every
 t-batch (observed and pending points) are conditioned on once and kept across calls (while
-the rows stay the same), so a qLogNEI optimisation with one candidate costs about twice the
-diagonal posterior's, and one of ``q`` candidates about ``q`` updates per t-batch more. Above
+the rows stay the same), so a qLogNEI optimisation with one candidate costs a few times the
+diagonal posterior's, and one of ``q`` candidates ``q`` updates per t-batch more. Above
 :data:`MAX_CORRELATED_POINTS` points per t-batch (a posterior over many test points, say) the
 model gives the diagonal posterior instead, as ``covariance="diagonal"`` does; say
 ``covariance="diagonal"`` to always have it.
