@@ -84,7 +84,8 @@ def _synthetic_problems() -> dict[str, tuple[type, str | None]]:
             continue
         reason = None
         if issubclass(cls, synthetic.ConstrainedSyntheticTestFunction):
-            reason = (f"it is a constrained problem ({cls.num_constraints} constraints) and optimize / BlackBox "
+            count = f"{cls.num_constraints} constraint{'s' if cls.num_constraints != 1 else ''}"
+            reason = (f"it is a constrained problem ({count}) and optimize / BlackBox "
                       "do not enforce constraints, so a run would report infeasible points as optima")
         else:
             try:
