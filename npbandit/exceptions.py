@@ -59,6 +59,10 @@ class ObjectiveError(NPBanditError, RuntimeError):
         self.x = x
         self.kind = kind
 
+    def __reduce__(self):
+        # pickled with its point and kind (a process pool, Dask, sends a failure back to the driver)
+        return _rebuild_objective_error, (type(self), str(self), self.x, self.kind)
+
 
 class ObjectiveReturnError(ObjectiveError, TypeError):
     """The objective returned something other than one real number (a string, ``None``,
@@ -71,6 +75,14 @@ class ObjectiveReturnError(ObjectiveError, TypeError):
 
     def __init__(self, message: str, x: Any) -> None:
         super().__init__(message, x, kind="returned")
+
+
+def _rebuild_objective_error(cls: type, message: str, x: Any, kind: str | None) -> ObjectiveError:
+    """An :class:`ObjectiveError` (or subclass) from its pickled parts, whatever the subclass's
+    constructor takes."""
+    error = cls.__new__(cls)
+    ObjectiveError.__init__(error, message, x, kind)
+    return error
 
 
 class CheckpointError(NPBanditError, ValueError):

@@ -71,3 +71,17 @@ def test_a_storage_error_survives_pickling():
     # errors cross process boundaries (pool and Dask workers)
     err = pickle.loads(pickle.dumps(StorageError("db 'x': cannot read it")))
     assert type(err) is StorageError and str(err) == "db 'x': cannot read it"
+
+
+def test_objective_errors_survive_pickling_with_their_point_and_kind():
+    import pickle
+
+    import numpy as np
+
+    from npbandit.exceptions import ObjectiveError, ObjectiveReturnError
+
+    for error in (ObjectiveError("objective raised ValueError: boom", np.array([0.1, 0.2]), kind="raised"),
+                  ObjectiveReturnError("objective returned 'a'", {"lr": 0.1}), ObjectiveError("all failed", None)):
+        back = pickle.loads(pickle.dumps(error))
+        assert type(back) is type(error) and str(back) == str(error) and back.kind == error.kind
+        assert np.array_equal(back.x, error.x) if isinstance(error.x, np.ndarray) else back.x == error.x
