@@ -74,8 +74,6 @@ def test_a_storage_error_survives_pickling():
 
 
 def test_objective_errors_survive_pickling_with_their_point_and_kind():
-    import pickle
-
     import numpy as np
 
     from npbandit.exceptions import ObjectiveError, ObjectiveReturnError
