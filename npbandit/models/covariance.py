@@ -50,8 +50,8 @@ Which is the default
 --------------------
 ``"diagonal"``: chosen by measurement (``experiments/benchmarks/botorch_batch.py``, the
 choosing suite; ``experiments/log/benchmarks.md``, "NPModel's q-batch covariance"), where the
-correlated posterior stopped the batches bunching but did not lower the final regret of a
-BoTorch batch loop on most functions, at several times the cost.
+correlated posterior stopped the batches bunching but lowered the final regret of a BoTorch
+batch loop on 1 of 3 functions, at several times the cost.
 
 Cost
 ----
