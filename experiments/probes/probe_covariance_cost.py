@@ -24,6 +24,7 @@ from pathlib import Path
 import torch
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "benchmarks"))
+from botorch_batch import build  # noqa: E402  (the same models as the batch benchmark)
 from common import machine_line  # noqa: E402
 
 
@@ -38,27 +39,14 @@ def main(argv: list[str] | None = None) -> None:
     args = parser.parse_args(argv)
     torch.set_num_threads(1)
     from botorch.acquisition import qLogNoisyExpectedImprovement
-    from botorch.fit import fit_gpytorch_mll
-    from botorch.models import SingleTaskGP
     from botorch.optim import optimize_acqf
     from botorch.test_functions import Branin
-    from gpytorch.mlls import ExactMarginalLogLikelihood
-
-    from npbandit import NPModel
 
     f = Branin(negate=True)
     g = torch.Generator().manual_seed(0)
     X = torch.rand(args.n, 2, generator=g, dtype=torch.float64)
     Y = f(f.bounds[0] + X * (f.bounds[1] - f.bounds[0])).unsqueeze(-1)
     unit = torch.stack([torch.zeros(2), torch.ones(2)]).double()
-
-    def build(method: str):
-        if method == "gp":
-            model = SingleTaskGP(X, Y)
-            fit_gpytorch_mll(ExactMarginalLogLikelihood(model.likelihood, model))
-            return model
-        checkpoint, covariance = method.rsplit(":", 1)
-        return NPModel.from_pretrained(checkpoint, X, Y, covariance=covariance)
 
     print(f"# {machine_line(1)}; N = {args.n}, {args.restarts} restarts, {args.raw_samples} raw samples")
     print("| q | method | s per optimize_acqf (median) | / diagonal | least distance in the batch |")
@@ -75,7 +63,7 @@ def main(argv: list[str] | None = None) -> None:
                     start = time.perf_counter()
                     with warnings.catch_warnings():
                         warnings.simplefilter("ignore")
-                        model = build(method)
+                        model = build(method, X, Y)
                         acq = qLogNoisyExpectedImprovement(model, X_baseline=X, prune_baseline=True)
                         batch, _ = optimize_acqf(acq, unit, q=q, num_restarts=args.restarts,
                                                  raw_samples=args.raw_samples)
