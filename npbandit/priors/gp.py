@@ -113,6 +113,15 @@ def _near(anchors: torch.Tensor, k: int, scale_range: tuple[float, float], lengt
     return torch.where(moved > 1.0, 2.0 - moved, moved)
 
 
+def _kumaraswamy_cdf(x: torch.Tensor, concentrations: torch.Tensor) -> torch.Tensor:
+    """``1 - (1 - x^a)^b`` per dimension: ``x [b, n, d]`` in ``[0, 1]``, ``concentrations
+    [b, d, 2]`` (``a``, ``b`` > 0) -> ``[b, n, d]`` in ``[0, 1]``; the identity, exactly,
+    where ``a = b = 1``."""
+    a, b = concentrations[:, None, :, 0], concentrations[:, None, :, 1]
+    warped = 1 - (1 - x.pow(a)).pow(b)
+    return torch.where((a == 1) & (b == 1), x, warped)
+
+
 class BOPrior(Prior):
     """GP functions on the unit cube for every input dimension in ``dims``, from one prior.
 
@@ -151,6 +160,15 @@ class BOPrior(Prior):
     lengthscale: repeats, as a search that returns to its incumbent makes), reflected
     into the cube, so a model learns what several observations close together say.
 
+    Warped inputs (``input_warp_prob``): real objectives often change fast near one end of
+    an input's range and slowly elsewhere (a learning rate on a linear scale), which no
+    stationary kernel on the cube draws. With ``input_warp_prob = p`` each dimension is,
+    with that probability, warped: the function is a GP in ``w(x_i) = 1 - (1 - x_i^a)^b``
+    (the Kumaraswamy CDF, a monotone map of ``[0, 1]`` onto itself) with
+    ``log a, log b ~ N(0, input_warp_std^2)`` per task and dimension, while the model sees
+    ``x`` itself. Lengthscales, context clusters and near-context targets are in the warped
+    coordinates' units as drawn; the exact moments ``yt_mean`` / ``yt_var`` hold unchanged.
+
     How a model sees ``d < x_dim``: inputs are zero-padded to ``x_dim`` columns. A GP
     on the padded cube restricted to the slice ``x_{d+1..} = 0`` is exactly a GP on
     the ``d``-cube, so the padding is consistent with the prior; the BoTorch adapter
@@ -187,6 +205,7 @@ class BOPrior(Prior):
         irrelevant_prob, irrelevant_range: nearly irrelevant dimensions (above).
         near_context_frac, near_context_scale: targets near the context (above).
         context_cluster_frac, context_cluster_scale: clustered context (above).
+        input_warp_prob, input_warp_std: warped inputs (above).
 
     Raises:
         ValueError: an argument outside its range (naming it), or ``standardize="context"``
@@ -211,7 +230,8 @@ class BOPrior(Prior):
                  irrelevant_prob: float = 0.0, irrelevant_range: tuple[float, float] = (0.9, 2.5),
                  near_context_frac: float = 0.0, near_context_scale: tuple[float, float] = (0.01, 1.0),
                  context_cluster_frac: float = 0.0,
-                 context_cluster_scale: tuple[float, float] = (0.001, 1.0)) -> None:
+                 context_cluster_scale: tuple[float, float] = (0.001, 1.0),
+                 input_warp_prob: float = 0.0, input_warp_std: float = 0.75) -> None:
         x_dim = check_int("x_dim", x_dim, minimum=1)
         if isinstance(dims, (str, bytes)) or not hasattr(dims, "__iter__"):
             raise ValueError(f"dims must be a sequence of ints, got {dims!r}")
@@ -236,6 +256,9 @@ class BOPrior(Prior):
             raise ValueError(f"irrelevant_prob must be in [0, 1], got {irrelevant_prob}")
         if not 0.0 <= near_context_frac <= 1.0:
             raise ValueError(f"near_context_frac must be in [0, 1], got {near_context_frac}")
+        if not 0.0 <= input_warp_prob <= 1.0:
+            raise ValueError(f"input_warp_prob must be in [0, 1], got {input_warp_prob}")
+        check_real("input_warp_std", input_warp_std, low=0.0)
         if not 0.0 <= context_cluster_frac < 1.0:
             raise ValueError(f"context_cluster_frac must be in [0, 1), got {context_cluster_frac}")
         for arg, value in (("lengthscale_range", lengthscale_range), ("noise_std_range", noise_std_range),
@@ -258,6 +281,8 @@ class BOPrior(Prior):
         self.near_context_scale = tuple(near_context_scale)
         self.context_cluster_frac = float(context_cluster_frac)
         self.context_cluster_scale = tuple(context_cluster_scale)
+        self.input_warp_prob = float(input_warp_prob)
+        self.input_warp_std = float(input_warp_std)
 
     def spec(self) -> dict[str, Any]:
         if self.lengthscale_prior == "botorch":
@@ -282,7 +307,17 @@ class BOPrior(Prior):
             spec["context_cluster"] = {"frac": self.context_cluster_frac,
                                        "offset_std": ["lengthscale * loguniform", *self.context_cluster_scale],
                                        "outside_cube": "reflected"}
+        if self.input_warp_prob > 0:
+            spec["input_warp"] = {"prob": self.input_warp_prob, "cdf": "kumaraswamy",
+                                  "log_concentrations": ["normal", 0.0, self.input_warp_std]}
         return spec
+
+    def _warps(self, generator: torch.Generator, batch_size: int, d: int) -> torch.Tensor:
+        """Kumaraswamy concentrations ``[b, d, 2]`` (``a``, ``b``); both 1 (no warp) for the
+        dimensions not picked (see the class docstring)."""
+        log_ab = self.input_warp_std * torch.randn(batch_size, d, 2, generator=generator, dtype=torch.float64)
+        pick = uniform(generator, 0.0, 1.0, batch_size, d) < self.input_warp_prob
+        return torch.where(pick[..., None], log_ab, torch.zeros_like(log_ab)).exp()
 
     def _lengthscales(self, generator: torch.Generator, batch_size: int, d: int) -> torch.Tensor:
         if self.lengthscale_prior == "botorch":
@@ -335,6 +370,9 @@ class BOPrior(Prior):
         """
         from npbandit.priors.bayes import BayesPosterior
 
+        if self.input_warp_prob > 0:
+            raise ValueError("bayes_posterior integrates the kernel, lengthscales and noise, not input warps: "
+                             f"it needs input_warp_prob = 0, got {self.input_warp_prob}")
         if xc.dim() != 2 or xc.shape[-1] not in self.dims:
             raise ValueError(f"xc must be [n, d] with d in {self.dims}, got {tuple(xc.shape)}")
         generator = generator if generator is not None else torch.Generator().manual_seed(0)
@@ -358,10 +396,14 @@ class BOPrior(Prior):
         if self.near_context_frac > 0:
             x = self._move_targets_near_context(x, nc, lengthscale, generator)
         noise = log_uniform(generator, *self.noise_std_range, batch_size)
+        warp = self._warps(generator, batch_size, d) if self.input_warp_prob > 0 else None
         y, mean_t, var_t, factor_t = sample_gp_conditional(
-            kinds, x, lengthscale, torch.ones(batch_size, dtype=torch.float64), noise, generator, nc)
+            kinds, x if warp is None else _kumaraswamy_cdf(x, warp), lengthscale,
+            torch.ones(batch_size, dtype=torch.float64), noise, generator, nc)
         x = torch.cat([x, x.new_zeros(batch_size, n, self.x_dim - d)], dim=-1).float()
         info = {"dim": d, "kernel": kinds, "lengthscale": lengthscale.float(), "noise_std": noise.float()}
+        if warp is not None:
+            info["input_warp"] = warp.float()
         if self.standardize == "task":
             mean, std = standardization(y)
             y = ((y - mean) / std).float()

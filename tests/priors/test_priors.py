@@ -452,3 +452,37 @@ def test_a_gp1d_prior_on_another_box_says_so_in_its_card():
     assert checkpoint_use(card)["input_domain"] == [0.0, 4.0]
     assert not GP1DPrior.symmetric_in(prior.spec())  # reflecting about 0 leaves [0, 4]
     assert GP1DPrior.symmetric_in(GP1DPrior().spec())
+
+
+def test_bo_prior_warped_inputs_are_a_gp_in_the_warped_coordinates():
+    """With every dimension warped, the batch's exact moments are those of a GP on the
+    Kumaraswamy-warped inputs (computed here from the drawn concentrations), not on the
+    inputs the model sees; without warping nothing is drawn or recorded."""
+    prior = BOPrior(dims=(2,), min_context=20, max_context=20, kernels=("rbf",), noise_std_range=(0.1, 0.1),
+                    input_warp_prob=1.0)
+    b = prior.batch(3, 5, 0)
+    ab = b.info["input_warp"].double()
+    assert ab.shape == (3, 2, 2) and (ab != 1).all()
+    k = 1
+    a, c = ab[k, :, 0], ab[k, :, 1]
+    xc, xt = b.xc[k, :, :2].double(), b.xt[k, :, :2].double()
+    assert ((0 <= xc) & (xc <= 1)).all()
+    wc, wt = 1 - (1 - xc ** a) ** c, 1 - (1 - xt ** a) ** c
+    ls, noise = b.info["lengthscale"][k].double(), b.info["noise_std"][k].double()
+    kern = lambda u, v: kernel_matrix("rbf", u[None], v[None], ls[None], torch.ones(1, dtype=torch.float64))[0]  # noqa: E731
+    gram = kern(wc, wc) + (noise ** 2 + 1e-8) * torch.eye(20, dtype=torch.float64)
+    # the predictive variance does not depend on the outputs: in the context's units it is
+    # the GP's divided by the context's variance
+    var = 1 + noise ** 2 - (kern(wt, wc) * torch.linalg.solve(gram, kern(wc, wt)).T).sum(-1)
+    scale = b.info["context_std"][k].double() ** 2
+    torch.testing.assert_close(b.yt_var[k].double().reshape(-1), var / scale, atol=1e-4, rtol=1e-3)
+    unwarped = 1 + noise ** 2 - (kern(xt, xc) * torch.linalg.solve(
+        kern(xc, xc) + (noise ** 2 + 1e-8) * torch.eye(20, dtype=torch.float64), kern(xc, xt)).T).sum(-1)
+    assert not torch.allclose(b.yt_var[k].double().reshape(-1), unwarped / scale, atol=1e-2)
+    yc = b.yc[k].double()
+    assert prior.spec()["input_warp"]["prob"] == 1.0
+    assert "input_warp" not in BOPrior(dims=(2,)).batch(3, 5, 0).info
+    with pytest.raises(ValueError, match="input_warp_prob"):
+        BOPrior(input_warp_prob=1.5)
+    with pytest.raises(ValueError, match="input warps"):
+        prior.bayes_posterior(xc, yc)
