@@ -268,14 +268,16 @@ class TranslationEquivariantAttention(MultiHeadAttention):
         update_locations: also return updated query locations
             ``x_i + mean_j (x_i - x_j) * phi(a_ij)`` (``phi``: linear map of the
             per-head attention weights), which stay equivariant.
+        activation: the logit MLP's nonlinearity, a module class (one of
+            :data:`npbandit.surrogates.layers.ACTIVATIONS`' values).
     """
 
     def __init__(self, d_model: int, n_heads: int, x_dim: int, d_hidden: int | None = None,
-                 update_locations: bool = False) -> None:
+                 update_locations: bool = False, activation: type[nn.Module] = nn.ReLU) -> None:
         super().__init__(d_model, n_heads)
         d_hidden = d_model if d_hidden is None else d_hidden
-        self.kernel = nn.Sequential(nn.Linear(x_dim + n_heads, d_hidden), nn.ReLU(), nn.Linear(d_hidden, d_hidden),
-                                    nn.ReLU(), nn.Linear(d_hidden, n_heads))
+        self.kernel = nn.Sequential(nn.Linear(x_dim + n_heads, d_hidden), activation(),
+                                    nn.Linear(d_hidden, d_hidden), activation(), nn.Linear(d_hidden, n_heads))
         self.phi = nn.Linear(n_heads, 1) if update_locations else None
 
     def forward(self, query: Tensor, memory: Tensor, mask: Tensor | None = None, *, x_query: Tensor,

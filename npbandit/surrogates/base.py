@@ -65,6 +65,7 @@ import torch
 from torch import Tensor, nn
 from torch.distributions import Normal
 
+from npbandit.surrogates.layers import ACTIVATIONS
 from npbandit.transforms.base import OutcomePredictive, OutcomeTransform
 
 __all__ = ["NPState", "ContextSetState", "NeuralProcess", "NPConfig", "target_log_prob", "hold_out_noise",
@@ -127,7 +128,9 @@ class NPConfig:
     """Hyperparameters shared by the transformer-family surrogates.
 
     Defaults follow the papers' 1-D GP setting (d_model 64, 4 heads, feed-forward
-    128, 6 layers, 4-layer embedders).
+    128, 6 layers, 4-layer embedders). ``activation`` is the nonlinearity of the
+    embedders and heads (:data:`~npbandit.surrogates.layers.ACTIVATIONS`; the attention
+    blocks' feed-forward is GELU whatever it is).
     """
 
     d_model: int = 64
@@ -136,6 +139,7 @@ class NPConfig:
     n_layers: int = 6
     emb_depth: int = 4
     min_std: float = 1e-3
+    activation: str = "relu"
 
     def __post_init__(self) -> None:
         for name in ("d_model", "n_heads", "d_ff", "n_layers", "emb_depth"):
@@ -148,6 +152,8 @@ class NPConfig:
             raise ValueError(f"emb_depth must be at least 2 (input and output layer), got {self.emb_depth}")
         if not (isinstance(self.min_std, (int, float)) and self.min_std > 0):
             raise ValueError(f"min_std must be a positive float, got {self.min_std!r}")
+        if self.activation not in ACTIVATIONS:
+            raise ValueError(f"activation must be one of {sorted(ACTIVATIONS)}, got {self.activation!r}")
 
     def to_dict(self) -> dict[str, Any]:
         return asdict(self)

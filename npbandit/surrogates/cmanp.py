@@ -186,11 +186,12 @@ class CMANP(NeuralProcess):
     def __init__(self, x_dim: int, y_dim: int, config: CMANPConfig | None = None) -> None:
         super().__init__(x_dim, y_dim, config)
         c = self.config
-        self.embed = mlp(x_dim + y_dim, c.d_model, c.d_model, c.emb_depth)
+        self.embed = mlp(x_dim + y_dim, c.d_model, c.d_model, c.emb_depth, c.activation)
         self.initial_latents = nn.Parameter(0.02 * torch.randn(c.n_latents, c.d_model))
         self.blocks = nn.ModuleList(CMAB(c.d_model, c.n_heads, c.d_ff, c.n_block_latents) for _ in range(c.n_layers))
         self.decoder = LatentQueryDecoder(x_dim, y_dim, c.d_model, c.n_heads, c.d_ff, c.n_layers, c.emb_depth,
-                                          c.min_std, point_reader=c.n_elite > 0, contextual_points=c.elite_context)
+                                          c.min_std, point_reader=c.n_elite > 0, contextual_points=c.elite_context,
+                                          activation=c.activation)
 
     def condition(self, xc: Tensor, yc: Tensor, *, chunk_size: int | None = None) -> CMANPState:
         """Encode ``xc [B, N, dx]``, ``yc [B, N, dy]`` in chunks of ``chunk_size``

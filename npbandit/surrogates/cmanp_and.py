@@ -116,7 +116,7 @@ class CMANPAND(NeuralProcess):
         super().__init__(x_dim, y_dim, config)
         c = self.config
         self.cmanp = CMANP(x_dim, y_dim, c.encoder_config())
-        self.factor = mlp(c.d_model, c.d_ff, y_dim * c.rank, c.emb_depth)
+        self.factor = mlp(c.d_model, c.d_ff, y_dim * c.rank, c.emb_depth, c.activation)
 
     def initialise_from(self, source: NeuralProcess) -> None:
         """Start from a CMANP-AND (every weight) or from a trained CMANP with this model's

@@ -199,14 +199,15 @@ class FusedCMANP:
     @classmethod
     def of(cls, model: CMANP) -> FusedCMANP | None:
         """The derived weights of ``model``; ``None`` where its layers do not fit this
-        path (LayerNorms with different ``eps`` or without affine, an embedding that is not
-        Linear/ReLU, a GELU other than the exact one, attention other than the default)."""
+        path (LayerNorms with different ``eps`` or without affine, an embedding or head that
+        is not Linear/ReLU, a GELU other than the exact one, attention other than the default)."""
         from npbandit.surrogates.attention import MultiHeadAttention
 
         norms = [m for m in model.modules() if isinstance(m, nn.LayerNorm)]
         if len({m.eps for m in norms}) != 1 or not all(m.elementwise_affine and m.bias is not None for m in norms):
             return None
-        if not all(isinstance(m, (nn.Linear, nn.ReLU)) for m in (*model.decoder.embed, *model.embed)):
+        mlps = (*model.decoder.embed, *model.embed, *model.decoder.head.net)
+        if not all(isinstance(m, (nn.Linear, nn.ReLU)) for m in mlps):
             return None
         if any(m.approximate != "none" for m in model.modules() if isinstance(m, nn.GELU)):
             return None

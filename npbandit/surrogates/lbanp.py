@@ -51,7 +51,7 @@ class LBANP(NeuralProcess):
     def __init__(self, x_dim: int, y_dim: int, config: LBANPConfig | None = None) -> None:
         super().__init__(x_dim, y_dim, config)
         c = self.config
-        self.embed = mlp(x_dim + y_dim, c.d_model, c.d_model, c.emb_depth)
+        self.embed = mlp(x_dim + y_dim, c.d_model, c.d_model, c.emb_depth, c.activation)
         self.initial_latents = nn.Parameter(0.02 * torch.randn(c.n_latents, c.d_model))
         self.read_context = nn.ModuleList(
             AttentionBlock(c.d_model, c.n_heads, c.d_ff, separate_memory_norm=True) for _ in range(c.n_layers)
@@ -60,7 +60,7 @@ class LBANP(NeuralProcess):
             AttentionBlock(c.d_model, c.n_heads, c.d_ff, separate_memory_norm=False) for _ in range(c.n_layers)
         )
         self.decoder = LatentQueryDecoder(x_dim, y_dim, c.d_model, c.n_heads, c.d_ff, c.n_layers, c.emb_depth,
-                                          c.min_std)
+                                          c.min_std, activation=c.activation)
 
     def _condition(self, xc: Tensor, yc: Tensor) -> ContextSetState:
         context = self.embed(torch.cat([xc, yc], dim=-1))

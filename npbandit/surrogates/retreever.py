@@ -137,17 +137,17 @@ class ReTreever(NeuralProcess):
     def __init__(self, x_dim: int, y_dim: int, config: ReTreeverConfig | None = None) -> None:
         super().__init__(x_dim, y_dim, config)
         c = self.config
-        self.embed = mlp(x_dim + y_dim, c.d_model, c.d_model, c.emb_depth)
+        self.embed = mlp(x_dim + y_dim, c.d_model, c.d_model, c.emb_depth, c.activation)
         n_encoder = c.n_layers if c.encoder == "transformer" else 0
         self.encoder = nn.ModuleList(AttentionBlock(c.d_model, c.n_heads, c.d_ff, separate_memory_norm=False)
                                      for _ in range(n_encoder))
         self.aggregator = AttentionBlock(c.d_model, c.n_heads, c.d_ff, separate_memory_norm=False)
-        self.query_embed = mlp(x_dim, c.d_model, c.d_model, c.emb_depth)
+        self.query_embed = mlp(x_dim, c.d_model, c.d_model, c.emb_depth, c.activation)
         self.policy_norm = nn.LayerNorm(c.d_model)
         self.policy = MultiHeadAttention(c.d_model, c.n_heads)
         self.readout = AttentionBlock(c.d_model, c.n_heads, c.d_ff, separate_memory_norm=True)
         self.norm = nn.LayerNorm(c.d_model)
-        self.head = GaussianHead(c.d_model, c.d_ff, y_dim, c.min_std)
+        self.head = GaussianHead(c.d_model, c.d_ff, y_dim, c.min_std, c.activation)
         self.full_retrieval = False
 
     # -- conditioning ----------------------------------------------------------------

@@ -27,7 +27,7 @@ from torch.distributions import Normal
 
 from npbandit.surrogates.attention import AttentionBlock, TranslationEquivariantAttention
 from npbandit.surrogates.base import ContextSetState, NeuralProcess, NPConfig, NPState
-from npbandit.surrogates.layers import GaussianHead, mlp
+from npbandit.surrogates.layers import ACTIVATIONS, GaussianHead, mlp
 
 __all__ = ["TEPTTNPConfig", "TEPTTNP"]
 
@@ -74,7 +74,7 @@ class TEPTTNP(NeuralProcess):
     def __init__(self, x_dim: int, y_dim: int, config: TEPTTNPConfig | None = None) -> None:
         super().__init__(x_dim, y_dim, config)
         c = self.config
-        self.embed = mlp(y_dim + 1, c.d_model, c.d_model, c.emb_depth)
+        self.embed = mlp(y_dim + 1, c.d_model, c.d_model, c.emb_depth, c.activation)
         self.pseudo_tokens = nn.Parameter(0.02 * torch.randn(c.n_pseudo, c.d_model))
         self.pseudo_offsets = nn.Parameter(self._initial_offsets(c, x_dim))
         self.place_query = nn.Linear(c.d_model, c.d_model, bias=False)
@@ -82,14 +82,15 @@ class TEPTTNP(NeuralProcess):
 
         def block() -> AttentionBlock:
             attention = TranslationEquivariantAttention(c.d_model, c.n_heads, x_dim,
-                                                        update_locations=c.update_locations)
+                                                        update_locations=c.update_locations,
+                                                        activation=ACTIVATIONS[c.activation])
             return AttentionBlock(c.d_model, c.n_heads, c.d_ff, separate_memory_norm=True, attention=attention)
 
         self.pseudo_from_context = nn.ModuleList(block() for _ in range(c.n_layers))
         self.context_from_pseudo = nn.ModuleList(block() for _ in range(c.n_layers))
         self.target_from_pseudo = nn.ModuleList(block() for _ in range(c.n_layers))
         self.norm = nn.LayerNorm(c.d_model)
-        self.head = GaussianHead(c.d_model, c.d_ff, y_dim, c.min_std)
+        self.head = GaussianHead(c.d_model, c.d_ff, y_dim, c.min_std, c.activation)
 
     @staticmethod
     def _initial_offsets(c: TEPTTNPConfig, x_dim: int) -> Tensor:

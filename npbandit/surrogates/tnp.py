@@ -48,12 +48,12 @@ class TNPD(NeuralProcess):
     def __init__(self, x_dim: int, y_dim: int, config: TNPDConfig | None = None) -> None:
         super().__init__(x_dim, y_dim, config)
         c = self.config
-        self.embed = mlp(x_dim + y_dim + 1, c.d_model, c.d_model, c.emb_depth)
+        self.embed = mlp(x_dim + y_dim + 1, c.d_model, c.d_model, c.emb_depth, c.activation)
         self.layers = nn.ModuleList(
             AttentionBlock(c.d_model, c.n_heads, c.d_ff, separate_memory_norm=False) for _ in range(c.n_layers)
         )
         self.norm = nn.LayerNorm(c.d_model)
-        self.head = GaussianHead(c.d_model, c.d_ff, y_dim, c.min_std)
+        self.head = GaussianHead(c.d_model, c.d_ff, y_dim, c.min_std, c.activation)
 
     def _condition(self, xc: Tensor, yc: Tensor) -> ContextSetState:
         h = self.embed(torch.cat([xc, yc, xc.new_zeros(xc.shape[:-1] + (1,))], dim=-1))
