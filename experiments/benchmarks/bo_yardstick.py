@@ -1,8 +1,9 @@
 """The per-dimension yardstick for ``*-bo`` surrogates, measured as a user gets it.
 
 Held-out tasks of the default ``bo`` prior (fixed seed, disjoint from training),
-d = 1..6, 3-100 observations and 50 held-out points each. Every method sees the
-observations in *user units* (the prior's draw times 3 plus 10) and is scored by the
+d = 1..6 by default (any d with --dims), 3-100 observations (--max-context) and 50
+held-out points each (--near-context-frac of them near an observation). Every method
+sees the observations in *user units* (the prior's draw times 3 plus 10) and is scored by the
 log-likelihood of the held-out noisy observations, reported in the units of the
 context's standardisation (the same offset for every method, so differences and
 fractions do not depend on it):
@@ -27,6 +28,8 @@ Per method and d: mean log-likelihood over tasks and the fraction of the gap it 
 
     python experiments/benchmarks/bo_yardstick.py                                   # shipped *-bo, 64 tasks per d
     python experiments/benchmarks/bo_yardstick.py --models training_runs/cmanp-bo-long --no-gp --no-write
+    python experiments/benchmarks/bo_yardstick.py --dims 8 12 16 --max-context 300 --near-context-frac 0.5 \
+        --bayes-samples 0 --models <a checkpoint of width 16>
 """
 
 from __future__ import annotations
@@ -65,7 +68,8 @@ def load_model(spec: str):
 
         meta = json.loads((path / "train_state.json").read_text())
         config = meta["config"]
-        model = build(config["model"], 6, 1, size=config["size"], **config["model_config"])
+        x_dim = config.get("prior_params", {}).get("x_dim", 6)
+        model = build(config["model"], x_dim, 1, size=config["size"], **config["model_config"])
         tensors = load_file(str(path / "train_state.safetensors"))
         model.load_state_dict({k[len("model."):]: v for k, v in tensors.items() if k.startswith("model.")})
         model.eval()
@@ -74,9 +78,16 @@ def load_model(spec: str):
     return load_surrogate(spec)
 
 
-def tasks(d: int, n_tasks: int, batch_size: int = 16):
+def held_out_prior(d: int, max_context: int = 100, near_context_frac: float = 0.0) -> BOPrior:
+    """The default ``bo`` prior at input dimension ``d`` alone (padded to at least the
+    shipped width 6, which changes no draw) with contexts of 3..``max_context`` points and
+    a share ``near_context_frac`` of the targets near the context (``BOPrior``'s)."""
+    return BOPrior(dims=(d,), x_dim=max(6, d), max_context=max_context, near_context_frac=near_context_frac)
+
+
+def tasks(d: int, n_tasks: int, batch_size: int = 16, max_context: int = 100, near_context_frac: float = 0.0):
     """``(xc [Nc, d], yc_user [Nc, 1], xt, yt_user, exact-GP log-likelihood [Nt], context std)`` per task."""
-    prior = BOPrior(dims=(d,))
+    prior = held_out_prior(d, max_context, near_context_frac)
     for i in range(math.ceil(n_tasks / batch_size)):
         b = prior.batch(batch_size, EVAL_SEED, i)
         exact = torch.distributions.Normal(b.yt_mean, b.yt_var.sqrt()).log_prob(b.yt)[..., 0]
@@ -140,7 +151,14 @@ def main(argv: list[str] | None = None) -> None:
     parser.add_argument("--models", nargs="*", default=["cmanp-bo", "tnpd-bo", "retreever-bo", "te-pt-tnp-bo"],
                         help="shipped names, card paths or training run directories")
     parser.add_argument("--tasks", type=int, default=64, help="tasks per d")
-    parser.add_argument("--dims", type=int, nargs="+", default=[1, 2, 3, 4, 5, 6])
+    parser.add_argument("--dims", type=int, nargs="+", default=[1, 2, 3, 4, 5, 6],
+                        help="input dimensions; a model narrower than d is shown as n/a (NPModel refuses such data)")
+    parser.add_argument("--max-context", type=int, default=100,
+                        help="held-out tasks have 3..this many observations (the shipped checkpoints trained to 100)")
+    parser.add_argument("--near-context-frac", type=float, default=0.0,
+                        help="share of the held-out points placed near an observation (BOPrior's near_context_frac): "
+                             "at d >= 8 uniform held-out points are mostly far from every observation, where every "
+                             "model predicts the prior and the gap to the exact GP is small")
     parser.add_argument("--no-gp", action="store_true", help="skip the SingleTaskGP row (the slow part)")
     parser.add_argument("--bayes-samples", type=int, default=4096,
                         help="hyperparameter draws of the bayes_gp row (0: skip the row)")
@@ -166,27 +184,33 @@ def main(argv: list[str] | None = None) -> None:
         sums = {r: [] for r in rows}
         misfits = {r: [] for r in fitted}
         ess = []
-        for i, (xc, yc, xt, yt, exact) in enumerate(tqdm(list(tasks(d, args.tasks)), desc=f"d={d}", leave=False)):
+        fits = [(spec, k) for spec, k in labels if models[spec].x_dim >= d]
+        for i, (xc, yc, xt, yt, exact) in enumerate(tqdm(list(tasks(d, args.tasks, max_context=args.max_context,
+                                                                near_context_frac=args.near_context_frac)),
+                                                          desc=f"d={d}", leave=False)):
             sums["baseline"].append(float(gaussian_ll(yc.mean().expand_as(yt), yc.var().expand_as(yt), yt).mean()))
             sums["exact_gp"].append(float(exact.mean()))
             if bayes:
-                ll, n_eff = bayes_ll(BOPrior(dims=(d,)), xc, yc, xt, yt, args.bayes_samples, seed=i)
+                prior = held_out_prior(d, args.max_context, args.near_context_frac)
+                ll, n_eff = bayes_ll(prior, xc, yc, xt, yt, args.bayes_samples, seed=i)
                 sums["bayes_gp"].append(float(ll.mean()))
                 ess.append(n_eff)
             scored = [] if args.no_gp else [("singletaskgp", singletaskgp_ll(xc, yc, xt, yt))]
-            scored += [(labels[spec, k], np_ll(models[spec], xc, yc, xt, yt, k)) for spec, k in labels]
+            scored += [(labels[spec, k], np_ll(models[spec], xc, yc, xt, yt, k)) for spec, k in fits]
             for row, (ll, fit) in scored:
                 sums[row].append(float(ll.detach().mean()))
                 misfits[row].append(fit)
-        per_d[f"d={d}"] = {r: sum(v) / len(v) for r, v in sums.items()}
-        misfit_per_d[f"d={d}"] = {r: statistics.median(v) for r, v in misfits.items()}
+        per_d[f"d={d}"] = {r: sum(v) / len(v) if v else None for r, v in sums.items()}
+        misfit_per_d[f"d={d}"] = {r: statistics.median(v) if v else None for r, v in misfits.items()}
         if ess:
             ess_per_d[f"d={d}"] = statistics.median(ess)
-        print(f"d={d}: " + ", ".join(f"{r} {v:.3f}" for r, v in per_d[f"d={d}"].items()), flush=True)
+        print(f"d={d}: " + ", ".join(f"{r} {v:.3f}" for r, v in per_d[f"d={d}"].items() if v is not None), flush=True)
     dims = list(per_d)
     lines = ["Mean held-out log-likelihood per input dimension (fraction of the gap from the baseline to the exact "
              "GP closed in brackets), context-standardised units, "
-             f"{args.tasks} tasks per d. `{COMMAND}`; {machine_line(args.threads)}."]
+             f"{args.tasks} tasks per d, 3..{args.max_context} observations each, {args.near_context_frac:g} of "
+             "the held-out points near an observation. n/a: the checkpoint is narrower than d. "
+             f"`{COMMAND}`; {machine_line(args.threads)}."]
     if bayes:
         lines += ["", f"bayes_gp: the prior's Bayes predictive from what NPModel is given (the context, outputs up to "
                       f"an affine map), hyperparameters integrated out over {args.bayes_samples} draws from the prior "
@@ -199,18 +223,23 @@ def main(argv: list[str] | None = None) -> None:
         cells = []
         for d in dims:
             v, base, top = per_d[d][r], per_d[d]["baseline"], per_d[d]["exact_gp"]
+            if v is None:
+                cells.append("n/a")
+                continue
             cells.append(f"{v:.3f}" + ("" if r in ("baseline", "exact_gp") else f" ({(v - base) / (top - base):.2f})"))
         lines.append(f"| {r} | " + " | ".join(cells) + " |")
     lines += ["", "Median distance of the posterior mean from the observations at the observed points "
               "(context-standardised units; median over tasks of the per-task median): how closely each model "
               "follows the data it was given.", "",
               "| method | " + " | ".join(dims) + " |", "|---|" + "---:|" * len(dims)]
-    lines += [f"| {r} | " + " | ".join(f"{misfit_per_d[d][r]:.3f}" for d in dims) + " |" for r in fitted]
+    lines += [f"| {r} | " + " | ".join("n/a" if misfit_per_d[d][r] is None else f"{misfit_per_d[d][r]:.3f}"
+                                       for d in dims) + " |" for r in fitted]
     text = "\n".join(lines)
     print(text)
     if not args.no_write:
         publish("bo-yardstick", text, "bo_yardstick.json", COMMAND,
-                {"tasks_per_d": args.tasks, "per_d": per_d, "misfit_per_d": misfit_per_d,
+                {"tasks_per_d": args.tasks, "max_context": args.max_context,
+                 "near_context_frac": args.near_context_frac, "per_d": per_d, "misfit_per_d": misfit_per_d,
                  "bayes_samples": args.bayes_samples, "bayes_ess_per_d": ess_per_d},
                 pages=("benchmarks.md", "results.md"), threads=args.threads)
 
