@@ -1,0 +1,56 @@
+#!/usr/bin/env bash
+# Issue 49: the `bo` surrogates for d <= 16 and 300-point contexts, trained from scratch in resumable calls
+# (a lent GPU's commands last at most 10 minutes; every call trains each run in RUNS side by side for TRAIN_S
+# seconds and saves). Two phases per run, as the training study found: a warm-up on whole-task
+# standardisation with the sampled loss (WARM steps), then the context-standardised expected loss from the
+# warm-up's weights (STEPS, the cosine schedule's length). Smooth activations (ACT): with ReLU MLPs the
+# network's mean and std have kinks in x, on which BoTorch's L-BFGS-B spends 2-5x the evaluations of a GP
+# (experiments/probes/probe_smooth_embedding.py); the activation is the network's own, so it is trained in.
+#
+#   The device's image lacks gymnasium and SQLAlchemy (npbandit imports them): here, once,
+#     echo /.whl/ >> .git/info/exclude; .venv/bin/python -m pip download --no-deps --only-binary=:all: \
+#       --python-version 3.12 --implementation cp --platform manylinux_2_28_x86_64 --platform manylinux_2_17_x86_64 \
+#       -d .whl gymnasium==1.4.0 farama-notifications sqlalchemy==2.1.9 greenlet==3.5.6
+#   On the device (the `run` tool, carry [".whl", "training_runs/bo16"]; the second absent the first time):
+#     python3 -m pip install -q --no-index --no-deps --no-compile --target /tmp/site .whl/*.whl &&
+#       PYTHONPATH=/tmp/site:$PWD RUNS="cmanp128 tnpd" TRAIN_S=480 experiments/training/gpu_bo16.sh
+#   Back here: rm -rf training_runs/bo16 && cp -r <files_at>/bo16 training_runs/bo16   (the next call carries it)
+#   A CPU smoke of the whole cycle: DEVICE=cpu SIZE=tiny BATCH=8 WARM=20 STEPS=40 TRAIN_S=20 OUT=/tmp/o \
+#         experiments/training/gpu_bo16.sh
+set -uo pipefail
+cd "$(dirname "$0")/../.."
+OUT=${OUT:-gpu_out}; TRAIN_S=${TRAIN_S:-480}; RUNS=${RUNS:-cmanp128 tnpd}; DEVICE=${DEVICE:-cuda}
+WARM=${WARM:-20000}; STEPS=${STEPS:-300000}; BATCH=${BATCH:-128}; WORKERS=${WORKERS:-6}; SIZE=${SIZE:-paper}
+ACT=${ACT:-silu}
+source experiments/training/recipes.sh
+npb() { python3 -m npbandit "$@"; }
+common=(--prior bo "${BO16_PRIOR[@]}" "${BO16_EVAL[@]}" --size "$SIZE" --set activation="$ACT" --batch-size "$BATCH"
+        --lr 3e-4 --device "$DEVICE" --threads 1 --loader-workers "$WORKERS" --eval-every 2000 --eval-batches 8
+        --checkpoint-every 1000 --final-eval-batches 32)
+model() {
+    case "$1" in
+        cmanp128) echo --model cmanp --set n_latents=128 --set n_block_latents=128 --set n_elite=16 ;;
+        tnpd) echo --model tnpd ;;
+        *) echo "unknown run $1 (cmanp128 | tnpd)" >&2; return 2 ;;
+    esac
+}
+minutes() { python3 -c "print(max($1, 0) / 60)"; }
+train() {  # $1 run: the warm-up until it has exported its card, then the main phase from it, in TRAIN_S seconds
+    local dir=training_runs/bo16/$1 args end=$((SECONDS + TRAIN_S))
+    args=$(model "$1") || return 2
+    if [[ ! -f $dir-warm/$1-warm.json ]]; then
+        npb train $args "${common[@]}" --prior-set standardize=task --loss sampled --steps "$WARM" \
+            --name "$1-warm" --out "$dir-warm" --max-minutes "$(minutes $((end - SECONDS)))"
+    fi
+    if [[ -f $dir-warm/$1-warm.json ]] && (( end - SECONDS > 30 )); then
+        local main=(--loss expected --steps "$STEPS" --init-from "$dir-warm/$1-warm.json" --name "$1-bo16" --out "$dir")
+        npb train $args "${common[@]}" "${main[@]}" --max-minutes "$(minutes $((end - SECONDS - 20)))"
+        npb train $args "${common[@]}" "${main[@]}" --export-now  # a card of where it stands, for the yardstick
+    fi
+}
+mkdir -p "$OUT" training_runs/bo16
+for run in $RUNS; do train "$run" > "$OUT/$run.log" 2>&1 & done
+wait
+for run in $RUNS; do tail -c 600 "$OUT/$run.log"; echo; done
+rm -f training_runs/bo16/*/train.lock
+cp -r training_runs/bo16 "$OUT/"
