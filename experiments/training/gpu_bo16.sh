@@ -15,8 +15,8 @@
 #     python3 -m pip install -q --no-index --no-deps --no-compile --target /tmp/site .whl/*.whl &&
 #       PYTHONPATH=/tmp/site:$PWD RUNS="cmanp128 tnpd" TRAIN_S=480 experiments/training/gpu_bo16.sh
 #   Back here: rm -rf training_runs/bo16 && cp -r <files_at>/bo16 training_runs/bo16   (the next call carries it)
-#   A CPU smoke of the whole cycle: DEVICE=cpu SIZE=tiny BATCH=8 WARM=20 STEPS=40 TRAIN_S=20 OUT=/tmp/o \
-#         experiments/training/gpu_bo16.sh
+#   A CPU smoke (twice: the warm-up, then the main phase): PATH=$PWD/.venv/bin:$PATH DEVICE=cpu SIZE=tiny \
+#       BATCH=8 WORKERS=0 WARM=10 STEPS=40 TRAIN_S=60 OUT=/tmp/o experiments/training/gpu_bo16.sh
 set -uo pipefail
 cd "$(dirname "$0")/../.."
 OUT=${OUT:-gpu_out}; TRAIN_S=${TRAIN_S:-480}; RUNS=${RUNS:-cmanp128 tnpd}; DEVICE=${DEVICE:-cuda}
