@@ -113,7 +113,8 @@ def optimize(objective: Callable[[Any], float], bounds: Any = None, surrogate: s
              initial: Sequence[Any] | None = None,
              constraints: Callable[[Any], Sequence[float]] | None = None,
              acq_optimizer: AcquisitionOptimizer | None = None,
-             subspace: SubspaceStrategy | None = None) -> OptimizeResult:
+             subspace: SubspaceStrategy | None = None,
+             callbacks: Callable[[list[dict[str, Any]]], Any] | Sequence[Callable] | None = None) -> OptimizeResult:
     """Optimise ``objective`` over the box ``bounds``, or over a search space of named
     float, int and choice parameters, with a pretrained NP surrogate.
 
@@ -277,6 +278,13 @@ def optimize(objective: Callable[[Any], float], bounds: Any = None, surrogate: s
             ``None`` (default: ``NPBANDIT_THREADS``, else ``OMP_NUM_THREADS`` /
             ``MKL_NUM_THREADS``, else 1: a small network on many threads mostly waits for
             them, the more so on a machine whose cores are busy).
+        callbacks: a callable, or a sequence of them, each called after every evaluation
+            (a failed one too) with the history so far (a list of dicts as
+            ``OptimizeResult.history``); when one returns true the run ends there, as
+            completed (e.g. ``lambda h: h[-1]["best_value"] < 1e-3``; no improvement in
+            ``k`` evaluations; a wall-clock limit), and reports what it has. With
+            ``executor`` the evaluations in flight when it ends are waited for and kept.
+            A callback that raises fails the run with its error.
 
     Raises:
         ValueError / TypeError: a bad argument, naming it; ``surrogate`` also when the
@@ -285,7 +293,9 @@ def optimize(objective: Callable[[Any], float], bounds: Any = None, surrogate: s
             standardised in float64 (e.g. ``1e300 * x``).
         FileNotFoundError: a known checkpoint with its weights or card missing.
         StorageError: ``db`` cannot be opened or written (a ``ValueError``).
-        ObjectiveError: an evaluation failed (``on_error="raise"``), or every one did.
+        ObjectiveError: an evaluation failed (``on_error="raise"``), or every one did; in
+            the first case its ``history`` holds the evaluations so far, the failed one
+            last (as for ``RunInterrupted`` below).
         RunInterrupted: SIGINT / SIGTERM (a ``KeyboardInterrupt``); the evaluations so
             far are saved and the run is recorded as ``interrupted``; the exception's
             ``history`` holds them as ``OptimizeResult.history`` would (with ``db=None``,
@@ -334,6 +344,7 @@ def optimize(objective: Callable[[Any], float], bounds: Any = None, surrogate: s
     if trust_region is not None and not isinstance(trust_region, bool):
         raise TypeError(f"trust_region must be a bool or None, got {type(trust_region).__name__}")
     check_liar(liar)
+    callbacks = _check_callbacks(callbacks)
     resolve_threads(threads)  # a bad threads or $NPBANDIT_THREADS fails before anything is evaluated
     _check_async(executor, batch_size, eval_timeout)
     if constraints is not None:
@@ -390,12 +401,17 @@ def optimize(objective: Callable[[Any], float], bounds: Any = None, surrogate: s
                            "budget": budget, "optimal_value": optimal_value}}
     if constraints is not None:
         info["env_params"]["constraints"] = objective_label(constraints)
+    def stop(so_far) -> bool:  # the callbacks see the history, as the result will give it
+        history = _history(env, so_far.steps, constraints is not None)
+        return any([bool(callback(history)) for callback in callbacks])  # every callback is called
+
     try:
         result = run_episode(env, policy, seed=seed, logger=logger, run_info=info, on_error=on_error,
                              progress=progress, desc=desc, executor=executor,
-                             batch_size=batch_size, eval_timeout=eval_timeout)
-    except RunInterrupted as err:  # the evaluations so far go with it: with db=None its only record
-        err.history = _history(env, err.records, constraints is not None)
+                             batch_size=batch_size, eval_timeout=eval_timeout, stop=stop if callbacks else None)
+    except (RunInterrupted, ObjectiveError) as err:  # the evaluations so far go with it (db=None: their only record)
+        if err.records is not None:
+            err.history = _history(env, err.records, constraints is not None)
         raise
     history = _history(env, result.steps, constraints is not None)
     good = [h for h in history if not h["failed"]]
@@ -442,6 +458,21 @@ def _box_or_space(bounds: Any, space: Any) -> tuple[np.ndarray | None, SearchSpa
         raise TypeError(f"space must be a SearchSpace or a dict of names to Float / Int / Choice, got "
                         f"{type(given).__name__}")
     return None, as_search_space(given)
+
+
+def _check_callbacks(callbacks: Any) -> list[Callable]:
+    """``optimize``'s ``callbacks`` as a list of callables, or a TypeError naming it."""
+    if callbacks is None:
+        return []
+    listed = [callbacks] if callable(callbacks) else callbacks
+    if isinstance(listed, (str, bytes, Mapping)) or not isinstance(listed, Sequence):
+        raise TypeError(f"callbacks must be a callable, a sequence of callables or None, "
+                        f"got {type(callbacks).__name__}")
+    for i, callback in enumerate(listed):
+        if not callable(callback):
+            raise TypeError(f"callbacks[{i}] must be callable (the history so far -> bool), "
+                            f"got {type(callback).__name__}")
+    return list(listed)
 
 
 def _history(env: BlackBoxEnv, steps: list[dict[str, Any]], constrained: bool) -> list[dict[str, Any]]:

@@ -47,7 +47,17 @@ class ObjectiveError(NPBanditError, RuntimeError):
             after the evaluator's timeout, ``optimize(eval_timeout=...)``); ``None`` when
             the error is about no one evaluation (every evaluation of a run failed). A
             failed step records it as its ``error_kind``.
+        records: the run's steps up to the failed one, as ``run_episode`` keeps them
+            (set when the error stops a run; else ``None``).
+        run_id: that run's id in the database (``None`` without one, or before a run).
+        history: :func:`npbandit.optimize`'s ``history`` of those steps, the failed one last
+            (set by ``optimize``; else ``None``): with ``db=None`` the only record of the
+            evaluations made, and ``optimize(..., initial=err.history)`` continues from them.
     """
+
+    records: list | None = None
+    run_id: int | None = None
+    history: list | None = None
 
     #: how an evaluation can fail (``kind``), as a failed step's ``error_kind`` records it
     KINDS = ("raised", "returned", "nonfinite", "timeout")

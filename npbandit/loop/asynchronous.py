@@ -17,6 +17,7 @@ from __future__ import annotations
 import concurrent.futures as cf
 import datetime as dt
 import time
+from collections.abc import Callable
 from typing import Any
 
 import gymnasium as gym
@@ -45,9 +46,11 @@ def _check_async(executor: Any, batch_size: Any, eval_timeout: Any) -> None:
 
 def _run_async(env: gym.Env, policy: Policy, obs: Any, horizon: int | None, logger: RunLogger | None,
                on_error: str, result: EpisodeResult, signals: StopSignals, bar: Any, executor: cf.Executor,
-               batch_size: int, eval_timeout: float | None) -> None:
+               batch_size: int, eval_timeout: float | None,
+               stop: Callable[[EpisodeResult], bool] | None = None) -> None:
     """The asynchronous loop: an :class:`~npbandit.envs.evaluation.AsyncEvaluator` runs the
-    objective on ``executor`` and hands each finished evaluation to ``env.step``."""
+    objective on ``executor`` and hands each finished evaluation to ``env.step``. Once
+    ``stop(result)`` is true nothing more is submitted; what is in flight is written."""
     import numpy as np
 
     base: BlackBoxEnv = env.unwrapped  # type: ignore[assignment]  # run_episode checked it
@@ -56,10 +59,11 @@ def _run_async(env: gym.Env, policy: Policy, obs: Any, horizon: int | None, logg
     act_s: dict[Evaluation, float] = {}
     clock = _Clock()
     submitted = 0
+    stopping = False
     previous, base.evaluator = base.evaluator, evaluator
     try:
-        while submitted < budget or evaluator.in_flight:
-            while submitted < budget and len(evaluator.in_flight) < batch_size:
+        while (submitted < budget and not stopping) or evaluator.in_flight:
+            while submitted < budget and not stopping and len(evaluator.in_flight) < batch_size:
                 inflight = evaluator.in_flight
                 pending = np.array([e.action for e in inflight]).reshape(len(inflight), base.dim)
                 t0 = time.perf_counter()
@@ -71,6 +75,7 @@ def _run_async(env: gym.Env, policy: Policy, obs: Any, horizon: int | None, logg
                 obs = _record_async(env, evaluator, policy, obs, evaluation, act_s.pop(evaluation), logger,
                                     on_error, result, signals, clock)
                 bar.update(1)
+                stopping = stopping or (stop is not None and bool(stop(result)))
     except RunInterrupted:
         # evaluations that came back before the stop (while a point was proposed, or behind the
         # one whose write delivered the signal) are results: write (and observe) them, then stop

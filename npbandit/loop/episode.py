@@ -76,7 +76,8 @@ def run_episode(env: gym.Env, policy: Policy, *, seed: int, steps: int | None = 
                 logger: RunLogger | None = None, run_info: dict[str, Any] | None = None,
                 on_error: str = "raise", progress: bool = False, desc: str | None = None,
                 executor: cf.Executor | None = None, batch_size: int = 1,
-                eval_timeout: float | None = None, keep_steps: bool = True) -> EpisodeResult:
+                eval_timeout: float | None = None, keep_steps: bool = True,
+                stop: Callable[[EpisodeResult], bool] | None = None) -> EpisodeResult:
     """Run ``policy`` in ``env`` for ``steps`` steps (default: until the episode truncates).
 
     Args:
@@ -98,14 +99,23 @@ def run_episode(env: gym.Env, policy: Policy, *, seed: int, steps: int | None = 
             ``False`` for a long bandit run logged to a database, so that its memory stays
             flat in rounds (about 0.7 KB a step otherwise). A black-box run keeps its steps
             (its result and recommendation are read from them).
+        stop: called with the result so far after each step is written and observed (a
+            failed one too); when it returns true the episode ends there, ``completed``, and
+            the policy's recommendation is asked for as at its end. With ``executor`` no
+            further point is proposed, and the evaluations already in flight are waited for
+            and written.
 
     Raises:
         TypeError / ValueError: a bad argument, or an ``env`` whose spaces the policy was
             not built for (``policy.check_spaces``: a bandit policy's arms and context
             width), before anything runs or is logged.
         RunInterrupted: SIGINT or SIGTERM arrived (see the module docstring).
+        ObjectiveError: an evaluation failed with ``on_error="raise"``; its ``records`` and
+            ``run_id`` are the run's steps so far (the failed one last) and its id.
     """
     _check_on_error(on_error)
+    if stop is not None and not callable(stop):
+        raise TypeError(f"stop must be callable (the result so far -> bool) or None, got {type(stop).__name__}")
     if not isinstance(policy, Policy):
         raise TypeError(f"policy must be an npbandit Policy, got {type(policy).__name__}")
     if not isinstance(env, gym.Env):
@@ -131,13 +141,14 @@ def run_episode(env: gym.Env, policy: Policy, *, seed: int, steps: int | None = 
     result = EpisodeResult(run_id=None, keep_steps=keep_steps)
     with stop_on_signals() as signals:
         _run(env, policy, seed, steps, logger, dict(run_info or {}), on_error, progress, desc, result, signals,
-             (executor, batch_size, eval_timeout))
+             (executor, batch_size, eval_timeout), stop)
     return result
 
 
 def _run(env: gym.Env, policy: Policy, seed: int, steps: int | None, logger: RunLogger | None,
          info: dict[str, Any], on_error: str, progress: bool, desc: str | None, result: EpisodeResult,
-         signals: StopSignals, async_args: tuple = (None, 1, None)) -> None:
+         signals: StopSignals, async_args: tuple = (None, 1, None),
+         stop: Callable[[EpisodeResult], bool] | None = None) -> None:
     bar = None
     try:
         if logger is not None:
@@ -152,12 +163,14 @@ def _run(env: gym.Env, policy: Policy, seed: int, steps: int | None, logger: Run
         horizon = steps if steps is not None else _horizon(env)
         bar = tqdm(total=horizon, desc=desc or policy.name, disable=not progress, leave=False)
         if async_args[0] is not None:
-            _run_async(env, policy, obs, horizon, logger, on_error, result, signals, bar, *async_args)
+            _run_async(env, policy, obs, horizon, logger, on_error, result, signals, bar, *async_args, stop=stop)
         else:
-            _run_sequential(env, policy, obs, horizon, logger, on_error, result, signals, bar)
+            _run_sequential(env, policy, obs, horizon, logger, on_error, result, signals, bar, stop)
         if not result.n_steps or result.failed_steps < result.n_steps:
             result.recommendation, result.recommended = _recommendation(env, policy, result.steps)
     except BaseException as err:
+        if isinstance(err, ObjectiveError) and err.records is None:  # the steps so far go with it
+            err.records, err.run_id = result.steps, result.run_id
         interrupted = isinstance(err, KeyboardInterrupt)
         signum = err.signum if isinstance(err, RunInterrupted) else signal.SIGINT
         notes = "".join(f"; {note}" for note in getattr(err, "__notes__", ()))
@@ -187,7 +200,8 @@ def _run(env: gym.Env, policy: Policy, seed: int, steps: int | None, logger: Run
 
 
 def _run_sequential(env: gym.Env, policy: Policy, obs: Any, horizon: int | None, logger: RunLogger | None,
-                    on_error: str, result: EpisodeResult, signals: StopSignals, bar: Any) -> None:
+                    on_error: str, result: EpisodeResult, signals: StopSignals, bar: Any,
+                    stop: Callable[[EpisodeResult], bool] | None = None) -> None:
     """The sequential loop: act -> evaluate -> write -> observe, stop signals held from the
     evaluation's return (a :class:`~npbandit.envs.BlackBoxEnv`'s objective returning, or any
     other env's ``step``) until its step is written."""
@@ -232,11 +246,12 @@ def _run_sequential(env: gym.Env, policy: Policy, obs: Any, horizon: int | None,
                     _record(result, logger, signals, row)
             t += 1  # a failed evaluation still spends budget
             bar.update(1)
-            if failed:
-                continue
-            clock.observe_s = _observe(policy, obs, action, reward, info, t - 1, result.run_id)
-            obs = next_obs
-            if terminated or truncated:
+            if not failed:
+                clock.observe_s = _observe(policy, obs, action, reward, info, t - 1, result.run_id)
+                obs = next_obs
+            if stop is not None and stop(result):
+                break
+            if not failed and (terminated or truncated):
                 break
     finally:
         if blackbox:
