@@ -25,7 +25,7 @@ from npbandit.policies.bo import ACQUISITIONS, DEFAULT_LIAR, OUTPUT_WARPS, BOPol
 from npbandit.rows import RowBuffer
 from npbandit.space import Parameter, SearchSpace, as_search_space
 from npbandit.stopping import RunInterrupted
-from npbandit.storage import DEFAULT_URL, RunLogger, RunRow
+from npbandit.storage import DEFAULT_URL, RunEvaluations, RunLogger, RunRow
 from npbandit.surrogates.pretrained import (
     UnknownCheckpointError,
     check_bo_checkpoint,
@@ -35,7 +35,7 @@ from npbandit.surrogates.pretrained import (
 from npbandit.threads import resolve_threads
 from npbandit.transforms.standardize import standardization
 from npbandit.validation import check_bool, check_int
-from npbandit.warm_start import RunEvaluations, WarmStart, initial_points, run_evaluations
+from npbandit.warm_start import WarmStart, continued_run, initial_points
 
 __all__ = ["optimize", "OptimizeResult", "SURROGATES", "objective_label"]
 
@@ -142,7 +142,7 @@ def optimize(objective: Callable[[Any], float], bounds: Any = None, surrogate: s
             black-box run of this problem (objective, direction, bounds or space; ``ValueError``
             naming ``initial`` otherwise), its evaluations are everything that run saw, the
             points it was given (following a chain of continued runs back to its first) then
-            its own (:func:`npbandit.warm_start.run_evaluations`), and this run records which
+            its own (:func:`npbandit.storage.run_evaluations`), and this run records which
             run it continues (``initial_from``), so that a continuation of it sees them all too;
             a run's steps, :func:`npbandit.storage.run_steps` ``(db, run_id)`` (its own
             evaluations only, not those it was given); or, for ``bounds``, arrays
@@ -373,7 +373,7 @@ def optimize(objective: Callable[[Any], float], bounds: Any = None, surrogate: s
                              "or the run's evaluations themselves")
         here = {"objective": label, "minimize": bool(minimize)}
         here.update({"bounds": box.tolist()} if searched is None else {"space": searched.describe()})
-        initial = run_evaluations(db, initial, "initial", problem=here)
+        initial = continued_run(db, initial, "initial", problem=here)
     if isinstance(initial, RunEvaluations) and db is not None and str(initial.db) == str(db):
         source = initial.run_id
     warm = [] if initial is None else initial_points(initial, box, searched, minimize, constraints is not None)

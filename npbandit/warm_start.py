@@ -11,7 +11,7 @@ The forms a user brings (each point as the objective receives it, in the user's 
 - BoTorch's habit, a pair of arrays ``(X [n, d], Y [n])`` (or ``Y [n, 1]``), for a box;
 - a run in the database to continue, by its id (``optimize(initial=7, db=...)``, ``npbandit
   optimize --initial-from 7``) or its :class:`~npbandit.storage.RunRow`: every evaluation
-  that run saw, :func:`run_evaluations`.
+  that run saw, :func:`continued_run` (:func:`npbandit.storage.run_evaluations`).
 
 What a continued run conditions on: everything the run it continues saw, in that order:
 the points that run was given (when it continued a run in turn, everything *that* run saw,
@@ -67,16 +67,10 @@ import torch
 from npbandit.envs.blackbox import ObjectiveError, constraint_values, named_point
 from npbandit.policies.base import Policy, PolicyWrapper
 from npbandit.space import SearchSpace
-from npbandit.storage import RunRow, display_url, list_runs, run_steps
+from npbandit.storage import INITIAL, INITIAL_FROM, RunEvaluations, RunRow, run_evaluations
 from npbandit.validation import is_real
 
-__all__ = ["initial_points", "check_same_problem", "run_evaluations", "RunEvaluations", "WarmStart",
-           "INITIAL", "INITIAL_FROM"]
-
-#: the policy setting that counts the points a run was given (failed ones included)
-INITIAL = "initial"
-#: the policy setting that names the run a run continues (its given points are what that run saw)
-INITIAL_FROM = "initial_from"
+__all__ = ["initial_points", "check_same_problem", "continued_run", "WarmStart"]
 
 #: ``(action [d] in the unit cube, reward, constraint values or None, error)``: ``error`` the
 #: failure's text for a failed evaluation (its reward and constraint values then ``None``),
@@ -306,30 +300,11 @@ def _short(value: Any, limit: int = 120) -> str:
     return text if len(text) <= limit else text[:limit] + " ..."
 
 
-class RunEvaluations(list):
-    """Every evaluation a run saw (:func:`run_evaluations`): a list of its steps' records, as
-    :func:`~npbandit.storage.run_steps` reads them, that also says whose they are.
-
-    Attributes:
-        run_id: the run they are the evaluations of (the run a continuation continues).
-        db: the database they were read from, as given.
-    """
-
-    def __init__(self, steps: list[dict[str, Any]], run_id: int, db: str) -> None:
-        super().__init__(steps)
-        self.run_id = run_id
-        self.db = db
-
-
-def run_evaluations(db: str, run: int | RunRow, name: str = "initial",
-                    problem: Mapping[str, Any] | None = None) -> RunEvaluations:
-    """Every evaluation the black-box run ``run`` of ``db`` saw, in order: the points it was
-    given, then its own steps (:func:`~npbandit.storage.run_steps`' records, failed ones
-    included). A run that continued another (``initial_from`` in its policy settings) was
-    given the first ``initial`` of that run's evaluations, found the same way, so the chain
-    is followed back to its first run. A run given points in another form (no
-    ``initial_from``) contributes its own steps only, with a ``UserWarning`` saying how many
-    of its given points no run holds.
+def continued_run(db: str, run: int | RunRow, name: str = "initial",
+                  problem: Mapping[str, Any] | None = None) -> RunEvaluations:
+    """The evaluations a run continuing ``run`` of ``db`` starts from:
+    :func:`~npbandit.storage.run_evaluations` (everything that run saw, the chain of
+    continued runs followed back), after checking ``run``'s record against ``problem``.
 
     Args:
         db: the database (SQLAlchemy URL or SQLite path).
@@ -338,71 +313,29 @@ def run_evaluations(db: str, run: int | RunRow, name: str = "initial",
         problem: this run's settings, checked against ``run``'s record by
             :func:`check_same_problem` (``None``: not checked).
 
+    Warns:
+        UserWarning: the first run of the chain was given points in a form no run holds
+            (pairs, a history, arrays, a list of steps): how many are not among the evaluations.
+
     Raises:
-        TypeError: ``run`` is not an int or a ``RunRow``.
-        ValueError: ``db`` holds no black-box run ``run``; a run of the chain continues a run
-            ``db`` holds no longer, holds fewer evaluations than it was given, or continues
-            one of its own continuations (a cycle); or ``run``'s problem differs from ``problem``.
+        TypeError, ValueError: as :func:`~npbandit.storage.run_evaluations`; ``ValueError``
+            also when ``run``'s problem differs from ``problem``.
     """
-    if isinstance(run, RunRow):
-        run = run.id
-    if isinstance(run, bool) or not isinstance(run, (int, np.integer)):
-        raise TypeError(f"{name} must be a run's id (int) or its RunRow, got {type(run).__name__}")
-    run = int(run)
-    source = f"{name} {run}" if name.startswith("-") else f"{name}={run}"
-    runs = {r.id: r for r in list_runs(db, kind="bo")}
-    if run not in runs:
-        raise ValueError(f"{source}: {display_url(db)} holds no black-box run {run}")
+    seen = run_evaluations(db, run, name)
     if problem is not None:
-        check_same_problem(runs[run].env_params, problem, source, "that run's")
-    chain = [runs[run]]  # the run, then the run it continues, and so on back
-    while (earlier := _continues(chain[-1], source)) is not None:
-        said = ", which continues ".join(f"run {r.id}" for r in chain)
-        if earlier in {r.id for r in chain}:
-            raise ValueError(f"{source}: the runs' records go round in a cycle: {said}, which continues run "
-                             f"{earlier} again")
-        if earlier not in runs:
-            raise ValueError(f"{source}: {said}, which continues run {earlier}, but {display_url(db)} holds no "
-                             f"black-box run {earlier}: the {_given(chain[-1])} points run {chain[-1].id} was given "
-                             "cannot be read")
-        chain.append(runs[earlier])
-    first = chain[-1]
-    if _given(first):
-        warnings.warn(f"{source}: run {first.id} was given {_given(first)} points in a form no run holds ((x, value) "
-                      f"pairs, a history, arrays or a list of steps): they are not among the evaluations of run "
-                      f"{run}, which holds those of run {first.id} and after", UserWarning, stacklevel=2)
-    seen = run_steps(db, first.id)
-    for later in reversed(chain[:-1]):
-        given = _given(later)
-        if len(seen) < given:
-            raise ValueError(f"{source}: run {later.id} was given {given} evaluations of run "
-                             f"{_continues(later, source)}, which holds {len(seen)} now")
-        seen = seen[:given] + run_steps(db, later.id)
-    return RunEvaluations(seen, run, db)
-
-
-def _given(run: RunRow) -> int:
-    """How many points ``run`` was given (its policy setting ``initial``; 0 when it has none)."""
-    given = run.policy_params.get(INITIAL, 0)
-    return int(given) if isinstance(given, int) and not isinstance(given, bool) and given > 0 else 0
-
-
-def _continues(run: RunRow, source: str) -> int | None:
-    """The run ``run`` continues (its ``initial_from``), ``None`` when it continues none or
-    was given no points; ``ValueError`` for a record that is not a run id."""
-    earlier = run.policy_params.get(INITIAL_FROM)
-    if earlier is None or not _given(run):
-        return None
-    if isinstance(earlier, bool) or not isinstance(earlier, int):
-        raise ValueError(f"{source}: run {run.id} records {INITIAL_FROM}={earlier!r}, which is not a run id")
-    return earlier
+        check_same_problem(seen.run.env_params, problem, seen.source, "that run's")
+    if seen.unheld:
+        warnings.warn(f"{seen.source}: run {seen.first} was given {seen.unheld} points in a form no run holds ((x, "
+                      f"value) pairs, a history, arrays or a list of steps): they are not among the evaluations of "
+                      f"run {seen.run_id}, which holds those of run {seen.first} and after", UserWarning, stacklevel=2)
+    return seen
 
 
 class WarmStart(PolicyWrapper):
     """A policy that observes earlier evaluations (:func:`initial_points`' tuples), in their
     order, right after each ``reset``, before it proposes anything (``optimize(initial=...)``):
     each failed one through ``observe_failure``. ``source``: the run they are the evaluations
-    of (:attr:`RunEvaluations.run_id`), recorded as ``initial_from`` (``None``: none recorded)."""
+    of (:attr:`~npbandit.storage.RunEvaluations.run_id`), recorded as ``initial_from`` (``None``: none recorded)."""
 
     def __init__(self, inner: Policy, observations: list[Observation], source: int | None = None) -> None:
         super().__init__(inner)

@@ -11,8 +11,7 @@ import pytest
 
 from npbandit import optimize
 from npbandit.cli import main
-from npbandit.storage import list_runs, run_steps
-from npbandit.warm_start import run_evaluations
+from npbandit.storage import list_runs, run_evaluations, run_steps
 
 BOX = [[-1.0, 0.0], [1.0, 2.0]]
 

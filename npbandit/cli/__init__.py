@@ -125,7 +125,7 @@ def _how_to_go_on(args: argparse.Namespace, err: RunInterrupted) -> str:
     """What the line of an interrupted ``optimize`` adds: how to continue the run it saved
     (``--initial-from``, with the budget left); nothing for other commands or an unsaved run.
     A continuation of a run that continued another sees that one's evaluations too
-    (:func:`~npbandit.warm_start.run_evaluations`)."""
+    (:func:`~npbandit.storage.run_evaluations`)."""
     if args.command != "optimize" or err.run_id is None:
         return ""
     text = f"; to go on, run the same command with --initial-from {err.run_id}"

@@ -176,7 +176,7 @@ def _earlier_steps(args: argparse.Namespace, bounds: Any, objective: Any) -> lis
     ``ValueError`` naming ``--initial-from`` and what differs otherwise."""
     from npbandit.api import objective_label
     from npbandit.space import SearchSpace
-    from npbandit.warm_start import run_evaluations
+    from npbandit.warm_start import continued_run
 
     here = {"objective": objective if isinstance(objective, str) else objective_label(objective),
             "minimize": not args.maximize}
@@ -184,7 +184,7 @@ def _earlier_steps(args: argparse.Namespace, bounds: Any, objective: Any) -> lis
         here["space"] = bounds.describe()
     else:
         here["bounds"] = [[float(v) for v in row] for row in bounds]
-    return run_evaluations(args.db, args.initial_from, "--initial-from", problem=here)
+    return continued_run(args.db, args.initial_from, "--initial-from", problem=here)
 
 
 def _check_dim(function: str, dim: int | None) -> None:
