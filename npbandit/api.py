@@ -296,7 +296,12 @@ def optimize(objective: Callable[[Any], float], bounds: Any = None, surrogate: s
         RunInterrupted: SIGINT / SIGTERM (a ``KeyboardInterrupt``); the evaluations so
             far are saved and the run is recorded as ``interrupted``; the exception's
             ``history`` holds them as ``OptimizeResult.history`` would (with ``db=None``,
-            their only record; ``initial=err.history`` continues the run).
+            their only record; ``initial=err.history`` continues the run; with a ``db``,
+            ``initial=err.run_id``).
+
+    Warns:
+        UserWarning: ``initial`` a run whose chain begins with a run given points in a form
+            no run holds (pairs, a history): how many of them it does not see.
     """
     if not callable(objective):
         raise TypeError(f"objective must be callable, got {type(objective).__name__}")
