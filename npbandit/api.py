@@ -25,7 +25,7 @@ from npbandit.policies.bo import ACQUISITIONS, DEFAULT_LIAR, OUTPUT_WARPS, BOPol
 from npbandit.rows import RowBuffer
 from npbandit.space import Parameter, SearchSpace, as_search_space
 from npbandit.stopping import RunInterrupted
-from npbandit.storage import DEFAULT_URL, RunLogger
+from npbandit.storage import DEFAULT_URL, RunEvaluations, RunLogger, RunRow
 from npbandit.surrogates.pretrained import (
     UnknownCheckpointError,
     check_bo_checkpoint,
@@ -35,7 +35,7 @@ from npbandit.surrogates.pretrained import (
 from npbandit.threads import resolve_threads
 from npbandit.transforms.standardize import standardization
 from npbandit.validation import check_bool, check_int
-from npbandit.warm_start import WarmStart, initial_points
+from npbandit.warm_start import WarmStart, continued_run, initial_points
 
 __all__ = ["optimize", "OptimizeResult", "SURROGATES", "objective_label"]
 
@@ -110,7 +110,7 @@ def optimize(objective: Callable[[Any], float], bounds: Any = None, surrogate: s
              avoid_repeats: bool = True, trust_region: bool | None = None,
              liar: str = DEFAULT_LIAR, threads: int | str | None = None, *,
              space: SearchSpace | Mapping[str, Parameter] | None = None,
-             initial: Sequence[Any] | None = None,
+             initial: Sequence[Any] | int | RunRow | None = None,
              constraints: Callable[[Any], Sequence[float]] | None = None,
              acq_optimizer: AcquisitionOptimizer | None = None,
              subspace: SubspaceStrategy | None = None,
@@ -138,9 +138,16 @@ def optimize(objective: Callable[[Any], float], bounds: Any = None, surrogate: s
         initial: earlier evaluations to start from (a warm start): a sequence of
             ``(x, value)`` pairs, ``x`` as the objective receives it (a point in ``bounds``,
             or a params dict of the space) and ``value`` its finite objective value; the
-            ``history`` of an earlier result; a run's steps, :func:`npbandit.storage.run_steps` ``(db, run_id)``
-            (to continue an interrupted run); or, for ``bounds``, arrays ``(X [n, d], Y [n])``
-            (:mod:`npbandit.warm_start`). A run's steps and a history are checked to come from
+            ``history`` of an earlier result; a run of ``db`` to continue, by its id or its
+            :class:`~npbandit.storage.RunRow` (to continue an interrupted run): checked to be a
+            black-box run of this problem (objective, direction, bounds or space; ``ValueError``
+            naming ``initial`` otherwise), its evaluations are everything that run saw, the
+            points it was given (following a chain of continued runs back to its first) then
+            its own (:func:`npbandit.storage.run_evaluations`), and this run records which
+            run it continues (``initial_from``), so that a continuation of it sees them all too;
+            a run's steps, :func:`npbandit.storage.run_steps` ``(db, run_id)`` (its own
+            evaluations only, not those it was given); or, for ``bounds``, arrays
+            ``(X [n, d], Y [n])`` (:mod:`npbandit.warm_start`). A run's steps and a history are checked to come from
             a run of this problem as far as they say (a run's steps: its direction, bounds or
             space; a history: its direction; pairs and arrays: nothing but each point lying
             in the box or space; the objective: never), a ``ValueError`` naming
@@ -299,7 +306,12 @@ def optimize(objective: Callable[[Any], float], bounds: Any = None, surrogate: s
         RunInterrupted: SIGINT / SIGTERM (a ``KeyboardInterrupt``); the evaluations so
             far are saved and the run is recorded as ``interrupted``; the exception's
             ``history`` holds them as ``OptimizeResult.history`` would (with ``db=None``,
-            their only record; ``initial=err.history`` continues the run).
+            their only record; ``initial=err.history`` continues the run; with a ``db``,
+            ``initial=err.run_id``).
+
+    Warns:
+        UserWarning: ``initial`` a run whose chain begins with a run given points in a form
+            no run holds (pairs, a history): how many of them it does not see.
     """
     if not callable(objective):
         raise TypeError(f"objective must be callable, got {type(objective).__name__}")
@@ -370,6 +382,16 @@ def optimize(objective: Callable[[Any], float], bounds: Any = None, surrogate: s
     limits = None
     if constraints is not None:
         limits = constraints if point_type == "numpy" else functools.partial(_call_with_tensor, constraints)
+    source = None  # the run continued, when initial is one: recorded with this run (initial_from)
+    if isinstance(initial, (int, np.integer, RunRow)) and not isinstance(initial, bool):
+        if db is None:
+            raise ValueError(f"initial={getattr(initial, 'id', initial)} names a run of db, but db is None: give db, "
+                             "or the run's evaluations themselves")
+        here = {"objective": label, "minimize": bool(minimize)}
+        here.update({"bounds": box.tolist()} if searched is None else {"space": searched.describe()})
+        initial = continued_run(db, initial, "initial", problem=here)
+    if isinstance(initial, RunEvaluations) and db is not None and str(initial.db) == str(db):
+        source = initial.run_id
     warm = [] if initial is None else initial_points(initial, box, searched, minimize, constraints is not None)
     where = {"bounds": box} if searched is None else {"space": searched}
     env = BlackBoxEnv(objective=call, minimize=minimize, budget=budget, optimal_value=optimal_value,
@@ -394,7 +416,7 @@ def optimize(objective: Callable[[Any], float], bounds: Any = None, surrogate: s
                           f"n_init={bo.n_init}: every point comes from the Sobol initial design and the model proposes "
                           "none; raise budget or lower n_init", stacklevel=2)
     if initial is not None:
-        policy = WarmStart(policy, warm)
+        policy = WarmStart(policy, warm, source)
     problem = {"bounds": box.tolist()} if searched is None else {"space": searched.describe()}
     info = {"kind": "bo", "env_id": "npbandit/BlackBox-v0",
             "env_params": {"objective": label, "dim": d, **problem, "minimize": bool(minimize),

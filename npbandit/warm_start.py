@@ -8,7 +8,19 @@ The forms a user brings (each point as the objective receives it, in the user's 
 - the steps of a run in the database, :func:`npbandit.storage.run_steps` ``(db, run_id)``:
   each step's ``params`` (a box's point by name, ``{"x0": ..., ...}``) and ``value``: the way
   to continue an interrupted run;
-- BoTorch's habit, a pair of arrays ``(X [n, d], Y [n])`` (or ``Y [n, 1]``), for a box.
+- BoTorch's habit, a pair of arrays ``(X [n, d], Y [n])`` (or ``Y [n, 1]``), for a box;
+- a run in the database to continue, by its id (``optimize(initial=7, db=...)``, ``npbandit
+  optimize --initial-from 7``) or its :class:`~npbandit.storage.RunRow`: every evaluation
+  that run saw, :func:`continued_run` (:func:`npbandit.storage.run_evaluations`).
+
+What a continued run conditions on: everything the run it continues saw, in that order:
+the points that run was given (when it continued a run in turn, everything *that* run saw,
+and so on back to the first run of the chain), then that run's own evaluations. The new run
+records which run it continues (``initial_from`` in its policy settings, beside ``initial``,
+how many points it was given), so a continuation of it follows the chain in turn. A run given
+its points in another form (pairs, a history, arrays, a list of steps) records no source: a
+continuation of it sees its own evaluations and those after it but not those points (a
+warning says how many are missing).
 
 A failed entry of a history or a run (``failed`` true) is carried as a failure: the policy
 is told of it as of a failure in its own run (:meth:`~npbandit.policies.base.Policy.observe_failure`,
@@ -34,8 +46,9 @@ optimize --initial-from`` makes of the run's record too):
   they are equal, for a failed entry and for an infeasible one), but not its bounds or space;
 - ``(x, value)`` pairs and arrays say neither: only that each point lies in the box or space.
 
-Which objective the evaluations are of is in no entry: ``npbandit optimize --initial-from
-RUN_ID`` checks it from the run's record (with its direction, bounds or space). A mismatch
+Which objective the evaluations are of is in no entry: a run given by its id
+(``initial=RUN_ID``, ``npbandit optimize --initial-from RUN_ID``) is checked from the run's
+record (with its direction, bounds or space). A mismatch
 is refused (``ValueError`` naming ``initial[i]`` and what differs); to start from another
 problem's evaluations on purpose (a wider box, the objective maximised before), give them as
 ``(x, value)`` pairs, the value in this objective's units.
@@ -44,6 +57,7 @@ problem's evaluations on purpose (a wider box, the objective maximised before), 
 from __future__ import annotations
 
 import math
+import warnings
 from collections.abc import Mapping, Sequence
 from typing import Any
 
@@ -53,9 +67,10 @@ import torch
 from npbandit.envs.blackbox import ObjectiveError, constraint_values, named_point
 from npbandit.policies.base import Policy, PolicyWrapper
 from npbandit.space import SearchSpace
+from npbandit.storage import INITIAL, INITIAL_FROM, RunEvaluations, RunRow, run_evaluations
 from npbandit.validation import is_real
 
-__all__ = ["initial_points", "check_same_problem", "WarmStart"]
+__all__ = ["initial_points", "check_same_problem", "continued_run", "WarmStart"]
 
 #: ``(action [d] in the unit cube, reward, constraint values or None, error)``: ``error`` the
 #: failure's text for a failed evaluation (its reward and constraint values then ``None``),
@@ -285,14 +300,47 @@ def _short(value: Any, limit: int = 120) -> str:
     return text if len(text) <= limit else text[:limit] + " ..."
 
 
+def continued_run(db: str, run: int | RunRow, name: str = "initial",
+                  problem: Mapping[str, Any] | None = None) -> RunEvaluations:
+    """The evaluations a run continuing ``run`` of ``db`` starts from:
+    :func:`~npbandit.storage.run_evaluations` (everything that run saw, the chain of
+    continued runs followed back), after checking ``run``'s record against ``problem``.
+
+    Args:
+        db: the database (SQLAlchemy URL or SQLite path).
+        run: the run's id, or its :class:`~npbandit.storage.RunRow`.
+        name: what the run was given as, first in every message (``"initial"``, ``"--initial-from"``).
+        problem: this run's settings, checked against ``run``'s record by
+            :func:`check_same_problem` (``None``: not checked).
+
+    Warns:
+        UserWarning: the first run of the chain was given points in a form no run holds
+            (pairs, a history, arrays, a list of steps): how many are not among the evaluations.
+
+    Raises:
+        TypeError, ValueError: as :func:`~npbandit.storage.run_evaluations`; ``ValueError``
+            also when ``run``'s problem differs from ``problem``.
+    """
+    seen = run_evaluations(db, run, name)
+    if problem is not None:
+        check_same_problem(seen.run.env_params, problem, seen.source, "that run's")
+    if seen.unheld:
+        warnings.warn(f"{seen.source}: run {seen.first} was given {seen.unheld} points in a form no run holds ((x, "
+                      f"value) pairs, a history, arrays or a list of steps): they are not among the evaluations of "
+                      f"run {seen.run_id}, which holds those of run {seen.first} and after", UserWarning, stacklevel=2)
+    return seen
+
+
 class WarmStart(PolicyWrapper):
     """A policy that observes earlier evaluations (:func:`initial_points`' tuples), in their
     order, right after each ``reset``, before it proposes anything (``optimize(initial=...)``):
-    each failed one through ``observe_failure``."""
+    each failed one through ``observe_failure``. ``source``: the run they are the evaluations
+    of (:attr:`~npbandit.storage.RunEvaluations.run_id`), recorded as ``initial_from`` (``None``: none recorded)."""
 
-    def __init__(self, inner: Policy, observations: list[Observation]) -> None:
+    def __init__(self, inner: Policy, observations: list[Observation], source: int | None = None) -> None:
         super().__init__(inner)
         self.observations = observations
+        self.source = source
 
     def reset(self, seed: int | None = None) -> None:
         super().reset(seed)
@@ -304,4 +352,7 @@ class WarmStart(PolicyWrapper):
             self.inner.observe(obs, action.copy(), reward, {} if limits is None else {"constraints": list(limits)})
 
     def params(self) -> dict[str, Any]:
-        return {**self.inner.params(), "initial": len(self.observations)}
+        settings = {**self.inner.params(), INITIAL: len(self.observations)}
+        if self.source is not None:
+            settings[INITIAL_FROM] = self.source
+        return settings

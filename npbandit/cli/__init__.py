@@ -123,8 +123,9 @@ def _warning_line(command: str):
 
 def _how_to_go_on(args: argparse.Namespace, err: RunInterrupted) -> str:
     """What the line of an interrupted ``optimize`` adds: how to continue the run it saved
-    (``--initial-from``, with the budget left), and that a run begun from another holds its
-    own evaluations only; nothing for other commands or an unsaved run."""
+    (``--initial-from``, with the budget left); nothing for other commands or an unsaved run.
+    A continuation of a run that continued another sees that one's evaluations too
+    (:func:`~npbandit.storage.run_evaluations`)."""
     if args.command != "optimize" or err.run_id is None:
         return ""
     text = f"; to go on, run the same command with --initial-from {err.run_id}"
@@ -132,8 +133,8 @@ def _how_to_go_on(args: argparse.Namespace, err: RunInterrupted) -> str:
     if left > 0:
         text += f" --budget {left} (--budget counts the new evaluations)"
     if getattr(args, "initial_from", None) is not None:
-        text += (f"; run {err.run_id} holds its own evaluations, not those of run {args.initial_from} it began "
-                 "from")
+        text += (f"; run {err.run_id} continues run {args.initial_from}, and its continuation sees the evaluations of "
+                 "both")
     return text
 
 

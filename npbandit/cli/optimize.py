@@ -99,8 +99,9 @@ def add_arguments(opt: argparse.ArgumentParser) -> None:
                      help="start from the evaluations of run RUN_ID in --db, a run of the same problem (objective, "
                           "bounds or space, direction), its failed ones carried as failures: none is evaluated "
                           "again (the initial design goes on past the points that run drew), and --budget counts "
-                          "the new evaluations only; how an interrupted run goes on (optimize(initial=run_steps(db, "
-                          "RUN_ID)); default: none)")
+                          "the new evaluations only. The new run sees everything RUN_ID saw: the points RUN_ID was "
+                          "given (followed back through the runs it continued), then its own evaluations; how an "
+                          "interrupted run goes on (optimize(initial=RUN_ID); default: none)")
     opt.add_argument("--eval-timeout", type=positive_float, metavar="SECONDS",
                      help="an evaluation still running after this long is recorded as failed (--on-error says "
                           "what then); needs --workers or --dask-scheduler (default: no limit)")
@@ -169,27 +170,21 @@ def run(args: argparse.Namespace) -> int:
 
 
 def _earlier_steps(args: argparse.Namespace, bounds: Any, objective: Any) -> list[dict[str, Any]]:
-    """``--initial-from``: the steps of that run in ``--db`` (``run_steps``), after checking
-    that it is a black-box run of this problem (objective, box or space, direction);
-    ``ValueError`` naming what differs otherwise."""
+    """``--initial-from``: every evaluation that run in ``--db`` saw (the points it was given,
+    following a chain of continued runs back, then its own: ``run_evaluations``), after
+    checking that it is a black-box run of this problem (objective, box or space, direction);
+    ``ValueError`` naming ``--initial-from`` and what differs otherwise."""
     from npbandit.api import objective_label
     from npbandit.space import SearchSpace
-    from npbandit.storage import display_url, list_runs, run_steps
-    from npbandit.warm_start import check_same_problem
+    from npbandit.warm_start import continued_run
 
-    runs = {run.id: run for run in list_runs(args.db, kind="bo")}
-    if args.initial_from not in runs:
-        raise ValueError(f"--initial-from {args.initial_from}: {display_url(args.db)} holds no black-box run "
-                         f"{args.initial_from}")
-    earlier = runs[args.initial_from].env_params
     here = {"objective": objective if isinstance(objective, str) else objective_label(objective),
             "minimize": not args.maximize}
     if isinstance(bounds, SearchSpace):
         here["space"] = bounds.describe()
     else:
         here["bounds"] = [[float(v) for v in row] for row in bounds]
-    check_same_problem(earlier, here, f"--initial-from {args.initial_from}", "that run's")
-    return run_steps(args.db, args.initial_from)
+    return continued_run(args.db, args.initial_from, "--initial-from", problem=here)
 
 
 def _check_dim(function: str, dim: int | None) -> None:

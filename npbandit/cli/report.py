@@ -22,7 +22,9 @@ def add_arguments(report: argparse.ArgumentParser) -> None:
                              "one figure per quantity -- bandit cumulative regret, black-box simple regret, "
                              "the best value found where no optimum was recorded -- one panel per bandit setting or "
                              "problem, median "
-                             "and 25-75 %% band over seeds. One figure is written to PATH; several to "
+                             "and 25-75 %% band over seeds; a run that continued another (--initial-from) counts its "
+                             "evaluations from its given points, its line starting at their best (a round marker). "
+                             "One figure is written to PATH; several to "
                              "STEM-bandit.SUFFIX, STEM-bo-regret.SUFFIX, STEM-bo-value.SUFFIX next to it "
                              "(default: no figure)")
     report.add_argument("--label", action="append", default=[], metavar="POLICY=TEXT",

@@ -44,12 +44,10 @@ stored; processes sharing a storage see each other's once stored.
 
 from __future__ import annotations
 
-import math
 import threading
 import warnings
 import weakref
 from collections.abc import Callable, Sequence
-from dataclasses import dataclass
 from typing import Any
 
 import numpy as np
@@ -60,7 +58,7 @@ try:
     from optuna.logging import get_logger
     from optuna.samplers import BaseSampler, RandomSampler
     from optuna.search_space import IntersectionSearchSpace
-    from optuna.study import Study, StudyDirection
+    from optuna.study import Study
     from optuna.trial import FrozenTrial, TrialState
 except ImportError as err:  # pragma: no cover - exercised only without Optuna
     raise ImportError("npbandit.integrations.optuna needs Optuna: pip install \"npbandit[optuna]\" "
@@ -74,17 +72,13 @@ from npbandit.acquisition.proposal import ACQUISITIONS, propose, propose_in_regi
 from npbandit.acquisition.subspace import SubspaceSearch, SubspaceStrategy, check_subspace
 from npbandit.acquisition.wide_spaces import check_subspace_space, default_subspace
 from npbandit.api import SURROGATES
-from npbandit.feasibility import is_feasible
+from npbandit.integrations.optuna_observations import StudyObservations, study_observations
 from npbandit.integrations.optuna_trials import (
     check_single_objective,
-    in_space,
     optuna_values,
     parameter_of,
-    pending_points,
     store_constraints,
     store_proposal,
-    trial_constraints,
-    unit_rows,
 )
 from npbandit.policies.trust_region import TrustRegion
 from npbandit.space import Choice, SearchSpace
@@ -100,21 +94,6 @@ from npbandit.validation import check_bool, check_int, check_real
 
 __all__ = ["NPSampler"]
 
-
-@dataclass(frozen=True)
-class _Observations:
-    """What one proposal sees of a study: the usable completed and failed ``trials`` in
-    order of their numbers, their rows ``X [n, d]`` (the unit cube) and ``Y [n, 1 + k]``
-    (maximised objective, then ``k`` constraint values; a failed trial at the worst of
-    each), the trust region replayed from them (or ``None``), and the points ``pending``
-    ``[p, d]`` the running trials evaluate (``None`` for none)."""
-
-    trials: list[FrozenTrial]
-    X: torch.Tensor
-    Y: torch.Tensor
-    k: int
-    region: TrustRegion | None
-    pending: torch.Tensor | None
 
 _LOGGER = get_logger(__name__)
 
@@ -512,59 +491,12 @@ class NPSampler(BaseSampler):
 
     def _observations(self, study: Study, search_space: dict[str, BaseDistribution], space: SearchSpace,
                       search: SubspaceSearch | None, completed: list[FrozenTrial],
-                      number: int | None) -> _Observations | None:
-        """What a proposal for trial ``number`` (``None``: no trial) sees of ``search_space``
-        (read as ``space``, searched through ``search``): the usable ``completed`` trials and
-        the failed ones, their rows, the trust region replayed from them, the running trials.
-        ``None`` when no completed trial can be used."""
-        names = sorted(search_space)
-        d = space.dim
-        usable = [t for t in completed if in_space(t, space)]
-        self._warn_left_out(study, completed, usable, "a parameter lies outside its range, off its grid or among no "
-                            "choice (an enqueued trial), where the NP has no model")
-        finite = [t for t in usable if math.isfinite(t.value)]
-        if not finite:
-            return None
-        constrained = self.constraints_func is not None or any(trial_constraints(t) for t in finite)
-        if constrained:
-            kept = [t for t in finite if trial_constraints(t)]
-            self._warn_left_out(study, finite, kept, "they have no constraint values (constraints_func did not run on "
-                                "them, or they set none), and the NP models every constraint at every trial")
-            finite = kept
-            if not finite:
-                return None
-            counts = sorted({len(trial_constraints(t)) for t in finite})
-            if len(counts) > 1:
-                raise ValueError(f"every trial needs the same number of constraint values (constraints_func or "
-                                 f"trial.set_constraint); the completed trials hold {counts}")
-        sign = -1.0 if study.direction == StudyDirection.MINIMIZE else 1.0
-        # trials that suggested this whole space and gave no real value -- failed (an exception caught by
-        # study.optimize(catch=...), a NaN), completed with an infinite value, or pruned -- are seen by the NP
-        # at the worst completed value, as optimize sees its failures: not proposed again, and searched away from
-        failed = [t for t in study.get_trials(deepcopy=False, states=(TrialState.FAIL, TrialState.PRUNED))
-                  if all(n in t.params and t.distributions.get(n) == search_space[n] for n in names)
-                  and in_space(t, space)] + [t for t in usable if not math.isfinite(t.value)]
-        completed_rows = [[sign * t.value, *trial_constraints(t)] if constrained else [sign * t.value] for t in finite]
-        worst = np.array(completed_rows).min(axis=0)
-        if constrained:  # the worst value of each constraint is its largest
-            worst[1:] = np.array(completed_rows)[:, 1:].max(axis=0)
-        rows = dict(zip((t.number for t in finite), completed_rows))
-        finite = sorted(finite + failed, key=lambda t: t.number)
-        X = unit_rows(finite, space)
-        Y = torch.tensor(np.array([rows.get(t.number, worst) for t in finite]),
-                         dtype=torch.float64).reshape(len(finite), -1)  # [n, 1 + k], maximised objective first
-        k = Y.shape[-1] - 1
-        pending = pending_points(study, space, number)  # what other workers are evaluating right now
-        region = None
-        if self.trust_region:  # the trials in the order they were started, the first n_startup_trials the design
-            order = sorted(range(len(finite)), key=lambda i: finite[i].number)
-            # with constraints an infeasible (or failed) trial improves on nothing
-            values = [float(Y[i, 0]) if finite[i].state == TrialState.COMPLETE and is_feasible(Y[i, 1:])
-                      else -math.inf if k else float(Y[i, 0]) for i in order]
-            region = (TrustRegion.replay(d, values, self.n_startup_trials) if search is None else
-                      TrustRegion.replay(search.search_dim, values, self.n_startup_trials,
-                                         failure_tolerance=max(4, search.active_dim)))
-        return _Observations(finite, X, Y, k, region, pending)
+                      number: int | None) -> StudyObservations | None:
+        """What a proposal for trial ``number`` (``None``: no trial) sees of the study, with
+        this sampler's settings (:func:`~npbandit.integrations.optuna_observations.study_observations`)."""
+        return study_observations(study, search_space, space, search, completed, number,
+                                  constrained=self.constraints_func is not None, trust_region=self.trust_region,
+                                  n_startup_trials=self.n_startup_trials, warn_left_out=self._warn_left_out)
 
     def _trial_seed(self, number: int, purpose: str) -> int:
         key = [self.seed, number, *purpose.encode()]

@@ -15,7 +15,10 @@ Within one of these, a row is one policy *with one setting*: runs of one policy 
 logged settings differ are separate rows, labelled with the settings that tell them apart
 (``gp-ucb  beta=2``, ``gp-ucb  beta=4``; ``?`` where a run logged before a setting was
 recorded; nothing for a setting logged only when used, as ``initial`` or ``subspace``:
-``gp-logei`` beside ``gp-logei  initial=4``).
+``gp-logei`` beside ``gp-logei  initial=4``). A run that continued another
+(``optimize(initial=RUN_ID)``) is listed with the run it continues and how many points it
+was given, and its figure line counts its evaluations from those points, starting at their
+best (:mod:`~npbandit.report.curves`).
 
 Modules: :mod:`~npbandit.report.grouping` (what is comparable), :mod:`~npbandit.report.labels`
 (how a row is named in tables and legends), :mod:`~npbandit.report.summary` (the tables),

@@ -10,6 +10,12 @@ Three quantities, each drawn in a figure of its own (:data:`QUANTITIES`):
   optimum is known;
 - ``"bo-value"``: the best value found so far, one panel per problem whose optimum is not.
 
+A black-box run that started from given points (``optimize(initial=...)``, ``--initial-from``)
+counts its evaluations from them: with ``M`` given, its first evaluation is evaluation ``M + 1``
+and its curve starts at evaluation ``M`` with the best of the given points
+(:func:`given_best`; unknown, and the curve starts at ``M + 1``, for points no run holds),
+the best found so far counting them.
+
 A panel's lines are its rows as ``npbandit report`` tabulates them (one policy with one
 setting, :class:`~npbandit.report.labels.RowKey`), each the runs' curves stacked.
 """
@@ -24,11 +30,12 @@ from typing import Any
 
 import numpy as np
 
-from npbandit.report.grouping import BanditSetting, bandit_setting, bo_groups
+from npbandit.feasibility import is_feasible
+from npbandit.report.grouping import BanditSetting, Problem, bandit_setting, bo_groups
 from npbandit.report.labels import RowKey, row_keys
-from npbandit.storage import DEFAULT_URL, RunRow, list_runs, run_steps
+from npbandit.storage import DEFAULT_URL, INITIAL, INITIAL_FROM, RunRow, list_runs, run_evaluations, run_steps
 
-__all__ = ["Quantity", "QUANTITIES", "Line", "Panel", "panels", "best_curve", "figure_title"]
+__all__ = ["Quantity", "QUANTITIES", "Line", "Panel", "panels", "best_curve", "given_best", "figure_title"]
 
 
 @dataclass(frozen=True)
@@ -56,6 +63,9 @@ class Line:
 
     Attributes:
         key: the row (policy id and the settings that tell it apart).
+        given: how many points its runs were given before their first evaluation (0: none);
+            the curves' first ``given - 1`` entries are NaN and entry ``given - 1`` is the
+            given points' best.
         suffix: what tells lines of one row apart within the panel (``", budget 20"``,
             ``", 300 rounds"``), else ``""``.
         curves: ``[runs, steps]``, one curve per run (NaN where a black-box run had no
@@ -67,6 +77,7 @@ class Line:
     suffix: str
     curves: np.ndarray
     n_inits: frozenset[int] = field(default_factory=frozenset)
+    given: int = 0
 
     @property
     def runs(self) -> int:
@@ -104,6 +115,26 @@ def best_curve(steps: list[dict[str, Any]], length: int) -> np.ndarray:
             best = step["best_value"]
         curve[t] = best
     return curve
+
+
+def given_best(db: str, run: RunRow, problem: Problem) -> tuple[int, float]:
+    """``(M, best)``: how many points a black-box run was given before its first evaluation
+    and the best value among them in the problem's direction (with constraints, the best
+    feasible one), read from the run it continued (:func:`~npbandit.storage.run_evaluations`);
+    ``best`` is NaN when none succeeded, when the points are in no run (given as pairs, a
+    history...), the chain cannot be followed, or the direction is unknown."""
+    given = run.policy_params.get(INITIAL)
+    if isinstance(given, bool) or not isinstance(given, int) or given <= 0:
+        return 0, math.nan
+    if run.policy_params.get(INITIAL_FROM) is None or problem.minimize is None:
+        return given, math.nan
+    try:
+        seen = run_evaluations(db, run)[:given]
+    except (TypeError, ValueError):  # a chain broken since: the report shows what it can
+        return given, math.nan
+    values = [s["value"] for s in seen if not s["failed"] and s["value"] is not None
+              and (problem.constraints is None or is_feasible(s.get("constraints") or [math.inf]))]
+    return given, (min if problem.minimize else max)(values) if values else math.nan
 
 
 def figure_title(quantity: str, group: list[Panel]) -> str:
@@ -152,20 +183,26 @@ def _bandit_panels(db: str, runs: list[RunRow]) -> list[Panel]:
 def _bo_panels(db: str, runs: list[RunRow]) -> list[Panel]:
     panels = []
     for problem, group in bo_groups(runs).items():
-        by_line: dict[tuple[RowKey, int], list[tuple[np.ndarray, Any]]] = defaultdict(list)
+        by_line: dict[tuple[RowKey, int, int], list[tuple[np.ndarray, Any]]] = defaultdict(list)
         keys = row_keys(group)
         known = problem.regret(0.0) is not None
         for run in group:
             steps = run_steps(db, run.id)
             budget = run.env_params.get("budget") or len(steps)
             best = best_curve(steps, budget)
+            given, start = given_best(db, run, problem)
+            if given:  # counted from the given points, the best so far counting them
+                if math.isfinite(start):
+                    best = np.fmin(best, start) if problem.minimize else np.fmax(best, start)
+                best = np.concatenate([np.full(given - 1, np.nan), [start], best])
             if known:
                 best = best - problem.optimal_value if problem.minimize else problem.optimal_value - best
-            by_line[(keys[run.id], budget)].append((best, run.policy_params.get("n_init")))
-        budgets = {b for _, b in by_line}
+            by_line[(keys[run.id], budget, given)].append((best, run.policy_params.get("n_init")))
+        budgets = {b for _, b, _ in by_line}
         lines = [Line(key, "" if len(budgets) == 1 else f", budget {budget}", np.stack([c for c, _ in cell]),
-                      frozenset(int(n) for _, n in cell if n is not None))
-                 for (key, budget), cell in sorted(by_line.items(), key=lambda kv: (kv[0][0].text(), kv[0][1]))]
+                      frozenset(int(n) for _, n in cell if n is not None), given)
+                 for (key, budget, given), cell in sorted(by_line.items(),
+                                                          key=lambda kv: (kv[0][0].text(), kv[0][1], kv[0][2]))]
         name = "\n".join(textwrap.wrap(problem.name, 36))
         title = (f"{name}\n{problem.dim_text()}, {problem.bounds_text(superscript=True)}, {problem.direction()}"
                  + (f", budget {budgets.pop()}" if len(budgets) == 1 else "") + f"\n{_runs_text(lines)}")

@@ -7,7 +7,9 @@ label. In a figure, one panel per setting (a bandit setting -- the wheel's ``del
 classification data set... --, a problem), one line per row of
 the report's tables: the median over runs (seeds), a band between the 25th and 75th
 percentiles, each row in one colour and dash across all panels. Dotted vertical lines
-mark where initial (Sobol) designs end, one per distinct design size in a panel. A regret
+mark where initial (Sobol) designs end, one per distinct design size in a panel. A
+line of runs that continued another (``--initial-from``) counts its evaluations from the
+points they were given and starts, with a round marker, at their best. A regret
 axis is logarithmic in every panel of the figure when the figure's values span a decade
 or more (symmetric-log when some are <= 0). All text is at least :data:`MIN_FONT_SIZE` pt.
 
@@ -38,6 +40,9 @@ FIGURE_FORMATS = ("png", "pdf", "svg")
 MIN_FONT_SIZE = 10
 #: one dash per row, cycled; dotted is the initial design's line
 LINESTYLES = ("-", "--", "-.", (0, (5, 1, 1, 1, 1, 1)))
+#: the legend's name for the marker where a continued run's curve starts
+GIVEN_LABEL = "best of the given points"
+_GIVEN_MARKER = "o"
 #: Okabe and Ito's colour-blind-safe palette, yellow (faint on white) last
 COLOURS = ("#0072B2", "#E69F00", "#009E73", "#D55E00", "#CC79A7", "#56B4E9", "#000000", "#F0E442")
 _TITLE_SIZE = 11
@@ -46,6 +51,12 @@ _PANEL_SIZE = (3.6, 2.9)
 _COLUMNS = 3
 #: inches: a one-panel figure is this wide, to leave its legend and title room
 _MIN_WIDTH = 5.6
+
+
+def _given_start(line: Any) -> bool:
+    """Whether a line starts at its runs' given points' best (runs that continued another,
+    the best known; :attr:`~npbandit.report.curves.Line.given`)."""
+    return line.given > 0 and bool(np.isfinite(line.curves[:, line.given - 1]).any())
 
 
 def _axis_scale(values: np.ndarray) -> tuple[str, float | None]:
@@ -130,6 +141,8 @@ def _draw(quantity: str, group: list[Panel], labels: Mapping[str, str]) -> Any:
             entries.setdefault(names[line.key] + line.suffix, Line2D([], [], color=colour, ls=dash, lw=1.8))
     if any(panel.design_ends() for panel in group):
         entries["end of initial design"] = Line2D([], [], color="0.45", ls=":", lw=1.4)
+    if any(_given_start(line) for panel in group for line in panel.lines):
+        entries[GIVEN_LABEL] = Line2D([], [], color="0.35", ls="none", marker=_GIVEN_MARKER, markersize=6)
     width = max(_PANEL_SIZE[0] * ncols, _MIN_WIDTH)
     legend_cols = _legend_columns(list(entries), width)
     legend_rows = math.ceil(len(entries) / legend_cols)
@@ -149,6 +162,9 @@ def _draw(quantity: str, group: list[Panel], labels: Mapping[str, str]) -> Any:
             if line.runs > 1:
                 ax.fill_between(x, q1, q3, color=colour, alpha=0.18, lw=0)
             plotted += [q1, median, q3]
+            if _given_start(line):  # a continued run: where its given points left the best value
+                ax.plot([line.given], [median[line.given - 1]], ls="none", marker=_GIVEN_MARKER, markersize=6,
+                        color=colour, label="_nolegend_")
         ends = panel.design_ends()
         for end in ends:
             ax.axvline(end, color="0.45", ls=":", lw=1.4, zorder=0, label="_nolegend_")

@@ -52,16 +52,19 @@ _SETTING_NAMES = {"batch_size": "batch size", "n_init": "initial design", "initi
 #: settings a run logs only when it uses them: one without such a setting did without it, and
 #: its label says nothing of it (not ``?``); its row stays apart from the runs that logged one
 _LOGGED_WHEN_USED = frozenset({"initial", "subspace"})
+#: logged policy settings that do not tell rows apart: the problem's width, a continued run's source
+_NOT_SETTINGS = frozenset({"dim", "initial_from"})
 
 
 def _settings(run: RunRow) -> dict[str, Any]:
     """How a run's policy was set up: its logged ``policy_params`` (less ``dim``, which the
-    problem fixes) and, for black-box runs, the evaluations it kept in flight
+    problem fixes, and ``initial_from``, the run a continued run continues: where its given
+    points come from, not how it was set up) and, for black-box runs, the evaluations it kept in flight
     (``batch_size``; sequential runs, which do not log it, kept one). A subspace strategy,
     logged as ``subspace`` (its name) and flat ``subspace_<setting>`` keys, is read as one
     named component (``{"name": "redealt-sketch", "phase_start": 40, ...}``), so runs with
     different strategies show the strategies, not each other's settings as missing."""
-    out = {k: v for k, v in run.policy_params.items() if k != "dim"}
+    out = {k: v for k, v in run.policy_params.items() if k not in _NOT_SETTINGS}
     if isinstance(out.get("subspace"), str):
         strategy = {"name": out["subspace"]}
         for key in [k for k in out if k.startswith("subspace_")]:

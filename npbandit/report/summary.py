@@ -19,7 +19,9 @@ with one setting (:mod:`npbandit.report.labels`).
   (every constraint value ``<= 0``), the block counts the feasible evaluations, and a run
   that found no feasible point has no best value. A row whose runs had failed evaluations
   lists why (:func:`failure_reason`): each distinct reason with its count, the most
-  frequent first (:data:`SHOWN_REASONS` of them, the others counted).
+  frequent first (:data:`SHOWN_REASONS` of them, the others counted). A run's best value
+  is of its own evaluations; a run that started from given points says so in the runs list
+  (:func:`given_text`).
 """
 
 from __future__ import annotations
@@ -33,20 +35,20 @@ import numpy as np
 
 from npbandit.feasibility import is_feasible
 from npbandit.report.grouping import (
-                                      SIMPLE_REGRET_SHARE,
-                                      bandit_setting,
-                                      bo_groups,
-                                      problem,
-                                      problem_key,
-                                      tail_rounds,
+    SIMPLE_REGRET_SHARE,
+    bandit_setting,
+    bo_groups,
+    problem,
+    problem_key,
+    tail_rounds,
 )
 from npbandit.report.labels import row_keys
 from npbandit.space import SearchSpace, as_search_space
-from npbandit.storage import DEFAULT_URL, RunRow, display_url, list_runs, run_steps
+from npbandit.storage import DEFAULT_URL, INITIAL, INITIAL_FROM, RunRow, display_url, list_runs, run_steps
 from npbandit.text import printable, shorten
 
 __all__ = ["bandit_summary", "bo_summary", "report_text", "step_params", "step_feasible", "params_text",
-           "failure_reason", "SHOWN_REASONS"]
+           "failure_reason", "given_text", "SHOWN_REASONS"]
 
 #: the distinct failure reasons a black-box row lists, the most frequent first (the rest counted)
 SHOWN_REASONS = 3
@@ -266,6 +268,18 @@ def _median_quartiles(values: list[float] | None) -> str:
     return f"{median:.4g} [{q1:.4g}, {q3:.4g}]"
 
 
+def given_text(run: RunRow) -> str:
+    """What a black-box run started from, as the runs list says it: ``continues run 7, 12
+    given points`` for a run that continued another (``optimize(initial=7)``,
+    ``--initial-from 7``: its steps are its own evaluations, after those 12); ``12 given
+    points`` for one given them in another form; ``""`` for a run given none."""
+    given, source = run.policy_params.get(INITIAL), run.policy_params.get(INITIAL_FROM)
+    if isinstance(given, bool) or not isinstance(given, int) or given <= 0:
+        return ""
+    points = f"{given} given point{'s' if given != 1 else ''}"
+    return f"continues run {source}, {points}" if isinstance(source, int) and not isinstance(source, bool) else points
+
+
 def _setting(run: RunRow) -> str:
     if run.kind == "bandit":
         setting = bandit_setting(run)
@@ -291,6 +305,7 @@ def report_text(db: str = DEFAULT_URL, limit: int = 20) -> str:
             # user's policy name) must not break the table or colour the terminal
             lines.append(f"{r.id:>4}  {r.kind:<6}  {printable(r.policy):<24}  {printable(_setting(r)):<36}  "
                          f"{r.seed if r.seed is not None else '-':>4}  {r.n_steps:>6}  {r.status}"
+                         + (f"  ({given_text(r)})" if given_text(r) else "")
                          + (f"  ({shorten(printable(r.error), RUN_ERROR_WIDTH)})" if r.error else ""))
         if len(runs) > limit:
             lines.append(f"  ... {len(runs) - limit} older runs not shown")

@@ -60,7 +60,9 @@ The package, by concern (every name below is importable from ``npbandit.storage`
 - :mod:`~npbandit.storage.heartbeat`: the heartbeat thread, :func:`effective_status`,
   :data:`HEARTBEAT_EVERY`, :data:`STALE_AFTER`;
 - :mod:`~npbandit.storage.logger`: :class:`RunLogger`, :data:`COMMIT_EVERY`;
-- :mod:`~npbandit.storage.queries`: :func:`list_runs`, :func:`run_steps`, :class:`RunRow`.
+- :mod:`~npbandit.storage.queries`: :func:`list_runs`, :func:`run_steps`, :class:`RunRow`,
+  :func:`run_evaluations` (a black-box run's given points, a chain of continued runs
+  followed back, and its own steps), :class:`RunEvaluations`, :data:`INITIAL`, :data:`INITIAL_FROM`.
 
 The settings are read from their own module when used: change
 ``npbandit.storage.heartbeat.HEARTBEAT_EVERY`` or ``...heartbeat.STALE_AFTER`` there
@@ -73,8 +75,17 @@ from npbandit.storage.engine import DEFAULT_URL, display_url, open_db, shared_ur
 from npbandit.storage.heartbeat import HEARTBEAT_EVERY, STALE_AFTER, effective_status
 from npbandit.storage.logger import COMMIT_EVERY, RunLogger
 from npbandit.storage.models import SCHEMA_VERSION, STATUSES, Base, Meta, Run, Step
-from npbandit.storage.queries import RunRow, list_runs, run_steps
+from npbandit.storage.queries import (
+           INITIAL,
+           INITIAL_FROM,
+           RunEvaluations,
+           RunRow,
+           list_runs,
+           run_evaluations,
+           run_steps,
+)
 
 __all__ = ["DEFAULT_URL", "Run", "Step", "Meta", "open_db", "RunLogger", "list_runs", "run_steps", "effective_status",
            "display_url", "shared_url", "StorageError", "SchemaVersionError", "STATUSES", "STALE_AFTER",
-           "HEARTBEAT_EVERY", "COMMIT_EVERY", "SCHEMA_VERSION", "RunRow", "Base"]
+           "HEARTBEAT_EVERY", "COMMIT_EVERY", "SCHEMA_VERSION", "RunRow", "Base", "run_evaluations",
+           "RunEvaluations", "INITIAL", "INITIAL_FROM"]

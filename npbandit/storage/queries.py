@@ -1,5 +1,7 @@
 """Reading runs back: :func:`list_runs` (one :class:`RunRow` per run, with its effective
-status) and :func:`run_steps` (a run's committed steps). Both only read."""
+status), :func:`run_steps` (a run's committed steps) and :func:`run_evaluations` (every
+evaluation a black-box run saw: the points it was given, following a chain of continued
+runs back, then its own steps). All only read."""
 
 from __future__ import annotations
 
@@ -7,14 +9,21 @@ import datetime as dt
 from dataclasses import dataclass, field
 from typing import Any
 
+import numpy as np
 from sqlalchemy import inspect, select
 from sqlalchemy.engine import Connection
 
-from npbandit.storage.engine import DEFAULT_URL, _has_schema, _read, open_db
+from npbandit.storage.engine import DEFAULT_URL, _has_schema, _read, display_url, open_db
 from npbandit.storage.heartbeat import effective_status
 from npbandit.storage.models import _STEP_TIMES, RECOMMENDED, Run, Step, _read_time
 
-__all__ = ["RunRow", "list_runs", "run_steps"]
+__all__ = ["RunRow", "list_runs", "run_steps", "run_evaluations", "RunEvaluations", "INITIAL", "INITIAL_FROM"]
+
+#: the policy setting that counts the points a run was given (``optimize(initial=...)``, failed ones included)
+INITIAL = "initial"
+#: the policy setting that names the run a run continues (``optimize(initial=RUN_ID)``): the
+#: points it was given are the first :data:`INITIAL` of the evaluations that run saw
+INITIAL_FROM = "initial_from"
 
 
 @dataclass(frozen=True)
@@ -82,3 +91,92 @@ def run_steps(db: str, run_id: int) -> list[dict[str, Any]]:
     rows = _read(engine, str(db), "read steps", read)
     absent = dict.fromkeys(c.name for c in Step.__table__.columns)
     return [{**absent, **r, **{key: _read_time(r[key]) for key in _STEP_TIMES}} for r in rows]
+
+
+class RunEvaluations(list):
+    """Every evaluation a black-box run saw (:func:`run_evaluations`): a list of step records
+    as :func:`run_steps` reads them (each with its ``run_id`` and ``t``), that also says whose
+    they are.
+
+    Attributes:
+        run_id: the run they are the evaluations of (the run a continuation continues).
+        db: the database they were read from, as given.
+        run: that run's :class:`RunRow`.
+        source: how the run was named, first in messages (``"initial=7"``, ``"--initial-from 7"``).
+        first: the first run of the chain (``run_id`` itself when it continued none).
+        unheld: how many points ``first`` was given in a form no run holds (pairs, a history,
+            arrays, a list of steps; 0 when none): not among the evaluations.
+    """
+
+    def __init__(self, steps: list[dict[str, Any]], run: RunRow, db: str, source: str, first: int,
+                 unheld: int) -> None:
+        super().__init__(steps)
+        self.run_id, self.run, self.db, self.source, self.first, self.unheld = run.id, run, db, source, first, unheld
+
+
+def run_evaluations(db: str, run: int | RunRow, name: str = "initial") -> RunEvaluations:
+    """Every evaluation the black-box run ``run`` of ``db`` saw, in order: the points it was
+    given, then its own steps (:func:`run_steps`' records, failed ones included). A run that
+    continued another (:data:`INITIAL_FROM` in its policy settings) was given the first
+    :data:`INITIAL` of that run's evaluations, found the same way, so a chain of continued
+    runs is followed back to its first run. Points the first run was given in another form
+    are in no run: they are left out and counted (:attr:`RunEvaluations.unheld`). Reads only.
+
+    Args:
+        db: the database (SQLAlchemy URL or SQLite path).
+        run: the run's id, or its :class:`RunRow`.
+        name: what the run was given as, first in every message (``"initial"`` reads
+            ``initial=7: ...``, ``"--initial-from"`` reads ``--initial-from 7: ...``).
+
+    Raises:
+        TypeError: ``run`` is not an int or a ``RunRow``.
+        ValueError: ``db`` holds no black-box run ``run``; or a run of the chain continues a
+            run ``db`` holds no longer, was given more evaluations than the run it continues
+            holds, records a source that is not a run id, or continues a run the chain has
+            already passed (a cycle).
+    """
+    if isinstance(run, RunRow):
+        run = run.id
+    if isinstance(run, bool) or not isinstance(run, (int, np.integer)):
+        raise TypeError(f"{name} must be a run's id (int) or its RunRow, got {type(run).__name__}")
+    run = int(run)
+    source = f"{name} {run}" if name.startswith("-") else f"{name}={run}"
+    runs = {r.id: r for r in list_runs(db, kind="bo")}
+    if run not in runs:
+        raise ValueError(f"{source}: {display_url(db)} holds no black-box run {run}")
+    chain = [runs[run]]  # the run, then the run it continues, and so on back
+    while (earlier := _continues(chain[-1], source)) is not None:
+        said = ", which continues ".join(f"run {r.id}" for r in chain)
+        if earlier in {r.id for r in chain}:
+            raise ValueError(f"{source}: the runs' records go round in a cycle: {said}, which continues run "
+                             f"{earlier} again")
+        if earlier not in runs:
+            raise ValueError(f"{source}: {said}, which continues run {earlier}, but {display_url(db)} holds no "
+                             f"black-box run {earlier}: the {_given(chain[-1])} points run {chain[-1].id} was given "
+                             "cannot be read")
+        chain.append(runs[earlier])
+    seen = run_steps(db, chain[-1].id)
+    for later, before in zip(reversed(chain[:-1]), reversed(chain[1:])):
+        given = _given(later)
+        if len(seen) < given:
+            raise ValueError(f"{source}: run {later.id} was given {given} evaluations of run {before.id}, which "
+                             f"holds {len(seen)} now")
+        seen = seen[:given] + run_steps(db, later.id)
+    return RunEvaluations(seen, runs[run], db, source, chain[-1].id, _given(chain[-1]))
+
+
+def _given(run: RunRow) -> int:
+    """How many points ``run`` was given (its :data:`INITIAL`; 0 when it records none)."""
+    given = run.policy_params.get(INITIAL, 0)
+    return int(given) if isinstance(given, int) and not isinstance(given, bool) and given > 0 else 0
+
+
+def _continues(run: RunRow, source: str) -> int | None:
+    """The run ``run`` continues (its :data:`INITIAL_FROM`), ``None`` when it continues none
+    or was given no points; ``ValueError`` naming ``source`` for a record that is not a run id."""
+    earlier = run.policy_params.get(INITIAL_FROM)
+    if earlier is None or not _given(run):
+        return None
+    if isinstance(earlier, bool) or not isinstance(earlier, int):
+        raise ValueError(f"{source}: run {run.id} records {INITIAL_FROM}={earlier!r}, which is not a run id")
+    return earlier

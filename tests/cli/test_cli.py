@@ -673,4 +673,4 @@ def test_an_interrupted_optimize_says_how_to_go_on(tmp_path, monkeypatch, capsys
     later = max(r.id for r in list_runs(db))
     assert one_line(capsys.readouterr().err).endswith(
         f"--initial-from {later} --budget {10 - run.n_steps} (--budget counts the new evaluations); run {later} "
-        f"holds its own evaluations, not those of run {run.id} it began from")
+        f"continues run {run.id}, and its continuation sees the evaluations of both")

@@ -1,0 +1,115 @@
+"""What one :class:`~npbandit.integrations.optuna.NPSampler` proposal sees of a study
+(:func:`study_observations`): the usable completed trials and the failed ones as unit-cube
+rows ``X [n, d]`` and maximised values ``Y [n, 1 + k]``, the trust region replayed from them,
+and the points the running trials evaluate.
+
+Which trials count: a completed trial whose parameters lie in the space (an enqueued one
+off its grid or range is left out, with a warning); with constraints, one that holds
+constraint values. Trials that suggested the whole space and gave no real value -- failed
+(an exception caught by ``study.optimize(catch=...)``, a NaN), completed with an infinite
+value, or pruned -- are seen at the worst completed value of each output, as ``optimize``
+sees its failures: not proposed again, and searched away from.
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Callable
+from dataclasses import dataclass
+
+import numpy as np
+import torch
+from optuna.distributions import BaseDistribution
+from optuna.study import Study, StudyDirection
+from optuna.trial import FrozenTrial, TrialState
+
+from npbandit.acquisition.subspace import SubspaceSearch
+from npbandit.feasibility import is_feasible
+from npbandit.integrations.optuna_trials import in_space, pending_points, trial_constraints, unit_rows
+from npbandit.policies.trust_region import TrustRegion
+from npbandit.space import SearchSpace
+
+__all__ = ["StudyObservations", "study_observations"]
+
+#: ``(study, trials, kept, why)``: warns of the ``trials`` not ``kept`` (the sampler's, once per trial and reason)
+LeftOut = Callable[[Study, list[FrozenTrial], list[FrozenTrial], str], None]
+
+
+@dataclass(frozen=True)
+class StudyObservations:
+    """What one proposal sees of a study: the usable completed and failed ``trials`` in
+    order of their numbers, their rows ``X [n, d]`` (the unit cube) and ``Y [n, 1 + k]``
+    (maximised objective, then ``k`` constraint values; a failed trial at the worst of
+    each), the trust region replayed from them (or ``None``), and the points ``pending``
+    ``[p, d]`` the running trials evaluate (``None`` for none)."""
+
+    trials: list[FrozenTrial]
+    X: torch.Tensor
+    Y: torch.Tensor
+    k: int
+    region: TrustRegion | None
+    pending: torch.Tensor | None
+
+
+def study_observations(study: Study, search_space: dict[str, BaseDistribution], space: SearchSpace,
+                       search: SubspaceSearch | None, completed: list[FrozenTrial], number: int | None, *,
+                       constrained: bool, trust_region: bool, n_startup_trials: int,
+                       warn_left_out: LeftOut) -> StudyObservations | None:
+    """What a proposal for trial ``number`` (``None``: no trial) sees of ``search_space``
+    (read as ``space``, searched through ``search``): the usable ``completed`` trials and
+    the failed ones, their rows, the trust region replayed from them (``trust_region``; the
+    first ``n_startup_trials`` its design), the running trials. ``constrained``: the
+    sampler has a ``constraints_func`` (a study whose trials set constraint values is
+    constrained too). ``warn_left_out`` is told of trials left out, and why. ``None`` when
+    no completed trial can be used.
+
+    Raises:
+        ValueError: the trials hold different numbers of constraint values.
+    """
+    names = sorted(search_space)
+    d = space.dim
+    usable = [t for t in completed if in_space(t, space)]
+    warn_left_out(study, completed, usable, "a parameter lies outside its range, off its grid or among no "
+                  "choice (an enqueued trial), where the NP has no model")
+    finite = [t for t in usable if math.isfinite(t.value)]
+    if not finite:
+        return None
+    constrained = constrained or any(trial_constraints(t) for t in finite)
+    if constrained:
+        kept = [t for t in finite if trial_constraints(t)]
+        warn_left_out(study, finite, kept, "they have no constraint values (constraints_func did not run on "
+                      "them, or they set none), and the NP models every constraint at every trial")
+        finite = kept
+        if not finite:
+            return None
+        counts = sorted({len(trial_constraints(t)) for t in finite})
+        if len(counts) > 1:
+            raise ValueError(f"every trial needs the same number of constraint values (constraints_func or "
+                             f"trial.set_constraint); the completed trials hold {counts}")
+    sign = -1.0 if study.direction == StudyDirection.MINIMIZE else 1.0
+    # trials that suggested this whole space and gave no real value (the module docstring) are seen at the
+    # worst completed value
+    failed = [t for t in study.get_trials(deepcopy=False, states=(TrialState.FAIL, TrialState.PRUNED))
+              if all(n in t.params and t.distributions.get(n) == search_space[n] for n in names)
+              and in_space(t, space)] + [t for t in usable if not math.isfinite(t.value)]
+    completed_rows = [[sign * t.value, *trial_constraints(t)] if constrained else [sign * t.value] for t in finite]
+    worst = np.array(completed_rows).min(axis=0)
+    if constrained:  # the worst value of each constraint is its largest
+        worst[1:] = np.array(completed_rows)[:, 1:].max(axis=0)
+    rows = dict(zip((t.number for t in finite), completed_rows))
+    finite = sorted(finite + failed, key=lambda t: t.number)
+    X = unit_rows(finite, space)
+    Y = torch.tensor(np.array([rows.get(t.number, worst) for t in finite]),
+                     dtype=torch.float64).reshape(len(finite), -1)  # [n, 1 + k], maximised objective first
+    k = Y.shape[-1] - 1
+    pending = pending_points(study, space, number)  # what other workers are evaluating right now
+    region = None
+    if trust_region:  # the trials in the order they were started, the first n_startup_trials the design
+        order = sorted(range(len(finite)), key=lambda i: finite[i].number)
+        # with constraints an infeasible (or failed) trial improves on nothing
+        values = [float(Y[i, 0]) if finite[i].state == TrialState.COMPLETE and is_feasible(Y[i, 1:])
+                  else -math.inf if k else float(Y[i, 0]) for i in order]
+        region = (TrustRegion.replay(d, values, n_startup_trials) if search is None else
+                  TrustRegion.replay(search.search_dim, values, n_startup_trials,
+                                     failure_tolerance=max(4, search.active_dim)))
+    return StudyObservations(finite, X, Y, k, region, pending)
