@@ -22,7 +22,7 @@ _LAZY = ("optimize", "OptimizeResult", "build", "load_surrogate", "NPModel")
 def __getattr__(name: str) -> Any:
     # the import statements are spelled out (not importlib) so that tools reading imports see them
     if name in ("optimize", "OptimizeResult"):
-        from npbandit import api as module
+        from npbandit import api as module  # OptimizeResult: imported there from npbandit.optimize_result
     elif name == "build":
         from npbandit import surrogates as module
     elif name == "load_surrogate":

@@ -7,7 +7,6 @@ import functools
 import os
 import warnings
 from collections.abc import Callable, Mapping, Sequence
-from dataclasses import dataclass
 from typing import Any
 
 import numpy as np
@@ -17,9 +16,9 @@ from npbandit.acquisition.constrained import CONSTRAINED_ACQUISITIONS, incumbent
 from npbandit.acquisition.optimizers import AcquisitionOptimizer, check_acq_optimizer
 from npbandit.acquisition.subspace import SubspaceStrategy, check_subspace
 from npbandit.envs.blackbox import BlackBoxEnv, ObjectiveError, as_bounds
-from npbandit.feasibility import is_feasible
 from npbandit.loop.asynchronous import _check_async
 from npbandit.loop.episode import _check_on_error, run_episode
+from npbandit.optimize_result import OptimizeResult, run_history
 from npbandit.policies.base import Policy, PolicyWrapper
 from npbandit.policies.bo import ACQUISITIONS, DEFAULT_LIAR, OUTPUT_WARPS, BOPolicy, SobolPolicy, check_liar
 from npbandit.rows import RowBuffer
@@ -41,64 +40,6 @@ __all__ = ["optimize", "OptimizeResult", "SURROGATES", "objective_label"]
 
 #: short surrogate names -> checkpoint; "gp" and "random" are the baselines
 SURROGATES = {"cmanp": "cmanp-bo", "tnpd": "tnpd-bo", "gp": "gp", "random": "random"}
-
-
-@dataclass(frozen=True)
-class OptimizeResult:
-    """Outcome of :func:`optimize`.
-
-    In both ``best_x`` and ``history``, ``x`` is the point the objective was evaluated at,
-    in its units: with ``bounds``, a numpy array ``[d]`` in the original bounds (also with
-    ``point_type="torch"``, whose objective received the same values as a float64 tensor);
-    with a search space, the dict ``{name: value}`` (ints as ``int``, choices as their values).
-
-    Attributes:
-        best_x: the best evaluated point: where the best value was observed; with
-            ``constraints``, the best *feasible* one (see ``feasible``).
-        best_value: its objective value. On a noisy objective, the luckiest draw.
-        history: one dict per evaluation: ``t``, ``x``, ``value``, ``best_value``,
-            ``failed`` (in order of evaluation), and for a failed one ``error`` (why it
-            failed, as the database records it) and ``error_kind`` (how:
-            ``"raised"``, ``"returned"`` (something other than a number), ``"nonfinite"``
-            (NaN or inf) or ``"timeout"``; :attr:`ObjectiveError.kind
-            <npbandit.exceptions.ObjectiveError.kind>`); with ``constraints`` also
-            ``constraints`` (the values returned) and ``feasible`` for each evaluation
-            that did not fail (``best_value`` is then the best feasible value so far,
-            ``None`` before the first). A failed evaluation's ``best_value`` is the best so
-            far (``None`` before any evaluation succeeded).
-        run_id: the run's id in the database (``None`` when ``db=None``).
-        feasible: whether ``best_x`` satisfies the constraints: always ``True`` without
-            them; ``False`` when no evaluation was feasible, and ``best_x`` is then the one
-            whose constraint values exceed 0 by the least in total (with a warning).
-        recommended_x: the model's recommendation, as Ax makes it: of the evaluated points,
-            the one where the surrogate, conditioned on every observation (at most the
-            checkpoint's context limit, those nearest the best), has the best posterior mean,
-            de-noised for an NP (same form as ``best_x``;
-            see :mod:`npbandit.acquisition.recommend`); with ``constraints``, of those whose
-            constraints' posterior means are all ``<= 0``. Without one (``surrogate="random"``,
-            fewer than two values observed, no point the model predicts feasible, a subspace
-            strategy that makes none, or a model that failed to predict, with a warning):
-            ``best_x``.
-        recommended_value: the posterior mean there, in the objective's units (with
-            ``output_warp``, the posterior median); ``best_value`` without a recommendation.
-        recommended_by: ``"model"``, or ``"observed"`` when the best observed point stands in.
-    """
-
-    best_x: np.ndarray | dict[str, Any]
-    best_value: float
-    history: list[dict[str, Any]]
-    run_id: int | None
-    feasible: bool = True
-    recommended_x: np.ndarray | dict[str, Any] | None = None
-    recommended_value: float | None = None
-    recommended_by: str | None = None
-
-    def __repr__(self) -> str:  # the history's length, not its rows: a print stays a few lines
-        failed = sum(bool(h.get("failed")) for h in self.history)
-        return (f"OptimizeResult(best_x={self.best_x!r}, best_value={self.best_value!r}, "
-                f"recommended_x={self.recommended_x!r}, recommended_value={self.recommended_value!r}, "
-                f"recommended_by={self.recommended_by!r}, feasible={self.feasible}, run_id={self.run_id}, "
-                f"history=<{len(self.history)} evaluations, {failed} failed>)")
 
 
 def optimize(objective: Callable[[Any], float], bounds: Any = None, surrogate: str = "tnpd", budget: int = 50,
@@ -424,7 +365,7 @@ def optimize(objective: Callable[[Any], float], bounds: Any = None, surrogate: s
     if constraints is not None:
         info["env_params"]["constraints"] = objective_label(constraints)
     def stop(so_far) -> bool:  # the callbacks see the history, as the result will give it
-        history = _history(env, so_far.steps, constraints is not None)
+        history = run_history(env, so_far.steps, constraints is not None)
         return any([bool(callback(history)) for callback in callbacks])  # every callback is called
 
     try:
@@ -433,9 +374,9 @@ def optimize(objective: Callable[[Any], float], bounds: Any = None, surrogate: s
                              batch_size=batch_size, eval_timeout=eval_timeout, stop=stop if callbacks else None)
     except (RunInterrupted, ObjectiveError) as err:  # the evaluations so far go with it (db=None: their only record)
         if err.records is not None:
-            err.history = _history(env, err.records, constraints is not None)
+            err.history = run_history(env, err.records, constraints is not None)
         raise
-    history = _history(env, result.steps, constraints is not None)
+    history = run_history(env, result.steps, constraints is not None)
     good = [h for h in history if not h["failed"]]
     failed = [h for h in history if h["failed"]]
     if not good:
@@ -495,22 +436,6 @@ def _check_callbacks(callbacks: Any) -> list[Callable]:
             raise TypeError(f"callbacks[{i}] must be callable (the history so far -> bool), "
                             f"got {type(callback).__name__}")
     return list(listed)
-
-
-def _history(env: BlackBoxEnv, steps: list[dict[str, Any]], constrained: bool) -> list[dict[str, Any]]:
-    """``OptimizeResult.history`` from ``run_episode``'s step records: each point in the
-    objective's form, its value, the best so far (a failed step keeps the one before)."""
-    extras = ("error", "error_kind", "worker", "submitted_at", "finished_at", "constraints")
-    history = [{"t": r["t"], "x": env.point(r["action"]), "value": r["value"], "best_value": r.get("best_value"),
-                "failed": r["failed"], **{k: r[k] for k in extras if k in r}} for r in steps]
-    if constrained:
-        for h in history:
-            if not h["failed"]:
-                h["feasible"] = is_feasible(h["constraints"])
-    for before, h in zip(history, history[1:]):  # a failed evaluation leaves the best so far as it was
-        if h["failed"] and h["best_value"] is None:
-            h["best_value"] = before["best_value"]
-    return history
 
 
 def _call_with_tensor(objective: Callable[[Any], Any], x: np.ndarray) -> Any:

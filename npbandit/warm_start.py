@@ -4,7 +4,7 @@ take, how they are checked, and the policy wrapper that shows them to the policy
 The forms a user brings (each point as the objective receives it, in the user's units):
 
 - ``(x, value)`` pairs (``(x, value, constraints)`` triples for a constrained search);
-- the ``history`` of an earlier :class:`~npbandit.api.OptimizeResult`;
+- the ``history`` of an earlier :class:`~npbandit.optimize_result.OptimizeResult`;
 - the steps of a run in the database, :func:`npbandit.storage.run_steps` ``(db, run_id)``:
   each step's ``params`` (a box's point by name, ``{"x0": ..., ...}``) and ``value``: the way
   to continue an interrupted run;
