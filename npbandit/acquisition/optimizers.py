@@ -22,6 +22,11 @@ step (:func:`npbandit.acquisition.proposal.propose`) then applies its own rules 
 
 Both are deterministic given ``seed``: they draw from their own generators, never torch's
 global one.
+
+Any optimiser's output is checked where the proposal step calls it
+(:func:`maximised`): points ``[k, d]`` and values ``[k]`` as tensors, every point finite and
+inside the box up to rounding; anything else is the optimiser's bug, refused with a
+``ValueError`` naming ``acq_optimizer``, never clipped into the box.
 """
 
 from __future__ import annotations
@@ -35,7 +40,13 @@ import torch
 from npbandit.validation import check_int, check_real
 
 __all__ = ["AcquisitionOptimizer", "GradientRestarts", "CandidateSearch", "OPTIMIZERS", "MAXIMISED_ACQUISITIONS",
-           "check_acq_optimizer", "check_bounds", "resolve_acq_optimizer"]
+           "check_acq_optimizer", "check_bounds", "resolve_acq_optimizer", "maximised", "BOX_ROUNDING"]
+
+#: how far outside the box, in units of the returned points' machine epsilon times
+#: ``max(1, |lower|, |upper|)`` per column, a returned point may lie and still count as inside:
+#: a point made as ``lower + (upper - lower) * u`` with ``0 <= u <= 1`` (a Sobol screen, an
+#: affine map between boxes) is off by at most about two such units from rounding
+BOX_ROUNDING = 4
 
 
 @runtime_checkable
@@ -149,6 +160,47 @@ class CandidateSearch:
     def params(self) -> dict[str, Any]:
         return {"name": "candidate-search", "raw_samples": self.raw_samples, "walkers": self.walkers,
                 "rounds": self.rounds, "samples": self.samples, "scale": self.scale, "shrink": self.shrink}
+
+
+def maximised(optimizer: AcquisitionOptimizer, acq, bounds: torch.Tensor,
+              seed: int) -> tuple[torch.Tensor, torch.Tensor]:
+    """``optimizer.maximise(acq, bounds, seed)``, its output checked against the
+    :class:`AcquisitionOptimizer` contract: ``(points [k, d], values [k])``, float tensors,
+    ``k >= 1``, ``d`` the box's width, every point finite and inside ``bounds`` ``[2, d]`` up to
+    :data:`BOX_ROUNDING` (rounding-level excursions are then moved onto the box's faces, as
+    a point a Sobol screen puts at ``lower + (upper - lower) * u`` may need), values finite or
+    ``-inf``. The points come back in ``bounds``' dtype and device.
+
+    Raises:
+        ValueError: output outside that contract, naming ``acq_optimizer`` and what it returned.
+    """
+    out = optimizer.maximise(acq, bounds, seed)
+    who = f"acq_optimizer {type(optimizer).__name__}.maximise"
+    if not (isinstance(out, tuple) and len(out) == 2):
+        raise ValueError(f"{who} must return a tuple (points [k, d], values [k]) of tensors, got {type(out).__name__}")
+    points, values = out
+    d = bounds.shape[-1]
+    for what, value, shape in (("points", points, f"[k, {d}]"), ("values", values, "[k]")):
+        if not (isinstance(value, torch.Tensor) and value.is_floating_point()):
+            raise ValueError(f"{who} must return {what} as a float torch tensor {shape}, got "
+                             f"{type(value).__name__} {getattr(value, 'dtype', '')}".rstrip())
+    if points.ndim != 2 or points.shape[0] < 1 or points.shape[1] != d or values.shape != points.shape[:1]:
+        raise ValueError(f"{who} must return points [k, {d}] (k >= 1, the box's width {d}) and values [k]; got points "
+                         f"{list(points.shape)} and values {list(values.shape)}")
+    if not torch.isfinite(points).all():
+        raise ValueError(f"{who} returned points that are not finite (NaN or inf): {points.tolist()}")
+    if torch.isnan(values).any() or (values == torch.inf).any():
+        raise ValueError(f"{who} returned values that are NaN or +inf (each must be finite or -inf): {values.tolist()}")
+    points = points.detach().to(bounds)
+    lower, upper = bounds[0], bounds[1]
+    tol = BOX_ROUNDING * torch.finfo(out[0].dtype).eps * torch.maximum(lower.abs().maximum(upper.abs()),
+                                                                      torch.ones_like(lower))
+    outside = (points < lower - tol) | (points > upper + tol)
+    if outside.any():
+        row = int(outside.any(dim=-1).nonzero()[0])
+        raise ValueError(f"{who} returned points outside the box bounds (lower {lower.tolist()}, upper "
+                         f"{upper.tolist()}, beyond rounding), e.g. {points[row].tolist()}")
+    return points.clamp(lower, upper), values.detach()
 
 
 def check_bounds(bounds: Any) -> None:

@@ -24,7 +24,7 @@ from npbandit.acquisition.constrained import (
     incumbent,
 )
 from npbandit.acquisition.mixed import TypedCube, mixed_candidates, typed_cube
-from npbandit.acquisition.optimizers import AcquisitionOptimizer, GradientRestarts, check_acq_optimizer
+from npbandit.acquisition.optimizers import AcquisitionOptimizer, GradientRestarts, check_acq_optimizer, maximised
 from npbandit.acquisition.pending import (
     DEFAULT_LIAR,
     ConstantLiar,
@@ -281,6 +281,8 @@ def propose_in_region(region: SearchRegion, X: torch.Tensor, Y: torch.Tensor, bu
                     bounds=bounds, snap=local_snap, space=None if cube is None else cube.through(seen_lower, span),
                     constraints=constraints, **settings)
     whole = seen_lower + torch.as_tensor(point) * span
+    # the optimiser's point is inside the model's box (checked in _maximise); mapped back it may
+    # leave the box searched by rounding only, which the clamp below moves onto its faces
     if cube is None:
         out = whole.clamp(lower, upper).numpy()
     else:
@@ -431,7 +433,7 @@ def _maximise(model, acquisition: str, dim: int, best_f: float | torch.Tensor, s
     if penalty is not None:
         acq = penalty.wrap(acq)
     optimizer = GradientRestarts(num_restarts, raw_samples) if acq_optimizer is None else acq_optimizer
-    candidates, values = optimizer.maximise(acq, bounds, seed)
+    candidates, values = maximised(optimizer, acq, bounds, seed)  # checked: [k, d] in the box, finite
     if cube is not None:
         point = mixed_candidates(acq, cube, candidates, bounds, None if avoid is None else snap(avoid.to(candidates)),
                                  REPEAT_DISTANCE)

@@ -5,7 +5,7 @@ import pytest
 import torch
 
 from npbandit.acquisition import CandidateSearch, GradientRestarts, proposal
-from npbandit.acquisition.optimizers import AcquisitionOptimizer
+from npbandit.acquisition.optimizers import AcquisitionOptimizer, maximised
 from npbandit.policies import BOPolicy
 from npbandit.policies.gp import fit_single_task_gp
 
@@ -157,3 +157,53 @@ def test_a_recommendation_names_a_known_optimiser():
     assert all(cls().params()["name"] == name for name, cls in OPTIMIZERS.items())  # what a run logs
     with pytest.raises(ValueError, match="recommends acquisition optimiser 'adam', which this version does not know"):
         resolve_acq_optimizer(None, "adam")
+
+
+class Returning:
+    """A custom optimiser returning what it was built with (a stand-in for a buggy one)."""
+
+    def __init__(self, points, values=None) -> None:
+        self.points, self.values = points, values
+
+    def maximise(self, acq, bounds, seed):
+        values = torch.zeros(len(self.points), dtype=torch.float64) if self.values is None else self.values
+        return self.points, values
+
+    def params(self):
+        return {"name": "returning"}
+
+
+@pytest.mark.parametrize("points, values, match", [
+    (torch.tensor([[0.3, 0.8, 1.5]], dtype=torch.float64), None, "outside the box bounds"),
+    (torch.tensor([[0.3, 0.8, 0.2 - 1e-9]], dtype=torch.float64), None, "outside the box bounds"),
+    (torch.tensor([[0.3, float("nan"), 0.5]], dtype=torch.float64), None, "not finite"),
+    (torch.tensor([[[0.3, 0.8, 0.5]]], dtype=torch.float64), None, r"points \[k, 3\].*got points \[1, 1, 3\]"),
+    (torch.empty(0, 3, dtype=torch.float64), None, r"k >= 1"),
+    (np.array([[0.3, 0.8, 0.5]]), None, "points as a float torch tensor"),
+    (torch.tensor([[0.3, 0.8, 0.5]], dtype=torch.float64), torch.tensor([float("nan")]), "NaN or \\+inf"),
+    (torch.tensor([[0.3, 0.8, 0.5]], dtype=torch.float64), torch.zeros(2), r"values \[k\]"),
+])
+def test_a_custom_optimisers_output_outside_the_contract_is_refused_naming_it(points, values, match):
+    with pytest.raises(ValueError, match=f"acq_optimizer Returning.maximise.*{match}"):
+        maximised(Returning(points, values), Bowl(), BOX, 0)
+
+
+def test_the_proposal_step_checks_what_a_custom_optimiser_returns():
+    # points outside the box were clamped onto it, NaN and [k, 1, d] failed deep in torch
+    X = torch.tensor([[0.1], [0.45], [0.9]], dtype=torch.float64)
+    gp = fit_single_task_gp(X, -(X - 0.5) ** 2)
+    for points in (torch.tensor([[1.5]], dtype=torch.float64), torch.tensor([[[0.5]]], dtype=torch.float64)):
+        with pytest.raises(ValueError, match="acq_optimizer Returning.maximise"):
+            proposal.propose(gp, "logei", dim=1, best_f=0.0, seed=7, acq_optimizer=Returning(points))
+
+
+def test_rounding_level_excursions_are_moved_onto_the_box_and_the_built_in_optimisers_pass():
+    # a point one float64 ulp past the upper face (what lower + width * u may give) counts as inside
+    # and is moved onto the face; BOX_ROUNDING ulps of max(1, |bound|) is the stated allowance
+    edge = torch.nextafter(BOX[1], torch.tensor(2.0, dtype=torch.float64)).unsqueeze(0)
+    points, _ = maximised(Returning(edge), Bowl(), BOX, 0)
+    assert torch.equal(points, BOX[1:])
+    for optimizer in (CandidateSearch(rounds=2), GradientRestarts(num_restarts=2, raw_samples=16)):
+        points, values = maximised(optimizer, Bowl(), BOX, 0)
+        assert ((BOX[0] <= points) & (points <= BOX[1])).all() and points.shape[1] == 3
+        assert values.shape == points.shape[:1]
