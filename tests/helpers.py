@@ -1,6 +1,6 @@
 """Plain helpers (no fixtures: this is no pytest plugin) for tests that need a surrogate with a
-card, a bandit that is not the wheel, count a module's calls, compare the runs of two databases
-or start a Dask cluster."""
+card, a bandit that is not the wheel, a prior that is not shipped, count a module's calls, compare
+the runs of two databases or start a Dask cluster."""
 
 import contextlib
 from pathlib import Path
@@ -10,7 +10,7 @@ import numpy as np
 import torch
 
 from npbandit.envs.linear import LinearBanditEnv
-from npbandit.priors import BOPrior, WheelPrior
+from npbandit.priors import PRIORS, BOPrior, Prior, TaskBatch, WheelPrior, register_prior
 from npbandit.storage import list_runs, run_steps
 from npbandit.surrogates import build
 from npbandit.surrogates.pretrained import save_pretrained
@@ -23,6 +23,36 @@ def tiny_checkpoint(directory: Path, model: str = "cmanp", prior: str = "bo", se
     net = build(model, p.x_dim, p.y_dim, size="tiny")
     return save_pretrained(net, directory, f"{model}-{prior}", prior=p.spec(), training={"steps": 1},
                            evaluation={"log_likelihood": {"test": 0.0}})
+
+
+class Lines(Prior):
+    """A prior npbandit does not ship: ``y = a x`` on ``[0, 1]``, ``a ~ N(0, 1)``, ``n`` context
+    and ``n`` target points; it declares no evaluation suite of its own (register it with
+    :func:`registered_prior`)."""
+
+    name = "test-lines"
+    x_dim, y_dim, input_domain = 1, 1, (0.0, 1.0)
+
+    def __init__(self, n: int = 8) -> None:
+        self.n = n
+
+    def sample(self, batch_size, generator):
+        x = torch.rand(batch_size, 2 * self.n, 1, generator=generator)
+        y = torch.randn(batch_size, 1, 1, generator=generator) * x
+        return TaskBatch(x[:, :self.n], y[:, :self.n], x[:, self.n:], y[:, self.n:], {})
+
+    def spec(self):
+        return {"name": self.name, "n": self.n}
+
+
+@contextlib.contextmanager
+def registered_prior(cls):
+    """``cls`` in the prior registry while the block runs, and then no longer."""
+    register_prior(cls)
+    try:
+        yield cls
+    finally:
+        PRIORS.pop(cls.name)
 
 
 class LinearBandit(LinearBanditEnv):

@@ -75,6 +75,13 @@ class Prior(ABC):
         input_symmetric: whether permuting the input dimensions and reflecting any of
             them about the box's centre leaves the distribution of tasks unchanged; the
             adapter may then average over such views (:mod:`npbandit.surrogates.views`).
+        suite_fixed: the constructor parameters :meth:`evaluation_suite` sets itself
+            (``gp1d``: ``kernel``, its suite scoring both kernels), which a training run's
+            evaluation parameters (``--eval-prior-set``) may therefore not set.
+
+    A new prior subclasses this, implements :meth:`sample` and :meth:`spec`, may override
+    :meth:`evaluation_suite`, and is registered by name with
+    :func:`npbandit.priors.register_prior`.
     """
 
     name: str
@@ -83,6 +90,7 @@ class Prior(ABC):
     input_domain: tuple[float, float]
     standardizes_outputs: bool = False
     input_symmetric: bool = False
+    suite_fixed: tuple[str, ...] = ()
 
     @abstractmethod
     def sample(self, batch_size: int, generator: torch.Generator) -> TaskBatch:
@@ -110,6 +118,21 @@ class Prior(ABC):
         standardisation by the context is not one: it depends on the data a model is
         conditioned on, and ``NPModel`` applies it.)"""
         return None
+
+    @classmethod
+    def evaluation_suite(cls, **params: Any) -> dict[str, Prior]:
+        """The named priors a checkpoint trained on this prior (built with ``params``) is
+        scored on, its *evaluation suite* (:mod:`npbandit.training.evaluation` draws each
+        one's batches from the fixed evaluation seed's stream, disjoint from training's).
+
+        The default is the prior itself, ``{cls.name: cls(**params)}``: held-out tasks of the
+        training distribution. A prior overrides it to score sub-families separately (``gp1d``:
+        each kernel; ``bo``: each input dimension).
+
+        Raises:
+            TypeError: a parameter the prior does not take.
+        """
+        return {cls.name: cls(**params)}
 
     @abstractmethod
     def spec(self) -> dict[str, Any]:

@@ -49,6 +49,14 @@ class GP1DPrior(Prior):
     y_dim = 1
     input_domain = (-2.0, 2.0)
     input_symmetric = True  # uniform inputs on a box centred at 0, a stationary kernel
+    suite_fixed = ("kernel",)
+
+    @classmethod
+    def evaluation_suite(cls, **params: Any) -> dict[str, Prior]:
+        """``{"rbf": ..., "matern52": ...}``: both kernels, whatever ``kernel`` ``params`` gives
+        (a run trains on one; its checkpoint is scored on both)."""
+        base = {k: v for k, v in params.items() if k != "kernel"}
+        return {"rbf": cls("rbf", **base), "matern52": cls("matern52", **base)}
 
     def __init__(self, kernel: str = "rbf", max_points: int = 50,
                  lengthscale_range: tuple[float, float] = (0.1, 0.6),
@@ -223,6 +231,14 @@ class BOPrior(Prior):
     STANDARDIZE = ("context", "task")
     LENGTHSCALE_PRIORS = ("loguniform", "botorch")
 
+    @classmethod
+    def evaluation_suite(cls, **params: Any) -> dict[str, Prior]:
+        """``{"d=1": ..., ..., "d=6": ...}``: one prior per dimension in ``params``' ``dims``
+        (default 1..6), the other parameters as given."""
+        base = {k: v for k, v in params.items() if k != "dims"}
+        dims = params.get("dims", (1, 2, 3, 4, 5, 6))
+        return {f"d={d}": cls(dims=(d,), **base) for d in dims}
+
     def __init__(self, dims: tuple[int, ...] = (1, 2, 3, 4, 5, 6), x_dim: int = 6, min_context: int = 3,
                  max_context: int = 100, n_target: int = 50, lengthscale_range: tuple[float, float] = (0.05, 0.5),
                  noise_std_range: tuple[float, float] = (1e-3, 0.3), kernels: tuple[str, ...] = KERNELS,
@@ -295,7 +311,7 @@ class BOPrior(Prior):
                 "noise_std": ["loguniform", *self.noise_std_range],
                 "n_context": ["randint", self.min_context, self.max_context + 1], "n_target": self.n_target,
                 "y": f"standardised by the mean and std of the {'context' if self.standardize == 'context' else 'task'}"
-                     f"{'' if self.standardize == 'context' else ' (all its points)'} (npbandit.scaling)"}
+                     f"{'' if self.standardize == 'context' else ' (all its points)'} (npbandit.transforms.standardize)"}
         if self.irrelevant_prob > 0:
             spec["irrelevant"] = {"prob": self.irrelevant_prob,
                                   "lengthscale": ["sqrt(d) * loguniform", *self.irrelevant_range]}

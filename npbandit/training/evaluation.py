@@ -1,8 +1,9 @@
 """Fixed-seed evaluation sets and target log-likelihood evaluation.
 
 Every prior has an *evaluation suite*: the named sub-priors a checkpoint is scored
-on (``gp1d``: RBF and Matérn-5/2; ``bo``: each input dimension 1..6; ``wheel``: the
-training distribution). Evaluation batches come from a seed stream disjoint from
+on, declared by the prior class (:meth:`~npbandit.priors.Prior.evaluation_suite`;
+``gp1d``: RBF and Matérn-5/2; ``bo``: each input dimension 1..6; ``wheel`` and any prior
+that declares none: the training distribution). Evaluation batches come from a seed stream disjoint from
 training's, and can be cached to disk (safetensors) so repeated evaluations read the
 same tasks without drawing them again.
 """
@@ -20,7 +21,7 @@ from typing import Any
 import torch
 from safetensors.torch import load_file, save_file
 
-from npbandit.priors import BOPrior, GP1DPrior, Prior, TaskBatch, WheelPrior, make_prior
+from npbandit.priors import PRIORS, Prior, TaskBatch, make_prior
 from npbandit.surrogates import NeuralProcess
 from npbandit.validation import check_int
 
@@ -41,10 +42,12 @@ EVAL_BATCH_SIZE = 16
 
 
 def evaluation_suite(prior: str, **params: Any) -> dict[str, Prior]:
-    """The named priors a checkpoint trained on ``prior`` is scored on.
+    """The named priors a checkpoint trained on ``prior`` is scored on: the prior class's
+    :meth:`~npbandit.priors.Prior.evaluation_suite` (by default the prior itself; a
+    registered prior may declare its own).
 
     Args:
-        prior: a prior name (``gp1d``, ``bo``, ``wheel``).
+        prior: a prior name, a key of :data:`~npbandit.priors.PRIORS`.
         **params: that prior's parameters; for ``gp1d`` the suite sets ``kernel``, for
             ``bo`` each entry takes one of ``dims``.
 
@@ -53,19 +56,18 @@ def evaluation_suite(prior: str, **params: Any) -> dict[str, Prior]:
 
     Raises:
         ValueError: an unknown prior name.
-        TypeError: a parameter the prior does not take.
+        TypeError: a parameter the prior does not take, or a suite that is not a non-empty
+            ``{str: Prior}`` dict.
     """
-    if prior == "gp1d":
-        base = {k: v for k, v in params.items() if k != "kernel"}
-        return {"rbf": GP1DPrior("rbf", **base), "matern52": GP1DPrior("matern52", **base)}
-    if prior == "bo":
-        base = {k: v for k, v in params.items() if k != "dims"}
-        dims = params.get("dims", (1, 2, 3, 4, 5, 6))
-        return {f"d={d}": BOPrior(dims=(d,), **base) for d in dims}
-    if prior == "wheel":
-        return {"wheel": WheelPrior(**params)}
-    make_prior(prior)  # raises the standard error for unknown names
-    raise AssertionError("unreachable")
+    if prior not in PRIORS:
+        make_prior(prior)  # raises the standard error for unknown names
+    cls = PRIORS[prior]
+    suite = cls.evaluation_suite(**params)
+    if (not isinstance(suite, dict) or not suite
+            or not all(isinstance(k, str) and isinstance(v, Prior) for k, v in suite.items())):
+        raise TypeError(f"{cls.__qualname__}.evaluation_suite must return a non-empty dict {{name: Prior}}, got "
+                        f"{suite!r}")
+    return suite
 
 
 def cache_dir() -> Path:

@@ -34,6 +34,7 @@ __all__ = ["TrainConfig", "train", "TrainResult"]
 
 STATE_TENSORS = "train_state.safetensors"
 STATE_JSON = "train_state.json"
+_OLD_CITATION = "(npbandit.scaling)"  # how a bo prior spec cited npbandit.transforms.standardize before
 
 
 @dataclass
@@ -297,11 +298,12 @@ def _lock(out: Path) -> Any:
 
 def _check_eval_params(config: TrainConfig, eval_params: dict[str, Any]) -> None:
     """Build the evaluation suite once before training, so a misspelt ``--eval-prior-set``
-    fails now rather than at the first evaluation; refuse a ``kernel`` the gp1d suite
-    would ignore (it scores both kernels)."""
-    if config.eval_prior_params is not None and config.prior == "gp1d" and "kernel" in config.eval_prior_params:
-        raise ValueError("eval_prior_params (--eval-prior-set): the gp1d suite scores both kernels; "
-                         "'kernel' cannot be set")
+    fails now rather than at the first evaluation; refuse a parameter the suite sets itself
+    (the prior's ``suite_fixed``: gp1d's ``kernel``, its suite scoring both kernels)."""
+    fixed = sorted(set(PRIORS[config.prior].suite_fixed) & set(config.eval_prior_params or {}))
+    if fixed:
+        raise ValueError(f"eval_prior_params (--eval-prior-set): the {config.prior} suite sets {fixed} itself; "
+                         "they cannot be set")
     try:
         evaluation_suite(config.prior, **eval_params)
     except TypeError as err:
@@ -514,6 +516,8 @@ def train(config: TrainConfig, *, progress: bool = True, export: bool = True, st
             raise ValueError(f"{out} holds a different run ({detail}); resume it with its own settings, or use "
                              "another --out (to start from its weights: --export-now, then --init-from the export)")
         saved_spec = meta.get("prior_spec", prior_spec)  # states saved before specs were stored: config only
+        # the bo spec's "y" once cited its module by the deprecated alias: the same prior
+        saved_spec = json.loads(json.dumps(saved_spec).replace(_OLD_CITATION, "(npbandit.transforms.standardize)"))
         if saved_spec != prior_spec:
             raise ValueError(f"{out} holds a run on a different prior (differs in "
                              f"{_differing_keys(saved_spec, prior_spec)}); use another --out")

@@ -5,14 +5,14 @@ import math
 import pytest
 import torch
 
-from npbandit.priors import BOPrior, GP1DPrior, WheelPrior, make_prior
+from npbandit.priors import PRIORS, BOPrior, GP1DPrior, WheelPrior, make_prior
 from npbandit.priors.base import randint, uniform
 from npbandit.priors.kernels import kernel_matrix, sample_gp, sample_gp_conditional
 from npbandit.priors.wheel import RewardEncoding, RewardFill, quadrant_arm, wheel_mean_rewards
 from npbandit.transforms import Bilog
 
 
-@pytest.mark.parametrize("name", ["gp1d", "bo", "wheel"])
+@pytest.mark.parametrize("name", sorted(PRIORS))  # every registered prior
 def test_batches_are_deterministic_by_seed_and_index(name):
     prior = make_prior(name)
     a, b = prior.batch(4, seed=3, index=7), prior.batch(4, seed=3, index=7)
@@ -24,7 +24,7 @@ def test_batches_are_deterministic_by_seed_and_index(name):
     assert not torch.equal(d.yt.flatten()[:3], a.yt.flatten()[:3]) or d.yt.shape != a.yt.shape
 
 
-@pytest.mark.parametrize("name", ["gp1d", "bo", "wheel"])
+@pytest.mark.parametrize("name", sorted(PRIORS))  # every registered prior
 def test_batches_have_protocol_shapes(name):
     prior = make_prior(name)
     for i in range(10):
@@ -303,7 +303,7 @@ def test_wheel_min_context_draws_the_context_size_per_batch():
 
 def test_make_prior_rejects_unknown():
     with pytest.raises(ValueError, match="prior must be one of"):
-        make_prior("sine")
+        make_prior("no-prior-is-named-this")
     with pytest.raises(TypeError, match="bad parameters"):
         make_prior("gp1d", nonsense=1)
     with pytest.raises(ValueError, match="kernel"):

@@ -4,8 +4,9 @@ import json
 
 import pytest
 import torch
+from helpers import Lines, registered_prior
 
-from npbandit.priors import GP1DPrior
+from npbandit.priors import BOPrior, GP1DPrior
 from npbandit.training import TrainConfig, cosine_lr, eval_batches, evaluate, train
 
 
@@ -360,6 +361,17 @@ def test_train_config_refuses_what_would_fail_or_mislead_later(tmp_path, kwargs,
         tiny_config(tmp_path, **kwargs)
 
 
+def test_a_registered_prior_trains_and_is_scored_on_its_own_suite(tmp_path):
+    # a prior the trainer was never told about by name: evaluation_suite once raised "unreachable"
+    with registered_prior(Lines):
+        result = train(tiny_config(tmp_path, prior="test-lines", prior_params={"n": 4}, steps=2, eval_every=1,
+                                   checkpoint_every=2), progress=False)
+    card = json.loads(result.card.read_text())
+    assert card["prior"] == {"name": "test-lines", "n": 4} and set(card["evaluation"]["log_likelihood"]) == {
+        "test-lines"}
+    assert [set(e["eval_ll"]) for e in result.log] == [{"test-lines"}] * 2
+
+
 def test_unusable_settings_fail_before_a_run_directory_exists(tmp_path):
     out = tmp_path / "run"
     with pytest.raises(ValueError, match="device"):
@@ -485,3 +497,18 @@ def test_a_resume_that_names_the_presets_own_value_is_the_same_run(tmp_path):
     assert train(same, progress=False, export=False).step == 4
     with pytest.raises(ValueError, match="model_config"):  # a different width is another run
         train(tiny_config(tmp_path, steps=4, model_config={"d_model": SIZES["tiny"]["d_model"] * 2}), progress=False)
+
+
+def test_a_state_whose_bo_spec_cites_the_deprecated_alias_still_resumes(tmp_path):
+    # the bo spec's "y" now cites npbandit.transforms.standardize; a state saved while it cited
+    # npbandit.scaling describes the same prior and must resume
+    assert "(npbandit.transforms.standardize)" in BOPrior().spec()["y"]
+    config = tiny_config(tmp_path, prior="bo", prior_params={"max_context": 8, "n_target": 4}, steps=2,
+                         eval_every=2, checkpoint_every=1)
+    assert train(config, progress=False, stop_at=1).step == 1
+    state = tmp_path / "run" / "train_state.json"
+    meta = json.loads(state.read_text())
+    meta["prior_spec"]["y"] = meta["prior_spec"]["y"].replace("(npbandit.transforms.standardize)",
+                                                              "(npbandit.scaling)")
+    state.write_text(json.dumps(meta))
+    assert train(config, progress=False).step == 2

@@ -1,0 +1,62 @@
+"""The prior registry: register_prior's checks, and each prior's evaluation suite."""
+
+import pytest
+import torch
+from helpers import Lines, registered_prior
+
+from npbandit.priors import PRIORS, BOPrior, GP1DPrior, Prior, WheelPrior, register_prior
+from npbandit.training.evaluation import eval_batches, evaluation_suite
+
+
+@pytest.fixture
+def lines():
+    with registered_prior(Lines):
+        yield Lines
+
+
+def test_a_registered_prior_gets_the_default_suite_its_own_tasks_at_the_evaluation_seed(lines):
+    suite = evaluation_suite("test-lines", n=5)
+    assert list(suite) == ["test-lines"] and isinstance(suite["test-lines"], Lines) and suite["test-lines"].n == 5
+    first = next(iter(eval_batches(suite["test-lines"], 1, 3)))
+    assert torch.equal(first.xc, Lines(5).batch(3, 2_024_000_017, 0).xc)
+
+
+def test_the_shipped_suites_are_the_sub_priors_they_always_were():
+    # the suites moved from an if-chain on names into the prior classes: the same priors, the same batches
+    def same(a, b):
+        assert type(a) is type(b) and a.spec() == b.spec()
+        for x, y in zip(eval_batches(a, 2, 3), eval_batches(b, 2, 3)):
+            assert all(torch.equal(s, t) for s, t in zip((x.xc, x.yc, x.xt, x.yt), (y.xc, y.yc, y.xt, y.yt)))
+
+    gp1d = evaluation_suite("gp1d", kernel="matern52", max_points=20)
+    assert list(gp1d) == ["rbf", "matern52"]
+    same(gp1d["rbf"], GP1DPrior("rbf", max_points=20))
+    same(gp1d["matern52"], GP1DPrior("matern52", max_points=20))
+    bo = evaluation_suite("bo", max_context=20)
+    assert list(bo) == [f"d={d}" for d in range(1, 7)]
+    for d in (1, 6):
+        same(bo[f"d={d}"], BOPrior(dims=(d,), max_context=20))
+    assert list(evaluation_suite("bo", dims=(2, 3))) == ["d=2", "d=3"]
+    wheel = evaluation_suite("wheel", n_context=64)
+    assert list(wheel) == ["wheel"]
+    same(wheel["wheel"], WheelPrior(n_context=64))
+    assert GP1DPrior.suite_fixed == ("kernel",) and BOPrior.suite_fixed == WheelPrior.suite_fixed == ()
+
+
+def test_register_prior_refuses_what_is_not_a_named_concrete_prior(lines):
+    assert register_prior(Lines) is Lines  # the same class again: nothing to refuse
+    with pytest.raises(TypeError, match="subclass of npbandit.priors.Prior"):
+        register_prior(object)
+    with pytest.raises(TypeError, match=r"must implement \['sample'\]"):
+        register_prior(type("Half", (Prior,), {"name": "half", "spec": lambda self: {}}))
+    with pytest.raises(ValueError, match="cls.name must be a non-empty string"):
+        register_prior(type("Nameless", (Lines,), {"name": " "}))
+    with pytest.raises(ValueError, match="'bo' is registered already.*replace=True"):
+        register_prior(type("Other", (Lines,), {"name": "bo"}))
+    assert PRIORS["bo"] is BOPrior
+
+
+def test_a_suite_that_is_not_named_priors_is_refused(lines, monkeypatch):
+    monkeypatch.setattr(Lines, "evaluation_suite", classmethod(lambda cls, **p: [cls(**p)]))
+    with pytest.raises(TypeError, match=r"Lines.evaluation_suite must return a non-empty dict \{name: Prior\}"):
+        evaluation_suite("test-lines")
