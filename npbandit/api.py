@@ -21,10 +21,12 @@ from npbandit.loop.episode import _check_on_error, run_episode
 from npbandit.optimize_result import OptimizeResult, run_history
 from npbandit.policies.base import Policy, PolicyWrapper
 from npbandit.policies.bo import ACQUISITIONS, DEFAULT_LIAR, OUTPUT_WARPS, BOPolicy, SobolPolicy, check_liar
+from npbandit.policies.factories import NPModelFactory
 from npbandit.rows import RowBuffer
 from npbandit.space import Parameter, SearchSpace, as_search_space
 from npbandit.stopping import RunInterrupted
 from npbandit.storage import DEFAULT_URL, RunEvaluations, RunLogger, RunRow
+from npbandit.surrogates.base import NeuralProcess
 from npbandit.surrogates.pretrained import (
     UnknownCheckpointError,
     check_bo_checkpoint,
@@ -42,7 +44,8 @@ __all__ = ["optimize", "OptimizeResult", "SURROGATES", "objective_label"]
 SURROGATES = {"cmanp": "cmanp-bo", "tnpd": "tnpd-bo", "gp": "gp", "random": "random"}
 
 
-def optimize(objective: Callable[[Any], float], bounds: Any = None, surrogate: str = "tnpd", budget: int = 50,
+def optimize(objective: Callable[[Any], float], bounds: Any = None, surrogate: str | NeuralProcess = "tnpd",
+             budget: int = 50,
              acquisition: str = "logei", minimize: bool = True, n_init: int | None = None, seed: int = 0,
              db: str | None = DEFAULT_URL, point_type: str = "numpy", on_error: str = "raise",
              progress: bool = True, commit_every: int | None = None, name: str | None = None,
@@ -159,7 +162,12 @@ def optimize(objective: Callable[[Any], float], bounds: Any = None, surrogate: s
             summary, so a step costs the same however long the run), any checkpoint
             trained on the ``bo`` prior (name or path; see ``npbandit models``; a ``d``
             wider than the checkpoint is searched in a subspace of its width, see
-            ``subspace``), ``"gp"`` (BoTorch ``SingleTaskGP``) or ``"random"`` (Sobol).
+            ``subspace``), ``"gp"`` (BoTorch ``SingleTaskGP``) or ``"random"`` (Sobol). Or a
+            surrogate loaded by ``load_surrogate`` (a ``bo`` checkpoint, loaded once for many
+            runs, of any registered family): an instance without a checkpoint card, as
+            ``build`` returns, is refused (``TypeError``), since the card is what says the
+            box its inputs come from, how its outputs are standardised, and which weights
+            a run used.
         budget: total evaluations, the initial design included.
         acquisition: ``"logei"``, ``"ucb"``, ``"thompson"``, ``"marginal-thompson"`` or
             ``"qlognei"`` (4 points per joint qLogNEI optimisation, evaluated in turn; for a
@@ -267,9 +275,12 @@ def optimize(objective: Callable[[Any], float], bounds: Any = None, surrogate: s
     if point_type == "torch" and searched is not None:
         raise ValueError("point_type='torch' is for bounds (the point as a tensor); with a search space the "
                          "objective receives a dict {name: value}")
-    if not isinstance(surrogate, str):
-        raise TypeError(f"surrogate must be a name, got {type(surrogate).__name__}")
-    if not surrogate.strip():
+    if isinstance(surrogate, NeuralProcess):
+        _check_loaded(surrogate)
+    elif not isinstance(surrogate, str):
+        raise TypeError(f"surrogate must be a name or a surrogate loaded by load_surrogate, got "
+                        f"{type(surrogate).__name__}")
+    elif not surrogate.strip():
         raise ValueError(f"surrogate must be a non-empty name ({', '.join(SURROGATES)}, a 'bo' checkpoint or a "
                          f"checkpoint path), got {surrogate!r}")
     if output_warp is not None and output_warp not in OUTPUT_WARPS:
@@ -483,10 +494,27 @@ def _check_name(name: Any) -> str:
     return name
 
 
-def _surrogate_checkpoint(surrogate: str, d: int) -> str:
+def _check_loaded(surrogate: NeuralProcess) -> None:
+    """A surrogate given as an instance must carry its checkpoint's card (``load_surrogate``
+    sets it): the card's prior says the box its inputs come from and how its outputs are
+    standardised, and its name and sha256 are what a run records of the model."""
+    card = getattr(surrogate, "card", None)
+    if not isinstance(card, dict) or "name" not in card or "sha256" not in card:
+        raise TypeError(f"surrogate: a {type(surrogate).__name__} instance must be a checkpoint loaded by "
+                        "load_surrogate (its card gives the input box, the output standardisation and the weights' "
+                        "sha256 a run records); one built by build() or trained in memory has no card: save it "
+                        "with save_pretrained and load it")
+
+
+def _surrogate_checkpoint(surrogate: str | NeuralProcess, d: int) -> str | NPModelFactory:
     """``"gp"``, ``"random"`` or the checkpoint a surrogate name means, checked to be a
     one-output ``bo`` checkpoint (before anything is loaded or evaluated); a ``d`` wider
-    than the checkpoint is searched through a subspace (``BOPolicy(subspace=...)``)."""
+    than the checkpoint is searched through a subspace (``BOPolicy(subspace=...)``). A
+    loaded surrogate is checked the same way, from its card, and wrapped in a factory."""
+    if isinstance(surrogate, NeuralProcess):
+        card = surrogate.card
+        check_bo_checkpoint(card, d, purpose=f"optimize (surrogate={card['name']!r}, d={d})")
+        return NPModelFactory(surrogate)
     name = SURROGATES.get(surrogate, surrogate)
     if name in ("gp", "random"):
         return name

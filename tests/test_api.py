@@ -269,6 +269,28 @@ def test_optimize_refuses_checkpoints_that_do_not_fit(surrogate, bounds, match):
         optimize(sphere, bounds, surrogate=surrogate, budget=3, db=None, progress=False)
 
 
+def test_optimize_takes_a_loaded_surrogate_as_it_takes_its_checkpoint(tmp_path):
+    # was "TypeError: surrogate must be a name"; NPModel and BOPolicy took loaded surrogates already
+    from npbandit.surrogates import build
+    from npbandit.surrogates.pretrained import load_surrogate
+
+    card = tiny_checkpoint(tmp_path, "tnpd", "bo")
+    db = f"sqlite:///{tmp_path / 'runs.db'}"
+    by_path = optimize(sphere, BOUNDS, surrogate=str(card), budget=7, db=None, progress=False)
+    loaded = load_surrogate(card)
+    by_instance = optimize(sphere, BOUNDS, surrogate=loaded, budget=7, db=db, progress=False)
+    assert [h["x"].tolist() for h in by_instance.history] == [h["x"].tolist() for h in by_path.history]
+    (run,) = list_runs(db)
+    assert run.surrogate == "tnpd-bo" and run.checkpoint_sha256 == read_card(card)["sha256"]
+    with pytest.raises(TypeError, match="surrogate: a TNPD instance must be a checkpoint loaded by load_surrogate"):
+        optimize(sphere, BOUNDS, surrogate=build("tnpd", 2, 1, size="tiny"), budget=3, db=None, progress=False)
+    with pytest.raises(ValueError, match=r"prior 'wheel'"):
+        optimize(sphere, BOUNDS, surrogate=load_surrogate(tiny_checkpoint(tmp_path, "cmanp", "wheel")), budget=3,
+                 db=None, progress=False)
+    with pytest.raises(TypeError, match="surrogate must be a name or a surrogate loaded by load_surrogate"):
+        optimize(sphere, BOUNDS, surrogate=3, budget=3, db=None, progress=False)
+
+
 def test_optimize_searches_more_inputs_than_the_checkpoint_takes(tmp_path):
     card = tiny_checkpoint(tmp_path, "cmanp", "bo")
     lower, upper = np.full(9, -2.0), np.linspace(1.0, 3.0, 9)

@@ -311,7 +311,8 @@ class BOPrior(Prior):
                 "noise_std": ["loguniform", *self.noise_std_range],
                 "n_context": ["randint", self.min_context, self.max_context + 1], "n_target": self.n_target,
                 "y": f"standardised by the mean and std of the {'context' if self.standardize == 'context' else 'task'}"
-                     f"{'' if self.standardize == 'context' else ' (all its points)'} (npbandit.transforms.standardize)"}
+                     f"{'' if self.standardize == 'context' else ' (all its points)'}"
+                     " (npbandit.transforms.standardize)"}
         if self.irrelevant_prob > 0:
             spec["irrelevant"] = {"prob": self.irrelevant_prob,
                                   "lengthscale": ["sqrt(d) * loguniform", *self.irrelevant_range]}

@@ -4,11 +4,16 @@
 >>> model = build("cmanp", x_dim=1, y_dim=1)                 # paper size
 >>> small = build("cmanp", x_dim=1, y_dim=1, size="small")   # CPU-friendly
 >>> custom = build("lbanp", 2, 1, size="small", n_latents=16)
+
+A new family is a :class:`NeuralProcess` subclass with its own ``name`` and
+``config_class`` (a frozen dataclass, e.g. a subclass of :class:`NPConfig`), added with
+:func:`register_model`; :func:`build`, :func:`model_config`, training and
+``load_surrogate`` (its checkpoints) then find it by name.
 """
 
 from __future__ import annotations
 
-from dataclasses import fields
+from dataclasses import fields, is_dataclass
 from typing import Any
 
 from npbandit.surrogates.base import ContextSetState, NeuralProcess, NPConfig, NPState
@@ -23,6 +28,7 @@ __all__ = [
     "build",
     "model_config",
     "available_models",
+    "register_model",
     "SIZES",
     "NeuralProcess",
     "NPConfig",
@@ -56,8 +62,46 @@ SIZES: dict[str, dict[str, Any]] = {
 }
 
 
+def register_model(cls: type[NeuralProcess], *, replace: bool = False) -> type[NeuralProcess]:
+    """Add the surrogate family ``cls`` under ``cls.name``, so that :func:`build`,
+    :func:`model_config`, training (``TrainConfig(model=...)``) and ``load_surrogate`` (a
+    checkpoint whose card names the family) find it. Returns ``cls`` (usable as a class
+    decorator).
+
+    Args:
+        cls: a concrete :class:`NeuralProcess` subclass (``_condition`` and ``_predict``
+            implemented) with a lower-case, non-empty ``name`` other than the base class's
+            ``"np"`` and a ``config_class`` that is a dataclass (its fields are what
+            :func:`build` takes as overrides and a checkpoint card stores as ``config``).
+        replace: allow ``cls.name`` to name a registered family, which ``cls`` then replaces.
+
+    Raises:
+        TypeError: ``cls`` is not a concrete :class:`NeuralProcess` subclass, or its
+            ``config_class`` is not a dataclass.
+        ValueError: a bad ``name``, or one registered already (to another class) and
+            ``replace`` is false.
+    """
+    if not isinstance(cls, type) or not issubclass(cls, NeuralProcess):
+        raise TypeError(f"cls must be a subclass of npbandit.surrogates.NeuralProcess, got {cls!r}")
+    if getattr(cls, "__abstractmethods__", None):
+        raise TypeError(f"cls must implement {sorted(cls.__abstractmethods__)} (NeuralProcess's abstract methods); "
+                        f"{cls.__name__} does not")
+    name = cls.name
+    if not isinstance(name, str) or not name.strip() or name != name.lower() or name == NeuralProcess.name:
+        raise ValueError(f"cls.name must be a lower-case, non-empty string of its own (not the base class's "
+                         f"{NeuralProcess.name!r}), got {name!r}")
+    config_cls = cls.config_class
+    if not (isinstance(config_cls, type) and is_dataclass(config_cls)):
+        raise TypeError(f"cls.config_class must be a dataclass (e.g. a subclass of NPConfig), got {config_cls!r}")
+    if name in _MODELS and _MODELS[name] is not cls and not replace:
+        raise ValueError(f"a surrogate family named {name!r} is registered already ({_MODELS[name].__qualname__}); "
+                         "give the new one another name, or pass replace=True")
+    _MODELS[name] = cls
+    return cls
+
+
 def available_models() -> list[str]:
-    """Names accepted by :func:`build`."""
+    """Names accepted by :func:`build`: the shipped families and those added with :func:`register_model`."""
     return sorted(_MODELS)
 
 
