@@ -48,10 +48,11 @@ path. Outputs are independent (one correlation matrix per output). Differentiabl
 
 Which is the default
 --------------------
-``"diagonal"``: chosen by measurement (``experiments/benchmarks/botorch_batch.py``, the
-choosing suite; ``experiments/log/benchmarks.md``, "NPModel's q-batch covariance"), where the
-correlated posterior stopped the batches bunching but lowered the final regret of a BoTorch
-batch loop on 1 of 3 functions, at several times the cost.
+``"diagonal"``. ``"conditioning"`` (this module) is the option for joint q-batch
+acquisitions: a batch's points close together no longer count as independent draws, at the
+cost below. Which one is the default was decided by measurement
+(``experiments/benchmarks/botorch_batch.py``); the rule and the results are in
+``experiments/log/benchmarks.md``, section "NPModel's q-batch covariance".
 
 Cost
 ----

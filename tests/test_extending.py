@@ -1,0 +1,92 @@
+"""docs/contributing.md's "Extending npbandit": its three examples run as written, and the
+protocol tests run on the example surrogate family."""
+
+import importlib.util
+import inspect
+import re
+from pathlib import Path
+
+import pytest
+import torch
+
+import npbandit.surrogates as surrogates
+from npbandit.priors import PRIORS
+
+ROOT = Path(__file__).resolve().parents[1]
+
+
+def example(heading: str) -> str:
+    """The python block under ``### heading`` in the Extending section."""
+    text = (ROOT / "docs" / "contributing.md").read_text()
+    section = text.split("## Extending npbandit", 1)[1].split("\n## ", 1)[0]
+    part = section.split(f"### {heading}\n", 1)[1].split("\n### ", 1)[0]
+    blocks = re.findall(r"```python\n(.*?)```", part, flags=re.S)
+    assert len(blocks) == 1, heading
+    return blocks[0]
+
+
+@pytest.fixture
+def registries():
+    """The registries as they were once the test is over (an example registers a class)."""
+    models, priors = dict(surrogates._MODELS), dict(PRIORS)
+    yield
+    surrogates._MODELS.clear()
+    surrogates._MODELS.update(models)
+    PRIORS.clear()
+    PRIORS.update(priors)
+
+
+def test_the_acquisition_optimiser_example_runs_and_is_recorded():
+    namespace: dict = {}
+    exec(example("A new acquisition optimiser"), namespace)
+    result = namespace["result"]
+    assert len(result.history) == 7 and result.best_value < 0.5
+    assert namespace["RandomSearch"]().params() == {"name": "random-search", "n": 256}
+
+
+def test_the_surrogate_example_registers_a_family_the_protocol_tests_pass(registries, tmp_path):
+    namespace: dict = {}
+    exec(example("A new surrogate family"), namespace)
+    assert "mean-cnp" in surrogates.available_models() and isinstance(namespace["model"], namespace["MeanCNP"])
+    with pytest.raises(ValueError, match="'mean-cnp' is registered already"):
+        surrogates.register_model(type("Again", (namespace["MeanCNP"],), {}))
+    # every protocol test parametrised over the registry, on the new family
+    spec = importlib.util.spec_from_file_location("protocol_tests", ROOT / "tests/surrogates/test_protocol.py")
+    protocol = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(protocol)
+    ran = []
+    for name, test in inspect.getmembers(protocol, inspect.isfunction):
+        arguments = inspect.signature(test).parameters
+        if name.startswith("test_") and "model_name" in arguments:
+            torch.manual_seed(0)
+            test(**{"model_name": "mean-cnp", "tmp_path": tmp_path / name}
+                 if "tmp_path" in arguments else {"model_name": "mean-cnp"})
+            ran.append(name)
+    assert len(ran) >= 15
+
+
+def test_the_prior_example_registers_a_prior_that_trains_on_its_default_suite(registries, tmp_path, monkeypatch):
+    monkeypatch.chdir(tmp_path)
+    namespace: dict = {}
+    exec(example("A new prior"), namespace)
+    assert list(namespace["suite"]) == ["lines"] and namespace["suite"]["lines"].n == 8
+    assert set(namespace["run"].log[-1]["eval_ll"]) == {"lines"} and namespace["run"].step == 2
+
+
+def test_register_model_refuses_what_is_not_a_named_concrete_family(registries):
+    from npbandit.surrogates import CMANP, NeuralProcess, NPConfig
+
+    with pytest.raises(TypeError, match="subclass of npbandit.surrogates.NeuralProcess"):
+        surrogates.register_model(NPConfig)
+    with pytest.raises(TypeError, match=r"must implement \['_condition', '_predict'\]"):
+        surrogates.register_model(type("Empty", (NeuralProcess,), {"name": "empty"}))
+    for name in ("np", "Upper", ""):  # the base class's, not lower-case, empty
+        with pytest.raises(ValueError, match="cls.name must be a lower-case, non-empty string"):
+            surrogates.register_model(type("Bad", (CMANP,), {"name": name}))
+    with pytest.raises(TypeError, match="config_class must be a dataclass"):
+        surrogates.register_model(type("NoConfig", (CMANP,), {"name": "no-config", "config_class": dict}))
+    with pytest.raises(ValueError, match="'cmanp' is registered already"):
+        surrogates.register_model(type("Other", (CMANP,), {"name": "cmanp"}))
+    assert surrogates.register_model(CMANP) is CMANP  # the same class again: nothing to refuse
+    other = surrogates.register_model(type("Other", (CMANP,), {"name": "cmanp"}), replace=True)
+    assert isinstance(surrogates.build("cmanp", 1, 1, size="tiny"), other)
