@@ -90,3 +90,23 @@ def test_register_model_refuses_what_is_not_a_named_concrete_family(registries):
     assert surrogates.register_model(CMANP) is CMANP  # the same class again: nothing to refuse
     other = surrogates.register_model(type("Other", (CMANP,), {"name": "cmanp"}), replace=True)
     assert isinstance(surrogates.build("cmanp", 1, 1, size="tiny"), other)
+
+
+def test_a_checkpoint_of_a_prior_not_registered_here_says_so(tmp_path):
+    # NPModel takes a checkpoint of any registered prior: one trained on a prior this process
+    # has not registered is refused, saying what is missing
+    from helpers import Lines, registered_prior
+
+    from npbandit.models import NPModel
+    from npbandit.surrogates import build
+    from npbandit.surrogates.pretrained import CheckpointError, load_surrogate, save_pretrained
+
+    with registered_prior(Lines):
+        card = save_pretrained(build("tnpd", 1, 1, size="tiny"), tmp_path, "tnpd-lines", prior=Lines().spec(),
+                               training={"steps": 1}, evaluation={"log_likelihood": {"lines": 0.0}})
+        surrogate = load_surrogate(card)
+        X, Y = torch.rand(4, 1, dtype=torch.float64), torch.rand(4, 1, dtype=torch.float64)
+        assert NPModel.from_pretrained(surrogate, X, Y).posterior(X).mean.shape == (4, 1)
+    with pytest.raises(CheckpointError, match="prior 'test-lines', a prior this process has not registered "
+                                              r"\(register_prior\)"):
+        NPModel.from_pretrained(surrogate, X, Y)

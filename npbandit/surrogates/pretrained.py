@@ -438,7 +438,12 @@ def check_checkpoint_kind(card: dict[str, Any], *, prior: str | Sequence[str] | 
     wanted = [f"a {_one_of(priors)} checkpoint" if priors else "a checkpoint"]
     misses = []
     if priors is not None and use["prior"] not in priors:
-        misses.append(f"prior {use['prior']!r}, not {_one_of(priors)}")
+        from npbandit.priors import PRIORS
+
+        # a prior added with register_prior in the process that trained it, not in this one
+        unknown = ("" if use["prior"] in PRIORS or not isinstance(use["prior"], str)
+                   else ", a prior this process has not registered (register_prior)")
+        misses.append(f"prior {use['prior']!r}{unknown}, not {_one_of(priors)}")
     if x_dim is not None:
         wanted.append(f"{x_dim} input(s)")
         if x_dim not in dims:
