@@ -4,8 +4,11 @@
 # seconds and saves). Two phases per run, as the training study found: a warm-up on whole-task
 # standardisation with the sampled loss (WARM steps), then the context-standardised expected loss from the
 # warm-up's weights (STEPS, the cosine schedule's length). Smooth activations (ACT): with ReLU MLPs the
-# network's mean and std have kinks in x, on which BoTorch's L-BFGS-B spends 2-5x the evaluations of a GP
-# (experiments/probes/probe_smooth_embedding.py); the activation is the network's own, so it is trained in.
+# network's mean and std have kinks in x, and BoTorch's L-BFGS-B restarts end on them (one-sided derivatives
+# of opposite signs; experiments/probes/probe_lbfgs_kinks.py) after 2-5x a GP's evaluations. Swapping the
+# shipped weights' ReLUs for Softplus removed the kinks and halved the evaluations on tnpd-bo, not on cmanp-bo
+# (experiments/log/benchmarks.md); a smooth activation can only be trained in, and whether it cuts the
+# evaluations is measured on these models.
 #
 #   The device's image lacks gymnasium and SQLAlchemy (npbandit imports them): here, once,
 #     echo /.whl/ >> .git/info/exclude; .venv/bin/python -m pip download --no-deps --only-binary=:all: \
