@@ -1,15 +1,16 @@
 """Why BoTorch's L-BFGS-B makes so many evaluations on an NP's LogEI: the ReLU input embedding?
 
-Hypothesis: every ``bo`` surrogate embeds its inputs with a ReLU MLP (``npbandit.surrogates.layers.mlp``),
-so the network's mean and std are piecewise smooth in ``x`` with kinks where a unit switches, and
-L-BFGS-B's curvature pairs and line searches stall at them. Probe: the same pretrained weights with
-every ``nn.ReLU`` replaced by ``nn.Softplus(beta)`` (a smooth function within ``log(2) / beta`` of
-ReLU per unit), and the evaluations ``optimize_acqf`` makes for one LogEI proposal
-(10 restarts, 512 raw samples, seeded) on ``N`` uniform points of Hartmann-6, with the best LogEI
-value each reaches. Nothing here changes a shipped checkpoint; a smooth activation would have to
-be trained in.
+Hypothesis: every ``bo`` surrogate embeds its inputs with a ReLU MLP
+(``npbandit.surrogates.layers.mlp``), so the network's mean and std are piecewise smooth in ``x``
+with kinks where a unit switches, and L-BFGS-B's curvature pairs and line searches stall at them.
+Probe: the same pretrained weights (``--checkpoint``, default ``tnpd-bo``) with every ``nn.ReLU``
+replaced by ``nn.Softplus(beta)`` (a smooth function within ``log(2) / beta`` of ReLU per unit),
+and the evaluations ``optimize_acqf`` makes for one LogEI proposal (10 restarts, 512 raw samples,
+seeded) on ``N`` uniform points of Hartmann-6, with the best LogEI value each reaches. Nothing
+here changes a shipped checkpoint; a smooth activation would have to be trained in.
 
     python experiments/probes/probe_smooth_embedding.py --seeds 4 --n 50
+    python experiments/probes/probe_smooth_embedding.py --checkpoint cmanp-bo --views 1
 """
 
 from __future__ import annotations
@@ -19,7 +20,7 @@ import time
 import warnings
 
 
-def evaluations(surrogate, n: int, seed: int) -> tuple[int, float, float]:
+def evaluations(surrogate, n: int, seed: int, views: int | None = None) -> tuple[int, float, float]:
     """``(acquisition calls, seconds, best LogEI)`` of one ``optimize_acqf`` proposal."""
     import torch
     from botorch.acquisition import LogExpectedImprovement
@@ -30,7 +31,8 @@ def evaluations(surrogate, n: int, seed: int) -> tuple[int, float, float]:
 
     X = torch.rand(n, 6, generator=torch.Generator().manual_seed(seed), dtype=torch.float64)
     Y = -Hartmann(dim=6)(X).unsqueeze(-1)
-    acq = LogExpectedImprovement(NPModel.from_pretrained(surrogate, X, Y), best_f=Y.max())
+    options = {} if views is None else {"n_views": views}
+    acq = LogExpectedImprovement(NPModel.from_pretrained(surrogate, X, Y, **options), best_f=Y.max())
     calls = [0]
     forward = acq.forward
 
@@ -46,13 +48,13 @@ def evaluations(surrogate, n: int, seed: int) -> tuple[int, float, float]:
     return calls[0], time.perf_counter() - start, float(value)
 
 
-def smoothed(beta: float | None):
-    """``tnpd-bo`` with its ReLUs replaced by ``Softplus(beta)`` (``None``: as shipped)."""
+def smoothed(beta: float | None, checkpoint: str = "tnpd-bo"):
+    """``checkpoint`` with its ReLUs replaced by ``Softplus(beta)`` (``None``: as shipped)."""
     import torch
 
     from npbandit.surrogates.pretrained import load_surrogate
 
-    surrogate = load_surrogate("tnpd-bo")
+    surrogate = load_surrogate(checkpoint)
     if beta is not None:
         for module in list(surrogate.modules()):
             for name, child in list(module.named_children()):
@@ -68,14 +70,16 @@ def main(argv: list[str] | None = None) -> None:
     parser.add_argument("--seeds", type=int, default=4)
     parser.add_argument("--n", type=int, default=50)
     parser.add_argument("--betas", type=float, nargs="+", default=[50.0, 200.0])
+    parser.add_argument("--checkpoint", default="tnpd-bo")
+    parser.add_argument("--views", type=int, default=None, help="NPModel's n_views (default: the card's)")
     args = parser.parse_args(argv)
     torch.set_num_threads(1)
     warnings.simplefilter("ignore")
     print(f"| activation | evaluations per seed (0..{args.seeds - 1}) | seconds | best LogEI |")
     print("|---|---|---|---|")
     for beta in [None, *args.betas]:
-        surrogate = smoothed(beta)
-        rows = [evaluations(surrogate, args.n, seed) for seed in range(args.seeds)]
+        surrogate = smoothed(beta, args.checkpoint)
+        rows = [evaluations(surrogate, args.n, seed, args.views) for seed in range(args.seeds)]
         name = "ReLU (shipped)" if beta is None else f"Softplus(beta={beta:g})"
         print(f"| {name} | {', '.join(str(r[0]) for r in rows)} | {', '.join(f'{r[1]:.2f}' for r in rows)} "
               f"| {', '.join(f'{r[2]:.3f}' for r in rows)} |", flush=True)
