@@ -15,7 +15,7 @@ if TYPE_CHECKING:  # torch loads only where a check needs it
     import torch
 
 __all__ = ["check_bool", "check_int", "check_real", "check_range", "check_render_mode", "check_options",
-           "check_device", "check_float_dtype", "is_real", "is_tensor"]
+           "check_device", "check_float_dtype", "is_real", "is_tensor", "register_class"]
 
 
 def is_real(value: Any) -> bool:
@@ -121,3 +121,26 @@ def check_options(options: Any, known: tuple[str, ...]) -> dict[str, Any]:
         raise ValueError(f"options has unknown key(s) {unknown}; this environment takes "
                          f"{list(known) if known else 'none'}")
     return options
+
+
+def register_class(registry: dict[str, type], cls: Any, base: type, name: str, replace: bool,
+                   base_path: str) -> type:
+    """Add ``cls`` to ``registry`` under ``name`` (a registration function's shared part): ``cls``
+    must be a concrete subclass of ``base`` (``base_path``: its public address, for messages),
+    and ``name`` free or already ``cls``'s unless ``replace``. Returns ``cls`` (so a
+    registration function can serve as a decorator).
+
+    Raises:
+        TypeError: ``cls`` is not a subclass of ``base``, or leaves abstract methods unimplemented.
+        ValueError: ``name`` names another registered class and ``replace`` is false.
+    """
+    if not isinstance(cls, type) or not issubclass(cls, base):
+        raise TypeError(f"cls must be a subclass of {base_path}, got {cls!r}")
+    if getattr(cls, "__abstractmethods__", None):
+        raise TypeError(f"cls must implement {sorted(cls.__abstractmethods__)} ({base.__name__}'s abstract methods); "
+                        f"{cls.__name__} does not")
+    if name in registry and registry[name] is not cls and not replace:
+        raise ValueError(f"{name!r} is registered already ({registry[name].__qualname__}); give the new class "
+                         "another name, or pass replace=True")
+    registry[name] = cls
+    return cls

@@ -14,6 +14,7 @@ from typing import Any
 from npbandit.priors.base import Prior, TaskBatch, step_generator
 from npbandit.priors.gp import BOPrior, GP1DPrior
 from npbandit.priors.wheel import WheelPrior
+from npbandit.validation import register_class
 
 __all__ = ["Prior", "TaskBatch", "GP1DPrior", "BOPrior", "WheelPrior", "make_prior", "PRIORS", "step_generator",
            "register_prior"]
@@ -37,19 +38,10 @@ def register_prior(cls: type[Prior], *, replace: bool = False) -> type[Prior]:
         ValueError: ``cls.name`` is not a non-empty string, or is registered already
             (to another class) and ``replace`` is false.
     """
-    if not isinstance(cls, type) or not issubclass(cls, Prior):
-        raise TypeError(f"cls must be a subclass of npbandit.priors.Prior, got {cls!r}")
-    if getattr(cls, "__abstractmethods__", None):
-        raise TypeError(f"cls must implement {sorted(cls.__abstractmethods__)} (Prior's abstract methods); "
-                        f"{cls.__name__} does not")
     name = getattr(cls, "name", None)
-    if not isinstance(name, str) or not name.strip():
+    if isinstance(cls, type) and issubclass(cls, Prior) and (not isinstance(name, str) or not name.strip()):
         raise ValueError(f"cls.name must be a non-empty string (the prior's registry name), got {name!r}")
-    if name in PRIORS and PRIORS[name] is not cls and not replace:
-        raise ValueError(f"a prior named {name!r} is registered already ({PRIORS[name].__qualname__}); give "
-                         "the new one another name, or pass replace=True")
-    PRIORS[name] = cls
-    return cls
+    return register_class(PRIORS, cls, Prior, name, replace, "npbandit.priors.Prior")
 
 
 def make_prior(name: str, **params: Any) -> Prior:

@@ -23,6 +23,7 @@ from npbandit.surrogates.lbanp import LBANP, LBANPConfig
 from npbandit.surrogates.retreever import ReTreever, ReTreeverConfig
 from npbandit.surrogates.te_pt_tnp import TEPTTNP, TEPTTNPConfig
 from npbandit.surrogates.tnp import TNPD, TNPDConfig
+from npbandit.validation import register_class
 
 __all__ = [
     "build",
@@ -81,23 +82,16 @@ def register_model(cls: type[NeuralProcess], *, replace: bool = False) -> type[N
         ValueError: a bad ``name``, or one registered already (to another class) and
             ``replace`` is false.
     """
-    if not isinstance(cls, type) or not issubclass(cls, NeuralProcess):
-        raise TypeError(f"cls must be a subclass of npbandit.surrogates.NeuralProcess, got {cls!r}")
-    if getattr(cls, "__abstractmethods__", None):
-        raise TypeError(f"cls must implement {sorted(cls.__abstractmethods__)} (NeuralProcess's abstract methods); "
-                        f"{cls.__name__} does not")
-    name = cls.name
-    if not isinstance(name, str) or not name.strip() or name != name.lower() or name == NeuralProcess.name:
-        raise ValueError(f"cls.name must be a lower-case, non-empty string of its own (not the base class's "
-                         f"{NeuralProcess.name!r}), got {name!r}")
-    config_cls = cls.config_class
-    if not (isinstance(config_cls, type) and is_dataclass(config_cls)):
-        raise TypeError(f"cls.config_class must be a dataclass (e.g. a subclass of NPConfig), got {config_cls!r}")
-    if name in _MODELS and _MODELS[name] is not cls and not replace:
-        raise ValueError(f"a surrogate family named {name!r} is registered already ({_MODELS[name].__qualname__}); "
-                         "give the new one another name, or pass replace=True")
-    _MODELS[name] = cls
-    return cls
+    if isinstance(cls, type) and issubclass(cls, NeuralProcess):  # the family's own rules; the rest below
+        name = cls.name
+        if not isinstance(name, str) or not name.strip() or name != name.lower() or name == NeuralProcess.name:
+            raise ValueError(f"cls.name must be a lower-case, non-empty string of its own (not the base class's "
+                             f"{NeuralProcess.name!r}), got {name!r}")
+        config_cls = cls.config_class
+        if not (isinstance(config_cls, type) and is_dataclass(config_cls)):
+            raise TypeError(f"cls.config_class must be a dataclass (e.g. a subclass of NPConfig), got {config_cls!r}")
+    return register_class(_MODELS, cls, NeuralProcess, getattr(cls, "name", None), replace,
+                          "npbandit.surrogates.NeuralProcess")
 
 
 def available_models() -> list[str]:
