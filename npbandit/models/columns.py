@@ -10,12 +10,13 @@ is sound where a projection of arbitrary points (a count sketch, :mod:`npbandit.
 is not: a projection that mixes several inputs into one coordinate is exact only for points
 the search itself placed in the embedding, which an optimiser over all ``D`` inputs does not.
 
-* :func:`relevance` -- the per-column relevance estimate of observed data, which
-  :class:`RelevantColumns` and :meth:`CoordinateSearch.coordinate_weights
-  <npbandit.acquisition.subspace.CoordinateSearch.coordinate_weights>` share;
+* :func:`relevance` -- a per-column relevance estimate of observed data (a trend or a bowl
+  around a given point), which :meth:`CoordinateSearch.coordinate_weights
+  <npbandit.acquisition.subspace.CoordinateSearch.coordinate_weights>` uses;
 * :class:`ColumnSelector` -- the interface of a rule that picks ``S`` from the training
   data (inject one as ``NPModel(..., columns=selector)``);
-* :class:`RelevantColumns` -- the default rule: the ``width`` most relevant columns;
+* :class:`RelevantColumns` -- the default rule: the ``width`` columns that explain most of
+  the outputs, by forward selection;
 * :func:`resolve_columns` -- what ``NPModel``'s ``columns`` argument means for given data.
 """
 
@@ -74,24 +75,82 @@ class ColumnSelector(abc.ABC):
 
 
 class RelevantColumns(ColumnSelector):
-    """The ``width`` columns of highest :func:`relevance`, scored with the bowl centred on the
-    best and on the worst observed point of the first output (the larger of the two per
-    column), so the rule serves maximisation and minimisation alike (Ax hands the model the
-    metric as measured, whichever way it is optimised).
+    """The ``width`` columns that explain most of the outputs, chosen one at a time by forward
+    selection on each column's quadratic.
 
-    Deterministic: ties (among them every column when fewer than three points or no signal
-    are seen) go to the lower index, and the chosen columns are read in increasing order."""
+    Each column ``j`` offers the two features ``x_j`` and ``x_j**2`` (a trend and a bowl
+    with its centre anywhere, so the rule serves maximisation and minimisation alike: Ax hands
+    the model the metric as measured, whichever way it is optimised). Step by step the column
+    chosen is the one whose least-squares quadratic explains the largest fraction ``R2`` of
+    the outputs' variation left unexplained (per output, the largest over the ``m``
+    outputs). Its fit is then taken out of the outputs -- they are refitted jointly on every
+    column so taken, additively -- provided the evidence supports it: the chance that the
+    best of the ``c`` columns still in play explains that much of pure noise (the F test of
+    its two features, ``(1 - R2) ** (df / 2)`` with ``df`` the residual degrees of freedom,
+    times ``c``) is below :attr:`alpha`. Taking out what the inputs chosen so far explain is
+    what lets a weaker input outrank inert columns whose chance correlation with the
+    outputs is of the same size as its own marginal one; a step that is not supported
+    leaves the outputs as they are, so with thin data the rule ranks columns by their
+    marginal ``R2``.
+
+    Deterministic and unchanged by shifting and scaling a column or an output: ties
+    (among them every column with fewer than four points, which a quadratic fits
+    exactly, or without signal) go to the lower index, and the chosen columns are read in
+    increasing order.
+
+    Args:
+        alpha: the chance level (in ``(0, 1)``) below which a step's fit is taken out.
+    """
+
+    def __init__(self, alpha: float = 0.2) -> None:
+        if isinstance(alpha, bool) or not isinstance(alpha, numbers.Real) or not 0 < alpha < 1:
+            raise ValueError(f"alpha must be a number in (0, 1), got {alpha!r}")
+        self.alpha = float(alpha)
 
     def select(self, X: Tensor, Y: Tensor, width: int) -> tuple[int, ...]:
         X = torch.as_tensor(X).detach().to(torch.float64)
         Y = torch.as_tensor(Y).detach().to(torch.float64).reshape(len(X), -1)
-        best, worst = int(torch.argmax(Y[:, 0])), int(torch.argmin(Y[:, 0]))
-        score = torch.maximum(relevance(X, Y, X[best]), relevance(X, Y, X[worst]))
-        order = torch.sort(-score, stable=True).indices[:width]
-        return tuple(sorted(order.tolist()))
+        n, D = X.shape
+        k = min(int(width), D)
+        if n < 4:
+            return tuple(range(k))
+        F = _quadratic_features(X)  # [n, D, 2]
+        y = Y - Y.mean(dim=0)  # [n, m]
+        residual, taken, chosen = y, [], []
+        for _ in range(k):
+            proj = torch.einsum("ndk,nm->dmk", F, residual)  # [D, m, 2]
+            explained = (proj**2).sum(-1) / (residual**2).sum(0).clamp_min(1e-300)  # [D, m]: R2
+            score = torch.where((residual**2).sum(0) > 1e-24 * (y**2).sum(0).clamp_min(1e-300),
+                                explained, torch.zeros(())).amax(dim=-1).clamp(0, 1)
+            score[chosen] = -1.0
+            j = int(torch.sort(-score, stable=True).indices[0])
+            chosen.append(j)
+            df = n - 1 - 2 * len(taken) - 2  # the residual degrees of freedom with j's two features fitted
+            if df >= 1 and (1 - float(score[j])) ** (df / 2) * (D - len(chosen) + 1) < self.alpha:
+                taken.append(j)
+                A = torch.cat([torch.ones(n, 1, dtype=X.dtype)] + [F[:, c, :] for c in taken], dim=1)
+                residual = y - A @ torch.linalg.lstsq(A, y).solution
+        return tuple(sorted(chosen))
 
     def __repr__(self) -> str:
-        return "RelevantColumns()"
+        return "RelevantColumns()" if self.alpha == 0.2 else f"RelevantColumns(alpha={self.alpha})"
+
+
+def _quadratic_features(X: Tensor) -> Tensor:
+    """``[n, D, 2]``: per column of ``X`` (``[n, D]``), an orthonormal basis of the part of
+    ``span(x_j, x_j**2)`` orthogonal to the constant (zero where a column has no such part:
+    a constant column has none, a two-valued one no quadratic part)."""
+    z = X - X.mean(dim=0)
+    scale = z.norm(dim=0)
+    z = torch.where(scale > 1e-12 * X.abs().amax(dim=0).clamp_min(1e-300), z / scale.clamp_min(1e-300),
+                    torch.zeros(()))
+    q = z**2
+    q = q - q.mean(dim=0)
+    before = q.norm(dim=0)
+    q = q - (q * z).sum(dim=0) * z
+    after = q.norm(dim=0)
+    q = torch.where(after > 1e-6 * before.clamp_min(1e-300), q / after.clamp_min(1e-300), torch.zeros(()))
+    return torch.stack([z, q], dim=-1)
 
 
 def resolve_columns(columns: Any, train_X: Tensor, train_Y: Tensor, width: int) -> tuple[int, ...] | None:
