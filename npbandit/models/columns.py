@@ -15,8 +15,8 @@ the search itself placed in the embedding, which an optimiser over all ``D`` inp
   <npbandit.acquisition.subspace.CoordinateSearch.coordinate_weights>` uses;
 * :class:`ColumnSelector` -- the interface of a rule that picks ``S`` from the training
   data (inject one as ``NPModel(..., columns=selector)``);
-* :class:`RelevantColumns` -- the default rule: the ``width`` columns that explain most of
-  the outputs, by forward selection;
+* :class:`RelevantColumns` -- the default rule: the ``width`` columns with the largest
+  effects in an additive quadratic model of the outputs;
 * :func:`resolve_columns` -- what ``NPModel``'s ``columns`` argument means for given data.
 """
 
@@ -75,65 +75,62 @@ class ColumnSelector(abc.ABC):
 
 
 class RelevantColumns(ColumnSelector):
-    """The ``width`` columns that explain most of the outputs, chosen one at a time by forward
-    selection on each column's quadratic.
+    """The ``width`` columns with the largest effects in an additive quadratic model of the
+    outputs, fitted to all the columns at once.
 
-    Each column ``j`` offers the two features ``x_j`` and ``x_j**2`` (a trend and a bowl
-    with its centre anywhere, so the rule serves maximisation and minimisation alike: Ax hands
-    the model the metric as measured, whichever way it is optimised). Step by step the column
-    chosen is the one whose least-squares quadratic explains the largest fraction ``R2`` of
-    the outputs' variation left unexplained (per output, the largest over the ``m``
-    outputs). Its fit is then taken out of the outputs -- they are refitted jointly on every
-    column so taken, additively -- provided the evidence supports it: the chance that the
-    best of the ``c`` columns still in play explains that much of pure noise (the F test of
-    its two features, ``(1 - R2) ** (df / 2)`` with ``df`` the residual degrees of freedom,
-    times ``c``) is below :attr:`alpha`. Taking out what the inputs chosen so far explain is
-    what lets a weaker input outrank inert columns whose chance correlation with the
-    outputs is of the same size as its own marginal one; a step that is not supported
-    leaves the outputs as they are, so with thin data the rule ranks columns by their
-    marginal ``R2``.
+    Each column ``j`` offers two features: ``x_j`` and the part of ``x_j**2`` not explained
+    by ``x_j`` (a trend and a bowl with its centre anywhere, so the rule serves maximisation
+    and minimisation alike: Ax hands the model the metric as measured, whichever way it is
+    optimised), each centred and scaled to unit norm over the points. Each output, centred
+    and scaled to unit norm, is regressed on the ``2 D`` features together by ridge
+    regression (penalty :attr:`ridge` on the squared coefficients, so any number of points
+    will do); a column's score is the squared norm of its two coefficients (for several
+    outputs, the largest over them), and the ``width`` highest are chosen.
 
-    Deterministic and unchanged by shifting and scaling a column or an output: ties
-    (among them every column with fewer than four points, which a quadratic fits
-    exactly, or without signal) go to the lower index, and the chosen columns are read in
-    increasing order.
+    Fitting the columns together is what lets a weaker input outrank inert columns whose
+    chance correlation with the outputs is as large as its own marginal one: the effects of
+    the other inputs are accounted for instead of counted as noise. The penalty shares the
+    credit between columns that move together, as an optimiser's proposals make the inputs
+    that matter do, where a rule that took out one column's fit before scoring the next
+    would leave the others nothing.
+
+    Deterministic and unchanged by shifting and scaling a column or an output: ties (among
+    them every column with fewer than three points, or without signal) go to the lower
+    index, and the chosen columns are read in increasing order.
 
     Args:
-        alpha: the chance level (in ``(0, 1)``) below which a step's fit is taken out.
+        ridge: the penalty (``> 0``), in units of the unit-norm features; smaller trusts the
+            joint fit more, larger tends to ranking each column by its own fit.
     """
 
-    def __init__(self, alpha: float = 0.2) -> None:
-        if isinstance(alpha, bool) or not isinstance(alpha, numbers.Real) or not 0 < alpha < 1:
-            raise ValueError(f"alpha must be a number in (0, 1), got {alpha!r}")
-        self.alpha = float(alpha)
+    def __init__(self, ridge: float = 0.1) -> None:
+        if isinstance(ridge, bool) or not isinstance(ridge, numbers.Real) or not 0 < ridge < float("inf"):
+            raise ValueError(f"ridge must be a positive number, got {ridge!r}")
+        self.ridge = float(ridge)
 
     def select(self, X: Tensor, Y: Tensor, width: int) -> tuple[int, ...]:
         X = torch.as_tensor(X).detach().to(torch.float64)
         Y = torch.as_tensor(Y).detach().to(torch.float64).reshape(len(X), -1)
         n, D = X.shape
         k = min(int(width), D)
-        if n < 4:
+        if n < 3:
             return tuple(range(k))
-        F = _quadratic_features(X)  # [n, D, 2]
-        y = Y - Y.mean(dim=0)  # [n, m]
-        residual, taken, chosen = y, [], []
-        for _ in range(k):
-            proj = torch.einsum("ndk,nm->dmk", F, residual)  # [D, m, 2]
-            explained = (proj**2).sum(-1) / (residual**2).sum(0).clamp_min(1e-300)  # [D, m]: R2
-            score = torch.where((residual**2).sum(0) > 1e-24 * (y**2).sum(0).clamp_min(1e-300),
-                                explained, torch.zeros(())).amax(dim=-1).clamp(0, 1)
-            score[chosen] = -1.0
-            j = int(torch.sort(-score, stable=True).indices[0])
-            chosen.append(j)
-            df = n - 1 - 2 * len(taken) - 2  # the residual degrees of freedom with j's two features fitted
-            if df >= 1 and (1 - float(score[j])) ** (df / 2) * (D - len(chosen) + 1) < self.alpha:
-                taken.append(j)
-                A = torch.cat([torch.ones(n, 1, dtype=X.dtype)] + [F[:, c, :] for c in taken], dim=1)
-                residual = y - A @ torch.linalg.lstsq(A, y).solution
-        return tuple(sorted(chosen))
+        A = _quadratic_features(X).reshape(n, 2 * D)
+        y = Y - Y.mean(dim=0)
+        norm = y.norm(dim=0)
+        signal = norm > 1e-12 * Y.abs().amax(dim=0) * n**0.5  # a constant output (up to rounding) has none
+        y = torch.where(signal, y / norm.clamp_min(1e-300), torch.zeros(()))  # [n, m]
+        if n < 2 * D:  # the ridge solution in the smaller of its two forms (the same numbers)
+            beta = A.T @ torch.linalg.solve(A @ A.T + self.ridge * torch.eye(n, dtype=X.dtype), y)  # [2 D, m]
+        else:
+            beta = torch.linalg.solve(A.T @ A + self.ridge * torch.eye(2 * D, dtype=X.dtype), A.T @ y)
+        score = beta.reshape(D, 2, -1).pow(2).sum(dim=1).amax(dim=-1)  # [D]
+        score = torch.where(score > 1e-24, score, torch.zeros(()))  # rounding: no signal
+        order = torch.sort(-score, stable=True).indices[:k]
+        return tuple(sorted(order.tolist()))
 
     def __repr__(self) -> str:
-        return "RelevantColumns()" if self.alpha == 0.2 else f"RelevantColumns(alpha={self.alpha})"
+        return "RelevantColumns()" if self.ridge == 0.1 else f"RelevantColumns(ridge={self.ridge})"
 
 
 def _quadratic_features(X: Tensor) -> Tensor:
