@@ -10,12 +10,13 @@ is sound where a projection of arbitrary points (a count sketch, :mod:`npbandit.
 is not: a projection that mixes several inputs into one coordinate is exact only for points
 the search itself placed in the embedding, which an optimiser over all ``D`` inputs does not.
 
-* :func:`relevance` -- the per-column relevance estimate of observed data, which
-  :class:`RelevantColumns` and :meth:`CoordinateSearch.coordinate_weights
-  <npbandit.acquisition.subspace.CoordinateSearch.coordinate_weights>` share;
+* :func:`relevance` -- a per-column relevance estimate of observed data (a trend or a bowl
+  around a given point), which :meth:`CoordinateSearch.coordinate_weights
+  <npbandit.acquisition.subspace.CoordinateSearch.coordinate_weights>` uses;
 * :class:`ColumnSelector` -- the interface of a rule that picks ``S`` from the training
   data (inject one as ``NPModel(..., columns=selector)``);
-* :class:`RelevantColumns` -- the default rule: the ``width`` most relevant columns;
+* :class:`RelevantColumns` -- the default rule: the ``width`` columns with the largest
+  effects in an additive quadratic model of the outputs;
 * :func:`resolve_columns` -- what ``NPModel``'s ``columns`` argument means for given data.
 """
 
@@ -74,24 +75,79 @@ class ColumnSelector(abc.ABC):
 
 
 class RelevantColumns(ColumnSelector):
-    """The ``width`` columns of highest :func:`relevance`, scored with the bowl centred on the
-    best and on the worst observed point of the first output (the larger of the two per
-    column), so the rule serves maximisation and minimisation alike (Ax hands the model the
-    metric as measured, whichever way it is optimised).
+    """The ``width`` columns with the largest effects in an additive quadratic model of the
+    outputs, fitted to all the columns at once.
 
-    Deterministic: ties (among them every column when fewer than three points or no signal
-    are seen) go to the lower index, and the chosen columns are read in increasing order."""
+    Each column ``j`` offers two features: ``x_j`` and the part of ``x_j**2`` not explained
+    by ``x_j`` (a trend and a bowl with its centre anywhere, so the rule serves maximisation
+    and minimisation alike: Ax hands the model the metric as measured, whichever way it is
+    optimised), each centred and scaled to unit norm over the points. Each output, centred
+    and scaled to unit norm, is regressed on the ``2 D`` features together by ridge
+    regression (penalty :attr:`ridge` on the squared coefficients, so any number of points
+    will do); a column's score is the squared norm of its two coefficients (for several
+    outputs, the largest over them), and the ``width`` highest are chosen.
+
+    Fitting the columns together is what lets a weaker input outrank inert columns whose
+    chance correlation with the outputs is as large as its own marginal one: the effects of
+    the other inputs are accounted for instead of counted as noise. The penalty shares the
+    credit between columns that move together, as an optimiser's proposals make the inputs
+    that matter do, where a rule that took out one column's fit before scoring the next
+    would leave the others nothing.
+
+    Deterministic and unchanged by shifting and scaling a column or an output: ties (among
+    them every column with fewer than three points, or without signal) go to the lower
+    index, and the chosen columns are read in increasing order.
+
+    Args:
+        ridge: the penalty (``> 0``), in units of the unit-norm features; smaller trusts the
+            joint fit more, larger tends to ranking each column by its own fit.
+    """
+
+    def __init__(self, ridge: float = 0.1) -> None:
+        if isinstance(ridge, bool) or not isinstance(ridge, numbers.Real) or not 0 < ridge < float("inf"):
+            raise ValueError(f"ridge must be a positive number, got {ridge!r}")
+        self.ridge = float(ridge)
 
     def select(self, X: Tensor, Y: Tensor, width: int) -> tuple[int, ...]:
         X = torch.as_tensor(X).detach().to(torch.float64)
         Y = torch.as_tensor(Y).detach().to(torch.float64).reshape(len(X), -1)
-        best, worst = int(torch.argmax(Y[:, 0])), int(torch.argmin(Y[:, 0]))
-        score = torch.maximum(relevance(X, Y, X[best]), relevance(X, Y, X[worst]))
-        order = torch.sort(-score, stable=True).indices[:width]
+        n, D = X.shape
+        k = min(int(width), D)
+        if n < 3:
+            return tuple(range(k))
+        A = _quadratic_features(X).reshape(n, 2 * D)
+        y = Y - Y.mean(dim=0)
+        norm = y.norm(dim=0)
+        signal = norm > 1e-12 * Y.abs().amax(dim=0) * n**0.5  # a constant output (up to rounding) has none
+        y = torch.where(signal, y / norm.clamp_min(1e-300), torch.zeros(()))  # [n, m]
+        if n < 2 * D:  # the ridge solution in the smaller of its two forms (the same numbers)
+            beta = A.T @ torch.linalg.solve(A @ A.T + self.ridge * torch.eye(n, dtype=X.dtype), y)  # [2 D, m]
+        else:
+            beta = torch.linalg.solve(A.T @ A + self.ridge * torch.eye(2 * D, dtype=X.dtype), A.T @ y)
+        score = beta.reshape(D, 2, -1).pow(2).sum(dim=1).amax(dim=-1)  # [D]
+        score = torch.where(score > 1e-24, score, torch.zeros(()))  # rounding: no signal
+        order = torch.sort(-score, stable=True).indices[:k]
         return tuple(sorted(order.tolist()))
 
     def __repr__(self) -> str:
-        return "RelevantColumns()"
+        return "RelevantColumns()" if self.ridge == 0.1 else f"RelevantColumns(ridge={self.ridge})"
+
+
+def _quadratic_features(X: Tensor) -> Tensor:
+    """``[n, D, 2]``: per column of ``X`` (``[n, D]``), an orthonormal basis of the part of
+    ``span(x_j, x_j**2)`` orthogonal to the constant (zero where a column has no such part:
+    a constant column has none, a two-valued one no quadratic part)."""
+    z = X - X.mean(dim=0)
+    scale = z.norm(dim=0)
+    z = torch.where(scale > 1e-12 * X.abs().amax(dim=0).clamp_min(1e-300), z / scale.clamp_min(1e-300),
+                    torch.zeros(()))
+    q = z**2
+    q = q - q.mean(dim=0)
+    before = q.norm(dim=0)
+    q = q - (q * z).sum(dim=0) * z
+    after = q.norm(dim=0)
+    q = torch.where(after > 1e-6 * before.clamp_min(1e-300), q / after.clamp_min(1e-300), torch.zeros(()))
+    return torch.stack([z, q], dim=-1)
 
 
 def resolve_columns(columns: Any, train_X: Tensor, train_Y: Tensor, width: int) -> tuple[int, ...] | None:

@@ -127,7 +127,7 @@ class NPModel(MarginalPosteriorMixin, JointPosteriorMixin, ResponseCovarianceMix
             most the surrogate's input width, else ``"relevant"``; ``"all"`` (refused with a
             ``CheckpointError`` for ``d`` above the width); ``"relevant"``
             (:class:`~npbandit.models.columns.RelevantColumns`: the width's worth of columns
-            of highest relevance to ``train_Y``); a
+            with the largest effects in an additive quadratic fit to ``train_Y``); a
             :class:`~npbandit.models.columns.ColumnSelector`; or a list of at most
             the width's distinct column indices. Chosen once, from the training data;
             :attr:`columns` says which.

@@ -55,6 +55,47 @@ def test_relevant_columns_pick_the_columns_that_carry_the_signal():
     assert RelevantColumns().select(X[:2], Y[:2], 3) == (0, 1, 2)  # no signal yet: the first columns
 
 
+def test_relevant_columns_keep_every_input_of_an_additive_bowl_among_inert_columns():
+    # the Ax review's case: x0..x3 all matter, x4..x7 are inert, 20 points. Each input's own
+    # correlation with the output is diluted by the other three's variation, so chance
+    # correlations of inert columns outrank one of them (here x2) unless the columns' effects
+    # are fitted together
+    g = torch.Generator().manual_seed(9)
+    X = torch.rand(20, 8, generator=g, dtype=torch.float64)
+    Y = ((X[:, :4] - torch.tensor([0.3, 0.7, 0.4, 0.6], dtype=torch.float64)) ** 2).sum(-1, keepdim=True)
+    assert {0, 1, 2, 3} <= set(RelevantColumns().select(X, Y, 6))
+    order = [4, 5, 6, 7, 0, 1, 2, 3]  # the same inputs last: found where they are, not by index
+    assert RelevantColumns().select(X[:, order], Y, 6)[-4:] == (4, 5, 6, 7)
+    # unchanged by shifting and scaling a column or the output, and by the output's sign
+    scaled = RelevantColumns().select(5 * X[:, order] - 2, -3 * Y + 1, 6)
+    assert scaled == RelevantColumns().select(X[:, order], Y, 6)
+
+
+def test_relevant_columns_share_credit_between_inputs_that_move_together():
+    # an optimiser's proposals move the inputs that matter together: x1 follows x0 (with a
+    # little scatter) and both matter, x2..x5 are inert. Taking out x0's fit before scoring
+    # the rest would leave x1 nothing; the joint fit keeps both
+    g = torch.Generator().manual_seed(0)
+    X = torch.rand(16, 6, generator=g, dtype=torch.float64)
+    X[:, 1] = X[:, 0] + 0.1 * torch.rand(16, generator=g, dtype=torch.float64)
+    Y = ((X[:, :2] - 0.3) ** 2).sum(-1, keepdim=True)
+    assert {0, 1} <= set(RelevantColumns().select(X, Y, 3))
+
+
+def test_relevant_columns_on_thin_or_degenerate_data():
+    X, Y = wide_data(n=2)
+    assert RelevantColumns().select(X, Y, 4) == (0, 1, 2, 3)  # two points: no evidence
+    assert RelevantColumns().select(*wide_data(n=12)[:1], torch.ones(12, 1), 2) == (0, 1)  # a constant output
+    X, Y = wide_data(n=30)
+    X[:, 0] = 0.5  # a constant column explains nothing
+    X[:, 1] = (torch.arange(30) % 2).double()  # a 0/1 column (a one-hot value): a trend and no bowl
+    chosen = RelevantColumns().select(X, Y + 0.5 * X[:, 1:2], 3)
+    assert 0 not in chosen and {1, 2, 7} == set(chosen)
+    assert RelevantColumns().select(X, Y, 20) == tuple(range(D))  # wider than the data: every column
+    with pytest.raises(ValueError, match="ridge must be a positive number"):
+        RelevantColumns(ridge=0.0)
+
+
 def test_a_model_on_wide_data_reads_the_relevant_columns_and_is_flat_in_the_others():
     X, Y = wide_data()
     model = NPModel(surrogate(), X, Y)
