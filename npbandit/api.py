@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import contextlib
 import difflib
 import functools
 import os
@@ -30,6 +31,7 @@ from npbandit.surrogates.base import NeuralProcess
 from npbandit.surrogates.pretrained import (
     UnknownCheckpointError,
     check_bo_checkpoint,
+    check_weights_unchanged,
     fitting_checkpoints,
     read_card,
 )
@@ -235,12 +237,15 @@ def optimize(objective: Callable[[Any], float], bounds: Any = None, surrogate: s
             ``MKL_NUM_THREADS``, else 1: a small network on many threads mostly waits for
             them, the more so on a machine whose cores are busy).
         callbacks: a callable, or a sequence of them, each called after every evaluation
-            (a failed one too) with the history so far (a list of dicts as
-            ``OptimizeResult.history``); when one returns true the run ends there, as
-            completed (e.g. ``lambda h: h[-1]["best_value"] < 1e-3``; no improvement in
-            ``k`` evaluations; a wall-clock limit), and reports what it has. With
-            ``executor`` the evaluations in flight when it ends are waited for and kept.
-            A callback that raises fails the run with its error.
+            (a failed one too) with the history of this call's evaluations so far (a fresh
+            list of dicts as ``OptimizeResult.history``: points given by ``initial`` are not
+            in it); when one returns true the run ends there, as completed, and reports what
+            it has (e.g. a target, ``lambda h: h[-1]["best_value"] is not None and
+            h[-1]["best_value"] < 1e-3``, ``best_value`` being ``None`` while every
+            evaluation so far failed; no improvement in ``k`` evaluations; a wall-clock
+            limit). With ``executor`` no point is proposed after that, and the evaluations in
+            flight are waited for, kept and shown to the callbacks too. A callback that
+            raises fails the run with its error (which carries the history, as below).
 
     Raises:
         ValueError / TypeError: a bad argument, naming it; ``surrogate`` also when the
@@ -375,25 +380,33 @@ def optimize(objective: Callable[[Any], float], bounds: Any = None, surrogate: s
                            "budget": budget, "optimal_value": optimal_value}}
     if constraints is not None:
         info["env_params"]["constraints"] = objective_label(constraints)
+    seen: list[dict[str, Any]] = []  # the history so far, each step read once (after it is written)
+
     def stop(so_far) -> bool:  # the callbacks see the history, as the result will give it
-        history = run_history(env, so_far.steps, constraints is not None)
-        return any([bool(callback(history)) for callback in callbacks])  # every callback is called
+        seen.extend(run_history(env, so_far.steps[len(seen):], constraints is not None, before=seen))
+        return any([bool(callback([dict(h) for h in seen])) for callback in callbacks])  # each is called
 
     try:
         result = run_episode(env, policy, seed=seed, logger=logger, run_info=info, on_error=on_error,
                              progress=progress, desc=desc, executor=executor,
-                             batch_size=batch_size, eval_timeout=eval_timeout, stop=stop if callbacks else None)
-    except (RunInterrupted, ObjectiveError) as err:  # the evaluations so far go with it (db=None: their only record)
-        if err.records is not None:
-            err.history = run_history(env, err.records, constraints is not None)
+                             batch_size=batch_size, eval_timeout=eval_timeout, stop=stop)
+    except Exception as err:  # the evaluations so far go with the error (db=None: their only record)
+        records = err.records if isinstance(err, (RunInterrupted, ObjectiveError)) else None
+        _carry_history(err, seen if records is None else run_history(env, records, constraints is not None),
+                       None if logger is None else logger.run_id)
+        raise
+    except RunInterrupted as err:  # a KeyboardInterrupt: not an Exception
+        _carry_history(err, run_history(env, err.records, constraints is not None), err.run_id)
         raise
     history = run_history(env, result.steps, constraints is not None)
     good = [h for h in history if not h["failed"]]
     failed = [h for h in history if h["failed"]]
     if not good:
-        raise ObjectiveError(f"every one of the {len(history)} evaluations failed; nothing to report"
-                             + ("" if result.run_id is None else f" (run {result.run_id})")
-                             + f"; the first failed with: {failed[0].get('error')}", history[-1]["x"])
+        error = ObjectiveError(f"every one of the {len(history)} evaluations failed; nothing to report"
+                               + ("" if result.run_id is None else f" (run {result.run_id})")
+                               + f"; the first failed with: {failed[0].get('error')}", history[-1]["x"])
+        _carry_history(error, history, result.run_id)
+        raise error
     returns = [h for h in failed if h.get("error_kind") == "returned"]
     if returns:  # on_error="skip" counted them as failed points; a wrong return is more often the objective's bug
         warnings.warn(f"{len(returns)} of {len(history)} evaluations returned no number and counted as failed "
@@ -414,7 +427,8 @@ def optimize(objective: Callable[[Any], float], bounds: Any = None, surrogate: s
     else:
         point = env.point(result.recommendation.action)
         recommended = (point if searched is not None else np.asarray(point), result.recommended["value"], "model")
-    return OptimizeResult(best_x, float(best["value"]), history, result.run_id, feasible, *recommended)
+    return OptimizeResult(best_x, float(best["value"]), history, result.run_id, feasible, *recommended,
+                          stopped_early=result.stopped_early)
 
 
 def _box_or_space(bounds: Any, space: Any) -> tuple[np.ndarray | None, SearchSpace | None]:
@@ -432,6 +446,19 @@ def _box_or_space(bounds: Any, space: Any) -> tuple[np.ndarray | None, SearchSpa
         raise TypeError(f"space must be a SearchSpace or a dict of names to Float / Int / Choice, got "
                         f"{type(given).__name__}")
     return None, as_search_space(given)
+
+
+def _carry_history(err: BaseException, history: list[dict[str, Any]], run_id: int | None) -> None:
+    """Give an error that ends a run the run's ``history`` (``OptimizeResult.history``'s
+    form) and ``run_id``, unless it has them (RunInterrupted and ObjectiveError declare
+    both; another exception, once the run has started, gets them where it takes attributes
+    and has no such own)."""
+    if isinstance(err, (RunInterrupted, ObjectiveError)):
+        err.history = list(history)
+        err.run_id = err.run_id if err.run_id is not None else run_id
+    elif (history or run_id is not None) and not hasattr(err, "history") and not hasattr(err, "run_id"):
+        with contextlib.suppress(AttributeError):  # e.g. an exception type with __slots__
+            err.history, err.run_id = list(history), run_id
 
 
 def _check_callbacks(callbacks: Any) -> list[Callable]:
@@ -514,6 +541,7 @@ def _surrogate_checkpoint(surrogate: str | NeuralProcess, d: int) -> str | NPMod
     if isinstance(surrogate, NeuralProcess):
         card = surrogate.card
         check_bo_checkpoint(card, d, purpose=f"optimize (surrogate={card['name']!r}, d={d})")
+        check_weights_unchanged(surrogate, purpose=f"optimize (surrogate={card['name']!r})")
         return NPModelFactory(surrogate)
     name = SURROGATES.get(surrogate, surrogate)
     if name in ("gp", "random"):

@@ -70,8 +70,9 @@ class ObjectiveError(NPBanditError, RuntimeError):
         self.kind = kind
 
     def __reduce__(self):
-        # pickled with its point and kind (a process pool, Dask, sends a failure back to the driver)
-        return _rebuild_objective_error, (type(self), str(self), self.x, self.kind)
+        # pickled with its point, kind and what a run added (records, run_id, history): a process
+        # pool or Dask sends a failure, or a whole optimize call's, back to the driver
+        return _rebuild_objective_error, (type(self), str(self), self.x, self.kind), dict(self.__dict__)
 
 
 class ObjectiveReturnError(ObjectiveError, TypeError):

@@ -56,6 +56,9 @@ class OptimizeResult:
         recommended_value: the posterior mean there, in the objective's units (with
             ``output_warp``, the posterior median); ``best_value`` without a recommendation.
         recommended_by: ``"model"``, or ``"observed"`` when the best observed point stands in.
+        stopped_early: ``None`` for a run that spent its budget (or failed); for one a
+            callback ended (``optimize(callbacks=...)``), how: ``"by its stop rule after 13
+            of 30 steps"``, as the database records it (``RunRow.stopped_early``).
     """
 
     best_x: np.ndarray | dict[str, Any]
@@ -66,19 +69,24 @@ class OptimizeResult:
     recommended_x: np.ndarray | dict[str, Any] | None = None
     recommended_value: float | None = None
     recommended_by: str | None = None
+    stopped_early: str | None = None
 
     def __repr__(self) -> str:  # the history's length, not its rows: a print stays a few lines
         failed = sum(bool(h.get("failed")) for h in self.history)
         return (f"OptimizeResult(best_x={self.best_x!r}, best_value={self.best_value!r}, "
                 f"recommended_x={self.recommended_x!r}, recommended_value={self.recommended_value!r}, "
                 f"recommended_by={self.recommended_by!r}, feasible={self.feasible}, run_id={self.run_id}, "
+                + (f"stopped_early={self.stopped_early!r}, " if self.stopped_early else "") +
                 f"history=<{len(self.history)} evaluations, {failed} failed>)")
 
 
-def run_history(env: BlackBoxEnv, steps: list[dict[str, Any]], constrained: bool) -> list[dict[str, Any]]:
+def run_history(env: BlackBoxEnv, steps: list[dict[str, Any]], constrained: bool,
+                before: list[dict[str, Any]] | None = None) -> list[dict[str, Any]]:
     """:attr:`OptimizeResult.history` from ``run_episode``'s step records of a run of
     ``env``: each point in the objective's form, its value, the best so far (a failed step
-    keeps the one before); with ``constrained``, each successful step's ``feasible``."""
+    keeps the one before); with ``constrained``, each successful step's ``feasible``.
+    ``before``: the history of the steps before ``steps``, to read on from (the entries of
+    ``steps`` alone are returned), so a history kept during a run costs each step once."""
     extras = ("error", "error_kind", "worker", "submitted_at", "finished_at", "constraints")
     history = [{"t": r["t"], "x": env.point(r["action"]), "value": r["value"], "best_value": r.get("best_value"),
                 "failed": r["failed"], **{k: r[k] for k in extras if k in r}} for r in steps]
@@ -86,7 +94,9 @@ def run_history(env: BlackBoxEnv, steps: list[dict[str, Any]], constrained: bool
         for h in history:
             if not h["failed"]:
                 h["feasible"] = is_feasible(h["constraints"])
-    for before, h in zip(history, history[1:]):  # a failed evaluation leaves the best so far as it was
-        if h["failed"] and h["best_value"] is None:
-            h["best_value"] = before["best_value"]
+    last = before[-1] if before else None
+    for h in history:  # a failed evaluation leaves the best so far as it was
+        if h["failed"] and h["best_value"] is None and last is not None:
+            h["best_value"] = last["best_value"]
+        last = h
     return history

@@ -47,6 +47,11 @@ class RunInterrupted(KeyboardInterrupt):
             where = f"; run {run_id} saved {count} and is recorded as interrupted"
         super().__init__(f"stopped by {signal.Signals(signum).name} after {steps} step(s){where}")
 
+    def __reduce__(self):
+        # rebuilt from its own arguments, not its message (a process pool, Dask, sends it back), with
+        # what was added since (optimize's history)
+        return type(self), (self.signum, self.run_id, self.steps, self.saved, self.records), dict(self.__dict__)
+
 
 class StopSignals:
     """SIGINT / SIGTERM -> :class:`RunInterrupted`, held back while a step is written.

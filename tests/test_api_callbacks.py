@@ -54,6 +54,7 @@ def test_with_an_executor_nothing_more_is_proposed_and_what_is_in_flight_is_kept
         result = optimize(sphere, BOUNDS, surrogate="random", budget=20, db=None, progress=False, executor=pool,
                           batch_size=2, callbacks=lambda h: len(h) >= 3)
     assert 3 <= len(result.history) <= 4  # the third ends it; a fourth may be in flight then
+    assert result.stopped_early is not None
     assert [h["t"] for h in result.history] == list(range(len(result.history)))
 
 
@@ -82,3 +83,88 @@ def test_a_failed_evaluation_carries_the_history_so_far_and_it_continues_the_run
     more = optimize(sphere, BOUNDS, surrogate="random", budget=2, db=None, progress=False, initial=history)
     assert len(more.history) == 2  # the given four (the failed one too) are not evaluated again
     assert not any(np.allclose(new["x"], old["x"]) for new in more.history for old in history)
+
+
+def test_errors_that_end_a_run_carry_its_history_and_survive_pickling(tmp_path):
+    import pickle
+    import signal
+
+    from npbandit.stopping import RunInterrupted
+
+    class Boom(Exception):
+        pass
+
+    def explodes(history):
+        if len(history) == 3:
+            raise Boom("the callback's own bug")
+
+    db = str(tmp_path / "cb.db")
+    with pytest.raises(Boom) as caught:
+        optimize(sphere, BOUNDS, surrogate="random", budget=10, db=db, progress=False, callbacks=explodes)
+    assert len(caught.value.history) == 3 and caught.value.run_id == list_runs(db)[0].id
+    assert list_runs(db)[0].status == "failed"
+
+    def always_fails(x):
+        raise RuntimeError("no licence")
+
+    with pytest.raises(ObjectiveError, match="every one of the 4") as caught:
+        optimize(always_fails, BOUNDS, surrogate="random", budget=4, db=None, progress=False, on_error="skip")
+    assert len(caught.value.history) == 4 and all(h["failed"] for h in caught.value.history)
+    copy = pickle.loads(pickle.dumps(caught.value))  # a process pool or Dask sends it back whole
+    assert len(copy.history) == 4 and copy.kind == caught.value.kind and str(copy) == str(caught.value)
+    stopped = RunInterrupted(signal.SIGTERM, run_id=7, steps=3, saved=3, records=[{"t": 0}])
+    stopped.history = [{"t": 0}]
+    copy = pickle.loads(pickle.dumps(stopped))
+    assert (copy.signum, copy.run_id, copy.steps, copy.saved, copy.records, copy.history, str(copy)) == (
+        signal.SIGTERM, 7, 3, 3, [{"t": 0}], [{"t": 0}], str(stopped))
+
+
+def test_a_run_a_callback_ended_says_so_in_its_result_record_and_report(tmp_path):
+    from npbandit.report import report_text
+
+    db = str(tmp_path / "cb.db")
+    result = optimize(sphere, BOUNDS, surrogate="random", budget=30, db=db, progress=False,
+                      callbacks=lambda h: len(h) >= 4)
+    assert result.stopped_early == "by its stop rule after 4 of 30 steps"
+    (run,) = list_runs(db)
+    assert run.stopped_early == result.stopped_early and "stopped_early" not in run.policy_params
+    assert "stopped early by its stop rule after 4 of 30 steps" in report_text(db)
+    full = optimize(sphere, BOUNDS, surrogate="random", budget=3, db=db, progress=False, callbacks=lambda h: False)
+    assert full.stopped_early is None and list_runs(db)[1].stopped_early is None
+
+
+def test_with_an_executor_every_callback_sees_what_was_in_flight_too():
+    seen = []
+    with cf.ThreadPoolExecutor(2) as pool:
+        result = optimize(sphere, BOUNDS, surrogate="random", budget=20, db=None, progress=False, executor=pool,
+                          batch_size=2, callbacks=[lambda h: seen.append(len(h)), lambda h: len(h) >= 3])
+    assert seen == list(range(1, len(result.history) + 1))
+
+
+def test_a_loaded_network_changed_since_is_not_recorded_as_its_checkpoint(tmp_path):
+    import torch
+
+    from npbandit.surrogates.pretrained import CheckpointError, load_surrogate
+
+    card = tiny_checkpoint(tmp_path, "tnpd", "bo")
+    net = load_surrogate(str(card))
+    net.to(torch.float64)  # a dtype or device is no change of weights
+    assert optimize(sphere, BOUNDS, surrogate=net, budget=6, n_init=5, db=None, progress=False)
+    with torch.no_grad():
+        next(net.parameters()).add_(1e-3)  # fine-tuned, edited in place
+    with pytest.raises(CheckpointError, match="save_pretrained"):
+        optimize(sphere, BOUNDS, surrogate=net, budget=6, db=None, progress=False)
+
+
+def test_a_network_padded_wider_than_its_training_dims_serves_only_those_directly(tmp_path):
+    from npbandit.priors import BOPrior
+    from npbandit.surrogates import build
+    from npbandit.surrogates.pretrained import load_surrogate, save_pretrained, served_width
+
+    card = save_pretrained(build("tnpd", 16, 1, size="tiny"), tmp_path, "wide-bo", prior=BOPrior(x_dim=16).spec(),
+                           training={"steps": 1}, evaluation={"log_likelihood": {"test": 0.0}})
+    assert served_width(load_surrogate(str(card))) == 6  # trained on d = 1..6, padded to 16 columns
+    d = 8  # wider than it was trained on: searched through a subspace of 6, not refused after the design
+    result = optimize(lambda x: float(np.sum((x - 0.3) ** 2)), [[0.0] * d, [1.0] * d], surrogate=str(card),
+                      budget=2 * d + 3, db=None, progress=False)
+    assert len(result.history) == 2 * d + 3 and not any(h["failed"] for h in result.history)

@@ -24,7 +24,16 @@ import gymnasium as gym
 
 from npbandit.envs.blackbox import BlackBoxEnv, ObjectiveError
 from npbandit.envs.evaluation import AsyncEvaluator, Evaluation
-from npbandit.loop.records import EpisodeResult, _Clock, _constraints, _observe, _observe_failure, _params, _record
+from npbandit.loop.records import (
+    EpisodeResult,
+    _Clock,
+    _constraints,
+    _observe,
+    _observe_failure,
+    _params,
+    _record,
+    _stopped_text,
+)
 from npbandit.policies.base import Policy
 from npbandit.stopping import RunInterrupted, StopSignals
 from npbandit.storage import RunLogger
@@ -75,7 +84,9 @@ def _run_async(env: gym.Env, policy: Policy, obs: Any, horizon: int | None, logg
                 obs = _record_async(env, evaluator, policy, obs, evaluation, act_s.pop(evaluation), logger,
                                     on_error, result, signals, clock)
                 bar.update(1)
-                stopping = stopping or (stop is not None and bool(stop(result)))
+                if stop is not None and stop(result) and not stopping:  # asked after every write
+                    stopping = True
+                    result.stopped_early = _stopped_text(result, budget)
     except RunInterrupted:
         # evaluations that came back before the stop (while a point was proposed, or behind the
         # one whose write delivered the signal) are results: write (and observe) them, then stop

@@ -41,7 +41,16 @@ from npbandit.envs.blackbox import BlackBoxEnv, ObjectiveError
 from npbandit.envs.evaluation import Outcome
 from npbandit.loop.asynchronous import _check_async, _run_async
 from npbandit.loop.env_params import _env_id, _env_params, _horizon
-from npbandit.loop.records import EpisodeResult, _Clock, _constraints, _observe, _observe_failure, _params, _record
+from npbandit.loop.records import (
+    EpisodeResult,
+    _Clock,
+    _constraints,
+    _observe,
+    _observe_failure,
+    _params,
+    _record,
+    _stopped_text,
+)
 from npbandit.policies.base import Policy, Recommendation
 from npbandit.stopping import RunInterrupted, StopSignals, stop_on_signals
 from npbandit.storage import RunLogger
@@ -101,7 +110,9 @@ def run_episode(env: gym.Env, policy: Policy, *, seed: int, steps: int | None = 
             (its result and recommendation are read from them).
         stop: called with the result so far after each step is written and observed (a
             failed one too); when it returns true the episode ends there, ``completed``, and
-            the policy's recommendation is asked for as at its end. With ``executor`` no
+            the policy's recommendation is asked for as at its end; the result's and the
+            database's ``stopped_early`` say so (:attr:`RunRow.stopped_early
+            <npbandit.storage.RunRow.stopped_early>`). With ``executor`` no
             further point is proposed, and the evaluations already in flight are waited for
             and written.
 
@@ -196,7 +207,7 @@ def _run(env: gym.Env, policy: Policy, seed: int, steps: int | None, logger: Run
                 logger.finish("failed", f"every one of the {result.n_steps} evaluations failed; the last: "
                                         f"{result.last_error}")
             else:
-                logger.finish("completed", recommended=result.recommended)
+                logger.finish("completed", recommended=result.recommended, stopped_early=result.stopped_early)
 
 
 def _run_sequential(env: gym.Env, policy: Policy, obs: Any, horizon: int | None, logger: RunLogger | None,
@@ -250,6 +261,7 @@ def _run_sequential(env: gym.Env, policy: Policy, obs: Any, horizon: int | None,
                 clock.observe_s = _observe(policy, obs, action, reward, info, t - 1, result.run_id)
                 obs = next_obs
             if stop is not None and stop(result):
+                result.stopped_early = _stopped_text(result, horizon)
                 break
             if not failed and (terminated or truncated):
                 break

@@ -27,7 +27,8 @@ class EpisodeResult:
     ``recommended``: for a black-box run, its record as the logger stored it (``t``: the first
     evaluation of the point, ``None`` for a point the policy was given rather than evaluated
     in the run; ``params``: the point by name in the user's units; ``value``: the model's
-    posterior mean there in the objective's units and direction)."""
+    posterior mean there in the objective's units and direction). ``stopped_early``: why the
+    run ended before its horizon (``run_episode``'s ``stop`` rule held), else ``None``."""
 
     run_id: int | None
     steps: list[dict[str, Any]] = field(default_factory=list)
@@ -37,8 +38,14 @@ class EpisodeResult:
     recommendation: Recommendation | None = None
     recommended: dict[str, Any] | None = None
     n_steps: int = 0
+    stopped_early: str | None = None
     keep_steps: bool = field(default=True, repr=False, compare=False)
 
+
+
+def _stopped_text(result: EpisodeResult, horizon: int | None) -> str:
+    """How a run its ``stop`` rule ended says so: ``"by its stop rule after 13 of 30 steps"``."""
+    return f"by its stop rule after {result.n_steps}" + (f" of {horizon}" if horizon is not None else "") + " steps"
 
 
 @dataclass

@@ -12,7 +12,6 @@ named by a fingerprint of its weights.
 
 from __future__ import annotations
 
-import hashlib
 import threading
 from pathlib import Path
 from typing import Any
@@ -105,11 +104,6 @@ def input_symmetric(surrogate: NeuralProcess) -> bool:
 
 
 def fingerprint(surrogate: NeuralProcess) -> Tensor:
-    """sha256 of the network's state (names, dtypes, shapes, bytes) as 32 ``uint8``
-    values; computed on each call (a few ms for the shipped checkpoints), so weights
-    changed in place are noticed."""
-    digest = hashlib.sha256()
-    for name, tensor in surrogate.state_dict().items():
-        digest.update(f"{name}|{tensor.dtype}|{tuple(tensor.shape)}|".encode())
-        digest.update(tensor.detach().cpu().contiguous().reshape(-1).view(torch.uint8).numpy().tobytes())
-    return torch.tensor(list(digest.digest()), dtype=torch.uint8)
+    """:func:`npbandit.surrogates.pretrained.weights_fingerprint` as 32 ``uint8`` values
+    (what ``NPModel`` keeps in its state dict)."""
+    return torch.tensor(list(pretrained.weights_fingerprint(surrogate)), dtype=torch.uint8)

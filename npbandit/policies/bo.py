@@ -9,8 +9,7 @@ keeps the observations, builds the model through an injected model factory (a ca
 ``(train_X, train_Y) -> Model``; :func:`~npbandit.policies.factories.model_factory` resolves
 the names ``"gp"`` and checkpoint names), keeps a trust region with injected :class:`TrustRegionSettings` and
 hands points in flight to an injected :class:`~npbandit.acquisition.pending.PendingStrategy`.
-The proposal step and its options live in :mod:`npbandit.acquisition` and are re-exported
-here under their old names.
+The proposal step and its options live in :mod:`npbandit.acquisition` (re-exported here).
 """
 
 from __future__ import annotations
@@ -48,6 +47,7 @@ from npbandit.policies.factories import GPModelFactory, NPModelFactory, model_fa
 from npbandit.policies.gp import GP_KERNELS, NOISE_FREE_VAR, fit_single_task_gp  # noqa: F401 (NOISE_FREE_VAR kept here)
 from npbandit.policies.trust_region import TrustRegion, TrustRegionSettings
 from npbandit.rows import RowBuffer, evaluation_order
+from npbandit.surrogates.pretrained import served_width
 from npbandit.threads import check_threads, torch_threads
 from npbandit.transforms.yeo_johnson import YeoJohnson
 
@@ -302,7 +302,7 @@ class BOPolicy(Policy):
                                           or max_context < 1):
             raise ValueError(f"max_context must be 'checkpoint', a positive int or None, got {max_context!r}")
         self.max_context = max_context
-        width = None if self.surrogate is None else self.surrogate.x_dim
+        width = None if self.surrogate is None else served_width(self.surrogate)  # trained d, not padded x_dim
         if subspace is None and width is not None and dim > width:
             subspace = default_subspace(space_of(self.snap))
         check_subspace_space(subspace, space_of(self.snap))

@@ -306,6 +306,7 @@ def report_text(db: str = DEFAULT_URL, limit: int = 20) -> str:
             lines.append(f"{r.id:>4}  {r.kind:<6}  {printable(r.policy):<24}  {printable(_setting(r)):<36}  "
                          f"{r.seed if r.seed is not None else '-':>4}  {r.n_steps:>6}  {r.status}"
                          + (f"  ({given_text(r)})" if given_text(r) else "")
+                         + (f"  (stopped early {printable(r.stopped_early)})" if r.stopped_early else "")
                          + (f"  ({shorten(printable(r.error), RUN_ERROR_WIDTH)})" if r.error else ""))
         if len(runs) > limit:
             lines.append(f"  ... {len(runs) - limit} older runs not shown")

@@ -25,6 +25,7 @@ from npbandit.storage.models import (
     _STEP_TIMES,
     RECOMMENDED,
     STATUSES,
+    STOPPED_EARLY,
     Run,
     Step,
     _now,
@@ -136,6 +137,9 @@ class RunLogger:
             self.engine = open_db(self.url)
         now = _now()
         self._policy_params = json.loads(json.dumps(policy_params or {}, default=_jsonable))
+        if STOPPED_EARLY in self._policy_params:
+            raise ValueError(f"policy_params must not hold {STOPPED_EARLY!r}: how an early stop ended the run goes "
+                             "there when it finishes")
         if RECOMMENDED in self._policy_params:
             raise ValueError(f"policy_params must not hold {RECOMMENDED!r}: the run's recommendation goes there when "
                              "it finishes (finish(recommended=...))")
@@ -195,13 +199,16 @@ class RunLogger:
         self.rows_written += len(rows)
 
     def finish(self, status: str = "completed", error: str | None = None, *,
-               recommended: dict[str, Any] | None = None) -> None:
+               recommended: dict[str, Any] | None = None, stopped_early: str | None = None) -> None:
         """Commit what is buffered, stop the heartbeat and record the final status
         (``completed``, ``failed`` or ``interrupted``) and error text.
 
         ``recommended``: a JSON-serialisable record of the point the run's model recommends
         (:class:`~npbandit.loop.EpisodeResult`'s), stored in the run's ``policy_params`` under
         :data:`~npbandit.storage.models.RECOMMENDED` (read back as :attr:`RunRow.recommended`);
+        only with ``completed``. ``stopped_early``: for a run its stop rule ended before its
+        budget, how (e.g. ``"by its stop rule after 13 of 30 steps"``), stored under
+        :data:`~npbandit.storage.models.STOPPED_EARLY` (read back as :attr:`RunRow.stopped_early`);
         only with ``completed``.
 
         If the buffered steps cannot be written, the status is still recorded, with
@@ -214,6 +221,11 @@ class RunLogger:
             if not isinstance(recommended, dict):
                 raise TypeError(f"recommended must be a dict or None, got {type(recommended).__name__}")
             recommended = json.loads(json.dumps(recommended, default=_jsonable))
+        if stopped_early is not None:
+            if status != "completed":
+                raise ValueError(f"stopped_early goes with status 'completed', got {status!r}")
+            if not isinstance(stopped_early, str):
+                raise TypeError(f"stopped_early must be a str or None, got {type(stopped_early).__name__}")
         self._stop_heartbeat()
         if self.run_id is None or self.status != "running":
             return
@@ -226,8 +238,10 @@ class RunLogger:
             error = f"{error}; {note}" if error else note
             status = "failed" if status == "completed" else status
         values = dict(status=status, finished_at=_now(), heartbeat_at=_now(), error=error)
-        if recommended is not None and status == "completed":
-            values["policy_params"] = {**self._policy_params, RECOMMENDED: recommended}
+        if status == "completed" and (recommended is not None or stopped_early is not None):
+            ended = {RECOMMENDED: recommended} if recommended is not None else {}
+            ended |= {STOPPED_EARLY: stopped_early} if stopped_early is not None else {}
+            values["policy_params"] = {**self._policy_params, **ended}
         with _storage_errors(self.url, "record the run's status"), self.engine.begin() as conn:
             conn.execute(update(Run).where(Run.id == self.run_id).values(**values))
         self.status = status

@@ -15,7 +15,7 @@ from sqlalchemy import JSON, Boolean, DateTime, Float, ForeignKey, Integer, Stri
 from sqlalchemy.orm import DeclarativeBase, Mapped, mapped_column
 
 __all__ = ["Base", "Run", "Step", "Meta", "STATUSES", "SCHEMA_VERSION", "ADDED_COLUMNS", "OLDEST_UPGRADABLE",
-           "RECOMMENDED"]
+           "RECOMMENDED", "STOPPED_EARLY"]
 
 #: the statuses a run is stored with (``interrupted`` is also inferred for dead runs)
 STATUSES = ("running", "completed", "failed", "interrupted")
@@ -36,6 +36,10 @@ OLDEST_UPGRADABLE = 2
 #: its model recommends (``{"t", "params", "value"}``: :class:`~npbandit.loop.EpisodeResult`);
 #: readers take it out of the policy's settings (:attr:`~npbandit.storage.RunRow.recommended`)
 RECOMMENDED = "recommended"
+#: the key of ``runs.policy_params`` that holds, once a run that its stop rule ended before its
+#: budget (``optimize``'s callbacks) has completed, how: ``"by its stop rule after 13 of 30 steps"``;
+#: read back apart (:attr:`~npbandit.storage.RunRow.stopped_early`)
+STOPPED_EARLY = "stopped_early"
 
 
 class Base(DeclarativeBase):

@@ -15,7 +15,7 @@ from sqlalchemy.engine import Connection
 
 from npbandit.storage.engine import DEFAULT_URL, _has_schema, _read, display_url, open_db
 from npbandit.storage.heartbeat import effective_status
-from npbandit.storage.models import _STEP_TIMES, RECOMMENDED, Run, Step, _read_time
+from npbandit.storage.models import _STEP_TIMES, RECOMMENDED, STOPPED_EARLY, Run, Step, _read_time
 
 __all__ = ["RunRow", "list_runs", "run_steps", "run_evaluations", "RunEvaluations", "INITIAL", "INITIAL_FROM"]
 
@@ -50,6 +50,9 @@ class RunRow:
     #: "params": the point by name in the user's units, "value": the model's posterior mean there
     #: in the objective's units}``; ``None`` for other runs and runs without a model (Sobol)
     recommended: dict | None = None
+    #: how a run its stop rule ended before its budget (``optimize``'s callbacks) says so:
+    #: ``"by its stop rule after 13 of 30 steps"``; ``None`` for every other run
+    stopped_early: str | None = None
 
 
 def list_runs(db: str = DEFAULT_URL, kind: str | None = None) -> list[RunRow]:
@@ -66,10 +69,10 @@ def list_runs(db: str = DEFAULT_URL, kind: str | None = None) -> list[RunRow]:
     out = []
     for r in runs:
         settings = dict(r.policy_params or {})
-        recommended = settings.pop(RECOMMENDED, None)
+        recommended, stopped_early = settings.pop(RECOMMENDED, None), settings.pop(STOPPED_EARLY, None)
         out.append(RunRow(r.id, r.kind, r.env_id, r.env_params, r.policy, r.surrogate, r.checkpoint_sha256, r.seed,
                           effective_status(r), r.n_steps, _read_time(r.started_at), _read_time(r.finished_at), r.error,
-                          settings, recommended))
+                          settings, recommended, stopped_early))
     return out
 
 

@@ -58,7 +58,8 @@ from npbandit.validation import check_device, check_float_dtype
 
 __all__ = ["CheckpointError", "UnknownCheckpointError", "save_pretrained", "load_surrogate", "available_checkpoints",
            "read_card", "checkpoint_use", "checkpoint_transforms", "outcome_transform", "check_checkpoint_kind",
-           "check_bo_checkpoint", "fitting_checkpoints", "context_limit", "WEIGHTS_DIR", "CARD_FORMAT"]
+           "check_bo_checkpoint", "fitting_checkpoints", "context_limit", "weights_fingerprint",
+           "check_weights_unchanged", "served_width", "WEIGHTS_DIR", "CARD_FORMAT"]
 
 WEIGHTS_DIR = Path(__file__).resolve().parent / "weights"
 CARD_FORMAT = "npbandit-checkpoint/1"
@@ -203,7 +204,10 @@ def load_surrogate(name_or_path: str | Path, *, device: str | torch.device = "cp
             card's (corrupted or replaced file), the weights file is damaged (truncated,
             not safetensors) or holds non-finite values, or the weights do not fit the config.
 
-    The returned model is in eval mode, carries its card as ``model.card`` and its
+    The returned model is in eval mode, carries its card as ``model.card``, the
+    fingerprint of the weights as read (:func:`weights_fingerprint`) as
+    ``model.loaded_fingerprint`` (so code that records the card can tell the weights were
+    changed since: :func:`check_weights_unchanged`), and its
     outcome transform (:func:`checkpoint_transforms`) as ``model.outcome_transform``:
     with one, ``condition`` / ``update`` take raw values and ``predict`` answers in raw
     units (:mod:`npbandit.surrogates.base`).
@@ -240,7 +244,47 @@ def load_surrogate(name_or_path: str | Path, *, device: str | torch.device = "cp
     model.outcome_transform = outcome
     card.pop("_path")
     model.card = card
+    model.loaded_fingerprint = weights_fingerprint(model)
     return model
+
+
+def weights_fingerprint(model: torch.nn.Module) -> bytes:
+    """sha256 of a network's state (names, shapes and the values in float32, as
+    :func:`save_pretrained` writes them), whatever its device and floating dtype; computed
+    on each call (a few ms for the shipped checkpoints), so weights changed in place are
+    noticed."""
+    digest = hashlib.sha256()
+    for name, tensor in model.state_dict().items():
+        values = tensor.detach().to("cpu", torch.float32) if tensor.is_floating_point() else tensor.detach().cpu()
+        digest.update(f"{name}|{values.dtype}|{tuple(values.shape)}|".encode())
+        digest.update(values.contiguous().reshape(-1).view(torch.uint8).numpy().tobytes())
+    return digest.digest()
+
+
+def check_weights_unchanged(model: torch.nn.Module, purpose: str) -> None:
+    """Refuse a network whose weights are no longer those its card names: loaded by
+    :func:`load_surrogate` and changed since (fine-tuned, edited in place), or carrying a
+    card it was not loaded with. Whatever records the card's name and sha256 for a run
+    would otherwise record another network's.
+
+    Raises:
+        CheckpointError: as above, saying how to record the changed network.
+    """
+    loaded = getattr(model, "loaded_fingerprint", None)
+    if loaded is None or weights_fingerprint(model) != loaded:
+        name = model.card["name"]
+        raise CheckpointError(f"{purpose}: the network's weights are not checkpoint {name!r}'s as load_surrogate read "
+                              "them (changed since, or not loaded from that card), and a run records the checkpoint's "
+                              "name and sha256; save the network with save_pretrained and pass its card, or load the "
+                              "checkpoint afresh")
+
+
+def served_width(model: torch.nn.Module) -> int:
+    """The most inputs a ``bo`` network serves directly: the widest ``d`` its card's prior
+    trained it on (a network padded wider than that was never shown more inputs), else,
+    without a card, its ``x_dim``."""
+    card = getattr(model, "card", None)
+    return max(checkpoint_use(card)["x_dims"]) if card is not None else model.x_dim
 
 
 def _read_weights(name: str, weights: Path) -> dict[str, torch.Tensor]:
