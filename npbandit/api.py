@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import contextlib
 import difflib
 import functools
 import os
@@ -19,7 +18,7 @@ from npbandit.acquisition.subspace import SubspaceStrategy, check_subspace
 from npbandit.envs.blackbox import BlackBoxEnv, ObjectiveError, as_bounds
 from npbandit.loop.asynchronous import _check_async
 from npbandit.loop.episode import _check_on_error, run_episode
-from npbandit.optimize_result import OptimizeResult, run_history
+from npbandit.optimize_result import OptimizeResult, carry_history, run_history
 from npbandit.policies.base import Policy, PolicyWrapper
 from npbandit.policies.bo import ACQUISITIONS, DEFAULT_LIAR, OUTPUT_WARPS, BOPolicy, SobolPolicy, check_liar
 from npbandit.policies.factories import NPModelFactory
@@ -392,11 +391,11 @@ def optimize(objective: Callable[[Any], float], bounds: Any = None, surrogate: s
                              batch_size=batch_size, eval_timeout=eval_timeout, stop=stop)
     except Exception as err:  # the evaluations so far go with the error (db=None: their only record)
         records = err.records if isinstance(err, (RunInterrupted, ObjectiveError)) else None
-        _carry_history(err, seen if records is None else run_history(env, records, constraints is not None),
+        carry_history(err, seen if records is None else run_history(env, records, constraints is not None),
                        None if logger is None else logger.run_id)
         raise
     except RunInterrupted as err:  # a KeyboardInterrupt: not an Exception
-        _carry_history(err, run_history(env, err.records, constraints is not None), err.run_id)
+        carry_history(err, run_history(env, err.records, constraints is not None), err.run_id)
         raise
     history = run_history(env, result.steps, constraints is not None)
     good = [h for h in history if not h["failed"]]
@@ -405,7 +404,7 @@ def optimize(objective: Callable[[Any], float], bounds: Any = None, surrogate: s
         error = ObjectiveError(f"every one of the {len(history)} evaluations failed; nothing to report"
                                + ("" if result.run_id is None else f" (run {result.run_id})")
                                + f"; the first failed with: {failed[0].get('error')}", history[-1]["x"])
-        _carry_history(error, history, result.run_id)
+        carry_history(error, history, result.run_id)
         raise error
     returns = [h for h in failed if h.get("error_kind") == "returned"]
     if returns:  # on_error="skip" counted them as failed points; a wrong return is more often the objective's bug
@@ -446,19 +445,6 @@ def _box_or_space(bounds: Any, space: Any) -> tuple[np.ndarray | None, SearchSpa
         raise TypeError(f"space must be a SearchSpace or a dict of names to Float / Int / Choice, got "
                         f"{type(given).__name__}")
     return None, as_search_space(given)
-
-
-def _carry_history(err: BaseException, history: list[dict[str, Any]], run_id: int | None) -> None:
-    """Give an error that ends a run the run's ``history`` (``OptimizeResult.history``'s
-    form) and ``run_id``, unless it has them (RunInterrupted and ObjectiveError declare
-    both; another exception, once the run has started, gets them where it takes attributes
-    and has no such own)."""
-    if isinstance(err, (RunInterrupted, ObjectiveError)):
-        err.history = list(history)
-        err.run_id = err.run_id if err.run_id is not None else run_id
-    elif (history or run_id is not None) and not hasattr(err, "history") and not hasattr(err, "run_id"):
-        with contextlib.suppress(AttributeError):  # e.g. an exception type with __slots__
-            err.history, err.run_id = list(history), run_id
 
 
 def _check_callbacks(callbacks: Any) -> list[Callable]:

@@ -1,20 +1,23 @@
 """What :func:`npbandit.optimize` returns: :class:`OptimizeResult`, and the history it
 holds, read from a run's step records (:func:`run_history`; also what ``optimize``'s
-callbacks and a stopped run's error carry)."""
+callbacks see and, by :func:`carry_history`, what an error that ends a run carries)."""
 
 from __future__ import annotations
 
+import contextlib
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
+from npbandit.exceptions import ObjectiveError
 from npbandit.feasibility import is_feasible
+from npbandit.stopping import RunInterrupted
 
 if TYPE_CHECKING:
     from npbandit.envs.blackbox import BlackBoxEnv
 
-__all__ = ["OptimizeResult", "run_history"]
+__all__ = ["OptimizeResult", "run_history", "carry_history"]
 
 
 @dataclass(frozen=True)
@@ -100,3 +103,16 @@ def run_history(env: BlackBoxEnv, steps: list[dict[str, Any]], constrained: bool
             h["best_value"] = last["best_value"]
         last = h
     return history
+
+
+def carry_history(err: BaseException, history: list[dict[str, Any]], run_id: int | None) -> None:
+    """Give an error that ends a run the run's ``history`` (``OptimizeResult.history``'s
+    form) and ``run_id``, unless it has them (RunInterrupted and ObjectiveError declare
+    both; another exception, once the run has started, gets them where it takes attributes
+    and has no such own)."""
+    if isinstance(err, (RunInterrupted, ObjectiveError)):
+        err.history = list(history)
+        err.run_id = err.run_id if err.run_id is not None else run_id
+    elif (history or run_id is not None) and not hasattr(err, "history") and not hasattr(err, "run_id"):
+        with contextlib.suppress(AttributeError):  # e.g. an exception type with __slots__
+            err.history, err.run_id = list(history), run_id
