@@ -49,8 +49,22 @@ def test_register_prior_refuses_what_is_not_a_named_concrete_prior(lines):
         register_prior(object)
     with pytest.raises(TypeError, match=r"must implement \['sample'\]"):
         register_prior(type("Half", (Prior,), {"name": "half", "spec": lambda self: {}}))
-    with pytest.raises(ValueError, match="cls.name must be a non-empty string"):
-        register_prior(type("Nameless", (Lines,), {"name": " "}))
+    # one rule with the model registry's: "mean lines" and "Lines2" were accepted
+    for name in (" ", "", "mean lines", "Lines2", None):
+        with pytest.raises(ValueError, match="cls.name must be a non-empty, lower-case string without whitespace"):
+            register_prior(type("Nameless", (Lines,), {"name": name}))
+    with pytest.raises(TypeError, match="replace must be a bool"):  # "yes" was read as true
+        register_prior(type("Other", (Lines,), {"name": "bo"}), replace="yes")
+    # what training builds the network from (x_dim=None was accepted, and failed in build)
+    for attrs, match in (({"x_dim": None}, "cls.x_dim must be an int >= 1, got None"),
+                         ({"y_dim": 0}, "cls.y_dim must be an int >= 1, got 0"),
+                         ({"x_dim": True}, "cls.x_dim must be an int >= 1, got True"),
+                         ({"input_domain": (1.0, 0.0)}, r"cls.input_domain must be \(low, high\) with low < high")):
+        with pytest.raises(ValueError, match=match):
+            register_prior(type("Shapeless", (Lines,), {"name": "shapeless", **attrs}))
+    assert "shapeless" not in PRIORS
+    with registered_prior(type("WideBo", (BOPrior,), {"name": "wide-bo"})):  # x_dim left to the constructor, as bo's
+        assert PRIORS["wide-bo"](x_dim=8, dims=(8,)).x_dim == 8
     with pytest.raises(ValueError, match="'bo' is registered already.*replace=True"):
         register_prior(type("Other", (Lines,), {"name": "bo"}))
     assert PRIORS["bo"] is BOPrior
