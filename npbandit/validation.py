@@ -123,22 +123,33 @@ def check_options(options: Any, known: tuple[str, ...]) -> dict[str, Any]:
     return options
 
 
-def register_class(registry: dict[str, type], cls: Any, base: type, name: str, replace: bool,
+def register_class(registry: dict[str, type], cls: Any, base: type, name: Any, replace: Any,
                    base_path: str) -> type:
     """Add ``cls`` to ``registry`` under ``name`` (a registration function's shared part): ``cls``
     must be a concrete subclass of ``base`` (``base_path``: its public address, for messages),
-    and ``name`` free or already ``cls``'s unless ``replace``. Returns ``cls`` (so a
-    registration function can serve as a decorator).
+    ``name`` a registry name (a non-empty, lower-case string without whitespace or control
+    characters, other than ``base``'s own ``name`` if it has one: it is typed on command lines
+    and stored on checkpoint cards), free or already ``cls``'s unless ``replace`` (a bool).
+    Returns ``cls`` (so a registration function can serve as a decorator).
 
     Raises:
-        TypeError: ``cls`` is not a subclass of ``base``, or leaves abstract methods unimplemented.
-        ValueError: ``name`` names another registered class and ``replace`` is false.
+        TypeError: ``cls`` is not a subclass of ``base``, or leaves abstract methods
+            unimplemented; ``replace`` is not a bool.
+        ValueError: ``name`` is not a registry name, or names another registered class and
+            ``replace`` is false.
     """
+    replace = check_bool("replace", replace)
     if not isinstance(cls, type) or not issubclass(cls, base):
         raise TypeError(f"cls must be a subclass of {base_path}, got {cls!r}")
     if getattr(cls, "__abstractmethods__", None):
         raise TypeError(f"cls must implement {sorted(cls.__abstractmethods__)} ({base.__name__}'s abstract methods); "
                         f"{cls.__name__} does not")
+    reserved = getattr(base, "name", None)
+    if (not isinstance(name, str) or not name or name != name.lower() or not name.isprintable()
+            or any(ch.isspace() for ch in name) or name == reserved):
+        mine = "" if reserved is None else f", not the base class's {reserved!r}"
+        raise ValueError(f"cls.name must be a non-empty, lower-case string without whitespace{mine} (the registry "
+                         f"name), got {name!r}")
     if name in registry and registry[name] is not cls and not replace:
         raise ValueError(f"{name!r} is registered already ({registry[name].__qualname__}); give the new class "
                          "another name, or pass replace=True")

@@ -4,6 +4,7 @@ protocol tests run on the example surrogate family."""
 import importlib.util
 import inspect
 import re
+from dataclasses import dataclass
 from pathlib import Path
 
 import pytest
@@ -80,11 +81,22 @@ def test_register_model_refuses_what_is_not_a_named_concrete_family(registries):
         surrogates.register_model(NPConfig)
     with pytest.raises(TypeError, match=r"must implement \['_condition', '_predict'\]"):
         surrogates.register_model(type("Empty", (NeuralProcess,), {"name": "empty"}))
-    for name in ("np", "Upper", ""):  # the base class's, not lower-case, empty
-        with pytest.raises(ValueError, match="cls.name must be a lower-case, non-empty string"):
+    # the base class's, not lower-case, empty, with whitespace or a control character ("mean cnp" and "Lines2"
+    # were accepted: they could not be typed as one command-line word, or were found under another spelling)
+    for name in ("np", "Upper", "Lines2", "", " ", "mean cnp", "cnp\t", "a\x1bb", None):
+        with pytest.raises(ValueError, match="cls.name must be a non-empty, lower-case string without whitespace"):
             surrogates.register_model(type("Bad", (CMANP,), {"name": name}))
-    with pytest.raises(TypeError, match="config_class must be a dataclass"):
+    with pytest.raises(TypeError, match="config_class must be a frozen dataclass"):
         surrogates.register_model(type("NoConfig", (CMANP,), {"name": "no-config", "config_class": dict}))
+
+    @dataclass  # not frozen: a config changed after its checks and its weights were made (was accepted)
+    class Loose:
+        d_model: int = 8
+
+    with pytest.raises(TypeError, match="config_class must be a frozen dataclass"):
+        surrogates.register_model(type("Loose", (CMANP,), {"name": "loose", "config_class": Loose}))
+    with pytest.raises(TypeError, match="replace must be a bool, got str 'yes'"):  # was read as true
+        surrogates.register_model(type("Other", (CMANP,), {"name": "cmanp"}), replace="yes")
     with pytest.raises(ValueError, match="'cmanp' is registered already"):
         surrogates.register_model(type("Other", (CMANP,), {"name": "cmanp"}))
     assert surrogates.register_model(CMANP) is CMANP  # the same class again: nothing to refuse
@@ -110,3 +122,46 @@ def test_a_checkpoint_of_a_prior_not_registered_here_says_so(tmp_path):
     with pytest.raises(CheckpointError, match="prior 'test-lines', a prior this process has not registered "
                                               r"\(register_prior\)"):
         NPModel.from_pretrained(surrogate, X, Y)
+
+
+@dataclass(frozen=True)
+class WidthConfig:
+    """A family's config that is a frozen dataclass but not an NPConfig."""
+
+    width: int = 4
+
+
+class Affine(surrogates.NeuralProcess):
+    """The context's mean of y, plus a learnt affine map of x: the smallest family with weights."""
+
+    name = "test-affine"
+    config_class = WidthConfig
+
+    def __init__(self, x_dim, y_dim, config=None):
+        super().__init__(x_dim, y_dim, config)
+        self.lin = torch.nn.Linear(x_dim, y_dim)
+
+    def _condition(self, xc, yc):
+        return surrogates.ContextSetState(xc, yc, yc.sum(dim=1) / max(xc.shape[1], 1))
+
+    def _predict(self, state, xt):
+        from torch.distributions import Normal
+
+        loc = state.encoding.unsqueeze(1) + self.lin(xt)
+        return Normal(loc, torch.ones_like(loc))
+
+
+def test_a_family_whose_config_is_not_an_npconfig_saves_and_loads_and_an_unregistered_one_names_register_model(
+        registries, tmp_path):
+    # the card read config.to_dict(), which only NPConfig has: save_pretrained failed with an AttributeError
+    from npbandit.surrogates.pretrained import CheckpointError, load_surrogate, save_pretrained
+
+    surrogates.register_model(Affine)
+    model = surrogates.build("test-affine", 2, 1, width=3)
+    card = save_pretrained(model, tmp_path, "affine", prior={"name": "gp1d"}, training={}, evaluation={})
+    loaded = load_surrogate(card)
+    assert loaded.card["config"] == {"width": 3} and torch.equal(loaded.lin.weight, model.lin.weight)
+    surrogates._MODELS.pop("test-affine")  # the family registered in the process that trained it, not in this one
+    with pytest.raises(CheckpointError, match=r"is a 'test-affine' model, a family this process has not registered "
+                                              r"\(register_model\); known: \["):
+        load_surrogate(card)

@@ -26,10 +26,13 @@ fractions do not depend on it):
 Per method and d: mean log-likelihood over tasks and the fraction of the gap it closes,
 (method - baseline) / (exact_gp - baseline).
 
-    python experiments/benchmarks/bo_yardstick.py                                   # shipped *-bo, 64 tasks per d
-    python experiments/benchmarks/bo_yardstick.py --models training_runs/cmanp-bo-long --no-gp --no-write
-    python experiments/benchmarks/bo_yardstick.py --dims 8 12 16 --max-context 300 --near-context-frac 0.5 \
-        --bayes-samples 0 --models <a checkpoint of width 16>
+    python experiments/benchmarks/bo_yardstick.py  # the shipped *-bo, 64 tasks per d
+    python experiments/benchmarks/bo_yardstick.py --models tnpd training_runs/cmanp-bo-long --no-gp --no-write
+    python experiments/benchmarks/bo_yardstick.py --dims 8 12 16 --max-context 300 --near-context-frac 0.5 \\
+        --bayes-samples 0 --models <a checkpoint trained on d = 8..16>
+
+A model is scored only at the d its card's prior trained it on (``checkpoint_use(card)["x_dims"]``,
+what ``NPModel`` checks a checkpoint's width against); elsewhere its cells say n/a.
 """
 
 from __future__ import annotations
@@ -56,9 +59,11 @@ SCALE, SHIFT = 3.0, 10.0  # user units: what NPModel / SingleTaskGP are given
 
 
 def load_model(spec: str):
-    """A shipped name or card path (``load_surrogate``), or a training run directory
-    (its latest resumable state)."""
+    """A shipped name, a short name of ``optimize``'s (``npbandit.api.SURROGATES``: ``tnpd``
+    for ``tnpd-bo``) or a card path (``load_surrogate``), or a training run directory (its
+    latest resumable state, with a card naming its prior's spec)."""
     from npbandit import load_surrogate
+    from npbandit.api import SURROGATES
 
     path = Path(spec)
     if (path / "train_state.json").exists():
@@ -73,9 +78,20 @@ def load_model(spec: str):
         tensors = load_file(str(path / "train_state.safetensors"))
         model.load_state_dict({k[len("model."):]: v for k, v in tensors.items() if k.startswith("model.")})
         model.eval()
-        model.card = {"name": f"{path.name}@{meta['step']}", "prior": {"name": "bo"}}
+        prior = BOPrior(**config.get("prior_params", {})).spec()  # the dims it trains on, as a card records them
+        model.card = {"name": f"{path.name}@{meta['step']}", "x_dim": x_dim, "y_dim": 1, "prior": prior}
         return model
-    return load_surrogate(spec)
+    checkpoint = SURROGATES.get(spec, spec)
+    if checkpoint in ("gp", "random"):
+        raise SystemExit(f"--models {spec!r}: not a network; the GP rows are the yardstick's own (--no-gp drops them)")
+    return load_surrogate(checkpoint)
+
+
+def trained_dims(model) -> list[int]:
+    """The input dimensions ``model``'s card says its prior trained it on (``checkpoint_use``)."""
+    from npbandit.surrogates.pretrained import checkpoint_use
+
+    return checkpoint_use(model.card)["x_dims"]
 
 
 def held_out_prior(d: int, max_context: int = 100, near_context_frac: float = 0.0) -> BOPrior:
@@ -149,10 +165,11 @@ def np_ll(surrogate, xc, yc, xt, yt, views: int = 1) -> tuple[torch.Tensor, floa
 def main(argv: list[str] | None = None) -> None:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--models", nargs="*", default=["cmanp-bo", "tnpd-bo", "retreever-bo", "te-pt-tnp-bo"],
-                        help="shipped names, card paths or training run directories")
+                        help="shipped names, optimize's short names (tnpd, cmanp), card paths or training run "
+                             "directories")
     parser.add_argument("--tasks", type=int, default=64, help="tasks per d")
     parser.add_argument("--dims", type=int, nargs="+", default=[1, 2, 3, 4, 5, 6],
-                        help="input dimensions; a model narrower than d is shown as n/a (NPModel refuses such data)")
+                        help="input dimensions; a model not trained at d (its card's prior dims) is shown as n/a")
     parser.add_argument("--max-context", type=int, default=100,
                         help="held-out tasks have 3..this many observations (the shipped checkpoints trained to 100)")
     parser.add_argument("--near-context-frac", type=float, default=0.0,
@@ -171,6 +188,7 @@ def main(argv: list[str] | None = None) -> None:
     args = parser.parse_args(argv)
     torch.set_num_threads(args.threads)
     models = {spec: load_model(spec) for spec in args.models}
+    dims_of = {spec: trained_dims(model) for spec, model in models.items()}
     names = distinct_labels({spec: m.card.get("name", spec) for spec, m in models.items()})
     labels = {(spec, k): names[spec] + ("" if k == 1 else f" ({k} views)") for spec in args.models for k in args.views
               if k == 1 or not models[spec].joint_predictive}  # a joint model takes no views (NPModel refuses)
@@ -184,7 +202,7 @@ def main(argv: list[str] | None = None) -> None:
         sums = {r: [] for r in rows}
         misfits = {r: [] for r in fitted}
         ess = []
-        fits = [(spec, k) for spec, k in labels if models[spec].x_dim >= d]
+        fits = [(spec, k) for spec, k in labels if d in dims_of[spec]]
         for i, (xc, yc, xt, yt, exact) in enumerate(tqdm(list(tasks(d, args.tasks, max_context=args.max_context,
                                                                 near_context_frac=args.near_context_frac)),
                                                           desc=f"d={d}", leave=False)):
@@ -209,7 +227,8 @@ def main(argv: list[str] | None = None) -> None:
     lines = ["Mean held-out log-likelihood per input dimension (fraction of the gap from the baseline to the exact "
              "GP closed in brackets), context-standardised units, "
              f"{args.tasks} tasks per d, 3..{args.max_context} observations each, {args.near_context_frac:g} of "
-             "the held-out points near an observation. n/a: the checkpoint is narrower than d. "
+             "the held-out points near an observation. n/a: the checkpoint was not trained at d (its card's prior "
+             "dims). "
              f"`{COMMAND}`; {machine_line(args.threads)}."]
     if bayes:
         lines += ["", f"bayes_gp: the prior's Bayes predictive from what NPModel is given (the context, outputs up to "

@@ -81,6 +81,37 @@ def test_the_yardstick_scores_views_and_leaves_joint_models_at_one(yardstick, ke
     assert "cmanp-and-bo (2 views)" not in rows  # NPModel refuses views for a joint-predictive surrogate
 
 
+def test_the_yardstick_help_examples_read_as_typed_and_the_short_names_load(yardstick, capsys):
+    # the continued example was joined into one line with a run of spaces; "tnpd" was refused
+    with pytest.raises(SystemExit):
+        yardstick.main(["--help"])
+    examples = [line.strip() for line in capsys.readouterr().out.splitlines() if "bo_yardstick.py" in line
+                or line.strip().startswith("--bayes-samples")]
+    assert len(examples) >= 4 and not any("   " in line for line in examples)
+    assert examples[2].endswith("0.5 \\") and examples[3].startswith("--bayes-samples 0")
+    assert yardstick.load_model("tnpd").card["name"] == "tnpd-bo"  # as optimize(surrogate="tnpd") takes it
+    with pytest.raises(SystemExit, match="not a network"):
+        yardstick.load_model("gp")
+
+
+def test_the_yardstick_scores_a_model_only_at_the_dims_its_card_trained_it_on(yardstick, keep_threads, capsys,
+                                                                               tmp_path):
+    # a network 8 wide trained on d = 1..6 got numbers at d = 8
+    from npbandit.priors import BOPrior
+    from npbandit.surrogates import build
+    from npbandit.surrogates.pretrained import save_pretrained
+
+    torch.manual_seed(0)
+    card = save_pretrained(build("tnpd", 8, 1, size="tiny"), tmp_path, "wide-tnpd",
+                           prior=BOPrior(x_dim=8, dims=(1, 2, 3, 4, 5, 6)).spec(), training={}, evaluation={})
+    yardstick.main(["--models", str(card), "--tasks", "1", "--dims", "2", "8", "--no-gp", "--no-write",
+                    "--bayes-samples", "0", "--views", "1"])
+    row = next(line for line in capsys.readouterr().out.splitlines() if line.startswith("| wide-tnpd |"))
+    at_2, at_8 = (cell.strip() for cell in row.split("|")[2:4])
+    assert at_2 != "n/a" and math.isfinite(float(at_2.split()[0])) and at_8 == "n/a"
+    assert yardstick.trained_dims(yardstick.load_model(str(card))) == [1, 2, 3, 4, 5, 6]
+
+
 def test_interpolation_numbers_of_a_model_that_follows_its_data(interpolation, keep_threads):
     from npbandit import load_surrogate
 

@@ -31,12 +31,14 @@ inside the box up to rounding; anything else is the optimiser's bug, refused wit
 
 from __future__ import annotations
 
+import json
 import warnings
 from dataclasses import dataclass
 from typing import Any, Protocol, runtime_checkable
 
 import torch
 
+from npbandit.text import printable, shorten
 from npbandit.validation import check_int, check_real
 
 __all__ = ["AcquisitionOptimizer", "GradientRestarts", "CandidateSearch", "OPTIMIZERS", "MAXIMISED_ACQUISITIONS",
@@ -47,6 +49,8 @@ __all__ = ["AcquisitionOptimizer", "GradientRestarts", "CandidateSearch", "OPTIM
 #: a point made as ``lower + (upper - lower) * u`` with ``0 <= u <= 1`` (a Sobol screen, an
 #: affine map between boxes) is off by at most about two such units from rounding
 BOX_ROUNDING = 4
+#: how many offending entries an error about an optimiser's output shows (with the count of all)
+SHOWN_OFFENDERS = 3
 
 
 @runtime_checkable
@@ -59,7 +63,8 @@ class AcquisitionOptimizer(Protocol):
         inside the box, ``k >= 1``, values finite or ``-inf``."""
 
     def params(self) -> dict[str, Any]:
-        """The settings (JSON-serialisable), logged with a run."""
+        """The settings, logged with a run: a dict of JSON values, numbers finite
+        (:func:`check_acq_optimizer` refuses anything else)."""
 
 
 @dataclass(frozen=True)
@@ -187,20 +192,39 @@ def maximised(optimizer: AcquisitionOptimizer, acq, bounds: torch.Tensor,
     if points.ndim != 2 or points.shape[0] < 1 or points.shape[1] != d or values.shape != points.shape[:1]:
         raise ValueError(f"{who} must return points [k, {d}] (k >= 1, the box's width {d}) and values [k]; got points "
                          f"{list(points.shape)} and values {list(values.shape)}")
-    if not torch.isfinite(points).all():
-        raise ValueError(f"{who} returned points that are not finite (NaN or inf): {points.tolist()}")
-    if torch.isnan(values).any() or (values == torch.inf).any():
-        raise ValueError(f"{who} returned values that are NaN or +inf (each must be finite or -inf): {values.tolist()}")
+    bad = ~torch.isfinite(points)
+    if bad.any():
+        raise ValueError(f"{who} returned points that are not finite (NaN or inf): {_offenders('points', points, bad)}")
+    bad = torch.isnan(values) | (values == torch.inf)
+    if bad.any():
+        raise ValueError(f"{who} returned values that are NaN or +inf (each must be finite or -inf): "
+                         f"{_offenders('values', values, bad)}")
     points = points.detach().to(bounds)
     lower, upper = bounds[0], bounds[1]
     tol = BOX_ROUNDING * torch.finfo(out[0].dtype).eps * torch.maximum(lower.abs().maximum(upper.abs()),
                                                                       torch.ones_like(lower))
     outside = (points < lower - tol) | (points > upper + tol)
     if outside.any():
-        row = int(outside.any(dim=-1).nonzero()[0])
-        raise ValueError(f"{who} returned points outside the box bounds (lower {lower.tolist()}, upper "
-                         f"{upper.tolist()}, beyond rounding), e.g. {points[row].tolist()}")
+        raise ValueError(f"{who} returned points outside the box bounds (beyond rounding): "
+                         f"{_offenders('points', points, outside, bounds)}")
     return points.clamp(lower, upper), values.detach()
+
+
+def _offenders(what: str, tensor: torch.Tensor, bad: torch.Tensor, bounds: torch.Tensor | None = None) -> str:
+    """How many of ``tensor``'s rows (``[k, d]`` points or ``[k]`` values) hold an entry that
+    ``bad`` (its shape) marks, and the first :data:`SHOWN_OFFENDERS` such entries with their
+    indices (and, given ``bounds`` ``[2, d]``, their column's interval): a message of bounded
+    length however many entries are bad."""
+    rows = bad if bad.ndim == 1 else bad.any(dim=-1)
+    where = bad.nonzero()[:SHOWN_OFFENDERS].tolist()  # [[row], ...] or [[row, column], ...]
+    shown = []
+    for index in where:
+        entry = f"{what}[{', '.join(map(str, index))}] = {tensor[tuple(index)].item()!r}"
+        if bounds is not None:
+            entry += f" (the box: [{bounds[0, index[-1]].item()!r}, {bounds[1, index[-1]].item()!r}])"
+        shown.append(entry)
+    first = "" if len(where) == int(bad.sum()) else f"the first {len(where)}: "
+    return f"{int(rows.sum())} of {len(rows)} {what}, {first}{'; '.join(shown)}"
 
 
 def check_bounds(bounds: Any) -> None:
@@ -223,15 +247,49 @@ def _scores(acq, points: torch.Tensor) -> torch.Tensor:
 
 
 def check_acq_optimizer(name: str, value: Any) -> AcquisitionOptimizer | None:
-    """``value`` if it is ``None`` or an :class:`AcquisitionOptimizer`, else a ``TypeError``
-    naming the argument."""
+    """``value`` if it is ``None`` or an :class:`AcquisitionOptimizer` whose ``params()`` is
+    what a run can record: a dict of JSON values (numbers finite,
+    NumPy values and tensors read through ``tolist()``, as the run's storage writes them).
+    Called where an optimiser is first taken, so a bad one fails before anything runs.
+
+    Raises:
+        TypeError: ``value`` is not an acquisition optimiser, or its ``params()`` does not
+            return a dict of JSON values.
+        ValueError: its ``params()`` raises, or returns a non-finite number or a
+            self-referencing container.
+    """
     if isinstance(value, type):  # the class has the methods too, unbound
         raise TypeError(f"{name} must be an acquisition optimiser instance, got the class {value.__name__}; "
                         f"did you mean {value.__name__}()?")
-    if value is None or isinstance(value, AcquisitionOptimizer):
+    if value is None:
         return value
-    raise TypeError(f"{name} must be an acquisition optimiser (an object with maximise(acq, bounds, seed) and "
-                    f"params(), e.g. npbandit.acquisition.CandidateSearch()) or None, got {type(value).__name__}")
+    if not isinstance(value, AcquisitionOptimizer):
+        raise TypeError(f"{name} must be an acquisition optimiser (an object with maximise(acq, bounds, seed) and "
+                        f"params(), e.g. npbandit.acquisition.CandidateSearch()) or None, got {type(value).__name__}")
+    who = f"{name}.params()"
+    try:
+        params = value.params()
+    except Exception as err:  # the optimiser's own bug, named as such rather than surfacing bare
+        raise ValueError(f"{who} ({type(value).__name__}) raised {type(err).__name__}: {err}") from err
+    if not isinstance(params, dict):
+        raise TypeError(f"{who} must return a dict of its settings (JSON values; a run records it), got "
+                        f"{type(params).__name__}")
+    try:
+        json.dumps(params, allow_nan=False, default=_json_default)
+    except TypeError as err:
+        raise TypeError(f"{who} must return a dict of JSON values (str, number, bool, None, list, dict), "
+                        f"got {shorten(printable(repr(params)), 200)}: {err}") from None
+    except ValueError as err:  # NaN / inf, or a container holding itself
+        raise ValueError(f"{who} must return a dict of finite JSON values, got "
+                         f"{shorten(printable(repr(params)), 200)}: {err}") from None
+    return value
+
+
+def _json_default(value: Any) -> Any:
+    """A NumPy value or tensor as the run's storage writes it (``tolist()``); anything else is not JSON."""
+    if hasattr(value, "tolist"):
+        return value.tolist()
+    raise TypeError(f"{type(value).__name__} is not JSON-serialisable")
 
 
 #: the acquisitions an acquisition optimiser maximises (Thompson draws score their own candidates,

@@ -14,7 +14,7 @@ from typing import Any
 from npbandit.priors.base import Prior, TaskBatch, step_generator
 from npbandit.priors.gp import BOPrior, GP1DPrior
 from npbandit.priors.wheel import WheelPrior
-from npbandit.validation import register_class
+from npbandit.validation import check_int, check_range, register_class
 
 __all__ = ["Prior", "TaskBatch", "GP1DPrior", "BOPrior", "WheelPrior", "make_prior", "PRIORS", "step_generator",
            "register_prior"]
@@ -29,19 +29,26 @@ def register_prior(cls: type[Prior], *, replace: bool = False) -> type[Prior]:
     (usable as a class decorator).
 
     Args:
-        cls: a concrete :class:`Prior` subclass (``sample`` and ``spec`` implemented) whose
-            ``name`` is a non-empty string.
-        replace: allow ``cls.name`` to name a registered prior, which ``cls`` then replaces.
+        cls: a concrete :class:`Prior` subclass (``sample`` and ``spec`` implemented) with a
+            registry ``name`` (non-empty, lower-case, no whitespace). ``x_dim`` and ``y_dim``,
+            where the class sets them, must be positive ints and ``input_domain`` a finite
+            ``(low, high)`` with ``low < high`` (what training builds the network from and a
+            checkpoint records); one the class leaves to its constructor (``bo``'s ``x_dim``)
+            is checked on each batch training draws.
+        replace: (a bool) allow ``cls.name`` to name a registered prior, which ``cls`` then replaces.
 
     Raises:
-        TypeError: ``cls`` is not a concrete :class:`Prior` subclass.
-        ValueError: ``cls.name`` is not a non-empty string, or is registered already
-            (to another class) and ``replace`` is false.
+        TypeError: ``cls`` is not a concrete :class:`Prior` subclass, or ``replace`` is not a bool.
+        ValueError: ``cls.name`` is not a registry name, or is registered already (to another
+            class) and ``replace`` is false; ``x_dim``, ``y_dim`` or ``input_domain`` as above.
     """
-    name = getattr(cls, "name", None)
-    if isinstance(cls, type) and issubclass(cls, Prior) and (not isinstance(name, str) or not name.strip()):
-        raise ValueError(f"cls.name must be a non-empty string (the prior's registry name), got {name!r}")
-    return register_class(PRIORS, cls, Prior, name, replace, "npbandit.priors.Prior")
+    if isinstance(cls, type) and issubclass(cls, Prior):  # the prior's own rules; the rest in register_class
+        for attr in ("x_dim", "y_dim"):
+            if hasattr(cls, attr):
+                check_int(f"cls.{attr}", getattr(cls, attr), minimum=1)
+        if hasattr(cls, "input_domain"):
+            check_range("cls.input_domain", cls.input_domain)
+    return register_class(PRIORS, cls, Prior, getattr(cls, "name", None), replace, "npbandit.priors.Prior")
 
 
 def make_prior(name: str, **params: Any) -> Prior:

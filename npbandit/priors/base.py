@@ -140,14 +140,59 @@ class Prior(ABC):
 
     def batch(self, batch_size: int, seed: int, index: int) -> TaskBatch:
         """Batch ``index`` of the stream seeded by ``seed`` (deterministic): :meth:`sample`
-        with :func:`step_generator` ``(seed, index)``.
+        with :func:`step_generator` ``(seed, index)``, checked against :meth:`sample`'s
+        contract (training and evaluation draw every batch here), so that a prior's bug is
+        reported as the prior's rather than as a model's input error.
 
         Raises:
             ValueError: ``batch_size`` not a positive int, ``seed`` not an int, or ``index``
-                not a non-negative int.
+                not a non-negative int; :meth:`sample` returned something else than a
+                :class:`TaskBatch` of float tensors of the shapes it promises
+                (``batch_size`` tasks, ``x_dim`` / ``y_dim`` wide), or non-finite values.
         """
         check_int("batch_size", batch_size, minimum=1)
-        return self.sample(batch_size, step_generator(seed, index))
+        batch = self.sample(batch_size, step_generator(seed, index))
+        _check_batch(batch, batch_size, self.x_dim, self.y_dim,
+                         f"prior {self.name!r}: {type(self).__name__}.sample({batch_size}, generator)")
+        return batch
+
+
+def _check_batch(batch: Any, batch_size: int, x_dim: int, y_dim: int, who: str) -> None:
+    """``batch`` must be a :class:`TaskBatch` of ``batch_size`` tasks: ``xc [B, Nc, x_dim]``,
+    ``yc [B, Nc, y_dim]``, ``xt [B, Nt, x_dim]``, ``yt [B, Nt, y_dim]`` and, where present,
+    ``yt_mean`` / ``yt_var`` ``[B, Nt, y_dim]`` and ``yt_cov_factor`` ``[B, Nt, Nt]``, all
+    floating-point and finite. A few comparisons of shapes and one sum per tensor: small
+    next to drawing the batch and to the model step that reads it.
+
+    Raises:
+        ValueError: otherwise, starting with ``who`` (what produced the batch).
+    """
+    if not isinstance(batch, TaskBatch):
+        raise ValueError(f"{who} must return a TaskBatch, got {type(batch).__name__}")
+    tensors = {"xc": batch.xc, "yc": batch.yc, "xt": batch.xt, "yt": batch.yt}
+    tensors.update({k: getattr(batch, k) for k in ("yt_mean", "yt_var", "yt_cov_factor")
+                    if getattr(batch, k) is not None})
+    for key, value in tensors.items():
+        if not (isinstance(value, Tensor) and value.is_floating_point() and value.ndim == 3):
+            raise ValueError(f"{who} returned {key} that is not a float tensor [batch, points, width]: "
+                             f"{type(value).__name__} {getattr(value, 'dtype', '')} "
+                             f"{list(getattr(value, 'shape', []))}")
+    nc, nt = batch.xc.shape[1], batch.xt.shape[1]
+    expected = {"xc": (batch_size, nc, x_dim), "yc": (batch_size, nc, y_dim), "xt": (batch_size, nt, x_dim),
+                "yt": (batch_size, nt, y_dim), "yt_mean": (batch_size, nt, y_dim),
+                "yt_var": (batch_size, nt, y_dim), "yt_cov_factor": (batch_size, nt, nt)}
+    for key, value in tensors.items():
+        if tuple(value.shape) != expected[key]:
+            raise ValueError(f"{who} returned {key} of shape {list(value.shape)}; expected {list(expected[key])} "
+                             f"(batch_size {batch_size}, {nc} context and {nt} target points, x_dim {x_dim}, "
+                             f"y_dim {y_dim})")
+    # each tensor's sum is finite if every value is (a NaN or inf propagates), at a tenth of
+    # isfinite's cost; only a non-finite sum (or one that overflowed) is looked at value by value
+    if not bool(torch.stack([v.sum() for v in tensors.values()]).isfinite().all()):
+        bad = {k: int((~torch.isfinite(v)).sum()) for k, v in tensors.items()}
+        key = next((k for k, n in bad.items() if n), None)
+        if key is not None:
+            raise ValueError(f"{who} returned {key} with {bad[key]} NaN or infinite value(s)")
 
 
 def uniform(generator: torch.Generator, low: float, high: float, *shape: int) -> Tensor:

@@ -268,15 +268,12 @@ class BOPrior(Prior):
             raise ValueError(f"standardize='context' needs min_context >= 2 (a std of the context), got {min_context}")
         if lengthscale_prior not in self.LENGTHSCALE_PRIORS:
             raise ValueError(f"lengthscale_prior must be one of {self.LENGTHSCALE_PRIORS}, got {lengthscale_prior!r}")
-        if not 0.0 <= irrelevant_prob <= 1.0:
-            raise ValueError(f"irrelevant_prob must be in [0, 1], got {irrelevant_prob}")
-        if not 0.0 <= near_context_frac <= 1.0:
-            raise ValueError(f"near_context_frac must be in [0, 1], got {near_context_frac}")
-        if not 0.0 <= input_warp_prob <= 1.0:
-            raise ValueError(f"input_warp_prob must be in [0, 1], got {input_warp_prob}")
+        for arg, value in (("irrelevant_prob", irrelevant_prob), ("near_context_frac", near_context_frac),
+                           ("input_warp_prob", input_warp_prob)):
+            check_real(arg, value, low=0.0, high=1.0)  # a real number, not a bool or a string
         check_real("input_warp_std", input_warp_std, low=0.0)
-        if not 0.0 <= context_cluster_frac < 1.0:
-            raise ValueError(f"context_cluster_frac must be in [0, 1), got {context_cluster_frac}")
+        if not 0.0 <= check_real("context_cluster_frac", context_cluster_frac) < 1.0:
+            raise ValueError(f"context_cluster_frac must be in [0, 1), got {context_cluster_frac!r}")
         for arg, value in (("lengthscale_range", lengthscale_range), ("noise_std_range", noise_std_range),
                            ("irrelevant_range", irrelevant_range), ("near_context_scale", near_context_scale),
                            ("context_cluster_scale", context_cluster_scale)):

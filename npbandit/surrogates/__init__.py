@@ -71,25 +71,25 @@ def register_model(cls: type[NeuralProcess], *, replace: bool = False) -> type[N
 
     Args:
         cls: a concrete :class:`NeuralProcess` subclass (``_condition`` and ``_predict``
-            implemented) with a lower-case, non-empty ``name`` other than the base class's
-            ``"np"`` and a ``config_class`` that is a dataclass (its fields are what
-            :func:`build` takes as overrides and a checkpoint card stores as ``config``).
-        replace: allow ``cls.name`` to name a registered family, which ``cls`` then replaces.
+            implemented) with a registry ``name`` (non-empty, lower-case, no whitespace, not
+            the base class's ``"np"``) and a ``config_class`` that is a frozen dataclass (its
+            fields are what :func:`build` takes as overrides and a checkpoint card stores as
+            ``config``; frozen, so the config a card records is the one its checks passed
+            and the weights were made with).
+        replace: (a bool) allow ``cls.name`` to name a registered family, which ``cls`` then replaces.
 
     Raises:
-        TypeError: ``cls`` is not a concrete :class:`NeuralProcess` subclass, or its
-            ``config_class`` is not a dataclass.
+        TypeError: ``cls`` is not a concrete :class:`NeuralProcess` subclass, its
+            ``config_class`` is not a frozen dataclass, or ``replace`` is not a bool.
         ValueError: a bad ``name``, or one registered already (to another class) and
             ``replace`` is false.
     """
     if isinstance(cls, type) and issubclass(cls, NeuralProcess):  # the family's own rules; the rest below
-        name = cls.name
-        if not isinstance(name, str) or not name.strip() or name != name.lower() or name == NeuralProcess.name:
-            raise ValueError(f"cls.name must be a lower-case, non-empty string of its own (not the base class's "
-                             f"{NeuralProcess.name!r}), got {name!r}")
         config_cls = cls.config_class
-        if not (isinstance(config_cls, type) and is_dataclass(config_cls)):
-            raise TypeError(f"cls.config_class must be a dataclass (e.g. a subclass of NPConfig), got {config_cls!r}")
+        if not (isinstance(config_cls, type) and is_dataclass(config_cls) and config_cls.__dataclass_params__.frozen):
+            raise TypeError(f"cls.config_class must be a frozen dataclass (e.g. a subclass of NPConfig): a model's "
+                            f"config is checked once, when it is made, and saved on its checkpoint's card as it is; "
+                            f"got {config_cls!r}")
     return register_class(_MODELS, cls, NeuralProcess, getattr(cls, "name", None), replace,
                           "npbandit.surrogates.NeuralProcess")
 

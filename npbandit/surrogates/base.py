@@ -375,12 +375,12 @@ class NeuralProcess(nn.Module, ABC):
         Raises:
             ValueError: ``source`` is another model or has another config.
         """
-        ours = (self.name, self.x_dim, self.y_dim, self.config.to_dict())
-        theirs = (source.name, source.x_dim, source.y_dim, source.config.to_dict())
+        ours = (self.name, self.x_dim, self.y_dim, asdict(self.config))
+        theirs = (source.name, source.x_dim, source.y_dim, asdict(source.config))
         if theirs != ours:
             raise ValueError(f"the source is a {source.name} ({source.x_dim} -> {source.y_dim}) with config "
-                             f"{source.config.to_dict()}; this is a {self.name} ({self.x_dim} -> {self.y_dim}) with "
-                             f"config {self.config.to_dict()}")
+                             f"{theirs[-1]}; this is a {self.name} ({self.x_dim} -> {self.y_dim}) with config "
+                             f"{ours[-1]}")
         self.load_state_dict(source.state_dict())
 
     # -- the joint predictive ---------------------------------------------------------

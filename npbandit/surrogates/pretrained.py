@@ -43,6 +43,7 @@ import difflib
 import hashlib
 import json
 from collections.abc import Sequence
+from dataclasses import asdict
 from pathlib import Path
 from typing import Any
 
@@ -112,7 +113,7 @@ def save_pretrained(model: NeuralProcess, directory: str | Path, name: str, *, p
         "model": model.name,
         "x_dim": model.x_dim,
         "y_dim": model.y_dim,
-        "config": model.config.to_dict(),
+        "config": asdict(model.config),  # any registered family's frozen dataclass, NPConfig or not
         "parameters": sum(t.numel() for t in tensors.values()),
         "prior": prior,
         "use": checkpoint_use({"x_dim": model.x_dim, "y_dim": model.y_dim, "prior": prior}),
@@ -226,7 +227,8 @@ def load_surrogate(name_or_path: str | Path, *, device: str | torch.device = "cp
                               f"{card['sha256'][:12]}…; the file is corrupted or was replaced")
     outcome = outcome_transform(card)
     if card["model"] not in available_models():
-        raise CheckpointError(f"checkpoint {card['name']!r} is a {card['model']!r} model; known: {available_models()}")
+        raise CheckpointError(f"checkpoint {card['name']!r} is a {card['model']!r} model, a family this process has "
+                              f"not registered (register_model); known: {available_models()}")
     try:
         model = build(card["model"], card["x_dim"], card["y_dim"], **card["config"])
     except (TypeError, ValueError) as err:

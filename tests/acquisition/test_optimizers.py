@@ -207,3 +207,77 @@ def test_rounding_level_excursions_are_moved_onto_the_box_and_the_built_in_optim
         points, values = maximised(optimizer, Bowl(), BOX, 0)
         assert ((BOX[0] <= points) & (points <= BOX[1])).all() and points.shape[1] == 3
         assert values.shape == points.shape[:1]
+
+
+def test_a_refusal_counts_the_bad_entries_and_shows_the_first_few_in_bounded_length():
+    # every value or point used to be listed: 4,096 values with one NaN gave an 83 kB message
+    k = 4096
+    u = torch.rand(k, 3, dtype=torch.float64, generator=torch.Generator().manual_seed(0))
+    points = BOX[0] + (BOX[1] - BOX[0]) * u
+    values = torch.zeros(k, dtype=torch.float64)
+    values[[17, 40, 41, 900]] = torch.nan
+    with pytest.raises(ValueError) as raised:
+        maximised(Returning(points, values), Bowl(), BOX, 0)
+    message = str(raised.value)
+    assert "4 of 4096 values, the first 3: values[17] = nan; values[40] = nan; values[41] = nan" in message
+    assert len(message) < 300
+    nan_points = points.clone()
+    nan_points[5, 2] = torch.inf
+    with pytest.raises(ValueError, match=r"not finite \(NaN or inf\): 1 of 4096 points, points\[5, 2\] = inf$"):
+        maximised(Returning(nan_points), Bowl(), BOX, 0)
+    outside = points.clone()
+    outside[:, 1] = 2.0  # every row outside, in one column
+    with pytest.raises(ValueError) as raised:
+        maximised(Returning(outside), Bowl(), BOX, 0)
+    message = str(raised.value)
+    assert "4096 of 4096 points, the first 3: points[0, 1] = 2.0 (the box: [0.5, 0.9]); points[1, 1] = 2.0" in message
+    assert len(message) < 400
+
+
+class Settings(Returning):
+    """A custom optimiser whose ``params()`` returns (or raises) what it was built with."""
+
+    def __init__(self, params) -> None:
+        super().__init__(BOX[:1])
+        self.settings = params
+
+    def params(self):
+        if isinstance(self.settings, Exception):
+            raise self.settings
+        return self.settings
+
+
+def _circular():
+    d = {"name": "loop"}
+    d["self"] = d
+    return d
+
+
+@pytest.mark.parametrize("settings, error, match", [
+    ("x", TypeError, "must return a dict of its settings.*got str"),
+    ({"name": "o", "f": float("nan")}, ValueError, "finite JSON values.*'f': nan"),
+    ({"name": "o", "f": [1.0, float("inf")]}, ValueError, "finite JSON values"),
+    ({"name": "o", "f": object()}, TypeError, "JSON values.*object is not JSON-serialisable"),
+    (_circular(), ValueError, "Circular reference"),
+    (ZeroDivisionError("division by zero"), ValueError, r"\(Settings\) raised ZeroDivisionError: division by zero"),
+])
+def test_an_optimisers_params_are_checked_where_it_is_taken(settings, error, match):
+    # recorded silently ("x", NaN), or failing at the run's start as a bare ZeroDivisionError or
+    # "Circular reference detected" naming nothing
+    from npbandit.acquisition.optimizers import check_acq_optimizer
+
+    with pytest.raises(error, match=rf"acq_optimizer.params\(\).*{match}"):
+        check_acq_optimizer("acq_optimizer", Settings(settings))
+    with pytest.raises(error, match=r"acq_optimizer.params\(\)"):
+        BOPolicy(1, model="gp", acq_optimizer=Settings(settings))
+    with pytest.raises(error, match=r"acq_optimizer.params\(\)"):
+        proposal.propose(fit_single_task_gp(torch.tensor([[0.2], [0.7]], dtype=torch.float64),
+                                            torch.tensor([[0.0], [1.0]], dtype=torch.float64)),
+                         "logei", dim=1, best_f=1.0, seed=0, acq_optimizer=Settings(settings))
+
+
+def test_numpy_and_tensor_settings_pass_as_the_runs_storage_writes_them():
+    from npbandit.acquisition.optimizers import check_acq_optimizer
+
+    optimizer = Settings({"name": "o", "n": np.int64(3), "scale": torch.tensor([0.5, 1.0])})
+    assert check_acq_optimizer("acq_optimizer", optimizer) is optimizer

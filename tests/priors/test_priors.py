@@ -175,6 +175,16 @@ def test_bo_prior_lengthscale_options():
             BOPrior(**bad)
 
 
+@pytest.mark.parametrize("arg", ["irrelevant_prob", "near_context_frac", "context_cluster_frac", "input_warp_prob"])
+@pytest.mark.parametrize("value", ["0.5", True, float("nan"), None])
+def test_bo_priors_shares_are_real_numbers_not_strings_or_flags(arg, value):
+    # "0.5" raised a bare TypeError from a comparison, True was taken as 1, NaN passed the range checks
+    with pytest.raises(ValueError, match=f"{arg} must be a finite real number, got {value!r}"):
+        BOPrior(**{arg: value})
+    with pytest.raises(ValueError, match=arg):
+        BOPrior(**{arg: -0.1})
+
+
 def test_bo_prior_single_dimension():
     b = BOPrior(dims=(3,)).batch(4, 0, 0)
     assert b.info["dim"] == 3
