@@ -345,3 +345,13 @@ def test_a_result_prints_its_outcome_and_the_size_of_its_history():
 def test_a_budget_the_initial_design_fills_warns_that_the_model_proposes_nothing():
     with pytest.warns(UserWarning, match=r"budget=3 does not exceed n_init=10: .*the model proposes none"):
         optimize(sphere, BOUNDS, surrogate="gp", budget=3, n_init=10, db=None, progress=False)
+
+
+def test_a_checkpoint_given_by_its_card_path_names_the_policy_as_when_loaded(tmp_path):
+    from npbandit import load_surrogate
+    from npbandit.policies import BOPolicy
+    from npbandit.policies.factories import NPModelFactory
+
+    card = tiny_checkpoint(tmp_path)
+    names = [BOPolicy(2, model=model).name for model in (str(card), NPModelFactory(load_surrogate(card)))]
+    assert names == ["cmanp-bo-tr-logei"] * 2  # one report row for one checkpoint, not the path's
