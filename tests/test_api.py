@@ -345,6 +345,9 @@ def test_a_result_prints_its_outcome_and_the_size_of_its_history():
 def test_a_budget_the_initial_design_fills_warns_that_the_model_proposes_nothing():
     with pytest.warns(UserWarning, match=r"budget=3 does not exceed n_init=10: .*the model proposes none"):
         optimize(sphere, BOUNDS, surrogate="gp", budget=3, n_init=10, db=None, progress=False)
+    with pytest.warns(UserWarning, match=r"budget=3 \(and 1 initial point\) does not exceed n_init=10"):
+        optimize(sphere, BOUNDS, surrogate="gp", budget=3, n_init=10, db=None, progress=False,
+                 initial=[(np.zeros(len(BOUNDS[0])), 1.0)])
 
 
 def test_a_checkpoint_given_by_its_card_path_names_the_policy_as_when_loaded(tmp_path):
