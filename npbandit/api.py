@@ -86,9 +86,10 @@ def optimize(objective: Callable[[Any], float], bounds: Any = None, surrogate: s
             :class:`~npbandit.storage.RunRow` of ``db`` (to continue an interrupted or failed run):
             checked to be a black-box run of this problem (objective, direction, bounds or space,
             constraints: none, or their name; ``ValueError`` naming ``initial`` and what differs
-            otherwise, also for a ``RunRow`` read from another database), its evaluations are everything that run saw, the
-            points it was given (following a chain of continued runs back to its first) then
-            its own (:func:`npbandit.storage.run_evaluations`), and this run records which
+            otherwise, also for a ``RunRow`` read from another database), its evaluations are
+            everything that run saw, the points it was given (following a chain of continued
+            runs back to its first) then its own (:func:`npbandit.storage.run_evaluations`),
+            and this run records which
             run it continues (``initial_from``), so that a continuation of it sees them all too;
             a run's steps, :func:`npbandit.storage.run_steps` ``(db, run_id)`` (its own
             evaluations only, not those it was given); or, for ``bounds``, arrays
