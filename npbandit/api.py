@@ -31,6 +31,7 @@ from npbandit.surrogates.pretrained import (
     UnknownCheckpointError,
     check_bo_checkpoint,
     fitting_checkpoints,
+    load_surrogate,
     read_card,
 )
 from npbandit.threads import resolve_threads
@@ -359,7 +360,7 @@ def optimize(objective: Callable[[Any], float], bounds: Any = None, surrogate: s
     if model == "random":
         policy: Policy = SobolPolicy(d, snap=snap)
     else:
-        bo = BOPolicy(d, model=model, acquisition=acquisition, n_init=n_init, output_warp=output_warp,
+        bo = BOPolicy(d, model=_named_by_card(model), acquisition=acquisition, n_init=n_init, output_warp=output_warp,
                       avoid_repeats=avoid_repeats, trust_region=trust_region, liar=liar, budget=budget + len(warm),
                       threads=threads, snap=snap, constrained=constraints is not None, acq_optimizer=acq_optimizer,
                       subspace=subspace)
@@ -533,6 +534,16 @@ def _surrogate_checkpoint(surrogate: str | NeuralProcess, d: int) -> str | NPMod
                          f"checkpoint path; got {surrogate!r}{hint}") from None
     check_bo_checkpoint(card, d, purpose=f"optimize (surrogate={surrogate!r}, d={d})")
     return name
+
+
+def _named_by_card(model: str | NPModelFactory) -> str | NPModelFactory:
+    """What ``BOPolicy`` gets for ``model``: a checkpoint given by a path (its card, its
+    weights) loaded into a factory named by its card's name, as the same checkpoint given
+    loaded is (``BOPolicy`` names one given by a string after that string, so the path would
+    start the policy's name: two report rows for one checkpoint); anything else as it is."""
+    if not isinstance(model, str) or model == "gp" or read_card(model)["name"] == model:
+        return model
+    return NPModelFactory(load_surrogate(model))
 
 
 class _StandardisedDataCheck(PolicyWrapper):

@@ -358,3 +358,14 @@ def test_a_checkpoint_given_by_its_card_path_names_the_policy_as_when_loaded(tmp
     card = tiny_checkpoint(tmp_path)
     names = [BOPolicy(2, model=model).name for model in (str(card), NPModelFactory(load_surrogate(card)))]
     assert names == ["cmanp-bo-tr-logei"] * 2  # one report row for one checkpoint, not the path's
+
+
+def test_a_checkpoint_given_by_its_card_path_names_the_policy_as_when_loaded(tmp_path):
+    from npbandit import load_surrogate
+
+    card = tiny_checkpoint(tmp_path)
+    db = str(tmp_path / "runs.db")
+    for surrogate in (str(card), load_surrogate(card)):
+        with pytest.warns(UserWarning, match="does not exceed n_init=1"):  # nothing but the design: no model run
+            optimize(sphere, BOUNDS, surrogate=surrogate, budget=1, n_init=1, db=db, progress=False)
+    assert [r.policy for r in list_runs(db)] == ["cmanp-bo-tr-logei"] * 2  # one report row for one checkpoint

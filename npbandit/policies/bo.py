@@ -78,8 +78,7 @@ class BOPolicy(Policy):
 
     Args:
         dim: input dimension.
-        model: a checkpoint name (e.g. ``"cmanp-bo"``) or card path (the policy named by the
-            card's name either way), ``"gp"`` for BoTorch's
+        model: a checkpoint name (e.g. ``"cmanp-bo"``), ``"gp"`` for BoTorch's
             ``SingleTaskGP`` refit every iteration (both resolved by :func:`model_factory`),
             or a model factory: a callable ``(train_X [n, d], train_Y [n, 1]) -> Model``
             returning a one-output BoTorch model on the unit cube (``train_Y [n, 1 + k]`` and
@@ -273,7 +272,7 @@ class BOPolicy(Policy):
         self.thompson_candidates = thompson_candidates
         if isinstance(model, str):
             self.model_factory = model_factory(model, noise_free=noise_free, gp_kernel=gp_kernel)
-            self.model_name = self.model_factory.name  # a checkpoint's: its card's name, however it was given
+            self.model_name = model
         else:
             if noise_free or gp_kernel != "rbf":
                 raise ValueError("noise_free and gp_kernel configure the GP (model='gp') only; give a factory its "

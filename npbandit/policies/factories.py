@@ -70,8 +70,7 @@ class NPModelFactory:
 def model_factory(model: str, *, noise_free: bool = False, gp_kernel: str = "rbf") -> GPModelFactory | NPModelFactory:
     """The model factory a name means: ``"gp"`` a :class:`GPModelFactory` (``noise_free``,
     ``gp_kernel`` its options), any other name a checkpoint loaded by ``load_surrogate``
-    (the surrogate registry) in an :class:`NPModelFactory` named by its card's name (as
-    when it is given loaded: a card's path names the same checkpoint)."""
+    (the surrogate registry) in an :class:`NPModelFactory`."""
     if not isinstance(model, str):
         raise TypeError(f"model must be a name, got {type(model).__name__}")
     if gp_kernel not in GP_KERNELS:
@@ -84,4 +83,4 @@ def model_factory(model: str, *, noise_free: bool = False, gp_kernel: str = "rbf
         raise ValueError("gp_kernel configures the GP (model='gp') only")
     from npbandit.surrogates.pretrained import load_surrogate
 
-    return NPModelFactory(load_surrogate(model))
+    return NPModelFactory(load_surrogate(model), name=model)
