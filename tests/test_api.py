@@ -352,16 +352,6 @@ def test_a_budget_the_initial_design_fills_warns_that_the_model_proposes_nothing
 
 def test_a_checkpoint_given_by_its_card_path_names_the_policy_as_when_loaded(tmp_path):
     from npbandit import load_surrogate
-    from npbandit.policies import BOPolicy
-    from npbandit.policies.factories import NPModelFactory
-
-    card = tiny_checkpoint(tmp_path)
-    names = [BOPolicy(2, model=model).name for model in (str(card), NPModelFactory(load_surrogate(card)))]
-    assert names == ["cmanp-bo-tr-logei"] * 2  # one report row for one checkpoint, not the path's
-
-
-def test_a_checkpoint_given_by_its_card_path_names_the_policy_as_when_loaded(tmp_path):
-    from npbandit import load_surrogate
 
     card = tiny_checkpoint(tmp_path)
     db = str(tmp_path / "runs.db")
