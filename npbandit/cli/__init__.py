@@ -137,9 +137,11 @@ def _how_to_go_on(args: argparse.Namespace, err: RunInterrupted | ObjectiveError
         return ""
     text = ""
     if isinstance(err, ObjectiveError):
-        saved = None if err.records is None else len(err.records)
-        count = "" if saved is None else f" {saved} evaluation{'' if saved == 1 else 's'}, the failed one last,"
-        text = f"; run {run_id} saved{count} and is recorded as failed"
+        steps = err.history if err.history is not None else err.records
+        saved = None if steps is None else len(steps)
+        count = "" if saved is None else f" {saved} evaluation{'' if saved == 1 else 's'}"
+        which = "" if saved is None else ", every one failed," if err.kind is None else ", the failed one last,"
+        text = f"; run {run_id} saved{count}{which} and is recorded as failed"
     else:
         saved = err.saved
     text += f"; to go on, run the same command with --initial-from {run_id}"
