@@ -537,10 +537,8 @@ def _surrogate_checkpoint(surrogate: str | NeuralProcess, d: int) -> str | NPMod
 
 
 def _named_by_card(model: str | NPModelFactory) -> str | NPModelFactory:
-    """What ``BOPolicy`` gets for ``model``: a checkpoint given by a path (its card, its
-    weights) loaded into a factory named by its card's name, as the same checkpoint given
-    loaded is (``BOPolicy`` names one given by a string after that string, so the path would
-    start the policy's name: two report rows for one checkpoint); anything else as it is."""
+    """``model`` for ``BOPolicy``: a checkpoint given by a path, loaded into a factory named by its
+    card's name as when given loaded (the policy's name, one report row per checkpoint); else as is."""
     if not isinstance(model, str) or model == "gp" or read_card(model)["name"] == model:
         return model
     return NPModelFactory(load_surrogate(model))
