@@ -32,6 +32,7 @@ from npbandit.surrogates.pretrained import (
     check_bo_checkpoint,
     check_weights_unchanged,
     fitting_checkpoints,
+    load_surrogate,
     read_card,
 )
 from npbandit.threads import resolve_threads
@@ -84,18 +85,21 @@ def optimize(objective: Callable[[Any], float], bounds: Any = None, surrogate: s
             ``(x, value)`` pairs, ``x`` as the objective receives it (a point in ``bounds``,
             or a params dict of the space) and ``value`` its finite objective value; the
             ``history`` of an earlier result; a run of ``db`` to continue, by its id or its
-            :class:`~npbandit.storage.RunRow` (to continue an interrupted run): checked to be a
-            black-box run of this problem (objective, direction, bounds or space; ``ValueError``
-            naming ``initial`` otherwise), its evaluations are everything that run saw, the
-            points it was given (following a chain of continued runs back to its first) then
-            its own (:func:`npbandit.storage.run_evaluations`), and this run records which
+            :class:`~npbandit.storage.RunRow` of ``db`` (to continue an interrupted or failed run):
+            checked to be a black-box run of this problem (objective, direction, bounds or space,
+            constraints: none, or their name; ``ValueError`` naming ``initial`` and what differs
+            otherwise, also for a ``RunRow`` read from another database), its evaluations are
+            everything that run saw, the points it was given (following a chain of continued
+            runs back to its first) then its own (:func:`npbandit.storage.run_evaluations`),
+            and this run records which
             run it continues (``initial_from``), so that a continuation of it sees them all too;
             a run's steps, :func:`npbandit.storage.run_steps` ``(db, run_id)`` (its own
             evaluations only, not those it was given); or, for ``bounds``, arrays
             ``(X [n, d], Y [n])`` (:mod:`npbandit.warm_start`). A run's steps and a history are checked to come from
             a run of this problem as far as they say (a run's steps: its direction, bounds or
-            space; a history: its direction; pairs and arrays: nothing but each point lying
-            in the box or space; the objective: never), a ``ValueError`` naming
+            space; a history: its direction; both: whether it had constraints; pairs and
+            arrays: nothing but each point lying in the box or space; the objective: never), a
+            ``ValueError`` naming
             ``initial[i]`` otherwise. The policy observes them, in order, before it proposes anything:
             they count towards the initial design (with ``n_init`` of them the model
             proposes from the first evaluation), the trust region and the repeat check; the
@@ -345,7 +349,8 @@ def optimize(objective: Callable[[Any], float], bounds: Any = None, surrogate: s
                              "or the run's evaluations themselves")
         here = {"objective": label, "minimize": bool(minimize)}
         here.update({"bounds": box.tolist()} if searched is None else {"space": searched.describe()})
-        initial = continued_run(db, initial, "initial", problem=here)
+        here["constraints"] = None if constraints is None else objective_label(constraints)  # as env_params holds it
+        initial = continued_run(db, initial, "initial", problem=here, stacklevel=3)  # warns at optimize's caller
     if isinstance(initial, RunEvaluations) and db is not None and str(initial.db) == str(db):
         source = initial.run_id
     warm = [] if initial is None else initial_points(initial, box, searched, minimize, constraints is not None)
@@ -359,7 +364,7 @@ def optimize(objective: Callable[[Any], float], bounds: Any = None, surrogate: s
     if model == "random":
         policy: Policy = SobolPolicy(d, snap=snap)
     else:
-        bo = BOPolicy(d, model=model, acquisition=acquisition, n_init=n_init, output_warp=output_warp,
+        bo = BOPolicy(d, model=_named_by_card(model), acquisition=acquisition, n_init=n_init, output_warp=output_warp,
                       avoid_repeats=avoid_repeats, trust_region=trust_region, liar=liar, budget=budget + len(warm),
                       threads=threads, snap=snap, constrained=constraints is not None, acq_optimizer=acq_optimizer,
                       subspace=subspace)
@@ -368,7 +373,8 @@ def optimize(objective: Callable[[Any], float], bounds: Any = None, surrogate: s
             desc += f" ({d} columns, searched by {strategy} for a model of {bo.width})"
         policy = _StandardisedDataCheck(bo)
         if budget + len(warm) <= bo.n_init:
-            warnings.warn(f"budget={budget}{f' (and {len(warm)} initial points)' if warm else ''} does not exceed "
+            given = f" (and {len(warm)} initial point{'' if len(warm) == 1 else 's'})" if warm else ""
+            warnings.warn(f"budget={budget}{given} does not exceed "
                           f"n_init={bo.n_init}: every point comes from the Sobol initial design and the model proposes "
                           "none; raise budget or lower n_init", stacklevel=2)
     if initial is not None:
@@ -542,6 +548,14 @@ def _surrogate_checkpoint(surrogate: str | NeuralProcess, d: int) -> str | NPMod
                          f"checkpoint path; got {surrogate!r}{hint}") from None
     check_bo_checkpoint(card, d, purpose=f"optimize (surrogate={surrogate!r}, d={d})")
     return name
+
+
+def _named_by_card(model: str | NPModelFactory) -> str | NPModelFactory:
+    """``model`` for ``BOPolicy``: a checkpoint given by a path, loaded into a factory named by its
+    card's name as when given loaded (the policy's name, one report row per checkpoint); else as is."""
+    if not isinstance(model, str) or model == "gp" or read_card(model)["name"] == model:
+        return model
+    return NPModelFactory(load_surrogate(model))
 
 
 class _StandardisedDataCheck(PolicyWrapper):

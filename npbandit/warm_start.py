@@ -44,14 +44,19 @@ optimize --initial-from`` makes of the run's record too):
 - a ``history`` entry says its run's direction through ``best_value``, the best value so far
   including its own (below the value when minimising, above when maximising; unknown when
   they are equal, for a failed entry and for an infeasible one), but not its bounds or space;
+- either (one that did not fail) says whether its run had constraints: its ``constraints``
+  values, or none; given with constraints, or without, the other kind is refused;
 - ``(x, value)`` pairs and arrays say neither: only that each point lies in the box or space.
 
-Which objective the evaluations are of is in no entry: a run given by its id
-(``initial=RUN_ID``, ``npbandit optimize --initial-from RUN_ID``) is checked from the run's
-record (with its direction, bounds or space). A mismatch
-is refused (``ValueError`` naming ``initial[i]`` and what differs); to start from another
-problem's evaluations on purpose (a wider box, the objective maximised before), give them as
-``(x, value)`` pairs, the value in this objective's units.
+Which objective the evaluations are of, and which constraints, is in no entry: a run given by
+its id or :class:`~npbandit.storage.RunRow` (``initial=RUN_ID``, ``npbandit optimize
+--initial-from RUN_ID``) is checked from the run's record (with its direction, bounds or space
+and constraints: none, or their name). A mismatch is refused (``ValueError`` naming
+``initial[i]``, or ``initial`` for a run, and what differs); a run whose objective was a lambda
+is refused once the lambda's line moves (its label holds the line), saying how to go on. To
+start from another problem's evaluations on purpose (a wider box, the objective maximised
+before, a constrained run's points without its constraints), give them as ``(x, value)``
+pairs, the value in this objective's units.
 """
 
 from __future__ import annotations
@@ -118,8 +123,9 @@ def _box_point(x: Any, box: np.ndarray) -> Any:
 def check_same_problem(earlier: Mapping[str, Any], here: Mapping[str, Any], source: str, whose: str,
                        hint: str = "") -> None:
     """Refuse earlier evaluations of another problem: every setting in ``here`` (keys of a
-    black-box run's ``env_params``: ``objective``, ``minimize``, ``bounds`` or ``space``) must
-    hold the same value in ``earlier`` (a setting ``earlier`` lacks differs).
+    black-box run's ``env_params``: ``objective``, ``minimize``, ``bounds`` or ``space``,
+    ``constraints``) must hold the same value in ``earlier`` (a setting ``earlier`` lacks is
+    ``None`` there: ``constraints`` ``None`` in ``here`` matches a run without constraints).
 
     Args:
         earlier: what the evaluations' run was (its ``env_params``, or what its records say).
@@ -131,14 +137,19 @@ def check_same_problem(earlier: Mapping[str, Any], here: Mapping[str, Any], sour
 
     Raises:
         ValueError: ``"{source}: {whose} {key} is {earlier's!r}, this one's {here's!r} (a run
-            continues only a run of the same problem){hint}"`` (``are`` for ``bounds``), for
-            the first setting that differs.
+            continues only a run of the same problem){hint}"`` (``are`` for ``bounds``; a
+            value ``None`` said as ``none``), for the first setting that differs.
     """
     for key, value in here.items():
         if earlier.get(key) != value:
-            verb = "are" if key == "bounds" else "is"
-            raise ValueError(f"{source}: {whose} {key} {verb} {earlier.get(key)!r}, this one's {value!r} "
+            verb = "are" if key in ("bounds", "constraints") else "is"
+            raise ValueError(f"{source}: {whose} {key} {verb} {_said(earlier.get(key))}, this one's {_said(value)} "
                              f"{_SAME_PROBLEM}{hint}")
+
+
+def _said(value: Any) -> str:
+    """A setting as a message says it: ``none`` for ``None`` (no constraints), else its repr."""
+    return "none" if value is None else repr(value)
 
 
 #: why earlier evaluations of another problem are refused
@@ -159,6 +170,21 @@ def _recorded_minimize(entry: Mapping[str, Any], value: float) -> tuple[bool | N
     if is_real(best) and entry.get("feasible", True) is not False and best != value:
         return bool(best < value), "best_value"  # the best so far includes this (feasible) evaluation
     return None, ""
+
+
+def _check_recorded_constraints(i: int, entry: Mapping[str, Any], constrained: bool) -> None:
+    """A history entry or a run's step that did not fail says whether its run had constraints
+    (its ``constraints``, the values, or ``None`` / absent without them): ``ValueError``
+    naming ``initial[i]`` when that differs from this run (``constrained``), since the
+    constraint values given and those evaluated would not be of the same constraints."""
+    held = entry.get("constraints")
+    if constrained and held is None:
+        raise ValueError(f"initial[{i}]: the entry holds no constraint values (its run had no constraints), this run "
+                         f"has constraints {_SAME_PROBLEM}; give each earlier evaluation with its constraint values, "
+                         "as (x, value, constraints) triples")
+    if not constrained and held is not None:
+        raise ValueError(f"initial[{i}]: the entry holds constraint values {_short(held)} (its run had constraints), "
+                         f"this run has none {_SAME_PROBLEM}{_ON_PURPOSE}")
 
 
 def _check_recorded_cube(i: int, entry: Mapping[str, Any], box: np.ndarray | None,
@@ -209,7 +235,8 @@ def initial_points(initial: Any, box: np.ndarray | None, space: SearchSpace | No
         ValueError: an entry that is not ``(x, value)`` (``(x, value, constraints)`` when
             ``constrained``), a value that is not a finite real number, a point outside the
             box or the space (naming the entry), constraint values of different lengths, or a
-            run's step or history entry of another problem: of the other direction, or (a
+            run's step or history entry of another problem: of the other direction, with
+            constraint values when not ``constrained`` or without them when it is, or (a
             step) of other bounds or another space, as far as it says (module docstring).
     """
     pairs = _array_pairs(initial)
@@ -230,12 +257,13 @@ def initial_points(initial: Any, box: np.ndarray | None, space: SearchSpace | No
         if isinstance(entry, Mapping):  # an entry of OptimizeResult.history, or a run's step
             key = "x" if "x" in entry else "params"
             failed = bool(entry.get("failed"))
-            if key not in entry or ("value" not in entry and not failed) or (constrained and "constraints" not in entry
-                                                                             and not failed):
+            if key not in entry or ("value" not in entry and not failed):
                 needs = ("'x' (or 'params'), 'value' and 'constraints'" if constrained
                          else "'x' (or 'params') and 'value'")
                 raise ValueError(f"initial[{i}] must be {what}, a history entry or a run's step with {needs}, got "
                                  f"{_short(entry)}")
+            if not failed:
+                _check_recorded_constraints(i, entry, constrained)
             x, value = entry[key], entry.get("value")
             limits = entry.get("constraints") if constrained and not failed else None
             if failed:
@@ -301,7 +329,7 @@ def _short(value: Any, limit: int = 120) -> str:
 
 
 def continued_run(db: str, run: int | RunRow, name: str = "initial",
-                  problem: Mapping[str, Any] | None = None) -> RunEvaluations:
+                  problem: Mapping[str, Any] | None = None, stacklevel: int = 2) -> RunEvaluations:
     """The evaluations a run continuing ``run`` of ``db`` starts from:
     :func:`~npbandit.storage.run_evaluations` (everything that run saw, the chain of
     continued runs followed back), after checking ``run``'s record against ``problem``.
@@ -312,6 +340,7 @@ def continued_run(db: str, run: int | RunRow, name: str = "initial",
         name: what the run was given as, first in every message (``"initial"``, ``"--initial-from"``).
         problem: this run's settings, checked against ``run``'s record by
             :func:`check_same_problem` (``None``: not checked).
+        stacklevel: the warning's, as :func:`warnings.warn`'s (2: the line that called this).
 
     Warns:
         UserWarning: the first run of the chain was given points in a form no run holds
@@ -319,16 +348,35 @@ def continued_run(db: str, run: int | RunRow, name: str = "initial",
 
     Raises:
         TypeError, ValueError: as :func:`~npbandit.storage.run_evaluations`; ``ValueError``
-            also when ``run``'s problem differs from ``problem``.
+            also when ``run``'s problem differs from ``problem`` (an objective named by a
+            lambda's label, which holds its line: also how to go on when that line moved).
     """
     seen = run_evaluations(db, run, name)
     if problem is not None:
-        check_same_problem(seen.run.env_params, problem, seen.source, "that run's")
+        hint = _lambda_hint(seen, problem.get("objective"), name)
+        check_same_problem(seen.run.env_params, problem, seen.source, "that run's", hint)
     if seen.unheld:
-        warnings.warn(f"{seen.source}: run {seen.first} was given {seen.unheld} points in a form no run holds ((x, "
-                      f"value) pairs, a history, arrays or a list of steps): they are not among the evaluations of "
-                      f"run {seen.run_id}, which holds those of run {seen.first} and after", UserWarning, stacklevel=2)
+        points = f"{seen.unheld} point{'' if seen.unheld == 1 else 's'}"
+        warnings.warn(f"{seen.source}: run {seen.first} was given {points} in a form no run holds ((x, value) pairs, a "
+                      f"history, arrays or a list of steps): they are not among the evaluations of run {seen.run_id}, "
+                      f"which holds those of run {seen.first} and after", UserWarning, stacklevel=stacklevel)
     return seen
+
+
+def _lambda_hint(seen: RunEvaluations, label: Any, name: str) -> str:
+    """What a refusal adds when the objectives' labels differ and one is a lambda's
+    (``module:<lambda>@file:line``, :func:`npbandit.api.objective_label`): the label moves
+    with the lambda's line, so say how to continue anyway."""
+    earlier = seen.run.env_params.get("objective")
+    if earlier == label or not any(isinstance(v, str) and "<lambda>@" in v for v in (earlier, label)):
+        return ""
+    if name.startswith("-"):  # the command line: its runs are named by --name
+        return (f"; a lambda's label holds its file and line, so it changes when the line moves: to go on with run "
+                f"{seen.run_id}, give --name {earlier!r} (and give runs of a lambda a --name from the first)")
+    return (f"; a lambda's label holds its file and line, so it changes when the line moves: to go on with run "
+            f"{seen.run_id}, pass name={earlier!r} (and pass the same name= to every run of a lambda from the first), "
+            f"or give its evaluations instead of its id, {name}=run_evaluations(db, {seen.run_id}) (or the "
+            "earlier result's history)")
 
 
 class WarmStart(PolicyWrapper):

@@ -345,3 +345,17 @@ def test_a_result_prints_its_outcome_and_the_size_of_its_history():
 def test_a_budget_the_initial_design_fills_warns_that_the_model_proposes_nothing():
     with pytest.warns(UserWarning, match=r"budget=3 does not exceed n_init=10: .*the model proposes none"):
         optimize(sphere, BOUNDS, surrogate="gp", budget=3, n_init=10, db=None, progress=False)
+    with pytest.warns(UserWarning, match=r"budget=3 \(and 1 initial point\) does not exceed n_init=10"):
+        optimize(sphere, BOUNDS, surrogate="gp", budget=3, n_init=10, db=None, progress=False,
+                 initial=[(np.zeros(len(BOUNDS[0])), 1.0)])
+
+
+def test_a_checkpoint_given_by_its_card_path_names_the_policy_as_when_loaded(tmp_path):
+    from npbandit import load_surrogate
+
+    card = tiny_checkpoint(tmp_path)
+    db = str(tmp_path / "runs.db")
+    for surrogate in (str(card), load_surrogate(card)):
+        with pytest.warns(UserWarning, match="does not exceed n_init=1"):  # nothing but the design: no model run
+            optimize(sphere, BOUNDS, surrogate=surrogate, budget=1, n_init=1, db=db, progress=False)
+    assert [r.policy for r in list_runs(db)] == ["cmanp-bo-tr-logei"] * 2  # one report row for one checkpoint

@@ -3,6 +3,7 @@ given (followed back through a chain of continuations) and its own evaluations, 
 (``optimize(initial=run_id)``) as by the CLI (``--initial-from``); a broken chain is refused
 naming the argument."""
 
+import dataclasses
 import json
 import sqlite3
 
@@ -84,14 +85,14 @@ def test_a_broken_chain_is_refused_naming_the_argument(tmp_path):
         _run(db, 1, initial=third.run_id, minimize=False)
     with pytest.raises(ValueError, match="initial=3 names a run of db, but db is None"):
         _run(None, 1, initial=third.run_id)
-    with pytest.raises(TypeError, match="initial must be a run's id"):
+    with pytest.raises(TypeError, match="run must be a run's id"):
         run_evaluations(db, "3")
     _set_policy_params(db, second.run_id, initial_from=7)
     with pytest.raises(ValueError, match="initial=3: run 3, which continues run 2, which continues run 7, but .* "
                                          "holds no black-box run 7: the 3 points run 2 was given cannot be read"):
         _run(db, 1, initial=third.run_id)
     _set_policy_params(db, second.run_id, initial_from=1, initial=4)  # more than run 1 holds
-    with pytest.raises(ValueError, match="initial=3: run 2 was given 4 evaluations of run 1, which holds 3 now"):
+    with pytest.raises(ValueError, match="run=3: run 2 was given 4 evaluations of run 1, which holds 3 now"):
         run_evaluations(db, third.run_id)
     _set_policy_params(db, second.run_id, initial_from=second.run_id, initial=3)
     with pytest.raises(ValueError, match="cycle: run 3, which continues run 2, which continues run 2 again"):
@@ -107,3 +108,91 @@ def test_a_run_given_pairs_is_continued_from_its_own_evaluations_with_a_warning(
         later = _run(db, 1, initial=earlier.run_id)
     assert list_runs(db)[-1].policy_params["initial"] == 2  # run 1's own two; the pairs are not in the database
     assert later.run_id == 2
+
+
+def _inside(x):
+    return [float(np.sum((np.asarray(x) - 0.5) ** 2) - 0.5)]
+
+
+def _two(x):
+    return [float(x[0]), float(x[1]) - 1.0]
+
+
+def test_a_constrained_run_is_continued_only_with_the_same_constraints(tmp_path):
+    db = str(tmp_path / "runs.db")
+    constrained = _run(db, 3, constraints=_inside)
+    plain = _run(db, 3)
+    label = f"'{__name__}:_inside'"
+    for given, theirs, mine in ((_two, label, f"'{__name__}:_two'"), (None, label, "none")):
+        with pytest.raises(ValueError, match=f"initial=1: that run's constraints are {theirs}, this one's {mine} "
+                                             r"\(a run continues only a run of the same problem\)"):
+            _run(db, 1, initial=constrained.run_id, constraints=given)
+    with pytest.raises(ValueError, match=f"initial=2: that run's constraints are none, this one's {label}"):
+        _run(db, 1, initial=plain.run_id, constraints=_inside)
+    later = _run(db, 1, initial=constrained.run_id, constraints=_inside)  # the same constraints go on
+    assert list_runs(db)[-1].policy_params["initial"] == 3 and len(later.history) == 1
+    # a history or a run's steps say whether their run had constraints: the other kind is refused
+    for steps in (constrained.history, run_steps(db, constrained.run_id)):
+        with pytest.raises(ValueError, match=r"initial\[0\]: the entry holds constraint values \[.*\] \(its run had "
+                                             "constraints\\), this run has none .*give them as \\(x, value\\) pairs"):
+            _run(None, 1, initial=steps)
+    for steps in (plain.history, run_steps(db, plain.run_id)):
+        with pytest.raises(ValueError, match=r"initial\[0\]: the entry holds no constraint values \(its run had no "
+                                             r"constraints\), this run has constraints .*\(x, value, constraints\)"):
+            _run(None, 1, initial=steps, constraints=_inside)
+
+
+def test_the_cli_continues_a_constrained_run_only_with_its_constraints(tmp_path, capsys):
+    db = str(tmp_path / "runs.db")
+    base = ["optimize", "--objective", f"{__name__}:_sphere", "--bounds", json.dumps(BOX), "--surrogate", "random",
+            "--db", db]
+    assert main([*base, "--budget", "3", "--constraints", f"{__name__}:_inside"]) == 0
+    capsys.readouterr()
+    assert main([*base, "--budget", "1", "--initial-from", "1"]) == 2
+    assert (f"--initial-from 1: that run's constraints are '{__name__}:_inside', this one's none"
+            in capsys.readouterr().err)
+    assert main([*base, "--budget", "1", "--initial-from", "1", "--constraints", f"{__name__}:_inside"]) == 0
+
+
+def test_a_run_row_of_another_database_is_refused(tmp_path):
+    one, other = str(tmp_path / "one.db"), str(tmp_path / "other.db")
+    _run(one, 3)
+    _run(other, 2)
+    with pytest.raises(ValueError, match=r"initial=1: the RunRow given is not run 1 of .*other\.db: its "
+                                         r"(started_at|env_params\['budget'\]) is .*, that run's .* \(was it read "
+                                         r"from another database\?"):
+        _run(other, 1, initial=list_runs(one)[0])
+    _run(one, 1, initial=list_runs(one)[0])  # its own database's row goes on
+    assert list_runs(one)[-1].policy_params["initial_from"] == 1
+    with pytest.raises(ValueError, match=r"initial=3: .*one\.db holds no black-box run 3 \(was the RunRow read from "
+                                         "another database"):
+        _run(one, 1, initial=dataclasses.replace(list_runs(other)[0], id=3))
+
+
+def test_a_lambda_s_run_whose_line_moved_says_how_to_go_on(tmp_path):
+    db = str(tmp_path / "runs.db")
+    first = optimize(lambda x: float(np.sum(x)), BOX, surrogate="random", budget=3, db=db, progress=False)
+    label = list_runs(db)[0].env_params["objective"]
+    assert "<lambda>@test_warm_start.py:" in label
+
+    def moved(**kwargs):
+        return optimize(lambda x: float(np.sum(x)), BOX, surrogate="random", budget=1, db=db, progress=False,
+                        **kwargs)
+
+    with pytest.raises(ValueError, match=r"a lambda's label holds its file and line, .*pass name='.*<lambda>@.*' "
+                                         r".*initial=run_evaluations\(db, 1\)"):
+        moved(initial=first.run_id)
+    moved(initial=first.run_id, name=label)  # named as that run was, it goes on
+    moved(initial=run_evaluations(db, first.run_id))  # its evaluations, not its id, are checked as pairs are
+    assert [r.policy_params.get("initial_from") for r in list_runs(db)] == [None, 1, 1]
+
+
+def test_run_evaluations_names_its_run_and_the_warning_points_at_the_caller(tmp_path):
+    db = str(tmp_path / "runs.db")
+    _run(db, 1)
+    with pytest.raises(ValueError, match="^run=6: .* holds no black-box run 6"):
+        run_evaluations(db, 6)
+    _run(db, 1, initial=[([0.0, 1.0], 0.5)])  # run 2: given a pair, which no run holds
+    with pytest.warns(UserWarning, match="run 2 was given 1 point in a form no run holds") as caught:
+        _run(db, 1, initial=2)
+    assert [w.filename for w in caught if "no run holds" in str(w.message)] == [__file__]

@@ -80,7 +80,8 @@ def main(argv: list[str] | None = None) -> int:
     is one line on stderr too, ``npbandit COMMAND: warning: ...``. SIGINT / SIGTERM during a
     run: the run is saved and recorded as ``interrupted`` (``train``: its state is saved),
     one line says so (``optimize``: and how to go on, ``--initial-from RUN_ID``), and the
-    status is 128 + the signal number."""
+    status is 128 + the signal number. An ``optimize`` run an evaluation failed and stopped
+    says the same after the error: the run's id, what it saved, and how to go on."""
     given = sys.argv[1:] if argv is None else argv
     names = {module.COMMAND for module in COMMANDS}
     args = build_parser(only=given[0] if given and given[0] in names else "").parse_args(argv)
@@ -103,7 +104,10 @@ def main(argv: list[str] | None = None) -> int:
     except KeyboardInterrupt:  # outside a run: nothing to save
         print(f"npbandit {args.command}: interrupted", file=sys.stderr)
         return 128 + int(signal.SIGINT)
-    except (TypeError, ValueError, OSError, ImportError, ObjectiveError, FloatingPointError) as err:
+    except ObjectiveError as err:  # an evaluation failed and stopped the run: say how to go on, as for a signal
+        print(f"npbandit {args.command}: {_one_line(err)}{_how_to_go_on(args, err)}", file=sys.stderr)
+        return 2
+    except (TypeError, ValueError, OSError, ImportError, FloatingPointError) as err:
         print(f"npbandit {args.command}: {_one_line(err)}", file=sys.stderr)
         return 2
 
@@ -121,19 +125,31 @@ def _warning_line(command: str):
     return show
 
 
-def _how_to_go_on(args: argparse.Namespace, err: RunInterrupted) -> str:
-    """What the line of an interrupted ``optimize`` adds: how to continue the run it saved
-    (``--initial-from``, with the budget left); nothing for other commands or an unsaved run.
-    A continuation of a run that continued another sees that one's evaluations too
-    (:func:`~npbandit.storage.run_evaluations`)."""
-    if args.command != "optimize" or err.run_id is None:
+def _how_to_go_on(args: argparse.Namespace, err: RunInterrupted | ObjectiveError) -> str:
+    """What the line of an interrupted ``optimize``, or of one an evaluation failed and
+    stopped, adds: how to continue the run it saved (``--initial-from``, with the budget
+    left; a failed run: first which run it was and what it saved, the failed evaluation
+    among them, carried into the continuation as a failure and not proposed again); nothing
+    for other commands or an unsaved run. A continuation of a run that continued another
+    sees that one's evaluations too (:func:`~npbandit.storage.run_evaluations`)."""
+    run_id = getattr(err, "run_id", None)
+    if args.command != "optimize" or run_id is None:
         return ""
-    text = f"; to go on, run the same command with --initial-from {err.run_id}"
-    left = getattr(args, "budget", 0) - (err.saved or 0)
+    text = ""
+    if isinstance(err, ObjectiveError):
+        steps = err.history if err.history is not None else err.records
+        saved = None if steps is None else len(steps)
+        count = "" if saved is None else f" {saved} evaluation{'' if saved == 1 else 's'}"
+        which = "" if saved is None else ", every one failed," if err.kind is None else ", the failed one last,"
+        text = f"; run {run_id} saved{count}{which} and is recorded as failed"
+    else:
+        saved = err.saved
+    text += f"; to go on, run the same command with --initial-from {run_id}"
+    left = getattr(args, "budget", 0) - (saved or 0)
     if left > 0:
         text += f" --budget {left} (--budget counts the new evaluations)"
     if getattr(args, "initial_from", None) is not None:
-        text += (f"; run {err.run_id} continues run {args.initial_from}, and its continuation sees the evaluations of "
+        text += (f"; run {run_id} continues run {args.initial_from}, and its continuation sees the evaluations of "
                  "both")
     return text
 

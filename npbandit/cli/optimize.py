@@ -97,11 +97,11 @@ def add_arguments(opt: argparse.ArgumentParser) -> None:
                           "'penalty': no value, LogEI damped around them (optimize(liar=...))")
     opt.add_argument("--initial-from", type=positive_int, metavar="RUN_ID",
                      help="start from the evaluations of run RUN_ID in --db, a run of the same problem (objective, "
-                          "bounds or space, direction), its failed ones carried as failures: none is evaluated "
-                          "again (the initial design goes on past the points that run drew), and --budget counts "
-                          "the new evaluations only. The new run sees everything RUN_ID saw: the points RUN_ID was "
-                          "given (followed back through the runs it continued), then its own evaluations; how an "
-                          "interrupted run goes on (optimize(initial=RUN_ID); default: none)")
+                          "bounds or space, direction, constraints), its failed ones carried as failures: none is "
+                          "evaluated again (the initial design goes on past the points that run drew), and --budget "
+                          "counts the new evaluations only. The new run sees everything RUN_ID saw: the points RUN_ID "
+                          "was given (followed back through the runs it continued), then its own evaluations; how an "
+                          "interrupted or failed run goes on (optimize(initial=RUN_ID); default: none)")
     opt.add_argument("--eval-timeout", type=positive_float, metavar="SECONDS",
                      help="an evaluation still running after this long is recorded as failed (--on-error says "
                           "what then); needs --workers or --dask-scheduler (default: no limit)")
@@ -148,7 +148,7 @@ def run(args: argparse.Namespace) -> int:
         name, optimum = args.name, args.optimal_value
     constraints = None if args.constraints is None else _load_callable(args.constraints, "--constraints")
     _check_before_starting(args, bounds.dim if args.space is not None else len(bounds[0]))
-    initial = None if args.initial_from is None else _earlier_steps(args, bounds, name or objective)
+    initial = None if args.initial_from is None else _earlier_steps(args, bounds, name or objective, constraints)
     with contextlib.ExitStack() as stack:
         executor, batch_size = _optimize_executor(args, stack)
         result = optimize(objective, bounds, surrogate=args.surrogate, budget=args.budget,
@@ -169,17 +169,18 @@ def run(args: argparse.Namespace) -> int:
     return 0
 
 
-def _earlier_steps(args: argparse.Namespace, bounds: Any, objective: Any) -> list[dict[str, Any]]:
+def _earlier_steps(args: argparse.Namespace, bounds: Any, objective: Any, constraints: Any) -> list[dict[str, Any]]:
     """``--initial-from``: every evaluation that run in ``--db`` saw (the points it was given,
     following a chain of continued runs back, then its own: ``run_evaluations``), after
-    checking that it is a black-box run of this problem (objective, box or space, direction);
-    ``ValueError`` naming ``--initial-from`` and what differs otherwise."""
+    checking that it is a black-box run of this problem (objective, box or space, direction,
+    constraints); ``ValueError`` naming ``--initial-from`` and what differs otherwise."""
     from npbandit.api import objective_label
     from npbandit.space import SearchSpace
     from npbandit.warm_start import continued_run
 
     here = {"objective": objective if isinstance(objective, str) else objective_label(objective),
-            "minimize": not args.maximize}
+            "minimize": not args.maximize,
+            "constraints": None if constraints is None else objective_label(constraints)}
     if isinstance(bounds, SearchSpace):
         here["space"] = bounds.describe()
     else:

@@ -117,7 +117,7 @@ class RunEvaluations(list):
         self.run_id, self.run, self.db, self.source, self.first, self.unheld = run.id, run, db, source, first, unheld
 
 
-def run_evaluations(db: str, run: int | RunRow, name: str = "initial") -> RunEvaluations:
+def run_evaluations(db: str, run: int | RunRow, name: str = "run") -> RunEvaluations:
     """Every evaluation the black-box run ``run`` of ``db`` saw, in order: the points it was
     given, then its own steps (:func:`run_steps`' records, failed ones included). A run that
     continued another (:data:`INITIAL_FROM` in its policy settings) was given the first
@@ -128,25 +128,32 @@ def run_evaluations(db: str, run: int | RunRow, name: str = "initial") -> RunEva
     Args:
         db: the database (SQLAlchemy URL or SQLite path).
         run: the run's id, or its :class:`RunRow`.
-        name: what the run was given as, first in every message (``"initial"`` reads
-            ``initial=7: ...``, ``"--initial-from"`` reads ``--initial-from 7: ...``).
+        name: what the run was given as, first in every message (``"run"`` reads
+            ``run=7: ...``, ``"initial"`` reads ``initial=7: ...``, ``"--initial-from"`` reads
+            ``--initial-from 7: ...``).
 
     Raises:
         TypeError: ``run`` is not an int or a ``RunRow``.
-        ValueError: ``db`` holds no black-box run ``run``; or a run of the chain continues a
+        ValueError: ``db`` holds no black-box run ``run``; a ``RunRow`` that is not ``db``'s
+            run of its id (one read from another database: a setting it holds of the run,
+            :data:`_IDENTITY`, differs); or a run of the chain continues a
             run ``db`` holds no longer, was given more evaluations than the run it continues
             holds, records a source that is not a run id, or continues a run the chain has
             already passed (a cycle).
     """
-    if isinstance(run, RunRow):
-        run = run.id
+    row = run if isinstance(run, RunRow) else None
+    if row is not None:
+        run = row.id
     if isinstance(run, bool) or not isinstance(run, (int, np.integer)):
         raise TypeError(f"{name} must be a run's id (int) or its RunRow, got {type(run).__name__}")
     run = int(run)
     source = f"{name} {run}" if name.startswith("-") else f"{name}={run}"
     runs = {r.id: r for r in list_runs(db, kind="bo")}
     if run not in runs:
-        raise ValueError(f"{source}: {display_url(db)} holds no black-box run {run}")
+        raise ValueError(f"{source}: {display_url(db)} holds no black-box run {run}"
+                         + ("" if row is None else " (was the RunRow read from another database?)"))
+    if row is not None:
+        _check_same_row(row, runs[run], source, db)
     chain = [runs[run]]  # the run, then the run it continues, and so on back
     while (earlier := _continues(chain[-1], source)) is not None:
         said = ", which continues ".join(f"run {r.id}" for r in chain)
@@ -166,6 +173,28 @@ def run_evaluations(db: str, run: int | RunRow, name: str = "initial") -> RunEva
                              f"holds {len(seen)} now")
         seen = seen[:given] + run_steps(db, later.id)
     return RunEvaluations(seen, runs[run], db, source, chain[-1].id, _given(chain[-1]))
+
+
+#: what a :class:`RunRow` holds of its run that stays as it was written when the run started
+#: (its status, steps, end, error and recommendation change while it runs and when it ends)
+_IDENTITY = ("started_at", "kind", "env_id", "env_params", "policy", "surrogate", "checkpoint_sha256", "seed")
+
+
+def _check_same_row(given: RunRow, stored: RunRow, source: str, db: str) -> None:
+    """``given`` must be ``db``'s run of its id, ``stored``: ``ValueError`` naming ``source``
+    and the first setting of :data:`_IDENTITY` that differs (a RunRow of another database
+    would otherwise continue whichever run ``db`` holds under that id)."""
+    for key in _IDENTITY:
+        mine, theirs = getattr(given, key), getattr(stored, key)
+        if isinstance(mine, dict) and isinstance(theirs, dict):  # name the setting that differs, not all of them
+            inner = next((k for k in sorted({*mine, *theirs}, key=str) if mine.get(k) != theirs.get(k)), None)
+            if inner is not None:
+                key, mine, theirs = f"{key}[{inner!r}]", mine.get(inner), theirs.get(inner)
+        if mine != theirs:
+            mine, theirs = (v.isoformat() if isinstance(v, dt.datetime) else repr(v) for v in (mine, theirs))
+            raise ValueError(f"{source}: the RunRow given is not run {stored.id} of {display_url(db)}: its {key} is "
+                             f"{mine}, that run's {theirs} (was it read from another database? give a RunRow "
+                             f"of list_runs(db), or the run's id)")
 
 
 def _given(run: RunRow) -> int:

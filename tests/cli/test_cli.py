@@ -674,3 +674,30 @@ def test_an_interrupted_optimize_says_how_to_go_on(tmp_path, monkeypatch, capsys
     assert one_line(capsys.readouterr().err).endswith(
         f"--initial-from {later} --budget {10 - run.n_steps} (--budget counts the new evaluations); run {later} "
         f"continues run {run.id}, and its continuation sees the evaluations of both")
+
+
+def test_a_failed_optimize_names_its_run_and_says_how_to_go_on(tmp_path, monkeypatch, capsys):
+    monkeypatch.syspath_prepend(str(tmp_path))
+    write_module(tmp_path, "flaky", f"""
+        def f(x):
+            with open({str(tmp_path / 'calls.txt')!r}, "a") as log:
+                log.write("x\\n")
+            if len(open({str(tmp_path / 'calls.txt')!r}).read().split()) == 4:
+                raise RuntimeError("boom")
+            return float(x.sum())
+    """)
+    db = str(tmp_path / "runs.db")
+    args = ["optimize", "--objective", "flaky:f", "--bounds", "[[0, 0], [1, 1]]", *RANDOM, "--budget", "10",
+            "--db", db]
+    assert main(args) == 2
+    (run,) = list_runs(db)
+    line = one_line(capsys.readouterr().err)
+    assert run.status == "failed" and run.n_steps == 4  # the failed evaluation is a step of the run
+    assert line.startswith("npbandit optimize: objective raised RuntimeError: boom at x=")
+    assert line.endswith(
+        f"(--on-error skip records failed evaluations and goes on); run {run.id} saved 4 evaluations, the failed "
+        f"one last, and is recorded as failed; to go on, run the same command with --initial-from {run.id} "
+        "--budget 6 (--budget counts the new evaluations)")
+    assert main([*args[:-4], "--budget", "6", "--db", db, "--initial-from", str(run.id)]) == 0
+    later = list_runs(db)[-1]
+    assert later.policy_params["initial"] == 4 and later.n_steps == 6
