@@ -27,6 +27,23 @@ def _global_generators_seeded():
     random.seed(0)
 
 
+@pytest.fixture(autouse=True)
+def _torch_thread_count_kept():
+    # A test that leaves torch's intra-op thread count changed runs every later test of its process
+    # (its pytest-xdist worker) at that count, and more than one thread on a busy machine makes torch's
+    # many small operations many times slower (npbandit/threads.py). npbandit changes the count only
+    # inside torch_threads blocks, which give it back; a test that sets it must give it back too. Put
+    # back here, so that a leak fails the test that made it and no other.
+    before = torch.get_num_threads()
+    yield
+    after = torch.get_num_threads()
+    if after != before:
+        torch.set_num_threads(before)
+        pytest.fail(f"the test left torch's intra-op thread count (torch.get_num_threads()) at {after}, "
+                    f"not the {before} it started with: give it back (a fixture, monkeypatch or "
+                    f"npbandit.threads.torch_threads)", pytrace=False)
+
+
 @pytest.fixture(params=available_models())
 def model_name(request) -> str:
     return request.param
