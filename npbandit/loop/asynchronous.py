@@ -24,16 +24,7 @@ import gymnasium as gym
 
 from npbandit.envs.blackbox import BlackBoxEnv, ObjectiveError
 from npbandit.envs.evaluation import AsyncEvaluator, Evaluation
-from npbandit.loop.records import (
-    EpisodeResult,
-    _Clock,
-    _constraints,
-    _observe,
-    _observe_failure,
-    _params,
-    _record,
-    _stopped_text,
-)
+from npbandit.loop.records import EpisodeResult, _Clock, _constraints, _observe, _observe_failure, _params, _record
 from npbandit.policies.base import Policy
 from npbandit.stopping import RunInterrupted, StopSignals
 from npbandit.storage import RunLogger
@@ -86,7 +77,7 @@ def _run_async(env: gym.Env, policy: Policy, obs: Any, horizon: int | None, logg
                 bar.update(1)
                 if stop is not None and stop(result) and not stopping:  # asked after every write
                     stopping = True
-                    result.stopped_early = _stopped_text(result, budget)
+                    result.stop_early(budget)
     except RunInterrupted:
         # evaluations that came back before the stop (while a point was proposed, or behind the
         # one whose write delivered the signal) are results: write (and observe) them, then stop

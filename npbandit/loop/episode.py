@@ -41,16 +41,7 @@ from npbandit.envs.blackbox import BlackBoxEnv, ObjectiveError
 from npbandit.envs.evaluation import Outcome
 from npbandit.loop.asynchronous import _check_async, _run_async
 from npbandit.loop.env_params import _env_id, _env_params, _horizon
-from npbandit.loop.records import (
-    EpisodeResult,
-    _Clock,
-    _constraints,
-    _observe,
-    _observe_failure,
-    _params,
-    _record,
-    _stopped_text,
-)
+from npbandit.loop.records import EpisodeResult, _Clock, _constraints, _observe, _observe_failure, _params, _record
 from npbandit.policies.base import Policy, Recommendation
 from npbandit.stopping import RunInterrupted, StopSignals, stop_on_signals
 from npbandit.storage import RunLogger
@@ -261,7 +252,7 @@ def _run_sequential(env: gym.Env, policy: Policy, obs: Any, horizon: int | None,
                 clock.observe_s = _observe(policy, obs, action, reward, info, t - 1, result.run_id)
                 obs = next_obs
             if stop is not None and stop(result):
-                result.stopped_early = _stopped_text(result, horizon)
+                result.stop_early(horizon)
                 break
             if not failed and (terminated or truncated):
                 break

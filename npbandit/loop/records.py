@@ -41,11 +41,12 @@ class EpisodeResult:
     stopped_early: str | None = None
     keep_steps: bool = field(default=True, repr=False, compare=False)
 
+    def stop_early(self, horizon: int | None) -> None:
+        """Record that the run's ``stop`` rule ended it now, out of ``horizon`` steps:
+        ``stopped_early = "by its stop rule after 13 of 30 steps"``."""
+        self.stopped_early = (f"by its stop rule after {self.n_steps}" + (f" of {horizon}" if horizon is not None
+                                                                           else "") + " steps")
 
-
-def _stopped_text(result: EpisodeResult, horizon: int | None) -> str:
-    """How a run its ``stop`` rule ended says so: ``"by its stop rule after 13 of 30 steps"``."""
-    return f"by its stop rule after {result.n_steps}" + (f" of {horizon}" if horizon is not None else "") + " steps"
 
 
 @dataclass
