@@ -1,8 +1,11 @@
-"""``python -m npbandit``: the ``npbandit`` command, :func:`npbandit.cli.main` on ``sys.argv``."""
+"""``python -m npbandit``: the ``npbandit`` command, run as its console script runs it
+(:func:`npbandit_console.main`: a Ctrl-C while the commands' modules import prints one
+line, not a traceback; one during ``npbandit``'s own package import, before this module
+runs, still prints Python's)."""
 
 import sys
 
-from npbandit.cli import main
+from npbandit_console import main
 
 if __name__ == "__main__":
     sys.exit(main())

@@ -490,6 +490,12 @@ def test_ctrl_c_while_the_cli_starts_is_one_line_and_status_130():
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, env=env, timeout=120)
     assert out.returncode == 128 + signal.SIGINT
     assert out.stderr.strip() == "npbandit: interrupted"
+    # `python -m npbandit` runs the same launcher
+    code = code.replace("import npbandit_console", "import runpy").replace(
+        "sys.exit(npbandit_console.main())", "runpy.run_module('npbandit', run_name='__main__', alter_sys=True)")
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, env=env, timeout=120)
+    assert out.returncode == 128 + signal.SIGINT
+    assert out.stderr.strip() == "npbandit: interrupted"
 
 
 def test_a_checkpoint_whose_weights_do_not_load_leaves_no_database_behind(tmp_path, capsys):
