@@ -342,14 +342,15 @@ def optimize(objective: Callable[[Any], float], bounds: Any = None, surrogate: s
     limits = None
     if constraints is not None:
         limits = constraints if point_type == "numpy" else functools.partial(_call_with_tensor, constraints)
+    # the problem as the run records it (env_params), and as a continued run's is compared with
+    problem = {"bounds": box.tolist()} if searched is None else {"space": searched.describe()}
+    constraint_label = None if constraints is None else objective_label(constraints)
     source = None  # the run continued, when initial is one: recorded with this run (initial_from)
     if isinstance(initial, (int, np.integer, RunRow)) and not isinstance(initial, bool):
         if db is None:
             raise ValueError(f"initial={getattr(initial, 'id', initial)} names a run of db, but db is None: give db, "
                              "or the run's evaluations themselves")
-        here = {"objective": label, "minimize": bool(minimize)}
-        here.update({"bounds": box.tolist()} if searched is None else {"space": searched.describe()})
-        here["constraints"] = None if constraints is None else objective_label(constraints)  # as env_params holds it
+        here = {"objective": label, "minimize": bool(minimize), **problem, "constraints": constraint_label}
         initial = continued_run(db, initial, "initial", problem=here, stacklevel=3)  # warns at optimize's caller
     if isinstance(initial, RunEvaluations) and db is not None and str(initial.db) == str(db):
         source = initial.run_id
@@ -379,31 +380,30 @@ def optimize(objective: Callable[[Any], float], bounds: Any = None, surrogate: s
                           "none; raise budget or lower n_init", stacklevel=2)
     if initial is not None:
         policy = WarmStart(policy, warm, source)
-    problem = {"bounds": box.tolist()} if searched is None else {"space": searched.describe()}
     info = {"kind": "bo", "env_id": "npbandit/BlackBox-v0",
             "env_params": {"objective": label, "dim": d, **problem, "minimize": bool(minimize),
                            "budget": budget, "optimal_value": optimal_value}}
     if constraints is not None:
-        info["env_params"]["constraints"] = objective_label(constraints)
-    seen: list[dict[str, Any]] = []  # the history so far, each step read once (after it is written)
+        info["env_params"]["constraints"] = constraint_label
+    seen: list[dict[str, Any]] = []  # the history so far, each step read once
+
+    def history_of(steps: list[dict[str, Any]]) -> list[dict[str, Any]]:  # steps: the run's, of which seen is a prefix
+        seen.extend(run_history(env, steps[len(seen):], constraints is not None, before=seen))
+        return seen
 
     def stop(so_far) -> bool:  # the callbacks see the history, as the result will give it
-        seen.extend(run_history(env, so_far.steps[len(seen):], constraints is not None, before=seen))
+        history_of(so_far.steps)
         return any([bool(callback([dict(h) for h in seen])) for callback in callbacks])  # each is called
 
     try:
         result = run_episode(env, policy, seed=seed, logger=logger, run_info=info, on_error=on_error,
                              progress=progress, desc=desc, executor=executor,
                              batch_size=batch_size, eval_timeout=eval_timeout, stop=stop)
-    except Exception as err:  # the evaluations so far go with the error (db=None: their only record)
+    except (Exception, RunInterrupted) as err:  # the evaluations so far go with it (db=None: their only record)
         records = err.records if isinstance(err, (RunInterrupted, ObjectiveError)) else None
-        carry_history(err, seen if records is None else run_history(env, records, constraints is not None),
-                       None if logger is None else logger.run_id)
+        carry_history(err, seen if records is None else history_of(records), None if logger is None else logger.run_id)
         raise
-    except RunInterrupted as err:  # a KeyboardInterrupt: not an Exception
-        carry_history(err, run_history(env, err.records, constraints is not None), err.run_id)
-        raise
-    history = run_history(env, result.steps, constraints is not None)
+    history = history_of(result.steps)
     good = [h for h in history if not h["failed"]]
     failed = [h for h in history if h["failed"]]
     if not good:
