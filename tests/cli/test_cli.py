@@ -654,17 +654,23 @@ def test_a_warning_while_a_command_runs_is_one_line(tmp_path, capsys):
         "design and the model proposes none; raise budget or lower n_init"]
 
 
-def test_an_interrupted_optimize_says_how_to_go_on(tmp_path, monkeypatch, capsys):
-    monkeypatch.syspath_prepend(str(tmp_path))
-    write_module(tmp_path, "stops", f"""
+def write_counting_objective(tmp_path, module, at, action):
+    """A module ``module`` whose ``f(x) = sum(x)`` counts its calls in ``tmp_path/calls.txt``
+    and runs the statement ``action`` at call number ``at``."""
+    write_module(tmp_path, module, f"""
         import os, signal
         def f(x):
             with open({str(tmp_path / 'calls.txt')!r}, "a") as log:
                 log.write("x\\n")
-            if len(open({str(tmp_path / 'calls.txt')!r}).read().split()) == 3:
-                os.kill(os.getpid(), signal.SIGINT)
+            if len(open({str(tmp_path / 'calls.txt')!r}).read().split()) == {at}:
+                {action}
             return float(x.sum())
     """)
+
+
+def test_an_interrupted_optimize_says_how_to_go_on(tmp_path, monkeypatch, capsys):
+    monkeypatch.syspath_prepend(str(tmp_path))
+    write_counting_objective(tmp_path, "stops", 3, "os.kill(os.getpid(), signal.SIGINT)")
     db = str(tmp_path / "runs.db")
     args = ["optimize", "--objective", "stops:f", "--bounds", "[[0, 0], [1, 1]]", *RANDOM, "--budget", "10",
             "--db", db]
@@ -684,14 +690,7 @@ def test_an_interrupted_optimize_says_how_to_go_on(tmp_path, monkeypatch, capsys
 
 def test_a_failed_optimize_names_its_run_and_says_how_to_go_on(tmp_path, monkeypatch, capsys):
     monkeypatch.syspath_prepend(str(tmp_path))
-    write_module(tmp_path, "flaky", f"""
-        def f(x):
-            with open({str(tmp_path / 'calls.txt')!r}, "a") as log:
-                log.write("x\\n")
-            if len(open({str(tmp_path / 'calls.txt')!r}).read().split()) == 4:
-                raise RuntimeError("boom")
-            return float(x.sum())
-    """)
+    write_counting_objective(tmp_path, "flaky", 4, 'raise RuntimeError("boom")')
     db = str(tmp_path / "runs.db")
     args = ["optimize", "--objective", "flaky:f", "--bounds", "[[0, 0], [1, 1]]", *RANDOM, "--budget", "10",
             "--db", db]
