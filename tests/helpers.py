@@ -15,6 +15,13 @@ from npbandit.storage import list_runs, run_steps
 from npbandit.surrogates import build
 from npbandit.surrogates.pretrained import save_pretrained
 
+#: the box of the optimize tests, and a bowl on it with its minimum 0 at (0.3, 1.2)
+BOUNDS = [[-1.0, 0.0], [1.0, 2.0]]
+
+
+def sphere(x):
+    return float(((np.asarray(x) - np.array([0.3, 1.2])) ** 2).sum())
+
 
 def tiny_checkpoint(directory: Path, model: str = "cmanp", prior: str = "bo", seed: int = 0) -> Path:
     """Save a tiny random-weight ``<model>-<prior>`` checkpoint; returns the card path."""

@@ -6,18 +6,12 @@ import time
 import numpy as np
 import pytest
 import torch
-from helpers import tiny_checkpoint
+from helpers import BOUNDS, sphere, tiny_checkpoint
 
 from npbandit import optimize
 from npbandit.cli import main
 from npbandit.storage import list_runs, run_steps
 from npbandit.surrogates.pretrained import read_card
-
-BOUNDS = [[-1.0, 0.0], [1.0, 2.0]]
-
-
-def sphere(x):
-    return float(((np.asarray(x) - np.array([0.3, 1.2])) ** 2).sum())
 
 
 def test_optimize_with_an_np_checkpoint(tmp_path):

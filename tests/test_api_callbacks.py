@@ -4,17 +4,11 @@ import concurrent.futures as cf
 
 import numpy as np
 import pytest
-from helpers import tiny_checkpoint
+from helpers import BOUNDS, sphere, tiny_checkpoint
 
 from npbandit import optimize
 from npbandit.exceptions import ObjectiveError
 from npbandit.storage import list_runs, run_steps
-
-BOUNDS = [[-1.0, 0.0], [1.0, 2.0]]
-
-
-def sphere(x):
-    return float(((np.asarray(x) - np.array([0.3, 1.2])) ** 2).sum())
 
 
 def test_a_callback_ends_the_run_where_it_says_and_the_run_is_complete(tmp_path):

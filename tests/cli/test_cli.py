@@ -654,9 +654,11 @@ def test_a_warning_while_a_command_runs_is_one_line(tmp_path, capsys):
         "design and the model proposes none; raise budget or lower n_init"]
 
 
-def write_counting_objective(tmp_path, module, at, action):
-    """A module ``module`` whose ``f(x) = sum(x)`` counts its calls in ``tmp_path/calls.txt``
-    and runs the statement ``action`` at call number ``at``."""
+def counting_objective_run(tmp_path, monkeypatch, module, at, action):
+    """``(db, args)`` of ``npbandit optimize`` (Sobol, budget 10) on ``module:f``, a module
+    written here whose ``f(x) = sum(x)`` counts its calls in ``tmp_path/calls.txt`` and runs
+    the statement ``action`` at call number ``at``."""
+    monkeypatch.syspath_prepend(str(tmp_path))
     write_module(tmp_path, module, f"""
         import os, signal
         def f(x):
@@ -666,14 +668,13 @@ def write_counting_objective(tmp_path, module, at, action):
                 {action}
             return float(x.sum())
     """)
+    db = str(tmp_path / "runs.db")
+    return db, ["optimize", "--objective", f"{module}:f", "--bounds", "[[0, 0], [1, 1]]", *RANDOM, "--budget", "10",
+                "--db", db]
 
 
 def test_an_interrupted_optimize_says_how_to_go_on(tmp_path, monkeypatch, capsys):
-    monkeypatch.syspath_prepend(str(tmp_path))
-    write_counting_objective(tmp_path, "stops", 3, "os.kill(os.getpid(), signal.SIGINT)")
-    db = str(tmp_path / "runs.db")
-    args = ["optimize", "--objective", "stops:f", "--bounds", "[[0, 0], [1, 1]]", *RANDOM, "--budget", "10",
-            "--db", db]
+    db, args = counting_objective_run(tmp_path, monkeypatch, "stops", 3, "os.kill(os.getpid(), signal.SIGINT)")
     assert main(args) == 128 + signal.SIGINT
     (run,) = list_runs(db)
     line = one_line(capsys.readouterr().err)
@@ -689,11 +690,7 @@ def test_an_interrupted_optimize_says_how_to_go_on(tmp_path, monkeypatch, capsys
 
 
 def test_a_failed_optimize_names_its_run_and_says_how_to_go_on(tmp_path, monkeypatch, capsys):
-    monkeypatch.syspath_prepend(str(tmp_path))
-    write_counting_objective(tmp_path, "flaky", 4, 'raise RuntimeError("boom")')
-    db = str(tmp_path / "runs.db")
-    args = ["optimize", "--objective", "flaky:f", "--bounds", "[[0, 0], [1, 1]]", *RANDOM, "--budget", "10",
-            "--db", db]
+    db, args = counting_objective_run(tmp_path, monkeypatch, "flaky", 4, 'raise RuntimeError("boom")')
     assert main(args) == 2
     (run,) = list_runs(db)
     line = one_line(capsys.readouterr().err)
