@@ -365,7 +365,7 @@ def continued_run(db: str, run: int | RunRow, name: str = "initial",
 
 def _lambda_hint(seen: RunEvaluations, label: Any, name: str) -> str:
     """What a refusal adds when the objectives' labels differ and one is a lambda's
-    (``module:<lambda>@file:line``, :func:`npbandit.api.objective_label`): the label moves
+    (``module:<lambda>@file:line``, :func:`npbandit.objective_names.objective_label`): the label moves
     with the lambda's line, so say how to continue anyway."""
     earlier = seen.run.env_params.get("objective")
     if earlier == label or not any(isinstance(v, str) and "<lambda>@" in v for v in (earlier, label)):

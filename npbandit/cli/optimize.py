@@ -174,7 +174,7 @@ def _earlier_steps(args: argparse.Namespace, bounds: Any, objective: Any, constr
     following a chain of continued runs back, then its own: ``run_evaluations``), after
     checking that it is a black-box run of this problem (objective, box or space, direction,
     constraints); ``ValueError`` naming ``--initial-from`` and what differs otherwise."""
-    from npbandit.api import objective_label
+    from npbandit.objective_names import objective_label
     from npbandit.space import SearchSpace
     from npbandit.warm_start import continued_run
 
@@ -230,12 +230,12 @@ def _check_before_starting(args: argparse.Namespace, d: int) -> None:
     """What :func:`npbandit.optimize` would refuse, checked before any worker or cluster is
     started for it: the surrogate (an unknown or unfitting checkpoint), the acquisition,
     before anything is evaluated or logged."""
-    from npbandit.api import _surrogate_checkpoint
+    from npbandit.optimize_surrogate import surrogate_checkpoint
     from npbandit.policies.bo import ACQUISITIONS
 
     if args.acquisition not in ACQUISITIONS:
         raise ValueError(f"--acquisition must be one of {', '.join(ACQUISITIONS)}, got {args.acquisition!r}")
-    _surrogate_checkpoint(args.surrogate, d)
+    surrogate_checkpoint(args.surrogate, d)
 
 
 def _optimize_executor(args: argparse.Namespace, stack: contextlib.ExitStack) -> tuple[Any, int]:
