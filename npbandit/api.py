@@ -12,6 +12,8 @@ import torch
 
 from npbandit.acquisition.constrained import CONSTRAINED_ACQUISITIONS, incumbent
 from npbandit.acquisition.optimizers import AcquisitionOptimizer, check_acq_optimizer
+from npbandit.acquisition.pending import DEFAULT_LIAR, check_liar
+from npbandit.acquisition.proposal import ACQUISITIONS
 from npbandit.acquisition.subspace import SubspaceStrategy, check_subspace
 from npbandit.envs.blackbox import BlackBoxEnv, ObjectiveError, as_bounds
 from npbandit.loop.asynchronous import _check_async
@@ -20,7 +22,8 @@ from npbandit.objective_names import check_name, objective_label
 from npbandit.optimize_result import OptimizeResult, carry_history, run_history
 from npbandit.optimize_surrogate import SURROGATES, check_loaded, named_by_card, surrogate_checkpoint
 from npbandit.policies.base import Policy
-from npbandit.policies.bo import ACQUISITIONS, DEFAULT_LIAR, OUTPUT_WARPS, BOPolicy, SobolPolicy, check_liar
+from npbandit.policies.bo import OUTPUT_WARPS, BOPolicy
+from npbandit.policies.design import SobolPolicy
 from npbandit.policies.standardised_check import StandardisedDataCheck
 from npbandit.space import Parameter, SearchSpace, as_search_space
 from npbandit.stopping import RunInterrupted
@@ -185,7 +188,7 @@ def optimize(objective: Callable[[Any], float], bounds: Any = None, surrogate: s
             ``executor``). When one finishes it is streamed into the surrogate and the next
             point is proposed with the points still in flight believed at a value (by
             default each at the surrogate's own mean there, the kriging believer; see
-            ``liar``, and :func:`npbandit.policies.bo.propose` for why a liar).
+            ``liar``, and :func:`npbandit.acquisition.proposal.propose` for why a liar).
         executor: any :class:`concurrent.futures.Executor` the objective runs on
             (``ThreadPoolExecutor``, ``ProcessPoolExecutor`` with a picklable objective,
             ``dask.distributed.Client(...).get_executor()``). ``None`` (default) with
@@ -199,7 +202,7 @@ def optimize(objective: Callable[[Any], float], bounds: Any = None, surrogate: s
             keeps its worker busy: executors cannot stop a running call).
         output_warp: ``None`` (default) or ``"yeo-johnson"``: the surrogate sees the
             values through a power transform refit before every proposal (PFNs4BO's
-            default; :func:`npbandit.policies.bo.yeo_johnson_warp`), which spreads out
+            default; :func:`npbandit.transforms.yeo_johnson.yeo_johnson_warp`), which spreads out
             the values near the best when a few bad ones dominate their spread. The
             model is then rebuilt per proposal instead of streamed.
         avoid_repeats: never propose a point already evaluated (within 1e-3 of it in the
@@ -216,7 +219,7 @@ def optimize(objective: Callable[[Any], float], bounds: Any = None, surrogate: s
             ``"worst"``, ``"mean"`` or ``"best"`` of the observations the surrogate sees,
             ``"believer"``: each at the surrogate's own mean there (the kriging believer), or
             ``"penalty"`` (LogEI only): at no value, LogEI damped around each instead
-            (local penalisation; ``npbandit.policies.bo.LIARS``). Default ``DEFAULT_LIAR``,
+            (local penalisation; ``npbandit.acquisition.pending.LIARS``). Default ``DEFAULT_LIAR``,
             the kriging believer: the surrogate's mean surface stays where the data put it,
             so near a sharp optimum the next proposal is not pushed away by a value the
             region never showed.

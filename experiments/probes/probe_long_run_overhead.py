@@ -129,7 +129,7 @@ def bookkeeping(n: int, rng: np.random.Generator) -> dict[str, float]:
         return torch.tensor(np.array(policy.X + policy.failed), dtype=torch.float64), Y, max(policy.Y)
 
     def from_arrays():
-        return (*policy._data(), policy._best)
+        return (*policy._data(), policy.seen.best)
 
     X, Y, best = from_arrays()
     X0, Y0, best0 = restacked()

@@ -23,7 +23,8 @@ SCOPES_THREADS = True  # --threads goes to optimize(threads=...): proposals only
 def add_arguments(opt: argparse.ArgumentParser) -> None:
     """``npbandit optimize``'s options; their defaults are :func:`npbandit.optimize`'s."""
     from npbandit.acquisition.optimizers import OPTIMIZERS
-    from npbandit.policies.bo import DEFAULT_LIAR, LIARS, OUTPUT_WARPS
+    from npbandit.acquisition.pending import DEFAULT_LIAR, LIARS
+    from npbandit.policies.bo import OUTPUT_WARPS
 
     target = opt.add_mutually_exclusive_group(required=True)
     target.add_argument("--function", help="an unconstrained, continuous botorch.test_functions problem, e.g. "
@@ -230,8 +231,8 @@ def _check_before_starting(args: argparse.Namespace, d: int) -> None:
     """What :func:`npbandit.optimize` would refuse, checked before any worker or cluster is
     started for it: the surrogate (an unknown or unfitting checkpoint), the acquisition,
     before anything is evaluated or logged."""
+    from npbandit.acquisition.proposal import ACQUISITIONS
     from npbandit.optimize_surrogate import surrogate_checkpoint
-    from npbandit.policies.bo import ACQUISITIONS
 
     if args.acquisition not in ACQUISITIONS:
         raise ValueError(f"--acquisition must be one of {', '.join(ACQUISITIONS)}, got {args.acquisition!r}")

@@ -71,7 +71,7 @@ def test_the_arrays_give_the_model_what_restacking_the_lists_gives(constrained):
             X, Y = policy._data()
             X_ref, Y_ref, _ = data_from_scratch(policy)
             assert same_bits(X, X_ref) and same_bits(Y, Y_ref), i
-            assert np.float64(policy._best).tobytes() == np.float64(best_from_scratch(policy)).tobytes()
+            assert np.float64(policy.seen.best).tobytes() == np.float64(best_from_scratch(policy)).tobytes()
     assert len(policy.failed) == 14 and len(policy.Y) == 136
 
 
