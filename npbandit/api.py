@@ -102,7 +102,10 @@ def optimize(objective: Callable[[Any], float], bounds: Any = None, surrogate: s
             ``best_x`` hold this call's evaluations only, and the run records how many
             it started from (``initial`` in its policy settings). With ``constraints``, each
             earlier evaluation needs its constraint values too: ``(x, value, constraints)``
-            triples, or the ``history`` of an earlier constrained run.
+            triples, or the ``history`` of an earlier constrained run; as many values each as
+            ``constraints`` returns (known once it has run: another count is refused at this
+            run's first evaluation, a ``ValueError`` naming ``initial`` and both counts; the
+            evaluation is saved and the run recorded as failed).
         constraints: outcome constraints, ``None`` (default) or a callable taking the point
             as ``objective`` does and returning a sequence of ``k`` floats (one float for
             ``k = 1``); the point is feasible when every value is ``<= 0``. It is called
@@ -368,8 +371,8 @@ def optimize(objective: Callable[[Any], float], bounds: Any = None, surrogate: s
             warnings.warn(f"budget={budget}{given} does not exceed "
                           f"n_init={bo.n_init}: every point comes from the Sobol initial design and the model proposes "
                           "none; raise budget or lower n_init", stacklevel=2)
-    if initial is not None:
-        policy = WarmStart(policy, warm, source)
+    if initial is not None:  # named in its messages as the user named it (initial=7, --initial-from 7)
+        policy = WarmStart(policy, warm, source, initial.source if isinstance(initial, RunEvaluations) else "initial")
     info = {"kind": "bo", "env_id": "npbandit/BlackBox-v0",
             "env_params": {"objective": label, "dim": d, **problem, "minimize": bool(minimize),
                            "budget": budget, "optimal_value": optimal_value}}
