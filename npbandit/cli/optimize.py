@@ -6,11 +6,9 @@ from __future__ import annotations
 import argparse
 import contextlib
 import json
-import os
-import sys
 from typing import Any
 
-from npbandit.cli.options import non_negative_int, positive_float, positive_int, progress
+from npbandit.cli.options import import_user_module, non_negative_int, positive_float, positive_int, progress
 
 __all__ = ["COMMAND", "HELP", "add_arguments", "run"]
 
@@ -18,6 +16,7 @@ COMMAND = "optimize"
 HELP = "Bayesian optimisation of a named test function or module:function"
 USES_DB = True
 SCOPES_THREADS = True  # --threads goes to optimize(threads=...): proposals only, not the objective's calls
+TAKES_PLUGINS = True  # --surrogate may be a checkpoint of a family a --plugin module registers
 
 
 def add_arguments(opt: argparse.ArgumentParser) -> None:
@@ -302,25 +301,12 @@ def _parse_space(text: str) -> Any:
 
 
 def _load_callable(spec: str, option: str):
-    """``module:function`` -> the function; errors name ``option``."""
-    import importlib
-
+    """``module:function`` -> the function (the module found as :func:`import_user_module`
+    finds it); errors name ``option``."""
     module_name, sep, attr = spec.partition(":")
     if not sep or not module_name or not attr:
         raise ValueError(f"{option} must look like module:function, got {spec!r}")
-    # The console script's sys.path[0] is its bin directory, not the working directory
-    # that `python -m npbandit.cli` would put first; look there too (last, so a local
-    # file cannot shadow a library that npbandit imports).
-    cwd = os.getcwd()
-    if cwd not in sys.path and "" not in sys.path:
-        sys.path.append(cwd)
-    try:
-        module = importlib.import_module(module_name)
-    except ImportError as err:
-        raise ValueError(f"{option}: cannot import {module_name!r} (searched the import path and {cwd}): "
-                         f"{err}") from None
-    except Exception as err:  # noqa: BLE001 - the user's module failed while importing
-        raise ValueError(f"{option}: importing {module_name!r} raised {type(err).__name__}: {err}") from None
+    module = import_user_module(module_name, option)
     if not hasattr(module, attr):
         raise ValueError(f"{option}: {module_name!r} has no attribute {attr!r}")
     function = getattr(module, attr)

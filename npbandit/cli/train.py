@@ -14,6 +14,7 @@ COMMAND = "train"
 HELP = "meta-train a surrogate on a prior (resumable)"
 USES_DB = False
 DEFAULT_THREADS = "torch"  # training keeps torch's own count unless --threads says otherwise
+TAKES_PLUGINS = True  # --model and --prior may name a family or a prior a --plugin module registers
 
 
 def add_arguments(train: argparse.ArgumentParser) -> None:
