@@ -244,10 +244,7 @@ class BOPolicy(Policy):
         if trust_region is not None and not isinstance(trust_region, (bool, TrustRegionSettings)):
             raise TypeError(f"trust_region must be a bool, a TrustRegionSettings or None, got "
                             f"{type(trust_region).__name__}")
-        if not isinstance(model, str) and not callable(model):
-            raise TypeError(f"model must be a name or a model factory (train_X, train_Y) -> Model, got "
-                            f"{type(model).__name__}")
-        is_np = model != "gp" if isinstance(model, str) else isinstance(model, NPModelFactory)
+        is_np = model != "gp" if isinstance(model, str) else isinstance(model, NPModelFactory)  # model: checked below
         self.trust_region = is_np if trust_region is None else trust_region is not False
         self.trust_region_settings = (None if not self.trust_region else trust_region
                                       if isinstance(trust_region, TrustRegionSettings) else TrustRegionSettings())
