@@ -2,9 +2,7 @@
 
 from __future__ import annotations
 
-import difflib
 import functools
-import os
 import warnings
 from collections.abc import Callable, Mapping, Sequence
 from typing import Any
@@ -14,36 +12,28 @@ import torch
 
 from npbandit.acquisition.constrained import CONSTRAINED_ACQUISITIONS, incumbent
 from npbandit.acquisition.optimizers import AcquisitionOptimizer, check_acq_optimizer
+from npbandit.acquisition.pending import DEFAULT_LIAR, check_liar
+from npbandit.acquisition.proposal import ACQUISITIONS
 from npbandit.acquisition.subspace import SubspaceStrategy, check_subspace
 from npbandit.envs.blackbox import BlackBoxEnv, ObjectiveError, as_bounds
 from npbandit.loop.asynchronous import _check_async
 from npbandit.loop.episode import _check_on_error, run_episode
+from npbandit.objective_names import check_name, objective_label
 from npbandit.optimize_result import OptimizeResult, carry_history, run_history
-from npbandit.policies.base import Policy, PolicyWrapper
-from npbandit.policies.bo import ACQUISITIONS, DEFAULT_LIAR, OUTPUT_WARPS, BOPolicy, SobolPolicy, check_liar
-from npbandit.policies.factories import NPModelFactory
-from npbandit.rows import RowBuffer
+from npbandit.optimize_surrogate import SURROGATES, check_loaded, named_by_card, surrogate_checkpoint
+from npbandit.policies.base import Policy
+from npbandit.policies.bo import OUTPUT_WARPS, BOPolicy
+from npbandit.policies.design import SobolPolicy
+from npbandit.policies.standardised_check import StandardisedDataCheck
 from npbandit.space import Parameter, SearchSpace, as_search_space
 from npbandit.stopping import RunInterrupted
 from npbandit.storage import DEFAULT_URL, RunEvaluations, RunLogger, RunRow
 from npbandit.surrogates.base import NeuralProcess
-from npbandit.surrogates.pretrained import (
-    UnknownCheckpointError,
-    check_bo_checkpoint,
-    check_weights_unchanged,
-    fitting_checkpoints,
-    load_surrogate,
-    read_card,
-)
 from npbandit.threads import resolve_threads
-from npbandit.transforms.standardize import standardization
 from npbandit.validation import check_bool, check_int
 from npbandit.warm_start import WarmStart, continued_run, initial_points
 
 __all__ = ["optimize", "OptimizeResult", "SURROGATES", "objective_label"]
-
-#: short surrogate names -> checkpoint; "gp" and "random" are the baselines
-SURROGATES = {"cmanp": "cmanp-bo", "tnpd": "tnpd-bo", "gp": "gp", "random": "random"}
 
 
 def optimize(objective: Callable[[Any], float], bounds: Any = None, surrogate: str | NeuralProcess = "tnpd",
@@ -112,7 +102,10 @@ def optimize(objective: Callable[[Any], float], bounds: Any = None, surrogate: s
             ``best_x`` hold this call's evaluations only, and the run records how many
             it started from (``initial`` in its policy settings). With ``constraints``, each
             earlier evaluation needs its constraint values too: ``(x, value, constraints)``
-            triples, or the ``history`` of an earlier constrained run.
+            triples, or the ``history`` of an earlier constrained run; as many values each as
+            ``constraints`` returns (known once it has run: another count is refused at this
+            run's first evaluation, a ``ValueError`` naming ``initial`` and both counts; the
+            evaluation is saved and the run recorded as failed).
         constraints: outcome constraints, ``None`` (default) or a callable taking the point
             as ``objective`` does and returning a sequence of ``k`` floats (one float for
             ``k = 1``); the point is feasible when every value is ``<= 0``. It is called
@@ -198,7 +191,7 @@ def optimize(objective: Callable[[Any], float], bounds: Any = None, surrogate: s
             ``executor``). When one finishes it is streamed into the surrogate and the next
             point is proposed with the points still in flight believed at a value (by
             default each at the surrogate's own mean there, the kriging believer; see
-            ``liar``, and :func:`npbandit.policies.bo.propose` for why a liar).
+            ``liar``, and :func:`npbandit.acquisition.proposal.propose` for why a liar).
         executor: any :class:`concurrent.futures.Executor` the objective runs on
             (``ThreadPoolExecutor``, ``ProcessPoolExecutor`` with a picklable objective,
             ``dask.distributed.Client(...).get_executor()``). ``None`` (default) with
@@ -212,7 +205,7 @@ def optimize(objective: Callable[[Any], float], bounds: Any = None, surrogate: s
             keeps its worker busy: executors cannot stop a running call).
         output_warp: ``None`` (default) or ``"yeo-johnson"``: the surrogate sees the
             values through a power transform refit before every proposal (PFNs4BO's
-            default; :func:`npbandit.policies.bo.yeo_johnson_warp`), which spreads out
+            default; :func:`npbandit.transforms.yeo_johnson.yeo_johnson_warp`), which spreads out
             the values near the best when a few bad ones dominate their spread. The
             model is then rebuilt per proposal instead of streamed.
         avoid_repeats: never propose a point already evaluated (within 1e-3 of it in the
@@ -229,7 +222,7 @@ def optimize(objective: Callable[[Any], float], bounds: Any = None, surrogate: s
             ``"worst"``, ``"mean"`` or ``"best"`` of the observations the surrogate sees,
             ``"believer"``: each at the surrogate's own mean there (the kriging believer), or
             ``"penalty"`` (LogEI only): at no value, LogEI damped around each instead
-            (local penalisation; ``npbandit.policies.bo.LIARS``). Default ``DEFAULT_LIAR``,
+            (local penalisation; ``npbandit.acquisition.pending.LIARS``). Default ``DEFAULT_LIAR``,
             the kriging believer: the surrogate's mean surface stays where the data put it,
             so near a sharp optimum the next proposal is not pushed away by a value the
             region never showed.
@@ -284,7 +277,7 @@ def optimize(objective: Callable[[Any], float], bounds: Any = None, surrogate: s
         raise ValueError("point_type='torch' is for bounds (the point as a tensor); with a search space the "
                          "objective receives a dict {name: value}")
     if isinstance(surrogate, NeuralProcess):
-        _check_loaded(surrogate)
+        check_loaded(surrogate)
     elif not isinstance(surrogate, str):
         raise TypeError(f"surrogate must be a name or a surrogate loaded by load_surrogate, got "
                         f"{type(surrogate).__name__}")
@@ -326,14 +319,14 @@ def optimize(objective: Callable[[Any], float], bounds: Any = None, surrogate: s
         if surrogate != "random" and acquisition not in CONSTRAINED_ACQUISITIONS:
             raise ValueError(f"constraints need acquisition 'logei' (expected improvement weighted by the "
                              f"probability of feasibility) or 'qlognei'; got acquisition={acquisition!r}")
-    label = objective_label(objective) if name is None else _check_name(name)
+    label = objective_label(objective) if name is None else check_name(name)
     if optimal_value is not None:
         if isinstance(optimal_value, bool) or not isinstance(optimal_value, (int, float, np.integer, np.floating)):
             raise TypeError(f"optimal_value must be a real number or None, got {type(optimal_value).__name__}")
         if not np.isfinite(optimal_value):
             raise ValueError(f"optimal_value must be finite, got {optimal_value!r}")
         optimal_value = float(optimal_value)
-    model = _surrogate_checkpoint(surrogate, d)
+    model = surrogate_checkpoint(surrogate, d)
     # check the database before loading a model or evaluating anything: a bad db fails first (a new
     # SQLite file is created only when the run starts, so an argument refused below leaves none)
     logger = None if db is None else RunLogger(db, commit_every=commit_every)
@@ -365,21 +358,21 @@ def optimize(objective: Callable[[Any], float], bounds: Any = None, surrogate: s
     if model == "random":
         policy: Policy = SobolPolicy(d, snap=snap)
     else:
-        bo = BOPolicy(d, model=_named_by_card(model), acquisition=acquisition, n_init=n_init, output_warp=output_warp,
+        bo = BOPolicy(d, model=named_by_card(model), acquisition=acquisition, n_init=n_init, output_warp=output_warp,
                       avoid_repeats=avoid_repeats, trust_region=trust_region, liar=liar, budget=budget + len(warm),
                       threads=threads, snap=snap, constrained=constraints is not None, acq_optimizer=acq_optimizer,
                       subspace=subspace)
         if bo.subspace is not None:  # say so where the run shows itself: the surrogate sees fewer inputs than d
             strategy = getattr(bo.subspace, "name", type(bo.subspace).__name__)
             desc += f" ({d} columns, searched by {strategy} for a model of {bo.width})"
-        policy = _StandardisedDataCheck(bo)
+        policy = StandardisedDataCheck(bo)
         if budget + len(warm) <= bo.n_init:
             given = f" (and {len(warm)} initial point{'' if len(warm) == 1 else 's'})" if warm else ""
             warnings.warn(f"budget={budget}{given} does not exceed "
                           f"n_init={bo.n_init}: every point comes from the Sobol initial design and the model proposes "
                           "none; raise budget or lower n_init", stacklevel=2)
-    if initial is not None:
-        policy = WarmStart(policy, warm, source)
+    if initial is not None:  # named in its messages as the user named it (initial=7, --initial-from 7)
+        policy = WarmStart(policy, warm, source, initial.source if isinstance(initial, RunEvaluations) else "initial")
     info = {"kind": "bo", "env_id": "npbandit/BlackBox-v0",
             "env_params": {"objective": label, "dim": d, **problem, "minimize": bool(minimize),
                            "budget": budget, "optimal_value": optimal_value}}
@@ -470,129 +463,3 @@ def _check_callbacks(callbacks: Any) -> list[Callable]:
 
 def _call_with_tensor(objective: Callable[[Any], Any], x: np.ndarray) -> Any:
     return objective(torch.as_tensor(x, dtype=torch.float64))
-
-
-def objective_label(objective: Callable[..., Any]) -> str:
-    """The name a run records for an objective given no ``name=``: ``module:qualname``
-    (``"__main__:sphere"``, ``"mypkg.problems:Rosenbrock"`` for an instance of a callable
-    class). A lambda also names its file and line (``"__main__:<lambda>@script.py:12"``):
-    every lambda's qualified name is ``<lambda>``, and runs of different lambdas on the
-    same box must not be reported as one problem.
-
-    Args:
-        objective: any callable (function, lambda, ``functools.partial``, or an instance
-            of a class with ``__call__``).
-
-    Returns:
-        The label, e.g. ``"partial(mypkg.problems:branin)"`` for a partial.
-
-    Raises:
-        TypeError: ``objective`` is not callable.
-    """
-    if not callable(objective):
-        raise TypeError(f"objective must be callable, got {type(objective).__name__}")
-    if isinstance(objective, functools.partial):
-        return f"partial({objective_label(objective.func)})"
-    qualname = getattr(objective, "__qualname__", None) or getattr(objective, "__name__", None)
-    module = getattr(objective, "__module__", None)
-    if not isinstance(qualname, str):  # an instance of a callable class: name the class
-        qualname, module = type(objective).__qualname__, type(objective).__module__
-    label = f"{module}:{qualname}" if module else qualname
-    code = getattr(objective, "__code__", None)
-    if qualname.endswith("<lambda>") and code is not None:
-        label += f"@{os.path.basename(code.co_filename)}:{code.co_firstlineno}"
-    return label
-
-
-def _check_name(name: Any) -> str:
-    if not isinstance(name, str):
-        raise TypeError(f"name must be a string or None, got {type(name).__name__}")
-    if not name.strip() or not name.isprintable():
-        # reports print it in a table row: blank or control characters would make the row unreadable
-        raise ValueError(f"name must be a non-empty, printable string (no newlines), got {name!r}")
-    return name
-
-
-def _check_loaded(surrogate: NeuralProcess) -> None:
-    """A surrogate given as an instance must carry its checkpoint's card (``load_surrogate``
-    sets it): the card's prior says the box its inputs come from and how its outputs are
-    standardised, and its name and sha256 are what a run records of the model."""
-    card = getattr(surrogate, "card", None)
-    if not isinstance(card, dict) or "name" not in card or "sha256" not in card:
-        raise TypeError(f"surrogate: a {type(surrogate).__name__} instance must be a checkpoint loaded by "
-                        "load_surrogate (its card gives the input box, the output standardisation and the weights' "
-                        "sha256 a run records); one built by build() or trained in memory has no card: save it "
-                        "with save_pretrained and load it")
-
-
-def _surrogate_checkpoint(surrogate: str | NeuralProcess, d: int) -> str | NPModelFactory:
-    """``"gp"``, ``"random"`` or the checkpoint a surrogate name means, checked to be a
-    one-output ``bo`` checkpoint (before anything is loaded or evaluated); a ``d`` wider
-    than the checkpoint is searched through a subspace (``BOPolicy(subspace=...)``). A
-    loaded surrogate is checked the same way, from its card, and wrapped in a factory."""
-    if isinstance(surrogate, NeuralProcess):
-        card = surrogate.card
-        check_bo_checkpoint(card, d, purpose=f"optimize (surrogate={card['name']!r}, d={d})")
-        check_weights_unchanged(surrogate, purpose=f"optimize (surrogate={card['name']!r})")
-        return NPModelFactory(surrogate)
-    name = SURROGATES.get(surrogate, surrogate)
-    if name in ("gp", "random"):
-        return name
-    try:
-        card = read_card(name)
-    except UnknownCheckpointError:
-        bo = fitting_checkpoints(prior="bo")
-        close = difflib.get_close_matches(surrogate, [*SURROGATES, *bo], n=2, cutoff=0.6)
-        hint = f" -- did you mean {' or '.join(repr(c) for c in close)}?" if close else ""
-        raise ValueError(f"surrogate must be one of {sorted(SURROGATES)}, a 'bo' checkpoint ({', '.join(bo)}) or a "
-                         f"checkpoint path; got {surrogate!r}{hint}") from None
-    check_bo_checkpoint(card, d, purpose=f"optimize (surrogate={surrogate!r}, d={d})")
-    return name
-
-
-def _named_by_card(model: str | NPModelFactory) -> str | NPModelFactory:
-    """``model`` for ``BOPolicy``: a checkpoint given by a path, loaded into a factory named by its
-    card's name as when given loaded (the policy's name, one report row per checkpoint); else as is."""
-    if not isinstance(model, str) or model == "gp" or read_card(model)["name"] == model:
-        return model
-    return NPModelFactory(load_surrogate(model))
-
-
-class _StandardisedDataCheck(PolicyWrapper):
-    """A BO policy behind a check that the rewards can be standardised in float64.
-
-    Both surrogates standardise the observations (the NP as its ``bo`` prior did,
-    the GP with BoTorch's ``Standardize``). Values beyond ~1e154 overflow the
-    variance, and BoTorch then fails far from the cause ("probability tensor
-    contains inf"); this says what is wrong before a value reaches the model."""
-
-    def reset(self, seed: int | None = None) -> None:
-        super().reset(seed)
-        # kept as arrays grown in place: a step late in a long run does not restack every value
-        self.rewards = RowBuffer(())
-        self.limits = RowBuffer()
-
-    def observe(self, obs: np.ndarray, action: Any, reward: float, info: dict[str, Any]) -> None:
-        limits = info.get("constraints") if isinstance(info, dict) else None
-        if limits is not None:  # the surrogate standardises each constraint's values too
-            self.limits.append([float(c) for c in limits])
-            C = torch.from_numpy(self.limits.array.copy())
-            if not _standardisable(C):
-                raise ValueError(f"the constraints' values cannot be standardised in float64 (up to "
-                                 f"{float(C.abs().max()):.3g} in magnitude); rescale the constraints (e.g. divide "
-                                 "each by its typical size)")
-        self.rewards.append(float(reward))
-        y = torch.from_numpy(self.rewards.array.copy()).unsqueeze(-1)  # [n, 1]
-        if not _standardisable(y):
-            mean, std = standardization(y)
-            raise ValueError(f"the objective's values cannot be standardised in float64 (mean {float(mean):.3g}, std "
-                             f"{float(std):.3g} over {len(self.rewards)} values up to {float(y.abs().max()):.3g} in "
-                             "magnitude); rescale the objective (e.g. divide it by its typical size) or use "
-                             "surrogate='random'")
-        self.inner.observe(obs, action, reward, info)
-
-
-def _standardisable(Y: torch.Tensor) -> bool:
-    """Whether every column of ``Y [n, m]`` standardises to finite values in float64."""
-    mean, std = standardization(Y)
-    return bool(torch.isfinite(mean).all() and torch.isfinite(std).all() and torch.isfinite((Y - mean) / std).all())

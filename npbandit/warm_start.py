@@ -46,6 +46,10 @@ optimize --initial-from`` makes of the run's record too):
   they are equal, for a failed entry and for an infeasible one), but not its bounds or space;
 - either (one that did not fail) says whether its run had constraints: its ``constraints``
   values, or none; given with constraints, or without, the other kind is refused;
+- with constraints, every evaluation given (in any form) carries the same number of constraint
+  values, and it must be the number this run's ``constraints`` returns: that is known only once
+  they have been called, so a different count is refused at this run's first evaluation
+  (:class:`WarmStart`; the evaluation is saved, and the run ends failed);
 - ``(x, value)`` pairs and arrays say neither: only that each point lies in the box or space.
 
 Which objective the evaluations are of, and which constraints, is in no entry: a run given by
@@ -365,7 +369,7 @@ def continued_run(db: str, run: int | RunRow, name: str = "initial",
 
 def _lambda_hint(seen: RunEvaluations, label: Any, name: str) -> str:
     """What a refusal adds when the objectives' labels differ and one is a lambda's
-    (``module:<lambda>@file:line``, :func:`npbandit.api.objective_label`): the label moves
+    (``module:<lambda>@file:line``, :func:`npbandit.objective_names.objective_label`): the label moves
     with the lambda's line, so say how to continue anyway."""
     earlier = seen.run.env_params.get("objective")
     if earlier == label or not any(isinstance(v, str) and "<lambda>@" in v for v in (earlier, label)):
@@ -383,12 +387,23 @@ class WarmStart(PolicyWrapper):
     """A policy that observes earlier evaluations (:func:`initial_points`' tuples), in their
     order, right after each ``reset``, before it proposes anything (``optimize(initial=...)``):
     each failed one through ``observe_failure``. ``source``: the run they are the evaluations
-    of (:attr:`~npbandit.storage.RunEvaluations.run_id`), recorded as ``initial_from`` (``None``: none recorded)."""
+    of (:attr:`~npbandit.storage.RunEvaluations.run_id`), recorded as ``initial_from`` (``None``: none recorded).
 
-    def __init__(self, inner: Policy, observations: list[Observation], source: int | None = None) -> None:
+    With constraint values among them, each evaluation of the run must carry as many
+    (``info["constraints"]``): :meth:`observe` refuses another count with a ``ValueError``
+    naming ``name`` (what the evaluations were given as: ``"initial"``, ``"--initial-from 7"``)
+    and both counts, before the policy sees it, since the values given and those evaluated
+    would not be of the same constraints."""
+
+    def __init__(self, inner: Policy, observations: list[Observation], source: int | None = None,
+                 name: str = "initial") -> None:
         super().__init__(inner)
         self.observations = observations
         self.source = source
+        self.name = name
+        counts = {len(limits) for _, _, limits, error in observations if error is None and limits is not None}
+        #: the constraint values each given evaluation carries (``None``: none carries any)
+        self.constraint_count = max(counts) if counts else None
 
     def reset(self, seed: int | None = None) -> None:
         super().reset(seed)
@@ -398,6 +413,15 @@ class WarmStart(PolicyWrapper):
                 continue
             obs = np.concatenate([action, [reward]])
             self.inner.observe(obs, action.copy(), reward, {} if limits is None else {"constraints": list(limits)})
+
+    def observe(self, obs: np.ndarray, action: Any, reward: float, info: dict[str, Any]) -> None:
+        limits = info.get("constraints") if isinstance(info, dict) else None
+        given = self.constraint_count
+        if given is not None and limits is not None and len(limits) != given:
+            raise ValueError(f"{self.name}: each earlier evaluation carries {given} constraint value"
+                             f"{'' if given == 1 else 's'}, but this run's constraints returned {len(limits)} "
+                             f"{_SAME_PROBLEM}; give earlier evaluations of these constraints")
+        self.inner.observe(obs, action, reward, info)
 
     def params(self) -> dict[str, Any]:
         settings = {**self.inner.params(), INITIAL: len(self.observations)}

@@ -353,3 +353,16 @@ def test_a_checkpoint_given_by_its_card_path_names_the_policy_as_when_loaded(tmp
         with pytest.warns(UserWarning, match="does not exceed n_init=1"):  # nothing but the design: no model run
             optimize(sphere, BOUNDS, surrogate=surrogate, budget=1, n_init=1, db=db, progress=False)
     assert [r.policy for r in list_runs(db)] == ["cmanp-bo-tr-logei"] * 2  # one report row for one checkpoint
+
+
+def test_the_parts_of_optimize_live_in_their_modules_and_api_re_exports_them():
+    import npbandit.api as api
+    from npbandit.objective_names import check_name, objective_label
+    from npbandit.optimize_surrogate import SURROGATES, surrogate_checkpoint
+
+    assert api.objective_label is objective_label and api.SURROGATES is SURROGATES
+    assert surrogate_checkpoint("random", 2) == "random" and surrogate_checkpoint("tnpd", 2) == "tnpd-bo"
+    with pytest.raises(ValueError, match=r"surrogate must be one of .*got 'tnp' -- did you mean 'tnpd'"):
+        surrogate_checkpoint("tnp", 2)
+    with pytest.raises(ValueError, match="name must be a non-empty, printable string"):
+        check_name("two\nlines")

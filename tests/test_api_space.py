@@ -13,7 +13,7 @@ import torch
 from npbandit import optimize
 from npbandit.cli import main
 from npbandit.policies import BOPolicy
-from npbandit.policies.bo import SobolPolicy
+from npbandit.policies.design import SobolPolicy
 from npbandit.space import Choice, Float, Int, SearchSpace, as_search_space
 from npbandit.storage import list_runs, run_steps
 
@@ -231,9 +231,9 @@ def test_two_points_in_flight_on_one_value_are_settled_one_each():
     first, second, third = (policy.act(None) for _ in range(3))
     assert len({p.tobytes() for p in (first, second)}) == 2 and third.tobytes() in {first.tobytes(), second.tobytes()}
     policy.observe(None, third, 1.0, {})
-    assert policy._handed[third.tobytes()] == [None]  # the other hand-out of that value is still in flight
+    assert policy.hand_outs.handed[third.tobytes()] == [None]  # the other hand-out of that value is still in flight
     policy.observe(None, third, 2.0, {})
-    assert third.tobytes() not in policy._handed and policy._spent == 3
+    assert third.tobytes() not in policy.hand_outs.handed and policy.hand_outs.spent == 3
 
 
 def _sphere(x):

@@ -9,8 +9,8 @@ import torch
 from helpers import tiny_checkpoint
 
 from npbandit import optimize
+from npbandit.acquisition.proposal import propose
 from npbandit.envs import ObjectiveError
-from npbandit.policies.bo import propose
 from npbandit.storage import SCHEMA_VERSION, list_runs, run_steps
 
 BOUNDS = [[-1.0, 0.0], [1.0, 2.0]]
@@ -244,8 +244,8 @@ def test_the_policy_believes_points_in_flight_at_its_liar(monkeypatch, liar, exp
 
 
 def test_liar_values_and_their_validation():
+    from npbandit.acquisition.pending import liar_value
     from npbandit.policies import BOPolicy
-    from npbandit.policies.bo import liar_value
 
     Y = torch.tensor([[1.0], [-2.0], [4.0]], dtype=torch.float64)
     assert [float(liar_value(Y, rule)) for rule in ("worst", "mean", "best")] == [-2.0, 1.0, 4.0]
@@ -322,8 +322,8 @@ def test_the_local_penalty_damps_the_acquisition_around_pending_points_only(monk
 
 def test_the_policy_penalises_points_in_flight_with_the_penalty_liar(monkeypatch):
     from npbandit.acquisition import proposal
-    from npbandit.acquisition.pending import LocalPenalisation
-    from npbandit.policies import BOPolicy, bo
+    from npbandit.acquisition.pending import LocalPenalisation, liar_value
+    from npbandit.policies import BOPolicy
 
     seen = {}
     real = proposal.propose
@@ -331,7 +331,7 @@ def test_the_policy_penalises_points_in_flight_with_the_penalty_liar(monkeypatch
     _gp_policy_asked_with_one_in_flight("penalty")
     assert seen["pending_strategy"] == LocalPenalisation() and "pending_value" not in seen
     with pytest.raises(ValueError, match="believes pending points at no value"):
-        bo.liar_value(torch.ones(2, 1, dtype=torch.float64), "penalty")
+        liar_value(torch.ones(2, 1, dtype=torch.float64), "penalty")
     with pytest.raises(ValueError, match="'penalty' needs acquisition 'logei'"):
         BOPolicy(2, model="gp", liar="penalty", acquisition="ucb")
 
@@ -443,8 +443,7 @@ def test_the_cli_passes_the_liar_on(tmp_path):
 
 def test_the_believer_conditions_each_pending_point_at_the_models_own_mean(monkeypatch):
     from npbandit.acquisition import proposal
-    from npbandit.acquisition.pending import KrigingBeliever
-    from npbandit.policies import bo
+    from npbandit.acquisition.pending import KrigingBeliever, liar_value
     from npbandit.policies.gp import fit_single_task_gp
 
     X = torch.tensor([[0.1], [0.45], [0.9]], dtype=torch.float64)
@@ -478,7 +477,7 @@ def test_the_believer_conditions_each_pending_point_at_the_models_own_mean(monke
         propose(gp, "logei", dim=1, best_f=Y.max(), seed=0, pending=pending, penalise_pending=True,
                 believe_pending=True)
     with pytest.raises(ValueError, match="not at one constant"):
-        bo.liar_value(Y, "believer")
+        liar_value(Y, "believer")
 
     kwargs = {}
     real_propose = proposal.propose

@@ -81,6 +81,46 @@ def test_no_library_module_imports_from_the_lab():
     assert imports_of(names, PACKAGE) == []
 
 
+def names_imported_from(module: str, folders: list[Path]) -> list[tuple[str, str]]:
+    """``(path:line, name)`` for each name a ``from {module} import ...`` takes, at any depth,
+    in the ``.py`` files below ``folders``."""
+    found = []
+    for folder in folders:
+        for path in sorted(folder.rglob("*.py")):
+            tree = ast.parse(path.read_text(encoding="utf-8"), filename=str(path))
+            shown = path.relative_to(ROOT).as_posix()
+            found += [(f"{shown}:{node.lineno}", alias.name) for node in ast.walk(tree)
+                      if isinstance(node, ast.ImportFrom) and node.level == 0 and node.module == module
+                      for alias in node.names]
+    return found
+
+
+def test_policies_bo_re_exports_only_its_old_public_names_and_nobody_imports_them_there():
+    """``npbandit.policies.bo`` keeps, for code written before ``npbandit.acquisition`` existed,
+    the public names it had then (its ``__all__``; tests/test_public_names.py checks the old
+    addresses); any other name it imports it uses. The library, its tests, the lab and the
+    examples import a name from its home, never through that re-export."""
+    tree = ast.parse((PACKAGE / "policies" / "bo.py").read_text(encoding="utf-8"))
+    own, imported, exported = set(), set(), set()
+    for node in tree.body:
+        if isinstance(node, (ast.FunctionDef, ast.ClassDef)):
+            own.add(node.name)
+        elif isinstance(node, ast.Assign):
+            targets = {t.id for t in node.targets if isinstance(t, ast.Name)}
+            own |= targets - {"__all__"}
+            if "__all__" in targets:
+                exported = set(ast.literal_eval(node.value))
+        elif isinstance(node, ast.ImportFrom) and node.module != "__future__":
+            imported |= {alias.asname or alias.name for alias in node.names}
+    used = {n.id for n in ast.walk(tree) if isinstance(n, ast.Name)}
+    assert {"BOPolicy", "OUTPUT_WARPS", "Q_BATCH"} <= own and "propose" in exported
+    assert sorted(imported - used - exported) == []
+    folders = [PACKAGE, TESTS, LAB, ROOT / "examples", ROOT / "tools"]
+    through = [(where, name) for where, name in names_imported_from("npbandit.policies.bo", folders)
+               if name not in own]
+    assert through == []
+
+
 def test_no_module_of_the_package_is_over_600_lines():
     assert modules_over(MAX_MODULE_LINES, PACKAGE) == {}, "split these modules by concern"
 

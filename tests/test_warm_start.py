@@ -154,6 +154,46 @@ def test_the_cli_continues_a_constrained_run_only_with_its_constraints(tmp_path,
     assert main([*base, "--budget", "1", "--initial-from", "1", "--constraints", f"{__name__}:_inside"]) == 0
 
 
+class _Limits:
+    """Constraints returning ``k`` values: every instance's label is its class's, so two counts
+    pass for the same constraints in a run's record."""
+
+    def __init__(self, k):
+        self.k = k
+
+    def __call__(self, x):
+        return [float(np.sum(x)) - 1.0] * self.k
+
+
+_one_limit, _two_limits = _Limits(1), _Limits(2)
+
+
+def test_a_continued_run_whose_constraints_return_another_count_is_refused(tmp_path, capsys):
+    db = str(tmp_path / "runs.db")
+    earlier = _run(db, 3, constraints=_one_limit)
+    triples = [(h["x"], h["value"], [*h["constraints"], 0.0]) for h in earlier.history]  # two values each
+    for initial, given, returned in ((earlier.history, "1 constraint value", 2), (triples, "2 constraint values", 1),
+                                     (earlier.run_id, "1 constraint value", 2)):
+        k = 2 if returned == 2 else 1
+        named = f"initial={initial}" if isinstance(initial, int) else "initial"
+        with pytest.raises(ValueError, match=rf"^{named}: each earlier evaluation carries {given}, but this run's "
+                                             rf"constraints returned {returned} \(a run continues only a run of the "
+                                             r"same problem\)"):
+            _run(db if isinstance(initial, int) else None, 2, initial=initial, constraints=_Limits(k))
+    # the evaluation that told is saved, and the run recorded as failed
+    refused = list_runs(db)[-1]
+    assert refused.status == "failed" and len(run_steps(db, refused.id)) == 1
+    assert len(_run(None, 1, initial=earlier.history, constraints=_Limits(1)).history) == 1  # the same count goes on
+    # the command line names its option
+    base = ["optimize", "--objective", f"{__name__}:_sphere", "--bounds", json.dumps(BOX), "--surrogate", "random",
+            "--db", db, "--budget", "1", "--initial-from", str(earlier.run_id)]
+    capsys.readouterr()
+    assert main([*base, "--constraints", f"{__name__}:_two_limits"]) == 2
+    assert (f"--initial-from {earlier.run_id}: each earlier evaluation carries 1 constraint value, but this run's "
+            "constraints returned 2" in capsys.readouterr().err)
+    assert main([*base, "--constraints", f"{__name__}:_one_limit"]) == 0
+
+
 def test_a_run_row_of_another_database_is_refused(tmp_path):
     one, other = str(tmp_path / "one.db"), str(tmp_path / "other.db")
     _run(one, 3)

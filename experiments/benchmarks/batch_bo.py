@@ -46,7 +46,7 @@ import numpy as np
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 from common import ROOT, is_current, machine_line, prepare_db, publish  # noqa: E402
 
-from npbandit.policies.bo import DEFAULT_LIAR, LIARS  # noqa: E402
+from npbandit.acquisition.pending import DEFAULT_LIAR, LIARS  # noqa: E402
 
 COMMAND = "python experiments/benchmarks/batch_bo.py"
 #: label -> (BlackBoxEnv function name, dimension)

@@ -56,8 +56,8 @@ from common import (  # noqa: E402
     split_optimizer,
 )
 
+from npbandit.acquisition.proposal import REPEAT_DISTANCE  # noqa: E402  (what avoid_repeats avoids)
 from npbandit.policies.base import Policy  # noqa: E402
-from npbandit.policies.bo import REPEAT_DISTANCE  # noqa: E402  (what avoid_repeats avoids)
 
 RUN_THREADS = 1  # torch threads per run (each worker process sets it)
 FUNCTIONS = {"branin": None, "hartmann3": ("hartmann", 3), "hartmann6": ("hartmann", 6), "ackley4": ("ackley", 4),
@@ -237,7 +237,7 @@ def method_notes(methods: list[str]) -> str:
                      "cmanp-bo row, after 10 random start-up trials). Each Optuna row searches the function's own "
                      "bounds by ask-and-tell and starts from its sampler's own random trials, not the Sobol design.")
     if acquisitions & {"thompson", "marginal-thompson"}:
-        from npbandit.policies.bo import THOMPSON_BLOCK_SIZE
+        from npbandit.acquisition.thompson import THOMPSON_BLOCK_SIZE
 
         blocks = ("one block, the head's one-shot joint; runs logged before 2026-11-24 evening drew "
                   "autoregressive blocks of 25" if THOMPSON_BLOCK_SIZE is None
@@ -358,7 +358,7 @@ def is_current_config(method: str, params: dict) -> bool:
         return params.get("optuna") == OPTUNA_VERSION
     model, acquisition = split_method(method)
     if acquisition == "thompson" and base_model(method).startswith("cmanp-and"):
-        from npbandit.policies.bo import THOMPSON_BLOCK_SIZE
+        from npbandit.acquisition.thompson import THOMPSON_BLOCK_SIZE
 
         # a joint draw's blocks (runs logged before they were recorded: 25)
         if params.get("thompson_block_size", 25) != ("all" if THOMPSON_BLOCK_SIZE is None else THOMPSON_BLOCK_SIZE):

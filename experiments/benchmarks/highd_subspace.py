@@ -136,7 +136,8 @@ def timed(relevance, seconds: list[float]):
 def make_policy(method: str, dim: int, budget: int, relevance_seconds: list[float] | None = None):
     from npbandit.acquisition.redealt_sketch import RedealtSketch
     from npbandit.acquisition.subspace import CoordinateSubspace, CountSketch
-    from npbandit.policies.bo import BOPolicy, SobolPolicy
+    from npbandit.policies.bo import BOPolicy
+    from npbandit.policies.design import SobolPolicy
 
     if method == "sobol":
         return SobolPolicy(dim)

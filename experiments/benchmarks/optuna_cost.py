@@ -10,7 +10,7 @@ run back to back in a rotating order, so a slower stretch of a busy machine hits
 alike; the table gives medians over seeds and the per-seed ratio to ``optimize``.
 
 Where the time goes: the seconds inside the shared proposal step
-(``npbandit.policies.bo.propose``: LogEI and ``optimize_acqf``) and in building /
+(``npbandit.acquisition.proposal.propose``: LogEI and ``optimize_acqf``) and in building /
 updating the ``NPModel`` are timed in every run; the rest is the route's own bookkeeping
 (``optimize``: the environment, the loop, the run log; Optuna: trials and storage).
 ``--profile`` adds a cProfile of one Optuna + SQLite study (top functions by own time).

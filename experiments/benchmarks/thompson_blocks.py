@@ -1,6 +1,6 @@
 """The block size of a joint NP's Thompson draw: what it costs in joint log-likelihood, what
 it does to the draws' calibration, and what it saves in time (issue 18;
-``npbandit.policies.bo.THOMPSON_BLOCK_SIZE``).
+``npbandit.acquisition.thompson.THOMPSON_BLOCK_SIZE``).
 
 CMANP-AND draws its targets autoregressively, ``b_Q`` at a time (the paper: 5), or all in
 one block from its head's one-shot joint ("all"). A Thompson draw over thousands of
@@ -35,7 +35,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parent))
 from common import machine_line, median_time, publish  # noqa: E402
 
 from npbandit import NPModel, load_surrogate  # noqa: E402
-from npbandit.policies.bo import THOMPSON_BLOCK_SIZE  # noqa: E402
+from npbandit.acquisition.thompson import THOMPSON_BLOCK_SIZE  # noqa: E402
 from npbandit.training.evaluation import eval_batches, evaluation_suite  # noqa: E402
 
 COMMAND = "python experiments/benchmarks/thompson_blocks.py"

@@ -38,7 +38,7 @@ def _with_rule(rule: str):
         return observe
 
     def neutral(self, obs, action, reward, info):
-        best_then = (self._handed.get(np.asarray(action, dtype=np.float64).tobytes()) or [None])[0]
+        best_then = (self.hand_outs.handed.get(np.asarray(action, dtype=np.float64).tobytes()) or [None])[0]
         stale = (self.region is not None and best_then is not None and self.Y
                  and TrustRegion.improves(float(reward), best_then)
                  and not TrustRegion.improves(float(reward), max(self.Y)))

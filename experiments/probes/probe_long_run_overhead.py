@@ -113,11 +113,11 @@ def window_summary(record: dict[str, list], end: int) -> dict[str, float]:
 def bookkeeping(n: int, rng: np.random.Generator) -> dict[str, float]:
     """Microseconds per step of the bookkeeping after ``n`` observations, read from the arrays
     and restacked from lists (checked equal, bit for bit)."""
-    from npbandit.api import _standardisable, _StandardisedDataCheck
     from npbandit.policies import BOPolicy
+    from npbandit.policies.standardised_check import StandardisedDataCheck, standardisable
 
     policy = BOPolicy(6, model="gp")
-    check = _StandardisedDataCheck(policy)
+    check = StandardisedDataCheck(policy)
     check.reset(0)
     for x in rng.random((n, 6)):
         check.observe(None, x, -float(np.sum((x - 0.5) ** 2)), {})
@@ -129,7 +129,7 @@ def bookkeeping(n: int, rng: np.random.Generator) -> dict[str, float]:
         return torch.tensor(np.array(policy.X + policy.failed), dtype=torch.float64), Y, max(policy.Y)
 
     def from_arrays():
-        return (*policy._data(), policy._best)
+        return (*policy._data(), policy.seen.best)
 
     X, Y, best = from_arrays()
     X0, Y0, best0 = restacked()
@@ -140,8 +140,8 @@ def bookkeeping(n: int, rng: np.random.Generator) -> dict[str, float]:
         return 1e6 * min(timeit.repeat(call, number=50, repeat=5)) / 50
 
     return {"n": n, "data_arrays_us": us(from_arrays), "data_restacked_us": us(restacked),
-            "check_arrays_us": us(lambda: _standardisable(torch.from_numpy(check.rewards.array.copy())[:, None])),
-            "check_list_us": us(lambda: _standardisable(torch.tensor(rewards, dtype=torch.float64)[:, None]))}
+            "check_arrays_us": us(lambda: standardisable(torch.from_numpy(check.rewards.array.copy())[:, None])),
+            "check_list_us": us(lambda: standardisable(torch.tensor(rewards, dtype=torch.float64)[:, None]))}
 
 
 def main(argv: list[str] | None = None) -> None:

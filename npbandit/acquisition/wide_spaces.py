@@ -28,7 +28,7 @@ from npbandit.acquisition.relevance import concentrated_ard
 from npbandit.acquisition.subspace import CountSketch, SubspaceStrategy
 from npbandit.space import Choice, SearchSpace
 
-__all__ = ["default_subspace", "check_subspace_space"]
+__all__ = ["default_subspace", "check_subspace_space", "subspace_and_width"]
 
 
 def default_subspace(space: SearchSpace | None = None) -> SubspaceStrategy:
@@ -48,3 +48,21 @@ def check_subspace_space(subspace: SubspaceStrategy | None, space: SearchSpace |
         raise ValueError(f"subspace is IndexedChoices of another space than the one searched: {subspace.space!r} "
                          f"against {space!r} (the same parameters in the same order are needed: they set the "
                          f"unit cube's columns)")
+
+
+def subspace_and_width(subspace: SubspaceStrategy | None, width: int | None, dim: int,
+                       space: SearchSpace | None) -> tuple[SubspaceStrategy | None, int | None]:
+    """The strategy a search of ``dim`` columns of ``space`` (``None``: a box) runs through,
+    and the width its model takes: ``subspace`` as given (checked by
+    :func:`check_subspace_space`), else, for a model of ``width`` columns narrower than ``dim``,
+    :func:`default_subspace`; the width a model's (``None``: a model of any width, such as a
+    GP), else, with a strategy, the strategy's ``d_e`` (``ValueError`` when it has none)."""
+    if subspace is None and width is not None and dim > width:
+        subspace = default_subspace(space)
+    check_subspace_space(subspace, space)
+    if subspace is not None and width is None:
+        width = getattr(subspace, "d_e", None)
+        if width is None:
+            raise ValueError("subspace needs its d_e with a model other than an NP checkpoint (the checkpoint's "
+                             "width sets it otherwise)")
+    return subspace, width

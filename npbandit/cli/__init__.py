@@ -11,7 +11,11 @@ block at that count, and turns expected failures into one line on stderr, as it 
 :class:`~npbandit.cli.options.BriefErrorParser`). A command module
 may set ``DEFAULT_THREADS`` (``"torch"`` for ``train``: torch's own count unless told) or
 ``SCOPES_THREADS = True`` (``optimize``: its ``run`` hands ``--threads`` to the library,
-which scopes it to the surrogate's work and leaves the user's objective at the caller's count).
+which scopes it to the surrogate's work and leaves the user's objective at the caller's count),
+and ``TAKES_PLUGINS = True`` (``train``, ``optimize``: their options name surrogate families,
+priors or checkpoints): such a command gets the repeatable ``--plugin MODULE``, each module
+imported before the command runs (:func:`~npbandit.cli.options.import_plugins`), so that what
+it registers (``register_model``, ``register_prior``) can be named.
 Every option's ``--help`` ends with the default that runs (:class:`~npbandit.cli.options.DefaultsHelpFormatter`).
 """
 
@@ -26,7 +30,7 @@ import warnings
 from npbandit._version import __version__
 from npbandit.cli import bandit, demo, models, optimize, report, train
 from npbandit.cli.models import MODELS_NOTE, models_text
-from npbandit.cli.options import BriefErrorParser, DefaultsHelpFormatter, thread_count
+from npbandit.cli.options import PLUGIN_HELP, BriefErrorParser, DefaultsHelpFormatter, import_plugins, thread_count
 from npbandit.envs import ObjectiveError
 from npbandit.stopping import RunInterrupted
 from npbandit.storage import DEFAULT_URL
@@ -62,6 +66,9 @@ def build_parser(only: str | None = None) -> argparse.ArgumentParser:
                              help="the run database: a SQLAlchemy URL or an SQLite file path")
         default = ("torch's own count" if getattr(command, "DEFAULT_THREADS", None) == "torch" else
                    f"${THREADS_ENV}, else OMP_NUM_THREADS / MKL_NUM_THREADS, else 1")
+        if getattr(command, "TAKES_PLUGINS", False):
+            sub.add_argument("--plugin", dest="plugins", action="append", default=[], metavar="MODULE",
+                             help=PLUGIN_HELP)
         sub.add_argument("--threads", type=thread_count, metavar="N",
                          help=f"torch CPU threads for npbandit's own computation: a positive integer, or 'torch' for "
                               f"torch's own count (default: {default})")
@@ -90,6 +97,7 @@ def main(argv: list[str] | None = None) -> int:
     try:
         with warnings.catch_warnings():  # the settings as they were once the command returns
             warnings.showwarning = _warning_line(args.command)
+            import_plugins(getattr(args, "plugins", []))  # what they register is named by the options
             if getattr(command, "SCOPES_THREADS", False):
                 return command.run(args)
             with torch_threads(threads):

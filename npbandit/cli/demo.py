@@ -31,6 +31,7 @@ def add_arguments(demo: argparse.ArgumentParser) -> None:
     """``npbandit demo``'s options; their defaults are :func:`~npbandit.demo.run_tour`'s and
     :func:`~npbandit.demo.run_demo`'s."""
     from npbandit.demo import tour_summary
+    from npbandit.surrogates import SIZES
 
     blackbox, _ = tour_summary()
     demo.add_argument("--budget", type=positive_int, default=20, help=f"BO evaluations ({blackbox})")
@@ -42,7 +43,7 @@ def add_arguments(demo: argparse.ArgumentParser) -> None:
     demo.add_argument("--n-initial", type=positive_int, default=2000, help="--streaming: points conditioned first")
     demo.add_argument("--n-updates", type=positive_int, default=500,
                       help="--streaming: points streamed one by one (at least 20)")
-    demo.add_argument("--size", choices=["paper", "small", "tiny"], default="paper", help="--streaming: model size")
+    demo.add_argument("--size", choices=list(SIZES), default="paper", help="--streaming: model size")
 
 
 def run(args: argparse.Namespace) -> int:

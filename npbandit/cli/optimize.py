@@ -6,11 +6,9 @@ from __future__ import annotations
 import argparse
 import contextlib
 import json
-import os
-import sys
 from typing import Any
 
-from npbandit.cli.options import non_negative_int, positive_float, positive_int, progress
+from npbandit.cli.options import import_user_module, non_negative_int, positive_float, positive_int, progress
 
 __all__ = ["COMMAND", "HELP", "add_arguments", "run"]
 
@@ -18,12 +16,14 @@ COMMAND = "optimize"
 HELP = "Bayesian optimisation of a named test function or module:function"
 USES_DB = True
 SCOPES_THREADS = True  # --threads goes to optimize(threads=...): proposals only, not the objective's calls
+TAKES_PLUGINS = True  # --surrogate may be a checkpoint of a family a --plugin module registers
 
 
 def add_arguments(opt: argparse.ArgumentParser) -> None:
     """``npbandit optimize``'s options; their defaults are :func:`npbandit.optimize`'s."""
     from npbandit.acquisition.optimizers import OPTIMIZERS
-    from npbandit.policies.bo import DEFAULT_LIAR, LIARS, OUTPUT_WARPS
+    from npbandit.acquisition.pending import DEFAULT_LIAR, LIARS
+    from npbandit.policies.bo import OUTPUT_WARPS
 
     target = opt.add_mutually_exclusive_group(required=True)
     target.add_argument("--function", help="an unconstrained, continuous botorch.test_functions problem, e.g. "
@@ -174,7 +174,7 @@ def _earlier_steps(args: argparse.Namespace, bounds: Any, objective: Any, constr
     following a chain of continued runs back, then its own: ``run_evaluations``), after
     checking that it is a black-box run of this problem (objective, box or space, direction,
     constraints); ``ValueError`` naming ``--initial-from`` and what differs otherwise."""
-    from npbandit.api import objective_label
+    from npbandit.objective_names import objective_label
     from npbandit.space import SearchSpace
     from npbandit.warm_start import continued_run
 
@@ -230,12 +230,12 @@ def _check_before_starting(args: argparse.Namespace, d: int) -> None:
     """What :func:`npbandit.optimize` would refuse, checked before any worker or cluster is
     started for it: the surrogate (an unknown or unfitting checkpoint), the acquisition,
     before anything is evaluated or logged."""
-    from npbandit.api import _surrogate_checkpoint
-    from npbandit.policies.bo import ACQUISITIONS
+    from npbandit.acquisition.proposal import ACQUISITIONS
+    from npbandit.optimize_surrogate import surrogate_checkpoint
 
     if args.acquisition not in ACQUISITIONS:
         raise ValueError(f"--acquisition must be one of {', '.join(ACQUISITIONS)}, got {args.acquisition!r}")
-    _surrogate_checkpoint(args.surrogate, d)
+    surrogate_checkpoint(args.surrogate, d)
 
 
 def _optimize_executor(args: argparse.Namespace, stack: contextlib.ExitStack) -> tuple[Any, int]:
@@ -301,25 +301,12 @@ def _parse_space(text: str) -> Any:
 
 
 def _load_callable(spec: str, option: str):
-    """``module:function`` -> the function; errors name ``option``."""
-    import importlib
-
+    """``module:function`` -> the function (the module found as :func:`import_user_module`
+    finds it); errors name ``option``."""
     module_name, sep, attr = spec.partition(":")
     if not sep or not module_name or not attr:
         raise ValueError(f"{option} must look like module:function, got {spec!r}")
-    # The console script's sys.path[0] is its bin directory, not the working directory
-    # that `python -m npbandit.cli` would put first; look there too (last, so a local
-    # file cannot shadow a library that npbandit imports).
-    cwd = os.getcwd()
-    if cwd not in sys.path and "" not in sys.path:
-        sys.path.append(cwd)
-    try:
-        module = importlib.import_module(module_name)
-    except ImportError as err:
-        raise ValueError(f"{option}: cannot import {module_name!r} (searched the import path and {cwd}): "
-                         f"{err}") from None
-    except Exception as err:  # noqa: BLE001 - the user's module failed while importing
-        raise ValueError(f"{option}: importing {module_name!r} raised {type(err).__name__}: {err}") from None
+    module = import_user_module(module_name, option)
     if not hasattr(module, attr):
         raise ValueError(f"{option}: {module_name!r} has no attribute {attr!r}")
     function = getattr(module, attr)

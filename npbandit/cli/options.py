@@ -4,13 +4,25 @@ the defaults, and whether to draw progress bars."""
 from __future__ import annotations
 
 import argparse
+import importlib
+import importlib.util
 import json
 import math
+import os
 import sys
+from pathlib import Path
+from types import ModuleType
 from typing import Any, NoReturn
 
 __all__ = ["BriefErrorParser", "DefaultsHelpFormatter", "show_default", "positive_int", "non_negative_int",
-           "finite_float", "positive_float", "thread_count", "parse_assignments", "progress"]
+           "finite_float", "positive_float", "thread_count", "parse_assignments", "progress", "import_user_module",
+           "import_plugins", "PLUGIN_HELP"]
+
+#: ``--plugin``'s help (the commands whose options name a surrogate family, a prior or a checkpoint)
+PLUGIN_HELP = ("a module to import before anything is resolved: a dotted name on the import path (the current "
+               "directory included) or a path to a .py file; its npbandit.surrogates.register_model / "
+               "npbandit.priors.register_prior calls then apply, so the names it registers can be given here "
+               "(repeatable, imported in the order given; default: none)")
 
 
 def show_default(value: Any) -> str:
@@ -121,3 +133,66 @@ def progress() -> bool:
     a pipe or log file every redraw would be a line of its own, burying the one line that
     says how the run ended."""
     return sys.stderr.isatty()
+
+
+def import_user_module(name: str, option: str) -> ModuleType:
+    """The module ``name`` (dotted) imported, for the user's ``option`` (errors name it):
+    looked up on the import path and, last, in the current directory. The console script's
+    ``sys.path[0]`` is its bin directory, not the working directory that ``python -m
+    npbandit.cli`` would put first; the working directory comes last so that a local file
+    cannot shadow a library npbandit imports.
+
+    Raises:
+        ValueError: the module cannot be found, or importing it raised (the error quoted).
+    """
+    cwd = os.getcwd()
+    if cwd not in sys.path and "" not in sys.path:
+        sys.path.append(cwd)
+    try:
+        return importlib.import_module(name)
+    except ImportError as err:
+        raise ValueError(f"{option}: cannot import {name!r} (searched the import path and {cwd}): {err}") from None
+    except Exception as err:  # noqa: BLE001 - the user's module failed while importing
+        raise ValueError(f"{option}: importing {name!r} raised {type(err).__name__}: {err}") from None
+
+
+def import_plugins(plugins: list[str], option: str = "--plugin") -> list[ModuleType]:
+    """Import each of ``plugins`` in order, for what importing them registers (surrogate
+    families, priors): a dotted module name (:func:`import_user_module`), or a path to a
+    ``.py`` file, imported as the module named by the file's stem (so a later ``import
+    <stem>`` finds it and does not register its classes a second time).
+
+    Raises:
+        ValueError: naming ``option`` and the plugin: a file that does not exist, a stem that
+            is not a module name or names another module already imported, or a module that
+            cannot be found or raised while importing.
+    """
+    modules = []
+    for plugin in plugins:
+        if not plugin.endswith(".py"):
+            modules.append(import_user_module(plugin, f"{option} {plugin}"))
+            continue
+        path = Path(plugin).resolve()
+        if not path.is_file():
+            raise ValueError(f"{option} {plugin}: no such file")
+        name = path.stem
+        if not name.isidentifier():
+            raise ValueError(f"{option} {plugin}: {name!r} is not a module name (letters, digits and _); rename "
+                             "the file")
+        loaded = sys.modules.get(name)
+        if loaded is not None:
+            if Path(getattr(loaded, "__file__", None) or "").resolve() != path:
+                raise ValueError(f"{option} {plugin}: a module named {name!r} is already imported (from "
+                                 f"{getattr(loaded, '__file__', None) or 'no file'}); rename the file")
+            modules.append(loaded)  # imported already (given twice, or imported by name)
+            continue
+        spec = importlib.util.spec_from_file_location(name, path)
+        module = importlib.util.module_from_spec(spec)
+        sys.modules[name] = module
+        try:
+            spec.loader.exec_module(module)
+        except Exception as err:  # noqa: BLE001 - the user's module failed while importing
+            del sys.modules[name]
+            raise ValueError(f"{option} {plugin}: importing it raised {type(err).__name__}: {err}") from None
+        modules.append(module)
+    return modules

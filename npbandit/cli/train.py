@@ -14,13 +14,14 @@ COMMAND = "train"
 HELP = "meta-train a surrogate on a prior (resumable)"
 USES_DB = False
 DEFAULT_THREADS = "torch"  # training keeps torch's own count unless --threads says otherwise
+TAKES_PLUGINS = True  # --model and --prior may name a family or a prior a --plugin module registers
 
 
 def add_arguments(train: argparse.ArgumentParser) -> None:
     """``npbandit train``'s options; their defaults are :class:`~npbandit.training.TrainConfig`'s
     and :func:`~npbandit.training.train`'s."""
     from npbandit.priors import PRIORS
-    from npbandit.surrogates import available_models
+    from npbandit.surrogates import SIZES, available_models
 
     train.add_argument("--model", required=True,
                        help="a registered model: " + " | ".join(available_models()))
@@ -29,7 +30,7 @@ def add_arguments(train: argparse.ArgumentParser) -> None:
                        help="optimiser steps (the schedule spans them)")
     train.add_argument("--out", required=True, help="run directory (resumes if it holds the same run)")
     train.add_argument("--name", help="checkpoint name (default: <model>-<prior>)")
-    train.add_argument("--size", choices=["paper", "small", "tiny"], default="paper", help="model size preset")
+    train.add_argument("--size", choices=list(SIZES), default="paper", help="model size preset")
     train.add_argument("--set", dest="model_config", action="append", default=[], metavar="FIELD=VALUE",
                        help="override a model config field, e.g. --set n_latents=32 (repeatable; default: the "
                             "size preset's)")

@@ -71,7 +71,6 @@ from npbandit.acquisition.pending import DEFAULT_LIAR, check_liar, pending_rule
 from npbandit.acquisition.proposal import ACQUISITIONS, propose, propose_in_region
 from npbandit.acquisition.subspace import SubspaceSearch, SubspaceStrategy, check_subspace
 from npbandit.acquisition.wide_spaces import check_subspace_space, default_subspace
-from npbandit.api import SURROGATES
 from npbandit.integrations.optuna_observations import StudyObservations, study_observations
 from npbandit.integrations.optuna_trials import (
     check_single_objective,
@@ -80,6 +79,7 @@ from npbandit.integrations.optuna_trials import (
     store_constraints,
     store_proposal,
 )
+from npbandit.optimize_surrogate import SURROGATES
 from npbandit.policies.trust_region import TrustRegion
 from npbandit.space import Choice, SearchSpace
 from npbandit.surrogates.pretrained import (

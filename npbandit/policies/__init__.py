@@ -2,6 +2,7 @@
 
 from typing import Any
 
+from npbandit.acquisition.proposal import ACQUISITIONS
 from npbandit.policies.bandit import (
     GPUCBPolicy,
     LinUCBPolicy,
@@ -11,7 +12,7 @@ from npbandit.policies.bandit import (
     parse_bandit_policy_name,
 )
 from npbandit.policies.base import Policy
-from npbandit.policies.bo import ACQUISITIONS, BOPolicy, SobolPolicy
+from npbandit.policies.bo import BOPolicy
 from npbandit.policies.context_projection import (
     ContextProjection,
     Identity,
@@ -19,6 +20,7 @@ from npbandit.policies.context_projection import (
     RewardDirections,
     as_projection,
 )
+from npbandit.policies.design import SobolPolicy
 from npbandit.policies.per_arm import PerArmNPPolicy
 from npbandit.policies.problem import ARM_PRIORS, WHEEL, BanditProblem, bandit_problem
 from npbandit.policies.trust_region import TrustRegionSettings

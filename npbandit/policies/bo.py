@@ -9,7 +9,9 @@ keeps the observations, builds the model through an injected model factory (a ca
 ``(train_X, train_Y) -> Model``; :func:`~npbandit.policies.factories.model_factory` resolves
 the names ``"gp"`` and checkpoint names), keeps a trust region with injected :class:`TrustRegionSettings` and
 hands points in flight to an injected :class:`~npbandit.acquisition.pending.PendingStrategy`.
-The proposal step and its options live in :mod:`npbandit.acquisition` (re-exported here).
+It keeps what it handed out and what it has seen in :mod:`npbandit.policies.observations`.
+The proposal step and its options live in :mod:`npbandit.acquisition` (some of its names
+re-exported here: this module's public names before that package existed).
 """
 
 from __future__ import annotations
@@ -26,7 +28,7 @@ from npbandit.acquisition import thompson as _thompson
 from npbandit.acquisition.constrained import CONSTRAINED_ACQUISITIONS, best_feasible
 from npbandit.acquisition.mixed import space_of
 from npbandit.acquisition.optimizers import AcquisitionOptimizer, resolve_acq_optimizer
-from npbandit.acquisition.pending import (  # noqa: F401
+from npbandit.acquisition.pending import (
     DEFAULT_LIAR,
     LIARS,
     ConstantLiar,
@@ -36,20 +38,20 @@ from npbandit.acquisition.pending import (  # noqa: F401
     pending_rule,
     pending_strategy,
 )
-from npbandit.acquisition.proposal import ACQUISITIONS, REPEAT_DISTANCE, propose, propose_in_region  # noqa: F401
+from npbandit.acquisition.proposal import ACQUISITIONS, propose, propose_in_region
 from npbandit.acquisition.subspace import SubspaceStrategy, check_subspace
-from npbandit.acquisition.thompson import THOMPSON_BLOCK_SIZE, thompson_draw  # noqa: F401
-from npbandit.acquisition.wide_spaces import check_subspace_space, default_subspace
+from npbandit.acquisition.thompson import thompson_draw
+from npbandit.acquisition.wide_spaces import subspace_and_width
 from npbandit.feasibility import is_feasible
 from npbandit.policies.base import Policy, Recommendation
 from npbandit.policies.design import SobolDesign, SobolPolicy, check_snap, snap_points
-from npbandit.policies.factories import GPModelFactory, NPModelFactory, model_factory
-from npbandit.policies.gp import GP_KERNELS, NOISE_FREE_VAR, fit_single_task_gp  # noqa: F401 (NOISE_FREE_VAR kept here)
+from npbandit.policies.factories import GPModelFactory, NPModelFactory, as_model_factory, model_factory
+from npbandit.policies.observations import HandOuts, Observations
 from npbandit.policies.trust_region import TrustRegion, TrustRegionSettings
-from npbandit.rows import RowBuffer, evaluation_order
-from npbandit.surrogates.pretrained import served_width
+from npbandit.rows import evaluation_order
+from npbandit.surrogates.pretrained import checkpoint_use, context_limit, served_width
 from npbandit.threads import check_threads, torch_threads
-from npbandit.transforms.yeo_johnson import YeoJohnson
+from npbandit.transforms.yeo_johnson import yeo_johnson_warp
 
 __all__ = ["SobolPolicy", "BOPolicy", "ACQUISITIONS", "OUTPUT_WARPS", "LIARS", "DEFAULT_LIAR", "check_liar",
            "liar_value", "pending_rule", "propose", "propose_in_region", "thompson_draw", "yeo_johnson_warp",
@@ -59,17 +61,6 @@ __all__ = ["SobolPolicy", "BOPolicy", "ACQUISITIONS", "OUTPUT_WARPS", "LIARS", "
 OUTPUT_WARPS = ("yeo-johnson",)
 #: points per proposal of ``BOPolicy(acquisition="qlognei")``
 Q_BATCH = 4
-
-
-def yeo_johnson_warp(y: np.ndarray) -> np.ndarray:
-    """``y [n]`` through :class:`~npbandit.transforms.YeoJohnson` fitted to it (standardised,
-    then power-transformed towards a Gaussian; a constant ``y`` maps to zeros). Kept for
-    callers of the array form; ``BOPolicy(output_warp=...)`` uses the transform itself."""
-    y = np.asarray(y, dtype=np.float64)
-    if y.ndim != 1 or not np.isfinite(y).all():
-        raise ValueError(f"y must be a 1-D array of finite values, got shape {y.shape}")
-    Y = torch.from_numpy(y).unsqueeze(-1)
-    return YeoJohnson.fit(Y).forward(Y).squeeze(-1).numpy()
 
 
 class BOPolicy(Policy):
@@ -253,13 +244,7 @@ class BOPolicy(Policy):
         if trust_region is not None and not isinstance(trust_region, (bool, TrustRegionSettings)):
             raise TypeError(f"trust_region must be a bool, a TrustRegionSettings or None, got "
                             f"{type(trust_region).__name__}")
-        if isinstance(model, str):
-            is_np = model != "gp"
-        elif callable(model):
-            is_np = isinstance(model, NPModelFactory)
-        else:
-            raise TypeError(f"model must be a name or a model factory (train_X, train_Y) -> Model, got "
-                            f"{type(model).__name__}")
+        is_np = model != "gp" if isinstance(model, str) else isinstance(model, NPModelFactory)  # model: checked below
         self.trust_region = is_np if trust_region is None else trust_region is not False
         self.trust_region_settings = (None if not self.trust_region else trust_region
                                       if isinstance(trust_region, TrustRegionSettings) else TrustRegionSettings())
@@ -270,47 +255,25 @@ class BOPolicy(Policy):
         self.num_restarts = 10 if num_restarts is None else num_restarts  # qlognei's optimize_acqf
         self.raw_samples = 512 if raw_samples is None else raw_samples  # and the repeat check's fallback
         self.thompson_candidates = thompson_candidates
-        if isinstance(model, str):
-            self.model_factory = model_factory(model, noise_free=noise_free, gp_kernel=gp_kernel)
-            self.model_name = model
-        else:
-            if noise_free or gp_kernel != "rbf":
-                raise ValueError("noise_free and gp_kernel configure the GP (model='gp') only; give a factory its "
-                                 "own options")
-            self.model_factory = model
-            name = getattr(model, "name", None)
-            self.model_name = name if isinstance(name, str) else getattr(model, "__name__", type(model).__name__)
-        if isinstance(self.model_factory, GPModelFactory):  # what the GP runs with, however it was given
-            self.noise_free, self.gp_kernel = self.model_factory.noise_free, self.model_factory.kernel
-        else:
-            self.noise_free, self.gp_kernel = bool(noise_free), gp_kernel
+        self.model_factory, self.model_name = as_model_factory(model, noise_free=noise_free, gp_kernel=gp_kernel)
+        gp = self.model_factory if isinstance(self.model_factory, GPModelFactory) else None  # however it was given
+        self.noise_free, self.gp_kernel = (gp.noise_free, gp.kernel) if gp else (bool(noise_free), gp_kernel)
         self.name = (f"{self.model_name}{'' if output_warp is None else '-' + output_warp}"
                      f"{'-tr' if self.trust_region else ''}-{acquisition}")
         self.surrogate = self.model_factory.surrogate if isinstance(self.model_factory, NPModelFactory) else None
         if self.surrogate is not None:
             self.checkpoint = {"name": self.surrogate.card["name"], "sha256": self.surrogate.card["sha256"]}
-        from npbandit.surrogates.pretrained import checkpoint_use
-
         recommended = None if self.surrogate is None else checkpoint_use(self.surrogate.card).get("acq_optimizer")
         self.acq_optimizer = resolve_acq_optimizer(acq_optimizer, recommended, num_restarts, raw_samples,
                                                    acquisition=acquisition)
         if max_context == "checkpoint":
-            from npbandit.surrogates.pretrained import context_limit
-
             max_context = None if self.surrogate is None else context_limit(self.surrogate.card)
         elif max_context is not None and (not isinstance(max_context, int) or isinstance(max_context, bool)
                                           or max_context < 1):
             raise ValueError(f"max_context must be 'checkpoint', a positive int or None, got {max_context!r}")
         self.max_context = max_context
         width = None if self.surrogate is None else served_width(self.surrogate)  # trained d, not padded x_dim
-        if subspace is None and width is not None and dim > width:
-            subspace = default_subspace(space_of(self.snap))
-        check_subspace_space(subspace, space_of(self.snap))
-        if subspace is not None and width is None:
-            width = getattr(subspace, "d_e", None)
-            if width is None:
-                raise ValueError("subspace needs its d_e with a model other than an NP checkpoint (the checkpoint's "
-                                 "width sets it otherwise)")
+        subspace, width = subspace_and_width(subspace, width, dim, space_of(self.snap))
         self.subspace, self.width = subspace, width
         if n_init is None:
             n_init = 2 * dim + 1 if subspace is None else subspace.n_init(dim, width)
@@ -319,15 +282,7 @@ class BOPolicy(Policy):
 
     def reset(self, seed: int | None = None) -> None:
         super().reset(seed)
-        self.X: list[np.ndarray] = []
-        self.Y: list[float] = []
-        self.C: list[np.ndarray] = []  # each observation's constraint values (constrained=True)
-        self.failed: list[np.ndarray] = []  # points whose evaluation failed (observe_failure)
-        self._failed_after: list[int] = []  # the observations made before each failure
-        # as arrays grown in place ("observed": x then y; "given": points observed or failed without
-        # being handed out here), nothing restacked; the best y raw (feasible: -inf while none is) and the worst
-        self._rows = {k: RowBuffer() for k in ("observed", "C", "failed", "given")}
-        self._best, self._worst = -np.inf, np.inf
+        self.seen = Observations()  # the observations and failures (their best reward raw, not warped)
         self.np_model = None
         if self.subspace is None:
             self.design = SobolDesign(self.dim, seed)
@@ -343,33 +298,20 @@ class BOPolicy(Policy):
                     settings = dataclasses.replace(settings, failure_tolerance=max(4, self._search.active_dim))
                 self.region = TrustRegion.from_settings(self._search.search_dim, settings)
         self._batch: list[np.ndarray] = []  # the rest of the last q-point proposal, handed out in order
-        # point handed out, not yet observed -> best value known then (None: design), one per hand-out
-        self._handed: dict[bytes, list[float | None]] = {}
-        self._spent = 0  # evaluations started (handed out, or observed without): the budget's count
+        self.hand_outs = HandOuts()  # points in flight, each with the best value known when handed out
         self.torch_rng = torch.Generator().manual_seed(int(self.rng.integers(2**62)))
 
-    @property
-    def _constraint_count(self) -> int:
-        """``k``: the constraint values each observation carries (0 before the first, or unconstrained)."""
-        return len(self.C[0]) if self.C else 0
+    #: the observed points, their rewards and constraint values, the failed points (:class:`Observations`)
+    X = property(lambda self: self.seen.X)
+    Y = property(lambda self: self.seen.Y)
+    C = property(lambda self: self.seen.C)
+    failed = property(lambda self: self.seen.failed)
 
     def _data(self) -> tuple[torch.Tensor, torch.Tensor]:
-        """``X [n, d]`` and the outputs ``[n, 1 + k]`` the model sees (the objective warped with
-        ``output_warp``, then the ``k`` constraint values): the observations, then the failed
-        points at the worst value observed (and the worst value of each constraint; none
-        before a value is). Read from the arrays kept in :meth:`observe` (a copy of each)."""
-        failed, observed = len(self.failed) if self.Y else 0, self._rows["observed"].array
-        X, values = observed[:, :-1], observed[:, -1]
-        if failed:
-            X, values = np.concatenate([X, self._rows["failed"].array]), np.append(values, [self._worst] * failed)
-        Y = torch.tensor(values, dtype=torch.float64).unsqueeze(-1)
-        self._fitted_warp = None if self.output_warp is None else YeoJohnson.fit(Y)
-        if self._fitted_warp is not None:
-            Y = self._fitted_warp.forward(Y)
-        if self.C:
-            C = torch.tensor(self._rows["C"].array, dtype=torch.float64)
-            Y = torch.cat([Y, torch.cat([C, C.amax(dim=0).expand(failed, -1)])], dim=-1)
-        return torch.tensor(X, dtype=torch.float64), Y
+        """``X [n, d]`` and the outputs ``[n, 1 + k]`` the model sees
+        (:meth:`Observations.data`); keeps the output warp fitted to them."""
+        X, Y, self._fitted_warp = self.seen.data(self.output_warp)
+        return X, Y
 
     def _model(self, X: torch.Tensor, Y: torch.Tensor):
         if (self.surrogate is None or self.output_warp is not None or self.region is not None
@@ -389,23 +331,22 @@ class BOPolicy(Policy):
         design passes over them (:mod:`~npbandit.policies.design`)."""
         with torch_threads(self.threads):
             point = self._choose(pending)
-        self._spent += 1
+        self.hand_outs.spent += 1
         return point
 
     def _choose(self, pending: np.ndarray | None) -> np.ndarray:
         # counting observations alone, q evaluations in flight would get q - 1 Sobol points too many
-        design_in_flight = {key for key, handed in self._handed.items() if None in handed}
-        in_flight = 0 if pending is None else sum(
-            x.tobytes() in design_in_flight for x in np.asarray(pending, dtype=np.float64).reshape(-1, self.dim))
+        in_flight = self.hand_outs.design_in_flight(pending, self.dim)
         # failed design points count as design: a run whose evaluations fail still leaves the design
         # after n_init points (once two have values, which a model needs)
         if len(self.Y) + len(self.failed) + in_flight < self.n_init or len(self.Y) < min(self.n_init, 2):
             lift = None if self._search is None else (
                 lambda z: self._search.lift(torch.from_numpy(z)[None])[0].numpy())
-            seen = {np.asarray(x, dtype=np.float64).tobytes() for x in (*self.X, *self.failed)} | set(self._handed)
-            given = self._rows["given"]
-            point = self.design.next_new(self.snap, seen, lift, given=given.array if len(given) else None)
-            self._handed.setdefault(point.tobytes(), []).append(None)
+            seen = {np.asarray(x, dtype=np.float64).tobytes() for x in (*self.X, *self.failed)}
+            given = self.hand_outs.given
+            point = self.design.next_new(self.snap, seen | set(self.hand_outs.handed), lift,
+                                         given=given.array if len(given) else None)
+            self.hand_outs.add(point, None)
             return point
         if self._batch:
             return self._batch.pop(0)
@@ -423,13 +364,13 @@ class BOPolicy(Policy):
     def _next_point(self, pending: torch.Tensor | None) -> np.ndarray:
         X, Y = self._data()
         seed = int(self.rng.integers(2**31))
-        k = self._constraint_count
+        k = self.seen.constraint_count
         settings = {"beta": self.beta, "num_restarts": self.num_restarts, "raw_samples": self.raw_samples,
                     "thompson_candidates": self.thompson_candidates, "q": self.q, "acq_optimizer": self.acq_optimizer}
         if k:
             settings["constraints"] = k
         if self._search is not None:  # a search reads the history in the order it happened
-            order = torch.as_tensor(evaluation_order(len(self.Y), self._failed_after[:len(X) - len(self.Y)]))
+            order = torch.as_tensor(evaluation_order(len(self.Y), self.seen.failed_after[:len(X) - len(self.Y)]))
             X, Y = X[order], Y[order]
             points = self._search.propose(self.region, X, Y, self._model, self.acquisition, seed=seed,
                                           pending=pending, avoid_repeats=self.avoid_repeats,
@@ -447,8 +388,7 @@ class BOPolicy(Policy):
                                       observed=X if self.avoid_repeats else None, snap=self.snap, **settings)
         points = snap_points(self.snap, points)
         for point in points.reshape(-1, self.dim):
-            self._handed.setdefault(np.asarray(point, dtype=np.float64).tobytes(), []).append(
-                self._best)  # raw, not warped
+            self.hand_outs.add(point, self.seen.best)  # raw, not warped
         if points.ndim == 1:
             return points
         self._batch = list(points[1:])
@@ -461,61 +401,17 @@ class BOPolicy(Policy):
         # point proposed beside it came back first and better (TuRBO judges a batch likewise)
         # (a point not handed out here, given to observe directly, counts as the design's until
         # n_init are observed, as TrustRegion.replay counts a history)
-        c = self._constraint_values(info) if self.constrained else None
-        best_then = self._settle(x, lambda: self._best if len(self.Y) >= self.n_init else None)
+        c = self.seen.constraint_values(info) if self.constrained else None
+        best_then = self.hand_outs.settle(x, lambda: self.seen.best if len(self.Y) >= self.n_init else None)
         if self.region is not None and best_then is not None:
-            # proposals still to come: neither those in flight nor failed ones can be proposed again
-            remaining = None if self.budget is None else max(self.budget - self._spent, 0)
-            # an infeasible point improves on nothing
-            value = float(reward) if c is None or is_feasible(c) else -np.inf
-            self.region.observe(TrustRegion.improves(value, best_then), remaining)
-        self.X.append(x)
-        self.Y.append(float(reward))
-        self._rows["observed"].append(np.append(x, float(reward)))
-        self._worst = min(self._worst, float(reward))
-        if c is None or is_feasible(c):  # an infeasible value is no best
-            self._best = max(self._best, float(reward))
-        if c is not None:
-            self.C.append(c)
-            self._rows["C"].append(c)
+            value = float(reward) if c is None or is_feasible(c) else -np.inf  # an infeasible one improves nothing
+            self.region.observe(TrustRegion.improves(value, best_then), self.hand_outs.remaining(self.budget))
+        self.seen.add(x, float(reward), c)
         if self.np_model is not None and self.output_warp is None:
             row = [float(reward)] + ([] if c is None else c.tolist())
             with torch_threads(self.threads):
                 self.np_model = self.np_model.condition_on_observations(
                     torch.tensor(x, dtype=torch.float64)[None], torch.tensor([row], dtype=torch.float64))
-
-    def _settle(self, x: np.ndarray, otherwise: Callable[[], float | None]) -> float | None:
-        """The best value known when ``x`` was handed out (``None``: a design point), its
-        earliest hand-out settled; for a point not handed out here (given to ``observe``
-        directly), ``otherwise()``, and the point counts as spent now."""
-        key = x.tobytes()
-        handed = self._handed.get(key)
-        if not handed:  # given, not handed out: the design passes over it (policies.design)
-            self._spent += 1
-            self._rows["given"].append(x)
-            return otherwise()
-        best_then = handed.pop(0)
-        if not handed:
-            del self._handed[key]
-        return best_then
-
-    def _constraint_values(self, info: dict[str, Any]) -> np.ndarray:
-        """``info["constraints"]`` checked: ``k`` finite floats, ``k`` the same as before."""
-        values = info.get("constraints") if isinstance(info, dict) else None
-        if values is None:
-            raise ValueError("BOPolicy(constrained=True) observes each point's constraint values in "
-                             "info['constraints'] (a sequence of floats, feasible when all are <= 0); this "
-                             "observation has none")
-        try:
-            c = np.asarray(values, dtype=np.float64)
-        except (TypeError, ValueError):
-            raise ValueError(f"info['constraints'] must be a sequence of floats, got {values!r}") from None
-        if c.ndim != 1 or c.size == 0 or not np.isfinite(c).all():
-            raise ValueError(f"info['constraints'] must be a non-empty sequence of finite floats, got {values!r}")
-        if self.C and c.size != self._constraint_count:
-            raise ValueError(f"info['constraints'] holds {c.size} values; the earlier observations held "
-                             f"{self._constraint_count}")
-        return c
 
     def observe_failure(self, obs, action, error: str) -> None:
         """A point whose evaluation failed: never proposed again (the repeat check), a
@@ -525,15 +421,12 @@ class BOPolicy(Policy):
         configuration. (A model rebuilt per proposal places each failure at the worst value
         then; a streamed one at the worst value when it failed.)"""
         x = np.asarray(action, dtype=np.float64)
-        best_then = self._settle(x, lambda: None)
+        best_then = self.hand_outs.settle(x, lambda: None)
         if self.region is not None and best_then is not None:
-            remaining = None if self.budget is None else max(self.budget - self._spent, 0)
-            self.region.observe(False, remaining)
-        self.failed.append(x)
-        self._rows["failed"].append(x)
-        self._failed_after.append(len(self.Y))
+            self.region.observe(False, self.hand_outs.remaining(self.budget))
+        self.seen.add_failure(x)
         if self.np_model is not None and self.output_warp is None:
-            row = [self._worst] + (self._rows["C"].array.max(axis=0).tolist() if self.C else [])
+            row = self.seen.failure_outputs()
             with torch_threads(self.threads):
                 self.np_model = self.np_model.condition_on_observations(
                     torch.tensor(x, dtype=torch.float64)[None], torch.tensor([row], dtype=torch.float64))
@@ -552,7 +445,7 @@ class BOPolicy(Policy):
             # a model built on what it sees (not the streamed one, whose rows follow the order of arrival)
             found = recommend.recommend(self.model_factory, X, Y, n_observed=len(self.Y), region=self.region,
                                         snap=self.snap, search=self._search, rng=self.rng, max_context=self.max_context,
-                                        constraints=self._constraint_count, outcome=self._fitted_warp)
+                                        constraints=self.seen.constraint_count, outcome=self._fitted_warp)
         return None if found is None else Recommendation(self.X[found[0]].copy(), found[1])
 
     def params(self) -> dict[str, Any]:

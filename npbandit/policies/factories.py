@@ -5,18 +5,20 @@
 :class:`GPModelFactory` fits BoTorch's ``SingleTaskGP`` on every call; :class:`NPModelFactory`
 wraps a pretrained surrogate in an :class:`~npbandit.models.NPModel` (which the policy may
 then stream later observations into); :func:`model_factory` resolves the names ``"gp"`` and
-checkpoint names. ``npbandit.policies.bo`` re-exports all three.
+checkpoint names, and :func:`as_model_factory` ``BOPolicy``'s ``model`` argument, a name or a
+factory. ``npbandit.policies.bo`` re-exports the first three.
 """
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from typing import Any
 
 import torch
 
 from npbandit.policies.gp import GP_KERNELS, fit_single_task_gp
 
-__all__ = ["GPModelFactory", "NPModelFactory", "model_factory"]
+__all__ = ["GPModelFactory", "NPModelFactory", "model_factory", "as_model_factory"]
 
 
 class GPModelFactory:
@@ -84,3 +86,21 @@ def model_factory(model: str, *, noise_free: bool = False, gp_kernel: str = "rbf
     from npbandit.surrogates.pretrained import load_surrogate
 
     return NPModelFactory(load_surrogate(model), name=model)
+
+
+def as_model_factory(model: str | Callable[[torch.Tensor, torch.Tensor], Any], *, noise_free: bool = False,
+                     gp_kernel: str = "rbf") -> tuple[Callable[[torch.Tensor, torch.Tensor], Any], str]:
+    """``BOPolicy``'s ``model`` as ``(factory, name)``: a name through :func:`model_factory`,
+    named by itself; a factory as it is, named by its ``name`` attribute if it is a string,
+    else by its ``__name__`` or its class's (``noise_free`` and ``gp_kernel`` refused then: a
+    factory takes its own options)."""
+    if isinstance(model, str):
+        return model_factory(model, noise_free=noise_free, gp_kernel=gp_kernel), model
+    if not callable(model):
+        raise TypeError(f"model must be a name or a model factory (train_X, train_Y) -> Model, got "
+                        f"{type(model).__name__}")
+    if noise_free or gp_kernel != "rbf":
+        raise ValueError("noise_free and gp_kernel configure the GP (model='gp') only; give a factory its "
+                         "own options")
+    name = getattr(model, "name", None)
+    return model, name if isinstance(name, str) else getattr(model, "__name__", type(model).__name__)

@@ -20,7 +20,7 @@ from torch import Tensor
 
 from npbandit.transforms.base import OutcomeTransform
 
-__all__ = ["YeoJohnson"]
+__all__ = ["YeoJohnson", "yeo_johnson_warp"]
 
 _EPS = float(np.finfo(np.float64).eps)  # scipy's threshold for the lambda = 0 and lambda = 2 branches
 
@@ -129,3 +129,14 @@ class YeoJohnson(OutcomeTransform):
 
     def __hash__(self) -> int:
         return hash((YeoJohnson, self.mean, self.std, self.lmbda))
+
+
+def yeo_johnson_warp(y: np.ndarray) -> np.ndarray:
+    """``y [n]`` through :class:`YeoJohnson` fitted to it (standardised, then power-transformed
+    towards a Gaussian; a constant ``y`` maps to zeros): the transform's array form.
+    ``BOPolicy(output_warp="yeo-johnson")`` uses the transform itself."""
+    y = np.asarray(y, dtype=np.float64)
+    if y.ndim != 1 or not np.isfinite(y).all():
+        raise ValueError(f"y must be a 1-D array of finite values, got shape {y.shape}")
+    Y = torch.from_numpy(y).unsqueeze(-1)
+    return YeoJohnson.fit(Y).forward(Y).squeeze(-1).numpy()

@@ -11,7 +11,8 @@ from npbandit import load_surrogate
 from npbandit.acquisition.recommend import best_mean, recommend, recommend_in_box
 from npbandit.acquisition.subspace import CoordinateSearch, CountSketch, SubspaceSearch
 from npbandit.models import NPModel
-from npbandit.policies.bo import BOPolicy, NPModelFactory
+from npbandit.policies.bo import BOPolicy
+from npbandit.policies.factories import NPModelFactory
 from npbandit.policies.trust_region import TrustRegion
 from npbandit.transforms import YeoJohnson
 

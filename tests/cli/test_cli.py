@@ -379,6 +379,18 @@ def test_option_defaults_are_the_defaults_of_the_functions_they_feed():
     assert not unchecked, unchecked
 
 
+def test_the_size_options_offer_the_named_sizes_of_the_surrogates(monkeypatch):
+    """--size is one of npbandit.surrogates.SIZES, whatever that holds (one list of sizes)."""
+    import npbandit.surrogates as surrogates
+    from npbandit.cli import build_parser
+
+    monkeypatch.setitem(surrogates.SIZES, "minute", {"d_model": 8})
+    for command in ("train", "demo"):
+        sub = next(a for a in build_parser(command)._actions if a.dest == "command").choices[command]
+        (size,) = [a for a in sub._actions if a.dest == "size"]
+        assert size.choices == list(surrogates.SIZES) and "minute" in size.choices
+
+
 def test_bandit_command_hands_its_commit_batch_to_the_sweep(monkeypatch, tmp_path):
     import npbandit.loop
 

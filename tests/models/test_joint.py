@@ -423,7 +423,7 @@ def test_thompson_draw_of_the_shipped_joint_model_is_calibrated_over_many_candid
     marginals say: mean |z| ~ sqrt(2 / pi) = 0.80 (z: the draw's distance from the marginal
     mean in marginal standard deviations). In autoregressive blocks of 25 the same draws
     drift to a mean |z| of 1.8-4.2, which is why the draw is one block."""
-    from npbandit.policies.bo import THOMPSON_BLOCK_SIZE, thompson_draw
+    from npbandit.acquisition.thompson import THOMPSON_BLOCK_SIZE, thompson_draw
     from npbandit.surrogates.pretrained import WEIGHTS_DIR
 
     if not all((WEIGHTS_DIR / f"cmanp-and-bo.{ext}").exists() for ext in ("json", "safetensors")):
@@ -484,8 +484,8 @@ def test_bo_policy_qlognei_proposes_q_points_at_once_and_hands_them_out_in_order
 def test_bo_policy_marginal_thompson_draws_each_candidate_alone_from_a_joint_np(tmp_path, monkeypatch):
     """The ablation of the joint draw: the same joint model, every candidate from its marginal
     (no joint sample), the same argmax otherwise."""
+    from npbandit.acquisition.thompson import thompson_draw
     from npbandit.policies import BOPolicy
-    from npbandit.policies.bo import thompson_draw
     from npbandit.surrogates.cmanp_and import CMANPAND
 
     def refuse(*args, **kwargs):

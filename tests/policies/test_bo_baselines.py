@@ -7,7 +7,7 @@ import torch
 from npbandit.envs import BlackBoxEnv
 from npbandit.loop import run_episode
 from npbandit.policies import BOPolicy
-from npbandit.policies.bo import NOISE_FREE_VAR
+from npbandit.policies.gp import NOISE_FREE_VAR
 
 
 def test_noise_free_gp_runs_with_a_fixed_tiny_noise(monkeypatch):
@@ -82,7 +82,7 @@ def test_propose_depends_on_model_and_seed_alone():
     Thompson draw; the shared proposal step (BOPolicy, optimize, NPSampler) seeds it, so a
     point depends on the model and the seed alone, and the caller's generator is untouched."""
     from npbandit import NPModel
-    from npbandit.policies.bo import propose
+    from npbandit.acquisition.proposal import propose
 
     g = torch.Generator().manual_seed(0)
     X = torch.rand(9, 2, generator=g, dtype=torch.float64)
@@ -104,7 +104,7 @@ def test_propose_depends_on_model_and_seed_alone():
 @pytest.mark.slow
 def test_propose_never_returns_an_observed_point_when_told_what_was_observed():
     from npbandit import NPModel
-    from npbandit.policies.bo import REPEAT_DISTANCE, propose
+    from npbandit.acquisition.proposal import REPEAT_DISTANCE, propose
 
     g = torch.Generator().manual_seed(0)
     X = torch.rand(9, 2, generator=g, dtype=torch.float64)
@@ -129,7 +129,7 @@ def test_when_every_restart_returns_to_an_observation_the_best_new_sobol_point_i
     from botorch.acquisition import LogExpectedImprovement
 
     from npbandit import NPModel
-    from npbandit.policies.bo import REPEAT_DISTANCE, propose
+    from npbandit.acquisition.proposal import REPEAT_DISTANCE, propose
 
     g = torch.Generator().manual_seed(1)
     X = torch.rand(9, 2, generator=g, dtype=torch.float64)
@@ -152,7 +152,8 @@ def test_gp_thompson_draw_is_one_function_across_the_candidates():
     get nearly identical values, and each value follows the posterior. The independent
     per-candidate draw it replaces put them about a posterior std apart, which over
     thousands of candidates makes the argmax an optimistic UCB."""
-    from npbandit.policies.bo import propose, thompson_draw
+    from npbandit.acquisition.proposal import propose
+    from npbandit.acquisition.thompson import thompson_draw
     from npbandit.policies.gp import fit_single_task_gp
 
     g = torch.Generator().manual_seed(0)
@@ -182,7 +183,8 @@ def test_np_thompson_draw_is_the_joint_models_joint_sample(tmp_path, monkeypatch
     from helpers import tiny_checkpoint
 
     from npbandit import NPModel
-    from npbandit.policies.bo import THOMPSON_BLOCK_SIZE, propose, thompson_draw
+    from npbandit.acquisition.proposal import propose
+    from npbandit.acquisition.thompson import THOMPSON_BLOCK_SIZE, thompson_draw
 
     g = torch.Generator().manual_seed(0)
     X = torch.rand(6, 2, generator=g, dtype=torch.float64)
@@ -217,7 +219,7 @@ def test_np_thompson_draw_is_the_joint_models_joint_sample(tmp_path, monkeypatch
 
 
 def test_thompson_draw_validates_its_inputs():
-    from npbandit.policies.bo import thompson_draw
+    from npbandit.acquisition.thompson import thompson_draw
     from npbandit.policies.gp import fit_single_task_gp
 
     gp = fit_single_task_gp(torch.rand(4, 2, dtype=torch.float64), torch.rand(4, 1, dtype=torch.float64))

@@ -10,11 +10,11 @@ import torch
 from helpers import tiny_checkpoint
 
 from npbandit.acquisition import CandidateSearch
-from npbandit.api import _StandardisedDataCheck
 from npbandit.envs import BlackBoxEnv
 from npbandit.feasibility import is_feasible
 from npbandit.loop import run_episode
 from npbandit.policies import BOPolicy
+from npbandit.policies.standardised_check import StandardisedDataCheck
 from npbandit.transforms.yeo_johnson import YeoJohnson
 
 
@@ -71,7 +71,7 @@ def test_the_arrays_give_the_model_what_restacking_the_lists_gives(constrained):
             X, Y = policy._data()
             X_ref, Y_ref, _ = data_from_scratch(policy)
             assert same_bits(X, X_ref) and same_bits(Y, Y_ref), i
-            assert np.float64(policy._best).tobytes() == np.float64(best_from_scratch(policy)).tobytes()
+            assert np.float64(policy.seen.best).tobytes() == np.float64(best_from_scratch(policy)).tobytes()
     assert len(policy.failed) == 14 and len(policy.Y) == 136
 
 
@@ -103,7 +103,7 @@ def test_proposals_are_those_of_the_policy_that_restacks_its_lists(tmp_path, con
 
 def test_the_standardisation_check_reads_every_value_observed():
     inner = BOPolicy(2, model="gp")
-    check = _StandardisedDataCheck(inner)
+    check = StandardisedDataCheck(inner)
     check.reset(0)
     values = [float(v) for v in np.random.default_rng(1).normal(size=100)]
     for i, v in enumerate(values):

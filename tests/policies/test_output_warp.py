@@ -6,9 +6,10 @@ import torch
 from helpers import tiny_checkpoint
 
 from npbandit import optimize
-from npbandit.policies.bo import BOPolicy, yeo_johnson_warp
+from npbandit.policies.bo import BOPolicy
 from npbandit.storage import list_runs
 from npbandit.transforms import YeoJohnson
+from npbandit.transforms.yeo_johnson import yeo_johnson_warp
 
 
 def test_the_warp_keeps_the_order_and_ignores_the_units():

@@ -343,7 +343,7 @@ def test_bo_policy_builds_its_model_with_an_injected_factory():
     """A callable (train_X, train_Y) -> Model is called before every proposal with what the
     model sees; its name and params() are the run's; the GP's factory runs as model="gp"."""
     from npbandit.policies import BOPolicy
-    from npbandit.policies.bo import GPModelFactory
+    from npbandit.policies.factories import GPModelFactory
     from npbandit.policies.gp import fit_single_task_gp
 
     calls = []
@@ -384,7 +384,7 @@ def test_bo_policy_builds_its_model_with_an_injected_factory():
 
 def test_model_names_resolve_through_the_registry_and_an_np_factory_streams_like_its_name(tmp_path):
     from npbandit.policies import BOPolicy
-    from npbandit.policies.bo import GPModelFactory, NPModelFactory, model_factory
+    from npbandit.policies.factories import GPModelFactory, NPModelFactory, model_factory
 
     card = str(tiny_checkpoint(tmp_path, "cmanp", "bo"))
     gp = model_factory("gp", noise_free=True)
@@ -405,3 +405,35 @@ def test_model_names_resolve_through_the_registry_and_an_np_factory_streams_like
     assert np.array_equal(_run_bo(injected, 7), _run_bo(named, 7))
     assert injected.np_model is not None and injected.np_model.train_X.shape[-2] == 7  # streamed
     assert injected.params() == named.params()
+
+
+def test_a_model_is_a_name_or_a_factory_named_by_itself():
+    from npbandit.policies.factories import GPModelFactory, as_model_factory
+
+    factory, name = as_model_factory("gp", noise_free=True)
+    assert isinstance(factory, GPModelFactory) and factory.noise_free and name == "gp"
+
+    def fit(X, Y):
+        return None
+
+    assert as_model_factory(fit) == (fit, "fit")
+    named = GPModelFactory()
+    assert as_model_factory(named) == (named, "gp")
+    with pytest.raises(TypeError, match="model must be a name or a model factory"):
+        as_model_factory(3)
+    with pytest.raises(ValueError, match="noise_free and gp_kernel configure the GP"):
+        as_model_factory(fit, gp_kernel="matern52")
+
+
+def test_a_subspace_needs_its_width_from_the_model_or_its_d_e():
+    from npbandit.acquisition.subspace import CountSketch
+    from npbandit.acquisition.wide_spaces import default_subspace, subspace_and_width
+
+    assert subspace_and_width(None, 6, 4, None) == (None, 6)  # fits: no subspace
+    assert subspace_and_width(None, None, 40, None) == (None, None)  # a model of any width
+    wide, width = subspace_and_width(None, 6, 40, None)
+    assert type(wide) is type(default_subspace()) and width == 6
+    sketch = CountSketch(d_e=5)
+    assert subspace_and_width(sketch, None, 40, None) == (sketch, 5)
+    with pytest.raises(ValueError, match="subspace needs its d_e with a model other than an NP checkpoint"):
+        subspace_and_width(CountSketch(), None, 40, None)

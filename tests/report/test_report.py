@@ -241,8 +241,9 @@ def test_policy_label_reads_the_parts_of_the_id(policy, kind, label):
 
 
 def test_every_model_acquisition_rule_and_warp_has_a_readable_name():
+    from npbandit.acquisition.proposal import ACQUISITIONS
     from npbandit.policies.bandit import BASELINES, RULES
-    from npbandit.policies.bo import ACQUISITIONS, OUTPUT_WARPS
+    from npbandit.policies.bo import OUTPUT_WARPS
     from npbandit.report.labels import ACQUISITION_NAMES, BASELINE_NAMES, MODEL_NAMES, WARP_NAMES, policy_label
     from npbandit.surrogates import available_models
 

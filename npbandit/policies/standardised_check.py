@@ -1,0 +1,55 @@
+"""A BO policy behind the check that its observations can be standardised in float64
+(:class:`StandardisedDataCheck`, what ``optimize`` runs its surrogate's policy behind)."""
+
+from __future__ import annotations
+
+from typing import Any
+
+import numpy as np
+import torch
+
+from npbandit.policies.base import PolicyWrapper
+from npbandit.rows import RowBuffer
+from npbandit.transforms.standardize import standardization
+
+__all__ = ["StandardisedDataCheck", "standardisable"]
+
+
+class StandardisedDataCheck(PolicyWrapper):
+    """A BO policy behind a check that the rewards can be standardised in float64.
+
+    Both surrogates standardise the observations (the NP as its ``bo`` prior did,
+    the GP with BoTorch's ``Standardize``). Values beyond ~1e154 overflow the
+    variance, and BoTorch then fails far from the cause ("probability tensor
+    contains inf"); this says what is wrong before a value reaches the model."""
+
+    def reset(self, seed: int | None = None) -> None:
+        super().reset(seed)
+        # kept as arrays grown in place: a step late in a long run does not restack every value
+        self.rewards = RowBuffer(())
+        self.limits = RowBuffer()
+
+    def observe(self, obs: np.ndarray, action: Any, reward: float, info: dict[str, Any]) -> None:
+        limits = info.get("constraints") if isinstance(info, dict) else None
+        if limits is not None:  # the surrogate standardises each constraint's values too
+            self.limits.append([float(c) for c in limits])
+            C = torch.from_numpy(self.limits.array.copy())
+            if not standardisable(C):
+                raise ValueError(f"the constraints' values cannot be standardised in float64 (up to "
+                                 f"{float(C.abs().max()):.3g} in magnitude); rescale the constraints (e.g. divide "
+                                 "each by its typical size)")
+        self.rewards.append(float(reward))
+        y = torch.from_numpy(self.rewards.array.copy()).unsqueeze(-1)  # [n, 1]
+        if not standardisable(y):
+            mean, std = standardization(y)
+            raise ValueError(f"the objective's values cannot be standardised in float64 (mean {float(mean):.3g}, std "
+                             f"{float(std):.3g} over {len(self.rewards)} values up to {float(y.abs().max()):.3g} in "
+                             "magnitude); rescale the objective (e.g. divide it by its typical size) or use "
+                             "surrogate='random'")
+        self.inner.observe(obs, action, reward, info)
+
+
+def standardisable(Y: torch.Tensor) -> bool:
+    """Whether every column of ``Y [n, m]`` standardises to finite values in float64."""
+    mean, std = standardization(Y)
+    return bool(torch.isfinite(mean).all() and torch.isfinite(std).all() and torch.isfinite((Y - mean) / std).all())
