@@ -134,10 +134,14 @@ class NPModel(MarginalPosteriorMixin, JointPosteriorMixin, ResponseCovarianceMix
             :attr:`columns` says which.
         covariance: how a diagonal surrogate's posterior correlates the ``q`` points of a
             t-batch (``q > 1``): ``"diagonal"`` (default) independently, ``"conditioning"``
-            with the correlations the network's own conditioning implies, so that q-batches
-            and points beside pending ones do not bunch (see
-            :mod:`npbandit.models.covariance`). A joint-predictive surrogate (CMANP-AND)
-            gives its own joint either way.
+            with the correlations the network's own conditioning implies (see
+            :mod:`npbandit.models.covariance`). With ``"diagonal"`` two distinct points count
+            as independent draws however close, so a joint q-batch acquisition (qLogNEI,
+            qUCB, ... with ``q > 1`` in ``optimize_acqf``) returns near-duplicate points, and a
+            candidate beside a pending one (``X_pending``, GIBBON's) is scored as unrelated to
+            it; ``"conditioning"`` spreads such batches, at several times the cost per
+            acquisition evaluation. A joint-predictive surrogate (CMANP-AND) gives its own
+            joint either way.
 
     Inputs are mapped onto the box the network was trained on and outputs standardised
     as in its training (see "Inputs and outputs" in :mod:`npbandit.models.network`); data
