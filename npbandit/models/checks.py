@@ -105,8 +105,10 @@ def check_input_transform(input_transform: Any, bounds: Any) -> None:
 
 def check_points(X: Any, d: int) -> None:
     """``X`` must be a finite floating-point ``batch_shape x q x d`` tensor (a posterior's inputs)."""
-    if not isinstance(X, Tensor) or not X.is_floating_point():
+    if not isinstance(X, Tensor):
         raise TypeError(f"X must be a floating-point torch.Tensor, got {type(X).__name__}")
+    if not X.is_floating_point():
+        raise TypeError(f"X must be a floating-point torch.Tensor, got one of dtype {X.dtype} (convert it: X.double())")
     if X.dim() < 2 or X.shape[-1] != d:
         raise ValueError(f"X must have shape batch_shape x q x {d}, got {tuple(X.shape)}")
     if not torch.isfinite(X).all():

@@ -63,6 +63,7 @@ from botorch.models.model import FantasizeMixin, Model
 from botorch.models.transforms.input import InputTransform
 from botorch.models.transforms.outcome import OutcomeTransform
 from botorch.utils.datasets import MultiTaskDataset, SupervisedDataset
+from gpytorch.distributions import MultivariateNormal
 from gpytorch.mlls import MarginalLogLikelihood
 from gpytorch.models import GP
 from torch import Tensor
@@ -133,10 +134,14 @@ class NPModel(MarginalPosteriorMixin, JointPosteriorMixin, ResponseCovarianceMix
             :attr:`columns` says which.
         covariance: how a diagonal surrogate's posterior correlates the ``q`` points of a
             t-batch (``q > 1``): ``"diagonal"`` (default) independently, ``"conditioning"``
-            with the correlations the network's own conditioning implies, so that q-batches
-            and points beside pending ones do not bunch (see
-            :mod:`npbandit.models.covariance`). A joint-predictive surrogate (CMANP-AND)
-            gives its own joint either way.
+            with the correlations the network's own conditioning implies (see
+            :mod:`npbandit.models.covariance`). With ``"diagonal"`` two distinct points count
+            as independent draws however close, so a joint q-batch acquisition (qLogNEI,
+            qUCB, ... with ``q > 1`` in ``optimize_acqf``) returns near-duplicate points, and a
+            candidate beside a pending one (``X_pending``, GIBBON's) is scored as unrelated to
+            it; ``"conditioning"`` spreads such batches, at several times the cost per
+            acquisition evaluation. A joint-predictive surrogate (CMANP-AND) gives its own
+            joint either way.
 
     Inputs are mapped onto the box the network was trained on and outputs standardised
     as in its training (see "Inputs and outputs" in :mod:`npbandit.models.network`); data
@@ -419,13 +424,48 @@ class NPModel(MarginalPosteriorMixin, JointPosteriorMixin, ResponseCovarianceMix
             raise ValueError("mll must be built on this model (mll.model is another model)")
         return mll.eval()
 
-    def forward(self, x: Tensor) -> Any:
-        """Refused: a GPyTorch ``forward`` gives a prior over functions for a marginal log
-        likelihood to score, and an NP has neither (its predictions come from conditioning
-        a pretrained network); :meth:`posterior` is what BoTorch's acquisitions call."""
-        raise NotImplementedError("NPModel has no GPyTorch forward and no marginal log likelihood (model(X), "
-                                  "mll(model(X), y)); use model.posterior(X) for predictions "
-                                  "(fit_gpytorch_mll(mll) runs and fits nothing)")
+    def forward(self, x: Tensor) -> MultivariateNormal:
+        """``model(X)`` in eval mode: the latent posterior at ``X`` (``batch_shape x q x d``) as a
+        ``MultivariateNormal``, :meth:`posterior`'s distribution (mean and covariance the same
+        tensors), which is what a GPyTorch exact GP returns there: the posterior of ``f`` at
+        ``X`` given the training data. BoTorch code calls it so (GIBBON,
+        ``qLowerBoundMaxValueEntropy``, reads the covariance of a candidate with the pending
+        points from it). The covariance across the ``q`` points is the posterior's, as
+        ``covariance`` makes it: independent for ``"diagonal"`` (the default), where a
+        candidate then counts as unrelated to a pending point beside it.
+
+        Refused (``NotImplementedError``, naming what to use instead):
+
+        - in training mode: there a GP's ``model(X)`` is its prior for a marginal log
+          likelihood (``mll(model(X), y)``) to score, and an NP has neither prior nor
+          anything to fit;
+        - with an ``input_transform`` or ``outcome_transform``: a GP's ``model(X)`` reads
+          ``X`` after the input transform and answers in the outcome transform's units, while
+          ``posterior`` takes raw inputs and answers in the data's, so no one answer is right
+          for both kinds of caller (``bounds=`` and the model's own standardisation do the
+          transforms' work without the ambiguity);
+        - for more than one output: a GP's ``model(X)`` is then a batch over outputs, not
+          the posterior's multitask distribution."""
+        if self.training:
+            raise NotImplementedError(
+                "NPModel has no GPyTorch forward in training mode and no marginal log likelihood (model(X) "
+                "there is a GP's prior for mll(model(X), y) to score; an NP has no prior and nothing to fit: "
+                "fit_gpytorch_mll(mll) runs and fits nothing); use model.posterior(X), or model.eval() and "
+                "then model(X) for the latent posterior")
+        transforms = [name for name in ("input_transform", "outcome_transform") if hasattr(self, name)]
+        if transforms:
+            raise NotImplementedError(
+                f"model(X) is not answered for an NPModel with an {' and an '.join(transforms)}: a GPyTorch GP's "
+                "model(X) reads X after the input transform and answers in the outcome transform's units, "
+                "NPModel.posterior(X) in the raw inputs' and the data's, and BoTorch code calling model(X) "
+                "(GIBBON, qLowerBoundMaxValueEntropy with pending points) mixes the two; use model.posterior(X), "
+                "or build the model with bounds=bounds (instead of a Normalize input transform) and its own "
+                "standardisation (instead of Standardize)")
+        if self.num_outputs != 1:
+            raise NotImplementedError(
+                f"model(X) is answered for a one-output NPModel only (this one has {self.num_outputs}: a GP's "
+                "model(X) is then a batch over outputs); use model.posterior(X), or model.subset_output([i])(X)")
+        return self.posterior(x).distribution
 
     # -- state dict ----------------------------------------------------------------
     #

@@ -67,12 +67,6 @@ def test_input_transforms_the_model_would_use_wrongly_are_refused():
         NPModel(surrogate(), X, Y, input_transform=ChainedInputTransform(n=Normalize(D)))
 
 
-def test_calling_the_model_as_a_gpytorch_gp_names_what_to_use_instead():
-    X, Y = data()
-    with pytest.raises(NotImplementedError, match=r"no GPyTorch forward.*model.posterior\(X\)"):
-        NPModel(surrogate(), X, Y)(X)
-
-
 def test_a_new_observation_outside_the_box_is_refused_and_the_model_kept():
     X, Y = data()
     model = NPModel(surrogate(), X, Y, input_transform=Normalize(D, bounds=data_box(X)))
