@@ -34,7 +34,7 @@ from pathlib import Path
 import torch
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
-from common import machine_line  # noqa: E402
+from common import machine_line, quartile_text  # noqa: E402
 
 COMMAND = "python experiments/benchmarks/botorch_batch.py"
 #: batches with two points closer than this (unit cube) count as bunched
@@ -102,13 +102,6 @@ def run(label: str, suite: str, method: str, seed: int, q: int, batches: int) ->
             "regret": regret, "seconds": seconds, "least_distance": least}
 
 
-def quartiles(values: list[float]) -> str:
-    if len(values) < 2:
-        return f"{values[0]:.2f}"
-    q1, med, q3 = statistics.quantiles(values, n=4, method="inclusive")
-    return f"{med:.2f} [{q1:.2f}, {q3:.2f}]"
-
-
 def summarise(path: Path) -> str:
     import math
 
@@ -126,7 +119,7 @@ def summarise(path: Path) -> str:
             least = [x for r in runs for x in r["least_distance"]]
             bunched = sum(x < CLOSE for x in least)
             secs = [s for r in runs for s in r["seconds"]]
-            lines.append(f"| {fn} | {method} | {len(runs)} | {quartiles(regrets)} | {bunched}/{len(least)} | "
+            lines.append(f"| {fn} | {method} | {len(runs)} | {quartile_text(regrets)} | {bunched}/{len(least)} | "
                          f"{statistics.median(least):.3f} | {statistics.median(secs):.2f} |")
     return "\n".join(lines)
 

@@ -40,7 +40,7 @@ from pathlib import Path
 import torch
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
-from common import machine_line  # noqa: E402
+from common import machine_line, quartile_text  # noqa: E402
 
 COMMAND = "python experiments/benchmarks/botorch_swap_regret.py"
 FUNCTIONS = {"hartmann6": ("Hartmann", 6), "branin": ("Branin", None)}
@@ -121,13 +121,6 @@ def run(label: str, method: str, seed: int, iterations: int) -> dict:
             "evaluations": len(values), "regret": min(values) - float(f.optimal_value), "seconds": seconds}
 
 
-def quartiles(values: list[float]) -> str:
-    if len(values) < 2:
-        return f"{values[0]:.2f}"
-    q1, med, q3 = statistics.quantiles(values, n=4, method="inclusive")
-    return f"{med:.2f} [{q1:.2f}, {q3:.2f}]"
-
-
 def summarise(path: Path) -> str:
     rows = [json.loads(line) for line in path.read_text().splitlines() if line.strip()]
     functions = list(dict.fromkeys(r["function"] for r in rows))
@@ -144,7 +137,7 @@ def summarise(path: Path) -> str:
             paired = [r for r in runs if r["seed"] in gp]
             below = "-" if method == "gp" else f"{sum(r['regret'] < gp[r['seed']] for r in paired)}/{len(paired)}"
             secs = [s for r in runs for s in r["seconds"]]
-            lines.append(f"| {fn} | {method} | {len(runs)} | {quartiles(logs)} | "
+            lines.append(f"| {fn} | {method} | {len(runs)} | {quartile_text(logs)} | "
                          f"{', '.join(f'{v:.2f}' for v in logs)} | {below} | {statistics.median(secs):.2f} |")
     return "\n".join(lines)
 

@@ -242,3 +242,13 @@ def write_section(name: str, body: str, page: str = "benchmarks.md") -> Path:
     path.parent.mkdir(parents=True, exist_ok=True)
     path.write_text(text)
     return path
+
+
+def quartile_text(values: list[float]) -> str:
+    """``"median [25 %, 75 %]"`` of ``values`` to two decimals (the value alone for one)."""
+    import statistics
+
+    if len(values) < 2:
+        return f"{values[0]:.2f}"
+    q1, med, q3 = statistics.quantiles(values, n=4, method="inclusive")
+    return f"{med:.2f} [{q1:.2f}, {q3:.2f}]"

@@ -12,11 +12,11 @@ from npbandit.cli import main
 from npbandit.priors import PRIORS
 from npbandit.storage import list_runs
 
-#: a plugin registering a family (TNP-D under another name) and a prior (y = a x on [0, 1])
+#: a plugin registering a family (TNP-D under another name) and a prior (tests/helpers.py's Lines, renamed)
 PLUGIN = textwrap.dedent('''
-    import torch
+    from helpers import Lines
 
-    from npbandit.priors import Prior, TaskBatch, register_prior
+    from npbandit.priors import register_prior
     from npbandit.surrogates import TNPD, register_model
 
 
@@ -26,20 +26,8 @@ PLUGIN = textwrap.dedent('''
 
 
     @register_prior
-    class PluginLines(Prior):
+    class PluginLines(Lines):
         name = "plugin-lines"
-        x_dim, y_dim, input_domain = 1, 1, (0.0, 1.0)
-
-        def __init__(self, n=8):
-            self.n = n
-
-        def sample(self, batch_size, generator):
-            x = torch.rand(batch_size, 2 * self.n, 1, generator=generator)
-            y = torch.randn(batch_size, 1, 1, generator=generator) * x
-            return TaskBatch(x[:, :self.n], y[:, :self.n], x[:, self.n:], y[:, self.n:], {})
-
-        def spec(self):
-            return {"name": self.name, "n": self.n}
 ''')
 
 
