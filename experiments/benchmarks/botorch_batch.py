@@ -34,7 +34,7 @@ from pathlib import Path
 import torch
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
-from common import machine_line, quartile_text  # noqa: E402
+from common import jsonl_rows, machine_line, quartile_text  # noqa: E402
 
 COMMAND = "python experiments/benchmarks/botorch_batch.py"
 #: batches with two points closer than this (unit cube) count as bunched
@@ -105,7 +105,7 @@ def run(label: str, suite: str, method: str, seed: int, q: int, batches: int) ->
 def summarise(path: Path) -> str:
     import math
 
-    rows = [json.loads(line) for line in path.read_text().splitlines() if line.strip()]
+    rows = jsonl_rows(path)
     functions = list(dict.fromkeys(r["function"] for r in rows))
     methods = list(dict.fromkeys(r["method"] for r in rows))
     lines = ["| function | method | seeds | final log10 regret | bunched batches | least distance in a batch "
@@ -143,12 +143,7 @@ def main(argv: list[str] | None = None) -> None:
     methods = [f"{c}:{cov}" for c in args.checkpoints for cov in ("diagonal", "conditioning")]
     if not args.no_gp:
         methods.append("gp")
-    done = set()
-    if args.out.exists():
-        for line in args.out.read_text().splitlines():
-            if line.strip():
-                r = json.loads(line)
-                done.add((r["function"], r["method"], r["seed"], r["q"], r["batches"]))
+    done = {(r["function"], r["method"], r["seed"], r["q"], r["batches"]) for r in jsonl_rows(args.out)}
     args.out.parent.mkdir(parents=True, exist_ok=True)
     print(f"# {COMMAND} {' '.join(argv if argv is not None else sys.argv[1:])}\n# {machine_line(1)}", flush=True)
     for seed in range(args.seeds):

@@ -40,7 +40,7 @@ from pathlib import Path
 import torch
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
-from common import machine_line, quartile_text  # noqa: E402
+from common import jsonl_rows, machine_line, quartile_text  # noqa: E402
 
 COMMAND = "python experiments/benchmarks/botorch_swap_regret.py"
 FUNCTIONS = {"hartmann6": ("Hartmann", 6), "branin": ("Branin", None)}
@@ -122,7 +122,7 @@ def run(label: str, method: str, seed: int, iterations: int) -> dict:
 
 
 def summarise(path: Path) -> str:
-    rows = [json.loads(line) for line in path.read_text().splitlines() if line.strip()]
+    rows = jsonl_rows(path)
     functions = list(dict.fromkeys(r["function"] for r in rows))
     methods = [m for m in METHODS if any(r["method"] == m for r in rows)]
     lines = ["| function | method | seeds | final log10 regret | per seed (0, 1, ...) | below the GP's "
@@ -155,12 +155,7 @@ def main(argv: list[str] | None = None) -> None:
         print(summarise(args.summarise))
         return
     torch.set_num_threads(1)
-    done = set()
-    if args.out.exists():
-        for line in args.out.read_text().splitlines():
-            if line.strip():
-                r = json.loads(line)
-                done.add((r["function"], r["method"], r["seed"], r["iterations"]))
+    done = {(r["function"], r["method"], r["seed"], r["iterations"]) for r in jsonl_rows(args.out)}
     args.out.parent.mkdir(parents=True, exist_ok=True)
     print(f"# {COMMAND} {' '.join(argv if argv is not None else sys.argv[1:])}\n# {machine_line(1)}", flush=True)
     for seed in range(args.seeds):

@@ -252,3 +252,11 @@ def quartile_text(values: list[float]) -> str:
         return f"{values[0]:.2f}"
     q1, med, q3 = statistics.quantiles(values, n=4, method="inclusive")
     return f"{med:.2f} [{q1:.2f}, {q3:.2f}]"
+
+
+def jsonl_rows(path) -> list[dict]:
+    """The JSON objects of a results file written one per line (none if it does not exist)."""
+    path = Path(path)
+    if not path.exists():
+        return []
+    return [json.loads(line) for line in path.read_text().splitlines() if line.strip()]
