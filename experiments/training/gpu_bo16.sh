@@ -16,31 +16,35 @@
 #       -d .whl gymnasium==1.4.0 farama-notifications sqlalchemy==2.1.9 greenlet==3.5.6
 #   On the device (the `run` tool, carry [".whl", "training_runs/bo16"]; the second absent the first time):
 #     python3 -m pip install -q --no-index --no-deps --no-compile --target /tmp/site .whl/*.whl &&
-#       PYTHONPATH=/tmp/site:$PWD RUNS="cmanp128 tnpd" TRAIN_S=480 experiments/training/gpu_bo16.sh
+#       PYTHONPATH=/tmp/site:$PWD RUNS="cmanp128 tnpd datnp" TRAIN_S=480 experiments/training/gpu_bo16.sh
 #   Back here: rm -rf training_runs/bo16 && cp -r <files_at>/bo16 training_runs/bo16   (the next call carries it)
 #   A CPU smoke (twice: the warm-up, then the main phase): PATH=$PWD/.venv/bin:$PATH DEVICE=cpu SIZE=tiny \
 #       BATCH=8 WORKERS=0 WARM=10 STEPS=40 TRAIN_S=60 OUT=/tmp/o experiments/training/gpu_bo16.sh
 set -uo pipefail
 cd "$(dirname "$0")/../.."
-OUT=${OUT:-gpu_out}; TRAIN_S=${TRAIN_S:-480}; RUNS=${RUNS:-cmanp128 tnpd}; DEVICE=${DEVICE:-cuda}
+OUT=${OUT:-gpu_out}; TRAIN_S=${TRAIN_S:-480}; RUNS=${RUNS:-cmanp128 tnpd datnp}; DEVICE=${DEVICE:-cuda}
 WARM=${WARM:-20000}; STEPS=${STEPS:-300000}; BATCH=${BATCH:-128}; WORKERS=${WORKERS:-6}; SIZE=${SIZE:-paper}
 ACT=${ACT:-silu}
 source experiments/training/recipes.sh
 npb() { python3 -m npbandit "$@"; }
-common=(--prior bo "${BO16_PRIOR[@]}" "${BO16_EVAL[@]}" --size "$SIZE" --set activation="$ACT" --batch-size "$BATCH"
+common=(--prior bo "${BO16_PRIOR[@]}" "${BO16_EVAL[@]}" --size "$SIZE" --set activation="$ACT"
         --lr 3e-4 --device "$DEVICE" --threads 1 --loader-workers "$WORKERS" --eval-every 2000 --eval-batches 8
         --checkpoint-every 1000 --final-eval-batches 32)
 model() {
     case "$1" in
         cmanp128) echo --model cmanp --set n_latents=128 --set n_block_latents=128 --set n_elite=16 ;;
         tnpd) echo --model tnpd ;;
-        *) echo "unknown run $1 (cmanp128 | tnpd)" >&2; return 2 ;;
+        # the dimension-agnostic probe family (one token per input dimension of each point: d times a
+        # TNP-D's tokens, so a smaller batch); registered by its module, which every later load imports too
+        datnp) echo --plugin experiments/probes/dimension_agnostic.py --model datnp ;;
+        *) echo "unknown run $1 (cmanp128 | tnpd | datnp)" >&2; return 2 ;;
     esac
 }
+batch() { if [[ $1 == datnp ]]; then echo "${DATNP_BATCH:-32}"; else echo "$BATCH"; fi; }
 minutes() { python3 -c "print(max($1, 0) / 60)"; }
 train() {  # $1 run: the warm-up until it has exported its card, then the main phase from it, in TRAIN_S seconds
     local dir=training_runs/bo16/$1 args end=$((SECONDS + TRAIN_S))
-    args=$(model "$1") || return 2
+    args="$(model "$1") --batch-size $(batch "$1")" || return 2
     if [[ ! -f $dir-warm/$1-warm.json ]]; then
         npb train $args "${common[@]}" --prior-set standardize=task --loss sampled --steps "$WARM" \
             --name "$1-warm" --out "$dir-warm" --max-minutes "$(minutes $((end - SECONDS)))"
