@@ -9,3 +9,18 @@ def keep_threads():
     threads = torch.get_num_threads()
     yield
     torch.set_num_threads(threads)
+
+
+@pytest.fixture
+def keep_registries():
+    """Restores the surrogate and prior registries after a test whose script registers a family
+    or a prior of its own when imported (a probe's family, for ``train --plugin``)."""
+    import npbandit.surrogates as surrogates
+    from npbandit.priors import PRIORS
+
+    models, priors = dict(surrogates._MODELS), dict(PRIORS)
+    yield
+    surrogates._MODELS.clear()
+    surrogates._MODELS.update(models)
+    PRIORS.clear()
+    PRIORS.update(priors)

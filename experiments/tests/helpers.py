@@ -26,6 +26,7 @@ def load_script(folder: str, name: str):
         raise FileNotFoundError(f"no lab script {path}: folder must be 'benchmarks' or 'probes' and name a .py in it")
     spec = importlib.util.spec_from_file_location(f"{folder}_{name}", path)
     module = importlib.util.module_from_spec(spec)
+    sys.modules[spec.name] = module  # as an import does: dataclasses and pickle look a class's module up there
     spec.loader.exec_module(module)
     return module
 

@@ -19,7 +19,7 @@ def test_the_lab_has_scripts_to_import():
 
 
 @pytest.mark.parametrize("script", SCRIPTS)
-def test_every_lab_script_imports_cleanly(script, keep_threads):
+def test_every_lab_script_imports_cleanly(script, keep_threads, keep_registries):
     folder, name = script.removesuffix(".py").split("/")
     module = load_script(folder, name)
     assert module.__file__ == str(LAB / script)
