@@ -139,32 +139,36 @@ TRAIN_PRIOR = {**BASE, "dims": TRAIN_DIMS, "near_context_frac": 0.5, "context_cl
 EVAL_PRIOR = {**BASE, "dims": EVAL_DIMS, "near_context_frac": 0.5}
 
 
-def _config(model: str, out: str, steps: int, phase: str, init_from: str | None = None):
+def _config(model: str, out: str, steps: int, phase: str, init_from: str | None = None,
+            dims: list[int] | None = None):
     from npbandit.training.trainer import TrainConfig
 
     warm = phase == "warm"
-    prior = {**TRAIN_PRIOR, **({"standardize": "task"} if warm else {})}
+    dims = TRAIN_DIMS if dims is None else dims
+    prior = {**TRAIN_PRIOR, "dims": dims, **({"standardize": "task"} if warm else {})}
     return TrainConfig(model=model, prior="bo", steps=steps, out=out, size="small",
                        model_config={"activation": "silu"}, prior_params=prior, name=f"{model}-{phase}",
                        batch_size=16, lr=3e-4, eval_every=1000, eval_batches=4, final_eval_batches=8,
                        checkpoint_every=250, device="cpu", init_from=init_from,
                        loss="sampled" if warm else "expected",
-                       eval_prior_params={**EVAL_PRIOR, "dims": TRAIN_DIMS})
+                       eval_prior_params={**EVAL_PRIOR, "dims": dims})
 
 
-def train_run(model: str, out: str, minutes: float, warm_steps: int, steps: int) -> None:
+def train_run(model: str, out: str, minutes: float, warm_steps: int, steps: int, dims: list[int] | None = None,
+              init_from: str | None = None) -> None:
     """The issue 49 recipe at the small size: a warm-up on whole-task standardisation with the
-    sampled loss, then the expected loss from its weights, until ``minutes`` are spent."""
+    sampled loss, then the expected loss from its weights, until ``minutes`` are spent; or, given
+    ``init_from`` (a card of this model), the main phase alone from its weights."""
     from npbandit.training.trainer import train
 
     end = time.monotonic() + 60 * minutes
     warm_dir = Path(out + "-warm")
-    warm_card = warm_dir / f"{model}-warm.json"
+    warm_card = Path(init_from) if init_from else warm_dir / f"{model}-warm.json"
     if not warm_card.exists():
-        train(_config(model, str(warm_dir), warm_steps, "warm"), progress=False,
+        train(_config(model, str(warm_dir), warm_steps, "warm", dims=dims), progress=False,
               stop_after_s=max(end - time.monotonic(), 1.0))
     if warm_card.exists() and end - time.monotonic() > 30:
-        config = _config(model, out, steps, "main", init_from=str(warm_card))
+        config = _config(model, out, steps, "main", init_from=str(warm_card), dims=dims)
         train(config, progress=False, stop_after_s=end - time.monotonic())
         train(config, progress=False, export_now=True)
 
@@ -207,6 +211,8 @@ def main(argv: list[str] | None = None) -> None:
     t.add_argument("--minutes", type=float, default=35.0)
     t.add_argument("--warm-steps", type=int, default=1000)
     t.add_argument("--steps", type=int, default=100000, help="the main phase's schedule length")
+    t.add_argument("--max-dim", type=int, default=max(TRAIN_DIMS), help="train at d = 1..this (16 columns)")
+    t.add_argument("--init-from", default=None, help="a card of this model: the main phase alone from its weights")
     e = sub.add_parser("evaluate")
     e.add_argument("outs", nargs="+")
     e.add_argument("--batches", type=int, default=8)
@@ -224,7 +230,8 @@ def main(argv: list[str] | None = None) -> None:
                        run_name="__main__")
         return
     if args.command == "train":
-        train_run(args.model, args.out, args.minutes, args.warm_steps, args.steps)
+        train_run(args.model, args.out, args.minutes, args.warm_steps, args.steps,
+                  dims=list(range(1, args.max_dim + 1)), init_from=args.init_from)
         return
     rows = evaluate_runs(args.outs, args.batches)
     print("| | " + " | ".join(f"d={d}" for d in EVAL_DIMS) + " |")
