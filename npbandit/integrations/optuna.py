@@ -74,6 +74,7 @@ from npbandit.acquisition.wide_spaces import check_subspace_space, default_subsp
 from npbandit.integrations.optuna_observations import StudyObservations, study_observations
 from npbandit.integrations.optuna_trials import (
     check_single_objective,
+    independent_reason,
     optuna_values,
     parameter_of,
     store_constraints,
@@ -95,7 +96,10 @@ from npbandit.validation import check_bool, check_int, check_real
 __all__ = ["NPSampler"]
 
 
-_LOGGER = get_logger(__name__)
+# Optuna's verbosity, handler and propagation (optuna.logging.set_verbosity, disable_default_handler,
+# enable_propagation) act on its library logger, "optuna": named under it, this sampler's messages are shown,
+# formatted and silenced as TPESampler's and GPSampler's are (OptunaHub's samplers name theirs so too)
+_LOGGER = get_logger(f"optuna.{__name__}")
 
 
 class NPSampler(BaseSampler):
@@ -140,11 +144,13 @@ class NPSampler(BaseSampler):
             (in the trust region, those in its box), ``"believer"``: each at the NP's own
             mean there (the kriging believer), or ``"penalty"`` (LogEI only): at no
             value, LogEI damped around each (local penalisation); default as ``optimize``'s.
-        warn_independent_sampling: log a warning (Optuna's logger, as ``GPSampler`` does)
-            when, past the start-up trials, a parameter is drawn by the independent sampler
-            instead of the NP: one whose distribution changed between trials, or that some
-            completed trial lacks (the NP proposes the parameters suggested with one
-            distribution in every completed trial).
+        warn_independent_sampling: log a warning, saying why, when, past the start-up
+            trials, a parameter is drawn by the independent sampler instead of the NP: one
+            whose distribution changed between trials, or that some completed trial lacks (the
+            NP proposes the parameters suggested with one distribution in every completed
+            trial). The logger is under Optuna's (``optuna.npbandit.integrations.optuna``), so
+            ``optuna.logging.set_verbosity`` and Optuna's handler apply to it as to
+            ``GPSampler``'s.
         threads: torch's intra-op threads for each proposal
             (:class:`~npbandit.threads.torch_threads`; the objective's own threads are left
             alone): a positive int, ``"torch"`` (torch's own count) or ``None`` (default:
@@ -351,12 +357,8 @@ class NPSampler(BaseSampler):
             completed = study.get_trials(deepcopy=False, states=(TrialState.COMPLETE,))
             if completed and len(completed) >= self.n_startup_trials:  # the NP would be expected to propose it
                 _LOGGER.warning(f"NPSampler samples parameter {param_name!r} of trial {trial.number} independently, "
-                                f"not with the NP ({param_distribution}): the NP proposes the parameters every "
-                                f"completed trial suggested with one distribution, when the trial's proposal was "
-                                f"made; this one's distribution changed, some completed trial lacks it, it is a "
-                                f"categorical whose choices the NP cannot hold (warned of once), or the trials "
-                                f"that gave the NP its start completed after this trial's proposal (parallel "
-                                f"workers)")
+                                f"not with the NP: {independent_reason(param_name, param_distribution, completed)}. "
+                                f"warn_independent_sampling=False hides this.")
         if self._independent is not None:
             return self._independent.sample_independent(study, trial, param_name, param_distribution)
         # one generator per (seed, trial, parameter): a trial's draws do not depend on which
