@@ -17,7 +17,9 @@ the ints' grid and at one choice per categorical
 (:mod:`npbandit.acquisition.mixed`) -- is found by the same
 :func:`npbandit.acquisition.propose` that ``npbandit.optimize`` uses. Everything else
 (parameters some trials lack or suggested with another distribution, the start-up trials)
-comes from an independent sampler.
+comes from an independent sampler. In a conditional (define-by-run) space, where a
+categorical decides which other parameters a trial suggests, that leaves the NP only the
+categoricals, and the sampler warns once per study.
 
 Outcome constraints: ``NPSampler(constraints_func=...)`` as Optuna's ``TPESampler`` and
 ``GPSampler`` take it (a completed trial -> a sequence of floats, feasible when all are
@@ -150,7 +152,8 @@ class NPSampler(BaseSampler):
             NP proposes the parameters suggested with one distribution in every completed
             trial). The logger is under Optuna's (``optuna.npbandit.integrations.optuna``), so
             ``optuna.logging.set_verbosity`` and Optuna's handler apply to it as to
-            ``GPSampler``'s.
+            ``GPSampler``'s. The ``RuntimeWarning``, once per study, about a conditional
+            space (the NP then models only its categoricals) is given either way.
         threads: torch's intra-op threads for each proposal
             (:class:`~npbandit.threads.torch_threads`; the objective's own threads are left
             alone): a positive int, ``"torch"`` (torch's own count) or ``None`` (default:
@@ -336,6 +339,7 @@ class NPSampler(BaseSampler):
             z = torch.rand(1, search.search_dim, dtype=torch.float64,
                            generator=torch.Generator().manual_seed(self._trial_seed(trial.number, "startup")))
             return optuna_values(space.decode(space.snap(search.lift(z))[0].numpy()), search_space)
+        self._warn_conditional(study, search_space, completed)
         with self._proposing:  # other threads' proposals are stored with their trials before this one reads them
             # read again: trials may have completed while this thread waited for the lock
             completed = study.get_trials(deepcopy=False, states=(TrialState.COMPLETE,))
@@ -519,6 +523,29 @@ class NPSampler(BaseSampler):
                 reason = str(err)
         warnings.warn(f"NPSampler cannot model parameter {name!r} ({reason}); the independent sampler draws it in "
                       f"every trial", RuntimeWarning, stacklevel=4)
+
+    def _warn_conditional(self, study: Study, search_space: dict[str, BaseDistribution],
+                          completed: list[FrozenTrial]) -> None:
+        """Warn once per study when ``search_space``, what the NP proposes, holds only
+        categoricals while the completed trials suggested other parameters it could model: a
+        conditional (define-by-run) space, where those are drawn independently in every trial
+        and the NP, seeing only the choices, tends to settle on one of them."""
+        key = (id(study._storage), study._study_id, "conditional", -1)
+        if key in self._warned or not all(isinstance(d, CategoricalDistribution) for d in search_space.values()):
+            return
+        others = sorted({name for t in completed for name, dist in t.distributions.items()
+                         if name not in search_space and not dist.single() and parameter_of(dist) is not None})
+        if not others:
+            return
+        self._warned.add(key)
+        shown = ", ".join(map(repr, others[:4])) + (f" and {len(others) - 4} more" if len(others) > 4 else "")
+        modelled = ", ".join(map(repr, sorted(search_space)))
+        warnings.warn(f"NPSampler models only the categorical(s) {modelled} of this study; {shown} are missing from "
+                      f"some completed trial or changed distribution (a conditional search space), so they are "
+                      f"drawn independently in every trial and the NP tends to keep one choice. Suggest every "
+                      f"parameter in every trial (a fixed space), or use optuna.samplers.TPESampler for a strongly "
+                      f"conditional space (docs/guides/optuna.md)",
+                      RuntimeWarning, stacklevel=4)
 
     def _warn_left_out(self, study: Study, trials: list[FrozenTrial], kept: list[FrozenTrial], why: str) -> None:
         """Warn once per study, trial and reason about the ``trials`` not in ``kept``."""

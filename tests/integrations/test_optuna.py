@@ -1,6 +1,6 @@
 """npbandit.integrations.optuna.NPSampler (the proposal step it shares with optimize: test_bo_baselines.py; how it
 reads and writes trials -- grid values, running and enqueued trials, multi-objective studies: test_optuna_trials.py;
-what it tells the user -- log messages: test_optuna_messages.py)."""
+what it tells the user -- log messages, the conditional-space warning: test_optuna_messages.py)."""
 
 import math
 import subprocess

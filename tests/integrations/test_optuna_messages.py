@@ -1,10 +1,12 @@
 """What NPSampler tells an Optuna user: its log messages go through Optuna's logger (its
-verbosity and handler), and the independent-sampling warning says why and names its switch."""
+verbosity and handler), the independent-sampling warning says why and names its switch, and a
+conditional (define-by-run) space is pointed out once per study."""
 
 import re
 import subprocess
 import sys
 import textwrap
+import warnings
 from pathlib import Path
 
 import pytest
@@ -33,6 +35,13 @@ def changing_range(t) -> float:
     """``y``'s range changes from trial to trial, so it is outside the intersection search space."""
     return t.suggest_float("x", 0, 1) + (t.suggest_categorical("c", ["a", "b"]) == "b") + \
         t.suggest_float("y", 0, 1 + t.number)
+
+
+def conditional(t) -> float:
+    """A categorical decides which other parameter the trial suggests."""
+    if t.suggest_categorical("classifier", ["svc", "rf"]) == "svc":
+        return t.suggest_float("svc_c", 1e-3, 1e3, log=True) / 1e3
+    return t.suggest_int("rf_depth", 2, 32) / 32
 
 
 # -- the independent-sampling warning ------------------------------------------------------
@@ -116,3 +125,29 @@ def test_the_warning_says_why_the_parameter_is_sampled_independently(distributio
     completed = [create_trial(params={n: (1.0 if isinstance(d, CategoricalDistribution) else 0.5)
                                       for n, d in ds.items()}, distributions=ds, value=0.0) for ds in distributions]
     assert independent_reason("x", dist, completed) == reason
+
+
+# -- conditional (define-by-run) search spaces ---------------------------------------------
+
+def test_a_conditional_space_is_pointed_out_once_per_study():
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        # said whatever warn_independent_sampling: it is about what the NP models, not one parameter's draw
+        study = optuna.create_study(sampler=sampler(seed=0, warn_independent_sampling=False))
+        study.optimize(conditional, n_trials=8)
+    branches = {t.params["classifier"] for t in study.trials[:4]}
+    assert branches == {"svc", "rf"}  # both branches among the start-up trials: the NP's space is {classifier}
+    said = [str(w.message) for w in caught if "conditional" in str(w.message)]
+    assert len(said) == 1, said
+    assert all(name in said[0] for name in ("'classifier'", "'rf_depth'", "'svc_c'", "TPESampler",
+                                            "every parameter in every trial"))
+
+
+def test_a_space_of_categoricals_alone_is_not_called_conditional():
+    def objective(t):
+        return (t.suggest_categorical("a", ["p", "q"]) == "p") + (t.suggest_categorical("b", [1, 2, 3]) == 2)
+
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        optuna.create_study(sampler=sampler(seed=0)).optimize(objective, n_trials=6)
+    assert not [w for w in caught if "conditional" in str(w.message)]
