@@ -32,13 +32,14 @@ of feasibility, as ``optimize(constraints=...)`` does.
 Reproducibility: each trial's proposal is seeded from ``(seed, trial.number)`` alone, and
 so are the default start-up draws; one worker with one seed therefore repeats its trials
 exactly, and several workers (threads via ``n_jobs``, or processes sharing an RDB storage)
-draw different points even when they share a seed. Trials other workers are still running
-count as observations at a believed value (by default each at the NP's own mean there, the
-kriging believer; ``liar="mean"`` is a constant liar as ``TPESampler(constant_liar=True)``;
-``NPSampler(liar=...)``, by default as ``optimize``), so a worker does not propose a point
-another is evaluating. A running trial counts from the moment its proposal is made: the proposal is
-stored with the trial (its system attributes, as ``GPSampler`` shares its own), so it is
-seen before the objective has suggested every parameter; the values enqueued for it
+draw different random points even when they share a seed. Trials other workers are still
+running count as observations at a believed value (by default each at the NP's own mean
+there, the kriging believer; ``liar="mean"`` is a constant liar as
+``TPESampler(constant_liar=True)``; ``NPSampler(liar=...)``, by default as ``optimize``), so
+a worker does not propose a point another is evaluating. A running trial counts from the
+moment its proposal is made: the proposal is stored with the trial (its system attributes,
+as ``GPSampler`` shares its own), so it is seen before the objective has suggested every
+parameter; the values enqueued for it
 (``study.enqueue_trial``) and those it suggested stand in for the proposal's. Within one
 process (``n_jobs`` threads) proposals are made one at a time, each after the others were
 stored; processes sharing a storage see each other's once stored, so two proposals made at
