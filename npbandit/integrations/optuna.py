@@ -17,7 +17,9 @@ the ints' grid and at one choice per categorical
 (:mod:`npbandit.acquisition.mixed`) -- is found by the same
 :func:`npbandit.acquisition.propose` that ``npbandit.optimize`` uses. Everything else
 (parameters some trials lack or suggested with another distribution, the start-up trials)
-comes from an independent sampler.
+comes from an independent sampler. In a conditional (define-by-run) space, where a
+categorical decides which other parameters a trial suggests, that leaves the NP only the
+categoricals, and the sampler warns once per study.
 
 Outcome constraints: ``NPSampler(constraints_func=...)`` as Optuna's ``TPESampler`` and
 ``GPSampler`` take it (a completed trial -> a sequence of floats, feasible when all are
@@ -30,16 +32,18 @@ of feasibility, as ``optimize(constraints=...)`` does.
 Reproducibility: each trial's proposal is seeded from ``(seed, trial.number)`` alone, and
 so are the default start-up draws; one worker with one seed therefore repeats its trials
 exactly, and several workers (threads via ``n_jobs``, or processes sharing an RDB storage)
-draw different points even when they share a seed. Trials other workers are still running
-count as observations at a believed value (by default each at the NP's own mean there, the
-kriging believer; ``liar="mean"`` is a constant liar as ``TPESampler(constant_liar=True)``;
-``NPSampler(liar=...)``, by default as ``optimize``), so parallel workers do not propose the
-same point. A running trial counts from the moment its proposal is made: the proposal is
-stored with the trial (its system attributes, as ``GPSampler`` shares its own), so it is
-seen before the objective has suggested every parameter; the values enqueued for it
+draw different random points even when they share a seed. Trials other workers are still
+running count as observations at a believed value (by default each at the NP's own mean
+there, the kriging believer; ``liar="mean"`` is a constant liar as
+``TPESampler(constant_liar=True)``; ``NPSampler(liar=...)``, by default as ``optimize``), so
+a worker does not propose a point another is evaluating. A running trial counts from the
+moment its proposal is made: the proposal is stored with the trial (its system attributes,
+as ``GPSampler`` shares its own), so it is seen before the objective has suggested every
+parameter; the values enqueued for it
 (``study.enqueue_trial``) and those it suggested stand in for the proposal's. Within one
 process (``n_jobs`` threads) proposals are made one at a time, each after the others were
-stored; processes sharing a storage see each other's once stored.
+stored; processes sharing a storage see each other's once stored, so two proposals made at
+the same moment see neither and can be the same point.
 """
 
 from __future__ import annotations
@@ -74,6 +78,7 @@ from npbandit.acquisition.wide_spaces import check_subspace_space, default_subsp
 from npbandit.integrations.optuna_observations import StudyObservations, study_observations
 from npbandit.integrations.optuna_trials import (
     check_single_objective,
+    independent_reason,
     optuna_values,
     parameter_of,
     store_constraints,
@@ -95,7 +100,10 @@ from npbandit.validation import check_bool, check_int, check_real
 __all__ = ["NPSampler"]
 
 
-_LOGGER = get_logger(__name__)
+# Optuna's verbosity, handler and propagation (optuna.logging.set_verbosity, disable_default_handler,
+# enable_propagation) act on its library logger, "optuna": named under it, this sampler's messages are shown,
+# formatted and silenced as TPESampler's and GPSampler's are (OptunaHub's samplers name theirs so too)
+_LOGGER = get_logger(f"optuna.{__name__}")
 
 
 class NPSampler(BaseSampler):
@@ -140,11 +148,14 @@ class NPSampler(BaseSampler):
             (in the trust region, those in its box), ``"believer"``: each at the NP's own
             mean there (the kriging believer), or ``"penalty"`` (LogEI only): at no
             value, LogEI damped around each (local penalisation); default as ``optimize``'s.
-        warn_independent_sampling: log a warning (Optuna's logger, as ``GPSampler`` does)
-            when, past the start-up trials, a parameter is drawn by the independent sampler
-            instead of the NP: one whose distribution changed between trials, or that some
-            completed trial lacks (the NP proposes the parameters suggested with one
-            distribution in every completed trial).
+        warn_independent_sampling: log a warning, saying why, when, past the start-up
+            trials, a parameter is drawn by the independent sampler instead of the NP: one
+            whose distribution changed between trials, or that some completed trial lacks (the
+            NP proposes the parameters suggested with one distribution in every completed
+            trial). The logger is under Optuna's (``optuna.npbandit.integrations.optuna``), so
+            ``optuna.logging.set_verbosity`` and Optuna's handler apply to it as to
+            ``GPSampler``'s. The ``RuntimeWarning``, once per study, about a conditional
+            space (the NP then models only its categoricals) is given either way.
         threads: torch's intra-op threads for each proposal
             (:class:`~npbandit.threads.torch_threads`; the objective's own threads are left
             alone): a positive int, ``"torch"`` (torch's own count) or ``None`` (default:
@@ -330,6 +341,7 @@ class NPSampler(BaseSampler):
             z = torch.rand(1, search.search_dim, dtype=torch.float64,
                            generator=torch.Generator().manual_seed(self._trial_seed(trial.number, "startup")))
             return optuna_values(space.decode(space.snap(search.lift(z))[0].numpy()), search_space)
+        self._warn_conditional(study, search_space, completed)
         with self._proposing:  # other threads' proposals are stored with their trials before this one reads them
             # read again: trials may have completed while this thread waited for the lock
             completed = study.get_trials(deepcopy=False, states=(TrialState.COMPLETE,))
@@ -351,12 +363,8 @@ class NPSampler(BaseSampler):
             completed = study.get_trials(deepcopy=False, states=(TrialState.COMPLETE,))
             if completed and len(completed) >= self.n_startup_trials:  # the NP would be expected to propose it
                 _LOGGER.warning(f"NPSampler samples parameter {param_name!r} of trial {trial.number} independently, "
-                                f"not with the NP ({param_distribution}): the NP proposes the parameters every "
-                                f"completed trial suggested with one distribution, when the trial's proposal was "
-                                f"made; this one's distribution changed, some completed trial lacks it, it is a "
-                                f"categorical whose choices the NP cannot hold (warned of once), or the trials "
-                                f"that gave the NP its start completed after this trial's proposal (parallel "
-                                f"workers)")
+                                f"not with the NP: {independent_reason(param_name, param_distribution, completed)}. "
+                                f"warn_independent_sampling=False hides this.")
         if self._independent is not None:
             return self._independent.sample_independent(study, trial, param_name, param_distribution)
         # one generator per (seed, trial, parameter): a trial's draws do not depend on which
@@ -517,6 +525,29 @@ class NPSampler(BaseSampler):
                 reason = str(err)
         warnings.warn(f"NPSampler cannot model parameter {name!r} ({reason}); the independent sampler draws it in "
                       f"every trial", RuntimeWarning, stacklevel=4)
+
+    def _warn_conditional(self, study: Study, search_space: dict[str, BaseDistribution],
+                          completed: list[FrozenTrial]) -> None:
+        """Warn once per study when ``search_space``, what the NP proposes, holds only
+        categoricals while the completed trials suggested other parameters it could model: a
+        conditional (define-by-run) space, where those are drawn independently in every trial
+        and the NP, seeing only the choices, tends to settle on one of them."""
+        key = (id(study._storage), study._study_id, "conditional", -1)
+        if key in self._warned or not all(isinstance(d, CategoricalDistribution) for d in search_space.values()):
+            return
+        others = sorted({name for t in completed for name, dist in t.distributions.items()
+                         if name not in search_space and not dist.single() and parameter_of(dist) is not None})
+        if not others:
+            return
+        self._warned.add(key)
+        shown = ", ".join(map(repr, others[:4])) + (f" and {len(others) - 4} more" if len(others) > 4 else "")
+        modelled = ", ".join(map(repr, sorted(search_space)))
+        warnings.warn(f"NPSampler models only the categorical(s) {modelled} of this study; {shown} are missing from "
+                      f"some completed trial or changed distribution (a conditional search space), so they are "
+                      f"drawn independently in every trial and the NP tends to keep one choice. Suggest every "
+                      f"parameter in every trial (a fixed space), or use optuna.samplers.TPESampler for a strongly "
+                      f"conditional space (docs/guides/optuna.md)",
+                      RuntimeWarning, stacklevel=4)
 
     def _warn_left_out(self, study: Study, trials: list[FrozenTrial], kept: list[FrozenTrial], why: str) -> None:
         """Warn once per study, trial and reason about the ``trials`` not in ``kept``."""

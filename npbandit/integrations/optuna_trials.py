@@ -21,8 +21,8 @@ from optuna.trial import FrozenTrial, TrialState
 from npbandit.space import Choice, Float, Int, SearchSpace
 
 __all__ = ["CONSTRAINTS_KEY", "PROPOSAL_KEY", "trial_constraints", "store_constraints", "in_space",
-           "check_single_objective", "parameter_of", "unit_rows", "optuna_values", "store_proposal", "known_params",
-           "pending_points"]
+           "check_single_objective", "parameter_of", "independent_reason", "unit_rows", "optuna_values",
+           "store_proposal", "known_params", "pending_points"]
 
 #: the system attribute a trial's constraint values are stored under (Optuna's own key, so
 #: Optuna's ``best_trial``, its other samplers and its plots read them too)
@@ -104,6 +104,20 @@ def parameter_of(dist: BaseDistribution) -> Float | Int | Choice | None:
     except (TypeError, ValueError):
         return None
     return None
+
+
+def independent_reason(name: str, dist: BaseDistribution, completed: list[FrozenTrial]) -> str:
+    """Why parameter ``name``, suggested with ``dist``, is not in the search space the NP
+    proposes (the parameters every ``completed`` trial suggested with one distribution), in a
+    few words for a log message."""
+    if any(name not in t.distributions for t in completed):
+        return "some completed trial lacks it"
+    if any(t.distributions[name] != dist for t in completed):
+        return "its distribution changed between trials"
+    if parameter_of(dist) is None:
+        return "the NP cannot hold its choices"
+    # the trial's proposal was made before some of these trials completed, or from no usable trial
+    return "the NP had no proposal for it when this trial started"
 
 
 def unit_rows(trials: list[FrozenTrial], space: SearchSpace) -> torch.Tensor:

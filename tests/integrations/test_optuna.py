@@ -1,5 +1,6 @@
 """npbandit.integrations.optuna.NPSampler (the proposal step it shares with optimize: test_bo_baselines.py; how it
-reads and writes trials -- grid values, running and enqueued trials, multi-objective studies: test_optuna_trials.py)."""
+reads and writes trials -- grid values, running and enqueued trials, multi-objective studies: test_optuna_trials.py;
+what it tells the user -- log messages, the conditional-space warning: test_optuna_messages.py)."""
 
 import math
 import subprocess
@@ -290,23 +291,6 @@ def test_grid_parameters_are_not_proposed_again():
     assert all(v not in values[:i] for i, v in enumerate(values) if i >= 3), values  # the NP's, after 3 start-up
 
 
-def test_parameters_left_to_the_independent_sampler_are_reported(caplog):
-    # a parameter whose range changes from trial to trial is outside the intersection search space
-    def objective(t):
-        return t.suggest_float("x", 0, 1) + (t.suggest_categorical("c", ["a", "b"]) == "b") + \
-            t.suggest_float("y", 0, 1 + t.number)
-
-    optuna.logging.enable_propagation()
-    try:
-        study = optuna.create_study(sampler=sampler(seed=0, n_startup_trials=2))
-        study.optimize(objective, n_trials=3)
-    finally:
-        optuna.logging.disable_propagation()
-    assert "samples parameter 'y' of trial 2 independently" in caplog.text
-    assert "distribution changed" in caplog.text
-    assert "parameter 'x'" not in caplog.text and "parameter 'c'" not in caplog.text and "trial 1 " not in caplog.text
-
-
 def test_int_log_float_and_categorical_parameters_are_proposed_by_the_np(monkeypatch, caplog):
     calls = []
     original = NPSampler._propose
@@ -591,13 +575,3 @@ def test_the_acquisition_error_lists_only_what_the_sampler_offers():
     with pytest.raises(ValueError, match="acquisition must be one of") as err:
         NPSampler(acquisition="ei")
     assert "qlognei" not in str(err.value)
-
-
-def test_no_independent_sampling_warning_before_any_trial_completed(caplog):
-    optuna.logging.enable_propagation()
-    try:
-        study = optuna.create_study(sampler=sampler(seed=0, n_startup_trials=0))
-        study.optimize(lambda t: t.suggest_float("x", 0, 1), n_trials=2)
-    finally:
-        optuna.logging.disable_propagation()
-    assert "independently" not in caplog.text

@@ -1,0 +1,153 @@
+"""What NPSampler tells an Optuna user: its log messages go through Optuna's logger (its
+verbosity and handler), the independent-sampling warning says why and names its switch, and a
+conditional (define-by-run) space is pointed out once per study."""
+
+import re
+import subprocess
+import sys
+import textwrap
+import warnings
+from pathlib import Path
+
+import pytest
+
+optuna = pytest.importorskip("optuna", reason="the Optuna integration needs the 'optuna' extra: "
+                                              "pip install -e \".[optuna]\"")
+
+from optuna.distributions import CategoricalDistribution, FloatDistribution  # noqa: E402
+from optuna.trial import create_trial  # noqa: E402
+
+from npbandit.integrations.optuna import NPSampler  # noqa: E402
+from npbandit.integrations.optuna_trials import independent_reason  # noqa: E402
+
+pytestmark = pytest.mark.integration
+
+ROOT = Path(__file__).resolve().parents[2]
+
+optuna.logging.set_verbosity(optuna.logging.WARNING)
+
+
+def sampler(**kwargs) -> NPSampler:
+    return NPSampler(**{"n_startup_trials": 4, "num_restarts": 2, "raw_samples": 64, **kwargs})
+
+
+def changing_range(t) -> float:
+    """``y``'s range changes from trial to trial, so it is outside the intersection search space."""
+    return t.suggest_float("x", 0, 1) + (t.suggest_categorical("c", ["a", "b"]) == "b") + \
+        t.suggest_float("y", 0, 1 + t.number)
+
+
+def conditional(t) -> float:
+    """A categorical decides which other parameter the trial suggests."""
+    if t.suggest_categorical("classifier", ["svc", "rf"]) == "svc":
+        return t.suggest_float("svc_c", 1e-3, 1e3, log=True) / 1e3
+    return t.suggest_int("rf_depth", 2, 32) / 32
+
+
+# -- the independent-sampling warning ------------------------------------------------------
+
+def test_parameters_left_to_the_independent_sampler_are_reported(caplog):
+    optuna.logging.enable_propagation()
+    try:
+        study = optuna.create_study(sampler=sampler(seed=0, n_startup_trials=2))
+        study.optimize(changing_range, n_trials=3)
+    finally:
+        optuna.logging.disable_propagation()
+    # one message (a record can reach caplog twice: through Optuna's logger and through the root logger)
+    ((name, message),) = {(r.name, r.getMessage()) for r in caplog.records if "independently" in r.getMessage()}
+    assert message.startswith("NPSampler samples parameter 'y' of trial 2 independently, not with the NP: "
+                              "its distribution changed between trials.")
+    assert "warn_independent_sampling=False" in message  # the switch, as Optuna's own message names its
+    assert len(message) < 160
+    assert name.startswith("optuna.")  # under Optuna's logger: its verbosity and handler apply
+
+
+def test_no_independent_sampling_warning_before_any_trial_completed(caplog):
+    optuna.logging.enable_propagation()
+    try:
+        study = optuna.create_study(sampler=sampler(seed=0, n_startup_trials=0))
+        study.optimize(lambda t: t.suggest_float("x", 0, 1), n_trials=2)
+    finally:
+        optuna.logging.disable_propagation()
+    assert "independently" not in caplog.text
+
+
+def test_optunas_verbosity_silences_the_warning(caplog):
+    # caplog listens on the root logger: with propagation on, a message reaches it unless Optuna's level stops it
+    before = optuna.logging.get_verbosity()
+    optuna.logging.set_verbosity(optuna.logging.ERROR)
+    optuna.logging.enable_propagation()
+    try:
+        study = optuna.create_study(sampler=sampler(seed=0, n_startup_trials=2))
+        study.optimize(changing_range, n_trials=3)
+    finally:
+        optuna.logging.disable_propagation()
+        optuna.logging.set_verbosity(before)
+    assert "NPSampler" not in caplog.text
+
+
+def test_optunas_handler_formats_the_warning_and_its_verbosity_hides_it():
+    # a fresh process, as a user runs a study: what reaches stderr at Optuna's default level, then at ERROR
+    script = textwrap.dedent(f"""
+        import sys, torch, optuna
+        torch.set_num_threads(1)
+        sys.path.insert(0, {str(Path(__file__).parent)!r})
+        from test_optuna_messages import changing_range, sampler
+
+        def run():
+            study = optuna.create_study(sampler=sampler(seed=0, n_startup_trials=2))
+            study.optimize(changing_range, n_trials=3)
+
+        run()
+        print("== ERROR ==", file=sys.stderr, flush=True)
+        optuna.logging.set_verbosity(optuna.logging.ERROR)
+        run()
+    """)
+    done = subprocess.run([sys.executable, "-c", script], cwd=ROOT, capture_output=True, text=True, timeout=300)
+    assert done.returncode == 0, done.stderr
+    default, quiet = done.stderr.split("== ERROR ==\n")
+    # Optuna's handler writes "[W <date> <time>] message"; Python's last-resort handler would write the bare message
+    assert re.search(r"^\[W \d{4}-\d\d-\d\d \d\d:\d\d:\d\d,\d{3}\] NPSampler samples parameter 'y' of trial 2 "
+                     r"independently", default, re.MULTILINE), default
+    assert "NPSampler" not in quiet and "Trial 0 finished" not in quiet, quiet
+
+
+@pytest.mark.parametrize(("distributions", "dist", "reason"), [
+    ([{"x": FloatDistribution(0, 1)}, {}], FloatDistribution(0, 1), "some completed trial lacks it"),
+    ([{"x": FloatDistribution(0, 1)}, {"x": FloatDistribution(0, 2)}], FloatDistribution(0, 2),
+     "its distribution changed between trials"),
+    ([{"x": CategoricalDistribution([1.0, float("nan")])}] * 2, CategoricalDistribution([1.0, float("nan")]),
+     "the NP cannot hold its choices"),
+    ([{"x": FloatDistribution(0, 1)}] * 2, FloatDistribution(0, 1),
+     "the NP had no proposal for it when this trial started"),
+])
+def test_the_warning_says_why_the_parameter_is_sampled_independently(distributions, dist, reason):
+    completed = [create_trial(params={n: (1.0 if isinstance(d, CategoricalDistribution) else 0.5)
+                                      for n, d in ds.items()}, distributions=ds, value=0.0) for ds in distributions]
+    assert independent_reason("x", dist, completed) == reason
+
+
+# -- conditional (define-by-run) search spaces ---------------------------------------------
+
+def test_a_conditional_space_is_pointed_out_once_per_study():
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        # said whatever warn_independent_sampling: it is about what the NP models, not one parameter's draw
+        study = optuna.create_study(sampler=sampler(seed=0, warn_independent_sampling=False))
+        study.optimize(conditional, n_trials=8)
+    branches = {t.params["classifier"] for t in study.trials[:4]}
+    assert branches == {"svc", "rf"}  # both branches among the start-up trials: the NP's space is {classifier}
+    said = [str(w.message) for w in caught if "conditional" in str(w.message)]
+    assert len(said) == 1, said
+    assert all(name in said[0] for name in ("'classifier'", "'rf_depth'", "'svc_c'", "TPESampler",
+                                            "every parameter in every trial"))
+
+
+def test_a_space_of_categoricals_alone_is_not_called_conditional():
+    def objective(t):
+        return (t.suggest_categorical("a", ["p", "q"]) == "p") + (t.suggest_categorical("b", [1, 2, 3]) == 2)
+
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        optuna.create_study(sampler=sampler(seed=0)).optimize(objective, n_trials=6)
+    assert not [w for w in caught if "conditional" in str(w.message)]
