@@ -120,7 +120,7 @@ def test_a_checkpoint_of_a_prior_not_registered_here_says_so(tmp_path):
         X, Y = torch.rand(4, 1, dtype=torch.float64), torch.rand(4, 1, dtype=torch.float64)
         assert NPModel.from_pretrained(surrogate, X, Y).posterior(X).mean.shape == (4, 1)
     with pytest.raises(CheckpointError, match="prior 'test-lines', a prior this process has not registered "
-                                              r"\(register_prior\)"):
+                                              r"\(register_prior; on the command line, --plugin MODULE\)"):
         NPModel.from_pretrained(surrogate, X, Y)
 
 
@@ -163,5 +163,6 @@ def test_a_family_whose_config_is_not_an_npconfig_saves_and_loads_and_an_unregis
     assert loaded.card["config"] == {"width": 3} and torch.equal(loaded.lin.weight, model.lin.weight)
     surrogates._MODELS.pop("test-affine")  # the family registered in the process that trained it, not in this one
     with pytest.raises(CheckpointError, match=r"is a 'test-affine' model, a family this process has not registered "
-                                              r"\(register_model\); known: \["):
+                                              r"\(register_model; on the command line, --plugin MODULE\); "
+                                              r"known: \["):
         load_surrogate(card)

@@ -172,7 +172,7 @@ def publish(section: str, text: str, json_name: str, command: str, payload: dict
     out = ROOT / "experiments" / "log" / "results" / json_name
     out.parent.mkdir(parents=True, exist_ok=True)
     out.write_text(json.dumps({"command": command, "machine": machine_line(threads), **payload}, indent=2) + "\n")
-    print(f"wrote the {section!r} section of {', '.join('docs/' + p for p in pages)} and "
+    print(f"wrote the {section!r} section of {', '.join('experiments/log/' + p for p in pages)} and "
           f"experiments/log/results/{json_name}")
 
 

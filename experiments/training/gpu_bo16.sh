@@ -44,7 +44,8 @@ batch() { if [[ $1 == datnp ]]; then echo "${DATNP_BATCH:-32}"; else echo "$BATC
 minutes() { python3 -c "print(max($1, 0) / 60)"; }
 train() {  # $1 run: the warm-up until it has exported its card, then the main phase from it, in TRAIN_S seconds
     local dir=training_runs/bo16/$1 args end=$((SECONDS + TRAIN_S))
-    args="$(model "$1") --batch-size $(batch "$1")" || return 2
+    args=$(model "$1") || return 2
+    args+=" --batch-size $(batch "$1")"
     if [[ ! -f $dir-warm/$1-warm.json ]]; then
         npb train $args "${common[@]}" --prior-set standardize=task --loss sampled --steps "$WARM" \
             --name "$1-warm" --out "$dir-warm" --max-minutes "$(minutes $((end - SECONDS)))"

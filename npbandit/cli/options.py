@@ -150,7 +150,10 @@ def import_user_module(name: str, option: str) -> ModuleType:
         sys.path.append(cwd)
     try:
         return importlib.import_module(name)
-    except ImportError as err:
+    except ModuleNotFoundError as err:
+        if err.name is not None and not (name == err.name or name.startswith(err.name + ".")):
+            # found, but something the module imports is missing
+            raise ValueError(f"{option}: importing {name!r} raised ModuleNotFoundError: {err}") from None
         raise ValueError(f"{option}: cannot import {name!r} (searched the import path and {cwd}): {err}") from None
     except Exception as err:  # noqa: BLE001 - the user's module failed while importing
         raise ValueError(f"{option}: importing {name!r} raised {type(err).__name__}: {err}") from None

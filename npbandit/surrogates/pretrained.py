@@ -228,7 +228,8 @@ def load_surrogate(name_or_path: str | Path, *, device: str | torch.device = "cp
     outcome = outcome_transform(card)
     if card["model"] not in available_models():
         raise CheckpointError(f"checkpoint {card['name']!r} is a {card['model']!r} model, a family this process has "
-                              f"not registered (register_model); known: {available_models()}")
+                              f"not registered (register_model; on the command line, --plugin MODULE); known: "
+                              f"{available_models()}")
     try:
         model = build(card["model"], card["x_dim"], card["y_dim"], **card["config"])
     except (TypeError, ValueError) as err:
@@ -488,7 +489,8 @@ def check_checkpoint_kind(card: dict[str, Any], *, prior: str | Sequence[str] | 
 
         # a prior added with register_prior in the process that trained it, not in this one
         unknown = ("" if use["prior"] in PRIORS or not isinstance(use["prior"], str)
-                   else ", a prior this process has not registered (register_prior)")
+                   else ", a prior this process has not registered (register_prior; on the command line, "
+                        "--plugin MODULE)")
         misses.append(f"prior {use['prior']!r}{unknown}, not {_one_of(priors)}")
     if x_dim is not None:
         wanted.append(f"{x_dim} input(s)")

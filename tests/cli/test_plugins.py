@@ -78,7 +78,7 @@ def test_optimize_loads_a_checkpoint_of_the_family_a_plugin_registers(plugin, tm
     db = str(tmp_path / "runs.db")
     base = ["optimize", "--function", "branin", "--surrogate", str(card), "--budget", "6", "--db", db]
     assert main(base) == 2
-    assert "register_model" in capsys.readouterr().err
+    assert "--plugin MODULE" in capsys.readouterr().err
     assert main([*base, "--plugin", str(plugin)]) == 0
     (run,) = list_runs(db)
     assert run.status == "completed" and run.policy.startswith("plugin-tnpd-bo")
@@ -89,6 +89,8 @@ def test_optimize_loads_a_checkpoint_of_the_family_a_plugin_registers(plugin, tm
     ("npbandit_no_such_plugin", "--plugin npbandit_no_such_plugin: cannot import 'npbandit_no_such_plugin'"),
     ("missing/plugin.py", "--plugin missing/plugin.py: no such file"),
     ("raises.py", "--plugin raises.py: importing it raised RuntimeError: broken plugin"),
+    ("needs_missing", "--plugin needs_missing: importing 'needs_missing' raised ModuleNotFoundError: No module named "
+                      "'npbandit_no_such_dependency'"),
     ("json.py", "--plugin json.py: a module named 'json' is already imported"),
     ("my-plugin.py", "--plugin my-plugin.py: 'my-plugin' is not a module name"),
 ])
@@ -97,12 +99,14 @@ def test_a_plugin_that_cannot_be_imported_is_one_line_naming_the_option(tmp_path
     monkeypatch.chdir(tmp_path)
     for name in ("raises.py", "json.py", "my-plugin.py"):
         (tmp_path / name).write_text("raise RuntimeError('broken plugin')\n" if name == "raises.py" else "x = 1\n")
+    (tmp_path / "needs_missing.py").write_text("import npbandit_no_such_dependency\n")  # found; its import is not
     before = set(sys.modules)
     assert main(["train", "--plugin", given, "--model", "tnpd", "--prior", "gp1d", "--steps", "1",
                  "--out", str(tmp_path / "run")]) == 2
     err = capsys.readouterr().err.strip()
     assert err.startswith(f"npbandit train: {message}") and "\n" not in err, err
-    assert not {"raises", "my-plugin"} & (set(sys.modules) - before)  # a failed import leaves no module behind
+    # a failed import leaves no module behind
+    assert not {"raises", "my-plugin", "needs_missing"} & (set(sys.modules) - before)
     assert not (tmp_path / "run").exists()  # refused before anything ran
 
 
