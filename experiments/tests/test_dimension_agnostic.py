@@ -60,3 +60,12 @@ def test_the_same_weights_read_any_number_of_inputs_and_an_empty_context(model):
                                                                                                    dtype=torch.float64)),
                           torch.rand(1, 2, 16, generator=g, dtype=torch.float64))
     assert empty.mean.shape == (1, 2, 1)
+    # an empty context reads the targets' own columns: padding is dropped there too
+    xt = torch.rand(1, 2, 5, generator=g, dtype=torch.float64)
+    five = _build(5)
+    five.load_state_dict(model.state_dict())
+    none16 = model.predict(model.condition(torch.zeros(1, 0, 16, dtype=torch.float64),
+                                           torch.zeros(1, 0, 1, dtype=torch.float64)), _pad(xt))
+    none5 = five.predict(five.condition(torch.zeros(1, 0, 5, dtype=torch.float64),
+                                        torch.zeros(1, 0, 1, dtype=torch.float64)), xt)
+    torch.testing.assert_close(none16.mean, none5.mean, rtol=0, atol=1e-12)
