@@ -62,6 +62,22 @@ def registered_prior(cls):
         PRIORS.pop(cls.name)
 
 
+@contextlib.contextmanager
+def restored_registries():
+    """The surrogate-family and prior registries as they were once the block is over, whatever
+    it registered (an example, a plugin or a lab script registers classes of its own)."""
+    import npbandit.surrogates as surrogates
+
+    models, priors = dict(surrogates._MODELS), dict(PRIORS)
+    try:
+        yield
+    finally:
+        surrogates._MODELS.clear()
+        surrogates._MODELS.update(models)
+        PRIORS.clear()
+        PRIORS.update(priors)
+
+
 class LinearBandit(LinearBanditEnv):
     """``npbandit/LinearBandit-v0`` (a user's bandit of another shape than the wheel's), its
     context ``Box`` widened to ``[low, high]^d`` (``low = -inf``: unbounded; the contexts are

@@ -9,9 +9,9 @@ from pathlib import Path
 
 import pytest
 import torch
+from helpers import restored_registries
 
 import npbandit.surrogates as surrogates
-from npbandit.priors import PRIORS
 
 ROOT = Path(__file__).resolve().parents[1]
 
@@ -29,12 +29,8 @@ def example(heading: str) -> str:
 @pytest.fixture
 def registries():
     """The registries as they were once the test is over (an example registers a class)."""
-    models, priors = dict(surrogates._MODELS), dict(PRIORS)
-    yield
-    surrogates._MODELS.clear()
-    surrogates._MODELS.update(models)
-    PRIORS.clear()
-    PRIORS.update(priors)
+    with restored_registries():
+        yield
 
 
 def test_the_acquisition_optimiser_example_runs_and_is_recorded():

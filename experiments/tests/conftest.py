@@ -1,6 +1,8 @@
 import pytest
 import torch
 
+from .helpers import restored_registries
+
 
 @pytest.fixture
 def keep_threads():
@@ -15,12 +17,5 @@ def keep_threads():
 def keep_registries():
     """Restores the surrogate and prior registries after a test whose script registers a family
     or a prior of its own when imported (a probe's family, for ``train --plugin``)."""
-    import npbandit.surrogates as surrogates
-    from npbandit.priors import PRIORS
-
-    models, priors = dict(surrogates._MODELS), dict(PRIORS)
-    yield
-    surrogates._MODELS.clear()
-    surrogates._MODELS.update(models)
-    PRIORS.clear()
-    PRIORS.update(priors)
+    with restored_registries():
+        yield

@@ -15,7 +15,7 @@ ROOT = LAB.parent
 # run comparison and Dask cluster under the name the library suite uses, ``helpers``
 if str(ROOT / "tests") not in sys.path:
     sys.path.insert(0, str(ROOT / "tests"))
-from helpers import completed_runs, dask_client, tiny_checkpoint  # noqa: E402, F401
+from helpers import completed_runs, dask_client, restored_registries, tiny_checkpoint  # noqa: E402, F401
 
 
 def load_script(folder: str, name: str):

@@ -6,6 +6,7 @@ import sys
 import textwrap
 
 import pytest
+from helpers import restored_registries
 
 import npbandit.surrogates as surrogates
 from npbandit.cli import main
@@ -38,13 +39,9 @@ def plugin(tmp_path, monkeypatch):
     path = tmp_path / "npbandit_test_plugin.py"
     path.write_text(PLUGIN)
     monkeypatch.syspath_prepend(str(tmp_path))
-    models, priors = dict(surrogates._MODELS), dict(PRIORS)
-    yield path
+    with restored_registries():
+        yield path
     sys.modules.pop(path.stem, None)
-    surrogates._MODELS.clear()
-    surrogates._MODELS.update(models)
-    PRIORS.clear()
-    PRIORS.update(priors)
 
 
 def _train(out, *plugins):

@@ -2,6 +2,7 @@
 verbosity and handler), the independent-sampling warning says why and names its switch, and a
 conditional (define-by-run) space is pointed out once per study."""
 
+import contextlib
 import re
 import subprocess
 import sys
@@ -46,13 +47,25 @@ def conditional(t) -> float:
 
 # -- the independent-sampling warning ------------------------------------------------------
 
-def test_parameters_left_to_the_independent_sampler_are_reported(caplog):
+@contextlib.contextmanager
+def propagating(verbosity: int | None = None):
+    """Optuna's records passed on to the root logger (where caplog listens) while the block runs,
+    at ``verbosity`` if given; both as they were after."""
+    before = optuna.logging.get_verbosity()
+    if verbosity is not None:
+        optuna.logging.set_verbosity(verbosity)
     optuna.logging.enable_propagation()
     try:
-        study = optuna.create_study(sampler=sampler(seed=0, n_startup_trials=2))
-        study.optimize(changing_range, n_trials=3)
+        yield
     finally:
         optuna.logging.disable_propagation()
+        optuna.logging.set_verbosity(before)
+
+
+def test_parameters_left_to_the_independent_sampler_are_reported(caplog):
+    with propagating():
+        study = optuna.create_study(sampler=sampler(seed=0, n_startup_trials=2))
+        study.optimize(changing_range, n_trials=3)
     # one message (a record can reach caplog twice: through Optuna's logger and through the root logger)
     ((name, message),) = {(r.name, r.getMessage()) for r in caplog.records if "independently" in r.getMessage()}
     assert message.startswith("NPSampler samples parameter 'y' of trial 2 independently, not with the NP: "
@@ -63,26 +76,17 @@ def test_parameters_left_to_the_independent_sampler_are_reported(caplog):
 
 
 def test_no_independent_sampling_warning_before_any_trial_completed(caplog):
-    optuna.logging.enable_propagation()
-    try:
+    with propagating():
         study = optuna.create_study(sampler=sampler(seed=0, n_startup_trials=0))
         study.optimize(lambda t: t.suggest_float("x", 0, 1), n_trials=2)
-    finally:
-        optuna.logging.disable_propagation()
     assert "independently" not in caplog.text
 
 
 def test_optunas_verbosity_silences_the_warning(caplog):
     # caplog listens on the root logger: with propagation on, a message reaches it unless Optuna's level stops it
-    before = optuna.logging.get_verbosity()
-    optuna.logging.set_verbosity(optuna.logging.ERROR)
-    optuna.logging.enable_propagation()
-    try:
+    with propagating(optuna.logging.ERROR):
         study = optuna.create_study(sampler=sampler(seed=0, n_startup_trials=2))
         study.optimize(changing_range, n_trials=3)
-    finally:
-        optuna.logging.disable_propagation()
-        optuna.logging.set_verbosity(before)
     assert "NPSampler" not in caplog.text
 
 
