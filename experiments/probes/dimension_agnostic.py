@@ -35,8 +35,6 @@ this family registered (a card whose ``use.x_dims`` lists the d to score; ``NPMo
 from __future__ import annotations
 
 import argparse
-import json
-import math
 import sys
 import time
 from dataclasses import dataclass
@@ -182,29 +180,26 @@ def evaluate_runs(outs: list[str], n_batches: int) -> dict:
     GP's predictive on the same batches, for each run's exported card."""
     from npbandit import load_surrogate
     from npbandit.priors import make_prior
-    from npbandit.training.evaluation import eval_batches
+    from npbandit.training.evaluation import baseline_log_likelihood, eval_batches, evaluate
 
-    rows: dict = {}
+    models = {}
+    for out in outs:
+        cards = sorted(Path(out).glob("*-main.json"))
+        if not cards:
+            raise SystemExit(f"{out}: no main-phase card (*-main.json); its run has not reached the main phase")
+        model = load_surrogate(str(cards[-1]))
+        training = model.card["training"]
+        models[f"{Path(out).name} ({training['steps']} steps, {training['wall_clock_s'] / 60:.0f} min)"] = model
+    rows: dict = {"baseline": {}, "exact GP": {}, **{label: {} for label in models}}
     for d in EVAL_DIMS:
-        prior = make_prior("bo", **{**EVAL_PRIOR, "dims": [d]})
-        batches = list(eval_batches(prior, n_batches, 16))
-        base = exact = 0.0
-        for b in batches:
-            base += float((-0.5 * b.yt.double().square() - 0.5 * math.log(2 * math.pi)).mean())
-            exact += float(Normal(b.yt_mean.double(), b.yt_var.double().sqrt()).log_prob(b.yt.double()).mean())
-        rows.setdefault("baseline", {})[d] = base / len(batches)
-        rows.setdefault("exact GP", {})[d] = exact / len(batches)
-        for out in outs:
-            cards = sorted(Path(out).glob("*-main.json"))
-            if not cards:
-                raise SystemExit(f"{out}: no main-phase card (*-main.json); its run has not reached the main phase")
-            model = load_surrogate(str(cards[-1]))
-            model.eval()
+        batches = list(eval_batches(make_prior("bo", **{**EVAL_PRIOR, "dims": [d]}), n_batches, 16))
+        rows["baseline"][d] = baseline_log_likelihood(batches)
+        rows["exact GP"][d] = sum(
+            float(Normal(b.yt_mean.double(), b.yt_var.double().sqrt()).log_prob(b.yt.double()).mean())
+            for b in batches) / len(batches)
+        for label, model in models.items():
             with torch.no_grad():
-                ll = sum(float(model.log_likelihood(b.xc, b.yc, b.xt, b.yt)) for b in batches) / len(batches)
-            training = json.loads(cards[-1].read_text())["training"]
-            label = f"{Path(out).name} ({training['steps']} steps, {training['wall_clock_s'] / 60:.0f} min)"
-            rows.setdefault(label, {})[d] = ll
+                rows[label][d] = evaluate(model, batches)
     return rows
 
 
