@@ -175,24 +175,26 @@ def train_run(model: str, out: str, minutes: float, warm_steps: int, steps: int,
         train(config, progress=False, export_now=True)
 
 
-def evaluate_runs(outs: list[str], n_batches: int) -> dict:
+def evaluate_runs(outs: list[str], n_batches: int, max_context: int = BASE["max_context"]) -> dict:
     """Held-out log-likelihood per d (train and unseen d), the N(0, 1) baseline and the exact
-    GP's predictive on the same batches, for each run's exported card."""
+    GP's predictive on the same batches (contexts of up to ``max_context`` points), for each run's
+    exported main-phase card (``outs``: run folders, or the cards themselves)."""
     from npbandit import load_surrogate
     from npbandit.priors import make_prior
     from npbandit.training.evaluation import baseline_log_likelihood, eval_batches, evaluate
 
     models = {}
     for out in outs:
-        cards = sorted(Path(out).glob("*-main.json"))
+        cards = [Path(out)] if out.endswith(".json") else sorted(Path(out).glob("*-main.json"))
         if not cards:
             raise SystemExit(f"{out}: no main-phase card (*-main.json); its run has not reached the main phase")
         model = load_surrogate(str(cards[-1]))
         training = model.card["training"]
-        models[f"{Path(out).name} ({training['steps']} steps, {training['wall_clock_s'] / 60:.0f} min)"] = model
+        models[f"{cards[-1].stem} ({training['steps']} steps, {training['wall_clock_s'] / 60:.0f} min)"] = model
     rows: dict = {"baseline": {}, "exact GP": {}, **{label: {} for label in models}}
     for d in EVAL_DIMS:
-        batches = list(eval_batches(make_prior("bo", **{**EVAL_PRIOR, "dims": [d]}), n_batches, 16))
+        prior = make_prior("bo", **{**EVAL_PRIOR, "dims": [d], "max_context": max_context})
+        batches = list(eval_batches(prior, n_batches, 16))
         rows["baseline"][d] = baseline_log_likelihood(batches)
         rows["exact GP"][d] = sum(
             float(Normal(b.yt_mean.double(), b.yt_var.double().sqrt()).log_prob(b.yt.double()).mean())
@@ -215,8 +217,9 @@ def main(argv: list[str] | None = None) -> None:
     t.add_argument("--max-dim", type=int, default=max(TRAIN_DIMS), help="train at d = 1..this (16 columns)")
     t.add_argument("--init-from", default=None, help="a card of this model: the main phase alone from its weights")
     e = sub.add_parser("evaluate")
-    e.add_argument("outs", nargs="+")
+    e.add_argument("outs", nargs="+", help="run folders (their *-main.json card) or cards")
     e.add_argument("--batches", type=int, default=8)
+    e.add_argument("--max-context", type=int, default=BASE["max_context"], help="the held-out tasks' largest context")
     y = sub.add_parser("yardstick", help="experiments/benchmarks/bo_yardstick.py with this family registered "
                                          "(its arguments after --)")
     y.add_argument("rest", nargs=argparse.REMAINDER)
@@ -235,7 +238,7 @@ def main(argv: list[str] | None = None) -> None:
         train_run(args.model, args.out, args.minutes, args.warm_steps, args.steps,
                   dims=list(range(1, args.max_dim + 1)), init_from=args.init_from)
         return
-    rows = evaluate_runs(args.outs, args.batches)
+    rows = evaluate_runs(args.outs, args.batches, args.max_context)
     print("| | " + " | ".join(f"d={d}" for d in EVAL_DIMS) + " |")
     print("|---|" + "---:|" * len(EVAL_DIMS))
     base, exact = rows["baseline"], rows["exact GP"]

@@ -17,7 +17,10 @@
 #   On the device (the `run` tool, carry [".whl", "training_runs/bo16"]; the second absent the first time):
 #     python3 -m pip install -q --no-index --no-deps --no-compile --target /tmp/site .whl/*.whl &&
 #       PYTHONPATH=/tmp/site:$PWD RUNS="cmanp128 tnpd datnp" TRAIN_S=480 experiments/training/gpu_bo16.sh
-#   Back here: rm -rf training_runs/bo16 && cp -r <files_at>/bo16 training_runs/bo16   (the next call carries it)
+#   Back here: rm -rf training_runs/bo16 && for f in <files_at>/bo16_*.tgz; do tar xzf $f; done
+#   (the device returns at most 8 files, so the run folders come back as two archives; the next call carries them)
+#   STEPS=auto (one call, no later resume): the main phase's cosine schedule is sized to the time left after
+#   the warm-up, at the warm-up's own steps per second, so the card exported at the end has a finished schedule.
 #   A CPU smoke (twice: the warm-up, then the main phase): PATH=$PWD/.venv/bin:$PATH DEVICE=cpu SIZE=tiny \
 #       BATCH=8 WORKERS=0 WARM=10 STEPS=40 TRAIN_S=60 OUT=/tmp/o experiments/training/gpu_bo16.sh
 set -uo pipefail
@@ -29,7 +32,7 @@ source experiments/training/recipes.sh
 npb() { python3 -m npbandit "$@"; }
 common=(--prior bo "${BO16_PRIOR[@]}" "${BO16_EVAL[@]}" --size "$SIZE" --set activation="$ACT"
         --lr 3e-4 --device "$DEVICE" --threads 1 --loader-workers "$WORKERS" --eval-every 2000 --eval-batches 8
-        --checkpoint-every 1000 --final-eval-batches 32)
+        --checkpoint-every 1000 --final-eval-batches "${FINAL_EVAL:-32}")
 model() {
     case "$1" in
         cmanp128) echo --model cmanp --set n_latents=128 --set n_block_latents=128 --set n_elite=16 ;;
@@ -43,22 +46,36 @@ model() {
 batch() { if [[ $1 == datnp ]]; then echo "${DATNP_BATCH:-32}"; else echo "$BATCH"; fi; }
 minutes() { python3 -c "print(max($1, 0) / 60)"; }
 train() {  # $1 run: the warm-up until it has exported its card, then the main phase from it, in TRAIN_S seconds
-    local dir=training_runs/bo16/$1 args end=$((SECONDS + TRAIN_S))
+    local dir=training_runs/bo16/$1 args start=$SECONDS warmed='' end=$((SECONDS + TRAIN_S))
     args=$(model "$1") || return 2
     args+=" --batch-size $(batch "$1")"
     if [[ ! -f $dir-warm/$1-warm.json ]]; then
         npb train $args "${common[@]}" --prior-set standardize=task --loss sampled --steps "$WARM" \
             --name "$1-warm" --out "$dir-warm" --max-minutes "$(minutes $((end - SECONDS)))"
+        warmed=1
     fi
     if [[ -f $dir-warm/$1-warm.json ]] && (( end - SECONDS > 30 )); then
-        local main=(--loss expected --steps "$STEPS" --init-from "$dir-warm/$1-warm.json" --name "$1-bo16" --out "$dir")
+        local steps=$STEPS
+        if [[ $steps == auto ]]; then  # the warm-up's rate (start-up and its card's evaluation included: low)
+            [[ -n $warmed ]] || { echo "STEPS=auto needs the warm-up in the same call" >&2; return 2; }
+            steps=$(python3 -c "print(max(int($WARM / max($((SECONDS - start)), 1) * $((end - SECONDS - 60)) * 0.9), 100))")
+            echo "STEPS=auto: $steps main-phase steps" >&2
+        fi
+        local main=(--loss expected --steps "$steps" --init-from "$dir-warm/$1-warm.json" --name "$1-bo16" --out "$dir")
         npb train $args "${common[@]}" "${main[@]}" --max-minutes "$(minutes $((end - SECONDS - 20)))"
         npb train $args "${common[@]}" "${main[@]}" --export-now  # a card of where it stands, for the yardstick
     fi
 }
 mkdir -p "$OUT" training_runs/bo16
-for run in $RUNS; do train "$run" > "$OUT/$run.log" 2>&1 & done
+for run in $RUNS; do train "$run" > "training_runs/bo16/$run.log" 2>&1 & done
 wait
-for run in $RUNS; do tail -c 600 "$OUT/$run.log"; echo; done
+for run in $RUNS; do tail -c 600 "training_runs/bo16/$run.log"; echo; done
 rm -f training_runs/bo16/*/train.lock
-cp -r training_runs/bo16 "$OUT/"
+# cards, logs and metrics in one archive, the optimiser states (for a resume) in another: the device returns 8 files
+# (and the main phases' states each in its own, a paper-size cmanp128's being about 16 MB, the limit per file)
+tar czf "$OUT/bo16_cards.tgz" --exclude='train_state*' --exclude='*.lock' training_runs/bo16
+for run in $RUNS; do
+    [[ -f training_runs/bo16/$run/train_state.json ]] &&
+        tar czf "$OUT/bo16_state_$run.tgz" training_runs/bo16/"$run"/train_state.*
+done
+ls -la "$OUT"
