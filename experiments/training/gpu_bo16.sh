@@ -10,6 +10,10 @@
 # (experiments/log/benchmarks.md); a smooth activation can only be trained in, and whether it cuts the
 # evaluations is measured on these models.
 #
+# Batches: drawn in each training process, on the GPU (WORKERS=0: `train` then does the prior's GP draws on the
+# device). Session 43's call drew them in 5 CPU loader workers per run and was capped by the CPU at ~4.5 steps/s
+# of batch 128 (experiments/log/results.md, "Issue 49 on a lent H200").
+#
 #   The device's image lacks gymnasium and SQLAlchemy (npbandit imports them): here, once,
 #     echo /.whl/ >> .git/info/exclude; .venv/bin/python -m pip download --no-deps --only-binary=:all: \
 #       --python-version 3.12 --implementation cp --platform manylinux_2_28_x86_64 --platform manylinux_2_17_x86_64 \
@@ -26,7 +30,7 @@
 set -uo pipefail
 cd "$(dirname "$0")/../.."
 OUT=${OUT:-gpu_out}; TRAIN_S=${TRAIN_S:-480}; RUNS=${RUNS:-cmanp128 tnpd datnp}; DEVICE=${DEVICE:-cuda}
-WARM=${WARM:-20000}; STEPS=${STEPS:-300000}; BATCH=${BATCH:-128}; WORKERS=${WORKERS:-6}; SIZE=${SIZE:-paper}
+WARM=${WARM:-20000}; STEPS=${STEPS:-300000}; BATCH=${BATCH:-128}; WORKERS=${WORKERS:-0}; SIZE=${SIZE:-paper}
 ACT=${ACT:-silu}
 source experiments/training/recipes.sh
 npb() { python3 -m npbandit "$@"; }

@@ -78,6 +78,10 @@ class Prior(ABC):
         suite_fixed: the constructor parameters :meth:`evaluation_suite` sets itself
             (``gp1d``: ``kernel``, its suite scoring both kernels), which a training run's
             evaluation parameters (``--eval-prior-set``) may therefore not set.
+        computes_on_device: whether :meth:`sample` takes ``device=`` and does its arithmetic
+            there (the exact GP draws' kernel matrices and Cholesky factors: most of a ``bo``
+            batch's cost). Its random numbers still come from the CPU ``generator``, so a batch is
+            the same draw on every device, up to the device's floating-point rounding.
 
     A new prior subclasses this, implements :meth:`sample` and :meth:`spec`, may override
     :meth:`evaluation_suite`, and is registered by name with
@@ -91,6 +95,7 @@ class Prior(ABC):
     standardizes_outputs: bool = False
     input_symmetric: bool = False
     suite_fixed: tuple[str, ...] = ()
+    computes_on_device: bool = False
 
     @abstractmethod
     def sample(self, batch_size: int, generator: torch.Generator) -> TaskBatch:
@@ -138,11 +143,15 @@ class Prior(ABC):
     def spec(self) -> dict[str, Any]:
         """JSON-serialisable description of the prior and its parameters (for checkpoint cards)."""
 
-    def batch(self, batch_size: int, seed: int, index: int) -> TaskBatch:
+    def batch(self, batch_size: int, seed: int, index: int, device: torch.device | str | None = None) -> TaskBatch:
         """Batch ``index`` of the stream seeded by ``seed`` (deterministic): :meth:`sample`
         with :func:`step_generator` ``(seed, index)``, checked against :meth:`sample`'s
         contract (training and evaluation draw every batch here), so that a prior's bug is
         reported as the prior's rather than as a model's input error.
+
+        ``device`` (default: the CPU): where the batch is returned; a prior that
+        ``computes_on_device`` also draws it there (the trainer's GPU runs without loader
+        workers), any other draws it on the CPU and moves it.
 
         Raises:
             ValueError: ``batch_size`` not a positive int, ``seed`` not an int, or ``index``
@@ -151,7 +160,14 @@ class Prior(ABC):
                 (``batch_size`` tasks, ``x_dim`` / ``y_dim`` wide), or non-finite values.
         """
         check_int("batch_size", batch_size, minimum=1)
-        batch = self.sample(batch_size, step_generator(seed, index))
+        generator = step_generator(seed, index)
+        on_device = device is not None and torch.device(device) != torch.device("cpu")
+        if on_device and self.computes_on_device:
+            batch = self.sample(batch_size, generator, device=torch.device(device))
+        else:
+            batch = self.sample(batch_size, generator)
+            if on_device and isinstance(batch, TaskBatch):
+                batch = batch.to(device)
         _check_batch(batch, batch_size, self.x_dim, self.y_dim,
                          f"prior {self.name!r}: {type(self).__name__}.sample({batch_size}, generator)")
         return batch

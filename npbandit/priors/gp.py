@@ -50,6 +50,7 @@ class GP1DPrior(Prior):
     input_domain = (-2.0, 2.0)
     input_symmetric = True  # uniform inputs on a box centred at 0, a stationary kernel
     suite_fixed = ("kernel",)
+    computes_on_device = True  # the exact GP draw (sample_gp_conditional)
 
     @classmethod
     def evaluation_suite(cls, **params: Any) -> dict[str, Prior]:
@@ -89,7 +90,7 @@ class GP1DPrior(Prior):
                 "noise_std": self.noise_std, "x": ["uniform", *self.x_range],
                 "n_context": ["randint", 3, self.max_points - 3], "n_target": ["randint", 3, "max_points - n_context"]}
 
-    def sample(self, batch_size: int, generator: torch.Generator) -> TaskBatch:
+    def sample(self, batch_size: int, generator: torch.Generator, device: torch.device | None = None) -> TaskBatch:
         nc = randint(generator, 3, self.max_points - 3)
         nt = randint(generator, 3, self.max_points - nc)
         x = uniform(generator, *self.x_range, batch_size, nc + nt, 1)
@@ -99,8 +100,8 @@ class GP1DPrior(Prior):
         # the same draw as sample_gp's, with the targets' exact predictive given the context (for the
         # expected loss) read off the Cholesky factor that draws it
         y, mean_t, var_t, factor_t = sample_gp_conditional([self.kernel] * batch_size, x, lengthscale,
-                                                           sigma_f.pow(2), noise, generator, nc)
-        x, y = x.float(), y.float()
+                                                           sigma_f.pow(2), noise, generator, nc, device)
+        x, y = x.to(y.device).float(), y.float()
         info = {"kernel": [self.kernel] * batch_size, "lengthscale": lengthscale.float(), "sigma_f": sigma_f.float()}
         return TaskBatch(x[:, :nc], y[:, :nc], x[:, nc:], y[:, nc:], info, yt_mean=mean_t.float(),
                          yt_var=var_t.float(), yt_cov_factor=factor_t.float())
@@ -228,6 +229,7 @@ class BOPrior(Prior):
     # near-context / cluster offsets reflected at the faces: unchanged by permuting the
     # dimensions or reflecting any of them about 1/2
     input_symmetric = True
+    computes_on_device = True  # the exact GP draw (sample_gp_conditional)
     STANDARDIZE = ("context", "task")
     LENGTHSCALE_PRIORS = ("loguniform", "botorch")
 
@@ -398,7 +400,7 @@ class BOPrior(Prior):
 
         return BayesPosterior.fit(xc, yc, draw, num_samples)
 
-    def sample(self, batch_size: int, generator: torch.Generator) -> TaskBatch:
+    def sample(self, batch_size: int, generator: torch.Generator, device: torch.device | None = None) -> TaskBatch:
         d = self.dims[randint(generator, 0, len(self.dims))]
         nc = randint(generator, self.min_context, self.max_context + 1)
         n = nc + self.n_target
@@ -413,7 +415,8 @@ class BOPrior(Prior):
         warp = self._warps(generator, batch_size, d) if self.input_warp_prob > 0 else None
         y, mean_t, var_t, factor_t = sample_gp_conditional(
             kinds, x if warp is None else _kumaraswamy_cdf(x, warp), lengthscale,
-            torch.ones(batch_size, dtype=torch.float64), noise, generator, nc)
+            torch.ones(batch_size, dtype=torch.float64), noise, generator, nc, device)
+        x = x.to(y.device)
         x = torch.cat([x, x.new_zeros(batch_size, n, self.x_dim - d)], dim=-1).float()
         info = {"dim": d, "kernel": kinds, "lengthscale": lengthscale.float(), "noise_std": noise.float()}
         if warp is not None:

@@ -332,10 +332,14 @@ def _initialise(model: NeuralProcess, checkpoint: str) -> dict[str, Any]:
 class _PriorStream(torch.utils.data.IterableDataset):
     """Batches ``start, start + 1, ...`` of a prior's stream; with ``W`` loader workers,
     worker ``w`` draws the indices ``= w (mod W)`` and the DataLoader's round-robin
-    order hands them back in sequence, so the stream is the same for any ``W``."""
+    order hands them back in sequence, so the stream is the same for any ``W``.
+    ``device``: where each batch is drawn (``Prior.batch``'s ``device``; only without
+    workers, which are CPU processes)."""
 
-    def __init__(self, prior: Any, batch_size: int, seed: int, start: int, stop: int) -> None:
+    def __init__(self, prior: Any, batch_size: int, seed: int, start: int, stop: int,
+                 device: torch.device | None = None) -> None:
         self.prior, self.batch_size, self.seed, self.start, self.stop = prior, batch_size, seed, start, stop
+        self.device = device
 
     def __iter__(self):
         info = torch.utils.data.get_worker_info()
@@ -343,13 +347,13 @@ class _PriorStream(torch.utils.data.IterableDataset):
         if info is not None:
             torch.set_num_threads(1)  # workers share the machine with the optimiser
         for index in range(self.start + worker, self.stop, workers):
-            yield self.prior.batch(self.batch_size, self.seed, index)
+            yield self.prior.batch(self.batch_size, self.seed, index, self.device)
 
 
-def _batches(prior: Any, config: TrainConfig, start: int, stop: int, workers: int):
+def _batches(prior: Any, config: TrainConfig, start: int, stop: int, workers: int, device: torch.device):
+    if workers == 0:  # drawn here, on the training device (a GPU does a GP prior's Cholesky factors)
+        return iter(_PriorStream(prior, config.batch_size, config.seed, start, stop, device))
     stream = _PriorStream(prior, config.batch_size, config.seed, start, stop)
-    if workers == 0:
-        return iter(stream)
     return iter(torch.utils.data.DataLoader(stream, batch_size=None, num_workers=workers, prefetch_factor=4,
                                             persistent_workers=False))
 
@@ -457,9 +461,11 @@ def train(config: TrainConfig, *, progress: bool = True, export: bool = True, st
             checkpoint of a run still in progress). The card's ``steps`` is the state's
             step and ``schedule_steps`` the run's length.
         loader_workers: processes that draw the prior's batches ahead of the
-            optimiser (0: drawn in this process). Worth it where the model step is fast
-            (a GPU) and the prior's sampling is not; the batches, and so the run, are
-            the same.
+            optimiser on the CPU (0: drawn in this process, on the training device where
+            the prior ``computes_on_device``: on a GPU the ``bo`` and ``gp1d`` priors' exact
+            GP draws, most of a batch's cost, run there). The batches, and so the run, are
+            the same for any number of workers and on any device, up to the device's
+            floating-point rounding.
 
     Returns:
         :class:`TrainResult`: the model (eval mode), the step reached, the log, the
@@ -542,7 +548,7 @@ def train(config: TrainConfig, *, progress: bool = True, export: bool = True, st
         last = config.steps if stop_at is None else min(stop_at, config.steps)
         if export_now:
             last = step
-        batches = _batches(prior, config, step, last, loader_workers)
+        batches = _batches(prior, config, step, last, loader_workers, device)
         with _StopRequests() as stop:
             step = _loop(config, prior, model, optimizer, batches, device, out, prior_spec, log, bar, step, last,
                          started, call_started, stop_after_s, eval_params, stop, initial)

@@ -6,7 +6,7 @@ import pytest
 import torch
 
 from npbandit.priors import PRIORS, BOPrior, GP1DPrior, WheelPrior, make_prior
-from npbandit.priors.base import randint, uniform
+from npbandit.priors.base import randint, step_generator, uniform
 from npbandit.priors.kernels import kernel_matrix, sample_gp, sample_gp_conditional
 from npbandit.priors.wheel import RewardEncoding, RewardFill, quadrant_arm, wheel_mean_rewards
 from npbandit.transforms import Bilog
@@ -72,7 +72,33 @@ def test_gp1d_batches_carry_the_targets_exact_moments():
     assert torch.equal(torch.cat([b2.yc, b2.yt], 1), y)
 
 
-def test_gp_samples_have_the_kernel_covariance():
+
+def test_gp_draws_are_made_on_the_device_they_are_given():
+    # the meta device does no arithmetic but says where each tensor was made: a kernel matrix,
+    # factor or output created on the CPU would fail to combine with it or show up here
+    g = torch.Generator().manual_seed(0)
+    x = uniform(g, 0.0, 1.0, 3, 12, 2)
+    out = sample_gp_conditional(["rbf", "matern52", "rbf"], x, torch.full((3, 2), 0.3, dtype=torch.float64),
+                                torch.ones(3, dtype=torch.float64), torch.full((3,), 0.1, dtype=torch.float64), g, 8,
+                                device=torch.device("meta"))
+    assert [t.device.type for t in out] == ["meta"] * 4
+    assert [tuple(t.shape) for t in out] == [(3, 12, 1), (3, 4, 1), (3, 4, 1), (3, 4, 4)]
+
+
+@pytest.mark.parametrize("name", ["bo", "gp1d"])
+def test_a_prior_computing_on_a_device_draws_the_same_batch(name):
+    prior = make_prior(name, **({"max_context": 40} if name == "bo" else {}))
+    assert prior.computes_on_device
+    here = prior.sample(4, step_generator(0, 3))
+    fields = ("xc", "yc", "xt", "yt", "yt_mean", "yt_var", "yt_cov_factor")
+    moved = prior.sample(4, step_generator(0, 3), device=torch.device("cpu"))
+    for field in fields:
+        assert torch.equal(getattr(here, field), getattr(moved, field)), field
+    if torch.cuda.is_available():  # the same random numbers; the GPU's float64 factors round differently
+        gpu = prior.batch(4, 0, 3, device="cuda")
+        for field in fields:
+            assert getattr(gpu, field).device.type == "cuda", field
+            torch.testing.assert_close(getattr(gpu, field).cpu(), getattr(here, field), rtol=1e-4, atol=1e-4)
     g = torch.Generator().manual_seed(0)
     x = torch.tensor([[[0.0], [0.3], [1.5]]], dtype=torch.float64).expand(4000, -1, -1)
     ls = torch.full((4000, 1), 0.5, dtype=torch.float64)

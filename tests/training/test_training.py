@@ -219,6 +219,21 @@ def test_loader_workers_give_the_same_run(tmp_path):
         train(tiny_config(tmp_path / "c"), progress=False, loader_workers=-1)
 
 
+def test_batches_are_drawn_on_the_training_device_without_workers(tmp_path):
+    from npbandit.training.trainer import _batches
+
+    class Recording(GP1DPrior):
+        devices = []
+
+        def batch(self, batch_size, seed, index, device=None):
+            self.devices.append(device)
+            return super().batch(batch_size, seed, index, device)
+
+    prior, config = Recording(max_points=20), tiny_config(tmp_path)
+    list(_batches(prior, config, 0, 2, 0, torch.device("cpu")))
+    assert Recording.devices == [torch.device("cpu")] * 2
+
+
 def _sigterm_once_training():
     """SIGTERM to this process once the training loop's handler is in (before it, the
     default action would end pytest itself)."""
