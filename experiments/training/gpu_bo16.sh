@@ -41,9 +41,9 @@ model() {
     case "$1" in
         cmanp128) echo --model cmanp --set n_latents=128 --set n_block_latents=128 --set n_elite=16 ;;
         tnpd) echo --model tnpd ;;
-        # the dimension-agnostic probe family (one token per input dimension of each point: d times a
-        # TNP-D's tokens, so a smaller batch); registered by its module, which every later load imports too
-        datnp) echo --plugin experiments/probes/dimension_agnostic.py --model datnp ;;
+        # the dimension-agnostic family (one token per input dimension of each point: d times a TNP-D's
+        # tokens, so a smaller batch), on batches of their own width (no padding columns)
+        datnp) echo --model datnp --prior-set padding=none --eval-prior-set padding=none ;;
         *) echo "unknown run $1 (cmanp128 | tnpd | datnp)" >&2; return 2 ;;
     esac
 }

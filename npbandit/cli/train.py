@@ -63,9 +63,8 @@ def add_arguments(train: argparse.ArgumentParser) -> None:
     train.add_argument("--max-minutes", type=positive_float,
                        help="save and stop after this many minutes (resume later; default: no limit)")
     train.add_argument("--loader-workers", type=non_negative_int, default=0,
-                       help="CPU processes drawing the prior's batches ahead of the optimiser (same batches; default: "
-                       "drawn in the training process, on its device: on a GPU the bo and gp1d priors' GP draws run "
-                       "there)")
+                       help="CPU processes drawing the prior's batches ahead of the optimiser (same batches; 0: drawn "
+                       "in the training process, on its device, where a GPU runs the bo and gp1d priors' GP draws)")
     train.add_argument("--export-now", action="store_true",
                        help="train no further: export the run's saved state as a checkpoint (a run in progress)")
 

@@ -183,7 +183,8 @@ class NetworkMixin:
 
     def _to_surrogate_inputs(self, X: Tensor, check: str | None = None) -> Tensor:
         """Raw ``... x d`` inputs -> the surrogate's inputs ``... x x_dim`` in its dtype/device
-        (the columns it reads, zero-padded).
+        (the columns it reads, zero-padded; as many as it reads for a network of any width,
+        ``any_x_dim``).
 
         ``check``: the name of the argument ``X`` came from, when it must be checked to lie in
         the box (:meth:`_check_inputs`)."""
@@ -196,7 +197,7 @@ class NetworkMixin:
             X = low + (X - lo) / (hi - lo) * (high - low)
         ref = next(self.surrogate.parameters())
         X = self._read_columns(X).to(device=ref.device, dtype=ref.dtype)
-        pad = self.surrogate.x_dim - X.shape[-1]
+        pad = 0 if self.surrogate.any_x_dim else self.surrogate.x_dim - X.shape[-1]
         if pad:
             X = torch.cat([X, X.new_zeros(X.shape[:-1] + (pad,))], dim=-1)
         return X

@@ -78,6 +78,9 @@ class Prior(ABC):
         suite_fixed: the constructor parameters :meth:`evaluation_suite` sets itself
             (``gp1d``: ``kernel``, its suite scoring both kernels), which a training run's
             evaluation parameters (``--eval-prior-set``) may therefore not set.
+        fixed_width: whether every batch's inputs are ``x_dim`` wide; ``False``: each batch
+            has its own width, at most ``x_dim`` (the ``bo`` prior with ``padding="none"``),
+            for models that read any width (``NeuralProcess.any_x_dim``).
         computes_on_device: whether :meth:`sample` takes ``device=`` and does its arithmetic
             there (the exact GP draws' kernel matrices and Cholesky factors: most of a ``bo``
             batch's cost). Its random numbers still come from the CPU ``generator``, so a batch is
@@ -95,6 +98,7 @@ class Prior(ABC):
     standardizes_outputs: bool = False
     input_symmetric: bool = False
     suite_fixed: tuple[str, ...] = ()
+    fixed_width: bool = True
     computes_on_device: bool = False
 
     @abstractmethod
@@ -169,15 +173,16 @@ class Prior(ABC):
             if on_device and isinstance(batch, TaskBatch):
                 batch = batch.to(device)
         _check_batch(batch, batch_size, self.x_dim, self.y_dim,
-                         f"prior {self.name!r}: {type(self).__name__}.sample({batch_size}, generator)")
+                     f"prior {self.name!r}: {type(self).__name__}.sample({batch_size}, generator)", self.fixed_width)
         return batch
 
 
-def _check_batch(batch: Any, batch_size: int, x_dim: int, y_dim: int, who: str) -> None:
+def _check_batch(batch: Any, batch_size: int, x_dim: int, y_dim: int, who: str, fixed_width: bool = True) -> None:
     """``batch`` must be a :class:`TaskBatch` of ``batch_size`` tasks: ``xc [B, Nc, x_dim]``,
     ``yc [B, Nc, y_dim]``, ``xt [B, Nt, x_dim]``, ``yt [B, Nt, y_dim]`` and, where present,
     ``yt_mean`` / ``yt_var`` ``[B, Nt, y_dim]`` and ``yt_cov_factor`` ``[B, Nt, Nt]``, all
-    floating-point and finite. A few comparisons of shapes and one sum per tensor: small
+    floating-point and finite (``fixed_width=False``: inputs of the batch's own width, ``1..x_dim``,
+    instead of ``x_dim``). A few comparisons of shapes and one sum per tensor: small
     next to drawing the batch and to the model step that reads it.
 
     Raises:
@@ -194,6 +199,10 @@ def _check_batch(batch: Any, batch_size: int, x_dim: int, y_dim: int, who: str) 
                              f"{type(value).__name__} {getattr(value, 'dtype', '')} "
                              f"{list(getattr(value, 'shape', []))}")
     nc, nt = batch.xc.shape[1], batch.xt.shape[1]
+    if not fixed_width:
+        if not 1 <= batch.xc.shape[-1] <= x_dim:
+            raise ValueError(f"{who} returned xc {list(batch.xc.shape)}: its width must be in 1..x_dim={x_dim}")
+        x_dim = batch.xc.shape[-1]
     expected = {"xc": (batch_size, nc, x_dim), "yc": (batch_size, nc, y_dim), "xt": (batch_size, nt, x_dim),
                 "yt": (batch_size, nt, y_dim), "yt_mean": (batch_size, nt, y_dim),
                 "yt_var": (batch_size, nt, y_dim), "yt_cov_factor": (batch_size, nt, nt)}

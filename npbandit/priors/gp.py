@@ -178,10 +178,12 @@ class BOPrior(Prior):
     ``x`` itself. Lengthscales, context clusters and near-context targets are in the warped
     coordinates' units as drawn; the exact moments ``yt_mean`` / ``yt_var`` hold unchanged.
 
-    How a model sees ``d < x_dim``: inputs are zero-padded to ``x_dim`` columns. A GP
-    on the padded cube restricted to the slice ``x_{d+1..} = 0`` is exactly a GP on
-    the ``d``-cube, so the padding is consistent with the prior; the BoTorch adapter
-    pads the same way.
+    How a model sees ``d < x_dim`` (``padding``): ``"zeros"`` (default), inputs are
+    zero-padded to ``x_dim`` columns. A GP on the padded cube restricted to the slice
+    ``x_{d+1..} = 0`` is exactly a GP on the ``d``-cube, so the padding is consistent with
+    the prior; the BoTorch adapter pads the same way for a network of fixed width.
+    ``"none"``: each batch is as wide as its ``d`` (one ``d`` per batch), for a network that
+    reads any width (``NeuralProcess.any_x_dim``; ``x_dim`` is then the widest batch).
 
     Output standardisation (``standardize``), with :func:`npbandit.transforms.standardize.standardization`:
 
@@ -215,6 +217,7 @@ class BOPrior(Prior):
         near_context_frac, near_context_scale: targets near the context (above).
         context_cluster_frac, context_cluster_scale: clustered context (above).
         input_warp_prob, input_warp_std: warped inputs (above).
+        padding: ``"zeros"`` or ``"none"`` (above).
 
     Raises:
         ValueError: an argument outside its range (naming it), or ``standardize="context"``
@@ -232,6 +235,7 @@ class BOPrior(Prior):
     computes_on_device = True  # the exact GP draw (sample_gp_conditional)
     STANDARDIZE = ("context", "task")
     LENGTHSCALE_PRIORS = ("loguniform", "botorch")
+    PADDING = ("zeros", "none")
 
     @classmethod
     def evaluation_suite(cls, **params: Any) -> dict[str, Prior]:
@@ -249,8 +253,10 @@ class BOPrior(Prior):
                  near_context_frac: float = 0.0, near_context_scale: tuple[float, float] = (0.01, 1.0),
                  context_cluster_frac: float = 0.0,
                  context_cluster_scale: tuple[float, float] = (0.001, 1.0),
-                 input_warp_prob: float = 0.0, input_warp_std: float = 0.75) -> None:
+                 input_warp_prob: float = 0.0, input_warp_std: float = 0.75, padding: str = "zeros") -> None:
         x_dim = check_int("x_dim", x_dim, minimum=1)
+        if padding not in self.PADDING:
+            raise ValueError(f"padding must be one of {self.PADDING}, got {padding!r}")
         if isinstance(dims, (str, bytes)) or not hasattr(dims, "__iter__"):
             raise ValueError(f"dims must be a sequence of ints, got {dims!r}")
         dims = tuple(check_int(f"dims[{i}]", d) for i, d in enumerate(dims))
@@ -298,13 +304,15 @@ class BOPrior(Prior):
         self.context_cluster_scale = tuple(context_cluster_scale)
         self.input_warp_prob = float(input_warp_prob)
         self.input_warp_std = float(input_warp_std)
+        self.padding = padding
+        self.fixed_width = padding == "zeros"
 
     def spec(self) -> dict[str, Any]:
         if self.lengthscale_prior == "botorch":
             lengthscale: list[Any] = ["lognormal", "sqrt(2) + log(d) / 2", "sqrt(3)"]
         else:
             lengthscale = ["sqrt(d) * loguniform", *self.lengthscale_range]
-        spec = {"name": self.name, "dims": list(self.dims), "x_dim": self.x_dim, "padding": "zeros",
+        spec = {"name": self.name, "dims": list(self.dims), "x_dim": self.x_dim, "padding": self.padding,
                 "x": ["uniform", 0.0, 1.0], "kernels": list(self.kernels),
                 "lengthscale": lengthscale, "outputscale": 1.0,
                 "noise_std": ["loguniform", *self.noise_std_range],
@@ -417,7 +425,9 @@ class BOPrior(Prior):
             kinds, x if warp is None else _kumaraswamy_cdf(x, warp), lengthscale,
             torch.ones(batch_size, dtype=torch.float64), noise, generator, nc, device)
         x = x.to(y.device)
-        x = torch.cat([x, x.new_zeros(batch_size, n, self.x_dim - d)], dim=-1).float()
+        if self.fixed_width:
+            x = torch.cat([x, x.new_zeros(batch_size, n, self.x_dim - d)], dim=-1)
+        x = x.float()
         info = {"dim": d, "kernel": kinds, "lengthscale": lengthscale.float(), "noise_std": noise.float()}
         if warp is not None:
             info["input_warp"] = warp.float()

@@ -34,7 +34,7 @@ __all__ = ["RowKey", "row_keys", "policy_label", "check_label_overrides", "MODEL
 
 #: a surrogate model's registry name -> its name in the literature
 MODEL_NAMES = {"tnpd": "TNP-D", "cmanp": "CMANP", "cmanp-and": "CMANP-AND", "lbanp": "LBANP",
-               "retreever": "ReTreever", "te-pt-tnp": "TE-PT-TNP", "gp": "GP"}
+               "retreever": "ReTreever", "te-pt-tnp": "TE-PT-TNP", "datnp": "DATNP", "gp": "GP"}
 #: a BO acquisition's or a bandit decision rule's id -> its readable name
 ACQUISITION_NAMES = {"logei": "LogEI", "ucb": "UCB", "thompson": "Thompson sampling",
                      "marginal-thompson": "marginal Thompson sampling", "qlognei": "qLogNEI"}

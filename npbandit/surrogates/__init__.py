@@ -19,6 +19,7 @@ from typing import Any
 from npbandit.surrogates.base import ContextSetState, NeuralProcess, NPConfig, NPState
 from npbandit.surrogates.cmanp import CMANP, CMANPConfig, CMANPState
 from npbandit.surrogates.cmanp_and import CMANPAND, CMANPANDConfig
+from npbandit.surrogates.datnp import DATNP, DATNPConfig
 from npbandit.surrogates.lbanp import LBANP, LBANPConfig
 from npbandit.surrogates.retreever import ReTreever, ReTreeverConfig
 from npbandit.surrogates.te_pt_tnp import TEPTTNP, TEPTTNPConfig
@@ -48,9 +49,11 @@ __all__ = [
     "TEPTTNPConfig",
     "ReTreever",
     "ReTreeverConfig",
+    "DATNP",
+    "DATNPConfig",
 ]
 
-_MODELS: dict[str, type[NeuralProcess]] = {m.name: m for m in (CMANP, CMANPAND, LBANP, TNPD, TEPTTNP, ReTreever)}
+_MODELS: dict[str, type[NeuralProcess]] = {m.name: m for m in (CMANP, CMANPAND, LBANP, TNPD, TEPTTNP, ReTreever, DATNP)}
 
 # Named sizes. "paper" is each config's defaults. Keys a model does not have are
 # skipped for that model, so one size name means the same shape everywhere.

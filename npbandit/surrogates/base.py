@@ -223,12 +223,17 @@ class ContextSetState(NPState):
                                _select_batch(self.encoding, index))
 
 
-def _check_tensor(name: str, value: Any, last: int, ref: Tensor | None, finite: bool = True) -> None:
+def _check_tensor(name: str, value: Any, last: int | None, ref: Tensor | None, finite: bool = True) -> None:
+    """``value [batch, points, last]`` (``last=None``: any positive width) on ``ref``'s dtype
+    and device, finite unless ``finite`` is false."""
     if not isinstance(value, Tensor):
         raise TypeError(f"{name} must be a torch.Tensor, got {type(value).__name__}")
     if value.dim() != 3:
-        raise ValueError(f"{name} must have shape [batch, points, {last}] (3 dims), got shape {tuple(value.shape)}")
-    if value.shape[-1] != last:
+        raise ValueError(f"{name} must have shape [batch, points, {'width' if last is None else last}] (3 dims), "
+                         f"got shape {tuple(value.shape)}")
+    if last is None and value.shape[-1] < 1:
+        raise ValueError(f"{name} must have at least one column, got shape {tuple(value.shape)}")
+    if last is not None and value.shape[-1] != last:
         raise ValueError(f"{name} must have last dimension {last}, got shape {tuple(value.shape)}")
     if not value.is_floating_point():
         raise TypeError(f"{name} must be a floating-point tensor, got dtype {value.dtype}")
@@ -275,6 +280,11 @@ class NeuralProcess(nn.Module, ABC):
     #: ``True`` when ``sample`` / ``joint_log_prob`` correlate targets (a not-diagonal
     #: head); ``False``: the joint is the product of ``predict``'s marginals.
     joint_predictive: ClassVar[bool] = False
+    #: ``True`` when the model reads inputs of any width (a token per input dimension, its
+    #: weights independent of the count): ``x_dim`` is then the width it was built for, a
+    #: context may have any number of columns, and targets and updates must have the
+    #: context's. ``False``: every input is ``x_dim`` wide.
+    any_x_dim: ClassVar[bool] = False
 
     def __init__(self, x_dim: int, y_dim: int, config: NPConfig | None = None) -> None:
         super().__init__()
@@ -325,6 +335,7 @@ class NeuralProcess(nn.Module, ABC):
         yu = self._model_outputs("xu", xu, "yu", yu)
         if xu.shape[0] != state.batch_size:
             raise ValueError(f"xu has batch size {xu.shape[0]} but the state has batch size {state.batch_size}")
+        self._check_width("xu", xu, state)
         return self._update(state, xu, yu)
 
     def predict(self, state: NPState, xt: Tensor, *, check: bool = True) -> Normal | OutcomePredictive:
@@ -496,7 +507,7 @@ class NeuralProcess(nn.Module, ABC):
 
     def _check_pair(self, x_name: str, x: Tensor, y_name: str, y: Tensor) -> None:
         ref = self._reference_parameter()
-        _check_tensor(x_name, x, self.x_dim, ref)
+        _check_tensor(x_name, x, None if self.any_x_dim else self.x_dim, ref)
         _check_tensor(y_name, y, self.y_dim, ref)
         if x.shape[:2] != y.shape[:2]:
             raise ValueError(
@@ -507,9 +518,15 @@ class NeuralProcess(nn.Module, ABC):
     def _check_targets(self, state: Any, xt: Tensor) -> None:
         """``state`` is a state and ``xt [B, M, dx]`` fits the model and the state's batch."""
         self._check_state(state)
-        _check_tensor("xt", xt, self.x_dim, self._reference_parameter())
+        _check_tensor("xt", xt, None if self.any_x_dim else self.x_dim, self._reference_parameter())
         if xt.shape[0] != state.batch_size:
             raise ValueError(f"xt has batch size {xt.shape[0]} but the state has batch size {state.batch_size}")
+        self._check_width("xt", xt, state)
+
+    def _check_width(self, name: str, x: Tensor, state: Any) -> None:
+        """An ``any_x_dim`` model's ``x`` must be as wide as the context ``state`` holds."""
+        if self.any_x_dim and isinstance(state, ContextSetState) and x.shape[-1] != state.xc.shape[-1]:
+            raise ValueError(f"{name} has {x.shape[-1]} input column(s) but the context has {state.xc.shape[-1]}")
 
     @staticmethod
     def _check_sampling(num_samples: Any, generator: Any) -> None:

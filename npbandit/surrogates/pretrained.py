@@ -389,7 +389,7 @@ def checkpoint_use(card: dict[str, Any]) -> dict[str, Any]:
     name = spec.get("name")
     prior = PRIORS.get(name)
     x_dim = int(card["x_dim"])
-    dims = spec.get("dims") if spec.get("padding") == "zeros" else None
+    dims = spec.get("dims") if spec.get("padding") in ("zeros", "none") else None
     return {"prior": name, "task": TASKS.get(name, f"tasks of the {name!r} prior"),
             "x_dims": sorted(int(d) for d in dims) if dims else [x_dim], "x_dim": x_dim, "y_dim": int(card["y_dim"]),
             "input_domain": None if prior is None else list(prior.domain_of(spec)),

@@ -479,7 +479,8 @@ def train(config: TrainConfig, *, progress: bool = True, export: bool = True, st
 
     Raises:
         ValueError: an unusable config (an unknown model or prior, a device this
-            machine lacks, evaluation parameters the suite does not take), another
+            machine lacks, evaluation parameters the suite does not take, a prior whose
+            batches vary in width for a model of fixed width), another
             run's state in ``out``, or a state this version cannot load.
         FloatingPointError: the run diverged (non-finite loss, gradients or weights);
             the state saved before it is kept.
@@ -500,6 +501,10 @@ def train(config: TrainConfig, *, progress: bool = True, export: bool = True, st
     _check_eval_params(config, eval_params)
     torch.manual_seed(config.seed)
     model = build(config.model, prior.x_dim, prior.y_dim, size=config.size, **config.model_config).to(device)
+    if not prior.fixed_width and not model.any_x_dim:
+        raise ValueError(f"prior {config.prior!r} with these parameters draws batches of their own width (e.g. bo's "
+                         f"padding='none'), but model {config.model!r} reads a fixed width x_dim={prior.x_dim}: "
+                         "pad its batches (bo: padding='zeros') or train a model that reads any width (datnp)")
     optimizer = torch.optim.Adam(model.parameters(), lr=config.lr, weight_decay=config.weight_decay)
     step, log, elapsed = 0, [], 0.0
     # The prior's full spec is checked too: a changed default (not just a changed

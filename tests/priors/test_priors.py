@@ -132,7 +132,19 @@ def test_bo_prior_pads_dimensions_and_standardises_by_context():
     assert seen == {1, 2, 3, 4, 5, 6}
 
 
-def test_bo_prior_task_standardisation_is_the_old_recipe():
+
+def test_bo_prior_without_padding_draws_each_batch_at_its_own_width():
+    padded = BOPrior(dims=(2, 5), x_dim=8, max_context=20)
+    own = BOPrior(dims=(2, 5), x_dim=8, max_context=20, padding="none")
+    assert own.spec()["padding"] == "none" and not own.fixed_width and padded.fixed_width
+    for i in range(6):
+        a, b = padded.batch(3, 0, i), own.batch(3, 0, i)
+        d = a.info["dim"]
+        assert b.xc.shape[-1] == b.xt.shape[-1] == d
+        # the same draw, less the padding columns
+        assert torch.equal(a.xc[..., :d], b.xc) and torch.equal(a.yt, b.yt) and not a.xc[..., d:].any()
+    with pytest.raises(ValueError, match="padding must be one of"):
+        BOPrior(padding="wide")
     b = BOPrior(standardize="task").batch(8, 2, 0)
     y = torch.cat([b.yc, b.yt], dim=1)  # standardised per task over all its points
     assert torch.allclose(y.mean(1), torch.zeros(8, 1), atol=1e-5)

@@ -9,7 +9,7 @@ from npbandit.surrogates import CMANP, LBANP, TNPD, NeuralProcess, available_mod
 
 
 def test_registry_lists_the_models():
-    assert available_models() == ["cmanp", "cmanp-and", "lbanp", "retreever", "te-pt-tnp", "tnpd"]
+    assert available_models() == ["cmanp", "cmanp-and", "datnp", "lbanp", "retreever", "te-pt-tnp", "tnpd"]
     assert isinstance(build("cmanp", 1, 1, size="tiny"), CMANP)
     assert isinstance(build("LBANP", 1, 1, size="tiny"), LBANP)
     assert isinstance(build("tnpd", 1, 1, size="tiny"), TNPD)
@@ -166,15 +166,23 @@ def test_a_few_adam_steps_raise_the_likelihood(model_name):
 def test_rejects_wrong_rank(model_name):
     model = tiny_model(model_name)
     x, y = random_set(1, 5)
-    with pytest.raises(ValueError, match=r"xc must have shape \[batch, points, 2\]"):
+    width = "width" if model.any_x_dim else "2"
+    with pytest.raises(ValueError, match=rf"xc must have shape \[batch, points, {width}\]"):
         model.condition(x[0], y)
 
 
 def test_rejects_wrong_feature_dims(model_name):
     model = tiny_model(model_name)
     x, y = random_set(1, 5, x_dim=3)
-    with pytest.raises(ValueError, match="xc must have last dimension 2"):
-        model.condition(x, y)
+    if model.any_x_dim:  # any width, but targets and updates as wide as the context
+        state = model.condition(x, y)
+        with pytest.raises(ValueError, match="xt has 2 input column"):
+            model.predict(state, random_set(1, 4)[0])
+        with pytest.raises(ValueError, match="xu has 2 input column"):
+            model.update(state, *random_set(1, 1))
+    else:
+        with pytest.raises(ValueError, match="xc must have last dimension 2"):
+            model.condition(x, y)
     x, y = random_set(1, 5, y_dim=2)
     with pytest.raises(ValueError, match="yc must have last dimension 1"):
         model.condition(x, y)

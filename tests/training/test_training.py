@@ -219,7 +219,15 @@ def test_loader_workers_give_the_same_run(tmp_path):
         train(tiny_config(tmp_path / "c"), progress=False, loader_workers=-1)
 
 
-def test_batches_are_drawn_on_the_training_device_without_workers(tmp_path):
+
+def test_a_network_of_any_width_trains_on_batches_of_their_own_width(tmp_path):
+    prior = {"dims": [1, 3, 5], "x_dim": 5, "max_context": 12, "n_target": 6, "padding": "none"}
+    result = train(tiny_config(tmp_path / "a", model="datnp", prior="bo", steps=4, prior_params=prior,
+                               checkpoint_every=100), progress=False)
+    card = json.loads(result.card.read_text())
+    assert result.step == 4 and card["prior"]["padding"] == "none" and card["use"]["x_dims"] == [1, 3, 5]
+    with pytest.raises(ValueError, match="reads a fixed width x_dim=5"):
+        train(tiny_config(tmp_path / "b", model="tnpd", prior="bo", steps=4, prior_params=prior), progress=False)
     from npbandit.training.trainer import _batches
 
     class Recording(GP1DPrior):
