@@ -23,6 +23,8 @@
 #       PYTHONPATH=/tmp/site:$PWD RUNS="cmanp128 tnpd datnp" TRAIN_S=480 experiments/training/gpu_bo16.sh
 #   Back here: rm -rf training_runs/bo16 && for f in <files_at>/bo16_*.tgz; do tar xzf $f; done
 #   (the device returns at most 8 files, so the run folders come back as two archives; the next call carries them)
+#   A call on CUDA with WORKERS=0 first runs the CUDA test of the prior's draws (tests/priors, -k device; falls
+#   back to 5 CPU loader workers if it fails).
 #   STEPS=auto (one call, no later resume): the main phase's cosine schedule is sized to the time left after
 #   the warm-up, at the warm-up's own steps per second, so the card exported at the end has a finished schedule.
 #   A CPU smoke (twice: the warm-up, then the main phase): PATH=$PWD/.venv/bin:$PATH DEVICE=cpu SIZE=tiny \
@@ -33,6 +35,13 @@ OUT=${OUT:-gpu_out}; TRAIN_S=${TRAIN_S:-480}; RUNS=${RUNS:-cmanp128 tnpd datnp};
 WARM=${WARM:-20000}; STEPS=${STEPS:-300000}; BATCH=${BATCH:-128}; WORKERS=${WORKERS:-0}; SIZE=${SIZE:-paper}
 ACT=${ACT:-silu}
 source experiments/training/recipes.sh
+mkdir -p "$OUT"
+if [[ $DEVICE == cuda* && $WORKERS == 0 ]]; then  # the prior's draws on the GPU: checked once, else CPU workers
+    if ! python3 -m pytest -q -p no:cacheprovider tests/priors/test_priors.py -k device > "$OUT/preflight.log" 2>&1
+    then
+        echo "the prior's draws failed on $DEVICE (preflight.log): CPU loader workers instead" >&2; WORKERS=5
+    fi
+fi
 npb() { python3 -m npbandit "$@"; }
 common=(--prior bo "${BO16_PRIOR[@]}" "${BO16_EVAL[@]}" --size "$SIZE" --set activation="$ACT"
         --lr 3e-4 --device "$DEVICE" --threads 1 --loader-workers "$WORKERS" --eval-every 2000 --eval-batches 8
