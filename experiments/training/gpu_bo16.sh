@@ -22,7 +22,8 @@
 #     python3 -m pip install -q --no-index --no-deps --no-compile --target /tmp/site .whl/*.whl &&
 #       PYTHONPATH=/tmp/site:$PWD RUNS="cmanp128 tnpd datnp" TRAIN_S=480 experiments/training/gpu_bo16.sh
 #   Back here: rm -rf training_runs/bo16 && for f in <files_at>/bo16_*.tgz; do tar xzf $f; done
-#   (the device returns at most 8 files, so the run folders come back as two archives; the next call carries them)
+#   (the device returns at most 8 files, so the run folders come back as archives; the next call carries them.
+#   Session 43's runs, 1,300-2,200 steps each, are not worth resuming: their datnp ran on padded batches)
 #   A call on CUDA with WORKERS=0 first runs the CUDA test of the prior's draws (tests/priors, -k device; falls
 #   back to 5 CPU loader workers if it fails).
 #   STEPS=auto (one call, no later resume): the main phase's cosine schedule is sized to the time left after
