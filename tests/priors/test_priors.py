@@ -83,6 +83,12 @@ def test_gp_draws_are_made_on_the_device_they_are_given():
                                 device=torch.device("meta"))
     assert [t.device.type for t in out] == ["meta"] * 4
     assert [tuple(t.shape) for t in out] == [(3, 12, 1), (3, 4, 1), (3, 4, 1), (3, 4, 4)]
+    # without device=, where the inputs are (the normals still from the CPU generator)
+    f64 = {"dtype": torch.float64}
+    on_meta = [t.to("meta") for t in (x, torch.full((3, 2), 0.3, **f64), torch.ones(3, **f64),
+                                      torch.full((3,), 0.1, **f64))]
+    out = sample_gp_conditional(["rbf", "matern52", "rbf"], *on_meta, g, 8)
+    assert [t.device.type for t in out] == ["meta"] * 4
 
 
 @pytest.mark.parametrize("name", ["bo", "gp1d"])
