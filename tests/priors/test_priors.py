@@ -72,7 +72,6 @@ def test_gp1d_batches_carry_the_targets_exact_moments():
     assert torch.equal(torch.cat([b2.yc, b2.yt], 1), y)
 
 
-
 def test_gp_draws_are_made_on_the_device_they_are_given():
     # the meta device does no arithmetic but says where each tensor was made: a kernel matrix,
     # factor or output created on the CPU would fail to combine with it or show up here
@@ -105,6 +104,9 @@ def test_a_prior_computing_on_a_device_draws_the_same_batch(name):
         for field in fields:
             assert getattr(gpu, field).device.type == "cuda", field
             torch.testing.assert_close(getattr(gpu, field).cpu(), getattr(here, field), rtol=1e-4, atol=1e-4)
+
+
+def test_gp_samples_have_the_kernel_covariance():
     g = torch.Generator().manual_seed(0)
     x = torch.tensor([[[0.0], [0.3], [1.5]]], dtype=torch.float64).expand(4000, -1, -1)
     ls = torch.full((4000, 1), 0.5, dtype=torch.float64)
@@ -138,7 +140,6 @@ def test_bo_prior_pads_dimensions_and_standardises_by_context():
     assert seen == {1, 2, 3, 4, 5, 6}
 
 
-
 def test_bo_prior_without_padding_draws_each_batch_at_its_own_width():
     padded = BOPrior(dims=(2, 5), x_dim=8, max_context=20)
     own = BOPrior(dims=(2, 5), x_dim=8, max_context=20, padding="none")
@@ -151,6 +152,9 @@ def test_bo_prior_without_padding_draws_each_batch_at_its_own_width():
         assert torch.equal(a.xc[..., :d], b.xc) and torch.equal(a.yt, b.yt) and not a.xc[..., d:].any()
     with pytest.raises(ValueError, match="padding must be one of"):
         BOPrior(padding="wide")
+
+
+def test_bo_prior_task_standardisation_is_the_old_recipe():
     b = BOPrior(standardize="task").batch(8, 2, 0)
     y = torch.cat([b.yc, b.yt], dim=1)  # standardised per task over all its points
     assert torch.allclose(y.mean(1), torch.zeros(8, 1), atol=1e-5)
