@@ -99,6 +99,10 @@ def test_a_prior_computing_on_a_device_draws_the_same_batch(name):
     moved = prior.sample(4, step_generator(0, 3), device=torch.device("cpu"))
     for field in fields:
         assert torch.equal(getattr(here, field), getattr(moved, field)), field
+    # the meta device keeps the shapes and says where each tensor ended up (a CPU machine's check)
+    meta = prior.sample(4, step_generator(0, 3), device=torch.device("meta"))
+    for field in fields:
+        assert getattr(meta, field).device.type == "meta" and getattr(meta, field).shape == getattr(here, field).shape
     if torch.cuda.is_available():  # the same random numbers; the GPU's float64 factors round differently
         gpu = prior.batch(4, 0, 3, device="cuda")
         for field in fields:
