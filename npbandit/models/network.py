@@ -9,7 +9,8 @@ Inputs and outputs
   ``Normalize``) when given; with neither, the inputs must already lie in the box (see
   "Input domain").
   The columns the network reads (all, or those ``columns`` chose: "Wider data") are
-  zero-padded to the surrogate's input width (the ``bo`` prior was trained that way).
+  zero-padded to the surrogate's input width (the ``bo`` prior was trained that way); a
+  network that reads any width (``any_x_dim``, DATNP) is given them as they are.
 * **Outputs** go through the optional BoTorch ``outcome_transform`` and then, for
   surrogates whose prior standardised outputs (``*-bo``), are standardised with
   the training data's mean and std (:mod:`npbandit.transforms.standardize`), as in training.
@@ -59,7 +60,8 @@ outputs of its own (``y_dim = m``) reads the columns together instead, as it was
 
 Wider data
 ----------
-A network reads at most ``width`` inputs (its ``x_dim``: 6 for the ``*-bo`` checkpoints).
+A network reads at most ``width`` inputs (its ``x_dim``: 6 for the ``*-bo`` checkpoints; for
+a network of any width, the widest it was built for).
 For ``train_X`` with more columns the model conditions on a set ``S`` of at most ``width``
 of them, chosen once from the training data (``columns``; by default, for ``d > width``,
 the most relevant ones: :class:`~npbandit.models.columns.RelevantColumns`), and reads

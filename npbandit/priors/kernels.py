@@ -108,10 +108,9 @@ def sample_gp_conditional(kernels: list[str], x: Tensor, lengthscale: Tensor, ou
     """
     if not 0 <= n_condition <= x.shape[1]:
         raise ValueError(f"n_condition must be in 0..{x.shape[1]}, got {n_condition}")
-    z = torch.randn(x.shape[0], x.shape[1], 1, generator=generator, dtype=x.dtype)
-    if device is not None:
-        x, lengthscale, outputscale, noise_std, z = (
-            t.to(device) for t in (x, lengthscale, outputscale, noise_std, z))
+    z = torch.randn(x.shape[0], x.shape[1], 1, generator=generator, dtype=x.dtype, device=generator.device)
+    x, lengthscale, outputscale, noise_std, z = (
+        t.to(x.device if device is None else device) for t in (x, lengthscale, outputscale, noise_std, z))
     chol = _joint_cholesky(kernels, x, lengthscale, outputscale, noise_std)
     y = chol @ z
     k = n_condition

@@ -373,8 +373,7 @@ class NeuralProcess(nn.Module, ABC):
         ``N(yt, yt_var)`` (:func:`target_log_prob`)."""
         if yt_var is None:
             return -self.log_likelihood(xc, yc, xt, yt)
-        self._check_pair("xc", xc, "yc", yc)
-        self._check_pair("xt", xt, "yt", yt)
+        self._check_task(xc, yc, xt, yt)
         dist = self._predict(self._condition(xc, yc), xt)
         return -target_log_prob(dist, yt, yt_var).sum(-1).mean()
 
@@ -497,11 +496,14 @@ class NeuralProcess(nn.Module, ABC):
         return next(self.parameters(), None)
 
     def _check_task(self, xc: Tensor, yc: Tensor, xt: Tensor, yt: Tensor) -> None:
-        """A context and targets to score: each pair well formed, one batch size, some targets."""
+        """A context and targets to score: each pair well formed, one batch size (and one width for
+        an ``any_x_dim`` model), some targets."""
         self._check_pair("xc", xc, "yc", yc)
         self._check_pair("xt", xt, "yt", yt)
         if xt.shape[0] != xc.shape[0]:
             raise ValueError(f"xt has batch size {xt.shape[0]} but xc has batch size {xc.shape[0]}")
+        if self.any_x_dim and xt.shape[-1] != xc.shape[-1]:
+            raise ValueError(f"xt has {xt.shape[-1]} input column(s) but xc has {xc.shape[-1]}")
         if xt.shape[1] == 0:
             raise ValueError("xt must hold at least one target point")
 

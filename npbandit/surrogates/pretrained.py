@@ -367,7 +367,8 @@ def outcome_transform(card: dict[str, Any]) -> OutcomeTransform | None:
 def checkpoint_use(card: dict[str, Any]) -> dict[str, Any]:
     """What a checkpoint is for, from its card: ``prior`` (name), ``task`` (words),
     ``x_dims`` (the input dimensions it was trained on; fewer than ``x_dim`` are
-    zero-padded), ``x_dim``, ``y_dim``, ``input_domain`` (the box its inputs were drawn
+    zero-padded, unless its prior drew them at their own width: ``padding="none"``),
+    ``x_dim``, ``y_dim``, ``input_domain`` (the box its inputs were drawn
     from) and ``standardizes_outputs`` (whether it expects standardised outputs;
     ``None`` when the prior is unknown to this version); optionally ``n_views``, the
     symmetric views ``NPModel.from_pretrained`` averages over (absent: 1, no averaging),

@@ -296,16 +296,16 @@ def _lock(out: Path) -> Any:
     return handle
 
 
-def _check_eval_params(config: TrainConfig, eval_params: dict[str, Any]) -> None:
-    """Build the evaluation suite once before training, so a misspelt ``--eval-prior-set``
-    fails now rather than at the first evaluation; refuse a parameter the suite sets itself
-    (the prior's ``suite_fixed``: gp1d's ``kernel``, its suite scoring both kernels)."""
+def _check_eval_params(config: TrainConfig, eval_params: dict[str, Any]) -> dict[str, Any]:
+    """Build the evaluation suite once before training (and return it), so a misspelt
+    ``--eval-prior-set`` fails now rather than at the first evaluation; refuse a parameter the
+    suite sets itself (the prior's ``suite_fixed``: gp1d's ``kernel``, its suite scoring both kernels)."""
     fixed = sorted(set(PRIORS[config.prior].suite_fixed) & set(config.eval_prior_params or {}))
     if fixed:
         raise ValueError(f"eval_prior_params (--eval-prior-set): the {config.prior} suite sets {fixed} itself; "
                          "they cannot be set")
     try:
-        evaluation_suite(config.prior, **eval_params)
+        return evaluation_suite(config.prior, **eval_params)
     except TypeError as err:
         flag = "eval_prior_params (--eval-prior-set)" if config.eval_prior_params is not None else \
             "prior_params (--prior-set)"
@@ -479,9 +479,9 @@ def train(config: TrainConfig, *, progress: bool = True, export: bool = True, st
 
     Raises:
         ValueError: an unusable config (an unknown model or prior, a device this
-            machine lacks, evaluation parameters the suite does not take, a prior whose
-            batches vary in width for a model of fixed width), another
-            run's state in ``out``, or a state this version cannot load.
+            machine lacks, evaluation parameters the suite does not take, training or evaluation
+            batches that vary in width for a model of fixed width), another run's state in
+            ``out``, or a state this version cannot load.
         FloatingPointError: the run diverged (non-finite loss, gradients or weights);
             the state saved before it is kept.
     """
@@ -498,13 +498,13 @@ def train(config: TrainConfig, *, progress: bool = True, export: bool = True, st
     device = _device(config.device)
     prior = make_prior(config.prior, **config.prior_params)
     eval_params = config.prior_params if config.eval_prior_params is None else config.eval_prior_params
-    _check_eval_params(config, eval_params)
+    suite = _check_eval_params(config, eval_params)
     torch.manual_seed(config.seed)
     model = build(config.model, prior.x_dim, prior.y_dim, size=config.size, **config.model_config).to(device)
-    if not prior.fixed_width and not model.any_x_dim:
-        raise ValueError(f"prior {config.prior!r} with these parameters draws batches of their own width (e.g. bo's "
-                         f"padding='none'), but model {config.model!r} reads a fixed width x_dim={prior.x_dim}: "
-                         "pad its batches (bo: padding='zeros') or train a model that reads any width (datnp)")
+    if not model.any_x_dim and not all(p.fixed_width for p in (prior, *suite.values())):
+        raise ValueError(f"prior {config.prior!r} with these training or evaluation parameters draws batches of "
+                         f"their own width (bo's padding='none'), but model {config.model!r} reads a fixed width "
+                         f"x_dim={prior.x_dim}: pad them (bo: padding='zeros') or train a model of any width (datnp)")
     optimizer = torch.optim.Adam(model.parameters(), lr=config.lr, weight_decay=config.weight_decay)
     step, log, elapsed = 0, [], 0.0
     # The prior's full spec is checked too: a changed default (not just a changed

@@ -72,7 +72,6 @@ def test_gp1d_batches_carry_the_targets_exact_moments():
     assert torch.equal(torch.cat([b2.yc, b2.yt], 1), y)
 
 
-
 def test_gp_draws_are_made_on_the_device_they_are_given():
     # the meta device does no arithmetic but says where each tensor was made: a kernel matrix,
     # factor or output created on the CPU would fail to combine with it or show up here
@@ -83,6 +82,12 @@ def test_gp_draws_are_made_on_the_device_they_are_given():
                                 device=torch.device("meta"))
     assert [t.device.type for t in out] == ["meta"] * 4
     assert [tuple(t.shape) for t in out] == [(3, 12, 1), (3, 4, 1), (3, 4, 1), (3, 4, 4)]
+    # without device=, where the inputs are (the normals still from the CPU generator)
+    f64 = {"dtype": torch.float64}
+    on_meta = [t.to("meta") for t in (x, torch.full((3, 2), 0.3, **f64), torch.ones(3, **f64),
+                                      torch.full((3,), 0.1, **f64))]
+    out = sample_gp_conditional(["rbf", "matern52", "rbf"], *on_meta, g, 8)
+    assert [t.device.type for t in out] == ["meta"] * 4
 
 
 @pytest.mark.parametrize("name", ["bo", "gp1d"])
@@ -94,11 +99,18 @@ def test_a_prior_computing_on_a_device_draws_the_same_batch(name):
     moved = prior.sample(4, step_generator(0, 3), device=torch.device("cpu"))
     for field in fields:
         assert torch.equal(getattr(here, field), getattr(moved, field)), field
+    # the meta device keeps the shapes and says where each tensor ended up (a CPU machine's check)
+    meta = prior.sample(4, step_generator(0, 3), device=torch.device("meta"))
+    for field in fields:
+        assert getattr(meta, field).device.type == "meta" and getattr(meta, field).shape == getattr(here, field).shape
     if torch.cuda.is_available():  # the same random numbers; the GPU's float64 factors round differently
         gpu = prior.batch(4, 0, 3, device="cuda")
         for field in fields:
             assert getattr(gpu, field).device.type == "cuda", field
             torch.testing.assert_close(getattr(gpu, field).cpu(), getattr(here, field), rtol=1e-4, atol=1e-4)
+
+
+def test_gp_samples_have_the_kernel_covariance():
     g = torch.Generator().manual_seed(0)
     x = torch.tensor([[[0.0], [0.3], [1.5]]], dtype=torch.float64).expand(4000, -1, -1)
     ls = torch.full((4000, 1), 0.5, dtype=torch.float64)
@@ -132,7 +144,6 @@ def test_bo_prior_pads_dimensions_and_standardises_by_context():
     assert seen == {1, 2, 3, 4, 5, 6}
 
 
-
 def test_bo_prior_without_padding_draws_each_batch_at_its_own_width():
     padded = BOPrior(dims=(2, 5), x_dim=8, max_context=20)
     own = BOPrior(dims=(2, 5), x_dim=8, max_context=20, padding="none")
@@ -145,6 +156,9 @@ def test_bo_prior_without_padding_draws_each_batch_at_its_own_width():
         assert torch.equal(a.xc[..., :d], b.xc) and torch.equal(a.yt, b.yt) and not a.xc[..., d:].any()
     with pytest.raises(ValueError, match="padding must be one of"):
         BOPrior(padding="wide")
+
+
+def test_bo_prior_task_standardisation_is_the_old_recipe():
     b = BOPrior(standardize="task").batch(8, 2, 0)
     y = torch.cat([b.yc, b.yt], dim=1)  # standardised per task over all its points
     assert torch.allclose(y.mean(1), torch.zeros(8, 1), atol=1e-5)

@@ -1,5 +1,6 @@
 """DATNP, the dimension-agnostic NP: what its design promises, on a tiny untrained model in float64."""
 
+import pytest
 import torch
 from conftest import tiny_model
 
@@ -52,3 +53,16 @@ def test_a_zero_column_is_read_as_an_input():
     at_data = model.predict(model.condition(xc, yc), torch.cat([xt[..., :2], xt.new_zeros(2, 2, 1)], -1)).mean
     away = model.predict(model.condition(xc, yc), torch.cat([xt[..., :2], xt.new_full((2, 2, 1), 0.9)], -1)).mean
     assert not torch.allclose(at_data, away)
+
+
+def test_a_task_scored_with_targets_of_another_width_or_batch_is_refused():
+    model = tiny_model("datnp", x_dim=4)
+    xc, yc, _ = _data(4, 5, 3, 3)
+    xt, yt = torch.rand(2, 4, 4, dtype=torch.float64), torch.randn(2, 4, 1, dtype=torch.float64)
+    for score in (model.log_likelihood, model.joint_log_likelihood, model.training_loss):
+        with pytest.raises(ValueError, match="xt has 4 input column"):
+            score(xc, yc, xt, yt)
+    # 4 tasks of 2 columns and 2 of 4 both make 8 columns of cells: refused, not mixed
+    wide, narrow = _data(5, 5, 3, 2, batch=4), _data(6, 4, 3, 4)
+    with pytest.raises(ValueError, match="xt has batch size 2 but xc has batch size 4"):
+        model.training_loss(wide[0], wide[1], narrow[0], narrow[1][:, :4], torch.ones(2, 4, 1, dtype=torch.float64))

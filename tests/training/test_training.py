@@ -228,6 +228,11 @@ def test_a_network_of_any_width_trains_on_batches_of_their_own_width(tmp_path):
     assert result.step == 4 and card["prior"]["padding"] == "none" and card["use"]["x_dims"] == [1, 3, 5]
     with pytest.raises(ValueError, match="reads a fixed width x_dim=5"):
         train(tiny_config(tmp_path / "b", model="tnpd", prior="bo", steps=4, prior_params=prior), progress=False)
+    padded = {**prior, "padding": "zeros"}  # scored on batches of their own width: refused before any step
+    with pytest.raises(ValueError, match="reads a fixed width x_dim=5"):
+        train(tiny_config(tmp_path / "c", model="tnpd", prior="bo", steps=4, prior_params=padded,
+                          eval_prior_params=prior), progress=False)
+    assert not (tmp_path / "c").exists()
     from npbandit.training.trainer import _batches
 
     class Recording(GP1DPrior):
