@@ -25,9 +25,11 @@ def sphere(x):
 
 def tiny_checkpoint(directory: Path, model: str = "cmanp", prior: str = "bo", seed: int = 0) -> Path:
     """Save a tiny random-weight ``<model>-<prior>`` checkpoint; returns the card path."""
-    p = BOPrior() if prior == "bo" else WheelPrior()
     torch.manual_seed(seed)
-    net = build(model, p.x_dim, p.y_dim, size="tiny")
+    net = build(model, 6 if prior == "bo" else WheelPrior().x_dim, 1 if prior == "bo" else WheelPrior().y_dim,
+                size="tiny")
+    # a network of any width trains on batches of their own width, a fixed-width one on padded batches
+    p = BOPrior(padding="none" if net.any_x_dim else "zeros") if prior == "bo" else WheelPrior()
     return save_pretrained(net, directory, f"{model}-{prior}", prior=p.spec(), training={"steps": 1},
                            evaluation={"log_likelihood": {"test": 0.0}})
 

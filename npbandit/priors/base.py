@@ -11,7 +11,7 @@ from torch import Tensor
 
 from npbandit.validation import check_int
 
-__all__ = ["TaskBatch", "Prior", "step_generator"]
+__all__ = ["TaskBatch", "Prior", "step_generator", "check_model_width"]
 
 
 @dataclass(frozen=True)
@@ -81,6 +81,9 @@ class Prior(ABC):
         fixed_width: whether every batch's inputs are ``x_dim`` wide; ``False``: each batch
             has its own width, at most ``x_dim`` (the ``bo`` prior with ``padding="none"``),
             for models that read any width (``NeuralProcess.any_x_dim``).
+        pads_inputs: whether some batches are zero-padded to ``x_dim`` columns (the ``bo``
+            prior with ``padding="zeros"`` and a ``d < x_dim``): right for a network of fixed
+            width, wrong for one that reads any width (it would read the padding as inputs).
         computes_on_device: whether :meth:`sample` takes ``device=`` and does its arithmetic
             there (the exact GP draws' kernel matrices and Cholesky factors: most of a ``bo``
             batch's cost). Its random numbers still come from the CPU ``generator``, so a batch is
@@ -99,6 +102,7 @@ class Prior(ABC):
     input_symmetric: bool = False
     suite_fixed: tuple[str, ...] = ()
     fixed_width: bool = True
+    pads_inputs: bool = False
     computes_on_device: bool = False
 
     @abstractmethod
@@ -175,6 +179,23 @@ class Prior(ABC):
         _check_batch(batch, batch_size, self.x_dim, self.y_dim,
                      f"prior {self.name!r}: {type(self).__name__}.sample({batch_size}, generator)", self.fixed_width)
         return batch
+
+
+def check_model_width(prior: Prior, any_x_dim: bool, who: str) -> None:
+    """Refuse batches a network cannot read as the prior means them: a network of fixed width
+    (``any_x_dim`` false) needs every batch ``x_dim`` wide, a network of any width needs no
+    zero padding (it would read padding columns as inputs); ``who`` names the network.
+
+    Raises:
+        ValueError: naming ``who``, the prior and the setting to change.
+    """
+    if not any_x_dim and not prior.fixed_width:
+        raise ValueError(f"{who} reads a fixed width x_dim={prior.x_dim}, but prior {prior.name!r} draws batches of "
+                         "their own width (bo's padding='none'): pad them (bo: padding='zeros') or train a model "
+                         "of any width (datnp)")
+    if any_x_dim and prior.pads_inputs:
+        raise ValueError(f"{who} reads any width, but prior {prior.name!r} zero-pads batches to x_dim={prior.x_dim} "
+                         "columns, which it would read as inputs: draw them at their own width (bo: padding='none')")
 
 
 def _check_batch(batch: Any, batch_size: int, x_dim: int, y_dim: int, who: str, fixed_width: bool = True) -> None:

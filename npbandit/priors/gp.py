@@ -306,6 +306,7 @@ class BOPrior(Prior):
         self.input_warp_std = float(input_warp_std)
         self.padding = padding
         self.fixed_width = padding == "zeros"
+        self.pads_inputs = self.fixed_width and min(dims) < x_dim
 
     def spec(self) -> dict[str, Any]:
         if self.lengthscale_prior == "botorch":

@@ -25,6 +25,7 @@ from safetensors.torch import load, save
 from tqdm import tqdm
 
 from npbandit.priors import PRIORS, make_prior
+from npbandit.priors.base import check_model_width
 from npbandit.surrogates import NeuralProcess, available_models, build, model_config
 from npbandit.surrogates.pretrained import save_pretrained
 from npbandit.training.evaluation import BASELINE, EVAL_BATCH_SIZE, baseline_suite, evaluate_suite, evaluation_suite
@@ -501,10 +502,8 @@ def train(config: TrainConfig, *, progress: bool = True, export: bool = True, st
     suite = _check_eval_params(config, eval_params)
     torch.manual_seed(config.seed)
     model = build(config.model, prior.x_dim, prior.y_dim, size=config.size, **config.model_config).to(device)
-    if not model.any_x_dim and not all(p.fixed_width for p in (prior, *suite.values())):
-        raise ValueError(f"prior {config.prior!r} with these training or evaluation parameters draws batches of "
-                         f"their own width (bo's padding='none'), but model {config.model!r} reads a fixed width "
-                         f"x_dim={prior.x_dim}: pad them (bo: padding='zeros') or train a model of any width (datnp)")
+    for which, p in (("training", prior), *((f"evaluation ({k})", v) for k, v in suite.items())):
+        check_model_width(p, model.any_x_dim, f"model {config.model!r} (the {which} prior's batches)")
     optimizer = torch.optim.Adam(model.parameters(), lr=config.lr, weight_decay=config.weight_decay)
     step, log, elapsed = 0, [], 0.0
     # The prior's full spec is checked too: a changed default (not just a changed

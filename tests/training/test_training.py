@@ -233,6 +233,11 @@ def test_a_network_of_any_width_trains_on_batches_of_their_own_width(tmp_path):
         train(tiny_config(tmp_path / "c", model="tnpd", prior="bo", steps=4, prior_params=padded,
                           eval_prior_params=prior), progress=False)
     assert not (tmp_path / "c").exists()
+    with pytest.raises(ValueError, match="reads any width, but prior 'bo' zero-pads"):  # padding read as inputs
+        train(tiny_config(tmp_path / "d", model="datnp", prior="bo", steps=4, prior_params=padded), progress=False)
+
+
+def test_batches_are_drawn_on_the_training_device_without_workers(tmp_path):
     from npbandit.training.trainer import _batches
 
     class Recording(GP1DPrior):
