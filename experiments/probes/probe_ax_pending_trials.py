@@ -9,7 +9,7 @@ default independent posterior) and ``conditioning`` (``"covariance": "conditioni
 Printed per route, seed and round: the least distance between two trials of the round (unit
 square), and the seconds Ax took for the round's proposals.
 
-    python experiments/probes/probe_ax_pending_trials.py --seeds 0 --rounds 2 --batch 4
+    python experiments/probes/probe_ax_pending_trials.py --seeds 0 1 2
 """
 
 from __future__ import annotations

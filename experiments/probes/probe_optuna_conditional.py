@@ -64,8 +64,8 @@ def main(argv: list[str] | None = None) -> None:
             late = Counter(t.params["classifier"] for t in study.trials[STARTUP:])
             branch, count = late.most_common(1)[0]
             startup = min(t.value for t in study.trials[:STARTUP])
-            print(f"| {name} | {seed} | {startup:.4f} | {study.best_value:.4f} | {branch} {count / sum(late.values()):.2f} |",
-                  flush=True)
+            share = count / sum(late.values())
+            print(f"| {name} | {seed} | {startup:.4f} | {study.best_value:.4f} | {branch} {share:.2f} |", flush=True)
 
 
 if __name__ == "__main__":
