@@ -295,7 +295,8 @@ class PerArmNPPolicy(Policy):
         self.box = box
         self._options["bounds"] = torch.from_numpy(self.box)
         arms, rewards = self._arms.array, self._rewards.array
-        self._moments = moments(torch.from_numpy(rewards)[:, None])  # afresh from every reward (O(n), as the rebuild)
+        # afresh from every reward (O(n), as the rebuild); a copy: the rewards' array is read-only
+        self._moments = moments(torch.tensor(rewards)[:, None])
         center, std = (float(v) for v in moment_statistics(self._moments))
         self.scale = (center, std)
         scaled = (rewards - center) / std

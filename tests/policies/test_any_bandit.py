@@ -3,6 +3,8 @@ make_bandit_policy reads the env's spaces, every policy name runs through run_ep
 per-arm NP policy's arm models are separately conditioned NPModels, and bad env / policy
 pairings fail before a run with one-line errors naming the argument."""
 
+import warnings
+
 import gymnasium as gym
 import numpy as np
 import pytest
@@ -75,7 +77,9 @@ def test_each_arms_predictions_are_a_separately_conditioned_models(bo_card, n_vi
     env = LinearBandit(context_dim=3, n_arms=4, horizon=40)
     policy = PerArmNPPolicy(load_surrogate(bo_card), [[-1.0] * 3, [1.0] * 3], 4, n_init=3, n_views=n_views)
     rebuilds = []
-    rounds = drive_bandit(env, policy, seed=1, steps=40, rebuilds=rebuilds)
+    with warnings.catch_warnings():
+        warnings.simplefilter("error", UserWarning)  # e.g. torch's on a read-only NumPy array
+        rounds = drive_bandit(env, policy, seed=1, steps=40, rebuilds=rebuilds)
     built = rebuilds[-1]
     assert built < 40 and policy.counts == [sum(a == arm for _, a, _ in rounds) for arm in range(4)]
     rewards = np.array([r for _, _, r in rounds[:built]])
