@@ -66,3 +66,12 @@ def test_a_task_scored_with_targets_of_another_width_or_batch_is_refused():
     wide, narrow = _data(5, 5, 3, 2, batch=4), _data(6, 4, 3, 4)
     with pytest.raises(ValueError, match="xt has batch size 2 but xc has batch size 4"):
         model.training_loss(wide[0], wide[1], narrow[0], narrow[1][:, :4], torch.ones(2, 4, 1, dtype=torch.float64))
+
+
+def test_a_network_of_any_width_starts_from_one_built_for_another_width():
+    narrow, wide = tiny_model("datnp", x_dim=8), tiny_model("datnp", x_dim=16, seed=1)
+    wide.initialise_from(narrow)
+    for (k, p), q in zip(narrow.state_dict().items(), wide.state_dict().values()):
+        assert torch.equal(p, q), k
+    with pytest.raises(ValueError, match="config"):  # another config is still refused
+        wide.initialise_from(tiny_model("datnp", x_dim=8, n_layers=3))
