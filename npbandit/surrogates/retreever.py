@@ -271,8 +271,7 @@ class ReTreever(NeuralProcess):
     def training_loss(self, xc: Tensor, yc: Tensor, xt: Tensor, yt: Tensor, yt_var: Tensor | None = None) -> Tensor:
         """``L_TCA + λ_RL L_RL + λ_CA L_CA`` (see the module docstring); ``yt_var`` as in
         :meth:`NeuralProcess.training_loss` (every log-likelihood term becomes its expectation)."""
-        self._check_pair("xc", xc, "yc", yc)
-        self._check_pair("xt", xt, "yt", yt)
+        self._check_task(xc, yc, xt, yt)
         c = self.config
         state = self._condition(xc, yc)
         dist, log_prob, entropy = self._predict_with_path(state, xt)

@@ -226,6 +226,10 @@ def test_rejects_batch_mismatch_and_bad_state(model_name):
         model.update(state, x[:1], y[:1])
     with pytest.raises(ValueError, match="batch size"):
         model.predict(state, x[:1])
+    # the sampled and the expected training loss (a joint model's expected loss needs a covariance factor)
+    for yt_var in (None,) if model.joint_predictive else (None, torch.ones_like(y[:1])):
+        with pytest.raises(ValueError, match="batch size"):
+            model.training_loss(x, y, x[:1], y[:1], yt_var)
     with pytest.raises(TypeError, match="state"):
         model.predict({"xc": x}, x)
     with pytest.raises(ValueError, match="at least one target"):
