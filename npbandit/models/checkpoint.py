@@ -77,7 +77,7 @@ def pretrained_defaults(surrogate: NeuralProcess, train_X: Tensor, train_Y: Tens
     # a one-output network models every column of train_Y with an NP of its own
     y_dim = 1 if surrogate.y_dim == 1 else train_Y.shape[-1]
     pretrained.check_checkpoint_kind(card, prior=tuple(PRIORS), y_dim=y_dim, purpose="NPModel")
-    columns = resolve_columns(columns, train_X, train_Y, surrogate.x_dim)
+    columns = resolve_columns(columns, train_X, train_Y, pretrained.served_width(surrogate))
     d = train_X.shape[-1] if columns is None else len(columns)
     pretrained.check_checkpoint_kind(card, prior=tuple(PRIORS), x_dim=d, y_dim=y_dim, purpose="NPModel")
     defaults: dict[str, Any] = {"columns": columns}

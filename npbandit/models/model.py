@@ -174,7 +174,8 @@ class NPModel(MarginalPosteriorMixin, JointPosteriorMixin, ResponseCovarianceMix
         if covariance not in COVARIANCES:
             raise ValueError(f"covariance must be one of {list(COVARIANCES)}, got {covariance!r}")
         self._covariance = covariance
-        self._columns = resolve_columns(columns, train_X, train_Y, surrogate.x_dim)
+        # as many as its card's prior trained it on (its x_dim without a card)
+        self._columns = resolve_columns(columns, train_X, train_Y, pretrained.served_width(surrogate))
         if n_views > 1 and not input_symmetric(surrogate):
             raise ValueError(f"n_views > 1 needs a surrogate trained on a prior that permuting and reflecting the "
                              f"inputs leaves unchanged (the bo prior); this one's card names the "

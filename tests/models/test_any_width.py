@@ -1,7 +1,9 @@
 """NPModel with a network that reads any width (``any_x_dim``, DATNP): the problem's own columns,
 never zero padding, with and without symmetric views."""
 
+import pytest
 import torch
+from botorch.exceptions import InputDataWarning
 from helpers import tiny_checkpoint
 
 from npbandit.models import NPModel
@@ -38,3 +40,17 @@ def test_symmetric_views_of_a_network_of_any_width(tmp_path):
     mean = _posterior_mean(four, Xq)
     assert mean.shape == (5, 1, 1) and bool(torch.isfinite(mean).all())
     assert not torch.allclose(mean, _posterior_mean(one, Xq))  # the reflected views answer differently
+
+
+def test_a_network_trained_narrower_than_it_was_built_reads_as_many_columns_as_it_was_trained_on(tmp_path):
+    from npbandit.priors import BOPrior
+    from npbandit.surrogates.pretrained import save_pretrained
+
+    torch.manual_seed(0)
+    prior = BOPrior(dims=(1, 2, 3, 4), x_dim=8, padding="none")  # built 8 wide, trained on d <= 4
+    card = save_pretrained(build("datnp", 8, 1, size="tiny"), tmp_path, "datnp-narrow", prior=prior.spec(),
+                           training={"steps": 1}, evaluation={"log_likelihood": {"test": 0.0}})
+    X, Y, Xq = _data(d=6)
+    with pytest.warns(InputDataWarning, match="reads at most 4"):
+        model = NPModel.from_pretrained(card, X, Y)
+    assert len(model.columns) == 4 and _posterior_mean(model, Xq).shape == (5, 1, 1)
