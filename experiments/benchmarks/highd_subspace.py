@@ -26,6 +26,8 @@
 - ``datnp``: ``BOPolicy(D, model=<DATNP_CARD>)``, the dimension-agnostic network of
   ``experiments/training/records/datnp16`` (16 inputs wide) as ``optimize`` runs a card: every
   input read at ``D <= 16``, the default subspace of width 16 above;
+- ``datnp-cs``: as ``datnp``, maximising the acquisition with ``CandidateSearch()`` (the
+  optimiser ``tnpd-bo``'s card recommends) instead of ``optimize_acqf``;
 - ``sobol``: ``SobolPolicy(D)``.
 
 The choosing suite (NOT the reporting suite of issue 45, which is Hartmann-6 / Branin
@@ -68,7 +70,7 @@ from npbandit.acquisition.relevance import ard_relevance, concentrated_ard  # no
 
 CHECKPOINT = "tnpd-bo"
 METHODS = ("count-sketch", "coordinates", "coordinates-relevance", "coordinates-ard", "redealt-sketch", "redealt-ard",
-           "redealt-concentrated", "redealt-stalled", "redealt-concentrated-stalled", "datnp", "sobol")
+           "redealt-concentrated", "redealt-stalled", "redealt-concentrated-stalled", "datnp", "datnp-cs", "sobol")
 #: the dimension-agnostic probe network (small, trained on the CPU at d <= 16 and up to 100 points; its run's
 #: record and card): the ``datnp`` column runs it as ``optimize`` would with this card
 DATNP_CARD = ROOT / "experiments" / "training" / "records" / "datnp16" / "datnp-main.json"
@@ -91,6 +93,7 @@ DESCRIPTIONS = {"count-sketch": "`CountSketch()` (d_e = 6)",
                 "redealt-concentrated-stalled": "`RedealtSketch(relevance=concentrated_ard, only_when_stalled=True)`",
                 "datnp": "`BOPolicy(D, model=<the datnp16 card>)`: DATNP reading every input at D <= 16 (its "
                          "trained width), above it the default subspace at width 16",
+                "datnp-cs": "as datnp, with `acq_optimizer=CandidateSearch()` (tnpd-bo's card's optimiser)",
                 "sobol": "`SobolPolicy(D)`"}
 DEFAULT_RECORD = ROOT / "runs" / "highd_subspace.json"
 PROBLEMS = ("hartmann3-in-24", "rastrigin12-shifted", "styblinski-tang-4-in-16", "rastrigin6-in-48-shifted")
@@ -149,8 +152,11 @@ def make_policy(method: str, dim: int, budget: int, relevance_seconds: list[floa
 
     if method == "sobol":
         return SobolPolicy(dim)
-    if method == "datnp":
-        return BOPolicy(dim, model=str(DATNP_CARD), budget=budget, threads=1)
+    if method in ("datnp", "datnp-cs"):
+        from npbandit.acquisition.optimizers import CandidateSearch
+
+        optimizer = CandidateSearch() if method == "datnp-cs" else None
+        return BOPolicy(dim, model=str(DATNP_CARD), budget=budget, threads=1, acq_optimizer=optimizer)
     seconds = [] if relevance_seconds is None else relevance_seconds
     subspace = {"count-sketch": CountSketch(), "coordinates": CoordinateSubspace(),
                 "coordinates-relevance": CoordinateSubspace(relevance=0.5),
