@@ -24,7 +24,6 @@ built, fitted for the GP, and the acquisition optimised). Runs are appended to `
 from __future__ import annotations
 
 import argparse
-import json
 import statistics
 import sys
 import time
@@ -34,7 +33,7 @@ from pathlib import Path
 import torch
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
-from common import jsonl_rows, machine_line, quartile_text  # noqa: E402
+from common import append_missing_rows, jsonl_rows, quartile_text  # noqa: E402
 
 COMMAND = "python experiments/benchmarks/botorch_batch.py"
 #: batches with two points closer than this (unit cube) count as bunched
@@ -143,19 +142,14 @@ def main(argv: list[str] | None = None) -> None:
     methods = [f"{c}:{cov}" for c in args.checkpoints for cov in ("diagonal", "conditioning")]
     if not args.no_gp:
         methods.append("gp")
-    done = {(r["function"], r["method"], r["seed"], r["q"], r["batches"]) for r in jsonl_rows(args.out)}
-    args.out.parent.mkdir(parents=True, exist_ok=True)
-    print(f"# {COMMAND} {' '.join(argv if argv is not None else sys.argv[1:])}\n# {machine_line(1)}", flush=True)
-    for seed in range(args.seeds):
-        for fn in args.functions or list(SUITES[args.suite]):
-            for method in methods:
-                if (fn, method, seed, args.q, args.batches) in done:
-                    continue
-                row = run(fn, args.suite, method, seed, args.q, args.batches)
-                with args.out.open("a") as out:
-                    out.write(json.dumps(row) + "\n")
-                print(f"{fn} {method} seed {seed}: regret {row['regret']:.3g}, "
-                      f"{statistics.median(row['seconds']):.1f} s per round", flush=True)
+    cells = [{"function": fn, "method": method, "seed": seed, "q": args.q, "batches": args.batches}
+             for seed in range(args.seeds) for fn in args.functions or list(SUITES[args.suite]) for method in methods]
+    append_missing_rows(
+        args.out, f"{COMMAND} {' '.join(argv if argv is not None else sys.argv[1:])}",
+        ("function", "method", "seed", "q", "batches"), cells,
+        lambda c: run(c["function"], args.suite, c["method"], c["seed"], c["q"], c["batches"]),
+        lambda row: (f"{row['function']} {row['method']} seed {row['seed']}: regret {row['regret']:.3g}, "
+                     f"{statistics.median(row['seconds']):.1f} s per round"))
     print(summarise(args.out))
 
 

@@ -29,7 +29,6 @@ already there, so the script resumes. One torch thread.
 from __future__ import annotations
 
 import argparse
-import json
 import math
 import statistics
 import sys
@@ -40,7 +39,7 @@ from pathlib import Path
 import torch
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
-from common import jsonl_rows, machine_line, quartile_text  # noqa: E402
+from common import append_missing_rows, jsonl_rows, quartile_text  # noqa: E402
 
 COMMAND = "python experiments/benchmarks/botorch_swap_regret.py"
 FUNCTIONS = {"hartmann6": ("Hartmann", 6), "branin": ("Branin", None)}
@@ -155,19 +154,15 @@ def main(argv: list[str] | None = None) -> None:
         print(summarise(args.summarise))
         return
     torch.set_num_threads(1)
-    done = {(r["function"], r["method"], r["seed"], r["iterations"]) for r in jsonl_rows(args.out)}
-    args.out.parent.mkdir(parents=True, exist_ok=True)
-    print(f"# {COMMAND} {' '.join(argv if argv is not None else sys.argv[1:])}\n# {machine_line(1)}", flush=True)
-    for seed in range(args.seeds):
-        for fn in args.functions:
-            for method in args.methods:
-                if (fn, method, seed, args.iterations) in done:
-                    continue
-                row = run(fn, method, seed, args.iterations)
-                with args.out.open("a") as out:
-                    out.write(json.dumps(row) + "\n")
-                print(f"{fn} {method} seed {seed}: log10 regret {math.log10(max(row['regret'], 1e-12)):.2f}, "
-                      f"{statistics.median(row['seconds']):.2f} s per iteration", flush=True)
+    cells = [{"function": fn, "method": method, "seed": seed, "iterations": args.iterations}
+             for seed in range(args.seeds) for fn in args.functions for method in args.methods]
+    append_missing_rows(
+        args.out, f"{COMMAND} {' '.join(argv if argv is not None else sys.argv[1:])}",
+        ("function", "method", "seed", "iterations"), cells,
+        lambda c: run(c["function"], c["method"], c["seed"], c["iterations"]),
+        lambda row: (f"{row['function']} {row['method']} seed {row['seed']}: log10 regret "
+                     f"{math.log10(max(row['regret'], 1e-12)):.2f}, {statistics.median(row['seconds']):.2f} s per "
+                     "iteration"))
     print(summarise(args.out))
 
 

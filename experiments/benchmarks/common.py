@@ -260,3 +260,20 @@ def jsonl_rows(path) -> list[dict]:
     if not path.exists():
         return []
     return [json.loads(line) for line in path.read_text().splitlines() if line.strip()]
+
+
+def append_missing_rows(out: Path, header: str, keys: tuple[str, ...], cells, run: Callable[[dict], dict],
+                        describe: Callable[[dict], str]) -> None:
+    """Run every cell (a dict holding at least ``keys``) whose ``keys`` no row of the JSON-lines file ``out``
+    has yet, appending each result row as it comes (a stopped study resumes where it stopped) and printing
+    ``describe(row)``; ``header`` (the command line) and the machine are printed first."""
+    done = {tuple(row[k] for k in keys) for row in jsonl_rows(out)}
+    out.parent.mkdir(parents=True, exist_ok=True)
+    print(f"# {header}\n# {machine_line(1)}", flush=True)
+    for cell in cells:
+        if tuple(cell[k] for k in keys) in done:
+            continue
+        row = run(cell)
+        with out.open("a") as file:
+            file.write(json.dumps(row) + "\n")
+        print(describe(row), flush=True)
