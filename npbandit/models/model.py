@@ -189,8 +189,8 @@ class NPModel(MarginalPosteriorMixin, JointPosteriorMixin, ResponseCovarianceMix
         self._noise_points = noise_points
         self._bounds = None if bounds is None else check_bounds(bounds, self._d)
         self._box_limits: dict[tuple[torch.dtype, torch.device], tuple[Tensor, Tensor]] = {}
-        width = len(self.columns) if surrogate.any_x_dim else surrogate.x_dim  # the inputs the network is given
-        self._views = None if n_views == 1 else InputViews(len(self.columns), width, n_views, self._input_domain)
+        d = len(self.columns)
+        self._views = None if n_views == 1 else InputViews(d, surrogate.input_width(d), n_views, self._input_domain)
         if input_transform is not None:
             check_input_transform(input_transform, bounds)
             self.input_transform = input_transform

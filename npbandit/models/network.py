@@ -199,7 +199,7 @@ class NetworkMixin:
             X = low + (X - lo) / (hi - lo) * (high - low)
         ref = next(self.surrogate.parameters())
         X = self._read_columns(X).to(device=ref.device, dtype=ref.dtype)
-        pad = 0 if self.surrogate.any_x_dim else self.surrogate.x_dim - X.shape[-1]
+        pad = self.surrogate.input_width(X.shape[-1]) - X.shape[-1]
         if pad:
             X = torch.cat([X, X.new_zeros(X.shape[:-1] + (pad,))], dim=-1)
         return X

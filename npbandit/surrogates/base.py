@@ -498,6 +498,17 @@ class NeuralProcess(nn.Module, ABC):
     def _reference_parameter(self) -> Tensor | None:
         return next(self.parameters(), None)
 
+    @property
+    def _fixed_x_dim(self) -> int | None:
+        """The width every input must have (``None``: any, for an ``any_x_dim`` model)."""
+        return None if self.any_x_dim else self.x_dim
+
+    def input_width(self, d: int) -> int:
+        """How wide this network's inputs are for a problem of ``d`` columns (``d <= x_dim`` for a
+        fixed-width network): ``d`` for one of any width (``any_x_dim``), else ``x_dim`` (the
+        columns past ``d`` zero padding)."""
+        return d if self.any_x_dim else self.x_dim
+
     def _check_task(self, xc: Tensor, yc: Tensor, xt: Tensor, yt: Tensor) -> None:
         """A context and targets to score: each pair well formed, one batch size (and one width for
         an ``any_x_dim`` model), some targets."""
@@ -512,7 +523,7 @@ class NeuralProcess(nn.Module, ABC):
 
     def _check_pair(self, x_name: str, x: Tensor, y_name: str, y: Tensor) -> None:
         ref = self._reference_parameter()
-        _check_tensor(x_name, x, None if self.any_x_dim else self.x_dim, ref)
+        _check_tensor(x_name, x, self._fixed_x_dim, ref)
         _check_tensor(y_name, y, self.y_dim, ref)
         if x.shape[:2] != y.shape[:2]:
             raise ValueError(
@@ -523,7 +534,7 @@ class NeuralProcess(nn.Module, ABC):
     def _check_targets(self, state: Any, xt: Tensor) -> None:
         """``state`` is a state and ``xt [B, M, dx]`` fits the model and the state's batch."""
         self._check_state(state)
-        _check_tensor("xt", xt, None if self.any_x_dim else self.x_dim, self._reference_parameter())
+        _check_tensor("xt", xt, self._fixed_x_dim, self._reference_parameter())
         if xt.shape[0] != state.batch_size:
             raise ValueError(f"xt has batch size {xt.shape[0]} but the state has batch size {state.batch_size}")
         self._check_width("xt", xt, state)
