@@ -279,7 +279,8 @@ def test_gp_ucb_steps_run_at_its_threads(monkeypatch):
 @pytest.mark.integration
 def test_np_sampler_proposes_at_its_threads_and_leaves_the_objective_alone(monkeypatch):
     optuna = pytest.importorskip("optuna")
-    import npbandit.integrations.optuna as integration
+    import npbandit.integrations.optuna_proposals as integration
+    from npbandit.integrations.optuna import NPSampler
 
     proposals = []
 
@@ -295,12 +296,12 @@ def test_np_sampler_proposes_at_its_threads_and_leaves_the_objective_alone(monke
         return trial.suggest_float("x", 0.0, 1.0) ** 2
 
     optuna.logging.set_verbosity(optuna.logging.WARNING)
-    study = optuna.create_study(sampler=integration.NPSampler(n_startup_trials=2, seed=0, trust_region=False,
+    study = optuna.create_study(sampler=NPSampler(n_startup_trials=2, seed=0, trust_region=False,
                                                               threads=2))
     study.optimize(objective, n_trials=3)
     assert proposals == [2] and counts == [CALLER] * 3
     with pytest.raises(ValueError, match="threads must be"):
-        integration.NPSampler(threads=-1)
+        NPSampler(threads=-1)
 
 
 # -- the command line ----------------------------------------------------------------------------------------------

@@ -182,7 +182,7 @@ def _optuna(method: str, problem: Problem, seed: int, budget: int, evaluate, acq
     else:
         sampler = getattr(optuna.samplers, OPTUNA_SAMPLERS[method])(seed=seed)
     # NPSampler logs each parameter it leaves to its independent sampler after the start-up trials
-    counter, log = _Counter(), logging.getLogger("npbandit.integrations.optuna")
+    counter, log = _Counter(), logging.getLogger("optuna.npbandit.integrations.optuna")
     log.addHandler(counter)
     try:
         study = optuna.create_study(direction="minimize", sampler=sampler)

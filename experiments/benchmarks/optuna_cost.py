@@ -63,7 +63,7 @@ class Clock:
     @contextlib.contextmanager
     def installed(self):
         import npbandit.acquisition.proposal as bo  # the proposal step both routes call
-        import npbandit.integrations.optuna as integration
+        import npbandit.integrations.optuna_proposals as integration
         from npbandit import NPModel
 
         def timed(fn, bucket):

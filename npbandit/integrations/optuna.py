@@ -17,9 +17,10 @@ the ints' grid and at one choice per categorical
 (:mod:`npbandit.acquisition.mixed`) -- is found by the same
 :func:`npbandit.acquisition.propose` that ``npbandit.optimize`` uses. Everything else
 (parameters some trials lack or suggested with another distribution, the start-up trials)
-comes from an independent sampler. In a conditional (define-by-run) space, where a
-categorical decides which other parameters a trial suggests, that leaves the NP only the
-categoricals, and the sampler warns once per study.
+comes from an independent sampler -- except in a conditional (define-by-run) space, where a
+categorical decides which other parameters a trial suggests: there the parameters suggested
+together (one branch's) are proposed as a search space of their own, modelled on the trials
+that suggested them (``conditional=True``, the default; :mod:`npbandit.integrations.optuna_groups`).
 
 Outcome constraints: ``NPSampler(constraints_func=...)`` as Optuna's ``TPESampler`` and
 ``GPSampler`` take it (a completed trial -> a sequence of floats, feasible when all are
@@ -49,7 +50,6 @@ the same moment see neither and can be the same point.
 from __future__ import annotations
 
 import threading
-import warnings
 import weakref
 from collections.abc import Callable, Sequence
 from typing import Any
@@ -58,7 +58,7 @@ import numpy as np
 import torch
 
 try:
-    from optuna.distributions import BaseDistribution, CategoricalDistribution
+    from optuna.distributions import BaseDistribution
     from optuna.logging import get_logger
     from optuna.samplers import BaseSampler, RandomSampler
     from optuna.search_space import IntersectionSearchSpace
@@ -69,13 +69,14 @@ except ImportError as err:  # pragma: no cover - exercised only without Optuna
                       f"(or pip install optuna) ({err})") from None
 
 from npbandit.acquisition.constrained import CONSTRAINED_ACQUISITIONS
-from npbandit.acquisition.indexed_choices import IndexedChoices
 from npbandit.acquisition.optimizers import AcquisitionOptimizer, resolve_acq_optimizer
-from npbandit.acquisition.pending import DEFAULT_LIAR, check_liar, pending_rule
-from npbandit.acquisition.proposal import ACQUISITIONS, propose, propose_in_region
-from npbandit.acquisition.subspace import SubspaceSearch, SubspaceStrategy, check_subspace
-from npbandit.acquisition.wide_spaces import check_subspace_space, default_subspace
-from npbandit.integrations.optuna_observations import StudyObservations, study_observations
+from npbandit.acquisition.pending import DEFAULT_LIAR, check_liar
+from npbandit.acquisition.proposal import ACQUISITIONS
+from npbandit.acquisition.subspace import SubspaceStrategy, check_subspace
+from npbandit.integrations.optuna_branches import (
+    gating_choice,
+)
+from npbandit.integrations.optuna_proposals import StudyProposals
 from npbandit.integrations.optuna_trials import (
     check_single_objective,
     independent_reason,
@@ -84,11 +85,9 @@ from npbandit.integrations.optuna_trials import (
     store_constraints,
     store_proposal,
 )
+from npbandit.integrations.optuna_warnings import OnceWarnings
 from npbandit.optimize_surrogate import SURROGATES
-from npbandit.policies.trust_region import TrustRegion
-from npbandit.space import Choice, SearchSpace
 from npbandit.surrogates.pretrained import (
-    check_bo_checkpoint,
     check_checkpoint_kind,
     checkpoint_use,
     context_limit,
@@ -106,7 +105,7 @@ __all__ = ["NPSampler"]
 _LOGGER = get_logger(f"optuna.{__name__}")
 
 
-class NPSampler(BaseSampler):
+class NPSampler(StudyProposals, BaseSampler):
     """Optuna sampler that proposes float, int and categorical parameters with a pretrained
     NP surrogate.
 
@@ -150,12 +149,18 @@ class NPSampler(BaseSampler):
             value, LogEI damped around each (local penalisation); default as ``optimize``'s.
         warn_independent_sampling: log a warning, saying why, when, past the start-up
             trials, a parameter is drawn by the independent sampler instead of the NP: one
-            whose distribution changed between trials, or that some completed trial lacks (the
-            NP proposes the parameters suggested with one distribution in every completed
-            trial). The logger is under Optuna's (``optuna.npbandit.integrations.optuna``), so
-            ``optuna.logging.set_verbosity`` and Optuna's handler apply to it as to
-            ``GPSampler``'s. The ``RuntimeWarning``, once per study, about a conditional
-            space (the NP then models only its categoricals) is given either way.
+            whose distribution changed between trials, or that some completed trial lacks and
+            no conditional group holds (below). The logger is under Optuna's
+            (``optuna.npbandit.integrations.optuna``), so ``optuna.logging.set_verbosity`` and
+            Optuna's handler apply to it as to ``GPSampler``'s.
+        conditional: in a conditional (define-by-run) space, propose the parameters some
+            completed trials lack group by group (:mod:`~npbandit.integrations.optuna_groups`):
+            the parameters that are suggested together (one branch's) are a search space of
+            their own, modelled by the NP on the trials that suggested them, once
+            ``min(n_startup_trials, 2 * columns + 1)`` of those completed (before that, the
+            independent sampler draws them). Default ``True``. ``False``: only the
+            intersection search space is the NP's, the rest the independent sampler's, with a
+            ``RuntimeWarning`` once per study when that leaves the NP only categoricals.
         threads: torch's intra-op threads for each proposal
             (:class:`~npbandit.threads.torch_threads`; the objective's own threads are left
             alone): a positive int, ``"torch"`` (torch's own count) or ``None`` (default:
@@ -220,7 +225,8 @@ class NPSampler(BaseSampler):
                  trust_region: bool = True, liar: str = DEFAULT_LIAR, warn_independent_sampling: bool = True,
                  threads: int | str | None = None, subspace: SubspaceStrategy | None = None,
                  constraints_func: Callable[[FrozenTrial], Sequence[float]] | None = None,
-                 acq_optimizer: AcquisitionOptimizer | None = None) -> None:
+                 acq_optimizer: AcquisitionOptimizer | None = None, conditional: bool = True) -> None:
+        self.conditional = check_bool("conditional", conditional)
         self.subspace = check_subspace(subspace)
         if constraints_func is not None and not callable(constraints_func):
             raise TypeError(f"constraints_func must be callable (a FrozenTrial -> a sequence of floats, feasible when "
@@ -278,7 +284,7 @@ class NPSampler(BaseSampler):
         # one per study: Optuna's cache is per study, and every in-memory study has id 0
         self._search_spaces: weakref.WeakKeyDictionary[Any, dict[int, IntersectionSearchSpace]] = \
             weakref.WeakKeyDictionary()
-        self._warned: set[tuple[int, int, str, int]] = set()  # (storage, study, reason, trial) warned of
+        self._warnings = OnceWarnings()
         # one proposal at a time in this process: a worker thread reads the running trials only after
         # the proposals other threads made were stored with their trials
         self._proposing = threading.Lock()
@@ -312,7 +318,7 @@ class NPSampler(BaseSampler):
             if dist.single():
                 continue
             if parameter_of(dist) is None:
-                self._warn_unmodelled(study, name, dist)
+                self._warnings.unmodelled(study, name, dist)
             else:
                 out[name] = dist
         return out
@@ -341,17 +347,18 @@ class NPSampler(BaseSampler):
             z = torch.rand(1, search.search_dim, dtype=torch.float64,
                            generator=torch.Generator().manual_seed(self._trial_seed(trial.number, "startup")))
             return optuna_values(space.decode(space.snap(search.lift(z))[0].numpy()), search_space)
-        self._warn_conditional(study, search_space, completed)
+        if not self.conditional:
+            self._warnings.conditional(study, search_space, completed)
         with self._proposing:  # other threads' proposals are stored with their trials before this one reads them
             # read again: trials may have completed while this thread waited for the lock
             completed = study.get_trials(deepcopy=False, states=(TrialState.COMPLETE,))
-            seen = self._observations(study, search_space, space, search, completed, trial.number)
-            if seen is None:
-                return {}
-            with torch_threads(self.threads):
-                u = self._propose(seen.X, seen.Y, seen.pending, self._trial_seed(trial.number, "relative"),
-                                  seen.region, space, search, seen.k)
-            params = optuna_values(space.decode(u), search_space)
+            gate = gating_choice(search_space, completed) if self.conditional else None
+            params = None if gate is None else self._branch_proposal(study, trial, search_space, gate, completed)
+            if params is None:
+                found = self._propose_space(study, trial, search_space, completed, "relative")
+                if found is None:
+                    return {}
+                params = found[0]
             # shared with the other workers, which see this trial as pending at this point even before its
             # objective has suggested every parameter (as Optuna's GPSampler shares its proposals)
             store_proposal(study, trial, params)
@@ -359,7 +366,14 @@ class NPSampler(BaseSampler):
 
     def sample_independent(self, study: Study, trial: FrozenTrial, param_name: str,
                            param_distribution: BaseDistribution) -> Any:
-        if self.warn_independent_sampling and not param_distribution.single():
+        """A parameter outside the relative search space: with ``conditional``, the NP's
+        proposal for its conditional group once the group has had its start-up trials
+        (:meth:`_sample_conditional`); otherwise the independent sampler's draw."""
+        status, value = (self._sample_conditional(study, trial, param_name, param_distribution)
+                         if self.conditional else ("none", None))
+        if status == "proposed":
+            return value
+        if self.warn_independent_sampling and status == "none" and not param_distribution.single():
             completed = study.get_trials(deepcopy=False, states=(TrialState.COMPLETE,))
             if completed and len(completed) >= self.n_startup_trials:  # the NP would be expected to propose it
                 _LOGGER.warning(f"NPSampler samples parameter {param_name!r} of trial {trial.number} independently, "
@@ -437,124 +451,3 @@ class NPSampler(BaseSampler):
                               max_context=self._max_context, snap=None if space.continuous else space.snap,
                               constraints=seen.k)
         return None if found is None else seen.trials[order[found[0]]]
-
-    # -- the proposal -----------------------------------------------------------------
-
-    def _space(self, search_space: dict[str, BaseDistribution]) -> tuple[SearchSpace, SubspaceSearch | None]:
-        """``search_space`` as a :class:`SearchSpace` (parameters by name, sorted), and the
-        subspace it is searched in when its unit cube has more columns than the checkpoint
-        takes (fixed by the sampler's seed), else ``None``. An ``IndexedChoices`` given as
-        ``subspace`` is taken in that order when it holds the same parameters."""
-        names = sorted(search_space)
-        space = SearchSpace({n: parameter_of(search_space[n]) for n in names})
-        d = space.dim  # columns of the unit cube: a categorical of k >= 3 choices takes k
-        width = check_bo_checkpoint(self._surrogate.card, d,
-                                    purpose=f"NPSampler over {len(names)} parameters in {d} unit-cube columns "
-                                            f"({', '.join(names)})")
-        if d <= width:
-            return space, None
-        strategy = self.subspace or default_subspace(space)
-        if isinstance(strategy, IndexedChoices) and dict(strategy.space.items()) == dict(space.items()):
-            strategy = IndexedChoices(space, then=strategy.then)  # the same parameters, in the sampler's order
-        check_subspace_space(strategy, space)
-        return space, strategy.bind(d, width, self.seed)
-
-    def _build(self, X: torch.Tensor, Y: torch.Tensor):
-        """The NP conditioned on ``X [n, w]``, ``Y [n, 1 + k]`` (an ``NPModel``)."""
-        from npbandit.models import NPModel
-
-        return NPModel.from_pretrained(self._surrogate, X, Y)
-
-    def _propose(self, X: torch.Tensor, Y: torch.Tensor, pending: torch.Tensor | None, seed: int,
-                 region: TrustRegion | None = None, space: SearchSpace | None = None,
-                 search: SubspaceSearch | None = None, constraints: int = 0) -> np.ndarray:
-        """The next point in the unit cube, ``[d]``, from completed ``X`` ``[n, d]`` with
-        maximised values ``Y`` ``[n, 1]`` and the running trials ``pending`` ``[p, d]``,
-        inside ``region`` when given; ``space``: the parameters whose cube it is, so the
-        acquisition is judged where a trial would be evaluated (:func:`propose`); ``search``:
-        the subspace a ``d`` wider than the checkpoint is searched in (``region`` then lives
-        in its search cube, and points are snapped to the space after they are lifted);
-        ``constraints``: ``k``, with ``Y`` then ``[n, 1 + k]`` (the constraint values after the
-        objective's)."""
-        build = self._build
-        settings = {"beta": self.beta, "num_restarts": self.num_restarts, "raw_samples": self.raw_samples,
-                    "acq_optimizer": self.acq_optimizer}
-        if constraints:
-            settings["constraints"] = constraints
-        # running trials are believed at a value (the liar rule) in propose, shared with optimize(batch_size=q)
-        if search is not None:
-            snap = None if space is None or space.continuous else space.snap
-            point = search.propose(region, X, Y, build, self.acquisition, seed=seed, pending=pending,
-                                   avoid_repeats=self.avoid_repeats, liar=self.liar, snap=snap,
-                                   max_context=self._max_context, **settings)
-            return point if snap is None else snap(torch.as_tensor(point)).numpy()
-        if region is not None:
-            return propose_in_region(region, X, Y, build, self.acquisition, seed=seed, pending=pending,
-                                     avoid_repeats=self.avoid_repeats, liar=self.liar, space=space,
-                                     max_context=self._max_context, **settings)
-        return propose(build(X, Y), self.acquisition, dim=X.shape[-1], best_f=None if constraints else Y.max(),
-                       seed=seed, pending=pending,
-                       **pending_rule(Y, self.liar), observed=X if self.avoid_repeats else None, space=space,
-                       **settings)
-
-    def _observations(self, study: Study, search_space: dict[str, BaseDistribution], space: SearchSpace,
-                      search: SubspaceSearch | None, completed: list[FrozenTrial],
-                      number: int | None) -> StudyObservations | None:
-        """What a proposal for trial ``number`` (``None``: no trial) sees of the study, with
-        this sampler's settings (:func:`~npbandit.integrations.optuna_observations.study_observations`)."""
-        return study_observations(study, search_space, space, search, completed, number,
-                                  constrained=self.constraints_func is not None, trust_region=self.trust_region,
-                                  n_startup_trials=self.n_startup_trials, warn_left_out=self._warn_left_out)
-
-    def _trial_seed(self, number: int, purpose: str) -> int:
-        key = [self.seed, number, *purpose.encode()]
-        return int(np.random.SeedSequence(key).generate_state(1)[0] % 2**31)
-
-    def _warn_unmodelled(self, study: Study, name: str, dist: BaseDistribution) -> None:
-        """Warn once per study and parameter that the NP cannot hold ``dist`` (the reason
-        :class:`~npbandit.space.Choice` gives), so the independent sampler draws it."""
-        key = (id(study._storage), study._study_id, "unmodelled", name)
-        if key in self._warned:
-            return
-        self._warned.add(key)
-        reason = f"its distribution {dist} has no npbandit.space parameter"
-        if isinstance(dist, CategoricalDistribution):
-            try:
-                Choice(dist.choices)
-            except (TypeError, ValueError) as err:  # what the categorical's choices break
-                reason = str(err)
-        warnings.warn(f"NPSampler cannot model parameter {name!r} ({reason}); the independent sampler draws it in "
-                      f"every trial", RuntimeWarning, stacklevel=4)
-
-    def _warn_conditional(self, study: Study, search_space: dict[str, BaseDistribution],
-                          completed: list[FrozenTrial]) -> None:
-        """Warn once per study when ``search_space``, what the NP proposes, holds only
-        categoricals while the completed trials suggested other parameters it could model: a
-        conditional (define-by-run) space, where those are drawn independently in every trial
-        and the NP, seeing only the choices, tends to settle on one of them."""
-        key = (id(study._storage), study._study_id, "conditional", -1)
-        if key in self._warned or not all(isinstance(d, CategoricalDistribution) for d in search_space.values()):
-            return
-        others = sorted({name for t in completed for name, dist in t.distributions.items()
-                         if name not in search_space and not dist.single() and parameter_of(dist) is not None})
-        if not others:
-            return
-        self._warned.add(key)
-        shown = ", ".join(map(repr, others[:4])) + (f" and {len(others) - 4} more" if len(others) > 4 else "")
-        modelled = ", ".join(map(repr, sorted(search_space)))
-        warnings.warn(f"NPSampler models only the categorical(s) {modelled} of this study; {shown} are missing from "
-                      f"some completed trial or changed distribution (a conditional search space), so they are "
-                      f"drawn independently in every trial and the NP tends to keep one choice. Suggest every "
-                      f"parameter in every trial (a fixed space), or use optuna.samplers.TPESampler for a strongly "
-                      f"conditional space (docs/guides/optuna.md)",
-                      RuntimeWarning, stacklevel=4)
-
-    def _warn_left_out(self, study: Study, trials: list[FrozenTrial], kept: list[FrozenTrial], why: str) -> None:
-        """Warn once per study, trial and reason about the ``trials`` not in ``kept``."""
-        numbers = {t.number for t in kept}
-        keys = {t.number: (id(study._storage), study._study_id, why, t.number) for t in trials
-                if t.number not in numbers}
-        skipped = [number for number, key in keys.items() if key not in self._warned]
-        if skipped:
-            self._warned.update(keys.values())
-            warnings.warn(f"NPSampler leaves out trial(s) {skipped}: {why}", RuntimeWarning, stacklevel=4)

@@ -20,9 +20,10 @@ from optuna.trial import FrozenTrial, TrialState
 
 from npbandit.space import Choice, Float, Int, SearchSpace
 
-__all__ = ["CONSTRAINTS_KEY", "PROPOSAL_KEY", "trial_constraints", "store_constraints", "in_space",
-           "check_single_objective", "parameter_of", "independent_reason", "unit_rows", "optuna_values",
-           "store_proposal", "known_params", "pending_points"]
+__all__ = ["CONSTRAINTS_KEY", "PROPOSAL_KEY", "GROUP_PROPOSAL_KEY", "trial_constraints", "store_constraints",
+           "in_space", "holds", "check_single_objective", "parameter_of", "unmodelled_reason", "independent_reason",
+           "unit_rows", "optuna_values",
+           "store_proposal", "stored_proposal", "known_params", "pending_points"]
 
 #: the system attribute a trial's constraint values are stored under (Optuna's own key, so
 #: Optuna's ``best_trial``, its other samplers and its plots read them too)
@@ -33,6 +34,9 @@ CONSTRAINTS_KEY = "constraints"
 #: ``_CHUNK`` characters: ``"npsampler:proposal:0"``, ``":1"``, ...), so that other workers see a
 #: running trial's point before its objective has suggested every parameter
 PROPOSAL_KEY = "npsampler:proposal"
+#: the same for the proposals of a trial's conditional groups (:mod:`~npbandit.integrations.optuna_groups`),
+#: one JSON object holding every group proposed for the trial so far
+GROUP_PROPOSAL_KEY = "npsampler:group-proposal"
 _CHUNK = 2045  # RDBStorage keeps a system attribute's value in fewer than 2046 characters
 
 
@@ -81,6 +85,19 @@ def in_space(trial: FrozenTrial, space: SearchSpace) -> bool:
     return True
 
 
+def holds(dist: BaseDistribution, value: object) -> bool:
+    """Whether ``value`` is a value of ``dist`` (in its range, on its grid, among its choices),
+    as the :mod:`npbandit.space` parameter that reads ``dist`` checks it."""
+    parameter = parameter_of(dist)
+    if parameter is None:
+        return False
+    try:
+        parameter.check(value)
+    except (TypeError, ValueError):
+        return False
+    return True
+
+
 def check_single_objective(study: Study) -> None:
     """``ValueError`` for a study with more than one objective, naming what is supported
     and the alternative."""
@@ -104,6 +121,17 @@ def parameter_of(dist: BaseDistribution) -> Float | Int | Choice | None:
     except (TypeError, ValueError):
         return None
     return None
+
+
+def unmodelled_reason(dist: BaseDistribution) -> str:
+    """Why no :mod:`npbandit.space` parameter holds ``dist``, in a few words (what a
+    categorical's choices break, for a categorical)."""
+    if isinstance(dist, CategoricalDistribution):
+        try:
+            Choice(dist.choices)
+        except (TypeError, ValueError) as err:
+            return str(err)
+    return f"its distribution {dist} has no npbandit.space parameter"
 
 
 def independent_reason(name: str, dist: BaseDistribution, completed: list[FrozenTrial]) -> str:
@@ -141,11 +169,12 @@ def optuna_values(params: dict[str, object], search_space: dict[str, BaseDistrib
     return out
 
 
-def store_proposal(study: Study, trial: FrozenTrial, params: dict[str, object]) -> None:
-    """Store a trial's relative proposal ``params`` (JSON) in its system attributes, in
-    chunks an RDB storage holds, where :func:`known_params` reads it. A categorical value
-    JSON cannot hold (a choice of another type than Optuna's None, bool, int, float, str)
-    is left out: other workers see that trial once it has suggested the parameter."""
+def store_proposal(study: Study, trial: FrozenTrial, params: dict[str, object], key: str = PROPOSAL_KEY) -> None:
+    """Store a trial's proposal ``params`` (JSON) in its system attributes under ``key``
+    (:data:`PROPOSAL_KEY`: the relative proposal; :data:`GROUP_PROPOSAL_KEY`: its conditional
+    groups'), in chunks an RDB storage holds, where :func:`known_params` reads it. A
+    categorical value JSON cannot hold (a choice of another type than Optuna's None, bool, int,
+    float, str) is left out: other workers see that trial once it has suggested the parameter."""
     kept = {}
     for name, value in params.items():
         try:
@@ -155,19 +184,26 @@ def store_proposal(study: Study, trial: FrozenTrial, params: dict[str, object]) 
         kept[name] = value
     text = json.dumps(kept)
     for i in range(0, len(text), _CHUNK):
-        study._storage.set_trial_system_attr(trial._trial_id, f"{PROPOSAL_KEY}:{i // _CHUNK}", text[i:i + _CHUNK])
+        study._storage.set_trial_system_attr(trial._trial_id, f"{key}:{i // _CHUNK}", text[i:i + _CHUNK])
+
+
+def stored_proposal(trial: FrozenTrial, key: str = PROPOSAL_KEY) -> dict[str, object]:
+    """The proposal :func:`store_proposal` stored with ``trial`` under ``key`` (``{}`` for none)."""
+    attrs = trial.system_attrs
+    chunks = []
+    while (chunk := attrs.get(f"{key}:{len(chunks)}")) is not None:
+        chunks.append(chunk)
+    return json.loads("".join(chunks)) if chunks else {}
 
 
 def known_params(trial: FrozenTrial) -> dict[str, object]:
-    """The parameters a (running) trial is known to evaluate: its stored relative proposal,
-    overridden by the values enqueued for it (``study.enqueue_trial``: Optuna keeps those in
-    its system attribute ``"fixed_params"``), overridden by those it has suggested."""
-    attrs = trial.system_attrs
-    chunks = []
-    while (chunk := attrs.get(f"{PROPOSAL_KEY}:{len(chunks)}")) is not None:
-        chunks.append(chunk)
-    known = json.loads("".join(chunks)) if chunks else {}
-    known.update(attrs.get("fixed_params") or {})
+    """The parameters a (running) trial is known to evaluate: its stored conditional groups'
+    proposals, overridden by its stored relative proposal, overridden by the values enqueued
+    for it (``study.enqueue_trial``: Optuna keeps those in its system attribute
+    ``"fixed_params"``), overridden by those it has suggested."""
+    known = stored_proposal(trial, GROUP_PROPOSAL_KEY)
+    known.update(stored_proposal(trial))
+    known.update(trial.system_attrs.get("fixed_params") or {})
     known.update(trial.params)
     return known
 

@@ -179,7 +179,7 @@ def test_completed_failed_pruned_and_infinite_trials_inform_the_np(monkeypatch):
 
 
 def test_the_np_is_told_which_points_the_completed_trials_evaluated(monkeypatch):
-    import npbandit.integrations.optuna as integration
+    import npbandit.integrations.optuna_proposals as integration
 
     seen = []
     monkeypatch.setattr(integration, "propose", lambda model, acquisition, **kw: seen.append(kw["observed"]) or
@@ -197,7 +197,7 @@ def test_the_np_is_told_which_points_the_completed_trials_evaluated(monkeypatch)
 
 @pytest.mark.parametrize("liar, expected", [("worst", -4.0), ("mean", -2.5), ("best", -1.0)])
 def test_running_trials_are_believed_at_the_samplers_liar(monkeypatch, liar, expected):
-    import npbandit.integrations.optuna as integration
+    import npbandit.integrations.optuna_proposals as integration
 
     seen = {}
     monkeypatch.setattr(integration, "propose", lambda model, acquisition, **kw: seen.update(kw) or np.full(1, 0.5))

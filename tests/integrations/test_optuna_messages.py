@@ -133,18 +133,26 @@ def test_the_warning_says_why_the_parameter_is_sampled_independently(distributio
 
 # -- conditional (define-by-run) search spaces ---------------------------------------------
 
-def test_a_conditional_space_is_pointed_out_once_per_study():
+def test_a_conditional_space_left_to_the_independent_sampler_is_pointed_out_once_per_study():
     with warnings.catch_warnings(record=True) as caught:
         warnings.simplefilter("always")
         # said whatever warn_independent_sampling: it is about what the NP models, not one parameter's draw
-        study = optuna.create_study(sampler=sampler(seed=0, warn_independent_sampling=False))
+        study = optuna.create_study(sampler=sampler(seed=0, warn_independent_sampling=False, conditional=False))
         study.optimize(conditional, n_trials=8)
     branches = {t.params["classifier"] for t in study.trials[:4]}
     assert branches == {"svc", "rf"}  # both branches among the start-up trials: the NP's space is {classifier}
     said = [str(w.message) for w in caught if "conditional" in str(w.message)]
     assert len(said) == 1, said
-    assert all(name in said[0] for name in ("'classifier'", "'rf_depth'", "'svc_c'", "TPESampler",
-                                            "every parameter in every trial"))
+    assert all(name in said[0] for name in ("'classifier'", "'rf_depth'", "'svc_c'", "conditional=True"))
+
+
+def test_a_conditional_space_modelled_group_by_group_is_not_warned_of():
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        study = optuna.create_study(sampler=sampler(seed=0))
+        study.optimize(conditional, n_trials=8)
+    assert {t.params["classifier"] for t in study.trials[:4]} == {"svc", "rf"}
+    assert not [w for w in caught if "conditional" in str(w.message)]
 
 
 def test_a_space_of_categoricals_alone_is_not_called_conditional():

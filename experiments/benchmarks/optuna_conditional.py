@@ -1,0 +1,221 @@
+"""Optuna samplers on conditional (define-by-run) search spaces: a choice decides which other
+parameters a trial suggests.
+
+Problems (each a define-by-run objective, minimised):
+
+- choosing suite (synthetic; NPSampler's conditional defaults are chosen here, never reported
+  as its quality):
+  - ``two-branch``: ``classifier`` in {svc, rf}; svc's three floats in [0, 1] with the optimum
+    0 at (0.7, 0.2, 0.4), rf's three with a floor of 0.1 at (0.25, 0.6, 0.8); the squared
+    distance to the branch's optimum plus its floor;
+  - ``three-branch``: ``kind`` in {a, b, c} and a shared float ``s`` (adds ``0.05 (s - 0.3)^2``);
+    branch a one float (floor 0.3), b two (floor 0.15), c four (floor 0, each input's distance
+    weighted 2x, so its optimum is narrow);
+- reporting suite (scikit-learn on its bundled datasets, 3-fold stratified CV with fixed folds,
+  inputs standardised in each fold, as ``bo_wide_problems.py``):
+  - ``model-breast-cancer`` (CV log loss): logistic regression (``C``), random forest
+    (``n_estimators``, ``max_depth``, ``max_features``) or histogram gradient boosting
+    (``learning_rate``, ``max_leaf_nodes``, ``l2_regularization``);
+  - ``model-wine`` (CV log loss): k nearest neighbours (``n_neighbors``, ``weights``), an MLP
+    (``hidden``, ``alpha``, ``learning_rate_init``) or a random forest (``n_estimators``,
+    ``max_depth``);
+  - ``pca-svc-digits`` (CV error): an RBF SVC (``C``, ``gamma``) after ``reduce`` in {none, pca}
+    (pca: ``n_components``).
+
+Samplers, each seeded by the seed, every other option at its default: ``np`` ``NPSampler()``
+(``conditional=True``), ``np-plain`` ``NPSampler(conditional=False)`` (the intersection space
+only; the branches' parameters drawn at random), ``tpe`` ``TPESampler()``, ``tpe-group``
+``TPESampler(multivariate=True, group=True)`` (Optuna's option for conditional spaces), ``gp``
+``GPSampler()``, ``random`` ``RandomSampler()``.
+
+Reported: the best value after ``--trials`` trials, median and quartiles over seeds, per problem
+and sampler, and the paired comparison of ``np`` with each other sampler (seeds lower / higher).
+Rows are appended to ``--out`` (JSON lines) and skipped when there, so the script resumes. One
+torch thread.
+
+    nice -n 10 python experiments/benchmarks/optuna_conditional.py --suite choosing --seeds 10
+    nice -n 10 python experiments/benchmarks/optuna_conditional.py --suite reporting --seeds 10
+    python experiments/benchmarks/optuna_conditional.py --summarise runs/optuna_conditional.jsonl
+"""
+
+from __future__ import annotations
+
+import argparse
+import statistics
+import sys
+import time
+import warnings
+from pathlib import Path
+
+import torch
+
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+from common import append_missing_rows, jsonl_rows, quartile_text  # noqa: E402
+
+COMMAND = "python experiments/benchmarks/optuna_conditional.py"
+SAMPLERS = ("np", "np-plain", "tpe", "tpe-group", "gp", "random")
+
+
+def two_branch(t) -> float:
+    branches = {"svc": (0.0, {"svc_c": 0.7, "svc_gamma": 0.2, "svc_tol": 0.4}),
+                "rf": (0.1, {"rf_depth": 0.25, "rf_leaf": 0.6, "rf_split": 0.8})}
+    floor, best = branches[t.suggest_categorical("classifier", list(branches))]
+    return floor + sum((t.suggest_float(name, 0.0, 1.0) - x) ** 2 for name, x in best.items())
+
+
+def three_branch(t) -> float:
+    kind = t.suggest_categorical("kind", ["a", "b", "c"])
+    shared = 0.05 * (t.suggest_float("s", 0.0, 1.0) - 0.3) ** 2
+    if kind == "a":
+        return shared + 0.3 + (t.suggest_float("a1", 0.0, 1.0) - 0.5) ** 2
+    if kind == "b":
+        return shared + 0.15 + sum((t.suggest_float(f"b{i}", 0.0, 1.0) - x) ** 2 for i, x in enumerate((0.2, 0.9)))
+    return shared + 2.0 * sum((t.suggest_float(f"c{i}", 0.0, 1.0) - x) ** 2
+                              for i, x in enumerate((0.3, 0.7, 0.5, 0.1)))
+
+
+def model_breast_cancer(t) -> float:
+    from bo_wide_problems import _cv_loss
+    from sklearn.ensemble import HistGradientBoostingClassifier, RandomForestClassifier
+    from sklearn.linear_model import LogisticRegression
+
+    kind = t.suggest_categorical("classifier", ["logistic", "forest", "boosting"])
+    if kind == "logistic":
+        model = LogisticRegression(C=t.suggest_float("lr_C", 1e-4, 1e2, log=True), max_iter=500)
+    elif kind == "forest":
+        model = RandomForestClassifier(n_estimators=t.suggest_int("rf_n_estimators", 10, 100),
+                                       max_depth=t.suggest_int("rf_max_depth", 2, 16),
+                                       max_features=t.suggest_float("rf_max_features", 0.1, 1.0),
+                                       random_state=0, n_jobs=1)
+    else:
+        model = HistGradientBoostingClassifier(
+            learning_rate=t.suggest_float("hgb_learning_rate", 1e-3, 1.0, log=True),
+            max_leaf_nodes=t.suggest_int("hgb_max_leaf_nodes", 4, 64, log=True),
+            l2_regularization=t.suggest_float("hgb_l2", 1e-6, 10.0, log=True), max_iter=100,
+            early_stopping=False, random_state=0)
+    return _cv_loss(model, "breast_cancer", "log_loss")
+
+
+def model_wine(t) -> float:
+    from bo_wide_problems import _cv_loss
+    from sklearn.ensemble import RandomForestClassifier
+    from sklearn.neighbors import KNeighborsClassifier
+    from sklearn.neural_network import MLPClassifier
+
+    kind = t.suggest_categorical("classifier", ["knn", "mlp", "forest"])
+    if kind == "knn":
+        model = KNeighborsClassifier(n_neighbors=t.suggest_int("knn_n_neighbors", 1, 50, log=True),
+                                     weights=t.suggest_categorical("knn_weights", ["uniform", "distance"]))
+    elif kind == "mlp":
+        model = MLPClassifier(hidden_layer_sizes=(t.suggest_int("mlp_hidden", 8, 128, log=True),),
+                              alpha=t.suggest_float("mlp_alpha", 1e-6, 1e-1, log=True),
+                              learning_rate_init=t.suggest_float("mlp_learning_rate_init", 1e-4, 1e-1, log=True),
+                              max_iter=200, random_state=0)
+    else:
+        model = RandomForestClassifier(n_estimators=t.suggest_int("rf_n_estimators", 10, 100),
+                                       max_depth=t.suggest_int("rf_max_depth", 2, 16), random_state=0, n_jobs=1)
+    return _cv_loss(model, "wine", "log_loss")
+
+
+def pca_svc_digits(t) -> float:
+    from bo_wide_problems import _cv_loss
+    from sklearn.decomposition import PCA
+    from sklearn.pipeline import make_pipeline
+    from sklearn.svm import SVC
+
+    svc = SVC(C=t.suggest_float("C", 1e-2, 1e3, log=True), gamma=t.suggest_float("gamma", 1e-5, 1e-1, log=True))
+    if t.suggest_categorical("reduce", ["none", "pca"]) == "pca":
+        svc = make_pipeline(PCA(n_components=t.suggest_int("n_components", 5, 60), random_state=0), svc)
+    return _cv_loss(svc, "digits", "error")
+
+
+SUITES = {"choosing": {"two-branch": two_branch, "three-branch": three_branch},
+          "reporting": {"model-breast-cancer": model_breast_cancer, "model-wine": model_wine,
+                        "pca-svc-digits": pca_svc_digits}}
+PROBLEMS = {name: fn for suite in SUITES.values() for name, fn in suite.items()}
+
+
+def make_sampler(name: str, seed: int):
+    import optuna
+
+    from npbandit.integrations.optuna import NPSampler
+
+    return {"np": lambda: NPSampler(seed=seed), "np-plain": lambda: NPSampler(seed=seed, conditional=False),
+            "tpe": lambda: optuna.samplers.TPESampler(seed=seed),
+            "tpe-group": lambda: optuna.samplers.TPESampler(seed=seed, multivariate=True, group=True),
+            "gp": lambda: optuna.samplers.GPSampler(seed=seed),
+            "random": lambda: optuna.samplers.RandomSampler(seed=seed)}[name]()
+
+
+def run(cell: dict) -> dict:
+    import optuna
+
+    optuna.logging.set_verbosity(optuna.logging.ERROR)
+    study = optuna.create_study(direction="minimize", sampler=make_sampler(cell["sampler"], cell["seed"]))
+    t0 = time.perf_counter()
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        study.optimize(PROBLEMS[cell["problem"]], n_trials=cell["trials"])
+    values = [t.value for t in study.trials]
+    return {**cell, "best": min(values), "values": values, "seconds": time.perf_counter() - t0,
+            "branches": [t.params.get(_gate(cell["problem"])) for t in study.trials]}
+
+
+def _gate(problem: str) -> str:
+    return {"three-branch": "kind", "pca-svc-digits": "reduce"}.get(problem, "classifier")
+
+
+def summarise(path: Path, trials: int | None = None) -> str:
+    rows = [r for r in jsonl_rows(path) if trials is None or r["trials"] == trials]
+    problems = [p for p in PROBLEMS if any(r["problem"] == p for r in rows)]
+    lines = ["| problem | " + " | ".join(SAMPLERS) + " |", "|---|" + "---:|" * len(SAMPLERS)]
+    best = {(r["problem"], r["sampler"], r["seed"]): r["best"] for r in rows}
+    for p in problems:
+        cells = []
+        for s in SAMPLERS:
+            values = [v for (pp, ss, _), v in best.items() if pp == p and ss == s]
+            cells.append(quartile_text(values) + f" (n={len(values)})" if values else "-")
+        lines.append(f"| {p} | " + " | ".join(cells) + " |")
+    lines += ["", "Paired seeds, `np` against each sampler: lower / higher / equal best value.", "",
+              "| problem | " + " | ".join(s for s in SAMPLERS if s != "np") + " |",
+              "|---|" + "---:|" * (len(SAMPLERS) - 1)]
+    for p in problems:
+        cells = []
+        for s in SAMPLERS[1:]:
+            pairs = [(best[(p, "np", k)], best[(p, s, k)]) for (pp, ss, k) in best
+                     if pp == p and ss == s and (p, "np", k) in best]
+            cells.append(f"{sum(a < b for a, b in pairs)} / {sum(a > b for a, b in pairs)} / "
+                         f"{sum(a == b for a, b in pairs)}")
+        lines.append(f"| {p} | " + " | ".join(cells) + " |")
+    seconds = {s: statistics.median([r["seconds"] / r["trials"] for r in rows if r["sampler"] == s])
+               for s in SAMPLERS if any(r["sampler"] == s for r in rows)}
+    lines += ["", "Median seconds per trial (objective included): " +
+              ", ".join(f"{s} {v:.2f}" for s, v in seconds.items())]
+    return "\n".join(lines)
+
+
+def main(argv: list[str] | None = None) -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--suite", choices=list(SUITES), default="choosing")
+    parser.add_argument("--problems", nargs="+", choices=list(PROBLEMS), default=None)
+    parser.add_argument("--samplers", nargs="+", choices=SAMPLERS, default=list(SAMPLERS))
+    parser.add_argument("--seeds", type=int, default=10)
+    parser.add_argument("--trials", type=int, default=50)
+    parser.add_argument("--out", type=Path, default=Path("runs/optuna_conditional.jsonl"))
+    parser.add_argument("--summarise", type=Path, default=None, help="print the tables of a JSON-lines file")
+    args = parser.parse_args(argv)
+    if args.summarise is not None:
+        print(summarise(args.summarise, args.trials))
+        return
+    torch.set_num_threads(1)
+    problems = args.problems or list(SUITES[args.suite])
+    cells = [{"problem": p, "sampler": s, "seed": seed, "trials": args.trials}
+             for p in problems for seed in range(args.seeds) for s in args.samplers]
+    append_missing_rows(args.out, " ".join([COMMAND, *(argv if argv is not None else sys.argv[1:])]),
+                        ("problem", "sampler", "seed", "trials"), cells, run,
+                        lambda r: f"{r['problem']} {r['sampler']} seed {r['seed']}: best {r['best']:.4f} "
+                                  f"({r['seconds']:.0f} s)")
+
+
+if __name__ == "__main__":
+    main()

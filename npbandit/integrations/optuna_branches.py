@@ -1,0 +1,161 @@
+"""Which branch of a conditional Optuna study the next trial takes, for
+:class:`~npbandit.integrations.optuna.NPSampler`.
+
+A define-by-run objective often starts with one choice that decides which other parameters
+it suggests (``classifier = trial.suggest_categorical(...)``, then that classifier's own
+parameters). That choice is in Optuna's intersection search space, the branch's parameters
+are not (:mod:`~npbandit.integrations.optuna_groups`). A model of the choice alone judges
+each branch by the mean of its trials' values, which are mostly the start-up's random draws
+of its parameters; once one branch's parameters have been tuned it looks better than any
+untuned one, and the search never returns to the others (on a two-branch test the sampler
+kept one branch in every trial). A branch is worth what its best setting is expected to
+give, so the choice is made through the branches' own models:
+
+- :func:`gating_choice`: the categorical of the relative search space whose value decides
+  which conditional groups a trial suggests (each value always with the same groups, and
+  not every value with the same ones);
+- :func:`branches`: for each of its choices, the completed trials that took it and the
+  branch's search space, the relative space's other parameters and the parameters of the
+  branch's groups;
+- the sampler proposes a point in each branch with the NP conditioned on that branch's
+  trials, and takes the branch whose point has the highest acquisition value
+  (:func:`acquisition_value`: each branch's model at its own point, against the study's
+  best value, so the values are in the same units and compare the same quantity).
+
+A choice with fewer than :data:`MIN_BRANCH_TRIALS` completed trials has no model yet; it is
+taken first (the one with the fewest trials), so every branch is tried and then modelled.
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Callable
+from dataclasses import dataclass
+from typing import Any
+
+import torch
+from optuna.distributions import BaseDistribution, CategoricalDistribution
+from optuna.trial import FrozenTrial
+
+from npbandit.integrations.optuna_groups import parameter_groups
+from npbandit.integrations.optuna_trials import parameter_of
+from npbandit.space import SearchSpace
+
+__all__ = ["MIN_BRANCH_TRIALS", "Branch", "gating_choice", "branches", "best_branch", "acquisition_value"]
+
+#: completed trials a branch needs before its own model proposes in it (the NP standardises
+#: a branch's values by their mean and spread, which one value does not have)
+MIN_BRANCH_TRIALS = 2
+
+
+@dataclass(frozen=True)
+class Branch:
+    """One choice ``value`` of the gating categorical: the completed ``trials`` that took it
+    and its ``search_space`` (name -> distribution: the relative space's other parameters and
+    the modelled parameters of the branch's groups; empty for a branch with no parameter of
+    its own, or one no trial took)."""
+
+    value: object
+    trials: list[FrozenTrial]
+    search_space: dict[str, BaseDistribution]
+
+
+def _conditional_groups(completed: list[FrozenTrial]) -> list[frozenset[str]]:
+    """The groups some completed trial lacks."""
+    return [g for g in parameter_groups(completed) if any(next(iter(g)) not in t.distributions for t in completed)]
+
+
+def gating_choice(search_space: dict[str, BaseDistribution], completed: list[FrozenTrial]) -> str | None:
+    """The categorical of ``search_space`` (the relative search space) whose value decides which
+    conditional groups a completed trial suggested: every value of it that a trial took always
+    came with the same groups, and two values with different ones. ``None`` when no categorical
+    does, or more than one does (their branches are then not told apart here)."""
+    groups = _conditional_groups(completed)
+    if not groups:
+        return None
+    found = []
+    for name, dist in sorted(search_space.items()):
+        if not isinstance(dist, CategoricalDistribution):
+            continue
+        signatures: dict[object, set[frozenset[str]]] = {}
+        for t in completed:
+            signature = frozenset(g for g in groups if next(iter(g)) in t.distributions)
+            signatures.setdefault(dist.to_internal_repr(t.params[name]), set()).add(signature)
+        if all(len(s) == 1 for s in signatures.values()) and len(set.union(*signatures.values())) > 1:
+            found.append(name)
+    return found[0] if len(found) == 1 else None
+
+
+def branches(gate: str, search_space: dict[str, BaseDistribution], completed: list[FrozenTrial]) -> list[Branch]:
+    """One :class:`Branch` per choice of ``gate`` (a categorical of ``search_space``), in the
+    order of its choices: the completed trials that took it, and its search space -- the other
+    parameters of ``search_space`` and, of its groups (those all its trials suggested), the
+    parameters every one of its trials suggested with one distribution that an
+    :mod:`npbandit.space` parameter holds."""
+    dist = search_space.get(gate)
+    if not isinstance(dist, CategoricalDistribution):
+        raise ValueError(f"gate must name a categorical of search_space, got {gate!r} ({dist})")
+    shared = {n: d for n, d in search_space.items() if n != gate}
+    out = []
+    for index, value in enumerate(dist.choices):
+        trials = [t for t in completed if dist.to_internal_repr(t.params[gate]) == index]
+        space: dict[str, BaseDistribution] = {}
+        if trials:
+            space = dict(shared)
+            own = set.intersection(*(set(t.distributions) for t in trials)) - set(search_space)
+            for name in sorted(own):
+                first = trials[0].distributions[name]
+                if (not first.single() and parameter_of(first) is not None
+                        and all(t.distributions[name] == first for t in trials)):
+                    space[name] = first
+        out.append(Branch(value, trials, space))
+    return out
+
+
+def best_branch(options: list[Branch], width: int, n_startup_trials: int,
+                propose: Callable[[Branch, int], tuple[dict[str, Any], float] | None]
+                ) -> tuple[Branch, dict[str, Any]] | None:
+    """The branch of ``options`` whose proposal has the highest acquisition value, and that
+    proposal: ``propose(branch, startup)`` gives a branch's proposal (its parameters' values)
+    and its value (:func:`acquisition_value`), ``startup`` the branch's design size for its
+    trust region (``min(n_startup_trials, 2 * columns + 1)``, as a group's). Branches with no
+    parameter of their own are passed over (all they could propose is their evaluated setting).
+    ``None`` when a branch has more unit-cube columns than ``width`` (the checkpoint's: such
+    branches are not compared here) or none has a proposal."""
+    best: tuple[float, Branch, dict[str, Any]] | None = None
+    for branch in options:
+        if not branch.search_space:
+            continue
+        columns = SearchSpace({n: parameter_of(d) for n, d in branch.search_space.items()}).dim
+        if columns > width:
+            return None
+        found = propose(branch, min(n_startup_trials, 2 * columns + 1))
+        if found is not None and math.isfinite(found[1]) and (best is None or found[1] > best[0]):
+            best = (found[1], branch, found[0])
+    return None if best is None else (best[1], best[2])
+
+
+def acquisition_value(model, point: torch.Tensor, acquisition: str, *, best_f: float, beta: float,
+                      outputs: torch.Tensor | None = None, constraints: int = 0, seed: int = 0) -> float:
+    """The acquisition's value at ``point`` (``[d]``, the model's cube) under ``model``, in the
+    objective's units, so branches' values compare: ``"logei"`` log expected improvement over
+    ``best_f`` (with ``constraints``, weighted by the probability of feasibility, improving on
+    the best feasible row of ``outputs`` ``[n, 1 + k]``), ``"ucb"`` the upper confidence bound
+    with ``beta``, the Thompson acquisitions one posterior draw (seeded by ``seed``)."""
+    from botorch.acquisition import LogExpectedImprovement, UpperConfidenceBound
+
+    from npbandit.acquisition.constrained import constrained_log_ei
+
+    x = point.reshape(1, 1, -1).to(torch.float64)
+    with torch.no_grad():
+        if acquisition == "logei":
+            acq = (constrained_log_ei(model, outputs, constraints) if constraints
+                   else LogExpectedImprovement(model, best_f=best_f))
+            return float(acq(x))
+        if acquisition == "ucb":
+            return float(UpperConfidenceBound(model, beta=beta)(x))
+        posterior = model.posterior(x.reshape(1, -1))
+        generator = torch.Generator().manual_seed(seed)
+        noise = torch.randn(1, generator=generator, dtype=torch.float64)
+        value = float(posterior.mean.reshape(-1)[0] + posterior.variance.reshape(-1)[0].sqrt() * noise)
+        return value if math.isfinite(value) else -math.inf

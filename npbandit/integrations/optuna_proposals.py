@@ -1,0 +1,230 @@
+"""The NP's proposals for one search space of an Optuna study: what
+:class:`~npbandit.integrations.optuna.NPSampler` proposes for its relative search space, for a
+conditional group (:mod:`~npbandit.integrations.optuna_groups`) and for each branch of a
+conditional study (:mod:`~npbandit.integrations.optuna_branches`).
+
+:class:`StudyProposals` is mixed into the sampler: it reads the sampler's settings
+(``acquisition``, ``acq_optimizer``, ``trust_region``, ``liar``, ...) and its loaded network
+from the sampler's own attributes, so one sampler object holds them all, and the sampler's
+module keeps Optuna's interface (which parameters go where, and when).
+"""
+
+from __future__ import annotations
+
+import threading
+from typing import Any
+
+import numpy as np
+import torch
+from optuna.distributions import BaseDistribution
+from optuna.study import Study
+from optuna.trial import FrozenTrial, TrialState
+
+from npbandit.acquisition.indexed_choices import IndexedChoices
+from npbandit.acquisition.optimizers import AcquisitionOptimizer
+from npbandit.acquisition.pending import pending_rule
+from npbandit.acquisition.proposal import nearest, propose, propose_in_region
+from npbandit.acquisition.subspace import SubspaceSearch, SubspaceStrategy
+from npbandit.acquisition.wide_spaces import check_subspace_space, default_subspace
+from npbandit.integrations.optuna_branches import (
+    MIN_BRANCH_TRIALS,
+    Branch,
+    acquisition_value,
+    best_branch,
+    branches,
+)
+from npbandit.integrations.optuna_groups import conditional_group
+from npbandit.integrations.optuna_observations import StudyObservations, study_observations
+from npbandit.integrations.optuna_trials import (
+    GROUP_PROPOSAL_KEY,
+    holds,
+    optuna_values,
+    parameter_of,
+    store_proposal,
+    stored_proposal,
+)
+from npbandit.integrations.optuna_warnings import OnceWarnings
+from npbandit.policies.trust_region import TrustRegion
+from npbandit.space import SearchSpace
+from npbandit.surrogates.pretrained import check_bo_checkpoint
+from npbandit.threads import torch_threads
+
+__all__ = ["StudyProposals"]
+
+
+class StudyProposals:
+    """The proposal half of :class:`~npbandit.integrations.optuna.NPSampler` (see the module
+    docstring): the attributes below are the sampler's, set by its ``__init__``."""
+
+    _surrogate: Any
+    _max_context: int | None
+    _warnings: OnceWarnings
+    _proposing: threading.Lock
+    acquisition: str
+    acq_optimizer: AcquisitionOptimizer
+    beta: float
+    num_restarts: int
+    raw_samples: int
+    avoid_repeats: bool
+    trust_region: bool
+    liar: str
+    n_startup_trials: int
+    seed: int
+    threads: Any
+    subspace: SubspaceStrategy | None
+    constraints_func: Any
+
+    def _propose_space(self, study: Study, trial: FrozenTrial, search_space: dict[str, BaseDistribution],
+                       completed: list[FrozenTrial], purpose: str, n_startup_trials: int | None = None
+                       ) -> tuple[dict[str, Any], StudyObservations, SearchSpace, torch.Tensor] | None:
+        """The NP's proposal for ``search_space`` in trial ``trial`` from the ``completed`` trials
+        (seeded by ``purpose``; ``n_startup_trials``: the trust region's design, default the
+        sampler's): its values, what it saw, the space and the point in the space's unit cube;
+        ``None`` when no completed trial can be used."""
+        space, search = self._space(search_space)
+        seen = self._observations(study, search_space, space, search, completed, trial.number, n_startup_trials)
+        if seen is None:
+            return None
+        with torch_threads(self.threads):
+            u = self._propose(seen.X, seen.Y, seen.pending, self._trial_seed(trial.number, purpose), seen.region,
+                              space, search, seen.k)
+        return optuna_values(space.decode(u), search_space), seen, space, torch.as_tensor(u)
+
+    def _branch_proposal(self, study: Study, trial: FrozenTrial, search_space: dict[str, BaseDistribution],
+                         gate: str, completed: list[FrozenTrial]) -> dict[str, Any] | None:
+        """The relative proposal of a conditional study whose categorical ``gate`` decides the
+        branch (:mod:`~npbandit.integrations.optuna_branches`): a choice with fewer than
+        ``MIN_BRANCH_TRIALS`` completed trials first (``{gate: choice}``, the rest drawn
+        independently); else the NP's point in each branch, from that branch's trials, and of
+        those the one with the highest acquisition value, its branch's parameters stored with
+        the trial for :meth:`sample_independent`. ``None`` when no branch has a point (a branch
+        wider than the checkpoint is not compared; the sampler then proposes the plain way)."""
+        options = branches(gate, search_space, completed)
+        fewest = min(options, key=lambda b: len(b.trials))
+        if len(fewest.trials) < MIN_BRANCH_TRIALS:
+            return {gate: fewest.value}
+        everything = self._observations(study, search_space, self._space(search_space)[0], None, completed, None)
+        if everything is None:
+            return None
+
+        def propose_in(branch: Branch, startup: int) -> tuple[dict[str, Any], float] | None:
+            found = self._propose_space(study, trial, branch.search_space, branch.trials, f"branch:{branch.value!r}",
+                                        startup)
+            if found is None:
+                return None
+            params, seen, _, u = found
+            near = nearest(seen.X, u, self._max_context)
+            with torch_threads(self.threads):
+                return params, acquisition_value(self._build(seen.X[near], seen.Y[near]), u, self.acquisition,
+                                                 best_f=float(everything.Y[:, 0].max()), beta=self.beta,
+                                                 outputs=everything.Y, constraints=everything.k,
+                                                 seed=self._trial_seed(trial.number, f"value:{branch.value!r}"))
+
+        best = best_branch(options, self._surrogate.card["use"]["x_dim"], self.n_startup_trials, propose_in)
+        if best is None:
+            return None
+        chosen = {gate: best[0].value, **best[1]}
+        store_proposal(study, trial, {n: v for n, v in chosen.items() if n not in search_space}, GROUP_PROPOSAL_KEY)
+        return {n: v for n, v in chosen.items() if n in search_space}
+
+    def _sample_conditional(self, study: Study, trial: FrozenTrial, name: str,
+                            dist: BaseDistribution) -> tuple[str, Any]:
+        """``("proposed", value)``: the NP's value of ``name`` stored with this trial (its
+        branch's proposal, or its conditional group's, :mod:`~npbandit.integrations.optuna_groups`,
+        made at the first of the group's parameters the trial suggests and stored with the
+        trial, where the others and other workers read it); ``("startup", None)``: the study or
+        the group is still in its start-up (the group's: ``min(n_startup_trials, 2 * columns +
+        1)`` completed trials that suggested it, as ``optimize``'s initial design);
+        ``("none", None)``: ``name`` is in no conditional group the NP can model."""
+        completed = study.get_trials(deepcopy=False, states=(TrialState.COMPLETE,))
+        if len(completed) < self.n_startup_trials:
+            return "startup", None
+        with self._proposing:  # as sample_relative: other threads' proposals are stored before this reads
+            current = study._storage.get_trial(trial._trial_id)
+            stored = stored_proposal(current, GROUP_PROPOSAL_KEY)
+            if name in stored and holds(dist, stored[name]):
+                return "proposed", stored[name]
+            group = conditional_group(name, dist, completed)
+            if group is None:
+                return "none", None
+            startup = min(self.n_startup_trials, 2 * self._space(group.search_space)[0].dim + 1)
+            if len(group.trials) < startup:
+                return "startup", None
+            found = self._propose_space(study, trial, group.search_space, group.trials,
+                                        "group:" + ",".join(sorted(group.search_space)), startup)
+            if found is None:
+                return "none", None
+            store_proposal(study, current, {**stored, **found[0]}, GROUP_PROPOSAL_KEY)
+        return "proposed", found[0][name]
+
+    def _space(self, search_space: dict[str, BaseDistribution]) -> tuple[SearchSpace, SubspaceSearch | None]:
+        """``search_space`` as a :class:`SearchSpace` (parameters by name, sorted), and the
+        subspace it is searched in when its unit cube has more columns than the checkpoint
+        takes (fixed by the sampler's seed), else ``None``. An ``IndexedChoices`` given as
+        ``subspace`` is taken in that order when it holds the same parameters."""
+        names = sorted(search_space)
+        space = SearchSpace({n: parameter_of(search_space[n]) for n in names})
+        d = space.dim  # columns of the unit cube: a categorical of k >= 3 choices takes k
+        width = check_bo_checkpoint(self._surrogate.card, d,
+                                    purpose=f"NPSampler over {len(names)} parameters in {d} unit-cube columns "
+                                            f"({', '.join(names)})")
+        if d <= width:
+            return space, None
+        strategy = self.subspace or default_subspace(space)
+        if isinstance(strategy, IndexedChoices) and dict(strategy.space.items()) == dict(space.items()):
+            strategy = IndexedChoices(space, then=strategy.then)  # the same parameters, in the sampler's order
+        check_subspace_space(strategy, space)
+        return space, strategy.bind(d, width, self.seed)
+
+    def _build(self, X: torch.Tensor, Y: torch.Tensor):
+        """The NP conditioned on ``X [n, w]``, ``Y [n, 1 + k]`` (an ``NPModel``)."""
+        from npbandit.models import NPModel
+
+        return NPModel.from_pretrained(self._surrogate, X, Y)
+
+    def _propose(self, X: torch.Tensor, Y: torch.Tensor, pending: torch.Tensor | None, seed: int,
+                 region: TrustRegion | None = None, space: SearchSpace | None = None,
+                 search: SubspaceSearch | None = None, constraints: int = 0) -> np.ndarray:
+        """The next point in the unit cube, ``[d]``, from completed ``X`` ``[n, d]`` with
+        maximised values ``Y`` ``[n, 1]`` and the running trials ``pending`` ``[p, d]``,
+        inside ``region`` when given; ``space``: the parameters whose cube it is, so the
+        acquisition is judged where a trial would be evaluated (:func:`propose`); ``search``:
+        the subspace a ``d`` wider than the checkpoint is searched in (``region`` then lives
+        in its search cube, and points are snapped to the space after they are lifted);
+        ``constraints``: ``k``, with ``Y`` then ``[n, 1 + k]`` (the constraint values after the
+        objective's)."""
+        build = self._build
+        settings = {"beta": self.beta, "num_restarts": self.num_restarts, "raw_samples": self.raw_samples,
+                    "acq_optimizer": self.acq_optimizer}
+        if constraints:
+            settings["constraints"] = constraints
+        # running trials are believed at a value (the liar rule) in propose, shared with optimize(batch_size=q)
+        if search is not None:
+            snap = None if space is None or space.continuous else space.snap
+            point = search.propose(region, X, Y, build, self.acquisition, seed=seed, pending=pending,
+                                   avoid_repeats=self.avoid_repeats, liar=self.liar, snap=snap,
+                                   max_context=self._max_context, **settings)
+            return point if snap is None else snap(torch.as_tensor(point)).numpy()
+        if region is not None:
+            return propose_in_region(region, X, Y, build, self.acquisition, seed=seed, pending=pending,
+                                     avoid_repeats=self.avoid_repeats, liar=self.liar, space=space,
+                                     max_context=self._max_context, **settings)
+        return propose(build(X, Y), self.acquisition, dim=X.shape[-1], best_f=None if constraints else Y.max(),
+                       seed=seed, pending=pending,
+                       **pending_rule(Y, self.liar), observed=X if self.avoid_repeats else None, space=space,
+                       **settings)
+
+    def _observations(self, study: Study, search_space: dict[str, BaseDistribution], space: SearchSpace,
+                      search: SubspaceSearch | None, completed: list[FrozenTrial], number: int | None,
+                      n_startup_trials: int | None = None) -> StudyObservations | None:
+        """What a proposal for trial ``number`` (``None``: no trial) sees of the study, with
+        this sampler's settings (:func:`~npbandit.integrations.optuna_observations.study_observations`);
+        ``n_startup_trials``: the trust region's design (default the sampler's)."""
+        return study_observations(study, search_space, space, search, completed, number,
+                                  constrained=self.constraints_func is not None, trust_region=self.trust_region,
+                                  n_startup_trials=self.n_startup_trials if n_startup_trials is None
+                                  else n_startup_trials, warn_left_out=self._warnings.left_out)
+
+    def _trial_seed(self, number: int, purpose: str) -> int:
+        key = [self.seed, number, *purpose.encode()]
+        return int(np.random.SeedSequence(key).generate_state(1)[0] % 2**31)

@@ -1,0 +1,59 @@
+"""Warnings :class:`~npbandit.integrations.optuna.NPSampler` gives once per study (and per
+parameter or trial) rather than at every trial: a parameter the NP cannot hold, a
+conditional space it does not model, trials it leaves out. Optuna calls a sampler at every
+trial, so without the record here a study of a hundred trials would repeat each warning a
+hundred times."""
+
+from __future__ import annotations
+
+import warnings
+
+from optuna.distributions import BaseDistribution
+from optuna.study import Study
+from optuna.trial import FrozenTrial
+
+from npbandit.integrations.optuna_groups import unmodelled_branches
+from npbandit.integrations.optuna_trials import unmodelled_reason
+
+__all__ = ["OnceWarnings"]
+
+# the stack level of the warnings the sampler gave from its own methods before this class held them: from
+# here, the sampler method Optuna called is two frames up
+_STACKLEVEL = 4
+
+
+class OnceWarnings:
+    """What a sampler warned of, keyed by ``(storage, study, reason, key)``, so each warning
+    is given once per study (a sampler may serve several studies in turn)."""
+
+    def __init__(self) -> None:
+        self._given: set[tuple[int, int, str, object]] = set()
+
+    def _first(self, study: Study, reason: str, key: object) -> bool:
+        """Whether ``(study, reason, key)`` is new (and from now on known)."""
+        mark = (id(study._storage), study._study_id, reason, key)
+        if mark in self._given:
+            return False
+        self._given.add(mark)
+        return True
+
+    def unmodelled(self, study: Study, name: str, dist: BaseDistribution) -> None:
+        """The NP cannot hold parameter ``name``'s ``dist``, so the independent sampler draws it."""
+        if self._first(study, "unmodelled", name):
+            warnings.warn(f"NPSampler cannot model parameter {name!r} ({unmodelled_reason(dist)}); the independent "
+                          f"sampler draws it in every trial", RuntimeWarning, stacklevel=_STACKLEVEL)
+
+    def conditional(self, study: Study, search_space: dict[str, BaseDistribution],
+                    completed: list[FrozenTrial]) -> None:
+        """A conditional space of which the NP models only the categoricals
+        (:func:`~npbandit.integrations.optuna_groups.unmodelled_branches`)."""
+        message = unmodelled_branches(search_space, completed)
+        if message is not None and self._first(study, "conditional", None):
+            warnings.warn(message, RuntimeWarning, stacklevel=_STACKLEVEL)
+
+    def left_out(self, study: Study, trials: list[FrozenTrial], kept: list[FrozenTrial], why: str) -> None:
+        """The ``trials`` not in ``kept`` are left out, for the reason ``why`` (once per trial and reason)."""
+        numbers = {t.number for t in kept}
+        skipped = [t.number for t in trials if t.number not in numbers and self._first(study, why, t.number)]
+        if skipped:
+            warnings.warn(f"NPSampler leaves out trial(s) {skipped}: {why}", RuntimeWarning, stacklevel=_STACKLEVEL)

@@ -1,0 +1,201 @@
+"""NPSampler on conditional (define-by-run) spaces: the groups of parameters suggested
+together (npbandit.integrations.optuna_groups), the branch a gating categorical decides
+(npbandit.integrations.optuna_branches), and the proposals the sampler makes from them."""
+
+import warnings
+
+import pytest
+
+optuna = pytest.importorskip("optuna", reason="the Optuna integration needs the 'optuna' extra: "
+                                              "pip install -e \".[optuna]\"")
+
+from optuna.distributions import CategoricalDistribution, FloatDistribution, IntDistribution  # noqa: E402
+from optuna.trial import TrialState, create_trial  # noqa: E402
+
+from npbandit.integrations.optuna import NPSampler  # noqa: E402
+from npbandit.integrations.optuna_branches import MIN_BRANCH_TRIALS, best_branch, branches, gating_choice  # noqa: E402
+from npbandit.integrations.optuna_groups import conditional_group, parameter_groups  # noqa: E402
+from npbandit.integrations.optuna_trials import (  # noqa: E402
+    GROUP_PROPOSAL_KEY,
+    PROPOSAL_KEY,
+    known_params,
+    store_proposal,
+    stored_proposal,
+)
+
+pytestmark = pytest.mark.integration
+
+optuna.logging.set_verbosity(optuna.logging.WARNING)
+
+CLASSIFIER = CategoricalDistribution(["svc", "rf"])
+SVC = {"svc_c": FloatDistribution(0.0, 1.0), "svc_gamma": FloatDistribution(0.0, 1.0)}
+RF = {"rf_depth": IntDistribution(2, 32)}
+SHARED = {"scale": FloatDistribution(0.0, 1.0)}
+
+
+def svc_trial(c: float, gamma: float, value: float, scale: float = 0.5):
+    return create_trial(params={"classifier": "svc", "svc_c": c, "svc_gamma": gamma, "scale": scale},
+                        distributions={"classifier": CLASSIFIER, **SVC, **SHARED}, value=value)
+
+
+def rf_trial(depth: int, value: float, scale: float = 0.5):
+    return create_trial(params={"classifier": "rf", "rf_depth": depth, "scale": scale},
+                        distributions={"classifier": CLASSIFIER, **RF, **SHARED}, value=value)
+
+
+def sampler(**kwargs) -> NPSampler:
+    return NPSampler(**{"n_startup_trials": 4, "num_restarts": 2, "raw_samples": 64, **kwargs})
+
+
+def two_branches(t) -> float:
+    if t.suggest_categorical("classifier", ["svc", "rf"]) == "svc":
+        return (t.suggest_float("svc_c", 0.0, 1.0) - 0.7) ** 2 + (t.suggest_float("svc_gamma", 0.0, 1.0) - 0.2) ** 2
+    return 0.1 + (t.suggest_int("rf_depth", 2, 32) - 20) ** 2 / 900
+
+
+# -- groups --------------------------------------------------------------------------------
+
+def test_the_groups_are_the_finest_partition_each_trial_suggests_wholly_or_not_at_all():
+    trials = [svc_trial(0.1, 0.2, 1.0), rf_trial(4, 2.0), svc_trial(0.3, 0.4, 3.0)]
+    groups = parameter_groups(trials)
+    assert sorted(map(sorted, groups)) == [["classifier", "scale"], ["rf_depth"], ["svc_c", "svc_gamma"]]
+    assert parameter_groups(list(reversed(trials))) == groups  # the same whatever the trials' order
+    assert parameter_groups([]) == []
+
+
+def test_a_conditional_group_holds_its_branchs_trials_and_only_parameters_of_one_distribution():
+    trials = [svc_trial(0.1, 0.2, 1.0), rf_trial(4, 2.0), svc_trial(0.3, 0.4, 3.0)]
+    group = conditional_group("svc_c", SVC["svc_c"], trials)
+    assert list(group.search_space) == ["svc_c", "svc_gamma"] and [t.value for t in group.trials] == [1.0, 3.0]
+    assert conditional_group("scale", SHARED["scale"], trials) is None  # in every trial: not conditional
+    assert conditional_group("svc_c", FloatDistribution(0.0, 2.0), trials) is None  # suggested now with another range
+    assert conditional_group("new", FloatDistribution(0.0, 1.0), trials) is None  # no trial suggested it
+    # a parameter whose range changed between the group's trials stays with the independent sampler
+    changed = create_trial(params={"classifier": "svc", "svc_c": 0.5, "svc_gamma": 1.5, "scale": 0.5},
+                           distributions={"classifier": CLASSIFIER, **SVC, "svc_gamma": FloatDistribution(0.0, 2.0),
+                                          **SHARED}, value=0.0)
+    group = conditional_group("svc_c", SVC["svc_c"], trials + [changed])
+    assert list(group.search_space) == ["svc_c"] and len(group.trials) == 3
+
+
+def test_a_trials_known_parameters_merge_its_group_proposal_under_its_relative_one():
+    study = optuna.create_study()
+    trial = study.ask()
+    frozen = study._storage.get_trial(trial._trial_id)
+    store_proposal(study, frozen, {"svc_c": 0.25, "x": 1.0}, GROUP_PROPOSAL_KEY)
+    store_proposal(study, frozen, {"x": 2.0})
+    frozen = study._storage.get_trial(trial._trial_id)
+    assert stored_proposal(frozen, GROUP_PROPOSAL_KEY) == {"svc_c": 0.25, "x": 1.0}
+    assert stored_proposal(frozen, PROPOSAL_KEY) == {"x": 2.0}
+    assert known_params(frozen) == {"svc_c": 0.25, "x": 2.0}
+
+
+# -- branches ------------------------------------------------------------------------------
+
+def test_the_gating_choice_is_the_categorical_whose_value_decides_the_groups():
+    space = {"classifier": CLASSIFIER, **SHARED}
+    trials = [svc_trial(0.1, 0.2, 1.0), rf_trial(4, 2.0)]
+    assert gating_choice(space, trials) == "classifier"
+    # a categorical taken with both branches' groups decides nothing
+    other = CategoricalDistribution(["a", "b"])
+    mixed = [create_trial(params={**t.params, "o": "a"}, distributions={**t.distributions, "o": other},
+                          value=t.value) for t in trials]
+    mixed.append(create_trial(params={**trials[0].params, "o": "b"}, distributions={**trials[0].distributions,
+                                                                                   "o": other}, value=0.0))
+    mixed.append(create_trial(params={**trials[1].params, "o": "b"}, distributions={**trials[1].distributions,
+                                                                                   "o": other}, value=0.0))
+    assert gating_choice({**space, "o": other}, mixed) == "classifier"
+    assert gating_choice(space, [svc_trial(0.1, 0.2, 1.0), svc_trial(0.3, 0.4, 2.0)]) is None  # nothing conditional
+
+
+def test_each_choice_is_a_branch_with_its_trials_and_its_own_parameters():
+    space = {"classifier": CLASSIFIER, **SHARED}
+    trials = [svc_trial(0.1, 0.2, 1.0), rf_trial(4, 2.0), svc_trial(0.3, 0.4, 3.0)]
+    svc, rf = branches("classifier", space, trials)
+    assert (svc.value, rf.value) == ("svc", "rf")
+    assert list(svc.search_space) == ["scale", "svc_c", "svc_gamma"] and len(svc.trials) == 2
+    assert list(rf.search_space) == ["scale", "rf_depth"] and len(rf.trials) == 1
+    unseen = branches("classifier", {"classifier": CategoricalDistribution(["svc", "rf", "knn"]), **SHARED}, [])
+    assert [(b.value, b.trials, b.search_space) for b in unseen][2] == ("knn", [], {})
+    with pytest.raises(ValueError, match="gate must name a categorical"):
+        branches("scale", space, trials)
+
+
+def test_the_branch_with_the_highest_acquisition_value_is_taken_and_a_too_wide_one_stops_the_comparison():
+    space = {"classifier": CLASSIFIER, **SHARED}
+    options = branches("classifier", space, [svc_trial(0.1, 0.2, 1.0), rf_trial(4, 2.0)])
+    values = {"svc": -3.0, "rf": -1.0}
+    asked = []
+
+    def propose(branch, startup):
+        asked.append((branch.value, startup))
+        return {"x": branch.value}, values[branch.value]
+
+    chosen, params = best_branch(options, width=6, n_startup_trials=10, propose=propose)
+    assert chosen.value == "rf" and params == {"x": "rf"}
+    assert asked == [("svc", 7), ("rf", 5)]  # min(n_startup_trials, 2 * columns + 1)
+    assert best_branch(options, width=2, n_startup_trials=10, propose=propose) is None  # svc has 3 columns
+
+
+# -- the sampler ---------------------------------------------------------------------------
+
+def test_a_choice_with_fewer_than_two_trials_is_taken_first():
+    study = optuna.create_study(sampler=sampler(seed=0))
+    for c in (0.1, 0.3, 0.5, 0.7, 0.9):
+        study.add_trial(svc_trial(c, 0.5, c))
+    study.add_trial(rf_trial(8, 0.05))
+    assert MIN_BRANCH_TRIALS == 2
+    trial = study.ask()
+    assert trial.suggest_categorical("classifier", ["svc", "rf"]) == "rf"
+
+
+def test_the_branch_whose_model_expects_improvement_is_taken_and_its_parameters_are_the_nps():
+    study = optuna.create_study(sampler=sampler(seed=0))
+    for c, g in ((0.6, 0.1), (0.8, 0.3), (0.7, 0.25), (0.2, 0.9), (0.4, 0.6)):
+        study.add_trial(svc_trial(c, g, (c - 0.7) ** 2 + (g - 0.2) ** 2))
+    for depth in (4, 12, 20, 28):
+        study.add_trial(rf_trial(depth, 5.0 + depth / 100))  # every rf value far worse than svc's
+    trial = study.ask()
+    assert trial.suggest_categorical("classifier", ["svc", "rf"]) == "svc"
+    stored = stored_proposal(study._storage.get_trial(trial._trial_id), GROUP_PROPOSAL_KEY)
+    assert set(stored) == {"svc_c", "svc_gamma"}
+    assert trial.suggest_float("svc_c", 0.0, 1.0) == stored["svc_c"]
+    assert trial.suggest_float("svc_gamma", 0.0, 1.0) == stored["svc_gamma"]
+
+
+def test_a_group_no_gating_choice_decides_is_proposed_by_the_np_from_its_own_trials():
+    def by_threshold(t):  # a float, not a categorical, decides whether "y" is suggested
+        x = t.suggest_float("x", 0.0, 1.0)
+        return x + (t.suggest_float("y", 0.0, 1.0) if x > 0.5 else 1.0)
+
+    study = optuna.create_study(sampler=sampler(seed=0, trust_region=False))
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        study.optimize(by_threshold, n_trials=14)
+    late = [t for t in study.trials[4:] if "y" in t.params]
+    for t in late:
+        group_trials = [s for s in study.trials[:t.number] if "y" in s.params and s.state == TrialState.COMPLETE]
+        if len(group_trials) >= 3:  # min(n_startup_trials, 2 * 1 + 1): the group's own start-up is over
+            assert stored_proposal(t, GROUP_PROPOSAL_KEY)["y"] == t.params["y"]
+    assert any(len([s for s in study.trials[:t.number] if "y" in s.params]) >= 3 for t in late)
+
+
+def test_without_conditional_the_branches_parameters_are_drawn_independently():
+    study = optuna.create_study(sampler=sampler(seed=0, conditional=False))
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        study.optimize(two_branches, n_trials=8)
+    assert not any(stored_proposal(t, GROUP_PROPOSAL_KEY) for t in study.trials)
+    with pytest.raises(TypeError, match="conditional"):
+        NPSampler(conditional=1)
+
+
+def test_conditional_proposals_repeat_on_one_seed():
+    runs = []
+    for _ in range(2):
+        study = optuna.create_study(sampler=sampler(seed=3))
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore")
+            study.optimize(two_branches, n_trials=10)
+        runs.append([t.params for t in study.trials])
+    assert runs[0] == runs[1]
