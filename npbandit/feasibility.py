@@ -9,6 +9,10 @@ bookkeeping, ``optimize``'s history and ``npbandit report``'s counts all ask it.
 :func:`npbandit.acquisition.constrained.feasible` asks the same of every row of a tensor
 of outputs at once, and :func:`~npbandit.acquisition.constrained.incumbent` picks the best
 feasible row, or the least violating one while none is.
+
+Every evaluation of one run carries the same number ``k`` of constraint values, one per
+constraint: :func:`check_constraint_count` is that rule, asked where evaluations given as
+earlier ones (``optimize(initial=...)``) meet the run's own, and where ``BOPolicy`` observes.
 """
 
 from __future__ import annotations
@@ -17,7 +21,7 @@ from typing import Any
 
 import numpy as np
 
-__all__ = ["is_feasible"]
+__all__ = ["is_feasible", "check_constraint_count"]
 
 
 def is_feasible(values: Any) -> bool:
@@ -32,3 +36,21 @@ def is_feasible(values: Any) -> bool:
         raise ValueError(f"values must be one evaluation's constraint values, shape [k], got shape "
                          f"{tuple(values.shape)}")
     return bool((values <= 0).all())
+
+
+def check_constraint_count(count: int, earlier: int | None, name: str, this: str, *, unit: str = "evaluation",
+                           why: str = "") -> None:
+    """Every evaluation of one run carries the same number of constraint values: ``ValueError``
+    when ``count``, the number a new one carries, is not ``earlier``, the number each earlier
+    ``unit`` carries (``None``: no earlier one carries any, so there is nothing to compare
+    yet). Values of another count would not be of the same constraints, so the new ones cannot
+    be read beside the earlier ones.
+
+    The message reads ``"{name}: each earlier {unit} carries {earlier} constraint value(s),
+    but {this} {count}{why}"``: ``name`` what the values were given as (the argument, or
+    ``info['constraints']``), ``this`` what carries the new ones (``"this run's constraints
+    returned"``), ``why`` what to do instead, if anything.
+    """
+    if earlier is not None and count != earlier:
+        values = "value" if earlier == 1 else "values"
+        raise ValueError(f"{name}: each earlier {unit} carries {earlier} constraint {values}, but {this} {count}{why}")

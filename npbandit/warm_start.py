@@ -74,6 +74,7 @@ import numpy as np
 import torch
 
 from npbandit.envs.blackbox import ObjectiveError, constraint_values, named_point
+from npbandit.feasibility import check_constraint_count
 from npbandit.policies.base import Policy, PolicyWrapper
 from npbandit.space import SearchSpace
 from npbandit.storage import INITIAL, INITIAL_FROM, RunEvaluations, RunRow, run_evaluations
@@ -393,7 +394,8 @@ class WarmStart(PolicyWrapper):
     (``info["constraints"]``): :meth:`observe` refuses another count with a ``ValueError``
     naming ``name`` (what the evaluations were given as: ``"initial"``, ``"--initial-from 7"``)
     and both counts, before the policy sees it, since the values given and those evaluated
-    would not be of the same constraints."""
+    would not be of the same constraints (:func:`npbandit.feasibility.check_constraint_count`,
+    the rule ``BOPolicy``'s observations follow too)."""
 
     def __init__(self, inner: Policy, observations: list[Observation], source: int | None = None,
                  name: str = "initial") -> None:
@@ -416,11 +418,9 @@ class WarmStart(PolicyWrapper):
 
     def observe(self, obs: np.ndarray, action: Any, reward: float, info: dict[str, Any]) -> None:
         limits = info.get("constraints") if isinstance(info, dict) else None
-        given = self.constraint_count
-        if given is not None and limits is not None and len(limits) != given:
-            raise ValueError(f"{self.name}: each earlier evaluation carries {given} constraint value"
-                             f"{'' if given == 1 else 's'}, but this run's constraints returned {len(limits)} "
-                             f"{_SAME_PROBLEM}; give earlier evaluations of these constraints")
+        if limits is not None:
+            check_constraint_count(len(limits), self.constraint_count, self.name, "this run's constraints returned",
+                                   why=f" {_SAME_PROBLEM}; give earlier evaluations of these constraints")
         self.inner.observe(obs, action, reward, info)
 
     def params(self) -> dict[str, Any]:

@@ -286,7 +286,7 @@ def test_bopolicy_checks_the_constraint_values_it_observes():
     with pytest.raises(ValueError, match=r"info\['constraints'\]"):
         policy.observe(x, x, 1.0, {})
     policy.observe(x, x, 1.0, {"constraints": [0.5, -1.0]})
-    with pytest.raises(ValueError, match=r"holds 1 values; the earlier observations held 2"):
+    with pytest.raises(ValueError, match=r"earlier observation carries 2 constraint values, but this one holds 1$"):
         policy.observe(x, x + 0.1, 1.0, {"constraints": [0.5]})
     with pytest.raises(ValueError, match="finite"):
         policy.observe(x, x + 0.1, 1.0, {"constraints": [0.5, float("inf")]})

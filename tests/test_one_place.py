@@ -16,12 +16,14 @@ import npbandit.policies.factories as factories
 import npbandit.policies.gp as gp
 from npbandit import optimize
 from npbandit.envs import BlackBoxEnv, make_test_function
-from npbandit.feasibility import is_feasible
+from npbandit.feasibility import check_constraint_count, is_feasible
 from npbandit.loop import run_episode, run_wheel_bandits
-from npbandit.policies import BOPolicy, GPUCBPolicy
+from npbandit.policies import BOPolicy, GPUCBPolicy, SobolPolicy
+from npbandit.policies.observations import Observations
 from npbandit.report import bo_summary
 from npbandit.report.summary import step_feasible
 from npbandit.storage import DEFAULT_URL, list_runs, run_steps
+from npbandit.warm_start import WarmStart
 
 # -- the test-function wrapper ---------------------------------------------------------------------------------
 
@@ -189,6 +191,26 @@ def test_is_feasible_is_every_constraint_value_at_most_zero(values, expected):
 def test_is_feasible_refuses_other_than_one_evaluations_values(values):
     with pytest.raises(ValueError, match=r"values must be one evaluation's constraint values, shape \[k\]"):
         is_feasible(values)
+
+
+def test_one_rule_for_the_count_of_constraint_values_is_asked_by_the_warm_start_and_by_bopolicy():
+    check_constraint_count(2, None, "initial", "this run's constraints returned")  # nothing earlier to compare
+    check_constraint_count(2, 2, "initial", "this run's constraints returned")
+    with pytest.raises(ValueError, match=r"^initial: each earlier evaluation carries 1 constraint value, but this "
+                                         r"run's constraints returned 2; try again$"):
+        check_constraint_count(2, 1, "initial", "this run's constraints returned", why="; try again")
+    # BOPolicy's observations and the warm start in front of a Sobol design (no BOPolicy behind it) both refuse
+    # through it, each naming what the values were given as
+    seen = Observations()
+    seen.add(np.array([0.1]), 1.0, np.array([0.5, -0.5]))
+    with pytest.raises(ValueError, match=r"^info\['constraints'\]: each earlier observation carries 2 constraint "
+                                         r"values, but this one holds 1$"):
+        seen.constraint_values({"constraints": [0.5]})
+    warm = WarmStart(SobolPolicy(1), [(np.array([0.2]), 1.0, [0.5], None)], name="--initial-from 3")
+    warm.reset(0)
+    with pytest.raises(ValueError, match=r"^--initial-from 3: each earlier evaluation carries 1 constraint value, "
+                                         r"but this run's constraints returned 2 \(a run continues"):
+        warm.observe(np.array([0.3, 1.0]), np.array([0.3]), 1.0, {"constraints": [0.5, 0.5]})
 
 
 def _edge(x):

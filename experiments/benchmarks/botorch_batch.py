@@ -33,7 +33,7 @@ from pathlib import Path
 import torch
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
-from common import append_missing_rows, jsonl_rows, quartile_text  # noqa: E402
+from common import botorch_test_function, jsonl_rows, jsonl_study, quartile_text  # noqa: E402
 
 COMMAND = "python experiments/benchmarks/botorch_batch.py"
 #: batches with two points closer than this (unit cube) count as bunched
@@ -48,10 +48,7 @@ SUITES = {
 
 
 def problem(label: str, suite: str):
-    import botorch.test_functions as tf
-
-    cls, dim = SUITES[suite][label]
-    return getattr(tf, cls)(**({} if dim is None else {"dim": dim}))
+    return botorch_test_function(*SUITES[suite][label])
 
 
 def build(method: str, X: torch.Tensor, Y: torch.Tensor):
@@ -123,6 +120,16 @@ def summarise(path: Path) -> str:
     return "\n".join(lines)
 
 
+def cells(args: argparse.Namespace) -> list[dict]:
+    """The study's cells: each seed, function and method (every checkpoint with each covariance,
+    then the GP unless ``--no-gp``)."""
+    methods = [f"{c}:{cov}" for c in args.checkpoints for cov in ("diagonal", "conditioning")]
+    if not args.no_gp:
+        methods.append("gp")
+    return [{"function": fn, "method": method, "seed": seed, "q": args.q, "batches": args.batches}
+            for seed in range(args.seeds) for fn in args.functions or list(SUITES[args.suite]) for method in methods]
+
+
 def main(argv: list[str] | None = None) -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--suite", choices=sorted(SUITES), default="choosing")
@@ -132,25 +139,13 @@ def main(argv: list[str] | None = None) -> None:
     parser.add_argument("--seeds", type=int, default=5)
     parser.add_argument("--q", type=int, default=4)
     parser.add_argument("--batches", type=int, default=6)
-    parser.add_argument("--out", type=Path, default=Path("runs/botorch_batch.jsonl"))
-    parser.add_argument("--summarise", type=Path, default=None, help="print the table of a results file and stop")
-    args = parser.parse_args(argv)
-    if args.summarise is not None:
-        print(summarise(args.summarise))
-        return
-    torch.set_num_threads(1)
-    methods = [f"{c}:{cov}" for c in args.checkpoints for cov in ("diagonal", "conditioning")]
-    if not args.no_gp:
-        methods.append("gp")
-    cells = [{"function": fn, "method": method, "seed": seed, "q": args.q, "batches": args.batches}
-             for seed in range(args.seeds) for fn in args.functions or list(SUITES[args.suite]) for method in methods]
-    append_missing_rows(
-        args.out, f"{COMMAND} {' '.join(argv if argv is not None else sys.argv[1:])}",
-        ("function", "method", "seed", "q", "batches"), cells,
-        lambda c: run(c["function"], args.suite, c["method"], c["seed"], c["q"], c["batches"]),
-        lambda row: (f"{row['function']} {row['method']} seed {row['seed']}: regret {row['regret']:.3g}, "
-                     f"{statistics.median(row['seconds']):.1f} s per round"))
-    print(summarise(args.out))
+    jsonl_study(
+        parser, argv, command=COMMAND, default_out=Path("runs/botorch_batch.jsonl"),
+        keys=("function", "method", "seed", "q", "batches"), cells=cells,
+        run=lambda args, c: run(c["function"], args.suite, c["method"], c["seed"], c["q"], c["batches"]),
+        describe=lambda row: (f"{row['function']} {row['method']} seed {row['seed']}: regret {row['regret']:.3g}, "
+                              f"{statistics.median(row['seconds']):.1f} s per round"),
+        summarise=summarise)
 
 
 if __name__ == "__main__":

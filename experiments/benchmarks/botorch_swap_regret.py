@@ -39,7 +39,7 @@ from pathlib import Path
 import torch
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
-from common import append_missing_rows, jsonl_rows, quartile_text  # noqa: E402
+from common import botorch_test_function, jsonl_rows, jsonl_study, quartile_text  # noqa: E402
 
 COMMAND = "python experiments/benchmarks/botorch_swap_regret.py"
 FUNCTIONS = {"hartmann6": ("Hartmann", 6), "branin": ("Branin", None)}
@@ -47,10 +47,7 @@ METHODS = ("gp", "tnpd-bo", "cmanp-bo", "optimize")
 
 
 def problem(label: str):
-    import botorch.test_functions as tf
-
-    cls, dim = FUNCTIONS[label]
-    return getattr(tf, cls)(**({} if dim is None else {"dim": dim}))  # minimised: f as BoTorch defines it
+    return botorch_test_function(*FUNCTIONS[label])  # minimised: f as BoTorch defines it
 
 
 def build(method: str, X: torch.Tensor, Y: torch.Tensor, bounds: torch.Tensor):
@@ -147,23 +144,16 @@ def main(argv: list[str] | None = None) -> None:
     parser.add_argument("--methods", nargs="+", choices=METHODS, default=list(METHODS))
     parser.add_argument("--seeds", type=int, default=5)
     parser.add_argument("--iterations", type=int, default=30)
-    parser.add_argument("--out", type=Path, default=Path("runs/botorch_swap_regret.jsonl"))
-    parser.add_argument("--summarise", type=Path, default=None, help="print the table of a results file and stop")
-    args = parser.parse_args(argv)
-    if args.summarise is not None:
-        print(summarise(args.summarise))
-        return
-    torch.set_num_threads(1)
-    cells = [{"function": fn, "method": method, "seed": seed, "iterations": args.iterations}
-             for seed in range(args.seeds) for fn in args.functions for method in args.methods]
-    append_missing_rows(
-        args.out, f"{COMMAND} {' '.join(argv if argv is not None else sys.argv[1:])}",
-        ("function", "method", "seed", "iterations"), cells,
-        lambda c: run(c["function"], c["method"], c["seed"], c["iterations"]),
-        lambda row: (f"{row['function']} {row['method']} seed {row['seed']}: log10 regret "
-                     f"{math.log10(max(row['regret'], 1e-12)):.2f}, {statistics.median(row['seconds']):.2f} s per "
-                     "iteration"))
-    print(summarise(args.out))
+    jsonl_study(
+        parser, argv, command=COMMAND, default_out=Path("runs/botorch_swap_regret.jsonl"),
+        keys=("function", "method", "seed", "iterations"),
+        cells=lambda args: [{"function": fn, "method": method, "seed": seed, "iterations": args.iterations}
+                            for seed in range(args.seeds) for fn in args.functions for method in args.methods],
+        run=lambda args, c: run(c["function"], c["method"], c["seed"], c["iterations"]),
+        describe=lambda row: (f"{row['function']} {row['method']} seed {row['seed']}: log10 regret "
+                              f"{math.log10(max(row['regret'], 1e-12)):.2f}, {statistics.median(row['seconds']):.2f} "
+                              "s per iteration"),
+        summarise=summarise)
 
 
 if __name__ == "__main__":

@@ -1,12 +1,15 @@
-"""Helpers shared by the scripts in experiments/benchmarks/: timing, peak memory, results pages."""
+"""Helpers shared by the scripts in experiments/benchmarks/: timing, peak memory, results pages, the main of a
+resumable JSON-lines study, BoTorch's test functions by name."""
 
 from __future__ import annotations
 
+import argparse
 import functools
 import gc
 import json
 import platform
 import re
+import sys
 import time
 from collections.abc import Callable
 from pathlib import Path
@@ -277,3 +280,33 @@ def append_missing_rows(out: Path, header: str, keys: tuple[str, ...], cells, ru
         with out.open("a") as file:
             file.write(json.dumps(row) + "\n")
         print(describe(row), flush=True)
+
+
+def jsonl_study(parser: argparse.ArgumentParser, argv: list[str] | None, *, command: str, default_out: Path,
+                keys: tuple[str, ...], cells: Callable[[argparse.Namespace], list[dict]],
+                run: Callable[[argparse.Namespace, dict], dict], describe: Callable[[dict], str],
+                summarise: Callable[[Path], str]) -> None:
+    """The main of a resumable study whose rows go to a JSON-lines file. ``parser`` (holding the script's
+    own arguments) gets ``--out`` (default ``default_out``) and ``--summarise``, and parses ``argv``
+    (``None``: the command line). With ``--summarise PATH``: prints ``summarise(PATH)`` and stops. Otherwise,
+    on one torch thread, runs each of ``cells(args)`` that ``--out`` lacks as ``run(args, cell)``
+    (:func:`append_missing_rows`, headed by ``command`` and the arguments given), then prints
+    ``summarise(--out)``."""
+    parser.add_argument("--out", type=Path, default=default_out)
+    parser.add_argument("--summarise", type=Path, default=None, help="print the table of a results file and stop")
+    args = parser.parse_args(argv)
+    if args.summarise is not None:
+        print(summarise(args.summarise))
+        return
+    torch.set_num_threads(1)
+    append_missing_rows(args.out, f"{command} {' '.join(argv if argv is not None else sys.argv[1:])}", keys,
+                        cells(args), lambda cell: run(args, cell), describe)
+    print(summarise(args.out))
+
+
+def botorch_test_function(name: str, dim: int | None):
+    """BoTorch's test function ``name`` (a class of ``botorch.test_functions``), of dimension
+    ``dim`` (``None``: the function's own); minimised, as BoTorch defines it."""
+    import botorch.test_functions as tf
+
+    return getattr(tf, name)(**({} if dim is None else {"dim": dim}))

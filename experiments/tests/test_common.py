@@ -27,6 +27,35 @@ def test_a_run_record_keeps_results_and_reruns_only_what_is_missing_or_outdated(
     assert calls == ["a", "redo"] and RunRecord(tmp_path / "sub" / "runs.json").runs == {"a": {"v": 3, "trace": []}}
 
 
+
+def test_a_jsonl_study_runs_only_the_missing_cells_and_summarises_its_file(tmp_path, capsys, keep_threads):
+    import argparse
+
+    common = load_benchmark("common")
+    calls = []
+
+    def study(argv):
+        parser = argparse.ArgumentParser()
+        parser.add_argument("--seeds", type=int, default=2)
+        common.jsonl_study(parser, argv, command="python study.py", default_out=tmp_path / "default.jsonl",
+                           keys=("seed",), cells=lambda args: [{"seed": s} for s in range(args.seeds)],
+                           run=lambda args, cell: calls.append(cell["seed"]) or {"seed": cell["seed"], "v": 10},
+                           describe=lambda row: f"seed {row['seed']} done",
+                           summarise=lambda path: f"{len(common.jsonl_rows(path))} rows in {path.name}")
+
+    out = tmp_path / "sub" / "study.jsonl"
+    study(["--seeds", "2", "--out", str(out)])
+    first = capsys.readouterr().out.splitlines()
+    assert first[0] == f"# python study.py --seeds 2 --out {out}" and first[2:] == [
+        "seed 0 done", "seed 1 done", "2 rows in study.jsonl"]
+    study(["--seeds", "3", "--out", str(out)])  # resumed: only seed 2 runs
+    assert calls == [0, 1, 2] and capsys.readouterr().out.splitlines()[2:] == ["seed 2 done", "3 rows in study.jsonl"]
+    study(["--summarise", str(out)])  # runs nothing, prints the table only
+    assert calls == [0, 1, 2] and capsys.readouterr().out == "3 rows in study.jsonl\n"
+    assert common.jsonl_rows(out) == [{"seed": s, "v": 10} for s in range(3)]
+    assert not (tmp_path / "default.jsonl").exists()
+
+
 SWEEP = """
 import sys, time
 from pathlib import Path

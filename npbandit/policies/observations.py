@@ -13,7 +13,7 @@ from typing import Any
 import numpy as np
 import torch
 
-from npbandit.feasibility import is_feasible
+from npbandit.feasibility import check_constraint_count, is_feasible
 from npbandit.rows import RowBuffer
 from npbandit.transforms.yeo_johnson import YeoJohnson
 
@@ -98,9 +98,8 @@ class Observations:
             raise ValueError(f"info['constraints'] must be a sequence of floats, got {values!r}") from None
         if c.ndim != 1 or c.size == 0 or not np.isfinite(c).all():
             raise ValueError(f"info['constraints'] must be a non-empty sequence of finite floats, got {values!r}")
-        if self.C and c.size != self.constraint_count:
-            raise ValueError(f"info['constraints'] holds {c.size} values; the earlier observations held "
-                             f"{self.constraint_count}")
+        check_constraint_count(c.size, self.constraint_count if self.C else None, "info['constraints']",
+                               "this one holds", unit="observation")
         return c
 
     def add(self, x: np.ndarray, reward: float, c: np.ndarray | None) -> None:

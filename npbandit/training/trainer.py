@@ -4,15 +4,13 @@ evaluation, resumable checkpoints, deterministic given a seed.
 The batch of step ``t`` is ``prior.batch(batch_size, seed, t)``, so a run resumed
 at step ``t`` sees exactly the batches an uninterrupted run would; the model,
 the optimiser state and the log are saved together every ``checkpoint_every``
-steps (safetensors + JSON, written atomically).
+steps (safetensors + JSON, written atomically: :mod:`npbandit.training.run_state`).
 """
 
 from __future__ import annotations
 
-import hashlib
 import json
 import math
-import os
 import signal
 import threading
 import time
@@ -21,7 +19,6 @@ from pathlib import Path
 from typing import Any
 
 import torch
-from safetensors.torch import load, save
 from tqdm import tqdm
 
 from npbandit.priors import PRIORS, make_prior
@@ -29,12 +26,11 @@ from npbandit.priors.base import check_model_width
 from npbandit.surrogates import NeuralProcess, available_models, build, model_config
 from npbandit.surrogates.pretrained import save_pretrained
 from npbandit.training.evaluation import BASELINE, EVAL_BATCH_SIZE, baseline_suite, evaluate_suite, evaluation_suite
+from npbandit.training.run_state import STATE_JSON, load_state, lock_run, save_state
 from npbandit.validation import check_bool, check_device, check_int, check_real
 
 __all__ = ["TrainConfig", "train", "TrainResult"]
 
-STATE_TENSORS = "train_state.safetensors"
-STATE_JSON = "train_state.json"
 _OLD_CITATION = "(npbandit.scaling)"  # how a bo prior spec cited npbandit.transforms.standardize before
 
 
@@ -178,83 +174,6 @@ def _config_defaults() -> dict[str, Any]:
     return {f.name: f.default for f in fields(TrainConfig) if f.default is not MISSING}
 
 
-def _save_state(out: Path, config: TrainConfig, prior_spec: dict[str, Any], model: NeuralProcess,
-                optimizer: torch.optim.Optimizer, step: int, log: list[dict[str, Any]], elapsed: float,
-                initial: dict[str, Any] | None) -> None:
-    tensors = {f"model.{k}": v.detach().cpu().contiguous() for k, v in model.state_dict().items()}
-    if not all(torch.isfinite(v).all() for v in tensors.values()):
-        raise FloatingPointError(f"non-finite weights at step {step}: the run diverged; the state saved at an "
-                                 "earlier step is intact: lower --lr and start again")
-    opt = optimizer.state_dict()
-    for idx, state in opt["state"].items():
-        for key, value in state.items():
-            tensors[f"optim.{idx}.{key}"] = torch.as_tensor(value).detach().cpu().contiguous()
-    # the global generators: models that sample in their loss (ReTreever's tree paths) draw from them, and a
-    # resumed run must draw what the uninterrupted one would
-    tensors["rng.cpu"] = torch.get_rng_state()
-    if torch.cuda.is_available() and torch.cuda.is_initialized():
-        for i, rng in enumerate(torch.cuda.get_rng_state_all()):
-            tensors[f"rng.cuda.{i}"] = rng
-    # what the run started from, as it was then: the source may be replaced (a shipped name re-exported) or
-    # removed before the run resumes or exports
-    meta = {"config": config.identity(), "prior_spec": prior_spec, "step": step, "elapsed_s": elapsed, "log": log,
-            "param_groups": opt["param_groups"], "init_from": initial}
-    # two files, each replaced atomically but not together: the JSON names the tensors' sha256, so a reader
-    # (an --export-now beside the run, a resume after a crash between the two) can tell a mismatched pair
-    blob = save(tensors)
-    meta["tensors_sha256"] = hashlib.sha256(blob).hexdigest()
-    for fname, writer in ((STATE_TENSORS, lambda p: p.write_bytes(blob)),
-                          (STATE_JSON, lambda p: p.write_text(json.dumps(meta, indent=1)))):
-        tmp = out / (fname + ".tmp")
-        writer(tmp)
-        tmp.replace(out / fname)
-
-
-def _read_state(out: Path, attempts: int = 5) -> tuple[dict[str, Any], dict[str, torch.Tensor]]:
-    """The state's JSON and tensors from one save: re-read while a run beside this call is
-    between writing the two (states saved before the sha256 was recorded: read as they are)."""
-    for attempt in range(attempts):
-        meta = json.loads((out / STATE_JSON).read_text())
-        blob = (out / STATE_TENSORS).read_bytes()
-        expected = meta.get("tensors_sha256")
-        if expected is None or hashlib.sha256(blob).hexdigest() == expected:
-            break
-        time.sleep(0.5 * (attempt + 1))
-    else:
-        raise ValueError(f"{out}: {STATE_JSON} and {STATE_TENSORS} are from different saves (a crash between the two "
-                         "writes?); the run cannot resume from them")
-    try:
-        return meta, load(blob)
-    except Exception as err:  # noqa: BLE001 - a truncated file (SafetensorError)
-        raise ValueError(f"{out}: {STATE_TENSORS} cannot be read: {' '.join(str(err).split())[:200]}") from None
-
-
-def _load_state(out: Path, model: NeuralProcess, optimizer: torch.optim.Optimizer,
-                device: torch.device) -> tuple[int, list[dict[str, Any]], float]:
-    meta, tensors = _read_state(out)
-    try:
-        model.load_state_dict({k[len("model."):]: v for k, v in tensors.items() if k.startswith("model.")})
-    except RuntimeError as err:  # weights of another version of the model
-        raise ValueError(f"{out}'s saved state cannot be loaded into this version's {model.name}: "
-                         f"{' '.join(str(err).split())[:300]}") from None
-    bad = [k for k, v in tensors.items() if k.startswith("model.") and not torch.isfinite(v).all()]
-    if bad:
-        raise ValueError(f"{out}'s saved state holds non-finite weights ({bad[0][len('model.'):]} ...): the run "
-                         "diverged before this version caught it; start again with a lower --lr")
-    state: dict[int, dict[str, torch.Tensor]] = {}
-    for key, value in tensors.items():
-        if key.startswith("optim."):
-            _, idx, name = key.split(".", 2)
-            state.setdefault(int(idx), {})[name] = value.to(device) if name != "step" else value
-    optimizer.load_state_dict({"state": state, "param_groups": meta["param_groups"]})
-    if "rng.cpu" in tensors:  # states saved before the generators were: resumed from the seed's
-        torch.set_rng_state(tensors["rng.cpu"])
-    cuda = [tensors[f"rng.cuda.{i}"] for i in range(torch.cuda.device_count()) if f"rng.cuda.{i}" in tensors]
-    if cuda and len(cuda) == torch.cuda.device_count():
-        torch.cuda.set_rng_state_all(cuda)
-    return meta["step"], meta["log"], meta["elapsed_s"]
-
-
 def _same_architecture(config: TrainConfig, saved: dict[str, Any]) -> bool:
     """Whether the saved run's size and overrides resolve to the config this one's do."""
     try:
@@ -271,30 +190,6 @@ def _is_final_card(path: Path, steps: int) -> bool:
     except (OSError, ValueError):
         return False
     return training.get("steps") == steps and "schedule_steps" not in training
-
-
-def _lock(out: Path) -> Any:
-    """An exclusive lock on ``out/train.lock`` held while the returned file is open;
-    ``ValueError`` when another process holds it. Where ``fcntl`` is missing (Windows):
-    no lock."""
-    try:
-        import fcntl
-    except ImportError:
-        return None
-    handle = open(out / "train.lock", "a+")  # noqa: SIM115 - closed by train() when the run stops
-    try:
-        fcntl.flock(handle, fcntl.LOCK_EX | fcntl.LOCK_NB)
-    except OSError:
-        handle.seek(0)
-        holder = handle.read().strip()
-        handle.close()
-        raise ValueError(f"{out} is being trained by another process{f' (pid {holder})' if holder else ''}; "
-                         "wait for it, or stop it (SIGTERM saves its state)") from None
-    handle.seek(0)
-    handle.truncate()
-    handle.write(str(os.getpid()))
-    handle.flush()
-    return handle
 
 
 def _check_eval_params(config: TrainConfig, eval_params: dict[str, Any]) -> dict[str, Any]:
@@ -438,7 +333,8 @@ def _loop(config: TrainConfig, prior: Any, model: NeuralProcess, optimizer: torc
         out_of_time = ((stop_after_s is not None and time.perf_counter() - call_started >= stop_after_s)
                        or stop.requested)
         if step % config.checkpoint_every == 0 or step == last or out_of_time:
-            _save_state(out, config, prior_spec, model, optimizer, step, log, time.perf_counter() - started, initial)
+            save_state(out, config.identity(), prior_spec, model, optimizer, step, log, time.perf_counter() - started,
+                       initial)
         if out_of_time:
             break
     return step
@@ -538,10 +434,10 @@ def train(config: TrainConfig, *, progress: bool = True, export: bool = True, st
     out.mkdir(parents=True, exist_ok=True)  # after every check: a refused run leaves no directory behind
     # one trainer per run directory (a scheduler's retry beside a live run would overwrite its state);
     # --export-now only reads the state and may run beside it
-    lock = None if export_now else _lock(out)
+    lock = None if export_now else lock_run(out)
     try:
         if meta is not None:
-            step, log, elapsed = _load_state(out, model, optimizer, device)
+            step, log, elapsed = load_state(out, model, optimizer, device)
         finished = out / f"{config.name}.json"
         if not export_now and step == config.steps and _is_final_card(finished, config.steps):
             return TrainResult(model.eval(), step, log, finished)  # done: no second final evaluation

@@ -37,7 +37,8 @@ def test_observations_give_the_model_the_failures_at_the_worst_values_and_keep_t
     _, warped, fitted = seen.data("yeo-johnson")
     torch.testing.assert_close(warped[:, :1], fitted.forward(Y[:, :1]))
     assert seen.constraint_values({"constraints": [0.5]}).tolist() == [0.5]
-    with pytest.raises(ValueError, match=r"holds 2 values; the earlier observations held 1"):
+    with pytest.raises(ValueError, match=r"^info\['constraints'\]: each earlier observation carries 1 constraint "
+                                         r"value, but this one holds 2$"):
         seen.constraint_values({"constraints": [0.5, 0.5]})
     with pytest.raises(ValueError, match="this observation has none"):
         seen.constraint_values({})

@@ -478,11 +478,11 @@ def test_the_train_command_exits_128_plus_the_signal_when_stopped_by_one(tmp_pat
 
 
 def test_a_second_trainer_on_the_same_run_is_refused_while_the_first_holds_it(tmp_path):
-    from npbandit.training.trainer import _lock
+    from npbandit.training.run_state import lock_run
 
     config = tiny_config(tmp_path, steps=4)
     train(config, progress=False, stop_at=2)
-    held = _lock(tmp_path / "run")  # as a live trainer in another process holds it
+    held = lock_run(tmp_path / "run")  # as a live trainer in another process holds it
     try:
         with pytest.raises(ValueError, match="being trained by another process"):
             train(config, progress=False)
