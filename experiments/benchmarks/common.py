@@ -247,14 +247,15 @@ def write_section(name: str, body: str, page: str = "benchmarks.md") -> Path:
     return path
 
 
-def quartile_text(values: list[float]) -> str:
-    """``"median [25 %, 75 %]"`` of ``values`` to two decimals (the value alone for one)."""
+def quartile_text(values: list[float], fmt: str = ".2f") -> str:
+    """``"median [25 %, 75 %]"`` of ``values``, each formatted by ``fmt`` (default two decimals; the
+    value alone for one)."""
     import statistics
 
     if len(values) < 2:
-        return f"{values[0]:.2f}"
+        return f"{values[0]:{fmt}}"
     q1, med, q3 = statistics.quantiles(values, n=4, method="inclusive")
-    return f"{med:.2f} [{q1:.2f}, {q3:.2f}]"
+    return f"{med:{fmt}} [{q1:{fmt}}, {q3:{fmt}}]"
 
 
 def jsonl_rows(path) -> list[dict]:

@@ -174,7 +174,7 @@ def summarise(path: Path, trials: int | None = None) -> str:
         cells = []
         for s in SAMPLERS:
             values = [v for (pp, ss, _), v in best.items() if pp == p and ss == s]
-            cells.append(quartile_text(values) + f" (n={len(values)})" if values else "-")
+            cells.append(quartile_text(values, ".3g") + f" (n={len(values)})" if values else "-")
         lines.append(f"| {p} | " + " | ".join(cells) + " |")
     lines += ["", "Paired seeds, `np` against each sampler: lower / higher / equal best value.", "",
               "| problem | " + " | ".join(s for s in SAMPLERS if s != "np") + " |",
