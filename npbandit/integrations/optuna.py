@@ -73,9 +73,7 @@ from npbandit.acquisition.optimizers import AcquisitionOptimizer, resolve_acq_op
 from npbandit.acquisition.pending import DEFAULT_LIAR, check_liar
 from npbandit.acquisition.proposal import ACQUISITIONS
 from npbandit.acquisition.subspace import SubspaceStrategy, check_subspace
-from npbandit.integrations.optuna_branches import (
-    gating_choice,
-)
+from npbandit.integrations.optuna_branches import branches, gating_choice
 from npbandit.integrations.optuna_proposals import StudyProposals
 from npbandit.integrations.optuna_trials import (
     check_single_objective,
@@ -93,7 +91,7 @@ from npbandit.surrogates.pretrained import (
     context_limit,
     load_surrogate,
 )
-from npbandit.threads import check_threads, torch_threads
+from npbandit.threads import check_threads
 from npbandit.validation import check_bool, check_int, check_real
 
 __all__ = ["NPSampler"]
@@ -422,7 +420,9 @@ class NPSampler(StudyProposals, BaseSampler):
         cube; through the subspace for a wide space), the one with the best de-noised
         posterior mean of the objective, of those predicted feasible with
         constraints (:mod:`npbandit.acquisition.recommend`, as ``optimize``'s
-        ``recommended_x``). On a noisy objective ``study.best_trial`` is the luckiest draw;
+        ``recommended_x``). In a conditional study (``conditional``, a gating categorical):
+        each branch's best by the NP of that branch, and of those the one with the best mean.
+        On a noisy objective ``study.best_trial`` is the luckiest draw;
         this is a smoothed choice, as Ax reports beside it. ``None`` before two usable
         completed trials, or with no trial predicted feasible. Proposes nothing and changes
         no trial.
@@ -430,24 +430,16 @@ class NPSampler(StudyProposals, BaseSampler):
         Raises:
             ValueError: the study has more than one objective.
         """
-        from npbandit.acquisition.recommend import recommend
-
         search_space = self.infer_relative_search_space(study, None)
         completed = study.get_trials(deepcopy=False, states=(TrialState.COMPLETE,))
         if not search_space or len(completed) < 2:
             return None
-        space, search = self._space(search_space)
-        seen = self._observations(study, search_space, space, search, completed, None)
-        if seen is None:
-            return None
-        # the completed trials' rows first: those are the candidates (failed ones are seen, never recommended)
-        order = sorted(range(len(seen.trials)), key=lambda i: seen.trials[i].state != TrialState.COMPLETE)
-        n_completed = sum(t.state == TrialState.COMPLETE for t in seen.trials)
-        if n_completed < 2:
-            return None
-        with torch_threads(self.threads):
-            found = recommend(self._build, seen.X[order], seen.Y[order], n_observed=n_completed, region=seen.region,
-                              search=search, rng=np.random.default_rng(self._trial_seed(len(completed), "recommend")),
-                              max_context=self._max_context, snap=None if space.continuous else space.snap,
-                              constraints=seen.k)
-        return None if found is None else seen.trials[order[found[0]]]
+        gate = gating_choice(search_space, completed) if self.conditional else None
+        if gate is None:
+            found = self._recommend_in(study, search_space, completed)
+            return None if found is None else found[0]
+        # a conditional study: each branch's best by its own model, the best of those by their means
+        found = [self._recommend_in(study, b.search_space, b.trials, {gate: b.value})
+                 for b in branches(gate, search_space, completed) if b.search_space]
+        found = [f for f in found if f is not None]
+        return max(found, key=lambda f: f[1])[0] if found else None

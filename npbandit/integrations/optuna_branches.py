@@ -60,6 +60,15 @@ class Branch:
     search_space: dict[str, BaseDistribution]
 
 
+def _choice(dist: CategoricalDistribution, trial: FrozenTrial, name: str) -> int | None:
+    """The index of the choice ``trial`` took for categorical ``name`` (``None``: none of
+    ``dist``'s choices, as an enqueued trial may hold)."""
+    try:
+        return int(dist.to_internal_repr(trial.params[name]))
+    except ValueError:
+        return None
+
+
 def _conditional_groups(completed: list[FrozenTrial]) -> list[frozenset[str]]:
     """The groups some completed trial lacks."""
     return [g for g in parameter_groups(completed) if any(next(iter(g)) not in t.distributions for t in completed)]
@@ -80,7 +89,7 @@ def gating_choice(search_space: dict[str, BaseDistribution], completed: list[Fro
         signatures: dict[object, set[frozenset[str]]] = {}
         for t in completed:
             signature = frozenset(g for g in groups if next(iter(g)) in t.distributions)
-            signatures.setdefault(dist.to_internal_repr(t.params[name]), set()).add(signature)
+            signatures.setdefault(_choice(dist, t, name), set()).add(signature)
         if all(len(s) == 1 for s in signatures.values()) and len(set.union(*signatures.values())) > 1:
             found.append(name)
     return found[0] if len(found) == 1 else None
@@ -98,7 +107,7 @@ def branches(gate: str, search_space: dict[str, BaseDistribution], completed: li
     shared = {n: d for n, d in search_space.items() if n != gate}
     out = []
     for index, value in enumerate(dist.choices):
-        trials = [t for t in completed if dist.to_internal_repr(t.params[gate]) == index]
+        trials = [t for t in completed if _choice(dist, t, gate) == index]
         space: dict[str, BaseDistribution] = {}
         if trials:
             space = dict(shared)

@@ -54,14 +54,16 @@ class StudyObservations:
 def study_observations(study: Study, search_space: dict[str, BaseDistribution], space: SearchSpace,
                        search: SubspaceSearch | None, completed: list[FrozenTrial], number: int | None, *,
                        constrained: bool, trust_region: bool, n_startup_trials: int,
-                       warn_left_out: LeftOut) -> StudyObservations | None:
+                       warn_left_out: LeftOut, fixed: dict[str, object] | None = None) -> StudyObservations | None:
     """What a proposal for trial ``number`` (``None``: no trial) sees of ``search_space``
     (read as ``space``, searched through ``search``): the usable ``completed`` trials and
     the failed ones, their rows, the trust region replayed from them (``trust_region``; the
     first ``n_startup_trials`` its design), the running trials. ``constrained``: the
     sampler has a ``constraints_func`` (a study whose trials set constraint values is
-    constrained too). ``warn_left_out`` is told of trials left out, and why. ``None`` when
-    no completed trial can be used.
+    constrained too). ``warn_left_out`` is told of trials left out, and why. ``fixed``
+    (name -> value): the failed and running trials seen are only those that took these
+    values too (a branch's choice: ``completed`` holds that branch's trials alone). ``None``
+    when no completed trial can be used.
 
     Raises:
         ValueError: the trials hold different numbers of constraint values.
@@ -91,6 +93,7 @@ def study_observations(study: Study, search_space: dict[str, BaseDistribution], 
     # worst completed value
     failed = [t for t in study.get_trials(deepcopy=False, states=(TrialState.FAIL, TrialState.PRUNED))
               if all(n in t.params and t.distributions.get(n) == search_space[n] for n in names)
+              and all(n in t.params and t.params[n] == v for n, v in (fixed or {}).items())
               and in_space(t, space)] + [t for t in usable if not math.isfinite(t.value)]
     completed_rows = [[sign * t.value, *trial_constraints(t)] if constrained else [sign * t.value] for t in finite]
     worst = np.array(completed_rows).min(axis=0)
@@ -102,7 +105,7 @@ def study_observations(study: Study, search_space: dict[str, BaseDistribution], 
     Y = torch.tensor(np.array([rows.get(t.number, worst) for t in finite]),
                      dtype=torch.float64).reshape(len(finite), -1)  # [n, 1 + k], maximised objective first
     k = Y.shape[-1] - 1
-    pending = pending_points(study, space, number)  # what other workers are evaluating right now
+    pending = pending_points(study, space, number, fixed)  # what other workers are evaluating right now
     region = None
     if trust_region:  # the trials in the order they were started, the first n_startup_trials the design
         order = sorted(range(len(finite)), key=lambda i: finite[i].number)

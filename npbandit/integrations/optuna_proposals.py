@@ -75,20 +75,47 @@ class StudyProposals:
     constraints_func: Any
 
     def _propose_space(self, study: Study, trial: FrozenTrial, search_space: dict[str, BaseDistribution],
-                       completed: list[FrozenTrial], purpose: str, n_startup_trials: int | None = None
+                       completed: list[FrozenTrial], purpose: str, n_startup_trials: int | None = None,
+                       fixed: dict[str, Any] | None = None
                        ) -> tuple[dict[str, Any], StudyObservations, SearchSpace, torch.Tensor] | None:
         """The NP's proposal for ``search_space`` in trial ``trial`` from the ``completed`` trials
         (seeded by ``purpose``; ``n_startup_trials``: the trust region's design, default the
-        sampler's): its values, what it saw, the space and the point in the space's unit cube;
-        ``None`` when no completed trial can be used."""
+        sampler's; ``fixed``: a branch's choice, as :meth:`_observations`): its values, what it
+        saw, the space and the point in the space's unit cube; ``None`` when no completed trial
+        can be used."""
         space, search = self._space(search_space)
-        seen = self._observations(study, search_space, space, search, completed, trial.number, n_startup_trials)
+        seen = self._observations(study, search_space, space, search, completed, trial.number, n_startup_trials,
+                                  fixed)
         if seen is None:
             return None
         with torch_threads(self.threads):
             u = self._propose(seen.X, seen.Y, seen.pending, self._trial_seed(trial.number, purpose), seen.region,
                               space, search, seen.k)
         return optuna_values(space.decode(u), search_space), seen, space, torch.as_tensor(u)
+
+    def _recommend_in(self, study: Study, search_space: dict[str, BaseDistribution], completed: list[FrozenTrial],
+                      fixed: dict[str, Any] | None = None) -> tuple[FrozenTrial, float] | None:
+        """Of the ``completed`` trials, the one with the best de-noised posterior mean of the
+        objective under the NP of ``search_space`` (:func:`~npbandit.acquisition.recommend.recommend`,
+        as ``optimize``'s ``recommended_x``), and that mean (maximised units); ``None`` before
+        two usable completed trials. ``fixed``: a branch's choice, as :meth:`_observations`."""
+        from npbandit.acquisition.recommend import recommend
+
+        space, search = self._space(search_space)
+        seen = self._observations(study, search_space, space, search, completed, None, fixed=fixed)
+        if seen is None:
+            return None
+        # the completed trials' rows first: those are the candidates (failed ones are seen, never recommended)
+        order = sorted(range(len(seen.trials)), key=lambda i: seen.trials[i].state != TrialState.COMPLETE)
+        n_completed = sum(t.state == TrialState.COMPLETE for t in seen.trials)
+        if n_completed < 2:
+            return None
+        with torch_threads(self.threads):
+            found = recommend(self._build, seen.X[order], seen.Y[order], n_observed=n_completed, region=seen.region,
+                              search=search, rng=np.random.default_rng(self._trial_seed(len(completed), "recommend")),
+                              max_context=self._max_context, snap=None if space.continuous else space.snap,
+                              constraints=seen.k)
+        return None if found is None else (seen.trials[order[found[0]]], found[1])
 
     def _branch_proposal(self, study: Study, trial: FrozenTrial, search_space: dict[str, BaseDistribution],
                          gate: str, completed: list[FrozenTrial]) -> dict[str, Any] | None:
@@ -109,7 +136,7 @@ class StudyProposals:
 
         def propose_in(branch: Branch, startup: int) -> tuple[dict[str, Any], float] | None:
             found = self._propose_space(study, trial, branch.search_space, branch.trials, f"branch:{branch.value!r}",
-                                        startup)
+                                        startup, {gate: branch.value})
             if found is None:
                 return None
             params, seen, _, u = found
@@ -216,14 +243,16 @@ class StudyProposals:
 
     def _observations(self, study: Study, search_space: dict[str, BaseDistribution], space: SearchSpace,
                       search: SubspaceSearch | None, completed: list[FrozenTrial], number: int | None,
-                      n_startup_trials: int | None = None) -> StudyObservations | None:
+                      n_startup_trials: int | None = None, fixed: dict[str, Any] | None = None
+                      ) -> StudyObservations | None:
         """What a proposal for trial ``number`` (``None``: no trial) sees of the study, with
         this sampler's settings (:func:`~npbandit.integrations.optuna_observations.study_observations`);
-        ``n_startup_trials``: the trust region's design (default the sampler's)."""
+        ``n_startup_trials``: the trust region's design (default the sampler's); ``fixed``: the
+        branch's choice the failed and running trials seen must have taken."""
         return study_observations(study, search_space, space, search, completed, number,
                                   constrained=self.constraints_func is not None, trust_region=self.trust_region,
                                   n_startup_trials=self.n_startup_trials if n_startup_trials is None
-                                  else n_startup_trials, warn_left_out=self._warnings.left_out)
+                                  else n_startup_trials, warn_left_out=self._warnings.left_out, fixed=fixed)
 
     def _trial_seed(self, number: int, purpose: str) -> int:
         key = [self.seed, number, *purpose.encode()]

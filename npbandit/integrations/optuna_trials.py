@@ -208,15 +208,17 @@ def known_params(trial: FrozenTrial) -> dict[str, object]:
     return known
 
 
-def pending_points(study: Study, space: SearchSpace, number: int | None) -> torch.Tensor | None:
+def pending_points(study: Study, space: SearchSpace, number: int | None,
+                   fixed: dict[str, object] | None = None) -> torch.Tensor | None:
     """The points ``[p, space.dim]`` of ``space``'s unit cube that the study's running trials
     other than trial ``number`` evaluate: each one whose every parameter of ``space`` is
     known (:func:`known_params`: suggested, enqueued, or proposed by ``NPSampler`` and
-    stored), and a value of it; ``None`` for none."""
+    stored), and a value of it, and that is known to take the values ``fixed`` (name ->
+    value) too; ``None`` for none."""
     rows = []
     for trial in study.get_trials(deepcopy=False, states=(TrialState.RUNNING,)):
         known = known_params(trial) if trial.number != number else {}
-        if all(n in known for n in space):
+        if all(n in known for n in space) and all(n in known and known[n] == v for n, v in (fixed or {}).items()):
             try:
                 rows.append(space.encode({n: known[n] for n in space}))
             except (TypeError, ValueError):  # a value outside the space (an enqueued one): no point of it

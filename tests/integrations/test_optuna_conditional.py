@@ -199,3 +199,44 @@ def test_conditional_proposals_repeat_on_one_seed():
             study.optimize(two_branches, n_trials=10)
         runs.append([t.params for t in study.trials])
     assert runs[0] == runs[1]
+
+
+def test_a_branch_sees_only_the_failed_and_running_trials_that_took_its_choice():
+    from npbandit.integrations.optuna_observations import study_observations
+    from npbandit.integrations.optuna_trials import pending_points
+    from npbandit.space import Float, SearchSpace
+
+    reduce = CategoricalDistribution(["none", "pca"])
+    c = FloatDistribution(0.0, 1.0)
+    study = optuna.create_study()
+    for x, value in ((0.1, 1.0), (0.5, 0.5)):
+        study.add_trial(create_trial(params={"C": x, "reduce": "none"}, distributions={"C": c, "reduce": reduce},
+                                     value=value))
+    # a failed and a running trial of the other branch: they have C as well
+    study.add_trial(create_trial(params={"C": 0.9, "reduce": "pca"}, distributions={"C": c, "reduce": reduce},
+                                 state=TrialState.FAIL))
+    study.enqueue_trial({"C": 0.3, "reduce": "pca"})
+    running = study.ask()
+    running.suggest_float("C", 0.0, 1.0)
+    running.suggest_categorical("reduce", ["none", "pca"])
+    space = SearchSpace({"C": Float(0.0, 1.0)})
+    completed = study.get_trials(states=(TrialState.COMPLETE,))
+
+    def seen(fixed):
+        return study_observations(study, {"C": c}, space, None, completed, None, constrained=False,
+                                  trust_region=False, n_startup_trials=2, warn_left_out=lambda *a: None, fixed=fixed)
+
+    assert len(seen(None).trials) == 3 and seen(None).pending is not None
+    assert len(seen({"reduce": "none"}).trials) == 2 and seen({"reduce": "none"}).pending is None
+    assert pending_points(study, space, None, {"reduce": "pca"}) is not None
+
+
+def test_a_conditional_studys_recommendation_is_its_best_branchs_best_trial():
+    study = optuna.create_study(sampler=sampler(seed=0))
+    for c, g in ((0.6, 0.1), (0.8, 0.3), (0.7, 0.25), (0.2, 0.9), (0.4, 0.6)):
+        study.add_trial(svc_trial(c, g, (c - 0.7) ** 2 + (g - 0.2) ** 2))
+    for depth in (4, 12, 20, 28):
+        study.add_trial(rf_trial(depth, 5.0 + depth / 100))
+    best = study.sampler.recommended_trial(study)
+    assert best.params["classifier"] == "svc" and best.value < 0.05
+    assert sampler(seed=0, conditional=False).recommended_trial(study) is not None  # the intersection space's model
