@@ -392,17 +392,18 @@ class WarmStart(PolicyWrapper):
 
     With constraint values among them, each evaluation of the run must carry as many
     (``info["constraints"]``): :meth:`observe` refuses another count with a ``ValueError``
-    naming ``name`` (what the evaluations were given as: ``"initial"``, ``"--initial-from 7"``)
-    and both counts, before the policy sees it, since the values given and those evaluated
-    would not be of the same constraints (:func:`npbandit.feasibility.check_constraint_count`,
-    the rule ``BOPolicy``'s observations follow too)."""
+    naming ``given_as`` (what the evaluations were given as: ``"initial"``, ``"--initial-from 7"``;
+    kept apart from the policy's ``name``, which the run records) and both counts, before the
+    policy sees it, since the values given and those evaluated would not be of the same
+    constraints (:func:`npbandit.feasibility.check_constraint_count`, the rule ``BOPolicy``'s
+    observations follow too)."""
 
     def __init__(self, inner: Policy, observations: list[Observation], source: int | None = None,
                  name: str = "initial") -> None:
         super().__init__(inner)
         self.observations = observations
         self.source = source
-        self.name = name
+        self.given_as = name
         counts = {len(limits) for _, _, limits, error in observations if error is None and limits is not None}
         #: the constraint values each given evaluation carries (``None``: none carries any)
         self.constraint_count = max(counts) if counts else None
@@ -419,7 +420,7 @@ class WarmStart(PolicyWrapper):
     def observe(self, obs: np.ndarray, action: Any, reward: float, info: dict[str, Any]) -> None:
         limits = info.get("constraints") if isinstance(info, dict) else None
         if limits is not None:
-            check_constraint_count(len(limits), self.constraint_count, self.name, "this run's constraints returned",
+            check_constraint_count(len(limits), self.constraint_count, self.given_as, "this run's constraints returned",
                                    why=f" {_SAME_PROBLEM}; give earlier evaluations of these constraints")
         self.inner.observe(obs, action, reward, info)
 

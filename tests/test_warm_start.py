@@ -60,6 +60,19 @@ def test_a_run_continuing_a_continuation_sees_the_whole_chain(tmp_path):
     assert [s["run_id"] for s in run_steps(db, third.run_id)] == [3, 3]
 
 
+def test_a_continued_run_keeps_its_policy_s_name(tmp_path):
+    """The run's policy is recorded by its own name whatever form ``initial`` took (not by what
+    the evaluations were given as), so the report's rows and labels keep policies apart."""
+    db = str(tmp_path / "runs.db")
+    first = _run(db, 3)
+    _run(db, 2, initial=first.run_id)
+    _run(db, 2, initial=first.history)
+    assert main(["optimize", "--function", "branin", "--surrogate", "random", "--budget", "2", "--db", db]) == 0
+    assert main(["optimize", "--function", "branin", "--surrogate", "random", "--budget", "2", "--db", db,
+                 "--initial-from", "4"]) == 0
+    assert [r.policy for r in list_runs(db)] == ["sobol"] * 5
+
+
 def test_the_cli_follows_the_chain_as_the_api_does(tmp_path, capsys):
     db = str(tmp_path / "runs.db")
     base = ["optimize", "--function", "branin", "--surrogate", "random", "--budget", "2", "--db", db]
