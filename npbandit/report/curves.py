@@ -37,6 +37,16 @@ from npbandit.storage import DEFAULT_URL, INITIAL, INITIAL_FROM, RunRow, list_ru
 
 __all__ = ["Quantity", "QUANTITIES", "Line", "Panel", "panels", "best_curve", "given_best", "figure_title"]
 
+#: characters in one line of a panel's title: about a panel's width at the figures' smallest font
+_TITLE_CHARS = 36
+
+
+def _wrapped(text: str) -> str:
+    """``text`` on lines of at most :data:`_TITLE_CHARS` characters (:func:`textwrap.wrap`), so
+    a long name, search space or box stays within its panel instead of running across its
+    neighbours' titles."""
+    return "\n".join(textwrap.wrap(text, _TITLE_CHARS))
+
 
 @dataclass(frozen=True)
 class Quantity:
@@ -175,7 +185,7 @@ def _bandit_panels(db: str, runs: list[RunRow]) -> list[Panel]:
         lines = [Line(key, "" if len(lengths) == 1 else f", {n} rounds", np.stack(curves))
                  for (key, n), curves in sorted(by_line.items(), key=lambda kv: (kv[0][0].text(), kv[0][1]))]
         rounds = f", {lengths.pop()} rounds" if len(lengths) == 1 else ""
-        name = f"δ = {setting.delta}" if setting.wheel else "\n".join(textwrap.wrap(setting.label(), 36))
+        name = f"δ = {setting.delta}" if setting.wheel else _wrapped(setting.label())
         panels.append(Panel("bandit", f"{name}{rounds}\n{_runs_text(lines)}", lines, setting))
     return panels
 
@@ -203,9 +213,9 @@ def _bo_panels(db: str, runs: list[RunRow]) -> list[Panel]:
                       frozenset(int(n) for _, n in cell if n is not None), given)
                  for (key, budget, given), cell in sorted(by_line.items(),
                                                           key=lambda kv: (kv[0][0].text(), kv[0][1], kv[0][2]))]
-        name = "\n".join(textwrap.wrap(problem.name, 36))
-        title = (f"{name}\n{problem.dim_text()}, {problem.bounds_text(superscript=True)}, {problem.direction()}"
-                 + (f", budget {budgets.pop()}" if len(budgets) == 1 else "") + f"\n{_runs_text(lines)}")
+        problem_text = (f"{problem.dim_text()}, {problem.bounds_text(superscript=True)}, {problem.direction()}"
+                        + (f", budget {budgets.pop()}" if len(budgets) == 1 else ""))
+        title = f"{_wrapped(problem.name)}\n{_wrapped(problem_text)}\n{_runs_text(lines)}"
         if known and any(np.nanmin(line.curves) < 0 for line in lines if np.isfinite(line.curves).any()):
             title += f"\nruns beat the recorded optimum {problem.optimal_value:.6g}:\nit is not the optimum"
         panels.append(Panel("bo-regret" if known else "bo-value", title, lines))

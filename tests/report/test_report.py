@@ -450,6 +450,28 @@ def test_a_run_over_a_search_space_is_its_own_problem_and_its_best_point_is_show
     assert all(line.isprintable() for line in text.split("\n"))
 
 
+def test_panels_of_search_spaces_side_by_side_keep_their_titles_apart(tmp_path):
+    """A search space's description is long; each panel's title wraps it within the panel's
+    width, whole, rather than running across its neighbours' titles."""
+    from npbandit.space import Choice, Float, Int
+
+    db = str(tmp_path / "runs.db")
+    space = {"learning_rate": Float(1e-3, 0.5, log=True), "max_iter": Int(20, 200),
+             "l2_regularization": Float(1e-6, 10.0, log=True), "max_features": Choice([0.3, 0.6, 1.0])}
+    for name in ("first", "second"):
+        optimize(lambda p: p["learning_rate"], space, surrogate="random", budget=3, db=db, progress=False, name=name)
+    from matplotlib.backends.backend_agg import FigureCanvasAgg
+
+    fig = regret_figure(db)
+    renderer = FigureCanvasAgg(fig).get_renderer()
+    fig.draw(renderer)  # the constrained layout places the titles
+    left, right = sorted((ax for ax in fig.axes if ax.get_visible()), key=lambda ax: ax.get_position().x0)
+    assert left.title.get_window_extent(renderer).x1 < right.title.get_window_extent(renderer).x0
+    described = "learning_rate: float [0.001, 0.5] log, max_iter: int [20, 200], l2_regularization: float " \
+                "[1e-06, 10] log, max_features: choice {0.3, 0.6, 1.0}"
+    assert described in " ".join(left.get_title().split("\n"))
+
+
 def test_a_component_logged_with_its_name_is_labelled_by_its_name_and_what_differs(tmp_path):
     """``acq_optimizer`` is logged as ``{"name": ..., <settings>}``: a row shows its name,
     and its settings only where runs of the same name differ in them."""
