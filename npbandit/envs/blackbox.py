@@ -41,10 +41,11 @@ cube ``[0, 1]^D`` (``D = space.dim`` columns) and the objective is called with
   exactly as one made in place (asynchronous BO).
 * Named problems: the unconstrained, continuous ``botorch.test_functions`` problems
   (:func:`available_functions`). Constrained problems (``pressurevessel``, ...) are
-  not offered, since nothing here would enforce their constraints, nor problems with
-  integer / binary inputs (``labs``, ``ackleymixed``), whose points must be integers
-  where these policies propose real numbers; :func:`make_test_function` says which
-  reason applies.
+  not offered by name, since a name brings the objective without its constraints, nor
+  problems with integer / binary inputs (``labs``, ``ackleymixed``), whose points must be
+  integers where a named function's box gives real numbers; :func:`make_test_function`
+  says which reason applies and what runs such a problem (``constraints=``, a search
+  space with ``Int`` parameters).
 * One episode = ``budget`` evaluations, then ``truncated=True``.
 """
 
@@ -71,6 +72,11 @@ __all__ = ["BlackBoxEnv", "ObjectiveError", "named_point", "available_functions"
            "make_test_function", "objective_value", "constraint_values", "problem_objective"]
 
 
+#: why a named problem with integer / binary inputs is not offered, and what runs one
+_INTEGER_INPUTS = ("it has integer / binary inputs, which a named function's box of reals cannot give it (wrap it "
+                   "as an objective over a search space with Int parameters: optimize(f, space), --space)")
+
+
 @functools.cache
 def _synthetic_problems() -> dict[str, tuple[type, str | None]]:
     """Every concrete ``botorch.test_functions`` synthetic problem by lower-case name,
@@ -85,8 +91,8 @@ def _synthetic_problems() -> dict[str, tuple[type, str | None]]:
         reason = None
         if issubclass(cls, synthetic.ConstrainedSyntheticTestFunction):
             count = f"{cls.num_constraints} constraint{'s' if cls.num_constraints != 1 else ''}"
-            reason = (f"it is a constrained problem ({count}) and optimize / BlackBox "
-                      "do not enforce constraints, so a run would report infeasible points as optima")
+            reason = (f"it is a constrained problem ({count}), and its name brings no constraints, so a run would "
+                      "report infeasible points as optima (give them as constraints=..., --constraints)")
         else:
             try:
                 problem = cls()
@@ -94,8 +100,7 @@ def _synthetic_problems() -> dict[str, tuple[type, str | None]]:
                 problem = None
             if problem is not None and (getattr(problem, "discrete_inds", None)
                                         or getattr(problem, "categorical_inds", None)):
-                reason = ("it has integer / binary inputs, and the policies here propose real-valued points, "
-                          "which it rejects")
+                reason = _INTEGER_INPUTS
         problems[name.lower()] = (cls, reason)
     return problems
 
@@ -145,8 +150,7 @@ def make_test_function(name: str, dim: int | None = None):
     except (TypeError, ValueError) as err:
         raise ValueError(f"cannot build {name!r} with dim={dim}: {err}") from None
     if getattr(problem, "discrete_inds", None) or getattr(problem, "categorical_inds", None):
-        raise ValueError(f"function {name!r} is not offered: it has integer / binary inputs, and the policies "
-                         "here propose real-valued points, which it rejects")
+        raise ValueError(f"function {name!r} is not offered: {_INTEGER_INPUTS}")
     return problem
 
 

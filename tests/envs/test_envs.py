@@ -370,8 +370,12 @@ def test_blackbox_rejects_anything_but_one_real_number(out, match):
 def test_only_usable_test_functions_are_offered():
     offered = available_functions()
     assert {"branin", "hartmann", "ackley"} <= set(offered)
-    for name, reason in [("labs", "integer / binary inputs"), ("ackleymixed", "integer / binary inputs"),
-                         ("pressurevessel", "constrained"), ("constrainedhartmann", "constrained")]:
+    # each reason says what runs such a problem instead: its constraints given as constraints=, its
+    # integer inputs as a search space's Int parameters (both of which optimize takes)
+    runs_it = {"integer": "integer / binary inputs.*search space with Int parameters",
+               "constrained": r"constrained problem.*constraints=\.\.\."}
+    for name, reason in [("labs", runs_it["integer"]), ("ackleymixed", runs_it["integer"]),
+                         ("pressurevessel", runs_it["constrained"]), ("constrainedhartmann", runs_it["constrained"])]:
         assert name not in offered
         with pytest.raises(ValueError, match=f"{name}' is not offered: .*{reason}"):
             make_test_function(name)
