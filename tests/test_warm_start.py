@@ -167,6 +167,38 @@ def test_the_cli_continues_a_constrained_run_only_with_its_constraints(tmp_path,
     assert main([*base, "--budget", "1", "--initial-from", "1", "--constraints", f"{__name__}:_inside"]) == 0
 
 
+_CALLS = []
+
+
+def _later_is_better(x):
+    """Each call lower than the one before (whatever the point): a continuation's evaluations
+    beat those of the run it continues."""
+    _CALLS.append(x)
+    return -float(len(_CALLS))
+
+
+def test_the_cli_says_when_the_run_it_continues_found_better(tmp_path, capsys):
+    """A continued run's result line is its own evaluations' best; when an evaluation it
+    continues (its given points) was better, the next line says so, with where it was."""
+    db = str(tmp_path / "runs.db")
+    base = ["optimize", "--objective", f"{__name__}:_sphere", "--bounds", json.dumps(BOX), "--surrogate", "random",
+            "--db", db]
+    assert main([*base, "--budget", "6"]) == 0
+    capsys.readouterr()
+    assert main([*base, "--budget", "1", "--initial-from", "1"]) == 0
+    out = capsys.readouterr().out
+    best = min(run_steps(db, 1), key=lambda s: s["value"])
+    assert run_steps(db, 2)[0]["value"] > best["value"]  # the one new evaluation did not improve
+    point = ", ".join(f"{k}={v:.4g}" for k, v in best["params"].items())
+    assert (f"better among the 6 evaluations it continues: value {best['value']:.6g} at {point} (run 1, evaluation "
+            f"{best['t']})") in out
+    # a continuation that found the best itself says nothing more
+    later = [*base[:2], f"{__name__}:_later_is_better", *base[3:]]
+    assert main([*later, "--budget", "3"]) == 0
+    assert main([*later, "--budget", "1", "--initial-from", "3"]) == 0
+    assert "better among" not in capsys.readouterr().out
+
+
 class _Limits:
     """Constraints returning ``k`` values: every instance's label is its class's, so two counts
     pass for the same constraints in a run's record."""

@@ -163,10 +163,29 @@ def run(args: argparse.Namespace) -> int:
         "no feasible point found; least violating: value"
     print(f"run {result.run_id}: {what} {result.best_value:.6g} at {_point_text(result.best_x)} "
           f"after {len(result.history)} evaluations")
+    earlier = None if initial is None else _best_earlier(initial, not args.maximize, constraints is not None)
+    if earlier is not None and (not result.feasible or (earlier["value"] < result.best_value if not args.maximize
+                                                        else earlier["value"] > result.best_value)):
+        # the result is this run's own evaluations; one who resumed a stopped run needs the best of all
+        print(f"better among the {len(initial)} evaluations it continues: value {earlier['value']:.6g} at "
+              f"{_point_text(earlier['params'])} (run {earlier['run_id']}, evaluation {earlier['t']})")
     if result.recommended_by == "model":  # the evaluated point the model believes best (noisy objectives)
         print(f"recommended by the model: {_point_text(result.recommended_x)} (posterior mean "
               f"{result.recommended_value:.6g})")
     return 0
+
+
+def _best_earlier(steps: list[dict[str, Any]], minimize: bool, constrained: bool) -> dict[str, Any] | None:
+    """The best of the evaluations a continued run was given (``--initial-from``'s steps) in
+    the run's direction: of the successful ones, with constraints of the feasible ones
+    (``None``: none is)."""
+    import math
+
+    from npbandit.feasibility import is_feasible
+
+    ok = [s for s in steps if not s["failed"] and s["value"] is not None
+          and (not constrained or is_feasible(s.get("constraints") or [math.inf]))]
+    return (min if minimize else max)(ok, key=lambda s: s["value"]) if ok else None
 
 
 def _earlier_steps(args: argparse.Namespace, bounds: Any, objective: Any, constraints: Any) -> list[dict[str, Any]]:
