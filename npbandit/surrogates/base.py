@@ -381,15 +381,20 @@ class NeuralProcess(nn.Module, ABC):
         """Start from a trained model's weights (``npbandit train --init-from``): by default
         ``source`` must be the same model with the same config, and every weight is copied.
         Models that can start from another (CMANP-AND from CMANP) override this. A model of
-        any width (``any_x_dim``) may start from one built for another width: no weight
-        depends on it.
+        any width (``any_x_dim``) may start from one built for another width, and any model
+        from one with another ``activation``: no weight depends on either (a swapped
+        nonlinearity is then fine-tuned under the new one).
 
         Raises:
             ValueError: ``source`` is another model or has another config.
         """
         width = not self.any_x_dim  # the built width matters only where weights depend on it
-        ours = (self.name, self.x_dim if width else None, self.y_dim, asdict(self.config))
-        theirs = (source.name, source.x_dim if width else None, source.y_dim, asdict(source.config))
+
+        def shape(config: NPConfig) -> dict:
+            return {k: v for k, v in asdict(config).items() if k != "activation"}
+
+        ours = (self.name, self.x_dim if width else None, self.y_dim, shape(self.config))
+        theirs = (source.name, source.x_dim if width else None, source.y_dim, shape(source.config))
         if theirs != ours:
             raise ValueError(f"the source is a {source.name} ({source.x_dim} -> {source.y_dim}) with config "
                              f"{theirs[-1]}; this is a {self.name} ({self.x_dim} -> {self.y_dim}) with config "

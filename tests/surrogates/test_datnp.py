@@ -75,3 +75,19 @@ def test_a_network_of_any_width_starts_from_one_built_for_another_width():
         assert torch.equal(p, q), k
     with pytest.raises(ValueError, match="config"):  # another config is still refused
         wide.initialise_from(tiny_model("datnp", x_dim=8, n_layers=3))
+
+
+@pytest.mark.parametrize("name", ["tnpd", "datnp"])
+def test_a_network_starts_from_one_with_another_activation_and_keeps_its_own(name):
+    relu, gelu = tiny_model(name), tiny_model(name, seed=1, activation="gelu")
+    gelu.initialise_from(relu)
+    for (k, p), q in zip(relu.state_dict().items(), gelu.state_dict().values()):
+        assert torch.equal(p, q), k
+    assert gelu.config.activation == "gelu"
+    xc, yc = torch.rand(1, 5, 2, dtype=torch.float64), torch.randn(1, 5, 1, dtype=torch.float64)
+    xt = torch.rand(1, 3, 2, dtype=torch.float64)
+    # the same weights under another nonlinearity predict otherwise
+    assert not torch.allclose(relu.predict(relu.condition(xc, yc), xt).loc,
+                              gelu.predict(gelu.condition(xc, yc), xt).loc)
+    with pytest.raises(ValueError, match="config"):
+        gelu.initialise_from(tiny_model(name, n_layers=3))
