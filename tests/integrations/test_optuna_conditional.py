@@ -13,7 +13,13 @@ from optuna.distributions import CategoricalDistribution, FloatDistribution, Int
 from optuna.trial import TrialState, create_trial  # noqa: E402
 
 from npbandit.integrations.optuna import NPSampler  # noqa: E402
-from npbandit.integrations.optuna_branches import MIN_BRANCH_TRIALS, best_branch, branches, gating_choice  # noqa: E402
+from npbandit.integrations.optuna_branches import (  # noqa: E402
+    MIN_BRANCH_TRIALS,
+    best_branch,
+    branches,
+    first_choice,
+    gating_choice,
+)
 from npbandit.integrations.optuna_groups import conditional_group, parameter_groups  # noqa: E402
 from npbandit.integrations.optuna_trials import (  # noqa: E402
     GROUP_PROPOSAL_KEY,
@@ -147,6 +153,25 @@ def test_a_choice_with_fewer_than_two_trials_is_taken_first():
     assert MIN_BRANCH_TRIALS == 2
     trial = study.ask()
     assert trial.suggest_categorical("classifier", ["svc", "rf"]) == "rf"
+
+
+def test_a_choice_whose_trials_fail_or_are_pruned_counts_as_tried_and_is_not_taken_again_and_again():
+    study = optuna.create_study(sampler=sampler(seed=0))
+    for c in (0.1, 0.3, 0.5, 0.7, 0.9):
+        study.add_trial(svc_trial(c, 0.5, c))
+    study.add_trial(rf_trial(8, 0.05))
+    for state in (TrialState.FAIL, TrialState.PRUNED):  # the rf branch's other trials did not complete
+        study.add_trial(create_trial(params={"classifier": "rf", "rf_depth": 12, "scale": 0.5},
+                                     distributions={"classifier": CLASSIFIER, **RF, **SHARED}, state=state))
+    for _ in range(3):  # rf has one completed trial, too few for a model: passed over, not retried
+        trial = study.ask()
+        assert trial.suggest_categorical("classifier", ["svc", "rf"]) == "svc"
+        study.tell(trial, state=TrialState.FAIL)
+    # a choice that running trials have taken counts as tried too (another worker is evaluating it)
+    options = branches("classifier", {"classifier": CLASSIFIER, **SHARED}, [rf_trial(8, 0.05)])
+    assert first_choice(CLASSIFIER, options, []) == "svc"
+    assert first_choice(CLASSIFIER, options, ["svc", "svc"]) == "rf"
+    assert first_choice(CLASSIFIER, options, ["svc", "svc", "rf", "knn"]) is None  # "knn": no choice, not counted
 
 
 def test_the_branch_whose_model_expects_improvement_is_taken_and_its_parameters_are_the_nps():
