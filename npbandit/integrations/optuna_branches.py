@@ -13,7 +13,8 @@ give, so the choice is made through the branches' own models:
 
 - :func:`gating_choice`: the categorical of the relative search space whose value decides
   which conditional groups a trial suggests (each value always with the same groups, and
-  not every value with the same ones);
+  not every value with the same ones; a sub-branch's groups, which a choice inside a branch
+  decides, with that value alone);
 - :func:`branches`: for each of its choices, the completed trials that took it and the
   branch's search space, the relative space's other parameters and the parameters of the
   branch's groups;
@@ -81,9 +82,11 @@ def _conditional_groups(completed: list[FrozenTrial]) -> list[frozenset[str]]:
 
 def gating_choice(search_space: dict[str, BaseDistribution], completed: list[FrozenTrial]) -> str | None:
     """The categorical of ``search_space`` (the relative search space) whose value decides which
-    conditional groups a completed trial suggested: every value of it that a trial took always
-    came with the same groups, and two values with different ones. ``None`` when no categorical
-    does, or more than one does (their branches are then not told apart here)."""
+    conditional groups a completed trial suggested: the groups every trial that took a value
+    suggested (its branch's) differ between two values, and a group only some of a value's
+    trials suggested (a sub-branch's, decided by a choice inside the branch: an SVM's
+    ``gamma`` only for its ``"rbf"`` kernel) no trial of another value suggested. ``None`` when
+    no categorical does, or more than one does (their branches are then not told apart here)."""
     groups = _conditional_groups(completed)
     if not groups:
         return None
@@ -95,7 +98,11 @@ def gating_choice(search_space: dict[str, BaseDistribution], completed: list[Fro
         for t in completed:
             signature = frozenset(g for g in groups if next(iter(g)) in t.distributions)
             signatures.setdefault(_choice(dist, t, name), set()).add(signature)
-        if all(len(s) == 1 for s in signatures.values()) and len(set.union(*signatures.values())) > 1:
+        cores = {value: frozenset.intersection(*s) for value, s in signatures.items()}
+        nested = {value: frozenset().union(*s) - cores[value] for value, s in signatures.items()}
+        seen = {value: frozenset().union(*s) for value, s in signatures.items()}
+        if len(set(cores.values())) > 1 and all(not nested[v] & seen[w] for v in signatures for w in signatures
+                                                if v != w):
             found.append(name)
     return found[0] if len(found) == 1 else None
 

@@ -114,6 +114,39 @@ def test_the_gating_choice_is_the_categorical_whose_value_decides_the_groups():
     assert gating_choice(space, [svc_trial(0.1, 0.2, 1.0), svc_trial(0.3, 0.4, 2.0)]) is None  # nothing conditional
 
 
+def test_a_choice_inside_a_branch_deciding_a_sub_branch_leaves_the_outer_choice_the_gate():
+    kernel = CategoricalDistribution(["linear", "rbf"])
+    gamma = FloatDistribution(0.0, 1.0)
+
+    def nested_svc(k: str, c: float, value: float):
+        params = {"classifier": "svc", "svc_c": c, "svc_kernel": k, "scale": 0.5}
+        dists = {"classifier": CLASSIFIER, "svc_c": SVC["svc_c"], "svc_kernel": kernel, **SHARED}
+        if k == "rbf":
+            params, dists = {**params, "svc_gamma": 0.3}, {**dists, "svc_gamma": gamma}
+        return create_trial(params=params, distributions=dists, value=value)
+
+    space = {"classifier": CLASSIFIER, **SHARED}
+    trials = [nested_svc("linear", 0.1, 1.0), nested_svc("rbf", 0.2, 0.5), rf_trial(4, 2.0), rf_trial(8, 3.0),
+              nested_svc("rbf", 0.6, 0.2)]
+    assert gating_choice(space, trials) == "classifier"
+    svc, rf = branches("classifier", space, trials)  # the branch's own: what every svc trial suggested
+    assert list(svc.search_space) == ["scale", "svc_c", "svc_kernel"] and list(rf.search_space) == ["scale", "rf_depth"]
+    # a group that trials of two values suggested, some and not others, is no sub-branch of either
+    shared_gamma = [*trials, create_trial(params={**trials[2].params, "svc_gamma": 0.3},
+                                          distributions={**trials[2].distributions, "svc_gamma": gamma}, value=1.0)]
+    assert gating_choice(space, shared_gamma) is None
+    # the sampler compares the branches and proposes the svc branch's own parameters with the NP
+    study = optuna.create_study(sampler=sampler(seed=0))
+    for t in [nested_svc("linear", 0.9, 0.8), nested_svc("rbf", 0.7, 0.1), nested_svc("rbf", 0.4, 0.3),
+              nested_svc("linear", 0.2, 0.9), *[rf_trial(depth, 5.0 + depth / 100) for depth in (4, 12, 20, 28)]]:
+        study.add_trial(t)
+    trial = study.ask()
+    assert trial.suggest_categorical("classifier", ["svc", "rf"]) == "svc"  # every rf value far worse than svc's
+    stored = stored_proposal(study._storage.get_trial(trial._trial_id), GROUP_PROPOSAL_KEY)
+    assert set(stored) == {"svc_c", "svc_kernel"}
+    assert trial.suggest_categorical("svc_kernel", ["linear", "rbf"]) == stored["svc_kernel"]
+
+
 def test_each_choice_is_a_branch_with_its_trials_and_its_own_parameters():
     space = {"classifier": CLASSIFIER, **SHARED}
     trials = [svc_trial(0.1, 0.2, 1.0), rf_trial(4, 2.0), svc_trial(0.3, 0.4, 3.0)]
