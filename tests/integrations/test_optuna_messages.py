@@ -120,6 +120,9 @@ def test_optunas_handler_formats_the_warning_and_its_verbosity_hides_it():
     ([{"x": FloatDistribution(0, 1)}, {}], FloatDistribution(0, 1), "some completed trial lacks it"),
     ([{"x": FloatDistribution(0, 1)}, {"x": FloatDistribution(0, 2)}], FloatDistribution(0, 2),
      "its distribution changed between trials"),
+    # a branch's parameter whose range changed: that is why, though the other branch's trial lacks it
+    ([{"x": FloatDistribution(0, 1)}, {"x": FloatDistribution(0, 2)}, {}], FloatDistribution(0, 2),
+     "its distribution changed between trials"),
     ([{"x": CategoricalDistribution([1.0, float("nan")])}] * 2, CategoricalDistribution([1.0, float("nan")]),
      "the NP cannot hold its choices"),
     ([{"x": FloatDistribution(0, 1)}] * 2, FloatDistribution(0, 1),
