@@ -149,6 +149,21 @@ def test_a_conditional_space_left_to_the_independent_sampler_is_pointed_out_once
     assert all(name in said[0] for name in ("'classifier'", "'rf_depth'", "'svc_c'", "conditional=True"))
 
 
+def test_a_conditional_space_whose_shared_parameters_the_np_models_is_not_warned_of_without_conditional():
+    def shared_and_branches(t):
+        scale = t.suggest_float("scale", 0.0, 1.0)
+        if t.suggest_categorical("classifier", ["svc", "rf"]) == "svc":
+            return scale + t.suggest_float("svc_c", 0.0, 1.0)
+        return scale + t.suggest_int("rf_depth", 2, 32) / 32
+
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        study = optuna.create_study(sampler=sampler(seed=0, warn_independent_sampling=False, conditional=False))
+        study.optimize(shared_and_branches, n_trials=8)
+    assert {t.params["classifier"] for t in study.trials[:4]} == {"svc", "rf"}  # the NP's space: scale, classifier
+    assert not [w for w in caught if "conditional" in str(w.message)]
+
+
 def test_a_conditional_space_modelled_group_by_group_is_not_warned_of():
     with warnings.catch_warnings(record=True) as caught:
         warnings.simplefilter("always")
