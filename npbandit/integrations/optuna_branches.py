@@ -13,7 +13,8 @@ give, so the choice is made through the branches' own models:
 
 - :func:`gating_choice`: the categorical of the relative search space whose value decides
   which conditional groups a trial suggests (each value always with the same groups, and
-  not every value with the same ones);
+  not every value with the same ones; a sub-branch's groups, which a choice inside a branch
+  decides, with that value alone);
 - :func:`branches`: for each of its choices, the completed trials that took it and the
   branch's search space, the relative space's other parameters and the parameters of the
   branch's groups;
@@ -22,8 +23,12 @@ give, so the choice is made through the branches' own models:
   (:func:`acquisition_value`: each branch's model at its own point, against the study's
   best value, so the values are in the same units and compare the same quantity).
 
-A choice with fewer than :data:`MIN_BRANCH_TRIALS` completed trials has no model yet; it is
-taken first (the one with the fewest trials), so every branch is tried and then modelled.
+A choice with fewer than :data:`MIN_BRANCH_TRIALS` completed trials has no model yet. One
+that fewer than that many trials have taken -- completed, failed, pruned or running -- is
+taken first (:func:`first_choice`: the one taken least), so every branch is tried and then
+modelled; one whose trials failed or were pruned so that fewer than that many completed is
+then passed over in the comparison, so a branch that always fails is not taken again and
+again.
 """
 
 from __future__ import annotations
@@ -41,7 +46,8 @@ from npbandit.integrations.optuna_groups import parameter_groups
 from npbandit.integrations.optuna_trials import parameter_of
 from npbandit.space import SearchSpace
 
-__all__ = ["MIN_BRANCH_TRIALS", "Branch", "gating_choice", "branches", "best_branch", "acquisition_value"]
+__all__ = ["MIN_BRANCH_TRIALS", "Branch", "gating_choice", "branches", "first_choice", "best_branch",
+           "acquisition_value"]
 
 #: completed trials a branch needs before its own model proposes in it (the NP standardises
 #: a branch's values by their mean and spread, which one value does not have)
@@ -76,9 +82,11 @@ def _conditional_groups(completed: list[FrozenTrial]) -> list[frozenset[str]]:
 
 def gating_choice(search_space: dict[str, BaseDistribution], completed: list[FrozenTrial]) -> str | None:
     """The categorical of ``search_space`` (the relative search space) whose value decides which
-    conditional groups a completed trial suggested: every value of it that a trial took always
-    came with the same groups, and two values with different ones. ``None`` when no categorical
-    does, or more than one does (their branches are then not told apart here)."""
+    conditional groups a completed trial suggested: the groups every trial that took a value
+    suggested (its branch's) differ between two values, and a group only some of a value's
+    trials suggested (a sub-branch's, decided by a choice inside the branch: an SVM's
+    ``gamma`` only for its ``"rbf"`` kernel) no trial of another value suggested. ``None`` when
+    no categorical does, or more than one does (their branches are then not told apart here)."""
     groups = _conditional_groups(completed)
     if not groups:
         return None
@@ -90,7 +98,11 @@ def gating_choice(search_space: dict[str, BaseDistribution], completed: list[Fro
         for t in completed:
             signature = frozenset(g for g in groups if next(iter(g)) in t.distributions)
             signatures.setdefault(_choice(dist, t, name), set()).add(signature)
-        if all(len(s) == 1 for s in signatures.values()) and len(set.union(*signatures.values())) > 1:
+        cores = {value: frozenset.intersection(*s) for value, s in signatures.items()}
+        nested = {value: frozenset().union(*s) - cores[value] for value, s in signatures.items()}
+        seen = {value: frozenset().union(*s) for value, s in signatures.items()}
+        if len(set(cores.values())) > 1 and all(not nested[v] & seen[w] for v in signatures for w in signatures
+                                                if v != w):
             found.append(name)
     return found[0] if len(found) == 1 else None
 
@@ -119,6 +131,23 @@ def branches(gate: str, search_space: dict[str, BaseDistribution], completed: li
                     space[name] = first
         out.append(Branch(value, trials, space))
     return out
+
+
+def first_choice(dist: CategoricalDistribution, options: list[Branch], others: list[object]) -> object | None:
+    """The choice of the gating categorical ``dist`` to take before the branches are compared:
+    of the ``options`` (:func:`branches`) taken by fewer than :data:`MIN_BRANCH_TRIALS`
+    trials, the one taken least (the first in the order of the choices on a tie). A choice's
+    trials are its branch's completed ``trials`` and the values in ``others`` that are it (the
+    gate's values the failed, pruned and running trials took), so a choice whose trials fail
+    counts as tried. ``None`` when every choice has been taken that often."""
+    taken = [len(b.trials) for b in options]
+    for value in others:
+        try:
+            taken[int(dist.to_internal_repr(value))] += 1
+        except ValueError:  # none of the choices (an enqueued value)
+            continue
+    fewest = min(range(len(options)), key=lambda i: taken[i])
+    return options[fewest].value if taken[fewest] < MIN_BRANCH_TRIALS else None
 
 
 def best_branch(options: list[Branch], width: int, n_startup_trials: int,

@@ -32,12 +32,14 @@ from npbandit.integrations.optuna_branches import (
     acquisition_value,
     best_branch,
     branches,
+    first_choice,
 )
 from npbandit.integrations.optuna_groups import conditional_group
 from npbandit.integrations.optuna_observations import StudyObservations, study_observations
 from npbandit.integrations.optuna_trials import (
     GROUP_PROPOSAL_KEY,
     holds,
+    known_params,
     optuna_values,
     parameter_of,
     store_proposal,
@@ -120,16 +122,27 @@ class StudyProposals:
     def _branch_proposal(self, study: Study, trial: FrozenTrial, search_space: dict[str, BaseDistribution],
                          gate: str, completed: list[FrozenTrial]) -> dict[str, Any] | None:
         """The relative proposal of a conditional study whose categorical ``gate`` decides the
-        branch (:mod:`~npbandit.integrations.optuna_branches`): a choice with fewer than
-        ``MIN_BRANCH_TRIALS`` completed trials first (``{gate: choice}``, the rest drawn
-        independently); else the NP's point in each branch, from that branch's trials, and of
-        those the one with the highest acquisition value, its branch's parameters stored with
-        the trial for :meth:`sample_independent`. ``None`` when no branch has a point (a branch
-        wider than the checkpoint is not compared; the sampler then proposes the plain way)."""
+        branch (:mod:`~npbandit.integrations.optuna_branches`): a choice fewer than
+        ``MIN_BRANCH_TRIALS`` trials have taken (completed, failed, pruned or running:
+        :func:`first_choice`) first (``{gate: choice}``, the rest drawn independently); else the
+        NP's point in each branch with ``MIN_BRANCH_TRIALS`` completed trials, from that branch's
+        trials, and of those the one with the highest acquisition value, its branch's parameters
+        stored with the trial for :meth:`sample_independent`. ``None`` when no branch has a
+        point (a branch wider than the checkpoint is not compared; the sampler then proposes
+        the plain way)."""
         options = branches(gate, search_space, completed)
-        fewest = min(options, key=lambda b: len(b.trials))
-        if len(fewest.trials) < MIN_BRANCH_TRIALS:
-            return {gate: fewest.value}
+        # the gate's value in the failed and pruned trials that suggested it, and in the other running trials
+        # (suggested, enqueued or proposed), so a choice whose trials fail or are under way counts as tried
+        others = [t.params[gate] if gate in t.params else known_params(t)[gate]
+                  for t in study.get_trials(deepcopy=False, states=(TrialState.FAIL, TrialState.PRUNED,
+                                                                     TrialState.RUNNING))
+                  if t.number != trial.number
+                  and (gate in t.params or t.state == TrialState.RUNNING and gate in known_params(t))]
+        first = first_choice(search_space[gate], options, others)
+        if first is not None:
+            return {gate: first}
+        # a choice tried that often whose trials mostly failed has no model: it is passed over
+        options = [b if len(b.trials) >= MIN_BRANCH_TRIALS else Branch(b.value, b.trials, {}) for b in options]
         everything = self._observations(study, search_space, self._space(search_space)[0], None, completed, None)
         if everything is None:
             return None

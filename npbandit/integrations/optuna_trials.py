@@ -137,11 +137,14 @@ def unmodelled_reason(dist: BaseDistribution) -> str:
 def independent_reason(name: str, dist: BaseDistribution, completed: list[FrozenTrial]) -> str:
     """Why parameter ``name``, suggested with ``dist``, is not in the search space the NP
     proposes (the parameters every ``completed`` trial suggested with one distribution), in a
-    few words for a log message."""
+    few words for a log message. A changed distribution is named before a trial that lacks the
+    parameter: in a conditional space a branch's parameters are missing from the other
+    branches' trials, and their group is modelled unless its distribution changed (a range
+    that depends on another parameter)."""
+    if any(name in t.distributions and t.distributions[name] != dist for t in completed):
+        return "its distribution changed between trials"
     if any(name not in t.distributions for t in completed):
         return "some completed trial lacks it"
-    if any(t.distributions[name] != dist for t in completed):
-        return "its distribution changed between trials"
     if parameter_of(dist) is None:
         return "the NP cannot hold its choices"
     # the trial's proposal was made before some of these trials completed, or from no usable trial

@@ -13,7 +13,13 @@ from optuna.distributions import CategoricalDistribution, FloatDistribution, Int
 from optuna.trial import TrialState, create_trial  # noqa: E402
 
 from npbandit.integrations.optuna import NPSampler  # noqa: E402
-from npbandit.integrations.optuna_branches import MIN_BRANCH_TRIALS, best_branch, branches, gating_choice  # noqa: E402
+from npbandit.integrations.optuna_branches import (  # noqa: E402
+    MIN_BRANCH_TRIALS,
+    best_branch,
+    branches,
+    first_choice,
+    gating_choice,
+)
 from npbandit.integrations.optuna_groups import conditional_group, parameter_groups  # noqa: E402
 from npbandit.integrations.optuna_trials import (  # noqa: E402
     GROUP_PROPOSAL_KEY,
@@ -108,6 +114,39 @@ def test_the_gating_choice_is_the_categorical_whose_value_decides_the_groups():
     assert gating_choice(space, [svc_trial(0.1, 0.2, 1.0), svc_trial(0.3, 0.4, 2.0)]) is None  # nothing conditional
 
 
+def test_a_choice_inside_a_branch_deciding_a_sub_branch_leaves_the_outer_choice_the_gate():
+    kernel = CategoricalDistribution(["linear", "rbf"])
+    gamma = FloatDistribution(0.0, 1.0)
+
+    def nested_svc(k: str, c: float, value: float):
+        params = {"classifier": "svc", "svc_c": c, "svc_kernel": k, "scale": 0.5}
+        dists = {"classifier": CLASSIFIER, "svc_c": SVC["svc_c"], "svc_kernel": kernel, **SHARED}
+        if k == "rbf":
+            params, dists = {**params, "svc_gamma": 0.3}, {**dists, "svc_gamma": gamma}
+        return create_trial(params=params, distributions=dists, value=value)
+
+    space = {"classifier": CLASSIFIER, **SHARED}
+    trials = [nested_svc("linear", 0.1, 1.0), nested_svc("rbf", 0.2, 0.5), rf_trial(4, 2.0), rf_trial(8, 3.0),
+              nested_svc("rbf", 0.6, 0.2)]
+    assert gating_choice(space, trials) == "classifier"
+    svc, rf = branches("classifier", space, trials)  # the branch's own: what every svc trial suggested
+    assert list(svc.search_space) == ["scale", "svc_c", "svc_kernel"] and list(rf.search_space) == ["scale", "rf_depth"]
+    # a group that trials of two values suggested, some and not others, is no sub-branch of either
+    shared_gamma = [*trials, create_trial(params={**trials[2].params, "svc_gamma": 0.3},
+                                          distributions={**trials[2].distributions, "svc_gamma": gamma}, value=1.0)]
+    assert gating_choice(space, shared_gamma) is None
+    # the sampler compares the branches and proposes the svc branch's own parameters with the NP
+    study = optuna.create_study(sampler=sampler(seed=0))
+    for t in [nested_svc("linear", 0.9, 0.8), nested_svc("rbf", 0.7, 0.1), nested_svc("rbf", 0.4, 0.3),
+              nested_svc("linear", 0.2, 0.9), *[rf_trial(depth, 5.0 + depth / 100) for depth in (4, 12, 20, 28)]]:
+        study.add_trial(t)
+    trial = study.ask()
+    assert trial.suggest_categorical("classifier", ["svc", "rf"]) == "svc"  # every rf value far worse than svc's
+    stored = stored_proposal(study._storage.get_trial(trial._trial_id), GROUP_PROPOSAL_KEY)
+    assert set(stored) == {"svc_c", "svc_kernel"}
+    assert trial.suggest_categorical("svc_kernel", ["linear", "rbf"]) == stored["svc_kernel"]
+
+
 def test_each_choice_is_a_branch_with_its_trials_and_its_own_parameters():
     space = {"classifier": CLASSIFIER, **SHARED}
     trials = [svc_trial(0.1, 0.2, 1.0), rf_trial(4, 2.0), svc_trial(0.3, 0.4, 3.0)]
@@ -147,6 +186,25 @@ def test_a_choice_with_fewer_than_two_trials_is_taken_first():
     assert MIN_BRANCH_TRIALS == 2
     trial = study.ask()
     assert trial.suggest_categorical("classifier", ["svc", "rf"]) == "rf"
+
+
+def test_a_choice_whose_trials_fail_or_are_pruned_counts_as_tried_and_is_not_taken_again_and_again():
+    study = optuna.create_study(sampler=sampler(seed=0))
+    for c in (0.1, 0.3, 0.5, 0.7, 0.9):
+        study.add_trial(svc_trial(c, 0.5, c))
+    study.add_trial(rf_trial(8, 0.05))
+    for state in (TrialState.FAIL, TrialState.PRUNED):  # the rf branch's other trials did not complete
+        study.add_trial(create_trial(params={"classifier": "rf", "rf_depth": 12, "scale": 0.5},
+                                     distributions={"classifier": CLASSIFIER, **RF, **SHARED}, state=state))
+    for _ in range(3):  # rf has one completed trial, too few for a model: passed over, not retried
+        trial = study.ask()
+        assert trial.suggest_categorical("classifier", ["svc", "rf"]) == "svc"
+        study.tell(trial, state=TrialState.FAIL)
+    # a choice that running trials have taken counts as tried too (another worker is evaluating it)
+    options = branches("classifier", {"classifier": CLASSIFIER, **SHARED}, [rf_trial(8, 0.05)])
+    assert first_choice(CLASSIFIER, options, []) == "svc"
+    assert first_choice(CLASSIFIER, options, ["svc", "svc"]) == "rf"
+    assert first_choice(CLASSIFIER, options, ["svc", "svc", "rf", "knn"]) is None  # "knn": no choice, not counted
 
 
 def test_the_branch_whose_model_expects_improvement_is_taken_and_its_parameters_are_the_nps():

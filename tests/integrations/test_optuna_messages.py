@@ -120,6 +120,9 @@ def test_optunas_handler_formats_the_warning_and_its_verbosity_hides_it():
     ([{"x": FloatDistribution(0, 1)}, {}], FloatDistribution(0, 1), "some completed trial lacks it"),
     ([{"x": FloatDistribution(0, 1)}, {"x": FloatDistribution(0, 2)}], FloatDistribution(0, 2),
      "its distribution changed between trials"),
+    # a branch's parameter whose range changed: that is why, though the other branch's trial lacks it
+    ([{"x": FloatDistribution(0, 1)}, {"x": FloatDistribution(0, 2)}, {}], FloatDistribution(0, 2),
+     "its distribution changed between trials"),
     ([{"x": CategoricalDistribution([1.0, float("nan")])}] * 2, CategoricalDistribution([1.0, float("nan")]),
      "the NP cannot hold its choices"),
     ([{"x": FloatDistribution(0, 1)}] * 2, FloatDistribution(0, 1),
@@ -144,6 +147,21 @@ def test_a_conditional_space_left_to_the_independent_sampler_is_pointed_out_once
     said = [str(w.message) for w in caught if "conditional" in str(w.message)]
     assert len(said) == 1, said
     assert all(name in said[0] for name in ("'classifier'", "'rf_depth'", "'svc_c'", "conditional=True"))
+
+
+def test_a_conditional_space_whose_shared_parameters_the_np_models_is_not_warned_of_without_conditional():
+    def shared_and_branches(t):
+        scale = t.suggest_float("scale", 0.0, 1.0)
+        if t.suggest_categorical("classifier", ["svc", "rf"]) == "svc":
+            return scale + t.suggest_float("svc_c", 0.0, 1.0)
+        return scale + t.suggest_int("rf_depth", 2, 32) / 32
+
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        study = optuna.create_study(sampler=sampler(seed=0, warn_independent_sampling=False, conditional=False))
+        study.optimize(shared_and_branches, n_trials=8)
+    assert {t.params["classifier"] for t in study.trials[:4]} == {"svc", "rf"}  # the NP's space: scale, classifier
+    assert not [w for w in caught if "conditional" in str(w.message)]
 
 
 def test_a_conditional_space_modelled_group_by_group_is_not_warned_of():
