@@ -195,10 +195,11 @@ class NPSampler(StudyProposals, BaseSampler):
     ``step=0.05``, as ``RandomSampler``, ``TPESampler`` and ``GPSampler`` write it), each
     categorical one of its ``choices`` itself.
 
-    Completed trials inform the NP, and so do the trials that suggested the whole search
-    space and gave no real value: failed ones (an exception ``study.optimize`` caught, a
-    NaN), pruned ones, and completed ones whose value is infinite. The NP sees each at the
-    worst completed value, so it is not proposed again and the search moves away from where
+    Completed trials inform the NP, and so do the trials that gave no real value: failed ones
+    (an exception ``study.optimize`` caught, a NaN), pruned ones, and completed ones whose
+    value is infinite, each where it was evaluated (parameters it never suggested where the
+    sampler proposed them: :mod:`~npbandit.integrations.optuna_observations`). The NP sees
+    each at the worst completed value, so it is not proposed again and the search moves away from where
     trials fail or are pruned, and each counts as a trial that did not improve (the trust
     region). Trials with a parameter outside its distribution (enqueued ones) are left out,
     with a warning. An enqueued trial that gives some parameters keeps them; past the

@@ -5,10 +5,14 @@ and the points the running trials evaluate.
 
 Which trials count: a completed trial whose parameters lie in the space (an enqueued one
 off its grid or range is left out, with a warning); with constraints, one that holds
-constraint values. Trials that suggested the whole space and gave no real value -- failed
-(an exception caught by ``study.optimize(catch=...)``, a NaN), completed with an infinite
-value, or pruned -- are seen at the worst completed value of each output, as ``optimize``
-sees its failures: not proposed again, and searched away from.
+constraint values. Trials that gave no real value -- failed (an exception caught by
+``study.optimize(catch=...)``, a NaN), completed with an infinite value, or pruned -- are
+seen at the worst completed value of each output, as ``optimize`` sees its failures: not
+proposed again, and searched away from. A failed or pruned trial is seen where it was
+evaluated: its parameters as suggested and, for those it did not suggest (it failed before
+suggesting them, or took a conditional branch without them), as the sampler proposed them
+(the proposal stored with the trial); one with a parameter neither suggested nor proposed is
+left out.
 """
 
 from __future__ import annotations
@@ -25,7 +29,7 @@ from optuna.trial import FrozenTrial, TrialState
 
 from npbandit.acquisition.subspace import SubspaceSearch
 from npbandit.feasibility import is_feasible
-from npbandit.integrations.optuna_trials import in_space, pending_points, trial_constraints, unit_rows
+from npbandit.integrations.optuna_trials import in_space, known_params, pending_points, trial_constraints
 from npbandit.policies.trust_region import TrustRegion
 from npbandit.space import SearchSpace
 
@@ -51,6 +55,25 @@ class StudyObservations:
     pending: torch.Tensor | None
 
 
+def _failed_point(trial: FrozenTrial, search_space: dict[str, BaseDistribution], space: SearchSpace,
+                  fixed: dict[str, object] | None) -> dict[str, object] | None:
+    """Where a failed or pruned ``trial`` is seen in ``search_space``: its parameters as
+    suggested, and those it did not suggest (it failed first, or took a branch without them)
+    as ``NPSampler`` proposed them (:func:`known_params`); ``None`` when some parameter is
+    neither, was suggested with another distribution, lies outside ``space``, or the trial did
+    not take the values ``fixed``."""
+    known = known_params(trial)
+    if (not all(n in known for n in search_space)
+            or any(n in trial.distributions and trial.distributions[n] != search_space[n] for n in search_space)
+            or any(n not in known or known[n] != v for n, v in (fixed or {}).items())):
+        return None
+    try:
+        space.check({n: known[n] for n in space})
+    except (TypeError, ValueError):
+        return None
+    return known
+
+
 def study_observations(study: Study, search_space: dict[str, BaseDistribution], space: SearchSpace,
                        search: SubspaceSearch | None, completed: list[FrozenTrial], number: int | None, *,
                        constrained: bool, trust_region: bool, n_startup_trials: int,
@@ -68,7 +91,6 @@ def study_observations(study: Study, search_space: dict[str, BaseDistribution], 
     Raises:
         ValueError: the trials hold different numbers of constraint values.
     """
-    names = sorted(search_space)
     d = space.dim
     usable = [t for t in completed if in_space(t, space)]
     warn_left_out(study, completed, usable, "a parameter lies outside its range, off its grid or among no "
@@ -89,19 +111,19 @@ def study_observations(study: Study, search_space: dict[str, BaseDistribution], 
             raise ValueError(f"every trial needs the same number of constraint values (constraints_func or "
                              f"trial.set_constraint); the completed trials hold {counts}")
     sign = -1.0 if study.direction == StudyDirection.MINIMIZE else 1.0
-    # trials that suggested this whole space and gave no real value (the module docstring) are seen at the
-    # worst completed value
-    failed = [t for t in study.get_trials(deepcopy=False, states=(TrialState.FAIL, TrialState.PRUNED))
-              if all(n in t.params and t.distributions.get(n) == search_space[n] for n in names)
-              and all(n in t.params and t.params[n] == v for n, v in (fixed or {}).items())
-              and in_space(t, space)] + [t for t in usable if not math.isfinite(t.value)]
+    # trials that gave no real value (the module docstring) are seen at the worst completed value
+    failed = {t.number: params for t in study.get_trials(deepcopy=False, states=(TrialState.FAIL, TrialState.PRUNED))
+              if (params := _failed_point(t, search_space, space, fixed)) is not None}
+    failed.update({t.number: t.params for t in usable if not math.isfinite(t.value)})
     completed_rows = [[sign * t.value, *trial_constraints(t)] if constrained else [sign * t.value] for t in finite]
     worst = np.array(completed_rows).min(axis=0)
     if constrained:  # the worst value of each constraint is its largest
         worst[1:] = np.array(completed_rows)[:, 1:].max(axis=0)
     rows = dict(zip((t.number for t in finite), completed_rows))
-    finite = sorted(finite + failed, key=lambda t: t.number)
-    X = unit_rows(finite, space)
+    finite = sorted(finite + [t for t in study.get_trials(deepcopy=False) if t.number in failed
+                              and t.number not in rows], key=lambda t: t.number)
+    X = torch.tensor(np.array([space.encode({n: failed.get(t.number, t.params)[n] for n in space}) for t in finite]),
+                     dtype=torch.float64).reshape(len(finite), d)
     Y = torch.tensor(np.array([rows.get(t.number, worst) for t in finite]),
                      dtype=torch.float64).reshape(len(finite), -1)  # [n, 1 + k], maximised objective first
     k = Y.shape[-1] - 1

@@ -37,6 +37,7 @@ from npbandit.integrations.optuna_branches import (
 from npbandit.integrations.optuna_groups import conditional_group
 from npbandit.integrations.optuna_observations import StudyObservations, study_observations
 from npbandit.integrations.optuna_trials import (
+    FIRST_TRY_KEY,
     GROUP_PROPOSAL_KEY,
     holds,
     known_params,
@@ -139,7 +140,8 @@ class StudyProposals:
                   if t.number != trial.number
                   and (gate in t.params or t.state == TrialState.RUNNING and gate in known_params(t))]
         first = first_choice(search_space[gate], options, others)
-        if first is not None:
+        if first is not None:  # the rest of the trial is the independent sampler's, as a start-up trial's
+            study._storage.set_trial_system_attr(trial._trial_id, FIRST_TRY_KEY, True)
             return {gate: first}
         # a choice tried that often whose trials mostly failed has no model: it is passed over
         options = [b if len(b.trials) >= MIN_BRANCH_TRIALS else Branch(b.value, b.trials, {}) for b in options]
@@ -175,7 +177,9 @@ class StudyProposals:
         trial, where the others and other workers read it); ``("startup", None)``: the study or
         the group is still in its start-up (the group's: ``min(n_startup_trials, 2 * columns +
         1)`` completed trials that suggested it, as ``optimize``'s initial design);
-        ``("none", None)``: ``name`` is in no conditional group the NP can model."""
+        ``("none", None)``: ``name`` is in no conditional group the NP can model. A trial that
+        takes a branch's choice first (:func:`~npbandit.integrations.optuna_branches.first_choice`)
+        is a start-up trial for the parameters its proposal left out."""
         completed = study.get_trials(deepcopy=False, states=(TrialState.COMPLETE,))
         if len(completed) < self.n_startup_trials:
             return "startup", None
@@ -184,6 +188,8 @@ class StudyProposals:
             stored = stored_proposal(current, GROUP_PROPOSAL_KEY)
             if name in stored and holds(dist, stored[name]):
                 return "proposed", stored[name]
+            if current.system_attrs.get(FIRST_TRY_KEY):
+                return "startup", None
             group = conditional_group(name, dist, completed)
             if group is None:
                 return "none", None

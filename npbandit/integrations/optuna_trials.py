@@ -20,10 +20,10 @@ from optuna.trial import FrozenTrial, TrialState
 
 from npbandit.space import Choice, Float, Int, SearchSpace
 
-__all__ = ["CONSTRAINTS_KEY", "PROPOSAL_KEY", "GROUP_PROPOSAL_KEY", "trial_constraints", "store_constraints",
-           "in_space", "holds", "check_single_objective", "parameter_of", "unmodelled_reason", "independent_reason",
-           "unit_rows", "optuna_values",
-           "store_proposal", "stored_proposal", "known_params", "pending_points"]
+__all__ = ["CONSTRAINTS_KEY", "PROPOSAL_KEY", "GROUP_PROPOSAL_KEY", "FIRST_TRY_KEY", "trial_constraints",
+           "store_constraints", "in_space", "holds", "check_single_objective", "parameter_of", "unmodelled_reason",
+           "independent_reason", "unit_rows", "optuna_values", "store_proposal", "stored_proposal", "known_params",
+           "pending_points"]
 
 #: the system attribute a trial's constraint values are stored under (Optuna's own key, so
 #: Optuna's ``best_trial``, its other samplers and its plots read them too)
@@ -37,6 +37,9 @@ PROPOSAL_KEY = "npsampler:proposal"
 #: the same for the proposals of a trial's conditional groups (:mod:`~npbandit.integrations.optuna_groups`),
 #: one JSON object holding every group proposed for the trial so far
 GROUP_PROPOSAL_KEY = "npsampler:group-proposal"
+#: the system attribute marking a trial that takes a conditional branch's choice first, the rest
+#: of it drawn as a start-up trial's (:func:`~npbandit.integrations.optuna_branches.first_choice`)
+FIRST_TRY_KEY = "npsampler:first-try"
 _CHUNK = 2045  # RDBStorage keeps a system attribute's value in fewer than 2046 characters
 
 
@@ -186,8 +189,12 @@ def store_proposal(study: Study, trial: FrozenTrial, params: dict[str, object], 
             continue
         kept[name] = value
     text = json.dumps(kept)
-    for i in range(0, len(text), _CHUNK):
-        study._storage.set_trial_system_attr(trial._trial_id, f"{key}:{i // _CHUNK}", text[i:i + _CHUNK])
+    chunks = [text[i:i + _CHUNK] for i in range(0, len(text), _CHUNK)]
+    for i, chunk in enumerate(chunks):
+        study._storage.set_trial_system_attr(trial._trial_id, f"{key}:{i}", chunk)
+    # an attribute cannot be deleted: a shorter proposal written over a longer one ends at a None
+    if trial.system_attrs.get(f"{key}:{len(chunks)}") is not None:
+        study._storage.set_trial_system_attr(trial._trial_id, f"{key}:{len(chunks)}", None)
 
 
 def stored_proposal(trial: FrozenTrial, key: str = PROPOSAL_KEY) -> dict[str, object]:

@@ -298,3 +298,46 @@ def test_a_conditional_studys_recommendation_is_its_best_branchs_best_trial():
     best = study.sampler.recommended_trial(study)
     assert best.params["classifier"] == "svc" and best.value < 0.05
     assert sampler(seed=0, conditional=False).recommended_trial(study) is not None  # the intersection space's model
+
+
+def test_a_branch_that_always_fails_is_seen_where_it_was_proposed_and_left():
+    def objective(t):
+        if t.suggest_categorical("classifier", ["svc", "rf"]) == "svc":
+            return (t.suggest_float("a", 0.0, 1.0) - 0.3) ** 2
+        t.suggest_float("b", 0.0, 1.0)
+        raise ValueError("rf fails")
+
+    study = optuna.create_study(sampler=sampler(seed=0))
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        study.optimize(objective, n_trials=20, catch=(ValueError,))
+    # no completed rf trial, so no gate: the intersection space (classifier, a) sees each failed rf
+    # trial at the point proposed for it, and leaves the branch
+    late = [t.params["classifier"] for t in study.trials[12:]]
+    assert late.count("rf") <= 1, late
+
+
+def test_a_shorter_proposal_written_over_a_longer_one_reads_back_alone():
+    study = optuna.create_study()
+    trial = study.ask()
+    long = {f"p{i}": "x" * 40 for i in range(100)}  # more than one chunk of JSON
+    store_proposal(study, study._storage.get_trial(trial._trial_id), long)
+    store_proposal(study, study._storage.get_trial(trial._trial_id), {"q": 1})
+    assert stored_proposal(study._storage.get_trial(trial._trial_id)) == {"q": 1}
+
+
+def test_a_trial_taking_a_branch_first_draws_its_other_parameters_quietly(caplog):
+    study = optuna.create_study(sampler=sampler(seed=0))
+    for c in (0.1, 0.3, 0.5, 0.7, 0.9):
+        study.add_trial(svc_trial(c, 0.5, c))
+    study.add_trial(rf_trial(8, 0.05))
+    trial = study.ask()
+    optuna.logging.enable_propagation()
+    try:
+        with caplog.at_level("WARNING"):
+            assert trial.suggest_categorical("classifier", ["svc", "rf"]) == "rf"  # the first-try branch
+            trial.suggest_float("scale", 0.0, 1.0)
+            trial.suggest_int("rf_depth", 2, 32)
+    finally:
+        optuna.logging.disable_propagation()
+    assert not [r for r in caplog.records if "independently" in r.getMessage()]
