@@ -11,6 +11,7 @@ here changes a shipped checkpoint; a smooth activation would have to be trained 
 
     python experiments/probes/probe_smooth_embedding.py --seeds 4 --n 50
     python experiments/probes/probe_smooth_embedding.py --checkpoint cmanp-bo --views 1
+    python experiments/probes/probe_smooth_embedding.py --checkpoint tnpd-bo <a card trained with GELU> --betas
 """
 
 from __future__ import annotations
@@ -69,18 +70,20 @@ def main(argv: list[str] | None = None) -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--seeds", type=int, default=4)
     parser.add_argument("--n", type=int, default=50)
-    parser.add_argument("--betas", type=float, nargs="+", default=[50.0, 200.0])
-    parser.add_argument("--checkpoint", default="tnpd-bo")
+    parser.add_argument("--betas", type=float, nargs="*", default=[50.0, 200.0],
+                        help="Softplus betas to swap in for ReLU (none: the checkpoints as they are)")
+    parser.add_argument("--checkpoint", nargs="+", default=["tnpd-bo"], help="one or more checkpoints, in turn")
     parser.add_argument("--views", type=int, default=None, help="NPModel's n_views (default: the card's)")
     args = parser.parse_args(argv)
     torch.set_num_threads(1)
     warnings.simplefilter("ignore")
     print(f"| activation | evaluations per seed (0..{args.seeds - 1}) | seconds | best LogEI |")
     print("|---|---|---|---|")
-    for beta in [None, *args.betas]:
-        surrogate = smoothed(beta, args.checkpoint)
+    for checkpoint, beta in [(c, b) for c in args.checkpoint for b in [None, *args.betas]]:
+        surrogate = smoothed(beta, checkpoint)
         rows = [evaluations(surrogate, args.n, seed, args.views) for seed in range(args.seeds)]
-        name = "ReLU (shipped)" if beta is None else f"Softplus(beta={beta:g})"
+        own = f"{surrogate.card['name']}, {surrogate.config.activation}"
+        name = own if beta is None else f"{own} -> Softplus(beta={beta:g})"
         print(f"| {name} | {', '.join(str(r[0]) for r in rows)} | {', '.join(f'{r[1]:.2f}' for r in rows)} "
               f"| {', '.join(f'{r[2]:.3f}' for r in rows)} |", flush=True)
 
