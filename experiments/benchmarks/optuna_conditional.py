@@ -185,7 +185,7 @@ def summarise(path: Path, trials: int | None = None) -> str:
             pairs = [(best[(p, "np", k)], best[(p, s, k)]) for (pp, ss, k) in best
                      if pp == p and ss == s and (p, "np", k) in best]
             cells.append(f"{sum(a < b for a, b in pairs)} / {sum(a > b for a, b in pairs)} / "
-                         f"{sum(a == b for a, b in pairs)}")
+                         f"{sum(a == b for a, b in pairs)}" if pairs else "-")
         lines.append(f"| {p} | " + " | ".join(cells) + " |")
     seconds = {s: statistics.median([r["seconds"] / r["trials"] for r in rows if r["sampler"] == s])
                for s in SAMPLERS if any(r["sampler"] == s for r in rows)}
