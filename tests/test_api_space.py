@@ -336,3 +336,11 @@ def test_a_failed_earlier_evaluation_is_carried_and_not_evaluated_again(tmp_path
         bo = WarmStart(BOPolicy(2, model="gp", n_init=5), initial_points(initial, np.array(box), None, True))
         bo.reset(seed=0)
         assert len(bo.inner.X) == 1 and len(bo.inner.failed) == 1 and "simulator crashed" in bo.observations[1][3]
+
+
+def test_a_discrete_space_evaluated_everywhere_says_its_proposals_repeat():
+    with pytest.warns(RuntimeWarning, match="every point of the discrete search space"):
+        result = optimize(lambda p: float((p["i"] - 2) ** 2), {"i": Int(0, 3)}, budget=7, db=None, progress=False,
+                          seed=0)
+    values = [h["x"]["i"] for h in result.history]
+    assert sorted(set(values[:4])) == [0, 1, 2, 3]  # every point once before any repeat

@@ -200,14 +200,13 @@ def bar(args: argparse.Namespace) -> None:
     import torch
 
     torch.set_num_threads(1)
-    proposal("tnpd-bo", 20, 0)  # untimed warm-up: imports, lazy initialisation, checkpoint loading
-    proposal("cmanp-bo", 20, 0)
-    proposal("gp", 20, 0)
+    for kind in dict.fromkeys([*(m.removesuffix("-cs") for m in args.bar_models), "gp"]):
+        proposal(kind, 20, 0)  # untimed warm-up: imports, lazy initialisation, checkpoint loading
     rows = []
     for n in args.bar_sizes:
         for seed in range(args.repeats):
             gp = proposal("gp", n, seed)
-            for model in BAR_MODELS:
+            for model in args.bar_models:
                 np_row = proposal(model, n, seed)
                 row = {"n": n, "seed": seed, "model": model, "np": np_row, "gp": gp, "ratio": np_row["s"] / gp["s"]}
                 print(json.dumps(row), flush=True)
@@ -236,7 +235,7 @@ def bar(args: argparse.Namespace) -> None:
              "| bar |",
              "|---:|---|---:|---:|---:|---:|---:|---:|"]
     for n in args.bar_sizes:
-        for model in BAR_MODELS:
+        for model in args.bar_models:
             cells = [r for r in rows if r["n"] == n and r["model"] == model]
             ratios = sorted(r["ratio"] for r in cells)
             med = statistics.median
@@ -282,7 +281,9 @@ def main(argv: list[str] | None = None) -> None:
     parser.add_argument("--sizes", type=int, nargs="+", default=[10, 50, 100, 1000, 2000, 10000, 100000])
     parser.add_argument("--bar", action="store_true", help="run issue 47's bar instead (see the module docstring)")
     parser.add_argument("--bar-sizes", type=int, nargs="+", default=[50, 1000])
-    parser.add_argument("--optimize-sizes", type=int, nargs="+", default=[10, 100, 1000])
+    parser.add_argument("--bar-models", nargs="+", default=list(BAR_MODELS),
+                        help="the bar's NP rows: checkpoints (names or card paths), '-cs' appended for CandidateSearch")
+    parser.add_argument("--optimize-sizes", type=int, nargs="*", default=[10, 100, 1000])
     parser.add_argument("--bar-proposals", type=int, default=6)
     parser.add_argument("--gp-timeout", type=float, default=300.0)
     parser.add_argument("--repeats", type=int, default=3,

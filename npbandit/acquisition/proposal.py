@@ -298,10 +298,15 @@ def propose_in_region(region: SearchRegion, X: torch.Tensor, Y: torch.Tensor, bu
     # distance, which the region's own restart rule handles.
     keep = torch.arange(len(X)) if max_context is None else nearest(X, view.center, max_context)
     X_near, Y_near = X[keep], Y[keep]
-    return propose(build_model(X_near, Y_near), acquisition, dim=X.shape[-1],
-                   best_f=None if constraints else Y_near.max(), seed=seed, pending=whole_pending,
-                   pending_strategy=strategy, outputs=Y_near, observed=X, snap=snap if cube is None else None,
-                   space=cube, constraints=constraints, **settings)
+    out = propose(build_model(X_near, Y_near), acquisition, dim=X.shape[-1],
+                  best_f=None if constraints else Y_near.max(), seed=seed, pending=whole_pending,
+                  pending_strategy=strategy, outputs=Y_near, observed=X, snap=snap if cube is None else None,
+                  space=cube, constraints=constraints, **settings)
+    if out.ndim == 1 and _repeats(torch.as_tensor(out), X, whole_snap):
+        warnings.warn("every point of the discrete search space that the search reaches has been evaluated: the "
+                      "proposal repeats an evaluated point (avoid_repeats cannot hold; a smaller budget, or a finer "
+                      "grid, avoids the repeats)", RuntimeWarning, stacklevel=2)
+    return out
 
 
 def _repeats(point: torch.Tensor, X: torch.Tensor, snap: Callable[[torch.Tensor], torch.Tensor] | None) -> bool:
