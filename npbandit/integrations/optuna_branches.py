@@ -150,7 +150,7 @@ def first_choice(dist: CategoricalDistribution, options: list[Branch], others: l
     return options[fewest].value if taken[fewest] < MIN_BRANCH_TRIALS else None
 
 
-def best_branch(options: list[Branch], width: int, n_startup_trials: int,
+def best_branch(options: list[Branch], n_startup_trials: int,
                 propose: Callable[[Branch, int], tuple[dict[str, Any], float] | None]
                 ) -> tuple[Branch, dict[str, Any]] | None:
     """The branch of ``options`` whose proposal has the highest acquisition value, and that
@@ -158,15 +158,12 @@ def best_branch(options: list[Branch], width: int, n_startup_trials: int,
     and its value (:func:`acquisition_value`), ``startup`` the branch's design size for its
     trust region (``min(n_startup_trials, 2 * columns + 1)``, as a group's). Branches with no
     parameter of their own are passed over (all they could propose is their evaluated setting).
-    ``None`` when a branch has more unit-cube columns than ``width`` (the checkpoint's: such
-    branches are not compared here) or none has a proposal."""
+    ``None`` when no branch has a proposal."""
     best: tuple[float, Branch, dict[str, Any]] | None = None
     for branch in options:
         if not branch.search_space:
             continue
         columns = SearchSpace({n: parameter_of(d) for n, d in branch.search_space.items()}).dim
-        if columns > width:
-            return None
         found = propose(branch, min(n_startup_trials, 2 * columns + 1))
         if found is not None and math.isfinite(found[1]) and (best is None or found[1] > best[0]):
             best = (found[1], branch, found[0])

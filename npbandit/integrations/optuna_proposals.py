@@ -49,7 +49,7 @@ from npbandit.integrations.optuna_trials import (
 from npbandit.integrations.optuna_warnings import OnceWarnings
 from npbandit.policies.trust_region import TrustRegion
 from npbandit.space import SearchSpace
-from npbandit.surrogates.pretrained import check_bo_checkpoint
+from npbandit.surrogates.pretrained import check_bo_checkpoint, served_width
 from npbandit.threads import torch_threads
 
 __all__ = ["StudyProposals"]
@@ -128,9 +128,10 @@ class StudyProposals:
         :func:`first_choice`) first (``{gate: choice}``, the rest drawn independently); else the
         NP's point in each branch with ``MIN_BRANCH_TRIALS`` completed trials, from that branch's
         trials, and of those the one with the highest acquisition value, its branch's parameters
-        stored with the trial for :meth:`sample_independent`. ``None`` when no branch has a
-        point (a branch wider than the checkpoint is not compared; the sampler then proposes
-        the plain way)."""
+        stored with the trial for :meth:`sample_independent`. A branch wider than the checkpoint
+        is searched in a subspace, as a wide relative space is, and its value read by the NP on
+        its most relevant columns (:meth:`_value_model`). ``None`` when no branch has a point
+        (the sampler then proposes the plain way)."""
         options = branches(gate, search_space, completed)
         # the gate's value in the failed and pruned trials that suggested it, and in the other running trials
         # (suggested, enqueued or proposed), so a choice whose trials fail or are under way counts as tried
@@ -157,12 +158,12 @@ class StudyProposals:
             params, seen, _, u = found
             near = nearest(seen.X, u, self._max_context)
             with torch_threads(self.threads):
-                return params, acquisition_value(self._build(seen.X[near], seen.Y[near]), u, self.acquisition,
+                return params, acquisition_value(self._value_model(seen.X[near], seen.Y[near]), u, self.acquisition,
                                                  best_f=float(everything.Y[:, 0].max()), beta=self.beta,
                                                  outputs=everything.Y, constraints=everything.k,
                                                  seed=self._trial_seed(trial.number, f"value:{branch.value!r}"))
 
-        best = best_branch(options, self._surrogate.card["use"]["x_dim"], self.n_startup_trials, propose_in)
+        best = best_branch(options, self.n_startup_trials, propose_in)
         if best is None:
             return None
         chosen = {gate: best[0].value, **best[1]}
@@ -227,6 +228,16 @@ class StudyProposals:
         from npbandit.models import NPModel
 
         return NPModel.from_pretrained(self._surrogate, X, Y)
+
+    def _value_model(self, X: torch.Tensor, Y: torch.Tensor):
+        """The model a branch's acquisition value is read from: the NP on ``X [n, w]``,
+        ``Y [n, 1 + k]``, and on a branch wider than the checkpoint, on the columns most relevant
+        to ``Y`` (``NPModel``'s ``columns="relevant"``), so every branch has a value in the
+        objective's units whatever its width."""
+        from npbandit.models import NPModel
+
+        wide = X.shape[-1] > served_width(self._surrogate)
+        return NPModel.from_pretrained(self._surrogate, X, Y, **({"columns": "relevant"} if wide else {}))
 
     def _propose(self, X: torch.Tensor, Y: torch.Tensor, pending: torch.Tensor | None, seed: int,
                  region: TrustRegion | None = None, space: SearchSpace | None = None,

@@ -160,7 +160,7 @@ def test_each_choice_is_a_branch_with_its_trials_and_its_own_parameters():
         branches("scale", space, trials)
 
 
-def test_the_branch_with_the_highest_acquisition_value_is_taken_and_a_too_wide_one_stops_the_comparison():
+def test_the_branch_with_the_highest_acquisition_value_is_taken():
     space = {"classifier": CLASSIFIER, **SHARED}
     options = branches("classifier", space, [svc_trial(0.1, 0.2, 1.0), rf_trial(4, 2.0)])
     values = {"svc": -3.0, "rf": -1.0}
@@ -170,10 +170,11 @@ def test_the_branch_with_the_highest_acquisition_value_is_taken_and_a_too_wide_o
         asked.append((branch.value, startup))
         return {"x": branch.value}, values[branch.value]
 
-    chosen, params = best_branch(options, width=6, n_startup_trials=10, propose=propose)
+    chosen, params = best_branch(options, n_startup_trials=10, propose=propose)
     assert chosen.value == "rf" and params == {"x": "rf"}
     assert asked == [("svc", 7), ("rf", 5)]  # min(n_startup_trials, 2 * columns + 1)
-    assert best_branch(options, width=2, n_startup_trials=10, propose=propose) is None  # svc has 3 columns
+    values["rf"] = float("nan")  # a branch without a finite value is passed over
+    assert best_branch(options, n_startup_trials=10, propose=propose)[0].value == "svc"
 
 
 # -- the sampler ---------------------------------------------------------------------------
@@ -341,3 +342,24 @@ def test_a_trial_taking_a_branch_first_draws_its_other_parameters_quietly(caplog
     finally:
         optuna.logging.disable_propagation()
     assert not [r for r in caplog.records if "independently" in r.getMessage()]
+
+
+def test_a_branch_wider_than_the_checkpoint_is_compared_too():
+    wide = {f"w{i}": FloatDistribution(0.0, 1.0) for i in range(8)}  # 8 columns against the checkpoint's 6
+
+    def trial(kind, params, value):
+        dists = {"classifier": CLASSIFIER, **(wide if kind == "svc" else RF)}
+        return create_trial(params={"classifier": kind, **params}, distributions=dists, value=value)
+
+    study = optuna.create_study(sampler=sampler(seed=0))
+    for i in range(6):
+        point = {f"w{j}": (0.1 * (i + j)) % 1.0 for j in range(8)}
+        study.add_trial(trial("svc", point, sum((v - 0.5) ** 2 for v in point.values())))
+    for depth in (4, 12, 20, 28):
+        study.add_trial(trial("rf", {"rf_depth": depth}, 50.0 + depth))  # every rf value far worse
+    t = study.ask()
+    with warnings.catch_warnings():
+        warnings.simplefilter("error", category=UserWarning)  # the value's model reads its columns quietly
+        assert t.suggest_categorical("classifier", ["svc", "rf"]) == "svc"
+    stored = stored_proposal(study._storage.get_trial(t._trial_id), GROUP_PROPOSAL_KEY)
+    assert set(stored) == set(wide)  # the branch path proposed the wide branch's parameters
