@@ -20,7 +20,9 @@ Problems (each a define-by-run objective, minimised):
     (``hidden``, ``alpha``, ``learning_rate_init``) or a random forest (``n_estimators``,
     ``max_depth``);
   - ``pca-svc-digits`` (CV error): an RBF SVC (``C``, ``gamma``) after ``reduce`` in {none, pca}
-    (pca: ``n_components``).
+    (pca: ``n_components``);
+  - ``wide-boosting-breast-cancer`` (CV log loss): logistic regression (``C``) or histogram gradient
+    boosting with seven parameters, a branch wider than the shipped checkpoints' six columns.
 
 Samplers, each seeded by the seed, every other option at its default: ``np`` ``NPSampler()``
 (``conditional=True``), ``np-plain`` ``NPSampler(conditional=False)`` (the intersection space
@@ -129,9 +131,28 @@ def pca_svc_digits(t) -> float:
     return _cv_loss(svc, "digits", "error")
 
 
+def wide_boosting_breast_cancer(t) -> float:
+    from bo_wide_problems import _cv_loss
+    from sklearn.ensemble import HistGradientBoostingClassifier
+    from sklearn.linear_model import LogisticRegression
+
+    if t.suggest_categorical("classifier", ["logistic", "boosting"]) == "logistic":
+        return _cv_loss(LogisticRegression(C=t.suggest_float("lr_C", 1e-4, 1e2, log=True), max_iter=500),
+                        "breast_cancer", "log_loss")
+    model = HistGradientBoostingClassifier(
+        learning_rate=t.suggest_float("hgb_learning_rate", 1e-3, 1.0, log=True),
+        max_iter=t.suggest_int("hgb_max_iter", 20, 150),
+        max_leaf_nodes=t.suggest_int("hgb_max_leaf_nodes", 4, 64, log=True),
+        min_samples_leaf=t.suggest_int("hgb_min_samples_leaf", 2, 64, log=True),
+        l2_regularization=t.suggest_float("hgb_l2", 1e-6, 10.0, log=True),
+        max_features=t.suggest_float("hgb_max_features", 0.2, 1.0),
+        max_bins=t.suggest_int("hgb_max_bins", 32, 255), early_stopping=False, random_state=0)
+    return _cv_loss(model, "breast_cancer", "log_loss")
+
+
 SUITES = {"choosing": {"two-branch": two_branch, "three-branch": three_branch},
           "reporting": {"model-breast-cancer": model_breast_cancer, "model-wine": model_wine,
-                        "pca-svc-digits": pca_svc_digits}}
+                        "pca-svc-digits": pca_svc_digits, "wide-boosting-breast-cancer": wide_boosting_breast_cancer}}
 PROBLEMS = {name: fn for suite in SUITES.values() for name, fn in suite.items()}
 
 
