@@ -187,7 +187,8 @@ def test_npbandit_optimize_prints_the_recommendation_beside_the_best_value(tmp_p
     (run,) = list_runs(db)
     rec = run.recommended
     assert f"recommended by the model: x0={rec['params']['x0']:.4g}, x1={rec['params']['x1']:.4g} " in out
-    assert f"(posterior mean {rec['value']:.6g})" in out
+    observed = next(s["value"] for s in run_steps(db, run.id) if s["t"] == rec["t"])
+    assert f"(observed {observed:.6g}, posterior mean {rec['value']:.6g})" in out
     assert main(["optimize", "--function", "branin", "--surrogate", "random", "--budget", "3", "--db", db]) == 0
     assert "recommended" not in capsys.readouterr().out
 

@@ -170,7 +170,11 @@ def run(args: argparse.Namespace) -> int:
         print(f"better among the {len(initial)} evaluations it continues: value {earlier['value']:.6g} at "
               f"{_point_text(earlier['params'])} (run {earlier['run_id']}, evaluation {earlier['t']})")
     if result.recommended_by == "model":  # the evaluated point the model believes best (noisy objectives)
-        print(f"recommended by the model: {_point_text(result.recommended_x)} (posterior mean "
+        # its observed value beside the model's: on a deterministic objective the observation is the value
+        observed = next((h["value"] for h in result.history if not h["failed"]
+                         and _same_point(h["x"], result.recommended_x)), None)
+        seen = "" if observed is None else f"observed {observed:.6g}, "
+        print(f"recommended by the model: {_point_text(result.recommended_x)} ({seen}posterior mean "
               f"{result.recommended_value:.6g})")
     return 0
 
@@ -217,6 +221,15 @@ def _check_dim(function: str, dim: int | None) -> None:
         return
     raise ValueError(f"--dim {dim}: {function} has a fixed dimension ({make_test_function(function).dim}); --dim "
                      f"applies only to the functions that take one: {', '.join(functions_taking_dim())}")
+
+
+def _same_point(a: Any, b: Any) -> bool:
+    """Whether two of a result's points are the same point (a space's params dicts, or a box's arrays)."""
+    import numpy as np
+
+    if isinstance(a, dict) or isinstance(b, dict):
+        return a == b
+    return np.array_equal(np.asarray(a, dtype=float), np.asarray(b, dtype=float))
 
 
 def _point_text(point: Any) -> str:
