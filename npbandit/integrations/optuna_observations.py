@@ -112,17 +112,17 @@ def study_observations(study: Study, search_space: dict[str, BaseDistribution], 
                              f"trial.set_constraint); the completed trials hold {counts}")
     sign = -1.0 if study.direction == StudyDirection.MINIMIZE else 1.0
     # trials that gave no real value (the module docstring) are seen at the worst completed value
-    failed = {t.number: params for t in study.get_trials(deepcopy=False, states=(TrialState.FAIL, TrialState.PRUNED))
-              if (params := _failed_point(t, search_space, space, fixed)) is not None}
-    failed.update({t.number: t.params for t in usable if not math.isfinite(t.value)})
+    failed = [(t, params) for t in study.get_trials(deepcopy=False, states=(TrialState.FAIL, TrialState.PRUNED))
+              if (params := _failed_point(t, search_space, space, fixed)) is not None]
+    failed += [(t, t.params) for t in usable if not math.isfinite(t.value)]
     completed_rows = [[sign * t.value, *trial_constraints(t)] if constrained else [sign * t.value] for t in finite]
     worst = np.array(completed_rows).min(axis=0)
     if constrained:  # the worst value of each constraint is its largest
         worst[1:] = np.array(completed_rows)[:, 1:].max(axis=0)
     rows = dict(zip((t.number for t in finite), completed_rows))
-    finite = sorted(finite + [t for t in study.get_trials(deepcopy=False) if t.number in failed
-                              and t.number not in rows], key=lambda t: t.number)
-    X = torch.tensor(np.array([space.encode({n: failed.get(t.number, t.params)[n] for n in space}) for t in finite]),
+    seen_at = {t.number: params for t, params in failed}  # where each failed trial is seen
+    finite = sorted(finite + [t for t, _ in failed], key=lambda t: t.number)
+    X = torch.tensor(np.array([space.encode({n: seen_at.get(t.number, t.params)[n] for n in space}) for t in finite]),
                      dtype=torch.float64).reshape(len(finite), d)
     Y = torch.tensor(np.array([rows.get(t.number, worst) for t in finite]),
                      dtype=torch.float64).reshape(len(finite), -1)  # [n, 1 + k], maximised objective first

@@ -80,12 +80,11 @@ class StudyProposals:
     def _propose_space(self, study: Study, trial: FrozenTrial, search_space: dict[str, BaseDistribution],
                        completed: list[FrozenTrial], purpose: str, n_startup_trials: int | None = None,
                        fixed: dict[str, Any] | None = None
-                       ) -> tuple[dict[str, Any], StudyObservations, SearchSpace, torch.Tensor] | None:
+                       ) -> tuple[dict[str, Any], StudyObservations, torch.Tensor] | None:
         """The NP's proposal for ``search_space`` in trial ``trial`` from the ``completed`` trials
         (seeded by ``purpose``; ``n_startup_trials``: the trust region's design, default the
         sampler's; ``fixed``: a branch's choice, as :meth:`_observations`): its values, what it
-        saw, the space and the point in the space's unit cube; ``None`` when no completed trial
-        can be used."""
+        saw and the point in the space's unit cube; ``None`` when no completed trial can be used."""
         space, search = self._space(search_space)
         seen = self._observations(study, search_space, space, search, completed, trial.number, n_startup_trials,
                                   fixed)
@@ -94,7 +93,7 @@ class StudyProposals:
         with torch_threads(self.threads):
             u = self._propose(seen.X, seen.Y, seen.pending, self._trial_seed(trial.number, purpose), seen.region,
                               space, search, seen.k)
-        return optuna_values(space.decode(u), search_space), seen, space, torch.as_tensor(u)
+        return optuna_values(space.decode(u), search_space), seen, torch.as_tensor(u)
 
     def _recommend_in(self, study: Study, search_space: dict[str, BaseDistribution], completed: list[FrozenTrial],
                       fixed: dict[str, Any] | None = None) -> tuple[FrozenTrial, float] | None:
@@ -135,11 +134,11 @@ class StudyProposals:
         options = branches(gate, search_space, completed)
         # the gate's value in the failed and pruned trials that suggested it, and in the other running trials
         # (suggested, enqueued or proposed), so a choice whose trials fail or are under way counts as tried
-        others = [t.params[gate] if gate in t.params else known_params(t)[gate]
-                  for t in study.get_trials(deepcopy=False, states=(TrialState.FAIL, TrialState.PRUNED,
-                                                                     TrialState.RUNNING))
-                  if t.number != trial.number
-                  and (gate in t.params or t.state == TrialState.RUNNING and gate in known_params(t))]
+        others = []
+        for t in study.get_trials(deepcopy=False, states=(TrialState.FAIL, TrialState.PRUNED, TrialState.RUNNING)):
+            params = t.params if gate in t.params or t.state != TrialState.RUNNING else known_params(t)
+            if t.number != trial.number and gate in params:
+                others.append(params[gate])
         first = first_choice(search_space[gate], options, others)
         if first is not None:  # the rest of the trial is the independent sampler's, as a start-up trial's
             study._storage.set_trial_system_attr(trial._trial_id, FIRST_TRY_KEY, True)
@@ -155,7 +154,7 @@ class StudyProposals:
                                         startup, {gate: branch.value})
             if found is None:
                 return None
-            params, seen, _, u = found
+            params, seen, u = found
             near = nearest(seen.X, u, self._max_context)
             with torch_threads(self.threads):
                 return params, acquisition_value(self._value_model(seen.X[near], seen.Y[near]), u, self.acquisition,

@@ -22,7 +22,7 @@ from npbandit.space import Choice, Float, Int, SearchSpace
 
 __all__ = ["CONSTRAINTS_KEY", "PROPOSAL_KEY", "GROUP_PROPOSAL_KEY", "FIRST_TRY_KEY", "trial_constraints",
            "store_constraints", "in_space", "holds", "check_single_objective", "parameter_of", "unmodelled_reason",
-           "independent_reason", "unit_rows", "optuna_values", "store_proposal", "stored_proposal", "known_params",
+           "independent_reason", "optuna_values", "store_proposal", "stored_proposal", "known_params",
            "pending_points"]
 
 #: the system attribute a trial's constraint values are stored under (Optuna's own key, so
@@ -152,12 +152,6 @@ def independent_reason(name: str, dist: BaseDistribution, completed: list[Frozen
         return "the NP cannot hold its choices"
     # the trial's proposal was made before some of these trials completed, or from no usable trial
     return "the NP had no proposal for it when this trial started"
-
-
-def unit_rows(trials: list[FrozenTrial], space: SearchSpace) -> torch.Tensor:
-    """The trials' parameters of ``space`` on its unit cube, float64 ``[len(trials), space.dim]``."""
-    return torch.tensor(np.array([space.encode({n: t.params[n] for n in space}) for t in trials]),
-                        dtype=torch.float64).reshape(len(trials), space.dim)
 
 
 def optuna_values(params: dict[str, object], search_space: dict[str, BaseDistribution]) -> dict[str, object]:
