@@ -5,7 +5,8 @@ values; the evaluation is *feasible* when every one of them is ``<= 0`` (Optuna'
 ``constraints_func`` convention, and BoTorch's constraint callables'). :func:`is_feasible` is
 that judgement for one evaluation, on a plain sequence, array or tensor of its values: the
 environment's ``info["feasible"]``, ``BOPolicy``'s and ``NPSampler``'s trust-region
-bookkeeping, ``optimize``'s history and ``npbandit report``'s counts all ask it.
+bookkeeping, ``optimize``'s history and ``npbandit report``'s counts all ask it;
+:func:`best_step` picks the best feasible one of a run's stored steps.
 :func:`npbandit.acquisition.constrained.feasible` asks the same of every row of a tensor
 of outputs at once, and :func:`~npbandit.acquisition.constrained.incumbent` picks the best
 feasible row, or the least violating one while none is.
@@ -21,7 +22,7 @@ from typing import Any
 
 import numpy as np
 
-__all__ = ["is_feasible", "check_constraint_count"]
+__all__ = ["is_feasible", "best_step", "check_constraint_count"]
 
 
 def is_feasible(values: Any) -> bool:
@@ -36,6 +37,16 @@ def is_feasible(values: Any) -> bool:
         raise ValueError(f"values must be one evaluation's constraint values, shape [k], got shape "
                          f"{tuple(values.shape)}")
     return bool((values <= 0).all())
+
+
+def best_step(steps: list[dict[str, Any]], minimize: bool, constrained: bool) -> dict[str, Any] | None:
+    """The best of a run's stored ``steps`` (dicts with ``"failed"``, ``"value"`` and, with
+    constraints, ``"constraints"``) in its direction: of the successful ones with a value,
+    with ``constrained`` of the feasible ones (a step without constraint values is not);
+    ``None`` when none is."""
+    ok = [s for s in steps if not s["failed"] and s["value"] is not None
+          and (not constrained or is_feasible(s.get("constraints") or [np.inf]))]
+    return (min if minimize else max)(ok, key=lambda s: s["value"]) if ok else None
 
 
 def check_constraint_count(count: int, earlier: int | None, name: str, this: str, *, unit: str = "evaluation",

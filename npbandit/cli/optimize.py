@@ -111,6 +111,7 @@ def run(args: argparse.Namespace) -> int:
     """Run ``npbandit optimize``; prints the best value found and the model's recommendation."""
     from npbandit.acquisition.optimizers import OPTIMIZERS
     from npbandit.api import optimize
+    from npbandit.feasibility import best_step
 
     if args.function:
         from npbandit.envs import make_test_function
@@ -163,7 +164,7 @@ def run(args: argparse.Namespace) -> int:
         "no feasible point found; least violating: value"
     print(f"run {result.run_id}: {what} {result.best_value:.6g} at {_point_text(result.best_x)} "
           f"after {len(result.history)} evaluations")
-    earlier = None if initial is None else _best_earlier(initial, not args.maximize, constraints is not None)
+    earlier = None if initial is None else best_step(initial, not args.maximize, constraints is not None)
     if earlier is not None and (not result.feasible or (earlier["value"] < result.best_value if not args.maximize
                                                         else earlier["value"] > result.best_value)):
         # the result is this run's own evaluations; one who resumed a stopped run needs the best of all
@@ -177,19 +178,6 @@ def run(args: argparse.Namespace) -> int:
         print(f"recommended by the model: {_point_text(result.recommended_x)} ({seen}posterior mean "
               f"{result.recommended_value:.6g})")
     return 0
-
-
-def _best_earlier(steps: list[dict[str, Any]], minimize: bool, constrained: bool) -> dict[str, Any] | None:
-    """The best of the evaluations a continued run was given (``--initial-from``'s steps) in
-    the run's direction: of the successful ones, with constraints of the feasible ones
-    (``None``: none is)."""
-    import math
-
-    from npbandit.feasibility import is_feasible
-
-    ok = [s for s in steps if not s["failed"] and s["value"] is not None
-          and (not constrained or is_feasible(s.get("constraints") or [math.inf]))]
-    return (min if minimize else max)(ok, key=lambda s: s["value"]) if ok else None
 
 
 def _earlier_steps(args: argparse.Namespace, bounds: Any, objective: Any, constraints: Any) -> list[dict[str, Any]]:

@@ -30,7 +30,7 @@ from typing import Any
 
 import numpy as np
 
-from npbandit.feasibility import is_feasible
+from npbandit.feasibility import best_step
 from npbandit.report.grouping import BanditSetting, Problem, bandit_setting, bo_groups
 from npbandit.report.labels import RowKey, row_keys
 from npbandit.storage import DEFAULT_URL, INITIAL, INITIAL_FROM, RunRow, list_runs, run_evaluations, run_steps
@@ -142,9 +142,8 @@ def given_best(db: str, run: RunRow, problem: Problem) -> tuple[int, float]:
         seen = run_evaluations(db, run)[:given]
     except (TypeError, ValueError):  # a chain broken since: the report shows what it can
         return given, math.nan
-    values = [s["value"] for s in seen if not s["failed"] and s["value"] is not None
-              and (problem.constraints is None or is_feasible(s.get("constraints") or [math.inf]))]
-    return given, (min if problem.minimize else max)(values) if values else math.nan
+    best = best_step(seen, problem.minimize, problem.constraints is not None)
+    return given, math.nan if best is None else best["value"]
 
 
 def figure_title(quantity: str, group: list[Panel]) -> str:
