@@ -156,7 +156,10 @@ class NPSampler(StudyProposals, BaseSampler):
             the parameters that are suggested together (one branch's) are a search space of
             their own, modelled by the NP on the trials that suggested them, once
             ``min(n_startup_trials, 2 * columns + 1)`` of those completed (before that, the
-            independent sampler draws them). Default ``True``. ``False``: only the
+            independent sampler draws them); where a categorical decides the branch, each of its
+            choices is proposed in by its own model and the trial takes the branch whose point
+            has the highest acquisition value (:mod:`~npbandit.integrations.optuna_branches`).
+            Default ``True``. ``False``: only the
             intersection search space is the NP's, the rest the independent sampler's, with a
             ``RuntimeWarning`` once per study when that leaves the NP only categoricals.
         threads: torch's intra-op threads for each proposal
