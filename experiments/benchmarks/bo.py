@@ -426,10 +426,17 @@ def main(argv: list[str] | None = None) -> None:
     parser.add_argument("--paired", nargs="+", default=["cmanp-bo-tr", "tnpd-bo-tr", "optuna-np"],
                         help="methods compared seed by seed with what a user would pick instead "
                              f"({', '.join(PAIRED_REFERENCES)}; those of --methods), one table each")
+    parser.add_argument("--against", nargs="+", default=None, metavar="METHOD",
+                        help="the columns --paired's methods are compared with (default: "
+                             f"{', '.join(PAIRED_REFERENCES)}; those of --methods), e.g. a shipped checkpoint's "
+                             "column against a candidate's")
     parser.add_argument("--section", default="bo",
                         help="docs section (and JSON/figure name) to write; another name than 'bo' publishes a "
                              "subset of methods beside the main table instead of replacing it")
     args = parser.parse_args(argv)
+    missing = [m for m in args.against or [] if m not in args.methods]
+    if missing:
+        parser.error(f"--against: {', '.join(missing)} not among --methods")
     args.db = prepare_db(args.db)
     have = collect(args.db, args.budget)
     done = {(f, m, run["seed"]) for (f, m), rs in have.items() for run in rs}
@@ -489,7 +496,7 @@ def main(argv: list[str] | None = None) -> None:
     if counts and min(counts) < args.seeds:
         lines += ["", f"**Incomplete:** {min(counts)} to {max(counts)} of the {args.seeds} seeds per cell so far "
                   "(the script resumes where it stopped)."]
-    references = [m for m in PAIRED_REFERENCES if m in args.methods]
+    references = args.against or [m for m in PAIRED_REFERENCES if m in args.methods]
     for method in [m for m in args.paired if m in args.methods and m not in references]:
         lines += ["", f"Paired: {method}'s median minus the row's, and on how many seeds {method} ended lower.", "",
                   *paired_table(summary, args.functions, method, references)]

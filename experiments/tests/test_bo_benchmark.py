@@ -207,3 +207,16 @@ def test_a_columns_optimiser_suffix_names_the_optimiser_when_it_is_not_the_model
     assert bench._method_of("gp-logei", {}) == "gp" and bench._method_of("gp-logei", cs) == "gp-cs"
     assert bench._method_of("cmanp-bo-tr-logei", {}) == "cmanp-bo-tr"
     assert bench._method_of("cmanp-bo-tr-logei", cs) == "cmanp-bo-tr-cs"
+
+
+def test_against_names_the_paired_references(bench, tmp_path, capsys):
+    db = str(tmp_path / "bo.db")
+    with pytest.raises(SystemExit):  # a reference must be one of the columns
+        bench.main(["--methods", "sobol", "--against", "gp", "--functions", "branin", "--seeds", "1",
+                    "--budget", "3", "--db", db, "--no-write", "--no-run"])
+    assert "--against: gp not among --methods" in capsys.readouterr().err
+    bench._one("sobol", "branin", 0, 3, db)
+    bench.main(["--methods", "sobol", "gp", "--paired", "sobol", "--against", "gp",
+                "--functions", "branin", "--seeds", "1", "--budget", "3", "--db", db, "--no-write", "--no-run"])
+    out = capsys.readouterr().out
+    assert "| sobol against | branin |" in out and "| gp | - |" in out  # gp has no runs here
