@@ -46,7 +46,7 @@ def optimize(objective: Callable[[Any], float], bounds: Any = None, surrogate: s
              avoid_repeats: bool = True, trust_region: bool | None = None,
              liar: str = DEFAULT_LIAR, threads: int | str | None = None, *,
              space: SearchSpace | Mapping[str, Parameter] | None = None,
-             initial: Sequence[Any] | int | RunRow | None = None,
+             initial: Sequence[Any] | int | RunRow | OptimizeResult | None = None,
              constraints: Callable[[Any], Sequence[float]] | None = None,
              acq_optimizer: AcquisitionOptimizer | None = None,
              subspace: SubspaceStrategy | None = None,
@@ -74,7 +74,9 @@ def optimize(objective: Callable[[Any], float], bounds: Any = None, surrogate: s
         initial: earlier evaluations to start from (a warm start): a sequence of
             ``(x, value)`` pairs, ``x`` as the objective receives it (a point in ``bounds``,
             or a params dict of the space) and ``value`` its finite objective value; the
-            ``history`` of an earlier result; a run of ``db`` to continue, by its id or its
+            ``history`` of an earlier result; an earlier :class:`OptimizeResult` (its run, as
+            by its id below, when it was recorded in this ``db``; its ``history`` otherwise);
+            a run of ``db`` to continue, by its id or its
             :class:`~npbandit.storage.RunRow` of ``db`` (to continue an interrupted or failed run):
             checked to be a black-box run of this problem (objective, direction, bounds or space,
             constraints: none, or their name; ``ValueError`` naming ``initial`` and what differs
@@ -339,6 +341,9 @@ def optimize(objective: Callable[[Any], float], bounds: Any = None, surrogate: s
     problem = {"bounds": box.tolist()} if searched is None else {"space": searched.describe()}
     constraint_label = None if constraints is None else objective_label(constraints)
     source = None  # the run continued, when initial is one: recorded with this run (initial_from)
+    if isinstance(initial, OptimizeResult):  # its run where it was recorded in this db, else its history
+        same_db = db is not None and initial.run_id is not None and initial.db == str(db)
+        initial = initial.run_id if same_db else initial.history
     if isinstance(initial, (int, np.integer, RunRow)) and not isinstance(initial, bool):
         if db is None:
             raise ValueError(f"initial={getattr(initial, 'id', initial)} names a run of db, but db is None: give db, "
@@ -426,7 +431,7 @@ def optimize(objective: Callable[[Any], float], bounds: Any = None, surrogate: s
         point = env.point(result.recommendation.action)
         recommended = (point if searched is not None else np.asarray(point), result.recommended["value"], "model")
     return OptimizeResult(best_x, float(best["value"]), history, result.run_id, feasible, *recommended,
-                          stopped_early=result.stopped_early)
+                          stopped_early=result.stopped_early, db=None if db is None else str(db))
 
 
 def _box_or_space(bounds: Any, space: Any) -> tuple[np.ndarray | None, SearchSpace | None]:

@@ -44,6 +44,9 @@ class OptimizeResult:
             ``None`` before the first). A failed evaluation's ``best_value`` is the best so
             far (``None`` before any evaluation succeeded).
         run_id: the run's id in the database (``None`` when ``db=None``).
+        db: the database the run was recorded in, as ``optimize`` was given it (``None``
+            when ``db=None``); with ``run_id``, what ``optimize(initial=result, db=...)``
+            continues. Not in the ``repr`` (a URL can hold a password).
         feasible: whether ``best_x`` satisfies the constraints: always ``True`` without
             them; ``False`` when no evaluation was feasible, and ``best_x`` is then the one
             whose constraint values exceed 0 by the least in total (with a warning).
@@ -73,6 +76,7 @@ class OptimizeResult:
     recommended_value: float | None = None
     recommended_by: str | None = None
     stopped_early: str | None = None
+    db: str | None = None
 
     def __repr__(self) -> str:  # the history's length, not its rows: a print stays a few lines
         failed = sum(bool(h.get("failed")) for h in self.history)

@@ -281,3 +281,21 @@ def test_run_evaluations_names_its_run_and_the_warning_points_at_the_caller(tmp_
     with pytest.warns(UserWarning, match="run 2 was given 1 point in a form no run holds") as caught:
         _run(db, 1, initial=2)
     assert [w.filename for w in caught if "no run holds" in str(w.message)] == [__file__]
+
+
+def test_a_result_continues_its_run_in_its_database_and_gives_its_history_elsewhere(tmp_path):
+    db = str(tmp_path / "runs.db")
+    first, second, _ = _chain(db)
+    assert second.db == db and "runs.db" not in repr(second)  # a URL can hold a password: not printed
+    by_result = _run(db, 2, initial=second)  # as initial=second.run_id: the whole chain, and the link recorded
+    row = {r.id: r for r in list_runs(db)}[by_result.run_id]
+    assert row.policy_params["initial_from"] == second.run_id and row.policy_params["initial"] == 5
+    other = str(tmp_path / "other.db")  # another database holds no run of it: its own history, no link
+    elsewhere = _run(other, 2, initial=second)
+    row = {r.id: r for r in list_runs(other)}[elsewhere.run_id]
+    assert "initial_from" not in row.policy_params and row.policy_params["initial"] == 2
+    unrecorded = optimize(_sphere, BOX, surrogate="random", budget=3, seed=1, db=None, progress=False)
+    assert unrecorded.db is None and unrecorded.run_id is None
+    given = _run(db, 2, initial=unrecorded)  # no run of it anywhere: its history
+    row = {r.id: r for r in list_runs(db)}[given.run_id]
+    assert "initial_from" not in row.policy_params and row.policy_params["initial"] == 3
