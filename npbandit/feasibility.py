@@ -12,12 +12,15 @@ of outputs at once, and :func:`~npbandit.acquisition.constrained.incumbent` pick
 feasible row, or the least violating one while none is.
 
 Every evaluation of one run carries the same number ``k`` of constraint values, one per
-constraint: :func:`check_constraint_count` is that rule, asked where evaluations given as
-earlier ones (``optimize(initial=...)``) meet the run's own, and where ``BOPolicy`` observes.
+constraint: :func:`check_constraint_count` is that rule, asked where the environment reads what
+a run's ``constraints`` return, where evaluations given as earlier ones (``optimize(initial=...)``)
+are read and where they meet the run's own, where ``BOPolicy`` observes, and where
+``NPSampler`` reads a study's trials.
 """
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from typing import Any
 
 import numpy as np
@@ -50,18 +53,21 @@ def best_step(steps: list[dict[str, Any]], minimize: bool, constrained: bool) ->
 
 
 def check_constraint_count(count: int, earlier: int | None, name: str, this: str, *, unit: str = "evaluation",
-                           why: str = "") -> None:
-    """Every evaluation of one run carries the same number of constraint values: ``ValueError``
-    when ``count``, the number a new one carries, is not ``earlier``, the number each earlier
-    ``unit`` carries (``None``: no earlier one carries any, so there is nothing to compare
-    yet). Values of another count would not be of the same constraints, so the new ones cannot
-    be read beside the earlier ones.
+                           why: str = "", error: Callable[[str], Exception] = ValueError) -> None:
+    """Every evaluation of one run carries the same number of constraint values: an error
+    (``error``'s, a ``ValueError`` by default) when ``count``, the number a new one carries,
+    is not ``earlier``, the number each earlier ``unit`` carries (``None``: no earlier one
+    carries any, so there is nothing to compare yet). Values of another count would not be of
+    the same constraints, so the new ones cannot be read beside the earlier ones.
 
     The message reads ``"{name}: each earlier {unit} carries {earlier} constraint value(s),
     but {this} {count}{why}"``: ``name`` what the values were given as (the argument, or
     ``info['constraints']``), ``this`` what carries the new ones (``"this run's constraints
-    returned"``), ``why`` what to do instead, if anything.
+    returned"``), ``why`` what to do instead, if anything. ``error`` makes the exception from
+    the message: ``ValueError`` for values given to a function, the environment's
+    :class:`~npbandit.exceptions.ObjectiveReturnError` for a ``constraints`` callable's return
+    (a failed evaluation, recorded like any other).
     """
     if earlier is not None and count != earlier:
         values = "value" if earlier == 1 else "values"
-        raise ValueError(f"{name}: each earlier {unit} carries {earlier} constraint {values}, but {this} {count}{why}")
+        raise error(f"{name}: each earlier {unit} carries {earlier} constraint {values}, but {this} {count}{why}")

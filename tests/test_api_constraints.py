@@ -128,10 +128,11 @@ def test_constraint_values_are_checked_and_name_constraints(returned, error, mat
 
 def test_a_changing_number_of_constraint_values_is_refused():
     counts = iter([1, 1, 2])
-    with pytest.raises(ObjectiveReturnError, match=r"constraints returned 2 value\(s\).*earlier evaluations "
-                                                   r"returned 1"):
+    with pytest.raises(ObjectiveReturnError, match=r"^constraints: each earlier evaluation carries 1 constraint "
+                                                   r"value, but at x=.* they returned 2$") as caught:
         optimize(total, BOX, surrogate="random", budget=3, db=None, progress=False,
                  constraints=lambda x: [-1.0] * next(counts))
+    assert caught.value.kind == "returned" and caught.value.x is not None  # a failed evaluation, at its point
 
 
 @pytest.mark.parametrize("kwargs, error, match", [

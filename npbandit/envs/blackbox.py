@@ -64,7 +64,7 @@ import numpy as np
 
 from npbandit.envs.evaluation import Outcome, OutcomeRelay
 from npbandit.exceptions import ObjectiveError, ObjectiveReturnError
-from npbandit.feasibility import is_feasible
+from npbandit.feasibility import check_constraint_count, is_feasible
 from npbandit.space import SearchSpace, as_search_space
 from npbandit.validation import check_bool, check_int, check_options, check_real, check_render_mode, is_real, is_tensor
 
@@ -261,8 +261,9 @@ def constraint_values(out: Any, x: Any, count: int | None = None) -> np.ndarray:
 
     Raises:
         ObjectiveReturnError: anything else -- a string, a bool, a nested sequence, no value,
-            another number of values than ``count`` -- naming ``constraints``, what was
-            returned and at which point.
+            another number of values than ``count`` (the rule of
+            :func:`~npbandit.feasibility.check_constraint_count`) -- naming ``constraints``,
+            what was returned and at which point.
         ObjectiveError: a NaN or infinite value.
     """
     values = out.detach().cpu().numpy() if is_tensor(out) else out
@@ -283,9 +284,8 @@ def constraint_values(out: Any, x: Any, count: int | None = None) -> np.ndarray:
     if c.size == 0:
         raise ObjectiveReturnError(f"constraints returned no value at x={_shown(x)} (one per constraint expected)",
                                    x)
-    if count is not None and c.size != count:
-        raise ObjectiveReturnError(f"constraints returned {c.size} value(s) at x={_shown(x)}; the earlier "
-                                   f"evaluations returned {count}", x)
+    check_constraint_count(c.size, count, "constraints", f"at x={_shown(x)} they returned",
+                           error=lambda message: ObjectiveReturnError(message, x))
     if not np.isfinite(c).all():
         raise ObjectiveError(f"constraints returned {c.tolist()} at x={_shown(x)} (NaN or infinite)", x,
                              kind="nonfinite")
