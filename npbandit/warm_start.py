@@ -296,9 +296,11 @@ def initial_points(initial: Any, box: np.ndarray | None, space: SearchSpace | No
                                    f"its run's (as its {field} says)", _ON_PURPOSE)
             _check_recorded_cube(i, entry, box, space)
         out.append((_action(i, x, box, space), -float(value) if minimize else float(value), limits, None))
-    counts = sorted({len(c) for _, _, c, error in out if error is None}) if constrained else []
-    if len(counts) > 1:
-        raise ValueError(f"initial: every evaluation needs the same number of constraint values, got {counts}")
+    earlier = None  # the constraint values each earlier evaluation carries (failed ones carry none)
+    for i, (_, _, limits, error) in enumerate(out):
+        if constrained and error is None:
+            check_constraint_count(len(limits), earlier, "initial", f"initial[{i}] carries")
+            earlier = len(limits)
     return out
 
 
