@@ -28,7 +28,7 @@ from optuna.study import Study, StudyDirection
 from optuna.trial import FrozenTrial, TrialState
 
 from npbandit.acquisition.subspace import SubspaceSearch
-from npbandit.feasibility import is_feasible
+from npbandit.feasibility import check_constraint_count, is_feasible
 from npbandit.integrations.optuna_trials import in_space, known_params, pending_points, trial_constraints
 from npbandit.policies.trust_region import TrustRegion
 from npbandit.space import SearchSpace
@@ -89,7 +89,8 @@ def study_observations(study: Study, search_space: dict[str, BaseDistribution], 
     when no completed trial can be used.
 
     Raises:
-        ValueError: the trials hold different numbers of constraint values.
+        ValueError: the trials hold different numbers of constraint values
+            (:func:`~npbandit.feasibility.check_constraint_count`).
     """
     d = space.dim
     usable = [t for t in completed if in_space(t, space)]
@@ -106,10 +107,13 @@ def study_observations(study: Study, search_space: dict[str, BaseDistribution], 
         finite = kept
         if not finite:
             return None
-        counts = sorted({len(trial_constraints(t)) for t in finite})
-        if len(counts) > 1:
-            raise ValueError(f"every trial needs the same number of constraint values (constraints_func or "
-                             f"trial.set_constraint); the completed trials hold {counts}")
+        earlier = None  # the constraint values each earlier trial holds
+        for t in finite:
+            count = len(trial_constraints(t))
+            check_constraint_count(count, earlier, "study", f"trial {t.number} holds", unit="completed trial",
+                                   why=" (every trial needs the same number, from constraints_func or "
+                                   "trial.set_constraint)")
+            earlier = count
     sign = -1.0 if study.direction == StudyDirection.MINIMIZE else 1.0
     # trials that gave no real value (the module docstring) are seen at the worst completed value
     failed = [(t, params) for t in study.get_trials(deepcopy=False, states=(TrialState.FAIL, TrialState.PRUNED))

@@ -506,6 +506,19 @@ def test_a_completed_trial_without_constraint_values_is_left_out(tiny_card):
         trial.suggest_float("x", 0.0, 1.0)
 
 
+def test_trials_holding_different_numbers_of_constraint_values_are_refused(tiny_card):
+    dist = {"x": FloatDistribution(0.0, 1.0), "y": FloatDistribution(0.0, 1.0)}
+    study = optuna.create_study(sampler=sampler(checkpoint=tiny_card, seed=0, constraints_func=lambda t: [0.0]))
+    for i, x in enumerate(np.linspace(0.1, 0.9, 5)):
+        constraints = (float(x) - 0.5,) if i < 3 else (float(x) - 0.5, 0.0)
+        study.add_trial(create_trial(params={"x": float(x), "y": 0.5}, distributions=dist, value=float(x),
+                                     system_attrs={"constraints": constraints}))
+    with pytest.raises(ValueError, match=r"^study: each earlier completed trial carries 1 constraint value, but "
+                                         r"trial 3 holds 2 \(every trial needs the same number"):
+        trial = study.ask()
+        trial.suggest_float("x", 0.0, 1.0)
+
+
 # -- the recommendation -----------------------------------------------------------------
 
 def _recorded(values, failed=()):
