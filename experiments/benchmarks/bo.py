@@ -49,6 +49,7 @@ from common import (  # noqa: E402
     machine_line,
     new_figure,
     optimizer_suffix,
+    paired_cell,
     prepare_db,
     publish,
     run_jobs,
@@ -517,15 +518,7 @@ def paired_table(summary: dict, functions: list[str], method: str, references: l
     Cells where either has no runs are ``-``."""
     lines = ["| " + method + " against | " + " | ".join(functions) + " |", "|---|" + "---:|" * len(functions)]
     for ref in references:
-        cells = []
-        for f in functions:
-            mine, theirs = summary.get(f"{f}/{method}"), summary.get(f"{f}/{ref}")
-            if not mine or not theirs:
-                cells.append("-")
-                continue
-            seeds = mine["final_by_seed"].keys() & theirs["final_by_seed"].keys()
-            lower = sum(mine["final_by_seed"][s] < theirs["final_by_seed"][s] for s in seeds)
-            cells.append(f"{mine['final'][1] - theirs['final'][1]:+.2f} ({lower}/{len(seeds)})")
+        cells = [paired_cell(summary.get(f"{f}/{method}"), summary.get(f"{f}/{ref}")) for f in functions]
         lines.append(f"| {ref} | " + " | ".join(cells) + " |")
     return lines
 

@@ -48,6 +48,7 @@ from common import (  # noqa: E402
     is_current,
     machine_line,
     new_figure,
+    paired_cell,
     prepare_db,
     publish,
     run_jobs,
@@ -214,15 +215,7 @@ def paired_table(summary: dict, labels: list[str], method: str, references: list
     refs = [r for r in references if r != method]
     lines = [f"| {method} against | " + " | ".join(refs) + " |", "|---|" + "---:|" * len(refs)]
     for label in labels:
-        cells = []
-        for ref in refs:
-            mine, theirs = summary.get(f"{label}/{method}"), summary.get(f"{label}/{ref}")
-            if not mine or not theirs:
-                cells.append("-")
-                continue
-            seeds = mine["final_by_seed"].keys() & theirs["final_by_seed"].keys()
-            lower = sum(mine["final_by_seed"][s] < theirs["final_by_seed"][s] for s in seeds)
-            cells.append(f"{mine['final'][1] - theirs['final'][1]:+.2f} ({lower}/{len(seeds)})")
+        cells = [paired_cell(summary.get(f"{label}/{method}"), summary.get(f"{label}/{ref}")) for ref in refs]
         if any(c != "-" for c in cells):
             lines.append(f"| {label} | " + " | ".join(cells) + " |")
     return lines

@@ -1,5 +1,5 @@
-"""Helpers shared by the scripts in experiments/benchmarks/: timing, peak memory, results pages, the main of a
-resumable JSON-lines study, BoTorch's test functions by name."""
+"""Helpers shared by the scripts in experiments/benchmarks/: timing, peak memory, results pages, paired
+comparisons' cells, the main of a resumable JSON-lines study, BoTorch's test functions by name."""
 
 from __future__ import annotations
 
@@ -256,6 +256,18 @@ def quartile_text(values: list[float], fmt: str = ".2f") -> str:
         return f"{values[0]:{fmt}}"
     q1, med, q3 = statistics.quantiles(values, n=4, method="inclusive")
     return f"{med:{fmt}} [{q1:{fmt}}, {q3:{fmt}}]"
+
+
+def paired_cell(mine: dict | None, theirs: dict | None) -> str:
+    """One cell of a paired comparison of two columns' summaries on one problem (each holding
+    ``final``, the quartiles of the final values, and ``final_by_seed``): ``mine``'s median
+    minus ``theirs``' (negative: ``mine`` ends lower) and on how many of the seeds both ran
+    ``mine`` ended lower, ``"-0.50 (2/3)"``; ``"-"`` where either has no runs."""
+    if not mine or not theirs:
+        return "-"
+    seeds = mine["final_by_seed"].keys() & theirs["final_by_seed"].keys()
+    lower = sum(mine["final_by_seed"][s] < theirs["final_by_seed"][s] for s in seeds)
+    return f"{mine['final'][1] - theirs['final'][1]:+.2f} ({lower}/{len(seeds)})"
 
 
 def jsonl_rows(path) -> list[dict]:

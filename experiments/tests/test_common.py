@@ -1,5 +1,5 @@
-"""experiments/benchmarks/common.py: the run record a script resumes from, and a sweep's
-response to SIGTERM (the driver stops starting jobs; no pool worker outlives it)."""
+"""experiments/benchmarks/common.py: the run record a script resumes from, a paired comparison's
+cell, and a sweep's response to SIGTERM (the driver stops starting jobs; no pool worker outlives it)."""
 
 import contextlib
 import os
@@ -26,6 +26,15 @@ def test_a_run_record_keeps_results_and_reruns_only_what_is_missing_or_outdated(
         == {"v": 3, "trace": []}
     assert calls == ["a", "redo"] and RunRecord(tmp_path / "sub" / "runs.json").runs == {"a": {"v": 3, "trace": []}}
 
+
+
+def test_a_paired_cell_is_the_median_difference_and_the_seeds_that_ended_lower_of_those_both_ran():
+    paired_cell = load_benchmark("common").paired_cell
+    mine = {"final": [-3.0, -2.0, -1.0], "final_by_seed": {"0": -3.0, "1": -2.0, "2": -1.0}}
+    theirs = {"final": [-4.0, -1.0, 0.0], "final_by_seed": {"0": -4.0, "1": -1.0, "3": 0.0}}
+    assert paired_cell(mine, theirs) == "-1.00 (1/2)"  # -2.0 - (-1.0); of seeds 0 and 1, lower on 1
+    assert paired_cell(theirs, mine) == "+1.00 (1/2)"
+    assert paired_cell(mine, None) == paired_cell(None, theirs) == paired_cell({}, theirs) == "-"
 
 
 def test_a_jsonl_study_runs_only_the_missing_cells_and_summarises_its_file(tmp_path, capsys, keep_threads):
