@@ -49,24 +49,13 @@ import warnings
 from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
-import numpy as np  # noqa: E402
-from common import ROOT, machine_line, publish  # noqa: E402
-
-from npbandit.envs.blackbox import make_test_function, problem_objective  # noqa: E402
-
-_BRANIN = problem_objective(make_test_function("branin"), "branin")
+from common import BRANIN_BOUNDS, ROOT, branin, machine_line, publish  # noqa: E402
 
 THREADS = 1
 COMMAND = "python experiments/benchmarks/ax_cost.py"
 JSON_NAME = "ax_cost.json"
-BOUNDS = [[-5.0, 0.0], [10.0, 15.0]]
 N_INIT = 5
 ROUTES = ("optimize", "ax", "ax-logei", "ax-matched", "ax-f64", "ax-gp")
-
-
-def branin(x1: float, x2: float) -> float:
-    """Branin on its own bounds: the suite's function (``npbandit.envs.problem_objective``)."""
-    return _BRANIN(np.array([x1, x2]))
 
 
 class Meter:
@@ -143,7 +132,7 @@ def run_optimize(seed: int, budget: int) -> tuple[list[tuple[float, float]], flo
         returned.append(clock())
         return value
 
-    result = npbandit.optimize(objective, BOUNDS, surrogate="cmanp", budget=budget, n_init=N_INIT, seed=seed,
+    result = npbandit.optimize(objective, BRANIN_BOUNDS, surrogate="cmanp", budget=budget, n_init=N_INIT, seed=seed,
                                db=None, progress=False)
     return gaps[N_INIT - 1:], result.best_value, 0
 
@@ -164,8 +153,8 @@ def run_ax(route: str, seed: int, budget: int) -> tuple[list[tuple[float, float]
     logging.getLogger("ax").setLevel(logging.ERROR)
     client = Client(random_seed=seed)
     client.configure_experiment(parameters=[
-        RangeParameterConfig(name="x1", parameter_type="float", bounds=(BOUNDS[0][0], BOUNDS[1][0])),
-        RangeParameterConfig(name="x2", parameter_type="float", bounds=(BOUNDS[0][1], BOUNDS[1][1]))])
+        RangeParameterConfig(name="x1", parameter_type="float", bounds=(BRANIN_BOUNDS[0][0], BRANIN_BOUNDS[1][0])),
+        RangeParameterConfig(name="x2", parameter_type="float", bounds=(BRANIN_BOUNDS[0][1], BRANIN_BOUNDS[1][1]))])
     client.configure_optimization(objective="-branin")
     if route == "ax-gp":
         client.configure_generation_strategy(initialization_budget=N_INIT, initialization_random_seed=seed)

@@ -1,5 +1,6 @@
 """Helpers shared by the scripts in experiments/benchmarks/: timing, peak memory, results pages, paired
-comparisons' cells, the main of a resumable JSON-lines study, BoTorch's test functions by name."""
+comparisons' cells, the main of a resumable JSON-lines study, BoTorch's test functions by name, Branin on its
+own bounds."""
 
 from __future__ import annotations
 
@@ -15,6 +16,7 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
+import numpy as np
 import torch
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -323,3 +325,20 @@ def botorch_test_function(name: str, dim: int | None):
     import botorch.test_functions as tf
 
     return getattr(tf, name)(**({} if dim is None else {"dim": dim}))
+
+
+#: Branin's own bounds as ``optimize`` takes them: ``x1`` in [-5, 10], ``x2`` in [0, 15]
+BRANIN_BOUNDS = [[-5.0, 0.0], [10.0, 15.0]]
+
+
+def branin(x1: float, x2: float) -> float:
+    """Branin on :data:`BRANIN_BOUNDS`: the suite's function (``npbandit.envs.problem_objective``), as the
+    cost benchmarks' routes (``optimize``, Ax, Optuna) evaluate it."""
+    return _branin()(np.array([x1, x2]))
+
+
+@functools.cache
+def _branin():
+    from npbandit.envs.blackbox import make_test_function, problem_objective
+
+    return problem_objective(make_test_function("branin"), "branin")

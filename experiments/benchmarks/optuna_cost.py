@@ -34,23 +34,12 @@ import time
 from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
-import numpy as np  # noqa: E402
-from common import ROOT, machine_line, publish  # noqa: E402
-
-from npbandit.envs.blackbox import make_test_function, problem_objective  # noqa: E402
-
-_BRANIN = problem_objective(make_test_function("branin"), "branin")
+from common import BRANIN_BOUNDS, ROOT, branin, machine_line, publish  # noqa: E402
 
 THREADS = 1
 COMMAND = "python experiments/benchmarks/optuna_cost.py"
 JSON_NAME = "optuna_cost.json"
-BOUNDS = [[-5.0, 0.0], [10.0, 15.0]]
 ROUTES = ("optimize", "optimize+sqlite", "optuna", "optuna+sqlite")
-
-
-def branin(x1: float, x2: float) -> float:
-    """Branin on its own bounds: the suite's function (``npbandit.envs.problem_objective``)."""
-    return _BRANIN(np.array([x1, x2]))
 
 
 class Clock:
@@ -107,13 +96,13 @@ def run_route(route: str, seed: int, budget: int, folder: Path) -> dict:
     with clock.installed():
         t0 = time.perf_counter()
         if route.startswith("optimize"):
-            best = npbandit.optimize(lambda x: branin(*x), BOUNDS, surrogate="cmanp", budget=budget, seed=seed,
+            best = npbandit.optimize(lambda x: branin(*x), BRANIN_BOUNDS, surrogate="cmanp", budget=budget, seed=seed,
                                      db=db, progress=False).best_value
         else:
             study = optuna.create_study(storage=db, sampler=NPSampler("cmanp-bo", n_startup_trials=5, seed=seed))
             for u in start_design(seed):
-                study.enqueue_trial({"x1": BOUNDS[0][0] + u[0] * (BOUNDS[1][0] - BOUNDS[0][0]),
-                                     "x2": BOUNDS[0][1] + u[1] * (BOUNDS[1][1] - BOUNDS[0][1])})
+                study.enqueue_trial({"x1": BRANIN_BOUNDS[0][0] + u[0] * (BRANIN_BOUNDS[1][0] - BRANIN_BOUNDS[0][0]),
+                                     "x2": BRANIN_BOUNDS[0][1] + u[1] * (BRANIN_BOUNDS[1][1] - BRANIN_BOUNDS[0][1])})
             study.optimize(lambda t: branin(t.suggest_float("x1", -5.0, 10.0), t.suggest_float("x2", 0.0, 15.0)),
                            n_trials=budget)
             best = study.best_value
