@@ -40,7 +40,6 @@ from __future__ import annotations
 import argparse
 import contextlib
 import cProfile
-import io
 import pstats
 import statistics
 import sys
@@ -49,7 +48,15 @@ import warnings
 from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
-from common import BRANIN_BOUNDS, ROOT, branin, machine_line, publish  # noqa: E402
+from common import (  # noqa: E402
+    BRANIN_BOUNDS,
+    ROOT,
+    branin,
+    machine_line,
+    own_seconds_by_package,
+    publish,
+    top_functions,
+)
 
 THREADS = 1
 COMMAND = "python experiments/benchmarks/ax_cost.py"
@@ -219,26 +226,17 @@ def profile_ax(seed: int, budget: int, top: int = 12) -> tuple[list[str], dict[s
     profiler.disable()
     n = result["trials"]
     stats = pstats.Stats(profiler)
-    by_package: dict[str, float] = {}
     steps = {"optimize_acqf: initial conditions (raw samples)": "gen_batch_initial_conditions",
              "optimize_acqf: L-BFGS-B": "gen_candidates_scipy",
              "NPModel.posterior": "posterior", "Ax: fit (transforms, model)": "_fit",
              "Ax: cross-validation (best point)": "cross_validate"}
     cumulative = {label: 0.0 for label in steps}
-    for (filename, _, function), (_, _, tottime, cumtime, _) in stats.stats.items():
-        where = f"{filename} {function}"
-        label = next((name for key, name in PACKAGES if key in where), "other (Python, numpy, ...)")
-        by_package[label] = by_package.get(label, 0.0) + tottime / n
+    for (filename, _, function), (_, _, _, cumtime, _) in stats.stats.items():
         for step, name in steps.items():
             if function == name and (name != "posterior" or "npbandit/models/" in filename) and (
                     name not in ("_fit", "cross_validate") or "/ax/adapter/" in filename):
                 cumulative[step] = max(cumulative[step], cumtime / n)
-    out = io.StringIO()
-    pstats.Stats(profiler, stream=out).sort_stats("tottime").print_stats(top)
-    rows = [line.replace(str(Path(sys.prefix)), "<venv>").replace(str(ROOT), "<repo>")
-            for line in out.getvalue().splitlines() if line.strip()]
-    start = next(i for i, line in enumerate(rows) if line.lstrip().startswith("ncalls"))
-    return rows[start:start + top + 1], dict(sorted(by_package.items(), key=lambda kv: -kv[1])), cumulative
+    return top_functions(profiler, top), own_seconds_by_package(stats, PACKAGES, n), cumulative
 
 
 def render(results: list[dict], budget: int, seeds: int, versions: str, command: str, profile: list[str],

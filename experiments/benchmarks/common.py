@@ -1,14 +1,17 @@
 """Helpers shared by the scripts in experiments/benchmarks/: timing, peak memory, results pages, paired
 comparisons' cells, the main of a resumable JSON-lines study, BoTorch's test functions by name, Branin on its
-own bounds."""
+own bounds, a cProfile's own time by package and its top functions."""
 
 from __future__ import annotations
 
 import argparse
+import cProfile
 import functools
 import gc
+import io
 import json
 import platform
+import pstats
 import re
 import sys
 import time
@@ -342,3 +345,27 @@ def _branin():
     from npbandit.envs.blackbox import make_test_function, problem_objective
 
     return problem_objective(make_test_function("branin"), "branin")
+
+
+def own_seconds_by_package(stats: pstats.Stats, packages: tuple[tuple[str, str], ...],
+                           per: int) -> dict[str, float]:
+    """A profile's own seconds (``tottime``) per ``per`` (a trial) summed by package, largest first: each
+    function counts for the label of the first ``(fragment, label)`` of ``packages`` whose fragment is in its
+    file name or function name (a C function has only the latter), else ``"other (Python, numpy, ...)"``."""
+    by_package: dict[str, float] = {}
+    for (filename, _, function), (_, _, tottime, _, _) in stats.stats.items():
+        where = f"{filename} {function}"
+        label = next((name for key, name in packages if key in where), "other (Python, numpy, ...)")
+        by_package[label] = by_package.get(label, 0.0) + tottime / per
+    return dict(sorted(by_package.items(), key=lambda kv: -kv[1]))
+
+
+def top_functions(profiler: cProfile.Profile, top: int) -> list[str]:
+    """pstats' table of the ``top`` functions by own time, its header line first, the paths of the virtual
+    environment and of the repository shortened to ``<venv>`` and ``<repo>``."""
+    out = io.StringIO()
+    pstats.Stats(profiler, stream=out).sort_stats("tottime").print_stats(top)
+    rows = [line.replace(str(Path(sys.prefix)), "<venv>").replace(str(ROOT), "<repo>")
+            for line in out.getvalue().splitlines() if line.strip()]
+    start = next(i for i, line in enumerate(rows) if line.lstrip().startswith("ncalls"))
+    return rows[start:start + top + 1]

@@ -25,7 +25,6 @@ from __future__ import annotations
 import argparse
 import contextlib
 import cProfile
-import io
 import pstats
 import statistics
 import sys
@@ -34,7 +33,15 @@ import time
 from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
-from common import BRANIN_BOUNDS, ROOT, branin, machine_line, publish  # noqa: E402
+from common import (  # noqa: E402
+    BRANIN_BOUNDS,
+    ROOT,
+    branin,
+    machine_line,
+    own_seconds_by_package,
+    publish,
+    top_functions,
+)
 
 THREADS = 1
 COMMAND = "python experiments/benchmarks/optuna_cost.py"
@@ -126,20 +133,11 @@ def profile_optuna_sqlite(seed: int, budget: int, folder: Path,
     run_route("optuna+sqlite", seed, budget, folder / "profile")
     profiler.disable()
     stats = pstats.Stats(profiler)
-    by_package: dict[str, float] = {}
     commits = {"per_trial": 0.0, "s_each": 0.0}
-    for (filename, _, function), (_, ncalls, tottime, _, _) in stats.stats.items():
+    for (_, _, function), (_, ncalls, tottime, _, _) in stats.stats.items():
         if "commit" in function and "sqlite3.Connection" in function:
             commits = {"per_trial": ncalls / budget, "s_each": tottime / max(ncalls, 1)}
-        where = f"{filename} {function}"
-        label = next((name for key, name in PACKAGES if key in where), "other (Python, numpy, ...)")
-        by_package[label] = by_package.get(label, 0.0) + tottime / budget
-    out = io.StringIO()
-    pstats.Stats(profiler, stream=out).sort_stats("tottime").print_stats(top)
-    rows = [line.replace(str(Path(sys.prefix)), "<venv>").replace(str(Path(__file__).resolve().parents[2]), "<repo>")
-            for line in out.getvalue().splitlines() if line.strip()]
-    start = next(i for i, line in enumerate(rows) if line.lstrip().startswith("ncalls"))
-    return rows[start:start + top + 1], dict(sorted(by_package.items(), key=lambda kv: -kv[1])), commits
+    return top_functions(profiler, top), own_seconds_by_package(stats, PACKAGES, budget), commits
 
 
 def render(results: list[dict], budget: int, seeds: int, optuna_version: str, command: str,

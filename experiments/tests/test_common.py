@@ -1,5 +1,6 @@
 """experiments/benchmarks/common.py: the run record a script resumes from, a paired comparison's
-cell, and a sweep's response to SIGTERM (the driver stops starting jobs; no pool worker outlives it)."""
+cell, a profile's summaries, and a sweep's response to SIGTERM (the driver stops starting jobs;
+no pool worker outlives it)."""
 
 import contextlib
 import os
@@ -35,6 +36,24 @@ def test_a_paired_cell_is_the_median_difference_and_the_seeds_that_ended_lower_o
     assert paired_cell(mine, theirs) == "-1.00 (1/2)"  # -2.0 - (-1.0); of seeds 0 and 1, lower on 1
     assert paired_cell(theirs, mine) == "+1.00 (1/2)"
     assert paired_cell(mine, None) == paired_cell(None, theirs) == paired_cell({}, theirs) == "-"
+
+
+def test_a_profile_is_summed_by_package_and_its_top_functions_begin_at_the_header():
+    import cProfile
+    import pstats
+
+    common = load_benchmark("common")
+    profiler = cProfile.Profile()
+    profiler.enable()
+    sorted(range(10_000), key=lambda v: -v)
+    profiler.disable()
+    stats = pstats.Stats(profiler)
+    by = common.own_seconds_by_package(stats, (("sorted", "sorting"),), per=2)
+    assert "sorting" in by and set(by) <= {"sorting", "other (Python, numpy, ...)"}
+    assert sum(by.values()) == pytest.approx(sum(row[2] for row in stats.stats.values()) / 2)  # every function once
+    assert list(by.values()) == sorted(by.values(), reverse=True)
+    rows = common.top_functions(profiler, 2)
+    assert rows[0].split()[:2] == ["ncalls", "tottime"] and 2 <= len(rows) <= 3
 
 
 def test_a_jsonl_study_runs_only_the_missing_cells_and_summarises_its_file(tmp_path, capsys, keep_threads):
