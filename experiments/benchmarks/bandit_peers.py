@@ -31,7 +31,7 @@ import numpy as np
 import torch
 
 from npbandit.policies.base import Policy
-from npbandit.policies.problem import check_arm_space, check_context, check_context_space
+from npbandit.policies.problem import check_bandit_spaces, check_context
 
 
 class NeuralLinearPolicy(Policy):
@@ -58,8 +58,7 @@ class NeuralLinearPolicy(Policy):
         self.lambda_prior, self.a0, self.b0, self.initial_pulls = lambda_prior, a0, b0, initial_pulls
 
     def check_spaces(self, observation_space: Any, action_space: Any) -> None:
-        check_arm_space(action_space, self.n_arms, f"policy {self.name!r}")
-        check_context_space(observation_space, self.context_dim, f"policy {self.name!r}")
+        check_bandit_spaces(observation_space, action_space, self.n_arms, self.context_dim, f"policy {self.name!r}")
 
     def reset(self, seed: int | None = None) -> None:
         super().reset(seed)
@@ -201,8 +200,7 @@ class VowpalWabbitPolicy(Policy):
         self.n_arms, self.context_dim, self.epsilon = n_arms, context_dim, epsilon
 
     def check_spaces(self, observation_space: Any, action_space: Any) -> None:
-        check_arm_space(action_space, self.n_arms, f"policy {self.name!r}")
-        check_context_space(observation_space, self.context_dim, f"policy {self.name!r}")
+        check_bandit_spaces(observation_space, action_space, self.n_arms, self.context_dim, f"policy {self.name!r}")
 
     def reset(self, seed: int | None = None) -> None:
         import vowpalwabbit

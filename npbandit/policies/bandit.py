@@ -25,12 +25,10 @@ from npbandit.policies.base import Policy
 from npbandit.policies.problem import (
     ARM_PRIORS,
     check_arm_checkpoint,
-    check_arm_space,
+    check_bandit_spaces,
     check_bounds,
-    check_bounds_cover,
     check_context,
     check_context_in_bounds,
-    check_context_space,
 )
 from npbandit.priors.wheel import RewardFill
 from npbandit.surrogates.base import NeuralProcess
@@ -154,8 +152,7 @@ class UniformPolicy(Policy):
         self.context_dim = None if context_dim is None else check_int("context_dim", context_dim, minimum=1)
 
     def check_spaces(self, observation_space: Any, action_space: Any) -> None:
-        check_arm_space(action_space, self.n_arms, f"policy {self.name!r}")
-        check_context_space(observation_space, self.context_dim, f"policy {self.name!r}")
+        check_bandit_spaces(observation_space, action_space, self.n_arms, self.context_dim, f"policy {self.name!r}")
 
     def reset(self, seed: int | None = None) -> None:
         super().reset(seed)
@@ -197,8 +194,7 @@ class LinUCBPolicy(Policy):
         self.b = np.zeros((self.n_arms, k))
 
     def check_spaces(self, observation_space: Any, action_space: Any) -> None:
-        check_arm_space(action_space, self.n_arms, f"policy {self.name!r}")
-        check_context_space(observation_space, self.context_dim, f"policy {self.name!r}")
+        check_bandit_spaces(observation_space, action_space, self.n_arms, self.context_dim, f"policy {self.name!r}")
 
     def _features(self, obs: np.ndarray) -> np.ndarray:
         return np.append(check_context(obs, self.context_dim), 1.0)
@@ -327,8 +323,7 @@ class NPBanditPolicy(Policy):
 
     def check_spaces(self, observation_space: Any, action_space: Any) -> None:
         who = f"policy {self.name!r} (a checkpoint of {self.surrogate.x_dim}-D contexts and {self.n_arms} arms)"
-        check_arm_space(action_space, self.n_arms, who)
-        check_context_space(observation_space, self.surrogate.x_dim, who)
+        check_bandit_spaces(observation_space, action_space, self.n_arms, self.surrogate.x_dim, who)
 
     def _context(self, obs: Any) -> torch.Tensor:
         """``obs`` checked (:func:`check_context`, and within the surrogate's dtype) as the
@@ -422,10 +417,8 @@ class GPUCBPolicy(Policy):
         self._warned: set[tuple[type, str]] = set()  # the warnings shown (category, message)
 
     def check_spaces(self, observation_space: Any, action_space: Any) -> None:
-        check_arm_space(action_space, self.n_arms, f"policy {self.name!r}")
-        check_context_space(observation_space, self.context_dim, f"policy {self.name!r}")
-        if self.bounds is not None:
-            check_bounds_cover(self.bounds, observation_space, f"policy {self.name!r}")
+        check_bandit_spaces(observation_space, action_space, self.n_arms, self.context_dim, f"policy {self.name!r}",
+                            self.bounds)
 
     def _context(self, obs: Any) -> np.ndarray:
         """``obs`` checked (its width, finite, inside ``bounds``) and as the GPs read it."""

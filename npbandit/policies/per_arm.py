@@ -72,12 +72,10 @@ from npbandit.policies.context_projection import (
 from npbandit.policies.problem import (
     arm_model_width,
     check_arm_checkpoint,
-    check_arm_space,
+    check_bandit_spaces,
     check_bounds,
-    check_bounds_cover,
     check_context,
     check_context_in_bounds,
-    check_context_space,
 )
 from npbandit.rows import RowBuffer
 from npbandit.surrogates.base import NeuralProcess
@@ -169,9 +167,8 @@ class PerArmNPPolicy(Policy):
             return NPModel.from_pretrained(self.surrogate, torch.from_numpy(X), torch.from_numpy(Y), **self._options)
 
     def check_spaces(self, observation_space: Any, action_space: Any) -> None:
-        check_arm_space(action_space, self.n_arms, f"policy {self.name!r}")
-        check_context_space(observation_space, self.context_dim, f"policy {self.name!r}")
-        check_bounds_cover(self.bounds, observation_space, f"policy {self.name!r}")
+        check_bandit_spaces(observation_space, action_space, self.n_arms, self.context_dim, f"policy {self.name!r}",
+                            self.bounds)
 
     def reset(self, seed: int | None = None) -> None:
         super().reset(seed)

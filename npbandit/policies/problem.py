@@ -9,9 +9,10 @@ shape ``(d,)`` and a ``Discrete`` action space of arms ``0 .. n - 1``.
 wheel bandit's problem (2-D contexts in ``[-1, 1]^2``, 5 arms), the default. A built
 policy checks an environment's spaces against what it was built for
 (:meth:`~npbandit.policies.base.Policy.check_spaces`, which ``run_episode`` calls before a
-run starts) with :func:`check_arm_space` and :func:`check_context_space` (and, holding
-bounds, :func:`check_bounds_cover`: they must contain the ``Box``'s finite sides), and each
-context it is handed with :func:`check_context` (and :func:`check_context_in_bounds`).
+run starts) with :func:`check_bandit_spaces`: :func:`check_arm_space` and
+:func:`check_context_space` (and, holding bounds, :func:`check_bounds_cover`: they must
+contain the ``Box``'s finite sides); and each context it is handed with
+:func:`check_context` (and :func:`check_context_in_bounds`).
 
 Every check raises a one-line error naming the argument (``env.observation_space``,
 ``env.action_space``, ``bounds``, ``obs``, ``context_dim``) and what was expected.
@@ -30,7 +31,7 @@ from npbandit.validation import check_int
 
 __all__ = ["BanditProblem", "WHEEL", "ARM_PRIORS", "CONTEXT_TOLERANCE", "bandit_problem", "problem_of_spaces",
            "check_bounds", "check_context", "check_context_in_bounds", "check_bounds_cover", "check_arm_space",
-           "check_context_space", "check_arm_checkpoint", "arm_model_width"]
+           "check_context_space", "check_bandit_spaces", "check_arm_checkpoint", "arm_model_width"]
 
 #: priors whose checkpoints serve as one reward regression per arm (:mod:`npbandit.policies.per_arm`)
 ARM_PRIORS = ("bo",)
@@ -204,6 +205,19 @@ def check_context_space(observation_space: Any, context_dim: int | None, who: st
     if context_dim is not None and d != context_dim:
         raise ValueError(f"env.observation_space is {observation_space} ({d}-D contexts) but {who} was built for "
                          f"{context_dim}-D contexts; build it for this env: make_bandit_policy(name, env=env)")
+
+
+def check_bandit_spaces(observation_space: Any, action_space: Any, n_arms: int, context_dim: int | None, who: str,
+                        bounds: np.ndarray | None = None) -> None:
+    """A bandit policy's :meth:`~npbandit.policies.base.Policy.check_spaces`: refuse an
+    ``action_space`` of other arms than the ``n_arms`` policy ``who`` was built for
+    (:func:`check_arm_space`), then an ``observation_space`` of other contexts than its
+    ``context_dim`` (``None``: any width; :func:`check_context_space`), then, with ``bounds``
+    (its context box), a ``Box`` they do not contain (:func:`check_bounds_cover`)."""
+    check_arm_space(action_space, n_arms, who)
+    check_context_space(observation_space, context_dim, who)
+    if bounds is not None:
+        check_bounds_cover(bounds, observation_space, who)
 
 
 def check_arm_checkpoint(card: dict[str, Any], context_dim: int, purpose: str) -> None:

@@ -25,7 +25,7 @@ from npbandit.policies import (
     UniformPolicy,
     make_bandit_policy,
 )
-from npbandit.policies.problem import check_bounds, check_bounds_cover
+from npbandit.policies.problem import check_bandit_spaces, check_bounds, check_bounds_cover
 from npbandit.storage import RunLogger
 
 UNIT_CUBE = "not contained to the unit cube"
@@ -220,6 +220,19 @@ def test_bounds_cover_compares_only_the_boxs_finite_sides():
     check_bounds_cover(bounds, box([-1.0, -np.inf], [1.0 + 1e-9, 0.5]))  # a rounding error out: inside
     with pytest.raises(ValueError, match=r"dimension 1 spans \[-inf, 2\], the bounds \[-1, 1\]"):
         check_bounds_cover(bounds, box([-1.0, -np.inf], [1.0, 2.0]))
+
+
+def test_a_bandit_policys_spaces_are_checked_arms_then_contexts_then_bounds():
+    arms, box = gym.spaces.Discrete(3), gym.spaces.Box(-2.0, 2.0, shape=(2,), dtype=np.float64)
+    bounds = check_bounds("bounds", [[-1.0, -1.0], [1.0, 1.0]])
+    check_bandit_spaces(box, arms, 3, 2, "policy 'p'")
+    check_bandit_spaces(box, arms, 3, None, "policy 'p'")  # any width
+    with pytest.raises(ValueError, match=r"^env.action_space is Discrete\(3\) \(3 arms\) but policy 'p' was built"):
+        check_bandit_spaces(box, arms, 4, 3, "policy 'p'", bounds)  # arms first
+    with pytest.raises(ValueError, match=r"^env.observation_space is .* \(2-D contexts\) but policy 'p' was built"):
+        check_bandit_spaces(box, arms, 3, 3, "policy 'p'", bounds)  # then the width
+    with pytest.raises(ValueError, match=r"^bounds of policy 'p' \(lower .*\) do not contain env.observation_space"):
+        check_bandit_spaces(box, arms, 3, 2, "policy 'p'", bounds)  # then the bounds, when given
 
 
 # -- item 10: messages ------------------------------------------------------------------------------------------
