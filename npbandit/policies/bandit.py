@@ -372,9 +372,9 @@ class NPBanditPolicy(Policy):
         return torch.from_numpy(context.astype(self._np_dtype)).to(self._ref.device).view(1, 1, -1)
 
     def act(self, obs: np.ndarray) -> int:
+        x = self._context(obs)  # checked on the first round too, which reads no model
         if self.state.num_points == 0:
             return int(self.rng.integers(self.n_arms))
-        x = self._context(obs)
         if self.rule == "thompson" and self.surrogate.joint_predictive:
             # data units; the encoding is one increasing map for every arm: same argmax
             with torch.inference_mode(), torch_threads(self.threads):

@@ -172,6 +172,22 @@ def test_uniform_and_gp_ucb_refuse_bad_arms_rewards_and_contexts(make):
             _one_line(err)
 
 
+@pytest.mark.parametrize("rule", ["ucb", "thompson"])
+def test_a_wheel_checkpoint_policy_checks_its_first_rounds_context_too(rule):
+    """Before its first observation NPBanditPolicy.act drew an arm without reading the
+    context, so a NaN, another width or a str passed on the first round went unnoticed."""
+    policy = NPBanditPolicy(load_surrogate("cmanp-wheel"), rule=rule)
+    policy.reset(0)
+    for obs, match in ((np.array([np.nan, 0.0]), "obs must be finite"),
+                       (np.zeros(3), r"obs must be a context of shape \(2,\)"),
+                       ("ab", r"obs must be a context of shape \(2,\), got str"),
+                       (np.array([5.0, 0.0]), r"obs \[5.0, 0.0\] lies outside \[-1, 1\]")):
+        with pytest.raises(ValueError, match=match) as err:
+            policy.act(obs)
+        _one_line(err)
+    assert policy.act(np.zeros(2)) in range(5)
+
+
 def test_without_a_width_a_run_keeps_its_first_contexts():
     policy = UniformPolicy(n_arms=2)
     policy.reset(0)
