@@ -69,7 +69,10 @@ def bandit_summary(db: str = DEFAULT_URL) -> list[dict[str, Any]]:
 
     A run has a regret only when every one of its steps recorded one (its environment's
     ``info["regret"]``, which an environment of one's own may not know): the lists hold the
-    runs that have one, ``runs`` counts all the row's runs and ``no_regret`` those without."""
+    runs that have one, ``runs`` counts all the row's runs and ``no_regret`` those without.
+    ``repeated_seeds``: ``{seed: runs}`` for each seed the row ran more than once (a sweep
+    run again after an interruption repeats its completed runs, and a run of one seed is the
+    same run again: counted twice, it narrows the spread)."""
     settings: dict[tuple, list[tuple[RunRow, float | None, float | None]]] = defaultdict(list)
     for run in list_runs(db, kind="bandit"):
         if run.status != "completed":
@@ -98,7 +101,10 @@ def bandit_summary(db: str = DEFAULT_URL) -> list[dict[str, Any]]:
             row = {"setting": setting, "delta": setting.delta, "steps": horizon, "policy": entries[0][0].policy,
                    "label": label, "runs": len(entries), "cumulative_regret": values,
                    "simple_regret": [s for _, _, s in entries if s is not None],
-                   "simple_regret_rounds": tail_rounds(horizon), "no_regret": len(entries) - len(values)}
+                   "simple_regret_rounds": tail_rounds(horizon), "no_regret": len(entries) - len(values),
+                   "repeated_seeds": {seed: n for seed, n in sorted(Counter(r.seed for r, _, _ in entries).items(),
+                                                                      key=lambda kv: (kv[0] is None, kv[0] or 0))
+                                      if n > 1}}
             if norm:
                 row["normalised"] = [100 * v / norm for v in values]
             rows.append(row)
@@ -342,6 +348,9 @@ def report_text(db: str = DEFAULT_URL, limit: int = 20) -> str:
             lines.append(f"{setting}  {r['steps']:>6}  {r['label']:<{width}}  {r['runs']:>4}  "
                          f"{_mean_std(r.get('normalised', [])):>16}  {_mean_std(r['cumulative_regret']):>18}  "
                          f"{_mean_std(r['simple_regret']):>12}")
+            if r["repeated_seeds"]:
+                lines.append("  (seeds run more than once, each run counted: " + ", ".join(
+                    f"seed {seed} x{n}" for seed, n in r["repeated_seeds"].items()) + ")")
             if r["no_regret"]:
                 lines.append(f"  ({r['no_regret']} of its {r['runs']} run{'s' * (r['runs'] != 1)} recorded no "
                              "regret: their environment's step gave no info[\"regret\"]; the regret columns are of "

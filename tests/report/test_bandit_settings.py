@@ -244,3 +244,18 @@ def test_a_figure_of_runs_without_regret_says_why_there_is_nothing_to_draw(tmp_p
     run_episode(_NoRegret(3, 4), UniformPolicy(4), seed=0, steps=4, logger=RunLogger(db))
     with pytest.raises(ValueError, match=r"to plot \(its completed bandit runs recorded no regret"):
         plot_regret(db, tmp_path / "regret.png")
+
+
+def test_a_seed_run_twice_is_said_under_its_row(tmp_path):
+    """A sweep run again (after an interruption, say) repeats its completed runs: the row
+    counted the same run twice without a word, narrowing its spread."""
+    db = str(tmp_path / "runs.db")
+    for seed in (0, 10, 2, 10, 2, 10):
+        run_episode(_Shaped(3, 4), UniformPolicy(4), seed=seed, steps=3, logger=RunLogger(db))
+    run_episode(_Shaped(3, 4), _FirstArm(4), seed=0, steps=3, logger=RunLogger(db))
+    rows = bandit_summary(db)
+    assert [(r["label"], r["runs"], r["repeated_seeds"]) for r in rows] == [("first-arm", 1, {}),
+                                                                          ("uniform", 6, {2: 2, 10: 3})]
+    text = report_text(db)
+    assert text.count("seeds run more than once") == 1
+    assert "(seeds run more than once, each run counted: seed 2 x2, seed 10 x3)" in text
