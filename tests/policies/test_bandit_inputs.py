@@ -256,3 +256,26 @@ def test_a_per_arm_np_policy_with_bounds_narrower_than_the_box_is_refused_before
         run_episode(_Shifted(), policy, seed=0, steps=3, logger=RunLogger(str(tmp_path / "runs.db")))
     _one_line(err)
     assert list(tmp_path.iterdir()) == []  # no failed 0-step run
+
+
+def test_a_wide_context_s_error_names_the_dimension_and_stays_short():
+    """On digits (64 features) a NaN or out-of-bounds context's error listed every value, and
+    the bounds' 2 x 64 (about 4,000 characters); now the first values and the dimension."""
+    policy = GPUCBPolicy(n_arms=3, bounds=[[-1.0] * 64, [1.0] * 64])
+    policy.reset(0)
+    x = np.zeros(64)
+    x[[40, 50]] = [np.nan, np.inf]
+    with pytest.raises(ValueError, match=r"obs must be finite, got \[0.0, 0.0, 0.0, 0.0, 0.0, 0.0, ...\] "
+                                         r"\(64 values\): dimension 40 is nan and 1 more$") as err:
+        policy.act(x)
+    x[[40, 50, 63]] = [1.5, 2.0, 0.5]
+    with pytest.raises(ValueError, match=r"obs \[0.0, .*\] \(64 values\) lies outside the policy's context bounds: "
+                                         r"dimension 40 is 1.5, its bounds \[-1, 1\] \(and 1 more dimensions\); "
+                                         "build it with bounds that contain every context$") as err:
+        policy.act(x)
+    assert len(_one_line(err)) < 250
+    policy = GPUCBPolicy(n_arms=3, bounds=[[-1.0] * 3, [1.0] * 3])
+    policy.reset(0)
+    with pytest.raises(ValueError, match=r"obs \[0.0, 1.5, 0.0\] lies outside .*: dimension 1 is 1.5, its bounds "
+                                         r"\[-1, 1\]; build"):  # a narrow context is shown whole
+        policy.act(np.array([0.0, 1.5, 0.0]))
