@@ -9,6 +9,8 @@ import sys
 import textwrap
 import time
 
+import gymnasium
+import numpy as np
 import pytest
 from helpers import four_writers
 from sqlalchemy import select
@@ -411,3 +413,53 @@ def test_an_observation_the_policy_cannot_take_is_saved_and_ends_the_run_failed(
     (run,) = list_runs(db)
     assert run.status == "failed" and run.n_steps == 4 and "step t=3" in run.error
     assert any(f"step t=3, which run {run.id} holds" in note for note in info.value.__notes__)
+
+
+class _Returns(gymnasium.Env):
+    """A bandit of one's own whose step ``t=2`` returns ``reward`` and ``info`` as given."""
+
+    observation_space = gymnasium.spaces.Box(-1.0, 1.0, (2,), np.float32)
+    action_space = gymnasium.spaces.Discrete(3)
+
+    def __init__(self, reward, info):
+        self.bad = reward, info
+
+    def reset(self, *, seed=None, options=None):
+        super().reset(seed=seed)
+        self.t = 0
+        return np.zeros(2, np.float32), {}
+
+    def step(self, action):
+        self.t += 1
+        reward, info = self.bad if self.t == 3 else (1.0, {"regret": 0.5})
+        return np.zeros(2, np.float32), reward, False, False, info
+
+
+@pytest.mark.parametrize(("reward", "info", "error", "message"), [
+    (None, {}, ValueError, r"reward must be a finite real number \(env.step at step t=2\), got None"),
+    (float("nan"), {}, ValueError, r"reward must be a finite real number \(env.step at step t=2\), got nan"),
+    ("1", {}, ValueError, r"reward must be a finite real number .*, got '1'"),
+    (1.0, None, TypeError, r"info must be a dict \(env.step at step t=2\), got NoneType"),
+    (1.0, {"regret": float("nan")}, ValueError,
+     r'info\["regret"\] must be a finite real number or absent \(env.step at step t=2\), got nan'),
+    (1.0, {"regret": "x"}, ValueError, r'info\["regret"\] must be a finite real number or absent .*, got \'x\''),
+    (1.0, {"expected_regret": float("inf")}, ValueError, r'info\["expected_regret"\] must be a finite real number'),
+])
+def test_what_an_environment_step_returns_is_checked_by_name_before_it_is_written(tmp_path, reward, info, error,
+                                                                                 message):
+    """A None reward raised float()'s TypeError naming nothing, a NaN regret made the run's
+    cumulative regret NaN (stored as NULL: the report then failed on the database), a str
+    regret raised a bare '+=' TypeError."""
+    db = str(tmp_path / "runs.db")
+    with pytest.raises(error, match=message):
+        run_episode(_Returns(reward, info), UniformPolicy(3), seed=0, steps=5, logger=RunLogger(db))
+    (run,) = list_runs(db)
+    assert run.status == "failed" and run.n_steps == 2 and "step t=2" in run.error
+    assert [s["cumulative_regret"] for s in run_steps(db, run.id)] == [0.5, 1.0]
+
+
+def test_a_zero_d_array_reward_and_numpy_regrets_are_numbers(tmp_path):
+    result = run_episode(_Returns(np.array(2.0), {"regret": np.float32(0.25), "expected_regret": np.int64(0)}),
+                         UniformPolicy(3), seed=0, steps=4)
+    assert [s["reward"] for s in result.steps] == [1.0, 1.0, 2.0, 1.0]
+    assert result.cumulative_regret == 1.75

@@ -81,7 +81,17 @@ def _check_data(X: Any, y: Any) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
     y = np.asarray(y)
     if y.ndim != 1 or len(y) != len(X):
         raise ValueError(f"y must be 1-D with one label per row of X ({len(X)}), got shape {y.shape}")
-    classes, arms = np.unique(y, return_inverse=True)
+    # a missing label (NaN, None) would become a class of its own, an arm that pays its rows
+    missing = [i for i, label in enumerate(y.tolist())
+               if label is None or (isinstance(label, float) and label != label)]
+    if missing:
+        raise ValueError(f"y must hold a label for every row; {len(missing)} are NaN or None (rows {missing[:5]}"
+                         f"{', ...' if len(missing) > 5 else ''})")
+    try:
+        classes, arms = np.unique(y, return_inverse=True)
+    except TypeError as err:  # labels of kinds that do not compare (1 and "a")
+        raise ValueError(f"y's labels must be values that sort together (arm a is the a-th class in sorted order): "
+                         f"{err}") from None
     if len(classes) < 2:
         raise ValueError(f"y must hold at least 2 classes (one arm each), got {classes.tolist()}")
     return X, arms.astype(np.int64), classes
@@ -92,7 +102,8 @@ class ClassificationBanditEnv(gym.Env):
 
     Args:
         X: the features, ``[n, d]`` real numbers (``None`` with ``dataset``).
-        y: the labels, ``[n]``, any sortable values; at least two classes.
+        y: the labels, ``[n]``, any values that sort together, none missing (NaN, None);
+            at least two classes.
         dataset: the name of a bundled data set (:data:`DATASETS`) instead of ``X`` and ``y``.
         horizon: rounds per episode, a positive int.
         render_mode: ``None`` only (nothing is drawn).

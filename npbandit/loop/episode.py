@@ -11,8 +11,12 @@ text (``error``) and how it failed (``error_kind``: the error's
 :attr:`~npbandit.exceptions.ObjectiveError.kind`), and either
 stops the run with that error (``on_error="raise"``, the default) or is skipped
 (``on_error="skip"``): the policy never sees it, so nothing non-finite enters a
-surrogate's context. A value the policy cannot learn from (``observe`` raises) is saved,
-and the run ends ``failed`` with a note naming the step.
+surrogate's context. What any environment's ``step`` returns is checked before it is
+written: a reward that is no finite real number, an ``info`` that is no dict, or an
+``info["regret"]`` / ``info["expected_regret"]`` that is given but no finite real number
+ends the run ``failed`` with an error naming it and the step (the regrets are summed, so
+a NaN would turn every later cumulative regret into NaN). A value the policy cannot learn
+from (``observe`` raises) is saved, and the run ends ``failed`` with a note naming the step.
 
 Stopping a run: SIGINT (Ctrl-C) and SIGTERM stop it between or during steps (an
 evaluation in progress is abandoned); every step already taken is committed, the run
@@ -41,7 +45,16 @@ from npbandit.envs.blackbox import BlackBoxEnv, ObjectiveError
 from npbandit.envs.evaluation import Outcome
 from npbandit.loop.asynchronous import _check_async, _run_async
 from npbandit.loop.env_params import _env_id, _env_params, _horizon
-from npbandit.loop.records import EpisodeResult, _Clock, _constraints, _observe, _observe_failure, _params, _record
+from npbandit.loop.records import (
+    EpisodeResult,
+    _Clock,
+    _constraints,
+    _observe,
+    _observe_failure,
+    _params,
+    _record,
+    _step_outcome,
+)
 from npbandit.policies.base import Policy, Recommendation
 from npbandit.stopping import RunInterrupted, StopSignals, stop_on_signals
 from npbandit.storage import RunLogger
@@ -236,10 +249,10 @@ def _run_sequential(env: gym.Env, policy: Policy, obs: Any, horizon: int | None,
                 else:
                     signals.hold_step()
                     failed = False
-                    regret = info.get("regret")
+                    reward, info, regret = _step_outcome(reward, info, t)
                     if regret is not None:
                         result.cumulative_regret += regret
-                    row = dict(t=t, action=action, reward=float(reward), regret=regret,
+                    row = dict(t=t, action=action, reward=reward, regret=regret,
                                cumulative_regret=result.cumulative_regret if regret is not None else None,
                                expected_regret=info.get("expected_regret"), value=info.get("value"),
                                best_value=info.get("best_value"), failed=False, act_s=t1 - t0,

@@ -1,17 +1,22 @@
 """What the run loop keeps and writes: a run's result (:class:`EpisodeResult`), each step's
-record and its write, and the policy taking in a step (``observe`` / ``observe_failure``),
-timed for the next step's ``observe_s``. Shared by the sequential loop
+record (what an environment's ``step`` returned, checked first) and its write, and the
+policy taking in a step (``observe`` / ``observe_failure``), timed for the next step's
+``observe_s``. Shared by the sequential loop
 (:mod:`npbandit.loop.episode`) and the asynchronous one (:mod:`npbandit.loop.asynchronous`)."""
 
 from __future__ import annotations
 
+import math
 import time
 from dataclasses import dataclass, field
 from typing import Any
 
+import numpy as np
+
 from npbandit.envs.blackbox import BlackBoxEnv
 from npbandit.policies.base import Policy, Recommendation
 from npbandit.stopping import StopSignals
+from npbandit.validation import is_real
 
 __all__ = ["EpisodeResult"]
 
@@ -69,6 +74,26 @@ def _record(result: EpisodeResult, logger: Any, signals: StopSignals, row: dict[
             result.steps.append(row)
         if logger is not None:
             logger.log_step(**row)
+
+
+def _step_outcome(reward: Any, info: Any, t: int) -> tuple[float, dict[str, Any], float | None]:
+    """``(reward, info, regret)`` of what an environment's ``step`` returned at step ``t``,
+    checked before the step is written: the reward a finite real number (a 0-d array too),
+    ``info`` a dict whose ``regret`` and ``expected_regret``, when given, are finite real
+    numbers. The run sums the regrets, so one NaN would make every later cumulative regret
+    NaN (stored as NULL); errors name the value, ``env.step`` and the step."""
+    where = f"(env.step at step t={t})"
+    if not isinstance(info, dict):
+        raise TypeError(f"info must be a dict {where}, got {type(info).__name__}")
+    value = reward.item() if isinstance(reward, np.ndarray) and reward.ndim == 0 else reward
+    if not is_real(value) or not math.isfinite(value):
+        raise ValueError(f"reward must be a finite real number {where}, got {reward!r}")
+    for key in ("regret", "expected_regret"):
+        given = info.get(key)
+        if given is not None and (not is_real(given) or not math.isfinite(given)):
+            raise ValueError(f'info["{key}"] must be a finite real number or absent {where}, got {given!r}')
+    regret = info.get("regret")
+    return float(value), info, None if regret is None else float(regret)
 
 
 def _observe(policy: Policy, obs: Any, action: Any, reward: float, info: dict[str, Any], t: int,

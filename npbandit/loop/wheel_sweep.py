@@ -34,7 +34,7 @@ def run_wheel_bandits(policies: Sequence[str], deltas: Sequence[float], seeds: S
     Args:
         policies: names for :func:`npbandit.policies.make_bandit_policy` (``uniform``,
             ``linucb``, ``gp-ucb``, ``<checkpoint>[-ucb|-thompson|-marginal-thompson]``).
-        deltas: wheel radii in ``(0, 1)``; seeds: one run per seed (the same reward
+        deltas: wheel radii in ``[0, 1]``; seeds: one run per seed (the same reward
             table for every policy); steps: rounds per run.
         beta: UCB exploration weight; db: SQLAlchemy URL / SQLite path (with an
             executor, one that every worker reaches: a relative SQLite path is made absolute,

@@ -96,7 +96,10 @@ def make_bandit_policy(name: str, beta: float = 1.0, *, env: Any = None, n_arms:
         return PerArmNPPolicy(load_surrogate(checkpoint), problem.bounds, problem.n_arms, rule=rule, beta=beta,
                               projection=projection)
     _no_projection(name, projection)
-    return NPBanditPolicy(load_surrogate(checkpoint), rule=rule, beta=beta)
+    policy = NPBanditPolicy(load_surrogate(checkpoint), rule=rule, beta=beta)
+    if env is not None:  # a Box the checkpoint was not trained on fails here, before a run
+        policy.check_spaces(env.observation_space, env.action_space)
+    return policy
 
 
 def _no_projection(name: str, projection: Any) -> None:

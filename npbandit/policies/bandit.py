@@ -24,6 +24,7 @@ from npbandit.exceptions import CheckpointError
 from npbandit.policies.base import Policy
 from npbandit.policies.problem import (
     ARM_PRIORS,
+    CONTEXT_TOLERANCE,
     check_arm_checkpoint,
     check_bandit_spaces,
     check_bounds,
@@ -290,6 +291,14 @@ class NPBanditPolicy(Policy):
         self.n_arms = surrogate.y_dim
         self.name = f"{surrogate.name if card is None else card['name']}-{rule}"
         self.checkpoint = None if card is None else {"name": card["name"], "sha256": card["sha256"]}
+        # the interval every input was drawn from in training (a card's ``input_domain``): the
+        # network reads contexts as they come, so one outside it is a context it never saw
+        self.input_domain = None
+        if card is not None:
+            from npbandit.surrogates.pretrained import checkpoint_use
+
+            domain = checkpoint_use(card).get("input_domain")
+            self.input_domain = None if domain is None else (float(domain[0]), float(domain[1]))
         self._ref = next(surrogate.parameters())
         self._largest = torch.finfo(self._ref.dtype).max  # what a context or reward must not exceed
         # the surrogate's dtype in numpy, where it has one: a context is cast there, then shared
@@ -322,13 +331,35 @@ class NPBanditPolicy(Policy):
         return {"dtype": self._ref.dtype, "device": self._ref.device}
 
     def check_spaces(self, observation_space: Any, action_space: Any) -> None:
+        """Also refuses a ``Box`` whose finite sides leave the checkpoint's ``input_domain``
+        (up to :data:`~npbandit.policies.problem.CONTEXT_TOLERANCE` of its width): the network
+        would read contexts it was never trained on."""
         who = f"policy {self.name!r} (a checkpoint of {self.surrogate.x_dim}-D contexts and {self.n_arms} arms)"
         check_bandit_spaces(observation_space, action_space, self.n_arms, self.surrogate.x_dim, who)
+        if self.input_domain is None:
+            return
+        lo, hi = self.input_domain
+        slack = CONTEXT_TOLERANCE * (hi - lo)
+        low, high = (np.asarray(side, dtype=np.float64).reshape(-1)
+                     for side in (observation_space.low, observation_space.high))
+        out = (np.isfinite(low) & (low < lo - slack)) | (np.isfinite(high) & (high > hi + slack))
+        if out.any():
+            i = int(np.flatnonzero(out)[0])
+            raise ValueError(f"env.observation_space {observation_space} leaves the inputs {who} was trained on, "
+                             f"[{lo:g}, {hi:g}] in every dimension: its dimension {i} spans [{low[i]:g}, {high[i]:g}]; "
+                             f"the network reads contexts as they come, so map them into [{lo:g}, {hi:g}], or use one "
+                             "regression per arm on a 'bo' checkpoint (cmanp-bo), which maps any finite box")
 
     def _context(self, obs: Any) -> torch.Tensor:
-        """``obs`` checked (:func:`check_context`, and within the surrogate's dtype) as the
-        target ``[1, 1, dx]`` the surrogate reads."""
+        """``obs`` checked (:func:`check_context`, within the checkpoint's ``input_domain``
+        and the surrogate's dtype) as the target ``[1, 1, dx]`` the surrogate reads."""
         context = check_context(obs, self.surrogate.x_dim)
+        if self.input_domain is not None:
+            lo, hi = self.input_domain
+            slack = CONTEXT_TOLERANCE * (hi - lo)
+            if ((context < lo - slack) | (context > hi + slack)).any():
+                raise ValueError(f"obs {context.tolist()} lies outside [{lo:g}, {hi:g}], the inputs policy "
+                                 f"{self.name!r}'s checkpoint was trained on; map the contexts into it")
         if np.abs(context).max() > self._largest:
             raise ValueError(f"obs {context.tolist()} does not fit the surrogate's {self._ref.dtype}")
         if self._np_dtype is None:
@@ -336,9 +367,9 @@ class NPBanditPolicy(Policy):
         return torch.from_numpy(context.astype(self._np_dtype)).to(self._ref.device).view(1, 1, -1)
 
     def act(self, obs: np.ndarray) -> int:
+        x = self._context(obs)  # checked on the first round too, which reads no model
         if self.state.num_points == 0:
             return int(self.rng.integers(self.n_arms))
-        x = self._context(obs)
         if self.rule == "thompson" and self.surrogate.joint_predictive:
             # data units; the encoding is one increasing map for every arm: same argmax
             with torch.inference_mode(), torch_threads(self.threads):

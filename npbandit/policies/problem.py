@@ -94,9 +94,25 @@ def check_context(obs: Any, context_dim: int | None) -> np.ndarray:
         raise ValueError(f"obs must be a context of shape {shape}, got {type(obs).__name__}") from None
     if x.ndim != 1 or not x.size or (context_dim is not None and x.shape != (context_dim,)):
         raise ValueError(f"obs must be a context of shape {shape}, got shape {x.shape}")
-    if not np.isfinite(x).all():
-        raise ValueError(f"obs must be finite, got {x.tolist()}")
+    bad = ~np.isfinite(x)
+    if bad.any():
+        more = f" and {int(bad.sum()) - 1} more" if bad.sum() > 1 else ""
+        raise ValueError(f"obs must be finite, got {_context_text(x)}: dimension {int(np.flatnonzero(bad)[0])} is "
+                         f"{x[bad][0]}{more}")
     return x
+
+
+# the values of a context an error message shows before it abbreviates (a wide context's
+# whole list, and its bounds', would make a message of thousands of characters)
+_SHOWN_VALUES = 8
+
+
+def _context_text(x: np.ndarray) -> str:
+    """``x`` as an error message shows it: the whole list for at most ``_SHOWN_VALUES``
+    values, else its first ones and its width."""
+    if len(x) <= _SHOWN_VALUES:
+        return str(x.tolist())
+    return "[" + ", ".join(str(v) for v in x[:_SHOWN_VALUES - 2].tolist()) + f", ...] ({len(x)} values)"
 
 
 def check_context_in_bounds(x: np.ndarray, bounds: np.ndarray) -> np.ndarray:
@@ -105,9 +121,13 @@ def check_context_in_bounds(x: np.ndarray, bounds: np.ndarray) -> np.ndarray:
     policy that maps contexts from its bounds never clips one)."""
     low, high = bounds
     slack = CONTEXT_TOLERANCE * (high - low)
-    if ((x < low - slack) | (x > high + slack)).any():
-        raise ValueError(f"obs {x.tolist()} lies outside the policy's context bounds (lower {low.tolist()}, "
-                         f"upper {high.tolist()}); build it with bounds that contain every context")
+    out = (x < low - slack) | (x > high + slack)
+    if out.any():
+        i = int(np.flatnonzero(out)[0])
+        more = f" (and {int(out.sum()) - 1} more dimensions)" if out.sum() > 1 else ""
+        raise ValueError(f"obs {_context_text(x)} lies outside the policy's context bounds: dimension {i} is {x[i]:g}, "
+                         f"its bounds [{low[i]:g}, {high[i]:g}]{more}; build it with bounds that contain every "
+                         "context")
     return x
 
 

@@ -167,7 +167,8 @@ def _bandit_panels(db: str, runs: list[RunRow]) -> list[Panel]:
     for run in runs:
         if run.kind == "bandit" and run.status == "completed":
             steps = run_steps(db, run.id)
-            if steps:
+            # a run whose environment gave no regret has no curve (the table says so)
+            if steps and all(s["cumulative_regret"] is not None for s in steps):
                 finished[bandit_setting(run)].append(
                     (run, np.array([s["cumulative_regret"] for s in steps], dtype=float)))
     by_setting: dict[BanditSetting, dict[tuple[RowKey, int], list[np.ndarray]]] = defaultdict(

@@ -29,7 +29,7 @@ import numpy as np
 
 from npbandit.report.curves import QUANTITIES, Panel, figure_title, panels
 from npbandit.report.labels import RowKey, check_label_overrides
-from npbandit.storage import DEFAULT_URL
+from npbandit.storage import DEFAULT_URL, list_runs
 
 __all__ = ["regret_figures", "regret_figure", "plot_regret", "figure_paths", "check_figure_path", "FIGURE_FORMATS",
            "LINESTYLES", "COLOURS", "MIN_FONT_SIZE"]
@@ -200,12 +200,15 @@ def regret_figures(db: str = DEFAULT_URL, labels: Mapping[str, str] | None = Non
             :func:`~npbandit.report.labels.policy_label` reads off the id).
 
     Raises:
-        ValueError: ``db`` holds no completed run, or ``labels`` names a policy no
-            plotted run used.
+        ValueError: ``db`` holds no completed run with a curve to draw (a bandit run whose
+            environment gave no regret has none), or ``labels`` names a policy no plotted
+            run used.
     """
     found = panels(db)
     if not found:
-        raise ValueError(f"no completed runs in {db} to plot")
+        raise ValueError(f"no completed runs in {db} to plot" + (
+            " (its completed bandit runs recorded no regret: their environment's step gave no info[\"regret\"])"
+            if any(r.status == "completed" for r in list_runs(db, kind="bandit")) else ""))
     labels = check_label_overrides(labels, {line.key.policy for panel in found for line in panel.lines})
     return {quantity: _draw(quantity, group, labels)
             for quantity in QUANTITIES if (group := [p for p in found if p.quantity == quantity])}

@@ -65,31 +65,46 @@ def bandit_summary(db: str = DEFAULT_URL) -> list[dict[str, Any]]:
     same setting and run length (×100) when Uniform ran (with one setting), and simple
     regret (mean per-round regret over the last ``simple_regret_rounds`` rounds,
     :data:`SIMPLE_REGRET_SHARE` of the run). ``delta`` is the wheel's (``None`` for other
-    environments)."""
-    settings: dict[tuple, list[tuple[RunRow, float, float]]] = defaultdict(list)
+    environments).
+
+    A run has a regret only when every one of its steps recorded one (its environment's
+    ``info["regret"]``, which an environment of one's own may not know): the lists hold the
+    runs that have one, ``runs`` counts all the row's runs and ``no_regret`` those without.
+    ``repeated_seeds``: ``{seed: runs}`` for each seed the row ran more than once (a sweep
+    run again after an interruption repeats its completed runs, and a run of one seed is the
+    same run again: counted twice, it narrows the spread)."""
+    settings: dict[tuple, list[tuple[RunRow, float | None, float | None]]] = defaultdict(list)
     for run in list_runs(db, kind="bandit"):
         if run.status != "completed":
             continue
         steps = run_steps(db, run.id)
         if not steps:
             continue
-        simple = statistics.fmean(s["regret"] for s in steps[-tail_rounds(len(steps)):])
-        settings[(bandit_setting(run), len(steps))].append((run, steps[-1]["cumulative_regret"], simple))
+        final = simple = None
+        if all(s["regret"] is not None for s in steps):
+            final = steps[-1]["cumulative_regret"]
+            simple = statistics.fmean(s["regret"] for s in steps[-tail_rounds(len(steps)):])
+        settings[(bandit_setting(run), len(steps))].append((run, final, simple))
     rows = []
     for (setting, horizon), cell in sorted(settings.items(), key=lambda kv: (*kv[0][0].sort_key(), kv[0][1])):
         labels = {i: k.text() for i, k in row_keys([run for run, _, _ in cell]).items()}
-        by_label: dict[str, list[tuple[RunRow, float, float]]] = defaultdict(list)
+        by_label: dict[str, list[tuple[RunRow, float | None, float | None]]] = defaultdict(list)
         for entry in cell:
             by_label[labels[entry[0].id]].append(entry)
-        uniform = [v for label, entries in by_label.items() for r, v, _ in entries if r.policy == "uniform"]
+        uniform = [v for label, entries in by_label.items() for r, v, _ in entries
+                   if r.policy == "uniform" and v is not None]
         uniform_rows = {label for label, entries in by_label.items() if entries[0][0].policy == "uniform"}
         # Uniform runs with two settings (numbers of arms) are no single yardstick: no normalisation then
-        norm = statistics.fmean(uniform) if len(uniform_rows) == 1 else None
+        norm = statistics.fmean(uniform) if len(uniform_rows) == 1 and uniform else None
         for label, entries in sorted(by_label.items()):
-            values = [v for _, v, _ in entries]
+            values = [v for _, v, _ in entries if v is not None]
             row = {"setting": setting, "delta": setting.delta, "steps": horizon, "policy": entries[0][0].policy,
-                   "label": label, "runs": len(values), "cumulative_regret": values,
-                   "simple_regret": [s for _, _, s in entries], "simple_regret_rounds": tail_rounds(horizon)}
+                   "label": label, "runs": len(entries), "cumulative_regret": values,
+                   "simple_regret": [s for _, _, s in entries if s is not None],
+                   "simple_regret_rounds": tail_rounds(horizon), "no_regret": len(entries) - len(values),
+                   "repeated_seeds": {seed: n for seed, n in sorted(Counter(r.seed for r, _, _ in entries).items(),
+                                                                      key=lambda kv: (kv[0] is None, kv[0] or 0))
+                                      if n > 1}}
             if norm:
                 row["normalised"] = [100 * v / norm for v in values]
             rows.append(row)
@@ -333,6 +348,13 @@ def report_text(db: str = DEFAULT_URL, limit: int = 20) -> str:
             lines.append(f"{setting}  {r['steps']:>6}  {r['label']:<{width}}  {r['runs']:>4}  "
                          f"{_mean_std(r.get('normalised', [])):>16}  {_mean_std(r['cumulative_regret']):>18}  "
                          f"{_mean_std(r['simple_regret']):>12}")
+            if r["repeated_seeds"]:
+                lines.append("  (seeds run more than once, each run counted: " + ", ".join(
+                    f"seed {seed} x{n}" for seed, n in r["repeated_seeds"].items()) + ")")
+            if r["no_regret"]:
+                lines.append(f"  ({r['no_regret']} of its {r['runs']} run{'s' * (r['runs'] != 1)} recorded no "
+                             "regret: their environment's step gave no info[\"regret\"]; the regret columns are of "
+                             "the others, - for none)")
     bo = bo_summary(db)
     if bo:
         lines += ["", "Black-box optimisation (completed runs, one block per problem -- objective, dimension, "

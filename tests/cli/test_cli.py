@@ -715,3 +715,32 @@ def test_a_failed_optimize_names_its_run_and_says_how_to_go_on(tmp_path, monkeyp
     assert main([*args[:-4], "--budget", "6", "--db", db, "--initial-from", str(run.id)]) == 0
     later = list_runs(db)[-1]
     assert later.policy_params["initial"] == 4 and later.n_steps == 6
+
+
+def test_an_interrupted_bandit_sweep_says_it_does_not_resume_and_how_to_run_the_rest(tmp_path):
+    """The line said only what the interrupted run saved; a rerun of the same command then
+    repeated the completed runs without a word."""
+    db = str(tmp_path / "runs.db")
+    proc = subprocess.Popen([sys.executable, "-m", "npbandit.cli", "bandit", "--policies", "uniform", "--seeds", "0",
+                             "1", "--steps", "1000000", "--db", db], cwd=tmp_path, stdout=subprocess.PIPE,
+                            stderr=subprocess.PIPE, text=True, start_new_session=True)
+
+    def stepped():  # the first run has a step (the file may exist before its tables do)
+        try:
+            return any(r.n_steps for r in list_runs(db))
+        except Exception:  # noqa: BLE001
+            return False
+
+    deadline = time.time() + 120
+    while time.time() < deadline and not stepped():
+        time.sleep(0.1)
+    os.killpg(proc.pid, signal.SIGINT)
+    _, err = proc.communicate(timeout=60)
+    assert proc.returncode == 128 + signal.SIGINT
+    (run,) = list_runs(db)
+    assert run.status == "interrupted"
+    assert one_line(err).endswith(
+        f"run {run.id} saved all {run.n_steps} and is recorded as interrupted; a sweep does not resume: its completed "
+        "runs are in the database (npbandit report lists them), the same command would run them again (the report "
+        "then counts their seeds twice), so to run the rest narrow --policies / --deltas / --seeds to the runs not "
+        "completed")

@@ -86,6 +86,10 @@ def test_a_named_data_set_without_scikit_learn_names_the_extra(monkeypatch):
     ((np.where(X == 2.0, np.nan, X), Y), {}, "X must be finite; 3 value"),
     ((X, Y[:3]), {}, "y must be 1-D with one label per row"),
     ((X, np.zeros(4)), {}, "at least 2 classes"),
+    # a missing label became a class (NaN) or raised numpy's sort error, naming nothing (None, mixed kinds)
+    ((X, [0.0, 1.0, np.nan, 1.0]), {}, r"y must hold a label for every row; 1 are NaN or None \(rows \[2\]\)"),
+    ((X, np.array(["a", None, "b", None], dtype=object)), {}, r"2 are NaN or None \(rows \[1, 3\]\)"),
+    ((X, np.array([1, "a", 1, "a"], dtype=object)), {}, "y's labels must be values that sort together"),
     ((X, Y), {"horizon": 0}, "horizon"),
 ])
 def test_bad_data_and_arguments_are_refused_by_name(args, kwargs, match):

@@ -317,3 +317,26 @@ def test_bandit_problem_checks_its_fields():
         BanditProblem(3, 0)
     with pytest.raises(ValueError, match="bounds must be finite"):
         BanditProblem(3, 1, [[0.0], [np.inf]])
+
+
+def test_a_wheel_checkpoint_refuses_contexts_outside_the_inputs_it_was_trained_on():
+    """A wheel checkpoint on a wheel-shaped bandit (2-D, 5 arms) whose Box is [-10, 10]^2 ran,
+    its network reading contexts up to ten times outside the inputs it was trained on,
+    [-1, 1]^2; now the Box is refused before a run, and a context outside at act / observe."""
+    wide = LinearBandit(context_dim=2, n_arms=5, low=-10.0, high=10.0)
+    with pytest.raises(ValueError, match=r"leaves the inputs policy 'cmanp-wheel-ucb' .* was trained on, \[-1, 1\] "
+                                         r"in every dimension: its dimension 0 spans \[-10, 10\]") as err:
+        make_bandit_policy("cmanp-wheel", env=wide)
+    _one_line(err)
+    with pytest.raises(ValueError, match="leaves the inputs"):
+        run_episode(wide, make_bandit_policy("cmanp-wheel"), seed=0)
+    # an unbounded Box is not compared (its contexts are, one by one); these are drawn in [-1, 1]^2
+    unbounded = LinearBandit(context_dim=2, n_arms=5, low=-np.inf, high=np.inf)
+    assert run_episode(unbounded, make_bandit_policy("cmanp-wheel", env=unbounded), seed=0, steps=3).n_steps == 3
+    policy = make_bandit_policy("cmanp-wheel")
+    policy.reset(0)
+    policy.observe(np.array([0.5, -1.0]), 0, 1.0, {})
+    for call in (lambda x: policy.observe(x, 0, 1.0, {}), policy.act):
+        with pytest.raises(ValueError, match=r"obs \[0.0, 1.5\] lies outside \[-1, 1\], the inputs policy "
+                                             "'cmanp-wheel-ucb''s checkpoint was trained on"):
+            call(np.array([0.0, 1.5]))

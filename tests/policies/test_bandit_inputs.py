@@ -172,6 +172,22 @@ def test_uniform_and_gp_ucb_refuse_bad_arms_rewards_and_contexts(make):
             _one_line(err)
 
 
+@pytest.mark.parametrize("rule", ["ucb", "thompson"])
+def test_a_wheel_checkpoint_policy_checks_its_first_rounds_context_too(rule):
+    """Before its first observation NPBanditPolicy.act drew an arm without reading the
+    context, so a NaN, another width or a str passed on the first round went unnoticed."""
+    policy = NPBanditPolicy(load_surrogate("cmanp-wheel"), rule=rule)
+    policy.reset(0)
+    for obs, match in ((np.array([np.nan, 0.0]), "obs must be finite"),
+                       (np.zeros(3), r"obs must be a context of shape \(2,\)"),
+                       ("ab", r"obs must be a context of shape \(2,\), got str"),
+                       (np.array([5.0, 0.0]), r"obs \[5.0, 0.0\] lies outside \[-1, 1\]")):
+        with pytest.raises(ValueError, match=match) as err:
+            policy.act(obs)
+        _one_line(err)
+    assert policy.act(np.zeros(2)) in range(5)
+
+
 def test_without_a_width_a_run_keeps_its_first_contexts():
     policy = UniformPolicy(n_arms=2)
     policy.reset(0)
@@ -253,3 +269,26 @@ def test_a_per_arm_np_policy_with_bounds_narrower_than_the_box_is_refused_before
         run_episode(_Shifted(), policy, seed=0, steps=3, logger=RunLogger(str(tmp_path / "runs.db")))
     _one_line(err)
     assert list(tmp_path.iterdir()) == []  # no failed 0-step run
+
+
+def test_a_wide_context_s_error_names_the_dimension_and_stays_short():
+    """On digits (64 features) a NaN or out-of-bounds context's error listed every value, and
+    the bounds' 2 x 64 (about 4,000 characters); now the first values and the dimension."""
+    policy = GPUCBPolicy(n_arms=3, bounds=[[-1.0] * 64, [1.0] * 64])
+    policy.reset(0)
+    x = np.zeros(64)
+    x[[40, 50]] = [np.nan, np.inf]
+    with pytest.raises(ValueError, match=r"obs must be finite, got \[0.0, 0.0, 0.0, 0.0, 0.0, 0.0, ...\] "
+                                         r"\(64 values\): dimension 40 is nan and 1 more$") as err:
+        policy.act(x)
+    x[[40, 50, 63]] = [1.5, 2.0, 0.5]
+    with pytest.raises(ValueError, match=r"obs \[0.0, .*\] \(64 values\) lies outside the policy's context bounds: "
+                                         r"dimension 40 is 1.5, its bounds \[-1, 1\] \(and 1 more dimensions\); "
+                                         "build it with bounds that contain every context$") as err:
+        policy.act(x)
+    assert len(_one_line(err)) < 250
+    policy = GPUCBPolicy(n_arms=3, bounds=[[-1.0] * 3, [1.0] * 3])
+    policy.reset(0)
+    with pytest.raises(ValueError, match=r"obs \[0.0, 1.5, 0.0\] lies outside .*: dimension 1 is 1.5, its bounds "
+                                         r"\[-1, 1\]; build"):  # a narrow context is shown whole
+        policy.act(np.array([0.0, 1.5, 0.0]))

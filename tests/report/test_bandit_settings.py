@@ -207,3 +207,55 @@ def test_each_bandit_environment_names_the_parameters_of_its_task():
     for env in (WheelBanditEnv(delta=0.3, horizon=2), LinearBanditEnv(horizon=2),
                 ClassificationBanditEnv(np.eye(3), [0, 1, 1], horizon=2)):
         assert set(env.task_params()) <= set(env.TASK_PARAMS)
+
+
+class _NoRegret(_Shaped):
+    """A bandit of one's own that does not know its regret: its ``info`` has none."""
+
+    def step(self, action):
+        obs, reward, terminated, truncated, _ = super().step(action)
+        return obs, reward, terminated, truncated, {}
+
+
+def test_runs_whose_environment_gave_no_regret_are_reported_without_one(tmp_path):
+    """info["regret"] is optional for an environment of one's own (the bandits guide): the
+    report read every step's regret and failed on the whole database ("must be real
+    number, not NoneType") once one such run was in it."""
+    db = str(tmp_path / "runs.db")
+    for policy in (UniformPolicy(4), _FirstArm(4)):
+        run_episode(_NoRegret(3, 4), policy, seed=0, steps=4, logger=RunLogger(db))
+    run_episode(_Shaped(3, 4), _FirstArm(4), seed=1, steps=4, logger=RunLogger(db),
+                run_info={"env_id": "_NoRegret"})  # one run of the row that knows it: 0 regret
+    rows = bandit_summary(db)
+    assert [(r["label"], r["runs"], r["no_regret"], r["cumulative_regret"], r["simple_regret"]) for r in rows] == [
+        ("first-arm", 2, 1, [0.0], [0.0]), ("uniform", 1, 1, [], [])]
+    assert "normalised" not in rows[0]  # Uniform has no regret to normalise by
+    text = report_text(db)
+    assert "(1 of its 2 runs recorded no regret" in text and "(1 of its 1 run recorded no regret" in text
+    [panel] = panels(db)  # the curve of the run that has one
+    assert [(line.key.text(), len(line.curves)) for line in panel.lines] == [("first-arm", 1)]
+
+
+def test_a_figure_of_runs_without_regret_says_why_there_is_nothing_to_draw(tmp_path):
+    pytest.importorskip("matplotlib")
+    from npbandit.report import plot_regret
+
+    db = str(tmp_path / "runs.db")
+    run_episode(_NoRegret(3, 4), UniformPolicy(4), seed=0, steps=4, logger=RunLogger(db))
+    with pytest.raises(ValueError, match=r"to plot \(its completed bandit runs recorded no regret"):
+        plot_regret(db, tmp_path / "regret.png")
+
+
+def test_a_seed_run_twice_is_said_under_its_row(tmp_path):
+    """A sweep run again (after an interruption, say) repeats its completed runs: the row
+    counted the same run twice without a word, narrowing its spread."""
+    db = str(tmp_path / "runs.db")
+    for seed in (0, 10, 2, 10, 2, 10):
+        run_episode(_Shaped(3, 4), UniformPolicy(4), seed=seed, steps=3, logger=RunLogger(db))
+    run_episode(_Shaped(3, 4), _FirstArm(4), seed=0, steps=3, logger=RunLogger(db))
+    rows = bandit_summary(db)
+    assert [(r["label"], r["runs"], r["repeated_seeds"]) for r in rows] == [("first-arm", 1, {}),
+                                                                          ("uniform", 6, {2: 2, 10: 3})]
+    text = report_text(db)
+    assert text.count("seeds run more than once") == 1
+    assert "(seeds run more than once, each run counted: seed 2 x2, seed 10 x3)" in text
