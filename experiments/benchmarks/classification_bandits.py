@@ -17,7 +17,8 @@ features standardised by the data set's mean / std), and the wheel bandit at
   and ``np-ucb-whole-data-pca``, the lab's earlier view: the first ``NP_WIDTH`` principal
   components fitted on the whole data set (:class:`PrincipalComponents`, information a
   bandit does not have).
-- ``linucb`` (the library's, alpha = 1), ``uniform``;
+- ``linucb`` (the library's, alpha = 1), ``lin-ts`` (the library's linear Thompson sampling,
+  Riquelme et al.'s LinFullPost defaults; not a default column), ``uniform``;
 - ``neural-linear``: NeuralLinear Thompson sampling (bandit_peers.py, a lab baseline);
 - ``vw-cb-explore-adf``: Vowpal Wabbit's ``--cb_explore_adf`` (bandit_peers.py), when
   the ``vowpalwabbit`` package is installed (otherwise the column is left out).
@@ -88,7 +89,7 @@ POLICIES = ["uniform", "linucb", "neural-linear", "vw-cb-explore-adf", "np-ucb"]
 PROJECTION_COLUMNS = {"np-ucb-principal-components": "principal-components",
                       "np-ucb-reward-directions": "reward-directions"}
 NP_COLUMNS = ("np-ucb", "np-thompson", *PROJECTION_COLUMNS, "np-ucb-whole-data-pca")
-ALL_COLUMNS = [*POLICIES, "np-thompson", *PROJECTION_COLUMNS, "np-ucb-whole-data-pca"]
+ALL_COLUMNS = [*POLICIES, "lin-ts", "np-thompson", *PROJECTION_COLUMNS, "np-ucb-whole-data-pca"]
 NP_WIDTH = 6  # the shipped bo checkpoints' width
 CURVE_EVERY = 10
 
@@ -159,7 +160,7 @@ def make_policy(column: str, task: str, env: gym.Env):
             return make_bandit_policy(f"cmanp-bo-{rule}", env=env), env, f"pca{NP_WIDTH}"
         return (make_bandit_policy(f"cmanp-bo-{rule}", env=env, projection=PROJECTION_COLUMNS.get(column)), env,
                 "all")
-    if column in ("uniform", "linucb"):
+    if column in ("uniform", "linucb", "lin-ts"):
         return make_bandit_policy(column, env=env), env, "all"
     from bandit_peers import NeuralLinearPolicy, VowpalWabbitPolicy
 

@@ -18,7 +18,7 @@ USES_DB = True
 def add_arguments(bandit: argparse.ArgumentParser) -> None:
     """``npbandit bandit``'s options; ``--beta``'s default is :func:`~npbandit.loop.run_wheel_bandits`'."""
     bandit.add_argument("--policies", nargs="+", default=["cmanp-wheel", "uniform", "linucb"],
-                        help="uniform | linucb | gp-ucb | <model>-wheel[-ucb|-thompson|-marginal-thompson] | "
+                        help="uniform | linucb | lin-ts | gp-ucb | <model>-wheel[-ucb|-thompson|-marginal-thompson] | "
                              "<model>-bo[-ucb|-thompson] (one NP regression per arm) | a checkpoint path")
     bandit.add_argument("--deltas", type=finite_float, nargs="+", default=[0.5],
                         help="the wheel's delta in [0, 1]: a context with norm >= delta pays 50 on its "

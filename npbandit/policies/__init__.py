@@ -21,14 +21,15 @@ from npbandit.policies.context_projection import (
     as_projection,
 )
 from npbandit.policies.design import SobolPolicy
+from npbandit.policies.linear_ts import LinearTSPolicy
 from npbandit.policies.per_arm import PerArmNPPolicy
 from npbandit.policies.problem import ARM_PRIORS, WHEEL, BanditProblem, bandit_problem
 from npbandit.policies.trust_region import TrustRegionSettings
 from npbandit.validation import check_real
 
-__all__ = ["Policy", "UniformPolicy", "LinUCBPolicy", "NPBanditPolicy", "PerArmNPPolicy", "GPUCBPolicy", "BOPolicy",
-           "SobolPolicy", "ACQUISITIONS", "TrustRegionSettings", "BanditProblem", "WHEEL", "make_bandit_policy",
-           "ContextProjection", "PrincipalComponents", "RewardDirections", "Identity"]
+__all__ = ["Policy", "UniformPolicy", "LinUCBPolicy", "LinearTSPolicy", "NPBanditPolicy", "PerArmNPPolicy",
+           "GPUCBPolicy", "BOPolicy", "SobolPolicy", "ACQUISITIONS", "TrustRegionSettings", "BanditProblem", "WHEEL",
+           "make_bandit_policy", "ContextProjection", "PrincipalComponents", "RewardDirections", "Identity"]
 
 
 def make_bandit_policy(name: str, beta: float = 1.0, *, env: Any = None, n_arms: int | None = None,
@@ -40,9 +41,10 @@ def make_bandit_policy(name: str, beta: float = 1.0, *, env: Any = None, n_arms:
 
     Names:
 
-    - ``uniform``, ``linucb`` (β is its exploration weight α), ``gp-ucb``: any bandit
-      (``gp-ucb`` reads contexts mapped onto the unit cube from the finite bounds, when
-      there are any: :class:`GPUCBPolicy`);
+    - ``uniform``, ``linucb`` (β is its exploration weight α), ``lin-ts`` (linear Thompson
+      sampling with unknown noise, :class:`LinearTSPolicy`; it draws from its posterior
+      and reads no β), ``gp-ucb``: any bandit (``gp-ucb`` reads contexts mapped onto the
+      unit cube from the finite bounds, when there are any: :class:`GPUCBPolicy`);
     - ``<bo checkpoint>[-ucb|-thompson]`` (``cmanp-bo``, ``cmanp-bo-thompson``, a path):
       :class:`PerArmNPPolicy`, one NP regression per arm, every arm's rewards on the scale
       of all rewards; any bandit whose contexts lie in a finite box: the ``Box``'s bounds,
@@ -80,6 +82,8 @@ def make_bandit_policy(name: str, beta: float = 1.0, *, env: Any = None, n_arms:
             return UniformPolicy(n_arms=problem.n_arms, context_dim=problem.context_dim)
         if name == "linucb":  # beta is its exploration weight alpha (both default to 1)
             return LinUCBPolicy(n_arms=problem.n_arms, context_dim=problem.context_dim, alpha=beta)
+        if name == "lin-ts":  # a posterior draw explores: no weight to take
+            return LinearTSPolicy(n_arms=problem.n_arms, context_dim=problem.context_dim)
         return GPUCBPolicy(n_arms=problem.n_arms, beta=beta, context_dim=problem.context_dim, bounds=problem.bounds)
     # unknown names, missing files and checkpoints of another kind or shape, by name
     check_bandit_policy_name(name, context_dim=problem.context_dim, n_arms=problem.n_arms)

@@ -42,7 +42,7 @@ __all__ = ["UniformPolicy", "LinUCBPolicy", "NPBanditPolicy", "GPUCBPolicy", "BA
            "parse_bandit_policy_name", "check_bandit_policy_name"]
 
 #: bandit policies that need no checkpoint
-BASELINES = ("uniform", "linucb", "gp-ucb")
+BASELINES = ("uniform", "linucb", "lin-ts", "gp-ucb")
 #: decision rules of :class:`NPBanditPolicy`
 RULES = ("ucb", "thompson", "marginal-thompson")
 #: priors whose checkpoints are bandit surrogates (context -> one reward per arm)

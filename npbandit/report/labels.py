@@ -42,7 +42,7 @@ ACQUISITION_NAMES = {"logei": "LogEI", "ucb": "UCB", "thompson": "Thompson sampl
 WARP_NAMES = {"yeo-johnson": "Yeo-Johnson warp"}
 #: policies that are named once and for all (no parts to read), by run kind
 BASELINE_NAMES = {"bo": {"sobol": "Sobol search"},
-                  "bandit": {"uniform": "Uniform", "linucb": "LinUCB", "gp-ucb": "GP-UCB"}}
+                  "bandit": {"uniform": "Uniform", "linucb": "LinUCB", "lin-ts": "Linear TS", "gp-ucb": "GP-UCB"}}
 #: the checkpoint prior a policy of each run kind naturally uses: left out of its readable name
 _NATURAL_PRIOR = {"bo": "bo", "bandit": "wheel"}
 #: the priors checkpoints are trained on (``<model>-<prior>``)
@@ -178,7 +178,7 @@ def policy_label(policy: str, kind: str = "bo") -> str:
     Black-box (``kind="bo"``): ``<surrogate>[-<warp>][-tr]-<acquisition>`` ->
     ``TNP-D (Yeo-Johnson warp, trust region, LogEI)``; ``sobol`` -> ``Sobol search``.
     Bandit (``kind="bandit"``): ``<checkpoint>-<rule>`` -> ``CMANP (UCB)``; ``uniform``,
-    ``linucb``, ``gp-ucb`` -> ``Uniform``, ``LinUCB``, ``GP-UCB``. An id of no known form
+    ``linucb``, ``lin-ts``, ``gp-ucb`` -> ``Uniform``, ``LinUCB``, ``Linear TS``, ``GP-UCB``. An id of no known form
     is returned unchanged.
 
     Raises:

@@ -256,8 +256,9 @@ def test_cli_bandit_help_lists_every_kind_of_policy_name(monkeypatch):
     """The per-arm policies (``cmanp-bo``) run with --policies; --help named only the wheel's."""
     monkeypatch.setenv("COLUMNS", "500")  # unwrapped: argparse may break a line at a hyphen
     help_text = " ".join(_commands()["bandit"].format_help().split())
-    for name in ("uniform", "linucb", "gp-ucb", "<model>-wheel[-ucb|-thompson|-marginal-thompson]",
-                 "<model>-bo[-ucb|-thompson]"):
+    from npbandit.policies.bandit import BASELINES
+
+    for name in (*BASELINES, "<model>-wheel[-ucb|-thompson|-marginal-thompson]", "<model>-bo[-ucb|-thompson]"):
         assert name in help_text, name
 
 

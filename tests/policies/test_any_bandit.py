@@ -18,6 +18,7 @@ from npbandit.policies import (
     WHEEL,
     BanditProblem,
     GPUCBPolicy,
+    LinearTSPolicy,
     LinUCBPolicy,
     PerArmNPPolicy,
     UniformPolicy,
@@ -38,7 +39,7 @@ def _one_line(err: pytest.ExceptionInfo) -> str:
     return text
 
 
-@pytest.mark.parametrize("name, steps", [("uniform", 30), ("linucb", 30), ("gp-ucb", 8), ("{bo}", 30),
+@pytest.mark.parametrize("name, steps", [("uniform", 30), ("linucb", 30), ("lin-ts", 30), ("gp-ucb", 8), ("{bo}", 30),
                                          ("{bo}-ucb", 30), ("{bo}-thompson", 30)])
 def test_every_policy_name_runs_on_a_3d_4_arm_bandit(bo_card, name, steps):
     env = LinearBandit(context_dim=3, n_arms=4, horizon=steps)
@@ -248,6 +249,7 @@ def test_a_policy_built_for_another_shape_is_refused_before_the_run(tmp_path):
                            "'linucb' was built for 5 arms"),
                           (make_bandit_policy("cmanp-wheel"), "env.action_space"),
                           (LinUCBPolicy(n_arms=4, context_dim=2), "env.observation_space .*3-D contexts"),
+                          (LinearTSPolicy(n_arms=4, context_dim=2), "env.observation_space .*3-D contexts"),
                           (GPUCBPolicy(n_arms=4, context_dim=2), "env.observation_space"),
                           (UniformPolicy(n_arms=5), "env.action_space")]:
         with pytest.raises(ValueError, match=match) as err:
@@ -259,7 +261,8 @@ def test_a_policy_built_for_another_shape_is_refused_before_the_run(tmp_path):
 
 def test_a_context_of_another_width_or_outside_the_bounds_is_refused_naming_obs(bo_card):
     per_arm = PerArmNPPolicy(load_surrogate(bo_card), [[-1.0] * 3, [1.0] * 3], 4)
-    for policy in (LinUCBPolicy(n_arms=4, context_dim=3), per_arm, GPUCBPolicy(n_arms=4, context_dim=3)):
+    for policy in (LinUCBPolicy(n_arms=4, context_dim=3), LinearTSPolicy(n_arms=4, context_dim=3), per_arm,
+                   GPUCBPolicy(n_arms=4, context_dim=3)):
         policy.reset(0)
         for obs, match in ((np.zeros(2), r"obs must be a context of shape \(3,\)"),
                            (np.array([0.0, np.nan, 0.0]), "obs must be finite")):

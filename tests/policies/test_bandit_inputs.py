@@ -18,6 +18,7 @@ from npbandit.loop import run_episode
 from npbandit.policies import (
     BOPolicy,
     GPUCBPolicy,
+    LinearTSPolicy,
     LinUCBPolicy,
     NPBanditPolicy,
     PerArmNPPolicy,
@@ -119,7 +120,8 @@ def test_gp_ucb_refuses_a_context_outside_its_bounds_and_bad_bounds():
 # -- item 6: act / observe before reset -------------------------------------------------------------------------
 
 def _every_policy(cards):
-    bandits = [UniformPolicy(), LinUCBPolicy(), GPUCBPolicy(), NPBanditPolicy(load_surrogate(cards["wheel"])),
+    bandits = [UniformPolicy(), LinUCBPolicy(), LinearTSPolicy(), GPUCBPolicy(),
+               NPBanditPolicy(load_surrogate(cards["wheel"])),
                PerArmNPPolicy(load_surrogate(cards["bo"]), [[-1.0] * 2, [1.0] * 2], 5)]
     return [(p, np.zeros(2), 0, 1.0) for p in bandits] + [
         (BOPolicy(2, model="gp"), np.zeros(3), np.full(2, 0.5), 1.0),
@@ -253,7 +255,7 @@ def test_a_bandit_policys_spaces_are_checked_arms_then_contexts_then_bounds():
 
 # -- item 10: messages ------------------------------------------------------------------------------------------
 
-@pytest.mark.parametrize("name", ["linucb", "gp-ucb", "uniform"])
+@pytest.mark.parametrize("name", ["linucb", "lin-ts", "gp-ucb", "uniform"])
 def test_make_bandit_policy_names_beta_as_the_caller_passed_it(name):
     for beta in (float("nan"), -1.0):
         with pytest.raises(ValueError, match="^beta must be"):

@@ -228,6 +228,7 @@ def test_one_dotted_line_per_distinct_initial_design_size(tmp_path):
     ("cmanp-bo-marginal-thompson", "bo", "CMANP (marginal Thompson sampling)"),
     ("gp-ucb", "bo", "GP (UCB)"), ("gp-tr-logei", "bo", "GP (trust region, LogEI)"), ("sobol", "bo", "Sobol search"),
     ("gp-ucb", "bandit", "GP-UCB"), ("uniform", "bandit", "Uniform"), ("linucb", "bandit", "LinUCB"),
+    ("lin-ts", "bandit", "Linear TS"),
     ("cmanp-wheel-ucb", "bandit", "CMANP (UCB)"), ("tnpd-wheel-thompson", "bandit", "TNP-D (Thompson sampling)"),
     ("cmanp-gp1d-ucb", "bandit", "CMANP (gp1d prior, UCB)"),
     ("/runs/ft/cmanp-bo-ft.json-logei", "bo", "cmanp-bo-ft (LogEI)"),  # a checkpoint path: its file's stem
