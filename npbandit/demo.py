@@ -64,7 +64,9 @@ def run_tour(db: str = DEFAULT_URL, budget: int = 20, steps: int = 300, seed: in
              progress: bool = False, say: Callable[[str], None] | None = print) -> TourReport:
     """Branin with ``optimize``'s default surrogate (``budget`` evaluations), then the wheel bandit at delta = 0.9
     (``steps`` rounds each of CMANP-UCB, Uniform and LinUCB), all logged to ``db``, then
-    the report of ``db`` (the ``TOUR_*`` constants). ``say`` gets every line (``None``: silent)."""
+    the report of ``db`` (the ``TOUR_*`` constants). ``say`` gets every line (``None``: silent).
+    A tour run again on the same ``db`` makes a new black-box run, and finds its bandit runs
+    completed there already (:func:`~npbandit.loop.run_wheel_bandits` skips them)."""
     from npbandit.api import optimize
     from npbandit.envs import make_test_function
     from npbandit.envs.blackbox import problem_objective

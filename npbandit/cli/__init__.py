@@ -140,12 +140,11 @@ def _how_to_go_on(args: argparse.Namespace, err: RunInterrupted | ObjectiveError
     among them, carried into the continuation as a failure and not proposed again); nothing
     for other commands or an unsaved run. A continuation of a run that continued another
     sees that one's evaluations too (:func:`~npbandit.storage.run_evaluations`). An
-    interrupted ``bandit`` sweep: that it does not resume, and how to run the rest."""
+    interrupted ``bandit`` sweep: that the same command runs the rest."""
     run_id = getattr(err, "run_id", None)
     if args.command == "bandit" and isinstance(err, RunInterrupted):
-        return ("; a sweep does not resume: its completed runs are in the database (npbandit report lists them), "
-                "the same command would run them again (the report then counts their seeds twice), so to run the "
-                "rest narrow --policies / --deltas / --seeds to the runs not completed")
+        return ("; to run the rest, run the same command: the runs the database holds completed are skipped, the "
+                "interrupted one runs again" + (" (without --rerun)" if getattr(args, "rerun", False) else ""))
     if args.command != "optimize" or run_id is None:
         return ""
     text = ""

@@ -1,5 +1,5 @@
 """``npbandit bandit``: a sweep of wheel-bandit runs (policies x deltas x seeds), here one
-after another or on a Dask cluster."""
+after another or on a Dask cluster, less the runs its database holds completed."""
 
 from __future__ import annotations
 
@@ -30,6 +30,10 @@ def add_arguments(bandit: argparse.ArgumentParser) -> None:
     bandit.add_argument("--commit-every", type=positive_int, metavar="N",
                         help="steps per database transaction; a batch writes faster, but a process killed "
                              "outright loses its uncommitted steps (default: every step)")
+    bandit.add_argument("--rerun", action="store_true",
+                        help="run again the combinations --db holds completed (the same policy, settings, delta, seed "
+                             "and --steps), which are otherwise skipped, so that a sweep run again after an "
+                             "interruption runs only the rest")
     bandit.add_argument("--dask-scheduler", metavar="ADDRESS",
                         help="run on the workers of this Dask scheduler (e.g. tcp://10.0.0.5:8786; the 'dask' "
                              "extra) instead of one after another here; --db must reach every worker (a PostgreSQL "
@@ -50,5 +54,5 @@ def run(args: argparse.Namespace) -> int:
 
             executor = stack.enter_context(dask_executor(args.dask_scheduler))
         run_wheel_bandits(args.policies, args.deltas, args.seeds, args.steps, beta=args.beta, db=args.db,
-                          progress=progress(), executor=executor, commit_every=args.commit_every)
+                          progress=progress(), executor=executor, commit_every=args.commit_every, rerun=args.rerun)
     return 0

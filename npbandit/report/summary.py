@@ -71,8 +71,8 @@ def bandit_summary(db: str = DEFAULT_URL) -> list[dict[str, Any]]:
     ``info["regret"]``, which an environment of one's own may not know): the lists hold the
     runs that have one, ``runs`` counts all the row's runs and ``no_regret`` those without.
     ``repeated_seeds``: ``{seed: runs}`` for each seed the row ran more than once (a sweep
-    run again after an interruption repeats its completed runs, and a run of one seed is the
-    same run again: counted twice, it narrows the spread)."""
+    run again with ``rerun=True`` / ``--rerun``, or runs logged by hand, repeat completed
+    runs, and a run of one seed is the same run again: counted twice, it narrows the spread)."""
     settings: dict[tuple, list[tuple[RunRow, float | None, float | None]]] = defaultdict(list)
     for run in list_runs(db, kind="bandit"):
         if run.status != "completed":

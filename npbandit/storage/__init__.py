@@ -62,7 +62,9 @@ The package, by concern (every name below is importable from ``npbandit.storage`
 - :mod:`~npbandit.storage.logger`: :class:`RunLogger`, :data:`COMMIT_EVERY`;
 - :mod:`~npbandit.storage.queries`: :func:`list_runs`, :func:`run_steps`, :class:`RunRow`,
   :func:`run_evaluations` (a black-box run's given points, a chain of continued runs
-  followed back, and its own steps), :class:`RunEvaluations`, :data:`INITIAL`, :data:`INITIAL_FROM`.
+  followed back, and its own steps), :class:`RunEvaluations`, :data:`INITIAL`, :data:`INITIAL_FROM`,
+  :func:`run_key` and :func:`completed_runs` (the completed runs by what they ran: what a
+  sweep need not run again).
 
 The settings are read from their own module when used: change
 ``npbandit.storage.heartbeat.HEARTBEAT_EVERY`` or ``...heartbeat.STALE_AFTER`` there
@@ -80,12 +82,14 @@ from npbandit.storage.queries import (
            INITIAL_FROM,
            RunEvaluations,
            RunRow,
+           completed_runs,
            list_runs,
            run_evaluations,
+           run_key,
            run_steps,
 )
 
 __all__ = ["DEFAULT_URL", "Run", "Step", "Meta", "open_db", "RunLogger", "list_runs", "run_steps", "effective_status",
            "display_url", "shared_url", "StorageError", "SchemaVersionError", "STATUSES", "STALE_AFTER",
            "HEARTBEAT_EVERY", "COMMIT_EVERY", "SCHEMA_VERSION", "RunRow", "Base", "run_evaluations",
-           "RunEvaluations", "INITIAL", "INITIAL_FROM"]
+           "RunEvaluations", "INITIAL", "INITIAL_FROM", "run_key", "completed_runs"]

@@ -1,11 +1,13 @@
 """Reading runs back: :func:`list_runs` (one :class:`RunRow` per run, with its effective
-status), :func:`run_steps` (a run's committed steps) and :func:`run_evaluations` (every
+status), :func:`run_steps` (a run's committed steps), :func:`run_evaluations` (every
 evaluation a black-box run saw: the points it was given, following a chain of continued
-runs back, then its own steps). All only read."""
+runs back, then its own steps) and :func:`completed_runs` (the completed runs by
+:func:`run_key`, what a sweep need not run again). All only read."""
 
 from __future__ import annotations
 
 import datetime as dt
+import json
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -13,11 +15,13 @@ import numpy as np
 from sqlalchemy import inspect, select
 from sqlalchemy.engine import Connection
 
-from npbandit.storage.engine import DEFAULT_URL, _has_schema, _read, display_url, open_db
+from npbandit.storage.engine import DEFAULT_URL, _has_schema, _normalise_url, _read, _sqlite_file, display_url, open_db
 from npbandit.storage.heartbeat import effective_status
+from npbandit.storage.logger import _jsonable
 from npbandit.storage.models import _STEP_TIMES, RECOMMENDED, STOPPED_EARLY, Run, Step, _read_time
 
-__all__ = ["RunRow", "list_runs", "run_steps", "run_evaluations", "RunEvaluations", "INITIAL", "INITIAL_FROM"]
+__all__ = ["RunRow", "list_runs", "run_steps", "run_evaluations", "RunEvaluations", "INITIAL", "INITIAL_FROM",
+           "run_key", "completed_runs"]
 
 #: the policy setting that counts the points a run was given (``optimize(initial=...)``, failed ones included)
 INITIAL = "initial"
@@ -74,6 +78,51 @@ def list_runs(db: str = DEFAULT_URL, kind: str | None = None) -> list[RunRow]:
                           effective_status(r), r.n_steps, _read_time(r.started_at), _read_time(r.finished_at), r.error,
                           settings, recommended, stopped_early))
     return out
+
+
+def run_key(*, kind: str, env_id: str, env_params: dict[str, Any], policy: str,
+            policy_params: dict[str, Any] | None = None, checkpoint: dict[str, Any] | None = None,
+            seed: int | None = None, n_steps: int) -> str:
+    """What makes two runs the same run, as one text: the arguments of
+    :meth:`RunLogger.start <npbandit.storage.RunLogger.start>` (the dicts as the logger stores
+    them, JSON values with their keys sorted; the checkpoint by its name and sha256) and the
+    steps the run took. Two runs of one key are the same run when the policy and environment
+    are deterministic given the seed, as npbandit's are; the package versions are not part of
+    it (a run made by an older npbandit has the key of the same run made now).
+
+    Raises:
+        TypeError: a dict that the logger could not store (a value JSON cannot hold).
+    """
+    checkpoint = checkpoint or {}
+    record = {"kind": kind, "env_id": env_id, "env_params": env_params, "policy": policy,
+              "policy_params": policy_params or {}, "surrogate": checkpoint.get("name"),
+              "checkpoint_sha256": checkpoint.get("sha256"), "seed": seed, "n_steps": n_steps}
+    # as stored (tuples are lists, arrays nested lists, keys strings), then in one order
+    return json.dumps(json.loads(json.dumps(record, default=_jsonable)), sort_keys=True)
+
+
+def _row_key(row: RunRow) -> str:
+    checkpoint = {"name": row.surrogate, "sha256": row.checkpoint_sha256}
+    return run_key(kind=row.kind, env_id=row.env_id, env_params=row.env_params, policy=row.policy,
+                   policy_params=row.policy_params, checkpoint=checkpoint, seed=row.seed, n_steps=row.n_steps)
+
+
+def completed_runs(db: str = DEFAULT_URL, kind: str | None = None) -> dict[str, RunRow]:
+    """``db``'s completed runs (optionally of one kind) by their :func:`run_key`, the earliest
+    where several share one: what a sweep finds done and need not run again
+    (:func:`npbandit.loop.run_wheel_bandits`). A run's policy settings are read without its
+    recommendation and early stop (:class:`RunRow`), so they are the settings it started with.
+
+    Reads only, as :func:`list_runs`; an SQLite file that does not exist yet holds no runs
+    (``{}``, and no file is created), since a sweep's first run creates it."""
+    path = _sqlite_file(_normalise_url(db))
+    if path is not None and not path.exists():
+        return {}
+    done: dict[str, RunRow] = {}
+    for row in list_runs(db, kind=kind):
+        if row.status == "completed":
+            done.setdefault(_row_key(row), row)
+    return done
 
 
 def run_steps(db: str, run_id: int) -> list[dict[str, Any]]:

@@ -342,7 +342,7 @@ _FUNCTION_DEFAULTS = {
     "optimize": ("npbandit.api:optimize", ["surrogate", "budget", "acquisition", "n_init", "seed", "on_error",
                                            "output_warp", "trust_region", "liar", "db", "batch_size",
                                            "acq_optimizer", "avoid_repeats", "name", "optimal_value"]),
-    "bandit": ("npbandit.loop:run_wheel_bandits", ["beta", "db", "commit_every"]),
+    "bandit": ("npbandit.loop:run_wheel_bandits", ["beta", "db", "commit_every", "rerun"]),
     "demo": ("npbandit.demo:run_tour", ["budget", "steps", "seed", "db"]),
     "demo-streaming": ("npbandit.demo:run_demo", ["n_initial", "n_updates", "size", "seed"]),
     "report": ("npbandit.report:report_text", ["limit", "db"]),
@@ -718,9 +718,9 @@ def test_a_failed_optimize_names_its_run_and_says_how_to_go_on(tmp_path, monkeyp
     assert later.policy_params["initial"] == 4 and later.n_steps == 6
 
 
-def test_an_interrupted_bandit_sweep_says_it_does_not_resume_and_how_to_run_the_rest(tmp_path):
-    """The line said only what the interrupted run saved; a rerun of the same command then
-    repeated the completed runs without a word."""
+def test_an_interrupted_bandit_sweep_says_how_to_run_the_rest(tmp_path):
+    """The line said only what the interrupted run saved; it now says that the same command
+    runs the rest (the completed runs are skipped)."""
     db = str(tmp_path / "runs.db")
     proc = subprocess.Popen([sys.executable, "-m", "npbandit.cli", "bandit", "--policies", "uniform", "--seeds", "0",
                              "1", "--steps", "1000000", "--db", db], cwd=tmp_path, stdout=subprocess.PIPE,
@@ -741,7 +741,5 @@ def test_an_interrupted_bandit_sweep_says_it_does_not_resume_and_how_to_run_the_
     (run,) = list_runs(db)
     assert run.status == "interrupted"
     assert one_line(err).endswith(
-        f"run {run.id} saved all {run.n_steps} and is recorded as interrupted; a sweep does not resume: its completed "
-        "runs are in the database (npbandit report lists them), the same command would run them again (the report "
-        "then counts their seeds twice), so to run the rest narrow --policies / --deltas / --seeds to the runs not "
-        "completed")
+        f"run {run.id} saved all {run.n_steps} and is recorded as interrupted; to run the rest, run the same command: "
+        "the runs the database holds completed are skipped, the interrupted one runs again")

@@ -174,6 +174,20 @@ def test_run_wheel_bandits_on_an_executor_returns_runs_in_sweep_order(tmp_path, 
     assert len(lines) == 6 and len(list_runs(str(tmp_path / "there.db"))) == 6
 
 
+def test_a_sweep_on_an_executor_runs_only_the_runs_not_completed(tmp_path, client):
+    from npbandit.loop import run_wheel_bandits
+
+    db, lines = str(tmp_path / "runs.db"), []
+    first = run_wheel_bandits(["linucb", "uniform"], [0.5], [0, 1], 10, db=db, say=None)
+    with distributed.get_task_stream(client) as tasks:
+        results = run_wheel_bandits(["linucb", "uniform"], [0.5], [0, 1, 2], 10, db=db, say=lines.append,
+                                    executor=client.get_executor())
+    assert len(tasks.data) == 2 and lines[0].startswith("skipping 4 of 6 runs") and len(lines) == 3
+    runs = {r.id: r for r in list_runs(db)}
+    assert len(runs) == 6 and [r.run_id for r in results[:4]] == [r.run_id for r in first]
+    assert [(runs[r.run_id].policy, runs[r.run_id].seed) for r in results[4:]] == [("linucb", 2), ("uniform", 2)]
+
+
 def test_the_cli_says_when_no_scheduler_answers(tmp_path, capsys, monkeypatch):
     from npbandit import cluster
 

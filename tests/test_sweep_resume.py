@@ -1,0 +1,102 @@
+"""A bandit sweep run again runs only what its database does not hold completed
+(:func:`npbandit.storage.completed_runs`, :func:`npbandit.storage.run_key`)."""
+
+import numpy as np
+import pytest
+from sqlalchemy import update
+
+from npbandit.cli import main
+from npbandit.envs import WheelBanditEnv
+from npbandit.loop import run_episode, run_wheel_bandits
+from npbandit.policies import LinUCBPolicy
+from npbandit.storage import Run, RunLogger, completed_runs, list_runs, open_db, run_key, run_steps
+
+POLICIES = ["uniform", "linucb"]
+
+
+def _combinations(db):
+    return sorted((r.policy, r.seed, r.policy_params.get("alpha"), r.n_steps) for r in list_runs(db))
+
+
+def test_an_interrupted_sweep_run_again_runs_only_the_runs_not_completed(tmp_path):
+    db, lines = str(tmp_path / "runs.db"), []
+
+    def stop_after_two(line):  # the sweep is stopped between its second and third runs
+        lines.append(line)
+        if len(lines) == 2:
+            raise KeyboardInterrupt
+
+    with pytest.raises(KeyboardInterrupt):
+        run_wheel_bandits(POLICIES, [0.5], [0, 1, 2], 5, db=db, say=stop_after_two)
+    first = {(r.policy, r.seed): r.id for r in list_runs(db)}
+    assert set(first) == {("uniform", 0), ("linucb", 0)}
+    # a run recorded interrupted (here the third combination's, as if stopped in its last step) runs again
+    third = run_episode(WheelBanditEnv(delta=0.5, horizon=5), LinUCBPolicy(), seed=1, logger=RunLogger(db),
+                        run_info={"kind": "bandit", "env_id": "npbandit/WheelBandit-v0",
+                                  "env_params": {"delta": 0.5, "horizon": 5}})
+    with open_db(db).begin() as conn:
+        conn.execute(update(Run).where(Run.id == third.run_id).values(status="interrupted"))
+
+    lines = []
+    results = run_wheel_bandits(POLICIES, [0.5], [0, 1, 2], 5, db=db, say=lines.append)
+    assert lines[0] == (f"skipping 2 of 6 runs: {db} holds them completed (the same policy, settings, delta, "
+                        "seed and steps); rerun=True (npbandit bandit --rerun) runs them again")
+    assert len(lines) == 5  # the skip, then one line per run made
+    runs = {r.id: r for r in list_runs(db)}
+    assert [(runs[r.run_id].policy, runs[r.run_id].seed) for r in results] == [
+        (p, s) for s in (0, 1, 2) for p in POLICIES]  # every combination, in sweep order
+    assert [r.run_id for r in results[:2]] == [first["uniform", 0], first["linucb", 0]]  # found, not run
+    assert third.run_id not in {r.run_id for r in results}
+    completed = [(r.policy, r.seed) for r in runs.values() if r.status == "completed"]
+    assert sorted(completed) == sorted((p, s) for s in (0, 1, 2) for p in POLICIES)  # each once
+    for result in results[:2]:  # a skipped combination's result is its stored run's
+        steps = run_steps(db, result.run_id)
+        assert result.cumulative_regret == pytest.approx(steps[-1]["cumulative_regret"]) and result.n_steps == 5
+
+    # all done: nothing runs
+    lines = []
+    again = run_wheel_bandits(POLICIES, [0.5], [0, 1, 2], 5, db=db, say=lines.append)
+    assert [r.run_id for r in again] == [r.run_id for r in results] and len(lines) == 1
+    assert len(list_runs(db)) == 7
+
+
+def test_a_changed_setting_is_another_run_and_rerun_repeats_the_completed_ones(tmp_path):
+    db = str(tmp_path / "runs.db")
+    run_wheel_bandits(POLICIES, [0.5], [0], 5, db=db, say=None)
+    # linucb's alpha (beta) is a setting it records: another run; uniform records none of it: the same run
+    run_wheel_bandits(POLICIES, [0.5], [0], 5, beta=2.0, db=db, say=None)
+    assert _combinations(db) == [("linucb", 0, 1.0, 5), ("linucb", 0, 2.0, 5), ("uniform", 0, None, 5)]
+    run_wheel_bandits(["uniform"], [0.5], [0], 6, db=db, say=None)  # other steps
+    run_wheel_bandits(["uniform"], [0.9], [0], 5, db=db, say=None)  # another delta
+    assert [(r.policy, r.env_params["delta"], r.n_steps) for r in list_runs(db)][3:] == [("uniform", 0.5, 6),
+                                                                                         ("uniform", 0.9, 5)]
+    lines = []
+    run_wheel_bandits(["uniform"], [0.5], [0], 5, db=db, say=lines.append, rerun=True)
+    assert len(list_runs(db)) == 6 and not any(line.startswith("skipping") for line in lines)
+    with pytest.raises(TypeError, match="rerun must be a bool"):
+        run_wheel_bandits(["uniform"], [0.5], [0], 5, db=db, rerun="yes")
+
+
+def test_the_bandit_command_skips_what_its_database_holds_and_reruns_with_rerun(tmp_path, capsys):
+    db = ["--db", str(tmp_path / "runs.db")]
+    args = ["bandit", "--policies", "uniform", "lin-ts", "--steps", "5", *db]
+    assert main(args) == 0 and len(list_runs(db[1])) == 2
+    capsys.readouterr()
+    assert main(args) == 0 and len(list_runs(db[1])) == 2
+    assert capsys.readouterr().out.startswith("skipping 2 of 2 runs")
+    assert main([*args, "--rerun"]) == 0 and len(list_runs(db[1])) == 4
+
+
+def test_run_key_reads_the_settings_as_stored_and_completed_runs_only_reads(tmp_path):
+    base = {"kind": "bandit", "env_id": "e", "env_params": {"delta": 0.5, "horizon": 3}, "policy": "p", "seed": 0,
+            "n_steps": 3}
+    # the logger stores tuples and arrays as lists: the same run
+    assert (run_key(**base, policy_params={"bounds": (0.0, 1.0)})
+            == run_key(**base, policy_params={"bounds": np.array([0.0, 1.0])}))
+    for change in ({"seed": 1}, {"n_steps": 4}, {"env_params": {"delta": 0.9, "horizon": 3}},
+                   {"checkpoint": {"name": "c", "sha256": "ab"}}):
+        assert run_key(**{**base, **change}) != run_key(**base), change
+    assert (run_key(**base, checkpoint={"name": "c", "sha256": "ab"})
+            != run_key(**base, checkpoint={"name": "c", "sha256": "cd"}))  # a retrained checkpoint
+    missing = tmp_path / "none.db"
+    assert completed_runs(str(missing)) == {} and not missing.exists()  # nothing created
