@@ -129,18 +129,28 @@ def run_steps(db: str, run_id: int) -> list[dict[str, Any]]:
     """The committed steps of a run, in order of t (reads only, as :func:`list_runs`);
     ``submitted_at`` / ``finished_at`` are aware UTC datetimes. ``params`` is the evaluated
     point by name in the user's units (``None`` for other environments' steps, and in a
-    database of an older schema, read as it is: :mod:`~npbandit.storage.engine`)."""
+    database of an older schema, read as it is: :mod:`~npbandit.storage.engine`).
+
+    Raises:
+        ValueError: ``db`` holds no run ``run_id`` (a run that has committed no step yet
+            gives ``[]``).
+    """
     engine = open_db(db, readonly=True)
 
-    def read(conn: Connection) -> list[Any]:
+    def read(conn: Connection) -> list[Any] | None:
         if not _has_schema(conn):
-            return []
+            return None
         present = {c["name"] for c in inspect(conn).get_columns(Step.__tablename__)}
         columns = [c for c in Step.__table__.columns if c.name in present]
         query = select(*columns).where(Step.run_id == run_id).order_by(Step.t)
-        return conn.execute(query).mappings().all()
+        rows = conn.execute(query).mappings().all()
+        if rows or conn.execute(select(Run.id).where(Run.id == run_id)).first() is not None:
+            return rows
+        return None
 
     rows = _read(engine, str(db), "read steps", read)
+    if rows is None:
+        raise ValueError(f"run_id: {display_url(str(db))} holds no run {run_id!r}")
     absent = dict.fromkeys(c.name for c in Step.__table__.columns)
     return [{**absent, **r, **{key: _read_time(r[key]) for key in _STEP_TIMES}} for r in rows]
 

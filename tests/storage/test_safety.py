@@ -301,3 +301,15 @@ def test_a_read_keeps_the_locks_of_this_processs_writer(tmp_path):
                          timeout=300, env={**os.environ, "OMP_NUM_THREADS": "1"})
     assert out.returncode == 0, out.stderr
     assert out.stdout.strip() == "[('sobol', 6)]"
+
+
+def test_run_steps_names_a_run_the_database_does_not_hold(tmp_path):
+    db = str(tmp_path / "runs.db")
+    result = _log_run(db, horizon=3)
+    assert len(run_steps(db, result.run_id)) == 3
+    with pytest.raises(ValueError, match=rf"run_id: .*runs\.db holds no run {result.run_id + 1}"):
+        run_steps(db, result.run_id + 1)  # was [] without a word
+    logger = RunLogger(db)
+    started = logger.start(kind="bandit", env_id="x", env_params={}, policy="uniform", policy_params={}, seed=0)
+    assert run_steps(db, started) == []  # a run with no step committed yet is a run
+    logger.finish()
