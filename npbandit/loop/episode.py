@@ -251,7 +251,7 @@ def _run_sequential(env: gym.Env, policy: Policy, obs: Any, horizon: int | None,
                     failed = False
                     reward, info, regret = _step_outcome(reward, info, t)
                     if regret is not None:
-                        result.cumulative_regret += regret
+                        result.cumulative_regret = (result.cumulative_regret or 0.0) + regret
                     row = dict(t=t, action=action, reward=reward, regret=regret,
                                cumulative_regret=result.cumulative_regret if regret is not None else None,
                                expected_regret=info.get("expected_regret"), value=info.get("value"),

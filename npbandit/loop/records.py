@@ -33,11 +33,13 @@ class EpisodeResult:
     evaluation of the point, ``None`` for a point the policy was given rather than evaluated
     in the run; ``params``: the point by name in the user's units; ``value``: the model's
     posterior mean there in the objective's units and direction). ``stopped_early``: why the
-    run ended before its horizon (``run_episode``'s ``stop`` rule held), else ``None``."""
+    run ended before its horizon (``run_episode``'s ``stop`` rule held), else ``None``.
+    ``cumulative_regret``: the sum of the steps' ``info["regret"]``; ``None`` when no step
+    gave one (an environment that does not know its regret), not 0."""
 
     run_id: int | None
     steps: list[dict[str, Any]] = field(default_factory=list)
-    cumulative_regret: float = 0.0
+    cumulative_regret: float | None = None
     failed_steps: int = 0
     last_error: str | None = None  # the latest failed evaluation's message (``on_error="skip"``)
     recommendation: Recommendation | None = None

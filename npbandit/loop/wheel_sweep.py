@@ -97,8 +97,9 @@ def run_wheel_bandits(policies: Sequence[str], deltas: Sequence[float], seeds: S
 
     def tell(result: EpisodeResult, name: str, delta: float, seed: int) -> None:
         if say is not None:
+            regret = "n/a" if result.cumulative_regret is None else f"{result.cumulative_regret:.1f}"
             say(f"run {result.run_id}: {name:<22} delta={delta} seed={seed}  "
-                f"cumulative regret {result.cumulative_regret:.1f} over {steps} steps")
+                f"cumulative regret {regret} over {steps} steps")
 
     # built here even for an executor's sweep: a completed run is found by its policy's settings
     built = {name: make_bandit_policy(name, beta=beta) for name in policies} if executor is None or not rerun else {}
@@ -154,7 +155,7 @@ def _stored_result(db: str, row: RunRow) -> EpisodeResult:
     regret and failed steps, read back (its steps stay in the database)."""
     steps = run_steps(db, row.id)
     regret = steps[-1]["cumulative_regret"] if steps else None
-    return EpisodeResult(row.id, cumulative_regret=0.0 if regret is None else float(regret),
+    return EpisodeResult(row.id, cumulative_regret=None if regret is None else float(regret),
                          failed_steps=sum(bool(s["failed"]) for s in steps), n_steps=row.n_steps, keep_steps=False)
 
 

@@ -223,7 +223,8 @@ def test_runs_whose_environment_gave_no_regret_are_reported_without_one(tmp_path
     number, not NoneType") once one such run was in it."""
     db = str(tmp_path / "runs.db")
     for policy in (UniformPolicy(4), _FirstArm(4)):
-        run_episode(_NoRegret(3, 4), policy, seed=0, steps=4, logger=RunLogger(db))
+        result = run_episode(_NoRegret(3, 4), policy, seed=0, steps=4, logger=RunLogger(db))
+        assert result.cumulative_regret is None  # unknown, not 0
     run_episode(_Shaped(3, 4), _FirstArm(4), seed=1, steps=4, logger=RunLogger(db),
                 run_info={"env_id": "_NoRegret"})  # one run of the row that knows it: 0 regret
     rows = bandit_summary(db)
