@@ -1,7 +1,7 @@
 """The docs a user can open: every ``*.md`` a file cites exists in the repository; the
 documentation site's navigation and relative links resolve; its Results page and README's
-headline table still say what the lab log says; and the Layout of docs/contributing.md
-names every module.
+headline table still say what the lab log says; the Layout of docs/contributing.md
+names every module; and the user docs' cheap Python snippets run as written.
 
 Cheap: nothing here builds the site (``mkdocs build --strict`` does, in ``make docs``)."""
 
@@ -157,3 +157,47 @@ def test_the_link_check_reports_a_missing_page(tmp_path):
 
 def test_readme_stays_a_front_page():
     assert len((ROOT / "README.md").read_text(encoding="utf-8").splitlines()) <= 200
+
+
+# --- snippets that run as written (the cheap ones: shipped checkpoints, no training) -------
+
+
+def python_blocks(page: str) -> list[str]:
+    """The ```python blocks of ``page`` (a path from the repository root), in order."""
+    return re.findall(r"```python\n(.*?)```", (ROOT / page).read_text(encoding="utf-8"), flags=re.S)
+
+
+def run_block(code: str, namespace: dict | None = None) -> dict:
+    namespace = {} if namespace is None else namespace
+    exec(compile(code, "<docs snippet>", "exec"), namespace)
+    return namespace
+
+
+def test_the_first_steps_of_getting_started_and_readme_run(tmp_path, monkeypatch):
+    monkeypatch.chdir(tmp_path)  # the runs log to ./npbandit.db
+    door_1 = run_block(python_blocks("README.md")[0])["result"]
+    assert len(door_1.history) == 30 and door_1.run_id == 1
+    first, loading = python_blocks("docs/getting-started.md")
+    result = run_block(first)["result"]
+    assert len(result.history) == 30 and result.best_value == min(h["value"] for h in result.history)
+    assert set(result.history[-1]) == {"t", "x", "value", "best_value", "failed"}  # as its comment lists
+    model = run_block(loading)["model"]
+    assert not model.training and model.card["name"] == "cmanp-bo"
+
+
+def test_the_wheel_surrogate_snippet_of_the_bandits_guide_runs():
+    snippet = next(b for b in python_blocks("docs/guides/bandits.md") if "RewardFill" in b)
+    namespace = run_block(snippet)
+    dist, rows = namespace["dist"], namespace["rows"]
+    assert dist.mean.shape == dist.icdf(namespace["torch"].tensor(0.84)).shape == (1, 8, 5)
+    assert rows.shape == (1, 3, 5) and bool(namespace["torch"].isfinite(rows).all())
+
+
+def test_your_own_bandit_snippet_runs_every_policy_it_names(tmp_path, monkeypatch, capsys):
+    monkeypatch.chdir(tmp_path)
+    snippet = next(b for b in python_blocks("docs/guides/bandits.md") if "class LinearBandit" in b)
+    assert snippet.count("steps=500") == 1
+    run_block(snippet.replace("steps=500", "steps=12"))  # the page's rounds, shortened: the names are checked
+    printed = capsys.readouterr().out.splitlines()
+    assert [line.split()[0] for line in printed] == ["cmanp-bo-ucb", "cmanp-bo-thompson", "linucb", "lin-ts",
+                                                     "gp-ucb", "uniform"]
