@@ -33,7 +33,7 @@ from typing import Any
 __all__ = ["dask_executor", "leave_stop_signals_to_the_driver", "process_pool", "run_jobs"]
 
 DASK_MISSING = ("Dask distributed is not installed; it is the optional 'dask' extra: "
-                "pip install 'npbandit[dask]' (or pip install 'dask[distributed]')")
+                "pip install -e '.[dask]' in the clone (or pip install 'dask[distributed]')")
 
 #: held while a job runs: one job per process at a time (see the module docstring)
 _ONE_JOB = threading.Lock()

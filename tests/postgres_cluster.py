@@ -51,7 +51,7 @@ def server_bin() -> Path | None:
 def unavailable() -> str | None:
     """Why a cluster cannot be started here, or ``None`` when it can."""
     if psycopg is None:
-        return f"the psycopg driver is not installed ({import_error}); pip install 'npbandit[postgres]'"
+        return f"the psycopg driver is not installed ({import_error}); pip install -e '.[postgres]' in the clone"
     if server_bin() is None:
         return ("no PostgreSQL server binaries (initdb, pg_ctl) on PATH or in /usr/lib/postgresql/*/bin; "
                 "apt-get install postgresql")

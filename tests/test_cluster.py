@@ -73,7 +73,7 @@ def test_dask_executor_names_the_extra_when_dask_is_missing(monkeypatch):
     import sys
 
     monkeypatch.setitem(sys.modules, "distributed", None)  # import distributed -> ImportError
-    with pytest.raises(ImportError, match=r"npbandit\[dask\]"):
+    with pytest.raises(ImportError, match=r"pip install -e '\.\[dask\]'"):
         with cluster.dask_executor("tcp://127.0.0.1:8786"):
             pass
     with pytest.raises(ValueError, match="address"):

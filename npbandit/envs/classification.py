@@ -57,7 +57,7 @@ def load_dataset(name: str) -> tuple[np.ndarray, np.ndarray]:
     try:
         from sklearn import datasets
     except ImportError as err:
-        raise ImportError(f"dataset={name!r} needs scikit-learn: pip install 'npbandit[bench]' "
+        raise ImportError(f"dataset={name!r} needs scikit-learn: pip install -e '.[bench]' in the clone "
                           "(or pass X and y of your own)") from err
     if name == "synthetic":
         X, y = datasets.make_classification(**SYNTHETIC)

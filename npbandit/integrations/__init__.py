@@ -1,7 +1,7 @@
 """Doors into other optimisation frameworks.
 
 ``npbandit.integrations.optuna.NPSampler``: a pretrained NP as an Optuna sampler (the
-``optuna`` extra: ``pip install "npbandit[optuna]"``).
+``optuna`` extra: ``pip install -e ".[optuna]"`` in the clone).
 ``npbandit.integrations.ax``: ``NPModel`` as Ax's ``botorch_model_class`` (the ``ax`` extra).
 
 Importing this package imports no framework; each submodule imports its own. It does

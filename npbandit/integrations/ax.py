@@ -1,6 +1,6 @@
 """NPModel inside Ax: what is Ax's own about it.
 
-Ax (``pip install "npbandit[ax]"``) builds a BoTorch model for every trial from
+Ax (``pip install -e ".[ax]"`` in the clone) builds a BoTorch model for every trial from
 ``ModelConfig(botorch_model_class=NPModel, model_options={"checkpoint": "cmanp-bo"})``
 and then fits it through its own ``fit_botorch_model`` dispatcher, which knows GP
 classes only. Importing this module

@@ -65,7 +65,7 @@ try:
     from optuna.study import Study
     from optuna.trial import FrozenTrial, TrialState
 except ImportError as err:  # pragma: no cover - exercised only without Optuna
-    raise ImportError("npbandit.integrations.optuna needs Optuna: pip install \"npbandit[optuna]\" "
+    raise ImportError("npbandit.integrations.optuna needs Optuna: pip install -e \".[optuna]\" in the clone "
                       f"(or pip install optuna) ({err})") from None
 
 from npbandit.acquisition.constrained import CONSTRAINED_ACQUISITIONS

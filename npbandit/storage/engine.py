@@ -181,7 +181,7 @@ def _create_engine(url: str, **kwargs: Any) -> Engine:
         return create_engine(url, **kwargs)
     except ImportError as err:
         raise StorageError(f"db {display_url(url)!r}: its database driver is not installed ({err}); for PostgreSQL "
-                           "install the `postgres` extra (pip install 'npbandit[postgres]') and use a "
+                           "install the `postgres` extra (pip install -e '.[postgres]' in the clone) and use a "
                            "postgresql+psycopg:// URL") from None
     except ArgumentError as err:  # an unknown dialect or driver name
         raise ValueError(f"db must be an SQLAlchemy URL or a file path, got {display_url(url)!r}: {err}") from None

@@ -72,7 +72,7 @@ def test_the_synthetic_data_set_is_fixed():
 
 def test_a_named_data_set_without_scikit_learn_names_the_extra(monkeypatch):
     monkeypatch.setitem(sys.modules, "sklearn", None)  # import sklearn now raises ImportError
-    with pytest.raises(ImportError, match=r"npbandit\[bench\]"):
+    with pytest.raises(ImportError, match=r"pip install -e '\.\[bench\]'"):
         ClassificationBanditEnv(dataset="iris")
     ClassificationBanditEnv(X, Y)  # data of one's own needs no scikit-learn
 

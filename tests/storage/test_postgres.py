@@ -293,9 +293,9 @@ def test_a_database_from_before_schema_versions_gets_the_added_columns(any_url):
 
 
 def test_a_missing_driver_is_named():
-    with pytest.raises(StorageError, match=r"driver.*npbandit\[postgres\]"):
+    with pytest.raises(StorageError, match=r"driver.*pip install -e '\.\[postgres\]'"):
         open_db("postgresql+pg8000://user@localhost/npbandit")
-    with pytest.raises(StorageError, match=r"driver.*npbandit\[postgres\]"):
+    with pytest.raises(StorageError, match=r"driver.*pip install -e '\.\[postgres\]'"):
         list_runs("postgresql+pg8000://user@localhost/npbandit")
 
 
