@@ -70,7 +70,12 @@ class ConditioningMixin:
 
         BoTorch's ``noise`` keyword (the new points' noise variances, which a fixed-noise GP
         uses) is accepted for compatibility and not used: the network infers the noise level
-        from the values it conditions on (see "Known noise" in :mod:`npbandit.models.likelihood`)."""
+        from the values it conditions on (see "Known noise" in :mod:`npbandit.models.likelihood`).
+
+        Sets eval mode first, as :meth:`posterior` does: the transforms are shared with the
+        new model, and in training mode an outcome transform such as ``Standardize`` would
+        learn its statistics afresh from the new ``Y`` alone, changing this model's posterior
+        as well as the new one's."""
         if not isinstance(X, Tensor) or not isinstance(Y, Tensor):
             raise TypeError("X and Y must be torch.Tensors")
         if X.dim() < 2 or X.shape[-1] != self._d:
@@ -80,6 +85,7 @@ class ConditioningMixin:
                              f"got {tuple(Y.shape)}")
         if not (torch.isfinite(X).all() and torch.isfinite(Y).all()):
             raise ValueError("X and Y must be finite")
+        self.eval()
         Y_t = Y
         if hasattr(self, "outcome_transform"):
             Y_t, _ = self.outcome_transform(Y, X=X)
