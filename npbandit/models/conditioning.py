@@ -36,7 +36,7 @@ import torch
 from torch import Tensor
 
 from npbandit.models.cache import RowBuffer
-from npbandit.models.checks import check_output_indices
+from npbandit.models.checks import broadcasts, check_output_indices
 from npbandit.transforms.moments import drifted, merge_moments, moment_statistics, moments
 
 __all__ = ["ConditioningMixin"]
@@ -89,6 +89,10 @@ class ConditioningMixin:
         Y_t = Y
         if hasattr(self, "outcome_transform"):
             Y_t, _ = self.outcome_transform(Y, X=X)
+        if not broadcasts(X.shape[:-2], Y.shape[:-2]) or not broadcasts(
+                torch.broadcast_shapes(X.shape[:-2], Y.shape[:-2]), self.batch_shape):
+            raise ValueError(f"X's and Y's batch shapes {tuple(X.shape[:-2])} and {tuple(Y.shape[:-2])} must broadcast "
+                             f"with each other and with the model's batch_shape {tuple(self.batch_shape)}")
         new_batch = torch.broadcast_shapes(X.shape[:-2], Y.shape[:-2], self.batch_shape)
         if not new_batch:
             if X.shape[-2] == 0:  # nothing to add (the running moments of no points are NaN)

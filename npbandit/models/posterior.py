@@ -35,7 +35,7 @@ from linear_operator.utils.cholesky import psd_safe_cholesky
 from torch import Tensor
 
 from npbandit.models.cache import SHARED_ROWS_MIN, SharedRows
-from npbandit.models.checks import check_output_indices, check_points
+from npbandit.models.checks import broadcasts, check_output_indices, check_points
 from npbandit.models.covariance import decoupled, shrink_to_positive_definite
 from npbandit.surrogates.base import MIN_LATENT_VAR
 
@@ -299,6 +299,9 @@ class MarginalPosteriorMixin:
         learned its bounds from the data (BoTorch's common script) puts candidates there (see
         "Input domain" in :mod:`npbandit.models.network`)."""
         check_points(X, self._d)
+        if not broadcasts(X.shape[:-2], self.batch_shape):
+            raise ValueError(f"X's batch shape {tuple(X.shape[:-2])} must broadcast with the model's batch_shape "
+                             f"{tuple(self.batch_shape)} (X: batch_shape x q x {self._d})")
         self.eval()
         self._check_inputs("X", X, refuse=False)
         if self.surrogate.joint_predictive and X.shape[-2] > 1:
@@ -346,6 +349,11 @@ class MarginalPosteriorMixin:
         posterior. A tensor holds the noise of this model's ``num_outputs`` outputs (or one
         value for all), in the outcome-transformed units."""
         if isinstance(observation_noise, Tensor):
+            expected = (*like.shape[:-1], self.num_outputs)
+            if not broadcasts(observation_noise.shape, expected, to=True):
+                raise ValueError(f"observation_noise must be a bool or a tensor that broadcasts to the posterior's "
+                                 f"batch_shape x q x num_outputs {tuple(expected)}, got shape "
+                                 f"{tuple(observation_noise.shape)}")
             noise = observation_noise.to(like)
             if self._output_indices is not None and noise.shape[-1] != 1:
                 # this model's outputs are some of the state's: place their noise there
