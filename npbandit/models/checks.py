@@ -13,8 +13,8 @@ from torch import Tensor
 
 from npbandit.surrogates.base import NeuralProcess
 
-__all__ = ["check_matrix", "check_output_indices", "check_bounds", "check_model_arguments", "check_points",
-           "check_input_transform", "box_excursion", "box_limits", "DOMAIN_EPS"]
+__all__ = ["broadcasts", "check_matrix", "check_output_indices", "check_bounds", "check_model_arguments",
+           "check_points", "check_input_transform", "box_excursion", "box_limits", "DOMAIN_EPS"]
 
 #: how far an input may lie outside its box and still count as inside, in float eps of the
 #: inputs' dtype (at least float32's) times the box's scale per column (the larger of its side
@@ -113,6 +113,15 @@ def check_points(X: Any, d: int) -> None:
         raise ValueError(f"X must have shape batch_shape x q x {d}, got {tuple(X.shape)}")
     if not torch.isfinite(X).all():
         raise ValueError("X contains NaN or infinite values")
+
+
+def broadcasts(shape: torch.Size | tuple[int, ...], other: torch.Size | tuple[int, ...], to: bool = False) -> bool:
+    """Whether ``shape`` and ``other`` broadcast together (``to``: and the result is ``other``)."""
+    try:
+        joined = torch.broadcast_shapes(shape, other)
+    except RuntimeError:
+        return False
+    return not to or joined == torch.Size(other)
 
 
 def box_limits(lower: Tensor, upper: Tensor, like: Tensor) -> tuple[Tensor, Tensor]:

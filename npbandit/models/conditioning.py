@@ -36,7 +36,7 @@ import torch
 from torch import Tensor
 
 from npbandit.models.cache import RowBuffer
-from npbandit.models.checks import check_output_indices
+from npbandit.models.checks import broadcasts, check_output_indices
 from npbandit.transforms.moments import drifted, merge_moments, moment_statistics, moments
 
 __all__ = ["ConditioningMixin"]
@@ -70,7 +70,12 @@ class ConditioningMixin:
 
         BoTorch's ``noise`` keyword (the new points' noise variances, which a fixed-noise GP
         uses) is accepted for compatibility and not used: the network infers the noise level
-        from the values it conditions on (see "Known noise" in :mod:`npbandit.models.likelihood`)."""
+        from the values it conditions on (see "Known noise" in :mod:`npbandit.models.likelihood`).
+
+        Sets eval mode first, as :meth:`posterior` does: the transforms are shared with the
+        new model, and in training mode an outcome transform such as ``Standardize`` would
+        learn its statistics afresh from the new ``Y`` alone, changing this model's posterior
+        as well as the new one's."""
         if not isinstance(X, Tensor) or not isinstance(Y, Tensor):
             raise TypeError("X and Y must be torch.Tensors")
         if X.dim() < 2 or X.shape[-1] != self._d:
@@ -80,9 +85,14 @@ class ConditioningMixin:
                              f"got {tuple(Y.shape)}")
         if not (torch.isfinite(X).all() and torch.isfinite(Y).all()):
             raise ValueError("X and Y must be finite")
+        self.eval()
         Y_t = Y
         if hasattr(self, "outcome_transform"):
             Y_t, _ = self.outcome_transform(Y, X=X)
+        if not broadcasts(X.shape[:-2], Y.shape[:-2]) or not broadcasts(
+                torch.broadcast_shapes(X.shape[:-2], Y.shape[:-2]), self.batch_shape):
+            raise ValueError(f"X's and Y's batch shapes {tuple(X.shape[:-2])} and {tuple(Y.shape[:-2])} must broadcast "
+                             f"with each other and with the model's batch_shape {tuple(self.batch_shape)}")
         new_batch = torch.broadcast_shapes(X.shape[:-2], Y.shape[:-2], self.batch_shape)
         if not new_batch:
             if X.shape[-2] == 0:  # nothing to add (the running moments of no points are NaN)
@@ -150,11 +160,12 @@ class ConditioningMixin:
         GP), so it conditions on ``len(idcs)`` columns like a model built on them. A network
         with several outputs of its own reads them together: the new model predicts all
         and reports ``idcs``."""
-        check_output_indices("idcs", idcs, self._m)
+        check_output_indices("idcs", idcs, self.num_outputs)
         if self.surrogate.y_dim == 1 and self._output_indices is None:
             return self._output_subset(list(idcs))
         child = self._child()
-        child._output_indices = list(idcs)
+        # indices into this model's outputs: a subset of a subset picks from the first's
+        child._output_indices = [i if self._output_indices is None else self._output_indices[i] for i in idcs]
         child._num_outputs = len(idcs)
         return child
 

@@ -75,11 +75,11 @@ class JointPosteriorMixin:
         Equal points within a t-batch share one latent draw, as on the marginal path;
         observation noise stays independent. The root is dense, ``q m x q m`` per t-batch
         (like a GP's posterior), and rows the t-batches share are predicted in each."""
+        indices = self._state_outputs(output_indices)
         loc, factor, diag = self._joint_parts(X)
         noise = self.noise_variance().to(diag)
         y_mean, y_std = self._y_mean.to(loc), self._y_std.to(loc)
         obs_var = self._observation_variance(observation_noise, diag)
-        indices = output_indices if output_indices is not None else self._output_indices
         if indices is not None:
             loc, diag, factor = loc[..., indices], diag[..., indices], factor[..., indices, :]
             noise, y_mean, y_std = noise[indices], y_mean[indices], y_std[indices]

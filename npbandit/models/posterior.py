@@ -35,7 +35,7 @@ from linear_operator.utils.cholesky import psd_safe_cholesky
 from torch import Tensor
 
 from npbandit.models.cache import SHARED_ROWS_MIN, SharedRows
-from npbandit.models.checks import check_output_indices, check_points
+from npbandit.models.checks import broadcasts, check_output_indices, check_points
 from npbandit.models.covariance import decoupled, shrink_to_positive_definite
 from npbandit.surrogates.base import MIN_LATENT_VAR
 
@@ -299,12 +299,14 @@ class MarginalPosteriorMixin:
         learned its bounds from the data (BoTorch's common script) puts candidates there (see
         "Input domain" in :mod:`npbandit.models.network`)."""
         check_points(X, self._d)
-        if output_indices is not None:
-            check_output_indices("output_indices", output_indices, self._m)
+        if not broadcasts(X.shape[:-2], self.batch_shape):
+            raise ValueError(f"X's batch shape {tuple(X.shape[:-2])} must broadcast with the model's batch_shape "
+                             f"{tuple(self.batch_shape)} (X: batch_shape x q x {self._d})")
         self.eval()
         self._check_inputs("X", X, refuse=False)
         if self.surrogate.joint_predictive and X.shape[-2] > 1:
             return self._joint_posterior(X, output_indices, observation_noise, posterior_transform)
+        indices = self._state_outputs(output_indices)
         mean, var = self._marginals(X)
         correlation = self._response_correlation(X, mean, var) if self._correlates(X.shape[-2]) else None
         noise = self.noise_variance().to(var)
@@ -314,7 +316,6 @@ class MarginalPosteriorMixin:
         mean = mean * self._y_std.to(mean) + self._y_mean.to(mean)
         var = var * scale
         obs_var = None if obs_var is None else obs_var * scale
-        indices = output_indices if output_indices is not None else self._output_indices
         if indices is not None:
             mean, var = mean[..., indices], var[..., indices]
             obs_var = None if obs_var is None else obs_var[..., indices]
@@ -330,11 +331,36 @@ class MarginalPosteriorMixin:
             posterior = posterior_transform(posterior)
         return posterior
 
+    def _state_outputs(self, output_indices: list[int] | None) -> list[int] | None:
+        """The outputs of the model's state (``_m`` of them) that ``posterior(X, output_indices)``
+        reports: ``output_indices`` index this model's ``num_outputs`` outputs, which for a
+        ``subset_output`` of a network with outputs of its own are a selection
+        (``_output_indices``) of the state's; ``None``: all of the state's."""
+        if output_indices is None:
+            return self._output_indices
+        check_output_indices("output_indices", output_indices, self.num_outputs)
+        if self._output_indices is None:
+            return list(output_indices)
+        return [self._output_indices[i] for i in output_indices]
+
     def _observation_variance(self, observation_noise: bool | Tensor, like: Tensor) -> Tensor | None:
         """The variance ``observation_noise`` adds, in standardised units, shaped like
-        ``like`` (``... x q x m``); ``None`` for the latent posterior."""
+        ``like`` (``... x q x m``, the state's ``m`` outputs); ``None`` for the latent
+        posterior. A tensor holds the noise of this model's ``num_outputs`` outputs (or one
+        value for all), in the outcome-transformed units."""
         if isinstance(observation_noise, Tensor):
-            return (observation_noise.to(like) / self._y_std.to(like) ** 2).expand_as(like)
+            expected = (*like.shape[:-1], self.num_outputs)
+            if not broadcasts(observation_noise.shape, expected, to=True):
+                raise ValueError(f"observation_noise must be a bool or a tensor that broadcasts to the posterior's "
+                                 f"batch_shape x q x num_outputs {tuple(expected)}, got shape "
+                                 f"{tuple(observation_noise.shape)}")
+            noise = observation_noise.to(like)
+            if self._output_indices is not None and noise.shape[-1] != 1:
+                # this model's outputs are some of the state's: place their noise there
+                full = like.new_zeros((*noise.shape[:-1], like.shape[-1]))
+                full[..., self._output_indices] = noise
+                noise = full
+            return (noise / self._y_std.to(like) ** 2).expand_as(like)
         if observation_noise:
             return self._observation_noise().to(like).expand_as(like)
         return None

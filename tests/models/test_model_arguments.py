@@ -30,3 +30,22 @@ def test_bounds_in_the_wrong_order_name_the_column(net):
     bounds = torch.tensor([[0.0, 5.0], [1.0, -5.0]], dtype=torch.float64)  # column 1 upside down
     with pytest.raises(ValueError, match=r"column 1 has 5 \.\. -5"):
         NPModel(net, torch.rand(4, 2, dtype=torch.float64), torch.rand(4, 1, dtype=torch.float64), bounds=bounds)
+
+
+def test_batch_shapes_that_do_not_broadcast_name_the_arguments(net):
+    from botorch.sampling import SobolQMCNormalSampler
+
+    def points(*shape):
+        return torch.rand(*shape, dtype=torch.float64)
+
+    model = NPModel(net, points(4, 2), points(4, 1))
+    fantasy = model.fantasize(points(3, 1, 2), SobolQMCNormalSampler(torch.Size([2])))
+    assert fantasy.batch_shape == (2, 3)
+    with pytest.raises(ValueError, match=r"X's batch shape \(4,\) must broadcast .* batch_shape \(2, 3\)"):
+        fantasy.posterior(points(4, 1, 2))
+    with pytest.raises(ValueError, match=r"observation_noise must be .* \(4, 3, 1\), got shape \(2, 1\)"):
+        model.posterior(points(4, 3, 2), observation_noise=points(2, 1))
+    with pytest.raises(ValueError, match=r"X's and Y's batch shapes \(3,\) and \(4,\) must broadcast"):
+        model.condition_on_observations(points(3, 1, 2), points(4, 1, 1))
+    with pytest.raises(ValueError, match=r"model's batch_shape \(2, 3\)"):
+        fantasy.condition_on_observations(points(4, 1, 2), points(4, 1, 1))

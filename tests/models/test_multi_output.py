@@ -138,6 +138,27 @@ def test_constrained_and_multi_objective_acquisitions_run():
             assert cand.shape == (2, D) and torch.isfinite(value), type(acq).__name__
 
 
+@pytest.mark.parametrize("name", ["cmanp", "cmanp-and"])
+def test_indices_into_a_subset_of_a_network_with_outputs_of_its_own_name_the_subsets_outputs(name):
+    # such a subset predicts all the network's outputs and reports some: output_indices, a
+    # further subset_output and a per-output observation noise are over the subset's outputs
+    X, Y = data()
+    model = NPModel(tiny_model(name, x_dim=6, y_dim=3), X, Y)
+    Xt = torch.rand(2, 3, D, dtype=torch.float64)  # q = 3: the joint path of a joint-predictive network
+    full = model.posterior(Xt)
+    sub = model.subset_output([2, 0])
+    torch.testing.assert_close(sub.posterior(Xt, output_indices=[1]).mean, full.mean[..., [0]])
+    torch.testing.assert_close(sub.subset_output([0]).posterior(Xt).mean, full.mean[..., [2]])
+    torch.testing.assert_close(sub.subset_output([1]).posterior(Xt).variance, full.variance[..., [0]])
+    noise = torch.tensor([0.25, 0.5], dtype=torch.float64)
+    added = sub.posterior(Xt, observation_noise=noise).variance - sub.posterior(Xt).variance
+    torch.testing.assert_close(added, noise.expand_as(added))
+    with pytest.raises(ValueError, match=r"output_indices .* below 2"):
+        sub.posterior(Xt, output_indices=[2])
+    with pytest.raises(ValueError, match=r"idcs .* below 2"):
+        sub.subset_output([2])
+
+
 def test_checkpoints_and_construct_inputs_take_several_columns(tmp_path):
     X, Y = data()
     card = tiny_checkpoint(tmp_path)

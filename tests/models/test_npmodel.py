@@ -195,6 +195,23 @@ def test_eval_and_train_raise_no_warnings():
     assert model.num_outputs == 1 and model.batch_shape == torch.Size()
 
 
+def test_conditioning_in_training_mode_leaves_the_outcome_transform_as_learned():
+    # a Standardize in training mode learns from what it is given: here the new Y alone
+    X, Y = data()
+    model = NPModel(surrogate(), X, Y, outcome_transform=Standardize(1))
+    learned = (model.outcome_transform.means.clone(), model.outcome_transform.stdvs.clone())
+    Xt = torch.rand(4, 1, D, dtype=torch.float64)
+    before = model.posterior(Xt).mean
+    X_new, Y_new = torch.rand(2, D, dtype=torch.float64), torch.tensor([[100.0], [200.0]], dtype=torch.float64)
+    expected = model.condition_on_observations(X_new, Y_new).posterior(Xt).mean
+    model.train()
+    child = model.condition_on_observations(X_new, Y_new)
+    assert torch.equal(model.outcome_transform.means, learned[0])
+    assert torch.equal(model.outcome_transform.stdvs, learned[1])
+    assert torch.equal(model.posterior(Xt).mean, before)
+    assert torch.equal(child.posterior(Xt).mean, expected)
+
+
 def test_transforms_and_bounds_map_inputs_to_the_unit_cube():
     X, Y = data()
     scale = torch.tensor([10.0, 20.0, 5.0], dtype=torch.float64)
