@@ -33,6 +33,7 @@ import math
 from typing import Any, Self
 
 import torch
+from botorch.exceptions.errors import UnsupportedError
 from torch import Tensor
 
 from npbandit.models.cache import RowBuffer
@@ -72,12 +73,21 @@ class ConditioningMixin:
         uses) is accepted for compatibility and not used: the network infers the noise level
         from the values it conditions on (see "Known noise" in :mod:`npbandit.models.likelihood`).
 
+        A :meth:`subset_output` of a network with several outputs of its own raises
+        ``UnsupportedError``: the network reads all its outputs together, so condition the full
+        model, then take the subset.
+
         Sets eval mode first, as :meth:`posterior` does: the transforms are shared with the
         new model, and in training mode an outcome transform such as ``Standardize`` would
         learn its statistics afresh from the new ``Y`` alone, changing this model's posterior
         as well as the new one's."""
         if not isinstance(X, Tensor) or not isinstance(Y, Tensor):
             raise TypeError("X and Y must be torch.Tensors")
+        if self._output_indices is not None:
+            raise UnsupportedError(
+                f"this model is subset_output({self._output_indices}) of a network that reads its {self._m} outputs "
+                f"together, so it cannot condition on {len(self._output_indices)} of them alone (nor fantasize, "
+                f"which conditions): condition the full model on all {self._m} columns, then take subset_output")
         if X.dim() < 2 or X.shape[-1] != self._d:
             raise ValueError(f"X must have shape batch_shape x n x {self._d}, got {tuple(X.shape)}")
         if Y.dim() < 2 or Y.shape[-1] != self._m or Y.shape[-2] != X.shape[-2]:

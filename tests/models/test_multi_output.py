@@ -9,6 +9,7 @@ import torch
 from botorch.acquisition import qExpectedImprovement, qLogExpectedImprovement, qLogNoisyExpectedImprovement
 from botorch.acquisition.multi_objective.logei import qLogNoisyExpectedHypervolumeImprovement
 from botorch.acquisition.objective import ConstrainedMCObjective, GenericMCObjective
+from botorch.exceptions.errors import UnsupportedError
 from botorch.models.transforms import Standardize
 from botorch.optim import optimize_acqf
 from botorch.sampling import SobolQMCNormalSampler
@@ -157,6 +158,11 @@ def test_indices_into_a_subset_of_a_network_with_outputs_of_its_own_name_the_sub
         sub.posterior(Xt, output_indices=[2])
     with pytest.raises(ValueError, match=r"idcs .* below 2"):
         sub.subset_output([2])
+    # the network reads its outputs together: conditioning the subset is refused, saying what to do instead
+    for call in (lambda: sub.condition_on_observations(X[:2], Y[:2, [2, 0]]),
+                 lambda: sub.fantasize(X[:2], SobolQMCNormalSampler(torch.Size([2])))):
+        with pytest.raises(UnsupportedError, match=r"condition the full model on all 3 columns, then take subset"):
+            call()
 
 
 def test_checkpoints_and_construct_inputs_take_several_columns(tmp_path):
