@@ -39,15 +39,16 @@ below LinUCB's on at least 3/4 of the tasks, and below the best other peer's on 
 ``--tasks choosing`` is :data:`CHOOSING` (``make_classification`` data sets of other shapes
 than the reporting tasks', where the default projection is chosen; their table and the
 choice rule's counts go to their own section). ``--stored-peers JSON`` fills the cells of
-columns not run in ``--db`` from an earlier run's results JSON (its per-seed normalised
-regrets), after checking that uniform's mean raw regret on each task is the stored one
-(the same rows).
+the columns an earlier run's results JSON holds on every task (its per-seed normalised
+regrets) instead of running them, after checking that uniform, always run, has the stored
+mean raw regret on each task (the same rows); the other columns run.
     python experiments/benchmarks/classification_bandits.py --seeds 2 --steps 200 --no-write   # quick look
 """
 
 from __future__ import annotations
 
 import argparse
+import json
 import statistics
 import sys
 from pathlib import Path
@@ -355,6 +356,15 @@ def render_choosing(summary: dict, tasks: list[str], policies: list[str], steps:
     return "\n".join(lines) + "\n"
 
 
+def columns_to_run(policies: list[str], tasks: list[str], stored: dict | None) -> list[str]:
+    """The columns a run makes: all of ``policies`` without a stored results JSON; with one
+    (``stored``, its ``summary``), uniform (the check that the stored cells are of the same
+    rows) and every column the JSON does not hold on all of ``tasks``."""
+    if stored is None:
+        return list(policies)
+    return [p for p in policies if p == "uniform" or not all(f"{t}/{p}" in stored for t in tasks)]
+
+
 def add_stored(summary: dict, stored: dict, tasks: list[str], policies: list[str], db: str, steps: int) -> list[str]:
     """Fill the cells of ``summary`` that ``db`` has no runs for from ``stored`` (an earlier results JSON's
     ``summary``), once uniform's mean raw regret on each such task is the stored one (the same rows);
@@ -455,7 +465,8 @@ def main(argv: list[str] | None = None) -> None:
     open_db(args.db)
     done = _done(args.db, args.steps)
     # seed-major: an interrupted run leaves the first k seeds of every task and column
-    ran = policies if args.stored_peers is None else [p for p in policies if p in NP_COLUMNS or p == "uniform"]
+    stored = None if args.stored_peers is None else json.loads(Path(args.stored_peers).read_text())
+    ran = columns_to_run(policies, tasks, None if stored is None else stored["summary"])
     todo = [(t, p, s) for s in range(args.seeds) for t in tasks for p in ran if (t, p, s) not in done]
     print(f"{len(done)} runs already in {display_url(args.db)}; {len(todo)} to go", flush=True)
     if not args.no_run:
@@ -463,10 +474,7 @@ def main(argv: list[str] | None = None) -> None:
                  args.dask_scheduler)
     summary = summarise(args.db, args.steps, tasks, policies, args.seeds)
     stored_note = ""
-    if args.stored_peers is not None:
-        import json
-
-        stored = json.loads(Path(args.stored_peers).read_text())
+    if stored is not None:
         filled = add_stored(summary, stored["summary"], tasks, policies, args.db, args.steps)
         print(f"from {args.stored_peers}: {', '.join(filled) or 'nothing'}")
         columns = sorted({key.split("/", 1)[1] for key in filled})

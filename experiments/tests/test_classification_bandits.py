@@ -137,3 +137,13 @@ def test_a_column_without_runs_is_left_out_of_the_summary(tmp_path, keep_threads
     bench._one("iris", "uniform", 0, 20, db)
     summary = bench.summarise(db, 20, ["iris"], ["uniform", "linucb"], 1)
     assert set(summary) == {"iris/uniform"}
+
+
+def test_with_stored_cells_uniform_and_the_columns_they_lack_run():
+    bench = load_benchmark("classification_bandits")
+    stored = {"iris/uniform": {}, "wine/uniform": {}, "iris/linucb": {}, "wine/linucb": {}, "iris/np-ucb": {}}
+    policies = ["uniform", "linucb", "np-ucb", "lin-ts"]
+    assert bench.columns_to_run(policies, ["iris", "wine"], None) == policies
+    # linucb is stored on both tasks; np-ucb on one only, so it runs; lin-ts is not stored
+    assert bench.columns_to_run(policies, ["iris", "wine"], stored) == ["uniform", "np-ucb", "lin-ts"]
+    assert bench.columns_to_run(policies, ["iris"], stored) == ["uniform", "lin-ts"]
