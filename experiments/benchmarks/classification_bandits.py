@@ -432,9 +432,10 @@ def render(summary: dict, tasks: list[str], policies: list[str], steps: int, see
     return "\n".join(lines) + "\n"
 
 
-def available_policies(policies: list[str]) -> list[str]:
-    """``policies`` without the VW column when ``vowpalwabbit`` is not installed (said on stdout)."""
-    if "vw-cb-explore-adf" in policies:
+def available_policies(policies: list[str], stored: list[str] = ()) -> list[str]:
+    """``policies`` without the VW column when ``vowpalwabbit`` is not installed (said on stdout),
+    unless it is among ``stored`` (columns whose cells come from a stored results JSON)."""
+    if "vw-cb-explore-adf" in policies and "vw-cb-explore-adf" not in stored:
         try:
             import vowpalwabbit  # noqa: F401
         except ImportError:
@@ -459,13 +460,15 @@ def main(argv: list[str] | None = None) -> None:
     choosing = args.tasks == ["choosing"]
     tasks = list(CHOOSING) if choosing else args.tasks
     args.db = prepare_db(args.db)
-    policies = available_policies(args.policies)
+    stored = None if args.stored_peers is None else json.loads(Path(args.stored_peers).read_text())
+    held = [] if stored is None else [p for p in args.policies if p not in columns_to_run(args.policies, tasks,
+                                                                                         stored["summary"])]
+    policies = available_policies(args.policies, held)
     from npbandit.storage import display_url, open_db
 
     open_db(args.db)
     done = _done(args.db, args.steps)
     # seed-major: an interrupted run leaves the first k seeds of every task and column
-    stored = None if args.stored_peers is None else json.loads(Path(args.stored_peers).read_text())
     ran = columns_to_run(policies, tasks, None if stored is None else stored["summary"])
     todo = [(t, p, s) for s in range(args.seeds) for t in tasks for p in ran if (t, p, s) not in done]
     print(f"{len(done)} runs already in {display_url(args.db)}; {len(todo)} to go", flush=True)
