@@ -408,7 +408,11 @@ def render(summary: dict, tasks: list[str], policies: list[str], steps: int, see
              "(`npbandit/policies/context_projection.py`); LinUCB, "
              "NeuralLinear and VW read every feature. NeuralLinear: an MLP (50, 50) trained "
              "every 50 rounds, Thompson sampling on a Bayesian linear last layer per arm (lab baseline). VW: "
-             "`--cb_explore_adf -q sa` (epsilon-greedy, 0.05).", "",
+             "`--cb_explore_adf -q sa` (epsilon-greedy, 0.05)."
+             + (" lin-ts: the library's `LinearTSPolicy`, per arm a Bayesian linear regression on the features "
+                "and an intercept under a Normal-Inverse-Gamma prior (Riquelme et al.'s LinFullPost defaults: "
+                "a0 = b0 = 6, lambda = 0.25), Thompson sampling; every feature." if "lin-ts" in policies else ""),
+             "",
              f"![Normalised cumulative regret vs rounds](figures/{FIGURE}.png)", "",
              "| task | seeds | " + " | ".join(policies) + " |", "|---|---:|" + "---:|" * len(policies)]
     lines += table_rows(summary, tasks, policies)
