@@ -302,7 +302,8 @@ class NPModel(MarginalPosteriorMixin, JointPosteriorMixin, ResponseCovarianceMix
                 indices out of range, repeated or more than the checkpoint's width.
             CheckpointError: ``columns="all"`` on data wider than the checkpoint takes
                 (with Ax, the message counts the one-hot columns of its choice parameters).
-            TypeError: an option the constructor does not take; ``columns`` of another kind.
+            TypeError: an option the constructor does not take; ``columns`` of another kind;
+                ``network_dtype`` that is not a floating-point ``torch.dtype``.
         """
         unsupported = {"categorical_features": "categorical parameters", "fidelity_features": "fidelity parameters",
                        "task_feature": "a task parameter", "hierarchical_dependencies": "a hierarchical search space"}
@@ -318,6 +319,10 @@ class NPModel(MarginalPosteriorMixin, JointPosteriorMixin, ResponseCovarianceMix
         if checkpoint is None:
             raise ValueError("NPModel needs a checkpoint: model_options={'checkpoint': 'cmanp-bo'} in Ax's "
                              "ModelConfig (or construct_inputs(dataset, checkpoint=...)); see `npbandit models`")
+        if network_dtype is not None and (not isinstance(network_dtype, torch.dtype)
+                                          or not network_dtype.is_floating_point):
+            raise TypeError("network_dtype must be a floating-point torch.dtype (torch.float32 or torch.float64), "
+                            f"got {network_dtype!r}")
         if isinstance(training_data, MultiTaskDataset):
             raise ValueError("NPModel models a single task; training_data is a MultiTaskDataset")
         # a framework's own encodings of the dataset (Ax's one-hot columns: npbandit.integrations.ax)

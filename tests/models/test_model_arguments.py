@@ -49,3 +49,15 @@ def test_batch_shapes_that_do_not_broadcast_name_the_arguments(net):
         model.condition_on_observations(points(3, 1, 2), points(4, 1, 1))
     with pytest.raises(ValueError, match=r"model's batch_shape \(2, 3\)"):
         fantasy.condition_on_observations(points(4, 1, 2), points(4, 1, 1))
+
+
+def test_a_network_dtype_that_is_no_torch_dtype_is_refused_by_its_own_name():
+    # Ax's model_options pass it through untouched: a string there must be named as network_dtype,
+    # the option the user wrote, not as the loader's dtype
+    from botorch.utils.datasets import SupervisedDataset
+
+    ds = SupervisedDataset(torch.rand(4, 2, dtype=torch.float64), torch.rand(4, 1, dtype=torch.float64),
+                           feature_names=["a", "b"], outcome_names=["y"])
+    for bad in ("float64", torch.int64):
+        with pytest.raises(TypeError, match=r"network_dtype must be a floating-point torch.dtype .* got "):
+            NPModel.construct_inputs(ds, checkpoint="cmanp-bo", network_dtype=bad)
