@@ -198,9 +198,11 @@ def resolve_columns(columns: Any, train_X: Tensor, train_Y: Tensor, width: int) 
         raise ValueError(f"{source} must be 1 to {width} distinct column indices (the network reads at most "
                          f"{width} inputs), got {chosen!r}")
     if implicit:
-        warnings.warn(f"train_X has {D} columns but the network reads at most {width}; NPModel reads the columns "
-                      f"{list(chosen)}, those RelevantColumns judged most relevant, and ignores the others "
-                      "(model.columns; pass columns= to choose, or say columns='relevant' explicitly -- in Ax, "
+        # the same text for every model of this width, so that Python shows it once per call site: a loop
+        # (Ax builds a model per metric, trial and cross-validation fold) would otherwise repeat it each time
+        warnings.warn(f"train_X has {D} columns but the network reads at most {width}; NPModel reads the {len(chosen)} "
+                      "RelevantColumns judges most relevant and ignores the others (model.columns lists them; "
+                      "pass columns= to choose, or say columns='relevant' explicitly -- in Ax, "
                       "model_options={..., 'columns': 'relevant'} -- to keep this choice without this warning)",
                       InputDataWarning, stacklevel=3)
     return None if chosen == tuple(range(D)) else chosen

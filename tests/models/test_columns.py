@@ -223,9 +223,14 @@ def test_columns_chosen_for_the_user_are_named_in_a_warning_and_a_chosen_rule_is
     net = build("tnpd", 3, 1, size="tiny").eval()
     X = torch.rand(12, 5, dtype=torch.float64)
     Y = X[:, 4:] ** 2
-    with pytest.warns(InputDataWarning, match="reads the columns") as caught:
+    with pytest.warns(InputDataWarning, match=r"reads the 3 RelevantColumns judges most relevant") as caught:
         model = NPModel(net, X, Y)
-    assert str(list(model.columns)) in str(caught[0].message)
+    assert "model.columns lists them" in str(caught[0].message) and len(model.columns) == 3
+    with warnings.catch_warnings(record=True) as again:  # Python's default filter: once per call site and text
+        warnings.simplefilter("default")
+        for order in ([0, 1, 2, 3, 4], [4, 3, 2, 1, 0], [1, 0, 2, 4, 3]) * 2:  # other columns chosen, same text
+            NPModel(net, X[:, order], Y)
+    assert len([w for w in again if issubclass(w.category, InputDataWarning)]) == 1
     with warnings.catch_warnings():
         warnings.simplefilter("error", InputDataWarning)
         NPModel(net, X, Y, columns="relevant")  # the same rule, asked for: no warning
