@@ -284,7 +284,8 @@ class NPModel(MarginalPosteriorMixin, JointPosteriorMixin, ResponseCovarianceMix
                 for a few more restarted optimisations: see "dtype and device" in
                 :mod:`npbandit.models.network`).
             options: any of :attr:`OPTIONS`, passed on to the constructor; ``columns``
-                (``"all"``, ``"relevant"``, a list of column indices of ``X``, or a
+                (``"all"``, ``"relevant"``, a list of column indices of ``X`` or of the dataset's
+                ``feature_names`` (Ax's parameter names), or a
                 :class:`~npbandit.models.columns.ColumnSelector`; default: ``"relevant"``
                 when ``X`` is wider than the checkpoint, else every column) is resolved
                 here, from this dataset.
@@ -338,7 +339,7 @@ class NPModel(MarginalPosteriorMixin, JointPosteriorMixin, ResponseCovarianceMix
         inputs["surrogate"] = surrogate
         try:
             defaults = pretrained_defaults(surrogate, inputs["train_X"], inputs["train_Y"], "construct_inputs",
-                                           options.pop("columns", None))
+                                           _named_columns(options.pop("columns", None), training_data))
         except CheckpointError as err:  # say how the framework's encoding made the data this wide
             note = construct_inputs_hook().width_note(training_data)
             if not note:
@@ -541,3 +542,17 @@ class NPModel(MarginalPosteriorMixin, JointPosteriorMixin, ResponseCovarianceMix
 
 # fit_gpytorch_mll on an NPModel's marginal log-likelihood fits nothing, on every supported BoTorch
 register_pretrained_fit(NPModel)
+
+
+def _named_columns(columns: Any, training_data: SupervisedDataset) -> Any:
+    """``columns`` with feature names (``str``) replaced by their positions in
+    ``training_data.feature_names`` (as Ax names its parameters), so a user need not count
+    columns; any other ``columns`` as given. ``ValueError`` naming ``columns`` and the names
+    the dataset has for a name it lacks."""
+    if not isinstance(columns, (list, tuple)) or not any(isinstance(c, str) for c in columns):
+        return columns
+    names = list(training_data.feature_names)
+    unknown = [c for c in columns if isinstance(c, str) and c not in names]
+    if unknown:
+        raise ValueError(f"columns names {unknown}, which the dataset's feature_names {names} do not hold")
+    return [names.index(c) if isinstance(c, str) else c for c in columns]

@@ -179,6 +179,10 @@ def test_from_pretrained_and_construct_inputs_choose_from_the_data(tmp_path):
     assert inputs["columns"] == model.columns
     assert NPModel(**inputs).columns == model.columns
     assert NPModel.construct_inputs(ds, checkpoint=card, columns=[1, 2])["columns"] == (1, 2)
+    # by the dataset's feature names (Ax's parameter names), mixed with indices too
+    assert NPModel.construct_inputs(ds, checkpoint=card, columns=["x7", "x2", 4])["columns"] == (7, 2, 4)
+    with pytest.raises(ValueError, match=r"columns names \['lr'\], which the dataset's feature_names .*x9"):
+        NPModel.construct_inputs(ds, checkpoint=card, columns=["x1", "lr"])
     narrow = SupervisedDataset(X[:, :4], Y, feature_names=[f"x{i}" for i in range(4)], outcome_names=["y"])
     assert "columns" not in NPModel.construct_inputs(narrow, checkpoint=card)  # every column, as before
     with pytest.raises(CheckpointError, match="columns='all'"):
