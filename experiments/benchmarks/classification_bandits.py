@@ -71,7 +71,7 @@ from common import (  # noqa: E402
 
 RUN_THREADS = 1
 BENCHMARK = "classification-bandits"
-COMMAND = "nice -n 19 python experiments/benchmarks/classification_bandits.py"
+COMMAND = "python experiments/benchmarks/classification_bandits.py"
 DATASET_TASKS = ["iris", "wine", "breast-cancer", "digits", "synthetic"]
 WHEEL_DELTA = 0.9
 TASKS = [*DATASET_TASKS, "wheel"]

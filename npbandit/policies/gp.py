@@ -69,6 +69,7 @@ def fit_single_task_gp(X: torch.Tensor, Y: torch.Tensor, *, noise_free: bool = F
     Raises:
         TypeError / ValueError: non-tensor, non-float, non-finite or misshapen ``X`` / ``Y``.
     """
+    from botorch.exceptions.warnings import InputDataWarning
     from botorch.fit import fit_gpytorch_mll
     from botorch.models import SingleTaskGP
     from botorch.models.transforms import Standardize
@@ -92,6 +93,11 @@ def fit_single_task_gp(X: torch.Tensor, Y: torch.Tensor, *, noise_free: bool = F
         # gpytorch floors a fixed float64 noise at 1e-6 and warns when the standardised Yvar
         # lands a rounding error below it; every other warning reaches the user
         warnings.filterwarnings("ignore", message="Very small noise values detected", category=NumericalWarning)
+        if len(Y) > 1 and bool((Y.var(dim=0) <= 1e-16).any()):
+            # observations all equal (a bandit arm that always paid 0): Standardize keeps their scale
+            # and BoTorch then calls them unstandardised, which is true and nothing the user can act on
+            warnings.filterwarnings("ignore", message=r"Data \(outcome observations\) is not standardized",
+                                    category=InputDataWarning)
         model = SingleTaskGP(X, Y, train_Yvar=Yvar, covar_module=covar_module,
                              outcome_transform=Standardize(Y.shape[-1]))
         if hyperparameters is not None:

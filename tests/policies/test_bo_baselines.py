@@ -227,3 +227,18 @@ def test_thompson_draw_validates_its_inputs():
         thompson_draw(gp, torch.rand(5, dtype=torch.float64), 0)
     with pytest.raises(TypeError, match="seed"):
         thompson_draw(gp, torch.rand(5, 2, dtype=torch.float64), 0.5)
+
+
+def test_a_gp_on_equal_observations_does_not_call_them_unstandardised():
+    # a bandit arm that always paid 0: BoTorch's "not standardized" warning is nothing a user can act on
+    import warnings
+
+    from botorch.exceptions.warnings import InputDataWarning
+
+    from npbandit.policies.gp import fit_single_task_gp
+
+    X = torch.rand(4, 2, dtype=torch.float64, generator=torch.Generator().manual_seed(0))
+    with warnings.catch_warnings():
+        warnings.simplefilter("error", InputDataWarning)
+        model = fit_single_task_gp(X, torch.zeros(4, 1, dtype=torch.float64))
+    assert torch.allclose(model.posterior(X).mean, torch.zeros(4, 1, dtype=torch.float64), atol=1e-6)
