@@ -29,8 +29,9 @@ What is kept per arm is ``Z^T y``, ``y^T y``, ``n`` and the lower Cholesky facto
 covariance ``sigma^2 L^-T L^-1 = sigma^2 P^-1`` (also ``O(k^2)``), and
 ``m_n^T P_n m_n = |u|^2``. No round refits from the rows seen.
 
-The defaults (``a0 = b0 = 6``, ``lambda = 0.25``, an intercept) are those of the linear
-full-posterior baseline of Riquelme, Tucker & Snoek (2018, "Deep Bayesian Bandits Showdown").
+The defaults (``a0 = b0 = 6``, ``lambda = 0.25``, an intercept, each arm played twice in
+turn before any draw) are those of the linear full-posterior baseline of Riquelme, Tucker &
+Snoek (2018, "Deep Bayesian Bandits Showdown").
 """
 
 from __future__ import annotations
@@ -70,26 +71,29 @@ class LinearTSPolicy(Policy):
     prior (the model and its updates: :mod:`npbandit.policies.linear_ts`).
 
     Every round draws, for each arm, a noise variance and then weights from the arm's
-    posterior, and plays the arm whose drawn ``w . [x, 1]`` is highest; arms never played
-    draw from the prior. All draws come from the generator ``reset`` seeds.
+    posterior, and plays the arm whose drawn ``w . [x, 1]`` is highest. The first
+    ``initial_pulls * n_arms`` rounds play the arms in turn (0, 1, ..., n - 1, 0, ...), so every
+    arm's posterior starts from data. All draws come from the generator ``reset`` seeds.
 
     Args:
         n_arms: arms (>= 2); context_dim: the width ``d`` of every context (>= 1).
         a0, b0: the Inverse-Gamma prior's shape and scale for the noise variance (> 0).
         prior_precision: ``lambda`` (> 0): the weights' prior is ``N(0, sigma^2 / lambda I)``,
             the intercept's included.
+        initial_pulls: times each arm is played in turn before the first draw (>= 0).
     """
 
     name = "lin-ts"
 
     def __init__(self, n_arms: int = 5, context_dim: int = 2, a0: float = 6.0, b0: float = 6.0,
-                 prior_precision: float = 0.25) -> None:
+                 prior_precision: float = 0.25, initial_pulls: int = 2) -> None:
         self.n_arms = check_int("n_arms", n_arms, minimum=2)
         self.context_dim = check_int("context_dim", context_dim, minimum=1)
         for what, value in (("a0", a0), ("b0", b0), ("prior_precision", prior_precision)):
             if not check_real(what, value) > 0:
                 raise ValueError(f"{what} must be positive, got {value!r}")
         self.a0, self.b0, self.prior_precision = float(a0), float(b0), float(prior_precision)
+        self.initial_pulls = check_int("initial_pulls", initial_pulls, minimum=0)
 
     def reset(self, seed: int | None = None) -> None:
         super().reset(seed)
@@ -145,6 +149,9 @@ class LinearTSPolicy(Policy):
 
     def act(self, obs: np.ndarray) -> int:
         z = self._features(obs)
+        played = int(self.counts.sum())
+        if played < self.initial_pulls * self.n_arms:
+            return played % self.n_arms
         scores = np.array([self._sample(arm)[0] @ z for arm in range(self.n_arms)])
         return int(np.argmax(scores))
 
@@ -159,4 +166,5 @@ class LinearTSPolicy(Policy):
         self.counts[action] += 1
 
     def params(self) -> dict[str, Any]:
-        return {"n_arms": self.n_arms, "a0": self.a0, "b0": self.b0, "prior_precision": self.prior_precision}
+        return {"n_arms": self.n_arms, "a0": self.a0, "b0": self.b0, "prior_precision": self.prior_precision,
+                "initial_pulls": self.initial_pulls}

@@ -92,7 +92,7 @@ def test_a_seeded_run_in_the_loop_is_logged_and_repeats(tmp_path):
     assert len(first.steps) == 30 and policy.counts.sum() == 30
     (run,) = list_runs(db)
     assert (run.policy, run.status, run.n_steps) == ("lin-ts", "completed", 30)
-    assert run.policy_params == {"n_arms": 5, "a0": 6.0, "b0": 6.0, "prior_precision": 0.25}
+    assert run.policy_params == {"n_arms": 5, "a0": 6.0, "b0": 6.0, "prior_precision": 0.25, "initial_pulls": 2}
 
 
 def test_lin_ts_finds_the_best_arm_of_a_linear_bandit():
@@ -112,7 +112,7 @@ def test_lin_ts_finds_the_best_arm_of_a_linear_bandit():
 @pytest.mark.parametrize("kwargs, match", [
     ({"n_arms": 1}, "n_arms"), ({"context_dim": 0}, "context_dim"), ({"a0": 0.0}, "a0 must be positive"),
     ({"b0": -1.0}, "b0 must be positive"), ({"prior_precision": float("nan")}, "prior_precision must be a finite"),
-    ({"a0": "6"}, "a0 must be a finite"),
+    ({"a0": "6"}, "a0 must be a finite"), ({"initial_pulls": -1}, "initial_pulls"),
 ])
 def test_bad_settings_are_refused_naming_them(kwargs, match):
     with pytest.raises(ValueError, match=match):
@@ -136,3 +136,17 @@ def test_bad_steps_are_refused_naming_the_argument():
     assert policy.counts.sum() == 0 and (policy.zy == 0).all()  # nothing refused was taken in
     with pytest.raises(ValueError, match="baseline with its own rule"):
         parse_bandit_policy_name("lin-ts-thompson")
+
+
+def test_each_arm_is_played_in_turn_before_the_first_draw():
+    policy = LinearTSPolicy(n_arms=3, context_dim=2, initial_pulls=2)
+    policy.reset(0)
+    arms = []
+    for t in range(6):
+        x = np.array([0.1 * t, -0.2])
+        arms.append(policy.act(x))
+        policy.observe(x, arms[-1], 1.0 if arms[-1] == 2 else 0.0, {})
+    assert arms == [0, 1, 2, 0, 1, 2]
+    # the turns drew nothing from the policy's generator
+    assert policy.rng.bit_generator.state == np.random.default_rng(0).bit_generator.state
+    assert LinearTSPolicy(n_arms=3, context_dim=2, initial_pulls=0).params()["initial_pulls"] == 0
