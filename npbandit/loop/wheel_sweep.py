@@ -14,7 +14,7 @@ import gymnasium as gym
 from npbandit.loop.env_params import _env_params
 from npbandit.loop.episode import run_episode
 from npbandit.loop.records import EpisodeResult
-from npbandit.storage import DEFAULT_URL, RunLogger, RunRow, completed_runs, display_url, run_key, run_steps
+from npbandit.storage import DEFAULT_URL, RunLogger, RunRow, completed_runs, display_url, run_key, run_totals
 from npbandit.validation import check_bool, check_int, check_real
 
 __all__ = ["run_wheel_bandits"]
@@ -152,11 +152,9 @@ def _wheel_key(policy: Any, env: gym.Env, delta: float, seed: int, steps: int) -
 
 def _stored_result(db: str, row: RunRow) -> EpisodeResult:
     """A completed run of ``db`` as the sweep's result for it: its id, steps, cumulative
-    regret and failed steps, read back (its steps stay in the database)."""
-    steps = run_steps(db, row.id)
-    regret = steps[-1]["cumulative_regret"] if steps else None
-    return EpisodeResult(row.id, cumulative_regret=None if regret is None else float(regret),
-                         failed_steps=sum(bool(s["failed"]) for s in steps), n_steps=row.n_steps, keep_steps=False)
+    regret and failed steps, counted in the database (its steps stay there)."""
+    regret, failed = run_totals(db, row.id)
+    return EpisodeResult(row.id, cumulative_regret=regret, failed_steps=failed, n_steps=row.n_steps, keep_steps=False)
 
 
 def _wheel_run(name: str, delta: float, seed: int, steps: int, beta: float, db: str,

@@ -64,7 +64,7 @@ The package, by concern (every name below is importable from ``npbandit.storage`
   :func:`run_evaluations` (a black-box run's given points, a chain of continued runs
   followed back, and its own steps), :class:`RunEvaluations`, :data:`INITIAL`, :data:`INITIAL_FROM`,
   :func:`run_key` and :func:`completed_runs` (the completed runs by what they ran: what a
-  sweep need not run again).
+  sweep need not run again), :func:`run_totals` (a run's cumulative regret and failed steps).
 
 The settings are read from their own module when used: change
 ``npbandit.storage.heartbeat.HEARTBEAT_EVERY`` or ``...heartbeat.STALE_AFTER`` there
@@ -87,9 +87,10 @@ from npbandit.storage.queries import (
            run_evaluations,
            run_key,
            run_steps,
+           run_totals,
 )
 
 __all__ = ["DEFAULT_URL", "Run", "Step", "Meta", "open_db", "RunLogger", "list_runs", "run_steps", "effective_status",
            "display_url", "shared_url", "StorageError", "SchemaVersionError", "STATUSES", "STALE_AFTER",
            "HEARTBEAT_EVERY", "COMMIT_EVERY", "SCHEMA_VERSION", "RunRow", "Base", "run_evaluations",
-           "RunEvaluations", "INITIAL", "INITIAL_FROM", "run_key", "completed_runs"]
+           "RunEvaluations", "INITIAL", "INITIAL_FROM", "run_key", "completed_runs", "run_totals"]

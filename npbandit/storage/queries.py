@@ -1,8 +1,9 @@
 """Reading runs back: :func:`list_runs` (one :class:`RunRow` per run, with its effective
 status), :func:`run_steps` (a run's committed steps), :func:`run_evaluations` (every
 evaluation a black-box run saw: the points it was given, following a chain of continued
-runs back, then its own steps) and :func:`completed_runs` (the completed runs by
-:func:`run_key`, what a sweep need not run again). All only read."""
+runs back, then its own steps), :func:`completed_runs` (the completed runs by
+:func:`run_key`, what a sweep need not run again) and :func:`run_totals` (a run's cumulative
+regret and failed steps, counted in the database). All only read."""
 
 from __future__ import annotations
 
@@ -12,7 +13,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 import numpy as np
-from sqlalchemy import inspect, select
+from sqlalchemy import func, inspect, select
 from sqlalchemy.engine import Connection
 
 from npbandit.storage.engine import DEFAULT_URL, _has_schema, _normalise_url, _read, _sqlite_file, display_url, open_db
@@ -21,7 +22,7 @@ from npbandit.storage.logger import _jsonable
 from npbandit.storage.models import _STEP_TIMES, RECOMMENDED, STOPPED_EARLY, Run, Step, _read_time
 
 __all__ = ["RunRow", "list_runs", "run_steps", "run_evaluations", "RunEvaluations", "INITIAL", "INITIAL_FROM",
-           "run_key", "completed_runs"]
+           "run_key", "completed_runs", "run_totals"]
 
 #: the policy setting that counts the points a run was given (``optimize(initial=...)``, failed ones included)
 INITIAL = "initial"
@@ -153,6 +154,30 @@ def run_steps(db: str, run_id: int) -> list[dict[str, Any]]:
         raise ValueError(f"run_id: {display_url(str(db))} holds no run {run_id!r}")
     absent = dict.fromkeys(c.name for c in Step.__table__.columns)
     return [{**absent, **r, **{key: _read_time(r[key]) for key in _STEP_TIMES}} for r in rows]
+
+
+def run_totals(db: str, run_id: int) -> tuple[float | None, int]:
+    """A run's cumulative regret as its last committed step records it (``None``: no step,
+    or a last step without one) and how many of its steps failed, counted in the database
+    instead of reading every step back (a sweep resumed over long runs asks this of each).
+
+    Raises:
+        ValueError: ``db`` holds no run ``run_id``."""
+    engine = open_db(db, readonly=True)
+
+    def read(conn: Connection) -> tuple[float | None, int] | None:
+        if not _has_schema(conn) or conn.execute(select(Run.id).where(Run.id == run_id)).first() is None:
+            return None
+        last = conn.execute(select(Step.cumulative_regret).where(Step.run_id == run_id)
+                            .order_by(Step.t.desc()).limit(1)).scalar()
+        failed = conn.execute(select(func.count()).select_from(Step)
+                              .where(Step.run_id == run_id, Step.failed.is_(True))).scalar()
+        return last, int(failed or 0)
+
+    totals = _read(engine, str(db), "read run totals", read)
+    if totals is None:
+        raise ValueError(f"run_id: {display_url(str(db))} holds no run {run_id!r}")
+    return totals
 
 
 class RunEvaluations(list):

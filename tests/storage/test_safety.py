@@ -16,7 +16,16 @@ from sqlalchemy import select, update
 from npbandit.envs import WheelBanditEnv
 from npbandit.loop import run_episode
 from npbandit.policies import UniformPolicy
-from npbandit.storage import Meta, RunLogger, SchemaVersionError, StorageError, list_runs, open_db, run_steps
+from npbandit.storage import (
+    Meta,
+    RunLogger,
+    SchemaVersionError,
+    StorageError,
+    list_runs,
+    open_db,
+    run_steps,
+    run_totals,
+)
 from npbandit.storage import engine as storage_engine
 
 WHEEL = {"kind": "bandit", "env_id": "npbandit/WheelBandit-v0", "env_params": {"delta": 0.5}}
@@ -309,7 +318,11 @@ def test_run_steps_names_a_run_the_database_does_not_hold(tmp_path):
     assert len(run_steps(db, result.run_id)) == 3
     with pytest.raises(ValueError, match=rf"run_id: .*runs\.db holds no run {result.run_id + 1}"):
         run_steps(db, result.run_id + 1)  # was [] without a word
+    steps = run_steps(db, result.run_id)  # the totals counted in the database are those of its steps
+    assert run_totals(db, result.run_id) == (steps[-1]["cumulative_regret"], sum(s["failed"] for s in steps))
+    with pytest.raises(ValueError, match=rf"holds no run {result.run_id + 1}"):
+        run_totals(db, result.run_id + 1)
     logger = RunLogger(db)
     started = logger.start(kind="bandit", env_id="x", env_params={}, policy="uniform", policy_params={}, seed=0)
-    assert run_steps(db, started) == []  # a run with no step committed yet is a run
+    assert run_steps(db, started) == [] and run_totals(db, started) == (None, 0)  # no step committed yet
     logger.finish()
