@@ -24,12 +24,12 @@ from npbandit.exceptions import CheckpointError
 from npbandit.policies.base import Policy
 from npbandit.policies.problem import (
     ARM_PRIORS,
-    CONTEXT_TOLERANCE,
     check_arm_checkpoint,
     check_bandit_spaces,
     check_bounds,
     check_context,
     check_context_in_bounds,
+    outside,
 )
 from npbandit.priors.wheel import RewardFill
 from npbandit.surrogates.base import NeuralProcess
@@ -339,10 +339,9 @@ class NPBanditPolicy(Policy):
         if self.input_domain is None:
             return
         lo, hi = self.input_domain
-        slack = CONTEXT_TOLERANCE * (hi - lo)
         low, high = (np.asarray(side, dtype=np.float64).reshape(-1)
                      for side in (observation_space.low, observation_space.high))
-        out = (np.isfinite(low) & (low < lo - slack)) | (np.isfinite(high) & (high > hi + slack))
+        out = outside(low, high, lo, hi)
         if out.any():
             i = int(np.flatnonzero(out)[0])
             raise ValueError(f"env.observation_space {observation_space} leaves the inputs {who} was trained on, "
@@ -356,8 +355,7 @@ class NPBanditPolicy(Policy):
         context = check_context(obs, self.surrogate.x_dim)
         if self.input_domain is not None:
             lo, hi = self.input_domain
-            slack = CONTEXT_TOLERANCE * (hi - lo)
-            if ((context < lo - slack) | (context > hi + slack)).any():
+            if outside(context, context, lo, hi).any():
                 raise ValueError(f"obs {context.tolist()} lies outside [{lo:g}, {hi:g}], the inputs policy "
                                  f"{self.name!r}'s checkpoint was trained on; map the contexts into it")
         if np.abs(context).max() > self._largest:

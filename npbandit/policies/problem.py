@@ -31,7 +31,7 @@ from npbandit.validation import check_int
 
 __all__ = ["BanditProblem", "WHEEL", "ARM_PRIORS", "CONTEXT_TOLERANCE", "bandit_problem", "problem_of_spaces",
            "check_bounds", "check_context", "check_context_in_bounds", "check_bounds_cover", "check_arm_space",
-           "check_context_space", "check_bandit_spaces", "check_arm_checkpoint", "arm_model_width"]
+           "check_context_space", "check_bandit_spaces", "outside", "check_arm_checkpoint", "arm_model_width"]
 
 #: priors whose checkpoints serve as one reward regression per arm (:mod:`npbandit.policies.per_arm`)
 ARM_PRIORS = ("bo",)
@@ -115,13 +115,22 @@ def _context_text(x: np.ndarray) -> str:
     return "[" + ", ".join(str(v) for v in x[:_SHOWN_VALUES - 2].tolist()) + f", ...] ({len(x)} values)"
 
 
+def outside(low: np.ndarray, high: np.ndarray, lower: Any, upper: Any) -> np.ndarray:
+    """Per dimension, whether the interval ``[low, high]`` leaves ``[lower, upper]`` (arrays, or
+    numbers for every dimension) by more than :data:`CONTEXT_TOLERANCE` of its width; an
+    infinite ``low`` / ``high`` (a ``Box``'s unbounded side) is not compared. A context is the
+    interval ``[x, x]``. The one rule of :func:`check_context_in_bounds`,
+    :func:`check_bounds_cover` and a wheel checkpoint's ``input_domain``."""
+    slack = CONTEXT_TOLERANCE * (np.subtract(upper, lower))
+    return (np.isfinite(low) & (low < np.subtract(lower, slack))) | (np.isfinite(high) & (high > np.add(upper, slack)))
+
+
 def check_context_in_bounds(x: np.ndarray, bounds: np.ndarray) -> np.ndarray:
     """A checked context ``x [d]`` (:func:`check_context`) that lies in ``bounds [2, d]``, up to
     :data:`CONTEXT_TOLERANCE` of the box's width; ``ValueError`` naming ``obs`` otherwise (a
     policy that maps contexts from its bounds never clips one)."""
     low, high = bounds
-    slack = CONTEXT_TOLERANCE * (high - low)
-    out = (x < low - slack) | (x > high + slack)
+    out = outside(x, x, low, high)
     if out.any():
         i = int(np.flatnonzero(out)[0])
         more = f" (and {int(out.sum()) - 1} more dimensions)" if out.sum() > 1 else ""
@@ -141,8 +150,7 @@ def check_bounds_cover(bounds: np.ndarray, observation_space: Any, who: str | No
     A policy holding bounds calls it from its ``check_spaces``, so that ``run_episode`` refuses
     the pairing before a run starts."""
     low, high = (np.asarray(b, dtype=np.float64).reshape(-1) for b in (observation_space.low, observation_space.high))
-    slack = CONTEXT_TOLERANCE * (bounds[1] - bounds[0])
-    out = (np.isfinite(low) & (low < bounds[0] - slack)) | (np.isfinite(high) & (high > bounds[1] + slack))
+    out = outside(low, high, bounds[0], bounds[1])
     if out.any():
         i = int(np.flatnonzero(out)[0])
         more = f" and {int(out.sum()) - 1} more" if out.sum() > 1 else ""
