@@ -130,13 +130,18 @@ def check_bandit_policy_name(name: str, *, context_dim: int = 2, n_arms: int = 5
                               f"({', '.join(arms) or 'none shipped'})") from None
 
 
+def check_arm(name: str, arm: Any, n_arms: int) -> int:
+    """``arm`` as an arm index in ``[0, n_arms)``; ``ValueError`` naming it ``name`` otherwise
+    (a bool is not an index, and a negative one would silently mean the last arm)."""
+    if isinstance(arm, (bool, np.bool_)) or not isinstance(arm, (int, np.integer)) or not 0 <= arm < n_arms:
+        raise ValueError(f"{name} must be an arm index (int) in [0, {n_arms}), got {arm!r}")
+    return int(arm)
+
+
 def check_arm_and_reward(action: Any, reward: Any, n_arms: int) -> tuple[int, float]:
-    """``(action, reward)`` as an arm index in ``[0, n_arms)`` and a finite float;
-    ``ValueError`` naming them otherwise (a negative index would silently credit the
-    last arm)."""
-    if isinstance(action, (bool, np.bool_)) or not isinstance(action, (int, np.integer)) or not 0 <= action < n_arms:
-        raise ValueError(f"action must be an arm index (int) in [0, {n_arms}), got {action!r}")
-    return int(action), check_real("reward", reward)
+    """``(action, reward)`` as an arm index in ``[0, n_arms)`` (:func:`check_arm`) and a
+    finite float; ``ValueError`` naming them otherwise."""
+    return check_arm("action", action, n_arms), check_real("reward", reward)
 
 
 class UniformPolicy(Policy):

@@ -41,7 +41,7 @@ from typing import Any
 import numpy as np
 from scipy.linalg import solve_triangular  # SciPy comes with BoTorch
 
-from npbandit.policies.bandit import check_arm_and_reward
+from npbandit.policies.bandit import check_arm, check_arm_and_reward
 from npbandit.policies.base import Policy
 from npbandit.policies.problem import check_bandit_spaces, check_context
 from npbandit.validation import check_int, check_real
@@ -109,11 +109,6 @@ class LinearTSPolicy(Policy):
     def _features(self, obs: Any) -> np.ndarray:
         return np.append(check_context(obs, self.context_dim), 1.0)
 
-    def _check_arm(self, arm: Any) -> int:
-        if isinstance(arm, (bool, np.bool_)) or not isinstance(arm, (int, np.integer)) or not 0 <= arm < self.n_arms:
-            raise ValueError(f"arm must be an arm index (int) in [0, {self.n_arms}), got {arm!r}")
-        return int(arm)
-
     def _whitened(self, arm: int) -> np.ndarray:
         """``u = L^-1 Z^T y`` of ``arm`` (``P^-1 Z^T y = L^-T u``, ``m^T P m = |u|^2``)."""
         return solve_triangular(self.factor[arm], self.zy[arm], lower=True, check_finite=False)
@@ -122,7 +117,7 @@ class LinearTSPolicy(Policy):
         """``arm``'s posterior as ``(mean [k], precision [k, k], a, b)``: the weights of
         ``[x, 1]`` are ``N(mean, sigma^2 precision^-1)`` given ``sigma^2``, and ``sigma^2`` is
         ``InvGamma(a, b)``. ``ValueError`` naming ``arm`` for an index out of range."""
-        arm = self._check_arm(arm)
+        arm = check_arm("arm", arm, self.n_arms)
         u = self._whitened(arm)
         mean = solve_triangular(self.factor[arm], u, lower=True, trans="T", check_finite=False)
         a, b = self._shape_scale(arm, u)
@@ -136,7 +131,7 @@ class LinearTSPolicy(Policy):
     def sample(self, arm: int) -> tuple[np.ndarray, float]:
         """One joint draw ``(weights [k], noise variance)`` from ``arm``'s posterior, with the
         policy's generator: what ``act`` draws for every arm each round."""
-        return self._sample(self._check_arm(arm))
+        return self._sample(check_arm("arm", arm, self.n_arms))
 
     def _sample(self, arm: int) -> tuple[np.ndarray, float]:
         u = self._whitened(arm)
