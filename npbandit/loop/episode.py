@@ -249,7 +249,7 @@ def _run_sequential(env: gym.Env, policy: Policy, obs: Any, horizon: int | None,
                 else:
                     signals.hold_step()
                     failed = False
-                    reward, info, regret = _step_outcome(reward, info, t)
+                    reward, regret = _step_outcome(reward, info, t)
                     if regret is not None:
                         result.cumulative_regret = (result.cumulative_regret or 0.0) + regret
                     row = dict(t=t, action=action, reward=reward, regret=regret,

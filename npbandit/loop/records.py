@@ -78,8 +78,8 @@ def _record(result: EpisodeResult, logger: Any, signals: StopSignals, row: dict[
             logger.log_step(**row)
 
 
-def _step_outcome(reward: Any, info: Any, t: int) -> tuple[float, dict[str, Any], float | None]:
-    """``(reward, info, regret)`` of what an environment's ``step`` returned at step ``t``,
+def _step_outcome(reward: Any, info: Any, t: int) -> tuple[float, float | None]:
+    """``(reward, regret)`` of what an environment's ``step`` returned at step ``t``,
     checked before the step is written: the reward a finite real number (a 0-d array too),
     ``info`` a dict whose ``regret`` and ``expected_regret``, when given, are finite real
     numbers. The run sums the regrets, so one NaN would make every later cumulative regret
@@ -95,7 +95,7 @@ def _step_outcome(reward: Any, info: Any, t: int) -> tuple[float, dict[str, Any]
         if given is not None and (not is_real(given) or not math.isfinite(given)):
             raise ValueError(f'info["{key}"] must be a finite real number or absent {where}, got {given!r}')
     regret = info.get("regret")
-    return float(value), info, None if regret is None else float(regret)
+    return float(value), None if regret is None else float(regret)
 
 
 def _observe(policy: Policy, obs: Any, action: Any, reward: float, info: dict[str, Any], t: int,
