@@ -107,7 +107,7 @@ def _done(db: str, steps: int, policies: list[str]) -> set[tuple[str, float, int
             and _current(r, checkpoints)}
 
 
-def summarise(db: str, steps: int, deltas: list[float], policies: list[str], seeds: int) -> dict:
+def summarise(db: str, steps: int, deltas: list[float], policies: list[str], seeds: int, first_seed: int = 0) -> dict:
     from npbandit.storage import list_runs, run_steps
 
     finals: dict[tuple[str, float], list[float]] = {}
@@ -118,7 +118,7 @@ def summarise(db: str, steps: int, deltas: list[float], policies: list[str], see
         if (r.status != "completed" or r.n_steps != steps or r.env_params.get("benchmark") != "wheel"
                 or not _current(r, checkpoints)):
             continue
-        if r.seed >= seeds:
+        if not first_seed <= r.seed < first_seed + seeds:
             continue
         rows = run_steps(db, r.id)
         key = (r.policy.removesuffix("-ucb"), r.env_params["delta"])
@@ -203,6 +203,9 @@ def render(summary: dict, deltas: list[float], policies: list[str], steps: int, 
 def main(argv: list[str] | None = None) -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--seeds", type=int, default=50)
+    parser.add_argument("--first-seed", type=int, default=0,
+                        help="seeds first-seed .. first-seed + seeds - 1 (the protocol's are 0 .. 49; another range "
+                             "gives a choosing run whose reward tables the published table never uses)")
     parser.add_argument("--steps", type=int, default=2000)
     parser.add_argument("--deltas", type=float, nargs="+", default=DELTAS)
     parser.add_argument("--policies", nargs="+", default=POLICIES)
@@ -221,18 +224,20 @@ def main(argv: list[str] | None = None) -> None:
     open_db(args.db)
     done = _done(args.db, args.steps, args.policies)
     # seed-major: an interrupted run leaves the first k seeds of every δ and policy
-    todo = [(p, d, s) for s in range(args.seeds) for d in args.deltas for p in args.policies
-            if (run_key(p), d, s) not in done]
+    seeds = range(args.first_seed, args.first_seed + args.seeds)
+    todo = [(p, d, s) for s in seeds for d in args.deltas for p in args.policies if (run_key(p), d, s) not in done]
     print(f"{len(done)} runs already in {display_url(args.db)}; {len(todo)} to go")
     if not args.no_run:
         run_jobs(_one, [(p, d, s, args.steps, args.db) for p, d, s in todo], args.workers, "wheel runs",
                  args.dask_scheduler)
-    summary = summarise(args.db, args.steps, args.deltas, args.policies, args.seeds)
+    summary = summarise(args.db, args.steps, args.deltas, args.policies, args.seeds, args.first_seed)
     command = COMMAND
     if args.section != "wheel":
         command += f" --policies {' '.join(args.policies)} --section {args.section}"
         if args.seeds != 50:
             command += f" --seeds {args.seeds}"
+        if args.first_seed:
+            command += f" --first-seed {args.first_seed}"
     if args.db != prepare_db(default_db):  # the runs summarised are in another database: the command names it
         command += f" --db {_relative_db(args.db)}"
     text = render(summary, args.deltas, args.policies, args.steps, args.seeds, args.section, command)

@@ -57,3 +57,16 @@ def test_wheel_benchmark_section_publishes_beside_the_main_table(tmp_path, monke
     assert command.endswith(f"--policies uniform --section wheel-extra --seeds 1 --db {db}")
     assert text.startswith("### Wheel bandit, uniform") and "figures/wheel_extra_regret.png" in text
     assert "| uniform (ours) | 100.00 ± 0.00 |" in text
+
+
+def test_wheel_benchmark_first_seed_summarises_only_its_own_seeds(tmp_path):
+    """``--first-seed`` (a choosing run on reward tables the published table never uses): the
+    summary counts the runs of seeds first-seed .. first-seed + seeds - 1 and no others, both ways."""
+    bench = load_benchmark("wheel")
+    db = f"sqlite:///{tmp_path / 'wheel.db'}"
+    for seed in (0, 7):
+        bench._one("uniform", 0.5, seed, 20, db)
+    assert bench.summarise(db, 20, [0.5], ["uniform"], 1)["uniform@0.5"]["runs"] == 1
+    assert bench.summarise(db, 20, [0.5], ["uniform"], 1, first_seed=7)["uniform@0.5"]["runs"] == 1
+    assert bench.summarise(db, 20, [0.5], ["uniform"], 8)["uniform@0.5"]["runs"] == 2
+    assert "uniform@0.5" not in bench.summarise(db, 20, [0.5], ["uniform"], 6, first_seed=1)
