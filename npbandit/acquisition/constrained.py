@@ -26,7 +26,7 @@ from typing import Any
 
 import torch
 
-__all__ = ["CONSTRAINED_ACQUISITIONS", "check_constraint_count", "feasible", "best_feasible", "incumbent",
+__all__ = ["CONSTRAINED_ACQUISITIONS", "check_constraints_argument", "feasible", "best_feasible", "incumbent",
            "constrained_log_ei", "constrained_batch_acquisition"]
 
 #: the acquisitions that take outcome constraints: feasibility-weighted LogEI, and qLogNEI
@@ -34,7 +34,7 @@ __all__ = ["CONSTRAINED_ACQUISITIONS", "check_constraint_count", "feasible", "be
 CONSTRAINED_ACQUISITIONS = ("logei", "qlognei")
 
 
-def check_constraint_count(constraints: Any, acquisition: str | None = None) -> int:
+def check_constraints_argument(constraints: Any, acquisition: str | None = None) -> int:
     """``constraints`` (the number of constraint columns trailing the objective's) checked:
     an int ``>= 0``, and with ``acquisition`` given, ``0`` unless it is one of
     :data:`CONSTRAINED_ACQUISITIONS`."""

@@ -18,7 +18,7 @@ import torch
 
 from npbandit.acquisition.constrained import (
     best_feasible,
-    check_constraint_count,
+    check_constraints_argument,
     constrained_batch_acquisition,
     constrained_log_ei,
     incumbent,
@@ -131,7 +131,7 @@ def propose(model, acquisition: str, *, dim: int, best_f: float | torch.Tensor |
         cube = None if cube.continuous else cube
     if acquisition not in ACQUISITIONS:
         raise ValueError(f"acquisition must be one of {ACQUISITIONS}, got {acquisition!r}")
-    check_constraint_count(constraints, acquisition)
+    check_constraints_argument(constraints, acquisition)
     if constraints:
         if outputs is None:
             raise ValueError("outputs (the observations' objective and constraint values, [n, 1 + constraints]) are "

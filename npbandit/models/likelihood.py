@@ -24,7 +24,10 @@ the estimate of the real data. It reports
   ``max(var_y - noise, 1e-6)`` in standardised units;
 * ``observation_noise=True``: that plus the noise estimate, i.e. the NP's own
   predictive variance wherever the latent variance is above the floor;
-* ``observation_noise=<Tensor>``: the latent variance plus the given noise.
+* ``observation_noise=<Tensor>``: the latent variance plus the given noise, a variance in the
+  units of ``Y`` after the model's ``outcome_transform`` (``Y``'s own units without one), as
+  BoTorch's models read it: with ``Standardize``, a noise variance ``s`` in ``Y``'s units is
+  ``s / stdvs**2`` there.
 
 So the latent variance is the NP's uncertainty *relative to its most confident
 observed point*: about zero there and, since an NP is usually least uncertain at its

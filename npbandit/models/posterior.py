@@ -293,6 +293,11 @@ class MarginalPosteriorMixin:
         Returns a ``GPyTorchPosterior`` over ``broadcast(batch_shape, model.batch_shape) x q x m``
         in ``X``'s dtype; differentiable in ``X``.
 
+        ``observation_noise``: ``False``, the latent posterior; ``True``, plus the noise estimate
+        (:mod:`npbandit.models.likelihood`); a tensor broadcasting to ``batch_shape x q x m``,
+        plus that noise variance, in the units of ``Y`` after the outcome transform (BoTorch's
+        convention; ``Y``'s units without one).
+
         A point of ``X`` outside ``bounds`` (without them, ``input_domain``) after the input
         transform is predicted all the same, with an ``InputDataWarning``: the network's
         output there is an extrapolation it was never trained for, and a ``Normalize`` that
