@@ -234,10 +234,10 @@ def main(argv: list[str] | None = None) -> None:
     command = COMMAND
     if args.section != "wheel":
         command += f" --policies {' '.join(args.policies)} --section {args.section}"
-        if args.seeds != 50:
-            command += f" --seeds {args.seeds}"
-        if args.first_seed:
-            command += f" --first-seed {args.first_seed}"
+    if args.seeds != 50:
+        command += f" --seeds {args.seeds}"
+    if args.first_seed:
+        command += f" --first-seed {args.first_seed}"
     if args.db != prepare_db(default_db):  # the runs summarised are in another database: the command names it
         command += f" --db {_relative_db(args.db)}"
     text = render(summary, args.deltas, args.policies, args.steps, args.seeds, args.section, command)

@@ -59,7 +59,7 @@ def test_wheel_benchmark_section_publishes_beside_the_main_table(tmp_path, monke
     assert "| uniform (ours) | 100.00 ± 0.00 |" in text
 
 
-def test_wheel_benchmark_first_seed_summarises_only_its_own_seeds(tmp_path):
+def test_wheel_benchmark_first_seed_summarises_only_its_own_seeds(tmp_path, monkeypatch):
     """``--first-seed`` (a choosing run on reward tables the published table never uses): the
     summary counts the runs of seeds first-seed .. first-seed + seeds - 1 and no others, both ways."""
     bench = load_benchmark("wheel")
@@ -70,3 +70,9 @@ def test_wheel_benchmark_first_seed_summarises_only_its_own_seeds(tmp_path):
     assert bench.summarise(db, 20, [0.5], ["uniform"], 1, first_seed=7)["uniform@0.5"]["runs"] == 1
     assert bench.summarise(db, 20, [0.5], ["uniform"], 8)["uniform@0.5"]["runs"] == 2
     assert "uniform@0.5" not in bench.summarise(db, 20, [0.5], ["uniform"], 6, first_seed=1)
+    published = []
+    monkeypatch.setattr(bench, "publish", lambda *a, **kw: published.append(a[3]))
+    monkeypatch.setattr(bench, "plot", lambda *a, **kw: None)
+    bench.main(["--seeds", "1", "--first-seed", "7", "--steps", "20", "--deltas", "0.5", "--policies", "uniform",
+                "--no-run", "--db", db])
+    assert published[0].endswith(f"--seeds 1 --first-seed 7 --db {db}")  # the command reproduces the table
