@@ -200,7 +200,8 @@ def test_a_task_params_that_is_no_dict_is_refused_by_name(tmp_path):
 def test_each_bandit_environment_names_the_parameters_of_its_task():
     assert task_param_names("npbandit/WheelBandit-v0") == ("delta",)
     assert task_param_names("npbandit/LinearBandit-v0") == ("context_dim", "n_arms", "noise_std")
-    assert task_param_names("npbandit/ClassificationBandit-v0") == ("dataset", "data", "context_dim", "n_arms")
+    assert task_param_names("npbandit/ClassificationBandit-v0") == ("dataset", "data", "context_dim", "n_arms",
+                                                                    "csv")
     assert task_param_names("npbandit/BlackBox-v0") is None and task_param_names("levels") is None
     with pytest.raises(TypeError, match="env_id must be a str"):
         task_param_names(3)
