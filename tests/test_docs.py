@@ -201,3 +201,44 @@ def test_your_own_bandit_snippet_runs_every_policy_it_names(tmp_path, monkeypatc
     printed = capsys.readouterr().out.splitlines()
     assert [line.split()[0] for line in printed] == ["cmanp-bo-ucb", "cmanp-bo-thompson", "linucb", "lin-ts",
                                                      "gp-ucb", "uniform"]
+
+
+def test_the_data_set_sweeps_of_the_bandits_guide_run_as_written(tmp_path, monkeypatch, capsys):
+    """The guide's commands, their rounds shortened and their database in tmp_path (an engine of
+    the relative default URL may be open on another test's directory), on a CSV file of the
+    columns they name."""
+    import shlex
+
+    from npbandit.cli import main
+    from npbandit.storage import list_runs
+
+    monkeypatch.chdir(tmp_path)  # the runs log to ./npbandit.db
+    rows = ["1.4,5.1,setosa", "4.7,7.0,versicolor", "1.3,4.9,setosa", "6.0,6.3,virginica", "4.5,6.4,versicolor",
+            "5.1,5.8,virginica"]
+    (tmp_path / "flowers.csv").write_text("petal,sepal,species\n" + "\n".join(rows) + "\n", encoding="utf-8")
+    (commands,) = re.findall(r"```bash\n(.*?)```", section("docs/guides/bandits.md", "Data-set sweeps"), flags=re.S)
+    lines = commands.strip().splitlines()
+    assert [shlex.split(line)[:2] for line in lines] == [[".venv/bin/npbandit", "bandit"]] * 2 + [
+        [".venv/bin/npbandit", "report"]]
+    db = f"sqlite:///{tmp_path / 'runs.db'}"
+    for line in lines:
+        args = shlex.split(line.replace("--steps 500", "--steps 3"))[1:]
+        assert "--steps" in args or args[0] == "report"
+        assert main([*args, "--db", db]) == 0, line
+    runs = list_runs(db)
+    assert len(runs) == 30 + 9 and all(r.status == "completed" for r in runs)
+    assert "csv=flowers.csv" in capsys.readouterr().out
+    snippet = next(b for b in python_blocks("docs/guides/bandits.md") if "run_bandit_sweep" in b)
+    assert snippet.count("steps=500") == 1
+    assert snippet.count('db="sqlite:///npbandit.db"') == 1
+    results = run_block(snippet.replace("steps=500", "steps=3").replace('db="sqlite:///npbandit.db"', f"db={db!r}"))
+    assert len(results["results"]) == 6 and len(list_runs(db)) == 45
+
+
+def section(page: str, heading: str) -> str:
+    """The text of ``page`` from the heading that starts with ``heading`` to the next heading."""
+    text = (ROOT / page).read_text(encoding="utf-8")
+    start = re.search(rf"^#+ {re.escape(heading)}.*$", text, flags=re.M)
+    assert start is not None, heading
+    end = re.search(r"^#+ ", text[start.end():], flags=re.M)
+    return text[start.end():start.end() + end.start()] if end else text[start.end():]

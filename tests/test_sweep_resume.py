@@ -1,6 +1,8 @@
 """A bandit sweep run again runs only what its database does not hold completed
 (:func:`npbandit.storage.completed_runs`, :func:`npbandit.storage.run_key`)."""
 
+import hashlib
+
 import numpy as np
 import pytest
 from sqlalchemy import update
@@ -100,3 +102,70 @@ def test_run_key_reads_the_settings_as_stored_and_completed_runs_only_reads(tmp_
             != run_key(**base, checkpoint={"name": "c", "sha256": "cd"}))  # a retrained checkpoint
     missing = tmp_path / "none.db"
     assert completed_runs(str(missing)) == {} and not missing.exists()  # nothing created
+
+
+def _write_csv(path, rows):
+    path.write_text("width,height,kind\n" + "".join(f"{w},{h},{k}\n" for w, h, k in rows), encoding="utf-8")
+
+
+CSV_ROWS = [(1.0, 2.0, "a"), (2.5, 0.5, "b"), (0.2, 1.1, "a"), (3.0, 3.0, "c"), (1.7, 0.1, "b"), (0.9, 2.2, "c")]
+
+
+def test_a_data_set_sweep_skips_what_its_database_holds_and_a_changed_csv_file_runs_again(tmp_path):
+    from npbandit.loop import csv_task, dataset_task, run_bandit_sweep
+
+    db, path, lines = str(tmp_path / "runs.db"), tmp_path / "own.csv", []
+    _write_csv(path, CSV_ROWS)
+    tasks = [dataset_task("iris"), csv_task(path, "kind")]
+    first = run_bandit_sweep(POLICIES, tasks, [0, 1], 4, db=db, say=lines.append)
+    runs = {r.id: r for r in list_runs(db)}
+    assert [(runs[r.run_id].policy, runs[r.run_id].seed, runs[r.run_id].env_params.get("dataset"),
+             runs[r.run_id].env_params.get("csv")) for r in first] == [
+        (p, s, "iris", None) for s in (0, 1) for p in POLICIES] + [(p, s, None, "own.csv") for s in (0, 1)
+                                                                   for p in POLICIES]
+    assert lines[-1].startswith(f"run {first[-1].run_id}: linucb") and "dataset=own.csv seed=1" in lines[-1]
+    recorded = runs[first[-1].run_id].env_params
+    assert recorded["csv_path"] == str(path.resolve()) and recorded["label_column"] == "kind"
+    assert recorded["csv_sha256"] == hashlib.sha256(path.read_bytes()).hexdigest()
+    assert (recorded["context_dim"], recorded["n_arms"], recorded["horizon"]) == (2, 3, 4)
+    assert all(runs[r.run_id].status == "completed" and len(run_steps(db, r.run_id)) == 4 for r in first)
+
+    lines = []  # the same sweep again: nothing runs
+    again = run_bandit_sweep(POLICIES, [dataset_task("iris"), csv_task(path, "kind")], [0, 1], 4, db=db,
+                             say=lines.append)
+    assert lines == [f"skipping 8 of 8 runs: {db} holds them completed (the same policy, settings, data set, seed "
+                     "and steps); rerun=True (npbandit bandit --rerun) runs them again"]
+    assert [r.run_id for r in again] == [r.run_id for r in first] and len(list_runs(db)) == 8
+
+    # the file changed (one label): its runs are other runs, iris's are still done
+    _write_csv(path, [*CSV_ROWS[:-1], (0.9, 2.2, "a")])
+    lines = []
+    changed = run_bandit_sweep(POLICIES, [dataset_task("iris"), csv_task(path, "kind")], [0, 1], 4, db=db,
+                               say=lines.append)
+    assert lines[0].startswith("skipping 4 of 8 runs") and len(lines) == 5
+    assert [r.run_id for r in changed[:4]] == [r.run_id for r in first[:4]]
+    new = [r for r in list_runs(db) if r.id not in runs]
+    assert len(new) == 4
+    assert {r.env_params["csv_sha256"] for r in new} == {hashlib.sha256(path.read_bytes()).hexdigest()}
+    assert recorded["csv_sha256"] not in {r.env_params["csv_sha256"] for r in new}
+
+    run_bandit_sweep(["uniform"], [dataset_task("iris")], [0], 4, db=db, say=None, rerun=True)
+    assert len(list_runs(db)) == 13
+
+
+def test_a_sweep_refuses_what_is_no_task_and_a_policy_that_cannot_serve_one_before_any_run(tmp_path):
+    from npbandit.loop import BanditTask, dataset_task, run_bandit_sweep
+
+    db = str(tmp_path / "runs.db")
+    with pytest.raises(TypeError, match=r"tasks\[1\] must be a BanditTask"):
+        run_bandit_sweep(POLICIES, [dataset_task("iris"), "wine"], [0], 4, db=db)
+    with pytest.raises(ValueError, match="tasks is empty"):
+        run_bandit_sweep(POLICIES, [], [0], 4, db=db)
+    with pytest.raises(ValueError, match="dataset must be one of iris, wine"):
+        dataset_task("mnist")
+    # a wheel checkpoint fits the wheel's shape alone: refused on iris (4-D contexts, 3 arms), nothing run
+    with pytest.raises(ValueError, match="needs a 'wheel' checkpoint, 4 input"):
+        run_bandit_sweep(["uniform", "cmanp-wheel"], [dataset_task("iris")], [0], 4, db=db)
+    with pytest.raises(ValueError, match="must not hold 'horizon'"):
+        BanditTask("npbandit/WheelBandit-v0", {"delta": 0.5, "horizon": 3})
+    assert not (tmp_path / "runs.db").exists()  # refused before any run: no database made

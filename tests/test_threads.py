@@ -325,7 +325,7 @@ def test_every_command_runs_at_its_threads_option(monkeypatch, tmp_path, command
 
     seen = []
     monkeypatch.setattr(npbandit.demo, "run_tour", _recording(seen))
-    monkeypatch.setattr(npbandit.loop, "run_wheel_bandits", _recording(seen))
+    monkeypatch.setattr(npbandit.loop, "run_bandit_sweep", _recording(seen))
     monkeypatch.setattr(npbandit.report, "report_text", _recording(seen, ""))
     monkeypatch.setattr(npbandit.surrogates.pretrained, "available_checkpoints", _recording(seen, []))
     monkeypatch.setattr(npbandit.training, "train", _recording(seen, SimpleNamespace(stopped_by=None, card="card",

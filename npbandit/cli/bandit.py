@@ -1,58 +1,135 @@
-"""``npbandit bandit``: a sweep of wheel-bandit runs (policies x deltas x seeds), here one
-after another or on a Dask cluster, less the runs its database holds completed."""
+"""``npbandit bandit``: a sweep of contextual-bandit runs (policies x tasks x seeds) on the
+wheel bandit at several deltas or on classification data sets (bundled ones, or CSV files
+of one's own), here one after another or on a Dask cluster, less the runs its database
+holds completed."""
 
 from __future__ import annotations
 
 import argparse
 import contextlib
+import difflib
+from pathlib import Path
 
 from npbandit.cli.options import finite_float, non_negative_int, positive_int, progress
 
-__all__ = ["COMMAND", "HELP", "add_arguments", "run"]
+__all__ = ["COMMAND", "HELP", "add_arguments", "run", "WHEEL_POLICIES", "DATASET_POLICIES", "WHEEL_DELTAS"]
 
 COMMAND = "bandit"
-HELP = "wheel-bandit runs: several policies, deltas and seeds"
+HELP = "contextual-bandit runs on the wheel or on data sets: several policies, deltas or data sets, and seeds"
 USES_DB = True
+
+#: ``--policies`` without it: on the wheel, and on a data set (where a wheel checkpoint cannot serve)
+WHEEL_POLICIES = ["cmanp-wheel", "uniform", "linucb"]
+DATASET_POLICIES = ["cmanp-bo", "uniform", "linucb"]
+#: ``--deltas`` without it
+WHEEL_DELTAS = [0.5]
+
+
+def _words(values: list) -> str:
+    return " ".join(str(v) for v in values)
 
 
 def add_arguments(bandit: argparse.ArgumentParser) -> None:
-    """``npbandit bandit``'s options; ``--beta``'s default is :func:`~npbandit.loop.run_wheel_bandits`'."""
-    bandit.add_argument("--policies", nargs="+", default=["cmanp-wheel", "uniform", "linucb"],
-                        help="uniform | linucb | lin-ts | gp-ucb | <model>-wheel[-ucb|-thompson|-marginal-thompson] | "
-                             "<model>-bo[-ucb|-thompson] (one NP regression per arm) | a checkpoint path")
-    bandit.add_argument("--deltas", type=finite_float, nargs="+", default=[0.5],
+    """``npbandit bandit``'s options; ``--beta``'s default is :func:`~npbandit.loop.run_bandit_sweep`'."""
+    from npbandit.envs.classification import DATASETS
+
+    bandit.add_argument("--policies", nargs="+",
+                        help="uniform | linucb | lin-ts | gp-ucb | <model>-wheel[-ucb|-thompson|-marginal-thompson] "
+                             "(the wheel only) | <model>-bo[-ucb|-thompson] (one NP regression per arm) | a "
+                             f"checkpoint path (default: {_words(WHEEL_POLICIES)} on the wheel, "
+                             f"{_words(DATASET_POLICIES)} with --datasets)")
+    bandit.add_argument("--deltas", type=finite_float, nargs="+",
                         help="the wheel's delta in [0, 1]: a context with norm >= delta pays 50 on its "
-                        "quadrant's arm (the larger, the rarer)")
+                        f"quadrant's arm (the larger, the rarer); the wheel only (default: {_words(WHEEL_DELTAS)})")
+    bandit.add_argument("--datasets", "--dataset", nargs="+", metavar="NAME_OR_CSV",
+                        help=f"play classification bandits instead of the wheel (each class an arm, the row's class "
+                             f"pays 1): a data set scikit-learn bundles or a synthetic one ({', '.join(DATASETS)}; "
+                             "the 'bench' extra), or a CSV file's path (a header row, then one row per example; "
+                             "--label-column names the labels, every other column is a numeric feature) "
+                             "(default: the wheel bandit)")
+    bandit.add_argument("--label-column", metavar="NAME",
+                        help="the column of a CSV file given to --datasets that holds the class labels (required "
+                             "with a CSV file; default: none)")
     bandit.add_argument("--seeds", type=non_negative_int, nargs="+", default=[0],
-                        help="one run per policy, delta and seed")
+                        help="one run per policy, delta or data set, and seed")
     bandit.add_argument("--steps", type=positive_int, default=2000, help="rounds per run")
     bandit.add_argument("--beta", type=finite_float, default=1.0, help="UCB exploration weight (mu + beta * sigma)")
     bandit.add_argument("--commit-every", type=positive_int, metavar="N",
                         help="steps per database transaction; a batch writes faster, but a process killed "
                              "outright loses its uncommitted steps (default: every step)")
     bandit.add_argument("--rerun", action="store_true",
-                        help="run again the combinations --db holds completed (the same policy, settings, delta, seed "
-                             "and --steps), which are otherwise skipped, so that a sweep run again after an "
-                             "interruption runs only the rest")
+                        help="run again the combinations --db holds completed (the same policy, settings, delta or "
+                             "data set, seed and --steps), which are otherwise skipped, so that a sweep run again "
+                             "after an interruption runs only the rest")
     bandit.add_argument("--dask-scheduler", metavar="ADDRESS",
                         help="run on the workers of this Dask scheduler (e.g. tcp://10.0.0.5:8786; the 'dask' "
                              "extra) instead of one after another here; --db must reach every worker (a PostgreSQL "
-                             "URL across machines) (default: run here)")
+                             "URL across machines; a CSV file's data travels with the runs) (default: run here)")
 
 
 def run(args: argparse.Namespace) -> int:
     """Run the sweep, each run logged to ``--db``."""
-    from npbandit.loop import run_wheel_bandits
+    from npbandit.loop import run_bandit_sweep
     from npbandit.policies.bandit import check_bandit_policy_name
 
-    for name in args.policies:  # before a cluster is reached for them (run_wheel_bandits checks them again)
-        check_bandit_policy_name(name)
+    tasks = _tasks(args)
+    policies = args.policies or (WHEEL_POLICIES if args.datasets is None else DATASET_POLICIES)
     with contextlib.ExitStack() as stack:
         executor = None
         if args.dask_scheduler is not None:
             from npbandit.cluster import dask_executor
 
+            for task in tasks:  # before a cluster is reached for them (the sweep checks them again)
+                env = task.make(1)
+                for name in policies:
+                    check_bandit_policy_name(name, context_dim=env.observation_space.shape[0],
+                                             n_arms=int(env.action_space.n))
             executor = stack.enter_context(dask_executor(args.dask_scheduler))
-        run_wheel_bandits(args.policies, args.deltas, args.seeds, args.steps, beta=args.beta, db=args.db,
-                          progress=progress(), executor=executor, commit_every=args.commit_every, rerun=args.rerun)
+        run_bandit_sweep(policies, tasks, args.seeds, args.steps, beta=args.beta, db=args.db, progress=progress(),
+                         executor=executor, commit_every=args.commit_every, rerun=args.rerun)
     return 0
+
+
+def _tasks(args: argparse.Namespace) -> list:
+    """The sweep's tasks from ``--deltas`` or ``--datasets`` (with ``--label-column``), every
+    combination the two cannot make refused naming the options."""
+    from npbandit.envs.classification import DATASETS
+    from npbandit.loop import csv_task, dataset_task, wheel_task
+
+    if args.datasets is None:
+        if args.label_column is not None:
+            raise ValueError("--label-column goes with a CSV file given to --datasets (the wheel has no labels)")
+        deltas = WHEEL_DELTAS if args.deltas is None else args.deltas
+        return [wheel_task(_delta(d)) for d in deltas]
+    if args.deltas is not None:
+        raise ValueError("--deltas is the wheel's, and --datasets plays data sets instead of the wheel: give one of "
+                         "them")
+    files = [value for value in args.datasets if value not in DATASETS]
+    if args.label_column is not None and not files:
+        raise ValueError(f"--label-column goes with a CSV file given to --datasets, and {_words(args.datasets)} "
+                         f"{'is a bundled data set' if len(args.datasets) == 1 else 'are bundled data sets'}: leave "
+                         "--label-column out")
+    tasks = []
+    for value in args.datasets:
+        if value in DATASETS:
+            tasks.append(dataset_task(value))
+            continue
+        if not Path(value).is_file():
+            close = difflib.get_close_matches(value, DATASETS, n=1, cutoff=0.6)
+            hint = f" -- did you mean {close[0]!r}?" if close else ""
+            raise ValueError(f"--datasets: {value!r} is neither a data set ({', '.join(DATASETS)}) nor a file "
+                             f"(a CSV file's path){hint}")
+        if args.label_column is None:
+            raise ValueError(f"--datasets {value} is a CSV file: --label-column NAME is required, the column that "
+                             "holds its class labels")
+        try:
+            tasks.append(csv_task(value, args.label_column))
+        except (OSError, ValueError) as err:
+            raise ValueError(f"--datasets {value} --label-column {args.label_column}: {err}") from None
+    return tasks
+
+
+def _delta(value: float) -> float:
+    if not 0.0 <= value <= 1.0:
+        raise ValueError(f"--deltas must be in [0, 1], got {value}")
+    return value

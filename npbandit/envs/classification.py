@@ -20,15 +20,21 @@ seeded with that seed does not share their stream.
   set), ``regret`` and ``expected_regret`` (both ``1 - reward``: given the round's row the
   right arm is known, so the expected regret of a policy is ``1 - P(correct)``).
 
-Data: ``X`` and ``y`` of one's own, or ``dataset=`` one of :data:`DATASETS` -- the data
-sets scikit-learn bundles (``iris``, ``wine``, ``breast-cancer``, ``digits``; read from
-the installed package, no download) and ``synthetic``, :func:`sklearn.datasets.make_classification`
-with a fixed seed (:data:`SYNTHETIC`). Those need scikit-learn (the ``bench`` extra).
+Data: ``X`` and ``y`` of one's own (:func:`read_csv` reads them from a CSV file), or
+``dataset=`` one of :data:`DATASETS` -- the data sets scikit-learn bundles (``iris``,
+``wine``, ``breast-cancer``, ``digits``; read from the installed package, no download) and
+``synthetic``, :func:`sklearn.datasets.make_classification` with a fixed seed
+(:data:`SYNTHETIC`). Those need scikit-learn (the ``bench`` extra).
 """
 
 from __future__ import annotations
 
+import csv
 import hashlib
+import io
+import os
+from dataclasses import dataclass
+from pathlib import Path
 from typing import Any
 
 import gymnasium as gym
@@ -36,7 +42,7 @@ import numpy as np
 
 from npbandit.validation import check_int, check_options, check_render_mode
 
-__all__ = ["ClassificationBanditEnv", "DATASETS", "SYNTHETIC", "load_dataset"]
+__all__ = ["ClassificationBanditEnv", "DATASETS", "SYNTHETIC", "load_dataset", "read_csv", "CsvData"]
 
 #: the named data sets (``dataset=``)
 DATASETS = ("iris", "wine", "breast-cancer", "digits", "synthetic")
@@ -66,6 +72,115 @@ def load_dataset(name: str) -> tuple[np.ndarray, np.ndarray]:
                   "breast-cancer": datasets.load_breast_cancer, "digits": datasets.load_digits}[name]
         X, y = loader(return_X_y=True)
     return np.asarray(X, dtype=np.float64), np.asarray(y)
+
+
+@dataclass(frozen=True, eq=False)
+class CsvData:
+    """A labelled data set read from a CSV file (:func:`read_csv`).
+
+    Attributes:
+        X: the feature columns, ``[n, d]`` float64, in the file's column order.
+        y: each row's label ``[n]``, the label column's text (arm ``a`` is the ``a``-th
+            label in sorted text order, as :class:`ClassificationBanditEnv` numbers them).
+        path: the file, resolved to an absolute path.
+        label_column: the column the labels came from.
+        features: the names of the feature columns, in order.
+        sha256: the SHA-256 (hex) of the file's bytes as read, those the data was parsed from.
+    """
+
+    X: np.ndarray
+    y: np.ndarray
+    path: Path
+    label_column: str
+    features: tuple[str, ...]
+    sha256: str
+
+
+def read_csv(path: Any, label_column: str) -> CsvData:
+    """A labelled data set from a CSV file: a header row naming the columns, then one row
+    per example; ``label_column`` holds the labels (any text), every other column is a
+    feature and must hold a finite number in every row.
+
+    The file is read once: its hash (:attr:`CsvData.sha256`) is of the bytes the data was
+    parsed from. It is UTF-8 text (a byte-order mark is allowed) in the ``csv`` module's
+    default dialect: commas, double quotes (which may follow a space after the comma).
+    Blank lines are not rows; a cell's surrounding whitespace is not part of it. Nothing is
+    dropped or filled: a missing or NaN feature, a missing label, a row of another length
+    than the header are refused.
+
+    Raises:
+        TypeError: ``path`` not a str or ``os.PathLike``, ``label_column`` not a str.
+        FileNotFoundError: no file at ``path``.
+        ValueError: a file that is not UTF-8 text, has no header or no rows, repeats a
+            column name; ``label_column`` not among the columns, or no other column; a
+            row of another length than the header; a feature that is not a number, NaN
+            or infinite; an empty label; fewer than 2 distinct labels (one arm each).
+    """
+    if not isinstance(path, (str, os.PathLike)):
+        raise TypeError(f"path must be a str or os.PathLike, got {type(path).__name__}")
+    if not isinstance(label_column, str):
+        raise TypeError(f"label_column must be a str (a column name), got {type(label_column).__name__}")
+    path = Path(path)
+    if not path.is_file():
+        raise FileNotFoundError(f"path {str(path)!r}: no such file")
+    raw = path.read_bytes()
+    try:
+        text = raw.decode("utf-8-sig")
+    except UnicodeDecodeError as err:
+        raise ValueError(f"{path} is not UTF-8 text: {err}") from None
+    reader = csv.reader(io.StringIO(text, newline=""), skipinitialspace=True)
+    rows: list[tuple[int, list[str]]] = []  # (line of the file, cells)
+    try:
+        for cells in reader:
+            if cells and any(cell.strip() for cell in cells):
+                rows.append((reader.line_num, [cell.strip() for cell in cells]))
+    except csv.Error as err:
+        raise ValueError(f"{path} is not readable as CSV (line {reader.line_num}): {err}") from None
+    if not rows:
+        raise ValueError(f"{path} is empty: a CSV file of a data set starts with a header row naming its columns")
+    (_, header), body = rows[0], rows[1:]
+    repeated = sorted({name for name in header if header.count(name) > 1})
+    if repeated:
+        raise ValueError(f"{path}'s header names column(s) {', '.join(map(repr, repeated))} more than once")
+    if label_column not in header:
+        raise ValueError(f"label_column {label_column!r} is not a column of {path}; its columns: "
+                         f"{', '.join(header)}")
+    if len(header) < 2:
+        raise ValueError(f"{path} has the label column {label_column!r} alone: no feature column")
+    if not body:
+        raise ValueError(f"{path} has a header and no rows")
+    for line, cells in body:
+        if len(cells) != len(header):
+            raise ValueError(f"{path}, line {line}: {len(cells)} fields, but the header names {len(header)} columns")
+    label_at = header.index(label_column)
+    features = tuple(name for name in header if name != label_column)
+    X = np.empty((len(body), len(features)), dtype=np.float64)
+    for j, name in enumerate(features):
+        at = header.index(name)
+        for i, (line, cells) in enumerate(body):
+            try:
+                X[i, j] = float(cells[at])
+            except ValueError:
+                if cells[at]:  # an empty cell is a missing value, counted below
+                    raise ValueError(f"feature column {name!r} of {path} is not numeric: line {line} holds "
+                                     f"{cells[at]!r} (every column but the label column {label_column!r} is a "
+                                     "feature, a number)") from None
+                X[i, j] = np.nan
+        bad = [body[i][0] for i in np.flatnonzero(~np.isfinite(X[:, j]))]
+        if bad:
+            raise ValueError(f"feature column {name!r} of {path} has {len(bad)} missing, NaN or infinite value(s) "
+                             f"(line(s) {', '.join(map(str, bad[:5]))}{', ...' if len(bad) > 5 else ''}); "
+                             "every feature must be a finite number")
+    y = np.array([cells[label_at] for _, cells in body])
+    empty = [line for line, cells in body if not cells[label_at]]
+    if empty:
+        raise ValueError(f"label column {label_column!r} of {path} is empty on {len(empty)} line(s) "
+                         f"({', '.join(map(str, empty[:5]))}{', ...' if len(empty) > 5 else ''})")
+    classes = np.unique(y)
+    if len(classes) < 2:
+        raise ValueError(f"label column {label_column!r} of {path} holds {len(classes)} class ({str(classes[0])!r}); "
+                         "a bandit needs at least 2, one arm each")
+    return CsvData(X, y, path.resolve(), label_column, features, hashlib.sha256(raw).hexdigest())
 
 
 def _check_data(X: Any, y: Any) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
@@ -122,8 +237,10 @@ class ClassificationBanditEnv(gym.Env):
 
     metadata = {"render_modes": []}
     #: the parameters that define the task (:meth:`task_params`): a named data set's name, or
-    #: one's own data's fingerprint and shape
-    TASK_PARAMS = ("dataset", "data", "context_dim", "n_arms")
+    #: one's own data's fingerprint and shape, and, for data a sweep read from a CSV file
+    #: (:func:`npbandit.loop.csv_task`, ``npbandit bandit --dataset FILE``), the file's name it
+    #: records as ``csv``: what ``npbandit report`` groups and names runs by
+    TASK_PARAMS = ("dataset", "data", "context_dim", "n_arms", "csv")
 
     def __init__(self, X: Any = None, y: Any = None, *, dataset: str | None = None, horizon: int = 2000,
                  render_mode: str | None = None) -> None:

@@ -185,8 +185,9 @@ def _bandit_panels(db: str, runs: list[RunRow]) -> list[Panel]:
         lines = [Line(key, "" if len(lengths) == 1 else f", {n} rounds", np.stack(curves))
                  for (key, n), curves in sorted(by_line.items(), key=lambda kv: (kv[0][0].text(), kv[0][1]))]
         rounds = f", {lengths.pop()} rounds" if len(lengths) == 1 else ""
-        name = f"δ = {setting.delta}" if setting.wheel else _wrapped(setting.label())
-        panels.append(Panel("bandit", f"{name}{rounds}\n{_runs_text(lines)}", lines, setting))
+        # wrapped with its run length: a label that just fits a line would run past its panel with it
+        name = f"δ = {setting.delta}{rounds}" if setting.wheel else _wrapped(f"{setting.label()}{rounds}")
+        panels.append(Panel("bandit", f"{name}\n{_runs_text(lines)}", lines, setting))
     return panels
 
 

@@ -111,7 +111,7 @@ def _row_key(row: RunRow) -> str:
 def completed_runs(db: str = DEFAULT_URL, kind: str | None = None) -> dict[str, RunRow]:
     """``db``'s completed runs (optionally of one kind) by their :func:`run_key`, the earliest
     where several share one: what a sweep finds done and need not run again
-    (:func:`npbandit.loop.run_wheel_bandits`). A run's policy settings are read without its
+    (:func:`npbandit.loop.run_bandit_sweep`). A run's policy settings are read without its
     recommendation and early stop (:class:`RunRow`), so they are the settings it started with.
 
     Reads only, as :func:`list_runs`; an SQLite file that does not exist yet holds no runs

@@ -342,7 +342,7 @@ _FUNCTION_DEFAULTS = {
     "optimize": ("npbandit.api:optimize", ["surrogate", "budget", "acquisition", "n_init", "seed", "on_error",
                                            "output_warp", "trust_region", "liar", "db", "batch_size",
                                            "acq_optimizer", "avoid_repeats", "name", "optimal_value"]),
-    "bandit": ("npbandit.loop:run_wheel_bandits", ["beta", "db", "commit_every", "rerun"]),
+    "bandit": ("npbandit.loop:run_bandit_sweep", ["beta", "db", "commit_every", "rerun"]),
     "demo": ("npbandit.demo:run_tour", ["budget", "steps", "seed", "db"]),
     "demo-streaming": ("npbandit.demo:run_demo", ["n_initial", "n_updates", "size", "seed"]),
     "report": ("npbandit.report:report_text", ["limit", "db"]),
@@ -353,7 +353,7 @@ _FUNCTION_DEFAULTS = {
     "train-call": ("npbandit.training:train", ["loader_workers", "stop_at"]),
 }
 #: options with a default of the command line's own (no function takes them with a default)
-_CLI_ONLY = {("bandit", "policies"), ("bandit", "deltas"), ("bandit", "seeds"), ("bandit", "steps"),
+_CLI_ONLY = {("bandit", "seeds"), ("bandit", "steps"),
              ("demo", "size"), ("demo", "n_initial"), ("demo", "n_updates")}
 
 
@@ -396,7 +396,7 @@ def test_bandit_command_hands_its_commit_batch_to_the_sweep(monkeypatch, tmp_pat
     import npbandit.loop
 
     seen = []
-    monkeypatch.setattr(npbandit.loop, "run_wheel_bandits", lambda *a, **kw: seen.append(kw["commit_every"]))
+    monkeypatch.setattr(npbandit.loop, "run_bandit_sweep", lambda *a, **kw: seen.append(kw["commit_every"]))
     db = ["--db", f"sqlite:///{tmp_path / 'runs.db'}"]
     assert main(["bandit", *db]) == 0 and main(["bandit", "--commit-every", "50", *db]) == 0
     assert seen == [None, 50]

@@ -124,3 +124,68 @@ def test_the_task_is_a_named_data_sets_name_or_a_fingerprint_of_what_the_policy_
     assert ClassificationBanditEnv(2 * X + 4, Y, horizon=2).task_params() == task
     assert ClassificationBanditEnv(X, Y[::-1], horizon=2).task_params()["data"] != task["data"]
     assert ClassificationBanditEnv(dataset="iris", horizon=2).task_params() == {"dataset": "iris"}
+
+
+# -- a data set of one's own from a CSV file (read_csv) -------------------------------------------------------------
+
+
+def test_a_csv_file_is_read_as_features_and_labels_with_the_hash_of_its_bytes(tmp_path):
+    import hashlib
+
+    from npbandit.envs.classification import read_csv
+
+    text = '\ufeffx, "y" ,kind\n0.5,1e3,b\n\n-2, 7 ,a\n3,0,"b"\n'  # a byte-order mark, spaces, a blank line
+    path = tmp_path / "own.csv"
+    path.write_text(text, encoding="utf-8")
+    data = read_csv(path, "kind")
+    np.testing.assert_array_equal(data.X, [[0.5, 1000.0], [-2.0, 7.0], [3.0, 0.0]])
+    assert data.X.dtype == np.float64 and data.y.tolist() == ["b", "a", "b"]
+    assert data.features == ("x", "y") and data.label_column == "kind" and data.path == path.resolve()
+    assert data.sha256 == hashlib.sha256(path.read_bytes()).hexdigest()
+    # a str path too; the env numbers its arms by the labels' sorted text
+    env = ClassificationBanditEnv(read_csv(str(path), "kind").X, data.y, horizon=2)
+    assert env.classes.tolist() == ["a", "b"] and env.labels.tolist() == [1, 0, 1]
+    # the label column anywhere, numbers too: every other column is a feature
+    (tmp_path / "numbers.csv").write_text("class,p,q\n1,0.1,2\n2,0.2,3\n", encoding="utf-8")
+    numbers = read_csv(tmp_path / "numbers.csv", "class")
+    assert numbers.features == ("p", "q") and numbers.y.tolist() == ["1", "2"]
+    np.testing.assert_array_equal(numbers.X, [[0.1, 2.0], [0.2, 3.0]])
+
+
+@pytest.mark.parametrize("text,label,error,match", [
+    (None, "kind", FileNotFoundError, "no such file"),
+    ("", "kind", ValueError, "is empty: a CSV file of a data set starts with a header row"),
+    ("x,kind\n", "kind", ValueError, "has a header and no rows"),
+    ("x,y,kind\n1,2,a\n", "label", ValueError, r"label_column 'label' is not a column of .*; its columns: x, y, kind"),
+    ("kind\na\nb\n", "kind", ValueError, "the label column 'kind' alone: no feature column"),
+    ("x,x,kind\n1,2,a\n", "kind", ValueError, "names column\\(s\\) 'x' more than once"),
+    ("x,y,kind\n1,2,a\n1,b\n", "kind", ValueError, r"line 3: 2 fields, but the header names 3 columns"),
+    ("x,colour,kind\n1,2,a\n1,red,b\n", "kind", ValueError,
+     r"feature column 'colour' .* is not numeric: line 3 holds 'red'"),
+    ("x,y,kind\n1,,a\n2,nan,b\n3,inf,a\n4,1,b\n", "kind", ValueError,
+     r"feature column 'y' .* has 3 missing, NaN or infinite value\(s\) \(line\(s\) 2, 3, 4\)"),
+    ("x,kind\n1,a\n2,\n", "kind", ValueError, r"label column 'kind' .* is empty on 1 line\(s\) \(3\)"),
+    ("x,kind\n1,a\n2,a\n", "kind", ValueError,
+     r"label column 'kind' .* holds 1 class \('a'\); a bandit needs at least 2"),
+])
+def test_a_csv_file_that_is_no_labelled_numeric_table_is_refused_saying_where(tmp_path, text, label, error, match):
+    from npbandit.envs.classification import read_csv
+
+    path = tmp_path / "data.csv"
+    if text is not None:
+        path.write_text(text, encoding="utf-8")
+    with pytest.raises(error, match=match):
+        read_csv(path, label)
+
+
+def test_read_csv_refuses_arguments_of_other_types_and_bytes_that_are_not_utf8(tmp_path):
+    from npbandit.envs.classification import read_csv
+
+    path = tmp_path / "latin.csv"
+    path.write_bytes("x,kind\n1,caf\u00e9\n2,b\n".encode("latin-1"))
+    with pytest.raises(ValueError, match="is not UTF-8 text"):
+        read_csv(path, "kind")
+    with pytest.raises(TypeError, match="path must be a str or os.PathLike"):
+        read_csv(3, "kind")
+    with pytest.raises(TypeError, match="label_column must be a str"):
+        read_csv(path, 0)

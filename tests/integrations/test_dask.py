@@ -158,6 +158,21 @@ def test_bandit_sweep_on_dask_matches_the_local_one(tmp_path, client, capsys):
     assert capsys.readouterr().out.count("cumulative regret") == 24
 
 
+def test_a_data_set_sweep_on_dask_matches_the_local_one(tmp_path, client, capsys):
+    """A CSV file's data travels with its runs (pickled arrays): the workers read no file."""
+    csv = tmp_path / "own.csv"
+    csv.write_text("w,h,kind\n1,2,a\n2.5,0.5,b\n0.2,1.1,a\n3,3,c\n1.7,0.1,b\n", encoding="utf-8")
+    args = ["bandit", "--datasets", "iris", str(csv), "--label-column", "kind", "--policies", "uniform", "linucb",
+            "--seeds", "0", "1", "--steps", "6"]
+    assert main([*args, "--db", str(tmp_path / "local.db")]) == 0
+    with distributed.get_task_stream(client) as tasks:
+        assert main([*args, "--db", str(tmp_path / "dask.db"), "--dask-scheduler", client.scheduler.address]) == 0
+    assert len(tasks.data) == 8  # every run was a task on the cluster
+    local, remote = completed_runs(str(tmp_path / "local.db")), completed_runs(str(tmp_path / "dask.db"))
+    assert len(local) == 8 and local == remote
+    assert capsys.readouterr().out.count("cumulative regret") == 16
+
+
 def test_run_wheel_bandits_on_an_executor_returns_runs_in_sweep_order(tmp_path, client):
     from npbandit.loop import run_wheel_bandits
 

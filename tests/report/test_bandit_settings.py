@@ -95,8 +95,10 @@ def test_two_classification_tasks_are_separate_rows_and_panels(tmp_path):
     assert table[2].startswith("setting  ") and "rounds  policy" in table[2]
     assert [line.split("  ")[0] for line in table[3:]] == [r["setting"].label() for r in rows]
     found = panels(db)
-    assert [p.title.split(", 8 rounds")[0] for p in found] == [
+    assert [p.title.replace("\n", " ").split(", 8 rounds")[0] for p in found] == [
         "δ = 0.7", "ClassificationBandit-v0 dataset=iris", "ClassificationBandit-v0 dataset=wine"]
+    # each title line fits its panel, the run length on it too (it ran past the panel's edge)
+    assert all(len(line) <= 36 for p in found for line in p.title.splitlines()), [p.title for p in found]
     assert [p.lines[0].runs for p in found] == [1, 3, 2]
     assert figure_title("bandit", found) == "Bandits: cumulative regret"
 
@@ -200,7 +202,8 @@ def test_a_task_params_that_is_no_dict_is_refused_by_name(tmp_path):
 def test_each_bandit_environment_names_the_parameters_of_its_task():
     assert task_param_names("npbandit/WheelBandit-v0") == ("delta",)
     assert task_param_names("npbandit/LinearBandit-v0") == ("context_dim", "n_arms", "noise_std")
-    assert task_param_names("npbandit/ClassificationBandit-v0") == ("dataset", "data", "context_dim", "n_arms")
+    assert task_param_names("npbandit/ClassificationBandit-v0") == ("dataset", "data", "context_dim", "n_arms",
+                                                                    "csv")
     assert task_param_names("npbandit/BlackBox-v0") is None and task_param_names("levels") is None
     with pytest.raises(TypeError, match="env_id must be a str"):
         task_param_names(3)

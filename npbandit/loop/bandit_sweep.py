@@ -1,0 +1,203 @@
+"""Bandit sweeps: :func:`run_bandit_sweep`, runs of :func:`~npbandit.loop.episode.run_episode`
+for every policy x task (:class:`~npbandit.loop.bandit_tasks.BanditTask`: the wheel at a
+``delta``, a data set) x seed, each logged to a database, here or on an executor, less those
+the database holds completed already; :func:`run_wheel_bandits`, the sweep over the wheel's
+``delta`` values. The sweeps behind ``npbandit bandit`` and ``npbandit demo``."""
+
+from __future__ import annotations
+
+import concurrent.futures as cf
+from collections.abc import Callable, Sequence
+from typing import Any
+
+import gymnasium as gym
+
+from npbandit.loop.bandit_tasks import BanditTask, wheel_task
+from npbandit.loop.env_params import _env_params
+from npbandit.loop.episode import run_episode
+from npbandit.loop.records import EpisodeResult
+from npbandit.storage import DEFAULT_URL, RunLogger, RunRow, completed_runs, display_url, run_key, run_totals
+from npbandit.validation import check_bool, check_int, check_real
+
+__all__ = ["run_bandit_sweep", "run_wheel_bandits"]
+
+
+def run_wheel_bandits(policies: Sequence[str], deltas: Sequence[float], seeds: Sequence[int], steps: int, *,
+                      beta: float = 1.0, db: str = DEFAULT_URL, progress: bool = False,
+                      say: Callable[[str], None] | None = print,
+                      executor: cf.Executor | None = None,
+                      commit_every: int | None = None, rerun: bool = False) -> list[EpisodeResult]:
+    """Wheel-bandit runs for every ``delta`` x ``seed`` x policy, each logged to ``db``; those
+    ``db`` holds completed already are not run again: :func:`run_bandit_sweep` over
+    :func:`~npbandit.loop.bandit_tasks.wheel_task` of each ``delta``.
+
+    The sweep behind ``npbandit demo`` (and ``npbandit bandit`` without ``--dataset``).
+    ``deltas`` are wheel radii in ``[0, 1]``; every other argument, the results and the
+    errors are :func:`run_bandit_sweep`'s (a ``delta`` outside ``[0, 1]`` is a
+    ``ValueError`` naming ``deltas[i]``, before anything runs).
+    """
+    _check_sequence("deltas", deltas)
+    tasks = [wheel_task(check_real(f"deltas[{i}]", d, low=0.0, high=1.0)) for i, d in enumerate(deltas)]
+    return run_bandit_sweep(policies, tasks, seeds, steps, beta=beta, db=db, progress=progress, say=say,
+                            executor=executor, commit_every=commit_every, rerun=rerun)
+
+
+def run_bandit_sweep(policies: Sequence[str], tasks: Sequence[BanditTask], seeds: Sequence[int], steps: int, *,
+                     beta: float = 1.0, db: str = DEFAULT_URL, progress: bool = False,
+                     say: Callable[[str], None] | None = print,
+                     executor: cf.Executor | None = None,
+                     commit_every: int | None = None, rerun: bool = False) -> list[EpisodeResult]:
+    """Bandit runs for every task x ``seed`` x policy, each logged to ``db``; those ``db``
+    holds completed already are not run again.
+
+    Every task's environment is made, and every policy built for it
+    (:func:`npbandit.policies.make_bandit_policy` with ``env=``), before any run starts, so
+    an unknown name or a policy that cannot serve a task (a wheel checkpoint on a data set)
+    stops the sweep with nothing run. Without ``executor`` the runs go one after another
+    here, each (policy, task) pair's policy built once and reset per run; with one, each run
+    is a job on the executor (:func:`npbandit.cluster.run_jobs`: a Dask cluster's workers, a
+    process pool), building its environment and policy there from the task, and gives the
+    same steps as run here with its seed.
+
+    A sweep run again after an interruption goes on where it stopped: a run is skipped when
+    ``db`` holds a completed run of the same policy with the same settings (its name, its
+    ``params()`` and checkpoint: another ``beta`` or a retrained checkpoint is another run),
+    task (the environment and every parameter the run records of it: the wheel's
+    ``delta``, a data set's name, a CSV file's path and hash), seed and ``steps``
+    (:func:`npbandit.storage.completed_runs`), and ``say`` hears how many were skipped. A
+    run that was interrupted, failed or is still running is run again, as a new run.
+    ``rerun=True`` runs every combination again, completed or not.
+
+    Args:
+        policies: names for :func:`npbandit.policies.make_bandit_policy` (``uniform``,
+            ``linucb``, ``lin-ts``, ``gp-ucb``, ``<checkpoint>[-ucb|-thompson|-marginal-thompson]``).
+        tasks: the bandits (:func:`~npbandit.loop.bandit_tasks.wheel_task`,
+            :func:`~npbandit.loop.bandit_tasks.dataset_task`, :func:`~npbandit.loop.bandit_tasks.csv_task`,
+            or a :class:`~npbandit.loop.bandit_tasks.BanditTask` of one's own).
+        seeds: one run per seed (the same rounds for every policy); steps: rounds per run.
+        beta: UCB exploration weight; db: SQLAlchemy URL / SQLite path (with an
+            executor, one that every worker reaches: a relative SQLite path is made absolute,
+            :func:`npbandit.storage.shared_url`).
+        progress: a progress bar per run (here) or over the jobs (on an executor).
+        say: called with one line per finished run (``None``: silent).
+        executor: where the runs go (``None``: in this process, one after another).
+        commit_every: steps per database transaction (``None``: the storage default,
+            every step, so a killed process loses at most the step in flight). A batch
+            writes faster but a SIGKILL loses its uncommitted steps
+            (:class:`~npbandit.storage.RunLogger`).
+        rerun: run the combinations ``db`` holds completed too (default: skip them).
+
+    Returns:
+        the results in run order (tasks, then seeds, then policies), whatever the order
+        they finished in: run id, cumulative regret and failed steps, with ``steps``
+        empty -- every step is in ``db`` (:func:`npbandit.storage.run_steps`). A skipped
+        combination's result is the completed run found, read back from ``db``.
+
+    Raises:
+        ValueError / TypeError / FileNotFoundError: an unknown policy name, an unusable
+            checkpoint or one that cannot serve a task, a task that is not a
+            ``BanditTask`` or whose environment cannot be made, a seed that is not a
+            non-negative int, ``steps`` < 1, ``beta`` < 0, ``commit_every`` < 1, or a
+            ``db``, ``progress``, ``rerun`` or ``say`` of the wrong type, before anything
+            runs or any database is created.
+    """
+    from npbandit.policies import make_bandit_policy
+
+    for what, values in (("policies", policies), ("tasks", tasks), ("seeds", seeds)):
+        _check_sequence(what, values)
+    # fail fast, before any run: a sweep would otherwise stop at its first bad entry with runs already logged
+    # (the policy names are checked where they are built below, for each task's shape)
+    for i, task in enumerate(tasks):
+        if not isinstance(task, BanditTask):
+            raise TypeError(f"tasks[{i}] must be a BanditTask (wheel_task, dataset_task, csv_task), "
+                            f"got {type(task).__name__}")
+    seeds = [check_int(f"seeds[{i}]", s, minimum=0) for i, s in enumerate(seeds)]
+    steps = check_int("steps", steps, minimum=1)
+    beta = check_real("beta", beta, low=0.0)
+    if not isinstance(db, str) or not db:
+        raise TypeError(f"db must be an SQLAlchemy URL or a file path, got {db!r}")
+    check_bool("progress", progress)
+    check_bool("rerun", rerun)
+    if commit_every is not None:
+        commit_every = check_int("commit_every", commit_every, minimum=1)
+    if say is not None and not callable(say):
+        raise TypeError(f"say must be callable or None, got {type(say).__name__}")
+    jobs = [(name, k, seed) for k in range(len(tasks)) for seed in seeds for name in policies]
+
+    def tell(result: EpisodeResult, name: str, k: int, seed: int) -> None:
+        if say is not None:
+            regret = "n/a" if result.cumulative_regret is None else f"{result.cumulative_regret:.1f}"
+            say(f"run {result.run_id}: {name:<22} {tasks[k].label} seed={seed}  "
+                f"cumulative regret {regret} over {steps} steps")
+
+    envs = [task.make(steps) for task in tasks]
+    # built here for an executor's sweep too: a completed run is found by its policy's settings, and an
+    # unknown name, or a policy that cannot serve a task, is refused before any run or job starts
+    built = {(name, k): make_bandit_policy(name, beta=beta, env=env) for k, env in enumerate(envs)
+             for name in policies}
+    results: list[EpisodeResult | None] = [None] * len(jobs)
+    if not rerun:
+        done = completed_runs(db, kind="bandit")
+        for i, (name, k, seed) in enumerate(jobs):
+            row = done.get(_run_key(built[name, k], envs[k], tasks[k], seed, steps))
+            if row is not None:
+                results[i] = _stored_result(db, row)
+        skipped = sum(r is not None for r in results)
+        if skipped and say is not None:
+            varies = {task.what for task in tasks}
+            what = varies.pop() if len(varies) == 1 else "task"
+            say(f"skipping {skipped} of {len(jobs)} runs: {display_url(db)} holds them completed (the same policy, "
+                f"settings, {what}, seed and steps); rerun=True (npbandit bandit --rerun) runs them again")
+    pending = [i for i, result in enumerate(results) if result is None]
+    if executor is not None:
+        from npbandit.cluster import run_jobs
+        from npbandit.storage import shared_url
+
+        db = shared_url(db)
+        if pending:
+            work = [(jobs[i][0], tasks[jobs[i][1]], jobs[i][2], steps, beta, db, commit_every) for i in pending]
+            for j, result in run_jobs(_task_run, work, executor, desc="bandit runs", progress=progress):
+                results[pending[j]] = result
+                tell(result, *jobs[pending[j]])
+        return results  # type: ignore[return-value]  # every slot is filled once run_jobs is through
+    for i in pending:
+        name, k, seed = jobs[i]
+        logger = RunLogger(db, commit_every=commit_every)
+        # the steps are in the database: a long run keeps none in memory
+        results[i] = run_episode(envs[k], built[name, k], seed=seed, logger=logger, run_info=tasks[k].run_info(steps),
+                                 progress=progress, desc=f"{name} {tasks[k].label} seed={seed}", keep_steps=False)
+        tell(results[i], name, k, seed)
+    return results  # type: ignore[return-value]  # every slot is filled: found completed, or run
+
+
+def _check_sequence(what: str, values: Any) -> None:
+    if isinstance(values, (str, bytes)) or not isinstance(values, Sequence):
+        raise TypeError(f"{what} must be a sequence (a list or tuple), got {type(values).__name__} {values!r}")
+    if not values:
+        raise ValueError(f"{what} is empty: nothing would run")
+
+
+def _run_key(policy: Any, env: gym.Env, task: BanditTask, seed: int, steps: int) -> str:
+    """The :func:`~npbandit.storage.run_key` of the run ``run_episode`` would log for ``policy``
+    on ``env`` (made from ``task``) with this seed: what it records of both, as it records them."""
+    info = task.run_info(steps)
+    return run_key(kind=info["kind"], env_id=info["env_id"], env_params=_env_params(env, info), policy=policy.name,
+                   policy_params=policy.params(), checkpoint=policy.checkpoint, seed=seed, n_steps=steps)
+
+
+def _stored_result(db: str, row: RunRow) -> EpisodeResult:
+    """A completed run of ``db`` as the sweep's result for it: its id, steps, cumulative
+    regret and failed steps, counted in the database (its steps stay there)."""
+    regret, failed = run_totals(db, row.id)
+    return EpisodeResult(row.id, cumulative_regret=regret, failed_steps=failed, n_steps=row.n_steps, keep_steps=False)
+
+
+def _task_run(name: str, task: BanditTask, seed: int, steps: int, beta: float, db: str,
+              commit_every: int | None) -> EpisodeResult:
+    """One run of :func:`run_bandit_sweep`'s sweep, on an executor's worker."""
+    from npbandit.policies import make_bandit_policy
+
+    env = task.make(steps)
+    return run_episode(env, make_bandit_policy(name, beta=beta, env=env), seed=seed,
+                       logger=RunLogger(db, commit_every=commit_every), run_info=task.run_info(steps),
+                       keep_steps=False)
