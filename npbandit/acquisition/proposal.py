@@ -239,8 +239,9 @@ def propose_in_region(region: SearchRegion, X: torch.Tensor, Y: torch.Tensor, bu
     the repeat check compares the proposal with every observation in that cube's frame (a
     point snapped onto a grid can leave the box, onto an observation the model does not
     see), at :data:`REPEAT_DISTANCE` of the model's cube wherever it is made, so the region
-    step and the check after it agree on what a repeat is; the proposal, searched for in the middle of that cube, is mapped back. The one trust-region step of
-    ``BOPolicy`` and ``NPSampler``. ``liar``: a :class:`PendingStrategy`, or its name, for the
+    step and the check after it agree on what a repeat is; the proposal, searched for in the
+    middle of that cube, is mapped back. The one trust-region step of ``BOPolicy`` and
+    ``NPSampler``. ``liar``: a :class:`PendingStrategy`, or its name, for the
     pending points, its constants taken from the outputs in the model's box. ``settings``:
     ``propose``'s ``beta``, ``num_restarts``, ``raw_samples``, ``thompson_candidates``, ``q``,
     ``acq_optimizer``.
