@@ -211,7 +211,8 @@ def optimize(objective: Callable[[Any], float], bounds: Any = None, surrogate: s
             the values near the best when a few bad ones dominate their spread. The
             model is then rebuilt per proposal instead of streamed.
         avoid_repeats: never propose a point already evaluated (within 1e-3 of it in the
-            unit cube; see :class:`~npbandit.policies.BOPolicy`). ``False`` for a noisy
+            unit cube the model sees: with the trust region, its context box; see
+            :class:`~npbandit.policies.BOPolicy`). ``False`` for a noisy
             objective where a repeat is worth an evaluation.
         trust_region: search a trust region around the best point that starts as the
             whole box and shrinks when proposals stop improving (TuRBO-1's rules), the

@@ -235,10 +235,13 @@ def propose_in_region(region: SearchRegion, X: torch.Tensor, Y: torch.Tensor, bu
     """:func:`propose` inside ``region``'s box around the best of ``X`` ``[n, d]`` (values
     ``Y`` ``[n, 1]``, maximised): the model, ``build_model(X_box, Y_box)``, sees only the
     observations in the box ``region.context_factor`` times as wide around the same
-    centre, mapped onto the unit cube (:func:`region_view`), and so do the pending points and
-    the repeat check;
-    the proposal, searched for in the middle of that cube, is mapped back. The one trust-region step of
-    ``BOPolicy`` and ``NPSampler``. ``liar``: a :class:`PendingStrategy`, or its name, for the
+    centre, mapped onto the unit cube (:func:`region_view`), and so do the pending points;
+    the repeat check compares the proposal with every observation in that cube's frame (a
+    point snapped onto a grid can leave the box, onto an observation the model does not
+    see), at :data:`REPEAT_DISTANCE` of the model's cube wherever it is made, so the region
+    step and the check after it agree on what a repeat is; the proposal, searched for in the
+    middle of that cube, is mapped back. The one trust-region step of ``BOPolicy`` and
+    ``NPSampler``. ``liar``: a :class:`PendingStrategy`, or its name, for the
     pending points, its constants taken from the outputs in the model's box. ``settings``:
     ``propose``'s ``beta``, ``num_restarts``, ``raw_samples``, ``thompson_candidates``, ``q``,
     ``acq_optimizer``.
@@ -275,9 +278,10 @@ def propose_in_region(region: SearchRegion, X: torch.Tensor, Y: torch.Tensor, bu
         def local_snap(points: torch.Tensor) -> torch.Tensor:
             return (snap(seen_lower + points * span) - seen_lower) / span
 
+    X_local = (X - seen_lower) / span  # every observation in the model's frame, outside its box too
     point = propose(build_model(X_box, Y_box), acquisition, dim=X.shape[-1],
                     best_f=None if constraints else Y_box.max(), seed=seed, pending=pending,
-                    pending_strategy=strategy, outputs=Y_box, observed=X_box if avoid_repeats else None,
+                    pending_strategy=strategy, outputs=Y_box, observed=X_local if avoid_repeats else None,
                     bounds=bounds, snap=local_snap, space=None if cube is None else cube.through(seen_lower, span),
                     constraints=constraints, **settings)
     whole = seen_lower + torch.as_tensor(point) * span
@@ -289,8 +293,11 @@ def propose_in_region(region: SearchRegion, X: torch.Tensor, Y: torch.Tensor, bu
         # a grid value's centre, or a choice's one-hot point, may lie outside the box searched
         # although the box reaches it: only the continuous columns are held to the box
         out = cube.snap(torch.where(cube.continuous_columns, whole.clamp(lower, upper), whole)).numpy()
+    def snap_in_frame(points: torch.Tensor) -> torch.Tensor:  # whole_snap, seen in the model's frame
+        return (whole_snap(seen_lower + points * span) - seen_lower) / span
+
     if not (avoid_repeats and whole_snap is not None and acquisition in ("logei", "ucb") and out.ndim == 1
-            and _repeats(torch.as_tensor(out), X, whole_snap)):
+            and _repeats((torch.as_tensor(out) - seen_lower) / span, X_local, snap_in_frame)):
         return out
     # every grid point the region reaches has been evaluated (a small discrete space): the
     # repeat check is kept by searching the whole cube, the model on the observations nearest
@@ -451,7 +458,10 @@ def _maximise(model, acquisition: str, dim: int, best_f: float | torch.Tensor, s
         def snap(points: torch.Tensor) -> torch.Tensor:
             return points
 
-    avoid = snap(avoid.to(candidates))
+    # the observations are where they were evaluated already (as _repeats takes them): snapped
+    # again, they would move wherever snap is not idempotent (a count sketch's grid, seen in its
+    # embedding), and a candidate snapping onto an observation would pass for a new point
+    avoid = avoid.to(candidates)
     new = torch.cdist(snap(candidates), avoid).amin(dim=-1) >= REPEAT_DISTANCE
     if new.any():  # the best restart that lands away from every observation
         return candidates[int(torch.argmax(torch.where(new, values, -torch.inf)))].numpy()

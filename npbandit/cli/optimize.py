@@ -162,8 +162,9 @@ def run(args: argparse.Namespace) -> int:
                           acq_optimizer=None if args.acq_optimizer is None else OPTIMIZERS[args.acq_optimizer]())
     what = "best value" if constraints is None else "best feasible value" if result.feasible else \
         "no feasible point found; least violating: value"
+    failed = sum(h["failed"] for h in result.history)  # --on-error skip: say so, the best is of the others
     print(f"run {result.run_id}: {what} {result.best_value:.6g} at {_point_text(result.best_x)} "
-          f"after {len(result.history)} evaluations")
+          f"after {len(result.history)} evaluations" + (f" ({failed} failed)" if failed else ""))
     earlier = None if initial is None else best_step(initial, not args.maximize, constraints is not None)
     if earlier is not None and (not result.feasible or (earlier["value"] < result.best_value if not args.maximize
                                                         else earlier["value"] > result.best_value)):

@@ -74,6 +74,7 @@ from npbandit.acquisition.pending import DEFAULT_LIAR, check_liar
 from npbandit.acquisition.proposal import ACQUISITIONS
 from npbandit.acquisition.subspace import SubspaceStrategy, check_subspace
 from npbandit.integrations.optuna_branches import branches, gating_choice
+from npbandit.integrations.optuna_observations import EncodedParams
 from npbandit.integrations.optuna_proposals import StudyProposals
 from npbandit.integrations.optuna_trials import (
     check_single_objective,
@@ -290,20 +291,23 @@ class NPSampler(StudyProposals, BaseSampler):
         # one proposal at a time in this process: a worker thread reads the running trials only after
         # the proposals other threads made were stored with their trials
         self._proposing = threading.Lock()
+        self._encoded = EncodedParams()  # the trials' rows, each encoded once (the encodings are the trials')
 
     def __getstate__(self) -> dict[str, Any]:
         """What pickling keeps (Optuna's recipe for saving a study pickles its sampler): all
-        but the per-study cache of search spaces, which is rebuilt from the trials, and the
-        lock proposals are made under."""
+        but the per-study cache of search spaces and the trials' encoded rows, both rebuilt
+        from the trials, and the lock proposals are made under."""
         state = self.__dict__.copy()
         state["_search_spaces"] = None
         state["_proposing"] = None
+        state["_encoded"] = None
         return state
 
     def __setstate__(self, state: dict[str, Any]) -> None:
         self.__dict__.update(state)
         self._search_spaces = weakref.WeakKeyDictionary()
         self._proposing = threading.Lock()
+        self._encoded = EncodedParams()
 
     # -- Optuna's sampler interface ---------------------------------------------------
 

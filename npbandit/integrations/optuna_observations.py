@@ -18,8 +18,9 @@ left out.
 from __future__ import annotations
 
 import math
-from collections.abc import Callable
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass
+from typing import Any
 
 import numpy as np
 import torch
@@ -29,11 +30,11 @@ from optuna.trial import FrozenTrial, TrialState
 
 from npbandit.acquisition.subspace import SubspaceSearch
 from npbandit.feasibility import check_constraint_count, is_feasible
-from npbandit.integrations.optuna_trials import in_space, known_params, pending_points, trial_constraints
+from npbandit.integrations.optuna_trials import known_params, pending_points, trial_constraints
 from npbandit.policies.trust_region import TrustRegion
 from npbandit.space import SearchSpace
 
-__all__ = ["StudyObservations", "study_observations"]
+__all__ = ["StudyObservations", "study_observations", "EncodedParams"]
 
 #: ``(study, trials, kept, why)``: warns of the ``trials`` not ``kept`` (the sampler's, once per trial and reason)
 LeftOut = Callable[[Study, list[FrozenTrial], list[FrozenTrial], str], None]
@@ -55,29 +56,57 @@ class StudyObservations:
     pending: torch.Tensor | None
 
 
-def _failed_point(trial: FrozenTrial, search_space: dict[str, BaseDistribution], space: SearchSpace,
+class EncodedParams:
+    """Trials' parameter values as rows of a search space's unit cube, each computed once:
+    every proposal reads every trial of the study, and checking and encoding them all again
+    made a proposal's cost grow with the study while the model's stays bounded (it sees at
+    most ``max_context`` trials). A row is a function of the space and the values alone
+    (each value keyed with its type, as :class:`~npbandit.space.Choice` tells ``1`` from
+    ``True``), so keeping it changes no proposal."""
+
+    def __init__(self) -> None:
+        self._tables: dict[SearchSpace, dict[tuple, np.ndarray | None]] = {}
+
+    def encoder(self, space: SearchSpace) -> Callable[[Mapping[str, Any]], np.ndarray | None]:
+        """``params -> row``: ``space.encode`` of ``params``' values of ``space`` (a mapping
+        holding each of its names), ``None`` when one is not a value of it (outside its range,
+        off its grid, among no choice)."""
+        table = self._tables.setdefault(space, {})
+
+        def row(params: Mapping[str, Any]) -> np.ndarray | None:
+            values = {n: params[n] for n in space}
+            key = tuple((type(v).__name__, v) for v in values.values())
+            if key not in table:
+                try:
+                    table[key] = space.encode(values)
+                except (TypeError, ValueError):
+                    table[key] = None
+            return table[key]
+
+        return row
+
+
+def _failed_point(trial: FrozenTrial, search_space: dict[str, BaseDistribution],
+                  row: Callable[[Mapping[str, Any]], np.ndarray | None],
                   fixed: dict[str, object] | None) -> dict[str, object] | None:
     """Where a failed or pruned ``trial`` is seen in ``search_space``: its parameters as
     suggested, and those it did not suggest (it failed first, or took a branch without them)
     as ``NPSampler`` proposed them (:func:`known_params`); ``None`` when some parameter is
-    neither, was suggested with another distribution, lies outside ``space``, or the trial did
-    not take the values ``fixed``."""
+    neither, was suggested with another distribution, lies outside the space (``row``:
+    :meth:`EncodedParams.encoder`'s), or the trial did not take the values ``fixed``."""
     known = known_params(trial)
     if (not all(n in known for n in search_space)
             or any(n in trial.distributions and trial.distributions[n] != search_space[n] for n in search_space)
             or any(n not in known or known[n] != v for n, v in (fixed or {}).items())):
         return None
-    try:
-        space.check({n: known[n] for n in space})
-    except (TypeError, ValueError):
-        return None
-    return known
+    return None if row(known) is None else known
 
 
 def study_observations(study: Study, search_space: dict[str, BaseDistribution], space: SearchSpace,
                        search: SubspaceSearch | None, completed: list[FrozenTrial], number: int | None, *,
                        constrained: bool, trust_region: bool, n_startup_trials: int,
-                       warn_left_out: LeftOut, fixed: dict[str, object] | None = None) -> StudyObservations | None:
+                       warn_left_out: LeftOut, fixed: dict[str, object] | None = None,
+                       encoded: EncodedParams | None = None) -> StudyObservations | None:
     """What a proposal for trial ``number`` (``None``: no trial) sees of ``search_space``
     (read as ``space``, searched through ``search``): the usable ``completed`` trials and
     the failed ones, their rows, the trust region replayed from them (``trust_region``; the
@@ -85,15 +114,17 @@ def study_observations(study: Study, search_space: dict[str, BaseDistribution], 
     sampler has a ``constraints_func`` (a study whose trials set constraint values is
     constrained too). ``warn_left_out`` is told of trials left out, and why. ``fixed``
     (name -> value): the failed and running trials seen are only those that took these
-    values too (a branch's choice: ``completed`` holds that branch's trials alone). ``None``
-    when no completed trial can be used.
+    values too (a branch's choice: ``completed`` holds that branch's trials alone).
+    ``encoded``: the rows computed for earlier proposals (the sampler's; ``None``: none kept).
+    ``None`` when no completed trial can be used.
 
     Raises:
         ValueError: the trials hold different numbers of constraint values
             (:func:`~npbandit.feasibility.check_constraint_count`).
     """
     d = space.dim
-    usable = [t for t in completed if in_space(t, space)]
+    row = (encoded or EncodedParams()).encoder(space)
+    usable = [t for t in completed if row(t.params) is not None]
     warn_left_out(study, completed, usable, "a parameter lies outside its range, off its grid or among no "
                   "choice (an enqueued trial), where the NP has no model")
     finite = [t for t in usable if math.isfinite(t.value)]
@@ -117,7 +148,7 @@ def study_observations(study: Study, search_space: dict[str, BaseDistribution], 
     sign = -1.0 if study.direction == StudyDirection.MINIMIZE else 1.0
     # trials that gave no real value (the module docstring) are seen at the worst completed value
     failed = [(t, params) for t in study.get_trials(deepcopy=False, states=(TrialState.FAIL, TrialState.PRUNED))
-              if (params := _failed_point(t, search_space, space, fixed)) is not None]
+              if (params := _failed_point(t, search_space, row, fixed)) is not None]
     failed += [(t, t.params) for t in usable if not math.isfinite(t.value)]
     completed_rows = [[sign * t.value, *trial_constraints(t)] if constrained else [sign * t.value] for t in finite]
     worst = np.array(completed_rows).min(axis=0)
@@ -126,7 +157,7 @@ def study_observations(study: Study, search_space: dict[str, BaseDistribution], 
     rows = dict(zip((t.number for t in finite), completed_rows))
     seen_at = {t.number: params for t, params in failed}  # where each failed trial is seen
     finite = sorted(finite + [t for t, _ in failed], key=lambda t: t.number)
-    X = torch.tensor(np.array([space.encode({n: seen_at.get(t.number, t.params)[n] for n in space}) for t in finite]),
+    X = torch.tensor(np.array([row(seen_at.get(t.number, t.params)) for t in finite]),
                      dtype=torch.float64).reshape(len(finite), d)
     Y = torch.tensor(np.array([rows.get(t.number, worst) for t in finite]),
                      dtype=torch.float64).reshape(len(finite), -1)  # [n, 1 + k], maximised objective first

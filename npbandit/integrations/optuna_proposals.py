@@ -35,7 +35,7 @@ from npbandit.integrations.optuna_branches import (
     first_choice,
 )
 from npbandit.integrations.optuna_groups import conditional_group
-from npbandit.integrations.optuna_observations import StudyObservations, study_observations
+from npbandit.integrations.optuna_observations import EncodedParams, StudyObservations, study_observations
 from npbandit.integrations.optuna_trials import (
     FIRST_TRY_KEY,
     GROUP_PROPOSAL_KEY,
@@ -63,6 +63,7 @@ class StudyProposals:
     _max_context: int | None
     _warnings: OnceWarnings
     _proposing: threading.Lock
+    _encoded: EncodedParams
     acquisition: str
     acq_optimizer: AcquisitionOptimizer
     beta: float
@@ -281,7 +282,8 @@ class StudyProposals:
         return study_observations(study, search_space, space, search, completed, number,
                                   constrained=self.constraints_func is not None, trust_region=self.trust_region,
                                   n_startup_trials=self.n_startup_trials if n_startup_trials is None
-                                  else n_startup_trials, warn_left_out=self._warnings.left_out, fixed=fixed)
+                                  else n_startup_trials, warn_left_out=self._warnings.left_out, fixed=fixed,
+                                  encoded=self._encoded)
 
     def _trial_seed(self, number: int, purpose: str) -> int:
         key = [self.seed, number, *purpose.encode()]

@@ -21,7 +21,7 @@ from optuna.trial import FrozenTrial, TrialState
 from npbandit.space import Choice, Float, Int, SearchSpace
 
 __all__ = ["CONSTRAINTS_KEY", "PROPOSAL_KEY", "GROUP_PROPOSAL_KEY", "FIRST_TRY_KEY", "trial_constraints",
-           "store_constraints", "in_space", "holds", "check_single_objective", "parameter_of", "unmodelled_reason",
+           "store_constraints", "holds", "check_single_objective", "parameter_of", "unmodelled_reason",
            "independent_reason", "optuna_values", "store_proposal", "stored_proposal", "known_params",
            "pending_points"]
 
@@ -76,16 +76,6 @@ def store_constraints(constraints_func: Callable[[FrozenTrial], Sequence[float]]
         values = tuple(float(v) for v in items)
     finally:
         study._storage.set_trial_system_attr(trial._trial_id, CONSTRAINTS_KEY, values)
-
-
-def in_space(trial: FrozenTrial, space: SearchSpace) -> bool:
-    """Whether the trial's parameters of ``space`` are values of it (an enqueued trial's may
-    lie outside a range, off a grid or among no choice)."""
-    try:
-        space.check({n: trial.params[n] for n in space})
-    except (TypeError, ValueError):
-        return False
-    return True
 
 
 def holds(dist: BaseDistribution, value: object) -> bool:

@@ -109,8 +109,9 @@ class BOPolicy(Policy):
             in the same warped units). The warp changes with every observation, so the
             model is rebuilt per proposal instead of streamed (cost linear in N).
         avoid_repeats: ``True`` (default): never propose a point within
-            ``REPEAT_DISTANCE`` (1e-3 in the unit cube) of an evaluated one (LogEI / UCB;
-            see :func:`propose`): an NP that stays unsure at its observations otherwise
+            ``REPEAT_DISTANCE`` (1e-3 in the unit cube the model sees: with a trust region,
+            its context box; see :func:`propose`, :func:`propose_in_region`) of an evaluated
+            one (LogEI / UCB): an NP that stays unsure at its observations otherwise
             re-evaluates its incumbent. ``False`` for a noisy objective where
             re-evaluating a point is worth an evaluation.
         trust_region: ``True`` or a :class:`TrustRegionSettings`: every proposal is made

@@ -218,7 +218,8 @@ def _bo_panels(db: str, runs: list[RunRow]) -> list[Panel]:
                         + (f", budget {budgets.pop()}" if len(budgets) == 1 else ""))
         title = f"{_wrapped(problem.name)}\n{_wrapped(problem_text)}\n{_runs_text(lines)}"
         if known and any(np.nanmin(line.curves) < 0 for line in lines if np.isfinite(line.curves).any()):
-            title += f"\nruns beat the recorded optimum {problem.optimal_value:.6g}:\nit is not the optimum"
+            title += (f"\nruns beat the recorded optimum {problem.optimal_value:.6g}:\nit is not the optimum, "
+                      "or a noisy observation beat it")
         panels.append(Panel("bo-regret" if known else "bo-value", title, lines))
     return panels
 

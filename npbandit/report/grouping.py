@@ -107,7 +107,8 @@ class Problem:
     def regret(self, best: float) -> float | None:
         """Simple regret of a best value: how far it is from the optimum, in the
         direction of optimisation. Negative when a run beat the recorded optimum (then
-        the recorded optimum is wrong; shown, not hidden)."""
+        the recorded optimum is wrong, or a noisy objective's observation beat it by its
+        noise; shown, not hidden)."""
         if self.optimal_value is None or self.minimize is None:
             return None
         return best - self.optimal_value if self.minimize else self.optimal_value - best

@@ -387,8 +387,8 @@ def report_text(db: str = DEFAULT_URL, limit: int = 20) -> str:
                              f"{_median_quartiles(r['simple_regret']):>30}  {r['s_per_step']:>7.3f}{feasible}")
                 lines += _failure_lines(r["failures"])
                 if r["simple_regret"] and min(r["simple_regret"]) < 0:
-                    lines.append(f"  (a run beat the recorded optimum {solved.optimal_value:.6g}: the recorded "
-                                 "optimum is not the optimum)")
+                    lines.append(f"  (a run beat the recorded optimum {solved.optimal_value:.6g}: it is not the "
+                                 "optimum, or the objective is noisy and an observation beat it by its noise)")
                 if r["infeasible_runs"]:
                     lines.append(f"  ({r['infeasible_runs']} of its {r['runs']} runs found no feasible point: no best "
                                  "value)")

@@ -194,5 +194,14 @@ def as_search_space(space: Any) -> SearchSpace:
     if isinstance(space, SearchSpace):
         return space
     if isinstance(space, Mapping) and space and all(isinstance(v, Mapping) for v in space.values()):
-        return SearchSpace({name: parameter_from_description(d) for name, d in space.items()})
+        return SearchSpace({name: _described(name, d) for name, d in space.items()})
     return SearchSpace(space)
+
+
+def _described(name: Any, description: Mapping[str, Any]) -> Parameter:
+    """The parameter ``description`` records, an error in it named by the parameter's
+    ``name``: a description read from a file of twenty says which one is wrong."""
+    try:
+        return parameter_from_description(description)
+    except (TypeError, ValueError) as err:
+        raise type(err)(f"space[{name!r}]: {err}") from err

@@ -632,6 +632,22 @@ def test_a_failed_evaluation_s_error_suggests_on_error_skip_and_an_all_failed_ru
     assert "every one of the 3 evaluations failed" in err and "--on-error skip" not in err
 
 
+def test_the_result_line_says_how_many_evaluations_failed(tmp_path, monkeypatch, capsys):
+    monkeypatch.syspath_prepend(str(tmp_path))
+    write_module(tmp_path, "sometimes", """
+        def f(x):
+            if x[0] > 0.5:
+                raise RuntimeError("solver diverged")
+            return float(x[0])
+    """)
+    base = ["optimize", "--objective", "sometimes:f", "--bounds", "[[0],[1]]", *RANDOM, "--budget", "4"]
+    assert main([*base, "--on-error", "skip", "--db", str(tmp_path / "a.db")]) == 0
+    (run,) = list_runs(f"sqlite:///{tmp_path / 'a.db'}")
+    failed = sum(step["failed"] for step in run_steps(f"sqlite:///{tmp_path / 'a.db'}", run.id))
+    assert 0 < failed < 4
+    assert f"after 4 evaluations ({failed} failed)" in capsys.readouterr().out
+
+
 def test_python_m_npbandit_runs_the_command(monkeypatch, capsys):
     import runpy
 

@@ -226,7 +226,9 @@ def test_the_np_sees_the_trials_in_the_trust_region_the_study_has_earned(monkeyp
     # the model sees the box twice as wide ([0, 0.5]: x = 1..4), and its proposal (0.5 of that) is x = 2.5
     (train_X, observed), = seen
     assert torch.allclose(train_X.squeeze(-1), torch.tensor([0.2, 0.4, 0.6, 0.8], dtype=torch.float64))
-    assert torch.equal(train_X, observed) and x == pytest.approx(2.5)
+    # the repeat check compares with every trial in the model's frame (x = 9 at 1.8, outside its cube)
+    assert torch.allclose(observed.squeeze(-1), torch.tensor([0.2, 0.4, 0.6, 0.8] + [1.8] * 8, dtype=torch.float64))
+    assert x == pytest.approx(2.5)
     region = TrustRegion.replay(1, [-v for v in (1.0, 2.0, 3.0, 4.0) + (9.0,) * 8], 4)
     assert region.length == pytest.approx(0.4)
     with pytest.raises(TypeError, match="trust_region"):
@@ -588,3 +590,23 @@ def test_the_acquisition_error_lists_only_what_the_sampler_offers():
     with pytest.raises(ValueError, match="acquisition must be one of") as err:
         NPSampler(acquisition="ei")
     assert "qlognei" not in str(err.value)
+
+
+def test_a_proposal_encodes_only_the_trials_no_earlier_proposal_encoded(monkeypatch):
+    # every proposal reads every trial; encoding them all again made a proposal's cost grow with
+    # the study (the model's own cost is bounded by its context), so each trial is encoded once
+    from npbandit.space import SearchSpace
+
+    encoded = []
+    real = SearchSpace.encode
+    monkeypatch.setattr(SearchSpace, "encode", lambda self, params: encoded.append(dict(params)) or real(self, params))
+    dist = {"x": FloatDistribution(0.0, 1.0), "n": IntDistribution(0, 4)}
+    study = optuna.create_study(sampler=sampler(seed=0))
+    for i in range(8):
+        study.add_trial(create_trial(params={"x": i / 8, "n": i % 5}, distributions=dist, value=float(i)))
+    first = study.ask(dist)
+    assert len(encoded) == 8  # the completed trials, once each
+    study.tell(first, 0.5)
+    encoded.clear()
+    study.ask(dist)
+    assert encoded == [first.params]  # only the trial told since

@@ -627,3 +627,13 @@ def test_shorten_cuts_after_the_last_whole_word_that_fits():
     assert all(len(shorten(text, w)) <= w for w in range(2, 60))
     with pytest.raises(ValueError, match="width must be an int >= 2"):
         shorten(text, 1)
+
+
+def test_a_run_beating_the_recorded_optimum_is_said_to_mean_a_wrong_optimum_or_noise(tmp_path):
+    # on a noisy objective the optimum one records is the noise-free one, which a lucky draw beats
+    db = str(tmp_path / "runs.db")
+    result = optimize(_sphere, [[-1.0], [1.0]], surrogate="random", budget=4, db=db, progress=False,
+                      optimal_value=0.5)
+    assert result.best_value < 0.5
+    assert ("beat the recorded optimum 0.5: it is not the optimum, or the objective is noisy and an observation "
+            "beat it by its noise") in report_text(db)

@@ -119,6 +119,16 @@ def test_params_are_checked_naming_the_parameter():
         space.decode(np.zeros(3))
 
 
+def test_a_description_read_back_names_the_parameter_it_refuses():
+    # a space read from a record (npbandit optimize --space file.json) of many parameters
+    record = {"lr": {"type": "float", "low": 1e-4, "high": 0.1, "log": True},
+              "layers": {"type": "int", "low": 9, "high": 4}, "act": {"type": "activation"}}
+    with pytest.raises(ValueError, match=r"^space\['layers'\]: Int: need low < high, got low=9, high=4$"):
+        as_search_space(record)
+    with pytest.raises(ValueError, match=r"^space\['act'\]: description's type must be"):
+        as_search_space({"act": {"type": "activation"}})
+
+
 def test_the_record_is_json_and_reads_back_equal():
     space = mixed()
     record = json.loads(json.dumps(space.describe()))
