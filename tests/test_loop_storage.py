@@ -298,6 +298,27 @@ def test_shared_url_makes_sqlite_paths_absolute_for_other_processes(tmp_path, mo
         shared_url(3)
 
 
+def test_a_relative_sqlite_url_means_the_file_in_the_directory_of_each_open(tmp_path, monkeypatch):
+    # open_db caches an engine per database: a relative path opened again after a chdir is
+    # another file, and must not be written through the first directory's engine
+    first, second = tmp_path / "first", tmp_path / "second"
+    first.mkdir(), second.mkdir()
+    for directory, url in ((first, "sqlite:///npbandit.db"), (second, "sqlite:///npbandit.db"),
+                           (first, "runs.db"), (second, "sqlite:///file:runs.db?uri=true")):
+        monkeypatch.chdir(directory)
+        name = "runs.db" if "runs" in url else "npbandit.db"
+        run_episode(WheelBanditEnv(horizon=3), UniformPolicy(), seed=0, logger=RunLogger(url), run_info=wheel_info())
+        assert [r.n_steps for r in list_runs(url)] == [3]  # this directory's run, read through the same URL
+        assert len(list_runs(str(directory / name))) == 1
+    for url in ("sqlite://", "sqlite:///:memory:"):  # in memory: one database per engine, as before
+        assert open_db(url) is open_db(url)
+    logger = RunLogger("late.db")  # a logger's file is the one named when it was made, not when its run starts
+    monkeypatch.chdir(first)
+    logger.start(kind="bandit", env_id="x", env_params={}, policy="p")
+    logger.finish("completed")
+    assert (second / "late.db").exists() and not (first / "late.db").exists()
+
+
 def test_the_storage_package_re_exports_each_name_from_its_module():
     import npbandit.storage as storage
     from npbandit.storage import engine, heartbeat, logger, models, queries

@@ -5,7 +5,8 @@ environment is imported when ``gymnasium.make`` first makes it, not here):
 - ``npbandit/LinearBandit-v0`` -- :class:`~npbandit.envs.linear.LinearBanditEnv`, a linear
   contextual bandit of any context width and arm count;
 - ``npbandit/ClassificationBandit-v0`` -- :class:`~npbandit.envs.classification.ClassificationBanditEnv`,
-  a labelled data set as a bandit (each class an arm; ``dataset=`` names a bundled one);
+  a labelled data set as a bandit (each class an arm; ``dataset=`` names a bundled one,
+  :func:`~npbandit.envs.classification.read_csv` reads one's own from a CSV file);
 - ``npbandit/BlackBox-v0`` -- :class:`~npbandit.envs.blackbox.BlackBoxEnv`, whose objective
   runs where its evaluator says (:mod:`npbandit.envs.evaluation`).
 
@@ -26,9 +27,9 @@ import gymnasium as gym
 
 from npbandit.exceptions import ObjectiveError
 
-__all__ = ["WheelBanditEnv", "LinearBanditEnv", "ClassificationBanditEnv", "BlackBoxEnv", "ObjectiveError",
-           "available_functions", "make_test_function", "objective_value", "problem_objective", "AsyncEvaluator",
-           "Evaluation", "Evaluator", "Outcome", "OutcomeRelay", "task_param_names", "shape_params"]
+__all__ = ["WheelBanditEnv", "LinearBanditEnv", "ClassificationBanditEnv", "read_csv", "CsvData", "BlackBoxEnv",
+           "ObjectiveError", "available_functions", "make_test_function", "objective_value", "problem_objective",
+           "AsyncEvaluator", "Evaluation", "Evaluator", "Outcome", "OutcomeRelay", "task_param_names", "shape_params"]
 
 #: each environment id with its ``"module:class"`` entry point
 ENTRY_POINTS = {"npbandit/WheelBandit-v0": "npbandit.envs.wheel:WheelBanditEnv",
@@ -40,6 +41,7 @@ for _id, _entry in ENTRY_POINTS.items():
     if _id not in gym.registry:
         gym.register(id=_id, entry_point=_entry, disable_env_checker=False)
 
+_CLASSIFICATION = ("ClassificationBanditEnv", "read_csv", "CsvData")
 _BLACKBOX = ("BlackBoxEnv", "available_functions", "make_test_function", "objective_value", "problem_objective")
 _EVALUATION = ("AsyncEvaluator", "Evaluation", "Evaluator", "Outcome", "OutcomeRelay")
 
@@ -84,7 +86,7 @@ def __getattr__(name: str) -> Any:
         from npbandit.envs import wheel as module
     elif name == "LinearBanditEnv":
         from npbandit.envs import linear as module
-    elif name == "ClassificationBanditEnv":
+    elif name in _CLASSIFICATION:
         from npbandit.envs import classification as module
     elif name in _BLACKBOX:
         from npbandit.envs import blackbox as module

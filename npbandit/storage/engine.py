@@ -14,7 +14,7 @@ import zlib
 from collections.abc import Callable, Iterator
 from pathlib import Path
 from typing import Any, TypeVar
-from urllib.parse import unquote, urlsplit
+from urllib.parse import quote, unquote, urlsplit, urlunsplit
 
 from sqlalchemy import create_engine, event, insert, inspect, select, text, update
 from sqlalchemy.engine import URL, Connection, Engine, make_url
@@ -153,12 +153,26 @@ def shared_url(url: str) -> str:
             raise ValueError(f"db {url!r} is an in-memory SQLite database, which other processes cannot "
                              "share; give a file path or a PostgreSQL URL")
         return url
-    if path.is_absolute():
-        return url
-    if _is_sqlite_uri(make_url(url), url):
+    if not path.is_absolute() and _is_sqlite_uri(make_url(url), url):
         raise ValueError(f"db {url!r}: an SQLite URI with a relative path means another file to a process started "
                          "elsewhere; give an absolute path (file:/abs/path)")
-    return make_url(url).set(database=str(path.resolve())).render_as_string(hide_password=False)
+    return _absolute_url(url)
+
+
+def _absolute_url(url: str) -> str:
+    """``url`` (as :func:`_normalise_url` returns it) with a relative SQLite file path made
+    absolute (resolved against the current directory now), so that a later ``os.chdir`` does
+    not change which file it names. Other URLs, an absolute path among them, are returned as
+    they are."""
+    path = _sqlite_file(url)
+    if path is None or path.is_absolute():
+        return url
+    parsed = make_url(url)
+    if _is_sqlite_uri(parsed, url):  # file:path (see _sqlite_file): the URI's path, quoted again
+        database = urlunsplit(urlsplit(parsed.database)._replace(path=quote(str(path.resolve()))))
+    else:
+        database = str(path.resolve())
+    return parsed.set(database=database).render_as_string(hide_password=False)
 
 
 @contextlib.contextmanager
@@ -300,7 +314,10 @@ def open_db(url: str = DEFAULT_URL, *, readonly: bool = False) -> Engine:
     """An engine for ``url`` (cached per URL and mode).
 
     A bare path (``runs.db``) is taken as an SQLite file. An SQLite URI filename needs
-    ``uri=true`` in the URL (``sqlite:///file:runs.db?mode=ro&uri=true``).
+    ``uri=true`` in the URL (``sqlite:///file:runs.db?mode=ro&uri=true``). A relative
+    SQLite path names the file in the current directory at this call: it is made absolute
+    before the engine is cached and opened, so after an ``os.chdir`` the same relative URL
+    opens the file in the new directory, never the first one's engine.
 
     Args:
         readonly: ``False`` (writers): the database is created if needed, with its
@@ -328,16 +345,19 @@ def open_db(url: str = DEFAULT_URL, *, readonly: bool = False) -> Engine:
         SchemaVersionError: (a ``StorageError``) the database has another schema version.
     """
     url = _normalise_url(url)
-    key = (url, bool(readonly))
+    target = _absolute_url(url)
+    key = (target, bool(readonly))
     if key in _ENGINES:
         return _ENGINES[key]
-    path = _sqlite_file(url)
-    engine = _open_reader(url, path) if readonly else _open_writer(url, path)
+    path = _sqlite_file(target)
+    engine = _open_reader(url, path, target) if readonly else _open_writer(url, path, target)
     _ENGINES[key] = engine
     return engine
 
 
-def _open_writer(url: str, path: Path | None) -> Engine:
+def _open_writer(url: str, path: Path | None, target: str) -> Engine:
+    """A writer's engine for ``target`` (``url`` with its SQLite file ``path`` made absolute:
+    :func:`_absolute_url`); messages name ``url`` as it was given."""
     if path is not None:
         # say what is wrong in the user's terms before SQLite says "unable to open database file"
         parent = path.parent if str(path.parent) else Path(".")
@@ -350,10 +370,10 @@ def _open_writer(url: str, path: Path | None) -> Engine:
                                "(`npbandit report` can read it as it is)")
         if not path.exists() and not os.access(parent, os.W_OK | os.X_OK):
             raise StorageError(f"db {url!r}: directory {str(parent)!r} is read-only; cannot create the database")
-    backend = make_url(url).get_backend_name()
+    backend = make_url(target).get_backend_name()
     checked = False  # whether the database has been found to be npbandit's: only then may it become WAL
     if backend == "sqlite":
-        engine = _create_engine(url, connect_args={"timeout": 60})
+        engine = _create_engine(target, connect_args={"timeout": 60})
 
         # SQLite only: WAL and BEGIN IMMEDIATE are how SQLite serves several writers
         @event.listens_for(engine, "connect")
@@ -375,7 +395,7 @@ def _open_writer(url: str, path: Path | None) -> Engine:
     else:
         # a run may leave its connection idle for hours (one slow evaluation), long enough
         # for the server or a network in between to drop it: test it before each use
-        engine = _create_engine(url, pool_pre_ping=True)
+        engine = _create_engine(target, pool_pre_ping=True)
 
     try:
         with _storage_errors(url, "create the schema"):
@@ -399,14 +419,15 @@ def _open_writer(url: str, path: Path | None) -> Engine:
     return engine
 
 
-def _open_reader(url: str, path: Path | None) -> Engine:
+def _open_reader(url: str, path: Path | None, target: str) -> Engine:
+    """A reader's engine for ``target``, as :func:`_open_writer`'s for a writer."""
     if path is not None:
         if not path.is_file():
             raise StorageError(f"db {url!r}: no database at {str(path)!r}")
         # a connection per use, each opened as the file then is (it may gain or lose a writer)
         engine = create_engine("sqlite://", creator=lambda: connect_reader(path), poolclass=NullPool)
     else:
-        engine = _create_engine(url, pool_pre_ping=True)
+        engine = _create_engine(target, pool_pre_ping=True)
         if engine.dialect.name == "postgresql":
             @event.listens_for(engine, "connect")
             def _read_only(dbapi_conn, _record) -> None:

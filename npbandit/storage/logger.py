@@ -17,7 +17,7 @@ from sqlalchemy import bindparam, insert, update
 import npbandit.storage.heartbeat as heartbeat
 from npbandit._version import __version__
 from npbandit.exceptions import StorageError
-from npbandit.storage.engine import DEFAULT_URL, _normalise_url, _sqlite_file, _storage_errors, open_db
+from npbandit.storage.engine import DEFAULT_URL, _absolute_url, _normalise_url, _sqlite_file, _storage_errors, open_db
 from npbandit.storage.heartbeat import _heartbeat
 from npbandit.storage.models import (
     _STEP_DEFAULTS,
@@ -112,7 +112,7 @@ class RunLogger:
         heartbeat_every = heartbeat.HEARTBEAT_EVERY if heartbeat_every is None else heartbeat_every
         if not isinstance(heartbeat_every, (int, float)) or not heartbeat_every > 0:
             raise ValueError(f"heartbeat_every must be a positive number of seconds, got {heartbeat_every!r}")
-        self.url = _normalise_url(db)
+        self.url = _absolute_url(_normalise_url(db))  # the file named now, wherever the run starts
         self.engine = None if _new_sqlite_file(self.url) else open_db(self.url)
         self.commit_every = commit_every
         self.max_wait_s = float(max_wait_s)

@@ -8,7 +8,7 @@ import numpy as np
 import pytest
 from helpers import tiny_checkpoint
 
-import npbandit.envs  # noqa: F401  (registers the environments)
+import npbandit.envs  # registers the environments
 from npbandit.envs import ClassificationBanditEnv
 from npbandit.envs.classification import load_dataset
 from npbandit.loop import run_episode
@@ -129,10 +129,17 @@ def test_the_task_is_a_named_data_sets_name_or_a_fingerprint_of_what_the_policy_
 # -- a data set of one's own from a CSV file (read_csv) -------------------------------------------------------------
 
 
+def test_read_csv_and_its_result_are_importable_from_npbandit_envs_as_the_env_is():
+    from npbandit.envs import classification
+
+    for name in ("ClassificationBanditEnv", "read_csv", "CsvData"):
+        assert name in npbandit.envs.__all__ and getattr(npbandit.envs, name) is getattr(classification, name)
+
+
 def test_a_csv_file_is_read_as_features_and_labels_with_the_hash_of_its_bytes(tmp_path):
     import hashlib
 
-    from npbandit.envs.classification import read_csv
+    from npbandit.envs import read_csv
 
     text = '\ufeffx, "y" ,kind\n0.5,1e3,b\n\n-2, 7 ,a\n3,0,"b"\n'  # a byte-order mark, spaces, a blank line
     path = tmp_path / "own.csv"

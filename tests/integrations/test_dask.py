@@ -145,17 +145,23 @@ def test_a_hanging_evaluation_times_out_and_the_run_goes_on(tmp_path, client):
     assert all(s["worker"] for s in steps if not s["failed"])
 
 
+def _check_the_dask_sweep_matches_the_local_one(args, runs, tmp_path, client, capsys):
+    """``npbandit args`` run here and on ``client``'s cluster: each of the ``runs`` runs a task
+    there, the same completed runs (by run key) in both databases, a line for each run."""
+    assert main([*args, "--db", str(tmp_path / "local.db")]) == 0
+    with distributed.get_task_stream(client) as tasks:
+        assert main([*args, "--db", str(tmp_path / "dask.db"), "--dask-scheduler", client.scheduler.address]) == 0
+    assert len(tasks.data) == runs  # every run was a task on the cluster
+    local, remote = completed_runs(str(tmp_path / "local.db")), completed_runs(str(tmp_path / "dask.db"))
+    assert len(local) == runs and local == remote
+    assert capsys.readouterr().out.count("cumulative regret") == 2 * runs
+
+
 @pytest.mark.slow
 def test_bandit_sweep_on_dask_matches_the_local_one(tmp_path, client, capsys):
     args = ["bandit", "--policies", "uniform", "linucb", "cmanp-wheel", "--deltas", "0.5", "0.9", "--seeds", "0", "1",
             "--steps", "25"]
-    assert main([*args, "--db", str(tmp_path / "local.db")]) == 0
-    with distributed.get_task_stream(client) as tasks:
-        assert main([*args, "--db", str(tmp_path / "dask.db"), "--dask-scheduler", client.scheduler.address]) == 0
-    assert len(tasks.data) == 12  # every run was a task on the cluster
-    local, remote = completed_runs(str(tmp_path / "local.db")), completed_runs(str(tmp_path / "dask.db"))
-    assert len(local) == 12 and local == remote
-    assert capsys.readouterr().out.count("cumulative regret") == 24
+    _check_the_dask_sweep_matches_the_local_one(args, 12, tmp_path, client, capsys)
 
 
 def test_a_data_set_sweep_on_dask_matches_the_local_one(tmp_path, client, capsys):
@@ -164,13 +170,7 @@ def test_a_data_set_sweep_on_dask_matches_the_local_one(tmp_path, client, capsys
     csv.write_text("w,h,kind\n1,2,a\n2.5,0.5,b\n0.2,1.1,a\n3,3,c\n1.7,0.1,b\n", encoding="utf-8")
     args = ["bandit", "--datasets", "iris", str(csv), "--label-column", "kind", "--policies", "uniform", "linucb",
             "--seeds", "0", "1", "--steps", "6"]
-    assert main([*args, "--db", str(tmp_path / "local.db")]) == 0
-    with distributed.get_task_stream(client) as tasks:
-        assert main([*args, "--db", str(tmp_path / "dask.db"), "--dask-scheduler", client.scheduler.address]) == 0
-    assert len(tasks.data) == 8  # every run was a task on the cluster
-    local, remote = completed_runs(str(tmp_path / "local.db")), completed_runs(str(tmp_path / "dask.db"))
-    assert len(local) == 8 and local == remote
-    assert capsys.readouterr().out.count("cumulative regret") == 16
+    _check_the_dask_sweep_matches_the_local_one(args, 8, tmp_path, client, capsys)
 
 
 def test_run_wheel_bandits_on_an_executor_returns_runs_in_sweep_order(tmp_path, client):
