@@ -53,7 +53,8 @@ run() {
         # lengths; the shipped ones saw random drops on 512 rows, and lbanp-wheel with symlog/zeros then locked
         # onto arm 0 in the bandit loop. Their shipped recipes otherwise (steps, lr, size, batch). lbanp-wheel-played
         # (20k steps, 16 min) took the 20-seed wheel regret at delta = 0.9 / 0.95 / 0.99 / 0.995 from 2.32 / 4.73 /
-        # 21.4 / 36.9 to 1.18 / 1.89 / 7.06 / 11.5; cmanp-wheel-played is cmanp-wheel's recipe on the same histories.
+        # 21.4 / 36.9 to 1.18 / 1.89 / 7.06 / 11.5; cmanp-wheel-played is cmanp-wheel's recipe on the same histories
+        # (the shipped v3: 100k steps, the papers' count, seed 1; v2 ran 25k).
         lbanp-wheel-played) "$NPB" train --model lbanp --prior wheel --out training_runs/lbanp-wheel-played \
                    --size paper --set d_model=16 --set n_heads=1 --set d_ff=64 --set n_layers=4 --set emb_depth=3 \
                    --set n_latents=8 --batch-size 8 --prior-set history=played --prior-set min_context=1 \
@@ -61,7 +62,7 @@ run() {
         cmanp-wheel-played) "$NPB" train --model cmanp --prior wheel --out training_runs/cmanp-wheel-played \
                    --size paper --set d_model=16 --set n_heads=1 --set d_ff=64 --set n_layers=4 --set emb_depth=3 \
                    --set n_latents=8 --set n_block_latents=8 --batch-size 8 --prior-set history=played \
-                   --prior-set min_context=1 --prior-set full_context_prob=0.5 --steps 25000 --name cmanp-wheel \
+                   --prior-set min_context=1 --prior-set full_context_prob=0.5 --steps 100000 --seed 1 --name cmanp-wheel \
                    "${common[@]}" ;;
         tnpd-wheel-played) "$NPB" train --model tnpd --prior wheel --out training_runs/tnpd-wheel-played \
                    --size paper --set d_model=16 --set n_heads=1 --set d_ff=64 --set n_layers=4 --set emb_depth=3 \
