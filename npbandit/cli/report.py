@@ -10,7 +10,7 @@ __all__ = ["COMMAND", "HELP", "add_arguments", "parse_labels", "run"]
 
 COMMAND = "report"
 HELP = ("tables of runs and regret from a database (black-box runs grouped by problem: objective, dimension, bounds, "
-        "direction; bandit runs by delta and run length)")
+        "direction; bandit runs by setting, the wheel's delta or the data set, and run length)")
 USES_DB = True
 
 
