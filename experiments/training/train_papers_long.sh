@@ -58,7 +58,7 @@ run() {
         lbanp-wheel-played) "$NPB" train --model lbanp --prior wheel --out training_runs/lbanp-wheel-played \
                    --size paper --set d_model=16 --set n_heads=1 --set d_ff=64 --set n_layers=4 --set emb_depth=3 \
                    --set n_latents=8 --batch-size 8 --prior-set history=played --prior-set min_context=1 \
-                   --prior-set full_context_prob=0.5 --steps 20000 --name lbanp-wheel "${common[@]}" ;;
+                   --prior-set full_context_prob=0.5 --steps 50000 --seed 1 --name lbanp-wheel "${common[@]}" ;;
         cmanp-wheel-played) "$NPB" train --model cmanp --prior wheel --out training_runs/cmanp-wheel-played \
                    --size paper --set d_model=16 --set n_heads=1 --set d_ff=64 --set n_layers=4 --set emb_depth=3 \
                    --set n_latents=8 --set n_block_latents=8 --batch-size 8 --prior-set history=played \
