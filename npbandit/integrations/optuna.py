@@ -58,7 +58,7 @@ import numpy as np
 import torch
 
 try:
-    from optuna.distributions import BaseDistribution
+    from optuna.distributions import BaseDistribution, CategoricalDistribution
     from optuna.logging import get_logger
     from optuna.samplers import BaseSampler, RandomSampler
     from optuna.search_space import IntersectionSearchSpace
@@ -326,6 +326,8 @@ class NPSampler(StudyProposals, BaseSampler):
             if parameter_of(dist) is None:
                 self._warnings.unmodelled(study, name, dist)
             else:
+                if isinstance(dist, CategoricalDistribution):
+                    self._warnings.equal_choices(study, name, dist)
                 out[name] = dist
         return out
 

@@ -16,7 +16,14 @@ from optuna.trial import TrialState, create_trial  # noqa: E402
 
 from npbandit.acquisition.proposal import REPEAT_DISTANCE  # noqa: E402
 from npbandit.integrations.optuna import NPSampler  # noqa: E402
-from npbandit.integrations.optuna_trials import known_params, optuna_values, store_proposal  # noqa: E402
+from npbandit.integrations.optuna_trials import (  # noqa: E402
+    known_params,
+    optuna_values,
+    parameter_of,
+    store_proposal,
+    stored_proposal,
+)
+from npbandit.space import Choice  # noqa: E402
 
 pytestmark = pytest.mark.integration
 
@@ -106,6 +113,25 @@ def test_a_multi_objective_study_is_refused_before_any_objective_runs():
     assert trial.state == TrialState.FAIL  # no trial left running
     with pytest.raises(ValueError, match=message):
         study.ask()
+
+
+# -- categorical choices Optuna records as an earlier one ------------------------------------
+
+def test_a_choice_optuna_records_as_an_earlier_equal_one_is_never_proposed():
+    # Optuna stores a categorical value as the index of the first choice == to it: True is recorded as 1,
+    # so proposing True evaluated 1 while the NP believed it had tried True, and it proposed True again
+    choices = [1, True, "a"]
+    assert parameter_of(CategoricalDistribution(choices)) == Choice([1, "a"])
+    assert parameter_of(CategoricalDistribution(["a", "b", "a"])) == Choice(["a", "b"])  # a repeat, as Optuna
+    study = optuna.create_study(sampler=sampler(seed=0))
+    with pytest.warns(RuntimeWarning, match=r"parameter 'c': its choices at positions \[1\] equal earlier ones "
+                      r".*NPSampler proposes among \[1, 'a'\]") as caught:
+        study.optimize(lambda t: (t.suggest_float("x", 0.0, 1.0) - 0.3) ** 2 + (t.suggest_categorical("c", choices)
+                                                                                == "a"), n_trials=8)
+    assert len([w for w in caught if "positions" in str(w.message)]) == 1  # once per study
+    proposed = [(t.params["c"], stored_proposal(t)["c"]) for t in study.trials if stored_proposal(t)]
+    assert len(proposed) == 4
+    assert all(type(value) is type(p) and value == p for value, p in proposed)  # evaluated as proposed
 
 
 # -- running trials ---------------------------------------------------------------------
