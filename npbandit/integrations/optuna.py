@@ -200,9 +200,9 @@ class NPSampler(StudyProposals, BaseSampler):
     categorical one of its ``choices`` itself.
 
     Completed trials inform the NP, and so do the trials that gave no real value: failed ones
-    (an exception ``study.optimize`` caught, a NaN), pruned ones, and completed ones whose
-    value is infinite, each where it was evaluated (parameters it never suggested where the
-    sampler proposed them: :mod:`~npbandit.integrations.optuna_observations`). The NP sees
+    (an exception, an interrupt, a NaN; not one that Optuna's heartbeat retry re-runs), pruned
+    ones, and completed ones whose value is infinite, each where it was evaluated (parameters it
+    never suggested where the sampler proposed them: :mod:`~npbandit.integrations.optuna_observations`). The NP sees
     each at the worst completed value, so it is not proposed again and the search moves away from where
     trials fail or are pruned, and each counts as a trial that did not improve (the trust
     region). Trials with a parameter outside its distribution (enqueued ones) are left out,

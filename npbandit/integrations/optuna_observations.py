@@ -12,7 +12,8 @@ proposed again, and searched away from. A failed or pruned trial is seen where i
 evaluated: its parameters as suggested and, for those it did not suggest (it failed before
 suggesting them, or took a conditional branch without them), as the sampler proposed them
 (the proposal stored with the trial); one with a parameter neither suggested nor proposed is
-left out.
+left out, and so is one that Optuna re-runs (:func:`retried_trials`: its worker stopped, and
+its retry will say what the point gives).
 """
 
 from __future__ import annotations
@@ -34,7 +35,7 @@ from npbandit.integrations.optuna_trials import known_params, pending_points, tr
 from npbandit.policies.trust_region import TrustRegion
 from npbandit.space import SearchSpace
 
-__all__ = ["StudyObservations", "study_observations", "EncodedParams"]
+__all__ = ["StudyObservations", "study_observations", "EncodedParams", "RETRY_HISTORY_KEY", "retried_trials"]
 
 #: ``(study, trials, kept, why)``: warns of the ``trials`` not ``kept`` (the sampler's, once per trial and reason)
 LeftOut = Callable[[Study, list[FrozenTrial], list[FrozenTrial], str], None]
@@ -84,6 +85,20 @@ class EncodedParams:
             return table[key]
 
         return row
+
+
+#: the system attribute in which Optuna's ``RetryHeartbeatStaleTrialCallback`` (``RetryFailedTrialCallback``
+#: before Optuna 4.9) lists, in the trial it adds, the numbers of the failed trials that trial re-runs
+RETRY_HISTORY_KEY = "retry_history"
+
+
+def retried_trials(study: Study) -> set[int]:
+    """The numbers of the study's failed trials that a later trial re-runs. With a heartbeat
+    (``RDBStorage(heartbeat_interval=..., heartbeat_stale_trial_callback=RetryHeartbeatStaleTrialCallback())``)
+    Optuna fails a running trial whose worker stopped (killed, preempted) and adds a waiting
+    trial with its suggested values: that failure says nothing of the point, whose value the
+    retry gives."""
+    return {int(n) for t in study.get_trials(deepcopy=False) for n in t.system_attrs.get(RETRY_HISTORY_KEY) or ()}
 
 
 def _failed_point(trial: FrozenTrial, search_space: dict[str, BaseDistribution],
@@ -147,8 +162,9 @@ def study_observations(study: Study, search_space: dict[str, BaseDistribution], 
             earlier = count
     sign = -1.0 if study.direction == StudyDirection.MINIMIZE else 1.0
     # trials that gave no real value (the module docstring) are seen at the worst completed value
+    retried = retried_trials(study)
     failed = [(t, params) for t in study.get_trials(deepcopy=False, states=(TrialState.FAIL, TrialState.PRUNED))
-              if (params := _failed_point(t, search_space, row, fixed)) is not None]
+              if t.number not in retried and (params := _failed_point(t, search_space, row, fixed)) is not None]
     failed += [(t, t.params) for t in usable if not math.isfinite(t.value)]
     completed_rows = [[sign * t.value, *trial_constraints(t)] if constrained else [sign * t.value] for t in finite]
     worst = np.array(completed_rows).min(axis=0)

@@ -3,6 +3,7 @@ floats as Optuna writes them, multi-objective studies refused before any objecti
 trials as pending points (their stored proposals included), enqueued partial parameters."""
 
 import math
+import warnings
 
 import numpy as np
 import pytest
@@ -172,6 +173,26 @@ def test_proposals_are_stored_in_chunks_an_rdb_storage_holds():
     assert known_params(frozen) == params
     trial.suggest_float("parameter_000", 0.0, 1.0)
     assert known_params(study.trials[0])["parameter_000"] == trial.params["parameter_000"]
+
+
+def test_a_failed_trial_optuna_re_runs_is_left_to_its_retry(monkeypatch):
+    # a worker that dies leaves its trial running; with heartbeats Optuna fails it, and its retry callback adds
+    # a waiting trial with the same values: the failure says nothing of the point, the retry says what it gives
+    seen = _fixed_proposal(monkeypatch, [[0.5, 0.5], [0.6, 0.6]])
+    study = _study()
+    study.add_trial(create_trial(params={"x": 0.42, "y": 0.37}, distributions=XY, state=TrialState.FAIL))
+    study.ask().suggest_float("x", 0.0, 1.0)
+    assert [0.42, 0.37] in seen[0]["X"].tolist()  # a failed trial is seen (at the worst value)
+    storages = optuna.storages
+    retry = getattr(storages, "RetryHeartbeatStaleTrialCallback", None) or storages.RetryFailedTrialCallback
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")  # experimental in Optuna
+        retry()(study, study.trials[5])
+    rerun = study.ask()  # the retry: its values are the failed trial's
+    assert (rerun.suggest_float("x", 0.0, 1.0), rerun.suggest_float("y", 0.0, 1.0)) == (0.42, 0.37)
+    study.ask().suggest_float("x", 0.0, 1.0)
+    assert [0.42, 0.37] not in seen[1]["X"].tolist()  # not the failure: the retry, pending there
+    assert seen[1]["pending"].tolist()[-1] == [0.42, 0.37]
 
 
 # -- enqueued trials ----------------------------------------------------------------------
