@@ -358,12 +358,14 @@ class NPSampler(StudyProposals, BaseSampler):
         if not self.conditional:
             self._warnings.conditional(study, search_space, completed)
         with self._proposing:  # other threads' proposals are stored with their trials before this one reads them
-            # read again: trials may have completed while this thread waited for the lock
-            completed = study.get_trials(deepcopy=False, states=(TrialState.COMPLETE,))
+            # read again, once for every state: trials may have completed while this thread waited for the lock,
+            # and one that completes between two reads would be neither completed nor running to this proposal
+            trials = study.get_trials(deepcopy=False)
+            completed = [t for t in trials if t.state == TrialState.COMPLETE]
             gate = gating_choice(search_space, completed) if self.conditional else None
-            params = None if gate is None else self._branch_proposal(study, trial, search_space, gate, completed)
+            params = None if gate is None else self._branch_proposal(study, trial, search_space, gate, trials)
             if params is None:
-                found = self._propose_space(study, trial, search_space, completed, "relative")
+                found = self._propose_space(study, trial, search_space, completed, "relative", trials=trials)
                 if found is None:
                     return {}
                 params = found[0]

@@ -212,15 +212,17 @@ def known_params(trial: FrozenTrial) -> dict[str, object]:
     return known
 
 
-def pending_points(study: Study, space: SearchSpace, number: int | None,
+def pending_points(trials: list[FrozenTrial], space: SearchSpace, number: int | None,
                    fixed: dict[str, object] | None = None) -> torch.Tensor | None:
-    """The points ``[p, space.dim]`` of ``space``'s unit cube that the study's running trials
-    other than trial ``number`` evaluate: each one whose every parameter of ``space`` is
-    known (:func:`known_params`: suggested, enqueued, or proposed by ``NPSampler`` and
-    stored), and a value of it, and that is known to take the values ``fixed`` (name ->
-    value) too; ``None`` for none."""
+    """The points ``[p, space.dim]`` of ``space``'s unit cube that the running ones of
+    ``trials`` (a study's) other than trial ``number`` evaluate: each one whose every parameter
+    of ``space`` is known (:func:`known_params`: suggested, enqueued, or proposed by
+    ``NPSampler`` and stored), and a value of it, and that is known to take the values
+    ``fixed`` (name -> value) too; ``None`` for none."""
     rows = []
-    for trial in study.get_trials(deepcopy=False, states=(TrialState.RUNNING,)):
+    for trial in trials:
+        if trial.state != TrialState.RUNNING:
+            continue
         known = known_params(trial) if trial.number != number else {}
         if all(n in known for n in space) and all(n in known and known[n] == v for n, v in (fixed or {}).items()):
             try:

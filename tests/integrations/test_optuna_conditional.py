@@ -306,7 +306,7 @@ def test_a_branch_sees_only_the_failed_and_running_trials_that_took_its_choice()
 
     assert len(seen(None).trials) == 3 and seen(None).pending is not None
     assert len(seen({"reduce": "none"}).trials) == 2 and seen({"reduce": "none"}).pending is None
-    assert pending_points(study, space, None, {"reduce": "pca"}) is not None
+    assert pending_points(study.trials, space, None, {"reduce": "pca"}) is not None
 
 
 def test_a_conditional_studys_recommendation_is_its_best_branchs_best_trial():

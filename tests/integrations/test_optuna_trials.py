@@ -162,6 +162,29 @@ def test_the_next_trial_differs_from_a_running_trial_that_suggested_part_of_its_
     assert math.hypot(x1 - x2, y1 - y2) > REPEAT_DISTANCE, ((x1, y1), (x2, y2))
 
 
+def test_a_trial_that_completes_while_a_proposal_reads_the_study_is_seen_completed_or_running(monkeypatch):
+    # another worker's trial completing between the proposal's read of the completed trials and its read of the
+    # running ones was in neither, and its point could be proposed again (n_jobs threads on SQLite did so)
+    seen = _fixed_proposal(monkeypatch, [[0.25, 0.75], [0.5, 0.5]])
+    study = _study()
+    first = study.ask()
+    first.suggest_float("x", 0.0, 1.0), first.suggest_float("y", 0.0, 1.0)
+    read, calls = study.get_trials, []
+
+    def read_then_finish(*args, **kwargs):  # the other worker's trial completes after the proposal's second read
+        trials = read(*args, **kwargs)
+        calls.append(1)
+        if len(calls) == 2:
+            study.tell(first, 0.3)
+        return trials
+
+    monkeypatch.setattr(study, "get_trials", read_then_finish)
+    study.ask().suggest_float("x", 0.0, 1.0)
+    assert study.trials[5].state == TrialState.COMPLETE  # it completed while the proposal was made
+    pending = seen[1]["pending"]
+    assert [0.25, 0.75] in seen[1]["X"].tolist() or (pending is not None and [0.25, 0.75] in pending.tolist())
+
+
 def test_proposals_are_stored_in_chunks_an_rdb_storage_holds():
     study = optuna.create_study()
     trial = study.ask()
