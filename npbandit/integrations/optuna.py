@@ -240,6 +240,8 @@ class NPSampler(StudyProposals, BaseSampler):
         self.constraints_func = constraints_func
         if not isinstance(checkpoint, str):
             raise TypeError(f"checkpoint must be a checkpoint name or path, got {type(checkpoint).__name__}")
+        if not checkpoint.strip():
+            raise ValueError(f"checkpoint must be a checkpoint name or path, got {checkpoint!r}")
         name = SURROGATES.get(checkpoint, checkpoint)
         if name in ("gp", "random"):
             raise ValueError(f"checkpoint must be an NP checkpoint trained on the 'bo' prior, got {checkpoint!r} "
