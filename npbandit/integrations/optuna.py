@@ -58,7 +58,7 @@ import numpy as np
 import torch
 
 try:
-    from optuna.distributions import BaseDistribution
+    from optuna.distributions import BaseDistribution, CategoricalDistribution
     from optuna.logging import get_logger
     from optuna.samplers import BaseSampler, RandomSampler
     from optuna.search_space import IntersectionSearchSpace
@@ -200,9 +200,9 @@ class NPSampler(StudyProposals, BaseSampler):
     categorical one of its ``choices`` itself.
 
     Completed trials inform the NP, and so do the trials that gave no real value: failed ones
-    (an exception ``study.optimize`` caught, a NaN), pruned ones, and completed ones whose
-    value is infinite, each where it was evaluated (parameters it never suggested where the
-    sampler proposed them: :mod:`~npbandit.integrations.optuna_observations`). The NP sees
+    (an exception, an interrupt, a NaN; not one that Optuna's heartbeat retry re-runs), pruned
+    ones, and completed ones whose value is infinite, each where it was evaluated (parameters it
+    never suggested where the sampler proposed them: :mod:`~npbandit.integrations.optuna_observations`). The NP sees
     each at the worst completed value, so it is not proposed again and the search moves away from where
     trials fail or are pruned, and each counts as a trial that did not improve (the trust
     region). Trials with a parameter outside its distribution (enqueued ones) are left out,
@@ -240,6 +240,8 @@ class NPSampler(StudyProposals, BaseSampler):
         self.constraints_func = constraints_func
         if not isinstance(checkpoint, str):
             raise TypeError(f"checkpoint must be a checkpoint name or path, got {type(checkpoint).__name__}")
+        if not checkpoint.strip():
+            raise ValueError(f"checkpoint must be a checkpoint name or path, got {checkpoint!r}")
         name = SURROGATES.get(checkpoint, checkpoint)
         if name in ("gp", "random"):
             raise ValueError(f"checkpoint must be an NP checkpoint trained on the 'bo' prior, got {checkpoint!r} "
@@ -326,6 +328,8 @@ class NPSampler(StudyProposals, BaseSampler):
             if parameter_of(dist) is None:
                 self._warnings.unmodelled(study, name, dist)
             else:
+                if isinstance(dist, CategoricalDistribution):
+                    self._warnings.equal_choices(study, name, dist)
                 out[name] = dist
         return out
 
@@ -356,12 +360,14 @@ class NPSampler(StudyProposals, BaseSampler):
         if not self.conditional:
             self._warnings.conditional(study, search_space, completed)
         with self._proposing:  # other threads' proposals are stored with their trials before this one reads them
-            # read again: trials may have completed while this thread waited for the lock
-            completed = study.get_trials(deepcopy=False, states=(TrialState.COMPLETE,))
+            # read again, once for every state: trials may have completed while this thread waited for the lock,
+            # and one that completes between two reads would be neither completed nor running to this proposal
+            trials = study.get_trials(deepcopy=False)
+            completed = [t for t in trials if t.state == TrialState.COMPLETE]
             gate = gating_choice(search_space, completed) if self.conditional else None
-            params = None if gate is None else self._branch_proposal(study, trial, search_space, gate, completed)
+            params = None if gate is None else self._branch_proposal(study, trial, search_space, gate, trials)
             if params is None:
-                found = self._propose_space(study, trial, search_space, completed, "relative")
+                found = self._propose_space(study, trial, search_space, completed, "relative", trials=trials)
                 if found is None:
                     return {}
                 params = found[0]

@@ -43,7 +43,7 @@ from optuna.distributions import BaseDistribution, CategoricalDistribution
 from optuna.trial import FrozenTrial
 
 from npbandit.integrations.optuna_groups import parameter_groups
-from npbandit.integrations.optuna_trials import parameter_of
+from npbandit.integrations.optuna_trials import optuna_choices, parameter_of
 from npbandit.space import SearchSpace
 
 __all__ = ["MIN_BRANCH_TRIALS", "Branch", "gating_choice", "branches", "first_choice", "best_branch",
@@ -108,17 +108,19 @@ def gating_choice(search_space: dict[str, BaseDistribution], completed: list[Fro
 
 
 def branches(gate: str, search_space: dict[str, BaseDistribution], completed: list[FrozenTrial]) -> list[Branch]:
-    """One :class:`Branch` per choice of ``gate`` (a categorical of ``search_space``), in the
-    order of its choices: the completed trials that took it, and its search space -- the other
-    parameters of ``search_space`` and, of its groups (those all its trials suggested), the
-    parameters every one of its trials suggested with one distribution that an
-    :mod:`npbandit.space` parameter holds."""
+    """One :class:`Branch` per choice of ``gate`` (a categorical of ``search_space``) that a
+    trial can hold (:func:`~npbandit.integrations.optuna_trials.optuna_choices`: not one Optuna
+    records as an earlier, equal choice), in the order of its choices: the completed trials
+    that took it, and its search space -- the other parameters of ``search_space`` and, of its
+    groups (those all its trials suggested), the parameters every one of its trials suggested
+    with one distribution that an :mod:`npbandit.space` parameter holds."""
     dist = search_space.get(gate)
     if not isinstance(dist, CategoricalDistribution):
         raise ValueError(f"gate must name a categorical of search_space, got {gate!r} ({dist})")
     shared = {n: d for n, d in search_space.items() if n != gate}
     out = []
-    for index, value in enumerate(dist.choices):
+    for value in optuna_choices(dist):
+        index = int(dist.to_internal_repr(value))
         trials = [t for t in completed if _choice(dist, t, gate) == index]
         space: dict[str, BaseDistribution] = {}
         if trials:
@@ -141,9 +143,10 @@ def first_choice(dist: CategoricalDistribution, options: list[Branch], others: l
     gate's values the failed, pruned and running trials took), so a choice whose trials fail
     counts as tried. ``None`` when every choice has been taken that often."""
     taken = [len(b.trials) for b in options]
+    position = {int(dist.to_internal_repr(b.value)): i for i, b in enumerate(options)}  # choice index -> option
     for value in others:
         try:
-            taken[int(dist.to_internal_repr(value))] += 1
+            taken[position[int(dist.to_internal_repr(value))]] += 1
         except ValueError:  # none of the choices (an enqueued value)
             continue
     fewest = min(range(len(options)), key=lambda i: taken[i])

@@ -12,7 +12,8 @@ proposed again, and searched away from. A failed or pruned trial is seen where i
 evaluated: its parameters as suggested and, for those it did not suggest (it failed before
 suggesting them, or took a conditional branch without them), as the sampler proposed them
 (the proposal stored with the trial); one with a parameter neither suggested nor proposed is
-left out.
+left out, and so is one that Optuna re-runs (:func:`retried_trials`: its worker stopped, and
+its retry will say what the point gives).
 """
 
 from __future__ import annotations
@@ -34,7 +35,7 @@ from npbandit.integrations.optuna_trials import known_params, pending_points, tr
 from npbandit.policies.trust_region import TrustRegion
 from npbandit.space import SearchSpace
 
-__all__ = ["StudyObservations", "study_observations", "EncodedParams"]
+__all__ = ["StudyObservations", "study_observations", "EncodedParams", "RETRY_HISTORY_KEY", "retried_trials"]
 
 #: ``(study, trials, kept, why)``: warns of the ``trials`` not ``kept`` (the sampler's, once per trial and reason)
 LeftOut = Callable[[Study, list[FrozenTrial], list[FrozenTrial], str], None]
@@ -86,6 +87,20 @@ class EncodedParams:
         return row
 
 
+#: the system attribute in which Optuna's ``RetryHeartbeatStaleTrialCallback`` (``RetryFailedTrialCallback``
+#: before Optuna 4.9) lists, in the trial it adds, the numbers of the failed trials that trial re-runs
+RETRY_HISTORY_KEY = "retry_history"
+
+
+def retried_trials(trials: list[FrozenTrial]) -> set[int]:
+    """The numbers of the failed ones of ``trials`` (a study's) that a later trial re-runs. With a heartbeat
+    (``RDBStorage(heartbeat_interval=..., heartbeat_stale_trial_callback=RetryHeartbeatStaleTrialCallback())``)
+    Optuna fails a running trial whose worker stopped (killed, preempted) and adds a waiting
+    trial with its suggested values: that failure says nothing of the point, whose value the
+    retry gives."""
+    return {int(n) for t in trials for n in t.system_attrs.get(RETRY_HISTORY_KEY) or ()}
+
+
 def _failed_point(trial: FrozenTrial, search_space: dict[str, BaseDistribution],
                   row: Callable[[Mapping[str, Any]], np.ndarray | None],
                   fixed: dict[str, object] | None) -> dict[str, object] | None:
@@ -106,7 +121,8 @@ def study_observations(study: Study, search_space: dict[str, BaseDistribution], 
                        search: SubspaceSearch | None, completed: list[FrozenTrial], number: int | None, *,
                        constrained: bool, trust_region: bool, n_startup_trials: int,
                        warn_left_out: LeftOut, fixed: dict[str, object] | None = None,
-                       encoded: EncodedParams | None = None) -> StudyObservations | None:
+                       encoded: EncodedParams | None = None,
+                       trials: list[FrozenTrial] | None = None) -> StudyObservations | None:
     """What a proposal for trial ``number`` (``None``: no trial) sees of ``search_space``
     (read as ``space``, searched through ``search``): the usable ``completed`` trials and
     the failed ones, their rows, the trust region replayed from them (``trust_region``; the
@@ -116,6 +132,10 @@ def study_observations(study: Study, search_space: dict[str, BaseDistribution], 
     (name -> value): the failed and running trials seen are only those that took these
     values too (a branch's choice: ``completed`` holds that branch's trials alone).
     ``encoded``: the rows computed for earlier proposals (the sampler's; ``None``: none kept).
+    ``trials``: the study's trials, read once, from which ``completed`` was taken (``None``: read
+    them now). A proposal passes the list it took ``completed`` from, so that every trial is in
+    one state for it: read apart, a trial that completed in between was neither completed nor
+    running to it, and its point could be proposed again (another worker's, just finished).
     ``None`` when no completed trial can be used.
 
     Raises:
@@ -147,8 +167,10 @@ def study_observations(study: Study, search_space: dict[str, BaseDistribution], 
             earlier = count
     sign = -1.0 if study.direction == StudyDirection.MINIMIZE else 1.0
     # trials that gave no real value (the module docstring) are seen at the worst completed value
-    failed = [(t, params) for t in study.get_trials(deepcopy=False, states=(TrialState.FAIL, TrialState.PRUNED))
-              if (params := _failed_point(t, search_space, row, fixed)) is not None]
+    trials = study.get_trials(deepcopy=False) if trials is None else trials
+    retried = retried_trials(trials)
+    failed = [(t, params) for t in trials if t.state in (TrialState.FAIL, TrialState.PRUNED)
+              and t.number not in retried and (params := _failed_point(t, search_space, row, fixed)) is not None]
     failed += [(t, t.params) for t in usable if not math.isfinite(t.value)]
     completed_rows = [[sign * t.value, *trial_constraints(t)] if constrained else [sign * t.value] for t in finite]
     worst = np.array(completed_rows).min(axis=0)
@@ -162,7 +184,7 @@ def study_observations(study: Study, search_space: dict[str, BaseDistribution], 
     Y = torch.tensor(np.array([rows.get(t.number, worst) for t in finite]),
                      dtype=torch.float64).reshape(len(finite), -1)  # [n, 1 + k], maximised objective first
     k = Y.shape[-1] - 1
-    pending = pending_points(study, space, number, fixed)  # what other workers are evaluating right now
+    pending = pending_points(trials, space, number, fixed)  # what other workers are evaluating right now
     region = None
     if trust_region:  # the trials in the order they were started, the first n_startup_trials the design
         order = sorted(range(len(finite)), key=lambda i: finite[i].number)

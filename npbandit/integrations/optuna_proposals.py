@@ -80,15 +80,16 @@ class StudyProposals:
 
     def _propose_space(self, study: Study, trial: FrozenTrial, search_space: dict[str, BaseDistribution],
                        completed: list[FrozenTrial], purpose: str, n_startup_trials: int | None = None,
-                       fixed: dict[str, Any] | None = None
+                       fixed: dict[str, Any] | None = None, trials: list[FrozenTrial] | None = None
                        ) -> tuple[dict[str, Any], StudyObservations, torch.Tensor] | None:
         """The NP's proposal for ``search_space`` in trial ``trial`` from the ``completed`` trials
         (seeded by ``purpose``; ``n_startup_trials``: the trust region's design, default the
-        sampler's; ``fixed``: a branch's choice, as :meth:`_observations`): its values, what it
-        saw and the point in the space's unit cube; ``None`` when no completed trial can be used."""
+        sampler's; ``fixed``: a branch's choice, ``trials``: the study's trials ``completed`` was
+        taken from, as :meth:`_observations`): its values, what it saw and the point in the
+        space's unit cube; ``None`` when no completed trial can be used."""
         space, search = self._space(search_space)
         seen = self._observations(study, search_space, space, search, completed, trial.number, n_startup_trials,
-                                  fixed)
+                                  fixed, trials)
         if seen is None:
             return None
         with torch_threads(self.threads):
@@ -121,7 +122,7 @@ class StudyProposals:
         return None if found is None else (seen.trials[order[found[0]]], found[1])
 
     def _branch_proposal(self, study: Study, trial: FrozenTrial, search_space: dict[str, BaseDistribution],
-                         gate: str, completed: list[FrozenTrial]) -> dict[str, Any] | None:
+                         gate: str, trials: list[FrozenTrial]) -> dict[str, Any] | None:
         """The relative proposal of a conditional study whose categorical ``gate`` decides the
         branch (:mod:`~npbandit.integrations.optuna_branches`): a choice fewer than
         ``MIN_BRANCH_TRIALS`` trials have taken (completed, failed, pruned or running:
@@ -131,12 +132,16 @@ class StudyProposals:
         stored with the trial for :meth:`sample_independent`. A branch wider than the checkpoint
         is searched in a subspace, as a wide relative space is, and its value read by the NP on
         its most relevant columns (:meth:`_value_model`). ``None`` when no branch has a point
-        (the sampler then proposes the plain way)."""
+        (the sampler then proposes the plain way). ``trials``: the study's trials, read once
+        (:meth:`_observations`)."""
+        completed = [t for t in trials if t.state == TrialState.COMPLETE]
         options = branches(gate, search_space, completed)
         # the gate's value in the failed and pruned trials that suggested it, and in the other running trials
         # (suggested, enqueued or proposed), so a choice whose trials fail or are under way counts as tried
         others = []
-        for t in study.get_trials(deepcopy=False, states=(TrialState.FAIL, TrialState.PRUNED, TrialState.RUNNING)):
+        for t in trials:
+            if t.state not in (TrialState.FAIL, TrialState.PRUNED, TrialState.RUNNING):
+                continue
             params = t.params if gate in t.params or t.state != TrialState.RUNNING else known_params(t)
             if t.number != trial.number and gate in params:
                 others.append(params[gate])
@@ -146,13 +151,14 @@ class StudyProposals:
             return {gate: first}
         # a choice tried that often whose trials mostly failed has no model: it is passed over
         options = [b if len(b.trials) >= MIN_BRANCH_TRIALS else Branch(b.value, b.trials, {}) for b in options]
-        everything = self._observations(study, search_space, self._space(search_space)[0], None, completed, None)
+        everything = self._observations(study, search_space, self._space(search_space)[0], None, completed, None,
+                                        trials=trials)
         if everything is None:
             return None
 
         def propose_in(branch: Branch, startup: int) -> tuple[dict[str, Any], float] | None:
             found = self._propose_space(study, trial, branch.search_space, branch.trials, f"branch:{branch.value!r}",
-                                        startup, {gate: branch.value})
+                                        startup, {gate: branch.value}, trials)
             if found is None:
                 return None
             params, seen, u = found
@@ -181,10 +187,11 @@ class StudyProposals:
         ``("none", None)``: ``name`` is in no conditional group the NP can model. A trial that
         takes a branch's choice first (:func:`~npbandit.integrations.optuna_branches.first_choice`)
         is a start-up trial for the parameters its proposal left out."""
-        completed = study.get_trials(deepcopy=False, states=(TrialState.COMPLETE,))
-        if len(completed) < self.n_startup_trials:
+        if len(study.get_trials(deepcopy=False, states=(TrialState.COMPLETE,))) < self.n_startup_trials:
             return "startup", None
         with self._proposing:  # as sample_relative: other threads' proposals are stored before this reads
+            trials = study.get_trials(deepcopy=False)  # read once (_observations), after waiting for the lock
+            completed = [t for t in trials if t.state == TrialState.COMPLETE]
             current = study._storage.get_trial(trial._trial_id)
             stored = stored_proposal(current, GROUP_PROPOSAL_KEY)
             if name in stored and holds(dist, stored[name]):
@@ -198,7 +205,7 @@ class StudyProposals:
             if len(group.trials) < startup:
                 return "startup", None
             found = self._propose_space(study, trial, group.search_space, group.trials,
-                                        "group:" + ",".join(sorted(group.search_space)), startup)
+                                        "group:" + ",".join(sorted(group.search_space)), startup, trials=trials)
             if found is None:
                 return "none", None
             store_proposal(study, current, {**stored, **found[0]}, GROUP_PROPOSAL_KEY)
@@ -273,17 +280,19 @@ class StudyProposals:
 
     def _observations(self, study: Study, search_space: dict[str, BaseDistribution], space: SearchSpace,
                       search: SubspaceSearch | None, completed: list[FrozenTrial], number: int | None,
-                      n_startup_trials: int | None = None, fixed: dict[str, Any] | None = None
-                      ) -> StudyObservations | None:
+                      n_startup_trials: int | None = None, fixed: dict[str, Any] | None = None,
+                      trials: list[FrozenTrial] | None = None) -> StudyObservations | None:
         """What a proposal for trial ``number`` (``None``: no trial) sees of the study, with
         this sampler's settings (:func:`~npbandit.integrations.optuna_observations.study_observations`);
         ``n_startup_trials``: the trust region's design (default the sampler's); ``fixed``: the
-        branch's choice the failed and running trials seen must have taken."""
+        branch's choice the failed and running trials seen must have taken; ``trials``: the
+        study's trials, read once, that ``completed`` was taken from (a proposal's: every trial in
+        one state; ``None``: read now)."""
         return study_observations(study, search_space, space, search, completed, number,
                                   constrained=self.constraints_func is not None, trust_region=self.trust_region,
                                   n_startup_trials=self.n_startup_trials if n_startup_trials is None
                                   else n_startup_trials, warn_left_out=self._warnings.left_out, fixed=fixed,
-                                  encoded=self._encoded)
+                                  encoded=self._encoded, trials=trials)
 
     def _trial_seed(self, number: int, purpose: str) -> int:
         key = [self.seed, number, *purpose.encode()]

@@ -21,9 +21,9 @@ from optuna.trial import FrozenTrial, TrialState
 from npbandit.space import Choice, Float, Int, SearchSpace
 
 __all__ = ["CONSTRAINTS_KEY", "PROPOSAL_KEY", "GROUP_PROPOSAL_KEY", "FIRST_TRY_KEY", "trial_constraints",
-           "store_constraints", "holds", "check_single_objective", "parameter_of", "unmodelled_reason",
-           "independent_reason", "optuna_values", "store_proposal", "stored_proposal", "known_params",
-           "pending_points"]
+           "store_constraints", "holds", "check_single_objective", "optuna_choices", "parameter_of",
+           "unmodelled_reason", "independent_reason", "optuna_values", "store_proposal", "stored_proposal",
+           "known_params", "pending_points"]
 
 #: the system attribute a trial's constraint values are stored under (Optuna's own key, so
 #: Optuna's ``best_trial``, its other samplers and its plots read them too)
@@ -100,17 +100,27 @@ def check_single_objective(study: Study) -> None:
                          f"optuna.samplers.TPESampler or optuna.samplers.NSGAIISampler")
 
 
+def optuna_choices(dist: CategoricalDistribution) -> tuple:
+    """The choices of ``dist`` a trial can hold. Optuna stores a categorical value as the index
+    of the first choice equal to it (``==``: ``True`` and ``1``, ``1.0`` and ``1`` are one choice
+    to it), so a choice equal to an earlier one is recorded as that one whichever sampler
+    suggested it; proposing it would evaluate the earlier one while the NP believed it had
+    tried another."""
+    return tuple(c for i, c in enumerate(dist.choices) if int(dist.to_internal_repr(c)) == i)
+
+
 def parameter_of(dist: BaseDistribution) -> Float | Int | Choice | None:
     """The :mod:`npbandit.space` parameter that reads as ``dist`` (its values and their place
-    in the unit cube), or ``None`` for a distribution it cannot hold (a categorical with a
-    NaN or infinite float among its choices, an unknown kind)."""
+    in the unit cube; a categorical's choices as Optuna records them, :func:`optuna_choices`),
+    or ``None`` for a distribution it cannot hold (a categorical with a NaN or infinite float
+    among its choices, an unknown kind)."""
     try:
         if isinstance(dist, FloatDistribution):
             return Float(dist.low, dist.high, log=dist.log, step=dist.step)
         if isinstance(dist, IntDistribution):
             return Int(dist.low, dist.high, log=dist.log, step=dist.step)
         if isinstance(dist, CategoricalDistribution):
-            return Choice(dist.choices)
+            return Choice(optuna_choices(dist))
     except (TypeError, ValueError):
         return None
     return None
@@ -121,7 +131,7 @@ def unmodelled_reason(dist: BaseDistribution) -> str:
     categorical's choices break, for a categorical)."""
     if isinstance(dist, CategoricalDistribution):
         try:
-            Choice(dist.choices)
+            Choice(optuna_choices(dist))
         except (TypeError, ValueError) as err:
             return str(err)
     return f"its distribution {dist} has no npbandit.space parameter"
@@ -202,15 +212,17 @@ def known_params(trial: FrozenTrial) -> dict[str, object]:
     return known
 
 
-def pending_points(study: Study, space: SearchSpace, number: int | None,
+def pending_points(trials: list[FrozenTrial], space: SearchSpace, number: int | None,
                    fixed: dict[str, object] | None = None) -> torch.Tensor | None:
-    """The points ``[p, space.dim]`` of ``space``'s unit cube that the study's running trials
-    other than trial ``number`` evaluate: each one whose every parameter of ``space`` is
-    known (:func:`known_params`: suggested, enqueued, or proposed by ``NPSampler`` and
-    stored), and a value of it, and that is known to take the values ``fixed`` (name ->
-    value) too; ``None`` for none."""
+    """The points ``[p, space.dim]`` of ``space``'s unit cube that the running ones of
+    ``trials`` (a study's) other than trial ``number`` evaluate: each one whose every parameter
+    of ``space`` is known (:func:`known_params`: suggested, enqueued, or proposed by
+    ``NPSampler`` and stored), and a value of it, and that is known to take the values
+    ``fixed`` (name -> value) too; ``None`` for none."""
     rows = []
-    for trial in study.get_trials(deepcopy=False, states=(TrialState.RUNNING,)):
+    for trial in trials:
+        if trial.state != TrialState.RUNNING:
+            continue
         known = known_params(trial) if trial.number != number else {}
         if all(n in known for n in space) and all(n in known and known[n] == v for n, v in (fixed or {}).items()):
             try:

@@ -8,12 +8,12 @@ from __future__ import annotations
 
 import warnings
 
-from optuna.distributions import BaseDistribution
+from optuna.distributions import BaseDistribution, CategoricalDistribution
 from optuna.study import Study
 from optuna.trial import FrozenTrial
 
 from npbandit.integrations.optuna_groups import unmodelled_branches
-from npbandit.integrations.optuna_trials import unmodelled_reason
+from npbandit.integrations.optuna_trials import optuna_choices, unmodelled_reason
 
 __all__ = ["OnceWarnings"]
 
@@ -42,6 +42,17 @@ class OnceWarnings:
         if self._first(study, "unmodelled", name):
             warnings.warn(f"NPSampler cannot model parameter {name!r} ({unmodelled_reason(dist)}); the independent "
                           f"sampler draws it in every trial", RuntimeWarning, stacklevel=_STACKLEVEL)
+
+    def equal_choices(self, study: Study, name: str, dist: CategoricalDistribution) -> None:
+        """Some of categorical ``name``'s choices equal earlier ones, so Optuna records them as
+        those (:func:`~npbandit.integrations.optuna_trials.optuna_choices`) and no trial takes them."""
+        kept = optuna_choices(dist)
+        if len(kept) < len(dist.choices) and self._first(study, "equal choices", name):
+            lost = [i for i, c in enumerate(dist.choices) if int(dist.to_internal_repr(c)) != i]
+            warnings.warn(f"parameter {name!r}: its choices at positions {lost} equal earlier ones (True == 1, "
+                          f"1.0 == 1, a repeat), and Optuna records a value as the first choice equal to it, so no "
+                          f"trial takes them; NPSampler proposes among {list(kept)!r}", RuntimeWarning,
+                          stacklevel=_STACKLEVEL)
 
     def conditional(self, study: Study, search_space: dict[str, BaseDistribution],
                     completed: list[FrozenTrial]) -> None:

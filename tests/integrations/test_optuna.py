@@ -358,6 +358,7 @@ def test_a_mixed_space_wider_than_the_checkpoint_is_proposed_in_a_subspace_with_
     ({"checkpoint": 3}, TypeError, "checkpoint"),
     ({"acquisition": "ei"}, ValueError, "acquisition"),
     ({"acquisition": "qlognei"}, ValueError, "one per trial"),
+    ({"checkpoint": ""}, ValueError, "checkpoint must be a checkpoint name or path, got ''"),
     ({"n_startup_trials": -1}, ValueError, "n_startup_trials"),
     ({"seed": 1.5}, ValueError, "seed"),
     ({"independent_sampler": "random"}, TypeError, "independent_sampler"),

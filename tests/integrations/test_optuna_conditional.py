@@ -22,6 +22,7 @@ from npbandit.integrations.optuna_branches import (  # noqa: E402
 )
 from npbandit.integrations.optuna_groups import conditional_group, parameter_groups  # noqa: E402
 from npbandit.integrations.optuna_trials import (  # noqa: E402
+    FIRST_TRY_KEY,
     GROUP_PROPOSAL_KEY,
     PROPOSAL_KEY,
     known_params,
@@ -208,6 +209,24 @@ def test_a_choice_whose_trials_fail_or_are_pruned_counts_as_tried_and_is_not_tak
     assert first_choice(CLASSIFIER, options, ["svc", "svc", "rf", "knn"]) is None  # "knn": no choice, not counted
 
 
+def test_a_gate_choice_optuna_records_as_an_earlier_equal_one_is_not_a_branch_taken_first_forever():
+    # Optuna records True as 1 (the first choice == to it): a branch for True never had a trial, so it was
+    # taken first in every trial, each evaluating 1's branch as a start-up draw, and the NP never proposed
+    gate = CategoricalDistribution(["svc", 1, True])
+    svc = [create_trial(params={"m": "svc", "svc_c": c}, distributions={"m": gate, "svc_c": SVC["svc_c"]},
+                        value=c) for c in (0.2, 0.6, 0.9)]
+    one = [create_trial(params={"m": 1, "rf_depth": d}, distributions={"m": gate, **RF}, value=d / 32)
+           for d in (4, 16)]
+    assert [b.value for b in branches("m", {"m": gate}, svc + one)] == ["svc", 1]
+    study = optuna.create_study(sampler=sampler(seed=0))
+    study.add_trials(svc + one)
+    trial = study.ask()
+    with pytest.warns(RuntimeWarning, match="positions"):
+        value = trial.suggest_categorical("m", ["svc", 1, True])
+    (trial.suggest_float("svc_c", 0.0, 1.0) if value == "svc" else trial.suggest_int("rf_depth", 2, 32))
+    assert FIRST_TRY_KEY not in study.trials[-1].system_attrs  # both branches were tried: the NP compared them
+
+
 def test_the_branch_whose_model_expects_improvement_is_taken_and_its_parameters_are_the_nps():
     study = optuna.create_study(sampler=sampler(seed=0))
     for c, g in ((0.6, 0.1), (0.8, 0.3), (0.7, 0.25), (0.2, 0.9), (0.4, 0.6)):
@@ -287,7 +306,7 @@ def test_a_branch_sees_only_the_failed_and_running_trials_that_took_its_choice()
 
     assert len(seen(None).trials) == 3 and seen(None).pending is not None
     assert len(seen({"reduce": "none"}).trials) == 2 and seen({"reduce": "none"}).pending is None
-    assert pending_points(study, space, None, {"reduce": "pca"}) is not None
+    assert pending_points(study.trials, space, None, {"reduce": "pca"}) is not None
 
 
 def test_a_conditional_studys_recommendation_is_its_best_branchs_best_trial():

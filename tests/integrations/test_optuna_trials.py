@@ -3,6 +3,7 @@ floats as Optuna writes them, multi-objective studies refused before any objecti
 trials as pending points (their stored proposals included), enqueued partial parameters."""
 
 import math
+import warnings
 
 import numpy as np
 import pytest
@@ -16,7 +17,14 @@ from optuna.trial import TrialState, create_trial  # noqa: E402
 
 from npbandit.acquisition.proposal import REPEAT_DISTANCE  # noqa: E402
 from npbandit.integrations.optuna import NPSampler  # noqa: E402
-from npbandit.integrations.optuna_trials import known_params, optuna_values, store_proposal  # noqa: E402
+from npbandit.integrations.optuna_trials import (  # noqa: E402
+    known_params,
+    optuna_values,
+    parameter_of,
+    store_proposal,
+    stored_proposal,
+)
+from npbandit.space import Choice  # noqa: E402
 
 pytestmark = pytest.mark.integration
 
@@ -108,6 +116,25 @@ def test_a_multi_objective_study_is_refused_before_any_objective_runs():
         study.ask()
 
 
+# -- categorical choices Optuna records as an earlier one ------------------------------------
+
+def test_a_choice_optuna_records_as_an_earlier_equal_one_is_never_proposed():
+    # Optuna stores a categorical value as the index of the first choice == to it: True is recorded as 1,
+    # so proposing True evaluated 1 while the NP believed it had tried True, and it proposed True again
+    choices = [1, True, "a"]
+    assert parameter_of(CategoricalDistribution(choices)) == Choice([1, "a"])
+    assert parameter_of(CategoricalDistribution(["a", "b", "a"])) == Choice(["a", "b"])  # a repeat, as Optuna
+    study = optuna.create_study(sampler=sampler(seed=0))
+    with pytest.warns(RuntimeWarning, match=r"parameter 'c': its choices at positions \[1\] equal earlier ones "
+                      r".*NPSampler proposes among \[1, 'a'\]") as caught:
+        study.optimize(lambda t: (t.suggest_float("x", 0.0, 1.0) - 0.3) ** 2 + (t.suggest_categorical("c", choices)
+                                                                                == "a"), n_trials=8)
+    assert len([w for w in caught if "positions" in str(w.message)]) == 1  # once per study
+    proposed = [(t.params["c"], stored_proposal(t)["c"]) for t in study.trials if stored_proposal(t)]
+    assert len(proposed) == 4
+    assert all(type(value) is type(p) and value == p for value, p in proposed)  # evaluated as proposed
+
+
 # -- running trials ---------------------------------------------------------------------
 
 def test_a_running_trial_is_pending_at_its_proposal_before_it_suggested_every_parameter(monkeypatch):
@@ -135,6 +162,29 @@ def test_the_next_trial_differs_from_a_running_trial_that_suggested_part_of_its_
     assert math.hypot(x1 - x2, y1 - y2) > REPEAT_DISTANCE, ((x1, y1), (x2, y2))
 
 
+def test_a_trial_that_completes_while_a_proposal_reads_the_study_is_seen_completed_or_running(monkeypatch):
+    # another worker's trial completing between the proposal's read of the completed trials and its read of the
+    # running ones was in neither, and its point could be proposed again (n_jobs threads on SQLite did so)
+    seen = _fixed_proposal(monkeypatch, [[0.25, 0.75], [0.5, 0.5]])
+    study = _study()
+    first = study.ask()
+    first.suggest_float("x", 0.0, 1.0), first.suggest_float("y", 0.0, 1.0)
+    read, calls = study.get_trials, []
+
+    def read_then_finish(*args, **kwargs):  # the other worker's trial completes after the proposal's second read
+        trials = read(*args, **kwargs)
+        calls.append(1)
+        if len(calls) == 2:
+            study.tell(first, 0.3)
+        return trials
+
+    monkeypatch.setattr(study, "get_trials", read_then_finish)
+    study.ask().suggest_float("x", 0.0, 1.0)
+    assert study.trials[5].state == TrialState.COMPLETE  # it completed while the proposal was made
+    pending = seen[1]["pending"]
+    assert [0.25, 0.75] in seen[1]["X"].tolist() or (pending is not None and [0.25, 0.75] in pending.tolist())
+
+
 def test_proposals_are_stored_in_chunks_an_rdb_storage_holds():
     study = optuna.create_study()
     trial = study.ask()
@@ -146,6 +196,26 @@ def test_proposals_are_stored_in_chunks_an_rdb_storage_holds():
     assert known_params(frozen) == params
     trial.suggest_float("parameter_000", 0.0, 1.0)
     assert known_params(study.trials[0])["parameter_000"] == trial.params["parameter_000"]
+
+
+def test_a_failed_trial_optuna_re_runs_is_left_to_its_retry(monkeypatch):
+    # a worker that dies leaves its trial running; with heartbeats Optuna fails it, and its retry callback adds
+    # a waiting trial with the same values: the failure says nothing of the point, the retry says what it gives
+    seen = _fixed_proposal(monkeypatch, [[0.5, 0.5], [0.6, 0.6]])
+    study = _study()
+    study.add_trial(create_trial(params={"x": 0.42, "y": 0.37}, distributions=XY, state=TrialState.FAIL))
+    study.ask().suggest_float("x", 0.0, 1.0)
+    assert [0.42, 0.37] in seen[0]["X"].tolist()  # a failed trial is seen (at the worst value)
+    storages = optuna.storages
+    retry = getattr(storages, "RetryHeartbeatStaleTrialCallback", None) or storages.RetryFailedTrialCallback
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")  # experimental in Optuna
+        retry()(study, study.trials[5])
+    rerun = study.ask()  # the retry: its values are the failed trial's
+    assert (rerun.suggest_float("x", 0.0, 1.0), rerun.suggest_float("y", 0.0, 1.0)) == (0.42, 0.37)
+    study.ask().suggest_float("x", 0.0, 1.0)
+    assert [0.42, 0.37] not in seen[1]["X"].tolist()  # not the failure: the retry, pending there
+    assert seen[1]["pending"].tolist()[-1] == [0.42, 0.37]
 
 
 # -- enqueued trials ----------------------------------------------------------------------
