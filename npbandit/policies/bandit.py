@@ -126,8 +126,9 @@ def check_bandit_policy_name(name: str, *, context_dim: int = 2, n_arms: int = 5
                               purpose=f"bandit policy {name!r}")
     except CheckpointError as err:  # say which checkpoints serve this bandit the other way
         arms = fitting_checkpoints(prior=ARM_PRIORS, y_dim=1)  # any width: wider contexts are projected
-        raise CheckpointError(f"{err}; or one regression per arm on a 'bo' checkpoint "
-                              f"({', '.join(arms) or 'none shipped'})") from None
+        names = ", ".join(repr(a) for a in arms) or "none shipped"
+        raise CheckpointError(f"{err}. For {context_dim}-dimensional contexts and {n_arms} arms, name a policy that "
+                              f"fits one regression per arm on a 'bo' checkpoint instead: {names}") from None
 
 
 def check_arm(name: str, arm: Any, n_arms: int) -> int:
