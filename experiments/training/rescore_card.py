@@ -5,7 +5,7 @@ prior's tasks (``batches_per_entry`` batches of ``batch_size`` tasks from
 ``npbandit.training.evaluation.EVAL_SEED``) with the N(0, 1) baseline on the same tasks.
 Cards written when the trainer's evaluation batch size was another one are scored on other
 tasks, so ``npbandit models`` cannot put them in one column. This script recomputes the
-block with the library's own evaluation (``evaluate_suite`` / ``baseline_suite``) at the
+block with the library's own evaluation (``card_evaluation``, as the trainer writes it) at the
 batch size asked for, keeping the card's evaluation prior parameters; the weights and their
 sha256 are untouched.
 
@@ -22,29 +22,19 @@ from pathlib import Path
 
 def rescore(card_path: Path, batch_size: int, batches: int | None = None) -> dict:
     """The card's ``evaluation`` block recomputed at ``batch_size`` tasks per batch (and
-    ``batches`` batches; default: the card's own count)."""
+    ``batches`` batches; default: the card's own count), as the trainer writes it
+    (:func:`npbandit.training.evaluation.card_evaluation`), with the card's evaluation prior
+    parameters."""
     import torch
 
     from npbandit.surrogates.pretrained import load_surrogate, read_card
-    from npbandit.training.evaluation import baseline_suite, evaluate_suite
+    from npbandit.training.evaluation import card_evaluation
 
     torch.set_num_threads(1)
     card = read_card(card_path)
     old = card["evaluation"]
-    n = batches or old["batches_per_entry"]
-    prior = card["use"]["prior"]
-    params = old.get("prior_params") or {}
-    model = load_surrogate(card_path)
-    new = dict(old)
-    new.update({"batches_per_entry": n, "batch_size": batch_size,
-                "log_likelihood": {k: round(v, 4) for k, v in evaluate_suite(model, prior, n, batch_size,
-                                                                             prior_params=params).items()},
-                "baseline_log_likelihood": {k: round(v, 4) for k, v in baseline_suite(prior, n, batch_size,
-                                                                                     prior_params=params).items()}})
-    if "joint_log_likelihood" in old:
-        new["joint_log_likelihood"] = {k: round(v, 4) for k, v in evaluate_suite(
-            model, prior, n, batch_size, prior_params=params, joint=True).items()}
-    return new
+    return card_evaluation(load_surrogate(card_path), card["use"]["prior"], batches or old["batches_per_entry"],
+                           batch_size, prior_params=old.get("prior_params"))
 
 
 def main(argv: list[str] | None = None) -> None:

@@ -26,7 +26,7 @@ from npbandit.surrogates import NeuralProcess
 from npbandit.validation import check_int
 
 __all__ = ["EVAL_SEED", "EVAL_BATCH_SIZE", "evaluation_suite", "eval_batches", "evaluate", "evaluate_suite",
-           "cache_dir", "baseline_log_likelihood", "baseline_suite", "BASELINE"]
+           "cache_dir", "baseline_log_likelihood", "baseline_suite", "BASELINE", "card_evaluation"]
 
 #: what :func:`baseline_log_likelihood` scores, in the words a checkpoint card uses
 BASELINE = "N(0, 1) predictions for every target output, ignoring the context"
@@ -201,3 +201,30 @@ def baseline_suite(prior: str, n_batches: int, batch_size: int = 16, cache: bool
     suite = evaluation_suite(prior, **(prior_params or {}))
     return {name: baseline_log_likelihood(eval_batches(p, n_batches, batch_size, cache=cache))
             for name, p in suite.items()}
+
+
+def card_evaluation(model: NeuralProcess, prior: str, n_batches: int, batch_size: int = EVAL_BATCH_SIZE,
+                    prior_params: dict[str, Any] | None = None) -> dict[str, Any]:
+    """A checkpoint card's ``evaluation`` block: ``model``'s mean target log-likelihood on each
+    prior of ``prior``'s evaluation suite (``n_batches`` batches of ``batch_size`` tasks from
+    :data:`EVAL_SEED`, ``prior_params`` applied), the :data:`BASELINE` on the same tasks and, for
+    a joint-predictive model, the joint score beside them; values rounded to 4 decimals."""
+    def rounded(scores: dict[str, float]) -> dict[str, float]:
+        return {k: round(v, 4) for k, v in scores.items()}
+
+    evaluation = {"metric": "mean target log-likelihood", "batches_per_entry": n_batches,
+                  "prior_params": prior_params, "batch_size": batch_size,
+                  "seed": "npbandit.training.evaluation.EVAL_SEED",
+                  "log_likelihood": rounded(evaluate_suite(model, prior, n_batches, batch_size,
+                                                           prior_params=prior_params)),
+                  "baseline": BASELINE,
+                  "baseline_log_likelihood": rounded(baseline_suite(prior, n_batches, batch_size,
+                                                                    prior_params=prior_params))}
+    if model.joint_predictive:
+        # the papers' joint metric beside the marginal one, on the same tasks
+        evaluation.update({"joint_log_likelihood": rounded(evaluate_suite(model, prior, n_batches, batch_size,
+                                                                          prior_params=prior_params, joint=True)),
+                           "joint_metric": "joint target log-density per target, targets in "
+                                           "autoregressive blocks of joint_block_size (true values folded in)",
+                           "joint_block_size": getattr(model.config, "block_size", None)})
+    return evaluation

@@ -25,7 +25,7 @@ from npbandit.priors import PRIORS, make_prior
 from npbandit.priors.base import check_model_width
 from npbandit.surrogates import NeuralProcess, available_models, build, model_config
 from npbandit.surrogates.pretrained import save_pretrained
-from npbandit.training.evaluation import BASELINE, EVAL_BATCH_SIZE, baseline_suite, evaluate_suite, evaluation_suite
+from npbandit.training.evaluation import EVAL_BATCH_SIZE, card_evaluation, evaluate_suite, evaluation_suite
 from npbandit.training.run_state import STATE_JSON, load_state, lock_run, save_state
 from npbandit.validation import check_bool, check_device, check_int, check_real
 
@@ -459,8 +459,7 @@ def train(config: TrainConfig, *, progress: bool = True, export: bool = True, st
     model.eval()
     card = None
     if export and (step == config.steps or export_now):
-        final = evaluate_suite(model, config.prior, config.final_eval_batches, EVAL_BATCH_SIZE,
-                               prior_params=eval_params)
+        evaluation = card_evaluation(model, config.prior, config.final_eval_batches, prior_params=eval_params)
         training = {k: v for k, v in config.identity().items() if k not in ("model", "prior", "prior_params", "name")}
         if initial is not None:
             training["init_from"] = initial
@@ -475,21 +474,5 @@ def train(config: TrainConfig, *, progress: bool = True, export: bool = True, st
             training.update({"optimizer": "Adam", "schedule": "cosine", "device": str(device),
                              "wall_clock_s": round(time.perf_counter() - started, 1),
                              "torch_threads": torch.get_num_threads()})
-        evaluation = {"metric": "mean target log-likelihood", "batches_per_entry": config.final_eval_batches,
-                      "prior_params": eval_params,
-                      "batch_size": EVAL_BATCH_SIZE, "seed": "npbandit.training.evaluation.EVAL_SEED",
-                      "log_likelihood": {k: round(v, 4) for k, v in final.items()},
-                      "baseline": BASELINE,
-                      "baseline_log_likelihood": {k: round(v, 4) for k, v in baseline_suite(
-                          config.prior, config.final_eval_batches, EVAL_BATCH_SIZE,
-                          prior_params=eval_params).items()}}
-        if model.joint_predictive:
-            # the papers' joint metric beside the marginal one, on the same tasks
-            joint = evaluate_suite(model, config.prior, config.final_eval_batches, EVAL_BATCH_SIZE,
-                                   prior_params=eval_params, joint=True)
-            evaluation.update({"joint_log_likelihood": {k: round(v, 4) for k, v in joint.items()},
-                               "joint_metric": "joint target log-density per target, targets in "
-                                               "autoregressive blocks of joint_block_size (true values folded in)",
-                               "joint_block_size": getattr(model.config, "block_size", None)})
         card = save_pretrained(model, out, config.name, prior=prior.spec(), training=training, evaluation=evaluation)
     return TrainResult(model, step, log, card, stopped_by=stop.signum if card is None else None)
