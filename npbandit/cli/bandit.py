@@ -94,13 +94,13 @@ def _tasks(args: argparse.Namespace) -> list:
     """The sweep's tasks from ``--deltas`` or ``--datasets`` (with ``--label-column``), every
     combination the two cannot make refused naming the options."""
     from npbandit.envs.classification import DATASETS
-    from npbandit.loop import csv_task, dataset_task, wheel_task
+    from npbandit.loop import csv_task, dataset_task
 
     if args.datasets is None:
         if args.label_column is not None:
             raise ValueError("--label-column goes with a CSV file given to --datasets (the wheel has no labels)")
         deltas = WHEEL_DELTAS if args.deltas is None else args.deltas
-        return [wheel_task(_delta(d)) for d in deltas]
+        return [_wheel_task(d) for d in deltas]
     if args.deltas is not None:
         raise ValueError("--deltas is the wheel's, and --datasets plays data sets instead of the wheel: give one of "
                          "them")
@@ -129,7 +129,11 @@ def _tasks(args: argparse.Namespace) -> list:
     return tasks
 
 
-def _delta(value: float) -> float:
-    if not 0.0 <= value <= 1.0:
-        raise ValueError(f"--deltas must be in [0, 1], got {value}")
-    return value
+def _wheel_task(delta: float):
+    """:func:`~npbandit.loop.wheel_task` of ``delta``, its range error naming ``--deltas``."""
+    from npbandit.loop import wheel_task
+
+    try:
+        return wheel_task(delta)
+    except ValueError:
+        raise ValueError(f"--deltas must be in [0, 1], got {delta}") from None
