@@ -204,7 +204,8 @@ def optimize(objective: Callable[[Any], float], bounds: Any = None, surrogate: s
             own, also where an executor would merge equal calls (Dask's, by default).
         eval_timeout: seconds after which an evaluation still in flight is recorded as
             failed and handled as ``on_error`` says (needs ``executor``; the call itself
-            keeps its worker busy: executors cannot stop a running call).
+            keeps its worker busy: executors cannot stop a running call; on Dask a later
+            evaluation may be sent to that worker and wait behind it).
         output_warp: ``None`` (default) or ``"yeo-johnson"``: the surrogate sees the
             values through a power transform refit before every proposal (PFNs4BO's
             default; :func:`npbandit.transforms.yeo_johnson.yeo_johnson_warp`), which spreads out

@@ -1,5 +1,6 @@
 """optimize(batch_size=q, executor=...): asynchronous BO on a concurrent.futures executor."""
 
+import threading
 import time
 from concurrent.futures import ThreadPoolExecutor
 
@@ -148,33 +149,43 @@ def test_a_failing_evaluation_is_skipped_and_the_run_goes_on(tmp_path):
     assert [s["error_kind"] for s in run_steps(db, run.id) if s["failed"]] == ["raised"]
 
 
-def _hang_first(seconds):
-    """An objective whose first call hangs for ``seconds``."""
+def _hang_first(release):
+    """An objective whose first call hangs until the ``release`` event is set (a minute at most)."""
     calls = []
 
     def f(x):
         calls.append(1)
         if len(calls) == 1:
-            time.sleep(seconds)
+            release.wait(60.0)
         return sphere(x)
     return f
 
 
 @pytest.mark.slow
 def test_a_timeout_is_recorded_as_failed(tmp_path):
-    db = str(tmp_path / "timeout.db")
+    # the hang ends when the timeout is recorded (a callback sees it) or the run ends, so the
+    # timeout can be generous: only the hung evaluation can reach it, however slow the machine
+    db, release = str(tmp_path / "timeout.db"), threading.Event()
     with ThreadPoolExecutor(3) as ex:
-        result = optimize(_hang_first(1.5), BOUNDS, surrogate="random", budget=5, seed=0, db=db, progress=False,
-                          batch_size=2, executor=ex, eval_timeout=0.5, on_error="skip")
+        try:
+            result = optimize(_hang_first(release), BOUNDS, surrogate="random", budget=5, seed=0, db=db,
+                              progress=False, batch_size=2, executor=ex, eval_timeout=2.0, on_error="skip",
+                              callbacks=lambda history: any(h["failed"] for h in history) and release.set())
+        finally:
+            release.set()
     failed = [h for h in result.history if h["failed"]]
     assert len(result.history) == 5 and len(failed) == 1 and failed[0]["worker"] is None
     assert failed[0]["error_kind"] == "timeout"
     (run,) = list_runs(db)
     assert run.status == "completed" and [s["failed"] for s in run_steps(db, run.id)].count(True) == 1
     assert [s["error_kind"] for s in run_steps(db, run.id) if s["failed"]] == ["timeout"]
-    with ThreadPoolExecutor(2) as ex, pytest.raises(ObjectiveError, match="still running after 0.5 s") as caught:
-        optimize(_hang_first(1.0), BOUNDS, surrogate="random", budget=3, seed=0, db=None, progress=False,
-                 batch_size=2, executor=ex, eval_timeout=0.5)
+    release = threading.Event()
+    with ThreadPoolExecutor(2) as ex, pytest.raises(ObjectiveError, match="still running after 2.0 s") as caught:
+        try:
+            optimize(_hang_first(release), BOUNDS, surrogate="random", budget=3, seed=0, db=None, progress=False,
+                     batch_size=2, executor=ex, eval_timeout=2.0)
+        finally:
+            release.set()
     assert caught.value.kind == "timeout"
 
 

@@ -113,11 +113,7 @@ def test_one_point_in_flight_twice_is_evaluated_twice(tmp_path, client):
 
 
 def _hang_once(marker, release, x):
-    """Hangs the first time it is called (a file marks that it was) until `release` exists, then a sphere.
-
-    The hang ends on the test's signal rather than after a fixed time, so the timeout can be
-    generous: only the hung evaluation can reach it, however slow the machine.
-    """
+    """Hangs the first time it is called (a file marks that it was) until `release` exists, then a sphere."""
     if not os.path.exists(marker):
         open(marker, "w").close()
         deadline = time.monotonic() + 60.0
@@ -127,18 +123,31 @@ def _hang_once(marker, release, x):
 
 
 def test_a_hanging_evaluation_times_out_and_the_run_goes_on(tmp_path, client):
+    """The hung evaluation is released as soon as its timeout is recorded (a callback sees it).
+
+    A timed-out call keeps its worker thread, and Dask's scheduler, once the future is
+    cancelled, counts that worker free: an evaluation sent there afterwards would wait behind
+    the hung one and could time out too. Releasing the hang at the timeout leaves only the
+    hung evaluation able to reach it, however slow the machine.
+    """
     import functools
 
     db = str(tmp_path / "timeout.db")
     release = tmp_path / "release"
+
+    def release_on_failure(history):
+        if any(h["failed"] for h in history):
+            release.touch()
+
     try:
         result = optimize(functools.partial(_hang_once, str(tmp_path / "hung"), str(release)), BOUNDS,
                           surrogate="random", budget=5, seed=0, db=db, progress=False, batch_size=2,
-                          executor=client.get_executor(), eval_timeout=2.0, on_error="skip")
+                          executor=client.get_executor(), eval_timeout=3.0, on_error="skip",
+                          callbacks=release_on_failure)
     finally:
         release.touch()  # frees the worker thread the hung evaluation holds
     (failed,) = [h for h in result.history if h["failed"]]
-    assert failed["worker"] is None and len(result.history) == 5
+    assert failed["worker"] is None and failed["error_kind"] == "timeout" and len(result.history) == 5
     (run,) = list_runs(db)
     steps = run_steps(db, run.id)
     assert run.status == "completed" and [s["failed"] for s in steps].count(True) == 1
