@@ -6,7 +6,8 @@ of ``[0, 1]^D`` for the whole run; when the optimum is not on it (two active inp
 one bin), no amount of search on it reaches the optimum. :class:`RedealtSketch` searches in
 phases, a phase being a function of the number of observations ``n``:
 
-- phase 0 (``n < phase_start``) is exactly ``CountSketch(d_e)``'s search with the same seed:
+- phase 0 (``n < phase_start``; with early phases, below, ``n < early_start``) is exactly
+  ``CountSketch(d_e)``'s search with the same seed:
   input ``i`` is ``z[bin i]`` or ``1 - z[bin i]`` (its sign);
 - phase ``k >= 1`` (from ``n = phase_start + (k - 1) phase_length`` on, one phase per
   ``phase_length`` observations) deals the inputs into new balanced bins with new signs
