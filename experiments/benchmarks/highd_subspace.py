@@ -23,6 +23,10 @@
 - ``redealt-stalled``: ``RedealtSketch(only_when_stalled=True)`` (a boundary re-deals only if
   the 20 evaluations before it did not improve the incumbent);
 - ``redealt-concentrated-stalled``: both;
+- ``redealt-early``: ``RedealtSketch(relevance=concentrated_ard, early_start=27, early_length=13)``
+  (as ``redealt-concentrated``, with one early phase: at 27 observations a random slice through
+  the incumbent, so the fit at 40 sees points of two slices and can tell apart most inputs that
+  shared a bin of the first);
 - ``datnp``: ``BOPolicy(D, model=<DATNP_CARD>)``, the dimension-agnostic network of
   ``experiments/training/records/datnp16`` (16 inputs wide) as ``optimize`` runs a card: every
   input read at ``D <= 16``, the default subspace of width 16 above;
@@ -70,7 +74,8 @@ from npbandit.acquisition.relevance import ard_relevance, concentrated_ard  # no
 
 CHECKPOINT = "tnpd-bo"
 METHODS = ("count-sketch", "coordinates", "coordinates-relevance", "coordinates-ard", "redealt-sketch", "redealt-ard",
-           "redealt-concentrated", "redealt-stalled", "redealt-concentrated-stalled", "datnp", "datnp-cs", "sobol")
+           "redealt-concentrated", "redealt-stalled", "redealt-concentrated-stalled", "redealt-early", "datnp",
+           "datnp-cs", "sobol")
 #: the dimension-agnostic probe network (small, trained on the CPU at d <= 16 and up to 100 points; its run's
 #: record and card): the ``datnp`` column runs it as ``optimize`` would with this card
 DATNP_CARD = ROOT / "experiments" / "training" / "records" / "datnp16" / "datnp-main.json"
@@ -91,6 +96,9 @@ DESCRIPTIONS = {"count-sketch": "`CountSketch()` (d_e = 6)",
                 "redealt-stalled": "`RedealtSketch(only_when_stalled=True)` (as redealt-sketch, but a boundary "
                                    "re-deals only if the 20 evaluations before it did not improve the incumbent)",
                 "redealt-concentrated-stalled": "`RedealtSketch(relevance=concentrated_ard, only_when_stalled=True)`",
+                "redealt-early": "`RedealtSketch(relevance=concentrated_ard, early_start=27, early_length=13)` (as "
+                                 "redealt-concentrated, with a random slice through the incumbent from 27 "
+                                 "observations to 40, so the fit at 40 sees points of two slices)",
                 "datnp": "`BOPolicy(D, model=<the datnp16 card>)`: DATNP reading every input at D <= 16 (its "
                          "trained width), above it the default subspace at width 16",
                 "datnp-cs": "as datnp, with `acq_optimizer=CandidateSearch()` (tnpd-bo's card's optimiser)",
@@ -166,7 +174,9 @@ def make_policy(method: str, dim: int, budget: int, relevance_seconds: list[floa
                 "redealt-concentrated": RedealtSketch(relevance=timed(concentrated_ard, seconds)),
                 "redealt-stalled": RedealtSketch(only_when_stalled=True),
                 "redealt-concentrated-stalled": RedealtSketch(relevance=timed(concentrated_ard, seconds),
-                                                              only_when_stalled=True)}[method]
+                                                              only_when_stalled=True),
+                "redealt-early": RedealtSketch(relevance=timed(concentrated_ard, seconds), early_start=27,
+                                               early_length=13)}[method]
     return BOPolicy(dim, model=CHECKPOINT, subspace=subspace, budget=budget, threads=1)
 
 

@@ -8,6 +8,7 @@ inputs are known, and prints per boundary how many of the leaders (and of the ra
 scores' top k) are active. Choosing-suite problems only: nothing here reads a reporting one.
 
     python experiments/probes/probe_sketch_leaders.py --problems rastrigin6-in-48-shifted hartmann3-in-24 --seeds 5
+    python experiments/probes/probe_sketch_leaders.py --early 13 9   # with early phases at 13, 22 and 31
 """
 
 from __future__ import annotations
@@ -36,8 +37,11 @@ def main(argv: list[str] | None = None) -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--problems", nargs="+", default=list(ACTIVE), choices=list(ACTIVE))
     parser.add_argument("--seeds", type=int, default=5)
+    parser.add_argument("--early", type=int, nargs=2, metavar=("START", "LENGTH"),
+                        help="early phases: RedealtSketch(early_start=START, early_length=LENGTH)")
     args = parser.parse_args(argv)
     torch.set_num_threads(1)
+    early = {} if args.early is None else {"early_start": args.early[0], "early_length": args.early[1]}
     for problem in args.problems:
         D, draw, k = ACTIVE[problem]
         active = set(np.random.default_rng(draw).permutation(D)[:k].tolist())
@@ -53,8 +57,8 @@ def main(argv: list[str] | None = None) -> None:
                 return scores
 
             dim, f, optimum = hs.make_problem(problem)
-            policy = BOPolicy(dim, model=hs.CHECKPOINT, subspace=RedealtSketch(relevance=relevance), budget=100,
-                              threads=1)
+            policy = BOPolicy(dim, model=hs.CHECKPOINT, subspace=RedealtSketch(relevance=relevance, **early),
+                              budget=100, threads=1)
             policy.reset(seed)
             best = math.inf
             for _ in range(100):

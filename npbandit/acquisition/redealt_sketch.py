@@ -6,7 +6,8 @@ of ``[0, 1]^D`` for the whole run; when the optimum is not on it (two active inp
 one bin), no amount of search on it reaches the optimum. :class:`RedealtSketch` searches in
 phases, a phase being a function of the number of observations ``n``:
 
-- phase 0 (``n < phase_start``) is exactly ``CountSketch(d_e)``'s search with the same seed:
+- phase 0 (``n < phase_start``; with early phases, below, ``n < early_start``) is exactly
+  ``CountSketch(d_e)``'s search with the same seed:
   input ``i`` is ``z[bin i]`` or ``1 - z[bin i]`` (its sign);
 - phase ``k >= 1`` (from ``n = phase_start + (k - 1) phase_length`` on, one phase per
   ``phase_length`` observations) deals the inputs into new balanced bins with new signs
@@ -17,14 +18,25 @@ phases, a phase being a function of the number of observations ``n``:
   The phase's slice passes through ``x*`` (at ``z = 0.5`` in every coordinate), reaches
   every input's whole range, and the inputs of one bin move together, each monotonically.
 
+Early phases (``RedealtSketch(early_start=s, early_length=m)``): phases also begin at the
+boundaries ``s + j m`` below ``phase_start``, each dealt at random (no leaders, whatever the
+relevance) and anchored at the incumbent as above; the later boundaries are unchanged, and the
+phases are numbered over all boundaries in order. Why: on one count-sketch slice the inputs
+sharing a bin are exact copies (or mirror images) of each other, so a relevance fit on points of
+one slice can tell only which bins matter, never which of a bin's inputs; every further random
+slice splits most such pairs (two inputs of one bin share a bin again with probability about
+``1 / d_e``), so a fit at ``phase_start`` sees the inputs move apart. ``s`` should be at least
+the initial design's size, for the design to lie on phase 0's slice.
+
 Re-dealing only a stalled slice (``RedealtSketch(only_when_stalled=True)``): a boundary
 ``phase_start + j phase_length`` starts the next phase only if the ``phase_length``
 observations before it left the incumbent unimproved (:func:`stalled`: unchanged, or better
 by at most :data:`STALL_TOLERANCE` of its value); otherwise the current slice is kept until a
-later boundary finds it stalled. A slice that still yields gains is not given up, and the
-phase ``k``, its anchor and its leaders are those of the ``k``-th boundary that re-dealt (in
-what follows, "the first ``phase_start + (k - 1) phase_length`` observations" reads "the
-observations before that boundary").
+later boundary finds it stalled (early boundaries always re-deal). A slice that still yields
+gains is not given up, and the phase ``k``, its anchor and its leaders are those of the
+``k``-th boundary that re-dealt (in what follows, as with early phases, "the first
+``phase_start + (k - 1) phase_length`` observations" reads "the observations before that
+boundary").
 
 Relevance-dealt phases (``RedealtSketch(relevance=...)``): a function ``(X [n, D], Y [n, 1])
 -> [D]`` scores ``>= 0`` is handed the first ``phase_start + (k - 1) phase_length`` rows of
@@ -185,14 +197,18 @@ class RedealtSketchSearch(SubspaceSearch):
         relevance: ``None`` (random deals) or a function ``(X [n, D], Y [n, 1]) -> [D]``
             scores ``>= 0`` whose highest-scoring inputs lead the bins (see the module).
         only_when_stalled: a boundary starts a phase only if the phase before it stalled.
+        early_start: ``None`` or the first early boundary (see the module).
+        early_length: observations per early phase (with ``early_start``).
     """
 
     def __init__(self, first: CountSketchSearch, seed: int, phase_start: int, phase_length: int,
                  relevance: Callable[[torch.Tensor, torch.Tensor], torch.Tensor] | None = None,
-                 only_when_stalled: bool = False) -> None:
+                 only_when_stalled: bool = False, early_start: int | None = None,
+                 early_length: int | None = None) -> None:
         self.first, self.seed = first, int(seed)
         self.phase_start, self.phase_length = phase_start, phase_length
         self.relevance, self.only_when_stalled = relevance, bool(only_when_stalled)
+        self.early_start, self.early_length = early_start, early_length
         self.dim = self.first.dim
         self.search_dim = self.active_dim = self.first.search_dim
         self._kept: tuple[bytes, np.ndarray] | None = None  # (the rows' bytes, their leaders)
@@ -207,16 +223,25 @@ class RedealtSketchSearch(SubspaceSearch):
 
     def phase_starts(self, Y: torch.Tensor, constraints: int = 0) -> list[int]:
         """The numbers of observations at which the phases so far began, phase ``k`` at entry
-        ``k - 1`` (``Y [n, 1 + constraints]``, maximised, in evaluation order). The boundaries
-        are ``phase_start + j phase_length <= n``; every one starts a phase, or, with
-        :attr:`only_when_stalled`, only one at which the last ``phase_length`` observations did
-        not improve the incumbent (:func:`stalled`)."""
+        ``k - 1`` (``Y [n, 1 + constraints]``, maximised, in evaluation order): the early
+        boundaries ``early_start + j early_length < phase_start`` that are ``<= n`` (each starts
+        a phase), then the boundaries ``phase_start + j phase_length <= n``; every one of these
+        starts a phase, or, with :attr:`only_when_stalled`, only one at which the last
+        ``phase_length`` observations did not improve the incumbent (:func:`stalled`)."""
         n = len(Y)
+        early = self.early_boundaries(n)
         boundaries = range(self.phase_start, n + 1, self.phase_length)
         if not self.only_when_stalled:
-            return list(boundaries)
+            return early + list(boundaries)
         Y = torch.as_tensor(Y, dtype=torch.float64)
-        return [c for c in boundaries if stalled(Y[:c], self.phase_length, constraints)]
+        return early + [c for c in boundaries if stalled(Y[:c], self.phase_length, constraints)]
+
+    def early_boundaries(self, n: int) -> list[int]:
+        """The early boundaries ``early_start + j early_length`` below ``phase_start`` and
+        at most ``n`` (none without :attr:`early_start`)."""
+        if self.early_start is None:
+            return []
+        return list(range(self.early_start, min(self.phase_start, n + 1), self.early_length))
 
     def leaders(self, X: torch.Tensor, Y: torch.Tensor) -> np.ndarray:
         """The inputs that lead a bin given the rows before a phase (``X [n, D]``, ``Y [n, 1]``,
@@ -246,8 +271,8 @@ class RedealtSketchSearch(SubspaceSearch):
     def phase_sketch(self, X: torch.Tensor, Y: torch.Tensor, constraints: int = 0) -> AnchoredSketch | None:
         """The slice of the phase ``len(X)`` observations are in (``X [n, D]``, ``Y [n, 1 +
         constraints]``, maximised): ``None`` in phase 0 (:attr:`first`'s), else its
-        :class:`AnchoredSketch`, anchored at the best (feasible) of the first
-        ``phase_start + (k - 1) phase_length`` rows, its bins led by their :meth:`leaders`."""
+        :class:`AnchoredSketch`, anchored at the best (feasible) of the rows before its
+        boundary, its bins led by their :meth:`leaders` (an early phase's: none)."""
         X = as_rows(X, self.dim, "X")
         Y = torch.as_tensor(Y, dtype=torch.float64)
         starts = self.phase_starts(Y, constraints)
@@ -255,7 +280,8 @@ class RedealtSketchSearch(SubspaceSearch):
             return None
         k, began = len(starts), starts[-1]
         anchor = X[incumbent(Y[:began], constraints)]
-        leaders = self.leaders(X[:began], Y[:began, :1]) if self.relevance is not None else None
+        led = self.relevance is not None and began >= self.phase_start
+        leaders = self.leaders(X[:began], Y[:began, :1]) if led else None
         bins, signs = deal(self.dim, self.search_dim, np.random.default_rng([self.seed, self.dim, self.search_dim, k]),
                            leaders)
         return AnchoredSketch(bins, signs, anchor, self.search_dim)
@@ -300,7 +326,13 @@ class RedealtSketchSearch(SubspaceSearch):
             out["subspace_relevance"] = _relevance_name(self.relevance)
         if self.only_when_stalled:
             out["subspace_redeal"] = "when-stalled"
+        if self.early_start is not None:
+            out["subspace_early_start"], out["subspace_early_length"] = self.early_start, self.early_length
         return out
+
+
+def _positive_int(value: Any) -> bool:
+    return isinstance(value, (int, np.integer)) and not isinstance(value, bool) and value >= 1
 
 
 def _relevance_name(relevance: Callable[..., Any]) -> str:
@@ -324,21 +356,42 @@ class RedealtSketch(SubspaceStrategy):
         only_when_stalled: ``False`` (default): every boundary re-deals; ``True``: a boundary
             re-deals only if the ``phase_length`` observations before it did not improve the
             incumbent (:func:`stalled`), so a slice that still yields gains is kept.
+        early_start: ``None`` (default): no phase before ``phase_start``; or the number of
+            observations at which the first early phase begins (at least the initial design's
+            size, below ``phase_start``): from there, every ``early_length`` observations
+            until ``phase_start``, a new slice dealt at random through the incumbent, so
+            that the relevance fit at ``phase_start`` sees the inputs of phase 0's bins move
+            apart (see the module).
+        early_length: observations per early phase; given exactly when ``early_start`` is.
 
     Raises:
         ValueError: ``d_e``, ``phase_start`` or ``phase_length`` not a positive int, or
-            ``relevance`` neither ``None`` nor callable, or ``only_when_stalled`` not a bool.
+            ``relevance`` neither ``None`` nor callable, or ``only_when_stalled`` not a bool,
+            or ``early_start`` / ``early_length`` not both ``None`` or both positive ints
+            with ``early_start < phase_start``.
     """
 
     name = "redealt-sketch"
 
     def __init__(self, d_e: int | None = None, phase_start: int = 40, phase_length: int = 20,
                  relevance: Callable[[torch.Tensor, torch.Tensor], torch.Tensor] | None = None,
-                 only_when_stalled: bool = False) -> None:
+                 only_when_stalled: bool = False, early_start: int | None = None,
+                 early_length: int | None = None) -> None:
         self.d_e = check_d_e(d_e)
         for name, value in (("phase_start", phase_start), ("phase_length", phase_length)):
-            if not isinstance(value, (int, np.integer)) or isinstance(value, bool) or value < 1:
+            if not _positive_int(value):
                 raise ValueError(f"{name} must be a positive int, got {value!r}")
+        if (early_start is None) != (early_length is None):
+            raise ValueError(f"early_start and early_length must be given together, got early_start={early_start!r}, "
+                             f"early_length={early_length!r}")
+        if early_start is not None:
+            for name, value in (("early_start", early_start), ("early_length", early_length)):
+                if not _positive_int(value):
+                    raise ValueError(f"{name} must be None or a positive int, got {value!r}")
+            if early_start >= phase_start:
+                raise ValueError(f"early_start must be below phase_start ({phase_start}), got {early_start!r}")
+        self.early_start = None if early_start is None else int(early_start)
+        self.early_length = None if early_length is None else int(early_length)
         if relevance is not None and not callable(relevance):
             raise ValueError(f"relevance must be None or a function (X, Y) -> [D] scores, got {relevance!r}")
         if not isinstance(only_when_stalled, (bool, np.bool_)):
@@ -350,10 +403,12 @@ class RedealtSketch(SubspaceStrategy):
         check_bind(dim, width, seed)
         first = CountSketch(self.d_e).bind(dim, width, seed)
         return RedealtSketchSearch(first, int(seed), self.phase_start, self.phase_length, self.relevance,
-                                   self.only_when_stalled)
+                                   self.only_when_stalled, self.early_start, self.early_length)
 
     def __repr__(self) -> str:
         relevance = "" if self.relevance is None else f", relevance={_relevance_name(self.relevance)}"
         stall = ", only_when_stalled=True" if self.only_when_stalled else ""
+        early = ("" if self.early_start is None else
+                 f", early_start={self.early_start}, early_length={self.early_length}")
         return (f"RedealtSketch(d_e={self.d_e}, phase_start={self.phase_start}, "
-                f"phase_length={self.phase_length}{relevance}{stall})")
+                f"phase_length={self.phase_length}{relevance}{stall}{early})")

@@ -266,6 +266,14 @@ def test_a_relevance_that_scores_few_inputs_leads_only_those():
                                         (lambda: RedealtSketch(phase_length=2.5), "phase_length"),
                                         (lambda: RedealtSketch(d_e=0), "d_e"),
                                         (lambda: RedealtSketch(only_when_stalled=1), "only_when_stalled"),
+                                        (lambda: RedealtSketch(early_start=13), "early_start and early_length"),
+                                        (lambda: RedealtSketch(early_length=9), "early_start and early_length"),
+                                        (lambda: RedealtSketch(early_start=0, early_length=9), "early_start"),
+                                        (lambda: RedealtSketch(early_start=13, early_length=1.5), "early_length"),
+                                        (lambda: RedealtSketch(early_start=13, early_length=False),
+                                         "early_length"),
+                                        (lambda: RedealtSketch(phase_start=40, early_start=40, early_length=9),
+                                         "below phase_start"),
                                         (lambda: RedealtSketch().bind(8, 6, seed=-1), "seed"),
                                         (lambda: AnchoredSketch(torch.tensor([0, 1]), torch.ones(2),
                                                                 torch.tensor([0.5, 1.5]), 2), "anchor")])
@@ -305,6 +313,53 @@ def test_only_a_stalled_boundary_re_deals_and_the_phase_keeps_its_slice_until_th
     assert torch.equal(later.anchor, X[12]) and torch.equal(later.bins, always.phase_sketch(X[:16], Y[:16]).bins)
     assert search.params()["subspace_redeal"] == "when-stalled" and "subspace_redeal" not in always.params()
     assert "only_when_stalled=True" in repr(RedealtSketch(only_when_stalled=True))
+
+
+def test_early_phases_re_deal_at_random_before_the_led_boundaries():
+    relevance = KnownRelevance()
+    early = RedealtSketch(phase_start=20, phase_length=10, relevance=relevance, early_start=5,
+                          early_length=6).bind(24, 6, seed=2)
+    X, Y = _history(40, dim=24)
+    assert early.phase_starts(Y) == [5, 11, 17, 20, 30, 40]  # 17 + 6 = 23 is past phase_start
+    assert early.phase_starts(Y[:16]) == [5, 11] and early.phase_sketch(X[:4], Y[:4]) is None
+    Z = torch.full((1, 6), 0.3, dtype=torch.float64)
+    assert torch.equal(early.lift(Z), CountSketch().bind(24, 6, seed=2).lift(Z))  # the design's slice
+    for n, k, began in ((5, 1, 5), (16, 2, 11), (19, 3, 17)):  # early phases: random deals, no fit
+        sketch = early.phase_sketch(X[:n], Y[:n])
+        bins, signs = deal(24, 6, np.random.default_rng([2, 24, 6, k]))
+        assert torch.equal(sketch.bins, bins) and torch.equal(sketch.signs, signs)
+        assert torch.equal(sketch.anchor, X[int(torch.argmax(Y[:began, 0]))])  # through the incumbent then
+        assert sketch.on_slice(sketch.lift(torch.rand(3, 6, dtype=torch.float64))).all()
+    assert not relevance.calls  # no early phase asks the relevance
+    led = early.phase_sketch(X[:25], Y[:25])  # phase 4, from 20: led, numbered after the early ones
+    assert len(set(led.bins[KNOWN].tolist())) == 6
+    assert len(relevance.calls) == 1 and torch.equal(relevance.calls[0][0], X[:20])
+    late = RedealtSketch(phase_start=20, phase_length=10, relevance=KnownRelevance()).bind(24, 6, seed=2)
+    assert late.phase_starts(Y) == [20, 30, 40]  # without early phases: the led boundaries alone
+    params = early.params()
+    assert params["subspace_early_start"] == 5 and params["subspace_early_length"] == 6
+    assert "subspace_early_start" not in late.params()
+    assert "early_start=5, early_length=6" in repr(RedealtSketch(early_start=5, early_length=6))
+    stall = RedealtSketch(phase_start=20, phase_length=10, only_when_stalled=True, early_start=5,
+                          early_length=6).bind(24, 6, seed=2)
+    rising = torch.arange(40, dtype=torch.float64)[:, None]  # no later boundary stalls; early ones re-deal
+    assert stall.phase_starts(rising) == [5, 11, 17]
+
+
+def test_a_policy_with_early_phases_proposes_on_each_early_slice(tiny):
+    strategy = RedealtSketch(phase_start=20, phase_length=10, early_start=7, early_length=5)
+    policy = BOPolicy(18, model=tiny, subspace=strategy, n_init=5, budget=24, **FAST)
+    policy.reset(3)
+    for _ in range(22):
+        x = policy.act(None)
+        policy.observe(None, x, -float(((x - 0.3) ** 2).sum()), {})
+    search, X = policy._search, torch.as_tensor(np.array(policy.X))
+    Y = torch.tensor(policy.Y, dtype=torch.float64)[:, None]
+    assert search.phase_starts(Y) == [7, 12, 17, 20]
+    first = search.phase_sketch(X[:7], Y[:7])
+    for n in range(7, 22):  # each proposal lies on the slice of the phase it was made in
+        assert bool(search.phase_sketch(X[:n], Y[:n]).on_slice(X[n:n + 1]))
+    assert not first.on_slice(X[12:17]).any()  # the next early phase's points lie off the first's slice
 
 
 class _RecordingSearch(RedealtSketchSearch):
