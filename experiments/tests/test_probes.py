@@ -5,7 +5,7 @@ import pytest
 
 from npbandit.policies.bo import BOPolicy
 
-from .helpers import load_script
+from .helpers import load_script, tiny_checkpoint
 
 pytestmark = pytest.mark.lab
 
@@ -43,3 +43,25 @@ def test_the_thompson_probe_runs_both_draws_on_the_suites_problem(tmp_path):
     record = json.loads(out.read_text())
     assert sorted(record) == [f"cmanp-and-bo|branin|64|{draw}|7|0" for draw in ("marginal-thompson", "thompson")]
     assert all(np.isfinite(v) for v in record.values())
+
+
+def test_the_coherence_probe_reads_the_pairs_the_bar_names(tmp_path):
+    import torch
+
+    probe = _script("probe_joint_coherence")
+    x = torch.linspace(-2.0, 2.0, 201, dtype=torch.float64)[:200]  # step 0.02: near pairs are neighbours
+    g = torch.Generator().manual_seed(0)
+    # a draw per row: one shared value on the right half, independent values elsewhere
+    shared, own = torch.randn(400, 1, generator=g, dtype=torch.float64), torch.randn(400, 200, generator=g,
+                                                                                        dtype=torch.float64)
+    draws = torch.where(x > -0.01, shared + 0.1 * own, own)  # x = 0 may round to just below 0
+    near, far = probe.pair_correlations(draws, x, -2.0, 4.0)
+    assert len(near) == 199 - 120 and min(near) > 0.95  # x_i from 0.4 (index 120, 0.6 of the width) to index 198
+    assert len(far) == 5 and min(far) > 0.95  # x_i = 0, 0.02 .. 0.08 (x_i + 1.9 on the grid): both on the shared side
+    draws = own  # no correlation anywhere: every pair near 0, within 5 standard errors (0.05 each)
+    near, far = probe.pair_correlations(draws, x, -2.0, 4.0)
+    assert max(abs(v) for v in near + far) < 0.25
+    card = tiny_checkpoint(tmp_path, "cmanp-and", "bo")
+    (row,) = [r for r in probe.main(["--checkpoints", str(card), "--seeds", "1", "--draws", "20", "--grid", "40"])
+              if r["draw"] == "one block"]
+    assert -1.0 <= row["near_min"] <= row["near_mean"] <= 1.0 and 0.0 <= row["far_max_abs"] <= 1.0
