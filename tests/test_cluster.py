@@ -41,23 +41,32 @@ def test_every_job_runs_once_and_alone_in_its_process():
 
 
 _started = []
+_cancelled = threading.Event()
 
 
 def _fail_on(bad, i):
     _started.append(i)
-    time.sleep(0.05)
     if i == bad:
         raise RuntimeError(f"job {i} failed")
+    if i > bad:  # runs until the test has seen the failure (a minute at most), however slow the machine
+        _cancelled.wait(60)
     return i
 
 
 def test_the_first_failure_is_raised_and_jobs_not_started_are_cancelled():
+    # the job that may start behind the failing one lasts until the failure has reached the
+    # test, so the jobs queued behind it are cancelled before it ends: with a fixed sleep, a
+    # driver thread descheduled for longer than the sleep let further jobs start
     _started.clear()
+    _cancelled.clear()
     seen = []
     with ThreadPoolExecutor(1) as ex:
-        with pytest.raises(RuntimeError, match="job 1 failed"):
-            for _, value in run_jobs(_fail_on, [(1, i) for i in range(20)], ex, progress=False):
-                seen.append(value)
+        try:
+            with pytest.raises(RuntimeError, match="job 1 failed"):
+                for _, value in run_jobs(_fail_on, [(1, i) for i in range(20)], ex, progress=False):
+                    seen.append(value)
+        finally:
+            _cancelled.set()
     # job 0 finished, job 1 failed; of the 18 queued behind it at most the next had started
     assert seen == [0] and len(_started) <= 3
 
