@@ -146,12 +146,17 @@ def test_console_script_imports_objectives_from_the_working_directory(tmp_path):
 @pytest.mark.integration
 @pytest.mark.slow
 def test_a_signal_saves_every_evaluation_and_records_interrupted(tmp_path, signum):
+    # the third evaluation lasts until the signal ends the run (five minutes at most), so the
+    # signal lands inside it however late it comes; a fixed-length evaluation let a slow
+    # machine finish it, and start the next, before the signal arrived
     write_module(tmp_path, "slow_objective", f"""
         import time
         def f(x):
             with open({str(tmp_path / 'started.txt')!r}, "a") as log:
                 log.write("x\\n")
-            time.sleep(1.0)
+            with open({str(tmp_path / 'started.txt')!r}) as log:
+                if len(log.read().split()) >= 3:
+                    time.sleep(300)
             return float(x.sum())
     """)
     db = str(tmp_path / "runs.db")
@@ -165,8 +170,7 @@ def test_a_signal_saves_every_evaluation_and_records_interrupted(tmp_path, signu
     deadline = time.time() + 120
     while time.time() < deadline and (not started.exists() or len(started.read_text().split()) < 3):
         time.sleep(0.05)
-    time.sleep(0.3)  # inside the third evaluation
-    proc.send_signal(signum)
+    proc.send_signal(signum)  # inside the third evaluation
     _, err = proc.communicate(timeout=120)
     evaluated = len(started.read_text().split()) - 1  # the interrupted evaluation never returned
     assert proc.returncode == 128 + signum
