@@ -123,7 +123,7 @@ def test_a_sweep_sent_sigterm_starts_no_more_jobs_and_leaves_no_worker_behind(tm
             os.killpg(proc.pid, signal.SIGTERM)  # start_new_session: the sweep leads its own group
         else:
             os.kill(proc.pid, signal.SIGTERM)  # the parent alone, as `kill PID` does
-        out, _ = proc.communicate(timeout=30)
+        out, _ = proc.communicate(timeout=120)  # the running job and those queued: some seconds, unless hung
         assert "interrupted" in out
         assert (tmp_path / "finished-0").exists()  # the running job ended its work
         # nothing new began, bar the calls a process pool has already queued for its workers
