@@ -44,6 +44,24 @@ def _torch_thread_count_kept():
                     f"npbandit.threads.torch_threads)", pytrace=False)
 
 
+@pytest.fixture(autouse=True)
+def _stop_signal_handlers_kept():
+    # Which tests share a pytest-xdist worker depends on the machine's timing (--dist loadfile hands
+    # files to whichever worker is free), so a SIGINT / SIGTERM handler a test left installed would
+    # reach a different test on each machine; the training tests wait for the trainer's handler
+    # to replace the default one, and a leftover would send their SIGTERM early. Put back here, so
+    # that a leak fails the test that made it and no other.
+    before = {sig: signal.getsignal(sig) for sig in (signal.SIGINT, signal.SIGTERM)}
+    yield
+    leaked = {sig: handler for sig, handler in before.items() if signal.getsignal(sig) is not handler}
+    for sig in leaked:
+        signal.signal(sig, before[sig])
+    if leaked:
+        pytest.fail(f"the test left a handler of {', '.join(signal.Signals(s).name for s in leaked)} installed: "
+                    f"give the previous one back (npbandit.loop.stop_on_signals, a fixture or try / finally)",
+                    pytrace=False)
+
+
 @pytest.fixture(params=available_models())
 def model_name(request) -> str:
     return request.param

@@ -1,6 +1,6 @@
 """Plain helpers (no fixtures: this is no pytest plugin) for tests that need a surrogate with a
 card, a bandit that is not the wheel, a prior that is not shipped, count a module's calls, compare
-the runs of two databases or start a Dask cluster."""
+the runs of two databases, start a Dask cluster or wait for processes to end."""
 
 import contextlib
 from pathlib import Path
@@ -162,6 +162,41 @@ def per_arm_replay(policy, rounds, built, probe):
         means.append(center + std * float(post.mean))
         variances.append(std ** 2 * float(post.variance))
     return np.array(means), np.array(variances)
+
+
+def running(pids) -> list[int]:
+    """Those of ``pids`` whose process has not ended. An ended process that is still a zombie
+    counts as ended: reaping it is its parent's business, or PID 1's once its parent is gone
+    (and a container's PID 1 may never do it); it holds no memory and no files. Read from
+    /proc where there is one, else by signal 0 (which cannot tell a zombie)."""
+    import os
+
+    alive = []
+    for pid in pids:
+        try:
+            if Path("/proc").is_dir():
+                stat = Path(f"/proc/{pid}/stat").read_text()
+                if stat.rsplit(")", 1)[1].split()[0] == "Z":  # field 3, after "pid (comm)"
+                    continue
+            else:
+                os.kill(pid, 0)
+        except PermissionError:  # another user's process: running
+            pass
+        except OSError:  # no such process
+            continue
+        alive.append(pid)
+    return alive
+
+
+def wait_until_ended(pids, seconds: float = 60.0) -> list[int]:
+    """Wait until every one of ``pids`` has ended (see :func:`running`), polling, for
+    ``seconds`` at most; returns those still running then (``[]``: all ended)."""
+    import time
+
+    deadline = time.monotonic() + seconds
+    while (alive := running(pids)) and time.monotonic() < deadline:
+        time.sleep(0.05)
+    return alive
 
 
 def completed_runs(db: str) -> dict:

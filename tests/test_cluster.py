@@ -41,23 +41,38 @@ def test_every_job_runs_once_and_alone_in_its_process():
 
 
 _started = []
+_yielded, _raised = threading.Event(), threading.Event()
 
 
 def _fail_on(bad, i):
+    """Job ``i`` of a sweep whose job ``bad`` fails. Each waits for the test (a minute at most,
+    however slow the machine): the failing job until the jobs before it have reached the test,
+    those behind it until the failure has."""
     _started.append(i)
-    time.sleep(0.05)
     if i == bad:
+        _yielded.wait(60)
         raise RuntimeError(f"job {i} failed")
+    if i > bad:
+        _raised.wait(60)
     return i
 
 
 def test_the_first_failure_is_raised_and_jobs_not_started_are_cancelled():
+    # the order is the test's, not the clock's: with fixed sleeps, a driver thread descheduled for
+    # longer than one found jobs 0 and 1 both done (as_completed yields those in any order) or let
+    # a fourth job start before the cancellation
     _started.clear()
+    _yielded.clear()
+    _raised.clear()
     seen = []
     with ThreadPoolExecutor(1) as ex:
-        with pytest.raises(RuntimeError, match="job 1 failed"):
-            for _, value in run_jobs(_fail_on, [(1, i) for i in range(20)], ex, progress=False):
-                seen.append(value)
+        try:
+            with pytest.raises(RuntimeError, match="job 1 failed"):
+                for _, value in run_jobs(_fail_on, [(1, i) for i in range(20)], ex, progress=False):
+                    seen.append(value)
+                    _yielded.set()
+        finally:
+            _raised.set()
     # job 0 finished, job 1 failed; of the 18 queued behind it at most the next had started
     assert seen == [0] and len(_started) <= 3
 

@@ -184,8 +184,12 @@ def test_the_heartbeat_does_not_wait_for_steps(tmp_path):
             return conn.execute(select(Run.heartbeat_at)).scalar_one()
 
     first = heartbeat()
-    time.sleep(0.5)  # no step logged meanwhile
-    assert heartbeat() > first
+    # no step is logged meanwhile, so only the heartbeat thread can move it; polled rather than
+    # read once after a fixed sleep, which a commit delayed on a loaded machine could outlast
+    deadline = time.monotonic() + 60
+    while heartbeat() <= first:
+        assert time.monotonic() < deadline, "the heartbeat never moved while no step was logged"
+        time.sleep(0.05)
     thread = logger._beat_thread
     logger.finish()
     assert not thread.is_alive()
@@ -194,7 +198,7 @@ def test_the_heartbeat_does_not_wait_for_steps(tmp_path):
     thread = dropped._beat_thread
     del dropped  # never finished: its heartbeat must not outlive it
     gc.collect()
-    thread.join(5)
+    thread.join(60)  # returns as soon as it ends; only a thread that never ends waits this long
     assert not thread.is_alive()
 
 

@@ -12,10 +12,10 @@ LAB = Path(__file__).resolve().parent.parent
 ROOT = LAB.parent
 
 # tests/helpers.py holds no fixtures (it is no pytest plugin): the lab imports its tiny checkpoints,
-# run comparison and Dask cluster under the name the library suite uses, ``helpers``
+# run comparison, Dask cluster and process check under the name the library suite uses, ``helpers``
 if str(ROOT / "tests") not in sys.path:
     sys.path.insert(0, str(ROOT / "tests"))
-from helpers import completed_runs, dask_client, restored_registries, tiny_checkpoint  # noqa: E402, F401
+from helpers import completed_runs, dask_client, restored_registries, running, tiny_checkpoint  # noqa: E402, F401
 
 
 def load_script(folder: str, name: str):

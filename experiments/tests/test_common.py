@@ -11,7 +11,7 @@ import time
 
 import pytest
 
-from .helpers import LAB, load_benchmark
+from .helpers import LAB, load_benchmark, running
 
 pytestmark = pytest.mark.lab
 
@@ -123,15 +123,23 @@ def test_a_sweep_sent_sigterm_starts_no_more_jobs_and_leaves_no_worker_behind(tm
             os.killpg(proc.pid, signal.SIGTERM)  # start_new_session: the sweep leads its own group
         else:
             os.kill(proc.pid, signal.SIGTERM)  # the parent alone, as `kill PID` does
-        out, _ = proc.communicate(timeout=30)
+        out, _ = proc.communicate(timeout=120)  # the running job and those queued: some seconds, unless hung
         assert "interrupted" in out
         assert (tmp_path / "finished-0").exists()  # the running job ended its work
         # nothing new began, bar the calls a process pool has already queued for its workers
         started = {p.name for p in tmp_path.glob("started-*")}
         finished = {p.name.replace("finished", "started") for p in tmp_path.glob("finished-*")}
         assert len(started) <= 3 and finished == started
-        time.sleep(0.5)
-        alive = subprocess.run(["pgrep", "-s", str(proc.pid)], capture_output=True, text=True).stdout.split()
+        # polled (a minute at most): a process of the sweep may take a moment to end after the
+        # driver, which a fixed 0.5 s sleep raced on a loaded machine; an ended one left a zombie
+        # (for PID 1 to reap, which a container's may never do) counts as ended
+        deadline = time.monotonic() + 60
+        while True:
+            members = subprocess.run(["pgrep", "-s", str(proc.pid)], capture_output=True, text=True).stdout.split()
+            alive = running(int(pid) for pid in members)
+            if not alive or time.monotonic() > deadline:
+                break
+            time.sleep(0.1)
     finally:  # whatever failed above, no process of the sweep outlives the test
         with contextlib.suppress(ProcessLookupError):
             os.killpg(proc.pid, signal.SIGKILL)

@@ -147,7 +147,15 @@ def test_the_async_evaluator_returns_finished_evaluations_in_submission_order():
     assert evaluator.wait() == []
 
 
-def test_the_async_evaluator_times_out_what_is_still_running_and_keeps_a_late_result_out():
+def test_the_async_evaluator_times_out_what_is_still_running_and_keeps_a_late_result_out(monkeypatch):
+    # the evaluator's clock is the test's: on the real one, a test descheduled for 10 ms
+    # between the submissions and the first wait saw the hung evaluation time out there too
+    import types
+
+    from npbandit.envs import evaluation
+
+    now = [0.0]
+    monkeypatch.setattr(evaluation, "time", types.SimpleNamespace(perf_counter=lambda: now[0]))
     executor = ManualExecutor()
     env = BlackBoxEnv(objective=lambda x: 1.0, bounds=[[0], [1]], budget=5)
     evaluator = AsyncEvaluator(executor, timeout=0.01)
@@ -156,9 +164,11 @@ def test_the_async_evaluator_times_out_what_is_still_running_and_keeps_a_late_re
     hung, quick = evaluator.submit(env, [0.1]), evaluator.submit(env, [0.2])
     executor.calls[0][0].set_running_or_notify_cancel()  # started: cannot be cancelled
     executor.finish(1)
+    now[0] = 0.005  # before the deadline
     assert evaluator.wait() == [quick]  # done at once: no deadline needed
     evaluator.hand_over(quick)
     env.step(quick.action)
+    now[0] = 0.01  # the deadline
     assert evaluator.wait() == [hung]  # the deadline passed with nothing finished
     assert not hung.outcome.ok and isinstance(hung.outcome.value, TimeoutError)
     executor.calls[0][0].set_result((True, 5.0, "late"))  # the result comes after all: dropped
