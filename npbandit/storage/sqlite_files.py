@@ -11,10 +11,16 @@ how to open the file from what lies beside it (:func:`connect_reader`):
   files that are there, with their locks, and creates none;
 - a database in WAL mode without them (every writer has closed it): ``immutable=1``, which
   opens no other file and takes no lock. The file's state (inode, size, times, header) is
-  recorded when it is opened; :meth:`ReadConnection.changed` tells whether a writer has
+  recorded when it is opened; :meth:`ReadConnection.changed` tells whether a writer may have
   changed the file since, so that the caller can read again (``npbandit.storage.engine._read``).
   A writer that starts meanwhile writes into its new ``-wal`` file, not into this one,
-  until it checkpoints: a read that saw no change read one consistent state.
+  until it checkpoints; a checkpoint changes the file's times, but only by the kernel's
+  timestamp tick, and leaves its size and header as they were, so a checkpoint in the tick of
+  the file's last write would go unseen by the state alone. Hence a ``-wal`` file that has
+  appeared since the connection opened counts as a change too: every checkpoint needs a
+  writer, and a writer keeps its ``-wal`` file while it has the database open. A read that
+  saw neither read one consistent state; the next read then opens ``mode=ro`` beside the
+  writer's files.
 """
 
 from __future__ import annotations
@@ -72,20 +78,26 @@ class ReadConnection(sqlite3.Connection):
 
     path: Path
     snapshot: tuple | None = None
+    #: whether ``path``'s ``-wal`` file existed when the connection was opened immutable
+    wal_at_open: bool = False
 
     def changed(self) -> bool:
-        """Whether the file of an immutable connection has changed (or gone) since it was opened."""
+        """Whether the file of an immutable connection has changed (or gone) since it was
+        opened, or a writer has opened it since (its ``-wal`` file has appeared): see the
+        module docstring."""
         if self.snapshot is None:
             return False
         try:
-            return file_state(self.path) != self.snapshot
+            if file_state(self.path) != self.snapshot:
+                return True
         except OSError:
             return True
+        return not self.wal_at_open and os.path.exists(f"{self.path}-wal")
 
 
-def _open(uri: str, path: Path, snapshot: tuple | None) -> ReadConnection:
+def _open(uri: str, path: Path, snapshot: tuple | None, wal_at_open: bool = False) -> ReadConnection:
     conn = sqlite3.connect(uri, uri=True, timeout=60, check_same_thread=False, factory=ReadConnection)
-    conn.path, conn.snapshot = path, snapshot
+    conn.path, conn.snapshot, conn.wal_at_open = path, snapshot, wal_at_open
     return conn
 
 
@@ -122,4 +134,4 @@ def connect_reader(path: Path) -> ReadConnection:
         warnings.warn(f"{str(path)!r} has a -wal file but no -shm file; it is read without the -wal file (reading "
                       "it would create the -shm file), so its last commits may be missing until a writer opens it",
                       RuntimeWarning, stacklevel=2)
-    return _open(f"{uri}?immutable=1", path, state)
+    return _open(f"{uri}?immutable=1", path, state, wal)

@@ -106,6 +106,34 @@ def test_a_reader_notices_a_file_changed_under_it_and_reads_again(tmp_path):
     assert len(calls) == 2
 
 
+def test_a_writer_that_opens_the_file_during_a_read_makes_the_reader_read_again(tmp_path):
+    """A writer's commit goes to its -wal file, leaving the database file as it was: the read
+    is consistent, but the writer may checkpoint into the file within one timestamp tick, so
+    its -wal file appearing counts as a change, and the read again goes through its files."""
+    db = str(tmp_path / "runs.db")
+    _log_run(db)
+    _forget_engines()
+    assert not os.path.exists(db + "-wal")  # every writer closed: the reader opens the file immutable
+    engine = open_db(db, readonly=True)
+    calls, writers = [], []
+
+    def read(conn):
+        calls.append(len(calls))
+        if len(calls) == 1:  # a writer opens the database and commits, without checkpointing, during this read
+            writer = sqlite3.connect(db)
+            writer.execute("UPDATE runs SET policy = 'changed'")
+            writer.commit()
+            writers.append(writer)
+        return conn.execute(select(storage_engine.Base.metadata.tables["runs"].c.policy)).scalar_one()
+
+    try:
+        assert storage_engine._read(engine, db, "read runs", read) == "changed"
+    finally:
+        for writer in writers:
+            writer.close()
+    assert len(calls) == 2
+
+
 # root writes whatever the file modes say, so both the owner and the reader are unprivileged users
 @pytest.mark.integration
 @pytest.mark.skipif(not hasattr(os, "fork") or os.geteuid() != 0,
