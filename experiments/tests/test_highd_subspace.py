@@ -29,3 +29,22 @@ def test_the_shifted_rastrigin_in_48_is_zero_at_its_moved_minimum(bench):
     u = np.full(dim, 0.9)
     u[active] = (shift + 5.12) / 10.24  # x = 0 after the shift
     assert dim == 48 and optimum == 0.0 and abs(f(u)) < 1e-9 and f(np.full(dim, 0.1)) > 1.0
+
+
+def test_the_bumps_in_60_read_six_inputs_and_their_minimum_is_the_lowest_value(bench):
+    import scipy.optimize
+
+    dim, f, optimum = bench.make_problem("bumps6-in-60")
+    active = np.random.default_rng(7).permutation(60)[:6]
+    six, minimum = bench.bumps6()
+    assert dim == 60 and optimum == minimum
+    rng = np.random.default_rng(0)
+    points = rng.uniform(0.0, 1.0, (500, 60))
+    assert all(f(u) >= optimum for u in points)  # no random point below the minimum found
+    u = points[0].copy()
+    u[np.setdiff1d(np.arange(60), active)] = rng.uniform(0.0, 1.0, 54)  # the inert inputs change nothing
+    assert f(u) == f(points[0])
+    found = scipy.optimize.minimize(six, np.full(6, 0.5), method="L-BFGS-B", bounds=[(0.0, 1.0)] * 6)
+    assert found.fun >= optimum - 1e-9  # a further search finds nothing lower
+    u[active] = found.x
+    assert f(u) == six(found.x)
