@@ -23,7 +23,8 @@ import numpy as np
 sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "benchmarks"))
 
 #: problem -> (D, the seed of its active-input draw in highd_subspace.make_problem, active count)
-ACTIVE = {"hartmann3-in-24": (24, 0, 3), "styblinski-tang-4-in-16": (16, 2, 4), "rastrigin6-in-48-shifted": (48, 3, 6)}
+ACTIVE = {"hartmann3-in-24": (24, 0, 3), "styblinski-tang-4-in-16": (16, 2, 4), "rastrigin6-in-48-shifted": (48, 3, 6),
+          "bumps6-in-60": (60, 7, 6)}
 
 
 def main(argv: list[str] | None = None) -> None:
