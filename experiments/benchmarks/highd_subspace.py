@@ -78,8 +78,8 @@ from npbandit.acquisition.relevance import ard_relevance, concentrated_ard  # no
 
 CHECKPOINT = "tnpd-bo"
 METHODS = ("count-sketch", "coordinates", "coordinates-relevance", "coordinates-ard", "redealt-sketch", "redealt-ard",
-           "redealt-concentrated", "redealt-stalled", "redealt-concentrated-stalled", "redealt-early", "datnp",
-           "datnp-cs", "sobol")
+           "redealt-concentrated", "redealt-stalled", "redealt-concentrated-stalled", "redealt-early", "redealt-short",
+           "redealt-short30", "datnp", "datnp-cs", "sobol")
 #: the dimension-agnostic probe network (small, trained on the CPU at d <= 16 and up to 100 points; its run's
 #: record and card): the ``datnp`` column runs it as ``optimize`` would with this card
 DATNP_CARD = ROOT / "experiments" / "training" / "records" / "datnp16" / "datnp-main.json"
@@ -103,6 +103,10 @@ DESCRIPTIONS = {"count-sketch": "`CountSketch()` (d_e = 6)",
                 "redealt-early": "`RedealtSketch(relevance=concentrated_ard, early_start=27, early_length=13)` (as "
                                  "redealt-concentrated, with a random slice through the incumbent from 27 "
                                  "observations to 40, so the fit at 40 sees points of two slices)",
+                "redealt-short": "`RedealtSketch(relevance=concentrated_ard, phase_length=10)` (as "
+                                 "redealt-concentrated, re-dealt every 10 observations from the 40th instead of 20)",
+                "redealt-short30": "`RedealtSketch(relevance=concentrated_ard, phase_start=30, phase_length=10)` (as "
+                                   "redealt-short, the first re-deal at 30 observations)",
                 "datnp": "`BOPolicy(D, model=<the datnp16 card>)`: DATNP reading every input at D <= 16 (its "
                          "trained width), above it the default subspace at width 16",
                 "datnp-cs": "as datnp, with `acq_optimizer=CandidateSearch()` (tnpd-bo's card's optimiser)",
@@ -203,7 +207,10 @@ def make_policy(method: str, dim: int, budget: int, relevance_seconds: list[floa
                 "redealt-concentrated-stalled": RedealtSketch(relevance=timed(concentrated_ard, seconds),
                                                               only_when_stalled=True),
                 "redealt-early": RedealtSketch(relevance=timed(concentrated_ard, seconds), early_start=27,
-                                               early_length=13)}[method]
+                                               early_length=13),
+                "redealt-short": RedealtSketch(relevance=timed(concentrated_ard, seconds), phase_length=10),
+                "redealt-short30": RedealtSketch(relevance=timed(concentrated_ard, seconds), phase_start=30,
+                                                 phase_length=10)}[method]
     return BOPolicy(dim, model=CHECKPOINT, subspace=subspace, budget=budget, threads=1)
 
 
