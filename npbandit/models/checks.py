@@ -78,6 +78,9 @@ def check_input_transform(input_transform: Any, bounds: Any) -> None:
       predictions are unreliable, and an acquisition optimiser is drawn there;
     - a ``Normalize`` together with ``bounds``: ``bounds`` maps the transform's output, so
       the inputs would be mapped onto the box twice.
+
+    One that changes the number of columns (``FilterFeatures``) shows only in its output, so
+    the model refuses it when it first maps ``train_X`` (``NetworkMixin._to_surrogate_inputs``).
     """
     from botorch.models.transforms.input import ChainedInputTransform, Normalize
 

@@ -189,8 +189,19 @@ class NetworkMixin:
         ``any_x_dim``).
 
         ``check``: the name of the argument ``X`` came from, when it must be checked to lie in
-        the box (:meth:`_check_inputs`)."""
+        the box (:meth:`_check_inputs`).
+
+        An input transform must keep the ``d`` columns: ``bounds``, the box and ``columns``
+        name ``train_X``'s columns, and the network reads the transform's output through
+        them. One that changes the width (``FilterFeatures``) is refused, with a
+        ``ValueError``, when the model first maps ``train_X`` at construction."""
         X = self.transform_inputs(X)
+        if X.shape[-1] != self._d:
+            raise ValueError(
+                f"input_transform {type(self.input_transform).__name__} maps train_X's {self._d} columns to "
+                f"{X.shape[-1]}; NPModel's bounds, input box and columns are in train_X's columns, so it takes "
+                "only input transforms that keep them; to have the network read some columns only, pass "
+                "columns=[...] (indices into train_X) instead of a transform that drops the others")
         if check is not None:
             self._check_box(check, X)
         if self._bounds is not None:
