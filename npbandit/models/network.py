@@ -109,7 +109,9 @@ it: inputs and outputs are converted to the network's dtype and device here, and
 predictions back to the caller's. ``next(model.parameters())`` is an empty, frozen
 parameter on the network's device and in its dtype, which moving the model leaves too
 (:class:`~npbandit.models.cache.NetworkAnchor`). Inputs of any floating dtype are accepted;
-posteriors come back in ``X``'s dtype. ``construct_inputs`` loads a named checkpoint in
+posteriors come back in ``X``'s dtype, or in a wider one when an ``outcome_transform`` holds
+its statistics in it (a ``Standardize`` fitted on float64 ``train_Y`` turns a float32 ``X``'s
+posterior float64, as it does a BoTorch GP's). ``construct_inputs`` loads a named checkpoint in
 float32 too unless told otherwise (``network_dtype``). In float32 the acquisition value
 is smooth only to about 1e-7, so BoTorch's L-BFGS-B ends a few more restarts "ABNORMAL"
 and ``optimize_acqf`` starts again more often than in float64; a float64 network call

@@ -291,7 +291,8 @@ class MarginalPosteriorMixin:
         :meth:`_joint_posterior`).
 
         Returns a ``GPyTorchPosterior`` over ``broadcast(batch_shape, model.batch_shape) x q x m``
-        in ``X``'s dtype; differentiable in ``X``.
+        in ``X``'s dtype (an ``outcome_transform`` with wider statistics promotes it, as torch
+        does); differentiable in ``X``.
 
         ``observation_noise``: ``False``, the latent posterior; ``True``, plus the noise estimate
         (:mod:`npbandit.models.likelihood`); a tensor broadcasting to ``batch_shape x q x m``,
