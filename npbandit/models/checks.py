@@ -78,6 +78,9 @@ def check_input_transform(input_transform: Any, bounds: Any) -> None:
       predictions are unreliable, and an acquisition optimiser is drawn there;
     - a ``Normalize`` together with ``bounds``: ``bounds`` maps the transform's output, so
       the inputs would be mapped onto the box twice.
+
+    One that changes the number of columns (``FilterFeatures``) shows only in its output, so
+    the model refuses it when it first maps ``train_X`` (``NetworkMixin._to_surrogate_inputs``).
     """
     from botorch.models.transforms.input import ChainedInputTransform, Normalize
 
@@ -174,6 +177,11 @@ def check_model_arguments(surrogate: Any, train_X: Any, train_Y: Any, train_Yvar
                          "posterior in the data's units, which such a model does not have: use a checkpoint "
                          "without one (the *-bo ones), or set surrogate.outcome_transform = None and pass "
                          "train_Y in the network's own units")
+    for name, value in (("train_X", train_X), ("train_Y", train_Y)):
+        if isinstance(value, Tensor) and value.dim() > 2:  # a BoTorch batched model's data
+            raise ValueError(f"{name} must be a 2-D tensor (n x columns), got shape {tuple(value.shape)}: NPModel "
+                             "holds one data set, not a batch of them (a SingleTaskGP's batch_shape x n x d, as "
+                             "batch_cross_validation builds); build one NPModel per data set")
     check_matrix("train_X", train_X)
     check_matrix("train_Y", train_Y)
     if train_X.shape[0] != train_Y.shape[0]:

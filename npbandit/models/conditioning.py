@@ -81,8 +81,10 @@ class ConditioningMixin:
         new model, and in training mode an outcome transform such as ``Standardize`` would
         learn its statistics afresh from the new ``Y`` alone, changing this model's posterior
         as well as the new one's."""
-        if not isinstance(X, Tensor) or not isinstance(Y, Tensor):
-            raise TypeError("X and Y must be torch.Tensors")
+        for name, value in (("X", X), ("Y", Y)):
+            if not isinstance(value, Tensor) or not value.is_floating_point():
+                got = type(value).__name__ if not isinstance(value, Tensor) else f"one of dtype {value.dtype}"
+                raise TypeError(f"{name} must be a floating-point torch.Tensor, got {got}")
         if self._output_indices is not None:
             raise UnsupportedError(
                 f"this model is subset_output({self._output_indices}) of a network that reads its {self._m} outputs "
@@ -93,8 +95,9 @@ class ConditioningMixin:
         if Y.dim() < 2 or Y.shape[-1] != self._m or Y.shape[-2] != X.shape[-2]:
             raise ValueError(f"Y must have shape batch_shape x {X.shape[-2]} x {self._m}, "
                              f"got {tuple(Y.shape)}")
-        if not (torch.isfinite(X).all() and torch.isfinite(Y).all()):
-            raise ValueError("X and Y must be finite")
+        for name, value in (("X", X), ("Y", Y)):
+            if not torch.isfinite(value).all():
+                raise ValueError(f"{name} contains NaN or infinite values")
         self.eval()
         Y_t = Y
         if hasattr(self, "outcome_transform"):

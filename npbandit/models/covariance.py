@@ -230,7 +230,13 @@ class ResponseCovarianceMixin:
         ``shared`` (a ``q`` mask) are equal in every t-batch: each shared row's fantasy is
         made once and read at the shared rows and at all t-batches' own points; each own
         point's fantasy is made per t-batch and read at its t-batch's points, unless
-        ``own_needed`` is false (the responses to them are then zeros, to be read by no pair)."""
+        ``own_needed`` is false (the responses to them are then zeros, to be read by no pair).
+
+        The shared rows' fantasies are made without gradient, as rows the data fixes
+        (qLogNEI's observed points, pending points) need none; a row of the optimiser's own
+        that happens to be equal in every t-batch (every restart's point on one corner of the
+        box) then gets the gradient of its mean, variance and of the responses at it, not of
+        its own fantasy, so its gradient is not the value's. The values are exact either way."""
         n_out, q, m = mean_n.shape
         k = int(shared.sum())
         own = ~shared

@@ -99,8 +99,7 @@ class JointPosteriorMixin:
             posterior = GPyTorchPosterior(MultivariateNormal(mean.squeeze(-1), covar))
         else:
             posterior = GPyTorchPosterior(MultitaskMultivariateNormal(mean, covar, interleaved=True))
-        if hasattr(self, "outcome_transform"):
-            posterior = self.outcome_transform.untransform_posterior(posterior, X=X)
+        posterior = self._untransformed(posterior, indices, X)
         if posterior_transform is not None:
             posterior = posterior_transform(posterior)
         return posterior

@@ -109,7 +109,9 @@ it: inputs and outputs are converted to the network's dtype and device here, and
 predictions back to the caller's. ``next(model.parameters())`` is an empty, frozen
 parameter on the network's device and in its dtype, which moving the model leaves too
 (:class:`~npbandit.models.cache.NetworkAnchor`). Inputs of any floating dtype are accepted;
-posteriors come back in ``X``'s dtype. ``construct_inputs`` loads a named checkpoint in
+posteriors come back in ``X``'s dtype, or in a wider one when an ``outcome_transform`` holds
+its statistics in it (a ``Standardize`` fitted on float64 ``train_Y`` turns a float32 ``X``'s
+posterior float64, as it does a BoTorch GP's). ``construct_inputs`` loads a named checkpoint in
 float32 too unless told otherwise (``network_dtype``). In float32 the acquisition value
 is smooth only to about 1e-7, so BoTorch's L-BFGS-B ends a few more restarts "ABNORMAL"
 and ``optimize_acqf`` starts again more often than in float64; a float64 network call
@@ -189,8 +191,19 @@ class NetworkMixin:
         ``any_x_dim``).
 
         ``check``: the name of the argument ``X`` came from, when it must be checked to lie in
-        the box (:meth:`_check_inputs`)."""
+        the box (:meth:`_check_inputs`).
+
+        An input transform must keep the ``d`` columns: ``bounds``, the box and ``columns``
+        name ``train_X``'s columns, and the network reads the transform's output through
+        them. One that changes the width (``FilterFeatures``) is refused, with a
+        ``ValueError``, when the model first maps ``train_X`` at construction."""
         X = self.transform_inputs(X)
+        if X.shape[-1] != self._d:
+            raise ValueError(
+                f"input_transform {type(self.input_transform).__name__} maps train_X's {self._d} columns to "
+                f"{X.shape[-1]}; NPModel's bounds, input box and columns are in train_X's columns, so it takes "
+                "only input transforms that keep them; to have the network read some columns only, pass "
+                "columns=[...] (indices into train_X) instead of a transform that drops the others")
         if check is not None:
             self._check_box(check, X)
         if self._bounds is not None:

@@ -291,7 +291,8 @@ class MarginalPosteriorMixin:
         :meth:`_joint_posterior`).
 
         Returns a ``GPyTorchPosterior`` over ``broadcast(batch_shape, model.batch_shape) x q x m``
-        in ``X``'s dtype; differentiable in ``X``.
+        in ``X``'s dtype (an ``outcome_transform`` with wider statistics promotes it, as torch
+        does); differentiable in ``X``.
 
         ``observation_noise``: ``False``, the latent posterior; ``True``, plus the noise estimate
         (:mod:`npbandit.models.likelihood`); a tensor broadcasting to ``batch_shape x q x m``,
@@ -329,9 +330,7 @@ class MarginalPosteriorMixin:
         same = first_equal_rows(read.expand(*mean.shape[:-2], *read.shape[-2:])) if X.shape[-2] > 1 else None
         if correlation is not None:
             correlation = shrink_to_positive_definite(correlation if same is None else decoupled(correlation, same))
-        posterior = gaussian_posterior(mean, var, obs_var, same, correlation)
-        if hasattr(self, "outcome_transform"):
-            posterior = self.outcome_transform.untransform_posterior(posterior, X=X)
+        posterior = self._untransformed(gaussian_posterior(mean, var, obs_var, same, correlation), indices, X)
         if posterior_transform is not None:
             posterior = posterior_transform(posterior)
         return posterior
@@ -347,6 +346,20 @@ class MarginalPosteriorMixin:
         if self._output_indices is None:
             return list(output_indices)
         return [self._output_indices[i] for i in output_indices]
+
+    def _untransformed(self, posterior: GPyTorchPosterior, indices: list[int] | None, X: Tensor) -> Any:
+        """``posterior`` (over the state's outputs ``indices``, all when ``None``) in the data's
+        units: through the outcome transform, if any, subset to those outputs. A transform
+        holds one mean and std (or other statistics) per output of the state, so the outputs
+        a posterior reports -- ``output_indices``, or a :meth:`subset_output` of a network with
+        outputs of its own -- take their own; untransformed whole, a selection would fail the
+        transform's output count, or, as a reordering of all of them, take another output's
+        statistics. A transform without ``subset_output`` raises ``NotImplementedError`` there,
+        as it does for :meth:`subset_output`."""
+        if not hasattr(self, "outcome_transform"):
+            return posterior
+        transform = self.outcome_transform if indices is None else self.outcome_transform.subset_output(indices)
+        return transform.untransform_posterior(posterior, X=X)
 
     def _observation_variance(self, observation_noise: bool | Tensor, like: Tensor) -> Tensor | None:
         """The variance ``observation_noise`` adds, in standardised units, shaped like

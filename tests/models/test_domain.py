@@ -67,6 +67,22 @@ def test_input_transforms_the_model_would_use_wrongly_are_refused():
         NPModel(surrogate(), X, Y, input_transform=ChainedInputTransform(n=Normalize(D)))
 
 
+def test_an_input_transform_that_changes_the_width_is_refused_naming_the_widths_and_columns():
+    # bounds, the box check and columns are in train_X's d columns, and the network reads the
+    # transform's output through them: a transform that drops columns (FilterFeatures) must
+    # be refused, not read as if it kept them (a crash deep in the box check, or a model
+    # whose columns name columns its inputs no longer have)
+    from botorch.models.transforms.input import FilterFeatures
+
+    X, Y = data()
+    for keep in ([1], [0, 2]):
+        with pytest.raises(ValueError, match=rf"input_transform FilterFeatures maps train_X's 3 columns to "
+                                             rf"{len(keep)}.*columns=\[\.\.\.\]"):
+            NPModel(surrogate(), X, Y, input_transform=FilterFeatures(feature_indices=torch.tensor(keep)))
+    kept = FilterFeatures(feature_indices=torch.tensor([0, 1, 2]))  # every column, in order: the width kept
+    assert NPModel(surrogate(), X, Y, input_transform=kept).posterior(X[:2]).mean.shape == (2, 1)
+
+
 def test_a_new_observation_outside_the_box_is_refused_and_the_model_kept():
     X, Y = data()
     model = NPModel(surrogate(), X, Y, input_transform=Normalize(D, bounds=data_box(X)))

@@ -26,6 +26,32 @@ def test_integer_inputs_are_refused_with_their_dtype_and_the_fix(net):
         model.posterior([[0.5, 0.5]])
 
 
+def test_batched_training_data_is_refused_naming_the_shape_and_what_to_do(net):
+    # a BoTorch user's batched model (SingleTaskGP on b x n x d, batch_cross_validation's folds)
+    X, Y = torch.rand(5, 4, 2, dtype=torch.float64), torch.rand(5, 4, 1, dtype=torch.float64)
+    with pytest.raises(ValueError, match=r"train_X must be a 2-D tensor \(n x columns\), got shape \(5, 4, 2\): "
+                                         r"NPModel holds one data set.*build one NPModel per data set"):
+        NPModel(net, X, Y)
+    with pytest.raises(ValueError, match=r"train_Y must be a 2-D tensor \(n x columns\), got shape \(5, 4, 1\): "):
+        NPModel(net, X[0], Y)
+
+
+def test_new_observations_of_the_wrong_kind_name_the_argument(net):
+    model = NPModel(net, torch.rand(4, 2, dtype=torch.float64), torch.rand(4, 1, dtype=torch.float64))
+    X, Y = torch.rand(2, 2, dtype=torch.float64), torch.rand(2, 1, dtype=torch.float64)
+    with pytest.raises(TypeError, match=r"^X must be a floating-point torch.Tensor, got one of dtype torch.int64$"):
+        model.condition_on_observations(torch.zeros(2, 2, dtype=torch.long), Y)
+    with pytest.raises(TypeError, match=r"^Y must be a floating-point torch.Tensor, got one of dtype torch.int64$"):
+        model.condition_on_observations(X, torch.zeros(2, 1, dtype=torch.long))
+    with pytest.raises(TypeError, match=r"^X must be a floating-point torch.Tensor, got list$"):
+        model.condition_on_observations(X.tolist(), Y)
+    for name, bad in (("X", (X.masked_fill(torch.eye(2, dtype=torch.bool), float("nan")), Y)),
+                      ("Y", (X, Y.masked_fill(Y > -1, float("inf"))))):
+        with pytest.raises(ValueError, match=rf"^{name} contains NaN or infinite values$"):
+            model.condition_on_observations(*bad)
+    assert model.train_X.shape == (4, 2)
+
+
 def test_bounds_in_the_wrong_order_name_the_column(net):
     bounds = torch.tensor([[0.0, 5.0], [1.0, -5.0]], dtype=torch.float64)  # column 1 upside down
     with pytest.raises(ValueError, match=r"column 1 has 5 \.\. -5"):

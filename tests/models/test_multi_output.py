@@ -181,3 +181,21 @@ def test_a_network_with_outputs_of_its_own_takes_only_that_many_columns():
         NPModel(tiny_model("cmanp", x_dim=6, y_dim=2), X, Y)
     with pytest.raises(ValueError, match="at least one column"):
         NPModel(tiny_model("cmanp", x_dim=6), X, Y[:, :0])
+
+
+@pytest.mark.parametrize("name, y_dim", [("cmanp", 1), ("cmanp", 3), ("cmanp-and", 3)])
+def test_output_indices_and_subsets_with_an_outcome_transform_report_the_named_outputs_in_their_units(name, y_dim):
+    # the transform's means and stds are per output: the outputs reported must be untransformed
+    # with their own (Y's columns lie on very different scales), whichever path selects them
+    X, Y = data()
+    model = NPModel(tiny_model(name, x_dim=6, y_dim=y_dim), X, Y, outcome_transform=Standardize(3))
+    Xt = torch.rand(2, 3, D, dtype=torch.float64)  # q = 3: the joint path of a joint-predictive network
+    full = model.posterior(Xt)
+    for indices in ([1], [2, 0], [0, 1, 2]):
+        part = model.posterior(Xt, output_indices=indices)
+        torch.testing.assert_close(part.mean, full.mean[..., indices])
+        torch.testing.assert_close(part.variance, full.variance[..., indices])
+    sub = model.subset_output([2, 0])
+    torch.testing.assert_close(sub.posterior(Xt).mean, full.mean[..., [2, 0]])
+    torch.testing.assert_close(sub.posterior(Xt, output_indices=[1]).variance, full.variance[..., [0]])
+    torch.testing.assert_close(sub.subset_output([1]).posterior(Xt).mean, full.mean[..., [0]])
