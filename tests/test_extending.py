@@ -162,3 +162,22 @@ def test_a_family_whose_config_is_not_an_npconfig_saves_and_loads_and_an_unregis
                                               r"\(register_model; on the command line, --plugin MODULE\); "
                                               r"known: \["):
         load_surrogate(card)
+
+
+def test_an_unknown_family_or_prior_name_says_how_to_register_one(tmp_path):
+    # a family or prior of one's own, named before its module registered it, was refused with the registered names
+    # alone ("prior must be one of ['bo', 'gp1d', 'wheel']"), not saying that a registration (or --plugin) was missing
+    from npbandit.priors import make_prior
+    from npbandit.training import TrainConfig
+
+    plugin = r"on the command line, --plugin MODULE imports the module that adds it\)"
+    with pytest.raises(ValueError, match=r"name must be one of \[.*'tnpd'\], got 'mean-cnp' \(one of your own is "
+                                         r"added with npbandit.surrogates.register_model; " + plugin):
+        surrogates.build("mean-cnp", 1, 1)
+    with pytest.raises(ValueError, match=r"prior must be one of \['bo', 'gp1d', 'wheel'\], got 'lines' \(one of your "
+                                         r"own is added with npbandit.priors.register_prior; " + plugin):
+        make_prior("lines")
+    with pytest.raises(ValueError, match=r"model must be one of .*, got 'mean-cnp' \(.*register_model; " + plugin):
+        TrainConfig(model="mean-cnp", prior="bo", steps=1, out=str(tmp_path))
+    with pytest.raises(ValueError, match=r"prior must be one of .*, got 'lines' \(.*register_prior; " + plugin):
+        TrainConfig(model="tnpd", prior="lines", steps=1, out=str(tmp_path))
