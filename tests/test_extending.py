@@ -1,4 +1,4 @@
-"""docs/contributing.md's "Extending npbandit": its three examples run as written, and the
+"""docs/contributing.md's "Extending npbandit": its examples run as written, and the
 protocol tests run on the example surrogate family."""
 
 import importlib.util
@@ -41,10 +41,17 @@ def test_the_acquisition_optimiser_example_runs_and_is_recorded():
     assert namespace["RandomSearch"]().params() == {"name": "random-search", "n": 256}
 
 
-def test_the_surrogate_example_registers_a_family_the_protocol_tests_pass(registries, tmp_path):
+def test_the_surrogate_example_registers_a_family_the_protocol_tests_pass(registries, tmp_path, monkeypatch):
+    from npbandit.surrogates.pretrained import load_surrogate
+
+    monkeypatch.chdir(tmp_path)
     namespace: dict = {}
     exec(example("A new surrogate family"), namespace)
     assert "mean-cnp" in surrogates.available_models() and isinstance(namespace["model"], namespace["MeanCNP"])
+    # the family's checkpoint, trained on the bo prior, is what optimize ran with
+    card = namespace["run"].card
+    assert (tmp_path / card).resolve() == tmp_path.resolve() / "runs" / "mean-cnp-bo" / "mean-cnp-bo.json"
+    assert isinstance(load_surrogate(card), namespace["MeanCNP"]) and len(namespace["result"].history) == 7
     with pytest.raises(ValueError, match="'mean-cnp' is registered already"):
         surrogates.register_model(type("Again", (namespace["MeanCNP"],), {}))
     # every protocol test parametrised over the registry, on the new family
@@ -68,6 +75,8 @@ def test_the_prior_example_registers_a_prior_that_trains_on_its_default_suite(re
     exec(example("A new prior"), namespace)
     assert list(namespace["suite"]) == ["lines"] and namespace["suite"]["lines"].n == 8
     assert set(namespace["run"].log[-1]["eval_ll"]) == {"lines"} and namespace["run"].step == 2
+    assert namespace["surrogate"].card["prior"]["name"] == "lines"
+    assert namespace["model"].posterior(namespace["X"]).mean.shape == (5, 1)
 
 
 def test_register_model_refuses_what_is_not_a_named_concrete_family(registries):
