@@ -7,6 +7,7 @@ import re
 from dataclasses import dataclass
 from pathlib import Path
 
+import numpy as np
 import pytest
 import torch
 from helpers import restored_registries
@@ -39,6 +40,33 @@ def test_the_acquisition_optimiser_example_runs_and_is_recorded():
     result = namespace["result"]
     assert len(result.history) == 7 and result.best_value < 0.5
     assert namespace["RandomSearch"]().params() == {"name": "random-search", "n": 256}
+
+
+def test_the_subspace_example_searches_through_its_embedding():
+    namespace: dict = {}
+    exec(example("A new subspace strategy"), namespace)
+    result = namespace["result"]
+    assert len(result.history) == 15
+    for h in result.history:  # every point evaluated lies in the embedding: inputs i and i + 6 equal
+        assert np.array_equal(h["x"][:2], h["x"][6:])
+    search = namespace["Fold"]().bind(8, 6, 0)
+    Z = torch.rand(4, 6, dtype=torch.float64)
+    assert torch.equal(search.project(search.lift(Z)), Z)
+
+
+def test_the_bandit_policy_example_runs_through_the_loop_and_is_logged(tmp_path, monkeypatch):
+    from npbandit.storage import list_runs
+
+    monkeypatch.chdir(tmp_path)
+    namespace: dict = {}
+    exec(example("A new bandit policy"), namespace)
+    result = namespace["result"]
+    (run,) = list_runs("sqlite:///bandits.db")
+    assert run.id == result.run_id and run.policy == "eps-greedy" and run.policy_params == {"eps": 0.1}
+    assert run.status == "completed" and run.n_steps == 200
+    three_arms = namespace["gym"].make("npbandit/LinearBandit-v0", context_dim=3, n_arms=3, horizon=5)
+    with pytest.raises(ValueError, match="policy 'eps-greedy'"):  # built for 4 arms: check_spaces refuses 3
+        namespace["run_episode"](three_arms, namespace["EpsilonGreedy"](4), seed=0)
 
 
 def test_the_surrogate_example_registers_a_family_the_protocol_tests_pass(registries, tmp_path, monkeypatch):
