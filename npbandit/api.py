@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import functools
+import os
 import warnings
 from collections.abc import Callable, Mapping, Sequence
 from typing import Any
@@ -160,7 +161,8 @@ def optimize(objective: Callable[[Any], float], bounds: Any = None, surrogate: s
             function where observations are dense, as near the incumbent), ``"cmanp"``
             (``cmanp-bo``: constant-cost streaming updates through a fixed-size latent
             summary, so a step costs the same however long the run), any checkpoint
-            trained on the ``bo`` prior (name or path; see ``npbandit models``; a ``d``
+            trained on the ``bo`` prior (name or path, a ``str`` or ``os.PathLike`` such as
+            ``TrainResult.card``; see ``npbandit models``; a ``d``
             wider than the checkpoint is searched in a subspace of its width, see
             ``subspace``), ``"gp"`` (BoTorch ``SingleTaskGP``) or ``"random"`` (Sobol). Or a
             surrogate loaded by ``load_surrogate`` (a ``bo`` checkpoint, loaded once for many
@@ -280,10 +282,12 @@ def optimize(objective: Callable[[Any], float], bounds: Any = None, surrogate: s
     if point_type == "torch" and searched is not None:
         raise ValueError("point_type='torch' is for bounds (the point as a tensor); with a search space the "
                          "objective receives a dict {name: value}")
+    if isinstance(surrogate, os.PathLike):  # a checkpoint's path, as train() returns its card's
+        surrogate = os.fspath(surrogate)
     if isinstance(surrogate, NeuralProcess):
         check_loaded(surrogate)
     elif not isinstance(surrogate, str):
-        raise TypeError(f"surrogate must be a name or a surrogate loaded by load_surrogate, got "
+        raise TypeError(f"surrogate must be a name, a checkpoint path or a surrogate loaded by load_surrogate, got "
                         f"{type(surrogate).__name__}")
     elif not surrogate.strip():
         raise ValueError(f"surrogate must be a non-empty name ({', '.join(SURROGATES)}, a 'bo' checkpoint or a "

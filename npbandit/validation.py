@@ -15,7 +15,8 @@ if TYPE_CHECKING:  # torch loads only where a check needs it
     import torch
 
 __all__ = ["check_bool", "check_int", "check_real", "check_range", "check_render_mode", "check_options",
-           "check_device", "check_float_dtype", "is_real", "is_tensor", "register_class"]
+           "check_device", "check_float_dtype", "is_real", "is_tensor", "register_class",
+           "unregistered"]
 
 
 def is_real(value: Any) -> bool:
@@ -155,3 +156,13 @@ def register_class(registry: dict[str, type], cls: Any, base: type, name: Any, r
                          "another name, or pass replace=True")
     registry[name] = cls
     return cls
+
+
+def unregistered(argument: str, name: Any, known: list[str], register: str) -> ValueError:
+    """The error for a ``name`` that no registry entry has (its registry's ``known`` names):
+    it names ``argument`` and the names known, and says how a class of one's own is added
+    (``register``, the registration function; ``--plugin MODULE`` imports the module that
+    calls it before a command reads its arguments), since a missing registration, not a
+    typo, is the usual cause when the name is one's own."""
+    return ValueError(f"{argument} must be one of {known}, got {name!r} (one of your own is added with {register}; "
+                      "on the command line, --plugin MODULE imports the module that adds it)")

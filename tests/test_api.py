@@ -273,6 +273,9 @@ def test_optimize_takes_a_loaded_surrogate_as_it_takes_its_checkpoint(tmp_path):
     card = tiny_checkpoint(tmp_path, "tnpd", "bo")
     db = f"sqlite:///{tmp_path / 'runs.db'}"
     by_path = optimize(sphere, BOUNDS, surrogate=str(card), budget=7, db=None, progress=False)
+    # a pathlib.Path as train() returns it (TrainResult.card) and load_surrogate takes it (was refused: a TypeError)
+    as_path = optimize(sphere, BOUNDS, surrogate=card, budget=7, db=None, progress=False)
+    assert [h["x"].tolist() for h in as_path.history] == [h["x"].tolist() for h in by_path.history]
     loaded = load_surrogate(card)
     by_instance = optimize(sphere, BOUNDS, surrogate=loaded, budget=7, db=db, progress=False)
     assert [h["x"].tolist() for h in by_instance.history] == [h["x"].tolist() for h in by_path.history]
@@ -283,7 +286,7 @@ def test_optimize_takes_a_loaded_surrogate_as_it_takes_its_checkpoint(tmp_path):
     with pytest.raises(ValueError, match=r"prior 'wheel'"):
         optimize(sphere, BOUNDS, surrogate=load_surrogate(tiny_checkpoint(tmp_path, "cmanp", "wheel")), budget=3,
                  db=None, progress=False)
-    with pytest.raises(TypeError, match="surrogate must be a name or a surrogate loaded by load_surrogate"):
+    with pytest.raises(TypeError, match="surrogate must be a name, a checkpoint path or a surrogate loaded by "):
         optimize(sphere, BOUNDS, surrogate=3, budget=3, db=None, progress=False)
 
 

@@ -1,4 +1,4 @@
-"""docs/contributing.md's "Extending npbandit": its three examples run as written, and the
+"""docs/contributing.md's "Extending npbandit": its examples run as written, and the
 protocol tests run on the example surrogate family."""
 
 import importlib.util
@@ -7,6 +7,7 @@ import re
 from dataclasses import dataclass
 from pathlib import Path
 
+import numpy as np
 import pytest
 import torch
 from helpers import restored_registries
@@ -41,10 +42,44 @@ def test_the_acquisition_optimiser_example_runs_and_is_recorded():
     assert namespace["RandomSearch"]().params() == {"name": "random-search", "n": 256}
 
 
-def test_the_surrogate_example_registers_a_family_the_protocol_tests_pass(registries, tmp_path):
+def test_the_subspace_example_searches_through_its_embedding():
+    namespace: dict = {}
+    exec(example("A new subspace strategy"), namespace)
+    result = namespace["result"]
+    assert len(result.history) == 15
+    for h in result.history:  # every point evaluated lies in the embedding: inputs i and i + 6 equal
+        assert np.array_equal(h["x"][:2], h["x"][6:])
+    search = namespace["Fold"]().bind(8, 6, 0)
+    Z = torch.rand(4, 6, dtype=torch.float64)
+    assert torch.equal(search.project(search.lift(Z)), Z)
+
+
+def test_the_bandit_policy_example_runs_through_the_loop_and_is_logged(tmp_path, monkeypatch):
+    from npbandit.storage import list_runs
+
+    monkeypatch.chdir(tmp_path)
+    namespace: dict = {}
+    exec(example("A new bandit policy"), namespace)
+    result = namespace["result"]
+    (run,) = list_runs("sqlite:///bandits.db")
+    assert run.id == result.run_id and run.policy == "eps-greedy" and run.policy_params == {"eps": 0.1}
+    assert run.status == "completed" and run.n_steps == 200
+    three_arms = namespace["gym"].make("npbandit/LinearBandit-v0", context_dim=3, n_arms=3, horizon=5)
+    with pytest.raises(ValueError, match="policy 'eps-greedy'"):  # built for 4 arms: check_spaces refuses 3
+        namespace["run_episode"](three_arms, namespace["EpsilonGreedy"](4), seed=0)
+
+
+def test_the_surrogate_example_registers_a_family_the_protocol_tests_pass(registries, tmp_path, monkeypatch):
+    from npbandit.surrogates.pretrained import load_surrogate
+
+    monkeypatch.chdir(tmp_path)
     namespace: dict = {}
     exec(example("A new surrogate family"), namespace)
     assert "mean-cnp" in surrogates.available_models() and isinstance(namespace["model"], namespace["MeanCNP"])
+    # the family's checkpoint, trained on the bo prior, is what optimize ran with
+    card = namespace["run"].card
+    assert (tmp_path / card).resolve() == tmp_path.resolve() / "runs" / "mean-cnp-bo" / "mean-cnp-bo.json"
+    assert isinstance(load_surrogate(card), namespace["MeanCNP"]) and len(namespace["result"].history) == 7
     with pytest.raises(ValueError, match="'mean-cnp' is registered already"):
         surrogates.register_model(type("Again", (namespace["MeanCNP"],), {}))
     # every protocol test parametrised over the registry, on the new family
@@ -68,6 +103,8 @@ def test_the_prior_example_registers_a_prior_that_trains_on_its_default_suite(re
     exec(example("A new prior"), namespace)
     assert list(namespace["suite"]) == ["lines"] and namespace["suite"]["lines"].n == 8
     assert set(namespace["run"].log[-1]["eval_ll"]) == {"lines"} and namespace["run"].step == 2
+    assert namespace["surrogate"].card["prior"]["name"] == "lines"
+    assert namespace["model"].posterior(namespace["X"]).mean.shape == (5, 1)
 
 
 def test_register_model_refuses_what_is_not_a_named_concrete_family(registries):
@@ -162,3 +199,22 @@ def test_a_family_whose_config_is_not_an_npconfig_saves_and_loads_and_an_unregis
                                               r"\(register_model; on the command line, --plugin MODULE\); "
                                               r"known: \["):
         load_surrogate(card)
+
+
+def test_an_unknown_family_or_prior_name_says_how_to_register_one(tmp_path):
+    # a family or prior of one's own, named before its module registered it, was refused with the registered names
+    # alone ("prior must be one of ['bo', 'gp1d', 'wheel']"), not saying that a registration (or --plugin) was missing
+    from npbandit.priors import make_prior
+    from npbandit.training import TrainConfig
+
+    plugin = r"on the command line, --plugin MODULE imports the module that adds it\)"
+    with pytest.raises(ValueError, match=r"name must be one of \[.*'tnpd'\], got 'mean-cnp' \(one of your own is "
+                                         r"added with npbandit.surrogates.register_model; " + plugin):
+        surrogates.build("mean-cnp", 1, 1)
+    with pytest.raises(ValueError, match=r"prior must be one of \['bo', 'gp1d', 'wheel'\], got 'lines' \(one of your "
+                                         r"own is added with npbandit.priors.register_prior; " + plugin):
+        make_prior("lines")
+    with pytest.raises(ValueError, match=r"model must be one of .*, got 'mean-cnp' \(.*register_model; " + plugin):
+        TrainConfig(model="mean-cnp", prior="bo", steps=1, out=str(tmp_path))
+    with pytest.raises(ValueError, match=r"prior must be one of .*, got 'lines' \(.*register_prior; " + plugin):
+        TrainConfig(model="tnpd", prior="lines", steps=1, out=str(tmp_path))

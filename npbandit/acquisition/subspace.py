@@ -56,7 +56,7 @@ from npbandit.models.columns import relevance
 
 __all__ = ["SubspaceStrategy", "SubspaceSearch", "CountSketch", "CountSketchSearch", "CoordinateSubspace",
            "CoordinateSearch", "check_subspace", "COORDINATE_SCORES", "deal", "propose_embedded", "check_bind",
-           "check_d_e", "as_rows"]
+           "check_d_e", "as_rows", "bind_search"]
 
 #: the named relevance estimates of :class:`CoordinateSubspace` (``scores``): ``"bowl"``,
 #: :func:`~npbandit.models.columns.relevance` of the region's points around the incumbent
@@ -509,3 +509,28 @@ def check_subspace(subspace: Any) -> SubspaceStrategy | None:
                         f"CoordinateSubspace()) or None, got "
                         f"{type(subspace).__name__}")
     return subspace
+
+
+def bind_search(strategy: SubspaceStrategy, dim: int, width: int, seed: int) -> SubspaceSearch:
+    """``strategy.bind(dim, width, seed)``, checked: a :class:`SubspaceSearch` of ``dim``
+    inputs whose ``search_dim`` and ``active_dim`` are positive ints. What every caller of
+    ``bind`` uses, so that a strategy of one's own returning something else is refused where
+    it is bound, naming it, not later on a missing attribute.
+
+    Raises:
+        TypeError: ``bind`` returned no :class:`SubspaceSearch`.
+        ValueError: its ``dim`` is not ``dim``, or ``search_dim`` / ``active_dim`` no positive int.
+    """
+    search = strategy.bind(dim, width, seed)
+    who = f"subspace: {type(strategy).__name__}.bind({dim}, {width}, seed)"
+    if not isinstance(search, SubspaceSearch):
+        raise TypeError(f"{who} must return a SubspaceSearch (npbandit.acquisition.subspace), got "
+                        f"{type(search).__name__}")
+    for attr in ("dim", "search_dim", "active_dim"):
+        value = getattr(search, attr, None)
+        if not isinstance(value, (int, np.integer)) or isinstance(value, bool) or value < 1 or (
+                attr == "dim" and value != dim):
+            wanted = f"{dim}, the problem's inputs" if attr == "dim" else "a positive int"
+            raise ValueError(f"{who} returned a {type(search).__name__} whose {attr} is {value!r}, not {wanted} "
+                             "(a search sets dim, search_dim and active_dim)")
+    return search

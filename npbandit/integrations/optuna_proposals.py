@@ -24,7 +24,7 @@ from npbandit.acquisition.indexed_choices import IndexedChoices
 from npbandit.acquisition.optimizers import AcquisitionOptimizer
 from npbandit.acquisition.pending import pending_rule
 from npbandit.acquisition.proposal import nearest, propose, propose_in_region
-from npbandit.acquisition.subspace import SubspaceSearch, SubspaceStrategy
+from npbandit.acquisition.subspace import SubspaceSearch, SubspaceStrategy, bind_search
 from npbandit.acquisition.wide_spaces import check_subspace_space, default_subspace
 from npbandit.integrations.optuna_branches import (
     MIN_BRANCH_TRIALS,
@@ -228,7 +228,7 @@ class StudyProposals:
         if isinstance(strategy, IndexedChoices) and dict(strategy.space.items()) == dict(space.items()):
             strategy = IndexedChoices(space, then=strategy.then)  # the same parameters, in the sampler's order
         check_subspace_space(strategy, space)
-        return space, strategy.bind(d, width, self.seed)
+        return space, bind_search(strategy, d, width, self.seed)
 
     def _build(self, X: torch.Tensor, Y: torch.Tensor):
         """The NP conditioned on ``X [n, w]``, ``Y [n, 1 + k]`` (an ``NPModel``)."""

@@ -39,7 +39,7 @@ from npbandit.acquisition.pending import (
     pending_strategy,
 )
 from npbandit.acquisition.proposal import ACQUISITIONS, propose, propose_in_region
-from npbandit.acquisition.subspace import SubspaceStrategy, check_subspace
+from npbandit.acquisition.subspace import SubspaceStrategy, bind_search, check_subspace
 from npbandit.acquisition.thompson import thompson_draw
 from npbandit.acquisition.wide_spaces import subspace_and_width
 from npbandit.feasibility import is_feasible
@@ -290,7 +290,7 @@ class BOPolicy(Policy):
             self.region = (TrustRegion.from_settings(self.dim, self.trust_region_settings) if self.trust_region
                            else None)
         else:  # the design and the region live in the strategy's search cube
-            self._search = self.subspace.bind(self.dim, self.width, int(self.rng.integers(2**31)))
+            self._search = bind_search(self.subspace, self.dim, self.width, int(self.rng.integers(2**31)))
             self.design = SobolDesign(self._search.search_dim, seed)
             self.region = None
             if self.trust_region:
@@ -480,7 +480,7 @@ class BOPolicy(Policy):
             out["max_context"] = self.max_context  # None: every observation in the box
         if self.subspace is not None:  # the values the run used
             out["subspace_width"] = self.width
-            search = self.subspace.bind(self.dim, self.width, 0) if self._search is None else self._search
+            search = bind_search(self.subspace, self.dim, self.width, 0) if self._search is None else self._search
             out.update(search.params())  # sizes only: the same for every seed
             if self.trust_region:
                 out["trust_region_failure_tolerance"] = (self.trust_region_settings.failure_tolerance

@@ -14,7 +14,7 @@ from typing import Any
 from npbandit.priors.base import Prior, TaskBatch, step_generator
 from npbandit.priors.gp import BOPrior, GP1DPrior
 from npbandit.priors.wheel import WheelPrior
-from npbandit.validation import check_int, check_range, register_class
+from npbandit.validation import check_int, check_range, register_class, unregistered
 
 __all__ = ["Prior", "TaskBatch", "GP1DPrior", "BOPrior", "WheelPrior", "make_prior", "PRIORS", "step_generator",
            "register_prior"]
@@ -63,7 +63,7 @@ def make_prior(name: str, **params: Any) -> Prior:
         TypeError: a parameter the prior does not take (naming the prior).
     """
     if name not in PRIORS:
-        raise ValueError(f"prior must be one of {sorted(PRIORS)}, got {name!r}")
+        raise unregistered("prior", name, sorted(PRIORS), "npbandit.priors.register_prior")
     try:
         return PRIORS[name](**params)
     except TypeError as err:

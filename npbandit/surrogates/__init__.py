@@ -24,7 +24,7 @@ from npbandit.surrogates.lbanp import LBANP, LBANPConfig
 from npbandit.surrogates.retreever import ReTreever, ReTreeverConfig
 from npbandit.surrogates.te_pt_tnp import TEPTTNP, TEPTTNPConfig
 from npbandit.surrogates.tnp import TNPD, TNPDConfig
-from npbandit.validation import register_class
+from npbandit.validation import register_class, unregistered
 
 __all__ = [
     "build",
@@ -125,7 +125,7 @@ def build(name: str, x_dim: int, y_dim: int, *, size: str = "paper", **config: A
 
 def _model_name(name: Any) -> str:
     if not isinstance(name, str) or name.lower() not in _MODELS:
-        raise ValueError(f"name must be one of {available_models()}, got {name!r}")
+        raise unregistered("name", name, available_models(), "npbandit.surrogates.register_model")
     return name.lower()
 
 

@@ -27,7 +27,7 @@ from npbandit.surrogates import NeuralProcess, available_models, build, model_co
 from npbandit.surrogates.pretrained import save_pretrained
 from npbandit.training.evaluation import EVAL_BATCH_SIZE, card_evaluation, evaluate_suite, evaluation_suite
 from npbandit.training.run_state import STATE_JSON, load_state, lock_run, save_state
-from npbandit.validation import check_bool, check_device, check_int, check_real
+from npbandit.validation import check_bool, check_device, check_int, check_real, unregistered
 
 __all__ = ["TrainConfig", "train", "TrainResult"]
 
@@ -119,9 +119,9 @@ class TrainConfig:
         if self.loss not in self.LOSSES:
             raise ValueError(f"loss must be one of {self.LOSSES}, got {self.loss!r}")
         if self.model.lower() not in available_models():
-            raise ValueError(f"model must be one of {available_models()}, got {self.model!r}")
+            raise unregistered("model", self.model, available_models(), "npbandit.surrogates.register_model")
         if self.prior not in PRIORS:
-            raise ValueError(f"prior must be one of {sorted(PRIORS)}, got {self.prior!r}")
+            raise unregistered("prior", self.prior, sorted(PRIORS), "npbandit.priors.register_prior")
         if self.name is None:
             self.name = f"{self.model}-{self.prior}"
         # the name is the exported files' stem in `out`: a path would write elsewhere (or fail after training)

@@ -164,6 +164,44 @@ def test_bo_policy_takes_an_injected_coordinate_subspace(tiny):
     assert params["trust_region_failure_tolerance"] == 4
 
 
+class _Binds(CountSketch):
+    """A strategy of one's own whose bind returns ``made(dim, width, seed)``."""
+
+    name = "test-binds"
+
+    def __init__(self, made):
+        super().__init__()
+        self.made = made
+
+    def bind(self, dim, width, seed):
+        return self.made(dim, width, seed)
+
+
+class _Unset(CountSketchSearch):
+    """A search that forgot to set its dimensions (read from the class: unset)."""
+
+    dim = search_dim = active_dim = None
+
+    def __init__(self):
+        pass
+
+
+@pytest.mark.parametrize("made,error,match", [
+    (lambda dim, width, seed: object(), TypeError,
+     r"subspace: _Binds.bind\(8, 6, seed\) must return a SubspaceSearch .*got object"),
+    (lambda dim, width, seed: _Unset(), ValueError,
+     r"returned a _Unset whose dim is None, not 8, the problem.s inputs \(a search sets dim, search_dim and "),
+    (lambda dim, width, seed: CountSketch().bind(dim - 1, width, seed), ValueError, r"whose dim is 7, not 8"),
+])
+def test_a_strategy_whose_bind_returns_no_search_of_the_problem_is_named(tiny, made, error, match):
+    # was an AttributeError ("'object' object has no attribute 'search_dim'") from inside BOPolicy.reset
+    policy = BOPolicy(8, model=tiny, subspace=_Binds(made), n_init=5, **FAST)
+    with pytest.raises(error, match=match):
+        policy.reset(0)
+    with pytest.raises(error, match=match):
+        policy.params()
+
+
 def test_a_problem_the_checkpoint_takes_uses_no_subspace(tiny):
     policy = BOPolicy(3, model=tiny)
     assert policy.subspace is None and policy.n_init == 7
