@@ -49,6 +49,7 @@ the same moment see neither and can be the same point.
 
 from __future__ import annotations
 
+import os
 import threading
 import weakref
 from collections.abc import Callable, Sequence
@@ -109,7 +110,7 @@ class NPSampler(StudyProposals, BaseSampler):
     NP surrogate.
 
     Args:
-        checkpoint: a ``bo`` checkpoint (name or path; ``"tnpd"`` / ``"cmanp"`` are
+        checkpoint: a ``bo`` checkpoint (name or path, ``str`` or ``os.PathLike``; ``"tnpd"`` / ``"cmanp"`` are
             accepted as in ``optimize``). Default ``"tnpd-bo"``, as ``optimize``'s default.
             Its width (6 for the shipped ``*-bo`` checkpoints) is the most unit-cube columns
             its model takes (one per float, int or two-choice categorical, one per choice of a
@@ -238,6 +239,8 @@ class NPSampler(StudyProposals, BaseSampler):
             raise ValueError(f"constraints_func needs acquisition 'logei' (expected improvement weighted by the "
                              f"probability of feasibility); got {acquisition!r}")
         self.constraints_func = constraints_func
+        if isinstance(checkpoint, os.PathLike):  # a checkpoint's path, as train() returns its card's
+            checkpoint = os.fspath(checkpoint)
         if not isinstance(checkpoint, str):
             raise TypeError(f"checkpoint must be a checkpoint name or path, got {type(checkpoint).__name__}")
         if not checkpoint.strip():

@@ -17,6 +17,7 @@ re-exported here: this module's public names before that package existed).
 from __future__ import annotations
 
 import dataclasses
+import os
 from collections.abc import Callable
 from typing import Any
 
@@ -69,7 +70,7 @@ class BOPolicy(Policy):
 
     Args:
         dim: input dimension.
-        model: a checkpoint name (e.g. ``"cmanp-bo"``), ``"gp"`` for BoTorch's
+        model: a checkpoint name (e.g. ``"cmanp-bo"``) or path (``str`` or ``os.PathLike``), ``"gp"`` for BoTorch's
             ``SingleTaskGP`` refit every iteration (both resolved by :func:`model_factory`),
             or a model factory: a callable ``(train_X [n, d], train_Y [n, 1]) -> Model``
             returning a one-output BoTorch model on the unit cube (``train_Y [n, 1 + k]`` and
@@ -245,6 +246,8 @@ class BOPolicy(Policy):
         if trust_region is not None and not isinstance(trust_region, (bool, TrustRegionSettings)):
             raise TypeError(f"trust_region must be a bool, a TrustRegionSettings or None, got "
                             f"{type(trust_region).__name__}")
+        if isinstance(model, os.PathLike):  # a checkpoint's path, as train() returns its card's
+            model = os.fspath(model)
         is_np = model != "gp" if isinstance(model, str) else isinstance(model, NPModelFactory)  # model: checked below
         self.trust_region = is_np if trust_region is None else trust_region is not False
         self.trust_region_settings = (None if not self.trust_region else trust_region

@@ -611,3 +611,11 @@ def test_a_proposal_encodes_only_the_trials_no_earlier_proposal_encoded(monkeypa
     encoded.clear()
     study.ask(dist)
     assert encoded == [first.params]  # only the trial told since
+
+
+def test_the_sampler_takes_a_checkpoint_path_as_a_path(tmp_path):
+    # what train() returns (TrainResult.card, a Path) goes straight to the sampler, as to optimize
+    from helpers import tiny_checkpoint
+
+    card = tiny_checkpoint(tmp_path, "cmanp", "bo")
+    assert NPSampler(card).checkpoint == NPSampler(str(card)).checkpoint == "cmanp-bo"

@@ -437,3 +437,14 @@ def test_a_subspace_needs_its_width_from_the_model_or_its_d_e():
     assert subspace_and_width(sketch, None, 40, None) == (sketch, 5)
     with pytest.raises(ValueError, match="subspace needs its d_e with a model other than an NP checkpoint"):
         subspace_and_width(CountSketch(), None, 40, None)
+
+
+def test_bo_policy_takes_a_checkpoint_path_as_a_path(tmp_path):
+    # what train() returns (TrainResult.card, a Path) goes straight to the policy, as to optimize
+    from npbandit.policies.bo import BOPolicy
+
+    card = tiny_checkpoint(tmp_path, "cmanp", "bo")
+    by_path, by_str = BOPolicy(2, model=card), BOPolicy(2, model=str(card))
+    assert by_path.model_name == by_str.model_name == str(card) and by_path.trust_region
+    by_path.reset(0)
+    assert by_path.act(None).shape == (2,)
