@@ -61,9 +61,19 @@ def test_the_bandit_policy_example_runs_through_the_loop_and_is_logged(tmp_path,
     namespace: dict = {}
     exec(example("A new bandit policy"), namespace)
     result = namespace["result"]
-    (run,) = list_runs("sqlite:///bandits.db")
-    assert run.id == result.run_id and run.policy == "eps-greedy" and run.policy_params == {"eps": 0.1}
+    runs = list_runs("sqlite:///bandits.db")
+    (run,) = [r for r in runs if r.id == result.run_id]
+    assert run.policy == "eps-greedy" and run.policy_params == {"eps": 0.1}
     assert run.status == "completed" and run.n_steps == 200
+    # the sweep: both policies on both tasks and three seeds, each run logged, and nothing run again
+    assert len(namespace["results"]) == 12 and all(r.status == "completed" for r in runs)
+    swept = sorted((r.policy, r.env_params["delta"], r.seed) for r in runs if r.env_id == "npbandit/WheelBandit-v0")
+    assert swept == sorted((p, d, s) for p in ("eps-greedy", "linucb") for d in (0.5, 0.9) for s in (0, 1, 2))
+    again = namespace["run_bandit_sweep"](["linucb", lambda env: namespace["EpsilonGreedy"](int(env.action_space.n))],
+                                          [namespace["wheel_task"](0.5)], seeds=[0], steps=200,
+                                          db="sqlite:///bandits.db", say=None)
+    assert [r.run_id for r in again] == [r.run_id for r in namespace["results"][:2]]  # found completed, not run
+    assert len(list_runs("sqlite:///bandits.db")) == 13
     three_arms = namespace["gym"].make("npbandit/LinearBandit-v0", context_dim=3, n_arms=3, horizon=5)
     with pytest.raises(ValueError, match="policy 'eps-greedy'"):  # built for 4 arms: check_spaces refuses 3
         namespace["run_episode"](three_arms, namespace["EpsilonGreedy"](4), seed=0)

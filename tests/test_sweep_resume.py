@@ -168,4 +168,9 @@ def test_a_sweep_refuses_what_is_no_task_and_a_policy_that_cannot_serve_one_befo
         run_bandit_sweep(["uniform", "cmanp-wheel"], [dataset_task("iris")], [0], 4, db=db)
     with pytest.raises(ValueError, match="must not hold 'horizon'"):
         BanditTask("npbandit/WheelBandit-v0", {"delta": 0.5, "horizon": 3})
+    # a policy of one's own is a factory env -> Policy: anything else, or a factory that builds no Policy, is refused
+    with pytest.raises(TypeError, match=r"policies\[1\] must be a policy name or a factory env -> Policy, got int"):
+        run_bandit_sweep(["uniform", 3], [dataset_task("iris")], [0], 4, db=db)
+    with pytest.raises(TypeError, match=r"policies\[1\] must return a Policy .*got ABCMeta"):
+        run_bandit_sweep(["uniform", lambda env: LinUCBPolicy], [dataset_task("iris")], [0], 4, db=db)  # the class
     assert not (tmp_path / "runs.db").exists()  # refused before any run: no database made

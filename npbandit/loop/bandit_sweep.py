@@ -51,7 +51,8 @@ def run_bandit_sweep(policies: Sequence[str], tasks: Sequence[BanditTask], seeds
     holds completed already are not run again.
 
     Every task's environment is made, and every policy built for it
-    (:func:`npbandit.policies.make_bandit_policy` with ``env=``), before any run starts, so
+    (:func:`npbandit.policies.make_bandit_policy` with ``env=``, or a factory of one's own
+    called with the environment), before any run starts, so
     an unknown name or a policy that cannot serve a task (a wheel checkpoint on a data set)
     stops the sweep with nothing run. Without ``executor`` the runs go one after another
     here, each (policy, task) pair's policy built once and reset per run; with one, each run
@@ -70,7 +71,12 @@ def run_bandit_sweep(policies: Sequence[str], tasks: Sequence[BanditTask], seeds
 
     Args:
         policies: names for :func:`npbandit.policies.make_bandit_policy` (``uniform``,
-            ``linucb``, ``lin-ts``, ``gp-ucb``, ``<checkpoint>[-ucb|-thompson|-marginal-thompson]``).
+            ``linucb``, ``lin-ts``, ``gp-ucb``, ``<checkpoint>[-ucb|-thompson|-marginal-thompson]``),
+            or policies of one's own as factories: a callable ``env -> Policy`` called with
+            each task's environment (``beta`` is the named policies' only; a run is
+            recorded, and found completed, under the built policy's ``name``, ``params()``
+            and ``checkpoint``). With an executor, a factory travels to the workers as the
+            executor sends a callable (a process pool: a module-level function or class).
         tasks: the bandits (:func:`~npbandit.loop.bandit_tasks.wheel_task`,
             :func:`~npbandit.loop.bandit_tasks.dataset_task`, :func:`~npbandit.loop.bandit_tasks.csv_task`,
             or a :class:`~npbandit.loop.bandit_tasks.BanditTask` of one's own).
@@ -101,10 +107,12 @@ def run_bandit_sweep(policies: Sequence[str], tasks: Sequence[BanditTask], seeds
             ``db``, ``progress``, ``rerun`` or ``say`` of the wrong type, before anything
             runs or any database is created.
     """
-    from npbandit.policies import make_bandit_policy
-
     for what, values in (("policies", policies), ("tasks", tasks), ("seeds", seeds)):
         _check_sequence(what, values)
+    for i, spec in enumerate(policies):
+        if not (isinstance(spec, str) or callable(spec)):
+            raise TypeError(f"policies[{i}] must be a policy name or a factory env -> Policy, got "
+                            f"{type(spec).__name__} {spec!r}")
     # fail fast, before any run: a sweep would otherwise stop at its first bad entry with runs already logged
     # (the policy names are checked where they are built below, for each task's shape)
     for i, task in enumerate(tasks):
@@ -122,9 +130,10 @@ def run_bandit_sweep(policies: Sequence[str], tasks: Sequence[BanditTask], seeds
         commit_every = check_int("commit_every", commit_every, minimum=1)
     if say is not None and not callable(say):
         raise TypeError(f"say must be callable or None, got {type(say).__name__}")
-    jobs = [(name, k, seed) for k in range(len(tasks)) for seed in seeds for name in policies]
+    jobs = [(j, k, seed) for k in range(len(tasks)) for seed in seeds for j in range(len(policies))]
 
-    def tell(result: EpisodeResult, name: str, k: int, seed: int) -> None:
+    def tell(result: EpisodeResult, j: int, k: int, seed: int) -> None:
+        name = built[j, k].name
         if say is not None:
             regret = "n/a" if result.cumulative_regret is None else f"{result.cumulative_regret:.1f}"
             say(f"run {result.run_id}: {name:<22} {tasks[k].label} seed={seed}  "
@@ -133,13 +142,12 @@ def run_bandit_sweep(policies: Sequence[str], tasks: Sequence[BanditTask], seeds
     envs = [task.make(steps) for task in tasks]
     # built here for an executor's sweep too: a completed run is found by its policy's settings, and an
     # unknown name, or a policy that cannot serve a task, is refused before any run or job starts
-    built = {(name, k): make_bandit_policy(name, beta=beta, env=env) for k, env in enumerate(envs)
-             for name in policies}
+    built = {(j, k): _build(spec, beta, env, j) for k, env in enumerate(envs) for j, spec in enumerate(policies)}
     results: list[EpisodeResult | None] = [None] * len(jobs)
     if not rerun:
         done = completed_runs(db, kind="bandit")
-        for i, (name, k, seed) in enumerate(jobs):
-            row = done.get(_run_key(built[name, k], envs[k], tasks[k], seed, steps))
+        for i, (j, k, seed) in enumerate(jobs):
+            row = done.get(_run_key(built[j, k], envs[k], tasks[k], seed, steps))
             if row is not None:
                 results[i] = _stored_result(db, row)
         skipped = sum(r is not None for r in results)
@@ -155,18 +163,20 @@ def run_bandit_sweep(policies: Sequence[str], tasks: Sequence[BanditTask], seeds
 
         db = shared_url(db)
         if pending:
-            work = [(jobs[i][0], tasks[jobs[i][1]], jobs[i][2], steps, beta, db, commit_every) for i in pending]
+            work = [(policies[jobs[i][0]], tasks[jobs[i][1]], jobs[i][2], steps, beta, db, commit_every)
+                    for i in pending]
             for j, result in run_jobs(_task_run, work, executor, desc="bandit runs", progress=progress):
                 results[pending[j]] = result
                 tell(result, *jobs[pending[j]])
         return results  # type: ignore[return-value]  # every slot is filled once run_jobs is through
     for i in pending:
-        name, k, seed = jobs[i]
+        j, k, seed = jobs[i]
         logger = RunLogger(db, commit_every=commit_every)
         # the steps are in the database: a long run keeps none in memory
-        results[i] = run_episode(envs[k], built[name, k], seed=seed, logger=logger, run_info=tasks[k].run_info(steps),
-                                 progress=progress, desc=f"{name} {tasks[k].label} seed={seed}", keep_steps=False)
-        tell(results[i], name, k, seed)
+        results[i] = run_episode(envs[k], built[j, k], seed=seed, logger=logger, run_info=tasks[k].run_info(steps),
+                                 progress=progress, desc=f"{built[j, k].name} {tasks[k].label} seed={seed}",
+                                 keep_steps=False)
+        tell(results[i], j, k, seed)
     return results  # type: ignore[return-value]  # every slot is filled: found completed, or run
 
 
@@ -192,12 +202,26 @@ def _stored_result(db: str, row: RunRow) -> EpisodeResult:
     return EpisodeResult(row.id, cumulative_regret=regret, failed_steps=failed, n_steps=row.n_steps, keep_steps=False)
 
 
-def _task_run(name: str, task: BanditTask, seed: int, steps: int, beta: float, db: str,
+def _build(spec: str | Callable[[gym.Env], Any], beta: float, env: gym.Env, index: int | None = None) -> Any:
+    """The policy ``spec`` names (:func:`~npbandit.policies.make_bandit_policy`) or builds (a
+    factory called with ``env``), for ``env``; a factory's result that is not a ``Policy`` is
+    refused naming ``policies[index]``."""
+    from npbandit.policies import make_bandit_policy
+    from npbandit.policies.base import Policy
+
+    if isinstance(spec, str):
+        return make_bandit_policy(spec, beta=beta, env=env)
+    policy = spec(env)
+    if not isinstance(policy, Policy):
+        where = "a policy factory" if index is None else f"policies[{index}]"
+        raise TypeError(f"{where} must return a Policy (npbandit.policies.base.Policy), got {type(policy).__name__}")
+    return policy
+
+
+def _task_run(spec: str | Callable[[gym.Env], Any], task: BanditTask, seed: int, steps: int, beta: float, db: str,
               commit_every: int | None) -> EpisodeResult:
     """One run of :func:`run_bandit_sweep`'s sweep, on an executor's worker."""
-    from npbandit.policies import make_bandit_policy
-
     env = task.make(steps)
-    return run_episode(env, make_bandit_policy(name, beta=beta, env=env), seed=seed,
+    return run_episode(env, _build(spec, beta, env), seed=seed,
                        logger=RunLogger(db, commit_every=commit_every), run_info=task.run_info(steps),
                        keep_steps=False)

@@ -220,3 +220,18 @@ def test_the_cli_says_when_no_scheduler_answers(tmp_path, capsys, monkeypatch):
     assert main(["bandit", "--policies", "uniform", "--steps", "5", "--db", str(tmp_path / "x.db"),
                  "--dask-scheduler", "tcp://127.0.0.1:9"]) == 2
     assert "tcp://127.0.0.1:9" in capsys.readouterr().err
+
+
+def test_a_policy_factory_runs_on_the_cluster(tmp_path, client):
+    """A policy of one's own goes into a sweep as a factory env -> Policy, pickled to the workers."""
+    from npbandit.loop import run_bandit_sweep, wheel_task
+    from npbandit.policies import LinUCBPolicy
+
+    db = str(tmp_path / "own.db")
+    with distributed.get_task_stream(client) as tasks:
+        results = run_bandit_sweep([lambda env: LinUCBPolicy(alpha=0.5)], [wheel_task(0.5)], [0, 1], 10, db=db,
+                                   say=None, executor=client.get_executor())
+    assert len(tasks.data) == 2 and len(results) == 2
+    runs = list_runs(db)
+    assert sorted(r.seed for r in runs) == [0, 1] and {(r.policy, r.policy_params["alpha"]) for r in runs} == {
+        ("linucb", 0.5)} and all(r.status == "completed" for r in runs)
