@@ -273,11 +273,12 @@ def propose_in_region(region: SearchRegion, X: torch.Tensor, Y: torch.Tensor, bu
     if pending is not None:
         pending = region.to_unit(pending, seen_lower, seen_upper)[0]
     bounds = torch.stack([(lower - seen_lower) / span, (upper - seen_lower) / span]).clamp(0.0, 1.0)
-    local_snap = None
-    if snap is not None and cube is None:  # the repeat check in the model's cube, through the whole cube's grid
-        def local_snap(points: torch.Tensor) -> torch.Tensor:
-            return (snap(seen_lower + points * span) - seen_lower) / span
 
+    def snap_in_frame(points: torch.Tensor) -> torch.Tensor:  # the whole cube's snap, seen in the model's frame
+        return (whole_snap(seen_lower + points * span) - seen_lower) / span
+
+    # the repeat check in the model's cube, through the whole cube's grid (a mixed space's cube snaps itself)
+    local_snap = snap_in_frame if snap is not None and cube is None else None
     X_local = (X - seen_lower) / span  # every observation in the model's frame, outside its box too
     point = propose(build_model(X_box, Y_box), acquisition, dim=X.shape[-1],
                     best_f=None if constraints else Y_box.max(), seed=seed, pending=pending,
@@ -293,9 +294,6 @@ def propose_in_region(region: SearchRegion, X: torch.Tensor, Y: torch.Tensor, bu
         # a grid value's centre, or a choice's one-hot point, may lie outside the box searched
         # although the box reaches it: only the continuous columns are held to the box
         out = cube.snap(torch.where(cube.continuous_columns, whole.clamp(lower, upper), whole)).numpy()
-    def snap_in_frame(points: torch.Tensor) -> torch.Tensor:  # whole_snap, seen in the model's frame
-        return (whole_snap(seen_lower + points * span) - seen_lower) / span
-
     if not (avoid_repeats and whole_snap is not None and acquisition in ("logei", "ucb") and out.ndim == 1
             and _repeats((torch.as_tensor(out) - seen_lower) / span, X_local, snap_in_frame)):
         return out
