@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import functools
-import os
 import warnings
 from collections.abc import Callable, Mapping, Sequence
 from typing import Any
@@ -31,7 +30,7 @@ from npbandit.stopping import RunInterrupted
 from npbandit.storage import DEFAULT_URL, RunEvaluations, RunLogger, RunRow
 from npbandit.surrogates.base import NeuralProcess
 from npbandit.threads import resolve_threads
-from npbandit.validation import check_bool, check_int
+from npbandit.validation import check_bool, check_int, path_as_str
 from npbandit.warm_start import WarmStart, continued_run, initial_points
 
 __all__ = ["optimize", "OptimizeResult", "SURROGATES", "objective_label"]
@@ -282,8 +281,7 @@ def optimize(objective: Callable[[Any], float], bounds: Any = None, surrogate: s
     if point_type == "torch" and searched is not None:
         raise ValueError("point_type='torch' is for bounds (the point as a tensor); with a search space the "
                          "objective receives a dict {name: value}")
-    if isinstance(surrogate, os.PathLike):  # a checkpoint's path, as train() returns its card's
-        surrogate = os.fspath(surrogate)
+    surrogate = path_as_str(surrogate)
     if isinstance(surrogate, NeuralProcess):
         check_loaded(surrogate)
     elif not isinstance(surrogate, str):

@@ -16,7 +16,7 @@ if TYPE_CHECKING:  # torch loads only where a check needs it
 
 __all__ = ["check_bool", "check_int", "check_real", "check_range", "check_render_mode", "check_options",
            "check_device", "check_float_dtype", "is_real", "is_tensor", "register_class",
-           "unregistered"]
+           "unregistered", "path_as_str"]
 
 
 def is_real(value: Any) -> bool:
@@ -166,3 +166,11 @@ def unregistered(argument: str, name: Any, known: list[str], register: str) -> V
     typo, is the usual cause when the name is one's own."""
     return ValueError(f"{argument} must be one of {known}, got {name!r} (one of your own is added with {register}; "
                       "on the command line, --plugin MODULE imports the module that adds it)")
+
+
+def path_as_str(value: Any) -> Any:
+    """A path-like ``value`` (``pathlib.Path``, what ``train()`` returns as a checkpoint's card)
+    as its ``str``; anything else as given, for the caller's own checks of names and paths."""
+    import os
+
+    return os.fspath(value) if isinstance(value, os.PathLike) else value

@@ -49,7 +49,6 @@ the same moment see neither and can be the same point.
 
 from __future__ import annotations
 
-import os
 import threading
 import weakref
 from collections.abc import Callable, Sequence
@@ -94,7 +93,7 @@ from npbandit.surrogates.pretrained import (
     load_surrogate,
 )
 from npbandit.threads import check_threads
-from npbandit.validation import check_bool, check_int, check_real
+from npbandit.validation import check_bool, check_int, check_real, path_as_str
 
 __all__ = ["NPSampler"]
 
@@ -239,8 +238,7 @@ class NPSampler(StudyProposals, BaseSampler):
             raise ValueError(f"constraints_func needs acquisition 'logei' (expected improvement weighted by the "
                              f"probability of feasibility); got {acquisition!r}")
         self.constraints_func = constraints_func
-        if isinstance(checkpoint, os.PathLike):  # a checkpoint's path, as train() returns its card's
-            checkpoint = os.fspath(checkpoint)
+        checkpoint = path_as_str(checkpoint)
         if not isinstance(checkpoint, str):
             raise TypeError(f"checkpoint must be a checkpoint name or path, got {type(checkpoint).__name__}")
         if not checkpoint.strip():

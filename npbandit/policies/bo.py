@@ -17,7 +17,6 @@ re-exported here: this module's public names before that package existed).
 from __future__ import annotations
 
 import dataclasses
-import os
 from collections.abc import Callable
 from typing import Any
 
@@ -53,6 +52,7 @@ from npbandit.rows import evaluation_order
 from npbandit.surrogates.pretrained import checkpoint_use, context_limit, served_width
 from npbandit.threads import check_threads, torch_threads
 from npbandit.transforms.yeo_johnson import yeo_johnson_warp
+from npbandit.validation import path_as_str
 
 __all__ = ["SobolPolicy", "BOPolicy", "ACQUISITIONS", "OUTPUT_WARPS", "LIARS", "DEFAULT_LIAR", "check_liar",
            "liar_value", "pending_rule", "propose", "propose_in_region", "thompson_draw", "yeo_johnson_warp",
@@ -246,8 +246,7 @@ class BOPolicy(Policy):
         if trust_region is not None and not isinstance(trust_region, (bool, TrustRegionSettings)):
             raise TypeError(f"trust_region must be a bool, a TrustRegionSettings or None, got "
                             f"{type(trust_region).__name__}")
-        if isinstance(model, os.PathLike):  # a checkpoint's path, as train() returns its card's
-            model = os.fspath(model)
+        model = path_as_str(model)
         is_np = model != "gp" if isinstance(model, str) else isinstance(model, NPModelFactory)  # model: checked below
         self.trust_region = is_np if trust_region is None else trust_region is not False
         self.trust_region_settings = (None if not self.trust_region else trust_region
