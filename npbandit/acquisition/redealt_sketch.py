@@ -96,6 +96,7 @@ from npbandit.acquisition.subspace import (
     deal,
     propose_embedded,
 )
+from npbandit.validation import check_int
 
 __all__ = ["RedealtSketch", "RedealtSketchSearch", "AnchoredSketch", "SLICE_TOLERANCE", "STALL_TOLERANCE", "stalled"]
 
@@ -331,10 +332,6 @@ class RedealtSketchSearch(SubspaceSearch):
         return out
 
 
-def _positive_int(value: Any) -> bool:
-    return isinstance(value, (int, np.integer)) and not isinstance(value, bool) and value >= 1
-
-
 def _relevance_name(relevance: Callable[..., Any]) -> str:
     """A relevance function's name as params report it (its ``__name__``, else its repr)."""
     return getattr(relevance, "__name__", repr(relevance))
@@ -378,25 +375,19 @@ class RedealtSketch(SubspaceStrategy):
                  only_when_stalled: bool = False, early_start: int | None = None,
                  early_length: int | None = None) -> None:
         self.d_e = check_d_e(d_e)
-        for name, value in (("phase_start", phase_start), ("phase_length", phase_length)):
-            if not _positive_int(value):
-                raise ValueError(f"{name} must be a positive int, got {value!r}")
+        self.phase_start = check_int("phase_start", phase_start, minimum=1)
+        self.phase_length = check_int("phase_length", phase_length, minimum=1)
         if (early_start is None) != (early_length is None):
             raise ValueError(f"early_start and early_length must be given together, got early_start={early_start!r}, "
                              f"early_length={early_length!r}")
-        if early_start is not None:
-            for name, value in (("early_start", early_start), ("early_length", early_length)):
-                if not _positive_int(value):
-                    raise ValueError(f"{name} must be None or a positive int, got {value!r}")
-            if early_start >= phase_start:
-                raise ValueError(f"early_start must be below phase_start ({phase_start}), got {early_start!r}")
-        self.early_start = None if early_start is None else int(early_start)
-        self.early_length = None if early_length is None else int(early_length)
+        self.early_start = None if early_start is None else check_int("early_start", early_start, minimum=1)
+        self.early_length = None if early_length is None else check_int("early_length", early_length, minimum=1)
+        if self.early_start is not None and self.early_start >= self.phase_start:
+            raise ValueError(f"early_start must be below phase_start ({self.phase_start}), got {early_start!r}")
         if relevance is not None and not callable(relevance):
             raise ValueError(f"relevance must be None or a function (X, Y) -> [D] scores, got {relevance!r}")
         if not isinstance(only_when_stalled, (bool, np.bool_)):
             raise ValueError(f"only_when_stalled must be a bool, got {only_when_stalled!r}")
-        self.phase_start, self.phase_length = int(phase_start), int(phase_length)
         self.relevance, self.only_when_stalled = relevance, bool(only_when_stalled)
 
     def bind(self, dim: int, width: int, seed: int) -> RedealtSketchSearch:
