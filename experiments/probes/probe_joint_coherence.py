@@ -51,20 +51,19 @@ def pair_correlations(draws, x, lo: float, width: float) -> tuple[list[float], l
     return near, far
 
 
-def measure(checkpoint: str, seed: int, draws: int, grid: int, block: int | None):
-    """One context seed's near and far correlations for ``checkpoint`` (``block``: points per
-    autoregressive block, ``None`` for one block over the grid)."""
+def measure(surrogate, seed: int, draws: int, grid: int, block: int | None):
+    """One context seed's near and far correlations for a loaded ``surrogate`` (``block``:
+    points per autoregressive block, ``None`` for one block over the grid)."""
     import torch
 
     from npbandit.models import NPModel
-    from npbandit.surrogates.pretrained import load_surrogate, read_card
 
-    lo, hi = read_card(checkpoint)["use"]["input_domain"]
+    lo, hi = surrogate.card["use"]["input_domain"]
     width = hi - lo
     g = torch.Generator().manual_seed(seed)
     X = lo + 0.45 * width * torch.rand(10, 1, generator=g, dtype=torch.float64)
     Y = torch.sin(6.0 * (X - lo) / width)
-    model = NPModel.from_pretrained(load_surrogate(checkpoint, dtype=torch.float64), X, Y)
+    model = NPModel.from_pretrained(surrogate, X, Y)
     x = torch.linspace(lo, hi, grid + 1, dtype=torch.float64)[:grid]
     with torch.no_grad():
         sample = model.joint_sample(x[:, None], draws, torch.Generator().manual_seed(seed + 1),
@@ -75,7 +74,7 @@ def measure(checkpoint: str, seed: int, draws: int, grid: int, block: int | None
 def main(argv: list[str] | None = None) -> list[dict]:
     import torch
 
-    from npbandit.surrogates.pretrained import read_card
+    from npbandit.surrogates.pretrained import load_surrogate
 
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--checkpoints", nargs="+", default=list(CHECKPOINTS))
@@ -89,11 +88,12 @@ def main(argv: list[str] | None = None) -> list[dict]:
     print("| checkpoint | draw | near pairs: mean corr | min | far pairs: mean corr | max abs | bar met |")
     print("|---|---|---:|---:|---:|---:|---|")
     for checkpoint in args.checkpoints:
-        card_block = read_card(checkpoint)["config"]["block_size"]
+        surrogate = load_surrogate(checkpoint, dtype=torch.float64)  # loaded once, every model built on it
+        card_block = surrogate.card["config"]["block_size"]
         for label, block in (("one block", None), (f"blocks of {card_block}", card_block)):
             near, far = [], []
             for seed in range(args.seeds):
-                n, f = measure(checkpoint, seed, args.draws, args.grid, block)
+                n, f = measure(surrogate, seed, args.draws, args.grid, block)
                 near += n
                 far += f
             row = {"checkpoint": checkpoint, "draw": label, "near_mean": statistics.fmean(near), "near_min": min(near),
