@@ -323,6 +323,25 @@ def test_a_relative_sqlite_url_means_the_file_in_the_directory_of_each_open(tmp_
     assert (second / "late.db").exists() and not (first / "late.db").exists()
 
 
+def test_a_relative_url_s_errors_name_it_and_the_file_in_the_current_directory(tmp_path, monkeypatch):
+    # the writer and the reader read the file from the absolute URL open_db made, not from the URL as given
+    monkeypatch.chdir(tmp_path)
+    (tmp_path / "folder.db").mkdir()
+    for given, url in (("missing/runs.db", "sqlite:///missing/runs.db"),  # a bare path, named as its URL
+                       ("sqlite:///missing/runs.db", "sqlite:///missing/runs.db"),
+                       ("sqlite:///file:missing/runs.db?uri=true", "sqlite:///file:missing/runs.db?uri=true")):
+        with pytest.raises(StorageError) as err:
+            open_db(given)
+        assert str(err.value) == f"db {url!r}: directory {str(tmp_path / 'missing')!r} does not exist"
+        with pytest.raises(StorageError) as err:
+            open_db(given, readonly=True)
+        assert str(err.value) == f"db {url!r}: no database at {str(tmp_path / 'missing' / 'runs.db')!r}"
+    with pytest.raises(StorageError) as err:
+        open_db("folder.db")
+    assert str(err.value) == (f"db 'sqlite:///folder.db': {str(tmp_path / 'folder.db')!r} is a directory, not a "
+                              "database file")
+
+
 def test_the_storage_package_re_exports_each_name_from_its_module():
     import npbandit.storage as storage
     from npbandit.storage import engine, heartbeat, logger, models, queries

@@ -174,3 +174,33 @@ def test_a_sweep_refuses_what_is_no_task_and_a_policy_that_cannot_serve_one_befo
     with pytest.raises(TypeError, match=r"policies\[1\] must return a Policy .*got ABCMeta"):
         run_bandit_sweep(["uniform", lambda env: LinUCBPolicy], [dataset_task("iris")], [0], 4, db=db)  # the class
     assert not (tmp_path / "runs.db").exists()  # refused before any run: no database made
+
+
+def test_an_executor_given_as_a_function_is_entered_only_once_the_sweep_s_checks_pass(tmp_path):
+    # npbandit bandit --dask-scheduler passes its cluster so: a sweep the checks refuse never reaches it
+    import concurrent.futures as cf
+    import contextlib
+
+    from npbandit.loop import dataset_task, run_bandit_sweep, wheel_task
+
+    events = []
+
+    @contextlib.contextmanager
+    def cluster():
+        events.append("entered")
+        with cf.ThreadPoolExecutor(1) as pool:
+            yield pool
+        events.append("left")
+
+    db = str(tmp_path / "runs.db")
+    with pytest.raises(ValueError, match="needs a 'wheel' checkpoint, 4 input"):
+        run_bandit_sweep(["uniform", "cmanp-wheel"], [dataset_task("iris")], [0], 4, db=db, executor=cluster)
+    with pytest.raises(TypeError, match="executor must be a concurrent.futures.Executor, a function"):
+        run_bandit_sweep(["uniform"], [wheel_task(0.5)], [0], 4, db=db, executor="tcp://127.0.0.1:8786")
+    assert events == [] and not (tmp_path / "runs.db").exists()
+    here = run_bandit_sweep(["uniform", "linucb"], [wheel_task(0.5)], [0, 1], 6, db=str(tmp_path / "here.db"),
+                            say=None)
+    there = run_bandit_sweep(["uniform", "linucb"], [wheel_task(0.5)], [0, 1], 6, db=db, say=None, executor=cluster)
+    assert events == ["entered", "left"]  # once for the sweep, and left when its runs are through
+    assert [r.cumulative_regret for r in there] == [r.cumulative_regret for r in here]
+    assert len(list_runs(db)) == 4

@@ -54,7 +54,9 @@ class LocalPenalty:
             pending.shape[-1], scramble=True, seed=seed).draw(cls.LIPSCHITZ_POINTS, dtype=torch.float64)
         points.requires_grad_(True)
         with torch.enable_grad():
-            means = model.posterior(points, output_indices=objective).mean
+            # t-batches of one point: the means are marginals, and a model that correlates the
+            # points of a t-batch (NPModel(covariance="conditioning")) need not correlate these
+            means = model.posterior(points.unsqueeze(-2), output_indices=objective).mean
             grad, = torch.autograd.grad(means.sum(), points)
         lipschitz = max(float(grad.norm(dim=-1).max()), 1e-6)  # a flat mean: only the point itself is damped
         top = torch.stack([torch.as_tensor(best_f, dtype=torch.float64).reshape(()), means.detach().max(), mean.max()])

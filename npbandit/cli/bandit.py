@@ -6,8 +6,8 @@ holds completed."""
 from __future__ import annotations
 
 import argparse
-import contextlib
 import difflib
+import functools
 from pathlib import Path
 
 from npbandit.cli.options import finite_float, non_negative_int, positive_int, progress
@@ -70,23 +70,18 @@ def add_arguments(bandit: argparse.ArgumentParser) -> None:
 def run(args: argparse.Namespace) -> int:
     """Run the sweep, each run logged to ``--db``."""
     from npbandit.loop import run_bandit_sweep
-    from npbandit.policies.bandit import check_bandit_policy_name
 
     tasks = _tasks(args)
     policies = args.policies or (WHEEL_POLICIES if args.datasets is None else DATASET_POLICIES)
-    with contextlib.ExitStack() as stack:
-        executor = None
-        if args.dask_scheduler is not None:
-            from npbandit.cluster import dask_executor
+    executor = None
+    if args.dask_scheduler is not None:
+        from npbandit.cluster import dask_executor
 
-            for task in tasks:  # before a cluster is reached for them (the sweep checks them again)
-                env = task.make(1)
-                for name in policies:
-                    check_bandit_policy_name(name, context_dim=env.observation_space.shape[0],
-                                             n_arms=int(env.action_space.n))
-            executor = stack.enter_context(dask_executor(args.dask_scheduler))
-        run_bandit_sweep(policies, tasks, args.seeds, args.steps, beta=args.beta, db=args.db, progress=progress(),
-                         executor=executor, commit_every=args.commit_every, rerun=args.rerun)
+        # connected to by the sweep once it has checked the policies and tasks, so that nothing it refuses
+        # reaches the cluster
+        executor = functools.partial(dask_executor, args.dask_scheduler)
+    run_bandit_sweep(policies, tasks, args.seeds, args.steps, beta=args.beta, db=args.db, progress=progress(),
+                     executor=executor, commit_every=args.commit_every, rerun=args.rerun)
     return 0
 
 

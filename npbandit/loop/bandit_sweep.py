@@ -7,7 +7,9 @@ the database holds completed already; :func:`run_wheel_bandits`, the sweep over 
 from __future__ import annotations
 
 import concurrent.futures as cf
+import contextlib
 from collections.abc import Callable, Sequence
+from contextlib import AbstractContextManager
 from typing import Any
 
 import gymnasium as gym
@@ -25,7 +27,7 @@ __all__ = ["run_bandit_sweep", "run_wheel_bandits"]
 def run_wheel_bandits(policies: Sequence[str], deltas: Sequence[float], seeds: Sequence[int], steps: int, *,
                       beta: float = 1.0, db: str = DEFAULT_URL, progress: bool = False,
                       say: Callable[[str], None] | None = print,
-                      executor: cf.Executor | None = None,
+                      executor: cf.Executor | Callable[[], AbstractContextManager[cf.Executor]] | None = None,
                       commit_every: int | None = None, rerun: bool = False) -> list[EpisodeResult]:
     """Wheel-bandit runs for every ``delta`` x ``seed`` x policy, each logged to ``db``; those
     ``db`` holds completed already are not run again: :func:`run_bandit_sweep` over
@@ -45,7 +47,7 @@ def run_wheel_bandits(policies: Sequence[str], deltas: Sequence[float], seeds: S
 def run_bandit_sweep(policies: Sequence[str], tasks: Sequence[BanditTask], seeds: Sequence[int], steps: int, *,
                      beta: float = 1.0, db: str = DEFAULT_URL, progress: bool = False,
                      say: Callable[[str], None] | None = print,
-                     executor: cf.Executor | None = None,
+                     executor: cf.Executor | Callable[[], AbstractContextManager[cf.Executor]] | None = None,
                      commit_every: int | None = None, rerun: bool = False) -> list[EpisodeResult]:
     """Bandit runs for every task x ``seed`` x policy, each logged to ``db``; those ``db``
     holds completed already are not run again.
@@ -54,11 +56,12 @@ def run_bandit_sweep(policies: Sequence[str], tasks: Sequence[BanditTask], seeds
     (:func:`npbandit.policies.make_bandit_policy` with ``env=``, or a factory of one's own
     called with the environment), before any run starts, so
     an unknown name or a policy that cannot serve a task (a wheel checkpoint on a data set)
-    stops the sweep with nothing run. Without ``executor`` the runs go one after another
-    here, each (policy, task) pair's policy built once and reset per run; with one, each run
-    is a job on the executor (:func:`npbandit.cluster.run_jobs`: a Dask cluster's workers, a
-    process pool), building its environment and policy there from the task, and gives the
-    same steps as run here with its seed.
+    stops the sweep with nothing run -- nor any cluster reached, when ``executor`` is a
+    function that connects to one (see ``executor``). Without ``executor`` the runs go one
+    after another here, each (policy, task) pair's policy built once and reset per run; with
+    one, each run is a job on the executor (:func:`npbandit.cluster.run_jobs`: a Dask
+    cluster's workers, a process pool), building its environment and policy there from the
+    task, and gives the same steps as run here with its seed.
 
     A sweep run again after an interruption goes on where it stopped: a run is skipped when
     ``db`` holds a completed run of the same policy with the same settings (its name, its
@@ -86,7 +89,11 @@ def run_bandit_sweep(policies: Sequence[str], tasks: Sequence[BanditTask], seeds
             :func:`npbandit.storage.shared_url`).
         progress: a progress bar per run (here) or over the jobs (on an executor).
         say: called with one line per finished run (``None``: silent).
-        executor: where the runs go (``None``: in this process, one after another).
+        executor: where the runs go (``None``: in this process, one after another): a
+            ``concurrent.futures.Executor``, or a function returning a context manager that
+            yields one (``functools.partial(npbandit.cluster.dask_executor, address)``, as
+            ``npbandit bandit --dask-scheduler`` passes), which the sweep enters once the
+            arguments, tasks and policies are checked and leaves when the runs are through.
         commit_every: steps per database transaction (``None``: the storage default,
             every step, so a killed process loses at most the step in flight). A batch
             writes faster but a SIGKILL loses its uncommitted steps
@@ -104,8 +111,8 @@ def run_bandit_sweep(policies: Sequence[str], tasks: Sequence[BanditTask], seeds
             checkpoint or one that cannot serve a task, a task that is not a
             ``BanditTask`` or whose environment cannot be made, a seed that is not a
             non-negative int, ``steps`` < 1, ``beta`` < 0, ``commit_every`` < 1, or a
-            ``db``, ``progress``, ``rerun`` or ``say`` of the wrong type, before anything
-            runs or any database is created.
+            ``db``, ``progress``, ``rerun``, ``say`` or ``executor`` of the wrong type, before
+            anything runs, any database is created or any cluster is reached.
     """
     for what, values in (("policies", policies), ("tasks", tasks), ("seeds", seeds)):
         _check_sequence(what, values)
@@ -130,6 +137,9 @@ def run_bandit_sweep(policies: Sequence[str], tasks: Sequence[BanditTask], seeds
         commit_every = check_int("commit_every", commit_every, minimum=1)
     if say is not None and not callable(say):
         raise TypeError(f"say must be callable or None, got {type(say).__name__}")
+    if executor is not None and not (isinstance(executor, cf.Executor) or callable(executor)):
+        raise TypeError(f"executor must be a concurrent.futures.Executor, a function returning a context manager "
+                        f"that yields one, or None, got {type(executor).__name__}")
     jobs = [(j, k, seed) for k in range(len(tasks)) for seed in seeds for j in range(len(policies))]
 
     def tell(result: EpisodeResult, j: int, k: int, seed: int) -> None:
@@ -162,12 +172,15 @@ def run_bandit_sweep(policies: Sequence[str], tasks: Sequence[BanditTask], seeds
         from npbandit.storage import shared_url
 
         db = shared_url(db)
-        if pending:
-            work = [(policies[jobs[i][0]], tasks[jobs[i][1]], jobs[i][2], steps, beta, db, commit_every)
-                    for i in pending]
-            for j, result in run_jobs(_task_run, work, executor, desc="bandit runs", progress=progress):
-                results[pending[j]] = result
-                tell(result, *jobs[pending[j]])
+        with contextlib.ExitStack() as stack:
+            if not isinstance(executor, cf.Executor):  # everything above checked: now reach the cluster
+                executor = stack.enter_context(executor())
+            if pending:
+                work = [(policies[jobs[i][0]], tasks[jobs[i][1]], jobs[i][2], steps, beta, db, commit_every)
+                        for i in pending]
+                for j, result in run_jobs(_task_run, work, executor, desc="bandit runs", progress=progress):
+                    results[pending[j]] = result
+                    tell(result, *jobs[pending[j]])
         return results  # type: ignore[return-value]  # every slot is filled once run_jobs is through
     for i in pending:
         j, k, seed = jobs[i]

@@ -63,13 +63,16 @@ t-batch (observed and pending points) are conditioned on once and kept across ca
 the rows stay the same), so a qLogNEI optimisation with one candidate costs a few times the
 diagonal posterior's, and one of ``q`` candidates ``q`` updates per t-batch more. Above
 :data:`MAX_CORRELATED_POINTS` points per t-batch (a posterior over many test points, say) the
-model gives the diagonal posterior instead, as ``covariance="diagonal"`` does; say
-``covariance="diagonal"`` to always have it.
+model gives the diagonal posterior instead, as ``covariance="diagonal"`` does, and says so with a
+``RuntimeWarning`` (once per model); say ``covariance="diagonal"`` to always have it, or ask for
+the points as t-batches of one point each (``X.unsqueeze(-2)``, the same marginals) to have it
+for one call without the warning.
 """
 
 from __future__ import annotations
 
 import math
+import warnings
 
 import torch
 from torch import Tensor
@@ -148,15 +151,29 @@ class ResponseCovarianceMixin:
     surrogate (see the module docstring).
 
     A mixin of ``NPModel`` only: it reads the model's state (``_state``, ``_d``,
-    ``_covariance``, ``_views``, ``surrogate``, ``train_X``; ``_shared_fantasy``, which it
-    keeps) and uses its methods (``_element_index``, ``_state_rows``,
+    ``_covariance``, ``_views``, ``surrogate``, ``train_X``; ``_shared_fantasy`` and
+    ``_warned``, which it keeps) and uses its methods (``_element_index``, ``_state_rows``,
     ``_to_surrogate_inputs``, ``_fold``, ``_unfold``, ``noise_variance``)."""
 
     def _correlates(self, q: int) -> bool:
         """Whether a posterior over ``q`` points per t-batch takes correlations from the
-        network's responses."""
-        return (self._covariance == "conditioning" and 1 < q <= MAX_CORRELATED_POINTS
-                and self.surrogate.y_dim == 1)
+        network's responses. Above :data:`MAX_CORRELATED_POINTS` it does not, and says so with
+        a ``RuntimeWarning`` (called from ``posterior``: the warning names its caller), once per
+        model and the models conditioned from it (they share ``_warned``): the user asked for
+        ``"conditioning"`` and gets the diagonal posterior."""
+        if self._covariance != "conditioning" or q <= 1 or self.surrogate.y_dim != 1:
+            return False
+        if q <= MAX_CORRELATED_POINTS:
+            return True
+        if "uncorrelated" not in self._warned:
+            self._warned.add("uncorrelated")
+            warnings.warn(f"NPModel(covariance='conditioning') was asked for a posterior over {q} points per t-batch, "
+                          f"more than the {MAX_CORRELATED_POINTS} (MAX_CORRELATED_POINTS) it correlates (the "
+                          "correlations cost q^2 predictions), and gives the diagonal posterior there: the points "
+                          "independent, each with its own mean and variance; for that posterior without this warning "
+                          "ask for the points as t-batches of one (X.unsqueeze(-2)) or build the model with "
+                          "covariance='diagonal' (this model warns of it once)", RuntimeWarning, stacklevel=3)
+        return False
 
     def _response_correlation(self, X: Tensor, mean: Tensor, var: Tensor) -> Tensor:
         """The correlation matrices across each t-batch's points: ``out_batch x m x q x q``

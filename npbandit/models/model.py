@@ -140,8 +140,12 @@ class NPModel(MarginalPosteriorMixin, JointPosteriorMixin, ResponseCovarianceMix
             qUCB, ... with ``q > 1`` in ``optimize_acqf``) returns near-duplicate points, and a
             candidate beside a pending one (``X_pending``, GIBBON's) is scored as unrelated to
             it; ``"conditioning"`` spreads such batches, at several times the cost per
-            acquisition evaluation. A joint-predictive surrogate (CMANP-AND) gives its own
-            joint either way.
+            acquisition evaluation. ``"conditioning"`` correlates at most
+            :data:`~npbandit.models.covariance.MAX_CORRELATED_POINTS` points per t-batch (the
+            correlations cost ``q^2`` predictions): above that the posterior is the diagonal one,
+            with a ``RuntimeWarning`` once per model (t-batches of one point, ``X.unsqueeze(-2)``,
+            give those marginals without it). A joint-predictive surrogate (CMANP-AND) gives its
+            own joint either way.
 
     Inputs are mapped onto the box the network was trained on and outputs standardised
     as in its training (see "Inputs and outputs" in :mod:`npbandit.models.network`); data
@@ -174,6 +178,7 @@ class NPModel(MarginalPosteriorMixin, JointPosteriorMixin, ResponseCovarianceMix
         if covariance not in COVARIANCES:
             raise ValueError(f"covariance must be one of {list(COVARIANCES)}, got {covariance!r}")
         self._covariance = covariance
+        self._warned: set[str] = set()  # what the model (and those conditioned from it) warned of once
         # as many as its card's prior trained it on (its x_dim without a card)
         self._columns = resolve_columns(columns, train_X, train_Y, pretrained.served_width(surrogate))
         if n_views > 1 and not input_symmetric(surrogate):
@@ -522,7 +527,7 @@ class NPModel(MarginalPosteriorMixin, JointPosteriorMixin, ResponseCovarianceMix
     _FIELDS = ("_held", "_d", "_columns", "_input_domain", "_standardize", "_tol", "_noise_points", "_bounds",
                "_box_limits", "_batch_shape", "_num_outputs", "_tasks", "_output_indices", "_pending", "_train_X",
                "_train_Y", "_train_Y_t", "_rows", "_moments", "_y_mean", "_y_std", "_state", "_noise_var",
-               "_noise_from", "_train_Yvar", "_known_noise", "_views", "_covariance")
+               "_noise_from", "_train_Yvar", "_known_noise", "_views", "_covariance", "_warned")
 
     def _child(self) -> NPModel:
         """A model with this one's data and state, for the caller to modify; O(1)."""

@@ -176,8 +176,8 @@ class MarginalPosteriorMixin:
         out_batch = torch.broadcast_shapes(X.shape[:-2], self.batch_shape)
         q, m = X.shape[-2], self._m
         X = X.expand(*out_batch, q, self._d)
-        if q == 0:
-            empty = X.new_zeros((*out_batch, 0, m))
+        if not q * math.prod(out_batch):  # no points: nothing to ask the network (not every one takes no targets)
+            empty = X.new_zeros((*out_batch, q, m))
             return empty, empty
         n_model = math.prod(self.batch_shape)
         n_extra = math.prod(out_batch) // n_model
@@ -292,7 +292,8 @@ class MarginalPosteriorMixin:
 
         Returns a ``GPyTorchPosterior`` over ``broadcast(batch_shape, model.batch_shape) x q x m``
         in ``X``'s dtype (an ``outcome_transform`` with wider statistics promotes it, as torch
-        does); differentiable in ``X``.
+        does); differentiable in ``X``. ``X`` without points (``q = 0``, or an empty t-batch
+        such as ``0 x q x d``) gives the empty posterior of those shapes, as a GP's.
 
         ``observation_noise``: ``False``, the latent posterior; ``True``, plus the noise estimate
         (:mod:`npbandit.models.likelihood`); a tensor broadcasting to ``batch_shape x q x m``,
@@ -310,11 +311,15 @@ class MarginalPosteriorMixin:
                              f"{tuple(self.batch_shape)} (X: batch_shape x q x {self._d})")
         self.eval()
         self._check_inputs("X", X, refuse=False)
-        if self.surrogate.joint_predictive and X.shape[-2] > 1:
+        q = X.shape[-2]
+        # a posterior over no points (q = 0, or an empty t-batch) takes the marginal path, whose
+        # _marginals answers it without the network: its shapes are the joint's and a GP's
+        points = q * math.prod(torch.broadcast_shapes(X.shape[:-2], self.batch_shape))
+        if self.surrogate.joint_predictive and q > 1 and points:
             return self._joint_posterior(X, output_indices, observation_noise, posterior_transform)
         indices = self._state_outputs(output_indices)
         mean, var = self._marginals(X)
-        correlation = self._response_correlation(X, mean, var) if self._correlates(X.shape[-2]) else None
+        correlation = self._response_correlation(X, mean, var) if points and self._correlates(q) else None
         noise = self.noise_variance().to(var)
         var = (var - noise).clamp_min(MIN_LATENT_VAR)
         obs_var = self._observation_variance(observation_noise, var)

@@ -349,15 +349,17 @@ def open_db(url: str = DEFAULT_URL, *, readonly: bool = False) -> Engine:
     key = (target, bool(readonly))
     if key in _ENGINES:
         return _ENGINES[key]
-    path = _sqlite_file(target)
-    engine = _open_reader(url, path, target) if readonly else _open_writer(url, path, target)
+    engine = _open_reader(url, target) if readonly else _open_writer(url, target)
     _ENGINES[key] = engine
     return engine
 
 
-def _open_writer(url: str, path: Path | None, target: str) -> Engine:
-    """A writer's engine for ``target`` (``url`` with its SQLite file ``path`` made absolute:
-    :func:`_absolute_url`); messages name ``url`` as it was given."""
+def _open_writer(url: str, target: str) -> Engine:
+    """A writer's engine for ``target`` (``url`` with its SQLite file made absolute:
+    :func:`_absolute_url`); messages name ``url`` (as :func:`_normalise_url` returns it, its
+    path relative where it was given so) and the file ``target`` names, the only file it
+    reads from."""
+    path = _sqlite_file(target)
     if path is not None:
         # say what is wrong in the user's terms before SQLite says "unable to open database file"
         parent = path.parent if str(path.parent) else Path(".")
@@ -419,8 +421,9 @@ def _open_writer(url: str, path: Path | None, target: str) -> Engine:
     return engine
 
 
-def _open_reader(url: str, path: Path | None, target: str) -> Engine:
+def _open_reader(url: str, target: str) -> Engine:
     """A reader's engine for ``target``, as :func:`_open_writer`'s for a writer."""
+    path = _sqlite_file(target)
     if path is not None:
         if not path.is_file():
             raise StorageError(f"db {url!r}: no database at {str(path)!r}")

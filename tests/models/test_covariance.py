@@ -1,11 +1,14 @@
 """NPModel's q-batch covariance for a diagonal surrogate, read from the network's responses
 to conditioning (npbandit.models.covariance)."""
 
+import warnings
+
 import pytest
 import torch
 from conftest import tiny_model
 
 from npbandit import NPModel, load_surrogate
+from npbandit.acquisition.penalty import LocalPenalty
 from npbandit.models.covariance import (
     MAX_CORRELATED_POINTS,
     MIN_EIGENVALUE,
@@ -213,8 +216,43 @@ def test_views_multi_output_batches_and_the_cap():
                                                                                                     dim2=-1))) > 0
     one = viewed.subset_output([1]).posterior(Xq)
     torch.testing.assert_close(one.covariance_matrix, cov[..., 1::2, 1::2], rtol=1e-10, atol=1e-12)
-    many = viewed.posterior(torch.rand(MAX_CORRELATED_POINTS + 1, D, dtype=torch.float64))
+    with pytest.warns(RuntimeWarning, match="MAX_CORRELATED_POINTS"):
+        many = viewed.posterior(torch.rand(MAX_CORRELATED_POINTS + 1, D, dtype=torch.float64))
     assert torch.count_nonzero(many.covariance_matrix - torch.diag_embed(many.variance.reshape(-1))) == 0
+
+
+def test_above_the_cap_the_diagonal_posterior_comes_with_one_warning_per_model():
+    correlated, diagonal = _models()
+    n = MAX_CORRELATED_POINTS + 1
+    X = torch.rand(n, D, generator=torch.Generator().manual_seed(2), dtype=torch.float64)
+    with pytest.warns(RuntimeWarning) as record:
+        wide = correlated.posterior(X)
+    assert len(record) == 1 and record[0].filename == __file__  # names the caller of posterior
+    message = str(record[0].message)
+    for says in (f"over {n} points", f"the {MAX_CORRELATED_POINTS} (MAX_CORRELATED_POINTS)",
+                 "X.unsqueeze(-2)", "covariance='diagonal'"):
+        assert says in message
+    # the diagonal posterior, as covariance="diagonal" gives it
+    torch.testing.assert_close(wide.covariance_matrix, diagonal.posterior(X).covariance_matrix, rtol=0, atol=0)
+    child = correlated.condition_on_observations(X[:1], torch.zeros(1, 1, dtype=torch.float64))
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")  # once per model, and the models conditioned from it
+        correlated.posterior(X)
+        child.posterior(X)
+        diagonal.posterior(X)  # asked for the diagonal posterior: no warning
+        # what the warning offers instead: the same marginals
+        single = correlated.posterior(X.unsqueeze(-2))
+        correlated.posterior(X[:MAX_CORRELATED_POINTS])  # at the cap: correlated, no warning
+    torch.testing.assert_close(single.variance.reshape(-1), wide.variance.reshape(-1), rtol=0, atol=0)
+    torch.testing.assert_close(single.mean.reshape(-1), wide.mean.reshape(-1), rtol=0, atol=0)
+    other, _ = _models()
+    bounds = torch.tensor([[0.0] * D, [1.0] * D], dtype=torch.float64)
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")  # the library's own callers that read marginals ask for t-batches of one
+        penalty = LocalPenalty.build(other, X[:2], 0.0, bounds, seed=0)
+    assert penalty.lipschitz == LocalPenalty.build(diagonal, X[:2], 0.0, bounds, seed=0).lipschitz
+    with pytest.warns(RuntimeWarning, match="MAX_CORRELATED_POINTS"):  # another model warns of its own
+        other.posterior(X)
 
 
 def test_an_unknown_covariance_is_refused():
