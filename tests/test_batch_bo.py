@@ -150,12 +150,16 @@ def test_a_failing_evaluation_is_skipped_and_the_run_goes_on(tmp_path):
 
 
 def _hang_first(release):
-    """An objective whose first call hangs until the ``release`` event is set (a minute at most)."""
-    calls = []
+    """An objective whose first call hangs until the ``release`` event is set (a minute at most).
+    The count is taken under a lock: two calls starting at once on two threads must not both
+    see themselves second (or first)."""
+    calls, lock = [], threading.Lock()
 
     def f(x):
-        calls.append(1)
-        if len(calls) == 1:
+        with lock:
+            calls.append(1)
+            first = len(calls) == 1
+        if first:
             release.wait(60.0)
         return sphere(x)
     return f

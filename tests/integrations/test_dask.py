@@ -113,9 +113,15 @@ def test_one_point_in_flight_twice_is_evaluated_twice(tmp_path, client):
 
 
 def _hang_once(marker, release, x):
-    """Hangs the first time it is called (a file marks that it was) until `release` exists, then a sphere."""
-    if not os.path.exists(marker):
-        open(marker, "w").close()
+    """Hangs the first time it is called (a file marks that it was) until `release` exists, then a sphere.
+
+    The marker is created atomically (``O_EXCL``): two calls starting at once on two workers
+    must not both find it missing and both hang."""
+    try:
+        os.close(os.open(marker, os.O_CREAT | os.O_EXCL | os.O_WRONLY))
+    except FileExistsError:
+        pass
+    else:
         deadline = time.monotonic() + 60.0
         while not os.path.exists(release) and time.monotonic() < deadline:
             time.sleep(0.05)
