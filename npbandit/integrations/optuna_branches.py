@@ -135,13 +135,14 @@ def branches(gate: str, search_space: dict[str, BaseDistribution], completed: li
     return out
 
 
-def first_choice(dist: CategoricalDistribution, options: list[Branch], others: list[object]) -> object | None:
-    """The choice of the gating categorical ``dist`` to take before the branches are compared:
+def first_choice(dist: CategoricalDistribution, options: list[Branch], others: list[object]) -> Branch | None:
+    """The branch of the gating categorical ``dist`` to take before the branches are compared:
     of the ``options`` (:func:`branches`) taken by fewer than :data:`MIN_BRANCH_TRIALS`
     trials, the one taken least (the first in the order of the choices on a tie). A choice's
     trials are its branch's completed ``trials`` and the values in ``others`` that are it (the
     gate's values the failed, pruned and running trials took), so a choice whose trials fail
-    counts as tried. ``None`` when every choice has been taken that often."""
+    counts as tried. ``None`` when every choice has been taken that often. The branch, not its
+    value, is returned: ``None`` is a choice a categorical can hold."""
     taken = [len(b.trials) for b in options]
     position = {int(dist.to_internal_repr(b.value)): i for i, b in enumerate(options)}  # choice index -> option
     for value in others:
@@ -150,7 +151,7 @@ def first_choice(dist: CategoricalDistribution, options: list[Branch], others: l
         except ValueError:  # none of the choices (an enqueued value)
             continue
     fewest = min(range(len(options)), key=lambda i: taken[i])
-    return options[fewest].value if taken[fewest] < MIN_BRANCH_TRIALS else None
+    return options[fewest] if taken[fewest] < MIN_BRANCH_TRIALS else None
 
 
 def best_branch(options: list[Branch], n_startup_trials: int,

@@ -148,7 +148,7 @@ class StudyProposals:
         first = first_choice(search_space[gate], options, others)
         if first is not None:  # the rest of the trial is the independent sampler's, as a start-up trial's
             study._storage.set_trial_system_attr(trial._trial_id, FIRST_TRY_KEY, True)
-            return {gate: first}
+            return {gate: first.value}
         # a choice tried that often whose trials mostly failed has no model: it is passed over
         options = [b if len(b.trials) >= MIN_BRANCH_TRIALS else Branch(b.value, b.trials, {}) for b in options]
         everything = self._observations(study, search_space, self._space(search_space)[0], None, completed, None,

@@ -204,8 +204,8 @@ def test_a_choice_whose_trials_fail_or_are_pruned_counts_as_tried_and_is_not_tak
         study.tell(trial, state=TrialState.FAIL)
     # a choice that running trials have taken counts as tried too (another worker is evaluating it)
     options = branches("classifier", {"classifier": CLASSIFIER, **SHARED}, [rf_trial(8, 0.05)])
-    assert first_choice(CLASSIFIER, options, []) == "svc"
-    assert first_choice(CLASSIFIER, options, ["svc", "svc"]) == "rf"
+    assert first_choice(CLASSIFIER, options, []).value == "svc"
+    assert first_choice(CLASSIFIER, options, ["svc", "svc"]).value == "rf"
     assert first_choice(CLASSIFIER, options, ["svc", "svc", "rf", "knn"]) is None  # "knn": no choice, not counted
 
 
@@ -225,6 +225,24 @@ def test_a_gate_choice_optuna_records_as_an_earlier_equal_one_is_not_a_branch_ta
         value = trial.suggest_categorical("m", ["svc", 1, True])
     (trial.suggest_float("svc_c", 0.0, 1.0) if value == "svc" else trial.suggest_int("rf_depth", 2, 32))
     assert FIRST_TRY_KEY not in study.trials[-1].system_attrs  # both branches were tried: the NP compared them
+
+
+def test_a_gate_choice_of_none_is_a_branch_taken_first_like_any_other():
+    # None is a choice like another (a categorical of None, bool, int, float and str values): read as "no choice
+    # to take first", a branch for None that the start-up never drew was never taken
+    gate = CategoricalDistribution([None, "svc", "rf"])
+    svc = [create_trial(params={"m": "svc", "svc_c": c}, distributions={"m": gate, "svc_c": SVC["svc_c"]},
+                        value=c) for c in (0.2, 0.6, 0.9)]
+    rf = [create_trial(params={"m": "rf", "rf_depth": d}, distributions={"m": gate, **RF}, value=d / 32)
+          for d in (4, 16)]
+    options = branches("m", {"m": gate}, svc + rf)
+    assert first_choice(gate, options, []) is options[0] and options[0].value is None
+    assert first_choice(gate, options, [None, None]) is None  # None taken twice: every choice has been tried
+    study = optuna.create_study(sampler=sampler(seed=0))
+    study.add_trials(svc + rf)
+    trial = study.ask()
+    assert trial.suggest_categorical("m", [None, "svc", "rf"]) is None
+    assert study.trials[-1].system_attrs.get(FIRST_TRY_KEY) is True
 
 
 def test_the_branch_whose_model_expects_improvement_is_taken_and_its_parameters_are_the_nps():
