@@ -145,7 +145,8 @@ class NPModel(MarginalPosteriorMixin, JointPosteriorMixin, ResponseCovarianceMix
             correlations cost ``q^2`` predictions): above that the posterior is the diagonal one,
             with a ``RuntimeWarning`` once per model (t-batches of one point, ``X.unsqueeze(-2)``,
             give those marginals without it). A joint-predictive surrogate (CMANP-AND) gives its
-            own joint either way.
+            own joint either way. A surrogate of several outputs of its own takes
+            ``"diagonal"`` only (refused otherwise).
 
     Inputs are mapped onto the box the network was trained on and outputs standardised
     as in its training (see "Inputs and outputs" in :mod:`npbandit.models.network`); data
@@ -177,6 +178,10 @@ class NPModel(MarginalPosteriorMixin, JointPosteriorMixin, ResponseCovarianceMix
                               noise_points, n_views)
         if covariance not in COVARIANCES:
             raise ValueError(f"covariance must be one of {list(COVARIANCES)}, got {covariance!r}")
+        if covariance == "conditioning" and surrogate.y_dim != 1 and not surrogate.joint_predictive:
+            raise ValueError(f"covariance='conditioning' reads correlations from a one-output surrogate's "
+                             f"conditioning; this surrogate predicts {surrogate.y_dim} outputs at once: use "
+                             f"covariance='diagonal', or one NPModel per output (a ModelListGP)")
         self._covariance = covariance
         self._warned: set[str] = set()  # what the model (and those conditioned from it) warned of once
         # as many as its card's prior trained it on (its x_dim without a card)

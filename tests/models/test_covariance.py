@@ -259,3 +259,17 @@ def test_an_unknown_covariance_is_refused():
     X, Y = _data()
     with pytest.raises(ValueError, match="covariance must be one of"):
         NPModel(tiny_model("tnpd", x_dim=D), X, Y, covariance="full")
+
+
+def test_conditioning_is_refused_for_a_surrogate_of_several_outputs_and_kept_for_a_joint_one():
+    """The correlations come from a one-output network's conditioning: a diagonal network of two
+    outputs is refused by name (it would otherwise get the diagonal posterior unasked); a joint
+    network gives its own joint whatever ``covariance`` says."""
+    X, _ = _data()
+    Y = torch.cat([X[:, :1], X[:, 1:] ** 2], dim=-1)
+    net = tiny_model("tnpd", x_dim=D, y_dim=2)
+    with pytest.raises(ValueError, match="covariance='conditioning'.*2 outputs"):
+        NPModel(net, X, Y, covariance="conditioning")
+    assert NPModel(net, X, Y, covariance="diagonal").posterior(X[:3]).mean.shape == (3, 2)
+    joint = tiny_model("cmanp-and", x_dim=D, y_dim=2)
+    NPModel(joint, X, Y, covariance="conditioning")  # accepted: its posterior is its own joint
