@@ -98,3 +98,31 @@ def test_a_tiny_run_is_stored_resumed_and_summarised(bench, tmp_path, keep_threa
     text = capsys.readouterr().out
     assert "3 runs already" in text or "4 runs already" in text  # shekel4 x 2, the TPE run, optimize when it runs
     assert "| shekel4 | 4 |" in text and "optimize-tnpd against" in text and "Bars (issue 45)" in text
+
+
+def test_the_turbo_row_spends_its_budget_inside_the_box_and_repeats_with_its_seed(methods, problems):
+    """TuRBO-1 (the high-d table's trust-region GP peer): every evaluation inside the problem's
+    box, exactly ``budget`` of them, the candidate count of its rule, and the same points again
+    from the same seed; a space with an int or a choice is refused before anything runs."""
+    pytest.importorskip("botorch")
+    shekel = problems.problem("shekel4")
+    budget = methods.N_INIT + 4
+
+    def trace():
+        seen = []
+
+        def evaluate(params):
+            seen.append(params)
+            return shekel.objective(params)
+        facts = methods.run("turbo", shekel, 0, budget, evaluate)
+        return seen, facts
+
+    seen, facts = trace()
+    assert len(seen) == budget and facts["candidates"] == 2000 and facts["n_init"] == methods.N_INIT
+    for params in seen:
+        assert all(p.low <= params[p.name] <= p.high for p in shekel.space)
+    assert trace()[0] == seen
+    calls = []
+    with pytest.raises(methods.Unsupported, match="continuous"):
+        methods.run("turbo", problems.problem("logreg-breast-cancer"), 0, budget, calls.append)
+    assert calls == []
