@@ -12,6 +12,7 @@ named by a fingerprint of its weights.
 
 from __future__ import annotations
 
+import json
 import threading
 from pathlib import Path
 from typing import Any
@@ -36,10 +37,11 @@ def shared_surrogate(name_or_path: str | Path, *, dtype: torch.dtype = torch.flo
     """A checkpoint's network, loaded once per process and shared by every caller.
 
     Ax builds a new model for every trial (and for every cross-validation fold); with
-    this cache that costs no reload. The key is the card's path and the weights'
-    sha256 as the card states it, plus the weights file's size and modification time,
-    so a replaced checkpoint is loaded (and verified) afresh; one copy per ``dtype``
-    (CPU). The network is shared:
+    this cache that costs no reload. The key is the card's path and its whole content
+    (the weights' sha256 with the settings that shape the network, such as ``config``),
+    plus the weights file's size and modification time, so a replaced checkpoint, or a
+    card edited over the same weights, is loaded (and verified) afresh; one copy per
+    ``dtype`` (CPU). The network is shared:
     treat it as read-only (``NPModel`` never changes it); for a network of your own,
     use :func:`~npbandit.surrogates.pretrained.load_surrogate`.
     """
@@ -51,7 +53,8 @@ def shared_surrogate(name_or_path: str | Path, *, dtype: torch.dtype = torch.flo
         stat = card_path.with_name(card["weights"]).stat()
     except FileNotFoundError:
         return pretrained.load_surrogate(card_path)  # raises its own message for the missing weights
-    key = (str(card_path), card["sha256"], stat.st_size, stat.st_mtime_ns, dtype)
+    content = json.dumps({k: v for k, v in card.items() if k != "_path"}, sort_keys=True, default=str)
+    key = (str(card_path), content, stat.st_size, stat.st_mtime_ns, dtype)
     with _SHARED_LOCK:
         surrogate = _SHARED.get(key)
         if surrogate is None:
