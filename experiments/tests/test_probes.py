@@ -5,7 +5,7 @@ import pytest
 
 from npbandit.policies.bo import BOPolicy
 
-from .helpers import load_script, tiny_checkpoint
+from .helpers import load_script, restored_registries, tiny_checkpoint
 
 pytestmark = pytest.mark.lab
 
@@ -65,3 +65,37 @@ def test_the_coherence_probe_reads_the_pairs_the_bar_names(tmp_path):
     (row,) = [r for r in probe.main(["--checkpoints", str(card), "--seeds", "1", "--draws", "20", "--grid", "40"])
               if r["draw"] == "one block"]
     assert -1.0 <= row["near_min"] <= row["near_mean"] <= 1.0 and 0.0 <= row["far_max_abs"] <= 1.0
+
+
+def test_the_dimension_agnostic_cmanp_streams_and_reads_any_width():
+    """da_cmanp.py's stated properties: update(condition(A), B) == condition(A ∪ B), the state
+    constant in N, equivariance to permuting the inputs, one network at two widths, and a width
+    mismatch refused."""
+    import torch
+
+    from npbandit.surrogates import build
+
+    with restored_registries():
+        _script("da_cmanp")  # registers "dacmanp"
+        torch.manual_seed(0)
+        model = build("dacmanp", 16, 1, size="tiny").double()
+    x, y = torch.rand(2, 30, 5, dtype=torch.float64), torch.randn(2, 30, 1, dtype=torch.float64)
+    xt = torch.rand(2, 4, 5, dtype=torch.float64)
+    whole = model.predict(model.condition(x, y), xt)
+    streamed_state = model.condition(x[:, :11], y[:, :11])
+    for start in (11, 12, 25):
+        end = {11: 12, 12: 25, 25: 30}[start]
+        streamed_state = model.update(streamed_state, x[:, start:end], y[:, start:end])
+    streamed = model.predict(streamed_state, xt)
+    torch.testing.assert_close(streamed.mean, whole.mean, rtol=0, atol=1e-12)
+    torch.testing.assert_close(streamed.stddev, whole.stddev, rtol=0, atol=1e-12)
+    sizes = {t.shape for t in (streamed_state.data_state.log_norm, streamed_state.data_state.mean_value)}
+    small = model.condition(x[:, :3], y[:, :3]).data_state
+    assert sizes == {small.log_norm.shape, small.mean_value.shape}  # nothing grows with N
+    perm = torch.tensor([3, 0, 4, 1, 2])
+    permuted = model.predict(model.condition(x[..., perm], y), xt[..., perm])
+    torch.testing.assert_close(permuted.mean, whole.mean, rtol=0, atol=1e-12)
+    narrow = model.predict(model.condition(x[..., :2], y), xt[..., :2])
+    assert narrow.mean.shape == (2, 4, 1) and torch.isfinite(narrow.mean).all()
+    with pytest.raises(ValueError, match="input column"):
+        model.predict(model.condition(x, y), xt[..., :3], check=False)
