@@ -20,10 +20,11 @@
 - ``redealt-concentrated``: ``RedealtSketch(relevance=concentrated_ard)`` (as ``redealt-ard``,
   but only inputs scoring at least 10 times the median score lead a bin: with most inputs
   active, the deal stays random);
-- ``redealt-stalled``: ``RedealtSketch(only_when_stalled=True)`` (a boundary re-deals only if
-  the 20 evaluations before it did not improve the incumbent);
+- ``redealt-stalled``: ``RedealtSketch(schedule=StalledPhases)`` (a boundary re-deals only if
+  the 20 evaluations before it did not improve the incumbent; the schedule is the lab's,
+  ``redeal_schedules.py``, as are the early phases below);
 - ``redealt-concentrated-stalled``: both;
-- ``redealt-early``: ``RedealtSketch(relevance=concentrated_ard, early_start=27, early_length=13)``
+- ``redealt-early``: ``RedealtSketch(relevance=concentrated_ard, schedule=early_phases(27, 13))``
   (as ``redealt-concentrated``, with one early phase: at 27 observations a random slice through
   the incumbent, so the fit at 40 sees points of two slices and can tell apart most inputs that
   shared a bin of the first);
@@ -73,6 +74,7 @@ import numpy as np
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 from common import ROOT, RunRecord, publish  # noqa: E402
+from redeal_schedules import StalledPhases, early_phases  # noqa: E402
 
 from npbandit.acquisition.relevance import ard_relevance, concentrated_ard  # noqa: E402
 
@@ -97,12 +99,13 @@ DESCRIPTIONS = {"count-sketch": "`CountSketch()` (d_e = 6)",
                                "observation before the phase, each lead a different bin; the others dealt at random)",
                 "redealt-concentrated": "`RedealtSketch(relevance=concentrated_ard)` (as redealt-ard, but only "
                                         "inputs whose ARD score is at least 10 times the median score lead a bin)",
-                "redealt-stalled": "`RedealtSketch(only_when_stalled=True)` (as redealt-sketch, but a boundary "
-                                   "re-deals only if the 20 evaluations before it did not improve the incumbent)",
-                "redealt-concentrated-stalled": "`RedealtSketch(relevance=concentrated_ard, only_when_stalled=True)`",
-                "redealt-early": "`RedealtSketch(relevance=concentrated_ard, early_start=27, early_length=13)` (as "
-                                 "redealt-concentrated, with a random slice through the incumbent from 27 "
-                                 "observations to 40, so the fit at 40 sees points of two slices)",
+                "redealt-stalled": "`RedealtSketch(schedule=StalledPhases)` (the lab's schedule; as redealt-sketch, "
+                                   "but a boundary re-deals only if the 20 evaluations before it did not improve the "
+                                   "incumbent)",
+                "redealt-concentrated-stalled": "`RedealtSketch(relevance=concentrated_ard, schedule=StalledPhases)`",
+                "redealt-early": "`RedealtSketch(relevance=concentrated_ard, schedule=early_phases(27, 13))` (the "
+                                 "lab's schedule; as redealt-concentrated, with a random slice through the incumbent "
+                                 "from 27 observations to 40, so the fit at 40 sees points of two slices)",
                 "redealt-short": "`RedealtSketch(relevance=concentrated_ard, phase_length=10)` (as "
                                  "redealt-concentrated, re-dealt every 10 observations from the 40th instead of 20)",
                 "redealt-short30": "`RedealtSketch(relevance=concentrated_ard, phase_start=30, phase_length=10)` (as "
@@ -203,11 +206,11 @@ def make_policy(method: str, dim: int, budget: int, relevance_seconds: list[floa
                 "redealt-sketch": RedealtSketch(),
                 "redealt-ard": RedealtSketch(relevance=timed(ard_relevance, seconds)),
                 "redealt-concentrated": RedealtSketch(relevance=timed(concentrated_ard, seconds)),
-                "redealt-stalled": RedealtSketch(only_when_stalled=True),
+                "redealt-stalled": RedealtSketch(schedule=StalledPhases),
                 "redealt-concentrated-stalled": RedealtSketch(relevance=timed(concentrated_ard, seconds),
-                                                              only_when_stalled=True),
-                "redealt-early": RedealtSketch(relevance=timed(concentrated_ard, seconds), early_start=27,
-                                               early_length=13),
+                                                              schedule=StalledPhases),
+                "redealt-early": RedealtSketch(relevance=timed(concentrated_ard, seconds),
+                                               schedule=early_phases(27, 13)),
                 "redealt-short": RedealtSketch(relevance=timed(concentrated_ard, seconds), phase_length=10),
                 "redealt-short30": RedealtSketch(relevance=timed(concentrated_ard, seconds), phase_start=30,
                                                  phase_length=10)}[method]

@@ -30,6 +30,7 @@ ACTIVE = {"hartmann3-in-24": (24, 0, 3), "styblinski-tang-4-in-16": (16, 2, 4), 
 def main(argv: list[str] | None = None) -> None:
     import highd_subspace as hs
     import torch
+    from redeal_schedules import early_phases
 
     from npbandit.acquisition.redealt_sketch import RedealtSketch
     from npbandit.acquisition.relevance import ard_relevance, concentrated_ard
@@ -39,10 +40,11 @@ def main(argv: list[str] | None = None) -> None:
     parser.add_argument("--problems", nargs="+", default=list(ACTIVE), choices=list(ACTIVE))
     parser.add_argument("--seeds", type=int, default=5)
     parser.add_argument("--early", type=int, nargs=2, metavar=("START", "LENGTH"),
-                        help="early phases: RedealtSketch(early_start=START, early_length=LENGTH)")
+                        help="early phases: RedealtSketch(schedule=early_phases(START, LENGTH)), the lab's "
+                             "schedule of benchmarks/redeal_schedules.py")
     args = parser.parse_args(argv)
     torch.set_num_threads(1)
-    early = {} if args.early is None else {"early_start": args.early[0], "early_length": args.early[1]}
+    early = {} if args.early is None else {"schedule": early_phases(*args.early)}
     for problem in args.problems:
         D, draw, k = ACTIVE[problem]
         active = set(np.random.default_rng(draw).permutation(D)[:k].tolist())

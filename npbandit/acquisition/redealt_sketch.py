@@ -4,10 +4,10 @@ slice moves through the best point found.
 :class:`~npbandit.acquisition.subspace.CountSketch` fixes one random ``d_e``-dimensional slice
 of ``[0, 1]^D`` for the whole run; when the optimum is not on it (two active inputs dealt to
 one bin), no amount of search on it reaches the optimum. :class:`RedealtSketch` searches in
-phases, a phase being a function of the number of observations ``n``:
+phases, a phase being a function of the history (by default, of the number of observations
+``n`` alone):
 
-- phase 0 (``n < phase_start``; with early phases, below, ``n < early_start``) is exactly
-  ``CountSketch(d_e)``'s search with the same seed:
+- phase 0 (``n < phase_start``) is exactly ``CountSketch(d_e)``'s search with the same seed:
   input ``i`` is ``z[bin i]`` or ``1 - z[bin i]`` (its sign);
 - phase ``k >= 1`` (from ``n = phase_start + (k - 1) phase_length`` on, one phase per
   ``phase_length`` observations) deals the inputs into new balanced bins with new signs
@@ -18,25 +18,16 @@ phases, a phase being a function of the number of observations ``n``:
   The phase's slice passes through ``x*`` (at ``z = 0.5`` in every coordinate), reaches
   every input's whole range, and the inputs of one bin move together, each monotonically.
 
-Early phases (``RedealtSketch(early_start=s, early_length=m)``): phases also begin at the
-boundaries ``s + j m`` below ``phase_start``, each dealt at random (no leaders, whatever the
-relevance) and anchored at the incumbent as above; the later boundaries are unchanged, and the
-phases are numbered over all boundaries in order. Why: on one count-sketch slice the inputs
-sharing a bin are exact copies (or mirror images) of each other, so a relevance fit on points of
-one slice can tell only which bins matter, never which of a bin's inputs; every further random
-slice splits most such pairs (two inputs of one bin share a bin again with probability about
-``1 / d_e``), so a fit at ``phase_start`` sees the inputs move apart. ``s`` should be at least
-the initial design's size, for the design to lie on phase 0's slice.
-
-Re-dealing only a stalled slice (``RedealtSketch(only_when_stalled=True)``): a boundary
-``phase_start + j phase_length`` starts the next phase only if the ``phase_length``
-observations before it left the incumbent unimproved (:func:`stalled`: unchanged, or better
-by at most :data:`STALL_TOLERANCE` of its value); otherwise the current slice is kept until a
-later boundary finds it stalled (early boundaries always re-deal). A slice that still yields
-gains is not given up, and the phase ``k``, its anchor and its leaders are those of the
-``k``-th boundary that re-dealt (in what follows, as with early phases, "the first
-``phase_start + (k - 1) phase_length`` observations" reads "the observations before that
-boundary").
+When phases begin is an injected :class:`PhaseSchedule` (``RedealtSketch(schedule=...)``, a
+callable ``(phase_start, phase_length) -> PhaseSchedule``): from the rows ``Y`` it says the
+numbers of observations at which the phases so far began, and whether a phase may be led (by
+the relevance, below). The default, :class:`FixedPhases`, is the schedule above: a phase at
+``phase_start`` and every ``phase_length`` observations after, each one led. Another schedule
+(one that keeps a slice while it still yields gains, or that adds phases before
+``phase_start``) changes only where phases begin: phase ``k`` is the ``k``-th start the
+schedule names, dealt from ``(seed, D, d_e, k)`` and anchored at the incumbent of the
+observations before that start (in what follows, "the first ``phase_start + (k - 1)
+phase_length`` observations" reads "the observations before that start").
 
 Relevance-dealt phases (``RedealtSketch(relevance=...)``): a function ``(X [n, D], Y [n, 1])
 -> [D]`` scores ``>= 0`` is handed the first ``phase_start + (k - 1) phase_length`` rows of
@@ -44,8 +35,9 @@ Relevance-dealt phases (``RedealtSketch(relevance=...)``): a function ``(X [n, D
 slice it lay on); the ``d_e`` inputs of highest positive score (ties: the lower index) each
 lead a different bin of phase ``k``, the other inputs dealt at random as without one
 (:func:`~npbandit.acquisition.subspace.deal` with ``leaders``; bins and signs still drawn from
-``(seed, D, d_e, k)``). Inputs scored 0 lead no bin; with no positive score the phase is dealt
-as without a relevance. Phase 0 is unchanged. The scores are a function of those rows, so the
+``(seed, D, d_e, k)``). Inputs scored 0 lead no bin; with no positive score, or in a phase
+the schedule does not lead (:meth:`PhaseSchedule.led`), the phase is dealt as without a
+relevance. Phase 0 is unchanged. The scores are a function of those rows, so the
 search stays a function of its seed and its history; the search keeps the last phase's leaders
 to hand back while the same rows begin the phase (one call of the function per phase in a run
 that binds once).
@@ -69,20 +61,22 @@ again. The initial design lives in the embedded cube and reaches the problem thr
 design's size, or design points after it lie off the later slice).
 
 The search is a function of its seed and of the history it is handed, never of what it did
-before: the phase is read from the number of rows of ``X`` (every evaluation so far, failed
-ones included), the anchor from ``X`` and ``Y``. ``BOPolicy`` and ``NPSampler`` hand the rows
+before: the phase is read from the rows of ``Y`` (by :class:`FixedPhases`, from their number:
+every evaluation so far, failed ones included), the anchor from ``X`` and ``Y``; a schedule
+must be such a function too. ``BOPolicy`` and ``NPSampler`` hand the rows
 in the order they were evaluated, so the rows before a phase began stay the first ones.
 """
 
 from __future__ import annotations
 
+import abc
 from collections.abc import Callable
 from typing import Any
 
 import numpy as np
 import torch
 
-from npbandit.acquisition.constrained import feasible, incumbent
+from npbandit.acquisition.constrained import incumbent
 from npbandit.acquisition.pending import DEFAULT_LIAR
 from npbandit.acquisition.recommend import recommend_in_box
 from npbandit.acquisition.subspace import (
@@ -98,33 +92,74 @@ from npbandit.acquisition.subspace import (
 )
 from npbandit.validation import check_int
 
-__all__ = ["RedealtSketch", "RedealtSketchSearch", "AnchoredSketch", "SLICE_TOLERANCE", "STALL_TOLERANCE", "stalled"]
+__all__ = ["RedealtSketch", "RedealtSketchSearch", "AnchoredSketch", "PhaseSchedule", "FixedPhases",
+           "SLICE_TOLERANCE"]
 
 #: the largest difference in any input between a point and its slice point
 #: (``lift(project(x))``) for the point to count as on the slice
 SLICE_TOLERANCE = 1e-9
 
-#: the smallest gain of the incumbent's value, relative to its size, that counts as an
-#: improvement for :func:`stalled` (TuRBO's success threshold)
-STALL_TOLERANCE = 1e-3
 
+class PhaseSchedule(abc.ABC):
+    """When the phases of a :class:`RedealtSketch` run begin (see the module): what a schedule
+    passed as ``RedealtSketch(schedule=...)`` implements. It must be a function of the rows it
+    is handed (the search keeps no state between proposals), and the start of a phase must not
+    depend on rows after it (``starts(Y[:m])`` is the part of ``starts(Y)`` that is ``<= m``),
+    so that a phase keeps its slice as observations arrive."""
 
-def stalled(Y: torch.Tensor, last: int, constraints: int = 0) -> bool:
-    """Whether the last ``last`` rows of ``Y [n, 1 + constraints]`` (maximised, feasible at
-    constraint values ``<= 0``) left the incumbent where it was: the incumbent of all ``n``
-    rows is that of the first ``n - last``, or both are feasible and its value rose by at most
-    ``STALL_TOLERANCE * |value before|``. With no rows before the last ``last``, not stalled."""
-    Y = torch.as_tensor(Y, dtype=torch.float64)
-    before = len(Y) - int(last)
-    if before < 1:
-        return False
-    old, new = incumbent(Y[:before], constraints), incumbent(Y, constraints)
-    if old == new:
+    @abc.abstractmethod
+    def starts(self, Y: torch.Tensor, constraints: int = 0) -> list[int]:
+        """The numbers of observations at which the phases so far began, phase ``k`` at entry
+        ``k - 1``: ascending ints in ``1 .. n``, given the rows ``Y [n, 1 + constraints]``
+        (maximised, feasible at constraint values ``<= 0``) in evaluation order. Empty: the
+        run is still in phase 0."""
+
+    def led(self, start: int) -> bool:
+        """Whether the phase that began at ``start`` observations has its bins led by the
+        search's relevance (when it has one); every phase by default."""
         return True
-    if not (feasible(Y[old:old + 1], constraints).item() and feasible(Y[new:new + 1], constraints).item()):
-        return False
-    old_value, new_value = float(Y[old, 0]), float(Y[new, 0])
-    return new_value - old_value <= STALL_TOLERANCE * abs(old_value)
+
+    @abc.abstractmethod
+    def params(self) -> dict[str, Any]:
+        """The values this schedule runs with, as flat ``subspace_<setting>`` keys (JSON
+        values; logged with the run)."""
+
+
+class FixedPhases(PhaseSchedule):
+    """The default schedule: a phase begins at ``phase_start`` observations and every
+    ``phase_length`` after, whatever the values; every phase led.
+
+    Raises:
+        ValueError: ``phase_start`` or ``phase_length`` not a positive int.
+    """
+
+    def __init__(self, phase_start: int, phase_length: int) -> None:
+        self.phase_start = check_int("phase_start", phase_start, minimum=1)
+        self.phase_length = check_int("phase_length", phase_length, minimum=1)
+
+    def starts(self, Y: torch.Tensor, constraints: int = 0) -> list[int]:
+        """``phase_start + j phase_length`` for every ``j >= 0`` at most ``n = len(Y)``."""
+        return list(range(self.phase_start, len(Y) + 1, self.phase_length))
+
+    def params(self) -> dict[str, Any]:
+        return {"subspace_phase_start": self.phase_start, "subspace_phase_length": self.phase_length}
+
+    def __repr__(self) -> str:
+        return f"FixedPhases(phase_start={self.phase_start}, phase_length={self.phase_length})"
+
+
+def build_schedule(schedule: Callable[[int, int], PhaseSchedule], phase_start: int, phase_length: int) -> PhaseSchedule:
+    """``schedule(phase_start, phase_length)``, checked to be a :class:`PhaseSchedule`.
+
+    Raises:
+        TypeError: ``schedule`` not callable, or what it returns not a :class:`PhaseSchedule`.
+    """
+    if not callable(schedule):
+        raise TypeError(f"schedule must be a callable (phase_start, phase_length) -> PhaseSchedule, got {schedule!r}")
+    built = schedule(phase_start, phase_length)
+    if not isinstance(built, PhaseSchedule):
+        raise TypeError(f"schedule must return a PhaseSchedule (starts, led, params), got {built!r}")
+    return built
 
 
 class AnchoredSketch:
@@ -193,23 +228,21 @@ class RedealtSketchSearch(SubspaceSearch):
     Args:
         first: phase 0's count sketch (``CountSketch(d_e).bind(D, width, seed)``).
         seed: the run's seed; phase ``k``'s bins and signs are drawn from ``(seed, D, d_e, k)``.
-        phase_start: observations before phase 1.
-        phase_length: observations per later phase.
+        phase_start: observations before phase 1 (of :class:`FixedPhases`).
+        phase_length: observations per later phase (of :class:`FixedPhases`).
         relevance: ``None`` (random deals) or a function ``(X [n, D], Y [n, 1]) -> [D]``
             scores ``>= 0`` whose highest-scoring inputs lead the bins (see the module).
-        only_when_stalled: a boundary starts a phase only if the phase before it stalled.
-        early_start: ``None`` or the first early boundary (see the module).
-        early_length: observations per early phase (with ``early_start``).
+        schedule: when phases begin: a callable ``(phase_start, phase_length) ->``
+            :class:`PhaseSchedule`, kept built as :attr:`schedule` (default :class:`FixedPhases`).
     """
 
     def __init__(self, first: CountSketchSearch, seed: int, phase_start: int, phase_length: int,
                  relevance: Callable[[torch.Tensor, torch.Tensor], torch.Tensor] | None = None,
-                 only_when_stalled: bool = False, early_start: int | None = None,
-                 early_length: int | None = None) -> None:
+                 schedule: Callable[[int, int], PhaseSchedule] = FixedPhases) -> None:
         self.first, self.seed = first, int(seed)
         self.phase_start, self.phase_length = phase_start, phase_length
-        self.relevance, self.only_when_stalled = relevance, bool(only_when_stalled)
-        self.early_start, self.early_length = early_start, early_length
+        self.relevance = relevance
+        self.schedule = build_schedule(schedule, phase_start, phase_length)
         self.dim = self.first.dim
         self.search_dim = self.active_dim = self.first.search_dim
         self._kept: tuple[bytes, np.ndarray] | None = None  # (the rows' bytes, their leaders)
@@ -224,25 +257,19 @@ class RedealtSketchSearch(SubspaceSearch):
 
     def phase_starts(self, Y: torch.Tensor, constraints: int = 0) -> list[int]:
         """The numbers of observations at which the phases so far began, phase ``k`` at entry
-        ``k - 1`` (``Y [n, 1 + constraints]``, maximised, in evaluation order): the early
-        boundaries ``early_start + j early_length < phase_start`` that are ``<= n`` (each starts
-        a phase), then the boundaries ``phase_start + j phase_length <= n``; every one of these
-        starts a phase, or, with :attr:`only_when_stalled`, only one at which the last
-        ``phase_length`` observations did not improve the incumbent (:func:`stalled`)."""
-        n = len(Y)
-        early = self.early_boundaries(n)
-        boundaries = range(self.phase_start, n + 1, self.phase_length)
-        if not self.only_when_stalled:
-            return early + list(boundaries)
-        Y = torch.as_tensor(Y, dtype=torch.float64)
-        return early + [c for c in boundaries if stalled(Y[:c], self.phase_length, constraints)]
+        ``k - 1`` (``Y [n, 1 + constraints]``, maximised, in evaluation order): what
+        :attr:`schedule` says (:class:`FixedPhases`: the boundaries ``phase_start + j
+        phase_length <= n``).
 
-    def early_boundaries(self, n: int) -> list[int]:
-        """The early boundaries ``early_start + j early_length`` below ``phase_start`` and
-        at most ``n`` (none without :attr:`early_start`)."""
-        if self.early_start is None:
-            return []
-        return list(range(self.early_start, min(self.phase_start, n + 1), self.early_length))
+        Raises:
+            ValueError: a schedule that names other than ascending ints in ``1 .. n``.
+        """
+        starts, n = list(self.schedule.starts(Y, constraints)), len(Y)
+        if not (all(isinstance(c, int) and not isinstance(c, bool) and 1 <= c <= n for c in starts)
+                and all(a < b for a, b in zip(starts, starts[1:]))):
+            raise ValueError(f"schedule.starts must return ascending ints in 1 .. {n} (the rows handed), "
+                             f"got {starts!r}")
+        return starts
 
     def leaders(self, X: torch.Tensor, Y: torch.Tensor) -> np.ndarray:
         """The inputs that lead a bin given the rows before a phase (``X [n, D]``, ``Y [n, 1]``,
@@ -273,7 +300,8 @@ class RedealtSketchSearch(SubspaceSearch):
         """The slice of the phase ``len(X)`` observations are in (``X [n, D]``, ``Y [n, 1 +
         constraints]``, maximised): ``None`` in phase 0 (:attr:`first`'s), else its
         :class:`AnchoredSketch`, anchored at the best (feasible) of the rows before its
-        boundary, its bins led by their :meth:`leaders` (an early phase's: none)."""
+        start, its bins led by their :meth:`leaders` (none in a phase :attr:`schedule` does not
+        lead)."""
         X = as_rows(X, self.dim, "X")
         Y = torch.as_tensor(Y, dtype=torch.float64)
         starts = self.phase_starts(Y, constraints)
@@ -281,7 +309,7 @@ class RedealtSketchSearch(SubspaceSearch):
             return None
         k, began = len(starts), starts[-1]
         anchor = X[incumbent(Y[:began], constraints)]
-        led = self.relevance is not None and began >= self.phase_start
+        led = self.relevance is not None and self.schedule.led(began)
         leaders = self.leaders(X[:began], Y[:began, :1]) if led else None
         bins, signs = deal(self.dim, self.search_dim, np.random.default_rng([self.seed, self.dim, self.search_dim, k]),
                            leaders)
@@ -321,14 +349,9 @@ class RedealtSketchSearch(SubspaceSearch):
         return None if found is None else (int(rows[found[0]]), found[1])
 
     def params(self) -> dict[str, Any]:
-        out = {"subspace": "redealt-sketch", "subspace_d_e": self.search_dim,
-               "subspace_phase_start": self.phase_start, "subspace_phase_length": self.phase_length}
+        out = {"subspace": "redealt-sketch", "subspace_d_e": self.search_dim, **self.schedule.params()}
         if self.relevance is not None:
             out["subspace_relevance"] = _relevance_name(self.relevance)
-        if self.only_when_stalled:
-            out["subspace_redeal"] = "when-stalled"
-        if self.early_start is not None:
-            out["subspace_early_start"], out["subspace_early_length"] = self.early_start, self.early_length
         return out
 
 
@@ -350,56 +373,39 @@ class RedealtSketch(SubspaceStrategy):
             ``(X [n, D], Y [n, 1]) -> [D]`` scores ``>= 0`` of the observations before a
             phase, whose ``d_e`` highest-scoring inputs each lead a different bin of it
             (deterministic in its arguments for the search to be a function of the history).
-        only_when_stalled: ``False`` (default): every boundary re-deals; ``True``: a boundary
-            re-deals only if the ``phase_length`` observations before it did not improve the
-            incumbent (:func:`stalled`), so a slice that still yields gains is kept.
-        early_start: ``None`` (default): no phase before ``phase_start``; or the number of
-            observations at which the first early phase begins (at least the initial design's
-            size, below ``phase_start``): from there, every ``early_length`` observations
-            until ``phase_start``, a new slice dealt at random through the incumbent, so
-            that the relevance fit at ``phase_start`` sees the inputs of phase 0's bins move
-            apart (see the module).
-        early_length: observations per early phase; given exactly when ``early_start`` is.
+        schedule: when phases begin: a callable ``(phase_start, phase_length) ->``
+            :class:`PhaseSchedule`, called once here (its checks run then) and kept built as
+            :attr:`schedule`; default :class:`FixedPhases`, a phase at ``phase_start`` and
+            every ``phase_length`` observations after (see the module).
 
     Raises:
         ValueError: ``d_e``, ``phase_start`` or ``phase_length`` not a positive int, or
-            ``relevance`` neither ``None`` nor callable, or ``only_when_stalled`` not a bool,
-            or ``early_start`` / ``early_length`` not both ``None`` or both positive ints
-            with ``early_start < phase_start``.
+            ``relevance`` neither ``None`` nor callable.
+        TypeError: ``schedule`` not callable, or not returning a :class:`PhaseSchedule`.
     """
 
     name = "redealt-sketch"
 
     def __init__(self, d_e: int | None = None, phase_start: int = 40, phase_length: int = 20,
                  relevance: Callable[[torch.Tensor, torch.Tensor], torch.Tensor] | None = None,
-                 only_when_stalled: bool = False, early_start: int | None = None,
-                 early_length: int | None = None) -> None:
+                 *, schedule: Callable[[int, int], PhaseSchedule] = FixedPhases) -> None:
         self.d_e = check_d_e(d_e)
         self.phase_start = check_int("phase_start", phase_start, minimum=1)
         self.phase_length = check_int("phase_length", phase_length, minimum=1)
-        if (early_start is None) != (early_length is None):
-            raise ValueError(f"early_start and early_length must be given together, got early_start={early_start!r}, "
-                             f"early_length={early_length!r}")
-        self.early_start = None if early_start is None else check_int("early_start", early_start, minimum=1)
-        self.early_length = None if early_length is None else check_int("early_length", early_length, minimum=1)
-        if self.early_start is not None and self.early_start >= self.phase_start:
-            raise ValueError(f"early_start must be below phase_start ({self.phase_start}), got {early_start!r}")
         if relevance is not None and not callable(relevance):
             raise ValueError(f"relevance must be None or a function (X, Y) -> [D] scores, got {relevance!r}")
-        if not isinstance(only_when_stalled, (bool, np.bool_)):
-            raise ValueError(f"only_when_stalled must be a bool, got {only_when_stalled!r}")
-        self.relevance, self.only_when_stalled = relevance, bool(only_when_stalled)
+        self.relevance = relevance
+        self._make_schedule = schedule
+        self.schedule = build_schedule(schedule, self.phase_start, self.phase_length)
 
     def bind(self, dim: int, width: int, seed: int) -> RedealtSketchSearch:
         check_bind(dim, width, seed)
         first = CountSketch(self.d_e).bind(dim, width, seed)
         return RedealtSketchSearch(first, int(seed), self.phase_start, self.phase_length, self.relevance,
-                                   self.only_when_stalled, self.early_start, self.early_length)
+                                   self._make_schedule)
 
     def __repr__(self) -> str:
         relevance = "" if self.relevance is None else f", relevance={_relevance_name(self.relevance)}"
-        stall = ", only_when_stalled=True" if self.only_when_stalled else ""
-        early = ("" if self.early_start is None else
-                 f", early_start={self.early_start}, early_length={self.early_length}")
+        schedule = "" if type(self.schedule) is FixedPhases else f", schedule={self.schedule!r}"
         return (f"RedealtSketch(d_e={self.d_e}, phase_start={self.phase_start}, "
-                f"phase_length={self.phase_length}{relevance}{stall}{early})")
+                f"phase_length={self.phase_length}{relevance}{schedule})")

@@ -8,11 +8,11 @@ from helpers import tiny_checkpoint
 from npbandit import load_surrogate
 from npbandit.acquisition.redealt_sketch import (
     SLICE_TOLERANCE,
-    STALL_TOLERANCE,
     AnchoredSketch,
+    FixedPhases,
+    PhaseSchedule,
     RedealtSketch,
     RedealtSketchSearch,
-    stalled,
 )
 from npbandit.acquisition.subspace import CountSketch, check_subspace, deal
 from npbandit.models import NPModel
@@ -265,15 +265,6 @@ def test_a_relevance_that_scores_few_inputs_leads_only_those():
                                         (lambda: RedealtSketch(phase_length=True), "phase_length"),
                                         (lambda: RedealtSketch(phase_length=2.5), "phase_length"),
                                         (lambda: RedealtSketch(d_e=0), "d_e"),
-                                        (lambda: RedealtSketch(only_when_stalled=1), "only_when_stalled"),
-                                        (lambda: RedealtSketch(early_start=13), "early_start and early_length"),
-                                        (lambda: RedealtSketch(early_length=9), "early_start and early_length"),
-                                        (lambda: RedealtSketch(early_start=0, early_length=9), "early_start"),
-                                        (lambda: RedealtSketch(early_start=13, early_length=1.5), "early_length"),
-                                        (lambda: RedealtSketch(early_start=13, early_length=False),
-                                         "early_length"),
-                                        (lambda: RedealtSketch(phase_start=40, early_start=40, early_length=9),
-                                         "below phase_start"),
                                         (lambda: RedealtSketch().bind(8, 6, seed=-1), "seed"),
                                         (lambda: AnchoredSketch(torch.tensor([0, 1]), torch.ones(2),
                                                                 torch.tensor([0.5, 1.5]), 2), "anchor")])
@@ -282,84 +273,121 @@ def test_bad_arguments_are_named(bad, match):
         bad()
 
 
-def test_stalled_reads_whether_the_last_rows_improved_the_incumbent():
-    Y = torch.tensor([[1.0], [2.0], [1.5], [0.0]], dtype=torch.float64)
-    assert stalled(Y, 2)  # rows 2-3 left the best (2.0) where it was
-    assert not stalled(Y, 3)  # row 1 improved on row 0
-    assert not stalled(Y, 4)  # no rows before the last four: a fresh run is not stalled
-    tiny = torch.tensor([[2.0], [2.0 * (1 + STALL_TOLERANCE / 2)]], dtype=torch.float64)
-    assert stalled(tiny, 1)  # a gain below the tolerance is no improvement
-    assert not stalled(torch.tensor([[2.0], [2.0 * (1 + 2 * STALL_TOLERANCE)]], dtype=torch.float64), 1)
-    # constraints: a first feasible row after infeasible ones improves; an infeasible best does not count
-    C = torch.tensor([[5.0, 1.0], [1.0, -1.0]], dtype=torch.float64)
-    assert not stalled(C, 1, constraints=1)
-    assert stalled(torch.tensor([[1.0, -1.0], [9.0, 1.0]], dtype=torch.float64), 1, constraints=1)
+class Listed(PhaseSchedule):
+    """Phases at the listed numbers of observations (those reached), the ones in ``unled`` not led."""
+
+    def __init__(self, listed, unled=()):
+        self.listed, self.unled = list(listed), set(unled)
+
+    def starts(self, Y, constraints=0):
+        return [c for c in self.listed if c <= len(Y)]
+
+    def led(self, start):
+        return start not in self.unled
+
+    def params(self):
+        return {"subspace_listed": self.listed}
+
+    def __repr__(self):
+        return f"Listed({self.listed})"
 
 
-def test_only_a_stalled_boundary_re_deals_and_the_phase_keeps_its_slice_until_then():
-    search = RedealtSketch(phase_start=10, phase_length=5, only_when_stalled=True).bind(12, 6, seed=0)
-    always = RedealtSketch(phase_start=10, phase_length=5).bind(12, 6, seed=0)
-    X = torch.rand(22, 12, dtype=torch.float64, generator=torch.Generator().manual_seed(0))
-    Y = torch.arange(22, dtype=torch.float64)[:, None]  # every row improves: no boundary stalls
-    assert search.phase_starts(Y) == [] and search.phase_sketch(X, Y) is None
-    assert always.phase_starts(Y) == [10, 15, 20]
-    Y[5:] = -1.0  # from row 5 on nothing improves: every boundary (10, 15, 20) stalls
-    assert search.phase_starts(Y) == [10, 15, 20]
-    Y[12] = 100.0  # phase 1 (began at 10) improved in rows 10-14: boundary 15 keeps its slice
-    assert search.phase_starts(Y) == [10, 20]
-    kept, again = search.phase_sketch(X[:19], Y[:19]), always.phase_sketch(X[:14], Y[:14])
-    assert torch.equal(kept.bins, again.bins) and torch.equal(kept.anchor, again.anchor)  # phase 1's slice
-    later = search.phase_sketch(X, Y)  # phase 2 began at 20, anchored at the best of rows 0-19 (row 12)
-    assert torch.equal(later.anchor, X[12]) and torch.equal(later.bins, always.phase_sketch(X[:16], Y[:16]).bins)
-    assert search.params()["subspace_redeal"] == "when-stalled" and "subspace_redeal" not in always.params()
-    assert "only_when_stalled=True" in repr(RedealtSketch(only_when_stalled=True))
-
-
-def test_early_phases_re_deal_at_random_before_the_led_boundaries():
+def test_an_injected_schedule_decides_where_phases_begin_and_which_are_led():
     relevance = KnownRelevance()
-    early = RedealtSketch(phase_start=20, phase_length=10, relevance=relevance, early_start=5,
-                          early_length=6).bind(24, 6, seed=2)
-    X, Y = _history(40, dim=24)
-    assert early.phase_starts(Y) == [5, 11, 17, 20, 30, 40]  # 17 + 6 = 23 is past phase_start
-    assert early.phase_starts(Y[:16]) == [5, 11] and early.phase_sketch(X[:4], Y[:4]) is None
-    Z = torch.full((1, 6), 0.3, dtype=torch.float64)
-    assert torch.equal(early.lift(Z), CountSketch().bind(24, 6, seed=2).lift(Z))  # the design's slice
-    for n, k, began in ((5, 1, 5), (16, 2, 11), (19, 3, 17)):  # early phases: random deals, no fit
-        sketch = early.phase_sketch(X[:n], Y[:n])
-        bins, signs = deal(24, 6, np.random.default_rng([2, 24, 6, k]))
+    strategy = RedealtSketch(phase_start=10, phase_length=5, relevance=relevance,
+                             schedule=lambda start, length: Listed([4, 9, 13], unled={9}))
+    search = strategy.bind(24, 6, seed=1)
+    X, Y = _history(16, dim=24)
+    assert search.phase_starts(Y) == [4, 9, 13] and search.phase_starts(Y[:8]) == [4]
+    assert search.phase_sketch(X[:3], Y[:3]) is None  # before the first start: phase 0
+    for n, k, began in ((6, 1, 4), (11, 2, 9), (15, 3, 13)):
+        sketch = search.phase_sketch(X[:n], Y[:n])
+        assert torch.equal(sketch.anchor, X[int(torch.argmax(Y[:began, 0]))])  # the incumbent at the start
+        rng = np.random.default_rng([1, 24, 6, k])  # phase k's deal, whichever schedule numbered it
+        leaders = None if began == 9 else KNOWN[::-1]  # the relevance's top six, highest first
+        bins, signs = deal(24, 6, rng, leaders)
         assert torch.equal(sketch.bins, bins) and torch.equal(sketch.signs, signs)
-        assert torch.equal(sketch.anchor, X[int(torch.argmax(Y[:began, 0]))])  # through the incumbent then
-        assert sketch.on_slice(sketch.lift(torch.rand(3, 6, dtype=torch.float64))).all()
-    assert not relevance.calls  # no early phase asks the relevance
-    led = early.phase_sketch(X[:25], Y[:25])  # phase 4, from 20: led, numbered after the early ones
-    assert len(set(led.bins[KNOWN].tolist())) == 6
-    assert len(relevance.calls) == 1 and torch.equal(relevance.calls[0][0], X[:20])
-    late = RedealtSketch(phase_start=20, phase_length=10, relevance=KnownRelevance()).bind(24, 6, seed=2)
-    assert late.phase_starts(Y) == [20, 30, 40]  # without early phases: the led boundaries alone
-    params = early.params()
-    assert params["subspace_early_start"] == 5 and params["subspace_early_length"] == 6
-    assert "subspace_early_start" not in late.params()
-    assert "early_start=5, early_length=6" in repr(RedealtSketch(early_start=5, early_length=6))
-    stall = RedealtSketch(phase_start=20, phase_length=10, only_when_stalled=True, early_start=5,
-                          early_length=6).bind(24, 6, seed=2)
-    rising = torch.arange(40, dtype=torch.float64)[:, None]  # no later boundary stalls; early ones re-deal
-    assert stall.phase_starts(rising) == [5, 11, 17]
+    assert [len(Xs) for Xs, _ in relevance.calls] == [4, 13]  # the unled phase asks no relevance
+    assert search.params() == {"subspace": "redealt-sketch", "subspace_d_e": 6, "subspace_listed": [4, 9, 13],
+                               "subspace_relevance": "known"}
+    assert "schedule=Listed([4, 9, 13])" in repr(strategy) and "schedule" not in repr(RedealtSketch())
+    assert isinstance(RedealtSketch().schedule, FixedPhases) and isinstance(search.schedule, Listed)
 
 
-def test_a_policy_with_early_phases_proposes_on_each_early_slice(tiny):
-    strategy = RedealtSketch(phase_start=20, phase_length=10, early_start=7, early_length=5)
-    policy = BOPolicy(18, model=tiny, subspace=strategy, n_init=5, budget=24, **FAST)
-    policy.reset(3)
-    for _ in range(22):
-        x = policy.act(None)
-        policy.observe(None, x, -float(((x - 0.3) ** 2).sum()), {})
-    search, X = policy._search, torch.as_tensor(np.array(policy.X))
-    Y = torch.tensor(policy.Y, dtype=torch.float64)[:, None]
-    assert search.phase_starts(Y) == [7, 12, 17, 20]
-    first = search.phase_sketch(X[:7], Y[:7])
-    for n in range(7, 22):  # each proposal lies on the slice of the phase it was made in
-        assert bool(search.phase_sketch(X[:n], Y[:n]).on_slice(X[n:n + 1]))
-    assert not first.on_slice(X[12:17]).any()  # the next early phase's points lie off the first's slice
+class Verbatim(Listed):
+    """Names every listed start, reached or not."""
+
+    def starts(self, Y, constraints=0):
+        return self.listed
+
+
+@pytest.mark.parametrize("listed", [[0], [5, 5], [6, 5], [3.0], [True], [17]])
+def test_a_schedule_naming_other_than_ascending_rows_is_refused(listed):
+    search = RedealtSketch(schedule=lambda start, length: Verbatim(listed)).bind(12, 6, seed=0)
+    with pytest.raises(ValueError, match="schedule.starts"):
+        search.phase_sketch(*_history(16))
+
+
+@pytest.mark.parametrize("schedule", ["fixed", lambda start, length: [start], FixedPhases(40, 20)])
+def test_a_schedule_that_makes_no_phase_schedule_is_refused(schedule):
+    with pytest.raises(TypeError, match="schedule"):
+        RedealtSketch(schedule=schedule)
+
+
+def cyclic(X, Y):
+    """A relevance exact in floating point: input ``i`` scores ``(7 i + n) % D`` if at least ``D / 2``, else 0."""
+    n, D = X.shape
+    score = torch.tensor([float((7 * i + n) % D) for i in range(D)], dtype=torch.float64)
+    score[score < D // 2] = 0.0
+    return score
+
+
+def check_recorded(strategy, dim, seed, n, constrained, recorded):
+    """At every number of rows ``m <= n`` of a fixed history, the phase starts, and the phase's
+    anchor (a row's index), bins and signs, are those recorded: ``(start, anchor row, bins as
+    digits, signs as + / -)`` per phase."""
+    g = torch.Generator().manual_seed(seed)
+    X = torch.rand(n, dim, dtype=torch.float64, generator=g)
+    Y = -((X - 0.3) ** 2).sum(dim=-1, keepdim=True)
+    if constrained:
+        Y = torch.cat([Y, X[:, :1] - 0.6], dim=-1)
+    search = strategy.bind(dim, 6, seed)
+    for m in range(n + 1):
+        began = [phase for phase in recorded if phase[0] <= m]
+        assert search.phase_starts(Y[:m], int(constrained)) == [phase[0] for phase in began]
+        sketch = search.phase_sketch(X[:m], Y[:m], int(constrained))
+        if not began:
+            assert sketch is None
+            continue
+        _, anchor, bins, signs = began[-1]
+        assert torch.equal(sketch.anchor, X[anchor])
+        assert "".join(str(b) for b in sketch.bins.tolist()) == bins
+        assert "".join("+" if v > 0 else "-" for v in sketch.signs.tolist()) == signs
+
+
+#: the phases of the fixed schedule, recorded from the search as it was before schedules were
+#: injected: every later change must deal the default's phases as it did
+FIXED = {0: [(10, 6, "524520430131", "-+++--++--+-"), (15, 6, "351042304512", "++---+---+--"),
+             (20, 6, "421354251030", "++++-++--++-"), (25, 6, "504412150323", "-+---+-++---"),
+             (30, 6, "413253040152", "-+++++++-+-+"), (35, 6, "200354153421", "--+++-+--+++"),
+             (40, 6, "213054135204", "-+++-++-+-+-")],
+         2: [(10, 2, "005341213524", "--+++-++++++"), (15, 2, "414353052102", "+---+-------"),
+             (20, 16, "240110253534", "++++--------"), (25, 16, "054105223143", "-+-+++----++"),
+             (30, 16, "312321405450", "-+-++-+-+-+-"), (35, 34, "204435123051", "-+-+++++--+-"),
+             (40, 34, "530152324401", "+----++++-++")]}
+FIXED_LED = [(10, 4, "345400252311", "-+--++--+-+-"), (15, 12, "015244310532", "---+-+-+++++"),
+             (20, 12, "225100513434", "------++++--"), (25, 12, "234401531520", "----+--+--++"),
+             (30, 12, "241153532400", "+----+----++"), (35, 12, "524154210330", "+-+-+-+-+---"),
+             (40, 12, "413125002435", "++-+++++--+-")]
+
+
+@pytest.mark.parametrize("seed", sorted(FIXED))
+def test_the_fixed_schedule_deals_the_recorded_phases(seed):
+    check_recorded(RedealtSketch(phase_start=10, phase_length=5), 12, seed, 40, False, FIXED[seed])
+
+
+def test_the_fixed_schedule_with_a_relevance_and_a_constraint_deals_the_recorded_phases():
+    check_recorded(RedealtSketch(phase_start=10, phase_length=5, relevance=cyclic), 12, 3, 40, True, FIXED_LED)
 
 
 class _RecordingSearch(RedealtSketchSearch):
