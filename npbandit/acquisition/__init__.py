@@ -21,7 +21,8 @@
 - :mod:`~npbandit.acquisition.subspace`: how ``D`` inputs are searched with a model of fewer,
   as :class:`SubspaceStrategy` objects (:class:`CountSketch`, :class:`CoordinateSubspace`);
   :mod:`~npbandit.acquisition.redealt_sketch`: :class:`RedealtSketch`, a count sketch re-dealt
-  every phase on a slice through the incumbent; :mod:`~npbandit.acquisition.relevance`: which
+  every phase on a slice through the incumbent, its phases begun where a :class:`PhaseSchedule`
+  says (:class:`FixedPhases` by default); :mod:`~npbandit.acquisition.relevance`: which
   inputs lead its bins (:func:`~npbandit.acquisition.relevance.concentrated_ard`, the default's);
 - :mod:`~npbandit.acquisition.recommend`: the model's recommendation, the evaluated point
   with the best posterior mean (``BOPolicy.recommend``).
@@ -43,7 +44,7 @@ from npbandit.acquisition.pending import (
                                           pending_strategy,
 )
 from npbandit.acquisition.proposal import ACQUISITIONS, REPEAT_DISTANCE, propose, propose_in_region
-from npbandit.acquisition.redealt_sketch import RedealtSketch
+from npbandit.acquisition.redealt_sketch import FixedPhases, PhaseSchedule, RedealtSketch
 from npbandit.acquisition.subspace import CoordinateSubspace, CountSketch, SubspaceStrategy
 from npbandit.acquisition.thompson import THOMPSON_BLOCK_SIZE, thompson_draw
 from npbandit.acquisition.wide_spaces import default_subspace
@@ -51,5 +52,6 @@ from npbandit.acquisition.wide_spaces import default_subspace
 __all__ = ["propose", "propose_in_region", "ACQUISITIONS", "REPEAT_DISTANCE", "PendingStrategy", "ConstantLiar",
            "KrigingBeliever", "LocalPenalisation", "pending_strategy", "LIARS", "DEFAULT_LIAR", "check_liar",
            "liar_value", "pending_rule", "thompson_draw", "THOMPSON_BLOCK_SIZE", "SubspaceStrategy", "CountSketch",
-           "CoordinateSubspace", "RedealtSketch", "IndexedChoices", "default_subspace", "CONSTRAINED_ACQUISITIONS",
+           "CoordinateSubspace", "RedealtSketch", "PhaseSchedule", "FixedPhases", "IndexedChoices", "default_subspace",
+           "CONSTRAINED_ACQUISITIONS",
            "feasible", "best_feasible", "incumbent", "AcquisitionOptimizer", "GradientRestarts", "CandidateSearch"]
