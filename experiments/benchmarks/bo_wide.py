@@ -14,7 +14,9 @@ unsupported and retried on the next run, so the rows fill in as the library grow
 Reported per problem and method: final log10 simple regret where the optimum is known, else the
 final best loss (median [25 %, 75 %] over seeds), seconds per evaluation spent in the method,
 paired wins of the NP rows against each peer, and the issue's bars. Each run is stored through
-``npbandit.storage`` when it completes; completed runs are not repeated.
+``npbandit.storage`` when it completes; completed runs are not repeated. SIGINT / SIGTERM stop the
+script at once: the runs in flight are abandoned, their workers killed, none of them stored as
+completed (``common.run_jobs``), and the same command resumes from the completed runs.
 
     python experiments/benchmarks/bo_wide.py --workers 2                              # everything (many hours)
     python experiments/benchmarks/bo_wide.py --problems high-d --methods random optuna-tpe --seeds 3

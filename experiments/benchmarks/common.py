@@ -42,20 +42,28 @@ def median_time(fn: Callable[[], object], *, min_reps: int = 3, max_reps: int = 
 
 def run_jobs(fn: Callable[..., object], jobs: list[tuple], workers: int, desc: str,
              dask_scheduler: str | None = None) -> None:
-    """Run ``fn(*job)`` for every job in ``workers`` processes, or on the workers of the
+    """Run ``fn(*job)`` for every job in ``workers`` local processes, or on the workers of the
     Dask scheduler at ``dask_scheduler`` (:func:`npbandit.cluster.dask_executor`), with a
-    progress bar; the first failure is raised."""
-    from concurrent.futures import ProcessPoolExecutor
+    progress bar; the first failure is raised.
 
-    from npbandit.cluster import dask_executor, leave_stop_signals_to_the_driver
+    The local processes are :func:`npbandit.cluster.process_pool`'s: spawned (``fn`` is
+    pickled by name: a function of a module, or of the script run as ``__main__``), and ended
+    with this process however it ends (SIGKILL included). SIGINT or SIGTERM (to this process
+    alone, as ``kill PID``, or to its whole group) stops the sweep at once, raised here as
+    :class:`npbandit.stopping.RunInterrupted`, as a job's failure does (raised as itself):
+    the jobs not started are cancelled and the running ones abandoned, their local workers
+    killed, not waited for. A script that takes a whole run to stop tends to be killed
+    outright, and a worker left to finish alone would store its run while a rerun of the
+    command did it again. An abandoned run is never recorded as completed (the scripts write
+    a run's status last; a row it left stays ``running``, shown as interrupted once its
+    process is gone), and the scripts resume from their completed runs, so the same command
+    picks up where the sweep stopped. (A Dask worker cannot be stopped: its running jobs
+    end on their own.)"""
+    from npbandit.cluster import dask_executor, process_pool
     from npbandit.cluster import run_jobs as run_all
-    from npbandit.loop import stop_on_signals
+    from npbandit.stopping import stop_on_signals
 
-    pool = (ProcessPoolExecutor(max_workers=workers, initializer=leave_stop_signals_to_the_driver)
-            if dask_scheduler is None else dask_executor(dask_scheduler))
-    # SIGTERM to this process alone (`kill PID`) would otherwise end it on the spot, and its pool
-    # workers, blocked on a queue nobody feeds any more, would live on as orphans; as a
-    # KeyboardInterrupt it cancels the jobs not yet started and lets the running ones end
+    pool = process_pool(workers) if dask_scheduler is None else dask_executor(dask_scheduler)
     with stop_on_signals(), pool as executor:
         for _ in run_all(fn, jobs, executor, desc=desc):
             pass

@@ -5,7 +5,9 @@ puts its own folder on ``sys.path`` and imports its neighbours by bare name, so 
 one by executing its file as a fresh module."""
 
 import importlib.util
+import subprocess
 import sys
+import time
 from pathlib import Path
 
 LAB = Path(__file__).resolve().parent.parent
@@ -34,3 +36,18 @@ def load_script(folder: str, name: str):
 def load_benchmark(name: str):
     """``experiments/benchmarks/<name>.py`` as a fresh module."""
     return load_script("benchmarks", name)
+
+
+def left_in_session(session: int, wait_s: float = 60.0) -> list[int]:
+    """The live processes of session ``session`` (a subprocess started with
+    ``start_new_session=True``: its pid), polled until there are none or ``wait_s`` seconds
+    have passed: a process of a script may take a moment to end after the script, which a
+    fixed sleep raced on a loaded machine. An ended one left a zombie (for PID 1 to reap,
+    which a container's may never do) counts as ended."""
+    deadline = time.monotonic() + wait_s
+    while True:
+        members = subprocess.run(["pgrep", "-s", str(session)], capture_output=True, text=True).stdout.split()
+        alive = running(int(pid) for pid in members)
+        if not alive or time.monotonic() > deadline:
+            return alive
+        time.sleep(0.1)

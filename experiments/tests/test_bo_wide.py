@@ -1,16 +1,23 @@
 """experiments/benchmarks/bo_wide.py and its problems and methods: the set-ups put the optimum
 where they say, the unit-cube coding of mixed spaces round-trips, and a tiny run is stored,
-resumed and summarised, with the rows that cannot take a problem yet recorded as such."""
+resumed and summarised, with the rows that cannot take a problem yet recorded as such, and a sweep
+sent SIGTERM stops at once, leaving no worker behind, and is completed by a rerun without duplicates."""
 
+import contextlib
 import math
+import os
+import signal
+import subprocess
 import sys
+import time
 
 import numpy as np
 import pytest
 
+from npbandit.exceptions import StorageError
 from npbandit.storage import list_runs, run_steps
 
-from .helpers import load_benchmark
+from .helpers import LAB, ROOT, left_in_session, load_benchmark
 
 pytestmark = pytest.mark.lab
 
@@ -126,3 +133,48 @@ def test_the_turbo_row_spends_its_budget_inside_the_box_and_repeats_with_its_see
     with pytest.raises(methods.Unsupported, match="continuous"):
         methods.run("turbo", problems.problem("logreg-breast-cancer"), 0, budget, calls.append)
     assert calls == []
+
+
+@pytest.mark.integration
+@pytest.mark.slow
+def test_a_sweep_sent_sigterm_stops_at_once_and_a_rerun_completes_it_without_duplicates(tmp_path):
+    # sent SIGTERM, the script once waited for the run in flight, long enough to be killed outright, and its
+    # pool worker, living on, stored that run while a rerun of the command stored it again
+    db = tmp_path / "wide.db"
+    seeds, budget = 3, 4
+    command = [sys.executable, str(LAB / "benchmarks" / "bo_wide.py"), "--problems", "svc-digits", "--methods",
+               "random", "--seeds", str(seeds), "--budget", str(budget), "--db", str(db), "--no-write",
+               "--workers", "1"]
+    env = {**os.environ, "OMP_NUM_THREADS": "1", "PYTHONPATH": str(ROOT)}
+
+    def completed() -> list[int]:
+        """The seeds of the completed runs, each checked whole (a step per evaluation)."""
+        try:
+            runs = [r for r in list_runs(str(db), kind="bo_wide") if r.status == "completed"]
+        except StorageError:  # no database yet
+            return []
+        assert all(r.n_steps == budget for r in runs)
+        return sorted(r.seed for r in runs)
+
+    proc = subprocess.Popen(command, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, env=env,
+                            start_new_session=True)
+    try:
+        deadline = time.monotonic() + 120
+        while not (seen := completed()):  # the first run is stored: the next is in flight
+            assert time.monotonic() < deadline and proc.poll() is None, proc.communicate(timeout=60)
+            time.sleep(0.02)
+        os.kill(proc.pid, signal.SIGTERM)  # the script alone, as `kill PID` does
+        proc.communicate(timeout=120)  # seconds, unless hung
+        assert proc.returncode != 0  # interrupted
+        alive = left_in_session(proc.pid)
+    finally:  # whatever failed above, no process of the script outlives the test
+        with contextlib.suppress(ProcessLookupError):
+            os.killpg(proc.pid, signal.SIGKILL)
+    assert alive == [], f"processes left in the script's session: {alive}"
+    stopped = completed()
+    # the run in flight was abandoned, not finished (bar one that ended as the signal was sent); none half-stored
+    assert len(stopped) <= len(seen) + 1 < seeds and len(set(stopped)) == len(stopped)
+    rerun = subprocess.run(command, capture_output=True, text=True, env=env, timeout=300)
+    assert rerun.returncode == 0, rerun.stderr[-2000:]
+    assert f"{len(stopped)} runs already in" in rerun.stdout and f"{seeds - len(stopped)} to go" in rerun.stdout
+    assert completed() == list(range(seeds))  # every seed once: the rerun did only what was missing

@@ -19,6 +19,8 @@ its retry will say what the point gives).
 from __future__ import annotations
 
 import math
+import threading
+from collections import OrderedDict
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from typing import Any
@@ -34,8 +36,16 @@ from npbandit.feasibility import check_constraint_count, is_feasible
 from npbandit.integrations.optuna_trials import known_params, pending_points, trial_constraints
 from npbandit.policies.trust_region import TrustRegion
 from npbandit.space import SearchSpace
+from npbandit.validation import check_int
 
-__all__ = ["StudyObservations", "study_observations", "EncodedParams", "RETRY_HISTORY_KEY", "retried_trials"]
+__all__ = ["StudyObservations", "study_observations", "EncodedParams", "MAX_ENCODED_SPACES", "RETRY_HISTORY_KEY",
+           "retried_trials"]
+
+#: the search spaces whose rows :class:`EncodedParams` keeps: a proposal reads the relative space and, in a
+#: conditional study, each branch's and each conditional group's; this holds those of a gate of up to 31
+#: choices. A study whose space keeps changing (define-by-run), or a sampler serving study after study,
+#: meets new spaces without end: past this many the least recently read space is let go
+MAX_ENCODED_SPACES = 32
 
 #: ``(study, trials, kept, why)``: warns of the ``trials`` not ``kept`` (the sampler's, once per trial and reason)
 LeftOut = Callable[[Study, list[FrozenTrial], list[FrozenTrial], str], None]
@@ -63,16 +73,34 @@ class EncodedParams:
     made a proposal's cost grow with the study while the model's stays bounded (it sees at
     most ``max_context`` trials). A row is a function of the space and the values alone
     (each value keyed with its type, as :class:`~npbandit.space.Choice` tells ``1`` from
-    ``True``), so keeping it changes no proposal."""
+    ``True``), so keeping it changes no proposal.
 
-    def __init__(self) -> None:
-        self._tables: dict[SearchSpace, dict[tuple, np.ndarray | None]] = {}
+    The rows of at most ``max_spaces`` search spaces are kept, those most recently read
+    (:data:`MAX_ENCODED_SPACES` by default), so memory stays flat in the number of distinct
+    spaces a study meets; a space let go has its rows computed again when it is read again,
+    which costs time and changes no proposal.
+
+    Raises:
+        ValueError: ``max_spaces`` is not an int >= 1.
+    """
+
+    def __init__(self, max_spaces: int = MAX_ENCODED_SPACES) -> None:
+        self.max_spaces = check_int("max_spaces", max_spaces, minimum=1)
+        self._tables: OrderedDict[SearchSpace, dict[tuple, np.ndarray | None]] = OrderedDict()
+        self._lock = threading.Lock()  # NPSampler's recommended_trial reads rows outside its proposal lock
 
     def encoder(self, space: SearchSpace) -> Callable[[Mapping[str, Any]], np.ndarray | None]:
         """``params -> row``: ``space.encode`` of ``params``' values of ``space`` (a mapping
         holding each of its names), ``None`` when one is not a value of it (outside its range,
         off its grid, among no choice)."""
-        table = self._tables.setdefault(space, {})
+        with self._lock:
+            table = self._tables.get(space)
+            if table is None:
+                table = self._tables[space] = {}
+                while len(self._tables) > self.max_spaces:
+                    self._tables.popitem(last=False)
+            else:
+                self._tables.move_to_end(space)
 
         def row(params: Mapping[str, Any]) -> np.ndarray | None:
             values = {n: params[n] for n in space}

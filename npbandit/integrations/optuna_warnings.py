@@ -7,6 +7,8 @@ hundred times."""
 from __future__ import annotations
 
 import warnings
+import weakref
+from typing import Any
 
 from optuna.distributions import BaseDistribution, CategoricalDistribution
 from optuna.study import Study
@@ -23,18 +25,33 @@ _STACKLEVEL = 4
 
 
 class OnceWarnings:
-    """What a sampler warned of, keyed by ``(storage, study, reason, key)``, so each warning
-    is given once per study (a sampler may serve several studies in turn)."""
+    """What a sampler warned of, so each warning is given once per study (a sampler may serve
+    several studies in turn): for each storage, the ``(study id, reason, key)`` marks given.
+
+    A study is its storage object and its id in it. The storage is held by a weak reference:
+    every in-memory study has id 0, and a storage's ``id()`` is reused once it is collected,
+    so a mark keyed by ``id()`` would silence a later study whose storage landed at a freed
+    address; a weak key goes (with its marks) when its storage does, and holding no strong
+    reference keeps a finished study's storage (and its trials) collectable. The marks are
+    not pickled: a restored sampler meets its studies through new storage objects, and warns
+    once per study again."""
 
     def __init__(self) -> None:
-        self._given: set[tuple[int, int, str, object]] = set()
+        self._given: weakref.WeakKeyDictionary[Any, set[tuple[int, str, object]]] = weakref.WeakKeyDictionary()
+
+    def __getstate__(self) -> dict[str, Any]:
+        return {}
+
+    def __setstate__(self, state: dict[str, Any]) -> None:
+        self._given = weakref.WeakKeyDictionary()
 
     def _first(self, study: Study, reason: str, key: object) -> bool:
         """Whether ``(study, reason, key)`` is new (and from now on known)."""
-        mark = (id(study._storage), study._study_id, reason, key)
-        if mark in self._given:
+        given = self._given.setdefault(study._storage, set())
+        mark = (study._study_id, reason, key)
+        if mark in given:
             return False
-        self._given.add(mark)
+        given.add(mark)
         return True
 
     def unmodelled(self, study: Study, name: str, dist: BaseDistribution) -> None:

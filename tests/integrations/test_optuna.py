@@ -613,6 +613,26 @@ def test_a_proposal_encodes_only_the_trials_no_earlier_proposal_encoded(monkeypa
     assert encoded == [first.params]  # only the trial told since
 
 
+def test_the_encoded_rows_are_kept_for_the_most_recently_read_spaces_alone():
+    # a define-by-run study (or a sampler serving study after study) meets new spaces without end:
+    # the rows of every space it ever read were kept, and memory grew with the number of spaces
+    from npbandit.integrations.optuna_observations import MAX_ENCODED_SPACES, EncodedParams
+    from npbandit.space import Float, SearchSpace
+
+    encoded = EncodedParams()
+    spaces = [SearchSpace({"x": Float(0.0, 1.0 + i)}) for i in range(3 * MAX_ENCODED_SPACES)]
+    first = encoded.encoder(spaces[0])
+    for i, space in enumerate(spaces):
+        assert encoded.encoder(space)({"x": 0.5}).tolist() == [0.5 / (1.0 + i)]
+        first = encoded.encoder(spaces[0])  # read at every step: the most recently read, never let go
+        assert len(encoded._tables) == min(i + 1, MAX_ENCODED_SPACES)
+    assert spaces[0] in encoded._tables and spaces[1] not in encoded._tables
+    assert list(encoded._tables)[-2:] == [spaces[-1], spaces[0]]
+    assert first({"x": 0.25}).tolist() == [0.25]
+    with pytest.raises(ValueError, match="max_spaces must be an int >= 1"):
+        EncodedParams(max_spaces=0)
+
+
 def test_the_sampler_takes_a_checkpoint_path_as_a_path(tmp_path):
     # what train() returns (TrainResult.card, a Path) goes straight to the sampler, as to optimize
     from helpers import tiny_checkpoint

@@ -297,6 +297,27 @@ def test_conditional_proposals_repeat_on_one_seed():
     assert runs[0] == runs[1]
 
 
+def test_conditional_proposals_are_the_same_when_the_encoded_rows_of_a_space_are_let_go():
+    # the sampler keeps the rows of a bounded number of spaces (EncodedParams): a space let go is encoded
+    # again, so a study meeting more spaces than that is proposed the same points, only more slowly
+    from npbandit.integrations.optuna_observations import EncodedParams
+
+    runs, samplers = [], []
+    for max_spaces in (None, 1):
+        shared = sampler(seed=3)
+        if max_spaces is not None:
+            shared._encoded = EncodedParams(max_spaces=max_spaces)
+        study = optuna.create_study(sampler=shared)
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore")
+            study.optimize(two_branches, n_trials=12)
+        runs.append([t.params for t in study.trials])
+        samplers.append(shared)
+    assert len(samplers[0]._encoded._tables) >= 3  # the whole space and each branch's: more than one space held
+    assert len(samplers[1]._encoded._tables) == 1
+    assert runs[0] == runs[1]
+
+
 def test_a_branch_sees_only_the_failed_and_running_trials_that_took_its_choice():
     from npbandit.integrations.optuna_observations import study_observations
     from npbandit.integrations.optuna_trials import pending_points

@@ -181,3 +181,45 @@ def test_a_space_of_categoricals_alone_is_not_called_conditional():
         warnings.simplefilter("always")
         optuna.create_study(sampler=sampler(seed=0)).optimize(objective, n_trials=6)
     assert not [w for w in caught if "conditional" in str(w.message)]
+
+
+# -- once per study ---------------------------------------------------------------------------
+
+def test_each_in_memory_study_is_warned_even_when_its_storage_reuses_a_collected_ones_address():
+    # every in-memory study has id 0, and a collected storage's address is given to a new one: a
+    # warning marked by id(storage) was never given to a study whose storage landed there
+    import gc
+
+    shared = sampler(seed=0)
+    dist = CategoricalDistribution([1, True, "a"])  # True equals 1: warned of once per study
+    addresses, warned = [], []
+    for _ in range(20):
+        study = optuna.create_study(sampler=shared)
+        study.add_trial(create_trial(params={"c": "a"}, distributions={"c": dist}, value=0.0))
+        with warnings.catch_warnings(record=True) as caught:
+            warnings.simplefilter("always")
+            shared.infer_relative_search_space(study, study.trials[0])
+            shared.infer_relative_search_space(study, study.trials[0])  # the same study: not again
+        warned.append(len([w for w in caught if "positions [1]" in str(w.message)]))
+        addresses.append(id(study._storage))
+        del study, caught
+        gc.collect()
+    assert len(set(addresses)) < len(addresses)  # some storage did land at a collected one's address
+    assert warned == [1] * len(warned)
+
+
+def test_two_studies_of_one_storage_are_each_warned_once():
+    shared = sampler(seed=0)
+    storage = optuna.storages.InMemoryStorage()
+    dist = CategoricalDistribution([1, True, "a"])
+    first = optuna.create_study(study_name="first", storage=storage, sampler=shared)
+    second = optuna.create_study(study_name="second", storage=storage, sampler=shared)
+    again = optuna.load_study(study_name="first", storage=storage, sampler=shared)  # the first, already told
+    warned = []
+    for study in (first, second, again):
+        study.add_trial(create_trial(params={"c": "a"}, distributions={"c": dist}, value=0.0))
+        with warnings.catch_warnings(record=True) as caught:
+            warnings.simplefilter("always")
+            shared.infer_relative_search_space(study, study.trials[0])
+        warned.append(len([w for w in caught if "positions [1]" in str(w.message)]))
+    assert warned == [1, 1, 0]
