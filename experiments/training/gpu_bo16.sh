@@ -45,7 +45,7 @@ if [[ $DEVICE == cuda* && $WORKERS == 0 ]]; then  # the prior's draws on the GPU
         echo "the prior's draws failed on $DEVICE (preflight.log): CPU loader workers instead" >&2; WORKERS=5
     fi
 fi
-npb() { python3 -m npbandit "$@"; }
+npb() { PYTHONPATH="${PYTHONPATH:+$PYTHONPATH:}$PWD/experiments/probes" python3 -m npbandit "$@"; }  # da_cmanp importable
 common=(--prior bo "${BO16_PRIOR[@]}" "${BO16_EVAL[@]}" --size "$SIZE" --set activation="$ACT"
         --lr 3e-4 --device "$DEVICE" --threads 1 --loader-workers "$WORKERS" --eval-every 2000 --eval-batches 8
         --checkpoint-every 1000 --final-eval-batches "${FINAL_EVAL:-32}")
@@ -56,10 +56,14 @@ model() {
         # the dimension-agnostic family (one token per input dimension of each point: d times a TNP-D's
         # tokens, so a smaller batch), on batches of their own width (no padding columns)
         datnp) echo --model datnp --prior-set padding=none --eval-prior-set padding=none ;;
-        *) echo "unknown run $1 (cmanp128 | tnpd | datnp)" >&2; return 2 ;;
+        # the dimension-agnostic CMANP of experiments/probes/da_cmanp.py (streamed per input column; a probe,
+        # registered by --plugin), 32 latents per column at the size's width
+        dacmanp) echo --plugin da_cmanp --model dacmanp --set n_latents=32 --set n_block_latents=32 \
+                      --prior-set padding=none --eval-prior-set padding=none ;;
+        *) echo "unknown run $1 (cmanp128 | tnpd | datnp | dacmanp)" >&2; return 2 ;;
     esac
 }
-batch() { if [[ $1 == datnp ]]; then echo "${DATNP_BATCH:-32}"; else echo "$BATCH"; fi; }
+batch() { if [[ $1 == datnp || $1 == dacmanp ]]; then echo "${DATNP_BATCH:-32}"; else echo "$BATCH"; fi; }
 minutes() { python3 -c "print(max($1, 0) / 60)"; }
 train() {  # $1 run: the warm-up until it has exported its card, then the main phase from it, in TRAIN_S seconds
     local dir=training_runs/bo16/$1 args start=$SECONDS warmed='' end=$((SECONDS + TRAIN_S))
