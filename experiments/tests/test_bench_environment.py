@@ -1,13 +1,17 @@
 """The environment a benchmark's numbers were measured in: the package versions ``publish`` records (every results
-JSON, and a line of its section)."""
+JSON, and a line of its section), and experiments/constraints-bench.txt, the pins `make bench-env` installs under
+(experiments/benchmarks/bench_constraints.py writes it)."""
 
 import importlib.metadata
 import json
 import re
+import tomllib
 
 import pytest
+from packaging.requirements import Requirement
+from packaging.utils import canonicalize_name
 
-from .helpers import load_benchmark
+from .helpers import LAB, ROOT, load_benchmark
 
 pytestmark = pytest.mark.lab
 
@@ -77,3 +81,60 @@ def test_a_saved_record_published_again_keeps_its_own_versions_or_says_it_has_no
     record, paragraphs = published(tmp_path, monkeypatch, {"packages": None, "rows": []})
     assert record["packages"] is None and paragraphs[2].startswith("Packages: not recorded with these numbers")
 
+
+CONSTRAINTS = LAB / "constraints-bench.txt"
+
+
+def test_the_constraints_file_pins_one_exact_version_a_line_and_torch_as_the_makefile_does():
+    pins = load_benchmark("bench_constraints").read_pins(CONSTRAINTS.read_text())
+    makefile = (ROOT / "Makefile").read_text()
+    torch_pin = re.search(r"^TORCH\s*:=\s*torch==(\S+)$", makefile, re.M).group(1)
+    assert pins["torch"] == torch_pin == "2.13.0"
+    assert re.search(r"^BENCH_CONSTRAINTS\s*:=\s*experiments/constraints-bench\.txt$", makefile, re.M)
+    # every package the numbers depend on is pinned, or named in the header as not installed where it was written
+    header = " ".join(line for line in CONSTRAINTS.read_text().splitlines() if line.startswith("#"))
+    not_installed = re.search(r"Not installed there, so not pinned: ([^.]*)\.", header)
+    unpinned = set() if not_installed is None else set(not_installed.group(1).split(", "))
+    assert {canonicalize_name(n) for n in load_benchmark("common").BENCH_PACKAGES} - set(pins) == unpinned
+
+
+def test_every_pin_is_inside_the_ranges_pyproject_admits_for_what_bench_env_installs():
+    """`make bench-env` installs the project with the extras below under the pins: a pin outside a range there
+    would make pip refuse (pyproject moved on and the file was not written again)."""
+    pins = load_benchmark("bench_constraints").read_pins(CONSTRAINTS.read_text())
+    project = tomllib.loads((ROOT / "pyproject.toml").read_text())["project"]
+    extras = re.search(r'-e "\.\[([\w,]+)\]"', (ROOT / "Makefile").read_text().split("\nbench-env:", 1)[1]).group(1)
+    requirements = [Requirement(r) for r in project["dependencies"]]
+    requirements += [Requirement(r) for extra in extras.split(",") for r in project["optional-dependencies"][extra]]
+    checked = [r for r in requirements if canonicalize_name(r.name) in pins]
+    assert {"torch", "botorch", "optuna", "ax-platform"} <= {canonicalize_name(r.name) for r in checked}
+    outside = [f"{r} vs {pins[canonicalize_name(r.name)]}" for r in checked
+               if not r.specifier.contains(pins[canonicalize_name(r.name)], prereleases=True)]
+    assert outside == []
+
+
+def test_the_pins_are_the_roots_and_what_each_requires_directly_where_installed():
+    script = load_benchmark("bench_constraints")
+    versions = {"npbandit": "0.1.0.dev0", "a": "1.0+cpu", "b": "2.0", "c": "3.0", "d": "4.0", "e": "5.0"}
+    requires = {"npbandit": ["A_>=1", "d; extra == 'x'"],
+                "a": ["b", "c; python_version < '3'", "e; extra == 'test'", "gone"],
+                "b": ["e"]}
+    pinned, absent = script.pins(["npbandit", "a", "missing"], version=lambda n: versions.get(canonicalize_name(n)),
+                                 requires=lambda n: requires.get(n, []))
+    # a's local label dropped; b is a's direct requirement (not b's own e); c's marker, d's and e's extras do
+    # not hold; "gone" is not installed; the project is never pinned; "missing", a root, is named
+    assert pinned == {"a": "1.0", "b": "2.0"} and absent == ["missing"]
+    assert script.render(pinned, absent).splitlines()[-3:] == [
+        "# Not installed there, so not pinned: missing.", "a==1.0", "b==2.0"]
+    with pytest.raises(TypeError, match="roots: expected"):
+        script.pins([""])
+
+
+def test_reading_a_constraints_file_refuses_what_is_not_one_exact_pin():
+    read_pins = load_benchmark("bench_constraints").read_pins
+    assert read_pins("# header\n\nTorch==2.13.0  # the CPU build\nlinear_operator==0.6.1\n") == {
+        "torch": "2.13.0", "linear-operator": "0.6.1"}
+    for text, problem in (("numpy>=2\n", "is not one"), ("numpy==2.0\nNumPy==2.1\n", "pinned twice"),
+                          ("scipy==1.0; python_version > '3'\n", "is not one")):
+        with pytest.raises(ValueError, match=problem):
+            read_pins(text)
