@@ -12,7 +12,7 @@ STAMP  := $(VENV)/.installed
 # would pull several GB of CUDA packages.
 TORCH  := torch==2.13.0
 
-.PHONY: demo test test-quick lint docs bench bench-quick bench-streaming botorch-compat clean
+.PHONY: demo test test-quick lint docs bench bench-env bench-quick bench-streaming botorch-compat clean
 
 $(STAMP): pyproject.toml
 	test -x $(BIN)/python || $(PYTHON) -m venv $(VENV)
@@ -86,6 +86,19 @@ bench: $(STAMP)
 	$(BIN)/python experiments/benchmarks/wheel.py --workers 2
 	$(BIN)/python experiments/benchmarks/storage_throughput.py
 	$(BIN)/python experiments/benchmarks/batch_bo.py
+
+# The environment the published tables were measured in: .venv with what `make test` and `make bench` install,
+# at the exact versions of experiments/constraints-bench.txt (written from the measuring .venv by
+# experiments/benchmarks/bench_constraints.py; each results JSON records its own run's versions). `make test`
+# and `make bench` alone take the newest releases pyproject.toml admits, which can move a peer's column;
+# `make bench-env` then `make bench` measures under the pins (pip keeps a version that satisfies a requirement).
+BENCH_CONSTRAINTS := experiments/constraints-bench.txt
+bench-env:
+	test -x $(BIN)/python || $(PYTHON) -m venv $(VENV)
+	$(BIN)/python -m pip install --quiet --disable-pip-version-check -c $(BENCH_CONSTRAINTS) "$(TORCH)"
+	$(BIN)/python -m pip install --quiet --disable-pip-version-check -c $(BENCH_CONSTRAINTS) \
+		-e ".[test,optuna,ax,postgres,dask,bench]"
+	touch $(STAMP)
 
 # A few-minute subset that prints without touching docs/.
 bench-quick: $(STAMP)

@@ -398,7 +398,9 @@ def main(argv: list[str] | None = None) -> None:
     if not args.no_write:
         publish("ax-cost", text, JSON_NAME, command,
                 {"budget": budget, "seeds": seeds, "versions": versions, "runs": results, "summary": summary,
-                 "profile": profile, "by_package": by_package, "steps": steps}, threads=THREADS)
+                 "profile": profile, "by_package": by_package, "steps": steps,
+                 **({"packages": saved.get("packages")} if args.no_run else {})}, threads=THREADS,
+                packages=("ax-platform",))
 
 
 if __name__ == "__main__":

@@ -185,9 +185,9 @@ def main(argv: list[str] | None = None) -> None:
                       saved["command"])
         print(text)
         if not args.no_write:
-            publish("ax-wide", text, JSON_NAME, saved["command"], {k: v for k, v in saved.items()
-                                                                   if k not in ("command", "machine")},
-                    threads=THREADS)
+            publish("ax-wide", text, JSON_NAME, saved["command"], {"packages": None} | {
+                k: v for k, v in saved.items() if k not in ("command", "machine")}, threads=THREADS,
+                packages=("ax-platform",))
         return
     import ax
     import botorch
@@ -219,7 +219,7 @@ def main(argv: list[str] | None = None) -> None:
     if not args.no_write:
         publish("ax-wide", text, JSON_NAME, command,
                 {"budget": args.budget, "seeds": seeds, "checkpoint": args.checkpoint, "versions": versions,
-                 "runs": results}, threads=THREADS)
+                 "runs": results}, threads=THREADS, packages=("ax-platform",))
 
 
 if __name__ == "__main__":

@@ -346,7 +346,7 @@ def main(argv: list[str] | None = None) -> None:
                 {"budget": args.budget, "sleep_s": args.sleep, "workers": WORKERS, "seeds": args.seeds,
                  "note": args.note, "bars": BARS, "summary": summary,
                  "runs": {f"{label}/{method}": rs for (label, method), rs in sorted(runs.items())
-                          if label in args.functions}})
+                          if label in args.functions}}, packages=("optuna", "dask", "distributed"))
 
 
 if __name__ == "__main__":

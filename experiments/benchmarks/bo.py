@@ -507,8 +507,10 @@ def main(argv: list[str] | None = None) -> None:
     print(text)
     if not args.no_write:
         plot(summary, args.functions, args.methods, figure)
+        optuna_rows = any(m in OPTUNA_SAMPLERS for m in args.methods)
         publish(args.section, text, f"{args.section.replace('-', '_')}.json", command, {"summary": summary},
-                pages=("benchmarks.md", "results.md"), threads=RUN_THREADS)
+                pages=("benchmarks.md", "results.md"), threads=RUN_THREADS,
+                packages=("optuna", "greenlet") if optuna_rows else ())
 
 
 def paired_table(summary: dict, functions: list[str], method: str, references: list[str]) -> list[str]:

@@ -399,7 +399,8 @@ def main(argv: list[str] | None = None) -> None:
         plot(summary, labels, args.methods, args.section)
         unsupported = {f"{lab}/{m}": e for (lab, m), e in notes.items()}
         publish(args.section, text, f"{args.section.replace('-', '_')}.json", command,
-                {"summary": summary, "unsupported": unsupported}, threads=RUN_THREADS)
+                {"summary": summary, "unsupported": unsupported}, threads=RUN_THREADS,
+                packages=("optuna", "greenlet", "scikit-learn"))
 
 
 if __name__ == "__main__":

@@ -505,7 +505,7 @@ def main(argv: list[str] | None = None) -> None:
             publish(f"{BENCHMARK}-choosing", text, "classification_bandits_choosing.json", command,
                     {"steps": args.steps, "seeds": args.seeds, "summary": summary,
                      "rule": choice_rule(summary, tasks, a, b) if a in policies and b in policies else None},
-                    threads=RUN_THREADS)
+                    threads=RUN_THREADS, packages=("scikit-learn",))
         return
     text = render(summary, tasks, policies, args.steps, args.seeds, command) + stored_note
     print(text)
@@ -514,7 +514,7 @@ def main(argv: list[str] | None = None) -> None:
         publish(BENCHMARK, text, "classification_bandits.json", command,
                 {"steps": args.steps, "seeds": args.seeds, "summary": summary,
                  "bars": {p: bars(summary, tasks, policies, p) for p in policies if p in NP_COLUMNS}},
-                threads=RUN_THREADS)
+                threads=RUN_THREADS, packages=("scikit-learn", "vowpalwabbit"))
 
 
 if __name__ == "__main__":

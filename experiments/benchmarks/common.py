@@ -1,6 +1,7 @@
-"""Helpers shared by the scripts in experiments/benchmarks/: timing, peak memory, results pages, paired
-comparisons' cells, the main of a resumable JSON-lines study, BoTorch's test functions by name, Branin on its
-own bounds, a cProfile's own time by package and its top functions."""
+"""Helpers shared by the scripts in experiments/benchmarks/: timing, peak memory, results pages (with the
+versions of the packages the numbers depend on), paired comparisons' cells, the main of a resumable JSON-lines
+study, BoTorch's test functions by name, Branin on its own bounds, a cProfile's own time by package and its top
+functions."""
 
 from __future__ import annotations
 
@@ -8,6 +9,7 @@ import argparse
 import cProfile
 import functools
 import gc
+import importlib.metadata
 import io
 import json
 import platform
@@ -176,20 +178,87 @@ def machine_line(threads: int | None = None) -> str:
             f"torch {torch.__version__}, Python {platform.python_version()}")
 
 
-def publish(section: str, text: str, json_name: str, command: str, payload: dict,
-            pages: tuple[str, ...] = ("benchmarks.md",), threads: int | None = None) -> None:
-    """Write ``text`` as section ``section`` of each page in ``docs/`` (``benchmarks.md``:
-    every measurement; ``results.md``: the headline comparisons with published numbers)
-    and the raw numbers (with the command and the machine) to experiments/log/results/<json_name>."""
-    import json
+#: The installed distributions whose releases can change a benchmark's numbers (their arithmetic, their
+#: defaults, which code path runs), by their names on the package index. :func:`publish` records the version
+#: of each in every results JSON, an absent one as absent: without ``greenlet`` Optuna's GPSampler optimises its
+#: acquisition point by point instead of in batches, other arithmetic and another column.
+#: experiments/benchmarks/bench_constraints.py pins them, and what each requires directly, in
+#: experiments/constraints-bench.txt (what ``make bench-env`` installs).
+BENCH_PACKAGES = ("torch", "numpy", "scipy", "botorch", "gpytorch", "linear_operator", "optuna", "greenlet",
+                  "scikit-learn", "ax-platform", "vowpalwabbit", "dask", "distributed", "sqlalchemy", "psycopg")
+#: the packages every section's line names (torch is on its machine line): what nearly every row computes with
+CORE_PACKAGES = ("numpy", "scipy", "botorch", "gpytorch")
 
+
+def _distribution_names(names, argument: str) -> tuple[str, ...]:
+    if isinstance(names, str) or not all(isinstance(n, str) and n for n in names):
+        raise TypeError(f"{argument}: expected a sequence of distribution names (non-empty strings, e.g. "
+                        f"(\"optuna\", \"greenlet\")), got {names!r}")
+    return tuple(names)
+
+
+def package_versions(names=BENCH_PACKAGES) -> dict[str, str | None]:
+    """``{name: version}`` for each distribution ``names`` lists (names as on the package index), ``None``
+    where it is not installed. Read from the installed metadata (``importlib.metadata``), not by importing:
+    importing Optuna or Ax only to read a version takes seconds, and may fail where the package itself is
+    broken or half-installed."""
+    versions = {}
+    for name in _distribution_names(names, "names"):
+        try:
+            versions[name] = importlib.metadata.version(name)
+        except importlib.metadata.PackageNotFoundError:
+            versions[name] = None
+    return versions
+
+
+def packages_line(versions: dict[str, str | None] | None, names, where: str = "") -> str:
+    """The line a section shows of ``versions`` (:func:`package_versions`' record): each of ``names`` once, with
+    its version, ``absent`` where it was not installed, ``not recorded`` where the record lacks it;
+    ``versions=None``: numbers measured before results recorded versions, which the line says. ``where``: the
+    file holding the full record."""
+    names = _distribution_names(names, "names")
+    if versions is not None and not isinstance(versions, dict):
+        raise TypeError(f"versions: expected {{name: version or None}} or None, got {versions!r}")
+    if versions is None:
+        return "Packages: not recorded with these numbers (measured before the results recorded versions)."
+    shown = ", ".join(f"{n} {versions[n]}" if versions.get(n) else f"{n} absent" if n in versions
+                      else f"{n} not recorded" for n in dict.fromkeys(names))
+    return f"Packages: {shown}" + (f" (every recorded version: {where})." if where else ".")
+
+
+def with_packages_line(text: str, line: str) -> str:
+    """``text`` with ``line`` as a paragraph of its own after its first paragraph that is not a heading (the one
+    that gives the command and the machine), or at its end where every paragraph is a heading."""
+    paragraphs = text.rstrip().split("\n\n")
+    at = next((i + 1 for i, p in enumerate(paragraphs) if not p.lstrip().startswith("#")), len(paragraphs))
+    return "\n\n".join(paragraphs[:at] + [line] + paragraphs[at:]) + "\n"
+
+
+def publish(section: str, text: str, json_name: str, command: str, payload: dict,
+            pages: tuple[str, ...] = ("benchmarks.md",), threads: int | None = None,
+            packages: tuple[str, ...] = ()) -> None:
+    """Write ``text`` as section ``section`` of each page in experiments/log/ (``benchmarks.md``:
+    every measurement; ``results.md``: the headline comparisons with published numbers)
+    and the raw numbers (with the command, the machine and the versions of :data:`BENCH_PACKAGES`,
+    under ``"packages"``) to experiments/log/results/<json_name>.
+
+    The section gets a line naming the versions of :data:`CORE_PACKAGES` and of ``packages``, those the
+    section's own rows use beyond them (``("optuna", "greenlet")`` for Optuna's samplers), after its first
+    paragraph. A ``payload`` that holds ``"packages"`` (a saved record published again without measuring)
+    keeps it: the versions of the run that measured the numbers, not this process's; ``None`` there: not
+    recorded, which the line says."""
+    extra = _distribution_names(packages, "packages")
+    versions = payload["packages"] if "packages" in payload else package_versions(
+        BENCH_PACKAGES + tuple(n for n in extra if n not in BENCH_PACKAGES))
+    where = f"experiments/log/results/{json_name}"
+    text = with_packages_line(text, packages_line(versions, CORE_PACKAGES + extra, where))
     for page in pages:
         write_section(section, text, page)
-    out = ROOT / "experiments" / "log" / "results" / json_name
+    out = ROOT / where
     out.parent.mkdir(parents=True, exist_ok=True)
-    out.write_text(json.dumps({"command": command, "machine": machine_line(threads), **payload}, indent=2) + "\n")
-    print(f"wrote the {section!r} section of {', '.join('experiments/log/' + p for p in pages)} and "
-          f"experiments/log/results/{json_name}")
+    record = {"command": command, "machine": machine_line(threads), "packages": versions, **payload}
+    out.write_text(json.dumps(record, indent=2) + "\n")
+    print(f"wrote the {section!r} section of {', '.join('experiments/log/' + p for p in pages)} and {where}")
 
 
 def figure_path(name: str) -> Path:

@@ -242,7 +242,8 @@ def main(argv: list[str] | None = None) -> None:
     if not args.no_write:
         publish("optuna-cost", text, JSON_NAME, command,
                 {"budget": budget, "seeds": seeds, "optuna": version, "runs": results, "summary": summary,
-                 "profile": profile, "profile_by_package": by_package, "profile_commits": commits}, threads=THREADS)
+                 "profile": profile, "profile_by_package": by_package, "profile_commits": commits,
+                 **({"packages": saved.get("packages")} if args.no_run else {})}, threads=THREADS, packages=("optuna",))
 
 
 if __name__ == "__main__":

@@ -137,7 +137,7 @@ def main(argv: list[str] | None = None) -> None:
         print(text)
         if not args.no_write:
             publish("regression", text, out.name, previous["command"],  # "current" is the reader's, not stored
-                    {"machine": previous["machine"], "batches": kept,
+                    {"machine": previous["machine"], "packages": previous.get("packages"), "batches": kept,
                      "rows": [{k: v for k, v in r.items() if k != "current"} for r in rows]})
         return
     names = args.checkpoints or [n for n in available_checkpoints() if read_card(n)["prior"]["name"] in PRIORS]

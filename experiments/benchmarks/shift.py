@@ -46,7 +46,7 @@ def main(argv: list[str] | None = None) -> None:
         text = render(previous["rows"], previous["batches"])
         print(text)
         if not args.no_write:
-            publish("shift", text, "shift.json", COMMAND, previous)
+            publish("shift", text, "shift.json", COMMAND, {"packages": None} | previous)  # None: not recorded
         return
     shipped = [n for n in available_checkpoints() if n.endswith("-gp1d")]
     names = args.checkpoints or shipped

@@ -147,7 +147,7 @@ def main(argv: list[str] | None = None) -> None:
     print(text)
     if not args.no_write:
         publish("storage-throughput", text, "storage_throughput.json", COMMAND,
-                {"rows": rows, "load_average": [load_start, load_end]})
+                {"rows": rows, "load_average": [load_start, load_end]}, packages=("sqlalchemy", "psycopg"))
 
 
 if __name__ == "__main__":
