@@ -25,6 +25,10 @@ What it computes:
 No weight depends on the width. The state holds, per column, the blocks' running softmax (``B d``
 rows of ``L_B`` queries), so it is constant in ``N`` and linear in ``d``; ``update(condition(A), B)``
 equals ``condition(A ∪ B)`` up to rounding (tested in ``experiments/tests``).
+
+Train and score it with ``dimension_agnostic.py`` (``train --model dacmanp``, ``evaluate``); the cost of
+one update and one prediction against ``N``, beside ``datnp``'s:
+``OMP_NUM_THREADS=1 python experiments/probes/da_cmanp.py --d 8 --sizes 10 100 1000 10000``.
 """
 
 from __future__ import annotations
@@ -184,3 +188,50 @@ class DACMANP(NeuralProcess):
             h = by_column.view(b, d, m, width).transpose(1, 2)
             h = self.target_mix[layer](h.reshape(b * m, d, width)).view(b, m, d, width)
         return self.head(self.norm(h.mean(2)))
+
+
+def update_cost(model: str, d: int, sizes: list[int], repeats: int = 5) -> dict[int, dict[str, float]]:
+    """Milliseconds to fold one point into a state holding ``N`` points and to predict 256 targets
+    from it (median of ``repeats``), at width ``d``, for each ``N`` in ``sizes``: ``model`` at the
+    small size with random weights (the cost does not depend on the weights), one thread, no
+    gradients. A streamed model's update does not grow with ``N``; a re-conditioning one's does."""
+    import statistics
+    import time
+
+    from npbandit.surrogates import build
+
+    torch.manual_seed(0)
+    net = build(model, d, 1, size="small").eval()
+    out = {}
+    with torch.inference_mode():
+        for n in sizes:
+            g = torch.Generator().manual_seed(n)
+            x, y = torch.rand(1, n, d, generator=g), torch.randn(1, n, 1, generator=g)
+            xu, yu, xt = torch.rand(1, 1, d, generator=g), torch.randn(1, 1, 1, generator=g), torch.rand(1, 256, d)
+            state = net.condition(x, y)
+            times: dict[str, list[float]] = {"update": [], "predict": []}
+            for _ in range(repeats):
+                start = time.perf_counter()
+                new = net.update(state, xu, yu)
+                mid = time.perf_counter()
+                net.predict(new, xt)
+                times["update"].append(1e3 * (mid - start))
+                times["predict"].append(1e3 * (time.perf_counter() - mid))
+            out[n] = {k: statistics.median(v) for k, v in times.items()}
+    return out
+
+
+if __name__ == "__main__":
+    import argparse
+
+    parser = argparse.ArgumentParser(description="the cost of one update and one prediction against N")
+    parser.add_argument("--models", nargs="+", default=["dacmanp", "datnp"])
+    parser.add_argument("--d", type=int, default=8)
+    parser.add_argument("--sizes", type=int, nargs="+", default=[10, 100, 1000, 10000])
+    args = parser.parse_args()
+    torch.set_num_threads(1)
+    print(f"| model | N | update (ms) | predict 256 (ms) |  (d = {args.d}, small size, one thread)")
+    print("|---|---:|---:|---:|")
+    for name in args.models:
+        for n, row in update_cost(name, args.d, args.sizes).items():
+            print(f"| {name} | {n:,} | {row['update']:.2f} | {row['predict']:.2f} |")

@@ -13,8 +13,9 @@ training_runs/da/datnp --minutes 30 --warm-steps 800 --steps 9000`` and the same
 then ``... evaluate training_runs/da/datnp training_runs/da/tnpd``. Both train on the ``bo`` prior at
 d = 1..8 (at most 100 context points); the evaluation scores d = 2..8 and also d = 12 and 16, which
 neither saw. ``... yardstick -- <bo_yardstick.py's arguments>`` runs the yardstick (a card whose
-``use.x_dims`` lists the d to score; ``NPModel`` refuses others). ``--model dacmanp`` trains the
-dimension-agnostic CMANP of ``da_cmanp.py`` (registered on import) by the same recipe. ``--plugin`` of this file, as
+``use.x_dims`` lists the d to score; ``NPModel`` refuses others). ``--model dacmanp`` and ``--model
+daind`` train the streamed models of ``da_cmanp.py`` and ``da_inducing.py`` (registered on import) by
+the same recipe. ``--plugin`` of this file, as
 ``gpu_bo16.sh`` passes it, imports nothing the library lacks now.
 """
 
@@ -124,7 +125,7 @@ def main(argv: list[str] | None = None) -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     sub = parser.add_subparsers(dest="command", required=True)
     t = sub.add_parser("train")
-    t.add_argument("--model", choices=["datnp", "dacmanp", "tnpd"], required=True)
+    t.add_argument("--model", choices=["datnp", "dacmanp", "daind", "tnpd"], required=True)
     t.add_argument("--out", required=True)
     t.add_argument("--minutes", type=float, default=35.0)
     t.add_argument("--warm-steps", type=int, default=1000)
@@ -141,6 +142,7 @@ def main(argv: list[str] | None = None) -> None:
     args = parser.parse_args(argv)
     torch.set_num_threads(1)
     import da_cmanp  # noqa: F401 - registers the dimension-agnostic CMANP ("dacmanp") beside datnp
+    import da_inducing  # noqa: F401 - registers the inducing-point NP of any width ("daind")
     if args.command == "yardstick":
         import runpy
 

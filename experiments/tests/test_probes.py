@@ -99,3 +99,37 @@ def test_the_dimension_agnostic_cmanp_streams_and_reads_any_width():
     assert narrow.mean.shape == (2, 4, 1) and torch.isfinite(narrow.mean).all()
     with pytest.raises(ValueError, match="input column"):
         model.predict(model.condition(x, y), xt[..., :3], check=False)
+
+
+def test_the_inducing_point_np_streams_and_reads_any_width():
+    """da_inducing.py's stated properties: update(condition(A), B) == condition(A ∪ B), the state
+    constant in N, one network at two widths, joint logits summed over inputs, a width mismatch
+    refused."""
+    import torch
+
+    from npbandit.surrogates import build
+
+    with restored_registries():
+        probe = _script("da_inducing")  # registers "daind"
+        torch.manual_seed(0)
+        model = build("daind", 16, 1, size="tiny", n_inducing=8).double()
+    x, y = torch.rand(2, 30, 5, dtype=torch.float64), torch.randn(2, 30, 1, dtype=torch.float64)
+    xt = torch.rand(2, 4, 5, dtype=torch.float64)
+    whole = model.predict(model.condition(x, y), xt)
+    state = model.condition(x[:, :11], y[:, :11])
+    for start, end in ((11, 12), (12, 25), (25, 30)):
+        state = model.update(state, x[:, start:end], y[:, start:end])
+    streamed = model.predict(state, xt)
+    torch.testing.assert_close(streamed.mean, whole.mean, rtol=0, atol=1e-12)
+    torch.testing.assert_close(streamed.stddev, whole.stddev, rtol=0, atol=1e-12)
+    small = model.condition(x[:, :3], y[:, :3]).data_state
+    assert (state.data_state.log_norm.shape, state.data_state.mean_value.shape) == (
+        small.log_norm.shape, small.mean_value.shape)  # nothing grows with N
+    # the logit of two points is the sum over inputs of their cells' dot products
+    q, k = torch.randn(1, 2, 3, 5, 4, dtype=torch.float64), torch.randn(1, 2, 7, 5, 4, dtype=torch.float64)
+    expected = sum(q[..., i, :] @ k[..., i, :].transpose(-1, -2) for i in range(5))
+    torch.testing.assert_close(probe.JointAttention.scores(q, k), expected)
+    narrow = model.predict(model.condition(x[..., :2], y), xt[..., :2])
+    assert narrow.mean.shape == (2, 4, 1) and torch.isfinite(narrow.mean).all()
+    with pytest.raises(ValueError, match="input column"):
+        model.predict(model.condition(x, y), xt[..., :3], check=False)
