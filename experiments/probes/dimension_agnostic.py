@@ -79,6 +79,33 @@ def train_run(model: str, out: str, minutes: float, warm_steps: int, steps: int,
         train(config, progress=False, export_now=True)
 
 
+def early_steps(model: str, dims: list[int], steps: int, lr: float, every: int = 250) -> list[tuple[int, float]]:
+    """Whether a family leaves the N(0, 1) level early: ``model`` at the small size (SiLU) trained
+    from scratch for ``steps`` steps of batch 16 with the sampled loss on the ``bo`` prior at
+    ``dims`` (each batch at its own width, whole-task standardisation, at most 50 context points),
+    Adam at ``lr``, gradients clipped at 1; the running loss (an exponential mean, weight 0.05)
+    every ``every`` steps. The N(0, 1) prediction scores about 1.41 here. No state is kept."""
+    from npbandit.priors import make_prior
+    from npbandit.surrogates import build
+
+    torch.manual_seed(0)
+    prior = make_prior("bo", dims=dims, x_dim=max(dims), max_context=50, padding="none", standardize="task")
+    net = build(model, max(dims), 1, size="small", activation="silu")
+    optimizer = torch.optim.Adam(net.parameters(), lr=lr)
+    running, out = None, []
+    for step in range(steps):
+        batch = prior.batch(16, 1, step)
+        loss = -net.log_likelihood(batch.xc, batch.yc, batch.xt, batch.yt)
+        optimizer.zero_grad()
+        loss.backward()
+        torch.nn.utils.clip_grad_norm_(net.parameters(), 1.0)
+        optimizer.step()
+        running = loss.item() if running is None else 0.95 * running + 0.05 * loss.item()
+        if (step + 1) % every == 0:
+            out.append((step + 1, running))
+    return out
+
+
 def _pad(batch, width: int):
     """``batch`` with its inputs zero-padded to ``width`` columns (a fixed-width network's)."""
     from npbandit.priors.base import TaskBatch
@@ -136,6 +163,11 @@ def main(argv: list[str] | None = None) -> None:
     e.add_argument("outs", nargs="+", help="run folders (their *-main.json card) or cards")
     e.add_argument("--batches", type=int, default=8)
     e.add_argument("--max-context", type=int, default=BASE["max_context"], help="the held-out tasks' largest context")
+    q = sub.add_parser("early", help="the running loss of a from-scratch run's first steps (see early_steps)")
+    q.add_argument("--model", required=True)
+    q.add_argument("--dims", type=int, nargs="+", required=True)
+    q.add_argument("--steps", type=int, default=1500)
+    q.add_argument("--lr", type=float, default=1e-3)
     y = sub.add_parser("yardstick", help="experiments/benchmarks/bo_yardstick.py with this family registered "
                                          "(its arguments after --)")
     y.add_argument("rest", nargs=argparse.REMAINDER)
@@ -151,6 +183,10 @@ def main(argv: list[str] | None = None) -> None:
         sys.argv = ["bo_yardstick.py", *rest, *([] if "--no-write" in rest else ["--no-write"])]
         runpy.run_path(str(Path(__file__).resolve().parents[1] / "benchmarks" / "bo_yardstick.py"),
                        run_name="__main__")
+        return
+    if args.command == "early":
+        for step, loss in early_steps(args.model, args.dims, args.steps, args.lr):
+            print(f"{args.model} dims {args.dims[0]}..{args.dims[-1]} step {step}: running loss {loss:.3f}", flush=True)
         return
     if args.command == "train":
         train_run(args.model, args.out, args.minutes, args.warm_steps, args.steps,

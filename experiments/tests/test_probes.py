@@ -133,3 +133,11 @@ def test_the_inducing_point_np_streams_and_reads_any_width():
     assert narrow.mean.shape == (2, 4, 1) and torch.isfinite(narrow.mean).all()
     with pytest.raises(ValueError, match="input column"):
         model.predict(model.condition(x, y), xt[..., :3], check=False)
+
+
+def test_the_early_steps_probe_reports_a_finite_running_loss_every_interval():
+    with restored_registries():
+        probe = _script("dimension_agnostic")
+        out = probe.early_steps("datnp", [1, 2], steps=4, lr=1e-3, every=2)
+    assert [step for step, _ in out] == [2, 4]
+    assert all(np.isfinite(loss) and loss > 0 for _, loss in out)  # a Gaussian NLL of standardised data
