@@ -140,4 +140,4 @@ def test_the_early_steps_probe_reports_a_finite_running_loss_every_interval():
         probe = _script("dimension_agnostic")
         out = probe.early_steps("datnp", [1, 2], steps=4, lr=1e-3, every=2)
     assert [step for step, _ in out] == [2, 4]
-    assert all(np.isfinite(loss) and loss > 0 for _, loss in out)  # a Gaussian NLL of standardised data
+    assert all(np.isfinite(loss) for _, loss in out)
