@@ -27,8 +27,9 @@ rows of ``L_B`` queries), so it is constant in ``N`` and linear in ``d``; ``upda
 equals ``condition(A ∪ B)`` up to rounding (tested in ``experiments/tests``).
 
 Train and score it with ``dimension_agnostic.py`` (``train --model dacmanp``, ``evaluate``); the cost of
-one update and one prediction against ``N``, beside ``datnp``'s:
-``OMP_NUM_THREADS=1 python experiments/probes/da_cmanp.py --d 8 --sizes 10 100 1000 10000``.
+one update and one prediction against ``N``, beside ``daind``'s and ``datnp``'s:
+``OMP_NUM_THREADS=1 python experiments/probes/da_cmanp.py --d 8 --sizes 10 100 1000 10000`` (``datnp``
+conditions with attention over all ``N d`` cells of a column pair: give it ``--sizes`` up to ``1000``).
 """
 
 from __future__ import annotations
@@ -225,11 +226,13 @@ if __name__ == "__main__":
     import argparse
 
     parser = argparse.ArgumentParser(description="the cost of one update and one prediction against N")
-    parser.add_argument("--models", nargs="+", default=["dacmanp", "datnp"])
+    parser.add_argument("--models", nargs="+", default=["dacmanp", "daind", "datnp"])
     parser.add_argument("--d", type=int, default=8)
     parser.add_argument("--sizes", type=int, nargs="+", default=[10, 100, 1000, 10000])
     args = parser.parse_args()
     torch.set_num_threads(1)
+    import da_inducing  # noqa: F401 - registers "daind" (this file's directory is on the path when run)
+
     print(f"| model | N | update (ms) | predict 256 (ms) |  (d = {args.d}, small size, one thread)")
     print("|---|---:|---:|---:|")
     for name in args.models:
