@@ -14,8 +14,10 @@ What it computes:
   own cells (as ``datnp``, ``da_cmanp``); inducing points get cells the same way (no output, their
   own flag);
 - joint attention (:class:`JointAttention`) from points ``a`` to points ``b``: per head, the logit
-  is ``sum_i q_ai . k_bi`` (scaled), one softmax over ``b``, and cell ``(a, i)`` receives
-  ``sum_b w_ab v_bi`` -- each input keeps its own value;
+  is ``sum_i q_ai . k_bi`` (scaled) plus a distance term ``-|x_a - x_b|^2 / (2 d s_h^2)`` with a
+  learned length scale ``s_h`` per head (an RBF kernel's logarithm, so attention starts local
+  rather than uniform), one softmax over ``b``, and cell ``(a, i)`` receives ``sum_b w_ab v_bi``
+  -- each input keeps its own value;
 - the inducing points: ``L`` fixed locations in ``[0, 1]^d`` (a scrambled Sobol design with a fixed
   seed per ``d``, so one network serves any ``d``); they read the context by joint attention,
   folded in through a :class:`~npbandit.surrogates.attention.SoftmaxState` (streamed: ``update``
@@ -25,13 +27,14 @@ What it computes:
   ``n_layers`` times; the prediction reads the mean of its cells.
 
 No weight depends on the width. Permuting the inputs permutes the cells, but not the Sobol design the
-inducing points sit on, so the model is equivariant to it only as far as the design is. The state is the inducing points' running softmax (``L`` rows of
-``d`` values per head), constant in ``N``; ``update(condition(A), B)`` equals ``condition(A ∪ B)``
-up to rounding (tested in ``experiments/tests``).
+inducing points sit on, so the model is equivariant to it only as far as the design is. The state is
+the inducing points' running softmax (``L`` rows of ``d`` values per head), constant in ``N``;
+``update(condition(A), B)`` equals ``condition(A ∪ B)`` up to rounding (tested in ``experiments/tests``).
 """
 
 from __future__ import annotations
 
+import math
 from dataclasses import dataclass, field
 
 import torch
@@ -72,6 +75,16 @@ class JointAttention(nn.Module):
         self.to_kv = nn.Linear(d_model, 2 * d_model, bias=False)
         self.to_out = nn.Linear(d_model, d_model)
         self.ff = FeedForward(d_model, d_ff)
+        # per head, the log of a length scale s_h in units of the cube's side (the logit's distance term
+        # is -|x_a - x_b|^2 / (2 d s_h^2), so a length scale grows as sqrt(d), as the bo prior's do);
+        # spread from 0.05 to 0.5 at the start, the prior's range
+        self.log_scale = nn.Parameter(torch.linspace(math.log(0.05), math.log(0.5), n_heads))
+
+    def distance(self, xa: Tensor, xb: Tensor) -> Tensor:
+        """The logits' distance term ``[B, H, P, N]`` of locations ``xa [B or 1, P, d]`` and ``xb
+        [B or 1, N, d]``: ``-|x_a - x_b|^2 / (2 d s_h^2)`` per head."""
+        sq = (xa.unsqueeze(-2) - xb.unsqueeze(-3)).pow(2).sum(-1).unsqueeze(1)  # [B, 1, P, N]
+        return -sq * torch.exp(-2 * self.log_scale).view(-1, 1, 1) / (2 * xa.shape[-1])
 
     def _heads(self, t: Tensor) -> Tensor:
         """``[B, P, d, H dh]`` -> ``[B, H, P, d, dh]``."""
@@ -96,10 +109,11 @@ class JointAttention(nn.Module):
         x = x + self.to_out(attended.permute(0, 2, 3, 1, 4).flatten(-2))
         return x + self.ff(self.ff_norm(x))
 
-    def forward(self, x: Tensor, memory: Tensor) -> Tensor:
-        """Cells ``x [B, P, d, D]`` attending to the points of ``memory [B, N, d, D]`` (``N >= 1``)."""
+    def forward(self, x: Tensor, memory: Tensor, xa: Tensor, xb: Tensor) -> Tensor:
+        """Cells ``x [B, P, d, D]`` at locations ``xa [B or 1, P, d]`` attending to the points of
+        ``memory [B, N, d, D]`` at ``xb`` (``N >= 1``)."""
         k, v = self.keys_values(memory)
-        weights = torch.softmax(self.scores(self.queries(x), k), dim=-1)
+        weights = torch.softmax(self.scores(self.queries(x), k) + self.distance(xa, xb).to(k), dim=-1)
         return self.finish(x, torch.einsum("bhpn,bhnid->bhpid", weights, v))
 
 
@@ -186,7 +200,8 @@ class DAInducing(NeuralProcess):
             return state
         q = self.read_data.queries(self._inducing_cells(1, state.width, xu))  # [1, H, L, d, dh]
         k, v = self.read_data.keys_values(self._cells(xu, yu, 0.0))  # [B, H, n, d, dh]
-        scores = torch.einsum("hlid,bhnid->bhln", q[0], k)
+        u = inducing_locations(self.config.n_inducing, state.width).to(xu).unsqueeze(0)
+        scores = torch.einsum("hlid,bhnid->bhln", q[0], k) + self.read_data.distance(u, xu)
         data = extend_softmax_state(state.data_state, scores, v.flatten(-2))
         return DAInducingState(data, state.width, state.n_points + xu.shape[1], state.n_batch)
 
@@ -198,8 +213,9 @@ class DAInducing(NeuralProcess):
             if state.data_state is not None:
                 attended = state.data_state.mean_value.unflatten(-1, (d, -1))  # [B, H, L, d, dh]
                 z = self.read_data.finish(z, attended)
+            u = inducing_locations(self.config.n_inducing, d).to(like).unsqueeze(0)
             for joint, mix in zip(self.latent_self, self.latent_mix):
-                z = joint(z, z)
+                z = joint(z, z, u, u)
                 n_lat, width = z.shape[1], z.shape[-1]
                 z = mix(z.reshape(b * n_lat, d, width)).view(b, n_lat, d, width)
                 state.latent_cache.append(z)
@@ -213,6 +229,7 @@ class DAInducing(NeuralProcess):
         h = self._cells(xt, None, 1.0)
         b, m, d, width = h.shape
         for layer, z in enumerate(self.latents(state, xt)):
-            h = self.read_latents[layer](h, z)
+            u = inducing_locations(self.config.n_inducing, d).to(xt).unsqueeze(0)
+            h = self.read_latents[layer](h, z, xt, u)
             h = self.target_mix[layer](h.reshape(b * m, d, width)).view(b, m, d, width)
         return self.head(self.norm(h.mean(2)))

@@ -79,18 +79,20 @@ def train_run(model: str, out: str, minutes: float, warm_steps: int, steps: int,
         train(config, progress=False, export_now=True)
 
 
-def early_steps(model: str, dims: list[int], steps: int, lr: float, every: int = 250) -> list[tuple[int, float]]:
+def early_steps(model: str, dims: list[int], steps: int, lr: float, every: int = 250,
+                overrides: dict | None = None) -> list[tuple[int, float]]:
     """Whether a family leaves the N(0, 1) level early: ``model`` at the small size (SiLU) trained
     from scratch for ``steps`` steps of batch 16 with the sampled loss on the ``bo`` prior at
     ``dims`` (each batch at its own width, whole-task standardisation, at most 50 context points),
     Adam at ``lr``, gradients clipped at 1; the running loss (an exponential mean, weight 0.05)
-    every ``every`` steps. The N(0, 1) prediction scores about 1.41 here. No state is kept."""
+    every ``every`` steps; ``overrides``: config fields for ``build``. The N(0, 1) prediction scores
+    about 1.41 here. No state is kept."""
     from npbandit.priors import make_prior
     from npbandit.surrogates import build
 
     torch.manual_seed(0)
     prior = make_prior("bo", dims=dims, x_dim=max(dims), max_context=50, padding="none", standardize="task")
-    net = build(model, max(dims), 1, size="small", activation="silu")
+    net = build(model, max(dims), 1, size="small", **{"activation": "silu", **(overrides or {})})
     optimizer = torch.optim.Adam(net.parameters(), lr=lr)
     running, out = None, []
     for step in range(steps):
@@ -168,6 +170,7 @@ def main(argv: list[str] | None = None) -> None:
     q.add_argument("--dims", type=int, nargs="+", required=True)
     q.add_argument("--steps", type=int, default=1500)
     q.add_argument("--lr", type=float, default=1e-3)
+    q.add_argument("--set", nargs="*", default=[], metavar="KEY=INT", help="integer config fields, e.g. n_inducing=256")
     y = sub.add_parser("yardstick", help="experiments/benchmarks/bo_yardstick.py with this family registered "
                                          "(its arguments after --)")
     y.add_argument("rest", nargs=argparse.REMAINDER)
@@ -185,7 +188,8 @@ def main(argv: list[str] | None = None) -> None:
                        run_name="__main__")
         return
     if args.command == "early":
-        for step, loss in early_steps(args.model, args.dims, args.steps, args.lr):
+        overrides = {k: int(v) for k, v in (item.split("=", 1) for item in args.set)}
+        for step, loss in early_steps(args.model, args.dims, args.steps, args.lr, overrides=overrides):
             print(f"{args.model} dims {args.dims[0]}..{args.dims[-1]} step {step}: running loss {loss:.3f}", flush=True)
         return
     if args.command == "train":
