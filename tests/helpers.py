@@ -23,6 +23,37 @@ def sphere(x):
     return float(((np.asarray(x) - np.array([0.3, 1.2])) ** 2).sum())
 
 
+def bowl_history(n: int, dim: int = 12, seed: int = 0, constrained: bool = False) -> tuple[torch.Tensor, torch.Tensor]:
+    """``n`` uniform points of ``[0, 1]^dim`` and a bowl's values at them, maximised (with
+    ``constrained``, a second column ``x_0 - 0.6``: feasible where ``x_0 <= 0.6``): a history for
+    the high-dimensional searches' tests."""
+    X = torch.rand(n, dim, dtype=torch.float64, generator=torch.Generator().manual_seed(seed))
+    Y = -((X - 0.3) ** 2).sum(dim=-1, keepdim=True)
+    if constrained:
+        Y = torch.cat([Y, X[:, :1] - 0.6], dim=-1)
+    return X, Y
+
+
+#: the inputs :class:`KnownRelevance` scores highest
+KNOWN = [3, 5, 7, 11, 17, 23]
+
+
+class KnownRelevance:
+    """A relevance for ``RedealtSketch`` that scores ``KNOWN`` highest (the others low but
+    positive) and records what it was handed."""
+
+    __name__ = "known"
+
+    def __init__(self):
+        self.calls = []
+
+    def __call__(self, X, Y):
+        self.calls.append((X.clone(), Y.clone()))
+        score = torch.full((X.shape[1],), 0.01, dtype=torch.float64)
+        score[KNOWN] = torch.arange(1.0, 7.0, dtype=torch.float64)
+        return score
+
+
 def tiny_checkpoint(directory: Path, model: str = "cmanp", prior: str = "bo", seed: int = 0) -> Path:
     """Save a tiny random-weight ``<model>-<prior>`` checkpoint; returns the card path."""
     torch.manual_seed(seed)

@@ -17,7 +17,16 @@ ROOT = LAB.parent
 # run comparison, Dask cluster and process check under the name the library suite uses, ``helpers``
 if str(ROOT / "tests") not in sys.path:
     sys.path.insert(0, str(ROOT / "tests"))
-from helpers import completed_runs, dask_client, restored_registries, running, tiny_checkpoint  # noqa: E402, F401
+from helpers import (  # noqa: E402, F401
+    KNOWN,
+    KnownRelevance,
+    bowl_history,
+    completed_runs,
+    dask_client,
+    restored_registries,
+    running,
+    tiny_checkpoint,
+)
 
 
 def load_script(folder: str, name: str):

@@ -9,7 +9,7 @@ import torch
 from npbandit.acquisition.redealt_sketch import FixedPhases, RedealtSketch
 from npbandit.acquisition.subspace import CountSketch, deal
 
-from .helpers import load_benchmark, tiny_checkpoint
+from .helpers import KNOWN, KnownRelevance, bowl_history, load_benchmark, tiny_checkpoint
 
 pytestmark = pytest.mark.lab
 
@@ -22,34 +22,6 @@ def lab():
 @pytest.fixture(scope="module")
 def tiny(tmp_path_factory):
     return str(tiny_checkpoint(tmp_path_factory.mktemp("tiny"), "cmanp", "bo"))
-
-
-def _history(n: int, dim: int = 12, seed: int = 0, constrained: bool = False) -> tuple[torch.Tensor, torch.Tensor]:
-    """``n`` uniform points of ``[0, 1]^dim`` and a bowl's values at them (with ``constrained``, a
-    second column ``x_0 - 0.6``: feasible where ``x_0 <= 0.6``)."""
-    X = torch.rand(n, dim, dtype=torch.float64, generator=torch.Generator().manual_seed(seed))
-    Y = -((X - 0.3) ** 2).sum(dim=-1, keepdim=True)
-    if constrained:
-        Y = torch.cat([Y, X[:, :1] - 0.6], dim=-1)
-    return X, Y
-
-
-KNOWN = [3, 5, 7, 11, 17, 23]  # the inputs a test relevance scores highest
-
-
-class KnownRelevance:
-    """Scores ``KNOWN`` highest (the others low but positive); records what it was handed."""
-
-    __name__ = "known"
-
-    def __init__(self):
-        self.calls = []
-
-    def __call__(self, X, Y):
-        self.calls.append((X.clone(), Y.clone()))
-        score = torch.full((X.shape[1],), 0.01, dtype=torch.float64)
-        score[KNOWN] = torch.arange(1.0, 7.0, dtype=torch.float64)
-        return score
 
 
 def test_stalled_reads_whether_the_last_rows_improved_the_incumbent(lab):
@@ -90,7 +62,7 @@ def test_early_phases_re_deal_at_random_before_the_led_boundaries(lab):
     relevance = KnownRelevance()
     early = RedealtSketch(phase_start=20, phase_length=10, relevance=relevance,
                           schedule=lab.early_phases(5, 6)).bind(24, 6, seed=2)
-    X, Y = _history(40, dim=24)
+    X, Y = bowl_history(40, dim=24)
     assert early.phase_starts(Y) == [5, 11, 17, 20, 30, 40]  # 17 + 6 = 23 is past phase_start
     assert early.phase_starts(Y[:16]) == [5, 11] and early.phase_sketch(X[:4], Y[:4]) is None
     Z = torch.full((1, 6), 0.3, dtype=torch.float64)
@@ -155,7 +127,7 @@ def check_recorded(strategy, dim, seed, n, constrained, recorded):
     """At every number of rows ``m <= n`` of a fixed history, the phase starts, and the phase's
     anchor (a row's index), bins and signs, are those recorded: ``(start, anchor row, bins as
     digits, signs as + / -)`` per phase."""
-    X, Y = _history(n, dim, seed, constrained)
+    X, Y = bowl_history(n, dim, seed, constrained)
     search = strategy.bind(dim, 6, seed)
     for m in range(n + 1):
         began = [phase for phase in recorded if phase[0] <= m]

@@ -3,7 +3,7 @@
 import numpy as np
 import pytest
 import torch
-from helpers import tiny_checkpoint
+from helpers import KNOWN, KnownRelevance, bowl_history, tiny_checkpoint
 
 from npbandit import load_surrogate
 from npbandit.acquisition.redealt_sketch import (
@@ -27,12 +27,6 @@ def tiny(tmp_path_factory):
     return str(tiny_checkpoint(tmp_path_factory.mktemp("tiny"), "cmanp", "bo"))
 
 
-def _history(n: int, dim: int = 12, seed: int = 0) -> tuple[torch.Tensor, torch.Tensor]:
-    g = torch.Generator().manual_seed(seed)
-    X = torch.rand(n, dim, dtype=torch.float64, generator=g)
-    return X, -((X - 0.3) ** 2).sum(dim=-1, keepdim=True)
-
-
 def test_phase_zero_is_the_count_sketch():
     search = RedealtSketch(phase_start=10, phase_length=5).bind(20, 6, seed=3)
     sketch = CountSketch().bind(20, 6, seed=3)
@@ -43,13 +37,13 @@ def test_phase_zero_is_the_count_sketch():
     assert torch.equal(search.project(X), sketch.project(X))
     assert [len(search.phase_starts(torch.zeros(n, 1))) for n in (0, 9, 10, 14, 15, 19, 20)] == [0, 0, 1, 1, 2, 2, 3]
     assert search.phase_starts(torch.zeros(20, 1)) == [10, 15, 20]
-    X, Y = _history(9, dim=20)
+    X, Y = bowl_history(9, dim=20)
     assert search.phase_sketch(X, Y) is None  # phase 0: the count sketch's own search
 
 
 def test_a_phase_zero_proposal_is_the_count_sketch_s(tiny):
     surrogate = load_surrogate(tiny)
-    X, Y = _history(8)
+    X, Y = bowl_history(8)
 
     def build(Xs, Ys):
         return NPModel.from_pretrained(surrogate, Xs, Ys)
@@ -61,7 +55,7 @@ def test_a_phase_zero_proposal_is_the_count_sketch_s(tiny):
 
 def test_a_later_phase_passes_through_the_anchor_and_spans_every_input_monotonically():
     search = RedealtSketch(phase_start=10, phase_length=5).bind(12, 6, seed=0)
-    X, Y = _history(12)
+    X, Y = bowl_history(12)
     sketch = search.phase_sketch(X, Y)
     assert isinstance(sketch, AnchoredSketch)
     best = int(torch.argmax(Y[:10, 0]))  # the best before phase 1 began
@@ -83,8 +77,8 @@ def test_a_later_phase_passes_through_the_anchor_and_spans_every_input_monotonic
     assert torch.allclose(sketch.project(path), line, atol=1e-12)
 
 
-def test_phases_deal_new_bins_reproducibly_from_seed_and_history():
-    X, Y = _history(40)
+def test_phases_deal_new_bins_reproducibly_from_seed_andbowl_history():
+    X, Y = bowl_history(40)
     search = RedealtSketch(phase_start=10, phase_length=5).bind(12, 6, seed=7)
     one, two = search.phase_sketch(X[:12], Y[:12]), search.phase_sketch(X[:16], Y[:16])
     again = RedealtSketch(phase_start=10, phase_length=5).bind(12, 6, seed=7).phase_sketch(X[:12], Y[:12])
@@ -114,7 +108,7 @@ def test_an_anchor_on_the_cube_s_faces_keeps_the_slice_exact():
 def test_the_model_sees_only_the_points_on_the_phase_s_slice(tiny):
     surrogate = load_surrogate(tiny)
     search = RedealtSketch(phase_start=10, phase_length=5).bind(12, 6, seed=2)
-    X, Y = _history(10)
+    X, Y = bowl_history(10)
     sketch = search.phase_sketch(torch.cat([X, X[:1]]), torch.cat([Y, Y[:1]]))
     on = sketch.lift(torch.rand(2, 6, dtype=torch.float64, generator=torch.Generator().manual_seed(1)))
     X = torch.cat([X, on])  # 10 off the slice (the anchor among them), 2 on it: phase 1
@@ -178,28 +172,10 @@ def test_npsampler_searches_through_the_re_dealt_slices(tiny):
         assert bool(search.phase_sketch(X[:n], Y[:n]).on_slice(X[n:n + 1]))
 
 
-KNOWN = [3, 5, 7, 11, 17, 23]  # the inputs a test relevance scores highest
-
-
-class KnownRelevance:
-    """Scores ``KNOWN`` highest (the others low but positive); records what it was handed."""
-
-    __name__ = "known"
-
-    def __init__(self):
-        self.calls = []
-
-    def __call__(self, X, Y):
-        self.calls.append((X.clone(), Y.clone()))
-        score = torch.full((X.shape[1],), 0.01, dtype=torch.float64)
-        score[KNOWN] = torch.arange(1.0, 7.0, dtype=torch.float64)
-        return score
-
-
 def test_a_relevance_s_top_inputs_lead_different_bins_at_each_later_phase():
     relevance = KnownRelevance()
     search = RedealtSketch(phase_start=10, phase_length=5, relevance=relevance).bind(24, 6, seed=4)
-    X, Y = _history(30, dim=24)
+    X, Y = bowl_history(30, dim=24)
     Y = torch.cat([Y, torch.zeros_like(Y)], dim=-1)  # a constraint column, feasible everywhere
     assert search.phase_sketch(X[:9], Y[:9], constraints=1) is None and not relevance.calls  # phase 0
     assert search.leaders(X[:10], Y[:10, :1]).tolist() == KNOWN[::-1]  # highest first
@@ -231,7 +207,7 @@ def test_without_a_relevance_or_a_positive_score_the_deal_is_the_random_one():
         bins, signs = deal(24, 6, np.random.default_rng([5, 24, 6, 2]), leaders)
         np.testing.assert_array_equal(bins.numpy(), reference)
         np.testing.assert_array_equal(signs.numpy(), reference_signs)
-    X, Y = _history(16, dim=24)
+    X, Y = bowl_history(16, dim=24)
     plain = RedealtSketch(phase_start=10, phase_length=5).bind(24, 6, seed=5).phase_sketch(X, Y)
     assert torch.equal(plain.bins, torch.as_tensor(reference))
     assert torch.equal(plain.signs, torch.as_tensor(reference_signs))
@@ -247,7 +223,7 @@ def test_a_relevance_that_scores_few_inputs_leads_only_those():
         return score
 
     search = RedealtSketch(phase_start=10, phase_length=5, relevance=two).bind(12, 6, seed=0)
-    X, Y = _history(12)
+    X, Y = bowl_history(12)
     assert search.leaders(X[:10], Y[:10]).tolist() == [2, 9]
     sketch = search.phase_sketch(X, Y)
     assert sketch.bins[2] != sketch.bins[9]
@@ -256,9 +232,9 @@ def test_a_relevance_that_scores_few_inputs_leads_only_those():
 @pytest.mark.parametrize("bad, match", [(lambda: RedealtSketch(phase_start=0), "phase_start"),
                                         (lambda: RedealtSketch(relevance="ard"), "relevance"),
                                         (lambda: RedealtSketch(phase_start=2, relevance=lambda X, Y: torch.ones(3))
-                                         .bind(8, 6, seed=0).phase_sketch(*_history(3, dim=8)), "relevance"),
+                                         .bind(8, 6, seed=0).phase_sketch(*bowl_history(3, dim=8)), "relevance"),
                                         (lambda: RedealtSketch(phase_start=2, relevance=lambda X, Y: -torch.ones(8))
-                                         .bind(8, 6, seed=0).phase_sketch(*_history(3, dim=8)), "relevance"),
+                                         .bind(8, 6, seed=0).phase_sketch(*bowl_history(3, dim=8)), "relevance"),
                                         (lambda: deal(8, 2, np.random.default_rng(0), [0, 1, 2]), "leaders"),
                                         (lambda: deal(8, 3, np.random.default_rng(0), [1, 1]), "leaders"),
                                         (lambda: deal(8, 3, np.random.default_rng(0), [8]), "leaders"),
@@ -297,7 +273,7 @@ def test_an_injected_schedule_decides_where_phases_begin_and_which_are_led():
     strategy = RedealtSketch(phase_start=10, phase_length=5, relevance=relevance,
                              schedule=lambda start, length: Listed([4, 9, 13], unled={9}))
     search = strategy.bind(24, 6, seed=1)
-    X, Y = _history(16, dim=24)
+    X, Y = bowl_history(16, dim=24)
     assert search.phase_starts(Y) == [4, 9, 13] and search.phase_starts(Y[:8]) == [4]
     assert search.phase_sketch(X[:3], Y[:3]) is None  # before the first start: phase 0
     for n, k, began in ((6, 1, 4), (11, 2, 9), (15, 3, 13)):
@@ -325,7 +301,7 @@ class Verbatim(Listed):
 def test_a_schedule_naming_other_than_ascending_rows_is_refused(listed):
     search = RedealtSketch(schedule=lambda start, length: Verbatim(listed)).bind(12, 6, seed=0)
     with pytest.raises(ValueError, match="schedule.starts"):
-        search.phase_sketch(*_history(16))
+        search.phase_sketch(*bowl_history(16))
 
 
 @pytest.mark.parametrize("schedule", ["fixed", lambda start, length: [start], FixedPhases(40, 20)])
