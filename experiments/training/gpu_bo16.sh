@@ -60,10 +60,14 @@ model() {
         # registered by --plugin), 32 latents per column at the size's width
         dacmanp) echo --plugin da_cmanp --model dacmanp --set n_latents=32 --set n_block_latents=32 \
                       --prior-set padding=none --eval-prior-set padding=none ;;
-        *) echo "unknown run $1 (cmanp128 | tnpd | datnp | dacmanp)" >&2; return 2 ;;
+        # the inducing-point NP of any width of experiments/probes/da_inducing.py (streamed, attention with a
+        # distance term; a probe, registered by --plugin), 128 inducing points
+        daind) echo --plugin da_inducing --model daind --set n_inducing=128 \
+                    --prior-set padding=none --eval-prior-set padding=none ;;
+        *) echo "unknown run $1 (cmanp128 | tnpd | datnp | dacmanp | daind)" >&2; return 2 ;;
     esac
 }
-batch() { if [[ $1 == datnp || $1 == dacmanp ]]; then echo "${DATNP_BATCH:-32}"; else echo "$BATCH"; fi; }
+batch() { if [[ $1 == datnp || $1 == dacmanp || $1 == daind ]]; then echo "${DATNP_BATCH:-32}"; else echo "$BATCH"; fi; }
 minutes() { python3 -c "print(max($1, 0) / 60)"; }
 train() {  # $1 run: the warm-up until it has exported its card, then the main phase from it, in TRAIN_S seconds
     local dir=training_runs/bo16/$1 args start=$SECONDS warmed='' end=$((SECONDS + TRAIN_S))
