@@ -108,6 +108,24 @@ def early_steps(model: str, dims: list[int], steps: int, lr: float, every: int =
     return out
 
 
+def widen(card: str, out: str, max_dim: int = 16) -> Path:
+    """A copy of ``card`` (its weights unchanged) whose ``use.x_dims`` lists ``1..max_dim``, named
+    ``<name>-wide``, in ``out``: ``NPModel`` refuses a width its card does not list, and the yardstick
+    scores a network of any width at widths it was not trained on."""
+    import json
+    import shutil
+
+    src = Path(card)
+    meta = json.loads(src.read_text())
+    name = f"{meta['name']}-wide"
+    meta["use"]["x_dims"], meta["name"], meta["weights"] = list(range(1, max_dim + 1)), name, f"{name}.safetensors"
+    Path(out).mkdir(parents=True, exist_ok=True)
+    shutil.copy(src.with_name(src.stem + ".safetensors"), Path(out) / meta["weights"])
+    target = Path(out) / f"{name}.json"
+    target.write_text(json.dumps(meta, indent=1))
+    return target
+
+
 def _pad(batch, width: int):
     """``batch`` with its inputs zero-padded to ``width`` columns (a fixed-width network's)."""
     from npbandit.priors.base import TaskBatch
@@ -171,6 +189,10 @@ def main(argv: list[str] | None = None) -> None:
     q.add_argument("--steps", type=int, default=1500)
     q.add_argument("--lr", type=float, default=1e-3)
     q.add_argument("--set", nargs="*", default=[], metavar="KEY=INT", help="integer config fields, e.g. n_inducing=256")
+    w = sub.add_parser("widen", help="a copy of a card whose use.x_dims reach --max-dim (see widen)")
+    w.add_argument("card")
+    w.add_argument("out")
+    w.add_argument("--max-dim", type=int, default=16)
     y = sub.add_parser("yardstick", help="experiments/benchmarks/bo_yardstick.py with this family registered "
                                          "(its arguments after --)")
     y.add_argument("rest", nargs=argparse.REMAINDER)
@@ -186,6 +208,9 @@ def main(argv: list[str] | None = None) -> None:
         sys.argv = ["bo_yardstick.py", *rest, *([] if "--no-write" in rest else ["--no-write"])]
         runpy.run_path(str(Path(__file__).resolve().parents[1] / "benchmarks" / "bo_yardstick.py"),
                        run_name="__main__")
+        return
+    if args.command == "widen":
+        print(widen(args.card, args.out, args.max_dim))
         return
     if args.command == "early":
         overrides = {k: int(v) for k, v in (item.split("=", 1) for item in args.set)}

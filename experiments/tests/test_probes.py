@@ -141,3 +141,17 @@ def test_the_early_steps_probe_reports_a_finite_running_loss_every_interval():
         out = probe.early_steps("datnp", [1, 2], steps=4, lr=1e-3, every=2)
     assert [step for step, _ in out] == [2, 4]
     assert all(np.isfinite(loss) for _, loss in out)
+
+
+def test_widen_lists_every_width_and_keeps_the_weights(tmp_path):
+    import json
+
+    card = tmp_path / "net.json"
+    card.write_text(json.dumps({"name": "net", "weights": "net.safetensors", "sha256": "ab",
+                                "use": {"x_dims": [1, 2], "prior": "bo"}}))
+    (tmp_path / "net.safetensors").write_bytes(b"weights")
+    with restored_registries():
+        out = _script("dimension_agnostic").widen(str(card), str(tmp_path / "wide"), max_dim=5)
+    meta = json.loads(out.read_text())
+    assert meta["use"] == {"x_dims": [1, 2, 3, 4, 5], "prior": "bo"} and meta["sha256"] == "ab"
+    assert meta["name"] == "net-wide" and (out.parent / meta["weights"]).read_bytes() == b"weights"
