@@ -222,14 +222,14 @@ def update_cost(model: str, d: int, sizes: list[int], repeats: int = 5) -> dict[
     return out
 
 
-if __name__ == "__main__":
+def main(argv: list[str] | None = None) -> None:
     import argparse
 
     parser = argparse.ArgumentParser(description="the cost of one update and one prediction against N")
     parser.add_argument("--models", nargs="+", default=["dacmanp", "daind", "datnp"])
     parser.add_argument("--d", type=int, default=8)
     parser.add_argument("--sizes", type=int, nargs="+", default=[10, 100, 1000, 10000])
-    args = parser.parse_args()
+    args = parser.parse_args(argv)
     torch.set_num_threads(1)
     import da_inducing  # noqa: F401 - registers "daind" (this file's directory is on the path when run)
 
@@ -238,3 +238,7 @@ if __name__ == "__main__":
     for name in args.models:
         for n, row in update_cost(name, args.d, args.sizes).items():
             print(f"| {name} | {n:,} | {row['update']:.2f} | {row['predict']:.2f} |")
+
+
+if __name__ == "__main__":
+    main()
