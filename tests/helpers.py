@@ -54,6 +54,33 @@ class KnownRelevance:
         return score
 
 
+def cyclic(X, Y):
+    """A relevance exact in floating point: input ``i`` scores ``(7 i + n) % D`` if at least ``D / 2``, else 0."""
+    n, D = X.shape
+    score = torch.tensor([float((7 * i + n) % D) for i in range(D)], dtype=torch.float64)
+    score[score < D // 2] = 0.0
+    return score
+
+
+def check_recorded(strategy, dim, seed, n, constrained, recorded):
+    """At every number of rows ``m <= n`` of a fixed history (:func:`bowl_history`), the phase
+    starts of ``strategy`` (a ``RedealtSketch``), and the phase's anchor (a row's index), bins and
+    signs, are those recorded: ``(start, anchor row, bins as digits, signs as + / -)`` per phase."""
+    X, Y = bowl_history(n, dim, seed, constrained)
+    search = strategy.bind(dim, 6, seed)
+    for m in range(n + 1):
+        began = [phase for phase in recorded if phase[0] <= m]
+        assert search.phase_starts(Y[:m], int(constrained)) == [phase[0] for phase in began]
+        sketch = search.phase_sketch(X[:m], Y[:m], int(constrained))
+        if not began:
+            assert sketch is None
+            continue
+        _, anchor, bins, signs = began[-1]
+        assert torch.equal(sketch.anchor, X[anchor])
+        assert "".join(str(b) for b in sketch.bins.tolist()) == bins
+        assert "".join("+" if v > 0 else "-" for v in sketch.signs.tolist()) == signs
+
+
 def tiny_checkpoint(directory: Path, model: str = "cmanp", prior: str = "bo", seed: int = 0) -> Path:
     """Save a tiny random-weight ``<model>-<prior>`` checkpoint; returns the card path."""
     torch.manual_seed(seed)

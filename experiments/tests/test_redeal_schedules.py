@@ -9,7 +9,7 @@ import torch
 from npbandit.acquisition.redealt_sketch import FixedPhases, RedealtSketch
 from npbandit.acquisition.subspace import CountSketch, deal
 
-from .helpers import KNOWN, KnownRelevance, bowl_history, load_benchmark, tiny_checkpoint
+from .helpers import KNOWN, KnownRelevance, bowl_history, check_recorded, cyclic, load_benchmark, tiny_checkpoint
 
 pytestmark = pytest.mark.lab
 
@@ -113,33 +113,6 @@ def test_a_policy_with_early_phases_proposes_on_each_early_slice(lab, tiny):
 def test_bad_early_phases_are_named(lab, early_start, early_length, match):
     with pytest.raises(ValueError, match=match):
         RedealtSketch(phase_start=40, schedule=lab.early_phases(early_start, early_length))
-
-
-def cyclic(X, Y):
-    """A relevance exact in floating point: input ``i`` scores ``(7 i + n) % D`` if at least ``D / 2``, else 0."""
-    n, D = X.shape
-    score = torch.tensor([float((7 * i + n) % D) for i in range(D)], dtype=torch.float64)
-    score[score < D // 2] = 0.0
-    return score
-
-
-def check_recorded(strategy, dim, seed, n, constrained, recorded):
-    """At every number of rows ``m <= n`` of a fixed history, the phase starts, and the phase's
-    anchor (a row's index), bins and signs, are those recorded: ``(start, anchor row, bins as
-    digits, signs as + / -)`` per phase."""
-    X, Y = bowl_history(n, dim, seed, constrained)
-    search = strategy.bind(dim, 6, seed)
-    for m in range(n + 1):
-        began = [phase for phase in recorded if phase[0] <= m]
-        assert search.phase_starts(Y[:m], int(constrained)) == [phase[0] for phase in began]
-        sketch = search.phase_sketch(X[:m], Y[:m], int(constrained))
-        if not began:
-            assert sketch is None
-            continue
-        _, anchor, bins, signs = began[-1]
-        assert torch.equal(sketch.anchor, X[anchor])
-        assert "".join(str(b) for b in sketch.bins.tolist()) == bins
-        assert "".join("+" if v > 0 else "-" for v in sketch.signs.tolist()) == signs
 
 
 #: the phases recorded from RedealtSketch as it was when it carried these schedules itself

@@ -3,7 +3,7 @@
 import numpy as np
 import pytest
 import torch
-from helpers import KNOWN, KnownRelevance, bowl_history, tiny_checkpoint
+from helpers import KNOWN, KnownRelevance, bowl_history, check_recorded, cyclic, tiny_checkpoint
 
 from npbandit import load_surrogate
 from npbandit.acquisition.redealt_sketch import (
@@ -308,37 +308,6 @@ def test_a_schedule_naming_other_than_ascending_rows_is_refused(listed):
 def test_a_schedule_that_makes_no_phase_schedule_is_refused(schedule):
     with pytest.raises(TypeError, match="schedule"):
         RedealtSketch(schedule=schedule)
-
-
-def cyclic(X, Y):
-    """A relevance exact in floating point: input ``i`` scores ``(7 i + n) % D`` if at least ``D / 2``, else 0."""
-    n, D = X.shape
-    score = torch.tensor([float((7 * i + n) % D) for i in range(D)], dtype=torch.float64)
-    score[score < D // 2] = 0.0
-    return score
-
-
-def check_recorded(strategy, dim, seed, n, constrained, recorded):
-    """At every number of rows ``m <= n`` of a fixed history, the phase starts, and the phase's
-    anchor (a row's index), bins and signs, are those recorded: ``(start, anchor row, bins as
-    digits, signs as + / -)`` per phase."""
-    g = torch.Generator().manual_seed(seed)
-    X = torch.rand(n, dim, dtype=torch.float64, generator=g)
-    Y = -((X - 0.3) ** 2).sum(dim=-1, keepdim=True)
-    if constrained:
-        Y = torch.cat([Y, X[:, :1] - 0.6], dim=-1)
-    search = strategy.bind(dim, 6, seed)
-    for m in range(n + 1):
-        began = [phase for phase in recorded if phase[0] <= m]
-        assert search.phase_starts(Y[:m], int(constrained)) == [phase[0] for phase in began]
-        sketch = search.phase_sketch(X[:m], Y[:m], int(constrained))
-        if not began:
-            assert sketch is None
-            continue
-        _, anchor, bins, signs = began[-1]
-        assert torch.equal(sketch.anchor, X[anchor])
-        assert "".join(str(b) for b in sketch.bins.tolist()) == bins
-        assert "".join("+" if v > 0 else "-" for v in sketch.signs.tolist()) == signs
 
 
 #: the phases of the fixed schedule, recorded from the search as it was before schedules were
