@@ -192,7 +192,7 @@ def test_each_in_memory_study_is_warned_even_when_its_storage_reuses_a_collected
 
     shared = sampler(seed=0)
     dist = CategoricalDistribution([1, True, "a"])  # True equals 1: warned of once per study
-    addresses, warned = [], []
+    warned = []
     for _ in range(20):
         study = optuna.create_study(sampler=shared)
         study.add_trial(create_trial(params={"c": "a"}, distributions={"c": dist}, value=0.0))
@@ -201,10 +201,8 @@ def test_each_in_memory_study_is_warned_even_when_its_storage_reuses_a_collected
             shared.infer_relative_search_space(study, study.trials[0])
             shared.infer_relative_search_space(study, study.trials[0])  # the same study: not again
         warned.append(len([w for w in caught if "positions [1]" in str(w.message)]))
-        addresses.append(id(study._storage))
         del study, caught
-        gc.collect()
-    assert len(set(addresses)) < len(addresses)  # some storage did land at a collected one's address
+        gc.collect()  # the next storage may land at this one's address (CPython usually reuses it)
     assert warned == [1] * len(warned)
 
 
