@@ -183,9 +183,13 @@ class DAInducing(NeuralProcess):
         b, n, d, width = h.shape
         return self.point_mix(h.reshape(b * n, d, width)).view(b, n, d, width)
 
-    def _inducing_cells(self, batch: int, d: int, like: Tensor) -> Tensor:
-        """The inducing points' cells before reading the data: ``[B, L, d, D]``."""
-        u = inducing_locations(self.config.n_inducing, d).to(like).unsqueeze(0)
+    def _locations(self, d: int, like: Tensor) -> Tensor:
+        """The inducing points' locations ``[1, L, d]`` in ``like``'s dtype and device."""
+        return inducing_locations(self.config.n_inducing, d).to(like).unsqueeze(0)
+
+    def _inducing_cells(self, u: Tensor, batch: int) -> Tensor:
+        """The inducing points' cells at locations ``u [1, L, d]`` before reading the data:
+        ``[batch, L, d, D]``."""
         return self._cells(u, None, 2.0).expand(batch, -1, -1, -1)
 
     def _condition(self, xc: Tensor, yc: Tensor) -> DAInducingState:
@@ -198,9 +202,9 @@ class DAInducing(NeuralProcess):
             raise ValueError(f"xu has {xu.shape[-1]} input column(s) but the context has {state.width}")
         if xu.shape[1] == 0:
             return state
-        q = self.read_data.queries(self._inducing_cells(1, state.width, xu))  # [1, H, L, d, dh]
+        u = self._locations(state.width, xu)
+        q = self.read_data.queries(self._inducing_cells(u, 1))  # [1, H, L, d, dh]
         k, v = self.read_data.keys_values(self._cells(xu, yu, 0.0))  # [B, H, n, d, dh]
-        u = inducing_locations(self.config.n_inducing, state.width).to(xu).unsqueeze(0)
         scores = torch.einsum("hlid,bhnid->bhln", q[0], k) + self.read_data.distance(u, xu)
         data = extend_softmax_state(state.data_state, scores, v.flatten(-2))
         return DAInducingState(data, state.width, state.n_points + xu.shape[1], state.n_batch)
@@ -209,11 +213,11 @@ class DAInducing(NeuralProcess):
         """The inducing cells after each latent layer, ``[B, L, d, D]`` each, once per state."""
         if not state.latent_cache:
             b, d = state.n_batch, state.width
-            z = self._inducing_cells(b, d, like)
+            u = self._locations(d, like)
+            z = self._inducing_cells(u, b)
             if state.data_state is not None:
                 attended = state.data_state.mean_value.unflatten(-1, (d, -1))  # [B, H, L, d, dh]
                 z = self.read_data.finish(z, attended)
-            u = inducing_locations(self.config.n_inducing, d).to(like).unsqueeze(0)
             for joint, mix in zip(self.latent_self, self.latent_mix):
                 z = joint(z, z, u, u)
                 n_lat, width = z.shape[1], z.shape[-1]
@@ -228,8 +232,8 @@ class DAInducing(NeuralProcess):
             raise ValueError(f"xt has {xt.shape[-1]} input column(s) but the context has {state.width}")
         h = self._cells(xt, None, 1.0)
         b, m, d, width = h.shape
+        u = self._locations(d, xt)
         for layer, z in enumerate(self.latents(state, xt)):
-            u = inducing_locations(self.config.n_inducing, d).to(xt).unsqueeze(0)
             h = self.read_latents[layer](h, z, xt, u)
             h = self.target_mix[layer](h.reshape(b * m, d, width)).view(b, m, d, width)
         return self.head(self.norm(h.mean(2)))
