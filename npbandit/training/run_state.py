@@ -30,11 +30,12 @@ STATE_JSON = "train_state.json"
 
 def save_state(out: Path, identity: dict[str, Any], prior_spec: dict[str, Any], model: NeuralProcess,
                optimizer: torch.optim.Optimizer, step: int, log: list[dict[str, Any]], elapsed: float,
-               initial: dict[str, Any] | None) -> None:
+               initial: dict[str, Any] | None, running_loss: float | None = None) -> None:
     """Write the run's state at ``step`` into ``out``: ``identity`` (``TrainConfig.identity()``,
     what a resumed run must share), the prior's ``prior_spec``, the evaluation ``log``, the
-    seconds ``elapsed`` and the ``init_from`` provenance ``initial`` beside the weights, the
-    optimiser's state and the random generators.
+    seconds ``elapsed``, the ``init_from`` provenance ``initial`` and the training loss's
+    running average ``running_loss`` beside the weights, the optimiser's state and the random
+    generators.
 
     Raises:
         FloatingPointError: a non-finite weight (the run diverged); the state saved before is kept.
@@ -55,8 +56,10 @@ def save_state(out: Path, identity: dict[str, Any], prior_spec: dict[str, Any], 
             tensors[f"rng.cuda.{i}"] = rng
     # what the run started from, as it was then: the source may be replaced (a shipped name re-exported) or
     # removed before the run resumes or exports
+    # the running loss goes on where it stopped: seeded again from one batch, a resumed run's progress bar
+    # and logged train_loss would differ from the uninterrupted run's for the average's whole memory
     meta = {"config": identity, "prior_spec": prior_spec, "step": step, "elapsed_s": elapsed, "log": log,
-            "param_groups": opt["param_groups"], "init_from": initial}
+            "param_groups": opt["param_groups"], "init_from": initial, "running_loss": running_loss}
     # two files, each replaced atomically but not together: the JSON names the tensors' sha256, so a reader
     # (an --export-now beside the run, a resume after a crash between the two) can tell a mismatched pair
     blob = save(tensors)
@@ -88,9 +91,10 @@ def read_state(out: Path, attempts: int = 5) -> tuple[dict[str, Any], dict[str, 
 
 
 def load_state(out: Path, model: NeuralProcess, optimizer: torch.optim.Optimizer,
-               device: torch.device) -> tuple[int, list[dict[str, Any]], float]:
+               device: torch.device) -> tuple[int, list[dict[str, Any]], float, float | None]:
     """Load the state saved in ``out`` into ``model``, ``optimizer`` (its moments onto
-    ``device``) and the random generators; returns the step, the log and the seconds elapsed.
+    ``device``) and the random generators; returns the step, the log, the seconds elapsed and
+    the training loss's running average (``None`` in states saved before it was).
 
     Raises:
         ValueError: the two files from different saves, an unreadable tensors file, weights of
@@ -117,7 +121,7 @@ def load_state(out: Path, model: NeuralProcess, optimizer: torch.optim.Optimizer
     cuda = [tensors[f"rng.cuda.{i}"] for i in range(torch.cuda.device_count()) if f"rng.cuda.{i}" in tensors]
     if cuda and len(cuda) == torch.cuda.device_count():
         torch.cuda.set_rng_state_all(cuda)
-    return meta["step"], meta["log"], meta["elapsed_s"]
+    return meta["step"], meta["log"], meta["elapsed_s"], meta.get("running_loss")
 
 
 def lock_run(out: Path) -> Any:

@@ -284,10 +284,11 @@ class _StopRequests:
 def _loop(config: TrainConfig, prior: Any, model: NeuralProcess, optimizer: torch.optim.Optimizer, batches: Any,
           device: torch.device, out: Path, prior_spec: dict[str, Any], log: list[dict[str, Any]], bar: Any,
           step: int, last: int, started: float, call_started: float, stop_after_s: float | None,
-          eval_params: dict[str, Any], stop: _StopRequests, initial: dict[str, Any] | None) -> int:
-    """Optimiser steps from ``step`` up to ``last``; saves the state every
-    ``checkpoint_every`` steps and where it stops. Returns the step reached."""
-    running = None
+          eval_params: dict[str, Any], stop: _StopRequests, initial: dict[str, Any] | None,
+          running: float | None) -> int:
+    """Optimiser steps from ``step`` up to ``last``, the training loss's running average
+    going on from ``running`` (``None``: seeded by the first step's loss); saves the state
+    every ``checkpoint_every`` steps and where it stops. Returns the step reached."""
     while step < last:
         for group in optimizer.param_groups:
             group["lr"] = cosine_lr(config.lr, step, config.steps)
@@ -334,7 +335,7 @@ def _loop(config: TrainConfig, prior: Any, model: NeuralProcess, optimizer: torc
                        or stop.requested)
         if step % config.checkpoint_every == 0 or step == last or out_of_time:
             save_state(out, config.identity(), prior_spec, model, optimizer, step, log, time.perf_counter() - started,
-                       initial)
+                       initial, running)
         if out_of_time:
             break
     return step
@@ -401,7 +402,7 @@ def train(config: TrainConfig, *, progress: bool = True, export: bool = True, st
     for which, p in (("training", prior), *((f"evaluation ({k})", v) for k, v in suite.items())):
         check_model_width(p, model.any_x_dim, f"model {config.model!r} (the {which} prior's batches)")
     optimizer = torch.optim.Adam(model.parameters(), lr=config.lr, weight_decay=config.weight_decay)
-    step, log, elapsed = 0, [], 0.0
+    step, log, elapsed, running = 0, [], 0.0, None
     # The prior's full spec is checked too: a changed default (not just a changed
     # --prior-set) must not be resumed into a run that started on other data.
     prior_spec = json.loads(json.dumps(prior.spec()))
@@ -437,7 +438,7 @@ def train(config: TrainConfig, *, progress: bool = True, export: bool = True, st
     lock = None if export_now else lock_run(out)
     try:
         if meta is not None:
-            step, log, elapsed = load_state(out, model, optimizer, device)
+            step, log, elapsed, running = load_state(out, model, optimizer, device)
         finished = out / f"{config.name}.json"
         if not export_now and step == config.steps and _is_final_card(finished, config.steps):
             return TrainResult(model.eval(), step, log, finished)  # done: no second final evaluation
@@ -451,7 +452,7 @@ def train(config: TrainConfig, *, progress: bool = True, export: bool = True, st
         batches = _batches(prior, config, step, last, loader_workers, device)
         with _StopRequests() as stop:
             step = _loop(config, prior, model, optimizer, batches, device, out, prior_spec, log, bar, step, last,
-                         started, call_started, stop_after_s, eval_params, stop, initial)
+                         started, call_started, stop_after_s, eval_params, stop, initial, running)
         bar.close()
     finally:
         if lock is not None:
