@@ -2,6 +2,8 @@
 (:func:`npbandit.storage.completed_runs`, :func:`npbandit.storage.run_key`)."""
 
 import hashlib
+import threading
+import time
 
 import numpy as np
 import pytest
@@ -9,9 +11,9 @@ from sqlalchemy import update
 
 from npbandit.cli import main
 from npbandit.envs import WheelBanditEnv
-from npbandit.loop import run_episode, run_wheel_bandits
+from npbandit.loop import bandit_sweep, run_episode, run_wheel_bandits
 from npbandit.policies import LinUCBPolicy
-from npbandit.storage import Run, RunLogger, completed_runs, list_runs, open_db, run_key, run_steps
+from npbandit.storage import Run, RunLogger, completed_runs, list_runs, open_db, run_key, run_steps, running_runs
 
 POLICIES = ["uniform", "linucb"]
 
@@ -204,3 +206,66 @@ def test_an_executor_given_as_a_function_is_entered_only_once_the_sweep_s_checks
     assert events == ["entered", "left"]  # once for the sweep, and left when its runs are through
     assert [r.cumulative_regret for r in there] == [r.cumulative_regret for r in here]
     assert len(list_runs(db)) == 4
+
+
+def _held_linucb_run(db, release, fail=False):
+    """The sweep's (linucb, seed 0) combination started in a thread, its policy held on ``release``
+    (then failing, with ``fail``): a run still running when the sweep looks."""
+
+    class Held(LinUCBPolicy):
+        def act(self, observation):
+            release.wait(30)
+            if fail:
+                raise RuntimeError("the worker went away")
+            return super().act(observation)
+
+    outcome = {}
+
+    def run():
+        try:
+            outcome["result"] = run_episode(WheelBanditEnv(delta=0.5, horizon=5), Held(), seed=0, logger=RunLogger(db),
+                                            run_info={"kind": "bandit", "env_id": "npbandit/WheelBandit-v0",
+                                                      "env_params": {"delta": 0.5, "horizon": 5}})
+        except RuntimeError as err:
+            outcome["error"] = err
+
+    thread = threading.Thread(target=run)
+    thread.start()
+    for _ in range(400):
+        if running_runs(db):  # reads nothing until the run's file exists
+            break
+        time.sleep(0.05)
+    live = running_runs(db)
+    assert len(live) == 1  # keyed by the steps it was started for, as the sweep's job is
+    return thread, outcome, next(iter(live.values())).id
+
+
+@pytest.mark.parametrize("fail", [False, True])
+def test_a_run_still_running_elsewhere_is_waited_for_not_started_twice(tmp_path, monkeypatch, fail):
+    db, lines, release = str(tmp_path / "runs.db"), [], threading.Event()
+    thread, outcome, live_id = _held_linucb_run(db, release, fail)
+    monkeypatch.setattr(bandit_sweep, "LIVE_POLL_S", 0.05)
+
+    def say(line):
+        lines.append(line)
+        if line.startswith("waiting"):
+            release.set()
+
+    try:
+        results = run_wheel_bandits(POLICIES, [0.5], [0], 5, db=db, say=say)
+    finally:
+        release.set()
+        thread.join(30)
+    assert lines[1].startswith(f"waiting for 1 run(s) still running elsewhere (run {live_id})")
+    runs = {r.id: r for r in list_runs(db)}
+    completed = sorted((r.policy, r.seed) for r in runs.values() if r.status == "completed")
+    assert completed == [("linucb", 0), ("uniform", 0)]  # each once
+    if fail:  # it stopped without completing: run here, as a new run
+        assert runs[live_id].status == "failed" and "error" in outcome
+        assert results[1].run_id not in (live_id, results[0].run_id)
+    else:  # taken as it completed
+        assert results[1].run_id == live_id == outcome["result"].run_id
+        assert results[1].cumulative_regret == pytest.approx(outcome["result"].cumulative_regret)
+    # rerun=True starts everything again, running or not
+    assert len(run_wheel_bandits(POLICIES, [0.5], [0], 5, db=db, say=None, rerun=True)) == 2
+    assert len(list_runs(db)) == len(runs) + 2

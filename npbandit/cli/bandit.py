@@ -60,7 +60,8 @@ def add_arguments(bandit: argparse.ArgumentParser) -> None:
     bandit.add_argument("--rerun", action="store_true",
                         help="run again the combinations --db holds completed (the same policy, settings, delta or "
                              "data set, seed and --steps), which are otherwise skipped, so that a sweep run again "
-                             "after an interruption runs only the rest")
+                             "after an interruption runs only the rest, and those still running elsewhere (a Dask "
+                             "worker going on with an interrupted sweep's job), which it otherwise waits for")
     bandit.add_argument("--dask-scheduler", metavar="ADDRESS",
                         help="run on the workers of this Dask scheduler (e.g. tcp://10.0.0.5:8786; the 'dask' "
                              "extra) instead of one after another here; --db must reach every worker (a PostgreSQL "

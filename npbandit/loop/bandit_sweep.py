@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import concurrent.futures as cf
 import contextlib
+import time
 from collections.abc import Callable, Sequence
 from contextlib import AbstractContextManager
 from typing import Any
@@ -18,10 +19,23 @@ from npbandit.loop.bandit_tasks import BanditTask, wheel_task
 from npbandit.loop.env_params import _env_params
 from npbandit.loop.episode import run_episode
 from npbandit.loop.records import EpisodeResult
-from npbandit.storage import DEFAULT_URL, RunLogger, RunRow, completed_runs, display_url, run_key, run_totals
+from npbandit.storage import (
+    DEFAULT_URL,
+    RunLogger,
+    RunRow,
+    completed_runs,
+    display_url,
+    run_key,
+    run_totals,
+    running_runs,
+)
 from npbandit.validation import check_bool, check_int, check_real
 
-__all__ = ["run_bandit_sweep", "run_wheel_bandits"]
+__all__ = ["LIVE_POLL_S", "run_bandit_sweep", "run_wheel_bandits"]
+
+#: seconds between two looks at the database while a sweep waits for runs still running elsewhere
+#: (read from this module when used)
+LIVE_POLL_S = 10.0
 
 
 def run_wheel_bandits(policies: Sequence[str], deltas: Sequence[float], seeds: Sequence[int], steps: int, *,
@@ -69,8 +83,13 @@ def run_bandit_sweep(policies: Sequence[str], tasks: Sequence[BanditTask], seeds
     task (the environment and every parameter the run records of it: the wheel's
     ``delta``, a data set's name, a CSV file's path and hash), seed and ``steps``
     (:func:`npbandit.storage.completed_runs`), and ``say`` hears how many were skipped. A
-    run that was interrupted, failed or is still running is run again, as a new run.
-    ``rerun=True`` runs every combination again, completed or not.
+    run that was interrupted or failed is run again, as a new run. One still running
+    (:func:`npbandit.storage.running_runs`: a job of the interrupted sweep that a cluster's
+    worker went on with, or another process's run) is not started twice: the sweep runs
+    everything else, then waits for it, checking every :data:`LIVE_POLL_S` seconds, takes
+    it once completed and runs it here if it stops otherwise (a run on another host counts
+    as running until its heartbeat is :data:`~npbandit.storage.heartbeat.STALE_AFTER` old).
+    ``rerun=True`` runs every combination again, completed or running.
 
     Args:
         policies: names for :func:`npbandit.policies.make_bandit_policy` (``uniform``,
@@ -98,7 +117,8 @@ def run_bandit_sweep(policies: Sequence[str], tasks: Sequence[BanditTask], seeds
             every step, so a killed process loses at most the step in flight). A batch
             writes faster but a SIGKILL loses its uncommitted steps
             (:class:`~npbandit.storage.RunLogger`).
-        rerun: run the combinations ``db`` holds completed too (default: skip them).
+        rerun: run the combinations ``db`` holds completed or running too (default: skip the
+            completed ones and wait for the running ones).
 
     Returns:
         the results in run order (tasks, then seeds, then policies), whatever the order
@@ -167,30 +187,57 @@ def run_bandit_sweep(policies: Sequence[str], tasks: Sequence[BanditTask], seeds
             say(f"skipping {skipped} of {len(jobs)} runs: {display_url(db)} holds them completed (the same policy, "
                 f"settings, {what}, seed and steps); rerun=True (npbandit bandit --rerun) runs them again")
     pending = [i for i, result in enumerate(results) if result is None]
-    if executor is not None:
-        from npbandit.cluster import run_jobs
-        from npbandit.storage import shared_url
+    keys = {i: _run_key(built[jobs[i][0], jobs[i][1]], envs[jobs[i][1]], tasks[jobs[i][1]], jobs[i][2], steps)
+            for i in pending}
+    # a run still running elsewhere (the job of an earlier, interrupted sweep that a cluster's worker goes on
+    # with; another process's sweep) is not started a second time: the sweep waits for it below
+    live = {} if rerun else running_runs(db, kind="bandit")
+    waiting = {i: live[keys[i]] for i in pending if keys[i] in live}
 
-        db = shared_url(db)
-        with contextlib.ExitStack() as stack:
+    def run(indices: list[int], executor: cf.Executor | None) -> None:
+        if executor is not None:
+            from npbandit.cluster import run_jobs
+
+            work = [(policies[jobs[i][0]], tasks[jobs[i][1]], jobs[i][2], steps, beta, db, commit_every)
+                    for i in indices]
+            for n, result in run_jobs(_task_run, work, executor, desc="bandit runs", progress=progress):
+                results[indices[n]] = result
+                tell(result, *jobs[indices[n]])
+            return
+        for i in indices:
+            j, k, seed = jobs[i]
+            logger = RunLogger(db, commit_every=commit_every)
+            # the steps are in the database: a long run keeps none in memory
+            results[i] = run_episode(envs[k], built[j, k], seed=seed, logger=logger,
+                                     run_info=tasks[k].run_info(steps), progress=progress,
+                                     desc=f"{built[j, k].name} {tasks[k].label} seed={seed}", keep_steps=False)
+            tell(results[i], j, k, seed)
+
+    with contextlib.ExitStack() as stack:
+        if executor is not None:
+            from npbandit.storage import shared_url
+
+            db = shared_url(db)
             if not isinstance(executor, cf.Executor):  # everything above checked: now reach the cluster
                 executor = stack.enter_context(executor())
-            if pending:
-                work = [(policies[jobs[i][0]], tasks[jobs[i][1]], jobs[i][2], steps, beta, db, commit_every)
-                        for i in pending]
-                for j, result in run_jobs(_task_run, work, executor, desc="bandit runs", progress=progress):
-                    results[pending[j]] = result
-                    tell(result, *jobs[pending[j]])
-        return results  # type: ignore[return-value]  # every slot is filled once run_jobs is through
-    for i in pending:
-        j, k, seed = jobs[i]
-        logger = RunLogger(db, commit_every=commit_every)
-        # the steps are in the database: a long run keeps none in memory
-        results[i] = run_episode(envs[k], built[j, k], seed=seed, logger=logger, run_info=tasks[k].run_info(steps),
-                                 progress=progress, desc=f"{built[j, k].name} {tasks[k].label} seed={seed}",
-                                 keep_steps=False)
-        tell(results[i], j, k, seed)
-    return results  # type: ignore[return-value]  # every slot is filled: found completed, or run
+        run([i for i in pending if i not in waiting], executor)
+        while waiting:
+            if say is not None:
+                ids = ", ".join(str(row.id) for row in waiting.values())
+                say(f"waiting for {len(waiting)} run(s) still running elsewhere (run {ids}) rather than starting them "
+                    f"twice; one that stops without completing is run here")
+            time.sleep(LIVE_POLL_S)
+            done, live = completed_runs(db, kind="bandit"), running_runs(db, kind="bandit")
+            for i in list(waiting):
+                if keys[i] in done:
+                    results[i] = _stored_result(db, done[keys[i]])
+                    tell(results[i], *jobs[i])
+                    del waiting[i]
+            stopped = [i for i in waiting if keys[i] not in live]
+            for i in stopped:
+                del waiting[i]
+            run(stopped, executor)
+    return results  # type: ignore[return-value]  # every slot is filled: found completed, waited for, or run
 
 
 def _check_sequence(what: str, values: Any) -> None:

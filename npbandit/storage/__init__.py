@@ -63,8 +63,9 @@ The package, by concern (every name below is importable from ``npbandit.storage`
 - :mod:`~npbandit.storage.queries`: :func:`list_runs`, :func:`run_steps`, :class:`RunRow`,
   :func:`run_evaluations` (a black-box run's given points, a chain of continued runs
   followed back, and its own steps), :class:`RunEvaluations`, :data:`INITIAL`, :data:`INITIAL_FROM`,
-  :func:`run_key` and :func:`completed_runs` (the completed runs by what they ran: what a
-  sweep need not run again), :func:`run_totals` (a run's cumulative regret and failed steps).
+  :func:`run_key`, :func:`completed_runs` (the completed runs by what they ran: what a
+  sweep need not run again) and :func:`running_runs` (the live ones, by what they will
+  have run: what a sweep must not start twice), :func:`run_totals` (a run's cumulative regret and failed steps).
 
 The settings are read from their own module when used: change
 ``npbandit.storage.heartbeat.HEARTBEAT_EVERY`` or ``...heartbeat.STALE_AFTER`` there
@@ -88,9 +89,11 @@ from npbandit.storage.queries import (
            run_key,
            run_steps,
            run_totals,
+           running_runs,
 )
 
 __all__ = ["DEFAULT_URL", "Run", "Step", "Meta", "open_db", "RunLogger", "list_runs", "run_steps", "effective_status",
            "display_url", "shared_url", "StorageError", "SchemaVersionError", "STATUSES", "STALE_AFTER",
            "HEARTBEAT_EVERY", "COMMIT_EVERY", "SCHEMA_VERSION", "RunRow", "Base", "run_evaluations",
-           "RunEvaluations", "INITIAL", "INITIAL_FROM", "run_key", "completed_runs", "run_totals"]
+           "RunEvaluations", "INITIAL", "INITIAL_FROM", "run_key", "completed_runs", "running_runs",
+           "run_totals"]

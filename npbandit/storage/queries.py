@@ -2,14 +2,15 @@
 status), :func:`run_steps` (a run's committed steps), :func:`run_evaluations` (every
 evaluation a black-box run saw: the points it was given, following a chain of continued
 runs back, then its own steps), :func:`completed_runs` (the completed runs by
-:func:`run_key`, what a sweep need not run again) and :func:`run_totals` (a run's cumulative
+:func:`run_key`, what a sweep need not run again), :func:`running_runs` (the runs still
+running, by the key they will have, what a sweep must not start twice) and :func:`run_totals` (a run's cumulative
 regret and failed steps, counted in the database). All only read."""
 
 from __future__ import annotations
 
 import datetime as dt
 import json
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from typing import Any
 
 import numpy as np
@@ -22,7 +23,7 @@ from npbandit.storage.logger import _jsonable
 from npbandit.storage.models import _STEP_TIMES, RECOMMENDED, STOPPED_EARLY, Run, Step, _read_time
 
 __all__ = ["RunRow", "list_runs", "run_steps", "run_evaluations", "RunEvaluations", "INITIAL", "INITIAL_FROM",
-           "run_key", "completed_runs", "run_totals"]
+           "run_key", "completed_runs", "running_runs", "run_totals"]
 
 #: the policy setting that counts the points a run was given (``optimize(initial=...)``, failed ones included)
 INITIAL = "initial"
@@ -124,6 +125,26 @@ def completed_runs(db: str = DEFAULT_URL, kind: str | None = None) -> dict[str, 
         if row.status == "completed":
             done.setdefault(_row_key(row), row)
     return done
+
+
+def running_runs(db: str = DEFAULT_URL, kind: str | None = None) -> dict[str, RunRow]:
+    """``db``'s runs still running (their effective status, :mod:`npbandit.storage.heartbeat`:
+    a live process on this host, or a fresh heartbeat from another), by the :func:`run_key`
+    each will have once complete: its steps counted as its ``env_params``' ``horizon`` (the
+    rounds it was started for; a run that records none is left out, as its key cannot be
+    known before it ends). What a sweep run again must not start a second time
+    (:func:`npbandit.loop.run_bandit_sweep` waits for them).
+
+    Reads only, as :func:`completed_runs`."""
+    path = _sqlite_file(_normalise_url(db))
+    if path is not None and not path.exists():
+        return {}
+    live: dict[str, RunRow] = {}
+    for row in list_runs(db, kind=kind):
+        horizon = (row.env_params or {}).get("horizon")
+        if row.status == "running" and isinstance(horizon, int):
+            live.setdefault(_row_key(replace(row, n_steps=horizon)), row)
+    return live
 
 
 def run_steps(db: str, run_id: int) -> list[dict[str, Any]]:
