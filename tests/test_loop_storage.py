@@ -36,6 +36,17 @@ def test_a_run_logs_every_step(tmp_path):
     (run,) = list_runs(db)
     assert run.status == "completed" and run.n_steps == 50 and run.env_params == {"delta": 0.5, "horizon": 50}
     assert run.policy == "uniform" and run.seed == 1
+    # and the versions it was made with: npbandit, torch, Python and the numerical packages
+    import importlib.metadata
+    import platform
+
+    import torch
+
+    from npbandit import __version__
+    from npbandit.storage.logger import RECORDED_PACKAGES
+
+    assert run.versions == {"npbandit": __version__, "torch": torch.__version__, "python": platform.python_version(),
+                            **{name: importlib.metadata.version(name) for name in RECORDED_PACKAGES}}
 
 
 def test_times_read_back_as_aware_utc_whatever_zone_they_were_logged_in(tmp_path):

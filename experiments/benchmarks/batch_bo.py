@@ -164,7 +164,8 @@ def collect(db: str, budget: int, sleep: float, surrogate: str, liar: str) -> di
         out.setdefault((label, method), []).append({
             "seed": r.seed, "wall_s": wall, "log10_regret": math.log10(max(final, 1e-12)),
             "propose_s": sum(s["act_s"] for s in steps) if method != OPTUNA else None,
-            "propose_share": sum(s["act_s"] for s in steps) / wall if method != OPTUNA else None})
+            "propose_share": sum(s["act_s"] for s in steps) / wall if method != OPTUNA else None,
+            "versions": r.versions})
     return out
 
 
@@ -342,11 +343,14 @@ def main(argv: list[str] | None = None) -> None:
     if not args.no_write:
         # the default surrogate's table is section batch-bo (what optimize gives); others batch-bo-<name>
         section = "batch-bo" if args.surrogate == "tnpd" else f"batch-bo-{args.surrogate}"
+        shown = {f"{label}/{method}": rs for (label, method), rs in sorted(runs.items()) if label in args.functions}
         publish(section, text, f"{section.replace('-', '_')}.json", args.command,
                 {"budget": args.budget, "sleep_s": args.sleep, "workers": WORKERS, "seeds": args.seeds,
                  "note": args.note, "bars": BARS, "summary": summary,
-                 "runs": {f"{label}/{method}": rs for (label, method), rs in sorted(runs.items())
-                          if label in args.functions}}, packages=("optuna", "dask", "distributed"))
+                 "runs": {cell: [{k: v for k, v in r.items() if k != "versions"} for r in rs]
+                          for cell, rs in shown.items()}},
+                packages=("optuna", "dask", "distributed"),
+                runs=[r["versions"] for rs in shown.values() for r in rs if r["seed"] < args.seeds])
 
 
 if __name__ == "__main__":

@@ -400,7 +400,7 @@ def collect(db: str, budget: int) -> dict[tuple[str, str], list[dict]]:
         n_init = params.get(r.id, {}).get("n_init", 2 * r.env_params["dim"] + 1)
         runs.setdefault((r.env_params["objective"], _method_of(r.policy, params.get(r.id))), []).append(
             {"seed": r.seed, "curve": curve, "s_per_iter": per_iter,
-             "repeats": repeat_share([s["action"] for s in steps], n_init)})
+             "repeats": repeat_share([s["action"] for s in steps], n_init), "versions": r.versions})
     return runs
 
 
@@ -508,9 +508,11 @@ def main(argv: list[str] | None = None) -> None:
     if not args.no_write:
         plot(summary, args.functions, args.methods, figure)
         optuna_rows = any(m in OPTUNA_SAMPLERS for m in args.methods)
+        tabulated = [r["versions"] for f in args.functions for m in args.methods for r in runs.get((f, m), [])
+                     if r["seed"] < args.seeds]
         publish(args.section, text, f"{args.section.replace('-', '_')}.json", command, {"summary": summary},
                 pages=("benchmarks.md", "results.md"), threads=RUN_THREADS,
-                packages=("optuna", "greenlet") if optuna_rows else ())
+                packages=("optuna", "greenlet") if optuna_rows else (), runs=tabulated)
 
 
 def paired_table(summary: dict, functions: list[str], method: str, references: list[str]) -> list[str]:

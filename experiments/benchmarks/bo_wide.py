@@ -173,7 +173,7 @@ def collect(db: str, budget: int | None) -> tuple[dict, dict]:
         runs.setdefault((label, method), []).append(
             {"seed": r.seed, "curve": curve, "act_s": statistics.fmean(s["act_s"] for s in steps),
              "env_s": statistics.fmean(s["env_s"] for s in steps), "wall_s": r.policy_params.get("wall_s"),
-             "independent_draws": r.policy_params.get("independent_draws", 0)})
+             "independent_draws": r.policy_params.get("independent_draws", 0), "versions": r.versions})
     for key in runs:
         notes.pop(key, None)
     return runs, notes
@@ -398,9 +398,11 @@ def main(argv: list[str] | None = None) -> None:
     if not args.no_write:
         plot(summary, labels, args.methods, args.section)
         unsupported = {f"{lab}/{m}": e for (lab, m), e in notes.items()}
+        tabulated = [r["versions"] for lab in labels for m in args.methods for r in runs.get((lab, m), [])
+                     if r["seed"] < args.seeds]
         publish(args.section, text, f"{args.section.replace('-', '_')}.json", command,
                 {"summary": summary, "unsupported": unsupported}, threads=RUN_THREADS,
-                packages=("optuna", "greenlet", "scikit-learn"))
+                packages=("optuna", "greenlet", "scikit-learn"), runs=tabulated)
 
 
 if __name__ == "__main__":

@@ -480,6 +480,8 @@ def main(argv: list[str] | None = None) -> None:
         run_jobs(_one, [(t, p, s, args.steps, args.db) for t, p, s in todo], args.workers, "classification runs",
                  args.dask_scheduler)
     summary = summarise(args.db, args.steps, tasks, policies, args.seeds)
+    tabulated = [r.versions for r in _runs(args.db, args.steps)
+                 if r.seed < args.seeds and r.env_params["task"] in tasks and column_of(r) in policies]
     stored_note = ""
     if stored is not None:
         filled = add_stored(summary, stored["summary"], tasks, policies, args.db, args.steps)
@@ -505,7 +507,7 @@ def main(argv: list[str] | None = None) -> None:
             publish(f"{BENCHMARK}-choosing", text, "classification_bandits_choosing.json", command,
                     {"steps": args.steps, "seeds": args.seeds, "summary": summary,
                      "rule": choice_rule(summary, tasks, a, b) if a in policies and b in policies else None},
-                    threads=RUN_THREADS, packages=("scikit-learn",))
+                    threads=RUN_THREADS, packages=("scikit-learn",), runs=tabulated)
         return
     text = render(summary, tasks, policies, args.steps, args.seeds, command) + stored_note
     print(text)
@@ -514,7 +516,7 @@ def main(argv: list[str] | None = None) -> None:
         publish(BENCHMARK, text, "classification_bandits.json", command,
                 {"steps": args.steps, "seeds": args.seeds, "summary": summary,
                  "bars": {p: bars(summary, tasks, policies, p) for p in policies if p in NP_COLUMNS}},
-                threads=RUN_THREADS, packages=("scikit-learn", "vowpalwabbit"))
+                threads=RUN_THREADS, packages=("scikit-learn", "vowpalwabbit"), runs=tabulated)
 
 
 if __name__ == "__main__":

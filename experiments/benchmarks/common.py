@@ -211,11 +211,11 @@ def package_versions(names=BENCH_PACKAGES) -> dict[str, str | None]:
     return versions
 
 
-def packages_line(versions: dict[str, str | None] | None, names, where: str = "") -> str:
+def packages_line(versions: dict[str, str | None] | None, names, where: str = "", note: str = "") -> str:
     """The line a section shows of ``versions`` (:func:`package_versions`' record): each of ``names`` once, with
     its version, ``absent`` where it was not installed, ``not recorded`` where the record lacks it;
     ``versions=None``: numbers measured before results recorded versions, which the line says. ``where``: the
-    file holding the full record."""
+    file holding the full record; ``note``: where the versions come from, when not from this process."""
     names = _distribution_names(names, "names")
     if versions is not None and not isinstance(versions, dict):
         raise TypeError(f"versions: expected {{name: version or None}} or None, got {versions!r}")
@@ -223,7 +223,32 @@ def packages_line(versions: dict[str, str | None] | None, names, where: str = ""
         return "Packages: not recorded with these numbers (measured before the results recorded versions)."
     shown = ", ".join(f"{n} {versions[n]}" if versions.get(n) else f"{n} absent" if n in versions
                       else f"{n} not recorded" for n in dict.fromkeys(names))
-    return f"Packages: {shown}" + (f" (every recorded version: {where})." if where else ".")
+    said = [part for part in (note, f"every recorded version: {where}" if where else "") if part]
+    return f"Packages: {shown}" + (f" ({'; '.join(said)})." if said else ".")
+
+
+def runs_versions(runs: list[dict]) -> dict[str, str | None]:
+    """The versions of :data:`~npbandit.storage.logger.RECORDED_PACKAGES` that stored runs were made with
+    (``runs``: each run's :attr:`RunRow.versions <npbandit.storage.RunRow.versions>`), for a section
+    tabulated from a database, whose runs may come from several sessions: ``{name: version}`` where every run
+    recorded one version; each version with its count of runs where they differ (``"0.15.1 (12 runs) /
+    0.16.0 (228 runs)"``), runs from before the versions were recorded counted as ``not recorded``; ``None``
+    where no run recorded it."""
+    from collections import Counter
+
+    from npbandit.storage.logger import RECORDED_PACKAGES
+
+    runs = list(runs)
+    out: dict[str, str | None] = {}
+    for name in RECORDED_PACKAGES:
+        counts = Counter((run or {}).get(name) or "not recorded" for run in runs)
+        if not counts or set(counts) == {"not recorded"}:
+            out[name] = None
+        elif len(counts) == 1:
+            out[name] = next(iter(counts))
+        else:
+            out[name] = " / ".join(f"{v} ({n} run{'s' if n > 1 else ''})" for v, n in sorted(counts.items()))
+    return out
 
 
 def with_packages_line(text: str, line: str) -> str:
@@ -236,7 +261,7 @@ def with_packages_line(text: str, line: str) -> str:
 
 def publish(section: str, text: str, json_name: str, command: str, payload: dict,
             pages: tuple[str, ...] = ("benchmarks.md",), threads: int | None = None,
-            packages: tuple[str, ...] = ()) -> None:
+            packages: tuple[str, ...] = (), runs: list[dict] | None = None) -> None:
     """Write ``text`` as section ``section`` of each page in experiments/log/ (``benchmarks.md``:
     every measurement; ``results.md``: the headline comparisons with published numbers)
     and the raw numbers (with the command, the machine and the versions of :data:`BENCH_PACKAGES`,
@@ -246,12 +271,27 @@ def publish(section: str, text: str, json_name: str, command: str, payload: dict
     section's own rows use beyond them (``("optuna", "greenlet")`` for Optuna's samplers), after its first
     paragraph. A ``payload`` that holds ``"packages"`` (a saved record published again without measuring)
     keeps it: the versions of the run that measured the numbers, not this process's; ``None`` there: not
-    recorded, which the line says."""
+    recorded, which the line says. ``runs``: the versions recorded by each stored run a database-backed
+    section tabulates (:attr:`RunRow.versions <npbandit.storage.RunRow.versions>`); those
+    (:func:`runs_versions`) replace this process's for the packages runs record, go into the JSON as
+    ``"run_packages"``, and the line says so."""
     extra = _distribution_names(packages, "packages")
     versions = payload["packages"] if "packages" in payload else package_versions(
         BENCH_PACKAGES + tuple(n for n in extra if n not in BENCH_PACKAGES))
     where = f"experiments/log/results/{json_name}"
-    text = with_packages_line(text, packages_line(versions, CORE_PACKAGES + extra, where))
+    note = ""
+    if runs is not None:
+        runs = list(runs)
+        recorded = runs_versions(runs)
+        payload = {**payload, "run_packages": recorded}
+        versions = {**(versions or {}), **{n: v for n, v in recorded.items() if v is not None}}
+        shown = list(dict.fromkeys(CORE_PACKAGES + extra))
+        theirs = [n for n in shown if recorded.get(n) is not None]
+        ours = [n for n in shown if recorded.get(n) is None]
+        note = "; ".join(part for part in (
+            f"{', '.join(theirs)}: as the {len(runs)} runs recorded them" if theirs else "",
+            f"{', '.join(ours)}: installed when published" if ours else "") if part)
+    text = with_packages_line(text, packages_line(versions, CORE_PACKAGES + extra, where, note))
     for page in pages:
         write_section(section, text, page)
     out = ROOT / where

@@ -107,7 +107,9 @@ def _done(db: str, steps: int, policies: list[str]) -> set[tuple[str, float, int
             and _current(r, checkpoints)}
 
 
-def summarise(db: str, steps: int, deltas: list[float], policies: list[str], seeds: int, first_seed: int = 0) -> dict:
+def summarise(db: str, steps: int, deltas: list[float], policies: list[str], seeds: int, first_seed: int = 0,
+              versions: list[dict] | None = None) -> dict:
+    """The table's cells; ``versions``, when given, receives the versions each run counted recorded."""
     from npbandit.storage import list_runs, run_steps
 
     finals: dict[tuple[str, float], list[float]] = {}
@@ -122,6 +124,8 @@ def summarise(db: str, steps: int, deltas: list[float], policies: list[str], see
             continue
         rows = run_steps(db, r.id)
         key = (r.policy.removesuffix("-ucb"), r.env_params["delta"])
+        if versions is not None and key[0] in policies and key[1] in deltas:
+            versions.append(r.versions)
         finals.setdefault(key, []).append(rows[-1]["cumulative_regret"])
         tails.setdefault(key, []).append(statistics.fmean(s["regret"] for s in rows[-500:]))
         curves.setdefault(key, []).append([rows[t]["cumulative_regret"]
@@ -230,7 +234,8 @@ def main(argv: list[str] | None = None) -> None:
     if not args.no_run:
         run_jobs(_one, [(p, d, s, args.steps, args.db) for p, d, s in todo], args.workers, "wheel runs",
                  args.dask_scheduler)
-    summary = summarise(args.db, args.steps, args.deltas, args.policies, args.seeds, args.first_seed)
+    tabulated: list[dict] = []
+    summary = summarise(args.db, args.steps, args.deltas, args.policies, args.seeds, args.first_seed, tabulated)
     command = COMMAND
     if args.section != "wheel":
         command += f" --policies {' '.join(args.policies)} --section {args.section}"
@@ -246,7 +251,7 @@ def main(argv: list[str] | None = None) -> None:
         plot(summary, args.deltas, args.policies, figure_name(args.section))
         publish(args.section, text, f"{args.section.replace('-', '_')}.json", command,
                 {"steps": args.steps, "seeds": args.seeds, "summary": summary},
-                pages=("benchmarks.md", "results.md"), threads=RUN_THREADS)
+                pages=("benchmarks.md", "results.md"), threads=RUN_THREADS, runs=tabulated)
 
 
 def _relative_db(url: str) -> str:

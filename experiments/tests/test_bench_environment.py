@@ -82,6 +82,21 @@ def test_a_saved_record_published_again_keeps_its_own_versions_or_says_it_has_no
     assert record["packages"] is None and paragraphs[2].startswith("Packages: not recorded with these numbers")
 
 
+def test_a_section_from_stored_runs_names_the_versions_its_runs_recorded(tmp_path, monkeypatch):
+    runs = [{"numpy": "2.1.0", "scipy": "1.14.0", "botorch": "0.16.0"}] * 3 + [
+        {"numpy": "2.1.0", "scipy": "1.14.0", "botorch": "0.15.1"}, {"botorch": "0.15.1"}]  # the last: older
+    record, paragraphs = published(tmp_path, monkeypatch, {"rows": []}, packages=("optuna",), runs=runs)
+    assert record["run_packages"]["numpy"] == "2.1.0 (4 runs) / not recorded (1 run)"
+    assert record["run_packages"]["botorch"] == "0.15.1 (2 runs) / 0.16.0 (3 runs)"
+    assert record["run_packages"]["gpytorch"] is None  # no run recorded it
+    assert paragraphs[2] == (
+        "Packages: numpy 2.1.0 (4 runs) / not recorded (1 run), scipy 1.14.0 (4 runs) / not recorded (1 run), "
+        f"botorch 0.15.1 (2 runs) / 0.16.0 (3 runs), gpytorch {installed('gpytorch')}, optuna "
+        + (installed("optuna") or "absent")
+        + " (numpy, scipy, botorch: as the 5 runs recorded them; gpytorch, optuna: installed when published; "
+        "every recorded version: experiments/log/results/sec.json).")
+
+
 CONSTRAINTS = LAB / "constraints-bench.txt"
 
 

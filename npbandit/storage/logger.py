@@ -46,18 +46,25 @@ _COUNT_STEPS = (update(Run).where(Run.id == bindparam("run"))
                 .values(heartbeat_at=bindparam("now"), n_steps=Run.n_steps + bindparam("added")))
 
 
+#: the installed distributions whose releases change a run's numbers (their arithmetic, their defaults), by their
+#: names on the package index; each run records their versions beside npbandit's, torch's and Python's
+RECORDED_PACKAGES = ("numpy", "scipy", "botorch", "gpytorch", "linear_operator")
+
+
 def _versions() -> dict[str, str]:
+    """The versions a run records: npbandit, torch, Python and each of :data:`RECORDED_PACKAGES` that is
+    installed, read from the installed metadata (no import)."""
+    import importlib.metadata
     import platform
 
     import torch
 
     out = {"npbandit": __version__, "torch": torch.__version__, "python": platform.python_version()}
-    try:
-        import botorch
-
-        out["botorch"] = botorch.__version__
-    except ImportError:  # pragma: no cover - botorch is a dependency
-        pass
+    for name in RECORDED_PACKAGES:
+        try:
+            out[name] = importlib.metadata.version(name)
+        except importlib.metadata.PackageNotFoundError:  # pragma: no cover - all are dependencies
+            pass
     return out
 
 

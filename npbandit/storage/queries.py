@@ -59,6 +59,9 @@ class RunRow:
     #: how a run its stop rule ended before its budget (``optimize``'s callbacks) says so:
     #: ``"by its stop rule after 13 of 30 steps"``; ``None`` for every other run
     stopped_early: str | None = None
+    #: the versions of npbandit, torch, Python and the numerical packages the run was made with
+    #: (:data:`~npbandit.storage.logger.RECORDED_PACKAGES`; runs stored by older versions record fewer)
+    versions: dict = field(default_factory=dict)
 
 
 def list_runs(db: str = DEFAULT_URL, kind: str | None = None) -> list[RunRow]:
@@ -78,7 +81,7 @@ def list_runs(db: str = DEFAULT_URL, kind: str | None = None) -> list[RunRow]:
         recommended, stopped_early = settings.pop(RECOMMENDED, None), settings.pop(STOPPED_EARLY, None)
         out.append(RunRow(r.id, r.kind, r.env_id, r.env_params, r.policy, r.surrogate, r.checkpoint_sha256, r.seed,
                           effective_status(r), r.n_steps, _read_time(r.started_at), _read_time(r.finished_at), r.error,
-                          settings, recommended, stopped_early))
+                          settings, recommended, stopped_early, dict(r.versions or {})))
     return out
 
 
