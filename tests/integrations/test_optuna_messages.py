@@ -193,7 +193,7 @@ def test_each_in_memory_study_is_warned_even_when_its_storage_reuses_a_collected
     shared = sampler(seed=0)
     dist = CategoricalDistribution([1, True, "a"])  # True equals 1: warned of once per study
     warned = []
-    for _ in range(20):
+    for _ in range(8):
         study = optuna.create_study(sampler=shared)
         study.add_trial(create_trial(params={"c": "a"}, distributions={"c": dist}, value=0.0))
         with warnings.catch_warnings(record=True) as caught:
