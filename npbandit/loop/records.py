@@ -17,7 +17,7 @@ import numpy as np
 from npbandit.envs.blackbox import BlackBoxEnv
 from npbandit.policies.base import Policy, Recommendation
 from npbandit.stopping import StopSignals
-from npbandit.validation import is_real
+from npbandit.validation import check_arm, is_real
 
 __all__ = ["EpisodeResult"]
 
@@ -108,13 +108,12 @@ def _checked_action(action_space: Any, policy: Policy, action: Any, t: int) -> A
     environment's points) pass as they are."""
     if not isinstance(action_space, gym.spaces.Discrete):
         return action
-    start, n = int(action_space.start), int(action_space.n)
-    value = action.item() if isinstance(action, np.ndarray) and action.ndim == 0 else action
-    if isinstance(value, (bool, np.bool_)) or not isinstance(value, (int, np.integer)) \
-            or not start <= value < start + n:
+    try:
+        return check_arm("action", action, int(action_space.n), int(action_space.start))
+    except ValueError:
         raise ValueError(f"policy {policy.name!r} returned {action!r} at step t={t}: an action of this environment is "
-                         f"an arm, an int in {start}..{start + n - 1} (env.action_space {action_space})")
-    return int(value)
+                         f"an arm, an int in {action_space.start}..{action_space.start + action_space.n - 1} "
+                         f"(env.action_space {action_space})") from None
 
 
 def _observe(policy: Policy, obs: Any, action: Any, reward: float, info: dict[str, Any], t: int,
