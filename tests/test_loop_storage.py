@@ -388,6 +388,8 @@ def test_a_logger_creates_a_new_sqlite_file_only_when_its_run_starts(tmp_path):
 BAD_RUN_EPISODE = [
     ({"on_error": "ignore"}, ValueError, "on_error"),
     ({"steps": 0}, ValueError, "steps"),
+    # the episode truncates after its horizon (5): a longer run silently took 5 steps, completed
+    ({"steps": 6}, ValueError, r"steps=6 is more than the 5 steps of env's episode \(its horizon"),
     ({"seed": -1}, ValueError, "seed"),
     ({"seed": None}, ValueError, "seed"),
     ({"progress": "yes"}, TypeError, "progress"),
@@ -549,3 +551,11 @@ def test_a_numpy_integer_action_is_recorded_as_the_arm_it_names(tmp_path):
     result = run_episode(_Returns(1.0, {"regret": 0.5}), _Plays(np.int64(2)), seed=0, steps=4, logger=RunLogger(db))
     assert [type(s["action"]) for s in result.steps] == [int] * 4
     assert [s["action"] for s in run_steps(db, result.run_id)] == [0, 0, 2, 0]
+
+
+def test_steps_may_reach_a_gymnasium_time_limit_but_not_pass_it():
+    env = gymnasium.make("npbandit/LinearBandit-v0", context_dim=3, n_arms=4, horizon=50, max_episode_steps=20)
+    assert run_episode(env, UniformPolicy(4, 3), seed=0, steps=20).n_steps == 20
+    with pytest.raises(ValueError, match=r"steps=21 is more than the 20 steps of env's episode \(its "
+                                         r"max_episode_steps"):
+        run_episode(env, UniformPolicy(4, 3), seed=0, steps=21)

@@ -47,7 +47,7 @@ from tqdm import tqdm
 from npbandit.envs.blackbox import BlackBoxEnv, ObjectiveError
 from npbandit.envs.evaluation import Outcome
 from npbandit.loop.asynchronous import _check_async, _run_async
-from npbandit.loop.env_params import _env_id, _env_params, _horizon
+from npbandit.loop.env_params import _check_steps_within_episode, _env_id, _env_params, _horizon
 from npbandit.loop.records import (
     EpisodeResult,
     _checked_action,
@@ -98,6 +98,9 @@ def run_episode(env: gym.Env, policy: Policy, *, seed: int, steps: int | None = 
     """Run ``policy`` in ``env`` for ``steps`` steps (default: until the episode truncates).
 
     Args:
+        steps: at most the steps ``env`` declares its episode has (its ``horizon``, a
+            black-box environment's ``budget``, Gymnasium's ``max_episode_steps``), where
+            the episode truncates; more is refused rather than cut short.
         seed: seeds the environment's reset and the policy.
         logger: where steps go; started here with ``run_info`` (``kind``, ``env_id``,
             ``env_params``, to which a black-box run's problem and the dict an env's
@@ -145,6 +148,7 @@ def run_episode(env: gym.Env, policy: Policy, *, seed: int, steps: int | None = 
     check_int("seed", seed, minimum=0)
     if steps is not None:
         check_int("steps", steps, minimum=1)
+        _check_steps_within_episode(env, steps)
     if logger is not None and not isinstance(logger, RunLogger):
         raise TypeError(f"logger must be a RunLogger or None, got {type(logger).__name__}")
     if run_info is not None and not isinstance(run_info, dict):
