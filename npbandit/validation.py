@@ -14,7 +14,7 @@ import numpy as np
 if TYPE_CHECKING:  # torch loads only where a check needs it
     import torch
 
-__all__ = ["check_bool", "check_int", "check_real", "check_range", "check_render_mode", "check_options",
+__all__ = ["check_bool", "check_int", "check_arm", "check_real", "check_range", "check_render_mode", "check_options",
            "check_device", "check_float_dtype", "is_real", "is_tensor", "register_class",
            "unregistered", "path_as_str"]
 
@@ -46,6 +46,18 @@ def check_int(name: str, value: Any, *, minimum: int | None = None) -> int:
         raise ValueError(f"{name} must be an int{'' if minimum is None else f' >= {minimum}'}, got {value!r}")
     if minimum is not None and value < minimum:
         raise ValueError(f"{name} must be an int >= {minimum}, got {value!r}")
+    return int(value)
+
+
+def check_arm(name: str, arm: Any, n_arms: int, start: int = 0) -> int:
+    """``arm`` as an arm index in ``start .. start + n_arms - 1`` (an int, a NumPy integer or a
+    0-d integer array), returned as an int; ``ValueError`` naming it ``name`` otherwise. A
+    bool is not an index (Gymnasium's ``Discrete.contains`` takes ``True`` as 1), and a
+    negative one would silently mean the last arm of an array."""
+    value = arm.item() if isinstance(arm, np.ndarray) and arm.ndim == 0 else arm
+    if isinstance(value, (bool, np.bool_)) or not isinstance(value, (int, np.integer)) \
+            or not start <= value < start + n_arms:
+        raise ValueError(f"{name} must be an arm index (int) in [{start}, {start + n_arms}), got {arm!r}")
     return int(value)
 
 

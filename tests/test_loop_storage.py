@@ -399,6 +399,8 @@ def test_a_logger_creates_a_new_sqlite_file_only_when_its_run_starts(tmp_path):
 BAD_RUN_EPISODE = [
     ({"on_error": "ignore"}, ValueError, "on_error"),
     ({"steps": 0}, ValueError, "steps"),
+    # the episode truncates after its horizon (5): a longer run silently took 5 steps, completed
+    ({"steps": 6}, ValueError, r"steps=6 is more than the 5 steps of env's episode \(its horizon"),
     ({"seed": -1}, ValueError, "seed"),
     ({"seed": None}, ValueError, "seed"),
     ({"progress": "yes"}, TypeError, "progress"),
@@ -518,3 +520,53 @@ def test_a_zero_d_array_reward_and_numpy_regrets_are_numbers(tmp_path):
                          UniformPolicy(3), seed=0, steps=4)
     assert [s["reward"] for s in result.steps] == [1.0, 1.0, 2.0, 1.0]
     assert result.cumulative_regret == 1.75
+
+
+class _Plays(UniformPolicy):
+    """A policy of one's own that plays ``arm`` from step ``t=2`` on (arm 0 before)."""
+
+    name = "plays"
+
+    def __init__(self, arm):
+        super().__init__(3)
+        self.arm = arm
+
+    def reset(self, seed=None):
+        super().reset(seed)
+        self.t = 0
+
+    def act(self, obs):
+        self.t += 1
+        return self.arm if self.t == 3 else 0
+
+    def observe(self, obs, action, reward, info):
+        pass
+
+
+@pytest.mark.parametrize("arm", [-1, 3, True, 1.0, "1", np.array([1])])
+def test_an_action_that_is_no_arm_of_the_environment_ends_the_run_before_env_step(tmp_path, arm):
+    """A policy of one's own returning -1 on a ``Discrete(3)`` bandit had an environment that
+    indexes a NumPy array pay arm 2 while the run recorded -1; True was recorded as JSON true."""
+    db = str(tmp_path / "runs.db")
+    env = _Returns(1.0, {"regret": 0.5})
+    with pytest.raises(ValueError, match=r"policy 'plays' returned .* at step t=2: an action of this environment "
+                                         r"is an arm, an int in 0\.\.2 \(env\.action_space Discrete\(3\)\)"):
+        run_episode(env, _Plays(arm), seed=0, steps=5, logger=RunLogger(db))
+    assert env.t == 2  # env.step never saw it
+    (run,) = list_runs(db)
+    assert run.status == "failed" and run.n_steps == 2 and "step t=2" in run.error
+
+
+def test_a_numpy_integer_action_is_recorded_as_the_arm_it_names(tmp_path):
+    db = str(tmp_path / "runs.db")
+    result = run_episode(_Returns(1.0, {"regret": 0.5}), _Plays(np.int64(2)), seed=0, steps=4, logger=RunLogger(db))
+    assert [type(s["action"]) for s in result.steps] == [int] * 4
+    assert [s["action"] for s in run_steps(db, result.run_id)] == [0, 0, 2, 0]
+
+
+def test_steps_may_reach_a_gymnasium_time_limit_but_not_pass_it():
+    env = gymnasium.make("npbandit/LinearBandit-v0", context_dim=3, n_arms=4, horizon=50, max_episode_steps=20)
+    assert run_episode(env, UniformPolicy(4, 3), seed=0, steps=20).n_steps == 20
+    with pytest.raises(ValueError, match=r"steps=21 is more than the 20 steps of env's episode \(its "
+                                         r"max_episode_steps"):
+        run_episode(env, UniformPolicy(4, 3), seed=0, steps=21)

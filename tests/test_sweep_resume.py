@@ -269,3 +269,26 @@ def test_a_run_still_running_elsewhere_is_waited_for_not_started_twice(tmp_path,
     # rerun=True starts everything again, running or not
     assert len(run_wheel_bandits(POLICIES, [0.5], [0], 5, db=db, say=None, rerun=True)) == 2
     assert len(list_runs(db)) == len(runs) + 2
+
+
+@pytest.mark.parametrize(("policies", "deltas", "seeds", "match"), [
+    (["uniform"], [0.5], [0, 1, 0], r"seeds\[2\] repeats seed 0"),
+    (["linucb", "uniform", "linucb"], [0.5], [0], r"policies\[0\] 'linucb' on delta=0\.5 and policies\[2\] "
+                                                 r"'linucb' on delta=0\.5 are the same run"),
+    (["uniform"], [0.5, 0.5], [0], r"policies\[0\] 'uniform' on delta=0\.5 and policies\[0\] 'uniform' on "
+                                  r"delta=0\.5 are the same run"),
+])
+def test_a_sweep_that_would_make_one_run_twice_is_refused_before_any_run(tmp_path, policies, deltas, seeds, match):
+    """``npbandit bandit --seeds 0 0`` (or a policy given twice) ran the same run twice, and
+    the report counted both in its mean and sd."""
+    db = tmp_path / "runs.db"
+    with pytest.raises(ValueError, match=match):
+        run_wheel_bandits(policies, deltas, seeds, 5, db=str(db), say=None)
+    assert not db.exists()
+
+
+def test_the_bandit_command_names_a_repeated_seed_in_one_line(tmp_path, capsys):
+    assert main(["bandit", "--policies", "uniform", "--seeds", "0", "0", "--steps", "5",
+                 "--db", str(tmp_path / "runs.db")]) == 2
+    err = capsys.readouterr().err
+    assert err.startswith("npbandit bandit: seeds[1] repeats seed 0") and err.count("\n") == 1

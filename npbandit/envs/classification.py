@@ -40,7 +40,7 @@ from typing import Any
 import gymnasium as gym
 import numpy as np
 
-from npbandit.validation import check_int, check_options, check_render_mode
+from npbandit.validation import check_arm, check_int, check_options, check_render_mode
 
 __all__ = ["ClassificationBanditEnv", "DATASETS", "SYNTHETIC", "load_dataset", "read_csv", "CsvData"]
 
@@ -306,11 +306,10 @@ class ClassificationBanditEnv(gym.Env):
             raise RuntimeError("call reset() before step(): no run has been drawn")
         if self.t >= self.horizon:
             raise RuntimeError("the episode is over (truncated); call reset()")
-        if not self.action_space.contains(action):
-            raise ValueError(f"action must be an arm in 0..{self.n_arms - 1}, got {action!r}")
+        action = check_arm("action", action, self.n_arms)
         row = int(self.rows[self.t])
         best = int(self.labels[row])
-        reward = 1.0 if int(action) == best else 0.0
+        reward = 1.0 if action == best else 0.0
         info = {"t": self.t, "row": row, "optimal_action": best, "regret": 1.0 - reward,
                 "expected_regret": 1.0 - reward}
         self.t += 1

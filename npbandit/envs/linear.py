@@ -22,7 +22,7 @@ from typing import Any
 import gymnasium as gym
 import numpy as np
 
-from npbandit.validation import check_int, check_options, check_real, check_render_mode
+from npbandit.validation import check_arm, check_int, check_options, check_real, check_render_mode
 
 __all__ = ["LinearBanditEnv"]
 
@@ -80,9 +80,7 @@ class LinearBanditEnv(gym.Env):
             raise RuntimeError("call reset() before step()")
         if self.t >= self.horizon:
             raise RuntimeError("the episode is over (truncated); call reset()")
-        if not self.action_space.contains(action):
-            raise ValueError(f"action must be an arm in 0..{self.n_arms - 1}, got {action!r}")
-        action = int(action)
+        action = check_arm("action", action, self.n_arms)
         means = self.theta @ self.contexts[self.t].astype(np.float64)
         best = int(np.argmax(means))
         gap = float(means[best] - means[action])

@@ -23,7 +23,7 @@ import numpy as np
 import torch
 
 from npbandit.priors.wheel import LARGE_REWARD_STD, N_ARMS, SMALL_REWARD_STD, wheel_mean_rewards
-from npbandit.validation import check_int, check_options, check_real, check_render_mode
+from npbandit.validation import check_arm, check_int, check_options, check_real, check_render_mode
 
 __all__ = ["WheelBanditEnv"]
 
@@ -92,8 +92,7 @@ class WheelBanditEnv(gym.Env):
             ValueError: ``action`` is not an arm in ``0..4``.
             RuntimeError: before the first ``reset``, or after the last round.
         """
-        if not self.action_space.contains(action):
-            raise ValueError(f"action must be an arm in 0..{N_ARMS - 1}, got {action!r}")
+        action = check_arm("action", action, N_ARMS)
         if not self._drawn:
             raise RuntimeError("call reset() before step(): no run has been drawn")
         if self.t >= self.horizon:

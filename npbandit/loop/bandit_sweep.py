@@ -130,7 +130,8 @@ def run_bandit_sweep(policies: Sequence[str], tasks: Sequence[BanditTask], seeds
         ValueError / TypeError / FileNotFoundError: an unknown policy name, an unusable
             checkpoint or one that cannot serve a task, a task that is not a
             ``BanditTask`` or whose environment cannot be made, a seed that is not a
-            non-negative int, ``steps`` < 1, ``beta`` < 0, ``commit_every`` < 1, or a
+            non-negative int, a seed, policy or task given twice (the same run made
+            twice), ``steps`` < 1, ``beta`` < 0, ``commit_every`` < 1, or a
             ``db``, ``progress``, ``rerun``, ``say`` or ``executor`` of the wrong type, before
             anything runs, any database is created or any cluster is reached.
     """
@@ -147,6 +148,10 @@ def run_bandit_sweep(policies: Sequence[str], tasks: Sequence[BanditTask], seeds
             raise TypeError(f"tasks[{i}] must be a BanditTask (wheel_task, dataset_task, csv_task), "
                             f"got {type(task).__name__}")
     seeds = [check_int(f"seeds[{i}]", s, minimum=0) for i, s in enumerate(seeds)]
+    for i, seed in enumerate(seeds):
+        if seed in seeds[:i]:  # a seed's run is the same run again: made twice, a report would count it twice
+            raise ValueError(f"seeds[{i}] repeats seed {seed}: each seed's runs would be made, and counted, twice; "
+                             "give each seed once")
     steps = check_int("steps", steps, minimum=1)
     beta = check_real("beta", beta, low=0.0)
     if not isinstance(db, str) or not db:
@@ -173,11 +178,13 @@ def run_bandit_sweep(policies: Sequence[str], tasks: Sequence[BanditTask], seeds
     # built here for an executor's sweep too: a completed run is found by its policy's settings, and an
     # unknown name, or a policy that cannot serve a task, is refused before any run or job starts
     built = {(j, k): _build(spec, beta, env, j) for k, env in enumerate(envs) for j, spec in enumerate(policies)}
+    keys = [_run_key(built[j, k], envs[k], tasks[k], seed, steps) for j, k, seed in jobs]
+    _refuse_repeated_runs(keys, jobs, policies, built, tasks)
     results: list[EpisodeResult | None] = [None] * len(jobs)
     if not rerun:
         done = completed_runs(db, kind="bandit")
-        for i, (j, k, seed) in enumerate(jobs):
-            row = done.get(_run_key(built[j, k], envs[k], tasks[k], seed, steps))
+        for i in range(len(jobs)):
+            row = done.get(keys[i])
             if row is not None:
                 results[i] = _stored_result(db, row)
         skipped = sum(r is not None for r in results)
@@ -253,6 +260,23 @@ def _run_key(policy: Any, env: gym.Env, task: BanditTask, seed: int, steps: int)
     info = task.run_info(steps)
     return run_key(kind=info["kind"], env_id=info["env_id"], env_params=_env_params(env, info), policy=policy.name,
                    policy_params=policy.params(), checkpoint=policy.checkpoint, seed=seed, n_steps=steps)
+
+
+def _refuse_repeated_runs(keys: list[str], jobs: list[tuple[int, int, int]], policies: Sequence[Any],
+                          built: dict[tuple[int, int], Any], tasks: Sequence[BanditTask]) -> None:
+    """Refuse a sweep two of whose jobs are the same run (one :func:`~npbandit.storage.run_key`:
+    a policy or a task given twice, or two names of one policy, ``cmanp-bo`` and
+    ``cmanp-bo-ucb``): it would be made twice and counted twice by a report."""
+    first: dict[str, int] = {}
+    for i, key in enumerate(keys):
+        if key not in first:
+            first[key] = i
+            continue
+        (j0, k0, _), (j, k, _) = jobs[first[key]], jobs[i]
+        said = [f"policies[{b}] {built[b, t].name if callable(policies[b]) else policies[b]!r} on {tasks[t].label}"
+                for b, t in ((j0, k0), (j, k))]
+        raise ValueError(f"{said[0]} and {said[1]} are the same run (the same policy, settings and task): it would be "
+                         "made, and counted, twice; give each policy and task once")
 
 
 def _stored_result(db: str, row: RunRow) -> EpisodeResult:

@@ -52,3 +52,17 @@ def _horizon(env: gym.Env) -> int | None:
     base = env.unwrapped
     return getattr(base, "horizon", None) or getattr(base, "budget", None)
 
+
+def _check_steps_within_episode(env: gym.Env, steps: int) -> None:
+    """Refuse ``steps`` beyond the steps the environment declares its episode has -- its
+    ``horizon`` (a black-box environment's ``budget``) or Gymnasium's ``max_episode_steps``
+    -- since the episode truncates there and the run would end, ``completed``, short of
+    the steps asked for. An attribute of that name that is no int says nothing."""
+    declared = "horizon" if getattr(env.unwrapped, "horizon", None) else "budget"
+    for what, limit in ((declared, _horizon(env)),
+                        ("max_episode_steps", None if env.spec is None else env.spec.max_episode_steps)):
+        if isinstance(limit, int) and not isinstance(limit, bool) and steps > limit:
+            raise ValueError(f"steps={steps} is more than the {limit} steps of env's episode (its {what}; the "
+                             f"episode truncates there): pass steps <= {limit}, or build the environment for "
+                             f"{steps} steps")
+

@@ -15,7 +15,10 @@ surrogate's context. What any environment's ``step`` returns is checked before i
 written: a reward that is no finite real number, an ``info`` that is no dict, or an
 ``info["regret"]`` / ``info["expected_regret"]`` that is given but no finite real number
 ends the run ``failed`` with an error naming it and the step (the regrets are summed, so
-a NaN would turn every later cumulative regret into NaN). A value the policy cannot learn
+a NaN would turn every later cumulative regret into NaN). On an environment whose actions
+are arms (a ``Discrete`` action space) the action ``policy.act`` returns is checked before
+``env.step`` sees it: an int in the space's range, else the run ends ``failed`` naming the
+policy and the step. A value the policy cannot learn
 from (``observe`` raises) is saved, and the run ends ``failed`` with a note naming the step.
 
 Stopping a run: SIGINT (Ctrl-C) and SIGTERM stop it between or during steps (an
@@ -44,9 +47,10 @@ from tqdm import tqdm
 from npbandit.envs.blackbox import BlackBoxEnv, ObjectiveError
 from npbandit.envs.evaluation import Outcome
 from npbandit.loop.asynchronous import _check_async, _run_async
-from npbandit.loop.env_params import _env_id, _env_params, _horizon
+from npbandit.loop.env_params import _check_steps_within_episode, _env_id, _env_params, _horizon
 from npbandit.loop.records import (
     EpisodeResult,
+    _checked_action,
     _Clock,
     _constraints,
     _observe,
@@ -94,6 +98,9 @@ def run_episode(env: gym.Env, policy: Policy, *, seed: int, steps: int | None = 
     """Run ``policy`` in ``env`` for ``steps`` steps (default: until the episode truncates).
 
     Args:
+        steps: at most the steps ``env`` declares its episode has (its ``horizon``, a
+            black-box environment's ``budget``, Gymnasium's ``max_episode_steps``), where
+            the episode truncates; more is refused rather than cut short.
         seed: seeds the environment's reset and the policy.
         logger: where steps go; started here with ``run_info`` (``kind``, ``env_id``,
             ``env_params``, to which a black-box run's problem and the dict an env's
@@ -124,6 +131,9 @@ def run_episode(env: gym.Env, policy: Policy, *, seed: int, steps: int | None = 
         TypeError / ValueError: a bad argument, or an ``env`` whose spaces the policy was
             not built for (``policy.check_spaces``: a bandit policy's arms and context
             width), before anything runs or is logged.
+        ValueError: during the run, an action of ``policy`` that is no arm of ``env``'s
+            ``Discrete`` action space, or a reward / regret ``env.step`` returned that is no
+            finite number (the run is then recorded ``failed``).
         RunInterrupted: SIGINT or SIGTERM arrived (see the module docstring).
         ObjectiveError: an evaluation failed with ``on_error="raise"``; its ``records`` and
             ``run_id`` are the run's steps so far (the failed one last) and its id.
@@ -138,6 +148,7 @@ def run_episode(env: gym.Env, policy: Policy, *, seed: int, steps: int | None = 
     check_int("seed", seed, minimum=0)
     if steps is not None:
         check_int("steps", steps, minimum=1)
+        _check_steps_within_episode(env, steps)
     if logger is not None and not isinstance(logger, RunLogger):
         raise TypeError(f"logger must be a RunLogger or None, got {type(logger).__name__}")
     if run_info is not None and not isinstance(run_info, dict):
@@ -229,7 +240,7 @@ def _run_sequential(env: gym.Env, policy: Policy, obs: Any, horizon: int | None,
     try:
         while horizon is None or t < horizon:
             t0 = time.perf_counter()
-            action = policy.act(obs)
+            action = _checked_action(env.action_space, policy, policy.act(obs), t)
             t1 = time.perf_counter()
             with signals.step():
                 try:

@@ -11,12 +11,13 @@ import time
 from dataclasses import dataclass, field
 from typing import Any
 
+import gymnasium as gym
 import numpy as np
 
 from npbandit.envs.blackbox import BlackBoxEnv
 from npbandit.policies.base import Policy, Recommendation
 from npbandit.stopping import StopSignals
-from npbandit.validation import is_real
+from npbandit.validation import check_arm, is_real
 
 __all__ = ["EpisodeResult"]
 
@@ -96,6 +97,23 @@ def _step_outcome(reward: Any, info: Any, t: int) -> tuple[float, float | None]:
             raise ValueError(f'info["{key}"] must be a finite real number or absent {where}, got {given!r}')
     regret = info.get("regret")
     return float(value), None if regret is None else float(regret)
+
+
+def _checked_action(action_space: Any, policy: Policy, action: Any, t: int) -> Any:
+    """The action ``policy.act`` returned at step ``t``, checked before ``env.step`` sees it
+    when the environment's actions are arms (a ``Discrete`` action space): an int (a NumPy
+    or 0-d array integer too, returned as an int) in the space's range, never a bool. A
+    policy of one's own returning -1 would otherwise have an environment that indexes an
+    array pay its last arm while the run records -1. Other action spaces (a black-box
+    environment's points) pass as they are."""
+    if not isinstance(action_space, gym.spaces.Discrete):
+        return action
+    try:
+        return check_arm("action", action, int(action_space.n), int(action_space.start))
+    except ValueError:
+        raise ValueError(f"policy {policy.name!r} returned {action!r} at step t={t}: an action of this environment is "
+                         f"an arm, an int in {action_space.start}..{action_space.start + action_space.n - 1} "
+                         f"(env.action_space {action_space})") from None
 
 
 def _observe(policy: Policy, obs: Any, action: Any, reward: float, info: dict[str, Any], t: int,

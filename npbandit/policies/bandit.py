@@ -36,7 +36,7 @@ from npbandit.surrogates.base import NeuralProcess
 from npbandit.threads import check_threads, torch_threads
 from npbandit.transforms.base import OutcomeTransform
 from npbandit.transforms.reward import RewardEncoding
-from npbandit.validation import check_int, check_real
+from npbandit.validation import check_arm, check_int, check_real
 
 __all__ = ["UniformPolicy", "LinUCBPolicy", "NPBanditPolicy", "GPUCBPolicy", "BASELINES", "BANDIT_PRIORS", "RULES",
            "parse_bandit_policy_name", "check_bandit_policy_name"]
@@ -129,14 +129,6 @@ def check_bandit_policy_name(name: str, *, context_dim: int = 2, n_arms: int = 5
         names = ", ".join(repr(a) for a in arms) or "none shipped"
         raise CheckpointError(f"{err}. For {context_dim}-dimensional contexts and {n_arms} arms, name a policy that "
                               f"fits one regression per arm on a 'bo' checkpoint instead: {names}") from None
-
-
-def check_arm(name: str, arm: Any, n_arms: int) -> int:
-    """``arm`` as an arm index in ``[0, n_arms)``; ``ValueError`` naming it ``name`` otherwise
-    (a bool is not an index, and a negative one would silently mean the last arm)."""
-    if isinstance(arm, (bool, np.bool_)) or not isinstance(arm, (int, np.integer)) or not 0 <= arm < n_arms:
-        raise ValueError(f"{name} must be an arm index (int) in [0, {n_arms}), got {arm!r}")
-    return int(arm)
 
 
 def check_arm_and_reward(action: Any, reward: Any, n_arms: int) -> tuple[int, float]:

@@ -427,3 +427,21 @@ def test_scipy_style_bounds_are_refused_with_their_transpose_named():
         as_bounds([(-5, 5), (-1, 1)])
     with pytest.raises(ValueError, match=r"below its upper bound, got \[\[1.0, 0.0\], \[0.0, 1.0\]\]$"):
         as_bounds([[1.0, 0.0], [0.0, 1.0]])  # not a transpose either: no hint
+
+
+BANDITS = [(env_id, kwargs) for env_id, kwargs in CASES if env_id != "npbandit/BlackBox-v0"]
+
+
+@pytest.mark.parametrize(("env_id", "kwargs"), BANDITS)
+def test_a_bandit_takes_an_arm_as_an_int_and_refuses_a_bool_or_an_arm_it_lacks(env_id, kwargs):
+    """Gymnasium's Discrete.contains takes True (an int to isinstance): step(True) paid arm 1
+    and a run logged the action as JSON true."""
+    env = gym.make(env_id, **kwargs).unwrapped
+    env.reset(seed=0)
+    n = env.action_space.n
+    for bad in (True, np.bool_(False), -1, n, 1.0, np.array([0])):
+        with pytest.raises(ValueError, match=rf"action must be an arm index \(int\) in \[0, {n}\), got"):
+            env.step(bad)
+    for good in (1, np.int64(1), np.array(1)):  # a 0-d integer array, as Discrete.sample's kin return
+        _, reward, _, _, info = env.step(good)
+        assert isinstance(reward, float) and info["regret"] >= 0.0
