@@ -194,8 +194,6 @@ def run_bandit_sweep(policies: Sequence[str], tasks: Sequence[BanditTask], seeds
             say(f"skipping {skipped} of {len(jobs)} runs: {display_url(db)} holds them completed (the same policy, "
                 f"settings, {what}, seed and steps); rerun=True (npbandit bandit --rerun) runs them again")
     pending = [i for i, result in enumerate(results) if result is None]
-    keys = {i: _run_key(built[jobs[i][0], jobs[i][1]], envs[jobs[i][1]], tasks[jobs[i][1]], jobs[i][2], steps)
-            for i in pending}
     # a run still running elsewhere (the job of an earlier, interrupted sweep that a cluster's worker goes on
     # with; another process's sweep) is not started a second time: the sweep waits for it below
     live = {} if rerun else running_runs(db, kind="bandit")
