@@ -518,8 +518,10 @@ class BlackBoxEnv(gym.Env):
                                      kind="raised") from err
         elif not outcome.ok:
             err = outcome.value
+            if outcome.timed_out:  # the evaluator gave it up: the objective raised nothing
+                raise ObjectiveError(f"objective timed out: {err} at x={_shown(x)}", x, kind="timeout") from err
             raise ObjectiveError(f"objective raised {type(err).__name__}: {err} at x={_shown(x)}", x,
-                                 kind="timeout" if outcome.timed_out else "raised") from err
+                                 kind="raised") from err
         else:
             out = outcome.value
         constraints = None

@@ -291,6 +291,8 @@ class NPSampler(StudyProposals, BaseSampler):
         self._search_spaces: weakref.WeakKeyDictionary[Any, dict[int, IntersectionSearchSpace]] = \
             weakref.WeakKeyDictionary()
         self._warnings = OnceWarnings()
+        # the trials this process started in the start-up and runs still, by storage (trial ids are per storage)
+        self._startup_trials: weakref.WeakKeyDictionary[Any, set[int]] = weakref.WeakKeyDictionary()
         # one proposal at a time in this process: a worker thread reads the running trials only after
         # the proposals other threads made were stored with their trials
         self._proposing = threading.Lock()
@@ -302,6 +304,7 @@ class NPSampler(StudyProposals, BaseSampler):
         from the trials, and the lock proposals are made under."""
         state = self.__dict__.copy()
         state["_search_spaces"] = None
+        state["_startup_trials"] = None
         state["_proposing"] = None
         state["_encoded"] = None
         return state
@@ -309,6 +312,7 @@ class NPSampler(StudyProposals, BaseSampler):
     def __setstate__(self, state: dict[str, Any]) -> None:
         self.__dict__.update(state)
         self._search_spaces = weakref.WeakKeyDictionary()
+        self._startup_trials = weakref.WeakKeyDictionary()
         self._proposing = threading.Lock()
         self._encoded = EncodedParams()
 
@@ -345,11 +349,15 @@ class NPSampler(StudyProposals, BaseSampler):
         Raises:
             ValueError: the study has more than one objective.
         """
+        completed = study.get_trials(deepcopy=False, states=(TrialState.COMPLETE,))
+        if len(completed) < self.n_startup_trials:
+            # a start-up trial throughout: trials that complete while it runs (other workers') do not
+            # make its later parameters ones the NP was expected to propose (sample_independent's warning)
+            self._startup_trials.setdefault(study._storage, set()).add(trial._trial_id)
         if not search_space:
             return {}
         check_single_objective(study)
         space, search = self._space(search_space)
-        completed = study.get_trials(deepcopy=False, states=(TrialState.COMPLETE,))
         if len(completed) < self.n_startup_trials:
             if search is None:
                 return {}
@@ -388,7 +396,9 @@ class NPSampler(StudyProposals, BaseSampler):
             return value
         if self.warn_independent_sampling and status == "none" and not param_distribution.single():
             completed = study.get_trials(deepcopy=False, states=(TrialState.COMPLETE,))
-            if completed and len(completed) >= self.n_startup_trials:  # the NP would be expected to propose it
+            startup = trial._trial_id in self._startup_trials.get(study._storage, ())
+            # the NP would be expected to propose it: the trial started past the start-up
+            if completed and len(completed) >= self.n_startup_trials and not startup:
                 _LOGGER.warning(f"NPSampler samples parameter {param_name!r} of trial {trial.number} independently, "
                                 f"not with the NP: {independent_reason(param_name, param_distribution, completed)}. "
                                 f"warn_independent_sampling=False hides this.")
@@ -418,6 +428,7 @@ class NPSampler(StudyProposals, BaseSampler):
         """Store ``constraints_func``'s values of a completed or pruned trial (as Optuna's
         samplers do: under the system attribute ``"constraints"``, ``None`` when the function
         failed, which then raises); then the independent sampler's ``after_trial``."""
+        self._startup_trials.get(study._storage, set()).discard(trial._trial_id)
         if self.constraints_func is not None and state in (TrialState.COMPLETE, TrialState.PRUNED):
             store_constraints(self.constraints_func, study, trial)
         if self._independent is not None:

@@ -114,6 +114,28 @@ class ConditioningMixin:
             return self._stream(X, Y, Y_t)
         return self._fantasy(X, Y, Y_t, new_batch)
 
+    def get_fantasy_model(self, inputs: Tensor, targets: Tensor, **kwargs: Any) -> Self:
+        """:meth:`condition_on_observations` as GPyTorch's model lists call it: BoTorch's
+        ``ModelListGP`` (one model per output) hands each model its new points ``inputs``
+        (``batch_shape x n' x d``, in the model's own input space, as ``condition_on_observations``
+        takes them) and ``targets`` (``batch_shape' x n'``, without an output dimension) already
+        passed through the model's outcome transform, which is therefore undone here before
+        conditioning. One output only: a model list splits its outputs one model each, and a
+        several-output model's targets would arrive flattened. ``noise`` is accepted and not
+        used, as in :meth:`condition_on_observations`."""
+        if self.num_outputs != 1:
+            raise UnsupportedError(
+                f"get_fantasy_model conditions a one-output model (ModelListGP's use); this model has "
+                f"{self.num_outputs} outputs: call condition_on_observations with all {self.num_outputs} columns")
+        if not isinstance(targets, Tensor) or not targets.is_floating_point():
+            got = type(targets).__name__ if not isinstance(targets, Tensor) else f"one of dtype {targets.dtype}"
+            raise TypeError(f"targets must be a floating-point torch.Tensor, got {got}")
+        Y = targets.unsqueeze(-1)
+        if hasattr(self, "outcome_transform"):
+            self.eval()  # untransform with the statistics the targets were transformed with
+            Y, _ = self.outcome_transform.untransform(Y)
+        return self.condition_on_observations(inputs, Y, **kwargs)
+
     def _stream(self, X: Tensor, Y: Tensor, Y_t: Tensor) -> Self:
         """Non-batched update; its work does not grow with N (see "Streaming" in the module docstring)."""
         X_in = self._to_surrogate_inputs(X)

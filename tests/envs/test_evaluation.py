@@ -177,6 +177,8 @@ def test_the_async_evaluator_times_out_what_is_still_running_and_keeps_a_late_re
     with pytest.raises(ObjectiveError, match="still running after 0.01 s") as caught:
         env.step(hung.action)
     assert caught.value.kind == "timeout"  # the evaluator gave it up: not an error the objective raised
+    # and the message (the step's error, the report's failure line) says so: the objective raised nothing
+    assert str(caught.value).startswith("objective timed out: evaluation still running after 0.01 s at x=")
     assert env.t == 2 and env.best_value == 1.0
 
 

@@ -82,6 +82,25 @@ def test_no_independent_sampling_warning_before_any_trial_completed(caplog):
     assert "independently" not in caplog.text
 
 
+def test_a_start_up_trial_is_not_warned_of_when_others_complete_while_it_runs(caplog):
+    # with several workers, trials complete while a start-up trial runs: its later parameters are start-up
+    # draws too, not parameters the NP was expected to propose, however many trials have completed by then
+    def both(t):
+        return t.suggest_float("x", 0, 1) + t.suggest_float("y", 0, 1)
+
+    with propagating():
+        study = optuna.create_study(sampler=sampler(seed=0, n_startup_trials=2))
+        study.optimize(both, n_trials=1)
+        running = study.ask()
+        x = running.suggest_float("x", 0, 1)  # Optuna samples the relative point here: one completed, start-up
+        study.optimize(both, n_trials=1)  # the second completes while it runs
+        study.tell(running, x + running.suggest_float("y", 0, 1))
+        late = study.ask()  # three completed: the NP proposes x and y, and z is new
+        study.tell(late, both(late) + late.suggest_float("z", 0, 1))
+    messages = {r.getMessage().split(":")[0] for r in caplog.records if "independently" in r.getMessage()}
+    assert messages == {f"NPSampler samples parameter 'z' of trial {late.number} independently, not with the NP"}
+
+
 def test_optunas_verbosity_silences_the_warning(caplog):
     # caplog listens on the root logger: with propagation on, a message reaches it unless Optuna's level stops it
     with propagating(optuna.logging.ERROR):

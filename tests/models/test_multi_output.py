@@ -199,3 +199,39 @@ def test_output_indices_and_subsets_with_an_outcome_transform_report_the_named_o
     torch.testing.assert_close(sub.posterior(Xt).mean, full.mean[..., [2, 0]])
     torch.testing.assert_close(sub.posterior(Xt, output_indices=[1]).variance, full.variance[..., [0]])
     torch.testing.assert_close(sub.subset_output([1]).posterior(Xt).mean, full.mean[..., [0]])
+
+
+@pytest.mark.parametrize("transform", [False, True])
+def test_a_model_list_gp_of_np_models_conditions_and_fantasizes_as_each_model_does(transform):
+    """``ModelListGP(NPModel, NPModel)`` (one model per output, as BoTorch's constrained-BO scripts
+    build it) conditions through each model's ``get_fantasy_model``, handed the new points and
+    the targets after the model's outcome transform: the result is each model's own
+    ``condition_on_observations`` on the raw values. With a ``Standardize``, BoTorch hands the
+    targets back with a leading batch dimension of one (for a GP too), so that update is the
+    batched one."""
+    from botorch.models import ModelListGP
+
+    X, Y = data()
+    net = tiny_model("tnpd", x_dim=6)
+    singles = columns(lambda y: NPModel(net, X, y, outcome_transform=Standardize(m=1) if transform else None), Y[:, :2])
+    models = ModelListGP(*singles)
+    X_new, Y_new = data(n=3, seed=1)
+    Y_new = Y_new[:, :2]
+    conditioned = models.condition_on_observations([X_new, X_new], Y_new)
+    Xt = torch.rand(5, D, dtype=torch.float64)
+    for i, single in enumerate(singles):
+        y = Y_new[:, i:i + 1].unsqueeze(0) if transform else Y_new[:, i:i + 1]
+        own = single.condition_on_observations(X_new, y).posterior(Xt)
+        got = conditioned.models[i].posterior(Xt)
+        assert got.mean.shape == own.mean.shape
+        torch.testing.assert_close(got.mean, own.mean, rtol=1e-9, atol=1e-9)
+        torch.testing.assert_close(got.variance, own.variance, rtol=1e-9, atol=1e-9)
+    fantasies = models.fantasize(X_new, SobolQMCNormalSampler(torch.Size([4])))
+    assert fantasies.posterior(Xt).mean.shape == (4, 5, 2)
+
+
+def test_get_fantasy_model_refuses_a_model_of_several_outputs():
+    X, Y = data()
+    model = NPModel(tiny_model("tnpd", x_dim=6), X, Y)
+    with pytest.raises(UnsupportedError, match="3 outputs"):
+        model.get_fantasy_model(X[:2], Y[:2].reshape(-1))
