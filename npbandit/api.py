@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import functools
+import secrets
 import warnings
 from collections.abc import Callable, Mapping, Sequence
 from typing import Any
@@ -38,7 +39,7 @@ __all__ = ["optimize", "OptimizeResult", "SURROGATES", "objective_label"]
 
 def optimize(objective: Callable[[Any], float], bounds: Any = None, surrogate: str | NeuralProcess = "tnpd",
              budget: int = 50,
-             acquisition: str = "logei", minimize: bool = True, n_init: int | None = None, seed: int = 0,
+             acquisition: str = "logei", minimize: bool = True, n_init: int | None = None, seed: int | None = 0,
              db: str | None = DEFAULT_URL, point_type: str = "numpy", on_error: str = "raise",
              progress: bool = True, commit_every: int | None = None, name: str | None = None,
              optimal_value: float | None = None, batch_size: int = 1, executor: Any = None,
@@ -176,7 +177,10 @@ def optimize(objective: Callable[[Any], float], bounds: Any = None, surrogate: s
         minimize: minimise (default) or maximise.
         n_init: initial Sobol points (default ``2d + 1``; ``2 d_e + 1`` when ``d`` is wider
             than the checkpoint and a ``d_e``-dimensional subspace is searched).
-        seed: seeds the design and the acquisition optimisation.
+        seed: seeds the design and the acquisition optimisation: the same seed, the same
+            run. ``None``: a seed drawn from the operating system's entropy, a different run
+            each call; the seed drawn is the result's ``seed`` (and the run's in the
+            database), so that run can be repeated.
         db: SQLAlchemy URL / SQLite path the run is logged to, or ``None``.
         on_error: an evaluation that raises or returns NaN/inf stops the run with
             :class:`~npbandit.envs.ObjectiveError` (``"raise"``) or is recorded as
@@ -295,6 +299,8 @@ def optimize(objective: Callable[[Any], float], bounds: Any = None, surrogate: s
     if not isinstance(avoid_repeats, bool):
         raise TypeError(f"avoid_repeats must be a bool, got {type(avoid_repeats).__name__}")
     check_bool("minimize", minimize)
+    if seed is None:  # as Optuna's samplers and numpy's generators read it: fresh entropy, then recorded
+        seed = secrets.randbelow(2**31)
     check_int("seed", seed, minimum=0)
     if n_init is not None:
         check_int("n_init", n_init, minimum=1)
@@ -435,7 +441,7 @@ def optimize(objective: Callable[[Any], float], bounds: Any = None, surrogate: s
         point = env.point(result.recommendation.action)
         recommended = (point if searched is not None else np.asarray(point), result.recommended["value"], "model")
     return OptimizeResult(best_x, float(best["value"]), history, result.run_id, feasible, *recommended,
-                          stopped_early=result.stopped_early, db=None if db is None else str(db))
+                          stopped_early=result.stopped_early, db=None if db is None else str(db), seed=seed)
 
 
 def _box_or_space(bounds: Any, space: Any) -> tuple[np.ndarray | None, SearchSpace | None]:

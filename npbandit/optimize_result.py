@@ -65,6 +65,8 @@ class OptimizeResult:
         stopped_early: ``None`` for a run that spent its budget (or failed); for one a
             callback ended (``optimize(callbacks=...)``), how: ``"by its stop rule after 13
             of 30 steps"``, as the database records it (``RunRow.stopped_early``).
+        seed: the seed the run used: ``optimize``'s, or the one it drew for ``seed=None``
+            (``optimize(..., seed=result.seed)`` repeats the run).
     """
 
     best_x: np.ndarray | dict[str, Any]
@@ -77,6 +79,7 @@ class OptimizeResult:
     recommended_by: str | None = None
     stopped_early: str | None = None
     db: str | None = None
+    seed: int | None = None
 
     def __repr__(self) -> str:  # the history's length, not its rows: a print stays a few lines
         failed = sum(bool(h.get("failed")) for h in self.history)

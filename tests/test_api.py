@@ -39,6 +39,17 @@ def test_optimize_same_seed_same_initial_design(tmp_path):
     assert all(np.allclose(h1["x"], h2["x"]) for h1, h2 in zip(a.history, b.history))  # 5 = 2d + 1 Sobol points
 
 
+def test_seed_none_draws_a_seed_that_the_result_and_the_run_record_and_that_repeats_the_run(tmp_path):
+    db = str(tmp_path / "runs.db")
+    drawn = [optimize(sphere, BOUNDS, surrogate="random", budget=4, seed=None, db=db, progress=False) for _ in range(2)]
+    seeds = [r.seed for r in drawn]
+    assert all(isinstance(s, int) and 0 <= s < 2**31 for s in seeds) and seeds[0] != seeds[1]  # 1 in 2**31 alike
+    assert [run.seed for run in list_runs(db)] == seeds
+    again = optimize(sphere, BOUNDS, surrogate="random", budget=4, seed=drawn[1].seed, db=None, progress=False)
+    assert [h["x"].tolist() for h in again.history] == [h["x"].tolist() for h in drawn[1].history]
+    assert optimize(sphere, BOUNDS, surrogate="random", budget=2, seed=7, db=None, progress=False).seed == 7
+
+
 def test_optimize_thompson_and_torch_points_and_maximise(tmp_path):
     card = tiny_checkpoint(tmp_path, "cmanp", "bo")
     seen = []
@@ -93,7 +104,6 @@ def test_a_run_whose_every_evaluation_failed_is_recorded_failed_not_completed(tm
     ({"budget": 0}, ValueError, "budget"),
     ({"minimize": "no"}, TypeError, "minimize"),
     ({"seed": "a"}, ValueError, "seed"),
-    ({"seed": None}, ValueError, "seed"),
     ({"seed": -1}, ValueError, "seed"),
 ])
 def test_optimize_validates_arguments(kwargs, error, match):
