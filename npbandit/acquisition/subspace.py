@@ -501,7 +501,12 @@ class CoordinateSubspace(SubspaceStrategy):
         scores: the relevance estimate: ``"bowl"`` (default; a trend or a bowl around the
             incumbent among the region's points) or a function ``(X [n, D], Y [n, 1]) -> [D]``
             scores ``>= 0`` of every observation (the objective maximised in ``Y``), called
-            at each proposal.
+            at each proposal; a function needs ``relevance > 0``, the share of the choice it
+            makes (at 0 it would never be called).
+
+    Raises:
+        ValueError: ``relevance`` not in ``[0, 1]``, ``scores`` neither a name nor a
+            function, or a ``scores`` function with ``relevance=0``.
     """
 
     name = "coordinates"
@@ -514,6 +519,10 @@ class CoordinateSubspace(SubspaceStrategy):
         if not (callable(scores) or (isinstance(scores, str) and scores in COORDINATE_SCORES)):
             raise ValueError(f"scores must be one of {list(COORDINATE_SCORES)} or a function (X, Y) -> [D] scores, "
                              f"got {scores!r}")
+        if callable(scores) and relevance == 0:  # the estimate would never be read, yet logged as the run's
+            raise ValueError(f"scores={getattr(scores, '__name__', scores)!r} is read only with relevance > 0 (the "
+                             f"share of the choice of coordinates it makes); with relevance=0 the coordinates are "
+                             f"drawn uniformly and it is never called: give relevance in (0, 1]")
         self.relevance, self.scores = float(relevance), scores
 
     def bind(self, dim: int, width: int, seed: int) -> CoordinateSearch:

@@ -236,6 +236,9 @@ def test_a_problem_the_checkpoint_takes_uses_no_subspace(tiny):
 @pytest.mark.parametrize("bad, match", [(lambda: CountSketch(d_e=0), "d_e"),
                                         (lambda: CoordinateSubspace(relevance=2), "relevance"),
                                         (lambda: CoordinateSubspace(scores="lasso"), "scores"),
+                                        # a function the default relevance=0 would never call
+                                        (lambda: CoordinateSubspace(scores=lambda X, Y: X.std(0)),
+                                         r"scores='<lambda>' is read only with relevance > 0"),
                                         (lambda: check_subspace("count-sketch"), "SubspaceStrategy"),
                                         (lambda: CountSketch().bind(8, 6, seed=-1), "seed")])
 def test_bad_arguments_are_named(bad, match):
