@@ -16,7 +16,7 @@ if TYPE_CHECKING:  # torch loads only where a check needs it
 
 __all__ = ["check_bool", "check_int", "check_arm", "check_real", "check_range", "check_render_mode", "check_options",
            "check_device", "check_float_dtype", "is_real", "is_tensor", "register_class",
-           "unregistered", "path_as_str"]
+           "unregistered", "path_as_str", "json_default"]
 
 
 def is_real(value: Any) -> bool:
@@ -186,3 +186,12 @@ def path_as_str(value: Any) -> Any:
     import os
 
     return os.fspath(value) if isinstance(value, os.PathLike) else value
+
+
+def json_default(value: Any) -> Any:
+    """``json.dumps``'s ``default=`` for what a run records: a NumPy value or a tensor as its
+    ``tolist()``, as the run's storage writes it; anything else is refused (``TypeError``, the
+    type named), so that a value JSON cannot hold fails as such rather than being passed on."""
+    if hasattr(value, "tolist"):
+        return value.tolist()
+    raise TypeError(f"{type(value).__name__} is not JSON-serialisable")

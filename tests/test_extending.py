@@ -117,6 +117,27 @@ def test_the_prior_example_registers_a_prior_that_trains_on_its_default_suite(re
     assert namespace["model"].posterior(namespace["X"]).mean.shape == (5, 1)
 
 
+def test_a_prior_whose_spec_a_card_cannot_store_is_refused_naming_its_spec(registries, tmp_path, monkeypatch):
+    monkeypatch.chdir(tmp_path)
+    namespace: dict = {}
+    exec(example("A new prior").split("suite = ", 1)[0], namespace)  # the prior, registered; nothing trained
+    from npbandit.priors import register_prior
+    from npbandit.training import TrainConfig, train
+
+    @register_prior
+    class TensorNoise(namespace["Lines"]):
+        name = "lines-tensor-noise"
+
+        def spec(self):
+            return {"name": self.name, "noise_std": torch.tensor(self.noise_std)}  # a tensor: no JSON value
+
+    config = TrainConfig(model="tnpd", prior="lines-tensor-noise", size="tiny", steps=2, eval_every=2, eval_batches=1,
+                         final_eval_batches=1, out=str(tmp_path / "run"))
+    with pytest.raises(TypeError, match=r"prior 'lines-tensor-noise': TensorNoise.spec\(\) must return a dict of JSON "
+                                        r"values .*Tensor is not JSON serializable"):
+        train(config, progress=False)
+
+
 def test_register_model_refuses_what_is_not_a_named_concrete_family(registries):
     from npbandit.surrogates import CMANP, NeuralProcess, NPConfig
 

@@ -178,6 +178,35 @@ def test_a_sweep_refuses_what_is_no_task_and_a_policy_that_cannot_serve_one_befo
     assert not (tmp_path / "runs.db").exists()  # refused before any run: no database made
 
 
+class _UnrecordedSetting(LinUCBPolicy):
+    """LinUCB whose params() holds a value JSON cannot: a run could not record it."""
+
+    name = "linucb-unrecorded"
+
+    def params(self):
+        return {**super().params(), "schedule": object()}
+
+
+def test_a_policy_whose_params_a_run_cannot_record_is_refused_naming_it_before_anything_is_written(tmp_path):
+    from npbandit.loop import run_bandit_sweep, wheel_task
+
+    db = tmp_path / "runs.db"
+    pattern = r"policy_params \(policy 'linucb-unrecorded': what its params\(\) returns\) must hold JSON values.*object"
+    with pytest.raises(TypeError, match=pattern):  # the sweep's run key
+        run_bandit_sweep([lambda env: _UnrecordedSetting(n_arms=5, context_dim=2)], [wheel_task(0.5)], [0], 3,
+                         db=str(db), say=None)
+    with pytest.raises(TypeError, match=pattern):  # one run logged by hand
+        run_episode(WheelBanditEnv(delta=0.5, horizon=3), _UnrecordedSetting(n_arms=5, context_dim=2), seed=0,
+                    logger=RunLogger(str(db)))
+    with pytest.raises(TypeError, match="env_params must hold JSON values"):
+        run_key(kind="bandit", env_id="e", env_params={"data": {1, 2}}, policy="p", n_steps=1)
+    looped: dict = {}
+    looped["self"] = looped
+    with pytest.raises(ValueError, match=r"policy_params \(policy 'p'.* must hold JSON values"):
+        run_key(kind="bandit", env_id="e", env_params={}, policy="p", policy_params=looped, n_steps=1)
+    assert not db.exists()  # refused before a database was made
+
+
 def test_an_executor_given_as_a_function_is_entered_only_once_the_sweep_s_checks_pass(tmp_path):
     # npbandit bandit --dask-scheduler passes its cluster so: a sweep the checks refuse never reaches it
     import concurrent.futures as cf

@@ -39,7 +39,7 @@ from typing import Any, Protocol, runtime_checkable
 import torch
 
 from npbandit.text import printable, shorten
-from npbandit.validation import check_int, check_real
+from npbandit.validation import check_int, check_real, json_default
 
 __all__ = ["AcquisitionOptimizer", "GradientRestarts", "CandidateSearch", "OPTIMIZERS", "MAXIMISED_ACQUISITIONS",
            "check_acq_optimizer", "check_bounds", "resolve_acq_optimizer", "maximised", "BOX_ROUNDING"]
@@ -275,7 +275,7 @@ def check_acq_optimizer(name: str, value: Any) -> AcquisitionOptimizer | None:
         raise TypeError(f"{who} must return a dict of its settings (JSON values; a run records it), got "
                         f"{type(params).__name__}")
     try:
-        json.dumps(params, allow_nan=False, default=_json_default)
+        json.dumps(params, allow_nan=False, default=json_default)
     except TypeError as err:
         raise TypeError(f"{who} must return a dict of JSON values (str, number, bool, None, list, dict), "
                         f"got {shorten(printable(repr(params)), 200)}: {err}") from None
@@ -283,13 +283,6 @@ def check_acq_optimizer(name: str, value: Any) -> AcquisitionOptimizer | None:
         raise ValueError(f"{who} must return a dict of finite JSON values, got "
                          f"{shorten(printable(repr(params)), 200)}: {err}") from None
     return value
-
-
-def _json_default(value: Any) -> Any:
-    """A NumPy value or tensor as the run's storage writes it (``tolist()``); anything else is not JSON."""
-    if hasattr(value, "tolist"):
-        return value.tolist()
-    raise TypeError(f"{type(value).__name__} is not JSON-serialisable")
 
 
 #: the acquisitions an acquisition optimiser maximises (Thompson draws score their own candidates,

@@ -87,6 +87,7 @@ from npbandit.acquisition.subspace import (
     as_rows,
     check_bind,
     check_d_e,
+    checked_scores,
     deal,
     propose_embedded,
 )
@@ -278,7 +279,8 @@ class RedealtSketchSearch(SubspaceSearch):
         relevance.
 
         Raises:
-            ValueError: a relevance that returns other than ``[D]`` finite scores ``>= 0``.
+            TypeError / ValueError: a relevance that returns other than ``[D]`` finite scores
+                ``>= 0`` (:func:`~npbandit.acquisition.subspace.checked_scores`).
         """
         if self.relevance is None:
             return np.zeros(0, dtype=np.int64)
@@ -286,10 +288,7 @@ class RedealtSketchSearch(SubspaceSearch):
         key = X.numpy().tobytes() + b"|" + Y.numpy().tobytes()
         if self._kept is not None and self._kept[0] == key:
             return self._kept[1].copy()
-        score = torch.as_tensor(self.relevance(X.clone(), Y.clone()), dtype=torch.float64)
-        if score.shape != (self.dim,) or not (torch.isfinite(score).all() and (score >= 0).all()):
-            raise ValueError(f"relevance must return [{self.dim}] finite scores >= 0, got shape "
-                             f"{tuple(score.shape)}")
+        score = checked_scores("relevance", self.relevance(X.clone(), Y.clone()), self.dim)
         score = score.numpy()
         order = np.argsort(-score, kind="stable")[:self.search_dim]
         found = order[score[order] > 0].astype(np.int64)

@@ -56,7 +56,7 @@ from npbandit.models.columns import relevance
 
 __all__ = ["SubspaceStrategy", "SubspaceSearch", "CountSketch", "CountSketchSearch", "CoordinateSubspace",
            "CoordinateSearch", "check_subspace", "COORDINATE_SCORES", "deal", "propose_embedded", "check_bind",
-           "check_d_e", "as_rows", "bind_search"]
+           "check_d_e", "as_rows", "checked_scores", "bind_search"]
 
 #: the named relevance estimates of :class:`CoordinateSubspace` (``scores``): ``"bowl"``,
 #: :func:`~npbandit.models.columns.relevance` of the region's points around the incumbent
@@ -86,6 +86,30 @@ def as_rows(X: torch.Tensor, dim: int, name: str) -> torch.Tensor:
     if X.ndim != 2 or X.shape[-1] != dim:
         raise ValueError(f"{name} must have shape [n, {dim}], got {tuple(X.shape)}")
     return X
+
+
+def checked_scores(name: str, value: Any, dim: int) -> torch.Tensor:
+    """``value``, what an injected relevance function named ``name`` returned, as float64
+    scores ``[dim]``: one finite score ``>= 0`` per input.
+
+    Raises:
+        TypeError: ``value`` is not numbers (a tensor, an array or a sequence of them).
+        ValueError: another shape, or a score that is negative or not finite (how many, and
+            the first).
+    """
+    try:
+        score = torch.as_tensor(value, dtype=torch.float64)
+    except (TypeError, ValueError, RuntimeError):
+        raise TypeError(f"{name} must return [{dim}] finite scores >= 0 (a tensor or an array), got "
+                        f"{type(value).__name__}") from None
+    if score.shape != (dim,):
+        raise ValueError(f"{name} must return [{dim}] finite scores >= 0, got shape {tuple(score.shape)}")
+    bad = torch.nonzero(~(torch.isfinite(score) & (score >= 0))).reshape(-1)
+    if len(bad):
+        first = int(bad[0])
+        raise ValueError(f"{name} must return [{dim}] finite scores >= 0, got {len(bad)} negative or not finite: "
+                         f"score[{first}] = {float(score[first])}")
+    return score
 
 
 class SubspaceSearch(abc.ABC):
@@ -370,7 +394,8 @@ class CoordinateSearch(SubspaceSearch):
         uniform with fewer than three points or no signal.
 
         Raises:
-            ValueError: a scores function that returns other than ``[D]`` finite scores ``>= 0``.
+            TypeError / ValueError: a scores function that returns other than ``[D]`` finite
+                scores ``>= 0`` (:func:`checked_scores`).
         """
         uniform = torch.full((self.dim,), 1.0 / self.dim, dtype=torch.float64)
         if self.relevance == 0:
@@ -379,10 +404,7 @@ class CoordinateSearch(SubspaceSearch):
         if self.scores == "bowl":
             score = relevance(X, Y, center)
         else:
-            score = torch.as_tensor(self.scores(X, Y), dtype=torch.float64)
-            if score.shape != (self.dim,) or not (torch.isfinite(score).all() and (score >= 0).all()):
-                raise ValueError(f"scores must return [{self.dim}] finite scores >= 0, got shape "
-                                 f"{tuple(score.shape)}")
+            score = checked_scores("scores", self.scores(X, Y), self.dim)
         if not float(score.sum()) > 0:
             return uniform
         return self.relevance * score / score.sum() + (1.0 - self.relevance) * uniform
@@ -479,7 +501,12 @@ class CoordinateSubspace(SubspaceStrategy):
         scores: the relevance estimate: ``"bowl"`` (default; a trend or a bowl around the
             incumbent among the region's points) or a function ``(X [n, D], Y [n, 1]) -> [D]``
             scores ``>= 0`` of every observation (the objective maximised in ``Y``), called
-            at each proposal.
+            at each proposal; a function needs ``relevance > 0``, the share of the choice it
+            makes (at 0 it would never be called).
+
+    Raises:
+        ValueError: ``relevance`` not in ``[0, 1]``, ``scores`` neither a name nor a
+            function, or a ``scores`` function with ``relevance=0``.
     """
 
     name = "coordinates"
@@ -492,6 +519,10 @@ class CoordinateSubspace(SubspaceStrategy):
         if not (callable(scores) or (isinstance(scores, str) and scores in COORDINATE_SCORES)):
             raise ValueError(f"scores must be one of {list(COORDINATE_SCORES)} or a function (X, Y) -> [D] scores, "
                              f"got {scores!r}")
+        if callable(scores) and relevance == 0:  # the estimate would never be read, yet logged as the run's
+            raise ValueError(f"scores={getattr(scores, '__name__', scores)!r} is read only with relevance > 0 (the "
+                             f"share of the choice of coordinates it makes); with relevance=0 the coordinates are "
+                             f"drawn uniformly and it is never called: give relevance in (0, 1]")
         self.relevance, self.scores = float(relevance), scores
 
     def bind(self, dim: int, width: int, seed: int) -> CoordinateSearch:

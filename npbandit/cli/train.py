@@ -24,8 +24,9 @@ def add_arguments(train: argparse.ArgumentParser) -> None:
     from npbandit.surrogates import SIZES, available_models
 
     train.add_argument("--model", required=True,
-                       help="a registered model: " + " | ".join(available_models()))
-    train.add_argument("--prior", required=True, help=" | ".join(PRIORS))
+                       help="a registered model: " + " | ".join(available_models()) + ", or one a --plugin registers")
+    train.add_argument("--prior", required=True,
+                       help="a registered prior: " + " | ".join(PRIORS) + ", or one a --plugin registers")
     train.add_argument("--steps", type=positive_int, required=True,
                        help="optimiser steps (the schedule spans them)")
     train.add_argument("--out", required=True, help="run directory (resumes if it holds the same run)")

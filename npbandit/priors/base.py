@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import json
 from abc import ABC, abstractmethod
 from dataclasses import dataclass
 from typing import Any
@@ -9,9 +10,10 @@ from typing import Any
 import torch
 from torch import Tensor
 
+from npbandit.text import printable, shorten
 from npbandit.validation import check_int
 
-__all__ = ["TaskBatch", "Prior", "step_generator", "check_model_width"]
+__all__ = ["TaskBatch", "Prior", "step_generator", "check_model_width", "checked_spec"]
 
 
 @dataclass(frozen=True)
@@ -196,6 +198,26 @@ def check_model_width(prior: Prior, any_x_dim: bool, who: str) -> None:
     if any_x_dim and prior.pads_inputs:
         raise ValueError(f"{who} reads any width, but prior {prior.name!r} zero-pads batches to x_dim={prior.x_dim} "
                          "columns, which it would read as inputs: draw them at their own width (bo: padding='none')")
+
+
+def checked_spec(prior: Prior) -> dict[str, Any]:
+    """``prior.spec()`` as a checkpoint card and a training run's saved state store it: a dict
+    of JSON values, read back (a tuple as a list).
+
+    Raises:
+        TypeError: ``spec()`` returns no dict, or a dict holding a value JSON cannot (a
+            tensor, an array, an object), naming the prior's ``spec``.
+    """
+    who = f"prior {prior.name!r}: {type(prior).__name__}.spec()"
+    spec = prior.spec()
+    if not isinstance(spec, dict):
+        raise TypeError(f"{who} must return a dict (the prior's description a checkpoint card stores), got "
+                        f"{type(spec).__name__}")
+    try:
+        return json.loads(json.dumps(spec))
+    except (TypeError, ValueError) as err:
+        raise TypeError(f"{who} must return a dict of JSON values (str, number, bool, None, list, dict; a tensor's "
+                        f"value as float(t) or t.tolist()), got {shorten(printable(repr(spec)), 200)}: {err}") from None
 
 
 def _check_batch(batch: Any, batch_size: int, x_dim: int, y_dim: int, who: str, fixed_width: bool = True) -> None:

@@ -31,6 +31,8 @@ from npbandit.storage.models import (
     _now,
     _stored_time,
 )
+from npbandit.text import printable, shorten
+from npbandit.validation import json_default
 
 __all__ = ["RunLogger", "COMMIT_EVERY"]
 
@@ -88,6 +90,25 @@ def _jsonable(value: Any) -> Any:
     return value
 
 
+def stored_json(name: str, value: Any) -> Any:
+    """``value`` as a run's record stores it: JSON read back (tuples as lists, NumPy values
+    and tensors as their ``tolist()``).
+
+    Raises:
+        TypeError: ``value`` holds something JSON cannot (an object, a set, a key that is no
+            string or number), named ``name``.
+        ValueError: ``value`` holds itself.
+    """
+    try:
+        return json.loads(json.dumps(value, default=json_default))
+    except TypeError as err:
+        raise TypeError(f"{name} must hold JSON values only (str, number, bool, None, list, dict; NumPy values and "
+                        f"tensors are stored as lists), got {shorten(printable(repr(value)), 200)}: {err}") from None
+    except ValueError as err:  # a container holding itself
+        raise ValueError(f"{name} must hold JSON values only, got {shorten(printable(repr(value)), 200)}: "
+                         f"{err}") from None
+
+
 class RunLogger:
     """Writes one run and its steps; use as a context manager or call ``finish``.
 
@@ -135,22 +156,31 @@ class RunLogger:
     def start(self, *, kind: str, env_id: str, env_params: dict[str, Any], policy: str,
               policy_params: dict[str, Any] | None = None, checkpoint: dict[str, Any] | None = None,
               seed: int | None = None) -> int:
-        """Insert the run (status ``running``), start the heartbeat; returns the run id."""
+        """Insert the run (status ``running``), start the heartbeat; returns the run id.
+
+        Raises:
+            TypeError / ValueError: ``policy_params`` or ``env_params`` holds a value JSON
+                cannot (:func:`stored_json`; checked before a database is opened), or
+                ``policy_params`` a key the run's end writes.
+        """
         if self.run_id is not None:
             raise RuntimeError(f"this logger already holds run {self.run_id}; use one RunLogger per run")
+        policy_params = stored_json(f"policy_params (policy {policy!r}: what its params() returns)",
+                                    policy_params or {})
+        env_params = stored_json("env_params", env_params)
         if self.commit_every is None:
             self.commit_every = COMMIT_EVERY.get(kind, COMMIT_EVERY["default"])
         if self.engine is None:
             self.engine = open_db(self.url)
         now = _now()
-        self._policy_params = json.loads(json.dumps(policy_params or {}, default=_jsonable))
+        self._policy_params = policy_params
         if STOPPED_EARLY in self._policy_params:
             raise ValueError(f"policy_params must not hold {STOPPED_EARLY!r}: how an early stop ended the run goes "
                              "there when it finishes")
         if RECOMMENDED in self._policy_params:
             raise ValueError(f"policy_params must not hold {RECOMMENDED!r}: the run's recommendation goes there when "
                              "it finishes (finish(recommended=...))")
-        values = dict(kind=kind, env_id=env_id, env_params=json.loads(json.dumps(env_params, default=_jsonable)),
+        values = dict(kind=kind, env_id=env_id, env_params=env_params,
                       policy=policy, policy_params=self._policy_params,
                       surrogate=None if checkpoint is None else checkpoint.get("name"),
                       checkpoint_sha256=None if checkpoint is None else checkpoint.get("sha256"),
@@ -227,7 +257,7 @@ class RunLogger:
                 raise ValueError(f"recommended goes with status 'completed', got {status!r}")
             if not isinstance(recommended, dict):
                 raise TypeError(f"recommended must be a dict or None, got {type(recommended).__name__}")
-            recommended = json.loads(json.dumps(recommended, default=_jsonable))
+            recommended = stored_json("recommended", recommended)
         if stopped_early is not None:
             if status != "completed":
                 raise ValueError(f"stopped_early goes with status 'completed', got {status!r}")

@@ -19,7 +19,7 @@ from sqlalchemy.engine import Connection
 
 from npbandit.storage.engine import DEFAULT_URL, _has_schema, _normalise_url, _read, _sqlite_file, display_url, open_db
 from npbandit.storage.heartbeat import effective_status
-from npbandit.storage.logger import _jsonable
+from npbandit.storage.logger import stored_json
 from npbandit.storage.models import _STEP_TIMES, RECOMMENDED, STOPPED_EARLY, Run, Step, _read_time
 
 __all__ = ["RunRow", "list_runs", "run_steps", "run_evaluations", "RunEvaluations", "INITIAL", "INITIAL_FROM",
@@ -96,14 +96,18 @@ def run_key(*, kind: str, env_id: str, env_params: dict[str, Any], policy: str,
     it (a run made by an older npbandit has the key of the same run made now).
 
     Raises:
-        TypeError: a dict that the logger could not store (a value JSON cannot hold).
+        TypeError / ValueError: a dict that the logger could not store (a value JSON cannot
+            hold; :func:`~npbandit.storage.logger.stored_json`), named as the logger names it.
     """
     checkpoint = checkpoint or {}
-    record = {"kind": kind, "env_id": env_id, "env_params": env_params, "policy": policy,
-              "policy_params": policy_params or {}, "surrogate": checkpoint.get("name"),
-              "checkpoint_sha256": checkpoint.get("sha256"), "seed": seed, "n_steps": n_steps}
+    record = {"kind": kind, "env_id": env_id,
+              "env_params": stored_json("env_params", env_params), "policy": policy,
+              "policy_params": stored_json(f"policy_params (policy {policy!r}: what its params() returns)",
+                                           policy_params or {}),
+              "surrogate": checkpoint.get("name"), "checkpoint_sha256": checkpoint.get("sha256"), "seed": seed,
+              "n_steps": n_steps}
     # as stored (tuples are lists, arrays nested lists, keys strings), then in one order
-    return json.dumps(json.loads(json.dumps(record, default=_jsonable)), sort_keys=True)
+    return json.dumps(stored_json("run_key's record", record), sort_keys=True)
 
 
 def _row_key(row: RunRow) -> str:

@@ -22,7 +22,7 @@ import torch
 from tqdm import tqdm
 
 from npbandit.priors import PRIORS, make_prior
-from npbandit.priors.base import check_model_width
+from npbandit.priors.base import check_model_width, checked_spec
 from npbandit.surrogates import NeuralProcess, available_models, build, model_config
 from npbandit.surrogates.pretrained import save_pretrained
 from npbandit.training.evaluation import EVAL_BATCH_SIZE, card_evaluation, evaluate_suite, evaluation_suite
@@ -405,7 +405,7 @@ def train(config: TrainConfig, *, progress: bool = True, export: bool = True, st
     step, log, elapsed, running = 0, [], 0.0, None
     # The prior's full spec is checked too: a changed default (not just a changed
     # --prior-set) must not be resumed into a run that started on other data.
-    prior_spec = json.loads(json.dumps(prior.spec()))
+    prior_spec = checked_spec(prior)
     meta = json.loads((out / STATE_JSON).read_text()) if (out / STATE_JSON).exists() else None
     if export_now and meta is None:
         raise ValueError(f"export_now (--export-now): {out} holds no saved state to export")

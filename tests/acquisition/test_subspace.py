@@ -102,6 +102,28 @@ def test_injected_scores_choose_coordinates_from_every_observation():
         broken.coordinate_weights(X, Y, X[0])
 
 
+@pytest.mark.parametrize("returned, error, match", [
+    (torch.ones(3), ValueError, r"\[12\] finite scores >= 0, got shape \(3,\)"),
+    (torch.tensor([1.0] * 11 + [-0.5]), ValueError, r"got 1 negative or not finite: score\[11\] = -0.5"),
+    (torch.tensor([1.0, float("nan")] * 6), ValueError, r"got 6 negative or not finite: score\[1\] = nan"),
+    (None, TypeError, r"\[12\] finite scores >= 0 \(a tensor or an array\), got NoneType"),
+])
+def test_an_injected_relevance_s_scores_are_refused_saying_what_is_wrong_with_them(returned, error, match):
+    from helpers import bowl_history
+
+    from npbandit.acquisition import RedealtSketch
+
+    X, Y = bowl_history(12)
+    coordinates = CoordinateSubspace(relevance=1.0, scores=lambda X, Y: returned).bind(12, 4, seed=0)
+    with pytest.raises(error, match="scores must return .*" + match):
+        coordinates.coordinate_weights(X, Y, X[0])
+    redealt = RedealtSketch(phase_start=10, relevance=lambda X, Y: returned).bind(12, 6, seed=0)
+    with pytest.raises(error, match="relevance must return .*" + match):
+        redealt.leaders(X[:10], Y[:10])
+    fine = CoordinateSubspace(relevance=1.0, scores=lambda X, Y: np.arange(12.0)).bind(12, 4, seed=0)
+    assert fine.coordinate_weights(X, Y, X[0]).sum().item() == pytest.approx(1.0)  # an array serves as well
+
+
 def test_a_coordinate_proposal_holds_the_other_inputs_at_the_incumbent(tiny):
     surrogate = load_surrogate(tiny)
     search = CoordinateSubspace().bind(10, 6, seed=1)
@@ -214,6 +236,9 @@ def test_a_problem_the_checkpoint_takes_uses_no_subspace(tiny):
 @pytest.mark.parametrize("bad, match", [(lambda: CountSketch(d_e=0), "d_e"),
                                         (lambda: CoordinateSubspace(relevance=2), "relevance"),
                                         (lambda: CoordinateSubspace(scores="lasso"), "scores"),
+                                        # a function the default relevance=0 would never call
+                                        (lambda: CoordinateSubspace(scores=lambda X, Y: X.std(0)),
+                                         r"scores='<lambda>' is read only with relevance > 0"),
                                         (lambda: check_subspace("count-sketch"), "SubspaceStrategy"),
                                         (lambda: CountSketch().bind(8, 6, seed=-1), "seed")])
 def test_bad_arguments_are_named(bad, match):
