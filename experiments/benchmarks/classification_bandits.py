@@ -17,8 +17,6 @@ features standardised by the data set's mean / std), and the wheel bandit at
   and ``np-ucb-whole-data-pca``, the lab's earlier view: the first ``NP_WIDTH`` principal
   components fitted on the whole data set (:class:`PrincipalComponents`, information a
   bandit does not have).
-- ``np-ucb-nearest``: ``cmanp-bo-ucb`` with ``max_context=100``, each arm predicting from its 100 rows
-  nearest the round's context once it has more (:data:`NEAREST_COLUMNS`);
 - ``linucb`` (the library's, alpha = 1), ``lin-ts`` (the library's linear Thompson sampling,
   Riquelme et al.'s LinFullPost defaults; not a default column), ``uniform``;
 - ``neural-linear``: NeuralLinear Thompson sampling (bandit_peers.py, a lab baseline);
@@ -91,11 +89,8 @@ CHOOSING = {"choose-12x3": {"n_features": 12, "n_informative": 6, "n_redundant":
 POLICIES = ["uniform", "linucb", "neural-linear", "vw-cb-explore-adf", "np-ucb"]
 PROJECTION_COLUMNS = {"np-ucb-principal-components": "principal-components",
                       "np-ucb-reward-directions": "reward-directions"}
-#: the per-arm NP policy predicting each arm from its rows nearest the context once it has more than this many
-#: (PerArmNPPolicy(max_context=...)): the shipped checkpoints' context limit
-NEAREST_COLUMNS = {"np-ucb-nearest": 100}
-NP_COLUMNS = ("np-ucb", "np-thompson", *PROJECTION_COLUMNS, "np-ucb-whole-data-pca", *NEAREST_COLUMNS)
-ALL_COLUMNS = [*POLICIES, "lin-ts", "np-thompson", *PROJECTION_COLUMNS, "np-ucb-whole-data-pca", *NEAREST_COLUMNS]
+NP_COLUMNS = ("np-ucb", "np-thompson", *PROJECTION_COLUMNS, "np-ucb-whole-data-pca")
+ALL_COLUMNS = [*POLICIES, "lin-ts", "np-thompson", *PROJECTION_COLUMNS, "np-ucb-whole-data-pca"]
 NP_WIDTH = 6  # the shipped bo checkpoints' width
 CURVE_EVERY = 10
 
@@ -164,8 +159,8 @@ def make_policy(column: str, task: str, env: gym.Env):
         if column == "np-ucb-whole-data-pca" and width > NP_WIDTH:
             env = PrincipalComponents(base, NP_WIDTH)
             return make_bandit_policy(f"cmanp-bo-{rule}", env=env), env, f"pca{NP_WIDTH}"
-        return (make_bandit_policy(f"cmanp-bo-{rule}", env=env, projection=PROJECTION_COLUMNS.get(column),
-                                   max_context=NEAREST_COLUMNS.get(column)), env, "all")
+        return (make_bandit_policy(f"cmanp-bo-{rule}", env=env, projection=PROJECTION_COLUMNS.get(column)), env,
+                "all")
     if column in ("uniform", "linucb", "lin-ts"):
         return make_bandit_policy(column, env=env), env, "all"
     from bandit_peers import NeuralLinearPolicy, VowpalWabbitPolicy

@@ -33,8 +33,7 @@ __all__ = ["Policy", "UniformPolicy", "LinUCBPolicy", "LinearTSPolicy", "NPBandi
 
 
 def make_bandit_policy(name: str, beta: float = 1.0, *, env: Any = None, n_arms: int | None = None,
-                       context_dim: int | None = None, bounds: Any = None, projection: Any = None,
-                       max_context: int | None = None) -> Policy:
+                       context_dim: int | None = None, bounds: Any = None, projection: Any = None) -> Policy:
     """The bandit policy ``name`` for a bandit of ``n_arms`` arms and contexts of shape
     ``(context_dim,)`` -- read from ``env`` (a ``gymnasium.Env`` with a ``Box`` observation
     space of contexts and a ``Discrete`` action space of arms), or given -- or, with
@@ -55,9 +54,7 @@ def make_bandit_policy(name: str, beta: float = 1.0, *, env: Any = None, n_arms:
       or its name, ``"identity"`` / ``"principal-components"`` / ``"reward-directions"``;
       ``None``: the default, :func:`~npbandit.policies.context_projection.default_projection`:
       as they are for contexts that fit the checkpoint, 6 features for the shipped ones,
-      ``reward-directions`` fitted on the rounds seen for wider ones); ``max_context``: the
-      most rows an arm's prediction conditions on, its rows nearest the round's context
-      (``None``: all);
+      ``reward-directions`` fitted on the rounds seen for wider ones);
     - ``<wheel checkpoint>[-ucb|-thompson|-marginal-thompson]`` (``cmanp-wheel``,
       ``tnpd-wheel-thompson``; a bare model name means its ``-wheel`` checkpoint):
       :class:`NPBanditPolicy`; the wheel bandit's shape only (2-D contexts, 5 arms).
@@ -68,8 +65,8 @@ def make_bandit_policy(name: str, beta: float = 1.0, *, env: Any = None, n_arms:
         ValueError: an unknown name; ``env`` with ``n_arms`` / ``context_dim``, or one of
             those without the other; a ``Box`` that is not 1-D, a ``Discrete`` not from 0;
             ``bounds`` that do not contain ``env``'s ``Box``; a ``beta`` that is not a finite
-            number >= 0; no finite ``bounds`` for a per-arm NP policy; ``projection`` or
-            ``max_context`` for another policy; bad values.
+            number >= 0; no finite ``bounds`` for a per-arm NP policy; ``projection`` for
+            another policy; bad values.
         CheckpointError: a checkpoint that cannot serve this bandit (a wheel checkpoint
             for another shape).
         FileNotFoundError: a known checkpoint whose weights file is missing.
@@ -80,7 +77,7 @@ def make_bandit_policy(name: str, beta: float = 1.0, *, env: Any = None, n_arms:
     if projection is not None:
         projection = as_projection(projection)
     if parsed is None:  # a baseline
-        _no_projection(name, projection, max_context)
+        _no_projection(name, projection)
         if name == "uniform":
             return UniformPolicy(n_arms=problem.n_arms, context_dim=problem.context_dim)
         if name == "linucb":  # beta is its exploration weight alpha (both default to 1)
@@ -101,18 +98,15 @@ def make_bandit_policy(name: str, beta: float = 1.0, *, env: Any = None, n_arms:
                              + (f" is {env.observation_space}" if env is not None else "")
                              + "; pass bounds=[[lower, ...], [upper, ...]]")
         return PerArmNPPolicy(load_surrogate(checkpoint), problem.bounds, problem.n_arms, rule=rule, beta=beta,
-                              projection=projection, max_context=max_context)
-    _no_projection(name, projection, max_context)
+                              projection=projection)
+    _no_projection(name, projection)
     policy = NPBanditPolicy(load_surrogate(checkpoint), rule=rule, beta=beta)
     if env is not None:  # a Box the checkpoint was not trained on fails here, before a run
         policy.check_spaces(env.observation_space, env.action_space)
     return policy
 
 
-def _no_projection(name: str, projection: Any, max_context: Any) -> None:
+def _no_projection(name: str, projection: Any) -> None:
     if projection is not None:
         raise ValueError(f"projection is for a 'bo' checkpoint's per-arm policy (cmanp-bo, ...); policy {name!r} "
                          "reads its contexts as they are: leave projection=None")
-    if max_context is not None:
-        raise ValueError(f"max_context is for a 'bo' checkpoint's per-arm policy (cmanp-bo, ...); policy {name!r} "
-                         "conditions on every round: leave max_context=None")

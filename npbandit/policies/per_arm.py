@@ -37,12 +37,6 @@ number of arms, and contexts of any width through a context projection:
   noise estimate is kept until the arm's rounds have grown by ``NOISE_REFRESH`` (a fifth)
   and then read afresh at up to ``NOISE_POINTS`` of its contexts
   (:mod:`npbandit.models.likelihood`), so a round's cost does not grow with the rounds.
-- **Past the checkpoint's context sizes** (``max_context``): an arm with more rows than
-  that predicts at a round's context from a model built on its ``max_context`` rows
-  nearest that context (Euclidean, in the coordinates its model reads), since the
-  checkpoints were trained on contexts of at most a hundred points (the card's context
-  limit); such an arm's rows are kept, not streamed into its model. ``None``: every arm
-  conditions on all its rows.
 - **Decisions**: UCB plays ``argmax_a mu_a(x) + beta * sigma_a(x)`` and Thompson the argmax
   of one draw ``mu_a(x) + sigma_a(x) * z_a`` per arm, where ``mu_a`` / ``sigma_a^2`` is arm
   ``a``'s posterior of the *mean* reward at the round's context in reward units (the NP's
@@ -112,8 +106,6 @@ class PerArmNPPolicy(Policy):
         n_init: rounds each arm is played before the first fit builds the arms' models (``>= 1``).
         n_views: symmetric views each arm's model averages over (``None``: the number the
             checkpoint's card recommends, as ``NPModel.from_pretrained``; 1: none).
-        max_context: the most rows an arm's prediction conditions on: an arm with more
-            predicts at a context from its ``max_context`` rows nearest it (``None``: all).
         projection: how contexts are read: a
             :class:`~npbandit.policies.context_projection.ContextProjection` or the name of
             one (``"identity"``, ``"principal-components"``, ``"reward-directions"``);
@@ -130,7 +122,7 @@ class PerArmNPPolicy(Policy):
 
     def __init__(self, surrogate: NeuralProcess, bounds: Any, n_arms: int, rule: str = "ucb", beta: float = 1.0,
                  n_init: int = 2, n_views: int | None = None,
-                 projection: ContextProjection | str | None = None, max_context: int | None = None) -> None:
+                 projection: ContextProjection | str | None = None) -> None:
         card = getattr(surrogate, "card", None)
         if not isinstance(surrogate, NeuralProcess) or not isinstance(card, dict):
             raise TypeError("surrogate must be a pretrained 'bo' checkpoint (load_surrogate('cmanp-bo')), "
@@ -144,7 +136,6 @@ class PerArmNPPolicy(Policy):
         self.n_init = check_int("n_init", n_init, minimum=1)
         if n_views is not None:
             check_int("n_views", n_views, minimum=1)
-        self.max_context = None if max_context is None else check_int("max_context", max_context, minimum=1)
         self.name = f"{card['name']}-{rule}"
         check_arm_checkpoint(card, self.context_dim, f"bandit policy {self.name!r}")
         self.width = arm_model_width(card)
@@ -195,9 +186,6 @@ class PerArmNPPolicy(Policy):
         self._projected: tuple[np.ndarray, np.ndarray] | None = None  # (context, coordinates) act computed
         self.scale: tuple[float, float] | None = None  # (mean, std) of the rewards the models are on
         self._moments = None  # running moments of all rewards (npbandit.transforms.moments)
-        # each arm's rows in its model's coordinates and its rewards on the models' scale, for max_context
-        self._arm_rows: list[RowBuffer] = []
-        self._arm_rewards: list[RowBuffer] = []
 
     def _context(self, obs: Any) -> np.ndarray:
         return check_context_in_bounds(check_context(obs, self.context_dim), self.bounds)
@@ -227,11 +215,6 @@ class PerArmNPPolicy(Policy):
             # times a small reward std falls below GPyTorch's 1e-10, which it raises to that and warns about
             warnings.filterwarnings("ignore", message="Negative variance values detected")
             for arm, model in enumerate(self.models):
-                if self._beyond(arm):  # an arm past max_context: its rows nearest the context
-                    rows, rewards = self._arm_rows[arm].array, self._arm_rewards[arm].array
-                    nearest = np.argpartition(((rows - z.numpy()) ** 2).sum(1), self.max_context - 1)
-                    nearest = np.sort(nearest[:self.max_context])  # the rows in the order they came
-                    model = self._model(rows[nearest], rewards[nearest][:, None])
                 posterior = model.posterior(z)
                 mean[arm], var[arm] = float(posterior.mean), float(posterior.variance)
         center, std = self.scale
@@ -282,19 +265,9 @@ class PerArmNPPolicy(Policy):
             self._recondition(self.map(self._contexts.array), self.box)
             return
         center, std = self.scale
-        scaled = (reward - center) / std
-        if self.max_context is not None:
-            self._arm_rows[action].append(z)
-            self._arm_rewards[action].append(scaled)
-            if self._beyond(action):  # its model is built per round from its nearest rows
-                return
         with torch_threads():
             self.models[action] = self.models[action].condition_on_observations(
-                torch.from_numpy(z).unsqueeze(0), torch.tensor([[scaled]], dtype=torch.float64))
-
-    def _beyond(self, arm: int) -> bool:
-        """Whether ``arm`` has more rows than ``max_context`` (its predictions then come from its nearest rows)."""
-        return self.max_context is not None and self.counts[arm] > self.max_context
+                torch.from_numpy(z).unsqueeze(0), torch.tensor([[(reward - center) / std]], dtype=torch.float64))
 
     def _drifted(self) -> bool:
         """Whether the pooled reward mean has moved by more than ``RESCALE_TOL`` of the models'
@@ -324,15 +297,8 @@ class PerArmNPPolicy(Policy):
         center, std = (float(v) for v in moment_statistics(self._moments))
         self.scale = (center, std)
         scaled = (rewards - center) / std
-        self.models = [None if self._beyond(a) else
-                       self._model(np.ascontiguousarray(Z[arms == a]), scaled[arms == a][:, None].copy())
+        self.models = [self._model(np.ascontiguousarray(Z[arms == a]), scaled[arms == a][:, None].copy())
                        for a in range(self.n_arms)]
-        if self.max_context is not None:
-            self._arm_rows = [RowBuffer((Z.shape[1],)) for _ in range(self.n_arms)]
-            self._arm_rewards = [RowBuffer(()) for _ in range(self.n_arms)]
-            for row, arm, value in zip(Z, arms, scaled):
-                self._arm_rows[int(arm)].append(row)
-                self._arm_rewards[int(arm)].append(value)
 
     def _coordinates(self, x: np.ndarray) -> np.ndarray:
         """A checked context ``x [d]`` in the fitted projection's coordinates ``[k]``; one outside
@@ -345,10 +311,7 @@ class PerArmNPPolicy(Policy):
         return z
 
     def params(self) -> dict[str, Any]:
-        out = {"rule": self.rule, "beta": self.beta, "n_arms": self.n_arms, "n_init": self.n_init,
-               "n_views": self.n_views, "bounds": self.bounds.tolist(),
-               "projection": {**self.projection.params(), "width": self.model_dim}, "reward_scale": "pooled"}
-        if self.max_context is not None:  # absent when unset: runs made before the option keep their key
-            out["max_context"] = self.max_context
-        return out
+        return {"rule": self.rule, "beta": self.beta, "n_arms": self.n_arms, "n_init": self.n_init,
+                "n_views": self.n_views, "bounds": self.bounds.tolist(),
+                "projection": {**self.projection.params(), "width": self.model_dim}, "reward_scale": "pooled"}
 

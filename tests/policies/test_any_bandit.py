@@ -95,45 +95,6 @@ def test_each_arms_predictions_are_a_separately_conditioned_models(bo_card, n_vi
         np.testing.assert_array_equal(policy.predict(x), (mean, var))
 
 
-def test_an_arm_past_max_context_predicts_from_its_rows_nearest_the_context(bo_card):
-    import torch
-
-    from npbandit.models import NPModel
-
-    env = LinearBandit(context_dim=3, n_arms=3, horizon=60)
-    box = [[-1.0] * 3, [1.0] * 3]
-    policy = PerArmNPPolicy(load_surrogate(bo_card), box, 3, n_init=3, n_views=1, max_context=8)
-    rounds = drive_bandit(env, policy, seed=2, steps=60)
-    assert policy.params()["max_context"] == 8 and "max_context" not in PerArmNPPolicy(
-        load_surrogate(bo_card), box, 3).params()  # unset: the settings (and run keys) of runs made before it
-    beyond = [arm for arm in range(3) if policy.counts[arm] > 8]
-    assert beyond  # 60 rounds over 3 arms
-    center, std = policy.scale
-    Z = policy.map(np.array([x for x, _, _ in rounds]))
-    for x in np.random.default_rng(0).uniform(-0.5, 0.5, (3, 3)):
-        z = policy.map(x)
-        mean, var = policy.predict(x)
-        for arm in range(3):
-            rows = [t for t, (_, a, _) in enumerate(rounds) if a == arm]
-            if arm in beyond:  # a model on the arm's 8 rows nearest the context, in the order they came
-                rows = sorted(sorted(rows, key=lambda t: ((Z[t] - z) ** 2).sum())[:8])
-                Y = torch.tensor([[(rounds[t][2] - center) / std] for t in rows], dtype=torch.float64)
-                model = NPModel.from_pretrained(policy.surrogate, torch.from_numpy(Z[rows]), Y,
-                                                bounds=torch.from_numpy(policy.box), n_views=1, standardize=False)
-                with torch.no_grad():
-                    post = model.posterior(torch.from_numpy(z).unsqueeze(0))
-                assert mean[arm] == center + std * float(post.mean) and var[arm] == std ** 2 * float(post.variance)
-    # an arm within the limit is the policy without one: every row, streamed as before
-    same = PerArmNPPolicy(load_surrogate(bo_card), box, 3, n_init=3, n_views=1, max_context=1000)
-    plain = PerArmNPPolicy(load_surrogate(bo_card), box, 3, n_init=3, n_views=1)
-    for p in (same, plain):
-        drive_bandit(LinearBandit(context_dim=3, n_arms=3, horizon=30), p, seed=2, steps=30)
-    x = np.zeros(3)
-    np.testing.assert_array_equal(same.predict(x), plain.predict(x))
-    with pytest.raises(ValueError, match="max_context"):
-        PerArmNPPolicy(load_surrogate(bo_card), box, 3, max_context=0)
-
-
 def test_an_arm_model_is_rebuilt_only_by_a_fit_a_widening_or_a_rescaling(bo_card):
     policy = PerArmNPPolicy(load_surrogate(bo_card), [[0.0] * 2, [10.0] * 2], 3, n_init=2)
     policy.reset(0)
