@@ -286,6 +286,7 @@ def test_a_run_still_running_elsewhere_is_waited_for_not_started_twice(tmp_path,
         release.set()
         thread.join(30)
     assert lines[1].startswith(f"waiting for 1 run(s) still running elsewhere (run {live_id})")
+    assert sum(line.startswith("waiting") for line in lines) == 1  # said once, not at every look
     runs = {r.id: r for r in list_runs(db)}
     completed = sorted((r.policy, r.seed) for r in runs.values() if r.status == "completed")
     assert completed == [("linucb", 0), ("uniform", 0)]  # each once

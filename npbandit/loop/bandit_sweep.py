@@ -200,6 +200,8 @@ def run_bandit_sweep(policies: Sequence[str], tasks: Sequence[BanditTask], seeds
     waiting = {i: live[keys[i]] for i in pending if keys[i] in live}
 
     def run(indices: list[int], executor: cf.Executor | None) -> None:
+        if not indices:
+            return
         if executor is not None:
             from npbandit.cluster import run_jobs
 
@@ -226,8 +228,10 @@ def run_bandit_sweep(policies: Sequence[str], tasks: Sequence[BanditTask], seeds
             if not isinstance(executor, cf.Executor):  # everything above checked: now reach the cluster
                 executor = stack.enter_context(executor())
         run([i for i in pending if i not in waiting], executor)
+        said: set[int] = set()
         while waiting:
-            if say is not None:
+            if say is not None and set(waiting) != said:  # said once, and again when the runs waited for change
+                said = set(waiting)
                 ids = ", ".join(str(row.id) for row in waiting.values())
                 say(f"waiting for {len(waiting)} run(s) still running elsewhere (run {ids}) rather than starting them "
                     f"twice; one that stops without completing is run here")
