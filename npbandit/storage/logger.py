@@ -90,23 +90,25 @@ def _jsonable(value: Any) -> Any:
     return value
 
 
-def stored_json(name: str, value: Any) -> Any:
+def stored_json(name: str, value: Any, *, finite: bool = False) -> Any:
     """``value`` as a run's record stores it: JSON read back (tuples as lists, NumPy values
-    and tensors as their ``tolist()``).
+    and tensors as their ``tolist()``). ``finite``: NaN and infinities are refused too (JSON
+    has no such numbers; SQLite stores them, PostgreSQL's JSON columns refuse them, so a
+    setting holding one would start a run on one database and fail on the other).
 
     Raises:
         TypeError: ``value`` holds something JSON cannot (an object, a set, a key that is no
             string or number), named ``name``.
-        ValueError: ``value`` holds itself.
+        ValueError: ``value`` holds itself, or (``finite``) a NaN or an infinity.
     """
     try:
-        return json.loads(json.dumps(value, default=json_default))
+        return json.loads(json.dumps(value, default=json_default, allow_nan=not finite))
     except TypeError as err:
         raise TypeError(f"{name} must hold JSON values only (str, number, bool, None, list, dict; NumPy values and "
                         f"tensors are stored as lists), got {shorten(printable(repr(value)), 200)}: {err}") from None
-    except ValueError as err:  # a container holding itself
-        raise ValueError(f"{name} must hold JSON values only, got {shorten(printable(repr(value)), 200)}: "
-                         f"{err}") from None
+    except ValueError as err:  # a container holding itself; a NaN or an infinity where finite
+        raise ValueError(f"{name} must hold JSON values only" + (" (finite numbers)" if finite else "") +
+                         f", got {shorten(printable(repr(value)), 200)}: {err}") from None
 
 
 class RunLogger:
@@ -160,14 +162,14 @@ class RunLogger:
 
         Raises:
             TypeError / ValueError: ``policy_params`` or ``env_params`` holds a value JSON
-                cannot (:func:`stored_json`; checked before a database is opened), or
-                ``policy_params`` a key the run's end writes.
+                cannot, a NaN or an infinity among them (:func:`stored_json`; checked before a
+                database is opened), or ``policy_params`` a key the run's end writes.
         """
         if self.run_id is not None:
             raise RuntimeError(f"this logger already holds run {self.run_id}; use one RunLogger per run")
         policy_params = stored_json(f"policy_params (policy {policy!r}: what its params() returns)",
-                                    policy_params or {})
-        env_params = stored_json("env_params", env_params)
+                                    policy_params or {}, finite=True)
+        env_params = stored_json("env_params", env_params, finite=True)
         if self.commit_every is None:
             self.commit_every = COMMIT_EVERY.get(kind, COMMIT_EVERY["default"])
         if self.engine is None:

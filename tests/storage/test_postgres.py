@@ -335,3 +335,21 @@ def test_a_writer_refuses_a_postgres_schema_holding_another_applications_tables(
     run_episode(WheelBanditEnv(horizon=5), UniformPolicy(), seed=0, logger=RunLogger(own), run_info=WHEEL)
     assert [r.n_steps for r in list_runs(own)] == [5]
     _forget_engines()
+
+
+@pytest.mark.postgres
+def test_a_setting_that_is_not_a_finite_number_is_refused_alike_on_every_database(any_url):
+    # SQLite would store a NaN in a JSON column and PostgreSQL refuse it: refused on both, naming the setting,
+    # before the run is written
+    class NaNSetting(UniformPolicy):
+        def params(self):
+            return {**super().params(), "temperature": float("nan")}
+
+    with pytest.raises(ValueError, match=r"policy_params \(policy 'uniform'.*\) must hold JSON values only \(finite"):
+        run_episode(WheelBanditEnv(horizon=3), NaNSetting(), seed=0, logger=RunLogger(any_url), run_info=WHEEL)
+    with pytest.raises(ValueError, match=r"env_params must hold JSON values only \(finite numbers\)"):
+        RunLogger(any_url).start(kind="bandit", env_id="e", env_params={"delta": float("inf")}, policy="p")
+    if any_url.startswith("sqlite"):
+        assert not os.path.exists(any_url.removeprefix("sqlite:///"))  # nothing written, not even the file
+    else:
+        assert list_runs(any_url) == []
