@@ -3,13 +3,15 @@ status), :func:`run_steps` (a run's committed steps), :func:`run_evaluations` (e
 evaluation a black-box run saw: the points it was given, following a chain of continued
 runs back, then its own steps), :func:`completed_runs` (the completed runs by
 :func:`run_key`, what a sweep need not run again), :func:`running_runs` (the runs still
-running, by the key they will have, what a sweep must not start twice) and :func:`run_totals` (a run's cumulative
-regret and failed steps, counted in the database). All only read."""
+running, by the key they will have, what a sweep must not start twice) and
+:func:`run_totals` (a run's cumulative regret and failed steps, counted in the database).
+All only read."""
 
 from __future__ import annotations
 
 import datetime as dt
 import json
+from collections.abc import Callable
 from dataclasses import dataclass, field, replace
 from typing import Any
 
@@ -21,6 +23,7 @@ from npbandit.storage.engine import DEFAULT_URL, _has_schema, _normalise_url, _r
 from npbandit.storage.heartbeat import effective_status
 from npbandit.storage.logger import stored_json
 from npbandit.storage.models import _STEP_TIMES, RECOMMENDED, STOPPED_EARLY, Run, Step, _read_time
+from npbandit.validation import json_default
 
 __all__ = ["RunRow", "list_runs", "run_steps", "run_evaluations", "RunEvaluations", "INITIAL", "INITIAL_FROM",
            "run_key", "completed_runs", "running_runs", "run_totals"]
@@ -100,14 +103,14 @@ def run_key(*, kind: str, env_id: str, env_params: dict[str, Any], policy: str,
             hold; :func:`~npbandit.storage.logger.stored_json`), named as the logger names it.
     """
     checkpoint = checkpoint or {}
+    # the dicts as stored (tuples are lists, arrays nested lists, keys strings), then in one order
     record = {"kind": kind, "env_id": env_id,
               "env_params": stored_json("env_params", env_params), "policy": policy,
               "policy_params": stored_json(f"policy_params (policy {policy!r}: what its params() returns)",
                                            policy_params or {}),
               "surrogate": checkpoint.get("name"), "checkpoint_sha256": checkpoint.get("sha256"), "seed": seed,
               "n_steps": n_steps}
-    # as stored (tuples are lists, arrays nested lists, keys strings), then in one order
-    return json.dumps(stored_json("run_key's record", record), sort_keys=True)
+    return json.dumps(record, sort_keys=True, default=json_default)
 
 
 def _row_key(row: RunRow) -> str:
@@ -124,14 +127,7 @@ def completed_runs(db: str = DEFAULT_URL, kind: str | None = None) -> dict[str, 
 
     Reads only, as :func:`list_runs`; an SQLite file that does not exist yet holds no runs
     (``{}``, and no file is created), since a sweep's first run creates it."""
-    path = _sqlite_file(_normalise_url(db))
-    if path is not None and not path.exists():
-        return {}
-    done: dict[str, RunRow] = {}
-    for row in list_runs(db, kind=kind):
-        if row.status == "completed":
-            done.setdefault(_row_key(row), row)
-    return done
+    return _runs_by_key(db, kind, "completed", lambda row: row)
 
 
 def running_runs(db: str = DEFAULT_URL, kind: str | None = None) -> dict[str, RunRow]:
@@ -143,15 +139,27 @@ def running_runs(db: str = DEFAULT_URL, kind: str | None = None) -> dict[str, Ru
     (:func:`npbandit.loop.run_bandit_sweep` waits for them).
 
     Reads only, as :func:`completed_runs`."""
+    def finished(row: RunRow) -> RunRow | None:
+        horizon = (row.env_params or {}).get("horizon")
+        return replace(row, n_steps=horizon) if isinstance(horizon, int) else None
+
+    return _runs_by_key(db, kind, "running", finished)
+
+
+def _runs_by_key(db: str, kind: str | None, status: str,
+                 as_keyed: Callable[[RunRow], RunRow | None]) -> dict[str, RunRow]:
+    """``db``'s runs of effective ``status`` by the :func:`run_key` of ``as_keyed(row)`` (the
+    earliest where several share one; a run it maps to ``None`` is left out); ``{}`` for an
+    SQLite file that does not exist yet."""
     path = _sqlite_file(_normalise_url(db))
     if path is not None and not path.exists():
         return {}
-    live: dict[str, RunRow] = {}
+    out: dict[str, RunRow] = {}
     for row in list_runs(db, kind=kind):
-        horizon = (row.env_params or {}).get("horizon")
-        if row.status == "running" and isinstance(horizon, int):
-            live.setdefault(_row_key(replace(row, n_steps=horizon)), row)
-    return live
+        keyed = as_keyed(row) if row.status == status else None
+        if keyed is not None:
+            out.setdefault(_row_key(keyed), row)
+    return out
 
 
 def run_steps(db: str, run_id: int) -> list[dict[str, Any]]:
