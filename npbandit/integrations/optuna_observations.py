@@ -6,9 +6,11 @@ and the points the running trials evaluate.
 Which trials count: a completed trial whose parameters lie in the space (an enqueued one
 off its grid or range is left out, with a warning); with constraints, one that holds
 constraint values. Trials that gave no real value -- failed (an exception caught by
-``study.optimize(catch=...)``, a NaN), completed with an infinite value, or pruned -- are
-seen at the worst completed value of each output, as ``optimize`` sees its failures: not
-proposed again, and searched away from. A failed or pruned trial is seen where it was
+``study.optimize(catch=...)``, a NaN), completed with an infinite value on the worsening
+side (``inf`` minimised, ``-inf`` maximised), or pruned -- are seen at the worst completed
+value of each output, as ``optimize`` sees its failures: not proposed again, and searched
+away from. An infinity on the improving side is Optuna's best trial, and is seen at the best
+finite value (as ``GPSampler`` clips it). A failed or pruned trial is seen where it was
 evaluated: its parameters as suggested and, for those it did not suggest (it failed before
 suggesting them, or took a conditional branch without them), as the sampler proposed them
 (the proposal stored with the trial); one with a parameter neither suggested nor proposed is
@@ -175,8 +177,11 @@ def study_observations(study: Study, search_space: dict[str, BaseDistribution], 
     usable = [t for t in completed if row(t.params) is not None]
     warn_left_out(study, completed, usable, "a parameter lies outside its range, off its grid or among no "
                   "choice (an enqueued trial), where the NP has no model")
-    finite = [t for t in usable if math.isfinite(t.value)]
-    if not finite:
+    sign = -1.0 if study.direction == StudyDirection.MINIMIZE else 1.0
+    # an infinity on the improving side (-inf minimised: log(0) of a perfect score) is Optuna's best trial; it
+    # is seen at the best finite value, as GPSampler clips it (one on the worsening side as a failed trial, below)
+    finite = [t for t in usable if math.isfinite(t.value) or sign * t.value == math.inf]
+    if not any(math.isfinite(t.value) for t in finite):
         return None
     constrained = constrained or any(trial_constraints(t) for t in finite)
     if constrained:
@@ -184,7 +189,7 @@ def study_observations(study: Study, search_space: dict[str, BaseDistribution], 
         warn_left_out(study, finite, kept, "they have no constraint values (constraints_func did not run on "
                       "them, or they set none), and the NP models every constraint at every trial")
         finite = kept
-        if not finite:
+        if not any(math.isfinite(t.value) for t in finite):
             return None
         earlier = None  # the constraint values each earlier trial holds
         for t in finite:
@@ -193,14 +198,15 @@ def study_observations(study: Study, search_space: dict[str, BaseDistribution], 
                                    why=" (every trial needs the same number, from constraints_func or "
                                    "trial.set_constraint)")
             earlier = count
-    sign = -1.0 if study.direction == StudyDirection.MINIMIZE else 1.0
     # trials that gave no real value (the module docstring) are seen at the worst completed value
     trials = study.get_trials(deepcopy=False) if trials is None else trials
     retried = retried_trials(trials)
     failed = [(t, params) for t in trials if t.state in (TrialState.FAIL, TrialState.PRUNED)
               and t.number not in retried and (params := _failed_point(t, search_space, row, fixed)) is not None]
-    failed += [(t, t.params) for t in usable if not math.isfinite(t.value)]
-    completed_rows = [[sign * t.value, *trial_constraints(t)] if constrained else [sign * t.value] for t in finite]
+    failed += [(t, t.params) for t in usable if sign * t.value == -math.inf]
+    best = max(sign * t.value for t in finite if math.isfinite(t.value))
+    completed_rows = [[min(sign * t.value, best), *trial_constraints(t)] if constrained else
+                      [min(sign * t.value, best)] for t in finite]
     worst = np.array(completed_rows).min(axis=0)
     if constrained:  # the worst value of each constraint is its largest
         worst[1:] = np.array(completed_rows)[:, 1:].max(axis=0)

@@ -178,6 +178,31 @@ def test_completed_failed_pruned_and_infinite_trials_inform_the_np(monkeypatch):
     assert seen["pending"].squeeze(-1).tolist() == [0.8]  # the running trial (believed at the worst value)
 
 
+@pytest.mark.parametrize("direction", ["minimize", "maximize"])
+def test_an_infinity_on_the_improving_side_is_seen_at_the_best_value_not_the_worst(monkeypatch, direction):
+    # minimising log(error), a perfect trial gives -inf: Optuna's best_trial, and GPSampler clips it to the
+    # best finite value; seen at the worst, the NP would steer away from the best point found
+    seen = {}
+
+    def capture(self, X, Y, pending, seed, *rest):
+        seen["X"], seen["Y"] = X, Y
+        return np.full(X.shape[-1], 0.5)
+
+    monkeypatch.setattr(NPSampler, "_propose", capture)
+    sign = 1.0 if direction == "minimize" else -1.0  # the values as the study records them
+    study = optuna.create_study(direction=direction, sampler=sampler(seed=0))
+    dist = {"x": FloatDistribution(0.0, 10.0)}
+    for x in (1.0, 2.0, 3.0, 4.0):
+        study.add_trial(create_trial(params={"x": x}, distributions=dist, value=sign * x))
+    study.add_trial(create_trial(params={"x": 5.0}, distributions=dist, value=-sign * math.inf))  # improving
+    study.add_trial(create_trial(params={"x": 6.0}, distributions=dist, value=sign * math.inf))  # worsening
+    assert study.best_trial.number == 4
+    study.ask().suggest_float("x", 0.0, 10.0)
+    assert seen["X"].squeeze(-1).tolist() == [0.1, 0.2, 0.3, 0.4, 0.5, 0.6]
+    # maximised values: the improving infinity at the best finite one, the worsening one at the worst
+    assert seen["Y"].squeeze(-1).tolist() == [-1.0, -2.0, -3.0, -4.0, -1.0, -4.0]
+
+
 def test_the_np_is_told_which_points_the_completed_trials_evaluated(monkeypatch):
     import npbandit.integrations.optuna_proposals as integration
 
