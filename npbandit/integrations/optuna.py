@@ -435,9 +435,13 @@ class NPSampler(StudyProposals, BaseSampler):
             self._independent.after_trial(study, trial, state, values)
 
     def reseed_rng(self) -> None:
-        # Optuna calls this per worker thread so that copies of one generator do not repeat
-        # each other; this sampler's draws are keyed by trial number, which workers never
-        # share, so its own seed stays (a user-given independent sampler is reseeded)
+        """Reseed the user-given ``independent_sampler``, if any; the sampler's own ``seed``
+        stays. Optuna calls this when ``study.optimize(n_jobs=...)`` starts its workers, so
+        that copies of one generator do not repeat each other; this sampler's draws and
+        proposals are keyed by ``(seed, trial.number)``, which workers never share, so they
+        already differ, and a study run again with the same seed repeats its trials after a
+        call too (unlike ``RandomSampler``, ``TPESampler`` and ``GPSampler``, whose later
+        draws a call changes)."""
         if self._independent is not None:
             self._independent.reseed_rng()
 

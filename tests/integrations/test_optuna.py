@@ -139,6 +139,29 @@ def test_same_seed_one_worker_repeats_the_trials():
     assert run(4) != first
 
 
+def test_reseed_rng_keeps_the_seed_and_reseeds_the_users_independent_sampler():
+    class Counting(optuna.samplers.RandomSampler):
+        reseeded = 0
+
+        def reseed_rng(self):
+            Counting.reseeded += 1
+            super().reseed_rng()
+
+    def run(reseed):
+        s = sampler(seed=3, n_startup_trials=2)
+        if reseed:
+            s.reseed_rng()
+        study = optuna.create_study(sampler=s)
+        study.optimize(lambda t: (t.suggest_float("x", 0, 1) - 0.3) ** 2, n_trials=3)
+        return params(study)
+
+    assert run(True) == run(False)  # the draws and the proposal are keyed by (seed, trial number)
+    NPSampler(seed=0, independent_sampler=Counting(seed=0)).reseed_rng()
+    assert Counting.reseeded == 1
+    # its own docstring says so, not BaseSampler's (which says the seed changes)
+    assert "own ``seed`` stays" in " ".join(NPSampler.reseed_rng.__doc__.split())
+
+
 @pytest.mark.parametrize("direction", ["minimize", "maximize"])
 def test_direction_is_honoured(direction):
     # completed trials of f(x) = x; a minimising study looks low, a maximising one high
