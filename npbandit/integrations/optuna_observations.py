@@ -15,7 +15,9 @@ evaluated: its parameters as suggested and, for those it did not suggest (it fai
 suggesting them, or took a conditional branch without them), as the sampler proposed them
 (the proposal stored with the trial); one with a parameter neither suggested nor proposed is
 left out, and so is one that Optuna re-runs (:func:`retried_trials`: its worker stopped, and
-its retry will say what the point gives).
+its retry will say what the point gives). Values too large for their spread's variance to be
+held in float64 (an objective's ``1e300`` for a bad point) are scaled by a power of two for the
+whole study (:func:`output_scale`), which changes no proposal of a study without them.
 """
 
 from __future__ import annotations
@@ -58,8 +60,9 @@ class StudyObservations:
     """What one proposal sees of a study: the usable completed and failed ``trials`` in
     order of their numbers, their rows ``X [n, d]`` (the unit cube) and ``Y [n, 1 + k]``
     (maximised objective, then ``k`` constraint values; a failed trial at the worst of
-    each), the trust region replayed from them (or ``None``), and the points ``pending``
-    ``[p, d]`` the running trials evaluate (``None`` for none)."""
+    each; each output scaled by :func:`output_scale`), the trust region replayed from them
+    (or ``None``), and the points ``pending`` ``[p, d]`` the running trials evaluate
+    (``None`` for none)."""
 
     trials: list[FrozenTrial]
     X: torch.Tensor
@@ -129,6 +132,31 @@ def retried_trials(trials: list[FrozenTrial]) -> set[int]:
     trial with its suggested values: that failure says nothing of the point, whose value the
     retry gives."""
     return {int(n) for t in trials for n in t.system_attrs.get(RETRY_HISTORY_KEY) or ()}
+
+
+#: the largest magnitude of a study's values the NP is given: a spread of values much larger (an objective's
+#: ``1e300`` for a bad point) has a variance in their units, its square, past float64, and the acquisition is NaN
+MAX_MAGNITUDE_EXPONENT = 100
+
+
+def output_scale(trials: list[FrozenTrial], k: int) -> torch.Tensor:
+    """``[1 + k]``: per output (the objective, then ``k`` constraints), the power of two that brings
+    the largest finite magnitude the study's completed ``trials`` hold under
+    ``2 ** MAX_MAGNITUDE_EXPONENT``; 1 where it is already. A power of two scales exactly, and the NP
+    standardises what it is given, so every acquisition's maximiser and every comparison between
+    points is the same; one factor for the whole study, so the branches of a conditional study,
+    each seen apart, compare in one unit."""
+    largest = [0.0] * (1 + k)
+    for t in trials:
+        if t.state != TrialState.COMPLETE:
+            continue
+        values = [t.value, *trial_constraints(t)] if k else [t.value]
+        for i, v in enumerate(values[:1 + k]):
+            if math.isfinite(v):
+                largest[i] = max(largest[i], abs(v))
+    return torch.tensor([1.0 if m < 2.0 ** MAX_MAGNITUDE_EXPONENT else
+                         math.ldexp(1.0, MAX_MAGNITUDE_EXPONENT - math.frexp(m)[1]) for m in largest],
+                        dtype=torch.float64)
 
 
 def _failed_point(trial: FrozenTrial, search_space: dict[str, BaseDistribution],
@@ -218,6 +246,7 @@ def study_observations(study: Study, search_space: dict[str, BaseDistribution], 
     Y = torch.tensor(np.array([rows.get(t.number, worst) for t in finite]),
                      dtype=torch.float64).reshape(len(finite), -1)  # [n, 1 + k], maximised objective first
     k = Y.shape[-1] - 1
+    Y = Y * output_scale(trials, k)
     pending = pending_points(trials, space, number, fixed)  # what other workers are evaluating right now
     region = None
     if trust_region:  # the trials in the order they were started, the first n_startup_trials the design

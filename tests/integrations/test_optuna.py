@@ -226,6 +226,22 @@ def test_an_infinity_on_the_improving_side_is_seen_at_the_best_value_not_the_wor
     assert seen["Y"].squeeze(-1).tolist() == [-1.0, -2.0, -3.0, -4.0, -1.0, -4.0]
 
 
+def test_a_huge_finite_value_is_proposed_around_as_the_same_study_scaled_down():
+    # an objective's 1e300 for a bad point: in the values' units a spread that large has a variance (its
+    # square) past float64, and the proposal failed inside BoTorch (a probability tensor with nan); the
+    # values the NP sees are scaled by a power of two, exactly, which leaves every acquisition's maximiser
+    factor = 2.0 ** -897  # 1e300 = 0.746 * 2 ** 997, brought under 2 ** 100
+
+    def proposal(scale):
+        study = optuna.create_study(sampler=sampler(seed=0))
+        dist = {"x": FloatDistribution(0.0, 1.0)}
+        for x, value in ((0.1, 1.0), (0.9, 1e300), (0.5, 2.0), (0.3, 0.5), (0.7, 3.0)):
+            study.add_trial(create_trial(params={"x": x}, distributions=dist, value=value * scale))
+        return study.ask().suggest_float("x", 0.0, 1.0)
+
+    assert proposal(1.0) == proposal(factor)
+
+
 def test_the_np_is_told_which_points_the_completed_trials_evaluated(monkeypatch):
     import npbandit.integrations.optuna_proposals as integration
 
