@@ -199,20 +199,20 @@ class NPSampler(StudyProposals, BaseSampler):
     ``step=0.05``, as ``RandomSampler``, ``TPESampler`` and ``GPSampler`` write it), each
     categorical one of its ``choices`` itself.
 
-    Completed trials inform the NP, and so do the trials that gave no real value: failed ones
-    (an exception, an interrupt, a NaN; not one that Optuna's heartbeat retry re-runs), pruned
-    ones, and completed ones whose value is infinite, each where it was evaluated (parameters it
-    never suggested where the sampler proposed them: :mod:`~npbandit.integrations.optuna_observations`). The NP sees
-    each at the worst completed value, so it is not proposed again and the search moves away from where
-    trials fail or are pruned, and each counts as a trial that did not improve (the trust
-    region). Trials with a parameter outside its distribution (enqueued ones) are left out,
-    with a warning. An enqueued trial that gives some parameters keeps them; past the
-    start-up the others are the NP's proposal for the whole space (made as if the enqueued
-    ones were free, as Optuna's ``GPSampler`` and ``TPESampler`` do), and its result is
-    modelled like any other's. One sampler may serve several studies in turn (the checkpoint
-    is loaded once). The study must have one objective; ``study.direction`` decides whether
-    it is minimised (Optuna's default) or maximised. A study with more than one is refused
-    when its first trial starts (:meth:`before_trial`), before any objective runs.
+    Completed trials inform the NP, and so do the trials that gave no real value: failed ones (an exception,
+    an interrupt, a NaN; not one that Optuna's heartbeat retry re-runs), pruned ones, and completed ones whose
+    value is infinite on the worsening side (``inf`` minimised), each where it was evaluated (parameters it
+    never suggested where the sampler proposed them: :mod:`~npbandit.integrations.optuna_observations`). The
+    NP sees each at the worst completed value, so it is not proposed again and the search moves away from
+    where trials fail or are pruned, and each counts as a trial that did not improve (the trust region). An
+    infinity on the improving side (``-inf`` minimised, Optuna's best trial) is seen at the best finite value,
+    as ``GPSampler`` clips it. Trials with a parameter outside its distribution (enqueued ones) are left out,
+    with a warning. An enqueued trial that gives some parameters keeps them; past the start-up the others are
+    the NP's proposal for the whole space (made as if the enqueued ones were free, as Optuna's ``GPSampler``
+    and ``TPESampler`` do), and its result is modelled like any other's. One sampler may serve several studies
+    in turn (the checkpoint is loaded once). The study must have one objective; ``study.direction`` decides
+    whether it is minimised (Optuna's default) or maximised. A study with more than one is refused when its
+    first trial starts (:meth:`before_trial`), before any objective runs.
 
     Raises:
         ValueError / TypeError: a bad argument, naming it (``"gp"`` / ``"random"`` or
@@ -435,9 +435,13 @@ class NPSampler(StudyProposals, BaseSampler):
             self._independent.after_trial(study, trial, state, values)
 
     def reseed_rng(self) -> None:
-        # Optuna calls this per worker thread so that copies of one generator do not repeat
-        # each other; this sampler's draws are keyed by trial number, which workers never
-        # share, so its own seed stays (a user-given independent sampler is reseeded)
+        """Reseed the user-given ``independent_sampler``, if any; the sampler's own ``seed``
+        stays. Optuna calls this when ``study.optimize(n_jobs=...)`` starts its workers, so
+        that copies of one generator do not repeat each other; this sampler's draws and
+        proposals are keyed by ``(seed, trial.number)``, which workers never share, so they
+        already differ, and a study run again with the same seed repeats its trials after a
+        call too (unlike ``RandomSampler``, ``TPESampler`` and ``GPSampler``, whose later
+        draws a call changes)."""
         if self._independent is not None:
             self._independent.reseed_rng()
 

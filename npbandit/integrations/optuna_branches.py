@@ -46,7 +46,7 @@ from npbandit.integrations.optuna_groups import parameter_groups
 from npbandit.integrations.optuna_trials import optuna_choices, parameter_of
 from npbandit.space import SearchSpace
 
-__all__ = ["MIN_BRANCH_TRIALS", "Branch", "gating_choice", "branches", "first_choice", "best_branch",
+__all__ = ["MIN_BRANCH_TRIALS", "Branch", "gating_choice", "branches", "branch_of", "first_choice", "best_branch",
            "acquisition_value"]
 
 #: completed trials a branch needs before its own model proposes in it (the NP standardises
@@ -133,6 +133,17 @@ def branches(gate: str, search_space: dict[str, BaseDistribution], completed: li
                     space[name] = first
         out.append(Branch(value, trials, space))
     return out
+
+
+def branch_of(dist: CategoricalDistribution, options: list[Branch], value: object) -> Branch | None:
+    """The branch of ``options`` (:func:`branches` of the gating categorical ``dist``) that a trial
+    taking ``value`` is in: the one whose choice Optuna records ``value`` as (the first choice
+    ``==`` to it); ``None`` when ``value`` is none of the choices."""
+    try:
+        index = int(dist.to_internal_repr(value))
+    except ValueError:
+        return None
+    return next((b for b in options if int(dist.to_internal_repr(b.value)) == index), None)
 
 
 def first_choice(dist: CategoricalDistribution, options: list[Branch], others: list[object]) -> Branch | None:

@@ -6,14 +6,18 @@ and the points the running trials evaluate.
 Which trials count: a completed trial whose parameters lie in the space (an enqueued one
 off its grid or range is left out, with a warning); with constraints, one that holds
 constraint values. Trials that gave no real value -- failed (an exception caught by
-``study.optimize(catch=...)``, a NaN), completed with an infinite value, or pruned -- are
-seen at the worst completed value of each output, as ``optimize`` sees its failures: not
-proposed again, and searched away from. A failed or pruned trial is seen where it was
+``study.optimize(catch=...)``, a NaN), completed with an infinite value on the worsening
+side (``inf`` minimised, ``-inf`` maximised), or pruned -- are seen at the worst completed
+value of each output, as ``optimize`` sees its failures: not proposed again, and searched
+away from. An infinity on the improving side is Optuna's best trial, and is seen at the best
+finite value (as ``GPSampler`` clips it). A failed or pruned trial is seen where it was
 evaluated: its parameters as suggested and, for those it did not suggest (it failed before
 suggesting them, or took a conditional branch without them), as the sampler proposed them
 (the proposal stored with the trial); one with a parameter neither suggested nor proposed is
 left out, and so is one that Optuna re-runs (:func:`retried_trials`: its worker stopped, and
-its retry will say what the point gives).
+its retry will say what the point gives). Values too large for their spread's variance to be
+held in float64 (an objective's ``1e300`` for a bad point) are scaled by a power of two for the
+whole study (:func:`output_scale`), which changes no proposal of a study without them.
 """
 
 from __future__ import annotations
@@ -56,8 +60,9 @@ class StudyObservations:
     """What one proposal sees of a study: the usable completed and failed ``trials`` in
     order of their numbers, their rows ``X [n, d]`` (the unit cube) and ``Y [n, 1 + k]``
     (maximised objective, then ``k`` constraint values; a failed trial at the worst of
-    each), the trust region replayed from them (or ``None``), and the points ``pending``
-    ``[p, d]`` the running trials evaluate (``None`` for none)."""
+    each; each output scaled by :func:`output_scale`), the trust region replayed from them
+    (or ``None``), and the points ``pending`` ``[p, d]`` the running trials evaluate
+    (``None`` for none)."""
 
     trials: list[FrozenTrial]
     X: torch.Tensor
@@ -129,6 +134,31 @@ def retried_trials(trials: list[FrozenTrial]) -> set[int]:
     return {int(n) for t in trials for n in t.system_attrs.get(RETRY_HISTORY_KEY) or ()}
 
 
+#: the largest magnitude of a study's values the NP is given: a spread of values much larger (an objective's
+#: ``1e300`` for a bad point) has a variance in their units, its square, past float64, and the acquisition is NaN
+MAX_MAGNITUDE_EXPONENT = 100
+
+
+def output_scale(trials: list[FrozenTrial], k: int) -> torch.Tensor:
+    """``[1 + k]``: per output (the objective, then ``k`` constraints), the power of two that brings
+    the largest finite magnitude the study's completed ``trials`` hold under
+    ``2 ** MAX_MAGNITUDE_EXPONENT``; 1 where it is already. A power of two scales exactly, and the NP
+    standardises what it is given, so every acquisition's maximiser and every comparison between
+    points is the same; one factor for the whole study, so the branches of a conditional study,
+    each seen apart, compare in one unit."""
+    largest = [0.0] * (1 + k)
+    for t in trials:
+        if t.state != TrialState.COMPLETE:
+            continue
+        values = [t.value, *trial_constraints(t)] if k else [t.value]
+        for i, v in enumerate(values[:1 + k]):
+            if math.isfinite(v):
+                largest[i] = max(largest[i], abs(v))
+    return torch.tensor([1.0 if m < 2.0 ** MAX_MAGNITUDE_EXPONENT else
+                         math.ldexp(1.0, MAX_MAGNITUDE_EXPONENT - math.frexp(m)[1]) for m in largest],
+                        dtype=torch.float64)
+
+
 def _failed_point(trial: FrozenTrial, search_space: dict[str, BaseDistribution],
                   row: Callable[[Mapping[str, Any]], np.ndarray | None],
                   fixed: dict[str, object] | None) -> dict[str, object] | None:
@@ -175,8 +205,11 @@ def study_observations(study: Study, search_space: dict[str, BaseDistribution], 
     usable = [t for t in completed if row(t.params) is not None]
     warn_left_out(study, completed, usable, "a parameter lies outside its range, off its grid or among no "
                   "choice (an enqueued trial), where the NP has no model")
-    finite = [t for t in usable if math.isfinite(t.value)]
-    if not finite:
+    sign = -1.0 if study.direction == StudyDirection.MINIMIZE else 1.0
+    # an infinity on the improving side (-inf minimised: log(0) of a perfect score) is Optuna's best trial; it
+    # is seen at the best finite value, as GPSampler clips it (one on the worsening side as a failed trial, below)
+    finite = [t for t in usable if math.isfinite(t.value) or sign * t.value == math.inf]
+    if not any(math.isfinite(t.value) for t in finite):
         return None
     constrained = constrained or any(trial_constraints(t) for t in finite)
     if constrained:
@@ -184,7 +217,7 @@ def study_observations(study: Study, search_space: dict[str, BaseDistribution], 
         warn_left_out(study, finite, kept, "they have no constraint values (constraints_func did not run on "
                       "them, or they set none), and the NP models every constraint at every trial")
         finite = kept
-        if not finite:
+        if not any(math.isfinite(t.value) for t in finite):
             return None
         earlier = None  # the constraint values each earlier trial holds
         for t in finite:
@@ -193,14 +226,15 @@ def study_observations(study: Study, search_space: dict[str, BaseDistribution], 
                                    why=" (every trial needs the same number, from constraints_func or "
                                    "trial.set_constraint)")
             earlier = count
-    sign = -1.0 if study.direction == StudyDirection.MINIMIZE else 1.0
     # trials that gave no real value (the module docstring) are seen at the worst completed value
     trials = study.get_trials(deepcopy=False) if trials is None else trials
     retried = retried_trials(trials)
     failed = [(t, params) for t in trials if t.state in (TrialState.FAIL, TrialState.PRUNED)
               and t.number not in retried and (params := _failed_point(t, search_space, row, fixed)) is not None]
-    failed += [(t, t.params) for t in usable if not math.isfinite(t.value)]
-    completed_rows = [[sign * t.value, *trial_constraints(t)] if constrained else [sign * t.value] for t in finite]
+    failed += [(t, t.params) for t in usable if sign * t.value == -math.inf]
+    best = max(sign * t.value for t in finite if math.isfinite(t.value))
+    completed_rows = [[min(sign * t.value, best), *trial_constraints(t)] if constrained else
+                      [min(sign * t.value, best)] for t in finite]
     worst = np.array(completed_rows).min(axis=0)
     if constrained:  # the worst value of each constraint is its largest
         worst[1:] = np.array(completed_rows)[:, 1:].max(axis=0)
@@ -212,6 +246,7 @@ def study_observations(study: Study, search_space: dict[str, BaseDistribution], 
     Y = torch.tensor(np.array([rows.get(t.number, worst) for t in finite]),
                      dtype=torch.float64).reshape(len(finite), -1)  # [n, 1 + k], maximised objective first
     k = Y.shape[-1] - 1
+    Y = Y * output_scale(trials, k)
     pending = pending_points(trials, space, number, fixed)  # what other workers are evaluating right now
     region = None
     if trust_region:  # the trials in the order they were started, the first n_startup_trials the design

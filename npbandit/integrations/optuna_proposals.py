@@ -31,6 +31,7 @@ from npbandit.integrations.optuna_branches import (
     Branch,
     acquisition_value,
     best_branch,
+    branch_of,
     branches,
     first_choice,
 )
@@ -132,10 +133,14 @@ class StudyProposals:
         stored with the trial for :meth:`sample_independent`. A branch wider than the checkpoint
         is searched in a subspace, as a wide relative space is, and its value read by the NP on
         its most relevant columns (:meth:`_value_model`). ``None`` when no branch has a point
-        (the sampler then proposes the plain way). ``trials``: the study's trials, read once
-        (:meth:`_observations`)."""
+        (the sampler then proposes the plain way). A trial enqueued with the gate's value
+        (``study.enqueue_trial``) is proposed in that branch alone, its other parameters that
+        branch's model's. ``trials``: the study's trials, read once (:meth:`_observations`)."""
         completed = [t for t in trials if t.state == TrialState.COMPLETE]
         options = branches(gate, search_space, completed)
+        fixed = trial.system_attrs.get("fixed_params") or {}  # study.enqueue_trial's values
+        if gate in fixed and (given := branch_of(search_space[gate], options, fixed[gate])) is not None:
+            options = [given]  # the trial's choice is given: the NP proposes in its branch
         # the gate's value in the failed and pruned trials that suggested it, and in the other running trials
         # (suggested, enqueued or proposed), so a choice whose trials fail or are under way counts as tried
         others = []

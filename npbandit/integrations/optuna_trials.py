@@ -97,6 +97,7 @@ def check_single_objective(study: Study) -> None:
     if len(study.directions) != 1:
         raise ValueError(f"NPSampler optimises one objective (optuna.create_study(direction=...)); this study has "
                          f"{len(study.directions)} directions: use a multi-objective sampler such as "
+                         f"optuna.samplers.GPSampler (Bayesian optimisation with a GP; Optuna >= 4.4), "
                          f"optuna.samplers.TPESampler or optuna.samplers.NSGAIISampler")
 
 

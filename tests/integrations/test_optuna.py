@@ -139,6 +139,29 @@ def test_same_seed_one_worker_repeats_the_trials():
     assert run(4) != first
 
 
+def test_reseed_rng_keeps_the_seed_and_reseeds_the_users_independent_sampler():
+    class Counting(optuna.samplers.RandomSampler):
+        reseeded = 0
+
+        def reseed_rng(self):
+            Counting.reseeded += 1
+            super().reseed_rng()
+
+    def run(reseed):
+        s = sampler(seed=3, n_startup_trials=2)
+        if reseed:
+            s.reseed_rng()
+        study = optuna.create_study(sampler=s)
+        study.optimize(lambda t: (t.suggest_float("x", 0, 1) - 0.3) ** 2, n_trials=3)
+        return params(study)
+
+    assert run(True) == run(False)  # the draws and the proposal are keyed by (seed, trial number)
+    NPSampler(seed=0, independent_sampler=Counting(seed=0)).reseed_rng()
+    assert Counting.reseeded == 1
+    # its own docstring says so, not BaseSampler's (which says the seed changes)
+    assert "own ``seed`` stays" in " ".join(NPSampler.reseed_rng.__doc__.split())
+
+
 @pytest.mark.parametrize("direction", ["minimize", "maximize"])
 def test_direction_is_honoured(direction):
     # completed trials of f(x) = x; a minimising study looks low, a maximising one high
@@ -176,6 +199,47 @@ def test_completed_failed_pruned_and_infinite_trials_inform_the_np(monkeypatch):
     assert seen["X"].squeeze(-1).tolist() == [0.1, 0.2, 0.3, 0.4, 0.5, 0.6, 0.7]
     assert seen["Y"].squeeze(-1).tolist() == [-1.0, -2.0, -3.0, -4.0, -4.0, -4.0, -4.0]  # minimised: negated
     assert seen["pending"].squeeze(-1).tolist() == [0.8]  # the running trial (believed at the worst value)
+
+
+@pytest.mark.parametrize("direction", ["minimize", "maximize"])
+def test_an_infinity_on_the_improving_side_is_seen_at_the_best_value_not_the_worst(monkeypatch, direction):
+    # minimising log(error), a perfect trial gives -inf: Optuna's best_trial, and GPSampler clips it to the
+    # best finite value; seen at the worst, the NP would steer away from the best point found
+    seen = {}
+
+    def capture(self, X, Y, pending, seed, *rest):
+        seen["X"], seen["Y"] = X, Y
+        return np.full(X.shape[-1], 0.5)
+
+    monkeypatch.setattr(NPSampler, "_propose", capture)
+    sign = 1.0 if direction == "minimize" else -1.0  # the values as the study records them
+    study = optuna.create_study(direction=direction, sampler=sampler(seed=0))
+    dist = {"x": FloatDistribution(0.0, 10.0)}
+    for x in (1.0, 2.0, 3.0, 4.0):
+        study.add_trial(create_trial(params={"x": x}, distributions=dist, value=sign * x))
+    study.add_trial(create_trial(params={"x": 5.0}, distributions=dist, value=-sign * math.inf))  # improving
+    study.add_trial(create_trial(params={"x": 6.0}, distributions=dist, value=sign * math.inf))  # worsening
+    assert study.best_trial.number == 4
+    study.ask().suggest_float("x", 0.0, 10.0)
+    assert seen["X"].squeeze(-1).tolist() == [0.1, 0.2, 0.3, 0.4, 0.5, 0.6]
+    # maximised values: the improving infinity at the best finite one, the worsening one at the worst
+    assert seen["Y"].squeeze(-1).tolist() == [-1.0, -2.0, -3.0, -4.0, -1.0, -4.0]
+
+
+def test_a_huge_finite_value_is_proposed_around_as_the_same_study_scaled_down():
+    # an objective's 1e300 for a bad point: in the values' units a spread that large has a variance (its
+    # square) past float64, and the proposal failed inside BoTorch (a probability tensor with nan); the
+    # values the NP sees are scaled by a power of two, exactly, which leaves every acquisition's maximiser
+    factor = 2.0 ** -897  # 1e300 = 0.746 * 2 ** 997, brought under 2 ** 100
+
+    def proposal(scale):
+        study = optuna.create_study(sampler=sampler(seed=0))
+        dist = {"x": FloatDistribution(0.0, 1.0)}
+        for x, value in ((0.1, 1.0), (0.9, 1e300), (0.5, 2.0), (0.3, 0.5), (0.7, 3.0)):
+            study.add_trial(create_trial(params={"x": x}, distributions=dist, value=value * scale))
+        return study.ask().suggest_float("x", 0.0, 1.0)
+
+    assert proposal(1.0) == proposal(factor)
 
 
 def test_the_np_is_told_which_points_the_completed_trials_evaluated(monkeypatch):

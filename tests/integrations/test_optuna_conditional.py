@@ -259,6 +259,23 @@ def test_the_branch_whose_model_expects_improvement_is_taken_and_its_parameters_
     assert trial.suggest_float("svc_gamma", 0.0, 1.0) == stored["svc_gamma"]
 
 
+def test_an_enqueued_choice_takes_its_branchs_proposal():
+    # svc is the branch the NP would take; the user enqueues rf: its parameters (and the shared scale) are
+    # rf's model's proposal, not svc's point with rf's parameters drawn apart from it
+    study = optuna.create_study(sampler=sampler(seed=0))
+    for c, g in ((0.6, 0.1), (0.8, 0.3), (0.7, 0.25), (0.2, 0.9), (0.4, 0.6)):
+        study.add_trial(svc_trial(c, g, (c - 0.7) ** 2 + (g - 0.2) ** 2))
+    for depth, scale in ((4, 0.1), (12, 0.3), (20, 0.9), (28, 0.6)):
+        study.add_trial(rf_trial(depth, 5.0 + depth / 100, scale))
+    study.enqueue_trial({"classifier": "rf"})
+    trial = study.ask()
+    assert trial.suggest_categorical("classifier", ["svc", "rf"]) == "rf"  # enqueued: no proposal yet
+    depth, scale = trial.suggest_int("rf_depth", 2, 32), trial.suggest_float("scale", 0.0, 1.0)
+    frozen = study._storage.get_trial(trial._trial_id)
+    assert stored_proposal(frozen, PROPOSAL_KEY) == {"classifier": "rf", "scale": scale}
+    assert stored_proposal(frozen, GROUP_PROPOSAL_KEY) == {"rf_depth": depth}  # the rf branch's point
+
+
 def test_a_group_no_gating_choice_decides_is_proposed_by_the_np_from_its_own_trials():
     def by_threshold(t):  # a float, not a categorical, decides whether "y" is suggested
         x = t.suggest_float("x", 0.0, 1.0)

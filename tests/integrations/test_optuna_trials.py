@@ -105,7 +105,8 @@ def test_a_multi_objective_study_is_refused_before_any_objective_runs():
 
     study = optuna.create_study(directions=["minimize", "minimize"], sampler=sampler())
     message = r"^NPSampler optimises one objective \(optuna.create_study\(direction=...\)\); this study has 2 " \
-              r"directions: use a multi-objective sampler such as optuna.samplers.TPESampler"
+              r"directions: use a multi-objective sampler such as optuna.samplers.GPSampler \(Bayesian " \
+              r"optimisation with a GP; Optuna >= 4.4\), optuna.samplers.TPESampler"
     with pytest.raises(ValueError, match=message) as err:
         study.optimize(objective, n_trials=3, catch=(ValueError,))
     assert "\n" not in str(err.value)  # one line
