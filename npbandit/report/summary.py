@@ -43,8 +43,16 @@ from npbandit.report.grouping import (
     tail_rounds,
 )
 from npbandit.report.labels import row_keys
-from npbandit.space import SearchSpace, as_search_space
-from npbandit.storage import DEFAULT_URL, INITIAL, INITIAL_FROM, RunRow, display_url, list_runs, run_steps
+from npbandit.storage import (
+    DEFAULT_URL,
+    INITIAL,
+    INITIAL_FROM,
+    RunRow,
+    display_url,
+    list_runs,
+    run_steps,
+    step_params,
+)
 from npbandit.text import printable, shorten
 
 __all__ = ["bandit_summary", "bo_summary", "report_text", "step_params", "step_feasible", "params_text",
@@ -212,24 +220,6 @@ def _best_recommendation(recs: list[dict[str, Any] | None], minimize: bool | Non
     if not recs:
         return None
     return (max if minimize is False else min)(recs, key=lambda r: r["value"])
-
-
-def step_params(run: RunRow, step: dict[str, Any]) -> dict[str, Any] | None:
-    """A black-box step's point by name in the user's units: the ``params`` it recorded or,
-    for a step written before steps recorded them, its ``action`` decoded through the run's
-    recorded space or bounds (names ``x0 ...``); ``None`` when neither can be read."""
-    if step.get("params") is not None:
-        return step["params"]
-    try:
-        if run.env_params.get("space") is not None:
-            space = as_search_space(run.env_params["space"])
-        elif run.env_params.get("bounds") is not None:
-            space = SearchSpace.from_bounds(run.env_params["bounds"])
-        else:
-            return None
-        return space.decode(step["action"])
-    except (TypeError, ValueError, KeyError):  # a record this npbandit cannot read: shown as unknown
-        return None
 
 
 def params_text(params: dict[str, Any] | None, width: int = 100) -> str:
