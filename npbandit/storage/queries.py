@@ -25,7 +25,7 @@ from npbandit.storage.engine import DEFAULT_URL, _has_schema, _normalise_url, _r
 from npbandit.storage.heartbeat import effective_status
 from npbandit.storage.logger import stored_json
 from npbandit.storage.models import _STEP_TIMES, RECOMMENDED, STOPPED_EARLY, Run, Step, _read_time
-from npbandit.validation import json_default
+from npbandit.validation import check_int, json_default
 
 __all__ = ["RunRow", "list_runs", "run_steps", "run_evaluations", "RunEvaluations", "INITIAL", "INITIAL_FROM",
            "run_key", "completed_runs", "running_runs", "run_totals", "step_params"]
@@ -69,13 +69,18 @@ class RunRow:
     versions: dict = field(default_factory=dict)
 
 
-def list_runs(db: str = DEFAULT_URL, kind: str | None = None) -> list[RunRow]:
-    """Every run (optionally of one kind), oldest first, with its effective status.
+def list_runs(db: str = DEFAULT_URL, kind: str | None = None, *, after: int = 0) -> list[RunRow]:
+    """Every run (optionally of one kind; ``after``: only those of a greater id, the runs
+    started since a look that saw the runs up to that id), oldest first, with its effective status.
 
     Reads only (see :func:`open_db` ``readonly``): a missing database is a
-    :class:`StorageError`, never a new empty file."""
+    :class:`StorageError`, never a new empty file.
+
+    Raises:
+        ValueError: ``after`` is not an int >= 0."""
+    after = check_int("after", after, minimum=0)
     engine = open_db(db, readonly=True)
-    query = select(Run).order_by(Run.id)
+    query = select(Run).where(Run.id > after).order_by(Run.id)
     if kind is not None:
         query = query.where(Run.kind == kind)
     runs = _read(engine, str(db), "read runs", lambda conn: conn.execute(query).all() if _has_schema(conn) else [])
@@ -121,43 +126,47 @@ def _row_key(row: RunRow) -> str:
                    policy_params=row.policy_params, checkpoint=checkpoint, seed=row.seed, n_steps=row.n_steps)
 
 
-def completed_runs(db: str = DEFAULT_URL, kind: str | None = None) -> dict[str, RunRow]:
+def completed_runs(db: str = DEFAULT_URL, kind: str | None = None, *, after: int = 0) -> dict[str, RunRow]:
     """``db``'s completed runs (optionally of one kind) by their :func:`run_key`, the earliest
     where several share one: what a sweep finds done and need not run again
     (:func:`npbandit.loop.run_bandit_sweep`). A run's policy settings are read without its
     recommendation and early stop (:class:`RunRow`), so they are the settings it started with.
 
+    ``after``: only the runs of a greater id, as :func:`list_runs`.
+
     Reads only, as :func:`list_runs`; an SQLite file that does not exist yet holds no runs
     (``{}``, and no file is created), since a sweep's first run creates it."""
-    return _runs_by_key(db, kind, "completed", lambda row: row)
+    return _runs_by_key(db, kind, after, "completed", lambda row: row)
 
 
-def running_runs(db: str = DEFAULT_URL, kind: str | None = None) -> dict[str, RunRow]:
+def running_runs(db: str = DEFAULT_URL, kind: str | None = None, *, after: int = 0) -> dict[str, RunRow]:
     """``db``'s runs still running (their effective status, :mod:`npbandit.storage.heartbeat`:
     a live process on this host, or a fresh heartbeat from another), by the :func:`run_key`
     each will have once complete: its steps counted as its ``env_params``' ``horizon`` (the
     rounds it was started for; a run that records none is left out, as its key cannot be
     known before it ends). What a sweep run again must not start a second time
-    (:func:`npbandit.loop.run_bandit_sweep` waits for them).
+    (:func:`npbandit.loop.run_bandit_sweep` waits for them). ``after``: only the runs of a
+    greater id, as :func:`list_runs`.
 
     Reads only, as :func:`completed_runs`."""
     def finished(row: RunRow) -> RunRow | None:
         horizon = (row.env_params or {}).get("horizon")
         return replace(row, n_steps=horizon) if isinstance(horizon, int) else None
 
-    return _runs_by_key(db, kind, "running", finished)
+    return _runs_by_key(db, kind, after, "running", finished)
 
 
-def _runs_by_key(db: str, kind: str | None, status: str,
+def _runs_by_key(db: str, kind: str | None, after: int, status: str,
                  as_keyed: Callable[[RunRow], RunRow | None]) -> dict[str, RunRow]:
-    """``db``'s runs of effective ``status`` by the :func:`run_key` of ``as_keyed(row)`` (the
-    earliest where several share one; a run it maps to ``None`` is left out); ``{}`` for an
+    """``db``'s runs of effective ``status`` (of an id greater than ``after``) by the
+    :func:`run_key` of ``as_keyed(row)`` (the earliest where several share one; a run it maps
+    to ``None`` is left out); ``{}`` for an
     SQLite file that does not exist yet."""
     path = _sqlite_file(_normalise_url(db))
     if path is not None and not path.exists():
         return {}
     out: dict[str, RunRow] = {}
-    for row in list_runs(db, kind=kind):
+    for row in list_runs(db, kind=kind, after=after):
         keyed = as_keyed(row) if row.status == status else None
         if keyed is not None:
             out.setdefault(_row_key(keyed), row)
