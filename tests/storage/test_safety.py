@@ -244,6 +244,23 @@ def test_bad_db_arguments_are_one_line_naming_db(tmp_path, monkeypatch, url, mes
     assert os.listdir(tmp_path) == []  # no file named "file:x.db" or "runs.db"
 
 
+def test_an_absolute_path_given_with_three_slashes_is_pointed_out(tmp_path, monkeypatch):
+    """``sqlite:///tmp/x.db`` names ``tmp/x.db`` in the current directory; when that is missing
+    but ``/tmp/x.db`` is there, the error says how to write the absolute path (four slashes)."""
+    db = tmp_path / "runs.db"
+    _log_run(str(db))
+    monkeypatch.chdir(tmp_path)
+    three = f"sqlite://{db}"  # sqlite:///tmp/...: a path relative to the current directory
+    for opening in (lambda: list_runs(three), lambda: RunLogger(three)):
+        with pytest.raises(StorageError, match=f"^db '{three}': .*relative.*sqlite:///{db}") as info:
+            opening()
+        assert "four slashes" in str(info.value)
+    with pytest.raises(StorageError, match="no database at") as info:  # no such file anywhere: no hint
+        list_runs(f"sqlite://{tmp_path / 'typo.db'}")
+    assert "four slashes" not in str(info.value)
+    assert not (tmp_path / "tmp").exists()  # nothing made under the current directory
+
+
 def test_an_sqlite_uri_with_uri_true_is_read_as_its_file_and_never_created(tmp_path):
     db = tmp_path / "runs.db"
     _log_run(str(db))
