@@ -198,7 +198,28 @@ def _create_engine(url: str, **kwargs: Any) -> Engine:
                            "install the `postgres` extra (pip install -e '.[postgres]' in the clone) and use a "
                            "postgresql+psycopg:// URL") from None
     except ArgumentError as err:  # an unknown dialect or driver name
-        raise ValueError(f"db must be an SQLAlchemy URL or a file path, got {display_url(url)!r}: {err}") from None
+        raise ValueError(f"db must be an SQLAlchemy URL or a file path, got {display_url(url)!r}: {err}"
+                         + _dialect_hint(make_url(url).get_backend_name())) from None
+
+
+#: how the URL of each database kind npbandit is used with begins, for a hint after a typo in one
+_URL_STARTS = {"sqlite": "sqlite:///path/to/file.db (four slashes for an absolute path), or a bare file path",
+               "postgresql": "postgresql+psycopg://user:password@host/dbname"}
+
+
+def _dialect_hint(backend: str) -> str:
+    """What an error adds for a URL whose database kind (``backend``, the scheme before any
+    ``+driver``) SQLAlchemy does not know: the kind it is close to, as its URL is written."""
+    import difflib
+
+    from sqlalchemy import dialects
+
+    if backend in dialects.__all__:  # the kind is known: the driver after "+" is what failed
+        return (f"; npbandit's `postgres` extra installs the driver psycopg: {_URL_STARTS[backend]}"
+                if backend == "postgresql" else "")
+    close = difflib.get_close_matches(backend, [*_URL_STARTS, *dialects.__all__], n=1, cutoff=0.6)
+    said = f"; SQLAlchemy knows no database kind {backend!r}"
+    return said + (f": did you mean {_URL_STARTS.get(close[0], close[0] + '://...')}?" if close else "")
 
 
 def _read(engine: Engine, url: str, doing: str, read: Callable[[Connection], _T]) -> _T:

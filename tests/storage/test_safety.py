@@ -234,6 +234,10 @@ def test_a_schema_version_that_is_not_a_number_is_called_so(tmp_path):
     ("file:x.db?mode=memory", r"^db 'file:x.db\?mode=memory'.*SQLite URI filename.*uri=true"),
     ("sqlite:///file:x.db", r"^db 'sqlite:///file:x.db'.*SQLite URI filename.*uri=true"),
     ("sqlite:///runs.db?mode=ro", r"^db 'sqlite:///runs.db\?mode=ro'.*parameter\(s\) mode.*uri=true"),
+    ("postgres://alice:s3cret@db-host/runs", r"^db must be .*'postgres://alice:\*\*\*@.*no database kind 'postgres'.*"
+                                             r"postgresql\+psycopg://"),
+    ("sqllite:///runs.db", r"^db must be .*'sqllite:///runs.db'.*no database kind 'sqllite'.*sqlite:///"),
+    ("postgresql+psycopg3://alice@db-host/runs", r"^db must be .*psycopg3.*the driver psycopg: postgresql\+psycopg://"),
 ])
 def test_bad_db_arguments_are_one_line_naming_db(tmp_path, monkeypatch, url, message):
     monkeypatch.chdir(tmp_path)
