@@ -301,6 +301,27 @@ def test_a_run_still_running_elsewhere_is_waited_for_not_started_twice(tmp_path,
     assert len(list_runs(db)) == len(runs) + 2
 
 
+def test_a_run_another_sweep_started_after_this_one_looked_is_not_made_twice(tmp_path):
+    """Two sweeps of the same runs at once (two operators, two shells): a run the other one
+    made, or is making, after this one first looked at the database is found before it is started."""
+    db, lines = str(tmp_path / "runs.db"), []
+
+    def say(line):  # once this sweep's first run is through, another process makes its next one, seed 1
+        lines.append(line)
+        if len(lines) == 1:
+            run_wheel_bandits(["uniform"], [0.5], [1], 5, db=db, say=None)
+
+    results = run_wheel_bandits(["uniform"], [0.5], [0, 1, 2], 5, db=db, say=say)
+    runs = list_runs(db)
+    assert sorted(r.seed for r in runs) == [0, 1, 2]  # each once
+    by_seed = {r.seed: r.id for r in runs}
+    assert [r.run_id for r in results] == [by_seed[0], by_seed[1], by_seed[2]]
+    assert results[1].cumulative_regret is not None and results[1].n_steps == 5
+    assert [r.id for r in list_runs(db, after=by_seed[1])] == [by_seed[2]]  # the looks read the runs since
+    with pytest.raises(ValueError, match=r"after must be an int >= 0, got -1"):
+        completed_runs(db, after=-1)
+
+
 @pytest.mark.parametrize(("policies", "deltas", "seeds", "match"), [
     (["uniform"], [0.5], [0, 1, 0], r"seeds\[2\] repeats seed 0"),
     (["linucb", "uniform", "linucb"], [0.5], [0], r"policies\[0\] 'linucb' on delta=0\.5 and policies\[2\] "

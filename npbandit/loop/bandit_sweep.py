@@ -89,6 +89,10 @@ def run_bandit_sweep(policies: Sequence[str], tasks: Sequence[BanditTask], seeds
     everything else, then waits for it, checking every :data:`LIVE_POLL_S` seconds, takes
     it once completed and runs it here if it stops otherwise (a run on another host counts
     as running until its heartbeat is :data:`~npbandit.storage.heartbeat.STALE_AFTER` old).
+    Without ``executor`` the sweep looks again before each run it starts (at the runs
+    started since its last look), so two sweeps of the same runs at once share them rather
+    than make each twice (two that start one run at the same moment may both make it);
+    with one, the jobs are handed out after the first look.
     ``rerun=True`` runs every combination again, completed or running.
 
     Args:
@@ -181,6 +185,7 @@ def run_bandit_sweep(policies: Sequence[str], tasks: Sequence[BanditTask], seeds
     keys = [_run_key(built[j, k], envs[k], tasks[k], seed, steps) for j, k, seed in jobs]
     _refuse_repeated_runs(keys, jobs, policies, built, tasks)
     results: list[EpisodeResult | None] = [None] * len(jobs)
+    done: dict[str, RunRow] = {}
     if not rerun:
         done = completed_runs(db, kind="bandit")
         for i in range(len(jobs)):
@@ -198,6 +203,28 @@ def run_bandit_sweep(policies: Sequence[str], tasks: Sequence[BanditTask], seeds
     # with; another process's sweep) is not started a second time: the sweep waits for it below
     live = {} if rerun else running_runs(db, kind="bandit")
     waiting = {i: live[keys[i]] for i in pending if keys[i] in live}
+    # another process (a second sweep of the same runs) may start a run after this look: before each run here the
+    # sweep looks again, at the runs started since (ids above `looked`), and takes or waits for one it finds
+    looked = max((row.id for row in (*done.values(), *live.values())), default=0)
+
+    def made_elsewhere(i: int) -> bool:
+        """Whether job ``i``'s run has been started elsewhere since the sweep last looked: a
+        completed one is taken (and told), a running one waited for with the others."""
+        nonlocal looked
+        new_done, new_live = completed_runs(db, kind="bandit", after=looked), running_runs(db, kind="bandit",
+                                                                                          after=looked)
+        for found, rows in ((done, new_done), (live, new_live)):
+            for key, row in rows.items():
+                found.setdefault(key, row)
+                looked = max(looked, row.id)
+        if keys[i] in done:
+            results[i] = _stored_result(db, done[keys[i]])
+            tell(results[i], *jobs[i])
+            return True
+        if keys[i] in live:
+            waiting[i] = live[keys[i]]
+            return True
+        return False
 
     def run(indices: list[int], executor: cf.Executor | None) -> None:
         if not indices:
@@ -212,6 +239,8 @@ def run_bandit_sweep(policies: Sequence[str], tasks: Sequence[BanditTask], seeds
                 tell(result, *jobs[indices[n]])
             return
         for i in indices:
+            if not rerun and made_elsewhere(i):
+                continue
             j, k, seed = jobs[i]
             logger = RunLogger(db, commit_every=commit_every)
             # the steps are in the database: a long run keeps none in memory

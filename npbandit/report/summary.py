@@ -1,6 +1,7 @@
-"""The tables of ``npbandit report``: the latest runs, then bandit and black-box
-regret, each row a set of comparable runs (:mod:`npbandit.report.grouping`) of one policy
-with one setting (:mod:`npbandit.report.labels`).
+"""The tables of ``npbandit report``: the latest runs and what made them
+(:func:`versions_lines`), then bandit and black-box regret, each row a set of comparable
+runs (:mod:`npbandit.report.grouping`) of one policy with one setting
+(:mod:`npbandit.report.labels`).
 
 - bandits: one *setting* -- the environment and the parameters that define its task
   (:func:`~npbandit.report.grouping.bandit_setting`: the wheel's ``delta``, a
@@ -43,12 +44,21 @@ from npbandit.report.grouping import (
     tail_rounds,
 )
 from npbandit.report.labels import row_keys
-from npbandit.space import SearchSpace, as_search_space
-from npbandit.storage import DEFAULT_URL, INITIAL, INITIAL_FROM, RunRow, display_url, list_runs, run_steps
+from npbandit.storage import (
+    DEFAULT_URL,
+    INITIAL,
+    INITIAL_FROM,
+    RunRow,
+    display_url,
+    list_runs,
+    run_steps,
+    step_params,
+)
+from npbandit.storage.logger import RECORDED_PACKAGES
 from npbandit.text import printable, shorten
 
-__all__ = ["bandit_summary", "bo_summary", "report_text", "step_params", "step_feasible", "params_text",
-           "failure_reason", "given_text", "SHOWN_REASONS"]
+__all__ = ["bandit_summary", "bo_summary", "report_text", "step_params", "versions_lines", "step_feasible",
+           "params_text", "failure_reason", "given_text", "SHOWN_REASONS"]
 
 #: the distinct failure reasons a black-box row lists, the most frequent first (the rest counted)
 SHOWN_REASONS = 3
@@ -214,24 +224,6 @@ def _best_recommendation(recs: list[dict[str, Any] | None], minimize: bool | Non
     return (max if minimize is False else min)(recs, key=lambda r: r["value"])
 
 
-def step_params(run: RunRow, step: dict[str, Any]) -> dict[str, Any] | None:
-    """A black-box step's point by name in the user's units: the ``params`` it recorded or,
-    for a step written before steps recorded them, its ``action`` decoded through the run's
-    recorded space or bounds (names ``x0 ...``); ``None`` when neither can be read."""
-    if step.get("params") is not None:
-        return step["params"]
-    try:
-        if run.env_params.get("space") is not None:
-            space = as_search_space(run.env_params["space"])
-        elif run.env_params.get("bounds") is not None:
-            space = SearchSpace.from_bounds(run.env_params["bounds"])
-        else:
-            return None
-        return space.decode(step["action"])
-    except (TypeError, ValueError, KeyError):  # a record this npbandit cannot read: shown as unknown
-        return None
-
-
 def params_text(params: dict[str, Any] | None, width: int = 100) -> str:
     """``lr=0.00123, layers=3, act='relu'`` on one printable line of at most about ``width``
     characters (floats to 4 significant digits, strings quoted; the parameters that do not
@@ -295,6 +287,48 @@ def given_text(run: RunRow) -> str:
     return f"continues run {source}, {points}" if isinstance(source, int) and not isinstance(source, bool) else points
 
 
+#: the order a report names a run's versions in (others follow, by name)
+_VERSION_ORDER = ("npbandit", "torch", "python", *RECORDED_PACKAGES)
+
+
+def _versions_text(versions: dict[str, Any]) -> str:
+    names = sorted(versions, key=lambda n: (_VERSION_ORDER.index(n) if n in _VERSION_ORDER else len(_VERSION_ORDER), n))
+    return printable(", ".join(f"{name} {versions[name]}" for name in names))
+
+
+def _ids_text(ids: list[int]) -> str:
+    """``run 4`` or ``runs 1-5, 8``: run ids, consecutive ones as a range."""
+    spans: list[list[int]] = []
+    for i in sorted(ids):
+        if spans and i == spans[-1][1] + 1:
+            spans[-1][1] = i
+        else:
+            spans.append([i, i])
+    text = ", ".join(str(a) if a == b else f"{a}-{b}" for a, b in spans)
+    return f"run{'s' if len(ids) > 1 else ''} {text}"
+
+
+def versions_lines(runs: list[RunRow]) -> list[str]:
+    """What made ``runs``, as the report says it under its runs list: ``made with: npbandit
+    ..., torch ..., ...`` when every run recorded the same versions (:attr:`RunRow.versions`),
+    else the versions all alike and, run by run, those that differ, so that runs of two
+    installs are told apart; ``[]`` for no runs."""
+    groups: dict[tuple, list[int]] = defaultdict(list)
+    for run in runs:
+        groups[tuple(sorted((str(k), str(v)) for k, v in (run.versions or {}).items()))].append(run.id)
+    if len(groups) <= 1:
+        return [f"made with: {_versions_text(dict(versions)) or 'no versions recorded'}" for versions in groups]
+    recorded = [set(versions) for versions in groups if versions]
+    alike = set.intersection(*recorded) if recorded else set()
+    lines = ["made with (versions differ between runs" + (f"; alike where recorded: {_versions_text(dict(alike))}"
+                                                         if alike else "") + "):"]
+    for versions, ids in sorted(groups.items(), key=lambda item: min(item[1])):
+        differ = dict(pair for pair in versions if pair not in alike)
+        said = _versions_text(differ) if differ else ("nothing else recorded" if versions else "no versions recorded")
+        lines.append(f"  {_ids_text(ids)}: {said}")
+    return lines
+
+
 def _setting(run: RunRow) -> str:
     if run.kind == "bandit":
         setting = bandit_setting(run)
@@ -325,6 +359,7 @@ def report_text(db: str = DEFAULT_URL, limit: int = 20) -> str:
                          + (f"  ({shorten(printable(r.error), RUN_ERROR_WIDTH)})" if r.error else ""))
         if len(runs) > limit:
             lines.append(f"  ... {len(runs) - limit} older runs not shown")
+        lines += versions_lines(runs)
     bandit = bandit_summary(db)
     if bandit:
         width = max(24, *(len(r["label"]) for r in bandit))

@@ -198,7 +198,28 @@ def _create_engine(url: str, **kwargs: Any) -> Engine:
                            "install the `postgres` extra (pip install -e '.[postgres]' in the clone) and use a "
                            "postgresql+psycopg:// URL") from None
     except ArgumentError as err:  # an unknown dialect or driver name
-        raise ValueError(f"db must be an SQLAlchemy URL or a file path, got {display_url(url)!r}: {err}") from None
+        raise ValueError(f"db must be an SQLAlchemy URL or a file path, got {display_url(url)!r}: {err}"
+                         + _dialect_hint(make_url(url).get_backend_name())) from None
+
+
+#: how the URL of each database kind npbandit is used with begins, for a hint after a typo in one
+_URL_STARTS = {"sqlite": "sqlite:///path/to/file.db (four slashes for an absolute path), or a bare file path",
+               "postgresql": "postgresql+psycopg://user:password@host/dbname"}
+
+
+def _dialect_hint(backend: str) -> str:
+    """What an error adds for a URL whose database kind (``backend``, the scheme before any
+    ``+driver``) SQLAlchemy does not know: the kind it is close to, as its URL is written."""
+    import difflib
+
+    from sqlalchemy import dialects
+
+    if backend in dialects.__all__:  # the kind is known: the driver after "+" is what failed
+        return (f"; npbandit's `postgres` extra installs the driver psycopg: {_URL_STARTS[backend]}"
+                if backend == "postgresql" else "")
+    close = difflib.get_close_matches(backend, [*_URL_STARTS, *dialects.__all__], n=1, cutoff=0.6)
+    said = f"; SQLAlchemy knows no database kind {backend!r}"
+    return said + (f": did you mean {_URL_STARTS.get(close[0], close[0] + '://...')}?" if close else "")
 
 
 def _read(engine: Engine, url: str, doing: str, read: Callable[[Connection], _T]) -> _T:
@@ -354,6 +375,37 @@ def open_db(url: str = DEFAULT_URL, *, readonly: bool = False) -> Engine:
     return engine
 
 
+def _check_writable_file(url: str, path: Path) -> None:
+    """Say what keeps a writer from the SQLite file ``path`` (``url``'s, made absolute) in the
+    user's terms, before SQLite says "unable to open database file": :class:`StorageError`
+    naming ``url`` when its directory is missing or read-only, or it is a directory or read-only."""
+    parent = path.parent if str(path.parent) else Path(".")
+    if not parent.is_dir():
+        raise StorageError(f"db {url!r}: directory {str(parent)!r} does not exist"
+                           + _three_slashes(url, lambda twin: twin.parent.is_dir()))
+    if path.is_dir():
+        raise StorageError(f"db {url!r}: {str(path)!r} is a directory, not a database file")
+    if path.exists() and not os.access(path, os.W_OK):
+        raise StorageError(f"db {url!r}: {str(path)!r} is read-only; logging a run writes to it "
+                           "(`npbandit report` can read it as it is)")
+    if not path.exists() and not os.access(parent, os.W_OK | os.X_OK):
+        raise StorageError(f"db {url!r}: directory {str(parent)!r} is read-only; cannot create the database")
+
+
+def _three_slashes(url: str, found: Callable[[Path], bool]) -> str:
+    """What an error about ``url``'s SQLite file adds when its path is relative (``sqlite:///tmp/x.db``
+    names ``tmp/x.db`` under the current directory) but the same path from the root passes
+    ``found``: the slip of an absolute path written with three slashes; ``""`` otherwise."""
+    path = _sqlite_file(url)
+    if path is None or path.is_absolute() or _is_sqlite_uri(make_url(url), url):
+        return ""
+    twin = Path("/") / path
+    if not found(twin):
+        return ""
+    return (f" ({str(path)!r} is relative to the current directory, {os.getcwd()!r}; for {str(twin)!r} write the URL "
+            f"with four slashes, sqlite:///{twin}, or give the bare path)")
+
+
 def _open_writer(url: str, target: str) -> Engine:
     """A writer's engine for ``target`` (``url`` with its SQLite file made absolute:
     :func:`_absolute_url`); messages name ``url`` (as :func:`_normalise_url` returns it, its
@@ -361,17 +413,7 @@ def _open_writer(url: str, target: str) -> Engine:
     reads from."""
     path = _sqlite_file(target)
     if path is not None:
-        # say what is wrong in the user's terms before SQLite says "unable to open database file"
-        parent = path.parent if str(path.parent) else Path(".")
-        if not parent.is_dir():
-            raise StorageError(f"db {url!r}: directory {str(parent)!r} does not exist")
-        if path.is_dir():
-            raise StorageError(f"db {url!r}: {str(path)!r} is a directory, not a database file")
-        if path.exists() and not os.access(path, os.W_OK):
-            raise StorageError(f"db {url!r}: {str(path)!r} is read-only; logging a run writes to it "
-                               "(`npbandit report` can read it as it is)")
-        if not path.exists() and not os.access(parent, os.W_OK | os.X_OK):
-            raise StorageError(f"db {url!r}: directory {str(parent)!r} is read-only; cannot create the database")
+        _check_writable_file(url, path)
     backend = make_url(target).get_backend_name()
     checked = False  # whether the database has been found to be npbandit's: only then may it become WAL
     if backend == "sqlite":
@@ -426,7 +468,7 @@ def _open_reader(url: str, target: str) -> Engine:
     path = _sqlite_file(target)
     if path is not None:
         if not path.is_file():
-            raise StorageError(f"db {url!r}: no database at {str(path)!r}")
+            raise StorageError(f"db {url!r}: no database at {str(path)!r}" + _three_slashes(url, Path.is_file))
         # a connection per use, each opened as the file then is (it may gain or lose a writer)
         engine = create_engine("sqlite://", creator=lambda: connect_reader(path), poolclass=NullPool)
     else:

@@ -16,8 +16,15 @@ from sqlalchemy import bindparam, insert, update
 
 import npbandit.storage.heartbeat as heartbeat
 from npbandit._version import __version__
-from npbandit.exceptions import StorageError
-from npbandit.storage.engine import DEFAULT_URL, _absolute_url, _normalise_url, _sqlite_file, _storage_errors, open_db
+from npbandit.storage.engine import (
+    DEFAULT_URL,
+    _absolute_url,
+    _check_writable_file,
+    _normalise_url,
+    _sqlite_file,
+    _storage_errors,
+    open_db,
+)
 from npbandit.storage.heartbeat import _heartbeat
 from npbandit.storage.models import (
     _STEP_DEFAULTS,
@@ -71,16 +78,13 @@ def _versions() -> dict[str, str]:
 
 
 def _new_sqlite_file(url: str) -> bool:
-    """Whether ``url`` names an SQLite file that does not exist yet and could be created
-    (else :class:`StorageError`, as :func:`~npbandit.storage.open_db` would say)."""
+    """Whether ``url`` (as :func:`~npbandit.storage.engine._normalise_url` returns it, its path
+    relative where it was given so) names an SQLite file that does not exist yet and could be
+    created (else :class:`StorageError`, as :func:`~npbandit.storage.open_db` would say)."""
     path = _sqlite_file(url)
     if path is None or path.exists():
         return False
-    parent = path.parent if str(path.parent) else Path(".")
-    if not parent.is_dir():
-        raise StorageError(f"db {url!r}: directory {str(parent)!r} does not exist")
-    if not os.access(parent, os.W_OK | os.X_OK):
-        raise StorageError(f"db {url!r}: directory {str(parent)!r} is read-only; cannot create the database")
+    _check_writable_file(url, Path(path).absolute())
     return True
 
 
@@ -142,8 +146,9 @@ class RunLogger:
         heartbeat_every = heartbeat.HEARTBEAT_EVERY if heartbeat_every is None else heartbeat_every
         if not isinstance(heartbeat_every, (int, float)) or not heartbeat_every > 0:
             raise ValueError(f"heartbeat_every must be a positive number of seconds, got {heartbeat_every!r}")
-        self.url = _absolute_url(_normalise_url(db))  # the file named now, wherever the run starts
-        self.engine = None if _new_sqlite_file(self.url) else open_db(self.url)
+        given = _normalise_url(db)
+        self.url = _absolute_url(given)  # the file named now, wherever the run starts
+        self.engine = None if _new_sqlite_file(given) else open_db(self.url)
         self.commit_every = commit_every
         self.max_wait_s = float(max_wait_s)
         self.heartbeat_every = float(heartbeat_every)

@@ -4,8 +4,9 @@ evaluation a black-box run saw: the points it was given, following a chain of co
 runs back, then its own steps), :func:`completed_runs` (the completed runs by
 :func:`run_key`, what a sweep need not run again), :func:`running_runs` (the runs still
 running, by the key they will have, what a sweep must not start twice) and
-:func:`run_totals` (a run's cumulative regret and failed steps, counted in the database).
-All only read."""
+:func:`run_totals` (a run's cumulative regret and failed steps, counted in the database) and
+:func:`step_params` (a black-box step's point by name, also from a database that predates
+steps' ``params``). All only read."""
 
 from __future__ import annotations
 
@@ -19,14 +20,15 @@ import numpy as np
 from sqlalchemy import func, inspect, select
 from sqlalchemy.engine import Connection
 
+from npbandit.space import SearchSpace, as_search_space
 from npbandit.storage.engine import DEFAULT_URL, _has_schema, _normalise_url, _read, _sqlite_file, display_url, open_db
 from npbandit.storage.heartbeat import effective_status
 from npbandit.storage.logger import stored_json
 from npbandit.storage.models import _STEP_TIMES, RECOMMENDED, STOPPED_EARLY, Run, Step, _read_time
-from npbandit.validation import json_default
+from npbandit.validation import check_int, json_default
 
 __all__ = ["RunRow", "list_runs", "run_steps", "run_evaluations", "RunEvaluations", "INITIAL", "INITIAL_FROM",
-           "run_key", "completed_runs", "running_runs", "run_totals"]
+           "run_key", "completed_runs", "running_runs", "run_totals", "step_params"]
 
 #: the policy setting that counts the points a run was given (``optimize(initial=...)``, failed ones included)
 INITIAL = "initial"
@@ -67,13 +69,18 @@ class RunRow:
     versions: dict = field(default_factory=dict)
 
 
-def list_runs(db: str = DEFAULT_URL, kind: str | None = None) -> list[RunRow]:
-    """Every run (optionally of one kind), oldest first, with its effective status.
+def list_runs(db: str = DEFAULT_URL, kind: str | None = None, *, after: int = 0) -> list[RunRow]:
+    """Every run (optionally of one kind; ``after``: only those of a greater id, the runs
+    started since a look that saw the runs up to that id), oldest first, with its effective status.
 
     Reads only (see :func:`open_db` ``readonly``): a missing database is a
-    :class:`StorageError`, never a new empty file."""
+    :class:`StorageError`, never a new empty file.
+
+    Raises:
+        ValueError: ``after`` is not an int >= 0."""
+    after = check_int("after", after, minimum=0)
     engine = open_db(db, readonly=True)
-    query = select(Run).order_by(Run.id)
+    query = select(Run).where(Run.id > after).order_by(Run.id)
     if kind is not None:
         query = query.where(Run.kind == kind)
     runs = _read(engine, str(db), "read runs", lambda conn: conn.execute(query).all() if _has_schema(conn) else [])
@@ -119,43 +126,47 @@ def _row_key(row: RunRow) -> str:
                    policy_params=row.policy_params, checkpoint=checkpoint, seed=row.seed, n_steps=row.n_steps)
 
 
-def completed_runs(db: str = DEFAULT_URL, kind: str | None = None) -> dict[str, RunRow]:
+def completed_runs(db: str = DEFAULT_URL, kind: str | None = None, *, after: int = 0) -> dict[str, RunRow]:
     """``db``'s completed runs (optionally of one kind) by their :func:`run_key`, the earliest
     where several share one: what a sweep finds done and need not run again
     (:func:`npbandit.loop.run_bandit_sweep`). A run's policy settings are read without its
     recommendation and early stop (:class:`RunRow`), so they are the settings it started with.
 
+    ``after``: only the runs of a greater id, as :func:`list_runs`.
+
     Reads only, as :func:`list_runs`; an SQLite file that does not exist yet holds no runs
     (``{}``, and no file is created), since a sweep's first run creates it."""
-    return _runs_by_key(db, kind, "completed", lambda row: row)
+    return _runs_by_key(db, kind, after, "completed", lambda row: row)
 
 
-def running_runs(db: str = DEFAULT_URL, kind: str | None = None) -> dict[str, RunRow]:
+def running_runs(db: str = DEFAULT_URL, kind: str | None = None, *, after: int = 0) -> dict[str, RunRow]:
     """``db``'s runs still running (their effective status, :mod:`npbandit.storage.heartbeat`:
     a live process on this host, or a fresh heartbeat from another), by the :func:`run_key`
     each will have once complete: its steps counted as its ``env_params``' ``horizon`` (the
     rounds it was started for; a run that records none is left out, as its key cannot be
     known before it ends). What a sweep run again must not start a second time
-    (:func:`npbandit.loop.run_bandit_sweep` waits for them).
+    (:func:`npbandit.loop.run_bandit_sweep` waits for them). ``after``: only the runs of a
+    greater id, as :func:`list_runs`.
 
     Reads only, as :func:`completed_runs`."""
     def finished(row: RunRow) -> RunRow | None:
         horizon = (row.env_params or {}).get("horizon")
         return replace(row, n_steps=horizon) if isinstance(horizon, int) else None
 
-    return _runs_by_key(db, kind, "running", finished)
+    return _runs_by_key(db, kind, after, "running", finished)
 
 
-def _runs_by_key(db: str, kind: str | None, status: str,
+def _runs_by_key(db: str, kind: str | None, after: int, status: str,
                  as_keyed: Callable[[RunRow], RunRow | None]) -> dict[str, RunRow]:
-    """``db``'s runs of effective ``status`` by the :func:`run_key` of ``as_keyed(row)`` (the
-    earliest where several share one; a run it maps to ``None`` is left out); ``{}`` for an
+    """``db``'s runs of effective ``status`` (of an id greater than ``after``) by the
+    :func:`run_key` of ``as_keyed(row)`` (the earliest where several share one; a run it maps
+    to ``None`` is left out); ``{}`` for an
     SQLite file that does not exist yet."""
     path = _sqlite_file(_normalise_url(db))
     if path is not None and not path.exists():
         return {}
     out: dict[str, RunRow] = {}
-    for row in list_runs(db, kind=kind):
+    for row in list_runs(db, kind=kind, after=after):
         keyed = as_keyed(row) if row.status == status else None
         if keyed is not None:
             out.setdefault(_row_key(keyed), row)
@@ -216,6 +227,25 @@ def run_totals(db: str, run_id: int) -> tuple[float | None, int]:
     return totals
 
 
+def step_params(run: RunRow, step: dict[str, Any]) -> dict[str, Any] | None:
+    """A black-box step's point by name in the user's units: the ``params`` it recorded or,
+    for a step written before steps recorded them (schema 2), its ``action`` decoded through
+    the run's recorded space or bounds (names ``x0 ...``); ``None`` when neither can be read.
+    ``run`` is the step's run."""
+    if step.get("params") is not None:
+        return step["params"]
+    try:
+        if run.env_params.get("space") is not None:
+            space = as_search_space(run.env_params["space"])
+        elif run.env_params.get("bounds") is not None:
+            space = SearchSpace.from_bounds(run.env_params["bounds"])
+        else:
+            return None
+        return space.decode(step["action"])
+    except (TypeError, ValueError, KeyError):  # a record this npbandit cannot read: shown as unknown
+        return None
+
+
 class RunEvaluations(list):
     """Every evaluation a black-box run saw (:func:`run_evaluations`): a list of step records
     as :func:`run_steps` reads them (each with its ``run_id`` and ``t``), that also says whose
@@ -239,7 +269,8 @@ class RunEvaluations(list):
 
 def run_evaluations(db: str, run: int | RunRow, name: str = "run") -> RunEvaluations:
     """Every evaluation the black-box run ``run`` of ``db`` saw, in order: the points it was
-    given, then its own steps (:func:`run_steps`' records, failed ones included). A run that
+    given, then its own steps (:func:`run_steps`' records, failed ones included, each step's
+    ``params`` read from its action where its database predates them: :func:`step_params`). A run that
     continued another (:data:`INITIAL_FROM` in its policy settings) was given the first
     :data:`INITIAL` of that run's evaluations, found the same way, so a chain of continued
     runs is followed back to its first run. Points the first run was given in another form
@@ -285,14 +316,20 @@ def run_evaluations(db: str, run: int | RunRow, name: str = "run") -> RunEvaluat
                              f"black-box run {earlier}: the {_given(chain[-1])} points run {chain[-1].id} was given "
                              "cannot be read")
         chain.append(runs[earlier])
-    seen = run_steps(db, chain[-1].id)
+    seen = _steps_with_params(db, chain[-1])
     for later, before in zip(reversed(chain[:-1]), reversed(chain[1:])):
         given = _given(later)
         if len(seen) < given:
             raise ValueError(f"{source}: run {later.id} was given {given} evaluations of run {before.id}, which "
                              f"holds {len(seen)} now")
-        seen = seen[:given] + run_steps(db, later.id)
+        seen = seen[:given] + _steps_with_params(db, later)
     return RunEvaluations(seen, runs[run], db, source, chain[-1].id, _given(chain[-1]))
+
+
+def _steps_with_params(db: str, run: RunRow) -> list[dict[str, Any]]:
+    """``run``'s steps (:func:`run_steps`), each with its point by name (:func:`step_params`):
+    a continuation reads the points of a run stored before steps recorded them too."""
+    return [{**step, "params": step_params(run, step)} for step in run_steps(db, run.id)]
 
 
 #: what a :class:`RunRow` holds of its run that stays as it was written when the run started

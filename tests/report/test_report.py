@@ -1,7 +1,9 @@
 """`npbandit report`: rows compare like with like (the full problem, the run length),
 regret is labelled for what it is, and the plot shows spread and the initial design."""
 
+import json
 import math
+import sqlite3
 import statistics
 
 import numpy as np
@@ -637,3 +639,23 @@ def test_a_run_beating_the_recorded_optimum_is_said_to_mean_a_wrong_optimum_or_n
     assert result.best_value < 0.5
     assert ("beat the recorded optimum 0.5: it is not the optimum, or the objective is noisy and an observation "
             "beat it by its noise") in report_text(db)
+
+
+def test_the_report_says_which_versions_made_its_runs_and_where_they_differ(tmp_path):
+    db = str(tmp_path / "runs.db")
+    for seed in range(3):
+        run_episode(WheelBanditEnv(delta=0.5, horizon=3), UniformPolicy(), seed=seed, logger=RunLogger(db),
+                    run_info={"kind": "bandit", "env_id": "npbandit/WheelBandit-v0", "env_params": {"delta": 0.5}})
+    versions = list_runs(db)[0].versions
+    assert {"npbandit", "torch", "python", "numpy"} <= set(versions)
+    made_with = [line for line in report_text(db).splitlines() if line.startswith("made with")]
+    assert made_with == ["made with: " + ", ".join(f"{name} {version}" for name, version in versions.items())]
+    with sqlite3.connect(db) as conn:  # run 2 as an older torch made it, run 3 as a run that recorded no versions
+        conn.execute("UPDATE runs SET versions = ? WHERE id = 2", (json.dumps({**versions, "torch": "2.0.0"}),))
+        conn.execute("UPDATE runs SET versions = '{}' WHERE id = 3")
+    lines = report_text(db).splitlines()
+    at = next(i for i, line in enumerate(lines) if line.startswith("made with"))
+    alike = ", ".join(f"{name} {version}" for name, version in versions.items() if name != "torch")
+    assert lines[at:at + 4] == [f"made with (versions differ between runs; alike where recorded: {alike}):",
+                                f"  run 1: torch {versions['torch']}", "  run 2: torch 2.0.0",
+                                "  run 3: no versions recorded"]

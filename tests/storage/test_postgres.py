@@ -279,6 +279,30 @@ def test_a_version_2_database_is_read_as_it_is_and_upgraded_in_place_by_a_writer
 
 
 @pytest.mark.postgres
+def test_a_run_of_a_version_2_database_is_continued_from_its_points(any_url):
+    """Its steps hold no ``params``: the continuation reads each point from the step's action
+    through the run's recorded bounds, as the report does."""
+    from npbandit import optimize
+    from npbandit.storage import run_evaluations
+
+    def sphere(x):
+        return float(np.sum(x ** 2))
+
+    box = [[-1.0, 0.0], [1.0, 2.0]]
+    old = optimize(sphere, box, surrogate="random", budget=3, db=any_url, progress=False)
+    _as_version_2(any_url)
+    new = optimize(sphere, box, surrogate="random", budget=2, db=any_url, progress=False, initial=old.run_id)
+    assert list_runs(any_url)[-1].policy_params["initial"] == 3
+    seen = run_evaluations(any_url, new.run_id)
+    assert [s["run_id"] for s in seen] == [old.run_id] * 3 + [new.run_id] * 2
+    assert [s["params"] for s in seen[:3]] == [{"x0": pytest.approx(h["x"][0], rel=1e-12, abs=1e-15),
+                                               "x1": pytest.approx(h["x"][1], rel=1e-12, abs=1e-15)}
+                                              for h in old.history]
+    assert [s["params"] for s in run_steps(any_url, old.run_id)] == [None] * 3  # the stored steps as they are
+    _forget_engines()
+
+
+@pytest.mark.postgres
 def test_a_database_from_before_schema_versions_gets_the_added_columns(any_url):
     run_episode(WheelBanditEnv(horizon=3), UniformPolicy(), seed=0, logger=RunLogger(any_url), run_info=WHEEL)
     with open_db(any_url).begin() as conn:  # without a version, and without a column a later version added

@@ -234,6 +234,10 @@ def test_a_schema_version_that_is_not_a_number_is_called_so(tmp_path):
     ("file:x.db?mode=memory", r"^db 'file:x.db\?mode=memory'.*SQLite URI filename.*uri=true"),
     ("sqlite:///file:x.db", r"^db 'sqlite:///file:x.db'.*SQLite URI filename.*uri=true"),
     ("sqlite:///runs.db?mode=ro", r"^db 'sqlite:///runs.db\?mode=ro'.*parameter\(s\) mode.*uri=true"),
+    ("postgres://alice:s3cret@db-host/runs", r"^db must be .*'postgres://alice:\*\*\*@.*no database kind 'postgres'.*"
+                                             r"postgresql\+psycopg://"),
+    ("sqllite:///runs.db", r"^db must be .*'sqllite:///runs.db'.*no database kind 'sqllite'.*sqlite:///"),
+    ("postgresql+psycopg3://alice@db-host/runs", r"^db must be .*psycopg3.*the driver psycopg: postgresql\+psycopg://"),
 ])
 def test_bad_db_arguments_are_one_line_naming_db(tmp_path, monkeypatch, url, message):
     monkeypatch.chdir(tmp_path)
@@ -242,6 +246,23 @@ def test_bad_db_arguments_are_one_line_naming_db(tmp_path, monkeypatch, url, mes
             opening()
         assert "\n" not in str(info.value) and "s3cret" not in str(info.value)
     assert os.listdir(tmp_path) == []  # no file named "file:x.db" or "runs.db"
+
+
+def test_an_absolute_path_given_with_three_slashes_is_pointed_out(tmp_path, monkeypatch):
+    """``sqlite:///tmp/x.db`` names ``tmp/x.db`` in the current directory; when that is missing
+    but ``/tmp/x.db`` is there, the error says how to write the absolute path (four slashes)."""
+    db = tmp_path / "runs.db"
+    _log_run(str(db))
+    monkeypatch.chdir(tmp_path)
+    three = f"sqlite://{db}"  # sqlite:///tmp/...: a path relative to the current directory
+    for opening in (lambda: list_runs(three), lambda: RunLogger(three)):
+        with pytest.raises(StorageError, match=f"^db '{three}': .*relative.*sqlite:///{db}") as info:
+            opening()
+        assert "four slashes" in str(info.value)
+    with pytest.raises(StorageError, match="no database at") as info:  # no such file anywhere: no hint
+        list_runs(f"sqlite://{tmp_path / 'typo.db'}")
+    assert "four slashes" not in str(info.value)
+    assert not (tmp_path / "tmp").exists()  # nothing made under the current directory
 
 
 def test_an_sqlite_uri_with_uri_true_is_read_as_its_file_and_never_created(tmp_path):
