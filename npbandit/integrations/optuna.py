@@ -74,7 +74,7 @@ from npbandit.acquisition.pending import DEFAULT_LIAR, check_liar
 from npbandit.acquisition.proposal import ACQUISITIONS
 from npbandit.acquisition.subspace import SubspaceStrategy, check_subspace
 from npbandit.integrations.optuna_branches import branches, gating_choice
-from npbandit.integrations.optuna_observations import EncodedParams
+from npbandit.integrations.optuna_observations import MAX_ENCODED_SPACES, EncodedParams
 from npbandit.integrations.optuna_proposals import StudyProposals
 from npbandit.integrations.optuna_trials import (
     check_single_objective,
@@ -193,6 +193,13 @@ class NPSampler(StudyProposals, BaseSampler):
             only); the trust region centres on the best feasible trial; completed trials without
             constraint values are left out (with a warning), and failed ones are seen at the
             worst objective value and the worst value of each constraint.
+        max_encoded_spaces: the search spaces whose trials' unit-cube rows are kept between
+            proposals (:class:`~npbandit.integrations.optuna_observations.EncodedParams`), those
+            most recently read; a space let go has its rows computed again when it is read again,
+            which costs time and changes no proposal. An int >= 1; default
+            :data:`~npbandit.integrations.optuna_observations.MAX_ENCODED_SPACES` (32), enough
+            for a gate of up to 31 choices. Lower it to bound memory in a define-by-run study
+            that meets many spaces with many trials each.
 
     Values come back as Optuna's own samplers give them: ints as ``int``, a stepped float's
     grid value as ``k * step + low`` in float64 (``0.35000000000000003`` for ``k = 7`` of
@@ -228,7 +235,9 @@ class NPSampler(StudyProposals, BaseSampler):
                  trust_region: bool = True, liar: str = DEFAULT_LIAR, warn_independent_sampling: bool = True,
                  threads: int | str | None = None, subspace: SubspaceStrategy | None = None,
                  constraints_func: Callable[[FrozenTrial], Sequence[float]] | None = None,
-                 acq_optimizer: AcquisitionOptimizer | None = None, conditional: bool = True) -> None:
+                 acq_optimizer: AcquisitionOptimizer | None = None, conditional: bool = True,
+                 max_encoded_spaces: int = MAX_ENCODED_SPACES) -> None:
+        self.max_encoded_spaces = check_int("max_encoded_spaces", max_encoded_spaces, minimum=1)
         self.conditional = check_bool("conditional", conditional)
         self.subspace = check_subspace(subspace)
         if constraints_func is not None and not callable(constraints_func):
@@ -296,7 +305,8 @@ class NPSampler(StudyProposals, BaseSampler):
         # one proposal at a time in this process: a worker thread reads the running trials only after
         # the proposals other threads made were stored with their trials
         self._proposing = threading.Lock()
-        self._encoded = EncodedParams()  # the trials' rows, each encoded once (the encodings are the trials')
+        # the trials' rows, each encoded once (the encodings are the trials')
+        self._encoded = EncodedParams(self.max_encoded_spaces)
 
     def __getstate__(self) -> dict[str, Any]:
         """What pickling keeps (Optuna's recipe for saving a study pickles its sampler): all
@@ -314,7 +324,8 @@ class NPSampler(StudyProposals, BaseSampler):
         self._search_spaces = weakref.WeakKeyDictionary()
         self._startup_trials = weakref.WeakKeyDictionary()
         self._proposing = threading.Lock()
-        self._encoded = EncodedParams()
+        self.max_encoded_spaces = state.get("max_encoded_spaces", MAX_ENCODED_SPACES)  # a state without it: the default
+        self._encoded = EncodedParams(self.max_encoded_spaces)
 
     # -- Optuna's sampler interface ---------------------------------------------------
 

@@ -367,6 +367,8 @@ def test_a_mixed_space_wider_than_the_checkpoint_is_proposed_in_a_subspace_with_
     ({"beta": -1.0}, ValueError, "beta"),
     ({"beta": float("nan")}, ValueError, "beta"),
     ({"warn_independent_sampling": "yes"}, TypeError, "warn_independent_sampling"),
+    ({"max_encoded_spaces": 0}, ValueError, "max_encoded_spaces must be an int >= 1, got 0"),
+    ({"max_encoded_spaces": True}, ValueError, "max_encoded_spaces must be an int >= 1, got True"),
 ])
 def test_bad_arguments(kwargs, error, match):
     with pytest.raises(error, match=match):
@@ -567,10 +569,11 @@ def test_no_recommendation_before_two_completed_trials(tiny_card):
 def test_a_sampler_pickles_as_optuna_s_recipe_for_saving_a_study_needs():
     import pickle
 
-    study = optuna.create_study(sampler=sampler(seed=0))
+    study = optuna.create_study(sampler=sampler(seed=0, max_encoded_spaces=2))
     study.optimize(lambda t: (t.suggest_float("x", 0, 1) - 0.3) ** 2 + t.suggest_int("n", 1, 4), n_trials=6)
     saved = pickle.loads(pickle.dumps(study))  # the sampler with it
     assert isinstance(saved.sampler, NPSampler) and saved.sampler.seed == study.sampler.seed
+    assert saved.sampler.max_encoded_spaces == saved.sampler._encoded.max_spaces == 2  # the rows' cache rebuilt so
     original, restored = study.ask(), saved.ask()
     assert original.number == restored.number
     assert original.suggest_float("x", 0, 1) == restored.suggest_float("x", 0, 1)  # the same proposal

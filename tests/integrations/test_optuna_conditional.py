@@ -298,15 +298,11 @@ def test_conditional_proposals_repeat_on_one_seed():
 
 
 def test_conditional_proposals_are_the_same_when_the_encoded_rows_of_a_space_are_let_go():
-    # the sampler keeps the rows of a bounded number of spaces (EncodedParams): a space let go is encoded
+    # the sampler keeps the rows of a bounded number of spaces (max_encoded_spaces): a space let go is encoded
     # again, so a study meeting more spaces than that is proposed the same points, only more slowly
-    from npbandit.integrations.optuna_observations import EncodedParams
-
     runs, samplers = [], []
     for max_spaces in (None, 1):
-        shared = sampler(seed=3)
-        if max_spaces is not None:
-            shared._encoded = EncodedParams(max_spaces=max_spaces)
+        shared = sampler(seed=3) if max_spaces is None else sampler(seed=3, max_encoded_spaces=max_spaces)
         study = optuna.create_study(sampler=shared)
         with warnings.catch_warnings():
             warnings.simplefilter("ignore")
