@@ -275,7 +275,8 @@ class StudyProposals:
                                      max_context=self._max_context, **settings)
         return propose(build(X, Y), self.acquisition, dim=X.shape[-1], best_f=None if constraints else Y.max(),
                        seed=seed, pending=pending,
-                       **pending_rule(Y, self.liar), observed=X if self.avoid_repeats else None, space=space,
+                       **pending_rule(Y, self.liar), outputs=Y, observed=X if self.avoid_repeats else None,
+                       space=space,
                        **settings)
 
     def _observations(self, study: Study, search_space: dict[str, BaseDistribution], space: SearchSpace,

@@ -461,6 +461,16 @@ def test_constraints_func_values_are_stored_and_modelled(monkeypatch, tiny_card)
         assert study.best_trial.number == min(feasible, key=lambda t: t.value).number
 
 
+def test_constraints_are_modelled_without_the_trust_region(tiny_card):
+    # one model of every completed trial (trust_region=False) proposes through propose itself, which needs the
+    # objective and constraint values (outputs) beside the model: the NP's trials complete, inside the box
+    study = optuna.create_study(sampler=sampler(checkpoint=tiny_card, seed=0, trust_region=False,
+                                                constraints_func=lambda t: [t.user_attrs["c"]]))
+    study.optimize(_on_the_disc, n_trials=6)
+    assert [t.state for t in study.trials] == [TrialState.COMPLETE] * 6
+    assert all(0.0 <= t.params[n] <= 1.0 for t in study.trials for n in ("x", "y"))
+
+
 def test_trials_that_set_their_own_constraints_are_modelled_too(monkeypatch, tiny_card):
     if not hasattr(optuna.trial.Trial, "set_constraint"):
         pytest.skip("trial.set_constraint arrived with Optuna 5")
