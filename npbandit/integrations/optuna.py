@@ -70,7 +70,7 @@ except ImportError as err:  # pragma: no cover - exercised only without Optuna
 
 from npbandit.acquisition.constrained import CONSTRAINED_ACQUISITIONS
 from npbandit.acquisition.optimizers import AcquisitionOptimizer, resolve_acq_optimizer
-from npbandit.acquisition.pending import DEFAULT_LIAR, check_liar
+from npbandit.acquisition.pending import DEFAULT_LIAR, PendingStrategy, pending_strategy
 from npbandit.acquisition.proposal import ACQUISITIONS
 from npbandit.acquisition.subspace import SubspaceStrategy, check_subspace
 from npbandit.integrations.optuna_branches import branches, gating_choice
@@ -141,11 +141,14 @@ class NPSampler(StudyProposals, BaseSampler):
             in its box than the checkpoint was trained with, the NP sees those nearest the
             best trial (as ``BOPolicy(max_context=...)``). ``False``: one model of every
             completed trial.
-        liar: the value running trials are believed at while a worker proposes:
-            ``"worst"``, ``"mean"`` or ``"best"`` of the completed trials the NP sees
-            (in the trust region, those in its box), ``"believer"``: each at the NP's own
-            mean there (the kriging believer), or ``"penalty"`` (LogEI only): at no
-            value, LogEI damped around each (local penalisation); default as ``optimize``'s.
+        liar: how running trials enter a worker's proposal: a
+            :class:`~npbandit.acquisition.pending.PendingStrategy` (as ``BOPolicy(liar=...)``
+            takes one), or the name of a shipped one: ``"worst"``, ``"mean"`` or ``"best"`` of
+            the completed trials the NP sees (in the trust region, those in its box;
+            ``ConstantLiar``), ``"believer"``: each at the NP's own mean there (the kriging
+            believer, ``KrigingBeliever``), or ``"penalty"`` (LogEI only): at no value, LogEI
+            damped around each (``LocalPenalisation``); default as ``optimize``'s. The
+            strategy is the sampler's ``pending_strategy``, its name ``liar``.
         warn_independent_sampling: log a warning, saying why, when, past the start-up
             trials, a parameter is drawn by the independent sampler instead of the NP: one
             whose distribution changed between trials, or that some completed trial lacks and
@@ -232,7 +235,8 @@ class NPSampler(StudyProposals, BaseSampler):
     def __init__(self, checkpoint: str = "tnpd-bo", *, acquisition: str = "logei", n_startup_trials: int = 10,
                  seed: int | None = None, independent_sampler: BaseSampler | None = None, beta: float = 2.0,
                  num_restarts: int | None = None, raw_samples: int | None = None, avoid_repeats: bool = True,
-                 trust_region: bool = True, liar: str = DEFAULT_LIAR, warn_independent_sampling: bool = True,
+                 trust_region: bool = True, liar: str | PendingStrategy = DEFAULT_LIAR,
+                 warn_independent_sampling: bool = True,
                  threads: int | str | None = None, subspace: SubspaceStrategy | None = None,
                  constraints_func: Callable[[FrozenTrial], Sequence[float]] | None = None,
                  acq_optimizer: AcquisitionOptimizer | None = None, conditional: bool = True,
@@ -295,7 +299,8 @@ class NPSampler(StudyProposals, BaseSampler):
         if not isinstance(trust_region, bool):
             raise TypeError(f"trust_region must be a bool, got {type(trust_region).__name__}")
         self.trust_region = trust_region
-        self.liar = check_liar(liar, acquisition)
+        self.pending_strategy = pending_strategy(liar, acquisition)
+        self.liar = self.pending_strategy.name
         # one per study: Optuna's cache is per study, and every in-memory study has id 0
         self._search_spaces: weakref.WeakKeyDictionary[Any, dict[int, IntersectionSearchSpace]] = \
             weakref.WeakKeyDictionary()

@@ -208,7 +208,40 @@ def test_running_trials_are_believed_at_the_samplers_liar(monkeypatch, liar, exp
     study.add_trial(create_trial(params={"x": 8.0}, distributions=dist, state=TrialState.RUNNING))
     study.ask().suggest_float("x", 0.0, 10.0)
     assert seen["pending"].squeeze(-1).tolist() == [0.8]
-    assert float(seen["pending_value"]) == expected  # of the negated values -1..-4 (minimised)
+    # of the negated values -1..-4 (minimised) the model sees
+    assert float(seen["pending_strategy"].value(seen["outputs"])) == expected
+
+
+def test_a_pending_strategy_passed_as_liar_decides_where_running_trials_push():
+    # liar takes a PendingStrategy object as BOPolicy does: it is handed the running trial's point, and the next
+    # proposal moves away from it; the base strategy (which leaves the model as it is: no pending points) gives
+    # both asks the same acquisition, and with it the second lands where the first did
+    from npbandit.acquisition.pending import ConstantLiar, PendingStrategy
+
+    class Recording(ConstantLiar):
+        def __init__(self):
+            super().__init__("worst")
+            self.pending = []
+
+        def believe(self, model, pending, *, outputs, observed):
+            self.pending.append(pending.clone())
+            return super().believe(model, pending, outputs=outputs, observed=observed)
+
+    dist = {"x": FloatDistribution(0.0, 1.0)}
+    asked = {}
+    for name, liar in (("none", PendingStrategy()), ("worst", Recording())):
+        study = optuna.create_study(sampler=sampler(seed=0, liar=liar, trust_region=False))
+        assert study.sampler.pending_strategy is liar and study.sampler.liar == liar.name
+        for x in np.linspace(0.05, 0.95, 7):
+            study.add_trial(create_trial(params={"x": float(x)}, distributions=dist, value=float((x - 0.42) ** 2)))
+        asked[name] = [study.ask().suggest_float("x", 0.0, 1.0) for _ in range(2)]  # the first left running
+    first, second = asked["worst"]
+    assert asked["none"][0] == first  # no trial was running yet: the same proposal
+    assert [p.squeeze(-1).tolist() for p in liar.pending] == [[pytest.approx(first, abs=1e-12)]]
+    assert abs(asked["none"][1] - first) < 1e-3 and abs(second - first) > 0.05
+    for wrong in (ConstantLiar, 3, None):
+        with pytest.raises(ValueError, match="liar must be one of .* or a PendingStrategy"):
+            NPSampler(liar=wrong)
 
 
 def test_the_np_sees_the_trials_in_the_trust_region_the_study_has_earned(monkeypatch):
@@ -364,6 +397,7 @@ def test_a_mixed_space_wider_than_the_checkpoint_is_proposed_in_a_subspace_with_
     ({"independent_sampler": "random"}, TypeError, "independent_sampler"),
     ({"liar": "kriging"}, ValueError, "liar must be one of"),
     ({"liar": "penalty", "acquisition": "ucb"}, ValueError, "'penalty' needs acquisition 'logei'"),
+    ({"liar": "kriging"}, ValueError, "or a PendingStrategy, got 'kriging'"),
     ({"beta": -1.0}, ValueError, "beta"),
     ({"beta": float("nan")}, ValueError, "beta"),
     ({"warn_independent_sampling": "yes"}, TypeError, "warn_independent_sampling"),
