@@ -15,8 +15,8 @@ from types import ModuleType
 from typing import Any, NoReturn
 
 __all__ = ["BriefErrorParser", "DefaultsHelpFormatter", "show_default", "positive_int", "non_negative_int",
-           "finite_float", "positive_float", "thread_count", "parse_assignments", "progress", "import_user_module",
-           "import_plugins", "PLUGIN_HELP"]
+           "seed_or_none", "finite_float", "positive_float", "thread_count", "parse_assignments", "progress",
+           "import_user_module", "import_plugins", "PLUGIN_HELP"]
 
 #: ``--plugin``'s help (the commands whose options name a surrogate family, a prior or a checkpoint)
 PLUGIN_HELP = ("a module to import before anything is resolved: a dotted name on the import path (the current "
@@ -89,6 +89,17 @@ def non_negative_int(text: str) -> int:
     if value < 0:
         raise argparse.ArgumentTypeError(f"expected an integer >= 0, got {text!r}")
     return value
+
+
+def seed_or_none(text: str) -> int | None:
+    """A seed option's value: an int >= 0, or ``none`` (any case) for ``None``, which the
+    function it feeds reads as "draw a seed" (argparse ``type``)."""
+    if text.strip().lower() == "none":
+        return None
+    try:
+        return non_negative_int(text)
+    except argparse.ArgumentTypeError:
+        raise argparse.ArgumentTypeError(f"expected an integer >= 0 or 'none', got {text!r}") from None
 
 
 def finite_float(text: str) -> float:

@@ -232,6 +232,22 @@ def test_cli_report_reads_without_writing_and_refuses_a_missing_database(tmp_pat
     assert not (tmp_path / "typo.db").exists()
 
 
+def test_cli_optimize_draws_a_seed_for_seed_none_and_prints_it(tmp_path, capsys):
+    # as optimize(seed=None): a seed drawn, recorded with the run and printed, and that seed repeats the run
+    db = str(tmp_path / "runs.db")
+    base = ["optimize", "--function", "branin", "--surrogate", "random", "--budget", "3", "--db", db]
+    assert main([*base, "--seed", "None"]) == 0
+    out = capsys.readouterr().out
+    drawn = re.search(r"^seed (\d+) \(drawn; --seed (\d+) repeats the run\)$", out, re.MULTILINE)
+    assert drawn and drawn[1] == drawn[2], out
+    assert main([*base, "--seed", drawn[1]]) == 0
+    assert "drawn" not in capsys.readouterr().out  # a seed given is not said again
+    first, again = sorted(list_runs(db), key=lambda r: r.id)
+    assert first.seed == again.seed == int(drawn[1])
+    points = [[s["params"] for s in run_steps(db, run.id)] for run in (first, again)]
+    assert len(points[0]) == 3 and points[0] == points[1]
+
+
 def test_cli_bandit_checks_policy_names_before_running(tmp_path, capsys):
     db = tmp_path / "runs.db"
     for policy, message in [("cmanp-gp1d", "bandit policy 'cmanp-gp1d' needs a 'wheel' checkpoint"),
@@ -444,7 +460,10 @@ def test_demo_help_names_what_the_tour_runs(monkeypatch, tmp_path):
 @pytest.mark.parametrize("args,message", [
     (["optimize", "--function", "branin", "--budget", "x"], "argument --budget: expected a positive integer, got 'x'"),
     (["optimize", "--function", "branin", "--budget", "0"], "argument --budget: expected a positive integer, got '0'"),
-    (["optimize", "--function", "branin", "--seed", "-1"], "argument --seed: expected an integer >= 0, got '-1'"),
+    (["optimize", "--function", "branin", "--seed", "-1"],
+     "argument --seed: expected an integer >= 0 or 'none', got '-1'"),
+    (["optimize", "--function", "branin", "--seed", "random"],
+     "argument --seed: expected an integer >= 0 or 'none', got 'random'"),
     (["optimize", "--function", "branin", "--eval-timeout", "0"],
      "argument --eval-timeout: expected a positive number, got '0'"),
     (["bandit", "--deltas", "nan"], "argument --deltas: expected a finite number, got 'nan'"),
