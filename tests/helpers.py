@@ -282,24 +282,26 @@ def dask_client():
         yield client
 
 
+# the storage alone (no torch to import): what a bandit run writes, a step at a time, as run_episode logs it
 _WRITER = """
-from npbandit.envs import WheelBanditEnv
-from npbandit.loop import run_episode
-from npbandit.policies import UniformPolicy
 from npbandit.storage import RunLogger
-import os, pathlib, sys, time
+import os, pathlib, random, sys, time
 db, ready = sys.argv[1], pathlib.Path(sys.argv[2])
 (ready / str(os.getpid())).touch()
 while len(list(ready.iterdir())) < 4:
     time.sleep(0.01)
 for seed in range(3):
-    run_episode(WheelBanditEnv(horizon=100), UniformPolicy(), seed=seed, logger=RunLogger(db, commit_every=1),
-                run_info={"kind": "bandit", "env_id": "wheel", "env_params": {"delta": 0.5}})
+    rng, logger = random.Random(seed), RunLogger(db, commit_every=1)
+    logger.start(kind="bandit", env_id="wheel", env_params={"delta": 0.5}, policy="uniform", seed=seed)
+    for t in range(100):
+        logger.log_step(t=t, action=rng.randrange(5), reward=rng.random(), regret=rng.random())
+    logger.finish()
 """
 
 
 def four_writers(db: str, tmp_path) -> list[str]:
-    """Four processes each log three 100-step bandit runs to ``db``, committing every step; they
+    """Four processes each log three 100-step bandit runs to ``db`` (a :class:`~npbandit.storage.RunLogger`'s
+    writes, without the run loop), committing every step; they
     wait for one another after their imports, so all four write at once however unevenly they
     start. Returns each process's stderr once all have exited (asserting they exited 0)."""
     import subprocess

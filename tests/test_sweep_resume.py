@@ -342,4 +342,4 @@ def test_the_bandit_command_names_a_repeated_seed_in_one_line(tmp_path, capsys):
     assert main(["bandit", "--policies", "uniform", "--seeds", "0", "0", "--steps", "5",
                  "--db", str(tmp_path / "runs.db")]) == 2
     err = capsys.readouterr().err
-    assert err.startswith("npbandit bandit: seeds[1] repeats seed 0") and err.count("\n") == 1
+    assert err.startswith("npbandit bandit: --seeds value 2 repeats seed 0") and err.count("\n") == 1

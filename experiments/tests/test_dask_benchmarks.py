@@ -24,8 +24,12 @@ def client():
 
 
 @pytest.mark.slow
-def test_bo_benchmark_sweep_on_dask_matches_the_local_one(tmp_path, client):
+def test_bo_benchmark_sweep_on_dask_matches_the_local_one(tmp_path, client, monkeypatch):
     """experiments/benchmarks/bo.py with --dask-scheduler runs the same BO runs as with --workers."""
+    # the cluster's scheduler and workers are this process's threads, and the jobs the script sends name its
+    # neighbours by bare name (common), as the script's own sys.path set-up finds them: so must this process,
+    # whether or not another test loaded a benchmark first
+    monkeypatch.syspath_prepend(str(LAB / "benchmarks"))
     env = {**os.environ, "PYTHONPATH": os.pathsep.join([str(ROOT), *filter(None, [os.environ.get("PYTHONPATH")])]),
            "OMP_NUM_THREADS": "1"}
     # budget 7: the 5-point initial design (2d + 1) and two model-based steps, so the model's state

@@ -30,7 +30,15 @@ import warnings
 from npbandit._version import __version__
 from npbandit.cli import bandit, demo, models, optimize, report, train
 from npbandit.cli.models import MODELS_NOTE, models_text
-from npbandit.cli.options import PLUGIN_HELP, BriefErrorParser, DefaultsHelpFormatter, import_plugins, thread_count
+from npbandit.cli.options import (
+    PLUGIN_HELP,
+    BriefErrorParser,
+    DefaultsHelpFormatter,
+    import_plugins,
+    in_flags,
+    option_flags,
+    thread_count,
+)
 from npbandit.envs import ObjectiveError
 from npbandit.stopping import RunInterrupted
 from npbandit.storage import DEFAULT_URL
@@ -78,20 +86,25 @@ def build_parser(only: str | None = None) -> argparse.ArgumentParser:
 def main(argv: list[str] | None = None) -> int:
     """Run one command; returns the exit status.
 
-    Every expected failure is one line on stderr and status 2: bad arguments, unknown
-    or unfitting checkpoints, a database that cannot be opened or written, an
-    objective that fails (``ObjectiveError``) or returns something other than a
-    number, a training run that diverges (``FloatingPointError``), a Dask scheduler that
-    does not answer (``OSError``) or Dask not installed (``ImportError``, naming the
-    extra). A warning raised while a command runs (``budget`` within the initial design, say)
-    is one line on stderr too, ``npbandit COMMAND: warning: ...``. SIGINT / SIGTERM during a
-    run: the run is saved and recorded as ``interrupted`` (``train``: its state is saved),
-    one line says so (``optimize``: and how to go on, ``--initial-from RUN_ID``), and the
-    status is 128 + the signal number. An ``optimize`` run an evaluation failed and stopped
-    says the same after the error: the run's id, what it saved, and how to go on."""
+    Every expected failure is one line on stderr and status 2: bad arguments, unknown or
+    unfitting checkpoints, a database that cannot be opened or written, an objective that
+    fails (``ObjectiveError``) or returns something other than a number, a training run that
+    diverges (``FloatingPointError``), a Dask scheduler that does not answer (``OSError``)
+    or Dask not installed (``ImportError``, naming the extra). An argument the library's
+    checks name in a ``TypeError`` / ``ValueError`` (``beta must be >= 0``, ``seeds[1]
+    ...``) is named as the flag the user typed (:func:`~npbandit.cli.options.in_flags`; a
+    command module's ``ARGUMENT_ALIASES`` maps library argument names its options feed under
+    another name). A warning raised while a command runs (``budget`` within the initial
+    design, say) is one line on stderr too, ``npbandit COMMAND: warning: ...``. SIGINT /
+    SIGTERM during a run: the run is saved and recorded as ``interrupted`` (``train``: its
+    state is saved), one line says so (``optimize``: and how to go on, ``--initial-from
+    RUN_ID``), and the status is 128 + the signal number. An ``optimize`` run an evaluation
+    failed and stopped says the same after the error: the run's id, what it saved, and how
+    to go on."""
     given = sys.argv[1:] if argv is None else argv
     names = {module.COMMAND for module in COMMANDS}
-    args = build_parser(only=given[0] if given and given[0] in names else "").parse_args(argv)
+    parser = build_parser(only=given[0] if given and given[0] in names else "")
+    args = parser.parse_args(argv)
     command = {module.COMMAND: module for module in COMMANDS}[args.command]
     threads = args.threads if args.threads is not None else getattr(command, "DEFAULT_THREADS", None)
     try:
@@ -115,7 +128,12 @@ def main(argv: list[str] | None = None) -> int:
     except ObjectiveError as err:  # an evaluation failed and stopped the run: say how to go on, as for a signal
         print(f"npbandit {args.command}: {_one_line(err)}{_how_to_go_on(args, err)}", file=sys.stderr)
         return 2
-    except (TypeError, ValueError, OSError, ImportError, FloatingPointError) as err:
+    except (TypeError, ValueError) as err:  # a library check's argument names, as the flags the user typed
+        sub = next(a for a in parser._actions if a.dest == "command").choices[args.command]
+        flags = option_flags(sub, getattr(command, "ARGUMENT_ALIASES", None))
+        print(f"npbandit {args.command}: {in_flags(_one_line(err), flags)}", file=sys.stderr)
+        return 2
+    except (OSError, ImportError, FloatingPointError) as err:
         print(f"npbandit {args.command}: {_one_line(err)}", file=sys.stderr)
         return 2
 

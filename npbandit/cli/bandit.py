@@ -17,6 +17,8 @@ __all__ = ["COMMAND", "HELP", "add_arguments", "run", "WHEEL_POLICIES", "DATASET
 COMMAND = "bandit"
 HELP = "contextual-bandit runs on the wheel or on data sets: several policies, deltas or data sets, and seeds"
 USES_DB = True
+#: the sweep's argument names its options feed under another name (an error naming one names the option)
+ARGUMENT_ALIASES = {"policy": "policies"}  # make_bandit_policy's, for each of --policies
 
 #: ``--policies`` without it: on the wheel, and on a data set (where a wheel checkpoint cannot serve)
 WHEEL_POLICIES = ["cmanp-wheel", "uniform", "linucb"]

@@ -8,7 +8,7 @@ import contextlib
 import json
 from typing import Any
 
-from npbandit.cli.options import import_user_module, non_negative_int, positive_float, positive_int, progress
+from npbandit.cli.options import import_user_module, positive_float, positive_int, progress, seed_or_none
 
 __all__ = ["COMMAND", "HELP", "add_arguments", "run"]
 
@@ -79,8 +79,9 @@ def add_arguments(opt: argparse.ArgumentParser) -> None:
     opt.add_argument("--on-error", choices=["raise", "skip"], default="raise",
                      help="an evaluation that raises or returns NaN / inf: stop the run (raise) or record it as "
                           "failed and go on (skip)")
-    opt.add_argument("--seed", type=non_negative_int, default=0,
-                     help="seeds the initial design and the acquisition optimisation")
+    opt.add_argument("--seed", type=seed_or_none, default=0,
+                     help="seeds the initial design and the acquisition optimisation: the same seed, the same run; "
+                          "'none' draws one (optimize(seed=None)), printed with the result and recorded with the run")
     opt.add_argument("--batch-size", type=positive_int,
                      help="evaluations in flight at once (asynchronous BO; > 1 needs --workers or --dask-scheduler; "
                           "default: --workers' count, else 1)")
@@ -165,6 +166,8 @@ def run(args: argparse.Namespace) -> int:
     failed = sum(h["failed"] for h in result.history)  # --on-error skip: say so, the best is of the others
     print(f"run {result.run_id}: {what} {result.best_value:.6g} at {_point_text(result.best_x)} "
           f"after {len(result.history)} evaluations" + (f" ({failed} failed)" if failed else ""))
+    if args.seed is None:  # the only record of a drawn seed outside the database: say how to repeat the run
+        print(f"seed {result.seed} (drawn; --seed {result.seed} repeats the run)")
     earlier = None if initial is None else best_step(initial, not args.maximize, constraints is not None)
     if earlier is not None and (not result.feasible or (earlier["value"] < result.best_value if not args.maximize
                                                         else earlier["value"] > result.best_value)):

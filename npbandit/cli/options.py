@@ -9,14 +9,15 @@ import importlib.util
 import json
 import math
 import os
+import re
 import sys
 from pathlib import Path
 from types import ModuleType
 from typing import Any, NoReturn
 
 __all__ = ["BriefErrorParser", "DefaultsHelpFormatter", "show_default", "positive_int", "non_negative_int",
-           "finite_float", "positive_float", "thread_count", "parse_assignments", "progress", "import_user_module",
-           "import_plugins", "PLUGIN_HELP"]
+           "seed_or_none", "finite_float", "positive_float", "thread_count", "parse_assignments", "progress",
+           "import_user_module", "import_plugins", "PLUGIN_HELP", "option_flags", "in_flags"]
 
 #: ``--plugin``'s help (the commands whose options name a surrogate family, a prior or a checkpoint)
 PLUGIN_HELP = ("a module to import before anything is resolved: a dotted name on the import path (the current "
@@ -60,6 +61,48 @@ class BriefErrorParser(argparse.ArgumentParser):
         self.exit(2, f"usage: {self.prog} ... (see {self.prog} --help)\n{self.prog}: error: {message}\n")
 
 
+def option_flags(parser: argparse.ArgumentParser, aliases: dict[str, str] | None = None) -> dict[str, tuple[str, bool]]:
+    """The flag a user types for each of a command's Python argument names: ``{dest: (flag,
+    takes a list)}`` for every option of ``parser`` (a command passes each option's value to
+    the library argument of the same name, as ``--commit-every`` to ``commit_every``), plus
+    ``aliases``: library argument names the command's options feed under another name
+    (``{"policy": "policies"}``: :func:`~npbandit.policies.make_bandit_policy`'s ``policy``
+    is one of ``--policies``)."""
+    flags = {a.dest: (next((o for o in a.option_strings if o.startswith("--")), a.option_strings[0]),
+                      a.nargs in ("+", "*"))
+             for a in parser._actions if a.option_strings and a.dest != "help"}
+    for name, dest in (aliases or {}).items():
+        flags[name] = flags[dest]
+    return flags
+
+
+def in_flags(text: str, flags: dict[str, tuple[str, bool]]) -> str:
+    """An error message from the library as the command line's user reads it: an argument
+    name in the forms the library's checks write it becomes the flag typed. Those forms: an
+    item of a list (``seeds[1] repeats seed 0`` -> ``--seeds value 2 repeats seed 0``), a
+    keyword (``surrogate='random'`` -> ``--surrogate 'random'``), and the message's subject
+    when it is plainly an argument: followed by ``must`` or by a quoted value (``beta must
+    be >= 0``, ``liar 'penalty' needs ...``) or a name with an underscore (``acq_optimizer
+    maximises ...``). A name elsewhere is prose (``bandit policy 'x' needs ...``, a message
+    that opens ``out of ...``) and is left as it is; a message that names the flag itself
+    beside the argument (``eval_prior_params (--eval-prior-set): ...``) names it once."""
+    def item(match: re.Match) -> str:
+        flag, is_list = flags[match[1]]
+        return f"{flag} value {int(match[2]) + 1}" if is_list else match[0]
+
+    names = "|".join(sorted((re.escape(n) for n in flags), key=len, reverse=True))
+    if not names:
+        return text
+    text = re.sub(rf"(?<![\w.\-'\"])({names})\[(\d+)\]", item, text)
+    text = re.sub(rf"(?<![\w.\-'\"])({names})=(?=\S)", lambda m: f"{flags[m[1]][0]} ", text)
+    subject = re.match(rf"({names})(?= must | '| \")", text) or re.match(r"(\w+_\w+)(?= )", text)
+    if subject is not None and subject[1] in flags:
+        text = flags[subject[1]][0] + text[subject.end():]
+    for flag, _ in set(flags.values()):  # a library message that already said the flag: once is enough
+        text = text.replace(f"{flag} ({flag})", flag)
+    return text
+
+
 # argparse ``type`` functions. Each raises ArgumentTypeError with what was expected, which
 # argparse prints after the option's name ("argument --budget: expected a positive integer,
 # got 'x'"); any other error would print the function's name instead ("invalid positive_int value").
@@ -89,6 +132,17 @@ def non_negative_int(text: str) -> int:
     if value < 0:
         raise argparse.ArgumentTypeError(f"expected an integer >= 0, got {text!r}")
     return value
+
+
+def seed_or_none(text: str) -> int | None:
+    """A seed option's value: an int >= 0, or ``none`` (any case) for ``None``, which the
+    function it feeds reads as "draw a seed" (argparse ``type``)."""
+    if text.strip().lower() == "none":
+        return None
+    try:
+        return non_negative_int(text)
+    except argparse.ArgumentTypeError:
+        raise argparse.ArgumentTypeError(f"expected an integer >= 0 or 'none', got {text!r}") from None
 
 
 def finite_float(text: str) -> float:

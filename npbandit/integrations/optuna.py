@@ -70,11 +70,11 @@ except ImportError as err:  # pragma: no cover - exercised only without Optuna
 
 from npbandit.acquisition.constrained import CONSTRAINED_ACQUISITIONS
 from npbandit.acquisition.optimizers import AcquisitionOptimizer, resolve_acq_optimizer
-from npbandit.acquisition.pending import DEFAULT_LIAR, check_liar
+from npbandit.acquisition.pending import DEFAULT_LIAR, PendingStrategy, pending_strategy
 from npbandit.acquisition.proposal import ACQUISITIONS
 from npbandit.acquisition.subspace import SubspaceStrategy, check_subspace
 from npbandit.integrations.optuna_branches import branches, gating_choice
-from npbandit.integrations.optuna_observations import EncodedParams
+from npbandit.integrations.optuna_observations import MAX_ENCODED_SPACES, EncodedParams
 from npbandit.integrations.optuna_proposals import StudyProposals
 from npbandit.integrations.optuna_trials import (
     check_single_objective,
@@ -141,11 +141,14 @@ class NPSampler(StudyProposals, BaseSampler):
             in its box than the checkpoint was trained with, the NP sees those nearest the
             best trial (as ``BOPolicy(max_context=...)``). ``False``: one model of every
             completed trial.
-        liar: the value running trials are believed at while a worker proposes:
-            ``"worst"``, ``"mean"`` or ``"best"`` of the completed trials the NP sees
-            (in the trust region, those in its box), ``"believer"``: each at the NP's own
-            mean there (the kriging believer), or ``"penalty"`` (LogEI only): at no
-            value, LogEI damped around each (local penalisation); default as ``optimize``'s.
+        liar: how running trials enter a worker's proposal: a
+            :class:`~npbandit.acquisition.pending.PendingStrategy` (as ``BOPolicy(liar=...)``
+            takes one), or the name of a shipped one: ``"worst"``, ``"mean"`` or ``"best"`` of
+            the completed trials the NP sees (in the trust region, those in its box;
+            ``ConstantLiar``), ``"believer"``: each at the NP's own mean there (the kriging
+            believer, ``KrigingBeliever``), or ``"penalty"`` (LogEI only): at no value, LogEI
+            damped around each (``LocalPenalisation``); default as ``optimize``'s. The
+            strategy is the sampler's ``pending_strategy``, its name ``liar``.
         warn_independent_sampling: log a warning, saying why, when, past the start-up
             trials, a parameter is drawn by the independent sampler instead of the NP: one
             whose distribution changed between trials, or that some completed trial lacks and
@@ -193,6 +196,13 @@ class NPSampler(StudyProposals, BaseSampler):
             only); the trust region centres on the best feasible trial; completed trials without
             constraint values are left out (with a warning), and failed ones are seen at the
             worst objective value and the worst value of each constraint.
+        max_encoded_spaces: the search spaces whose trials' unit-cube rows are kept between
+            proposals (:class:`~npbandit.integrations.optuna_observations.EncodedParams`), those
+            most recently read; a space let go has its rows computed again when it is read again,
+            which costs time and changes no proposal. An int >= 1; default
+            :data:`~npbandit.integrations.optuna_observations.MAX_ENCODED_SPACES` (32), enough
+            for a gate of up to 31 choices. Lower it to bound memory in a define-by-run study
+            that meets many spaces with many trials each.
 
     Values come back as Optuna's own samplers give them: ints as ``int``, a stepped float's
     grid value as ``k * step + low`` in float64 (``0.35000000000000003`` for ``k = 7`` of
@@ -225,10 +235,13 @@ class NPSampler(StudyProposals, BaseSampler):
     def __init__(self, checkpoint: str = "tnpd-bo", *, acquisition: str = "logei", n_startup_trials: int = 10,
                  seed: int | None = None, independent_sampler: BaseSampler | None = None, beta: float = 2.0,
                  num_restarts: int | None = None, raw_samples: int | None = None, avoid_repeats: bool = True,
-                 trust_region: bool = True, liar: str = DEFAULT_LIAR, warn_independent_sampling: bool = True,
+                 trust_region: bool = True, liar: str | PendingStrategy = DEFAULT_LIAR,
+                 warn_independent_sampling: bool = True,
                  threads: int | str | None = None, subspace: SubspaceStrategy | None = None,
                  constraints_func: Callable[[FrozenTrial], Sequence[float]] | None = None,
-                 acq_optimizer: AcquisitionOptimizer | None = None, conditional: bool = True) -> None:
+                 acq_optimizer: AcquisitionOptimizer | None = None, conditional: bool = True,
+                 max_encoded_spaces: int = MAX_ENCODED_SPACES) -> None:
+        self.max_encoded_spaces = check_int("max_encoded_spaces", max_encoded_spaces, minimum=1)
         self.conditional = check_bool("conditional", conditional)
         self.subspace = check_subspace(subspace)
         if constraints_func is not None and not callable(constraints_func):
@@ -286,7 +299,8 @@ class NPSampler(StudyProposals, BaseSampler):
         if not isinstance(trust_region, bool):
             raise TypeError(f"trust_region must be a bool, got {type(trust_region).__name__}")
         self.trust_region = trust_region
-        self.liar = check_liar(liar, acquisition)
+        self.pending_strategy = pending_strategy(liar, acquisition)
+        self.liar = self.pending_strategy.name
         # one per study: Optuna's cache is per study, and every in-memory study has id 0
         self._search_spaces: weakref.WeakKeyDictionary[Any, dict[int, IntersectionSearchSpace]] = \
             weakref.WeakKeyDictionary()
@@ -296,7 +310,8 @@ class NPSampler(StudyProposals, BaseSampler):
         # one proposal at a time in this process: a worker thread reads the running trials only after
         # the proposals other threads made were stored with their trials
         self._proposing = threading.Lock()
-        self._encoded = EncodedParams()  # the trials' rows, each encoded once (the encodings are the trials')
+        # the trials' rows, each encoded once (the encodings are the trials')
+        self._encoded = EncodedParams(self.max_encoded_spaces)
 
     def __getstate__(self) -> dict[str, Any]:
         """What pickling keeps (Optuna's recipe for saving a study pickles its sampler): all
@@ -314,7 +329,8 @@ class NPSampler(StudyProposals, BaseSampler):
         self._search_spaces = weakref.WeakKeyDictionary()
         self._startup_trials = weakref.WeakKeyDictionary()
         self._proposing = threading.Lock()
-        self._encoded = EncodedParams()
+        self.max_encoded_spaces = state.get("max_encoded_spaces", MAX_ENCODED_SPACES)  # a state without it: the default
+        self._encoded = EncodedParams(self.max_encoded_spaces)
 
     # -- Optuna's sampler interface ---------------------------------------------------
 

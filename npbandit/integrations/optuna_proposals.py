@@ -4,7 +4,7 @@ conditional group (:mod:`~npbandit.integrations.optuna_groups`) and for each bra
 conditional study (:mod:`~npbandit.integrations.optuna_branches`).
 
 :class:`StudyProposals` is mixed into the sampler: it reads the sampler's settings
-(``acquisition``, ``acq_optimizer``, ``trust_region``, ``liar``, ...) and its loaded network
+(``acquisition``, ``acq_optimizer``, ``trust_region``, ``pending_strategy``, ...) and its loaded network
 from the sampler's own attributes, so one sampler object holds them all, and the sampler's
 module keeps Optuna's interface (which parameters go where, and when).
 """
@@ -22,7 +22,7 @@ from optuna.trial import FrozenTrial, TrialState
 
 from npbandit.acquisition.indexed_choices import IndexedChoices
 from npbandit.acquisition.optimizers import AcquisitionOptimizer
-from npbandit.acquisition.pending import pending_rule
+from npbandit.acquisition.pending import PendingStrategy
 from npbandit.acquisition.proposal import nearest, propose, propose_in_region
 from npbandit.acquisition.subspace import SubspaceSearch, SubspaceStrategy, bind_search
 from npbandit.acquisition.wide_spaces import check_subspace_space, default_subspace
@@ -72,7 +72,7 @@ class StudyProposals:
     raw_samples: int
     avoid_repeats: bool
     trust_region: bool
-    liar: str
+    pending_strategy: PendingStrategy
     n_startup_trials: int
     seed: int
     threads: Any
@@ -271,17 +271,17 @@ class StudyProposals:
         if search is not None:
             snap = None if space is None or space.continuous else space.snap
             point = search.propose(region, X, Y, build, self.acquisition, seed=seed, pending=pending,
-                                   avoid_repeats=self.avoid_repeats, liar=self.liar, snap=snap,
+                                   avoid_repeats=self.avoid_repeats, liar=self.pending_strategy, snap=snap,
                                    max_context=self._max_context, **settings)
             return point if snap is None else snap(torch.as_tensor(point)).numpy()
         if region is not None:
             return propose_in_region(region, X, Y, build, self.acquisition, seed=seed, pending=pending,
-                                     avoid_repeats=self.avoid_repeats, liar=self.liar, space=space,
+                                     avoid_repeats=self.avoid_repeats, liar=self.pending_strategy, space=space,
                                      max_context=self._max_context, **settings)
         return propose(build(X, Y), self.acquisition, dim=X.shape[-1], best_f=None if constraints else Y.max(),
                        seed=seed, pending=pending,
-                       **pending_rule(Y, self.liar), observed=X if self.avoid_repeats else None, space=space,
-                       **settings)
+                       pending_strategy=self.pending_strategy, outputs=Y, observed=X if self.avoid_repeats else None,
+                       space=space, **settings)
 
     def _observations(self, study: Study, search_space: dict[str, BaseDistribution], space: SearchSpace,
                       search: SubspaceSearch | None, completed: list[FrozenTrial], number: int | None,

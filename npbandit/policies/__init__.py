@@ -79,11 +79,12 @@ def make_bandit_policy(name: str, beta: float = 1.0, *, env: Any = None, n_arms:
     if parsed is None:  # a baseline
         _no_projection(name, projection)
         if name == "uniform":
-            return UniformPolicy(n_arms=problem.n_arms, context_dim=problem.context_dim)
+            return UniformPolicy(n_arms=problem.n_arms, context_dim=problem.context_dim, bounds=problem.bounds)
         if name == "linucb":  # beta is its exploration weight alpha (both default to 1)
-            return LinUCBPolicy(n_arms=problem.n_arms, context_dim=problem.context_dim, alpha=beta)
+            return LinUCBPolicy(n_arms=problem.n_arms, context_dim=problem.context_dim, alpha=beta,
+                                bounds=problem.bounds)
         if name == "lin-ts":  # a posterior draw explores: no weight to take
-            return LinearTSPolicy(n_arms=problem.n_arms, context_dim=problem.context_dim)
+            return LinearTSPolicy(n_arms=problem.n_arms, context_dim=problem.context_dim, bounds=problem.bounds)
         return GPUCBPolicy(n_arms=problem.n_arms, beta=beta, context_dim=problem.context_dim, bounds=problem.bounds)
     # unknown names, missing files and checkpoints of another kind or shape, by name
     check_bandit_policy_name(name, context_dim=problem.context_dim, n_arms=problem.n_arms)

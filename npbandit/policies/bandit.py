@@ -25,10 +25,9 @@ from npbandit.policies.base import Policy
 from npbandit.policies.problem import (
     ARM_PRIORS,
     check_arm_checkpoint,
+    check_bandit_context,
     check_bandit_spaces,
     check_bounds,
-    check_context,
-    check_context_in_bounds,
     outside,
 )
 from npbandit.priors.wheel import RewardFill
@@ -140,25 +139,32 @@ def check_arm_and_reward(action: Any, reward: Any, n_arms: int) -> tuple[int, fl
 class UniformPolicy(Policy):
     """Pulls an arm uniformly at random (the normaliser of the wheel protocol).
 
-    ``context_dim``: the width of every context (``None``: any width, the same within a
-    run). It reads no context, but checks each one as the other policies do (a finite
-    array of shape ``(d,)``), and the environment's spaces against what it was built for."""
+    ``context_dim``: the width of every context (``None``: ``bounds``' width, else any
+    width, the same within a run). ``bounds``: ``[2, d]`` (lower row, upper row), the box
+    every context lies in (``make_bandit_policy`` passes the ``Box``'s finite bounds), or
+    ``None``. It reads no context, but checks each one as the other policies do
+    (:func:`~npbandit.policies.problem.check_bandit_context`: a finite array of shape
+    ``(d,)``, inside ``bounds``), and the environment's spaces against what it was built for."""
 
     name = "uniform"
 
-    def __init__(self, n_arms: int = 5, context_dim: int | None = None) -> None:
+    def __init__(self, n_arms: int = 5, context_dim: int | None = None, bounds: Any = None) -> None:
         self.n_arms = check_int("n_arms", n_arms, minimum=2)
         self.context_dim = None if context_dim is None else check_int("context_dim", context_dim, minimum=1)
+        self.bounds = None if bounds is None else check_bounds("bounds", bounds, self.context_dim)
+        if self.bounds is not None:
+            self.context_dim = self.bounds.shape[1]
 
     def check_spaces(self, observation_space: Any, action_space: Any) -> None:
-        check_bandit_spaces(observation_space, action_space, self.n_arms, self.context_dim, f"policy {self.name!r}")
+        check_bandit_spaces(observation_space, action_space, self.n_arms, self.context_dim, f"policy {self.name!r}",
+                            self.bounds)
 
     def reset(self, seed: int | None = None) -> None:
         super().reset(seed)
         self._width = self.context_dim  # None: the first context's
 
     def _check(self, obs: Any) -> None:
-        self._width = len(check_context(obs, self._width))
+        self._width = len(check_bandit_context(obs, self._width, self.bounds))
 
     def act(self, obs: np.ndarray) -> int:
         self._check(obs)
@@ -174,13 +180,20 @@ class UniformPolicy(Policy):
 
 class LinUCBPolicy(Policy):
     """Disjoint LinUCB (Li et al. 2010): per arm, ridge regression on ``[x, 1]`` and
-    ``argmax theta·z + alpha * sqrt(z^T A^-1 z)``."""
+    ``argmax theta·z + alpha * sqrt(z^T A^-1 z)``.
+
+    ``bounds``: ``[2, context_dim]`` (lower row, upper row), the box every context lies in
+    (``make_bandit_policy`` passes the ``Box``'s finite bounds), or ``None``: a context
+    outside it is refused (:func:`~npbandit.policies.problem.check_bandit_context`), as is
+    an environment whose ``Box`` it does not contain. The contexts are read as they come."""
 
     name = "linucb"
 
-    def __init__(self, n_arms: int = 5, context_dim: int = 2, alpha: float = 1.0, ridge: float = 1.0) -> None:
+    def __init__(self, n_arms: int = 5, context_dim: int = 2, alpha: float = 1.0, ridge: float = 1.0,
+                 bounds: Any = None) -> None:
         self.n_arms = check_int("n_arms", n_arms, minimum=2)
         self.context_dim = check_int("context_dim", context_dim, minimum=1)
+        self.bounds = None if bounds is None else check_bounds("bounds", bounds, self.context_dim)
         self.alpha = check_real("alpha", alpha, low=0.0)
         self.ridge = check_real("ridge", ridge)
         if not self.ridge > 0:
@@ -193,10 +206,11 @@ class LinUCBPolicy(Policy):
         self.b = np.zeros((self.n_arms, k))
 
     def check_spaces(self, observation_space: Any, action_space: Any) -> None:
-        check_bandit_spaces(observation_space, action_space, self.n_arms, self.context_dim, f"policy {self.name!r}")
+        check_bandit_spaces(observation_space, action_space, self.n_arms, self.context_dim, f"policy {self.name!r}",
+                            self.bounds)
 
     def _features(self, obs: np.ndarray) -> np.ndarray:
-        return np.append(check_context(obs, self.context_dim), 1.0)
+        return np.append(check_bandit_context(obs, self.context_dim, self.bounds), 1.0)
 
     def act(self, obs: np.ndarray) -> int:
         z = self._features(obs)
@@ -297,6 +311,9 @@ class NPBanditPolicy(Policy):
 
             domain = checkpoint_use(card).get("input_domain")
             self.input_domain = None if domain is None else (float(domain[0]), float(domain[1]))
+        # the box a context must lie in: that interval in every dimension (the bounds other policies take from a Box)
+        self.bounds = None if self.input_domain is None else \
+            np.repeat(np.asarray(self.input_domain, dtype=np.float64)[:, None], surrogate.x_dim, axis=1)
         self._ref = next(surrogate.parameters())
         self._largest = torch.finfo(self._ref.dtype).max  # what a context or reward must not exceed
         # the surrogate's dtype in numpy, where it has one: a context is cast there, then shared
@@ -348,14 +365,12 @@ class NPBanditPolicy(Policy):
                              "regression per arm on a 'bo' checkpoint (cmanp-bo), which maps any finite box")
 
     def _context(self, obs: Any) -> torch.Tensor:
-        """``obs`` checked (:func:`check_context`, within the checkpoint's ``input_domain``
-        and the surrogate's dtype) as the target ``[1, 1, dx]`` the surrogate reads."""
-        context = check_context(obs, self.surrogate.x_dim)
-        if self.input_domain is not None:
-            lo, hi = self.input_domain
-            if outside(context, context, lo, hi).any():
-                raise ValueError(f"obs {context.tolist()} lies outside [{lo:g}, {hi:g}], the inputs policy "
-                                 f"{self.name!r}'s checkpoint was trained on; map the contexts into it")
+        """``obs`` checked (:func:`~npbandit.policies.problem.check_bandit_context`, within
+        the checkpoint's ``input_domain``, and the surrogate's dtype) as the target ``[1, 1, dx]``
+        the surrogate reads."""
+        context = check_bandit_context(obs, self.surrogate.x_dim, self.bounds,
+                                       what=f"the inputs policy {self.name!r}'s checkpoint was trained on",
+                                       fix="map the contexts into them")
         if np.abs(context).max() > self._largest:
             raise ValueError(f"obs {context.tolist()} does not fit the surrogate's {self._ref.dtype}")
         if self._np_dtype is None:
@@ -449,12 +464,12 @@ class GPUCBPolicy(Policy):
 
     def _context(self, obs: Any) -> np.ndarray:
         """``obs`` checked (its width, finite, inside ``bounds``) and as the GPs read it."""
-        x = check_context(obs, self._width)
+        x = check_bandit_context(obs, self._width, self.bounds)
         self._width = len(x)
         if self.bounds is None:
             return x
         low, high = self.bounds
-        return (check_context_in_bounds(x, self.bounds) - low) / (high - low)
+        return (x - low) / (high - low)
 
     def reset(self, seed: int | None = None) -> None:
         super().reset(seed)

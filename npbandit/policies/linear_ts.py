@@ -43,7 +43,7 @@ from scipy.linalg import solve_triangular  # SciPy comes with BoTorch
 
 from npbandit.policies.bandit import check_arm_and_reward
 from npbandit.policies.base import Policy
-from npbandit.policies.problem import check_bandit_spaces, check_context
+from npbandit.policies.problem import check_bandit_context, check_bandit_spaces, check_bounds
 from npbandit.validation import check_arm, check_int, check_real
 
 __all__ = ["LinearTSPolicy", "cholesky_add"]
@@ -81,12 +81,16 @@ class LinearTSPolicy(Policy):
         prior_precision: ``lambda`` (> 0): the weights' prior is ``N(0, sigma^2 / lambda I)``,
             the intercept's included.
         initial_pulls: times each arm is played in turn before the first draw (>= 0).
+        bounds: ``[2, context_dim]`` (lower row, upper row), the box every context lies in
+            (``make_bandit_policy`` passes the ``Box``'s finite bounds), or ``None``: a context
+            outside it is refused (:func:`~npbandit.policies.problem.check_bandit_context`),
+            as is an environment whose ``Box`` it does not contain. Contexts are read as they come.
     """
 
     name = "lin-ts"
 
     def __init__(self, n_arms: int = 5, context_dim: int = 2, a0: float = 6.0, b0: float = 6.0,
-                 prior_precision: float = 0.25, initial_pulls: int = 2) -> None:
+                 prior_precision: float = 0.25, initial_pulls: int = 2, bounds: Any = None) -> None:
         self.n_arms = check_int("n_arms", n_arms, minimum=2)
         self.context_dim = check_int("context_dim", context_dim, minimum=1)
         for what, value in (("a0", a0), ("b0", b0), ("prior_precision", prior_precision)):
@@ -94,6 +98,7 @@ class LinearTSPolicy(Policy):
                 raise ValueError(f"{what} must be positive, got {value!r}")
         self.a0, self.b0, self.prior_precision = float(a0), float(b0), float(prior_precision)
         self.initial_pulls = check_int("initial_pulls", initial_pulls, minimum=0)
+        self.bounds = None if bounds is None else check_bounds("bounds", bounds, self.context_dim)
 
     def reset(self, seed: int | None = None) -> None:
         super().reset(seed)
@@ -104,10 +109,11 @@ class LinearTSPolicy(Policy):
         self.counts = np.zeros(self.n_arms, dtype=np.int64)
 
     def check_spaces(self, observation_space: Any, action_space: Any) -> None:
-        check_bandit_spaces(observation_space, action_space, self.n_arms, self.context_dim, f"policy {self.name!r}")
+        check_bandit_spaces(observation_space, action_space, self.n_arms, self.context_dim, f"policy {self.name!r}",
+                            self.bounds)
 
     def _features(self, obs: Any) -> np.ndarray:
-        return np.append(check_context(obs, self.context_dim), 1.0)
+        return np.append(check_bandit_context(obs, self.context_dim, self.bounds), 1.0)
 
     def _whitened(self, arm: int) -> np.ndarray:
         """``u = L^-1 Z^T y`` of ``arm`` (``P^-1 Z^T y = L^-T u``, ``m^T P m = |u|^2``)."""

@@ -72,10 +72,9 @@ from npbandit.policies.context_projection import (
 from npbandit.policies.problem import (
     arm_model_width,
     check_arm_checkpoint,
+    check_bandit_context,
     check_bandit_spaces,
     check_bounds,
-    check_context,
-    check_context_in_bounds,
 )
 from npbandit.rows import RowBuffer
 from npbandit.surrogates.base import NeuralProcess
@@ -188,7 +187,7 @@ class PerArmNPPolicy(Policy):
         self._moments = None  # running moments of all rewards (npbandit.transforms.moments)
 
     def _context(self, obs: Any) -> np.ndarray:
-        return check_context_in_bounds(check_context(obs, self.context_dim), self.bounds)
+        return check_bandit_context(obs, self.context_dim, self.bounds)
 
     def _observed_context(self, obs: Any) -> np.ndarray:
         """``obs`` checked as :meth:`_context` checks it, once a round: the context :meth:`act`

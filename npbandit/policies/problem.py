@@ -12,7 +12,8 @@ policy checks an environment's spaces against what it was built for
 run starts) with :func:`check_bandit_spaces`: :func:`check_arm_space` and
 :func:`check_context_space` (and, holding bounds, :func:`check_bounds_cover`: they must
 contain the ``Box``'s finite sides); and each context it is handed with
-:func:`check_context` (and :func:`check_context_in_bounds`).
+:func:`check_bandit_context` (:func:`check_context`, then, holding bounds,
+:func:`check_context_in_bounds`), the one check every shipped bandit policy makes.
 
 Every check raises a one-line error naming the argument (``env.observation_space``,
 ``env.action_space``, ``bounds``, ``obs``, ``context_dim``) and what was expected.
@@ -30,8 +31,9 @@ from npbandit.envs.blackbox import as_bounds
 from npbandit.validation import check_int
 
 __all__ = ["BanditProblem", "WHEEL", "ARM_PRIORS", "CONTEXT_TOLERANCE", "bandit_problem", "problem_of_spaces",
-           "check_bounds", "check_context", "check_context_in_bounds", "check_bounds_cover", "check_arm_space",
-           "check_context_space", "check_bandit_spaces", "outside", "check_arm_checkpoint", "arm_model_width"]
+           "check_bounds", "check_context", "check_context_in_bounds", "check_bandit_context", "check_bounds_cover",
+           "check_arm_space", "check_context_space", "check_bandit_spaces", "outside", "check_arm_checkpoint",
+           "arm_model_width"]
 
 #: priors whose checkpoints serve as one reward regression per arm (:mod:`npbandit.policies.per_arm`)
 ARM_PRIORS = ("bo",)
@@ -125,19 +127,34 @@ def outside(low: np.ndarray, high: np.ndarray, lower: Any, upper: Any) -> np.nda
     return (np.isfinite(low) & (low < np.subtract(lower, slack))) | (np.isfinite(high) & (high > np.add(upper, slack)))
 
 
-def check_context_in_bounds(x: np.ndarray, bounds: np.ndarray) -> np.ndarray:
+def check_context_in_bounds(x: np.ndarray, bounds: np.ndarray,
+                            what: str = "the policy's context bounds",
+                            fix: str = "build it with bounds that contain every context") -> np.ndarray:
     """A checked context ``x [d]`` (:func:`check_context`) that lies in ``bounds [2, d]``, up to
     :data:`CONTEXT_TOLERANCE` of the box's width; ``ValueError`` naming ``obs`` otherwise (a
-    policy that maps contexts from its bounds never clips one)."""
+    policy that maps contexts from its bounds never clips one), saying ``what`` the bounds
+    are and how to ``fix`` it."""
     low, high = bounds
     out = outside(x, x, low, high)
     if out.any():
         i = int(np.flatnonzero(out)[0])
         more = f" (and {int(out.sum()) - 1} more dimensions)" if out.sum() > 1 else ""
-        raise ValueError(f"obs {_context_text(x)} lies outside the policy's context bounds: dimension {i} is {x[i]:g}, "
-                         f"its bounds [{low[i]:g}, {high[i]:g}]{more}; build it with bounds that contain every "
-                         "context")
+        raise ValueError(f"obs {_context_text(x)} lies outside {what}: dimension {i} is {x[i]:g}, "
+                         f"its bounds [{low[i]:g}, {high[i]:g}]{more}; {fix}")
     return x
+
+
+def check_bandit_context(obs: Any, context_dim: int | None, bounds: np.ndarray | None = None,
+                         **message: str) -> np.ndarray:
+    """A bandit policy's check of each context it is handed (``act``, ``observe``): ``obs`` as
+    a finite float64 context of shape ``(context_dim,)`` (:func:`check_context`; ``None``: any
+    width) and, when the policy holds ``bounds [2, d]`` (the box it was built for: an
+    environment's ``Box``, or its checkpoint's inputs), inside them
+    (:func:`check_context_in_bounds`, whose ``what`` / ``fix`` ``message`` passes on). One
+    rule for every policy: a context the policy was not built for is refused, whether or not
+    the policy would have read it."""
+    x = check_context(obs, context_dim)
+    return x if bounds is None else check_context_in_bounds(x, bounds, **message)
 
 
 def check_bounds_cover(bounds: np.ndarray, observation_space: Any, who: str | None = None) -> None:

@@ -232,6 +232,22 @@ def test_cli_report_reads_without_writing_and_refuses_a_missing_database(tmp_pat
     assert not (tmp_path / "typo.db").exists()
 
 
+def test_cli_optimize_draws_a_seed_for_seed_none_and_prints_it(tmp_path, capsys):
+    # as optimize(seed=None): a seed drawn, recorded with the run and printed, and that seed repeats the run
+    db = str(tmp_path / "runs.db")
+    base = ["optimize", "--function", "branin", "--surrogate", "random", "--budget", "3", "--db", db]
+    assert main([*base, "--seed", "None"]) == 0
+    out = capsys.readouterr().out
+    drawn = re.search(r"^seed (\d+) \(drawn; --seed (\d+) repeats the run\)$", out, re.MULTILINE)
+    assert drawn and drawn[1] == drawn[2], out
+    assert main([*base, "--seed", drawn[1]]) == 0
+    assert "drawn" not in capsys.readouterr().out  # a seed given is not said again
+    first, again = sorted(list_runs(db), key=lambda r: r.id)
+    assert first.seed == again.seed == int(drawn[1])
+    points = [[s["params"] for s in run_steps(db, run.id)] for run in (first, again)]
+    assert len(points[0]) == 3 and points[0] == points[1]
+
+
 def test_cli_bandit_checks_policy_names_before_running(tmp_path, capsys):
     db = tmp_path / "runs.db"
     for policy, message in [("cmanp-gp1d", "bandit policy 'cmanp-gp1d' needs a 'wheel' checkpoint"),
@@ -444,7 +460,10 @@ def test_demo_help_names_what_the_tour_runs(monkeypatch, tmp_path):
 @pytest.mark.parametrize("args,message", [
     (["optimize", "--function", "branin", "--budget", "x"], "argument --budget: expected a positive integer, got 'x'"),
     (["optimize", "--function", "branin", "--budget", "0"], "argument --budget: expected a positive integer, got '0'"),
-    (["optimize", "--function", "branin", "--seed", "-1"], "argument --seed: expected an integer >= 0, got '-1'"),
+    (["optimize", "--function", "branin", "--seed", "-1"],
+     "argument --seed: expected an integer >= 0 or 'none', got '-1'"),
+    (["optimize", "--function", "branin", "--seed", "random"],
+     "argument --seed: expected an integer >= 0 or 'none', got 'random'"),
     (["optimize", "--function", "branin", "--eval-timeout", "0"],
      "argument --eval-timeout: expected a positive number, got '0'"),
     (["bandit", "--deltas", "nan"], "argument --deltas: expected a finite number, got 'nan'"),
@@ -457,6 +476,46 @@ def test_an_option_of_the_wrong_type_is_named_with_what_it_expects(capsys, args,
         main(args)
     err = capsys.readouterr().err
     assert info.value.code == 2 and message in err and "invalid" not in err
+
+
+@pytest.mark.parametrize("args,message", [
+    (["bandit", "--beta", "-1", "--steps", "3"], "npbandit bandit: --beta must be >= 0.0, got -1.0"),
+    (["bandit", "--policies", "uniform", "--seeds", "3", "5", "3", "--steps", "3"],
+     "npbandit bandit: --seeds value 3 repeats seed 3"),
+    (["bandit", "--policies", "linucb", "uniform", "linucb", "--steps", "3"],
+     "npbandit bandit: --policies value 1 'linucb' on delta=0.5 and --policies value 3 'linucb' on delta=0.5 are "
+     "the same run"),
+    (["bandit", "--policies", "uniform", "nosuch", "--steps", "3"], "npbandit bandit: --policies must be uniform, "),
+    (["optimize", "--function", "branin", "--surrogate", "random", "--acq-optimizer", "candidate-search"],
+     "npbandit optimize: --acq-optimizer maximises a surrogate's acquisition; --surrogate 'random' (Sobol points) "
+     "has none"),
+    (["optimize", "--function", "branin", "--liar", "penalty", "--acquisition", "ucb"],
+     "npbandit optimize: --liar 'penalty' needs acquisition 'logei'"),
+    (["train", "--model", "cmanp", "--prior", "bo", "--steps", "1", "--size", "tiny", "--out", "{tmp}/run",
+      "--name", ""], "npbandit train: --name must be a plain file name"),
+    (["train", "--model", "cmanp", "--prior", "bo", "--steps", "1", "--size", "tiny", "--out", "{tmp}/run",
+      "--eval-prior-set", "nosuch=1"], "npbandit train: --eval-prior-set: "),
+])
+def test_a_library_error_names_the_flag_the_user_typed(tmp_path, capsys, args, message):
+    # the sweep's, optimize's and train's checks name their Python arguments (beta, seeds[2], acq_optimizer,
+    # surrogate='random'); the command line's user typed flags, and the error names those
+    args = [a.replace("{tmp}", str(tmp_path)) for a in args]
+    assert main([*args, *(["--db", str(tmp_path / "runs.db")] if args[0] != "train" else [])]) == 2
+    *_, line = capsys.readouterr().err.splitlines()  # after any warning a first import of torch gives
+    assert line.startswith(message), line
+
+
+def test_only_the_argument_forms_of_a_name_become_flags():
+    from npbandit.cli.options import in_flags
+
+    flags = {"policies": ("--policies", True), "policy": ("--policies", False), "out": ("--out", False),
+             "bounds": ("--bounds", False), "eval_prior_params": ("--eval-prior-set", True)}
+    for prose in ("bandit policy 'x' needs a 'wheel' checkpoint", "out of range: policies are 2",
+                  "--out must be empty", "unknown_name is wrong; policy must be"):
+        assert in_flags(prose, flags) == prose
+    assert in_flags("bounds[0] must be below bounds[1]", flags) == "bounds[0] must be below bounds[1]"  # not a list
+    assert in_flags("policies[1] 'x', policies[10] 'x'", flags) == "--policies value 2 'x', --policies value 11 'x'"
+    assert in_flags("eval_prior_params (--eval-prior-set): no", flags) == "--eval-prior-set: no"
 
 
 @pytest.mark.parametrize("args", [

@@ -272,7 +272,40 @@ def test_running_trials_are_believed_at_the_samplers_liar(monkeypatch, liar, exp
     study.add_trial(create_trial(params={"x": 8.0}, distributions=dist, state=TrialState.RUNNING))
     study.ask().suggest_float("x", 0.0, 10.0)
     assert seen["pending"].squeeze(-1).tolist() == [0.8]
-    assert float(seen["pending_value"]) == expected  # of the negated values -1..-4 (minimised)
+    # of the negated values -1..-4 (minimised) the model sees
+    assert float(seen["pending_strategy"].value(seen["outputs"])) == expected
+
+
+def test_a_pending_strategy_passed_as_liar_decides_where_running_trials_push():
+    # liar takes a PendingStrategy object as BOPolicy does: it is handed the running trial's point, and the next
+    # proposal moves away from it; the base strategy (which leaves the model as it is: no pending points) gives
+    # both asks the same acquisition, and with it the second lands where the first did
+    from npbandit.acquisition.pending import ConstantLiar, PendingStrategy
+
+    class Recording(ConstantLiar):
+        def __init__(self):
+            super().__init__("worst")
+            self.pending = []
+
+        def believe(self, model, pending, *, outputs, observed):
+            self.pending.append(pending.clone())
+            return super().believe(model, pending, outputs=outputs, observed=observed)
+
+    dist = {"x": FloatDistribution(0.0, 1.0)}
+    asked = {}
+    for name, liar in (("none", PendingStrategy()), ("worst", Recording())):
+        study = optuna.create_study(sampler=sampler(seed=0, liar=liar, trust_region=False))
+        assert study.sampler.pending_strategy is liar and study.sampler.liar == liar.name
+        for x in np.linspace(0.05, 0.95, 7):
+            study.add_trial(create_trial(params={"x": float(x)}, distributions=dist, value=float((x - 0.42) ** 2)))
+        asked[name] = [study.ask().suggest_float("x", 0.0, 1.0) for _ in range(2)]  # the first left running
+    first, second = asked["worst"]
+    assert asked["none"][0] == first  # no trial was running yet: the same proposal
+    assert [p.squeeze(-1).tolist() for p in liar.pending] == [[pytest.approx(first, abs=1e-12)]]
+    assert abs(asked["none"][1] - first) < 1e-3 and abs(second - first) > 0.05
+    for wrong in (ConstantLiar, 3, None):
+        with pytest.raises(ValueError, match="liar must be one of .* or a PendingStrategy"):
+            NPSampler(liar=wrong)
 
 
 def test_the_np_sees_the_trials_in_the_trust_region_the_study_has_earned(monkeypatch):
@@ -428,9 +461,12 @@ def test_a_mixed_space_wider_than_the_checkpoint_is_proposed_in_a_subspace_with_
     ({"independent_sampler": "random"}, TypeError, "independent_sampler"),
     ({"liar": "kriging"}, ValueError, "liar must be one of"),
     ({"liar": "penalty", "acquisition": "ucb"}, ValueError, "'penalty' needs acquisition 'logei'"),
+    ({"liar": "kriging"}, ValueError, "or a PendingStrategy, got 'kriging'"),
     ({"beta": -1.0}, ValueError, "beta"),
     ({"beta": float("nan")}, ValueError, "beta"),
     ({"warn_independent_sampling": "yes"}, TypeError, "warn_independent_sampling"),
+    ({"max_encoded_spaces": 0}, ValueError, "max_encoded_spaces must be an int >= 1, got 0"),
+    ({"max_encoded_spaces": True}, ValueError, "max_encoded_spaces must be an int >= 1, got True"),
 ])
 def test_bad_arguments(kwargs, error, match):
     with pytest.raises(error, match=match):
@@ -521,6 +557,16 @@ def test_constraints_func_values_are_stored_and_modelled(monkeypatch, tiny_card)
     feasible = [t for t in trials if t.user_attrs["c"] <= 0]
     if feasible:
         assert study.best_trial.number == min(feasible, key=lambda t: t.value).number
+
+
+def test_constraints_are_modelled_without_the_trust_region(tiny_card):
+    # one model of every completed trial (trust_region=False) proposes through propose itself, which needs the
+    # objective and constraint values (outputs) beside the model: the NP's trials complete, inside the box
+    study = optuna.create_study(sampler=sampler(checkpoint=tiny_card, seed=0, trust_region=False,
+                                                constraints_func=lambda t: [t.user_attrs["c"]]))
+    study.optimize(_on_the_disc, n_trials=6)
+    assert [t.state for t in study.trials] == [TrialState.COMPLETE] * 6
+    assert all(0.0 <= t.params[n] <= 1.0 for t in study.trials for n in ("x", "y"))
 
 
 def test_trials_that_set_their_own_constraints_are_modelled_too(monkeypatch, tiny_card):
@@ -631,10 +677,11 @@ def test_no_recommendation_before_two_completed_trials(tiny_card):
 def test_a_sampler_pickles_as_optuna_s_recipe_for_saving_a_study_needs():
     import pickle
 
-    study = optuna.create_study(sampler=sampler(seed=0))
+    study = optuna.create_study(sampler=sampler(seed=0, max_encoded_spaces=2))
     study.optimize(lambda t: (t.suggest_float("x", 0, 1) - 0.3) ** 2 + t.suggest_int("n", 1, 4), n_trials=6)
     saved = pickle.loads(pickle.dumps(study))  # the sampler with it
     assert isinstance(saved.sampler, NPSampler) and saved.sampler.seed == study.sampler.seed
+    assert saved.sampler.max_encoded_spaces == saved.sampler._encoded.max_spaces == 2  # the rows' cache rebuilt so
     original, restored = study.ask(), saved.ask()
     assert original.number == restored.number
     assert original.suggest_float("x", 0, 1) == restored.suggest_float("x", 0, 1)  # the same proposal

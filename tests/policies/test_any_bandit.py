@@ -279,13 +279,13 @@ def test_the_per_arm_policy_checks_a_round_s_context_once(bo_card, monkeypatch):
     import npbandit.policies.per_arm as per_arm_module
 
     calls = []
-    real = per_arm_module.check_context
+    real = per_arm_module.check_bandit_context
 
-    def spy(obs, context_dim):
+    def spy(obs, context_dim, bounds=None, **message):
         calls.append(obs)
-        return real(obs, context_dim)
+        return real(obs, context_dim, bounds, **message)
 
-    monkeypatch.setattr(per_arm_module, "check_context", spy)
+    monkeypatch.setattr(per_arm_module, "check_bandit_context", spy)
     policy = PerArmNPPolicy(load_surrogate(bo_card), [[-1.0] * 3, [1.0] * 3], 2, n_init=1)
     policy.reset(0)
     rng = np.random.default_rng(0)
@@ -341,6 +341,6 @@ def test_a_wheel_checkpoint_refuses_contexts_outside_the_inputs_it_was_trained_o
     policy.reset(0)
     policy.observe(np.array([0.5, -1.0]), 0, 1.0, {})
     for call in (lambda x: policy.observe(x, 0, 1.0, {}), policy.act):
-        with pytest.raises(ValueError, match=r"obs \[0.0, 1.5\] lies outside \[-1, 1\], the inputs policy "
-                                             "'cmanp-wheel-ucb''s checkpoint was trained on"):
+        with pytest.raises(ValueError, match=r"obs \[0.0, 1.5\] lies outside the inputs policy 'cmanp-wheel-ucb''s "
+                                             r"checkpoint was trained on: dimension 1 is 1.5, its bounds \[-1, 1\]"):
             call(np.array([0.0, 1.5]))

@@ -183,11 +183,32 @@ def test_a_wheel_checkpoint_policy_checks_its_first_rounds_context_too(rule):
     for obs, match in ((np.array([np.nan, 0.0]), "obs must be finite"),
                        (np.zeros(3), r"obs must be a context of shape \(2,\)"),
                        ("ab", r"obs must be a context of shape \(2,\), got str"),
-                       (np.array([5.0, 0.0]), r"obs \[5.0, 0.0\] lies outside \[-1, 1\]")):
+                       (np.array([5.0, 0.0]), r"obs \[5.0, 0.0\] lies outside the inputs .*: dimension 0 is 5, "
+                                             r"its bounds \[-1, 1\]")):
         with pytest.raises(ValueError, match=match) as err:
             policy.act(obs)
         _one_line(err)
     assert policy.act(np.zeros(2)) in range(5)
+
+
+@pytest.mark.parametrize("name", ["uniform", "linucb", "lin-ts", "gp-ucb", "bo", "wheel"])
+def test_every_bandit_policy_refuses_a_context_outside_the_box_it_was_built_for(cards, name):
+    # LinUCB, lin-ts and uniform read any finite context, whatever the env's Box said; every policy now makes one
+    # check (check_bandit_context): a wheel checkpoint against the inputs it was trained on, the others the Box
+    env = LinearBandit(context_dim=2, n_arms=5)  # the wheel's shape, its Box [-1, 1]^2
+    policy = make_bandit_policy(cards.get(name, name), env=env)
+    policy.reset(0)
+    policy.observe(np.array([0.5, -1.0]), 0, 1.0, {})  # on the Box's face
+    for call in (policy.act, lambda x: policy.observe(x, 0, 1.0, {})):
+        with pytest.raises(ValueError, match=r"^obs \[0.5, 1.5\] lies outside .*: dimension 1 is 1.5, its bounds "
+                                             r"\[-1, 1\]; ") as err:
+            call(np.array([0.5, 1.5]))
+        _one_line(err)
+    assert policy.act(np.array([0.5, 1.0 + 1e-9])) in range(5)  # a rounding error past a face is inside
+    if name in ("uniform", "linucb", "lin-ts"):  # as gp-ucb and the per-arm policy: a Box they do not contain
+        narrow = make_bandit_policy(name, env=env, bounds=[[-1.0, -1.0], [1.0, 1.0]])
+        with pytest.raises(ValueError, match=rf"bounds of policy '{name}' .* do not contain env.observation_space"):
+            narrow.check_spaces(LinearBandit(context_dim=2, n_arms=5, high=2.0).observation_space, env.action_space)
 
 
 def test_without_a_width_a_run_keeps_its_first_contexts():
