@@ -13,7 +13,7 @@ import torch
 
 from npbandit.acquisition.constrained import CONSTRAINED_ACQUISITIONS, incumbent
 from npbandit.acquisition.optimizers import AcquisitionOptimizer, check_acq_optimizer
-from npbandit.acquisition.pending import DEFAULT_LIAR, check_liar
+from npbandit.acquisition.pending import DEFAULT_LIAR, PendingStrategy, pending_strategy
 from npbandit.acquisition.proposal import ACQUISITIONS
 from npbandit.acquisition.subspace import SubspaceStrategy, check_subspace
 from npbandit.envs.blackbox import BlackBoxEnv, ObjectiveError, as_bounds
@@ -45,7 +45,7 @@ def optimize(objective: Callable[[Any], float], bounds: Any = None, surrogate: s
              optimal_value: float | None = None, batch_size: int = 1, executor: Any = None,
              eval_timeout: float | None = None, output_warp: str | None = None,
              avoid_repeats: bool = True, trust_region: bool | None = None,
-             liar: str = DEFAULT_LIAR, threads: int | str | None = None, *,
+             liar: str | PendingStrategy = DEFAULT_LIAR, threads: int | str | None = None, *,
              space: SearchSpace | Mapping[str, Parameter] | None = None,
              initial: Sequence[Any] | int | RunRow | OptimizeResult | None = None,
              constraints: Callable[[Any], Sequence[float]] | None = None,
@@ -231,10 +231,11 @@ def optimize(objective: Callable[[Any], float], bounds: Any = None, surrogate: s
             ``"worst"``, ``"mean"`` or ``"best"`` of the observations the surrogate sees,
             ``"believer"``: each at the surrogate's own mean there (the kriging believer), or
             ``"penalty"`` (LogEI only): at no value, LogEI damped around each instead
-            (local penalisation; ``npbandit.acquisition.pending.LIARS``). Default ``DEFAULT_LIAR``,
-            the kriging believer: the surrogate's mean surface stays where the data put it,
-            so near a sharp optimum the next proposal is not pushed away by a value the
-            region never showed.
+            (local penalisation; ``npbandit.acquisition.pending.LIARS``), or a
+            :class:`~npbandit.acquisition.pending.PendingStrategy` of your own (the run records
+            its ``name``). Default ``DEFAULT_LIAR``, the kriging believer: the surrogate's mean
+            surface stays where the data put it, so near a sharp optimum the next proposal is
+            not pushed away by a value the region never showed.
         threads: torch's intra-op threads while the surrogate proposes a point or takes in
             an observation (:class:`~npbandit.threads.torch_threads`; the objective's calls
             keep the caller's count): a positive int, ``"torch"`` (torch's own count) or
@@ -320,7 +321,7 @@ def optimize(objective: Callable[[Any], float], bounds: Any = None, surrogate: s
         raise TypeError(f"db must be an SQLAlchemy URL, a file path or None, got {db!r}")
     if trust_region is not None and not isinstance(trust_region, bool):
         raise TypeError(f"trust_region must be a bool or None, got {type(trust_region).__name__}")
-    check_liar(liar)
+    pending_strategy(liar)  # a name or a PendingStrategy; its acquisition is checked with the policy
     callbacks = _check_callbacks(callbacks)
     resolve_threads(threads)  # a bad threads or $NPBANDIT_THREADS fails before anything is evaluated
     _check_async(executor, batch_size, eval_timeout)

@@ -517,3 +517,33 @@ def test_an_np_believes_points_in_flight_at_its_own_mean_through_optimize(tmp_pa
     for model, X, Y in believed:
         with torch.no_grad():
             torch.testing.assert_close(Y, model.posterior(X).mean.reshape(Y.shape))
+
+
+def test_optimize_takes_a_pending_strategy_of_ones_own(tmp_path):
+    # liar takes a PendingStrategy object, as BOPolicy and NPSampler do: with two evaluations in flight it is
+    # handed the points still running, and the run records its name
+    from npbandit.acquisition.pending import KrigingBeliever
+
+    class Recording(KrigingBeliever):
+        name = "recording-believer"
+
+        def __init__(self):
+            self.pending = []
+
+        def believe(self, model, pending, *, outputs, observed):
+            self.pending.append(pending.shape[0])
+            return super().believe(model, pending, outputs=outputs, observed=observed)
+
+    card = str(tiny_checkpoint(tmp_path, "cmanp", "bo"))
+    db = f"sqlite:///{tmp_path / 'liar.db'}"
+    liar = Recording()
+    with ThreadPoolExecutor(2) as ex:
+        result = optimize(sphere, BOUNDS, surrogate=card, budget=9, n_init=3, seed=0, db=db, progress=False,
+                          batch_size=2, executor=ex, liar=liar)
+    assert len(result.history) == 9
+    assert liar.pending and all(n >= 1 for n in liar.pending)  # every model proposal with a point in flight
+    (run,) = list_runs(db)
+    assert run.policy_params["liar"] == "recording-believer"
+    for wrong in (KrigingBeliever, 3, "liar"):
+        with pytest.raises(ValueError, match="liar must be one of .* or a PendingStrategy"):
+            optimize(sphere, BOUNDS, surrogate=card, budget=4, db=None, progress=False, liar=wrong)
