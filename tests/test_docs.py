@@ -1,12 +1,17 @@
 """The docs a user can open: every ``*.md`` a file cites exists in the repository; the
 documentation site's navigation and relative links resolve; its Results page and README's
 headline table still say what the lab log says; the Layout of docs/contributing.md
-names every module; and the user docs' cheap Python snippets run as written.
+names every module; and the user docs' cheap Python snippets run as written (README, getting
+started, and the guides to optimize, bandits, BoTorch, Ax and Optuna; budgets and rounds shortened
+where a snippet's own would take seconds).
 
 Cheap: nothing here builds the site (``mkdocs build --strict`` does, in ``make docs``)."""
 
+import inspect
 import re
 from pathlib import Path
+
+import pytest
 
 ROOT = Path(__file__).resolve().parent.parent
 # generated, installed or vendored trees; training_runs/ holds run states, not docs
@@ -242,3 +247,114 @@ def section(page: str, heading: str) -> str:
     assert start is not None, heading
     end = re.search(r"^#+ ", text[start.end():], flags=re.M)
     return text[start.end():start.end() + end.start()] if end else text[start.end():]
+
+
+def shortened(code: str, *replacements: tuple[str, str]) -> str:
+    """``code`` with each ``(old, new)`` replaced, every ``old`` checked to occur exactly once, so
+    that a page whose numbers change fails here rather than running unshortened."""
+    for old, new in replacements:
+        assert code.count(old) == 1, f"{old!r} occurs {code.count(old)} times in the snippet"
+        code = code.replace(old, new)
+    return code
+
+
+def test_the_wheel_sweep_and_classification_snippets_of_the_bandits_guide_run(tmp_path, monkeypatch, capsys):
+    from npbandit.storage import list_runs
+
+    monkeypatch.chdir(tmp_path)  # the runs log to ./npbandit.db
+    blocks = python_blocks("docs/guides/bandits.md")
+    sweep = next(b for b in blocks if "run_wheel_bandits(" in b)
+    results = run_block(shortened(sweep, ("steps=2000", "steps=3")))["results"]
+    runs = list_runs("sqlite:///npbandit.db")
+    assert len(results) == len(runs) == 4 and all(r.status == "completed" for r in runs)
+    capsys.readouterr()
+    # the page's iris example uses the imports of "Your own bandit" above it; 10 rounds reach the
+    # per-arm models (2 per arm of 3, then at random until more rounds than the 6 columns)
+    own = next(b for b in blocks if "class LinearBandit" in b)
+    imports = "\n".join(line for line in own.splitlines() if line.startswith(("import ", "from ")))
+    iris = next(b for b in blocks if '"npbandit/ClassificationBandit-v0", dataset="iris"' in b)
+    run_block(imports + "\n" + shortened(iris, ("horizon=500", "horizon=10")))
+    printed = [line.split() for line in capsys.readouterr().out.splitlines()]
+    assert [p[0] for p in printed] == ["cmanp-bo", "linucb", "uniform"]
+    assert all(0.0 <= float(p[1]) <= 10.0 for p in printed)  # a regret of at most 1 a round
+
+
+# the shortened space runs stay inside their initial design, which optimize says in a UserWarning
+@pytest.mark.filterwarnings("ignore:budget=.*does not exceed n_init:UserWarning")
+def test_the_optimize_guide_snippets_run_with_shortened_budgets(tmp_path, monkeypatch):
+    """Every snippet of the optimize guide, in order, in one namespace, as a reader runs the page;
+    the objectives the page leaves to the reader (``objective``, ``train_and_score``'s body,
+    ``bounds``, ``noisy_f``) given, and the budgets cut to a few evaluations."""
+    import numpy as np
+
+    monkeypatch.chdir(tmp_path)  # the runs log to ./npbandit.db
+    first, space, warm, constrained, callbacks, batched, noisy = python_blocks("docs/guides/optimize.md")
+    rng = np.random.default_rng(0)
+    ns = {"objective": lambda x: float((x[0] - 1) ** 2 + (x[1] + 2) ** 2), "bounds": [[0, 0], [1, 1]],
+          "noisy_f": lambda x: float(x[0] + x[1] + 0.1 * rng.standard_normal())}
+    run_block(shortened(first, ("budget=60", "budget=7")), ns)
+    assert ns["result"].run_id == 1 and ns["result"].recommended_x.shape == (2,)
+
+    score = "    return params['lr'] * params['layers'] + params['dropout'] + (params['act'] == 'relu')\n"
+    run_block("import npbandit\n" + shortened(space, ("    ...\n", score), ("budget=60", "budget=4")), ns)
+    assert set(ns["result"].best_x) == {"lr", "layers", "dropout", "act"}
+    run_block(shortened(warm, ("initial=13", "initial=first.run_id"), ("budget=20 - 11", "budget=2"),
+                        ("budget=20 - len(", "budget=4 - len("), ("budget=20)", "budget=4)"),
+                        ("budget=20, initial=first", "budget=3, initial=first"),
+                        ("budget=20, db=None", "budget=4, db=None")), ns)
+    assert len(ns["first"].history) == 4 and len(ns["more"].history) == 3 and len(ns["rest"].history) == 2
+
+    run_block(shortened(constrained, ("budget=30", "budget=7")), ns)
+    assert ns["result"].feasible in (True, False) and len(ns["result"].history) == 7
+    run_block(shortened(callbacks, ("budget=500", "budget=9")), ns)
+    stopped = len(ns["result"].history) < 9
+    assert stopped == (ns["result"].stopped_early is not None)
+    run_block(shortened(batched, ("budget=60", "budget=6")), ns)
+    assert len(ns["result"].history) == 6 and ns["result"].history[0]["worker"]
+    run_block(shortened(noisy, ("budget=60", "budget=6")), ns)
+    assert ns["result"].recommended_by in ("model", "observed")
+
+
+def test_the_botorch_guide_snippets_run_on_a_small_problem():
+    """The swap (README's Door 3 is the same snippet), the candidate search and the threads
+    block, given the data and imports the page leaves to the reader's BoTorch script."""
+    import textwrap
+
+    swap, search, threads = python_blocks("docs/guides/botorch.md")
+    assert swap == python_blocks("README.md")[1]
+    setup = ("import torch\nfrom botorch.acquisition import LogExpectedImprovement\n"
+             "from botorch.fit import fit_gpytorch_mll\nfrom botorch.optim import optimize_acqf\n"
+             "from gpytorch.mlls import ExactMarginalLogLikelihood\n"
+             "bounds = torch.tensor([[0.0, 0.0], [1.0, 1.0]], dtype=torch.float64)\n"
+             "train_X = torch.rand(8, 2, dtype=torch.float64, generator=torch.Generator().manual_seed(0))\n"
+             "train_Y = -((train_X - 0.3) ** 2).sum(-1, keepdim=True)\n")
+    lines = swap.splitlines()
+    at = next(i for i, line in enumerate(lines) if "optimize_acqf(" in line) + 1
+    evaluate = "new_Y = -((candidate - 0.3) ** 2).sum(-1, keepdim=True)"  # the reader's objective
+    ns = run_block(setup + "\n".join([*lines[:at], evaluate, *lines[at:]]) + "\n")
+    assert ns["model"].train_X.shape == (9, 2)  # the candidate joined the 8 points
+    run_block(search, ns)
+    assert ns["candidate"].shape == (1, 2) and bool((ns["points"] >= 0).all() and (ns["points"] <= 1).all())
+    run_block(textwrap.dedent(threads), {"iterations": 2})
+
+
+def test_the_optuna_guide_snippet_runs():
+    optuna = pytest.importorskip("optuna")
+    from npbandit.integrations.optuna import NPSampler
+
+    (snippet,) = python_blocks("docs/guides/optuna.md")
+    optuna.logging.set_verbosity(optuna.logging.WARNING)
+    ns = run_block(shortened(snippet, ("n_trials=60", "n_trials=11")),
+                   {"objective": lambda trial: (trial.suggest_float("x", -1, 1) - 0.3) ** 2})
+    assert len(ns["study"].trials) == 11 and all(t.state.name == "COMPLETE" for t in ns["study"].trials)
+    assert 'checkpoint="tnpd-bo" by default' in snippet
+    assert inspect.signature(NPSampler).parameters["checkpoint"].default == "tnpd-bo"
+
+
+def test_the_ax_guide_snippet_runs():
+    pytest.importorskip("ax")
+    from npbandit import NPModel
+
+    (snippet,) = python_blocks("docs/guides/ax.md")
+    config = run_block(snippet)["model_config"]
+    assert config.botorch_model_class is NPModel and config.model_options == {"checkpoint": "cmanp-bo"}
