@@ -39,8 +39,8 @@ from npbandit.models.checks import broadcasts, check_output_indices, check_point
 from npbandit.models.covariance import decoupled, shrink_to_positive_definite
 from npbandit.surrogates.base import MIN_LATENT_VAR
 
-__all__ = ["MarginalPosteriorMixin", "covariance_root", "first_equal_rows", "gaussian_posterior", "low_rank_root",
-           "PAIRWISE_MAX"]
+__all__ = ["IndependentOutputs", "MarginalPosteriorMixin", "covariance_root", "first_equal_rows", "gaussian_posterior",
+           "low_rank_root", "PAIRWISE_MAX"]
 
 # first_equal_rows compares every pair of rows up to this many element comparisons, sorts beyond
 PAIRWISE_MAX = 1 << 22
@@ -74,6 +74,23 @@ def first_equal_rows(X: Tensor, pairwise_max: int = PAIRWISE_MAX) -> Tensor | No
     return first[group].reshape(X.shape[:-1])
 
 
+class IndependentOutputs(DiagLinearOperator):
+    """The diagonal covariance of ``q`` independent points' ``m`` independent outputs.
+
+    A ``DiagLinearOperator`` whose elementwise product with a matrix that broadcasts to its
+    shape reads that matrix's diagonal after broadcasting. ``linear_operator``'s reads it
+    before, so a row of per-entry weights ``w`` (``1 x qm``) multiplied every diagonal entry by
+    ``w[0]``: BoTorch's ``ScalarizedPosteriorTransform`` weights an interleaved multi-output
+    covariance of ``q > 1`` points so (``w_row * covar * w_row^T``), and the scalarised
+    variance came back without the outputs' weights."""
+
+    def _mul_matrix(self, other: Any) -> Any:
+        if isinstance(other, DiagLinearOperator) or other.shape[-2:] == self.shape[-2:]:
+            return super()._mul_matrix(other)
+        dense = other.to_dense().expand(*torch.broadcast_shapes(other.shape, self.shape))
+        return IndependentOutputs(self._diag * dense.diagonal(dim1=-2, dim2=-1))
+
+
 def gaussian_posterior(mean: Tensor, var: Tensor, obs_var: Tensor | None = None,
                        same: Tensor | None = None, correlation: Tensor | None = None) -> GPyTorchPosterior:
     """Gaussian posterior from ``mean`` / latent ``var`` (``... x q x m``), plus independent
@@ -100,7 +117,7 @@ def gaussian_posterior(mean: Tensor, var: Tensor, obs_var: Tensor | None = None,
         total = var if obs_var is None else var + obs_var
         if m == 1:
             return GPyTorchPosterior(MultivariateNormal(mean.squeeze(-1), DiagLinearOperator(total.squeeze(-1))))
-        covar = DiagLinearOperator(total.reshape(*total.shape[:-2], -1))  # interleaved (q, m) order
+        covar = IndependentOutputs(total.reshape(*total.shape[:-2], -1))  # interleaved (q, m) order
         return GPyTorchPosterior(MultitaskMultivariateNormal(mean, covar, interleaved=True))
     q = mean.shape[-2]
     if same is not None:

@@ -8,7 +8,7 @@ import pytest
 import torch
 from botorch.acquisition import qExpectedImprovement, qLogExpectedImprovement, qLogNoisyExpectedImprovement
 from botorch.acquisition.multi_objective.logei import qLogNoisyExpectedHypervolumeImprovement
-from botorch.acquisition.objective import ConstrainedMCObjective, GenericMCObjective
+from botorch.acquisition.objective import ConstrainedMCObjective, GenericMCObjective, ScalarizedPosteriorTransform
 from botorch.exceptions.errors import UnsupportedError
 from botorch.models.transforms import Standardize
 from botorch.optim import optimize_acqf
@@ -235,3 +235,21 @@ def test_get_fantasy_model_refuses_a_model_of_several_outputs():
     model = NPModel(tiny_model("tnpd", x_dim=6), X, Y)
     with pytest.raises(UnsupportedError, match="3 outputs"):
         model.get_fantasy_model(X[:2], Y[:2].reshape(-1))
+
+
+@pytest.mark.parametrize("covariance", ["diagonal", "conditioning"])
+def test_a_scalarized_posterior_weights_each_outputs_variance(covariance):
+    """``ScalarizedPosteriorTransform(w)`` on q > 1 distinct points (as ``posterior(X, posterior_transform=...)``
+    and qNegIntegratedPosteriorVariance ask for it): outputs are independent, so the scalarised
+    variance at a point is ``sum_i w_i^2 var_i`` there and the mean ``w . mean + offset``."""
+    X, Y = data()
+    model = NPModel(tiny_model("tnpd", x_dim=6), X, Y, covariance=covariance)
+    weights = torch.tensor([1.0, -2.0, 0.5], dtype=torch.float64)
+    transform = ScalarizedPosteriorTransform(weights, offset=0.5)
+    Xt = torch.rand(2, 4, D, dtype=torch.float64, generator=torch.Generator().manual_seed(1))
+    for noise in (False, True):
+        post = model.posterior(Xt, observation_noise=noise)
+        scalar = model.posterior(Xt, observation_noise=noise, posterior_transform=transform)
+        assert scalar.mean.shape == scalar.variance.shape == (2, 4, 1)
+        torch.testing.assert_close(scalar.mean[..., 0], post.mean @ weights + 0.5, rtol=1e-12, atol=1e-12)
+        torch.testing.assert_close(scalar.variance[..., 0], post.variance @ weights**2, rtol=1e-12, atol=1e-12)
