@@ -314,8 +314,8 @@ class MarginalPosteriorMixin:
 
         ``observation_noise``: ``False``, the latent posterior; ``True``, plus the noise estimate
         (:mod:`npbandit.models.likelihood`); a tensor broadcasting to ``batch_shape x q x m``,
-        plus that noise variance, in the units of ``Y`` after the outcome transform (BoTorch's
-        convention; ``Y``'s units without one).
+        plus that noise variance (finite and ``>= 0``, else ``ValueError``), in the units of ``Y``
+        after the outcome transform (BoTorch's convention; ``Y``'s units without one).
 
         A point of ``X`` outside ``bounds`` (without them, ``input_domain``) after the input
         transform is predicted all the same, with an ``InputDataWarning``: the network's
@@ -387,13 +387,19 @@ class MarginalPosteriorMixin:
         """The variance ``observation_noise`` adds, in standardised units, shaped like
         ``like`` (``... x q x m``, the state's ``m`` outputs); ``None`` for the latent
         posterior. A tensor holds the noise of this model's ``num_outputs`` outputs (or one
-        value for all), in the outcome-transformed units."""
+        value for all), in the outcome-transformed units; a negative, NaN or infinite one is
+        refused (``ValueError``)."""
         if isinstance(observation_noise, Tensor):
             expected = (*like.shape[:-1], self.num_outputs)
             if not broadcasts(observation_noise.shape, expected, to=True):
                 raise ValueError(f"observation_noise must be a bool or a tensor that broadcasts to the posterior's "
                                  f"batch_shape x q x num_outputs {tuple(expected)}, got shape "
                                  f"{tuple(observation_noise.shape)}")
+            bad = ~(torch.isfinite(observation_noise) & (observation_noise >= 0))
+            if bad.any():
+                at = tuple(int(i) for i in bad.nonzero()[0])
+                raise ValueError(f"observation_noise must hold finite variances >= 0, got "
+                                 f"{observation_noise[at].item()} at index {at}")
             noise = observation_noise.to(like)
             if self._output_indices is not None and noise.shape[-1] != 1:
                 # this model's outputs are some of the state's: place their noise there
