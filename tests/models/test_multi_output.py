@@ -237,6 +237,19 @@ def test_get_fantasy_model_refuses_a_model_of_several_outputs():
         model.get_fantasy_model(X[:2], Y[:2].reshape(-1))
 
 
+def test_get_fantasy_model_names_targets_of_the_wrong_shape():
+    """GPyTorch's targets carry no output dimension (``batch_shape x n'``); a column of them
+    (``n' x 1``, as condition_on_observations takes Y) is refused naming ``targets``, not read
+    as a batch of ``n'`` one-point sets and then refused as a ``Y`` the caller never passed."""
+    X, Y = data()
+    model = NPModel(tiny_model("tnpd", x_dim=6), X, Y[:, :1])
+    with pytest.raises(ValueError, match=r"targets must have shape batch_shape x 3 \(GPyTorch's, without an output "
+                                         r"dimension\), got \(3, 1\)"):
+        model.get_fantasy_model(X[:3], Y[:3, :1])
+    fantasy = model.get_fantasy_model(X[:3], Y[:3, 0].expand(2, 3))  # a batch of two sets of 3 targets
+    assert fantasy.batch_shape == (2,)
+
+
 @pytest.mark.parametrize("covariance", ["diagonal", "conditioning"])
 def test_a_scalarized_posterior_weights_each_outputs_variance(covariance):
     """``ScalarizedPosteriorTransform(w)`` on q > 1 distinct points (as ``posterior(X, posterior_transform=...)``
