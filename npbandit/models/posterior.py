@@ -27,6 +27,7 @@ from typing import Any
 
 import torch
 from botorch.acquisition.objective import PosteriorTransform
+from botorch.posteriors import Posterior
 from botorch.posteriors.gpytorch import GPyTorchPosterior
 from gpytorch import settings as gpytorch_settings
 from gpytorch.distributions import MultitaskMultivariateNormal, MultivariateNormal
@@ -300,7 +301,7 @@ class MarginalPosteriorMixin:
 
     def posterior(self, X: Tensor, output_indices: list[int] | None = None,
                   observation_noise: bool | Tensor = False,
-                  posterior_transform: PosteriorTransform | None = None) -> GPyTorchPosterior:
+                  posterior_transform: PosteriorTransform | None = None) -> Posterior:
         """Gaussian posterior at ``X`` (``batch_shape x q x d``): for a diagonal surrogate the
         NP's marginals, correlated across ``q`` as ``covariance`` says (``"conditioning"``:
         :mod:`npbandit.models.covariance`; ``"diagonal"``: independent); the surrogate's joint
@@ -309,8 +310,10 @@ class MarginalPosteriorMixin:
 
         Returns a ``GPyTorchPosterior`` over ``broadcast(batch_shape, model.batch_shape) x q x m``
         in ``X``'s dtype (an ``outcome_transform`` with wider statistics promotes it, as torch
-        does); differentiable in ``X``. ``X`` without points (``q = 0``, or an empty t-batch
-        such as ``0 x q x d``) gives the empty posterior of those shapes, as a GP's.
+        does), differentiable in ``X``; through an outcome transform that is not affine, such as
+        ``Log``, what its ``untransform_posterior`` makes of that (a ``TransformedPosterior``, as
+        for a GP). ``X`` without points (``q = 0``, or an empty t-batch such as ``0 x q x d``)
+        gives the empty posterior of those shapes, as a GP's.
 
         ``observation_noise``: ``False``, the latent posterior; ``True``, plus the noise estimate
         (:mod:`npbandit.models.likelihood`); a tensor broadcasting to ``batch_shape x q x m``,
