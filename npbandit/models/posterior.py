@@ -41,7 +41,7 @@ from npbandit.models.covariance import decoupled, shrink_to_positive_definite
 from npbandit.surrogates.base import MIN_LATENT_VAR
 
 __all__ = ["IndependentOutputs", "MarginalPosteriorMixin", "covariance_root", "first_equal_rows", "gaussian_posterior",
-           "low_rank_root", "PAIRWISE_MAX"]
+           "independent_outputs", "low_rank_root", "PAIRWISE_MAX"]
 
 # first_equal_rows compares every pair of rows up to this many element comparisons, sorts beyond
 PAIRWISE_MAX = 1 << 22
@@ -90,6 +90,20 @@ class IndependentOutputs(DiagLinearOperator):
             return super()._mul_matrix(other)
         dense = other.to_dense().expand(*torch.broadcast_shapes(other.shape, self.shape))
         return IndependentOutputs(self._diag * dense.diagonal(dim1=-2, dim2=-1))
+
+
+def independent_outputs(posterior: Any) -> Any:
+    """``posterior`` with a multi-output diagonal covariance held as :class:`IndependentOutputs`
+    (an outcome transform's ``untransform_posterior`` builds a plain ``DiagLinearOperator``
+    again); any other posterior as it is."""
+    mvn = getattr(posterior, "distribution", None)
+    if not isinstance(posterior, GPyTorchPosterior) or not isinstance(mvn, MultitaskMultivariateNormal):
+        return posterior
+    covar = mvn.lazy_covariance_matrix
+    if type(covar) is not DiagLinearOperator:
+        return posterior
+    return GPyTorchPosterior(MultitaskMultivariateNormal(mvn.mean, IndependentOutputs(covar.diagonal()),
+                                                         interleaved=mvn._interleaved))
 
 
 def gaussian_posterior(mean: Tensor, var: Tensor, obs_var: Tensor | None = None,
@@ -384,7 +398,7 @@ class MarginalPosteriorMixin:
         if not hasattr(self, "outcome_transform"):
             return posterior
         transform = self.outcome_transform if indices is None else self.outcome_transform.subset_output(indices)
-        return transform.untransform_posterior(posterior, X=X)
+        return independent_outputs(transform.untransform_posterior(posterior, X=X))
 
     def _observation_variance(self, observation_noise: bool | Tensor, like: Tensor) -> Tensor | None:
         """The variance ``observation_noise`` adds, in standardised units, shaped like

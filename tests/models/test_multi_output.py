@@ -250,19 +250,20 @@ def test_get_fantasy_model_names_targets_of_the_wrong_shape():
     assert fantasy.batch_shape == (2,)
 
 
-@pytest.mark.parametrize("covariance", ["diagonal", "conditioning"])
-def test_a_scalarized_posterior_weights_each_outputs_variance(covariance):
+@pytest.mark.parametrize("covariance, transform", [("diagonal", False), ("conditioning", False), ("diagonal", True)])
+def test_a_scalarized_posterior_weights_each_outputs_variance(covariance, transform):
     """``ScalarizedPosteriorTransform(w)`` on q > 1 distinct points (as ``posterior(X, posterior_transform=...)``
     and qNegIntegratedPosteriorVariance ask for it): outputs are independent, so the scalarised
     variance at a point is ``sum_i w_i^2 var_i`` there and the mean ``w . mean + offset``."""
     X, Y = data()
-    model = NPModel(tiny_model("tnpd", x_dim=6), X, Y, covariance=covariance)
+    model = NPModel(tiny_model("tnpd", x_dim=6), X, Y, covariance=covariance,
+                    outcome_transform=Standardize(3) if transform else None)
     weights = torch.tensor([1.0, -2.0, 0.5], dtype=torch.float64)
-    transform = ScalarizedPosteriorTransform(weights, offset=0.5)
+    scalarize = ScalarizedPosteriorTransform(weights, offset=0.5)
     Xt = torch.rand(2, 4, D, dtype=torch.float64, generator=torch.Generator().manual_seed(1))
     for noise in (False, True):
         post = model.posterior(Xt, observation_noise=noise)
-        scalar = model.posterior(Xt, observation_noise=noise, posterior_transform=transform)
+        scalar = model.posterior(Xt, observation_noise=noise, posterior_transform=scalarize)
         assert scalar.mean.shape == scalar.variance.shape == (2, 4, 1)
         torch.testing.assert_close(scalar.mean[..., 0], post.mean @ weights + 0.5, rtol=1e-12, atol=1e-12)
         torch.testing.assert_close(scalar.variance[..., 0], post.variance @ weights**2, rtol=1e-12, atol=1e-12)
