@@ -77,12 +77,14 @@ def check_input_transform(input_transform: Any, bounds: Any) -> None:
       data's range then reach the network outside the box it was trained on, where its
       predictions are unreliable, and an acquisition optimiser is drawn there;
     - a ``Normalize`` together with ``bounds``: ``bounds`` maps the transform's output, so
-      the inputs would be mapped onto the box twice.
+      the inputs would be mapped onto the box twice;
+    - an ``InputStandardize`` that learns its means and stds from ``train_X``: z-scores are
+      centred on zero, so part of the data always lies outside the box.
 
     One that changes the number of columns (``FilterFeatures``) shows only in its output, so
     the model refuses it when it first maps ``train_X`` (``NetworkMixin._to_surrogate_inputs``).
     """
-    from botorch.models.transforms.input import ChainedInputTransform, Normalize
+    from botorch.models.transforms.input import ChainedInputTransform, InputStandardize, Normalize
 
     parts = list(input_transform.values()) if isinstance(input_transform, ChainedInputTransform) else [input_transform]
     for part in (input_transform, *parts):
@@ -100,6 +102,11 @@ def check_input_transform(input_transform: Any, bounds: Any) -> None:
                              "data's range reach the network outside the box it was trained on; give it the search "
                              "space's bounds, Normalize(d, bounds=bounds), or pass bounds=bounds to NPModel "
                              "instead of the transform")
+        if isinstance(part, InputStandardize) and part.learn_coefficients:
+            raise ValueError("input_transform InputStandardize maps train_X to z-scores (mean 0, std 1 per column), "
+                             "not onto the box the network was trained on, so part of the data lies outside it; "
+                             "give the search space's box instead: Normalize(d, bounds=bounds), or bounds=bounds "
+                             "to NPModel")
         if isinstance(part, Normalize) and bounds is not None:
             raise ValueError("bounds and a Normalize input_transform both map the inputs onto the unit cube, and "
                              "bounds applies to the transform's output, so the inputs would be mapped twice; give "

@@ -130,6 +130,10 @@ class ConditioningMixin:
         if not isinstance(targets, Tensor) or not targets.is_floating_point():
             got = type(targets).__name__ if not isinstance(targets, Tensor) else f"one of dtype {targets.dtype}"
             raise TypeError(f"targets must be a floating-point torch.Tensor, got {got}")
+        n = inputs.shape[-2] if isinstance(inputs, Tensor) and inputs.dim() >= 2 else None
+        if targets.dim() < 1 or (n is not None and targets.shape[-1] != n):
+            raise ValueError(f"targets must have shape batch_shape x {n if n is not None else 'n'} (GPyTorch's, "
+                             f"without an output dimension), got {tuple(targets.shape)}")
         Y = targets.unsqueeze(-1)
         if hasattr(self, "outcome_transform"):
             self.eval()  # untransform with the statistics the targets were transformed with

@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import torch
 from botorch.acquisition.objective import PosteriorTransform
+from botorch.posteriors import Posterior
 from botorch.posteriors.gpytorch import GPyTorchPosterior
 from gpytorch.distributions import MultitaskMultivariateNormal, MultivariateNormal
 from linear_operator.operators import DiagLinearOperator, RootLinearOperator
@@ -46,7 +47,7 @@ class JointPosteriorMixin:
         return unflatten(loc), unflatten(factor, factor.shape[-1]), unflatten(diag)
 
     def _joint_posterior(self, X: Tensor, output_indices: list[int] | None, observation_noise: bool | Tensor,
-                         posterior_transform: PosteriorTransform | None) -> GPyTorchPosterior:
+                         posterior_transform: PosteriorTransform | None) -> Posterior:
         """The posterior of a joint-predictive surrogate at ``X`` (``batch_shape x q x d``,
         ``q > 1``), joint across each t-batch's ``q`` points.
 

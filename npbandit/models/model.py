@@ -114,7 +114,12 @@ class NPModel(MarginalPosteriorMixin, JointPosteriorMixin, ResponseCovarianceMix
         input_transform, outcome_transform: BoTorch transforms, applied as for any
             BoTorch model.
         input_domain: the box the surrogate's inputs were drawn from in training.
-        standardize: standardise outputs by the training data (as the ``bo`` prior does).
+        standardize: standardise outputs (after any ``outcome_transform``) by the training
+            data's mean and std, as the ``bo`` prior did in training. ``False`` hands the
+            network the outputs as they are: right only for outputs already on that scale
+            (through a ``Standardize`` outcome transform, say); on another (outputs of order
+            1e4) the network is outside what it learned and its posterior means nothing,
+            without an error or a warning.
         restandardize_tol: see "Streaming" in :mod:`npbandit.models.conditioning`.
         noise_points: at most this many observed points (evenly spaced in order of
             arrival) give the noise estimate; see :mod:`npbandit.models.likelihood`.

@@ -27,6 +27,7 @@ from typing import Any
 
 import torch
 from botorch.acquisition.objective import PosteriorTransform
+from botorch.posteriors import Posterior
 from botorch.posteriors.gpytorch import GPyTorchPosterior
 from gpytorch import settings as gpytorch_settings
 from gpytorch.distributions import MultitaskMultivariateNormal, MultivariateNormal
@@ -39,8 +40,8 @@ from npbandit.models.checks import broadcasts, check_output_indices, check_point
 from npbandit.models.covariance import decoupled, shrink_to_positive_definite
 from npbandit.surrogates.base import MIN_LATENT_VAR
 
-__all__ = ["MarginalPosteriorMixin", "covariance_root", "first_equal_rows", "gaussian_posterior", "low_rank_root",
-           "PAIRWISE_MAX"]
+__all__ = ["IndependentOutputs", "MarginalPosteriorMixin", "covariance_root", "first_equal_rows", "gaussian_posterior",
+           "independent_outputs", "low_rank_root", "PAIRWISE_MAX"]
 
 # first_equal_rows compares every pair of rows up to this many element comparisons, sorts beyond
 PAIRWISE_MAX = 1 << 22
@@ -74,6 +75,37 @@ def first_equal_rows(X: Tensor, pairwise_max: int = PAIRWISE_MAX) -> Tensor | No
     return first[group].reshape(X.shape[:-1])
 
 
+class IndependentOutputs(DiagLinearOperator):
+    """The diagonal covariance of ``q`` independent points' ``m`` independent outputs.
+
+    A ``DiagLinearOperator`` whose elementwise product with a matrix that broadcasts to its
+    shape reads that matrix's diagonal after broadcasting. ``linear_operator``'s reads it
+    before, so a row of per-entry weights ``w`` (``1 x qm``) multiplied every diagonal entry by
+    ``w[0]``: BoTorch's ``ScalarizedPosteriorTransform`` weights an interleaved multi-output
+    covariance of ``q > 1`` points so (``w_row * covar * w_row^T``), and the scalarised
+    variance came back without the outputs' weights."""
+
+    def _mul_matrix(self, other: Any) -> Any:
+        if isinstance(other, DiagLinearOperator) or other.shape[-2:] == self.shape[-2:]:
+            return super()._mul_matrix(other)
+        dense = other.to_dense().expand(*torch.broadcast_shapes(other.shape, self.shape))
+        return IndependentOutputs(self._diag * dense.diagonal(dim1=-2, dim2=-1))
+
+
+def independent_outputs(posterior: Any) -> Any:
+    """``posterior`` with a multi-output diagonal covariance held as :class:`IndependentOutputs`
+    (an outcome transform's ``untransform_posterior`` builds a plain ``DiagLinearOperator``
+    again); any other posterior as it is."""
+    mvn = getattr(posterior, "distribution", None)
+    if not isinstance(posterior, GPyTorchPosterior) or not isinstance(mvn, MultitaskMultivariateNormal):
+        return posterior
+    covar = mvn.lazy_covariance_matrix
+    if type(covar) is not DiagLinearOperator:
+        return posterior
+    return GPyTorchPosterior(MultitaskMultivariateNormal(mvn.mean, IndependentOutputs(covar.diagonal()),
+                                                         interleaved=mvn._interleaved))
+
+
 def gaussian_posterior(mean: Tensor, var: Tensor, obs_var: Tensor | None = None,
                        same: Tensor | None = None, correlation: Tensor | None = None) -> GPyTorchPosterior:
     """Gaussian posterior from ``mean`` / latent ``var`` (``... x q x m``), plus independent
@@ -100,7 +132,7 @@ def gaussian_posterior(mean: Tensor, var: Tensor, obs_var: Tensor | None = None,
         total = var if obs_var is None else var + obs_var
         if m == 1:
             return GPyTorchPosterior(MultivariateNormal(mean.squeeze(-1), DiagLinearOperator(total.squeeze(-1))))
-        covar = DiagLinearOperator(total.reshape(*total.shape[:-2], -1))  # interleaved (q, m) order
+        covar = IndependentOutputs(total.reshape(*total.shape[:-2], -1))  # interleaved (q, m) order
         return GPyTorchPosterior(MultitaskMultivariateNormal(mean, covar, interleaved=True))
     q = mean.shape[-2]
     if same is not None:
@@ -283,7 +315,7 @@ class MarginalPosteriorMixin:
 
     def posterior(self, X: Tensor, output_indices: list[int] | None = None,
                   observation_noise: bool | Tensor = False,
-                  posterior_transform: PosteriorTransform | None = None) -> GPyTorchPosterior:
+                  posterior_transform: PosteriorTransform | None = None) -> Posterior:
         """Gaussian posterior at ``X`` (``batch_shape x q x d``): for a diagonal surrogate the
         NP's marginals, correlated across ``q`` as ``covariance`` says (``"conditioning"``:
         :mod:`npbandit.models.covariance`; ``"diagonal"``: independent); the surrogate's joint
@@ -292,13 +324,15 @@ class MarginalPosteriorMixin:
 
         Returns a ``GPyTorchPosterior`` over ``broadcast(batch_shape, model.batch_shape) x q x m``
         in ``X``'s dtype (an ``outcome_transform`` with wider statistics promotes it, as torch
-        does); differentiable in ``X``. ``X`` without points (``q = 0``, or an empty t-batch
-        such as ``0 x q x d``) gives the empty posterior of those shapes, as a GP's.
+        does), differentiable in ``X``; through an outcome transform that is not affine, such as
+        ``Log``, what its ``untransform_posterior`` makes of that (a ``TransformedPosterior``, as
+        for a GP). ``X`` without points (``q = 0``, or an empty t-batch such as ``0 x q x d``)
+        gives the empty posterior of those shapes, as a GP's.
 
         ``observation_noise``: ``False``, the latent posterior; ``True``, plus the noise estimate
         (:mod:`npbandit.models.likelihood`); a tensor broadcasting to ``batch_shape x q x m``,
-        plus that noise variance, in the units of ``Y`` after the outcome transform (BoTorch's
-        convention; ``Y``'s units without one).
+        plus that noise variance (finite and ``>= 0``, else ``ValueError``), in the units of ``Y``
+        after the outcome transform (BoTorch's convention; ``Y``'s units without one).
 
         A point of ``X`` outside ``bounds`` (without them, ``input_domain``) after the input
         transform is predicted all the same, with an ``InputDataWarning``: the network's
@@ -364,19 +398,25 @@ class MarginalPosteriorMixin:
         if not hasattr(self, "outcome_transform"):
             return posterior
         transform = self.outcome_transform if indices is None else self.outcome_transform.subset_output(indices)
-        return transform.untransform_posterior(posterior, X=X)
+        return independent_outputs(transform.untransform_posterior(posterior, X=X))
 
     def _observation_variance(self, observation_noise: bool | Tensor, like: Tensor) -> Tensor | None:
         """The variance ``observation_noise`` adds, in standardised units, shaped like
         ``like`` (``... x q x m``, the state's ``m`` outputs); ``None`` for the latent
         posterior. A tensor holds the noise of this model's ``num_outputs`` outputs (or one
-        value for all), in the outcome-transformed units."""
+        value for all), in the outcome-transformed units; a negative, NaN or infinite one is
+        refused (``ValueError``)."""
         if isinstance(observation_noise, Tensor):
             expected = (*like.shape[:-1], self.num_outputs)
             if not broadcasts(observation_noise.shape, expected, to=True):
                 raise ValueError(f"observation_noise must be a bool or a tensor that broadcasts to the posterior's "
                                  f"batch_shape x q x num_outputs {tuple(expected)}, got shape "
                                  f"{tuple(observation_noise.shape)}")
+            bad = ~(torch.isfinite(observation_noise) & (observation_noise >= 0))
+            if bad.any():
+                at = tuple(int(i) for i in bad.nonzero()[0])
+                raise ValueError(f"observation_noise must hold finite variances >= 0, got "
+                                 f"{observation_noise[at].item()} at index {at}")
             noise = observation_noise.to(like)
             if self._output_indices is not None and noise.shape[-1] != 1:
                 # this model's outputs are some of the state's: place their noise there

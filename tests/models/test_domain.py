@@ -47,7 +47,7 @@ def test_training_data_outside_the_box_is_refused_naming_the_row_column_and_box(
 
 
 def test_input_transforms_the_model_would_use_wrongly_are_refused():
-    from botorch.models.transforms.input import ChainedInputTransform, InputPerturbation, Warp
+    from botorch.models.transforms.input import ChainedInputTransform, InputPerturbation, InputStandardize, Warp
 
     X, Y = data()
     box = data_box(X)
@@ -65,6 +65,9 @@ def test_input_transforms_the_model_would_use_wrongly_are_refused():
         NPModel(surrogate(), X, Y, input_transform=perturb)
     with pytest.raises(ValueError, match="learns its bounds"):  # found inside a chain too
         NPModel(surrogate(), X, Y, input_transform=ChainedInputTransform(n=Normalize(D)))
+    # z-scores of train_X: refused for what the transform does, not as a row outside the box
+    with pytest.raises(ValueError, match=r"InputStandardize maps train_X to z-scores .*Normalize\(d, bounds=bounds\)"):
+        NPModel(surrogate(), X, Y, input_transform=InputStandardize(D))
 
 
 def test_an_input_transform_that_changes_the_width_is_refused_naming_the_widths_and_columns():

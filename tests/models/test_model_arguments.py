@@ -87,3 +87,18 @@ def test_a_network_dtype_that_is_no_torch_dtype_is_refused_by_its_own_name():
     for bad in ("float64", torch.int64):
         with pytest.raises(TypeError, match=r"network_dtype must be a floating-point torch.dtype .* got "):
             NPModel.construct_inputs(ds, checkpoint="cmanp-bo", network_dtype=bad)
+
+
+def test_an_observation_noise_tensor_of_negative_or_missing_variances_is_refused(net):
+    """A noise variance below zero, or NaN, has no meaning: refused naming the value, not raised to
+    gpytorch's floor (a negative one made the posterior's variance 1e-10 with only a gpytorch
+    warning about numerical instability) nor carried into the posterior as NaN."""
+    model = NPModel(net, torch.rand(4, 2, dtype=torch.float64), torch.rand(4, 1, dtype=torch.float64))
+    X = torch.rand(3, 2, dtype=torch.float64)
+    for bad in (-0.5, float("nan"), float("inf")):
+        noise = torch.tensor([[0.1], [bad], [0.2]], dtype=torch.float64)
+        with pytest.raises(ValueError, match=r"observation_noise must hold finite variances >= 0, got "
+                                             rf"{bad} at index \(1, 0\)"):
+            model.posterior(X, observation_noise=noise)
+    zero = model.posterior(X, observation_noise=torch.zeros(3, 1, dtype=torch.float64)).variance
+    torch.testing.assert_close(zero, model.posterior(X).variance, rtol=0, atol=0)

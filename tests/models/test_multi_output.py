@@ -8,7 +8,7 @@ import pytest
 import torch
 from botorch.acquisition import qExpectedImprovement, qLogExpectedImprovement, qLogNoisyExpectedImprovement
 from botorch.acquisition.multi_objective.logei import qLogNoisyExpectedHypervolumeImprovement
-from botorch.acquisition.objective import ConstrainedMCObjective, GenericMCObjective
+from botorch.acquisition.objective import ConstrainedMCObjective, GenericMCObjective, ScalarizedPosteriorTransform
 from botorch.exceptions.errors import UnsupportedError
 from botorch.models.transforms import Standardize
 from botorch.optim import optimize_acqf
@@ -235,3 +235,35 @@ def test_get_fantasy_model_refuses_a_model_of_several_outputs():
     model = NPModel(tiny_model("tnpd", x_dim=6), X, Y)
     with pytest.raises(UnsupportedError, match="3 outputs"):
         model.get_fantasy_model(X[:2], Y[:2].reshape(-1))
+
+
+def test_get_fantasy_model_names_targets_of_the_wrong_shape():
+    """GPyTorch's targets carry no output dimension (``batch_shape x n'``); a column of them
+    (``n' x 1``, as condition_on_observations takes Y) is refused naming ``targets``, not read
+    as a batch of ``n'`` one-point sets and then refused as a ``Y`` the caller never passed."""
+    X, Y = data()
+    model = NPModel(tiny_model("tnpd", x_dim=6), X, Y[:, :1])
+    with pytest.raises(ValueError, match=r"targets must have shape batch_shape x 3 \(GPyTorch's, without an output "
+                                         r"dimension\), got \(3, 1\)"):
+        model.get_fantasy_model(X[:3], Y[:3, :1])
+    fantasy = model.get_fantasy_model(X[:3], Y[:3, 0].expand(2, 3))  # a batch of two sets of 3 targets
+    assert fantasy.batch_shape == (2,)
+
+
+@pytest.mark.parametrize("covariance, transform", [("diagonal", False), ("conditioning", False), ("diagonal", True)])
+def test_a_scalarized_posterior_weights_each_outputs_variance(covariance, transform):
+    """``ScalarizedPosteriorTransform(w)`` on q > 1 distinct points (as ``posterior(X, posterior_transform=...)``
+    and qNegIntegratedPosteriorVariance ask for it): outputs are independent, so the scalarised
+    variance at a point is ``sum_i w_i^2 var_i`` there and the mean ``w . mean + offset``."""
+    X, Y = data()
+    model = NPModel(tiny_model("tnpd", x_dim=6), X, Y, covariance=covariance,
+                    outcome_transform=Standardize(3) if transform else None)
+    weights = torch.tensor([1.0, -2.0, 0.5], dtype=torch.float64)
+    scalarize = ScalarizedPosteriorTransform(weights, offset=0.5)
+    Xt = torch.rand(2, 4, D, dtype=torch.float64, generator=torch.Generator().manual_seed(1))
+    for noise in (False, True):
+        post = model.posterior(Xt, observation_noise=noise)
+        scalar = model.posterior(Xt, observation_noise=noise, posterior_transform=scalarize)
+        assert scalar.mean.shape == scalar.variance.shape == (2, 4, 1)
+        torch.testing.assert_close(scalar.mean[..., 0], post.mean @ weights + 0.5, rtol=1e-12, atol=1e-12)
+        torch.testing.assert_close(scalar.variance[..., 0], post.variance @ weights**2, rtol=1e-12, atol=1e-12)
