@@ -570,3 +570,38 @@ def test_steps_may_reach_a_gymnasium_time_limit_but_not_pass_it():
     with pytest.raises(ValueError, match=r"steps=21 is more than the 20 steps of env's episode \(its "
                                          r"max_episode_steps"):
         run_episode(env, UniformPolicy(4, 3), seed=0, steps=21)
+
+
+def test_a_run_whose_process_was_killed_says_why_it_counts_as_interrupted(tmp_path):
+    # a process killed outright (SIGKILL) cannot close its run: the run stays marked running, is shown
+    # interrupted, and says why, as a run stopped by SIGTERM says "SIGTERM after N step(s)"
+    import datetime as dt
+    import subprocess
+    from types import SimpleNamespace
+
+    from sqlalchemy import update
+
+    from npbandit.report import report_text
+    from npbandit.storage import open_db
+    from npbandit.storage.heartbeat import interruption
+    from npbandit.storage.models import Run
+
+    db = str(tmp_path / "runs.db")
+    logger = RunLogger(db)
+    logger.start(kind="bandit", env_id="x", env_params={}, policy="p")
+    logger.log_step(t=0, action=1, reward=1.0)
+    gone = subprocess.Popen(["true"])
+    gone.wait()  # a pid no process holds any more (reaped)
+    with open_db(db).begin() as conn:  # as a killed process leaves it: still running, its pid gone
+        conn.execute(update(Run).values(pid=gone.pid))
+    (run,) = list_runs(db)
+    assert run.status == "interrupted" and run.error.startswith(f"its process {gone.pid} ended without closing")
+    assert f"interrupted  (its process {gone.pid} ended" in report_text(db)
+    logger.finish("completed")
+    (run,) = list_runs(db)
+    assert run.status == "completed" and run.error is None  # a closed run: nothing to explain
+    now = dt.datetime(2000, 1, 1, 12)
+    far = SimpleNamespace(status="running", host="another-host", pid=1, heartbeat_at=now - dt.timedelta(hours=2))
+    assert interruption(far, now) == ("no heartbeat from another-host since 2000-01-01 10:00:00 UTC: its process "
+                                      "stopped without closing the run, or lost the database")
+    assert interruption(SimpleNamespace(status="running", host="another-host", pid=1, heartbeat_at=now), now) is None

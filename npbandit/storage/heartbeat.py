@@ -23,7 +23,7 @@ from sqlalchemy.exc import SQLAlchemyError
 from npbandit.storage.engine import display_url
 from npbandit.storage.models import Run, _now
 
-__all__ = ["HEARTBEAT_EVERY", "STALE_AFTER", "effective_status"]
+__all__ = ["HEARTBEAT_EVERY", "STALE_AFTER", "effective_status", "interruption"]
 
 #: seconds between two heartbeats of an open run (a background thread writes them)
 HEARTBEAT_EVERY = 60.0
@@ -74,11 +74,26 @@ def _pid_alive(pid: int) -> bool:
 def effective_status(run: Run | Any, now: dt.datetime | None = None) -> str:
     """The stored status (``completed`` / ``failed`` / ``interrupted``), or for a run
     still marked ``running``: ``interrupted`` when its process is gone (same host) or
-    its heartbeat is older than ``STALE_AFTER``, else ``running``."""
+    its heartbeat is older than ``STALE_AFTER`` (:func:`interruption` says which), else
+    ``running``."""
     if run.status != "running":
         return run.status
+    return "running" if interruption(run, now) is None else "interrupted"
+
+
+def interruption(run: Run | Any, now: dt.datetime | None = None) -> str | None:
+    """Why a run still marked ``running`` counts as ``interrupted``: its process ended
+    without closing the run (same host; a run stopped by SIGINT / SIGTERM or by an error
+    closes itself and records why, so this is a process killed outright, by SIGKILL or for
+    memory, or a machine that stopped), or its heartbeat is older than ``STALE_AFTER``.
+    ``None`` for a live run and for any run not marked ``running``."""
+    if run.status != "running":
+        return None
     if run.host == socket.gethostname() and not _pid_alive(run.pid):
-        return "interrupted"
-    if (now or _now()) - run.heartbeat_at > STALE_AFTER:
-        return "interrupted"
-    return "running"
+        return (f"its process {run.pid} ended without closing the run: killed outright (SIGKILL, out of memory) "
+                "or the machine stopped")
+    beat = run.heartbeat_at
+    if (now or _now()) - beat > STALE_AFTER:
+        return (f"no heartbeat from {run.host} since {beat:%Y-%m-%d %H:%M:%S} UTC: its process stopped without "
+                "closing the run, or lost the database")
+    return None

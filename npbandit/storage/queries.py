@@ -22,7 +22,7 @@ from sqlalchemy.engine import Connection
 
 from npbandit.space import SearchSpace, as_search_space
 from npbandit.storage.engine import DEFAULT_URL, _has_schema, _normalise_url, _read, _sqlite_file, display_url, open_db
-from npbandit.storage.heartbeat import effective_status
+from npbandit.storage.heartbeat import effective_status, interruption
 from npbandit.storage.logger import stored_json
 from npbandit.storage.models import _STEP_TIMES, RECOMMENDED, STOPPED_EARLY, Run, Step, _read_time
 from npbandit.validation import check_int, json_default
@@ -53,6 +53,8 @@ class RunRow:
     n_steps: int
     started_at: dt.datetime
     finished_at: dt.datetime | None
+    #: the error the run recorded; for a run shown ``interrupted`` that recorded none (its process
+    #: killed outright, a stale heartbeat), why it counts so (:func:`~npbandit.storage.heartbeat.interruption`)
     error: str | None
     #: the policy's settings (e.g. a BO policy's ``n_init``, where its initial design ends)
     policy_params: dict = field(default_factory=dict)
@@ -90,7 +92,8 @@ def list_runs(db: str = DEFAULT_URL, kind: str | None = None, *, after: int = 0)
         settings = dict(r.policy_params or {})
         recommended, stopped_early = settings.pop(RECOMMENDED, None), settings.pop(STOPPED_EARLY, None)
         out.append(RunRow(r.id, r.kind, r.env_id, r.env_params, r.policy, r.surrogate, r.checkpoint_sha256, r.seed,
-                          effective_status(r), r.n_steps, _read_time(r.started_at), _read_time(r.finished_at), r.error,
+                          effective_status(r), r.n_steps, _read_time(r.started_at), _read_time(r.finished_at),
+                          r.error if r.error is not None else interruption(r),
                           settings, recommended, stopped_early, dict(r.versions or {})))
     return out
 
