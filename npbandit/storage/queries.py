@@ -22,7 +22,7 @@ from sqlalchemy.engine import Connection
 
 from npbandit.space import SearchSpace, as_search_space
 from npbandit.storage.engine import DEFAULT_URL, _has_schema, _normalise_url, _read, _sqlite_file, display_url, open_db
-from npbandit.storage.heartbeat import effective_status, interruption
+from npbandit.storage.heartbeat import interruption
 from npbandit.storage.logger import stored_json
 from npbandit.storage.models import _STEP_TIMES, RECOMMENDED, STOPPED_EARLY, Run, Step, _read_time
 from npbandit.validation import check_int, json_default
@@ -91,9 +91,10 @@ def list_runs(db: str = DEFAULT_URL, kind: str | None = None, *, after: int = 0)
     for r in runs:
         settings = dict(r.policy_params or {})
         recommended, stopped_early = settings.pop(RECOMMENDED, None), settings.pop(STOPPED_EARLY, None)
+        why = interruption(r)  # a run marked running whose process or heartbeat is gone: effective_status's rule
         out.append(RunRow(r.id, r.kind, r.env_id, r.env_params, r.policy, r.surrogate, r.checkpoint_sha256, r.seed,
-                          effective_status(r), r.n_steps, _read_time(r.started_at), _read_time(r.finished_at),
-                          r.error if r.error is not None else interruption(r),
+                          r.status if why is None else "interrupted", r.n_steps, _read_time(r.started_at),
+                          _read_time(r.finished_at), r.error if why is None else why,
                           settings, recommended, stopped_early, dict(r.versions or {})))
     return out
 
