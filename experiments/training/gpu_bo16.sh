@@ -30,6 +30,8 @@
 #   back to 5 CPU loader workers if it fails).
 #   STEPS=auto (one call, no later resume): the main phase's cosine schedule is sized to the time left after
 #   the warm-up, at the warm-up's own steps per second, so the card exported at the end has a finished schedule.
+#   INIT=<card.json> (with STEPS a number, LR optional): each run in RUNS fine-tunes that card with the expected
+#   loss, no warm-up (session 52: datnp from the CPU run datnp300c's export, SIZE=small to match it).
 #   A CPU smoke (twice: the warm-up, then the main phase): PATH=$PWD/.venv/bin:$PATH DEVICE=cpu SIZE=tiny \
 #       BATCH=8 WORKERS=0 WARM=10 STEPS=40 TRAIN_S=60 OUT=/tmp/o experiments/training/gpu_bo16.sh
 set -uo pipefail
@@ -47,7 +49,7 @@ if [[ $DEVICE == cuda* && $WORKERS == 0 ]]; then  # the prior's draws on the GPU
 fi
 npb() { PYTHONPATH="${PYTHONPATH:+$PYTHONPATH:}$PWD/experiments/probes" python3 -m npbandit "$@"; }  # da_cmanp importable
 common=(--prior bo "${BO16_PRIOR[@]}" "${BO16_EVAL[@]}" --size "$SIZE" --set activation="$ACT"
-        --lr 3e-4 --device "$DEVICE" --threads 1 --loader-workers "$WORKERS" --eval-every 2000 --eval-batches 8
+        --lr "${LR:-3e-4}" --device "$DEVICE" --threads 1 --loader-workers "$WORKERS" --eval-every 2000 --eval-batches 8
         --checkpoint-every 1000 --final-eval-batches "${FINAL_EVAL:-32}")
 model() {
     case "$1" in
@@ -73,6 +75,12 @@ train() {  # $1 run: the warm-up until it has exported its card, then the main p
     local dir=training_runs/bo16/$1 args start=$SECONDS warmed='' end=$((SECONDS + TRAIN_S))
     args=$(model "$1") || return 2
     args+=" --batch-size $(batch "$1")"
+    if [[ -n ${INIT:-} ]]; then  # a fine-tune of an exported card: no warm-up, STEPS a number
+        local main=(--loss expected --steps "$STEPS" --init-from "$INIT" --name "$1-bo16" --out "$dir")
+        npb train $args "${common[@]}" "${main[@]}" --max-minutes "$(minutes $((end - SECONDS - 20)))"
+        npb train $args "${common[@]}" "${main[@]}" --export-now
+        return
+    fi
     if [[ ! -f $dir-warm/$1-warm.json ]]; then
         npb train $args "${common[@]}" --prior-set standardize=task --loss sampled --steps "$WARM" \
             --name "$1-warm" --out "$dir-warm" --max-minutes "$(minutes $((end - SECONDS)))"
