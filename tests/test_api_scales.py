@@ -102,3 +102,11 @@ def test_values_whose_spread_overflows_float64_are_searched_once_scaled():
     values = [h["value"] for h in result.history]
     assert np.isinf(max(values) - min(values))
     assert result.best_value == cliff(result.best_x) == min(values) < -1e307
+
+
+@pytest.mark.parametrize("pairs", [[(0, 1)] * 3, [(-5, 5), (-1, 1)]])
+def test_scipy_style_bounds_are_refused_with_the_transpose_and_the_space_argument_named(pairs):
+    # optimize's own way to name inputs is part of the hint, at d = 3 as at the d = 2 the hint began with
+    with pytest.raises(ValueError, match=r"pass the transpose, bounds=\[\[.*\]\]; or name each input with "
+                                         r"space=\{'x0': Float\(low, high\), \.\.\.\} \(npbandit\.space\)$"):
+        optimize(bowl, pairs, budget=4, db=None, progress=False)
