@@ -16,7 +16,8 @@ from npbandit.acquisition.optimizers import AcquisitionOptimizer, check_acq_opti
 from npbandit.acquisition.pending import DEFAULT_LIAR, PendingStrategy, pending_strategy
 from npbandit.acquisition.proposal import ACQUISITIONS
 from npbandit.acquisition.subspace import SubspaceStrategy, check_subspace
-from npbandit.envs.blackbox import BlackBoxEnv, ObjectiveError, as_bounds
+from npbandit.envs.blackbox import BlackBoxEnv, ObjectiveError
+from npbandit.envs.bounds import as_bounds
 from npbandit.loop.asynchronous import _check_async
 from npbandit.loop.episode import _check_on_error, run_episode
 from npbandit.objective_names import check_name, objective_label

@@ -288,7 +288,7 @@ def _optimize_executor(args: argparse.Namespace, stack: contextlib.ExitStack) ->
 
 def _parse_bounds(text: str) -> object:
     """``--bounds`` JSON -> a validated ``2 x d`` array; errors name ``--bounds``."""
-    from npbandit.envs.blackbox import as_bounds
+    from npbandit.envs.bounds import as_bounds
 
     try:
         value = json.loads(text)

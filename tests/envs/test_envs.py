@@ -425,7 +425,7 @@ def test_scipy_style_bounds_are_refused_with_their_transpose_named(pairs):
     # (low, high) pairs per input, as scipy.optimize takes them: at every d the same hint, naming what was
     # passed, the layout expected and the transpose that fixes it (at d = 2 the pairs are a 2 x 2 array
     # too, ambiguous, and never read as pairs: refused only when its rows are not lower then upper)
-    from npbandit.envs.blackbox import as_bounds
+    from npbandit.envs.bounds import as_bounds
 
     array = np.asarray(pairs, dtype=np.float64)
     shape = re.escape(f"must have shape 2 x d (lower row, upper row), got {array.shape}: " if len(pairs) != 2 else
@@ -441,7 +441,7 @@ def test_scipy_style_bounds_are_refused_with_their_transpose_named(pairs):
 
 
 def test_the_pairs_hint_names_the_callers_other_way_and_shortens_a_wide_transpose():
-    from npbandit.envs.blackbox import as_bounds
+    from npbandit.envs.bounds import as_bounds
 
     with pytest.raises(ValueError, match=r"bounds=\[\[0.0, 0.0, 0.0\], \[1.0, 1.0, 1.0\]\]; or give names$"):
         as_bounds([(0, 1)] * 3, named="give names")
