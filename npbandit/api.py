@@ -16,7 +16,8 @@ from npbandit.acquisition.optimizers import AcquisitionOptimizer, check_acq_opti
 from npbandit.acquisition.pending import DEFAULT_LIAR, PendingStrategy, pending_strategy
 from npbandit.acquisition.proposal import ACQUISITIONS
 from npbandit.acquisition.subspace import SubspaceStrategy, check_subspace
-from npbandit.envs.blackbox import BlackBoxEnv, ObjectiveError, as_bounds
+from npbandit.envs.blackbox import BlackBoxEnv, ObjectiveError
+from npbandit.envs.bounds import as_bounds
 from npbandit.loop.asynchronous import _check_async
 from npbandit.loop.episode import _check_on_error, run_episode
 from npbandit.objective_names import check_name, objective_label
@@ -35,6 +36,9 @@ from npbandit.validation import check_bool, check_int, path_as_str
 from npbandit.warm_start import WarmStart, continued_run, initial_points
 
 __all__ = ["optimize", "OptimizeResult", "SURROGATES", "objective_label"]
+
+#: optimize's other way to give its inputs, named where ``bounds`` reads as (low, high) pairs
+NAMED_INPUTS = "name each input with space={'x0': Float(low, high), ...} (npbandit.space)"
 
 
 def optimize(objective: Callable[[Any], float], bounds: Any = None, surrogate: str | NeuralProcess = "tnpd",
@@ -61,7 +65,9 @@ def optimize(objective: Callable[[Any], float], bounds: Any = None, surrogate: s
             array of shape ``[d]`` (a torch tensor with ``point_type="torch"``); with a
             search space it is a dict ``{name: value}`` (ints as ``int``, choices as their
             values).
-        bounds: ``2 x d`` (lower row, upper row), as in BoTorch; or, in the same place, a
+        bounds: ``2 x d`` (lower row, upper row), as in BoTorch (``(low, high)`` pairs per
+            input, scipy.optimize's layout, are refused with their transpose named: at
+            ``d = 2`` the two layouts cannot be told apart); or, in the same place, a
             search space: a :class:`~npbandit.space.SearchSpace` or a dict of names to
             :class:`~npbandit.space.Float` / :class:`~npbandit.space.Int` /
             :class:`~npbandit.space.Choice` (``optimize(f, {"lr": Float(1e-4, 1e-1,
@@ -454,7 +460,7 @@ def _box_or_space(bounds: Any, space: Any) -> tuple[np.ndarray | None, SearchSpa
         raise ValueError("bounds is required: a 2 x d box (lower row, upper row) or a search space (a SearchSpace, "
                          "or a dict of names to Float / Int / Choice)")
     if space is None and not isinstance(bounds, Mapping):
-        return as_bounds(bounds), None
+        return as_bounds(bounds, named=NAMED_INPUTS), None
     given = bounds if space is None else space
     if not isinstance(given, Mapping):
         raise TypeError(f"space must be a SearchSpace or a dict of names to Float / Int / Choice, got "

@@ -288,14 +288,15 @@ def _optimize_executor(args: argparse.Namespace, stack: contextlib.ExitStack) ->
 
 def _parse_bounds(text: str) -> object:
     """``--bounds`` JSON -> a validated ``2 x d`` array; errors name ``--bounds``."""
-    from npbandit.envs.blackbox import as_bounds
+    from npbandit.envs.bounds import as_bounds
 
     try:
         value = json.loads(text)
     except json.JSONDecodeError as err:
         raise ValueError(f"--bounds must be a 2 x d JSON array such as '[[0, 0], [1, 1]]' (lower row, upper row); "
                          f"{text!r} is not valid JSON: {err}") from None
-    return as_bounds(value, name="--bounds")
+    return as_bounds(value, name="--bounds",
+                     named="with --objective, name each input with --space (a JSON search space)")
 
 
 def _parse_space(text: str) -> Any:

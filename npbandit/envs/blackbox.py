@@ -62,6 +62,7 @@ from typing import Any
 import gymnasium as gym
 import numpy as np
 
+from npbandit.envs.bounds import as_bounds
 from npbandit.envs.evaluation import Outcome, OutcomeRelay
 from npbandit.exceptions import ObjectiveError, ObjectiveReturnError
 from npbandit.feasibility import check_constraint_count, is_feasible
@@ -316,33 +317,6 @@ class _Evaluated:
 
     def __init__(self, value: Any, constraints: Any, failed: bool = False) -> None:
         self.value, self.constraints, self.failed = value, constraints, failed
-
-
-def as_bounds(bounds: Any, name: str = "bounds") -> np.ndarray:
-    """Validate a 2 x d box (lower row, upper row) and return it as float64 numpy."""
-    raw = np.asarray(bounds.detach().cpu() if is_tensor(bounds) else bounds, dtype=object)
-    # numbers only: float() would read True as 1.0 and "0" as 0.0
-    if raw.dtype == object and any(not is_real(v) for v in raw.reshape(-1)):
-        raise ValueError(f"{name} must be a 2 x d array of numbers (lower row, upper row), got {bounds!r}")
-    try:
-        array = np.asarray(raw, dtype=np.float64)
-    except (TypeError, ValueError):
-        raise ValueError(f"{name} must be a 2 x d array of numbers (lower row, upper row)") from None
-    if array.ndim != 2 or array.shape[0] != 2 or array.shape[1] < 1:
-        raise ValueError(f"{name} must have shape 2 x d (lower row, upper row), got {array.shape}")
-    if not np.isfinite(array).all():
-        raise ValueError(f"{name} must be finite")
-    if not (array[1] > array[0]).all():
-        hint = ""
-        if array.shape == (2, 2) and (array[:, 1] > array[:, 0]).all():  # (low, high) rows, SciPy's habit
-            hint = (f" (the rows are the lower bounds, then the upper ones, as in BoTorch; (low, high) pairs per "
-                    f"input are the transpose: {array.T.tolist()})")
-        raise ValueError(f"{name}: every lower bound must be below its upper bound, got {array.tolist()}{hint}")
-    with np.errstate(over="ignore"):
-        if not np.isfinite(array[1] - array[0]).all():
-            raise ValueError(f"{name}: the box is too wide to represent (upper - lower overflows), "
-                             f"got {array.tolist()}")
-    return array
 
 
 def named_point(x: Any) -> dict[str, Any]:

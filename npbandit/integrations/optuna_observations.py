@@ -17,7 +17,7 @@ suggesting them, or took a conditional branch without them), as the sampler prop
 left out, and so is one that Optuna re-runs (:func:`retried_trials`: its worker stopped, and
 its retry will say what the point gives). Values too large for their spread's variance to be
 held in float64 (an objective's ``1e300`` for a bad point) are scaled by a power of two for the
-whole study (:func:`output_scale`), which changes no proposal of a study without them.
+whole study (:func:`study_scale`), which changes no proposal of a study without them.
 """
 
 from __future__ import annotations
@@ -40,6 +40,7 @@ from npbandit.feasibility import check_constraint_count, is_feasible
 from npbandit.integrations.optuna_trials import known_params, pending_points, trial_constraints
 from npbandit.policies.trust_region import TrustRegion
 from npbandit.space import SearchSpace
+from npbandit.transforms.standardize import output_scale
 from npbandit.validation import check_int
 
 __all__ = ["StudyObservations", "study_observations", "EncodedParams", "MAX_ENCODED_SPACES", "RETRY_HISTORY_KEY",
@@ -60,7 +61,7 @@ class StudyObservations:
     """What one proposal sees of a study: the usable completed and failed ``trials`` in
     order of their numbers, their rows ``X [n, d]`` (the unit cube) and ``Y [n, 1 + k]``
     (maximised objective, then ``k`` constraint values; a failed trial at the worst of
-    each; each output scaled by :func:`output_scale`), the trust region replayed from them
+    each; each output scaled by :func:`study_scale`), the trust region replayed from them
     (or ``None``), and the points ``pending`` ``[p, d]`` the running trials evaluate
     (``None`` for none)."""
 
@@ -134,29 +135,18 @@ def retried_trials(trials: list[FrozenTrial]) -> set[int]:
     return {int(n) for t in trials for n in t.system_attrs.get(RETRY_HISTORY_KEY) or ()}
 
 
-#: the largest magnitude of a study's values the NP is given: a spread of values much larger (an objective's
-#: ``1e300`` for a bad point) has a variance in their units, its square, past float64, and the acquisition is NaN
-MAX_MAGNITUDE_EXPONENT = 100
-
-
-def output_scale(trials: list[FrozenTrial], k: int) -> torch.Tensor:
-    """``[1 + k]``: per output (the objective, then ``k`` constraints), the power of two that brings
-    the largest finite magnitude the study's completed ``trials`` hold under
-    ``2 ** MAX_MAGNITUDE_EXPONENT``; 1 where it is already. A power of two scales exactly, and the NP
-    standardises what it is given, so every acquisition's maximiser and every comparison between
-    points is the same; one factor for the whole study, so the branches of a conditional study,
-    each seen apart, compare in one unit."""
-    largest = [0.0] * (1 + k)
+def study_scale(trials: list[FrozenTrial], k: int) -> torch.Tensor:
+    """``[1 + k]``: per output (the objective, then ``k`` constraints), the power of two the values
+    of every proposal's rows are multiplied by: :func:`~npbandit.transforms.standardize.output_scale`
+    of the values the study's completed ``trials`` hold (a trial without constraint values holds
+    none of those). One factor for the whole study, so the branches of a conditional study, each
+    seen apart, compare in one unit."""
+    rows = []
     for t in trials:
-        if t.state != TrialState.COMPLETE:
-            continue
-        values = [t.value, *trial_constraints(t)] if k else [t.value]
-        for i, v in enumerate(values[:1 + k]):
-            if math.isfinite(v):
-                largest[i] = max(largest[i], abs(v))
-    return torch.tensor([1.0 if m < 2.0 ** MAX_MAGNITUDE_EXPONENT else
-                         math.ldexp(1.0, MAX_MAGNITUDE_EXPONENT - math.frexp(m)[1]) for m in largest],
-                        dtype=torch.float64)
+        if t.state == TrialState.COMPLETE:
+            limits = list(trial_constraints(t)[:k]) if k else []
+            rows.append([t.value, *limits, *[math.nan] * (k - len(limits))])
+    return output_scale(torch.tensor(rows, dtype=torch.float64).reshape(len(rows), 1 + k))
 
 
 def _failed_point(trial: FrozenTrial, search_space: dict[str, BaseDistribution],
@@ -246,7 +236,7 @@ def study_observations(study: Study, search_space: dict[str, BaseDistribution], 
     Y = torch.tensor(np.array([rows.get(t.number, worst) for t in finite]),
                      dtype=torch.float64).reshape(len(finite), -1)  # [n, 1 + k], maximised objective first
     k = Y.shape[-1] - 1
-    Y = Y * output_scale(trials, k)
+    Y = Y * study_scale(trials, k)
     pending = pending_points(trials, space, number, fixed)  # what other workers are evaluating right now
     region = None
     if trust_region:  # the trials in the order they were started, the first n_startup_trials the design

@@ -6,15 +6,18 @@ Each raises an error naming the argument and what was expected; none changes its
 
 from __future__ import annotations
 
+import warnings
 from typing import Any
 
 import torch
+from botorch.exceptions.warnings import InputDataWarning
 from torch import Tensor
 
 from npbandit.surrogates.base import NeuralProcess
 
 __all__ = ["broadcasts", "check_matrix", "check_output_indices", "check_bounds", "check_model_arguments",
-           "check_points", "check_input_transform", "box_excursion", "box_limits", "DOMAIN_EPS"]
+           "check_points", "check_input_transform", "box_excursion", "box_limits", "DOMAIN_EPS",
+           "warn_unstandardised_outputs", "TRAINED_OUTPUT_MAGNITUDE", "FAR_FACTOR"]
 
 #: how far an input may lie outside its box and still count as inside, in float eps of the
 #: inputs' dtype (at least float32's) times the box's scale per column (the larger of its side
@@ -27,6 +30,19 @@ __all__ = ["broadcasts", "check_matrix", "check_output_indices", "check_bounds",
 #: so a value on the bound 0.1 lands 2.5e-9 outside [0, 1]); the allowance, 1e-6 of the box,
 #: stays far below any real excursion.
 DOMAIN_EPS = 8
+
+#: the largest output magnitude any shipped network was conditioned on in training. The ``bo`` prior
+#: standardises each context by its own mean and std over at most 100 points (its ``n_context``), and a
+#: value standardised among ``n`` points is at most ``(n - 1) / sqrt(n) < sqrt(100) = 10`` in magnitude;
+#: the ``gp1d`` prior, which does not standardise, draws a unit-variance GP, past 10 with probability
+#: about 1e-23
+TRAINED_OUTPUT_MAGNITUDE = 10.0
+#: how far past :data:`TRAINED_OUTPUT_MAGNITUDE` the outputs an ``NPModel(standardize=False)`` hands its
+#: network may reach before :func:`warn_unstandardised_outputs` warns: a factor 10, so that outputs
+#: standardised over a larger pool than the model's own rows (a per-arm bandit's rewards on the scale of
+#: every arm's, where a rare large reward stands some 10 stds out) pass, while outputs in raw units
+#: (``1e4``), orders of magnitude past anything the network learned, do not
+FAR_FACTOR = 10.0
 
 
 def check_matrix(name: str, value: Any) -> None:
@@ -220,3 +236,21 @@ def check_model_arguments(surrogate: Any, train_X: Any, train_Y: Any, train_Yvar
         raise ValueError(f"n_views > 1 averages marginal predictives; {type(surrogate).__name__} is "
                          "joint-predictive and a mixture of its joints is not the Gaussian joint it gives BoTorch "
                          "(use n_views=1)")
+
+
+def warn_unstandardised_outputs(Y_t: Tensor, stacklevel: int = 3) -> None:
+    """Warn (``InputDataWarning``, BoTorch's category for data a model was not built for) when the
+    outputs ``Y_t [n, m]`` an ``NPModel(standardize=False)`` hands its network as they are (after
+    any outcome transform) reach past ``FAR_FACTOR * TRAINED_OUTPUT_MAGNITUDE`` (100) in some
+    column: the network was never trained on outputs on that scale, its posterior there is an
+    extrapolation, and nothing else would say so."""
+    limit = FAR_FACTOR * TRAINED_OUTPUT_MAGNITUDE
+    largest = Y_t.detach().abs().amax(dim=-2) if Y_t.shape[-2] else Y_t.new_zeros(Y_t.shape[-1])
+    far = (largest > limit).nonzero().flatten().tolist()
+    if far:
+        column = far[0]
+        warnings.warn(f"NPModel(standardize=False) hands the network the outputs as they are, and train_Y column "
+                      f"{column} reaches {float(largest[column]):.2e} in magnitude (after any outcome_transform), "
+                      f"far past the {TRAINED_OUTPUT_MAGNITUDE:g} that no network was trained beyond: its posterior "
+                      "is an extrapolation; pass standardize=True, or outputs already on the network's scale "
+                      "(outcome_transform=Standardize(m))", InputDataWarning, stacklevel=stacklevel)

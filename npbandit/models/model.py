@@ -71,7 +71,13 @@ from torch import Tensor
 from npbandit.exceptions import CheckpointError
 from npbandit.models.cache import HeldNetwork, NetworkAnchor, RowBuffer, SharedRows
 from npbandit.models.checkpoint import fingerprint, input_symmetric, pretrained_defaults, shared_surrogate
-from npbandit.models.checks import check_bounds, check_input_transform, check_matrix, check_model_arguments
+from npbandit.models.checks import (
+    check_bounds,
+    check_input_transform,
+    check_matrix,
+    check_model_arguments,
+    warn_unstandardised_outputs,
+)
 from npbandit.models.columns import ColumnSelector, resolve_columns
 from npbandit.models.conditioning import ConditioningMixin
 from npbandit.models.covariance import COVARIANCES, ResponseCovarianceMixin
@@ -118,8 +124,12 @@ class NPModel(MarginalPosteriorMixin, JointPosteriorMixin, ResponseCovarianceMix
             data's mean and std, as the ``bo`` prior did in training. ``False`` hands the
             network the outputs as they are: right only for outputs already on that scale
             (through a ``Standardize`` outcome transform, say); on another (outputs of order
-            1e4) the network is outside what it learned and its posterior means nothing,
-            without an error or a warning.
+            1e4) the network is outside what it learned and its posterior means nothing:
+            training outputs past 100 in magnitude, ten times
+            :data:`~npbandit.models.checks.TRAINED_OUTPUT_MAGNITUDE` (the most any shipped
+            network was conditioned on; the reasons for both in
+            :mod:`~npbandit.models.checks`), give an ``InputDataWarning`` (data given later,
+            streamed, are not checked).
         restandardize_tol: see "Streaming" in :mod:`npbandit.models.conditioning`.
         noise_points: at most this many observed points (evenly spaced in order of
             arrival) give the noise estimate; see :mod:`npbandit.models.likelihood`.
@@ -221,6 +231,8 @@ class NPModel(MarginalPosteriorMixin, JointPosteriorMixin, ResponseCovarianceMix
         self._pending: tuple[NPModel, Tensor, Tensor] | None = None  # a fantasy's data, until read
         self._train_Yvar = None if train_Yvar is None else train_Yvar.detach()
         self._set_data(train_X.detach(), train_Y.detach(), check=True)
+        if not self._standardize:
+            warn_unstandardised_outputs(self._train_Y_t)
         self.eval()  # transforms learned their statistics on the training data above
 
     def _set_data(self, train_X: Tensor, train_Y: Tensor, check: bool = False) -> None:

@@ -196,7 +196,12 @@ class BOPolicy(Policy):
 
     Without a warp or a trust region the NP model is built once, after the initial design;
     every later observation is streamed in with ``condition_on_observations`` (CMANP:
-    constant cost). :meth:`params` logs the settings the run uses: the trust region's and
+    constant cost). Every model sees each output multiplied by one exact power of two
+    (:attr:`Observations.scale <npbandit.policies.observations.Observations.scale>`): 1 unless a
+    value past ``2 ** 100`` was observed (an objective's ``1e300`` for a bad point, whose
+    spread's variance float64 cannot hold), so no other run changes; the streamed NP is rebuilt
+    when it changes, and :meth:`recommend` answers in the rewards' units.
+    :meth:`params` logs the settings the run uses: the trust region's and
     the pending strategy's as injected, the model factory's ``params()``.
     """
 
@@ -286,7 +291,7 @@ class BOPolicy(Policy):
     def reset(self, seed: int | None = None) -> None:
         super().reset(seed)
         self.seen = Observations()  # the observations and failures (their best reward raw, not warped)
-        self.np_model = None
+        self.np_model, self._model_scale = None, None
         if self.subspace is None:
             self.design = SobolDesign(self.dim, seed)
             self.region = (TrustRegion.from_settings(self.dim, self.trust_region_settings) if self.trust_region
@@ -321,9 +326,22 @@ class BOPolicy(Policy):
                 or self._search is not None):
             # a GP refits; a warp, a box or a subspace moves with every observation
             return self.model_factory(X, Y)
-        if self.np_model is None:  # the NP built once, later observations streamed in (observe)
-            self.np_model = self.model_factory(X, Y)
+        if self.np_model is None:  # the NP built once, later observations streamed in (observe) at its scale
+            self.np_model, self._model_scale = self.model_factory(X, Y), self.seen.scale
         return self.np_model
+
+    def _stream(self, x: np.ndarray, row: list[float]) -> None:
+        """Condition the streamed NP on ``x`` with outputs ``row`` (reward units), at the scale it
+        was built at (:attr:`Observations.scale`); when a new magnitude has changed the scale, the
+        model is let go instead and rebuilt from every observation at the new one before the next
+        proposal (:meth:`_model`), so that its rows share one unit."""
+        scale = self.seen.scale
+        if not torch.equal(scale, self._model_scale):
+            self.np_model = None
+            return
+        with torch_threads(self.threads):
+            self.np_model = self.np_model.condition_on_observations(
+                torch.tensor(x, dtype=torch.float64)[None], torch.tensor([row], dtype=torch.float64) * scale)
 
     def act(self, obs: np.ndarray, pending: np.ndarray | None = None) -> np.ndarray:
         """The next point, ``[d]`` in the unit cube; ``pending`` ``[p, d]``: points handed out
@@ -411,10 +429,7 @@ class BOPolicy(Policy):
             self.region.observe(TrustRegion.improves(value, best_then), self.hand_outs.remaining(self.budget))
         self.seen.add(x, float(reward), c)
         if self.np_model is not None and self.output_warp is None:
-            row = [float(reward)] + ([] if c is None else c.tolist())
-            with torch_threads(self.threads):
-                self.np_model = self.np_model.condition_on_observations(
-                    torch.tensor(x, dtype=torch.float64)[None], torch.tensor([row], dtype=torch.float64))
+            self._stream(x, [float(reward)] + ([] if c is None else c.tolist()))
 
     def observe_failure(self, obs, action, error: str) -> None:
         """A point whose evaluation failed: never proposed again (the repeat check), a
@@ -429,10 +444,7 @@ class BOPolicy(Policy):
             self.region.observe(False, self.hand_outs.remaining(self.budget))
         self.seen.add_failure(x)
         if self.np_model is not None and self.output_warp is None:
-            row = self.seen.failure_outputs()
-            with torch_threads(self.threads):
-                self.np_model = self.np_model.condition_on_observations(
-                    torch.tensor(x, dtype=torch.float64)[None], torch.tensor([row], dtype=torch.float64))
+            self._stream(x, self.seen.failure_outputs())
 
     def recommend(self) -> Recommendation | None:
         """Of the evaluated points, the one where a model on every observation over the whole cube
@@ -449,7 +461,8 @@ class BOPolicy(Policy):
             found = recommend.recommend(self.model_factory, X, Y, n_observed=len(self.Y), region=self.region,
                                         snap=self.snap, search=self._search, rng=self.rng, max_context=self.max_context,
                                         constraints=self.seen.constraint_count, outcome=self._fitted_warp)
-        return None if found is None else Recommendation(self.X[found[0]].copy(), found[1])
+        # the model's mean in the units it saw, taken back to the rewards' by the (exact) power of two
+        return None if found is None else Recommendation(self.X[found[0]].copy(), found[1] / float(self.seen.scale[0]))
 
     def params(self) -> dict[str, Any]:
         """The settings this policy runs with (JSON-serialisable; logged with each run): the

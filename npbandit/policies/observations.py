@@ -2,8 +2,9 @@
 come back, and the evaluations its budget counts (:class:`HandOuts`); and what it has seen
 (:class:`Observations`): each observed point with its reward and constraint values, and the
 points whose evaluation failed, kept as lists and as arrays grown in place (a proposal late in
-a long run restacks nothing), with the running best and worst rewards; and, from them, the
-data its model is built on."""
+a long run restacks nothing), with the running best and worst rewards and largest magnitudes; and,
+from them, the data its model is built on, each output scaled by the power of two that keeps values
+of extreme size standardisable in float64 (:func:`~npbandit.transforms.standardize.output_scale`)."""
 
 from __future__ import annotations
 
@@ -15,6 +16,7 @@ import torch
 
 from npbandit.feasibility import check_constraint_count, is_feasible
 from npbandit.rows import RowBuffer
+from npbandit.transforms.standardize import output_scale
 from npbandit.transforms.yeo_johnson import YeoJohnson
 
 __all__ = ["HandOuts", "Observations"]
@@ -68,7 +70,8 @@ class Observations:
     the order observed, ``Y`` their rewards, ``C`` their constraint values ``[k]`` (empty
     without constraints), ``failed`` the points whose evaluation failed and ``failed_after``
     how many observations came before each; ``best`` the best reward (of a feasible
-    observation with constraints; ``-inf`` while there is none) and ``worst`` the worst."""
+    observation with constraints; ``-inf`` while there is none) and ``worst`` the worst;
+    ``scale`` what the model's outputs are multiplied by."""
 
     def __init__(self) -> None:
         self.X: list[np.ndarray] = []
@@ -79,6 +82,17 @@ class Observations:
         # as arrays grown in place ("observed": x then y), nothing restacked
         self._rows = {k: RowBuffer() for k in ("observed", "C", "failed")}
         self.best, self.worst = -np.inf, np.inf
+        self._largest: np.ndarray | None = None  # per output, the largest magnitude observed (kept as it grows)
+
+    @property
+    def scale(self) -> torch.Tensor:
+        """``[1 + k]``: per output (the reward, then the ``k`` constraints), the power of two the
+        model's outputs are multiplied by (:meth:`data`): 1 unless the largest magnitude observed
+        is past ``2 ** MAX_MAGNITUDE_EXPONENT`` (:func:`~npbandit.transforms.standardize.output_scale`).
+        It changes only when an observation brings a larger magnitude; a failure, seen at values
+        observed, never does."""
+        largest = np.zeros((1, 1 + self.constraint_count)) if self._largest is None else self._largest[None]
+        return output_scale(torch.from_numpy(largest))
 
     @property
     def constraint_count(self) -> int:
@@ -109,6 +123,8 @@ class Observations:
         self.Y.append(reward)
         self._rows["observed"].append(np.append(x, reward))
         self.worst = min(self.worst, reward)
+        magnitudes = np.abs(np.append(reward, [] if c is None else c))
+        self._largest = magnitudes if self._largest is None else np.maximum(self._largest, magnitudes)
         if c is None or is_feasible(c):
             self.best = max(self.best, reward)
         if c is not None:
@@ -127,19 +143,20 @@ class Observations:
 
     def data(self, output_warp: str | None) -> tuple[torch.Tensor, torch.Tensor, YeoJohnson | None]:
         """``X [n, d]`` and the outputs ``[n, 1 + k]`` a model sees (the reward warped with
-        ``output_warp``, then the ``k`` constraint values): the observations, then the failed
-        points at the worst reward observed (and the worst value of each constraint; none
-        before a reward is); and the warp fitted (``None`` without one). Read from the arrays
-        (a copy of each)."""
+        ``output_warp``, then the ``k`` constraint values; each output first multiplied by its
+        :attr:`scale`): the observations, then the failed points at the worst reward observed
+        (and the worst value of each constraint; none before a reward is); and the warp fitted
+        (``None`` without one). Read from the arrays (a copy of each)."""
         failed, observed = len(self.failed) if self.Y else 0, self._rows["observed"].array
         X, values = observed[:, :-1], observed[:, -1]
         if failed:
             X, values = np.concatenate([X, self._rows["failed"].array]), np.append(values, [self.worst] * failed)
-        Y = torch.tensor(values, dtype=torch.float64).unsqueeze(-1)
+        scale = self.scale
+        Y = torch.tensor(values, dtype=torch.float64).unsqueeze(-1) * scale[0]
         warp = None if output_warp is None else YeoJohnson.fit(Y)
         if warp is not None:
             Y = warp.forward(Y)
         if self.C:
-            C = torch.tensor(self._rows["C"].array, dtype=torch.float64)
+            C = torch.tensor(self._rows["C"].array, dtype=torch.float64) * scale[1:]
             Y = torch.cat([Y, torch.cat([C, C.amax(dim=0).expand(failed, -1)])], dim=-1)
         return torch.tensor(X, dtype=torch.float64), Y, warp

@@ -27,7 +27,7 @@ from typing import Any
 import gymnasium as gym
 import numpy as np
 
-from npbandit.envs.blackbox import as_bounds
+from npbandit.envs.bounds import as_bounds
 from npbandit.validation import check_int
 
 __all__ = ["BanditProblem", "WHEEL", "ARM_PRIORS", "CONTEXT_TOLERANCE", "bandit_problem", "problem_of_spaces",
@@ -43,7 +43,7 @@ CONTEXT_TOLERANCE = 1e-6
 
 def check_bounds(name: str, bounds: Any, context_dim: int | None = None) -> np.ndarray:
     """``bounds`` as a read-only float64 ``[2, d]`` array (lower row, upper row), checked as a
-    black-box box is (:func:`~npbandit.envs.blackbox.as_bounds`: numbers, finite, lower <
+    black-box box is (:func:`~npbandit.envs.bounds.as_bounds`: numbers, finite, lower <
     upper), and ``d == context_dim`` when given."""
     array = as_bounds(bounds, name=name)
     if context_dim is not None and array.shape[1] != context_dim:

@@ -10,7 +10,7 @@ import torch
 
 from npbandit.policies.base import PolicyWrapper
 from npbandit.rows import RowBuffer
-from npbandit.transforms.standardize import standardization
+from npbandit.transforms.standardize import output_scale, standardization
 
 __all__ = ["StandardisedDataCheck", "standardisable"]
 
@@ -21,7 +21,11 @@ class StandardisedDataCheck(PolicyWrapper):
     Both surrogates standardise the observations (the NP as its ``bo`` prior did,
     the GP with BoTorch's ``Standardize``). Values beyond ~1e154 overflow the
     variance, and BoTorch then fails far from the cause ("probability tensor
-    contains inf"); this says what is wrong before a value reaches the model."""
+    contains inf"); a :class:`~npbandit.policies.bo.BOPolicy` therefore gives its model
+    each output multiplied by one exact power of two
+    (:func:`~npbandit.transforms.standardize.output_scale`), which brings any finite values
+    into range. This checks the values as so scaled, and says what is wrong before a value
+    reaches the model when not even that helps (a value that is not finite)."""
 
     def reset(self, seed: int | None = None) -> None:
         super().reset(seed)
@@ -35,21 +39,24 @@ class StandardisedDataCheck(PolicyWrapper):
             self.limits.append([float(c) for c in limits])
             C = torch.from_numpy(self.limits.array.copy())
             if not standardisable(C):
-                raise ValueError(f"the constraints' values cannot be standardised in float64 (up to "
-                                 f"{float(C.abs().max()):.3g} in magnitude); rescale the constraints (e.g. divide "
-                                 "each by its typical size)")
+                raise ValueError(f"the constraints' values cannot be standardised in float64, even scaled by a power "
+                                 f"of two (up to {float(C.abs().max()):.3g} in magnitude); each constraint must "
+                                 "return finite values")
         self.rewards.append(float(reward))
         y = torch.from_numpy(self.rewards.array.copy()).unsqueeze(-1)  # [n, 1]
         if not standardisable(y):
             mean, std = standardization(y)
-            raise ValueError(f"the objective's values cannot be standardised in float64 (mean {float(mean):.3g}, std "
-                             f"{float(std):.3g} over {len(self.rewards)} values up to {float(y.abs().max()):.3g} in "
-                             "magnitude); rescale the objective (e.g. divide it by its typical size) or use "
-                             "surrogate='random'")
+            raise ValueError(f"the objective's values cannot be standardised in float64, even scaled by a power of "
+                             f"two (mean {float(mean):.3g}, std {float(std):.3g} over {len(self.rewards)} values up "
+                             f"to {float(y.abs().max()):.3g} in magnitude); the objective must return finite values, "
+                             "or use surrogate='random'")
         self.inner.observe(obs, action, reward, info)
 
 
 def standardisable(Y: torch.Tensor) -> bool:
-    """Whether every column of ``Y [n, m]`` standardises to finite values in float64."""
+    """Whether every column of ``Y [n, m]``, multiplied by its power of two
+    (:func:`~npbandit.transforms.standardize.output_scale`, as a BO policy's model sees it),
+    standardises to finite values in float64."""
+    Y = Y * output_scale(Y)
     mean, std = standardization(Y)
     return bool(torch.isfinite(mean).all() and torch.isfinite(std).all() and torch.isfinite((Y - mean) / std).all())

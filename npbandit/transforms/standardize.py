@@ -10,16 +10,22 @@ Where BoTorch counts any std below ``1e-8`` as zero, here the threshold is relat
 values' level (:data:`MIN_STD` times ``|mean|``): a GP fits its output scale to outputs of
 order ``1e-9``, but a pretrained network has no output scale to fit, and given them
 unscaled it would predict its prior's unit spread around nearly constant data.
+
+Values too large for their spread's variance to be held in float64 (an objective's ``1e300``
+for a bad point) are brought into range first by one exact power of two per output
+(:func:`output_scale`), what ``optimize`` and ``NPSampler`` both give their models.
 """
 
 from __future__ import annotations
+
+import math
 
 import torch
 from torch import Tensor
 
 from npbandit.transforms.base import OutcomeTransform
 
-__all__ = ["Standardize", "standardization", "spread", "MIN_STD"]
+__all__ = ["Standardize", "standardization", "spread", "MIN_STD", "output_scale", "MAX_MAGNITUDE_EXPONENT"]
 
 #: a std at most this share of the mean's magnitude (or exactly zero) counts as zero: the
 #: data are standardised by 1 instead
@@ -43,6 +49,38 @@ def standardization(y: Tensor) -> tuple[Tensor, Tensor]:
     if y.shape[-2] == 1:
         return mean, torch.ones_like(mean)
     return mean, spread(mean, y.std(dim=-2, keepdim=True))
+
+
+#: the largest magnitude, as a power of two, of the values a model is given (:func:`output_scale`): values
+#: up to ``2 ** 100`` have a variance (their square, times the count) far inside float64's ``1.8e308``,
+#: while a spread of values near ``1e300`` has one past it, and the acquisition is NaN
+MAX_MAGNITUDE_EXPONENT = 100
+
+
+def output_scale(Y: Tensor) -> Tensor:
+    """``[m]``: per output (column) of ``Y [n, m]``, the power of two its values are multiplied
+    by before a model sees them: the one that brings the column's largest finite magnitude
+    under ``2 ** MAX_MAGNITUDE_EXPONENT``; exactly 1 where it is already (and for a column with
+    no finite value; non-finite entries, such as a missing value held as NaN, are passed over).
+
+    A power of two scales exactly (only the exponent changes, short of underflow far below the
+    spread), standardisation by the values' own mean and std is unchanged by it, and so is every
+    comparison between them: a model that standardises what it is given makes the same
+    predictions in standardised units, and an acquisition the same choice. Values that need
+    no scaling are multiplied by 1, so a search whose values never come near the threshold
+    is the search it was without this.
+
+    Raises:
+        ValueError: ``Y`` is not a 2-D floating-point tensor.
+    """
+    if not isinstance(Y, Tensor) or Y.dim() != 2 or not Y.is_floating_point():
+        raise ValueError(f"Y must be a 2-D floating-point tensor [n, m], got "
+                         f"{getattr(Y, 'shape', type(Y).__name__)}")
+    magnitudes = torch.where(torch.isfinite(Y), Y.abs(), torch.zeros_like(Y)).to(torch.float64)
+    largest = magnitudes.amax(dim=0).tolist() if Y.shape[0] else [0.0] * Y.shape[1]
+    limit = 2.0 ** MAX_MAGNITUDE_EXPONENT
+    return torch.tensor([1.0 if m < limit else math.ldexp(1.0, MAX_MAGNITUDE_EXPONENT - math.frexp(m)[1])
+                         for m in largest], dtype=torch.float64)
 
 
 class Standardize(OutcomeTransform):

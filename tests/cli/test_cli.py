@@ -65,6 +65,9 @@ RANDOM = ["--surrogate", "random"]
     (["--objective", "bad_objectives:text", "--bounds", "[[0],[1]]", *RANDOM], "must return a float, got str"),
     (["--objective", "bad_objectives:nan", "--bounds", "[[0],[1]", *RANDOM], "--bounds must be a 2 x d JSON array"),
     (["--objective", "bad_objectives:nan", "--bounds", "[[0, 0]]", *RANDOM], "--bounds must have shape 2 x d"),
+    (["--objective", "bad_objectives:nan", "--bounds", "[[0, 1], [0, 1], [0, 1]]", *RANDOM],
+     "pass the transpose, --bounds=[[0.0, 0.0, 0.0], [1.0, 1.0, 1.0]]; or with --objective, name each input with "
+     "--space"),
     (["--function", "labs", *RANDOM], "'labs' is not offered: it has integer / binary inputs"),
     (["--function", "ackleymixed", *RANDOM], "'ackleymixed' is not offered"),
     (["--function", "pressurevessel", *RANDOM], "'pressurevessel' is not offered: it is a constrained problem"),

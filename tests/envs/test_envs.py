@@ -1,6 +1,7 @@
 """Gymnasium environments: the Env contract of every registered env, the wheel protocol,
 black-box faults. Where a black-box objective runs is tested in test_evaluation.py."""
 
+import re
 import warnings
 
 import gymnasium as gym
@@ -419,14 +420,34 @@ def test_linear_bandit_rejects_bad_parameters(kwargs, match):
         gym.make("npbandit/LinearBandit-v0", **kwargs)
 
 
-def test_scipy_style_bounds_are_refused_with_their_transpose_named():
-    from npbandit.envs.blackbox import as_bounds
+@pytest.mark.parametrize("pairs", [[(-5, 5), (-1, 1)], [(0, 1)] * 3, [(0, 1)], [(-2, 2)] * 5])
+def test_scipy_style_bounds_are_refused_with_their_transpose_named(pairs):
+    # (low, high) pairs per input, as scipy.optimize takes them: at every d the same hint, naming what was
+    # passed, the layout expected and the transpose that fixes it (at d = 2 the pairs are a 2 x 2 array
+    # too, ambiguous, and never read as pairs: refused only when its rows are not lower then upper)
+    from npbandit.envs.bounds import as_bounds
 
-    with pytest.raises(ValueError, match=r"\(low, high\) pairs per input are the transpose: \[\[-5.0, -1.0\], "
-                                         r"\[5.0, 1.0\]\]"):
-        as_bounds([(-5, 5), (-1, 1)])
+    array = np.asarray(pairs, dtype=np.float64)
+    shape = re.escape(f"must have shape 2 x d (lower row, upper row), got {array.shape}: " if len(pairs) != 2 else
+                      f"below its upper bound, got {array.tolist()}: ")
+    with pytest.raises(ValueError, match=shape + re.escape(
+            f"{array.tolist()} reads as {len(pairs)} (low, high) pair{'s' if len(pairs) > 1 else ''}, one per input "
+            f"(scipy.optimize's layout), but bounds takes the lower bounds as one row and the upper bounds as the "
+            f"other (BoTorch's layout): pass the transpose, bounds={array.T.tolist()}") + "$"):
+        as_bounds(pairs)
     with pytest.raises(ValueError, match=r"below its upper bound, got \[\[1.0, 0.0\], \[0.0, 1.0\]\]$"):
         as_bounds([[1.0, 0.0], [0.0, 1.0]])  # not a transpose either: no hint
+    assert as_bounds([(0, 2), (1, 3)]).tolist() == [[0.0, 2.0], [1.0, 3.0]]  # ordered rows: a box, as given
+
+
+def test_the_pairs_hint_names_the_callers_other_way_and_shortens_a_wide_transpose():
+    from npbandit.envs.bounds import as_bounds
+
+    with pytest.raises(ValueError, match=r"bounds=\[\[0.0, 0.0, 0.0\], \[1.0, 1.0, 1.0\]\]; or give names$"):
+        as_bounds([(0, 1)] * 3, named="give names")
+    with pytest.raises(ValueError, match=r"got \(20, 2\): it reads as 20 \(low, high\) pairs.*pass the transpose "
+                                         r"\(bounds\.T for a numpy array\)$"):
+        as_bounds(np.tile([0.0, 1.0], (20, 1)))
 
 
 BANDITS = [(env_id, kwargs) for env_id, kwargs in CASES if env_id != "npbandit/BlackBox-v0"]

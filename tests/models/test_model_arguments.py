@@ -102,3 +102,22 @@ def test_an_observation_noise_tensor_of_negative_or_missing_variances_is_refused
             model.posterior(X, observation_noise=noise)
     zero = model.posterior(X, observation_noise=torch.zeros(3, 1, dtype=torch.float64)).variance
     torch.testing.assert_close(zero, model.posterior(X).variance, rtol=0, atol=0)
+
+
+def test_unstandardised_outputs_far_from_the_networks_scale_are_warned_of(net):
+    import warnings
+
+    from botorch.exceptions.warnings import InputDataWarning
+    from botorch.models.transforms import Standardize
+
+    X = torch.rand(12, 2, dtype=torch.float64, generator=torch.Generator().manual_seed(0))
+    Y = 1e4 + 300 * torch.sin(5 * X.sum(-1, keepdim=True))  # raw units: of order 1e4
+    with pytest.warns(InputDataWarning, match=r"standardize=False.*train_Y column 0 reaches 1\.0\de\+04 in "
+                                              r"magnitude.*standardize=True"):
+        NPModel(net, X, Y, standardize=False)
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        NPModel(net, X, Y)  # the default standardises them
+        NPModel(net, X, Y, standardize=False, outcome_transform=Standardize(1))  # on the network's scale already
+        NPModel(net, X, (Y - Y.mean()) / Y.std(), standardize=False)
+        NPModel(net, X, 30 * (Y - Y.mean()) / Y.std(), standardize=False)  # past 10, not far: a pooled scale

@@ -110,5 +110,6 @@ def test_the_standardisation_check_reads_every_value_observed():
         check.observe(None, np.full(2, i / 100), v, {"constraints": [v, -v]})
     assert check.rewards.array.tolist() == values == inner.Y
     assert check.limits.array.tolist() == [[v, -v] for v in values]
-    with pytest.raises(ValueError, match="cannot be standardised"):  # the new value spreads them past float64
-        check.observe(None, np.full(2, 0.5), 1e300, {})
+    check.observe(None, np.full(2, 0.5), 1e300, {})  # past float64's variance unscaled; in range scaled
+    with pytest.raises(ValueError, match="cannot be standardised in float64, even scaled"):  # nothing scales it
+        check.observe(None, np.full(2, 0.6), np.inf, {})

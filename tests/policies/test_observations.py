@@ -42,3 +42,41 @@ def test_observations_give_the_model_the_failures_at_the_worst_values_and_keep_t
         seen.constraint_values({"constraints": [0.5, 0.5]})
     with pytest.raises(ValueError, match="this observation has none"):
         seen.constraint_values({})
+
+
+def test_the_model_sees_each_output_scaled_by_the_power_of_two_of_its_largest_magnitude():
+    from npbandit.transforms.standardize import output_scale
+
+    seen = Observations()
+    seen.add(np.array([0.1]), 3.0, np.array([-1e300]))
+    seen.add(np.array([0.2]), 1.0, np.array([0.5]))
+    assert seen.scale.tolist() == [1.0, output_scale(torch.tensor([[1e300]], dtype=torch.float64)).item()]
+    seen.add(np.array([0.3]), -1e300, np.array([0.5]))
+    seen.add_failure(np.array([0.4]))  # seen at the worst values, which bring no new magnitude
+    scale = seen.scale
+    assert torch.equal(scale, output_scale(torch.tensor([[1e300, 1e300]], dtype=torch.float64))) and scale[0] < 1
+    _, Y, _ = seen.data(None)
+    raw = torch.tensor([[3.0, -1e300], [1.0, 0.5], [-1e300, 0.5], [-1e300, 0.5]], dtype=torch.float64)
+    assert torch.equal(Y, raw * scale) and torch.equal(Y / scale, raw)  # exactly, both ways
+
+
+def test_a_streamed_np_is_rebuilt_at_the_new_scale_when_a_larger_magnitude_arrives():
+    from npbandit.policies.bo import BOPolicy
+
+    def bowl(x):
+        return -float(((x - 0.4) ** 2).sum())
+
+    policy = BOPolicy(2, model="cmanp-bo", trust_region=False)
+    policy.reset(0)
+    for _ in range(policy.n_init + 1):  # the design, then a proposal that builds the model (at scale 1)
+        x = policy.act(None)
+        policy.observe(None, x, bowl(x), {})
+    assert policy.np_model is not None and policy.seen.scale.tolist() == [1.0]
+    x = policy.act(None)
+    policy.observe(None, x, -1e300, {})  # a bad point's penalty: the scale changes, the streamed rows are let go
+    assert policy.np_model is None and policy.seen.scale.item() < 1.0
+    for _ in range(2):  # rebuilt from every observation at the new scale, then streamed at it
+        x = policy.act(None)
+        assert torch.equal(policy.np_model.train_Y, policy.seen.data(None)[1])
+        policy.observe(None, x, bowl(x), {})
+    assert torch.equal(policy.np_model.train_Y, policy.seen.data(None)[1])
