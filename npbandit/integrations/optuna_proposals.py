@@ -102,8 +102,10 @@ class StudyProposals:
                       fixed: dict[str, Any] | None = None) -> tuple[FrozenTrial, float] | None:
         """Of the ``completed`` trials, the one with the best de-noised posterior mean of the
         objective under the NP of ``search_space`` (:func:`~npbandit.acquisition.recommend.recommend`,
-        as ``optimize``'s ``recommended_x``), and that mean (maximised units); ``None`` before
-        two usable completed trials. ``fixed``: a branch's choice, as :meth:`_observations`."""
+        as ``optimize``'s ``recommended_x``), and that mean (maximised units, times the study's one
+        power of two per output, :func:`~npbandit.integrations.optuna_observations.study_scale`: so
+        the means of two branches of one study compare); ``None`` before two usable completed
+        trials. ``fixed``: a branch's choice, as :meth:`_observations`."""
         from npbandit.acquisition.recommend import recommend
 
         space, search = self._space(search_space)
