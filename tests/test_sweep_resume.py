@@ -343,3 +343,41 @@ def test_the_bandit_command_names_a_repeated_seed_in_one_line(tmp_path, capsys):
                  "--db", str(tmp_path / "runs.db")]) == 2
     err = capsys.readouterr().err
     assert err.startswith("npbandit bandit: --seeds value 2 repeats seed 0") and err.count("\n") == 1
+
+
+def test_a_look_at_the_runs_reads_them_once(tmp_path):
+    """A sweep's look at what is completed and what is running is one read of the runs (it
+    was two, completed_runs and running_runs, each listing every run and checking each
+    one's liveness), and a sweep with nothing running elsewhere looks once."""
+    from sqlalchemy import event
+
+    from npbandit.storage import runs_by_key
+
+    db, release = str(tmp_path / "runs.db"), threading.Event()
+    run_wheel_bandits(["uniform"], [0.5], [0], 5, db=db, say=None)
+    thread, _, live_id = _held_linucb_run(db, release)
+    reads = []
+
+    def count(conn, cursor, statement, *args):
+        if "runs.heartbeat_at" in statement:  # a read of the runs' rows (not a run's totals by its id)
+            reads.append(statement)
+
+    engine = open_db(db, readonly=True)
+    event.listen(engine, "before_cursor_execute", count)
+    try:
+        found = runs_by_key(db, kind="bandit")
+        assert len(reads) == 1
+        assert found.completed == completed_runs(db, kind="bandit")
+        assert found.running == running_runs(db, kind="bandit")
+        assert [r.id for r in found.running.values()] == [live_id]
+        assert [r.policy for r in found.completed.values()] == ["uniform"]
+        release.set()
+        thread.join(30)
+        reads.clear()
+        results = run_wheel_bandits(POLICIES, [0.5], [0, 1], 5, db=db, say=None)
+    finally:
+        release.set()
+        thread.join(30)
+        event.remove(engine, "before_cursor_execute", count)
+    assert len(reads) == 1 + 2  # the first look, then a look before each of the two runs it starts
+    assert results[1].run_id == live_id and len(list_runs(db)) == 4

@@ -23,11 +23,10 @@ from npbandit.storage import (
     DEFAULT_URL,
     RunLogger,
     RunRow,
-    completed_runs,
     display_url,
     run_key,
     run_totals,
-    running_runs,
+    runs_by_key,
 )
 from npbandit.validation import check_bool, check_int, check_real
 
@@ -185,9 +184,9 @@ def run_bandit_sweep(policies: Sequence[str], tasks: Sequence[BanditTask], seeds
     keys = [_run_key(built[j, k], envs[k], tasks[k], seed, steps) for j, k, seed in jobs]
     _refuse_repeated_runs(keys, jobs, policies, built, tasks)
     results: list[EpisodeResult | None] = [None] * len(jobs)
-    done: dict[str, RunRow] = {}
+    # one read of the runs: the completed ones (skipped) and those running elsewhere (waited for)
+    done, live = ({}, {}) if rerun else runs_by_key(db, kind="bandit")
     if not rerun:
-        done = completed_runs(db, kind="bandit")
         for i in range(len(jobs)):
             row = done.get(keys[i])
             if row is not None:
@@ -201,7 +200,6 @@ def run_bandit_sweep(policies: Sequence[str], tasks: Sequence[BanditTask], seeds
     pending = [i for i, result in enumerate(results) if result is None]
     # a run still running elsewhere (the job of an earlier, interrupted sweep that a cluster's worker goes on
     # with; another process's sweep) is not started a second time: the sweep waits for it below
-    live = {} if rerun else running_runs(db, kind="bandit")
     waiting = {i: live[keys[i]] for i in pending if keys[i] in live}
     # another process (a second sweep of the same runs) may start a run after this look: before each run here the
     # sweep looks again, at the runs started since (ids above `looked`), and takes or waits for one it finds
@@ -211,9 +209,7 @@ def run_bandit_sweep(policies: Sequence[str], tasks: Sequence[BanditTask], seeds
         """Whether job ``i``'s run has been started elsewhere since the sweep last looked: a
         completed one is taken (and told), a running one waited for with the others."""
         nonlocal looked
-        new_done, new_live = completed_runs(db, kind="bandit", after=looked), running_runs(db, kind="bandit",
-                                                                                          after=looked)
-        for found, rows in ((done, new_done), (live, new_live)):
+        for found, rows in zip((done, live), runs_by_key(db, kind="bandit", after=looked)):
             for key, row in rows.items():
                 found.setdefault(key, row)
                 looked = max(looked, row.id)
@@ -265,7 +261,7 @@ def run_bandit_sweep(policies: Sequence[str], tasks: Sequence[BanditTask], seeds
                 say(f"waiting for {len(waiting)} run(s) still running elsewhere (run {ids}) rather than starting them "
                     f"twice; one that stops without completing is run here")
             time.sleep(LIVE_POLL_S)
-            done, live = completed_runs(db, kind="bandit"), running_runs(db, kind="bandit")
+            done, live = runs_by_key(db, kind="bandit")
             for i in list(waiting):
                 if keys[i] in done:
                     results[i] = _stored_result(db, done[keys[i]])

@@ -65,7 +65,8 @@ The package, by concern (every name below is importable from ``npbandit.storage`
   followed back, and its own steps), :class:`RunEvaluations`, :data:`INITIAL`, :data:`INITIAL_FROM`,
   :func:`run_key`, :func:`completed_runs` (the completed runs by what they ran: what a
   sweep need not run again) and :func:`running_runs` (the live ones, by what they will
-  have run: what a sweep must not start twice), :func:`run_totals` (a run's cumulative regret and failed steps),
+  have run: what a sweep must not start twice), both from one read: :func:`runs_by_key`
+  (a :class:`RunsByKey`), :func:`run_totals` (a run's cumulative regret and failed steps),
   :func:`step_params` (a black-box step's point by name, decoded from its action in a database from before
   steps recorded it).
 
@@ -85,6 +86,7 @@ from npbandit.storage.queries import (
            INITIAL_FROM,
            RunEvaluations,
            RunRow,
+           RunsByKey,
            completed_runs,
            list_runs,
            run_evaluations,
@@ -92,6 +94,7 @@ from npbandit.storage.queries import (
            run_steps,
            run_totals,
            running_runs,
+           runs_by_key,
            step_params,
 )
 
@@ -99,4 +102,5 @@ __all__ = ["DEFAULT_URL", "Run", "Step", "Meta", "open_db", "RunLogger", "list_r
            "display_url", "shared_url", "StorageError", "SchemaVersionError", "STATUSES", "STALE_AFTER",
            "HEARTBEAT_EVERY", "COMMIT_EVERY", "SCHEMA_VERSION", "RunRow", "Base", "run_evaluations",
            "RunEvaluations", "INITIAL", "INITIAL_FROM", "run_key", "completed_runs", "running_runs",
+           "RunsByKey", "runs_by_key",
            "run_totals", "step_params"]

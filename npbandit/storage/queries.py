@@ -3,8 +3,8 @@ status), :func:`run_steps` (a run's committed steps), :func:`run_evaluations` (e
 evaluation a black-box run saw: the points it was given, following a chain of continued
 runs back, then its own steps), :func:`completed_runs` (the completed runs by
 :func:`run_key`, what a sweep need not run again), :func:`running_runs` (the runs still
-running, by the key they will have, what a sweep must not start twice) and
-:func:`run_totals` (a run's cumulative regret and failed steps, counted in the database) and
+running, by the key they will have, what a sweep must not start twice), both from one read
+(:func:`runs_by_key`), :func:`run_totals` (a run's cumulative regret and failed steps, counted in the database) and
 :func:`step_params` (a black-box step's point by name, also from a database that predates
 steps' ``params``). All only read."""
 
@@ -12,9 +12,8 @@ from __future__ import annotations
 
 import datetime as dt
 import json
-from collections.abc import Callable
 from dataclasses import dataclass, field, replace
-from typing import Any
+from typing import Any, NamedTuple
 
 import numpy as np
 from sqlalchemy import func, inspect, select
@@ -28,7 +27,8 @@ from npbandit.storage.models import _STEP_TIMES, RECOMMENDED, STOPPED_EARLY, Run
 from npbandit.validation import check_int, json_default
 
 __all__ = ["RunRow", "list_runs", "run_steps", "run_evaluations", "RunEvaluations", "INITIAL", "INITIAL_FROM",
-           "run_key", "completed_runs", "running_runs", "run_totals", "step_params"]
+           "run_key", "RunsByKey", "runs_by_key", "completed_runs",
+           "running_runs", "run_totals", "step_params"]
 
 #: the policy setting that counts the points a run was given (``optimize(initial=...)``, failed ones included)
 INITIAL = "initial"
@@ -130,6 +130,41 @@ def _row_key(row: RunRow) -> str:
                    policy_params=row.policy_params, checkpoint=checkpoint, seed=row.seed, n_steps=row.n_steps)
 
 
+class RunsByKey(NamedTuple):
+    """One look at a database's runs by :func:`run_key` (:func:`runs_by_key`): what a sweep
+    need not run again and what it must not start a second time."""
+
+    #: the completed runs by their key, the earliest where several share one
+    completed: dict[str, RunRow]
+    #: the runs still running (their effective status) by the key each will have once
+    #: complete (:func:`running_runs`), the earliest where several share one
+    running: dict[str, RunRow]
+
+
+def runs_by_key(db: str = DEFAULT_URL, kind: str | None = None, *, after: int = 0) -> RunsByKey:
+    """``db``'s completed runs and its runs still running (optionally of one kind), each by
+    its :func:`run_key`, from one read of the runs (:func:`list_runs`: one query, each run's
+    liveness checked once): :func:`completed_runs` and :func:`running_runs` at once, as a
+    sweep looks at a database.
+
+    ``after``: only the runs of a greater id, as :func:`list_runs`. Reads only; an SQLite
+    file that does not exist yet holds no runs (both empty, and no file is created), since
+    a sweep's first run creates it.
+
+    Raises:
+        ValueError: ``after`` is not an int >= 0."""
+    path = _sqlite_file(_normalise_url(db))
+    found = RunsByKey({}, {})
+    if path is not None and not path.exists():
+        check_int("after", after, minimum=0)
+        return found
+    for row in list_runs(db, kind=kind, after=after):
+        key = _key_once_complete(row)
+        if key is not None:
+            (found.completed if row.status == "completed" else found.running).setdefault(key, row)
+    return found
+
+
 def completed_runs(db: str = DEFAULT_URL, kind: str | None = None, *, after: int = 0) -> dict[str, RunRow]:
     """``db``'s completed runs (optionally of one kind) by their :func:`run_key`, the earliest
     where several share one: what a sweep finds done and need not run again
@@ -139,8 +174,9 @@ def completed_runs(db: str = DEFAULT_URL, kind: str | None = None, *, after: int
     ``after``: only the runs of a greater id, as :func:`list_runs`.
 
     Reads only, as :func:`list_runs`; an SQLite file that does not exist yet holds no runs
-    (``{}``, and no file is created), since a sweep's first run creates it."""
-    return _runs_by_key(db, kind, after, "completed", lambda row: row)
+    (``{}``, and no file is created), since a sweep's first run creates it. With
+    :func:`running_runs`, one read: :func:`runs_by_key`."""
+    return runs_by_key(db, kind, after=after).completed
 
 
 def running_runs(db: str = DEFAULT_URL, kind: str | None = None, *, after: int = 0) -> dict[str, RunRow]:
@@ -152,29 +188,20 @@ def running_runs(db: str = DEFAULT_URL, kind: str | None = None, *, after: int =
     (:func:`npbandit.loop.run_bandit_sweep` waits for them). ``after``: only the runs of a
     greater id, as :func:`list_runs`.
 
-    Reads only, as :func:`completed_runs`."""
-    def finished(row: RunRow) -> RunRow | None:
-        horizon = (row.env_params or {}).get("horizon")
-        return replace(row, n_steps=horizon) if isinstance(horizon, int) else None
-
-    return _runs_by_key(db, kind, after, "running", finished)
+    Reads only, as :func:`completed_runs`; with it, one read: :func:`runs_by_key`."""
+    return runs_by_key(db, kind, after=after).running
 
 
-def _runs_by_key(db: str, kind: str | None, after: int, status: str,
-                 as_keyed: Callable[[RunRow], RunRow | None]) -> dict[str, RunRow]:
-    """``db``'s runs of effective ``status`` (of an id greater than ``after``) by the
-    :func:`run_key` of ``as_keyed(row)`` (the earliest where several share one; a run it maps
-    to ``None`` is left out); ``{}`` for an
-    SQLite file that does not exist yet."""
-    path = _sqlite_file(_normalise_url(db))
-    if path is not None and not path.exists():
-        return {}
-    out: dict[str, RunRow] = {}
-    for row in list_runs(db, kind=kind, after=after):
-        keyed = as_keyed(row) if row.status == status else None
-        if keyed is not None:
-            out.setdefault(_row_key(keyed), row)
-    return out
+def _key_once_complete(row: RunRow) -> str | None:
+    """The :func:`run_key` of a completed run, and the one a running run will have once
+    complete (its steps counted as its ``env_params``' ``horizon``); ``None`` for a running
+    run that records no horizon and for a run of any other status."""
+    if row.status == "completed":
+        return _row_key(row)
+    horizon = (row.env_params or {}).get("horizon") if row.status == "running" else None
+    if isinstance(horizon, int) and not isinstance(horizon, bool):
+        return _row_key(replace(row, n_steps=horizon))
+    return None
 
 
 def run_steps(db: str, run_id: int) -> list[dict[str, Any]]:
