@@ -3,7 +3,6 @@ transactions sized by the run's kind (:data:`COMMIT_EVERY`)."""
 
 from __future__ import annotations
 
-import json
 import os
 import socket
 import threading
@@ -37,9 +36,8 @@ from npbandit.storage.models import (
     Step,
     _now,
     _stored_time,
+    stored_json,
 )
-from npbandit.text import printable, shorten
-from npbandit.validation import json_default
 
 __all__ = ["RunLogger", "COMMIT_EVERY"]
 
@@ -94,27 +92,6 @@ def _jsonable(value: Any) -> Any:
     return value
 
 
-def stored_json(name: str, value: Any, *, finite: bool = False) -> Any:
-    """``value`` as a run's record stores it: JSON read back (tuples as lists, NumPy values
-    and tensors as their ``tolist()``). ``finite``: NaN and infinities are refused too (JSON
-    has no such numbers; SQLite stores them, PostgreSQL's JSON columns refuse them, so a
-    setting holding one would start a run on one database and fail on the other).
-
-    Raises:
-        TypeError: ``value`` holds something JSON cannot (an object, a set, a key that is no
-            string or number), named ``name``.
-        ValueError: ``value`` holds itself, or (``finite``) a NaN or an infinity.
-    """
-    try:
-        return json.loads(json.dumps(value, default=json_default, allow_nan=not finite))
-    except TypeError as err:
-        raise TypeError(f"{name} must hold JSON values only (str, number, bool, None, list, dict; NumPy values and "
-                        f"tensors are stored as lists), got {shorten(printable(repr(value)), 200)}: {err}") from None
-    except ValueError as err:  # a container holding itself; a NaN or an infinity where finite
-        raise ValueError(f"{name} must hold JSON values only" + (" (finite numbers)" if finite else "") +
-                         f", got {shorten(printable(repr(value)), 200)}: {err}") from None
-
-
 class RunLogger:
     """Writes one run and its steps; use as a context manager or call ``finish``.
 
@@ -167,7 +144,7 @@ class RunLogger:
 
         Raises:
             TypeError / ValueError: ``policy_params`` or ``env_params`` holds a value JSON
-                cannot, a NaN or an infinity among them (:func:`stored_json`; checked before a
+                cannot, a NaN or an infinity among them (:func:`~npbandit.storage.models.stored_json`; checked before a
                 database is opened), or ``policy_params`` a key the run's end writes.
         """
         if self.run_id is not None:

@@ -22,8 +22,7 @@ from sqlalchemy.engine import Connection
 from npbandit.space import SearchSpace, as_search_space
 from npbandit.storage.engine import DEFAULT_URL, _has_schema, _normalise_url, _read, _sqlite_file, display_url, open_db
 from npbandit.storage.heartbeat import interruption
-from npbandit.storage.logger import stored_json
-from npbandit.storage.models import _STEP_TIMES, RECOMMENDED, STOPPED_EARLY, Run, Step, _read_time
+from npbandit.storage.models import _STEP_TIMES, RECOMMENDED, STOPPED_EARLY, Run, Step, _read_time, stored_json
 from npbandit.validation import check_int, json_default
 
 __all__ = ["RunRow", "list_runs", "run_steps", "run_evaluations", "RunEvaluations", "INITIAL", "INITIAL_FROM",
@@ -111,7 +110,7 @@ def run_key(*, kind: str, env_id: str, env_params: dict[str, Any], policy: str,
 
     Raises:
         TypeError / ValueError: a dict that the logger could not store (a value JSON cannot
-            hold; :func:`~npbandit.storage.logger.stored_json`), named as the logger names it.
+            hold; :func:`~npbandit.storage.models.stored_json`), named as the logger names it.
     """
     checkpoint = checkpoint or {}
     # the dicts as stored (tuples are lists, arrays nested lists, keys strings), then in one order
