@@ -76,7 +76,7 @@ The settings are read from their own module when used: change
 :data:`COMMIT_EVERY` is one dict, shared, so changing its entries works through either name.
 """
 
-from npbandit.exceptions import SchemaVersionError, StorageError
+from npbandit.exceptions import RunMadeElsewhere, SchemaVersionError, StorageError
 from npbandit.storage.engine import DEFAULT_URL, display_url, open_db, shared_url
 from npbandit.storage.heartbeat import HEARTBEAT_EVERY, STALE_AFTER, effective_status
 from npbandit.storage.logger import COMMIT_EVERY, RunLogger
@@ -102,5 +102,5 @@ __all__ = ["DEFAULT_URL", "Run", "Step", "Meta", "open_db", "RunLogger", "list_r
            "display_url", "shared_url", "StorageError", "SchemaVersionError", "STATUSES", "STALE_AFTER",
            "HEARTBEAT_EVERY", "COMMIT_EVERY", "SCHEMA_VERSION", "RunRow", "Base", "run_evaluations",
            "RunEvaluations", "INITIAL", "INITIAL_FROM", "run_key", "completed_runs", "running_runs",
-           "RunsByKey", "runs_by_key",
+           "RunsByKey", "runs_by_key", "RunMadeElsewhere",
            "run_totals", "step_params"]

@@ -48,6 +48,9 @@ if hasattr(os, "register_at_fork"):
 
 #: the key of the PostgreSQL advisory lock writers hold while they create or check the schema
 _SCHEMA_LOCK = zlib.crc32(b"npbandit schema")
+#: the key of the PostgreSQL advisory lock a claimed run start holds while it looks and inserts
+#: (:class:`~npbandit.storage.RunLogger` ``claim``)
+_RUN_START_LOCK = zlib.crc32(b"npbandit run start")
 #: npbandit's tables: a database holding tables but none of these belongs to another application
 _OURS = frozenset({"runs", "steps", Meta.__tablename__})
 #: the query parameters of an SQLite URL that SQLAlchemy hands to the driver; without
@@ -444,11 +447,9 @@ def _open_writer(url: str, target: str) -> Engine:
     try:
         with _storage_errors(url, "create the schema"):
             with engine.begin() as conn:
-                if backend == "postgresql":
-                    # writers that start together would each create the tables and all but one
-                    # fail; the lock makes the first create them (DDL is transactional here) and
-                    # the rest find them. SQLite's BEGIN IMMEDIATE (above) serialises the same way.
-                    conn.execute(text("SELECT pg_advisory_xact_lock(:key)"), {"key": _SCHEMA_LOCK})
+                # writers that start together would each create the tables and all but one fail; the
+                # lock makes the first create them (DDL is transactional on PostgreSQL) and the rest find them
+                _one_at_a_time(conn, _SCHEMA_LOCK)
                 _check_schema(conn, url, writer=True)
             if backend == "sqlite":
                 # the file is npbandit's: from now on each connection switches it to WAL (outside a
@@ -461,6 +462,15 @@ def _open_writer(url: str, target: str) -> Engine:
         engine.dispose()  # not cached, so nobody else would close its connection
         raise
     return engine
+
+
+def _one_at_a_time(conn: Connection, key: int) -> None:
+    """Make the writer's transaction on ``conn`` wait until no other transaction holds
+    ``key``, and hold it to its end: on PostgreSQL a transaction-scoped advisory lock; an
+    SQLite writer's transaction holds the file's write lock from its ``BEGIN IMMEDIATE``
+    (:func:`_open_writer`), which serialises every writer already. Other databases: no lock."""
+    if conn.dialect.name == "postgresql":
+        conn.execute(text("SELECT pg_advisory_xact_lock(:key)"), {"key": key})
 
 
 def _open_reader(url: str, target: str) -> Engine:

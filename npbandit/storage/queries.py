@@ -85,6 +85,11 @@ def list_runs(db: str = DEFAULT_URL, kind: str | None = None, *, after: int = 0)
     if kind is not None:
         query = query.where(Run.kind == kind)
     runs = _read(engine, str(db), "read runs", lambda conn: conn.execute(query).all() if _has_schema(conn) else [])
+    return _as_rows(runs)
+
+
+def _as_rows(runs: Any) -> list[RunRow]:
+    """Rows of the ``runs`` table as :class:`RunRow` s, each with its effective status."""
     # n_steps is updated in the same transaction as the step inserts, so it counts committed steps
     out = []
     for r in runs:
@@ -201,6 +206,23 @@ def _key_once_complete(row: RunRow) -> str | None:
     if isinstance(horizon, int) and not isinstance(horizon, bool):
         return _row_key(replace(row, n_steps=horizon))
     return None
+
+
+def _made_already(conn: Connection, run: dict[str, Any]) -> RunRow | None:
+    """The run of ``conn``'s database that a run about to start (``run``: the row's values,
+    as :meth:`RunLogger.start <npbandit.storage.RunLogger.start>` writes them, its
+    ``env_params`` holding its ``horizon``) would make a second time: the earliest run of the
+    same :func:`run_key` (its steps counted as the horizon) that is completed or running (its
+    effective status, :func:`_as_rows`); ``None`` when there is none. One query, narrowed to
+    the runs of the same kind, environment, policy and seed."""
+    seed = Run.seed.is_(None) if run["seed"] is None else Run.seed == run["seed"]
+    query = (select(Run).where(Run.kind == run["kind"], Run.env_id == run["env_id"], Run.policy == run["policy"],
+                               seed, Run.status.in_(("running", "completed"))).order_by(Run.id))
+    key = run_key(kind=run["kind"], env_id=run["env_id"], env_params=run["env_params"], policy=run["policy"],
+                  policy_params=run["policy_params"],
+                  checkpoint={"name": run["surrogate"], "sha256": run["checkpoint_sha256"]}, seed=run["seed"],
+                  n_steps=run["env_params"]["horizon"])
+    return next((row for row in _as_rows(conn.execute(query).all()) if _key_once_complete(row) == key), None)
 
 
 def run_steps(db: str, run_id: int) -> list[dict[str, Any]]:
