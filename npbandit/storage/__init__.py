@@ -60,6 +60,9 @@ The package, by concern (every name below is importable from ``npbandit.storage`
 - :mod:`~npbandit.storage.heartbeat`: the heartbeat thread, :func:`effective_status`,
   :data:`HEARTBEAT_EVERY`, :data:`STALE_AFTER`;
 - :mod:`~npbandit.storage.logger`: :class:`RunLogger`, :data:`COMMIT_EVERY`;
+  ``RunLogger(claim=True)`` starts a run only if no process has made it or is making it
+  (what a bandit sweep's runs do, so that two sweeps of the same runs make each once),
+  else raises :class:`RunMadeElsewhere` naming that run;
 - :mod:`~npbandit.storage.queries`: :func:`list_runs`, :func:`run_steps`, :class:`RunRow`,
   :func:`run_evaluations` (a black-box run's given points, a chain of continued runs
   followed back, and its own steps), :class:`RunEvaluations`, :data:`INITIAL`, :data:`INITIAL_FROM`,
