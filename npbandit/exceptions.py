@@ -15,7 +15,7 @@ from __future__ import annotations
 from typing import Any
 
 __all__ = ["NPBanditError", "StorageError", "SchemaVersionError", "ObjectiveError", "ObjectiveReturnError",
-           "CheckpointError", "UnknownCheckpointError", "PolicyNotResetError"]
+           "CheckpointError", "UnknownCheckpointError", "PolicyNotResetError", "RunMadeElsewhere"]
 
 
 class NPBanditError(Exception):
@@ -31,6 +31,24 @@ class StorageError(NPBanditError, ValueError):
 class SchemaVersionError(StorageError):
     """The database's tables were laid out by an npbandit with another
     :data:`~npbandit.storage.SCHEMA_VERSION` than this one."""
+
+
+class RunMadeElsewhere(NPBanditError, RuntimeError):
+    """A run started with a claim (``RunLogger(claim=True)``, as a bandit sweep starts its
+    runs) that its database holds already, completed or running in a live process: the same
+    run made elsewhere, by another sweep or process. Nothing of the run was written.
+
+    Attributes:
+        run: the run found, a :class:`~npbandit.storage.RunRow` (its ``status`` says
+            ``completed`` or ``running``); ``None`` when not given.
+    """
+
+    def __init__(self, message: str, run: Any = None) -> None:
+        super().__init__(message)
+        self.run = run
+
+    def __reduce__(self):
+        return type(self), (str(self), self.run)
 
 
 class ObjectiveError(NPBanditError, RuntimeError):

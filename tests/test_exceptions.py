@@ -11,6 +11,7 @@ from npbandit.exceptions import (
     NPBanditError,
     ObjectiveError,
     ObjectiveReturnError,
+    RunMadeElsewhere,
     SchemaVersionError,
     StorageError,
     UnknownCheckpointError,
@@ -18,7 +19,7 @@ from npbandit.exceptions import (
 
 BUILTIN_BASE = {StorageError: ValueError, SchemaVersionError: ValueError, ObjectiveError: RuntimeError,
                 CheckpointError: ValueError, UnknownCheckpointError: FileNotFoundError,
-                ObjectiveReturnError: TypeError}
+                ObjectiveReturnError: TypeError, RunMadeElsewhere: RuntimeError}
 
 
 @pytest.mark.parametrize("cls", list(BUILTIN_BASE), ids=lambda c: c.__name__)
@@ -71,6 +72,14 @@ def test_a_storage_error_survives_pickling():
     # errors cross process boundaries (pool and Dask workers)
     err = pickle.loads(pickle.dumps(StorageError("db 'x': cannot read it")))
     assert type(err) is StorageError and str(err) == "db 'x': cannot read it"
+
+
+def test_a_run_made_elsewhere_survives_pickling_with_the_run_found_and_is_raised_by_storage():
+    from npbandit import storage
+
+    err = pickle.loads(pickle.dumps(RunMadeElsewhere("run 3 is the same run", {"id": 3})))
+    assert type(err) is RunMadeElsewhere and str(err) == "run 3 is the same run" and err.run == {"id": 3}
+    assert storage.RunMadeElsewhere is RunMadeElsewhere
 
 
 def test_objective_errors_survive_pickling_with_their_point_and_kind():

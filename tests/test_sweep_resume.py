@@ -343,3 +343,109 @@ def test_the_bandit_command_names_a_repeated_seed_in_one_line(tmp_path, capsys):
                  "--db", str(tmp_path / "runs.db")]) == 2
     err = capsys.readouterr().err
     assert err.startswith("npbandit bandit: --seeds value 2 repeats seed 0") and err.count("\n") == 1
+
+
+def test_a_look_at_the_runs_reads_them_once(tmp_path):
+    """A sweep's look at what is completed and what is running is one read of the runs (it
+    was two, completed_runs and running_runs, each listing every run and checking each
+    one's liveness), and a sweep with nothing running elsewhere looks once."""
+    from sqlalchemy import event
+
+    from npbandit.storage import runs_by_key
+
+    db, release = str(tmp_path / "runs.db"), threading.Event()
+    run_wheel_bandits(["uniform"], [0.5], [0], 5, db=db, say=None)
+    thread, _, live_id = _held_linucb_run(db, release)
+    reads = []
+
+    def count(conn, cursor, statement, *args):
+        if "runs.heartbeat_at" in statement:  # a read of the runs' rows (not a run's totals by its id)
+            reads.append(statement)
+
+    engine = open_db(db, readonly=True)
+    event.listen(engine, "before_cursor_execute", count)
+    try:
+        found = runs_by_key(db, kind="bandit")
+        assert len(reads) == 1
+        assert found.completed == completed_runs(db, kind="bandit")
+        assert found.running == running_runs(db, kind="bandit")
+        assert [r.id for r in found.running.values()] == [live_id]
+        assert [r.policy for r in found.completed.values()] == ["uniform"]
+        release.set()
+        thread.join(30)
+        reads.clear()
+        results = run_wheel_bandits(POLICIES, [0.5], [0, 1], 5, db=db, say=None)
+    finally:
+        release.set()
+        thread.join(30)
+        event.remove(engine, "before_cursor_execute", count)
+    assert len(reads) == 1  # the first look; each run's claim is its writer's own narrow look, in its insert
+    assert results[1].run_id == live_id and len(list_runs(db)) == 4
+
+
+def test_two_sweeps_that_start_the_same_runs_at_the_same_moment_make_each_once(tmp_path, monkeypatch):
+    """Two sweeps of the same runs at once (two processes, one SQLite file), each having
+    looked at the database before either wrote a run: each run is claimed as it starts, so
+    one sweep makes it and the other takes it (waiting for it while it runs)."""
+    from npbandit.loop import BanditTask, run_bandit_sweep
+    from npbandit.loop.bandit_tasks import WHEEL_ID
+
+    db = str(tmp_path / "runs.db")
+    monkeypatch.setattr(bandit_sweep, "LIVE_POLL_S", 0.01)
+    together = threading.Barrier(2, timeout=60)
+
+    class Together(BanditTask):
+        """The wheel at delta 0.5, whose run_info (asked for each run just before it starts, after
+        the sweep has decided to start it) waits for the other sweep to get as far."""
+
+        def run_info(self, steps):
+            together.wait()
+            return super().run_info(steps)
+
+    task = Together(WHEEL_ID, {"delta": 0.5}, {"delta": 0.5}, label="delta=0.5", what="delta")
+    outcomes, lines = {}, {"a": [], "b": []}
+
+    def sweep(name):
+        try:
+            outcomes[name] = run_bandit_sweep(POLICIES, [task], [0, 1], 5, db=db, say=lines[name].append)
+        except BaseException as err:  # noqa: BLE001 - shown by the assertion below
+            outcomes[name] = err
+            together.abort()
+
+    threads = [threading.Thread(target=sweep, args=(name,)) for name in ("a", "b")]
+    for thread in threads:
+        thread.start()
+    for thread in threads:
+        thread.join(120)
+    assert all(isinstance(outcome, list) for outcome in outcomes.values()), outcomes
+    runs = list_runs(db)
+    assert sorted((r.policy, r.seed) for r in runs) == [("linucb", 0), ("linucb", 1), ("uniform", 0), ("uniform", 1)]
+    assert all(r.status == "completed" and r.n_steps == 5 for r in runs)
+    a, b = outcomes["a"], outcomes["b"]
+    assert [r.run_id for r in a] == [r.run_id for r in b] and sorted(r.run_id for r in a) == [r.id for r in runs]
+    assert [r.cumulative_regret for r in a] == [r.cumulative_regret for r in b]
+    assert [r.failed_steps for r in a] == [r.failed_steps for r in b] == [0] * 4
+    assert len(lines["a"]) >= 4 and len(lines["b"]) >= 4  # every run told by both, made or taken
+
+
+def test_a_run_another_process_starts_after_the_sweep_looked_is_found_by_its_claim_and_waited_for(tmp_path,
+                                                                                                  monkeypatch):
+    db, lines, release, held = str(tmp_path / "runs.db"), [], threading.Event(), {}
+    monkeypatch.setattr(bandit_sweep, "LIVE_POLL_S", 0.01)
+
+    def say(line):  # once the first run (uniform) is through, another process starts the next one, linucb
+        lines.append(line)
+        if len(lines) == 1:
+            held["thread"], held["outcome"], held["id"] = _held_linucb_run(db, release)
+        if line.startswith("waiting"):
+            release.set()
+
+    try:
+        results = run_wheel_bandits(POLICIES, [0.5], [0], 5, db=db, say=say)
+    finally:
+        release.set()
+        if "thread" in held:
+            held["thread"].join(30)
+    assert lines[1].startswith(f"waiting for 1 run(s) still running elsewhere (run {held['id']})")
+    assert results[1].run_id == held["id"] == held["outcome"]["result"].run_id
+    assert sorted((r.policy, r.status) for r in list_runs(db)) == [("linucb", "completed"), ("uniform", "completed")]

@@ -22,12 +22,12 @@ from npbandit.loop.records import EpisodeResult
 from npbandit.storage import (
     DEFAULT_URL,
     RunLogger,
+    RunMadeElsewhere,
     RunRow,
-    completed_runs,
     display_url,
     run_key,
     run_totals,
-    running_runs,
+    runs_by_key,
 )
 from npbandit.validation import check_bool, check_int, check_real
 
@@ -89,11 +89,15 @@ def run_bandit_sweep(policies: Sequence[str], tasks: Sequence[BanditTask], seeds
     everything else, then waits for it, checking every :data:`LIVE_POLL_S` seconds, takes
     it once completed and runs it here if it stops otherwise (a run on another host counts
     as running until its heartbeat is :data:`~npbandit.storage.heartbeat.STALE_AFTER` old).
-    Without ``executor`` the sweep looks again before each run it starts (at the runs
-    started since its last look), so two sweeps of the same runs at once share them rather
-    than make each twice (two that start one run at the same moment may both make it);
-    with one, the jobs are handed out after the first look.
-    ``rerun=True`` runs every combination again, completed or running.
+    Without ``executor`` each run the sweep starts claims its start
+    (:class:`~npbandit.storage.RunLogger` ``claim``): a run that another process started
+    since the sweep looked (a second sweep of the same runs) is found as it starts, taken
+    if completed and waited for if running, so two sweeps of the same runs at once share
+    them and each run is made once, also when both start it at the same moment (SQLite or
+    PostgreSQL; the sweep that loses a claim writes nothing). With ``executor`` the jobs are
+    handed out after the first look and do not claim: a sweep on a cluster and another
+    sweep of the same runs at once may both make a run.
+    ``rerun=True`` runs every combination again, completed or running, and claims nothing.
 
     Args:
         policies: names for :func:`npbandit.policies.make_bandit_policy` (``uniform``,
@@ -185,9 +189,9 @@ def run_bandit_sweep(policies: Sequence[str], tasks: Sequence[BanditTask], seeds
     keys = [_run_key(built[j, k], envs[k], tasks[k], seed, steps) for j, k, seed in jobs]
     _refuse_repeated_runs(keys, jobs, policies, built, tasks)
     results: list[EpisodeResult | None] = [None] * len(jobs)
-    done: dict[str, RunRow] = {}
+    # one read of the runs: the completed ones (skipped) and those running elsewhere (waited for)
+    done, live = ({}, {}) if rerun else runs_by_key(db, kind="bandit")
     if not rerun:
-        done = completed_runs(db, kind="bandit")
         for i in range(len(jobs)):
             row = done.get(keys[i])
             if row is not None:
@@ -201,30 +205,7 @@ def run_bandit_sweep(policies: Sequence[str], tasks: Sequence[BanditTask], seeds
     pending = [i for i, result in enumerate(results) if result is None]
     # a run still running elsewhere (the job of an earlier, interrupted sweep that a cluster's worker goes on
     # with; another process's sweep) is not started a second time: the sweep waits for it below
-    live = {} if rerun else running_runs(db, kind="bandit")
     waiting = {i: live[keys[i]] for i in pending if keys[i] in live}
-    # another process (a second sweep of the same runs) may start a run after this look: before each run here the
-    # sweep looks again, at the runs started since (ids above `looked`), and takes or waits for one it finds
-    looked = max((row.id for row in (*done.values(), *live.values())), default=0)
-
-    def made_elsewhere(i: int) -> bool:
-        """Whether job ``i``'s run has been started elsewhere since the sweep last looked: a
-        completed one is taken (and told), a running one waited for with the others."""
-        nonlocal looked
-        new_done, new_live = completed_runs(db, kind="bandit", after=looked), running_runs(db, kind="bandit",
-                                                                                          after=looked)
-        for found, rows in ((done, new_done), (live, new_live)):
-            for key, row in rows.items():
-                found.setdefault(key, row)
-                looked = max(looked, row.id)
-        if keys[i] in done:
-            results[i] = _stored_result(db, done[keys[i]])
-            tell(results[i], *jobs[i])
-            return True
-        if keys[i] in live:
-            waiting[i] = live[keys[i]]
-            return True
-        return False
 
     def run(indices: list[int], executor: cf.Executor | None) -> None:
         if not indices:
@@ -239,14 +220,21 @@ def run_bandit_sweep(policies: Sequence[str], tasks: Sequence[BanditTask], seeds
                 tell(result, *jobs[indices[n]])
             return
         for i in indices:
-            if not rerun and made_elsewhere(i):
-                continue
             j, k, seed = jobs[i]
-            logger = RunLogger(db, commit_every=commit_every)
-            # the steps are in the database: a long run keeps none in memory
-            results[i] = run_episode(envs[k], built[j, k], seed=seed, logger=logger,
-                                     run_info=tasks[k].run_info(steps), progress=progress,
-                                     desc=f"{built[j, k].name} {tasks[k].label} seed={seed}", keep_steps=False)
+            # each run claims its start (RunLogger claim): another process (a second sweep of the same runs) may
+            # have started it since this sweep looked, and the claim finds it, completed (taken) or running
+            # (waited for with the others), however close together the two starts are
+            logger = RunLogger(db, commit_every=commit_every, claim=not rerun)
+            try:
+                # the steps are in the database: a long run keeps none in memory
+                results[i] = run_episode(envs[k], built[j, k], seed=seed, logger=logger,
+                                         run_info=tasks[k].run_info(steps), progress=progress,
+                                         desc=f"{built[j, k].name} {tasks[k].label} seed={seed}", keep_steps=False)
+            except RunMadeElsewhere as made:
+                if made.run.status != "completed":
+                    waiting[i] = made.run
+                    continue
+                results[i] = _stored_result(db, made.run)
             tell(results[i], j, k, seed)
 
     with contextlib.ExitStack() as stack:
@@ -265,7 +253,7 @@ def run_bandit_sweep(policies: Sequence[str], tasks: Sequence[BanditTask], seeds
                 say(f"waiting for {len(waiting)} run(s) still running elsewhere (run {ids}) rather than starting them "
                     f"twice; one that stops without completing is run here")
             time.sleep(LIVE_POLL_S)
-            done, live = completed_runs(db, kind="bandit"), running_runs(db, kind="bandit")
+            done, live = runs_by_key(db, kind="bandit")
             for i in list(waiting):
                 if keys[i] in done:
                     results[i] = _stored_result(db, done[keys[i]])

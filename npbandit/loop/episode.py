@@ -135,6 +135,8 @@ def run_episode(env: gym.Env, policy: Policy, *, seed: int, steps: int | None = 
             ``Discrete`` action space, or a reward / regret ``env.step`` returned that is no
             finite number (the run is then recorded ``failed``).
         RunInterrupted: SIGINT or SIGTERM arrived (see the module docstring).
+        RunMadeElsewhere: ``logger`` claims its run (``RunLogger(claim=True)``) and its
+            database holds the same run completed or running: nothing was run or written.
         ObjectiveError: an evaluation failed with ``on_error="raise"``; its ``records`` and
             ``run_id`` are the run's steps so far (the failed one last) and its id.
     """

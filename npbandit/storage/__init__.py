@@ -60,12 +60,16 @@ The package, by concern (every name below is importable from ``npbandit.storage`
 - :mod:`~npbandit.storage.heartbeat`: the heartbeat thread, :func:`effective_status`,
   :data:`HEARTBEAT_EVERY`, :data:`STALE_AFTER`;
 - :mod:`~npbandit.storage.logger`: :class:`RunLogger`, :data:`COMMIT_EVERY`;
+  ``RunLogger(claim=True)`` starts a run only if no process has made it or is making it
+  (what a bandit sweep's runs do, so that two sweeps of the same runs make each once),
+  else raises :class:`RunMadeElsewhere` naming that run;
 - :mod:`~npbandit.storage.queries`: :func:`list_runs`, :func:`run_steps`, :class:`RunRow`,
   :func:`run_evaluations` (a black-box run's given points, a chain of continued runs
   followed back, and its own steps), :class:`RunEvaluations`, :data:`INITIAL`, :data:`INITIAL_FROM`,
   :func:`run_key`, :func:`completed_runs` (the completed runs by what they ran: what a
   sweep need not run again) and :func:`running_runs` (the live ones, by what they will
-  have run: what a sweep must not start twice), :func:`run_totals` (a run's cumulative regret and failed steps),
+  have run: what a sweep must not start twice), both from one read: :func:`runs_by_key`
+  (a :class:`RunsByKey`), :func:`run_totals` (a run's cumulative regret and failed steps),
   :func:`step_params` (a black-box step's point by name, decoded from its action in a database from before
   steps recorded it).
 
@@ -75,7 +79,7 @@ The settings are read from their own module when used: change
 :data:`COMMIT_EVERY` is one dict, shared, so changing its entries works through either name.
 """
 
-from npbandit.exceptions import SchemaVersionError, StorageError
+from npbandit.exceptions import RunMadeElsewhere, SchemaVersionError, StorageError
 from npbandit.storage.engine import DEFAULT_URL, display_url, open_db, shared_url
 from npbandit.storage.heartbeat import HEARTBEAT_EVERY, STALE_AFTER, effective_status
 from npbandit.storage.logger import COMMIT_EVERY, RunLogger
@@ -85,6 +89,7 @@ from npbandit.storage.queries import (
            INITIAL_FROM,
            RunEvaluations,
            RunRow,
+           RunsByKey,
            completed_runs,
            list_runs,
            run_evaluations,
@@ -92,6 +97,7 @@ from npbandit.storage.queries import (
            run_steps,
            run_totals,
            running_runs,
+           runs_by_key,
            step_params,
 )
 
@@ -99,4 +105,5 @@ __all__ = ["DEFAULT_URL", "Run", "Step", "Meta", "open_db", "RunLogger", "list_r
            "display_url", "shared_url", "StorageError", "SchemaVersionError", "STATUSES", "STALE_AFTER",
            "HEARTBEAT_EVERY", "COMMIT_EVERY", "SCHEMA_VERSION", "RunRow", "Base", "run_evaluations",
            "RunEvaluations", "INITIAL", "INITIAL_FROM", "run_key", "completed_runs", "running_runs",
+           "RunsByKey", "runs_by_key", "RunMadeElsewhere",
            "run_totals", "step_params"]

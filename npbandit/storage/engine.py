@@ -10,6 +10,8 @@ import contextlib
 import logging
 import os
 import re
+import sqlite3
+import time
 import zlib
 from collections.abc import Callable, Iterator
 from pathlib import Path
@@ -46,8 +48,13 @@ def _forget_inherited_engines() -> None:
 if hasattr(os, "register_at_fork"):
     os.register_at_fork(after_in_child=_forget_inherited_engines)
 
+#: seconds an SQLite writer waits for another's write lock before it fails ("database is locked")
+_BUSY_TIMEOUT_S = 60.0
 #: the key of the PostgreSQL advisory lock writers hold while they create or check the schema
 _SCHEMA_LOCK = zlib.crc32(b"npbandit schema")
+#: the key of the PostgreSQL advisory lock a claimed run start holds while it looks and inserts
+#: (:class:`~npbandit.storage.RunLogger` ``claim``)
+_RUN_START_LOCK = zlib.crc32(b"npbandit run start")
 #: npbandit's tables: a database holding tables but none of these belongs to another application
 _OURS = frozenset({"runs", "steps", Meta.__tablename__})
 #: the query parameters of an SQLite URL that SQLAlchemy hands to the driver; without
@@ -417,16 +424,16 @@ def _open_writer(url: str, target: str) -> Engine:
     backend = make_url(target).get_backend_name()
     checked = False  # whether the database has been found to be npbandit's: only then may it become WAL
     if backend == "sqlite":
-        engine = _create_engine(target, connect_args={"timeout": 60})
+        engine = _create_engine(target, connect_args={"timeout": _BUSY_TIMEOUT_S})
 
         # SQLite only: WAL and BEGIN IMMEDIATE are how SQLite serves several writers
         @event.listens_for(engine, "connect")
         def _sqlite_pragmas(dbapi_conn, _record) -> None:
             dbapi_conn.isolation_level = None  # let the "begin" hook below issue BEGIN itself
             cur = dbapi_conn.cursor()
-            cur.execute("PRAGMA busy_timeout=60000")
+            cur.execute(f"PRAGMA busy_timeout={int(_BUSY_TIMEOUT_S * 1000)}")
             if checked:
-                cur.execute("PRAGMA journal_mode=WAL")
+                _switch_to_wal(cur)
             cur.execute("PRAGMA synchronous=NORMAL")
             cur.execute("PRAGMA foreign_keys=ON")
             cur.close()
@@ -444,11 +451,9 @@ def _open_writer(url: str, target: str) -> Engine:
     try:
         with _storage_errors(url, "create the schema"):
             with engine.begin() as conn:
-                if backend == "postgresql":
-                    # writers that start together would each create the tables and all but one
-                    # fail; the lock makes the first create them (DDL is transactional here) and
-                    # the rest find them. SQLite's BEGIN IMMEDIATE (above) serialises the same way.
-                    conn.execute(text("SELECT pg_advisory_xact_lock(:key)"), {"key": _SCHEMA_LOCK})
+                # writers that start together would each create the tables and all but one fail; the
+                # lock makes the first create them (DDL is transactional on PostgreSQL) and the rest find them
+                _one_at_a_time(conn, _SCHEMA_LOCK)
                 _check_schema(conn, url, writer=True)
             if backend == "sqlite":
                 # the file is npbandit's: from now on each connection switches it to WAL (outside a
@@ -461,6 +466,33 @@ def _open_writer(url: str, target: str) -> Engine:
         engine.dispose()  # not cached, so nobody else would close its connection
         raise
     return engine
+
+
+def _switch_to_wal(cursor: Any) -> None:
+    """Switch an SQLite file to WAL on the DB-API ``cursor`` (a no-op once it is). A file
+    still in its first journal mode while another connection holds its write lock (two
+    writers that start on a new file at once) answers "database is locked" at once, not
+    after the busy timeout (waiting there could deadlock: the switch holds a read lock that
+    the writer's commit waits for); the failed statement lets that lock go, so the switch
+    is tried again, every 10 ms, until the busy timeout has passed."""
+    deadline = time.monotonic() + _BUSY_TIMEOUT_S
+    while True:
+        try:
+            cursor.execute("PRAGMA journal_mode=WAL")
+            return
+        except sqlite3.OperationalError as err:
+            if "locked" not in str(err) or time.monotonic() >= deadline:
+                raise
+        time.sleep(0.01)
+
+
+def _one_at_a_time(conn: Connection, key: int) -> None:
+    """Make the writer's transaction on ``conn`` wait until no other transaction holds
+    ``key``, and hold it to its end: on PostgreSQL a transaction-scoped advisory lock; an
+    SQLite writer's transaction holds the file's write lock from its ``BEGIN IMMEDIATE``
+    (:func:`_open_writer`), which serialises every writer already. Other databases: no lock."""
+    if conn.dialect.name == "postgresql":
+        conn.execute(text("SELECT pg_advisory_xact_lock(:key)"), {"key": key})
 
 
 def _open_reader(url: str, target: str) -> Engine:

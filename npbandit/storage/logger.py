@@ -3,7 +3,6 @@ transactions sized by the run's kind (:data:`COMMIT_EVERY`)."""
 
 from __future__ import annotations
 
-import json
 import os
 import socket
 import threading
@@ -16,13 +15,17 @@ from sqlalchemy import bindparam, insert, update
 
 import npbandit.storage.heartbeat as heartbeat
 from npbandit._version import __version__
+from npbandit.exceptions import RunMadeElsewhere
 from npbandit.storage.engine import (
+    _RUN_START_LOCK,
     DEFAULT_URL,
     _absolute_url,
     _check_writable_file,
     _normalise_url,
+    _one_at_a_time,
     _sqlite_file,
     _storage_errors,
+    display_url,
     open_db,
 )
 from npbandit.storage.heartbeat import _heartbeat
@@ -37,9 +40,9 @@ from npbandit.storage.models import (
     Step,
     _now,
     _stored_time,
+    stored_json,
 )
-from npbandit.text import printable, shorten
-from npbandit.validation import json_default
+from npbandit.storage.queries import _made_already
 
 __all__ = ["RunLogger", "COMMIT_EVERY"]
 
@@ -94,27 +97,6 @@ def _jsonable(value: Any) -> Any:
     return value
 
 
-def stored_json(name: str, value: Any, *, finite: bool = False) -> Any:
-    """``value`` as a run's record stores it: JSON read back (tuples as lists, NumPy values
-    and tensors as their ``tolist()``). ``finite``: NaN and infinities are refused too (JSON
-    has no such numbers; SQLite stores them, PostgreSQL's JSON columns refuse them, so a
-    setting holding one would start a run on one database and fail on the other).
-
-    Raises:
-        TypeError: ``value`` holds something JSON cannot (an object, a set, a key that is no
-            string or number), named ``name``.
-        ValueError: ``value`` holds itself, or (``finite``) a NaN or an infinity.
-    """
-    try:
-        return json.loads(json.dumps(value, default=json_default, allow_nan=not finite))
-    except TypeError as err:
-        raise TypeError(f"{name} must hold JSON values only (str, number, bool, None, list, dict; NumPy values and "
-                        f"tensors are stored as lists), got {shorten(printable(repr(value)), 200)}: {err}") from None
-    except ValueError as err:  # a container holding itself; a NaN or an infinity where finite
-        raise ValueError(f"{name} must hold JSON values only" + (" (finite numbers)" if finite else "") +
-                         f", got {shorten(printable(repr(value)), 200)}: {err}") from None
-
-
 class RunLogger:
     """Writes one run and its steps; use as a context manager or call ``finish``.
 
@@ -133,10 +115,22 @@ class RunLogger:
             of a run whose steps turn out slow.
         heartbeat_every: seconds between heartbeats (default ``HEARTBEAT_EVERY``),
             written by a daemon thread from :meth:`start` to :meth:`finish`.
+        claim: :meth:`start` starts the run only if ``db`` holds no run of the same
+            :func:`~npbandit.storage.run_key` (its steps counted as its ``env_params``'
+            ``horizon``, which a claimed run must record) that is completed or running in a
+            live process (:func:`~npbandit.storage.running_runs`' rule); else it raises
+            :class:`~npbandit.exceptions.RunMadeElsewhere` naming that run, having written
+            nothing. The look and the insert are one transaction, and claims take their
+            transactions one at a time (an SQLite file's write lock; on PostgreSQL an advisory
+            lock), so of several processes that claim one run at the same moment exactly one
+            starts it and the others find it. On another database the look and the insert are
+            not serialised, and two claims at the same moment may both start the run. A run
+            started without a claim is not refused, but a claim finds it. A bandit sweep
+            claims its runs (:func:`npbandit.loop.run_bandit_sweep`).
     """
 
     def __init__(self, db: str = DEFAULT_URL, commit_every: int | None = None, max_wait_s: float = 5.0,
-                 heartbeat_every: float | None = None) -> None:
+                 heartbeat_every: float | None = None, *, claim: bool = False) -> None:
         if commit_every is not None and (not isinstance(commit_every, int) or isinstance(commit_every, bool)
                                          or commit_every < 1):
             raise ValueError(f"commit_every must be a positive int or None, got {commit_every!r}")
@@ -146,10 +140,13 @@ class RunLogger:
         heartbeat_every = heartbeat.HEARTBEAT_EVERY if heartbeat_every is None else heartbeat_every
         if not isinstance(heartbeat_every, (int, float)) or not heartbeat_every > 0:
             raise ValueError(f"heartbeat_every must be a positive number of seconds, got {heartbeat_every!r}")
+        if not isinstance(claim, bool):
+            raise TypeError(f"claim must be a bool, got {claim!r}")
         given = _normalise_url(db)
         self.url = _absolute_url(given)  # the file named now, wherever the run starts
         self.engine = None if _new_sqlite_file(given) else open_db(self.url)
         self.commit_every = commit_every
+        self.claim = claim
         self.max_wait_s = float(max_wait_s)
         self.heartbeat_every = float(heartbeat_every)
         self.run_id: int | None = None
@@ -167,14 +164,22 @@ class RunLogger:
 
         Raises:
             TypeError / ValueError: ``policy_params`` or ``env_params`` holds a value JSON
-                cannot, a NaN or an infinity among them (:func:`stored_json`; checked before a
-                database is opened), or ``policy_params`` a key the run's end writes.
+                cannot, a NaN or an infinity among them
+                (:func:`~npbandit.storage.models.stored_json`; checked before a database is
+                opened), or ``policy_params`` a key the run's end writes; with ``claim``,
+                ``env_params`` holds no ``horizon`` that is an int >= 1.
+            RunMadeElsewhere: with ``claim``, ``db`` holds the same run completed or running
+                (nothing written; :meth:`finish` does nothing then).
         """
         if self.run_id is not None:
             raise RuntimeError(f"this logger already holds run {self.run_id}; use one RunLogger per run")
         policy_params = stored_json(f"policy_params (policy {policy!r}: what its params() returns)",
                                     policy_params or {}, finite=True)
         env_params = stored_json("env_params", env_params, finite=True)
+        horizon = env_params.get("horizon") if isinstance(env_params, dict) else None
+        if self.claim and (not isinstance(horizon, int) or isinstance(horizon, bool) or horizon < 1):
+            raise ValueError(f"claim=True needs the run's horizon: env_params['horizon'] must be an int >= 1, got "
+                             f"{horizon!r} (the steps the run takes, which make it the same run as another)")
         if self.commit_every is None:
             self.commit_every = COMMIT_EVERY.get(kind, COMMIT_EVERY["default"])
         if self.engine is None:
@@ -194,6 +199,12 @@ class RunLogger:
                       seed=seed, status="running", started_at=now, heartbeat_at=now, n_steps=0,
                       host=socket.gethostname(), pid=os.getpid(), versions=_versions())
         with _storage_errors(self.url, "record the run"), self.engine.begin() as conn:
+            if self.claim:  # the look and the insert in one transaction, one claim at a time
+                _one_at_a_time(conn, _RUN_START_LOCK)
+                found = _made_already(conn, values)
+                if found is not None:
+                    raise RunMadeElsewhere(f"run {found.id} of {display_url(self.url)} is the same run, "
+                                           f"{found.status}: not started again", found)
             self.run_id = int(conn.execute(insert(Run).values(**values)).inserted_primary_key[0])
         self.status = "running"
         # the thread holds only a weak reference: a logger dropped without finish() stops beating

@@ -1,6 +1,8 @@
 """The tables, as SQLAlchemy ORM classes: :class:`Run` (one row per run), :class:`Step`
 (one row per step, unique on ``(run_id, t)``) and :class:`Meta` (facts about the database,
-``schema_version`` among them), with the layout's version :data:`SCHEMA_VERSION`.
+``schema_version`` among them), with the layout's version :data:`SCHEMA_VERSION`, and
+:func:`stored_json`, a value as the JSON columns store it (what the logger writes and
+:func:`~npbandit.storage.run_key` compares).
 
 Every ``DateTime`` column holds naive UTC; :func:`_stored_time` and :func:`_read_time`
 convert at the boundary.
@@ -9,13 +11,17 @@ convert at the boundary.
 from __future__ import annotations
 
 import datetime as dt
+import json
 from typing import Any
 
 from sqlalchemy import JSON, Boolean, DateTime, Float, ForeignKey, Integer, String, Text, UniqueConstraint
 from sqlalchemy.orm import DeclarativeBase, Mapped, mapped_column
 
+from npbandit.text import printable, shorten
+from npbandit.validation import json_default
+
 __all__ = ["Base", "Run", "Step", "Meta", "STATUSES", "SCHEMA_VERSION", "ADDED_COLUMNS", "OLDEST_UPGRADABLE",
-           "RECOMMENDED", "STOPPED_EARLY"]
+           "RECOMMENDED", "STOPPED_EARLY", "stored_json"]
 
 #: the statuses a run is stored with (``interrupted`` is also inferred for dead runs)
 STATUSES = ("running", "completed", "failed", "interrupted")
@@ -139,3 +145,24 @@ def _stored_time(value: Any) -> Any:
 
 def _read_time(value: dt.datetime | None) -> dt.datetime | None:
     return None if value is None else value.replace(tzinfo=dt.UTC)
+
+
+def stored_json(name: str, value: Any, *, finite: bool = False) -> Any:
+    """``value`` as a run's record stores it: JSON read back (tuples as lists, NumPy values
+    and tensors as their ``tolist()``). ``finite``: NaN and infinities are refused too (JSON
+    has no such numbers; SQLite stores them, PostgreSQL's JSON columns refuse them, so a
+    setting holding one would start a run on one database and fail on the other).
+
+    Raises:
+        TypeError: ``value`` holds something JSON cannot (an object, a set, a key that is no
+            string or number), named ``name``.
+        ValueError: ``value`` holds itself, or (``finite``) a NaN or an infinity.
+    """
+    try:
+        return json.loads(json.dumps(value, default=json_default, allow_nan=not finite))
+    except TypeError as err:
+        raise TypeError(f"{name} must hold JSON values only (str, number, bool, None, list, dict; NumPy values and "
+                        f"tensors are stored as lists), got {shorten(printable(repr(value)), 200)}: {err}") from None
+    except ValueError as err:  # a container holding itself; a NaN or an infinity where finite
+        raise ValueError(f"{name} must hold JSON values only" + (" (finite numbers)" if finite else "") +
+                         f", got {shorten(printable(repr(value)), 200)}: {err}") from None

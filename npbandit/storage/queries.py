@@ -3,8 +3,8 @@ status), :func:`run_steps` (a run's committed steps), :func:`run_evaluations` (e
 evaluation a black-box run saw: the points it was given, following a chain of continued
 runs back, then its own steps), :func:`completed_runs` (the completed runs by
 :func:`run_key`, what a sweep need not run again), :func:`running_runs` (the runs still
-running, by the key they will have, what a sweep must not start twice) and
-:func:`run_totals` (a run's cumulative regret and failed steps, counted in the database) and
+running, by the key they will have, what a sweep must not start twice), both from one read
+(:func:`runs_by_key`), :func:`run_totals` (a run's cumulative regret and failed steps, counted in the database) and
 :func:`step_params` (a black-box step's point by name, also from a database that predates
 steps' ``params``). All only read."""
 
@@ -12,9 +12,8 @@ from __future__ import annotations
 
 import datetime as dt
 import json
-from collections.abc import Callable
 from dataclasses import dataclass, field, replace
-from typing import Any
+from typing import Any, NamedTuple
 
 import numpy as np
 from sqlalchemy import func, inspect, select
@@ -23,12 +22,12 @@ from sqlalchemy.engine import Connection
 from npbandit.space import SearchSpace, as_search_space
 from npbandit.storage.engine import DEFAULT_URL, _has_schema, _normalise_url, _read, _sqlite_file, display_url, open_db
 from npbandit.storage.heartbeat import interruption
-from npbandit.storage.logger import stored_json
-from npbandit.storage.models import _STEP_TIMES, RECOMMENDED, STOPPED_EARLY, Run, Step, _read_time
+from npbandit.storage.models import _STEP_TIMES, RECOMMENDED, STOPPED_EARLY, Run, Step, _read_time, stored_json
 from npbandit.validation import check_int, json_default
 
 __all__ = ["RunRow", "list_runs", "run_steps", "run_evaluations", "RunEvaluations", "INITIAL", "INITIAL_FROM",
-           "run_key", "completed_runs", "running_runs", "run_totals", "step_params"]
+           "run_key", "RunsByKey", "runs_by_key", "completed_runs",
+           "running_runs", "run_totals", "step_params"]
 
 #: the policy setting that counts the points a run was given (``optimize(initial=...)``, failed ones included)
 INITIAL = "initial"
@@ -86,6 +85,11 @@ def list_runs(db: str = DEFAULT_URL, kind: str | None = None, *, after: int = 0)
     if kind is not None:
         query = query.where(Run.kind == kind)
     runs = _read(engine, str(db), "read runs", lambda conn: conn.execute(query).all() if _has_schema(conn) else [])
+    return _as_rows(runs)
+
+
+def _as_rows(runs: Any) -> list[RunRow]:
+    """Rows of the ``runs`` table as :class:`RunRow` s, each with its effective status."""
     # n_steps is updated in the same transaction as the step inserts, so it counts committed steps
     out = []
     for r in runs:
@@ -111,7 +115,7 @@ def run_key(*, kind: str, env_id: str, env_params: dict[str, Any], policy: str,
 
     Raises:
         TypeError / ValueError: a dict that the logger could not store (a value JSON cannot
-            hold; :func:`~npbandit.storage.logger.stored_json`), named as the logger names it.
+            hold; :func:`~npbandit.storage.models.stored_json`), named as the logger names it.
     """
     checkpoint = checkpoint or {}
     # the dicts as stored (tuples are lists, arrays nested lists, keys strings), then in one order
@@ -130,6 +134,41 @@ def _row_key(row: RunRow) -> str:
                    policy_params=row.policy_params, checkpoint=checkpoint, seed=row.seed, n_steps=row.n_steps)
 
 
+class RunsByKey(NamedTuple):
+    """One look at a database's runs by :func:`run_key` (:func:`runs_by_key`): what a sweep
+    need not run again and what it must not start a second time."""
+
+    #: the completed runs by their key, the earliest where several share one
+    completed: dict[str, RunRow]
+    #: the runs still running (their effective status) by the key each will have once
+    #: complete (:func:`running_runs`), the earliest where several share one
+    running: dict[str, RunRow]
+
+
+def runs_by_key(db: str = DEFAULT_URL, kind: str | None = None, *, after: int = 0) -> RunsByKey:
+    """``db``'s completed runs and its runs still running (optionally of one kind), each by
+    its :func:`run_key`, from one read of the runs (:func:`list_runs`: one query, each run's
+    liveness checked once): :func:`completed_runs` and :func:`running_runs` at once, as a
+    sweep looks at a database.
+
+    ``after``: only the runs of a greater id, as :func:`list_runs`. Reads only; an SQLite
+    file that does not exist yet holds no runs (both empty, and no file is created), since
+    a sweep's first run creates it.
+
+    Raises:
+        ValueError: ``after`` is not an int >= 0."""
+    path = _sqlite_file(_normalise_url(db))
+    found = RunsByKey({}, {})
+    if path is not None and not path.exists():
+        check_int("after", after, minimum=0)
+        return found
+    for row in list_runs(db, kind=kind, after=after):
+        key = _key_once_complete(row)
+        if key is not None:
+            (found.completed if row.status == "completed" else found.running).setdefault(key, row)
+    return found
+
+
 def completed_runs(db: str = DEFAULT_URL, kind: str | None = None, *, after: int = 0) -> dict[str, RunRow]:
     """``db``'s completed runs (optionally of one kind) by their :func:`run_key`, the earliest
     where several share one: what a sweep finds done and need not run again
@@ -139,8 +178,9 @@ def completed_runs(db: str = DEFAULT_URL, kind: str | None = None, *, after: int
     ``after``: only the runs of a greater id, as :func:`list_runs`.
 
     Reads only, as :func:`list_runs`; an SQLite file that does not exist yet holds no runs
-    (``{}``, and no file is created), since a sweep's first run creates it."""
-    return _runs_by_key(db, kind, after, "completed", lambda row: row)
+    (``{}``, and no file is created), since a sweep's first run creates it. With
+    :func:`running_runs`, one read: :func:`runs_by_key`."""
+    return runs_by_key(db, kind, after=after).completed
 
 
 def running_runs(db: str = DEFAULT_URL, kind: str | None = None, *, after: int = 0) -> dict[str, RunRow]:
@@ -152,29 +192,37 @@ def running_runs(db: str = DEFAULT_URL, kind: str | None = None, *, after: int =
     (:func:`npbandit.loop.run_bandit_sweep` waits for them). ``after``: only the runs of a
     greater id, as :func:`list_runs`.
 
-    Reads only, as :func:`completed_runs`."""
-    def finished(row: RunRow) -> RunRow | None:
-        horizon = (row.env_params or {}).get("horizon")
-        return replace(row, n_steps=horizon) if isinstance(horizon, int) else None
-
-    return _runs_by_key(db, kind, after, "running", finished)
+    Reads only, as :func:`completed_runs`; with it, one read: :func:`runs_by_key`."""
+    return runs_by_key(db, kind, after=after).running
 
 
-def _runs_by_key(db: str, kind: str | None, after: int, status: str,
-                 as_keyed: Callable[[RunRow], RunRow | None]) -> dict[str, RunRow]:
-    """``db``'s runs of effective ``status`` (of an id greater than ``after``) by the
-    :func:`run_key` of ``as_keyed(row)`` (the earliest where several share one; a run it maps
-    to ``None`` is left out); ``{}`` for an
-    SQLite file that does not exist yet."""
-    path = _sqlite_file(_normalise_url(db))
-    if path is not None and not path.exists():
-        return {}
-    out: dict[str, RunRow] = {}
-    for row in list_runs(db, kind=kind, after=after):
-        keyed = as_keyed(row) if row.status == status else None
-        if keyed is not None:
-            out.setdefault(_row_key(keyed), row)
-    return out
+def _key_once_complete(row: RunRow) -> str | None:
+    """The :func:`run_key` of a completed run, and the one a running run will have once
+    complete (its steps counted as its ``env_params``' ``horizon``); ``None`` for a running
+    run that records no horizon and for a run of any other status."""
+    if row.status == "completed":
+        return _row_key(row)
+    horizon = (row.env_params or {}).get("horizon") if row.status == "running" else None
+    if isinstance(horizon, int) and not isinstance(horizon, bool):
+        return _row_key(replace(row, n_steps=horizon))
+    return None
+
+
+def _made_already(conn: Connection, run: dict[str, Any]) -> RunRow | None:
+    """The run of ``conn``'s database that a run about to start (``run``: the row's values,
+    as :meth:`RunLogger.start <npbandit.storage.RunLogger.start>` writes them, its
+    ``env_params`` holding its ``horizon``) would make a second time: the earliest run of the
+    same :func:`run_key` (its steps counted as the horizon) that is completed or running (its
+    effective status, :func:`_as_rows`); ``None`` when there is none. One query, narrowed to
+    the runs of the same kind, environment, policy and seed."""
+    seed = Run.seed.is_(None) if run["seed"] is None else Run.seed == run["seed"]
+    query = (select(Run).where(Run.kind == run["kind"], Run.env_id == run["env_id"], Run.policy == run["policy"],
+                               seed, Run.status.in_(("running", "completed"))).order_by(Run.id))
+    key = run_key(kind=run["kind"], env_id=run["env_id"], env_params=run["env_params"], policy=run["policy"],
+                  policy_params=run["policy_params"],
+                  checkpoint={"name": run["surrogate"], "sha256": run["checkpoint_sha256"]}, seed=run["seed"],
+                  n_steps=run["env_params"]["horizon"])
+    return next((row for row in _as_rows(conn.execute(query).all()) if _key_once_complete(row) == key), None)
 
 
 def run_steps(db: str, run_id: int) -> list[dict[str, Any]]:

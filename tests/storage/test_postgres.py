@@ -377,3 +377,81 @@ def test_a_setting_that_is_not_a_finite_number_is_refused_alike_on_every_databas
         assert not os.path.exists(any_url.removeprefix("sqlite:///"))  # nothing written, not even the file
     else:
         assert list_runs(any_url) == []
+
+
+CLAIMED = {"kind": "bandit", "env_id": "npbandit/WheelBandit-v0", "env_params": {"delta": 0.5, "horizon": 3},
+           "policy": "uniform", "seed": 0}
+
+
+@pytest.mark.postgres
+def test_a_claimed_start_is_refused_while_the_same_run_is_live_or_completed_and_writes_nothing(any_url):
+    """``RunLogger(claim=True)`` starts a run only if the database holds no run of its key
+    (its steps counted as its horizon) completed or running in a live process."""
+    from npbandit.storage import RunMadeElsewhere
+
+    first = RunLogger(any_url, claim=True)
+    first_id = first.start(**CLAIMED)
+    second = RunLogger(any_url, claim=True)
+    with pytest.raises(RunMadeElsewhere, match=rf"run {first_id} of .* is the same run, running") as caught:
+        second.start(**CLAIMED)
+    assert caught.value.run.id == first_id and caught.value.run.status == "running"
+    assert second.run_id is None and [r.id for r in list_runs(any_url)] == [first_id]  # nothing written
+    second.finish("failed", "nothing to finish")  # as run_episode does when start raises: a no-op
+    assert [r.id for r in list_runs(any_url)] == [first_id]
+    # another seed, another horizon or another setting is another run; without claim, nothing is looked at
+    other_ids = [RunLogger(any_url, claim=True).start(**{**CLAIMED, "seed": 1}),
+                 RunLogger(any_url, claim=True).start(**{**CLAIMED, "env_params": {"delta": 0.5, "horizon": 4}}),
+                 RunLogger(any_url, claim=True).start(**CLAIMED, policy_params={"alpha": 1.0}),
+                 RunLogger(any_url).start(**CLAIMED)]
+    assert len(set(other_ids)) == 4 and first_id not in other_ids
+    for t in range(3):
+        first.log_step(t=t, action=0, reward=1.0)
+    first.finish("completed")
+    with pytest.raises(RunMadeElsewhere, match=rf"run {first_id} of .* is the same run, completed") as caught:
+        RunLogger(any_url, claim=True).start(**CLAIMED)
+    assert caught.value.run.status == "completed"
+    # a run that failed or was interrupted is no claim on its key: it is run again
+    failed = RunLogger(any_url, claim=True)
+    failed.start(**{**CLAIMED, "seed": 7})
+    failed.finish("failed", "boom")
+    assert RunLogger(any_url, claim=True).start(**{**CLAIMED, "seed": 7}) > failed.run_id
+
+
+@pytest.mark.postgres
+def test_of_many_claims_of_one_run_at_once_exactly_one_starts_it(any_url):
+    """Writers claiming the same run at the same moment: the look and the insert are one
+    transaction that claims take one at a time, so one starts it and the others find it."""
+    import threading
+
+    from npbandit.storage import RunMadeElsewhere
+
+    open_db(any_url)  # the schema exists before the race
+    barrier, outcomes = threading.Barrier(6), []
+
+    def claim():
+        logger = RunLogger(any_url, claim=True)
+        barrier.wait(30)
+        try:
+            outcomes.append(("started", logger.start(**CLAIMED)))
+        except RunMadeElsewhere as err:
+            outcomes.append(("found", err.run.id))
+
+    threads = [threading.Thread(target=claim) for _ in range(6)]
+    for thread in threads:
+        thread.start()
+    for thread in threads:
+        thread.join(60)
+    started = [run_id for what, run_id in outcomes if what == "started"]
+    assert len(outcomes) == 6 and len(started) == 1
+    assert {run_id for _, run_id in outcomes} == set(started)
+    assert [r.id for r in list_runs(any_url)] == started
+
+
+def test_a_claim_needs_the_run_s_horizon_and_a_bool(tmp_path):
+    db = str(tmp_path / "runs.db")
+    with pytest.raises(TypeError, match=r"claim must be a bool, got 'yes'"):
+        RunLogger(db, claim="yes")
+    with pytest.raises(ValueError, match=r"claim=True needs the run's horizon: env_params\['horizon'\] must be an "
+                                         r"int >= 1, got None"):
+        RunLogger(db, claim=True).start(**{**CLAIMED, "env_params": {"delta": 0.5}})
+    assert not os.path.exists(db)  # refused before anything is written

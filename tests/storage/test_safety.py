@@ -380,3 +380,29 @@ def test_run_steps_names_a_run_the_database_does_not_hold(tmp_path):
     started = logger.start(kind="bandit", env_id="x", env_params={}, policy="uniform", policy_params={}, seed=0)
     assert run_steps(db, started) == [] and run_totals(db, started) == (None, 0)  # no step committed yet
     logger.finish()
+
+
+def test_a_writer_that_switches_a_file_to_wal_while_another_writes_waits_for_it(tmp_path):
+    """Two processes that start on a new SQLite file at once: one switches the file to WAL
+    (each writer's connection does, from its first) while the other holds the write lock.
+    SQLite answers that switch "database is locked" at once, without the busy wait, and
+    the first writer failed with it; it waits for the other writer instead."""
+    import threading
+
+    db = str(tmp_path / "runs.db")
+    engine = open_db(db)
+    engine.dispose()  # its next connection switches the file to WAL again, as a writer's first one does
+    with contextlib.closing(sqlite3.connect(db, isolation_level=None, check_same_thread=False)) as other:
+        other.execute("PRAGMA journal_mode=DELETE")  # as a new file is before its first writer's switch
+        other.execute("BEGIN IMMEDIATE")  # the other writer, mid-transaction
+        other.execute("INSERT INTO npbandit_meta (key, value) VALUES ('other', 'writer')")
+        done = threading.Timer(0.3, other.execute, args=("COMMIT",))
+        done.start()
+        try:
+            _log_run(db)
+        finally:
+            done.join()
+    assert [r.n_steps for r in list_runs(db)] == [5]
+    with contextlib.closing(sqlite3.connect(db)) as conn:
+        assert conn.execute("PRAGMA journal_mode").fetchone()[0] == "wal"
+        assert conn.execute("SELECT value FROM npbandit_meta WHERE key = 'other'").fetchone() == ("writer",)
