@@ -15,6 +15,7 @@ import json
 import platform
 import pstats
 import re
+import subprocess
 import sys
 import time
 from collections.abc import Callable
@@ -251,6 +252,32 @@ def runs_versions(runs: list[dict]) -> dict[str, str | None]:
     return out
 
 
+def source_revision(root: Path | None = None) -> dict[str, Any] | None:
+    """The code a benchmark ran: ``{"commit": <HEAD's sha>, "modified": [paths]}`` for the git checkout at
+    ``root`` (default :data:`ROOT`), ``modified`` the tracked files under ``npbandit/`` and ``experiments/``
+    that differ from that commit (a number measured with uncommitted code names no commit that reproduces
+    it); ``None`` outside a git checkout or without git. The package versions alone do not say it: every
+    commit of the project reports the same ``npbandit`` version."""
+    root = ROOT if root is None else root
+
+    def git(*args: str) -> str | None:
+        try:
+            done = subprocess.run(["git", "-C", str(root), *args], capture_output=True, text=True, timeout=30)
+        except (OSError, subprocess.TimeoutExpired):
+            return None
+        return done.stdout if done.returncode == 0 else None
+
+    # a folder inside another repository is not this project's checkout
+    top = git("rev-parse", "--show-toplevel")
+    if top is None or Path(top.strip()).resolve() != Path(root).resolve():
+        return None
+    commit = git("rev-parse", "HEAD")
+    changed = git("status", "--porcelain", "--untracked-files=no", "--", "npbandit", "experiments")
+    if commit is None or changed is None:
+        return None
+    return {"commit": commit.strip(), "modified": sorted(line[3:] for line in changed.splitlines() if line)}
+
+
 def with_packages_line(text: str, line: str) -> str:
     """``text`` with ``line`` as a paragraph of its own after its first paragraph that is not a heading (the one
     that gives the command and the machine), or at its end where every paragraph is a heading."""
@@ -264,8 +291,9 @@ def publish(section: str, text: str, json_name: str, command: str, payload: dict
             packages: tuple[str, ...] = (), runs: list[dict] | None = None) -> None:
     """Write ``text`` as section ``section`` of each page in experiments/log/ (``benchmarks.md``:
     every measurement; ``results.md``: the headline comparisons with published numbers)
-    and the raw numbers (with the command, the machine and the versions of :data:`BENCH_PACKAGES`,
-    under ``"packages"``) to experiments/log/results/<json_name>.
+    and the raw numbers (with the command, the machine, the versions of :data:`BENCH_PACKAGES`
+    under ``"packages"`` and the code's commit under ``"source"``, :func:`source_revision`) to
+    experiments/log/results/<json_name>.
 
     The section gets a line naming the versions of :data:`CORE_PACKAGES` and of ``packages``, those the
     section's own rows use beyond them (``("optuna", "greenlet")`` for Optuna's samplers), after its first
@@ -296,7 +324,11 @@ def publish(section: str, text: str, json_name: str, command: str, payload: dict
         write_section(section, text, page)
     out = ROOT / where
     out.parent.mkdir(parents=True, exist_ok=True)
-    record = {"command": command, "machine": machine_line(threads), "packages": versions, **payload}
+    # a saved record published again (its "packages" kept) keeps the code it was measured with, None where it
+    # predates the record of it: not this process's checkout
+    source = payload.get("source") if "packages" in payload else source_revision()
+    record = {"command": command, "machine": machine_line(threads), "packages": versions, **payload,
+              "source": source}
     out.write_text(json.dumps(record, indent=2) + "\n")
     print(f"wrote the {section!r} section of {', '.join('experiments/log/' + p for p in pages)} and {where}")
 

@@ -153,3 +153,33 @@ def test_reading_a_constraints_file_refuses_what_is_not_one_exact_pin():
                           ("scipy==1.0; python_version > '3'\n", "is not one")):
         with pytest.raises(ValueError, match=problem):
             read_pins(text)
+
+
+def test_publish_records_the_commit_measured_and_the_modified_files_and_a_saved_record_keeps_its_own(
+        tmp_path, monkeypatch):
+    import subprocess
+
+    common = load_benchmark("common")
+    record, _ = published(tmp_path, monkeypatch, {"rows": []})
+    assert record["source"] is None  # not a git checkout: nothing claimed
+    repo = tmp_path / "repo"
+    (repo / "npbandit").mkdir(parents=True)
+    (repo / "npbandit" / "m.py").write_text("x = 1\n")
+
+    def git(*args):
+        return subprocess.run(["git", "-C", str(repo), "-c", "user.name=t", "-c", "user.email=t@t", *args],
+                              check=True, capture_output=True, text=True).stdout.strip()
+
+    git("init", "-q")
+    git("add", ".")
+    git("commit", "-qm", "one")
+    head = git("rev-parse", "HEAD")
+    record, _ = published(repo, monkeypatch, {"rows": []})
+    assert record["source"] == {"commit": head, "modified": []}
+    (repo / "npbandit" / "m.py").write_text("x = 2\n")
+    assert common.source_revision(repo) == {"commit": head, "modified": ["npbandit/m.py"]}
+    assert common.source_revision(repo / "npbandit") is None  # a folder inside a checkout is not one
+    saved = {"packages": {"numpy": "1.26.0"}, "rows": []}
+    assert published(repo, monkeypatch, saved)[0]["source"] is None  # measured before commits were recorded
+    again = {**saved, "source": {"commit": "abc", "modified": []}}
+    assert published(repo, monkeypatch, again)[0]["source"] == {"commit": "abc", "modified": []}
