@@ -32,6 +32,12 @@
 #   the warm-up, at the warm-up's own steps per second, so the card exported at the end has a finished schedule.
 #   INIT=<card.json> (with STEPS a number, LR optional): each run in RUNS fine-tunes that card with the expected
 #   loss, no warm-up (session 52: datnp from the CPU run datnp300c's export, SIZE=small to match it).
+#   Rates with the draws on an H200 (session 52, one run per call): the small datnp at 33.5 steps / s of batch 32
+#   and 18.9 of batch 64. Its 12,549 steps there moved the held-out mean by 0.013 (results.md, "Issue 49 on a
+#   lent H200 again"): the small network is near its capacity, so a next call is better spent on a larger one
+#   from scratch, e.g. RUNS=datnp SIZE=paper WARM=1000 STEPS=auto TRAIN_S=480, its card recorded (record.py
+#   --weights), and each later lend's call INIT=<that record's card> SIZE=paper: a session's checkout has no
+#   training_runs/, so a run goes on from its committed weights with a fresh schedule, not from its state.
 #   A CPU smoke (twice: the warm-up, then the main phase): PATH=$PWD/.venv/bin:$PATH DEVICE=cpu SIZE=tiny \
 #       BATCH=8 WORKERS=0 WARM=10 STEPS=40 TRAIN_S=60 OUT=/tmp/o experiments/training/gpu_bo16.sh
 set -uo pipefail
