@@ -317,9 +317,6 @@ def test_a_run_another_sweep_started_after_this_one_looked_is_not_made_twice(tmp
     by_seed = {r.seed: r.id for r in runs}
     assert [r.run_id for r in results] == [by_seed[0], by_seed[1], by_seed[2]]
     assert results[1].cumulative_regret is not None and results[1].n_steps == 5
-    assert [r.id for r in list_runs(db, after=by_seed[1])] == [by_seed[2]]  # the looks read the runs since
-    with pytest.raises(ValueError, match=r"after must be an int >= 0, got -1"):
-        completed_runs(db, after=-1)
 
 
 @pytest.mark.parametrize(("policies", "deltas", "seeds", "match"), [
