@@ -317,9 +317,6 @@ def test_a_run_another_sweep_started_after_this_one_looked_is_not_made_twice(tmp
     by_seed = {r.seed: r.id for r in runs}
     assert [r.run_id for r in results] == [by_seed[0], by_seed[1], by_seed[2]]
     assert results[1].cumulative_regret is not None and results[1].n_steps == 5
-    assert [r.id for r in list_runs(db, after=by_seed[1])] == [by_seed[2]]  # the looks read the runs since
-    with pytest.raises(ValueError, match=r"after must be an int >= 0, got -1"):
-        completed_runs(db, after=-1)
 
 
 @pytest.mark.parametrize(("policies", "deltas", "seeds", "match"), [
@@ -449,3 +446,105 @@ def test_a_run_another_process_starts_after_the_sweep_looked_is_found_by_its_cla
     assert lines[1].startswith(f"waiting for 1 run(s) still running elsewhere (run {held['id']})")
     assert results[1].run_id == held["id"] == held["outcome"]["result"].run_id
     assert sorted((r.policy, r.status) for r in list_runs(db)) == [("linucb", "completed"), ("uniform", "completed")]
+
+
+def _pool_that_first_makes(db, competitor):
+    """An executor as a function (the sweep enters it after its first look at ``db``) that
+    calls ``competitor`` before yielding a thread pool: a run made elsewhere after the look."""
+    import concurrent.futures as cf
+    import contextlib
+
+    @contextlib.contextmanager
+    def cluster():
+        competitor()
+        with cf.ThreadPoolExecutor(2) as pool:
+            yield pool
+
+    return cluster
+
+
+@pytest.mark.parametrize("running", [False, True])
+def test_a_job_on_an_executor_claims_its_run_and_takes_the_one_made_elsewhere(tmp_path, monkeypatch, running):
+    """A sweep's jobs on an executor are handed out after its first look: a run another
+    sweep made (or is making) since is found by the job's claim, which writes nothing, and
+    the sweep takes it, completed, or waits for it, running; each run is made once."""
+    db, lines, release, other = str(tmp_path / "runs.db"), [], threading.Event(), {}
+    monkeypatch.setattr(bandit_sweep, "LIVE_POLL_S", 0.01)
+
+    def competitor():  # another process's run of (linucb, seed 0), after the sweep looked
+        if running:
+            other["thread"], other["outcome"], other["id"] = _held_linucb_run(db, release)
+        else:
+            (made,) = run_wheel_bandits(["linucb"], [0.5], [0], 5, db=db, say=None)
+            other["id"] = made.run_id
+
+    def say(line):
+        lines.append(line)
+        if line.startswith("waiting"):
+            release.set()
+
+    try:
+        results = run_wheel_bandits(POLICIES, [0.5], [0], 5, db=db, say=say,
+                                    executor=_pool_that_first_makes(db, competitor))
+    finally:
+        release.set()
+        if "thread" in other:
+            other["thread"].join(30)
+    assert not any(line.startswith("skipping") for line in lines)  # the first look found nothing: the claim did
+    runs = list_runs(db)
+    assert sorted((r.policy, r.seed, r.status) for r in runs) == [("linucb", 0, "completed"),
+                                                                  ("uniform", 0, "completed")]  # each once
+    assert results[1].run_id == other["id"] and results[1].n_steps == 5
+    assert results[1].cumulative_regret == pytest.approx(run_steps(db, other["id"])[-1]["cumulative_regret"])
+    assert sum(line.startswith(f"run {other['id']}: linucb") for line in lines) == 1  # told once, taken
+    assert sum(line.startswith("waiting for 1 run(s)") for line in lines) == running
+    # rerun=True runs everything again on the executor too, claiming nothing
+    import concurrent.futures as cf
+
+    with cf.ThreadPoolExecutor(1) as pool:
+        again = run_wheel_bandits(POLICIES, [0.5], [0], 5, db=db, say=None, rerun=True, executor=pool)
+    assert len(list_runs(db)) == 4 and not {r.run_id for r in again} & {r.id for r in runs}
+
+
+def test_a_sweep_on_an_executor_and_one_here_that_start_the_same_runs_at_once_make_each_once(tmp_path, monkeypatch):
+    """Each job's claim, made on the executor's worker at the same moment as the other
+    sweep's claim of the same run (a barrier in the task's run_info, asked by both for each
+    run just before its start): one sweep makes the run, the other takes it."""
+    import concurrent.futures as cf
+
+    from npbandit.loop import BanditTask, run_bandit_sweep
+    from npbandit.loop.bandit_tasks import WHEEL_ID
+
+    db = str(tmp_path / "runs.db")
+    monkeypatch.setattr(bandit_sweep, "LIVE_POLL_S", 0.01)
+    together = threading.Barrier(2, timeout=60)
+
+    class Together(BanditTask):
+        def run_info(self, steps):  # asked as often by both sweeps, in the same order: 4 run keys, then 4 starts
+            together.wait()
+            return super().run_info(steps)
+
+    task = Together(WHEEL_ID, {"delta": 0.5}, {"delta": 0.5}, label="delta=0.5", what="delta")
+    outcomes = {}
+
+    def sweep(name, executor):
+        try:
+            outcomes[name] = run_bandit_sweep(POLICIES, [task], [0, 1], 5, db=db, say=None, executor=executor)
+        except BaseException as err:  # noqa: BLE001 - shown by the assertion below
+            outcomes[name] = err
+            together.abort()
+
+    with cf.ThreadPoolExecutor(1) as pool:
+        threads = [threading.Thread(target=sweep, args=args) for args in (("there", pool), ("here", None))]
+        for thread in threads:
+            thread.start()
+        for thread in threads:
+            thread.join(120)
+    assert all(isinstance(outcome, list) for outcome in outcomes.values()), outcomes
+    runs = list_runs(db)
+    assert sorted((r.policy, r.seed) for r in runs) == [("linucb", 0), ("linucb", 1), ("uniform", 0), ("uniform", 1)]
+    assert all(r.status == "completed" and r.n_steps == 5 for r in runs)
+    there, here = outcomes["there"], outcomes["here"]
+    assert [r.run_id for r in there] == [r.run_id for r in here] and sorted(r.run_id for r in here) == [
+        r.id for r in runs]
+    assert [r.cumulative_regret for r in there] == [r.cumulative_regret for r in here]

@@ -89,14 +89,12 @@ def run_bandit_sweep(policies: Sequence[str], tasks: Sequence[BanditTask], seeds
     everything else, then waits for it, checking every :data:`LIVE_POLL_S` seconds, takes
     it once completed and runs it here if it stops otherwise (a run on another host counts
     as running until its heartbeat is :data:`~npbandit.storage.heartbeat.STALE_AFTER` old).
-    Without ``executor`` each run the sweep starts claims its start
+    Each run the sweep starts claims its start, here or as a job on the executor's worker
     (:class:`~npbandit.storage.RunLogger` ``claim``): a run that another process started
-    since the sweep looked (a second sweep of the same runs) is found as it starts, taken
-    if completed and waited for if running, so two sweeps of the same runs at once share
-    them and each run is made once, also when both start it at the same moment (SQLite or
-    PostgreSQL; the sweep that loses a claim writes nothing). With ``executor`` the jobs are
-    handed out after the first look and do not claim: a sweep on a cluster and another
-    sweep of the same runs at once may both make a run.
+    since the sweep looked (a second sweep of the same runs, here or on a cluster) is found
+    as it starts, taken if completed and waited for if running, so two sweeps of the same
+    runs at once share them and each run is made once, also when both start it at the same
+    moment (SQLite or PostgreSQL; the sweep that loses a claim writes nothing).
     ``rerun=True`` runs every combination again, completed or running, and claims nothing.
 
     Args:
@@ -207,17 +205,28 @@ def run_bandit_sweep(policies: Sequence[str], tasks: Sequence[BanditTask], seeds
     # with; another process's sweep) is not started a second time: the sweep waits for it below
     waiting = {i: live[keys[i]] for i in pending if keys[i] in live}
 
+    def finish(i: int, made: EpisodeResult | RunRow) -> None:
+        """Job ``i`` is through: ``made`` is its run's result, or (its claim lost) the run found
+        made elsewhere, taken if completed and else waited for with the others below."""
+        if isinstance(made, RunRow):
+            if made.status != "completed":
+                waiting[i] = made
+                return
+            made = _stored_result(db, made)
+        results[i] = made
+        tell(made, *jobs[i])
+
     def run(indices: list[int], executor: cf.Executor | None) -> None:
         if not indices:
             return
         if executor is not None:
             from npbandit.cluster import run_jobs
 
-            work = [(policies[jobs[i][0]], tasks[jobs[i][1]], jobs[i][2], steps, beta, db, commit_every)
+            # each job claims its start on its worker, as a run here does (below)
+            work = [(policies[jobs[i][0]], tasks[jobs[i][1]], jobs[i][2], steps, beta, db, commit_every, not rerun)
                     for i in indices]
-            for n, result in run_jobs(_task_run, work, executor, desc="bandit runs", progress=progress):
-                results[indices[n]] = result
-                tell(result, *jobs[indices[n]])
+            for n, made in run_jobs(_task_run, work, executor, desc="bandit runs", progress=progress):
+                finish(indices[n], made)
             return
         for i in indices:
             j, k, seed = jobs[i]
@@ -227,15 +236,12 @@ def run_bandit_sweep(policies: Sequence[str], tasks: Sequence[BanditTask], seeds
             logger = RunLogger(db, commit_every=commit_every, claim=not rerun)
             try:
                 # the steps are in the database: a long run keeps none in memory
-                results[i] = run_episode(envs[k], built[j, k], seed=seed, logger=logger,
-                                         run_info=tasks[k].run_info(steps), progress=progress,
-                                         desc=f"{built[j, k].name} {tasks[k].label} seed={seed}", keep_steps=False)
-            except RunMadeElsewhere as made:
-                if made.run.status != "completed":
-                    waiting[i] = made.run
-                    continue
-                results[i] = _stored_result(db, made.run)
-            tell(results[i], j, k, seed)
+                made = run_episode(envs[k], built[j, k], seed=seed, logger=logger, run_info=tasks[k].run_info(steps),
+                                   progress=progress, desc=f"{built[j, k].name} {tasks[k].label} seed={seed}",
+                                   keep_steps=False)
+            except RunMadeElsewhere as elsewhere:
+                made = elsewhere.run
+            finish(i, made)
 
     with contextlib.ExitStack() as stack:
         if executor is not None:
@@ -322,9 +328,15 @@ def _build(spec: str | Callable[[gym.Env], Any], beta: float, env: gym.Env, inde
 
 
 def _task_run(spec: str | Callable[[gym.Env], Any], task: BanditTask, seed: int, steps: int, beta: float, db: str,
-              commit_every: int | None) -> EpisodeResult:
-    """One run of :func:`run_bandit_sweep`'s sweep, on an executor's worker."""
+              commit_every: int | None, claim: bool) -> EpisodeResult | RunRow:
+    """One run of :func:`run_bandit_sweep`'s sweep, on an executor's worker: its result or,
+    with ``claim`` and the run found made elsewhere (:class:`~npbandit.exceptions.RunMadeElsewhere`:
+    nothing written), that run, for the sweep to take or wait for. Returned, not raised:
+    :func:`~npbandit.cluster.run_jobs` would stop the sweep at the first job that raises."""
     env = task.make(steps)
-    return run_episode(env, _build(spec, beta, env), seed=seed,
-                       logger=RunLogger(db, commit_every=commit_every), run_info=task.run_info(steps),
-                       keep_steps=False)
+    try:
+        return run_episode(env, _build(spec, beta, env), seed=seed,
+                           logger=RunLogger(db, commit_every=commit_every, claim=claim),
+                           run_info=task.run_info(steps), keep_steps=False)
+    except RunMadeElsewhere as elsewhere:
+        return elsewhere.run

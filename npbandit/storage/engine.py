@@ -11,6 +11,7 @@ import logging
 import os
 import re
 import sqlite3
+import threading
 import time
 import zlib
 from collections.abc import Callable, Iterator
@@ -34,6 +35,11 @@ __all__ = ["DEFAULT_URL", "open_db", "display_url", "shared_url"]
 DEFAULT_URL = "sqlite:///npbandit.db"
 
 _ENGINES: dict[tuple[str, bool], Engine] = {}
+#: one lock per key of :data:`_ENGINES`, held while its engine is built, so that threads opening one
+#: URL at once build one engine (each would otherwise build its own, and all but the last cached leak
+#: their connections); built under :data:`_OPENING_LOCK`
+_OPENING: dict[tuple[str, bool], threading.Lock] = {}
+_OPENING_LOCK = threading.Lock()
 _log = logging.getLogger(__name__)
 
 
@@ -43,6 +49,10 @@ def _forget_inherited_engines() -> None:
     # other's transactions. close=False leaves those connections to the parent.
     for engine in list(_ENGINES.values()):
         engine.dispose(close=False)
+    # nor wait on a lock another thread of the parent held at the fork: it is never released here
+    global _OPENING_LOCK
+    _OPENING_LOCK = threading.Lock()
+    _OPENING.clear()
 
 
 if hasattr(os, "register_at_fork"):
@@ -339,7 +349,8 @@ def _add_column(conn: Connection, table: str, column: str) -> None:
 
 
 def open_db(url: str = DEFAULT_URL, *, readonly: bool = False) -> Engine:
-    """An engine for ``url`` (cached per URL and mode).
+    """An engine for ``url`` (cached per URL and mode: one engine, also for threads that open
+    one URL at the same moment, the others waiting while the first builds it).
 
     A bare path (``runs.db``) is taken as an SQLite file. An SQLite URI filename needs
     ``uri=true`` in the URL (``sqlite:///file:runs.db?mode=ro&uri=true``). A relative
@@ -375,10 +386,16 @@ def open_db(url: str = DEFAULT_URL, *, readonly: bool = False) -> Engine:
     url = _normalise_url(url)
     target = _absolute_url(url)
     key = (target, bool(readonly))
-    if key in _ENGINES:
-        return _ENGINES[key]
-    engine = _open_reader(url, target) if readonly else _open_writer(url, target)
-    _ENGINES[key] = engine
+    engine = _ENGINES.get(key)
+    if engine is not None:
+        return engine
+    with _OPENING_LOCK:
+        opening = _OPENING.setdefault(key, threading.Lock())
+    with opening:  # a thread that opens the URL meanwhile waits here, then finds the engine built
+        engine = _ENGINES.get(key)
+        if engine is None:
+            engine = _open_reader(url, target) if readonly else _open_writer(url, target)
+            _ENGINES[key] = engine
     return engine
 
 

@@ -71,8 +71,12 @@ class RunRow:
 
 
 def list_runs(db: str = DEFAULT_URL, kind: str | None = None, *, after: int = 0) -> list[RunRow]:
-    """Every run (optionally of one kind; ``after``: only those of a greater id, the runs
-    started since a look that saw the runs up to that id), oldest first, with its effective status.
+    """Every run (optionally of one kind), oldest first, with its effective status.
+
+    ``after``: only the runs of a greater id, the runs started since a look that saw the runs
+    up to that id: a poll for new runs that reads only them (ids grow with each run started).
+    Runs started before it that changed since (completed, failed) are not read again: a look
+    at what is completed or running now reads every run (:func:`runs_by_key`).
 
     Reads only (see :func:`open_db` ``readonly``): a missing database is a
     :class:`StorageError`, never a new empty file.
@@ -145,55 +149,47 @@ class RunsByKey(NamedTuple):
     running: dict[str, RunRow]
 
 
-def runs_by_key(db: str = DEFAULT_URL, kind: str | None = None, *, after: int = 0) -> RunsByKey:
+def runs_by_key(db: str = DEFAULT_URL, kind: str | None = None) -> RunsByKey:
     """``db``'s completed runs and its runs still running (optionally of one kind), each by
     its :func:`run_key`, from one read of the runs (:func:`list_runs`: one query, each run's
     liveness checked once): :func:`completed_runs` and :func:`running_runs` at once, as a
     sweep looks at a database.
 
-    ``after``: only the runs of a greater id, as :func:`list_runs`. Reads only; an SQLite
-    file that does not exist yet holds no runs (both empty, and no file is created), since
-    a sweep's first run creates it.
-
-    Raises:
-        ValueError: ``after`` is not an int >= 0."""
+    Reads only; an SQLite file that does not exist yet holds no runs (both empty, and no
+    file is created), since a sweep's first run creates it."""
     path = _sqlite_file(_normalise_url(db))
     found = RunsByKey({}, {})
     if path is not None and not path.exists():
-        check_int("after", after, minimum=0)
         return found
-    for row in list_runs(db, kind=kind, after=after):
+    for row in list_runs(db, kind=kind):
         key = _key_once_complete(row)
         if key is not None:
             (found.completed if row.status == "completed" else found.running).setdefault(key, row)
     return found
 
 
-def completed_runs(db: str = DEFAULT_URL, kind: str | None = None, *, after: int = 0) -> dict[str, RunRow]:
+def completed_runs(db: str = DEFAULT_URL, kind: str | None = None) -> dict[str, RunRow]:
     """``db``'s completed runs (optionally of one kind) by their :func:`run_key`, the earliest
     where several share one: what a sweep finds done and need not run again
     (:func:`npbandit.loop.run_bandit_sweep`). A run's policy settings are read without its
     recommendation and early stop (:class:`RunRow`), so they are the settings it started with.
 
-    ``after``: only the runs of a greater id, as :func:`list_runs`.
-
     Reads only, as :func:`list_runs`; an SQLite file that does not exist yet holds no runs
     (``{}``, and no file is created), since a sweep's first run creates it. With
     :func:`running_runs`, one read: :func:`runs_by_key`."""
-    return runs_by_key(db, kind, after=after).completed
+    return runs_by_key(db, kind).completed
 
 
-def running_runs(db: str = DEFAULT_URL, kind: str | None = None, *, after: int = 0) -> dict[str, RunRow]:
+def running_runs(db: str = DEFAULT_URL, kind: str | None = None) -> dict[str, RunRow]:
     """``db``'s runs still running (their effective status, :mod:`npbandit.storage.heartbeat`:
     a live process on this host, or a fresh heartbeat from another), by the :func:`run_key`
     each will have once complete: its steps counted as its ``env_params``' ``horizon`` (the
     rounds it was started for; a run that records none is left out, as its key cannot be
     known before it ends). What a sweep run again must not start a second time
-    (:func:`npbandit.loop.run_bandit_sweep` waits for them). ``after``: only the runs of a
-    greater id, as :func:`list_runs`.
+    (:func:`npbandit.loop.run_bandit_sweep` waits for them).
 
     Reads only, as :func:`completed_runs`; with it, one read: :func:`runs_by_key`."""
-    return runs_by_key(db, kind, after=after).running
+    return runs_by_key(db, kind).running
 
 
 def _key_once_complete(row: RunRow) -> str | None:

@@ -241,3 +241,29 @@ def test_a_policy_factory_runs_on_the_cluster(tmp_path, client):
     runs = list_runs(db)
     assert sorted(r.seed for r in runs) == [0, 1] and {(r.policy, r.policy_params["alpha"]) for r in runs} == {
         ("linucb", 0.5)} and all(r.status == "completed" for r in runs)
+
+
+def test_a_job_on_the_cluster_takes_the_run_another_sweep_made_since_the_sweep_looked(tmp_path, client):
+    """The cluster's worker claims its job's run: one made since the sweep's first look (here
+    by another sweep, as the sweep enters its executor) comes back from the worker as the run
+    found, and the sweep takes it; each run is made once."""
+    import contextlib
+
+    from npbandit.loop import run_wheel_bandits
+
+    db, lines, other = str(tmp_path / "runs.db"), [], {}
+
+    @contextlib.contextmanager
+    def cluster():  # entered after the sweep's first look at db
+        (other["made"],) = run_wheel_bandits(["linucb"], [0.5], [1], 10, db=db, say=None)
+        yield client.get_executor()
+
+    with distributed.get_task_stream(client) as tasks:
+        results = run_wheel_bandits(["linucb", "uniform"], [0.5], [0, 1], 10, db=db, say=lines.append,
+                                    executor=cluster)
+    assert len(tasks.data) == 4 and not any(line.startswith("skipping") for line in lines)  # all 4 sent out
+    runs = list_runs(db)
+    assert sorted((r.policy, r.seed) for r in runs) == [("linucb", 0), ("linucb", 1), ("uniform", 0), ("uniform", 1)]
+    assert results[2].run_id == other["made"].run_id
+    assert results[2].cumulative_regret == pytest.approx(other["made"].cumulative_regret)
+    assert sorted(r.run_id for r in results) == [r.id for r in runs] and len(lines) == 4
