@@ -380,10 +380,15 @@ def test_a_look_at_the_runs_reads_them_once(tmp_path):
     assert results[1].run_id == live_id and len(list_runs(db)) == 4
 
 
-def test_two_sweeps_that_start_the_same_runs_at_the_same_moment_make_each_once(tmp_path, monkeypatch):
+@pytest.mark.parametrize("on_executor", [False, True], ids=["both-here", "one-on-an-executor"])
+def test_two_sweeps_that_start_the_same_runs_at_the_same_moment_make_each_once(tmp_path, monkeypatch, on_executor):
     """Two sweeps of the same runs at once (two processes, one SQLite file), each having
-    looked at the database before either wrote a run: each run is claimed as it starts, so
-    one sweep makes it and the other takes it (waiting for it while it runs)."""
+    looked at the database before either wrote a run (a barrier in the task's run_info, asked
+    by both for each run key and again just before each start, after the sweep has decided to
+    start the run): each run is claimed as it starts, in the sweep's process or on the
+    executor's worker, so one sweep makes it and the other takes it (waiting while it runs)."""
+    import concurrent.futures as cf
+
     from npbandit.loop import BanditTask, run_bandit_sweep
     from npbandit.loop.bandit_tasks import WHEEL_ID
 
@@ -392,9 +397,6 @@ def test_two_sweeps_that_start_the_same_runs_at_the_same_moment_make_each_once(t
     together = threading.Barrier(2, timeout=60)
 
     class Together(BanditTask):
-        """The wheel at delta 0.5, whose run_info (asked for each run just before it starts, after
-        the sweep has decided to start it) waits for the other sweep to get as far."""
-
         def run_info(self, steps):
             together.wait()
             return super().run_info(steps)
@@ -402,18 +404,22 @@ def test_two_sweeps_that_start_the_same_runs_at_the_same_moment_make_each_once(t
     task = Together(WHEEL_ID, {"delta": 0.5}, {"delta": 0.5}, label="delta=0.5", what="delta")
     outcomes, lines = {}, {"a": [], "b": []}
 
-    def sweep(name):
+    def sweep(name, executor):
         try:
-            outcomes[name] = run_bandit_sweep(POLICIES, [task], [0, 1], 5, db=db, say=lines[name].append)
+            outcomes[name] = run_bandit_sweep(POLICIES, [task], [0, 1], 5, db=db, say=lines[name].append,
+                                              executor=executor)
         except BaseException as err:  # noqa: BLE001 - shown by the assertion below
             outcomes[name] = err
             together.abort()
 
-    threads = [threading.Thread(target=sweep, args=(name,)) for name in ("a", "b")]
-    for thread in threads:
-        thread.start()
-    for thread in threads:
-        thread.join(120)
+    # two sweeps on executors would share npbandit.cluster's one-job-at-a-time lock and meet at the barrier
+    with cf.ThreadPoolExecutor(1) as pool:
+        threads = [threading.Thread(target=sweep, args=("a", pool if on_executor else None)),
+                   threading.Thread(target=sweep, args=("b", None))]
+        for thread in threads:
+            thread.start()
+        for thread in threads:
+            thread.join(120)
     assert all(isinstance(outcome, list) for outcome in outcomes.values()), outcomes
     runs = list_runs(db)
     assert sorted((r.policy, r.seed) for r in runs) == [("linucb", 0), ("linucb", 1), ("uniform", 0), ("uniform", 1)]
@@ -504,47 +510,3 @@ def test_a_job_on_an_executor_claims_its_run_and_takes_the_one_made_elsewhere(tm
     with cf.ThreadPoolExecutor(1) as pool:
         again = run_wheel_bandits(POLICIES, [0.5], [0], 5, db=db, say=None, rerun=True, executor=pool)
     assert len(list_runs(db)) == 4 and not {r.run_id for r in again} & {r.id for r in runs}
-
-
-def test_a_sweep_on_an_executor_and_one_here_that_start_the_same_runs_at_once_make_each_once(tmp_path, monkeypatch):
-    """Each job's claim, made on the executor's worker at the same moment as the other
-    sweep's claim of the same run (a barrier in the task's run_info, asked by both for each
-    run just before its start): one sweep makes the run, the other takes it."""
-    import concurrent.futures as cf
-
-    from npbandit.loop import BanditTask, run_bandit_sweep
-    from npbandit.loop.bandit_tasks import WHEEL_ID
-
-    db = str(tmp_path / "runs.db")
-    monkeypatch.setattr(bandit_sweep, "LIVE_POLL_S", 0.01)
-    together = threading.Barrier(2, timeout=60)
-
-    class Together(BanditTask):
-        def run_info(self, steps):  # asked as often by both sweeps, in the same order: 4 run keys, then 4 starts
-            together.wait()
-            return super().run_info(steps)
-
-    task = Together(WHEEL_ID, {"delta": 0.5}, {"delta": 0.5}, label="delta=0.5", what="delta")
-    outcomes = {}
-
-    def sweep(name, executor):
-        try:
-            outcomes[name] = run_bandit_sweep(POLICIES, [task], [0, 1], 5, db=db, say=None, executor=executor)
-        except BaseException as err:  # noqa: BLE001 - shown by the assertion below
-            outcomes[name] = err
-            together.abort()
-
-    with cf.ThreadPoolExecutor(1) as pool:
-        threads = [threading.Thread(target=sweep, args=args) for args in (("there", pool), ("here", None))]
-        for thread in threads:
-            thread.start()
-        for thread in threads:
-            thread.join(120)
-    assert all(isinstance(outcome, list) for outcome in outcomes.values()), outcomes
-    runs = list_runs(db)
-    assert sorted((r.policy, r.seed) for r in runs) == [("linucb", 0), ("linucb", 1), ("uniform", 0), ("uniform", 1)]
-    assert all(r.status == "completed" and r.n_steps == 5 for r in runs)
-    there, here = outcomes["there"], outcomes["here"]
-    assert [r.run_id for r in there] == [r.run_id for r in here] and sorted(r.run_id for r in here) == [
-        r.id for r in runs]
-    assert [r.cumulative_regret for r in there] == [r.cumulative_regret for r in here]
