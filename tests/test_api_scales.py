@@ -63,6 +63,19 @@ def test_an_ordinary_objective_proposes_the_same_points_at_any_power_of_two_belo
     assert points(runs[1]).tobytes() == points(runs[0]).tobytes() == points(runs[2]).tobytes()
 
 
+@pytest.mark.parametrize("surrogate,trust_region", [("tnpd", None), ("gp", None), ("cmanp", False)])
+def test_an_objective_of_tiny_range_is_searched_at_the_same_numbers_whatever_its_units(surrogate, trust_region):
+    # values spanning under 2 ** -10 are seen multiplied by the power of two that brings their range into
+    # [1, 2): two runs of one objective in units 2 ** 20 apart see the same numbers, so the same points, bit
+    # for bit (unscaled, the model's variance in these units meets gpytorch's 1e-10 floor and the search
+    # changed with the units); what the caller reads stays in the objective's units
+    tiny, tinier = (optimize(scaled(factor), BOX, surrogate=surrogate, trust_region=trust_region, budget=14,
+                             seed=0, db=None, progress=False) for factor in (2.0 ** -16, 2.0 ** -36))
+    assert points(tiny).tobytes() == points(tinier).tobytes()
+    assert tiny.best_value == scaled(2.0 ** -16)(tiny.best_x) == 2.0 ** 20 * tinier.best_value
+    assert [h["value"] for h in tiny.history] == [2.0 ** 20 * h["value"] for h in tinier.history]
+
+
 @pytest.mark.parametrize("trust_region", [False, True])
 def test_a_huge_value_arriving_late_rescales_the_run_and_keeps_the_users_units(tmp_path, trust_region):
     # a streamed model (cmanp, no trust region) was built at scale 1; a value past 2 ** 100 for a bad

@@ -2,9 +2,10 @@
 come back, and the evaluations its budget counts (:class:`HandOuts`); and what it has seen
 (:class:`Observations`): each observed point with its reward and constraint values, and the
 points whose evaluation failed, kept as lists and as arrays grown in place (a proposal late in
-a long run restacks nothing), with the running best and worst rewards and largest magnitudes; and,
-from them, the data its model is built on, each output scaled by the power of two that keeps values
-of extreme size standardisable in float64 (:func:`~npbandit.transforms.standardize.output_scale`)."""
+a long run restacks nothing), with the running best and worst rewards and each output's smallest
+and largest values; and, from them, the data its model is built on, each output scaled by the power
+of two that keeps values of extreme size standardisable in float64 and a tiny range clear of
+absolute variance floors (:func:`~npbandit.transforms.standardize.output_scale`)."""
 
 from __future__ import annotations
 
@@ -82,17 +83,18 @@ class Observations:
         # as arrays grown in place ("observed": x then y), nothing restacked
         self._rows = {k: RowBuffer() for k in ("observed", "C", "failed")}
         self.best, self.worst = -np.inf, np.inf
-        self._largest: np.ndarray | None = None  # per output, the largest magnitude observed (kept as it grows)
+        self._extremes: np.ndarray | None = None  # [2, 1 + k]: per output, the smallest and largest value observed
 
     @property
     def scale(self) -> torch.Tensor:
         """``[1 + k]``: per output (the reward, then the ``k`` constraints), the power of two the
         model's outputs are multiplied by (:meth:`data`): 1 unless the largest magnitude observed
-        is past ``2 ** MAX_MAGNITUDE_EXPONENT`` (:func:`~npbandit.transforms.standardize.output_scale`).
-        It changes only when an observation brings a larger magnitude; a failure, seen at values
-        observed, never does."""
-        largest = np.zeros((1, 1 + self.constraint_count)) if self._largest is None else self._largest[None]
-        return output_scale(torch.from_numpy(largest))
+        is past ``2 ** MAX_MAGNITUDE_EXPONENT`` or the values observed span a range below
+        ``2 ** MIN_RANGE_EXPONENT`` (:func:`~npbandit.transforms.standardize.output_scale`, of the
+        smallest and largest value observed, which decide it). It changes only when an observation
+        widens that range or brings a larger magnitude; a failure, seen at values observed, never does."""
+        extremes = np.zeros((1, 1 + self.constraint_count)) if self._extremes is None else self._extremes
+        return output_scale(torch.from_numpy(extremes))
 
     @property
     def constraint_count(self) -> int:
@@ -123,8 +125,9 @@ class Observations:
         self.Y.append(reward)
         self._rows["observed"].append(np.append(x, reward))
         self.worst = min(self.worst, reward)
-        magnitudes = np.abs(np.append(reward, [] if c is None else c))
-        self._largest = magnitudes if self._largest is None else np.maximum(self._largest, magnitudes)
+        values = np.append(reward, [] if c is None else c)
+        self._extremes = (np.stack([values, values]) if self._extremes is None else
+                          np.stack([np.minimum(self._extremes[0], values), np.maximum(self._extremes[1], values)]))
         if c is None or is_feasible(c):
             self.best = max(self.best, reward)
         if c is not None:

@@ -12,7 +12,8 @@ order ``1e-9``, but a pretrained network has no output scale to fit, and given t
 unscaled it would predict its prior's unit spread around nearly constant data.
 
 Values too large for their spread's variance to be held in float64 (an objective's ``1e300``
-for a bad point) are brought into range first by one exact power of two per output
+for a bad point), or spanning a range so small that absolute variance floors downstream would
+decide the search, are brought into range first by one exact power of two per output
 (:func:`output_scale`), what ``optimize`` and ``NPSampler`` both give their models.
 """
 
@@ -25,7 +26,8 @@ from torch import Tensor
 
 from npbandit.transforms.base import OutcomeTransform
 
-__all__ = ["Standardize", "standardization", "spread", "MIN_STD", "output_scale", "MAX_MAGNITUDE_EXPONENT"]
+__all__ = ["Standardize", "standardization", "spread", "MIN_STD", "output_scale", "MAX_MAGNITUDE_EXPONENT",
+           "MIN_RANGE_EXPONENT"]
 
 #: a std at most this share of the mean's magnitude (or exactly zero) counts as zero: the
 #: data are standardised by 1 instead
@@ -55,19 +57,31 @@ def standardization(y: Tensor) -> tuple[Tensor, Tensor]:
 #: up to ``2 ** 100`` have a variance (their square, times the count) far inside float64's ``1.8e308``,
 #: while a spread of values near ``1e300`` has one past it, and the acquisition is NaN
 MAX_MAGNITUDE_EXPONENT = 100
+#: the smallest range (largest minus smallest value), as a power of two, of the values a model is given
+#: unscaled (:func:`output_scale`): about 0.001. A model's predictive variance, in the outputs' units, is a
+#: small share of their range's square near the data; below this range it meets the absolute floors
+#: downstream (gpytorch raises a float64 variance below 1e-10 to it, BoTorch's analytic acquisitions one
+#: below 1e-12), and the search changes with the objective's units (an objective times 1e-5 was searched
+#: worse than the same objective unscaled)
+MIN_RANGE_EXPONENT = -10
 
 
 def output_scale(Y: Tensor) -> Tensor:
     """``[m]``: per output (column) of ``Y [n, m]``, the power of two its values are multiplied
     by before a model sees them: the one that brings the column's largest finite magnitude
-    under ``2 ** MAX_MAGNITUDE_EXPONENT``; exactly 1 where it is already (and for a column with
-    no finite value; non-finite entries, such as a missing value held as NaN, are passed over).
+    under ``2 ** MAX_MAGNITUDE_EXPONENT``; else, for a column whose finite values span a range
+    below ``2 ** MIN_RANGE_EXPONENT`` (and above 0), the one that brings that range into
+    ``[1, 2)``; else exactly 1 (also for a column with
+    no finite value or a constant one; non-finite entries, such as a missing value held as
+    NaN, are passed over). The column's smallest and largest finite values decide it, so a
+    caller that keeps only those two per output gets the factor of all its values.
 
     A power of two scales exactly (only the exponent changes, short of underflow far below the
     spread), standardisation by the values' own mean and std is unchanged by it, and so is every
     comparison between them: a model that standardises what it is given makes the same
-    predictions in standardised units, and an acquisition the same choice. Values that need
-    no scaling are multiplied by 1, so a search whose values never come near the threshold
+    predictions in standardised units, and an acquisition the same choice, where no absolute
+    floor downstream (:data:`MIN_RANGE_EXPONENT`) would have changed them. Values that need
+    no scaling are multiplied by 1, so a search whose values stay between the thresholds
     is the search it was without this.
 
     Raises:
@@ -76,11 +90,26 @@ def output_scale(Y: Tensor) -> Tensor:
     if not isinstance(Y, Tensor) or Y.dim() != 2 or not Y.is_floating_point():
         raise ValueError(f"Y must be a 2-D floating-point tensor [n, m], got "
                          f"{getattr(Y, 'shape', type(Y).__name__)}")
-    magnitudes = torch.where(torch.isfinite(Y), Y.abs(), torch.zeros_like(Y)).to(torch.float64)
-    largest = magnitudes.amax(dim=0).tolist() if Y.shape[0] else [0.0] * Y.shape[1]
-    limit = 2.0 ** MAX_MAGNITUDE_EXPONENT
-    return torch.tensor([1.0 if m < limit else math.ldexp(1.0, MAX_MAGNITUDE_EXPONENT - math.frexp(m)[1])
-                         for m in largest], dtype=torch.float64)
+    Y = Y.to(torch.float64)
+    finite = torch.isfinite(Y)
+    inf = torch.tensor(math.inf, dtype=torch.float64)
+    low = torch.where(finite, Y, inf).amin(dim=0).tolist() if Y.shape[0] else [math.inf] * Y.shape[1]
+    high = torch.where(finite, Y, -inf).amax(dim=0).tolist() if Y.shape[0] else [-math.inf] * Y.shape[1]
+    scales = []
+    for lo, hi in zip(low, high):
+        if lo > hi:  # no finite value
+            scales.append(1.0)
+            continue
+        largest, extent = max(abs(lo), abs(hi)), hi - lo  # extent inf only where largest is past the bound
+        if largest >= 2.0 ** MAX_MAGNITUDE_EXPONENT:  # largest times this: under 2 ** 100
+            scales.append(math.ldexp(1.0, MAX_MAGNITUDE_EXPONENT - math.frexp(largest)[1]))
+        elif 0.0 < extent < 2.0 ** MIN_RANGE_EXPONENT:
+            # extent times this: in [1, 2); the magnitude then stays under 2 ** 54, since two float64
+            # values differ by at least the largest's last place, 2 ** -52 of it
+            scales.append(math.ldexp(1.0, 1 - math.frexp(extent)[1]))
+        else:
+            scales.append(1.0)
+    return torch.tensor(scales, dtype=torch.float64)
 
 
 class Standardize(OutcomeTransform):

@@ -242,6 +242,18 @@ def test_a_huge_finite_value_is_proposed_around_as_the_same_study_scaled_down():
     assert proposal(1.0) == proposal(factor)
 
 
+def test_a_study_of_tiny_range_is_proposed_at_the_same_numbers_whatever_its_units():
+    # values spanning under 2 ** -10 are seen brought to a range in [1, 2) by one power of two: a study in
+    # units 2 ** 20 apart proposes the same points (unscaled, the NP's variance in those units meets
+    # gpytorch's floor)
+    def proposals(scale):
+        study = optuna.create_study(sampler=sampler(seed=0))
+        study.optimize(lambda t: scale * ((t.suggest_float("x", 0.0, 1.0) - 0.3) ** 2 + 1.0), n_trials=9)
+        return [t.params["x"] for t in study.trials]
+
+    assert proposals(2.0 ** -16) == proposals(2.0 ** -36)
+
+
 def test_the_np_is_told_which_points_the_completed_trials_evaluated(monkeypatch):
     import npbandit.integrations.optuna_proposals as integration
 

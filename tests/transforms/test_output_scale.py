@@ -38,3 +38,19 @@ def test_non_finite_entries_are_passed_over():
 def test_anything_but_a_2d_float_tensor_is_refused(bad):
     with pytest.raises(ValueError, match=r"Y must be a 2-D floating-point tensor \[n, m\]"):
         output_scale(bad)
+
+
+def test_a_column_of_tiny_range_is_brought_to_a_range_in_one_to_two_and_others_are_left():
+    from npbandit.transforms.standardize import MIN_RANGE_EXPONENT
+
+    edge = 2.0 ** MIN_RANGE_EXPONENT
+    Y = torch.tensor([[5.0, -3e-9, 7.0, 1.0, 0.0],
+                      [5.0 + 2.0 ** -20, 4e-9, 7.0, 1.0 + edge, math.nan],
+                      [5.0, math.inf, 7.0, 1.0, 0.0]], dtype=torch.float64)
+    scale = output_scale(Y).tolist()
+    assert scale[0] == 2.0 ** 20  # a range of exactly 2 ** -20 becomes exactly 1
+    assert math.frexp(scale[1])[0] == 0.5 and 1.0 <= 7e-9 * scale[1] < 2.0  # non-finite entries passed over
+    assert scale[2:] == [1.0, 1.0, 1.0]  # constant, a range at the threshold, one finite value
+    # what decides it is each column's smallest and largest finite value: those two rows give the same factors
+    rows = torch.stack([Y.nan_to_num(nan=math.inf).amin(0), Y.nan_to_num(nan=-math.inf, posinf=-math.inf).amax(0)])
+    assert output_scale(rows[:, :4]).tolist() == scale[:4]
