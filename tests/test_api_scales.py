@@ -76,6 +76,13 @@ def test_an_objective_of_tiny_range_is_searched_at_the_same_numbers_whatever_its
     assert [h["value"] for h in tiny.history] == [2.0 ** 20 * h["value"] for h in tinier.history]
 
 
+def test_an_objective_of_subnormal_size_runs():
+    # values near 1e-310 span a range that only a factor past float64's largest power of two, 2 ** 1023,
+    # would bring to 1: the run is seen scaled by 2 ** 1023 and goes on (it stopped with an OverflowError)
+    result = optimize(scaled(1e-310), BOX, budget=8, seed=0, db=None, progress=False)
+    assert result.best_value == scaled(1e-310)(result.best_x) == min(h["value"] for h in result.history)
+
+
 @pytest.mark.parametrize("trust_region", [False, True])
 def test_a_huge_value_arriving_late_rescales_the_run_and_keeps_the_users_units(tmp_path, trust_region):
     # a streamed model (cmanp, no trust region) was built at scale 1; a value past 2 ** 100 for a bad

@@ -16,8 +16,9 @@ suggesting them, or took a conditional branch without them), as the sampler prop
 (the proposal stored with the trial); one with a parameter neither suggested nor proposed is
 left out, and so is one that Optuna re-runs (:func:`retried_trials`: its worker stopped, and
 its retry will say what the point gives). Values too large for their spread's variance to be
-held in float64 (an objective's ``1e300`` for a bad point) are scaled by a power of two for the
-whole study (:func:`study_scale`), which changes no proposal of a study without them.
+held in float64 (an objective's ``1e300`` for a bad point), or spanning less than ``2 ** -10``,
+are scaled by a power of two for the whole study (:func:`study_scale`), which changes no
+proposal of a study without them.
 """
 
 from __future__ import annotations

@@ -199,8 +199,10 @@ class BOPolicy(Policy):
     constant cost). Every model sees each output multiplied by one exact power of two
     (:attr:`Observations.scale <npbandit.policies.observations.Observations.scale>`): 1 unless a
     value past ``2 ** 100`` was observed (an objective's ``1e300`` for a bad point, whose
-    spread's variance float64 cannot hold), so no other run changes; the streamed NP is rebuilt
-    when it changes, and :meth:`recommend` answers in the rewards' units.
+    spread's variance float64 cannot hold) or the values observed span less than ``2 ** -10``
+    (where absolute variance floors downstream would decide the search), so a run between the
+    two is the run it was without it; the streamed NP is rebuilt when it changes, and
+    :meth:`recommend` answers in the rewards' units.
     :meth:`params` logs the settings the run uses: the trust region's and
     the pending strategy's as injected, the model factory's ``params()``.
     """

@@ -467,10 +467,9 @@ def _open_writer(url: str, target: str) -> Engine:
 
     try:
         with _storage_errors(url, "create the schema"):
-            with engine.begin() as conn:
-                # writers that start together would each create the tables and all but one fail; the
-                # lock makes the first create them (DDL is transactional on PostgreSQL) and the rest find them
-                _one_at_a_time(conn, _SCHEMA_LOCK)
+            # writers that start together would each create the tables and all but one fail; the
+            # lock makes the first create them (DDL is transactional on PostgreSQL) and the rest find them
+            with _one_at_a_time(engine, _SCHEMA_LOCK) as conn:
                 _check_schema(conn, url, writer=True)
             if backend == "sqlite":
                 # the file is npbandit's: from now on each connection switches it to WAL (outside a
@@ -503,13 +502,23 @@ def _switch_to_wal(cursor: Any) -> None:
         time.sleep(0.01)
 
 
-def _one_at_a_time(conn: Connection, key: int) -> None:
-    """Make the writer's transaction on ``conn`` wait until no other transaction holds
-    ``key``, and hold it to its end: on PostgreSQL a transaction-scoped advisory lock; an
-    SQLite writer's transaction holds the file's write lock from its ``BEGIN IMMEDIATE``
-    (:func:`_open_writer`), which serialises every writer already. Other databases: no lock."""
-    if conn.dialect.name == "postgresql":
-        conn.execute(text("SELECT pg_advisory_xact_lock(:key)"), {"key": key})
+@contextlib.contextmanager
+def _one_at_a_time(engine: Engine, key: int) -> Iterator[Connection]:
+    """A writer's transaction on ``engine`` (committed at the end of the block) that waits
+    until no other transaction holds ``key``, holds it to its end, and reads what those before
+    it committed: on PostgreSQL a transaction-scoped advisory lock, in a transaction that reads
+    committed data whatever the database's default isolation (under ``repeatable read`` its
+    snapshot would be taken at the lock's statement, before the wait, and miss what the holder
+    committed); an SQLite writer's transaction holds the file's write lock from its
+    ``BEGIN IMMEDIATE`` (:func:`_open_writer`), which serialises every writer already. Other
+    databases: no lock."""
+    with engine.connect() as conn:
+        if conn.dialect.name == "postgresql":
+            conn = conn.execution_options(isolation_level="READ COMMITTED")
+        with conn.begin():
+            if conn.dialect.name == "postgresql":
+                conn.execute(text("SELECT pg_advisory_xact_lock(:key)"), {"key": key})
+            yield conn
 
 
 def _open_reader(url: str, target: str) -> Engine:

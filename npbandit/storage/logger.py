@@ -198,9 +198,10 @@ class RunLogger:
                       checkpoint_sha256=None if checkpoint is None else checkpoint.get("sha256"),
                       seed=seed, status="running", started_at=now, heartbeat_at=now, n_steps=0,
                       host=socket.gethostname(), pid=os.getpid(), versions=_versions())
-        with _storage_errors(self.url, "record the run"), self.engine.begin() as conn:
-            if self.claim:  # the look and the insert in one transaction, one claim at a time
-                _one_at_a_time(conn, _RUN_START_LOCK)
+        # with claim, the look and the insert in one transaction, one claim at a time
+        transaction = _one_at_a_time(self.engine, _RUN_START_LOCK) if self.claim else self.engine.begin()
+        with _storage_errors(self.url, "record the run"), transaction as conn:
+            if self.claim:
                 found = _made_already(conn, values)
                 if found is not None:
                     raise RunMadeElsewhere(f"run {found.id} of {display_url(self.url)} is the same run, "

@@ -20,6 +20,7 @@ decide the search, are brought into range first by one exact power of two per ou
 from __future__ import annotations
 
 import math
+import sys
 
 import torch
 from torch import Tensor
@@ -64,6 +65,8 @@ MAX_MAGNITUDE_EXPONENT = 100
 #: below 1e-12), and the search changes with the objective's units (an objective times 1e-5 was searched
 #: worse than the same objective unscaled)
 MIN_RANGE_EXPONENT = -10
+#: the exponent of float64's largest power of two, ``2 ** 1023``: the largest factor :func:`output_scale` gives
+_LARGEST_EXPONENT = sys.float_info.max_exp - 1
 
 
 def output_scale(Y: Tensor) -> Tensor:
@@ -71,7 +74,8 @@ def output_scale(Y: Tensor) -> Tensor:
     by before a model sees them: the one that brings the column's largest finite magnitude
     under ``2 ** MAX_MAGNITUDE_EXPONENT``; else, for a column whose finite values span a range
     below ``2 ** MIN_RANGE_EXPONENT`` (and above 0), the one that brings that range into
-    ``[1, 2)``; else exactly 1 (also for a column with
+    ``[1, 2)`` (at most ``2 ** 1023``, float64's largest, for a range of subnormal values that
+    even it leaves below 1); else exactly 1 (also for a column with
     no finite value or a constant one; non-finite entries, such as a missing value held as
     NaN, are passed over). The column's smallest and largest finite values decide it, so a
     caller that keeps only those two per output gets the factor of all its values.
@@ -105,8 +109,9 @@ def output_scale(Y: Tensor) -> Tensor:
             scales.append(math.ldexp(1.0, MAX_MAGNITUDE_EXPONENT - math.frexp(largest)[1]))
         elif 0.0 < extent < 2.0 ** MIN_RANGE_EXPONENT:
             # extent times this: in [1, 2); the magnitude then stays under 2 ** 54, since two float64
-            # values differ by at least the largest's last place, 2 ** -52 of it
-            scales.append(math.ldexp(1.0, 1 - math.frexp(extent)[1]))
+            # values differ by at least the largest's last place, 2 ** -52 of it. A range below 2 ** -1023
+            # (subnormal values) would need a factor past float64's largest power of two: it gets that one
+            scales.append(math.ldexp(1.0, min(1 - math.frexp(extent)[1], _LARGEST_EXPONENT)))
         else:
             scales.append(1.0)
     return torch.tensor(scales, dtype=torch.float64)

@@ -455,3 +455,48 @@ def test_a_claim_needs_the_run_s_horizon_and_a_bool(tmp_path):
                                          r"int >= 1, got None"):
         RunLogger(db, claim=True).start(**{**CLAIMED, "env_params": {"delta": 0.5}})
     assert not os.path.exists(db)  # refused before anything is written
+
+
+@pytest.mark.postgres
+def test_a_claim_sees_a_run_started_while_it_waited_on_a_database_whose_transactions_default_to_repeatable_read(
+        pg_url):
+    """A database set to ``default_transaction_isolation = 'repeatable read'`` takes a claim's
+    snapshot at its first statement, the lock it waits on: the run another process started while
+    it waited would be invisible to its look, and the run made twice. The claim's transaction reads
+    committed data whatever the database's default, so it finds that run."""
+    import threading
+
+    from sqlalchemy import create_engine
+    from sqlalchemy.engine import make_url
+
+    from npbandit.storage import RunMadeElsewhere
+
+    admin = create_engine(pg_url, isolation_level="AUTOCOMMIT")
+    try:
+        with admin.connect() as conn:
+            conn.execute(text(f'ALTER DATABASE "{make_url(pg_url).database}" '
+                              "SET default_transaction_isolation = 'repeatable read'"))
+        open_db(pg_url)  # the schema exists before the claim
+        outcome = []
+
+        def claim():
+            try:
+                outcome.append(("started", RunLogger(pg_url, claim=True).start(**CLAIMED)))
+            except RunMadeElsewhere as err:
+                outcome.append(("found", err.run.id))
+
+        with admin.connect() as holder:  # holds the claims' lock, as a claim in progress elsewhere does
+            holder.execute(text("SELECT pg_advisory_lock(:key)"), {"key": storage_engine._RUN_START_LOCK})
+            thread = threading.Thread(target=claim)
+            thread.start()
+            deadline = time.monotonic() + 60
+            while not holder.execute(text("SELECT count(*) FROM pg_locks WHERE locktype = 'advisory' "
+                                          "AND NOT granted")).scalar() and time.monotonic() < deadline:
+                time.sleep(0.01)  # until the claim waits for the lock, its transaction begun
+            elsewhere = RunLogger(pg_url).start(**CLAIMED)  # the run, started and committed meanwhile
+            holder.execute(text("SELECT pg_advisory_unlock(:key)"), {"key": storage_engine._RUN_START_LOCK})
+            thread.join(60)
+        assert outcome == [("found", elsewhere)]
+        assert [r.id for r in list_runs(pg_url)] == [elsewhere]
+    finally:
+        admin.dispose()

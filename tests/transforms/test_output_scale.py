@@ -54,3 +54,15 @@ def test_a_column_of_tiny_range_is_brought_to_a_range_in_one_to_two_and_others_a
     # what decides it is each column's smallest and largest finite value: those two rows give the same factors
     rows = torch.stack([Y.nan_to_num(nan=math.inf).amin(0), Y.nan_to_num(nan=-math.inf, posinf=-math.inf).amax(0)])
     assert output_scale(rows[:, :4]).tolist() == scale[:4]
+
+
+@pytest.mark.parametrize("tiny", [2.0 ** -1024, 1e-310, 5e-324])
+def test_a_range_too_small_for_a_float64_power_of_two_to_reach_one_is_scaled_by_the_largest_one(tiny):
+    # a range near float64's smallest (subnormal) values would need a factor past 2 ** 1023, which has
+    # no float64: the column is scaled by 2 ** 1023, the largest power of two there is, its range then as
+    # near [1, 2) as that brings it, and the values still exact multiples of the ones given
+    Y = torch.tensor([[0.0], [tiny]], dtype=torch.float64)
+    scale = output_scale(Y)
+    assert scale.tolist() == [2.0 ** 1023]
+    assert torch.equal((Y * scale) / scale, Y)
+    assert 0.0 < float(Y[1, 0] * scale[0]) < 2.0
