@@ -230,18 +230,11 @@ def run_bandit_sweep(policies: Sequence[str], tasks: Sequence[BanditTask], seeds
             return
         for i in indices:
             j, k, seed = jobs[i]
-            # each run claims its start (RunLogger claim): another process (a second sweep of the same runs) may
-            # have started it since this sweep looked, and the claim finds it, completed (taken) or running
-            # (waited for with the others), however close together the two starts are
-            logger = RunLogger(db, commit_every=commit_every, claim=not rerun)
-            try:
-                # the steps are in the database: a long run keeps none in memory
-                made = run_episode(envs[k], built[j, k], seed=seed, logger=logger, run_info=tasks[k].run_info(steps),
-                                   progress=progress, desc=f"{built[j, k].name} {tasks[k].label} seed={seed}",
-                                   keep_steps=False)
-            except RunMadeElsewhere as elsewhere:
-                made = elsewhere.run
-            finish(i, made)
+            # each run claims its start: another process (a second sweep of the same runs) may have started it
+            # since this sweep looked, and the claim finds it, completed (taken) or running (waited for with the
+            # others), however close together the two starts are
+            finish(i, _claimed_run(envs[k], built[j, k], tasks[k], seed, steps, db, commit_every, not rerun,
+                                   progress=progress, desc=f"{built[j, k].name} {tasks[k].label} seed={seed}"))
 
     with contextlib.ExitStack() as stack:
         if executor is not None:
@@ -262,9 +255,8 @@ def run_bandit_sweep(policies: Sequence[str], tasks: Sequence[BanditTask], seeds
             done, live = runs_by_key(db, kind="bandit")
             for i in list(waiting):
                 if keys[i] in done:
-                    results[i] = _stored_result(db, done[keys[i]])
-                    tell(results[i], *jobs[i])
                     del waiting[i]
+                    finish(i, done[keys[i]])
             stopped = [i for i in waiting if keys[i] not in live]
             for i in stopped:
                 del waiting[i]
@@ -334,9 +326,16 @@ def _task_run(spec: str | Callable[[gym.Env], Any], task: BanditTask, seed: int,
     nothing written), that run, for the sweep to take or wait for. Returned, not raised:
     :func:`~npbandit.cluster.run_jobs` would stop the sweep at the first job that raises."""
     env = task.make(steps)
+    return _claimed_run(env, _build(spec, beta, env), task, seed, steps, db, commit_every, claim)
+
+
+def _claimed_run(env: gym.Env, policy: Any, task: BanditTask, seed: int, steps: int, db: str,
+                 commit_every: int | None, claim: bool, **options: Any) -> EpisodeResult | RunRow:
+    """One logged run of ``policy`` on ``env`` (``options``: :func:`run_episode`'s progress
+    bar), its steps in the database only (a long run keeps none in memory): its result or,
+    with ``claim`` and the run found made elsewhere (nothing written), that run."""
     try:
-        return run_episode(env, _build(spec, beta, env), seed=seed,
-                           logger=RunLogger(db, commit_every=commit_every, claim=claim),
-                           run_info=task.run_info(steps), keep_steps=False)
+        return run_episode(env, policy, seed=seed, logger=RunLogger(db, commit_every=commit_every, claim=claim),
+                           run_info=task.run_info(steps), keep_steps=False, **options)
     except RunMadeElsewhere as elsewhere:
         return elsewhere.run
