@@ -334,7 +334,7 @@ class BOPolicy(Policy):
 
     def _stream(self, x: np.ndarray, row: list[float]) -> None:
         """Condition the streamed NP on ``x`` with outputs ``row`` (reward units), at the scale it
-        was built at (:attr:`Observations.scale`); when a new magnitude has changed the scale, the
+        was built at (:attr:`Observations.scale`); when an observation has changed the scale, the
         model is let go instead and rebuilt from every observation at the new one before the next
         proposal (:meth:`_model`), so that its rows share one unit."""
         scale = self.seen.scale
