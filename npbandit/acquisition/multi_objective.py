@@ -82,13 +82,14 @@ def pareto_front(Y: torch.Tensor, objectives: int, constraints: int = 0) -> torc
 def reference_point(Y: torch.Tensor, objectives: int, constraints: int = 0) -> torch.Tensor:
     """``[objectives]``: the reference point the hypervolume is measured from (the module
     docstring): the feasible front's nadir minus :data:`REFERENCE_MARGIN` times each objective's
-    range over every row of ``Y``; with no feasible row, the same of every row's front (the
-    region a first feasible point would improve). An objective with no range yet (every row
-    equal in it) is moved by the margin times its magnitude, or by the margin where that is 0."""
+    range over every row of ``Y``; with no feasible row, every row's worst value minus the same,
+    so that any feasible point adds volume and the search is drawn to feasibility by the
+    acquisition's feasibility weights. An objective with no range yet (every row equal in it)
+    is moved by the margin times its magnitude, or by the margin where that is 0."""
     front = pareto_front(Y, objectives, constraints)
     values = Y[:, :objectives]
     if not len(front):
-        front = pareto_front(values, objectives)
+        front = values
     span = values.amax(dim=0) - values.amin(dim=0)
     span = torch.where(span > 0, span, front.abs().amax(dim=0))
     span = torch.where(span > 0, span, torch.ones_like(span))
