@@ -14,6 +14,7 @@ from npbandit.acquisition.multi_objective import (
     log_hypervolume_improvement,
     pareto_front,
     reference_point,
+    warp_objectives,
 )
 from npbandit.acquisition.proposal import propose
 from npbandit.models.posterior import first_equal_rows, gaussian_posterior
@@ -67,6 +68,19 @@ def test_a_long_runs_model_sees_the_best_layers_first():
     assert front_rows(Y, 2, 1, 4).tolist() == [0, 1, 2, 5]
     assert front_rows(Y, 2, 1, 5).tolist() == [0, 1, 2, 3, 5]
     assert front_rows(Y, 2, 1, 2).tolist() == [2, 5]  # a layer taken in part: its most recent rows
+
+
+def test_the_warp_keeps_each_objectives_order_and_leaves_the_constraints():
+    skewed = Y.clone()
+    skewed[:, 0] = torch.exp(3 * Y[:, 0])  # a long tail: the case the warp is for
+    warped = warp_objectives(skewed, 2, 1)
+    for j in range(2):
+        order = torch.argsort(skewed[:, j], stable=True)
+        assert (torch.diff(warped[order, j]) >= 0).all()  # increasing in each objective
+    torch.testing.assert_close(warped[:, 2], skewed[:, 2], rtol=0, atol=0)
+    assert sorted(map(tuple, pareto_front(warped, 2, 1).tolist())) == sorted(
+        map(tuple, warped[[0, 1, 2]][:, :2].tolist()))  # the same rows make the front
+    assert warped[:, :2].abs().max() < 10  # standardised: the tail pulled in
 
 
 class _Exact(Model):

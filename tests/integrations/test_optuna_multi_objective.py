@@ -74,6 +74,20 @@ def test_a_study_of_two_objectives_is_searched_by_the_np(monkeypatch, tiny_card)
     assert all(0.0 <= t.params[n] <= 1.0 for t in study.trials for n in ("x", "y"))
 
 
+def test_the_np_sees_each_objective_warped(monkeypatch, tiny_card):
+    from npbandit.acquisition.multi_objective import warp_objectives
+
+    calls = _spy(monkeypatch)
+    models = []
+    original = NPSampler._value_model
+    monkeypatch.setattr(NPSampler, "_value_model", lambda self, X, Y: models.append(Y.clone()) or original(self, X, Y))
+    study = optuna.create_study(directions=["minimize", "maximize"], sampler=sampler(checkpoint=tiny_card))
+    study.optimize(_two, n_trials=5)
+    (call,), (seen,) = calls, models
+    torch.testing.assert_close(seen, warp_objectives(call["Y"], 2), rtol=0, atol=0)
+    assert not torch.equal(seen, call["Y"])
+
+
 def test_the_same_seed_repeats_the_study(tiny_card):
     def run():
         study = optuna.create_study(directions=["minimize", "maximize"], sampler=sampler(checkpoint=tiny_card))
