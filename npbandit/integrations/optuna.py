@@ -77,6 +77,7 @@ from npbandit.integrations.optuna_branches import branches, gating_choice
 from npbandit.integrations.optuna_observations import MAX_ENCODED_SPACES, EncodedParams
 from npbandit.integrations.optuna_proposals import StudyProposals
 from npbandit.integrations.optuna_trials import (
+    check_objectives,
     check_single_objective,
     independent_reason,
     optuna_values,
@@ -220,16 +221,24 @@ class NPSampler(StudyProposals, BaseSampler):
     with a warning. An enqueued trial that gives some parameters keeps them; past the start-up the others are
     the NP's proposal for the whole space (made as if the enqueued ones were free, as Optuna's ``GPSampler``
     and ``TPESampler`` do), and its result is modelled like any other's. One sampler may serve several studies
-    in turn (the checkpoint is loaded once). The study must have one objective; ``study.direction`` decides
-    whether it is minimised (Optuna's default) or maximised. A study with more than one is refused when its
-    first trial starts (:meth:`before_trial`), before any objective runs.
+    in turn (the checkpoint is loaded once). ``study.direction`` decides whether the objective is minimised
+    (Optuna's default) or maximised.
+
+    A study of several objectives (``optuna.create_study(directions=[...])``) is searched with the log
+    expected hypervolume improvement over the completed trials' Pareto front
+    (:mod:`npbandit.acquisition.multi_objective`; ``acquisition="logei"`` only), the NP modelling each
+    objective (and each constraint): without the trust region, in the whole cube (a space wider than the
+    checkpoint through the NP's most relevant columns), the running trials judged with each candidate
+    rather than believed at a value, and on at most the checkpoint's context size of trials, the best
+    non-dominated layers first (:func:`~npbandit.acquisition.multi_objective.front_rows`).
 
     Raises:
         ValueError / TypeError: a bad argument, naming it (``"gp"`` / ``"random"`` or
             ``acquisition="qlognei"`` included, which this sampler does not offer).
         FileNotFoundError: no checkpoint has that name or path.
         CheckpointError: ``checkpoint`` was not trained on the ``bo`` prior with one output.
-        ValueError: when a trial starts, a study with more than one objective.
+        ValueError: when a trial starts, a study of several objectives with an ``acquisition``
+            other than ``"logei"``.
     """
 
     def __init__(self, checkpoint: str = "tnpd-bo", *, acquisition: str = "logei", n_startup_trials: int = 10,
@@ -339,7 +348,7 @@ class NPSampler(StudyProposals, BaseSampler):
         distribution (Optuna's intersection search space), less those with a single value
         (and categoricals whose choices a :class:`~npbandit.space.Choice` cannot hold: a
         NaN or infinite float)."""
-        check_single_objective(study)
+        check_objectives(study, self.acquisition)
         spaces = self._search_spaces.setdefault(study._storage, {})
         space = spaces.setdefault(study._study_id, IntersectionSearchSpace())
         out = {}
@@ -363,7 +372,7 @@ class NPSampler(StudyProposals, BaseSampler):
         NP's proposal is stored with the trial, where other workers read it as pending.
 
         Raises:
-            ValueError: the study has more than one objective.
+            ValueError: the study has several objectives and ``acquisition`` is not ``"logei"``.
         """
         completed = study.get_trials(deepcopy=False, states=(TrialState.COMPLETE,))
         if len(completed) < self.n_startup_trials:
@@ -372,8 +381,8 @@ class NPSampler(StudyProposals, BaseSampler):
             self._startup_trials.setdefault(study._storage, set()).add(trial._trial_id)
         if not search_space:
             return {}
-        check_single_objective(study)
-        space, search = self._space(search_space)
+        objectives = check_objectives(study, self.acquisition)
+        space, search = self._space(search_space, objectives)
         if len(completed) < self.n_startup_trials:
             if search is None:
                 return {}
@@ -389,7 +398,9 @@ class NPSampler(StudyProposals, BaseSampler):
             # and one that completes between two reads would be neither completed nor running to this proposal
             trials = study.get_trials(deepcopy=False)
             completed = [t for t in trials if t.state == TrialState.COMPLETE]
-            gate = gating_choice(search_space, completed) if self.conditional else None
+            # a gate's branches are compared by one objective's acquisition value: several objectives search
+            # the gate as a categorical of the relative space, each branch's own parameters as conditional groups
+            gate = gating_choice(search_space, completed) if self.conditional and objectives == 1 else None
             params = None if gate is None else self._branch_proposal(study, trial, search_space, gate, trials)
             if params is None:
                 found = self._propose_space(study, trial, search_space, completed, "relative", trials=trials)
@@ -426,16 +437,18 @@ class NPSampler(StudyProposals, BaseSampler):
         return sampler.sample_independent(study, trial, param_name, param_distribution)
 
     def before_trial(self, study: Study, trial: FrozenTrial) -> None:
-        """Refuse a study with more than one objective before the trial's objective runs (the
-        trial is marked failed, so no running trial is left behind); then the independent
-        sampler's ``before_trial``.
+        """Refuse a study of several objectives with an ``acquisition`` other than ``"logei"``
+        before the trial's objective runs (the trial is marked failed, so no running trial is
+        left behind); then the independent sampler's ``before_trial``.
 
         Raises:
-            ValueError: the study has more than one objective.
+            ValueError: the study has several objectives and ``acquisition`` is not ``"logei"``.
         """
-        if len(study.directions) != 1:
+        try:
+            check_objectives(study, self.acquisition)
+        except ValueError:
             study._storage.set_trial_state_values(trial._trial_id, TrialState.FAIL)
-            check_single_objective(study)
+            raise
         if self._independent is not None:
             self._independent.before_trial(study, trial)
 
@@ -474,8 +487,10 @@ class NPSampler(StudyProposals, BaseSampler):
         no trial.
 
         Raises:
-            ValueError: the study has more than one objective.
+            ValueError: the study has more than one objective (``study.best_trials`` holds its
+                Pareto front).
         """
+        check_single_objective(study, "NPSampler.recommended_trial")
         search_space = self.infer_relative_search_space(study, None)
         completed = study.get_trials(deepcopy=False, states=(TrialState.COMPLETE,))
         if not search_space or len(completed) < 2:
