@@ -320,7 +320,7 @@ def test_the_botorch_guide_snippets_run_on_a_small_problem():
     block, given the data and imports the page leaves to the reader's BoTorch script."""
     import textwrap
 
-    swap, search, threads = python_blocks("docs/guides/botorch.md")
+    swap, objectives, search, threads = python_blocks("docs/guides/botorch.md")
     assert swap == python_blocks("README.md")[1]
     setup = ("import torch\nfrom botorch.acquisition import LogExpectedImprovement\n"
              "from botorch.fit import fit_gpytorch_mll\nfrom botorch.optim import optimize_acqf\n"
@@ -335,6 +335,8 @@ def test_the_botorch_guide_snippets_run_on_a_small_problem():
     assert ns["model"].train_X.shape == (9, 2)  # the candidate joined the 8 points
     run_block(search, ns)
     assert ns["candidate"].shape == (1, 2) and bool((ns["points"] >= 0).all() and (ns["points"] <= 1).all())
+    several = run_block(objectives)  # its own data and imports
+    assert several["model"].num_outputs == 2 and several["model"].train_Y.shape == (11, 2)
     run_block(textwrap.dedent(threads), {"iterations": 2})
 
 
@@ -363,6 +365,24 @@ def test_the_ax_guide_snippet_runs():
     pytest.importorskip("ax")
     from npbandit import NPModel
 
-    (snippet,) = python_blocks("docs/guides/ax.md")
+    snippet, _ = python_blocks("docs/guides/ax.md")
     config = run_block(snippet)["model_config"]
     assert config.botorch_model_class is NPModel and config.model_options == {"checkpoint": "cmanp-bo"}
+
+
+@pytest.mark.slow
+@pytest.mark.integration
+def test_the_several_objectives_snippet_of_the_ax_guide_runs_with_fewer_trials():
+    """Two objectives with thresholds, the shipped network: the initial trials and one proposed
+    by the NP models (the page's 12 trials shortened to 6)."""
+    pytest.importorskip("ax")
+    import warnings
+
+    _, snippet = python_blocks("docs/guides/ax.md")
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")  # Ax's and pandas' deprecation notices
+        ns = run_block(shortened(snippet, ("range(12)", "range(6)")))
+    trials = ns["client"]._experiment.trials.values()
+    assert [t.status.name for t in trials] == ["COMPLETED"] * 6
+    assert [t.generator_runs[0]._generation_node_name for t in trials][5:] == ["MBM"]
+    assert ns["frontier"] and all(set(values) == {"f", "g"} for _, values, _, _ in ns["frontier"])

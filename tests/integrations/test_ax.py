@@ -407,6 +407,47 @@ def test_an_ax_client_loop_with_an_outcome_constraint_and_several_objectives(obj
 
 
 @pytest.mark.slow
+def test_an_ax_client_loop_with_two_objectives_and_their_thresholds_proposes_with_np_models(tiny_config):
+    # Ax's multi-objective path end to end: the thresholds become the objective thresholds (not
+    # outcome constraints), every model-based trial comes from qLogNEHVI over a ModelList of
+    # NPModels (one per metric; Ax's metadata names the NP for each), with a finite reference point
+    from ax.api.client import Client
+    from ax.api.configs import RangeParameterConfig
+    from ax.api.utils.generation_strategy_dispatch import choose_generation_strategy
+    from ax.api.utils.structs import GenerationStrategyDispatchStruct
+    from botorch.acquisition.multi_objective.logei import qLogNoisyExpectedHypervolumeImprovement
+    from botorch.models.model import ModelList
+
+    client = Client(random_seed=0)
+    client.configure_experiment(parameters=[RangeParameterConfig(name=n, parameter_type="float", bounds=(0.0, 1.0))
+                                            for n in ("x1", "x2")])
+    client.configure_optimization(objective="-f, -g", outcome_constraints=["f <= 1.5", "g <= 1.5"])
+    config = client._experiment.optimization_config
+    assert [str(t) for t in config.objective_thresholds] == ["OutcomeConstraint(f <= 1.5)",
+                                                            "OutcomeConstraint(g <= 1.5)"]
+    assert not config.outcome_constraints
+    strategy = choose_generation_strategy(
+        GenerationStrategyDispatchStruct(method="custom", initialization_budget=4, initialization_random_seed=0),
+        model_config=copy.deepcopy(tiny_config))
+    strategy.nodes_by_name["MBM"].generator_specs[0].generator_gen_kwargs = {
+        "model_gen_options": {"optimizer_kwargs": {"num_restarts": 2, "raw_samples": 64}}}
+    client.set_generation_strategy(strategy)
+    for _ in range(6):
+        for index, p in client.get_next_trials(max_trials=1).items():
+            x1, x2 = p["x1"], p["x2"]
+            client.complete_trial(index, raw_data={"f": x1 + x2, "g": (x1 - 1) ** 2 + x2})
+    runs = [t.generator_runs[0] for t in client._experiment.trials.values()]
+    assert [r._generation_node_name for r in runs[4:]] == ["MBM", "MBM"]
+    for run in runs[4:]:
+        (used,) = run.gen_metadata["models_used"]
+        assert set(used) == {"f", "g"} and all("NPModel" in config for config in used.values())
+    acqf = client._generation_strategy.adapter.generator._acquisition.acqf
+    assert isinstance(acqf, qLogNoisyExpectedHypervolumeImprovement)
+    assert isinstance(acqf.model, ModelList) and [type(m) for m in acqf.model.models] == [NPModel, NPModel]
+    assert acqf.ref_point.shape == (2,) and bool(torch.isfinite(acqf.ref_point).all())
+
+
+@pytest.mark.slow
 def test_an_ax_client_loop_over_more_parameters_than_the_checkpoint_takes(monkeypatch, tiny_config):
     # ten parameters, two of which matter: each model reads the 6 most relevant columns of its
     # trial's data, and Ax's optimiser sets all ten
