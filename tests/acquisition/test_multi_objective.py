@@ -139,3 +139,27 @@ def test_propose_with_several_objectives_refuses_what_it_cannot_honour():
         propose(model, "logei", outputs=outputs, pending=X[:1], pending_value=0.0, **kwargs)
     with pytest.raises(ValueError, match="objectives must be the number of objective columns"):
         propose(model, "logei", outputs=outputs, **{**kwargs, "objectives": 0})
+
+
+class _FirstIsBest:
+    """An acquisition optimiser that returns the points it was given, the first the best,
+    whatever the acquisition: the repeat check is then all that decides."""
+
+    def __init__(self, points):
+        self.points = torch.tensor(points, dtype=torch.float64)
+
+    def maximise(self, acq, bounds, seed):
+        return self.points.to(bounds), -torch.arange(len(self.points), dtype=torch.float64)
+
+    def params(self):
+        return {"name": "first-is-best"}
+
+
+def test_propose_with_several_objectives_does_not_repeat_a_pending_point():
+    # a point being evaluated is no new point, as an evaluated one is not (the repeat check of one
+    # objective's default liar takes the pending points too): the optimiser's best is the pending point
+    X, outputs, model = _two_output_gp()
+    pending = torch.tensor([[0.3, 0.7]], dtype=torch.float64)
+    point = propose(model, "logei", dim=2, best_f=None, seed=0, outputs=outputs, observed=X, pending=pending,
+                    objectives=2, acq_optimizer=_FirstIsBest([[0.3, 0.7], [0.5, 0.5]]))
+    assert point.tolist() == [0.5, 0.5]
