@@ -272,7 +272,7 @@ class StudyProposals:
         log expected hypervolume improvement over the whole cube
         (:mod:`npbandit.acquisition.multi_objective`), the NP on at most ``max_context`` trials
         (:func:`~npbandit.acquisition.multi_objective.front_rows`) and, in a space wider than the
-        checkpoint, on its most relevant columns, the running trials judged with each candidate."""
+        checkpoint, on its most relevant columns, the running trials believed at its mean."""
         if objectives > 1:
             keep = front_rows(Y, objectives, constraints, self._max_context)
             return propose(self._value_model(X[keep], Y[keep]), "logei", dim=X.shape[-1], best_f=None, seed=seed,
