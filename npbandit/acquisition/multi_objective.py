@@ -41,8 +41,9 @@ from typing import Any
 
 import torch
 
-from npbandit.acquisition.constrained import OutputColumn
+from npbandit.acquisition.constrained import OutputColumn, check_constraints_argument
 from npbandit.acquisition.pending import condition
+from npbandit.validation import check_int
 
 __all__ = ["REFERENCE_MARGIN", "MC_SAMPLES", "check_objectives", "pareto_front", "reference_point", "front_rows",
            "log_hypervolume_improvement"]
@@ -62,7 +63,7 @@ def check_objectives(objectives: Any) -> int:
 
 
 def _check_outputs(Y: torch.Tensor, objectives: int, constraints: int) -> None:
-    width = objectives + constraints
+    width = check_objectives(objectives) + check_constraints_argument(constraints)
     if not isinstance(Y, torch.Tensor) or Y.ndim != 2 or Y.shape[-1] != width or not len(Y):
         shape = tuple(Y.shape) if isinstance(Y, torch.Tensor) else type(Y).__name__
         raise ValueError(f"the outputs must be [n >= 1, {objectives} + {constraints}] (the objectives, then the "
@@ -111,8 +112,15 @@ def front_rows(Y: torch.Tensor, objectives: int, constraints: int = 0, limit: in
     (or ``limit`` is ``None``), else the rows of the best non-dominated layers (the front of
     the feasible rows, then the front of those left, and so on; then the infeasible rows'
     layers), the last layer taken in part keeping its most recent rows. The rows that shape
-    the front, and those nearest it, are where the hypervolume can still improve."""
+    the front, and those nearest it, are where the hypervolume can still improve.
+
+    Raises:
+        ValueError: ``objectives`` is not an int >= 1, ``constraints`` an int >= 0, ``Y`` a
+            finite ``[n >= 1, objectives + constraints]`` tensor, or ``limit`` ``None`` or an
+            int >= 1."""
     _check_outputs(Y, objectives, constraints)
+    if limit is not None:
+        check_int("limit", limit, minimum=1)
     n = len(Y)
     if limit is None or n <= limit:
         return torch.arange(n)

@@ -190,3 +190,17 @@ def test_pending_points_are_believed_at_the_models_mean_and_their_outcomes_join_
     # none pending: the model as it was, the front the observed one
     plain = log_hypervolume_improvement(model, outputs, 2, pending=pending[:0])
     assert plain.model is model
+
+
+def test_the_fronts_functions_refuse_counts_that_misread_the_columns():
+    # a negative constraint count balancing a larger objective count passed the width check, and read the
+    # outputs as three objectives of which one does not exist; a limit below 1 gave a model no rows
+    with pytest.raises(ValueError, match=r"constraints must be the number of constraint columns \(an int >= 0\), "
+                                         r"got -1"):
+        pareto_front(Y[:, :2], 3, -1)
+    with pytest.raises(ValueError, match=r"objectives must be the number of objective columns \(an int >= 1\), "
+                                         r"got 0"):
+        reference_point(Y, 0, 3)
+    for limit in (0, -2, 2.5, True):
+        with pytest.raises(ValueError, match=r"limit must be an int >= 1"):
+            front_rows(Y, 2, 1, limit)
