@@ -13,10 +13,18 @@ below by the reference point. It is the several-objective form of the expected i
 that ``"logei"`` maximises for one objective: the improvement of a point is the volume it
 adds to the dominated region. Constraints enter as BoTorch's constraint callables (the
 smoothed feasibility indicator, weighing each Monte Carlo draw), so the acquisition is the
-expected improvement of the feasible front; points being evaluated enter as ``X_pending``,
-each candidate judged by what it adds to the front together with them (the pending points'
-draws are part of every joint draw), so a candidate that only repeats what a pending point
-is expected to add is worth little.
+expected improvement of the feasible front.
+
+Points being evaluated are believed at the model's own mean there (the kriging believer, as
+:class:`~npbandit.acquisition.pending.KrigingBeliever` believes them for one objective): the
+model is conditioned on them at those values, and the values join the observed rows the front
+is taken from (the reference point stays the observed rows'), so a candidate beside a pending
+point has little spread left there and must improve on what that point is expected to give. They are not judged jointly
+with each candidate (BoTorch's ``X_pending``): an NP predicts each point on its own (an
+:class:`~npbandit.models.NPModel`'s posterior is diagonal), so a candidate beside a pending point
+would draw its value apart from it and the pending point would push no worker away; and the
+joint improvement of ``q`` points sums ``2 ** q - 1`` terms per box and draw, each pending point
+doubling the cost of an evaluation.
 
 The reference point is the feasible front's nadir (its worst value in each objective) moved
 a tenth of the observed range of that objective further down (the rule Ishibuchi et al. 2011
@@ -33,7 +41,9 @@ from typing import Any
 
 import torch
 
-from npbandit.acquisition.constrained import OutputColumn
+from npbandit.acquisition.constrained import OutputColumn, check_constraints_argument
+from npbandit.acquisition.pending import condition
+from npbandit.validation import check_int
 
 __all__ = ["REFERENCE_MARGIN", "MC_SAMPLES", "check_objectives", "pareto_front", "reference_point", "warp_objectives",
            "front_rows",
@@ -54,7 +64,7 @@ def check_objectives(objectives: Any) -> int:
 
 
 def _check_outputs(Y: torch.Tensor, objectives: int, constraints: int) -> None:
-    width = objectives + constraints
+    width = check_objectives(objectives) + check_constraints_argument(constraints)
     if not isinstance(Y, torch.Tensor) or Y.ndim != 2 or Y.shape[-1] != width or not len(Y):
         shape = tuple(Y.shape) if isinstance(Y, torch.Tensor) else type(Y).__name__
         raise ValueError(f"the outputs must be [n >= 1, {objectives} + {constraints}] (the objectives, then the "
@@ -125,8 +135,15 @@ def front_rows(Y: torch.Tensor, objectives: int, constraints: int = 0, limit: in
     (or ``limit`` is ``None``), else the rows of the best non-dominated layers (the front of
     the feasible rows, then the front of those left, and so on; then the infeasible rows'
     layers), the last layer taken in part keeping its most recent rows. The rows that shape
-    the front, and those nearest it, are where the hypervolume can still improve."""
+    the front, and those nearest it, are where the hypervolume can still improve.
+
+    Raises:
+        ValueError: ``objectives`` is not an int >= 1, ``constraints`` an int >= 0, ``Y`` a
+            finite ``[n >= 1, objectives + constraints]`` tensor, or ``limit`` ``None`` or an
+            int >= 1."""
     _check_outputs(Y, objectives, constraints)
+    if limit is not None:
+        check_int("limit", limit, minimum=1)
     n = len(Y)
     if limit is None or n <= limit:
         return torch.arange(n)
@@ -149,9 +166,11 @@ def log_hypervolume_improvement(model, outputs: torch.Tensor, objectives: int, c
     expected hypervolume improvement of ``model``'s objective outputs ``0 .. objectives-1`` over
     the feasible front of ``outputs`` (``[n, objectives + constraints]``, what the model was
     built on), measured from :func:`reference_point`, with outputs ``objectives ..`` as
-    constraints (feasible at ``<= 0``) and ``pending`` ``[p, d]`` (points being evaluated, or
-    ``None``) judged together with each candidate. Its quasi-Monte Carlo draws are seeded by
-    ``seed``, so one model and seed give one acquisition."""
+    constraints (feasible at ``<= 0``). ``pending`` ``[p, d]`` (points being evaluated, or
+    ``None``): each believed at ``model``'s mean there, the model conditioned on it and the
+    values taken as rows of ``outputs`` for the front, not for the reference point (the module
+    docstring); the acquisition's ``model`` is then the conditioned one. Its quasi-Monte Carlo
+    draws are seeded by ``seed``, so one model and seed give one acquisition."""
     from botorch.acquisition.multi_objective.logei import qLogExpectedHypervolumeImprovement
     from botorch.acquisition.multi_objective.objective import IdentityMCMultiOutputObjective
     from botorch.sampling import SobolQMCNormalSampler
@@ -162,14 +181,18 @@ def log_hypervolume_improvement(model, outputs: torch.Tensor, objectives: int, c
         raise ValueError(f"a hypervolume needs at least two objectives, got objectives={objectives} (one objective "
                          f"is searched by LogEI)")
     outputs = torch.as_tensor(outputs, dtype=torch.float64)
-    ref = reference_point(outputs, objectives, constraints)
+    ref = reference_point(outputs, objectives, constraints)  # the study's units: the observed rows'
+    if pending is not None and len(pending):
+        pending = torch.as_tensor(pending, dtype=torch.float64)
+        with torch.no_grad():
+            believed = model.posterior(pending).mean.reshape(len(pending), -1).to(outputs)
+        model = condition(model, pending, believed)
+        outputs = torch.cat([outputs, believed])
     front = pareto_front(outputs, objectives, constraints)
     partitioning = FastNondominatedPartitioning(ref_point=ref, Y=front)
-    if pending is not None and not len(pending):
-        pending = None
     return qLogExpectedHypervolumeImprovement(
         model, ref_point=ref, partitioning=partitioning,
         sampler=SobolQMCNormalSampler(sample_shape=torch.Size([MC_SAMPLES]), seed=seed),
         objective=IdentityMCMultiOutputObjective(outcomes=list(range(objectives))) if constraints else None,
-        constraints=[OutputColumn(objectives + i) for i in range(constraints)] or None, X_pending=pending)
+        constraints=[OutputColumn(objectives + i) for i in range(constraints)] or None)
 

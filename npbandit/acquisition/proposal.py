@@ -128,9 +128,10 @@ def propose(model, acquisition: str, *, dim: int, best_f: float | torch.Tensor |
             ``m >= 2`` (``"logei"`` only) the acquisition is the log expected hypervolume
             improvement over the observed feasible Pareto front
             (:mod:`npbandit.acquisition.multi_objective`), ``outputs`` (``[n, m + constraints]``)
-            is required, ``best_f`` is not read, and ``pending`` points enter the acquisition
-            itself (each candidate judged by what it adds to the front together with them), so
-            no pending strategy or keyword form is taken.
+            is required, ``best_f`` is not read, and ``pending`` points are believed at the
+            model's mean there, each output (the kriging believer: the model conditioned on them,
+            their believed values on the front; they join ``observed`` too, so none is proposed
+            again), so no pending strategy or keyword form is taken.
 
     Returns:
         the point, numpy float64 of shape ``[d]``; ``[q, d]`` for ``"qlognei"``.
@@ -166,9 +167,9 @@ def propose(model, acquisition: str, *, dim: int, best_f: float | torch.Tensor |
             raise ValueError(f"pending must have shape [p, {dim}], got {tuple(pending.shape)}")
         if len(pending) and objectives > 1:
             if pending_strategy is not None or pending_value is not None or penalise_pending or believe_pending:
-                raise ValueError("with several objectives the pending points enter the hypervolume improvement "
-                                 "itself: give no pending_strategy (nor pending_value, penalise_pending, "
-                                 "believe_pending)")
+                raise ValueError("with several objectives the pending points are believed at the model's mean "
+                                 "(the kriging believer, on every output): give no pending_strategy (nor "
+                                 "pending_value, penalise_pending, believe_pending)")
         elif len(pending):
             strategy = _strategy(acquisition, pending_strategy, pending_value, penalise_pending, believe_pending)
             model, observed = strategy.believe(model, pending, outputs=outputs, observed=observed)
@@ -190,6 +191,9 @@ def propose(model, acquisition: str, *, dim: int, best_f: float | torch.Tensor |
             raise ValueError(f"bounds must be [2, {dim}] corners with 0 <= lower < upper <= 1, got {bounds.tolist()}")
         if objectives > 1:
             acq = log_hypervolume_improvement(model, outputs, objectives, constraints, pending, seed)
+            if observed is not None and pending is not None and len(pending):
+                # a point under way is no new point either (one objective's default liar adds them alike)
+                observed = torch.cat([torch.as_tensor(observed, dtype=torch.float64), pending])
             return _maximise(model, acquisition, dim, None, seed, beta, num_restarts, raw_samples,
                              thompson_candidates, observed, bounds, None, snap, cube, acq,
                              check_acq_optimizer("acq_optimizer", acq_optimizer))

@@ -228,9 +228,11 @@ class NPSampler(StudyProposals, BaseSampler):
     expected hypervolume improvement over the completed trials' Pareto front
     (:mod:`npbandit.acquisition.multi_objective`; ``acquisition="logei"`` only), the NP modelling each
     objective (and each constraint): without the trust region, in the whole cube (a space wider than the
-    checkpoint through the NP's most relevant columns), the running trials judged with each candidate
-    rather than believed at a value, and on at most the checkpoint's context size of trials, the best
-    non-dominated layers first (:func:`~npbandit.acquisition.multi_objective.front_rows`).
+    checkpoint through the NP's most relevant columns), the running trials believed at the NP's own mean
+    in every output whatever ``liar`` says (the kriging believer: their believed values on the front, and,
+    with ``avoid_repeats``, none proposed again), and on at most the checkpoint's context size of trials,
+    the best non-dominated layers first (:func:`~npbandit.acquisition.multi_objective.front_rows`). A
+    proposal's cost grows with the front (the acquisition's box decomposition; the Optuna guide).
 
     Raises:
         ValueError / TypeError: a bad argument, naming it (``"gp"`` / ``"random"`` or

@@ -273,7 +273,7 @@ class StudyProposals:
         (:mod:`npbandit.acquisition.multi_objective`), each objective warped
         (:func:`~npbandit.acquisition.multi_objective.warp_objectives`), the NP on at most ``max_context`` trials
         (:func:`~npbandit.acquisition.multi_objective.front_rows`) and, in a space wider than the
-        checkpoint, on its most relevant columns, the running trials judged with each candidate."""
+        checkpoint, on its most relevant columns, the running trials believed at its mean."""
         if objectives > 1:
             keep = front_rows(Y, objectives, constraints, self._max_context)
             Y = warp_objectives(Y, objectives, constraints)

@@ -7,6 +7,7 @@ import numpy as np
 import pytest
 import torch
 from botorch.models.model import Model
+from botorch.utils.multi_objective.box_decompositions.non_dominated import FastNondominatedPartitioning
 
 from npbandit.acquisition.multi_objective import (
     REFERENCE_MARGIN,
@@ -91,6 +92,9 @@ class _Exact(Model):
     def posterior(self, X, output_indices=None, observation_noise=False, posterior_transform=None):
         return gaussian_posterior(X, torch.full_like(X, 1e-10), same=first_equal_rows(X))
 
+    def condition_on_observations(self, X, Y, **kwargs):
+        return self  # told its own values, an exact model is what it was
+
     def subset_output(self, idcs):
         raise NotImplementedError
 
@@ -153,3 +157,64 @@ def test_propose_with_several_objectives_refuses_what_it_cannot_honour():
         propose(model, "logei", outputs=outputs, pending=X[:1], pending_value=0.0, **kwargs)
     with pytest.raises(ValueError, match="objectives must be the number of objective columns"):
         propose(model, "logei", outputs=outputs, **{**kwargs, "objectives": 0})
+
+
+class _FirstIsBest:
+    """An acquisition optimiser that returns the points it was given, the first the best,
+    whatever the acquisition: the repeat check is then all that decides."""
+
+    def __init__(self, points):
+        self.points = torch.tensor(points, dtype=torch.float64)
+
+    def maximise(self, acq, bounds, seed):
+        return self.points.to(bounds), -torch.arange(len(self.points), dtype=torch.float64)
+
+    def params(self):
+        return {"name": "first-is-best"}
+
+
+def test_propose_with_several_objectives_does_not_repeat_a_pending_point():
+    # a point being evaluated is no new point, as an evaluated one is not (the repeat check of one
+    # objective's default liar takes the pending points too): the optimiser's best is the pending point
+    X, outputs, model = _two_output_gp()
+    pending = torch.tensor([[0.3, 0.7]], dtype=torch.float64)
+    point = propose(model, "logei", dim=2, best_f=None, seed=0, outputs=outputs, observed=X, pending=pending,
+                    objectives=2, acq_optimizer=_FirstIsBest([[0.3, 0.7], [0.5, 0.5]]))
+    assert point.tolist() == [0.5, 0.5]
+
+
+def test_pending_points_are_believed_at_the_models_mean_and_their_outcomes_join_the_front():
+    # an NP predicts each point on its own (NPModel's diagonal posterior): a candidate judged jointly with a
+    # pending point beside it draws its value apart from the pending one's, so a worker gets no push away from
+    # what another evaluates, and the joint improvement of q points sums 2 ** q - 1 terms (each pending point
+    # doubles an evaluation's cost). Believed (the kriging believer), the model's spread there goes, and the
+    # point's expected outcome is on the front a candidate must improve
+    X, outputs, model = _two_output_gp()
+    pending = torch.tensor([[0.3, 0.7], [0.95, 0.05], [0.05, 0.95], [0.5, 0.5]], dtype=torch.float64)
+    acq = log_hypervolume_improvement(model, outputs, 2, pending=pending)
+    assert acq.X_pending is None  # one point per evaluation, whatever the number of pending ones
+    with torch.no_grad():
+        before, after = model.posterior(pending), acq.model.posterior(pending)
+    torch.testing.assert_close(after.mean, before.mean, rtol=1e-6, atol=1e-6)
+    assert (after.variance < before.variance).all()
+    rows = torch.cat([outputs, before.mean])  # the front's; the reference point stays the observed rows'
+    cells = FastNondominatedPartitioning(ref_point=reference_point(outputs, 2), Y=pareto_front(rows, 2))
+    torch.testing.assert_close(torch.stack([acq.cell_lower_bounds, acq.cell_upper_bounds]),
+                               cells.get_hypercell_bounds(), rtol=0, atol=0)
+    # none pending: the model as it was, the front the observed one
+    plain = log_hypervolume_improvement(model, outputs, 2, pending=pending[:0])
+    assert plain.model is model
+
+
+def test_the_fronts_functions_refuse_counts_that_misread_the_columns():
+    # a negative constraint count balancing a larger objective count passed the width check, and read the
+    # outputs as three objectives of which one does not exist; a limit below 1 gave a model no rows
+    with pytest.raises(ValueError, match=r"constraints must be the number of constraint columns \(an int >= 0\), "
+                                         r"got -1"):
+        pareto_front(Y[:, :2], 3, -1)
+    with pytest.raises(ValueError, match=r"objectives must be the number of objective columns \(an int >= 1\), "
+                                         r"got 0"):
+        reference_point(Y, 0, 3)
+    for limit in (0, -2, 2.5, True):
+        with pytest.raises(ValueError, match=r"limit must be an int >= 1"):
+            front_rows(Y, 2, 1, limit)
