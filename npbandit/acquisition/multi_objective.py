@@ -37,6 +37,8 @@ This module imports BoTorch only inside the functions that build an acquisition.
 
 from __future__ import annotations
 
+import math
+import os
 from typing import Any
 
 import torch
@@ -190,9 +192,86 @@ def log_hypervolume_improvement(model, outputs: torch.Tensor, objectives: int, c
         outputs = torch.cat([outputs, believed])
     front = pareto_front(outputs, objectives, constraints)
     partitioning = FastNondominatedPartitioning(ref_point=ref, Y=front)
+    if os.environ.get("NPB_EHVI") == "analytic":
+        return AnalyticLogEHVI(model, partitioning, objectives, constraints)
     return qLogExpectedHypervolumeImprovement(
         model, ref_point=ref, partitioning=partitioning,
         sampler=SobolQMCNormalSampler(sample_shape=torch.Size([MC_SAMPLES]), seed=seed),
         objective=IdentityMCMultiOutputObjective(outcomes=list(range(objectives))) if constraints else None,
         constraints=[OutputColumn(objectives + i) for i in range(constraints)] or None)
 
+
+
+def log_expected_excess(lower: torch.Tensor, upper: torch.Tensor) -> torch.Tensor:
+    """``log E[(min(Z, upper) - lower)^+]`` for a standard normal ``Z``, elementwise
+    (``lower < upper``; ``upper`` may be ``inf``): ``log(h(lower) - h(upper))`` with
+    ``h(z) = E[(Z - z)^+] = phi(z) - z Phi(-z)``, the integral of ``P(Z > t)`` over ``[lower,
+    upper]``, computed in log space so that it stays finite where the values underflow."""
+    log_lower = _log_h(lower)
+    return log_lower + _log1mexp_safe(_log_h(upper) - log_lower)
+
+
+def _log_h(z: torch.Tensor) -> torch.Tensor:
+    """``log h(z)``, ``h(z) = phi(z) - z Phi(-z) > 0`` (``-inf`` at ``z = inf``). For ``z <= 0`` both
+    terms are positive; for ``z > 0``, ``h(z) = phi(z) (1 - z Phi(-z) / phi(z))`` with the Mills
+    ratio ``Phi(-z) / phi(z) = sqrt(pi / 2) erfcx(z / sqrt(2))``, which ``log_erfcx`` keeps exact in
+    the tail where the difference would cancel. Each branch sees a safe stand-in input where the
+    other is taken, so neither puts a NaN in the gradient."""
+    from botorch.utils.probability.utils import log_erfcx, log_ndtr, log_phi
+
+    negative = z <= 0
+    left_z = torch.where(negative, z, -torch.ones_like(z))
+    below = torch.where(z < 0, z, -torch.ones_like(z))  # the second term is 0 at z = 0
+    tail = torch.where(z < 0, torch.log(-below) + log_ndtr(-below), torch.full_like(z, -math.inf))
+    left = torch.logaddexp(log_phi(left_z), tail)
+    finite = torch.isfinite(z)
+    right_z = torch.where(negative | ~finite, torch.ones_like(z), z)
+    right = log_phi(right_z) + _log1mexp_safe(torch.log(right_z) + 0.5 * math.log(math.pi / 2)
+                                              + log_erfcx(right_z / math.sqrt(2)))
+    out = torch.where(negative, left, right)
+    return torch.where(finite | negative, out, torch.full_like(z, -math.inf))
+
+
+def _log1mexp_safe(x: torch.Tensor) -> torch.Tensor:
+    """``log(1 - exp(x))`` for ``x <= 0`` (``0`` at ``x = -inf``)."""
+    from botorch.utils.safe_math import log1mexp
+
+    x = x.clamp(max=-1e-300)  # rounding may put a difference a hair above 0
+    return torch.where(torch.isinf(x), torch.zeros_like(x), log1mexp(torch.where(torch.isinf(x), -torch.ones_like(x),
+                                                                                  x)))
+
+
+class AnalyticLogEHVI(torch.nn.Module):
+    """The log expected hypervolume improvement of one point in closed form, for a model whose
+    outputs are independent Gaussians (an ``NPModel``; a model list): over the cells of a
+    partitioning of the region the front does not dominate (BoTorch's box decomposition),
+    ``EHVI(x) = sum over cells of prod_j sigma_j E[(min(Z, u_j') - l_j')^+]`` with each bound
+    standardised by the output's mean and deviation, so ``log EHVI`` is a ``logsumexp`` over
+    cells of sums of :func:`log_expected_excess`; times the probability that every constraint
+    output is ``<= 0``. No Monte Carlo draws: its cost is the cells times the outputs, where a
+    Monte Carlo estimate multiplies that by its draws."""
+
+    def __init__(self, model, partitioning, objectives: int, constraints: int = 0) -> None:
+        super().__init__()
+        self.model = model
+        self.objectives = objectives
+        self.constraints = constraints
+        bounds = partitioning.get_hypercell_bounds()  # [2, cells, m], maximised, upper possibly inf
+        self.register_buffer("cell_lower", bounds[0])
+        self.register_buffer("cell_upper", bounds[1])
+
+    def forward(self, X: torch.Tensor) -> torch.Tensor:
+        from botorch.utils.probability.utils import log_ndtr
+
+        posterior = self.model.posterior(X)  # X [b, 1, d]
+        mean = posterior.mean.squeeze(-2)  # [b, M]
+        sd = posterior.variance.clamp_min(1e-30).sqrt().squeeze(-2)
+        m = self.objectives
+        mu, sigma = mean[..., None, :m], sd[..., None, :m]  # [b, 1, m]
+        lower = (self.cell_lower - mu) / sigma  # [b, cells, m]
+        upper = (self.cell_upper - mu) / sigma
+        per_cell = (torch.log(sigma) + log_expected_excess(lower, upper)).sum(dim=-1)  # [b, cells]
+        value = torch.logsumexp(per_cell, dim=-1)
+        if self.constraints:
+            value = value + log_ndtr(-mean[..., m:] / sd[..., m:]).sum(dim=-1)
+        return value
