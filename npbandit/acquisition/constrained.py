@@ -27,7 +27,7 @@ from typing import Any
 import torch
 
 __all__ = ["CONSTRAINED_ACQUISITIONS", "check_constraints_argument", "feasible", "best_feasible", "incumbent",
-           "constrained_log_ei", "constrained_batch_acquisition"]
+           "constrained_log_ei", "constrained_batch_acquisition", "OutputColumn"]
 
 #: the acquisitions that take outcome constraints: feasibility-weighted LogEI, and qLogNEI
 #: with BoTorch's constraint callables
@@ -100,15 +100,16 @@ def constrained_batch_acquisition(model, baseline: torch.Tensor, constraints: in
 
     return qLogNoisyExpectedImprovement(model, X_baseline=baseline, prune_baseline=True,
                                         objective=GenericMCObjective(_objective_output),
-                                        constraints=[_Output(i) for i in range(1, 1 + constraints)])
+                                        constraints=[OutputColumn(i) for i in range(1, 1 + constraints)])
 
 
 def _objective_output(samples: torch.Tensor, X: torch.Tensor | None = None) -> torch.Tensor:
     return samples[..., 0]
 
 
-class _Output:
-    """A constraint callable: output ``index`` of the samples (feasible where ``<= 0``)."""
+class OutputColumn:
+    """A constraint callable for BoTorch's Monte Carlo acquisitions: output ``index`` of the
+    draws (``[..., m]`` -> ``[...]``; feasible where ``<= 0``)."""
 
     def __init__(self, index: int) -> None:
         self.index = index

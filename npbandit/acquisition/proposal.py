@@ -24,6 +24,7 @@ from npbandit.acquisition.constrained import (
     incumbent,
 )
 from npbandit.acquisition.mixed import TypedCube, mixed_candidates, typed_cube
+from npbandit.acquisition.multi_objective import check_objectives, log_hypervolume_improvement, pareto_front
 from npbandit.acquisition.optimizers import AcquisitionOptimizer, GradientRestarts, check_acq_optimizer, maximised
 from npbandit.acquisition.pending import (
     DEFAULT_LIAR,
@@ -52,7 +53,8 @@ def propose(model, acquisition: str, *, dim: int, best_f: float | torch.Tensor |
             observed: torch.Tensor | None = None, bounds: torch.Tensor | None = None, q: int = 1,
             penalise_pending: bool = False, believe_pending: bool = False,
             snap: Callable[[torch.Tensor], torch.Tensor] | None = None, space: Any = None,
-            constraints: int = 0, acq_optimizer: AcquisitionOptimizer | None = None) -> np.ndarray:
+            constraints: int = 0, acq_optimizer: AcquisitionOptimizer | None = None,
+            objectives: int = 1) -> np.ndarray:
     """The next point to evaluate: the maximiser of ``acquisition`` on ``model`` over the unit cube.
 
     Args:
@@ -121,6 +123,14 @@ def propose(model, acquisition: str, *, dim: int, best_f: float | torch.Tensor |
             ``CandidateSearch()`` scores batches of points without gradients. Not used by
             the Thompson acquisitions (their own candidates) nor ``"qlognei"`` (BoTorch's
             joint optimisation of the batch).
+        objectives: ``m``, the number of objectives: the model's outputs (and ``outputs``'
+            columns) ``0 .. m-1``, each maximised, the constraint values after them. With
+            ``m >= 2`` (``"logei"`` only) the acquisition is the log expected hypervolume
+            improvement over the observed feasible Pareto front
+            (:mod:`npbandit.acquisition.multi_objective`), ``outputs`` (``[n, m + constraints]``)
+            is required, ``best_f`` is not read, and ``pending`` points enter the acquisition
+            itself (each candidate judged by what it adds to the front together with them), so
+            no pending strategy or keyword form is taken.
 
     Returns:
         the point, numpy float64 of shape ``[d]``; ``[q, d]`` for ``"qlognei"``.
@@ -132,12 +142,19 @@ def propose(model, acquisition: str, *, dim: int, best_f: float | torch.Tensor |
     if acquisition not in ACQUISITIONS:
         raise ValueError(f"acquisition must be one of {ACQUISITIONS}, got {acquisition!r}")
     check_constraints_argument(constraints, acquisition)
-    if constraints:
+    objectives = check_objectives(objectives)
+    if objectives > 1 and acquisition != "logei":
+        raise ValueError(f"several objectives are searched by the log expected hypervolume improvement, "
+                         f"acquisition 'logei'; got {acquisition!r}")
+    if constraints or objectives > 1:
         if outputs is None:
-            raise ValueError("outputs (the observations' objective and constraint values, [n, 1 + constraints]) are "
-                             "required with constraints")
+            raise ValueError(f"outputs (the observations' objective and constraint values, [n, {objectives} + "
+                             f"constraints]) are required with constraints or several objectives")
         outputs = torch.as_tensor(outputs, dtype=torch.float64)
-        best_feasible(outputs, constraints)  # checks the shape
+        if objectives > 1:
+            pareto_front(outputs, objectives, constraints)  # checks the shape
+        else:
+            best_feasible(outputs, constraints)  # checks the shape
     if not isinstance(q, int) or isinstance(q, bool) or q < 1 or (q > 1 and acquisition != "qlognei"):
         raise ValueError(f"q must be a positive int, and 1 unless acquisition is 'qlognei'; got {q!r}")
     if pending_strategy is not None and not isinstance(pending_strategy, PendingStrategy):
@@ -147,7 +164,12 @@ def propose(model, acquisition: str, *, dim: int, best_f: float | torch.Tensor |
         pending = torch.as_tensor(pending, dtype=torch.float64)
         if pending.ndim != 2 or pending.shape[-1] != dim:
             raise ValueError(f"pending must have shape [p, {dim}], got {tuple(pending.shape)}")
-        if len(pending):
+        if len(pending) and objectives > 1:
+            if pending_strategy is not None or pending_value is not None or penalise_pending or believe_pending:
+                raise ValueError("with several objectives the pending points enter the hypervolume improvement "
+                                 "itself: give no pending_strategy (nor pending_value, penalise_pending, "
+                                 "believe_pending)")
+        elif len(pending):
             strategy = _strategy(acquisition, pending_strategy, pending_value, penalise_pending, believe_pending)
             model, observed = strategy.believe(model, pending, outputs=outputs, observed=observed)
         elif penalise_pending and believe_pending:
@@ -166,6 +188,11 @@ def propose(model, acquisition: str, *, dim: int, best_f: float | torch.Tensor |
         bounds = torch.as_tensor(bounds, dtype=torch.float64)
         if bounds.shape != (2, dim) or not ((0 <= bounds[0]) & (bounds[0] < bounds[1]) & (bounds[1] <= 1)).all():
             raise ValueError(f"bounds must be [2, {dim}] corners with 0 <= lower < upper <= 1, got {bounds.tolist()}")
+        if objectives > 1:
+            acq = log_hypervolume_improvement(model, outputs, objectives, constraints, pending, seed)
+            return _maximise(model, acquisition, dim, None, seed, beta, num_restarts, raw_samples,
+                             thompson_candidates, observed, bounds, None, snap, cube, acq,
+                             check_acq_optimizer("acq_optimizer", acq_optimizer))
         if acquisition == "qlognei":
             points = _maximise_batch(model, q, seed, num_restarts, raw_samples, bounds, constraints)
             # the batch maximised jointly over the relaxation, each point then snapped

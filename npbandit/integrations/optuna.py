@@ -77,6 +77,7 @@ from npbandit.integrations.optuna_branches import branches, gating_choice
 from npbandit.integrations.optuna_observations import MAX_ENCODED_SPACES, EncodedParams
 from npbandit.integrations.optuna_proposals import StudyProposals
 from npbandit.integrations.optuna_trials import (
+    check_objectives,
     check_single_objective,
     independent_reason,
     optuna_values,
@@ -339,7 +340,7 @@ class NPSampler(StudyProposals, BaseSampler):
         distribution (Optuna's intersection search space), less those with a single value
         (and categoricals whose choices a :class:`~npbandit.space.Choice` cannot hold: a
         NaN or infinite float)."""
-        check_single_objective(study)
+        check_objectives(study, self.acquisition)
         spaces = self._search_spaces.setdefault(study._storage, {})
         space = spaces.setdefault(study._study_id, IntersectionSearchSpace())
         out = {}
@@ -363,7 +364,7 @@ class NPSampler(StudyProposals, BaseSampler):
         NP's proposal is stored with the trial, where other workers read it as pending.
 
         Raises:
-            ValueError: the study has more than one objective.
+            ValueError: the study has several objectives and ``acquisition`` is not ``"logei"``.
         """
         completed = study.get_trials(deepcopy=False, states=(TrialState.COMPLETE,))
         if len(completed) < self.n_startup_trials:
@@ -372,8 +373,8 @@ class NPSampler(StudyProposals, BaseSampler):
             self._startup_trials.setdefault(study._storage, set()).add(trial._trial_id)
         if not search_space:
             return {}
-        check_single_objective(study)
-        space, search = self._space(search_space)
+        objectives = check_objectives(study, self.acquisition)
+        space, search = self._space(search_space, objectives)
         if len(completed) < self.n_startup_trials:
             if search is None:
                 return {}
@@ -389,7 +390,9 @@ class NPSampler(StudyProposals, BaseSampler):
             # and one that completes between two reads would be neither completed nor running to this proposal
             trials = study.get_trials(deepcopy=False)
             completed = [t for t in trials if t.state == TrialState.COMPLETE]
-            gate = gating_choice(search_space, completed) if self.conditional else None
+            # a gate's branches are compared by one objective's acquisition value: several objectives search
+            # the gate as a categorical of the relative space, each branch's own parameters as conditional groups
+            gate = gating_choice(search_space, completed) if self.conditional and objectives == 1 else None
             params = None if gate is None else self._branch_proposal(study, trial, search_space, gate, trials)
             if params is None:
                 found = self._propose_space(study, trial, search_space, completed, "relative", trials=trials)
@@ -426,16 +429,18 @@ class NPSampler(StudyProposals, BaseSampler):
         return sampler.sample_independent(study, trial, param_name, param_distribution)
 
     def before_trial(self, study: Study, trial: FrozenTrial) -> None:
-        """Refuse a study with more than one objective before the trial's objective runs (the
-        trial is marked failed, so no running trial is left behind); then the independent
-        sampler's ``before_trial``.
+        """Refuse a study of several objectives with an ``acquisition`` other than ``"logei"``
+        before the trial's objective runs (the trial is marked failed, so no running trial is
+        left behind); then the independent sampler's ``before_trial``.
 
         Raises:
-            ValueError: the study has more than one objective.
+            ValueError: the study has several objectives and ``acquisition`` is not ``"logei"``.
         """
-        if len(study.directions) != 1:
+        try:
+            check_objectives(study, self.acquisition)
+        except ValueError:
             study._storage.set_trial_state_values(trial._trial_id, TrialState.FAIL)
-            check_single_objective(study)
+            raise
         if self._independent is not None:
             self._independent.before_trial(study, trial)
 
@@ -474,8 +479,10 @@ class NPSampler(StudyProposals, BaseSampler):
         no trial.
 
         Raises:
-            ValueError: the study has more than one objective.
+            ValueError: the study has more than one objective (``study.best_trials`` holds its
+                Pareto front).
         """
+        check_single_objective(study, "NPSampler.recommended_trial")
         search_space = self.infer_relative_search_space(study, None)
         completed = study.get_trials(deepcopy=False, states=(TrialState.COMPLETE,))
         if not search_space or len(completed) < 2:

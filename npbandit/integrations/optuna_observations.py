@@ -1,6 +1,6 @@
 """What one :class:`~npbandit.integrations.optuna.NPSampler` proposal sees of a study
 (:func:`study_observations`): the usable completed trials and the failed ones as unit-cube
-rows ``X [n, d]`` and maximised values ``Y [n, 1 + k]``, the trust region replayed from them,
+rows ``X [n, d]`` and maximised values ``Y [n, m + k]`` (``m`` objectives), the trust region replayed from them,
 and the points the running trials evaluate.
 
 Which trials count: a completed trial whose parameters lie in the space (an enqueued one
@@ -60,11 +60,11 @@ LeftOut = Callable[[Study, list[FrozenTrial], list[FrozenTrial], str], None]
 @dataclass(frozen=True)
 class StudyObservations:
     """What one proposal sees of a study: the usable completed and failed ``trials`` in
-    order of their numbers, their rows ``X [n, d]`` (the unit cube) and ``Y [n, 1 + k]``
-    (maximised objective, then ``k`` constraint values; a failed trial at the worst of
-    each; each output scaled by :func:`study_scale`), the trust region replayed from them
-    (or ``None``), and the points ``pending`` ``[p, d]`` the running trials evaluate
-    (``None`` for none)."""
+    order of their numbers, their rows ``X [n, d]`` (the unit cube) and ``Y [n, m + k]``
+    (the ``m = objectives`` maximised objectives, then ``k`` constraint values; a failed
+    trial at the worst of each; each output scaled by :func:`study_scale`), the trust
+    region replayed from them (or ``None``; always ``None`` with several objectives), and
+    the points ``pending`` ``[p, d]`` the running trials evaluate (``None`` for none)."""
 
     trials: list[FrozenTrial]
     X: torch.Tensor
@@ -72,6 +72,7 @@ class StudyObservations:
     k: int
     region: TrustRegion | None
     pending: torch.Tensor | None
+    objectives: int = 1
 
 
 class EncodedParams:
@@ -137,7 +138,7 @@ def retried_trials(trials: list[FrozenTrial]) -> set[int]:
 
 
 def study_scale(trials: list[FrozenTrial], k: int) -> torch.Tensor:
-    """``[1 + k]``: per output (the objective, then ``k`` constraints), the power of two the values
+    """``[m + k]``: per output (the ``m`` objectives, then ``k`` constraints), the power of two the values
     of every proposal's rows are multiplied by: :func:`~npbandit.transforms.standardize.output_scale`
     of the values the study's completed ``trials`` hold (a trial without constraint values holds
     none of those). One factor for the whole study, so the branches of a conditional study, each
@@ -146,8 +147,8 @@ def study_scale(trials: list[FrozenTrial], k: int) -> torch.Tensor:
     for t in trials:
         if t.state == TrialState.COMPLETE:
             limits = list(trial_constraints(t)[:k]) if k else []
-            rows.append([t.value, *limits, *[math.nan] * (k - len(limits))])
-    return output_scale(torch.tensor(rows, dtype=torch.float64).reshape(len(rows), 1 + k))
+            rows.append([*t.values, *limits, *[math.nan] * (k - len(limits))])
+    return output_scale(torch.tensor(rows, dtype=torch.float64).reshape(len(rows), -1))
 
 
 def _failed_point(trial: FrozenTrial, search_space: dict[str, BaseDistribution],
@@ -196,11 +197,16 @@ def study_observations(study: Study, search_space: dict[str, BaseDistribution], 
     usable = [t for t in completed if row(t.params) is not None]
     warn_left_out(study, completed, usable, "a parameter lies outside its range, off its grid or among no "
                   "choice (an enqueued trial), where the NP has no model")
-    sign = -1.0 if study.direction == StudyDirection.MINIMIZE else 1.0
+    signs = [-1.0 if direction == StudyDirection.MINIMIZE else 1.0 for direction in study.directions]
+    m = len(signs)
+
+    def maximised(t: FrozenTrial) -> list[float]:
+        return [sign * v for sign, v in zip(signs, t.values)]
+
     # an infinity on the improving side (-inf minimised: log(0) of a perfect score) is Optuna's best trial; it
     # is seen at the best finite value, as GPSampler clips it (one on the worsening side as a failed trial, below)
-    finite = [t for t in usable if math.isfinite(t.value) or sign * t.value == math.inf]
-    if not any(math.isfinite(t.value) for t in finite):
+    finite = [t for t in usable if all(v > -math.inf for v in maximised(t))]
+    if not any(all(map(math.isfinite, t.values)) for t in finite):
         return None
     constrained = constrained or any(trial_constraints(t) for t in finite)
     if constrained:
@@ -208,7 +214,7 @@ def study_observations(study: Study, search_space: dict[str, BaseDistribution], 
         warn_left_out(study, finite, kept, "they have no constraint values (constraints_func did not run on "
                       "them, or they set none), and the NP models every constraint at every trial")
         finite = kept
-        if not any(math.isfinite(t.value) for t in finite):
+        if not any(all(map(math.isfinite, t.values)) for t in finite):
             return None
         earlier = None  # the constraint values each earlier trial holds
         for t in finite:
@@ -222,25 +228,29 @@ def study_observations(study: Study, search_space: dict[str, BaseDistribution], 
     retried = retried_trials(trials)
     failed = [(t, params) for t in trials if t.state in (TrialState.FAIL, TrialState.PRUNED)
               and t.number not in retried and (params := _failed_point(t, search_space, row, fixed)) is not None]
-    failed += [(t, t.params) for t in usable if sign * t.value == -math.inf]
-    best = max(sign * t.value for t in finite if math.isfinite(t.value))
-    completed_rows = [[min(sign * t.value, best), *trial_constraints(t)] if constrained else
-                      [min(sign * t.value, best)] for t in finite]
+    failed += [(t, t.params) for t in usable if any(v == -math.inf for v in maximised(t))]
+    # each objective's best finite value, where an infinity on the improving side is seen
+    best = [max((v[j] for v in map(maximised, finite) if math.isfinite(v[j])), default=-math.inf)
+            for j in range(m)]
+    completed_rows = [[*(min(v, b) for v, b in zip(maximised(t), best)), *trial_constraints(t)] if constrained else
+                      [min(v, b) for v, b in zip(maximised(t), best)] for t in finite]
+    finite = [t for t, r in zip(finite, completed_rows) if all(map(math.isfinite, r[:m]))]
+    completed_rows = [r for r in completed_rows if all(map(math.isfinite, r[:m]))]
     worst = np.array(completed_rows).min(axis=0)
     if constrained:  # the worst value of each constraint is its largest
-        worst[1:] = np.array(completed_rows)[:, 1:].max(axis=0)
+        worst[m:] = np.array(completed_rows)[:, m:].max(axis=0)
     rows = dict(zip((t.number for t in finite), completed_rows))
     seen_at = {t.number: params for t, params in failed}  # where each failed trial is seen
     finite = sorted(finite + [t for t, _ in failed], key=lambda t: t.number)
     X = torch.tensor(np.array([row(seen_at.get(t.number, t.params)) for t in finite]),
                      dtype=torch.float64).reshape(len(finite), d)
     Y = torch.tensor(np.array([rows.get(t.number, worst) for t in finite]),
-                     dtype=torch.float64).reshape(len(finite), -1)  # [n, 1 + k], maximised objective first
-    k = Y.shape[-1] - 1
+                     dtype=torch.float64).reshape(len(finite), -1)  # [n, m + k], maximised objectives first
+    k = Y.shape[-1] - m
     Y = Y * study_scale(trials, k)
     pending = pending_points(trials, space, number, fixed)  # what other workers are evaluating right now
     region = None
-    if trust_region:  # the trials in the order they were started, the first n_startup_trials the design
+    if trust_region and m == 1:  # the trials in the order they were started, the first n_startup_trials the design
         order = sorted(range(len(finite)), key=lambda i: finite[i].number)
         # with constraints an infeasible (or failed) trial improves on nothing
         values = [float(Y[i, 0]) if finite[i].state == TrialState.COMPLETE and is_feasible(Y[i, 1:])
@@ -248,4 +258,4 @@ def study_observations(study: Study, search_space: dict[str, BaseDistribution], 
         region = (TrustRegion.replay(d, values, n_startup_trials) if search is None else
                   TrustRegion.replay(search.search_dim, values, n_startup_trials,
                                      failure_tolerance=max(4, search.active_dim)))
-    return StudyObservations(finite, X, Y, k, region, pending)
+    return StudyObservations(finite, X, Y, k, region, pending, m)

@@ -21,6 +21,7 @@ from optuna.study import Study
 from optuna.trial import FrozenTrial, TrialState
 
 from npbandit.acquisition.indexed_choices import IndexedChoices
+from npbandit.acquisition.multi_objective import front_rows
 from npbandit.acquisition.optimizers import AcquisitionOptimizer
 from npbandit.acquisition.pending import PendingStrategy
 from npbandit.acquisition.proposal import nearest, propose, propose_in_region
@@ -88,14 +89,14 @@ class StudyProposals:
         sampler's; ``fixed``: a branch's choice, ``trials``: the study's trials ``completed`` was
         taken from, as :meth:`_observations`): its values, what it saw and the point in the
         space's unit cube; ``None`` when no completed trial can be used."""
-        space, search = self._space(search_space)
+        space, search = self._space(search_space, len(study.directions))
         seen = self._observations(study, search_space, space, search, completed, trial.number, n_startup_trials,
                                   fixed, trials)
         if seen is None:
             return None
         with torch_threads(self.threads):
             u = self._propose(seen.X, seen.Y, seen.pending, self._trial_seed(trial.number, purpose), seen.region,
-                              space, search, seen.k)
+                              space, search, seen.k, seen.objectives)
         return optuna_values(space.decode(u), search_space), seen, torch.as_tensor(u)
 
     def _recommend_in(self, study: Study, search_space: dict[str, BaseDistribution], completed: list[FrozenTrial],
@@ -218,18 +219,22 @@ class StudyProposals:
             store_proposal(study, current, {**stored, **found[0]}, GROUP_PROPOSAL_KEY)
         return "proposed", found[0][name]
 
-    def _space(self, search_space: dict[str, BaseDistribution]) -> tuple[SearchSpace, SubspaceSearch | None]:
+    def _space(self, search_space: dict[str, BaseDistribution],
+               objectives: int = 1) -> tuple[SearchSpace, SubspaceSearch | None]:
         """``search_space`` as a :class:`SearchSpace` (parameters by name, sorted), and the
         subspace it is searched in when its unit cube has more columns than the checkpoint
         takes (fixed by the sampler's seed), else ``None``. An ``IndexedChoices`` given as
-        ``subspace`` is taken in that order when it holds the same parameters."""
+        ``subspace`` is taken in that order when it holds the same parameters. A study of
+        several ``objectives`` is searched in the whole cube (``None``), its NP reading the
+        most relevant columns (:meth:`_value_model`): the subspaces follow one objective's
+        incumbent."""
         names = sorted(search_space)
         space = SearchSpace({n: parameter_of(search_space[n]) for n in names})
         d = space.dim  # columns of the unit cube: a categorical of k >= 3 choices takes k
         width = check_bo_checkpoint(self._surrogate.card, d,
                                     purpose=f"NPSampler over {len(names)} parameters in {d} unit-cube columns "
                                             f"({', '.join(names)})")
-        if d <= width:
+        if d <= width or objectives > 1:
             return space, None
         strategy = self.subspace or default_subspace(space)
         if isinstance(strategy, IndexedChoices) and dict(strategy.space.items()) == dict(space.items()):
@@ -255,7 +260,7 @@ class StudyProposals:
 
     def _propose(self, X: torch.Tensor, Y: torch.Tensor, pending: torch.Tensor | None, seed: int,
                  region: TrustRegion | None = None, space: SearchSpace | None = None,
-                 search: SubspaceSearch | None = None, constraints: int = 0) -> np.ndarray:
+                 search: SubspaceSearch | None = None, constraints: int = 0, objectives: int = 1) -> np.ndarray:
         """The next point in the unit cube, ``[d]``, from completed ``X`` ``[n, d]`` with
         maximised values ``Y`` ``[n, 1]`` and the running trials ``pending`` ``[p, d]``,
         inside ``region`` when given; ``space``: the parameters whose cube it is, so the
@@ -263,7 +268,17 @@ class StudyProposals:
         the subspace a ``d`` wider than the checkpoint is searched in (``region`` then lives
         in its search cube, and points are snapped to the space after they are lifted);
         ``constraints``: ``k``, with ``Y`` then ``[n, 1 + k]`` (the constraint values after the
-        objective's)."""
+        objective's); ``objectives``: ``m``, with ``Y`` then ``[n, m + k]``: with ``m >= 2`` the
+        log expected hypervolume improvement over the whole cube
+        (:mod:`npbandit.acquisition.multi_objective`), the NP on at most ``max_context`` trials
+        (:func:`~npbandit.acquisition.multi_objective.front_rows`) and, in a space wider than the
+        checkpoint, on its most relevant columns, the running trials judged with each candidate."""
+        if objectives > 1:
+            keep = front_rows(Y, objectives, constraints, self._max_context)
+            return propose(self._value_model(X[keep], Y[keep]), "logei", dim=X.shape[-1], best_f=None, seed=seed,
+                           pending=pending, outputs=Y, observed=X if self.avoid_repeats else None, space=space,
+                           constraints=constraints, objectives=objectives, num_restarts=self.num_restarts,
+                           raw_samples=self.raw_samples, acq_optimizer=self.acq_optimizer)
         build = self._build
         settings = {"beta": self.beta, "num_restarts": self.num_restarts, "raw_samples": self.raw_samples,
                     "acq_optimizer": self.acq_optimizer}

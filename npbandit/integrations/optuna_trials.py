@@ -21,7 +21,7 @@ from optuna.trial import FrozenTrial, TrialState
 from npbandit.space import Choice, Float, Int, SearchSpace
 
 __all__ = ["CONSTRAINTS_KEY", "PROPOSAL_KEY", "GROUP_PROPOSAL_KEY", "FIRST_TRY_KEY", "trial_constraints",
-           "store_constraints", "holds", "check_single_objective", "optuna_choices", "parameter_of",
+           "store_constraints", "holds", "check_objectives", "check_single_objective", "optuna_choices", "parameter_of",
            "unmodelled_reason", "independent_reason", "optuna_values", "store_proposal", "stored_proposal",
            "known_params", "pending_points"]
 
@@ -91,14 +91,24 @@ def holds(dist: BaseDistribution, value: object) -> bool:
     return True
 
 
-def check_single_objective(study: Study) -> None:
-    """``ValueError`` for a study with more than one objective, naming what is supported
-    and the alternative."""
+def check_objectives(study: Study, acquisition: str) -> int:
+    """The number of objectives of ``study``; ``ValueError`` for several objectives with an
+    ``acquisition`` other than ``"logei"`` (whose several-objective form, the expected
+    hypervolume improvement, searches them)."""
+    m = len(study.directions)
+    if m > 1 and acquisition != "logei":
+        raise ValueError(f"NPSampler(acquisition={acquisition!r}) optimises one objective; this study has {m} "
+                         f"directions, which NPSampler searches with acquisition 'logei' (its several-objective "
+                         f"form, the log expected hypervolume improvement)")
+    return m
+
+
+def check_single_objective(study: Study, what: str) -> None:
+    """``ValueError`` for a study with more than one objective, saying that ``what`` is
+    defined for one objective only."""
     if len(study.directions) != 1:
-        raise ValueError(f"NPSampler optimises one objective (optuna.create_study(direction=...)); this study has "
-                         f"{len(study.directions)} directions: use a multi-objective sampler such as "
-                         f"optuna.samplers.GPSampler (Bayesian optimisation with a GP; Optuna >= 4.4), "
-                         f"optuna.samplers.TPESampler or optuna.samplers.NSGAIISampler")
+        raise ValueError(f"{what} is defined for a study of one objective; this study has {len(study.directions)} "
+                         f"directions: study.best_trials holds its Pareto front")
 
 
 def optuna_choices(dist: CategoricalDistribution) -> tuple:
