@@ -297,6 +297,12 @@ def report(summary: dict, notes: dict, above: set, labels: list[str], methods: l
     if approximate:
         lines += ["Maximum hypervolume: BoTorch's, exact from the known Pareto front except on "
                   + "; ".join(approximate) + ", where it is an estimate.", ""]
+    cells = {lab: [summary[f"{lab}/{m}"] for m in methods if f"{lab}/{m}" in summary] for lab in labels}
+    untouched = [lab for lab, cs in cells.items()
+                 if cs and all(c["final"][0] >= math.log10(problems[lab].max_hv) for c in cs)]
+    if untouched:
+        lines += [f"No trial of any method run dominated the reference point on {', '.join(untouched)}: every run "
+                  "ended with the whole maximum hypervolume as its gap.", ""]
     counts = [c["runs"] for c in summary.values()]
     if counts and min(counts) < args.seeds:
         lines += [f"**Incomplete:** {min(counts)} to {max(counts)} of the {args.seeds} seeds per cell so far (the "
