@@ -111,5 +111,6 @@ def test_a_tiny_run_is_stored_resumed_and_tabulated(bench, tmp_path, capsys):
     assert "4 runs already" in text and "0 to go" in text
     assert "| branin-currin | 2 | 2 | 59.36 |" in text and "| dh1-d5 | 5 | 2 |" in text
     assert "(chooses defaults; not a result)" in text and "**mo-report**" in text
-    assert "dh1-d5: every run ended with the whole maximum hypervolume" in text  # no seeded trial of the 6 dominates (1.1, 1.1)
+    # no trial of these seeds' 6 dominates DH1's reference point (1.1, 1.1)
+    assert "dh1-d5: every run ended with the whole maximum hypervolume" in text
     assert "| np-sampler against | random |" in text and "| dh1-d5 | " in text.split("np-sampler against")[1]
