@@ -38,7 +38,16 @@ sys.path.insert(0, str(Path(__file__).resolve().parent))
 from bo_multi_methods import METHODS, N_STARTUP, NP_METHOD  # noqa: E402
 from bo_wide import _unsupported, paired_table, plot_curves, summarise, timing_table  # noqa: E402
 from bo_wide_problems import Param, _box  # noqa: E402
-from common import ROOT, add_cluster_arguments, is_current, machine_line, prepare_db, publish, run_jobs  # noqa: E402
+from common import (  # noqa: E402
+    ROOT,
+    add_cluster_arguments,
+    is_current,
+    machine_line,
+    prepare_db,
+    publish,
+    run_jobs,
+    source_revision,
+)
 
 RUN_THREADS = 1
 KIND = "bo_multi"  # the runs' kind in the database
@@ -216,7 +225,8 @@ def _one(label: str, method: str, seed: int, trials: int, db: str) -> None:
 
         checkpoint = checkpoint_of("npsampler")
     logger.start(kind=KIND, env_id=KIND, env_params=env_params, policy=method, seed=seed, checkpoint=checkpoint,
-                 policy_params={**facts, "wall_s": time.perf_counter() - start, "evaluations": len(record.rows)})
+                 policy_params={**facts, "wall_s": time.perf_counter() - start, "evaluations": len(record.rows),
+                                "source": source_revision()})  # the code that ran: npbandit's version names no commit
     if error is not None:
         logger.finish("failed", error)
         print(f"{method} on {label}: {error}", flush=True)

@@ -9,6 +9,8 @@ import sys
 
 import pytest
 
+from npbandit.storage import list_runs
+
 from .helpers import LAB, ROOT, load_benchmark
 
 pytestmark = pytest.mark.lab
@@ -102,6 +104,8 @@ def test_a_tiny_run_is_stored_resumed_and_tabulated(bench, tmp_path, capsys):
     runs, notes, _ = bench.collect(db, 6)
     assert set(runs) == {(lab, m) for lab in ("branin-currin", "dh1-d5") for m in ("random", "np-sampler")}
     assert not notes  # NPSampler takes a study of several objectives
+    stored = list_runs(db, kind=bench.KIND)
+    assert len(stored) == 4 and all("source" in r.policy_params for r in stored)  # the commit that made each run
     for (label, _), (run,) in runs.items():
         prob = bench.all_problems()[label]
         assert len(run["curve"]) == 6 and run["curve"] == sorted(run["curve"], reverse=True)
