@@ -342,11 +342,19 @@ def test_the_optuna_guide_snippet_runs():
     optuna = pytest.importorskip("optuna")
     from npbandit.integrations.optuna import NPSampler
 
-    (snippet,) = python_blocks("docs/guides/optuna.md")
+    snippet, several = python_blocks("docs/guides/optuna.md")
     optuna.logging.set_verbosity(optuna.logging.WARNING)
     ns = run_block(shortened(snippet, ("n_trials=60", "n_trials=11")),
                    {"objective": lambda trial: (trial.suggest_float("x", -1, 1) - 0.3) ** 2})
     assert len(ns["study"].trials) == 11 and all(t.state.name == "COMPLETE" for t in ns["study"].trials)
+
+    def two_objectives(trial):
+        x = trial.suggest_float("x", -1, 1)
+        return (x - 0.3) ** 2, (x + 0.3) ** 2
+
+    ns = run_block(shortened(several, ("n_trials=60", "n_trials=12")), {**ns, "two_objectives": two_objectives})
+    assert len(ns["study"].trials) == 12 and all(t.state.name == "COMPLETE" for t in ns["study"].trials)
+    assert ns["front"] and all(len(t.values) == 2 for t in ns["front"])
     assert 'checkpoint="tnpd-bo" by default' in snippet
     assert inspect.signature(NPSampler).parameters["checkpoint"].default == "tnpd-bo"
 

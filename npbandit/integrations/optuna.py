@@ -221,16 +221,24 @@ class NPSampler(StudyProposals, BaseSampler):
     with a warning. An enqueued trial that gives some parameters keeps them; past the start-up the others are
     the NP's proposal for the whole space (made as if the enqueued ones were free, as Optuna's ``GPSampler``
     and ``TPESampler`` do), and its result is modelled like any other's. One sampler may serve several studies
-    in turn (the checkpoint is loaded once). The study must have one objective; ``study.direction`` decides
-    whether it is minimised (Optuna's default) or maximised. A study with more than one is refused when its
-    first trial starts (:meth:`before_trial`), before any objective runs.
+    in turn (the checkpoint is loaded once). ``study.direction`` decides whether the objective is minimised
+    (Optuna's default) or maximised.
+
+    A study of several objectives (``optuna.create_study(directions=[...])``) is searched with the log
+    expected hypervolume improvement over the completed trials' Pareto front
+    (:mod:`npbandit.acquisition.multi_objective`; ``acquisition="logei"`` only), the NP modelling each
+    objective (and each constraint): without the trust region, in the whole cube (a space wider than the
+    checkpoint through the NP's most relevant columns), the running trials judged with each candidate
+    rather than believed at a value, and on at most the checkpoint's context size of trials, the best
+    non-dominated layers first (:func:`~npbandit.acquisition.multi_objective.front_rows`).
 
     Raises:
         ValueError / TypeError: a bad argument, naming it (``"gp"`` / ``"random"`` or
             ``acquisition="qlognei"`` included, which this sampler does not offer).
         FileNotFoundError: no checkpoint has that name or path.
         CheckpointError: ``checkpoint`` was not trained on the ``bo`` prior with one output.
-        ValueError: when a trial starts, a study with more than one objective.
+        ValueError: when a trial starts, a study of several objectives with an ``acquisition``
+            other than ``"logei"``.
     """
 
     def __init__(self, checkpoint: str = "tnpd-bo", *, acquisition: str = "logei", n_startup_trials: int = 10,

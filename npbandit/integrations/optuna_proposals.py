@@ -21,7 +21,7 @@ from optuna.study import Study
 from optuna.trial import FrozenTrial, TrialState
 
 from npbandit.acquisition.indexed_choices import IndexedChoices
-from npbandit.acquisition.multi_objective import front_rows
+from npbandit.acquisition.multi_objective import front_rows, warp_objectives
 from npbandit.acquisition.optimizers import AcquisitionOptimizer
 from npbandit.acquisition.pending import PendingStrategy
 from npbandit.acquisition.proposal import nearest, propose, propose_in_region
@@ -270,11 +270,13 @@ class StudyProposals:
         ``constraints``: ``k``, with ``Y`` then ``[n, 1 + k]`` (the constraint values after the
         objective's); ``objectives``: ``m``, with ``Y`` then ``[n, m + k]``: with ``m >= 2`` the
         log expected hypervolume improvement over the whole cube
-        (:mod:`npbandit.acquisition.multi_objective`), the NP on at most ``max_context`` trials
+        (:mod:`npbandit.acquisition.multi_objective`), each objective warped
+        (:func:`~npbandit.acquisition.multi_objective.warp_objectives`), the NP on at most ``max_context`` trials
         (:func:`~npbandit.acquisition.multi_objective.front_rows`) and, in a space wider than the
         checkpoint, on its most relevant columns, the running trials judged with each candidate."""
         if objectives > 1:
             keep = front_rows(Y, objectives, constraints, self._max_context)
+            Y = warp_objectives(Y, objectives, constraints)
             return propose(self._value_model(X[keep], Y[keep]), "logei", dim=X.shape[-1], best_f=None, seed=seed,
                            pending=pending, outputs=Y, observed=X if self.avoid_repeats else None, space=space,
                            constraints=constraints, objectives=objectives, num_restarts=self.num_restarts,

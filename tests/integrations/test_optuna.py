@@ -406,9 +406,9 @@ def test_int_log_float_and_categorical_parameters_are_proposed_by_the_np(monkeyp
     calls = []
     original = NPSampler._propose
 
-    def spy(self, X, Y, pending, seed, region=None, space=None, search=None, constraints=0):
+    def spy(self, X, Y, pending, seed, region=None, space=None, search=None, constraints=0, objectives=1):
         calls.append((X.shape, list(space)))
-        return original(self, X, Y, pending, seed, region, space, search, constraints)
+        return original(self, X, Y, pending, seed, region, space, search, constraints, objectives)
 
     monkeypatch.setattr(NPSampler, "_propose", spy)
 
@@ -546,7 +546,7 @@ def test_constraints_func_values_are_stored_and_modelled(monkeypatch, tiny_card)
     original = NPSampler._propose
 
     def spy(self, X, Y, pending, seed, *rest):
-        calls.append((Y.clone(), rest[-1]))
+        calls.append((Y.clone(), rest[3]))  # rest: region, space, search, constraints, objectives
         return original(self, X, Y, pending, seed, *rest)
 
     monkeypatch.setattr(NPSampler, "_propose", spy)

@@ -1,6 +1,6 @@
 """How NPSampler reads and writes a study's trials (npbandit.integrations.optuna_trials): stepped
-floats as Optuna writes them, multi-objective studies refused before any objective runs, running
-trials as pending points (their stored proposals included), enqueued partial parameters."""
+floats as Optuna writes them, running trials as pending points (their stored proposals included),
+enqueued partial parameters."""
 
 import math
 import warnings
@@ -92,29 +92,6 @@ def test_the_nps_stepped_proposals_match_optunas_random_sampler(monkeypatch):
     randoms = optuna.create_study(sampler=optuna.samplers.RandomSampler(seed=0))
     drawn = {randoms.ask().suggest_float("q", 0.0, 1.0, step=step) for _ in range(200)}
     assert drawn <= set(grid)
-
-
-# -- multi-objective studies --------------------------------------------------------------
-
-def test_a_multi_objective_study_is_refused_before_any_objective_runs():
-    calls = []
-
-    def objective(t):
-        calls.append(t.number)
-        return t.suggest_float("x", 0, 1), 1.0
-
-    study = optuna.create_study(directions=["minimize", "minimize"], sampler=sampler())
-    message = r"^NPSampler optimises one objective \(optuna.create_study\(direction=...\)\); this study has 2 " \
-              r"directions: use a multi-objective sampler such as optuna.samplers.GPSampler \(Bayesian " \
-              r"optimisation with a GP; Optuna >= 4.4\), optuna.samplers.TPESampler"
-    with pytest.raises(ValueError, match=message) as err:
-        study.optimize(objective, n_trials=3, catch=(ValueError,))
-    assert "\n" not in str(err.value)  # one line
-    assert calls == []  # the objective never ran
-    (trial,) = study.trials
-    assert trial.state == TrialState.FAIL  # no trial left running
-    with pytest.raises(ValueError, match=message):
-        study.ask()
 
 
 # -- categorical choices Optuna records as an earlier one ------------------------------------
