@@ -332,19 +332,26 @@ def plot(summary: dict, labels: list[str], methods: list[str], section: str = SE
 
 def plot_curves(summary: dict, labels: list[str], methods: list[str], name: str, ylabel: Callable[[str], str],
                 loss: Callable[[str], bool]) -> None:
+    """:func:`curves_figure`, saved as experiments/log/figures/<name>.png."""
+    save_figure(curves_figure(summary, labels, methods, ylabel, loss), name)
+
+
+def curves_figure(summary: dict, labels: list[str], methods: list[str], ylabel: Callable[[str], str],
+                  loss: Callable[[str], bool]):
     """One panel per problem: each method's median curve (a :func:`summarise` cell's
-    ``quartile_curves``) against evaluations, its quartiles shaded; ``ylabel(label)`` names the
-    y axis, and where ``loss(label)`` the axis leaves out the first draws' spread (a loss
-    without a known optimum). Saved as experiments/log/figures/<name>.png."""
+    ``quartile_curves``) against evaluations, its quartiles shaded, in the colour of its place in
+    ``methods`` on every panel (a panel without some method keeps the others' colours);
+    ``ylabel(label)`` names the y axis, and where ``loss(label)`` the axis leaves out the first
+    draws' spread (a loss without a known optimum)."""
     fig, axes = new_figure(len(labels), width=3.4, height=2.6)
     for ax, lab in zip(axes, labels):
-        for m in methods:
+        for i, m in enumerate(methods):
             cell = summary.get(f"{lab}/{m}")
             if cell:
                 q1, med, q3 = zip(*cell["quartile_curves"])
                 evals = range(1, len(med) + 1)
-                ax.plot(evals, med, label=m, linewidth=1)
-                ax.fill_between(evals, q1, q3, alpha=0.15)
+                ax.plot(evals, med, label=m, linewidth=1, color=f"C{i % 10}")
+                ax.fill_between(evals, q1, q3, alpha=0.15, color=f"C{i % 10}")
         ax.set_title(lab, fontsize=9)
         tops = [summary[f"{lab}/{m}"]["quartile_curves"][min(9, len(summary[f"{lab}/{m}"]["quartile_curves"]) - 1)][2]
                 for m in methods if f"{lab}/{m}" in summary]
@@ -356,7 +363,7 @@ def plot_curves(summary: dict, labels: list[str], methods: list[str], name: str,
         ax.set_xlabel("evaluations", fontsize=8)
         ax.tick_params(labelsize=7)
     axes[0].legend(fontsize=6)
-    save_figure(fig, name)
+    return fig
 
 
 def expand(names: list[str]) -> list[str]:

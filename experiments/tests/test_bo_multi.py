@@ -118,3 +118,19 @@ def test_a_tiny_run_is_stored_resumed_and_tabulated(bench, tmp_path, capsys):
     # no trial of these seeds' 6 dominates DH1's reference point (1.1, 1.1)
     assert "dh1-d5: every run ended with the whole maximum hypervolume" in text
     assert "| np-sampler against | random |" in text and "| dh1-d5 | " in text.split("np-sampler against")[1]
+
+
+def test_a_method_keeps_its_colour_on_a_panel_without_another(bench):
+    """A panel that lacks a method (not run on that problem) once gave the next method the
+    missing one's colour, so the legend of the first panel named the wrong curves."""
+    import matplotlib.pyplot as plt
+
+    wide = sys.modules["bo_wide"]
+    cell = {"quartile_curves": [[1.0, 1.0, 1.0], [0.5, 0.5, 0.5]]}
+    summary = {"a/m1": cell, "a/m2": cell, "a/m3": cell, "b/m1": cell, "b/m3": cell}
+    fig = wide.curves_figure(summary, ["a", "b"], ["m1", "m2", "m3"], lambda lab: "gap", lambda lab: False)
+    try:
+        colours = [{line.get_label(): line.get_color() for line in ax.get_lines()} for ax in fig.axes[:2]]
+    finally:
+        plt.close(fig)
+    assert colours[1] == {"m1": colours[0]["m1"], "m3": colours[0]["m3"]} and colours[0]["m2"] != colours[0]["m3"]
