@@ -61,7 +61,7 @@ GAP_FLOOR = 1e-12
 APPROXIMATE_MAX_HV = {"BraninCurrin": "a front NSGA-II found",
                       "VehicleSafety": "Tanabe and Ishibuchi's approximate front",
                       "CarSideImpact": "Tanabe and Ishibuchi's approximate front",
-                      "Penicillin": "stated without its origin (its reference point came from an NSGA-II front)"}
+                      "Penicillin": "BoTorch names no origin; its reference point came from an NSGA-II front"}
 
 
 def hypervolume(points: Sequence[Sequence[float]], ref_point: Sequence[float]) -> float:
