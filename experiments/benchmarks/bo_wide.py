@@ -30,6 +30,7 @@ import math
 import statistics
 import sys
 import time
+from collections.abc import Callable
 from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
@@ -295,15 +296,7 @@ def report(summary: dict, notes: dict, labels: list[str], methods: list[str], ar
     if counts and min(counts) < args.seeds:
         lines += [f"**Incomplete:** {min(counts)} to {max(counts)} of the {args.seeds} seeds per cell so far (the "
                   "script resumes where it stopped).", ""]
-    lines += ["Seconds per evaluation spent in the method (proposal and bookkeeping, mean over runs) / the "
-              "objective's own seconds per evaluation / one run's wall time (median):", "",
-              "| problem | " + " | ".join(methods) + " |", "|---|" + "---:|" * len(methods)]
-    for lab in labels:
-        cells = []
-        for m in methods:
-            c = summary.get(f"{lab}/{m}")
-            cells.append("-" if c is None else f"{c['act_s']:.2f} / {c['env_s']:.2f} / {c['wall_s']:.0f} s")
-        lines.append(f"| {lab} | " + " | ".join(cells) + " |")
+    lines += timing_table(summary, labels, methods)
     for method in [m for m in args.paired if m in methods]:
         lines += ["", f"Paired: {method}'s median minus the peer's, and on how many seeds {method} ended lower.", "",
                   *paired_table(summary, labels, method, methods)]
@@ -316,28 +309,61 @@ def report(summary: dict, notes: dict, labels: list[str], methods: list[str], ar
     return "\n".join(lines) + "\n"
 
 
+def timing_table(summary: dict, labels: list[str], methods: list[str]) -> list[str]:
+    """Its heading line and a table: per problem and method, the seconds per evaluation spent in
+    the method, the objective's own, and one run's wall time (a :func:`summarise` cell's)."""
+    lines = ["Seconds per evaluation spent in the method (proposal and bookkeeping, mean over runs) / the "
+             "objective's own seconds per evaluation / one run's wall time (median):", "",
+             "| problem | " + " | ".join(methods) + " |", "|---|" + "---:|" * len(methods)]
+    for lab in labels:
+        cells = []
+        for m in methods:
+            c = summary.get(f"{lab}/{m}")
+            cells.append("-" if c is None else f"{c['act_s']:.2f} / {c['env_s']:.2f} / {c['wall_s']:.0f} s")
+        lines.append(f"| {lab} | " + " | ".join(cells) + " |")
+    return lines
+
+
 def plot(summary: dict, labels: list[str], methods: list[str], section: str = SECTION) -> None:
+    plot_curves(summary, labels, methods, section.replace("-", "_"),
+                lambda lab: "log10 regret" if problem(lab).optimal_value is not None else problem(lab).loss,
+                lambda lab: problem(lab).optimal_value is None)
+
+
+def plot_curves(summary: dict, labels: list[str], methods: list[str], name: str, ylabel: Callable[[str], str],
+                loss: Callable[[str], bool]) -> None:
+    """:func:`curves_figure`, saved as experiments/log/figures/<name>.png."""
+    save_figure(curves_figure(summary, labels, methods, ylabel, loss), name)
+
+
+def curves_figure(summary: dict, labels: list[str], methods: list[str], ylabel: Callable[[str], str],
+                  loss: Callable[[str], bool]):
+    """One panel per problem: each method's median curve (a :func:`summarise` cell's
+    ``quartile_curves``) against evaluations, its quartiles shaded, in the colour of its place in
+    ``methods`` on every panel (a panel without some method keeps the others' colours);
+    ``ylabel(label)`` names the y axis, and where ``loss(label)`` the axis leaves out the first
+    draws' spread (a loss without a known optimum)."""
     fig, axes = new_figure(len(labels), width=3.4, height=2.6)
     for ax, lab in zip(axes, labels):
-        for m in methods:
+        for i, m in enumerate(methods):
             cell = summary.get(f"{lab}/{m}")
             if cell:
                 q1, med, q3 = zip(*cell["quartile_curves"])
                 evals = range(1, len(med) + 1)
-                ax.plot(evals, med, label=m, linewidth=1)
-                ax.fill_between(evals, q1, q3, alpha=0.15)
+                ax.plot(evals, med, label=m, linewidth=1, color=f"C{i % 10}")
+                ax.fill_between(evals, q1, q3, alpha=0.15, color=f"C{i % 10}")
         ax.set_title(lab, fontsize=9)
         tops = [summary[f"{lab}/{m}"]["quartile_curves"][min(9, len(summary[f"{lab}/{m}"]["quartile_curves"]) - 1)][2]
                 for m in methods if f"{lab}/{m}" in summary]
         lows = [summary[f"{lab}/{m}"]["quartile_curves"][-1][0] for m in methods if f"{lab}/{m}" in summary]
-        if problem(lab).optimal_value is None and tops:  # a loss: the first draws' spread would flatten the rest
+        if loss(lab) and tops:  # a loss: the first draws' spread would flatten the rest
             margin = 0.05 * (max(tops) - min(lows))
             ax.set_ylim(min(lows) - margin, max(tops) + margin)
-        ax.set_ylabel("log10 regret" if problem(lab).optimal_value is not None else problem(lab).loss, fontsize=8)
+        ax.set_ylabel(ylabel(lab), fontsize=8)
         ax.set_xlabel("evaluations", fontsize=8)
         ax.tick_params(labelsize=7)
     axes[0].legend(fontsize=6)
-    save_figure(fig, section.replace("-", "_"))
+    return fig
 
 
 def expand(names: list[str]) -> list[str]:
