@@ -190,7 +190,7 @@ def propose(model, acquisition: str, *, dim: int, best_f: float | torch.Tensor |
         if bounds.shape != (2, dim) or not ((0 <= bounds[0]) & (bounds[0] < bounds[1]) & (bounds[1] <= 1)).all():
             raise ValueError(f"bounds must be [2, {dim}] corners with 0 <= lower < upper <= 1, got {bounds.tolist()}")
         if objectives > 1:
-            acq = log_hypervolume_improvement(model, outputs, objectives, constraints, pending, seed)
+            acq = log_hypervolume_improvement(model, outputs, objectives, constraints, pending)
             if observed is not None and pending is not None and len(pending):
                 # a point under way is no new point either (one objective's default liar adds them alike)
                 observed = torch.cat([torch.as_tensor(observed, dtype=torch.float64), pending])

@@ -11,7 +11,9 @@ from botorch.utils.multi_objective.box_decompositions.non_dominated import FastN
 
 from npbandit.acquisition.multi_objective import (
     REFERENCE_MARGIN,
+    AnalyticLogEHVI,
     front_rows,
+    log_expected_excess,
     log_hypervolume_improvement,
     pareto_front,
     reference_point,
@@ -122,6 +124,42 @@ def test_the_acquisition_ranks_points_by_the_volume_they_add_to_the_feasible_fro
         log_hypervolume_improvement(model, Y[:, :1], 1)
 
 
+def test_the_expected_excess_is_the_integral_of_the_tail_probability():
+    from scipy import integrate, stats
+
+    cells = [(-40.0, -39.0), (-3.0, -1.0), (-1.0, 2.0), (0.0, 0.5), (0.5, math.inf), (5.0, 9.0), (12.0, math.inf),
+             (30.0, 31.0)]
+    lower = torch.tensor([c[0] for c in cells], dtype=torch.float64)
+    upper = torch.tensor([c[1] for c in cells], dtype=torch.float64)
+    got = log_expected_excess(lower, upper)
+    for (a, b), value in zip(cells, got.tolist()):
+        # E[(min(Z, b) - a)^+] = integral of P(Z > t) over [a, b]; the tail past 60 is below 1e-780
+        expected, _ = integrate.quad(stats.norm.sf, a, min(b, 60.0), epsabs=0, epsrel=1e-13, limit=200)
+        assert value == pytest.approx(math.log(expected), rel=1e-9, abs=1e-12)
+    lower.requires_grad_(True)
+    log_expected_excess(lower, upper).sum().backward()
+    assert torch.isfinite(lower.grad).all() and (lower.grad < 0).all()  # a higher floor leaves less
+
+
+def test_the_closed_form_is_botorchs_expected_hypervolume_improvement_in_log_space():
+    from botorch.acquisition.multi_objective.analytic import ExpectedHypervolumeImprovement
+
+    X, outputs, model = _two_output_gp()
+    acq = log_hypervolume_improvement(model, outputs, 2)
+    partitioning = FastNondominatedPartitioning(ref_point=reference_point(outputs, 2), Y=pareto_front(outputs, 2))
+    theirs = ExpectedHypervolumeImprovement(model, ref_point=reference_point(outputs, 2).tolist(),
+                                            partitioning=partitioning)
+    candidates = torch.rand(64, 1, 2, dtype=torch.float64, generator=torch.Generator().manual_seed(0))
+    with torch.no_grad():
+        ours, reference = acq(candidates), theirs(candidates)
+    # where the plain value keeps its relative precision (below, its differences of near-equal terms lose it)
+    shown = reference > 1e-6
+    assert shown.sum() >= 8
+    torch.testing.assert_close(ours[shown].exp(), reference[shown], rtol=1e-7, atol=0)
+    far = reference < 1e-8  # far from the front: still finite, and below every shown value
+    assert torch.isfinite(ours).all() and (ours[far] < ours[shown].min()).all()
+
+
 def _two_output_gp():
     X = torch.tensor([[0.1, 0.2], [0.4, 0.9], [0.8, 0.5], [0.6, 0.1], [0.3, 0.6]], dtype=torch.float64)
     outputs = torch.stack([-(X[:, 0] - 0.3) ** 2, -(X[:, 1] - 0.7) ** 2], dim=-1)
@@ -192,14 +230,14 @@ def test_pending_points_are_believed_at_the_models_mean_and_their_outcomes_join_
     X, outputs, model = _two_output_gp()
     pending = torch.tensor([[0.3, 0.7], [0.95, 0.05], [0.05, 0.95], [0.5, 0.5]], dtype=torch.float64)
     acq = log_hypervolume_improvement(model, outputs, 2, pending=pending)
-    assert acq.X_pending is None  # one point per evaluation, whatever the number of pending ones
+    assert isinstance(acq, AnalyticLogEHVI)  # one point per evaluation, whatever the number of pending ones
     with torch.no_grad():
         before, after = model.posterior(pending), acq.model.posterior(pending)
     torch.testing.assert_close(after.mean, before.mean, rtol=1e-6, atol=1e-6)
     assert (after.variance < before.variance).all()
     rows = torch.cat([outputs, before.mean])  # the front's; the reference point stays the observed rows'
     cells = FastNondominatedPartitioning(ref_point=reference_point(outputs, 2), Y=pareto_front(rows, 2))
-    torch.testing.assert_close(torch.stack([acq.cell_lower_bounds, acq.cell_upper_bounds]),
+    torch.testing.assert_close(torch.stack([acq.cell_lower, acq.cell_upper]),
                                cells.get_hypercell_bounds(), rtol=0, atol=0)
     # none pending: the model as it was, the front the observed one
     plain = log_hypervolume_improvement(model, outputs, 2, pending=pending[:0])
