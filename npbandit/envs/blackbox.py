@@ -222,6 +222,12 @@ def _shown(x: Any) -> Any:
     return x.tolist() if isinstance(x, np.ndarray) else x
 
 
+#: said when an objective returns several numbers: where several objectives are searched
+SEVERAL_OBJECTIVES_HINT = ("; optimize searches one objective: for several, run an Optuna study with "
+                           "directions=[...] and npbandit.integrations.optuna.NPSampler (docs/guides/optuna.md), "
+                           "or return one number that weighs them")
+
+
 def objective_value(out: Any, x: Any) -> float:
     """An objective's return value as a float: a real number, a NumPy scalar, or a
     1-element array / tensor (``np.array([v])`` is common). NaN / inf pass through (the
@@ -236,7 +242,8 @@ def objective_value(out: Any, x: Any) -> float:
     if is_tensor(value):
         if value.numel() != 1:
             raise ObjectiveReturnError(f"objective must return a float (or a 1-element array), got a tensor of "
-                                       f"shape {tuple(value.shape)} at x={_shown(x)}", x)
+                                       f"shape {tuple(value.shape)} at x={_shown(x)}"
+                                       f"{SEVERAL_OBJECTIVES_HINT if value.numel() > 1 else ''}", x)
         if value.dtype == sys.modules["torch"].bool or value.is_complex():
             raise ObjectiveReturnError(f"objective must return a float, got a {value.dtype} tensor at "
                                        f"x={_shown(x)}", x)
@@ -244,14 +251,17 @@ def objective_value(out: Any, x: Any) -> float:
     if isinstance(value, np.ndarray):
         if value.size != 1:
             raise ObjectiveReturnError(f"objective must return a float (or a 1-element array), got an array of "
-                                       f"shape {value.shape} at x={_shown(x)}", x)
+                                       f"shape {value.shape} at x={_shown(x)}"
+                                       f"{SEVERAL_OBJECTIVES_HINT if value.size > 1 else ''}", x)
         value = value.reshape(())[()]  # a NumPy scalar (or the object an object array holds)
     if isinstance(value, np.generic) and not isinstance(value, (np.bool_, np.complexfloating)):
         value = value.item()
     # bool is an int, and float("1.5") parses strings: both would pass float() silently
     if not is_real(value):
+        several = (isinstance(out, (tuple, list)) and len(out) > 1
+                   and all(is_real(v) for v in out))
         raise ObjectiveReturnError(f"objective must return a float, got {type(out).__name__} {out!r} at "
-                                   f"x={_shown(x)}", x)
+                                   f"x={_shown(x)}{SEVERAL_OBJECTIVES_HINT if several else ''}", x)
     return float(value)
 
 
