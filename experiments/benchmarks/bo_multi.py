@@ -36,7 +36,7 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 from bo_multi_methods import METHODS, N_STARTUP, NP_METHOD  # noqa: E402
-from bo_wide import _unsupported, paired_table, plot_curves, summarise, timing_table  # noqa: E402
+from bo_wide import paired_table, plot_curves, run_and_log, summarise, timing_table  # noqa: E402
 from bo_wide_problems import Param, _box  # noqa: E402
 from common import (  # noqa: E402
     ROOT,
@@ -201,39 +201,19 @@ def _one(label: str, method: str, seed: int, trials: int, db: str) -> None:
     import torch
     from bo_multi_methods import run
 
-    from npbandit.storage import RunLogger
-
     torch.set_num_threads(RUN_THREADS)
     prob = all_problems()[label]
-    record = Recorder(prob, trials)
     env_params = {"benchmark": KIND, "problem": label, "group": prob.group, "dim": prob.dim,
                   "objectives": prob.num_objectives, "budget": trials, "ref_point": prob.ref_point,
                   "max_hv": prob.max_hv, "problems_version": prob.version}
-    start = time.perf_counter()
-    try:
-        facts, error = run(method, prob, seed, trials, record), None
-    except Exception as err:  # noqa: BLE001 - an unsupported problem is recorded; anything else is raised
-        if not _unsupported(err):
-            raise
-        facts, error = {}, f"unsupported: {type(err).__name__}: {err}".splitlines()[0][:500]
-    if error is None and len(record.rows) != trials:
-        raise RuntimeError(f"{method} on {label} evaluated {len(record.rows)} points of a budget of {trials}")
-    logger = RunLogger(db, commit_every=max(trials, 1))
     checkpoint = None
     if method == NP_METHOD:
         from bo_wide_methods import checkpoint_of
 
         checkpoint = checkpoint_of("npsampler")
-    logger.start(kind=KIND, env_id=KIND, env_params=env_params, policy=method, seed=seed, checkpoint=checkpoint,
-                 policy_params={**facts, "wall_s": time.perf_counter() - start, "evaluations": len(record.rows),
-                                "source": source_revision()})  # the code that ran: npbandit's version names no commit
-    if error is not None:
-        logger.finish("failed", error)
-        print(f"{method} on {label}: {error}", flush=True)
-        return
-    for row in record.rows:
-        logger.log_step(**row)
-    logger.finish("completed")
+    # the code that ran: npbandit's version names no commit
+    run_and_log(db, KIND, method, label, seed, trials, lambda record: run(method, prob, seed, trials, record),
+                Recorder(prob, trials), env_params, checkpoint, extra={"source": source_revision()})
 
 
 def collect(db: str, trials: int) -> tuple[dict, dict, set]:

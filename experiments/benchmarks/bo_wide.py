@@ -32,6 +32,7 @@ import sys
 import time
 from collections.abc import Callable
 from pathlib import Path
+from typing import Any
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 from bo_wide_methods import (  # noqa: E402
@@ -110,18 +111,27 @@ def _one(label: str, method: str, seed: int, budget: int, db: str) -> None:
     import torch
     from bo_wide_methods import run
 
-    from npbandit.storage import RunLogger
-
     torch.set_num_threads(RUN_THREADS)
     prob = problem(label)
-    record = Recorder(prob, budget)
     env_params = {"benchmark": KIND, "problem": label, "group": prob.group, "dim": prob.dim, "budget": budget,
                   "optimal_value": prob.optimal_value, "problems_version": prob.version,
                   "space": [p.__dict__ | {"choices": list(p.choices)} for p in prob.space]}
+    run_and_log(db, KIND, method, label, seed, budget, lambda record: run(method, prob, seed, budget, record),
+                Recorder(prob, budget), env_params, checkpoint_of(method))
+
+
+def run_and_log(db: str, kind: str, method: str, label: str, seed: int, budget: int,
+                run: Callable[[Any], dict], record: Any, env_params: dict, checkpoint: str | None,
+                extra: dict | None = None) -> None:
+    """One benchmark run, ``run(record)`` (its facts returned, each evaluation in ``record.rows``),
+    logged to ``db`` as a run of ``kind`` once it has ended: completed with its ``budget`` of
+    steps, or failed with the reason when the method cannot take the problem (:func:`_unsupported`;
+    anything else is raised). ``extra``: more policy parameters to record."""
+    from npbandit.storage import RunLogger
+
     start = time.perf_counter()
     try:
-        facts = run(method, prob, seed, budget, record)
-        error = None
+        facts, error = run(record), None
     except Exception as err:  # noqa: BLE001 - an unsupported problem is recorded; anything else is raised
         if not _unsupported(err):
             raise
@@ -129,9 +139,10 @@ def _one(label: str, method: str, seed: int, budget: int, db: str) -> None:
     if error is None and len(record.rows) != budget:
         raise RuntimeError(f"{method} on {label} evaluated {len(record.rows)} points of a budget of {budget}")
     logger = RunLogger(db, commit_every=max(budget, 1))
-    logger.start(kind=KIND, env_id=KIND, env_params=env_params, policy=method, seed=seed,
-                 policy_params={**facts, "wall_s": time.perf_counter() - start, "evaluations": len(record.rows)},
-                 checkpoint=checkpoint_of(method))
+    logger.start(kind=kind, env_id=kind, env_params=env_params, policy=method, seed=seed,
+                 policy_params={**facts, "wall_s": time.perf_counter() - start, "evaluations": len(record.rows),
+                                **(extra or {})},
+                 checkpoint=checkpoint)
     if error is not None:
         logger.finish("failed", error)
         print(f"{method} on {label}: {error}", flush=True)

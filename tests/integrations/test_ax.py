@@ -366,6 +366,20 @@ def test_an_ax_client_loop_over_a_mixed_search_space(monkeypatch, tiny_config):
                          for names in built)
 
 
+def _four_sobol_then_np(tiny_config):
+    """Ax's generation strategy of the client loops below: 4 Sobol trials, then the NP's node with a small
+    acquisition optimisation (2 restarts, 64 raw samples)."""
+    from ax.api.utils.generation_strategy_dispatch import choose_generation_strategy
+    from ax.api.utils.structs import GenerationStrategyDispatchStruct
+
+    strategy = choose_generation_strategy(
+        GenerationStrategyDispatchStruct(method="custom", initialization_budget=4, initialization_random_seed=0),
+        model_config=copy.deepcopy(tiny_config))
+    strategy.nodes_by_name["MBM"].generator_specs[0].generator_gen_kwargs = {
+        "model_gen_options": {"optimizer_kwargs": {"num_restarts": 2, "raw_samples": 64}}}
+    return strategy
+
+
 @pytest.mark.slow
 @pytest.mark.parametrize("objective, constraint", [("-f", "c <= 0.5"), ("-f, -g", "c <= 1.5")])
 def test_an_ax_client_loop_with_an_outcome_constraint_and_several_objectives(objective, constraint, monkeypatch,
@@ -375,8 +389,6 @@ def test_an_ax_client_loop_with_an_outcome_constraint_and_several_objectives(obj
     # acquisitions run on it
     from ax.api.client import Client
     from ax.api.configs import RangeParameterConfig
-    from ax.api.utils.generation_strategy_dispatch import choose_generation_strategy
-    from ax.api.utils.structs import GenerationStrategyDispatchStruct
     from botorch.models.model import ModelList
 
     built = []
@@ -388,12 +400,7 @@ def test_an_ax_client_loop_with_an_outcome_constraint_and_several_objectives(obj
     client.configure_experiment(parameters=[RangeParameterConfig(name=n, parameter_type="float", bounds=(0.0, 1.0))
                                             for n in ("x1", "x2")])
     client.configure_optimization(objective=objective, outcome_constraints=[constraint])
-    strategy = choose_generation_strategy(
-        GenerationStrategyDispatchStruct(method="custom", initialization_budget=4, initialization_random_seed=0),
-        model_config=copy.deepcopy(tiny_config))
-    strategy.nodes_by_name["MBM"].generator_specs[0].generator_gen_kwargs = {
-        "model_gen_options": {"optimizer_kwargs": {"num_restarts": 2, "raw_samples": 64}}}
-    client.set_generation_strategy(strategy)
+    client.set_generation_strategy(_four_sobol_then_np(tiny_config))
     for _ in range(6):
         for index, p in client.get_next_trials(max_trials=1).items():
             x1, x2 = p["x1"], p["x2"]
@@ -413,8 +420,6 @@ def test_an_ax_client_loop_with_two_objectives_and_their_thresholds_proposes_wit
     # NPModels (one per metric; Ax's metadata names the NP for each), with a finite reference point
     from ax.api.client import Client
     from ax.api.configs import RangeParameterConfig
-    from ax.api.utils.generation_strategy_dispatch import choose_generation_strategy
-    from ax.api.utils.structs import GenerationStrategyDispatchStruct
     from botorch.acquisition.multi_objective.logei import qLogNoisyExpectedHypervolumeImprovement
     from botorch.models.model import ModelList
 
@@ -426,12 +431,7 @@ def test_an_ax_client_loop_with_two_objectives_and_their_thresholds_proposes_wit
     assert [str(t) for t in config.objective_thresholds] == ["OutcomeConstraint(f <= 1.5)",
                                                             "OutcomeConstraint(g <= 1.5)"]
     assert not config.outcome_constraints
-    strategy = choose_generation_strategy(
-        GenerationStrategyDispatchStruct(method="custom", initialization_budget=4, initialization_random_seed=0),
-        model_config=copy.deepcopy(tiny_config))
-    strategy.nodes_by_name["MBM"].generator_specs[0].generator_gen_kwargs = {
-        "model_gen_options": {"optimizer_kwargs": {"num_restarts": 2, "raw_samples": 64}}}
-    client.set_generation_strategy(strategy)
+    client.set_generation_strategy(_four_sobol_then_np(tiny_config))
     for _ in range(6):
         for index, p in client.get_next_trials(max_trials=1).items():
             x1, x2 = p["x1"], p["x2"]
