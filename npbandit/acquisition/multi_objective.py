@@ -196,39 +196,81 @@ def log_hypervolume_improvement(model, outputs: torch.Tensor, objectives: int, c
 
 def log_expected_excess(lower: torch.Tensor, upper: torch.Tensor) -> torch.Tensor:
     """``log E[(min(Z, upper) - lower)^+]`` for a standard normal ``Z``, elementwise
-    (``lower < upper``; ``upper`` may be ``inf``): ``log(h(lower) - h(upper))`` with
-    ``h(z) = E[(Z - z)^+] = phi(z) - z Phi(-z)``, the integral of ``P(Z > t)`` over ``[lower,
-    upper]``, computed in log space so that it stays finite where the values underflow."""
+    (``upper`` may be ``inf``): ``log(h(lower) - h(upper))`` with ``h(z) = E[(Z - z)^+] =
+    phi(z) - z Phi(-z)``, the integral of ``P(Z > t)`` over ``[lower, upper]``, computed in log
+    space so that it stays finite where the values underflow. ``-inf`` (gradient 0) where
+    ``upper <= lower``, a cell of no width; where the cell is so narrow that ``h(upper) /
+    h(lower)`` rounds to within :func:`_narrow` of 1, its width times ``P(Z > t)`` at its
+    midpoint (the difference of the ``h`` would have lost its digits to rounding). NaN where
+    either bound is NaN."""
     log_lower = _log_h(lower)
-    return log_lower + _log1mexp_safe(_log_h(upper) - log_lower)
+    ratio = _log_h(upper) - log_lower  # log(h(upper) / h(lower)) <= 0; -inf for an unbounded cell
+    narrow = ~(ratio <= -_narrow(ratio.dtype))  # NaN bounds take the exact branch, which keeps the NaN
+    nan = torch.isnan(ratio)
+    narrow = narrow & ~nan
+    exact = log_lower + _log1mexp_safe(torch.where(narrow, -torch.ones_like(ratio), ratio))
+    width = upper - lower
+    some = narrow & (width > 0)
+    # the midpoint rule: its relative error is about (width * z)^2 / 24, below _narrow's cube
+    short = torch.log(torch.where(some, width, torch.ones_like(width))) + _log_sf(
+        torch.where(some, (lower + upper) / 2, torch.zeros_like(width)))
+    return torch.where(narrow, torch.where(some, short, torch.full_like(short, -math.inf)), exact)
+
+
+def _narrow(dtype: torch.dtype) -> float:
+    """The ``|log(h(upper) / h(lower))|`` below which a cell is integrated by its midpoint: the
+    cube root of the dtype's epsilon, where the midpoint rule's error (the square of that log,
+    over 24) and the rounding of the exact difference (the epsilon times ``|log h|``, over that
+    log) are both near the epsilon's two thirds power."""
+    return torch.finfo(dtype).eps ** (1 / 3)
+
+
+def _log_sf(z: torch.Tensor) -> torch.Tensor:
+    """``log P(Z > z)``."""
+    from botorch.utils.probability.utils import log_ndtr
+
+    return log_ndtr(-z)
 
 
 def _log_h(z: torch.Tensor) -> torch.Tensor:
-    """``log h(z)``, ``h(z) = phi(z) - z Phi(-z) > 0`` (``-inf`` at ``z = inf``). Below ``z = 1``
-    ``h`` is at least ``h(1) > 0.08`` and is computed as it reads; above, as ``phi(z) (1 - z
-    Phi(-z) / phi(z))`` with the Mills ratio ``Phi(-z) / phi(z) = sqrt(pi / 2) erfcx(z / sqrt(2))``,
-    which ``log_erfcx`` keeps exact in the tail where the difference would cancel and ``phi``
-    underflow. Each branch sees a safe stand-in input where the other is taken, so neither puts
-    a NaN in the gradient."""
+    """``log h(z)``, ``h(z) = phi(z) - z Phi(-z) > 0`` (``-inf`` at ``z = inf``, NaN at NaN).
+    Below ``z = 1`` ``h`` is at least ``h(1) > 0.08`` and is computed as it reads; above, as
+    ``phi(z) (1 - z Phi(-z) / phi(z))`` with the Mills ratio ``Phi(-z) / phi(z) = sqrt(pi / 2)
+    erfcx(z / sqrt(2))``, which ``log_erfcx`` keeps exact where ``phi`` underflows; beyond
+    :func:`_tail_start`, where ``1 - z Phi(-z) / phi(z)`` (about ``1 / z^2``) would lose its
+    digits to rounding, as ``phi(z) / z^2`` times the asymptotic series ``1 - 3 / z^2 + 15 / z^4
+    - ...`` (five terms). Each branch sees a safe stand-in input where another is taken, so none
+    puts a NaN in the gradient."""
     from botorch.utils.probability.utils import log_erfcx, log_phi
 
     small = z < 1
+    tail = (z > _tail_start(z.dtype)) & (z < math.inf)
     near = torch.where(small, z, torch.zeros_like(z))
     left = torch.log(torch.exp(-0.5 * near**2) / math.sqrt(2 * math.pi) - near * torch.special.ndtr(-near))
-    finite = torch.isfinite(z)
-    far = torch.where(small | ~finite, 2 * torch.ones_like(z), z)
-    right = log_phi(far) + _log1mexp_safe(torch.log(far) + 0.5 * math.log(math.pi / 2) + log_erfcx(far / math.sqrt(2)))
-    out = torch.where(small, left, right)
-    return torch.where(finite | small, out, torch.full_like(z, -math.inf))
+    mid = torch.where(small | tail | ~torch.isfinite(z), 2 * torch.ones_like(z), z)
+    middle = log_phi(mid) + _log1mexp_safe(torch.log(mid) + 0.5 * math.log(math.pi / 2) + log_erfcx(mid / math.sqrt(2)))
+    far = torch.where(tail, z, 100 * torch.ones_like(z))
+    w = far**-2
+    series = w * (-3 + w * (15 + w * (-105 + w * (945 - 10395 * w))))
+    right = log_phi(far) + 2 * torch.log(w.sqrt()) + torch.log1p(series)
+    out = torch.where(small, left, torch.where(tail, right, middle))
+    out = torch.where(z == math.inf, torch.full_like(z, -math.inf), out)
+    return torch.where(torch.isnan(z), z, out)
+
+
+def _tail_start(dtype: torch.dtype) -> float:
+    """Where :func:`_log_h` takes the asymptotic series: the ``z`` at which its truncation
+    (the next term, ``135135 / z^12``) equals the rounding of ``1 - z Phi(-z) / phi(z)``
+    (the epsilon over ``1 / z^2``): about 30 in float64, 7 in float32."""
+    return (135135 / torch.finfo(dtype).eps) ** (1 / 14)
 
 
 def _log1mexp_safe(x: torch.Tensor) -> torch.Tensor:
-    """``log(1 - exp(x))`` for ``x <= 0`` (``0`` at ``x = -inf``)."""
+    """``log(1 - exp(x))`` for ``x < 0`` (``0`` at ``x = -inf``)."""
     from botorch.utils.safe_math import log1mexp
 
-    x = x.clamp(max=-1e-300)  # rounding may put a difference a hair above 0
-    return torch.where(torch.isinf(x), torch.zeros_like(x), log1mexp(torch.where(torch.isinf(x), -torch.ones_like(x),
-                                                                                  x)))
+    unbounded = torch.isinf(x)
+    return torch.where(unbounded, torch.zeros_like(x), log1mexp(torch.where(unbounded, -torch.ones_like(x), x)))
 
 
 class AnalyticLogEHVI(torch.nn.Module):
