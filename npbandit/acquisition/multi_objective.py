@@ -166,7 +166,7 @@ def front_rows(Y: torch.Tensor, objectives: int, constraints: int = 0, limit: in
 
 def log_hypervolume_improvement(model, outputs: torch.Tensor, objectives: int, constraints: int = 0,
                                 pending: torch.Tensor | None = None) -> AnalyticLogEHVI:
-    """The acquisition for one point (``acq(X)`` with ``X`` ``[b, 1, d]`` gives ``[b]``): the log
+    """The acquisition for one point (``acq(X)`` with ``X`` ``[..., 1, d]`` gives ``[...]``): the log
     expected hypervolume improvement of ``model``'s objective outputs ``0 .. objectives-1`` over
     the feasible front of ``outputs`` (``[n, objectives + constraints]``, what the model was
     built on), measured from :func:`reference_point`, with outputs ``objectives ..`` as
@@ -293,20 +293,29 @@ class AnalyticLogEHVI(torch.nn.Module):
         self.register_buffer("cell_upper", bounds[1])
 
     def forward(self, X: torch.Tensor) -> torch.Tensor:
+        """``X`` ``[..., 1, d]`` (one point per t-batch) -> ``[...]``.
+
+        Raises:
+            ValueError: ``X`` is not ``[..., 1, d]``: ``q > 1`` points would each be judged on
+                their own, and ``optimize_acqf`` would sum those values as if they were joint."""
         from botorch.utils.probability.utils import log_ndtr
 
-        posterior = self.model.posterior(X)  # X [b, 1, d]
-        mean = posterior.mean.squeeze(-2)  # [b, M]
+        if X.ndim < 2 or X.shape[-2] != 1:
+            raise ValueError(f"X must be [..., 1, d] (one point per t-batch), got {list(X.shape)}: the closed form "
+                             f"is the improvement of one point (for q points jointly: BoTorch's "
+                             f"qLogExpectedHypervolumeImprovement)")
+        posterior = self.model.posterior(X)  # X [..., 1, d]
+        mean = posterior.mean.squeeze(-2)  # [..., M]
         sd = posterior.variance.clamp_min(1e-30).sqrt().squeeze(-2)
         m = self.objectives
-        mu, sigma = mean[..., None, :m], sd[..., None, :m]  # [b, 1, m]
-        lower = (self.cell_lower - mu) / sigma  # [b, cells, m]
+        mu, sigma = mean[..., None, :m], sd[..., None, :m]  # [..., 1, m]
+        lower = (self.cell_lower - mu) / sigma  # [..., cells, m]
         # an unbounded side stays inf without going through the division: inf / sigma would give
         # the gradient an inf times the zero that the inf's constant term passes back, a NaN
         bounded = torch.isfinite(self.cell_upper)
         upper = (torch.where(bounded, self.cell_upper, torch.zeros_like(self.cell_upper)) - mu) / sigma
         upper = torch.where(bounded, upper, torch.full_like(upper, math.inf))
-        per_cell = (torch.log(sigma) + log_expected_excess(lower, upper)).sum(dim=-1)  # [b, cells]
+        per_cell = (torch.log(sigma) + log_expected_excess(lower, upper)).sum(dim=-1)  # [..., cells]
         value = torch.logsumexp(per_cell, dim=-1)
         if self.constraints:
             value = value + log_ndtr(-mean[..., m:] / sd[..., m:]).sum(dim=-1)

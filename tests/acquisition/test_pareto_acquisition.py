@@ -295,6 +295,16 @@ def test_a_nan_posterior_gives_a_nan_acquisition_not_a_point_that_adds_nothing()
     assert math.isfinite(values[0].item()) and math.isnan(values[1].item())
 
 
+def test_the_acquisition_judges_one_point_per_t_batch_and_refuses_q_points():
+    # summed by optimize_acqf, [b, q] values would optimise q points each on its own, not jointly
+    acq = log_hypervolume_improvement(_Exact(), Y, 2, 1)
+    assert acq(torch.tensor([[[3.5, 3.5, -1.0]]], dtype=torch.float64).expand(2, 3, 1, 3)).shape == (2, 3)
+    with pytest.raises(ValueError, match=r"X must be \[\.\.\., 1, d\] \(one point per t-batch\), got \[4, 2, 3\]"):
+        acq(torch.zeros(4, 2, 3, dtype=torch.float64))
+    with pytest.raises(ValueError, match=r"X must be \[\.\.\., 1, d\]"):
+        acq(torch.zeros(3, dtype=torch.float64))
+
+
 def test_gradients_are_finite_in_float32_over_a_decomposition_with_empty_cells():
     from botorch.utils.multi_objective.box_decompositions.non_dominated import NondominatedPartitioning
 
