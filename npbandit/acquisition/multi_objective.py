@@ -47,7 +47,7 @@ from typing import Any
 
 import torch
 
-from npbandit.acquisition.constrained import check_constraints_argument
+from npbandit.acquisition.constrained import check_constraints_argument, feasible
 from npbandit.acquisition.pending import condition
 from npbandit.validation import check_int
 
@@ -77,10 +77,6 @@ def _check_outputs(Y: torch.Tensor, objectives: int, constraints: int) -> None:
         raise ValueError("the outputs must be finite (a failed evaluation is seen at the worst observed values)")
 
 
-def _feasible(Y: torch.Tensor, objectives: int) -> torch.Tensor:
-    return (Y[:, objectives:] <= 0).all(dim=-1)
-
-
 def pareto_front(Y: torch.Tensor, objectives: int, constraints: int = 0) -> torch.Tensor:
     """The feasible rows of ``Y`` (``[n, objectives + constraints]``, maximised) that no other
     feasible row dominates, their objective columns only: ``[p, objectives]``, ``p = 0`` when
@@ -88,7 +84,7 @@ def pareto_front(Y: torch.Tensor, objectives: int, constraints: int = 0) -> torc
     from botorch.utils.multi_objective.pareto import is_non_dominated
 
     _check_outputs(Y, objectives, constraints)
-    values = Y[_feasible(Y, objectives), :objectives]
+    values = Y[feasible(Y, constraints, objectives), :objectives]
     if not len(values):
         return values
     return values[is_non_dominated(values, deduplicate=True)]
@@ -154,7 +150,7 @@ def front_rows(Y: torch.Tensor, objectives: int, constraints: int = 0, limit: in
     from botorch.utils.multi_objective.pareto import is_non_dominated
 
     chosen: list[int] = []
-    ok = _feasible(Y, objectives)
+    ok = feasible(Y, constraints, objectives)
     for group in (torch.nonzero(ok).reshape(-1), torch.nonzero(~ok).reshape(-1)):
         while len(group) and len(chosen) < limit:
             layer = is_non_dominated(Y[group, :objectives], deduplicate=False)

@@ -345,3 +345,14 @@ def test_the_excess_far_below_a_cell_keeps_its_digits(dtype):
         assert value == pytest.approx(expected, rel=1e-12 if dtype == torch.float64 else 1e-5)
     got.sum().backward()
     assert torch.isfinite(z.grad).all() and (z.grad < 0).all()
+
+
+def test_the_feasible_rows_of_several_objectives_are_judged_where_one_objectives_are():
+    # one home for "every constraint value <= 0" over rows of outputs: constrained.feasible, told how many
+    # objective columns lead
+    from npbandit.acquisition.constrained import feasible
+
+    assert feasible(Y, 1, objectives=2).tolist() == [True, True, True, True, False, True]
+    assert feasible(Y[:, :2], 0, objectives=2).all()
+    with pytest.raises(ValueError, match=r"the outputs must be \[n, 2 \+ 0\] \(the objectives, then the constraint "):
+        feasible(Y, 0, objectives=2)
