@@ -277,14 +277,25 @@ class AnalyticLogEHVI(torch.nn.Module):
     standardised by the output's mean and deviation, so ``log EHVI`` is a ``logsumexp`` over
     cells of sums of :func:`log_expected_excess`; times the probability that every constraint
     output is ``<= 0``. No Monte Carlo draws: its cost is the cells times the outputs, where a
-    Monte Carlo estimate multiplies that by its draws."""
+    Monte Carlo estimate multiplies that by its draws.
+
+    Raises:
+        ValueError: ``model`` has not ``objectives + constraints`` outputs (its ``num_outputs``),
+            or ``partitioning``'s cells are not of ``objectives`` dimensions."""
 
     def __init__(self, model, partitioning, objectives: int, constraints: int = 0) -> None:
         super().__init__()
+        outputs = getattr(model, "num_outputs", None)
+        if outputs is not None and outputs != objectives + constraints:
+            raise ValueError(f"model must have {objectives} + {constraints} outputs (the objectives, then the "
+                             f"constraints), got {outputs}")
+        bounds = partitioning.get_hypercell_bounds()  # [2, cells, m], maximised, upper possibly inf
+        if bounds.shape[-1] != objectives:
+            raise ValueError(f"partitioning must cut the space of the {objectives} objectives, got cells of "
+                             f"{bounds.shape[-1]}")
         self.model = model
         self.objectives = objectives
         self.constraints = constraints
-        bounds = partitioning.get_hypercell_bounds()  # [2, cells, m], maximised, upper possibly inf
         self.register_buffer("cell_lower", bounds[0])
         self.register_buffer("cell_upper", bounds[1])
 

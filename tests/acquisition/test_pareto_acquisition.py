@@ -356,3 +356,18 @@ def test_the_feasible_rows_of_several_objectives_are_judged_where_one_objectives
     assert feasible(Y[:, :2], 0, objectives=2).all()
     with pytest.raises(ValueError, match=r"the outputs must be \[n, 2 \+ 0\] \(the objectives, then the constraint "):
         feasible(Y, 0, objectives=2)
+
+
+def test_a_model_whose_outputs_are_not_the_objectives_and_constraints_is_refused():
+    # a two-output model with constraints=1 had no constraint output to read: the acquisition dropped the
+    # constraint silently (an empty product of feasibility probabilities)
+    X, outputs, model = _two_output_gp()
+    with_constraint = torch.cat([outputs, -torch.ones(len(outputs), 1, dtype=torch.float64)], dim=-1)
+    with pytest.raises(ValueError, match=r"model must have 2 \+ 1 outputs \(the objectives, then the constraints\), "
+                                         r"got 2"):
+        log_hypervolume_improvement(model, with_constraint, 2, 1)
+    partitioning = FastNondominatedPartitioning(ref_point=reference_point(outputs, 2), Y=pareto_front(outputs, 2))
+    with pytest.raises(ValueError, match=r"model must have 3 \+ 0 outputs"):
+        AnalyticLogEHVI(model, partitioning, 3)
+    with pytest.raises(ValueError, match=r"partitioning must cut the space of the 1 objectives, got cells of 2"):
+        AnalyticLogEHVI(_Exact(), partitioning, 1, 2)
