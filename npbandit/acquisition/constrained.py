@@ -46,18 +46,20 @@ def check_constraints_argument(constraints: Any, acquisition: str | None = None)
     return constraints
 
 
-def _check_outputs(Y: torch.Tensor, constraints: int) -> None:
-    if not isinstance(Y, torch.Tensor) or Y.ndim != 2 or Y.shape[-1] != 1 + constraints:
+def _check_outputs(Y: torch.Tensor, constraints: int, objectives: int = 1) -> None:
+    if not isinstance(Y, torch.Tensor) or Y.ndim != 2 or Y.shape[-1] != objectives + constraints:
         shape = tuple(Y.shape) if isinstance(Y, torch.Tensor) else type(Y).__name__
-        raise ValueError(f"the outputs must be [n, 1 + {constraints}] (the objective, then the constraint values), "
-                         f"got {shape}")
+        what = "the objective" if objectives == 1 else "the objectives"
+        raise ValueError(f"the outputs must be [n, {objectives} + {constraints}] ({what}, then the constraint "
+                         f"values), got {shape}")
 
 
-def feasible(Y: torch.Tensor, constraints: int) -> torch.Tensor:
-    """``[n]`` booleans: whether each row of ``Y`` (``[n, 1 + constraints]``) has every
-    constraint value ``<= 0`` (every row when ``constraints == 0``)."""
-    _check_outputs(Y, constraints)
-    return (Y[:, 1:] <= 0).all(dim=-1)
+def feasible(Y: torch.Tensor, constraints: int, objectives: int = 1) -> torch.Tensor:
+    """``[n]`` booleans: whether each row of ``Y`` (``[n, objectives + constraints]``: the
+    objective columns, then the constraint values) has every constraint value ``<= 0`` (every
+    row when ``constraints == 0``)."""
+    _check_outputs(Y, constraints, objectives)
+    return (Y[:, objectives:] <= 0).all(dim=-1)
 
 
 def best_feasible(Y: torch.Tensor, constraints: int) -> torch.Tensor | None:

@@ -47,7 +47,7 @@ from typing import Any
 
 import torch
 
-from npbandit.acquisition.constrained import check_constraints_argument
+from npbandit.acquisition.constrained import check_constraints_argument, feasible
 from npbandit.acquisition.pending import condition
 from npbandit.validation import check_int
 
@@ -77,10 +77,6 @@ def _check_outputs(Y: torch.Tensor, objectives: int, constraints: int) -> None:
         raise ValueError("the outputs must be finite (a failed evaluation is seen at the worst observed values)")
 
 
-def _feasible(Y: torch.Tensor, objectives: int) -> torch.Tensor:
-    return (Y[:, objectives:] <= 0).all(dim=-1)
-
-
 def pareto_front(Y: torch.Tensor, objectives: int, constraints: int = 0) -> torch.Tensor:
     """The feasible rows of ``Y`` (``[n, objectives + constraints]``, maximised) that no other
     feasible row dominates, their objective columns only: ``[p, objectives]``, ``p = 0`` when
@@ -88,7 +84,7 @@ def pareto_front(Y: torch.Tensor, objectives: int, constraints: int = 0) -> torc
     from botorch.utils.multi_objective.pareto import is_non_dominated
 
     _check_outputs(Y, objectives, constraints)
-    values = Y[_feasible(Y, objectives), :objectives]
+    values = Y[feasible(Y, constraints, objectives), :objectives]
     if not len(values):
         return values
     return values[is_non_dominated(values, deduplicate=True)]
@@ -154,7 +150,7 @@ def front_rows(Y: torch.Tensor, objectives: int, constraints: int = 0, limit: in
     from botorch.utils.multi_objective.pareto import is_non_dominated
 
     chosen: list[int] = []
-    ok = _feasible(Y, objectives)
+    ok = feasible(Y, constraints, objectives)
     for group in (torch.nonzero(ok).reshape(-1), torch.nonzero(~ok).reshape(-1)):
         while len(group) and len(chosen) < limit:
             layer = is_non_dominated(Y[group, :objectives], deduplicate=False)
@@ -166,7 +162,7 @@ def front_rows(Y: torch.Tensor, objectives: int, constraints: int = 0, limit: in
 
 def log_hypervolume_improvement(model, outputs: torch.Tensor, objectives: int, constraints: int = 0,
                                 pending: torch.Tensor | None = None) -> AnalyticLogEHVI:
-    """The acquisition for one point (``acq(X)`` with ``X`` ``[b, 1, d]`` gives ``[b]``): the log
+    """The acquisition for one point (``acq(X)`` with ``X`` ``[..., 1, d]`` gives ``[...]``): the log
     expected hypervolume improvement of ``model``'s objective outputs ``0 .. objectives-1`` over
     the feasible front of ``outputs`` (``[n, objectives + constraints]``, what the model was
     built on), measured from :func:`reference_point`, with outputs ``objectives ..`` as
@@ -196,39 +192,81 @@ def log_hypervolume_improvement(model, outputs: torch.Tensor, objectives: int, c
 
 def log_expected_excess(lower: torch.Tensor, upper: torch.Tensor) -> torch.Tensor:
     """``log E[(min(Z, upper) - lower)^+]`` for a standard normal ``Z``, elementwise
-    (``lower < upper``; ``upper`` may be ``inf``): ``log(h(lower) - h(upper))`` with
-    ``h(z) = E[(Z - z)^+] = phi(z) - z Phi(-z)``, the integral of ``P(Z > t)`` over ``[lower,
-    upper]``, computed in log space so that it stays finite where the values underflow."""
+    (``upper`` may be ``inf``): ``log(h(lower) - h(upper))`` with ``h(z) = E[(Z - z)^+] =
+    phi(z) - z Phi(-z)``, the integral of ``P(Z > t)`` over ``[lower, upper]``, computed in log
+    space so that it stays finite where the values underflow. ``-inf`` (gradient 0) where
+    ``upper <= lower``, a cell of no width; where the cell is so narrow that ``h(upper) /
+    h(lower)`` rounds to within :func:`_narrow` of 1, its width times ``P(Z > t)`` at its
+    midpoint (the difference of the ``h`` would have lost its digits to rounding). NaN where
+    either bound is NaN."""
     log_lower = _log_h(lower)
-    return log_lower + _log1mexp_safe(_log_h(upper) - log_lower)
+    ratio = _log_h(upper) - log_lower  # log(h(upper) / h(lower)) <= 0; -inf for an unbounded cell
+    narrow = ~(ratio <= -_narrow(ratio.dtype))  # NaN bounds take the exact branch, which keeps the NaN
+    nan = torch.isnan(ratio)
+    narrow = narrow & ~nan
+    exact = log_lower + _log1mexp_safe(torch.where(narrow, -torch.ones_like(ratio), ratio))
+    width = upper - lower
+    some = narrow & (width > 0)
+    # the midpoint rule: its relative error is about (width * z)^2 / 24, below _narrow's cube
+    short = torch.log(torch.where(some, width, torch.ones_like(width))) + _log_sf(
+        torch.where(some, (lower + upper) / 2, torch.zeros_like(width)))
+    return torch.where(narrow, torch.where(some, short, torch.full_like(short, -math.inf)), exact)
+
+
+def _narrow(dtype: torch.dtype) -> float:
+    """The ``|log(h(upper) / h(lower))|`` below which a cell is integrated by its midpoint: the
+    cube root of the dtype's epsilon, where the midpoint rule's error (the square of that log,
+    over 24) and the rounding of the exact difference (the epsilon times ``|log h|``, over that
+    log) are both near the epsilon's two thirds power."""
+    return torch.finfo(dtype).eps ** (1 / 3)
+
+
+def _log_sf(z: torch.Tensor) -> torch.Tensor:
+    """``log P(Z > z)``."""
+    from botorch.utils.probability.utils import log_ndtr
+
+    return log_ndtr(-z)
 
 
 def _log_h(z: torch.Tensor) -> torch.Tensor:
-    """``log h(z)``, ``h(z) = phi(z) - z Phi(-z) > 0`` (``-inf`` at ``z = inf``). Below ``z = 1``
-    ``h`` is at least ``h(1) > 0.08`` and is computed as it reads; above, as ``phi(z) (1 - z
-    Phi(-z) / phi(z))`` with the Mills ratio ``Phi(-z) / phi(z) = sqrt(pi / 2) erfcx(z / sqrt(2))``,
-    which ``log_erfcx`` keeps exact in the tail where the difference would cancel and ``phi``
-    underflow. Each branch sees a safe stand-in input where the other is taken, so neither puts
-    a NaN in the gradient."""
+    """``log h(z)``, ``h(z) = phi(z) - z Phi(-z) > 0`` (``-inf`` at ``z = inf``, NaN at NaN).
+    Below ``z = 1`` ``h`` is at least ``h(1) > 0.08`` and is computed as it reads; above, as
+    ``phi(z) (1 - z Phi(-z) / phi(z))`` with the Mills ratio ``Phi(-z) / phi(z) = sqrt(pi / 2)
+    erfcx(z / sqrt(2))``, which ``log_erfcx`` keeps exact where ``phi`` underflows; beyond
+    :func:`_tail_start`, where ``1 - z Phi(-z) / phi(z)`` (about ``1 / z^2``) would lose its
+    digits to rounding, as ``phi(z) / z^2`` times the asymptotic series ``1 - 3 / z^2 + 15 / z^4
+    - ...`` (five terms). Each branch sees a safe stand-in input where another is taken, so none
+    puts a NaN in the gradient."""
     from botorch.utils.probability.utils import log_erfcx, log_phi
 
     small = z < 1
+    tail = (z > _tail_start(z.dtype)) & (z < math.inf)
     near = torch.where(small, z, torch.zeros_like(z))
     left = torch.log(torch.exp(-0.5 * near**2) / math.sqrt(2 * math.pi) - near * torch.special.ndtr(-near))
-    finite = torch.isfinite(z)
-    far = torch.where(small | ~finite, 2 * torch.ones_like(z), z)
-    right = log_phi(far) + _log1mexp_safe(torch.log(far) + 0.5 * math.log(math.pi / 2) + log_erfcx(far / math.sqrt(2)))
-    out = torch.where(small, left, right)
-    return torch.where(finite | small, out, torch.full_like(z, -math.inf))
+    mid = torch.where(small | tail | ~torch.isfinite(z), 2 * torch.ones_like(z), z)
+    middle = log_phi(mid) + _log1mexp_safe(torch.log(mid) + 0.5 * math.log(math.pi / 2) + log_erfcx(mid / math.sqrt(2)))
+    far = torch.where(tail, z, 100 * torch.ones_like(z))
+    w = far**-2
+    series = w * (-3 + w * (15 + w * (-105 + w * (945 - 10395 * w))))
+    right = log_phi(far) + 2 * torch.log(w.sqrt()) + torch.log1p(series)
+    out = torch.where(small, left, torch.where(tail, right, middle))
+    out = torch.where(z == math.inf, torch.full_like(z, -math.inf), out)
+    return torch.where(torch.isnan(z), z, out)
+
+
+def _tail_start(dtype: torch.dtype) -> float:
+    """Where :func:`_log_h` takes the asymptotic series: the ``z`` at which its truncation
+    (the next term, ``135135 / z^12``) equals the rounding of ``1 - z Phi(-z) / phi(z)``
+    (the epsilon over ``1 / z^2``): about 30 in float64, 7 in float32."""
+    return (135135 / torch.finfo(dtype).eps) ** (1 / 14)
 
 
 def _log1mexp_safe(x: torch.Tensor) -> torch.Tensor:
-    """``log(1 - exp(x))`` for ``x <= 0`` (``0`` at ``x = -inf``)."""
+    """``log(1 - exp(x))`` for ``x < 0`` (``0`` at ``x = -inf``)."""
     from botorch.utils.safe_math import log1mexp
 
-    x = x.clamp(max=-1e-300)  # rounding may put a difference a hair above 0
-    return torch.where(torch.isinf(x), torch.zeros_like(x), log1mexp(torch.where(torch.isinf(x), -torch.ones_like(x),
-                                                                                  x)))
+    unbounded = torch.isinf(x)
+    return torch.where(unbounded, torch.zeros_like(x), log1mexp(torch.where(unbounded, -torch.ones_like(x), x)))
 
 
 class AnalyticLogEHVI(torch.nn.Module):
@@ -239,32 +277,52 @@ class AnalyticLogEHVI(torch.nn.Module):
     standardised by the output's mean and deviation, so ``log EHVI`` is a ``logsumexp`` over
     cells of sums of :func:`log_expected_excess`; times the probability that every constraint
     output is ``<= 0``. No Monte Carlo draws: its cost is the cells times the outputs, where a
-    Monte Carlo estimate multiplies that by its draws."""
+    Monte Carlo estimate multiplies that by its draws.
+
+    Raises:
+        ValueError: ``model`` has not ``objectives + constraints`` outputs (its ``num_outputs``),
+            or ``partitioning``'s cells are not of ``objectives`` dimensions."""
 
     def __init__(self, model, partitioning, objectives: int, constraints: int = 0) -> None:
         super().__init__()
+        outputs = getattr(model, "num_outputs", None)
+        if outputs is not None and outputs != objectives + constraints:
+            raise ValueError(f"model must have {objectives} + {constraints} outputs (the objectives, then the "
+                             f"constraints), got {outputs}")
+        bounds = partitioning.get_hypercell_bounds()  # [2, cells, m], maximised, upper possibly inf
+        if bounds.shape[-1] != objectives:
+            raise ValueError(f"partitioning must cut the space of the {objectives} objectives, got cells of "
+                             f"{bounds.shape[-1]}")
         self.model = model
         self.objectives = objectives
         self.constraints = constraints
-        bounds = partitioning.get_hypercell_bounds()  # [2, cells, m], maximised, upper possibly inf
         self.register_buffer("cell_lower", bounds[0])
         self.register_buffer("cell_upper", bounds[1])
 
     def forward(self, X: torch.Tensor) -> torch.Tensor:
+        """``X`` ``[..., 1, d]`` (one point per t-batch) -> ``[...]``.
+
+        Raises:
+            ValueError: ``X`` is not ``[..., 1, d]``: ``q > 1`` points would each be judged on
+                their own, and ``optimize_acqf`` would sum those values as if they were joint."""
         from botorch.utils.probability.utils import log_ndtr
 
-        posterior = self.model.posterior(X)  # X [b, 1, d]
-        mean = posterior.mean.squeeze(-2)  # [b, M]
+        if X.ndim < 2 or X.shape[-2] != 1:
+            raise ValueError(f"X must be [..., 1, d] (one point per t-batch), got {list(X.shape)}: the closed form "
+                             f"is the improvement of one point (for q points jointly: BoTorch's "
+                             f"qLogExpectedHypervolumeImprovement)")
+        posterior = self.model.posterior(X)  # X [..., 1, d]
+        mean = posterior.mean.squeeze(-2)  # [..., M]
         sd = posterior.variance.clamp_min(1e-30).sqrt().squeeze(-2)
         m = self.objectives
-        mu, sigma = mean[..., None, :m], sd[..., None, :m]  # [b, 1, m]
-        lower = (self.cell_lower - mu) / sigma  # [b, cells, m]
+        mu, sigma = mean[..., None, :m], sd[..., None, :m]  # [..., 1, m]
+        lower = (self.cell_lower - mu) / sigma  # [..., cells, m]
         # an unbounded side stays inf without going through the division: inf / sigma would give
         # the gradient an inf times the zero that the inf's constant term passes back, a NaN
         bounded = torch.isfinite(self.cell_upper)
         upper = (torch.where(bounded, self.cell_upper, torch.zeros_like(self.cell_upper)) - mu) / sigma
         upper = torch.where(bounded, upper, torch.full_like(upper, math.inf))
-        per_cell = (torch.log(sigma) + log_expected_excess(lower, upper)).sum(dim=-1)  # [b, cells]
+        per_cell = (torch.log(sigma) + log_expected_excess(lower, upper)).sum(dim=-1)  # [..., cells]
         value = torch.logsumexp(per_cell, dim=-1)
         if self.constraints:
             value = value + log_ndtr(-mean[..., m:] / sd[..., m:]).sum(dim=-1)

@@ -249,10 +249,11 @@ class StudyProposals:
         return NPModel.from_pretrained(self._surrogate, X, Y)
 
     def _value_model(self, X: torch.Tensor, Y: torch.Tensor):
-        """The model a branch's acquisition value is read from: the NP on ``X [n, w]``,
-        ``Y [n, 1 + k]``, and on a branch wider than the checkpoint, on the columns most relevant
-        to ``Y`` (``NPModel``'s ``columns="relevant"``), so every branch has a value in the
-        objective's units whatever its width."""
+        """The model a branch's acquisition value is read from, and a study of several
+        objectives' model: the NP on ``X [n, w]``, ``Y [n, m + k]`` (one NP per output), and on
+        a cube wider than the checkpoint, on the columns most relevant to ``Y`` (``NPModel``'s
+        ``columns="relevant"``), so every branch has a value in the objective's units whatever
+        its width."""
         from npbandit.models import NPModel
 
         wide = X.shape[-1] > served_width(self._surrogate)

@@ -256,3 +256,118 @@ def test_the_fronts_functions_refuse_counts_that_misread_the_columns():
     for limit in (0, -2, 2.5, True):
         with pytest.raises(ValueError, match=r"limit must be an int >= 1"):
             front_rows(Y, 2, 1, limit)
+
+
+@pytest.mark.parametrize("dtype", [torch.float32, torch.float64])
+def test_a_cell_of_no_width_adds_nothing_and_a_narrow_one_its_width_times_the_tail_probability(dtype):
+    # a zero-width cell (BoTorch's NondominatedPartitioning makes them on fronts with ties) holds no
+    # volume: log 0 = -inf with a zero gradient, not a rounding-sized value; a cell too narrow for the
+    # difference h(lower) - h(upper) to survive rounding (float32) is still its width times P(Z > t) there
+    from scipy import integrate, stats
+
+    lower = torch.tensor([0.5, 3.0, -2.0, 0.5, 3.0, -2.0, 20.0], dtype=dtype, requires_grad=True)
+    upper = torch.tensor([0.5, 3.0, -2.0, 0.5 + 2 ** -20, 3.0 + 2 ** -18, -2.0 + 2 ** -21, 20.0 + 2 ** -16],
+                         dtype=dtype)
+    got = log_expected_excess(lower, upper)
+    assert got[:3].tolist() == [-math.inf] * 3
+    for a, b, value in zip(lower[3:].tolist(), upper[3:].tolist(), got[3:].tolist()):
+        expected, _ = integrate.quad(stats.norm.sf, a, b, epsabs=0, epsrel=1e-13)
+        tolerance = 1e-9 if dtype == torch.float64 else 1e-5
+        assert value == pytest.approx(math.log(expected), rel=tolerance)
+    got.sum().backward()
+    assert torch.isfinite(lower.grad).all()
+    assert lower.grad[:3].tolist() == [0.0] * 3 and (lower.grad[3:] < 0).all()
+
+
+def test_a_nan_posterior_gives_a_nan_acquisition_not_a_point_that_adds_nothing():
+    # a NaN bound is no evidence of no improvement: the NaN reaches the optimiser's check, which names it
+    nan = torch.tensor([math.nan], dtype=torch.float64)
+    assert math.isnan(log_expected_excess(nan, torch.tensor([1.0], dtype=torch.float64)).item())
+    assert math.isnan(log_expected_excess(torch.tensor([0.0], dtype=torch.float64), nan).item())
+
+    class _NaNMean(_Exact):
+        def posterior(self, X, output_indices=None, observation_noise=False, posterior_transform=None):
+            mean = torch.where(X[..., :1] > 4, math.nan, X)
+            return gaussian_posterior(mean, torch.full_like(X, 1e-2), same=first_equal_rows(X))
+
+    acq = log_hypervolume_improvement(_NaNMean(), Y, 2, 1)
+    values = acq(torch.tensor([[[3.5, 3.5, -1.0]], [[5.0, 5.0, -1.0]]], dtype=torch.float64))
+    assert math.isfinite(values[0].item()) and math.isnan(values[1].item())
+
+
+def test_the_acquisition_judges_one_point_per_t_batch_and_refuses_q_points():
+    # summed by optimize_acqf, [b, q] values would optimise q points each on its own, not jointly
+    acq = log_hypervolume_improvement(_Exact(), Y, 2, 1)
+    assert acq(torch.tensor([[[3.5, 3.5, -1.0]]], dtype=torch.float64).expand(2, 3, 1, 3)).shape == (2, 3)
+    with pytest.raises(ValueError, match=r"X must be \[\.\.\., 1, d\] \(one point per t-batch\), got \[4, 2, 3\]"):
+        acq(torch.zeros(4, 2, 3, dtype=torch.float64))
+    with pytest.raises(ValueError, match=r"X must be \[\.\.\., 1, d\]"):
+        acq(torch.zeros(3, dtype=torch.float64))
+
+
+def test_gradients_are_finite_in_float32_over_a_decomposition_with_empty_cells():
+    from botorch.utils.multi_objective.box_decompositions.non_dominated import NondominatedPartitioning
+
+    front = torch.tensor([[0.0, 1.0, 3.0], [1.0, 0.0, 3.0], [3.0, 3.0, 0.0], [2.0, 2.0, 1.0], [1.0, 1.0, 2.0]])
+    ref = torch.full((3,), -0.3)
+    partitioning = NondominatedPartitioning(ref_point=ref, Y=front)
+    bounds = partitioning.get_hypercell_bounds()
+    assert ((bounds[1] <= bounds[0]).any(dim=-1)).any()  # the case: cells without volume
+
+    class _Noisy(_Exact):
+        num_outputs = 3
+
+        def posterior(self, X, output_indices=None, observation_noise=False, posterior_transform=None):
+            return gaussian_posterior(X, torch.full_like(X, 0.25), same=first_equal_rows(X))
+
+    ours = AnalyticLogEHVI(_Noisy(), partitioning, 3)
+    fast = AnalyticLogEHVI(_Noisy(), FastNondominatedPartitioning(ref_point=ref, Y=front), 3)
+    X = torch.tensor([[[1.5, 1.5, 1.5]], [[0.2, 0.2, 0.2]], [[4.0, 0.5, 0.5]]], requires_grad=True)
+    values = ours(X)
+    values.sum().backward()
+    assert torch.isfinite(values).all() and torch.isfinite(X.grad).all()
+    torch.testing.assert_close(values, fast(X), rtol=1e-5, atol=1e-5)  # one region, however it is cut
+
+
+@pytest.mark.parametrize("dtype", [torch.float32, torch.float64])
+def test_the_excess_far_below_a_cell_keeps_its_digits(dtype):
+    # a model all but certain (an NP's floor variance, sigma near 1e-15) puts a cell's floor at z of
+    # 1e8 and more, where 1 - z Phi(-z) / phi(z) (about 1 / z^2) rounds to 0: the value is then
+    # log phi(z) - 2 log z to the series' digits, not a rounding-sized floor below log phi(z)
+    mpmath = pytest.importorskip("mpmath")
+    mpmath.mp.dps = 60
+    points = [3.0, 7.5, 31.0, 1e3, 1e5, 1e8]
+    z = torch.tensor(points, dtype=dtype, requires_grad=True)
+    got = log_expected_excess(z, torch.full_like(z, math.inf))
+    for a, value in zip(points, got.tolist()):
+        a = mpmath.mpf(a)
+        expected = float(mpmath.log(mpmath.npdf(a) - a * mpmath.ncdf(-a)))
+        assert value == pytest.approx(expected, rel=1e-12 if dtype == torch.float64 else 1e-5)
+    got.sum().backward()
+    assert torch.isfinite(z.grad).all() and (z.grad < 0).all()
+
+
+def test_the_feasible_rows_of_several_objectives_are_judged_where_one_objectives_are():
+    # one home for "every constraint value <= 0" over rows of outputs: constrained.feasible, told how many
+    # objective columns lead
+    from npbandit.acquisition.constrained import feasible
+
+    assert feasible(Y, 1, objectives=2).tolist() == [True, True, True, True, False, True]
+    assert feasible(Y[:, :2], 0, objectives=2).all()
+    with pytest.raises(ValueError, match=r"the outputs must be \[n, 2 \+ 0\] \(the objectives, then the constraint "):
+        feasible(Y, 0, objectives=2)
+
+
+def test_a_model_whose_outputs_are_not_the_objectives_and_constraints_is_refused():
+    # a two-output model with constraints=1 had no constraint output to read: the acquisition dropped the
+    # constraint silently (an empty product of feasibility probabilities)
+    X, outputs, model = _two_output_gp()
+    with_constraint = torch.cat([outputs, -torch.ones(len(outputs), 1, dtype=torch.float64)], dim=-1)
+    with pytest.raises(ValueError, match=r"model must have 2 \+ 1 outputs \(the objectives, then the constraints\), "
+                                         r"got 2"):
+        log_hypervolume_improvement(model, with_constraint, 2, 1)
+    partitioning = FastNondominatedPartitioning(ref_point=reference_point(outputs, 2), Y=pareto_front(outputs, 2))
+    with pytest.raises(ValueError, match=r"model must have 3 \+ 0 outputs"):
+        AnalyticLogEHVI(model, partitioning, 3)
+    with pytest.raises(ValueError, match=r"partitioning must cut the space of the 1 objectives, got cells of 2"):
+        AnalyticLogEHVI(_Exact(), partitioning, 1, 2)

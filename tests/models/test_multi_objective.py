@@ -123,3 +123,29 @@ def test_hypervolume_knowledge_gradient_runs_on_a_model_list_of_np_models():
     assert candidate.shape == (1, D) and torch.isfinite(value)
     with pytest.raises(ValueError, match="ModelList"):
         qHypervolumeKnowledgeGradient(build("model", Y[:, :2]), ref_point=REF, num_fantasies=2, num_pareto=2)
+
+
+@pytest.mark.parametrize("form", ["model", "list"])
+def test_the_closed_form_on_np_models_takes_batches_and_gradient_restarts_with_finite_gradients(form):
+    """npbandit's own AnalyticLogEHVI on an NPModel of two objectives and a constraint (one model or a
+    model list): ``[b, 1, d]`` and ``[b1, b2, 1, d]`` batches agree point by point, gradients are
+    finite there and at the observed points (where the NP's spread is smallest), and BoTorch's
+    optimize_acqf (``GradientRestarts``) returns finite values in the box."""
+    from npbandit.acquisition.multi_objective import log_hypervolume_improvement
+    from npbandit.acquisition.optimizers import GradientRestarts
+
+    X, Y = data()
+    acq = log_hypervolume_improvement(build(form, Y), Y, 2, 1)
+    points = torch.rand(6, 1, D, dtype=torch.float64, generator=torch.Generator().manual_seed(5))
+    for batch in (points, points.reshape(2, 3, 1, D), X[:, None]):
+        batch = batch.clone().requires_grad_(True)
+        values = acq(batch)
+        values.sum().backward()
+        assert values.shape == batch.shape[:-2] and torch.isfinite(values).all()
+        assert torch.isfinite(batch.grad).all()
+    with torch.no_grad():
+        torch.testing.assert_close(acq(points.reshape(2, 3, 1, D)).reshape(-1), acq(points), rtol=1e-9, atol=1e-9)
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")  # untrained weights: BoTorch warns about restarts
+        candidates, values = GradientRestarts(2, 16).maximise(acq, BOUNDS, 0)
+    assert bool(((BOUNDS[0] <= candidates) & (candidates <= BOUNDS[1])).all()) and torch.isfinite(values).all()
