@@ -12,6 +12,7 @@ module keeps Optuna's interface (which parameters go where, and when).
 from __future__ import annotations
 
 import threading
+import warnings
 from typing import Any
 
 import numpy as np
@@ -234,7 +235,13 @@ class StudyProposals:
         width = check_bo_checkpoint(self._surrogate.card, d,
                                     purpose=f"NPSampler over {len(names)} parameters in {d} unit-cube columns "
                                             f"({', '.join(names)})")
-        if d <= width or objectives > 1:
+        if d <= width:
+            return space, None
+        if objectives > 1:
+            if self.subspace is not None:
+                warnings.warn(f"NPSampler(subspace={self.subspace!r}) is not used in a study of several objectives: "
+                              f"its whole cube is searched, the NP reading the most relevant columns",
+                              RuntimeWarning, stacklevel=2)
             return space, None
         strategy = self.subspace or default_subspace(space)
         if isinstance(strategy, IndexedChoices) and dict(strategy.space.items()) == dict(space.items()):

@@ -142,6 +142,20 @@ def test_a_space_wider_than_the_checkpoint_is_searched_whole_on_its_most_relevan
     assert len(calls) == 2 and all(c["search"] is None for c in calls)  # no subspace: the whole 8-D cube
 
 
+def test_a_subspace_given_for_a_study_of_several_objectives_is_said_to_be_unused():
+    from npbandit.acquisition.subspace import CountSketch
+
+    def wide(trial):
+        x = [trial.suggest_float(f"x{i}", 0.0, 1.0) for i in range(8)]
+        return sum(x[:2]), -sum(x[:2])
+
+    study = optuna.create_study(directions=["minimize", "minimize"], sampler=sampler(subspace=CountSketch()))
+    study.optimize(wide, n_trials=4)
+    with pytest.warns(RuntimeWarning, match=r"NPSampler\(subspace=CountSketch\(.*\)\) is not used in a study of "
+                                            r"several objectives"):
+        study.optimize(wide, n_trials=1)
+
+
 def test_running_trials_reach_the_proposal_as_pending_points(monkeypatch, tiny_card):
     calls = _spy(monkeypatch)
     study = optuna.create_study(directions=["minimize", "maximize"], sampler=sampler(checkpoint=tiny_card))
