@@ -15,9 +15,9 @@ dominated (BoTorch's ``FastNondominatedPartitioning``): per cell, the product ov
 each output's expected excess over the cell's lower bound, capped at its upper bound
 (:class:`AnalyticLogEHVI`, in log space so that it stays informative far from the front, as
 LogEI does). It costs the cells times the outputs per candidate, where BoTorch's Monte Carlo
-estimate (``qLogExpectedHypervolumeImprovement``) multiplies that by its draws; on the choosing
-problems it searched as well at a tenth of the seconds (experiments/log/benchmarks.md, "Several
-objectives: the expected hypervolume improvement in closed form"). Constraints multiply it by
+estimate (``qLogExpectedHypervolumeImprovement``) multiplies that by its draws (the choice is
+recorded in experiments/log/benchmarks.md, "Several objectives: the expected hypervolume
+improvement in closed form"). Constraints multiply it by
 the probability that every constraint output is ``<= 0``, as LogEI's constrained form does.
 
 Points being evaluated are believed at the model's own mean there (the kriging believer, as
@@ -52,8 +52,7 @@ from npbandit.acquisition.pending import condition
 from npbandit.validation import check_int
 
 __all__ = ["REFERENCE_MARGIN", "check_objectives", "pareto_front", "reference_point", "warp_objectives",
-           "front_rows",
-           "log_hypervolume_improvement"]
+           "front_rows", "log_hypervolume_improvement", "log_expected_excess", "AnalyticLogEHVI"]
 
 #: how far below the front's nadir the reference point lies, as a fraction of each objective's
 #: observed range
@@ -118,8 +117,8 @@ def warp_objectives(Y: torch.Tensor, objectives: int, constraints: int = 0) -> t
     (Branin spans 0-300 where its share of BraninCurrin's front lies below 18), which the network
     resolves poorly once standardised; the warp spreads it. Each transform is increasing, so
     which rows dominate which, and so the front, is unchanged; the volumes are those of the
-    warped units. Chosen on the choosing problems of the multi-objective benchmark
-    (experiments/log/benchmarks.md, "Several objectives in NPSampler")."""
+    warped units (the choice is recorded in experiments/log/benchmarks.md, "Several objectives in
+    NPSampler")."""
     from npbandit.transforms.yeo_johnson import yeo_johnson_warp
 
     _check_outputs(Y, objectives, constraints)
