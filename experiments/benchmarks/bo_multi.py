@@ -36,7 +36,14 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 from bo_multi_methods import METHODS, N_STARTUP, NP_METHOD  # noqa: E402
-from bo_wide import paired_table, plot_curves, run_and_log, summarise, timing_table  # noqa: E402
+from bo_wide import (  # noqa: E402
+    incomplete_note,
+    paired_table,
+    plot_curves,
+    run_and_log,
+    summarise,
+    timing_table,
+)
 from bo_wide_problems import Param, _box  # noqa: E402
 from common import (  # noqa: E402
     ROOT,
@@ -293,10 +300,7 @@ def report(summary: dict, notes: dict, above: set, labels: list[str], methods: l
     if untouched:
         lines += [f"No trial of any method run dominated the reference point on {', '.join(untouched)}: every run "
                   "ended with the whole maximum hypervolume as its gap.", ""]
-    counts = [c["runs"] for c in summary.values()]
-    if counts and min(counts) < args.seeds:
-        lines += [f"**Incomplete:** {min(counts)} to {max(counts)} of the {args.seeds} seeds per cell so far (the "
-                  "script resumes where it stopped).", ""]
+    lines += incomplete_note(summary, args.seeds)
     lines += timing_table(summary, labels, methods)
     for method in [m for m in args.paired if m in methods]:
         lines += ["", f"Paired: {method}'s median gap minus the peer's (log10), and on how many seeds {method} ended "

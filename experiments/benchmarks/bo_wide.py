@@ -303,10 +303,7 @@ def report(summary: dict, notes: dict, labels: list[str], methods: list[str], ar
         lines += [f"| {lab} | {problem(lab).dim} | " + " | ".join(_cell(summary, notes, lab, m) for m in methods) + " |"
                   for lab in rows]
         lines.append("")
-    counts = [c["runs"] for c in summary.values()]
-    if counts and min(counts) < args.seeds:
-        lines += [f"**Incomplete:** {min(counts)} to {max(counts)} of the {args.seeds} seeds per cell so far (the "
-                  "script resumes where it stopped).", ""]
+    lines += incomplete_note(summary, args.seeds)
     lines += timing_table(summary, labels, methods)
     for method in [m for m in args.paired if m in methods]:
         lines += ["", f"Paired: {method}'s median minus the peer's, and on how many seeds {method} ended lower.", "",
@@ -318,6 +315,16 @@ def report(summary: dict, notes: dict, labels: list[str], methods: list[str], ar
                                                        if lab in labels and m in methods)]
     lines += ["", f"![final value vs evaluations: median and quartiles](figures/{args.section.replace('-', '_')}.png)"]
     return "\n".join(lines) + "\n"
+
+
+def incomplete_note(summary: dict, seeds: int) -> list[str]:
+    """A section's line (and a blank one) saying how many of ``seeds`` its cells hold so far,
+    when some cell of ``summary`` (:func:`summarise`'s) holds fewer; none otherwise."""
+    counts = [c["runs"] for c in summary.values()]
+    if counts and min(counts) < seeds:
+        return [f"**Incomplete:** {min(counts)} to {max(counts)} of the {seeds} seeds per cell so far (the "
+                "script resumes where it stopped).", ""]
+    return []
 
 
 def timing_table(summary: dict, labels: list[str], methods: list[str]) -> list[str]:

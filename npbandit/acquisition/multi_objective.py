@@ -51,8 +51,8 @@ from npbandit.acquisition.constrained import check_constraints_argument, feasibl
 from npbandit.acquisition.pending import condition
 from npbandit.validation import check_int
 
-__all__ = ["REFERENCE_MARGIN", "check_objectives", "pareto_front", "reference_point", "warp_objectives",
-           "front_rows", "log_hypervolume_improvement", "log_expected_excess", "AnalyticLogEHVI"]
+__all__ = ["REFERENCE_MARGIN", "check_objectives", "check_outputs", "pareto_front", "reference_point",
+           "warp_objectives", "front_rows", "log_hypervolume_improvement", "log_expected_excess", "AnalyticLogEHVI"]
 
 #: how far below the front's nadir the reference point lies, as a fraction of each objective's
 #: observed range
@@ -66,7 +66,9 @@ def check_objectives(objectives: Any) -> int:
     return objectives
 
 
-def _check_outputs(Y: torch.Tensor, objectives: int, constraints: int) -> None:
+def check_outputs(Y: torch.Tensor, objectives: int, constraints: int = 0) -> None:
+    """``ValueError`` unless ``Y`` is a finite ``[n >= 1, objectives + constraints]`` tensor (and
+    the counts an int >= 1 and an int >= 0), naming what was expected."""
     width = check_objectives(objectives) + check_constraints_argument(constraints)
     if not isinstance(Y, torch.Tensor) or Y.ndim != 2 or Y.shape[-1] != width or not len(Y):
         shape = tuple(Y.shape) if isinstance(Y, torch.Tensor) else type(Y).__name__
@@ -82,7 +84,7 @@ def pareto_front(Y: torch.Tensor, objectives: int, constraints: int = 0) -> torc
     no row is feasible. Rows equal to an earlier one are kept once."""
     from botorch.utils.multi_objective.pareto import is_non_dominated
 
-    _check_outputs(Y, objectives, constraints)
+    check_outputs(Y, objectives, constraints)
     values = Y[feasible(Y, constraints, objectives), :objectives]
     if not len(values):
         return values
@@ -121,7 +123,7 @@ def warp_objectives(Y: torch.Tensor, objectives: int, constraints: int = 0) -> t
     NPSampler")."""
     from npbandit.transforms.yeo_johnson import yeo_johnson_warp
 
-    _check_outputs(Y, objectives, constraints)
+    check_outputs(Y, objectives, constraints)
     out = Y.clone()
     for j in range(objectives):
         out[:, j] = torch.from_numpy(yeo_johnson_warp(Y[:, j].detach().cpu().numpy())).to(Y)
@@ -140,7 +142,7 @@ def front_rows(Y: torch.Tensor, objectives: int, constraints: int = 0, limit: in
         ValueError: ``objectives`` is not an int >= 1, ``constraints`` an int >= 0, ``Y`` a
             finite ``[n >= 1, objectives + constraints]`` tensor, or ``limit`` ``None`` or an
             int >= 1."""
-    _check_outputs(Y, objectives, constraints)
+    check_outputs(Y, objectives, constraints)
     if limit is not None:
         check_int("limit", limit, minimum=1)
     n = len(Y)

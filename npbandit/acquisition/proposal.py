@@ -24,7 +24,7 @@ from npbandit.acquisition.constrained import (
     incumbent,
 )
 from npbandit.acquisition.mixed import TypedCube, mixed_candidates, typed_cube
-from npbandit.acquisition.multi_objective import check_objectives, log_hypervolume_improvement, pareto_front
+from npbandit.acquisition.multi_objective import check_objectives, check_outputs, log_hypervolume_improvement
 from npbandit.acquisition.optimizers import AcquisitionOptimizer, GradientRestarts, check_acq_optimizer, maximised
 from npbandit.acquisition.pending import (
     DEFAULT_LIAR,
@@ -153,7 +153,7 @@ def propose(model, acquisition: str, *, dim: int, best_f: float | torch.Tensor |
                              f"constraints]) are required with constraints or several objectives")
         outputs = torch.as_tensor(outputs, dtype=torch.float64)
         if objectives > 1:
-            pareto_front(outputs, objectives, constraints)  # checks the shape
+            check_outputs(outputs, objectives, constraints)
         else:
             best_feasible(outputs, constraints)  # checks the shape
     if not isinstance(q, int) or isinstance(q, bool) or q < 1 or (q > 1 and acquisition != "qlognei"):

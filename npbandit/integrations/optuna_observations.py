@@ -199,13 +199,10 @@ def study_observations(study: Study, search_space: dict[str, BaseDistribution], 
                   "choice (an enqueued trial), where the NP has no model")
     signs = [-1.0 if direction == StudyDirection.MINIMIZE else 1.0 for direction in study.directions]
     m = len(signs)
-
-    def maximised(t: FrozenTrial) -> list[float]:
-        return [sign * v for sign, v in zip(signs, t.values)]
-
+    maximised = {t.number: [sign * v for sign, v in zip(signs, t.values)] for t in usable}  # each trial's, once
     # an infinity on the improving side (-inf minimised: log(0) of a perfect score) is Optuna's best trial; it
     # is seen at the best finite value, as GPSampler clips it (one on the worsening side as a failed trial, below)
-    finite = [t for t in usable if all(v > -math.inf for v in maximised(t))]
+    finite = [t for t in usable if all(v > -math.inf for v in maximised[t.number])]
     if not any(all(map(math.isfinite, t.values)) for t in finite):
         return None
     constrained = constrained or any(trial_constraints(t) for t in finite)
@@ -228,12 +225,13 @@ def study_observations(study: Study, search_space: dict[str, BaseDistribution], 
     retried = retried_trials(trials)
     failed = [(t, params) for t in trials if t.state in (TrialState.FAIL, TrialState.PRUNED)
               and t.number not in retried and (params := _failed_point(t, search_space, row, fixed)) is not None]
-    failed += [(t, t.params) for t in usable if any(v == -math.inf for v in maximised(t))]
+    failed += [(t, t.params) for t in usable if any(v == -math.inf for v in maximised[t.number])]
     # each objective's best finite value, where an infinity on the improving side is seen
-    best = [max((v[j] for v in map(maximised, finite) if math.isfinite(v[j])), default=-math.inf)
-            for j in range(m)]
-    completed_rows = [[*(min(v, b) for v, b in zip(maximised(t), best)), *trial_constraints(t)] if constrained else
-                      [min(v, b) for v, b in zip(maximised(t), best)] for t in finite]
+    best = [max((maximised[t.number][j] for t in finite if math.isfinite(maximised[t.number][j])),
+                default=-math.inf) for j in range(m)]
+    completed_rows = [[min(v, b) for v, b in zip(maximised[t.number], best)] for t in finite]
+    if constrained:
+        completed_rows = [[*r, *trial_constraints(t)] for r, t in zip(completed_rows, finite)]
     finite = [t for t, r in zip(finite, completed_rows) if all(map(math.isfinite, r[:m]))]
     completed_rows = [r for r in completed_rows if all(map(math.isfinite, r[:m]))]
     worst = np.array(completed_rows).min(axis=0)
