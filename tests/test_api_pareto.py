@@ -261,3 +261,36 @@ def test_the_policy_checks_what_it_observes():
     with pytest.raises(ValueError, match=r"observes each point's constraint values in info\['constraints'\]"):
         constrained.observe(None, np.array([0.1, 0.2]), np.array([1.0, 2.0]), {})
     assert policy.recommend() is None
+
+
+def test_a_search_of_several_objectives_starts_from_earlier_values_in_each_form(card):
+    first = optimize(near_far, BOX, surrogate="random", budget=5, seed=0, db=None, progress=False,
+                     minimize=[True, False])
+    pairs = [(h["x"], h["values"]) for h in first.history]
+    X = np.array([h["x"] for h in first.history])
+    Y = np.array([h["values"] for h in first.history])
+    for initial in (pairs, first.history, first, (X, Y)):
+        again = optimize(near_far, BOX, surrogate=card, budget=3, seed=0, db=None, progress=False,
+                         minimize=[True, False], initial=initial)
+        assert len(again.history) == 3  # the given points spend no budget, and are not evaluated again
+        assert not {np.asarray(h["x"]).tobytes() for h in again.history} & {x.tobytes() for x in X}
+
+
+@pytest.mark.parametrize(("initial", "match"), [
+    ([([0.5, 0.5], 1.0)], r"initial\[0\]: the values must be 2 real numbers"),
+    ([([0.5, 0.5], [1.0, float("nan")])], r"initial\[0\]: the values must be finite"),
+    ([{"x": np.array([0.5, 0.5]), "value": 1.0, "best_value": 1.0, "failed": False}],
+     r"initial\[0\]: the entry holds the value of one objective, this run has 2"),
+    ((np.zeros((3, 2)), np.zeros(3)), r"Y must have shape \[3, 2\]"),
+])
+def test_earlier_values_of_another_kind_are_refused(initial, match):
+    with pytest.raises(ValueError, match=match):
+        optimize(near_far, BOX, surrogate="random", budget=2, db=None, progress=False, minimize=[True, True],
+                 initial=initial)
+
+
+def test_a_search_of_one_objective_refuses_a_history_of_several():
+    first = optimize(near_far, BOX, surrogate="random", budget=2, db=None, progress=False, minimize=[True, True])
+    with pytest.raises(ValueError, match=r"initial\[0\]: the entry holds values .* of several objectives, this run "
+                                         r"has one"):
+        optimize(lambda x: 1.0, BOX, surrogate="random", budget=2, db=None, progress=False, initial=first.history)
