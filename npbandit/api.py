@@ -374,7 +374,7 @@ def optimize(objective: Callable[[Any], Any], bounds: Any = None, surrogate: str
     problem = {"bounds": box.tolist()} if searched is None else {"space": searched.describe()}
     constraint_label = None if constraints is None else objective_label(constraints)
     source = None  # the run continued, when initial is one: recorded with this run (initial_from)
-    if isinstance(initial, (OptimizeResult, ParetoResult)):  # its run where it was recorded in this db, else its history
+    if isinstance(initial, (OptimizeResult, ParetoResult)):  # its run where recorded in this db, else its history
         same_db = db is not None and initial.run_id is not None and initial.db == str(db)
         initial = initial.run_id if same_db else initial.history
     if isinstance(initial, (int, np.integer, RunRow)) and not isinstance(initial, bool):
