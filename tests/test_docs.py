@@ -288,7 +288,7 @@ def test_the_optimize_guide_snippets_run_with_shortened_budgets(tmp_path, monkey
     import numpy as np
 
     monkeypatch.chdir(tmp_path)  # the runs log to ./npbandit.db
-    first, space, warm, constrained, callbacks, batched, noisy = python_blocks("docs/guides/optimize.md")
+    first, space, warm, constrained, several, callbacks, batched, noisy = python_blocks("docs/guides/optimize.md")
     rng = np.random.default_rng(0)
     ns = {"objective": lambda x: float((x[0] - 1) ** 2 + (x[1] + 2) ** 2), "bounds": [[0, 0], [1, 1]],
           "noisy_f": lambda x: float(x[0] + x[1] + 0.1 * rng.standard_normal())}
@@ -306,6 +306,8 @@ def test_the_optimize_guide_snippets_run_with_shortened_budgets(tmp_path, monkey
 
     run_block(shortened(constrained, ("budget=30", "budget=7")), ns)
     assert ns["result"].feasible in (True, False) and len(ns["result"].history) == 7
+    run_block(shortened(several, ("budget=40", "budget=7")), ns)
+    assert len(ns["result"].history) == 7 and ns["result"].front_values.shape[1] == 2
     run_block(shortened(callbacks, ("budget=500", "budget=9")), ns)
     stopped = len(ns["result"].history) < 9
     assert stopped == (ns["result"].stopped_early is not None)
