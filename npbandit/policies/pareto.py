@@ -25,10 +25,10 @@ from npbandit.acquisition.multi_objective import front_rows, warp_objectives
 from npbandit.acquisition.optimizers import AcquisitionOptimizer, resolve_acq_optimizer
 from npbandit.acquisition.proposal import propose
 from npbandit.feasibility import check_constraint_count
-from npbandit.policies.base import Policy, Recommendation
+from npbandit.policies.base import Policy, Recommendation, seeded_by
 from npbandit.policies.design import SobolDesign, check_snap, snap_points
 from npbandit.policies.factories import NPModelFactory, as_model_factory
-from npbandit.policies.observations import HandOuts
+from npbandit.policies.observations import HandOuts, pending_points
 from npbandit.rows import RowBuffer
 from npbandit.surrogates.pretrained import checkpoint_use, context_limit, served_width
 from npbandit.threads import check_threads, torch_threads
@@ -172,20 +172,11 @@ class ParetoBOPolicy(Policy):
         in_flight = self.hand_outs.design_in_flight(pending, self.dim)
         n = len(self.seen)
         if n + len(self.seen.failed) + in_flight < self.n_init or n < min(self.n_init, 2):
-            seen = {x.tobytes() for rows in (self.seen.X, self.seen.failed) for x in rows.array}
-            given = self.hand_outs.given
-            point = self.design.next_new(self.snap, seen | set(self.hand_outs.handed), None,
-                                         given=given.array if len(given) else None)
-            self.hand_outs.add(point, None)
-            return point
-        pending = None if pending is None or len(pending) == 0 else torch.as_tensor(
-            np.asarray(pending, dtype=np.float64).reshape(-1, self.dim))
+            return self.hand_outs.design_point(self.design, self.snap, (*self.seen.X.array, *self.seen.failed.array))
+        pending = pending_points(pending, self.dim)
         if self.surrogate is not None:
             return self._propose(pending)
-        # a GP's fit and optimize_acqf's choice of start points use torch's global generator: seed
-        # it from the run's, so that a run depends on its seed alone (as BOPolicy does)
-        with torch.random.fork_rng(devices=[]):
-            torch.manual_seed(int(self.rng.integers(2**62)))
+        with seeded_by(self.rng):  # a GP, or another model of a factory's (seeded_by says why)
             return self._propose(pending)
 
     def _propose(self, pending: torch.Tensor | None) -> np.ndarray:
