@@ -294,3 +294,25 @@ def test_a_search_of_one_objective_refuses_a_history_of_several():
     with pytest.raises(ValueError, match=r"initial\[0\]: the entry holds values .* of several objectives, this run "
                                          r"has one"):
         optimize(lambda x: 1.0, BOX, surrogate="random", budget=2, db=None, progress=False, initial=first.history)
+
+
+def test_a_run_of_several_objectives_is_recorded_and_continued_from_the_database(tmp_path, card):
+    from npbandit.storage import list_runs, run_steps
+
+    db = str(tmp_path / "runs.db")
+    first = optimize(near_far, BOX, surrogate="random", budget=4, seed=0, db=db, progress=False,
+                     minimize=[True, False])
+    (run,) = list_runs(db)
+    assert run.env_params["minimize"] == [True, False] and run.env_params["objectives"] == 2
+    steps = run_steps(db, first.run_id)
+    assert [s["values"] for s in steps] == [h["values"] for h in first.history]
+    assert all(s["value"] is None and s["reward"] is None for s in steps)
+    more = optimize(near_far, BOX, surrogate=card, budget=3, seed=0, db=db, progress=False, minimize=[True, False],
+                    initial=first.run_id)
+    assert len(more.history) == 3 and list_runs(db)[-1].policy_params["initial"] == 4
+    assert not {np.asarray(h["x"]).tobytes() for h in more.history} & {np.asarray(h["x"]).tobytes()
+                                                                      for h in first.history}
+    with pytest.raises(ValueError, match="initial=1: that run's minimize is \\[True, False\\], this one's "
+                                         "\\[True, True\\]"):
+        optimize(near_far, BOX, surrogate="random", budget=2, db=db, progress=False, minimize=[True, True],
+                 initial=first.run_id)
