@@ -98,8 +98,13 @@ def reference_point(Y: torch.Tensor, objectives: int, constraints: int = 0) -> t
     so that any feasible point adds volume and the search is drawn to feasibility by the
     acquisition's feasibility weights. An objective with no range yet (every row equal in it)
     is moved by the margin times its magnitude, or by the margin where that is 0."""
-    front = pareto_front(Y, objectives, constraints)
-    values = Y[:, :objectives]
+    return _reference_point(Y[:, :objectives], pareto_front(Y, objectives, constraints))
+
+
+def _reference_point(values: torch.Tensor, front: torch.Tensor) -> torch.Tensor:
+    """:func:`reference_point` of the objective columns ``values`` ``[n, m]`` of checked outputs
+    and their feasible front ``front`` ``[p, m]`` (:func:`pareto_front`), so that a caller that
+    has the front already does not find it again."""
     if not len(front):
         front = values
     span = values.amax(dim=0) - values.amin(dim=0)
@@ -179,14 +184,19 @@ def log_hypervolume_improvement(model, outputs: torch.Tensor, objectives: int, c
         raise ValueError(f"a hypervolume needs at least two objectives, got objectives={objectives} (one objective "
                          f"is searched by LogEI)")
     outputs = torch.as_tensor(outputs, dtype=torch.float64)
-    ref = reference_point(outputs, objectives, constraints)  # the study's units: the observed rows'
+    front = pareto_front(outputs, objectives, constraints)
+    ref = _reference_point(outputs[:, :objectives], front)  # the study's units: the observed rows'
     if pending is not None and len(pending):
         pending = torch.as_tensor(pending, dtype=torch.float64)
         with torch.no_grad():
             believed = model.posterior(pending).mean.reshape(len(pending), -1).to(outputs)
         model = condition(model, pending, believed)
-        outputs = torch.cat([outputs, believed])
-    front = pareto_front(outputs, objectives, constraints)
+        check_outputs(believed, objectives, constraints)
+        # the front of the observed and believed rows together: a row dominated among the observed
+        # rows is dominated among them all, so the observed front stands for them (it keeps their
+        # order, each value at its first row, as the front of every row would)
+        believed = believed[feasible(believed, constraints, objectives), :objectives]
+        front = pareto_front(torch.cat([front, believed]), objectives)
     partitioning = FastNondominatedPartitioning(ref_point=ref, Y=front)
     return AnalyticLogEHVI(model, partitioning, objectives, constraints)
 

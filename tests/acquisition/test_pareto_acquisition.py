@@ -371,3 +371,28 @@ def test_a_model_whose_outputs_are_not_the_objectives_and_constraints_is_refused
         AnalyticLogEHVI(model, partitioning, 3)
     with pytest.raises(ValueError, match=r"partitioning must cut the space of the 1 objectives, got cells of 2"):
         AnalyticLogEHVI(_Exact(), partitioning, 1, 2)
+
+
+def test_the_hypervolume_acquisition_finds_the_observed_front_once(monkeypatch):
+    # the observed rows' front decides both the reference point and the cells: it is found once per call (it
+    # was found a second time for the cells); points pending have their believed rows merged into that
+    # front (a row dominated among the observed rows is dominated among them all), the front not taken
+    # again over every row. Counted at BoTorch's is_non_dominated, the one place a front is found
+    from botorch.utils.multi_objective import pareto
+
+    real = pareto.is_non_dominated
+    rows = []
+    monkeypatch.setattr(pareto, "is_non_dominated", lambda Z, *a, **k: rows.append(Z.shape[-2]) or real(Z, *a, **k))
+    log_hypervolume_improvement(_Exact(), Y, 2, 1)
+    assert rows == [5]  # the 5 feasible rows of Y
+    rows.clear()
+    pending = torch.tensor([[5.0, 5.0, -1.0], [6.0, 6.0, 1.0], [3.5, 0.5, -1.0]], dtype=torch.float64)
+    acq = log_hypervolume_improvement(_Exact(), Y, 2, 1, pending=pending)
+    assert rows == [5, 3 + 2]  # then the observed front's 3 rows and the 2 feasible believed ones
+    monkeypatch.setattr(pareto, "is_non_dominated", real)
+    # the cells those of the front of every row, observed and believed, as taken over all of them
+    every_row = pareto_front(torch.cat([Y, pending]), 2, 1)
+    cells = FastNondominatedPartitioning(ref_point=reference_point(Y, 2, 1), Y=every_row)
+    torch.testing.assert_close(torch.stack([acq.cell_lower, acq.cell_upper]), cells.get_hypercell_bounds(),
+                               rtol=0, atol=0)
+
