@@ -35,7 +35,9 @@ The reference point is the feasible front's nadir (its worst value in each objec
 a tenth of the observed range of that objective further down (the rule Ishibuchi et al. 2011
 found robust, as BoTorch's ``infer_reference_point``; the range is taken over every observation,
 not only the front, so that a front of one point still has a finite box). It moves with the
-objectives when they are shifted or scaled, so the search does not depend on their units.
+objectives when they are shifted or scaled, so the search does not depend on their units (an
+objective with no range yet, every observation equal in it, has no scale: its point is moved
+by the margin in its own units, which a shift moves alike).
 
 This module imports BoTorch only inside the functions that build an acquisition.
 """
@@ -57,6 +59,11 @@ __all__ = ["REFERENCE_MARGIN", "check_objectives", "check_outputs", "pareto_fron
 #: how far below the front's nadir the reference point lies, as a fraction of each objective's
 #: observed range
 REFERENCE_MARGIN = 0.1
+#: an objective of no range has its reference point moved by the margin in its own units, or by the
+#: margin times this many of its values' last places (their magnitude times the dtype's epsilon)
+#: where that is more (beyond 2 ** 40 in float64): the margin of about 400 places, a width the point's
+#: rounding leaves
+_NO_RANGE_PLACES = 2**12
 
 
 def check_objectives(objectives: Any) -> int:
@@ -96,8 +103,11 @@ def reference_point(Y: torch.Tensor, objectives: int, constraints: int = 0) -> t
     docstring): the feasible front's nadir minus :data:`REFERENCE_MARGIN` times each objective's
     range over every row of ``Y``; with no feasible row, every row's worst value minus the same,
     so that any feasible point adds volume and the search is drawn to feasibility by the
-    acquisition's feasibility weights. An objective with no range yet (every row equal in it)
-    is moved by the margin times its magnitude, or by the margin where that is 0."""
+    acquisition's feasibility weights. An objective with no range yet (every row equal in it,
+    so no scale to take a share of) is moved by the margin in its own units, so that a shift of
+    its values moves the point by the same shift; where its values are so large that this would
+    be lost to rounding (beyond ``2 ** 40`` in float64), by the margin times ``2 ** 12`` of their
+    last places, so that the box below the front keeps a width."""
     return _reference_point(Y[:, :objectives], pareto_front(Y, objectives, constraints))
 
 
@@ -108,8 +118,8 @@ def _reference_point(values: torch.Tensor, front: torch.Tensor) -> torch.Tensor:
     if not len(front):
         front = values
     span = values.amax(dim=0) - values.amin(dim=0)
-    span = torch.where(span > 0, span, front.abs().amax(dim=0))
-    span = torch.where(span > 0, span, torch.ones_like(span))
+    unit = (values.abs().amax(dim=0) * (torch.finfo(values.dtype).eps * _NO_RANGE_PLACES)).clamp_min(1.0)
+    span = torch.where(span > 0, span, unit)
     return front.amin(dim=0) - REFERENCE_MARGIN * span
 
 

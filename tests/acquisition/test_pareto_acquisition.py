@@ -396,3 +396,24 @@ def test_the_hypervolume_acquisition_finds_the_observed_front_once(monkeypatch):
     torch.testing.assert_close(torch.stack([acq.cell_lower, acq.cell_upper]), cells.get_hypercell_bounds(),
                                rtol=0, atol=0)
 
+
+@pytest.mark.parametrize("shift", [1e6, -3.7])
+def test_an_objective_of_no_range_moves_its_reference_point_by_its_shift(shift):
+    # with every row equal in an objective there is no range to take a tenth of: the margin is then in the
+    # objective's own units, so that a shift c of its values moves the point by c (a margin of a tenth of
+    # the values' magnitude moved it by 1.1 c). Both points are c's and the margin's sums and differences:
+    # four roundings, each at most half the epsilon times a value below |v| + |c| + 1, hence the tolerance
+    rows = torch.tensor([[2.5, 1.0], [2.5, 3.0], [2.5, -0.5]], dtype=torch.float64)
+    moved = rows.clone()
+    moved[:, 0] += shift
+    ref, ref_moved = reference_point(rows, 2), reference_point(moved, 2)
+    tolerance = 2 * torch.finfo(torch.float64).eps * (2.5 + abs(shift) + 1)
+    torch.testing.assert_close(ref_moved[0], ref[0] + shift, rtol=0, atol=tolerance)
+    assert ref_moved[1] == ref[1]  # the other objective's point is its own
+    assert ref[0] < 2.5 and ref[1] == 3.0 - REFERENCE_MARGIN * 3.5  # below the front in each objective
+    # values so large that a margin of one unit is lost to rounding keep a box below the front
+    huge = torch.tensor([[1e20, 1.0], [1e20, 2.0]], dtype=torch.float64)
+    assert reference_point(huge, 2)[0] < 1e20
+    assert (reference_point(torch.tensor([[-1e300, 1e300]], dtype=torch.float64), 2) < torch.tensor([-1e300, 1e300],
+                                                                                              dtype=torch.float64)).all()
+
