@@ -135,13 +135,22 @@ def warp_objectives(Y: torch.Tensor, objectives: int, constraints: int = 0) -> t
     resolves poorly once standardised; the warp spreads it. Each transform is increasing, so
     which rows dominate which, and so the front, is unchanged; the volumes are those of the
     warped units (the choice is recorded in experiments/log/benchmarks.md, "Several objectives in
-    NPSampler")."""
+    NPSampler").
+
+    Values of any finite magnitude are taken: each objective column is first multiplied by the
+    power of two :func:`~npbandit.transforms.standardize.output_scale` gives it (values near
+    ``1e160`` have a variance past float64's largest value). The power of two scales exactly and
+    the standardisation divides it out again, so the warp of values that need no scaling, and of
+    values a power of two apart, is the same to the last bit."""
+    from npbandit.transforms.standardize import output_scale
     from npbandit.transforms.yeo_johnson import yeo_johnson_warp
 
     check_outputs(Y, objectives, constraints)
+    values = Y[:, :objectives].detach().cpu().to(torch.float64)
+    values = values * output_scale(values)
     out = Y.clone()
     for j in range(objectives):
-        out[:, j] = torch.from_numpy(yeo_johnson_warp(Y[:, j].detach().cpu().numpy())).to(Y)
+        out[:, j] = torch.from_numpy(yeo_johnson_warp(values[:, j].numpy())).to(Y)
     return out
 
 

@@ -417,3 +417,30 @@ def test_an_objective_of_no_range_moves_its_reference_point_by_its_shift(shift):
     assert (reference_point(torch.tensor([[-1e300, 1e300]], dtype=torch.float64), 2) < torch.tensor([-1e300, 1e300],
                                                                                               dtype=torch.float64)).all()
 
+
+def test_the_warp_takes_values_of_any_finite_magnitude_and_leaves_ordinary_ones_as_they_were():
+    # a direct caller's objective near 1e160 has a variance past float64's largest value: its column is
+    # brought into range by an exact power of two first (output_scale, as NPSampler's values are), which
+    # standardisation undoes exactly, so ordinary values are warped bit for bit as before (the expected
+    # rows below are the warp's output before the scaling was added) and values a power of two apart alike
+    A = torch.tensor([[1.0, -2.0, 5.0, -1.0], [3.0, 0.5, 5.000003, 0.2], [4.0, 7.25, 5.000001, -3.0],
+                      [2.0, -1.5, 5.000007, 1.0], [9.0, 0.0, 5.000002, -0.5], [3.0, 3.0, 5.000002, 0.0],
+                      [0.5, 1.0, 5.0, 2.0]], dtype=torch.float64)
+    A[:, 0] = torch.exp(3 * A[:, 0])  # a long tail; the third objective's range (7e-6) is one output_scale scales
+    expected = torch.tensor([
+        [-1.0189059903018955, -1.5891460601252687, -1.4097521831836204, -1.0],
+        [-1.0189057859104556, -0.2563963288051614, 0.3261163686504203, 0.2],
+        [-1.0189018753021313, 1.2150732748764714, -0.6402820930484768, -3.0],
+        [-1.0189059806084528, -1.2750349940938484, 1.1692782317028314, 1.0],
+        [0.2800573134589536, -0.47472314586853015, -0.06602580697497212, -0.5],
+        [-1.0189057859104556, 0.5018491284075086, -0.06602580697497212, 0.0],
+        [-1.018905990696464, -0.06295969915449269, -1.4097521831836204, 2.0]], dtype=torch.float64)
+    torch.testing.assert_close(warp_objectives(A, 3, 1), expected, rtol=0, atol=0)
+    scaled = A.clone()
+    scaled[:, :3] *= 2.0 ** 530  # near 1e160 and beyond: the first objective's largest is 1.9e171
+    torch.testing.assert_close(warp_objectives(scaled, 3, 1), expected, rtol=0, atol=0)
+    huge = torch.cat([A[:, :3] * 1e160, A[:, 3:]], dim=-1)
+    warped = warp_objectives(huge, 3, 1)
+    assert torch.isfinite(warped).all()
+    for j in range(3):
+        assert torch.equal(torch.argsort(warped[:, j], stable=True), torch.argsort(huge[:, j], stable=True))
