@@ -215,7 +215,8 @@ def log_hypervolume_improvement(model, outputs: torch.Tensor, objectives: int, c
         # rows is dominated among them all, so the observed front stands for them (it keeps their
         # order, each value at its first row, as the front of every row would)
         believed = believed[feasible(believed, constraints, objectives), :objectives]
-        front = pareto_front(torch.cat([front, believed]), objectives)
+        if len(believed):
+            front = pareto_front(torch.cat([front, believed]), objectives)
     partitioning = FastNondominatedPartitioning(ref_point=ref, Y=front)
     return AnalyticLogEHVI(model, partitioning, objectives, constraints)
 

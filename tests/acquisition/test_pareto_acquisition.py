@@ -395,6 +395,13 @@ def test_the_hypervolume_acquisition_finds_the_observed_front_once(monkeypatch):
     cells = FastNondominatedPartitioning(ref_point=reference_point(Y, 2, 1), Y=every_row)
     torch.testing.assert_close(torch.stack([acq.cell_lower, acq.cell_upper]), cells.get_hypercell_bounds(),
                                rtol=0, atol=0)
+    # nothing feasible, observed or believed: no front (and no rows to find one in), as over every row
+    infeasible = torch.cat([Y[:, :2], torch.ones(len(Y), 1, dtype=torch.float64)], dim=-1)
+    acq = log_hypervolume_improvement(_Exact(), infeasible, 2, 1, pending=pending[1:2])
+    cells = FastNondominatedPartitioning(ref_point=reference_point(infeasible, 2, 1), Y=torch.zeros(0, 2,
+                                                                                                 dtype=torch.float64))
+    torch.testing.assert_close(torch.stack([acq.cell_lower, acq.cell_upper]), cells.get_hypercell_bounds(),
+                               rtol=0, atol=0)
 
 
 @pytest.mark.parametrize("shift", [1e6, -3.7])
