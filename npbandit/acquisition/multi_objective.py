@@ -209,8 +209,8 @@ def log_hypervolume_improvement(model, outputs: torch.Tensor, objectives: int, c
         pending = torch.as_tensor(pending, dtype=torch.float64)
         with torch.no_grad():
             believed = model.posterior(pending).mean.reshape(len(pending), -1).to(outputs)
-        model = condition(model, pending, believed)
         check_outputs(believed, objectives, constraints)
+        model = condition(model, pending, believed)
         # the front of the observed and believed rows together: a row dominated among the observed
         # rows is dominated among them all, so the observed front stands for them (it keeps their
         # order, each value at its first row, as the front of every row would)
