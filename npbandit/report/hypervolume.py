@@ -18,9 +18,9 @@ run, moved further by a tenth (:data:`~npbandit.acquisition.multi_objective.REFE
 of each objective's range over all those evaluations: up for an objective minimised, down
 for one maximised (the rule :func:`~npbandit.acquisition.multi_objective.reference_point`
 applies, and so what the acquisition measures from). An objective in which every feasible
-evaluation is equal (no range) is moved by a tenth of that value's magnitude, or by 0.1 when
-it is 0. So every front point of the problem adds volume, also one at the nadir; a run's
-point worse than the reference in some objective adds none. A problem with no feasible
+evaluation is equal (no range) is moved by a tenth of one of its units (0.1), so that a
+shift of its values moves the reference alike. So every front point of the problem adds
+volume, also one at the nadir; a run's point worse than the reference in some objective adds none. A problem with no feasible
 evaluation has no reference point and no hypervolume. Hypervolumes are in the product of the
 objectives' units and, the reference being the problem's runs', change when runs are added.
 
