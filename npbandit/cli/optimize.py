@@ -234,8 +234,9 @@ def _print_front(args: argparse.Namespace, result: Any, initial: list[dict[str, 
     its evaluations and failures and its database, then the front (:attr:`ParetoResult.front
     <npbandit.optimize_result.ParetoResult.front>`), one evaluation a row: its ``t``, each value
     under a header naming its objective's direction, and the point by name. With ``initial``
-    (``--initial-from``'s evaluations), the front is this run's own. A drawn seed (``--seed
-    none``) is printed as for one objective."""
+    (``--initial-from``'s evaluations), the front is this run's own, as for one objective; the
+    evaluations it continues that are on the front of all (theirs and this run's) follow it.
+    A drawn seed (``--seed none``) is printed as for one objective."""
     from npbandit.storage import display_url
 
     failed = sum(h["failed"] for h in result.history)
@@ -250,6 +251,8 @@ def _print_front(args: argparse.Namespace, result: Any, initial: list[dict[str, 
         print("\n".join(_front_rows(result.front, result.minimize)))
     if args.seed is None:  # as for one objective: the only record of a drawn seed outside the database
         print(f"seed {result.seed} (drawn; --seed {result.seed} repeats the run)")
+    if initial:
+        _print_earlier_on_front(result, initial, constrained)
 
 
 def _front_rows(entries: list[dict[str, Any]], minimize: tuple[bool, ...], runs: bool = False) -> list[str]:
@@ -265,6 +268,26 @@ def _front_rows(entries: list[dict[str, Any]], minimize: tuple[bool, ...], runs:
     for row, h in zip(rows, entries):
         lines.append("  " + "  ".join(cell.rjust(w) for cell, w in zip(row, widths)) + f"  {_point_text(h['x'])}")
     return lines
+
+
+def _print_earlier_on_front(result: Any, initial: list[dict[str, Any]], constrained: bool) -> None:
+    """``--initial-from`` with several objectives: the evaluations continued that are on the
+    front of all of them and this run's (the result's front is this run's own, as its best is
+    for one objective), and how many of this run's front they beat; nothing when none is."""
+    from npbandit.feasibility import is_feasible
+    from npbandit.optimize_result import ParetoResult
+
+    earlier = [{"run_id": s["run_id"], "t": s["t"], "x": s["params"], "values": s["values"], "failed": False,
+                **({"feasible": is_feasible(s.get("constraints") or [float("inf")])} if constrained else {})}
+               for s in initial if not s["failed"] and s.get("values") is not None]
+    both = ParetoResult.of_history(earlier + list(result.history), result.minimize, None)
+    kept = [h for h in both.front if "run_id" in h]  # this run's history entries carry none
+    if not kept:
+        return
+    beaten = len(result.front) - (len(both.front) - len(kept))
+    print(f"the front of these and the {len(initial)} evaluations it continues also holds {len(kept)} of those"
+          + (f", which beat {beaten} of this run's front" if beaten else "") + ":")
+    print("\n".join(_front_rows(kept, result.minimize, runs=True)))
 
 
 def _earlier_steps(args: argparse.Namespace, bounds: Any, objective: Any, constraints: Any,
