@@ -166,7 +166,7 @@ def run(args: argparse.Namespace) -> int:
     _check_before_starting(args, bounds.dim if args.space is not None else len(bounds[0]))
     initial = None if args.initial_from is None else _earlier_steps(args, bounds, name or objective, constraints,
                                                                       minimize)
-    with contextlib.ExitStack() as stack:
+    with contextlib.ExitStack() as stack, _several_values_hint(args):
         executor, batch_size = _optimize_executor(args, stack)
         result = optimize(objective, bounds, surrogate=args.surrogate, budget=args.budget,
                           acquisition=args.acquisition, minimize=minimize, n_init=args.n_init,
@@ -226,6 +226,28 @@ def _minimize(args: argparse.Namespace) -> bool | list[bool]:
                          f"{len(args.directions)} (for one objective leave --directions out: it is minimised, or "
                          f"maximised with --maximize)")
     return list(args.directions)
+
+
+@contextlib.contextmanager
+def _several_values_hint(args: argparse.Namespace):
+    """An objective of one value (no ``--directions``) that returned several numbers: the
+    failure optimize reports (its :data:`~npbandit.envs.outcomes.SEVERAL_OBJECTIVES_HINT`
+    saying how to search several objectives in Python) re-raised as a ``ValueError`` whose
+    hint names ``--directions``. Not the failed evaluation's ``--initial-from`` line: that run
+    was of one objective, and a run of several cannot continue it."""
+    from npbandit.envs import ObjectiveError
+    from npbandit.envs.outcomes import SEVERAL_OBJECTIVES_HINT
+
+    try:
+        yield
+    except ObjectiveError as err:
+        if args.directions is not None or SEVERAL_OBJECTIVES_HINT not in str(err):
+            raise
+        # one evaluation stopped the run (kind set): say the run is saved, as the error line of one does
+        run = "" if err.run_id is None or err.kind is None else f" (run {err.run_id} is recorded as failed)"
+        hint = ("; for several objectives give one direction per value, e.g. --directions minimize maximize, or "
+                "return one number that weighs them")
+        raise ValueError(str(err).replace(SEVERAL_OBJECTIVES_HINT, hint) + run) from None
 
 
 def _print_front(args: argparse.Namespace, result: Any, initial: list[dict[str, Any]] | None,

@@ -1,5 +1,6 @@
 """``npbandit optimize --directions``: an objective of several values -- what is refused and
-how, what a run prints (its Pareto front), and ``--initial-from`` of such a run."""
+how, an objective that returns several numbers without it, what a run prints (its Pareto
+front), and ``--initial-from`` of such a run."""
 
 import textwrap
 from pathlib import Path
@@ -88,6 +89,24 @@ def test_directions_take_optunas_words_and_their_short_forms_and_refuse_others(t
         main(["optimize", "--objective", "two_costs:f", *BOX, "--directions", "minimize", "up"])
     assert stopped.value.code == 2
     assert "argument --directions: expected minimize or maximize (or min / max), got 'up'" in capsys.readouterr().err
+
+
+@pytest.mark.parametrize("on_error", ["raise", "skip"])
+def test_several_numbers_without_directions_is_one_line_that_names_directions(two_costs, capsys, on_error):
+    assert main(["optimize", "--objective", "two_costs:f", *BOX, *RANDOM, "--budget", "3", "--db", two_costs,
+                 "--on-error", on_error]) == 2
+    line = err_line(capsys)
+    (run,) = list_runs(two_costs)
+    assert "must return a float, got tuple (" in line
+    assert "for several objectives give one direction per value, e.g. --directions minimize maximize, or return one " \
+           "number that weighs them" in line
+    assert "minimize=[" not in line and "--initial-from" not in line  # neither Python's words nor a continuation
+    assert run.status == "failed"
+    if on_error == "raise":  # the error's subject is the flag
+        assert line.startswith("npbandit optimize: --objective must return a float")
+        assert line.endswith(f"(run {run.id} is recorded as failed)")
+    else:
+        assert line.startswith("npbandit optimize: every one of the 3 evaluations failed")
 
 
 def test_one_objective_prints_as_before_without_directions(two_costs, capsys):
