@@ -296,11 +296,11 @@ def _print_earlier_on_front(result: Any, initial: list[dict[str, Any]], constrai
     """``--initial-from`` with several objectives: the evaluations continued that are on the
     front of all of them and this run's (the result's front is this run's own, as its best is
     for one objective), and how many of this run's front they beat; nothing when none is."""
-    from npbandit.feasibility import is_feasible
     from npbandit.optimize_result import ParetoResult
+    from npbandit.report.summary import step_feasible
 
     earlier = [{"run_id": s["run_id"], "t": s["t"], "x": s["params"], "values": s["values"], "failed": False,
-                **({"feasible": is_feasible(s.get("constraints") or [float("inf")])} if constrained else {})}
+                **({"feasible": step_feasible(s)} if constrained else {})}
                for s in initial if not s["failed"] and s.get("values") is not None]
     both = ParetoResult.of_history(earlier + list(result.history), result.minimize, None)
     kept = [h for h in both.front if "run_id" in h]  # this run's history entries carry none

@@ -32,6 +32,8 @@ def two_costs(tmp_path, monkeypatch):
             return float((x ** 2).sum()), float(((x - 1) ** 2).sum())
         def one(x):
             return float((x ** 2).sum() + ((x - 1) ** 2).sum())
+        def limits(x):
+            return [float(x[0] - 0.9)]
     """))
     return str(tmp_path / "runs.db")
 
@@ -165,6 +167,7 @@ def test_initial_from_hands_the_earlier_run_on_and_prints_its_evaluations_on_the
         {"run_id": 4, "t": 7, "params": {"x0": 0.5, "x1": 0.75}, "values": [2.0, 0.0], "failed": False},
         {"run_id": 4, "t": 8, "params": {"x0": 0.0, "x1": 0.0}, "values": None, "failed": True},
     ]
+    earlier_steps = [dict(step) for step in earlier]
     asked, given = [], []
 
     def fake_continued_run(db, run, name, problem):
@@ -192,6 +195,15 @@ def test_initial_from_hands_the_earlier_run_on_and_prints_its_evaluations_on_the
     assert main(["optimize", "--objective", "two_costs:f", *BOX, "--db", two_costs, "--directions", "min", "max",
                  "--initial-from", "4"]) == 0
     assert len(capsys.readouterr().out.splitlines()) == 4  # the run's line, the header and its front's two
+    # with constraints, an infeasible earlier evaluation is on no front (t 5 here); a feasible one is (t 6)
+    earlier[:] = [{**earlier_steps[0], "constraints": [1.0]}, {**earlier_steps[1], "constraints": [-1.0]}]
+    assert main(["optimize", "--objective", "two_costs:f", *BOX, "--db", two_costs, "--directions", "min", "max",
+                 "--constraints", "two_costs:limits", "--initial-from", "4"]) == 0
+    assert capsys.readouterr().out.splitlines()[4:] == [
+        "the front of these and the 2 evaluations it continues also holds 1 of those:",
+        "  run  t  value 1 (minimize)  value 2 (maximize)  point",
+        "    4  6              0.0625                   3  x0=0.5, x1=0.25",
+    ]
 
 
 @NEEDS_STORED_VALUES
