@@ -2,6 +2,7 @@
 how, an objective that returns several numbers without it, what a run prints (its Pareto
 front), and ``--initial-from`` of such a run."""
 
+import sys
 import textwrap
 from pathlib import Path
 
@@ -27,6 +28,7 @@ def two_costs(tmp_path, monkeypatch):
     """A module ``two_costs`` on the import path: ``f`` returns the squared distances to (0, 0)
     and to (1, 1); ``one`` returns their sum."""
     monkeypatch.syspath_prepend(str(tmp_path))
+    monkeypatch.delitem(sys.modules, "two_costs", raising=False)  # this one, not another test's of that name
     (tmp_path / "two_costs.py").write_text(textwrap.dedent("""
         def f(x):
             return float((x ** 2).sum()), float(((x - 1) ** 2).sum())
