@@ -21,8 +21,9 @@ applies, and so what the acquisition measures from). An objective in which every
 evaluation is equal (no range) is moved by a tenth of one of its units (0.1), so that a
 shift of its values moves the reference alike. So every front point of the problem adds
 volume, also one at the nadir; a run's point worse than the reference in some objective adds
-none. A problem with no feasible evaluation has no reference point and no hypervolume. Hypervolumes are in the product of the
-objectives' units and, the reference being the problem's runs', change when runs are added.
+none. A problem with no feasible evaluation has no reference point and no hypervolume.
+Hypervolumes are in the product of the objectives' units and, the reference being the
+problem's runs', change when runs are added.
 
 The volumes are computed by BoTorch (``Hypervolume``), the fronts by
 :func:`~npbandit.acquisition.multi_objective.pareto_front`; both load torch, which this module
