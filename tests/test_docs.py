@@ -240,9 +240,6 @@ def test_the_data_set_sweeps_of_the_bandits_guide_run_as_written(tmp_path, monke
     assert len(results["results"]) == 6 and len(list_runs(db)) == 45
 
 
-@pytest.mark.xfail(strict=True, raises=AssertionError,
-                   reason="the storage here has no steps.values (unknown step field(s) ['values']): a run of several "
-                          "objectives cannot be logged yet")
 def test_the_several_objectives_command_of_the_cli_guide_runs_as_written(tmp_path, monkeypatch, capsys):
     """The CLI guide's module written where it says and its command run, the budget shortened and
     the database in tmp_path; the front it prints has the header the page describes."""

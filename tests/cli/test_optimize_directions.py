@@ -17,10 +17,6 @@ from npbandit.storage import list_runs, run_steps
 
 BOX = ["--bounds", "[[0, 0], [1, 1]]"]
 RANDOM = ["--surrogate", "random"]
-# a run of several objectives stores each step's values (branch mostore), which the storage here lacks
-NEEDS_STORED_VALUES = pytest.mark.xfail(strict=True, raises=AssertionError,  # the command's status 2
-                                        reason="the storage here has no steps.values (unknown step field(s) "
-                                               "['values']): a run of several objectives cannot be logged yet")
 
 
 @pytest.fixture
@@ -208,7 +204,6 @@ def test_initial_from_hands_the_earlier_run_on_and_prints_its_evaluations_on_the
     ]
 
 
-@NEEDS_STORED_VALUES
 def test_a_run_of_several_objectives_is_logged_and_prints_the_front_of_its_steps(two_costs, capsys):
     assert main(["optimize", "--objective", "two_costs:f", *BOX, *RANDOM, "--budget", "8", "--db", two_costs,
                  "--directions", "minimize", "minimize"]) == 0
@@ -224,9 +219,6 @@ def test_a_run_of_several_objectives_is_logged_and_prints_the_front_of_its_steps
     assert [int(line.split()[0]) for line in lines[2:]] == [s["t"] for s in front]
 
 
-@pytest.mark.xfail(strict=True, raises=AssertionError,
-                   reason="the storage here has no steps.values, and optimize(initial=RUN_ID) does not yet read a run "
-                          "of several objectives' steps (warm starts of several objectives)")
 def test_a_run_of_several_objectives_goes_on_from_an_earlier_one(two_costs, capsys):
     base = ["optimize", "--objective", "two_costs:f", *BOX, "--db", two_costs, "--directions", "min", "max"]
     assert main([*base, *RANDOM, "--budget", "4"]) == 0
