@@ -133,6 +133,20 @@ def test_values_of_every_numeric_form_are_read():
         assert objective_values(given, [0.5], 2).tolist() == [float(v) for v in np.asarray(given, dtype=float)]
 
 
+def test_a_sequence_of_zero_dimensional_tensors_or_arrays_is_read_as_the_values():
+    # an objective of point_type="torch" naturally returns (x[0], x[1]): a tuple of 0-d tensors
+    for given in ((torch.tensor(1.0), torch.tensor(2.5, dtype=torch.float64)), [np.array(1.0), np.array(2.5)],
+                  (torch.tensor(1.0, requires_grad=True), 2.5)):
+        assert objective_values(given, [0.5], 2).tolist() == [1.0, 2.5]
+    result = optimize(lambda x: (x[0], 1 - x[1]), BOX, surrogate="random", budget=3, db=None, progress=False,
+                      minimize=[True, True], point_type="torch")
+    assert [h["values"] for h in result.history] == [[float(h["x"][0]), 1 - float(h["x"][1])]
+                                                     for h in result.history]
+    for wrong in ((torch.tensor([1.0]), 2.0), (torch.tensor(True), 2.0), (np.array(1 + 2j), 2.0)):
+        with pytest.raises(ObjectiveReturnError, match="objective must return 2 real numbers"):
+            objective_values(wrong, [0.5], 2)
+
+
 def test_an_evaluation_with_a_nan_fails_and_is_seen_at_the_worst_values(card):
     def sometimes_nan(x):
         a, b = near_far(x)

@@ -74,9 +74,10 @@ def objective_value(out: Any, x: Any) -> float:
 
 def objective_values(out: Any, x: Any, count: int) -> np.ndarray:
     """The return value of an objective of ``count >= 2`` values as ``[count]`` floats: a
-    tuple, list, 1-D array or tensor of exactly ``count`` real numbers (NumPy scalars too), in
-    the order the directions were given. NaN / inf pass through (the caller reports them as
-    failed evaluations).
+    tuple, list, 1-D array or tensor of exactly ``count`` real numbers (NumPy scalars and 0-d
+    arrays or tensors too, as ``(x[0], x[1])`` of a tensor point is), in the order the
+    directions were given. NaN / inf pass through (the caller reports them as failed
+    evaluations).
 
     Raises:
         ObjectiveReturnError: (a ``TypeError`` and an ``ObjectiveError``) anything else -- one
@@ -84,6 +85,8 @@ def objective_values(out: Any, x: Any, count: int) -> np.ndarray:
             was returned, how many values were expected and at which point.
     """
     values = out.detach().cpu().numpy() if is_tensor(out) else out
+    if isinstance(values, (tuple, list)):
+        values = [_scalar_of(v) for v in values]
     expected = (f"objective must return {count} real numbers (one per objective, in the order of minimize's "
                 f"directions), got")
     try:
@@ -100,6 +103,16 @@ def objective_values(out: Any, x: Any, count: int) -> np.ndarray:
         raise ObjectiveReturnError(f"{expected} {type(out).__name__} {_shorten_repr(out)} ({len(items)} "
                                    f"value{'' if len(items) == 1 else 's'}) at x={shown(x)}", x)
     return np.asarray([float(v) for v in items], dtype=np.float64)
+
+
+def _scalar_of(value: Any) -> Any:
+    """A 0-d tensor or array as the scalar it holds (a bool stays a bool, a complex number a
+    complex, for the caller to refuse); anything else as it is."""
+    if is_tensor(value) and value.dim() == 0:
+        return value.detach().item()
+    if isinstance(value, np.ndarray) and value.ndim == 0:
+        return value[()]
+    return value
 
 
 def _shorten_repr(value: Any) -> str:
