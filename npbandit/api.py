@@ -34,7 +34,7 @@ from npbandit.storage import DEFAULT_URL, RunEvaluations, RunLogger, RunRow
 from npbandit.surrogates.base import NeuralProcess
 from npbandit.threads import resolve_threads
 from npbandit.validation import check_bool, check_int, path_as_str
-from npbandit.warm_start import WarmStart, continued_run, initial_points
+from npbandit.warm_start import WarmStart, check_same_problem, continued_run, initial_points
 
 __all__ = ["optimize", "OptimizeResult", "ParetoResult", "SURROGATES", "objective_label"]
 
@@ -99,7 +99,8 @@ def optimize(objective: Callable[[Any], Any], bounds: Any = None, surrogate: str
             evaluations only, not those it was given); or, for ``bounds``, arrays
             ``(X [n, d], Y [n])`` (:mod:`npbandit.warm_start`). A run's steps and a history are checked to come from
             a run of this problem as far as they say (a run's steps: its direction, bounds or
-            space; a history: its direction; both: whether it had constraints; pairs and
+            space; a history: its direction, which a history of several objectives does not say;
+            both: whether it had constraints; an earlier :class:`ParetoResult`: its directions; pairs and
             arrays: nothing but each point lying in the box or space; the objective: never), a
             ``ValueError`` naming
             ``initial[i]`` otherwise. The policy observes them, in order, before it proposes anything:
@@ -376,6 +377,10 @@ def optimize(objective: Callable[[Any], Any], bounds: Any = None, surrogate: str
     source = None  # the run continued, when initial is one: recorded with this run (initial_from)
     if isinstance(initial, (OptimizeResult, ParetoResult)):  # its run where recorded in this db, else its history
         same_db = db is not None and initial.run_id is not None and initial.db == str(db)
+        if isinstance(initial, ParetoResult) and objectives > 1 and not same_db:  # its history holds no directions
+            check_same_problem({"minimize": list(initial.minimize)}, {"minimize": stored_directions(minimize)},
+                               "initial", "the earlier result's",
+                               "; to start from its evaluations on purpose, give them as (x, values) pairs")
         initial = initial.run_id if same_db else initial.history
     if isinstance(initial, (int, np.integer, RunRow)) and not isinstance(initial, bool):
         if db is None:

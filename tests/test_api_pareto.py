@@ -303,6 +303,21 @@ def test_earlier_values_of_another_kind_are_refused(initial, match):
                  initial=initial)
 
 
+def test_an_earlier_result_of_other_directions_is_refused_naming_both():
+    # its history says nothing of the directions, but the result does: minimising what it maximised is refused
+    first = optimize(near_far, BOX, surrogate="random", budget=3, db=None, progress=False, minimize=[True, False])
+    with pytest.raises(ValueError, match=r"initial: the earlier result's minimize is \[True, False\], this one's "
+                                         r"\[True, True\] \(a run continues only a run of the same problem\)"):
+        optimize(near_far, BOX, surrogate="random", budget=2, db=None, progress=False, minimize=[True, True],
+                 initial=first)
+    again = optimize(near_far, BOX, surrogate="random", budget=2, db=None, progress=False, minimize=[True, False],
+                     initial=first)
+    assert len(again.history) == 2
+    pairs = [(h["x"], h["values"]) for h in first.history]  # on purpose, as pairs: taken as they are
+    optimize(near_far, BOX, surrogate="random", budget=2, db=None, progress=False, minimize=[True, True],
+             initial=pairs)
+
+
 def test_a_search_of_one_objective_refuses_a_history_of_several():
     first = optimize(near_far, BOX, surrogate="random", budget=2, db=None, progress=False, minimize=[True, True])
     with pytest.raises(ValueError, match=r"initial\[0\]: the entry holds values .* of several objectives, this run "
