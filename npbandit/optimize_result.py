@@ -15,6 +15,7 @@ import torch
 from npbandit.exceptions import ObjectiveError
 from npbandit.feasibility import is_feasible
 from npbandit.stopping import RunInterrupted
+from npbandit.validation import is_real, is_tensor
 
 if TYPE_CHECKING:
     from npbandit.envs.blackbox import BlackBoxEnv
@@ -148,9 +149,13 @@ class ParetoResult:
         """
         from botorch.utils.multi_objective.hypervolume import Hypervolume
 
-        ref = np.asarray(reference_point, dtype=np.float64)
         m = len(self.minimize)
-        if ref.shape != (m,) or not np.isfinite(ref).all():
+        given = reference_point.detach().cpu().numpy() if is_tensor(reference_point) else reference_point
+        # each element a real number: np.asarray(..., float) would read "4" or True as one
+        items = given if isinstance(given, np.ndarray) else np.asarray(given, dtype=object)
+        real = items.shape == (m,) and all(is_real(v) for v in items.tolist())
+        ref = items.astype(np.float64) if real else None
+        if ref is None or not np.isfinite(ref).all():
             raise ValueError(f"reference_point must be {m} finite numbers (one per objective), got {reference_point!r}")
         signs = torch.tensor([-1.0 if each else 1.0 for each in self.minimize], dtype=torch.float64)
         values = torch.from_numpy(self.front_values) * signs  # maximised

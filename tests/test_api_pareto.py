@@ -91,6 +91,9 @@ def test_the_hypervolume_of_a_known_front():
     assert result.hypervolume([0.5, 0.5]) == 0.0  # no point dominates it
     with pytest.raises(ValueError, match="reference_point must be 2 finite numbers"):
         result.hypervolume([4.0])
+    for wrong in (["4", "4"], [4.0, object()], [True, 4.0]):  # not real numbers: refused naming the argument
+        with pytest.raises(ValueError, match="reference_point must be 2 finite numbers"):
+            result.hypervolume(wrong)
 
 
 @pytest.mark.parametrize(("kwargs", "match"), [
