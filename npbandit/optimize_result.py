@@ -104,7 +104,9 @@ class ParetoResult:
         front: the evaluations on the Pareto front, in order of evaluation: each successful
             (and, with ``constraints``, feasible) evaluation that no other such evaluation
             beats in one objective while matching or beating it in all (evaluations with
-            equal values are all kept). Each is its ``history`` entry.
+            equal values are all kept, as in Optuna's ``study.best_trials``). Each is its
+            ``history`` entry: of this call's evaluations, so points given by ``optimize``'s
+            ``initial`` are not on it and take none of these off it.
         history: one dict per evaluation: ``t``, ``x``, ``values`` (the ``m`` values the
             objective returned, in order; ``None`` for a failed evaluation), ``failed``, and as
             in :class:`OptimizeResult` ``error`` / ``error_kind`` for a failed one and

@@ -321,6 +321,16 @@ def test_an_earlier_result_of_other_directions_is_refused_naming_both():
              initial=pairs)
 
 
+def test_the_front_is_this_calls_and_the_guides_recipe_joins_an_earlier_one():
+    # as docs/guides/optimize.md says: a warm start's points are not on the front, nor take anything off it
+    point = np.array([0.5, 0.5])
+    result = optimize(near_far, BOX, surrogate="random", budget=4, seed=3, db=None, progress=False,
+                      minimize=[True, True], initial=[(point, [-1.0, -1.0])])  # better than anything evaluated
+    assert result.front and all(h in result.history for h in result.front)
+    earlier = [{"t": 0, "x": point, "values": [-1.0, -1.0], "failed": False}]
+    assert ParetoResult.of_history(earlier + result.history, result.minimize, None).front == earlier
+
+
 def test_a_search_of_one_objective_refuses_a_history_of_several():
     first = optimize(near_far, BOX, surrogate="random", budget=2, db=None, progress=False, minimize=[True, True])
     with pytest.raises(ValueError, match=r"initial\[0\]: the entry holds values .* of several objectives, this run "
