@@ -331,6 +331,20 @@ def test_the_front_is_this_calls_and_the_guides_recipe_joins_an_earlier_one():
     assert ParetoResult.of_history(earlier + result.history, result.minimize, None).front == earlier
 
 
+def test_a_history_of_other_constraints_is_refused_with_the_forms_of_several_objectives():
+    # the way out the message names must be one this search takes: values, not a value
+    constrained = optimize(near_far, BOX, surrogate="random", budget=2, db=None, progress=False,
+                           minimize=[True, True], constraints=lambda x: [x[0] - 0.5])
+    with pytest.raises(ValueError, match=r"on purpose, give them as \(x, values\) pairs, each in its objective's "
+                                         r"units$"):
+        optimize(near_far, BOX, surrogate="random", budget=2, db=None, progress=False, minimize=[True, True],
+                 initial=constrained.history)
+    free = optimize(near_far, BOX, surrogate="random", budget=2, db=None, progress=False, minimize=[True, True])
+    with pytest.raises(ValueError, match=r"as \(x, values, constraints\) triples$"):
+        optimize(near_far, BOX, surrogate="random", budget=2, db=None, progress=False, minimize=[True, True],
+                 initial=free.history, constraints=lambda x: [x[0] - 0.5])
+
+
 def test_a_search_of_one_objective_refuses_a_history_of_several():
     first = optimize(near_far, BOX, surrogate="random", budget=2, db=None, progress=False, minimize=[True, True])
     with pytest.raises(ValueError, match=r"initial\[0\]: the entry holds values .* of several objectives, this run "
