@@ -122,8 +122,9 @@ def _shorten_repr(value: Any) -> str:
 
 def constraint_values(out: Any, x: Any, count: int | None = None) -> np.ndarray:
     """A constraints function's return value as ``k`` floats (``[k]``, float64): one real
-    number, or a 1-D sequence, array or tensor of them. ``count``: the ``k`` expected (the
-    earlier evaluations'), ``None`` for any ``k >= 1``.
+    number, or a 1-D sequence, array or tensor of them (a sequence's elements may be 0-d
+    arrays or tensors, as ``[x[0] - 0.5]`` of a tensor point is). ``count``: the ``k``
+    expected (the earlier evaluations'), ``None`` for any ``k >= 1``.
 
     Raises:
         ObjectiveReturnError: anything else -- a string, a bool, a nested sequence, no value,
@@ -133,6 +134,8 @@ def constraint_values(out: Any, x: Any, count: int | None = None) -> np.ndarray:
         ObjectiveError: a NaN or infinite value.
     """
     values = out.detach().cpu().numpy() if is_tensor(out) else out
+    if isinstance(values, (tuple, list)):
+        values = [_scalar_of(v) for v in values]
     if isinstance(values, (numbers.Real, np.generic)) and not isinstance(values, (np.ndarray,)):
         values = [values]
     wrong = ObjectiveReturnError(f"constraints must return a sequence of real numbers (one per constraint, "
