@@ -64,7 +64,8 @@ def optimize(objective: Callable[[Any], Any], bounds: Any = None, surrogate: str
 
     Args:
         objective: a plain callable taking one point and returning one real number (a
-            float, or a 1-element array / tensor). With ``bounds`` the point is a 1-D numpy
+            float, or a 1-element array / tensor; for several objectives, one per objective:
+            see ``minimize``). With ``bounds`` the point is a 1-D numpy
             array of shape ``[d]`` (a torch tensor with ``point_type="torch"``); with a
             search space it is a dict ``{name: value}`` (ints as ``int``, choices as their
             values).
@@ -97,7 +98,8 @@ def optimize(objective: Callable[[Any], Any], bounds: Any = None, surrogate: str
             run it continues (``initial_from``), so that a continuation of it sees them all too;
             a run's steps, :func:`npbandit.storage.run_steps` ``(db, run_id)`` (its own
             evaluations only, not those it was given); or, for ``bounds``, arrays
-            ``(X [n, d], Y [n])`` (:mod:`npbandit.warm_start`). A run's steps and a history are checked to come from
+            ``(X [n, d], Y [n])`` (``Y [n, m]`` for ``m`` objectives; :mod:`npbandit.warm_start`).
+            A run's steps and a history are checked to come from
             a run of this problem as far as they say (a run's steps: its direction, bounds or
             space; a history: its direction, which a history of several objectives does not say;
             both: whether it had constraints; an earlier :class:`ParetoResult`: its directions; pairs and
