@@ -182,9 +182,23 @@ class ParetoResult:
     def of_history(cls, history: list[dict[str, Any]], minimize: tuple[bool, ...], run_id: int | None,
                    **kwargs: Any) -> ParetoResult:
         """The result of a run whose evaluations are ``history`` (:func:`run_history`'s form),
-        its front taken from the successful, feasible ones."""
+        its front taken from the successful, feasible ones.
+
+        Raises:
+            TypeError / ValueError: ``minimize`` is not a sequence of ``m >= 2`` bools, or a
+                successful entry of ``history`` does not hold ``m`` values (naming it)."""
         from botorch.utils.multi_objective.pareto import is_non_dominated
 
+        from npbandit.envs.blackbox import directions
+
+        minimize, m = directions(minimize)
+        if m < 2:
+            raise TypeError(f"minimize must be a sequence of m >= 2 bools (one direction per objective), got "
+                            f"{minimize!r}")
+        for i, h in enumerate(history):
+            if not h["failed"] and len(h["values"]) != m:
+                raise ValueError(f"history[{i}] holds {len(h['values'])} values, minimize gives {m} directions (one "
+                                 "value per objective, in their order)")
         good = [h for h in history if not h["failed"] and h.get("feasible", True)]
         front: list[dict[str, Any]] = []
         if good:

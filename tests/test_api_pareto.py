@@ -345,6 +345,18 @@ def test_a_history_of_other_constraints_is_refused_with_the_forms_of_several_obj
                  initial=free.history, constraints=lambda x: [x[0] - 0.5])
 
 
+def test_of_history_checks_the_directions_against_the_values():
+    history = [{"t": 0, "x": np.zeros(1), "values": [1.0, 2.0, 3.0], "failed": False},
+               {"t": 1, "x": np.zeros(1), "values": None, "failed": True}]
+    with pytest.raises(ValueError, match=r"history\[0\] holds 3 values, minimize gives 2 directions"):
+        ParetoResult.of_history(history, (True, True), None)
+    with pytest.raises(TypeError, match="minimize must be a bool, or a sequence of bools"):
+        ParetoResult.of_history(history, "min", None)
+    with pytest.raises(ValueError, match="needs at least two"):
+        ParetoResult.of_history(history, [True], None)
+    assert ParetoResult.of_history(history, [True, False, True], None).minimize == (True, False, True)
+
+
 def test_a_search_of_one_objective_refuses_a_history_of_several():
     first = optimize(near_far, BOX, surrogate="random", budget=2, db=None, progress=False, minimize=[True, True])
     with pytest.raises(ValueError, match=r"initial\[0\]: the entry holds values .* of several objectives, this run "
