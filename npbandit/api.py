@@ -267,7 +267,7 @@ def optimize(objective: Callable[[Any], Any], bounds: Any = None, surrogate: str
             them, the more so on a machine whose cores are busy).
         callbacks: a callable, or a sequence of them, each called after every evaluation
             (a failed one too) with the history of this call's evaluations so far (a fresh
-            list of dicts as ``OptimizeResult.history``, or ``ParetoResult.history`` for
+            list of dicts, copied down to their points and values, as ``OptimizeResult.history``, or ``ParetoResult.history`` for
             several objectives, whose entries hold ``values`` and no ``best_value``: points
             given by ``initial`` are not in it); when one returns true the run ends there,
             as completed, and reports what it has (e.g. a target,
@@ -444,7 +444,7 @@ def optimize(objective: Callable[[Any], Any], bounds: Any = None, surrogate: str
 
     def stop(so_far) -> bool:  # the callbacks see the history, as the result will give it
         history_of(so_far.steps)
-        return any([bool(callback([dict(h) for h in seen])) for callback in callbacks])  # each is called
+        return any([bool(callback([_fresh(h) for h in seen])) for callback in callbacks])  # each is called
 
     try:
         result = run_episode(env, policy, seed=seed, logger=logger, run_info=info, on_error=on_error,
@@ -545,6 +545,13 @@ def _check_callbacks(callbacks: Any) -> list[Callable]:
             raise TypeError(f"callbacks[{i}] must be callable (the history so far -> bool), "
                             f"got {type(callback).__name__}")
     return list(listed)
+
+
+def _fresh(entry: dict[str, Any]) -> dict[str, Any]:
+    """A history entry as a callback sees it: copied down to its point and its lists of values
+    and constraint values, so that a callback that changes what it is given leaves the run's
+    history, and the front or best point taken from it, as evaluated."""
+    return {key: value.copy() if isinstance(value, (np.ndarray, list, dict)) else value for key, value in entry.items()}
 
 
 def _call_with_tensor(objective: Callable[[Any], Any], x: np.ndarray) -> Any:

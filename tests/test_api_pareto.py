@@ -252,6 +252,21 @@ def test_callbacks_see_each_evaluations_values():
     assert [len(s) for s in seen] == [1, 2, 3, 4] and all(v is not None for v in seen[-1])
 
 
+def test_a_callback_that_changes_what_it_sees_leaves_the_result_as_evaluated():
+    # the callbacks' history is fresh down to each entry's values, constraints and point
+    def meddle(history):
+        history[-1]["values"][0] = -1e9
+        history[-1]["constraints"][0] = -1e9
+        history[-1]["x"][0] = 7.0
+
+    result = optimize(near_far, BOX, surrogate="random", budget=3, db=None, progress=False, minimize=[True, True],
+                      constraints=lambda x: [x[0] - 0.5], callbacks=meddle)
+    for h in result.history:
+        assert h["values"] == list(near_far(h["x"])) and h["constraints"] == [h["x"][0] - 0.5]
+        assert 0 <= h["x"][0] <= 1
+    assert -1e9 not in result.front_values
+
+
 def test_the_env_returns_a_reward_per_objective_each_maximised():
     env = BlackBoxEnv(objective=near_far, bounds=BOX, minimize=[True, False], budget=2)
     obs, _ = env.reset(seed=0)
