@@ -267,16 +267,18 @@ def optimize(objective: Callable[[Any], Any], bounds: Any = None, surrogate: str
             them, the more so on a machine whose cores are busy).
         callbacks: a callable, or a sequence of them, each called after every evaluation
             (a failed one too) with the history of this call's evaluations so far (a fresh
-            list of dicts, copied down to their points and values, as ``OptimizeResult.history``, or ``ParetoResult.history`` for
-            several objectives, whose entries hold ``values`` and no ``best_value``: points
-            given by ``initial`` are not in it); when one returns true the run ends there,
-            as completed, and reports what it has (e.g. a target,
+            list of dicts, copied down to their points and values, as
+            ``OptimizeResult.history``, or ``ParetoResult.history`` for several objectives,
+            whose entries hold ``values`` and no ``best_value``: points given by ``initial``
+            are not in it); when one returns true the run ends there, as completed, and
+            reports what it has (e.g. a target,
             ``lambda h: h[-1]["best_value"] is not None and h[-1]["best_value"] < 1e-3``,
             ``best_value`` being ``None`` while every evaluation so far failed; for several
-            objectives, a test of ``h[-1]["values"]``; no improvement in ``k`` evaluations; a wall-clock
-            limit). With ``executor`` no point is proposed after that, and the evaluations in
-            flight are waited for, kept and shown to the callbacks too. A callback that
-            raises fails the run with its error (which carries the history, as below).
+            objectives, a test of ``h[-1]["values"]``; no improvement in ``k`` evaluations;
+            a wall-clock limit). With ``executor`` no point is proposed after that, and the
+            evaluations in flight are waited for, kept and shown to the callbacks too. A
+            callback that raises fails the run with its error (which carries the history, as
+            below).
 
     Raises:
         ValueError / TypeError: a bad argument, naming it; ``surrogate`` also when the
