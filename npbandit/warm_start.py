@@ -274,6 +274,10 @@ def initial_points(initial: Any, box: np.ndarray | None, space: SearchSpace | No
         if space is not None:
             raise ValueError("initial=(X, Y) arrays are for a box (bounds); for a search space give (params, value) "
                              "pairs, params a dict {name: value}, or a run's steps")
+        if constrained:
+            raise ValueError(f"initial=(X, Y) arrays carry no constraint values; with constraints give (x, "
+                             f"{'value' if m == 1 else 'values'}, constraints) triples, or the history of an earlier "
+                             "constrained run")
         initial = pairs
     if isinstance(initial, (str, bytes, Mapping)) or not isinstance(initial, Sequence):
         raise TypeError(f"initial must be (x, value) pairs, an earlier result's history, a run's steps "

@@ -372,6 +372,16 @@ def test_of_history_checks_the_directions_against_the_values():
     assert ParetoResult.of_history(history, [True, False, True], None).minimize == (True, False, True)
 
 
+@pytest.mark.parametrize("minimize", [True, [True, True]])
+def test_arrays_given_with_constraints_are_refused_saying_they_carry_none(minimize):
+    X = np.array([[0.2, 0.3], [0.6, 0.1]])
+    Y = np.array([1.0, 2.0]) if minimize is True else np.array([[1.0, 2.0], [3.0, 4.0]])
+    with pytest.raises(ValueError, match=r"initial=\(X, Y\) arrays carry no constraint values; with constraints "
+                                         r"give \(x, values?, constraints\) triples"):
+        optimize(lambda x: near_far(x) if minimize is not True else 1.0, BOX, surrogate="random", budget=2, db=None,
+                 progress=False, minimize=minimize, initial=(X, Y), constraints=lambda x: [x[0] - 0.5])
+
+
 def test_a_search_of_one_objective_refuses_a_history_of_several():
     first = optimize(near_far, BOX, surrogate="random", budget=2, db=None, progress=False, minimize=[True, True])
     with pytest.raises(ValueError, match=r"initial\[0\]: the entry holds values .* of several objectives, this run "
