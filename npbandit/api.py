@@ -34,7 +34,7 @@ from npbandit.storage import DEFAULT_URL, RunEvaluations, RunLogger, RunRow
 from npbandit.surrogates.base import NeuralProcess
 from npbandit.threads import resolve_threads
 from npbandit.validation import check_bool, check_int, path_as_str
-from npbandit.warm_start import WarmStart, continued_run, initial_points
+from npbandit.warm_start import WarmStart, check_same_problem, continued_run, initial_points
 
 __all__ = ["optimize", "OptimizeResult", "ParetoResult", "SURROGATES", "objective_label"]
 
@@ -64,7 +64,8 @@ def optimize(objective: Callable[[Any], Any], bounds: Any = None, surrogate: str
 
     Args:
         objective: a plain callable taking one point and returning one real number (a
-            float, or a 1-element array / tensor). With ``bounds`` the point is a 1-D numpy
+            float, or a 1-element array / tensor; for several objectives, one per objective:
+            see ``minimize``). With ``bounds`` the point is a 1-D numpy
             array of shape ``[d]`` (a torch tensor with ``point_type="torch"``); with a
             search space it is a dict ``{name: value}`` (ints as ``int``, choices as their
             values).
@@ -97,9 +98,11 @@ def optimize(objective: Callable[[Any], Any], bounds: Any = None, surrogate: str
             run it continues (``initial_from``), so that a continuation of it sees them all too;
             a run's steps, :func:`npbandit.storage.run_steps` ``(db, run_id)`` (its own
             evaluations only, not those it was given); or, for ``bounds``, arrays
-            ``(X [n, d], Y [n])`` (:mod:`npbandit.warm_start`). A run's steps and a history are checked to come from
+            ``(X [n, d], Y [n])`` (``Y [n, m]`` for ``m`` objectives; :mod:`npbandit.warm_start`).
+            A run's steps and a history are checked to come from
             a run of this problem as far as they say (a run's steps: its direction, bounds or
-            space; a history: its direction; both: whether it had constraints; pairs and
+            space; a history: its direction, which a history of several objectives does not say;
+            both: whether it had constraints; an earlier :class:`ParetoResult`: its directions; pairs and
             arrays: nothing but each point lying in the box or space; the objective: never), a
             ``ValueError`` naming
             ``initial[i]`` otherwise. The policy observes them, in order, before it proposes anything:
@@ -264,14 +267,18 @@ def optimize(objective: Callable[[Any], Any], bounds: Any = None, surrogate: str
             them, the more so on a machine whose cores are busy).
         callbacks: a callable, or a sequence of them, each called after every evaluation
             (a failed one too) with the history of this call's evaluations so far (a fresh
-            list of dicts as ``OptimizeResult.history``: points given by ``initial`` are not
-            in it); when one returns true the run ends there, as completed, and reports what
-            it has (e.g. a target, ``lambda h: h[-1]["best_value"] is not None and
-            h[-1]["best_value"] < 1e-3``, ``best_value`` being ``None`` while every
-            evaluation so far failed; no improvement in ``k`` evaluations; a wall-clock
-            limit). With ``executor`` no point is proposed after that, and the evaluations in
-            flight are waited for, kept and shown to the callbacks too. A callback that
-            raises fails the run with its error (which carries the history, as below).
+            list of dicts, copied down to their points and values, as
+            ``OptimizeResult.history``, or ``ParetoResult.history`` for several objectives,
+            whose entries hold ``values`` and no ``best_value``: points given by ``initial``
+            are not in it); when one returns true the run ends there, as completed, and
+            reports what it has (e.g. a target,
+            ``lambda h: h[-1]["best_value"] is not None and h[-1]["best_value"] < 1e-3``,
+            ``best_value`` being ``None`` while every evaluation so far failed; for several
+            objectives, a test of ``h[-1]["values"]``; no improvement in ``k`` evaluations;
+            a wall-clock limit). With ``executor`` no point is proposed after that, and the
+            evaluations in flight are waited for, kept and shown to the callbacks too. A
+            callback that raises fails the run with its error (which carries the history, as
+            below).
 
     Raises:
         ValueError / TypeError: a bad argument, naming it; ``surrogate`` also when the
@@ -376,6 +383,10 @@ def optimize(objective: Callable[[Any], Any], bounds: Any = None, surrogate: str
     source = None  # the run continued, when initial is one: recorded with this run (initial_from)
     if isinstance(initial, (OptimizeResult, ParetoResult)):  # its run where recorded in this db, else its history
         same_db = db is not None and initial.run_id is not None and initial.db == str(db)
+        if isinstance(initial, ParetoResult) and objectives > 1 and not same_db:  # its history holds no directions
+            check_same_problem({"minimize": list(initial.minimize)}, {"minimize": stored_directions(minimize)},
+                               "initial", "the earlier result's",
+                               "; to start from its evaluations on purpose, give them as (x, values) pairs")
         initial = initial.run_id if same_db else initial.history
     if isinstance(initial, (int, np.integer, RunRow)) and not isinstance(initial, bool):
         if db is None:
@@ -435,7 +446,7 @@ def optimize(objective: Callable[[Any], Any], bounds: Any = None, surrogate: str
 
     def stop(so_far) -> bool:  # the callbacks see the history, as the result will give it
         history_of(so_far.steps)
-        return any([bool(callback([dict(h) for h in seen])) for callback in callbacks])  # each is called
+        return any([bool(callback([_fresh(h) for h in seen])) for callback in callbacks])  # each is called
 
     try:
         result = run_episode(env, policy, seed=seed, logger=logger, run_info=info, on_error=on_error,
@@ -536,6 +547,13 @@ def _check_callbacks(callbacks: Any) -> list[Callable]:
             raise TypeError(f"callbacks[{i}] must be callable (the history so far -> bool), "
                             f"got {type(callback).__name__}")
     return list(listed)
+
+
+def _fresh(entry: dict[str, Any]) -> dict[str, Any]:
+    """A history entry as a callback sees it: copied down to its point and its lists of values
+    and constraint values, so that a callback that changes what it is given leaves the run's
+    history, and the front or best point taken from it, as evaluated."""
+    return {key: value.copy() if isinstance(value, (np.ndarray, list, dict)) else value for key, value in entry.items()}
 
 
 def _call_with_tensor(objective: Callable[[Any], Any], x: np.ndarray) -> Any:

@@ -15,6 +15,7 @@ import torch
 from npbandit.exceptions import ObjectiveError
 from npbandit.feasibility import is_feasible
 from npbandit.stopping import RunInterrupted
+from npbandit.validation import is_real, is_tensor
 
 if TYPE_CHECKING:
     from npbandit.envs.blackbox import BlackBoxEnv
@@ -103,7 +104,9 @@ class ParetoResult:
         front: the evaluations on the Pareto front, in order of evaluation: each successful
             (and, with ``constraints``, feasible) evaluation that no other such evaluation
             beats in one objective while matching or beating it in all (evaluations with
-            equal values are all kept). Each is its ``history`` entry.
+            equal values are all kept, as in Optuna's ``study.best_trials``). Each is its
+            ``history`` entry: of this call's evaluations, so points given by ``optimize``'s
+            ``initial`` are not on it and take none of these off it.
         history: one dict per evaluation: ``t``, ``x``, ``values`` (the ``m`` values the
             objective returned, in order; ``None`` for a failed evaluation), ``failed``, and as
             in :class:`OptimizeResult` ``error`` / ``error_kind`` for a failed one and
@@ -148,9 +151,13 @@ class ParetoResult:
         """
         from botorch.utils.multi_objective.hypervolume import Hypervolume
 
-        ref = np.asarray(reference_point, dtype=np.float64)
         m = len(self.minimize)
-        if ref.shape != (m,) or not np.isfinite(ref).all():
+        given = reference_point.detach().cpu().numpy() if is_tensor(reference_point) else reference_point
+        # each element a real number: np.asarray(..., float) would read "4" or True as one
+        items = given if isinstance(given, np.ndarray) else np.asarray(given, dtype=object)
+        real = items.shape == (m,) and all(is_real(v) for v in items.tolist())
+        ref = items.astype(np.float64) if real else None
+        if ref is None or not np.isfinite(ref).all():
             raise ValueError(f"reference_point must be {m} finite numbers (one per objective), got {reference_point!r}")
         signs = torch.tensor([-1.0 if each else 1.0 for each in self.minimize], dtype=torch.float64)
         values = torch.from_numpy(self.front_values) * signs  # maximised
@@ -175,9 +182,23 @@ class ParetoResult:
     def of_history(cls, history: list[dict[str, Any]], minimize: tuple[bool, ...], run_id: int | None,
                    **kwargs: Any) -> ParetoResult:
         """The result of a run whose evaluations are ``history`` (:func:`run_history`'s form),
-        its front taken from the successful, feasible ones."""
+        its front taken from the successful, feasible ones.
+
+        Raises:
+            TypeError / ValueError: ``minimize`` is not a sequence of ``m >= 2`` bools, or a
+                successful entry of ``history`` does not hold ``m`` values (naming it)."""
         from botorch.utils.multi_objective.pareto import is_non_dominated
 
+        from npbandit.envs.blackbox import directions
+
+        minimize, m = directions(minimize)
+        if m < 2:
+            raise TypeError(f"minimize must be a sequence of m >= 2 bools (one direction per objective), got "
+                            f"{minimize!r}")
+        for i, h in enumerate(history):
+            if not h["failed"] and len(h["values"]) != m:
+                raise ValueError(f"history[{i}] holds {len(h['values'])} values, minimize gives {m} directions (one "
+                                 "value per objective, in their order)")
         good = [h for h in history if not h["failed"] and h.get("feasible", True)]
         front: list[dict[str, Any]] = []
         if good:

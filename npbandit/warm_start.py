@@ -168,6 +168,14 @@ _SAME_PROBLEM = "(a run continues only a run of the same problem)"
 #: how to start from another problem's evaluations on purpose, said when a record's problem differs
 _ON_PURPOSE = ("; to start from another problem's evaluations on purpose, give them as (x, value) pairs, "
                "each value in this objective's units")
+#: the same, for a search of several objectives
+_ON_PURPOSE_SEVERAL = ("; to start from another problem's evaluations on purpose, give them as (x, values) pairs, "
+                       "each in its objective's units")
+
+
+def _on_purpose(m: int) -> str:
+    """How to start from another problem's evaluations on purpose, in the form of a search of ``m`` objectives."""
+    return _ON_PURPOSE if m == 1 else _ON_PURPOSE_SEVERAL
 
 
 def _recorded_minimize(entry: Mapping[str, Any], value: float) -> tuple[bool | None, str]:
@@ -183,26 +191,28 @@ def _recorded_minimize(entry: Mapping[str, Any], value: float) -> tuple[bool | N
     return None, ""
 
 
-def _check_recorded_constraints(i: int, entry: Mapping[str, Any], constrained: bool) -> None:
+def _check_recorded_constraints(i: int, entry: Mapping[str, Any], constrained: bool, m: int) -> None:
     """A history entry or a run's step that did not fail says whether its run had constraints
     (its ``constraints``, the values, or ``None`` / absent without them): ``ValueError``
-    naming ``initial[i]`` when that differs from this run (``constrained``), since the
-    constraint values given and those evaluated would not be of the same constraints."""
+    naming ``initial[i]`` when that differs from this run (``constrained``, of ``m``
+    objectives), since the constraint values given and those evaluated would not be of the
+    same constraints."""
     held = entry.get("constraints")
     if constrained and held is None:
         raise ValueError(f"initial[{i}]: the entry holds no constraint values (its run had no constraints), this run "
                          f"has constraints {_SAME_PROBLEM}; give each earlier evaluation with its constraint values, "
-                         "as (x, value, constraints) triples")
+                         f"as (x, {'value' if m == 1 else 'values'}, constraints) triples")
     if not constrained and held is not None:
         raise ValueError(f"initial[{i}]: the entry holds constraint values {_short(held)} (its run had constraints), "
-                         f"this run has none {_SAME_PROBLEM}{_ON_PURPOSE}")
+                         f"this run has none {_SAME_PROBLEM}{_on_purpose(m)}")
 
 
 def _check_recorded_cube(i: int, entry: Mapping[str, Any], box: np.ndarray | None,
-                         space: SearchSpace | None) -> None:
+                         space: SearchSpace | None, m: int) -> None:
     """A run's step (``action`` in its run's unit cube beside ``params``, the point by name
     in the user's units) must decode in this box or space to the point it recorded:
-    ``ValueError`` naming ``initial[i]`` when its run searched other bounds or another space."""
+    ``ValueError`` naming ``initial[i]`` when its run searched other bounds or another space
+    (the way out it names in the form of a search of ``m`` objectives)."""
     action, params = entry.get("action"), entry.get("params")
     if action is None or not isinstance(params, Mapping):
         return
@@ -211,12 +221,13 @@ def _check_recorded_cube(i: int, entry: Mapping[str, Any], box: np.ndarray | Non
     u = np.asarray(action.detach().cpu() if isinstance(action, torch.Tensor) else action, dtype=np.float64)
     if u.shape != (here.dim,) or not np.isfinite(u).all():
         raise ValueError(f"initial[{i}]: the step's action {_short(u.tolist())} is not a point of the unit cube "
-                         f"[{here.dim}] of {these}: its run searched {other} {_SAME_PROBLEM}{_ON_PURPOSE}")
+                         f"[{here.dim}] of {these}: its run searched {other} {_SAME_PROBLEM}{_on_purpose(m)}")
     # a box's point as the run made it (the env's affine map, no clamping); a space's, decoded
     point = named_point(box[0] + u * (box[1] - box[0])) if space is None else here.decode(u)
     if not _same_point(point, params):
         raise ValueError(f"initial[{i}]: the step's action {_short(u.tolist())} is {_short(dict(params))} in its "
-                         f"run but {_short(point)} in {these}: its run searched {other} {_SAME_PROBLEM}{_ON_PURPOSE}")
+                         f"run but {_short(point)} in {these}: its run searched {other} "
+                         f"{_SAME_PROBLEM}{_on_purpose(m)}")
 
 
 def _same_point(point: Mapping[str, Any], params: Mapping[str, Any]) -> bool:
@@ -263,6 +274,10 @@ def initial_points(initial: Any, box: np.ndarray | None, space: SearchSpace | No
         if space is not None:
             raise ValueError("initial=(X, Y) arrays are for a box (bounds); for a search space give (params, value) "
                              "pairs, params a dict {name: value}, or a run's steps")
+        if constrained:
+            raise ValueError(f"initial=(X, Y) arrays carry no constraint values; with constraints give (x, "
+                             f"{'value' if m == 1 else 'values'}, constraints) triples, or the history of an earlier "
+                             "constrained run")
         initial = pairs
     if isinstance(initial, (str, bytes, Mapping)) or not isinstance(initial, Sequence):
         raise TypeError(f"initial must be (x, value) pairs, an earlier result's history, a run's steps "
@@ -284,11 +299,11 @@ def initial_points(initial: Any, box: np.ndarray | None, space: SearchSpace | No
                 raise ValueError(f"initial[{i}] must be {what}, a history entry or a run's step with {needs}, got "
                                  f"{_short(entry)}")
             if not failed:
-                _check_recorded_constraints(i, entry, constrained)
+                _check_recorded_constraints(i, entry, constrained, m)
             x, value = entry[key], entry.get(value_key)
             limits = entry.get("constraints") if constrained and not failed else None
             if failed:
-                _check_recorded_cube(i, entry, box, space)
+                _check_recorded_cube(i, entry, box, space, m)
                 error = entry.get("error")
                 out.append((_action(i, x, box, space), None, None, str(error) if error else "failed earlier"))
                 continue
@@ -306,7 +321,7 @@ def initial_points(initial: Any, box: np.ndarray | None, space: SearchSpace | No
         if m > 1:
             out.append((_action(i, x, box, space), _several_rewards(i, value, x, minimize), limits, None))
             if isinstance(entry, Mapping):
-                _check_recorded_cube(i, entry, box, space)
+                _check_recorded_cube(i, entry, box, space, m)
             continue
         if not is_real(value) or not np.isfinite(value):
             raise ValueError(f"initial[{i}]: the value must be a finite real number, got {value!r}")
@@ -315,7 +330,7 @@ def initial_points(initial: Any, box: np.ndarray | None, space: SearchSpace | No
             if came is not None:
                 check_same_problem({"minimize": came}, {"minimize": bool(minimize)}, f"initial[{i}]",
                                    f"its run's (as its {field} says)", _ON_PURPOSE)
-            _check_recorded_cube(i, entry, box, space)
+            _check_recorded_cube(i, entry, box, space, m)
         out.append((_action(i, x, box, space), -float(value) if minimize else float(value), limits, None))
     earlier = None  # the constraint values each earlier evaluation carries (failed ones carry none)
     for i, (_, _, limits, error) in enumerate(out):
@@ -334,7 +349,7 @@ def _check_recorded_objectives(i: int, entry: Mapping[str, Any], m: int, failed:
     several = entry.get("values") is not None
     if m == 1 and several and entry.get("value") is None:
         raise ValueError(f"initial[{i}]: the entry holds values {_short(entry['values'])} of several objectives, this "
-                         f"run has one {_SAME_PROBLEM}{_ON_PURPOSE}")
+                         f"run has one {_SAME_PROBLEM}{_on_purpose(m)}")
     if m > 1 and not several and entry.get("value") is not None:
         raise ValueError(f"initial[{i}]: the entry holds the value of one objective, this run has {m} "
                          f"{_SAME_PROBLEM}; give (x, values) pairs, one value per objective")

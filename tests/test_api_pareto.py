@@ -91,6 +91,9 @@ def test_the_hypervolume_of_a_known_front():
     assert result.hypervolume([0.5, 0.5]) == 0.0  # no point dominates it
     with pytest.raises(ValueError, match="reference_point must be 2 finite numbers"):
         result.hypervolume([4.0])
+    for wrong in (["4", "4"], [4.0, object()], [True, 4.0]):  # not real numbers: refused naming the argument
+        with pytest.raises(ValueError, match="reference_point must be 2 finite numbers"):
+            result.hypervolume(wrong)
 
 
 @pytest.mark.parametrize(("kwargs", "match"), [
@@ -131,6 +134,20 @@ def test_a_return_of_another_shape_is_refused_naming_what_came_back(returned):
 def test_values_of_every_numeric_form_are_read():
     for given in ((1, 2.5), [np.float32(1.0), np.int64(2)], np.array([1.0, 2.5]), torch.tensor([1.0, 2.5])):
         assert objective_values(given, [0.5], 2).tolist() == [float(v) for v in np.asarray(given, dtype=float)]
+
+
+def test_a_sequence_of_zero_dimensional_tensors_or_arrays_is_read_as_the_values():
+    # an objective of point_type="torch" naturally returns (x[0], x[1]): a tuple of 0-d tensors
+    for given in ((torch.tensor(1.0), torch.tensor(2.5, dtype=torch.float64)), [np.array(1.0), np.array(2.5)],
+                  (torch.tensor(1.0, requires_grad=True), 2.5)):
+        assert objective_values(given, [0.5], 2).tolist() == [1.0, 2.5]
+    result = optimize(lambda x: (x[0], 1 - x[1]), BOX, surrogate="random", budget=3, db=None, progress=False,
+                      minimize=[True, True], point_type="torch")
+    assert [h["values"] for h in result.history] == [[float(h["x"][0]), 1 - float(h["x"][1])]
+                                                     for h in result.history]
+    for wrong in ((torch.tensor([1.0]), 2.0), (torch.tensor(True), 2.0), (np.array(1 + 2j), 2.0)):
+        with pytest.raises(ObjectiveReturnError, match="objective must return 2 real numbers"):
+            objective_values(wrong, [0.5], 2)
 
 
 def test_an_evaluation_with_a_nan_fails_and_is_seen_at_the_worst_values(card):
@@ -235,6 +252,21 @@ def test_callbacks_see_each_evaluations_values():
     assert [len(s) for s in seen] == [1, 2, 3, 4] and all(v is not None for v in seen[-1])
 
 
+def test_a_callback_that_changes_what_it_sees_leaves_the_result_as_evaluated():
+    # the callbacks' history is fresh down to each entry's values, constraints and point
+    def meddle(history):
+        history[-1]["values"][0] = -1e9
+        history[-1]["constraints"][0] = -1e9
+        history[-1]["x"][0] = 7.0
+
+    result = optimize(near_far, BOX, surrogate="random", budget=3, db=None, progress=False, minimize=[True, True],
+                      constraints=lambda x: [x[0] - 0.5], callbacks=meddle)
+    for h in result.history:
+        assert h["values"] == list(near_far(h["x"])) and h["constraints"] == [h["x"][0] - 0.5]
+        assert 0 <= h["x"][0] <= 1
+    assert -1e9 not in result.front_values
+
+
 def test_the_env_returns_a_reward_per_objective_each_maximised():
     env = BlackBoxEnv(objective=near_far, bounds=BOX, minimize=[True, False], budget=2)
     obs, _ = env.reset(seed=0)
@@ -287,6 +319,67 @@ def test_earlier_values_of_another_kind_are_refused(initial, match):
     with pytest.raises(ValueError, match=match):
         optimize(near_far, BOX, surrogate="random", budget=2, db=None, progress=False, minimize=[True, True],
                  initial=initial)
+
+
+def test_an_earlier_result_of_other_directions_is_refused_naming_both():
+    # its history says nothing of the directions, but the result does: minimising what it maximised is refused
+    first = optimize(near_far, BOX, surrogate="random", budget=3, db=None, progress=False, minimize=[True, False])
+    with pytest.raises(ValueError, match=r"initial: the earlier result's minimize is \[True, False\], this one's "
+                                         r"\[True, True\] \(a run continues only a run of the same problem\)"):
+        optimize(near_far, BOX, surrogate="random", budget=2, db=None, progress=False, minimize=[True, True],
+                 initial=first)
+    again = optimize(near_far, BOX, surrogate="random", budget=2, db=None, progress=False, minimize=[True, False],
+                     initial=first)
+    assert len(again.history) == 2
+    pairs = [(h["x"], h["values"]) for h in first.history]  # on purpose, as pairs: taken as they are
+    optimize(near_far, BOX, surrogate="random", budget=2, db=None, progress=False, minimize=[True, True],
+             initial=pairs)
+
+
+def test_the_front_is_this_calls_and_the_guides_recipe_joins_an_earlier_one():
+    # as docs/guides/optimize.md says: a warm start's points are not on the front, nor take anything off it
+    point = np.array([0.5, 0.5])
+    result = optimize(near_far, BOX, surrogate="random", budget=4, seed=3, db=None, progress=False,
+                      minimize=[True, True], initial=[(point, [-1.0, -1.0])])  # better than anything evaluated
+    assert result.front and all(h in result.history for h in result.front)
+    earlier = [{"t": 0, "x": point, "values": [-1.0, -1.0], "failed": False}]
+    assert ParetoResult.of_history(earlier + result.history, result.minimize, None).front == earlier
+
+
+def test_a_history_of_other_constraints_is_refused_with_the_forms_of_several_objectives():
+    # the way out the message names must be one this search takes: values, not a value
+    constrained = optimize(near_far, BOX, surrogate="random", budget=2, db=None, progress=False,
+                           minimize=[True, True], constraints=lambda x: [x[0] - 0.5])
+    with pytest.raises(ValueError, match=r"on purpose, give them as \(x, values\) pairs, each in its objective's "
+                                         r"units$"):
+        optimize(near_far, BOX, surrogate="random", budget=2, db=None, progress=False, minimize=[True, True],
+                 initial=constrained.history)
+    free = optimize(near_far, BOX, surrogate="random", budget=2, db=None, progress=False, minimize=[True, True])
+    with pytest.raises(ValueError, match=r"as \(x, values, constraints\) triples$"):
+        optimize(near_far, BOX, surrogate="random", budget=2, db=None, progress=False, minimize=[True, True],
+                 initial=free.history, constraints=lambda x: [x[0] - 0.5])
+
+
+def test_of_history_checks_the_directions_against_the_values():
+    history = [{"t": 0, "x": np.zeros(1), "values": [1.0, 2.0, 3.0], "failed": False},
+               {"t": 1, "x": np.zeros(1), "values": None, "failed": True}]
+    with pytest.raises(ValueError, match=r"history\[0\] holds 3 values, minimize gives 2 directions"):
+        ParetoResult.of_history(history, (True, True), None)
+    with pytest.raises(TypeError, match="minimize must be a bool, or a sequence of bools"):
+        ParetoResult.of_history(history, "min", None)
+    with pytest.raises(ValueError, match="needs at least two"):
+        ParetoResult.of_history(history, [True], None)
+    assert ParetoResult.of_history(history, [True, False, True], None).minimize == (True, False, True)
+
+
+@pytest.mark.parametrize("minimize", [True, [True, True]])
+def test_arrays_given_with_constraints_are_refused_saying_they_carry_none(minimize):
+    X = np.array([[0.2, 0.3], [0.6, 0.1]])
+    Y = np.array([1.0, 2.0]) if minimize is True else np.array([[1.0, 2.0], [3.0, 4.0]])
+    with pytest.raises(ValueError, match=r"initial=\(X, Y\) arrays carry no constraint values; with constraints "
+                                         r"give \(x, values?, constraints\) triples"):
+        optimize(lambda x: near_far(x) if minimize is not True else 1.0, BOX, surrogate="random", budget=2, db=None,
+                 progress=False, minimize=minimize, initial=(X, Y), constraints=lambda x: [x[0] - 0.5])
 
 
 def test_a_search_of_one_objective_refuses_a_history_of_several():

@@ -74,9 +74,10 @@ def objective_value(out: Any, x: Any) -> float:
 
 def objective_values(out: Any, x: Any, count: int) -> np.ndarray:
     """The return value of an objective of ``count >= 2`` values as ``[count]`` floats: a
-    tuple, list, 1-D array or tensor of exactly ``count`` real numbers (NumPy scalars too), in
-    the order the directions were given. NaN / inf pass through (the caller reports them as
-    failed evaluations).
+    tuple, list, 1-D array or tensor of exactly ``count`` real numbers (NumPy scalars and 0-d
+    arrays or tensors too, as ``(x[0], x[1])`` of a tensor point is), in the order the
+    directions were given. NaN / inf pass through (the caller reports them as failed
+    evaluations).
 
     Raises:
         ObjectiveReturnError: (a ``TypeError`` and an ``ObjectiveError``) anything else -- one
@@ -84,6 +85,8 @@ def objective_values(out: Any, x: Any, count: int) -> np.ndarray:
             was returned, how many values were expected and at which point.
     """
     values = out.detach().cpu().numpy() if is_tensor(out) else out
+    if isinstance(values, (tuple, list)):
+        values = [_scalar_of(v) for v in values]
     expected = (f"objective must return {count} real numbers (one per objective, in the order of minimize's "
                 f"directions), got")
     try:
@@ -102,6 +105,16 @@ def objective_values(out: Any, x: Any, count: int) -> np.ndarray:
     return np.asarray([float(v) for v in items], dtype=np.float64)
 
 
+def _scalar_of(value: Any) -> Any:
+    """A 0-d tensor or array as the scalar it holds (a bool stays a bool, a complex number a
+    complex, for the caller to refuse); anything else as it is."""
+    if is_tensor(value) and value.dim() == 0:
+        return value.detach().item()
+    if isinstance(value, np.ndarray) and value.ndim == 0:
+        return value[()]
+    return value
+
+
 def _shorten_repr(value: Any) -> str:
     """``repr(value)``, at most 200 characters, printable (an error message's view of a return value)."""
     return shorten(printable(repr(value)), 200)
@@ -109,8 +122,9 @@ def _shorten_repr(value: Any) -> str:
 
 def constraint_values(out: Any, x: Any, count: int | None = None) -> np.ndarray:
     """A constraints function's return value as ``k`` floats (``[k]``, float64): one real
-    number, or a 1-D sequence, array or tensor of them. ``count``: the ``k`` expected (the
-    earlier evaluations'), ``None`` for any ``k >= 1``.
+    number, or a 1-D sequence, array or tensor of them (a sequence's elements may be 0-d
+    arrays or tensors, as ``[x[0] - 0.5]`` of a tensor point is). ``count``: the ``k``
+    expected (the earlier evaluations'), ``None`` for any ``k >= 1``.
 
     Raises:
         ObjectiveReturnError: anything else -- a string, a bool, a nested sequence, no value,
@@ -120,6 +134,8 @@ def constraint_values(out: Any, x: Any, count: int | None = None) -> np.ndarray:
         ObjectiveError: a NaN or infinite value.
     """
     values = out.detach().cpu().numpy() if is_tensor(out) else out
+    if isinstance(values, (tuple, list)):
+        values = [_scalar_of(v) for v in values]
     if isinstance(values, (numbers.Real, np.generic)) and not isinstance(values, (np.ndarray,)):
         values = [values]
     wrong = ObjectiveReturnError(f"constraints must return a sequence of real numbers (one per constraint, "

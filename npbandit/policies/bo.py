@@ -399,6 +399,8 @@ class BOPolicy(Policy):
             points = proposal.propose(self._model(X, Y), self.acquisition, dim=self.dim, best_f=best_f, seed=seed,
                                       pending=pending, pending_strategy=self.pending_strategy, outputs=Y,
                                       observed=X if self.avoid_repeats else None, snap=self.snap, **settings)
+            if self.avoid_repeats and self.acquisition in ("logei", "ucb"):  # those that keep the check
+                proposal.warn_if_repeated(points, X, self.snap)
         points = snap_points(self.snap, points)
         for point in points.reshape(-1, self.dim):
             self.hand_outs.add(point, self.seen.best)  # raw, not warped

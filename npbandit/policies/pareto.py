@@ -23,7 +23,7 @@ import torch
 
 from npbandit.acquisition.multi_objective import front_rows, warp_objectives
 from npbandit.acquisition.optimizers import AcquisitionOptimizer, resolve_acq_optimizer
-from npbandit.acquisition.proposal import propose
+from npbandit.acquisition.proposal import propose, warn_if_repeated
 from npbandit.feasibility import check_constraint_count
 from npbandit.policies.base import Policy, Recommendation, seeded_by
 from npbandit.policies.design import SobolDesign, check_snap, snap_points
@@ -188,6 +188,8 @@ class ParetoBOPolicy(Policy):
                         seed=int(self.rng.integers(2**31)), pending=pending, outputs=Y,
                         observed=X if self.avoid_repeats else None, snap=self.snap, constraints=k, objectives=m,
                         acq_optimizer=self.acq_optimizer)
+        if self.avoid_repeats:
+            warn_if_repeated(point, X, self.snap)
         point = snap_points(self.snap, point)
         self.hand_outs.add(point, _NO_SCALAR_BEST)
         return point
