@@ -16,16 +16,17 @@ from npbandit.acquisition.optimizers import AcquisitionOptimizer, check_acq_opti
 from npbandit.acquisition.pending import DEFAULT_LIAR, PendingStrategy, pending_strategy
 from npbandit.acquisition.proposal import ACQUISITIONS
 from npbandit.acquisition.subspace import SubspaceStrategy, check_subspace
-from npbandit.envs.blackbox import BlackBoxEnv, ObjectiveError
+from npbandit.envs.blackbox import BlackBoxEnv, ObjectiveError, directions
 from npbandit.envs.bounds import as_bounds
 from npbandit.loop.asynchronous import _check_async
 from npbandit.loop.episode import _check_on_error, run_episode
 from npbandit.objective_names import check_name, objective_label
-from npbandit.optimize_result import OptimizeResult, carry_history, run_history
+from npbandit.optimize_result import OptimizeResult, ParetoResult, carry_history, run_history
 from npbandit.optimize_surrogate import SURROGATES, check_loaded, named_by_card, surrogate_checkpoint
 from npbandit.policies.base import Policy
 from npbandit.policies.bo import OUTPUT_WARPS, BOPolicy
 from npbandit.policies.design import SobolPolicy
+from npbandit.policies.pareto import ParetoBOPolicy
 from npbandit.policies.standardised_check import StandardisedDataCheck
 from npbandit.space import Parameter, SearchSpace, as_search_space
 from npbandit.stopping import RunInterrupted
@@ -33,17 +34,18 @@ from npbandit.storage import DEFAULT_URL, RunEvaluations, RunLogger, RunRow
 from npbandit.surrogates.base import NeuralProcess
 from npbandit.threads import resolve_threads
 from npbandit.validation import check_bool, check_int, path_as_str
-from npbandit.warm_start import WarmStart, continued_run, initial_points
+from npbandit.warm_start import WarmStart, check_same_problem, continued_run, initial_points
 
-__all__ = ["optimize", "OptimizeResult", "SURROGATES", "objective_label"]
+__all__ = ["optimize", "OptimizeResult", "ParetoResult", "SURROGATES", "objective_label"]
 
 #: optimize's other way to give its inputs, named where ``bounds`` reads as (low, high) pairs
 NAMED_INPUTS = "name each input with space={'x0': Float(low, high), ...} (npbandit.space)"
 
 
-def optimize(objective: Callable[[Any], float], bounds: Any = None, surrogate: str | NeuralProcess = "tnpd",
+def optimize(objective: Callable[[Any], Any], bounds: Any = None, surrogate: str | NeuralProcess = "tnpd",
              budget: int = 50,
-             acquisition: str = "logei", minimize: bool = True, n_init: int | None = None, seed: int | None = 0,
+             acquisition: str = "logei", minimize: bool | Sequence[bool] = True, n_init: int | None = None,
+             seed: int | None = 0,
              db: str | None = DEFAULT_URL, point_type: str = "numpy", on_error: str = "raise",
              progress: bool = True, commit_every: int | None = None, name: str | None = None,
              optimal_value: float | None = None, batch_size: int = 1, executor: Any = None,
@@ -55,13 +57,15 @@ def optimize(objective: Callable[[Any], float], bounds: Any = None, surrogate: s
              constraints: Callable[[Any], Sequence[float]] | None = None,
              acq_optimizer: AcquisitionOptimizer | None = None,
              subspace: SubspaceStrategy | None = None,
-             callbacks: Callable[[list[dict[str, Any]]], Any] | Sequence[Callable] | None = None) -> OptimizeResult:
+             callbacks: Callable[[list[dict[str, Any]]], Any] | Sequence[Callable] | None = None,
+             ) -> OptimizeResult | ParetoResult:
     """Optimise ``objective`` over the box ``bounds``, or over a search space of named
     float, int and choice parameters, with a pretrained NP surrogate.
 
     Args:
         objective: a plain callable taking one point and returning one real number (a
-            float, or a 1-element array / tensor). With ``bounds`` the point is a 1-D numpy
+            float, or a 1-element array / tensor; for several objectives, one per objective:
+            see ``minimize``). With ``bounds`` the point is a 1-D numpy
             array of shape ``[d]`` (a torch tensor with ``point_type="torch"``); with a
             search space it is a dict ``{name: value}`` (ints as ``int``, choices as their
             values).
@@ -94,9 +98,11 @@ def optimize(objective: Callable[[Any], float], bounds: Any = None, surrogate: s
             run it continues (``initial_from``), so that a continuation of it sees them all too;
             a run's steps, :func:`npbandit.storage.run_steps` ``(db, run_id)`` (its own
             evaluations only, not those it was given); or, for ``bounds``, arrays
-            ``(X [n, d], Y [n])`` (:mod:`npbandit.warm_start`). A run's steps and a history are checked to come from
+            ``(X [n, d], Y [n])`` (``Y [n, m]`` for ``m`` objectives; :mod:`npbandit.warm_start`).
+            A run's steps and a history are checked to come from
             a run of this problem as far as they say (a run's steps: its direction, bounds or
-            space; a history: its direction; both: whether it had constraints; pairs and
+            space; a history: its direction, which a history of several objectives does not say;
+            both: whether it had constraints; an earlier :class:`ParetoResult`: its directions; pairs and
             arrays: nothing but each point lying in the box or space; the objective: never), a
             ``ValueError`` naming
             ``initial[i]`` otherwise. The policy observes them, in order, before it proposes anything:
@@ -180,7 +186,18 @@ def optimize(objective: Callable[[Any], float], bounds: Any = None, surrogate: s
         acquisition: ``"logei"``, ``"ucb"``, ``"thompson"``, ``"marginal-thompson"`` or
             ``"qlognei"`` (4 points per joint qLogNEI optimisation, evaluated in turn; for a
             joint model such as ``cmanp-and-bo``; see :class:`~npbandit.policies.BOPolicy`).
-        minimize: minimise (default) or maximise.
+        minimize: minimise (default) or maximise. For several objectives, a sequence of ``m >= 2``
+            bools, one direction per objective (Optuna's ``directions``): ``objective`` then
+            returns ``m`` real numbers in that order, and ``optimize`` returns a
+            :class:`~npbandit.optimize_result.ParetoResult` (the evaluations no other beats in
+            every objective) instead of an ``OptimizeResult``. Such a search maximises the log
+            expected hypervolume improvement over the feasible front, each objective warped
+            towards a Gaussian, with no trust region and no subspace strategy (a space wider
+            than the checkpoint is read on its most relevant columns), points in flight
+            believed at the model's mean (:class:`~npbandit.policies.pareto.ParetoBOPolicy`);
+            ``acquisition``, ``output_warp``, ``trust_region``, ``subspace``, ``liar`` and
+            ``optimal_value`` are then refused when given other than their defaults
+            (docs/guides/optimize.md, "Several objectives").
         n_init: initial Sobol points (default ``2d + 1``; ``2 d_e + 1`` when ``d`` is wider
             than the checkpoint and a ``d_e``-dimensional subspace is searched).
         seed: seeds the design and the acquisition optimisation: the same seed, the same
@@ -250,14 +267,18 @@ def optimize(objective: Callable[[Any], float], bounds: Any = None, surrogate: s
             them, the more so on a machine whose cores are busy).
         callbacks: a callable, or a sequence of them, each called after every evaluation
             (a failed one too) with the history of this call's evaluations so far (a fresh
-            list of dicts as ``OptimizeResult.history``: points given by ``initial`` are not
-            in it); when one returns true the run ends there, as completed, and reports what
-            it has (e.g. a target, ``lambda h: h[-1]["best_value"] is not None and
-            h[-1]["best_value"] < 1e-3``, ``best_value`` being ``None`` while every
-            evaluation so far failed; no improvement in ``k`` evaluations; a wall-clock
-            limit). With ``executor`` no point is proposed after that, and the evaluations in
-            flight are waited for, kept and shown to the callbacks too. A callback that
-            raises fails the run with its error (which carries the history, as below).
+            list of dicts, copied down to their points and values, as
+            ``OptimizeResult.history``, or ``ParetoResult.history`` for several objectives,
+            whose entries hold ``values`` and no ``best_value``: points given by ``initial``
+            are not in it); when one returns true the run ends there, as completed, and
+            reports what it has (e.g. a target,
+            ``lambda h: h[-1]["best_value"] is not None and h[-1]["best_value"] < 1e-3``,
+            ``best_value`` being ``None`` while every evaluation so far failed; for several
+            objectives, a test of ``h[-1]["values"]``; no improvement in ``k`` evaluations;
+            a wall-clock limit). With ``executor`` no point is proposed after that, and the
+            evaluations in flight are waited for, kept and shown to the callbacks too. A
+            callback that raises fails the run with its error (which carries the history, as
+            below).
 
     Raises:
         ValueError / TypeError: a bad argument, naming it; ``surrogate`` also when the
@@ -305,7 +326,9 @@ def optimize(objective: Callable[[Any], float], bounds: Any = None, surrogate: s
         raise ValueError(f"output_warp must be None or one of {OUTPUT_WARPS}, got {output_warp!r}")
     if not isinstance(avoid_repeats, bool):
         raise TypeError(f"avoid_repeats must be a bool, got {type(avoid_repeats).__name__}")
-    check_bool("minimize", minimize)
+    minimize, objectives = directions(minimize)
+    if objectives > 1:
+        _check_several(acquisition, output_warp, trust_region, subspace, liar, optimal_value)
     if seed is None:  # as Optuna's samplers and numpy's generators read it: fresh entropy, then recorded
         seed = secrets.randbelow(2**31)
     check_int("seed", seed, minimum=0)
@@ -358,14 +381,19 @@ def optimize(objective: Callable[[Any], float], bounds: Any = None, surrogate: s
     problem = {"bounds": box.tolist()} if searched is None else {"space": searched.describe()}
     constraint_label = None if constraints is None else objective_label(constraints)
     source = None  # the run continued, when initial is one: recorded with this run (initial_from)
-    if isinstance(initial, OptimizeResult):  # its run where it was recorded in this db, else its history
+    if isinstance(initial, (OptimizeResult, ParetoResult)):  # its run where recorded in this db, else its history
         same_db = db is not None and initial.run_id is not None and initial.db == str(db)
+        if isinstance(initial, ParetoResult) and objectives > 1 and not same_db:  # its history holds no directions
+            check_same_problem({"minimize": list(initial.minimize)}, {"minimize": stored_directions(minimize)},
+                               "initial", "the earlier result's",
+                               "; to start from its evaluations on purpose, give them as (x, values) pairs")
         initial = initial.run_id if same_db else initial.history
     if isinstance(initial, (int, np.integer, RunRow)) and not isinstance(initial, bool):
         if db is None:
             raise ValueError(f"initial={getattr(initial, 'id', initial)} names a run of db, but db is None: give db, "
                              "or the run's evaluations themselves")
-        here = {"objective": label, "minimize": bool(minimize), **problem, "constraints": constraint_label}
+        here = {"objective": label, "minimize": stored_directions(minimize), **problem,
+                "constraints": constraint_label}
         initial = continued_run(db, initial, "initial", problem=here, stacklevel=3)  # warns at optimize's caller
     if isinstance(initial, RunEvaluations) and db is not None and str(initial.db) == str(db):
         source = initial.run_id
@@ -379,6 +407,13 @@ def optimize(objective: Callable[[Any], float], bounds: Any = None, surrogate: s
     desc = f"optimize {env.name}"
     if model == "random":
         policy: Policy = SobolPolicy(d, snap=snap)
+    elif objectives > 1:
+        bo = ParetoBOPolicy(d, objectives, model=named_by_card(model), n_init=n_init, avoid_repeats=avoid_repeats,
+                            budget=budget + len(warm), threads=threads, snap=snap,
+                            constrained=constraints is not None, acq_optimizer=acq_optimizer)
+        if bo.width < d:  # say so where the run shows itself: the surrogate reads fewer inputs than d
+            desc += f" ({d} columns, the model reading the {bo.width} most relevant)"
+        policy = StandardisedDataCheck(bo)
     else:
         bo = BOPolicy(d, model=named_by_card(model), acquisition=acquisition, n_init=n_init, output_warp=output_warp,
                       avoid_repeats=avoid_repeats, trust_region=trust_region, liar=liar, budget=budget + len(warm),
@@ -388,6 +423,7 @@ def optimize(objective: Callable[[Any], float], bounds: Any = None, surrogate: s
             strategy = getattr(bo.subspace, "name", type(bo.subspace).__name__)
             desc += f" ({d} columns, searched by {strategy} for a model of {bo.width})"
         policy = StandardisedDataCheck(bo)
+    if model != "random":
         if budget + len(warm) <= bo.n_init:
             given = f" (and {len(warm)} initial point{'' if len(warm) == 1 else 's'})" if warm else ""
             warnings.warn(f"budget={budget}{given} does not exceed "
@@ -396,8 +432,10 @@ def optimize(objective: Callable[[Any], float], bounds: Any = None, surrogate: s
     if initial is not None:  # named in its messages as the user named it (initial=7, --initial-from 7)
         policy = WarmStart(policy, warm, source, initial.source if isinstance(initial, RunEvaluations) else "initial")
     info = {"kind": "bo", "env_id": "npbandit/BlackBox-v0",
-            "env_params": {"objective": label, "dim": d, **problem, "minimize": bool(minimize),
+            "env_params": {"objective": label, "dim": d, **problem, "minimize": stored_directions(minimize),
                            "budget": budget, "optimal_value": optimal_value}}
+    if objectives > 1:
+        info["env_params"]["objectives"] = objectives
     if constraints is not None:
         info["env_params"]["constraints"] = constraint_label
     seen: list[dict[str, Any]] = []  # the history so far, each step read once
@@ -408,7 +446,7 @@ def optimize(objective: Callable[[Any], float], bounds: Any = None, surrogate: s
 
     def stop(so_far) -> bool:  # the callbacks see the history, as the result will give it
         history_of(so_far.steps)
-        return any([bool(callback([dict(h) for h in seen])) for callback in callbacks])  # each is called
+        return any([bool(callback([_fresh(h) for h in seen])) for callback in callbacks])  # each is called
 
     try:
         result = run_episode(env, policy, seed=seed, logger=logger, run_info=info, on_error=on_error,
@@ -431,6 +469,13 @@ def optimize(objective: Callable[[Any], float], bounds: Any = None, surrogate: s
     if returns:  # on_error="skip" counted them as failed points; a wrong return is more often the objective's bug
         warnings.warn(f"{len(returns)} of {len(history)} evaluations returned no number and counted as failed "
                       f"(on_error='skip'); the first: {returns[0]['error']}", stacklevel=2)
+    if objectives > 1:
+        found = ParetoResult.of_history(history, minimize, result.run_id, stopped_early=result.stopped_early,
+                                        db=None if db is None else str(db), seed=seed)
+        if not found.feasible:
+            warnings.warn(f"no evaluation of the {len(good)} satisfied the constraints; the front is empty "
+                          "(result.feasible is False)", RuntimeWarning, stacklevel=2)
+        return found
     # the incumbent's rule: the best feasible evaluation (the first of equal ones), or, with none
     # feasible, the one whose constraint values exceed 0 by the least in total
     k = 0 if constraints is None else len(good[0]["constraints"])
@@ -449,6 +494,27 @@ def optimize(objective: Callable[[Any], float], bounds: Any = None, surrogate: s
         recommended = (point if searched is not None else np.asarray(point), result.recommended["value"], "model")
     return OptimizeResult(best_x, float(best["value"]), history, result.run_id, feasible, *recommended,
                           stopped_early=result.stopped_early, db=None if db is None else str(db), seed=seed)
+
+
+def stored_directions(minimize: bool | tuple[bool, ...]) -> bool | list[bool]:
+    """``minimize`` as a run records it (``env_params``): a bool, or a list of one per objective."""
+    return minimize if isinstance(minimize, bool) else list(minimize)
+
+
+def _check_several(acquisition: Any, output_warp: Any, trust_region: Any, subspace: Any, liar: Any,
+                   optimal_value: Any) -> None:
+    """Refuse, naming each, the settings of a search of one objective given to one of several
+    (``ValueError``): what that search does instead is fixed (``optimize``'s ``minimize``)."""
+    given = {"acquisition": (acquisition, "logei", "the log expected hypervolume improvement is the acquisition"),
+             "output_warp": (output_warp, None, "each objective is warped towards a Gaussian already"),
+             "trust_region": (trust_region, None, "a trust region follows one incumbent; a front has many"),
+             "subspace": (subspace, None, "the NP reads a wide space's most relevant columns instead"),
+             "liar": (liar, DEFAULT_LIAR, "points in flight are believed at the model's mean"),
+             "optimal_value": (optimal_value, None, "several objectives have a front of optima")}
+    for name, (value, default, why) in given.items():
+        if value is not default and value != default and not (name == "trust_region" and value is False):
+            raise ValueError(f"{name}={value!r} is for a search of one objective; with several (minimize=[...]) "
+                             f"{why}: leave {name} at its default ({default!r})")
 
 
 def _box_or_space(bounds: Any, space: Any) -> tuple[np.ndarray | None, SearchSpace | None]:
@@ -481,6 +547,13 @@ def _check_callbacks(callbacks: Any) -> list[Callable]:
             raise TypeError(f"callbacks[{i}] must be callable (the history so far -> bool), "
                             f"got {type(callback).__name__}")
     return list(listed)
+
+
+def _fresh(entry: dict[str, Any]) -> dict[str, Any]:
+    """A history entry as a callback sees it: copied down to its point and its lists of values
+    and constraint values, so that a callback that changes what it is given leaves the run's
+    history, and the front or best point taken from it, as evaluated."""
+    return {key: value.copy() if isinstance(value, (np.ndarray, list, dict)) else value for key, value in entry.items()}
 
 
 def _call_with_tensor(objective: Callable[[Any], Any], x: np.ndarray) -> Any:

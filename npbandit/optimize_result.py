@@ -1,23 +1,26 @@
-"""What :func:`npbandit.optimize` returns: :class:`OptimizeResult`, and the history it
-holds, read from a run's step records (:func:`run_history`; also what ``optimize``'s
-callbacks see and, by :func:`carry_history`, what an error that ends a run carries)."""
+"""What :func:`npbandit.optimize` returns: :class:`OptimizeResult` (one objective) or
+:class:`ParetoResult` (several), and the history each holds, read from
+a run's step records (:func:`run_history`; also what ``optimize``'s callbacks see and, by
+:func:`carry_history`, what an error that ends a run carries)."""
 
 from __future__ import annotations
 
 import contextlib
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
 import numpy as np
+import torch
 
 from npbandit.exceptions import ObjectiveError
 from npbandit.feasibility import is_feasible
 from npbandit.stopping import RunInterrupted
+from npbandit.validation import is_real, is_tensor
 
 if TYPE_CHECKING:
     from npbandit.envs.blackbox import BlackBoxEnv
 
-__all__ = ["OptimizeResult", "run_history", "carry_history"]
+__all__ = ["OptimizeResult", "ParetoResult", "run_history", "carry_history"]
 
 
 @dataclass(frozen=True)
@@ -90,14 +93,136 @@ class OptimizeResult:
                 f"history=<{len(self.history)} evaluations, {failed} failed>)")
 
 
+@dataclass(frozen=True)
+class ParetoResult:
+    """Outcome of :func:`npbandit.optimize` with several objectives (``minimize=[...]``).
+
+    ``x`` is as in :class:`OptimizeResult` (a numpy array ``[d]`` in the bounds, or the dict
+    of a search space).
+
+    Attributes:
+        front: the evaluations on the Pareto front, in order of evaluation: each successful
+            (and, with ``constraints``, feasible) evaluation that no other such evaluation
+            beats in one objective while matching or beating it in all (evaluations with
+            equal values are all kept, as in Optuna's ``study.best_trials``). Each is its
+            ``history`` entry: of this call's evaluations, so points given by ``optimize``'s
+            ``initial`` are not on it and take none of these off it.
+        history: one dict per evaluation: ``t``, ``x``, ``values`` (the ``m`` values the
+            objective returned, in order; ``None`` for a failed evaluation), ``failed``, and as
+            in :class:`OptimizeResult` ``error`` / ``error_kind`` for a failed one and
+            ``constraints`` / ``feasible`` with constraints.
+        minimize: the directions, one per objective.
+        run_id, db, stopped_early, seed: as in :class:`OptimizeResult`.
+        feasible: whether any evaluation satisfied the constraints (always ``True``
+            without them); ``False`` leaves ``front`` empty.
+
+    There is no ``best_x``: several objectives have a front of best points, not one (reading
+    it raises an ``AttributeError`` that says so).
+    """
+
+    front: list[dict[str, Any]]
+    history: list[dict[str, Any]]
+    minimize: tuple[bool, ...]
+    run_id: int | None
+    feasible: bool = True
+    stopped_early: str | None = None
+    db: str | None = field(default=None, repr=False)
+    seed: int | None = None
+
+    @property
+    def front_x(self) -> list[Any]:
+        """The points of :attr:`front`, in its order."""
+        return [h["x"] for h in self.front]
+
+    @property
+    def front_values(self) -> np.ndarray:
+        """``[p, m]``: the values of :attr:`front`'s evaluations, in the objective's units."""
+        return np.array([h["values"] for h in self.front], dtype=np.float64).reshape(len(self.front),
+                                                                                    len(self.minimize))
+
+    def hypervolume(self, reference_point: Any) -> float:
+        """The volume :attr:`front` dominates up to ``reference_point`` (``[m]``, in the
+        objectives' units: a point worse than every point of interest in each objective,
+        above it where that objective is minimised and below it where maximised); 0 for an
+        empty front.
+
+        Raises:
+            ValueError: ``reference_point`` is not ``m`` finite numbers.
+        """
+        from botorch.utils.multi_objective.hypervolume import Hypervolume
+
+        m = len(self.minimize)
+        given = reference_point.detach().cpu().numpy() if is_tensor(reference_point) else reference_point
+        # each element a real number: np.asarray(..., float) would read "4" or True as one
+        items = given if isinstance(given, np.ndarray) else np.asarray(given, dtype=object)
+        real = items.shape == (m,) and all(is_real(v) for v in items.tolist())
+        ref = items.astype(np.float64) if real else None
+        if ref is None or not np.isfinite(ref).all():
+            raise ValueError(f"reference_point must be {m} finite numbers (one per objective), got {reference_point!r}")
+        signs = torch.tensor([-1.0 if each else 1.0 for each in self.minimize], dtype=torch.float64)
+        values = torch.from_numpy(self.front_values) * signs  # maximised
+        ref_max = torch.from_numpy(ref) * signs
+        inside = values[(values > ref_max).all(dim=-1)]
+        return float(Hypervolume(ref_max).compute(inside)) if len(inside) else 0.0
+
+    def __getattr__(self, name: str) -> Any:
+        if name in ("best_x", "best_value", "recommended_x", "recommended_value", "recommended_by"):
+            raise AttributeError(f"a ParetoResult has no {name}: several objectives have a front of best points, "
+                                 f"not one (see .front, .front_x, .front_values)")
+        raise AttributeError(f"{type(self).__name__!r} object has no attribute {name!r}")
+
+    def __repr__(self) -> str:
+        failed = sum(bool(h.get("failed")) for h in self.history)
+        return (f"ParetoResult(front=<{len(self.front)} evaluations>, minimize={self.minimize}, "
+                f"feasible={self.feasible}, run_id={self.run_id}, "
+                + (f"stopped_early={self.stopped_early!r}, " if self.stopped_early else "") +
+                f"history=<{len(self.history)} evaluations, {failed} failed>)")
+
+    @classmethod
+    def of_history(cls, history: list[dict[str, Any]], minimize: tuple[bool, ...], run_id: int | None,
+                   **kwargs: Any) -> ParetoResult:
+        """The result of a run whose evaluations are ``history`` (:func:`run_history`'s form),
+        its front taken from the successful, feasible ones.
+
+        Raises:
+            TypeError / ValueError: ``minimize`` is not a sequence of ``m >= 2`` bools, or a
+                successful entry of ``history`` does not hold ``m`` values (naming it)."""
+        from botorch.utils.multi_objective.pareto import is_non_dominated
+
+        from npbandit.envs.blackbox import directions
+
+        minimize, m = directions(minimize)
+        if m < 2:
+            raise TypeError(f"minimize must be a sequence of m >= 2 bools (one direction per objective), got "
+                            f"{minimize!r}")
+        for i, h in enumerate(history):
+            if not h["failed"] and len(h["values"]) != m:
+                raise ValueError(f"history[{i}] holds {len(h['values'])} values, minimize gives {m} directions (one "
+                                 "value per objective, in their order)")
+        good = [h for h in history if not h["failed"] and h.get("feasible", True)]
+        front: list[dict[str, Any]] = []
+        if good:
+            signs = torch.tensor([-1.0 if each else 1.0 for each in minimize], dtype=torch.float64)
+            values = torch.tensor([h["values"] for h in good], dtype=torch.float64) * signs
+            front = [h for h, keep in zip(good, is_non_dominated(values, deduplicate=False).tolist()) if keep]
+        return cls(front, history, tuple(minimize), run_id, feasible=bool(good), **kwargs)
+
+
 def run_history(env: BlackBoxEnv, steps: list[dict[str, Any]], constrained: bool,
                 before: list[dict[str, Any]] | None = None) -> list[dict[str, Any]]:
     """:attr:`OptimizeResult.history` from ``run_episode``'s step records of a run of
     ``env``: each point in the objective's form, its value, the best so far (a failed step
-    keeps the one before); with ``constrained``, each successful step's ``feasible``.
+    keeps the one before); with ``constrained``, each successful step's ``feasible``. For an
+    ``env`` of several objectives, each step's ``values`` (``None`` for a failed one) instead of
+    ``value`` and ``best_value``.
     ``before``: the history of the steps before ``steps``, to read on from (the entries of
     ``steps`` alone are returned), so a history kept during a run costs each step once."""
     extras = ("error", "error_kind", "worker", "submitted_at", "finished_at", "constraints")
+    if env.objectives > 1:  # several objectives: each step's values, and no best value (a front has many)
+        return [{"t": r["t"], "x": env.point(r["action"]), "values": r.get("values"), "failed": r["failed"],
+                 **{k: r[k] for k in extras if k in r},
+                 **({} if r["failed"] or not constrained else {"feasible": is_feasible(r["constraints"])})}
+                for r in steps]
     history = [{"t": r["t"], "x": env.point(r["action"]), "value": r["value"], "best_value": r.get("best_value"),
                 "failed": r["failed"], **{k: r[k] for k in extras if k in r}} for r in steps]
     if constrained:

@@ -73,7 +73,7 @@ from typing import Any
 import numpy as np
 import torch
 
-from npbandit.envs.blackbox import ObjectiveError, constraint_values, named_point
+from npbandit.envs.blackbox import ObjectiveError, constraint_values, named_point, objective_values
 from npbandit.feasibility import check_constraint_count
 from npbandit.policies.base import Policy, PolicyWrapper
 from npbandit.space import SearchSpace
@@ -84,8 +84,8 @@ __all__ = ["initial_points", "check_same_problem", "continued_run", "WarmStart"]
 
 #: ``(action [d] in the unit cube, reward, constraint values or None, error)``: ``error`` the
 #: failure's text for a failed evaluation (its reward and constraint values then ``None``),
-#: else ``None``
-Observation = tuple[np.ndarray, "float | None", "list[float] | None", "str | None"]
+#: else ``None``; the reward ``[m]`` for ``m`` objectives
+Observation = tuple[np.ndarray, "float | np.ndarray | None", "list[float] | None", "str | None"]
 
 
 def _as_array(value: Any) -> np.ndarray | None:
@@ -97,14 +97,20 @@ def _as_array(value: Any) -> np.ndarray | None:
     return None
 
 
-def _array_pairs(initial: Any) -> list[tuple[Any, float]] | None:
-    """``(X [n, d], Y [n] or [n, 1])`` as ``(x, value)`` pairs; ``None`` if ``initial`` is not
-    a pair of arrays with a 2-D ``X``."""
+def _array_pairs(initial: Any, objectives: int = 1) -> list[tuple[Any, Any]] | None:
+    """``(X [n, d], Y [n] or [n, 1])`` as ``(x, value)`` pairs (``Y [n, m]`` as ``(x, values)``
+    pairs for ``m = objectives >= 2``); ``None`` if ``initial`` is not a pair of arrays with a
+    2-D ``X``."""
     if not (isinstance(initial, tuple) and len(initial) == 2):
         return None
     X, Y = _as_array(initial[0]), _as_array(initial[1])
     if X is None or Y is None or X.ndim != 2:
         return None
+    if objectives > 1:
+        if Y.shape != (len(X), objectives):
+            raise ValueError(f"initial=(X, Y): Y must have shape [{len(X)}, {objectives}] (one row of values per row "
+                             f"of X [{len(X)}, {X.shape[1]}], one column per objective), got {list(Y.shape)}")
+        return [(x, y.tolist()) for x, y in zip(X, Y)]
     if Y.ndim == 2 and Y.shape[1] == 1:
         Y = Y[:, 0]
     if Y.shape != (len(X),):
@@ -162,6 +168,14 @@ _SAME_PROBLEM = "(a run continues only a run of the same problem)"
 #: how to start from another problem's evaluations on purpose, said when a record's problem differs
 _ON_PURPOSE = ("; to start from another problem's evaluations on purpose, give them as (x, value) pairs, "
                "each value in this objective's units")
+#: the same, for a search of several objectives
+_ON_PURPOSE_SEVERAL = ("; to start from another problem's evaluations on purpose, give them as (x, values) pairs, "
+                       "each in its objective's units")
+
+
+def _on_purpose(m: int) -> str:
+    """How to start from another problem's evaluations on purpose, in the form of a search of ``m`` objectives."""
+    return _ON_PURPOSE if m == 1 else _ON_PURPOSE_SEVERAL
 
 
 def _recorded_minimize(entry: Mapping[str, Any], value: float) -> tuple[bool | None, str]:
@@ -177,26 +191,28 @@ def _recorded_minimize(entry: Mapping[str, Any], value: float) -> tuple[bool | N
     return None, ""
 
 
-def _check_recorded_constraints(i: int, entry: Mapping[str, Any], constrained: bool) -> None:
+def _check_recorded_constraints(i: int, entry: Mapping[str, Any], constrained: bool, m: int) -> None:
     """A history entry or a run's step that did not fail says whether its run had constraints
     (its ``constraints``, the values, or ``None`` / absent without them): ``ValueError``
-    naming ``initial[i]`` when that differs from this run (``constrained``), since the
-    constraint values given and those evaluated would not be of the same constraints."""
+    naming ``initial[i]`` when that differs from this run (``constrained``, of ``m``
+    objectives), since the constraint values given and those evaluated would not be of the
+    same constraints."""
     held = entry.get("constraints")
     if constrained and held is None:
         raise ValueError(f"initial[{i}]: the entry holds no constraint values (its run had no constraints), this run "
                          f"has constraints {_SAME_PROBLEM}; give each earlier evaluation with its constraint values, "
-                         "as (x, value, constraints) triples")
+                         f"as (x, {'value' if m == 1 else 'values'}, constraints) triples")
     if not constrained and held is not None:
         raise ValueError(f"initial[{i}]: the entry holds constraint values {_short(held)} (its run had constraints), "
-                         f"this run has none {_SAME_PROBLEM}{_ON_PURPOSE}")
+                         f"this run has none {_SAME_PROBLEM}{_on_purpose(m)}")
 
 
 def _check_recorded_cube(i: int, entry: Mapping[str, Any], box: np.ndarray | None,
-                         space: SearchSpace | None) -> None:
+                         space: SearchSpace | None, m: int) -> None:
     """A run's step (``action`` in its run's unit cube beside ``params``, the point by name
     in the user's units) must decode in this box or space to the point it recorded:
-    ``ValueError`` naming ``initial[i]`` when its run searched other bounds or another space."""
+    ``ValueError`` naming ``initial[i]`` when its run searched other bounds or another space
+    (the way out it names in the form of a search of ``m`` objectives)."""
     action, params = entry.get("action"), entry.get("params")
     if action is None or not isinstance(params, Mapping):
         return
@@ -205,12 +221,13 @@ def _check_recorded_cube(i: int, entry: Mapping[str, Any], box: np.ndarray | Non
     u = np.asarray(action.detach().cpu() if isinstance(action, torch.Tensor) else action, dtype=np.float64)
     if u.shape != (here.dim,) or not np.isfinite(u).all():
         raise ValueError(f"initial[{i}]: the step's action {_short(u.tolist())} is not a point of the unit cube "
-                         f"[{here.dim}] of {these}: its run searched {other} {_SAME_PROBLEM}{_ON_PURPOSE}")
+                         f"[{here.dim}] of {these}: its run searched {other} {_SAME_PROBLEM}{_on_purpose(m)}")
     # a box's point as the run made it (the env's affine map, no clamping); a space's, decoded
     point = named_point(box[0] + u * (box[1] - box[0])) if space is None else here.decode(u)
     if not _same_point(point, params):
         raise ValueError(f"initial[{i}]: the step's action {_short(u.tolist())} is {_short(dict(params))} in its "
-                         f"run but {_short(point)} in {these}: its run searched {other} {_SAME_PROBLEM}{_ON_PURPOSE}")
+                         f"run but {_short(point)} in {these}: its run searched {other} "
+                         f"{_SAME_PROBLEM}{_on_purpose(m)}")
 
 
 def _same_point(point: Mapping[str, Any], params: Mapping[str, Any]) -> bool:
@@ -227,13 +244,20 @@ def _same_point(point: Mapping[str, Any], params: Mapping[str, Any]) -> bool:
     return True
 
 
-def initial_points(initial: Any, box: np.ndarray | None, space: SearchSpace | None, minimize: bool,
-                   constrained: bool = False) -> list[Observation]:
+def initial_points(initial: Any, box: np.ndarray | None, space: SearchSpace | None,
+                   minimize: bool | tuple[bool, ...], constrained: bool = False) -> list[Observation]:
     """``initial`` (any form of the module) as ``(action [d] in the unit cube, reward,
     constraint values, error)`` (``reward`` the value, negated when minimising; the values
     ``None`` without constraints; ``error`` ``None``), in the order given, each point checked
     against ``box`` (``2 x d``) or ``space``. A failed entry (a history entry or run's step
     with ``failed`` true) is ``(action, None, None, error)``, ``error`` its ``error`` text.
+
+    For several objectives (``minimize`` a tuple of ``m`` directions) every form holds each
+    evaluation's ``m`` values where it holds one value: ``(x, values)`` pairs, ``(X [n, d],
+    Y [n, m])``, and the ``values`` of a history entry or a run's step; the reward is then
+    ``[m]``, each value negated where it is minimised. Their entries say nothing of the
+    directions (a run's steps of several objectives hold no reward, its history no best value):
+    a run given by its id is checked from its record.
 
     Raises:
         TypeError: ``initial`` not one of the forms.
@@ -244,11 +268,16 @@ def initial_points(initial: Any, box: np.ndarray | None, space: SearchSpace | No
             constraint values when not ``constrained`` or without them when it is, or (a
             step) of other bounds or another space, as far as it says (module docstring).
     """
-    pairs = _array_pairs(initial)
+    m = 1 if isinstance(minimize, bool) else len(minimize)
+    pairs = _array_pairs(initial, m)
     if pairs is not None:
         if space is not None:
             raise ValueError("initial=(X, Y) arrays are for a box (bounds); for a search space give (params, value) "
                              "pairs, params a dict {name: value}, or a run's steps")
+        if constrained:
+            raise ValueError(f"initial=(X, Y) arrays carry no constraint values; with constraints give (x, "
+                             f"{'value' if m == 1 else 'values'}, constraints) triples, or the history of an earlier "
+                             "constrained run")
         initial = pairs
     if isinstance(initial, (str, bytes, Mapping)) or not isinstance(initial, Sequence):
         raise TypeError(f"initial must be (x, value) pairs, an earlier result's history, a run's steps "
@@ -256,23 +285,25 @@ def initial_points(initial: Any, box: np.ndarray | None, space: SearchSpace | No
                         f"{type(initial).__name__}")
     out = []
     width = 3 if constrained else 2
-    what = "an (x, value, constraints) triple" if constrained else "an (x, value) pair"
+    value_key = "value" if m == 1 else "values"
+    what = f"an (x, {value_key}, constraints) triple" if constrained else f"an (x, {value_key}) pair"
     for i, entry in enumerate(initial):
         limits = None
         if isinstance(entry, Mapping):  # an entry of OptimizeResult.history, or a run's step
             key = "x" if "x" in entry else "params"
             failed = bool(entry.get("failed"))
-            if key not in entry or ("value" not in entry and not failed):
-                needs = ("'x' (or 'params'), 'value' and 'constraints'" if constrained
-                         else "'x' (or 'params') and 'value'")
+            _check_recorded_objectives(i, entry, m, failed)
+            if key not in entry or (value_key not in entry and not failed):
+                needs = (f"'x' (or 'params'), '{value_key}' and 'constraints'" if constrained
+                         else f"'x' (or 'params') and '{value_key}'")
                 raise ValueError(f"initial[{i}] must be {what}, a history entry or a run's step with {needs}, got "
                                  f"{_short(entry)}")
             if not failed:
-                _check_recorded_constraints(i, entry, constrained)
-            x, value = entry[key], entry.get("value")
+                _check_recorded_constraints(i, entry, constrained, m)
+            x, value = entry[key], entry.get(value_key)
             limits = entry.get("constraints") if constrained and not failed else None
             if failed:
-                _check_recorded_cube(i, entry, box, space)
+                _check_recorded_cube(i, entry, box, space, m)
                 error = entry.get("error")
                 out.append((_action(i, x, box, space), None, None, str(error) if error else "failed earlier"))
                 continue
@@ -287,6 +318,11 @@ def initial_points(initial: Any, box: np.ndarray | None, space: SearchSpace | No
                 limits = constraint_values(limits, x).tolist()
             except ObjectiveError as err:
                 raise ValueError(f"initial[{i}]: {err}") from None
+        if m > 1:
+            out.append((_action(i, x, box, space), _several_rewards(i, value, x, minimize), limits, None))
+            if isinstance(entry, Mapping):
+                _check_recorded_cube(i, entry, box, space, m)
+            continue
         if not is_real(value) or not np.isfinite(value):
             raise ValueError(f"initial[{i}]: the value must be a finite real number, got {value!r}")
         if isinstance(entry, Mapping):  # a run's step or a history entry: of this problem, as far as it says
@@ -294,7 +330,7 @@ def initial_points(initial: Any, box: np.ndarray | None, space: SearchSpace | No
             if came is not None:
                 check_same_problem({"minimize": came}, {"minimize": bool(minimize)}, f"initial[{i}]",
                                    f"its run's (as its {field} says)", _ON_PURPOSE)
-            _check_recorded_cube(i, entry, box, space)
+            _check_recorded_cube(i, entry, box, space, m)
         out.append((_action(i, x, box, space), -float(value) if minimize else float(value), limits, None))
     earlier = None  # the constraint values each earlier evaluation carries (failed ones carry none)
     for i, (_, _, limits, error) in enumerate(out):
@@ -302,6 +338,33 @@ def initial_points(initial: Any, box: np.ndarray | None, space: SearchSpace | No
             check_constraint_count(len(limits), earlier, "initial", f"initial[{i}] carries")
             earlier = len(limits)
     return out
+
+
+def _check_recorded_objectives(i: int, entry: Mapping[str, Any], m: int, failed: bool) -> None:
+    """A history entry or a run's step that did not fail holds one ``value`` (a run of one
+    objective) or ``values`` (of several): ``ValueError`` naming ``initial[i]`` when that is not
+    this run's kind (``m`` objectives)."""
+    if failed:
+        return
+    several = entry.get("values") is not None
+    if m == 1 and several and entry.get("value") is None:
+        raise ValueError(f"initial[{i}]: the entry holds values {_short(entry['values'])} of several objectives, this "
+                         f"run has one {_SAME_PROBLEM}{_on_purpose(m)}")
+    if m > 1 and not several and entry.get("value") is not None:
+        raise ValueError(f"initial[{i}]: the entry holds the value of one objective, this run has {m} "
+                         f"{_SAME_PROBLEM}; give (x, values) pairs, one value per objective")
+
+
+def _several_rewards(i: int, value: Any, x: Any, minimize: tuple[bool, ...]) -> np.ndarray:
+    """Entry ``i``'s values of ``len(minimize)`` objectives as rewards ``[m]`` (each negated where
+    it is minimised); ``ValueError`` naming ``initial[i]`` for another count or a non-finite value."""
+    try:
+        values = objective_values(value, x, len(minimize))
+    except ObjectiveError as err:
+        raise ValueError(f"initial[{i}]: {err}".replace("objective must return", "the values must be")) from None
+    if not np.isfinite(values).all():
+        raise ValueError(f"initial[{i}]: the values must be finite real numbers, got {values.tolist()}")
+    return np.where(minimize, -values, values)
 
 
 def _action(i: int, x: Any, box: np.ndarray | None, space: SearchSpace | None) -> np.ndarray:
@@ -416,7 +479,7 @@ class WarmStart(PolicyWrapper):
             if error is not None:
                 self.inner.observe_failure(np.concatenate([action, [np.nan]]), action.copy(), error)
                 continue
-            obs = np.concatenate([action, [reward]])
+            obs = np.concatenate([action, np.atleast_1d(reward)])
             self.inner.observe(obs, action.copy(), reward, {} if limits is None else {"constraints": list(limits)})
 
     def observe(self, obs: np.ndarray, action: Any, reward: float, info: dict[str, Any]) -> None:

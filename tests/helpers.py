@@ -314,3 +314,34 @@ def four_writers(db: str, tmp_path) -> list[str]:
     errors = [p.communicate(timeout=300)[1] for p in procs]
     assert all(p.returncode == 0 for p in procs), errors
     return errors
+
+
+def log_objectives_run(db: str, evaluations: list, *, minimize=(True, False), seed: int = 0, policy: str = "sobol",
+                       name: str = "pair", constraints: str | None = None, budget: int | None = None,
+                       policy_params: dict | None = None, act_s: float = 0.0) -> int:
+    """Log a completed black-box run of several objectives by hand, as ``optimize`` records one
+    (the rows' contract: ``env_params["minimize"]`` a list of directions, each step's objective
+    values in ``values`` with ``value``, ``best_value`` and ``reward`` NULL); returns its id.
+
+    ``evaluations``: one entry per step: the objective values (a list of floats), ``None`` for a
+    failed evaluation, or ``(values, constraint_values)`` with ``constraints`` (the constraints'
+    name). The points are on the unit square, ``x0 = x1 = t / len(evaluations)``."""
+    from npbandit.storage import RunLogger
+
+    minimize = list(minimize)
+    env_params = {"objective": name, "dim": 2, "bounds": [[0.0, 0.0], [1.0, 1.0]], "minimize": minimize,
+                  "objectives": len(minimize), "budget": budget or len(evaluations), "optimal_value": None}
+    if constraints is not None:
+        env_params["constraints"] = constraints
+    logger = RunLogger(db)
+    run_id = logger.start(kind="bo", env_id="npbandit/BlackBox-v0", env_params=env_params, policy=policy,
+                          policy_params=policy_params or {}, seed=seed)
+    for t, entry in enumerate(evaluations):
+        values, bounds = (entry if isinstance(entry, tuple) else (entry, None))
+        x = t / len(evaluations)
+        failed = values is None
+        logger.log_step(t=t, action=[x, x], params={"x0": x, "x1": x}, values=values, constraints=bounds,
+                        failed=failed, error="objective raised RuntimeError: boom" if failed else None,
+                        error_kind="raised" if failed else None, act_s=act_s)
+    logger.finish()
+    return run_id

@@ -165,15 +165,16 @@ def test_a_wrong_return_type_is_a_failed_evaluation_that_skip_skips(tmp_path, re
     assert stopped.status == "failed" and [s["failed"] for s in run_steps(db, stopped.id)] == [False, True]
 
 
-def test_an_objective_returning_several_numbers_is_pointed_to_the_multi_objective_sampler():
+def test_an_objective_returning_several_numbers_is_pointed_to_several_directions():
     import numpy as np
     import torch
 
     from npbandit.envs.blackbox import objective_value
     from npbandit.exceptions import ObjectiveReturnError
 
-    hint = r"optimize searches one objective: for several, run an Optuna study with directions=\[...\] and " \
-           r"npbandit.integrations.optuna.NPSampler \(docs/guides/optuna.md\), or return one number that weighs them$"
+    hint = r"for several objectives give one direction per value, optimize\(f, ..., minimize=\[True, False\]\) " \
+           r"\(or an Optuna study with directions=\[...\] and npbandit.integrations.optuna.NPSampler\), or return " \
+           r"one number that weighs them$"
     for several in ((1.0, 2.0), [1.0, np.float32(2.0)], np.array([1.0, 2.0]), torch.tensor([1.0, 2.0])):
         with pytest.raises(ObjectiveReturnError, match=r"objective must return a float.*" + hint):
             objective_value(several, [0.5])

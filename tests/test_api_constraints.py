@@ -126,6 +126,20 @@ def test_constraint_values_are_checked_and_name_constraints(returned, error, mat
     assert "constraints" in result.history[1]["error"]
 
 
+def test_constraint_values_of_zero_dimensional_tensors_or_arrays_are_read():
+    # with point_type="torch", [x[0] - 0.5] is a list of a 0-d tensor
+    result = optimize(lambda x: float(x.sum()), BOX, surrogate="random", budget=3, db=None, progress=False,
+                      point_type="torch", constraints=lambda x: [x[0] - 0.5, np.array(-1.0)])
+    assert [h["constraints"] for h in result.history] == [[float(h["x"][0]) - 0.5, -1.0] for h in result.history]
+    several = optimize(lambda x: (x[0], x[1]), BOX, surrogate="random", budget=3, db=None, progress=False,
+                       point_type="torch", minimize=[True, True], constraints=lambda x: (x[0] - 0.5,))
+    assert [h["feasible"] for h in several.history] == [float(h["x"][0]) <= 0.5 for h in several.history]
+    for wrong in ([torch.tensor(True)], [torch.tensor([0.1])], [np.array(1j)]):
+        with pytest.raises(ObjectiveReturnError, match="constraints must return a sequence of real numbers"):
+            optimize(total, BOX, surrogate="random", budget=1, db=None, progress=False,
+                     constraints=lambda x, wrong=wrong: wrong)
+
+
 def test_a_changing_number_of_constraint_values_is_refused():
     counts = iter([1, 1, 2])
     with pytest.raises(ObjectiveReturnError, match=r"^constraints: each earlier evaluation carries 1 constraint "

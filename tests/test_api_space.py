@@ -344,3 +344,15 @@ def test_a_discrete_space_evaluated_everywhere_says_its_proposals_repeat():
                           seed=0)
     values = [h["x"]["i"] for h in result.history]
     assert sorted(set(values[:4])) == [0, 1, 2, 3]  # every point once before any repeat
+
+
+@pytest.mark.parametrize("kwargs", [{"trust_region": False}, {"surrogate": "gp"}, {"minimize": [True, False]}])
+def test_a_discrete_space_evaluated_everywhere_says_so_without_a_trust_region_too(kwargs):
+    # one global model (trust_region=False, the GP's default) and a search of several objectives repeat alike
+    def objective(p):
+        return float((p["i"] - 2) ** 2) if "minimize" not in kwargs else (float(p["i"]), float(p["i"] ** 2))
+
+    with pytest.warns(RuntimeWarning, match="every point of the discrete search space"):
+        result = optimize(objective, {"i": Int(0, 3)}, budget=7, db=None, progress=False, seed=0, **kwargs)
+    values = [h["x"]["i"] for h in result.history]
+    assert sorted(set(values[:4])) == [0, 1, 2, 3]

@@ -240,6 +240,29 @@ def test_the_data_set_sweeps_of_the_bandits_guide_run_as_written(tmp_path, monke
     assert len(results["results"]) == 6 and len(list_runs(db)) == 45
 
 
+def test_the_several_objectives_command_of_the_cli_guide_runs_as_written(tmp_path, monkeypatch, capsys):
+    """The CLI guide's module written where it says and its command run, the budget shortened and
+    the database in tmp_path; the front it prints has the header the page describes."""
+    import shlex
+    import sys
+
+    from npbandit.cli import main
+
+    monkeypatch.chdir(tmp_path)  # the objective's module is looked up in the current directory
+    text = section("docs/guides/cli-and-reports.md", "Several objectives")
+    (module,) = re.findall(r"```python\n(.*?)```", text, flags=re.S)
+    (command,) = re.findall(r"```bash\n(.*?)```", text, flags=re.S)
+    name = re.search(r'"""(\w+)\.py:', module)[1]
+    monkeypatch.delitem(sys.modules, name, raising=False)  # the page's module, not another test's of that name
+    (tmp_path / f"{name}.py").write_text(module, encoding="utf-8")
+    args = shlex.split(shortened(command.strip(), ("--budget 30", "--budget 6")))
+    assert args[:2] == [".venv/bin/npbandit", "optimize"] and f"{name}:f" in args
+    assert main([*args[1:], "--db", str(tmp_path / "runs.db")]) == 0
+    lines = capsys.readouterr().out.splitlines()
+    assert " on the Pareto front after 6 evaluations; db " in lines[0]
+    assert lines[1] == "  t  value 1 (minimize)  value 2 (minimize)  point"
+
+
 def section(page: str, heading: str) -> str:
     """The text of ``page`` from the heading that starts with ``heading`` to the next heading."""
     text = (ROOT / page).read_text(encoding="utf-8")
@@ -288,7 +311,7 @@ def test_the_optimize_guide_snippets_run_with_shortened_budgets(tmp_path, monkey
     import numpy as np
 
     monkeypatch.chdir(tmp_path)  # the runs log to ./npbandit.db
-    first, space, warm, constrained, callbacks, batched, noisy = python_blocks("docs/guides/optimize.md")
+    first, space, warm, constrained, several, callbacks, batched, noisy = python_blocks("docs/guides/optimize.md")
     rng = np.random.default_rng(0)
     ns = {"objective": lambda x: float((x[0] - 1) ** 2 + (x[1] + 2) ** 2), "bounds": [[0, 0], [1, 1]],
           "noisy_f": lambda x: float(x[0] + x[1] + 0.1 * rng.standard_normal())}
@@ -306,6 +329,8 @@ def test_the_optimize_guide_snippets_run_with_shortened_budgets(tmp_path, monkey
 
     run_block(shortened(constrained, ("budget=30", "budget=7")), ns)
     assert ns["result"].feasible in (True, False) and len(ns["result"].history) == 7
+    run_block(shortened(several, ("budget=40", "budget=7")), ns)
+    assert len(ns["result"].history) == 7 and ns["result"].front_values.shape[1] == 2
     run_block(shortened(callbacks, ("budget=500", "budget=9")), ns)
     stopped = len(ns["result"].history) < 9
     assert stopped == (ns["result"].stopped_early is not None)

@@ -214,10 +214,10 @@ def _one(label: str, method: str, seed: int, trials: int, db: str) -> None:
                   "objectives": prob.num_objectives, "budget": trials, "ref_point": prob.ref_point,
                   "max_hv": prob.max_hv, "problems_version": prob.version}
     checkpoint = None
-    if method == NP_METHOD:
+    if method in (NP_METHOD, "np-optimize"):
         from bo_wide_methods import checkpoint_of
 
-        checkpoint = checkpoint_of("npsampler")
+        checkpoint = checkpoint_of("npsampler" if method == NP_METHOD else "optimize-tnpd")
     # the code that ran: npbandit's version names no commit
     run_and_log(db, KIND, method, label, seed, trials, lambda record: run(method, prob, seed, trials, record),
                 Recorder(prob, trials), env_params, checkpoint, extra={"source": source_revision()})

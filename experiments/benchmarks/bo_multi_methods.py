@@ -15,6 +15,10 @@ times and records each call.
   default (10 start-up trials), in the same study. A sampler that refuses a study of several
   objectives before the first trial raises :class:`~bo_wide_methods.Unsupported` here; the
   harness records that and retries the cell on its next run.
+- ``np-optimize``: ``npbandit.optimize(f, space={name: Float(low, high)}, minimize=[True] * m,
+  budget=trials, seed=seed, db=None)``, every other option at its default (``2d + 1`` Sobol
+  points first, the ``tnpd-bo`` checkpoint): the same search as ``np-sampler`` through the
+  library's own door.
 - ``botorch``: BoTorch as its documentation recommends for multi-objective BO: a ``ModelListGP``
   of one ``SingleTaskGP`` per objective (default kernel and priors, ``Normalize`` inputs on the
   problem's box, ``Standardize`` outputs), ``fit_gpytorch_mll`` on the summed marginal
@@ -39,7 +43,7 @@ N_STARTUP = 10
 #: quasi-MC samples of the BoTorch peer's acquisition (BoTorch's multi-objective tutorials' number)
 MC_SAMPLES = 128
 OPTUNA_SAMPLERS = ("random", "optuna-tpe", "nsga2", "optuna-gp", "np-sampler")
-METHODS = ["random", "optuna-tpe", "nsga2", "optuna-gp", "botorch", "np-sampler"]
+METHODS = ["random", "optuna-tpe", "nsga2", "optuna-gp", "botorch", "np-sampler", "np-optimize"]
 #: the NP row, compared seed by seed with every peer
 NP_METHOD = "np-sampler"
 
@@ -50,6 +54,8 @@ def run(method: str, problem, seed: int, trials: int, evaluate: Callable[[dict],
         return _optuna(method, problem, seed, trials, evaluate)
     if method == "botorch":
         return _botorch(problem, seed, trials, evaluate)
+    if method == "np-optimize":
+        return _np_optimize(problem, seed, trials, evaluate)
     raise ValueError(f"method must be one of {METHODS}, got {method!r}")
 
 
@@ -101,6 +107,17 @@ def _optuna(method: str, problem, seed: int, trials: int, evaluate) -> dict:
         log.removeHandler(counter)
     facts = {"optuna": optuna.__version__, "n_startup": N_STARTUP}
     return {**facts, "independent_draws": counter.count} if method == NP_METHOD else facts
+
+
+def _np_optimize(problem, seed: int, trials: int, evaluate) -> dict:
+    import npbandit
+    from npbandit.space import Float
+
+    space = {p.name: Float(p.low, p.high) for p in problem.space}
+    result = npbandit.optimize(lambda params: list(evaluate(params)), space=space,
+                               minimize=[True] * problem.num_objectives, budget=trials, seed=seed, db=None,
+                               progress=False)
+    return {"front": len(result.front)}
 
 
 def _botorch(problem, seed: int, trials: int, evaluate) -> dict:

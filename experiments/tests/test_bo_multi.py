@@ -89,6 +89,25 @@ def test_the_botorch_peer_spends_its_budget_inside_the_box_and_repeats_with_its_
     assert trace()[0] == seen
 
 
+def test_the_optimize_row_spends_its_budget_inside_the_box_and_repeats_with_its_seed(bench, keep_threads):
+    methods = sys.modules["bo_multi_methods"]
+    prob = bench.all_problems()["branin-currin"]
+    trials = 2 * prob.dim + 1 + 2  # optimize's design, then two proposals by the NP
+
+    def trace():
+        seen = []
+
+        def evaluate(params):
+            seen.append(dict(params))
+            return prob(params)
+        return seen, methods.run("np-optimize", prob, 0, trials, evaluate)
+
+    seen, facts = trace()
+    assert len(seen) == trials and 1 <= facts["front"] <= trials
+    assert all(q.low <= params[q.name] <= q.high for params in seen for q in prob.space)
+    assert trace()[0] == seen
+
+
 def test_a_tiny_run_is_stored_resumed_and_tabulated(bench, tmp_path, capsys):
     """The script as a user runs it (its pool worker takes the runs by the script's module name),
     then again in this process: nothing left to run, the table from the stored runs."""

@@ -35,7 +35,9 @@ The reference point is the feasible front's nadir (its worst value in each objec
 a tenth of the observed range of that objective further down (the rule Ishibuchi et al. 2011
 found robust, as BoTorch's ``infer_reference_point``; the range is taken over every observation,
 not only the front, so that a front of one point still has a finite box). It moves with the
-objectives when they are shifted or scaled, so the search does not depend on their units.
+objectives when they are shifted or scaled, so the search does not depend on their units (an
+objective with no range yet, every observation equal in it, has no scale: its point is moved
+by the margin in its own units, which a shift moves alike).
 
 This module imports BoTorch only inside the functions that build an acquisition.
 """
@@ -57,6 +59,11 @@ __all__ = ["REFERENCE_MARGIN", "check_objectives", "check_outputs", "pareto_fron
 #: how far below the front's nadir the reference point lies, as a fraction of each objective's
 #: observed range
 REFERENCE_MARGIN = 0.1
+#: an objective of no range has its reference point moved by the margin in its own units, or by the
+#: margin times this many of its values' last places (their magnitude times the dtype's epsilon)
+#: where that is more (beyond 2 ** 40 in float64): the margin of about 400 places, a width the point's
+#: rounding leaves
+_NO_RANGE_PLACES = 2**12
 
 
 def check_objectives(objectives: Any) -> int:
@@ -96,15 +103,23 @@ def reference_point(Y: torch.Tensor, objectives: int, constraints: int = 0) -> t
     docstring): the feasible front's nadir minus :data:`REFERENCE_MARGIN` times each objective's
     range over every row of ``Y``; with no feasible row, every row's worst value minus the same,
     so that any feasible point adds volume and the search is drawn to feasibility by the
-    acquisition's feasibility weights. An objective with no range yet (every row equal in it)
-    is moved by the margin times its magnitude, or by the margin where that is 0."""
-    front = pareto_front(Y, objectives, constraints)
-    values = Y[:, :objectives]
+    acquisition's feasibility weights. An objective with no range yet (every row equal in it,
+    so no scale to take a share of) is moved by the margin in its own units, so that a shift of
+    its values moves the point by the same shift; where its values are so large that this would
+    be lost to rounding (beyond ``2 ** 40`` in float64), by the margin times ``2 ** 12`` of their
+    last places, so that the box below the front keeps a width."""
+    return _reference_point(Y[:, :objectives], pareto_front(Y, objectives, constraints))
+
+
+def _reference_point(values: torch.Tensor, front: torch.Tensor) -> torch.Tensor:
+    """:func:`reference_point` of the objective columns ``values`` ``[n, m]`` of checked outputs
+    and their feasible front ``front`` ``[p, m]`` (:func:`pareto_front`), so that a caller that
+    has the front already does not find it again."""
     if not len(front):
         front = values
     span = values.amax(dim=0) - values.amin(dim=0)
-    span = torch.where(span > 0, span, front.abs().amax(dim=0))
-    span = torch.where(span > 0, span, torch.ones_like(span))
+    unit = (values.abs().amax(dim=0) * (torch.finfo(values.dtype).eps * _NO_RANGE_PLACES)).clamp_min(1.0)
+    span = torch.where(span > 0, span, unit)
     return front.amin(dim=0) - REFERENCE_MARGIN * span
 
 
@@ -120,13 +135,22 @@ def warp_objectives(Y: torch.Tensor, objectives: int, constraints: int = 0) -> t
     resolves poorly once standardised; the warp spreads it. Each transform is increasing, so
     which rows dominate which, and so the front, is unchanged; the volumes are those of the
     warped units (the choice is recorded in experiments/log/benchmarks.md, "Several objectives in
-    NPSampler")."""
+    NPSampler").
+
+    Values of any finite magnitude are taken: each objective column is first multiplied by the
+    power of two :func:`~npbandit.transforms.standardize.output_scale` gives it (values near
+    ``1e160`` have a variance past float64's largest value). The power of two scales exactly and
+    the standardisation divides it out again, so the warp of values that need no scaling, and of
+    values a power of two apart, is the same to the last bit."""
+    from npbandit.transforms.standardize import output_scale
     from npbandit.transforms.yeo_johnson import yeo_johnson_warp
 
     check_outputs(Y, objectives, constraints)
+    values = Y[:, :objectives].detach().cpu().to(torch.float64)
+    values = values * output_scale(values)
     out = Y.clone()
     for j in range(objectives):
-        out[:, j] = torch.from_numpy(yeo_johnson_warp(Y[:, j].detach().cpu().numpy())).to(Y)
+        out[:, j] = torch.from_numpy(yeo_johnson_warp(values[:, j].numpy())).to(Y)
     return out
 
 
@@ -179,14 +203,20 @@ def log_hypervolume_improvement(model, outputs: torch.Tensor, objectives: int, c
         raise ValueError(f"a hypervolume needs at least two objectives, got objectives={objectives} (one objective "
                          f"is searched by LogEI)")
     outputs = torch.as_tensor(outputs, dtype=torch.float64)
-    ref = reference_point(outputs, objectives, constraints)  # the study's units: the observed rows'
+    front = pareto_front(outputs, objectives, constraints)
+    ref = _reference_point(outputs[:, :objectives], front)  # the study's units: the observed rows'
     if pending is not None and len(pending):
         pending = torch.as_tensor(pending, dtype=torch.float64)
         with torch.no_grad():
             believed = model.posterior(pending).mean.reshape(len(pending), -1).to(outputs)
+        check_outputs(believed, objectives, constraints)
         model = condition(model, pending, believed)
-        outputs = torch.cat([outputs, believed])
-    front = pareto_front(outputs, objectives, constraints)
+        # the front of the observed and believed rows together: a row dominated among the observed
+        # rows is dominated among them all, so the observed front stands for them (it keeps their
+        # order, each value at its first row, as the front of every row would)
+        believed = believed[feasible(believed, constraints, objectives), :objectives]
+        if len(believed):
+            front = pareto_front(torch.cat([front, believed]), objectives)
     partitioning = FastNondominatedPartitioning(ref_point=ref, Y=front)
     return AnalyticLogEHVI(model, partitioning, objectives, constraints)
 

@@ -37,7 +37,7 @@ from npbandit.acquisition.pending import (
 from npbandit.acquisition.thompson import is_np_model, thompson_draw
 
 __all__ = ["propose", "propose_in_region", "region_view", "searched_box", "RegionView", "nearest", "SearchRegion",
-           "ACQUISITIONS", "REPEAT_DISTANCE"]
+           "ACQUISITIONS", "REPEAT_DISTANCE", "warn_if_repeated"]
 
 #: the acquisitions :func:`propose` maximises (see ``BOPolicy``)
 ACQUISITIONS = ("logei", "ucb", "thompson", "marginal-thompson", "qlognei")
@@ -338,11 +338,21 @@ def propose_in_region(region: SearchRegion, X: torch.Tensor, Y: torch.Tensor, bu
                   best_f=None if constraints else Y_near.max(), seed=seed, pending=whole_pending,
                   pending_strategy=strategy, outputs=Y_near, observed=X, snap=snap if cube is None else None,
                   space=cube, constraints=constraints, **settings)
-    if out.ndim == 1 and _repeats(torch.as_tensor(out), X, whole_snap):
+    warn_if_repeated(out, X, whole_snap)
+    return out
+
+
+def warn_if_repeated(point: np.ndarray, observed: torch.Tensor,
+                     snap: Callable[[torch.Tensor], torch.Tensor] | None) -> None:
+    """A ``RuntimeWarning`` when a proposal made with the repeat check, ``point`` ``[d]`` (a
+    batch ``[q, d]`` is not checked), still repeats a row of ``observed`` ``[n, d]`` (the
+    evaluated points) on the grid of ``snap``: every point of the discrete space the search
+    reaches has been evaluated. Nothing without ``snap`` (a continuous space: the check finds
+    a new point there). Said to the caller's caller (the policy's)."""
+    if snap is not None and np.ndim(point) == 1 and _repeats(torch.as_tensor(point), observed, snap):
         warnings.warn("every point of the discrete search space that the search reaches has been evaluated: the "
                       "proposal repeats an evaluated point (avoid_repeats cannot hold; a smaller budget, or a finer "
-                      "grid, avoids the repeats)", RuntimeWarning, stacklevel=2)
-    return out
+                      "grid, avoids the repeats)", RuntimeWarning, stacklevel=3)
 
 
 def _repeats(point: torch.Tensor, X: torch.Tensor, snap: Callable[[torch.Tensor], torch.Tensor] | None) -> bool:

@@ -1,5 +1,6 @@
 """``npbandit optimize``: Bayesian optimisation of a named test function or of the user's
-``module:function``, evaluated here, on local worker processes or on a Dask cluster."""
+``module:function``, evaluated here, on local worker processes or on a Dask cluster; with
+``--directions``, of an objective of several values, whose Pareto front it prints."""
 
 from __future__ import annotations
 
@@ -17,6 +18,10 @@ HELP = "Bayesian optimisation of a named test function or module:function"
 USES_DB = True
 SCOPES_THREADS = True  # --threads goes to optimize(threads=...): proposals only, not the objective's calls
 TAKES_PLUGINS = True  # --surrogate may be a checkpoint of a family a --plugin module registers
+#: optimize's ``minimize`` is fed by --directions where it is a list (its errors name it so)
+ARGUMENT_ALIASES = {"minimize": "directions"}
+#: --directions' words (Optuna's, and their short forms) -> optimize's minimize for that objective
+DIRECTIONS = {"minimize": True, "maximize": False, "min": True, "max": False}
 
 
 def add_arguments(opt: argparse.ArgumentParser) -> None:
@@ -68,6 +73,14 @@ def add_arguments(opt: argparse.ArgumentParser) -> None:
     opt.add_argument("--n-init", type=positive_int, help="initial Sobol points (default: 2d + 1; 2 d_e + 1 when d is "
                      "wider than the surrogate, which then searches a d_e-dimensional subspace)")
     opt.add_argument("--maximize", action="store_true", help="maximise instead of minimise")
+    opt.add_argument("--directions", nargs="+", type=_direction, metavar="DIRECTION",
+                     help="with --objective: several objectives, the objective returning one number per direction "
+                          "given, in this order: minimize or maximize for each (as optuna create-study "
+                          "--directions; min / max too), at least two, e.g. --directions minimize maximize. The "
+                          "run prints its Pareto front, the evaluations no other beats in every objective "
+                          "(optimize(minimize=[True, False]); --acquisition, --output-warp, --trust-region, "
+                          "--liar and --optimal-value are then for one objective and refused; default: one "
+                          "objective, minimised unless --maximize)")
     opt.add_argument("--avoid-repeats", action=argparse.BooleanOptionalAction, default=True,
                      help="never propose a point already evaluated (optimize(avoid_repeats=...)); "
                           "--no-avoid-repeats lets a noisy objective be measured again where it looks best")
@@ -114,6 +127,7 @@ def run(args: argparse.Namespace) -> int:
     from npbandit.api import optimize
     from npbandit.feasibility import best_step
 
+    minimize = _minimize(args)
     if args.function:
         from npbandit.envs import make_test_function
         from npbandit.envs.blackbox import problem_objective
@@ -150,17 +164,21 @@ def run(args: argparse.Namespace) -> int:
         name, optimum = args.name, args.optimal_value
     constraints = None if args.constraints is None else _load_callable(args.constraints, "--constraints")
     _check_before_starting(args, bounds.dim if args.space is not None else len(bounds[0]))
-    initial = None if args.initial_from is None else _earlier_steps(args, bounds, name or objective, constraints)
-    with contextlib.ExitStack() as stack:
+    initial = None if args.initial_from is None else _earlier_steps(args, bounds, name or objective, constraints,
+                                                                      minimize)
+    with contextlib.ExitStack() as stack, _several_values_hint(args):
         executor, batch_size = _optimize_executor(args, stack)
         result = optimize(objective, bounds, surrogate=args.surrogate, budget=args.budget,
-                          acquisition=args.acquisition, minimize=not args.maximize, n_init=args.n_init,
+                          acquisition=args.acquisition, minimize=minimize, n_init=args.n_init,
                           seed=args.seed, db=args.db, on_error=args.on_error, progress=progress(),
                           name=name, optimal_value=optimum, batch_size=batch_size, executor=executor,
                           eval_timeout=args.eval_timeout, output_warp=args.output_warp,
                           trust_region=args.trust_region, liar=args.liar, threads=args.threads,
                           constraints=constraints, initial=initial, avoid_repeats=args.avoid_repeats,
                           acq_optimizer=None if args.acq_optimizer is None else OPTIMIZERS[args.acq_optimizer]())
+    if args.directions is not None:
+        _print_front(args, result, initial, constraints is not None)
+        return 0
     what = "best value" if constraints is None else "best feasible value" if result.feasible else \
         "no feasible point found; least violating: value"
     failed = sum(h["failed"] for h in result.history)  # --on-error skip: say so, the best is of the others
@@ -184,17 +202,128 @@ def run(args: argparse.Namespace) -> int:
     return 0
 
 
-def _earlier_steps(args: argparse.Namespace, bounds: Any, objective: Any, constraints: Any) -> list[dict[str, Any]]:
+def _direction(text: str) -> bool:
+    """One of ``--directions``' words as optimize's ``minimize`` for that objective (argparse ``type``)."""
+    try:
+        return DIRECTIONS[text.strip().lower()]
+    except KeyError:
+        raise argparse.ArgumentTypeError(f"expected minimize or maximize (or min / max), got {text!r}") from None
+
+
+def _minimize(args: argparse.Namespace) -> bool | list[bool]:
+    """optimize's ``minimize`` from ``--maximize`` (one objective) or ``--directions`` (several);
+    ``ValueError`` naming the flags for ``--directions`` given where several objectives cannot be."""
+    if args.directions is None:
+        return not args.maximize
+    if args.function:
+        raise ValueError("--directions is for an --objective returning one value per direction; a named --function "
+                         "has one objective (--maximize maximises it)")
+    if args.maximize:
+        raise ValueError("--maximize is for one objective; with --directions give each objective's direction there "
+                         "(--directions maximize maximize maximises two)")
+    if len(args.directions) < 2:
+        raise ValueError(f"--directions needs at least two directions, one per value the objective returns; got "
+                         f"{len(args.directions)} (for one objective leave --directions out: it is minimised, or "
+                         f"maximised with --maximize)")
+    return list(args.directions)
+
+
+@contextlib.contextmanager
+def _several_values_hint(args: argparse.Namespace):
+    """An objective of one value (no ``--directions``) that returned several numbers: the
+    failure optimize reports (its :data:`~npbandit.envs.outcomes.SEVERAL_OBJECTIVES_HINT`
+    saying how to search several objectives in Python) re-raised as a ``ValueError`` whose
+    hint names ``--directions``. Not the failed evaluation's ``--initial-from`` line: that run
+    was of one objective, and a run of several cannot continue it."""
+    from npbandit.envs import ObjectiveError
+    from npbandit.envs.outcomes import SEVERAL_OBJECTIVES_HINT
+
+    try:
+        yield
+    except ObjectiveError as err:
+        if args.directions is not None or SEVERAL_OBJECTIVES_HINT not in str(err):
+            raise
+        # one evaluation stopped the run (kind set): say the run is saved, as the error line of one does
+        run = "" if err.run_id is None or err.kind is None else f" (run {err.run_id} is recorded as failed)"
+        hint = ("; for several objectives give one direction per value, e.g. --directions minimize maximize, or "
+                "return one number that weighs them")
+        raise ValueError(str(err).replace(SEVERAL_OBJECTIVES_HINT, hint) + run) from None
+
+
+def _print_front(args: argparse.Namespace, result: Any, initial: list[dict[str, Any]] | None,
+                 constrained: bool) -> None:
+    """What a run of several objectives prints: a line with the run, the size of its front,
+    its evaluations and failures and its database, then the front (:attr:`ParetoResult.front
+    <npbandit.optimize_result.ParetoResult.front>`), one evaluation a row: its ``t``, each value
+    under a header naming its objective's direction, and the point by name. With ``initial``
+    (``--initial-from``'s evaluations), the front is this run's own, as for one objective; the
+    evaluations it continues that are on the front of all (theirs and this run's) follow it.
+    A drawn seed (``--seed none``) is printed as for one objective."""
+    from npbandit.storage import display_url
+
+    failed = sum(h["failed"] for h in result.history)
+    n = len(result.history)
+    counted = f"after {n} evaluation{'' if n == 1 else 's'}" + (f" ({failed} failed)" if failed else "")
+    where = "" if result.db is None else f"; db {display_url(result.db)}"
+    if not result.front:
+        print(f"run {result.run_id}: no evaluation satisfied the constraints, so no Pareto front, {counted}{where}")
+    else:
+        size = len(result.front)
+        print(f"run {result.run_id}: {size} evaluation{'' if size == 1 else 's'} on the Pareto front {counted}{where}")
+        print("\n".join(_front_rows(result.front, result.minimize)))
+    if args.seed is None:  # as for one objective: the only record of a drawn seed outside the database
+        print(f"seed {result.seed} (drawn; --seed {result.seed} repeats the run)")
+    if initial:
+        _print_earlier_on_front(result, initial, constrained)
+
+
+def _front_rows(entries: list[dict[str, Any]], minimize: tuple[bool, ...], runs: bool = False) -> list[str]:
+    """A table of front entries (history dicts: ``t``, ``x``, ``values``; with ``runs``, also
+    ``run_id``, shown first): a header naming each value's direction, then one row each, the
+    numbers right-aligned under it and the point by name last."""
+    head = [*(["run"] if runs else []), "t", *(f"value {i + 1} ({'minimize' if low else 'maximize'})"
+                                             for i, low in enumerate(minimize))]
+    rows = [[*([str(h["run_id"])] if runs else []), str(h["t"]), *(f"{v:.6g}" for v in h["values"])]
+            for h in entries]
+    widths = [max(len(row[i]) for row in [head, *rows]) for i in range(len(head))]
+    lines = ["  " + "  ".join(cell.rjust(w) for cell, w in zip(head, widths)) + "  point"]
+    for row, h in zip(rows, entries):
+        lines.append("  " + "  ".join(cell.rjust(w) for cell, w in zip(row, widths)) + f"  {_point_text(h['x'])}")
+    return lines
+
+
+def _print_earlier_on_front(result: Any, initial: list[dict[str, Any]], constrained: bool) -> None:
+    """``--initial-from`` with several objectives: the evaluations continued that are on the
+    front of all of them and this run's (the result's front is this run's own, as its best is
+    for one objective), and how many of this run's front they beat; nothing when none is."""
+    from npbandit.optimize_result import ParetoResult
+    from npbandit.report.summary import step_feasible
+
+    earlier = [{"run_id": s["run_id"], "t": s["t"], "x": s["params"], "values": s["values"], "failed": False,
+                **({"feasible": step_feasible(s)} if constrained else {})}
+               for s in initial if not s["failed"] and s.get("values") is not None]
+    both = ParetoResult.of_history(earlier + list(result.history), result.minimize, None)
+    kept = [h for h in both.front if "run_id" in h]  # this run's history entries carry none
+    if not kept:
+        return
+    beaten = len(result.front) - (len(both.front) - len(kept))
+    print(f"the front of these and the {len(initial)} evaluations it continues also holds {len(kept)} of those"
+          + (f", which beat {beaten} of this run's front" if beaten else "") + ":")
+    print("\n".join(_front_rows(kept, result.minimize, runs=True)))
+
+
+def _earlier_steps(args: argparse.Namespace, bounds: Any, objective: Any, constraints: Any,
+                   minimize: bool | list[bool]) -> list[dict[str, Any]]:
     """``--initial-from``: every evaluation that run in ``--db`` saw (the points it was given,
     following a chain of continued runs back, then its own: ``run_evaluations``), after
-    checking that it is a black-box run of this problem (objective, box or space, direction,
-    constraints); ``ValueError`` naming ``--initial-from`` and what differs otherwise."""
+    checking that it is a black-box run of this problem (objective, box or space, direction
+    or directions, constraints); ``ValueError`` naming ``--initial-from`` and what differs otherwise."""
     from npbandit.objective_names import objective_label
     from npbandit.space import SearchSpace
     from npbandit.warm_start import continued_run
 
     here = {"objective": objective if isinstance(objective, str) else objective_label(objective),
-            "minimize": not args.maximize,
+            "minimize": minimize,
             "constraints": None if constraints is None else objective_label(constraints)}
     if isinstance(bounds, SearchSpace):
         here["space"] = bounds.describe()

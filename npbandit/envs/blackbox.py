@@ -12,6 +12,13 @@ cube ``[0, 1]^D`` (``D = space.dim`` columns) and the objective is called with
 
 * Reward: the objective value, negated when ``minimize=True`` (the default, as for
   BoTorch's test problems), so policies always maximise reward.
+* Several objectives: ``minimize`` a sequence of ``m >= 2`` bools, one direction per
+  objective (Optuna's ``directions``). The objective then returns ``m`` real numbers in that
+  order (:func:`~npbandit.envs.outcomes.objective_values`); the reward is a ``[m]`` array,
+  each value negated where it is minimised (MO-Gymnasium's vector reward); ``info`` has
+  ``values`` (the ``m`` values as returned) instead of ``value``, and no ``best_value``
+  (several objectives have a front of best points, not one). A value that is NaN or infinite
+  fails the evaluation, as for one objective. ``env.objectives`` is ``m`` (1 for one objective).
 * Observation: the last evaluated action and its reward (zeros before the first step).
 * ``info``: ``x`` (the evaluated point as the objective received it: an array in the
   original bounds, or the params dict of a space), ``params`` (the same point by name,
@@ -53,10 +60,8 @@ from __future__ import annotations
 
 import functools
 import inspect
-import numbers
-import sys
 import warnings
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from typing import Any
 
 import gymnasium as gym
@@ -64,13 +69,23 @@ import numpy as np
 
 from npbandit.envs.bounds import as_bounds
 from npbandit.envs.evaluation import Outcome, OutcomeRelay
+from npbandit.envs.outcomes import (
+    Evaluated,
+    WithConstraints,
+    constraint_values,
+    copied,
+    objective_value,
+    objective_values,
+    shown,
+)
 from npbandit.exceptions import ObjectiveError, ObjectiveReturnError
-from npbandit.feasibility import check_constraint_count, is_feasible
+from npbandit.feasibility import is_feasible
 from npbandit.space import SearchSpace, as_search_space
-from npbandit.validation import check_bool, check_int, check_options, check_real, check_render_mode, is_real, is_tensor
+from npbandit.validation import check_int, check_options, check_real, check_render_mode
 
 __all__ = ["BlackBoxEnv", "ObjectiveError", "named_point", "available_functions", "functions_taking_dim",
-           "make_test_function", "objective_value", "constraint_values", "problem_objective"]
+           "make_test_function", "objective_value", "objective_values", "constraint_values", "problem_objective",
+           "directions"]
 
 
 #: why a named problem with integer / binary inputs is not offered, and what runs one
@@ -217,127 +232,33 @@ class _ProblemObjective:
         self.__init__(pickle.loads(state["problem"]), state["name"])
 
 
-def _shown(x: Any) -> Any:
-    """A point as an error message shows it: a list for an array, the dict of a space."""
-    return x.tolist() if isinstance(x, np.ndarray) else x
-
-
-#: said when an objective returns several numbers: where several objectives are searched
-SEVERAL_OBJECTIVES_HINT = ("; optimize searches one objective: for several, run an Optuna study with "
-                           "directions=[...] and npbandit.integrations.optuna.NPSampler (docs/guides/optuna.md), "
-                           "or return one number that weighs them")
-
-
-def objective_value(out: Any, x: Any) -> float:
-    """An objective's return value as a float: a real number, a NumPy scalar, or a
-    1-element array / tensor (``np.array([v])`` is common). NaN / inf pass through (the
-    caller reports them as failed evaluations).
+def directions(minimize: Any) -> tuple[bool | tuple[bool, ...], int]:
+    """``minimize`` checked, with the number of objectives it gives: a bool (one objective), or a
+    sequence of ``m >= 2`` bools (several, one direction each) as a tuple.
 
     Raises:
-        ObjectiveReturnError: (a ``TypeError`` and an ``ObjectiveError``) anything else --
-            a string (``"1.5"``), a bool, several numbers, a complex number -- naming what
-            was returned and at which point.
+        TypeError: neither, naming ``minimize`` and what was expected.
+        ValueError: a sequence of fewer than two directions.
     """
-    value = out
-    if is_tensor(value):
-        if value.numel() != 1:
-            raise ObjectiveReturnError(f"objective must return a float (or a 1-element array), got a tensor of "
-                                       f"shape {tuple(value.shape)} at x={_shown(x)}"
-                                       f"{SEVERAL_OBJECTIVES_HINT if value.numel() > 1 else ''}", x)
-        if value.dtype == sys.modules["torch"].bool or value.is_complex():
-            raise ObjectiveReturnError(f"objective must return a float, got a {value.dtype} tensor at "
-                                       f"x={_shown(x)}", x)
-        return float(value.detach().reshape(()).item())
-    if isinstance(value, np.ndarray):
-        if value.size != 1:
-            raise ObjectiveReturnError(f"objective must return a float (or a 1-element array), got an array of "
-                                       f"shape {value.shape} at x={_shown(x)}"
-                                       f"{SEVERAL_OBJECTIVES_HINT if value.size > 1 else ''}", x)
-        value = value.reshape(())[()]  # a NumPy scalar (or the object an object array holds)
-    if isinstance(value, np.generic) and not isinstance(value, (np.bool_, np.complexfloating)):
-        value = value.item()
-    # bool is an int, and float("1.5") parses strings: both would pass float() silently
-    if not is_real(value):
-        several = (isinstance(out, (tuple, list)) and len(out) > 1
-                   and all(is_real(v) for v in out))
-        raise ObjectiveReturnError(f"objective must return a float, got {type(out).__name__} {out!r} at "
-                                   f"x={_shown(x)}{SEVERAL_OBJECTIVES_HINT if several else ''}", x)
-    return float(value)
-
-
-def constraint_values(out: Any, x: Any, count: int | None = None) -> np.ndarray:
-    """A constraints function's return value as ``k`` floats (``[k]``, float64): one real
-    number, or a 1-D sequence, array or tensor of them. ``count``: the ``k`` expected (the
-    earlier evaluations'), ``None`` for any ``k >= 1``.
-
-    Raises:
-        ObjectiveReturnError: anything else -- a string, a bool, a nested sequence, no value,
-            another number of values than ``count`` (the rule of
-            :func:`~npbandit.feasibility.check_constraint_count`) -- naming ``constraints``,
-            what was returned and at which point.
-        ObjectiveError: a NaN or infinite value.
-    """
-    values = out.detach().cpu().numpy() if is_tensor(out) else out
-    if isinstance(values, (numbers.Real, np.generic)) and not isinstance(values, (np.ndarray,)):
-        values = [values]
-    wrong = ObjectiveReturnError(f"constraints must return a sequence of real numbers (one per constraint, "
-                                 f"feasible when <= 0), got {type(out).__name__} {out!r} at x={_shown(x)}", x)
-    if isinstance(values, (str, bytes, dict)) or not hasattr(values, "__len__"):
-        raise wrong
-    try:
-        items = np.asarray(values, dtype=object).reshape(-1) if np.ndim(values) <= 1 else None
-    except ValueError:  # a ragged nesting
-        items = None
-    if items is None or any(isinstance(v, (bool, np.bool_)) or not isinstance(v, (numbers.Real, np.floating,
-                                                                                     np.integer)) for v in items):
-        raise wrong
-    c = np.asarray([float(v) for v in items], dtype=np.float64)
-    if c.size == 0:
-        raise ObjectiveReturnError(f"constraints returned no value at x={_shown(x)} (one per constraint expected)",
-                                   x)
-    check_constraint_count(c.size, count, "constraints", f"at x={_shown(x)} they returned",
-                           error=lambda message: ObjectiveReturnError(message, x))
-    if not np.isfinite(c).all():
-        raise ObjectiveError(f"constraints returned {c.tolist()} at x={_shown(x)} (NaN or infinite)", x,
-                             kind="nonfinite")
-    return c
-
-
-class _WithConstraints:
-    """An objective and its constraints evaluated together (:attr:`BlackBoxEnv.objective` of
-    an env with ``constraints``): returns an :class:`_Evaluated`. A class instance, so a
-    process pool can pickle it whenever it can pickle the two callables."""
-
-    def __init__(self, objective: Callable[[Any], Any], constraints: Callable[[Any], Any]) -> None:
-        self.objective, self.constraints = objective, constraints
-        self.__name__ = getattr(objective, "__name__", "objective")
-
-    def __call__(self, x: Any) -> _Evaluated:
-        value = self.objective(_copy(x))
-        try:
-            constraints = self.constraints(_copy(x))
-        except Exception as err:  # noqa: BLE001 - the user's constraints: step reports them by name
-            return _Evaluated(value, err, failed=True)
-        return _Evaluated(value, constraints)
-
-
-class _Evaluated:
-    """What :class:`_WithConstraints` returns: the objective's return value and the
-    constraints' (or, ``failed``, the exception they raised)."""
-
-    def __init__(self, value: Any, constraints: Any, failed: bool = False) -> None:
-        self.value, self.constraints, self.failed = value, constraints, failed
+    if isinstance(minimize, (bool, np.bool_)):
+        return bool(minimize), 1
+    if isinstance(minimize, (str, bytes, dict)) or not isinstance(minimize, Sequence):
+        raise TypeError(f"minimize must be a bool, or a sequence of bools (one per objective, for several), got "
+                        f"{type(minimize).__name__}")
+    if len(minimize) < 2:
+        raise ValueError(f"minimize as a sequence gives one direction per objective, and needs at least two; got "
+                         f"{list(minimize)!r} (for one objective give a bool)")
+    for i, each in enumerate(minimize):
+        if not isinstance(each, (bool, np.bool_)):
+            raise TypeError(f"minimize[{i}] must be a bool (True: minimise that objective), got "
+                            f"{type(each).__name__} {each!r}")
+    return tuple(bool(each) for each in minimize), len(minimize)
 
 
 def named_point(x: Any) -> dict[str, Any]:
     """A point as :meth:`BlackBoxEnv.params` gives it and a run's steps record it: a space's
     dict (copied) as it is, a box's array as ``{"x0": ..., ...}``."""
     return dict(x) if isinstance(x, dict) else {f"x{i}": float(v) for i, v in enumerate(x)}
-
-
-def _copy(x: Any) -> Any:
-    """A copy of a point for the objective (which may change what it is given)."""
-    return dict(x) if isinstance(x, dict) else x.copy()
 
 
 class BlackBoxEnv(gym.Env):
@@ -358,7 +279,13 @@ class BlackBoxEnv(gym.Env):
         self.render_mode = render_mode
         budget = check_int("budget", budget, minimum=1)
         noise_std = check_real("noise_std", noise_std, low=0.0)
-        minimize = check_bool("minimize", minimize)
+        minimize, objectives = directions(minimize)
+        if objectives > 1 and (function is not None or noise_std):
+            raise ValueError("minimize with several directions is for objective=<callable> returning one value per "
+                             "direction; a named function (function=) has one objective, and noise_std is for those")
+        if objectives > 1 and optimal_value is not None:
+            raise ValueError("optimal_value is one objective's optimum; several objectives have a front of optima "
+                             "(give optimal_value=None)")
         if optimal_value is not None:
             optimal_value = check_real("optimal_value", optimal_value)
         if function is not None:
@@ -399,16 +326,19 @@ class BlackBoxEnv(gym.Env):
         #: the outcome constraints' callable, or ``None``
         self.constraints = constraints
         if constraints is not None:
-            self._call = _WithConstraints(self._call, constraints)
+            self._call = WithConstraints(self._call, constraints)
         #: ``k``, the constraint values each evaluation returns (``None`` until the first)
         self.n_constraints: int | None = None
+        #: ``True`` / ``False``, or one of them per objective (a tuple) for several objectives
         self.minimize = minimize
+        #: ``m``, the values each evaluation returns (1: one objective)
+        self.objectives = objectives
         self.budget = budget
         self.noise_std = noise_std
         self.dim = self.space.dim
         self.action_space = gym.spaces.Box(0.0, 1.0, shape=(self.dim,), dtype=np.float64)
-        low = np.concatenate([np.zeros(self.dim), [-np.inf]])
-        high = np.concatenate([np.ones(self.dim), [np.inf]])
+        low = np.concatenate([np.zeros(self.dim), [-np.inf] * objectives])
+        high = np.concatenate([np.ones(self.dim), [np.inf] * objectives])
         self.observation_space = gym.spaces.Box(low, high, dtype=np.float64)
         self.t = 0
         self.best_value: float | None = None
@@ -466,8 +396,8 @@ class BlackBoxEnv(gym.Env):
         self.best_value = None
         self.n_constraints = None
         if self.bounds is None:
-            return np.zeros(self.dim + 1), {"space": self.space.describe()}
-        return np.zeros(self.dim + 1), {"bounds": self.bounds.copy()}
+            return np.zeros(self.dim + self.objectives), {"space": self.space.describe()}
+        return np.zeros(self.dim + self.objectives), {"bounds": self.bounds.copy()}
 
     def step(self, action):
         """Evaluate ``action`` (a point of ``[0, 1]^d``) and record it; Gymnasium's
@@ -478,7 +408,7 @@ class BlackBoxEnv(gym.Env):
             RuntimeError: the budget is spent (call ``reset``).
             ObjectiveError: the objective raised or returned NaN / inf (the budget is spent);
                 :class:`~npbandit.exceptions.ObjectiveReturnError` (also a ``TypeError``) when it
-                returned something other than one real number.
+                returned something other than one real number (``m`` of them, for ``m`` objectives).
         """
         evaluator = self._evaluator
         action = np.asarray(action, dtype=np.float64)
@@ -490,7 +420,7 @@ class BlackBoxEnv(gym.Env):
         outcome = None
         if evaluator is not None:
             # an evaluator raises only when misused: that is no evaluation, and spends no budget
-            outcome = evaluator.evaluate(self._call, _copy(x))
+            outcome = evaluator.evaluate(self._call, copied(x))
             if not isinstance(outcome, Outcome):
                 raise TypeError(f"evaluator.evaluate must return an Outcome, got {type(outcome).__name__}")
         self.t += 1  # a failed evaluation spends budget too
@@ -498,46 +428,57 @@ class BlackBoxEnv(gym.Env):
             try:
                 out = self._call(x.copy())
             except Exception as err:  # the user's objective: report, never hide
-                raise ObjectiveError(f"objective raised {type(err).__name__}: {err} at x={_shown(x)}", x,
+                raise ObjectiveError(f"objective raised {type(err).__name__}: {err} at x={shown(x)}", x,
                                      kind="raised") from err
         elif not outcome.ok:
             err = outcome.value
             if outcome.timed_out:  # the evaluator gave it up: the objective raised nothing
-                raise ObjectiveError(f"objective timed out: {err} at x={_shown(x)}", x, kind="timeout") from err
-            raise ObjectiveError(f"objective raised {type(err).__name__}: {err} at x={_shown(x)}", x,
+                raise ObjectiveError(f"objective timed out: {err} at x={shown(x)}", x, kind="timeout") from err
+            raise ObjectiveError(f"objective raised {type(err).__name__}: {err} at x={shown(x)}", x,
                                  kind="raised") from err
         else:
             out = outcome.value
         constraints = None
         if self.constraints is not None:
-            if not isinstance(out, _Evaluated):  # a value handed over that env.objective did not make
-                raise ObjectiveReturnError(f"this env has constraints: the outcome at x={_shown(x)} must come from "
+            if not isinstance(out, Evaluated):  # a value handed over that env.objective did not make
+                raise ObjectiveReturnError(f"this env has constraints: the outcome at x={shown(x)} must come from "
                                            "env.objective (the objective and its constraints evaluated together)", x)
             out, constraints = out.value, out
-        value = objective_value(out, x)  # outside the try: its ObjectiveReturnError names what came back
-        if not np.isfinite(value):
-            raise ObjectiveError(f"objective returned {value} at x={_shown(x)}", x, kind="nonfinite")
+        if self.objectives > 1:  # outside the try: its ObjectiveReturnError names what came back
+            values = objective_values(out, x, self.objectives)
+            if not np.isfinite(values).all():
+                raise ObjectiveError(f"objective returned {values.tolist()} at x={shown(x)} (NaN or infinite)", x,
+                                     kind="nonfinite")
+        else:
+            value = objective_value(out, x)  # outside the try: its ObjectiveReturnError names what came back
+            if not np.isfinite(value):
+                raise ObjectiveError(f"objective returned {value} at x={shown(x)}", x, kind="nonfinite")
         if constraints is not None:
             if constraints.failed:
                 err = constraints.constraints
-                raise ObjectiveError(f"constraints raised {type(err).__name__}: {err} at x={_shown(x)}", x,
+                raise ObjectiveError(f"constraints raised {type(err).__name__}: {err} at x={shown(x)}", x,
                                      kind="raised") from err
             constraints = constraint_values(constraints.constraints, x, self.n_constraints)
             self.n_constraints = constraints.size
-        if self.noise_std:
-            value += self.noise_std * float(self.np_random.standard_normal())
         feasible = constraints is None or is_feasible(constraints)
-        better = feasible and (self.best_value is None
-                               or (value < self.best_value if self.minimize else value > self.best_value))
-        if better:
-            self.best_value = value
-        reward = -value if self.minimize else value
-        info = {"x": x, "params": named_point(x), "value": value, "best_value": self.best_value, "t": self.t - 1}
+        info = {"x": x, "params": named_point(x), "t": self.t - 1}
+        if self.objectives > 1:
+            reward = np.where(self.minimize, -values, values)
+            info["values"] = values.tolist()
+        else:
+            if self.noise_std:
+                value += self.noise_std * float(self.np_random.standard_normal())
+            better = feasible and (self.best_value is None
+                                   or (value < self.best_value if self.minimize else value > self.best_value))
+            if better:
+                self.best_value = value
+            reward = -value if self.minimize else value
+            info.update(value=value, best_value=self.best_value)
         if constraints is not None:
             info["constraints"], info["feasible"] = constraints.tolist(), feasible
         if self.optimal_value is not None and self.best_value is not None:
             info["simple_regret"] = abs(self.best_value - self.optimal_value)
-        return np.concatenate([action, [reward]]), reward, False, self.t >= self.budget, info
+        return np.concatenate([action, np.atleast_1d(reward)]), reward, False, self.t >= self.budget, info
 
     def step_evaluated(self, action, ok: bool, outcome: Any):
         """Deprecated: set ``evaluator`` to an :class:`~npbandit.envs.evaluation.OutcomeRelay`,

@@ -24,7 +24,16 @@ import gymnasium as gym
 
 from npbandit.envs.blackbox import BlackBoxEnv, ObjectiveError
 from npbandit.envs.evaluation import AsyncEvaluator, Evaluation
-from npbandit.loop.records import EpisodeResult, _Clock, _constraints, _observe, _observe_failure, _params, _record
+from npbandit.loop.records import (
+    EpisodeResult,
+    _Clock,
+    _observe,
+    _observe_failure,
+    _outcomes,
+    _params,
+    _record,
+    _stored_reward,
+)
 from npbandit.policies.base import Policy
 from npbandit.stopping import RunInterrupted, StopSignals
 from npbandit.storage import RunLogger
@@ -116,11 +125,11 @@ def _record_async(env: gym.Env, evaluator: AsyncEvaluator, policy: Policy, obs: 
             if on_error == "raise":
                 raise
         else:
-            row = dict(t=t, action=evaluation.action, reward=float(reward), regret=info.get("regret"),
+            row = dict(t=t, action=evaluation.action, reward=_stored_reward(reward), regret=info.get("regret"),
                        cumulative_regret=None, expected_regret=info.get("expected_regret"), value=info.get("value"),
                        best_value=info.get("best_value"), failed=False, act_s=act_s, env_s=env_s,
                        observe_s=clock.take(), **times, **_params(env.unwrapped, evaluation.action),
-                       **_constraints(info))
+                       **_outcomes(info))
             _record(result, logger, signals, row)
     if row["failed"]:
         clock.observe_s = _observe_failure(policy, obs, evaluation.action, row["error"])

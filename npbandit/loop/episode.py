@@ -52,12 +52,13 @@ from npbandit.loop.records import (
     EpisodeResult,
     _checked_action,
     _Clock,
-    _constraints,
     _observe,
     _observe_failure,
+    _outcomes,
     _params,
     _record,
     _step_outcome,
+    _stored_reward,
 )
 from npbandit.policies.base import Policy, Recommendation
 from npbandit.stopping import RunInterrupted, StopSignals, stop_on_signals
@@ -265,12 +266,12 @@ def _run_sequential(env: gym.Env, policy: Policy, obs: Any, horizon: int | None,
                     reward, regret = _step_outcome(reward, info, t)
                     if regret is not None:
                         result.cumulative_regret = (result.cumulative_regret or 0.0) + regret
-                    row = dict(t=t, action=action, reward=reward, regret=regret,
+                    row = dict(t=t, action=action, reward=_stored_reward(reward), regret=regret,
                                cumulative_regret=result.cumulative_regret if regret is not None else None,
                                expected_regret=info.get("expected_regret"), value=info.get("value"),
                                best_value=info.get("best_value"), failed=False, act_s=t1 - t0,
                                env_s=time.perf_counter() - t1, observe_s=clock.take(), **_params(base, action),
-                               **_constraints(info))
+                               **_outcomes(info))
                     _record(result, logger, signals, row)
             t += 1  # a failed evaluation still spends budget
             bar.update(1)

@@ -79,24 +79,36 @@ def _record(result: EpisodeResult, logger: Any, signals: StopSignals, row: dict[
             logger.log_step(**row)
 
 
-def _step_outcome(reward: Any, info: Any, t: int) -> tuple[float, float | None]:
+def _step_outcome(reward: Any, info: Any, t: int) -> tuple[float | np.ndarray, float | None]:
     """``(reward, regret)`` of what an environment's ``step`` returned at step ``t``,
-    checked before the step is written: the reward a finite real number (a 0-d array too),
+    checked before the step is written: the reward a finite real number (a 0-d array too), or
+    for several objectives a 1-D array of at least two finite real numbers (returned as a
+    float64 copy; the step stores the values from ``info["values"]`` and no reward),
     ``info`` a dict whose ``regret`` and ``expected_regret``, when given, are finite real
     numbers. The run sums the regrets, so one NaN would make every later cumulative regret
     NaN (stored as NULL); errors name the value, ``env.step`` and the step."""
     where = f"(env.step at step t={t})"
     if not isinstance(info, dict):
         raise TypeError(f"info must be a dict {where}, got {type(info).__name__}")
+    several = isinstance(reward, np.ndarray) and reward.ndim == 1
+    if several and (reward.size < 2 or reward.dtype.kind not in "iuf" or not np.isfinite(reward).all()):
+        raise ValueError(f"reward must be a finite real number, or for several objectives a 1-D array of at least "
+                         f"two finite real numbers {where}, got {reward!r}")
     value = reward.item() if isinstance(reward, np.ndarray) and reward.ndim == 0 else reward
-    if not is_real(value) or not math.isfinite(value):
+    if not several and (not is_real(value) or not math.isfinite(value)):
         raise ValueError(f"reward must be a finite real number {where}, got {reward!r}")
     for key in ("regret", "expected_regret"):
         given = info.get(key)
         if given is not None and (not is_real(given) or not math.isfinite(given)):
             raise ValueError(f'info["{key}"] must be a finite real number or absent {where}, got {given!r}')
     regret = info.get("regret")
-    return float(value), None if regret is None else float(regret)
+    return (reward.astype(np.float64) if several else float(value)), None if regret is None else float(regret)
+
+
+def _stored_reward(reward: float | np.ndarray) -> float | None:
+    """What a step's ``reward`` column holds of a checked reward (:func:`_step_outcome`): the
+    number, or ``None`` for several objectives' (the step holds their ``values``)."""
+    return None if isinstance(reward, np.ndarray) and reward.ndim == 1 else float(reward)
 
 
 def _checked_action(action_space: Any, policy: Policy, action: Any, t: int) -> Any:
@@ -116,7 +128,7 @@ def _checked_action(action_space: Any, policy: Policy, action: Any, t: int) -> A
                          f"(env.action_space {action_space})") from None
 
 
-def _observe(policy: Policy, obs: Any, action: Any, reward: float, info: dict[str, Any], t: int,
+def _observe(policy: Policy, obs: Any, action: Any, reward: float | np.ndarray, info: dict[str, Any], t: int,
              run_id: int | None) -> float:
     """``policy.observe`` the step ``t`` just written; returns the seconds it took. An error
     there (e.g. a value the surrogate cannot standardise) gets a note naming the step, which
@@ -146,7 +158,8 @@ def _params(env: Any, action: Any) -> dict[str, Any]:
     return {"params": env.params(action)} if isinstance(env, BlackBoxEnv) else {}
 
 
-def _constraints(info: dict[str, Any]) -> dict[str, Any]:
-    """A step's ``constraints``: the outcome-constraint values an evaluation returned (a
-    :class:`~npbandit.envs.BlackBoxEnv` with ``constraints``); none otherwise."""
-    return {"constraints": info["constraints"]} if info.get("constraints") is not None else {}
+def _outcomes(info: dict[str, Any]) -> dict[str, Any]:
+    """A step's ``constraints`` and ``values``: the outcome-constraint values an evaluation
+    returned (a :class:`~npbandit.envs.BlackBoxEnv` with ``constraints``) and the values of an
+    objective of several (one with ``minimize=[...]``); those it has."""
+    return {key: info[key] for key in ("constraints", "values") if info.get(key) is not None}

@@ -22,13 +22,15 @@ from npbandit.policies.context_projection import (
 )
 from npbandit.policies.design import SobolPolicy
 from npbandit.policies.linear_ts import LinearTSPolicy
+from npbandit.policies.pareto import ParetoBOPolicy
 from npbandit.policies.per_arm import PerArmNPPolicy
 from npbandit.policies.problem import ARM_PRIORS, WHEEL, BanditProblem, bandit_problem
 from npbandit.policies.trust_region import TrustRegionSettings
 from npbandit.validation import check_real
 
 __all__ = ["Policy", "UniformPolicy", "LinUCBPolicy", "LinearTSPolicy", "NPBanditPolicy", "PerArmNPPolicy",
-           "GPUCBPolicy", "BOPolicy", "SobolPolicy", "ACQUISITIONS", "TrustRegionSettings", "BanditProblem", "WHEEL",
+           "GPUCBPolicy", "BOPolicy", "ParetoBOPolicy", "SobolPolicy", "ACQUISITIONS", "TrustRegionSettings",
+           "BanditProblem", "WHEEL",
            "make_bandit_policy", "ContextProjection", "PrincipalComponents", "RewardDirections", "Identity"]
 
 

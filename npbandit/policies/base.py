@@ -2,15 +2,29 @@
 
 from __future__ import annotations
 
+import contextlib
 from abc import ABC, abstractmethod
+from collections.abc import Iterator
 from dataclasses import dataclass
 from typing import Any
 
 import numpy as np
+import torch
 
 from npbandit.exceptions import PolicyNotResetError
 
-__all__ = ["Policy", "PolicyWrapper", "Recommendation"]
+__all__ = ["Policy", "PolicyWrapper", "Recommendation", "seeded_by"]
+
+
+@contextlib.contextmanager
+def seeded_by(rng: np.random.Generator) -> Iterator[None]:
+    """Torch's global generator seeded from the run's ``rng`` for the block, and restored after.
+    A GP's fit (restarts from prior draws when a fit fails), ``optimize_acqf``'s choice of start
+    points and Thompson draws use the global generator: so seeded, a run depends on its seed
+    alone, not on what its process ran before."""
+    with torch.random.fork_rng(devices=[]):
+        torch.manual_seed(int(rng.integers(2**62)))
+        yield
 
 
 @dataclass(frozen=True)

@@ -43,10 +43,10 @@ from npbandit.acquisition.subspace import SubspaceStrategy, bind_search, check_s
 from npbandit.acquisition.thompson import thompson_draw
 from npbandit.acquisition.wide_spaces import subspace_and_width
 from npbandit.feasibility import is_feasible
-from npbandit.policies.base import Policy, Recommendation
+from npbandit.policies.base import Policy, Recommendation, seeded_by
 from npbandit.policies.design import SobolDesign, SobolPolicy, check_snap, snap_points
 from npbandit.policies.factories import GPModelFactory, NPModelFactory, as_model_factory, model_factory
-from npbandit.policies.observations import HandOuts, Observations
+from npbandit.policies.observations import HandOuts, Observations, pending_points
 from npbandit.policies.trust_region import TrustRegion, TrustRegionSettings
 from npbandit.rows import evaluation_order
 from npbandit.surrogates.pretrained import checkpoint_use, context_limit, served_width
@@ -365,23 +365,13 @@ class BOPolicy(Policy):
         if len(self.Y) + len(self.failed) + in_flight < self.n_init or len(self.Y) < min(self.n_init, 2):
             lift = None if self._search is None else (
                 lambda z: self._search.lift(torch.from_numpy(z)[None])[0].numpy())
-            seen = {np.asarray(x, dtype=np.float64).tobytes() for x in (*self.X, *self.failed)}
-            given = self.hand_outs.given
-            point = self.design.next_new(self.snap, seen | set(self.hand_outs.handed), lift,
-                                         given=given.array if len(given) else None)
-            self.hand_outs.add(point, None)
-            return point
+            return self.hand_outs.design_point(self.design, self.snap, (*self.X, *self.failed), lift)
         if self._batch:
             return self._batch.pop(0)
-        pending = None if pending is None or len(pending) == 0 else torch.as_tensor(
-            np.asarray(pending, dtype=np.float64).reshape(-1, self.dim))
+        pending = pending_points(pending, self.dim)
         if self.surrogate is not None:
             return self._next_point(pending)
-        # A GP's fit (restarts from prior draws when a fit fails), optimize_acqf's choice of
-        # start points and Thompson draws use torch's global generator: seed it from the run's
-        # generator, so a run depends on its seed alone, not on what its process ran before.
-        with torch.random.fork_rng(devices=[]):
-            torch.manual_seed(int(self.rng.integers(2**62)))
+        with seeded_by(self.rng):  # a GP, or another model of a factory's (seeded_by says why)
             return self._next_point(pending)
 
     def _next_point(self, pending: torch.Tensor | None) -> np.ndarray:
@@ -409,6 +399,8 @@ class BOPolicy(Policy):
             points = proposal.propose(self._model(X, Y), self.acquisition, dim=self.dim, best_f=best_f, seed=seed,
                                       pending=pending, pending_strategy=self.pending_strategy, outputs=Y,
                                       observed=X if self.avoid_repeats else None, snap=self.snap, **settings)
+            if self.avoid_repeats and self.acquisition in ("logei", "ucb"):  # those that keep the check
+                proposal.warn_if_repeated(points, X, self.snap)
         points = snap_points(self.snap, points)
         for point in points.reshape(-1, self.dim):
             self.hand_outs.add(point, self.seen.best)  # raw, not warped

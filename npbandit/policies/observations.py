@@ -20,7 +20,15 @@ from npbandit.rows import RowBuffer
 from npbandit.transforms.standardize import output_scale
 from npbandit.transforms.yeo_johnson import YeoJohnson
 
-__all__ = ["HandOuts", "Observations"]
+__all__ = ["HandOuts", "Observations", "pending_points"]
+
+
+def pending_points(pending: Any, dim: int) -> torch.Tensor | None:
+    """Points in flight as ``act(pending=...)`` receives them (``[p, d]``, or ``None``) as a
+    float64 tensor ``[p, dim]``, ``None`` when there are none."""
+    if pending is None or len(pending) == 0:
+        return None
+    return torch.as_tensor(np.asarray(pending, dtype=np.float64).reshape(-1, dim))
 
 
 class HandOuts:
@@ -59,6 +67,17 @@ class HandOuts:
         if not handed:
             del self.handed[key]
         return best_then
+
+    def design_point(self, design: Any, snap: Callable | None, evaluated: Any, lift: Callable | None = None,
+                     ) -> np.ndarray:
+        """The next point of ``design`` (a :class:`~npbandit.policies.design.SobolDesign`) that
+        lies on none of the points ``evaluated`` (observed or failed, ``[d]`` each), handed out
+        or given (``snap`` and ``lift``: as :meth:`SobolDesign.next_new`), handed out as a design point."""
+        seen = {np.asarray(x, dtype=np.float64).tobytes() for x in evaluated}
+        point = design.next_new(snap, seen | set(self.handed), lift,
+                                given=self.given.array if len(self.given) else None)
+        self.add(point, None)
+        return point
 
     def remaining(self, budget: int | None) -> int | None:
         """The proposals still to come under ``budget`` (``None``: no budget, none counted):

@@ -30,7 +30,7 @@ class StandardisedDataCheck(PolicyWrapper):
     def reset(self, seed: int | None = None) -> None:
         super().reset(seed)
         # kept as arrays grown in place: a step late in a long run does not restack every value
-        self.rewards = RowBuffer(())
+        self.rewards = RowBuffer()  # a number per row, or several objectives' [m]
         self.limits = RowBuffer()
 
     def observe(self, obs: np.ndarray, action: Any, reward: float, info: dict[str, Any]) -> None:
@@ -42,12 +42,12 @@ class StandardisedDataCheck(PolicyWrapper):
                 raise ValueError(f"the constraints' values cannot be standardised in float64, even scaled by a power "
                                  f"of two (up to {float(C.abs().max()):.3g} in magnitude); each constraint must "
                                  "return finite values")
-        self.rewards.append(float(reward))
-        y = torch.from_numpy(self.rewards.array.copy()).unsqueeze(-1)  # [n, 1]
+        self.rewards.append(np.asarray(reward, dtype=np.float64))
+        y = torch.from_numpy(self.rewards.array.copy()).reshape(len(self.rewards), -1)  # [n, 1] or [n, m]
         if not standardisable(y):
-            mean, std = standardization(y)
+            mean, std = (", ".join(f"{v:.3g}" for v in part.reshape(-1).tolist()) for part in standardization(y))
             raise ValueError(f"the objective's values cannot be standardised in float64, even scaled by a power of "
-                             f"two (mean {float(mean):.3g}, std {float(std):.3g} over {len(self.rewards)} values up "
+                             f"two (mean {mean}, std {std} over {len(self.rewards)} values up "
                              f"to {float(y.abs().max()):.3g} in magnitude); the objective must return finite values, "
                              "or use surrogate='random'")
         self.inner.observe(obs, action, reward, info)

@@ -9,7 +9,10 @@ A row of a table (a line of a figure) only puts together runs that are comparabl
   the last quarter of each run (:data:`SIMPLE_REGRET_SHARE`).
 - black-box optimisation: one *problem* -- objective name, input dimension, bounds and
   direction (:class:`Problem`) -- and one budget; *simple regret* is the gap between the
-  best value found and the optimum the runs recorded, when they did.
+  best value found and the optimum the runs recorded, when they did. A problem of several
+  objectives (each objective's direction recorded, ``minimize`` a list) has no best value:
+  its runs are measured by the *hypervolume* of their feasible Pareto fronts, against one
+  reference point for every run of the problem (:mod:`~npbandit.report.hypervolume`).
 
 Within one of these, a row is one policy *with one setting*: runs of one policy whose
 logged settings differ are separate rows, labelled with the settings that tell them apart
@@ -22,6 +25,7 @@ best (:mod:`~npbandit.report.curves`).
 
 Modules: :mod:`~npbandit.report.grouping` (what is comparable), :mod:`~npbandit.report.labels`
 (how a row is named in tables and legends), :mod:`~npbandit.report.summary` (the tables),
+:mod:`~npbandit.report.hypervolume` (how runs of several objectives are measured),
 :mod:`~npbandit.report.curves` (the figures' data) and :mod:`~npbandit.report.figures`
 (the figures; matplotlib is imported only when one is drawn).
 """

@@ -8,13 +8,17 @@ Three quantities, each drawn in a figure of its own (:data:`QUANTITIES`):
 - ``"bo-regret"``: black-box simple regret (the gap from the best value found so far to
   the problem's recorded optimum) against the evaluation, one panel per problem whose
   optimum is known;
-- ``"bo-value"``: the best value found so far, one panel per problem whose optimum is not.
+- ``"bo-value"``: the best value found so far, one panel per problem whose optimum is not;
+- ``"bo-hypervolume"``: for a problem of several objectives, the hypervolume of a run's
+  feasible Pareto front so far, against the reference point shared by every run of the
+  problem (:mod:`~npbandit.report.hypervolume`), one panel per problem.
 
 A black-box run that started from given points (``optimize(initial=...)``, ``--initial-from``)
 counts its evaluations from them: with ``M`` given, its first evaluation is evaluation ``M + 1``
 and its curve starts at evaluation ``M`` with the best of the given points
 (:func:`given_best`; unknown, and the curve starts at ``M + 1``, for points no run holds),
-the best found so far counting them.
+the best found so far counting them; of several objectives, it starts at the hypervolume of
+the given points' front, and its front counts them.
 
 A panel's lines are its rows as ``npbandit report`` tabulates them (one policy with one
 setting, :class:`~npbandit.report.labels.RowKey`), each the runs' curves stacked.
@@ -32,6 +36,7 @@ import numpy as np
 
 from npbandit.feasibility import best_step
 from npbandit.report.grouping import BanditSetting, Problem, bandit_setting, bo_groups
+from npbandit.report.hypervolume import group_reference, hypervolume, hypervolume_curve
 from npbandit.report.labels import RowKey, row_keys
 from npbandit.storage import DEFAULT_URL, INITIAL, INITIAL_FROM, RunRow, list_runs, run_evaluations, run_steps
 
@@ -64,6 +69,8 @@ QUANTITIES = {
     "bandit": Quantity("Bandits: cumulative regret", "round", "cumulative regret", True),
     "bo-regret": Quantity("Black-box optimisation: simple regret", "evaluation", "simple regret", True),
     "bo-value": Quantity("Black-box optimisation: best value found", "evaluation", "best value found", False),
+    "bo-hypervolume": Quantity("Black-box optimisation, several objectives: hypervolume", "evaluation",
+                               "hypervolume of the feasible front", False),
 }
 
 
@@ -191,15 +198,45 @@ def _bandit_panels(db: str, runs: list[RunRow]) -> list[Panel]:
     return panels
 
 
+def _hypervolume_curve(db: str, run: RunRow, steps: list[dict[str, Any]], budget: int, problem: Problem,
+                       reference: tuple[float, ...] | None) -> tuple[int, np.ndarray]:
+    """``(M, curve)``: as :func:`given_best` and :func:`best_curve` for a run of several
+    objectives, the hypervolume of its feasible front after each evaluation, counted from the
+    ``M`` points it was given (entry ``M - 1`` their front's; NaN when they cannot be read,
+    as :func:`given_best` says); all NaN when the problem has no ``reference``."""
+    given = run.policy_params.get(INITIAL)
+    given = given if isinstance(given, int) and not isinstance(given, bool) and given > 0 else 0
+    if reference is None:
+        return given, np.full(given + budget, np.nan)
+    seen: list[dict[str, Any]] | None = None
+    if given and run.policy_params.get(INITIAL_FROM) is not None:
+        try:
+            seen = run_evaluations(db, run)[:given]
+        except (TypeError, ValueError):  # a chain broken since: the report shows what it can
+            seen = None
+    curve = hypervolume_curve(steps, budget, problem, reference, seen or ())
+    if not given:
+        return 0, curve
+    start = math.nan if seen is None else hypervolume(seen, problem, reference)
+    return given, np.concatenate([np.full(given - 1, np.nan), [start], curve])
+
+
 def _bo_panels(db: str, runs: list[RunRow]) -> list[Panel]:
     panels = []
     for problem, group in bo_groups(runs).items():
         by_line: dict[tuple[RowKey, int, int], list[tuple[np.ndarray, Any]]] = defaultdict(list)
         keys = row_keys(group)
         known = problem.regret(0.0) is not None
+        several = problem.objectives > 1
+        read = {run.id: run_steps(db, run.id) for run in group}
+        reference = group_reference(read.values(), problem) if several else None
         for run in group:
-            steps = run_steps(db, run.id)
+            steps = read[run.id]
             budget = run.env_params.get("budget") or len(steps)
+            if several:
+                given, best = _hypervolume_curve(db, run, steps, budget, problem, reference)
+                by_line[(keys[run.id], budget, given)].append((best, run.policy_params.get("n_init")))
+                continue
             best = best_curve(steps, budget)
             given, start = given_best(db, run, problem)
             if given:  # counted from the given points, the best so far counting them
@@ -217,10 +254,13 @@ def _bo_panels(db: str, runs: list[RunRow]) -> list[Panel]:
         problem_text = (f"{problem.dim_text()}, {problem.bounds_text(superscript=True)}, {problem.direction()}"
                         + (f", budget {budgets.pop()}" if len(budgets) == 1 else ""))
         title = f"{_wrapped(problem.name)}\n{_wrapped(problem_text)}\n{_runs_text(lines)}"
+        if several:
+            title += "\n" + _wrapped("reference " + ("none: no feasible point" if reference is None else ", ".join(
+                f"f{i}={v:.4g}" for i, v in enumerate(reference))))
         if known and any(np.nanmin(line.curves) < 0 for line in lines if np.isfinite(line.curves).any()):
             title += (f"\nruns beat the recorded optimum {problem.optimal_value:.6g}:\nit is not the optimum, "
                       "or a noisy observation beat it")
-        panels.append(Panel("bo-regret" if known else "bo-value", title, lines))
+        panels.append(Panel("bo-hypervolume" if several else "bo-regret" if known else "bo-value", title, lines))
     return panels
 
 

@@ -1,8 +1,9 @@
 """Regret figures for ``npbandit report --plot``, sized and lettered for a paper.
 
 One figure per quantity (:data:`~npbandit.report.curves.QUANTITIES`): bandit
-cumulative regret, black-box simple regret, and the best value found on problems with no
-recorded optimum are never mixed in one figure, so each figure has one y label and one x
+cumulative regret, black-box simple regret, the best value found on problems with no
+recorded optimum, and the hypervolume of the feasible front on problems of several
+objectives are never mixed in one figure, so each figure has one y label and one x
 label. In a figure, one panel per setting (a bandit setting -- the wheel's ``delta``, a
 classification data set... --, a problem), one line per row of
 the report's tables: the median over runs (seeds), a band between the 25th and 75th
@@ -191,7 +192,8 @@ def _draw(quantity: str, group: list[Panel], labels: Mapping[str, str]) -> Any:
 
 def regret_figures(db: str = DEFAULT_URL, labels: Mapping[str, str] | None = None) -> dict[str, Any]:
     """The figures of the completed runs in ``db``, one per quantity they hold, by
-    quantity id (``"bandit"``, ``"bo-regret"``, ``"bo-value"``; see the module docstring),
+    quantity id (``"bandit"``, ``"bo-regret"``, ``"bo-value"``, ``"bo-hypervolume"``; see the
+    module docstring),
     in that order. Each is a :class:`matplotlib.figure.Figure` not registered with pyplot.
 
     Args:

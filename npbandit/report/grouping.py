@@ -13,10 +13,11 @@ settings are never put in one row or one panel.
 
 A black-box problem is the objective's name, input dimension, bounds (or, for a run over
 a search space, the space: each parameter's name, type and range), direction (minimise
-/ maximise) and outcome constraints (their callable's name, ``optimize(constraints=...)``),
-as each run recorded them; two runs that differ in any of these are never put
-in one row or one panel. A bandit run's simple regret is the mean
-per-round regret over the last :data:`SIMPLE_REGRET_SHARE` of its rounds.
+/ maximise; for a run of several objectives, each objective's, in order) and outcome
+constraints (their callable's name, ``optimize(constraints=...)``), as each run recorded
+them; two runs that differ in any of these are never put in one row or one panel. A bandit
+run's simple regret is the mean per-round regret over the last :data:`SIMPLE_REGRET_SHARE`
+of its rounds.
 """
 
 from __future__ import annotations
@@ -45,6 +46,7 @@ WHEEL_ENV_ID = "npbandit/WheelBandit-v0"
 _LENGTH = "horizon"
 
 _SUPERSCRIPTS = str.maketrans("0123456789", "⁰¹²³⁴⁵⁶⁷⁸⁹")
+_DIRECTIONS = {True: "minimise", False: "maximise", None: "direction ?"}
 
 
 @dataclass(frozen=True)
@@ -56,7 +58,9 @@ class Problem:
         name: the objective's name.
         dim: input dimension ``d`` (of a search space: its unit cube's columns).
         bounds: ``(lower, upper)``, each a tuple of ``d`` floats.
-        minimize: the direction.
+        minimize: the direction; for a problem of several objectives (a run that recorded
+            ``minimize`` as a list), each objective's, a tuple in the objectives' order
+            (:attr:`objectives` of them; :mod:`~npbandit.report.hypervolume` measures its runs).
         optimal_value: the optimum the runs recorded (``None``: unknown, or runs disagree).
         space: a run over a search space (``optimize(f, space)``): the space as :func:`space_text`
             writes it (``None`` for a box, whose ``bounds`` say it).
@@ -69,7 +73,7 @@ class Problem:
     name: str
     dim: int | None
     bounds: tuple[tuple[float, ...], tuple[float, ...]] | None
-    minimize: bool | None
+    minimize: bool | tuple[bool, ...] | None
     optimal_value: float | None = None
     space: str | None = None
     constraints: str | None = None
@@ -95,9 +99,17 @@ class Problem:
             return f"[{lower[0]:g}, {upper[0]:g}]{power}"
         return " x ".join(f"[{lo:g}, {hi:g}]" for lo, hi in zip(lower, upper))
 
+    @property
+    def objectives(self) -> int:
+        """How many objectives: the length of a tuple :attr:`minimize`, else 1."""
+        return len(self.minimize) if isinstance(self.minimize, tuple) else 1
+
     def direction(self) -> str:
-        """``minimise``, ``maximise`` or ``direction ?``."""
-        return {True: "minimise", False: "maximise", None: "direction ?"}[self.minimize]
+        """``minimise``, ``maximise`` or ``direction ?``; for several objectives each one's,
+        named by its position: ``minimise f0, maximise f1``."""
+        if isinstance(self.minimize, tuple):
+            return ", ".join(f"{_DIRECTIONS[m]} f{i}" for i, m in enumerate(self.minimize))
+        return _DIRECTIONS[self.minimize]
 
     def label(self) -> str:
         """``hartmann  d=6  [0, 1]^6  minimise`` (``  subject to <constraints>`` for a constrained one)"""
@@ -107,9 +119,9 @@ class Problem:
     def regret(self, best: float) -> float | None:
         """Simple regret of a best value: how far it is from the optimum, in the
         direction of optimisation. Negative when a run beat the recorded optimum (then
-        the recorded optimum is wrong, or a noisy objective's observation beat it by its
-        noise; shown, not hidden)."""
-        if self.optimal_value is None or self.minimize is None:
+        noise; shown, not hidden). ``None`` when the optimum or the direction is unknown, and
+        for several objectives (no one best value)."""
+        if self.optimal_value is None or self.minimize is None or isinstance(self.minimize, tuple):
             return None
         return best - self.optimal_value if self.minimize else self.optimal_value - best
 
@@ -197,13 +209,21 @@ def problem_key(run: RunRow) -> tuple:
     elif params.get("bounds") is not None and space is None:  # bounds in a form of the caller's own: shown as given
         space = params["bounds"]
     dim = _count(params.get("dim")) or (len(bounds[0]) if bounds else _count(run.policy_params.get("dim")))
-    minimize = params.get("minimize")
+    minimize = _directions(params.get("minimize"))
     constraints = params.get("constraints")
-    return (str(params.get("objective", "?")), dim, bounds,
-            None if minimize is None else bool(minimize),
+    return (str(params.get("objective", "?")), dim, bounds, minimize,
             None if space is None else space_text(space) if _is_space_record(space) else printable(str(space)),
             None if constraints is None else str(constraints),
             len(space) if _is_space_record(space) else None)
+
+
+def _directions(minimize: object) -> bool | tuple[bool, ...] | None:
+    """A run's recorded ``minimize`` as a :class:`Problem` holds it: a list of bools (a run of
+    several objectives) as a tuple, any other list (``env_params`` of a caller's own) as
+    unknown (``None``), ``None`` as it is, anything else as a bool."""
+    if isinstance(minimize, list):
+        return tuple(minimize) if minimize and all(isinstance(m, bool) for m in minimize) else None
+    return None if minimize is None else bool(minimize)
 
 
 def _bounds(bounds: object) -> tuple[tuple[float, ...], tuple[float, ...]] | None:

@@ -23,6 +23,14 @@ runs (:mod:`npbandit.report.grouping`) of one policy with one setting
   frequent first (:data:`SHOWN_REASONS` of them, the others counted). A run's best value
   is of its own evaluations; a run that started from given points says so in the runs list
   (:func:`given_text`).
+- black-box optimisation of several objectives (a run that recorded each objective's
+  direction, ``minimize`` a list): a section of its own after the one of single objectives,
+  one block per problem -- its title names each objective's direction, ``minimise f0,
+  maximise f1`` -- and budget, which says its reference point once; a row per policy gives
+  the hypervolume of each run's feasible Pareto front after its last evaluation, the front's
+  size (median [25 %, 75 %] over runs of each), the evaluations per run, the seconds per
+  evaluation and the failed evaluations, with their reasons below it, as above (the rule of
+  the reference point: :mod:`~npbandit.report.hypervolume`).
 """
 
 from __future__ import annotations
@@ -37,12 +45,14 @@ import numpy as np
 from npbandit.feasibility import is_feasible
 from npbandit.report.grouping import (
     SIMPLE_REGRET_SHARE,
+    Problem,
     bandit_setting,
     bo_groups,
     problem,
     problem_key,
     tail_rounds,
 )
+from npbandit.report.hypervolume import front_size, group_reference, hypervolume, objective_row, readable_values
 from npbandit.report.labels import row_keys
 from npbandit.storage import (
     DEFAULT_URL,
@@ -142,9 +152,25 @@ def bo_summary(db: str = DEFAULT_URL) -> list[dict[str, Any]]:
     unconstrained row). ``failed`` / ``steps`` total the failed evaluations and all
     evaluations of the row's runs, and ``failures`` says why: ``[(reason, count)]``, each
     distinct :func:`failure_reason` of the failed evaluations, the most frequent first
-    (equal counts in the order they first failed)."""
+    (equal counts in the order they first failed).
+
+    A problem of several objectives (:attr:`Problem.objectives
+    <npbandit.report.grouping.Problem.objectives>` > 1) has no best value: its rows hold
+    ``hypervolume``, each run's hypervolume of its feasible Pareto front after its last
+    evaluation, against ``reference``, the one reference point of every run of the problem
+    in the user's units and sense (:mod:`~npbandit.report.hypervolume`; ``hypervolume`` and
+    ``reference`` are ``None`` when no run of the problem found a feasible point), and
+    ``front``, each run's front size; ``unreadable`` counts the successful evaluations whose
+    recorded ``values`` are not the problem's number of finite numbers (left out of the
+    fronts). ``best``, ``simple_regret``, ``best_point`` and ``recommended`` are ``None``
+    there, ``infeasible_runs`` counts the runs whose front is empty, and ``evals``,
+    ``s_per_step``, ``feasible`` / ``evaluated``, ``failed`` / ``steps`` and ``failures``
+    are as above."""
     rows = []
     for group, runs in bo_groups(list_runs(db, kind="bo")).items():
+        if group.objectives > 1:
+            rows += _objectives_rows(db, group, runs)
+            continue
         cells: dict[tuple, list[dict[str, Any]]] = defaultdict(list)
         labels = {i: k.text() for i, k in row_keys(runs).items()}
         for run in runs:
@@ -184,6 +210,43 @@ def bo_summary(db: str = DEFAULT_URL) -> list[dict[str, Any]]:
                          "failed": sum(c["failed"] for c in cell), "steps": sum(c["steps"] for c in cell),
                          "failures": sum((c["failures"] for c in cell), Counter()).most_common(),
                          "recommended": _best_recommendation([c["recommended"] for c in cell], group.minimize)})
+    return rows
+
+
+def _objectives_rows(db: str, group: Problem, runs: list[RunRow]) -> list[dict[str, Any]]:
+    """:func:`bo_summary`'s rows of ``group``, a problem of several objectives, from its
+    completed ``runs``."""
+    labels = {i: k.text() for i, k in row_keys(runs).items()}
+    read = [(run, steps) for run, steps in ((run, run_steps(db, run.id)) for run in runs)
+            if any(not s["failed"] for s in steps)]  # as for one objective, a run with no success is not a row's
+    reference = group_reference((steps for _, steps in read), group)
+    constrained = group.constraints is not None
+    cells: dict[tuple, list[dict[str, Any]]] = defaultdict(list)
+    for run, steps in read:
+        good = [s for s in steps if not s["failed"]]
+        feasible = [s for s in good if objective_row(s, group) is not None]
+        budget = run.env_params.get("budget") or len(steps)
+        cells[(budget, labels[run.id], run.policy)].append({
+            "hypervolume": None if reference is None else hypervolume(steps, group, reference),
+            "front": front_size(steps, group), "evals": len(steps),
+            "s_per_step": statistics.fmean(s["act_s"] + s["observe_s"] for s in good),
+            "feasible": len(feasible), "evaluated": len(good), "failed": len(steps) - len(good), "steps": len(steps),
+            "unreadable": sum(not readable_values(s, group.objectives) for s in good),
+            "failures": Counter(failure_reason(s["error"]) for s in steps if s["failed"])})
+    rows = []
+    for (budget, label, policy), cell in sorted(cells.items()):
+        rows.append({"problem": group, "objective": group.name, "budget": budget, "policy": policy, "label": label,
+                     "runs": len(cell), "best": None, "simple_regret": None, "best_point": None, "recommended": None,
+                     "hypervolume": None if reference is None else [c["hypervolume"] for c in cell],
+                     "reference": reference, "front": [c["front"] for c in cell],
+                     "infeasible_runs": sum(c["front"] == 0 for c in cell),
+                     "evals": max(c["evals"] for c in cell),
+                     "s_per_step": statistics.fmean(c["s_per_step"] for c in cell),
+                     "feasible": sum(c["feasible"] for c in cell) if constrained else None,
+                     "evaluated": sum(c["evaluated"] for c in cell) if constrained else None,
+                     "failed": sum(c["failed"] for c in cell), "steps": sum(c["steps"] for c in cell),
+                     "unreadable": sum(c["unreadable"] for c in cell),
+                     "failures": sum((c["failures"] for c in cell), Counter()).most_common()})
     return rows
 
 
@@ -335,7 +398,9 @@ def _setting(run: RunRow) -> str:
         text = f"delta={setting.delta}" if setting.wheel else setting.label()
     else:
         solved = problem(problem_key(run))
-        direction = {True: "min", False: "max", None: "?"}[solved.minimize]
+        shown = {True: "min", False: "max", None: "?"}
+        direction = (",".join(shown[m] for m in solved.minimize) if isinstance(solved.minimize, tuple)
+                     else shown[solved.minimize])
         text = f"{solved.name} {solved.dim_text()} {direction}"
     return text if len(text) <= 36 else "…" + text[-35:]  # the end of a long name tells settings apart
 
@@ -390,7 +455,8 @@ def report_text(db: str = DEFAULT_URL, limit: int = 20) -> str:
                 lines.append(f"  ({r['no_regret']} of its {r['runs']} run{'s' * (r['runs'] != 1)} recorded no "
                              "regret: their environment's step gave no info[\"regret\"]; the regret columns are of "
                              "the others, - for none)")
-    bo = bo_summary(db)
+    rows = bo_summary(db)
+    bo = [r for r in rows if r["problem"].objectives == 1]
     if bo:
         lines += ["", "Black-box optimisation (completed runs, one block per problem -- objective, dimension, "
                   "bounds or search space, direction -- and budget; median [25 %, 75 %] over runs):",
@@ -441,4 +507,49 @@ def report_text(db: str = DEFAULT_URL, limit: int = 20) -> str:
                 where = "a point given to the run" if rec["t"] is None else f"evaluation {rec['t']}"
                 lines.append(f"  recommended: run {rec['run']}, {where}, posterior mean {rec['value']:.6g}: "
                              f"{params_text(rec['params'])}")
+    lines += _objectives_lines([r for r in rows if r["problem"].objectives > 1])
     return "\n".join(lines)
+
+
+def _objectives_lines(rows: list[dict[str, Any]]) -> list[str]:
+    """The report's section on problems of several objectives (:func:`bo_summary`'s rows of
+    them), ``[]`` for none: one block per problem and budget, its reference point, a row per
+    policy with its settings."""
+    if not rows:
+        return []
+    lines = ["", "Black-box optimisation, several objectives (completed runs, one block per problem -- objective, "
+             "dimension, bounds or search space, each objective's direction -- and budget; median [25 %, 75 %] "
+             "over runs):",
+             "hypervolume = the volume a run's Pareto front (its feasible evaluations that no other beats in every "
+             "objective) dominates, bounded by the reference point: the nadir of the front of all the problem's "
+             "feasible evaluations together, moved a tenth of each objective's range over them further (one point "
+             "for every run of the problem, so that their hypervolumes compare; larger is better); front = the "
+             "points on a run's front; evals = evaluations per run; failed = failed / all evaluations over the "
+             "row's runs, each distinct reason listed below its row with its count; with constraints "
+             "(\"subject to\"), only feasible evaluations count, and feasible = feasible / successful evaluations "
+             "over the row's runs"]
+    width = max(24, *(len(r["label"]) for r in rows))
+    blocks: dict[tuple, list[dict[str, Any]]] = defaultdict(list)
+    for r in rows:
+        blocks[(r["problem"], r["budget"])].append(r)
+    for (solved, budget), block in blocks.items():
+        constrained = solved.constraints is not None
+        reference = block[0]["reference"]
+        lines += ["", printable(f"{solved.label()}  budget {budget}"),
+                  "  reference point: " + ("none (no run found a feasible point: no hypervolume)" if reference is None
+                                           else ", ".join(f"f{i}={v:.6g}" for i, v in enumerate(reference))),
+                  f"  {'policy':<{width}}  {'runs':>4}  {'hypervolume':>30}  {'front':>16}  {'evals':>5}  "
+                  f"{'s/eval':>7}" + (f"  {'feasible':>12}" if constrained else "") + f"  {'failed':>9}"]
+        for r in block:
+            lines.append(f"  {r['label']:<{width}}  {r['runs']:>4}  {_median_quartiles(r['hypervolume']):>30}  "
+                         f"{_median_quartiles(r['front']):>16}  {r['evals']:>5}  {r['s_per_step']:>7.3f}"
+                         + (f"  {str(r['feasible']) + '/' + str(r['evaluated']):>12}" if constrained else "")
+                         + f"  {str(r['failed']) + '/' + str(r['steps']):>9}")
+            lines += _failure_lines(r["failures"])
+            if r["infeasible_runs"]:
+                lines.append(f"  ({r['infeasible_runs']} of its {r['runs']} runs found no feasible point: an empty "
+                             "front" + (", hypervolume 0)" if reference is not None else ")"))
+            if r["unreadable"]:
+                lines.append(f"  ({r['unreadable']} successful evaluation(s) recorded no {solved.objectives} finite "
+                             "objective values: left out of the fronts)")
+    return lines

@@ -12,7 +12,10 @@ The default is an SQLite file (``sqlite:///npbandit.db``); any SQLAlchemy URL wo
 - ``steps``: one row per step (run, t, action, reward, regret, cumulative regret,
   expected regret, objective value, whether the step failed, timings and, for a
   black-box step, ``params``: the point by name in the user's units, beside ``action``
-  in the unit cube), unique on ``(run_id, t)``.
+  in the unit cube; for a step of a run of several objectives, whose ``env_params``
+  record ``minimize`` as a list of directions, ``values``: the objective values in the
+  user's units and sense, with ``value``, ``best_value`` and ``reward`` NULL), unique on
+  ``(run_id, t)``.
 
 When steps are committed (:class:`RunLogger`): every step of every run is committed as
 it is logged, so a process killed outright (SIGKILL, a crash) loses at most the step in

@@ -3,6 +3,7 @@ transactions sized by the run's kind (:data:`COMMIT_EVERY`)."""
 
 from __future__ import annotations
 
+import math
 import os
 import socket
 import threading
@@ -43,6 +44,8 @@ from npbandit.storage.models import (
     stored_json,
 )
 from npbandit.storage.queries import _made_already
+from npbandit.text import printable, shorten
+from npbandit.validation import is_real
 
 __all__ = ["RunLogger", "COMMIT_EVERY"]
 
@@ -95,6 +98,19 @@ def _jsonable(value: Any) -> Any:
     if hasattr(value, "tolist"):
         return value.tolist()
     return value
+
+
+def _objective_values(values: Any) -> list[float] | None:
+    """A step's ``values`` (after :func:`_jsonable`) as the column stores them: ``None``, or a
+    list of floats; ``ValueError`` naming ``values`` for anything else (see :meth:`RunLogger.log_step`)."""
+    if values is None:
+        return None
+    if (not isinstance(values, (list, tuple)) or not values
+            or not all(is_real(v) and math.isfinite(v) for v in values)):
+        raise ValueError("values must be None (a failed step, a run of one objective) or the objective values of "
+                         "the step, a non-empty sequence of finite numbers, got "
+                         + shorten(printable(repr(values)), 200))
+    return [float(v) for v in values]
 
 
 class RunLogger:
@@ -223,7 +239,15 @@ class RunLogger:
     def log_step(self, **row: Any) -> None:
         """Buffer one step (``t``, ``action``, ``reward``, ... as in :class:`Step`); commits
         when ``commit_every`` steps are buffered or the oldest is ``max_wait_s`` old.
-        ``submitted_at`` / ``finished_at``: aware datetimes (any zone), or naive ones in UTC."""
+        ``submitted_at`` / ``finished_at``: aware datetimes (any zone), or naive ones in UTC.
+        ``values``: a step of a run of several objectives, its objective values (a sequence,
+        array or tensor of finite numbers, one per objective, in the user's sense), ``None``
+        for a failed step and for runs of one objective.
+
+        Raises:
+            ValueError: a field :class:`Step` does not have; ``values`` neither ``None`` nor
+                a non-empty flat sequence of finite real numbers (JSON has no NaN, and
+                PostgreSQL's JSON columns refuse one: a failed step records ``None``)."""
         if self.run_id is None:
             raise RuntimeError("start() the run before logging steps")
         unknown = set(row) - _STEP_FIELDS
@@ -231,6 +255,7 @@ class RunLogger:
             raise ValueError(f"unknown step field(s) {sorted(unknown)}; expected some of {sorted(_STEP_FIELDS)}")
         # every row carries every column, so a batch is one executemany
         row = {k: _jsonable(row.get(k, _STEP_DEFAULTS.get(k))) for k in _STEP_FIELDS}
+        row["values"] = _objective_values(row["values"])
         for key in _STEP_TIMES:
             row[key] = _stored_time(row[key])
         row["run_id"] = self.run_id

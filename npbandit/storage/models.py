@@ -29,13 +29,13 @@ STATUSES = ("running", "completed", "failed", "interrupted")
 #: the version that created it; see :mod:`npbandit.storage.engine` for which other versions
 #: an npbandit opens, and how)
 # 2: steps.worker / submitted_at / finished_at (batch and asynchronous BO); 3: steps.params, error;
-# 4: steps.constraints (outcome constraints); 5: steps.error_kind
-SCHEMA_VERSION = 5
+# 4: steps.constraints (outcome constraints); 5: steps.error_kind; 6: steps.values (several objectives)
+SCHEMA_VERSION = 6
 #: columns each schema version added to an existing table and nothing else: a writer adds them
 #: to a database of an older version, at least :data:`OLDEST_UPGRADABLE`, and readers read such
 #: a database as it is (the columns read as ``None``); {version: [(table, column), ...]}
 ADDED_COLUMNS = {3: [("steps", "params"), ("steps", "error")], 4: [("steps", "constraints")],
-                 5: [("steps", "error_kind")]}
+                 5: [("steps", "error_kind")], 6: [("steps", "values")]}
 #: the oldest schema version a writer upgrades in place (by adding :data:`ADDED_COLUMNS`)
 OLDEST_UPGRADABLE = 2
 #: the key of ``runs.policy_params`` that holds, once a black-box run has completed, the point
@@ -115,6 +115,12 @@ class Step(Base):
     # of floats, the point feasible when all are <= 0); NULL for unconstrained runs, failed steps
     # and databases from before schema 4
     constraints: Mapped[list | None] = mapped_column(JSON, nullable=True)
+    # a run of several objectives (``env_params["minimize"]`` a list of m directions): the m
+    # objective values the evaluation returned, in the user's units and sense (not negated), in
+    # the objectives' order; such a step's ``value``, ``best_value`` and ``reward`` are NULL, as
+    # one number cannot stand for the m. NULL for failed steps, for runs of one objective and for
+    # databases from before schema 6
+    values: Mapped[list | None] = mapped_column(JSON, nullable=True)
 
 
 class Meta(Base):

@@ -224,8 +224,10 @@ def _made_already(conn: Connection, run: dict[str, Any]) -> RunRow | None:
 def run_steps(db: str, run_id: int) -> list[dict[str, Any]]:
     """The committed steps of a run, in order of t (reads only, as :func:`list_runs`);
     ``submitted_at`` / ``finished_at`` are aware UTC datetimes. ``params`` is the evaluated
-    point by name in the user's units (``None`` for other environments' steps, and in a
-    database of an older schema, read as it is: :mod:`~npbandit.storage.engine`).
+    point by name in the user's units, and ``values`` a run of several objectives' objective
+    values (:class:`~npbandit.storage.Step`); a column a database of an older schema lacks
+    (it is read as it is: :mod:`~npbandit.storage.engine`) reads ``None``, as ``params`` does
+    for other environments' steps.
 
     Raises:
         ValueError: ``db`` holds no run ``run_id`` (a run that has committed no step yet

@@ -371,3 +371,83 @@ def test_a_model_whose_outputs_are_not_the_objectives_and_constraints_is_refused
         AnalyticLogEHVI(model, partitioning, 3)
     with pytest.raises(ValueError, match=r"partitioning must cut the space of the 1 objectives, got cells of 2"):
         AnalyticLogEHVI(_Exact(), partitioning, 1, 2)
+
+
+def test_the_hypervolume_acquisition_finds_the_observed_front_once(monkeypatch):
+    # the observed rows' front decides both the reference point and the cells: it is found once per call (it
+    # was found a second time for the cells); points pending have their believed rows merged into that
+    # front (a row dominated among the observed rows is dominated among them all), the front not taken
+    # again over every row. Counted at BoTorch's is_non_dominated, the one place a front is found
+    from botorch.utils.multi_objective import pareto
+
+    real = pareto.is_non_dominated
+    rows = []
+    monkeypatch.setattr(pareto, "is_non_dominated", lambda Z, *a, **k: rows.append(Z.shape[-2]) or real(Z, *a, **k))
+    log_hypervolume_improvement(_Exact(), Y, 2, 1)
+    assert rows == [5]  # the 5 feasible rows of Y
+    rows.clear()
+    pending = torch.tensor([[5.0, 5.0, -1.0], [6.0, 6.0, 1.0], [3.5, 0.5, -1.0]], dtype=torch.float64)
+    acq = log_hypervolume_improvement(_Exact(), Y, 2, 1, pending=pending)
+    assert rows == [5, 3 + 2]  # then the observed front's 3 rows and the 2 feasible believed ones
+    monkeypatch.setattr(pareto, "is_non_dominated", real)
+    # the cells those of the front of every row, observed and believed, as taken over all of them
+    every_row = pareto_front(torch.cat([Y, pending]), 2, 1)
+    cells = FastNondominatedPartitioning(ref_point=reference_point(Y, 2, 1), Y=every_row)
+    torch.testing.assert_close(torch.stack([acq.cell_lower, acq.cell_upper]), cells.get_hypercell_bounds(),
+                               rtol=0, atol=0)
+    # nothing feasible, observed or believed: no front (and no rows to find one in), as over every row
+    infeasible = torch.cat([Y[:, :2], torch.ones(len(Y), 1, dtype=torch.float64)], dim=-1)
+    acq = log_hypervolume_improvement(_Exact(), infeasible, 2, 1, pending=pending[1:2])
+    cells = FastNondominatedPartitioning(ref_point=reference_point(infeasible, 2, 1), Y=torch.zeros(0, 2,
+                                                                                                 dtype=torch.float64))
+    torch.testing.assert_close(torch.stack([acq.cell_lower, acq.cell_upper]), cells.get_hypercell_bounds(),
+                               rtol=0, atol=0)
+
+
+@pytest.mark.parametrize("shift", [1e6, -3.7])
+def test_an_objective_of_no_range_moves_its_reference_point_by_its_shift(shift):
+    # with every row equal in an objective there is no range to take a tenth of: the margin is then in the
+    # objective's own units, so that a shift c of its values moves the point by c (a margin of a tenth of
+    # the values' magnitude moved it by 1.1 c). Both points are c's and the margin's sums and differences:
+    # four roundings, each at most half the epsilon times a value below |v| + |c| + 1, hence the tolerance
+    rows = torch.tensor([[2.5, 1.0], [2.5, 3.0], [2.5, -0.5]], dtype=torch.float64)
+    moved = rows.clone()
+    moved[:, 0] += shift
+    ref, ref_moved = reference_point(rows, 2), reference_point(moved, 2)
+    tolerance = 2 * torch.finfo(torch.float64).eps * (2.5 + abs(shift) + 1)
+    torch.testing.assert_close(ref_moved[0], ref[0] + shift, rtol=0, atol=tolerance)
+    assert ref_moved[1] == ref[1]  # the other objective's point is its own
+    assert ref[0] < 2.5 and ref[1] == 3.0 - REFERENCE_MARGIN * 3.5  # below the front in each objective
+    # values so large that a margin of one unit is lost to rounding keep a box below the front
+    huge = torch.tensor([[1e20, 1.0], [1e20, 2.0]], dtype=torch.float64)
+    assert reference_point(huge, 2)[0] < 1e20
+    assert (reference_point(torch.tensor([[-1e300, 1e300]], dtype=torch.float64), 2) < torch.tensor([-1e300, 1e300],
+                                                                                              dtype=torch.float64)).all()
+
+
+def test_the_warp_takes_values_of_any_finite_magnitude_and_leaves_ordinary_ones_as_they_were():
+    # a direct caller's objective near 1e160 has a variance past float64's largest value: its column is
+    # brought into range by an exact power of two first (output_scale, as NPSampler's values are), which
+    # standardisation undoes exactly, so ordinary values are warped bit for bit as before (the expected
+    # rows below are the warp's output before the scaling was added) and values a power of two apart alike
+    A = torch.tensor([[1.0, -2.0, 5.0, -1.0], [3.0, 0.5, 5.000003, 0.2], [4.0, 7.25, 5.000001, -3.0],
+                      [2.0, -1.5, 5.000007, 1.0], [9.0, 0.0, 5.000002, -0.5], [3.0, 3.0, 5.000002, 0.0],
+                      [0.5, 1.0, 5.0, 2.0]], dtype=torch.float64)
+    A[:, 0] = torch.exp(3 * A[:, 0])  # a long tail; the third objective's range (7e-6) is one output_scale scales
+    expected = torch.tensor([
+        [-1.0189059903018955, -1.5891460601252687, -1.4097521831836204, -1.0],
+        [-1.0189057859104556, -0.2563963288051614, 0.3261163686504203, 0.2],
+        [-1.0189018753021313, 1.2150732748764714, -0.6402820930484768, -3.0],
+        [-1.0189059806084528, -1.2750349940938484, 1.1692782317028314, 1.0],
+        [0.2800573134589536, -0.47472314586853015, -0.06602580697497212, -0.5],
+        [-1.0189057859104556, 0.5018491284075086, -0.06602580697497212, 0.0],
+        [-1.018905990696464, -0.06295969915449269, -1.4097521831836204, 2.0]], dtype=torch.float64)
+    torch.testing.assert_close(warp_objectives(A, 3, 1), expected, rtol=0, atol=0)
+    scaled = A.clone()
+    scaled[:, :3] *= 2.0 ** 530  # near 1e160 and beyond: the first objective's largest is 1.9e171
+    torch.testing.assert_close(warp_objectives(scaled, 3, 1), expected, rtol=0, atol=0)
+    huge = torch.cat([A[:, :3] * 1e160, A[:, 3:]], dim=-1)
+    warped = warp_objectives(huge, 3, 1)
+    assert torch.isfinite(warped).all()
+    for j in range(3):
+        assert torch.equal(torch.argsort(warped[:, j], stable=True), torch.argsort(huge[:, j], stable=True))

@@ -316,6 +316,27 @@ def test_a_database_from_before_schema_versions_gets_the_added_columns(any_url):
     _forget_engines()
 
 
+@pytest.mark.postgres
+def test_a_version_5_database_gains_the_steps_values_column_a_keyword_quoted(any_url):
+    """``values`` is an SQL keyword: the column is added, written and read quoted on either backend."""
+    from helpers import log_objectives_run
+
+    old = log_objectives_run(any_url, [[1.0, 2.0]])
+    with open_db(any_url).begin() as conn:  # as an npbandit of schema version 5 left it
+        conn.execute(text('ALTER TABLE steps DROP COLUMN "values"'))
+        conn.execute(update(Meta).where(Meta.key == "schema_version").values(value="5"))
+    _forget_engines()
+    assert [s["values"] for s in run_steps(any_url, old)] == [None]
+    assert _version_and_step_columns(any_url)[0] == "5"
+    _forget_engines()
+    new = log_objectives_run(any_url, [[3.0, -4.5], None], seed=1)
+    version, columns = _version_and_step_columns(any_url)
+    assert version == str(SCHEMA_VERSION) and "values" in columns
+    assert [s["values"] for s in run_steps(any_url, old)] == [None]
+    assert [s["values"] for s in run_steps(any_url, new)] == [[3.0, -4.5], None]
+    _forget_engines()
+
+
 def test_a_missing_driver_is_named():
     with pytest.raises(StorageError, match=r"driver.*pip install -e '\.\[postgres\]'"):
         open_db("postgresql+pg8000://user@localhost/npbandit")
