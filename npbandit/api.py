@@ -230,10 +230,14 @@ def optimize(objective: Callable[[Any], Any], bounds: Any = None, surrogate: str
             ``worker`` (``host:pid:thread``, after the worker's address on a Dask worker),
             ``submitted_at`` and ``finished_at`` (aware, UTC). Every evaluation is a call of its
             own, also where an executor would merge equal calls (Dask's, by default).
-        eval_timeout: seconds after which an evaluation still in flight is recorded as
-            failed and handled as ``on_error`` says (needs ``executor``; the call itself
-            keeps its worker busy: executors cannot stop a running call; on Dask a later
-            evaluation may be sent to that worker and wait behind it).
+        eval_timeout: seconds an evaluation may run before it is recorded as failed and
+            handled as ``on_error`` says (needs ``executor``; the call itself keeps its worker
+            busy: executors cannot stop a running call; on Dask a later evaluation may be sent
+            to that worker and wait behind it). On a ``ThreadPoolExecutor`` or
+            ``ProcessPoolExecutor`` it counts from when a worker takes the evaluation, so one
+            queued behind busy workers is not given up before it ran; on other executors
+            (Dask's futures do not say when they start), from submission
+            (:class:`~npbandit.envs.evaluation.AsyncEvaluator`).
         output_warp: ``None`` (default) or ``"yeo-johnson"``: the surrogate sees the
             values through a power transform refit before every proposal (PFNs4BO's
             default; :func:`npbandit.transforms.yeo_johnson.yeo_johnson_warp`), which spreads out

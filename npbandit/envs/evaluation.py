@@ -144,6 +144,8 @@ class Evaluation:
         future: the executor's future (its result is ``(ok, value, worker)``).
         outcome: ``None`` while it runs; its :class:`Outcome` once :meth:`AsyncEvaluator.wait`
             returned it (a timed-out one fails with ``TimeoutError``).
+        started: ``time.perf_counter()`` from which its timeout counts (``None`` while it waits
+            for a worker): see :class:`AsyncEvaluator`'s ``timeout``.
     """
 
     action: np.ndarray
@@ -152,7 +154,12 @@ class Evaluation:
     submitted_at: dt.datetime
     future: cf.Future = field(repr=False)
     outcome: Outcome | None = None
+    started: float | None = None
 
+
+#: the executors whose futures say when a worker takes them (``Future.running()``), so that an
+#: evaluation's timeout counts from then: the standard library's pools
+_REPORTS_START = (cf.ThreadPoolExecutor, cf.ProcessPoolExecutor)
 
 #: the longest :meth:`AsyncEvaluator.wait` blocks at once (seconds). A stop signal that another
 #: thread takes (a worker's ``os.kill``, or one arriving just as the main thread goes to sleep)
@@ -175,10 +182,14 @@ class AsyncEvaluator:
         executor: where the objective runs (a thread or process pool, a Dask client's
             executor): ``executor.submit`` is called with a module-level function, the
             objective and the point, so a process pool needs a picklable objective.
-        timeout: seconds after submission when an evaluation still running is given up:
-            it fails with ``TimeoutError`` (its worker is not stopped -- no executor can stop
-            a running call -- and its result, if it ever comes, is dropped); ``None``: wait
-            for ever.
+        timeout: seconds an evaluation may run before it is given up: it fails with
+            ``TimeoutError`` (its worker is not stopped -- no executor can stop a running call
+            -- and its result, if it ever comes, is dropped); ``None``: wait for ever. On the
+            standard library's thread and process pools, whose futures say when a worker takes
+            them, it counts from then (as :meth:`wait` sees it, within ``_WAKE_S``; a process
+            pool hands one call more than it has workers to its queue, and that one counts from
+            there), so an evaluation queued behind busy workers is not given up before it ran;
+            on any other executor (a Dask client's, whose futures never say), from submission.
     """
 
     def __init__(self, executor: cf.Executor, timeout: float | None = None) -> None:
@@ -188,6 +199,8 @@ class AsyncEvaluator:
                                     or not timeout > 0):
             raise ValueError(f"timeout must be a positive number of seconds or None, got {timeout!r}")
         self.executor, self.timeout = executor, timeout
+        #: whether the executor's futures say when they start running (see ``timeout``)
+        self._reports_start = isinstance(executor, _REPORTS_START)
         self._in_flight: list[Evaluation] = []
         self._relay = OutcomeRelay()
         self._tag, self._count = uuid.uuid4().hex, 0  # a key no other evaluation, of any run, has
@@ -209,8 +222,9 @@ class AsyncEvaluator:
         x = dict(x) if isinstance(x, dict) else x.copy()
         future = self.executor.submit(_evaluate, env.objective, x, f"{self._tag}-{self._count}")
         self._count += 1
-        evaluation = Evaluation(action=action, x=x, submitted=time.perf_counter(),
-                                submitted_at=dt.datetime.now(dt.UTC), future=future)
+        now = time.perf_counter()
+        evaluation = Evaluation(action=action, x=x, submitted=now, submitted_at=dt.datetime.now(dt.UTC),
+                                future=future, started=None if self._reports_start else now)
         self._in_flight.append(evaluation)
         return evaluation
 
@@ -226,9 +240,14 @@ class AsyncEvaluator:
         running = [e for e in self._in_flight if e.outcome is None]
         if not running:
             return []
-        deadline = None if self.timeout is None else min(e.submitted for e in running) + self.timeout
-        while True:  # in slices: see _WAKE_S
-            left = None if deadline is None else max(0.0, deadline - time.perf_counter())
+        while True:  # in slices: see _WAKE_S (and a queued evaluation's start is seen at the next slice)
+            now = time.perf_counter()
+            for evaluation in running:
+                if evaluation.started is None and (evaluation.future.running() or evaluation.future.done()):
+                    evaluation.started = now
+            starts = [e.started for e in running if e.started is not None]
+            deadline = None if self.timeout is None or not starts else min(starts) + self.timeout
+            left = None if deadline is None else max(0.0, deadline - now)
             done, _ = cf.wait([e.future for e in running], timeout=_WAKE_S if left is None else min(_WAKE_S, left),
                               return_when=cf.FIRST_COMPLETED)
             if done or (left is not None and left <= _WAKE_S):
@@ -239,7 +258,8 @@ class AsyncEvaluator:
                 evaluation.outcome = _outcome(evaluation.future)
         if self.timeout is not None:
             for evaluation in running:
-                if evaluation.future not in done and now - evaluation.submitted >= self.timeout:
+                if (evaluation.future not in done and evaluation.started is not None
+                        and now - evaluation.started >= self.timeout):
                     evaluation.future.cancel()  # a queued one never starts; a running one cannot be stopped
                     evaluation.outcome = Outcome(False, TimeoutError(f"evaluation still running after "
                                                                      f"{self.timeout} s"), timed_out=True)

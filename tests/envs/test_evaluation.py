@@ -182,6 +182,31 @@ def test_the_async_evaluator_times_out_what_is_still_running_and_keeps_a_late_re
     assert env.t == 2 and env.best_value == 1.0
 
 
+def test_an_evaluation_queued_behind_a_busy_worker_is_timed_from_when_it_starts():
+    """With one worker, the second evaluation waits while the first hangs: when the first is
+    given up, the second has not run, and must not be given up with it (it was, timed from
+    its submission, and so failed without ever being evaluated)."""
+    import threading
+
+    release = threading.Event()
+
+    def objective(x):
+        if x[0] < 0.5:
+            release.wait(30)  # the first point hangs until the test lets it go
+        return 1.0
+
+    env = BlackBoxEnv(objective=objective, bounds=[[0], [1]], budget=5)
+    with cf.ThreadPoolExecutor(max_workers=1) as pool:
+        evaluator = AsyncEvaluator(pool, timeout=0.2)
+        env.evaluator = evaluator
+        env.reset(seed=0)
+        hung, queued = evaluator.submit(env, [0.1]), evaluator.submit(env, [0.9])
+        assert evaluator.wait() == [hung] and hung.outcome.timed_out
+        assert queued.outcome is None and not queued.future.cancelled()  # still waiting for the worker
+        release.set()
+        assert evaluator.wait() == [queued] and queued.outcome.ok and queued.outcome.value == 1.0
+
+
 def test_the_async_evaluator_collects_what_came_back_without_waiting():
     executor = ManualExecutor()
     env = BlackBoxEnv(objective=lambda x: 1.0, bounds=[[0], [1]], budget=5)
