@@ -48,8 +48,39 @@ def test_with_an_executor_nothing_more_is_proposed_and_what_is_in_flight_is_kept
         result = optimize(sphere, BOUNDS, surrogate="random", budget=20, db=None, progress=False, executor=pool,
                           batch_size=2, callbacks=lambda h: len(h) >= 3)
     assert 3 <= len(result.history) <= 4  # the third ends it; a fourth may be in flight then
-    assert result.stopped_early is not None
+    # what the run says of its stop counts the evaluation that was in flight, when there was one
+    late = "" if len(result.history) == 3 else "; 1 evaluation in flight then, written too"
+    assert result.stopped_early == "by its stop rule after 3 of 20 steps" + late
     assert [h["t"] for h in result.history] == list(range(len(result.history)))
+
+
+def test_a_stop_with_an_evaluation_in_flight_says_it_was_written_too():
+    """Two evaluations start together; the first to come back ends the run while the other
+    (slow) is in flight: it comes back and is written, and the run's account of its stop
+    counts it (it said 'after 1 of 20 steps' beside a history of 2)."""
+    import itertools
+    import threading
+
+    calls, lock, stopped = itertools.count(1), threading.Lock(), threading.Event()
+
+    def second_waits_for_the_stop(x):
+        with lock:
+            n = next(calls)
+        if n == 2:
+            stopped.wait(30)  # comes back only once the stop rule has ended the run
+        return sphere(x)
+
+    def stop(history):
+        if len(history) >= 1:
+            stopped.set()
+            return True
+        return False
+
+    with cf.ThreadPoolExecutor(2) as pool:
+        result = optimize(second_waits_for_the_stop, BOUNDS, surrogate="random", budget=20, db=None, progress=False,
+                          executor=pool, batch_size=2, callbacks=stop)
+    assert len(result.history) == 2
+    assert result.stopped_early == "by its stop rule after 1 of 20 steps; 1 evaluation in flight then, written too"
 
 
 @pytest.mark.parametrize("callbacks,match", [(3, "callbacks must be"), ([len, "x"], r"callbacks\[1\]"),

@@ -409,3 +409,11 @@ def test_a_run_of_several_objectives_is_recorded_and_continued_from_the_database
                                          "\\[True, True\\]"):
         optimize(near_far, BOX, surrogate="random", budget=2, db=db, progress=False, minimize=[True, True],
                  initial=first.run_id)
+
+
+def test_directions_given_as_a_numpy_array_of_bools_are_read_as_its_list():
+    from npbandit.envs.blackbox import directions
+
+    assert directions(np.array([True, False])) == ((True, False), 2)
+    with pytest.raises(TypeError, match=r"minimize\[0\] must be a bool"):
+        directions(np.array([1, 0]))

@@ -242,6 +242,8 @@ def directions(minimize: Any) -> tuple[bool | tuple[bool, ...], int]:
     """
     if isinstance(minimize, (bool, np.bool_)):
         return bool(minimize), 1
+    if isinstance(minimize, np.ndarray) and minimize.ndim == 1:  # an array of directions, read as its list
+        minimize = minimize.tolist()
     if isinstance(minimize, (str, bytes, dict)) or not isinstance(minimize, Sequence):
         raise TypeError(f"minimize must be a bool, or a sequence of bools (one per objective, for several), got "
                         f"{type(minimize).__name__}")

@@ -68,7 +68,7 @@ def _run_async(env: gym.Env, policy: Policy, obs: Any, horizon: int | None, logg
     act_s: dict[Evaluation, float] = {}
     clock = _Clock()
     submitted = 0
-    stopping = False
+    stopping, at_stop = False, 0
     previous, base.evaluator = base.evaluator, evaluator
     try:
         while (submitted < budget and not stopping) or evaluator.in_flight:
@@ -85,8 +85,11 @@ def _run_async(env: gym.Env, policy: Policy, obs: Any, horizon: int | None, logg
                                     on_error, result, signals, clock)
                 bar.update(1)
                 if stop is not None and stop(result) and not stopping:  # asked after every write
-                    stopping = True
+                    stopping, at_stop = True, result.n_steps
                     result.stop_early(budget)
+        if stopping and result.n_steps > at_stop:  # what was in flight then came back and was written too
+            late = result.n_steps - at_stop
+            result.stopped_early += f"; {late} evaluation{'' if late == 1 else 's'} in flight then, written too"
     except RunInterrupted:
         # evaluations that came back before the stop (while a point was proposed, or behind the
         # one whose write delivered the signal) are results: write (and observe) them, then stop
