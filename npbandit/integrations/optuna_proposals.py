@@ -25,7 +25,7 @@ from npbandit.acquisition.indexed_choices import IndexedChoices
 from npbandit.acquisition.multi_objective import front_rows, warp_objectives
 from npbandit.acquisition.optimizers import AcquisitionOptimizer
 from npbandit.acquisition.pending import PendingStrategy
-from npbandit.acquisition.proposal import nearest, propose, propose_in_region
+from npbandit.acquisition.proposal import nearest, propose, propose_in_region, warn_if_repeated
 from npbandit.acquisition.subspace import SubspaceSearch, SubspaceStrategy, bind_search
 from npbandit.acquisition.wide_spaces import check_subspace_space, default_subspace
 from npbandit.integrations.optuna_branches import (
@@ -282,13 +282,17 @@ class StudyProposals:
         (:func:`~npbandit.acquisition.multi_objective.warp_objectives`), the NP on at most ``max_context`` trials
         (:func:`~npbandit.acquisition.multi_objective.front_rows`) and, in a space wider than the
         checkpoint, on its most relevant columns, the running trials believed at its mean."""
+        snap = None if space is None or space.continuous else space.snap
         if objectives > 1:
             keep = front_rows(Y, objectives, constraints, self._max_context)
             Y = warp_objectives(Y, objectives, constraints)
-            return propose(self._value_model(X[keep], Y[keep]), "logei", dim=X.shape[-1], best_f=None, seed=seed,
-                           pending=pending, outputs=Y, observed=X if self.avoid_repeats else None, space=space,
-                           constraints=constraints, objectives=objectives, num_restarts=self.num_restarts,
-                           raw_samples=self.raw_samples, acq_optimizer=self.acq_optimizer)
+            point = propose(self._value_model(X[keep], Y[keep]), "logei", dim=X.shape[-1], best_f=None, seed=seed,
+                            pending=pending, outputs=Y, observed=X if self.avoid_repeats else None, space=space,
+                            constraints=constraints, objectives=objectives, num_restarts=self.num_restarts,
+                            raw_samples=self.raw_samples, acq_optimizer=self.acq_optimizer)
+            if self.avoid_repeats:
+                warn_if_repeated(point, X, snap)
+            return point
         build = self._build
         settings = {"beta": self.beta, "num_restarts": self.num_restarts, "raw_samples": self.raw_samples,
                     "acq_optimizer": self.acq_optimizer}
@@ -296,7 +300,6 @@ class StudyProposals:
             settings["constraints"] = constraints
         # running trials are believed at a value (the liar rule) in propose, shared with optimize(batch_size=q)
         if search is not None:
-            snap = None if space is None or space.continuous else space.snap
             point = search.propose(region, X, Y, build, self.acquisition, seed=seed, pending=pending,
                                    avoid_repeats=self.avoid_repeats, liar=self.pending_strategy, snap=snap,
                                    max_context=self._max_context, **settings)
@@ -305,10 +308,13 @@ class StudyProposals:
             return propose_in_region(region, X, Y, build, self.acquisition, seed=seed, pending=pending,
                                      avoid_repeats=self.avoid_repeats, liar=self.pending_strategy, space=space,
                                      max_context=self._max_context, **settings)
-        return propose(build(X, Y), self.acquisition, dim=X.shape[-1], best_f=None if constraints else Y.max(),
-                       seed=seed, pending=pending,
-                       pending_strategy=self.pending_strategy, outputs=Y, observed=X if self.avoid_repeats else None,
-                       space=space, **settings)
+        point = propose(build(X, Y), self.acquisition, dim=X.shape[-1], best_f=None if constraints else Y.max(),
+                        seed=seed, pending=pending,
+                        pending_strategy=self.pending_strategy, outputs=Y, observed=X if self.avoid_repeats else None,
+                        space=space, **settings)
+        if self.avoid_repeats and self.acquisition in ("logei", "ucb"):  # those that keep the repeat check
+            warn_if_repeated(point, X, snap)
+        return point
 
     def _observations(self, study: Study, search_space: dict[str, BaseDistribution], space: SearchSpace,
                       search: SubspaceSearch | None, completed: list[FrozenTrial], number: int | None,

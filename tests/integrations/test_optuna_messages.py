@@ -240,3 +240,19 @@ def test_two_studies_of_one_storage_are_each_warned_once():
             shared.infer_relative_search_space(study, study.trials[0])
         warned.append(len([w for w in caught if "positions [1]" in str(w.message)]))
     assert warned == [1, 1, 0]
+
+
+@pytest.mark.parametrize("directions", [["minimize"], ["minimize", "maximize"]])
+def test_a_discrete_space_evaluated_everywhere_says_so_without_a_trust_region_too(directions):
+    """Four points in all (an int of two values, a choice of two): once each is evaluated a
+    proposal must repeat one, which optimize's policies say with a RuntimeWarning; NPSampler
+    said it only through its trust region (not used here, nor with several objectives)."""
+    def objective(trial):
+        x, c = trial.suggest_int("x", 0, 1), trial.suggest_categorical("c", ["a", "b"])
+        value = float(x + (c == "b"))
+        return value if len(directions) == 1 else (value, value * 2)
+
+    study = optuna.create_study(directions=directions, sampler=NPSampler(n_startup_trials=2, seed=0,
+                                                                         trust_region=False))
+    with pytest.warns(RuntimeWarning, match="every point of the discrete search space"):
+        study.optimize(objective, n_trials=8)
