@@ -151,7 +151,7 @@ class ParetoResult:
         Raises:
             ValueError: ``reference_point`` is not ``m`` finite numbers.
         """
-        from botorch.utils.multi_objective.hypervolume import Hypervolume
+        from npbandit.acquisition.multi_objective import dominated_volume
 
         m = len(self.minimize)
         given = reference_point.detach().cpu().numpy() if is_tensor(reference_point) else reference_point
@@ -162,10 +162,7 @@ class ParetoResult:
         if ref is None or not np.isfinite(ref).all():
             raise ValueError(f"reference_point must be {m} finite numbers (one per objective), got {reference_point!r}")
         signs = torch.tensor([-1.0 if each else 1.0 for each in self.minimize], dtype=torch.float64)
-        values = torch.from_numpy(self.front_values) * signs  # maximised
-        ref_max = torch.from_numpy(ref) * signs
-        inside = values[(values > ref_max).all(dim=-1)]
-        return float(Hypervolume(ref_max).compute(inside)) if len(inside) else 0.0
+        return dominated_volume(torch.from_numpy(self.front_values) * signs, torch.from_numpy(ref) * signs)
 
     def __getattr__(self, name: str) -> Any:
         if name in ("best_x", "best_value", "recommended_x", "recommended_value", "recommended_by"):

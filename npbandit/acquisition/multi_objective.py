@@ -53,8 +53,9 @@ from npbandit.acquisition.constrained import check_constraints_argument, feasibl
 from npbandit.acquisition.pending import condition
 from npbandit.validation import check_int
 
-__all__ = ["REFERENCE_MARGIN", "check_objectives", "check_outputs", "pareto_front", "reference_point",
-           "warp_objectives", "front_rows", "log_hypervolume_improvement", "log_expected_excess", "AnalyticLogEHVI"]
+__all__ = ["REFERENCE_MARGIN", "check_objectives", "check_outputs", "pareto_front", "dominated_volume",
+           "reference_point", "warp_objectives", "front_rows", "log_hypervolume_improvement", "log_expected_excess",
+           "AnalyticLogEHVI"]
 
 #: how far below the front's nadir the reference point lies, as a fraction of each objective's
 #: observed range
@@ -96,6 +97,20 @@ def pareto_front(Y: torch.Tensor, objectives: int, constraints: int = 0) -> torc
     if not len(values):
         return values
     return values[is_non_dominated(values, deduplicate=True)]
+
+
+def dominated_volume(values: torch.Tensor, reference: torch.Tensor) -> float:
+    """The hypervolume of ``values`` ``[n, m]`` (maximised): the volume their Pareto front
+    dominates above ``reference`` ``[m]`` (BoTorch's ``Hypervolume``); 0 for no rows, and a
+    point not above the reference in every objective adds nothing. What a result
+    (:meth:`~npbandit.optimize_result.ParetoResult.hypervolume`) and the report measure."""
+    from botorch.utils.multi_objective.hypervolume import Hypervolume
+    from botorch.utils.multi_objective.pareto import is_non_dominated
+
+    if not len(values):
+        return 0.0
+    front = values[is_non_dominated(values, deduplicate=True)]
+    return float(Hypervolume(reference).compute(front))
 
 
 def reference_point(Y: torch.Tensor, objectives: int, constraints: int = 0) -> torch.Tensor:

@@ -25,9 +25,11 @@ none. A problem with no feasible evaluation has no reference point and no hyperv
 Hypervolumes are in the product of the objectives' units and, the reference being the
 problem's runs', change when runs are added.
 
-The volumes are computed by BoTorch (``Hypervolume``), the fronts by
-:func:`~npbandit.acquisition.multi_objective.pareto_front`; both load torch, which this module
-imports only when it measures a run, so a report of runs of one objective never loads it.
+The volumes are computed by
+:func:`~npbandit.acquisition.multi_objective.dominated_volume` (BoTorch's ``Hypervolume``), the
+fronts by :func:`~npbandit.acquisition.multi_objective.pareto_front`; both load torch, which
+this module imports only when it measures a run, so a report of runs of one objective never
+loads it.
 """
 
 from __future__ import annotations
@@ -93,14 +95,13 @@ def group_reference(runs_steps: Iterable[Sequence[dict[str, Any]]], problem: Pro
 def _volume(rows: list[np.ndarray], reference: np.ndarray) -> float:
     """The hypervolume of the front of ``rows`` (maximised) above ``reference`` (maximised)."""
     import torch
-    from botorch.utils.multi_objective.hypervolume import Hypervolume
 
-    from npbandit.acquisition.multi_objective import pareto_front
+    from npbandit.acquisition.multi_objective import dominated_volume
 
     if not rows:
         return 0.0
-    front = pareto_front(torch.tensor(np.stack(rows), dtype=torch.float64), len(reference))
-    return float(Hypervolume(torch.tensor(reference, dtype=torch.float64)).compute(front))
+    return dominated_volume(torch.tensor(np.stack(rows), dtype=torch.float64),
+                            torch.tensor(reference, dtype=torch.float64))
 
 
 def hypervolume(steps: Sequence[dict[str, Any]], problem: Problem, reference: Sequence[float]) -> float:
