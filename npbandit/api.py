@@ -28,6 +28,7 @@ from npbandit.policies.bo import OUTPUT_WARPS, BOPolicy
 from npbandit.policies.design import SobolPolicy
 from npbandit.policies.pareto import ParetoBOPolicy
 from npbandit.policies.standardised_check import StandardisedDataCheck
+from npbandit.policies.trust_region import TrustRegionSettings
 from npbandit.space import Parameter, SearchSpace, as_search_space
 from npbandit.stopping import RunInterrupted
 from npbandit.storage import DEFAULT_URL, RunEvaluations, RunLogger, RunRow
@@ -50,7 +51,7 @@ def optimize(objective: Callable[[Any], Any], bounds: Any = None, surrogate: str
              progress: bool = True, commit_every: int | None = None, name: str | None = None,
              optimal_value: float | None = None, batch_size: int = 1, executor: Any = None,
              eval_timeout: float | None = None, output_warp: str | None = None,
-             avoid_repeats: bool = True, trust_region: bool | None = None,
+             avoid_repeats: bool = True, trust_region: bool | TrustRegionSettings | None = None,
              liar: str | PendingStrategy = DEFAULT_LIAR, threads: int | str | None = None, *,
              space: SearchSpace | Mapping[str, Parameter] | None = None,
              initial: Sequence[Any] | int | RunRow | OptimizeResult | None = None,
@@ -253,7 +254,9 @@ def optimize(objective: Callable[[Any], Any], bounds: Any = None, surrogate: str
             :class:`~npbandit.policies.BOPolicy`). ``None`` (default): on for the NP
             surrogates, off for ``"gp"``. The model is then rebuilt per proposal;
             ``False`` streams every observation into one global model instead (CMANP:
-            constant cost however long the run).
+            constant cost however long the run). A
+            :class:`~npbandit.policies.trust_region.TrustRegionSettings` searches a region
+            with those settings (its side, tolerances, and what counts as an improvement).
         liar: with ``batch_size > 1``, the value points still in flight are believed at:
             ``"worst"``, ``"mean"`` or ``"best"`` of the observations the surrogate sees,
             ``"believer"``: each at the surrogate's own mean there (the kriging believer), or
@@ -352,8 +355,9 @@ def optimize(objective: Callable[[Any], Any], bounds: Any = None, surrogate: str
         check_int("commit_every", commit_every, minimum=1)
     if db is not None and (not isinstance(db, str) or not db):
         raise TypeError(f"db must be an SQLAlchemy URL, a file path or None, got {db!r}")
-    if trust_region is not None and not isinstance(trust_region, bool):
-        raise TypeError(f"trust_region must be a bool or None, got {type(trust_region).__name__}")
+    if trust_region is not None and not isinstance(trust_region, (bool, TrustRegionSettings)):
+        raise TypeError(f"trust_region must be a bool, a TrustRegionSettings or None, got "
+                        f"{type(trust_region).__name__}")
     pending_strategy(liar)  # a name or a PendingStrategy; its acquisition is checked with the policy
     callbacks = _check_callbacks(callbacks)
     resolve_threads(threads)  # a bad threads or $NPBANDIT_THREADS fails before anything is evaluated

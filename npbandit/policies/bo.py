@@ -420,7 +420,8 @@ class BOPolicy(Policy):
         best_then = self.hand_outs.settle(x, lambda: self.seen.best if len(self.Y) >= self.n_init else None)
         if self.region is not None and best_then is not None:
             value = float(reward) if c is None or is_feasible(c) else -np.inf  # an infeasible one improves nothing
-            self.region.observe(TrustRegion.improves(value, best_then), self.hand_outs.remaining(self.budget))
+            self.region.observe(self.region.improves(value, best_then, self.seen.spread),
+                               self.hand_outs.remaining(self.budget))
         self.seen.add(x, float(reward), c)
         if self.np_model is not None and self.output_warp is None:
             self._stream(x, [float(reward)] + ([] if c is None else c.tolist()))

@@ -116,6 +116,12 @@ class Observations:
         return output_scale(torch.from_numpy(extremes))
 
     @property
+    def spread(self) -> float:
+        """The range of the rewards observed (largest minus smallest, feasible or not; 0 before
+        two): what a trust region's ``margin_scale="range"`` measures its margin in."""
+        return 0.0 if self._extremes is None else float(self._extremes[1, 0] - self._extremes[0, 0])
+
+    @property
     def constraint_count(self) -> int:
         """``k``: the constraint values each observation carries (0 before the first, or unconstrained)."""
         return len(self.C[0]) if self.C else 0

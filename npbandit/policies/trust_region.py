@@ -37,13 +37,23 @@ from dataclasses import asdict, dataclass, fields
 
 import torch
 
-__all__ = ["TrustRegion", "TrustRegionSettings"]
+__all__ = ["MARGIN_SCALES", "TrustRegion", "TrustRegionSettings"]
+
+
+#: what a success margin is a fraction of (:meth:`TrustRegion.improves`)
+MARGIN_SCALES = ("best", "range")
 
 
 def _check_settings(length_init: float, length_min: float, length_max: float, success_tolerance: int,
-                    failure_tolerance: int | None, context_factor: float) -> None:
+                    failure_tolerance: int | None, context_factor: float, success_margin: float = 1e-3,
+                    margin_scale: str = "best") -> None:
     """Raise ``ValueError`` naming the first setting out of range (``failure_tolerance``:
     ``None`` or a positive int)."""
+    if (isinstance(success_margin, bool) or not isinstance(success_margin, (int, float))
+            or not 0 <= success_margin < math.inf):
+        raise ValueError(f"success_margin must be a finite number >= 0, got {success_margin!r}")
+    if margin_scale not in MARGIN_SCALES:
+        raise ValueError(f"margin_scale must be one of {MARGIN_SCALES}, got {margin_scale!r}")
     if not 0 < length_min < length_init <= length_max:
         raise ValueError("need 0 < length_min < length_init <= length_max, got "
                          f"{length_min}, {length_init}, {length_max}")
@@ -70,6 +80,11 @@ class TrustRegionSettings:
             (``None``, the default: ``max(4, d)`` for a region of dimension ``d``).
         context_factor: side of the box whose observations the surrogate sees, over
             the side of the box searched (2; 1: it sees only the searched box).
+        success_margin, margin_scale: a proposal improves when its value beats the best
+            before it by more than ``success_margin`` (``1e-3``) times ``|best|``
+            (``margin_scale="best"``, TuRBO's) or times the range of the values observed
+            before it (``"range"``, which a constant added to the objective does not move);
+            see :meth:`TrustRegion.improves`.
 
     Raises:
         ValueError: a length, tolerance or factor out of range (as :class:`TrustRegion`).
@@ -81,10 +96,12 @@ class TrustRegionSettings:
     success_tolerance: int = 3
     failure_tolerance: int | None = None
     context_factor: float = 2.0
+    success_margin: float = 1e-3
+    margin_scale: str = "best"
 
     def __post_init__(self) -> None:
         _check_settings(self.length_init, self.length_min, self.length_max, self.success_tolerance,
-                        self.failure_tolerance, self.context_factor)
+                        self.failure_tolerance, self.context_factor, self.success_margin, self.margin_scale)
 
     def region(self, dim: int) -> TrustRegion:
         """A fresh :class:`TrustRegion` of dimension ``dim`` with these settings."""
@@ -108,6 +125,7 @@ class TrustRegion:
             (default ``max(4, d)``).
         context_factor: side of the box whose observations the surrogate sees, over
             the side of the box searched (2; 1: it sees only the searched box).
+        success_margin, margin_scale: what counts as an improvement (:meth:`improves`).
 
     The defaults are :class:`TrustRegionSettings`'s; :meth:`from_settings` builds a region
     from a settings object.
@@ -120,12 +138,14 @@ class TrustRegion:
     success_tolerance: int = TrustRegionSettings.success_tolerance
     failure_tolerance: int | None = TrustRegionSettings.failure_tolerance
     context_factor: float = TrustRegionSettings.context_factor
+    success_margin: float = TrustRegionSettings.success_margin
+    margin_scale: str = TrustRegionSettings.margin_scale
 
     def __post_init__(self) -> None:
         if not isinstance(self.dim, int) or isinstance(self.dim, bool) or self.dim < 1:
             raise ValueError(f"dim must be a positive int, got {self.dim!r}")
         _check_settings(self.length_init, self.length_min, self.length_max, self.success_tolerance,
-                        self.failure_tolerance, self.context_factor)
+                        self.failure_tolerance, self.context_factor, self.success_margin, self.margin_scale)
         if self.failure_tolerance is None:
             self.failure_tolerance = max(4, self.dim)
         self.length = self.length_init
@@ -190,23 +210,36 @@ class TrustRegion:
                 self.length, self.restarts = self.length_init, self.restarts + 1
 
     @classmethod
-    def replay(cls, dim: int, values: Sequence[float], n_design: int,
-               failure_tolerance: int | None = None) -> TrustRegion:
+    def replay(cls, dim: int, values: Sequence[float], n_design: int, failure_tolerance: int | None = None,
+               settings: TrustRegionSettings | None = None) -> TrustRegion:
         """The region a search ends with whose maximised values were ``values``, in order,
         the first ``n_design`` of them its initial design (which moves no counter): what
         :meth:`observe` would have made of them one by one. For a sampler that keeps no
         state between proposals (Optuna's). ``failure_tolerance``: as the constructor's
-        (``None``: ``max(4, dim)``)."""
-        region = cls(dim, failure_tolerance=failure_tolerance)
-        for i in range(max(n_design, 1), len(values)):
-            region.observe(cls.improves(float(values[i]), float(max(values[:i]))))
+        (``None``: ``max(4, dim)``, or ``settings``'); ``settings``: the region's other settings
+        (``None``: the defaults). ``-inf`` values (infeasible) are no best and no part of the
+        range a margin may be measured in."""
+        given = {} if settings is None else asdict(settings)
+        if failure_tolerance is not None:
+            given["failure_tolerance"] = failure_tolerance
+        region = cls(dim, **given)
+        low = high = None
+        for i, value in enumerate(float(v) for v in values):
+            if i >= max(n_design, 1):
+                best = float(max(values[:i]))
+                region.observe(region.improves(value, best, 0.0 if low is None else high - low))
+            if not math.isinf(value):
+                low, high = (value, value) if low is None else (min(low, value), max(high, value))
         return region
 
-    @staticmethod
-    def improves(value: float, best: float) -> bool:
-        """Whether ``value`` beats ``best`` (both maximised) by more than ``1e-3 |best|``,
-        TuRBO's margin, so that creeping by rounding error does not count as progress. Any
+    def improves(self, value: float, best: float, spread: float = 0.0) -> bool:
+        """Whether ``value`` beats ``best`` (both maximised) by more than the success margin:
+        ``success_margin`` times ``|best|`` (``margin_scale="best"``, TuRBO's: creeping by
+        rounding error does not count as progress) or times ``spread``, the range of the values
+        observed before ``value`` (``"range"``: the same whatever constant is added to the
+        objective, where ``|best|`` grows with the constant until no proposal counts). Any
         finite value beats ``best = -inf`` (no feasible value yet, with outcome constraints)."""
         if math.isinf(best):
             return value > best
-        return value > best + 1e-3 * abs(best)
+        scale = abs(best) if self.margin_scale == "best" else spread
+        return value > best + self.success_margin * scale

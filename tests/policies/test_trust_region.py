@@ -30,8 +30,36 @@ def test_the_region_doubles_after_successes_halves_after_failures_and_restarts()
             region.observe(False)
         halvings += 1
     assert halvings == 8 and region.length == 0.8  # 1.6 / 2**8 < 0.5**7: back to the start
-    assert TrustRegion.improves(1.01, 1.0) and not TrustRegion.improves(1.0005, 1.0)
-    assert TrustRegion.improves(-0.9, -1.0) and not TrustRegion.improves(-0.9995, -1.0)
+    assert region.improves(1.01, 1.0) and not region.improves(1.0005, 1.0)  # TuRBO's margin: 1e-3 |best|
+    assert region.improves(-0.9, -1.0) and not region.improves(-0.9995, -1.0)
+    assert region.improves(1.01, 1.0, spread=1e9)  # the range plays no part in TuRBO's margin
+
+
+def test_a_margin_on_the_range_counts_a_success_whatever_constant_is_added_to_the_values():
+    by_range = TrustRegion(2, margin_scale="range")
+    assert by_range.improves(1.0 + 0.02, 1.0, spread=10.0) and not by_range.improves(1.0 + 0.01, 1.0, spread=10.0)
+    assert by_range.improves(-5.0, -float("inf"), spread=0.0)  # a first feasible value improves on none
+    assert TrustRegion(2, success_margin=0.0).improves(1.0 + 1e-12, 1.0)  # no margin: any strict improvement
+    rng = np.random.default_rng(0)
+    values = list(rng.normal(size=60).cumsum() * 0.01)  # steps far below 1e-3 of a constant of 1e4
+    for scale, same in (("range", True), ("best", False)):
+        runs = []
+        for constant in (0.0, 1e4, -1e6):
+            policy = BOPolicy(2, model="gp", trust_region=TrustRegionSettings(margin_scale=scale))
+            policy.reset(seed=0)
+            for v in values:
+                policy.observe(None, np.full(2, 0.5), v + constant, {})
+            region = policy.region
+            runs.append((region.length, region.successes, region.failures, region.restarts))
+        assert (runs[0] == runs[1] == runs[2]) is same, (scale, runs)
+
+
+def test_a_replayed_region_measures_the_range_of_the_finite_values_before_each():
+    values = [1000.0, 1001.0, -float("inf"), 1001.5]  # an infeasible value is no part of the range
+    turbo = TrustRegion.replay(2, values, n_design=2)
+    by_range = TrustRegion.replay(2, values, n_design=2, settings=TrustRegionSettings(margin_scale="range"))
+    assert (turbo.successes, turbo.failures) == (0, 2)  # 0.5 is below 1e-3 |1001|
+    assert (by_range.successes, by_range.failures) == (1, 0)  # above 1e-3 of the range 1
 
 
 def test_the_box_is_cut_to_the_cube_and_maps_its_points_onto_it():
@@ -108,6 +136,23 @@ def test_optimize_searches_a_trust_region_by_default_for_an_np_and_records_it(tm
     assert off.policy_params["trust_region"] is False and not off.policy.endswith("-tr-logei")
     with pytest.raises(TypeError, match="trust_region"):
         optimize(lambda x: 0.0, [[0], [1]], budget=3, db=None, trust_region="on")
+
+
+def test_optimize_searches_and_records_the_trust_region_settings_it_is_given(tmp_path):
+    from npbandit import optimize
+    from npbandit.storage import list_runs
+
+    db = f"sqlite:///{tmp_path / 'runs.db'}"
+    settings = TrustRegionSettings(margin_scale="range", success_margin=0.01)
+    result = optimize(lambda x: float(((x - 0.2) ** 2).sum()) + 1e4, [[-1, -1], [1, 1]], surrogate="tnpd", budget=8,
+                      seed=0, db=db, progress=False, trust_region=settings)
+    assert len(result.history) == 8
+    (run,) = list_runs(db)
+    assert run.policy_params["trust_region"] is True
+    assert (run.policy_params["trust_region_margin_scale"], run.policy_params["trust_region_success_margin"]) == (
+        "range", 0.01)
+    with pytest.raises(ValueError, match="trust_region=TrustRegionSettings"):
+        optimize(lambda x: (0.0, 0.0), [[0], [1]], budget=3, db=None, minimize=[True, True], trust_region=settings)
 
 
 def test_replaying_a_search_gives_the_region_its_policy_ended_with():
@@ -232,7 +277,11 @@ def test_the_budget_left_counts_failed_and_in_flight_evaluations():
                                           ({"failure_tolerance": 1.5}, "failure_tolerance"),
                                           ({"failure_tolerance": True}, "failure_tolerance"),
                                           ({"context_factor": 0.5}, "context_factor"),
-                                          ({"context_factor": True}, "context_factor")])
+                                          ({"context_factor": True}, "context_factor"),
+                                          ({"success_margin": -1e-3}, "success_margin"),
+                                          ({"success_margin": float("nan")}, "success_margin"),
+                                          ({"success_margin": True}, "success_margin"),
+                                          ({"margin_scale": "median"}, "margin_scale")])
 def test_trust_region_settings_are_validated_as_the_region_is(kwargs, match):
     with pytest.raises(ValueError, match=match):
         TrustRegionSettings(**kwargs)
