@@ -60,8 +60,9 @@ def test_a_missing_or_extra_name_fails_the_evaluation_naming_it(returned, match)
     assert failed and all(h["error_kind"] == "returned" and match in h["error"] for h in failed)
 
 
-def test_a_mapping_is_refused_from_an_objective_whose_directions_are_a_list():
-    with pytest.raises(ObjectiveReturnError, match="objective must return 2 real numbers"):
+def test_a_mapping_is_refused_from_an_objective_whose_directions_are_a_list_saying_how_to_name_them():
+    with pytest.raises(ObjectiveReturnError, match=r"objective must return 2 real numbers .*; to return the values "
+                                                   r"by name, name the objectives: minimize=\{'accuracy': "):
         run(minimize=[True, False])
 
 

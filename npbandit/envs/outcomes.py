@@ -97,9 +97,12 @@ def objective_values(out: Any, x: Any, count: int, names: tuple[str, ...] | None
         flat = np.ndim(values) == 1
     except ValueError:  # a ragged nesting
         flat = False
-    if isinstance(values, (str, bytes, dict)) or not hasattr(values, "__len__") or not flat:
+    if isinstance(values, (str, bytes, Mapping)) or not hasattr(values, "__len__") or not flat:
         shape = f" of shape {tuple(np.shape(values))}" if isinstance(values, np.ndarray) else ""
-        raise ObjectiveReturnError(f"{expected} {type(out).__name__}{shape} {_shorten_repr(out)} at x={shown(x)}", x)
+        named = ", ".join(f"{key!r}: <direction>" for key in values) if isinstance(values, Mapping) else ""
+        hint = f"; to return the values by name, name the objectives: minimize={{{named}}}" if named else ""
+        raise ObjectiveReturnError(f"{expected} {type(out).__name__}{shape} {_shorten_repr(out)} at "
+                                   f"x={shown(x)}{hint}", x)
     items = list(values)
     if len(items) != count or any(isinstance(v, (bool, np.bool_)) or not isinstance(v, (numbers.Real, np.floating,
                                                                                          np.integer))
