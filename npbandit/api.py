@@ -16,7 +16,7 @@ from npbandit.acquisition.optimizers import AcquisitionOptimizer, check_acq_opti
 from npbandit.acquisition.pending import DEFAULT_LIAR, PendingStrategy, pending_strategy
 from npbandit.acquisition.proposal import ACQUISITIONS
 from npbandit.acquisition.subspace import SubspaceStrategy, check_subspace
-from npbandit.envs.blackbox import BlackBoxEnv, ObjectiveError, directions
+from npbandit.envs.blackbox import BlackBoxEnv, ObjectiveError, named_directions
 from npbandit.envs.bounds import as_bounds
 from npbandit.loop.asynchronous import _check_async
 from npbandit.loop.episode import _check_on_error, run_episode
@@ -45,7 +45,8 @@ NAMED_INPUTS = "name each input with space={'x0': Float(low, high), ...} (npband
 
 def optimize(objective: Callable[[Any], Any], bounds: Any = None, surrogate: str | NeuralProcess = "tnpd",
              budget: int = 50,
-             acquisition: str = "logei", minimize: bool | Sequence[bool] = True, n_init: int | None = None,
+             acquisition: str = "logei", minimize: bool | Sequence[bool] | Mapping[str, bool] = True,
+             n_init: int | None = None,
              seed: int | None = 0,
              db: str | None = DEFAULT_URL, point_type: str = "numpy", on_error: str = "raise",
              progress: bool = True, commit_every: int | None = None, name: str | None = None,
@@ -90,8 +91,8 @@ def optimize(objective: Callable[[Any], Any], bounds: Any = None, surrogate: str
             by its id below, when it was recorded in this ``db``; its ``history`` otherwise);
             a run of ``db`` to continue, by its id or its
             :class:`~npbandit.storage.RunRow` of ``db`` (to continue an interrupted or failed run):
-            checked to be a black-box run of this problem (objective, direction, bounds or space,
-            constraints: none, or their name; ``ValueError`` naming ``initial`` and what differs
+            checked to be a black-box run of this problem (objective, direction, objectives' names,
+            bounds or space, constraints: none, or their name; ``ValueError`` naming ``initial`` and what differs
             otherwise, also for a ``RunRow`` read from another database), its evaluations are
             everything that run saw, the points it was given (following a chain of continued
             runs back to its first) then its own (:func:`npbandit.storage.run_evaluations`),
@@ -103,7 +104,8 @@ def optimize(objective: Callable[[Any], Any], bounds: Any = None, surrogate: str
             A run's steps and a history are checked to come from
             a run of this problem as far as they say (a run's steps: its direction, bounds or
             space; a history: its direction, which a history of several objectives does not say;
-            both: whether it had constraints; an earlier :class:`ParetoResult`: its directions; pairs and
+            both: whether it had constraints; an earlier :class:`ParetoResult`: its directions and
+            its objectives' names; pairs and
             arrays: nothing but each point lying in the box or space; the objective: never), a
             ``ValueError`` naming
             ``initial[i]`` otherwise. The policy observes them, in order, before it proposes anything:
@@ -191,7 +193,14 @@ def optimize(objective: Callable[[Any], Any], bounds: Any = None, surrogate: str
             bools, one direction per objective (Optuna's ``directions``): ``objective`` then
             returns ``m`` real numbers in that order, and ``optimize`` returns a
             :class:`~npbandit.optimize_result.ParetoResult` (the evaluations no other beats in
-            every objective) instead of an ``OptimizeResult``. Such a search maximises the log
+            every objective) instead of an ``OptimizeResult``. Or a mapping of ``m >= 2``
+            objective names (non-empty strings) to directions, ``{"cost": True, "accuracy":
+            False}`` (as Ax names its metrics), its order the objectives' order: ``objective``
+            may then return a mapping with exactly those keys, in any order (a key missing or
+            extra fails the evaluation as a wrong count does, naming it), or the values in that
+            order; the result's ``objective_names`` and the run's record keep the names, and a
+            warm start from an earlier result or run checks them (a sequence's objectives are
+            named by position, ``f0``, ``f1``, ...). Such a search maximises the log
             expected hypervolume improvement over the feasible front, each objective warped
             towards a Gaussian, with no trust region and no subspace strategy (a space wider
             than the checkpoint is read on its most relevant columns), points in flight
@@ -333,7 +342,8 @@ def optimize(objective: Callable[[Any], Any], bounds: Any = None, surrogate: str
         raise ValueError(f"output_warp must be None or one of {OUTPUT_WARPS}, got {output_warp!r}")
     if not isinstance(avoid_repeats, bool):
         raise TypeError(f"avoid_repeats must be a bool, got {type(avoid_repeats).__name__}")
-    minimize, objectives = directions(minimize)
+    named = isinstance(minimize, Mapping)
+    minimize, objectives, names = named_directions(minimize)
     if objectives > 1:
         _check_several(acquisition, output_warp, trust_region, subspace, liar, optimal_value)
     if seed is None:  # as Optuna's samplers and numpy's generators read it: fresh entropy, then recorded
@@ -392,7 +402,8 @@ def optimize(objective: Callable[[Any], Any], bounds: Any = None, surrogate: str
     if isinstance(initial, (OptimizeResult, ParetoResult)):  # its run where recorded in this db, else its history
         same_db = db is not None and initial.run_id is not None and initial.db == str(db)
         if isinstance(initial, ParetoResult) and objectives > 1 and not same_db:  # its history holds no directions
-            check_same_problem({"minimize": list(initial.minimize)}, {"minimize": stored_directions(minimize)},
+            check_same_problem({"objective_names": list(initial.objective_names), "minimize": list(initial.minimize)},
+                               {"objective_names": list(names), "minimize": stored_directions(minimize)},
                                "initial", "the earlier result's",
                                "; to start from its evaluations on purpose, give them as (x, values) pairs")
         initial = initial.run_id if same_db else initial.history
@@ -400,15 +411,15 @@ def optimize(objective: Callable[[Any], Any], bounds: Any = None, surrogate: str
         if db is None:
             raise ValueError(f"initial={getattr(initial, 'id', initial)} names a run of db, but db is None: give db, "
                              "or the run's evaluations themselves")
-        here = {"objective": label, "minimize": stored_directions(minimize), **problem,
-                "constraints": constraint_label}
+        here = {"objective": label, **({} if objectives == 1 else {"objective_names": list(names)}),
+                "minimize": stored_directions(minimize), **problem, "constraints": constraint_label}
         initial = continued_run(db, initial, "initial", problem=here, stacklevel=3)  # warns at optimize's caller
     if isinstance(initial, RunEvaluations) and db is not None and str(initial.db) == str(db):
         source = initial.run_id
     warm = [] if initial is None else initial_points(initial, box, searched, minimize, constraints is not None)
     where = {"bounds": box} if searched is None else {"space": searched}
-    env = BlackBoxEnv(objective=call, minimize=minimize, budget=budget, optimal_value=optimal_value,
-                      constraints=limits, **where)
+    env = BlackBoxEnv(objective=call, minimize=dict(zip(names, minimize)) if named else minimize, budget=budget,
+                      optimal_value=optimal_value, constraints=limits, **where)
     env.name = label
     # a space with ints, steps or choices: every point handed out lands on what it decodes to
     snap = None if searched is None or searched.continuous else searched.snap
@@ -479,7 +490,7 @@ def optimize(objective: Callable[[Any], Any], bounds: Any = None, surrogate: str
                       f"(on_error='skip'); the first: {returns[0]['error']}", stacklevel=2)
     if objectives > 1:
         found = ParetoResult.of_history(history, minimize, result.run_id, stopped_early=result.stopped_early,
-                                        db=None if db is None else str(db), seed=seed)
+                                        db=None if db is None else str(db), seed=seed, objective_names=names)
         if not found.feasible:
             warnings.warn(f"no evaluation of the {len(good)} satisfied the constraints; the front is empty "
                           "(result.feasible is False)", RuntimeWarning, stacklevel=2)

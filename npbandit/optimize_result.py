@@ -6,6 +6,7 @@ a run's step records (:func:`run_history`; also what ``optimize``'s callbacks se
 from __future__ import annotations
 
 import contextlib
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
@@ -113,10 +114,15 @@ class ParetoResult:
             objective returned, in order; ``None`` for a failed evaluation), ``failed``, and as
             in :class:`OptimizeResult` ``error`` / ``error_kind`` for a failed one and
             ``constraints`` / ``feasible`` with constraints.
-        minimize: the directions, one per objective.
+        minimize: the directions, one per objective, in the objectives' order.
         run_id, db, stopped_early, seed: as in :class:`OptimizeResult`.
         feasible: whether any evaluation satisfied the constraints (always ``True``
             without them); ``False`` leaves ``front`` empty.
+        objective_names: each objective's name, in their order (the order of ``values`` and of
+            :attr:`front_values`' columns): the keys of ``optimize``'s ``minimize`` given as a
+            mapping (``{"cost": True, "accuracy": False}``), else the names of their positions,
+            ``("f0", "f1", ...)`` (:func:`~npbandit.objective_names.positional_names`, also the
+            default when none are given here).
 
     There is no ``best_x``: several objectives have a front of best points, not one (reading
     it raises an ``AttributeError`` that says so).
@@ -130,6 +136,31 @@ class ParetoResult:
     stopped_early: str | None = None
     db: str | None = field(default=None, repr=False)
     seed: int | None = None
+    objective_names: tuple[str, ...] = ()
+
+    def __post_init__(self) -> None:
+        from npbandit.objective_names import check_objective_names, positional_names
+
+        names = tuple(self.objective_names) or positional_names(len(self.minimize))
+        check_objective_names(names, "objective_names")
+        if len(names) != len(self.minimize):
+            raise ValueError(f"objective_names names {len(names)} objectives, minimize gives {len(self.minimize)} "
+                             "directions (one name per objective, in their order)")
+        object.__setattr__(self, "objective_names", names)
+
+    def values_by_name(self, entry: dict[str, Any]) -> dict[str, float]:
+        """An evaluation's values by objective name, ``{"cost": 0.12, "accuracy": 0.91}``:
+        ``entry`` an entry of :attr:`front` or :attr:`history` (its ``values``, in the order of
+        :attr:`objective_names`).
+
+        Raises:
+            ValueError: ``entry`` holds no values (a failed evaluation) or not one per objective.
+        """
+        values = entry.get("values") if isinstance(entry, dict) else None
+        if values is None or len(values) != len(self.objective_names):
+            raise ValueError(f"entry must be an evaluation of this result that did not fail (its 'values' one per "
+                             f"objective, {len(self.objective_names)}), got values {values!r}")
+        return dict(zip(self.objective_names, (float(v) for v in values)))
 
     @property
     def front_x(self) -> list[Any]:
@@ -170,27 +201,33 @@ class ParetoResult:
                                  f"not one (see .front, .front_x, .front_values)")
         raise AttributeError(f"{type(self).__name__!r} object has no attribute {name!r}")
 
-    def __repr__(self) -> str:
+    def __repr__(self) -> str:  # the directions by name where the objectives have names of their own
+        from npbandit.objective_names import positional_names
+
         failed = sum(bool(h.get("failed")) for h in self.history)
-        return (f"ParetoResult(front=<{len(self.front)} evaluations>, minimize={self.minimize}, "
+        directions = (self.minimize if self.objective_names == positional_names(len(self.minimize))
+                      else dict(zip(self.objective_names, self.minimize)))
+        return (f"ParetoResult(front=<{len(self.front)} evaluations>, minimize={directions}, "
                 f"feasible={self.feasible}, run_id={self.run_id}, "
                 + (f"stopped_early={self.stopped_early!r}, " if self.stopped_early else "") +
                 f"history=<{len(self.history)} evaluations, {failed} failed>)")
 
     @classmethod
-    def of_history(cls, history: list[dict[str, Any]], minimize: tuple[bool, ...], run_id: int | None,
-                   **kwargs: Any) -> ParetoResult:
+    def of_history(cls, history: list[dict[str, Any]], minimize: Sequence[bool] | Mapping[str, bool],
+                   run_id: int | None, **kwargs: Any) -> ParetoResult:
         """The result of a run whose evaluations are ``history`` (:func:`run_history`'s form),
-        its front taken from the successful, feasible ones.
+        its front taken from the successful, feasible ones; ``minimize`` as ``optimize`` takes it
+        (a mapping also gives :attr:`objective_names`).
 
         Raises:
-            TypeError / ValueError: ``minimize`` is not a sequence of ``m >= 2`` bools, or a
-                successful entry of ``history`` does not hold ``m`` values (naming it)."""
+            TypeError / ValueError: ``minimize`` is not a sequence of ``m >= 2`` bools or a
+                mapping of ``m >= 2`` names to bools, or a successful entry of ``history`` does
+                not hold ``m`` values (naming it)."""
         from botorch.utils.multi_objective.pareto import is_non_dominated
 
-        from npbandit.envs.blackbox import directions
+        from npbandit.envs.blackbox import named_directions
 
-        minimize, m = directions(minimize)
+        minimize, m, names = named_directions(minimize)
         if m < 2:
             raise TypeError(f"minimize must be a sequence of m >= 2 bools (one direction per objective), got "
                             f"{minimize!r}")
@@ -204,7 +241,7 @@ class ParetoResult:
             signs = torch.tensor([-1.0 if each else 1.0 for each in minimize], dtype=torch.float64)
             values = torch.tensor([h["values"] for h in good], dtype=torch.float64) * signs
             front = [h for h, keep in zip(good, is_non_dominated(values, deduplicate=False).tolist()) if keep]
-        return cls(front, history, tuple(minimize), run_id, feasible=bool(good), **kwargs)
+        return cls(front, history, tuple(minimize), run_id, feasible=bool(good), **{"objective_names": names, **kwargs})
 
 
 def run_history(env: BlackBoxEnv, steps: list[dict[str, Any]], constrained: bool,

@@ -75,6 +75,7 @@ import torch
 
 from npbandit.envs.blackbox import ObjectiveError, constraint_values, named_point, objective_values
 from npbandit.feasibility import check_constraint_count
+from npbandit.objective_names import recorded_names
 from npbandit.policies.base import Policy, PolicyWrapper
 from npbandit.space import SearchSpace
 from npbandit.storage import INITIAL, INITIAL_FROM, RunEvaluations, RunRow, run_evaluations
@@ -134,9 +135,11 @@ def _box_point(x: Any, box: np.ndarray) -> Any:
 def check_same_problem(earlier: Mapping[str, Any], here: Mapping[str, Any], source: str, whose: str,
                        hint: str = "") -> None:
     """Refuse earlier evaluations of another problem: every setting in ``here`` (keys of a
-    black-box run's ``env_params``: ``objective``, ``minimize``, ``bounds`` or ``space``,
-    ``constraints``) must hold the same value in ``earlier`` (a setting ``earlier`` lacks is
-    ``None`` there: ``constraints`` ``None`` in ``here`` matches a run without constraints).
+    black-box run's ``env_params``: ``objective``, ``objective_names``, ``minimize``, ``bounds`` or
+    ``space``, ``constraints``) must hold the same value in ``earlier`` (a setting ``earlier`` lacks
+    is ``None`` there: ``constraints`` ``None`` in ``here`` matches a run without constraints; its
+    ``objective_names`` are :func:`~npbandit.objective_names.recorded_names`, the positional names of
+    a run of several objectives that recorded none).
 
     Args:
         earlier: what the evaluations' run was (its ``env_params``, or what its records say).
@@ -152,9 +155,13 @@ def check_same_problem(earlier: Mapping[str, Any], here: Mapping[str, Any], sour
             value ``None`` said as ``none``), for the first setting that differs.
     """
     for key, value in here.items():
-        if earlier.get(key) != value:
-            verb = "are" if key in ("bounds", "constraints") else "is"
-            raise ValueError(f"{source}: {whose} {key} {verb} {_said(earlier.get(key))}, this one's {_said(value)} "
+        had = earlier.get(key)
+        if key == "objective_names":  # a record without names: its objectives' positional names (f0, f1, ...)
+            names = recorded_names(earlier)
+            had = None if names is None else list(names)
+        if had != value:
+            verb = "are" if key in ("bounds", "constraints", "objective_names") else "is"
+            raise ValueError(f"{source}: {whose} {key} {verb} {_said(had)}, this one's {_said(value)} "
                              f"{_SAME_PROBLEM}{hint}")
 
 

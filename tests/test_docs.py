@@ -331,6 +331,7 @@ def test_the_optimize_guide_snippets_run_with_shortened_budgets(tmp_path, monkey
     assert ns["result"].feasible in (True, False) and len(ns["result"].history) == 7
     run_block(shortened(several, ("budget=40", "budget=7")), ns)
     assert len(ns["result"].history) == 7 and ns["result"].front_values.shape[1] == 2
+    assert ns["result"].objective_names == ("cost", "accuracy")  # the guide shows the objectives named
     run_block(shortened(callbacks, ("budget=500", "budget=9")), ns)
     stopped = len(ns["result"].history) < 9
     assert stopped == (ns["result"].stopped_early is not None)

@@ -76,8 +76,11 @@ def add_arguments(opt: argparse.ArgumentParser) -> None:
     opt.add_argument("--directions", nargs="+", type=_direction, metavar="DIRECTION",
                      help="with --objective: several objectives, the objective returning one number per direction "
                           "given, in this order: minimize or maximize for each (as optuna create-study "
-                          "--directions; min / max too), at least two, e.g. --directions minimize maximize. The "
-                          "run prints its Pareto front, the evaluations no other beats in every objective "
+                          "--directions; min / max too), at least two, e.g. --directions minimize maximize; or each "
+                          "objective named, NAME=DIRECTION, e.g. --directions cost=minimize accuracy=maximize "
+                          "(optimize(minimize={'cost': True, 'accuracy': False})), the objective then returning a "
+                          "dict of those names or the numbers in this order, and the run printing and recording the "
+                          "names. The run prints its Pareto front, the evaluations no other beats in every objective "
                           "(optimize(minimize=[True, False]); --acquisition, --output-warp, --trust-region, "
                           "--liar and --optimal-value are then for one objective and refused; default: one "
                           "objective, minimised unless --maximize)")
@@ -202,17 +205,23 @@ def run(args: argparse.Namespace) -> int:
     return 0
 
 
-def _direction(text: str) -> bool:
-    """One of ``--directions``' words as optimize's ``minimize`` for that objective (argparse ``type``)."""
-    try:
-        return DIRECTIONS[text.strip().lower()]
-    except KeyError:
-        raise argparse.ArgumentTypeError(f"expected minimize or maximize (or min / max), got {text!r}") from None
+def _direction(text: str) -> bool | tuple[str, bool]:
+    """One of ``--directions``' words as optimize's ``minimize`` for that objective: a direction
+    (``minimize``), or an objective's name with its direction (``cost=minimize``: ``("cost",
+    True)``; argparse ``type``)."""
+    name, sep, word = text.rpartition("=")
+    direction = DIRECTIONS.get((word if sep else text).strip().lower())
+    if direction is None or (sep and not name.strip()):
+        raise argparse.ArgumentTypeError(f"expected minimize or maximize (or min / max), got {text!r} (or the "
+                                         "objective named, NAME=DIRECTION: cost=minimize)")
+    return (name, direction) if sep else direction
 
 
-def _minimize(args: argparse.Namespace) -> bool | list[bool]:
-    """optimize's ``minimize`` from ``--maximize`` (one objective) or ``--directions`` (several);
-    ``ValueError`` naming the flags for ``--directions`` given where several objectives cannot be."""
+def _minimize(args: argparse.Namespace) -> bool | list[bool] | dict[str, bool]:
+    """optimize's ``minimize`` from ``--maximize`` (one objective) or ``--directions`` (several:
+    a list of directions, or a mapping of names to directions for ``cost=minimize ...``);
+    ``ValueError`` naming the flags for ``--directions`` given where several objectives cannot be,
+    or named and unnamed directions mixed, or a name given twice."""
     if args.directions is None:
         return not args.maximize
     if args.function:
@@ -225,7 +234,18 @@ def _minimize(args: argparse.Namespace) -> bool | list[bool]:
         raise ValueError(f"--directions needs at least two directions, one per value the objective returns; got "
                          f"{len(args.directions)} (for one objective leave --directions out: it is minimised, or "
                          f"maximised with --maximize)")
-    return list(args.directions)
+    named = [each for each in args.directions if isinstance(each, tuple)]
+    if not named:
+        return list(args.directions)
+    if len(named) != len(args.directions):
+        raise ValueError("--directions names every objective (NAME=DIRECTION, e.g. cost=minimize accuracy=maximize) "
+                         "or none (minimize maximize)")
+    directions: dict[str, bool] = {}
+    for name, direction in named:
+        if name in directions:
+            raise ValueError(f"--directions names {name!r} twice; each objective needs a name of its own")
+        directions[name] = direction
+    return directions
 
 
 @contextlib.contextmanager
@@ -270,19 +290,31 @@ def _print_front(args: argparse.Namespace, result: Any, initial: list[dict[str, 
     else:
         size = len(result.front)
         print(f"run {result.run_id}: {size} evaluation{'' if size == 1 else 's'} on the Pareto front {counted}{where}")
-        print("\n".join(_front_rows(result.front, result.minimize)))
+        print("\n".join(_front_rows(result.front, result.minimize, _headed(result))))
     if args.seed is None:  # as for one objective: the only record of a drawn seed outside the database
         print(f"seed {result.seed} (drawn; --seed {result.seed} repeats the run)")
     if initial:
         _print_earlier_on_front(result, initial, constrained)
 
 
-def _front_rows(entries: list[dict[str, Any]], minimize: tuple[bool, ...], runs: bool = False) -> list[str]:
+def _headed(result: Any) -> tuple[str, ...] | None:
+    """The names a front's table heads its values with: the result's objective names where they
+    were given (``--directions cost=minimize ...``), ``None`` for objectives named by position."""
+    from npbandit.objective_names import positional_names
+
+    names = result.objective_names
+    return None if names == positional_names(len(result.minimize)) else names
+
+
+def _front_rows(entries: list[dict[str, Any]], minimize: tuple[bool, ...], names: tuple[str, ...] | None = None,
+                runs: bool = False) -> list[str]:
     """A table of front entries (history dicts: ``t``, ``x``, ``values``; with ``runs``, also
-    ``run_id``, shown first): a header naming each value's direction, then one row each, the
-    numbers right-aligned under it and the point by name last."""
-    head = [*(["run"] if runs else []), "t", *(f"value {i + 1} ({'minimize' if low else 'maximize'})"
-                                             for i, low in enumerate(minimize))]
+    ``run_id``, shown first): a header naming each value's objective (``names``, else ``value 1``,
+    ``value 2``, ...) and direction, then one row each, the numbers right-aligned under it and the
+    point by name last."""
+    head = [*(["run"] if runs else []), "t",
+            *(f"{names[i] if names else f'value {i + 1}'} ({'minimize' if low else 'maximize'})"
+              for i, low in enumerate(minimize))]
     rows = [[*([str(h["run_id"])] if runs else []), str(h["t"]), *(f"{v:.6g}" for v in h["values"])]
             for h in entries]
     widths = [max(len(row[i]) for row in [head, *rows]) for i in range(len(head))]
@@ -309,21 +341,25 @@ def _print_earlier_on_front(result: Any, initial: list[dict[str, Any]], constrai
     beaten = len(result.front) - (len(both.front) - len(kept))
     print(f"the front of these and the {len(initial)} evaluations it continues also holds {len(kept)} of those"
           + (f", which beat {beaten} of this run's front" if beaten else "") + ":")
-    print("\n".join(_front_rows(kept, result.minimize, runs=True)))
+    print("\n".join(_front_rows(kept, result.minimize, _headed(result), runs=True)))
 
 
 def _earlier_steps(args: argparse.Namespace, bounds: Any, objective: Any, constraints: Any,
-                   minimize: bool | list[bool]) -> list[dict[str, Any]]:
+                   minimize: bool | list[bool] | dict[str, bool]) -> list[dict[str, Any]]:
     """``--initial-from``: every evaluation that run in ``--db`` saw (the points it was given,
     following a chain of continued runs back, then its own: ``run_evaluations``), after
     checking that it is a black-box run of this problem (objective, box or space, direction
-    or directions, constraints); ``ValueError`` naming ``--initial-from`` and what differs otherwise."""
+    or directions and the objectives' names, constraints); ``ValueError`` naming
+    ``--initial-from`` and what differs otherwise."""
+    from npbandit.envs.blackbox import named_directions
     from npbandit.objective_names import objective_label
     from npbandit.space import SearchSpace
     from npbandit.warm_start import continued_run
 
+    directions, m, names = named_directions(minimize)
     here = {"objective": objective if isinstance(objective, str) else objective_label(objective),
-            "minimize": minimize,
+            **({} if m == 1 else {"objective_names": list(names)}),
+            "minimize": directions if m == 1 else list(directions),
             "constraints": None if constraints is None else objective_label(constraints)}
     if isinstance(bounds, SearchSpace):
         here["space"] = bounds.describe()

@@ -13,8 +13,11 @@ cube ``[0, 1]^D`` (``D = space.dim`` columns) and the objective is called with
 * Reward: the objective value, negated when ``minimize=True`` (the default, as for
   BoTorch's test problems), so policies always maximise reward.
 * Several objectives: ``minimize`` a sequence of ``m >= 2`` bools, one direction per
-  objective (Optuna's ``directions``). The objective then returns ``m`` real numbers in that
-  order (:func:`~npbandit.envs.outcomes.objective_values`); the reward is a ``[m]`` array,
+  objective (Optuna's ``directions``), or a mapping of the objectives' names to their
+  directions (``{"cost": True, "accuracy": False}``, as Ax names its metrics; its order is the
+  objectives' order, ``env.objective_names``). The objective then returns ``m`` real numbers in
+  that order, or, with names, a mapping with exactly those keys
+  (:func:`~npbandit.envs.outcomes.objective_values`); the reward is a ``[m]`` array,
   each value negated where it is minimised (MO-Gymnasium's vector reward); ``info`` has
   ``values`` (the ``m`` values as returned) instead of ``value``, and no ``best_value``
   (several objectives have a front of best points, not one). A value that is NaN or infinite
@@ -61,7 +64,7 @@ from __future__ import annotations
 import functools
 import inspect
 import warnings
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from typing import Any
 
 import gymnasium as gym
@@ -80,12 +83,13 @@ from npbandit.envs.outcomes import (
 )
 from npbandit.exceptions import ObjectiveError, ObjectiveReturnError
 from npbandit.feasibility import is_feasible
+from npbandit.objective_names import check_objective_names, positional_names
 from npbandit.space import SearchSpace, as_search_space
 from npbandit.validation import check_int, check_options, check_real, check_render_mode
 
 __all__ = ["BlackBoxEnv", "ObjectiveError", "named_point", "available_functions", "functions_taking_dim",
            "make_test_function", "objective_value", "objective_values", "constraint_values", "problem_objective",
-           "directions"]
+           "directions", "named_directions"]
 
 
 #: why a named problem with integer / binary inputs is not offered, and what runs one
@@ -234,19 +238,44 @@ class _ProblemObjective:
 
 def directions(minimize: Any) -> tuple[bool | tuple[bool, ...], int]:
     """``minimize`` checked, with the number of objectives it gives: a bool (one objective), or a
-    sequence of ``m >= 2`` bools (several, one direction each) as a tuple.
+    sequence of ``m >= 2`` bools (several, one direction each) as a tuple, or a mapping of ``m >= 2``
+    objective names to bools (its values, in its order; :func:`named_directions` keeps the names).
 
     Raises:
         TypeError: neither, naming ``minimize`` and what was expected.
-        ValueError: a sequence of fewer than two directions.
+        ValueError: fewer than two directions, or a name refused (:func:`named_directions`).
+    """
+    minimize, m, _ = named_directions(minimize)
+    return minimize, m
+
+
+def named_directions(minimize: Any) -> tuple[bool | tuple[bool, ...], int, tuple[str, ...] | None]:
+    """:func:`directions` with the objectives' names: the keys of a mapping
+    (``{"cost": True, "accuracy": False}``: ``("cost", "accuracy")``, checked by
+    :func:`~npbandit.objective_names.check_objective_names`), the positional names
+    (:func:`~npbandit.objective_names.positional_names`) for a sequence, ``None`` for a bool.
+
+    Raises:
+        TypeError / ValueError: as :func:`directions`; a mapping's key or value refused names its
+            entry (``minimize['cost'] must be a bool``).
     """
     if isinstance(minimize, (bool, np.bool_)):
-        return bool(minimize), 1
+        return bool(minimize), 1, None
+    if isinstance(minimize, Mapping):
+        names = check_objective_names(list(minimize))
+        if len(names) < 2:
+            raise ValueError(f"minimize as a mapping names each objective with its direction, and needs at least two; "
+                             f"got {dict(minimize)!r} (for one objective give a bool)")
+        for name, each in minimize.items():
+            if not isinstance(each, (bool, np.bool_)):
+                raise TypeError(f"minimize[{name!r}] must be a bool (True: minimise that objective), got "
+                                f"{type(each).__name__} {each!r}")
+        return tuple(bool(each) for each in minimize.values()), len(names), names
     if isinstance(minimize, np.ndarray) and minimize.ndim == 1:  # an array of directions, read as its list
         minimize = minimize.tolist()
-    if isinstance(minimize, (str, bytes, dict)) or not isinstance(minimize, Sequence):
-        raise TypeError(f"minimize must be a bool, or a sequence of bools (one per objective, for several), got "
-                        f"{type(minimize).__name__}")
+    if isinstance(minimize, (str, bytes)) or not isinstance(minimize, Sequence):
+        raise TypeError(f"minimize must be a bool, or a sequence of bools (one per objective, for several), or a "
+                        f"mapping of objective names to bools, got {type(minimize).__name__}")
     if len(minimize) < 2:
         raise ValueError(f"minimize as a sequence gives one direction per objective, and needs at least two; got "
                          f"{list(minimize)!r} (for one objective give a bool)")
@@ -254,7 +283,7 @@ def directions(minimize: Any) -> tuple[bool | tuple[bool, ...], int]:
         if not isinstance(each, (bool, np.bool_)):
             raise TypeError(f"minimize[{i}] must be a bool (True: minimise that objective), got "
                             f"{type(each).__name__} {each!r}")
-    return tuple(bool(each) for each in minimize), len(minimize)
+    return tuple(bool(each) for each in minimize), len(minimize), positional_names(len(minimize))
 
 
 def named_point(x: Any) -> dict[str, Any]:
@@ -269,7 +298,7 @@ class BlackBoxEnv(gym.Env):
     metadata = {"render_modes": []}
 
     def __init__(self, function: str | None = None, objective: Callable[[Any], float] | None = None,
-                 bounds: Any = None, dim: int | None = None, minimize: bool = True, budget: int = 100,
+                 bounds: Any = None, dim: int | None = None, minimize: Any = True, budget: int = 100,
                  noise_std: float = 0.0, optimal_value: float | None = None, render_mode: str | None = None,
                  evaluator: Any = None, space: Any = None, constraints: Callable[[Any], Any] | None = None) -> None:
         if (function is None) == (objective is None):
@@ -281,7 +310,8 @@ class BlackBoxEnv(gym.Env):
         self.render_mode = render_mode
         budget = check_int("budget", budget, minimum=1)
         noise_std = check_real("noise_std", noise_std, low=0.0)
-        minimize, objectives = directions(minimize)
+        named = isinstance(minimize, Mapping)
+        minimize, objectives, names = named_directions(minimize)
         if objectives > 1 and (function is not None or noise_std):
             raise ValueError("minimize with several directions is for objective=<callable> returning one value per "
                              "direction; a named function (function=) has one objective, and noise_std is for those")
@@ -335,6 +365,12 @@ class BlackBoxEnv(gym.Env):
         self.minimize = minimize
         #: ``m``, the values each evaluation returns (1: one objective)
         self.objectives = objectives
+        #: the objectives' names, in order: ``minimize``'s keys, or ``f0``, ``f1``, ... for a
+        #: sequence (:func:`named_directions`); ``None`` for one objective
+        self.objective_names = names
+        #: whether the names were given (``minimize`` a mapping): the objective may then return a
+        #: mapping of them, and a run records them (``env_params["objective_names"]``)
+        self.named_objectives = named
         self.budget = budget
         self.noise_std = noise_std
         self.dim = self.space.dim
@@ -447,7 +483,7 @@ class BlackBoxEnv(gym.Env):
                                            "env.objective (the objective and its constraints evaluated together)", x)
             out, constraints = out.value, out
         if self.objectives > 1:  # outside the try: its ObjectiveReturnError names what came back
-            values = objective_values(out, x, self.objectives)
+            values = objective_values(out, x, self.objectives, self.objective_names if self.named_objectives else None)
             if not np.isfinite(values).all():
                 raise ObjectiveError(f"objective returned {values.tolist()} at x={shown(x)} (NaN or infinite)", x,
                                      kind="nonfinite")

@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import numbers
 import sys
-from collections.abc import Callable
+from collections.abc import Callable, Mapping
 from typing import Any
 
 import numpy as np
@@ -72,18 +72,22 @@ def objective_value(out: Any, x: Any) -> float:
     return float(value)
 
 
-def objective_values(out: Any, x: Any, count: int) -> np.ndarray:
+def objective_values(out: Any, x: Any, count: int, names: tuple[str, ...] | None = None) -> np.ndarray:
     """The return value of an objective of ``count >= 2`` values as ``[count]`` floats: a
     tuple, list, 1-D array or tensor of exactly ``count`` real numbers (NumPy scalars and 0-d
     arrays or tensors too, as ``(x[0], x[1])`` of a tensor point is), in the order the
-    directions were given. NaN / inf pass through (the caller reports them as failed
-    evaluations).
+    directions were given; with ``names`` (the objectives named, ``minimize`` a mapping), also a
+    mapping with exactly those keys, in any order, read in the order of ``names``. NaN / inf pass
+    through (the caller reports them as failed evaluations).
 
     Raises:
         ObjectiveReturnError: (a ``TypeError`` and an ``ObjectiveError``) anything else -- one
-            number, another count, a string, a bool, a nested or complex value -- naming what
+            number, another count, a string, a bool, a nested or complex value, a mapping
+            without ``names`` or with a key missing or extra (naming the key) -- naming what
             was returned, how many values were expected and at which point.
     """
+    if names is not None and isinstance(out, Mapping):
+        out = _by_name(out, x, names)
     values = out.detach().cpu().numpy() if is_tensor(out) else out
     if isinstance(values, (tuple, list)):
         values = [_scalar_of(v) for v in values]
@@ -93,9 +97,12 @@ def objective_values(out: Any, x: Any, count: int) -> np.ndarray:
         flat = np.ndim(values) == 1
     except ValueError:  # a ragged nesting
         flat = False
-    if isinstance(values, (str, bytes, dict)) or not hasattr(values, "__len__") or not flat:
+    if isinstance(values, (str, bytes, Mapping)) or not hasattr(values, "__len__") or not flat:
         shape = f" of shape {tuple(np.shape(values))}" if isinstance(values, np.ndarray) else ""
-        raise ObjectiveReturnError(f"{expected} {type(out).__name__}{shape} {_shorten_repr(out)} at x={shown(x)}", x)
+        named = ", ".join(f"{key!r}: <direction>" for key in values) if isinstance(values, Mapping) else ""
+        hint = f"; to return the values by name, name the objectives: minimize={{{named}}}" if named else ""
+        raise ObjectiveReturnError(f"{expected} {type(out).__name__}{shape} {_shorten_repr(out)} at "
+                                   f"x={shown(x)}{hint}", x)
     items = list(values)
     if len(items) != count or any(isinstance(v, (bool, np.bool_)) or not isinstance(v, (numbers.Real, np.floating,
                                                                                          np.integer))
@@ -103,6 +110,21 @@ def objective_values(out: Any, x: Any, count: int) -> np.ndarray:
         raise ObjectiveReturnError(f"{expected} {type(out).__name__} {_shorten_repr(out)} ({len(items)} "
                                    f"value{'' if len(items) == 1 else 's'}) at x={shown(x)}", x)
     return np.asarray([float(v) for v in items], dtype=np.float64)
+
+
+def _by_name(out: Mapping[Any, Any], x: Any, names: tuple[str, ...]) -> list[Any]:
+    """A mapping an objective of named objectives returned, as its values in the order of
+    ``names``; an :class:`ObjectiveReturnError` naming the first key missing, or the first extra."""
+    missing = [name for name in names if name not in out]
+    extra = [key for key in out if key not in names]
+    expected = f"objective must return a value for each objective named in minimize ({', '.join(map(repr, names))})"
+    if missing:
+        raise ObjectiveReturnError(f"{expected}; it returned none for {missing[0]!r}: {_shorten_repr(out)} at "
+                                   f"x={shown(x)}", x)
+    if extra:
+        raise ObjectiveReturnError(f"{expected}; it returned {extra[0]!r}, which names no objective: "
+                                   f"{_shorten_repr(out)} at x={shown(x)}", x)
+    return [out[name] for name in names]
 
 
 def _scalar_of(value: Any) -> Any:

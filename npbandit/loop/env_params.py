@@ -23,9 +23,10 @@ def _env_id(env: gym.Env) -> str:
 def _env_params(env: gym.Env, info: dict[str, Any], async_args: tuple = (None, 1, None)) -> dict[str, Any]:
     """``run_info["env_params"]`` (its values kept), completed with what ``npbandit report``
     groups runs by: a black-box run's problem (objective name, dimension, bounds or search
-    space, direction, budget, known optimum) and, run asynchronously, the evaluations it
-    kept in flight (``batch_size``); the dict an env's ``task_params()`` returns (the wheel's
-    ``delta``, a data set's name...); the shape of a bandit of one's own (:func:`~npbandit.envs.shape_params`)."""
+    space, direction, the objectives' names where they were given, budget, known optimum) and,
+    run asynchronously, the evaluations it kept in flight (``batch_size``); the dict an env's
+    ``task_params()`` returns (the wheel's ``delta``, a data set's name...); the shape of a
+    bandit of one's own (:func:`~npbandit.envs.shape_params`)."""
     params = dict(info.get("env_params", {}))
     base = env.unwrapped
     task = base.task_params() if callable(getattr(base, "task_params", None)) else {}
@@ -42,6 +43,8 @@ def _env_params(env: gym.Env, info: dict[str, Any], async_args: tuple = (None, 1
                            ("minimize", base.minimize), ("budget", base.budget),
                            ("optimal_value", base.optimal_value)):
             params.setdefault(key, value)
+        if base.named_objectives:  # beside minimize's list of directions, what each objective is called
+            params.setdefault("objective_names", list(base.objective_names))
         if base.constraints is not None:  # the problem is the objective subject to these
             params.setdefault("constraints", getattr(base.constraints, "__name__", type(base.constraints).__name__))
     return params

@@ -256,7 +256,7 @@ def _bo_panels(db: str, runs: list[RunRow]) -> list[Panel]:
         title = f"{_wrapped(problem.name)}\n{_wrapped(problem_text)}\n{_runs_text(lines)}"
         if several:
             title += "\n" + _wrapped("reference " + ("none: no feasible point" if reference is None else ", ".join(
-                f"f{i}={v:.4g}" for i, v in enumerate(reference))))
+                f"{name}={v:.4g}" for name, v in zip(problem.names(), reference))))
         if known and any(np.nanmin(line.curves) < 0 for line in lines if np.isfinite(line.curves).any()):
             title += (f"\nruns beat the recorded optimum {problem.optimal_value:.6g}:\nit is not the optimum, "
                       "or a noisy observation beat it")

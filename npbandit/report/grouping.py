@@ -13,7 +13,8 @@ settings are never put in one row or one panel.
 
 A black-box problem is the objective's name, input dimension, bounds (or, for a run over
 a search space, the space: each parameter's name, type and range), direction (minimise
-/ maximise; for a run of several objectives, each objective's, in order) and outcome
+/ maximise; for a run of several objectives, each objective's, in order, with the objectives'
+names: those the run recorded, else their positions' ``f0``, ``f1``, ...) and outcome
 constraints (their callable's name, ``optimize(constraints=...)``), as each run recorded
 them; two runs that differ in any of these are never put in one row or one panel. A bandit
 run's simple regret is the mean per-round regret over the last :data:`SIMPLE_REGRET_SHARE`
@@ -31,6 +32,7 @@ from typing import Any
 import numpy as np
 
 from npbandit.envs import task_param_names
+from npbandit.objective_names import positional_names, recorded_names
 from npbandit.storage import RunRow
 from npbandit.text import printable
 
@@ -68,6 +70,10 @@ class Problem:
             for an unconstrained problem.
         parameters: a search space's number of parameters (``None`` for a box), which
             differs from ``dim`` when a choice takes several columns.
+        objective_names: a problem of several objectives: each objective's name, in their order
+            (:func:`~npbandit.objective_names.recorded_names`: those the runs recorded, else
+            ``f0``, ``f1``, ...); ``None`` for one objective (and where :attr:`objectives`
+            gives none, the positional names stand in).
     """
 
     name: str
@@ -78,6 +84,7 @@ class Problem:
     space: str | None = None
     constraints: str | None = None
     parameters: int | None = None
+    objective_names: tuple[str, ...] | None = None
 
     def dim_text(self) -> str:
         """``d=6``; for a search space whose parameters are fewer than its unit cube's
@@ -104,11 +111,17 @@ class Problem:
         """How many objectives: the length of a tuple :attr:`minimize`, else 1."""
         return len(self.minimize) if isinstance(self.minimize, tuple) else 1
 
+    def names(self) -> tuple[str, ...]:
+        """The objectives' names, in order: :attr:`objective_names`, else their positional names
+        (``f0``, ``f1``, ...; a single objective's ``f0``)."""
+        return self.objective_names or positional_names(self.objectives)
+
     def direction(self) -> str:
         """``minimise``, ``maximise`` or ``direction ?``; for several objectives each one's,
-        named by its position: ``minimise f0, maximise f1``."""
+        named by its name (:meth:`names`): ``minimise cost, maximise accuracy``, ``minimise f0,
+        maximise f1`` for objectives named by position."""
         if isinstance(self.minimize, tuple):
-            return ", ".join(f"{_DIRECTIONS[m]} f{i}" for i, m in enumerate(self.minimize))
+            return ", ".join(f"{_DIRECTIONS[m]} {name}" for name, m in zip(self.names(), self.minimize))
         return _DIRECTIONS[self.minimize]
 
     def label(self) -> str:
@@ -197,7 +210,7 @@ def _param_text(value: Any) -> str:
 
 
 def problem_key(run: RunRow) -> tuple:
-    """``(name, dim, bounds, minimize, space, constraints, parameters)`` of a black-box run, from its
+    """``(name, dim, bounds, minimize, space, constraints, parameters, objective_names)`` of a black-box run, from its
     ``env_params`` (``None`` for what it did not record): the fields of :class:`Problem` but
     the optimum.
     ``space`` is :func:`space_text` of a run over a search space, ``None`` for a box (whose
@@ -211,10 +224,14 @@ def problem_key(run: RunRow) -> tuple:
     dim = _count(params.get("dim")) or (len(bounds[0]) if bounds else _count(run.policy_params.get("dim")))
     minimize = _directions(params.get("minimize"))
     constraints = params.get("constraints")
+    names = recorded_names(params) if isinstance(minimize, tuple) else None
+    if names is not None and len(names) != len(minimize):  # a caller's own record: its names say nothing
+        names = None
     return (str(params.get("objective", "?")), dim, bounds, minimize,
             None if space is None else space_text(space) if _is_space_record(space) else printable(str(space)),
             None if constraints is None else str(constraints),
-            len(space) if _is_space_record(space) else None)
+            len(space) if _is_space_record(space) else None,
+            None if names is None else tuple(printable(n) for n in names))
 
 
 def _directions(minimize: object) -> bool | tuple[bool, ...] | None:
@@ -282,14 +299,14 @@ def bo_groups(runs: list[RunRow]) -> dict[Problem, list[RunRow]]:
         out[problem(key, optimal_value=stated.pop() if len(stated) == 1 else None)] = group
     return dict(sorted(out.items(), key=lambda kv: (kv[0].name, kv[0].dim or 0, str(kv[0].bounds),
                                                     str(kv[0].minimize), kv[0].space or "",
-                                                    kv[0].constraints or "")))
+                                                    kv[0].constraints or "", str(kv[0].objective_names))))
 
 
 def problem(key: tuple, optimal_value: float | None = None) -> Problem:
     """The :class:`Problem` of a :func:`problem_key`."""
-    name, dim, bounds, minimize, space, constraints, parameters = key
+    name, dim, bounds, minimize, space, constraints, parameters, names = key
     return Problem(name, dim, bounds, minimize, optimal_value=optimal_value, space=space, constraints=constraints,
-                   parameters=parameters)
+                   parameters=parameters, objective_names=names)
 
 
 def tail_rounds(rounds: int) -> int:

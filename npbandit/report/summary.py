@@ -25,8 +25,9 @@ runs (:mod:`npbandit.report.grouping`) of one policy with one setting
   (:func:`given_text`).
 - black-box optimisation of several objectives (a run that recorded each objective's
   direction, ``minimize`` a list): a section of its own after the one of single objectives,
-  one block per problem -- its title names each objective's direction, ``minimise f0,
-  maximise f1`` -- and budget, which says its reference point once; a row per policy gives
+  one block per problem -- its title names each objective's direction by the objective's
+  name, ``minimise cost, maximise accuracy`` (``minimise f0, maximise f1`` for objectives
+  named by position) -- and budget, which says its reference point once; a row per policy gives
   the hypervolume of each run's feasible Pareto front after its last evaluation, the front's
   size (median [25 %, 75 %] over runs of each), the evaluations per run, the seconds per
   evaluation and the failed evaluations, with their reasons below it, as above (the rule of
@@ -43,6 +44,7 @@ from typing import Any
 import numpy as np
 
 from npbandit.feasibility import is_feasible
+from npbandit.objective_names import positional_names
 from npbandit.report.grouping import (
     SIMPLE_REGRET_SHARE,
     Problem,
@@ -399,8 +401,9 @@ def _setting(run: RunRow) -> str:
     else:
         solved = problem(problem_key(run))
         shown = {True: "min", False: "max", None: "?"}
-        direction = (",".join(shown[m] for m in solved.minimize) if isinstance(solved.minimize, tuple)
-                     else shown[solved.minimize])
+        direction = shown[solved.minimize] if not isinstance(solved.minimize, tuple) else (
+            ",".join(shown[m] for m in solved.minimize) if solved.names() == positional_names(solved.objectives)
+            else ",".join(f"{name} {shown[m]}" for name, m in zip(solved.names(), solved.minimize)))
         text = f"{solved.name} {solved.dim_text()} {direction}"
     return text if len(text) <= 36 else "…" + text[-35:]  # the end of a long name tells settings apart
 
@@ -535,9 +538,10 @@ def _objectives_lines(rows: list[dict[str, Any]]) -> list[str]:
     for (solved, budget), block in blocks.items():
         constrained = solved.constraints is not None
         reference = block[0]["reference"]
+        at = ", ".join(f"{name}={v:.6g}" for name, v in zip(solved.names(), reference or ()))
         lines += ["", printable(f"{solved.label()}  budget {budget}"),
                   "  reference point: " + ("none (no run found a feasible point: no hypervolume)" if reference is None
-                                           else ", ".join(f"f{i}={v:.6g}" for i, v in enumerate(reference))),
+                                           else at),
                   f"  {'policy':<{width}}  {'runs':>4}  {'hypervolume':>30}  {'front':>16}  {'evals':>5}  "
                   f"{'s/eval':>7}" + (f"  {'feasible':>12}" if constrained else "") + f"  {'failed':>9}"]
         for r in block:

@@ -13,8 +13,9 @@ The default is an SQLite file (``sqlite:///npbandit.db``); any SQLAlchemy URL wo
   expected regret, objective value, whether the step failed, timings and, for a
   black-box step, ``params``: the point by name in the user's units, beside ``action``
   in the unit cube; for a step of a run of several objectives, whose ``env_params``
-  record ``minimize`` as a list of directions, ``values``: the objective values in the
-  user's units and sense, with ``value``, ``best_value`` and ``reward`` NULL), unique on
+  record ``minimize`` as a list of directions (and, where they were given, the objectives'
+  names in that order, ``objective_names``), ``values``: the objective values in the
+  user's units and sense, in that order, with ``value``, ``best_value`` and ``reward`` NULL), unique on
   ``(run_id, t)``.
 
 When steps are committed (:class:`RunLogger`): every step of every run is committed as
