@@ -1,11 +1,18 @@
-"""Seconds of one NP proposal for a study of several objectives, against the size of the Pareto front.
+"""Seconds of one NP proposal for a study of several objectives, against the size of the Pareto front and the box
+decomposition of the region it does not dominate.
 
 The acquisition's cost grows with the cells of the front's box decomposition; the NP itself sees at most its
 context size of trials. Every row here is on the front (unit vectors of random directions), the worst case for a
 given number of trials; inputs are 4 uniform columns, the model the shipped ``tnpd-bo``, the optimiser its card's
-``CandidateSearch()``. Run on an idle core:
+``CandidateSearch()``. Per case and per partitioning (``--alphas``, each given to ``box_decomposition``: 0 is
+BoTorch's exact ``FastNondominatedPartitioning``, a positive value its approximate ``NondominatedPartitioning``),
+printed: the cells, the seconds to build the partitioning, and the seconds of a whole proposal with it (the
+partitioning, ``AnalyticLogEHVI`` on it, and the optimiser's search). ``--library`` adds a row for what
+``propose`` itself does. A case whose exact partitioning took longer than ``--give-up`` seconds skips the exact
+partitioning of the larger fronts of as many objectives. Run on an idle core:
 
     OMP_NUM_THREADS=1 python experiments/probes/probe_pareto_cost.py
+    OMP_NUM_THREADS=1 python experiments/probes/probe_pareto_cost.py --cases 5:25 5:50 6:25 --alphas 0 1e-3 1e-2
 """
 
 from __future__ import annotations
@@ -15,7 +22,7 @@ import time
 
 import torch
 
-from npbandit.acquisition.multi_objective import pareto_front
+from npbandit.acquisition.multi_objective import AnalyticLogEHVI, box_decomposition, pareto_front, reference_point
 from npbandit.acquisition.optimizers import CandidateSearch
 from npbandit.acquisition.proposal import propose
 from npbandit.models import NPModel, shared_surrogate
@@ -23,22 +30,48 @@ from npbandit.models import NPModel, shared_surrogate
 
 def main(argv: list[str] | None = None) -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--cases", nargs="+", default=["2:200", "3:100", "4:25", "4:50"],
+    parser.add_argument("--cases", nargs="+", default=["3:25", "3:50", "3:100", "3:200", "4:25", "4:50", "4:100",
+                                                       "4:200", "5:25", "5:50", "5:100", "6:25", "6:50", "6:100"],
                         help="objectives:trials pairs (every trial on the front)")
+    parser.add_argument("--alphas", nargs="+", type=float, default=[0.0, 1e-3, 1e-2],
+                        help="partitionings: 0 exact, > 0 BoTorch's approximate one at that alpha")
+    parser.add_argument("--library", action="store_true", help="also time propose itself (the library's choice)")
+    parser.add_argument("--give-up", type=float, default=120.0,
+                        help="seconds of an exact partitioning past which larger fronts skip it")
     args = parser.parse_args(argv)
     surrogate = shared_surrogate("tnpd-bo")
     generator = torch.Generator().manual_seed(0)
-    print("objectives  trials on the front  seconds per proposal")
+    print("objectives  front  partitioning  cells  build s  proposal s", flush=True)
+    too_slow: dict[int, int] = {}  # objectives -> the front size whose exact partitioning took too long
     for case in args.cases:
         m, n = (int(v) for v in case.split(":"))
         X = torch.rand(n, 4, dtype=torch.float64, generator=generator)
         W = torch.rand(n, m, dtype=torch.float64, generator=generator)
         Y = W / W.norm(dim=-1, keepdim=True)
         model = NPModel.from_pretrained(surrogate, X, Y)
-        start = time.perf_counter()
-        propose(model, "logei", dim=4, best_f=None, seed=0, outputs=Y, observed=X, objectives=m,
-                acq_optimizer=CandidateSearch())
-        print(f"{m:10d}  {len(pareto_front(Y, m)):19d}  {time.perf_counter() - start:20.2f}")
+        front, ref = pareto_front(Y, m), reference_point(Y, m)
+        bounds = torch.stack([torch.zeros(4), torch.ones(4)]).to(torch.float64)
+        for alpha in args.alphas:
+            label = "exact" if alpha == 0 else f"alpha={alpha:g}"
+            if alpha == 0 and m in too_slow and n > too_slow[m]:
+                print(f"{m:10d}  {len(front):5d}  {label:>12}  skipped (exact took over {args.give_up:g} s at "
+                      f"{too_slow[m]})", flush=True)
+                continue
+            start = time.perf_counter()
+            cells = box_decomposition(ref, front, alpha)
+            built = time.perf_counter() - start
+            CandidateSearch().maximise(AnalyticLogEHVI(model, cells, m), bounds, 0)
+            total = time.perf_counter() - start
+            if alpha == 0 and built > args.give_up:
+                too_slow[m] = n
+            count = cells.get_hypercell_bounds().shape[-2]
+            print(f"{m:10d}  {len(front):5d}  {label:>12}  {count:5d}  {built:7.2f}  {total:10.2f}", flush=True)
+        if args.library:
+            start = time.perf_counter()
+            propose(model, "logei", dim=4, best_f=None, seed=0, outputs=Y, observed=X, objectives=m,
+                    acq_optimizer=CandidateSearch())
+            print(f"{m:10d}  {len(front):5d}  {'propose':>12}  {'':5}  {'':7}  {time.perf_counter() - start:10.2f}",
+                  flush=True)
 
 
 if __name__ == "__main__":
