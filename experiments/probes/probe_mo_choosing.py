@@ -2,7 +2,8 @@
 defaults on choosing problems of the multi-objective benchmark (``bo_multi.py``'s ``mo-choosing``; by default
 Branin-Currin and DTLZ2 with d = 4 and two objectives), 40 trials (10 start-up), seeds 0-9, through the public API;
 printed per run: the final log10 hypervolume gap (the benchmark's reference point and maximum hypervolume), the run's
-seconds and the mean seconds of its last 10 proposals (from one objective call's return to the next call); written
+seconds and the mean seconds of its last 10 proposals (from one objective call's return to the point of the next,
+which NPSampler proposes at the trial's first ``suggest_float``); written
 to a JSON file as ``{"<problem>/<seed>": [gap, seconds per NP trial, seconds per proposal over the last 10]}``.
 ``--exact`` runs the library with the exact box decomposition for every number of objectives
 (``multi_objective.partitioning_alpha`` replaced, for this script only, by one that returns 0), the variant the
@@ -57,12 +58,14 @@ def main(argv: list[str] | None = None) -> None:
         for name in args.problems:
             problem = all_problems()[name]
             for seed in args.seeds:
-                calls: list[tuple[float, float]] = []  # (entry, exit) of each objective call
+                calls: list[tuple[float, float]] = []  # (proposed, exit) of each objective call
 
                 def objective(trial, problem=problem, calls=calls):
-                    entry = time.perf_counter()
-                    values = problem({p.name: trial.suggest_float(p.name, p.low, p.high) for p in problem.space})
-                    calls.append((entry, time.perf_counter()))
+                    # NPSampler proposes at the trial's first suggest_float: the point is known once they return
+                    params = {p.name: trial.suggest_float(p.name, p.low, p.high) for p in problem.space}
+                    proposed = time.perf_counter()
+                    values = problem(params)
+                    calls.append((proposed, time.perf_counter()))
                     return values
 
                 study = optuna.create_study(directions=["minimize"] * problem.num_objectives,
@@ -76,8 +79,8 @@ def main(argv: list[str] | None = None) -> None:
                 last = statistics.fmean(calls[i][0] - calls[i - 1][1] for i in range(len(calls) - LAST, len(calls)))
                 out[f"{name}/{seed}"] = [gap, seconds / (args.trials - 10), last]
                 print(name, seed, round(gap, 3), round(seconds, 1), round(last, 2), flush=True)
-    with open(args.out, "w") as handle:
-        json.dump(out, handle, indent=1)
+                with open(args.out, "w") as handle:  # after every run, so that a stopped script keeps its runs
+                    json.dump(out, handle, indent=1)
 
 
 if __name__ == "__main__":
