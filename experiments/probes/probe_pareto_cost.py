@@ -9,10 +9,16 @@ BoTorch's exact ``FastNondominatedPartitioning``, a positive value its approxima
 printed: the cells, the seconds to build the partitioning, and the seconds of a whole proposal with it (the
 partitioning, ``AnalyticLogEHVI`` on it, and the optimiser's search). ``--library`` adds a row for what
 ``propose`` itself does. A case whose exact partitioning took longer than ``--give-up`` seconds skips the exact
-partitioning of the larger fronts of as many objectives. Run on an idle core:
+partitioning of the larger fronts of as many objectives.
+
+``--optimize BUDGET`` instead times a whole run of ``npbandit.optimize`` with its defaults on BoTorch's DTLZ2 with
+four objectives at d = 6 (every objective minimised, seed 0): the seconds of each proposal (from one evaluation's
+return to the next evaluation), printed with the front's size at evaluations 60, 150 and 300 (those within the
+budget), each the mean of the 10 proposals up to it. Run on an idle core:
 
     OMP_NUM_THREADS=1 python experiments/probes/probe_pareto_cost.py
     OMP_NUM_THREADS=1 python experiments/probes/probe_pareto_cost.py --cases 5:25 5:50 6:25 --alphas 0 1e-3 1e-2
+    OMP_NUM_THREADS=1 python experiments/probes/probe_pareto_cost.py --optimize 300
 """
 
 from __future__ import annotations
@@ -38,7 +44,11 @@ def main(argv: list[str] | None = None) -> None:
     parser.add_argument("--library", action="store_true", help="also time propose itself (the library's choice)")
     parser.add_argument("--give-up", type=float, default=120.0,
                         help="seconds of an exact partitioning past which larger fronts skip it")
+    parser.add_argument("--optimize", type=int, metavar="BUDGET",
+                        help="time a run of npbandit.optimize of this budget instead (DTLZ2, d = 6, 4 objectives)")
     args = parser.parse_args(argv)
+    if args.optimize:
+        return long_run(args.optimize)
     surrogate = shared_surrogate("tnpd-bo")
     generator = torch.Generator().manual_seed(0)
     print("objectives  front  partitioning  cells  build s  proposal s", flush=True)
@@ -72,6 +82,34 @@ def main(argv: list[str] | None = None) -> None:
                     acq_optimizer=CandidateSearch())
             print(f"{m:10d}  {len(front):5d}  {'propose':>12}  {'':5}  {'':7}  {time.perf_counter() - start:10.2f}",
                   flush=True)
+
+
+def long_run(budget: int) -> None:
+    """``--optimize``: the seconds per proposal of one run of ``optimize`` as its front grows."""
+    import numpy as np
+    from botorch.test_functions.multi_objective import DTLZ2
+
+    import npbandit
+
+    problem = DTLZ2(dim=6, num_objectives=4)
+    exits: list[float] = []
+    entries: list[float] = []
+
+    def objective(x):
+        entries.append(time.perf_counter())
+        values = problem.evaluate_true(torch.as_tensor(x, dtype=torch.float64)[None])[0].tolist()
+        exits.append(time.perf_counter())
+        return values
+
+    result = npbandit.optimize(objective, np.array([[0.0] * 6, [1.0] * 6]), budget=budget, minimize=[True] * 4,
+                               db=None, progress=False, seed=0)
+    print("evaluation  front  seconds per proposal (mean of the 10 up to it)")
+    for at in (60, 150, 300):
+        if at <= budget:
+            seconds = [entries[i] - exits[i - 1] for i in range(at - 10, at)]
+            front = len(pareto_front(-torch.tensor([h["values"] for h in result.history[:at]],
+                                                   dtype=torch.float64), 4))
+            print(f"{at:10d}  {front:5d}  {sum(seconds) / len(seconds):10.2f}", flush=True)
 
 
 if __name__ == "__main__":
