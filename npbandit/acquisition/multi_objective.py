@@ -21,16 +21,17 @@ improvement in closed form"). Constraints multiply it by
 the probability that every constraint output is ``<= 0``, as LogEI's constrained form does.
 
 The cells of the exact decomposition grow with the front's points, the faster the more objectives
-there are, and the acquisition's cost with them. From four objectives on, the region is cut by
+there are, and the acquisition's cost with them. From five objectives on, the region is cut by
 BoTorch's approximate ``NondominatedPartitioning`` instead (:func:`partitioning_alpha`,
 :func:`box_decomposition`): it leaves out each box of the region between the front's extremes
 whose volume is below a fraction ``alpha`` of theirs, so the cells it keeps lie in the exact
 region, the improvement it misses is that of the small boxes near the front, and their number is
 bounded by ``alpha`` however many points the front has. ``alpha`` is BoTorch's own rule for its
-hypervolume acquisitions (1e-3 for four and five objectives, 1e-2 for six or more), which keeps a
-proposal's cost near that of a small front. Two and three objectives keep the exact
-decomposition (the choice is recorded in experiments/log/benchmarks.md, "Several objectives: the
-partitioning for four or more").
+hypervolume acquisitions (exact up to four objectives, 1e-3 for five, 1e-2 for six or more):
+beyond four objectives the exact cells make a proposal impractically slow once the front has some
+dozens of points. Up to four objectives the decomposition stays exact: on a small front the
+approximate one cuts more cells than the exact one, not fewer (the choice is recorded in
+experiments/log/benchmarks.md, "Several objectives: the partitioning for four or more").
 
 Points being evaluated are believed at the model's own mean there (the kriging believer, as
 :class:`~npbandit.acquisition.pending.KrigingBeliever` believes them for one objective): the
@@ -214,15 +215,15 @@ def front_rows(Y: torch.Tensor, objectives: int, constraints: int = 0, limit: in
 
 def partitioning_alpha(objectives: int) -> float:
     """The approximation of the box decomposition of ``objectives`` objectives (an int >= 2): 0,
-    exact, for two and three; else the fraction of the volume below which
-    :func:`box_decomposition` stops splitting a box, BoTorch's: 1e-3 for four and five, 1e-2 for
-    six or more (the module docstring)."""
+    exact, for two to four; else the fraction of the volume below which
+    :func:`box_decomposition` leaves a box out, BoTorch's: 1e-3 for five, 1e-2 for six or more
+    (the module docstring)."""
     objectives = check_objectives(objectives)
     if objectives < 2:
         raise ValueError(f"a hypervolume needs at least two objectives, got objectives={objectives}")
-    if objectives <= 3:
+    if objectives <= 4:
         return 0.0
-    return 1e-3 if objectives <= 5 else 1e-2
+    return 1e-3 if objectives == 5 else 1e-2
 
 
 def box_decomposition(reference: torch.Tensor, front: torch.Tensor, alpha: float | None = None):
@@ -254,7 +255,7 @@ def log_hypervolume_improvement(model, outputs: torch.Tensor, objectives: int, c
     expected hypervolume improvement of ``model``'s objective outputs ``0 .. objectives-1`` over
     the feasible front of ``outputs`` (``[n, objectives + constraints]``, what the model was
     built on), measured from :func:`reference_point` over the cells of :func:`box_decomposition`
-    (exact for two and three objectives, approximate from four), with outputs ``objectives ..`` as
+    (exact for two to four objectives, approximate from five), with outputs ``objectives ..`` as
     constraints (feasible at ``<= 0``). ``pending`` ``[p, d]`` (points being evaluated, or
     ``None``): each believed at ``model``'s mean there, the model conditioned on it and the
     values taken as rows of ``outputs`` for the front, not for the reference point (the module
