@@ -2,8 +2,9 @@
 
 Problems: BoTorch's multi-objective test functions (``botorch.test_functions.multi_objective``),
 every objective minimised (an Optuna study with ``directions=["minimize"] * m``), each with the
-function's own reference point and the maximum hypervolume BoTorch states for it. Two groups:
-``mo-choosing`` (Branin-Currin, DTLZ2 d = 4 with 2 objectives), where defaults are chosen and
+function's own reference point and the maximum hypervolume BoTorch states for it (for GMM with
+four objectives, which has none, a grid's). Two groups: ``mo-choosing`` (Branin-Currin, DTLZ2
+d = 4 with 2 objectives; GMM with 4 objectives, DTLZ4 d = 6 with 4), where defaults are chosen and
 which is never reported as the result, and ``mo-report`` (ZDT1 and ZDT2 at d = 6, DTLZ2 d = 6
 with 3 objectives, VehicleSafety, Penicillin, CarSideImpact, DH1 at d = 5). Methods
 (bo_multi_methods.py), same seed per (problem, seed) pair: Optuna's RandomSampler,
@@ -66,6 +67,8 @@ GAP_FLOOR = 1e-12
 #: where BoTorch's stated maximum hypervolume comes from when it is not exact (its source says so);
 #: ZDT1, ZDT2, DTLZ2 and DH1 have theirs from the known Pareto front
 APPROXIMATE_MAX_HV = {"BraninCurrin": "a front NSGA-II found",
+                      "GMM": "BoTorch states none for four objectives: the front of a 1600 x 1600 grid of its unit "
+                             "square, a lower bound",
                       "VehicleSafety": "Tanabe and Ishibuchi's approximate front",
                       "CarSideImpact": "Tanabe and Ishibuchi's approximate front",
                       "Penicillin": "BoTorch names no origin; its reference point came from an NSGA-II front"}
@@ -106,12 +109,14 @@ def _function(name: str, kwargs: tuple):
 @dataclass(frozen=True)
 class MOProblem:
     """BoTorch's multi-objective test function ``function`` (made with ``kwargs``), minimised on
-    its own box; ``ref_point`` and ``max_hv`` are BoTorch's."""
+    its own box; ``ref_point`` and ``max_hv`` are BoTorch's, or ``max_hv`` is ``stated_max_hv``
+    where BoTorch states none."""
 
     label: str
     group: str
     function: str
     kwargs: tuple = ()
+    stated_max_hv: float | None = None
 
     @property
     def fn(self):
@@ -135,7 +140,7 @@ class MOProblem:
 
     @property
     def max_hv(self) -> float:
-        return float(self.fn.max_hv)
+        return float(self.fn.max_hv) if self.stated_max_hv is None else self.stated_max_hv
 
     version = 1
 
@@ -157,7 +162,11 @@ def all_problems() -> dict[str, MOProblem]:
               MOProblem("car-side-impact", REPORT_GROUP, "CarSideImpact"),
               MOProblem("dh1-d5", REPORT_GROUP, "DH1", (("dim", 5),))]
     choosing = [MOProblem("branin-currin", CHOOSING_GROUP, "BraninCurrin"),
-                MOProblem("dtlz2-d4m2", CHOOSING_GROUP, "DTLZ2", (("dim", 4), ("num_objectives", 2)))]
+                MOProblem("dtlz2-d4m2", CHOOSING_GROUP, "DTLZ2", (("dim", 4), ("num_objectives", 2))),
+                # four objectives: the front's box decomposition (session 55); GMM's maximum is the
+                # hypervolume of the non-dominated points of a 1600 x 1600 grid of its unit square
+                MOProblem("gmm-m4", CHOOSING_GROUP, "GMM", (("num_objectives", 4),), stated_max_hv=0.0381206359268381),
+                MOProblem("dtlz4-d6m4", CHOOSING_GROUP, "DTLZ4", (("dim", 6), ("num_objectives", 4)))]
     return {p.label: p for p in report + choosing}
 
 

@@ -41,15 +41,23 @@ def test_the_hypervolume_of_points_worked_by_hand(bench):
 
 def test_every_problem_is_botorchs_with_its_reference_point_and_maximum(bench):
     problems = bench.all_problems()
-    assert [lab for lab, p in problems.items() if p.group == bench.CHOOSING_GROUP] == ["branin-currin", "dtlz2-d4m2"]
-    assert len(problems) == 9 and all(p.dim <= 7 and p.max_hv > 0 for p in problems.values())
+    assert [lab for lab, p in problems.items() if p.group == bench.CHOOSING_GROUP] == [
+        "branin-currin", "dtlz2-d4m2", "gmm-m4", "dtlz4-d6m4"]
+    assert len(problems) == 11 and all(p.dim <= 7 and p.max_hv > 0 for p in problems.values())
+    assert (problems["dtlz4-d6m4"].dim, problems["dtlz4-d6m4"].num_objectives) == (6, 4)
+    # GMM states no maximum for four objectives: the grid's stated one is at least a coarser grid's hypervolume
+    gmm = problems["gmm-m4"]
+    grid = [[a / 99, b / 99] for a in range(100) for b in range(100)]
+    coarse = bench.hypervolume([gmm({"x0": a, "x1": b}) for a, b in grid], gmm.ref_point)
+    assert gmm.num_objectives == 4 and 0.9 * gmm.max_hv < coarse < gmm.max_hv
     assert (problems["dtlz2-d6m3"].dim, problems["dtlz2-d6m3"].num_objectives) == (6, 3)
     assert problems["car-side-impact"].num_objectives == 4
     for p in problems.values():
         centre = {q.name: (q.low + q.high) / 2 for q in p.space}
         values = p(centre)
         assert len(values) == len(p.ref_point) == p.num_objectives and all(map(math.isfinite, values))
-    assert bench.expand(["mo-choosing", "zdt1-d6"]) == ["zdt1-d6", "branin-currin", "dtlz2-d4m2"]
+    assert bench.expand(["mo-choosing", "zdt1-d6"]) == ["zdt1-d6", "branin-currin", "dtlz2-d4m2", "gmm-m4",
+                                                        "dtlz4-d6m4"]
     with pytest.raises(ValueError, match="unknown"):
         bench.expand(["zdt9"])
 

@@ -20,6 +20,19 @@ recorded in experiments/log/benchmarks.md, "Several objectives: the expected hyp
 improvement in closed form"). Constraints multiply it by
 the probability that every constraint output is ``<= 0``, as LogEI's constrained form does.
 
+The cells of the exact decomposition grow with the front's points, the faster the more objectives
+there are, and the acquisition's cost with them. From five objectives on, the region is cut by
+BoTorch's approximate ``NondominatedPartitioning`` instead (:func:`partitioning_alpha`,
+:func:`box_decomposition`): it leaves out each box of the region between the front's extremes
+whose volume is below a fraction ``alpha`` of theirs, so the cells it keeps lie in the exact
+region, the improvement it misses is that of the small boxes near the front, and their number is
+bounded by ``alpha`` however many points the front has. ``alpha`` is BoTorch's own rule for its
+hypervolume acquisitions (exact up to four objectives, 1e-3 for five, 1e-2 for six or more):
+beyond four objectives the exact cells make a proposal impractically slow once the front has some
+dozens of points. Up to four objectives the decomposition stays exact: on a small front the
+approximate one cuts more cells than the exact one, not fewer (the choice is recorded in
+experiments/log/benchmarks.md, "Several objectives: the partitioning for four or more").
+
 Points being evaluated are believed at the model's own mean there (the kriging believer, as
 :class:`~npbandit.acquisition.pending.KrigingBeliever` believes them for one objective): the
 model is conditioned on them at those values, and the values join the observed rows the front
@@ -54,8 +67,8 @@ from npbandit.acquisition.pending import condition
 from npbandit.validation import check_int
 
 __all__ = ["REFERENCE_MARGIN", "check_objectives", "check_outputs", "pareto_front", "dominated_volume",
-           "reference_point", "warp_objectives", "front_rows", "log_hypervolume_improvement", "log_expected_excess",
-           "AnalyticLogEHVI"]
+           "reference_point", "warp_objectives", "front_rows", "partitioning_alpha", "box_decomposition",
+           "log_hypervolume_improvement", "log_expected_excess", "AnalyticLogEHVI"]
 
 #: how far below the front's nadir the reference point lies, as a fraction of each objective's
 #: observed range
@@ -200,19 +213,54 @@ def front_rows(Y: torch.Tensor, objectives: int, constraints: int = 0, limit: in
     return torch.sort(torch.tensor(chosen, dtype=torch.long)).values
 
 
+def partitioning_alpha(objectives: int) -> float:
+    """The approximation of the box decomposition of ``objectives`` objectives (an int >= 2): 0,
+    exact, for two to four; else the fraction of the volume below which
+    :func:`box_decomposition` leaves a box out, BoTorch's: 1e-3 for five, 1e-2 for six or more
+    (the module docstring)."""
+    objectives = check_objectives(objectives)
+    if objectives < 2:
+        raise ValueError(f"a hypervolume needs at least two objectives, got objectives={objectives}")
+    if objectives <= 4:
+        return 0.0
+    return 1e-3 if objectives == 5 else 1e-2
+
+
+def box_decomposition(reference: torch.Tensor, front: torch.Tensor, alpha: float | None = None):
+    """The cells of the region above ``reference`` ``[m]`` that ``front`` ``[p, m]`` (maximised,
+    non-dominated; ``p = 0`` allowed) does not dominate: BoTorch's exact
+    ``FastNondominatedPartitioning`` where ``alpha`` is 0, its approximate
+    ``NondominatedPartitioning(alpha=alpha)`` where it is positive; ``alpha=None`` takes
+    :func:`partitioning_alpha` of the ``m`` objectives.
+
+    Raises:
+        ValueError: ``alpha`` is not ``None`` or a finite float in ``[0, 1)``."""
+    from botorch.utils.multi_objective.box_decompositions.non_dominated import (
+        FastNondominatedPartitioning,
+        NondominatedPartitioning,
+    )
+
+    if alpha is None:
+        alpha = partitioning_alpha(reference.shape[-1])
+    elif isinstance(alpha, bool) or not isinstance(alpha, (int, float)) or not 0 <= alpha < 1:
+        raise ValueError(f"alpha must be None or a float in [0, 1) (0: the exact decomposition), got {alpha!r}")
+    if alpha == 0:
+        return FastNondominatedPartitioning(ref_point=reference, Y=front)
+    return NondominatedPartitioning(ref_point=reference, Y=front, alpha=float(alpha))
+
+
 def log_hypervolume_improvement(model, outputs: torch.Tensor, objectives: int, constraints: int = 0,
                                 pending: torch.Tensor | None = None) -> AnalyticLogEHVI:
     """The acquisition for one point (``acq(X)`` with ``X`` ``[..., 1, d]`` gives ``[...]``): the log
     expected hypervolume improvement of ``model``'s objective outputs ``0 .. objectives-1`` over
     the feasible front of ``outputs`` (``[n, objectives + constraints]``, what the model was
-    built on), measured from :func:`reference_point`, with outputs ``objectives ..`` as
+    built on), measured from :func:`reference_point` over the cells of :func:`box_decomposition`
+    (exact for two to four objectives, approximate from five), with outputs ``objectives ..`` as
     constraints (feasible at ``<= 0``). ``pending`` ``[p, d]`` (points being evaluated, or
     ``None``): each believed at ``model``'s mean there, the model conditioned on it and the
     values taken as rows of ``outputs`` for the front, not for the reference point (the module
     docstring); the acquisition's ``model`` is then the conditioned one. Deterministic: one model
     gives one acquisition."""
-    from botorch.utils.multi_objective.box_decompositions.non_dominated import FastNondominatedPartitioning
-
     objectives = check_objectives(objectives)
     if objectives < 2:
         raise ValueError(f"a hypervolume needs at least two objectives, got objectives={objectives} (one objective "
@@ -232,8 +280,7 @@ def log_hypervolume_improvement(model, outputs: torch.Tensor, objectives: int, c
         believed = believed[feasible(believed, constraints, objectives), :objectives]
         if len(believed):
             front = pareto_front(torch.cat([front, believed]), objectives)
-    partitioning = FastNondominatedPartitioning(ref_point=ref, Y=front)
-    return AnalyticLogEHVI(model, partitioning, objectives, constraints)
+    return AnalyticLogEHVI(model, box_decomposition(ref, front), objectives, constraints)
 
 
 def log_expected_excess(lower: torch.Tensor, upper: torch.Tensor) -> torch.Tensor:

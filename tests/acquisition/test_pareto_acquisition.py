@@ -12,10 +12,12 @@ from botorch.utils.multi_objective.box_decompositions.non_dominated import FastN
 from npbandit.acquisition.multi_objective import (
     REFERENCE_MARGIN,
     AnalyticLogEHVI,
+    box_decomposition,
     front_rows,
     log_expected_excess,
     log_hypervolume_improvement,
     pareto_front,
+    partitioning_alpha,
     reference_point,
     warp_objectives,
 )
@@ -451,3 +453,78 @@ def test_the_warp_takes_values_of_any_finite_magnitude_and_leaves_ordinary_ones_
     assert torch.isfinite(warped).all()
     for j in range(3):
         assert torch.equal(torch.argsort(warped[:, j], stable=True), torch.argsort(huge[:, j], stable=True))
+
+
+class _Spread(_Exact):
+    """As :class:`_Exact`, with a spread that makes every cell count."""
+
+    def __init__(self, outputs: int) -> None:
+        super().__init__()
+        self.num_outputs = outputs
+
+    def posterior(self, X, output_indices=None, observation_noise=False, posterior_transform=None):
+        return gaussian_posterior(X, torch.full_like(X, 0.04), same=first_equal_rows(X))
+
+
+def _sphere_front(n, m, seed=0):
+    """``n`` rows of ``m`` objectives on the positive unit sphere: every row on the front."""
+    W = torch.rand(n, m, dtype=torch.float64, generator=torch.Generator().manual_seed(seed))
+    return W / W.norm(dim=-1, keepdim=True)
+
+
+def test_two_to_four_objectives_are_cut_exactly_and_five_or_more_by_botorchs_approximation():
+    from botorch.utils.multi_objective.box_decompositions.non_dominated import NondominatedPartitioning
+
+    assert [partitioning_alpha(m) for m in (2, 3, 4, 5, 6, 9)] == [0.0, 0.0, 0.0, 1e-3, 1e-2, 1e-2]
+    for m in (2, 3, 4):  # exactly as before: BoTorch's exact decomposition, bit for bit
+        outputs = _sphere_front(30, m)
+        acq = log_hypervolume_improvement(_Spread(m), outputs, m)
+        cells = FastNondominatedPartitioning(ref_point=reference_point(outputs, m), Y=pareto_front(outputs, m))
+        torch.testing.assert_close(torch.stack([acq.cell_lower, acq.cell_upper]), cells.get_hypercell_bounds(),
+                                   rtol=0, atol=0)
+    outputs = _sphere_front(30, 5)
+    acq = log_hypervolume_improvement(_Spread(5), outputs, 5)
+    ref, front = reference_point(outputs, 5), pareto_front(outputs, 5)
+    approx = NondominatedPartitioning(ref_point=ref, Y=front, alpha=1e-3).get_hypercell_bounds()
+    torch.testing.assert_close(torch.stack([acq.cell_lower, acq.cell_upper]), approx, rtol=0, atol=0)
+    exact = FastNondominatedPartitioning(ref_point=ref, Y=front).get_hypercell_bounds()
+    assert approx.shape[-2] < exact.shape[-2]  # the point of it: fewer cells than the exact cut
+    # its cells lie in the region the exact ones cover, so it misses improvement and adds none
+    points = torch.rand(32, 1, 5, dtype=torch.float64, generator=torch.Generator().manual_seed(1)) * 0.4 + 0.5
+    full = AnalyticLogEHVI(_Spread(5), FastNondominatedPartitioning(ref_point=ref, Y=front), 5)
+    with torch.no_grad():
+        ours, theirs = acq(points), full(points)
+    assert torch.isfinite(ours).all() and (ours <= theirs + 1e-12).all() and (ours < theirs - 1e-6).any()
+
+
+@pytest.mark.parametrize("rows", [1, 2])
+def test_the_approximate_cells_give_the_exact_acquisition_where_they_cut_the_same_region(rows):
+    # one or two points on the front: no box is small enough to leave out, so the approximate cells cover the
+    # exact region and the improvement is the exact one, cut differently (rounding apart)
+    outputs = torch.tensor([[1.0, 2.0, 3.0, 4.0, 5.0], [2.0, 1.0, 3.0, 4.0, 5.0]], dtype=torch.float64)[:rows]
+    outputs = torch.cat([outputs, torch.zeros(1, 5, dtype=torch.float64)])  # a dominated row sets the range
+    acq = log_hypervolume_improvement(_Spread(5), outputs, 5)
+    assert type(box_decomposition(reference_point(outputs, 5), pareto_front(outputs, 5))).__name__ == (
+        "NondominatedPartitioning")  # five objectives: the approximate decomposition
+    exact = AnalyticLogEHVI(_Spread(5), FastNondominatedPartitioning(ref_point=reference_point(outputs, 5),
+                                                                     Y=pareto_front(outputs, 5)), 5)
+    points = torch.rand(32, 1, 5, dtype=torch.float64, generator=torch.Generator().manual_seed(2)) * 6
+    with torch.no_grad():
+        torch.testing.assert_close(acq(points), exact(points), rtol=1e-12, atol=1e-12)
+
+
+def test_the_box_decomposition_takes_an_alpha_in_zero_to_one():
+    from botorch.utils.multi_objective.box_decompositions.non_dominated import NondominatedPartitioning
+
+    front = _sphere_front(6, 3)
+    ref = torch.zeros(3, dtype=torch.float64)
+    assert type(box_decomposition(ref, front)) is FastNondominatedPartitioning  # three objectives: exact
+    assert type(box_decomposition(ref, front, 0.0)) is FastNondominatedPartitioning
+    approx = box_decomposition(ref, front, 0.01)
+    assert type(approx) is NondominatedPartitioning and approx.alpha == 0.01
+    for alpha in (-0.1, 1.0, math.nan, "0.01", True):
+        with pytest.raises(ValueError, match=r"alpha must be None or a float in \[0, 1\)"):
+            box_decomposition(ref, front, alpha)
+    for objectives in (1, 0, 2.0):
+        with pytest.raises(ValueError, match="objectives"):
+            partitioning_alpha(objectives)
