@@ -115,3 +115,16 @@ def test_the_optimisers_moves_bring_a_branchs_parameters_in_and_pin_the_old_ones
     svm = torch.as_tensor(space.encode({"model": "svm", "C": 1.0, "shared": 0.9})).unsqueeze(0)
     moved, _ = cube.neighbours(svm, bounds)
     assert [space.decode(p)["model"] for p in moved] == ["rf"]  # no move of the inactive n or depth
+
+
+def test_the_indexed_view_of_a_wide_conditional_space_is_conditional_too():
+    from npbandit.acquisition.indexed_choices import indexed_view
+
+    space = SearchSpace({"kind": Choice(["a", "b", "c"], dependents={"a": ["a1"], "b": ["b1", "b2"], "c": ["c1"]}),
+                         **{n: Float(0, 1) for n in ("s", "a1", "b1", "b2", "c1")}})
+    view, indexed = indexed_view(space, 6)
+    assert indexed == ["kind"] and view.dim == 6 and view.conditional
+    point = torch.as_tensor(view.encode({"kind": "b", "s": 0.2, "b1": 0.3, "b2": 0.4})).unsqueeze(0)
+    point[0, view.columns("a1")] = 0.9  # a's parameter, not b's: pinned back
+    assert view.decode(view.snap(point)[0]) == pytest.approx({"kind": "b", "s": 0.2, "b1": 0.3, "b2": 0.4})
+    assert float(view.snap(point)[0, view.columns("a1")]) == 0.5
