@@ -311,7 +311,8 @@ def test_the_optimize_guide_snippets_run_with_shortened_budgets(tmp_path, monkey
     import numpy as np
 
     monkeypatch.chdir(tmp_path)  # the runs log to ./npbandit.db
-    first, space, warm, constrained, several, callbacks, batched, noisy = python_blocks("docs/guides/optimize.md")
+    first, space, conditional, warm, constrained, several, callbacks, batched, noisy = python_blocks(
+        "docs/guides/optimize.md")
     rng = np.random.default_rng(0)
     ns = {"objective": lambda x: float((x[0] - 1) ** 2 + (x[1] + 2) ** 2), "bounds": [[0, 0], [1, 1]],
           "noisy_f": lambda x: float(x[0] + x[1] + 0.1 * rng.standard_normal())}
@@ -321,6 +322,17 @@ def test_the_optimize_guide_snippets_run_with_shortened_budgets(tmp_path, monkey
     score = "    return params['lr'] * params['layers'] + params['dropout'] + (params['act'] == 'relu')\n"
     run_block("import npbandit\n" + shortened(space, ("    ...\n", score), ("budget=60", "budget=4")), ns)
     assert set(ns["result"].best_x) == {"lr", "layers", "dropout", "act"}
+    branches = {"svm": {"model", "C", "gamma", "scale_inputs"}, "forest": {"model", "trees", "depth", "scale_inputs"}}
+    seen = []
+
+    def branch_score(params):  # the conditional snippet's objective: gets each branch's parameters alone
+        assert set(params) == branches[params["model"]], params
+        seen.append(params["model"])
+        return params.get("C", 1.0) / 1e3 + params.get("depth", 0) / 16
+
+    ns["train_and_score"] = branch_score
+    run_block(shortened(conditional, ("budget=60", "budget=8")), ns)
+    assert len(ns["result"].history) == 8 and set(seen) == {"svm", "forest"}
     run_block(shortened(warm, ("initial=13", "initial=first.run_id"), ("budget=20 - 11", "budget=2"),
                         ("budget=20 - len(", "budget=4 - len("), ("budget=20)", "budget=4)"),
                         ("budget=20, initial=first", "budget=3, initial=first"),

@@ -24,6 +24,10 @@ Problems (each a define-by-run objective, minimised):
   - ``wide-boosting-breast-cancer`` (CV log loss): logistic regression (``C``) or histogram gradient
     boosting with seven parameters, a branch wider than the shipped checkpoints' six columns.
 
+Besides the samplers, ``optimize``: ``npbandit.optimize`` with its defaults on the same problem
+written as a conditional search space (a choice's ``dependents``; :func:`spaces`), the objective
+called with the active parameters of each point.
+
 Samplers, each seeded by the seed, every other option at its default: ``np`` ``NPSampler()``
 (``conditional=True``), ``np-plain`` ``NPSampler(conditional=False)`` (the intersection space
 only; the branches' parameters drawn at random), ``tpe`` ``TPESampler()``, ``tpe-group``
@@ -55,7 +59,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parent))
 from common import append_missing_rows, jsonl_rows, quartile_text  # noqa: E402
 
 COMMAND = "python experiments/benchmarks/optuna_conditional.py"
-SAMPLERS = ("np", "np-plain", "tpe", "tpe-group", "gp", "random")
+SAMPLERS = ("np", "np-plain", "tpe", "tpe-group", "gp", "random", "optimize")
 
 
 def two_branch(t) -> float:
@@ -156,6 +160,76 @@ SUITES = {"choosing": {"two-branch": two_branch, "three-branch": three_branch},
 PROBLEMS = {name: fn for suite in SUITES.values() for name, fn in suite.items()}
 
 
+class ParamsTrial:
+    """A define-by-run objective's ``trial`` that reads every suggestion from ``params`` (what
+    ``npbandit.optimize`` calls the objective with: the active parameters of a point), so the
+    problems above serve ``optimize`` unchanged."""
+
+    def __init__(self, params: dict) -> None:
+        self.params = params
+
+    def _get(self, name: str, *args, **kwargs):
+        return self.params[name]
+
+    suggest_float = suggest_int = suggest_categorical = _get
+
+
+def spaces() -> dict:
+    """Each problem's search space for ``npbandit.optimize``, the same parameters, ranges and
+    scales as its define-by-run objective suggests, the branch parameters as dependents of the
+    choice that gates them."""
+    from npbandit.space import Choice, Float, Int
+
+    unit = Float(0.0, 1.0)
+    return {
+        "two-branch": {"classifier": Choice(["svc", "rf"], dependents={
+            "svc": ["svc_c", "svc_gamma", "svc_tol"], "rf": ["rf_depth", "rf_leaf", "rf_split"]}),
+            **{n: unit for n in ("svc_c", "svc_gamma", "svc_tol", "rf_depth", "rf_leaf", "rf_split")}},
+        "three-branch": {"kind": Choice(["a", "b", "c"], dependents={
+            "a": ["a1"], "b": ["b0", "b1"], "c": ["c0", "c1", "c2", "c3"]}), "s": unit,
+            **{n: unit for n in ("a1", "b0", "b1", "c0", "c1", "c2", "c3")}},
+        "model-breast-cancer": {"classifier": Choice(["logistic", "forest", "boosting"], dependents={
+            "logistic": ["lr_C"], "forest": ["rf_n_estimators", "rf_max_depth", "rf_max_features"],
+            "boosting": ["hgb_learning_rate", "hgb_max_leaf_nodes", "hgb_l2"]}),
+            "lr_C": Float(1e-4, 1e2, log=True), "rf_n_estimators": Int(10, 100), "rf_max_depth": Int(2, 16),
+            "rf_max_features": Float(0.1, 1.0), "hgb_learning_rate": Float(1e-3, 1.0, log=True),
+            "hgb_max_leaf_nodes": Int(4, 64, log=True), "hgb_l2": Float(1e-6, 10.0, log=True)},
+        "model-wine": {"classifier": Choice(["knn", "mlp", "forest"], dependents={
+            "knn": ["knn_n_neighbors", "knn_weights"], "mlp": ["mlp_hidden", "mlp_alpha", "mlp_learning_rate_init"],
+            "forest": ["rf_n_estimators", "rf_max_depth"]}),
+            "knn_n_neighbors": Int(1, 50, log=True), "knn_weights": Choice(["uniform", "distance"]),
+            "mlp_hidden": Int(8, 128, log=True), "mlp_alpha": Float(1e-6, 1e-1, log=True),
+            "mlp_learning_rate_init": Float(1e-4, 1e-1, log=True), "rf_n_estimators": Int(10, 100),
+            "rf_max_depth": Int(2, 16)},
+        "pca-svc-digits": {"C": Float(1e-2, 1e3, log=True), "gamma": Float(1e-5, 1e-1, log=True),
+                           "reduce": Choice(["none", "pca"], dependents={"pca": ["n_components"]}),
+                           "n_components": Int(5, 60)},
+        "wide-boosting-breast-cancer": {"classifier": Choice(["logistic", "boosting"], dependents={
+            "logistic": ["lr_C"], "boosting": ["hgb_learning_rate", "hgb_max_iter", "hgb_max_leaf_nodes",
+                                               "hgb_min_samples_leaf", "hgb_l2", "hgb_max_features", "hgb_max_bins"]}),
+            "lr_C": Float(1e-4, 1e2, log=True), "hgb_learning_rate": Float(1e-3, 1.0, log=True),
+            "hgb_max_iter": Int(20, 150), "hgb_max_leaf_nodes": Int(4, 64, log=True),
+            "hgb_min_samples_leaf": Int(2, 64, log=True), "hgb_l2": Float(1e-6, 10.0, log=True),
+            "hgb_max_features": Float(0.2, 1.0), "hgb_max_bins": Int(32, 255)},
+    }
+
+
+def run_optimize(cell: dict) -> dict:
+    """``npbandit.optimize`` with its defaults on the problem's space (:func:`spaces`), one
+    evaluation per trial."""
+    import npbandit
+
+    objective = PROBLEMS[cell["problem"]]
+    t0 = time.perf_counter()
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        result = npbandit.optimize(lambda params: objective(ParamsTrial(params)), spaces()[cell["problem"]],
+                                   budget=cell["trials"], seed=cell["seed"], db=None, progress=False)
+    values = [h["value"] for h in result.history]
+    return {**cell, "best": min(values), "values": values, "seconds": time.perf_counter() - t0,
+            "branches": [h["x"].get(_gate(cell["problem"])) for h in result.history]}
+
+
 def make_sampler(name: str, seed: int):
     import optuna
 
@@ -171,6 +245,8 @@ def make_sampler(name: str, seed: int):
 def run(cell: dict) -> dict:
     import optuna
 
+    if cell["sampler"] == "optimize":
+        return run_optimize(cell)
     optuna.logging.set_verbosity(optuna.logging.ERROR)
     study = optuna.create_study(direction="minimize", sampler=make_sampler(cell["sampler"], cell["seed"]))
     t0 = time.perf_counter()

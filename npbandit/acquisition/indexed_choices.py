@@ -66,7 +66,8 @@ class _IndexedChoice(Choice):
     from the interval ``[i / k, (i + 1) / k)``); every other value is one move away."""
 
     def __init__(self, choice: Choice) -> None:
-        super().__init__(choice.values)
+        # its dependents kept: a view of a conditional space pins what the space pins
+        super().__init__(choice.values, dependents=choice.dependents)
         self.one_hot, self.columns = False, 1
 
     def __repr__(self) -> str:

@@ -137,9 +137,12 @@ class TypedCube:
         points ``[k, D]`` and, for each, the row of ``points`` it moved from ``[k]`` (long)."""
         whole = self.to_space(points).detach().cpu()
         box = self.to_space(bounds).detach().cpu()
+        inactive = self.space.inactive_columns(whole)
         moved, rows = [], []
         for row, x in enumerate(whole):
             for _, parameter, columns in self.discrete:
+                if inactive[row, columns].any():  # a parameter this point does not have: no move of its own
+                    continue
                 value = parameter.decode(x[columns].numpy())
                 for other in parameter.neighbours(value):
                     code = torch.as_tensor(parameter.encode(other), dtype=torch.float64)
@@ -152,7 +155,10 @@ class TypedCube:
                     rows.append(row)
         if not moved:
             return points.new_zeros(0, self.dim), torch.zeros(0, dtype=torch.long)
-        return self.from_space(torch.stack(moved).to(points)), torch.tensor(rows, dtype=torch.long)
+        moved = torch.stack(moved)
+        if self.space.conditional:  # a choice moved: the parameters it leaves or brings in, pinned or freed
+            moved = self.space.snap(moved)
+        return self.from_space(moved.to(points)), torch.tensor(rows, dtype=torch.long)
 
 
 def space_of(snap: Any) -> SearchSpace | None:
@@ -267,7 +273,8 @@ def polish(acq, cube: TypedCube, point: torch.Tensor, value: torch.Tensor, bound
     columns are not inside ``bounds``, is returned as it is."""
     from botorch.optim import optimize_acqf
 
-    free = cube.continuous_columns.to(point.device)
+    # the continuous columns of the parameters the point has (a conditional space's others stay pinned)
+    free = cube.continuous_columns.to(point.device) & ~cube.space.inactive_columns(cube.to_space(point))
     inside = ((point >= bounds[0]) & (point <= bounds[1]))[free].all()
     if not free.any() or not bool(inside):
         return point, value

@@ -266,7 +266,8 @@ def _is_space_record(space: object) -> bool:
 
 def space_text(space: dict) -> str:
     """A search space's record (:meth:`npbandit.space.SearchSpace.describe`) on one line:
-    ``lr: float [0.0001, 0.1] log, layers: int [1, 4], act: choice {relu, tanh}``."""
+    ``lr: float [0.0001, 0.1] log, layers: int [1, 4], act: choice {relu, tanh}`` (a choice with
+    dependents: ``model: choice {svm, rf} (svm: C; rf: n depth)``)."""
     parts = []
     for name, spec in space.items():
         spec = spec if isinstance(spec, dict) else {}
@@ -274,6 +275,11 @@ def space_text(space: dict) -> str:
         if kind == "choice":
             text = "{" + ", ".join(str(v) for v in spec.get("values", [])) + "}"
             text += " ordered" if spec.get("ordered") else ""
+            pairs = spec.get("dependents")
+            if isinstance(pairs, list) and all(isinstance(p, list) and len(p) == 2 for p in pairs):
+                # a conditional space: which parameters each value brings
+                text += " (" + "; ".join(f"{v}: " + " ".join(str(n) for n in names) for v, names in pairs
+                                         if isinstance(names, list)) + ")"
         else:
             text = f"[{_number(spec.get('low'))}, {_number(spec.get('high'))}]"
             text += " log" if spec.get("log") else ""

@@ -29,6 +29,7 @@ from __future__ import annotations
 import math
 import numbers
 from abc import ABC, abstractmethod
+from collections.abc import Mapping
 from typing import TYPE_CHECKING, Any
 
 import numpy as np
@@ -292,12 +293,19 @@ class Choice(Parameter):
         ordered: ``True`` when the order of ``values`` means something (``[16, 32, 64]``):
             one column, neighbours next to each other. ``False`` (default): each value is
             as far from every other (one-hot columns, for three or more values).
+        dependents: the parameters of the space that exist only when this choice takes a
+            value, by value (``{"svm": ["C", "gamma"], "rf": ["n_estimators"]}``, as Ax's
+            ``ChoiceParameter(dependents=...)``): a point where the choice takes another value
+            has no such parameter, and the objective is called without it. A name may be
+            listed under several values. ``None`` (default): none. See
+            :class:`~npbandit.space.SearchSpace` for a space with such parameters.
 
     Raises:
-        ValueError / TypeError: no values, a repeated value, or a value of another type.
+        ValueError / TypeError: no values, a repeated value, a value of another type, or
+            ``dependents`` not a mapping of this choice's values to lists of names.
     """
 
-    def __init__(self, values: Any, *, ordered: bool = False) -> None:
+    def __init__(self, values: Any, *, ordered: bool = False, dependents: Any = None) -> None:
         if isinstance(values, (str, bytes)) or not hasattr(values, "__iter__"):
             raise TypeError(f"Choice: values must be a sequence of values, got {values!r}")
         # numpy scalars (an array's elements) as the Python values they hold
@@ -317,6 +325,33 @@ class Choice(Parameter):
         k = len(values)
         self.one_hot = not self.ordered and k >= 3
         self.columns = k if self.one_hot else (0 if k == 1 else 1)
+        self.dependents = self._checked_dependents(dependents)
+
+    def _checked_dependents(self, dependents: Any) -> dict[Any, tuple[str, ...]]:
+        """``dependents`` as ``{value: (name, ...)}`` in the order of ``values`` (values with
+        no dependents left out)."""
+        if dependents is None:
+            return {}
+        if not isinstance(dependents, Mapping):
+            raise TypeError(f"Choice: dependents must be a mapping of values to lists of parameter names, got "
+                            f"{type(dependents).__name__}")
+        by_index: dict[int, tuple[str, ...]] = {}
+        for value, names in dependents.items():
+            try:
+                i = self._index(value)
+            except ValueError:
+                raise ValueError(f"Choice: dependents[{value!r}]: {value!r} is not one of the values "
+                                 f"{list(self.values)!r}") from None
+            if isinstance(names, str) or not isinstance(names, (list, tuple)):
+                raise TypeError(f"Choice: dependents[{value!r}] must be a list of parameter names, got {names!r}")
+            for name in names:
+                if not isinstance(name, str) or not name.strip():
+                    raise ValueError(f"Choice: dependents[{value!r}] must hold non-empty parameter names, got "
+                                     f"{name!r}")
+            if len(set(names)) != len(names):
+                raise ValueError(f"Choice: dependents[{value!r}] names a parameter twice: {list(names)!r}")
+            by_index[i] = tuple(names)
+        return {self.values[i]: by_index[i] for i in sorted(by_index) if by_index[i]}
 
     def _index(self, value: Any) -> int:
         key = (type(value).__name__, value)
@@ -368,13 +403,20 @@ class Choice(Parameter):
         out: dict[str, Any] = {"type": "choice", "values": list(self.values)}
         if self.ordered:
             out["ordered"] = True
+        if self.dependents:  # [value, names] pairs: JSON keys would turn every value into a string
+            out["dependents"] = [[value, list(names)] for value, names in self.dependents.items()]
         return out
 
+    def _dependents_key(self) -> tuple:
+        return tuple(((type(v).__name__, v), names) for v, names in self.dependents.items())
+
     def __eq__(self, other: object) -> bool:
-        return isinstance(other, Choice) and other._keys == self._keys and other.ordered == self.ordered
+        return (isinstance(other, Choice) and other._keys == self._keys and other.ordered == self.ordered
+                and other._dependents_key() == self._dependents_key())
 
     def __hash__(self) -> int:
-        return hash((tuple(self._keys), self.ordered))
+        return hash((tuple(self._keys), self.ordered, self._dependents_key()))
 
     def __repr__(self) -> str:
-        return f"Choice({list(self.values)!r}{', ordered=True' if self.ordered else ''})"
+        dependents = f", dependents={ {v: list(n) for v, n in self.dependents.items()}!r}" if self.dependents else ""
+        return f"Choice({list(self.values)!r}{', ordered=True' if self.ordered else ''}{dependents})"

@@ -10,6 +10,10 @@ called with (:meth:`SearchSpace.decode`), and evaluated parameters back into the
 
 A plain box (``bounds``, ``2 x d``) is the space of ``d`` floats named ``x0 ... x{d-1}``
 (:meth:`SearchSpace.from_bounds`), whose cube is the box mapped affinely.
+
+A :class:`~npbandit.space.Choice` with ``dependents`` makes the parameters it lists exist only
+under the values listing them (a conditional space, :mod:`npbandit.space.conditions`): a point
+then holds its active parameters alone, and the cube pins the others' columns.
 """
 
 from __future__ import annotations
@@ -19,6 +23,7 @@ from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
+from npbandit.space.conditions import Conditions
 from npbandit.space.parameters import Choice, Float, Int, Parameter
 from npbandit.validation import is_tensor
 
@@ -61,6 +66,7 @@ class SearchSpace(Mapping[str, Parameter]):
             self._slices[name] = slice(start, start + parameter.columns)
             start += parameter.columns
         self.dim = start
+        self._conditions = Conditions(self._parameters, self._slices)
         if self.dim == 0:
             raise ValueError("space must hold a parameter with more than one value (every parameter given is a "
                              "one-value Choice, so there is nothing to search)")
@@ -108,38 +114,66 @@ class SearchSpace(Mapping[str, Parameter]):
     @property
     def continuous(self) -> bool:
         """Whether every parameter is a float without a step (every point of the cube is a
-        point of its own)."""
-        return all(p.continuous for p in self._parameters.values())
+        point of its own) and none is conditional."""
+        return not self._conditions and all(p.continuous for p in self._parameters.values())
+
+    @property
+    def conditional(self) -> bool:
+        """Whether some parameter exists only under some values of a choice (its ``dependents``)."""
+        return bool(self._conditions)
+
+    def active(self, params: Mapping[str, Any]) -> list[str]:
+        """The names of the parameters a point with ``params`` has (every name, unless the
+        space is conditional: then those whose choices, in ``params``, take a value listing
+        them), in the space's order."""
+        return self._conditions.active(params) if self._conditions else self.names
 
     def check(self, params: Mapping[str, Any]) -> dict[str, Any]:
-        """``params`` as the space holds them (ints as ``int``, ...), every name present once.
+        """``params`` as the space holds them (ints as ``int``, ...), every name present once:
+        every parameter's, or in a conditional space every active one's (:meth:`active`).
 
         Raises:
-            ValueError / TypeError: a missing or unknown name, or a value outside its parameter."""
+            ValueError / TypeError: a missing or unknown name (in a conditional space also an
+            inactive one, naming when it is active), or a value outside its parameter."""
         if not isinstance(params, Mapping):
             raise TypeError(f"params must be a mapping of parameter names to values, got {type(params).__name__}")
-        missing = [n for n in self._parameters if n not in params]
-        unknown = [n for n in params if n not in self._parameters]
-        if missing or unknown:
-            raise ValueError(f"params must name exactly the space's parameters {self.names}; missing {missing}, "
-                             f"unknown {unknown}")
         out = {}
-        for name, parameter in self._parameters.items():
-            try:
-                out[name] = parameter.check(params[name])
-            except (TypeError, ValueError) as err:
-                raise type(err)(f"params[{name!r}]: {err}") from None
-        return out
+        for name in self._conditions.gates:  # the choices that decide the rest, checked first
+            if name in params:
+                out[name] = self._checked(name, params[name])
+        names = self._conditions.active(out) if self._conditions else self.names
+        missing = [n for n in names if n not in params]
+        unknown = [n for n in params if n not in self._parameters]
+        inactive = [n for n in params if n in self._parameters and n not in names]
+        if missing or unknown or inactive:
+            if not self._conditions:
+                raise ValueError(f"params must name exactly the space's parameters {self.names}; missing {missing}, "
+                                 f"unknown {unknown}")
+            why = "; ".join(f"{n} exists only when {self._conditions.condition(n)}" for n in missing + inactive
+                            if n in self._conditions.parent)
+            raise ValueError(f"params must name exactly the parameters active at its choices' values {names}; missing "
+                             f"{missing}, unknown {unknown}, inactive {inactive}" + (f" ({why})" if why else ""))
+        return {name: out[name] if name in out else self._checked(name, params[name]) for name in names}
+
+    def _checked(self, name: str, value: Any) -> Any:
+        try:
+            return self._parameters[name].check(value)
+        except (TypeError, ValueError) as err:
+            raise type(err)(f"params[{name!r}]: {err}") from None
 
     def encode(self, params: Mapping[str, Any]) -> np.ndarray:
-        """The point ``[D]`` of the cube at which ``params`` (checked) lie."""
+        """The point ``[D]`` of the cube at which ``params`` (checked) lie; in a conditional
+        space an inactive parameter's columns at their pinned point."""
         checked = self.check(params)
-        return np.concatenate([self._parameters[n].encode(v) for n, v in checked.items()]).astype(np.float64)
+        return np.concatenate([self._parameters[n].encode(checked[n]) if n in checked else self._conditions.pinned[n]
+                               for n in self._parameters]).astype(np.float64)
 
     def decode(self, u: Any) -> dict[str, Any]:
-        """The parameters ``{name: value}`` at the point ``u`` ``[D]`` of the cube."""
+        """The parameters ``{name: value}`` at the point ``u`` ``[D]`` of the cube (the active
+        ones in a conditional space)."""
         u = self._point(u)
-        return {name: parameter.decode(u[self._slices[name]]) for name, parameter in self._parameters.items()}
+        values = {name: parameter.decode(u[self._slices[name]]) for name, parameter in self._parameters.items()}
+        return values if not self._conditions else {name: values[name] for name in self._conditions.active(values)}
 
     def snap(self, u: torch.Tensor) -> torch.Tensor:
         """Points ``u`` ``[..., D]`` moved to the encoding of what they decode to: where the
@@ -151,7 +185,17 @@ class SearchSpace(Mapping[str, Parameter]):
         import torch
 
         parts = [self._parameters[n].snap(u[..., self._slices[n]]) for n in self._parameters]
-        return torch.cat(parts, dim=-1)
+        snapped = torch.cat(parts, dim=-1)
+        return self._conditions.pin(snapped) if self._conditions else snapped
+
+    def inactive_columns(self, u: torch.Tensor) -> torch.Tensor:
+        """``[..., D]`` bool: at each point of ``u`` ``[..., D]``, the columns of the parameters
+        it does not have (none unless the space is conditional)."""
+        import torch
+
+        if not self._conditions:
+            return torch.zeros(u.shape, dtype=torch.bool, device=u.device)
+        return self._conditions.inactive_columns(u)
 
     def describe(self) -> dict[str, dict[str, Any]]:
         """The space as JSON, ``{name: {"type": ..., settings}}`` in order: what a run records
@@ -172,7 +216,7 @@ def parameter_from_description(description: Mapping[str, Any]) -> Parameter:
     settings = {k: v for k, v in description.items() if k != "type"}
     kind = description["type"]
     kinds = {"float": (Float, ("low", "high"), ("log", "step")), "int": (Int, ("low", "high"), ("log", "step")),
-             "choice": (Choice, ("values",), ("ordered",))}
+             "choice": (Choice, ("values",), ("ordered", "dependents"))}
     if kind not in kinds:
         raise ValueError(f"description's type must be 'float', 'int' or 'choice', got {kind!r}")
     cls, required, optional = kinds[kind]
@@ -185,6 +229,11 @@ def parameter_from_description(description: Mapping[str, Any]) -> Parameter:
                          + (f" (missing {', '.join(missing)})" if missing else "")
                          + (f" (unknown {', '.join(unknown)})" if unknown else ""))
     positional = [settings.pop(k) for k in required]
+    pairs = settings.get("dependents")
+    if isinstance(pairs, list):  # as describe() writes them: [value, names] pairs
+        if not all(isinstance(p, list) and len(p) == 2 for p in pairs):
+            raise ValueError(f"a choice's dependents are [value, [names]] pairs, got {pairs!r}")
+        settings["dependents"] = {value: names for value, names in pairs}
     return cls(*positional, **settings)
 
 

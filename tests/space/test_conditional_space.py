@@ -1,0 +1,130 @@
+"""Conditional (hierarchical) search spaces: a Choice's dependents exist only under the values listing them."""
+
+import json
+
+import numpy as np
+import pytest
+import torch
+
+from npbandit.acquisition.mixed import TypedCube
+from npbandit.space import Choice, Float, Int, SearchSpace, as_search_space
+
+
+def classifier_space(**extra) -> SearchSpace:
+    return SearchSpace({"model": Choice(["svm", "rf"], dependents={"svm": ["C"], "rf": ["n", "depth"]}),
+                        "C": Float(1e-3, 1e3, log=True), "n": Int(10, 200), "depth": Int(1, 10),
+                        "shared": Float(0.0, 1.0), **extra})
+
+
+def test_a_point_has_the_parameters_its_choices_make_active_and_the_cube_pins_the_others():
+    space = classifier_space()
+    assert space.conditional and not space.continuous and space.dim == 5
+    svm = {"model": "svm", "C": 2.0, "shared": 0.3}
+    u = space.encode(svm)
+    assert space.decode(u) == pytest.approx(svm) and list(space.decode(u)) == ["model", "C", "shared"]
+    # the inactive n and depth sit at the encoding of their centre values, whatever the point
+    assert u[2] == space["n"].encode(space["n"].decode(np.array([0.5])))[0]
+    assert u[3] == space["depth"].encode(space["depth"].decode(np.array([0.5])))[0]
+    rf = {"model": "rf", "n": 50, "depth": 3, "shared": 0.9}
+    assert space.decode(space.encode(rf)) == pytest.approx(rf)
+    assert space.active(rf) == ["model", "n", "depth", "shared"] and space.active(svm) == ["model", "C", "shared"]
+
+
+def test_params_must_name_exactly_the_active_parameters_and_the_message_says_when_each_exists():
+    space = classifier_space()
+    with pytest.raises(ValueError, match=r"inactive \['n'\] \(n exists only when model is 'rf'\)"):
+        space.check({"model": "svm", "C": 1.0, "n": 20, "shared": 0.5})
+    with pytest.raises(ValueError, match=r"missing \['n', 'depth'\]"):
+        space.check({"model": "rf", "shared": 0.5})
+    with pytest.raises(ValueError, match=r"params\['model'\]"):
+        space.check({"model": "knn", "shared": 0.5})
+
+
+def test_snap_pins_the_inactive_columns_keeps_active_gradients_and_is_idempotent():
+    space = classifier_space()
+    u = torch.rand(64, space.dim, dtype=torch.float64, generator=torch.Generator().manual_seed(0))
+    u.requires_grad_(True)
+    snapped = space.snap(u)
+    assert torch.equal(space.snap(snapped.detach()), snapped.detach())
+    for row, point in zip(u.detach(), snapped.detach()):
+        params = space.decode(point)
+        assert np.allclose(space.encode(params), point.numpy())  # a snapped point is an encoded one
+        assert params == space.decode(row) or params["model"] == space.decode(row)["model"]
+    snapped[:, 4].sum().backward()  # "shared", always active, keeps its gradient through the pin
+    assert torch.equal(u.grad[:, 4], torch.ones(64, dtype=torch.float64))
+    inactive = space.inactive_columns(snapped.detach())
+    svm = snapped.detach()[:, 0] < 0.5
+    assert inactive[svm][:, 2:4].all() and not inactive[svm][:, :2].any()
+    assert inactive[~svm][:, 1].all() and not inactive[~svm][:, 2:4].any()
+
+
+def test_nested_dependents_need_every_choice_above_them_active():
+    space = SearchSpace({"model": Choice(["linear", "tree"], dependents={"tree": ["split"]}),
+                         "split": Choice(["gini", "entropy"], dependents={"entropy": ["smoothing"]}),
+                         "smoothing": Float(0.0, 1.0)})
+    assert space.active({"model": "linear"}) == ["model"]
+    assert space.active({"model": "tree", "split": "gini"}) == ["model", "split"]
+    assert space.active({"model": "tree", "split": "entropy"}) == ["model", "split", "smoothing"]
+    # an "entropy" in the split's columns of a linear model is not read: the split itself is inactive
+    u = space.encode({"model": "tree", "split": "entropy", "smoothing": 0.25})
+    u[0] = space["model"].encode("linear")[0]
+    assert space.decode(space.snap(torch.as_tensor(u).unsqueeze(0))[0]) == {"model": "linear"}
+
+
+@pytest.mark.parametrize("parameters,match", [
+    ({"m": Choice(["a", "b"], dependents={"a": ["x"]})}, "'x', which is not a parameter"),
+    ({"m": Choice(["a", "b"], dependents={"a": ["m"]})}, "names the choice itself"),
+    ({"m": Choice(["a", "b"], dependents={"a": ["x"]}), "k": Choice(["c", "d"], dependents={"c": ["x"]}),
+      "x": Float(0, 1)}, "dependents of 'm' and of 'k'"),
+    ({"m": Choice(["a", "b"], dependents={"a": ["k"]}), "k": Choice(["c", "d"], dependents={"c": ["m"]})},
+     "cycle"),
+])
+def test_inconsistent_dependents_are_refused_naming_the_parameters(parameters, match):
+    with pytest.raises(ValueError, match=match):
+        SearchSpace(parameters)
+
+
+@pytest.mark.parametrize("dependents,error,match", [
+    (["x"], TypeError, "mapping of values"), ({"z": ["x"]}, ValueError, "'z' is not one of the values"),
+    ({"a": "x"}, TypeError, r"dependents\['a'\] must be a list"), ({"a": [""]}, ValueError, "non-empty"),
+    ({"a": ["x", "x"]}, ValueError, "twice"),
+])
+def test_a_choice_refuses_dependents_that_are_not_lists_of_names_under_its_values(dependents, error, match):
+    with pytest.raises(error, match=match):
+        Choice(["a", "b"], dependents=dependents)
+
+
+def test_a_conditional_space_is_described_as_json_and_read_back_with_its_values_types():
+    space = SearchSpace({"layers": Choice([1, 2, 3], dependents={2: ["width2"], 3: ["width2", "width3"]}),
+                         "width2": Int(8, 64), "width3": Int(8, 64)})
+    assert as_search_space(json.loads(json.dumps(space.describe()))) == space
+    assert space.active({"layers": 2, "width2": 8}) == ["layers", "width2"]
+    assert space["layers"] != Choice([1, 2, 3]) and hash(space["layers"]) != hash(Choice([1, 2, 3]))
+    assert "dependents={2: ['width2'], 3: ['width2', 'width3']}" in repr(space["layers"])
+
+
+def test_the_optimisers_moves_bring_a_branchs_parameters_in_and_pin_the_old_ones():
+    space = classifier_space()
+    cube = TypedCube(space)
+    rf = torch.as_tensor(space.encode({"model": "rf", "n": 50, "depth": 3, "shared": 0.9})).unsqueeze(0)
+    bounds = torch.stack([torch.zeros(space.dim), torch.ones(space.dim)]).to(torch.float64)
+    moved, rows = cube.neighbours(rf, bounds)
+    decoded = [space.decode(p) for p in moved]
+    assert {"model": "svm", "C": space["C"].decode(np.array([0.5])), "shared": 0.9} in decoded
+    assert all(torch.equal(space.snap(p.unsqueeze(0))[0], p) for p in moved)  # every move is an encoded point
+    svm = torch.as_tensor(space.encode({"model": "svm", "C": 1.0, "shared": 0.9})).unsqueeze(0)
+    moved, _ = cube.neighbours(svm, bounds)
+    assert [space.decode(p)["model"] for p in moved] == ["rf"]  # no move of the inactive n or depth
+
+
+def test_the_indexed_view_of_a_wide_conditional_space_is_conditional_too():
+    from npbandit.acquisition.indexed_choices import indexed_view
+
+    space = SearchSpace({"kind": Choice(["a", "b", "c"], dependents={"a": ["a1"], "b": ["b1", "b2"], "c": ["c1"]}),
+                         **{n: Float(0, 1) for n in ("s", "a1", "b1", "b2", "c1")}})
+    view, indexed = indexed_view(space, 6)
+    assert indexed == ["kind"] and view.dim == 6 and view.conditional
+    point = torch.as_tensor(view.encode({"kind": "b", "s": 0.2, "b1": 0.3, "b2": 0.4})).unsqueeze(0)
+    point[0, view.columns("a1")] = 0.9  # a's parameter, not b's: pinned back
+    assert view.decode(view.snap(point)[0]) == pytest.approx({"kind": "b", "s": 0.2, "b1": 0.3, "b2": 0.4})
+    assert float(view.snap(point)[0, view.columns("a1")]) == 0.5
