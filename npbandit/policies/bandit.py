@@ -34,7 +34,7 @@ from npbandit.priors.wheel import RewardFill
 from npbandit.surrogates.base import NeuralProcess
 from npbandit.threads import check_threads, torch_threads
 from npbandit.transforms.base import OutcomeTransform
-from npbandit.transforms.moments import drifted, merge_moments, moment_statistics, moments
+from npbandit.transforms.moments import RESCALE_TOL, drifted, merge_moments, moment_statistics, moments
 from npbandit.transforms.reward import RewardEncoding
 from npbandit.validation import check_arm, check_int, check_real
 
@@ -426,7 +426,7 @@ class GPUCBPolicy(Policy):
     arms, with the prior's uncertainty. Standardised by its own rewards, an arm played once
     would be predicted at that one reward everywhere, with a std of 1 in reward units, and
     an arm whose first reward fell low would never be played again. When the pooled mean
-    has moved by more than :data:`~npbandit.policies.per_arm.RESCALE_TOL` of the std an
+    has moved by more than :data:`~npbandit.transforms.moments.RESCALE_TOL` of the std an
     arm's GP was built on, or the std by more than a factor ``1 + RESCALE_TOL``, the GP is
     rebuilt on the new scale (as the per-arm NP policy re-conditions its arms).
 
@@ -508,8 +508,6 @@ class GPUCBPolicy(Policy):
 
     def _stale(self, arm: int) -> bool:
         """Whether arm ``arm``'s GP is unbuilt, or built on a reward scale the pooled one has left."""
-        from npbandit.policies.per_arm import RESCALE_TOL  # per_arm imports this module
-
         return self.models[arm] is None or drifted(*moment_statistics(self._moments),
                                                    *map(torch.tensor, self.scales[arm]), RESCALE_TOL)
 
