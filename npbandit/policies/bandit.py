@@ -106,7 +106,7 @@ def check_bandit_policy_name(name: str, *, context_dim: int = 2, n_arms: int = 5
         fit = fitting_checkpoints(prior=BANDIT_PRIORS, x_dim=context_dim, y_dim=n_arms)
         fit += fitting_checkpoints(prior=ARM_PRIORS, y_dim=1)  # any width: wider contexts are projected
         known = [*BASELINES, *fit, *(c.rsplit("-", 1)[0] for c in fit)]
-        close = difflib.get_close_matches(name, known, n=2, cutoff=0.6)
+        close = difflib.get_close_matches(name.lower(), known, n=2, cutoff=0.6)  # LinUCB, as other libraries spell it
         hint = f" -- did you mean {' or '.join(repr(c) for c in close)}?" if close else ""
         raise ValueError(f"policy must be {', '.join(BASELINES)} or a bandit checkpoint "
                          "[-ucb|-thompson|-marginal-thompson] "
