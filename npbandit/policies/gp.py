@@ -75,7 +75,8 @@ def fit_single_task_gp(X: torch.Tensor, Y: torch.Tensor, *, noise_free: bool = F
         transform unless ``standardize=False``; its posterior is in ``Y``'s units.
 
     Raises:
-        TypeError / ValueError: non-tensor, non-float, non-finite or misshapen ``X`` / ``Y``.
+        TypeError / ValueError: non-tensor, non-float, non-finite or misshapen ``X`` / ``Y``;
+            a ``standardize`` that is not a bool (``TypeError``).
     """
     from botorch.exceptions.warnings import InputDataWarning
     from botorch.fit import fit_gpytorch_mll
