@@ -185,7 +185,7 @@ def test_a_reward_or_arm_held_in_a_tensor_or_array_is_refused_saying_how_to_pass
     x = np.zeros(3)
     for action, reward, match in ((0, torch.tensor(0.5), r"reward must be a finite real number, got tensor\(0.5000\), "
                                                          r"a torch.Tensor: pass a number \(\.item\(\)\)"),
-                                  (0, np.array(0.5), r"got array\(0.5\), a numpy.ndarray: pass a number \(\.item\(\)\)"),
+                                  (0, np.array(0.5), r"got array\(0.5\), a numpy.ndarray: pass a number \(\.item"),
                                   (torch.tensor(1), 0.5, r"action must be an arm index \(int\) in \[0, 4\), got "
                                                          r"tensor\(1\), a torch.Tensor: pass a number \(\.item\(\)\)")):
         with pytest.raises(ValueError, match=match) as err:
