@@ -33,6 +33,17 @@ def is_tensor(value: Any) -> bool:
     return torch is not None and isinstance(value, torch.Tensor)
 
 
+def _held_hint(value: Any) -> str:
+    """For an error refusing ``value``: how to pass a number held in a tensor or array (which
+    the checks do not unwrap), else ``""``."""
+    if is_tensor(value) or isinstance(value, np.ndarray):
+        kind = "torch.Tensor" if is_tensor(value) else "numpy.ndarray"
+        shape = tuple(value.shape)
+        return f", a {kind}: pass a number (.item())" if math.prod(shape) == 1 else \
+            f", a {kind} of shape {shape}: pass one number"
+    return ""
+
+
 def check_bool(name: str, value: Any) -> bool:
     """``value`` as a bool; a Python or NumPy bool only."""
     if not isinstance(value, (bool, np.bool_)):
@@ -57,14 +68,15 @@ def check_arm(name: str, arm: Any, n_arms: int, start: int = 0) -> int:
     value = arm.item() if isinstance(arm, np.ndarray) and arm.ndim == 0 else arm
     if isinstance(value, (bool, np.bool_)) or not isinstance(value, (int, np.integer)) \
             or not start <= value < start + n_arms:
-        raise ValueError(f"{name} must be an arm index (int) in [{start}, {start + n_arms}), got {arm!r}")
+        hint = _held_hint(arm) if value is arm else ""  # a 0-d integer array is an index; its value was refused
+        raise ValueError(f"{name} must be an arm index (int) in [{start}, {start + n_arms}), got {arm!r}{hint}")
     return int(value)
 
 
 def check_real(name: str, value: Any, *, low: float | None = None, high: float | None = None) -> float:
     """``value`` as a finite float (any real number type but bool) in ``[low, high]``."""
     if not is_real(value) or not math.isfinite(value):
-        raise ValueError(f"{name} must be a finite real number, got {value!r}")
+        raise ValueError(f"{name} must be a finite real number, got {value!r}{_held_hint(value)}")
     if (low is not None and value < low) or (high is not None and value > high):
         span = f"in [{low}, {high}]" if low is not None and high is not None else (
             f">= {low}" if low is not None else f"<= {high}")

@@ -240,6 +240,29 @@ def test_the_data_set_sweeps_of_the_bandits_guide_run_as_written(tmp_path, monke
     assert len(results["results"]) == 6 and len(list_runs(db)) == 45
 
 
+def test_the_commands_of_readmes_door_2_run_and_write_the_figure_they_name(tmp_path, monkeypatch, capsys):
+    """README's Door 2, its rounds shortened and its database in tmp_path: the sweeps run and
+    ``report --plot`` writes the figure the comment names (a database of bandit runs alone
+    gives one figure, at the path given)."""
+    import shlex
+
+    from npbandit.cli import main
+
+    monkeypatch.chdir(tmp_path)
+    (commands,) = re.findall(r"```bash\n(.*?)```", section("README.md", "Door 2"), flags=re.S)
+    lines = [line.partition("#")[::2] for line in commands.strip().splitlines()]
+    db = f"sqlite:///{tmp_path / 'runs.db'}"
+    for command, _ in lines:
+        args = shlex.split(command)[1:]
+        if args[0] == "bandit":
+            args = [a for i, a in enumerate(args) if "--steps" not in (a, args[i - 1])] + ["--steps", "3"]
+        assert main([*args, "--db", db]) == 0, command
+    named = re.search(r"figures?: (\S+?\.png)", lines[-1][1])
+    assert named is not None, lines[-1][1]
+    assert (tmp_path / named.group(1)).is_file(), sorted(p.name for p in tmp_path.iterdir())
+    assert f"wrote {named.group(1)}" in capsys.readouterr().out
+
+
 def test_the_several_objectives_command_of_the_cli_guide_runs_as_written(tmp_path, monkeypatch, capsys):
     """The CLI guide's module written where it says and its command run, the budget shortened and
     the database in tmp_path; the front it prints has the header the page describes."""

@@ -101,7 +101,9 @@ def test_both_gp_baselines_fit_through_the_one_helper(monkeypatch):
     calls.clear()
     env = gym.make("npbandit/WheelBandit-v0", delta=0.5, horizon=12)
     run_episode(env, GPUCBPolicy(refit_every=3), seed=0)
-    assert calls and all(d == 2 and set(kw) == {"hyperparameters"} for d, kw in calls)
+    # on the rewards' pooled scale (GPUCBPolicy standardises them over every arm)
+    assert calls and all(d == 2 and set(kw) == {"hyperparameters", "standardize"} and kw["standardize"] is False
+                         for d, kw in calls)
     # refits every 3 rounds, the fitted hyperparameters reused in between
     assert any(kw["hyperparameters"] is None for _, kw in calls)
     assert any(kw["hyperparameters"] is not None for _, kw in calls)

@@ -261,7 +261,7 @@ def test_gp_ucb_steps_run_at_its_threads(monkeypatch):
 
     seen = []
 
-    def fit(X, Y, hyperparameters=None):
+    def fit(X, Y, hyperparameters=None, standardize=True):
         seen.append(torch.get_num_threads())
         posterior = SimpleNamespace(mean=torch.zeros(1), variance=torch.ones(1))
         return SimpleNamespace(posterior=lambda x: posterior)

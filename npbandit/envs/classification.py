@@ -144,7 +144,7 @@ def read_csv(path: Any, label_column: str) -> CsvData:
         raise ValueError(f"{path}'s header names column(s) {', '.join(map(repr, repeated))} more than once")
     if label_column not in header:
         raise ValueError(f"label_column {label_column!r} is not a column of {path}; its columns: "
-                         f"{', '.join(header)}")
+                         f"{', '.join(header)}{_header_hint(header)}")
     if len(header) < 2:
         raise ValueError(f"{path} has the label column {label_column!r} alone: no feature column")
     if not body:
@@ -181,6 +181,23 @@ def read_csv(path: Any, label_column: str) -> CsvData:
         raise ValueError(f"label column {label_column!r} of {path} holds {len(classes)} class ({str(classes[0])!r}); "
                          "a bandit needs at least 2, one arm each")
     return CsvData(X, y, path.resolve(), label_column, features, hashlib.sha256(raw).hexdigest())
+
+
+def _header_hint(header: list[str]) -> str:
+    """Why ``header`` may not name the columns meant: a first row of numbers (a file without a
+    header row) or one column holding ``;`` or a tab (fields not separated by commas); ``""``."""
+    def number(cell: str) -> bool:
+        try:
+            float(cell)
+        except ValueError:
+            return False
+        return True
+
+    if any(map(number, header)):
+        return " (the first line is the header row naming the columns; this one holds numbers: add a header row)"
+    if len(header) == 1 and any(sep in header[0] for sep in ";\t"):
+        return " (fields are separated by commas)"
+    return ""
 
 
 def _check_data(X: Any, y: Any) -> tuple[np.ndarray, np.ndarray, np.ndarray]:

@@ -34,6 +34,7 @@ from npbandit.priors.wheel import RewardFill
 from npbandit.surrogates.base import NeuralProcess
 from npbandit.threads import check_threads, torch_threads
 from npbandit.transforms.base import OutcomeTransform
+from npbandit.transforms.moments import RESCALE_TOL, drifted, merge_moments, moment_statistics, moments
 from npbandit.transforms.reward import RewardEncoding
 from npbandit.validation import check_arm, check_int, check_real
 
@@ -105,7 +106,7 @@ def check_bandit_policy_name(name: str, *, context_dim: int = 2, n_arms: int = 5
         fit = fitting_checkpoints(prior=BANDIT_PRIORS, x_dim=context_dim, y_dim=n_arms)
         fit += fitting_checkpoints(prior=ARM_PRIORS, y_dim=1)  # any width: wider contexts are projected
         known = [*BASELINES, *fit, *(c.rsplit("-", 1)[0] for c in fit)]
-        close = difflib.get_close_matches(name, known, n=2, cutoff=0.6)
+        close = difflib.get_close_matches(name.lower(), known, n=2, cutoff=0.6)  # LinUCB, as other libraries spell it
         hint = f" -- did you mean {' or '.join(repr(c) for c in close)}?" if close else ""
         raise ValueError(f"policy must be {', '.join(BASELINES)} or a bandit checkpoint "
                          "[-ucb|-thompson|-marginal-thompson] "
@@ -419,6 +420,16 @@ class GPUCBPolicy(Policy):
     """GP-UCB with one BoTorch ``SingleTaskGP`` per arm on the contexts where it was
     played (:func:`npbandit.policies.gp.fit_single_task_gp`, as ``BOPolicy``'s GP).
 
+    Every arm's GP reads its rewards on one scale for all arms, standardised by the mean
+    and std of *all* rewards seen, with a prior mean of 0 there (``fit_single_task_gp(...,
+    standardize=False)``): far from its data an arm is predicted at the mean reward of all
+    arms, with the prior's uncertainty. Standardised by its own rewards, an arm played once
+    would be predicted at that one reward everywhere, with a std of 1 in reward units, and
+    an arm whose first reward fell low would never be played again. When the pooled mean
+    has moved by more than :data:`~npbandit.transforms.moments.RESCALE_TOL` of the std an
+    arm's GP was built on, or the std by more than a factor ``1 + RESCALE_TOL``, the GP is
+    rebuilt on the new scale (as the per-arm NP policy re-conditions its arms).
+
     Each arm's GP is rebuilt with its new point every time the arm is played; its
     hyperparameters are fitted afresh when the arm's data has doubled or grown by
     ``refit_every`` points since their last fit (at 1, 2, 4, ..., 32, 64, 114, ...
@@ -478,19 +489,27 @@ class GPUCBPolicy(Policy):
         self.models: list[Any] = [None] * self.n_arms
         self.hypers: list[dict[str, torch.Tensor] | None] = [None] * self.n_arms
         self.fitted_on = [0] * self.n_arms  # points each arm's hyperparameters were fitted on
+        self.scales: list[tuple[float, float] | None] = [None] * self.n_arms  # (mean, std) each GP's rewards are on
+        self._moments = None  # running moments of all rewards (npbandit.transforms.moments)
         self._width = self.context_dim  # None: the first context's
 
     def _model(self, arm: int):
         import npbandit.policies.gp as gp  # BoTorch loads only when a GP-UCB policy first fits
 
+        center, std = self.scales[arm] = tuple(float(v) for v in moment_statistics(self._moments))
         X = torch.tensor(np.array(self.X[arm]), dtype=torch.float64)
-        Y = torch.tensor(self.Y[arm], dtype=torch.float64).unsqueeze(-1)
+        Y = (torch.tensor(self.Y[arm], dtype=torch.float64).unsqueeze(-1) - center) / std
         n, fitted = len(self.Y[arm]), self.fitted_on[arm]
         reuse = self.hypers[arm] is not None and n < 2 * fitted and n - fitted < self.refit_every
-        model = gp.fit_single_task_gp(X, Y, hyperparameters=self.hypers[arm] if reuse else None)
+        model = gp.fit_single_task_gp(X, Y, hyperparameters=self.hypers[arm] if reuse else None, standardize=False)
         if not reuse:
             self.hypers[arm], self.fitted_on[arm] = gp.gp_hyperparameters(model), n
         return model
+
+    def _stale(self, arm: int) -> bool:
+        """Whether arm ``arm``'s GP is unbuilt, or built on a reward scale the pooled one has left."""
+        return self.models[arm] is None or drifted(*moment_statistics(self._moments),
+                                                   *map(torch.tensor, self.scales[arm]), RESCALE_TOL)
 
     def act(self, obs: np.ndarray) -> int:
         x = self._context(obs)
@@ -501,11 +520,12 @@ class GPUCBPolicy(Policy):
         scores = []
         with torch_threads(self.threads), warnings.catch_warnings(record=True) as caught:
             for arm in range(self.n_arms):
-                if self.models[arm] is None:
+                if self._stale(arm):
                     self.models[arm] = self._model(arm)
                 with torch.no_grad():
                     post = self.models[arm].posterior(x)
-                scores.append(float(post.mean) + self.beta * float(post.variance.sqrt()))
+                center, std = self.scales[arm]
+                scores.append(center + std * (float(post.mean) + self.beta * float(post.variance.sqrt())))
         self._show_once(caught)
         return int(np.argmax(scores))
 
@@ -525,7 +545,9 @@ class GPUCBPolicy(Policy):
         self.X[action].append(self._context(obs))
         self.Y[action].append(reward)
         self.models[action] = None
+        one = moments(torch.tensor([[reward]], dtype=torch.float64))
+        self._moments = one if self._moments is None else merge_moments(self._moments, one)
 
     def params(self) -> dict[str, Any]:
         return {"beta": self.beta, "refit_every": self.refit_every,
-                "bounds": None if self.bounds is None else self.bounds.tolist()}
+                "bounds": None if self.bounds is None else self.bounds.tolist(), "reward_scale": "pooled"}

@@ -4,7 +4,8 @@
 so the exact-GP baselines share one configuration: BoTorch's default kernel and
 priors (or the Matérn-5/2 kernel with the same dimension-scaled lengthscale prior,
 ``kernel="matern52"``), a ``Standardize`` outcome transform (also for a single observation, where
-BoTorch centres it and keeps the scale at 1), the marginal likelihood maximised with
+BoTorch centres it and keeps the scale at 1; or, ``standardize=False``, outcomes the caller put on
+its own scale and a prior mean of 0), the marginal likelihood maximised with
 ``fit_gpytorch_mll``, and, for deterministic objectives, a fixed tiny observation
 variance instead of an inferred one.
 """
@@ -44,7 +45,7 @@ def _check_data(X: Any, Y: Any) -> None:
 
 
 def fit_single_task_gp(X: torch.Tensor, Y: torch.Tensor, *, noise_free: bool = False, kernel: str = "rbf",
-                       hyperparameters: dict[str, torch.Tensor] | None = None):
+                       hyperparameters: dict[str, torch.Tensor] | None = None, standardize: bool = True):
     """A ``SingleTaskGP`` on ``(X, Y)``, fitted (or given ``hyperparameters``), in eval mode.
 
     Args:
@@ -61,13 +62,21 @@ def fit_single_task_gp(X: torch.Tensor, Y: torch.Tensor, *, noise_free: bool = F
             with sharper features.
         hyperparameters: a state dict from :func:`gp_hyperparameters`; loaded instead
             of running the fit (reusing an earlier fit between refits).
+        standardize: ``True``: ``Y`` standardised by its own mean and std (``Standardize``)
+            and a constant prior mean fitted with the rest. ``False``: ``Y`` is on a scale the
+            caller chose, centred and of about unit std over more data than ``Y`` (GP-UCB's
+            rewards of one arm on the scale of every arm's): no outcome transform and a prior
+            mean of 0, so far from its data the GP predicts the caller's centre with the
+            prior's std, where a GP standardised by a single outcome would predict that
+            outcome with a std of 1 in its units.
 
     Returns:
-        ``botorch.models.SingleTaskGP`` with a ``Standardize(m)`` outcome transform, in
-        eval mode; its posterior is in ``Y``'s units.
+        ``botorch.models.SingleTaskGP`` in eval mode, with a ``Standardize(m)`` outcome
+        transform unless ``standardize=False``; its posterior is in ``Y``'s units.
 
     Raises:
-        TypeError / ValueError: non-tensor, non-float, non-finite or misshapen ``X`` / ``Y``.
+        TypeError / ValueError: non-tensor, non-float, non-finite or misshapen ``X`` / ``Y``;
+            a ``standardize`` that is not a bool (``TypeError``).
     """
     from botorch.exceptions.warnings import InputDataWarning
     from botorch.fit import fit_gpytorch_mll
@@ -77,6 +86,8 @@ def fit_single_task_gp(X: torch.Tensor, Y: torch.Tensor, *, noise_free: bool = F
     from gpytorch.utils.warnings import NumericalWarning
 
     _check_data(X, Y)
+    if not isinstance(standardize, bool):
+        raise TypeError(f"standardize must be a bool, got {type(standardize).__name__}")
     if kernel not in GP_KERNELS:
         raise ValueError(f"kernel must be one of {GP_KERNELS}, got {kernel!r}")
     covar_module = None
@@ -87,19 +98,24 @@ def fit_single_task_gp(X: torch.Tensor, Y: torch.Tensor, *, noise_free: bool = F
     Yvar = None
     if noise_free:
         # Standardize divides Yvar by Y's variance (a single or constant Y is left unscaled)
-        var = Y.var(dim=0) if len(Y) > 1 else torch.zeros(Y.shape[-1], dtype=Y.dtype)
+        var = Y.var(dim=0) if len(Y) > 1 and standardize else torch.zeros(Y.shape[-1], dtype=Y.dtype)
         Yvar = (NOISE_FREE_VAR * torch.where(var > 1e-16, var, torch.ones_like(var))).expand_as(Y).clone()
     with warnings.catch_warnings():
         # gpytorch floors a fixed float64 noise at 1e-6 and warns when the standardised Yvar
         # lands a rounding error below it; every other warning reaches the user
         warnings.filterwarnings("ignore", message="Very small noise values detected", category=NumericalWarning)
-        if len(Y) > 1 and bool((Y.var(dim=0) <= 1e-16).any()):
-            # observations all equal (a bandit arm that always paid 0): Standardize keeps their scale
-            # and BoTorch then calls them unstandardised, which is true and nothing the user can act on
+        if not standardize or (len(Y) > 1 and bool((Y.var(dim=0) <= 1e-16).any())):
+            # outcomes on the caller's scale, or all equal (a bandit arm that always paid 0: Standardize
+            # keeps their scale): BoTorch calls them unstandardised, which is meant, or true and nothing
+            # the user can act on
             warnings.filterwarnings("ignore", message=r"Data \(outcome observations\) is not standardized",
                                     category=InputDataWarning)
-        model = SingleTaskGP(X, Y, train_Yvar=Yvar, covar_module=covar_module,
-                             outcome_transform=Standardize(Y.shape[-1]))
+        options: dict[str, Any] = {"outcome_transform": Standardize(Y.shape[-1])}
+        if not standardize:
+            from gpytorch.means import ZeroMean
+
+            options = {"outcome_transform": None, "mean_module": ZeroMean()}
+        model = SingleTaskGP(X, Y, train_Yvar=Yvar, covar_module=covar_module, **options)
         if hyperparameters is not None:
             model.load_state_dict(hyperparameters, strict=False)
         else:

@@ -79,15 +79,13 @@ from npbandit.policies.problem import (
 from npbandit.rows import RowBuffer
 from npbandit.surrogates.base import NeuralProcess
 from npbandit.threads import torch_threads
-from npbandit.transforms.moments import drifted, merge_moments, moment_statistics, moments
+from npbandit.transforms.moments import RESCALE_TOL, drifted, merge_moments, moment_statistics, moments
 from npbandit.validation import check_int, check_real
 
 __all__ = ["PerArmNPPolicy", "PER_ARM_RULES", "RESCALE_TOL"]
 
 #: decision rules of :class:`PerArmNPPolicy` (its arms are independent: Thompson draws them apart)
 PER_ARM_RULES = ("ucb", "thompson")
-#: how far the pooled reward mean (in stds) or std (as a factor ``1 +``) may drift before every arm is re-scaled
-RESCALE_TOL = 0.2
 
 
 class PerArmNPPolicy(Policy):

@@ -16,9 +16,14 @@ from torch import Tensor
 
 from npbandit.transforms.standardize import spread
 
-__all__ = ["Moments", "moments", "merge_moments", "moment_statistics", "drifted"]
+__all__ = ["Moments", "moments", "merge_moments", "moment_statistics", "drifted", "RESCALE_TOL"]
 
 Moments = tuple[int, Tensor, Tensor]
+
+#: how far the pooled reward mean (in stds) or std (as a factor ``1 +``) may drift before a bandit
+#: policy's arms are re-scaled: the ``tol`` of :func:`drifted` for the reward scale the per-arm NP
+#: policy and GP-UCB share across their arms
+RESCALE_TOL = 0.2
 
 
 def moments(Y: Tensor) -> Moments:

@@ -257,7 +257,9 @@ def test_cli_bandit_checks_policy_names_before_running(tmp_path, capsys):
                             ("cmanp-bo-marginal-thompson", "its Thompson draws are marginal already"),
                             ("tnpd-gp1d-thompson", "fit: cmanp-and-wheel, cmanp-wheel, lbanp-wheel, tnpd-wheel"),
                             ("cmanp-wheeel", "did you mean 'cmanp-wheel'"),
-                            ("linucbb", "did you mean 'linucb'")]:
+                            ("linucbb", "did you mean 'linucb'"),
+                            # the names other libraries spell in capitals (MABWiser's LinUCB)
+                            ("LinUCB", "did you mean 'linucb'"), ("GP-UCB", "did you mean 'gp-ucb'")]:
         assert main(["bandit", "--policies", "uniform", policy, "--steps", "5", "--db", str(db)]) == 2, policy
         assert message in one_line(capsys.readouterr().err), policy
     assert not db.exists()  # nothing ran

@@ -163,7 +163,13 @@ def test_a_csv_file_is_read_as_features_and_labels_with_the_hash_of_its_bytes(tm
     (None, "kind", FileNotFoundError, "no such file"),
     ("", "kind", ValueError, "is empty: a CSV file of a data set starts with a header row"),
     ("x,kind\n", "kind", ValueError, "has a header and no rows"),
-    ("x,y,kind\n1,2,a\n", "label", ValueError, r"label_column 'label' is not a column of .*; its columns: x, y, kind"),
+    ("x,y,kind\n1,2,a\n", "label", ValueError, r"label_column 'label' is not a column of .*; its columns: x, y, kind$"),
+    # a file without a header row: its first row of data is read as the header, and the error says so
+    ("0.5,2,a\n1,2,b\n", "kind", ValueError,
+     r"its columns: 0\.5, 2, a \(the first line is the header row naming the columns; this one holds numbers: "
+     r"add a header row\)"),
+    # a file of semicolons: one column, the whole header, and the error says commas separate the fields
+    ("x;y;kind\n1;2;a\n", "kind", ValueError, r"its columns: x;y;kind \(fields are separated by commas\)"),
     ("kind\na\nb\n", "kind", ValueError, "the label column 'kind' alone: no feature column"),
     ("x,x,kind\n1,2,a\n", "kind", ValueError, "names column\\(s\\) 'x' more than once"),
     ("x,y,kind\n1,2,a\n1,b\n", "kind", ValueError, r"line 3: 2 fields, but the header names 3 columns"),

@@ -174,6 +174,27 @@ def test_uniform_and_gp_ucb_refuse_bad_arms_rewards_and_contexts(make):
             _one_line(err)
 
 
+@pytest.mark.parametrize("name", ["uniform", "linucb", "lin-ts", "gp-ucb"])
+def test_a_reward_or_arm_held_in_a_tensor_or_array_is_refused_saying_how_to_pass_it(name):
+    """A reward computed with torch (or NumPy) arrives as a 0-d tensor (or array); it is refused,
+    as no number is converted, with the type named and the way to pass it: ``.item()``."""
+    import torch
+
+    policy = make_bandit_policy(name, n_arms=4, context_dim=3)
+    policy.reset(0)
+    x = np.zeros(3)
+    for action, reward, match in ((0, torch.tensor(0.5), r"reward must be a finite real number, got tensor\(0.5000\), "
+                                                         r"a torch.Tensor: pass a number \(\.item\(\)\)"),
+                                  (0, np.array(0.5), r"got array\(0.5\), a numpy.ndarray: pass a number \(\.item"),
+                                  (torch.tensor(1), 0.5, r"action must be an arm index \(int\) in \[0, 4\), got "
+                                                         r"tensor\(1\), a torch.Tensor: pass a number \(\.item\(\)\)")):
+        with pytest.raises(ValueError, match=match) as err:
+            policy.observe(x, action, reward, {})
+        _one_line(err)
+    with pytest.raises(ValueError, match=r"got 'abc'$"):  # other values are named as they were
+        policy.observe(x, 0, "abc", {})
+
+
 @pytest.mark.parametrize("rule", ["ucb", "thompson"])
 def test_a_wheel_checkpoint_policy_checks_its_first_rounds_context_too(rule):
     """Before its first observation NPBanditPolicy.act drew an arm without reading the

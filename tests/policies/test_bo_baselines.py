@@ -242,3 +242,19 @@ def test_a_gp_on_equal_observations_does_not_call_them_unstandardised():
         warnings.simplefilter("error", InputDataWarning)
         model = fit_single_task_gp(X, torch.zeros(4, 1, dtype=torch.float64))
     assert torch.allclose(model.posterior(X).mean, torch.zeros(4, 1, dtype=torch.float64), atol=1e-6)
+
+
+def test_a_gp_on_outcomes_of_the_callers_scale_has_a_prior_mean_of_zero():
+    # standardize=False: no outcome transform and a zero prior mean, so far from its one point the GP
+    # predicts 0 with the prior's variance (1, the kernel's), not the point's value
+    from npbandit.policies.gp import fit_single_task_gp
+
+    X, Y = torch.zeros(1, 1, dtype=torch.float64), torch.full((1, 1), -3.0, dtype=torch.float64)
+    model = fit_single_task_gp(X, Y, standardize=False)
+    assert getattr(model, "outcome_transform", None) is None
+    far = model.posterior(torch.full((1, 1), 1e3, dtype=torch.float64))
+    assert float(far.mean) == 0.0 and abs(float(far.variance) - 1.0) < 1e-6
+    standardised = fit_single_task_gp(X, Y).posterior(torch.full((1, 1), 1e3, dtype=torch.float64))
+    assert abs(float(standardised.mean) + 3.0) < 1e-9  # standardised by its own point: that point's value
+    with pytest.raises(TypeError, match="standardize must be a bool"):
+        fit_single_task_gp(X, Y, standardize=1)

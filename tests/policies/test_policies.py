@@ -309,6 +309,22 @@ def test_gp_ucb_refits_every_arms_hyperparameters_as_its_data_grows():
     assert all(n >= 10 for n in policy.fitted_on), policy.fitted_on
 
 
+def test_gp_ucb_tries_again_an_arm_seen_once_far_from_its_one_context():
+    """An arm's GP sees its rewards on the scale of every arm's (their mean and std) with a prior
+    mean of that mean: after one low reward, far from that reward's context the arm is as uncertain
+    as the prior, so UCB tries it there. Standardised by its own single reward, the arm's prior mean
+    was that reward and its prior std 1 in reward units, and an arm whose first reward fell 2 below
+    the others' never scored above them again."""
+    from npbandit.policies import GPUCBPolicy
+
+    policy = GPUCBPolicy(n_arms=2, bounds=[[0.0], [1.0]])
+    policy.reset(0)
+    for i, x in enumerate(np.linspace(0.0, 1.0, 20)):  # arm 0 is known to pay about 0 everywhere
+        policy.observe(np.array([x]), 0, 0.01 * (-1) ** i, {})
+    policy.observe(np.array([0.0]), 1, -2.0, {})  # arm 1, once, at the other end
+    assert policy.act(np.array([1.0])) == 1
+
+
 def test_make_bandit_policy_reads_paths_without_hyphens_and_gives_linucb_the_exploration_weight(tmp_path,
                                                                                                    monkeypatch):
     from npbandit.policies import parse_bandit_policy_name
