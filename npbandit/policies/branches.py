@@ -113,7 +113,8 @@ class BranchBOPolicy(Policy):
         self.design = SobolDesign(self.dim, int(self.rng.integers(2**31)))
         self.tries = {v: 0 for v in self.spaces}  # evaluations per branch: observed, failed or in flight
         self.best = -math.inf
-        self.in_flight: dict[bytes, tuple[Any, np.ndarray | None]] = {}  # point -> (branch, its branch point)
+        # point -> (branch, its branch point), for each time it was handed out and has not come back
+        self.in_flight: dict[bytes, list[tuple[Any, np.ndarray | None]]] = {}
 
     # -- between the whole cube and a branch's -----------------------------------------------
 
@@ -170,16 +171,21 @@ class BranchBOPolicy(Policy):
         return self._hand_out(self.join(value, u), value, u, from_policy=True)
 
     def _hand_out(self, point: np.ndarray, value: Any, u: np.ndarray | None, from_policy: bool) -> np.ndarray:
+        """``point``, counted as a try of its branch until it comes back (``from_policy``: its
+        branch's policy handed it out, else the design did; either way the branch's policy
+        observes it as a point of its branch)."""
         self.tries[value] += 1
-        if from_policy:  # its branch's policy handed it out and waits for it
-            self.in_flight[np.asarray(point, dtype=np.float64).tobytes()] = (value, u)
+        self.in_flight.setdefault(np.asarray(point, dtype=np.float64).tobytes(), []).append((value, u))
         return point
 
     def _route(self, action: Any) -> tuple[Any, np.ndarray | None]:
         """The branch and branch point of an evaluated ``action``: as handed out, or split."""
         x = np.asarray(action, dtype=np.float64)
-        found = self.in_flight.pop(x.tobytes(), None)
-        if found is not None:
+        handed = self.in_flight.get(x.tobytes())
+        if handed:
+            found = handed.pop(0)
+            if not handed:
+                del self.in_flight[x.tobytes()]
             return found
         value, u = self.split(x)
         self.tries[value] += 1  # not handed out here (a warm start): a try all the same
