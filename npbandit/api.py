@@ -283,13 +283,11 @@ def optimize(objective: Callable[[Any], Any], bounds: Any = None, surrogate: str
             ``None`` (default: ``NPBANDIT_THREADS``, else ``OMP_NUM_THREADS`` /
             ``MKL_NUM_THREADS``, else 1: a small network on many threads mostly waits for
             them, the more so on a machine whose cores are busy).
-        branches: how a conditional space (a ``Choice`` with ``dependents``) is searched
-            for one objective: ``None`` (default) or ``True``, one policy per value of its
-            first such choice, each modelling its own branch's evaluations, the branches
-            compared by their proposals' acquisition values
-            (:class:`~npbandit.policies.branches.BranchBOPolicy`); ``False``, one model over
-            the whole cube, the parameters a point lacks pinned (also what several objectives,
-            ``subspace=`` or ``output_warp`` get).
+        branches: a conditional space (a ``Choice`` with ``dependents``) of one objective is
+            searched by branch (``None``, default, or ``True``: one policy per value of its gate,
+            :class:`~npbandit.policies.branches.BranchBOPolicy`), or with ``False`` by one model
+            over the whole cube, the parameters a point lacks pinned (as with several objectives,
+            ``subspace=`` or ``output_warp``).
         callbacks: a callable, or a sequence of them, each called after every evaluation
             (a failed one too) with the history of this call's evaluations so far (a fresh
             list of dicts, copied down to their points and values, as

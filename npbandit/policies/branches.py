@@ -12,7 +12,8 @@ that branch's evaluations, at the branch's scale; the search
 1. starts with ``n_init`` points of a Sobol design over the whole cube, snapped (each with the
    parameters of its own branch);
 2. then takes any branch tried fewer than :data:`MIN_BRANCH_TRIES` times first (the least
-   tried; a try is an evaluation, failed or in flight too), so every branch gets a model;
+   tried; a try is an evaluation, failed or in flight too), so every branch gets a model (a
+   branch without parameters, one point, once);
 3. then asks every branch's policy for its next point and takes the one with the highest
    acquisition value, each read by its branch's model over every evaluation of the branch,
    against the best value of the whole search, in the objective's units
@@ -144,7 +145,9 @@ class BranchBOPolicy(Policy):
         if sum(self.tries.values()) < self.n_init:
             point = self.space.snap(torch.as_tensor(self.design.next()).unsqueeze(0))[0].numpy()
             return self._hand_out(point, *self.split(point), from_policy=False)
-        least = min(self.tries, key=lambda v: self.tries[v])
+        # a branch without parameters is one point: once tried, there is nothing more to try in it
+        open_ = [v for v in self.tries if self.policies[v] is not None or self.tries[v] == 0]
+        least = min(open_, key=lambda v: self.tries[v])
         if self.tries[least] < MIN_BRANCH_TRIES:
             return self._from_branch(least, by_branch)
         proposals = {}

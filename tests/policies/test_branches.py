@@ -110,3 +110,17 @@ def test_optimize_searches_a_conditional_space_by_branch_unless_told_not_to(tmp_
     by_branch, whole = sorted(list_runs(db), key=lambda r: r.id)
     assert by_branch.policy.startswith("branches-") and by_branch.policy_params["branches"] == "model"
     assert not whole.policy.startswith("branches-")
+
+
+def test_a_branch_without_parameters_is_one_point_evaluated_once_after_the_design():
+    space = SearchSpace({"m": Choice(["a", "b", "c"], dependents={"a": ["x"], "b": ["y"]}),
+                         "x": Float(0, 1), "y": Float(0, 1)})
+    policy = BranchBOPolicy(space, branch_policy, n_init=2)
+    policy.reset(seed=0)
+    seen = []
+    for _ in range(12):
+        x = policy.act(None)
+        params = space.decode(x)
+        seen.append(params["m"])
+        policy.observe(None, x, -{"a": params.get("x", 0.0) + 0.1, "b": 0.2, "c": 0.3}[params["m"]], {})
+    assert seen.count("c") == 1 and policy.spaces["c"] is None
