@@ -25,6 +25,7 @@ from npbandit.optimize_result import OptimizeResult, ParetoResult, carry_history
 from npbandit.optimize_surrogate import SURROGATES, check_loaded, named_by_card, surrogate_checkpoint
 from npbandit.policies.base import Policy
 from npbandit.policies.bo import OUTPUT_WARPS, BOPolicy
+from npbandit.policies.branches import BranchBOPolicy
 from npbandit.policies.design import SobolPolicy
 from npbandit.policies.pareto import ParetoBOPolicy
 from npbandit.policies.standardised_check import StandardisedDataCheck
@@ -60,6 +61,7 @@ def optimize(objective: Callable[[Any], Any], bounds: Any = None, surrogate: str
              acq_optimizer: AcquisitionOptimizer | None = None,
              subspace: SubspaceStrategy | None = None,
              callbacks: Callable[[list[dict[str, Any]]], Any] | Sequence[Callable] | None = None,
+             branches: bool | None = None,
              ) -> OptimizeResult | ParetoResult:
     """Optimise ``objective`` over the box ``bounds``, or over a search space of named
     float, int and choice parameters, with a pretrained NP surrogate.
@@ -281,6 +283,11 @@ def optimize(objective: Callable[[Any], Any], bounds: Any = None, surrogate: str
             ``None`` (default: ``NPBANDIT_THREADS``, else ``OMP_NUM_THREADS`` /
             ``MKL_NUM_THREADS``, else 1: a small network on many threads mostly waits for
             them, the more so on a machine whose cores are busy).
+        branches: a conditional space (a ``Choice`` with ``dependents``) of one objective is
+            searched by branch (``None``, default, or ``True``: one policy per value of its gate,
+            :class:`~npbandit.policies.branches.BranchBOPolicy`), or with ``False`` by one model
+            over the whole cube, the parameters a point lacks pinned (as with several objectives,
+            ``subspace=`` or ``output_warp``).
         callbacks: a callable, or a sequence of them, each called after every evaluation
             (a failed one too) with the history of this call's evaluations so far (a fresh
             list of dicts, copied down to their points and values, as
@@ -434,11 +441,21 @@ def optimize(objective: Callable[[Any], Any], bounds: Any = None, surrogate: str
             desc += f" ({d} columns, the model reading the {bo.width} most relevant)"
         policy = StandardisedDataCheck(bo)
     else:
-        bo = BOPolicy(d, model=named_by_card(model), acquisition=acquisition, n_init=n_init, output_warp=output_warp,
-                      avoid_repeats=avoid_repeats, trust_region=trust_region, liar=liar, budget=budget + len(warm),
-                      threads=threads, snap=snap, constrained=constraints is not None, acq_optimizer=acq_optimizer,
-                      subspace=subspace)
-        if bo.subspace is not None:  # say so where the run shows itself: the surrogate sees fewer inputs than d
+        def searcher(dim: int, snap: Any, n_init: int | None = n_init) -> BOPolicy:
+            return BOPolicy(dim, model=named_by_card(model), acquisition=acquisition, n_init=n_init,
+                            output_warp=output_warp, avoid_repeats=avoid_repeats, trust_region=trust_region, liar=liar,
+                            budget=budget + len(warm), threads=threads, snap=snap,
+                            constrained=constraints is not None, acq_optimizer=acq_optimizer, subspace=subspace)
+
+        if (searched is not None and searched.conditional and branches is not False and subspace is None
+                and output_warp is None):
+            bo = BranchBOPolicy(searched, lambda s: searcher(s.dim, None if s.continuous else s.snap, None),
+                                n_init=n_init)
+        else:
+            bo = searcher(d, snap)
+        if isinstance(bo, BranchBOPolicy):
+            desc += f" (by branch of {bo.gate!r})"
+        elif bo.subspace is not None:  # say so where the run shows itself: the surrogate sees fewer inputs than d
             strategy = getattr(bo.subspace, "name", type(bo.subspace).__name__)
             desc += f" ({d} columns, searched by {strategy} for a model of {bo.width})"
         policy = StandardisedDataCheck(bo)

@@ -26,7 +26,8 @@ Problems (each a define-by-run objective, minimised):
 
 Besides the samplers, ``optimize``: ``npbandit.optimize`` with its defaults on the same problem
 written as a conditional search space (a choice's ``dependents``; :func:`spaces`), the objective
-called with the active parameters of each point.
+called with the active parameters of each point (one policy per branch); ``optimize-whole``: the
+same with ``branches=False`` (one model over the whole cube, inactive parameters pinned).
 
 Samplers, each seeded by the seed, every other option at its default: ``np`` ``NPSampler()``
 (``conditional=True``), ``np-plain`` ``NPSampler(conditional=False)`` (the intersection space
@@ -59,7 +60,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parent))
 from common import append_missing_rows, jsonl_rows, quartile_text  # noqa: E402
 
 COMMAND = "python experiments/benchmarks/optuna_conditional.py"
-SAMPLERS = ("np", "np-plain", "tpe", "tpe-group", "gp", "random", "optimize")
+SAMPLERS = ("np", "np-plain", "tpe", "tpe-group", "gp", "random", "optimize", "optimize-whole")
 
 
 def two_branch(t) -> float:
@@ -216,7 +217,7 @@ def spaces() -> dict:
 
 def run_optimize(cell: dict) -> dict:
     """``npbandit.optimize`` with its defaults on the problem's space (:func:`spaces`), one
-    evaluation per trial."""
+    evaluation per trial (``optimize-whole``: ``branches=False``)."""
     import npbandit
 
     objective = PROBLEMS[cell["problem"]]
@@ -224,7 +225,8 @@ def run_optimize(cell: dict) -> dict:
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")
         result = npbandit.optimize(lambda params: objective(ParamsTrial(params)), spaces()[cell["problem"]],
-                                   budget=cell["trials"], seed=cell["seed"], db=None, progress=False)
+                                   budget=cell["trials"], seed=cell["seed"], db=None, progress=False,
+                                   branches=cell["sampler"] == "optimize")
     values = [h["value"] for h in result.history]
     return {**cell, "best": min(values), "values": values, "seconds": time.perf_counter() - t0,
             "branches": [h["x"].get(_gate(cell["problem"])) for h in result.history]}
@@ -245,7 +247,7 @@ def make_sampler(name: str, seed: int):
 def run(cell: dict) -> dict:
     import optuna
 
-    if cell["sampler"] == "optimize":
+    if cell["sampler"] in ("optimize", "optimize-whole"):
         return run_optimize(cell)
     optuna.logging.set_verbosity(optuna.logging.ERROR)
     study = optuna.create_study(direction="minimize", sampler=make_sampler(cell["sampler"], cell["seed"]))

@@ -38,7 +38,6 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
 
-import torch
 from optuna.distributions import BaseDistribution, CategoricalDistribution
 from optuna.trial import FrozenTrial
 
@@ -46,8 +45,7 @@ from npbandit.integrations.optuna_groups import parameter_groups
 from npbandit.integrations.optuna_trials import optuna_choices, parameter_of
 from npbandit.space import SearchSpace
 
-__all__ = ["MIN_BRANCH_TRIALS", "Branch", "gating_choice", "branches", "branch_of", "first_choice", "best_branch",
-           "acquisition_value"]
+__all__ = ["MIN_BRANCH_TRIALS", "Branch", "gating_choice", "branches", "branch_of", "first_choice", "best_branch"]
 
 #: completed trials a branch needs before its own model proposes in it (the NP standardises
 #: a branch's values by their mean and spread, which one value does not have)
@@ -183,29 +181,3 @@ def best_branch(options: list[Branch], n_startup_trials: int,
         if found is not None and math.isfinite(found[1]) and (best is None or found[1] > best[0]):
             best = (found[1], branch, found[0])
     return None if best is None else (best[1], best[2])
-
-
-def acquisition_value(model, point: torch.Tensor, acquisition: str, *, best_f: float, beta: float,
-                      outputs: torch.Tensor | None = None, constraints: int = 0, seed: int = 0) -> float:
-    """The acquisition's value at ``point`` (``[d]``, the model's cube) under ``model``, in the
-    objective's units, so branches' values compare: ``"logei"`` log expected improvement over
-    ``best_f`` (with ``constraints``, weighted by the probability of feasibility, improving on
-    the best feasible row of ``outputs`` ``[n, 1 + k]``), ``"ucb"`` the upper confidence bound
-    with ``beta``, the Thompson acquisitions one posterior draw (seeded by ``seed``)."""
-    from botorch.acquisition import LogExpectedImprovement, UpperConfidenceBound
-
-    from npbandit.acquisition.constrained import constrained_log_ei
-
-    x = point.reshape(1, 1, -1).to(torch.float64)
-    with torch.no_grad():
-        if acquisition == "logei":
-            acq = (constrained_log_ei(model, outputs, constraints) if constraints
-                   else LogExpectedImprovement(model, best_f=best_f))
-            return float(acq(x))
-        if acquisition == "ucb":
-            return float(UpperConfidenceBound(model, beta=beta)(x))
-        posterior = model.posterior(x.reshape(1, -1))
-        generator = torch.Generator().manual_seed(seed)
-        noise = torch.randn(1, generator=generator, dtype=torch.float64)
-        value = float(posterior.mean.reshape(-1)[0] + posterior.variance.reshape(-1)[0].sqrt() * noise)
-        return value if math.isfinite(value) else -math.inf

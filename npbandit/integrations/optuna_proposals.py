@@ -25,13 +25,13 @@ from npbandit.acquisition.indexed_choices import IndexedChoices
 from npbandit.acquisition.multi_objective import front_rows, warp_objectives
 from npbandit.acquisition.optimizers import AcquisitionOptimizer
 from npbandit.acquisition.pending import PendingStrategy
+from npbandit.acquisition.point_value import acquisition_value
 from npbandit.acquisition.proposal import nearest, propose, propose_in_region, warn_if_repeated
 from npbandit.acquisition.subspace import SubspaceSearch, SubspaceStrategy, bind_search
 from npbandit.acquisition.wide_spaces import check_subspace_space, default_subspace
 from npbandit.integrations.optuna_branches import (
     MIN_BRANCH_TRIALS,
     Branch,
-    acquisition_value,
     best_branch,
     branch_of,
     branches,

@@ -17,6 +17,7 @@ re-exported here: this module's public names before that package existed).
 from __future__ import annotations
 
 import dataclasses
+import math
 from collections.abc import Callable
 from typing import Any
 
@@ -408,6 +409,45 @@ class BOPolicy(Policy):
             return points
         self._batch = list(points[1:])
         return points[0]
+
+    def withdraw(self, point: np.ndarray) -> None:
+        """Forget ``point`` ``[d]``, the last point :meth:`act` handed out, which will not be
+        evaluated (a caller that asked several policies and took another's point): the trust
+        region will not wait for it, and the budget has it back.
+
+        Raises:
+            ValueError: ``point`` is not in flight from this policy."""
+        self.hand_outs.withdraw(point)
+
+    def acquisition_value(self, point: np.ndarray, best: float) -> float:
+        """The log expected improvement at ``point`` ``[d]`` over ``best`` (a reward, maximised)
+        under a model of every observation over the whole cube (an NP wider than its checkpoint
+        reading the most relevant columns), in the rewards' units so that two policies' values
+        compare (:func:`~npbandit.acquisition.point_value.acquisition_value`); ``-inf`` before
+        two observations. With constraints, weighted by the probability of feasibility.
+
+        Raises:
+            ValueError: the policy warps its outputs (``output_warp``): its values are in the
+                warp's units, not the rewards'."""
+        if self.output_warp is not None:
+            raise ValueError("acquisition_value needs the rewards' units; this policy warps its outputs "
+                             f"(output_warp={self.output_warp!r})")
+        if len(self.Y) < 2:
+            return -math.inf
+        from npbandit.acquisition.point_value import acquisition_value
+
+        X, Y = self._data()
+        scale = float(self.seen.scale[0])
+        with torch_threads(self.threads), seeded_by(self.rng):
+            if self.surrogate is not None and self.width is not None and self.width < self.dim:
+                from npbandit.models import NPModel
+
+                model = NPModel.from_pretrained(self.surrogate, X, Y, columns="relevant")
+            else:
+                model = self.model_factory(X, Y)
+            value = acquisition_value(model, torch.as_tensor(point, dtype=torch.float64), "logei", best_f=best * scale,
+                                      beta=self.beta, outputs=Y, constraints=self.seen.constraint_count)
+        return value - math.log(scale)
 
     def observe(self, obs, action, reward, info) -> None:
         x = np.asarray(action, dtype=np.float64)

@@ -46,6 +46,21 @@ class HandOuts:
         """``point [d]`` handed out while ``best_then`` was the best reward (``None``: from the design)."""
         self.handed.setdefault(np.asarray(point, dtype=np.float64).tobytes(), []).append(best_then)
 
+    def withdraw(self, point: np.ndarray) -> None:
+        """``point [d]``, handed out last, will not be evaluated: its latest hand-out is
+        forgotten and the evaluation it would have spent is not counted.
+
+        Raises:
+            ValueError: ``point`` is not in flight from here."""
+        key = np.asarray(point, dtype=np.float64).tobytes()
+        handed = self.handed.get(key)
+        if not handed:
+            raise ValueError("point was not handed out by this policy, or has been observed since")
+        handed.pop()
+        if not handed:
+            del self.handed[key]
+        self.spent -= 1
+
     def design_in_flight(self, pending: np.ndarray | None, dim: int) -> int:
         """How many of the points in flight ``pending [p, d]`` (``None``: none) are design points."""
         if pending is None:

@@ -188,6 +188,16 @@ class SearchSpace(Mapping[str, Parameter]):
         snapped = torch.cat(parts, dim=-1)
         return self._conditions.pin(snapped) if self._conditions else snapped
 
+    def depends_on(self, name: str) -> tuple[str, tuple[Any, ...]] | None:
+        """The choice ``name`` exists under and the values of it that bring it in (in the
+        choice's order); ``None`` for a parameter in every point."""
+        if name not in self._conditions.parent:
+            if name not in self._parameters:
+                raise KeyError(name)
+            return None
+        parent, _ = self._conditions.parent[name]
+        return parent, tuple(v for v, names in self._parameters[parent].dependents.items() if name in names)
+
     def inactive_columns(self, u: torch.Tensor) -> torch.Tensor:
         """``[..., D]`` bool: at each point of ``u`` ``[..., D]``, the columns of the parameters
         it does not have (none unless the space is conditional)."""
