@@ -32,7 +32,6 @@ from collections.abc import Callable
 from typing import Any
 
 import numpy as np
-import torch
 
 from npbandit.policies.base import Policy, Recommendation
 from npbandit.policies.design import SobolDesign
@@ -100,7 +99,6 @@ class BranchBOPolicy(Policy):
             raise ValueError("space must be conditional (a Choice with dependents) for a search by branch")
         self.space, self.gate, self.dim = space, gate, space.dim
         self.spaces = branch_spaces(space, gate)
-        self.branch_policy = branch_policy
         self.policies = {v: None if s is None else branch_policy(s) for v, s in self.spaces.items()}
         first = next(p for p in self.policies.values() if p is not None)
         self.name = f"branches-{first.name}"
@@ -113,6 +111,7 @@ class BranchBOPolicy(Policy):
             policy.reset(None if seed is None else int(np.random.default_rng([seed, k]).integers(2**31)))
         self.design = SobolDesign(self.dim, int(self.rng.integers(2**31)))
         self.tries = {v: 0 for v in self.spaces}  # evaluations per branch: observed, failed or in flight
+        self.evaluated: set[bytes] = set()  # every point handed out or observed: the design passes over them
         self.best = -math.inf
         # point -> (branch, its branch point), for each time it was handed out and has not come back
         self.in_flight: dict[bytes, list[tuple[Any, np.ndarray | None]]] = {}
@@ -143,8 +142,8 @@ class BranchBOPolicy(Policy):
             if u is not None:
                 by_branch.setdefault(value, []).append(u)
         if sum(self.tries.values()) < self.n_init:
-            point = self.space.snap(torch.as_tensor(self.design.next()).unsqueeze(0))[0].numpy()
-            return self._hand_out(point, *self.split(point), from_policy=False)
+            point = self.design.next_new(self.space.snap, self.evaluated)
+            return self._hand_out(point, *self.split(point))
         # a branch without parameters is one point: once tried, there is nothing more to try in it
         open_ = [v for v in self.tries if self.policies[v] is not None or self.tries[v] == 0]
         least = min(open_, key=lambda v: self.tries[v])
@@ -160,7 +159,7 @@ class BranchBOPolicy(Policy):
         for value, (u, _) in proposals.items():
             if value != best:
                 self.policies[value].withdraw(u)
-        return self._hand_out(self.join(best, proposals[best][0]), best, proposals[best][0], from_policy=True)
+        return self._hand_out(self.join(best, proposals[best][0]), best, proposals[best][0])
 
     def _propose(self, value: Any, by_branch: dict[Any, list[np.ndarray]]) -> np.ndarray:
         pending = by_branch.get(value)
@@ -169,16 +168,17 @@ class BranchBOPolicy(Policy):
 
     def _from_branch(self, value: Any, by_branch: dict[Any, list[np.ndarray]]) -> np.ndarray:
         if self.policies[value] is None:
-            return self._hand_out(self.join(value, None), value, None, from_policy=False)
+            return self._hand_out(self.join(value, None), value, None)
         u = self._propose(value, by_branch)
-        return self._hand_out(self.join(value, u), value, u, from_policy=True)
+        return self._hand_out(self.join(value, u), value, u)
 
-    def _hand_out(self, point: np.ndarray, value: Any, u: np.ndarray | None, from_policy: bool) -> np.ndarray:
-        """``point``, counted as a try of its branch until it comes back (``from_policy``: its
-        branch's policy handed it out, else the design did; either way the branch's policy
-        observes it as a point of its branch)."""
+    def _hand_out(self, point: np.ndarray, value: Any, u: np.ndarray | None) -> np.ndarray:
+        """``point`` (of branch ``value``, branch point ``u``), a try of its branch from now: the
+        branch's policy observes it when it comes back (its own proposal, or the design's)."""
         self.tries[value] += 1
-        self.in_flight.setdefault(np.asarray(point, dtype=np.float64).tobytes(), []).append((value, u))
+        key = np.asarray(point, dtype=np.float64).tobytes()
+        self.evaluated.add(key)
+        self.in_flight.setdefault(key, []).append((value, u))
         return point
 
     def _route(self, action: Any) -> tuple[Any, np.ndarray | None]:
@@ -192,6 +192,7 @@ class BranchBOPolicy(Policy):
             return found
         value, u = self.split(x)
         self.tries[value] += 1  # not handed out here (a warm start): a try all the same
+        self.evaluated.add(x.tobytes())
         return value, u
 
     def observe(self, obs: np.ndarray, action: Any, reward: float, info: dict[str, Any]) -> None:

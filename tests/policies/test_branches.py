@@ -124,3 +124,14 @@ def test_a_branch_without_parameters_is_one_point_evaluated_once_after_the_desig
         seen.append(params["m"])
         policy.observe(None, x, -{"a": params.get("x", 0.0) + 0.1, "b": 0.2, "c": 0.3}[params["m"]], {})
     assert seen.count("c") == 1 and policy.spaces["c"] is None
+
+
+def test_the_design_passes_over_points_already_evaluated():
+    space = SearchSpace({"m": Choice(["a", "b"], dependents={"a": ["k"]}), "k": Int(0, 2)})  # four points in all
+    policy = BranchBOPolicy(space, branch_policy, n_init=4)
+    policy.reset(seed=0)
+    given = space.encode({"m": "b"})
+    policy.observe(None, given, 0.0, {})  # a warm start's point
+    handed = [policy.act(None) for _ in range(3)]
+    keys = {x.tobytes() for x in handed}
+    assert len(keys) == 3 and given.tobytes() not in keys
