@@ -13,6 +13,7 @@ from npbandit.policies.bandit import (
 )
 from npbandit.policies.base import Policy
 from npbandit.policies.bo import BOPolicy
+from npbandit.policies.branches import BranchBOPolicy
 from npbandit.policies.context_projection import (
     ContextProjection,
     Identity,
@@ -29,7 +30,8 @@ from npbandit.policies.trust_region import TrustRegionSettings
 from npbandit.validation import check_real
 
 __all__ = ["Policy", "UniformPolicy", "LinUCBPolicy", "LinearTSPolicy", "NPBanditPolicy", "PerArmNPPolicy",
-           "GPUCBPolicy", "BOPolicy", "ParetoBOPolicy", "SobolPolicy", "ACQUISITIONS", "TrustRegionSettings",
+           "GPUCBPolicy", "BOPolicy", "ParetoBOPolicy", "BranchBOPolicy", "SobolPolicy", "ACQUISITIONS",
+           "TrustRegionSettings",
            "BanditProblem", "WHEEL",
            "make_bandit_policy", "ContextProjection", "PrincipalComponents", "RewardDirections", "Identity"]
 
