@@ -134,7 +134,7 @@ class SearchSpace(Mapping[str, Parameter]):
 
         Raises:
             ValueError / TypeError: a missing or unknown name (in a conditional space also an
-            inactive one, naming when it is active), or a value outside its parameter."""
+                inactive one, naming when it is active), or a value outside its parameter."""
         if not isinstance(params, Mapping):
             raise TypeError(f"params must be a mapping of parameter names to values, got {type(params).__name__}")
         out = {}
