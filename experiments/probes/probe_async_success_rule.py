@@ -26,7 +26,6 @@ import async_liar  # noqa: E402
 from common import RunRecord  # noqa: E402
 
 from npbandit.policies.bo import BOPolicy  # noqa: E402
-from npbandit.policies.trust_region import TrustRegion  # noqa: E402
 
 RULES = ("today", "neutral")
 
@@ -40,8 +39,8 @@ def _with_rule(rule: str):
     def neutral(self, obs, action, reward, info):
         best_then = (self.hand_outs.handed.get(np.asarray(action, dtype=np.float64).tobytes()) or [None])[0]
         stale = (self.region is not None and best_then is not None and self.Y
-                 and TrustRegion.improves(float(reward), best_then)
-                 and not TrustRegion.improves(float(reward), max(self.Y)))
+                 and self.region.improves(float(reward), best_then)
+                 and not self.region.improves(float(reward), max(self.Y)))
         if not stale:
             return observe(self, obs, action, reward, info)
         self.region.observe = lambda improved, remaining=None: None  # this outcome moves no counter

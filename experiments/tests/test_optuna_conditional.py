@@ -37,4 +37,14 @@ def test_a_cell_runs_and_the_summary_pairs_its_seeds(bench, tmp_path):
     lower = sum(a["best"] < b["best"] for a, b in zip(rows[:2], rows[2:]))
     higher = sum(a["best"] > b["best"] for a, b in zip(rows[:2], rows[2:]))
     pairs_row = text.split("Paired seeds")[1].split("| two-branch |")[1].splitlines()[0]
-    assert pairs_row == f" - | - | - | - | {lower} / {higher} / {2 - lower - higher} |"  # np-plain ... random
+    # np-plain ... random, then optimize and optimize-whole (no rows here)
+    assert pairs_row == f" - | - | - | - | {lower} / {higher} / {2 - lower - higher} | - | - |"
+
+
+def test_optimize_runs_each_problem_on_its_written_space(bench):
+    spaces = bench.spaces()
+    assert set(spaces) == set(bench.PROBLEMS)
+    for sampler in ("optimize", "optimize-whole"):
+        row = bench.run({"problem": "three-branch", "sampler": sampler, "seed": 0, "trials": 12})
+        assert len(row["values"]) == 12 and row["best"] == min(row["values"])
+        assert set(row["branches"]) <= {"a", "b", "c"} and len(set(row["branches"])) >= 2
