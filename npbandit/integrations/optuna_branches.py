@@ -43,13 +43,15 @@ from optuna.trial import FrozenTrial
 
 from npbandit.integrations.optuna_groups import parameter_groups
 from npbandit.integrations.optuna_trials import optuna_choices, parameter_of
+from npbandit.policies.branches import MIN_BRANCH_TRIES
 from npbandit.space import SearchSpace
 
 __all__ = ["MIN_BRANCH_TRIALS", "Branch", "gating_choice", "branches", "branch_of", "first_choice", "best_branch"]
 
 #: completed trials a branch needs before its own model proposes in it (the NP standardises
-#: a branch's values by their mean and spread, which one value does not have)
-MIN_BRANCH_TRIALS = 2
+#: a branch's values by their mean and spread, which one value does not have): the number
+#: ``optimize``'s search by branch waits for too
+MIN_BRANCH_TRIALS = MIN_BRANCH_TRIES
 
 
 @dataclass(frozen=True)
