@@ -185,3 +185,18 @@ def test_a_warm_start_s_values_by_name_need_exactly_the_names(values, match):
         run(initial=[([0.1, 0.1], [0.2, 0.8]), ([0.2, 0.2], values)], budget=2)
     with pytest.raises(ValueError, match=r"initial\[0\]: the values must be 2 real numbers .* name the objectives"):
         run(lambda x: expected(x), minimize=[True, False], initial=[([0.2, 0.2], {"cost": 0.3, "accuracy": 0.9})])
+
+
+def test_the_hypervolume_takes_a_reference_point_by_name():
+    # cost minimised, accuracy maximised: (1, -3), (2, -2), (3, -1) up to (4, -4) dominate 3 + 2 + 1
+    history = [{"t": t, "x": np.zeros(2), "values": v, "failed": False}
+               for t, v in enumerate([[1.0, -3.0], [2.0, -2.0], [3.0, -1.0]])]
+    result = ParetoResult.of_history(history, NAMED, None)
+    by_name = result.hypervolume({"accuracy": -4.0, "cost": 4.0})
+    assert by_name == result.hypervolume([4.0, -4.0]) and by_name == pytest.approx(6.0, rel=1e-12)
+    for wrong in ({"cost": 4.0}, {"cost": 4.0, "accuracy": -4.0, "latency": 1.0}, {"cost": 4.0, "acuracy": -4.0}):
+        with pytest.raises(ValueError, match=r"reference_point as a mapping needs exactly the objective names "
+                                             r"\('cost', 'accuracy'\)"):
+            result.hypervolume(wrong)
+    with pytest.raises(ValueError, match=r"reference_point must be 2 finite numbers .*got \{'cost': 4.0, "):
+        result.hypervolume({"cost": 4.0, "accuracy": float("nan")})
