@@ -88,7 +88,9 @@ def optimize(objective: Callable[[Any], Any], bounds: Any = None, surrogate: str
             ``bounds``; give one of the two.
         initial: earlier evaluations to start from (a warm start): a sequence of
             ``(x, value)`` pairs, ``x`` as the objective receives it (a point in ``bounds``,
-            or a params dict of the space) and ``value`` its finite objective value; the
+            or a params dict of the space) and ``value`` its finite objective value (for
+            several objectives, ``(x, values)``: the values in ``minimize``'s order or, when
+            ``minimize`` names them, a mapping of exactly those names); the
             ``history`` of an earlier result; an earlier :class:`OptimizeResult` (its run, as
             by its id below, when it was recorded in this ``db``; its ``history`` otherwise);
             a run of ``db`` to continue, by its id or its
@@ -423,7 +425,8 @@ def optimize(objective: Callable[[Any], Any], bounds: Any = None, surrogate: str
         initial = continued_run(db, initial, "initial", problem=here, stacklevel=3)  # warns at optimize's caller
     if isinstance(initial, RunEvaluations) and db is not None and str(initial.db) == str(db):
         source = initial.run_id
-    warm = [] if initial is None else initial_points(initial, box, searched, minimize, constraints is not None)
+    warm = [] if initial is None else initial_points(initial, box, searched, minimize,
+                                                     constraints is not None, names if named else None)
     where = {"bounds": box} if searched is None else {"space": searched}
     env = BlackBoxEnv(objective=call, minimize=dict(zip(names, minimize)) if named else minimize, budget=budget,
                       optimal_value=optimal_value, constraints=limits, **where)

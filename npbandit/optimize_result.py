@@ -177,15 +177,23 @@ class ParetoResult:
         """The volume :attr:`front` dominates up to ``reference_point`` (``[m]``, in the
         objectives' units: a point worse than every point of interest in each objective,
         above it where that objective is minimised and below it where maximised); 0 for an
-        empty front.
+        empty front. ``reference_point`` may also be a mapping of exactly the
+        :attr:`objective_names` to values, in any order (``{"cost": 0.7, "accuracy": 0.0}``).
 
         Raises:
-            ValueError: ``reference_point`` is not ``m`` finite numbers.
+            ValueError: ``reference_point`` is not ``m`` finite numbers, or a mapping whose keys
+                are not the objective names (naming them).
         """
         from npbandit.acquisition.multi_objective import dominated_volume
 
         m = len(self.minimize)
         given = reference_point.detach().cpu().numpy() if is_tensor(reference_point) else reference_point
+        if isinstance(given, Mapping):  # by name: read in the order of the objectives
+            if set(given) != set(self.objective_names):
+                raise ValueError(f"reference_point as a mapping needs exactly the objective names "
+                                 f"({', '.join(map(repr, self.objective_names))}) as keys, got "
+                                 f"{list(given)!r}")
+            given = [given[name] for name in self.objective_names]
         # each element a real number: np.asarray(..., float) would read "4" or True as one
         items = given if isinstance(given, np.ndarray) else np.asarray(given, dtype=object)
         real = items.shape == (m,) and all(is_real(v) for v in items.tolist())

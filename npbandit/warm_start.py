@@ -252,7 +252,8 @@ def _same_point(point: Mapping[str, Any], params: Mapping[str, Any]) -> bool:
 
 
 def initial_points(initial: Any, box: np.ndarray | None, space: SearchSpace | None,
-                   minimize: bool | tuple[bool, ...], constrained: bool = False) -> list[Observation]:
+                   minimize: bool | tuple[bool, ...], constrained: bool = False,
+                   names: tuple[str, ...] | None = None) -> list[Observation]:
     """``initial`` (any form of the module) as ``(action [d] in the unit cube, reward,
     constraint values, error)`` (``reward`` the value, negated when minimising; the values
     ``None`` without constraints; ``error`` ``None``), in the order given, each point checked
@@ -262,15 +263,18 @@ def initial_points(initial: Any, box: np.ndarray | None, space: SearchSpace | No
     For several objectives (``minimize`` a tuple of ``m`` directions) every form holds each
     evaluation's ``m`` values where it holds one value: ``(x, values)`` pairs, ``(X [n, d],
     Y [n, m])``, and the ``values`` of a history entry or a run's step; the reward is then
-    ``[m]``, each value negated where it is minimised. Their entries say nothing of the
-    directions (a run's steps of several objectives hold no reward, its history no best value):
-    a run given by its id is checked from its record.
+    ``[m]``, each value negated where it is minimised. With ``names`` (the objectives named,
+    ``optimize``'s ``minimize`` a mapping) each evaluation's values may also be a mapping with
+    exactly those keys, in any order, as the objective may return them. Their entries say
+    nothing of the directions (a run's steps of several objectives hold no reward, its history
+    no best value): a run given by its id is checked from its record.
 
     Raises:
         TypeError: ``initial`` not one of the forms.
         ValueError: an entry that is not ``(x, value)`` (``(x, value, constraints)`` when
             ``constrained``), a value that is not a finite real number, a point outside the
-            box or the space (naming the entry), constraint values of different lengths, or a
+            box or the space (naming the entry), values by name with a key missing or extra
+            (naming it and the entry), constraint values of different lengths, or a
             run's step or history entry of another problem: of the other direction, with
             constraint values when not ``constrained`` or without them when it is, or (a
             step) of other bounds or another space, as far as it says (module docstring).
@@ -326,7 +330,7 @@ def initial_points(initial: Any, box: np.ndarray | None, space: SearchSpace | No
             except ObjectiveError as err:
                 raise ValueError(f"initial[{i}]: {err}") from None
         if m > 1:
-            out.append((_action(i, x, box, space), _several_rewards(i, value, x, minimize), limits, None))
+            out.append((_action(i, x, box, space), _several_rewards(i, value, x, minimize, names), limits, None))
             if isinstance(entry, Mapping):
                 _check_recorded_cube(i, entry, box, space, m)
             continue
@@ -362,13 +366,19 @@ def _check_recorded_objectives(i: int, entry: Mapping[str, Any], m: int, failed:
                          f"{_SAME_PROBLEM}; give (x, values) pairs, one value per objective")
 
 
-def _several_rewards(i: int, value: Any, x: Any, minimize: tuple[bool, ...]) -> np.ndarray:
+def _several_rewards(i: int, value: Any, x: Any, minimize: tuple[bool, ...],
+                     names: tuple[str, ...] | None) -> np.ndarray:
     """Entry ``i``'s values of ``len(minimize)`` objectives as rewards ``[m]`` (each negated where
-    it is minimised); ``ValueError`` naming ``initial[i]`` for another count or a non-finite value."""
+    it is minimised), read as the objective's return is (by name too, with ``names``);
+    ``ValueError`` naming ``initial[i]`` for another count, a key missing or extra, or a
+    non-finite value."""
     try:
-        values = objective_values(value, x, len(minimize))
+        values = objective_values(value, x, len(minimize), names)
     except ObjectiveError as err:
-        raise ValueError(f"initial[{i}]: {err}".replace("objective must return", "the values must be")) from None
+        # the message speaks of what an objective returned: here, of the values an entry holds
+        text = (str(err).replace("objective must return a value", "the values must hold a value")
+                .replace("; it returned", "; they hold").replace("objective must return", "the values must be"))
+        raise ValueError(f"initial[{i}]: {text}") from None
     if not np.isfinite(values).all():
         raise ValueError(f"initial[{i}]: the values must be finite real numbers, got {values.tolist()}")
     return np.where(minimize, -values, values)

@@ -159,3 +159,44 @@ def test_an_error_ending_a_named_run_carries_its_history():
     with pytest.raises(ObjectiveError) as caught:
         run(lambda x: {"cost": 1.0})
     assert caught.value.history and caught.value.history[-1]["failed"]
+
+
+def test_a_warm_start_s_pairs_may_give_their_values_by_name_in_any_order():
+    from npbandit.warm_start import initial_points
+
+    by_name = [([0.2, 0.2], {"accuracy": 0.9, "cost": 0.3}), ([0.4, 0.1], {"cost": 0.5, "accuracy": 0.7})]
+    listed = [([0.2, 0.2], [0.3, 0.9]), ([0.4, 0.1], [0.5, 0.7])]
+    box = np.array(BOX)
+    read = initial_points(by_name, box, None, (True, False), names=("cost", "accuracy"))
+    np.testing.assert_array_equal([reward for _, reward, _, _ in read], [[-0.3, 0.9], [-0.5, 0.7]])
+    same = initial_points(listed, box, None, (True, False), names=("cost", "accuracy"))
+    np.testing.assert_array_equal([reward for _, reward, _, _ in same], [[-0.3, 0.9], [-0.5, 0.7]])
+    assert len(run(initial=by_name, budget=2).history) == 2
+    assert len(run(initial=listed, budget=2).history) == 2
+
+
+@pytest.mark.parametrize(("values", "match"), [
+    ({"cost": 0.3}, r"initial\[1\]: the values must hold a value for each objective named in minimize \('cost', "
+                    r"'accuracy'\); they hold none for 'accuracy'"),
+    ({"cost": 0.3, "accuracy": 0.9, "latency": 2.0}, r"initial\[1\]: .*they hold 'latency', which names no objective"),
+])
+def test_a_warm_start_s_values_by_name_need_exactly_the_names(values, match):
+    with pytest.raises(ValueError, match=match):
+        run(initial=[([0.1, 0.1], [0.2, 0.8]), ([0.2, 0.2], values)], budget=2)
+    with pytest.raises(ValueError, match=r"initial\[0\]: the values must be 2 real numbers .* name the objectives"):
+        run(lambda x: expected(x), minimize=[True, False], initial=[([0.2, 0.2], {"cost": 0.3, "accuracy": 0.9})])
+
+
+def test_the_hypervolume_takes_a_reference_point_by_name():
+    # cost minimised, accuracy maximised: (1, -3), (2, -2), (3, -1) up to (4, -4) dominate 3 + 2 + 1
+    history = [{"t": t, "x": np.zeros(2), "values": v, "failed": False}
+               for t, v in enumerate([[1.0, -3.0], [2.0, -2.0], [3.0, -1.0]])]
+    result = ParetoResult.of_history(history, NAMED, None)
+    by_name = result.hypervolume({"accuracy": -4.0, "cost": 4.0})
+    assert by_name == result.hypervolume([4.0, -4.0]) and by_name == pytest.approx(6.0, rel=1e-12)
+    for wrong in ({"cost": 4.0}, {"cost": 4.0, "accuracy": -4.0, "latency": 1.0}, {"cost": 4.0, "acuracy": -4.0}):
+        with pytest.raises(ValueError, match=r"reference_point as a mapping needs exactly the objective names "
+                                             r"\('cost', 'accuracy'\)"):
+            result.hypervolume(wrong)
+    with pytest.raises(ValueError, match=r"reference_point must be 2 finite numbers .*got \{'cost': 4.0, "):
+        result.hypervolume({"cost": 4.0, "accuracy": float("nan")})

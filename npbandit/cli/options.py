@@ -79,13 +79,15 @@ def option_flags(parser: argparse.ArgumentParser, aliases: dict[str, str] | None
 def in_flags(text: str, flags: dict[str, tuple[str, bool]]) -> str:
     """An error message from the library as the command line's user reads it: an argument
     name in the forms the library's checks write it becomes the flag typed. Those forms: an
-    item of a list (``seeds[1] repeats seed 0`` -> ``--seeds value 2 repeats seed 0``), a
-    keyword (``surrogate='random'`` -> ``--surrogate 'random'``), and the message's subject
-    when it is plainly an argument: followed by ``must`` or by a quoted value (``beta must
-    be >= 0``, ``liar 'penalty' needs ...``) or a name with an underscore (``acq_optimizer
-    maximises ...``). A name elsewhere is prose (``bandit policy 'x' needs ...``, a message
-    that opens ``out of ...``) and is left as it is; a message that names the flag itself
-    beside the argument (``eval_prior_params (--eval-prior-set): ...``) names it once."""
+    item of a list (``seeds[1] repeats seed 0`` -> ``--seeds value 2 repeats seed 0``), an
+    item of a list flag by its key (``minimize['cost']: ...``, of ``--directions cost=min
+    ...``, -> ``--directions 'cost': ...``), a keyword (``surrogate='random'`` ->
+    ``--surrogate 'random'``), and the message's subject when it is plainly an argument:
+    followed by ``must`` or by a quoted value (``beta must be >= 0``, ``liar 'penalty' needs
+    ...``) or a name with an underscore (``acq_optimizer maximises ...``). A name elsewhere
+    is prose (``bandit policy 'x' needs ...``, a message that opens ``out of ...``) and is
+    left as it is; a message that names the flag itself beside the argument
+    (``eval_prior_params (--eval-prior-set): ...``) names it once."""
     def item(match: re.Match) -> str:
         flag, is_list = flags[match[1]]
         return f"{flag} value {int(match[2]) + 1}" if is_list else match[0]
@@ -94,6 +96,9 @@ def in_flags(text: str, flags: dict[str, tuple[str, bool]]) -> str:
     if not names:
         return text
     text = re.sub(rf"(?<![\w.\-'\"])({names})\[(\d+)\]", item, text)
+    quoted = r"""('(?:[^'\\]|\\.)*'|"(?:[^"\\]|\\.)*")"""  # a key as repr() writes a string
+    text = re.sub(rf"(?<![\w.\-'\"])({names})\[{quoted}\]",
+                  lambda m: f"{flags[m[1]][0]} {m[2]}" if flags[m[1]][1] else m[0], text)
     text = re.sub(rf"(?<![\w.\-'\"])({names})=(?=\S)", lambda m: f"{flags[m[1]][0]} ", text)
     subject = re.match(rf"({names})(?= must | '| \")", text) or re.match(r"(\w+_\w+)(?= )", text)
     if subject is not None and subject[1] in flags:

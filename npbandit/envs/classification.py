@@ -208,8 +208,11 @@ def _check_data(X: Any, y: Any) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
         raise ValueError(f"X must be a 2-D array of real numbers: {err}") from None
     if X.ndim != 2 or X.shape[0] < 1 or X.shape[1] < 1:
         raise ValueError(f"X must be a 2-D array [rows, features] with at least one of each, got shape {X.shape}")
-    if not np.isfinite(X).all():
-        raise ValueError(f"X must be finite; {int((~np.isfinite(X)).sum())} value(s) are NaN or infinite")
+    bad = np.argwhere(~np.isfinite(X))  # [k, 2] (row, column), in row order
+    if len(bad):
+        where = ", ".join(f"X[{i}, {j}] = {float(X[i, j])!r}" for i, j in bad[:5].tolist())
+        raise ValueError(f"X must be finite; {len(bad)} value(s) are NaN or infinite ({where}"
+                         f"{', ...' if len(bad) > 5 else ''})")
     y = np.asarray(y)
     if y.ndim != 1 or len(y) != len(X):
         raise ValueError(f"y must be 1-D with one label per row of X ({len(X)}), got shape {y.shape}")

@@ -521,6 +521,10 @@ def test_only_the_argument_forms_of_a_name_become_flags():
     assert in_flags("bounds[0] must be below bounds[1]", flags) == "bounds[0] must be below bounds[1]"  # not a list
     assert in_flags("policies[1] 'x', policies[10] 'x'", flags) == "--policies value 2 'x', --policies value 11 'x'"
     assert in_flags("eval_prior_params (--eval-prior-set): no", flags) == "--eval-prior-set: no"
+    # an item by its key: of a list flag named as the flag, of another left as it is
+    assert in_flags("policies['a\\tb']: bad", flags) == "--policies 'a\\tb': bad"
+    assert in_flags("""policies["it's"] is bad""", flags) == """--policies "it's" is bad"""
+    assert in_flags("bounds['x0'] must be", flags) == "bounds['x0'] must be"
 
 
 @pytest.mark.parametrize("args", [

@@ -70,3 +70,13 @@ def test_a_malformed_named_direction_is_a_usage_error(named, capsys, word):
     err = capsys.readouterr().err
     assert "argument --directions: expected minimize or maximize (or min / max), got" in err
     assert "(or the objective named, NAME=DIRECTION: cost=minimize)" in err
+
+
+@pytest.mark.parametrize("word", ["a\tb=min", "\x1bcost=min"])
+def test_a_name_the_library_refuses_is_reported_naming_directions(named, capsys, word):
+    assert run(named, word, "accuracy=max") == 2
+    err = capsys.readouterr().err
+    name = repr(word.rpartition("=")[0])
+    assert f"npbandit optimize: --directions {name}: an objective's name must be a non-empty, printable" in err
+    assert "minimize" not in err
+    assert not Path(named).exists()

@@ -83,7 +83,11 @@ def test_a_named_data_set_without_scikit_learn_names_the_extra(monkeypatch):
     ((X,), {}, "X and y must be given together"),
     ((), {"dataset": "mnist"}, "dataset must be one of"),
     ((X[0], Y), {}, "X must be a 2-D array"),
-    ((np.where(X == 2.0, np.nan, X), Y), {}, "X must be finite; 3 value"),
+    ((np.where(X == 2.0, np.nan, X), Y), {}, r"X must be finite; 3 value\(s\) are NaN or infinite "
+                                              r"\(X\[1, 0\] = nan, X\[2, 2\] = nan, X\[3, 2\] = nan\)"),
+    # more than five: the first five, in row order, then ...
+    ((np.where(X != 5.0, np.inf, X), Y), {}, r"8 value\(s\) are NaN or infinite \(X\[0, 0\] = inf, X\[0, 2\] = inf, "
+                                            r"X\[1, 0\] = inf, X\[1, 2\] = inf, X\[2, 0\] = inf, \.\.\.\)"),
     ((X, Y[:3]), {}, "y must be 1-D with one label per row"),
     ((X, np.zeros(4)), {}, "at least 2 classes"),
     # a missing label became a class (NaN) or raised numpy's sort error, naming nothing (None, mixed kinds)
