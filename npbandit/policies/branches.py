@@ -37,7 +37,7 @@ from npbandit.policies.base import Policy, Recommendation
 from npbandit.policies.design import SobolDesign
 from npbandit.space import Choice, SearchSpace
 
-__all__ = ["BranchBOPolicy", "gate_of", "branch_spaces", "MIN_BRANCH_TRIES", "DESIGN_POINTS"]
+__all__ = ["BranchBOPolicy", "gate_of", "branch_spaces", "by_branch", "MIN_BRANCH_TRIES", "DESIGN_POINTS"]
 
 #: evaluations a branch has before the branches are compared (its model needs two values)
 MIN_BRANCH_TRIES = 2
@@ -52,6 +52,37 @@ def gate_of(space: SearchSpace) -> str | None:
         if isinstance(parameter, Choice) and parameter.dependents and space.depends_on(name) is None:
             return name
     return None
+
+
+def by_branch(branches: Any, space: SearchSpace | None, *, objectives: int = 1, surrogate: Any = None,
+              subspace: Any = None, output_warp: Any = None) -> bool:
+    """Whether ``optimize(..., branches=branches)`` searches ``space`` by branch: ``None``
+    where it can (a conditional space of one objective, searched by a model without a
+    subspace strategy or an output warp, whose values the branches compare in the objective's
+    units), ``True`` likewise but refused where it cannot, ``False`` never.
+
+    Raises:
+        TypeError: ``branches`` is not ``None`` or a bool.
+        ValueError: ``branches=True`` and something above rules a search by branch out (named)."""
+    if branches is not None and not isinstance(branches, (bool, np.bool_)):
+        raise TypeError(f"branches must be None, True or False, got {type(branches).__name__} {branches!r}")
+    if branches is not None and not branches:
+        return False
+    if space is None or not space.conditional:
+        why = "branches=True needs a conditional space (a Choice with dependents)"
+    elif objectives > 1:
+        why = "branches=True is for one objective; several objectives are searched by one model over the whole cube"
+    elif isinstance(surrogate, str) and surrogate == "random":
+        why = "branches=True needs a model to compare the branches by; surrogate='random' (Sobol points) has none"
+    elif subspace is not None or output_warp is not None:
+        setting = "subspace" if subspace is not None else "output_warp"
+        why = (f"branches=True compares the branches' values in the objective's units; {setting} is searched by one "
+               "model over the whole cube (branches=False)")
+    else:
+        return True
+    if branches:
+        raise ValueError(why)
+    return False
 
 
 def branch_spaces(space: SearchSpace, gate: str) -> dict[Any, SearchSpace | None]:

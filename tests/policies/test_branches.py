@@ -135,3 +135,27 @@ def test_the_design_passes_over_points_already_evaluated():
     handed = [policy.act(None) for _ in range(3)]
     keys = {x.tobytes() for x in handed}
     assert len(keys) == 3 and given.tobytes() not in keys
+
+
+@pytest.mark.parametrize("settings, match", [
+    ({"branches": "yes"}, "branches must be None, True or False"),
+    ({"branches": 1}, "branches must be None, True or False"),
+    ({"branches": True, "space": None, "bounds": [[0.0], [1.0]]}, "branches=True needs a conditional space"),
+    ({"branches": True, "space": {"x": Float(0, 1)}}, "branches=True needs a conditional space"),
+    ({"branches": True, "surrogate": "random"}, "surrogate='random'"),
+    ({"branches": True, "output_warp": "yeo-johnson"}, "output_warp"),
+    ({"branches": True, "minimize": {"a": True, "b": True}}, "several objectives"),
+])
+def test_optimize_refuses_a_branches_it_cannot_honour_before_evaluating_anything(settings, match):
+    calls = []
+    settings = {"space": SPACE, **settings}
+    if settings["space"] is None:
+        del settings["space"]
+
+    def objective(p):
+        calls.append(p)
+        return loss(p)
+
+    with pytest.raises((TypeError, ValueError), match=match):
+        optimize(objective, budget=12, db=None, progress=False, **settings)
+    assert calls == []
