@@ -198,6 +198,16 @@ class SearchSpace(Mapping[str, Parameter]):
         parent, _ = self._conditions.parent[name]
         return parent, tuple(v for v, names in self._parameters[parent].dependents.items() if name in names)
 
+    def lacks(self, params: Any, name: Any) -> str | None:
+        """Why a point ``params`` of this space has no parameter ``name``, for a message:
+        ``"C exists only when model is 'svm'"`` when ``name`` is a conditional parameter the
+        point lacks; ``None`` otherwise (the point has it, or ``name`` is no conditional
+        parameter)."""
+        if (not isinstance(name, str) or name not in self._conditions.parent or not isinstance(params, Mapping)
+                or name in params):
+            return None
+        return f"{name} exists only when {self._conditions.condition(name)}"
+
     def inactive_columns(self, u: torch.Tensor) -> torch.Tensor:
         """``[..., D]`` bool: at each point of ``u`` ``[..., D]``, the columns of the parameters
         it does not have (none unless the space is conditional)."""
