@@ -143,3 +143,14 @@ def test_an_objective_that_reads_a_parameter_its_point_lacks_is_told_when_that_p
                       progress=False, on_error="skip")
     errors = {h["error"] for h in result.history if h.get("failed")}
     assert errors and all(e.startswith("objective raised KeyError: 'own' at x=") and e.endswith("}") for e in errors)
+
+
+def test_json_dependents_keyed_by_a_non_string_value_are_refused_with_the_pairs_form_named():
+    # a JSON object's keys are strings: {"16": [...]} cannot name the value 16, and the message says what can
+    record = json.loads('{"width": {"type": "choice", "values": [16, 32], "dependents": {"16": ["dropout"]}}, '
+                        '"dropout": {"type": "float", "low": 0, "high": 0.5}}')
+    with pytest.raises(ValueError, match=r"space\['width'\]: .*'16' is not one of the values \[16, 32\].*"
+                                         r"\[value, \[names\]\] pairs.*\[\[16, \[\"dropout\"\]\]\]"):
+        as_search_space(record)
+    record["width"]["dependents"] = [[16, ["dropout"]]]
+    assert as_search_space(record).depends_on("dropout") == ("width", (16,))
