@@ -25,7 +25,7 @@ from npbandit.optimize_result import OptimizeResult, ParetoResult, carry_history
 from npbandit.optimize_surrogate import SURROGATES, check_loaded, named_by_card, surrogate_checkpoint
 from npbandit.policies.base import Policy
 from npbandit.policies.bo import OUTPUT_WARPS, BOPolicy
-from npbandit.policies.branches import BranchBOPolicy
+from npbandit.policies.branches import BranchBOPolicy, by_branch
 from npbandit.policies.design import SobolPolicy
 from npbandit.policies.pareto import ParetoBOPolicy
 from npbandit.policies.standardised_check import StandardisedDataCheck
@@ -286,10 +286,10 @@ def optimize(objective: Callable[[Any], Any], bounds: Any = None, surrogate: str
             ``MKL_NUM_THREADS``, else 1: a small network on many threads mostly waits for
             them, the more so on a machine whose cores are busy).
         branches: a conditional space (a ``Choice`` with ``dependents``) of one objective is
-            searched by branch (``None``, default, or ``True``: one policy per value of its gate,
+            searched by branch (``None``, default: one policy per value of its gate,
             :class:`~npbandit.policies.branches.BranchBOPolicy`), or with ``False`` by one model
             over the whole cube, the parameters a point lacks pinned (as with several objectives,
-            ``subspace=`` or ``output_warp``).
+            ``subspace=`` or ``output_warp``; ``True`` with any of them is refused).
         callbacks: a callable, or a sequence of them, each called after every evaluation
             (a failed one too) with the history of this call's evaluations so far (a fresh
             list of dicts, copied down to their points and values, as
@@ -381,6 +381,8 @@ def optimize(objective: Callable[[Any], Any], bounds: Any = None, surrogate: str
     callbacks = _check_callbacks(callbacks)
     resolve_threads(threads)  # a bad threads or $NPBANDIT_THREADS fails before anything is evaluated
     _check_async(executor, batch_size, eval_timeout)
+    branches = by_branch(branches, searched, objectives=objectives, surrogate=surrogate, subspace=subspace,
+                         output_warp=output_warp)
     if constraints is not None:
         if not callable(constraints):
             raise TypeError(f"constraints must be callable (the point -> a sequence of floats, feasible when all are "
@@ -450,8 +452,7 @@ def optimize(objective: Callable[[Any], Any], bounds: Any = None, surrogate: str
                             budget=budget + len(warm), threads=threads, snap=snap,
                             constrained=constraints is not None, acq_optimizer=acq_optimizer, subspace=subspace)
 
-        if (searched is not None and searched.conditional and branches is not False and subspace is None
-                and output_warp is None):
+        if branches:
             bo = BranchBOPolicy(searched, lambda s: searcher(s.dim, None if s.continuous else s.snap, None),
                                 n_init=n_init)
         else:

@@ -45,6 +45,8 @@ def add_arguments(opt: argparse.ArgumentParser) -> None:
                           "a .json file holding it, in the form a run records (SearchSpace.describe), e.g. "
                           '\'{"lr": {"type": "float", "low": 1e-4, "high": 0.1, "log": true}, "layers": {"type": '
                           '"int", "low": 1, "high": 4}, "act": {"type": "choice", "values": ["relu", "tanh"]}}\'; '
+                          'a choice\'s "dependents" (parameters that exist only under some of its values) as '
+                          '[value, [names]] pairs, [["tanh", ["slope"]]]; '
                           "the objective is then called with a dict {name: value} (default: none, --bounds give a box)")
     opt.add_argument("--constraints", metavar="MODULE:FUNCTION",
                      help="outcome constraints: module:function taking the point (as the objective does) and "

@@ -437,6 +437,13 @@ class BlackBoxEnv(gym.Env):
             return np.zeros(self.dim + self.objectives), {"space": self.space.describe()}
         return np.zeros(self.dim + self.objectives), {"bounds": self.bounds.copy()}
 
+    def _raised(self, who: str, err: BaseException, x: Any) -> str:
+        """What an evaluation's failure records: ``who`` raised ``err`` at ``x``; a KeyError
+        naming a parameter the point lacks (a conditional space's) says when it exists."""
+        lacks = self.space.lacks(x, err.args[0]) if isinstance(err, KeyError) and err.args else None
+        why = f" ({lacks}: a point holds its active parameters alone)" if lacks else ""
+        return f"{who} raised {type(err).__name__}: {err} at x={shown(x)}{why}"
+
     def step(self, action):
         """Evaluate ``action`` (a point of ``[0, 1]^d``) and record it; Gymnasium's
         ``(obs, reward, terminated, truncated, info)`` (see the module docstring).
@@ -466,14 +473,12 @@ class BlackBoxEnv(gym.Env):
             try:
                 out = self._call(x.copy())
             except Exception as err:  # the user's objective: report, never hide
-                raise ObjectiveError(f"objective raised {type(err).__name__}: {err} at x={shown(x)}", x,
-                                     kind="raised") from err
+                raise ObjectiveError(self._raised("objective", err, x), x, kind="raised") from err
         elif not outcome.ok:
             err = outcome.value
             if outcome.timed_out:  # the evaluator gave it up: the objective raised nothing
                 raise ObjectiveError(f"objective timed out: {err} at x={shown(x)}", x, kind="timeout") from err
-            raise ObjectiveError(f"objective raised {type(err).__name__}: {err} at x={shown(x)}", x,
-                                 kind="raised") from err
+            raise ObjectiveError(self._raised("objective", err, x), x, kind="raised") from err
         else:
             out = outcome.value
         constraints = None
@@ -494,8 +499,7 @@ class BlackBoxEnv(gym.Env):
         if constraints is not None:
             if constraints.failed:
                 err = constraints.constraints
-                raise ObjectiveError(f"constraints raised {type(err).__name__}: {err} at x={shown(x)}", x,
-                                     kind="raised") from err
+                raise ObjectiveError(self._raised("constraints", err, x), x, kind="raised") from err
             constraints = constraint_values(constraints.constraints, x, self.n_constraints)
             self.n_constraints = constraints.size
         feasible = constraints is None or is_feasible(constraints)

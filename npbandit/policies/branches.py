@@ -37,7 +37,7 @@ from npbandit.policies.base import Policy, Recommendation
 from npbandit.policies.design import SobolDesign
 from npbandit.space import Choice, SearchSpace
 
-__all__ = ["BranchBOPolicy", "gate_of", "branch_spaces", "MIN_BRANCH_TRIES", "DESIGN_POINTS"]
+__all__ = ["BranchBOPolicy", "gate_of", "branch_spaces", "by_branch", "MIN_BRANCH_TRIES", "DESIGN_POINTS"]
 
 #: evaluations a branch has before the branches are compared (its model needs two values)
 MIN_BRANCH_TRIES = 2
@@ -54,14 +54,50 @@ def gate_of(space: SearchSpace) -> str | None:
     return None
 
 
+def by_branch(branches: Any, space: SearchSpace | None, *, objectives: int = 1, surrogate: Any = None,
+              subspace: Any = None, output_warp: Any = None) -> bool:
+    """Whether ``optimize(..., branches=branches)`` searches ``space`` by branch: ``None``
+    where it can (a conditional space of one objective with a branch of more than one point,
+    searched by a model without a subspace strategy or an output warp, whose values the
+    branches compare in the objective's units), ``True`` likewise but refused where it
+    cannot, ``False`` never.
+
+    Raises:
+        TypeError: ``branches`` is not ``None`` or a bool.
+        ValueError: ``branches=True`` and something above rules a search by branch out (named)."""
+    if branches is not None and not isinstance(branches, (bool, np.bool_)):
+        raise TypeError(f"branches must be None, True or False, got {type(branches).__name__} {branches!r}")
+    if branches is not None and not branches:
+        return False
+    if space is None or not space.conditional:
+        why = "branches=True needs a conditional space (a Choice with dependents)"
+    elif objectives > 1:
+        why = "branches=True is for one objective; several objectives are searched by one model over the whole cube"
+    elif isinstance(surrogate, str) and surrogate == "random":
+        why = "branches=True needs a model to compare the branches by; surrogate='random' (Sobol points) has none"
+    elif all(s is None for s in branch_spaces(space, gate_of(space)).values()):
+        why = (f"branches=True needs a branch with something to search; every value of {gate_of(space)!r} is one "
+               "point")
+    elif subspace is not None or output_warp is not None:
+        setting = "subspace" if subspace is not None else "output_warp"
+        why = (f"branches=True compares the branches' values in the objective's units; {setting} is searched by one "
+               "model over the whole cube (branches=False)")
+    else:
+        return True
+    if branches:
+        raise ValueError(why)
+    return False
+
+
 def branch_spaces(space: SearchSpace, gate: str) -> dict[Any, SearchSpace | None]:
     """For each value of ``gate``, the space of its branch: every parameter a point with that
     value can have, ``gate`` left out, in the space's order (``None``: a value whose points
-    have no other parameter)."""
+    have no other parameter, or only one-value choices: one point, nothing to search)."""
     out: dict[Any, SearchSpace | None] = {}
     for value in space[gate].values:
         names = [n for n in space if n != gate and _under(space, n, gate, value)]
-        out[value] = SearchSpace({n: space[n] for n in names}) if names else None
+        searched = sum(space[n].columns for n in names) > 0
+        out[value] = SearchSpace({n: space[n] for n in names}) if searched else None
     return out
 
 
@@ -128,7 +164,11 @@ class BranchBOPolicy(Policy):
     def join(self, value: Any, point: np.ndarray | None) -> np.ndarray:
         """The point of the whole cube of the branch point ``point`` of the gate's ``value``."""
         space = self.spaces[value]
-        params = {} if space is None else space.decode(point)
+        if space is None:  # one point: the branch's parameters, if any, are choices of one value each
+            params = {n: self.space[n].values[0] for n in self.space if n != self.gate
+                      and _under(self.space, n, self.gate, value)}
+        else:
+            params = space.decode(point)
         return self.space.encode({self.gate: value, **params})
 
     # -- the loop ------------------------------------------------------------------------------

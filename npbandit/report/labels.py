@@ -80,18 +80,25 @@ def _setting_text(value: Any, others: Sequence[Any] = ()) -> str:
     component logged as a dict with a ``"name"`` (``acq_optimizer``) by its name, followed
     by those of its other entries that differ among the values of the same name in
     ``others`` (the values the rows being told apart hold): ``candidate-search``,
-    ``candidate-search(rounds=4)``; anything else as JSON."""
+    ``candidate-search(rounds=4)``; a dict without a name (the policy of each branch,
+    ``branch``) by the entries that differ among the unnamed dicts of ``others``,
+    ``(trust_region_budget=17)``; anything else as JSON."""
     if isinstance(value, float):
         return f"{value:g}"
     if isinstance(value, str):
         return value
-    if isinstance(value, dict) and "name" in value:
-        peers = [o for o in others if isinstance(o, dict) and o.get("name") == value["name"]]
+    if isinstance(value, dict):
+        named = "name" in value
+        peers = [o for o in others if isinstance(o, dict) and ("name" in o) == named
+                 and (not named or o["name"] == value["name"])]
         keys = sorted({k for p in peers for k in p} - {"name"}, key=str)
         differ = [k for k in keys if len({_canonical(p[k]) if k in p else None for p in peers}) > 1]
         inner = ", ".join(f"{k}={_setting_text(value[k], [p[k] for p in peers if k in p]) if k in value else '?'}"
                           for k in differ)
-        return _setting_text(value["name"]) + (f"({inner})" if inner else "")
+        if named:
+            return _setting_text(value["name"]) + (f"({inner})" if inner else "")
+        if inner:
+            return f"({inner})"
     return json.dumps(value)
 
 

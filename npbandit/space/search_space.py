@@ -18,6 +18,7 @@ then holds its active parameters alone, and the cube pins the others' columns.
 
 from __future__ import annotations
 
+import json
 from collections.abc import Iterator, Mapping
 from typing import TYPE_CHECKING, Any
 
@@ -198,6 +199,16 @@ class SearchSpace(Mapping[str, Parameter]):
         parent, _ = self._conditions.parent[name]
         return parent, tuple(v for v, names in self._parameters[parent].dependents.items() if name in names)
 
+    def lacks(self, params: Any, name: Any) -> str | None:
+        """Why a point ``params`` of this space has no parameter ``name``, for a message:
+        ``"C exists only when model is 'svm'"`` when ``name`` is a conditional parameter the
+        point lacks; ``None`` otherwise (the point has it, or ``name`` is no conditional
+        parameter)."""
+        if (not isinstance(name, str) or name not in self._conditions.parent or not isinstance(params, Mapping)
+                or name in params):
+            return None
+        return f"{name} exists only when {self._conditions.condition(name)}"
+
     def inactive_columns(self, u: torch.Tensor) -> torch.Tensor:
         """``[..., D]`` bool: at each point of ``u`` ``[..., D]``, the columns of the parameters
         it does not have (none unless the space is conditional)."""
@@ -244,7 +255,17 @@ def parameter_from_description(description: Mapping[str, Any]) -> Parameter:
         if not all(isinstance(p, list) and len(p) == 2 for p in pairs):
             raise ValueError(f"a choice's dependents are [value, [names]] pairs, got {pairs!r}")
         settings["dependents"] = {value: names for value, names in pairs}
-    return cls(*positional, **settings)
+    try:
+        return cls(*positional, **settings)
+    except ValueError as err:
+        values = positional[0] if kind == "choice" else ()
+        if isinstance(pairs, Mapping) and isinstance(values, list) and any(not isinstance(v, str) for v in values):
+            # JSON keys are strings: an object cannot name the value 16; the pairs describe() writes can
+            example = next(([[v, n]] for k, n in pairs.items() for v in values if k in (str(v), json.dumps(v))),
+                           [[values[0], ["name"]]])
+            raise ValueError(f"{err} (a JSON object's keys are strings: give the dependents of a choice of other "
+                             f"values as [value, [names]] pairs, e.g. {json.dumps(example, default=str)})") from None
+        raise
 
 
 def as_search_space(space: Any) -> SearchSpace:

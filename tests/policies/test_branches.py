@@ -135,3 +135,42 @@ def test_the_design_passes_over_points_already_evaluated():
     handed = [policy.act(None) for _ in range(3)]
     keys = {x.tobytes() for x in handed}
     assert len(keys) == 3 and given.tobytes() not in keys
+
+
+@pytest.mark.parametrize("settings, match", [
+    ({"branches": "yes"}, "branches must be None, True or False"),
+    ({"branches": 1}, "branches must be None, True or False"),
+    ({"branches": True, "space": None, "bounds": [[0.0], [1.0]]}, "branches=True needs a conditional space"),
+    ({"branches": True, "space": {"x": Float(0, 1)}}, "branches=True needs a conditional space"),
+    ({"branches": True, "surrogate": "random"}, "surrogate='random'"),
+    ({"branches": True, "output_warp": "yeo-johnson"}, "output_warp"),
+    ({"branches": True, "minimize": {"a": True, "b": True}}, "several objectives"),
+])
+def test_optimize_refuses_a_branches_it_cannot_honour_before_evaluating_anything(settings, match):
+    calls = []
+    settings = {"space": SPACE, **settings}
+    if settings["space"] is None:
+        del settings["space"]
+
+    def objective(p):
+        calls.append(p)
+        return loss(p)
+
+    with pytest.raises((TypeError, ValueError), match=match):
+        optimize(objective, budget=12, db=None, progress=False, **settings)
+    assert calls == []
+
+
+def test_a_branch_whose_parameters_have_one_value_each_is_one_point():
+    space = SearchSpace({"model": Choice(["fixed", "tuned"], dependents={"fixed": ["kind"], "tuned": ["x"]}),
+                         "kind": Choice(["default"]), "x": Float(0, 1)})
+    assert branch_spaces(space, "model")["fixed"] is None
+    result = optimize(lambda p: p.get("x", 0.25), space, budget=12, seed=0, db=None, progress=False)
+    fixed = [h["x"] for h in result.history if h["x"]["model"] == "fixed"]
+    assert fixed and all(x == {"model": "fixed", "kind": "default"} for x in fixed)
+    two_points = {"model": Choice(["fixed", "default"], dependents={"fixed": ["kind"]}), "kind": Choice(["default"])}
+    result = optimize(lambda p: 1.0 if p["model"] == "fixed" else 2.0, two_points, budget=2, seed=0, db=None,
+                      progress=False)  # no branch to search: one model over the whole cube
+    assert sorted(h["value"] for h in result.history) == [1.0, 2.0]
+    with pytest.raises(ValueError, match="every value of 'model' is one point"):
+        optimize(lambda p: 1.0, two_points, budget=2, db=None, progress=False, branches=True)

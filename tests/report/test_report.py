@@ -534,6 +534,27 @@ def test_a_subspace_strategy_s_flat_settings_read_as_one_component():
 
 
 
+def test_a_component_logged_without_a_name_shows_the_entries_that_differ():
+    from npbandit.report.labels import row_keys
+    from npbandit.storage import RunRow
+
+    def run(i, **params):
+        return RunRow(id=i, kind="bo", env_id="e", env_params={}, policy="branches-p", surrogate=None,
+                      checkpoint_sha256=None, seed=0, status="completed", n_steps=0, started_at=None,
+                      finished_at=None, error=None, policy_params=params)
+
+    # BranchBOPolicy logs its branches' policy as one dict ("branch"): a row names what differs in it, not all of it
+    optimizer = {"name": "candidate-search", "rounds": 8, "scale": 0.1}
+    branch = {"acquisition": "logei", "acq_optimizer": optimizer, "n_init": 5, "trust_region_budget": 12}
+    keys = row_keys([run(1, branches="model", branch=branch),
+                     run(2, branches="model", branch={**branch, "trust_region_budget": 17}),
+                     run(3, branches="model", branch={**branch, "acq_optimizer": {**optimizer, "rounds": 2}})])
+    assert [keys[i].text() for i in (1, 2, 3)] == [
+        "branches-p  branch=(acq_optimizer=candidate-search(rounds=8), trust_region_budget=12)",
+        "branches-p  branch=(acq_optimizer=candidate-search(rounds=8), trust_region_budget=17)",
+        "branches-p  branch=(acq_optimizer=candidate-search(rounds=2), trust_region_budget=12)"]
+
+
 def test_a_run_without_a_warm_start_shows_nothing_of_it_and_stays_a_row_apart():
     from npbandit.report.labels import row_keys
     from npbandit.storage import RunRow

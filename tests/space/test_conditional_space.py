@@ -128,3 +128,29 @@ def test_the_indexed_view_of_a_wide_conditional_space_is_conditional_too():
     point[0, view.columns("a1")] = 0.9  # a's parameter, not b's: pinned back
     assert view.decode(view.snap(point)[0]) == pytest.approx({"kind": "b", "s": 0.2, "b1": 0.3, "b2": 0.4})
     assert float(view.snap(point)[0, view.columns("a1")]) == 0.5
+
+
+def test_an_objective_that_reads_a_parameter_its_point_lacks_is_told_when_that_parameter_exists():
+    from npbandit import optimize
+    from npbandit.exceptions import ObjectiveError
+
+    space = classifier_space()
+    with pytest.raises(ObjectiveError, match=r"KeyError: 'C' at x=\{'model': 'rf'.*\(C exists only when model is "
+                                             r"'svm': a point holds its active parameters alone\)"):
+        optimize(lambda p: p["C"] + p["n"], space, budget=12, seed=0, db=None, progress=False)
+    # with on_error="skip" each failure records the same reason; a KeyError of the objective's own stays as it was
+    result = optimize(lambda p: p["C"] if p["model"] == "svm" else {}["own"], space, budget=12, seed=0, db=None,
+                      progress=False, on_error="skip")
+    errors = {h["error"] for h in result.history if h.get("failed")}
+    assert errors and all(e.startswith("objective raised KeyError: 'own' at x=") and e.endswith("}") for e in errors)
+
+
+def test_json_dependents_keyed_by_a_non_string_value_are_refused_with_the_pairs_form_named():
+    # a JSON object's keys are strings: {"16": [...]} cannot name the value 16, and the message says what can
+    record = json.loads('{"width": {"type": "choice", "values": [16, 32], "dependents": {"16": ["dropout"]}}, '
+                        '"dropout": {"type": "float", "low": 0, "high": 0.5}}')
+    with pytest.raises(ValueError, match=r"space\['width'\]: .*'16' is not one of the values \[16, 32\].*"
+                                         r"\[value, \[names\]\] pairs.*\[\[16, \[\"dropout\"\]\]\]"):
+        as_search_space(record)
+    record["width"]["dependents"] = [[16, ["dropout"]]]
+    assert as_search_space(record).depends_on("dropout") == ("width", (16,))
