@@ -21,14 +21,11 @@ from npbandit.envs.bounds import as_bounds
 from npbandit.loop.asynchronous import _check_async
 from npbandit.loop.episode import _check_on_error, run_episode
 from npbandit.objective_names import check_name, objective_label
+from npbandit.optimize_policy import optimize_policy
 from npbandit.optimize_result import OptimizeResult, ParetoResult, carry_history, run_history
 from npbandit.optimize_surrogate import SURROGATES, check_loaded, named_by_card, surrogate_checkpoint
-from npbandit.policies.base import Policy
-from npbandit.policies.bo import OUTPUT_WARPS, BOPolicy
-from npbandit.policies.branches import BranchBOPolicy, by_branch
-from npbandit.policies.design import SobolPolicy
-from npbandit.policies.pareto import ParetoBOPolicy
-from npbandit.policies.standardised_check import StandardisedDataCheck
+from npbandit.policies.bo import OUTPUT_WARPS
+from npbandit.policies.branches import by_branch
 from npbandit.policies.trust_region import TrustRegionSettings
 from npbandit.space import Parameter, SearchSpace, as_search_space
 from npbandit.stopping import RunInterrupted
@@ -436,34 +433,14 @@ def optimize(objective: Callable[[Any], Any], bounds: Any = None, surrogate: str
     # a space with ints, steps or choices: every point handed out lands on what it decodes to
     snap = None if searched is None or searched.continuous else searched.snap
     desc = f"optimize {env.name}"
-    if model == "random":
-        policy: Policy = SobolPolicy(d, snap=snap)
-    elif objectives > 1:
-        bo = ParetoBOPolicy(d, objectives, model=named_by_card(model), n_init=n_init, avoid_repeats=avoid_repeats,
-                            budget=budget + len(warm), threads=threads, snap=snap,
-                            constrained=constraints is not None, acq_optimizer=acq_optimizer)
-        if bo.width < d:  # say so where the run shows itself: the surrogate reads fewer inputs than d
-            desc += f" ({d} columns, the model reading the {bo.width} most relevant)"
-        policy = StandardisedDataCheck(bo)
-    else:
-        def searcher(dim: int, snap: Any, n_init: int | None = n_init) -> BOPolicy:
-            return BOPolicy(dim, model=named_by_card(model), acquisition=acquisition, n_init=n_init,
-                            output_warp=output_warp, avoid_repeats=avoid_repeats, trust_region=trust_region, liar=liar,
-                            budget=budget + len(warm), threads=threads, snap=snap,
-                            constrained=constraints is not None, acq_optimizer=acq_optimizer, subspace=subspace)
-
-        if branches:
-            bo = BranchBOPolicy(searched, lambda s: searcher(s.dim, None if s.continuous else s.snap, None),
-                                n_init=n_init)
-        else:
-            bo = searcher(d, snap)
-        if isinstance(bo, BranchBOPolicy):
-            desc += f" (by branch of {bo.gate!r})"
-        elif bo.subspace is not None:  # say so where the run shows itself: the surrogate sees fewer inputs than d
-            strategy = getattr(bo.subspace, "name", type(bo.subspace).__name__)
-            desc += f" ({d} columns, searched by {strategy} for a model of {bo.width})"
-        policy = StandardisedDataCheck(bo)
-    if model != "random":
+    policy, bo, more = optimize_policy(named_by_card(model) if model != "random" else model, dim=d,
+                                       objectives=objectives, searched=searched, snap=snap, by_branch=branches,
+                                       budget=budget + len(warm), n_init=n_init, acquisition=acquisition,
+                                       output_warp=output_warp, avoid_repeats=avoid_repeats, trust_region=trust_region,
+                                       liar=liar, threads=threads, constrained=constraints is not None,
+                                       acq_optimizer=acq_optimizer, subspace=subspace)
+    desc += more
+    if bo is not None:
         if budget + len(warm) <= bo.n_init:
             given = f" (and {len(warm)} initial point{'' if len(warm) == 1 else 's'})" if warm else ""
             warnings.warn(f"budget={budget}{given} does not exceed "
