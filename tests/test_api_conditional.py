@@ -72,13 +72,14 @@ def test_a_conditional_run_continues_from_its_history_or_its_id(tmp_path):
 
 
 def test_the_report_and_the_cli_take_a_conditional_run(tmp_path, monkeypatch, capsys):
-    (tmp_path / "tuning.py").write_text("def f(p):\n    return p.get('C', 1.0) + p.get('n', 0)\n")
+    (tmp_path / "conditional_tuning.py").write_text("def f(p):\n    return p.get('C', 1.0) + p.get('n', 0)\n")
     monkeypatch.chdir(tmp_path)
     monkeypatch.syspath_prepend(str(tmp_path))
     db = str(tmp_path / "runs.db")
     record = json.dumps(SPACE.describe())
-    assert main(["optimize", "--objective", "tuning:f", "--space", record, "--surrogate", "random", "--budget", "6",
-                 "--db", db]) == 0
+    # a module name of its own: another test's tuning.py would be the one imported, from sys.modules
+    assert main(["optimize", "--objective", "conditional_tuning:f", "--space", record, "--surrogate", "random",
+                 "--budget", "6", "--db", db]) == 0
     assert "model=" in capsys.readouterr().out
     assert main(["report", "--db", db]) == 0
     out = capsys.readouterr().out
