@@ -373,12 +373,9 @@ def _several_rewards(i: int, value: Any, x: Any, minimize: tuple[bool, ...],
     ``ValueError`` naming ``initial[i]`` for another count, a key missing or extra, or a
     non-finite value."""
     try:
-        values = objective_values(value, x, len(minimize), names)
+        values = objective_values(value, x, len(minimize), names, held=True)
     except ObjectiveError as err:
-        # the message speaks of what an objective returned: here, of the values an entry holds
-        text = (str(err).replace("objective must return a value", "the values must hold a value")
-                .replace("; it returned", "; they hold").replace("objective must return", "the values must be"))
-        raise ValueError(f"initial[{i}]: {text}") from None
+        raise ValueError(f"initial[{i}]: {err}") from None
     if not np.isfinite(values).all():
         raise ValueError(f"initial[{i}]: the values must be finite real numbers, got {values.tolist()}")
     return np.where(minimize, -values, values)

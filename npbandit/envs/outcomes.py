@@ -72,13 +72,22 @@ def objective_value(out: Any, x: Any) -> float:
     return float(value)
 
 
-def objective_values(out: Any, x: Any, count: int, names: tuple[str, ...] | None = None) -> np.ndarray:
+#: how a message speaks of the values it reads -- what ``m`` values must be, what each named
+#: objective needs, what was read: an objective's return, or (``held``) the values an
+#: evaluation given to ``optimize`` holds (a warm start's)
+_PHRASES = {False: ("objective must return", "objective must return", "it returned"),
+            True: ("the values must be", "the values must hold", "they hold")}
+
+
+def objective_values(out: Any, x: Any, count: int, names: tuple[str, ...] | None = None, *,
+                     held: bool = False) -> np.ndarray:
     """The return value of an objective of ``count >= 2`` values as ``[count]`` floats: a
     tuple, list, 1-D array or tensor of exactly ``count`` real numbers (NumPy scalars and 0-d
     arrays or tensors too, as ``(x[0], x[1])`` of a tensor point is), in the order the
     directions were given; with ``names`` (the objectives named, ``minimize`` a mapping), also a
     mapping with exactly those keys, in any order, read in the order of ``names``. NaN / inf pass
-    through (the caller reports them as failed evaluations).
+    through (the caller reports them as failed evaluations). ``held``: the messages speak of
+    values an evaluation holds (a warm start's), not of what an objective returned.
 
     Raises:
         ObjectiveReturnError: (a ``TypeError`` and an ``ObjectiveError``) anything else -- one
@@ -87,11 +96,11 @@ def objective_values(out: Any, x: Any, count: int, names: tuple[str, ...] | None
             was returned, how many values were expected and at which point.
     """
     if names is not None and isinstance(out, Mapping):
-        out = _by_name(out, x, names)
+        out = _by_name(out, x, names, held)
     values = out.detach().cpu().numpy() if is_tensor(out) else out
     if isinstance(values, (tuple, list)):
         values = [_scalar_of(v) for v in values]
-    expected = (f"objective must return {count} real numbers (one per objective, in the order of minimize's "
+    expected = (f"{_PHRASES[held][0]} {count} real numbers (one per objective, in the order of minimize's "
                 f"directions), got")
     try:
         flat = np.ndim(values) == 1
@@ -112,17 +121,19 @@ def objective_values(out: Any, x: Any, count: int, names: tuple[str, ...] | None
     return np.asarray([float(v) for v in items], dtype=np.float64)
 
 
-def _by_name(out: Mapping[Any, Any], x: Any, names: tuple[str, ...]) -> list[Any]:
-    """A mapping an objective of named objectives returned, as its values in the order of
-    ``names``; an :class:`ObjectiveReturnError` naming the first key missing, or the first extra."""
+def _by_name(out: Mapping[Any, Any], x: Any, names: tuple[str, ...], held: bool) -> list[Any]:
+    """A mapping an objective of named objectives returned (``held``: an evaluation holds), as its
+    values in the order of ``names``; an :class:`ObjectiveReturnError` naming the first key
+    missing, or the first extra."""
+    _, must, did = _PHRASES[held]
     missing = [name for name in names if name not in out]
     extra = [key for key in out if key not in names]
-    expected = f"objective must return a value for each objective named in minimize ({', '.join(map(repr, names))})"
+    expected = f"{must} a value for each objective named in minimize ({', '.join(map(repr, names))})"
     if missing:
-        raise ObjectiveReturnError(f"{expected}; it returned none for {missing[0]!r}: {_shorten_repr(out)} at "
+        raise ObjectiveReturnError(f"{expected}; {did} none for {missing[0]!r}: {_shorten_repr(out)} at "
                                    f"x={shown(x)}", x)
     if extra:
-        raise ObjectiveReturnError(f"{expected}; it returned {extra[0]!r}, which names no objective: "
+        raise ObjectiveReturnError(f"{expected}; {did} {extra[0]!r}, which names no objective: "
                                    f"{_shorten_repr(out)} at x={shown(x)}", x)
     return [out[name] for name in names]
 

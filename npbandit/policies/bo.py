@@ -310,6 +310,7 @@ class BOPolicy(Policy):
                 self.region = TrustRegion.from_settings(self._search.search_dim, settings)
         self._batch: list[np.ndarray] = []  # the rest of the last q-point proposal, handed out in order
         self.hand_outs = HandOuts()  # points in flight, each with the best value known when handed out
+        self._value_model: tuple[tuple[int, int], Any] | None = None  # acquisition_value's, by what it saw
         self.torch_rng = torch.Generator().manual_seed(int(self.rng.integers(2**62)))
 
     #: the observed points, their rewards and constraint values, the failed points (:class:`Observations`)
@@ -438,13 +439,17 @@ class BOPolicy(Policy):
 
         X, Y = self._data()
         scale = float(self.seen.scale[0])
+        seen = (len(self.Y), len(self.failed))  # what the model saw; a caller comparing policies asks every step
         with torch_threads(self.threads), seeded_by(self.rng):
-            if self.surrogate is not None and self.width is not None and self.width < self.dim:
+            if self._value_model is not None and self._value_model[0] == seen:
+                model = self._value_model[1]
+            elif self.surrogate is not None and self.width is not None and self.width < self.dim:
                 from npbandit.models import NPModel
 
                 model = NPModel.from_pretrained(self.surrogate, X, Y, columns="relevant")
             else:
                 model = self.model_factory(X, Y)
+            self._value_model = (seen, model)
             value = acquisition_value(model, torch.as_tensor(point, dtype=torch.float64), "logei", best_f=best * scale,
                                       beta=self.beta, outputs=Y, constraints=self.seen.constraint_count)
         return value - math.log(scale)

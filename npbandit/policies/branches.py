@@ -176,11 +176,11 @@ class BranchBOPolicy(Policy):
     def act(self, obs: np.ndarray, pending: np.ndarray | None = None) -> np.ndarray:
         """The next point ``[D]``; ``pending`` ``[p, D]``: points in flight, each given to its
         branch's policy as in flight there."""
-        by_branch: dict[Any, list[np.ndarray]] = {}
+        pending_by: dict[Any, list[np.ndarray]] = {}
         for x in [] if pending is None else np.asarray(pending, dtype=np.float64).reshape(-1, self.dim):
             value, u = self.split(x)
             if u is not None:
-                by_branch.setdefault(value, []).append(u)
+                pending_by.setdefault(value, []).append(u)
         if sum(self.tries.values()) < self.n_init:
             point = self.design.next_new(self.space.snap, self.evaluated)
             return self._hand_out(point, *self.split(point))
@@ -188,12 +188,12 @@ class BranchBOPolicy(Policy):
         open_ = [v for v in self.tries if self.policies[v] is not None or self.tries[v] == 0]
         least = min(open_, key=lambda v: self.tries[v])
         if self.tries[least] < MIN_BRANCH_TRIES:
-            return self._from_branch(least, by_branch)
+            return self._from_branch(least, pending_by)
         proposals = {}
         for value, policy in self.policies.items():
             if policy is None:
                 continue
-            u = self._propose(value, by_branch)
+            u = self._propose(value, pending_by)
             proposals[value] = (u, policy.acquisition_value(u, self.best))
         best = max(proposals, key=lambda v: proposals[v][1])
         for value, (u, _) in proposals.items():
@@ -201,15 +201,15 @@ class BranchBOPolicy(Policy):
                 self.policies[value].withdraw(u)
         return self._hand_out(self.join(best, proposals[best][0]), best, proposals[best][0])
 
-    def _propose(self, value: Any, by_branch: dict[Any, list[np.ndarray]]) -> np.ndarray:
-        pending = by_branch.get(value)
+    def _propose(self, value: Any, pending_by: dict[Any, list[np.ndarray]]) -> np.ndarray:
+        pending = pending_by.get(value)
         policy = self.policies[value]
         return policy.act(None) if not pending else policy.act(None, pending=np.stack(pending))
 
-    def _from_branch(self, value: Any, by_branch: dict[Any, list[np.ndarray]]) -> np.ndarray:
+    def _from_branch(self, value: Any, pending_by: dict[Any, list[np.ndarray]]) -> np.ndarray:
         if self.policies[value] is None:
             return self._hand_out(self.join(value, None), value, None)
-        u = self._propose(value, by_branch)
+        u = self._propose(value, pending_by)
         return self._hand_out(self.join(value, u), value, u)
 
     def _hand_out(self, point: np.ndarray, value: Any, u: np.ndarray | None) -> np.ndarray:

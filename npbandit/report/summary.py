@@ -472,10 +472,7 @@ def report_text(db: str = DEFAULT_URL, limit: int = 20) -> str:
                   "failed / all evaluations over the row's runs, each distinct reason listed below its row with "
                   "its count"]
         width = max(24, *(len(r["label"]) for r in bo))
-        blocks: dict[tuple, list[dict[str, Any]]] = defaultdict(list)
-        for r in bo:
-            blocks[(r["problem"], r["budget"])].append(r)
-        for (solved, budget), block in blocks.items():
+        for (solved, budget), block in _blocks(bo).items():
             optimum = "" if solved.optimal_value is None else f"  optimum {solved.optimal_value:.6g}"
             constrained = solved.constraints is not None
             feasible_head = f"  {'feasible':>12}" if constrained else ""
@@ -514,6 +511,14 @@ def report_text(db: str = DEFAULT_URL, limit: int = 20) -> str:
     return "\n".join(lines)
 
 
+def _blocks(rows: list[dict[str, Any]]) -> dict[tuple, list[dict[str, Any]]]:
+    """:func:`bo_summary`'s rows by ``(problem, budget)``, a report block each, in their order."""
+    blocks: dict[tuple, list[dict[str, Any]]] = defaultdict(list)
+    for r in rows:
+        blocks[(r["problem"], r["budget"])].append(r)
+    return blocks
+
+
 def _objectives_lines(rows: list[dict[str, Any]]) -> list[str]:
     """The report's section on problems of several objectives (:func:`bo_summary`'s rows of
     them), ``[]`` for none: one block per problem and budget, its reference point, a row per
@@ -532,10 +537,7 @@ def _objectives_lines(rows: list[dict[str, Any]]) -> list[str]:
              "(\"subject to\"), only feasible evaluations count, and feasible = feasible / successful evaluations "
              "over the row's runs"]
     width = max(24, *(len(r["label"]) for r in rows))
-    blocks: dict[tuple, list[dict[str, Any]]] = defaultdict(list)
-    for r in rows:
-        blocks[(r["problem"], r["budget"])].append(r)
-    for (solved, budget), block in blocks.items():
+    for (solved, budget), block in _blocks(rows).items():
         constrained = solved.constraints is not None
         reference = block[0]["reference"]
         at = ", ".join(f"{name}={v:.6g}" for name, v in zip(solved.names(), reference or ()))

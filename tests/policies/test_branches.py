@@ -174,3 +174,16 @@ def test_a_branch_whose_parameters_have_one_value_each_is_one_point():
     assert sorted(h["value"] for h in result.history) == [1.0, 2.0]
     with pytest.raises(ValueError, match="every value of 'model' is one point"):
         optimize(lambda p: 1.0, two_points, budget=2, db=None, progress=False, branches=True)
+
+
+def test_the_value_model_is_built_once_per_set_of_observations():
+    policy = BOPolicy(2, model="tnpd-bo")
+    policy.reset(seed=0)
+    for x in np.random.default_rng(0).random((5, 2)):
+        policy.observe(None, x, float(-np.sum((x - 0.3) ** 2)), {})
+    first = policy.acquisition_value(np.array([0.3, 0.3]), best=0.0)
+    model = policy._value_model[1]
+    assert policy.acquisition_value(np.array([0.3, 0.3]), best=0.0) == first and policy._value_model[1] is model
+    policy.observe(None, np.array([0.3, 0.3]), 0.0, {})
+    policy.acquisition_value(np.array([0.5, 0.5]), best=0.0)
+    assert policy._value_model[1] is not model  # a new observation: built again
