@@ -3,42 +3,31 @@
 from __future__ import annotations
 
 import functools
-import secrets
-import warnings
 from collections.abc import Callable, Mapping, Sequence
 from typing import Any
 
 import numpy as np
 import torch
 
-from npbandit.acquisition.constrained import CONSTRAINED_ACQUISITIONS, incumbent
-from npbandit.acquisition.optimizers import AcquisitionOptimizer, check_acq_optimizer
-from npbandit.acquisition.pending import DEFAULT_LIAR, PendingStrategy, pending_strategy
-from npbandit.acquisition.proposal import ACQUISITIONS
-from npbandit.acquisition.subspace import SubspaceStrategy, check_subspace
-from npbandit.envs.blackbox import BlackBoxEnv, ObjectiveError, named_directions
-from npbandit.envs.bounds import as_bounds
+from npbandit.acquisition.optimizers import AcquisitionOptimizer
+from npbandit.acquisition.pending import DEFAULT_LIAR, PendingStrategy
+from npbandit.acquisition.subspace import SubspaceStrategy
+from npbandit.envs.blackbox import ObjectiveError
 from npbandit.loop.asynchronous import _check_async
 from npbandit.loop.episode import _check_on_error, run_episode
 from npbandit.objective_names import check_name, objective_label
-from npbandit.optimize_policy import optimize_policy
 from npbandit.optimize_result import OptimizeResult, ParetoResult, carry_history, run_history
-from npbandit.optimize_surrogate import SURROGATES, check_loaded, named_by_card, surrogate_checkpoint
-from npbandit.policies.bo import OUTPUT_WARPS
-from npbandit.policies.branches import by_branch
+from npbandit.optimize_setup import box_or_space, set_up_search
+from npbandit.optimize_surrogate import SURROGATES
 from npbandit.policies.trust_region import TrustRegionSettings
-from npbandit.space import Parameter, SearchSpace, as_search_space
+from npbandit.space import Parameter, SearchSpace
 from npbandit.stopping import RunInterrupted
-from npbandit.storage import DEFAULT_URL, RunEvaluations, RunLogger, RunRow
+from npbandit.storage import DEFAULT_URL, RunRow
 from npbandit.surrogates.base import NeuralProcess
-from npbandit.threads import resolve_threads
-from npbandit.validation import check_bool, check_int, path_as_str
-from npbandit.warm_start import WarmStart, check_same_problem, continued_run, initial_points
+from npbandit.validation import check_bool
 
 __all__ = ["optimize", "OptimizeResult", "ParetoResult", "SURROGATES", "objective_label"]
 
-#: optimize's other way to give its inputs, named where ``bounds`` reads as (low, high) pairs
-NAMED_INPUTS = "name each input with space={'x0': Float(low, high), ...} (npbandit.space)"
 
 
 def optimize(objective: Callable[[Any], Any], bounds: Any = None, surrogate: str | NeuralProcess = "tnpd",
@@ -324,141 +313,37 @@ def optimize(objective: Callable[[Any], Any], bounds: Any = None, surrogate: str
     """
     if not callable(objective):
         raise TypeError(f"objective must be callable, got {type(objective).__name__}")
-    box, searched = _box_or_space(bounds, space)
-    d = box.shape[1] if searched is None else searched.dim
-    if not isinstance(budget, int) or isinstance(budget, bool) or budget < 1:
-        raise ValueError(f"budget must be a positive int, got {budget!r}")
-    if acquisition not in ACQUISITIONS:
-        raise ValueError(f"acquisition must be one of {ACQUISITIONS}, got {acquisition!r}")
+    box, searched = box_or_space(bounds, space)
     if point_type not in ("numpy", "torch"):
         raise ValueError(f"point_type must be 'numpy' or 'torch', got {point_type!r}")
     if point_type == "torch" and searched is not None:
         raise ValueError("point_type='torch' is for bounds (the point as a tensor); with a search space the "
                          "objective receives a dict {name: value}")
-    surrogate = path_as_str(surrogate)
-    if isinstance(surrogate, NeuralProcess):
-        check_loaded(surrogate)
-    elif not isinstance(surrogate, str):
-        raise TypeError(f"surrogate must be a name, a checkpoint path or a surrogate loaded by load_surrogate, got "
-                        f"{type(surrogate).__name__}")
-    elif not surrogate.strip():
-        raise ValueError(f"surrogate must be a non-empty name ({', '.join(SURROGATES)}, a 'bo' checkpoint or a "
-                         f"checkpoint path), got {surrogate!r}")
-    if output_warp is not None and output_warp not in OUTPUT_WARPS:
-        raise ValueError(f"output_warp must be None or one of {OUTPUT_WARPS}, got {output_warp!r}")
-    if not isinstance(avoid_repeats, bool):
-        raise TypeError(f"avoid_repeats must be a bool, got {type(avoid_repeats).__name__}")
-    named = isinstance(minimize, Mapping)
-    minimize, objectives, names = named_directions(minimize)
-    if objectives > 1:
-        _check_several(acquisition, output_warp, trust_region, subspace, liar, optimal_value)
-    if seed is None:  # as Optuna's samplers and numpy's generators read it: fresh entropy, then recorded
-        seed = secrets.randbelow(2**31)
-    check_int("seed", seed, minimum=0)
-    if n_init is not None:
-        check_int("n_init", n_init, minimum=1)
     _check_on_error(on_error)
     check_bool("progress", progress)
-    check_acq_optimizer("acq_optimizer", acq_optimizer)
-    check_subspace(subspace)
-    if subspace is not None and surrogate in ("gp", "random"):
-        raise ValueError(f"subspace lets an NP checkpoint search more inputs than it takes; surrogate={surrogate!r} "
-                         "takes any number")
-    if acq_optimizer is not None and surrogate == "random":
-        raise ValueError("acq_optimizer maximises a surrogate's acquisition; surrogate='random' (Sobol points) has "
-                         "none")
-    if commit_every is not None:
-        check_int("commit_every", commit_every, minimum=1)
-    if db is not None and (not isinstance(db, str) or not db):
-        raise TypeError(f"db must be an SQLAlchemy URL, a file path or None, got {db!r}")
-    if trust_region is not None and not isinstance(trust_region, (bool, TrustRegionSettings)):
-        raise TypeError(f"trust_region must be a bool, a TrustRegionSettings or None, got "
-                        f"{type(trust_region).__name__}")
-    pending_strategy(liar)  # a name or a PendingStrategy; its acquisition is checked with the policy
     callbacks = _check_callbacks(callbacks)
-    resolve_threads(threads)  # a bad threads or $NPBANDIT_THREADS fails before anything is evaluated
     _check_async(executor, batch_size, eval_timeout)
-    branches = by_branch(branches, searched, objectives=objectives, surrogate=surrogate, subspace=subspace,
-                         output_warp=output_warp)
-    if constraints is not None:
-        if not callable(constraints):
-            raise TypeError(f"constraints must be callable (the point -> a sequence of floats, feasible when all are "
-                            f"<= 0) or None, got {type(constraints).__name__}")
-        if surrogate != "random" and acquisition not in CONSTRAINED_ACQUISITIONS:
-            raise ValueError(f"constraints need acquisition 'logei' (expected improvement weighted by the "
-                             f"probability of feasibility) or 'qlognei'; got acquisition={acquisition!r}")
-    label = objective_label(objective) if name is None else check_name(name)
-    if optimal_value is not None:
-        if isinstance(optimal_value, bool) or not isinstance(optimal_value, (int, float, np.integer, np.floating)):
-            raise TypeError(f"optimal_value must be a real number or None, got {type(optimal_value).__name__}")
-        if not np.isfinite(optimal_value):
-            raise ValueError(f"optimal_value must be finite, got {optimal_value!r}")
-        optimal_value = float(optimal_value)
-    model = surrogate_checkpoint(surrogate, d)
-    # check the database before loading a model or evaluating anything: a bad db fails first (a new
-    # SQLite file is created only when the run starts, so an argument refused below leaves none)
-    logger = None if db is None else RunLogger(db, commit_every=commit_every)
+    if constraints is not None and not callable(constraints):
+        raise TypeError(f"constraints must be callable (the point -> a sequence of floats, feasible when all are "
+                        f"<= 0) or None, got {type(constraints).__name__}")
     # a partial of a module-level function, not a lambda: a ProcessPoolExecutor / Dask pickles it
     call = objective if point_type == "numpy" else functools.partial(_call_with_tensor, objective)
     limits = None
     if constraints is not None:
         limits = constraints if point_type == "numpy" else functools.partial(_call_with_tensor, constraints)
-    # the problem as the run records it (env_params), and as a continued run's is compared with
-    problem = {"bounds": box.tolist()} if searched is None else {"space": searched.describe()}
-    constraint_label = None if constraints is None else objective_label(constraints)
-    source = None  # the run continued, when initial is one: recorded with this run (initial_from)
-    if isinstance(initial, (OptimizeResult, ParetoResult)):  # its run where recorded in this db, else its history
-        same_db = db is not None and initial.run_id is not None and initial.db == str(db)
-        if isinstance(initial, ParetoResult) and objectives > 1 and not same_db:  # its history holds no directions
-            check_same_problem({"objective_names": list(initial.objective_names), "minimize": list(initial.minimize)},
-                               {"objective_names": list(names), "minimize": stored_directions(minimize)},
-                               "initial", "the earlier result's",
-                               "; to start from its evaluations on purpose, give them as (x, values) pairs")
-        initial = initial.run_id if same_db else initial.history
-    if isinstance(initial, (int, np.integer, RunRow)) and not isinstance(initial, bool):
-        if db is None:
-            raise ValueError(f"initial={getattr(initial, 'id', initial)} names a run of db, but db is None: give db, "
-                             "or the run's evaluations themselves")
-        here = {"objective": label, **({} if objectives == 1 else {"objective_names": list(names)}),
-                "minimize": stored_directions(minimize), **problem, "constraints": constraint_label}
-        initial = continued_run(db, initial, "initial", problem=here, stacklevel=3)  # warns at optimize's caller
-    if isinstance(initial, RunEvaluations) and db is not None and str(initial.db) == str(db):
-        source = initial.run_id
-    warm = [] if initial is None else initial_points(initial, box, searched, minimize,
-                                                     constraints is not None, names if named else None)
-    where = {"bounds": box} if searched is None else {"space": searched}
-    env = BlackBoxEnv(objective=call, minimize=dict(zip(names, minimize)) if named else minimize, budget=budget,
-                      optimal_value=optimal_value, constraints=limits, **where)
-    env.name = label
-    # a space with ints, steps or choices: every point handed out lands on what it decodes to
-    snap = None if searched is None or searched.continuous else searched.snap
-    desc = f"optimize {env.name}"
-    policy, bo, more = optimize_policy(named_by_card(model) if model != "random" else model, dim=d,
-                                       objectives=objectives, searched=searched, snap=snap, by_branch=branches,
-                                       budget=budget + len(warm), n_init=n_init, acquisition=acquisition,
-                                       output_warp=output_warp, avoid_repeats=avoid_repeats, trust_region=trust_region,
-                                       liar=liar, threads=threads, constrained=constraints is not None,
-                                       acq_optimizer=acq_optimizer, subspace=subspace)
-    desc += more
-    if bo is not None:
-        if budget + len(warm) <= bo.n_init:
-            given = f" (and {len(warm)} initial point{'' if len(warm) == 1 else 's'})" if warm else ""
-            warnings.warn(f"budget={budget}{given} does not exceed "
-                          f"n_init={bo.n_init}: every point comes from the Sobol initial design and the model proposes "
-                          "none; raise budget or lower n_init", stacklevel=2)
-    if initial is not None:  # named in its messages as the user named it (initial=7, --initial-from 7)
-        policy = WarmStart(policy, warm, source, initial.source if isinstance(initial, RunEvaluations) else "initial")
-    info = {"kind": "bo", "env_id": "npbandit/BlackBox-v0",
-            "env_params": {"objective": label, "dim": d, **problem, "minimize": stored_directions(minimize),
-                           "budget": budget, "optimal_value": optimal_value}}
-    if objectives > 1:
-        info["env_params"]["objectives"] = objectives
-    if constraints is not None:
-        info["env_params"]["constraints"] = constraint_label
+    search = set_up_search(call, box, searched, label=objective_label(objective) if name is None else check_name(name),
+                           surrogate=surrogate, budget=budget, acquisition=acquisition, minimize=minimize,
+                           n_init=n_init, seed=seed, db=db, commit_every=commit_every, optimal_value=optimal_value,
+                           output_warp=output_warp, avoid_repeats=avoid_repeats, trust_region=trust_region, liar=liar,
+                           threads=threads, initial=initial, constraints=limits,
+                           constraint_label=None if constraints is None else objective_label(constraints),
+                           acq_optimizer=acq_optimizer, subspace=subspace, branches=branches, verb="optimize",
+                           stacklevel=2)
+    env, logger = search.env, search.logger
     seen: list[dict[str, Any]] = []  # the history so far, each step read once
 
     def history_of(steps: list[dict[str, Any]]) -> list[dict[str, Any]]:  # steps: the run's, of which seen is a prefix
-        seen.extend(run_history(env, steps[len(seen):], constraints is not None, before=seen))
+        seen.extend(run_history(env, steps[len(seen):], search.constrained, before=seen))
         return seen
 
     def stop(so_far) -> bool:  # the callbacks see the history, as the result will give it
@@ -466,89 +351,14 @@ def optimize(objective: Callable[[Any], Any], bounds: Any = None, surrogate: str
         return any([bool(callback([_fresh(h) for h in seen])) for callback in callbacks])  # each is called
 
     try:
-        result = run_episode(env, policy, seed=seed, logger=logger, run_info=info, on_error=on_error,
-                             progress=progress, desc=desc, executor=executor,
+        result = run_episode(env, search.policy, seed=search.seed, logger=logger, run_info=search.info,
+                             on_error=on_error, progress=progress, desc=search.desc, executor=executor,
                              batch_size=batch_size, eval_timeout=eval_timeout, stop=stop)
     except (Exception, RunInterrupted) as err:  # the evaluations so far go with it (db=None: their only record)
         records = err.records if isinstance(err, (RunInterrupted, ObjectiveError)) else None
         carry_history(err, seen if records is None else history_of(records), None if logger is None else logger.run_id)
         raise
-    history = history_of(result.steps)
-    good = [h for h in history if not h["failed"]]
-    failed = [h for h in history if h["failed"]]
-    if not good:
-        error = ObjectiveError(f"every one of the {len(history)} evaluations failed; nothing to report"
-                               + ("" if result.run_id is None else f" (run {result.run_id})")
-                               + f"; the first failed with: {failed[0].get('error')}", history[-1]["x"])
-        carry_history(error, history, result.run_id)
-        raise error
-    returns = [h for h in failed if h.get("error_kind") == "returned"]
-    if returns:  # on_error="skip" counted them as failed points; a wrong return is more often the objective's bug
-        warnings.warn(f"{len(returns)} of {len(history)} evaluations returned no number and counted as failed "
-                      f"(on_error='skip'); the first: {returns[0]['error']}", stacklevel=2)
-    if objectives > 1:
-        found = ParetoResult.of_history(history, minimize, result.run_id, stopped_early=result.stopped_early,
-                                        db=None if db is None else str(db), seed=seed, objective_names=names)
-        if not found.feasible:
-            warnings.warn(f"no evaluation of the {len(good)} satisfied the constraints; the front is empty "
-                          "(result.feasible is False)", RuntimeWarning, stacklevel=2)
-        return found
-    # the incumbent's rule: the best feasible evaluation (the first of equal ones), or, with none
-    # feasible, the one whose constraint values exceed 0 by the least in total
-    k = 0 if constraints is None else len(good[0]["constraints"])
-    outputs = torch.tensor([[-h["value"] if minimize else h["value"], *h.get("constraints", ())] for h in good],
-                           dtype=torch.float64)  # [n, 1 + k], the objective maximised
-    best = good[incumbent(outputs, k)]
-    feasible = any(h.get("feasible", True) for h in good)
-    if not feasible:
-        warnings.warn(f"no evaluation of the {len(good)} satisfied the constraints; best_x is the one that violates "
-                      "them least (result.feasible is False)", RuntimeWarning, stacklevel=2)
-    best_x = best["x"] if searched is not None else np.asarray(best["x"])
-    if result.recommended is None:  # no recommendation: the best observed point stands in
-        recommended = (best_x, float(best["value"]), "observed")
-    else:
-        point = env.point(result.recommendation.action)
-        recommended = (point if searched is not None else np.asarray(point), result.recommended["value"], "model")
-    return OptimizeResult(best_x, float(best["value"]), history, result.run_id, feasible, *recommended,
-                          stopped_early=result.stopped_early, db=None if db is None else str(db), seed=seed)
-
-
-def stored_directions(minimize: bool | tuple[bool, ...]) -> bool | list[bool]:
-    """``minimize`` as a run records it (``env_params``): a bool, or a list of one per objective."""
-    return minimize if isinstance(minimize, bool) else list(minimize)
-
-
-def _check_several(acquisition: Any, output_warp: Any, trust_region: Any, subspace: Any, liar: Any,
-                   optimal_value: Any) -> None:
-    """Refuse, naming each, the settings of a search of one objective given to one of several
-    (``ValueError``): what that search does instead is fixed (``optimize``'s ``minimize``)."""
-    given = {"acquisition": (acquisition, "logei", "the log expected hypervolume improvement is the acquisition"),
-             "output_warp": (output_warp, None, "each objective is warped towards a Gaussian already"),
-             "trust_region": (trust_region, None, "a trust region follows one incumbent; a front has many"),
-             "subspace": (subspace, None, "the NP reads a wide space's most relevant columns instead"),
-             "liar": (liar, DEFAULT_LIAR, "points in flight are believed at the model's mean"),
-             "optimal_value": (optimal_value, None, "several objectives have a front of optima")}
-    for name, (value, default, why) in given.items():
-        if value is not default and value != default and not (name == "trust_region" and value is False):
-            raise ValueError(f"{name}={value!r} is for a search of one objective; with several (minimize=[...]) "
-                             f"{why}: leave {name} at its default ({default!r})")
-
-
-def _box_or_space(bounds: Any, space: Any) -> tuple[np.ndarray | None, SearchSpace | None]:
-    """``(box, None)`` for a ``2 x d`` box, ``(None, space)`` for a search space given as
-    ``bounds`` (a :class:`SearchSpace` or a mapping) or as ``space``."""
-    if bounds is not None and space is not None:
-        raise ValueError("give bounds (a 2 x d box, or a search space in its place) or space=, not both")
-    if bounds is None and space is None:
-        raise ValueError("bounds is required: a 2 x d box (lower row, upper row) or a search space (a SearchSpace, "
-                         "or a dict of names to Float / Int / Choice)")
-    if space is None and not isinstance(bounds, Mapping):
-        return as_bounds(bounds, named=NAMED_INPUTS), None
-    given = bounds if space is None else space
-    if not isinstance(given, Mapping):
-        raise TypeError(f"space must be a SearchSpace or a dict of names to Float / Int / Choice, got "
-                        f"{type(given).__name__}")
-    return None, as_search_space(given)
+    return search.result(history_of(result.steps), result, stacklevel=2)
 
 
 def _check_callbacks(callbacks: Any) -> list[Callable]:

@@ -334,7 +334,7 @@ def test_the_optimize_guide_snippets_run_with_shortened_budgets(tmp_path, monkey
     import numpy as np
 
     monkeypatch.chdir(tmp_path)  # the runs log to ./npbandit.db
-    first, space, conditional, warm, constrained, several, callbacks, batched, noisy = python_blocks(
+    first, space, conditional, warm, constrained, several, callbacks, batched, asked, noisy = python_blocks(
         "docs/guides/optimize.md")
     rng = np.random.default_rng(0)
     ns = {"objective": lambda x: float((x[0] - 1) ** 2 + (x[1] + 2) ** 2), "bounds": [[0, 0], [1, 1]],
@@ -372,6 +372,11 @@ def test_the_optimize_guide_snippets_run_with_shortened_budgets(tmp_path, monkey
     assert stopped == (ns["result"].stopped_early is not None)
     run_block(shortened(batched, ("budget=60", "budget=6")), ns)
     assert len(ns["result"].history) == 6 and ns["result"].history[0]["worker"]
+    ns["run_on_the_rig"] = ns["objective"]
+    with pytest.warns(UserWarning, match="never told"):
+        run_block(shortened(asked, ("budget=30", "budget=7"), ("range(30)", "range(7)")), ns)
+    assert len(ns["result"].history) == 2 and ns["result"].stopped_early == "closed after 2 of 6 evaluations"
+    assert ns["opt"].status == "completed" and ns["more"].status == "completed"
     run_block(shortened(noisy, ("budget=60", "budget=6")), ns)
     assert ns["result"].recommended_by in ("model", "observed")
 

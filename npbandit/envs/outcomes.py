@@ -35,29 +35,31 @@ SEVERAL_OBJECTIVES_HINT = ("; for several objectives give one direction per valu
                            "npbandit.integrations.optuna.NPSampler), or return one number that weighs them")
 
 
-def objective_value(out: Any, x: Any) -> float:
+def objective_value(out: Any, x: Any, *, held: bool = False) -> float:
     """An objective's return value as a float: a real number, a NumPy scalar, or a
     1-element array / tensor (``np.array([v])`` is common). NaN / inf pass through (the
-    caller reports them as failed evaluations).
+    caller reports them as failed evaluations). ``held``: the messages speak of a value given
+    (told to an :class:`~npbandit.ask_tell.Optimizer`), not of what an objective returned.
 
     Raises:
         ObjectiveReturnError: (a ``TypeError`` and an ``ObjectiveError``) anything else --
             a string (``"1.5"``), a bool, several numbers, a complex number -- naming what
             was returned and at which point.
     """
+    must = "the value must be" if held else "objective must return"
     value = out
     if is_tensor(value):
         if value.numel() != 1:
-            raise ObjectiveReturnError(f"objective must return a float (or a 1-element array), got a tensor of "
+            raise ObjectiveReturnError(f"{must} a float (or a 1-element array), got a tensor of "
                                        f"shape {tuple(value.shape)} at x={shown(x)}"
                                        f"{SEVERAL_OBJECTIVES_HINT if value.numel() > 1 else ''}", x)
         if value.dtype == sys.modules["torch"].bool or value.is_complex():
-            raise ObjectiveReturnError(f"objective must return a float, got a {value.dtype} tensor at "
+            raise ObjectiveReturnError(f"{must} a float, got a {value.dtype} tensor at "
                                        f"x={shown(x)}", x)
         return float(value.detach().reshape(()).item())
     if isinstance(value, np.ndarray):
         if value.size != 1:
-            raise ObjectiveReturnError(f"objective must return a float (or a 1-element array), got an array of "
+            raise ObjectiveReturnError(f"{must} a float (or a 1-element array), got an array of "
                                        f"shape {value.shape} at x={shown(x)}"
                                        f"{SEVERAL_OBJECTIVES_HINT if value.size > 1 else ''}", x)
         value = value.reshape(())[()]  # a NumPy scalar (or the object an object array holds)
@@ -67,7 +69,7 @@ def objective_value(out: Any, x: Any) -> float:
     if not is_real(value):
         several = (isinstance(out, (tuple, list)) and len(out) > 1
                    and all(is_real(v) for v in out))
-        raise ObjectiveReturnError(f"objective must return a float, got {type(out).__name__} {out!r} at "
+        raise ObjectiveReturnError(f"{must} a float, got {type(out).__name__} {out!r} at "
                                    f"x={shown(x)}{SEVERAL_OBJECTIVES_HINT if several else ''}", x)
     return float(value)
 

@@ -22,18 +22,9 @@ from typing import Any
 
 import gymnasium as gym
 
-from npbandit.envs.blackbox import BlackBoxEnv, ObjectiveError
+from npbandit.envs.blackbox import BlackBoxEnv
 from npbandit.envs.evaluation import AsyncEvaluator, Evaluation
-from npbandit.loop.records import (
-    EpisodeResult,
-    _Clock,
-    _observe,
-    _observe_failure,
-    _outcomes,
-    _params,
-    _record,
-    _stored_reward,
-)
+from npbandit.loop.records import EpisodeResult, _Clock, _record_evaluation
 from npbandit.policies.base import Policy
 from npbandit.stopping import RunInterrupted, StopSignals
 from npbandit.storage import RunLogger
@@ -109,34 +100,9 @@ def _record_async(env: gym.Env, evaluator: AsyncEvaluator, policy: Policy, obs: 
     """Step ``env`` with one finished evaluation and write it (the next ``t``), stop signals
     held from here (its objective has returned) until it is written; then observe it.
     Returns the new obs."""
-    t = result.n_steps
     env_s = time.perf_counter() - evaluation.submitted
     times = dict(worker=evaluation.outcome.worker, submitted_at=evaluation.submitted_at,
                  finished_at=dt.datetime.now(dt.UTC))
-    with signals.step():
-        signals.hold_step()
-        evaluator.hand_over(evaluation)
-        try:
-            next_obs, reward, _, _, info = env.step(evaluation.action)
-        except ObjectiveError as err:
-            result.failed_steps += 1
-            result.last_error = str(err)
-            row = dict(t=t, action=evaluation.action, reward=None, regret=None, cumulative_regret=None, failed=True,
-                       value=None, act_s=act_s, env_s=env_s, observe_s=clock.take(), error=str(err),
-                       error_kind=err.kind, **times, **_params(env.unwrapped, evaluation.action))
-            _record(result, logger, signals, row)
-            if on_error == "raise":
-                raise
-        else:
-            row = dict(t=t, action=evaluation.action, reward=_stored_reward(reward), regret=info.get("regret"),
-                       cumulative_regret=None, expected_regret=info.get("expected_regret"), value=info.get("value"),
-                       best_value=info.get("best_value"), failed=False, act_s=act_s, env_s=env_s,
-                       observe_s=clock.take(), **times, **_params(env.unwrapped, evaluation.action),
-                       **_outcomes(info))
-            _record(result, logger, signals, row)
-    if row["failed"]:
-        clock.observe_s = _observe_failure(policy, obs, evaluation.action, row["error"])
-        return obs
-    clock.observe_s = _observe(policy, obs, evaluation.action, reward, info, t, result.run_id)
-    return next_obs
-
+    obs, _ = _record_evaluation(env, policy, obs, evaluation.action, lambda: evaluator.hand_over(evaluation), act_s,
+                                env_s, times, logger, on_error, result, signals, clock)
+    return obs

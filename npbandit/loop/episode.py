@@ -180,15 +180,7 @@ def _run(env: gym.Env, policy: Policy, seed: int, steps: int | None, logger: Run
          stop: Callable[[EpisodeResult], bool] | None = None) -> None:
     bar = None
     try:
-        if logger is not None:
-            with signals.held():
-                result.run_id = logger.start(
-                    kind=info.get("kind", "bandit"),
-                    env_id=info.get("env_id", _env_id(env)),
-                    env_params=_env_params(env, info, async_args), policy=policy.name, policy_params=policy.params(),
-                    checkpoint=policy.checkpoint, seed=seed)
-        obs, _ = env.reset(seed=seed)
-        policy.reset(seed)
+        obs = _start(env, policy, seed, logger, info, result, signals, async_args)
         horizon = steps if steps is not None else _horizon(env)
         bar = tqdm(total=horizon, desc=desc or policy.name, disable=not progress, leave=False)
         if async_args[0] is not None:
@@ -198,34 +190,69 @@ def _run(env: gym.Env, policy: Policy, seed: int, steps: int | None, logger: Run
         if not result.n_steps or result.failed_steps < result.n_steps:
             result.recommendation, result.recommended = _recommendation(env, policy, result.steps)
     except BaseException as err:
-        if isinstance(err, ObjectiveError) and err.records is None:  # the steps so far go with it
-            err.records, err.run_id = result.steps, result.run_id
-        interrupted = isinstance(err, KeyboardInterrupt)
-        signum = err.signum if isinstance(err, RunInterrupted) else signal.SIGINT
-        notes = "".join(f"; {note}" for note in getattr(err, "__notes__", ()))
-        status, text = (("interrupted", f"{signal.Signals(signum).name} after {result.n_steps} step(s)")
-                        if interrupted else ("failed", f"{type(err).__name__}: {err}{notes}"))
-        if logger is not None:
-            # a second Ctrl-C while the run is being saved is dropped: saving goes first
-            with signals.held(deliver=False):
-                try:
-                    logger.finish(status, text)
-                except Exception as save_err:  # noqa: BLE001 - the run's own error stays the one raised
-                    err.add_note(f"npbandit: could not record run {result.run_id} as {status}: {save_err}")
-        if interrupted:
-            saved = None if logger is None else logger.rows_written
-            raise RunInterrupted(signum, result.run_id, result.n_steps, saved, result.steps) from None
+        interrupted = _end_on_error(err, logger, result, signals)
+        if interrupted is not None:
+            raise interrupted from None
         raise
     finally:
         if bar is not None:
             bar.close()
+    _finish(logger, result, signals)
+
+
+def _start(env: gym.Env, policy: Policy, seed: int, logger: RunLogger | None, info: dict[str, Any],
+           result: EpisodeResult, signals: StopSignals, async_args: tuple = (None, 1, None)) -> Any:
+    """Start a run: record it (``result.run_id``, with ``logger``), reset ``env`` and ``policy``
+    with ``seed``; returns the env's first observation."""
     if logger is not None:
         with signals.held():
-            if result.n_steps and result.failed_steps == result.n_steps:  # nothing to show for the run
-                logger.finish("failed", f"every one of the {result.n_steps} evaluations failed; the last: "
-                                        f"{result.last_error}")
-            else:
-                logger.finish("completed", recommended=result.recommended, stopped_early=result.stopped_early)
+            result.run_id = logger.start(
+                kind=info.get("kind", "bandit"),
+                env_id=info.get("env_id", _env_id(env)),
+                env_params=_env_params(env, info, async_args), policy=policy.name, policy_params=policy.params(),
+                checkpoint=policy.checkpoint, seed=seed)
+    obs, _ = env.reset(seed=seed)
+    policy.reset(seed)
+    return obs
+
+
+def _end_on_error(err: BaseException, logger: RunLogger | None, result: EpisodeResult,
+                  signals: StopSignals) -> RunInterrupted | None:
+    """Record the run ended by ``err``: ``interrupted`` by a ``KeyboardInterrupt`` (returning the
+    :class:`RunInterrupted` to raise in its place, which counts the steps saved), else ``failed``
+    with the error's text (returning ``None``: ``err`` is raised as it is). An
+    :class:`ObjectiveError` gets the run's steps so far and its id."""
+    if isinstance(err, ObjectiveError) and err.records is None:  # the steps so far go with it
+        err.records, err.run_id = result.steps, result.run_id
+    interrupted = isinstance(err, KeyboardInterrupt)
+    signum = err.signum if isinstance(err, RunInterrupted) else signal.SIGINT
+    notes = "".join(f"; {note}" for note in getattr(err, "__notes__", ()))
+    status, text = (("interrupted", f"{signal.Signals(signum).name} after {result.n_steps} step(s)")
+                    if interrupted else ("failed", f"{type(err).__name__}: {err}{notes}"))
+    if logger is not None:
+        # a second Ctrl-C while the run is being saved is dropped: saving goes first
+        with signals.held(deliver=False):
+            try:
+                logger.finish(status, text)
+            except Exception as save_err:  # noqa: BLE001 - the run's own error stays the one raised
+                err.add_note(f"npbandit: could not record run {result.run_id} as {status}: {save_err}")
+    if not interrupted:
+        return None
+    saved = None if logger is None else logger.rows_written
+    return RunInterrupted(signum, result.run_id, result.n_steps, saved, result.steps)
+
+
+def _finish(logger: RunLogger | None, result: EpisodeResult, signals: StopSignals) -> None:
+    """Record a run that ended without an error: ``failed`` when every evaluation failed
+    (nothing to show for it), else ``completed`` with its recommendation and early stop."""
+    if logger is None:
+        return
+    with signals.held():
+        if result.n_steps and result.failed_steps == result.n_steps:  # nothing to show for the run
+            logger.finish("failed", f"every one of the {result.n_steps} evaluations failed; the last: "
+                                    f"{result.last_error}")
+        else:
+            logger.finish("completed", recommended=result.recommended, stopped_early=result.stopped_early)
 
 
 def _run_sequential(env: gym.Env, policy: Policy, obs: Any, horizon: int | None, logger: RunLogger | None,

@@ -8,13 +8,14 @@ from __future__ import annotations
 
 import math
 import time
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any
 
 import gymnasium as gym
 import numpy as np
 
-from npbandit.envs.blackbox import BlackBoxEnv
+from npbandit.envs.blackbox import BlackBoxEnv, ObjectiveError
 from npbandit.policies.base import Policy, Recommendation
 from npbandit.stopping import StopSignals
 from npbandit.validation import check_arm, is_real
@@ -163,3 +164,42 @@ def _outcomes(info: dict[str, Any]) -> dict[str, Any]:
     returned (a :class:`~npbandit.envs.BlackBoxEnv` with ``constraints``) and the values of an
     objective of several (one with ``minimize=[...]``); those it has."""
     return {key: info[key] for key in ("constraints", "values") if info.get(key) is not None}
+
+
+def _record_evaluation(env: gym.Env, policy: Policy, obs: Any, action: np.ndarray, hand_over: Callable[[], None],
+                       act_s: float, env_s: float, times: dict[str, Any], logger: Any, on_error: str,
+                       result: EpisodeResult, signals: StopSignals, clock: _Clock) -> tuple[Any, dict[str, Any]]:
+    """Record one evaluation of a :class:`~npbandit.envs.BlackBoxEnv` made elsewhere (on an
+    executor's worker, or by whoever was told the point): ``hand_over()`` gives the env's
+    evaluator the outcome, ``env.step(action)`` judges it, and the step is written as the next
+    ``t`` with stop signals held from the hand-over until it is written; then the policy
+    observes it (``observe_failure`` for a failed one, which ``on_error="raise"`` raises after
+    writing it). ``act_s``, ``env_s``: the seconds spent proposing and evaluating the point;
+    ``times``: the step's ``worker``, ``submitted_at`` and ``finished_at``. Returns the new obs
+    and the step's record."""
+    t = result.n_steps
+    with signals.step():
+        signals.hold_step()
+        hand_over()
+        try:
+            next_obs, reward, _, _, info = env.step(action)
+        except ObjectiveError as err:
+            result.failed_steps += 1
+            result.last_error = str(err)
+            row = dict(t=t, action=action, reward=None, regret=None, cumulative_regret=None, failed=True,
+                       value=None, act_s=act_s, env_s=env_s, observe_s=clock.take(), error=str(err),
+                       error_kind=err.kind, **times, **_params(env.unwrapped, action))
+            _record(result, logger, signals, row)
+            if on_error == "raise":
+                raise
+        else:
+            row = dict(t=t, action=action, reward=_stored_reward(reward), regret=info.get("regret"),
+                       cumulative_regret=None, expected_regret=info.get("expected_regret"), value=info.get("value"),
+                       best_value=info.get("best_value"), failed=False, act_s=act_s, env_s=env_s,
+                       observe_s=clock.take(), **times, **_params(env.unwrapped, action), **_outcomes(info))
+            _record(result, logger, signals, row)
+    if row["failed"]:
+        clock.observe_s = _observe_failure(policy, obs, action, row["error"])
+        return obs, row
+    clock.observe_s = _observe(policy, obs, action, reward, info, t, result.run_id)
+    return next_obs, row
