@@ -185,6 +185,7 @@ class ParetoResult:
                 are not the objective names (naming them).
         """
         from npbandit.acquisition.multi_objective import dominated_volume
+        from npbandit.envs.blackbox import maximised
 
         m = len(self.minimize)
         given = reference_point.detach().cpu().numpy() if is_tensor(reference_point) else reference_point
@@ -200,8 +201,8 @@ class ParetoResult:
         ref = items.astype(np.float64) if real else None
         if ref is None or not np.isfinite(ref).all():
             raise ValueError(f"reference_point must be {m} finite numbers (one per objective), got {reference_point!r}")
-        signs = torch.tensor([-1.0 if each else 1.0 for each in self.minimize], dtype=torch.float64)
-        return dominated_volume(torch.from_numpy(self.front_values) * signs, torch.from_numpy(ref) * signs)
+        return dominated_volume(torch.from_numpy(maximised(self.front_values, self.minimize)),
+                                torch.from_numpy(maximised(ref, self.minimize)))
 
     def __getattr__(self, name: str) -> Any:
         if name in ("best_x", "best_value", "recommended_x", "recommended_value", "recommended_by"):
@@ -233,7 +234,7 @@ class ParetoResult:
                 not hold ``m`` values (naming it)."""
         from botorch.utils.multi_objective.pareto import is_non_dominated
 
-        from npbandit.envs.blackbox import named_directions
+        from npbandit.envs.blackbox import maximised, named_directions
 
         minimize, m, names = named_directions(minimize)
         if m < 2:
@@ -246,8 +247,7 @@ class ParetoResult:
         good = [h for h in history if not h["failed"] and h.get("feasible", True)]
         front: list[dict[str, Any]] = []
         if good:
-            signs = torch.tensor([-1.0 if each else 1.0 for each in minimize], dtype=torch.float64)
-            values = torch.tensor([h["values"] for h in good], dtype=torch.float64) * signs
+            values = torch.from_numpy(maximised(np.array([h["values"] for h in good], dtype=np.float64), minimize))
             front = [h for h, keep in zip(good, is_non_dominated(values, deduplicate=False).tolist()) if keep]
         return cls(front, history, tuple(minimize), run_id, feasible=bool(good), **{"objective_names": names, **kwargs})
 

@@ -20,7 +20,7 @@ from npbandit.acquisition.optimizers import check_acq_optimizer
 from npbandit.acquisition.pending import DEFAULT_LIAR, pending_strategy
 from npbandit.acquisition.proposal import ACQUISITIONS
 from npbandit.acquisition.subspace import check_subspace
-from npbandit.envs.blackbox import BlackBoxEnv, ObjectiveError, named_directions
+from npbandit.envs.blackbox import BlackBoxEnv, ObjectiveError, maximised, named_directions
 from npbandit.envs.bounds import as_bounds
 from npbandit.loop.records import EpisodeResult
 from npbandit.optimize_policy import optimize_policy
@@ -116,7 +116,7 @@ class Search:
         # the incumbent's rule: the best feasible evaluation (the first of equal ones), or, with none
         # feasible, the one whose constraint values exceed 0 by the least in total
         k = 0 if not self.constrained else len(good[0]["constraints"])
-        outputs = torch.tensor([[-h["value"] if self.minimize else h["value"], *h.get("constraints", ())]
+        outputs = torch.tensor([[maximised(h["value"], self.minimize), *h.get("constraints", ())]
                                 for h in good], dtype=torch.float64)  # [n, 1 + k], the objective maximised
         best = good[incumbent(outputs, k)]
         feasible = any(h.get("feasible", True) for h in good)

@@ -73,7 +73,7 @@ from typing import Any
 import numpy as np
 import torch
 
-from npbandit.envs.blackbox import ObjectiveError, constraint_values, named_point, objective_values
+from npbandit.envs.blackbox import ObjectiveError, constraint_values, maximised, named_point, objective_values
 from npbandit.feasibility import check_constraint_count
 from npbandit.objective_names import recorded_names
 from npbandit.policies.base import Policy, PolicyWrapper
@@ -342,7 +342,7 @@ def initial_points(initial: Any, box: np.ndarray | None, space: SearchSpace | No
                 check_same_problem({"minimize": came}, {"minimize": bool(minimize)}, f"initial[{i}]",
                                    f"its run's (as its {field} says)", _ON_PURPOSE)
             _check_recorded_cube(i, entry, box, space, m)
-        out.append((_action(i, x, box, space), -float(value) if minimize else float(value), limits, None))
+        out.append((_action(i, x, box, space), maximised(float(value), minimize), limits, None))
     earlier = None  # the constraint values each earlier evaluation carries (failed ones carry none)
     for i, (_, _, limits, error) in enumerate(out):
         if constrained and error is None:
@@ -378,7 +378,7 @@ def _several_rewards(i: int, value: Any, x: Any, minimize: tuple[bool, ...],
         raise ValueError(f"initial[{i}]: {err}") from None
     if not np.isfinite(values).all():
         raise ValueError(f"initial[{i}]: the values must be finite real numbers, got {values.tolist()}")
-    return np.where(minimize, -values, values)
+    return maximised(values, minimize)
 
 
 def _action(i: int, x: Any, box: np.ndarray | None, space: SearchSpace | None) -> np.ndarray:

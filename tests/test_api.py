@@ -278,9 +278,11 @@ def test_optimize_takes_values_past_what_float64_can_standardise(tmp_path):
 
 
 @pytest.mark.parametrize("surrogate,bounds,match", [
-    ("tnpd-gp1d", [[0.0], [1.0]], r"prior 'gp1d'.*raw outputs.*fit: cmanp-and-bo, cmanp-bo"),  # would run on raw y
+    ("tnpd-gp1d", [[0.0], [1.0]], r"prior 'gp1d'.*raw output.*fit: cmanp-and-bo, cmanp-bo"),  # would run on raw y
     ("cmanp-wheel", BOUNDS, r"prior 'wheel'.*fit: cmanp-and-bo, cmanp-bo"),
-    ("tnpd-gp1d", [[0] * 8, [1] * 8], r"prior 'gp1d'.*8 input"),  # wider than the bo width: still refused
+    # wider than the bo width: still refused, and the bo checkpoints fit (any serves any d, through a subspace)
+    ("tnpd-gp1d", [[0] * 8, [1] * 8], r"d=8\) needs a 'bo' checkpoint with 1 output; checkpoint 'tnpd-gp1d' has prior "
+                                      r"'gp1d' \(not 'bo'\)\..*fit: cmanp-and-bo, cmanp-bo, retreever-bo"),
     ("cmanp-b0", BOUNDS, "did you mean 'cmanp-bo'"),
     ("cmnap", BOUNDS, "did you mean 'cmanp'"),
 ])

@@ -89,7 +89,7 @@ from npbandit.validation import check_int, check_options, check_real, check_rend
 
 __all__ = ["BlackBoxEnv", "ObjectiveError", "named_point", "available_functions", "functions_taking_dim",
            "make_test_function", "objective_value", "objective_values", "constraint_values", "problem_objective",
-           "directions", "named_directions"]
+           "directions", "named_directions", "maximised"]
 
 
 #: why a named problem with integer / binary inputs is not offered, and what runs one
@@ -284,6 +284,28 @@ def named_directions(minimize: Any) -> tuple[bool | tuple[bool, ...], int, tuple
             raise TypeError(f"minimize[{i}] must be a bool (True: minimise that objective), got "
                             f"{type(each).__name__} {each!r}")
     return tuple(bool(each) for each in minimize), len(minimize), positional_names(len(minimize))
+
+
+def maximised(values: Any, minimize: Any) -> Any:
+    """``values`` as they are maximised (the rewards a policy and its model see): negated where
+    their objective is minimised. ``minimize`` as :func:`directions` takes it: a bool (one
+    objective; ``values`` a number or an array of its values, negated when ``True``), or ``m``
+    directions (``values`` an array ``[..., m]``, column ``j`` negated where objective ``j`` is
+    minimised; a float64 array comes back). Negation is exact and its own inverse, so the same
+    call takes rewards back to the objectives' values.
+
+    Raises:
+        TypeError / ValueError: ``minimize`` refused (:func:`directions`), or ``values``' last
+            axis not ``m`` long.
+    """
+    minimize, m = directions(minimize)
+    if m == 1:
+        return -values if minimize else values
+    array = np.asarray(values, dtype=np.float64)
+    if array.ndim == 0 or array.shape[-1] != m:
+        raise ValueError(f"values must have {m} columns, one per direction of minimize={minimize!r}, got shape "
+                         f"{array.shape}")
+    return np.where(minimize, -array, array)
 
 
 def named_point(x: Any) -> dict[str, Any]:
@@ -505,7 +527,7 @@ class BlackBoxEnv(gym.Env):
         feasible = constraints is None or is_feasible(constraints)
         info = {"x": x, "params": named_point(x), "t": self.t - 1}
         if self.objectives > 1:
-            reward = np.where(self.minimize, -values, values)
+            reward = maximised(values, self.minimize)
             info["values"] = values.tolist()
         else:
             if self.noise_std:
@@ -514,7 +536,7 @@ class BlackBoxEnv(gym.Env):
                                    or (value < self.best_value if self.minimize else value > self.best_value))
             if better:
                 self.best_value = value
-            reward = -value if self.minimize else value
+            reward = maximised(value, self.minimize)
             info.update(value=value, best_value=self.best_value)
         if constraints is not None:
             info["constraints"], info["feasible"] = constraints.tolist(), feasible

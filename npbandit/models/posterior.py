@@ -31,7 +31,7 @@ from botorch.posteriors import Posterior
 from botorch.posteriors.gpytorch import GPyTorchPosterior
 from gpytorch import settings as gpytorch_settings
 from gpytorch.distributions import MultitaskMultivariateNormal, MultivariateNormal
-from linear_operator.operators import DiagLinearOperator, RootLinearOperator
+from linear_operator.operators import DiagLinearOperator, LinearOperator, RootLinearOperator, ZeroLinearOperator
 from linear_operator.utils.cholesky import psd_safe_cholesky
 from torch import Tensor
 
@@ -78,18 +78,32 @@ def first_equal_rows(X: Tensor, pairwise_max: int = PAIRWISE_MAX) -> Tensor | No
 class IndependentOutputs(DiagLinearOperator):
     """The diagonal covariance of ``q`` independent points' ``m`` independent outputs.
 
-    A ``DiagLinearOperator`` whose elementwise product with a matrix that broadcasts to its
-    shape reads that matrix's diagonal after broadcasting. ``linear_operator``'s reads it
-    before, so a row of per-entry weights ``w`` (``1 x qm``) multiplied every diagonal entry by
+    A ``DiagLinearOperator`` whose elementwise product (:meth:`mul`, ``*``) with a matrix that
+    broadcasts to its shape reads that matrix's diagonal after broadcasting. ``linear_operator``'s
+    reads it before, so a row of per-entry weights ``w`` (``1 x qm``) multiplied every diagonal entry by
     ``w[0]``: BoTorch's ``ScalarizedPosteriorTransform`` weights an interleaved multi-output
     covariance of ``q > 1`` points so (``w_row * covar * w_row^T``), and the scalarised
-    variance came back without the outputs' weights."""
+    variance came back without the outputs' weights. No public class of ``linear_operator``
+    holds a diagonal that multiplies so (a ``BlockDiagLinearOperator`` of per-output diagonals,
+    which BoTorch would scalarise block by block, is built as a ``DiagLinearOperator``), hence
+    this subclass, which overrides the public ``LinearOperator.mul`` (what ``*`` calls)."""
 
-    def _mul_matrix(self, other: Any) -> Any:
-        if isinstance(other, DiagLinearOperator) or other.shape[-2:] == self.shape[-2:]:
-            return super()._mul_matrix(other)
-        dense = other.to_dense().expand(*torch.broadcast_shapes(other.shape, self.shape))
-        return IndependentOutputs(self._diag * dense.diagonal(dim1=-2, dim2=-1))
+    def mul(self, other: Any) -> Any:
+        """``self * other``, elementwise: a matrix ``other`` (a tensor of more than one element or
+        a linear operator, neither diagonal nor of this matrix's shape) broadcast to this shape
+        first, the product again an ``IndependentOutputs``; anything else as
+        ``DiagLinearOperator`` multiplies it (a constant, another diagonal, a matrix of this
+        shape, or one that does not broadcast, refused there)."""
+        if (isinstance(other, (Tensor, LinearOperator)) and other.numel() > 1
+                and not isinstance(other, (DiagLinearOperator, ZeroLinearOperator))
+                and other.shape[-2:] != self.shape[-2:]):
+            try:
+                shape = torch.broadcast_shapes(other.shape, self.shape)
+            except RuntimeError:
+                return super().mul(other)  # raises, naming both shapes
+            dense = other.to_dense().expand(shape)
+            return IndependentOutputs(self.diagonal() * dense.diagonal(dim1=-2, dim2=-1))
+        return super().mul(other)
 
 
 def independent_outputs(posterior: Any) -> Any:

@@ -127,8 +127,9 @@ def check_bandit_policy_name(name: str, *, context_dim: int = 2, n_arms: int = 5
     except CheckpointError as err:  # say which checkpoints serve this bandit the other way
         arms = fitting_checkpoints(prior=ARM_PRIORS, y_dim=1)  # any width: wider contexts are projected
         names = ", ".join(repr(a) for a in arms) or "none shipped"
-        raise CheckpointError(f"{err}. For {context_dim}-dimensional contexts and {n_arms} arms, name a policy that "
-                              f"fits one regression per arm on a 'bo' checkpoint instead: {names}") from None
+        raise CheckpointError(f"{str(err).rstrip('.')}. For {context_dim}-dimensional contexts and {n_arms} arms, "
+                              f"name a policy that fits one regression per arm on a 'bo' checkpoint instead: {names}"
+                              ) from None
 
 
 def check_arm_and_reward(action: Any, reward: Any, n_arms: int) -> tuple[int, float]:

@@ -47,7 +47,7 @@ from npbandit.feasibility import is_feasible
 from npbandit.policies.base import Policy, Recommendation, seeded_by
 from npbandit.policies.design import SobolDesign, SobolPolicy, check_snap, snap_points
 from npbandit.policies.factories import GPModelFactory, NPModelFactory, as_model_factory, model_factory
-from npbandit.policies.observations import HandOuts, Observations, pending_points
+from npbandit.policies.observations import HandOuts, Observations, hand_out
 from npbandit.policies.trust_region import TrustRegion, TrustRegionSettings
 from npbandit.rows import evaluation_order
 from npbandit.surrogates.pretrained import checkpoint_use, context_limit, served_width
@@ -354,27 +354,16 @@ class BOPolicy(Policy):
         in flight it is still ``n_init`` points (then the model proposes once two are
         observed); observations (and failures) given directly count as design too, and the
         design passes over them (:mod:`~npbandit.policies.design`)."""
-        with torch_threads(self.threads):
-            point = self._choose(pending)
-        self.hand_outs.spent += 1
-        return point
+        return hand_out(self.hand_outs, pending, dim=self.dim, n_init=self.n_init, observed=len(self.Y),
+                        failed=len(self.failed), design=self._design_point, propose=self._next_point,
+                        seed_from=None if self.surrogate is not None else self.rng, threads=self.threads,
+                        queued=self._batch)
 
-    def _choose(self, pending: np.ndarray | None) -> np.ndarray:
-        # counting observations alone, q evaluations in flight would get q - 1 Sobol points too many
-        in_flight = self.hand_outs.design_in_flight(pending, self.dim)
-        # failed design points count as design: a run whose evaluations fail still leaves the design
-        # after n_init points (once two have values, which a model needs)
-        if len(self.Y) + len(self.failed) + in_flight < self.n_init or len(self.Y) < min(self.n_init, 2):
-            lift = None if self._search is None else (
-                lambda z: self._search.lift(torch.from_numpy(z)[None])[0].numpy())
-            return self.hand_outs.design_point(self.design, self.snap, (*self.X, *self.failed), lift)
-        if self._batch:
-            return self._batch.pop(0)
-        pending = pending_points(pending, self.dim)
-        if self.surrogate is not None:
-            return self._next_point(pending)
-        with seeded_by(self.rng):  # a GP, or another model of a factory's (seeded_by says why)
-            return self._next_point(pending)
+    def _design_point(self) -> np.ndarray:
+        """The next design point (:meth:`HandOuts.design_point`), lifted from the subspace's search cube with one."""
+        lift = None if self._search is None else (
+            lambda z: self._search.lift(torch.from_numpy(z)[None])[0].numpy())
+        return self.hand_outs.design_point(self.design, self.snap, (*self.X, *self.failed), lift)
 
     def _next_point(self, pending: torch.Tensor | None) -> np.ndarray:
         X, Y = self._data()

@@ -16,11 +16,13 @@ import numpy as np
 import torch
 
 from npbandit.feasibility import check_constraint_count, is_feasible
+from npbandit.policies.base import seeded_by
 from npbandit.rows import RowBuffer
+from npbandit.threads import torch_threads
 from npbandit.transforms.standardize import output_scale
 from npbandit.transforms.yeo_johnson import YeoJohnson
 
-__all__ = ["HandOuts", "Observations", "pending_points"]
+__all__ = ["HandOuts", "Observations", "hand_out", "pending_points"]
 
 
 def pending_points(pending: Any, dim: int) -> torch.Tensor | None:
@@ -98,6 +100,39 @@ class HandOuts:
         """The proposals still to come under ``budget`` (``None``: no budget, none counted):
         neither those in flight nor failed ones can be proposed again."""
         return None if budget is None else max(budget - self.spent, 0)
+
+
+def hand_out(hand_outs: HandOuts, pending: np.ndarray | None, *, dim: int, n_init: int, observed: int, failed: int,
+             design: Callable[[], np.ndarray], propose: Callable[[torch.Tensor | None], np.ndarray],
+             seed_from: np.random.Generator | None, threads: int | str | None,
+             queued: list[np.ndarray] | None = None) -> np.ndarray:
+    """The next point ``[d]`` a BO policy hands out (its ``act``), counted in ``hand_outs.spent``.
+
+    A design point, ``design()``, while fewer than ``n_init`` points are ``observed``, ``failed``
+    or in flight as design points (of ``pending [p, d]``, points handed out and not yet
+    observed: counting observations alone, ``q`` evaluations in flight would get ``q - 1``
+    design points too many; failed ones count, so a run whose evaluations fail still leaves the
+    design), or fewer than two are observed (what a model needs). Then the first of ``queued``
+    (the rest of a batch proposal, taken from the list) while any is left, else
+    ``propose(pending)`` with the points in flight as a float64 tensor ``[p, d]`` (``None``:
+    none), run with torch's global generator seeded from ``seed_from`` (:func:`seeded_by`; a GP's
+    fit and ``optimize_acqf`` draw from it) or, with ``None`` (an NP checkpoint, whose
+    proposals seed their own draws), as it is. All of it on ``threads`` torch threads
+    (:class:`~npbandit.threads.torch_threads`)."""
+    with torch_threads(threads):
+        in_flight = hand_outs.design_in_flight(pending, dim)
+        if observed + failed + in_flight < n_init or observed < min(n_init, 2):
+            point = design()
+        elif queued:
+            point = queued.pop(0)
+        elif seed_from is None:
+            point = propose(pending_points(pending, dim))
+        else:
+            pending = pending_points(pending, dim)
+            with seeded_by(seed_from):
+                point = propose(pending)
+    hand_outs.spent += 1
+    return point
 
 
 class Observations:

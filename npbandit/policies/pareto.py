@@ -25,13 +25,13 @@ from npbandit.acquisition.multi_objective import front_rows, warp_objectives
 from npbandit.acquisition.optimizers import AcquisitionOptimizer, resolve_acq_optimizer
 from npbandit.acquisition.proposal import propose, warn_if_repeated
 from npbandit.feasibility import check_constraint_count
-from npbandit.policies.base import Policy, Recommendation, seeded_by
+from npbandit.policies.base import Policy, Recommendation
 from npbandit.policies.design import SobolDesign, check_snap, snap_points
 from npbandit.policies.factories import NPModelFactory, as_model_factory
-from npbandit.policies.observations import HandOuts, pending_points
+from npbandit.policies.observations import HandOuts, hand_out
 from npbandit.rows import RowBuffer
 from npbandit.surrogates.pretrained import checkpoint_use, context_limit, served_width
-from npbandit.threads import check_threads, torch_threads
+from npbandit.threads import check_threads
 from npbandit.transforms.standardize import output_scale
 
 __all__ = ["ParetoBOPolicy", "ParetoObservations"]
@@ -163,21 +163,13 @@ class ParetoBOPolicy(Policy):
         """The next point, ``[d]`` in the unit cube; ``pending`` ``[p, d]``: points handed out
         and not yet observed, believed at the model's mean there. Design points until
         ``n_init`` are observed, failed or in flight (and at least two are observed)."""
-        with torch_threads(self.threads):
-            point = self._choose(pending)
-        self.hand_outs.spent += 1
-        return point
+        return hand_out(self.hand_outs, pending, dim=self.dim, n_init=self.n_init, observed=len(self.seen),
+                        failed=len(self.seen.failed), design=self._design_point, propose=self._propose,
+                        seed_from=None if self.surrogate is not None else self.rng, threads=self.threads)
 
-    def _choose(self, pending: np.ndarray | None) -> np.ndarray:
-        in_flight = self.hand_outs.design_in_flight(pending, self.dim)
-        n = len(self.seen)
-        if n + len(self.seen.failed) + in_flight < self.n_init or n < min(self.n_init, 2):
-            return self.hand_outs.design_point(self.design, self.snap, (*self.seen.X.array, *self.seen.failed.array))
-        pending = pending_points(pending, self.dim)
-        if self.surrogate is not None:
-            return self._propose(pending)
-        with seeded_by(self.rng):  # a GP, or another model of a factory's (seeded_by says why)
-            return self._propose(pending)
+    def _design_point(self) -> np.ndarray:
+        """The next design point (:meth:`HandOuts.design_point`)."""
+        return self.hand_outs.design_point(self.design, self.snap, (*self.seen.X.array, *self.seen.failed.array))
 
     def _propose(self, pending: torch.Tensor | None) -> np.ndarray:
         X, Y = self.seen.data()

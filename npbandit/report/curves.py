@@ -244,7 +244,7 @@ def _bo_panels(db: str, runs: list[RunRow]) -> list[Panel]:
                     best = np.fmin(best, start) if problem.minimize else np.fmax(best, start)
                 best = np.concatenate([np.full(given - 1, np.nan), [start], best])
             if known:
-                best = best - problem.optimal_value if problem.minimize else problem.optimal_value - best
+                best = problem.regret(best)
             by_line[(keys[run.id], budget, given)].append((best, run.policy_params.get("n_init")))
         budgets = {b for _, b, _ in by_line}
         lines = [Line(key, "" if len(budgets) == 1 else f", budget {budget}", np.stack([c for c, _ in cell]),

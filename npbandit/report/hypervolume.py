@@ -40,19 +40,21 @@ from typing import Any
 
 import numpy as np
 
+from npbandit.envs.blackbox import maximised
 from npbandit.feasibility import is_feasible
 from npbandit.report.grouping import Problem
 
 __all__ = ["objective_row", "readable_values", "group_reference", "hypervolume", "hypervolume_curve", "front_size"]
 
 
-def _signs(problem: Problem) -> np.ndarray:
-    """``[m]``: ``-1`` for each objective minimised, ``+1`` for each maximised: the values times
-    these are maximised, as the Pareto front and hypervolume helpers take them."""
+def _directions(problem: Problem) -> tuple[bool, ...]:
+    """The directions of ``problem``'s ``m`` objectives (``True``: minimised): the values
+    :func:`~npbandit.envs.blackbox.maximised` by them are what the Pareto front and hypervolume
+    helpers take."""
     if not isinstance(problem.minimize, tuple):
         raise ValueError(f"problem must be of several objectives (its minimize a tuple of directions), got "
                          f"minimize={problem.minimize!r}")
-    return np.array([-1.0 if m else 1.0 for m in problem.minimize])
+    return problem.minimize
 
 
 def readable_values(step: dict[str, Any], objectives: int) -> bool:
@@ -68,12 +70,12 @@ def objective_row(step: dict[str, Any], problem: Problem) -> np.ndarray | None:
     successful step with readable values (:func:`readable_values`) that is feasible (with
     constraints, every recorded constraint value ``<= 0``; a step that recorded none is not);
     ``None`` for any other step."""
-    signs = _signs(problem)
-    if step.get("failed") or not readable_values(step, len(signs)):
+    minimize = _directions(problem)
+    if step.get("failed") or not readable_values(step, len(minimize)):
         return None
     if problem.constraints is not None and not is_feasible(step.get("constraints") or [math.inf]):
         return None
-    return signs * np.asarray(step["values"], dtype=np.float64)
+    return maximised(np.asarray(step["values"], dtype=np.float64), minimize)
 
 
 def group_reference(runs_steps: Iterable[Sequence[dict[str, Any]]], problem: Problem) -> tuple[float, ...] | None:
@@ -87,9 +89,9 @@ def group_reference(runs_steps: Iterable[Sequence[dict[str, Any]]], problem: Pro
     rows = [row for steps in runs_steps for s in steps if (row := objective_row(s, problem)) is not None]
     if not rows:
         return None
-    signs = _signs(problem)
-    reference = reference_point(torch.tensor(np.stack(rows), dtype=torch.float64), len(signs)).numpy()
-    return tuple(float(v) for v in signs * reference)
+    minimize = _directions(problem)
+    reference = reference_point(torch.tensor(np.stack(rows), dtype=torch.float64), len(minimize)).numpy()
+    return tuple(float(v) for v in maximised(reference, minimize))  # back to the user's sense
 
 
 def _volume(rows: list[np.ndarray], reference: np.ndarray) -> float:
@@ -109,7 +111,7 @@ def hypervolume(steps: Sequence[dict[str, Any]], problem: Problem, reference: Se
     ``reference`` (in the user's units and sense, :func:`group_reference`); 0 when no step
     dominates it."""
     rows = [row for s in steps if (row := objective_row(s, problem)) is not None]
-    return _volume(rows, _signs(problem) * np.asarray(reference, dtype=np.float64))
+    return _volume(rows, maximised(np.asarray(reference, dtype=np.float64), _directions(problem)))
 
 
 def hypervolume_curve(steps: Sequence[dict[str, Any]], length: int, problem: Problem,
@@ -119,8 +121,7 @@ def hypervolume_curve(steps: Sequence[dict[str, Any]], length: int, problem: Pro
     ``length`` evaluations, by their ``t`` (failed and infeasible ones spend budget and add
     nothing; 0 while no evaluation dominates the reference). ``given``: steps the run was
     given before its first evaluation, counted in its front from the start."""
-    signs = _signs(problem)
-    target = signs * np.asarray(reference, dtype=np.float64)
+    target = maximised(np.asarray(reference, dtype=np.float64), _directions(problem))
     rows = [row for s in given if (row := objective_row(s, problem)) is not None]
     volume = _volume(rows, target)
     by_t = {s["t"]: s for s in steps}

@@ -22,7 +22,7 @@ from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
-from npbandit.space.parameters import Parameter
+from npbandit.space.parameters import Choice, Parameter
 
 if TYPE_CHECKING:  # torch loads where a point is snapped, not with the space
     import torch
@@ -47,6 +47,7 @@ class Conditions:
         ValueError: a dependent that is not a parameter of the space, a parameter listed by two
             different choices or by itself, or a cycle (a choice that, through others, depends
             on itself).
+        TypeError: a parameter other than a :class:`~npbandit.space.Choice` with dependents.
     """
 
     def __init__(self, parameters: Mapping[str, Parameter], slices: Mapping[str, slice]) -> None:
@@ -54,7 +55,11 @@ class Conditions:
         #: child -> (parent, the parent's values, as :func:`value_key`, under which it is active)
         self.parent: dict[str, tuple[str, frozenset]] = {}
         for name, parameter in self.parameters.items():
-            for value, names in getattr(parameter, "dependents", {}).items():
+            dependents = getattr(parameter, "dependents", {})
+            if dependents and not isinstance(parameter, Choice):  # its values are what a point's branch reads
+                raise TypeError(f"space[{name!r}]: only a Choice has dependents, got a {type(parameter).__name__} "
+                                "with some")
+            for value, names in dependents.items():
                 for child in names:
                     if child not in self.parameters:
                         raise ValueError(f"space[{name!r}]: dependents[{value!r}] names {child!r}, which is not a "
@@ -77,6 +82,9 @@ class Conditions:
         self.pinned = {name: np.asarray(self.parameters[name].encode(self.parameters[name].decode(
             np.full(self.parameters[name].columns, 0.5))), dtype=np.float64) for name in self.parent}
         self.gates = sorted({parent for parent, _ in self.parent.values()}, key=list(self.parameters).index)
+        #: each conditional parameter's parent's values, in order: whether it is active under each
+        self.under = {child: [value_key(v) in keys for v in self.parameters[parent].values]
+                      for child, (parent, keys) in self.parent.items()}
 
     def __bool__(self) -> bool:
         return bool(self.parent)
@@ -104,18 +112,29 @@ class Conditions:
 
     def inactive_columns(self, u: torch.Tensor) -> torch.Tensor:
         """``[..., D]`` bool: the columns of the parameters inactive at each point of ``u``
-        ``[..., D]`` (its choices read as they decode)."""
+        ``[..., D]`` (its choices read as they decode, :meth:`Choice.decode_indices
+        <npbandit.space.Choice.decode_indices>`), on ``u``'s device: a parameter is active where
+        its choice is active and takes a value listing it.
+
+        Raises:
+            ValueError: a choice with dependents has a coordinate of ``u`` that is not finite."""
         import torch
 
-        rows = u.detach().reshape(-1, u.shape[-1]).cpu().numpy()
-        inactive = np.zeros(rows.shape, dtype=bool)
-        for r, row in enumerate(rows):
-            values = {g: self.parameters[g].decode(row[self.slices[g]]) for g in self.gates}
-            active = set(self.active(values))
-            for name in self.parent:
-                if name not in active:
-                    inactive[r, self.slices[name]] = True
-        return torch.as_tensor(inactive, device=u.device).reshape(u.shape)
+        flat = u.detach().reshape(-1, u.shape[-1])
+        index = {g: self.parameters[g].decode_indices(flat[:, self.slices[g]]) for g in self.gates}
+        active: dict[str, torch.Tensor] = {}  # [n] bool per conditional parameter
+
+        def is_active(name: str) -> torch.Tensor:
+            if name not in active:
+                parent = self.parent[name][0]
+                under = torch.as_tensor(self.under[name], device=u.device)[index[parent]]
+                active[name] = under & is_active(parent) if parent in self.parent else under
+            return active[name]
+
+        inactive = torch.zeros(flat.shape, dtype=torch.bool, device=u.device)
+        for name in self.parent:
+            inactive[:, self.slices[name]] = ~is_active(name).unsqueeze(-1)
+        return inactive.reshape(u.shape)
 
     def pin(self, u: torch.Tensor) -> torch.Tensor:
         """Snapped points ``u`` ``[..., D]`` with each inactive parameter's columns pinned to

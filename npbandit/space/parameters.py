@@ -384,6 +384,26 @@ class Choice(Parameter):
     def decode(self, u: np.ndarray) -> Any:
         return self.values[self._decode_index(u)]
 
+    def decode_indices(self, u: torch.Tensor) -> torch.Tensor:
+        """``[...]`` long: the index in ``values`` of the value each point of ``u``
+        ``[..., columns]`` decodes to (as :meth:`decode` reads one point), on ``u``'s device.
+
+        Raises:
+            ValueError: ``u`` has another number of columns, or a coordinate that is not finite.
+        """
+        import torch
+
+        if u.dim() < 1 or u.shape[-1] != self.columns:
+            raise ValueError(f"u must have shape [..., {self.columns}], got {tuple(u.shape)}")
+        if not bool(torch.isfinite(u).all()):
+            raise ValueError("u must be finite to decode a choice")
+        if self.one_hot:
+            return u.argmax(dim=-1)  # ties: the first of them
+        if not self.columns:
+            return torch.zeros(u.shape[:-1], dtype=torch.long, device=u.device)
+        k = len(self.values)
+        return torch.floor(u[..., 0].to(torch.float64) * k).clamp(0, k - 1).long()
+
     def neighbours(self, value: Any) -> list[Any]:
         i = self._index(value)
         if self.ordered:

@@ -467,9 +467,9 @@ def check_checkpoint_kind(card: dict[str, Any], *, prior: str | Sequence[str] | 
         purpose: what the checkpoint is wanted for, for the message (``"optimize"``).
 
     Raises:
-        CheckpointError: naming what the checkpoint is for, what was asked, which of it
-            the checkpoint misses (its prior, inputs or outputs, each with what was
-            asked), and the shipped checkpoints that fit (or that none does).
+        CheckpointError: in one line, naming what was asked, which of it the checkpoint
+            misses (its prior, inputs or outputs, each with what was asked), then what the
+            checkpoint is for, then the shipped checkpoints that fit (or that none does).
     """
     priors = _as_priors(prior)
     _check_dim("x_dim", x_dim)
@@ -478,13 +478,16 @@ def check_checkpoint_kind(card: dict[str, Any], *, prior: str | Sequence[str] | 
     if _fits(use, priors, x_dim, y_dim):
         return
     dims = use["x_dims"]
-    dims_text = f"d = {dims[0]}" if len(dims) == 1 else f"d = {dims[0]}..{dims[-1]}"
-    scaling = {True: "standardised outputs", False: "raw outputs", None: "unknown output scaling"}
-    have = (f"checkpoint {card.get('name', '?')!r} is for {use['task']}: prior {use['prior']!r}, {dims_text} inputs"
-            + (f" in {use['input_domain']}" if use["input_domain"] else "") + f", {use['y_dim']} output(s), "
-            + scaling[use["standardizes_outputs"]])
-    wanted = [f"a {_one_of(priors)} checkpoint" if priors else "a checkpoint"]
-    misses = []
+    inputs = _count(dims[0], "input") if len(dims) == 1 else f"{dims[0]} to {dims[-1]} inputs"
+    wanted, misses = [], []
+    if x_dim is not None:
+        wanted.append(_count(x_dim, "input"))
+        if x_dim not in dims:
+            misses.append(f"{inputs} (not {x_dim})")
+    if y_dim is not None:
+        wanted.append(_count(y_dim, "output"))
+        if y_dim != use["y_dim"]:
+            misses.append(f"{_count(use['y_dim'], 'output')} (not {y_dim})")
     if priors is not None and use["prior"] not in priors:
         from npbandit.priors import PRIORS
 
@@ -492,20 +495,29 @@ def check_checkpoint_kind(card: dict[str, Any], *, prior: str | Sequence[str] | 
         unknown = ("" if use["prior"] in PRIORS or not isinstance(use["prior"], str)
                    else ", a prior this process has not registered (register_prior; on the command line, "
                         "--plugin MODULE)")
-        misses.append(f"prior {use['prior']!r}{unknown}, not {_one_of(priors)}")
-    if x_dim is not None:
-        wanted.append(f"{x_dim} input(s)")
-        if x_dim not in dims:
-            misses.append(f"{dims_text} inputs, not {x_dim}")
-    if y_dim is not None:
-        wanted.append(f"{y_dim} output(s)")
-        if y_dim != use["y_dim"]:
-            misses.append(f"{use['y_dim']} output(s), not {y_dim}")
+        misses.insert(0, f"prior {use['prior']!r} (not {_one_of(priors)}){unknown}")
+    name = card.get("name", "?")
+    kind = f"a {_one_of(priors)} checkpoint" if priors else "a checkpoint"
+    scaling = {True: "standardised ", False: "raw ", None: ""}[use["standardizes_outputs"]]
+    about = (f"It is for {use['task']}: {inputs}" + (f" in {use['input_domain']}" if use["input_domain"] else "")
+             + f", {_count(use['y_dim'], scaling + 'output')}"
+             + (" (their scaling unknown)" if use["standardizes_outputs"] is None else "") + ".")
     fit = fitting_checkpoints(prior=priors, x_dim=x_dim, y_dim=y_dim)
-    fit_text = (f"shipped checkpoints that fit: {', '.join(fit)}" if fit
-                else "no shipped checkpoint fits")
-    raise CheckpointError(f"{have}; {purpose} needs {', '.join(wanted)}, and this one has {'; '.join(misses)} "
-                          f"({fit_text})")
+    fit_text = f"Shipped checkpoints that fit: {', '.join(fit)}." if fit else "No shipped checkpoint fits."
+    # one line (the CLI prints an expected failure as one), in sentences: what was needed and what this
+    # checkpoint lacks of it, then what the checkpoint is for, then the checkpoints that fit
+    raise CheckpointError(f"{purpose} needs {kind}{' with ' + _and(wanted) if wanted else ''}; checkpoint {name!r} "
+                          f"has {_and(misses)}. {about} {fit_text}")
+
+
+def _count(n: int, unit: str) -> str:
+    """``1 output``, ``5 outputs``."""
+    return f"{n} {unit}{'' if n == 1 else 's'}"
+
+
+def _and(items: list[str]) -> str:
+    """``a``, ``a and b``, ``a, b and c``."""
+    return items[0] if len(items) == 1 else f"{', '.join(items[:-1])} and {items[-1]}"
 
 
 def _one_of(priors: tuple[str, ...]) -> str:
@@ -521,7 +533,8 @@ def check_bo_checkpoint(card: dict[str, Any], dim: int, purpose: str = "this use
     ``d`` it was trained on) directly, beyond it through a low-dimensional subspace of
     that width (``npbandit.acquisition.subspace``). Checked as :func:`check_checkpoint_kind`
     checks ``x_dim = min(dim, width)``, so a checkpoint of another prior or output count
-    is refused as before.
+    is refused as before (asked for no inputs, which any ``bo`` checkpoint serves: the
+    checkpoints named as fitting are every one-output ``bo`` one).
 
     Raises:
         CheckpointError: as :func:`check_checkpoint_kind`.
@@ -529,6 +542,8 @@ def check_bo_checkpoint(card: dict[str, Any], dim: int, purpose: str = "this use
     _check_dim("dim", dim)
     use = checkpoint_use(card)
     width = max(use["x_dims"])
-    x_dim = min(dim, width) if use["prior"] == "bo" else dim
+    # any bo checkpoint serves any dim, so dim decides nothing for a checkpoint of another prior (nor the
+    # checkpoints that fit): only the prior and the one output
+    x_dim = min(dim, width) if use["prior"] == "bo" else None
     check_checkpoint_kind(card, prior="bo", x_dim=x_dim, y_dim=1, purpose=purpose)
     return width

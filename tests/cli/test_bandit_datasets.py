@@ -95,9 +95,9 @@ def test_a_data_set_without_policies_plays_the_per_arm_np_and_the_baselines(tmp_
     (["--deltas", "0.5", "1.5"], None, "--deltas must be in [0, 1], got 1.5"),
     # a wheel checkpoint refuses another bandit's shape, in one line, also before a cluster is reached
     (["--datasets", "iris", "--policies", "uniform", "cmanp-wheel"], None,
-     "bandit policy 'cmanp-wheel' needs a 'wheel' checkpoint, 4 input(s), 3 output(s)"),
+     "bandit policy 'cmanp-wheel' needs a 'wheel' checkpoint with 4 inputs and 3 outputs"),
     (["--datasets", "iris", "--policies", "cmanp-wheel", "--dask-scheduler", "tcp://127.0.0.1:9"], None,
-     "bandit policy 'cmanp-wheel' needs a 'wheel' checkpoint, 4 input(s), 3 output(s)"),
+     "bandit policy 'cmanp-wheel' needs a 'wheel' checkpoint with 4 inputs and 3 outputs"),
 ])
 def test_what_the_command_cannot_run_is_one_line_naming_the_options(tmp_path, capsys, extra, csv_text, message):
     csv = tmp_path / "data.csv"

@@ -10,7 +10,7 @@ from conftest import tiny_model
 from gpytorch import settings
 
 from npbandit import NPModel
-from npbandit.models.posterior import gaussian_posterior
+from npbandit.models.posterior import IndependentOutputs, gaussian_posterior
 
 
 def test_a_variance_below_gpytorch_s_floor_is_raised_to_it_without_a_warning():
@@ -43,3 +43,23 @@ def test_a_posterior_over_no_points_has_a_gp_s_shapes(name, covariance):
                              lambda p: p.rsample(torch.Size([5]))):
                     assert read(ours).shape == read(gp_s).shape
                     assert read(ours).dtype == torch.float64
+
+
+def test_independent_outputs_multiply_elementwise_as_their_dense_matrix_does():
+    """``w * covar`` with a row, a column or a batch of rows broadcast to the covariance's shape
+    (BoTorch's scalarisation of ``q > 1`` points) is the dense product, still held as a diagonal
+    of its own kind; a constant, a matrix of its shape and a diagonal too; a shape that does not
+    broadcast is refused."""
+    g = torch.Generator().manual_seed(0)
+    diag = torch.rand(2, 6, generator=g, dtype=torch.float64) + 0.1
+    covar = IndependentOutputs(diag)
+    shapes = [(1, 6), (6, 1), (2, 1, 6), (6, 6), ()]  # a row, a column, a batch of rows, a matrix, a constant
+    for other in (torch.randn(shape, generator=g, dtype=torch.float64) for shape in shapes):
+        for product in (covar * other, other * covar):
+            torch.testing.assert_close(product.to_dense(), torch.diag_embed(diag) * other, rtol=0.0, atol=0.0)
+    weights = torch.randn(1, 6, generator=g, dtype=torch.float64)
+    scaled = weights * covar * weights.transpose(-1, -2)
+    assert isinstance(scaled, IndependentOutputs)
+    torch.testing.assert_close(scaled.diagonal(), diag * weights[0] * weights[0], rtol=0.0, atol=0.0)
+    with pytest.raises(RuntimeError, match="Cannot multiply"):
+        covar * torch.ones(4, 5, dtype=torch.float64)

@@ -14,7 +14,7 @@ from npbandit.envs import BlackBoxEnv
 from npbandit.feasibility import is_feasible
 from npbandit.loop import run_episode
 from npbandit.policies import BOPolicy
-from npbandit.policies.standardised_check import StandardisedDataCheck
+from npbandit.policies.standardised_check import StandardisedDataCheck, standardisable
 from npbandit.transforms.yeo_johnson import YeoJohnson
 
 
@@ -113,3 +113,16 @@ def test_the_standardisation_check_reads_every_value_observed():
     check.observe(None, np.full(2, 0.5), 1e300, {})  # past float64's variance unscaled; in range scaled
     with pytest.raises(ValueError, match="cannot be standardised in float64, even scaled"):  # nothing scales it
         check.observe(None, np.full(2, 0.6), np.inf, {})
+
+
+@pytest.mark.parametrize("column, finite", [
+    ([1e308, -1e308, 1e308], True),  # a spread whose variance float64 cannot hold unscaled
+    ([5e-324, 0.0, -5e-324], True),  # a range of subnormals, scaled by float64's largest power of two
+    ([1.0, np.nextafter(1.0, 2.0), 1.0], True),  # neighbours in the last place
+    ([3.0, 3.0], True), ([7.5], True),
+    ([1.0, np.inf], False), ([-np.inf, np.inf], False), ([0.0, np.nan, 1.0], False),
+])
+def test_values_standardise_once_scaled_exactly_when_they_are_finite(column, finite):
+    Y = torch.tensor(column, dtype=torch.float64)[:, None]
+    assert standardisable(Y) is finite
+    assert standardisable(torch.cat([torch.zeros_like(Y), Y], dim=-1)) is finite  # column by column

@@ -154,3 +154,61 @@ def test_json_dependents_keyed_by_a_non_string_value_are_refused_with_the_pairs_
         as_search_space(record)
     record["width"]["dependents"] = [[16, ["dropout"]]]
     assert as_search_space(record).depends_on("dropout") == ("width", (16,))
+
+
+def nested_space() -> SearchSpace:
+    """Choices of every encoding gating parameters two and three levels down: one-hot (three
+    values), one column (two values, and an ordered three), no column (one value)."""
+    return SearchSpace({
+        "model": Choice(["svm", "rf", "nn"], dependents={"svm": ["kernel", "C"], "rf": ["depth"],
+                                                          "nn": ["width", "act"]}),
+        "kernel": Choice(["rbf", "poly"], dependents={"poly": ["degree"], "rbf": ["gamma"]}),
+        "degree": Choice([2, 3, 4], ordered=True, dependents={3: ["coef"], 4: ["coef"]}),
+        "coef": Float(0.0, 1.0), "gamma": Float(1e-3, 1.0, log=True), "C": Float(0.1, 10.0),
+        "depth": Int(1, 8), "width": Int(8, 64),
+        "act": Choice(["relu", "tanh", "gelu"], dependents={"gelu": ["approx"]}),
+        "approx": Choice(["tanh"], dependents={"tanh": ["slope"]}), "slope": Float(0.0, 1.0),
+        "shared": Float(0.0, 1.0)})
+
+
+def per_row_inactive(space: SearchSpace, u: torch.Tensor) -> torch.Tensor:
+    """The reference: each row decoded on its own, its inactive parameters' columns marked."""
+    rows = u.reshape(-1, u.shape[-1]).double().numpy()
+    out = np.zeros(rows.shape, dtype=bool)
+    for r, row in enumerate(rows):
+        active = space.active({name: space[name].decode(row[space.columns(name)]) for name in space})
+        for name in space:
+            out[r, space.columns(name)] = name not in active
+    return torch.from_numpy(out).reshape(u.shape)
+
+
+@pytest.mark.parametrize("dtype", [torch.float64, torch.float32])
+def test_inactive_columns_of_a_batch_are_those_of_each_point_decoded_on_its_own(dtype):
+    space = nested_space()
+    g = torch.Generator().manual_seed(0)
+    u = torch.rand(6, 50, space.dim, generator=g, dtype=torch.float64)
+    u[0] = space.snap(u[0])  # points of the space, then edges: faces, outside the cube, one-hot ties
+    u[1, :, :] = torch.randint(0, 5, u[1].shape, generator=g).double() / 4
+    u[2] = u[2] * 1.6 - 0.3
+    u[3, :, space.columns("model")] = 0.5
+    u = u.to(dtype)
+    inactive = space.inactive_columns(u)
+    assert inactive.shape == u.shape and inactive.dtype == torch.bool
+    assert torch.equal(inactive, per_row_inactive(space, u))
+    assert inactive[..., space.columns("slope")].any() and not inactive[..., space.columns("slope")].all()
+    assert torch.equal(space.inactive_columns(u[4, 7]), inactive[4, 7])  # one point, [D]
+
+
+def test_inactive_columns_refuse_a_choice_coordinate_that_is_not_finite():
+    space = nested_space()
+    u = space.encode({"model": "rf", "depth": 3, "shared": 0.5})
+    u[space.columns("kernel")] = np.nan  # a gate, even an inactive one, is read
+    with pytest.raises(ValueError, match="u must be finite"):
+        space.inactive_columns(torch.as_tensor(u))
+
+
+def test_only_a_choice_has_dependents():
+    gated = Float(0.0, 1.0)
+    gated.dependents = {0.5: ["x"]}
+    with pytest.raises(TypeError, match=r"space\['g'\]: only a Choice has dependents, got a Float"):
+        SearchSpace({"g": gated, "x": Float(0.0, 1.0)})

@@ -183,10 +183,13 @@ def test_check_checkpoint_kind_names_what_fits():
     check_checkpoint_kind(read_card("cmanp-bo"), prior="bo", x_dim=3, y_dim=1)
     check_checkpoint_kind(read_card("tnpd-wheel"), prior=("wheel",), x_dim=2, y_dim=5)
     with pytest.raises(CheckpointError,
-                       match=r"'tnpd-gp1d' is for 1-D regression.*raw outputs; optimize needs a "
-                             r"'bo' checkpoint.*fit: cmanp-and-bo, cmanp-bo, retreever-bo, te-pt-tnp-bo"):
+                       match=r"^optimize needs a 'bo' checkpoint with 2 inputs and 1 output; checkpoint 'tnpd-gp1d' "
+                             r"has prior 'gp1d' \(not 'bo'\) and 1 input \(not 2\)\. It is for 1-D regression.*1 raw "
+                             r"output\. Shipped checkpoints that fit: cmanp-and-bo, cmanp-bo, retreever-bo, "
+                             r"te-pt-tnp-bo"):
         check_checkpoint_kind(read_card("tnpd-gp1d"), prior="bo", x_dim=2, y_dim=1, purpose="optimize")
-    with pytest.raises(CheckpointError, match="7 input.*no shipped checkpoint fits"):
+    with pytest.raises(CheckpointError, match=r"with 7 inputs; checkpoint 'cmanp-bo' has 1 to 6 inputs \(not 7\)\. .*"
+                                              r"No shipped checkpoint fits\.$"):
         check_checkpoint_kind(read_card("cmanp-bo"), prior="bo", x_dim=7)
     with pytest.raises(CheckpointError, match="fit: cmanp-and-wheel, cmanp-wheel, lbanp-wheel, tnpd-wheel"):
         check_checkpoint_kind(read_card("cmanp-bo"), prior="wheel", y_dim=5)
@@ -216,11 +219,12 @@ def test_a_refused_checkpoint_is_told_what_it_misses_of_what_was_asked():
     from npbandit.surrogates.pretrained import check_checkpoint_kind, read_card
 
     # NPModel takes a wheel checkpoint for 5 outputs: refused for one, the message says it is the outputs
-    with pytest.raises(CheckpointError, match=r"NPModel needs a 'gp1d', 'bo' or 'wheel' checkpoint, 1 output\(s\), "
-                                              r"and this one has 5 output\(s\), not 1 \(shipped"):
+    with pytest.raises(CheckpointError, match=r"^NPModel needs a 'gp1d', 'bo' or 'wheel' checkpoint with 1 output; "
+                                              r"checkpoint 'cmanp-wheel' has 5 outputs \(not 1\)\. It is for "
+                                              r".* Shipped"):
         check_checkpoint_kind(read_card("cmanp-wheel"), prior=("gp1d", "bo", "wheel"), y_dim=1, purpose="NPModel")
-    with pytest.raises(CheckpointError, match=r"and this one has prior 'bo', not 'wheel' or 'gp1d'; d = 1..6 inputs, "
-                                              r"not 7 \("):
+    with pytest.raises(CheckpointError, match=r"has prior 'bo' \(not 'wheel' or 'gp1d'\) and 1 to 6 inputs "
+                                              r"\(not 7\)\. It is for"):
         check_checkpoint_kind(read_card("cmanp-bo"), prior=("wheel", "gp1d"), x_dim=7, purpose="this use")
 
 
