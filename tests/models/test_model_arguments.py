@@ -36,6 +36,18 @@ def test_batched_training_data_is_refused_naming_the_shape_and_what_to_do(net):
         NPModel(net, X[0], Y)
 
 
+def test_batched_training_data_gets_the_same_message_through_from_pretrained():
+    # from_pretrained checks the data before the constructor does (to choose its columns and
+    # options): a forgotten squeeze of draw_sobol_samples(bounds, n, q=1) gives n x 1 x d
+    X, Y = torch.rand(6, 1, 2, dtype=torch.float64), torch.rand(6, 1, 1, dtype=torch.float64)
+    with pytest.raises(ValueError, match=r"train_X must be a 2-D tensor \(n x columns\), got shape \(6, 1, 2\): "
+                                         r"NPModel holds one data set.*build one NPModel per data set"):
+        NPModel.from_pretrained("tnpd-bo", X, Y)
+    with pytest.raises(ValueError, match=r"train_Y must be a 2-D tensor \(n x columns\), got shape \(6, 1, 1\): "
+                                         r"NPModel holds one data set"):
+        NPModel.from_pretrained("tnpd-bo", X[:, 0], Y)
+
+
 def test_new_observations_of_the_wrong_kind_name_the_argument(net):
     model = NPModel(net, torch.rand(4, 2, dtype=torch.float64), torch.rand(4, 1, dtype=torch.float64))
     X, Y = torch.rand(2, 2, dtype=torch.float64), torch.rand(2, 1, dtype=torch.float64)
