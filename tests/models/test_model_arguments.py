@@ -101,6 +101,17 @@ def test_a_network_dtype_that_is_no_torch_dtype_is_refused_by_its_own_name():
             NPModel.construct_inputs(ds, checkpoint="cmanp-bo", network_dtype=bad)
 
 
+def test_an_unknown_model_option_is_refused_naming_every_option_taken():
+    # Ax's model_options reach construct_inputs: a misspelt key is named, beside every key it takes
+    from botorch.utils.datasets import SupervisedDataset
+
+    ds = SupervisedDataset(torch.rand(4, 2, dtype=torch.float64), torch.rand(4, 1, dtype=torch.float64),
+                           feature_names=["a", "b"], outcome_names=["y"])
+    with pytest.raises(TypeError, match=r"unknown model option\(s\) \['colums'\]; it takes checkpoint, network_dtype "
+                                        r"and \['bounds', .*'columns', 'covariance'\]"):
+        NPModel.construct_inputs(ds, checkpoint="cmanp-bo", colums="all")
+
+
 def test_an_observation_noise_tensor_of_negative_or_missing_variances_is_refused(net):
     """A noise variance below zero, or NaN, has no meaning: refused naming the value, not raised to
     gpytorch's floor (a negative one made the posterior's variance 1e-10 with only a gpytorch
