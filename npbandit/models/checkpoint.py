@@ -20,7 +20,7 @@ from typing import Any
 import torch
 from torch import Tensor
 
-from npbandit.models.checks import check_matrix
+from npbandit.models.checks import check_training_data
 from npbandit.models.columns import resolve_columns
 from npbandit.priors import PRIORS
 from npbandit.surrogates import pretrained
@@ -75,8 +75,8 @@ def pretrained_defaults(surrogate: NeuralProcess, train_X: Tensor, train_Y: Tens
     card = getattr(surrogate, "card", None)
     if card is None:
         raise ValueError(f"{caller} needs a checkpoint name/path or a surrogate from load_surrogate")
-    check_matrix("train_X", train_X)
-    check_matrix("train_Y", train_Y)
+    check_training_data("train_X", train_X)
+    check_training_data("train_Y", train_Y)
     # a one-output network models every column of train_Y with an NP of its own
     y_dim = 1 if surrogate.y_dim == 1 else train_Y.shape[-1]
     pretrained.check_checkpoint_kind(card, prior=tuple(PRIORS), y_dim=y_dim, purpose="NPModel")

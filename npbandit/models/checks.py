@@ -15,9 +15,9 @@ from torch import Tensor
 
 from npbandit.surrogates.base import NeuralProcess
 
-__all__ = ["broadcasts", "check_matrix", "check_output_indices", "check_bounds", "check_model_arguments",
-           "check_points", "check_input_transform", "box_excursion", "box_limits", "DOMAIN_EPS",
-           "warn_unstandardised_outputs", "TRAINED_OUTPUT_MAGNITUDE", "FAR_FACTOR"]
+__all__ = ["broadcasts", "check_matrix", "check_training_data", "check_output_indices", "check_bounds",
+           "check_model_arguments", "check_points", "check_input_transform", "box_excursion", "box_limits",
+           "DOMAIN_EPS", "warn_unstandardised_outputs", "TRAINED_OUTPUT_MAGNITUDE", "FAR_FACTOR"]
 
 #: how far an input may lie outside its box and still count as inside, in float eps of the
 #: inputs' dtype (at least float32's) times the box's scale per column (the larger of its side
@@ -56,6 +56,19 @@ def check_matrix(name: str, value: Any) -> None:
         raise ValueError(f"{name} must be a 2-D tensor (n x columns), got shape {tuple(value.shape)}")
     if not torch.isfinite(value).all():
         raise ValueError(f"{name} contains NaN or infinite values")
+
+
+def check_training_data(name: str, value: Any) -> None:
+    """``value`` (``train_X`` or ``train_Y``) must be one data set: a finite floating-point
+    ``n x columns`` tensor (:func:`check_matrix`). A tensor of more dimensions is a BoTorch
+    batched model's data (a ``SingleTaskGP`` on ``batch_shape x n x d``, as
+    ``batch_cross_validation`` builds its folds), refused with a ``ValueError`` that says to
+    build one ``NPModel`` per data set."""
+    if isinstance(value, Tensor) and value.dim() > 2:
+        raise ValueError(f"{name} must be a 2-D tensor (n x columns), got shape {tuple(value.shape)}: NPModel "
+                         "holds one data set, not a batch of them (a SingleTaskGP's batch_shape x n x d, as "
+                         "batch_cross_validation builds); build one NPModel per data set")
+    check_matrix(name, value)
 
 
 def check_output_indices(name: str, indices: Any, m: int) -> None:
@@ -200,13 +213,8 @@ def check_model_arguments(surrogate: Any, train_X: Any, train_Y: Any, train_Yvar
                          "posterior in the data's units, which such a model does not have: use a checkpoint "
                          "without one (the *-bo ones), or set surrogate.outcome_transform = None and pass "
                          "train_Y in the network's own units")
-    for name, value in (("train_X", train_X), ("train_Y", train_Y)):
-        if isinstance(value, Tensor) and value.dim() > 2:  # a BoTorch batched model's data
-            raise ValueError(f"{name} must be a 2-D tensor (n x columns), got shape {tuple(value.shape)}: NPModel "
-                             "holds one data set, not a batch of them (a SingleTaskGP's batch_shape x n x d, as "
-                             "batch_cross_validation builds); build one NPModel per data set")
-    check_matrix("train_X", train_X)
-    check_matrix("train_Y", train_Y)
+    check_training_data("train_X", train_X)
+    check_training_data("train_Y", train_Y)
     if train_X.shape[0] != train_Y.shape[0]:
         raise ValueError(f"train_X and train_Y must have the same number of rows, "
                          f"got {train_X.shape[0]} and {train_Y.shape[0]}")

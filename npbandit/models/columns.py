@@ -198,8 +198,9 @@ def resolve_columns(columns: Any, train_X: Tensor, train_Y: Tensor, width: int) 
         raise ValueError(f"{source} must be 1 to {width} distinct column indices (the network reads at most "
                          f"{width} inputs), got {chosen!r}")
     if implicit:
-        # the same text for every model of this width, so that Python shows it once per call site: a loop
-        # (Ax builds a model per metric, trial and cross-validation fold) would otherwise repeat it each time
+        # the same text for every model of this width, so that Python's default filter shows it once per call
+        # site (Ax builds a model per metric, trial and cross-validation fold), until a warnings.catch_warnings()
+        # block resets what Python has shown (BoTorch's optimize_acqf opens them: in Ax, once per trial)
         warnings.warn(f"train_X has {D} columns but the network reads at most {width}; NPModel reads the {len(chosen)} "
                       "RelevantColumns judges most relevant and ignores the others (model.columns lists them; "
                       "pass columns= to choose, or say columns='relevant' explicitly -- in Ax, "

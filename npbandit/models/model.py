@@ -343,7 +343,7 @@ class NPModel(MarginalPosteriorMixin, JointPosteriorMixin, ResponseCovarianceMix
         unknown = sorted(set(options) - set(cls.OPTIONS))
         if unknown:
             raise TypeError(f"NPModel got unknown model option(s) {unknown}; "
-                            f"it takes checkpoint and {list(cls.OPTIONS)}")
+                            f"it takes checkpoint, network_dtype and {list(cls.OPTIONS)}")
         if checkpoint is None:
             raise ValueError("NPModel needs a checkpoint: model_options={'checkpoint': 'cmanp-bo'} in Ax's "
                              "ModelConfig (or construct_inputs(dataset, checkpoint=...)); see `npbandit models`")

@@ -36,6 +36,18 @@ def test_batched_training_data_is_refused_naming_the_shape_and_what_to_do(net):
         NPModel(net, X[0], Y)
 
 
+def test_batched_training_data_gets_the_same_message_through_from_pretrained():
+    # from_pretrained checks the data before the constructor does (to choose its columns and
+    # options): a forgotten squeeze of draw_sobol_samples(bounds, n, q=1) gives n x 1 x d
+    X, Y = torch.rand(6, 1, 2, dtype=torch.float64), torch.rand(6, 1, 1, dtype=torch.float64)
+    with pytest.raises(ValueError, match=r"train_X must be a 2-D tensor \(n x columns\), got shape \(6, 1, 2\): "
+                                         r"NPModel holds one data set.*build one NPModel per data set"):
+        NPModel.from_pretrained("tnpd-bo", X, Y)
+    with pytest.raises(ValueError, match=r"train_Y must be a 2-D tensor \(n x columns\), got shape \(6, 1, 1\): "
+                                         r"NPModel holds one data set"):
+        NPModel.from_pretrained("tnpd-bo", X[:, 0], Y)
+
+
 def test_new_observations_of_the_wrong_kind_name_the_argument(net):
     model = NPModel(net, torch.rand(4, 2, dtype=torch.float64), torch.rand(4, 1, dtype=torch.float64))
     X, Y = torch.rand(2, 2, dtype=torch.float64), torch.rand(2, 1, dtype=torch.float64)
@@ -87,6 +99,17 @@ def test_a_network_dtype_that_is_no_torch_dtype_is_refused_by_its_own_name():
     for bad in ("float64", torch.int64):
         with pytest.raises(TypeError, match=r"network_dtype must be a floating-point torch.dtype .* got "):
             NPModel.construct_inputs(ds, checkpoint="cmanp-bo", network_dtype=bad)
+
+
+def test_an_unknown_model_option_is_refused_naming_every_option_taken():
+    # Ax's model_options reach construct_inputs: a misspelt key is named, beside every key it takes
+    from botorch.utils.datasets import SupervisedDataset
+
+    ds = SupervisedDataset(torch.rand(4, 2, dtype=torch.float64), torch.rand(4, 1, dtype=torch.float64),
+                           feature_names=["a", "b"], outcome_names=["y"])
+    with pytest.raises(TypeError, match=r"unknown model option\(s\) \['colums'\]; it takes checkpoint, network_dtype "
+                                        r"and \['bounds', .*'columns', 'covariance'\]"):
+        NPModel.construct_inputs(ds, checkpoint="cmanp-bo", colums="all")
 
 
 def test_an_observation_noise_tensor_of_negative_or_missing_variances_is_refused(net):
