@@ -166,7 +166,7 @@ def test_a_sweep_refuses_what_is_no_task_and_a_policy_that_cannot_serve_one_befo
     with pytest.raises(ValueError, match="dataset must be one of iris, wine"):
         dataset_task("mnist")
     # a wheel checkpoint fits the wheel's shape alone: refused on iris (4-D contexts, 3 arms), nothing run
-    with pytest.raises(ValueError, match="needs a 'wheel' checkpoint, 4 input"):
+    with pytest.raises(ValueError, match="needs a 'wheel' checkpoint with 4 inputs and 3 outputs"):
         run_bandit_sweep(["uniform", "cmanp-wheel"], [dataset_task("iris")], [0], 4, db=db)
     with pytest.raises(ValueError, match="must not hold 'horizon'"):
         BanditTask("npbandit/WheelBandit-v0", {"delta": 0.5, "horizon": 3})
@@ -224,7 +224,7 @@ def test_an_executor_given_as_a_function_is_entered_only_once_the_sweep_s_checks
         events.append("left")
 
     db = str(tmp_path / "runs.db")
-    with pytest.raises(ValueError, match="needs a 'wheel' checkpoint, 4 input"):
+    with pytest.raises(ValueError, match="needs a 'wheel' checkpoint with 4 inputs and 3 outputs"):
         run_bandit_sweep(["uniform", "cmanp-wheel"], [dataset_task("iris")], [0], 4, db=db, executor=cluster)
     with pytest.raises(TypeError, match="executor must be a concurrent.futures.Executor, a function"):
         run_bandit_sweep(["uniform"], [wheel_task(0.5)], [0], 4, db=db, executor="tcp://127.0.0.1:8786")
