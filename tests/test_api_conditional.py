@@ -85,3 +85,21 @@ def test_the_report_and_the_cli_take_a_conditional_run(tmp_path, monkeypatch, ca
     out = capsys.readouterr().out
     assert "model: choice {svm, rf} (svm: C; rf: n depth), C: float [0.001, 10] log" in out
     assert "best point: run 1" in out
+
+
+def test_the_cli_searches_by_branch_or_the_whole_space_as_branches_says(tmp_path, monkeypatch, capsys):
+    (tmp_path / "branch_choice.py").write_text("def f(p):\n    return p.get('C', 1.0) + p.get('n', 0)\n")
+    monkeypatch.chdir(tmp_path)
+    monkeypatch.syspath_prepend(str(tmp_path))
+    db = str(tmp_path / "runs.db")
+    common = ["optimize", "--objective", "branch_choice:f", "--space", json.dumps(SPACE.describe()),
+              "--surrogate", "gp", "--budget", "11", "--db", db]
+    assert main(common) == 0 and main([*common, "--no-branches"]) == 0
+    by_branch, whole = list_runs(db)
+    assert by_branch.policy_params["branches"] == "model" and "branch" in by_branch.policy_params
+    assert "branches" not in whole.policy_params and whole.policy == "gp-logei"
+    capsys.readouterr()
+    # --branches where no search by branch can be: refused before anything runs, the reason named
+    assert main([*common[:-4], "--surrogate", "random", "--branches"]) == 2
+    assert "--branches needs a model to compare the branches by" in capsys.readouterr().err
+    assert len(list_runs(db)) == 2

@@ -72,6 +72,10 @@ def add_arguments(opt: argparse.ArgumentParser) -> None:
     opt.add_argument("--trust-region", action=argparse.BooleanOptionalAction, default=None,
                      help="search a trust region around the best point, the surrogate seeing it as its whole "
                           "domain (optimize(trust_region=...); default: on for the NP surrogates, off for gp)")
+    opt.add_argument("--branches", action=argparse.BooleanOptionalAction, default=None,
+                     help="with a conditional --space (a choice with dependents) and one objective: search each "
+                          "value of the first such choice by a model of its own (--branches), or the whole space by "
+                          "one model (--no-branches) (optimize(branches=...); default: by branch where it can)")
     opt.add_argument("--n-init", type=positive_int, help="initial Sobol points (default: 2d + 1; 2 d_e + 1 when d is "
                      "wider than the surrogate, which then searches a d_e-dimensional subspace)")
     opt.add_argument("--maximize", action="store_true", help="maximise instead of minimise")
@@ -178,8 +182,9 @@ def run(args: argparse.Namespace) -> int:
                           seed=args.seed, db=args.db, on_error=args.on_error, progress=progress(),
                           name=name, optimal_value=optimum, batch_size=batch_size, executor=executor,
                           eval_timeout=args.eval_timeout, output_warp=args.output_warp,
-                          trust_region=args.trust_region, liar=args.liar, threads=args.threads,
-                          constraints=constraints, initial=initial, avoid_repeats=args.avoid_repeats,
+                          trust_region=args.trust_region, branches=args.branches, liar=args.liar,
+                          threads=args.threads, constraints=constraints, initial=initial,
+                          avoid_repeats=args.avoid_repeats,
                           acq_optimizer=None if args.acq_optimizer is None else OPTIMIZERS[args.acq_optimizer]())
     if args.directions is not None:
         _print_front(args, result, initial, constraints is not None)

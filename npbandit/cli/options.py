@@ -61,28 +61,34 @@ class BriefErrorParser(argparse.ArgumentParser):
         self.exit(2, f"usage: {self.prog} ... (see {self.prog} --help)\n{self.prog}: error: {message}\n")
 
 
-def option_flags(parser: argparse.ArgumentParser, aliases: dict[str, str] | None = None) -> dict[str, tuple[str, bool]]:
+def option_flags(parser: argparse.ArgumentParser, aliases: dict[str, str] | None = None) -> dict[str, tuple]:
     """The flag a user types for each of a command's Python argument names: ``{dest: (flag,
     takes a list)}`` for every option of ``parser`` (a command passes each option's value to
-    the library argument of the same name, as ``--commit-every`` to ``commit_every``), plus
-    ``aliases``: library argument names the command's options feed under another name
-    (``{"policy": "policies"}``: :func:`~npbandit.policies.make_bandit_policy`'s ``policy``
-    is one of ``--policies``)."""
-    flags = {a.dest: (next((o for o in a.option_strings if o.startswith("--")), a.option_strings[0]),
-                      a.nargs in ("+", "*"))
-             for a in parser._actions if a.option_strings and a.dest != "help"}
+    the library argument of the same name, as ``--commit-every`` to ``commit_every``), and
+    ``{dest: (flag, False, negated)}`` for an on / off switch (``--trust-region`` /
+    ``--no-trust-region``: ``negated`` is the off form), plus ``aliases``: library argument
+    names the command's options feed under another name (``{"policy": "policies"}``:
+    :func:`~npbandit.policies.make_bandit_policy`'s ``policy`` is one of ``--policies``)."""
+    def flag_of(action: argparse.Action) -> tuple:
+        flag = next((o for o in action.option_strings if o.startswith("--")), action.option_strings[0])
+        if isinstance(action, argparse.BooleanOptionalAction):
+            return flag, False, next(o for o in action.option_strings if o.startswith("--no-"))
+        return flag, action.nargs in ("+", "*")
+
+    flags = {a.dest: flag_of(a) for a in parser._actions if a.option_strings and a.dest != "help"}
     for name, dest in (aliases or {}).items():
         flags[name] = flags[dest]
     return flags
 
 
-def in_flags(text: str, flags: dict[str, tuple[str, bool]]) -> str:
+def in_flags(text: str, flags: dict[str, tuple]) -> str:
     """An error message from the library as the command line's user reads it: an argument
     name in the forms the library's checks write it becomes the flag typed. Those forms: an
     item of a list (``seeds[1] repeats seed 0`` -> ``--seeds value 2 repeats seed 0``), an
     item of a list flag by its key (``minimize['cost']: ...``, of ``--directions cost=min
     ...``, -> ``--directions 'cost': ...``), a keyword (``surrogate='random'`` ->
-    ``--surrogate 'random'``), and the message's subject when it is plainly an argument:
+    ``--surrogate 'random'``; a switch's ``branches=True`` -> ``--branches``, ``=False`` ->
+    ``--no-branches``), and the message's subject when it is plainly an argument:
     followed by ``must`` or by a quoted value (``beta must be >= 0``, ``liar 'penalty' needs
     ...``) or a name with an underscore (``acq_optimizer maximises ...``). A name elsewhere
     is prose (``bandit policy 'x' needs ...``, a message that opens ``out of ...``) and is
@@ -99,11 +105,14 @@ def in_flags(text: str, flags: dict[str, tuple[str, bool]]) -> str:
     quoted = r"""('(?:[^'\\]|\\.)*'|"(?:[^"\\]|\\.)*")"""  # a key as repr() writes a string
     text = re.sub(rf"(?<![\w.\-'\"])({names})\[{quoted}\]",
                   lambda m: f"{flags[m[1]][0]} {m[2]}" if flags[m[1]][1] else m[0], text)
+    # a switch's keyword as the form typed: trust_region=True -> --trust-region, =False -> --no-trust-region
+    text = re.sub(rf"(?<![\w.\-'\"])({names})=(True|False)\b",
+                  lambda m: m[0] if len(flags[m[1]]) < 3 else flags[m[1]][0 if m[2] == "True" else 2], text)
     text = re.sub(rf"(?<![\w.\-'\"])({names})=(?=\S)", lambda m: f"{flags[m[1]][0]} ", text)
     subject = re.match(rf"({names})(?= must | '| \")", text) or re.match(r"(\w+_\w+)(?= )", text)
     if subject is not None and subject[1] in flags:
         text = flags[subject[1]][0] + text[subject.end():]
-    for flag, _ in set(flags.values()):  # a library message that already said the flag: once is enough
+    for flag, *_ in set(flags.values()):  # a library message that already said the flag: once is enough
         text = text.replace(f"{flag} ({flag})", flag)
     return text
 

@@ -525,6 +525,11 @@ def test_only_the_argument_forms_of_a_name_become_flags():
     assert in_flags("policies['a\\tb']: bad", flags) == "--policies 'a\\tb': bad"
     assert in_flags("""policies["it's"] is bad""", flags) == """--policies "it's" is bad"""
     assert in_flags("bounds['x0'] must be", flags) == "bounds['x0'] must be"
+    # a switch's keyword as the form typed; a keyword of another flag keeps its value
+    flags["trust_region"] = ("--trust-region", False, "--no-trust-region")
+    assert in_flags("trust_region=True is for one objective", flags) == "--trust-region is for one objective"
+    assert in_flags("with trust_region=False, x", flags) == "with --no-trust-region, x"
+    assert in_flags("out=True here", flags) == "--out True here"
 
 
 @pytest.mark.parametrize("args", [

@@ -52,7 +52,7 @@ def err_line(capsys):
      "with several (--directions [...])"),
     (["--directions", "min", "max", "--output-warp", "yeo-johnson"], "--output-warp 'yeo-johnson' is for a search of "
      "one objective"),
-    (["--directions", "min", "max", "--trust-region"], "--trust-region True is for a search of one objective"),
+    (["--directions", "min", "max", "--trust-region"], "--trust-region is for a search of one objective"),
     (["--directions", "min", "max", "--liar", "worst"], "--liar 'worst' is for a search of one objective"),
     (["--directions", "min", "max", "--optimal-value", "0"], "--optimal-value 0.0 is for a search of one objective"),
 ])
