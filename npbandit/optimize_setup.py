@@ -34,7 +34,7 @@ from npbandit.space import SearchSpace, as_search_space
 from npbandit.storage import RunEvaluations, RunLogger, RunRow
 from npbandit.surrogates.base import NeuralProcess
 from npbandit.threads import resolve_threads
-from npbandit.validation import check_int, path_as_str
+from npbandit.validation import check_int, path_as_str, real_as_float
 from npbandit.warm_start import WarmStart, check_same_problem, continued_run, initial_points
 
 __all__ = ["Search", "box_or_space", "set_up_search", "stored_directions"]
@@ -202,7 +202,7 @@ def set_up_search(objective: Callable[[Any], Any], box: np.ndarray | None, searc
     if optimal_value is not None:
         if isinstance(optimal_value, bool) or not isinstance(optimal_value, (int, float, np.integer, np.floating)):
             raise TypeError(f"optimal_value must be a real number or None, got {type(optimal_value).__name__}")
-        if not np.isfinite(optimal_value):
+        if not np.isfinite(real_as_float(optimal_value)):
             raise ValueError(f"optimal_value must be finite, got {optimal_value!r}")
         optimal_value = float(optimal_value)
     model = surrogate_checkpoint(surrogate, d)
