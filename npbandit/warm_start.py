@@ -394,10 +394,13 @@ def _action(i: int, x: Any, box: np.ndarray | None, space: SearchSpace | None) -
         x = _box_point(x, box)
     except ValueError as err:
         raise ValueError(f"initial[{i}]: {err}") from None
-    point = np.asarray(x.detach().cpu() if isinstance(x, torch.Tensor) else x, dtype=np.float64)
-    if point.shape != (box.shape[1],) or not np.isfinite(point).all():
+    try:
+        point = np.asarray(x.detach().cpu() if isinstance(x, torch.Tensor) else x, dtype=np.float64)
+    except (TypeError, ValueError, OverflowError):  # a string, None or a ragged list among its inputs: no point
+        point = None
+    if point is None or point.shape != (box.shape[1],) or not np.isfinite(point).all():
         raise ValueError(f"initial[{i}]: x must be a finite point of shape [{box.shape[1]}], got "
-                         f"{_short(point.tolist())}")
+                         f"{_short(x if point is None else point.tolist())}")
     outside = np.nonzero((point < box[0]) | (point > box[1]))[0]
     if len(outside):
         j = int(outside[0])
