@@ -187,6 +187,7 @@ def set_up_search(objective: Callable[[Any], Any], box: np.ndarray | None, searc
                          "none")
     if commit_every is not None:
         commit_every = check_int("commit_every", commit_every, minimum=1)
+    db = path_as_str(db)  # a pathlib.Path of an SQLite file as its str, as a result records it
     if db is not None and (not isinstance(db, str) or not db):
         raise TypeError(f"db must be an SQLAlchemy URL, a file path or None, got {db!r}")
     if trust_region is not None and not isinstance(trust_region, (bool, TrustRegionSettings)):

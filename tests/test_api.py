@@ -112,6 +112,23 @@ def test_optimize_validates_arguments(kwargs, error, match):
         optimize(**args)
 
 
+def test_a_pathlib_path_is_taken_as_db_where_a_file_path_is(tmp_path):
+    """db's messages say 'an SQLAlchemy URL or a file path': a pathlib.Path is one, to optimize, an
+    Optimizer and the readers alike (it was refused with that message)."""
+    from npbandit import Optimizer
+    from npbandit.report import report_text
+
+    path = tmp_path / "runs.db"
+    first = optimize(sphere, BOUNDS, surrogate="random", budget=2, db=path, progress=False)
+    assert first.db == str(path)
+    more = optimize(sphere, BOUNDS, surrogate="random", budget=1, db=path, progress=False, initial=first)
+    assert list_runs(str(path))[-1].policy_params["initial"] == 2 and more.run_id == 2
+    opt = Optimizer(BOUNDS, surrogate="random", budget=1, db=path)
+    opt.tell(opt.ask(), 1.0)
+    assert [run.id for run in list_runs(path)] == [1, 2, 3] and len(run_steps(path, 1)) == 2
+    assert report_text(path).startswith(f"database: {path}")
+
+
 def test_numpy_integers_are_taken_where_an_int_is_counted(tmp_path):
     """budget, seed, n_init, batch_size and commit_every as NumPy integers (an int read off an
     array) run as their ints do, recorded as plain ints; the same for an Optimizer."""
