@@ -14,8 +14,8 @@ import numpy as np
 if TYPE_CHECKING:  # torch loads only where a check needs it
     import torch
 
-__all__ = ["check_bool", "check_int", "check_arm", "check_real", "real_as_float", "check_range", "check_render_mode", "check_options",
-           "check_device", "check_float_dtype", "is_real", "is_tensor", "register_class",
+__all__ = ["check_bool", "check_int", "check_arm", "check_real", "real_as_float", "check_range", "check_render_mode",
+           "check_options", "check_device", "check_float_dtype", "is_real", "is_tensor", "register_class",
            "unregistered", "path_as_str", "json_default"]
 
 
