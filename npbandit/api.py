@@ -322,7 +322,7 @@ def optimize(objective: Callable[[Any], Any], bounds: Any = None, surrogate: str
     _check_on_error(on_error)
     check_bool("progress", progress)
     callbacks = _check_callbacks(callbacks)
-    _check_async(executor, batch_size, eval_timeout)
+    batch_size = _check_async(executor, batch_size, eval_timeout)
     if constraints is not None and not callable(constraints):
         raise TypeError(f"constraints must be callable (the point -> a sequence of floats, feasible when all are "
                         f"<= 0) or None, got {type(constraints).__name__}")

@@ -209,8 +209,9 @@ class Optimizer:
         number = int(number)
         if number not in self._pending:
             told = number < self._asked and number >= 0
-            raise ValueError(f"trial {number} " + ("was told already" if told else
-                                                    f"was never asked for (trials 0..{self._asked - 1} were)"))
+            asked = ("none has been asked for yet: Optimizer.ask() gives each trial" if self._asked == 0 else
+                     "trial 0 was" if self._asked == 1 else f"trials 0..{self._asked - 1} were")
+            raise ValueError(f"trial {number} " + ("was told already" if told else f"was never asked for ({asked})"))
         x = self._pending[number].x
         outcome = self._outcome(number, x, value, constraints, error)
         self._run.record(number, outcome)

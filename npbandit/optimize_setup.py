@@ -34,7 +34,7 @@ from npbandit.space import SearchSpace, as_search_space
 from npbandit.storage import RunEvaluations, RunLogger, RunRow
 from npbandit.surrogates.base import NeuralProcess
 from npbandit.threads import resolve_threads
-from npbandit.validation import check_int, path_as_str
+from npbandit.validation import check_int, path_as_str, real_as_float
 from npbandit.warm_start import WarmStart, check_same_problem, continued_run, initial_points
 
 __all__ = ["Search", "box_or_space", "set_up_search", "stored_directions"]
@@ -152,8 +152,7 @@ def set_up_search(objective: Callable[[Any], Any], box: np.ndarray | None, searc
         ValueError / TypeError: a bad argument, naming it (``optimize``'s Raises).
     """
     d = box.shape[1] if searched is None else searched.dim
-    if not isinstance(budget, int) or isinstance(budget, bool) or budget < 1:
-        raise ValueError(f"budget must be a positive int, got {budget!r}")
+    budget = check_int("budget", budget, minimum=1)  # a NumPy integer too, as an int from then on
     if acquisition not in ACQUISITIONS:
         raise ValueError(f"acquisition must be one of {ACQUISITIONS}, got {acquisition!r}")
     surrogate = path_as_str(surrogate)
@@ -175,9 +174,9 @@ def set_up_search(objective: Callable[[Any], Any], box: np.ndarray | None, searc
         _check_several(acquisition, output_warp, trust_region, subspace, liar, optimal_value)
     if seed is None:  # as Optuna's samplers and numpy's generators read it: fresh entropy, then recorded
         seed = secrets.randbelow(2**31)
-    check_int("seed", seed, minimum=0)
+    seed = check_int("seed", seed, minimum=0)
     if n_init is not None:
-        check_int("n_init", n_init, minimum=1)
+        n_init = check_int("n_init", n_init, minimum=1)
     check_acq_optimizer("acq_optimizer", acq_optimizer)
     check_subspace(subspace)
     if subspace is not None and surrogate in ("gp", "random"):
@@ -187,7 +186,8 @@ def set_up_search(objective: Callable[[Any], Any], box: np.ndarray | None, searc
         raise ValueError("acq_optimizer maximises a surrogate's acquisition; surrogate='random' (Sobol points) has "
                          "none")
     if commit_every is not None:
-        check_int("commit_every", commit_every, minimum=1)
+        commit_every = check_int("commit_every", commit_every, minimum=1)
+    db = path_as_str(db)  # a pathlib.Path of an SQLite file as its str, as a result records it
     if db is not None and (not isinstance(db, str) or not db):
         raise TypeError(f"db must be an SQLAlchemy URL, a file path or None, got {db!r}")
     if trust_region is not None and not isinstance(trust_region, (bool, TrustRegionSettings)):
@@ -203,7 +203,7 @@ def set_up_search(objective: Callable[[Any], Any], box: np.ndarray | None, searc
     if optimal_value is not None:
         if isinstance(optimal_value, bool) or not isinstance(optimal_value, (int, float, np.integer, np.floating)):
             raise TypeError(f"optimal_value must be a real number or None, got {type(optimal_value).__name__}")
-        if not np.isfinite(optimal_value):
+        if not np.isfinite(real_as_float(optimal_value)):
             raise ValueError(f"optimal_value must be finite, got {optimal_value!r}")
         optimal_value = float(optimal_value)
     model = surrogate_checkpoint(surrogate, d)

@@ -14,8 +14,8 @@ import numpy as np
 if TYPE_CHECKING:  # torch loads only where a check needs it
     import torch
 
-__all__ = ["check_bool", "check_int", "check_arm", "check_real", "check_range", "check_render_mode", "check_options",
-           "check_device", "check_float_dtype", "is_real", "is_tensor", "register_class",
+__all__ = ["check_bool", "check_int", "check_arm", "check_real", "real_as_float", "check_range", "check_render_mode",
+           "check_options", "check_device", "check_float_dtype", "is_real", "is_tensor", "register_class",
            "unregistered", "path_as_str", "json_default"]
 
 
@@ -23,6 +23,16 @@ def is_real(value: Any) -> bool:
     """Whether ``value`` is a real number of any type but bool (a Python or NumPy bool is an
     int to ``isinstance``, and a flag passed where a number belongs is a mistake); finite or not."""
     return not isinstance(value, (bool, np.bool_)) and isinstance(value, numbers.Real)
+
+
+def real_as_float(value: Any) -> float:
+    """A real number (see :func:`is_real`) as a float; one whose magnitude no float64 holds (a
+    Python int or ``Fraction`` past 1.8e308, where ``float()`` raises ``OverflowError``) as the
+    infinity of its sign, which every caller already treats as not finite."""
+    try:
+        return float(value)
+    except OverflowError:
+        return math.inf if value > 0 else -math.inf
 
 
 def is_tensor(value: Any) -> bool:
@@ -75,7 +85,7 @@ def check_arm(name: str, arm: Any, n_arms: int, start: int = 0) -> int:
 
 def check_real(name: str, value: Any, *, low: float | None = None, high: float | None = None) -> float:
     """``value`` as a finite float (any real number type but bool) in ``[low, high]``."""
-    if not is_real(value) or not math.isfinite(value):
+    if not is_real(value) or not math.isfinite(real_as_float(value)):
         raise ValueError(f"{name} must be a finite real number, got {value!r}{_held_hint(value)}")
     if (low is not None and value < low) or (high is not None and value > high):
         span = f"in [{low}, {high}]" if low is not None and high is not None else (

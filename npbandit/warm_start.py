@@ -79,7 +79,7 @@ from npbandit.objective_names import recorded_names
 from npbandit.policies.base import Policy, PolicyWrapper
 from npbandit.space import SearchSpace
 from npbandit.storage import INITIAL, INITIAL_FROM, RunEvaluations, RunRow, run_evaluations
-from npbandit.validation import is_real
+from npbandit.validation import is_real, real_as_float
 
 __all__ = ["initial_points", "check_same_problem", "continued_run", "WarmStart"]
 
@@ -334,7 +334,7 @@ def initial_points(initial: Any, box: np.ndarray | None, space: SearchSpace | No
             if isinstance(entry, Mapping):
                 _check_recorded_cube(i, entry, box, space, m)
             continue
-        if not is_real(value) or not np.isfinite(value):
+        if not is_real(value) or not np.isfinite(real_as_float(value)):
             raise ValueError(f"initial[{i}]: the value must be a finite real number, got {value!r}")
         if isinstance(entry, Mapping):  # a run's step or a history entry: of this problem, as far as it says
             came, field = _recorded_minimize(entry, float(value))
@@ -394,10 +394,13 @@ def _action(i: int, x: Any, box: np.ndarray | None, space: SearchSpace | None) -
         x = _box_point(x, box)
     except ValueError as err:
         raise ValueError(f"initial[{i}]: {err}") from None
-    point = np.asarray(x.detach().cpu() if isinstance(x, torch.Tensor) else x, dtype=np.float64)
-    if point.shape != (box.shape[1],) or not np.isfinite(point).all():
+    try:
+        point = np.asarray(x.detach().cpu() if isinstance(x, torch.Tensor) else x, dtype=np.float64)
+    except (TypeError, ValueError, OverflowError):  # a string, None or a ragged list among its inputs: no point
+        point = None
+    if point is None or point.shape != (box.shape[1],) or not np.isfinite(point).all():
         raise ValueError(f"initial[{i}]: x must be a finite point of shape [{box.shape[1]}], got "
-                         f"{_short(point.tolist())}")
+                         f"{_short(x if point is None else point.tolist())}")
     outside = np.nonzero((point < box[0]) | (point > box[1]))[0]
     if len(outside):
         j = int(outside[0])

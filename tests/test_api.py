@@ -112,6 +112,43 @@ def test_optimize_validates_arguments(kwargs, error, match):
         optimize(**args)
 
 
+def test_a_pathlib_path_is_taken_as_db_where_a_file_path_is(tmp_path):
+    """db's messages say 'an SQLAlchemy URL or a file path': a pathlib.Path is one, to optimize, an
+    Optimizer and the readers alike (it was refused with that message)."""
+    from npbandit import Optimizer
+    from npbandit.report import report_text
+
+    path = tmp_path / "runs.db"
+    first = optimize(sphere, BOUNDS, surrogate="random", budget=2, db=path, progress=False)
+    assert first.db == str(path)
+    more = optimize(sphere, BOUNDS, surrogate="random", budget=1, db=path, progress=False, initial=first)
+    assert list_runs(str(path))[-1].policy_params["initial"] == 2 and more.run_id == 2
+    opt = Optimizer(BOUNDS, surrogate="random", budget=1, db=path)
+    opt.tell(opt.ask(), 1.0)
+    assert [run.id for run in list_runs(path)] == [1, 2, 3] and len(run_steps(path, 1)) == 2
+    assert report_text(path).startswith(f"database: {path}")
+
+
+def test_numpy_integers_are_taken_where_an_int_is_counted(tmp_path):
+    """budget, seed, n_init, batch_size and commit_every as NumPy integers (an int read off an
+    array) run as their ints do, recorded as plain ints; the same for an Optimizer."""
+    from concurrent.futures import ThreadPoolExecutor
+
+    from npbandit import Optimizer
+
+    db = f"sqlite:///{tmp_path / 'runs.db'}"
+    plain = optimize(sphere, BOUNDS, surrogate="gp", budget=4, seed=3, n_init=2, db=None, progress=False)
+    with ThreadPoolExecutor(1) as pool:
+        held = optimize(sphere, BOUNDS, surrogate="gp", budget=np.int64(4), seed=np.int64(3), n_init=np.int32(2),
+                        batch_size=np.int64(1), executor=pool, commit_every=np.int64(2), db=db, progress=False)
+    assert [h["x"].tolist() for h in held.history] == [h["x"].tolist() for h in plain.history]
+    assert type(held.seed) is int and held.seed == 3
+    run = list_runs(db)[0]
+    assert run.seed == 3 and run.policy_params["n_init"] == 2
+    opt = Optimizer(BOUNDS, surrogate="random", budget=np.int64(2), seed=np.int64(1), db=None)
+    assert opt.budget == 2 and type(opt.seed) is int
+
+
 @pytest.mark.parametrize("kwargs,error,match", [
     ({"n_init": 0}, ValueError, "n_init"),
     ({"n_init": 2.5}, ValueError, "n_init"),

@@ -163,6 +163,8 @@ def test_a_warm_start_is_observed_before_the_first_proposal(tmp_path):
 @pytest.mark.parametrize("where,initial,match", [
     ([[0.0], [1.0]], [([1.5], 0.0)], r"initial\[0\]: x is outside the bounds: x\[0\] = 1.5 is not in \[0.0, 1.0\]"),
     ([[0.0], [1.0]], [([0.5, 0.5], 0.0)], r"initial\[0\]: x must be a finite point of shape \[1\]"),
+    ([[0.0], [1.0]], [("a", 0.0)], r"initial\[0\]: x must be a finite point of shape \[1\], got 'a'"),
+    ([[0.0, 0.0], [1.0, 1.0]], [([None, 0.5], 0.0)], r"initial\[0\]: x must be a finite point of shape \[2\]"),
     ([[0.0], [1.0]], [({"x1": 0.5}, 0.0)], r"initial\[0\]: .*keys x0 .. x0"),
     ([[0.0], [1.0]], (np.zeros((3, 1)), np.zeros(2)), r"Y must have shape \[3\] or \[3, 1\]"),
     (SPACE, (np.zeros((3, 4)), np.zeros(3)), r"arrays are for a box"),

@@ -85,6 +85,8 @@ def test_failed_evaluations_are_told_by_message_exception_or_a_non_finite_value(
 
 def test_a_tell_that_is_refused_records_nothing_and_names_what_was_wrong():
     opt = Optimizer(BOUNDS, surrogate="random", budget=4, seed=0, db=None)
+    with pytest.raises(ValueError, match=r"trial 0 was never asked for \(none has been asked for yet: Optimizer.ask"):
+        opt.tell(0, 1.0)  # not 'trials 0..-1 were'
     trial = opt.ask()
     for kwargs, error, words in [({"value": "1.5"}, TypeError, "the value must be a float"),
                                  ({"value": [1.0, 2.0]}, TypeError, r"minimize=\[True, False\]"),
@@ -93,7 +95,7 @@ def test_a_tell_that_is_refused_records_nothing_and_names_what_was_wrong():
                                  ({"value": 1.0, "constraints": [0.0]}, TypeError, "constraints=k")]:
         with pytest.raises(error, match=words):
             opt.tell(trial, **kwargs)
-    with pytest.raises(ValueError, match=r"trial 7 was never asked for \(trials 0..0 were\)"):
+    with pytest.raises(ValueError, match=r"trial 7 was never asked for \(trial 0 was\)"):
         opt.tell(7, 1.0)
     with pytest.raises(TypeError, match="trial must be a Trial or its number"):
         opt.tell("0", 1.0)

@@ -4,6 +4,7 @@ database from before the column reads ``None``), and ``optimize``'s warning abou
 evaluations that returned no number, which reads that kind, never the error's text."""
 
 import warnings
+from fractions import Fraction
 
 import numpy as np
 import pytest
@@ -52,7 +53,8 @@ def _run(objective, db=None, **kwargs):
     ("1.5", "returned"),
     (None, "returned"),
     (np.array([1.0, 2.0]), "returned"),
-], ids=["raised", "nan", "-inf", "str", "None", "2-array"])
+    (-(10 ** 400), "nonfinite"),  # an int no float64 holds is infinite, not an OverflowError out of the run
+], ids=["raised", "nan", "-inf", "str", "None", "2-array", "huge-int"])
 def test_a_failed_evaluation_records_its_kind_in_the_history_and_the_database(tmp_path, bad, kind):
     db = str(tmp_path / "runs.db")
     for where in (None, db):
@@ -73,7 +75,8 @@ def test_a_failed_evaluation_records_its_kind_in_the_history_and_the_database(tm
     ("0.5", "returned"),
     ([], "returned"),
     ([[-1.0]], "returned"),
-], ids=["raised", "nan", "str", "empty", "nested"])
+    ([Fraction(10 ** 400)], "nonfinite"),
+], ids=["raised", "nan", "str", "empty", "nested", "huge-fraction"])
 def test_a_failed_constraints_call_records_its_kind(bad, kind):
     constraints = _second_fails(bad)
     result, warned = _run(lambda x: float(np.sum(x)), constraints=lambda x: constraints(x, ok=[-1.0]))
@@ -137,3 +140,16 @@ def test_a_database_from_before_error_kind_is_read_as_it_is_and_upgraded_by_a_wr
     assert [s["error_kind"] for s in run_steps(db, first.id)] == [None, None, None]  # the old steps as they were
     assert [s["error_kind"] for s in run_steps(db, second.id)] == [None, "nonfinite", None]
     _forget_engines()
+
+
+def test_a_value_past_float64_told_or_given_is_infinite_not_an_overflow():
+    from npbandit import Optimizer
+
+    opt = Optimizer(BOX, surrogate="random", budget=2, db=None)
+    opt.tell(opt.ask(), 10 ** 400)  # told: a failed evaluation, as inf is
+    assert opt.history[0]["failed"] and opt.history[0]["error_kind"] == "nonfinite"
+    with pytest.raises(ValueError, match=r"initial\[0\]: the value must be a finite real number"):
+        optimize(lambda x: 1.0, BOX, surrogate="random", budget=1, db=None, progress=False,
+                 initial=[([0.5, 0.5], 10 ** 400)])
+    with pytest.raises(ValueError, match="optimal_value must be finite"):
+        optimize(lambda x: 1.0, BOX, surrogate="random", budget=1, db=None, progress=False, optimal_value=10 ** 400)

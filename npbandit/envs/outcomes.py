@@ -18,7 +18,7 @@ import numpy as np
 from npbandit.exceptions import ObjectiveError, ObjectiveReturnError
 from npbandit.feasibility import check_constraint_count
 from npbandit.text import printable, shorten
-from npbandit.validation import is_real, is_tensor
+from npbandit.validation import is_real, is_tensor, real_as_float
 
 __all__ = ["SEVERAL_OBJECTIVES_HINT", "objective_value", "objective_values", "constraint_values", "WithConstraints",
            "Evaluated", "shown", "copied"]
@@ -71,7 +71,7 @@ def objective_value(out: Any, x: Any, *, held: bool = False) -> float:
                    and all(is_real(v) for v in out))
         raise ObjectiveReturnError(f"{must} a float, got {type(out).__name__} {out!r} at "
                                    f"x={shown(x)}{SEVERAL_OBJECTIVES_HINT if several else ''}", x)
-    return float(value)
+    return real_as_float(value)  # an int past float64's range is inf: a failed evaluation, not an OverflowError
 
 
 #: how a message speaks of the values it reads -- what ``m`` values must be, what each named
@@ -120,7 +120,7 @@ def objective_values(out: Any, x: Any, count: int, names: tuple[str, ...] | None
                                   for v in items):
         raise ObjectiveReturnError(f"{expected} {type(out).__name__} {_shorten_repr(out)} ({len(items)} "
                                    f"value{'' if len(items) == 1 else 's'}) at x={shown(x)}", x)
-    return np.asarray([float(v) for v in items], dtype=np.float64)
+    return np.asarray([real_as_float(v) for v in items], dtype=np.float64)
 
 
 def _by_name(out: Mapping[Any, Any], x: Any, names: tuple[str, ...], held: bool) -> list[Any]:
@@ -184,7 +184,7 @@ def constraint_values(out: Any, x: Any, count: int | None = None) -> np.ndarray:
     if items is None or any(isinstance(v, (bool, np.bool_)) or not isinstance(v, (numbers.Real, np.floating,
                                                                                      np.integer)) for v in items):
         raise wrong
-    c = np.asarray([float(v) for v in items], dtype=np.float64)
+    c = np.asarray([real_as_float(v) for v in items], dtype=np.float64)
     if c.size == 0:
         raise ObjectiveReturnError(f"constraints returned no value at x={shown(x)} (one per constraint expected)",
                                    x)

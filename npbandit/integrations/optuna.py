@@ -280,7 +280,7 @@ class NPSampler(StudyProposals, BaseSampler):
                              "'logei', 'ucb', 'thompson' or 'marginal-thompson'")
         check_int("n_startup_trials", n_startup_trials, minimum=0)
         if seed is not None:
-            check_int("seed", seed, minimum=0)
+            seed = check_int("seed", seed, minimum=0)
         if independent_sampler is not None and not isinstance(independent_sampler, BaseSampler):
             raise TypeError(f"independent_sampler must be an optuna BaseSampler or None, "
                             f"got {type(independent_sampler).__name__}")

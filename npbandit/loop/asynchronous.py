@@ -28,11 +28,12 @@ from npbandit.loop.records import EpisodeResult, _Clock, _record_evaluation
 from npbandit.policies.base import Policy
 from npbandit.stopping import RunInterrupted, StopSignals
 from npbandit.storage import RunLogger
+from npbandit.validation import check_int
 
 
-def _check_async(executor: Any, batch_size: Any, eval_timeout: Any) -> None:
-    if isinstance(batch_size, bool) or not isinstance(batch_size, int) or batch_size < 1:
-        raise ValueError(f"batch_size must be an int >= 1, got {batch_size!r}")
+def _check_async(executor: Any, batch_size: Any, eval_timeout: Any) -> int:
+    """Check the arguments of the asynchronous loop; ``batch_size`` as an int (a NumPy integer too)."""
+    batch_size = check_int("batch_size", batch_size, minimum=1)
     if executor is not None and not isinstance(executor, cf.Executor):
         raise TypeError(f"executor must be a concurrent.futures.Executor, got {type(executor).__name__}")
     if batch_size > 1 and executor is None:
@@ -42,6 +43,7 @@ def _check_async(executor: Any, batch_size: Any, eval_timeout: Any) -> None:
             raise ValueError("eval_timeout needs an executor (a sequential evaluation cannot be abandoned)")
         if isinstance(eval_timeout, bool) or not isinstance(eval_timeout, (int, float)) or not eval_timeout > 0:
             raise ValueError(f"eval_timeout must be a positive number of seconds or None, got {eval_timeout!r}")
+    return batch_size
 
 
 def _run_async(env: gym.Env, policy: Policy, obs: Any, horizon: int | None, logger: RunLogger | None,

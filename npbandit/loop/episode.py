@@ -163,7 +163,7 @@ def run_episode(env: gym.Env, policy: Policy, *, seed: int, steps: int | None = 
                          "from its steps")
     if desc is not None and not isinstance(desc, str):
         raise TypeError(f"desc must be a str or None, got {type(desc).__name__}")
-    _check_async(executor, batch_size, eval_timeout)
+    batch_size = _check_async(executor, batch_size, eval_timeout)
     if executor is not None and not isinstance(env.unwrapped, BlackBoxEnv):
         raise TypeError(f"executor needs a BlackBoxEnv (asynchronous BO), got {type(env.unwrapped).__name__}")
     policy.check_spaces(env.observation_space, env.action_space)  # a policy built for another env's shape

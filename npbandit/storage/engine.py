@@ -79,6 +79,7 @@ _T = TypeVar("_T")
 
 def display_url(url: str) -> str:
     """``url`` as it may be printed or logged: a password in it is shown as ``***``."""
+    url = os.fspath(url) if isinstance(url, os.PathLike) else url
     try:
         return make_url(url).render_as_string(hide_password=True)
     except (ArgumentError, ValueError):  # a bare SQLite path, or a URL that does not parse (a bad port)
@@ -87,7 +88,9 @@ def display_url(url: str) -> str:
 
 def _normalise_url(url: Any) -> str:
     """``url`` as an SQLAlchemy URL (a bare path becomes an SQLite one), checked as
-    :func:`_sqlite_file` checks it; errors name ``db`` as it was given."""
+    :func:`_sqlite_file` checks it; errors name ``db`` as it was given. A ``pathlib.Path`` is its
+    file's path."""
+    url = os.fspath(url) if isinstance(url, os.PathLike) else url
     if not isinstance(url, str) or not url:
         raise ValueError(f"db must be an SQLAlchemy URL or a file path, got {url!r}")
     normalised = url if "://" in url else f"sqlite:///{url}"
