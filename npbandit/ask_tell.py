@@ -15,9 +15,9 @@ acquisition, trust region and checks, set up by the same code
 (:func:`~npbandit.optimize_setup.set_up_search`); a loop that asks, evaluates and tells in turn
 proposes the points ``optimize`` would. Several points may be asked before any is told (each
 later proposal sees the earlier ones in flight, as ``optimize``'s ``batch_size`` does), and they
-may be told in any order. Every told outcome is written to the database as it is told, so a
-process that dies loses only the points in flight; ``Optimizer(..., initial=run_id)`` continues
-the run.
+may be told in any order; :meth:`Optimizer.attach` adds a point of the caller's own. Every
+told outcome is written to the database as it is told, so a process that dies loses only the
+points in flight; ``Optimizer(..., initial=run_id)`` continues the run.
 """
 
 from __future__ import annotations
@@ -44,6 +44,7 @@ from npbandit.space import Parameter, SearchSpace
 from npbandit.storage import DEFAULT_URL, RunRow
 from npbandit.surrogates.base import NeuralProcess
 from npbandit.validation import check_int
+from npbandit.warm_start import point_action
 
 __all__ = ["Optimizer", "Trial"]
 
@@ -176,10 +177,39 @@ class Optimizer:
         key = self._asked
         action = self._run.propose(key)
         self._asked += 1
-        point = self._search.env.point(action)
-        trial = Trial(key, point if isinstance(point, dict) else np.asarray(point, dtype=np.float64))
-        self._pending[key] = trial
-        return Trial(key, _copied(trial.x))
+        return self._held(key, action)
+
+    def attach(self, x: Any) -> Trial:
+        """A point of the caller's own to evaluate, held as a :class:`Trial` in flight as an
+        asked one is (Ax's ``attach_trial``, Optuna's ``enqueue_trial``): a known good setting,
+        a colleague's guess, a point a constraint of the lab requires. Tell its outcome as any
+        trial's; it counts against the budget, later proposals see it in flight, and once told
+        the model learns from it and the run records it as any evaluation (its ``act_s`` 0:
+        nothing was proposed).
+
+        Args:
+            x: the point in the objective's form: for ``bounds``, an array ``[d]`` inside
+                them (or ``{"x0": ..., "x{d-1}": ...}``); for a search space, a params dict
+                (a conditional space's active parameters alone).
+
+        Returns:
+            the trial, its ``x`` the point as the run records it: ``x`` read into the model's
+            unit cube and back, so a float may differ from the one given in its last bits
+            (ints and choices are exact).
+
+        Raises:
+            ValueError / TypeError: ``x`` is not a point of the bounds or space (nothing is held).
+            RuntimeError: the budget is spent (told and pending evaluations fill it), or the
+                run has ended.
+        """
+        try:
+            action = point_action(x, self._search.box, self._search.searched)
+        except (TypeError, ValueError) as err:
+            raise type(err)(f"attach(x): {err}") from None
+        key = self._asked
+        self._run.hold(key, action)
+        self._asked += 1
+        return self._held(key, action)
 
     def tell(self, trial: Trial | int, value: Any = None, *, constraints: Any = None,
              error: str | BaseException | None = None) -> None:
@@ -256,6 +286,13 @@ class Optimizer:
         if raised is not err:
             raise raised from err
         return False
+
+    def _held(self, key: int, action: np.ndarray) -> Trial:
+        """Trial ``key`` at unit-cube ``action`` ``[d]`` kept pending; returns the caller's copy."""
+        point = self._search.env.point(action)
+        trial = Trial(key, point if isinstance(point, dict) else np.asarray(point, dtype=np.float64))
+        self._pending[key] = trial
+        return Trial(key, _copied(trial.x))
 
     def _outcome(self, number: int, x: Any, value: Any, constraints: Any, error: Any) -> Outcome:
         """The :class:`Outcome` told for trial ``number`` at ``x``, checked (see :meth:`tell`)."""

@@ -81,7 +81,7 @@ from npbandit.space import SearchSpace
 from npbandit.storage import INITIAL, INITIAL_FROM, RunEvaluations, RunRow, run_evaluations
 from npbandit.validation import is_real, real_as_float
 
-__all__ = ["initial_points", "check_same_problem", "continued_run", "WarmStart"]
+__all__ = ["initial_points", "check_same_problem", "continued_run", "point_action", "WarmStart"]
 
 #: ``(action [d] in the unit cube, reward, constraint values or None, error)``: ``error`` the
 #: failure's text for a failed evaluation (its reward and constraint values then ``None``),
@@ -382,29 +382,36 @@ def _several_rewards(i: int, value: Any, x: Any, minimize: tuple[bool, ...],
 
 
 def _action(i: int, x: Any, box: np.ndarray | None, space: SearchSpace | None) -> np.ndarray:
-    """Entry ``i``'s point ``x`` (the objective's form) as ``[d]`` in the unit cube of ``box``
-    or ``space``; ``ValueError`` (``TypeError`` from the space) naming ``initial[i]`` for a
-    point outside them or not of their shape."""
-    if space is not None:
-        try:
-            return space.encode(x)
-        except (TypeError, ValueError) as err:
-            raise type(err)(f"initial[{i}]: {err}") from None
+    """Entry ``i``'s point ``x`` as :func:`point_action` reads it, its errors naming ``initial[i]``."""
     try:
-        x = _box_point(x, box)
-    except ValueError as err:
-        raise ValueError(f"initial[{i}]: {err}") from None
+        return point_action(x, box, space)
+    except (TypeError, ValueError) as err:
+        raise type(err)(f"initial[{i}]: {err}") from None
+
+
+def point_action(x: Any, box: np.ndarray | None, space: SearchSpace | None) -> np.ndarray:
+    """The point ``x`` in the objective's form (a box's array ``[d]`` or ``{"x0": ..}`` dict,
+    a space's params dict) as ``[d]`` in the unit cube of ``box`` (``[2, d]``) or ``space``:
+    the inverse of :meth:`~npbandit.envs.BlackBoxEnv.point`.
+
+    Raises:
+        ValueError: ``x`` lies outside them, is not of their shape, or is not finite
+            (``TypeError`` from the space for a value of the wrong type).
+    """
+    if space is not None:
+        return space.encode(x)
+    x = _box_point(x, box)
     try:
         point = np.asarray(x.detach().cpu() if isinstance(x, torch.Tensor) else x, dtype=np.float64)
     except (TypeError, ValueError, OverflowError):  # a string, None or a ragged list among its inputs: no point
         point = None
     if point is None or point.shape != (box.shape[1],) or not np.isfinite(point).all():
-        raise ValueError(f"initial[{i}]: x must be a finite point of shape [{box.shape[1]}], got "
+        raise ValueError(f"x must be a finite point of shape [{box.shape[1]}], got "
                          f"{_short(x if point is None else point.tolist())}")
     outside = np.nonzero((point < box[0]) | (point > box[1]))[0]
     if len(outside):
         j = int(outside[0])
-        raise ValueError(f"initial[{i}]: x is outside the bounds: x[{j}] = {float(point[j])!r} is not in "
+        raise ValueError(f"x is outside the bounds: x[{j}] = {float(point[j])!r} is not in "
                          f"[{float(box[0, j])!r}, {float(box[1, j])!r}]")
     return (point - box[0]) / (box[1] - box[0])
 

@@ -4,7 +4,8 @@
 :func:`~npbandit.loop.run_episode` calls the objective itself (or has an executor call it);
 a :class:`SteppedRun` is handed each outcome instead. :meth:`SteppedRun.propose` asks the
 policy for a point, seeing the points proposed and not yet recorded as in flight (as the
-asynchronous loop does); :meth:`SteppedRun.record` records one of them with its
+asynchronous loop does), and :meth:`SteppedRun.hold` keeps a point the caller chose in flight
+the same way; :meth:`SteppedRun.record` records one of them with its
 :class:`~npbandit.envs.evaluation.Outcome`, in any order, through the same
 ``env.step`` and the same write as an asynchronous run's evaluation
 (:func:`~npbandit.loop.records._record_evaluation`): the env judges the outcome (a
@@ -109,16 +110,9 @@ class SteppedRun:
             Exception: what the policy raised (the run is then recorded ``failed``, or
                 ``interrupted`` by a ``KeyboardInterrupt``: :meth:`end`).
         """
-        self._check_running()
-        if key in self._proposed:
-            raise ValueError(f"key {key!r} is in flight already")
-        if self.result.n_steps + len(self._proposed) >= self.budget:
-            raise RuntimeError(f"the budget of {self.budget} evaluations is spent: {self.result.n_steps} recorded and "
-                               f"{len(self._proposed)} in flight")
+        self._check_room(key)
         with stop_on_signals() as signals, self._ending_on_error(signals):
-            if self.status is None:
-                self.status = "running"  # a start that fails is recorded as the run's failure
-                self._obs = _start(self.env, self.policy, self.seed, self.logger, self.info, self.result, signals)
+            self._start(signals)
             pending = [proposed.action for proposed in self._proposed.values()]
             t0 = time.perf_counter()
             if pending:
@@ -129,6 +123,22 @@ class SteppedRun:
             self._proposed[key] = _Proposed(action, time.perf_counter() - t0, time.perf_counter(),
                                             dt.datetime.now(dt.UTC))
         return action.copy()
+
+    def hold(self, key: int, action: np.ndarray) -> None:
+        """Keep ``action`` (``[d]``, in the unit cube), a point the caller chose rather than
+        the policy, in flight under ``key`` as a proposed one is: later proposals see it as
+        pending, :meth:`record` records it, and it counts against the budget (the policy is
+        not asked, so its proposing seconds are 0). The first call starts the run.
+
+        Raises:
+            RuntimeError: the run has ended, or the budget is spent.
+            ValueError: ``key`` is in flight already.
+        """
+        self._check_room(key)
+        action = np.array(action, dtype=np.float64)
+        with stop_on_signals() as signals, self._ending_on_error(signals):
+            self._start(signals)
+            self._proposed[key] = _Proposed(action, 0.0, time.perf_counter(), dt.datetime.now(dt.UTC))
 
     def record(self, key: int, outcome: Outcome) -> dict[str, Any]:
         """Record the evaluation of the point in flight under ``key`` (the next ``t``), judged
@@ -190,6 +200,22 @@ class SteppedRun:
             interrupted = _end_on_error(err, self.logger, self.result, held)
         self.status = "failed" if interrupted is None else "interrupted"
         return err if interrupted is None else interrupted
+
+    def _check_room(self, key: int) -> None:
+        """Refuse a point under ``key`` when the run has ended, ``key`` is in flight or the
+        budget is spent (see :meth:`propose`)."""
+        self._check_running()
+        if key in self._proposed:
+            raise ValueError(f"key {key!r} is in flight already")
+        if self.result.n_steps + len(self._proposed) >= self.budget:
+            raise RuntimeError(f"the budget of {self.budget} evaluations is spent: {self.result.n_steps} recorded and "
+                               f"{len(self._proposed)} in flight")
+
+    def _start(self, signals: StopSignals) -> None:
+        """Start the run (its record, the env's reset and the policy's) on the first point."""
+        if self.status is None:
+            self.status = "running"  # a start that fails is recorded as the run's failure
+            self._obs = _start(self.env, self.policy, self.seed, self.logger, self.info, self.result, signals)
 
     def _check_running(self) -> None:
         if self.status not in (None, "running"):
