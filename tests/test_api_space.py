@@ -358,3 +358,20 @@ def test_a_discrete_space_evaluated_everywhere_says_so_without_a_trust_region_to
         result = optimize(objective, {"i": Int(0, 3)}, budget=7, db=None, progress=False, seed=0, **kwargs)
     values = [h["x"]["i"] for h in result.history]
     assert sorted(set(values[:4])) == [0, 1, 2, 3]
+
+
+def test_a_fixed_range_is_passed_to_every_evaluation_and_recorded_with_its_value(tmp_path):
+    db = str(tmp_path / "runs.db")
+    space = {"lr": Float(1e-4, 1e-1, log=True), "layers": Int(4, 4), "momentum": Float(0.9, 0.9)}
+    seen = []
+
+    def objective(p):
+        seen.append(p)
+        return (math.log10(p["lr"]) + 2) ** 2
+
+    result = optimize(objective, space=space, surrogate="gp", budget=6, n_init=3, seed=0, db=db, progress=False)
+    assert len(seen) == 6 and all(p["layers"] == 4 and type(p["layers"]) is int and p["momentum"] == 0.9
+                                  for p in seen)
+    assert len({p["lr"] for p in seen}) == 6  # the one free parameter is searched
+    assert result.best_x["layers"] == 4 and result.best_x["momentum"] == 0.9
+    assert all(s["params"]["momentum"] == 0.9 for s in run_steps(db, list_runs(db)[0].id))

@@ -18,6 +18,8 @@ Each parameter owns ``columns`` coordinates of the unit cube the surrogate works
   per value, in order; three or more unordered values: one column per value (one-hot), a
   point decoding to the value of its largest column, so that no value is placed "between"
   two others; one value: no column at all (a constant).
+* A range with ``low == high`` (``Float(1.0, 1.0)``, ``Int(3, 3)``): a fixed parameter, as
+  Optuna's distributions and Ax's ``FixedParameter`` take it: no column, always its value.
 
 ``snap`` maps any point of a parameter's columns to the encoding of the value it decodes
 to: where the objective would be evaluated, in the cube. Proposals and repeat checks use
@@ -92,15 +94,15 @@ class Parameter(ABC):
 
 
 class _Range(Parameter):
-    """A numeric range ``[low, high]``, optionally on a logarithmic scale and on a grid of ``step``."""
-
-    columns = 1
+    """A numeric range ``[low, high]``, optionally on a logarithmic scale and on a grid of
+    ``step``; ``low == high`` fixes it to that value (no column)."""
 
     def __init__(self, low: Any, high: Any, log: bool, step: float | None) -> None:
         kind = type(self).__name__
         self.low, self.high = low, high
-        if not low < high:
-            raise ValueError(f"{kind}: need low < high, got low={low!r}, high={high!r}")
+        if not low <= high:
+            raise ValueError(f"{kind}: need low <= high, got low={low!r}, high={high!r}")
+        self.columns = 0 if low == high else 1
         if not isinstance(log, (bool, np.bool_)):
             raise TypeError(f"{kind}: log must be a bool, got {type(log).__name__}")
         self.log = bool(log)
@@ -132,10 +134,11 @@ class _Range(Parameter):
         return min(max(x, self.low), self.high)  # exp(log(.)) and half steps can land a rounding error outside
 
     def encode(self, value: Any) -> np.ndarray:
-        return np.array([self._unit(self.check(value))])
+        value = self.check(value)
+        return np.array([self._unit(value)]) if self.columns else np.zeros(0)
 
     def snap(self, u: torch.Tensor) -> torch.Tensor:
-        if self.step is None:
+        if self.step is None or not self.columns:
             return u
         import torch
 
@@ -147,7 +150,7 @@ class _Range(Parameter):
         return self.step is None
 
     def neighbours(self, value: Any) -> list[Any]:
-        if self.step is None:
+        if self.step is None or not self.columns:
             return []
         k = round((self.check(value) - self.low) / self.step)
         last = round((self.high - self.low) / self.step)
@@ -176,7 +179,8 @@ class Float(_Range):
     """A real parameter in ``[low, high]``.
 
     Args:
-        low, high: the range, ``low < high``, both finite.
+        low, high: the range, ``low <= high``, both finite (``low == high``: fixed to that
+            value, no column of the cube).
         log: searched on a logarithmic scale (needs ``low > 0``), as a learning rate or
             a regularisation weight usually is.
         step: ``None`` (default: any real value) or a grid spacing; the values are then
@@ -210,7 +214,7 @@ class Float(_Range):
         return value
 
     def decode(self, u: np.ndarray) -> float:
-        return float(self._value(np.asarray(u, dtype=np.float64).reshape(-1)[0]))
+        return float(self._value(np.asarray(u, dtype=np.float64).reshape(-1)[0])) if self.columns else self.low
 
     def describe(self) -> dict[str, Any]:
         out: dict[str, Any] = {"type": "float", "low": self.low, "high": self.high}
@@ -229,7 +233,7 @@ class Int(_Range):
     """An integer parameter in ``[low, high]`` (both included).
 
     Args:
-        low, high: ints, ``low < high``.
+        low, high: ints, ``low <= high`` (``low == high``: fixed to that value).
         log: searched on a logarithmic scale (needs ``low >= 1``), as a layer width or a
             tree count usually is.
         step: the grid spacing (default 1); ``high - low`` must be a multiple of it.
@@ -262,7 +266,7 @@ class Int(_Range):
         return value
 
     def decode(self, u: np.ndarray) -> int:
-        return int(round(self._value(np.asarray(u, dtype=np.float64).reshape(-1)[0])))
+        return int(round(self._value(np.asarray(u, dtype=np.float64).reshape(-1)[0]))) if self.columns else self.low
 
     def _grid(self, k: int) -> int:
         return self.low + k * self.step

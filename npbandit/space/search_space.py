@@ -69,8 +69,8 @@ class SearchSpace(Mapping[str, Parameter]):
         self.dim = start
         self._conditions = Conditions(self._parameters, self._slices)
         if self.dim == 0:
-            raise ValueError("space must hold a parameter with more than one value (every parameter given is a "
-                             "one-value Choice, so there is nothing to search)")
+            raise ValueError("space must hold a parameter with more than one value (every parameter given is "
+                             "fixed: a one-value Choice or a range with low == high, so there is nothing to search)")
 
     @classmethod
     def from_bounds(cls, bounds: Any) -> SearchSpace:

@@ -79,7 +79,7 @@ def test_choices_of_equal_python_value_but_other_type_stay_apart():
 
 
 @pytest.mark.parametrize(("make", "match"), [
-    (lambda: Float(1.0, 1.0), "low < high"),
+    (lambda: Float(2.0, 1.0), r"Float: need low <= high, got low=2.0, high=1.0$"),
     (lambda: Float(0.0, 1.0, log=True), "log=True needs low > 0"),
     (lambda: Int(0, 10, log=True), r"Int: log=True needs low >= 1, got low=0$"),
     (lambda: Float(0.0, 1.0, step=0.3), "whole number of steps"),
@@ -97,6 +97,7 @@ def test_choices_of_equal_python_value_but_other_type_stay_apart():
     (lambda: SearchSpace({"": Float(0, 1)}), "non-empty printable"),
     (lambda: SearchSpace({"a": (0, 1)}), "must be a Float, Int or Choice"),
     (lambda: SearchSpace({"a": Choice(["only"])}), "nothing to search"),
+    (lambda: SearchSpace({"a": Choice(["only"]), "b": Int(3, 3)}), "fixed: a one-value Choice or a range with low"),
 ])
 def test_bad_settings_are_refused_naming_what_was_expected(make, match):
     with pytest.raises((ValueError, TypeError), match=match):
@@ -123,10 +124,25 @@ def test_a_description_read_back_names_the_parameter_it_refuses():
     # a space read from a record (npbandit optimize --space file.json) of many parameters
     record = {"lr": {"type": "float", "low": 1e-4, "high": 0.1, "log": True},
               "layers": {"type": "int", "low": 9, "high": 4}, "act": {"type": "activation"}}
-    with pytest.raises(ValueError, match=r"^space\['layers'\]: Int: need low < high, got low=9, high=4$"):
+    with pytest.raises(ValueError, match=r"^space\['layers'\]: Int: need low <= high, got low=9, high=4$"):
         as_search_space(record)
     with pytest.raises(ValueError, match=r"^space\['act'\]: description's type must be"):
         as_search_space({"act": {"type": "activation"}})
+
+
+@pytest.mark.parametrize("fixed", [Float(0.5, 0.5), Float(1e-3, 1e-3, log=True), Float(2.0, 2.0, step=0.5),
+                                   Int(3, 3), Int(8, 8, log=True)])
+def test_a_range_with_low_equal_to_high_is_a_fixed_parameter_without_a_column(fixed):
+    space = SearchSpace({"x": Float(0.0, 1.0), "k": fixed})
+    assert fixed.columns == 0 and space.dim == 1 and space.columns("k") == slice(1, 1)
+    assert fixed.encode(fixed.low).shape == (0,) and fixed.neighbours(fixed.low) == []
+    for u in (0.0, 0.3, 1.0):
+        params = space.decode(np.array([u]))
+        assert params["k"] == fixed.low and type(params["k"]) is type(fixed.low)
+        assert space.encode(params).tolist() == [u]
+    with pytest.raises(ValueError, match=r"params\['k'\].*value must lie in"):
+        space.encode({"x": 0.5, "k": fixed.low + 1})
+    assert as_search_space(json.loads(json.dumps(space.describe()))) == space
 
 
 def test_the_record_is_json_and_reads_back_equal():
