@@ -74,12 +74,14 @@ import numpy as np
 import torch
 
 from npbandit.envs.blackbox import ObjectiveError, constraint_values, maximised, named_point, objective_values
+from npbandit.envs.outcomes import objective_value
+from npbandit.exceptions import ObjectiveReturnError
 from npbandit.feasibility import check_constraint_count
 from npbandit.objective_names import recorded_names
 from npbandit.policies.base import Policy, PolicyWrapper
 from npbandit.space import SearchSpace
 from npbandit.storage import INITIAL, INITIAL_FROM, RunEvaluations, RunRow, run_evaluations
-from npbandit.validation import is_real, real_as_float
+from npbandit.validation import is_real
 
 __all__ = ["initial_points", "check_same_problem", "continued_run", "point_action", "WarmStart"]
 
@@ -334,8 +336,7 @@ def initial_points(initial: Any, box: np.ndarray | None, space: SearchSpace | No
             if isinstance(entry, Mapping):
                 _check_recorded_cube(i, entry, box, space, m)
             continue
-        if not is_real(value) or not np.isfinite(real_as_float(value)):
-            raise ValueError(f"initial[{i}]: the value must be a finite real number, got {value!r}")
+        value = _one_value(i, value, x)
         if isinstance(entry, Mapping):  # a run's step or a history entry: of this problem, as far as it says
             came, field = _recorded_minimize(entry, float(value))
             if came is not None:
@@ -349,6 +350,20 @@ def initial_points(initial: Any, box: np.ndarray | None, space: SearchSpace | No
             check_constraint_count(len(limits), earlier, "initial", f"initial[{i}] carries")
             earlier = len(limits)
     return out
+
+
+def _one_value(i: int, value: Any, x: Any) -> float:
+    """Entry ``i``'s value of one objective as a float: a real number, or a 1-element array or
+    tensor as the objective may return it and ``Optimizer.tell`` takes it; ``ValueError``
+    naming ``initial[i]`` for anything else or a value that is not finite."""
+    try:
+        read = objective_value(value, x, held=True)
+    except ObjectiveReturnError:
+        read = math.nan
+    if not math.isfinite(read):
+        raise ValueError(f"initial[{i}]: the value must be a finite real number (or a 1-element array), got "
+                         f"{_short(value)}")
+    return read
 
 
 def _check_recorded_objectives(i: int, entry: Mapping[str, Any], m: int, failed: bool) -> None:
@@ -400,6 +415,11 @@ def point_action(x: Any, box: np.ndarray | None, space: SearchSpace | None) -> n
     """
     if space is not None:
         return space.encode(x)
+    entries = x.items() if isinstance(x, Mapping) else enumerate(x) if isinstance(x, (list, tuple)) else []
+    flags = [key for key, v in entries if isinstance(v, (bool, np.bool_))]
+    if flags or (isinstance(x, np.ndarray) and x.dtype == np.bool_):
+        raise ValueError(f"x must be a point of real numbers, got a bool at x[{flags[0] if flags else 0!r}] "
+                         f"(True is no coordinate): {_short(x)}")
     x = _box_point(x, box)
     try:
         point = np.asarray(x.detach().cpu() if isinstance(x, torch.Tensor) else x, dtype=np.float64)

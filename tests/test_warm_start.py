@@ -5,10 +5,12 @@ naming the argument."""
 
 import dataclasses
 import json
+import re
 import sqlite3
 
 import numpy as np
 import pytest
+import torch
 
 from npbandit import optimize
 from npbandit.cli import main
@@ -299,3 +301,18 @@ def test_a_result_continues_its_run_in_its_database_and_gives_its_history_elsewh
     given = _run(db, 2, initial=unrecorded)  # no run of it anywhere: its history
     row = {r.id: r for r in list_runs(db)}[given.run_id]
     assert "initial_from" not in row.policy_params and row.policy_params["initial"] == 3
+
+
+def test_a_warm_start_value_may_be_a_one_element_array_and_a_point_may_not_hold_bools():
+    from npbandit.warm_start import initial_points
+
+    box = np.array([[0.0, 0.0], [1.0, 1.0]])
+    read = initial_points([([0.1, 0.2], np.array([0.5])), ([0.3, 0.4], torch.tensor(0.25))], box, None, True)
+    assert [reward for _, reward, _, _ in read] == [-0.5, -0.25]
+    for value in (np.array([0.5, 0.6]), "0.5", np.array([np.nan])):
+        with pytest.raises(ValueError, match=r"initial\[0\]: the value must be a finite real number"):
+            initial_points([([0.1, 0.2], value)], box, None, True)
+    for point, where in (([True, 0.2], "x[0]"), ({"x0": 0.1, "x1": False}, "x['x1']")):
+        with pytest.raises(ValueError, match=rf"initial\[0\]: x must be a point of real numbers, got a bool at "
+                                             rf"{re.escape(where)}"):
+            initial_points([(point, 1.0)], box, None, True)
