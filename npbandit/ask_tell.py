@@ -81,9 +81,9 @@ class Optimizer:
     ``bounds``, ``surrogate``, ``budget``, ``acquisition``, ``minimize``, ``n_init``, ``seed``,
     ``db``, ``optimal_value``, ``output_warp``, ``avoid_repeats``, ``trust_region``, ``liar``,
     ``threads``, ``space``, ``initial``, ``acq_optimizer``, ``subspace``, ``branches``,
-    ``parameter_constraints`` and ``commit_every`` are :func:`npbandit.optimize`'s, which documents each; the same values make
-    the same search. ``budget`` is the evaluations this optimizer may ask for (those told and
-    those in flight).
+    ``parameter_constraints`` and ``commit_every`` are :func:`npbandit.optimize`'s, which
+    documents each; the same values make the same search. ``budget`` is the evaluations this
+    optimizer may ask for (those told and those in flight).
 
     Args:
         name: what the run records as its objective's name (``npbandit report`` groups runs
