@@ -48,6 +48,7 @@ def optimize(objective: Callable[[Any], Any], bounds: Any = None, surrogate: str
              subspace: SubspaceStrategy | None = None,
              callbacks: Callable[[list[dict[str, Any]]], Any] | Sequence[Callable] | None = None,
              branches: bool | None = None,
+             parameter_constraints: Sequence[str] | None = None,
              ) -> OptimizeResult | ParetoResult:
     """Optimise ``objective`` over the box ``bounds``, or over a search space of named
     float, int and choice parameters, with a pretrained NP surrogate.
@@ -142,6 +143,20 @@ def optimize(objective: Callable[[Any], Any], bounds: Any = None, surrogate: str
             same call on the same worker right after the objective, a constraints
             function may read what the objective just computed (a result cached by the
             point) when both come out of one expensive simulation.
+        parameter_constraints: linear constraints on the inputs, as Ax's ``parameter_constraints``:
+            ``None`` (default) or a list of strings such as ``"x0 + 2*x1 <= 3"`` or
+            ``"lr <= 2*momentum"`` (``<=`` or ``>=``; numbers, names, ``*``, ``+``, ``-``), naming
+            the space's parameters (``x0 .. x{d-1}`` for ``bounds``): floats on a linear scale
+            without a step, not conditional (:mod:`npbandit.space.linear_constraints` says why the
+            others are refused). Every point evaluated satisfies them, the initial design's (Sobol
+            points inside them) and every proposal's (the acquisition searched inside them, the
+            trust region's box cut to them); a warm start's points must too (``ValueError`` naming
+            ``initial[i]`` otherwise), and a continued run must have had the same ones. The run
+            records them with its problem (``npbandit report`` shows them). Refused (``ValueError``)
+            when no point of the box satisfies them, with several objectives, a conditional space
+            searched by branch, a wide space searched in a subspace, and an ``acq_optimizer``
+            whose ``maximise`` takes no ``polytope``. Unlike ``constraints`` (outcome constraints,
+            known only by evaluating), these are known beforehand and never evaluated outside.
         acq_optimizer: how LogEI / UCB are maximised at each proposal
             (:mod:`npbandit.acquisition.optimizers`): ``CandidateSearch()`` (batched scoring
             without gradients) or ``GradientRestarts()`` (BoTorch's ``optimize_acqf``, 10
@@ -338,7 +353,7 @@ def optimize(objective: Callable[[Any], Any], bounds: Any = None, surrogate: str
                            threads=threads, initial=initial, constraints=limits,
                            constraint_label=None if constraints is None else objective_label(constraints),
                            acq_optimizer=acq_optimizer, subspace=subspace, branches=branches, verb="optimize",
-                           stacklevel=2)
+                           stacklevel=2, parameter_constraints=parameter_constraints)
     env, logger = search.env, search.logger
     seen: list[dict[str, Any]] = []  # the history so far, each step read once
 

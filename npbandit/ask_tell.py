@@ -81,10 +81,10 @@ class Optimizer:
 
     ``bounds``, ``surrogate``, ``budget``, ``acquisition``, ``minimize``, ``n_init``, ``seed``,
     ``db``, ``optimal_value``, ``output_warp``, ``avoid_repeats``, ``trust_region``, ``liar``,
-    ``threads``, ``space``, ``initial``, ``acq_optimizer``, ``subspace``, ``branches`` and
-    ``commit_every`` are :func:`npbandit.optimize`'s, which documents each; the same values make
-    the same search. ``budget`` is the evaluations this optimizer may ask for (those told and
-    those in flight).
+    ``threads``, ``space``, ``initial``, ``acq_optimizer``, ``subspace``, ``branches``,
+    ``parameter_constraints`` and ``commit_every`` are :func:`npbandit.optimize`'s, which
+    documents each; the same values make the same search. ``budget`` is the evaluations this
+    optimizer may ask for (those told and those in flight).
 
     Args:
         name: what the run records as its objective's name (``npbandit report`` groups runs
@@ -111,7 +111,7 @@ class Optimizer:
                  initial: Sequence[Any] | int | RunRow | OptimizeResult | None = None,
                  constraints: int | None = None, commit_every: int | None = None,
                  acq_optimizer: AcquisitionOptimizer | None = None, subspace: SubspaceStrategy | None = None,
-                 branches: bool | None = None) -> None:
+                 branches: bool | None = None, parameter_constraints: Sequence[str] | None = None) -> None:
         box, searched = box_or_space(bounds, space)
         if constraints is not None:
             check_int("constraints", constraints, minimum=1)
@@ -123,7 +123,7 @@ class Optimizer:
                                      constraints=None if constraints is None else _told,
                                      constraint_label=None if constraints is None else TOLD_CONSTRAINTS,
                                      acq_optimizer=acq_optimizer, subspace=subspace, branches=branches, verb="ask",
-                                     stacklevel=2)
+                                     stacklevel=2, parameter_constraints=parameter_constraints)
         self._k = constraints
         self._run = SteppedRun(self._search.env, self._search.policy, seed=self._search.seed,
                                logger=self._search.logger, run_info=self._search.info)

@@ -21,15 +21,18 @@ __all__ = ["optimize_policy"]
 def optimize_policy(model: Any, *, dim: int, objectives: int, searched: Any, snap: Any, by_branch: bool, budget: int,
                     n_init: int | None, acquisition: str, output_warp: str | None, avoid_repeats: bool,
                     trust_region: Any, liar: Any, threads: Any, constrained: bool, acq_optimizer: Any,
-                    subspace: Any) -> tuple[Policy, Any, str]:
+                    subspace: Any, polytope: Any = None) -> tuple[Policy, Any, str]:
     """``(policy, the BO policy inside it or None for Sobol search, what the progress line adds
     about it)`` for a problem of ``dim`` cube columns and ``objectives`` objectives; ``model``:
     ``"random"`` or what :class:`~npbandit.policies.BOPolicy` takes; ``searched``: the search
     space (``None``: a box) and ``snap`` its snap; ``by_branch``: a conditional space searched
     by branch (:func:`~npbandit.policies.branches.by_branch` decided it); ``budget``: the
-    evaluations the policy will see, given points included; the rest as ``optimize`` takes them."""
+    evaluations the policy will see, given points included; ``polytope``: linear input constraints
+    on the cube (:class:`~npbandit.space.linear_constraints.Polytope`, ``None``: none), for Sobol
+    search and one BO policy (``set_up_search`` refuses them with several objectives and by branch);
+    the rest as ``optimize`` takes them."""
     if model == "random":
-        return SobolPolicy(dim, snap=snap), None, ""
+        return SobolPolicy(dim, snap=snap, polytope=polytope), None, ""
     if objectives > 1:
         bo = ParetoBOPolicy(dim, objectives, model=model, n_init=n_init, avoid_repeats=avoid_repeats, budget=budget,
                             threads=threads, snap=snap, constrained=constrained, acq_optimizer=acq_optimizer)
@@ -41,7 +44,7 @@ def optimize_policy(model: Any, *, dim: int, objectives: int, searched: Any, sna
         return BOPolicy(width, model=model, acquisition=acquisition, n_init=n_init, output_warp=output_warp,
                         avoid_repeats=avoid_repeats, trust_region=trust_region, liar=liar, budget=budget,
                         threads=threads, snap=snap, constrained=constrained, acq_optimizer=acq_optimizer,
-                        subspace=subspace)
+                        subspace=subspace, polytope=polytope)
 
     if by_branch:
         bo = BranchBOPolicy(searched, lambda s: searcher(s.dim, None if s.continuous else s.snap, None), n_init=n_init)

@@ -16,7 +16,7 @@ import numpy as np
 import torch
 
 from npbandit.acquisition.constrained import CONSTRAINED_ACQUISITIONS, incumbent
-from npbandit.acquisition.optimizers import check_acq_optimizer
+from npbandit.acquisition.optimizers import check_acq_optimizer, takes_polytope
 from npbandit.acquisition.pending import DEFAULT_LIAR, pending_strategy
 from npbandit.acquisition.proposal import ACQUISITIONS
 from npbandit.acquisition.subspace import check_subspace
@@ -31,13 +31,14 @@ from npbandit.policies.bo import OUTPUT_WARPS
 from npbandit.policies.branches import by_branch
 from npbandit.policies.trust_region import TrustRegionSettings
 from npbandit.space import SearchSpace, as_search_space
+from npbandit.space.linear_constraints import LinearConstraints, as_linear_constraints
 from npbandit.storage import RunEvaluations, RunLogger, RunRow
 from npbandit.surrogates.base import NeuralProcess
 from npbandit.threads import resolve_threads
 from npbandit.validation import check_int, path_as_str, real_as_float
 from npbandit.warm_start import WarmStart, check_same_problem, continued_run, initial_points
 
-__all__ = ["Search", "box_or_space", "set_up_search", "stored_directions"]
+__all__ = ["Search", "box_or_space", "set_up_search", "stored_directions", "linear_constraints"]
 
 #: the other way to give a box's inputs, named where ``bounds`` reads as (low, high) pairs
 NAMED_INPUTS = "name each input with space={'x0': Float(low, high), ...} (npbandit.space)"
@@ -139,14 +140,15 @@ def set_up_search(objective: Callable[[Any], Any], box: np.ndarray | None, searc
                   db: Any, commit_every: Any, optimal_value: Any, output_warp: Any, avoid_repeats: Any,
                   trust_region: Any, liar: Any, threads: Any, initial: Any, constraints: Callable[[Any], Any] | None,
                   constraint_label: str | None, acq_optimizer: Any, subspace: Any, branches: Any, verb: str,
-                  stacklevel: int) -> Search:
+                  stacklevel: int, parameter_constraints: Any = None) -> Search:
     """Check the arguments ``optimize`` and :class:`~npbandit.ask_tell.Optimizer` share, each as
     ``optimize`` documents it, and set up their search of ``objective`` over ``box`` or
     ``searched`` (:func:`box_or_space`). ``label``: the objective's name as the run records it;
     ``constraints`` and ``constraint_label``: the constraints' callable (the env calls it after
     ``objective``) and their recorded name, both ``None`` without constraints; ``verb``: the
     progress line's first word; ``stacklevel``: where this function's warnings point, as
-    :func:`warnings.warn` counts from here (at the caller of the public function).
+    :func:`warnings.warn` counts from here (at the caller of the public function);
+    ``parameter_constraints``: linear input constraints (:func:`linear_constraints`).
 
     Raises:
         ValueError / TypeError: a bad argument, naming it (``optimize``'s Raises).
@@ -197,6 +199,8 @@ def set_up_search(objective: Callable[[Any], Any], box: np.ndarray | None, searc
     resolve_threads(threads)  # a bad threads or $NPBANDIT_THREADS fails before anything is evaluated
     branches = by_branch(branches, searched, objectives=objectives, surrogate=surrogate, subspace=subspace,
                          output_warp=output_warp)
+    linear = linear_constraints(parameter_constraints, box, searched, objectives=objectives, branches=branches,
+                                acq_optimizer=acq_optimizer)
     if constraints is not None and surrogate != "random" and acquisition not in CONSTRAINED_ACQUISITIONS:
         raise ValueError(f"constraints need acquisition 'logei' (expected improvement weighted by the "
                          f"probability of feasibility) or 'qlognei'; got acquisition={acquisition!r}")
@@ -212,6 +216,8 @@ def set_up_search(objective: Callable[[Any], Any], box: np.ndarray | None, searc
     logger = None if db is None else RunLogger(db, commit_every=commit_every)
     # the problem as the run records it (env_params), and as a continued run's is compared with
     problem = {"bounds": box.tolist()} if searched is None else {"space": searched.describe()}
+    if linear is not None:
+        problem["parameter_constraints"] = linear.describe()
     source = None  # the run continued, when initial is one: recorded with this run (initial_from)
     if isinstance(initial, (OptimizeResult, ParetoResult)):  # its run where recorded in this db, else its history
         same_db = db is not None and initial.run_id is not None and initial.db == str(db)
@@ -226,7 +232,8 @@ def set_up_search(objective: Callable[[Any], Any], box: np.ndarray | None, searc
             raise ValueError(f"initial={getattr(initial, 'id', initial)} names a run of db, but db is None: give db, "
                              "or the run's evaluations themselves")
         here = {"objective": label, **({} if objectives == 1 else {"objective_names": list(names)}),
-                "minimize": stored_directions(minimize), **problem, "constraints": constraint_label}
+                "minimize": stored_directions(minimize), "parameter_constraints": None, **problem,
+                "constraints": constraint_label}
         initial = continued_run(db, initial, "initial", problem=here, stacklevel=stacklevel + 2)
     if isinstance(initial, RunEvaluations) and db is not None and str(initial.db) == str(db):
         source = initial.run_id
@@ -236,6 +243,8 @@ def set_up_search(objective: Callable[[Any], Any], box: np.ndarray | None, searc
     env = BlackBoxEnv(objective=objective, minimize=dict(zip(names, minimize)) if named else minimize, budget=budget,
                       optimal_value=optimal_value, constraints=constraints, **where)
     env.name = label
+    if linear is not None:
+        _check_warm_points(warm, env, linear, initial.source if isinstance(initial, RunEvaluations) else "initial")
     # a space with ints, steps or choices: every point handed out lands on what it decodes to
     snap = None if searched is None or searched.continuous else searched.snap
     policy, bo, more = optimize_policy(named_by_card(model) if model != "random" else model, dim=d,
@@ -243,7 +252,8 @@ def set_up_search(objective: Callable[[Any], Any], box: np.ndarray | None, searc
                                        budget=budget + len(warm), n_init=n_init, acquisition=acquisition,
                                        output_warp=output_warp, avoid_repeats=avoid_repeats, trust_region=trust_region,
                                        liar=liar, threads=threads, constrained=constraints is not None,
-                                       acq_optimizer=acq_optimizer, subspace=subspace)
+                                       acq_optimizer=acq_optimizer, subspace=subspace,
+                                       polytope=None if linear is None else linear.polytope)
     if bo is not None and budget + len(warm) <= bo.n_init:
         given = f" (and {len(warm)} initial point{'' if len(warm) == 1 else 's'})" if warm else ""
         warnings.warn(f"budget={budget}{given} does not exceed "
@@ -260,6 +270,41 @@ def set_up_search(objective: Callable[[Any], Any], box: np.ndarray | None, searc
         info["env_params"]["constraints"] = constraint_label
     return Search(env, policy, logger, info, f"{verb} {env.name}{more}", seed, box, searched, minimize, names,
                   None if db is None else str(db), constraints is not None)
+
+
+def linear_constraints(given: Any, box: np.ndarray | None, searched: SearchSpace | None, *, objectives: int,
+                       branches: bool, acq_optimizer: Any) -> LinearConstraints | None:
+    """``optimize``'s ``parameter_constraints`` parsed against the space searched (a box's floats
+    named ``x0 .. x{d-1}``), ``None`` for ``None``; refused (``ValueError``, naming
+    ``parameter_constraints``) with several objectives, a conditional space searched by branch,
+    and an ``acq_optimizer`` whose ``maximise`` takes no ``polytope`` (the combinations not
+    supported yet; a subspace search is refused where the policy decides it, ``BOPolicy``)."""
+    if given is None:
+        return None
+    linear = as_linear_constraints(given, SearchSpace.from_bounds(box) if searched is None else searched)
+    if objectives > 1:
+        raise ValueError("parameter_constraints are supported for a search of one objective only (for now); with "
+                         "several objectives, wrap the objective to refuse points outside them instead")
+    if branches:
+        raise ValueError("parameter_constraints are not supported with a conditional space searched by branch; "
+                         "give branches=False (one model over the whole cube)")
+    if acq_optimizer is not None and not takes_polytope(acq_optimizer):
+        raise ValueError(f"parameter_constraints need an acq_optimizer whose maximise takes the keyword polytope "
+                         f"(CandidateSearch, GradientRestarts); {type(acq_optimizer).__name__}.maximise does not")
+    return linear
+
+
+def _check_warm_points(warm: list[Any], env: BlackBoxEnv, linear: LinearConstraints, source: str) -> None:
+    """Refuse (``ValueError``, naming ``source[i]`` and the constraints) an earlier evaluation,
+    failed ones too, whose point violates the linear constraints."""
+    for i, entry in enumerate(warm):
+        point = env.point(entry[0])
+        params = point if isinstance(point, Mapping) else {f"x{j}": float(v) for j, v in enumerate(point)}
+        violated = linear.violated(params)
+        if violated:
+            shown = {n: params[n] for n in params}
+            raise ValueError(f"{source}[{i}]: the point {shown} violates parameter_constraints {violated}; earlier "
+                             "evaluations must satisfy this run's constraints")
 
 
 def stored_directions(minimize: bool | tuple[bool, ...]) -> bool | list[bool]:

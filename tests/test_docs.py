@@ -334,7 +334,7 @@ def test_the_optimize_guide_snippets_run_with_shortened_budgets(tmp_path, monkey
     import numpy as np
 
     monkeypatch.chdir(tmp_path)  # the runs log to ./npbandit.db
-    first, space, conditional, warm, constrained, several, callbacks, batched, asked, noisy = python_blocks(
+    first, space, conditional, warm, constrained, linear, several, callbacks, batched, asked, noisy = python_blocks(
         "docs/guides/optimize.md")
     rng = np.random.default_rng(0)
     ns = {"objective": lambda x: float((x[0] - 1) ** 2 + (x[1] + 2) ** 2), "bounds": [[0, 0], [1, 1]],
@@ -364,6 +364,9 @@ def test_the_optimize_guide_snippets_run_with_shortened_budgets(tmp_path, monkey
 
     run_block(shortened(constrained, ("budget=30", "budget=7")), ns)
     assert ns["result"].feasible in (True, False) and len(ns["result"].history) == 7
+    ns["f"], ns["train"] = ns["objective"], lambda p: (p["lr"] - 0.05) ** 2 + p["momentum"] + p["layers"]
+    run_block(shortened(linear, ("budget=30", "budget=4"), ("budget=40", "budget=4")), ns)
+    assert all(h["x"]["lr"] <= 0.1 * h["x"]["momentum"] for h in ns["result"].history)
     run_block(shortened(several, ("budget=40", "budget=7")), ns)
     assert len(ns["result"].history) == 7 and ns["result"].front_values.shape[1] == 2
     assert ns["result"].objective_names == ("cost", "accuracy")  # the guide shows the objectives named

@@ -261,7 +261,7 @@ def local_search(acq, cube: TypedCube, points: torch.Tensor, bounds: torch.Tenso
 
 
 def polish(acq, cube: TypedCube, point: torch.Tensor, value: torch.Tensor, bounds: torch.Tensor,
-           avoid: torch.Tensor | None, distance: float) -> tuple[torch.Tensor, torch.Tensor]:
+           avoid: torch.Tensor | None, distance: float, polytope: Any = None) -> tuple[torch.Tensor, torch.Tensor]:
     """``point`` ``[D]`` (snapped, acquisition ``value``) with its continuous columns
     re-optimised while the discrete ones stay fixed: one L-BFGS run of ``optimize_acqf`` from
     the point itself (at most :data:`POLISH_ITERATIONS` iterations, no retry: the relaxation
@@ -270,7 +270,9 @@ def polish(acq, cube: TypedCube, point: torch.Tensor, value: torch.Tensor, bound
     acquisition whatever optimiser made the relaxation's step; after
     :class:`~npbandit.acquisition.optimizers.CandidateSearch` on an NP it is most of a mixed
     proposal's time. A space without continuous columns, or a point whose continuous
-    columns are not inside ``bounds``, is returned as it is."""
+    columns are not inside ``bounds``, is returned as it is. With ``polytope`` (linear input
+    constraints, :class:`~npbandit.space.linear_constraints.Polytope`, which ``point`` satisfies)
+    the run keeps to them (``inequality_constraints``) and its end is kept only inside them."""
     from botorch.optim import optimize_acqf
 
     # the continuous columns of the parameters the point has (a conditional space's others stay pinned)
@@ -283,23 +285,28 @@ def polish(acq, cube: TypedCube, point: torch.Tensor, value: torch.Tensor, bound
         warnings.simplefilter("ignore")  # an L-BFGS run that stops early is normal here
         candidate, _ = optimize_acqf(acq, bounds, q=1, num_restarts=1, raw_samples=None,
                                      batch_initial_conditions=point.reshape(1, 1, -1).clone(), fixed_features=fixed,
-                                     options={"maxiter": POLISH_ITERATIONS}, retry_on_optimization_warning=False)
+                                     options={"maxiter": POLISH_ITERATIONS}, retry_on_optimization_warning=False,
+                                     inequality_constraints=None if polytope is None
+                                     else polytope.inequality_constraints(point.dtype))
     candidate = cube.snap(candidate.detach().reshape(1, -1))
     score = _scores(acq, candidate)[0]
-    if score > value and not _repeats(candidate, avoid, distance)[0]:
+    inside = polytope is None or bool(polytope.holds(candidate)[0])
+    if score > value and inside and not _repeats(candidate, avoid, distance)[0]:
         return candidate[0], score
     return point, value
 
 
 def mixed_candidates(acq, cube: TypedCube, candidates: torch.Tensor, bounds: torch.Tensor,
-                     avoid: torch.Tensor | None, distance: float) -> np.ndarray | None:
+                     avoid: torch.Tensor | None, distance: float, polytope: Any = None) -> np.ndarray | None:
     """The proposal among the relaxation's ``candidates`` ``[r, D]`` (its restarts' end
     points): snapped, improved by :func:`local_search`, the best then :func:`polish` ed; a
     point ``[D]`` that ``cube.snap`` leaves where it is. ``None`` when every point reached
-    is a repeat of ``avoid`` (closer than ``distance``; the caller's fallback then applies)."""
+    is a repeat of ``avoid`` (closer than ``distance``; the caller's fallback then applies).
+    ``polytope``: linear input constraints on continuous columns, which ``candidates`` satisfy
+    and the discrete moves leave as they are (:func:`polish` keeps to them)."""
     points, values = local_search(acq, cube, candidates, bounds, avoid, distance)
     best = int(torch.argmax(values))
     if not torch.isfinite(values[best]):
         return None
-    point, _ = polish(acq, cube, points[best], values[best], bounds, avoid, distance)
+    point, _ = polish(acq, cube, points[best], values[best], bounds, avoid, distance, polytope)
     return point.numpy()

@@ -31,6 +31,7 @@ inside the box up to rounding; anything else is the optimiser's bug, refused wit
 
 from __future__ import annotations
 
+import inspect
 import json
 import warnings
 from dataclasses import dataclass
@@ -38,11 +39,13 @@ from typing import Any, Protocol, runtime_checkable
 
 import torch
 
+from npbandit.space.linear_constraints import Polytope
 from npbandit.text import printable, shorten
 from npbandit.validation import check_int, check_real, json_default
 
 __all__ = ["AcquisitionOptimizer", "GradientRestarts", "CandidateSearch", "OPTIMIZERS", "MAXIMISED_ACQUISITIONS",
-           "check_acq_optimizer", "check_bounds", "resolve_acq_optimizer", "maximised", "BOX_ROUNDING"]
+           "check_acq_optimizer", "check_bounds", "resolve_acq_optimizer", "maximised", "BOX_ROUNDING",
+           "takes_polytope", "polytope_starts"]
 
 #: how far outside the box, in units of the returned points' machine epsilon times
 #: ``max(1, |lower|, |upper|)`` per column, a returned point may lie and still count as inside:
@@ -60,7 +63,11 @@ class AcquisitionOptimizer(Protocol):
     def maximise(self, acq, bounds: torch.Tensor, seed: int) -> tuple[torch.Tensor, torch.Tensor]:
         """Good points of ``acq`` (a BoTorch acquisition function taking ``[b, 1, d]``) in the
         box ``bounds`` ``[2, d]`` (float64): ``(points [k, d], values [k])``, each point
-        inside the box, ``k >= 1``, values finite or ``-inf``."""
+        inside the box, ``k >= 1``, values finite or ``-inf``. An optimiser that also takes a
+        keyword ``polytope`` (a :class:`~npbandit.space.linear_constraints.Polytope` in the
+        box's frame, or ``None``) can search under linear input constraints
+        (``optimize(parameter_constraints=...)``): every point it returns must then lie in
+        ``polytope.holds``; one without it is refused with them."""
 
     def params(self) -> dict[str, Any]:
         """The settings, logged with a run: a dict of JSON values, numbers finite
@@ -83,16 +90,31 @@ class GradientRestarts:
             raise ValueError(f"raw_samples ({self.raw_samples}) must be at least num_restarts ({self.num_restarts}): "
                              "the restarts start from the best of the raw samples")
 
-    def maximise(self, acq, bounds: torch.Tensor, seed: int) -> tuple[torch.Tensor, torch.Tensor]:
+    def maximise(self, acq, bounds: torch.Tensor, seed: int,
+                 polytope: Polytope | None = None) -> tuple[torch.Tensor, torch.Tensor]:
+        """With ``polytope``, ``optimize_acqf``'s ``inequality_constraints`` (SLSQP) from start
+        points chosen as BoTorch chooses them among ``raw_samples`` points inside the polytope
+        (:func:`polytope_starts`), each end point that oversteps a face by the solver's
+        tolerance moved back inside (:meth:`~npbandit.space.linear_constraints.Polytope.repair`)
+        and its value recomputed."""
         from botorch.optim import optimize_acqf
 
         check_bounds(bounds)
+        extra: dict[str, Any] = {"raw_samples": self.raw_samples, "num_restarts": self.num_restarts}
+        if polytope is not None:
+            starts = polytope_starts(acq, polytope, bounds, 1, self.num_restarts, self.raw_samples, seed)
+            extra = {"inequality_constraints": polytope.inequality_constraints(bounds.dtype),
+                     "batch_initial_conditions": starts, "num_restarts": len(starts), "raw_samples": None}
         with warnings.catch_warnings():
             warnings.simplefilter("ignore")  # restarts that stop early are normal for flat acquisitions
-            points, values = optimize_acqf(acq, bounds, q=1, num_restarts=self.num_restarts,
-                                           raw_samples=self.raw_samples, options={"seed": seed},
-                                           return_best_only=False)
-        return points.detach().reshape(-1, bounds.shape[-1]), values.detach().reshape(-1)
+            points, values = optimize_acqf(acq, bounds, q=1, options={"seed": seed}, return_best_only=False,
+                                           **extra)
+        points, values = points.detach().reshape(-1, bounds.shape[-1]), values.detach().reshape(-1)
+        if polytope is not None:
+            moved = polytope.repair(points.clamp(bounds[0], bounds[1]), bounds)
+            if not torch.equal(moved, points):
+                points, values = moved, _scores(acq, moved)
+        return points, values
 
     def params(self) -> dict[str, Any]:
         return {"name": "gradient-restarts", "num_restarts": self.num_restarts, "raw_samples": self.raw_samples}
@@ -138,16 +160,23 @@ class CandidateSearch:
             raise ValueError(f"shrink must be in (0, 1) (a walker's step shrinks after a round without progress), "
                              f"got {self.shrink!r}")
 
-    def maximise(self, acq, bounds: torch.Tensor, seed: int) -> tuple[torch.Tensor, torch.Tensor]:
+    def maximise(self, acq, bounds: torch.Tensor, seed: int,
+                 polytope: Polytope | None = None) -> tuple[torch.Tensor, torch.Tensor]:
+        """With ``polytope``, the screen's points are drawn inside it
+        (:meth:`~npbandit.space.linear_constraints.Polytope.sample`) and a perturbation
+        outside it scores ``-inf``, so no walker leaves it."""
         check_bounds(bounds)
         lower, upper = bounds[0], bounds[1]
         width = upper - lower
         d = bounds.shape[-1]
         # drawn on the CPU from their own seeded generators, then moved: the same points on every device
-        pool = lower + width * torch.quasirandom.SobolEngine(d, scramble=True, seed=seed).draw(
-            self.raw_samples, dtype=bounds.dtype).to(bounds.device)
+        if polytope is None:
+            pool = lower + width * torch.quasirandom.SobolEngine(d, scramble=True, seed=seed).draw(
+                self.raw_samples, dtype=bounds.dtype).to(bounds.device)
+        else:
+            pool = polytope.sample(self.raw_samples, bounds, seed)
         values = _scores(acq, pool)
-        top = torch.topk(values, self.walkers).indices  # raw_samples >= walkers
+        top = torch.topk(values, min(self.walkers, len(pool))).indices  # raw_samples >= walkers
         points, best = pool[top].clone(), values[top].clone()
         step = torch.full((len(points), 1), self.scale, dtype=bounds.dtype, device=bounds.device)
         generator = torch.Generator().manual_seed(seed)
@@ -155,6 +184,8 @@ class CandidateSearch:
             noise = torch.randn(len(points), self.samples, d, generator=generator, dtype=bounds.dtype).to(bounds.device)
             moved = torch.minimum(torch.maximum(points[:, None] + noise * (step * width)[:, None], lower), upper)
             scores = _scores(acq, moved.reshape(-1, d)).reshape(len(points), self.samples)
+            if polytope is not None:
+                scores = torch.where(polytope.feasible(moved), scores, -torch.inf)
             top_score, which = scores.max(dim=1)
             better = top_score > best
             points[better] = moved[better, which[better]]
@@ -168,18 +199,21 @@ class CandidateSearch:
 
 
 def maximised(optimizer: AcquisitionOptimizer, acq, bounds: torch.Tensor,
-              seed: int) -> tuple[torch.Tensor, torch.Tensor]:
+              seed: int, polytope: Polytope | None = None) -> tuple[torch.Tensor, torch.Tensor]:
     """``optimizer.maximise(acq, bounds, seed)``, its output checked against the
     :class:`AcquisitionOptimizer` contract: ``(points [k, d], values [k])``, float tensors,
     ``k >= 1``, ``d`` the box's width, every point finite and inside ``bounds`` ``[2, d]`` up to
     :data:`BOX_ROUNDING` (rounding-level excursions are then moved onto the box's faces, as
     a point a Sobol screen puts at ``lower + (upper - lower) * u`` may need), values finite or
-    ``-inf``. The points come back in ``bounds``' dtype and device.
+    ``-inf``. The points come back in ``bounds``' dtype and device. With ``polytope`` (linear
+    input constraints in the box's frame) it is passed on as ``maximise``'s keyword, and every
+    point returned must satisfy :meth:`~npbandit.space.linear_constraints.Polytope.holds`.
 
     Raises:
         ValueError: output outside that contract, naming ``acq_optimizer`` and what it returned.
     """
-    out = optimizer.maximise(acq, bounds, seed)
+    out = optimizer.maximise(acq, bounds, seed) if polytope is None else optimizer.maximise(acq, bounds, seed,
+                                                                                            polytope=polytope)
     who = f"acq_optimizer {type(optimizer).__name__}.maximise"
     if not (isinstance(out, tuple) and len(out) == 2):
         raise ValueError(f"{who} must return a tuple (points [k, d], values [k]) of tensors, got {type(out).__name__}")
@@ -207,7 +241,44 @@ def maximised(optimizer: AcquisitionOptimizer, acq, bounds: torch.Tensor,
     if outside.any():
         raise ValueError(f"{who} returned points outside the box bounds (beyond rounding): "
                          f"{_offenders('points', points, outside, bounds)}")
-    return points.clamp(lower, upper), values.detach()
+    points = points.clamp(lower, upper)
+    if polytope is not None:
+        outside = ~polytope.holds(points)
+        if outside.any():
+            raise ValueError(f"{who} returned {int(outside.sum())} of {len(points)} points outside the linear "
+                             f"constraints (parameter_constraints), e.g. {points[outside][0].tolist()}")
+    return points, values.detach()
+
+
+def polytope_starts(acq, polytope: Polytope, bounds: torch.Tensor, q: int, num_restarts: int, raw_samples: int,
+                    seed: int) -> torch.Tensor:
+    """Start points ``[r, q, d]`` (``r <= num_restarts``) for ``optimize_acqf`` under ``polytope``'s
+    linear constraints: ``raw_samples`` batches of ``q`` points of the box ``bounds`` inside
+    them (:meth:`~npbandit.space.linear_constraints.Polytope.sample`: Sobol points kept, not
+    the hit-and-run chain ``optimize_acqf`` would run per call, which costs seconds), chosen by
+    BoTorch's ``initialize_q_batch`` on their acquisition values (torch's global generator,
+    which the proposal step seeds)."""
+    from botorch.optim.initializers import initialize_q_batch
+
+    pool = polytope.sample(raw_samples * q, bounds, seed)
+    pool = pool[: len(pool) // q * q].reshape(-1, q, bounds.shape[-1])
+    with torch.no_grad():
+        values = torch.nan_to_num(acq(pool).reshape(-1), nan=-torch.inf)
+    finite = torch.isfinite(values)
+    if finite.any() and not finite.all():
+        pool, values = pool[finite], values[finite]
+    if not finite.any() or len(pool) <= num_restarts or float(values.std()) == 0.0:
+        return pool[torch.argsort(values, descending=True)[:num_restarts]]
+    starts, _ = initialize_q_batch(pool, values, n=num_restarts)
+    return starts
+
+
+def takes_polytope(optimizer: Any) -> bool:
+    """Whether ``optimizer.maximise`` takes the keyword ``polytope`` (linear input constraints)."""
+    try:
+        return "polytope" in inspect.signature(optimizer.maximise).parameters
+    except (TypeError, ValueError):
+        return False
 
 
 def _offenders(what: str, tensor: torch.Tensor, bad: torch.Tensor, bounds: torch.Tensor | None = None) -> str:

@@ -25,7 +25,13 @@ from npbandit.acquisition.constrained import (
 )
 from npbandit.acquisition.mixed import TypedCube, mixed_candidates, typed_cube
 from npbandit.acquisition.multi_objective import check_objectives, check_outputs, log_hypervolume_improvement
-from npbandit.acquisition.optimizers import AcquisitionOptimizer, GradientRestarts, check_acq_optimizer, maximised
+from npbandit.acquisition.optimizers import (
+    AcquisitionOptimizer,
+    GradientRestarts,
+    check_acq_optimizer,
+    maximised,
+    polytope_starts,
+)
 from npbandit.acquisition.pending import (
     DEFAULT_LIAR,
     ConstantLiar,
@@ -35,6 +41,7 @@ from npbandit.acquisition.pending import (
     pending_strategy,
 )
 from npbandit.acquisition.thompson import is_np_model, thompson_draw
+from npbandit.space.linear_constraints import Polytope
 
 __all__ = ["propose", "propose_in_region", "region_view", "searched_box", "RegionView", "nearest", "SearchRegion",
            "ACQUISITIONS", "REPEAT_DISTANCE", "warn_if_repeated"]
@@ -54,7 +61,7 @@ def propose(model, acquisition: str, *, dim: int, best_f: float | torch.Tensor |
             penalise_pending: bool = False, believe_pending: bool = False,
             snap: Callable[[torch.Tensor], torch.Tensor] | None = None, space: Any = None,
             constraints: int = 0, acq_optimizer: AcquisitionOptimizer | None = None,
-            objectives: int = 1) -> np.ndarray:
+            objectives: int = 1, polytope: Polytope | None = None) -> np.ndarray:
     """The next point to evaluate: the maximiser of ``acquisition`` on ``model`` over the unit cube.
 
     Args:
@@ -132,6 +139,14 @@ def propose(model, acquisition: str, *, dim: int, best_f: float | torch.Tensor |
             model's mean there, each output (the kriging believer: the model conditioned on them,
             their believed values on the front; they join ``observed`` too, so none is proposed
             again), so no pending strategy or keyword form is taken.
+        polytope: linear input constraints on the cube
+            (:class:`~npbandit.space.linear_constraints.Polytope`, ``optimize``'s
+            ``parameter_constraints``), or ``None``: every point returned satisfies them
+            (its ``holds``). The acquisition optimiser searches inside them (its ``polytope``
+            keyword), ``"qlognei"`` passes them to ``optimize_acqf`` as
+            ``inequality_constraints``, and Thompson candidates and the repeat check's fallback
+            pool are drawn inside them. With a mixed ``space`` they may constrain its continuous
+            columns only (what ``LinearConstraints`` allows), which its discrete moves leave as they are.
 
     Returns:
         the point, numpy float64 of shape ``[d]``; ``[q, d]`` for ``"qlognei"``.
@@ -196,9 +211,9 @@ def propose(model, acquisition: str, *, dim: int, best_f: float | torch.Tensor |
                 observed = torch.cat([torch.as_tensor(observed, dtype=torch.float64), pending])
             return _maximise(model, acquisition, dim, None, seed, beta, num_restarts, raw_samples,
                              thompson_candidates, observed, bounds, None, snap, cube, acq,
-                             check_acq_optimizer("acq_optimizer", acq_optimizer))
+                             check_acq_optimizer("acq_optimizer", acq_optimizer), polytope)
         if acquisition == "qlognei":
-            points = _maximise_batch(model, q, seed, num_restarts, raw_samples, bounds, constraints)
+            points = _maximise_batch(model, q, seed, num_restarts, raw_samples, bounds, constraints, polytope)
             # the batch maximised jointly over the relaxation, each point then snapped
             return points if cube is None else cube.snap(torch.as_tensor(points)).numpy()
         penalty = None
@@ -211,7 +226,7 @@ def propose(model, acquisition: str, *, dim: int, best_f: float | torch.Tensor |
         acq = constrained_log_ei(model, outputs, constraints) if constraints else None
         optimizer = check_acq_optimizer("acq_optimizer", acq_optimizer)
         return _maximise(model, acquisition, dim, best_f, seed, beta, num_restarts, raw_samples, thompson_candidates,
-                         observed, bounds, penalty, snap, cube, acq, optimizer)
+                         observed, bounds, penalty, snap, cube, acq, optimizer, polytope)
 
 
 def _strategy(acquisition: str, strategy: PendingStrategy | None, pending_value: Any, penalise: bool,
@@ -292,8 +307,14 @@ def propose_in_region(region: SearchRegion, X: torch.Tensor, Y: torch.Tensor, bu
     point would otherwise hold one choice only. With ``avoid_repeats`` and a ``snap`` or a
     discrete ``space``, a LogEI / UCB proposal that still repeats an evaluated point (every
     grid point the region reaches has been evaluated) is replaced by :func:`propose`'s over the
-    whole cube, the model on the ``max_context`` observations nearest the incumbent."""
+    whole cube, the model on the ``max_context`` observations nearest the incumbent.
+    ``settings``' ``polytope`` (linear input constraints on the whole cube) is searched in the
+    model's frame, cut to the box searched; where the two do not meet in a set of positive
+    volume (an incumbent given on a face, not proposed inside the search margin), the proposal
+    is :func:`propose`'s over the whole cube inside the polytope, the model on the
+    ``max_context`` observations nearest the incumbent."""
     strategy = pending_strategy(liar)
+    polytope = settings.pop("polytope", None)
     cube = typed_cube(space, snap, X.shape[-1])
     if cube is not None and cube.continuous:
         snap, cube = None, None
@@ -311,11 +332,18 @@ def propose_in_region(region: SearchRegion, X: torch.Tensor, Y: torch.Tensor, bu
     # the repeat check in the model's cube, through the whole cube's grid (a mixed space's cube snaps itself)
     local_snap = snap_in_frame if snap is not None and cube is None else None
     X_local = (X - seen_lower) / span  # every observation in the model's frame, outside its box too
+    local = None if polytope is None else polytope.in_frame(seen_lower, span)
+    if local is not None and local.interior(bounds) is None:  # the region misses the constraints' polytope
+        keep = torch.arange(len(X)) if max_context is None else nearest(X, view.center, max_context)
+        return propose(build_model(X[keep], Y[keep]), acquisition, dim=X.shape[-1],
+                       best_f=None if constraints else Y[keep].max(), seed=seed, pending=whole_pending,
+                       pending_strategy=strategy, outputs=Y[keep], observed=X if avoid_repeats else None,
+                       snap=snap, constraints=constraints, polytope=polytope, **settings)
     point = propose(build_model(X_box, Y_box), acquisition, dim=X.shape[-1],
                     best_f=None if constraints else Y_box.max(), seed=seed, pending=pending,
                     pending_strategy=strategy, outputs=Y_box, observed=X_local if avoid_repeats else None,
                     bounds=bounds, snap=local_snap, space=None if cube is None else cube.through(seen_lower, span),
-                    constraints=constraints, **settings)
+                    constraints=constraints, polytope=local, **settings)
     whole = seen_lower + torch.as_tensor(point) * span
     # the optimiser's point is inside the model's box (checked in _maximise); mapped back it may
     # leave the box searched by rounding only, which the clamp below moves onto its faces
@@ -337,7 +365,7 @@ def propose_in_region(region: SearchRegion, X: torch.Tensor, Y: torch.Tensor, bu
     out = propose(build_model(X_near, Y_near), acquisition, dim=X.shape[-1],
                   best_f=None if constraints else Y_near.max(), seed=seed, pending=whole_pending,
                   pending_strategy=strategy, outputs=Y_near, observed=X, snap=snap if cube is None else None,
-                  space=cube, constraints=constraints, **settings)
+                  space=cube, constraints=constraints, polytope=polytope, **settings)
     warn_if_repeated(out, X, whole_snap)
     return out
 
@@ -437,10 +465,12 @@ def nearest(X: torch.Tensor, center: torch.Tensor, k: int) -> torch.Tensor:
 
 
 def _maximise_batch(model, q: int, seed: int, num_restarts: int, raw_samples: int,
-                    bounds: torch.Tensor, constraints: int = 0) -> np.ndarray:
+                    bounds: torch.Tensor, constraints: int = 0, polytope: Polytope | None = None) -> np.ndarray:
     """``q`` points ``[q, d]`` maximising ``qLogNoisyExpectedImprovement`` jointly, with the
     model's training inputs as its baseline (and ``constraints`` outputs after the
-    objective's as its constraints)."""
+    objective's as its constraints; ``polytope``'s linear input constraints as
+    ``optimize_acqf``'s ``inequality_constraints``, each point then moved inside them where it
+    oversteps a face by the solver's tolerance)."""
     from botorch.acquisition import qLogNoisyExpectedImprovement
     from botorch.optim import optimize_acqf
 
@@ -452,27 +482,34 @@ def _maximise_batch(model, q: int, seed: int, num_restarts: int, raw_samples: in
            else qLogNoisyExpectedImprovement(model, X_baseline=baseline, prune_baseline=True))
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")  # restarts that stop early are normal for flat acquisitions
-        points, _ = optimize_acqf(acq, bounds, q=q, num_restarts=num_restarts, raw_samples=raw_samples,
-                                  options={"seed": seed})
-    return points.detach().reshape(q, -1).numpy()
+        starts: dict[str, Any] = {"num_restarts": num_restarts, "raw_samples": raw_samples}
+        if polytope is not None:  # start points inside the constraints, drawn cheaply (polytope_starts)
+            ics = polytope_starts(acq, polytope, bounds, q, num_restarts, raw_samples, seed)
+            starts = {"num_restarts": len(ics), "raw_samples": None, "batch_initial_conditions": ics,
+                      "inequality_constraints": polytope.inequality_constraints(bounds.dtype)}
+        points, _ = optimize_acqf(acq, bounds, q=q, options={"seed": seed}, **starts)
+    points = points.detach().reshape(q, -1)
+    if polytope is not None:
+        points = polytope.repair(points.clamp(bounds[0], bounds[1]), bounds)
+    return points.numpy()
 
 
 def _maximise(model, acquisition: str, dim: int, best_f: float | torch.Tensor, seed: int, beta: float,
               num_restarts: int, raw_samples: int, thompson_candidates: int,
               avoid: torch.Tensor | None, bounds: torch.Tensor, penalty=None,
               snap: Callable[[torch.Tensor], torch.Tensor] | None = None, cube: TypedCube | None = None,
-              acq=None, acq_optimizer: AcquisitionOptimizer | None = None) -> np.ndarray:
+              acq=None, acq_optimizer: AcquisitionOptimizer | None = None,
+              polytope: Polytope | None = None) -> np.ndarray:
     """One point ``[d]``: the argmax of a Thompson draw over Sobol candidates, or LogEI / UCB
     (or ``acq``, an analytic acquisition given, e.g. a constrained LogEI; plus ``penalty``'s
     log, a :class:`~npbandit.acquisition.penalty.LocalPenalty`) maximised by ``acq_optimizer``
     (``None``: :class:`GradientRestarts`, BoTorch's ``optimize_acqf``) away from the points
     ``avoid`` ``[n, d]``; with a mixed ``cube``, judged at snapped points
-    (:mod:`npbandit.acquisition.mixed`)."""
+    (:mod:`npbandit.acquisition.mixed`); with ``polytope``, every candidate inside it."""
     from botorch.acquisition import LogExpectedImprovement, UpperConfidenceBound
 
     if acquisition in ("thompson", "marginal-thompson"):
-        candidates = bounds[0] + (bounds[1] - bounds[0]) * torch.quasirandom.SobolEngine(
-            dim, scramble=True, seed=seed).draw(thompson_candidates, dtype=torch.float64)
+        candidates = _pool(dim, thompson_candidates, bounds, seed, polytope)
         if cube is not None:  # the draw judged where the objective would be evaluated, each point once
             candidates = torch.unique(cube.snap(candidates), dim=0)
         with torch.no_grad():
@@ -484,10 +521,10 @@ def _maximise(model, acquisition: str, dim: int, best_f: float | torch.Tensor, s
     if penalty is not None:
         acq = penalty.wrap(acq)
     optimizer = GradientRestarts(num_restarts, raw_samples) if acq_optimizer is None else acq_optimizer
-    candidates, values = maximised(optimizer, acq, bounds, seed)  # checked: [k, d] in the box, finite
+    candidates, values = maximised(optimizer, acq, bounds, seed, polytope)  # checked: [k, d] in the box, finite
     if cube is not None:
         point = mixed_candidates(acq, cube, candidates, bounds, None if avoid is None else snap(avoid.to(candidates)),
-                                 REPEAT_DISTANCE)
+                                 REPEAT_DISTANCE, polytope)
         if point is not None:
             return point
         candidates = snap(candidates)  # every point reached repeats an observation: the fallback below
@@ -505,8 +542,7 @@ def _maximise(model, acquisition: str, dim: int, best_f: float | torch.Tensor, s
     if new.any():  # the best restart that lands away from every observation
         return candidates[int(torch.argmax(torch.where(new, values, -torch.inf)))].numpy()
     # every restart came back to an observation: the acquisition's best among Sobol points away from them
-    pool = bounds[0] + (bounds[1] - bounds[0]) * torch.quasirandom.SobolEngine(
-        dim, scramble=True, seed=seed).draw(raw_samples, dtype=torch.float64)
+    pool = _pool(dim, raw_samples, bounds, seed, polytope)
     if cube is not None:
         pool = snap(pool)
     pool = pool[torch.cdist(snap(pool), avoid).amin(dim=-1) >= REPEAT_DISTANCE]
@@ -515,3 +551,12 @@ def _maximise(model, acquisition: str, dim: int, best_f: float | torch.Tensor, s
     with torch.no_grad():
         scores = acq(pool.unsqueeze(-2))
     return pool[int(torch.argmax(scores))].numpy()
+
+
+def _pool(dim: int, n: int, bounds: torch.Tensor, seed: int, polytope: Polytope | None) -> torch.Tensor:
+    """``n`` scrambled Sobol points ``[n, d]`` of the box ``bounds``; with ``polytope``, up to
+    ``n`` points of the box inside it (:meth:`~npbandit.space.linear_constraints.Polytope.sample`)."""
+    if polytope is not None:
+        return polytope.sample(n, bounds, seed)
+    return bounds[0] + (bounds[1] - bounds[0]) * torch.quasirandom.SobolEngine(
+        dim, scramble=True, seed=seed).draw(n, dtype=torch.float64)

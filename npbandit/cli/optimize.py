@@ -47,7 +47,14 @@ def add_arguments(opt: argparse.ArgumentParser) -> None:
                           '"int", "low": 1, "high": 4}, "act": {"type": "choice", "values": ["relu", "tanh"]}}\'; '
                           'a choice\'s "dependents" (parameters that exist only under some of its values) as '
                           '[value, [names]] pairs, [["tanh", ["slope"]]]; '
+                          'linear constraints on its floats may sit beside the parameters as "parameter_constraints": '
+                          '["lr <= 2*momentum"] (as --parameter-constraint); '
                           "the objective is then called with a dict {name: value} (default: none, --bounds give a box)")
+    opt.add_argument("--parameter-constraint", action="append", metavar="TEXT", dest="parameter_constraints",
+                     help='a linear constraint on the inputs every evaluated point satisfies, e.g. "x0 + 2*x1 <= 3" '
+                          "or \"lr <= 2*momentum\" (<= or >=; numbers, names, *, +, -; names x0 .. x{d-1} for "
+                          "--bounds and --function, the parameters' for --space, floats on a linear scale only); "
+                          "repeat it for several (default: none)")
     opt.add_argument("--constraints", metavar="MODULE:FUNCTION",
                      help="outcome constraints: module:function taking the point (as the objective does) and "
                           "returning a sequence of floats, the point feasible when all are <= 0 (the best value "
@@ -163,7 +170,7 @@ def run(args: argparse.Namespace) -> int:
     else:
         if args.bounds is None and args.space is None:
             raise ValueError("--bounds or --space is required with --objective")
-        bounds = _parse_bounds(args.bounds) if args.space is None else _parse_space(args.space)
+        bounds = _parse_bounds(args.bounds) if args.space is None else _parse_space(args.space, args)
         d = len(bounds[0]) if args.space is None else bounds.dim
         if args.dim is not None and args.dim != d:
             given = "--bounds" if args.space is None else "--space"
@@ -184,6 +191,7 @@ def run(args: argparse.Namespace) -> int:
                           eval_timeout=args.eval_timeout, output_warp=args.output_warp,
                           trust_region=args.trust_region, branches=args.branches, liar=args.liar,
                           threads=args.threads, constraints=constraints, initial=initial,
+                          parameter_constraints=args.parameter_constraints,
                           avoid_repeats=args.avoid_repeats,
                           acq_optimizer=None if args.acq_optimizer is None else OPTIMIZERS[args.acq_optimizer]())
     if args.directions is not None:
@@ -367,7 +375,8 @@ def _earlier_steps(args: argparse.Namespace, bounds: Any, objective: Any, constr
     here = {"objective": objective if isinstance(objective, str) else objective_label(objective),
             **({} if m == 1 else {"objective_names": list(names)}),
             "minimize": directions if m == 1 else list(directions),
-            "constraints": None if constraints is None else objective_label(constraints)}
+            "constraints": None if constraints is None else objective_label(constraints),
+            "parameter_constraints": args.parameter_constraints}
     if isinstance(bounds, SearchSpace):
         here["space"] = bounds.describe()
     else:
@@ -471,9 +480,11 @@ def _parse_bounds(text: str) -> object:
                      named="with --objective, name each input with --space (a JSON search space)")
 
 
-def _parse_space(text: str) -> Any:
+def _parse_space(text: str, args: argparse.Namespace) -> Any:
     """``--space`` (JSON, or a path to a file holding it) -> a :class:`~npbandit.space.SearchSpace`;
-    errors name ``--space``."""
+    errors name ``--space``. Its ``"parameter_constraints"``, a list of strings beside the
+    parameters (each parameter's value is an object), go to ``args.parameter_constraints``
+    (with ``--parameter-constraint`` too: refused, one place for them)."""
     from pathlib import Path
 
     from npbandit.space import as_search_space
@@ -488,6 +499,14 @@ def _parse_space(text: str) -> Any:
         value = json.loads(source)
     except json.JSONDecodeError as err:
         raise ValueError(f"--space is not valid JSON: {err}") from None
+    if isinstance(value, dict) and isinstance(value.get("parameter_constraints"), list):
+        if args.parameter_constraints is not None:
+            raise ValueError("--space holds parameter_constraints and --parameter-constraint gives more: give them "
+                             "in one place")
+        args.parameter_constraints = value.pop("parameter_constraints")
+        if not all(isinstance(c, str) for c in args.parameter_constraints):
+            raise ValueError(f"--space: parameter_constraints must be a list of strings such as \"x0 + 2*x1 <= 3\", "
+                             f"got {args.parameter_constraints!r}")
     if not isinstance(value, dict) or not all(isinstance(v, dict) for v in value.values()):
         raise ValueError('--space must map each name to its parameter, e.g. {"lr": {"type": "float", "low": 0.001, '
                          f'"high": 0.1, "log": true}}}}, got {value!r}')

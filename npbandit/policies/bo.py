@@ -50,6 +50,7 @@ from npbandit.policies.factories import GPModelFactory, NPModelFactory, as_model
 from npbandit.policies.observations import HandOuts, Observations, hand_out
 from npbandit.policies.trust_region import TrustRegion, TrustRegionSettings
 from npbandit.rows import evaluation_order
+from npbandit.space.linear_constraints import Polytope
 from npbandit.surrogates.pretrained import checkpoint_use, context_limit, served_width
 from npbandit.threads import check_threads, torch_threads
 from npbandit.transforms.yeo_johnson import yeo_johnson_warp
@@ -194,6 +195,11 @@ class BOPolicy(Policy):
             given (and no ``acq_optimizer``) selects ``GradientRestarts(num_restarts,
             raw_samples)``; for ``"qlognei"`` they set its joint optimisation (default 10 and
             512). ``raw_samples`` also sizes the Sobol pool the repeat check falls back to.
+        polytope: linear input constraints on the unit cube
+            (:class:`~npbandit.space.linear_constraints.Polytope`, ``optimize``'s
+            ``parameter_constraints``), or ``None``: every point handed out satisfies them (the
+            design's by rejection, each proposal's searched inside them, the trust region's box
+            cut to them: :func:`propose`, :func:`propose_in_region`). Not with a subspace.
 
     Without a warp or a trust region the NP model is built once, after the initial design;
     every later observation is streamed in with ``condition_on_observations`` (CMANP:
@@ -219,7 +225,7 @@ class BOPolicy(Policy):
                  max_context: int | str | None = "checkpoint",
                  snap: Callable[[torch.Tensor], torch.Tensor] | None = None,
                  subspace: SubspaceStrategy | None = None, constrained: bool = False,
-                 acq_optimizer: AcquisitionOptimizer | None = None) -> None:
+                 acq_optimizer: AcquisitionOptimizer | None = None, polytope: Polytope | None = None) -> None:
         if not isinstance(dim, int) or dim < 1:
             raise ValueError(f"dim must be a positive int, got {dim!r}")
         subspace = check_subspace(subspace)
@@ -286,6 +292,11 @@ class BOPolicy(Policy):
         width = None if self.surrogate is None else served_width(self.surrogate)  # trained d, not padded x_dim
         subspace, width = subspace_and_width(subspace, width, dim, space_of(self.snap))
         self.subspace, self.width = subspace, width
+        if polytope is not None and subspace is not None:
+            raise ValueError(f"linear input constraints (parameter_constraints) are not supported with a subspace "
+                             f"search ({dim} columns for a model of {width}): the constraints live in the whole "
+                             "cube, the search in the subspace")
+        self.polytope = polytope
         if n_init is None:
             n_init = 2 * dim + 1 if subspace is None else subspace.n_init(dim, width)
         self.n_init = n_init
@@ -296,7 +307,7 @@ class BOPolicy(Policy):
         self.seen = Observations()  # the observations and failures (their best reward raw, not warped)
         self.np_model, self._model_scale = None, None
         if self.subspace is None:
-            self.design = SobolDesign(self.dim, seed)
+            self.design = SobolDesign(self.dim, seed, self.polytope)
             self.region = (TrustRegion.from_settings(self.dim, self.trust_region_settings) if self.trust_region
                            else None)
         else:  # the design and the region live in the strategy's search cube
@@ -373,6 +384,8 @@ class BOPolicy(Policy):
                     "thompson_candidates": self.thompson_candidates, "q": self.q, "acq_optimizer": self.acq_optimizer}
         if k:
             settings["constraints"] = k
+        if self.polytope is not None:
+            settings["polytope"] = self.polytope
         if self._search is not None:  # a search reads the history in the order it happened
             order = torch.as_tensor(evaluation_order(len(self.Y), self.seen.failed_after[:len(X) - len(self.Y)]))
             X, Y = X[order], Y[order]
@@ -393,6 +406,8 @@ class BOPolicy(Policy):
             if self.avoid_repeats and self.acquisition in ("logei", "ucb"):  # those that keep the check
                 proposal.warn_if_repeated(points, X, self.snap)
         points = snap_points(self.snap, points)
+        if self.polytope is not None and not bool(self.polytope.holds(torch.as_tensor(points)).all()):
+            raise RuntimeError(f"a proposal left the linear input constraints (a bug in the proposal step): {points}")
         for point in points.reshape(-1, self.dim):
             self.hand_outs.add(point, self.seen.best)  # raw, not warped
         if points.ndim == 1:

@@ -23,6 +23,7 @@ import torch
 
 from npbandit.acquisition.proposal import REPEAT_DISTANCE
 from npbandit.policies.base import Policy
+from npbandit.space.linear_constraints import Polytope
 
 __all__ = ["SobolPolicy", "SobolDesign", "DESIGN_DRAWS", "check_snap", "snap_points"]
 
@@ -30,14 +31,34 @@ __all__ = ["SobolPolicy", "SobolDesign", "DESIGN_DRAWS", "check_snap", "snap_poi
 #: Sobol draws a design makes for a point whose snapped value is new before it hands out a
 #: repeat (a discrete space with fewer values than the design has no new one left)
 DESIGN_DRAWS = 64
+#: Sobol draws a design with linear constraints makes for one point inside them before it gives up
+REJECTION_DRAWS = 2**16
 
 
 class SobolDesign:
-    def __init__(self, dim: int, seed: int | None) -> None:
+    """The scrambled Sobol sequence of ``dim`` columns seeded by ``seed``; with ``polytope``
+    (linear input constraints, :class:`~npbandit.space.linear_constraints.Polytope`), the
+    points of it inside them (rejection: :class:`~npbandit.space.linear_constraints.LinearConstraints`
+    refuses constraints that leave too little of the cube for it)."""
+
+    def __init__(self, dim: int, seed: int | None, polytope: Polytope | None = None) -> None:
         self.engine = torch.quasirandom.SobolEngine(dim, scramble=True, seed=seed)
+        self.polytope = polytope
 
     def next(self) -> np.ndarray:
-        return self.engine.draw(1, dtype=torch.float64)[0].numpy()
+        if self.polytope is None:
+            return self.engine.draw(1, dtype=torch.float64)[0].numpy()
+        for _ in range(REJECTION_DRAWS // 256):
+            draws = self.engine.draw(256, dtype=torch.float64)
+            inside = torch.nonzero(self.polytope.feasible(draws)).reshape(-1)
+            if len(inside):  # the sequence goes on after the point taken
+                self.engine.reset().fast_forward(self._drawn + int(inside[0]) + 1)
+                self._drawn += int(inside[0]) + 1
+                return draws[int(inside[0])].numpy()
+            self._drawn += 256
+        raise RuntimeError(f"no point of {REJECTION_DRAWS} Sobol draws satisfies the linear constraints")
+
+    _drawn = 0
 
     def next_new(self, snap: Callable[[torch.Tensor], torch.Tensor] | None, seen: set[bytes],
                  lift: Callable[[np.ndarray], np.ndarray] | None = None,
@@ -84,19 +105,23 @@ class SobolPolicy(Policy):
     ``snap``: as :class:`BOPolicy`'s, each point handed out moved onto what it will be
     evaluated at (``SearchSpace.snap``: a grid value, a choice's encoding). A point given to
     :meth:`observe` or :meth:`observe_failure` that this policy did not hand out (an earlier
-    evaluation, ``optimize(initial=...)``) is not handed out again (module docstring)."""
+    evaluation, ``optimize(initial=...)``) is not handed out again (module docstring).
+    ``polytope``: linear input constraints, the points handed out those of the sequence
+    inside them (:class:`SobolDesign`)."""
 
     name = "sobol"
 
-    def __init__(self, dim: int, snap: Callable[[torch.Tensor], torch.Tensor] | None = None) -> None:
+    def __init__(self, dim: int, snap: Callable[[torch.Tensor], torch.Tensor] | None = None,
+                 polytope: Polytope | None = None) -> None:
         if not isinstance(dim, int) or dim < 1:
             raise ValueError(f"dim must be a positive int, got {dim!r}")
         self.dim = dim
         self.snap = check_snap(snap)
+        self.polytope = polytope
 
     def reset(self, seed: int | None = None) -> None:
         super().reset(seed)
-        self.design = SobolDesign(self.dim, seed)
+        self.design = SobolDesign(self.dim, seed, self.polytope)
         self._handed_out: set[bytes] = set()
         self._given: list[np.ndarray] = []  # points observed that were not handed out here
 

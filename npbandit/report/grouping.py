@@ -75,6 +75,8 @@ class Problem:
             (:func:`~npbandit.objective_names.recorded_names`: those the runs recorded, else
             ``f0``, ``f1``, ...); ``None`` for one objective (and where :attr:`objectives`
             gives none, the positional names stand in).
+        parameter_constraints: linear input constraints (``optimize(parameter_constraints=...)``),
+            joined by ``", "``; ``None`` without.
     """
 
     name: str
@@ -86,6 +88,7 @@ class Problem:
     constraints: str | None = None
     parameters: int | None = None
     objective_names: tuple[str, ...] | None = None
+    parameter_constraints: str | None = None
 
     def dim_text(self) -> str:
         """``d=6``; for a search space whose parameters are fewer than its unit cube's
@@ -126,8 +129,11 @@ class Problem:
         return _DIRECTIONS[self.minimize]
 
     def label(self) -> str:
-        """``hartmann  d=6  [0, 1]^6  minimise`` (``  subject to <constraints>`` for a constrained one)"""
+        """``hartmann  d=6  [0, 1]^6  minimise`` (``  where x0 + x1 <= 1`` with linear input
+        constraints, ``  subject to <constraints>`` with outcome constraints)"""
         text = f"{self.name}  {self.dim_text()}  {self.bounds_text()}  {self.direction()}"
+        if self.parameter_constraints is not None:
+            text += f"  where {self.parameter_constraints}"
         return text if self.constraints is None else f"{text}  subject to {self.constraints}"
 
     def regret(self, best: Any) -> Any:
@@ -212,7 +218,8 @@ def _param_text(value: Any) -> str:
 
 
 def problem_key(run: RunRow) -> tuple:
-    """``(name, dim, bounds, minimize, space, constraints, parameters, objective_names)`` of a black-box run, from its
+    """``(name, dim, bounds, minimize, space, constraints, parameters, objective_names, parameter_constraints)`` of a
+    black-box run, from its
     ``env_params`` (``None`` for what it did not record): the fields of :class:`Problem` but
     the optimum.
     ``space`` is :func:`space_text` of a run over a search space, ``None`` for a box (whose
@@ -233,7 +240,15 @@ def problem_key(run: RunRow) -> tuple:
             None if space is None else space_text(space) if _is_space_record(space) else printable(str(space)),
             None if constraints is None else str(constraints),
             len(space) if _is_space_record(space) else None,
-            None if names is None else tuple(printable(n) for n in names))
+            None if names is None else tuple(printable(n) for n in names), _linear_text(params))
+
+
+def _linear_text(params: dict) -> str | None:
+    """A run's recorded ``parameter_constraints`` on one line (``None`` without)."""
+    given = params.get("parameter_constraints")
+    if not given:
+        return None
+    return printable(", ".join(str(c) for c in given) if isinstance(given, list) else str(given))
 
 
 def _directions(minimize: object) -> bool | tuple[bool, ...] | None:
@@ -307,14 +322,15 @@ def bo_groups(runs: list[RunRow]) -> dict[Problem, list[RunRow]]:
         out[problem(key, optimal_value=stated.pop() if len(stated) == 1 else None)] = group
     return dict(sorted(out.items(), key=lambda kv: (kv[0].name, kv[0].dim or 0, str(kv[0].bounds),
                                                     str(kv[0].minimize), kv[0].space or "",
-                                                    kv[0].constraints or "", str(kv[0].objective_names))))
+                                                    kv[0].constraints or "", str(kv[0].objective_names),
+                                                    kv[0].parameter_constraints or "")))
 
 
 def problem(key: tuple, optimal_value: float | None = None) -> Problem:
     """The :class:`Problem` of a :func:`problem_key`."""
-    name, dim, bounds, minimize, space, constraints, parameters, names = key
+    name, dim, bounds, minimize, space, constraints, parameters, names, linear = key
     return Problem(name, dim, bounds, minimize, optimal_value=optimal_value, space=space, constraints=constraints,
-                   parameters=parameters, objective_names=names)
+                   parameters=parameters, objective_names=names, parameter_constraints=linear)
 
 
 def tail_rounds(rounds: int) -> int:
