@@ -38,7 +38,7 @@ from npbandit.exceptions import ObjectiveError, ObjectiveReturnError
 from npbandit.loop.stepped import SteppedRun
 from npbandit.objective_names import check_name
 from npbandit.optimize_result import OptimizeResult, ParetoResult, run_history
-from npbandit.optimize_setup import box_or_space, set_up_search
+from npbandit.optimize_setup import box_or_space, outside_linear, set_up_search
 from npbandit.policies.trust_region import TrustRegionSettings
 from npbandit.space import Parameter, SearchSpace
 from npbandit.storage import DEFAULT_URL, RunRow
@@ -198,7 +198,8 @@ class Optimizer:
             (ints and choices are exact).
 
         Raises:
-            ValueError / TypeError: ``x`` is not a point of the bounds or space (nothing is held).
+            ValueError / TypeError: ``x`` is not a point of the bounds or space, or violates
+                ``parameter_constraints`` (nothing is held).
             RuntimeError: the budget is spent (told and pending evaluations fill it), or the
                 run has ended.
         """
@@ -206,6 +207,10 @@ class Optimizer:
             action = point_action(x, self._search.box, self._search.searched)
         except (TypeError, ValueError) as err:
             raise type(err)(f"attach(x): {err}") from None
+        violated = [] if self._search.linear is None else outside_linear(self._search.env, self._search.linear, action)
+        if violated:
+            raise ValueError(f"attach(x): the point {self._search.env.params(action)} violates "
+                             f"parameter_constraints {violated}")
         key = self._asked
         self._run.hold(key, action)
         self._asked += 1

@@ -38,7 +38,7 @@ from npbandit.threads import resolve_threads
 from npbandit.validation import check_int, path_as_str, real_as_float
 from npbandit.warm_start import WarmStart, check_same_problem, continued_run, initial_points
 
-__all__ = ["Search", "box_or_space", "set_up_search", "stored_directions", "linear_constraints"]
+__all__ = ["Search", "box_or_space", "set_up_search", "stored_directions", "linear_constraints", "outside_linear"]
 
 #: the other way to give a box's inputs, named where ``bounds`` reads as (low, high) pairs
 NAMED_INPUTS = "name each input with space={'x0': Float(low, high), ...} (npbandit.space)"
@@ -61,6 +61,7 @@ class Search:
         names: the objectives' names (``f0``, ``f1``, ... when not given), ``None`` for one objective.
         db: the database's URL as given, ``None`` without one.
         constrained: whether each evaluation has outcome-constraint values.
+        linear: the linear input constraints (``parameter_constraints``), or ``None``.
     """
 
     env: BlackBoxEnv
@@ -75,6 +76,7 @@ class Search:
     names: tuple[str, ...] | None
     db: str | None
     constrained: bool
+    linear: LinearConstraints | None = None
 
     @property
     def objectives(self) -> int:
@@ -269,7 +271,7 @@ def set_up_search(objective: Callable[[Any], Any], box: np.ndarray | None, searc
     if constraints is not None:
         info["env_params"]["constraints"] = constraint_label
     return Search(env, policy, logger, info, f"{verb} {env.name}{more}", seed, box, searched, minimize, names,
-                  None if db is None else str(db), constraints is not None)
+                  None if db is None else str(db), constraints is not None, linear)
 
 
 def linear_constraints(given: Any, box: np.ndarray | None, searched: SearchSpace | None, *, objectives: int,
@@ -298,13 +300,16 @@ def _check_warm_points(warm: list[Any], env: BlackBoxEnv, linear: LinearConstrai
     """Refuse (``ValueError``, naming ``source[i]`` and the constraints) an earlier evaluation,
     failed ones too, whose point violates the linear constraints."""
     for i, entry in enumerate(warm):
-        point = env.point(entry[0])
-        params = point if isinstance(point, Mapping) else {f"x{j}": float(v) for j, v in enumerate(point)}
-        violated = linear.violated(params)
+        violated = outside_linear(env, linear, entry[0])
         if violated:
-            shown = {n: params[n] for n in params}
-            raise ValueError(f"{source}[{i}]: the point {shown} violates parameter_constraints {violated}; earlier "
-                             "evaluations must satisfy this run's constraints")
+            raise ValueError(f"{source}[{i}]: the point {env.params(entry[0])} violates parameter_constraints "
+                             f"{violated}; earlier evaluations must satisfy this run's constraints")
+
+
+def outside_linear(env: BlackBoxEnv, linear: LinearConstraints, action: np.ndarray) -> list[str]:
+    """The linear input constraints the point at unit-cube ``action`` ``[d]`` violates, as given
+    (the point read in the user's units, by name, as the run records it)."""
+    return linear.violated(env.params(action))
 
 
 def stored_directions(minimize: bool | tuple[bool, ...]) -> bool | list[bool]:

@@ -61,3 +61,12 @@ def test_attached_points_count_against_the_budget():
     for trial in opt.pending:
         opt.tell(trial, sphere(trial.x))
     assert opt.status == "completed" and len(opt.history) == 2
+
+
+def test_an_attached_point_must_satisfy_the_linear_input_constraints():
+    opt = Optimizer(BOUNDS, surrogate="random", budget=3, seed=0, db=None, parameter_constraints=["x0 + x1 <= 1.5"])
+    with pytest.raises(ValueError, match=r"attach\(x\): the point \{'x0': 1.0, 'x1': 1.0\} violates "
+                                         r"parameter_constraints \['x0 \+ x1 <= 1.5'\]"):
+        opt.attach([1.0, 1.0])
+    assert not opt.pending
+    assert opt.attach([0.5, 1.0]).number == 0  # on the constraint's face: inside
