@@ -452,8 +452,8 @@ def test_bo_policy_qlognei_proposes_q_points_at_once_and_hands_them_out_in_order
     proposals = []
     maximise = proposal._maximise_batch
 
-    def spy(model, q, seed, num_restarts, raw_samples, bounds, constraints=0):
-        points = maximise(model, q, seed, num_restarts, raw_samples, bounds, constraints)
+    def spy(model, q, seed, num_restarts, raw_samples, bounds, *rest):  # rest: constraints, polytope
+        points = maximise(model, q, seed, num_restarts, raw_samples, bounds, *rest)
         assert points.shape == (q, 2) and (points >= bounds[0].numpy()).all() and (points <= bounds[1].numpy()).all()
         proposals.append(points)
         return points
