@@ -166,6 +166,8 @@ def all_problems() -> dict[str, MOProblem]:
                 # four objectives: the front's box decomposition (session 55); GMM's maximum is the
                 # hypervolume of the non-dominated points of a 1600 x 1600 grid of its unit square
                 MOProblem("gmm-m4", CHOOSING_GROUP, "GMM", (("num_objectives", 4),), stated_max_hv=0.0381206359268381),
+                # BoTorch's DTLZ4 (0.18.1) sets alpha = 100 but evaluates DTLZ2's objectives, without the power
+                # (experiments/probes/probe_dtlz4_mo.py --check-dtlz4): this problem is DTLZ2, d = 6, four objectives
                 MOProblem("dtlz4-d6m4", CHOOSING_GROUP, "DTLZ4", (("dim", 6), ("num_objectives", 4)))]
     return {p.label: p for p in report + choosing}
 
