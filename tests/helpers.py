@@ -345,3 +345,13 @@ def log_objectives_run(db: str, evaluations: list, *, minimize=(True, False), se
                         error_kind="raised" if failed else None, act_s=act_s)
     logger.finish()
     return run_id
+
+
+def drive(opt, objective, steps=None):
+    """Ask an ``npbandit.Optimizer`` for a point, evaluate ``objective`` there and tell it, in
+    turn: ``steps`` times, or (``None``) until the optimizer completes."""
+    told = 0
+    while opt.status != "completed" and (steps is None or told < steps):
+        trial = opt.ask()
+        opt.tell(trial, objective(trial.x))
+        told += 1

@@ -2,7 +2,7 @@
 
 import numpy as np
 import pytest
-from helpers import BOUNDS, sphere, tiny_checkpoint
+from helpers import BOUNDS, drive, sphere, tiny_checkpoint
 
 from npbandit import Optimizer, Trial, optimize
 from npbandit.space import Choice, Float, Int
@@ -14,13 +14,6 @@ SPACE = {"lr": Float(1e-4, 1e-1, log=True), "layers": Int(1, 4), "act": Choice([
 
 def tuned(p):
     return (np.log10(p["lr"]) + 2) ** 2 + (p["layers"] - 2) ** 2 + (0.0 if p["act"] == "relu" else 0.5)
-
-
-def drive(opt, objective):
-    """Ask, evaluate and tell in turn until the optimizer completes."""
-    while opt.status != "completed":
-        trial = opt.ask()
-        opt.tell(trial, objective(trial.x))
 
 
 @pytest.mark.parametrize("surrogate", ["gp", "tiny-np"])
@@ -54,9 +47,7 @@ def test_a_search_space_is_asked_as_params_dicts_and_the_run_is_recorded_as_opti
 def test_trials_asked_before_any_is_told_are_pending_distinct_and_told_in_any_order(tmp_path):
     db = str(tmp_path / "runs.db")
     opt = Optimizer(BOUNDS, surrogate="gp", budget=9, n_init=2, seed=0, db=db)
-    for _ in range(2):
-        trial = opt.ask()
-        opt.tell(trial, sphere(trial.x))
+    drive(opt, sphere, 2)
     trials = [opt.ask() for _ in range(3)]
     assert [t.number for t in opt.pending] == [2, 3, 4]
     assert len({tuple(t.x) for t in trials}) == 3  # each proposal saw the others in flight
@@ -123,9 +114,7 @@ def test_the_budget_bounds_the_trials_asked_and_the_run_completes_when_its_last_
 def test_closing_early_completes_the_run_with_the_models_recommendation_and_drops_what_is_pending(tmp_path):
     db = str(tmp_path / "runs.db")
     opt = Optimizer(BOUNDS, surrogate="gp", budget=20, n_init=3, seed=0, db=db)
-    for _ in range(4):
-        trial = opt.ask()
-        opt.tell(trial, sphere(trial.x))
+    drive(opt, sphere, 4)
     opt.ask()
     with pytest.warns(UserWarning, match=r"1 trial\(s\) asked for were never told and are dropped: \[4\]"):
         result = opt.close()

@@ -2,7 +2,7 @@
 
 import numpy as np
 import pytest
-from helpers import BOUNDS, sphere
+from helpers import BOUNDS, drive, sphere
 
 from npbandit import Optimizer
 from npbandit.space import Choice, Float, Int
@@ -14,9 +14,7 @@ OPTIMUM = np.array([0.3, 1.2])  # sphere's minimum, value 0
 def test_an_attached_point_is_evaluated_recorded_and_learnt_from(tmp_path):
     db = str(tmp_path / "runs.db")
     opt = Optimizer(BOUNDS, surrogate="gp", budget=7, n_init=3, seed=0, db=db)
-    for _ in range(3):
-        trial = opt.ask()
-        opt.tell(trial, sphere(trial.x))
+    drive(opt, sphere, 3)
     mine = opt.attach(OPTIMUM.tolist())
     assert mine.number == 3 and np.allclose(mine.x, OPTIMUM, rtol=0, atol=1e-12)  # through the unit cube
     asked = opt.ask()  # proposed with the attached point in flight
