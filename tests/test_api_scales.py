@@ -6,6 +6,7 @@ import math
 
 import numpy as np
 import pytest
+from helpers import tiny_checkpoint
 
 from npbandit import optimize
 from npbandit.envs import ObjectiveError
@@ -29,12 +30,19 @@ def points(result):
     return np.array([h["x"] for h in result.history])
 
 
-@pytest.mark.parametrize("surrogate,trust_region", [("tnpd", None), ("gp", None), ("cmanp", False)])
+def surrogate_of(name, directory):
+    """``name`` as ``optimize`` takes it; ``"tiny-cmanp"``: a tiny random-weight CMANP checkpoint
+    saved in ``directory`` (the streamed model's path, at a fraction of the shipped one's cost)."""
+    return str(tiny_checkpoint(directory, "cmanp", "bo")) if name == "tiny-cmanp" else name
+
+
+@pytest.mark.parametrize("surrogate,trust_region", [("tnpd", None), ("gp", None), ("tiny-cmanp", False)])
 def test_a_1e300_objective_runs_and_sees_its_values_scaled_by_one_power_of_two(tmp_path, surrogate, trust_region):
     # the run of HUGE * bowl and that of 2 ** -120 times it (values near 1e262, as far past float64's
     # standardisable range) see the same numbers, whatever the surrogate (cmanp without a trust region:
     # a model streamed at one scale, rebuilt when a larger value changes it): the same points, bit for bit
     db = str(tmp_path / "bo.db")
+    surrogate = surrogate_of(surrogate, tmp_path)
     runs = [optimize(scaled(factor), BOX, surrogate=surrogate, trust_region=trust_region, budget=14, seed=0,
                      db=db, progress=False) for factor in (HUGE, HUGE * 2.0 ** -120)]
     huge, smaller = runs
@@ -63,12 +71,14 @@ def test_an_ordinary_objective_proposes_the_same_points_at_any_power_of_two_belo
     assert points(runs[1]).tobytes() == points(runs[0]).tobytes() == points(runs[2]).tobytes()
 
 
-@pytest.mark.parametrize("surrogate,trust_region", [("tnpd", None), ("gp", None), ("cmanp", False)])
-def test_an_objective_of_tiny_range_is_searched_at_the_same_numbers_whatever_its_units(surrogate, trust_region):
+@pytest.mark.parametrize("surrogate,trust_region", [("tnpd", None), ("gp", None), ("tiny-cmanp", False)])
+def test_an_objective_of_tiny_range_is_searched_at_the_same_numbers_whatever_its_units(tmp_path, surrogate,
+                                                                                      trust_region):
     # values spanning under 2 ** -10 are seen multiplied by the power of two that brings their range into
     # [1, 2): two runs of one objective in units 2 ** 20 apart see the same numbers, so the same points, bit
     # for bit (unscaled, the model's variance in these units meets gpytorch's 1e-10 floor and the search
     # changed with the units); what the caller reads stays in the objective's units
+    surrogate = surrogate_of(surrogate, tmp_path)
     tiny, tinier = (optimize(scaled(factor), BOX, surrogate=surrogate, trust_region=trust_region, budget=14,
                              seed=0, db=None, progress=False) for factor in (2.0 ** -16, 2.0 ** -36))
     assert points(tiny).tobytes() == points(tinier).tobytes()
@@ -90,7 +100,7 @@ def test_a_huge_value_arriving_late_rescales_the_run_and_keeps_the_users_units(t
     def cliff(x):
         return 1e300 if x[0] > 0.9 else bowl(x)
 
-    result = optimize(cliff, BOX, surrogate="cmanp", trust_region=trust_region, budget=16, seed=0, db=None,
+    result = optimize(cliff, BOX, surrogate=surrogate_of("tiny-cmanp", tmp_path), trust_region=trust_region, budget=16, seed=0, db=None,
                       progress=False)
     values = [h["value"] for h in result.history]
     assert 1e300 in values and result.best_value == cliff(result.best_x) == min(values) < 2.0
