@@ -100,8 +100,8 @@ def test_a_huge_value_arriving_late_rescales_the_run_and_keeps_the_users_units(t
     def cliff(x):
         return 1e300 if x[0] > 0.9 else bowl(x)
 
-    result = optimize(cliff, BOX, surrogate=surrogate_of("tiny-cmanp", tmp_path), trust_region=trust_region, budget=16, seed=0, db=None,
-                      progress=False)
+    result = optimize(cliff, BOX, surrogate=surrogate_of("tiny-cmanp", tmp_path), trust_region=trust_region,
+                      budget=16, seed=0, db=None, progress=False)
     values = [h["value"] for h in result.history]
     assert 1e300 in values and result.best_value == cliff(result.best_x) == min(values) < 2.0
 
