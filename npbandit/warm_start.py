@@ -107,6 +107,12 @@ def _array_pairs(initial: Any, objectives: int = 1) -> list[tuple[Any, Any]] | N
     if not (isinstance(initial, tuple) and len(initial) == 2):
         return None
     X, Y = _as_array(initial[0]), _as_array(initial[1])
+    rows, values = initial
+    if (X is None and isinstance(rows, (list, tuple)) and isinstance(values, (list, tuple)) and rows
+            and len(rows) == len(values) and all(isinstance(r, (list, tuple)) for r in rows)
+            and all(is_real(v) for v in values)):  # pairs have a point first in their second entry, never a number
+        raise ValueError("initial=(X, Y) reads X and Y as arrays: give numpy arrays or tensors (X [n, d], Y [n]); "
+                         "lists are read as (x, value) pairs, and these lists are X's rows and Y's values")
     if X is None or Y is None or X.ndim != 2:
         return None
     if objectives > 1:

@@ -316,3 +316,13 @@ def test_a_warm_start_value_may_be_a_one_element_array_and_a_point_may_not_hold_
         with pytest.raises(ValueError, match=rf"initial\[0\]: x must be a point of real numbers, got a bool at "
                                              rf"{re.escape(where)}"):
             initial_points([(point, 1.0)], box, None, True)
+
+
+def test_x_and_y_given_as_lists_are_refused_saying_that_arrays_are_needed():
+    from npbandit.warm_start import initial_points
+
+    box = np.array([[0.0, 0.0], [1.0, 1.0]])
+    with pytest.raises(ValueError, match=r"initial=\(X, Y\) reads X and Y as arrays: give numpy arrays or tensors"):
+        initial_points(([[0.1, 0.2], [0.3, 0.4]], [0.5, 0.6]), box, None, True)
+    pairs = initial_points((([0.1, 0.2], 0.5), ([0.3, 0.4], 0.6)), box, None, True)  # two pairs, as a tuple
+    assert [reward for _, reward, _, _ in pairs] == [-0.5, -0.6]
