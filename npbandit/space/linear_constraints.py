@@ -67,6 +67,9 @@ def _tokens(text: str, names: list[str], where: str) -> list[tuple[str, Any]]:
             out.append(("name", name))
             i += len(name)
         elif number is not None:
+            if not math.isfinite(float(number.group())):
+                raise ValueError(f"{where}: the number {number.group()!r} is not finite in float64 (expected numbers "
+                                 "within about 1e308)")
             out.append(("num", float(number.group())))
             i = number.end()
         elif (op := next((o for o in _OPERATORS if text.startswith(o, i)), None)) is not None:

@@ -34,6 +34,7 @@ def test_linear_constraints_parse_sums_of_scaled_names_on_either_side(text, coef
     ("x0 - x0 <= 1", "constrains no parameter"),
     ("x0 + <= 1", "ends without a term"),
     ("(x0) <= 1", "unexpected '\\('"),
+    ("x0 <= 1e400", "not finite in float64"),
 ])
 def test_linear_constraints_refuse_what_is_not_one_linear_inequality(text, message):
     with pytest.raises(ValueError, match=message):
