@@ -159,7 +159,7 @@ def check_same_problem(earlier: Mapping[str, Any], here: Mapping[str, Any], sour
 
     Raises:
         ValueError: ``"{source}: {whose} {key} is {earlier's!r}, this one's {here's!r} (a run
-            continues only a run of the same problem){hint}"`` (``are`` for ``bounds``; a
+            continues only a run of the same problem){hint}"`` (``are`` for ``bounds`` and the other plurals; a
             value ``None`` said as ``none``), for the first setting that differs.
     """
     for key, value in here.items():
@@ -168,7 +168,7 @@ def check_same_problem(earlier: Mapping[str, Any], here: Mapping[str, Any], sour
             names = recorded_names(earlier)
             had = None if names is None else list(names)
         if had != value:
-            verb = "are" if key in ("bounds", "constraints", "objective_names") else "is"
+            verb = "are" if key in ("bounds", "constraints", "objective_names", "parameter_constraints") else "is"
             raise ValueError(f"{source}: {whose} {key} {verb} {_said(had)}, this one's {_said(value)} "
                              f"{_SAME_PROBLEM}{hint}")
 

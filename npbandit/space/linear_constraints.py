@@ -67,6 +67,9 @@ def _tokens(text: str, names: list[str], where: str) -> list[tuple[str, Any]]:
             out.append(("name", name))
             i += len(name)
         elif number is not None:
+            if not math.isfinite(float(number.group())):
+                raise ValueError(f"{where}: the number {number.group()!r} is not finite in float64 (expected numbers "
+                                 "within about 1e308)")
             out.append(("num", float(number.group())))
             i = number.end()
         elif (op := next((o for o in _OPERATORS if text.startswith(o, i)), None)) is not None:
@@ -199,7 +202,8 @@ class LinearConstraints:
                              "sequence, which would take too long: widen the constraints or narrow the bounds")
 
     def _polytope(self) -> Polytope:
-        """The rows on the unit cube: ``x = low + u (high - low)`` per constrained column."""
+        """The rows on the unit cube: ``x = low + u (high - low)`` per constrained column; a fixed
+        parameter (``low == high``) has no column, its term ``a * low`` moves into ``b``."""
         A = np.zeros((len(self.rows), self.space.dim))
         b = np.zeros(len(self.rows))
         scale = np.zeros(len(self.rows))
@@ -207,8 +211,8 @@ class LinearConstraints:
             b[r], scale[r] = bound, abs(bound)
             for parameter, a in coefficients.items():
                 p = self.space[parameter]
-                column = self.space.columns(parameter).start
-                A[r, column] = a * (p.high - p.low)
+                if p.high > p.low:  # a fixed parameter (low == high) has no column: its term is a constant
+                    A[r, self.space.columns(parameter).start] = a * (p.high - p.low)
                 b[r] -= a * p.low
                 scale[r] += abs(a) * max(abs(p.low), abs(p.high))
         return Polytope(A, b, MARGIN * np.maximum(scale, 1e-300))
@@ -351,6 +355,8 @@ class Polytope:
         out = []
         for row, bound, margin in zip(self.A, self.b, self.margin):
             columns = np.nonzero(row)[0]
+            if not len(columns):  # a constant row (only fixed parameters), satisfied if the polytope is not empty
+                continue
             out.append((torch.as_tensor(columns, dtype=torch.long),
                         torch.as_tensor(-row[columns], dtype=dtype or torch.float64), float(-(bound - margin))))
         return out

@@ -34,6 +34,7 @@ def test_linear_constraints_parse_sums_of_scaled_names_on_either_side(text, coef
     ("x0 - x0 <= 1", "constrains no parameter"),
     ("x0 + <= 1", "ends without a term"),
     ("(x0) <= 1", "unexpected '\\('"),
+    ("x0 <= 1e400", "not finite in float64"),
 ])
 def test_linear_constraints_refuse_what_is_not_one_linear_inequality(text, message):
     with pytest.raises(ValueError, match=message):
@@ -105,3 +106,14 @@ def test_linear_constraints_round_trip_through_their_record():
     assert again.describe() == linear.describe() and again.rows == linear.rows
     assert np.array_equal(again.polytope.A, linear.polytope.A) and as_linear_constraints(None, space) is None
     assert linear.violated({"lr": 0.05, "momentum": 0.3}) == ["lr <= 0.1 * momentum"]
+
+
+def test_a_fixed_parameter_in_a_constraint_is_a_constant_of_it():
+    # the fixed c has no column of the cube: "a <= c" is a <= -0.3, i.e. 2 u <= 0.7 on a's column
+    space = SearchSpace({"a": Float(-1.0, 1.0), "c": Float(-0.3, -0.3)})
+    linear = LinearConstraints(["a <= c", "c <= 0.7"], space)
+    assert linear.polytope.A.tolist() == [[2.0], [0.0]] and np.allclose(linear.polytope.b, [0.7, 1.0])
+    # the constant row, which holds, is left out of what BoTorch's optimize_acqf is given
+    [(indices, coefficients, rhs)] = linear.polytope.inequality_constraints()
+    assert indices.tolist() == [0] and coefficients.tolist() == [-2.0] and rhs == pytest.approx(-0.7)
+    assert linear.violated({"a": -0.2, "c": -0.3}) == ["a <= c"]
