@@ -119,3 +119,14 @@ def test_ask_and_tell_hands_out_points_inside_the_constraints(tmp_path):
         trial = opt.ask()
         assert inside(trial.x)
         opt.tell(trial, sphere(trial.x))
+
+
+def test_a_simplex_of_many_inputs_too_thin_for_rejection_is_searched_inside():
+    # x0 + ... + x7 <= 1 keeps 1/8! (about 2.5e-5) of the cube: Sobol rejection finds no point in its
+    # draws, so the design draws by hit-and-run; every point handed out is inside
+    d = 8
+    simplex = [" + ".join(f"x{i}" for i in range(d)) + " <= 1"]
+    result = optimize(lambda x: float(((x - 0.1) ** 2).sum()), [[0.0] * d, [1.0] * d], surrogate="gp", budget=6,
+                      n_init=4, seed=0, db=None, progress=False, parameter_constraints=simplex)
+    X = np.array([h["x"] for h in result.history])
+    assert len(X) == 6 and (X.sum(axis=1) <= 1.0).all() and len({tuple(x) for x in X}) == 6

@@ -31,23 +31,33 @@ __all__ = ["SobolPolicy", "SobolDesign", "DESIGN_DRAWS", "check_snap", "snap_poi
 #: Sobol draws a design makes for a point whose snapped value is new before it hands out a
 #: repeat (a discrete space with fewer values than the design has no new one left)
 DESIGN_DRAWS = 64
-#: Sobol draws a design with linear constraints makes for one point inside them before it gives up
-REJECTION_DRAWS = 2**16
+#: Sobol draws a design with linear constraints makes for one point inside them before it draws
+#: from them by hit-and-run instead (a thin polytope, such as a simplex of many inputs)
+REJECTION_DRAWS = 2**12
+#: points a design drawing by hit-and-run draws at once (one chain, thinned), handed out in turn
+CHAIN_POINTS = 64
 
 
 class SobolDesign:
     """The scrambled Sobol sequence of ``dim`` columns seeded by ``seed``; with ``polytope``
     (linear input constraints, :class:`~npbandit.space.linear_constraints.Polytope`), the
-    points of it inside them (rejection: :class:`~npbandit.space.linear_constraints.LinearConstraints`
-    refuses constraints that leave too little of the cube for it)."""
+    points of it inside them, by rejection, while :data:`REJECTION_DRAWS` draws find one; where
+    they do not (a polytope thinner than about that share of the cube, such as a simplex of many
+    inputs), points of BoTorch's hit-and-run sampler inside it (``Polytope.sample``), drawn
+    :data:`CHAIN_POINTS` at a time."""
 
     def __init__(self, dim: int, seed: int | None, polytope: Polytope | None = None) -> None:
         self.engine = torch.quasirandom.SobolEngine(dim, scramble=True, seed=seed)
         self.polytope = polytope
+        self._seed = 0 if seed is None else int(seed)
+        self._chain: list[np.ndarray] = []
+        self._chains = 0
 
     def next(self) -> np.ndarray:
         if self.polytope is None:
             return self.engine.draw(1, dtype=torch.float64)[0].numpy()
+        if self._chains:  # rejection found nothing once: the polytope is too thin for it
+            return self._from_chain()
         for _ in range(REJECTION_DRAWS // 256):
             draws = self.engine.draw(256, dtype=torch.float64)
             inside = torch.nonzero(self.polytope.feasible(draws)).reshape(-1)
@@ -56,7 +66,19 @@ class SobolDesign:
                 self._drawn += int(inside[0]) + 1
                 return draws[int(inside[0])].numpy()
             self._drawn += 256
-        raise RuntimeError(f"no point of {REJECTION_DRAWS} Sobol draws satisfies the linear constraints")
+        return self._from_chain()
+
+    def _from_chain(self) -> np.ndarray:
+        """The next hit-and-run point inside the polytope (a new chain, seeded from the design's
+        seed and its count, when the last is used up)."""
+        if not self._chain:
+            cube = torch.stack([torch.zeros(self.engine.dimension, dtype=torch.float64),
+                                torch.ones(self.engine.dimension, dtype=torch.float64)])
+            self._chain = list(self.polytope.sample(CHAIN_POINTS, cube, seed=self._seed + 7919 * self._chains).numpy())
+            self._chains += 1
+            if not self._chain:
+                raise RuntimeError("no point of the unit cube satisfies the linear constraints")
+        return self._chain.pop(0)
 
     _drawn = 0
 

@@ -35,14 +35,10 @@ from npbandit.space.search_space import SearchSpace
 if TYPE_CHECKING:  # torch loads where the polytope is searched, not with the space
     import torch
 
-__all__ = ["LinearConstraints", "Polytope", "as_linear_constraints", "MARGIN", "MIN_ACCEPTANCE_DRAWS"]
+__all__ = ["LinearConstraints", "Polytope", "as_linear_constraints", "MARGIN"]
 
 #: the search polytope's margin inside ``A x <= b``, relative to each constraint's scale
 MARGIN = 1e-9
-#: Sobol points of the cube drawn to check that the constraints leave enough of it for the
-#: initial design, which draws its points by rejection: none of them feasible is refused
-MIN_ACCEPTANCE_DRAWS = 4096
-
 _NUMBER = re.compile(r"(?:\d+\.?\d*|\.\d+)(?:[eE][+-]?\d+)?")
 _WORD = re.compile(r"[A-Za-z_][A-Za-z0-9_.]*")
 _OPERATORS = ("<=", ">=", "**", "==", "+", "-", "*", "/", "<", ">", "=", "(", ")")
@@ -169,8 +165,7 @@ class LinearConstraints:
         TypeError / ValueError: naming ``name[i]``: a string that does not parse, a parameter
             that may not appear (a choice, an int, a stepped or log-scale float, a conditional
             one: the module docstring says why), or constraints that no point of the space's
-            box satisfies (scipy's ``linprog``), or that leave too little of it for the initial
-            design's rejection sampling (no point of :data:`MIN_ACCEPTANCE_DRAWS` Sobol points).
+            box satisfies in a set of positive volume (scipy's ``linprog``).
     """
 
     def __init__(self, constraints: Sequence[str], space: SearchSpace, name: str = "parameter_constraints") -> None:
@@ -192,14 +187,6 @@ class LinearConstraints:
             raise ValueError(f"{name}: no point of the space's box satisfies {list(self.texts)} (checked with "
                              "scipy.optimize.linprog; equality constraints, two opposite '<=' with equal bounds, "
                              "are not supported either)")
-        import torch
-
-        draws = torch.quasirandom.SobolEngine(space.dim, scramble=True, seed=0).draw(MIN_ACCEPTANCE_DRAWS,
-                                                                                     dtype=torch.float64)
-        if not bool(self.polytope.feasible(draws).any()):
-            raise ValueError(f"{name}: {list(self.texts)} leave less than about 1/{MIN_ACCEPTANCE_DRAWS} of the "
-                             "space's box feasible; the initial design draws its points by rejection from a Sobol "
-                             "sequence, which would take too long: widen the constraints or narrow the bounds")
 
     def _polytope(self) -> Polytope:
         """The rows on the unit cube: ``x = low + u (high - low)`` per constrained column; a fixed
@@ -385,6 +372,7 @@ class Polytope:
         extra = get_polytope_samples(n - len(kept), free_bounds, self.inequality_constraints(bounds.dtype),
                                      seed=seed, n_burnin=200, n_thinning=4)
         extra = torch.where(held, bounds[0], extra).to(bounds)
-        extra = torch.cat([torch.as_tensor(start, dtype=bounds.dtype, device=bounds.device)[None], extra])
+        # the chain's start (the polytope's centre) last: there whatever the chain gave, taken only when it fell short
+        extra = torch.cat([extra, torch.as_tensor(start, dtype=bounds.dtype, device=bounds.device)[None]])
         extra = extra[self.feasible(extra)]
         return torch.cat([kept, extra])[:n]
