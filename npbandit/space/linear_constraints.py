@@ -29,7 +29,7 @@ from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
-from npbandit.space.parameters import Float
+from npbandit.space.parameters import Float, Int
 from npbandit.space.search_space import SearchSpace
 
 if TYPE_CHECKING:  # torch loads where the polytope is searched, not with the space
@@ -228,6 +228,8 @@ def _unsupported(space: SearchSpace, name: str) -> str | None:
     parameter = space[name]
     if space.depends_on(name) is not None:
         return "a conditional parameter (absent from some points); linear constraints take unconditional floats"
+    if isinstance(parameter, (Float, Int)) and parameter.low == parameter.high:
+        return None  # fixed: a constant in every point, nothing to round or warp
     if not isinstance(parameter, Float):
         kind = "a choice (categorical: no numeric value)" if parameter.__class__.__name__ == "Choice" else (
             "an int (a point rounded onto the integers can leave the constraints' region: not supported yet)")

@@ -115,3 +115,11 @@ def test_a_fixed_parameter_in_a_constraint_is_a_constant_of_it():
     [(indices, coefficients, rhs)] = linear.polytope.inequality_constraints()
     assert indices.tolist() == [0] and coefficients.tolist() == [-2.0] and rhs == pytest.approx(-0.7)
     assert linear.violated({"a": -0.2, "c": -0.3}) == ["a <= c"]
+
+
+def test_a_fixed_int_or_log_scale_float_is_a_constant_too_while_a_ranged_one_is_refused():
+    space = SearchSpace({"a": Float(0.0, 10.0), "n": Int(4, 4), "lr": Float(1e-3, 1e-3, log=True)})
+    linear = LinearConstraints(["a + n <= 6", "a >= 1000 * lr"], space)
+    assert linear.polytope.A.tolist() == [[10.0], [-10.0]] and np.allclose(linear.polytope.b, [2.0, -1.0])
+    with pytest.raises(ValueError, match=r"parameter_constraints\[0\].*an int"):
+        LinearConstraints(["a + n <= 6"], SearchSpace({"a": Float(0.0, 10.0), "n": Int(1, 4)}))
