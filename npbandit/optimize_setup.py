@@ -236,7 +236,8 @@ def set_up_search(objective: Callable[[Any], Any], box: np.ndarray | None, searc
         here = {"objective": label, **({} if objectives == 1 else {"objective_names": list(names)}),
                 "minimize": stored_directions(minimize), "parameter_constraints": None, **problem,
                 "constraints": constraint_label}
-        initial = continued_run(db, initial, "initial", problem=here, stacklevel=stacklevel + 2)
+        same = None if linear is None else {"parameter_constraints": lambda had, _: linear.same_as(had)}
+        initial = continued_run(db, initial, "initial", problem=here, stacklevel=stacklevel + 2, same=same)
     if isinstance(initial, RunEvaluations) and db is not None and str(initial.db) == str(db):
         source = initial.run_id
     warm = [] if initial is None else initial_points(initial, box, searched, minimize,

@@ -67,7 +67,7 @@ from __future__ import annotations
 
 import math
 import warnings
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from typing import Any
 
 import numpy as np
@@ -141,7 +141,7 @@ def _box_point(x: Any, box: np.ndarray) -> Any:
 
 
 def check_same_problem(earlier: Mapping[str, Any], here: Mapping[str, Any], source: str, whose: str,
-                       hint: str = "") -> None:
+                       hint: str = "", same: Mapping[str, Callable[[Any, Any], bool]] | None = None) -> None:
     """Refuse earlier evaluations of another problem: every setting in ``here`` (keys of a
     black-box run's ``env_params``: ``objective``, ``objective_names``, ``minimize``, ``bounds`` or
     ``space``, ``constraints``) must hold the same value in ``earlier`` (a setting ``earlier`` lacks
@@ -156,6 +156,8 @@ def check_same_problem(earlier: Mapping[str, Any], here: Mapping[str, Any], sour
             ``"--initial-from 7"``).
         whose: who ``earlier`` describes, in the message (``"that run's"``).
         hint: appended to the message.
+        same: per key, how two values are judged the same (``same[key](earlier's, here's)``)
+            where equality is too strict (linear constraints written two ways); ``==`` otherwise.
 
     Raises:
         ValueError: ``"{source}: {whose} {key} is {earlier's!r}, this one's {here's!r} (a run
@@ -167,7 +169,7 @@ def check_same_problem(earlier: Mapping[str, Any], here: Mapping[str, Any], sour
         if key == "objective_names":  # a record without names: its objectives' positional names (f0, f1, ...)
             names = recorded_names(earlier)
             had = None if names is None else list(names)
-        if had != value:
+        if not (same[key](had, value) if same and key in same else had == value):
             verb = "are" if key in ("bounds", "constraints", "objective_names", "parameter_constraints") else "is"
             raise ValueError(f"{source}: {whose} {key} {verb} {_said(had)}, this one's {_said(value)} "
                              f"{_SAME_PROBLEM}{hint}")
@@ -449,7 +451,8 @@ def _short(value: Any, limit: int = 120) -> str:
 
 
 def continued_run(db: str, run: int | RunRow, name: str = "initial",
-                  problem: Mapping[str, Any] | None = None, stacklevel: int = 2) -> RunEvaluations:
+                  problem: Mapping[str, Any] | None = None, stacklevel: int = 2,
+                  same: Mapping[str, Callable[[Any, Any], bool]] | None = None) -> RunEvaluations:
     """The evaluations a run continuing ``run`` of ``db`` starts from:
     :func:`~npbandit.storage.run_evaluations` (everything that run saw, the chain of
     continued runs followed back), after checking ``run``'s record against ``problem``.
@@ -461,6 +464,7 @@ def continued_run(db: str, run: int | RunRow, name: str = "initial",
         problem: this run's settings, checked against ``run``'s record by
             :func:`check_same_problem` (``None``: not checked).
         stacklevel: the warning's, as :func:`warnings.warn`'s (2: the line that called this).
+        same: as :func:`check_same_problem`'s.
 
     Warns:
         UserWarning: the first run of the chain was given points in a form no run holds
@@ -474,7 +478,7 @@ def continued_run(db: str, run: int | RunRow, name: str = "initial",
     seen = run_evaluations(db, run, name)
     if problem is not None:
         hint = _lambda_hint(seen, problem.get("objective"), name)
-        check_same_problem(seen.run.env_params, problem, seen.source, "that run's", hint)
+        check_same_problem(seen.run.env_params, problem, seen.source, "that run's", hint, same)
     if seen.unheld:
         points = f"{seen.unheld} point{'' if seen.unheld == 1 else 's'}"
         warnings.warn(f"{seen.source}: run {seen.first} was given {points} in a form no run holds ((x, value) pairs, a "

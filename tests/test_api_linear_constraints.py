@@ -59,6 +59,10 @@ def test_warm_starts_must_satisfy_the_constraints_and_continue_a_run_of_the_same
     more = optimize(sphere, BOUNDS, surrogate="random", budget=3, seed=0, db=db, progress=False,
                     parameter_constraints=LINEAR, initial=first.run_id)
     assert all(inside(h["x"]) for h in more.history)
+    rewritten = ["2*x0 - x1 <= 0.5", "-x0-x1 >= -1", "x0 + x1 <= 1"]  # the same rows, written otherwise
+    again = optimize(sphere, BOUNDS, surrogate="random", budget=2, seed=0, db=db, progress=False,
+                     parameter_constraints=rewritten, initial=more.run_id)
+    assert len(again.history) == 2
     with pytest.raises(ValueError, match=r"that run's parameter_constraints are \['x0 \+ x1 <= 1', .*this one's "
                                          r"\['x0 <= 0.5'\]"):
         optimize(sphere, BOUNDS, surrogate="random", budget=3, db=db, progress=False,

@@ -381,7 +381,17 @@ def _earlier_steps(args: argparse.Namespace, bounds: Any, objective: Any, constr
         here["space"] = bounds.describe()
     else:
         here["bounds"] = [[float(v) for v in row] for row in bounds]
-    return continued_run(args.db, args.initial_from, "--initial-from", problem=here)
+    same = None
+    if args.parameter_constraints:  # the same constraints however written (optimize refuses bad ones later)
+        from npbandit.space.linear_constraints import LinearConstraints
+
+        space = bounds if isinstance(bounds, SearchSpace) else SearchSpace.from_bounds(bounds)
+        try:
+            linear = LinearConstraints(args.parameter_constraints, space)
+        except (TypeError, ValueError):
+            linear = None
+        same = None if linear is None else {"parameter_constraints": lambda had, _: linear.same_as(had)}
+    return continued_run(args.db, args.initial_from, "--initial-from", problem=here, same=same)
 
 
 def _check_dim(function: str, dim: int | None) -> None:

@@ -208,6 +208,16 @@ class LinearConstraints:
         """The constraints as given, what a run records (:func:`as_linear_constraints` reads them back)."""
         return list(self.texts)
 
+    def same_as(self, texts: Any) -> bool:
+        """Whether ``texts`` (a run's record of its constraints, or ``None``) state the same
+        constraints as these, however written (``"x0+x1<=1"``, ``"-x0 - x1 >= -1"``, in any order,
+        repeated): the same set of rows ``sum a x <= b`` once parsed against this space."""
+        try:
+            other = LinearConstraints(texts, self.space) if texts else None
+        except (TypeError, ValueError):
+            return False
+        return other is not None and _row_set(other.rows) == _row_set(self.rows)
+
     def violated(self, params: Mapping[str, Any]) -> list[str]:
         """The constraints a point ``params`` (``{name: value}``) violates by more than rounding
         (:data:`MARGIN` of the constraint's scale), as given."""
@@ -221,6 +231,12 @@ class LinearConstraints:
 
     def __repr__(self) -> str:
         return f"LinearConstraints({list(self.texts)!r})"
+
+
+def _row_set(rows: Sequence[tuple[Mapping[str, float], float]]) -> set[tuple[tuple[tuple[str, float], ...], float]]:
+    """Parsed rows as a set, each row's nonzero coefficients sorted by name."""
+    return {(tuple(sorted((n, float(a)) for n, a in coefficients.items() if a != 0)), float(bound))
+            for coefficients, bound in rows}
 
 
 def _unsupported(space: SearchSpace, name: str) -> str | None:

@@ -168,7 +168,7 @@ def test_initial_from_hands_the_earlier_run_on_and_prints_its_evaluations_on_the
     earlier_steps = [dict(step) for step in earlier]
     asked, given = [], []
 
-    def fake_continued_run(db, run, name, problem):
+    def fake_continued_run(db, run, name, problem, same=None):
         asked.append((run, name, problem["minimize"]))
         return earlier
 
