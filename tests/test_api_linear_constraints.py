@@ -109,6 +109,9 @@ def test_cli_takes_parameter_constraints_by_flag_and_in_a_space_file(tmp_path, m
     assert main(["optimize", "--objective", "lincon_objective:f", "--space", "space.json", "--parameter-constraint",
                  "lr <= 0.05", "--budget", "2", "--db", db]) != 0
     assert "give them in one place" in capsys.readouterr().err
+    assert main(["optimize", "--function", "branin", "--parameter-constraint", "x0 <= 3", "--parameter-constraint",
+                 "x9 <= 5", "--budget", "2", "--db", db]) != 0  # the refusal names the flag as typed
+    assert "--parameter-constraint value 2: unknown parameter 'x9'" in capsys.readouterr().err
     spaced, boxed = sorted(list_runs(db), key=lambda run: run.id)
     assert spaced.env_params["parameter_constraints"] == ["lr <= 0.1 * momentum"]
     assert boxed.env_params["parameter_constraints"] == ["x0 + x1 <= 5"]

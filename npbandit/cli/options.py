@@ -73,7 +73,8 @@ def option_flags(parser: argparse.ArgumentParser, aliases: dict[str, str] | None
         flag = next((o for o in action.option_strings if o.startswith("--")), action.option_strings[0])
         if isinstance(action, argparse.BooleanOptionalAction):
             return flag, False, next(o for o in action.option_strings if o.startswith("--no-"))
-        return flag, action.nargs in ("+", "*")
+        # a list flag: several values at once (nargs) or one per use (action="append")
+        return flag, action.nargs in ("+", "*") or isinstance(action, argparse._AppendAction)
 
     flags = {a.dest: flag_of(a) for a in parser._actions if a.option_strings and a.dest != "help"}
     for name, dest in (aliases or {}).items():
