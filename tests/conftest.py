@@ -15,6 +15,17 @@ def pytest_configure(config):
     # the suite Python's usual Ctrl-C handling whatever started it (children it starts inherit it).
     if signal.getsignal(signal.SIGINT) is signal.SIG_IGN:
         signal.signal(signal.SIGINT, signal.default_int_handler)
+    # BoTorch (0.18) compiles a C++ kernel for its log-EHVI acquisitions on their first use
+    # (torch.utils.cpp_extension, -O3 -march=native): 30-45 s of one core, paid once per clean
+    # environment, so by every CI run. The tests check NPModel and the Ax door against those
+    # acquisitions' arithmetic, which BoTorch's pure-Python path (what it runs where no compiler
+    # is found) computes alike: the suite takes that path. Users' runs are untouched.
+    try:
+        from botorch.acquisition.multi_objective import logei
+    except ImportError:  # another BoTorch: nothing to skip
+        return
+    if hasattr(logei, "_load_attempted") and getattr(logei, "_C", None) is None:
+        logei._load_attempted = True
 
 
 @pytest.fixture(autouse=True)
