@@ -38,7 +38,8 @@ from npbandit.threads import resolve_threads
 from npbandit.validation import check_int, path_as_str, real_as_float
 from npbandit.warm_start import WarmStart, check_same_problem, continued_run, initial_points
 
-__all__ = ["Search", "box_or_space", "set_up_search", "stored_directions", "linear_constraints", "outside_linear"]
+__all__ = ["Search", "box_or_space", "set_up_search", "stored_directions", "linear_constraints", "outside_linear",
+           "same_constraints"]
 
 #: the other way to give a box's inputs, named where ``bounds`` reads as (low, high) pairs
 NAMED_INPUTS = "name each input with space={'x0': Float(low, high), ...} (npbandit.space)"
@@ -236,8 +237,8 @@ def set_up_search(objective: Callable[[Any], Any], box: np.ndarray | None, searc
         here = {"objective": label, **({} if objectives == 1 else {"objective_names": list(names)}),
                 "minimize": stored_directions(minimize), "parameter_constraints": None, **problem,
                 "constraints": constraint_label}
-        same = None if linear is None else {"parameter_constraints": lambda had, _: linear.same_as(had)}
-        initial = continued_run(db, initial, "initial", problem=here, stacklevel=stacklevel + 2, same=same)
+        initial = continued_run(db, initial, "initial", problem=here, stacklevel=stacklevel + 2,
+                                same=same_constraints(linear))
     if isinstance(initial, RunEvaluations) and db is not None and str(initial.db) == str(db):
         source = initial.run_id
     warm = [] if initial is None else initial_points(initial, box, searched, minimize,
@@ -305,6 +306,13 @@ def _check_warm_points(warm: list[Any], env: BlackBoxEnv, linear: LinearConstrai
         if violated:
             raise ValueError(f"{source}[{i}]: the point {env.params(entry[0])} violates parameter_constraints "
                              f"{violated}; earlier evaluations must satisfy this run's constraints")
+
+
+def same_constraints(linear: LinearConstraints | None) -> dict[str, Any] | None:
+    """How a continued run's recorded ``parameter_constraints`` are judged the same as
+    ``linear`` (:func:`~npbandit.warm_start.check_same_problem`'s ``same``): as parsed rows,
+    however written; ``None`` (plain equality) without constraints."""
+    return None if linear is None else {"parameter_constraints": lambda had, _: linear.same_as(had)}
 
 
 def outside_linear(env: BlackBoxEnv, linear: LinearConstraints, action: np.ndarray) -> list[str]:

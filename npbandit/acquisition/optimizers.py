@@ -45,7 +45,7 @@ from npbandit.validation import check_int, check_real, json_default
 
 __all__ = ["AcquisitionOptimizer", "GradientRestarts", "CandidateSearch", "OPTIMIZERS", "MAXIMISED_ACQUISITIONS",
            "check_acq_optimizer", "check_bounds", "resolve_acq_optimizer", "maximised", "BOX_ROUNDING",
-           "takes_polytope", "polytope_starts"]
+           "takes_polytope", "polytope_starts", "restarts_inside"]
 
 #: how far outside the box, in units of the returned points' machine epsilon times
 #: ``max(1, |lower|, |upper|)`` per column, a returned point may lie and still count as inside:
@@ -100,11 +100,7 @@ class GradientRestarts:
         from botorch.optim import optimize_acqf
 
         check_bounds(bounds)
-        extra: dict[str, Any] = {"raw_samples": self.raw_samples, "num_restarts": self.num_restarts}
-        if polytope is not None:
-            starts = polytope_starts(acq, polytope, bounds, 1, self.num_restarts, self.raw_samples, seed)
-            extra = {"inequality_constraints": polytope.inequality_constraints(bounds.dtype),
-                     "batch_initial_conditions": starts, "num_restarts": len(starts), "raw_samples": None}
+        extra = restarts_inside(acq, polytope, bounds, 1, self.num_restarts, self.raw_samples, seed)
         with warnings.catch_warnings():
             warnings.simplefilter("ignore")  # restarts that stop early are normal for flat acquisitions
             points, values = optimize_acqf(acq, bounds, q=1, options={"seed": seed}, return_best_only=False,
@@ -248,6 +244,18 @@ def maximised(optimizer: AcquisitionOptimizer, acq, bounds: torch.Tensor,
             raise ValueError(f"{who} returned {int(outside.sum())} of {len(points)} points outside the linear "
                              f"constraints (parameter_constraints), e.g. {points[outside][0].tolist()}")
     return points, values.detach()
+
+
+def restarts_inside(acq, polytope: Polytope | None, bounds: torch.Tensor, q: int, num_restarts: int,
+                    raw_samples: int, seed: int) -> dict[str, Any]:
+    """``optimize_acqf``'s restart keywords: ``num_restarts`` and ``raw_samples`` as they are
+    without ``polytope``; with it, start points inside the linear constraints
+    (:func:`polytope_starts`) and the constraints as ``inequality_constraints``."""
+    if polytope is None:
+        return {"num_restarts": num_restarts, "raw_samples": raw_samples}
+    starts = polytope_starts(acq, polytope, bounds, q, num_restarts, raw_samples, seed)
+    return {"num_restarts": len(starts), "raw_samples": None, "batch_initial_conditions": starts,
+            "inequality_constraints": polytope.inequality_constraints(bounds.dtype)}
 
 
 def polytope_starts(acq, polytope: Polytope, bounds: torch.Tensor, q: int, num_restarts: int, raw_samples: int,

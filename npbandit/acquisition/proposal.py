@@ -30,7 +30,7 @@ from npbandit.acquisition.optimizers import (
     GradientRestarts,
     check_acq_optimizer,
     maximised,
-    polytope_starts,
+    restarts_inside,
 )
 from npbandit.acquisition.pending import (
     DEFAULT_LIAR,
@@ -482,11 +482,7 @@ def _maximise_batch(model, q: int, seed: int, num_restarts: int, raw_samples: in
            else qLogNoisyExpectedImprovement(model, X_baseline=baseline, prune_baseline=True))
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")  # restarts that stop early are normal for flat acquisitions
-        starts: dict[str, Any] = {"num_restarts": num_restarts, "raw_samples": raw_samples}
-        if polytope is not None:  # start points inside the constraints, drawn cheaply (polytope_starts)
-            ics = polytope_starts(acq, polytope, bounds, q, num_restarts, raw_samples, seed)
-            starts = {"num_restarts": len(ics), "raw_samples": None, "batch_initial_conditions": ics,
-                      "inequality_constraints": polytope.inequality_constraints(bounds.dtype)}
+        starts = restarts_inside(acq, polytope, bounds, q, num_restarts, raw_samples, seed)
         points, _ = optimize_acqf(acq, bounds, q=q, options={"seed": seed}, **starts)
     points = points.detach().reshape(q, -1)
     if polytope is not None:

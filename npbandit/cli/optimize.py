@@ -368,6 +368,7 @@ def _earlier_steps(args: argparse.Namespace, bounds: Any, objective: Any, constr
     ``--initial-from`` and what differs otherwise."""
     from npbandit.envs.blackbox import named_directions
     from npbandit.objective_names import objective_label
+    from npbandit.optimize_setup import same_constraints
     from npbandit.space import SearchSpace
     from npbandit.warm_start import continued_run
 
@@ -381,7 +382,7 @@ def _earlier_steps(args: argparse.Namespace, bounds: Any, objective: Any, constr
         here["space"] = bounds.describe()
     else:
         here["bounds"] = [[float(v) for v in row] for row in bounds]
-    same = None
+    linear = None
     if args.parameter_constraints:  # the same constraints however written (optimize refuses bad ones later)
         from npbandit.space.linear_constraints import LinearConstraints
 
@@ -389,9 +390,8 @@ def _earlier_steps(args: argparse.Namespace, bounds: Any, objective: Any, constr
         try:
             linear = LinearConstraints(args.parameter_constraints, space)
         except (TypeError, ValueError):
-            linear = None
-        same = None if linear is None else {"parameter_constraints": lambda had, _: linear.same_as(had)}
-    return continued_run(args.db, args.initial_from, "--initial-from", problem=here, same=same)
+            pass
+    return continued_run(args.db, args.initial_from, "--initial-from", problem=here, same=same_constraints(linear))
 
 
 def _check_dim(function: str, dim: int | None) -> None:

@@ -234,8 +234,8 @@ class LinearConstraints:
 
 
 def _row_set(rows: Sequence[tuple[Mapping[str, float], float]]) -> set[tuple[tuple[tuple[str, float], ...], float]]:
-    """Parsed rows as a set, each row's nonzero coefficients sorted by name."""
-    return {(tuple(sorted((n, float(a)) for n, a in coefficients.items() if a != 0)), float(bound))
+    """Parsed rows as a set, each row's coefficients (nonzero, as parsed) sorted by name."""
+    return {(tuple(sorted((n, float(a)) for n, a in coefficients.items())), float(bound))
             for coefficients, bound in rows}
 
 
