@@ -123,3 +123,15 @@ def test_a_fixed_int_or_log_scale_float_is_a_constant_too_while_a_ranged_one_is_
     assert linear.polytope.A.tolist() == [[10.0], [-10.0]] and np.allclose(linear.polytope.b, [2.0, -1.0])
     with pytest.raises(ValueError, match=r"parameter_constraints\[0\].*an int"):
         LinearConstraints(["a + n <= 6"], SearchSpace({"a": Float(0.0, 10.0), "n": Int(1, 4)}))
+
+
+def test_a_range_narrow_beside_its_values_keeps_its_polytope_and_its_points_hold_in_the_users_units():
+    # the search margin is relative to the constraint's scale (here about 2e6); at 1e-12 of it
+    # the polytope keeps nearly all of a range 1e-3 wide, and every point inside it holds as written
+    space = SearchSpace({"a": Float(1e6, 1e6 + 1e-3), "b": Float(1e6, 1e6 + 1e-3)})
+    linear = LinearConstraints(["a <= b"], space)
+    assert linear.polytope.interior() is not None
+    u = torch.rand(2000, 2, dtype=torch.float64, generator=torch.Generator().manual_seed(1))
+    inside = linear.polytope.holds(u)
+    assert 0.45 < float(inside.double().mean()) < 0.55  # the half-square a <= b, not an empty sliver
+    assert not any(linear.violated(space.decode(p)) for p in u[inside].numpy())
