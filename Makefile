@@ -20,6 +20,12 @@ $(STAMP): pyproject.toml
 	$(BIN)/python -m pip install --quiet --disable-pip-version-check -e ".[test,optuna,ax,postgres,dask]"
 	touch $(STAMP)
 
+# Each extra a target needs beyond the test set-up is installed once per change of
+# pyproject.toml (a stamp per extra), so `make lint` / `make docs` run again at once.
+$(VENV)/.installed-%: $(STAMP)
+	$(BIN)/python -m pip install --quiet --disable-pip-version-check -e ".[$*]"
+	touch $@
+
 demo: $(STAMP)
 	$(BIN)/npbandit demo
 
@@ -42,16 +48,14 @@ test-quick: $(STAMP)
 # Style and structure: ruff (pyproject.toml [tool.ruff]), the import contracts (layers that
 # point one way, no library import of a deprecated alias, optional frameworks only behind
 # their doors: [tool.importlinter]) and no import cycle, function-level imports included.
-lint: $(STAMP)
-	$(BIN)/python -m pip install --quiet --disable-pip-version-check -e ".[lint]"
+lint: $(VENV)/.installed-lint
 	$(BIN)/ruff check npbandit tests experiments tools examples
 	$(BIN)/lint-imports
 	$(BIN)/python tools/check_cycles.py
 
 # The documentation site (MkDocs + Material + mkdocstrings): --strict fails on broken links,
 # anchors and references, so CI catches a page that no longer matches the code.
-docs: $(STAMP)
-	$(BIN)/python -m pip install --quiet --disable-pip-version-check -e ".[docs]"
+docs: $(VENV)/.installed-docs
 	NO_MKDOCS_2_WARNING=1 $(BIN)/mkdocs build --strict --site-dir build/site
 
 # NPModel's tests against the lowest and the newest BoTorch that pyproject.toml admits,
@@ -67,8 +71,7 @@ bench-streaming: $(STAMP)
 # Every measurement on experiments/log/benchmarks.md (hours on 2 CPU cores; not run in CI).
 # The `bench` extra brings the Optuna peer rows of experiments/benchmarks/bo.py; storage_throughput.py
 # needs PostgreSQL's server binaries (`apt-get install postgresql`).
-bench: $(STAMP)
-	$(BIN)/python -m pip install --quiet --disable-pip-version-check -e ".[bench]"
+bench: $(VENV)/.installed-bench
 	$(BIN)/python experiments/benchmarks/streaming.py
 	$(BIN)/python experiments/benchmarks/joint_sampling.py
 	$(BIN)/python experiments/benchmarks/regression_ll.py
