@@ -71,7 +71,7 @@ import gymnasium as gym
 import numpy as np
 
 from npbandit.envs.bounds import as_bounds
-from npbandit.envs.evaluation import Outcome, OutcomeRelay
+from npbandit.envs.evaluation import ExecutorFailure, Outcome, OutcomeRelay
 from npbandit.envs.outcomes import (
     Evaluated,
     WithConstraints,
@@ -500,6 +500,9 @@ class BlackBoxEnv(gym.Env):
             err = outcome.value
             if outcome.timed_out:  # the evaluator gave it up: the objective raised nothing
                 raise ObjectiveError(f"objective timed out: {err} at x={shown(x)}", x, kind="timeout") from err
+            if isinstance(err, ExecutorFailure):  # the objective raised nothing either
+                raise ObjectiveError(f"the executor failed to run the objective: {err} at x={shown(x)}", x,
+                                     kind="raised") from err.__cause__
             raise ObjectiveError(self._raised("objective", err, x), x, kind="raised") from err
         else:
             out = outcome.value
