@@ -1,10 +1,13 @@
-"""A ``ModelListGP`` of ``NPModel``s with input transforms switches modes without BoTorch's
-"Could not update ``train_inputs``" warning: the list calls each member's
-``_set_transformed_inputs`` directly (on ``eval()``, ``train()`` and inside acquisitions
-such as qHVKG), and an NP keeps its transformed context in its own state."""
+"""``ModelListGP`` of ``NPModel``s: it switches modes without BoTorch's "Could not update
+``train_inputs``" warning (the list calls each member's ``_set_transformed_inputs`` directly,
+on ``eval()``, ``train()`` and inside acquisitions such as qHVKG, and an NP keeps its
+transformed context in its own state), and answers for some of its outputs (it hands each
+member NumPy integer indices)."""
 
 import warnings
 
+import numpy as np
+import pytest
 import torch
 from botorch.models import ModelListGP
 from botorch.models.transforms import Normalize, Standardize
@@ -38,3 +41,26 @@ def test_a_model_list_of_np_models_with_input_transforms_changes_modes_without_w
     after = models.posterior(X[:3])
     torch.testing.assert_close(after.mean, before.mean)  # nothing about the data changed
     torch.testing.assert_close(after.variance, before.variance)
+
+
+def test_a_model_list_of_np_models_answers_for_some_of_its_outputs():
+    """``ModelListGP.posterior(X, output_indices=[1])`` hands each member its own indices as
+    NumPy integers (BoTorch's ``_get_group_subset_indices``): taken as the ints they are."""
+    X, singles = _models()
+    models = ModelListGP(*singles)
+    one = models.posterior(X[:3], output_indices=[1])
+    torch.testing.assert_close(one.mean, singles[1].posterior(X[:3]).mean)
+    torch.testing.assert_close(one.variance, singles[1].posterior(X[:3]).variance)
+
+
+def test_numpy_integer_output_indices_are_ints():
+    X = torch.rand(9, 2, dtype=torch.float64, generator=torch.Generator().manual_seed(1))
+    Y = torch.cat([X.sum(-1, keepdim=True), X.prod(-1, keepdim=True)], dim=-1)
+    model = NPModel(tiny_model("tnpd", x_dim=2), X, Y)
+    picked = model.posterior(X[:2], output_indices=[np.int64(1)])
+    torch.testing.assert_close(picked.mean, model.posterior(X[:2], output_indices=[1]).mean)
+    subset = model.subset_output([np.int32(1)])
+    torch.testing.assert_close(subset.posterior(X[:2]).mean, model.posterior(X[:2]).mean[..., 1:])
+    for bad in ([np.bool_(True)], [1.0], [np.int64(2)], []):
+        with pytest.raises(ValueError, match="non-empty list of output indices below 2"):
+            model.posterior(X[:2], output_indices=bad)
