@@ -181,6 +181,11 @@ def _said(value: Any) -> str:
 
 
 #: why earlier evaluations of another problem are refused
+#: how many float64 roundings (of the bounds' magnitude) a given point may lie past a face of the
+#: box and still count as on it: arithmetic such as ``0.1 + 0.2`` lands there, and points a run
+#: recorded before its faces mapped exactly onto the bounds lie one rounding past them
+FACE_ULPS = 4
+
 _SAME_PROBLEM = "(a run continues only a run of the same problem)"
 #: how to start from another problem's evaluations on purpose, said when a record's problem differs
 _ON_PURPOSE = ("; to start from another problem's evaluations on purpose, give them as (x, value) pairs, "
@@ -418,7 +423,8 @@ def point_action(x: Any, box: np.ndarray | None, space: SearchSpace | None) -> n
     the inverse of :meth:`~npbandit.envs.BlackBoxEnv.point`.
 
     Raises:
-        ValueError: ``x`` lies outside them, is not of their shape, or is not finite
+        ValueError: ``x`` lies outside them (a point within :data:`FACE_ULPS` roundings of a
+            face is on it), is not of their shape, or is not finite
             (``TypeError`` from the space for a value of the wrong type).
     """
     if space is not None:
@@ -436,12 +442,14 @@ def point_action(x: Any, box: np.ndarray | None, space: SearchSpace | None) -> n
     if point is None or point.shape != (box.shape[1],) or not np.isfinite(point).all():
         raise ValueError(f"x must be a finite point of shape [{box.shape[1]}], got "
                          f"{_short(x if point is None else point.tolist())}")
-    outside = np.nonzero((point < box[0]) | (point > box[1]))[0]
+    # within a few float64 roundings of a face is on it (0.1 + 0.2 for a bound of 0.3)
+    slack = FACE_ULPS * np.finfo(np.float64).eps * np.maximum(np.abs(box).max(axis=0), box[1] - box[0])
+    outside = np.nonzero((point < box[0] - slack) | (point > box[1] + slack))[0]
     if len(outside):
         j = int(outside[0])
         raise ValueError(f"x is outside the bounds: x[{j}] = {float(point[j])!r} is not in "
                          f"[{float(box[0, j])!r}, {float(box[1, j])!r}]")
-    return (point - box[0]) / (box[1] - box[0])
+    return np.clip((np.clip(point, box[0], box[1]) - box[0]) / (box[1] - box[0]), 0.0, 1.0)
 
 
 def _short(value: Any, limit: int = 120) -> str:

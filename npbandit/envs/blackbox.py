@@ -431,10 +431,13 @@ class BlackBoxEnv(gym.Env):
 
     def to_bounds(self, action: np.ndarray) -> np.ndarray:
         """Unit-cube action ``[d]`` -> point in the original bounds ``[d]`` (a box env only;
-        :meth:`point` serves both)."""
+        :meth:`point` serves both). A face maps onto the bound itself: ``low + 1.0 * (high -
+        low)`` can round past ``high``, which the objective must never receive."""
         if self.bounds is None:
             raise TypeError("this env searches a space (space=), not a box: point(action) gives the params dict")
-        return self.bounds[0] + np.asarray(action, dtype=np.float64) * (self.bounds[1] - self.bounds[0])
+        low, high = self.bounds
+        action = np.asarray(action, dtype=np.float64)
+        return np.clip(np.where(action == 1.0, high, low + action * (high - low)), low, high)
 
     def point(self, action: Any) -> Any:
         """What the objective is called with at unit-cube ``action`` ``[d]``: the point in the

@@ -1,0 +1,50 @@
+"""A point on a face of the box is inside it: ``low + u * (high - low)`` rounds past ``high``
+for some bounds (``-3.3 + 1.0 * 4.0 == 0.7000000000000002``), so the objective would get a
+point outside its bounds and a run's own history would be refused as ``initial=``; and a
+point given within rounding of a face (``0.1 + 0.2`` for a bound of ``0.3``) is taken as on it."""
+
+import numpy as np
+import pytest
+
+import npbandit
+from npbandit import Optimizer
+from npbandit.envs import BlackBoxEnv
+
+LOW, HIGH = [-3.3, 0.3, -0.7], [0.7, 0.9, 0.9]
+
+
+def test_the_unit_cubes_faces_map_onto_the_bounds_faces_exactly():
+    env = BlackBoxEnv(objective=lambda x: float(np.sum(x)), bounds=[LOW, HIGH], budget=2)
+    np.testing.assert_array_equal(env.to_bounds(np.ones(3)), HIGH)
+    np.testing.assert_array_equal(env.to_bounds(np.zeros(3)), LOW)
+    assert (env.to_bounds(np.full(3, 0.999999999)) <= HIGH).all()
+
+
+def test_a_runs_own_points_on_a_face_are_inside_and_can_start_another_run():
+    seen = []
+
+    def objective(x):
+        assert ((np.array(LOW) <= x) & (x <= np.array(HIGH))).all(), x  # a strict objective
+        seen.append(x)
+        return float(np.sum(x))
+
+    opt = Optimizer([LOW, HIGH], surrogate="random", budget=3, db=None)
+    for point in (HIGH, LOW):
+        trial = opt.attach(point)
+        np.testing.assert_array_equal(trial.x, point)
+        opt.tell(trial, objective(trial.x))
+    trial = opt.ask()
+    opt.tell(trial, objective(trial.x))
+    result = opt.close()
+    again = npbandit.optimize(objective, [LOW, HIGH], surrogate="random", budget=2, db=None, progress=False,
+                              initial=result.history)
+    assert len(again.history) == 2
+
+
+def test_a_point_within_rounding_of_a_face_is_on_it_and_one_beyond_is_refused():
+    opt = Optimizer([[0.0, 0.0], [0.3, 0.7]], surrogate="random", budget=3, db=None)
+    trial = opt.attach([0.1 + 0.2, -1e-17])  # 0.30000000000000004 and a rounding below 0
+    np.testing.assert_array_equal(trial.x, [0.3, 0.0])
+    for outside in ([0.3000001, 0.5], [0.1, -1e-9]):
+        with pytest.raises(ValueError, match="outside the bounds"):
+            opt.attach(outside)
