@@ -119,13 +119,19 @@ def _array_pairs(initial: Any, objectives: int = 1) -> list[tuple[Any, Any]] | N
         if Y.shape != (len(X), objectives):
             raise ValueError(f"initial=(X, Y): Y must have shape [{len(X)}, {objectives}] (one row of values per row "
                              f"of X [{len(X)}, {X.shape[1]}], one column per objective), got {list(Y.shape)}")
-        return [(x, y.tolist()) for x, y in zip(X, Y)]
+        return [(x, y.tolist()) for x, y in zip(_rows(initial[0]), Y)]
     if Y.ndim == 2 and Y.shape[1] == 1:
         Y = Y[:, 0]
     if Y.shape != (len(X),):
         raise ValueError(f"initial=(X, Y): Y must have shape [{len(X)}] or [{len(X)}, 1] (one value per row of X "
                          f"[{len(X)}, {X.shape[1]}]), got {list(Y.shape)}")
-    return [(x, float(y)) for x, y in zip(X, Y)]
+    return [(x, float(y)) for x, y in zip(_rows(initial[0]), Y)]
+
+
+def _rows(X: Any) -> Any:
+    """``X``'s rows in its own float type (a float32 point on a face lies a float32 rounding
+    past it: :func:`point_action` allows for that)."""
+    return X.detach().cpu().numpy() if isinstance(X, torch.Tensor) else X
 
 
 def _box_point(x: Any, box: np.ndarray) -> Any:
@@ -181,9 +187,10 @@ def _said(value: Any) -> str:
 
 
 #: why earlier evaluations of another problem are refused
-#: how many float64 roundings (of the bounds' magnitude) a given point may lie past a face of the
-#: box and still count as on it: arithmetic such as ``0.1 + 0.2`` lands there, and points a run
-#: recorded before its faces mapped exactly onto the bounds lie one rounding past them
+#: how many roundings (of the bounds' magnitude, in the float type the point came in) a given point
+#: may lie past a face of the box and still count as on it: arithmetic such as ``0.1 + 0.2`` lands
+#: there, so does ``0.3`` given in float32, and points a run recorded before its faces mapped
+#: exactly onto the bounds lie one rounding past them
 FACE_ULPS = 4
 
 _SAME_PROBLEM = "(a run continues only a run of the same problem)"
@@ -417,6 +424,19 @@ def _action(i: int, x: Any, box: np.ndarray | None, space: SearchSpace | None) -
         raise type(err)(f"initial[{i}]: {err}") from None
 
 
+def _rounding(x: Any) -> float:
+    """The relative rounding (machine epsilon) of the narrowest float type ``x``'s coordinates
+    came in: an array's or tensor's, or its entries' (``np.float32`` values); float64's at least."""
+    entries = list(x.values()) if isinstance(x, Mapping) else list(x) if isinstance(x, (list, tuple)) else []
+    eps = np.finfo(np.float64).eps
+    for dtype in [getattr(x, "dtype", None)] + [getattr(v, "dtype", None) for v in entries]:
+        if isinstance(dtype, torch.dtype) and dtype.is_floating_point:
+            eps = max(eps, torch.finfo(dtype).eps)
+        elif isinstance(dtype, np.dtype) and np.issubdtype(dtype, np.floating):
+            eps = max(eps, float(np.finfo(dtype).eps))
+    return float(eps)
+
+
 def point_action(x: Any, box: np.ndarray | None, space: SearchSpace | None) -> np.ndarray:
     """The point ``x`` in the objective's form (a box's array ``[d]`` or ``{"x0": ..}`` dict,
     a space's params dict) as ``[d]`` in the unit cube of ``box`` (``[2, d]``) or ``space``:
@@ -442,8 +462,8 @@ def point_action(x: Any, box: np.ndarray | None, space: SearchSpace | None) -> n
     if point is None or point.shape != (box.shape[1],) or not np.isfinite(point).all():
         raise ValueError(f"x must be a finite point of shape [{box.shape[1]}], got "
                          f"{_short(x if point is None else point.tolist())}")
-    # within a few float64 roundings of a face is on it (0.1 + 0.2 for a bound of 0.3)
-    slack = FACE_ULPS * np.finfo(np.float64).eps * np.maximum(np.abs(box).max(axis=0), box[1] - box[0])
+    # within a few roundings of a face is on it (0.1 + 0.2 for a bound of 0.3; 0.3 given in float32)
+    slack = FACE_ULPS * _rounding(x) * np.maximum(np.abs(box).max(axis=0), box[1] - box[0])
     outside = np.nonzero((point < box[0] - slack) | (point > box[1] + slack))[0]
     if len(outside):
         j = int(outside[0])

@@ -48,3 +48,20 @@ def test_a_point_within_rounding_of_a_face_is_on_it_and_one_beyond_is_refused():
     for outside in ([0.3000001, 0.5], [0.1, -1e-9]):
         with pytest.raises(ValueError, match="outside the bounds"):
             opt.attach(outside)
+
+
+def test_float32_points_on_a_face_are_on_it():
+    """``torch.tensor([[0.3, 0.7]])`` is float32 by default, and float32's 0.3 is 0.30000001192..."""
+    import torch
+
+    X = torch.tensor([[0.3, 0.7], [0.1, 0.2]])
+    Y = torch.tensor([1.0, 0.3])
+    box = [[0.0, 0.0], [0.3, 0.7]]
+    for initial in [(X, Y), (X.numpy(), Y.numpy()), [(X[0], 1.0)], [([np.float32(0.3), np.float32(0.7)], 1.0)]]:
+        result = npbandit.optimize(lambda x: float(np.sum(x)), box, surrogate="random", budget=1, db=None,
+                                   progress=False, initial=initial)
+        assert len(result.history) == 1
+    opt = Optimizer(box, surrogate="random", budget=2, db=None)
+    np.testing.assert_array_equal(opt.attach(X[0]).x, [0.3, float(np.float32(0.7))])  # on the face; inside as given
+    with pytest.raises(ValueError, match="outside the bounds"):  # a float32 rounding is all it allows
+        opt.attach(torch.tensor([0.3001, 0.7]))
