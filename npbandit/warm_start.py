@@ -81,7 +81,7 @@ from npbandit.objective_names import recorded_names
 from npbandit.policies.base import Policy, PolicyWrapper
 from npbandit.space import SearchSpace
 from npbandit.storage import INITIAL, INITIAL_FROM, RunEvaluations, RunRow, run_evaluations
-from npbandit.validation import is_real
+from npbandit.validation import face_slack, is_real
 
 __all__ = ["initial_points", "check_same_problem", "continued_run", "point_action", "WarmStart"]
 
@@ -187,12 +187,6 @@ def _said(value: Any) -> str:
 
 
 #: why earlier evaluations of another problem are refused
-#: how many roundings (of the bounds' magnitude, in the float type the point came in) a given point
-#: may lie past a face of the box and still count as on it: arithmetic such as ``0.1 + 0.2`` lands
-#: there, so does ``0.3`` given in float32, and points a run recorded before its faces mapped
-#: exactly onto the bounds lie one rounding past them
-FACE_ULPS = 4
-
 _SAME_PROBLEM = "(a run continues only a run of the same problem)"
 #: how to start from another problem's evaluations on purpose, said when a record's problem differs
 _ON_PURPOSE = ("; to start from another problem's evaluations on purpose, give them as (x, value) pairs, "
@@ -424,28 +418,16 @@ def _action(i: int, x: Any, box: np.ndarray | None, space: SearchSpace | None) -
         raise type(err)(f"initial[{i}]: {err}") from None
 
 
-def _rounding(x: Any) -> float:
-    """The relative rounding (machine epsilon) of the narrowest float type ``x``'s coordinates
-    came in: an array's or tensor's, or its entries' (``np.float32`` values); float64's at least."""
-    entries = list(x.values()) if isinstance(x, Mapping) else list(x) if isinstance(x, (list, tuple)) else []
-    eps = np.finfo(np.float64).eps
-    for dtype in [getattr(x, "dtype", None)] + [getattr(v, "dtype", None) for v in entries]:
-        if isinstance(dtype, torch.dtype) and dtype.is_floating_point:
-            eps = max(eps, torch.finfo(dtype).eps)
-        elif isinstance(dtype, np.dtype) and np.issubdtype(dtype, np.floating):
-            eps = max(eps, float(np.finfo(dtype).eps))
-    return float(eps)
-
-
 def point_action(x: Any, box: np.ndarray | None, space: SearchSpace | None) -> np.ndarray:
     """The point ``x`` in the objective's form (a box's array ``[d]`` or ``{"x0": ..}`` dict,
     a space's params dict) as ``[d]`` in the unit cube of ``box`` (``[2, d]``) or ``space``:
     the inverse of :meth:`~npbandit.envs.BlackBoxEnv.point`.
 
     Raises:
-        ValueError: ``x`` lies outside them (a point within :data:`FACE_ULPS` roundings of a
-            face is on it), is not of their shape, or is not finite
-            (``TypeError`` from the space for a value of the wrong type).
+        ValueError: ``x`` lies outside them (a point within
+            :data:`~npbandit.validation.FACE_ULPS` roundings of a face is on it), is not of
+            their shape, or is not finite (``TypeError`` from the space for a value of the
+            wrong type).
     """
     if space is not None:
         return space.encode(x)
@@ -463,7 +445,7 @@ def point_action(x: Any, box: np.ndarray | None, space: SearchSpace | None) -> n
         raise ValueError(f"x must be a finite point of shape [{box.shape[1]}], got "
                          f"{_short(x if point is None else point.tolist())}")
     # within a few roundings of a face is on it (0.1 + 0.2 for a bound of 0.3; 0.3 given in float32)
-    slack = FACE_ULPS * _rounding(x) * np.maximum(np.abs(box).max(axis=0), box[1] - box[0])
+    slack = face_slack(x, box[0], box[1])
     outside = np.nonzero((point < box[0] - slack) | (point > box[1] + slack))[0]
     if len(outside):
         j = int(outside[0])

@@ -65,3 +65,14 @@ def test_float32_points_on_a_face_are_on_it():
     np.testing.assert_array_equal(opt.attach(X[0]).x, [0.3, float(np.float32(0.7))])  # on the face; inside as given
     with pytest.raises(ValueError, match="outside the bounds"):  # a float32 rounding is all it allows
         opt.attach(torch.tensor([0.3001, 0.7]))
+
+
+def test_a_float_parameters_value_within_rounding_of_an_end_is_on_it():
+    from npbandit.space import Float
+
+    opt = Optimizer(space={"x": Float(0.0, 0.3), "y": Float(1e-3, 0.3, log=True)}, surrogate="random", budget=3,
+                    db=None)
+    assert opt.attach({"x": np.float32(0.3), "y": 0.1 + 0.2}).x == {"x": 0.3, "y": 0.3}
+    assert opt.attach({"x": 0.1 + 0.2, "y": np.float32(0.3)}).x == {"x": 0.3, "y": 0.3}
+    with pytest.raises(ValueError, match=r"must lie in \[0.0, 0.3\]"):
+        opt.attach({"x": 0.3000001, "y": 0.1})
