@@ -59,7 +59,8 @@ class ObjectiveError(NPBanditError, RuntimeError):
         x: the point at which it failed, as the objective received it (a NumPy array of
             shape ``(d,)`` in the objective's own bounds, or the params dict of a search space).
         kind: how it failed, one of :attr:`KINDS`: ``"raised"`` (the objective or its
-            constraints raised; the message names the exception), ``"returned"`` (it returned
+            constraints raised, or the executor failed to run it; the message says which and
+            names the exception), ``"returned"`` (it returned
             something other than the real number(s) expected: an :class:`ObjectiveReturnError`),
             ``"nonfinite"`` (it returned NaN or inf), ``"timeout"`` (it was still running
             after the evaluator's timeout, ``optimize(eval_timeout=...)``); ``None`` when

@@ -16,13 +16,47 @@ if TYPE_CHECKING:  # torch loads only where a check needs it
 
 __all__ = ["check_bool", "check_int", "check_arm", "check_real", "real_as_float", "check_range", "check_render_mode",
            "check_options", "check_device", "check_float_dtype", "is_real", "is_tensor", "register_class",
-           "unregistered", "path_as_str", "json_default"]
+           "unregistered", "path_as_str", "json_default", "FACE_ULPS", "rounding_of", "face_slack"]
+
+#: how many roundings (of the range's magnitude, in the float type a value came in) a given value
+#: may lie past an end of its range and still count as on it: arithmetic such as ``0.1 + 0.2``
+#: lands there for an end of ``0.3``, so does ``0.3`` given in float32, and box points a run
+#: recorded before its faces mapped exactly onto the bounds lie one rounding past them
+FACE_ULPS = 4
 
 
 def is_real(value: Any) -> bool:
     """Whether ``value`` is a real number of any type but bool (a Python or NumPy bool is an
     int to ``isinstance``, and a flag passed where a number belongs is a mistake); finite or not."""
     return not isinstance(value, (bool, np.bool_)) and isinstance(value, numbers.Real)
+
+
+def rounding_of(value: Any) -> float:
+    """The relative rounding (machine epsilon) of the narrowest float type ``value`` came in:
+    an array's or tensor's, a NumPy scalar's, or that of the entries of a list, tuple or
+    mapping of them; float64's at least."""
+    from collections.abc import Mapping
+
+    entries = (list(value.values()) if isinstance(value, Mapping)
+               else list(value) if isinstance(value, (list, tuple)) else [])
+    eps = float(np.finfo(np.float64).eps)
+    for dtype in [getattr(value, "dtype", None)] + [getattr(v, "dtype", None) for v in entries]:
+        if isinstance(dtype, np.dtype):
+            if np.issubdtype(dtype, np.floating):
+                eps = max(eps, float(np.finfo(dtype).eps))
+        elif dtype is not None and getattr(dtype, "is_floating_point", False):  # a torch dtype
+            import torch
+
+            eps = max(eps, float(torch.finfo(dtype).eps))
+    return eps
+
+
+def face_slack(value: Any, low: Any, high: Any) -> Any:
+    """How far past ``low`` / ``high`` (numbers or arrays of them) ``value`` may lie and still
+    count as on that end: :data:`FACE_ULPS` roundings of ``value``'s float type
+    (:func:`rounding_of`) at the range's magnitude."""
+    low, high = np.asarray(low, dtype=np.float64), np.asarray(high, dtype=np.float64)
+    return FACE_ULPS * rounding_of(value) * np.maximum(np.maximum(np.abs(low), np.abs(high)), high - low)
 
 
 def real_as_float(value: Any) -> float:

@@ -81,7 +81,7 @@ from npbandit.objective_names import recorded_names
 from npbandit.policies.base import Policy, PolicyWrapper
 from npbandit.space import SearchSpace
 from npbandit.storage import INITIAL, INITIAL_FROM, RunEvaluations, RunRow, run_evaluations
-from npbandit.validation import is_real
+from npbandit.validation import face_slack, is_real
 
 __all__ = ["initial_points", "check_same_problem", "continued_run", "point_action", "WarmStart"]
 
@@ -119,13 +119,19 @@ def _array_pairs(initial: Any, objectives: int = 1) -> list[tuple[Any, Any]] | N
         if Y.shape != (len(X), objectives):
             raise ValueError(f"initial=(X, Y): Y must have shape [{len(X)}, {objectives}] (one row of values per row "
                              f"of X [{len(X)}, {X.shape[1]}], one column per objective), got {list(Y.shape)}")
-        return [(x, y.tolist()) for x, y in zip(X, Y)]
+        return [(x, y.tolist()) for x, y in zip(_rows(initial[0]), Y)]
     if Y.ndim == 2 and Y.shape[1] == 1:
         Y = Y[:, 0]
     if Y.shape != (len(X),):
         raise ValueError(f"initial=(X, Y): Y must have shape [{len(X)}] or [{len(X)}, 1] (one value per row of X "
                          f"[{len(X)}, {X.shape[1]}]), got {list(Y.shape)}")
-    return [(x, float(y)) for x, y in zip(X, Y)]
+    return [(x, float(y)) for x, y in zip(_rows(initial[0]), Y)]
+
+
+def _rows(X: Any) -> Any:
+    """``X``'s rows in its own float type (a float32 point on a face lies a float32 rounding
+    past it: :func:`point_action` allows for that)."""
+    return X.detach().cpu().numpy() if isinstance(X, torch.Tensor) else X
 
 
 def _box_point(x: Any, box: np.ndarray) -> Any:
@@ -418,8 +424,10 @@ def point_action(x: Any, box: np.ndarray | None, space: SearchSpace | None) -> n
     the inverse of :meth:`~npbandit.envs.BlackBoxEnv.point`.
 
     Raises:
-        ValueError: ``x`` lies outside them, is not of their shape, or is not finite
-            (``TypeError`` from the space for a value of the wrong type).
+        ValueError: ``x`` lies outside them (a point within
+            :data:`~npbandit.validation.FACE_ULPS` roundings of a face is on it), is not of
+            their shape, or is not finite (``TypeError`` from the space for a value of the
+            wrong type).
     """
     if space is not None:
         return space.encode(x)
@@ -436,12 +444,14 @@ def point_action(x: Any, box: np.ndarray | None, space: SearchSpace | None) -> n
     if point is None or point.shape != (box.shape[1],) or not np.isfinite(point).all():
         raise ValueError(f"x must be a finite point of shape [{box.shape[1]}], got "
                          f"{_short(x if point is None else point.tolist())}")
-    outside = np.nonzero((point < box[0]) | (point > box[1]))[0]
+    # within a few roundings of a face is on it (0.1 + 0.2 for a bound of 0.3; 0.3 given in float32)
+    slack = face_slack(x, box[0], box[1])
+    outside = np.nonzero((point < box[0] - slack) | (point > box[1] + slack))[0]
     if len(outside):
         j = int(outside[0])
         raise ValueError(f"x is outside the bounds: x[{j}] = {float(point[j])!r} is not in "
                          f"[{float(box[0, j])!r}, {float(box[1, j])!r}]")
-    return (point - box[0]) / (box[1] - box[0])
+    return np.clip((np.clip(point, box[0], box[1]) - box[0]) / (box[1] - box[0]), 0.0, 1.0)
 
 
 def _short(value: Any, limit: int = 120) -> str:

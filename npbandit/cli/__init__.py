@@ -94,8 +94,10 @@ def main(argv: list[str] | None = None) -> int:
     checks name in a ``TypeError`` / ``ValueError`` (``beta must be >= 0``, ``seeds[1]
     ...``) is named as the flag the user typed (:func:`~npbandit.cli.options.in_flags`; a
     command module's ``ARGUMENT_ALIASES`` maps library argument names its options feed under
-    another name). A warning raised while a command runs (``budget`` within the initial
-    design, say) is one line on stderr too, ``npbandit COMMAND: warning: ...``. SIGINT /
+    another name, and ``args.flag_overrides``, set by a command, names an argument it read
+    from elsewhere: ``optimize``'s ``--space`` file's ``parameter_constraints``). A warning
+    raised while a command runs (``budget`` within the initial design, say) is one line on
+    stderr too, ``npbandit COMMAND: warning: ...``. SIGINT /
     SIGTERM during a run: the run is saved and recorded as ``interrupted`` (``train``: its
     state is saved), one line says so (``optimize``: and how to go on, ``--initial-from
     RUN_ID``), and the status is 128 + the signal number. An ``optimize`` run an evaluation
@@ -131,6 +133,7 @@ def main(argv: list[str] | None = None) -> int:
     except (TypeError, ValueError) as err:  # a library check's argument names, as the flags the user typed
         sub = next(a for a in parser._actions if a.dest == "command").choices[args.command]
         flags = option_flags(sub, getattr(command, "ARGUMENT_ALIASES", None))
+        flags.update(getattr(args, "flag_overrides", None) or {})  # a value the command read from elsewhere
         print(f"npbandit {args.command}: {in_flags(_one_line(err), flags)}", file=sys.stderr)
         return 2
     except (OSError, ImportError, FloatingPointError) as err:

@@ -494,7 +494,8 @@ def _parse_space(text: str, args: argparse.Namespace) -> Any:
     """``--space`` (JSON, or a path to a file holding it) -> a :class:`~npbandit.space.SearchSpace`;
     errors name ``--space``. Its ``"parameter_constraints"``, a list of strings beside the
     parameters (each parameter's value is an object), go to ``args.parameter_constraints``
-    (with ``--parameter-constraint`` too: refused, one place for them)."""
+    (with ``--parameter-constraint`` too: refused, one place for them), and an error about
+    one names it as ``--space parameter_constraints value i`` (``args.flag_overrides``)."""
     from pathlib import Path
 
     from npbandit.space import as_search_space
@@ -514,6 +515,8 @@ def _parse_space(text: str, args: argparse.Namespace) -> Any:
             raise ValueError("--space holds parameter_constraints and --parameter-constraint gives more: give them "
                              "in one place")
         args.parameter_constraints = value.pop("parameter_constraints")
+        # a refusal of one of them names it in the file, not as a --parameter-constraint flag never given
+        args.flag_overrides = {"parameter_constraints": ("--space parameter_constraints", True)}
         if not all(isinstance(c, str) for c in args.parameter_constraints):
             raise ValueError(f"--space: parameter_constraints must be a list of strings such as \"x0 + 2*x1 <= 3\", "
                              f"got {args.parameter_constraints!r}")

@@ -71,7 +71,7 @@ import gymnasium as gym
 import numpy as np
 
 from npbandit.envs.bounds import as_bounds
-from npbandit.envs.evaluation import Outcome, OutcomeRelay
+from npbandit.envs.evaluation import ExecutorFailure, Outcome, OutcomeRelay
 from npbandit.envs.outcomes import (
     Evaluated,
     WithConstraints,
@@ -431,10 +431,13 @@ class BlackBoxEnv(gym.Env):
 
     def to_bounds(self, action: np.ndarray) -> np.ndarray:
         """Unit-cube action ``[d]`` -> point in the original bounds ``[d]`` (a box env only;
-        :meth:`point` serves both)."""
+        :meth:`point` serves both). A face maps onto the bound itself: ``low + 1.0 * (high -
+        low)`` can round past ``high``, which the objective must never receive."""
         if self.bounds is None:
             raise TypeError("this env searches a space (space=), not a box: point(action) gives the params dict")
-        return self.bounds[0] + np.asarray(action, dtype=np.float64) * (self.bounds[1] - self.bounds[0])
+        low, high = self.bounds
+        action = np.asarray(action, dtype=np.float64)
+        return np.clip(np.where(action == 1.0, high, low + action * (high - low)), low, high)
 
     def point(self, action: Any) -> Any:
         """What the objective is called with at unit-cube ``action`` ``[d]``: the point in the
@@ -500,6 +503,9 @@ class BlackBoxEnv(gym.Env):
             err = outcome.value
             if outcome.timed_out:  # the evaluator gave it up: the objective raised nothing
                 raise ObjectiveError(f"objective timed out: {err} at x={shown(x)}", x, kind="timeout") from err
+            if isinstance(err, ExecutorFailure):  # the objective raised nothing either
+                raise ObjectiveError(f"the executor failed to run the objective: {err} at x={shown(x)}", x,
+                                     kind="raised") from err.__cause__
             raise ObjectiveError(self._raised("objective", err, x), x, kind="raised") from err
         else:
             out = outcome.value

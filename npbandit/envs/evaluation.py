@@ -35,7 +35,14 @@ from typing import Any, Protocol, runtime_checkable
 
 import numpy as np
 
-__all__ = ["AsyncEvaluator", "Evaluation", "Evaluator", "Outcome", "OutcomeRelay"]
+__all__ = ["AsyncEvaluator", "Evaluation", "Evaluator", "ExecutorFailure", "Outcome", "OutcomeRelay"]
+
+
+class ExecutorFailure(RuntimeError):
+    """An executor could not hand back an evaluation's outcome: the objective did not raise
+    (a process pool that cannot pickle the objective, its point or what it returned; a
+    worker lost). ``__cause__`` is the executor's own exception; ``step`` records the
+    evaluation as failed, naming the executor."""
 
 
 @dataclass(frozen=True)
@@ -301,7 +308,13 @@ def _outcome(future: cf.Future) -> Outcome:
     try:
         ok, out, worker = future.result()
     except Exception as err:  # noqa: BLE001 - the executor failed, not the objective
-        return Outcome(False, err, None)
+        # pickle's own error, or the TypeError / AttributeError it raises for a lock or a local function
+        hint = (" (a process pool sends the objective and its point to its workers, and the value back, by "
+                "pickle: define the objective at module level, not as a lambda or a local function, and keep "
+                "what it holds and returns picklable; or use a thread pool)") if "pickl" in str(err).lower() else ""
+        failure = ExecutorFailure(f"{type(err).__name__}: {err}{hint}")
+        failure.__cause__ = err
+        return Outcome(False, failure, None)
     return Outcome(ok, out, worker)
 
 

@@ -6,9 +6,11 @@ Each raises an error naming the argument and what was expected; none changes its
 
 from __future__ import annotations
 
+import numbers
 import warnings
 from typing import Any
 
+import numpy as np
 import torch
 from botorch.exceptions.warnings import InputDataWarning
 from torch import Tensor
@@ -71,11 +73,14 @@ def check_training_data(name: str, value: Any) -> None:
     check_matrix(name, value)
 
 
-def check_output_indices(name: str, indices: Any, m: int) -> None:
-    """``indices`` must be a non-empty list (or tuple) of ints in ``[0, m)``."""
+def check_output_indices(name: str, indices: Any, m: int) -> list[int]:
+    """``indices``, a non-empty list (or tuple) of ints in ``[0, m)``, as a list of Python ints.
+    NumPy integers count as ints: BoTorch's ``ModelListGP`` hands each model its indices so."""
     if (not isinstance(indices, (list, tuple)) or not indices
-            or any(isinstance(i, bool) or not isinstance(i, int) or not 0 <= i < m for i in indices)):
+            or any(isinstance(i, (bool, np.bool_)) or not isinstance(i, numbers.Integral) or not 0 <= i < m
+                   for i in indices)):
         raise ValueError(f"{name} must be a non-empty list of output indices below {m}, got {indices!r}")
+    return [int(i) for i in indices]
 
 
 def check_bounds(bounds: Any, d: int) -> Tensor:

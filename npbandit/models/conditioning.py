@@ -199,9 +199,9 @@ class ConditioningMixin:
         GP), so it conditions on ``len(idcs)`` columns like a model built on them. A network
         with several outputs of its own reads them together: the new model predicts all
         and reports ``idcs``."""
-        check_output_indices("idcs", idcs, self.num_outputs)
+        idcs = check_output_indices("idcs", idcs, self.num_outputs)
         if self.surrogate.y_dim == 1 and self._output_indices is None:
-            return self._output_subset(list(idcs))
+            return self._output_subset(idcs)
         child = self._child()
         # indices into this model's outputs: a subset of a subset picks from the first's
         child._output_indices = [i if self._output_indices is None else self._output_indices[i] for i in idcs]

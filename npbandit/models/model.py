@@ -445,6 +445,13 @@ class NPModel(MarginalPosteriorMixin, JointPosteriorMixin, ResponseCovarianceMix
         """``train(False)``."""
         return self.train(False)
 
+    def _set_transformed_inputs(self) -> None:
+        """Nothing to swap (see :meth:`train`). BoTorch's ``ModelListGP`` calls this on each of
+        its models directly, whose default warns that there are no ``train_inputs``."""
+
+    def _revert_to_original_inputs(self) -> None:
+        """Nothing to swap back (see :meth:`_set_transformed_inputs`)."""
+
     def custom_fit(self, mll: MarginalLogLikelihood, **kwargs: Any) -> MarginalLogLikelihood:
         """Nothing to fit: the surrogate is pretrained. Returns ``mll`` in eval mode.
 

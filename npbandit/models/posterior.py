@@ -395,9 +395,9 @@ class MarginalPosteriorMixin:
         (``_output_indices``) of the state's; ``None``: all of the state's."""
         if output_indices is None:
             return self._output_indices
-        check_output_indices("output_indices", output_indices, self.num_outputs)
+        output_indices = check_output_indices("output_indices", output_indices, self.num_outputs)
         if self._output_indices is None:
-            return list(output_indices)
+            return output_indices
         return [self._output_indices[i] for i in output_indices]
 
     def _untransformed(self, posterior: GPyTorchPosterior, indices: list[int] | None, X: Tensor) -> Any:

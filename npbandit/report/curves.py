@@ -229,8 +229,14 @@ def _bo_panels(db: str, runs: list[RunRow]) -> list[Panel]:
         known = problem.regret(0.0) is not None
         several = problem.objectives > 1
         read = {run.id: run_steps(db, run.id) for run in group}
+        # as in the tables, a run with no successful evaluation (closed before any was told) is no row's
+        read = {i: steps for i, steps in read.items() if any(not s["failed"] for s in steps)}
+        if not read:
+            continue
         reference = group_reference(read.values(), problem) if several else None
         for run in group:
+            if run.id not in read:
+                continue
             steps = read[run.id]
             budget = run.env_params.get("budget") or len(steps)
             if several:

@@ -36,7 +36,7 @@ from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
-from npbandit.validation import is_real
+from npbandit.validation import face_slack, is_real
 
 if TYPE_CHECKING:  # torch loads where a point is snapped, not with the space
     import torch
@@ -209,7 +209,10 @@ class Float(_Range):
     def check(self, value: Any) -> float:
         if not is_real(value) or not math.isfinite(value):
             raise TypeError(f"value must be a finite real number, got {value!r}")
+        slack = float(face_slack(value, self.low, self.high))  # within a rounding of an end is on it
         value = float(value)
+        if self.low - slack <= value < self.low or self.high < value <= self.high + slack:
+            value = min(max(value, self.low), self.high)
         self._in_range(value)
         return value
 

@@ -13,7 +13,7 @@ import pytest
 
 import npbandit.envs  # noqa: F401  (registers the environments)
 from npbandit.envs import AsyncEvaluator, BlackBoxEnv, Evaluation, Evaluator, ObjectiveError, Outcome, OutcomeRelay
-from npbandit.envs.evaluation import _evaluate
+from npbandit.envs.evaluation import ExecutorFailure, _evaluate
 from npbandit.loop import RunInterrupted, run_episode
 from npbandit.policies.base import Policy
 from npbandit.storage import RunLogger, list_runs, run_steps
@@ -216,7 +216,8 @@ def test_the_async_evaluator_collects_what_came_back_without_waiting():
     executor.calls[2][0].set_exception(OSError("the worker died"))  # the executor failed, not the objective
     assert evaluator.finished() == [jobs[1], jobs[2]]
     assert jobs[1].outcome.ok and jobs[2].outcome == Outcome(False, jobs[2].outcome.value, None)
-    assert isinstance(jobs[2].outcome.value, OSError) and jobs[0].outcome is None
+    failure = jobs[2].outcome.value  # the executor's failure, its own exception the cause
+    assert isinstance(failure, ExecutorFailure) and isinstance(failure.__cause__, OSError) and jobs[0].outcome is None
 
 
 @pytest.mark.parametrize("kwargs,error,match", [
