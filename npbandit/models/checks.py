@@ -73,13 +73,15 @@ def check_training_data(name: str, value: Any) -> None:
     check_matrix(name, value)
 
 
-def check_output_indices(name: str, indices: Any, m: int) -> list[int]:
-    """``indices``, a non-empty list (or tuple) of ints in ``[0, m)``, as a list of Python ints.
-    NumPy integers count as ints: BoTorch's ``ModelListGP`` hands each model its indices so."""
+def check_output_indices(name: str, indices: Any, m: int | None) -> list[int]:
+    """``indices``, a non-empty list (or tuple) of ints in ``[0, m)`` (``m=None``: any ``>= 0``),
+    as a list of Python ints. NumPy integers count as ints: BoTorch's ``ModelListGP`` hands each
+    model its indices so."""
     if (not isinstance(indices, (list, tuple)) or not indices
-            or any(isinstance(i, (bool, np.bool_)) or not isinstance(i, numbers.Integral) or not 0 <= i < m
-                   for i in indices)):
-        raise ValueError(f"{name} must be a non-empty list of output indices below {m}, got {indices!r}")
+            or any(isinstance(i, (bool, np.bool_)) or not isinstance(i, numbers.Integral) or i < 0
+                   or (m is not None and i >= m) for i in indices)):
+        below = "" if m is None else f" below {m}"
+        raise ValueError(f"{name} must be a non-empty list of output indices{below}, got {indices!r}")
     return [int(i) for i in indices]
 
 

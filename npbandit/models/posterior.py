@@ -392,8 +392,14 @@ class MarginalPosteriorMixin:
         """The outputs of the model's state (``_m`` of them) that ``posterior(X, output_indices)``
         reports: ``output_indices`` index this model's ``num_outputs`` outputs, which for a
         ``subset_output`` of a network with outputs of its own are a selection
-        (``_output_indices``) of the state's; ``None``: all of the state's."""
+        (``_output_indices``) of the state's; ``None``: all of the state's. A one-output model
+        reports its one output whatever (non-negative) indices it is given, as BoTorch's
+        one-output ``SingleTaskGP`` does: BoTorch's ``ModelList`` hands each member the list's
+        own indices (``[1]`` to its second model) along with a tensor ``observation_noise``."""
         if output_indices is None:
+            return self._output_indices
+        if self.num_outputs == 1:
+            check_output_indices("output_indices", output_indices, None)
             return self._output_indices
         output_indices = check_output_indices("output_indices", output_indices, self.num_outputs)
         if self._output_indices is None:

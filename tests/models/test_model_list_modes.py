@@ -64,3 +64,16 @@ def test_numpy_integer_output_indices_are_ints():
     for bad in ([np.bool_(True)], [1.0], [np.int64(2)], []):
         with pytest.raises(ValueError, match="non-empty list of output indices below 2"):
             model.posterior(X[:2], output_indices=bad)
+
+
+def test_a_model_list_of_np_models_takes_a_tensor_observation_noise_as_a_list_of_gps_does():
+    """With a tensor ``observation_noise``, ``ModelListGP`` hands its second member the list's
+    index ``[1]``: a one-output member reports its one output, as ``SingleTaskGP`` does."""
+    X, singles = _models()
+    models = ModelListGP(*singles)
+    noise = torch.full((3, 2), 0.25, dtype=torch.float64)
+    noisy = models.posterior(X[:3], observation_noise=noise)
+    plain = models.posterior(X[:3])
+    torch.testing.assert_close(noisy.mean, plain.mean)
+    assert bool((noisy.variance > plain.variance).all())
+    torch.testing.assert_close(singles[1].posterior(X[:3], output_indices=[1]).mean, singles[1].posterior(X[:3]).mean)

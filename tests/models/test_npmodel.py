@@ -315,9 +315,9 @@ def test_invalid_input_is_refused():
     with pytest.raises(ValueError, match="train_X .*outside bounds"):
         NPModel(s, 5 * X, Y, bounds=BOUNDS)
     with pytest.raises(ValueError, match="output_indices"):
-        model.posterior(torch.rand(1, D, dtype=torch.float64), output_indices=[1])
-    with pytest.raises(ValueError, match="output_indices"):
         model.posterior(torch.rand(1, D, dtype=torch.float64), output_indices=[])
+    with pytest.raises(ValueError, match="output_indices"):
+        model.posterior(torch.rand(1, D, dtype=torch.float64), output_indices=[-1])
     with pytest.raises(TypeError, match="NeuralProcess"):
         NPModel(object(), X, Y)
     # a new observation outside the box is refused as train_X is; one inside streams in, and a
