@@ -296,6 +296,7 @@ for seed in range(3):
     for t in range(100):
         logger.log_step(t=t, action=rng.randrange(5), reward=rng.random(), regret=rng.random())
     logger.finish()
+assert "torch" not in sys.modules, "logging a run imported torch"
 """
 
 

@@ -27,6 +27,7 @@ import threading
 import gymnasium as gym
 import numpy as np
 import pytest
+from fault_hooks import AT, FileCount, SignalWhenRead, in_a_worker, send
 from sqlalchemy import event
 
 from npbandit.api import optimize
@@ -37,14 +38,9 @@ from npbandit.policies.base import Policy
 from npbandit.stopping import StopSignals, stop_on_signals
 from npbandit.storage import RunLogger, list_runs, open_db, run_steps
 
-AT = 3  # the evaluation each phase is hit at
 BOUNDS = [[0.0, 0.0], [1.0, 1.0]]
 SIGNALS = [signal.SIGTERM, signal.SIGINT]
 ALL_PHASES = ["design", "evaluation", "returned", "observe", "write"]
-
-
-def send(signum):
-    os.kill(os.getpid(), signum)
 
 
 class Count:
@@ -56,26 +52,6 @@ class Count:
     def add(self):
         with self.lock:
             self.n += 1
-
-
-class SignalWhenRead(float):
-    """A float the objective returns that sends a signal when ``step`` reads it: after the
-    objective returned, before its step is written."""
-
-    signum = None
-
-    def __float__(self):
-        send(self.signum)
-        return float.__float__(self)
-
-    def __reduce__(self):  # from a worker process: rebuilt in the driver, where it is read
-        return _signal_when_read, (float.__float__(self), self.signum)
-
-
-def _signal_when_read(value, signum):
-    out = SignalWhenRead(value)
-    out.signum = signum
-    return out
 
 
 def objective(phase, signum, returned, release=None):
@@ -273,24 +249,6 @@ def test_a_signal_during_the_write_is_delivered_once_the_step_is_committed(tmp_p
     assert run.n_steps == AT == returned.n and run.status == "interrupted"
 
 
-def _in_a_worker(phase, signum, folder, x):
-    """``sum(x)`` in a worker process of a pool: at evaluation ``AT`` it signals the driver (its
-    parent) and then holds its worker until the run has stopped (``evaluation``), or returns a
-    :class:`SignalWhenRead` the driver reads (``returned``). Calls and returns are counted as
-    lines of files in ``folder``, which every process sees."""
-    calls = _FileCount(os.path.join(folder, "calls"))
-    calls.add()
-    n = os.fstat(calls.fd).st_size // 2
-    value = float(np.sum(x))
-    if n == AT and phase == "evaluation":
-        os.kill(os.getppid(), signum)
-        threading.Event().wait(60)  # the driver kills its workers when the run stops
-    if n == AT and phase == "returned":
-        value = _signal_when_read(value, signum)
-    _FileCount(os.path.join(folder, "returned")).add()
-    return value
-
-
 @pytest.mark.integration
 @pytest.mark.parametrize(("phase", "signum"), [("evaluation", signal.SIGTERM), ("evaluation", signal.SIGINT),
                                                ("returned", signal.SIGTERM), ("write", signal.SIGTERM)],
@@ -305,7 +263,7 @@ def test_optimize_on_worker_processes_saves_every_evaluation_that_came_back(tmp_
     signal_on_write(url, phase, signum)
     with pytest.raises(RunInterrupted) as info:
         with process_pool(1) as pool:
-            optimize(functools.partial(_in_a_worker, phase, signum, str(tmp_path)), BOUNDS, surrogate="random",
+            optimize(functools.partial(in_a_worker, phase, signum, str(tmp_path)), BOUNDS, surrogate="random",
                      budget=6, db=url, progress=False, executor=pool)
     returned = (tmp_path / "returned").read_text().count("x")
     check(url, info, returned, phase, signum)
@@ -376,22 +334,29 @@ def test_the_stop_message_counts_what_the_database_holds():
     assert isinstance(StopSignals().holding, bool)
 
 
-@pytest.mark.postgres
-@pytest.mark.slow
-@pytest.mark.parametrize("signum", SIGNALS, ids=lambda s: signal.Signals(s).name)
-def test_postgresql_holds_what_came_back_too(signum):
+@pytest.fixture(scope="module")
+def pg_cluster():
+    """One throw-away PostgreSQL server for this module's PostgreSQL cases (each case a fresh
+    database in it): starting a server costs seconds, a database a fraction of one."""
     from postgres_cluster import Cluster, skip_unless_available
 
     skip_unless_available()
     with Cluster() as cluster:
-        for phase in ("returned", "write", "evaluation"):
-            url = cluster.create_database()
-            check(url, *run_optimize(url, phase, signum, threads=False), phase, signum)
-        for phase in ALL_PHASES:
-            url = cluster.create_database()
-            check(url, *run_bo_loop(url, phase, signum, threads=False), phase, signum)
-            url = cluster.create_database()
-            check(url, *run_bandit_loop(url, phase, signum), phase, signum)
+        yield cluster
+
+
+@pytest.mark.postgres
+@pytest.mark.slow
+@pytest.mark.parametrize("signum", SIGNALS, ids=lambda s: signal.Signals(s).name)
+def test_postgresql_holds_what_came_back_too(pg_cluster, signum):
+    for phase in ("returned", "write", "evaluation"):
+        url = pg_cluster.create_database()
+        check(url, *run_optimize(url, phase, signum, threads=False), phase, signum)
+    for phase in ALL_PHASES:
+        url = pg_cluster.create_database()
+        check(url, *run_bo_loop(url, phase, signum, threads=False), phase, signum)
+        url = pg_cluster.create_database()
+        check(url, *run_bandit_loop(url, phase, signum), phase, signum)
 
 
 # -- SIGKILL: no handler runs, so what is committed is all there is ------------------------------------------------
@@ -407,19 +372,9 @@ KILLED = {"design": (AT - 1, AT - 1), "evaluation": (AT - 1, AT - 1), "returned"
           "observe": (AT, AT), "write": (AT, AT - 1)}
 
 
-class _FileCount:
-    """Counts returned evaluations as lines appended to a file, which outlives a SIGKILL."""
-
-    def __init__(self, path):
-        self.fd = os.open(path, os.O_WRONLY | os.O_APPEND | os.O_CREAT)
-
-    def add(self):
-        os.write(self.fd, b"x\n")
-
-
 def _killed_run(entry, phase, url, log):
     """The child: run ``entry`` ("optimize", "bo-loop" or "bandit") with SIGKILL at ``phase``."""
-    returned = _FileCount(log)
+    returned = FileCount(log)
     signal_on_write(url, phase, signal.SIGKILL)
     if entry == "optimize":
         optimize(objective(phase, signal.SIGKILL, returned), BOUNDS, surrogate="random", budget=6, db=url,
@@ -473,17 +428,13 @@ def test_a_sigkill_loses_at_most_the_evaluation_in_flight(tmp_path, forkserver, 
 
 @pytest.mark.postgres
 @pytest.mark.slow
-def test_a_sigkill_on_postgresql_loses_at_most_the_evaluation_in_flight(tmp_path, forkserver):
-    from postgres_cluster import Cluster, skip_unless_available
-
-    skip_unless_available()
-    with Cluster() as cluster:
-        cases = [("optimize", p) for p in ("evaluation", "returned", "write")] + [("bandit", p) for p in ALL_PHASES]
-        for entry, phase in cases:
-            url = cluster.create_database()
-            returned, run, steps = run_killed(forkserver, entry, phase, url, tmp_path)
-            assert run.status == "interrupted" and (returned, len(steps)) == KILLED[phase], (entry, phase)
-            assert [s["t"] for s in steps] == list(range(len(steps)))
+def test_a_sigkill_on_postgresql_loses_at_most_the_evaluation_in_flight(tmp_path, forkserver, pg_cluster):
+    cases = [("optimize", p) for p in ("evaluation", "returned", "write")] + [("bandit", p) for p in ALL_PHASES]
+    for entry, phase in cases:
+        url = pg_cluster.create_database()
+        returned, run, steps = run_killed(forkserver, entry, phase, url, tmp_path)
+        assert run.status == "interrupted" and (returned, len(steps)) == KILLED[phase], (entry, phase)
+        assert [s["t"] for s in steps] == list(range(len(steps)))
 
 
 def test_an_interrupted_optimize_without_a_database_hands_back_its_evaluations():

@@ -23,7 +23,6 @@ from pathlib import Path
 from typing import Any
 
 import numpy as np
-import torch
 
 ROOT = Path(__file__).resolve().parents[2]
 
@@ -174,6 +173,8 @@ def distinct_labels(names: dict[str, str]) -> dict[str, str]:
 
 def machine_line(threads: int | None = None) -> str:
     """The machine, torch and Python; ``threads``: what the measured runs used (default: this process's)."""
+    import torch
+
     threads = torch.get_num_threads() if threads is None else threads
     return (f"{platform.processor() or platform.machine()}, {threads} torch threads, "
             f"torch {torch.__version__}, Python {platform.python_version()}")
@@ -465,6 +466,8 @@ def jsonl_study(parser: argparse.ArgumentParser, argv: list[str] | None, *, comm
     if args.summarise is not None:
         print(summarise(args.summarise))
         return
+    import torch
+
     torch.set_num_threads(1)
     append_missing_rows(args.out, f"{command} {' '.join(argv if argv is not None else sys.argv[1:])}", keys,
                         cells(args), lambda cell: run(args, cell), describe)

@@ -12,7 +12,7 @@ from npbandit.envs import BlackBoxEnv
 from npbandit.policies import BOPolicy
 from npbandit.storage import list_runs, run_steps
 
-from .helpers import load_benchmark
+from .helpers import load_benchmark, tiny_checkpoint
 
 pytestmark = pytest.mark.lab
 
@@ -124,9 +124,7 @@ def test_benchmark_columns_with_another_acquisition_run_and_are_collected_under_
 def test_benchmark_card_path_columns_are_collected_and_repeats_counted(bench, tmp_path, keep_threads):
     """A column may name a checkpoint card (a training run's export): its runs count while the
     card holds the weights they ran with; repeat_share counts proposals on an earlier point."""
-    from npbandit.surrogates.pretrained import read_card
-
-    card = read_card("cmanp-bo")["_path"]
+    card = str(tiny_checkpoint(tmp_path, "cmanp", "bo"))  # a tiny random-weight card: a training run's export
     db = str(tmp_path / "bo.db")
     bench._one(card, "branin", 0, 7, db)
     assert set(bench.collect(db, 7)) == {("branin", card)}

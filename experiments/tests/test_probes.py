@@ -15,11 +15,13 @@ def _script(name: str):
 
 
 @pytest.mark.slow
-def test_the_neutral_rule_leaves_the_region_alone_for_a_stale_success_only():
+def test_the_neutral_rule_leaves_the_region_alone_for_a_stale_success_only(tmp_path):
     probe = _script("probe_async_success_rule")
+    # a tiny random-weight CMANP card: the region counts the values observed below, whatever is proposed
+    card = str(tiny_checkpoint(tmp_path, "cmanp", "bo"))
     successes = {}
     for rule in probe.RULES:
-        policy = BOPolicy(2, model="cmanp-bo", n_init=2, budget=20)
+        policy = BOPolicy(2, model=card, n_init=2, budget=20)
         policy.reset(seed=0)
         for i, x in enumerate(([0.2, 0.2], [0.8, 0.8])):  # the design, given directly
             policy.observe(None, np.array(x), float(i), {})

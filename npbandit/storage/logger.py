@@ -72,15 +72,29 @@ def _versions() -> dict[str, str]:
     import importlib.metadata
     import platform
 
-    import torch
-
-    out = {"npbandit": __version__, "torch": torch.__version__, "python": platform.python_version()}
+    out = {"npbandit": __version__, "torch": _torch_version(), "python": platform.python_version()}
     for name in RECORDED_PACKAGES:
         try:
             out[name] = importlib.metadata.version(name)
         except importlib.metadata.PackageNotFoundError:  # pragma: no cover - all are dependencies
             pass
     return out
+
+
+def _torch_version() -> str:
+    """torch's version: the loaded module's, else the installed metadata's (the same string), so that
+    a process that only logs runs (a bandit sweep's writer) does not import torch, a second or more,
+    to learn it; imported only where neither is to be had (a torch without installed metadata)."""
+    import importlib.metadata
+    import sys
+
+    torch = sys.modules.get("torch")
+    if torch is None:
+        try:
+            return importlib.metadata.version("torch")
+        except importlib.metadata.PackageNotFoundError:
+            import torch
+    return torch.__version__
 
 
 def _new_sqlite_file(url: str) -> bool:

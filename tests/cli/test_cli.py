@@ -190,13 +190,14 @@ def test_a_signal_saves_every_evaluation_and_records_interrupted(tmp_path, signu
 @pytest.mark.slow
 def test_ctrl_c_with_worker_processes_saves_the_run_and_leaves_no_worker(tmp_path):
     # Ctrl-C reaches the whole process group: the workers leave it to the driver, which saves
-    # the run, says one line and abandons the evaluations in flight (it does not wait for them)
+    # the run, says one line and abandons the evaluations in flight (it does not wait for them).
+    # The fifth evaluation starts only once three have come back (two workers), whatever each lasts
     write_module(tmp_path, "slow_objective", f"""
         import os, time
         def f(x):
             with open({str(tmp_path / 'started.txt')!r}, "a") as log:
                 log.write(f"{{os.getpid()}}\\n")
-            time.sleep(1.0)
+            time.sleep(0.3)
             return float(x.sum())
     """)
     db = str(tmp_path / "runs.db")
