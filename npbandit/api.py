@@ -214,7 +214,8 @@ def optimize(objective: Callable[[Any], Any], bounds: Any = None, surrogate: str
             ``optimal_value`` are then refused when given other than their defaults
             (docs/guides/optimize.md, "Several objectives").
         n_init: initial Sobol points (default ``2d + 1``; ``2 d_e + 1`` when ``d`` is wider
-            than the checkpoint and a ``d_e``-dimensional subspace is searched).
+            than the checkpoint and a ``d_e``-dimensional subspace is searched; a space with no
+            continuous parameter and fewer points, ``SearchSpace.size``, is designed over once).
         seed: seeds the design and the acquisition optimisation: the same seed, the same
             run. ``None``: a seed drawn from the operating system's entropy, a different run
             each call; the seed drawn is the result's ``seed`` (and the run's in the

@@ -6,6 +6,7 @@ that its values can be standardised (:class:`~npbandit.policies.standardised_che
 
 from __future__ import annotations
 
+import math
 from typing import Any
 
 from npbandit.policies.base import Policy
@@ -30,12 +31,22 @@ def optimize_policy(model: Any, *, dim: int, objectives: int, searched: Any, sna
     evaluations the policy will see, given points included; ``polytope``: linear input constraints
     on the cube (:class:`~npbandit.space.linear_constraints.Polytope`, ``None``: none), for Sobol
     search and one BO policy (``set_up_search`` refuses them with several objectives and by branch);
-    the rest as ``optimize`` takes them."""
+    the rest as ``optimize`` takes them, except that without an ``n_init`` a discrete ``searched``
+    of fewer points than the default design is designed over once (``n_init`` its size: more
+    design points could only repeat its points)."""
     if model == "random":
         return SobolPolicy(dim, snap=snap, polytope=polytope), None, ""
+    # a discrete space of fewer points than the default design is designed once over, point by point
+    few = searched.size if n_init is None and searched is not None and searched.size < math.inf else None
     if objectives > 1:
-        bo = ParetoBOPolicy(dim, objectives, model=model, n_init=n_init, avoid_repeats=avoid_repeats, budget=budget,
-                            threads=threads, snap=snap, constrained=constrained, acq_optimizer=acq_optimizer)
+        def pareto(n_init: int | None) -> ParetoBOPolicy:
+            return ParetoBOPolicy(dim, objectives, model=model, n_init=n_init, avoid_repeats=avoid_repeats,
+                                  budget=budget, threads=threads, snap=snap, constrained=constrained,
+                                  acq_optimizer=acq_optimizer)
+
+        bo = pareto(n_init)
+        if few is not None and few < bo.n_init:
+            bo = pareto(int(few))
         # say so where the run shows itself: the surrogate reads fewer inputs than dim
         more = f" ({dim} columns, the model reading the {bo.width} most relevant)" if bo.width < dim else ""
         return StandardisedDataCheck(bo), bo, more
@@ -50,6 +61,8 @@ def optimize_policy(model: Any, *, dim: int, objectives: int, searched: Any, sna
         bo = BranchBOPolicy(searched, lambda s: searcher(s.dim, None if s.continuous else s.snap, None), n_init=n_init)
         return StandardisedDataCheck(bo), bo, f" (by branch of {bo.gate!r})"
     bo = searcher(dim, snap)
+    if few is not None and few < bo.n_init:
+        bo = searcher(dim, snap, int(few))
     more = ""
     if bo.subspace is not None:  # say so where the run shows itself: the surrogate sees fewer inputs than dim
         strategy = getattr(bo.subspace, "name", type(bo.subspace).__name__)

@@ -225,6 +225,29 @@ def test_the_design_hands_out_each_value_of_a_small_discrete_space_once_before_a
         assert len(set(values[:6])) == 6 and len(values) == 9
 
 
+def test_a_discrete_space_smaller_than_the_default_design_is_designed_over_once(tmp_path):
+    # 2 x 3 = 6 points in 4 columns: the default design (2 * 4 + 1 = 9) would repeat three of them
+    small = SearchSpace({"flag": Choice([False, True]), "k": Choice(["a", "b", "c"])})
+    assert small.size == 6 and SearchSpace({"k": Int(1, 4), "x": Float(0.0, 1.0)}).size == math.inf
+    assert SearchSpace({"k": Int(1, 7, step=3), "x": Float(0.0, 1.0, step=0.5), "c": Float(2.0, 2.0)}).size == 9
+    with pytest.warns(RuntimeWarning, match="every point of the discrete search space"):  # the 7th repeats
+        result = optimize(lambda p: float(p["flag"]) + "abc".index(p["k"]), small, surrogate="tnpd", budget=7,
+                          seed=0, db=str(tmp_path / "s.db"))
+    (run,) = list_runs(str(tmp_path / "s.db"))
+    assert run.policy_params["n_init"] == 6
+    designed = [tuple(sorted(step["x"].items())) for step in result.history[:6]]
+    assert len(set(designed)) == 6  # every point once
+    # a space with a continuous parameter keeps 2 d + 1; so does a given n_init
+    with pytest.warns(UserWarning, match="does not exceed n_init=5"):
+        optimize(lambda p: p["x"], SearchSpace({"k": Choice(["a", "b"]), "x": Float(0.0, 1.0)}), surrogate="tnpd",
+                 budget=3, seed=0, db=str(tmp_path / "w.db"))
+    assert list_runs(str(tmp_path / "w.db"))[0].policy_params["n_init"] == 5
+    with pytest.warns(UserWarning, match="does not exceed n_init=8"):
+        optimize(lambda p: float(p["flag"]), small, surrogate="tnpd", budget=3, n_init=8, seed=0,
+                 db=str(tmp_path / "g.db"))
+    assert list_runs(str(tmp_path / "g.db"))[0].policy_params["n_init"] == 8
+
+
 def test_two_points_in_flight_on_one_value_are_settled_one_each():
     # two hand-outs that snap to the same value are two entries: observing the first leaves the second in flight
     small = SearchSpace({"k": Choice(["a", "b"])})

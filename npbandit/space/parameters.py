@@ -92,6 +92,11 @@ class Parameter(ABC):
         """Whether every point of its columns is a value of its own (no grid, no choices)."""
         return False
 
+    @property
+    def count(self) -> float:
+        """How many distinct values it takes: ``math.inf`` for a continuous one."""
+        return math.inf
+
 
 class _Range(Parameter):
     """A numeric range ``[low, high]``, optionally on a logarithmic scale and on a grid of
@@ -148,6 +153,12 @@ class _Range(Parameter):
     @property
     def continuous(self) -> bool:
         return self.step is None
+
+    @property
+    def count(self) -> float:
+        if not self.columns:  # low == high: one value
+            return 1
+        return math.inf if self.step is None else round((self.high - self.low) / self.step) + 1
 
     def neighbours(self, value: Any) -> list[Any]:
         if self.step is None or not self.columns:
@@ -333,6 +344,10 @@ class Choice(Parameter):
         self.one_hot = not self.ordered and k >= 3
         self.columns = k if self.one_hot else (0 if k == 1 else 1)
         self.dependents = self._checked_dependents(dependents)
+
+    @property
+    def count(self) -> float:
+        return len(self.values)
 
     def _checked_dependents(self, dependents: Any) -> dict[Any, tuple[str, ...]]:
         """``dependents`` as ``{value: (name, ...)}`` in the order of ``values`` (values with

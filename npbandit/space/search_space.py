@@ -19,6 +19,7 @@ then holds its active parameters alone, and the cube pins the others' columns.
 from __future__ import annotations
 
 import json
+import math
 from collections.abc import Iterator, Mapping
 from typing import TYPE_CHECKING, Any
 
@@ -117,6 +118,13 @@ class SearchSpace(Mapping[str, Parameter]):
         """Whether every parameter is a float without a step (every point of the cube is a
         point of its own) and none is conditional."""
         return not self._conditions and all(p.continuous for p in self._parameters.values())
+
+    @property
+    def size(self) -> float:
+        """How many distinct points the space holds: the product of its parameters' counts,
+        ``math.inf`` when one is continuous (for a conditional space, an upper bound: a point
+        takes only its active parameters' values)."""
+        return math.prod(p.count for p in self._parameters.values())
 
     @property
     def conditional(self) -> bool:
