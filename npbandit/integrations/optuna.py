@@ -133,7 +133,9 @@ class NPSampler(StudyProposals, BaseSampler):
             ``acq_optimizer``) selects ``GradientRestarts(num_restarts, raw_samples)``.
         avoid_repeats: never propose a point a completed trial has evaluated (as in
             ``optimize``; int, stepped and categorical parameters compared as evaluated);
-            ``False`` for a noisy objective.
+            ``False`` for a noisy objective. With ``conditional=False`` in a study whose
+            trials hold parameters the NP does not propose, a trial is not judged by the NP's
+            parameters alone, so they may repeat.
         trust_region: propose inside a trust region around the best trial, the NP seeing
             the trials in it as its whole domain, as ``optimize`` does by default (see
             :class:`~npbandit.policies.BOPolicy`). The region is replayed from the
@@ -405,7 +407,11 @@ class NPSampler(StudyProposals, BaseSampler):
             gate = gating_choice(search_space, completed) if self.conditional and objectives == 1 else None
             params = None if gate is None else self._branch_proposal(study, trial, search_space, gate, trials)
             if params is None:
-                found = self._propose_space(study, trial, search_space, completed, "relative", trials=trials)
+                # without conditional groups the other parameters are the independent sampler's: a trial
+                # that repeats the relative space's values is not a repeated trial, so they may repeat
+                drawn_elsewhere = not self.conditional and any(set(t.params) - set(search_space) for t in completed)
+                found = self._propose_space(study, trial, search_space, completed, "relative", trials=trials,
+                                            avoid_repeats=self.avoid_repeats and not drawn_elsewhere)
                 if found is None:
                     return {}
                 params = found[0]

@@ -83,13 +83,15 @@ class StudyProposals:
 
     def _propose_space(self, study: Study, trial: FrozenTrial, search_space: dict[str, BaseDistribution],
                        completed: list[FrozenTrial], purpose: str, n_startup_trials: int | None = None,
-                       fixed: dict[str, Any] | None = None, trials: list[FrozenTrial] | None = None
+                       fixed: dict[str, Any] | None = None, trials: list[FrozenTrial] | None = None,
+                       avoid_repeats: bool | None = None,
                        ) -> tuple[dict[str, Any], StudyObservations, torch.Tensor] | None:
         """The NP's proposal for ``search_space`` in trial ``trial`` from the ``completed`` trials
         (seeded by ``purpose``; ``n_startup_trials``: the trust region's design, default the
         sampler's; ``fixed``: a branch's choice, ``trials``: the study's trials ``completed`` was
-        taken from, as :meth:`_observations`): its values, what it saw and the point in the
-        space's unit cube; ``None`` when no completed trial can be used."""
+        taken from, as :meth:`_observations`; ``avoid_repeats``: the sampler's unless given): its
+        values, what it saw and the point in the space's unit cube; ``None`` when no completed
+        trial can be used."""
         space, search = self._space(search_space, len(study.directions))
         seen = self._observations(study, search_space, space, search, completed, trial.number, n_startup_trials,
                                   fixed, trials)
@@ -97,7 +99,8 @@ class StudyProposals:
             return None
         with torch_threads(self.threads):
             u = self._propose(seen.X, seen.Y, seen.pending, self._trial_seed(trial.number, purpose), seen.region,
-                              space, search, seen.k, seen.objectives)
+                              space, search, seen.k, seen.objectives,
+                              self.avoid_repeats if avoid_repeats is None else avoid_repeats)
         return optuna_values(space.decode(u), search_space), seen, torch.as_tensor(u)
 
     def _recommend_in(self, study: Study, search_space: dict[str, BaseDistribution], completed: list[FrozenTrial],
@@ -268,7 +271,8 @@ class StudyProposals:
 
     def _propose(self, X: torch.Tensor, Y: torch.Tensor, pending: torch.Tensor | None, seed: int,
                  region: TrustRegion | None = None, space: SearchSpace | None = None,
-                 search: SubspaceSearch | None = None, constraints: int = 0, objectives: int = 1) -> np.ndarray:
+                 search: SubspaceSearch | None = None, constraints: int = 0, objectives: int = 1,
+                 avoid_repeats: bool = True) -> np.ndarray:
         """The next point in the unit cube, ``[d]``, from completed ``X`` ``[n, d]`` with
         maximised values ``Y`` ``[n, 1]`` and the running trials ``pending`` ``[p, d]``,
         inside ``region`` when given; ``space``: the parameters whose cube it is, so the
@@ -281,16 +285,17 @@ class StudyProposals:
         (:mod:`npbandit.acquisition.multi_objective`), each objective warped
         (:func:`~npbandit.acquisition.multi_objective.warp_objectives`), the NP on at most ``max_context`` trials
         (:func:`~npbandit.acquisition.multi_objective.front_rows`) and, in a space wider than the
-        checkpoint, on its most relevant columns, the running trials believed at its mean."""
+        checkpoint, on its most relevant columns, the running trials believed at its mean;
+        ``avoid_repeats``: whether an evaluated point may not be proposed again."""
         snap = None if space is None or space.continuous else space.snap
         if objectives > 1:
             keep = front_rows(Y, objectives, constraints, self._max_context)
             Y = warp_objectives(Y, objectives, constraints)
             point = propose(self._value_model(X[keep], Y[keep]), "logei", dim=X.shape[-1], best_f=None, seed=seed,
-                            pending=pending, outputs=Y, observed=X if self.avoid_repeats else None, space=space,
+                            pending=pending, outputs=Y, observed=X if avoid_repeats else None, space=space,
                             constraints=constraints, objectives=objectives, num_restarts=self.num_restarts,
                             raw_samples=self.raw_samples, acq_optimizer=self.acq_optimizer)
-            if self.avoid_repeats:
+            if avoid_repeats:
                 warn_if_repeated(point, X, snap)
             return point
         build = self._build
@@ -301,18 +306,18 @@ class StudyProposals:
         # running trials are believed at a value (the liar rule) in propose, shared with optimize(batch_size=q)
         if search is not None:
             point = search.propose(region, X, Y, build, self.acquisition, seed=seed, pending=pending,
-                                   avoid_repeats=self.avoid_repeats, liar=self.pending_strategy, snap=snap,
+                                   avoid_repeats=avoid_repeats, liar=self.pending_strategy, snap=snap,
                                    max_context=self._max_context, **settings)
             return point if snap is None else snap(torch.as_tensor(point)).numpy()
         if region is not None:
             return propose_in_region(region, X, Y, build, self.acquisition, seed=seed, pending=pending,
-                                     avoid_repeats=self.avoid_repeats, liar=self.pending_strategy, space=space,
+                                     avoid_repeats=avoid_repeats, liar=self.pending_strategy, space=space,
                                      max_context=self._max_context, **settings)
         point = propose(build(X, Y), self.acquisition, dim=X.shape[-1], best_f=None if constraints else Y.max(),
                         seed=seed, pending=pending,
-                        pending_strategy=self.pending_strategy, outputs=Y, observed=X if self.avoid_repeats else None,
+                        pending_strategy=self.pending_strategy, outputs=Y, observed=X if avoid_repeats else None,
                         space=space, **settings)
-        if self.avoid_repeats and self.acquisition in ("logei", "ucb"):  # those that keep the repeat check
+        if avoid_repeats and self.acquisition in ("logei", "ucb"):  # those that keep the repeat check
             warn_if_repeated(point, X, snap)
         return point
 

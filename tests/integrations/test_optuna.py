@@ -406,9 +406,9 @@ def test_int_log_float_and_categorical_parameters_are_proposed_by_the_np(monkeyp
     calls = []
     original = NPSampler._propose
 
-    def spy(self, X, Y, pending, seed, region=None, space=None, search=None, constraints=0, objectives=1):
+    def spy(self, X, Y, pending, seed, region=None, space=None, search=None, *rest):
         calls.append((X.shape, list(space)))
-        return original(self, X, Y, pending, seed, region, space, search, constraints, objectives)
+        return original(self, X, Y, pending, seed, region, space, search, *rest)
 
     monkeypatch.setattr(NPSampler, "_propose", spy)
 

@@ -436,3 +436,21 @@ def test_a_branch_wider_than_the_checkpoint_is_compared_too():
         assert t.suggest_categorical("classifier", ["svc", "rf"]) == "svc"
     stored = stored_proposal(study._storage.get_trial(t._trial_id), GROUP_PROPOSAL_KEY)
     assert set(stored) == set(wide)  # the branch path proposed the wide branch's parameters
+
+
+def test_without_conditional_groups_a_relative_space_of_one_gate_may_repeat_its_values_without_warning():
+    # conditional=False: the NP proposes only the gate, the branch parameters come from the independent
+    # sampler, so a gate value proposed again is no repeated trial (it warned "every point of the discrete
+    # search space ... evaluated" on every trial once both values had been tried)
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        study = optuna.create_study(sampler=sampler(seed=0, conditional=False))
+        study.optimize(two_branches, n_trials=8)
+    assert not [w for w in caught if "every point of the discrete search space" in str(w.message)]
+    assert len(study.trials) == 8
+
+    def gate_only(t) -> float:  # the trial is its gate alone: a repeat is a repeated trial, and said so
+        return {"svc": 1.0, "rf": 2.0}[t.suggest_categorical("classifier", ["svc", "rf"])]
+
+    with pytest.warns(RuntimeWarning, match="every point of the discrete search space"):
+        optuna.create_study(sampler=sampler(seed=0, conditional=False)).optimize(gate_only, n_trials=6)

@@ -47,10 +47,11 @@ def _spy(monkeypatch):
     calls = []
     original = NPSampler._propose
 
-    def spy(self, X, Y, pending, seed, region=None, space=None, search=None, constraints=0, objectives=1):
+    def spy(self, X, Y, pending, seed, region=None, space=None, search=None, constraints=0, objectives=1,
+            avoid_repeats=True):
         calls.append({"Y": Y.clone(), "region": region, "search": search, "constraints": constraints,
                       "objectives": objectives, "pending": pending})
-        return original(self, X, Y, pending, seed, region, space, search, constraints, objectives)
+        return original(self, X, Y, pending, seed, region, space, search, constraints, objectives, avoid_repeats)
 
     monkeypatch.setattr(NPSampler, "_propose", spy)
     return calls
