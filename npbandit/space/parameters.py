@@ -50,6 +50,10 @@ def _real(owner: str, name: str, value: Any) -> float:
     return float(value)
 
 
+#: the largest magnitude at which float64, the unit cube's type, holds every integer
+MAX_EXACT_INT = 2**53
+
+
 class Parameter(ABC):
     """One input of a :class:`~npbandit.space.SearchSpace`: its values, and their place in the
     unit cube (``columns`` coordinates)."""
@@ -267,6 +271,10 @@ class Int(_Range):
                              f"step={step!r}")
         if log and step != 1:
             raise ValueError("Int: log=True needs step=1 (a logarithmic grid has no constant step)")
+        for name, value in (("low", low), ("high", high)):
+            if abs(int(value)) > MAX_EXACT_INT:
+                raise ValueError(f"Int: {name} must lie within +-2**53 (the unit cube is float64, which holds every "
+                                 f"integer only up to there), got {value!r}")
         super().__init__(int(low), int(high), log, int(step))
 
     def check(self, value: Any) -> int:

@@ -87,6 +87,8 @@ def test_choices_of_equal_python_value_but_other_type_stay_apart():
     (lambda: Int(0, 10, step=3), "multiple of step"),
     (lambda: Int(0, 1.5), "high must be an int"),
     (lambda: Int(1, 65, log=True, step=2), "log=True needs step=1"),
+    (lambda: Int(2**62, 2**62 + 10), r"Int: low must lie within \+-2\*\*53"),  # a ZeroDivisionError when encoded
+    (lambda: Int(0, 2**54), r"Int: high must lie within"),
     (lambda: Float(1e-3, 1.0, log=True, step=1e-3), r"Float: step=0.001 and log=True cannot go together"),
     (lambda: as_search_space({"lr": {"type": "float", "low": 1e-3, "high": 1.0, "log": True, "step": 1e-3}}),
      "step=0.001 and log=True"),
