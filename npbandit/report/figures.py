@@ -208,9 +208,12 @@ def regret_figures(db: str = DEFAULT_URL, labels: Mapping[str, str] | None = Non
     """
     found = panels(db)
     if not found:
+        completed = {kind: any(r.status == "completed" for r in list_runs(db, kind=kind)) for kind in ("bandit", "bo")}
         raise ValueError(f"no completed runs in {db} to plot" + (
             " (its completed bandit runs recorded no regret: their environment's step gave no info[\"regret\"])"
-            if any(r.status == "completed" for r in list_runs(db, kind="bandit")) else ""))
+            if completed["bandit"] else
+            " (its completed optimisation runs have no successful evaluation: an ask-and-tell run closed before "
+            "any was told, or one whose every evaluation failed)" if completed["bo"] else ""))
     labels = check_label_overrides(labels, {line.key.policy for panel in found for line in panel.lines})
     return {quantity: _draw(quantity, group, labels)
             for quantity in QUANTITIES if (group := [p for p in found if p.quantity == quantity])}
