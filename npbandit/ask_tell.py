@@ -275,7 +275,7 @@ class Optimizer:
                           f"{sorted(self._pending)}", UserWarning, stacklevel=2)
             self._pending.clear()
         told = self._run.result.n_steps
-        self._run.finish(None if told >= self.budget else f"closed after {told} of {self.budget} evaluations")
+        self._run.finish(None if told >= self.budget else f"by close() after {told} of {self.budget} evaluations")
         if not any(not step["failed"] for step in self._run.result.steps):
             return None
         return self.result()

@@ -69,8 +69,9 @@ class OptimizeResult:
         stopped_early: ``None`` for a run that spent its budget (or failed); for one a
             callback ended (``optimize(callbacks=...)``), how: ``"by its stop rule after 13
             of 30 steps"`` (with an executor, and evaluations in flight then, which are kept:
-            ``"...; 1 evaluation in flight then, written too"``), as the database records it
-            (``RunRow.stopped_early``).
+            ``"...; 1 evaluation in flight then, written too"``); for an ask-and-tell run closed
+            before its budget, ``"by close() after 4 of 20 evaluations"``; as the database
+            records it (``RunRow.stopped_early``).
         seed: the seed the run used: ``optimize``'s, or the one it drew for ``seed=None``
             (``optimize(..., seed=result.seed)`` repeats the run).
     """

@@ -120,7 +120,7 @@ def test_closing_early_completes_the_run_with_the_models_recommendation_and_drop
         result = opt.close()
     (run,) = list_runs(db)
     assert run.status == "completed" and run.n_steps == 4
-    assert run.stopped_early == "closed after 4 of 20 evaluations" == result.stopped_early
+    assert run.stopped_early == "by close() after 4 of 20 evaluations" == result.stopped_early
     assert result.recommended_by == "model" and run.recommended is not None
     assert opt.close().best_value == result.best_value  # closing again returns the result again
 

@@ -378,7 +378,7 @@ def test_the_optimize_guide_snippets_run_with_shortened_budgets(tmp_path, monkey
     ns["run_on_the_rig"] = ns["objective"]
     with pytest.warns(UserWarning, match="never told"):
         run_block(shortened(asked, ("budget=30", "budget=7"), ("range(30)", "range(7)")), ns)
-    assert len(ns["result"].history) == 2 and ns["result"].stopped_early == "closed after 2 of 6 evaluations"
+    assert len(ns["result"].history) == 2 and ns["result"].stopped_early == "by close() after 2 of 6 evaluations"
     assert ns["opt"].status == "completed" and ns["more"].status == "completed"
     run_block(shortened(noisy, ("budget=60", "budget=6")), ns)
     assert ns["result"].recommended_by in ("model", "observed")
