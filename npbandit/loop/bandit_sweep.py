@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import concurrent.futures as cf
 import contextlib
+import os
 import time
 from collections.abc import Callable, Sequence
 from contextlib import AbstractContextManager
@@ -39,7 +40,7 @@ LIVE_POLL_S = 10.0
 
 
 def run_wheel_bandits(policies: Sequence[str], deltas: Sequence[float], seeds: Sequence[int], steps: int, *,
-                      beta: float = 1.0, db: str = DEFAULT_URL, progress: bool = False,
+                      beta: float = 1.0, db: str | os.PathLike[str] = DEFAULT_URL, progress: bool = False,
                       say: Callable[[str], None] | None = print,
                       executor: cf.Executor | Callable[[], AbstractContextManager[cf.Executor]] | None = None,
                       commit_every: int | None = None, rerun: bool = False) -> list[EpisodeResult]:
@@ -59,7 +60,7 @@ def run_wheel_bandits(policies: Sequence[str], deltas: Sequence[float], seeds: S
 
 
 def run_bandit_sweep(policies: Sequence[str], tasks: Sequence[BanditTask], seeds: Sequence[int], steps: int, *,
-                     beta: float = 1.0, db: str = DEFAULT_URL, progress: bool = False,
+                     beta: float = 1.0, db: str | os.PathLike[str] = DEFAULT_URL, progress: bool = False,
                      say: Callable[[str], None] | None = print,
                      executor: cf.Executor | Callable[[], AbstractContextManager[cf.Executor]] | None = None,
                      commit_every: int | None = None, rerun: bool = False) -> list[EpisodeResult]:
@@ -109,9 +110,9 @@ def run_bandit_sweep(policies: Sequence[str], tasks: Sequence[BanditTask], seeds
             :func:`~npbandit.loop.bandit_tasks.dataset_task`, :func:`~npbandit.loop.bandit_tasks.csv_task`,
             or a :class:`~npbandit.loop.bandit_tasks.BanditTask` of one's own).
         seeds: one run per seed (the same rounds for every policy); steps: rounds per run.
-        beta: UCB exploration weight; db: SQLAlchemy URL / SQLite path (with an
-            executor, one that every worker reaches: a relative SQLite path is made absolute,
-            :func:`npbandit.storage.shared_url`).
+        beta: UCB exploration weight; db: SQLAlchemy URL / SQLite path, a str or a
+            ``pathlib.Path`` (with an executor, one that every worker reaches: a relative
+            SQLite path is made absolute, :func:`npbandit.storage.shared_url`).
         progress: a progress bar per run (here) or over the jobs (on an executor).
         say: called with one line per finished run (``None``: silent).
         executor: where the runs go (``None``: in this process, one after another): a
@@ -160,8 +161,10 @@ def run_bandit_sweep(policies: Sequence[str], tasks: Sequence[BanditTask], seeds
                              "give each seed once")
     steps = check_int("steps", steps, minimum=1)
     beta = check_real("beta", beta, low=0.0)
+    if isinstance(db, os.PathLike):  # a file path, as RunLogger and list_runs take it
+        db = os.fspath(db)
     if not isinstance(db, str) or not db:
-        raise TypeError(f"db must be an SQLAlchemy URL or a file path, got {db!r}")
+        raise TypeError(f"db must be an SQLAlchemy URL or a file path (a str or os.PathLike), got {db!r}")
     check_bool("progress", progress)
     check_bool("rerun", rerun)
     if commit_every is not None:
