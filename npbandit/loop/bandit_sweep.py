@@ -54,7 +54,12 @@ def run_wheel_bandits(policies: Sequence[str], deltas: Sequence[float], seeds: S
     ``ValueError`` naming ``deltas[i]``, before anything runs).
     """
     _check_sequence("deltas", deltas)
-    tasks = [wheel_task(check_real(f"deltas[{i}]", d, low=0.0, high=1.0)) for i, d in enumerate(deltas)]
+    values = [check_real(f"deltas[{i}]", d, low=0.0, high=1.0) for i, d in enumerate(deltas)]
+    for i, delta in enumerate(values):
+        if delta in values[:i]:  # the same task twice: each of its runs would be made, and counted, twice
+            raise ValueError(f"deltas[{i}] repeats delta {delta:g}: each delta's runs would be made, and counted, "
+                             "twice; give each delta once")
+    tasks = [wheel_task(delta) for delta in values]
     return run_bandit_sweep(policies, tasks, seeds, steps, beta=beta, db=db, progress=progress, say=say,
                             executor=executor, commit_every=commit_every, rerun=rerun)
 
@@ -293,6 +298,9 @@ def _refuse_repeated_runs(keys: list[str], jobs: list[tuple[int, int, int]], pol
             first[key] = i
             continue
         (j0, k0, _), (j, k, _) = jobs[first[key]], jobs[i]
+        if j0 == j:  # one policy, two tasks: the task is given twice (a delta, a data set, one CSV file by two paths)
+            raise ValueError(f"tasks[{k0}] {tasks[k0].label} and tasks[{k}] {tasks[k].label} are the same task: "
+                             "each of its runs would be made, and counted, twice; give each task once")
         said = [f"policies[{b}] {built[b, t].name if callable(policies[b]) else policies[b]!r} on {tasks[t].label}"
                 for b, t in ((j0, k0), (j, k))]
         raise ValueError(f"{said[0]} and {said[1]} are the same run (the same policy, settings and task): it would be "
