@@ -75,6 +75,8 @@ def run(args: argparse.Namespace) -> int:
     from npbandit.loop import run_bandit_sweep
 
     tasks = _tasks(args)
+    # the sweep's tasks[i] is the i-th value of the option that made them
+    args.flag_overrides = {"tasks": ("--deltas" if args.datasets is None else "--datasets", True)}
     policies = args.policies or (WHEEL_POLICIES if args.datasets is None else DATASET_POLICIES)
     executor = None
     if args.dask_scheduler is not None:

@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import concurrent.futures as cf
 import contextlib
+import os
 import time
 from collections.abc import Callable, Sequence
 from contextlib import AbstractContextManager
@@ -39,7 +40,7 @@ LIVE_POLL_S = 10.0
 
 
 def run_wheel_bandits(policies: Sequence[str], deltas: Sequence[float], seeds: Sequence[int], steps: int, *,
-                      beta: float = 1.0, db: str = DEFAULT_URL, progress: bool = False,
+                      beta: float = 1.0, db: str | os.PathLike[str] = DEFAULT_URL, progress: bool = False,
                       say: Callable[[str], None] | None = print,
                       executor: cf.Executor | Callable[[], AbstractContextManager[cf.Executor]] | None = None,
                       commit_every: int | None = None, rerun: bool = False) -> list[EpisodeResult]:
@@ -53,13 +54,18 @@ def run_wheel_bandits(policies: Sequence[str], deltas: Sequence[float], seeds: S
     ``ValueError`` naming ``deltas[i]``, before anything runs).
     """
     _check_sequence("deltas", deltas)
-    tasks = [wheel_task(check_real(f"deltas[{i}]", d, low=0.0, high=1.0)) for i, d in enumerate(deltas)]
+    values = [check_real(f"deltas[{i}]", d, low=0.0, high=1.0) for i, d in enumerate(deltas)]
+    for i, delta in enumerate(values):
+        if delta in values[:i]:  # the same task twice: each of its runs would be made, and counted, twice
+            raise ValueError(f"deltas[{i}] repeats delta {delta:g}: each delta's runs would be made, and counted, "
+                             "twice; give each delta once")
+    tasks = [wheel_task(delta) for delta in values]
     return run_bandit_sweep(policies, tasks, seeds, steps, beta=beta, db=db, progress=progress, say=say,
                             executor=executor, commit_every=commit_every, rerun=rerun)
 
 
 def run_bandit_sweep(policies: Sequence[str], tasks: Sequence[BanditTask], seeds: Sequence[int], steps: int, *,
-                     beta: float = 1.0, db: str = DEFAULT_URL, progress: bool = False,
+                     beta: float = 1.0, db: str | os.PathLike[str] = DEFAULT_URL, progress: bool = False,
                      say: Callable[[str], None] | None = print,
                      executor: cf.Executor | Callable[[], AbstractContextManager[cf.Executor]] | None = None,
                      commit_every: int | None = None, rerun: bool = False) -> list[EpisodeResult]:
@@ -109,9 +115,9 @@ def run_bandit_sweep(policies: Sequence[str], tasks: Sequence[BanditTask], seeds
             :func:`~npbandit.loop.bandit_tasks.dataset_task`, :func:`~npbandit.loop.bandit_tasks.csv_task`,
             or a :class:`~npbandit.loop.bandit_tasks.BanditTask` of one's own).
         seeds: one run per seed (the same rounds for every policy); steps: rounds per run.
-        beta: UCB exploration weight; db: SQLAlchemy URL / SQLite path (with an
-            executor, one that every worker reaches: a relative SQLite path is made absolute,
-            :func:`npbandit.storage.shared_url`).
+        beta: UCB exploration weight; db: SQLAlchemy URL / SQLite path, a str or a
+            ``pathlib.Path`` (with an executor, one that every worker reaches: a relative
+            SQLite path is made absolute, :func:`npbandit.storage.shared_url`).
         progress: a progress bar per run (here) or over the jobs (on an executor).
         say: called with one line per finished run (``None``: silent).
         executor: where the runs go (``None``: in this process, one after another): a
@@ -160,8 +166,10 @@ def run_bandit_sweep(policies: Sequence[str], tasks: Sequence[BanditTask], seeds
                              "give each seed once")
     steps = check_int("steps", steps, minimum=1)
     beta = check_real("beta", beta, low=0.0)
+    if isinstance(db, os.PathLike):  # a file path, as RunLogger and list_runs take it
+        db = os.fspath(db)
     if not isinstance(db, str) or not db:
-        raise TypeError(f"db must be an SQLAlchemy URL or a file path, got {db!r}")
+        raise TypeError(f"db must be an SQLAlchemy URL or a file path (a str or os.PathLike), got {db!r}")
     check_bool("progress", progress)
     check_bool("rerun", rerun)
     if commit_every is not None:
@@ -290,6 +298,9 @@ def _refuse_repeated_runs(keys: list[str], jobs: list[tuple[int, int, int]], pol
             first[key] = i
             continue
         (j0, k0, _), (j, k, _) = jobs[first[key]], jobs[i]
+        if j0 == j:  # one policy, two tasks: the task is given twice (a delta, a data set, one CSV file by two paths)
+            raise ValueError(f"tasks[{k0}] {tasks[k0].label} and tasks[{k}] {tasks[k].label} are the same task: "
+                             "each of its runs would be made, and counted, twice; give each task once")
         said = [f"policies[{b}] {built[b, t].name if callable(policies[b]) else policies[b]!r} on {tasks[t].label}"
                 for b, t in ((j0, k0), (j, k))]
         raise ValueError(f"{said[0]} and {said[1]} are the same run (the same policy, settings and task): it would be "

@@ -9,6 +9,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 import gymnasium as gym
+import numpy as np
 
 from npbandit.validation import check_real
 
@@ -33,7 +34,12 @@ class BanditTask:
         env_params: what each run records of the environment in its ``env_params`` besides
             ``horizon`` and what the environment's ``task_params()`` says (the wheel's
             ``delta``; a CSV file's path and hash): part of what makes two runs the same run
-            (:func:`~npbandit.storage.run_key`), so a sweep run again skips it.
+            (:func:`~npbandit.storage.run_key`), so a sweep run again skips it. Every
+            argument of ``env_kwargs`` that is a plain value (a number, str, bool or ``None``,
+            or a list or dict of them) is recorded too, under its name, unless ``env_params``
+            gives that name: two tasks of one id with other arguments are two tasks. Any
+            other argument (an array, an object) is not: say what it is in ``env_params``, or
+            in the environment's ``task_params()``.
         label: how the sweep's lines and progress bars name the task (``delta=0.9``,
             ``dataset=wine``).
         what: what a sweep over such tasks varies, as its line on skipped runs says it
@@ -64,8 +70,33 @@ class BanditTask:
         return gym.make(self.env_id, **self.env_kwargs, horizon=steps)
 
     def run_info(self, steps: int) -> dict[str, Any]:
-        """What a run of ``steps`` rounds on this task hands :func:`~npbandit.loop.run_episode`."""
-        return {"kind": "bandit", "env_id": self.env_id, "env_params": {**self.env_params, "horizon": steps}}
+        """What a run of ``steps`` rounds on this task hands :func:`~npbandit.loop.run_episode`:
+        its ``env_params``, the plain values of ``env_kwargs`` first (see the class docstring)."""
+        plain = {name: _plain(value) for name, value in self.env_kwargs.items() if _is_plain(value)}
+        return {"kind": "bandit", "env_id": self.env_id, "env_params": {**plain, **self.env_params, "horizon": steps}}
+
+
+def _is_plain(value: Any) -> bool:
+    """Whether ``value`` is a number (NumPy's too), str, bool or ``None``, or a list, tuple or
+    str-keyed dict of such values: what a run records of an environment's arguments."""
+    if value is None or isinstance(value, (bool, int, float, str, np.bool_, np.integer, np.floating)):
+        return True
+    if isinstance(value, (list, tuple)):
+        return all(map(_is_plain, value))
+    if isinstance(value, Mapping):
+        return all(isinstance(k, str) and _is_plain(v) for k, v in value.items())
+    return False
+
+
+def _plain(value: Any) -> Any:
+    """A plain ``value`` (:func:`_is_plain`) in Python's own types, as JSON records it."""
+    if isinstance(value, np.generic):
+        return value.item()
+    if isinstance(value, (list, tuple)):
+        return [_plain(v) for v in value]
+    if isinstance(value, Mapping):
+        return {k: _plain(v) for k, v in value.items()}
+    return value
 
 
 def wheel_task(delta: float) -> BanditTask:

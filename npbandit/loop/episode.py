@@ -148,9 +148,10 @@ def run_episode(env: gym.Env, policy: Policy, *, seed: int, steps: int | None = 
         raise TypeError(f"policy must be an npbandit Policy, got {type(policy).__name__}")
     if not isinstance(env, gym.Env):
         raise TypeError(f"env must be a gymnasium.Env, got {type(env).__name__}")
-    check_int("seed", seed, minimum=0)
+    # a NumPy integer as an int: gymnasium's reset refuses one, and SQLite would store its bytes as the seed
+    seed = check_int("seed", seed, minimum=0)
     if steps is not None:
-        check_int("steps", steps, minimum=1)
+        steps = check_int("steps", steps, minimum=1)
         _check_steps_within_episode(env, steps)
     if logger is not None and not isinstance(logger, RunLogger):
         raise TypeError(f"logger must be a RunLogger or None, got {type(logger).__name__}")

@@ -102,7 +102,9 @@ def check_bandit_policy_name(name: str, *, context_dim: int = 2, n_arms: int = 5
     checkpoint, rule = parsed
     try:
         card = read_card(checkpoint)
-    except UnknownCheckpointError:
+    except UnknownCheckpointError as err:
+        if Path(checkpoint).is_dir():  # a training run's directory: the error names the checkpoints in it
+            raise ValueError(f"policy {name!r}: {err}") from None
         fit = fitting_checkpoints(prior=BANDIT_PRIORS, x_dim=context_dim, y_dim=n_arms)
         fit += fitting_checkpoints(prior=ARM_PRIORS, y_dim=1)  # any width: wider contexts are projected
         known = [*BASELINES, *fit, *(c.rsplit("-", 1)[0] for c in fit)]

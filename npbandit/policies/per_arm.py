@@ -132,7 +132,7 @@ class PerArmNPPolicy(Policy):
         self.beta = check_real("beta", beta, low=0.0)
         self.n_init = check_int("n_init", n_init, minimum=1)
         if n_views is not None:
-            check_int("n_views", n_views, minimum=1)
+            n_views = check_int("n_views", n_views, minimum=1)  # an int: the model refuses a NumPy integer
         self.name = f"{card['name']}-{rule}"
         check_arm_checkpoint(card, self.context_dim, f"bandit policy {self.name!r}")
         self.width = arm_model_width(card)

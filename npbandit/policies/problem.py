@@ -71,8 +71,9 @@ class BanditProblem:
     bounds: np.ndarray | None = None
 
     def __post_init__(self) -> None:
-        check_int("n_arms", self.n_arms, minimum=2)
-        check_int("context_dim", self.context_dim, minimum=1)
+        # held as ints: a NumPy integer (a shape read off an array) is refused further on (a model's x_dim)
+        object.__setattr__(self, "n_arms", check_int("n_arms", self.n_arms, minimum=2))
+        object.__setattr__(self, "context_dim", check_int("context_dim", self.context_dim, minimum=1))
         if self.bounds is not None:
             object.__setattr__(self, "bounds", check_bounds("bounds", self.bounds, self.context_dim))
 

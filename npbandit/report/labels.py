@@ -63,8 +63,12 @@ def _settings(run: RunRow) -> dict[str, Any]:
     (``batch_size``; sequential runs, which do not log it, kept one). A subspace strategy,
     logged as ``subspace`` (its name) and flat ``subspace_<setting>`` keys, is read as one
     named component (``{"name": "redealt-sketch", "phase_start": 40, ...}``), so runs with
-    different strategies show the strategies, not each other's settings as missing."""
+    different strategies show the strategies, not each other's settings as missing. The
+    checkpoint's hash is one too (``checkpoint``, its first 12 hex digits): two trainings that
+    export one name (``cmanp-bo``) are two networks, as a sweep tells their runs apart."""
     out = {k: v for k, v in run.policy_params.items() if k not in _NOT_SETTINGS}
+    if run.checkpoint_sha256:
+        out["checkpoint"] = run.checkpoint_sha256[:12]
     if isinstance(out.get("subspace"), str):
         strategy = {"name": out["subspace"]}
         for key in [k for k in out if k.startswith("subspace_")]:

@@ -266,14 +266,27 @@ def _read(engine: Engine, url: str, doing: str, read: Callable[[Connection], _T]
                        f"({_READ_ATTEMPTS} times); try again")
 
 
-def _not_ours(url: str, dialect: str, tables: list[str]) -> str:
+#: the columns of npbandit's tables that every npbandit wrote, from the first: a table of one of
+#: their names without them is another application's (a ``runs`` table of its own), not an older npbandit's
+_FIRST_COLUMNS = {"runs": ("kind", "env_id", "policy"), "steps": ("run_id", "t", "action")}
+
+
+def _not_ours(url: str, dialect: str, tables: list[str], *, lacking: dict[str, list[str]] | None = None) -> str:
+    """Why ``url``'s database is another application's: it holds ``tables`` and none of
+    npbandit's, or (``lacking``) tables of npbandit's names without the columns every npbandit
+    wrote in them (``{table: missing columns}``)."""
     shown = ", ".join(tables[:8]) + (f" and {len(tables) - 8} more" if len(tables) > 8 else "")
     hint = ("give npbandit a database of its own (CREATE DATABASE npbandit), or a schema of its own in this one "
             "(CREATE SCHEMA npbandit, then add options=-csearch_path%3Dnpbandit to the URL's query)"
             if dialect == "postgresql" else "give npbandit a file of its own (e.g. npbandit.db)")
     where = "its default schema holds" if dialect == "postgresql" else "it holds"
-    return (f"db {display_url(url)!r}: {where} {shown} and none of npbandit's tables ({', '.join(sorted(_OURS))}): "
-            f"it is not an npbandit database, and npbandit does not add its tables to another application's: {hint}")
+    if lacking:
+        held = "; ".join(f"table {name} without column(s) {', '.join(columns)}" for name, columns in lacking.items())
+        what = f"{where} {held}, which every npbandit wrote there"
+    else:
+        what = f"{where} {shown} and none of npbandit's tables ({', '.join(sorted(_OURS))})"
+    return (f"db {display_url(url)!r}: {what}: it is not an npbandit database, and npbandit does not add its "
+            f"tables to another application's: {hint}")
 
 
 def _check_schema(conn: Any, url: str, *, writer: bool) -> None:
@@ -319,6 +332,10 @@ def _check_schema(conn: Any, url: str, *, writer: bool) -> None:
     addable = {pair for pairs in ADDED_COLUMNS.values() for pair in pairs}
     present = {name: {c["name"] for c in inspector.get_columns(name)} for name in sorted(ours & tables)}
     if stored is None and tables & ours:
+        lacking = {name: [c for c in _FIRST_COLUMNS[name] if c not in columns] for name, columns in present.items()}
+        lacking = {name: columns for name, columns in lacking.items() if columns}
+        if lacking:
+            raise StorageError(_not_ours(url, conn.dialect.name, sorted(tables), lacking=lacking))
         missing = [f"{name}.{column}" for name in sorted(ours) for column in Base.metadata.tables[name].columns.keys()
                    if column not in present.get(name, set()) and (name not in present or (name, column) not in addable)]
         if missing:

@@ -221,6 +221,14 @@ def _made_already(conn: Connection, run: dict[str, Any]) -> RunRow | None:
     return next((row for row in _as_rows(conn.execute(query).all()) if _key_once_complete(row) == key), None)
 
 
+def _check_run_id(run_id: Any) -> int:
+    """``run_id`` as an int: a NumPy integer too (the database driver binds it as no integer,
+    and the run would not be found); ``TypeError`` for anything else."""
+    if isinstance(run_id, (bool, np.bool_)) or not isinstance(run_id, (int, np.integer)):
+        raise TypeError(f"run_id must be a run's id (an int), got {type(run_id).__name__} {run_id!r}")
+    return int(run_id)
+
+
 def run_steps(db: str, run_id: int) -> list[dict[str, Any]]:
     """The committed steps of a run, in order of t (reads only, as :func:`list_runs`);
     ``submitted_at`` / ``finished_at`` are aware UTC datetimes. ``params`` is the evaluated
@@ -230,9 +238,11 @@ def run_steps(db: str, run_id: int) -> list[dict[str, Any]]:
     for other environments' steps.
 
     Raises:
+        TypeError: ``run_id`` is not an int (a Python or NumPy integer).
         ValueError: ``db`` holds no run ``run_id`` (a run that has committed no step yet
             gives ``[]``).
     """
+    run_id = _check_run_id(run_id)
     engine = open_db(db, readonly=True)
 
     def read(conn: Connection) -> list[Any] | None:
@@ -259,7 +269,9 @@ def run_totals(db: str, run_id: int) -> tuple[float | None, int]:
     instead of reading every step back (a sweep resumed over long runs asks this of each).
 
     Raises:
+        TypeError: ``run_id`` is not an int (a Python or NumPy integer).
         ValueError: ``db`` holds no run ``run_id``."""
+    run_id = _check_run_id(run_id)
     engine = open_db(db, readonly=True)
 
     def read(conn: Connection) -> tuple[float | None, int] | None:

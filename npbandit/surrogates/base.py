@@ -261,6 +261,14 @@ def _all_finite(value: Tensor) -> bool:
     return bool(torch.isfinite(value.amax()) & torch.isfinite(value.amin()))
 
 
+def _config_differences(source: dict[str, Any], ours: dict[str, Any]) -> str:
+    """``"; they differ in n_latents (the source's 32, this one's 128), ..."``: the fields of two
+    configs that differ, for a refused ``initialise_from`` (``""`` when none does)."""
+    names = [k for k in {**source, **ours} if source.get(k) != ours.get(k)]
+    said = ", ".join(f"{k} (the source's {source.get(k)!r}, this one's {ours.get(k)!r})" for k in names)
+    return f"; they differ in {said}" if said else ""
+
+
 class NeuralProcess(nn.Module, ABC):
     """Abstract neural process: validates inputs, then defers to the model.
 
@@ -398,7 +406,7 @@ class NeuralProcess(nn.Module, ABC):
         if theirs != ours:
             raise ValueError(f"the source is a {source.name} ({source.x_dim} -> {source.y_dim}) with config "
                              f"{theirs[-1]}; this is a {self.name} ({self.x_dim} -> {self.y_dim}) with config "
-                             f"{ours[-1]}")
+                             f"{ours[-1]}{_config_differences(theirs[-1], ours[-1])}")
         self.load_state_dict(source.state_dict())
 
     # -- the joint predictive ---------------------------------------------------------

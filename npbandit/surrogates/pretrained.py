@@ -156,11 +156,29 @@ def _resolve(name_or_path: str | Path) -> Path:
         if weights.exists():  # a known checkpoint with its card missing is not an unknown name
             raise FileNotFoundError(f"checkpoint {text!r}: its card {weights.with_suffix('.json')} is missing "
                                     f"(the weights {weights.name} are there)")
+    if Path(text).is_dir():  # a training run's directory (npbandit train --out): name a checkpoint in it
+        cards = sorted(str(card.with_suffix("")) for card in Path(text).glob("*.json") if _is_card(card))
+        if cards:
+            raise UnknownCheckpointError(f"checkpoint {text!r} is a directory: name a checkpoint in it, "
+                                         + " or ".join(repr(card) for card in cards[:4]))
+        raise UnknownCheckpointError(f"checkpoint {text!r} is a directory holding no checkpoint (no .json card "
+                                     "beside its .safetensors weights): name a checkpoint's card or weights file, "
+                                     "or a shipped name")
     shipped = available_checkpoints()
     close = difflib.get_close_matches(text, shipped, n=2, cutoff=0.6)
     hint = f"did you mean {' or '.join(repr(c) for c in close)}? " if close else ""
     raise UnknownCheckpointError(f"no checkpoint {text!r}: {hint}not a shipped name (shipped: "
                                  f"{', '.join(shipped) or 'none'}) and no card at {path}")
+
+
+def _is_card(path: Path) -> bool:
+    """Whether ``path`` is a checkpoint's card beside its weights (not a training run's saved
+    state, ``train_state.json``, nor another JSON file)."""
+    try:
+        card = json.loads(path.read_text())
+    except (OSError, UnicodeDecodeError, ValueError):
+        return False
+    return isinstance(card, dict) and card.get("format") == CARD_FORMAT and path.with_suffix(".safetensors").exists()
 
 
 def read_card(name_or_path: str | Path) -> dict[str, Any]:
