@@ -61,12 +61,13 @@ class TourReport:
 
 
 def run_tour(db: str = DEFAULT_URL, budget: int = 20, steps: int = 300, seed: int = 0, *,
-             progress: bool = False, say: Callable[[str], None] | None = print) -> TourReport:
+             progress: bool = False, say: Callable[[str], None] | None = print, rerun: bool = False) -> TourReport:
     """Branin with ``optimize``'s default surrogate (``budget`` evaluations), then the wheel bandit at delta = 0.9
     (``steps`` rounds each of CMANP-UCB, Uniform and LinUCB), all logged to ``db``, then
     the report of ``db`` (the ``TOUR_*`` constants). ``say`` gets every line (``None``: silent).
     A tour run again on the same ``db`` makes a new black-box run, and finds its bandit runs
-    completed there already (:func:`~npbandit.loop.run_wheel_bandits` skips them)."""
+    completed there already (:func:`~npbandit.loop.run_wheel_bandits` skips them, unless
+    ``rerun``)."""
     from npbandit.api import optimize
     from npbandit.envs import make_test_function
     from npbandit.envs.blackbox import problem_objective
@@ -87,7 +88,7 @@ def run_tour(db: str = DEFAULT_URL, budget: int = 20, steps: int = 300, seed: in
         f"(optimum {problem.optimal_value:.4f}), run {result.run_id}")
     say(f"2/3  wheel bandit, {steps} rounds: {bandit} -> {db}")
     bandits = run_wheel_bandits(list(TOUR_POLICIES), [TOUR_DELTA], [seed], steps, beta=TOUR_BETA, db=db,
-                                progress=progress, say=say)
+                                progress=progress, say=say, rerun=rerun)
     say("3/3  report\n")
     text = report_text(db)
     say(text)

@@ -44,7 +44,7 @@ def test_an_interrupted_sweep_run_again_runs_only_the_runs_not_completed(tmp_pat
     lines = []
     results = run_wheel_bandits(POLICIES, [0.5], [0, 1, 2], 5, db=db, say=lines.append)
     assert lines[0] == (f"skipping 2 of 6 runs: {db} holds them completed (the same policy, settings, delta, "
-                        "seed and steps); rerun=True (npbandit bandit --rerun) runs them again")
+                        "seed and steps); rerun=True (--rerun on the command line) runs them again")
     assert len(lines) == 5  # the skip, then one line per run made
     runs = {r.id: r for r in list_runs(db)}
     assert [(runs[r.run_id].policy, runs[r.run_id].seed) for r in results] == [
@@ -136,7 +136,7 @@ def test_a_data_set_sweep_skips_what_its_database_holds_and_a_changed_csv_file_r
     again = run_bandit_sweep(POLICIES, [dataset_task("iris"), csv_task(path, "kind")], [0, 1], 4, db=db,
                              say=lines.append)
     assert lines == [f"skipping 8 of 8 runs: {db} holds them completed (the same policy, settings, data set, seed "
-                     "and steps); rerun=True (npbandit bandit --rerun) runs them again"]
+                     "and steps); rerun=True (--rerun on the command line) runs them again"]
     assert [r.run_id for r in again] == [r.run_id for r in first] and len(list_runs(db)) == 8
 
     # the file changed (one label): its runs are other runs, iris's are still done

@@ -38,6 +38,9 @@ def add_arguments(demo: argparse.ArgumentParser) -> None:
     demo.add_argument("--steps", type=positive_int, default=300, help="wheel-bandit rounds per policy")
     demo.add_argument("--seed", type=non_negative_int, default=0,
                       help="seeds both runs (--streaming: the data and the weights)")
+    demo.add_argument("--rerun", action="store_true",
+                      help="run the wheel-bandit runs again where --db holds them completed (a tour run again "
+                           "otherwise shows the runs it made before)")
     demo.add_argument("--streaming", action="store_true",
                       help="instead: CMANP's exact constant-cost updates, with random weights")
     demo.add_argument("--n-initial", type=positive_int, default=2000, help="--streaming: points conditioned first")
@@ -58,5 +61,5 @@ def run(args: argparse.Namespace) -> int:
         return 0
     from npbandit.demo import run_tour
 
-    run_tour(args.db, args.budget, args.steps, args.seed, progress=progress())
+    run_tour(args.db, args.budget, args.steps, args.seed, progress=progress(), rerun=args.rerun)
     return 0

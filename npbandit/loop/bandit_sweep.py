@@ -207,7 +207,7 @@ def run_bandit_sweep(policies: Sequence[str], tasks: Sequence[BanditTask], seeds
             varies = {task.what for task in tasks}
             what = varies.pop() if len(varies) == 1 else "task"
             say(f"skipping {skipped} of {len(jobs)} runs: {display_url(db)} holds them completed (the same policy, "
-                f"settings, {what}, seed and steps); rerun=True (npbandit bandit --rerun) runs them again")
+                f"settings, {what}, seed and steps); rerun=True (--rerun on the command line) runs them again")
     pending = [i for i, result in enumerate(results) if result is None]
     # a run still running elsewhere (the job of an earlier, interrupted sweep that a cluster's worker goes on
     # with; another process's sweep) is not started a second time: the sweep waits for it below
