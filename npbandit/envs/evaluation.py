@@ -24,6 +24,7 @@ from __future__ import annotations
 import concurrent.futures as cf
 import datetime as dt
 import os
+import pickle
 import socket
 import sys
 import threading
@@ -35,7 +36,9 @@ from typing import Any, Protocol, runtime_checkable
 
 import numpy as np
 
-__all__ = ["AsyncEvaluator", "Evaluation", "Evaluator", "ExecutorFailure", "Outcome", "OutcomeRelay"]
+from npbandit.envs.outcomes import Evaluated
+
+__all__ = ["AsyncEvaluator", "Evaluation", "Evaluator", "ExecutorFailure", "Outcome", "OutcomeRelay", "UnsentError"]
 
 
 class ExecutorFailure(RuntimeError):
@@ -43,6 +46,22 @@ class ExecutorFailure(RuntimeError):
     (a process pool that cannot pickle the objective, its point or what it returned; a
     worker lost). ``__cause__`` is the executor's own exception; ``step`` records the
     evaluation as failed, naming the executor."""
+
+
+class UnsentError(Exception):
+    """Stands in for an exception the objective (or its constraints) raised in a worker's
+    process that pickle cannot send back to the run's process (an exception class whose
+    ``__init__`` takes other arguments than its ``args``, or one holding a lock): sent as
+    it was, it would break a process pool for every later evaluation (``BrokenProcessPool``)
+    or hide the objective's error behind pickle's. ``raised`` is the original type's name,
+    ``str()`` its message, so the step records what was raised."""
+
+    def __init__(self, raised: str, message: str) -> None:
+        super().__init__(raised, message)
+        self.raised, self.message = raised, message
+
+    def __str__(self) -> str:
+        return self.message
 
 
 @dataclass(frozen=True)
@@ -227,7 +246,7 @@ class AsyncEvaluator:
         action = np.asarray(action, dtype=np.float64)
         x = env.point(action)
         x = dict(x) if isinstance(x, dict) else x.copy()
-        future = self.executor.submit(_evaluate, env.objective, x, f"{self._tag}-{self._count}")
+        future = self.executor.submit(_evaluate, env.objective, x, f"{self._tag}-{self._count}", os.getpid())
         self._count += 1
         now = time.perf_counter()
         evaluation = Evaluation(action=action, x=x, submitted=now, submitted_at=dt.datetime.now(dt.UTC),
@@ -318,18 +337,35 @@ def _outcome(future: cf.Future) -> Outcome:
     return Outcome(ok, out, worker)
 
 
-def _evaluate(call: Callable[[Any], Any], x: Any, key: str) -> tuple[bool, Any, str]:
+def _evaluate(call: Callable[[Any], Any], x: Any, key: str, home: int | None = None) -> tuple[bool, Any, str]:
     """Runs on the executor's worker: ``(ok, return value or exception, worker)``.
 
     ``key`` is unused here and unique per evaluation: Dask's executor takes two calls with
     equal arguments for one task (``pure=True``, its default) and would run a point
-    proposed twice once, which is wrong for a noisy objective."""
+    proposed twice once, which is wrong for a noisy objective. ``home``: the run's process
+    id; in another process, an exception raised that pickle cannot send back is sent as an
+    :class:`UnsentError`."""
     del key
     worker = _worker_name()
+    away = home is not None and os.getpid() != home
     try:
-        return True, call(x), worker
+        out = call(x)
     except Exception as err:  # noqa: BLE001 - the user's objective: judged by the env's step
-        return False, err, worker
+        return False, _sendable(err) if away else err, worker
+    if away and isinstance(out, Evaluated) and out.failed:  # the constraints raised
+        out = Evaluated(out.value, _sendable(out.constraints), failed=True)
+    return True, out, worker
+
+
+def _sendable(err: BaseException) -> BaseException:
+    """``err``, or an :class:`UnsentError` of its type's name and message where it does not
+    come back from pickle as an exception."""
+    try:
+        back = pickle.loads(pickle.dumps(err))
+    except Exception as why:  # noqa: BLE001 - pickle raises whatever the exception's class raises
+        return UnsentError(type(err).__name__, f"{err} (its exception could not be sent back from the worker's "
+                                               f"process by pickle: {type(why).__name__}: {why})")
+    return err if isinstance(back, BaseException) else UnsentError(type(err).__name__, str(err))
 
 
 def _worker_name() -> str:
