@@ -213,8 +213,9 @@ class AsyncEvaluator:
             -- and its result, if it ever comes, is dropped); ``None``: wait for ever. On the
             standard library's thread and process pools, whose futures say when a worker takes
             them, it counts from then (as :meth:`wait` sees it, within ``_WAKE_S``; a process
-            pool hands one call more than it has workers to its queue, and that one counts from
-            there), so an evaluation queued behind busy workers is not given up before it ran;
+            pool's futures say so once queued for a worker, so there a call counts from when the
+            calls submitted before it that have not returned, those given up included, leave
+            it a worker), so an evaluation queued behind busy workers is not given up before it ran;
             on any other executor (a Dask client's, whose futures never say), from submission.
     """
 
@@ -227,6 +228,11 @@ class AsyncEvaluator:
         self.executor, self.timeout = executor, timeout
         #: whether the executor's futures say when they start running (see ``timeout``)
         self._reports_start = isinstance(executor, _REPORTS_START)
+        #: a process pool's workers: its futures read ``running()`` once queued for a worker, not taken
+        self._workers = (getattr(executor, "_max_workers", None) if isinstance(executor, cf.ProcessPoolExecutor)
+                         else None)
+        #: evaluations given up whose call may still hold a process pool's worker (see _taken)
+        self._abandoned: list[Evaluation] = []
         self._in_flight: list[Evaluation] = []
         self._relay = OutcomeRelay()
         self._tag, self._count = uuid.uuid4().hex, 0  # a key no other evaluation, of any run, has
@@ -268,8 +274,8 @@ class AsyncEvaluator:
             return []
         while True:  # in slices: see _WAKE_S (and a queued evaluation's start is seen at the next slice)
             now = time.perf_counter()
-            for evaluation in running:
-                if evaluation.started is None and (evaluation.future.running() or evaluation.future.done()):
+            for evaluation in self._taken(running):
+                if evaluation.started is None:
                     evaluation.started = now
             starts = [e.started for e in running if e.started is not None]
             deadline = None if self.timeout is None or not starts else min(starts) + self.timeout
@@ -286,11 +292,24 @@ class AsyncEvaluator:
             for evaluation in running:
                 if (evaluation.future not in done and evaluation.started is not None
                         and now - evaluation.started >= self.timeout):
-                    evaluation.future.cancel()  # a queued one never starts; a running one cannot be stopped
+                    if not evaluation.future.cancel():  # a queued one never starts; a running one cannot be stopped
+                        self._abandoned.append(evaluation)
                     evaluation.outcome = Outcome(False, TimeoutError(f"evaluation still running after "
                                                                      f"{self.timeout} s"), timed_out=True)
         finished = [e for e in running if e.future in done]
         return finished + [e for e in running if e.future not in done and e.outcome is not None]
+
+    def _taken(self, running: list[Evaluation]) -> list[Evaluation]:
+        """The evaluations of ``running`` a worker has taken (or that are done). A process pool
+        queues calls for its workers ahead of time, its futures ``running()`` from then on, and
+        its workers take them in submission order, each call holding its worker until it returns
+        (one given up too): so of the calls not yet returned, the first ``max_workers`` are taken."""
+        if self._workers is None:
+            return [e for e in running if e.future.running() or e.future.done()]
+        self._abandoned = [e for e in self._abandoned if not e.future.done()]
+        held = sorted(self._abandoned + [e for e in running if not e.future.done()], key=lambda e: e.submitted)
+        ahead = held[:self._workers]
+        return [e for e in running if e.future.done() or any(e is a for a in ahead)]
 
     def finished(self) -> list[Evaluation]:
         """The evaluations in flight whose worker has returned, without waiting, each with its
