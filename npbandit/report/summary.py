@@ -544,8 +544,9 @@ def _objectives_lines(rows: list[dict[str, Any]]) -> list[str]:
              "objective) dominates, bounded by the reference point: the nadir of the front of all the problem's "
              "feasible evaluations together, moved a tenth of each objective's range over them further (one point "
              "for every run of the problem, so that their hypervolumes compare; larger is better); front = the "
-             "points on a run's front; evals = evaluations per run; failed = failed / all evaluations over the "
-             "row's runs, each distinct reason listed below its row with its count; with constraints "
+             "distinct points on a run's front (equal values once, where ParetoResult.front keeps each "
+             "evaluation); evals = evaluations per run; failed = failed / all evaluations over the row's runs, "
+             "each distinct reason listed below its row with its count; with constraints "
              "(\"subject to\"), only feasible evaluations count, and feasible = feasible / successful evaluations "
              "over the row's runs"]
     width = max(24, *(len(r["label"]) for r in rows))
