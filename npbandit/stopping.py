@@ -79,12 +79,15 @@ class StopSignals:
         return self._holding > 0
 
     def install(self) -> None:
-        """Handle SIGINT / SIGTERM here (main thread only, over the default handlers only)."""
+        """Handle SIGINT / SIGTERM here (main thread only, over the default handlers only, or
+        over a run's handler this process inherited by fork, which acts as the default here)."""
         if threading.current_thread() is not threading.main_thread():
             return
         self._pid = os.getpid()
         for signum, default in ((signal.SIGINT, signal.default_int_handler), (signal.SIGTERM, signal.SIG_DFL)):
-            if signal.getsignal(signum) is default:
+            current = signal.getsignal(signum)
+            owner = getattr(current, "__self__", None)  # a run's handler inherited by fork acts as the default
+            if current is default or (isinstance(owner, StopSignals) and owner._pid != self._pid):
                 self.previous[signum] = signal.signal(signum, self._handle)
 
     def restore(self) -> None:

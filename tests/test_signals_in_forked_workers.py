@@ -50,3 +50,22 @@ def test_the_run_itself_still_stops_with_run_interrupted():
     with pytest.raises(RunInterrupted), stop_on_signals():
         os.kill(os.getpid(), signal.SIGTERM)
         time.sleep(5)
+
+
+def test_a_run_inside_a_forked_child_stops_with_its_own_run_interrupted():
+    """A run started in the child (a run of its own in a pool's worker) installs its handler
+    over the inherited one, so a signal still stops it as a run."""
+    with stop_on_signals():
+        pid = os.fork()
+        if pid == 0:
+            try:
+                with stop_on_signals():
+                    os.kill(os.getpid(), signal.SIGTERM)
+                    time.sleep(5)
+                os._exit(3)
+            except RunInterrupted:
+                os._exit(4)
+            except BaseException:
+                os._exit(6)
+        _, status = os.waitpid(pid, 0)
+    assert os.WIFEXITED(status) and os.WEXITSTATUS(status) == 4, status
