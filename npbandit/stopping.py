@@ -14,6 +14,7 @@ This module imports nothing from the library, so any module may use it.
 from __future__ import annotations
 
 import contextlib
+import os
 import signal
 import threading
 from collections.abc import Iterator
@@ -70,6 +71,7 @@ class StopSignals:
         self._holding = 0
         self._step_held = False
         self.previous: dict[int, Any] = {}
+        self._pid = os.getpid()
 
     @property
     def holding(self) -> bool:
@@ -77,11 +79,15 @@ class StopSignals:
         return self._holding > 0
 
     def install(self) -> None:
-        """Handle SIGINT / SIGTERM here (main thread only, over the default handlers only)."""
+        """Handle SIGINT / SIGTERM here (main thread only, over the default handlers only, or
+        over a run's handler this process inherited by fork, which acts as the default here)."""
         if threading.current_thread() is not threading.main_thread():
             return
+        self._pid = os.getpid()
         for signum, default in ((signal.SIGINT, signal.default_int_handler), (signal.SIGTERM, signal.SIG_DFL)):
-            if signal.getsignal(signum) is default:
+            current = signal.getsignal(signum)
+            owner = getattr(current, "__self__", None)  # a run's handler inherited by fork acts as the default
+            if current is default or (isinstance(owner, StopSignals) and owner._pid != self._pid):
                 self.previous[signum] = signal.signal(signum, self._handle)
 
     def restore(self) -> None:
@@ -91,11 +97,23 @@ class StopSignals:
         self.previous.clear()
 
     def _handle(self, signum: int, _frame: Any) -> None:
+        if os.getpid() != self._pid:  # a process forked inside the run (a process pool's worker): not the run
+            self._as_default(signum)
         if self._holding:
             if self.pending is None:
                 self.pending = signum
             return
         raise RunInterrupted(signum)
+
+    @staticmethod
+    def _as_default(signum: int) -> None:
+        """What the signal does without a handler: a forked process inherits this one, and a
+        SIGTERM sent to a pool's worker must end that worker (the run sees a lost worker),
+        not stop the evaluation in it as the run's own interruption."""
+        if signum == signal.SIGINT:
+            raise KeyboardInterrupt
+        signal.signal(signum, signal.SIG_DFL)
+        os.kill(os.getpid(), signum)
 
     def _release(self, deliver: bool) -> None:
         self._holding -= 1

@@ -71,7 +71,7 @@ import gymnasium as gym
 import numpy as np
 
 from npbandit.envs.bounds import as_bounds
-from npbandit.envs.evaluation import ExecutorFailure, Outcome, OutcomeRelay
+from npbandit.envs.evaluation import ExecutorFailure, Outcome, OutcomeRelay, UnsentError
 from npbandit.envs.outcomes import (
     Evaluated,
     WithConstraints,
@@ -467,7 +467,8 @@ class BlackBoxEnv(gym.Env):
         naming a parameter the point lacks (a conditional space's) says when it exists."""
         lacks = self.space.lacks(x, err.args[0]) if isinstance(err, KeyError) and err.args else None
         why = f" ({lacks}: a point holds its active parameters alone)" if lacks else ""
-        return f"{who} raised {type(err).__name__}: {err} at x={shown(x)}{why}"
+        raised = err.raised if isinstance(err, UnsentError) else type(err).__name__
+        return f"{who} raised {raised}: {err} at x={shown(x)}{why}"
 
     def step(self, action):
         """Evaluate ``action`` (a point of ``[0, 1]^d``) and record it; Gymnasium's

@@ -24,6 +24,7 @@ from __future__ import annotations
 import concurrent.futures as cf
 import datetime as dt
 import os
+import pickle
 import socket
 import sys
 import threading
@@ -35,7 +36,9 @@ from typing import Any, Protocol, runtime_checkable
 
 import numpy as np
 
-__all__ = ["AsyncEvaluator", "Evaluation", "Evaluator", "ExecutorFailure", "Outcome", "OutcomeRelay"]
+from npbandit.envs.outcomes import Evaluated
+
+__all__ = ["AsyncEvaluator", "Evaluation", "Evaluator", "ExecutorFailure", "Outcome", "OutcomeRelay", "UnsentError"]
 
 
 class ExecutorFailure(RuntimeError):
@@ -43,6 +46,22 @@ class ExecutorFailure(RuntimeError):
     (a process pool that cannot pickle the objective, its point or what it returned; a
     worker lost). ``__cause__`` is the executor's own exception; ``step`` records the
     evaluation as failed, naming the executor."""
+
+
+class UnsentError(Exception):
+    """Stands in for an exception the objective (or its constraints) raised in a worker's
+    process that pickle cannot send back to the run's process (an exception class whose
+    ``__init__`` takes other arguments than its ``args``, or one holding a lock): sent as
+    it was, it would break a process pool for every later evaluation (``BrokenProcessPool``)
+    or hide the objective's error behind pickle's. ``raised`` is the original type's name,
+    ``str()`` its message, so the step records what was raised."""
+
+    def __init__(self, raised: str, message: str) -> None:
+        super().__init__(raised, message)
+        self.raised, self.message = raised, message
+
+    def __str__(self) -> str:
+        return self.message
 
 
 @dataclass(frozen=True)
@@ -194,8 +213,9 @@ class AsyncEvaluator:
             -- and its result, if it ever comes, is dropped); ``None``: wait for ever. On the
             standard library's thread and process pools, whose futures say when a worker takes
             them, it counts from then (as :meth:`wait` sees it, within ``_WAKE_S``; a process
-            pool hands one call more than it has workers to its queue, and that one counts from
-            there), so an evaluation queued behind busy workers is not given up before it ran;
+            pool's futures say so once queued for a worker, so there a call counts from when the
+            calls submitted before it that have not returned, those given up included, leave
+            it a worker), so an evaluation queued behind busy workers is not given up before it ran;
             on any other executor (a Dask client's, whose futures never say), from submission.
     """
 
@@ -208,6 +228,11 @@ class AsyncEvaluator:
         self.executor, self.timeout = executor, timeout
         #: whether the executor's futures say when they start running (see ``timeout``)
         self._reports_start = isinstance(executor, _REPORTS_START)
+        #: a process pool's workers: its futures read ``running()`` once queued for a worker, not taken
+        self._workers = (getattr(executor, "_max_workers", None) if isinstance(executor, cf.ProcessPoolExecutor)
+                         else None)
+        #: evaluations given up whose call may still hold a process pool's worker (see _taken)
+        self._abandoned: list[Evaluation] = []
         self._in_flight: list[Evaluation] = []
         self._relay = OutcomeRelay()
         self._tag, self._count = uuid.uuid4().hex, 0  # a key no other evaluation, of any run, has
@@ -227,7 +252,7 @@ class AsyncEvaluator:
         action = np.asarray(action, dtype=np.float64)
         x = env.point(action)
         x = dict(x) if isinstance(x, dict) else x.copy()
-        future = self.executor.submit(_evaluate, env.objective, x, f"{self._tag}-{self._count}")
+        future = self.executor.submit(_evaluate, env.objective, x, f"{self._tag}-{self._count}", os.getpid())
         self._count += 1
         now = time.perf_counter()
         evaluation = Evaluation(action=action, x=x, submitted=now, submitted_at=dt.datetime.now(dt.UTC),
@@ -249,8 +274,8 @@ class AsyncEvaluator:
             return []
         while True:  # in slices: see _WAKE_S (and a queued evaluation's start is seen at the next slice)
             now = time.perf_counter()
-            for evaluation in running:
-                if evaluation.started is None and (evaluation.future.running() or evaluation.future.done()):
+            for evaluation in self._taken(running):
+                if evaluation.started is None:
                     evaluation.started = now
             starts = [e.started for e in running if e.started is not None]
             deadline = None if self.timeout is None or not starts else min(starts) + self.timeout
@@ -267,11 +292,24 @@ class AsyncEvaluator:
             for evaluation in running:
                 if (evaluation.future not in done and evaluation.started is not None
                         and now - evaluation.started >= self.timeout):
-                    evaluation.future.cancel()  # a queued one never starts; a running one cannot be stopped
+                    if not evaluation.future.cancel():  # a queued one never starts; a running one cannot be stopped
+                        self._abandoned.append(evaluation)
                     evaluation.outcome = Outcome(False, TimeoutError(f"evaluation still running after "
                                                                      f"{self.timeout} s"), timed_out=True)
         finished = [e for e in running if e.future in done]
         return finished + [e for e in running if e.future not in done and e.outcome is not None]
+
+    def _taken(self, running: list[Evaluation]) -> list[Evaluation]:
+        """The evaluations of ``running`` a worker has taken (or that are done). A process pool
+        queues calls for its workers ahead of time, its futures ``running()`` from then on, and
+        its workers take them in submission order, each call holding its worker until it returns
+        (one given up too): so of the calls not yet returned, the first ``max_workers`` are taken."""
+        if self._workers is None:
+            return [e for e in running if e.future.running() or e.future.done()]
+        self._abandoned = [e for e in self._abandoned if not e.future.done()]
+        held = sorted(self._abandoned + [e for e in running if not e.future.done()], key=lambda e: e.submitted)
+        ahead = held[:self._workers]
+        return [e for e in running if e.future.done() or any(e is a for a in ahead)]
 
     def finished(self) -> list[Evaluation]:
         """The evaluations in flight whose worker has returned, without waiting, each with its
@@ -318,18 +356,35 @@ def _outcome(future: cf.Future) -> Outcome:
     return Outcome(ok, out, worker)
 
 
-def _evaluate(call: Callable[[Any], Any], x: Any, key: str) -> tuple[bool, Any, str]:
+def _evaluate(call: Callable[[Any], Any], x: Any, key: str, home: int | None = None) -> tuple[bool, Any, str]:
     """Runs on the executor's worker: ``(ok, return value or exception, worker)``.
 
     ``key`` is unused here and unique per evaluation: Dask's executor takes two calls with
     equal arguments for one task (``pure=True``, its default) and would run a point
-    proposed twice once, which is wrong for a noisy objective."""
+    proposed twice once, which is wrong for a noisy objective. ``home``: the run's process
+    id; in another process, an exception raised that pickle cannot send back is sent as an
+    :class:`UnsentError`."""
     del key
     worker = _worker_name()
+    away = home is not None and os.getpid() != home
     try:
-        return True, call(x), worker
+        out = call(x)
     except Exception as err:  # noqa: BLE001 - the user's objective: judged by the env's step
-        return False, err, worker
+        return False, _sendable(err) if away else err, worker
+    if away and isinstance(out, Evaluated) and out.failed:  # the constraints raised
+        out = Evaluated(out.value, _sendable(out.constraints), failed=True)
+    return True, out, worker
+
+
+def _sendable(err: BaseException) -> BaseException:
+    """``err``, or an :class:`UnsentError` of its type's name and message where it does not
+    come back from pickle as an exception."""
+    try:
+        back = pickle.loads(pickle.dumps(err))
+    except Exception as why:  # noqa: BLE001 - pickle raises whatever the exception's class raises
+        return UnsentError(type(err).__name__, f"{err} (its exception could not be sent back from the worker's "
+                                               f"process by pickle: {type(why).__name__}: {why})")
+    return err if isinstance(back, BaseException) else UnsentError(type(err).__name__, str(err))
 
 
 def _worker_name() -> str:

@@ -78,6 +78,8 @@ SHOWN_REASONS = 3
 REASON_WIDTH, RUN_ERROR_WIDTH = 100, 72
 # the point a failed evaluation's error names (``at x=[0.1, 0.2]``, ``at x={'lr': 0.01}``): each failure's own
 _POINT = re.compile(r" at x=(\[[^\[\]]*\]|\{[^{}]*\})")
+# the values a failure that returned NaN / inf names (several objectives, or constraints): the finite ones differ
+_NONFINITE = re.compile(r"(returned \[)([^\[\]]*)(\].*\(NaN or infinite\))$")
 
 
 def bandit_summary(db: str = DEFAULT_URL) -> list[dict[str, Any]]:
@@ -255,11 +257,21 @@ def _objectives_rows(db: str, group: Problem, runs: list[RunRow]) -> list[dict[s
 def failure_reason(error: str | None) -> str:
     """Why an evaluation failed, as a report groups failures: its recorded ``error`` without
     the point it names (`` at x=[...]`` / `` at x={...}``, which differs from one failure to
-    the next; the point is the step's own record), whitespace runs made one space;
+    the next; the point is the step's own record) and, where several values came back and one
+    was NaN or infinite, with each finite one read ``finite`` (``objective returned [finite,
+    nan] (NaN or infinite)``: which objective or constraint failed), whitespace runs made one space;
     ``"no reason recorded"`` for a step that recorded none."""
     if not error:
         return "no reason recorded"
-    return " ".join(_POINT.sub("", error).split())
+    reason = " ".join(_POINT.sub("", error).split())
+    return _NONFINITE.sub(lambda m: m[1] + ", ".join(_kept(v) for v in m[2].split(",")) + m[3], reason)
+
+
+def _kept(value: str) -> str:
+    """A value of a failure that returned NaN / inf, as :func:`failure_reason` groups it:
+    a non-finite one as it is, a finite one as ``finite``."""
+    value = value.strip()
+    return value if value in ("nan", "inf", "-inf") else "finite"
 
 
 def step_feasible(step: dict[str, Any]) -> bool:
@@ -532,8 +544,9 @@ def _objectives_lines(rows: list[dict[str, Any]]) -> list[str]:
              "objective) dominates, bounded by the reference point: the nadir of the front of all the problem's "
              "feasible evaluations together, moved a tenth of each objective's range over them further (one point "
              "for every run of the problem, so that their hypervolumes compare; larger is better); front = the "
-             "points on a run's front; evals = evaluations per run; failed = failed / all evaluations over the "
-             "row's runs, each distinct reason listed below its row with its count; with constraints "
+             "distinct points on a run's front (equal values once, where ParetoResult.front keeps each "
+             "evaluation); evals = evaluations per run; failed = failed / all evaluations over the row's runs, "
+             "each distinct reason listed below its row with its count; with constraints "
              "(\"subject to\"), only feasible evaluations count, and feasible = feasible / successful evaluations "
              "over the row's runs"]
     width = max(24, *(len(r["label"]) for r in rows))
