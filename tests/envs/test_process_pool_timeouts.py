@@ -37,7 +37,7 @@ def test_an_evaluation_queued_behind_a_hung_one_is_timed_from_when_it_can_start(
     RELEASE = tmp_path / "release"
     env = BlackBoxEnv(objective=hangs_below_half, bounds=[[0], [1]], budget=5)
     with cf.ProcessPoolExecutor(1, mp_context=multiprocessing.get_context("fork")) as pool:
-        evaluator = AsyncEvaluator(pool, timeout=0.3)
+        evaluator = AsyncEvaluator(pool, timeout=2.0)  # ample for a call that returns at once, under load
         env.evaluator = evaluator
         env.reset(seed=0)
         hung, queued = evaluator.submit(env, [0.1]), evaluator.submit(env, [0.9])
