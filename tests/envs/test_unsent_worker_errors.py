@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import multiprocessing
 import pickle
+import threading
 from concurrent.futures import ProcessPoolExecutor
 
 import pytest
@@ -16,11 +17,14 @@ from npbandit.envs.evaluation import UnsentError
 
 
 class SolverError(Exception):
-    """An exception that pickles but cannot be unpickled: ``__init__`` needs two arguments."""
+    """An exception pickle cannot send: it holds a lock (and ``__init__`` needs two arguments,
+    so plain pickle could not rebuild it either; a process that imported Dask, whose tblib
+    pickles exceptions by their attributes, could, were it not for the lock)."""
 
     def __init__(self, code: int, where: str) -> None:
         super().__init__(f"code {code} in {where}")
         self.code = code
+        self.lock = threading.Lock()
 
 
 def always_fails(x):
