@@ -7,6 +7,7 @@ from __future__ import annotations
 import math
 import numbers
 import sys
+from collections.abc import Mapping
 from typing import TYPE_CHECKING, Any
 
 import numpy as np
@@ -35,8 +36,6 @@ def rounding_of(value: Any) -> float:
     """The relative rounding (machine epsilon) of the narrowest float type ``value`` came in:
     an array's or tensor's, a NumPy scalar's, or that of the entries of a list, tuple or
     mapping of them; float64's at least."""
-    from collections.abc import Mapping
-
     entries = (list(value.values()) if isinstance(value, Mapping)
                else list(value) if isinstance(value, (list, tuple)) else [])
     eps = float(np.finfo(np.float64).eps)

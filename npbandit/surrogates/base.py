@@ -69,6 +69,7 @@ from npbandit.surrogates.layers import ACTIVATIONS
 from npbandit.transforms.base import OutcomePredictive, OutcomeTransform
 
 __all__ = ["NPState", "ContextSetState", "NeuralProcess", "NPConfig", "target_log_prob", "hold_out_noise",
+           "config_differences",
            "MIN_LATENT_VAR"]
 
 #: the smallest latent variance :func:`hold_out_noise` leaves (standardised units)
@@ -261,7 +262,7 @@ def _all_finite(value: Tensor) -> bool:
     return bool(torch.isfinite(value.amax()) & torch.isfinite(value.amin()))
 
 
-def _config_differences(source: dict[str, Any], ours: dict[str, Any]) -> str:
+def config_differences(source: dict[str, Any], ours: dict[str, Any]) -> str:
     """``"; they differ in n_latents (the source's 32, this one's 128), ..."``: the fields of two
     configs that differ, for a refused ``initialise_from`` (``""`` when none does)."""
     names = [k for k in {**source, **ours} if source.get(k) != ours.get(k)]
@@ -406,7 +407,7 @@ class NeuralProcess(nn.Module, ABC):
         if theirs != ours:
             raise ValueError(f"the source is a {source.name} ({source.x_dim} -> {source.y_dim}) with config "
                              f"{theirs[-1]}; this is a {self.name} ({self.x_dim} -> {self.y_dim}) with config "
-                             f"{ours[-1]}{_config_differences(theirs[-1], ours[-1])}")
+                             f"{ours[-1]}{config_differences(theirs[-1], ours[-1])}")
         self.load_state_dict(source.state_dict())
 
     # -- the joint predictive ---------------------------------------------------------

@@ -54,7 +54,7 @@ import torch
 from torch import Tensor
 from torch.distributions import LowRankMultivariateNormal, Normal
 
-from npbandit.surrogates.base import NeuralProcess, NPState, _config_differences, hold_out_noise
+from npbandit.surrogates.base import NeuralProcess, NPState, config_differences, hold_out_noise
 from npbandit.surrogates.cmanp import CMANP, CMANPConfig, CMANPState
 from npbandit.surrogates.layers import mlp
 
@@ -139,7 +139,7 @@ class CMANPAND(NeuralProcess):
             raise ValueError(f"the source is a cmanp ({source.x_dim} -> {source.y_dim}) with config "
                              f"{source.config.to_dict()}; this cmanp-and ({self.x_dim} -> {self.y_dim}) starts only "
                              f"from a cmanp with config {ours[2]}"
-                             f"{_config_differences(source.config.to_dict(), ours[2])}")
+                             f"{config_differences(source.config.to_dict(), ours[2])}")
         self.cmanp.load_state_dict(source.state_dict())
         last = self.factor[-1]
         with torch.no_grad():
