@@ -223,7 +223,10 @@ def optimize(objective: Callable[[Any], Any], bounds: Any = None, surrogate: str
         db: SQLAlchemy URL / SQLite path the run is logged to, or ``None``.
         on_error: an evaluation that raises or returns NaN/inf stops the run with
             :class:`~npbandit.envs.ObjectiveError` (``"raise"``) or is recorded as
-            failed and skipped (``"skip"``).
+            failed and skipped (``"skip"``). An ``executor`` that cannot send the objective to
+            its workers at all (a lambda or a local function on a ``ProcessPoolExecutor``,
+            whose pickle refuses it) stops the run at the first evaluation either way: no
+            other could run.
         commit_every: evaluations per database transaction; ``None`` (default): every
             evaluation is committed as soon as it returns.
         name: what the run records as the objective's name, which ``npbandit report``
@@ -245,7 +248,9 @@ def optimize(objective: Callable[[Any], Any], bounds: Any = None, surrogate: str
             History and database steps are then in completion order and record
             ``worker`` (``host:pid:thread``, after the worker's address on a Dask worker),
             ``submitted_at`` and ``finished_at`` (aware, UTC). Every evaluation is a call of its
-            own, also where an executor would merge equal calls (Dask's, by default).
+            own, also where an executor would merge equal calls (Dask's, by default). An
+            executor shut down already (a ``with`` block left) is refused at the first
+            evaluation, a ``RuntimeError`` naming ``executor``.
         eval_timeout: seconds an evaluation may run before it is recorded as failed and
             handled as ``on_error`` says (needs ``executor``; the call itself keeps its worker
             busy: executors cannot stop a running call; on Dask a later evaluation may be sent

@@ -505,8 +505,9 @@ class BlackBoxEnv(gym.Env):
             if outcome.timed_out:  # the evaluator gave it up: the objective raised nothing
                 raise ObjectiveError(f"objective timed out: {err} at x={shown(x)}", x, kind="timeout") from err
             if isinstance(err, ExecutorFailure):  # the objective raised nothing either
-                raise ObjectiveError(f"the executor failed to run the objective: {err} at x={shown(x)}", x,
-                                     kind="raised") from err.__cause__
+                failed = ("the executor cannot send the objective to its workers, so no evaluation can run there"
+                          if err.unsendable else "the executor failed to run the objective")
+                raise ObjectiveError(f"{failed}: {err} at x={shown(x)}", x, kind="raised") from err.__cause__
             raise ObjectiveError(self._raised("objective", err, x), x, kind="raised") from err
         else:
             out = outcome.value

@@ -45,7 +45,22 @@ class ExecutorFailure(RuntimeError):
     """An executor could not hand back an evaluation's outcome: the objective did not raise
     (a process pool that cannot pickle the objective, its point or what it returned; a
     worker lost). ``__cause__`` is the executor's own exception; ``step`` records the
-    evaluation as failed, naming the executor."""
+    evaluation as failed, naming the executor.
+
+    Attributes:
+        unsendable: the executor cannot send the objective itself to its workers (a process
+            pool whose pickler refuses it: a lambda, a local function), so no evaluation on it
+            can run; a run then stops at this evaluation whatever its ``on_error``, rather than
+            spend its budget failing them all. ``False`` for a failure of one evaluation (its
+            value could not come back, a worker was lost).
+    """
+
+    def __init__(self, message: str, unsendable: bool = False) -> None:
+        super().__init__(message)
+        self.unsendable = unsendable
+
+    def __reduce__(self):
+        return type(self), (str(self), self.unsendable), dict(self.__dict__)
 
 
 class UnsentError(Exception):
@@ -217,20 +232,36 @@ class AsyncEvaluator:
             calls submitted before it that have not returned, those given up included, leave
             it a worker), so an evaluation queued behind busy workers is not given up before it ran;
             on any other executor (a Dask client's, whose futures never say), from submission.
+        workers: how many calls a ``ProcessPoolExecutor`` runs at once (its ``max_workers``),
+            which the rule above needs; ignored on other executors. ``None`` (default): the
+            executor's public ``max_workers`` attribute where it has one, else the count the
+            standard library's pool keeps (it makes it public nowhere, so it is read where it is
+            found), else ``os.cpu_count()``, the pool's own default.
+
+    A pool that cannot send the objective to its workers (its pickler refuses the objective:
+    a lambda or a local function on a process pool) fails every evaluation the same way; the
+    first such failure says so (:attr:`ExecutorFailure.unsendable`), and the run loop stops
+    there whatever its ``on_error``. An executor shut down already takes no call: ``submit``
+    raises a ``RuntimeError`` naming ``executor``.
     """
 
-    def __init__(self, executor: cf.Executor, timeout: float | None = None) -> None:
+    def __init__(self, executor: cf.Executor, timeout: float | None = None, workers: int | None = None) -> None:
         if not isinstance(executor, cf.Executor):
             raise TypeError(f"executor must be a concurrent.futures.Executor, got {type(executor).__name__}")
         if timeout is not None and (isinstance(timeout, bool) or not isinstance(timeout, (int, float))
                                     or not timeout > 0):
             raise ValueError(f"timeout must be a positive number of seconds or None, got {timeout!r}")
+        if workers is not None and (isinstance(workers, bool) or not isinstance(workers, int) or workers < 1):
+            raise ValueError(f"workers must be a positive int or None, got {workers!r}")
         self.executor, self.timeout = executor, timeout
         #: whether the executor's futures say when they start running (see ``timeout``)
         self._reports_start = isinstance(executor, _REPORTS_START)
         #: a process pool's workers: its futures read ``running()`` once queued for a worker, not taken
-        self._workers = (getattr(executor, "_max_workers", None) if isinstance(executor, cf.ProcessPoolExecutor)
-                         else None)
+        self._workers = _pool_workers(executor, workers) if isinstance(executor, cf.ProcessPoolExecutor) else None
+        #: the objective the executor runs (the env's, set at the first submit) and whether it can
+        #: send it to its workers (``None``: not known; asked only once an evaluation failed)
+        self._objective: Any = None
+        self._sendable: bool | None = None
         #: evaluations given up whose call may still hold a process pool's worker (see _taken)
         self._abandoned: list[Evaluation] = []
         self._in_flight: list[Evaluation] = []
@@ -252,7 +283,17 @@ class AsyncEvaluator:
         action = np.asarray(action, dtype=np.float64)
         x = env.point(action)
         x = dict(x) if isinstance(x, dict) else x.copy()
-        future = self.executor.submit(_evaluate, env.objective, x, f"{self._tag}-{self._count}", os.getpid())
+        self._objective = env.objective
+        try:
+            future = self.executor.submit(_evaluate, env.objective, x, f"{self._tag}-{self._count}", os.getpid())
+        except cf.BrokenExecutor:  # a worker was lost: the pool's own error says so (the run records it)
+            raise
+        except RuntimeError as err:
+            if not _shut_down(err):
+                raise
+            raise RuntimeError(f"executor is shut down and takes no more calls ({type(err).__name__}: {err}); pass "
+                               "an executor that is running (a with block shuts its executor down on leaving it, "
+                               "so run inside the block)") from err
         self._count += 1
         now = time.perf_counter()
         evaluation = Evaluation(action=action, x=x, submitted=now, submitted_at=dt.datetime.now(dt.UTC),
@@ -287,7 +328,7 @@ class AsyncEvaluator:
         now = time.perf_counter()
         for evaluation in running:
             if evaluation.future in done:
-                evaluation.outcome = _outcome(evaluation.future)
+                evaluation.outcome = self._outcome(evaluation.future)
         if self.timeout is not None:
             for evaluation in running:
                 if (evaluation.future not in done and evaluation.started is not None
@@ -317,9 +358,33 @@ class AsyncEvaluator:
         out = []
         for evaluation in self._in_flight:
             if evaluation.future.done() and not evaluation.future.cancelled():
-                evaluation.outcome = _outcome(evaluation.future)
+                evaluation.outcome = self._outcome(evaluation.future)
                 out.append(evaluation)
         return out
+
+    def _outcome(self, future: cf.Future) -> Outcome:
+        """A finished future's :class:`Outcome`; an executor's failure is marked
+        :attr:`~ExecutorFailure.unsendable` when the objective itself cannot be sent."""
+        outcome = _outcome(future)
+        if not outcome.ok and isinstance(outcome.value, ExecutorFailure) and not self._can_send():
+            outcome.value.unsendable = True
+        return outcome
+
+    def _can_send(self) -> bool:
+        """Whether a process pool can send the objective to its workers: pickled as the pool
+        pickles its calls (multiprocessing's ``ForkingPickler``), asked once, after an evaluation
+        failed in the executor. Other executors (threads need no pickling; Dask pickles with
+        cloudpickle, and says so when it cannot) are not asked."""
+        if self._sendable is None:
+            self._sendable = True
+            if isinstance(self.executor, cf.ProcessPoolExecutor):
+                from multiprocessing.reduction import ForkingPickler
+
+                try:
+                    ForkingPickler.dumps(self._objective)
+                except Exception:  # noqa: BLE001 - pickle raises what the objective's parts raise
+                    self._sendable = False
+        return self._sendable
 
     def hand_over(self, evaluation: Evaluation) -> None:
         """Take ``evaluation`` out of flight; the env's next ``step`` records its outcome."""
@@ -340,6 +405,24 @@ class AsyncEvaluator:
         for evaluation in self._in_flight:
             evaluation.future.cancel()
         self._in_flight.clear()
+
+
+def _pool_workers(executor: cf.ProcessPoolExecutor, workers: int | None) -> int:
+    """How many calls the process pool ``executor`` runs at once: ``workers`` when given, else its
+    public ``max_workers`` where it has one, else the standard library pool's own count, else
+    ``os.cpu_count()`` (see :class:`AsyncEvaluator`)."""
+    for count in (workers, getattr(executor, "max_workers", None), getattr(executor, "_max_workers", None)):
+        if isinstance(count, int) and not isinstance(count, bool) and count >= 1:
+            return count
+    return os.cpu_count() or 1
+
+
+def _shut_down(err: RuntimeError) -> bool:
+    """Whether ``executor.submit`` raised ``err`` because the executor was shut down (the
+    standard library's pools and Dask's executor say "after shutdown"; not the interpreter's
+    own shutdown)."""
+    text = str(err).lower()
+    return ("shutdown" in text or "shut down" in text) and "interpreter" not in text
 
 
 def _outcome(future: cf.Future) -> Outcome:

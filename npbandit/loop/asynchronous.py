@@ -9,7 +9,10 @@ executor's workers and hands each finished evaluation to ``step`` (the caller's 
 is put back after). Steps are recorded in the order evaluations finish, ``t`` counting
 them, with the worker and the submit / finish times. An evaluation that outlives
 ``eval_timeout`` seconds is recorded as failed (its worker is not stopped: no executor can
-stop a running call; its result, if it ever comes, is dropped).
+stop a running call; its result, if it ever comes, is dropped). An evaluation the executor
+failed because it cannot send the objective to its workers at all (a lambda on a process
+pool) stops the run there, written as failed, whatever ``on_error``: every other would fail
+the same way.
 """
 
 from __future__ import annotations
@@ -74,8 +77,10 @@ def _run_async(env: gym.Env, policy: Policy, obs: Any, horizon: int | None, logg
                 act_s[evaluator.submit(base, action)] = time.perf_counter() - t0
                 submitted += 1
             for evaluation in evaluator.wait():
+                # an executor that cannot send the objective fails every evaluation: stop at the first
+                failing = "raise" if _unsendable(evaluation) else on_error
                 obs = _record_async(env, evaluator, policy, obs, evaluation, act_s.pop(evaluation), logger,
-                                    on_error, result, signals, clock)
+                                    failing, result, signals, clock)
                 bar.update(1)
                 if stop is not None and stop(result) and not stopping:  # asked after every write
                     stopping, at_stop = True, result.n_steps
@@ -94,6 +99,14 @@ def _run_async(env: gym.Env, policy: Policy, obs: Any, horizon: int | None, logg
     finally:
         evaluator.cancel()  # queued ones never start; running ones cannot be stopped
         base.evaluator = previous
+
+
+def _unsendable(evaluation: Evaluation) -> bool:
+    """Whether ``evaluation`` failed because its executor cannot send the objective to its
+    workers (:attr:`~npbandit.envs.evaluation.ExecutorFailure.unsendable`): no evaluation
+    there can pass, so ``on_error="skip"`` would only spend the budget on failures."""
+    outcome = evaluation.outcome
+    return outcome is not None and not outcome.ok and getattr(outcome.value, "unsendable", False) is True
 
 
 def _record_async(env: gym.Env, evaluator: AsyncEvaluator, policy: Policy, obs: Any, evaluation: Evaluation,
