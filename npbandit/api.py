@@ -220,7 +220,9 @@ def optimize(objective: Callable[[Any], Any], bounds: Any = None, surrogate: str
             run. ``None``: a seed drawn from the operating system's entropy, a different run
             each call; the seed drawn is the result's ``seed`` (and the run's in the
             database), so that run can be repeated.
-        db: SQLAlchemy URL / SQLite path the run is logged to, or ``None``.
+        db: SQLAlchemy URL / SQLite path the run is logged to, or ``None``. An SQLite path
+            starting with ``~`` (``"~/runs.db"``, ``"sqlite:///~/runs.db"``) is in the home
+            directory, as a shell would expand it.
         on_error: an evaluation that raises or returns NaN/inf stops the run with
             :class:`~npbandit.envs.ObjectiveError` (``"raise"``) or is recorded as
             failed and skipped (``"skip"``). An ``executor`` that cannot send the objective to

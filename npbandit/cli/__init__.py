@@ -71,7 +71,8 @@ def build_parser(only: str | None = None) -> argparse.ArgumentParser:
         command.add_arguments(sub)
         if command.USES_DB:
             sub.add_argument("--db", default=DEFAULT_URL,
-                             help="the run database: a SQLAlchemy URL or an SQLite file path")
+                             help="the run database: a SQLAlchemy URL or an SQLite file path (a leading ~ "
+                                  "is the home directory, also where the shell left it, quoted)")
         default = ("torch's own count" if getattr(command, "DEFAULT_THREADS", None) == "torch" else
                    f"${THREADS_ENV}, else OMP_NUM_THREADS / MKL_NUM_THREADS, else 1")
         if getattr(command, "TAKES_PLUGINS", False):

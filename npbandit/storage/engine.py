@@ -89,13 +89,30 @@ def display_url(url: str) -> str:
 def _normalise_url(url: Any) -> str:
     """``url`` as an SQLAlchemy URL (a bare path becomes an SQLite one), checked as
     :func:`_sqlite_file` checks it; errors name ``db`` as it was given. A ``pathlib.Path`` is its
-    file's path."""
+    file's path. An SQLite file path that starts with ``~`` (a bare path, or the path of an
+    ``sqlite:///`` URL) names the user's home directory, as a shell would expand it
+    (:func:`os.path.expanduser`; a path given through Python or quoted in a shell is not):
+    neither SQLAlchemy nor SQLite expands it, and a directory named ``~`` is never what was meant."""
     url = os.fspath(url) if isinstance(url, os.PathLike) else url
     if not isinstance(url, str) or not url:
         raise ValueError(f"db must be an SQLAlchemy URL or a file path, got {url!r}")
     normalised = url if "://" in url else f"sqlite:///{url}"
     _sqlite_file(normalised, shown=url)
-    return normalised
+    return _home_expanded(normalised, url)
+
+
+def _home_expanded(url: str, shown: str) -> str:
+    """``url`` (an SQLAlchemy URL, checked) with a leading ``~`` of its SQLite file path
+    expanded (``~`` or ``~user``, see :func:`_normalise_url`); an SQLite URI (``uri=true``),
+    whose path SQLite reads itself, and other URLs are returned as they are."""
+    parsed = make_url(url)
+    database = parsed.database or ""
+    if parsed.get_backend_name() != "sqlite" or not database.startswith("~") or _is_sqlite_uri(parsed, shown):
+        return url
+    expanded = os.path.expanduser(database)  # pathlib's expanduser, without its RuntimeError for an unknown user
+    if expanded.startswith("~"):  # no such user, or no home directory known
+        raise ValueError(f"db {shown!r}: cannot expand {database.split('/')[0]!r} to a home directory")
+    return parsed.set(database=expanded).render_as_string(hide_password=False)
 
 
 def _parse_url(url: str, shown: str) -> URL:
@@ -372,7 +389,9 @@ def open_db(url: str = DEFAULT_URL, *, readonly: bool = False) -> Engine:
     """An engine for ``url`` (cached per URL and mode: one engine, also for threads that open
     one URL at the same moment, the others waiting while the first builds it).
 
-    A bare path (``runs.db``) is taken as an SQLite file. An SQLite URI filename needs
+    A bare path (``runs.db``) is taken as an SQLite file; a leading ``~`` of an SQLite file's
+    path, bare or in an ``sqlite:///`` URL, is the home directory (``~/runs.db``, as a shell
+    expands it; not in an SQLite URI). An SQLite URI filename needs
     ``uri=true`` in the URL (``sqlite:///file:runs.db?mode=ro&uri=true``). A relative
     SQLite path names the file in the current directory at this call: it is made absolute
     before the engine is cached and opened, so after an ``os.chdir`` the same relative URL
