@@ -256,14 +256,16 @@ class Int(_Range):
             tree count usually is.
         step: the grid spacing (default 1); ``high - low`` must be a multiple of it.
 
+    ``low``, ``high`` and ``step`` may also be floats that are whole numbers (``1.0`` is the
+    int ``1``; a JSON space file, or a value computed in floats, often writes them so), as
+    :meth:`check` takes a value; any other float (``1.5``), a bool or NaN is refused.
+
     Raises:
         ValueError / TypeError: a bad setting, naming it.
     """
 
     def __init__(self, low: int, high: int, *, log: bool = False, step: int = 1) -> None:
-        for name, value in (("low", low), ("high", high), ("step", step)):
-            if isinstance(value, (bool, np.bool_)) or not isinstance(value, (int, np.integer)):
-                raise TypeError(f"Int: {name} must be an int, got {value!r}")
+        low, high, step = (_whole("low", low), _whole("high", high), _whole("step", step))
         if step < 1:
             raise ValueError(f"Int: step must be a positive int, got {step!r}")
         if (high - low) % step:
@@ -304,6 +306,17 @@ class Int(_Range):
     def __repr__(self) -> str:
         extra = (", log=True" if self.log else "") + ("" if self.step == 1 else f", step={self.step!r}")
         return f"Int({self.low!r}, {self.high!r}{extra})"
+
+
+def _whole(name: str, value: Any) -> int:
+    """An :class:`Int`'s setting ``name`` as an int: an int (a NumPy integer too) or a float
+    that is a whole number (``1.0``); a ``TypeError`` naming it otherwise."""
+    if isinstance(value, (float, np.floating)) and float(value).is_integer():
+        return int(value)
+    if isinstance(value, (bool, np.bool_)) or not isinstance(value, (int, np.integer)):
+        whole = " (a float only when it is a whole number, 1.0)" if isinstance(value, (float, np.floating)) else ""
+        raise TypeError(f"Int: {name} must be an int{whole}, got {value!r}")
+    return int(value)
 
 
 #: what a choice's values may be: what JSON stores as itself, so a run's record reads back equal
