@@ -147,7 +147,8 @@ def _box_point(x: Any, box: np.ndarray) -> Any:
 
 
 def check_same_problem(earlier: Mapping[str, Any], here: Mapping[str, Any], source: str, whose: str,
-                       hint: str = "", same: Mapping[str, Callable[[Any, Any], bool]] | None = None) -> None:
+                       hint: str = "", same: Mapping[str, Callable[[Any, Any], bool]] | None = None,
+                       said: Mapping[str, tuple[str, Callable[[Any], str]]] | None = None) -> None:
     """Refuse earlier evaluations of another problem: every setting in ``here`` (keys of a
     black-box run's ``env_params``: ``objective``, ``objective_names``, ``minimize``, ``bounds`` or
     ``space``, ``constraints``) must hold the same value in ``earlier`` (a setting ``earlier`` lacks
@@ -164,6 +165,10 @@ def check_same_problem(earlier: Mapping[str, Any], here: Mapping[str, Any], sour
         hint: appended to the message.
         same: per key, how two values are judged the same (``same[key](earlier's, here's)``)
             where equality is too strict (linear constraints written two ways); ``==`` otherwise.
+        said: per key, how the message says a setting that differs, where the caller's user
+            gave it in other words than the key (the command line's flags): ``(the setting with
+            its verb, how a value is said)``, ``("direction is", lambda m: ...)`` for
+            ``minimize``; the key, ``is`` / ``are`` and the value's repr otherwise.
 
     Raises:
         ValueError: ``"{source}: {whose} {key} is {earlier's!r}, this one's {here's!r} (a run
@@ -177,7 +182,8 @@ def check_same_problem(earlier: Mapping[str, Any], here: Mapping[str, Any], sour
             had = None if names is None else list(names)
         if not (same[key](had, value) if same and key in same else had == value):
             verb = "are" if key in ("bounds", "constraints", "objective_names", "parameter_constraints") else "is"
-            raise ValueError(f"{source}: {whose} {key} {verb} {_said(had)}, this one's {_said(value)} "
+            subject, say = said[key] if said and key in said else (f"{key} {verb}", _said)
+            raise ValueError(f"{source}: {whose} {subject} {say(had)}, this one's {say(value)} "
                              f"{_SAME_PROBLEM}{hint}")
 
 
@@ -462,7 +468,8 @@ def _short(value: Any, limit: int = 120) -> str:
 
 def continued_run(db: str, run: int | RunRow, name: str = "initial",
                   problem: Mapping[str, Any] | None = None, stacklevel: int = 2,
-                  same: Mapping[str, Callable[[Any, Any], bool]] | None = None) -> RunEvaluations:
+                  same: Mapping[str, Callable[[Any, Any], bool]] | None = None,
+                  said: Mapping[str, tuple[str, Callable[[Any], str]]] | None = None) -> RunEvaluations:
     """The evaluations a run continuing ``run`` of ``db`` starts from:
     :func:`~npbandit.storage.run_evaluations` (everything that run saw, the chain of
     continued runs followed back), after checking ``run``'s record against ``problem``.
@@ -474,7 +481,7 @@ def continued_run(db: str, run: int | RunRow, name: str = "initial",
         problem: this run's settings, checked against ``run``'s record by
             :func:`check_same_problem` (``None``: not checked).
         stacklevel: the warning's, as :func:`warnings.warn`'s (2: the line that called this).
-        same: as :func:`check_same_problem`'s.
+        same, said: as :func:`check_same_problem`'s.
 
     Warns:
         UserWarning: the first run of the chain was given points in a form no run holds
@@ -488,7 +495,7 @@ def continued_run(db: str, run: int | RunRow, name: str = "initial",
     seen = run_evaluations(db, run, name)
     if problem is not None:
         hint = _lambda_hint(seen, problem.get("objective"), name)
-        check_same_problem(seen.run.env_params, problem, seen.source, "that run's", hint, same)
+        check_same_problem(seen.run.env_params, problem, seen.source, "that run's", hint, same, said)
     if seen.unheld:
         points = f"{seen.unheld} point{'' if seen.unheld == 1 else 's'}"
         warnings.warn(f"{seen.source}: run {seen.first} was given {points} in a form no run holds ((x, value) pairs, a "

@@ -164,7 +164,7 @@ def test_the_cli_continues_a_constrained_run_only_with_its_constraints(tmp_path,
     assert main([*base, "--budget", "3", "--constraints", f"{__name__}:_inside"]) == 0
     capsys.readouterr()
     assert main([*base, "--budget", "1", "--initial-from", "1"]) == 2
-    assert (f"--initial-from 1: that run's constraints are '{__name__}:_inside', this one's none"
+    assert (f"--initial-from 1: that run's --constraints are '{__name__}:_inside', this one's none"
             in capsys.readouterr().err)
     assert main([*base, "--budget", "1", "--initial-from", "1", "--constraints", f"{__name__}:_inside"]) == 0
 

@@ -373,9 +373,13 @@ def _earlier_steps(args: argparse.Namespace, bounds: Any, objective: Any, constr
     from npbandit.warm_start import continued_run
 
     directions, m, names = named_directions(minimize)
+    # objectives named here are compared by name first (names in another order: their directions follow them);
+    # else the directions first (a run of one objective against --directions min max says the directions)
+    named = {} if m == 1 else {"objective_names": list(names)}
     here = {"objective": objective if isinstance(objective, str) else objective_label(objective),
-            **({} if m == 1 else {"objective_names": list(names)}),
+            **(named if isinstance(minimize, dict) else {}),
             "minimize": directions if m == 1 else list(directions),
+            **({} if isinstance(minimize, dict) else named),
             "constraints": None if constraints is None else objective_label(constraints),
             "parameter_constraints": args.parameter_constraints}
     if isinstance(bounds, SearchSpace):
@@ -391,7 +395,31 @@ def _earlier_steps(args: argparse.Namespace, bounds: Any, objective: Any, constr
             linear = LinearConstraints(args.parameter_constraints, space)
         except (TypeError, ValueError):
             pass
-    return continued_run(args.db, args.initial_from, "--initial-from", problem=here, same=same_constraints(linear))
+    return continued_run(args.db, args.initial_from, "--initial-from", problem=here, same=same_constraints(linear),
+                         said=_in_flags(args, m))
+
+
+def _in_flags(args: argparse.Namespace, m: int) -> dict[str, tuple[str, Any]]:
+    """How ``--initial-from``'s refusal says a setting of the run that differs (``continued_run``'s
+    ``said``): by the flags that give it here (``--maximize``, ``--directions``, ``--bounds``, ...),
+    not by ``optimize``'s argument names, which a command line's user never typed."""
+    def direction(value: Any) -> str:  # one objective's minimize, or several objectives' list of them
+        if isinstance(value, bool):
+            return "minimize (without --maximize)" if value else "maximize (--maximize)"
+        if isinstance(value, list) and all(isinstance(v, bool) for v in value):
+            return "--directions " + " ".join("minimize" if v else "maximize" for v in value)
+        return shown(value)
+
+    def shown(value: Any) -> str:
+        return "none" if value is None else repr(value)
+
+    from_file = (getattr(args, "flag_overrides", None) or {}).get("parameter_constraints")
+    return {"minimize": ("direction is" if m == 1 else "directions are", direction),
+            "objective_names": ("objectives' names (--directions NAME=DIRECTION) are", shown),
+            "bounds": ("--bounds are" if args.bounds is not None else "bounds are", shown),
+            "space": ("--space is", shown),
+            "constraints": ("--constraints are", shown),
+            "parameter_constraints": (f"{from_file[0] if from_file else '--parameter-constraint'} values are", shown)}
 
 
 def _check_dim(function: str, dim: int | None) -> None:

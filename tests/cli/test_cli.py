@@ -654,9 +654,10 @@ def test_cli_optimize_goes_on_from_an_earlier_run_of_the_same_problem(tmp_path, 
     later = [r for r in list_runs(db) if r.id != first.id][0]
     assert later.policy_params["initial"] == 4 and later.n_steps == 1  # the four not evaluated again
     capsys.readouterr()
-    for args, match in ((["--function", "branin", "--maximize"], "minimize is True, this one's False"),
+    for args, match in ((["--function", "branin", "--maximize"], "that run's direction is minimize (without "
+                                                                  "--maximize), this one's maximize (--maximize) "),
                         (["--function", "hartmann", "--dim", "3"], "objective is 'branin', this one's 'hartmann'"),
-                        (["--function", "branin", "--bounds", "[[0, 0], [1, 1]]"], "that run's bounds are [["),
+                        (["--function", "branin", "--bounds", "[[0, 0], [1, 1]]"], "that run's --bounds are [["),
                         (["--function", "branin", "--initial-from", "99"], "holds no black-box run 99")):
         given = args if "--initial-from" in args else [*args, "--initial-from", str(first.id)]
         assert main(["optimize", *given, "--surrogate", "random", "--budget", "1", "--db", db]) == 2

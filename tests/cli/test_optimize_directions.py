@@ -168,7 +168,7 @@ def test_initial_from_hands_the_earlier_run_on_and_prints_its_evaluations_on_the
     earlier_steps = [dict(step) for step in earlier]
     asked, given = [], []
 
-    def fake_continued_run(db, run, name, problem, same=None):
+    def fake_continued_run(db, run, name, problem, same=None, said=None):
         asked.append((run, name, problem["minimize"]))
         return earlier
 
@@ -228,4 +228,5 @@ def test_a_run_of_several_objectives_goes_on_from_an_earlier_one(two_costs, caps
     assert later.policy_params["initial"] == 4 and later.n_steps == 1  # the four not evaluated again
     capsys.readouterr()
     assert main([*base[:-2], "max", "min", *RANDOM, "--budget", "1", "--initial-from", str(first.id)]) == 2
-    assert "minimize is [True, False], this one's [False, True]" in err_line(capsys)
+    assert ("directions are --directions minimize maximize, this one's --directions maximize minimize"
+            in err_line(capsys))

@@ -46,7 +46,8 @@ def test_initial_from_checks_the_names(named, capsys):
     capsys.readouterr()
     assert run(named, "accuracy=max", "cost=min", extra=["--initial-from", "1"]) == 2
     err = capsys.readouterr().err
-    assert "objective_names are ['cost', 'accuracy'], this one's ['accuracy', 'cost']" in err
+    assert ("objectives' names (--directions NAME=DIRECTION) are ['cost', 'accuracy'], this one's ['accuracy', "
+            "'cost']" in err)
     assert run(named, "cost=min", "accuracy=max", extra=["--initial-from", "1"]) == 0
     assert list_runs(named)[-1].policy_params["initial"] == 5
 
