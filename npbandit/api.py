@@ -324,7 +324,8 @@ def optimize(objective: Callable[[Any], Any], bounds: Any = None, surrogate: str
         ObjectiveError: an evaluation failed (``on_error="raise"``), or every one did; in
             the first case its ``history`` holds the evaluations so far, the failed one
             last (as for ``RunInterrupted`` below).
-        RunInterrupted: SIGINT / SIGTERM (a ``KeyboardInterrupt``); the evaluations so
+        RunInterrupted: SIGINT / SIGTERM (a ``KeyboardInterrupt``; one the objective or a
+            callback raises too, recorded as ``KeyboardInterrupt``, ``signum`` ``None``); the evaluations so
             far are saved and the run is recorded as ``interrupted``; the exception's
             ``history`` holds them as ``OptimizeResult.history`` would (with ``db=None``,
             their only record; ``initial=err.history`` continues the run; with a ``db``,

@@ -20,14 +20,19 @@ import threading
 from collections.abc import Iterator
 from typing import Any
 
-__all__ = ["RunInterrupted", "StopSignals", "stop_on_signals"]
+__all__ = ["RunInterrupted", "StopSignals", "stop_on_signals", "stopped_by"]
 
 
 class RunInterrupted(KeyboardInterrupt):
-    """A run was stopped by SIGINT or SIGTERM; its steps are saved and its status is ``interrupted``.
+    """A run was stopped by SIGINT or SIGTERM, or by a ``KeyboardInterrupt``; its steps are saved
+    and its status is ``interrupted``.
 
     Attributes:
-        signum: the signal (``signal.SIGINT`` or ``signal.SIGTERM``).
+        signum: the signal (``signal.SIGINT`` or ``signal.SIGTERM``) the run's handler turned into
+            this; ``None`` for a ``KeyboardInterrupt`` it did not see come from a signal (raised by
+            the objective, a callback or a policy; or Ctrl-C where the run had no handler of its own
+            installed, as in an ask-and-tell loop between calls): the run records
+            ``KeyboardInterrupt``, not a signal it cannot know was sent.
         run_id: the run's id in the database (``None`` without a logger).
         steps: the steps taken before the signal.
         saved: the steps the database holds for the run (``None`` without a logger).
@@ -36,7 +41,7 @@ class RunInterrupted(KeyboardInterrupt):
         history: ``optimize``'s ``history`` of those steps (set by ``optimize``; else ``None``).
     """
 
-    def __init__(self, signum: int, run_id: int | None = None, steps: int = 0, saved: int | None = None,
+    def __init__(self, signum: int | None, run_id: int | None = None, steps: int = 0, saved: int | None = None,
                  records: list | None = None) -> None:
         self.signum, self.run_id, self.steps = signum, run_id, steps
         self.records = [] if records is None else records
@@ -46,12 +51,18 @@ class RunInterrupted(KeyboardInterrupt):
         if run_id is not None:
             count = f"all {self.saved}" if self.saved == steps else f"{self.saved} of them"
             where = f"; run {run_id} saved {count} and is recorded as interrupted"
-        super().__init__(f"stopped by {signal.Signals(signum).name} after {steps} step(s){where}")
+        super().__init__(f"stopped by {stopped_by(signum)} after {steps} step(s){where}")
 
     def __reduce__(self):
         # rebuilt from its own arguments, not its message (a process pool, Dask, sends it back), with
         # what was added since (optimize's history)
         return type(self), (self.signum, self.run_id, self.steps, self.saved, self.records), dict(self.__dict__)
+
+
+def stopped_by(signum: int | None) -> str:
+    """What stopped a run, as its record and :class:`RunInterrupted` say it: the signal's name
+    (``SIGINT``), or ``KeyboardInterrupt`` for none (see :attr:`RunInterrupted.signum`)."""
+    return "KeyboardInterrupt" if signum is None else signal.Signals(signum).name
 
 
 class StopSignals:

@@ -288,12 +288,13 @@ def test_ctrl_c_in_a_batched_run_saves_the_buffered_steps_and_records_interrupte
 
     policy = CtrlC()
     policy.calls = 0
-    with pytest.raises(RunInterrupted, match="SIGINT after 30 step") as info:
+    with pytest.raises(RunInterrupted, match="KeyboardInterrupt after 30 step") as info:  # raised: no signal
         run_episode(WheelBanditEnv(horizon=100), policy, seed=0, logger=RunLogger(db, commit_every=50),
                     run_info=wheel_info(horizon=100))
     assert isinstance(info.value, KeyboardInterrupt) and info.value.steps == 30
     (run,) = list_runs(db)
     assert run.status == "interrupted" and run.n_steps == 30 and run.id == info.value.run_id
+    assert run.error == "KeyboardInterrupt after 30 step(s)" and info.value.signum is None
     assert [s["t"] for s in run_steps(db, run.id)] == list(range(30))
 
 

@@ -120,7 +120,7 @@ def main(argv: list[str] | None = None) -> int:
                 return command.run(args)
     except RunInterrupted as err:
         print(f"npbandit {args.command}: {err}{_how_to_go_on(args, err)}", file=sys.stderr)
-        return 128 + int(err.signum)
+        return 128 + int(signal.SIGINT if err.signum is None else err.signum)  # None: a KeyboardInterrupt raised
     except BrokenPipeError:  # the reader of our output went away (`npbandit report | head`): stop quietly, as cat does
         devnull = os.open(os.devnull, os.O_WRONLY)
         os.dup2(devnull, sys.stdout.fileno())  # so that Python's flush at exit does not raise again

@@ -26,7 +26,10 @@ evaluation in progress is abandoned); every step already taken is committed, the
 is recorded as ``interrupted`` and :class:`RunInterrupted` (a ``KeyboardInterrupt``)
 is raised. From the moment an evaluation returns until its step is written a signal is
 held (:mod:`npbandit.stopping`), so no returned evaluation is lost and no step is torn;
-the message counts the steps the database holds.
+the message counts the steps the database holds. A ``KeyboardInterrupt`` raised in the run
+itself (by the objective, a policy, a ``stop`` rule) stops it the same way, recorded as
+``KeyboardInterrupt``, not as a signal (:attr:`RunInterrupted.signum
+<npbandit.stopping.RunInterrupted.signum>` ``None``).
 
 Asynchronous BO (``executor=``, ``batch_size=q``): :mod:`npbandit.loop.asynchronous`.
 """
@@ -34,7 +37,6 @@ Asynchronous BO (``executor=``, ``batch_size=q``): :mod:`npbandit.loop.asynchron
 from __future__ import annotations
 
 import concurrent.futures as cf
-import signal
 import time
 import warnings
 from collections.abc import Callable
@@ -61,7 +63,7 @@ from npbandit.loop.records import (
     _stored_reward,
 )
 from npbandit.policies.base import Policy, Recommendation
-from npbandit.stopping import RunInterrupted, StopSignals, stop_on_signals
+from npbandit.stopping import RunInterrupted, StopSignals, stop_on_signals, stopped_by
 from npbandit.storage import RunLogger
 from npbandit.validation import check_bool, check_int
 
@@ -226,9 +228,10 @@ def _end_on_error(err: BaseException, logger: RunLogger | None, result: EpisodeR
     if isinstance(err, ObjectiveError) and err.records is None:  # the steps so far go with it
         err.records, err.run_id = result.steps, result.run_id
     interrupted = isinstance(err, KeyboardInterrupt)
-    signum = err.signum if isinstance(err, RunInterrupted) else signal.SIGINT
+    # a KeyboardInterrupt the run's handler did not raise came from no signal it saw (the objective raised it)
+    signum = err.signum if isinstance(err, RunInterrupted) else None
     notes = "".join(f"; {note}" for note in getattr(err, "__notes__", ()))
-    status, text = (("interrupted", f"{signal.Signals(signum).name} after {result.n_steps} step(s)")
+    status, text = (("interrupted", f"{stopped_by(signum)} after {result.n_steps} step(s)")
                     if interrupted else ("failed", f"{type(err).__name__}: {err}{notes}"))
     if logger is not None:
         # a second Ctrl-C while the run is being saved is dropped: saving goes first
