@@ -32,37 +32,30 @@ def optimize_policy(model: Any, *, dim: int, objectives: int, searched: Any, sna
     on the cube (:class:`~npbandit.space.linear_constraints.Polytope`, ``None``: none), for Sobol
     search and one BO policy (``set_up_search`` refuses them with several objectives and by branch);
     the rest as ``optimize`` takes them, except that without an ``n_init`` a discrete ``searched``
-    of fewer points than the default design is designed over once (``n_init`` its size: more
-    design points could only repeat its points)."""
+    of fewer points than the default design is designed over once (the policy's ``max_n_init``
+    its size: more design points could only repeat its points)."""
     if model == "random":
         return SobolPolicy(dim, snap=snap, polytope=polytope), None, ""
     # a discrete space of fewer points than the default design is designed once over, point by point
-    few = searched.size if n_init is None and searched is not None and searched.size < math.inf else None
+    few = int(searched.size) if n_init is None and searched is not None and searched.size < math.inf else None
     if objectives > 1:
-        def pareto(n_init: int | None) -> ParetoBOPolicy:
-            return ParetoBOPolicy(dim, objectives, model=model, n_init=n_init, avoid_repeats=avoid_repeats,
-                                  budget=budget, threads=threads, snap=snap, constrained=constrained,
-                                  acq_optimizer=acq_optimizer)
-
-        bo = pareto(n_init)
-        if few is not None and few < bo.n_init:
-            bo = pareto(int(few))
+        bo = ParetoBOPolicy(dim, objectives, model=model, n_init=n_init, avoid_repeats=avoid_repeats, budget=budget,
+                            threads=threads, snap=snap, constrained=constrained, acq_optimizer=acq_optimizer,
+                            max_n_init=few)
         # say so where the run shows itself: the surrogate reads fewer inputs than dim
         more = f" ({dim} columns, the model reading the {bo.width} most relevant)" if bo.width < dim else ""
         return StandardisedDataCheck(bo), bo, more
 
-    def searcher(width: int, snap: Any, n_init: int | None = n_init) -> BOPolicy:
+    def searcher(width: int, snap: Any, n_init: int | None = n_init, max_n_init: int | None = None) -> BOPolicy:
         return BOPolicy(width, model=model, acquisition=acquisition, n_init=n_init, output_warp=output_warp,
                         avoid_repeats=avoid_repeats, trust_region=trust_region, liar=liar, budget=budget,
                         threads=threads, snap=snap, constrained=constrained, acq_optimizer=acq_optimizer,
-                        subspace=subspace, polytope=polytope)
+                        subspace=subspace, polytope=polytope, max_n_init=max_n_init)
 
     if by_branch:
         bo = BranchBOPolicy(searched, lambda s: searcher(s.dim, None if s.continuous else s.snap, None), n_init=n_init)
         return StandardisedDataCheck(bo), bo, f" (by branch of {bo.gate!r})"
-    bo = searcher(dim, snap)
-    if few is not None and few < bo.n_init:
-        bo = searcher(dim, snap, int(few))
+    bo = searcher(dim, snap, max_n_init=few)
     more = ""
     if bo.subspace is not None:  # say so where the run shows itself: the surrogate sees fewer inputs than dim
         strategy = getattr(bo.subspace, "name", type(bo.subspace).__name__)

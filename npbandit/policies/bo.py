@@ -54,7 +54,7 @@ from npbandit.space.linear_constraints import Polytope
 from npbandit.surrogates.pretrained import checkpoint_use, context_limit, served_width
 from npbandit.threads import check_threads, torch_threads
 from npbandit.transforms.yeo_johnson import yeo_johnson_warp
-from npbandit.validation import path_as_str
+from npbandit.validation import check_int, path_as_str
 
 __all__ = ["SobolPolicy", "BOPolicy", "ACQUISITIONS", "OUTPUT_WARPS", "LIARS", "DEFAULT_LIAR", "check_liar",
            "liar_value", "pending_rule", "propose", "propose_in_region", "thompson_draw", "yeo_johnson_warp",
@@ -98,6 +98,9 @@ class BOPolicy(Policy):
             acquisitions, which propose one point at a time.
         n_init: initial Sobol points (default ``2 * dim + 1``; with a subspace, ``2 d_e + 1``,
             see ``subspace``).
+        max_n_init: the most that default may be (``optimize``: the points of a discrete space
+            smaller than it, which a longer design could only repeat); ``None`` (default): no
+            cap. An ``n_init`` given is kept as it is.
         noise_free: ``model="gp"`` only. ``True`` tells the ``SingleTaskGP`` the objective is
             deterministic: a fixed observation variance of ``NOISE_FREE_VAR`` (1e-6) in
             the standardised units the GP is fit in, as BoTorch documents for
@@ -225,7 +228,8 @@ class BOPolicy(Policy):
                  max_context: int | str | None = "checkpoint",
                  snap: Callable[[torch.Tensor], torch.Tensor] | None = None,
                  subspace: SubspaceStrategy | None = None, constrained: bool = False,
-                 acq_optimizer: AcquisitionOptimizer | None = None, polytope: Polytope | None = None) -> None:
+                 acq_optimizer: AcquisitionOptimizer | None = None, polytope: Polytope | None = None,
+                 max_n_init: int | None = None) -> None:
         if not isinstance(dim, int) or dim < 1:
             raise ValueError(f"dim must be a positive int, got {dim!r}")
         subspace = check_subspace(subspace)
@@ -267,6 +271,7 @@ class BOPolicy(Policy):
                                       if isinstance(trust_region, TrustRegionSettings) else TrustRegionSettings())
         if n_init is not None and (not isinstance(n_init, int) or n_init < 1):
             raise ValueError(f"n_init must be a positive int, got {n_init!r}")
+        max_n_init = None if max_n_init is None else check_int("max_n_init", max_n_init, minimum=1)
         self.dim, self.acquisition = dim, acquisition
         self.beta = float(beta)
         self.num_restarts = 10 if num_restarts is None else num_restarts  # qlognei's optimize_acqf
@@ -299,6 +304,7 @@ class BOPolicy(Policy):
         self.polytope = polytope
         if n_init is None:
             n_init = 2 * dim + 1 if subspace is None else subspace.n_init(dim, width)
+            n_init = n_init if max_n_init is None else min(n_init, max_n_init)
         self.n_init = n_init
         self._search = None
 

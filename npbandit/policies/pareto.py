@@ -33,6 +33,7 @@ from npbandit.rows import RowBuffer
 from npbandit.surrogates.pretrained import checkpoint_use, context_limit, served_width
 from npbandit.threads import check_threads
 from npbandit.transforms.standardize import output_scale
+from npbandit.validation import check_int
 
 __all__ = ["ParetoBOPolicy", "ParetoObservations"]
 
@@ -96,6 +97,7 @@ class ParetoBOPolicy(Policy):
             train_Y [n, m + k]) -> Model`` of ``m + k`` outputs.
         n_init: initial Sobol points (default ``2 * dim + 1``; ``2 w + 1`` for a checkpoint of
             ``w < dim`` inputs).
+        max_n_init: the most that default may be, as :class:`~npbandit.policies.BOPolicy`'s.
         avoid_repeats: never propose a point within ``REPEAT_DISTANCE`` of an evaluated or
             pending one (:func:`~npbandit.acquisition.proposal.propose`).
         budget: the evaluations the search will make (logged; nothing here depends on it).
@@ -119,7 +121,7 @@ class ParetoBOPolicy(Policy):
                  n_init: int | None = None, avoid_repeats: bool = True, budget: int | None = None,
                  threads: int | str | None = None, max_context: int | str | None = "checkpoint",
                  snap: Callable[[torch.Tensor], torch.Tensor] | None = None, constrained: bool = False,
-                 acq_optimizer: AcquisitionOptimizer | None = None) -> None:
+                 acq_optimizer: AcquisitionOptimizer | None = None, max_n_init: int | None = None) -> None:
         if isinstance(dim, bool) or not isinstance(dim, int) or dim < 1:
             raise ValueError(f"dim must be a positive int, got {dim!r}")
         if isinstance(objectives, bool) or not isinstance(objectives, int) or objectives < 2:
@@ -131,6 +133,7 @@ class ParetoBOPolicy(Policy):
             raise ValueError(f"budget must be None or a positive int, got {budget!r}")
         if n_init is not None and (isinstance(n_init, bool) or not isinstance(n_init, int) or n_init < 1):
             raise ValueError(f"n_init must be a positive int, got {n_init!r}")
+        max_n_init = None if max_n_init is None else check_int("max_n_init", max_n_init, minimum=1)
         self.dim, self.objectives, self.budget = dim, objectives, budget
         self.avoid_repeats, self.constrained = avoid_repeats, constrained
         self.threads = check_threads("threads", threads)
@@ -150,7 +153,8 @@ class ParetoBOPolicy(Policy):
         self.max_context = max_context
         #: the inputs the NP reads: ``dim``, or its checkpoint's width when that is smaller
         self.width = dim if self.surrogate is None else min(dim, served_width(self.surrogate))
-        self.n_init = 2 * self.width + 1 if n_init is None else n_init
+        self.n_init = (n_init if n_init is not None else 2 * self.width + 1 if max_n_init is None
+                       else min(2 * self.width + 1, max_n_init))
         self.name = f"{self.model_name}-logehvi"
 
     def reset(self, seed: int | None = None) -> None:
