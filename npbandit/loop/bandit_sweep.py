@@ -15,8 +15,9 @@ from contextlib import AbstractContextManager
 from typing import Any
 
 import gymnasium as gym
+import numpy as np
 
-from npbandit.loop.bandit_tasks import BanditTask, wheel_task
+from npbandit.loop.bandit_tasks import BanditTask, exact_delta, wheel_task
 from npbandit.loop.env_params import _env_params
 from npbandit.loop.episode import run_episode
 from npbandit.loop.records import EpisodeResult
@@ -49,12 +50,14 @@ def run_wheel_bandits(policies: Sequence[str], deltas: Sequence[float], seeds: S
     :func:`~npbandit.loop.bandit_tasks.wheel_task` of each ``delta``.
 
     The sweep behind ``npbandit demo`` (and ``npbandit bandit`` without ``--dataset``).
-    ``deltas`` are wheel radii in ``[0, 1]``; every other argument, the results and the
-    errors are :func:`run_bandit_sweep`'s (a ``delta`` outside ``[0, 1]`` is a
-    ``ValueError`` naming ``deltas[i]``, before anything runs).
+    ``deltas`` are wheel radii in ``[0, 1]`` (a list, tuple or 1-D NumPy array); every other
+    argument, the results and the errors are :func:`run_bandit_sweep`'s (a ``delta`` outside
+    ``[0, 1]``, or a NumPy float narrower than float64 whose value is not the decimal it prints
+    as, ``np.float32(0.9)``, is a ``ValueError`` naming ``deltas[i]``, before anything runs:
+    :func:`~npbandit.loop.bandit_tasks.exact_delta`).
     """
-    _check_sequence("deltas", deltas)
-    values = [check_real(f"deltas[{i}]", d, low=0.0, high=1.0) for i, d in enumerate(deltas)]
+    deltas = _as_list("deltas", deltas, numbers=True)
+    values = [exact_delta(f"deltas[{i}]", d) for i, d in enumerate(deltas)]
     for i, delta in enumerate(values):
         if delta in values[:i]:  # the same task twice: each of its runs would be made, and counted, twice
             raise ValueError(f"deltas[{i}] repeats delta {delta:g}: each delta's runs would be made, and counted, "
@@ -114,7 +117,8 @@ def run_bandit_sweep(policies: Sequence[str], tasks: Sequence[BanditTask], seeds
         tasks: the bandits (:func:`~npbandit.loop.bandit_tasks.wheel_task`,
             :func:`~npbandit.loop.bandit_tasks.dataset_task`, :func:`~npbandit.loop.bandit_tasks.csv_task`,
             or a :class:`~npbandit.loop.bandit_tasks.BanditTask` of one's own).
-        seeds: one run per seed (the same rounds for every policy); steps: rounds per run.
+        seeds: one run per seed (the same rounds for every policy): ints >= 0 in a list,
+            tuple or ``range``, or a 1-D NumPy int array (``np.arange(10)``); steps: rounds per run.
         beta: UCB exploration weight; db: SQLAlchemy URL / SQLite path, a str or a
             ``pathlib.Path`` (with an executor, one that every worker reaches: a relative
             SQLite path is made absolute, :func:`npbandit.storage.shared_url`).
@@ -147,8 +151,8 @@ def run_bandit_sweep(policies: Sequence[str], tasks: Sequence[BanditTask], seeds
             ``db``, ``progress``, ``rerun``, ``say`` or ``executor`` of the wrong type, before
             anything runs, any database is created or any cluster is reached.
     """
-    for what, values in (("policies", policies), ("tasks", tasks), ("seeds", seeds)):
-        _check_sequence(what, values)
+    policies, tasks = _as_list("policies", policies), _as_list("tasks", tasks)
+    seeds = _as_list("seeds", seeds, numbers=True)
     for i, spec in enumerate(policies):
         if not (isinstance(spec, str) or callable(spec)):
             raise TypeError(f"policies[{i}] must be a policy name or a factory env -> Policy, got "
@@ -272,11 +276,20 @@ def run_bandit_sweep(policies: Sequence[str], tasks: Sequence[BanditTask], seeds
     return results  # type: ignore[return-value]  # every slot is filled: found completed, waited for, or run
 
 
-def _check_sequence(what: str, values: Any) -> None:
+def _as_list(what: str, values: Any, numbers: bool = False) -> list[Any]:
+    """``values`` as a list: a sequence (a list, tuple, ``range``) or, with ``numbers``, a 1-D
+    NumPy array too (``np.arange(3)`` as seeds; its entries are checked one by one after);
+    ``TypeError`` / ``ValueError`` naming ``what`` for anything else or an empty one."""
+    if numbers and isinstance(values, np.ndarray):
+        if values.ndim != 1:
+            raise ValueError(f"{what} must be 1-D (a list, tuple or 1-D array), got an array of shape {values.shape}")
+        values = list(values)  # NumPy scalars, each checked by its entry's name
+    kinds = "a list, tuple or 1-D NumPy array" if numbers else "a list or tuple"
     if isinstance(values, (str, bytes)) or not isinstance(values, Sequence):
-        raise TypeError(f"{what} must be a sequence (a list or tuple), got {type(values).__name__} {values!r}")
+        raise TypeError(f"{what} must be a sequence ({kinds}), got {type(values).__name__} {values!r}")
     if not values:
         raise ValueError(f"{what} is empty: nothing would run")
+    return list(values)
 
 
 def _run_key(policy: Any, env: gym.Env, task: BanditTask, seed: int, steps: int) -> str:

@@ -13,7 +13,7 @@ import numpy as np
 
 from npbandit.validation import check_real
 
-__all__ = ["BanditTask", "wheel_task", "dataset_task", "csv_task"]
+__all__ = ["BanditTask", "wheel_task", "dataset_task", "csv_task", "exact_delta"]
 
 WHEEL_ID = "npbandit/WheelBandit-v0"
 CLASSIFICATION_ID = "npbandit/ClassificationBandit-v0"
@@ -99,13 +99,34 @@ def _plain(value: Any) -> Any:
     return value
 
 
+def exact_delta(name: str, delta: Any) -> float:
+    """``delta`` as the float a run records, a real number in ``[0, 1]``; a NumPy float of a
+    narrower type than float64 (``np.float32(0.9)``) whose value is not the decimal it prints as
+    is refused, naming ``name``: its runs would record ``0.8999999761581421``, a wheel task apart
+    from ``0.9``'s (its own rows in ``npbandit report``, its runs not found completed by a sweep
+    of ``0.9``). Such a float whose value is exact (``np.float32(0.5)``) is taken.
+
+    Raises:
+        ValueError: ``delta`` is not a number in ``[0, 1]``, or a narrow float as above.
+    """
+    value = check_real(name, delta, low=0.0, high=1.0)
+    if isinstance(delta, np.floating) and not isinstance(delta, float):  # float64 is a Python float; others are not
+        shown = np.format_float_positional(delta, unique=True, trim="-")  # the shortest text of its own type
+        if float(shown) != value:
+            raise ValueError(f"{name} is a numpy.{type(delta).__name__} whose value is {value!r}, not {shown}: its "
+                             f"runs would record {value!r}, a task apart from {shown}; pass a Python float ({shown}) "
+                             "or a float64")
+    return value
+
+
 def wheel_task(delta: float) -> BanditTask:
     """The wheel bandit at ``delta`` (in ``[0, 1]``); its runs record ``delta``.
 
     Raises:
-        ValueError: ``delta`` is not a number in ``[0, 1]``.
+        ValueError: ``delta`` is not a number in ``[0, 1]``, or a NumPy float narrower than
+            float64 whose value is not the decimal it prints as (:func:`exact_delta`).
     """
-    delta = check_real("delta", delta, low=0.0, high=1.0)
+    delta = exact_delta("delta", delta)
     return BanditTask(WHEEL_ID, {"delta": delta}, {"delta": delta}, label=f"delta={delta}", what="delta")
 
 
