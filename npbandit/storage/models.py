@@ -20,9 +20,12 @@ from sqlalchemy.orm import DeclarativeBase, Mapped, mapped_column
 from npbandit.text import printable, shorten
 from npbandit.validation import json_default
 
-__all__ = ["Base", "Run", "Step", "Meta", "STATUSES", "SCHEMA_VERSION", "ADDED_COLUMNS", "OLDEST_UPGRADABLE",
-           "RECOMMENDED", "STOPPED_EARLY", "stored_json"]
+__all__ = ["Base", "Run", "Step", "Meta", "RUN_KINDS", "STATUSES", "SCHEMA_VERSION", "ADDED_COLUMNS",
+           "OLDEST_UPGRADABLE", "RECOMMENDED", "STOPPED_EARLY", "stored_json"]
 
+#: the kinds of run npbandit logs (``runs.kind``): a contextual-bandit run, a black-box (BO) run. A
+#: run logged by hand (:class:`~npbandit.storage.RunLogger`) may carry a kind of its own
+RUN_KINDS = ("bandit", "bo")
 #: the statuses a run is stored with (``interrupted`` is also inferred for dead runs)
 STATUSES = ("running", "completed", "failed", "interrupted")
 #: the layout of the tables below; raise it with any change to them (a database records
@@ -56,7 +59,7 @@ class Run(Base):
     __tablename__ = "runs"
 
     id: Mapped[int] = mapped_column(Integer, primary_key=True, autoincrement=True)
-    kind: Mapped[str] = mapped_column(String(16))  # "bandit" | "bo"
+    kind: Mapped[str] = mapped_column(String(16))  # one of RUN_KINDS, or a kind of one's own
     env_id: Mapped[str] = mapped_column(String(128))
     env_params: Mapped[dict] = mapped_column(JSON, default=dict)
     policy: Mapped[str] = mapped_column(String(128))

@@ -11,6 +11,7 @@ steps' ``params``). All only read."""
 from __future__ import annotations
 
 import datetime as dt
+import difflib
 import json
 from dataclasses import dataclass, field, replace
 from typing import Any, NamedTuple
@@ -22,7 +23,16 @@ from sqlalchemy.engine import Connection
 from npbandit.space import SearchSpace, as_search_space
 from npbandit.storage.engine import DEFAULT_URL, _has_schema, _normalise_url, _read, _sqlite_file, display_url, open_db
 from npbandit.storage.heartbeat import interruption
-from npbandit.storage.models import _STEP_TIMES, RECOMMENDED, STOPPED_EARLY, Run, Step, _read_time, stored_json
+from npbandit.storage.models import (
+    _STEP_TIMES,
+    RECOMMENDED,
+    RUN_KINDS,
+    STOPPED_EARLY,
+    Run,
+    Step,
+    _read_time,
+    stored_json,
+)
 from npbandit.validation import check_int, json_default
 
 __all__ = ["RunRow", "list_runs", "run_steps", "run_evaluations", "RunEvaluations", "INITIAL", "INITIAL_FROM",
@@ -78,18 +88,55 @@ def list_runs(db: str = DEFAULT_URL, kind: str | None = None, *, after: int = 0)
     Runs started before it that changed since (completed, failed) are not read again: a look
     at what is completed or running now reads every run (:func:`runs_by_key`).
 
+    ``kind``: ``"bandit"`` or ``"bo"`` (:data:`~npbandit.storage.models.RUN_KINDS`), or a
+    kind of one's own (``RunLogger.start(kind=...)``); ``None``: every run. A kind that looks
+    like a slip for one of npbandit's (``"bandits"``, ``"BO"``) and that no run in ``db`` has
+    is refused, where it would read as no runs.
+
     Reads only (see :func:`open_db` ``readonly``): a missing database is a
     :class:`StorageError`, never a new empty file.
 
     Raises:
-        ValueError: ``after`` is not an int >= 0."""
+        TypeError: ``kind`` is not a str or ``None``.
+        ValueError: ``after`` is not an int >= 0; ``kind`` a slip for one of ``RUN_KINDS``
+            (see above)."""
     after = check_int("after", after, minimum=0)
+    _check_kind_type(kind)
     engine = open_db(db, readonly=True)
     query = select(Run).where(Run.id > after).order_by(Run.id)
     if kind is not None:
         query = query.where(Run.kind == kind)
     runs = _read(engine, str(db), "read runs", lambda conn: conn.execute(query).all() if _has_schema(conn) else [])
+    if not runs and _mistyped(kind):  # asked only then: a kind of one's own that close is taken once a run has it
+        kinds = _read(engine, str(db), "read runs", lambda conn: sorted(
+            conn.execute(select(Run.kind).distinct()).scalars()) if _has_schema(conn) else [])
+        if kind not in kinds:
+            raise _unknown_kind(kind, kinds)
     return _as_rows(runs)
+
+
+def _check_kind_type(kind: Any) -> None:
+    if kind is not None and not isinstance(kind, str):
+        raise TypeError(f"kind must be a str ({' or '.join(map(repr, RUN_KINDS))}) or None, got "
+                        f"{type(kind).__name__} {kind!r}")
+
+
+def _mistyped(kind: str | None) -> str | None:
+    """The kind of :data:`~npbandit.storage.models.RUN_KINDS` that ``kind``, not one of them,
+    looks like a slip for (``"bandits"``, ``"BO"``), else ``None``. A kind unlike both
+    (``"bo_wide"``) may be one's own, which no run has yet: read as no runs."""
+    if kind is None or kind in RUN_KINDS:
+        return None
+    close = difflib.get_close_matches(kind.strip().lower(), RUN_KINDS, n=1, cutoff=0.6)
+    return close[0] if close else None
+
+
+def _unknown_kind(kind: str, stored: list[str]) -> ValueError:
+    """The error for a ``kind`` that looks like a slip for one of npbandit's and no stored run has."""
+    own = [k for k in stored if k not in RUN_KINDS]
+    logged = f" (or a kind this database's runs were logged with: {', '.join(map(repr, own))})" if own else ""
+    return ValueError(f"kind must be {' or '.join(map(repr, RUN_KINDS))}{logged}, got {kind!r} -- did you mean "
+                      f"{_mistyped(kind)!r}?")
 
 
 def _as_rows(runs: Any) -> list[RunRow]:
@@ -156,10 +203,14 @@ def runs_by_key(db: str = DEFAULT_URL, kind: str | None = None) -> RunsByKey:
     sweep looks at a database.
 
     Reads only; an SQLite file that does not exist yet holds no runs (both empty, and no
-    file is created), since a sweep's first run creates it."""
+    file is created), since a sweep's first run creates it. ``kind`` as :func:`list_runs`
+    takes it (an unknown one refused)."""
+    _check_kind_type(kind)
     path = _sqlite_file(_normalise_url(db))
     found = RunsByKey({}, {})
     if path is not None and not path.exists():
+        if _mistyped(kind):  # no runs, so none of that kind either
+            raise _unknown_kind(kind, [])
         return found
     for row in list_runs(db, kind=kind):
         key = _key_once_complete(row)
