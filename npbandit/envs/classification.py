@@ -111,9 +111,10 @@ def read_csv(path: Any, label_column: str) -> CsvData:
     Raises:
         TypeError: ``path`` not a str or ``os.PathLike``, ``label_column`` not a str.
         FileNotFoundError: no file at ``path``.
-        ValueError: a file that is not UTF-8 text, has no header or no rows, repeats a
-            column name; ``label_column`` not among the columns, or no other column; a
-            row of another length than the header; a feature that is not a number, NaN
+        ValueError: a file that is not UTF-8 text, has no header or no rows, leaves a
+            column without a name (a trailing comma in the header) or repeats a column name;
+            ``label_column`` not among the columns, or no other column; a row of another
+            length than the header; a feature that is not a number, NaN
             or infinite; an empty label; fewer than 2 distinct labels (one arm each).
     """
     if not isinstance(path, (str, os.PathLike)):
@@ -139,6 +140,7 @@ def read_csv(path: Any, label_column: str) -> CsvData:
     if not rows:
         raise ValueError(f"{path} is empty: a CSV file of a data set starts with a header row naming its columns")
     (_, header), body = rows[0], rows[1:]
+    _check_names(path, header)
     repeated = sorted({name for name in header if header.count(name) > 1})
     if repeated:
         raise ValueError(f"{path}'s header names column(s) {', '.join(map(repr, repeated))} more than once")
@@ -181,6 +183,27 @@ def read_csv(path: Any, label_column: str) -> CsvData:
         raise ValueError(f"label column {label_column!r} of {path} holds {len(classes)} class ({str(classes[0])!r}); "
                          "a bandit needs at least 2, one arm each")
     return CsvData(X, y, path.resolve(), label_column, features, hashlib.sha256(raw).hexdigest())
+
+
+def _check_names(path: Path, header: list[str]) -> None:
+    """Refuse a header with a column of no name: a trailing comma (``a,b,species,``, as some
+    spreadsheets write) makes an empty last column, which would otherwise be read as a
+    feature of missing values, or rows one field short of the header."""
+    empty = [j for j, name in enumerate(header) if not name]
+    if not empty:
+        return
+    j = empty[0]
+    if j == len(header) - 1 and len(header) > 1:
+        raise ValueError(f"{path}'s header ends with a comma: its last column (column {j + 1}, after "
+                         f"{header[j - 1]!r}) has no name; remove the trailing comma from the header line (and from "
+                         "every row that has one), or name the column")
+    if j == 0:
+        raise ValueError(f"{path}'s header starts with a comma: its first column has no name (an index column, as "
+                         "pandas' to_csv writes one, looks so); name it in the header row, or remove the column (its "
+                         "field in every row too)")
+    raise ValueError(f"{path}'s header has no name for column {j + 1}, between {header[j - 1]!r} and "
+                     f"{header[j + 1]!r} (two commas in a row); name it in the header row, or remove the column (its "
+                     "field in every row too)")
 
 
 def _header_hint(header: list[str]) -> str:
