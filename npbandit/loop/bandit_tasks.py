@@ -153,8 +153,11 @@ def csv_task(path: Any, label_column: str) -> BanditTask:
     Its runs record, besides the data's fingerprint and shape (the environment's
     ``task_params()``), the file's name (``csv``, what ``npbandit report`` shows), its
     absolute path (``csv_path``), the SHA-256 of its bytes (``csv_sha256``) and
-    ``label_column``: the same file changed is another task, and a sweep run again after the
-    change runs again.
+    ``label_column``. The task is the data: a change to the file that changes the data read is
+    another task, and a sweep run again after it runs again; the path and the bytes are where
+    the data came from (:data:`~npbandit.storage.queries.SOURCE_PARAMS`), so the same data
+    reached by another path (a copy in another directory) or in other bytes (other line ends)
+    is the same task, its runs found completed, as ``npbandit report`` counts them in one row.
 
     Raises:
         FileNotFoundError, ValueError, TypeError: as ``read_csv``.

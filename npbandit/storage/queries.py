@@ -36,7 +36,7 @@ from npbandit.storage.models import (
 from npbandit.validation import check_int, json_default
 
 __all__ = ["RunRow", "list_runs", "run_steps", "run_evaluations", "RunEvaluations", "INITIAL", "INITIAL_FROM",
-           "run_key", "RunsByKey", "runs_by_key", "completed_runs",
+           "run_key", "SOURCE_PARAMS", "RunsByKey", "runs_by_key", "completed_runs",
            "running_runs", "run_totals", "step_params"]
 
 #: the policy setting that counts the points a run was given (``optimize(initial=...)``, failed ones included)
@@ -154,6 +154,14 @@ def _as_rows(runs: Any) -> list[RunRow]:
     return out
 
 
+#: ``env_params`` a run records of where its task's data came from, not of the task: a CSV
+#: file's absolute path and the SHA-256 of its bytes (:func:`npbandit.loop.csv_task`). Not part
+#: of :func:`run_key`: the data the run played is (its ``data`` fingerprint, shape, file name and
+#: label column), so one file reached by two paths (a copy, a hard link, another checkout), or
+#: rewritten with the same data, is one task to a sweep as it is one to ``npbandit report``
+SOURCE_PARAMS = ("csv_path", "csv_sha256")
+
+
 def run_key(*, kind: str, env_id: str, env_params: dict[str, Any], policy: str,
             policy_params: dict[str, Any] | None = None, checkpoint: dict[str, Any] | None = None,
             seed: int | None = None, n_steps: int) -> str:
@@ -162,7 +170,8 @@ def run_key(*, kind: str, env_id: str, env_params: dict[str, Any], policy: str,
     them, JSON values with their keys sorted; the checkpoint by its name and sha256) and the
     steps the run took. Two runs of one key are the same run when the policy and environment
     are deterministic given the seed, as npbandit's are; the package versions are not part of
-    it (a run made by an older npbandit has the key of the same run made now).
+    it (a run made by an older npbandit has the key of the same run made now), nor are the
+    ``env_params`` that say where a task's data came from (:data:`SOURCE_PARAMS`).
 
     Raises:
         TypeError / ValueError: a dict that the logger could not store (a value JSON cannot
@@ -170,8 +179,10 @@ def run_key(*, kind: str, env_id: str, env_params: dict[str, Any], policy: str,
     """
     checkpoint = checkpoint or {}
     # the dicts as stored (tuples are lists, arrays nested lists, keys strings), then in one order
-    record = {"kind": kind, "env_id": env_id,
-              "env_params": stored_json("env_params", env_params), "policy": policy,
+    task = stored_json("env_params", env_params)
+    if isinstance(task, dict):
+        task = {k: v for k, v in task.items() if k not in SOURCE_PARAMS}
+    record = {"kind": kind, "env_id": env_id, "env_params": task, "policy": policy,
               "policy_params": stored_json(f"policy_params (policy {policy!r}: what its params() returns)",
                                            policy_params or {}),
               "surrogate": checkpoint.get("name"), "checkpoint_sha256": checkpoint.get("sha256"), "seed": seed,
