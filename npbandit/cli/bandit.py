@@ -49,9 +49,10 @@ def add_arguments(bandit: argparse.ArgumentParser) -> None:
                              "the 'bench' extra), or a CSV file's path (a header row, then one row per example; "
                              "--label-column names the labels, every other column is a numeric feature) "
                              "(default: the wheel bandit)")
-    bandit.add_argument("--label-column", metavar="NAME",
-                        help="the column of a CSV file given to --datasets that holds the class labels (required "
-                             "with a CSV file; default: none)")
+    bandit.add_argument("--label-column", metavar="NAME", nargs="+", action="extend",
+                        help="the column of a CSV file given to --datasets that holds the class labels: one name for "
+                             "every CSV file, or one per CSV file in their order in --datasets (repeated or several "
+                             "names; bundled data sets take none) (required with a CSV file; default: none)")
     bandit.add_argument("--seeds", type=non_negative_int, nargs="+", default=[0],
                         help="one run per policy, delta or data set, and seed")
     bandit.add_argument("--steps", type=positive_int, default=2000, help="rounds per run")
@@ -109,24 +110,41 @@ def _tasks(args: argparse.Namespace) -> list:
         raise ValueError(f"--label-column goes with a CSV file given to --datasets, and {_words(args.datasets)} "
                          f"{'is a bundled data set' if len(args.datasets) == 1 else 'are bundled data sets'}: leave "
                          "--label-column out")
-    tasks = []
-    for value in args.datasets:
-        if value in DATASETS:
-            tasks.append(dataset_task(value))
-            continue
+    for value in files:
         if not Path(value).is_file():
             close = difflib.get_close_matches(value, DATASETS, n=1, cutoff=0.6)
             hint = f" -- did you mean {close[0]!r}?" if close else ""
             raise ValueError(f"--datasets: {value!r} is neither a data set ({', '.join(DATASETS)}) nor a file "
                              f"(a CSV file's path){hint}")
-        if args.label_column is None:
-            raise ValueError(f"--datasets {value} is a CSV file: --label-column NAME is required, the column that "
-                             "holds its class labels")
+    columns = iter(_label_columns(args.label_column, files))  # the i-th CSV file's is the i-th
+    tasks = []
+    for value in args.datasets:
+        if value in DATASETS:
+            tasks.append(dataset_task(value))
+            continue
+        column = next(columns)
         try:
-            tasks.append(csv_task(value, args.label_column))
+            tasks.append(csv_task(value, column))
         except (OSError, ValueError) as err:
-            raise ValueError(f"--datasets {value} --label-column {args.label_column}: {err}") from None
+            raise ValueError(f"--datasets {value} --label-column {column}: {err}") from None
     return tasks
+
+
+def _label_columns(given: list[str] | None, files: list[str]) -> list[str]:
+    """The label column of each CSV file of ``--datasets`` (``files``, in order) from
+    ``--label-column``: one name for all, or one per file in their order; any other count refused."""
+    if not files:
+        return []
+    if given is None:
+        raise ValueError(f"--datasets {files[0]} is a CSV file: --label-column NAME is required, the column that "
+                         "holds its class labels")
+    if len(given) == 1:
+        return given * len(files)
+    if len(given) != len(files):
+        raise ValueError(f"--label-column gives {len(given)} names ({_words(given)}) for {len(files)} CSV file(s) "
+                         f"({_words(files)}): give one name for every CSV file, or one per CSV file in their order in "
+                         "--datasets (bundled data sets take none)")
+    return given
 
 
 def _wheel_task(delta: float):
