@@ -82,7 +82,8 @@ def _record(result: EpisodeResult, logger: Any, signals: StopSignals, row: dict[
 
 def _step_outcome(reward: Any, info: Any, t: int) -> tuple[float | np.ndarray, float | None]:
     """``(reward, regret)`` of what an environment's ``step`` returned at step ``t``,
-    checked before the step is written: the reward a finite real number (a 0-d array too), or
+    checked before the step is written: the reward a finite real number (a 0-d array too; a
+    bool, Python's or NumPy's, is a success or not, 1.0 or 0.0), or
     for several objectives a 1-D array of at least two finite real numbers (returned as a
     float64 copy; the step stores the values from ``info["values"]`` and no reward),
     ``info`` a dict whose ``regret`` and ``expected_regret``, when given, are finite real
@@ -96,6 +97,8 @@ def _step_outcome(reward: Any, info: Any, t: int) -> tuple[float | np.ndarray, f
         raise ValueError(f"reward must be a finite real number, or for several objectives a 1-D array of at least "
                          f"two finite real numbers {where}, got {reward!r}")
     value = reward.item() if isinstance(reward, np.ndarray) and reward.ndim == 0 else reward
+    if isinstance(value, (bool, np.bool_)):  # a success or not (a Bernoulli bandit): pays 1 or 0
+        value = float(value)
     if not several and (not is_real(value) or not math.isfinite(value)):
         raise ValueError(f"reward must be a finite real number {where}, got {reward!r}")
     for key in ("regret", "expected_regret"):

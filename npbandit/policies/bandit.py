@@ -136,7 +136,11 @@ def check_bandit_policy_name(name: str, *, context_dim: int = 2, n_arms: int = 5
 
 def check_arm_and_reward(action: Any, reward: Any, n_arms: int) -> tuple[int, float]:
     """``(action, reward)`` as an arm index in ``[0, n_arms)`` (:func:`check_arm`) and a
-    finite float; ``ValueError`` naming them otherwise."""
+    finite float, a bool reward (Python's or NumPy's: a Bernoulli bandit's success or not)
+    as 1.0 or 0.0, as :func:`~npbandit.loop.run_episode` takes it; ``ValueError`` naming
+    them otherwise."""
+    if isinstance(reward, (bool, np.bool_)):
+        reward = float(reward)
     return check_arm("action", action, n_arms), check_real("reward", reward)
 
 
