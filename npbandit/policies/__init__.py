@@ -2,6 +2,8 @@
 
 from typing import Any
 
+import numpy as np
+
 from npbandit.acquisition.proposal import ACQUISITIONS
 from npbandit.policies.bandit import (
     GPUCBPolicy,
@@ -97,11 +99,7 @@ def make_bandit_policy(name: str, beta: float = 1.0, *, env: Any = None, n_arms:
     checkpoint, rule = parsed
     if checkpoint_use(read_card(checkpoint))["prior"] in ARM_PRIORS:
         if problem.bounds is None:
-            where = "env.observation_space" if env is not None else "no bounds were given"
-            raise ValueError(f"bounds are required: policy {name!r} maps contexts onto its checkpoint's unit cube and "
-                             f"needs a finite box with lower < upper in every dimension, and {where}"
-                             + (f" is {env.observation_space}" if env is not None else "")
-                             + "; pass bounds=[[lower, ...], [upper, ...]]")
+            raise _bounds_required(name, env, problem.context_dim)
         return PerArmNPPolicy(load_surrogate(checkpoint), problem.bounds, problem.n_arms, rule=rule, beta=beta,
                               projection=projection)
     _no_projection(name, projection)
@@ -109,6 +107,26 @@ def make_bandit_policy(name: str, beta: float = 1.0, *, env: Any = None, n_arms:
     if env is not None:  # a Box the checkpoint was not trained on fails here, before a run
         policy.check_spaces(env.observation_space, env.action_space)
     return policy
+
+
+def _bounds_required(name: str, env: Any, width: int) -> ValueError:
+    """The error for a per-arm NP policy without a finite box: which of ``env``'s ``Box``
+    dimensions have no finite side, and the call that gives the box. Never a box read from data."""
+    shown = [0, 1, 2] if width <= 3 else [0, "...", width - 1]
+    lows = ", ".join("..." if i == "..." else f"lower_{i}" for i in shown[:width])
+    highs = ", ".join("..." if i == "..." else f"upper_{i}" for i in shown[:width])
+    call = f"make_bandit_policy({name!r}, env=env, bounds=[[{lows}], [{highs}]])"
+    if env is None:
+        return ValueError(f"bounds are required: policy {name!r} refuses every context outside a finite box, and no "
+                          f"bounds were given; pass bounds=[[{lows}], [{highs}]] with lower_i < upper_i, the box every "
+                          "context lies in")
+    box = env.observation_space
+    open_ = np.flatnonzero(~(np.isfinite(box.low) & np.isfinite(box.high) & (box.low < box.high))).tolist()
+    return ValueError(f"bounds are required: policy {name!r} refuses every context outside a finite box, and "
+                      f"env.observation_space {box} has no finite one in dimension(s) {', '.join(map(str, open_))}; "
+                      f"pass {call}, a box with lower_i < upper_i that holds every context the bandit gives and "
+                      "the Box's finite sides (in a sweep, as a factory: lambda env: make_bandit_policy(..., "
+                      "bounds=...))")
 
 
 def _no_projection(name: str, projection: Any) -> None:
