@@ -326,8 +326,8 @@ def test_a_relative_sqlite_url_means_the_file_in_the_directory_of_each_open(tmp_
         run_episode(WheelBanditEnv(horizon=3), UniformPolicy(), seed=0, logger=RunLogger(url), run_info=wheel_info())
         assert [r.n_steps for r in list_runs(url)] == [3]  # this directory's run, read through the same URL
         assert len(list_runs(str(directory / name))) == 1
-    for url in ("sqlite://", "sqlite:///:memory:"):  # in memory: one database per engine, as before
-        assert open_db(url) is open_db(url)
+    for url in ("sqlite://", "sqlite:///:memory:"):  # in memory: one engine per reader (a writer is refused)
+        assert open_db(url, readonly=True) is open_db(url, readonly=True)
     logger = RunLogger("late.db")  # a logger's file is the one named when it was made, not when its run starts
     monkeypatch.chdir(first)
     logger.start(kind="bandit", env_id="x", env_params={}, policy="p")

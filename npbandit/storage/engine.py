@@ -174,6 +174,24 @@ def _sqlite_file(url: str, shown: str | None = None) -> Path | None:
     return Path(path)
 
 
+def refuse_in_memory(url: str, shown: Any) -> None:
+    """Refuse ``url`` (as :func:`_normalise_url` returns it) for a writer when it is an in-memory
+    SQLite database (``sqlite://``, ``:memory:``, an SQLite URI with ``mode=memory``): every new
+    connection to one is an empty database of its own, so the schema a writer creates would be
+    gone by its next connection (the run's first write: "no such table: runs"), and no reader
+    could see the runs. The message names ``db`` as it was given (``shown``), and ``None``
+    without a keyword (the command line would read ``db=None`` as its ``--db None``, a file).
+
+    Raises:
+        ValueError: ``url`` is an in-memory SQLite database.
+    """
+    if _sqlite_file(url) is None and make_url(url).get_backend_name() == "sqlite":
+        shown = _PASSWORD.sub(r"\1***@", str(os.fspath(shown) if isinstance(shown, os.PathLike) else shown))
+        raise ValueError(f"db {shown!r} is an in-memory SQLite database, which "
+                         "holds nothing from one connection to the next, so a run cannot be logged to it: give an "
+                         "SQLite file path or a PostgreSQL URL, or, in Python, None to log nothing")
+
+
 def shared_url(url: str) -> str:
     """``url`` as other processes see the same database, wherever they run from: a bare or
     relative SQLite path is made absolute (a Dask worker or pool process may start in
@@ -415,14 +433,17 @@ def open_db(url: str = DEFAULT_URL, *, readonly: bool = False) -> Engine:
 
     Raises:
         ValueError: ``url`` is not a URL or path (a port that is not a number, an SQLite
-            ``file:`` URI without ``uri=true``, SQLite parameters SQLAlchemy would ignore).
+            ``file:`` URI without ``uri=true``, SQLite parameters SQLAlchemy would ignore);
+            (writing) an in-memory SQLite database (:func:`refuse_in_memory`).
         StorageError: the database cannot be opened for that use: it holds another
             application's tables; (readonly) it does not exist or is not an npbandit
             database; (writing) its directory does not exist, or the file or its directory
             is read-only; the server cannot be reached; the URL's driver is not installed.
         SchemaVersionError: (a ``StorageError``) the database has another schema version.
     """
-    url = _normalise_url(url)
+    given, url = url, _normalise_url(url)
+    if not readonly:
+        refuse_in_memory(url, given)
     target = _absolute_url(url)
     key = (target, bool(readonly))
     engine = _ENGINES.get(key)

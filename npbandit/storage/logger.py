@@ -28,6 +28,7 @@ from npbandit.storage.engine import (
     _storage_errors,
     display_url,
     open_db,
+    refuse_in_memory,
 )
 from npbandit.storage.heartbeat import _heartbeat
 from npbandit.storage.models import (
@@ -173,6 +174,7 @@ class RunLogger:
         if not isinstance(claim, bool):
             raise TypeError(f"claim must be a bool, got {claim!r}")
         given = _normalise_url(db)
+        refuse_in_memory(given, db)
         self.url = _absolute_url(given)  # the file named now, wherever the run starts
         self.engine = None if _new_sqlite_file(given) else open_db(self.url)
         self.commit_every = commit_every
