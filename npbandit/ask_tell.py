@@ -22,15 +22,18 @@ points in flight; ``Optimizer(..., initial=run_id)`` continues the run.
 
 from __future__ import annotations
 
+import inspect
 import warnings
 from collections.abc import Mapping, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Any
 
 import numpy as np
+import torch
 
 from npbandit.acquisition.optimizers import AcquisitionOptimizer
 from npbandit.acquisition.pending import DEFAULT_LIAR, PendingStrategy
+from npbandit.acquisition.pinned import Pinned
 from npbandit.acquisition.subspace import SubspaceStrategy
 from npbandit.envs.evaluation import Outcome
 from npbandit.envs.outcomes import Evaluated, constraint_values, objective_value, objective_values
@@ -39,6 +42,8 @@ from npbandit.loop.stepped import SteppedRun
 from npbandit.objective_names import check_name
 from npbandit.optimize_result import OptimizeResult, ParetoResult, run_history
 from npbandit.optimize_setup import box_or_space, outside_linear, set_up_search
+from npbandit.policies.base import PolicyWrapper
+from npbandit.policies.branches import BranchBOPolicy
 from npbandit.policies.trust_region import TrustRegionSettings
 from npbandit.space import Parameter, SearchSpace
 from npbandit.storage import DEFAULT_URL, RunRow
@@ -64,10 +69,13 @@ class Trial:
         x: the point, as ``optimize``'s objective receives it: a numpy array ``[d]`` in
             ``bounds``, or for a search space a dict ``{name: value}`` (ints as ``int``,
             choices as their values; a conditional space's active parameters alone).
+        fixed: the values :meth:`Optimizer.ask` was told to hold (``{name: value}``, as
+            checked; ``x`` holds each exactly), empty for a trial asked without ``fixed``.
     """
 
     number: int
     x: np.ndarray | dict[str, Any]
+    fixed: dict[str, Any] = field(default_factory=dict)
 
 
 def _told(x: Any) -> Any:
@@ -156,7 +164,7 @@ class Optimizer:
     @property
     def pending(self) -> tuple[Trial, ...]:
         """The trials asked for and not yet told, in the order they were asked (copies)."""
-        return tuple(Trial(trial.number, _copied(trial.x)) for trial in self._pending.values())
+        return tuple(Trial(trial.number, _copied(trial.x), dict(trial.fixed)) for trial in self._pending.values())
 
     @property
     def history(self) -> list[dict[str, Any]]:
@@ -166,18 +174,36 @@ class Optimizer:
                                          self._search.constrained, before=self._history))
         return list(self._history)
 
-    def ask(self) -> Trial:
+    def ask(self, fixed: Mapping[str, Any] | None = None) -> Trial:
         """The next point to evaluate, as a :class:`Trial`. Asking again before telling keeps
         several points in flight: each proposal sees those asked and not told.
 
+        Args:
+            fixed: parameters this trial must hold at given values, ``{name: value}`` (Ax's
+                ``fixed_features``, Optuna's ``PartialFixedSampler``: the oven is at 200 C
+                today), or ``None``. Names are the space's parameters, ``x0 .. x{d-1}`` for
+                ``bounds``; each value is checked as its parameter checks a point's. The
+                others are proposed as usual with these set: the acquisition is maximised over
+                them alone, in the trust region (stretched on the fixed parameters to reach
+                their values, which may lie outside it), and during the initial design the
+                trial is the next design point with these values set. ``trial.x`` holds them
+                exactly and ``trial.fixed`` lists them. Not supported, and refused naming the
+                combination: a subspace search (more columns than the checkpoint takes), a
+                conditional space searched by branch, a fixed parameter that some choice lists
+                or that lists others (``branches=False`` searches the rest), and a fixed
+                parameter that appears in ``parameter_constraints``.
+
         Raises:
+            TypeError / ValueError: ``fixed`` is not a mapping of this space's parameter names to
+                valid values, or names a combination not supported (nothing is asked).
             RuntimeError: the budget is spent (told and pending evaluations fill it), or the
                 run has ended (closed, or failed).
         """
+        values, pinned = ({}, None) if fixed is None else self._fixed(fixed)
         key = self._asked
-        action = self._run.propose(key)
+        action = self._run.propose(key, pinned)
         self._asked += 1
-        return self._held(key, action)
+        return self._held(key, action, values)
 
     def attach(self, x: Any) -> Trial:
         """A point of the caller's own to evaluate, held as a :class:`Trial` in flight as an
@@ -292,12 +318,42 @@ class Optimizer:
             raise raised from err
         return False
 
-    def _held(self, key: int, action: np.ndarray) -> Trial:
-        """Trial ``key`` at unit-cube ``action`` ``[d]`` kept pending; returns the caller's copy."""
+    def _held(self, key: int, action: np.ndarray, fixed: dict[str, Any] | None = None) -> Trial:
+        """Trial ``key`` at unit-cube ``action`` ``[d]`` kept pending, the values ``fixed`` set
+        exactly in its point; returns the caller's copy."""
         point = self._search.env.point(action)
-        trial = Trial(key, point if isinstance(point, dict) else np.asarray(point, dtype=np.float64))
+        point = point if isinstance(point, dict) else np.asarray(point, dtype=np.float64)
+        for name, value in (fixed or {}).items():
+            point[name if isinstance(point, dict) else int(name[1:])] = value
+        trial = Trial(key, point, dict(fixed or {}))
         self._pending[key] = trial
-        return Trial(key, _copied(trial.x))
+        return Trial(key, _copied(trial.x), dict(trial.fixed))
+
+    def _fixed(self, fixed: Any) -> tuple[dict[str, Any], Pinned | None]:
+        """``ask``'s ``fixed`` checked (see :meth:`ask`): the values by name, as their parameters
+        hold them, and the unit-cube columns they pin (``None`` when they take none)."""
+        if not isinstance(fixed, Mapping):
+            raise TypeError(f"fixed must be a mapping of parameter names to values, got {type(fixed).__name__}")
+        search = self._search
+        space = SearchSpace.from_bounds(search.box) if search.searched is None else search.searched
+        values, columns, encoded = {}, [], []
+        for name, value in fixed.items():
+            if name not in space:
+                raise ValueError(f"fixed: unknown parameter {name!r}; the parameters are {space.names}")
+            try:
+                values[name] = space[name].check(value)
+            except (TypeError, ValueError) as err:
+                raise type(err)(f"fixed[{name!r}]: {err}") from None
+            if space.depends_on(name) is not None or getattr(space[name], "dependents", None):
+                raise ValueError(f"fixed[{name!r}]: a parameter of a conditional space's choices (one that a choice "
+                                 "lists, or a choice that lists others) cannot be fixed; fix the others")
+            cols = space.columns(name)
+            columns.extend(range(cols.start, cols.stop))
+            encoded.extend(space[name].snap(torch.as_tensor(space[name].encode(values[name]))).tolist())
+        _check_fixed_search(search, set(values))
+        if not columns:
+            return values, None
+        return values, Pinned(torch.as_tensor(columns), torch.as_tensor(encoded, dtype=torch.float64))
 
     def _outcome(self, number: int, x: Any, value: Any, constraints: Any, error: Any) -> Outcome:
         """The :class:`Outcome` told for trial ``number`` at ``x``, checked (see :meth:`tell`)."""
@@ -336,6 +392,29 @@ class Optimizer:
                             f"{'' if self._k == 1 else 's'} (this Optimizer was made with constraints={self._k}), "
                             f"got {count}")
         return Outcome(True, Evaluated(value, constraints))
+
+
+def _check_fixed_search(search: Any, names: set[str]) -> None:
+    """Refuse (``ValueError``, naming the combination) fixed values for ``names`` where the search
+    cannot hold them: linear constraints on one of them, a conditional space searched by branch, a
+    subspace search, a policy whose ``act`` takes no ``pinned``."""
+    if search.linear is not None:
+        constrained = sorted(names & {n for coefs, _ in search.linear.rows for n, c in coefs.items()
+                                      if c and search.linear.space[n].columns})
+        if constrained:
+            raise ValueError(f"fixed {constrained} with parameter_constraints on them is not supported: a fixed "
+                             "value can leave the constraints' polytope no volume; fix parameters they do not name")
+    policy = search.policy
+    while isinstance(policy, PolicyWrapper):
+        policy = policy.inner
+    if isinstance(policy, BranchBOPolicy):
+        raise ValueError("fixed is not supported with a conditional space searched by branch; give branches=False "
+                         "(one model over the whole cube) to fix parameters no choice lists")
+    if getattr(policy, "subspace", None) is not None:
+        raise ValueError(f"fixed is not supported with a subspace search ({policy.dim} columns for a model of "
+                         f"{policy.width}): the search moves in the subspace's cube, not the parameters'")
+    if "pinned" not in inspect.signature(policy.act).parameters:
+        raise ValueError(f"fixed needs a policy whose act takes pinned columns; {type(policy).__name__}'s does not")
 
 
 def _copied(x: np.ndarray | dict[str, Any]) -> np.ndarray | dict[str, Any]:

@@ -40,6 +40,7 @@ from npbandit.acquisition.pending import (
     PendingStrategy,
     pending_strategy,
 )
+from npbandit.acquisition.pinned import Pinned, pin
 from npbandit.acquisition.thompson import is_np_model, thompson_draw
 from npbandit.space.linear_constraints import Polytope
 
@@ -61,7 +62,7 @@ def propose(model, acquisition: str, *, dim: int, best_f: float | torch.Tensor |
             penalise_pending: bool = False, believe_pending: bool = False,
             snap: Callable[[torch.Tensor], torch.Tensor] | None = None, space: Any = None,
             constraints: int = 0, acq_optimizer: AcquisitionOptimizer | None = None,
-            objectives: int = 1, polytope: Polytope | None = None) -> np.ndarray:
+            objectives: int = 1, polytope: Polytope | None = None, pinned: Pinned | None = None) -> np.ndarray:
     """The next point to evaluate: the maximiser of ``acquisition`` on ``model`` over the unit cube.
 
     Args:
@@ -147,6 +148,10 @@ def propose(model, acquisition: str, *, dim: int, best_f: float | torch.Tensor |
             ``inequality_constraints``, and Thompson candidates and the repeat check's fallback
             pool are drawn inside them. With a mixed ``space`` they may constrain its continuous
             columns only (what ``LinearConstraints`` allows), which its discrete moves leave as they are.
+        pinned: columns held at given values (:class:`~npbandit.acquisition.pinned.Pinned`, inside
+            ``bounds``; one trial with some parameters fixed), or ``None``: the acquisition is
+            maximised over the other columns, every candidate judged with them set, and the point
+            returned has them exactly (``"qlognei"``: ``optimize_acqf``'s ``fixed_features``).
 
     Returns:
         the point, numpy float64 of shape ``[d]``; ``[q, d]`` for ``"qlognei"``.
@@ -204,18 +209,21 @@ def propose(model, acquisition: str, *, dim: int, best_f: float | torch.Tensor |
         bounds = torch.as_tensor(bounds, dtype=torch.float64)
         if bounds.shape != (2, dim) or not ((0 <= bounds[0]) & (bounds[0] < bounds[1]) & (bounds[1] <= 1)).all():
             raise ValueError(f"bounds must be [2, {dim}] corners with 0 <= lower < upper <= 1, got {bounds.tolist()}")
+        if pinned is not None and not (bool((pinned.columns < dim).all()) and bool(
+                ((bounds[0, pinned.columns] <= pinned.values) & (pinned.values <= bounds[1, pinned.columns])).all())):
+            raise ValueError(f"pinned columns must lie in the box bounds, got {pinned.features()}")
         if objectives > 1:
             acq = log_hypervolume_improvement(model, outputs, objectives, constraints, pending)
             if observed is not None and pending is not None and len(pending):
                 # a point under way is no new point either (one objective's default liar adds them alike)
                 observed = torch.cat([torch.as_tensor(observed, dtype=torch.float64), pending])
-            return _maximise(model, acquisition, dim, None, seed, beta, num_restarts, raw_samples,
-                             thompson_candidates, observed, bounds, None, snap, cube, acq,
-                             check_acq_optimizer("acq_optimizer", acq_optimizer), polytope)
+            return pin(pinned, _maximise(model, acquisition, dim, None, seed, beta, num_restarts, raw_samples,
+                                         thompson_candidates, observed, bounds, None, snap, cube, acq,
+                                         check_acq_optimizer("acq_optimizer", acq_optimizer), polytope, pinned))
         if acquisition == "qlognei":
-            points = _maximise_batch(model, q, seed, num_restarts, raw_samples, bounds, constraints, polytope)
+            points = _maximise_batch(model, q, seed, num_restarts, raw_samples, bounds, constraints, polytope, pinned)
             # the batch maximised jointly over the relaxation, each point then snapped
-            return points if cube is None else cube.snap(torch.as_tensor(points)).numpy()
+            return pin(pinned, points if cube is None else cube.snap(torch.as_tensor(points)).numpy())
         penalty = None
         if strategy is not None:
             top = best_f
@@ -225,8 +233,9 @@ def propose(model, acquisition: str, *, dim: int, best_f: float | torch.Tensor |
             penalty = strategy.penalise(model, pending, best_f=top, bounds=bounds, seed=seed)
         acq = constrained_log_ei(model, outputs, constraints) if constraints else None
         optimizer = check_acq_optimizer("acq_optimizer", acq_optimizer)
-        return _maximise(model, acquisition, dim, best_f, seed, beta, num_restarts, raw_samples, thompson_candidates,
-                         observed, bounds, penalty, snap, cube, acq, optimizer, polytope)
+        return pin(pinned, _maximise(model, acquisition, dim, best_f, seed, beta, num_restarts, raw_samples,
+                                     thompson_candidates, observed, bounds, penalty, snap, cube, acq, optimizer,
+                                     polytope, pinned))
 
 
 def _strategy(acquisition: str, strategy: PendingStrategy | None, pending_value: Any, penalise: bool,
@@ -276,7 +285,7 @@ def propose_in_region(region: SearchRegion, X: torch.Tensor, Y: torch.Tensor, bu
                       seed: int, pending: torch.Tensor | None = None, avoid_repeats: bool = True,
                       liar: str | PendingStrategy = DEFAULT_LIAR,
                       snap: Callable[[torch.Tensor], torch.Tensor] | None = None, space: Any = None,
-                      max_context: int | None = None, constraints: int = 0,
+                      max_context: int | None = None, constraints: int = 0, pinned: Pinned | None = None,
                       **settings: Any) -> np.ndarray:
     """:func:`propose` inside ``region``'s box around the best of ``X`` ``[n, d]`` (values
     ``Y`` ``[n, 1]``, maximised): the model, ``build_model(X_box, Y_box)``, sees only the
@@ -312,19 +321,22 @@ def propose_in_region(region: SearchRegion, X: torch.Tensor, Y: torch.Tensor, bu
     model's frame, cut to the box searched; where the two do not meet in a set of positive
     volume (an incumbent given on a face, not proposed inside the search margin), the proposal
     is :func:`propose`'s over the whole cube inside the polytope, the model on the
-    ``max_context`` observations nearest the incumbent."""
+    ``max_context`` observations nearest the incumbent. ``pinned``: columns held at given values
+    of the whole cube (:func:`propose`'s), which may lie outside the region: both boxes are
+    stretched on those columns alone to reach them, and the point returned has them exactly."""
     strategy = pending_strategy(liar)
     polytope = settings.pop("polytope", None)
     cube = typed_cube(space, snap, X.shape[-1])
     if cube is not None and cube.continuous:
         snap, cube = None, None
     whole_pending, whole_snap = pending, snap if cube is None else cube.snap
-    view = region_view(region, X, Y, max_context, cube=cube, constraints=constraints)
-    lower, upper = searched_box(region, view.center, cube)
+    view = region_view(region, X, Y, max_context, cube=cube, constraints=constraints, pinned=pinned)
+    lower, upper = searched_box(region, view.center, cube, pinned)
     seen_lower, seen_upper, span, X_box, Y_box = view.lower, view.upper, view.span, view.X, view.Y
     if pending is not None:
         pending = region.to_unit(pending, seen_lower, seen_upper)[0]
     bounds = torch.stack([(lower - seen_lower) / span, (upper - seen_lower) / span]).clamp(0.0, 1.0)
+    local_pinned = None if pinned is None else pinned.in_frame(seen_lower, span, bounds)
 
     def snap_in_frame(points: torch.Tensor) -> torch.Tensor:  # the whole cube's snap, seen in the model's frame
         return (whole_snap(seen_lower + points * span) - seen_lower) / span
@@ -338,12 +350,12 @@ def propose_in_region(region: SearchRegion, X: torch.Tensor, Y: torch.Tensor, bu
         return propose(build_model(X[keep], Y[keep]), acquisition, dim=X.shape[-1],
                        best_f=None if constraints else Y[keep].max(), seed=seed, pending=whole_pending,
                        pending_strategy=strategy, outputs=Y[keep], observed=X if avoid_repeats else None,
-                       snap=snap, constraints=constraints, polytope=polytope, **settings)
+                       snap=snap, constraints=constraints, polytope=polytope, pinned=pinned, **settings)
     point = propose(build_model(X_box, Y_box), acquisition, dim=X.shape[-1],
                     best_f=None if constraints else Y_box.max(), seed=seed, pending=pending,
                     pending_strategy=strategy, outputs=Y_box, observed=X_local if avoid_repeats else None,
                     bounds=bounds, snap=local_snap, space=None if cube is None else cube.through(seen_lower, span),
-                    constraints=constraints, polytope=local, **settings)
+                    constraints=constraints, polytope=local, pinned=local_pinned, **settings)
     whole = seen_lower + torch.as_tensor(point) * span
     # the optimiser's point is inside the model's box (checked in _maximise); mapped back it may
     # leave the box searched by rounding only, which the clamp below moves onto its faces
@@ -353,6 +365,7 @@ def propose_in_region(region: SearchRegion, X: torch.Tensor, Y: torch.Tensor, bu
         # a grid value's centre, or a choice's one-hot point, may lie outside the box searched
         # although the box reaches it: only the continuous columns are held to the box
         out = cube.snap(torch.where(cube.continuous_columns, whole.clamp(lower, upper), whole)).numpy()
+    out = pin(pinned, out)  # exactly, not through the frame's arithmetic
     if not (avoid_repeats and whole_snap is not None and acquisition in ("logei", "ucb") and out.ndim == 1
             and _repeats((torch.as_tensor(out) - seen_lower) / span, X_local, snap_in_frame)):
         return out
@@ -365,7 +378,7 @@ def propose_in_region(region: SearchRegion, X: torch.Tensor, Y: torch.Tensor, bu
     out = propose(build_model(X_near, Y_near), acquisition, dim=X.shape[-1],
                   best_f=None if constraints else Y_near.max(), seed=seed, pending=whole_pending,
                   pending_strategy=strategy, outputs=Y_near, observed=X, snap=snap if cube is None else None,
-                  space=cube, constraints=constraints, polytope=polytope, **settings)
+                  space=cube, constraints=constraints, polytope=polytope, pinned=pinned, **settings)
     warn_if_repeated(out, X, whole_snap)
     return out
 
@@ -417,17 +430,20 @@ class RegionView:
     rows: torch.Tensor
 
 
-def searched_box(region: SearchRegion, center: torch.Tensor,
-                 cube: TypedCube | None = None) -> tuple[torch.Tensor, torch.Tensor]:
+def searched_box(region: SearchRegion, center: torch.Tensor, cube: TypedCube | None = None,
+                 pinned: Pinned | None = None) -> tuple[torch.Tensor, torch.Tensor]:
     """The box a proposal in ``region`` searches around ``center`` ``[d]``: lower and upper
     corners ``[d]`` each, widened on a mixed ``cube``'s discrete columns so that every value
-    one move from the incumbent's stays in reach (:meth:`TypedCube.reaching_one_move`)."""
+    one move from the incumbent's stays in reach (:meth:`TypedCube.reaching_one_move`), and
+    stretched on ``pinned``'s columns to hold their values."""
     lower, upper = region.box(center)
-    return (lower, upper) if cube is None else cube.reaching_one_move(lower, upper, center)
+    if cube is not None:
+        lower, upper = cube.reaching_one_move(lower, upper, center)
+    return (lower, upper) if pinned is None else pinned.reach(lower, upper)
 
 
 def region_view(region: SearchRegion, X: torch.Tensor, Y: torch.Tensor, max_context: int | None = None,
-                cube: TypedCube | None = None, constraints: int = 0) -> RegionView:
+                cube: TypedCube | None = None, constraints: int = 0, pinned: Pinned | None = None) -> RegionView:
     """The observations ``X [n, d]``, ``Y [n, 1 + constraints]`` (maximised) as the model of a
     proposal in ``region`` sees them: those in the box ``region.context_factor`` times as wide
     as the region around the incumbent (the best observation; with ``constraints``, the best
@@ -435,7 +451,8 @@ def region_view(region: SearchRegion, X: torch.Tensor, Y: torch.Tensor, max_cont
     the box widened to reach every discrete value one move from the incumbent's:
     :meth:`TypedCube.reaching_one_move`), mapped onto its unit cube; of more than
     ``max_context`` (``None``: no limit), the ``max_context`` nearest the incumbent
-    (:func:`nearest`). What :func:`propose_in_region` builds its model on, and the box and
+    (:func:`nearest`); with ``pinned``, the box stretched on its columns to hold their values.
+    What :func:`propose_in_region` builds its model on, and the box and
     observations a coordinate subspace's proposal projects onto its coordinates
     (:class:`~npbandit.acquisition.subspace.CoordinateSearch`)."""
     if max_context is not None and (not isinstance(max_context, int) or isinstance(max_context, bool)
@@ -445,6 +462,8 @@ def region_view(region: SearchRegion, X: torch.Tensor, Y: torch.Tensor, max_cont
     seen_lower, seen_upper = region.box(center, region.context_factor)  # what the model sees, as its unit cube
     if cube is not None:
         seen_lower, seen_upper = cube.reaching_one_move(seen_lower, seen_upper, center)
+    if pinned is not None:
+        seen_lower, seen_upper = pinned.reach(seen_lower, seen_upper)
     span = seen_upper - seen_lower
     X_box, inside = region.to_unit(X, seen_lower, seen_upper)
     Y_box, rows = Y[inside], torch.nonzero(inside).reshape(-1)
@@ -464,8 +483,9 @@ def nearest(X: torch.Tensor, center: torch.Tensor, k: int) -> torch.Tensor:
     return torch.sort(order[:k]).values
 
 
-def _maximise_batch(model, q: int, seed: int, num_restarts: int, raw_samples: int,
-                    bounds: torch.Tensor, constraints: int = 0, polytope: Polytope | None = None) -> np.ndarray:
+def _maximise_batch(model, q: int, seed: int, num_restarts: int, raw_samples: int, bounds: torch.Tensor,
+                    constraints: int = 0, polytope: Polytope | None = None,
+                    pinned: Pinned | None = None) -> np.ndarray:
     """``q`` points ``[q, d]`` maximising ``qLogNoisyExpectedImprovement`` jointly, with the
     model's training inputs as its baseline (and ``constraints`` outputs after the
     objective's as its constraints; ``polytope``'s linear input constraints as
@@ -483,7 +503,8 @@ def _maximise_batch(model, q: int, seed: int, num_restarts: int, raw_samples: in
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")  # restarts that stop early are normal for flat acquisitions
         starts = restarts_inside(acq, polytope, bounds, q, num_restarts, raw_samples, seed)
-        points, _ = optimize_acqf(acq, bounds, q=q, options={"seed": seed}, **starts)
+        points, _ = optimize_acqf(acq, bounds, q=q, options={"seed": seed},
+                                  fixed_features=None if pinned is None else pinned.features(), **starts)
     points = points.detach().reshape(q, -1)
     if polytope is not None:
         points = polytope.repair(points.clamp(bounds[0], bounds[1]), bounds)
@@ -495,17 +516,18 @@ def _maximise(model, acquisition: str, dim: int, best_f: float | torch.Tensor, s
               avoid: torch.Tensor | None, bounds: torch.Tensor, penalty=None,
               snap: Callable[[torch.Tensor], torch.Tensor] | None = None, cube: TypedCube | None = None,
               acq=None, acq_optimizer: AcquisitionOptimizer | None = None,
-              polytope: Polytope | None = None) -> np.ndarray:
+              polytope: Polytope | None = None, pinned: Pinned | None = None) -> np.ndarray:
     """One point ``[d]``: the argmax of a Thompson draw over Sobol candidates, or LogEI / UCB
     (or ``acq``, an analytic acquisition given, e.g. a constrained LogEI; plus ``penalty``'s
     log, a :class:`~npbandit.acquisition.penalty.LocalPenalty`) maximised by ``acq_optimizer``
     (``None``: :class:`GradientRestarts`, BoTorch's ``optimize_acqf``) away from the points
     ``avoid`` ``[n, d]``; with a mixed ``cube``, judged at snapped points
-    (:mod:`npbandit.acquisition.mixed`); with ``polytope``, every candidate inside it."""
+    (:mod:`npbandit.acquisition.mixed`); with ``polytope``, every candidate inside it; with
+    ``pinned``, every candidate judged, and compared with ``avoid``, with its columns set."""
     from botorch.acquisition import LogExpectedImprovement, UpperConfidenceBound
 
     if acquisition in ("thompson", "marginal-thompson"):
-        candidates = _pool(dim, thompson_candidates, bounds, seed, polytope)
+        candidates = pin(pinned, _pool(dim, thompson_candidates, bounds, seed, polytope))
         if cube is not None:  # the draw judged where the objective would be evaluated, each point once
             candidates = torch.unique(cube.snap(candidates), dim=0)
         with torch.no_grad():
@@ -516,8 +538,11 @@ def _maximise(model, acquisition: str, dim: int, best_f: float | torch.Tensor, s
                else UpperConfidenceBound(model, beta=beta))
     if penalty is not None:
         acq = penalty.wrap(acq)
+    if pinned is not None:
+        acq = pinned.wrap(acq)
     optimizer = GradientRestarts(num_restarts, raw_samples) if acq_optimizer is None else acq_optimizer
     candidates, values = maximised(optimizer, acq, bounds, seed, polytope)  # checked: [k, d] in the box, finite
+    candidates = pin(pinned, candidates)
     if cube is not None:
         point = mixed_candidates(acq, cube, candidates, bounds, None if avoid is None else snap(avoid.to(candidates)),
                                  REPEAT_DISTANCE, polytope)
@@ -538,7 +563,7 @@ def _maximise(model, acquisition: str, dim: int, best_f: float | torch.Tensor, s
     if new.any():  # the best restart that lands away from every observation
         return candidates[int(torch.argmax(torch.where(new, values, -torch.inf)))].numpy()
     # every restart came back to an observation: the acquisition's best among Sobol points away from them
-    pool = _pool(dim, raw_samples, bounds, seed, polytope)
+    pool = pin(pinned, _pool(dim, raw_samples, bounds, seed, polytope))
     if cube is not None:
         pool = snap(pool)
     pool = pool[torch.cdist(snap(pool), avoid).amin(dim=-1) >= REPEAT_DISTANCE]

@@ -98,10 +98,12 @@ class SteppedRun:
         """The points proposed and not yet recorded, by key, as unit-cube actions ``[d]``."""
         return {key: proposed.action.copy() for key, proposed in self._proposed.items()}
 
-    def propose(self, key: int) -> np.ndarray:
+    def propose(self, key: int, pinned: Any = None) -> np.ndarray:
         """The policy's next point, a unit-cube action ``[d]``, kept under ``key`` until
         :meth:`record`; the points in flight are passed to the policy as pending. The first
-        call starts the run.
+        call starts the run. ``pinned``: columns the point must hold at given values (a
+        :class:`~npbandit.acquisition.pinned.Pinned`, passed to the policy's ``act``, which must
+        take it), or ``None``.
 
         Raises:
             RuntimeError: the run has ended, or the budget is spent (the evaluations recorded
@@ -115,10 +117,11 @@ class SteppedRun:
             self._start(signals)
             pending = [proposed.action for proposed in self._proposed.values()]
             t0 = time.perf_counter()
+            given = {} if pinned is None else {"pinned": pinned}
             if pending:
-                action = self.policy.act(self._obs, pending=np.stack(pending))
+                action = self.policy.act(self._obs, pending=np.stack(pending), **given)
             else:
-                action = self.policy.act(self._obs)
+                action = self.policy.act(self._obs, **given)
             action = np.asarray(action, dtype=np.float64)
             self._proposed[key] = _Proposed(action, time.perf_counter() - t0, time.perf_counter(),
                                             dt.datetime.now(dt.UTC))

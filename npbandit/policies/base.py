@@ -125,7 +125,9 @@ class PolicyWrapper(Policy):
         super().reset(seed)
         self.inner.reset(seed)
 
-    def act(self, obs: np.ndarray, pending: np.ndarray | None = None) -> Any:
+    def act(self, obs: np.ndarray, pending: np.ndarray | None = None, pinned: Any = None) -> Any:
+        if pinned is not None:  # a policy that takes fixed values (BOPolicy's act)
+            return self.inner.act(obs, pending=pending, pinned=pinned)
         return self.inner.act(obs) if pending is None else self.inner.act(obs, pending=pending)
 
     def observe(self, obs: np.ndarray, action: Any, reward: float, info: dict[str, Any]) -> None:

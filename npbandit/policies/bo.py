@@ -39,6 +39,7 @@ from npbandit.acquisition.pending import (
     pending_rule,
     pending_strategy,
 )
+from npbandit.acquisition.pinned import Pinned, pin
 from npbandit.acquisition.proposal import ACQUISITIONS, propose, propose_in_region
 from npbandit.acquisition.subspace import SubspaceStrategy, bind_search, check_subspace
 from npbandit.acquisition.thompson import thompson_draw
@@ -364,25 +365,36 @@ class BOPolicy(Policy):
             self.np_model = self.np_model.condition_on_observations(
                 torch.tensor(x, dtype=torch.float64)[None], torch.tensor([row], dtype=torch.float64) * scale)
 
-    def act(self, obs: np.ndarray, pending: np.ndarray | None = None) -> np.ndarray:
+    def act(self, obs: np.ndarray, pending: np.ndarray | None = None, pinned: Pinned | None = None) -> np.ndarray:
         """The next point, ``[d]`` in the unit cube; ``pending`` ``[p, d]``: points handed out
         and not yet observed (asynchronous BO), believed as ``liar`` says (:func:`propose`).
         The initial design counts its points in flight with the observations, so with points
         in flight it is still ``n_init`` points (then the model proposes once two are
         observed); observations (and failures) given directly count as design too, and the
-        design passes over them (:mod:`~npbandit.policies.design`)."""
-        return hand_out(self.hand_outs, pending, dim=self.dim, n_init=self.n_init, observed=len(self.Y),
-                        failed=len(self.failed), design=self._design_point, propose=self._next_point,
-                        seed_from=None if self.surrogate is not None else self.rng, threads=self.threads,
-                        queued=self._batch)
+        design passes over them (:mod:`~npbandit.policies.design`). ``pinned``: columns held at
+        given values (:class:`~npbandit.acquisition.pinned.Pinned`): the next design point with
+        them set, or the acquisition maximised over the other columns (:func:`propose`'s
+        ``pinned``; one point of a ``"qlognei"`` batch, the queue of an earlier batch left).
 
-    def _design_point(self) -> np.ndarray:
-        """The next design point (:meth:`HandOuts.design_point`), lifted from the subspace's search cube with one."""
-        lift = None if self._search is None else (
+        Raises:
+            ValueError: ``pinned`` with a subspace search (its columns are not the cube's)."""
+        if pinned is not None and self.subspace is not None:
+            raise ValueError(f"fixed values are not supported with a subspace search ({self.dim} columns for a model "
+                             f"of {self.width}): the search moves in the subspace's cube, not the parameters'")
+        return hand_out(self.hand_outs, pending, dim=self.dim, n_init=self.n_init, observed=len(self.Y),
+                        failed=len(self.failed), design=lambda: self._design_point(pinned),
+                        propose=lambda points: self._next_point(points, pinned),
+                        seed_from=None if self.surrogate is not None else self.rng, threads=self.threads,
+                        queued=self._batch if pinned is None else None)
+
+    def _design_point(self, pinned: Pinned | None = None) -> np.ndarray:
+        """The next design point (:meth:`HandOuts.design_point`), lifted from the subspace's search cube with one,
+        with ``pinned``'s columns set."""
+        lift = pinned.apply if pinned is not None else None if self._search is None else (
             lambda z: self._search.lift(torch.from_numpy(z)[None])[0].numpy())
         return self.hand_outs.design_point(self.design, self.snap, (*self.X, *self.failed), lift)
 
-    def _next_point(self, pending: torch.Tensor | None) -> np.ndarray:
+    def _next_point(self, pending: torch.Tensor | None, pinned: Pinned | None = None) -> np.ndarray:
         X, Y = self._data()
         seed = int(self.rng.integers(2**31))
         k = self.seen.constraint_count
@@ -403,15 +415,18 @@ class BOPolicy(Policy):
             points = proposal.propose_in_region(self.region, X, Y, self._model, self.acquisition, seed=seed,
                                                 pending=pending, avoid_repeats=self.avoid_repeats,
                                                 liar=self.pending_strategy, max_context=self.max_context,
-                                                snap=self.snap, **settings)
+                                                snap=self.snap, pinned=pinned, **settings)
         else:
             best_f = best_feasible(Y, k) if k else Y.max()
             points = proposal.propose(self._model(X, Y), self.acquisition, dim=self.dim, best_f=best_f, seed=seed,
                                       pending=pending, pending_strategy=self.pending_strategy, outputs=Y,
-                                      observed=X if self.avoid_repeats else None, snap=self.snap, **settings)
+                                      observed=X if self.avoid_repeats else None, snap=self.snap, pinned=pinned,
+                                      **settings)
             if self.avoid_repeats and self.acquisition in ("logei", "ucb"):  # those that keep the check
                 proposal.warn_if_repeated(points, X, self.snap)
-        points = snap_points(self.snap, points)
+        points = pin(pinned, snap_points(self.snap, points))
+        if pinned is not None and points.ndim > 1:  # one point with the values fixed; the batch's others dropped
+            points = points[0]
         if self.polytope is not None and not bool(self.polytope.holds(torch.as_tensor(points)).all()):
             raise RuntimeError(f"a proposal left the linear input constraints (a bug in the proposal step): {points}")
         for point in points.reshape(-1, self.dim):

@@ -147,10 +147,13 @@ class SobolPolicy(Policy):
         self._handed_out: set[bytes] = set()
         self._given: list[np.ndarray] = []  # points observed that were not handed out here
 
-    def act(self, obs: np.ndarray, pending: np.ndarray | None = None) -> np.ndarray:
+    def act(self, obs: np.ndarray, pending: np.ndarray | None = None, pinned: Any = None) -> np.ndarray:
+        """The next point ``[d]`` of the sequence; ``pinned`` (a
+        :class:`~npbandit.acquisition.pinned.Pinned`, or ``None``): with its columns set."""
         # a point handed out before, observed or still in flight, is not handed out again while
         # the space has values left, nor one given to observe
-        point = self.design.next_new(self.snap, self._handed_out, given=np.array(self._given).reshape(-1, self.dim))
+        point = self.design.next_new(self.snap, self._handed_out, None if pinned is None else pinned.apply,
+                                     given=np.array(self._given).reshape(-1, self.dim))
         self._handed_out.add(point.tobytes())
         return point
 

@@ -23,6 +23,7 @@ import torch
 
 from npbandit.acquisition.multi_objective import front_rows, warp_objectives
 from npbandit.acquisition.optimizers import AcquisitionOptimizer, resolve_acq_optimizer
+from npbandit.acquisition.pinned import Pinned, pin
 from npbandit.acquisition.proposal import propose, warn_if_repeated
 from npbandit.feasibility import check_constraint_count
 from npbandit.policies.base import Policy, Recommendation
@@ -163,19 +164,22 @@ class ParetoBOPolicy(Policy):
         self.design = SobolDesign(self.dim, seed)
         self.hand_outs = HandOuts()
 
-    def act(self, obs: np.ndarray, pending: np.ndarray | None = None) -> np.ndarray:
+    def act(self, obs: np.ndarray, pending: np.ndarray | None = None, pinned: Pinned | None = None) -> np.ndarray:
         """The next point, ``[d]`` in the unit cube; ``pending`` ``[p, d]``: points handed out
         and not yet observed, believed at the model's mean there. Design points until
-        ``n_init`` are observed, failed or in flight (and at least two are observed)."""
+        ``n_init`` are observed, failed or in flight (and at least two are observed).
+        ``pinned``: columns held at given values (as ``BOPolicy.act``'s)."""
         return hand_out(self.hand_outs, pending, dim=self.dim, n_init=self.n_init, observed=len(self.seen),
-                        failed=len(self.seen.failed), design=self._design_point, propose=self._propose,
+                        failed=len(self.seen.failed), design=lambda: self._design_point(pinned),
+                        propose=lambda points: self._propose(points, pinned),
                         seed_from=None if self.surrogate is not None else self.rng, threads=self.threads)
 
-    def _design_point(self) -> np.ndarray:
-        """The next design point (:meth:`HandOuts.design_point`)."""
-        return self.hand_outs.design_point(self.design, self.snap, (*self.seen.X.array, *self.seen.failed.array))
+    def _design_point(self, pinned: Pinned | None = None) -> np.ndarray:
+        """The next design point (:meth:`HandOuts.design_point`), with ``pinned``'s columns set."""
+        return self.hand_outs.design_point(self.design, self.snap, (*self.seen.X.array, *self.seen.failed.array),
+                                           None if pinned is None else pinned.apply)
 
-    def _propose(self, pending: torch.Tensor | None) -> np.ndarray:
+    def _propose(self, pending: torch.Tensor | None, pinned: Pinned | None = None) -> np.ndarray:
         X, Y = self.seen.data()
         m, k = self.objectives, self.seen.constraints or 0
         keep = front_rows(Y, m, k, self.max_context)
@@ -183,10 +187,10 @@ class ParetoBOPolicy(Policy):
         point = propose(self._model(X[keep], Y[keep]), "logei", dim=self.dim, best_f=None,
                         seed=int(self.rng.integers(2**31)), pending=pending, outputs=Y,
                         observed=X if self.avoid_repeats else None, snap=self.snap, constraints=k, objectives=m,
-                        acq_optimizer=self.acq_optimizer)
+                        acq_optimizer=self.acq_optimizer, pinned=pinned)
         if self.avoid_repeats:
             warn_if_repeated(point, X, self.snap)
-        point = snap_points(self.snap, point)
+        point = pin(pinned, snap_points(self.snap, point))
         self.hand_outs.add(point, _NO_SCALAR_BEST)
         return point
 
