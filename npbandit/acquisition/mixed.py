@@ -212,7 +212,8 @@ def _repeats(points: torch.Tensor, avoid: torch.Tensor | None, distance: float) 
 
 
 def local_search(acq, cube: TypedCube, points: torch.Tensor, bounds: torch.Tensor, avoid: torch.Tensor | None,
-                 distance: float, rounds: int = LOCAL_SEARCH_ROUNDS) -> tuple[torch.Tensor, torch.Tensor]:
+                 distance: float, rounds: int = LOCAL_SEARCH_ROUNDS,
+                 pinned: Any = None) -> tuple[torch.Tensor, torch.Tensor]:
     """The best points not yet evaluated that a discrete local search on ``acq`` finds from
     each of ``points`` ``[m, D]`` (snapped first).
 
@@ -221,7 +222,9 @@ def local_search(acq, cube: TypedCube, points: torch.Tensor, bounds: torch.Tenso
     or, while the walk stands on a repeat (closer than ``distance`` to a point of ``avoid``
     ``[n, D]``, snapped; ``None``: no repeats), to its best move whatever its score: the walk
     climbs the acquisition, and steps through evaluated points instead of stopping at their
-    edge. A walk's result is the best point that is no repeat among all it scored.
+    edge. A walk's result is the best point that is no repeat among all it scored. ``pinned``
+    (a :class:`~npbandit.acquisition.pinned.Pinned`, whose columns ``points`` hold): no move
+    changes its columns.
 
     Returns the distinct results ``[m', D]`` and their scores ``[m']`` (``-inf`` for a walk
     that scored no point but repeats)."""
@@ -236,6 +239,9 @@ def local_search(acq, cube: TypedCube, points: torch.Tensor, bounds: torch.Tenso
         if not len(walks):
             break
         moved, rows = cube.neighbours(current[walks], bounds)
+        if pinned is not None:  # a move along a pinned column leaves the trial's fixed values
+            keep = (moved[:, pinned.columns] == current[walks][rows][:, pinned.columns]).all(-1)
+            moved, rows = moved[keep], rows[keep]
         scores, repeat = _scores(acq, moved), _repeats(moved, avoid, distance)
         keys = [tuple(p.tolist()) for p in moved]
         for r, i in enumerate(walks.tolist()):
@@ -261,7 +267,8 @@ def local_search(acq, cube: TypedCube, points: torch.Tensor, bounds: torch.Tenso
 
 
 def polish(acq, cube: TypedCube, point: torch.Tensor, value: torch.Tensor, bounds: torch.Tensor,
-           avoid: torch.Tensor | None, distance: float, polytope: Any = None) -> tuple[torch.Tensor, torch.Tensor]:
+           avoid: torch.Tensor | None, distance: float, polytope: Any = None,
+           pinned: Any = None) -> tuple[torch.Tensor, torch.Tensor]:
     """``point`` ``[D]`` (snapped, acquisition ``value``) with its continuous columns
     re-optimised while the discrete ones stay fixed: one L-BFGS run of ``optimize_acqf`` from
     the point itself (at most :data:`POLISH_ITERATIONS` iterations, no retry: the relaxation
@@ -272,11 +279,14 @@ def polish(acq, cube: TypedCube, point: torch.Tensor, value: torch.Tensor, bound
     proposal's time. A space without continuous columns, or a point whose continuous
     columns are not inside ``bounds``, is returned as it is. With ``polytope`` (linear input
     constraints, :class:`~npbandit.space.linear_constraints.Polytope`, which ``point`` satisfies)
-    the run keeps to them (``inequality_constraints``) and its end is kept only inside them."""
+    the run keeps to them (``inequality_constraints``) and its end is kept only inside them.
+    ``pinned``' columns stay as they are, as the discrete ones do."""
     from botorch.optim import optimize_acqf
 
     # the continuous columns of the parameters the point has (a conditional space's others stay pinned)
     free = cube.continuous_columns.to(point.device) & ~cube.space.inactive_columns(cube.to_space(point))
+    if pinned is not None:
+        free[pinned.columns] = False
     inside = ((point >= bounds[0]) & (point <= bounds[1]))[free].all()
     if not free.any() or not bool(inside):
         return point, value
@@ -297,16 +307,18 @@ def polish(acq, cube: TypedCube, point: torch.Tensor, value: torch.Tensor, bound
 
 
 def mixed_candidates(acq, cube: TypedCube, candidates: torch.Tensor, bounds: torch.Tensor,
-                     avoid: torch.Tensor | None, distance: float, polytope: Any = None) -> np.ndarray | None:
+                     avoid: torch.Tensor | None, distance: float, polytope: Any = None,
+                     pinned: Any = None) -> np.ndarray | None:
     """The proposal among the relaxation's ``candidates`` ``[r, D]`` (its restarts' end
     points): snapped, improved by :func:`local_search`, the best then :func:`polish` ed; a
     point ``[D]`` that ``cube.snap`` leaves where it is. ``None`` when every point reached
     is a repeat of ``avoid`` (closer than ``distance``; the caller's fallback then applies).
     ``polytope``: linear input constraints on continuous columns, which ``candidates`` satisfy
-    and the discrete moves leave as they are (:func:`polish` keeps to them)."""
-    points, values = local_search(acq, cube, candidates, bounds, avoid, distance)
+    and the discrete moves leave as they are (:func:`polish` keeps to them). ``pinned``: columns
+    ``candidates`` hold at given values, which no move or polish changes."""
+    points, values = local_search(acq, cube, candidates, bounds, avoid, distance, pinned=pinned)
     best = int(torch.argmax(values))
     if not torch.isfinite(values[best]):
         return None
-    point, _ = polish(acq, cube, points[best], values[best], bounds, avoid, distance, polytope)
+    point, _ = polish(acq, cube, points[best], values[best], bounds, avoid, distance, polytope, pinned)
     return point.numpy()

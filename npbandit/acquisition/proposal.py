@@ -545,7 +545,7 @@ def _maximise(model, acquisition: str, dim: int, best_f: float | torch.Tensor, s
     candidates = pin(pinned, candidates)
     if cube is not None:
         point = mixed_candidates(acq, cube, candidates, bounds, None if avoid is None else snap(avoid.to(candidates)),
-                                 REPEAT_DISTANCE, polytope)
+                                 REPEAT_DISTANCE, polytope, pinned)
         if point is not None:
             return point
         candidates = snap(candidates)  # every point reached repeats an observation: the fallback below
