@@ -18,6 +18,9 @@ depends on the space:
   points it can hold: an int sharing a bin with another input is rounded off the slice, so
   most of a phase's points would drop out of the model's view (and of the repeat check);
   the re-deal was chosen on continuous problems only.
+
+:data:`SUBSPACES` names each shipped strategy at the settings the library uses it with, as
+``npbandit optimize --subspace NAME`` takes them (:func:`named_subspace`).
 """
 
 from __future__ import annotations
@@ -25,10 +28,14 @@ from __future__ import annotations
 from npbandit.acquisition.indexed_choices import IndexedChoices
 from npbandit.acquisition.redealt_sketch import RedealtSketch
 from npbandit.acquisition.relevance import concentrated_ard
-from npbandit.acquisition.subspace import CountSketch, SubspaceStrategy
+from npbandit.acquisition.subspace import CoordinateSubspace, CountSketch, SubspaceStrategy
 from npbandit.space import Choice, SearchSpace
 
-__all__ = ["default_subspace", "check_subspace_space", "subspace_and_width"]
+__all__ = ["default_subspace", "check_subspace_space", "subspace_and_width", "SUBSPACES", "named_subspace"]
+
+#: each shipped strategy by its ``name``, at its default settings (the re-dealt sketch with the
+#: relevance it is the default for a box with; :class:`IndexedChoices` of the space searched)
+SUBSPACES = ("redealt-sketch", "count-sketch", "coordinates", "indexed-choices")
 
 
 def default_subspace(space: SearchSpace | None = None) -> SubspaceStrategy:
@@ -38,6 +45,24 @@ def default_subspace(space: SearchSpace | None = None) -> SubspaceStrategy:
     if space is None or space.continuous:
         return RedealtSketch(relevance=concentrated_ard)
     return CountSketch()
+
+
+def named_subspace(name: str, space: SearchSpace | None = None) -> SubspaceStrategy:
+    """The strategy :data:`SUBSPACES` names ``name`` for a search of ``space`` (``None``: a box).
+
+    Raises:
+        ValueError: ``name`` is none of :data:`SUBSPACES`, or ``"indexed-choices"`` without a space."""
+    if name == "redealt-sketch":
+        return RedealtSketch(relevance=concentrated_ard)
+    if name == "count-sketch":
+        return CountSketch()
+    if name == "coordinates":
+        return CoordinateSubspace()
+    if name != "indexed-choices":
+        raise ValueError(f"subspace must be one of {list(SUBSPACES)}, got {name!r}")
+    if space is None:
+        raise ValueError("subspace 'indexed-choices' indexes a search space's choices; a box has none")
+    return IndexedChoices(space)
 
 
 def check_subspace_space(subspace: SubspaceStrategy | None, space: SearchSpace | None) -> None:

@@ -28,6 +28,7 @@ def add_arguments(opt: argparse.ArgumentParser) -> None:
     """``npbandit optimize``'s options; their defaults are :func:`npbandit.optimize`'s."""
     from npbandit.acquisition.optimizers import OPTIMIZERS
     from npbandit.acquisition.pending import DEFAULT_LIAR, LIARS
+    from npbandit.acquisition.wide_spaces import SUBSPACES
     from npbandit.policies.bo import OUTPUT_WARPS
 
     target = opt.add_mutually_exclusive_group(required=True)
@@ -83,6 +84,15 @@ def add_arguments(opt: argparse.ArgumentParser) -> None:
                      help="with a conditional --space (a choice with dependents) and one objective: search each "
                           "value of the first such choice by a model of its own (--branches), or the whole space by "
                           "one model (--no-branches) (optimize(branches=...); default: by branch where it can)")
+    opt.add_argument("--subspace", choices=list(SUBSPACES),
+                     help="the subspace strategy through which an NP checkpoint searches more inputs than it takes, "
+                          "at its default settings (optimize(subspace=...); used whatever the width once given): "
+                          "redealt-sketch (a count sketch re-dealt through the best point, inputs an ARD GP finds "
+                          "relevant leading its bins), count-sketch, coordinates (a trust region whose proposals "
+                          "move as many inputs as the checkpoint takes) or indexed-choices (a --space's choices on "
+                          "one column each); default: indexed-choices for a space with a choice of three or more "
+                          "values, redealt-sketch for a box, count-sketch otherwise, and only when d is wider than "
+                          "the checkpoint")
     opt.add_argument("--n-init", type=positive_int, help="initial Sobol points (default: 2d + 1; 2 d_e + 1 when d is "
                      "wider than the surrogate, which then searches a d_e-dimensional subspace)")
     opt.add_argument("--maximize", action="store_true", help="maximise instead of minimise")
@@ -140,6 +150,7 @@ def add_arguments(opt: argparse.ArgumentParser) -> None:
 def run(args: argparse.Namespace) -> int:
     """Run ``npbandit optimize``; prints the best value found and the model's recommendation."""
     from npbandit.acquisition.optimizers import OPTIMIZERS
+    from npbandit.acquisition.wide_spaces import named_subspace
     from npbandit.api import optimize
     from npbandit.feasibility import best_step
 
@@ -179,6 +190,9 @@ def run(args: argparse.Namespace) -> int:
         objective = _load_callable(args.objective, "--objective")
         name, optimum = args.name, args.optimal_value
     constraints = None if args.constraints is None else _load_callable(args.constraints, "--constraints")
+    if args.subspace == "indexed-choices" and args.space is None:
+        raise ValueError("--subspace indexed-choices goes with --space (it indexes a space's choices; a box has none)")
+    subspace = None if args.subspace is None else named_subspace(args.subspace, None if args.space is None else bounds)
     _check_before_starting(args, bounds.dim if args.space is not None else len(bounds[0]))
     initial = None if args.initial_from is None else _earlier_steps(args, bounds, name or objective, constraints,
                                                                       minimize)
@@ -192,7 +206,7 @@ def run(args: argparse.Namespace) -> int:
                           trust_region=args.trust_region, branches=args.branches, liar=args.liar,
                           threads=args.threads, constraints=constraints, initial=initial,
                           parameter_constraints=args.parameter_constraints,
-                          avoid_repeats=args.avoid_repeats,
+                          avoid_repeats=args.avoid_repeats, subspace=subspace,
                           acq_optimizer=None if args.acq_optimizer is None else OPTIMIZERS[args.acq_optimizer]())
     if args.directions is not None:
         _print_front(args, result, initial, constraints is not None)

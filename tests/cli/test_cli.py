@@ -368,7 +368,7 @@ def test_every_option_help_states_the_parsers_own_default(monkeypatch):
 _FUNCTION_DEFAULTS = {
     "optimize": ("npbandit.api:optimize", ["surrogate", "budget", "acquisition", "n_init", "seed", "on_error",
                                            "output_warp", "trust_region", "liar", "db", "batch_size",
-                                           "acq_optimizer", "avoid_repeats", "name", "optimal_value"]),
+                                           "acq_optimizer", "avoid_repeats", "name", "optimal_value", "subspace"]),
     "bandit": ("npbandit.loop:run_bandit_sweep", ["beta", "db", "commit_every", "rerun"]),
     "demo": ("npbandit.demo:run_tour", ["budget", "steps", "seed", "db"]),
     "demo-streaming": ("npbandit.demo:run_demo", ["n_initial", "n_updates", "size", "seed"]),
