@@ -11,6 +11,8 @@ five rewards, so every policy can be replayed on the same table with the same se
 * ``info``: ``delta``, ``optimal_action`` (highest expected reward), ``regret`` (the
   optimal arm's realised reward minus the reward received, the protocol's metric),
   ``expected_regret`` and ``rewards`` (all five realised rewards of the round).
+
+The rewards are :mod:`npbandit.wheel_rewards`' (NumPy): playing the wheel loads no torch.
 """
 
 from __future__ import annotations
@@ -20,10 +22,9 @@ from typing import Any
 
 import gymnasium as gym
 import numpy as np
-import torch
 
-from npbandit.priors.wheel import LARGE_REWARD_STD, N_ARMS, SMALL_REWARD_STD, wheel_mean_rewards
 from npbandit.validation import check_arm, check_int, check_options, check_real, check_render_mode
+from npbandit.wheel_rewards import LARGE_REWARD_STD, N_ARMS, SMALL_REWARD_STD, mean_rewards
 
 __all__ = ["WheelBanditEnv"]
 
@@ -76,8 +77,10 @@ class WheelBanditEnv(gym.Env):
         radius = np.sqrt(rng.random(self.horizon))
         angle = 2 * math.pi * rng.random(self.horizon)
         self.contexts = np.stack([radius * np.cos(angle), radius * np.sin(angle)], -1).astype(np.float32)
-        means, large = wheel_mean_rewards(torch.from_numpy(self.contexts.astype(np.float64)), torch.tensor(self.delta))
-        self.means, large = means.numpy(), large.numpy()
+        # δ at float32 precision, as the wheel has always drawn its rewards (torch's default dtype
+        # held δ): a context at float32(0.9) <= ||x|| < 0.9 is outside the wheel of δ = 0.9, and
+        # every recorded run replays on the same rewards
+        self.means, large = mean_rewards(self.contexts, np.float32(self.delta))
         std = np.where(large, LARGE_REWARD_STD, self.small_reward_std)
         self.rewards = self.means + std * rng.standard_normal(self.means.shape)
         self.t = 0

@@ -1,10 +1,8 @@
 """Wheel-bandit tasks (Riquelme et al. 2018) as meta-learning batches (docs/protocols.md §3).
 
-Context ``x`` is uniform in the unit disc; five arms. Arm 0 pays ``N(1.2, s²)``,
-arms 1-4 pay ``N(1.0, s²)``; if ``||x|| >= delta`` the arm of x's quadrant pays
-``N(50, 0.01²)`` instead. Arm numbering (quadrant -> arm): ``(+,+) -> 1``,
-``(-,+) -> 2``, ``(-,-) -> 3``, ``(+,-) -> 4``. ``s = 0.05`` as in the public NP
-code that produced the published regret numbers (the papers' text says 0.01).
+Context ``x`` is uniform in the unit disc; the five arms and their rewards are the wheel's,
+defined in :mod:`npbandit.wheel_rewards` (arm 0 pays ``N(1.2, s²)``, arms 1-4 ``N(1.0, s²)``,
+and where ``||x|| >= delta`` the arm of x's quadrant ``N(50, 0.01²)``; ``s = 0.05``).
 
 Training tasks (the NP protocol): ``delta ~ U(0, 1)`` per task, 512 context and 50
 target points, all five rewards observed; each context reward entry is dropped with
@@ -54,17 +52,13 @@ from torch import Tensor
 from npbandit.priors.base import Prior, TaskBatch, randint
 from npbandit.transforms.reward import REWARD_FILLS, REWARD_TRANSFORMS, RewardEncoding, encode_rewards
 from npbandit.validation import check_int, check_real
+from npbandit.wheel_rewards import LARGE_REWARD_STD, MEAN_LARGE, MEAN_SAFE, MEAN_SMALL, N_ARMS, SMALL_REWARD_STD
 
 __all__ = ["WheelPrior", "RewardFill", "wheel_mean_rewards", "encode_rewards", "RewardEncoding",
            "REWARD_TRANSFORMS", "REWARD_FILLS", "sample_unit_disc", "N_ARMS",
            "SMALL_REWARD_STD", "LARGE_REWARD_STD"]
 
-N_ARMS = 5
-MEAN_SAFE = 1.2
-MEAN_SMALL = 1.0
-MEAN_LARGE = 50.0
-SMALL_REWARD_STD = 0.05
-LARGE_REWARD_STD = 0.01
+# the arms, their means and noise are npbandit.wheel_rewards' (shared with the environment)
 DEFAULT_DROP_PROB = 0.5
 HISTORIES = ("random", "played")
 PREFERENCE_CONCENTRATION = 0.5  # of a behaviour policy's Dirichlet arm preference (played_arms draws 0.5 only)
@@ -131,7 +125,8 @@ def quadrant_arm(x: Tensor) -> Tensor:
 
 
 def wheel_mean_rewards(x: Tensor, delta: Tensor) -> tuple[Tensor, Tensor]:
-    """Expected reward of each arm and whether it is a large one.
+    """Expected reward of each arm and whether it is a large one (in torch, for batches of
+    tasks; :func:`npbandit.wheel_rewards.mean_rewards` is the NumPy form the environment uses).
 
     Args:
         x: ``[..., 2]`` contexts; delta: broadcastable to ``x[..., 0]``.
