@@ -39,7 +39,7 @@ def tour_summary() -> tuple[str, str]:
     """``(black-box part, bandit part)`` of what :func:`run_tour` runs, in words:
     ``("Branin with the tnpd-bo surrogate", "CMANP (UCB) vs Uniform vs LinUCB at delta = 0.9")``."""
     from npbandit.optimize_surrogate import SURROGATES
-    from npbandit.policies.bandit import parse_bandit_policy_name
+    from npbandit.policies.names import parse_bandit_policy_name
     from npbandit.report.labels import policy_label
 
     def bandit_name(policy: str) -> str:

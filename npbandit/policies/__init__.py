@@ -1,21 +1,21 @@
-"""Policies: one interface (``reset`` / ``act`` / ``observe``) for bandits and BO."""
+"""Policies: one interface (``reset`` / ``act`` / ``observe``) for bandits and BO.
 
-from typing import Any
+Importing the package loads NumPy alone: the classical bandit policies
+(:class:`~npbandit.policies.classical.UniformPolicy`,
+:class:`~npbandit.policies.classical.LinUCBPolicy`,
+:class:`~npbandit.policies.linear_ts.LinearTSPolicy`), the bandit's shape and the context
+projections are here at once; the policies on torch (the NP and GP policies, BO and its
+designs) load their module on first use, so a process that plays only classical policies
+never imports torch or BoTorch. :func:`make_bandit_policy` likewise imports a policy's module
+only when it builds one.
+"""
+
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
-from npbandit.acquisition.proposal import ACQUISITIONS
-from npbandit.policies.bandit import (
-    GPUCBPolicy,
-    LinUCBPolicy,
-    NPBanditPolicy,
-    UniformPolicy,
-    check_bandit_policy_name,
-    parse_bandit_policy_name,
-)
 from npbandit.policies.base import Policy
-from npbandit.policies.bo import BOPolicy
-from npbandit.policies.branches import BranchBOPolicy
+from npbandit.policies.classical import LinUCBPolicy, UniformPolicy
 from npbandit.policies.context_projection import (
     ContextProjection,
     Identity,
@@ -23,13 +23,21 @@ from npbandit.policies.context_projection import (
     RewardDirections,
     as_projection,
 )
-from npbandit.policies.design import SobolPolicy
 from npbandit.policies.linear_ts import LinearTSPolicy
-from npbandit.policies.pareto import ParetoBOPolicy
-from npbandit.policies.per_arm import PerArmNPPolicy
+from npbandit.policies.names import check_bandit_policy_name, parse_bandit_policy_name
 from npbandit.policies.problem import ARM_PRIORS, WHEEL, BanditProblem, bandit_problem
-from npbandit.policies.trust_region import TrustRegionSettings
 from npbandit.validation import check_real
+
+if TYPE_CHECKING:
+    from npbandit.acquisition.proposal import ACQUISITIONS
+    from npbandit.policies.bo import BOPolicy
+    from npbandit.policies.branches import BranchBOPolicy
+    from npbandit.policies.design import SobolPolicy
+    from npbandit.policies.gp_ucb import GPUCBPolicy
+    from npbandit.policies.np_bandit import NPBanditPolicy
+    from npbandit.policies.pareto import ParetoBOPolicy
+    from npbandit.policies.per_arm import PerArmNPPolicy
+    from npbandit.policies.trust_region import TrustRegionSettings
 
 __all__ = ["Policy", "UniformPolicy", "LinUCBPolicy", "LinearTSPolicy", "NPBanditPolicy", "PerArmNPPolicy",
            "GPUCBPolicy", "BOPolicy", "ParetoBOPolicy", "BranchBOPolicy", "SobolPolicy", "ACQUISITIONS",
@@ -91,9 +99,13 @@ def make_bandit_policy(name: str, beta: float = 1.0, *, env: Any = None, n_arms:
                                 bounds=problem.bounds)
         if name == "lin-ts":  # a posterior draw explores: no weight to take
             return LinearTSPolicy(n_arms=problem.n_arms, context_dim=problem.context_dim, bounds=problem.bounds)
+        from npbandit.policies.gp_ucb import GPUCBPolicy
+
         return GPUCBPolicy(n_arms=problem.n_arms, beta=beta, context_dim=problem.context_dim, bounds=problem.bounds)
     # unknown names, missing files and checkpoints of another kind or shape, by name
     check_bandit_policy_name(name, context_dim=problem.context_dim, n_arms=problem.n_arms)
+    from npbandit.policies.np_bandit import NPBanditPolicy
+    from npbandit.policies.per_arm import PerArmNPPolicy
     from npbandit.surrogates.pretrained import checkpoint_use, load_surrogate, read_card
 
     checkpoint, rule = parsed
@@ -133,3 +145,34 @@ def _no_projection(name: str, projection: Any) -> None:
     if projection is not None:
         raise ValueError(f"projection is for a 'bo' checkpoint's per-arm policy (cmanp-bo, ...); policy {name!r} "
                          "reads its contexts as they are: leave projection=None")
+
+
+def __getattr__(name: str) -> Any:
+    # the policies on torch, each from its module on first use; the import statements are
+    # spelled out (not importlib) so that tools reading imports see them
+    if name == "NPBanditPolicy":
+        from npbandit.policies.np_bandit import NPBanditPolicy as value
+    elif name == "PerArmNPPolicy":
+        from npbandit.policies.per_arm import PerArmNPPolicy as value
+    elif name == "GPUCBPolicy":
+        from npbandit.policies.gp_ucb import GPUCBPolicy as value
+    elif name == "BOPolicy":
+        from npbandit.policies.bo import BOPolicy as value
+    elif name == "ParetoBOPolicy":
+        from npbandit.policies.pareto import ParetoBOPolicy as value
+    elif name == "BranchBOPolicy":
+        from npbandit.policies.branches import BranchBOPolicy as value
+    elif name == "SobolPolicy":
+        from npbandit.policies.design import SobolPolicy as value
+    elif name == "TrustRegionSettings":
+        from npbandit.policies.trust_region import TrustRegionSettings as value
+    elif name == "ACQUISITIONS":
+        from npbandit.acquisition.proposal import ACQUISITIONS as value
+    else:
+        raise AttributeError(f"module 'npbandit.policies' has no attribute {name!r}")
+    globals()[name] = value  # later look-ups find it without calling here again
+    return value
+
+
+def __dir__() -> list[str]:
+    return sorted(set(globals()) | set(__all__))

@@ -9,7 +9,6 @@ from dataclasses import dataclass
 from typing import Any
 
 import numpy as np
-import torch
 
 from npbandit.exceptions import PolicyNotResetError
 
@@ -21,7 +20,10 @@ def seeded_by(rng: np.random.Generator) -> Iterator[None]:
     """Torch's global generator seeded from the run's ``rng`` for the block, and restored after.
     A GP's fit (restarts from prior draws when a fit fails), ``optimize_acqf``'s choice of start
     points and Thompson draws use the global generator: so seeded, a run depends on its seed
-    alone, not on what its process ran before."""
+    alone, not on what its process ran before. Torch is imported here, by the policies that
+    use it: a policy of NumPy alone (uniform, LinUCB) loads no torch."""
+    import torch
+
     with torch.random.fork_rng(devices=[]):
         torch.manual_seed(int(rng.integers(2**62)))
         yield

@@ -41,9 +41,8 @@ from typing import Any
 import numpy as np
 from scipy.linalg import solve_triangular  # SciPy comes with BoTorch
 
-from npbandit.policies.bandit import check_arm_and_reward
 from npbandit.policies.base import Policy
-from npbandit.policies.problem import check_bandit_context, check_bandit_spaces, check_bounds
+from npbandit.policies.problem import check_arm_and_reward, check_bandit_context, check_bandit_spaces, check_bounds
 from npbandit.validation import check_arm, check_int, check_real
 
 __all__ = ["LinearTSPolicy", "cholesky_add"]

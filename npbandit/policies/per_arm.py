@@ -58,7 +58,6 @@ from typing import Any
 import numpy as np
 import torch
 
-from npbandit.policies.bandit import check_arm_and_reward
 from npbandit.policies.base import Policy
 from npbandit.policies.context_projection import (
     ContextProjection,
@@ -71,6 +70,7 @@ from npbandit.policies.context_projection import (
 )
 from npbandit.policies.problem import (
     arm_model_width,
+    check_arm_and_reward,
     check_arm_checkpoint,
     check_bandit_context,
     check_bandit_spaces,

@@ -13,7 +13,8 @@ run starts) with :func:`check_bandit_spaces`: :func:`check_arm_space` and
 :func:`check_context_space` (and, holding bounds, :func:`check_bounds_cover`: they must
 contain the ``Box``'s finite sides); and each context it is handed with
 :func:`check_bandit_context` (:func:`check_context`, then, holding bounds,
-:func:`check_context_in_bounds`), the one check every shipped bandit policy makes.
+:func:`check_context_in_bounds`), the one check every shipped bandit policy makes; and
+each step it observes with :func:`check_arm_and_reward` (an arm, a finite reward).
 
 Every check raises a one-line error naming the argument (``env.observation_space``,
 ``env.action_space``, ``bounds``, ``obs``, ``context_dim``) and what was expected.
@@ -28,12 +29,12 @@ import gymnasium as gym
 import numpy as np
 
 from npbandit.envs.bounds import as_bounds
-from npbandit.validation import check_int
+from npbandit.validation import check_arm, check_int, check_real
 
 __all__ = ["BanditProblem", "WHEEL", "ARM_PRIORS", "CONTEXT_TOLERANCE", "bandit_problem", "problem_of_spaces",
            "check_bounds", "check_context", "check_context_in_bounds", "check_bandit_context", "check_bounds_cover",
            "check_arm_space", "check_context_space", "check_bandit_spaces", "outside", "check_arm_checkpoint",
-           "arm_model_width"]
+           "arm_model_width", "check_arm_and_reward"]
 
 #: priors whose checkpoints serve as one reward regression per arm (:mod:`npbandit.policies.per_arm`)
 ARM_PRIORS = ("bo",)
@@ -303,3 +304,14 @@ def _context_dim(observation_space: Any, name: str) -> int:
     if len(observation_space.shape) != 1 or observation_space.shape[0] < 1:
         raise ValueError(f"{name} must be a 1-D Box (contexts of shape (d,)), got shape {observation_space.shape}")
     return int(observation_space.shape[0])
+
+
+def check_arm_and_reward(action: Any, reward: Any, n_arms: int) -> tuple[int, float]:
+    """``(action, reward)`` as an arm index in ``[0, n_arms)`` (:func:`~npbandit.validation.check_arm`) and a
+    finite float, a bool reward (Python's or NumPy's: a Bernoulli bandit's success or not)
+    as 1.0 or 0.0, as :func:`~npbandit.loop.run_episode` takes it; ``ValueError`` naming
+    them otherwise."""
+    if isinstance(reward, (bool, np.bool_)):
+        reward = float(reward)
+    return check_arm("action", action, n_arms), check_real("reward", reward)
+
