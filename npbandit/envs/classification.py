@@ -99,7 +99,8 @@ class CsvData:
 def read_csv(path: Any, label_column: str) -> CsvData:
     """A labelled data set from a CSV file: a header row naming the columns, then one row
     per example; ``label_column`` holds the labels (any text), every other column is a
-    feature and must hold a finite number in every row.
+    feature and must hold a finite number in every row, or ``True`` / ``False`` (any case)
+    in every row, read as 1.0 / 0.0 (a bool column as pandas writes it).
 
     The file is read once: its hash (:attr:`CsvData.sha256`) is of the bytes the data was
     parsed from. It is UTF-8 text (a byte-order mark is allowed) in the ``csv`` module's
@@ -114,8 +115,9 @@ def read_csv(path: Any, label_column: str) -> CsvData:
         ValueError: a file that is not UTF-8 text, has no header or no rows, leaves a
             column without a name (a trailing comma in the header) or repeats a column name;
             ``label_column`` not among the columns, or no other column; a row of another
-            length than the header; a feature that is not a number, NaN
-            or infinite; an empty label; fewer than 2 distinct labels (one arm each).
+            length than the header; a feature that is not a number, NaN or infinite, or a
+            column mixing True/False with numbers; an empty label; fewer than 2 distinct
+            labels (one arm each).
     """
     if not isinstance(path, (str, os.PathLike)):
         raise TypeError(f"path must be a str or os.PathLike, got {type(path).__name__}")
@@ -159,15 +161,7 @@ def read_csv(path: Any, label_column: str) -> CsvData:
     X = np.empty((len(body), len(features)), dtype=np.float64)
     for j, name in enumerate(features):
         at = header.index(name)
-        for i, (line, cells) in enumerate(body):
-            try:
-                X[i, j] = float(cells[at])
-            except ValueError:
-                if cells[at]:  # an empty cell is a missing value, counted below
-                    raise ValueError(f"feature column {name!r} of {path} is not numeric: line {line} holds "
-                                     f"{cells[at]!r} (every column but the label column {label_column!r} is a "
-                                     "feature, a number)") from None
-                X[i, j] = np.nan
+        X[:, j] = _feature_column(path, name, [(line, cells[at]) for line, cells in body], label_column)
         bad = [body[i][0] for i in np.flatnonzero(~np.isfinite(X[:, j]))]
         if bad:
             raise ValueError(f"feature column {name!r} of {path} has {len(bad)} missing, NaN or infinite value(s) "
@@ -183,6 +177,54 @@ def read_csv(path: Any, label_column: str) -> CsvData:
         raise ValueError(f"label column {label_column!r} of {path} holds {len(classes)} class ({str(classes[0])!r}); "
                          "a bandit needs at least 2, one arm each")
     return CsvData(X, y, path.resolve(), label_column, features, hashlib.sha256(raw).hexdigest())
+
+
+#: the cells of a bool feature column (compared in lower case), as pandas and R write True / False
+BOOL_CELLS = {"true": 1.0, "false": 0.0}
+
+
+def _feature_column(path: Path, name: str, cells: list[tuple[int, str]], label_column: str) -> np.ndarray:
+    """The values ``[n]`` of feature column ``name`` from its ``(line, cell)`` pairs: numbers,
+    or, in a column whose every filled cell is ``True`` / ``False`` (any case, as pandas and R
+    write a bool column), 1.0 / 0.0, as pandas reads such a column and scikit-learn takes it.
+    An empty cell is NaN (a missing value, refused by the caller naming its lines); a cell
+    that is neither, or bools mixed with numbers, is refused naming the line."""
+    values = np.full(len(cells), np.nan)  # an empty cell stays NaN: a missing value, counted by the caller
+    bools = [(line, cell) for line, cell in cells if cell.lower() in BOOL_CELLS]
+    for i, (line, cell) in enumerate(cells):
+        if not cell or cell.lower() in BOOL_CELLS:
+            continue
+        try:
+            values[i] = float(cell)
+        except ValueError:
+            raise ValueError(f"feature column {name!r} of {path} is not numeric: line {line} holds {cell!r} "
+                             f"(every column but the label column {label_column!r} is a feature, a number or "
+                             "True/False)") from None
+    if not bools:
+        return values
+    if len(bools) < sum(1 for _, cell in cells if cell):
+        line, cell = bools[0]
+        raise ValueError(f"feature column {name!r} of {path} mixes True/False with numbers: line {line} holds "
+                         f"{cell!r}; a feature column holds numbers, or True/False alone (read as 1/0)")
+    for i, (_, cell) in enumerate(cells):
+        if cell:
+            values[i] = BOOL_CELLS[cell.lower()]
+    return values
+    for i, (line, cell) in enumerate(cells):
+        try:
+            values[i] = float(cell)
+        except ValueError:
+            if not cell:  # a missing value, counted by the caller
+                values[i] = np.nan
+            elif cell.lower() in BOOL_CELLS:
+                raise ValueError(f"feature column {name!r} of {path} mixes True/False with numbers: line {line} "
+                                 f"holds {cell!r}; a feature column holds numbers, or True/False alone (read as "
+                                 "1/0)") from None
+            else:
+                raise ValueError(f"feature column {name!r} of {path} is not numeric: line {line} holds {cell!r} "
+                                 f"(every column but the label column {label_column!r} is a feature, a number or "
+                                 "True/False)") from None
+    return values
 
 
 def _check_names(path: Path, header: list[str]) -> None:
