@@ -40,7 +40,7 @@ from npbandit.envs.outcomes import Evaluated, constraint_values, objective_value
 from npbandit.exceptions import ObjectiveError, ObjectiveReturnError
 from npbandit.loop.stepped import SteppedRun
 from npbandit.objective_names import check_name
-from npbandit.optimize_result import OptimizeResult, ParetoResult, run_history
+from npbandit.optimize_result import OptimizeResult, ParetoResult, run_history, with_fixed
 from npbandit.optimize_setup import box_or_space, outside_linear, set_up_search
 from npbandit.policies.base import PolicyWrapper
 from npbandit.policies.branches import BranchBOPolicy
@@ -169,9 +169,10 @@ class Optimizer:
     @property
     def history(self) -> list[dict[str, Any]]:
         """The told evaluations in the order they were told, each as ``optimize``'s
-        ``OptimizeResult.history`` holds it (``x``, ``value`` or ``values``, ``failed``, ...)."""
+        ``OptimizeResult.history`` holds it (``x``, ``value`` or ``values``, ``failed``, ...,
+        and ``fixed``: the trial's :attr:`Trial.fixed`, ``{}`` for one asked without)."""
         self._history.extend(run_history(self._search.env, self._run.result.steps[len(self._history):],
-                                         self._search.constrained, before=self._history))
+                                         self._search.constrained, before=self._history, fixed=True))
         return list(self._history)
 
     def ask(self, fixed: Mapping[str, Any] | None = None) -> Trial:
@@ -187,7 +188,8 @@ class Optimizer:
                 them alone, in the trust region (stretched on the fixed parameters to reach
                 their values, which may lie outside it), and during the initial design the
                 trial is the next design point with these values set. ``trial.x`` holds them
-                exactly and ``trial.fixed`` lists them. Not supported, and refused naming the
+                exactly and ``trial.fixed`` lists them; once told, the run's step records them
+                (``steps.fixed``, ``history[i]["fixed"]``). Not supported, and refused naming the
                 combination: a subspace search (more columns than the checkpoint takes), a
                 conditional space searched by branch, a fixed parameter that some choice lists
                 or that lists others (``branches=False`` searches the rest), and a fixed
@@ -201,7 +203,7 @@ class Optimizer:
         """
         values, pinned = ({}, None) if fixed is None else self._fixed(fixed)
         key = self._asked
-        action = self._run.propose(key, pinned)
+        action = self._run.propose(key, pinned, values)
         self._asked += 1
         return self._held(key, action, values)
 
@@ -322,9 +324,7 @@ class Optimizer:
         """Trial ``key`` at unit-cube ``action`` ``[d]`` kept pending, the values ``fixed`` set
         exactly in its point; returns the caller's copy."""
         point = self._search.env.point(action)
-        point = point if isinstance(point, dict) else np.asarray(point, dtype=np.float64)
-        for name, value in (fixed or {}).items():
-            point[name if isinstance(point, dict) else int(name[1:])] = value
+        point = with_fixed(point if isinstance(point, dict) else np.asarray(point, dtype=np.float64), fixed)
         trial = Trial(key, point, dict(fixed or {}))
         self._pending[key] = trial
         return Trial(key, _copied(trial.x), dict(trial.fixed))

@@ -21,7 +21,7 @@ from npbandit.validation import is_real, is_tensor
 if TYPE_CHECKING:
     from npbandit.envs.blackbox import BlackBoxEnv
 
-__all__ = ["OptimizeResult", "ParetoResult", "run_history", "carry_history"]
+__all__ = ["OptimizeResult", "ParetoResult", "run_history", "carry_history", "with_fixed"]
 
 
 @dataclass(frozen=True)
@@ -46,7 +46,12 @@ class OptimizeResult:
             ``constraints`` (the values returned) and ``feasible`` for each evaluation
             that did not fail (``best_value`` is then the best feasible value so far,
             ``None`` before the first). A failed evaluation's ``best_value`` is the best so
-            far (``None`` before any evaluation succeeded).
+            far (``None`` before any evaluation succeeded). The result of an
+            :class:`~npbandit.Optimizer` (ask and tell) also has ``fixed`` in each entry: the
+            parameters the trial held at the caller's values, ``{name: value}``
+            (:meth:`Optimizer.ask(fixed=...) <npbandit.Optimizer.ask>`; ``x`` holds each
+            exactly), as the database's ``steps.fixed`` records them; ``{}`` for a trial
+            asked in full or attached.
         run_id: the run's id in the database (``None`` when ``db=None``).
         db: the database the run was recorded in, as ``optimize`` was given it (``None``
             when ``db=None``); with ``run_id``, what ``optimize(initial=result, db=...)``
@@ -113,8 +118,8 @@ class ParetoResult:
             ``initial`` are not on it and take none of these off it.
         history: one dict per evaluation: ``t``, ``x``, ``values`` (the ``m`` values the
             objective returned, in order; ``None`` for a failed evaluation), ``failed``, and as
-            in :class:`OptimizeResult` ``error`` / ``error_kind`` for a failed one and
-            ``constraints`` / ``feasible`` with constraints.
+            in :class:`OptimizeResult` ``error`` / ``error_kind`` for a failed one,
+            ``constraints`` / ``feasible`` with constraints, and an ``Optimizer``'s ``fixed``.
         minimize: the directions, one per objective, in the objectives' order.
         run_id, db, stopped_early, seed: as in :class:`OptimizeResult`.
         feasible: whether any evaluation satisfied the constraints (always ``True``
@@ -254,22 +259,25 @@ class ParetoResult:
 
 
 def run_history(env: BlackBoxEnv, steps: list[dict[str, Any]], constrained: bool,
-                before: list[dict[str, Any]] | None = None) -> list[dict[str, Any]]:
+                before: list[dict[str, Any]] | None = None, *, fixed: bool = False) -> list[dict[str, Any]]:
     """:attr:`OptimizeResult.history` from ``run_episode``'s step records of a run of
     ``env``: each point in the objective's form, its value, the best so far (a failed step
-    keeps the one before); with ``constrained``, each successful step's ``feasible``. For an
-    ``env`` of several objectives, each step's ``values`` (``None`` for a failed one) instead of
-    ``value`` and ``best_value``.
+    keeps the one before); with ``constrained``, each successful step's ``feasible``; with
+    ``fixed`` (an :class:`~npbandit.Optimizer`'s history, whose trials may hold values of the
+    caller's), each step's ``fixed`` (``{}`` when it records none). A step's fixed values are
+    set exactly in its point (:func:`with_fixed`). For an ``env`` of several objectives, each
+    step's ``values`` (``None`` for a failed one) instead of ``value`` and ``best_value``.
     ``before``: the history of the steps before ``steps``, to read on from (the entries of
     ``steps`` alone are returned), so a history kept during a run costs each step once."""
     extras = ("error", "error_kind", "worker", "submitted_at", "finished_at", "constraints")
     if env.objectives > 1:  # several objectives: each step's values, and no best value (a front has many)
-        return [{"t": r["t"], "x": env.point(r["action"]), "values": r.get("values"), "failed": r["failed"],
-                 **{k: r[k] for k in extras if k in r},
+        return [{"t": r["t"], "x": with_fixed(env.point(r["action"]), r.get("fixed")), "values": r.get("values"),
+                 "failed": r["failed"], **{k: r[k] for k in extras if k in r}, **_fixed_entry(r, fixed),
                  **({} if r["failed"] or not constrained else {"feasible": is_feasible(r["constraints"])})}
                 for r in steps]
-    history = [{"t": r["t"], "x": env.point(r["action"]), "value": r["value"], "best_value": r.get("best_value"),
-                "failed": r["failed"], **{k: r[k] for k in extras if k in r}} for r in steps]
+    history = [{"t": r["t"], "x": with_fixed(env.point(r["action"]), r.get("fixed")), "value": r["value"],
+                "best_value": r.get("best_value"), "failed": r["failed"], **{k: r[k] for k in extras if k in r},
+                **_fixed_entry(r, fixed)} for r in steps]
     if constrained:
         for h in history:
             if not h["failed"]:
@@ -280,6 +288,25 @@ def run_history(env: BlackBoxEnv, steps: list[dict[str, Any]], constrained: bool
             h["best_value"] = last["best_value"]
         last = h
     return history
+
+
+def _fixed_entry(step: dict[str, Any], fixed: bool) -> dict[str, Any]:
+    """A history entry's ``fixed`` of the step record ``step``: ``{"fixed": {...}}`` (empty when
+    it records none) where the history holds them (``fixed``), else nothing."""
+    return {"fixed": dict(step.get("fixed") or {})} if fixed else {}
+
+
+def with_fixed(point: Any, fixed: Mapping[str, Any] | None) -> Any:
+    """``point`` (an env's point: a dict by name, or an array ``[d]`` for a box, whose names are
+    ``x0 .. x{d-1}``) with the values ``fixed`` (``{name: value}``, held by the caller) set
+    exactly as given, not read back through the unit cube; ``point`` itself when ``fixed`` is
+    empty or ``None``, else a copy (an array as float64)."""
+    if not fixed:
+        return point
+    point = dict(point) if isinstance(point, Mapping) else np.array(point, dtype=np.float64)
+    for name, value in fixed.items():
+        point[name if isinstance(point, dict) else int(name[1:])] = value
+    return point
 
 
 def carry_history(err: BaseException, history: list[dict[str, Any]], run_id: int | None) -> None:

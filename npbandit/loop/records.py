@@ -155,11 +155,16 @@ def _observe_failure(policy: Policy, obs: Any, action: Any, error: str) -> float
     return time.perf_counter() - t0
 
 
-def _params(env: Any, action: Any) -> dict[str, Any]:
+def _params(env: Any, action: Any, fixed: dict[str, Any] | None = None) -> dict[str, Any]:
     """A step's ``params``: the evaluated point by name in the user's units (a
-    :class:`~npbandit.envs.BlackBoxEnv`'s, :meth:`~npbandit.envs.BlackBoxEnv.params`); none
-    for other environments."""
-    return {"params": env.params(action)} if isinstance(env, BlackBoxEnv) else {}
+    :class:`~npbandit.envs.BlackBoxEnv`'s, :meth:`~npbandit.envs.BlackBoxEnv.params`), with the
+    values ``fixed`` (``{name: value}``, held by the caller) set exactly as given, not read back
+    through the unit cube, and those values as the step's ``fixed``; none for other environments."""
+    if not isinstance(env, BlackBoxEnv):
+        return {}
+    if not fixed:
+        return {"params": env.params(action)}
+    return {"params": {**env.params(action), **fixed}, "fixed": dict(fixed)}
 
 
 def _outcomes(info: dict[str, Any]) -> dict[str, Any]:
@@ -171,15 +176,17 @@ def _outcomes(info: dict[str, Any]) -> dict[str, Any]:
 
 def _record_evaluation(env: gym.Env, policy: Policy, obs: Any, action: np.ndarray, hand_over: Callable[[], None],
                        act_s: float, env_s: float, times: dict[str, Any], logger: Any, on_error: str,
-                       result: EpisodeResult, signals: StopSignals, clock: _Clock) -> tuple[Any, dict[str, Any]]:
+                       result: EpisodeResult, signals: StopSignals, clock: _Clock,
+                       fixed: dict[str, Any] | None = None) -> tuple[Any, dict[str, Any]]:
     """Record one evaluation of a :class:`~npbandit.envs.BlackBoxEnv` made elsewhere (on an
     executor's worker, or by whoever was told the point): ``hand_over()`` gives the env's
     evaluator the outcome, ``env.step(action)`` judges it, and the step is written as the next
     ``t`` with stop signals held from the hand-over until it is written; then the policy
     observes it (``observe_failure`` for a failed one, which ``on_error="raise"`` raises after
     writing it). ``act_s``, ``env_s``: the seconds spent proposing and evaluating the point;
-    ``times``: the step's ``worker``, ``submitted_at`` and ``finished_at``. Returns the new obs
-    and the step's record."""
+    ``times``: the step's ``worker``, ``submitted_at`` and ``finished_at``; ``fixed``: the values
+    the caller held in the point (``{name: value}``, :func:`_params`), or ``None``. Returns the
+    new obs and the step's record."""
     t = result.n_steps
     with signals.step():
         signals.hold_step()
@@ -191,7 +198,7 @@ def _record_evaluation(env: gym.Env, policy: Policy, obs: Any, action: np.ndarra
             result.last_error = str(err)
             row = dict(t=t, action=action, reward=None, regret=None, cumulative_regret=None, failed=True,
                        value=None, act_s=act_s, env_s=env_s, observe_s=clock.take(), error=str(err),
-                       error_kind=err.kind, **times, **_params(env.unwrapped, action))
+                       error_kind=err.kind, **times, **_params(env.unwrapped, action, fixed))
             _record(result, logger, signals, row)
             if on_error == "raise":
                 raise
@@ -199,7 +206,7 @@ def _record_evaluation(env: gym.Env, policy: Policy, obs: Any, action: np.ndarra
             row = dict(t=t, action=action, reward=_stored_reward(reward), regret=info.get("regret"),
                        cumulative_regret=None, expected_regret=info.get("expected_regret"), value=info.get("value"),
                        best_value=info.get("best_value"), failed=False, act_s=act_s, env_s=env_s,
-                       observe_s=clock.take(), **times, **_params(env.unwrapped, action), **_outcomes(info))
+                       observe_s=clock.take(), **times, **_params(env.unwrapped, action, fixed), **_outcomes(info))
             _record(result, logger, signals, row)
     if row["failed"]:
         clock.observe_s = _observe_failure(policy, obs, action, row["error"])

@@ -43,12 +43,14 @@ __all__ = ["SteppedRun"]
 @dataclass(frozen=True)
 class _Proposed:
     """A point proposed and not yet recorded: its action (``[d]``, in the unit cube), the
-    seconds the policy took, and when it was proposed (``perf_counter`` and UTC)."""
+    seconds the policy took, when it was proposed (``perf_counter`` and UTC), and the values
+    the caller held in it (``{name: value}``, or ``None``)."""
 
     action: np.ndarray
     act_s: float
     at: float
     at_utc: dt.datetime
+    fixed: dict[str, Any] | None = None
 
 
 class SteppedRun:
@@ -98,12 +100,14 @@ class SteppedRun:
         """The points proposed and not yet recorded, by key, as unit-cube actions ``[d]``."""
         return {key: proposed.action.copy() for key, proposed in self._proposed.items()}
 
-    def propose(self, key: int, pinned: Any = None) -> np.ndarray:
+    def propose(self, key: int, pinned: Any = None, fixed: dict[str, Any] | None = None) -> np.ndarray:
         """The policy's next point, a unit-cube action ``[d]``, kept under ``key`` until
         :meth:`record`; the points in flight are passed to the policy as pending. The first
         call starts the run. ``pinned``: columns the point must hold at given values (a
         :class:`~npbandit.acquisition.pinned.Pinned`, passed to the policy's ``act``, which must
-        take it), or ``None``.
+        take it), or ``None``. ``fixed``: those values by name in the user's units
+        (``{name: value}``), which the step records as its ``fixed`` and sets exactly in its
+        ``params``, or ``None``.
 
         Raises:
             RuntimeError: the run has ended, or the budget is spent (the evaluations recorded
@@ -124,7 +128,7 @@ class SteppedRun:
                 action = self.policy.act(self._obs, **given)
             action = np.asarray(action, dtype=np.float64)
             self._proposed[key] = _Proposed(action, time.perf_counter() - t0, time.perf_counter(),
-                                            dt.datetime.now(dt.UTC))
+                                            dt.datetime.now(dt.UTC), dict(fixed) if fixed else None)
         return action.copy()
 
     def hold(self, key: int, action: np.ndarray) -> None:
@@ -165,7 +169,7 @@ class SteppedRun:
             self._obs, row = _record_evaluation(self.env, self.policy, self._obs, proposed.action,
                                                 lambda: self._relay.hand_over(outcome), proposed.act_s,
                                                 time.perf_counter() - proposed.at, times, self.logger, "skip",
-                                                self.result, signals, self._clock)
+                                                self.result, signals, self._clock, proposed.fixed)
         if self.result.n_steps >= self.budget and not self._proposed:
             self.finish()
         return row

@@ -22,7 +22,8 @@ runs (:mod:`npbandit.report.grouping`) of one policy with one setting
   lists why (:func:`failure_reason`): each distinct reason with its count, the most
   frequent first (:data:`SHOWN_REASONS` of them, the others counted). A run's best value
   is of its own evaluations; a run that started from given points says so in the runs list
-  (:func:`given_text`).
+  (:func:`given_text`), as does a run some of whose evaluations held values the caller fixed
+  (``Optimizer.ask(fixed=...)``): ``(fixed values in 2 of 20 evaluations)``.
 - black-box optimisation of several objectives (a run that recorded each objective's
   direction, ``minimize`` a list): a section of its own after the one of single objectives,
   one block per problem -- its title names each objective's direction by the objective's
@@ -62,6 +63,7 @@ from npbandit.storage import (
     INITIAL_FROM,
     RunRow,
     display_url,
+    fixed_steps,
     list_runs,
     run_steps,
     step_params,
@@ -428,6 +430,7 @@ def report_text(db: str = DEFAULT_URL, limit: int = 20) -> str:
              + ", ".join(f"{s} {sum(r.status == s for r in runs)}"
                          for s in ("completed", "running", "interrupted", "failed")) + ")", ""]
     if runs:
+        fixed = fixed_steps(db, [r.id for r in runs[-limit:] if r.kind == "bo"])
         lines.append(f"{'id':>4}  {'kind':<6}  {'policy':<24}  {'setting':<36}  {'seed':>4}  {'steps':>6}  status")
         for r in runs[-limit:]:
             # stored text is shown escaped: a newline or terminal escape in an error (or a
@@ -435,6 +438,7 @@ def report_text(db: str = DEFAULT_URL, limit: int = 20) -> str:
             lines.append(f"{r.id:>4}  {r.kind:<6}  {printable(r.policy):<24}  {printable(_setting(r)):<36}  "
                          f"{r.seed if r.seed is not None else '-':>4}  {r.n_steps:>6}  {r.status}"
                          + (f"  ({given_text(r)})" if given_text(r) else "")
+                         + (f"  (fixed values in {fixed[r.id]} of {r.n_steps} evaluations)" if r.id in fixed else "")
                          + (f"  (stopped early {printable(r.stopped_early)})" if r.stopped_early else "")
                          + (f"  ({shorten(printable(r.error), RUN_ERROR_WIDTH)})" if r.error else ""))
         if len(runs) > limit:

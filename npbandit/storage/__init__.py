@@ -15,8 +15,9 @@ The default is an SQLite file (``sqlite:///npbandit.db``); any SQLAlchemy URL wo
   in the unit cube; for a step of a run of several objectives, whose ``env_params``
   record ``minimize`` as a list of directions (and, where they were given, the objectives'
   names in that order, ``objective_names``), ``values``: the objective values in the
-  user's units and sense, in that order, with ``value``, ``best_value`` and ``reward`` NULL), unique on
-  ``(run_id, t)``.
+  user's units and sense, in that order, with ``value``, ``best_value`` and ``reward`` NULL;
+  for a step whose point held values the caller fixed (``Optimizer.ask(fixed=...)``),
+  ``fixed``: those values by name), unique on ``(run_id, t)``.
 
 When steps are committed (:class:`RunLogger`): every step of every run is committed as
 it is logged, so a process killed outright (SIGKILL, a crash) loses at most the step in
@@ -74,6 +75,7 @@ The package, by concern (every name below is importable from ``npbandit.storage`
   sweep need not run again) and :func:`running_runs` (the live ones, by what they will
   have run: what a sweep must not start twice), both from one read: :func:`runs_by_key`
   (a :class:`RunsByKey`), :func:`run_totals` (a run's cumulative regret and failed steps),
+  :func:`fixed_steps` (how many of a run's steps held values the caller fixed),
   :func:`step_params` (a black-box step's point by name, decoded from its action in a database from before
   steps recorded it).
 
@@ -95,6 +97,7 @@ from npbandit.storage.queries import (
            RunRow,
            RunsByKey,
            completed_runs,
+           fixed_steps,
            list_runs,
            run_evaluations,
            run_key,
@@ -110,4 +113,4 @@ __all__ = ["DEFAULT_URL", "Run", "Step", "Meta", "open_db", "RunLogger", "list_r
            "HEARTBEAT_EVERY", "COMMIT_EVERY", "SCHEMA_VERSION", "RunRow", "Base", "run_evaluations",
            "RunEvaluations", "INITIAL", "INITIAL_FROM", "run_key", "completed_runs", "running_runs",
            "RunsByKey", "runs_by_key", "RunMadeElsewhere",
-           "run_totals", "step_params"]
+           "run_totals", "fixed_steps", "step_params"]

@@ -9,6 +9,7 @@ import socket
 import threading
 import time
 import weakref
+from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
 
@@ -126,6 +127,17 @@ def _objective_values(values: Any) -> list[float] | None:
                          "the step, a non-empty sequence of finite numbers, got "
                          + shorten(printable(repr(values)), 200))
     return [float(v) for v in values]
+
+
+def _fixed_values(fixed: Any) -> dict[str, Any] | None:
+    """A step's ``fixed`` as the column stores it: ``None`` when nothing was fixed (``None`` or
+    an empty mapping), else the values by name as JSON reads them back (see :meth:`RunLogger.log_step`)."""
+    if fixed is None:
+        return None
+    if not isinstance(fixed, Mapping) or not all(isinstance(name, str) for name in fixed):
+        raise TypeError("fixed must be None or a mapping of parameter names (str) to the values they were held at, "
+                        "got " + shorten(printable(repr(fixed)), 200))
+    return stored_json("fixed", dict(fixed), finite=True) or None
 
 
 class RunLogger:
@@ -258,12 +270,16 @@ class RunLogger:
         ``submitted_at`` / ``finished_at``: aware datetimes (any zone), or naive ones in UTC.
         ``values``: a step of a run of several objectives, its objective values (a sequence,
         array or tensor of finite numbers, one per objective, in the user's sense), ``None``
-        for a failed step and for runs of one objective.
+        for a failed step and for runs of one objective. ``fixed``: the parameters the step's
+        point held at the caller's values, ``{name: value}`` in the user's units (``None`` or
+        ``{}``: none, stored as ``None``).
 
         Raises:
             ValueError: a field :class:`Step` does not have; ``values`` neither ``None`` nor
                 a non-empty flat sequence of finite real numbers (JSON has no NaN, and
-                PostgreSQL's JSON columns refuse one: a failed step records ``None``)."""
+                PostgreSQL's JSON columns refuse one: a failed step records ``None``);
+                ``fixed`` holding a NaN or an infinity.
+            TypeError: ``fixed`` not ``None`` or a mapping of names (str) to JSON values."""
         if self.run_id is None:
             raise RuntimeError("start() the run before logging steps")
         unknown = set(row) - _STEP_FIELDS
@@ -272,6 +288,7 @@ class RunLogger:
         # every row carries every column, so a batch is one executemany
         row = {k: _jsonable(row.get(k, _STEP_DEFAULTS.get(k))) for k in _STEP_FIELDS}
         row["values"] = _objective_values(row["values"])
+        row["fixed"] = _fixed_values(row["fixed"])
         for key in _STEP_TIMES:
             row[key] = _stored_time(row[key])
         row["run_id"] = self.run_id

@@ -32,13 +32,14 @@ STATUSES = ("running", "completed", "failed", "interrupted")
 #: the version that created it; see :mod:`npbandit.storage.engine` for which other versions
 #: an npbandit opens, and how)
 # 2: steps.worker / submitted_at / finished_at (batch and asynchronous BO); 3: steps.params, error;
-# 4: steps.constraints (outcome constraints); 5: steps.error_kind; 6: steps.values (several objectives)
-SCHEMA_VERSION = 6
+# 4: steps.constraints (outcome constraints); 5: steps.error_kind; 6: steps.values (several objectives);
+# 7: steps.fixed (the values a trial was asked with, Optimizer.ask(fixed=...))
+SCHEMA_VERSION = 7
 #: columns each schema version added to an existing table and nothing else: a writer adds them
 #: to a database of an older version, at least :data:`OLDEST_UPGRADABLE`, and readers read such
 #: a database as it is (the columns read as ``None``); {version: [(table, column), ...]}
 ADDED_COLUMNS = {3: [("steps", "params"), ("steps", "error")], 4: [("steps", "constraints")],
-                 5: [("steps", "error_kind")], 6: [("steps", "values")]}
+                 5: [("steps", "error_kind")], 6: [("steps", "values")], 7: [("steps", "fixed")]}
 #: the oldest schema version a writer upgrades in place (by adding :data:`ADDED_COLUMNS`)
 OLDEST_UPGRADABLE = 2
 #: the key of ``runs.policy_params`` that holds, once a black-box run has completed, the point
@@ -124,6 +125,12 @@ class Step(Base):
     # one number cannot stand for the m. NULL for failed steps, for runs of one objective and for
     # databases from before schema 6
     values: Mapped[list | None] = mapped_column(JSON, nullable=True)
+    # the parameters the caller held at values of its own in this step's point
+    # (``Optimizer.ask(fixed={name: value})``), by name in the user's units as ask checked them
+    # (``params`` holds each exactly); the others were proposed. NULL for points proposed in
+    # full (every step of ``optimize``), for other environments' steps and for databases from
+    # before schema 7
+    fixed: Mapped[dict | None] = mapped_column(JSON, nullable=True)
 
 
 class Meta(Base):

@@ -4,7 +4,8 @@ evaluation a black-box run saw: the points it was given, following a chain of co
 runs back, then its own steps), :func:`completed_runs` (the completed runs by
 :func:`run_key`, what a sweep need not run again), :func:`running_runs` (the runs still
 running, by the key they will have, what a sweep must not start twice), both from one read
-(:func:`runs_by_key`), :func:`run_totals` (a run's cumulative regret and failed steps, counted in the database) and
+(:func:`runs_by_key`), :func:`run_totals` (a run's cumulative regret and failed steps, counted in the database),
+:func:`fixed_steps` (how many of a run's steps held values the caller fixed) and
 :func:`step_params` (a black-box step's point by name, also from a database that predates
 steps' ``params``). All only read."""
 
@@ -37,7 +38,7 @@ from npbandit.validation import check_int, json_default
 
 __all__ = ["RunRow", "list_runs", "run_steps", "run_evaluations", "RunEvaluations", "INITIAL", "INITIAL_FROM",
            "run_key", "SOURCE_PARAMS", "RunsByKey", "runs_by_key", "completed_runs",
-           "running_runs", "run_totals", "step_params"]
+           "running_runs", "run_totals", "fixed_steps", "step_params"]
 
 #: the policy setting that counts the points a run was given (``optimize(initial=...)``, failed ones included)
 INITIAL = "initial"
@@ -294,8 +295,9 @@ def _check_run_id(run_id: Any) -> int:
 def run_steps(db: str, run_id: int) -> list[dict[str, Any]]:
     """The committed steps of a run, in order of t (reads only, as :func:`list_runs`);
     ``submitted_at`` / ``finished_at`` are aware UTC datetimes. ``params`` is the evaluated
-    point by name in the user's units, and ``values`` a run of several objectives' objective
-    values (:class:`~npbandit.storage.Step`); a column a database of an older schema lacks
+    point by name in the user's units, ``values`` a run of several objectives' objective
+    values, and ``fixed`` the values the caller held in the point (``Optimizer.ask(fixed=...)``;
+    ``None`` when none) (:class:`~npbandit.storage.Step`); a column a database of an older schema lacks
     (it is read as it is: :mod:`~npbandit.storage.engine`) reads ``None``, as ``params`` does
     for other environments' steps.
 
@@ -349,6 +351,32 @@ def run_totals(db: str, run_id: int) -> tuple[float | None, int]:
     if totals is None:
         raise ValueError(f"run_id: {display_url(str(db))} holds no run {run_id!r}")
     return totals
+
+
+def fixed_steps(db: str, run_ids: list[int]) -> dict[int, int]:
+    """How many steps of each run of ``run_ids`` held values the caller fixed
+    (``Optimizer.ask(fixed=...)``: a step whose ``fixed`` records any), ``{run_id: count}``
+    for the runs with at least one; one read of that column alone, not of the steps
+    (``npbandit report`` asks it of every run it lists). ``{}`` from a database of a
+    schema before steps recorded them.
+
+    Raises:
+        TypeError: a run id is not an int (a Python or NumPy integer)."""
+    ids = sorted({_check_run_id(run_id) for run_id in run_ids})
+    if not ids:
+        return {}
+    engine = open_db(db, readonly=True)
+
+    def read(conn: Connection) -> dict[int, int]:
+        if not _has_schema(conn) or "fixed" not in {c["name"] for c in inspect(conn).get_columns(Step.__tablename__)}:
+            return {}
+        counts: dict[int, int] = {}
+        for run_id, fixed in conn.execute(select(Step.run_id, Step.fixed).where(Step.run_id.in_(ids))):
+            if fixed:  # NULL, JSON null or {}: nothing was fixed
+                counts[run_id] = counts.get(run_id, 0) + 1
+        return counts
+
+    return _read(engine, str(db), "read steps", read)
 
 
 def step_params(run: RunRow, step: dict[str, Any]) -> dict[str, Any] | None:

@@ -337,6 +337,35 @@ def test_a_version_5_database_gains_the_steps_values_column_a_keyword_quoted(any
     _forget_engines()
 
 
+@pytest.mark.postgres
+def test_a_version_6_database_gains_the_steps_fixed_column_and_records_fixed_values(any_url):
+    from npbandit import Optimizer
+
+    def told(seed, fixed):
+        opt = Optimizer([[0.0, 0.0], [1.0, 1.0]], surrogate="random", budget=2, seed=seed, db=any_url)
+        for held in (fixed, None):
+            trial = opt.ask(fixed=held)
+            opt.tell(trial, float(trial.x.sum()))
+        opt.close()
+        return opt.run_id
+
+    old = told(0, {"x1": 0.3})
+    with open_db(any_url).begin() as conn:  # as an npbandit of schema version 6 left it
+        conn.execute(text("ALTER TABLE steps DROP COLUMN fixed"))
+        conn.execute(update(Meta).where(Meta.key == "schema_version").values(value="6"))
+    _forget_engines()
+    assert [s["fixed"] for s in run_steps(any_url, old)] == [None, None]
+    assert _version_and_step_columns(any_url)[0] == "6"
+    _forget_engines()
+    new = told(1, {"x0": 0.1 + 0.2})
+    version, columns = _version_and_step_columns(any_url)
+    assert version == str(SCHEMA_VERSION) and "fixed" in columns
+    assert [s["fixed"] for s in run_steps(any_url, old)] == [None, None]
+    first, second = run_steps(any_url, new)
+    assert first["fixed"] == {"x0": 0.1 + 0.2} == {"x0": first["params"]["x0"]} and second["fixed"] is None
+    _forget_engines()
+
+
 def test_a_missing_driver_is_named():
     with pytest.raises(StorageError, match=r"driver.*pip install -e '\.\[postgres\]'"):
         open_db("postgresql+pg8000://user@localhost/npbandit")
