@@ -469,3 +469,30 @@ def test_an_ax_client_loop_over_more_parameters_than_the_checkpoint_takes(monkey
     assert built and all(len(inputs["columns"]) == 6 and inputs["train_X"].shape[-1] == 10 for inputs in built)
     model = client._generation_strategy.adapter.generator.surrogate.model
     assert isinstance(model, NPModel) and model.columns == built[-1]["columns"]
+
+
+@pytest.mark.slow
+def test_a_scalarized_objective_stops_in_botorchs_model_list_and_its_one_metric_form_runs(tiny_config):
+    # Ax wraps the metrics' NPModels in a plain BoTorch ModelList (NPModel is no GPyTorchModel), whose
+    # PosteriorList BoTorch scalarizes for one point at a time only: qLogNEI, Ax's default, asks for
+    # the observed points jointly and stops (the Ax guide, "Several objectives"); reporting the weighted
+    # sum as a metric of its own runs
+    from ax.api.client import Client
+    from ax.api.configs import RangeParameterConfig
+
+    def loop(objective, score):
+        client = Client(random_seed=0)
+        client.configure_experiment(parameters=[RangeParameterConfig(name=n, parameter_type="float",
+                                                                     bounds=(0.0, 1.0)) for n in ("x1", "x2")])
+        client.configure_optimization(objective=objective)
+        client.set_generation_strategy(_four_sobol_then_np(tiny_config))
+        for _ in range(5):
+            for index, p in client.get_next_trials(max_trials=1).items():
+                loss, aux = (p["x1"] - 0.3) ** 2, p["x2"]
+                client.complete_trial(index, raw_data={"loss": loss, "aux": aux, **({"score": loss + 0.5 * aux}
+                                                                                       if score else {})})
+        return [t.generator_runs[0]._generation_node_name for t in client._experiment.trials.values()]
+
+    with pytest.raises(NotImplementedError, match="PosteriorList"):
+        loop("-loss - 0.5 * aux", score=False)
+    assert loop("-score", score=True)[4:] == ["MBM"]
