@@ -108,7 +108,8 @@ def check_input_transform(input_transform: Any, bounds: Any) -> None:
       ``AppendFeatures``): the model predicts at the points it is given, one each;
     - one with learnable parameters (``Warp``'s concentrations): nothing fits them, so
       they would keep their initial values (freeze them, ``requires_grad_(False)``, to
-      use the transform as it is);
+      use the transform as it is; Ax builds its transforms itself, so there the way out is
+      to leave it out of ``ModelConfig``'s ``input_transform_classes``);
     - a ``Normalize`` that learns its bounds from ``train_X``: candidates beyond the
       data's range then reach the network outside the box it was trained on, where its
       predictions are unreliable, and an acquisition optimiser is drawn there;
@@ -131,7 +132,8 @@ def check_input_transform(input_transform: Any, bounds: Any) -> None:
     if learnable:
         raise ValueError(f"input_transform has learnable parameters ({', '.join(learnable)}) and NPModel fits "
                          "nothing, so they would keep their initial values; freeze them "
-                         "(input_transform.requires_grad_(False)) to use the transform as it is")
+                         "(input_transform.requires_grad_(False)) to use the transform as it is, or leave it out "
+                         "(in Ax, out of ModelConfig's input_transform_classes)")
     for part in parts:
         if isinstance(part, Normalize) and part.learn_bounds:
             raise ValueError("input_transform Normalize learns its bounds from train_X, so candidates beyond the "

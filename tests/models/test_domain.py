@@ -55,7 +55,8 @@ def test_input_transforms_the_model_would_use_wrongly_are_refused():
         NPModel(surrogate(), X, Y, input_transform=Normalize(D))
     with pytest.raises(ValueError, match="mapped twice"):
         NPModel(surrogate(), X, Y, input_transform=Normalize(D, bounds=box), bounds=box)
-    with pytest.raises(ValueError, match=r"learnable parameters \(.*concentration.*requires_grad_\(False\)"):
+    with pytest.raises(ValueError, match=r"learnable parameters \(.*concentration.*requires_grad_\(False\)"
+                                         r".*leave it out \(in Ax, out of ModelConfig's input_transform_classes\)"):
         NPModel(surrogate(), X, Y, input_transform=Warp(d=D, indices=list(range(D))))
     frozen = Warp(d=D, indices=list(range(D)))
     frozen.requires_grad_(False)
