@@ -120,7 +120,15 @@ class CheckpointError(NPBanditError, ValueError):
 
 
 class UnknownCheckpointError(NPBanditError, FileNotFoundError):
-    """No checkpoint has that name or path (as opposed to a known checkpoint with a file missing)."""
+    """No checkpoint has that name or path (as opposed to a known checkpoint with a file missing).
+
+    Attributes:
+        path: the path looked at when what was given reads as one (a directory, a name with a
+            separator, a ``.json`` / ``.safetensors`` file), so that a caller listing the names
+            it knows can pass the message on instead; ``None`` for a bare name.
+    """
+
+    path: str | None = None
 
 
 class PolicyNotResetError(NPBanditError, RuntimeError, AttributeError):

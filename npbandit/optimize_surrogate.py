@@ -49,7 +49,9 @@ def surrogate_checkpoint(surrogate: str | NeuralProcess, d: int) -> str | NPMode
         return name
     try:
         card = read_card(name)
-    except UnknownCheckpointError:
+    except UnknownCheckpointError as err:
+        if err.path is not None:  # a path: a run's directory (the checkpoints in it) or nothing there
+            raise ValueError(f"surrogate {surrogate!r}: {err}") from None
         bo = fitting_checkpoints(prior="bo")
         close = difflib.get_close_matches(surrogate, [*SURROGATES, *bo], n=2, cutoff=0.6)
         hint = f" -- did you mean {' or '.join(repr(c) for c in close)}?" if close else ""

@@ -75,7 +75,7 @@ def check_bandit_policy_name(name: str, *, context_dim: int = 2, n_arms: int = 5
     try:
         card = read_card(checkpoint)
     except UnknownCheckpointError as err:
-        if Path(checkpoint).is_dir():  # a training run's directory: the error names the checkpoints in it
+        if err.path is not None:  # a path: a run's directory (the checkpoints in it) or nothing there
             raise ValueError(f"policy {name!r}: {err}") from None
         fit = fitting_checkpoints(prior=BANDIT_PRIORS, x_dim=context_dim, y_dim=n_arms)
         fit += fitting_checkpoints(prior=ARM_PRIORS, y_dim=1)  # any width: wider contexts are projected

@@ -42,6 +42,7 @@ import datetime as _dt
 import difflib
 import hashlib
 import json
+import os
 from collections.abc import Sequence
 from dataclasses import asdict
 from pathlib import Path
@@ -159,16 +160,23 @@ def _resolve(name_or_path: str | Path) -> Path:
     if Path(text).is_dir():  # a training run's directory (npbandit train --out): name a checkpoint in it
         cards = sorted(str(card.with_suffix("")) for card in Path(text).glob("*.json") if _is_card(card))
         if cards:
-            raise UnknownCheckpointError(f"checkpoint {text!r} is a directory: name a checkpoint in it, "
+            err = UnknownCheckpointError(f"checkpoint {text!r} is a directory: name a checkpoint in it, "
                                          + " or ".join(repr(card) for card in cards[:4]))
-        raise UnknownCheckpointError(f"checkpoint {text!r} is a directory holding no checkpoint (no .json card "
-                                     "beside its .safetensors weights): name a checkpoint's card or weights file, "
-                                     "or a shipped name")
+        else:
+            err = UnknownCheckpointError(f"checkpoint {text!r} is a directory holding no checkpoint (no .json card "
+                                         "beside its .safetensors weights): name a checkpoint's card or weights "
+                                         "file, or a shipped name")
+        err.path = text
+        raise err
     shipped = available_checkpoints()
     close = difflib.get_close_matches(text, shipped, n=2, cutoff=0.6)
     hint = f"did you mean {' or '.join(repr(c) for c in close)}? " if close else ""
-    raise UnknownCheckpointError(f"no checkpoint {text!r}: {hint}not a shipped name (shipped: "
+    err = UnknownCheckpointError(f"no checkpoint {text!r}: {hint}not a shipped name (shipped: "
                                  f"{', '.join(shipped) or 'none'}) and no card at {path}")
+    # a path (not a bare name someone may have mistyped): callers that list the names they know say this instead
+    if "/" in text or os.sep in text or Path(text).suffix in (".json", ".safetensors"):
+        err.path = str(path)
+    raise err
 
 
 def _is_card(path: Path) -> bool:
