@@ -58,7 +58,6 @@ def check_bandit_policy_name(name: str, *, context_dim: int = 2, n_arms: int = 5
         FileNotFoundError: a known checkpoint whose card or weights file is missing.
     """
     import difflib
-    from pathlib import Path
 
     from npbandit.surrogates.pretrained import (
         UnknownCheckpointError,
@@ -66,6 +65,7 @@ def check_bandit_policy_name(name: str, *, context_dim: int = 2, n_arms: int = 5
         checkpoint_use,
         fitting_checkpoints,
         read_card,
+        weights_file,
     )
 
     parsed = parse_bandit_policy_name(name)
@@ -85,10 +85,10 @@ def check_bandit_policy_name(name: str, *, context_dim: int = 2, n_arms: int = 5
         raise ValueError(f"policy must be {', '.join(BASELINES)} or a bandit checkpoint "
                          "[-ucb|-thompson|-marginal-thompson] "
                          f"({', '.join(fit) or 'none shipped'}, or a checkpoint path); got {name!r}{hint}") from None
-    weights = Path(card["_path"]).with_name(card["weights"])
-    if not weights.exists():
-        raise FileNotFoundError(f"policy {name!r}: checkpoint {card['name']!r} has its card but its weights file "
-                                f"{weights} is missing")
+    try:
+        weights_file(card)
+    except FileNotFoundError as err:
+        raise FileNotFoundError(f"policy {name!r}: {err}") from None
     if checkpoint_use(card)["prior"] in ARM_PRIORS:  # one regression per arm
         if rule == "marginal-thompson":
             raise ValueError(f"policy {name!r}: a 'bo' checkpoint models each arm apart, so its Thompson draws are "

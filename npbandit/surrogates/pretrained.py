@@ -61,7 +61,7 @@ from npbandit.validation import check_device, check_float_dtype
 __all__ = ["CheckpointError", "UnknownCheckpointError", "save_pretrained", "load_surrogate", "available_checkpoints",
            "read_card", "checkpoint_use", "checkpoint_transforms", "outcome_transform", "check_checkpoint_kind",
            "check_bo_checkpoint", "fitting_checkpoints", "context_limit", "weights_fingerprint",
-           "check_weights_unchanged", "served_width", "WEIGHTS_DIR", "CARD_FORMAT"]
+           "check_weights_unchanged", "served_width", "weights_file", "WEIGHTS_DIR", "CARD_FORMAT"]
 
 WEIGHTS_DIR = Path(__file__).resolve().parent / "weights"
 CARD_FORMAT = "npbandit-checkpoint/1"
@@ -243,10 +243,7 @@ def load_surrogate(name_or_path: str | Path, *, device: str | torch.device = "cp
         raise TypeError(f"requires_grad must be a bool, got {type(requires_grad).__name__}")
     device, dtype = check_device("device", device), check_float_dtype("dtype", dtype)
     card = read_card(name_or_path)
-    card_path = Path(card["_path"])
-    weights = card_path.with_name(card["weights"])
-    if not weights.exists():
-        raise FileNotFoundError(f"checkpoint {card['name']!r}: weights file {weights} is missing")
+    weights = weights_file(card)
     digest = _sha256(weights)
     if digest != card["sha256"]:
         raise CheckpointError(f"checkpoint {card['name']!r}: {weights.name} has sha256 {digest[:12]}…, the card says "
@@ -275,6 +272,28 @@ def load_surrogate(name_or_path: str | Path, *, device: str | torch.device = "cp
     model.card = card
     model.loaded_fingerprint = weights_fingerprint(model)
     return model
+
+
+def weights_file(card: dict[str, Any]) -> Path:
+    """The weights file a card read by :func:`read_card` names (its ``"weights"``, beside the card).
+
+    Raises:
+        FileNotFoundError: the file is missing; where the card's own stem has a
+            ``.safetensors`` beside it (the two files renamed together, as a copy under a
+            name of one's own makes them), the message names both and how to pair them again.
+    """
+    card_path = Path(card["_path"])
+    weights = card_path.with_name(card["weights"])
+    if weights.exists():
+        return weights
+    renamed = card_path.with_suffix(".safetensors")
+    if renamed.exists():
+        raise FileNotFoundError(f"checkpoint {card['name']!r}: its card {card_path} names the weights file "
+                                f"{weights.name} (the name it was saved under), which is not beside it; "
+                                f"{renamed.name} is: if the two files were renamed together, set the card's "
+                                f"\"weights\" to {renamed.name!r} (its sha256 is still checked) or give both files "
+                                f"their saved name back")
+    raise FileNotFoundError(f"checkpoint {card['name']!r}: weights file {weights} is missing")
 
 
 def weights_fingerprint(model: torch.nn.Module) -> bytes:

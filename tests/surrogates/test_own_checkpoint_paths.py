@@ -46,6 +46,8 @@ def test_a_renamed_checkpoint_names_the_file_its_card_expects_and_the_one_beside
     card.with_suffix(".safetensors").rename(tmp_path / "mine.safetensors")
     with pytest.raises(FileNotFoundError, match=r"cmanp-bo\.safetensors.*mine\.safetensors.*renamed"):
         load_surrogate(tmp_path / "mine")
+    with pytest.raises(FileNotFoundError, match=r"policy .*mine\.safetensors.*renamed"):
+        make_bandit_policy(str(tmp_path / "mine"), n_arms=3, context_dim=2, bounds=[[0.0, 0.0], [1.0, 1.0]])
 
 
 def test_a_runs_resumable_state_is_not_read_as_a_checkpoint(tmp_path):
