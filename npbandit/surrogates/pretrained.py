@@ -196,13 +196,21 @@ def read_card(name_or_path: str | Path) -> dict[str, Any]:
         UnknownCheckpointError: no checkpoint has that name or path.
         FileNotFoundError: a known checkpoint whose card is missing.
         CheckpointError: the card is not valid JSON, lacks a required field, or has
-            another format than :data:`CARD_FORMAT`.
+            another format than :data:`CARD_FORMAT`; or it is a training run's resumable
+            state (``train_state.json``), named with the checkpoints beside it.
     """
     path = _resolve(name_or_path)
     try:
         card = json.loads(path.read_text())
     except json.JSONDecodeError as err:
         raise CheckpointError(f"card {path} is not valid JSON: {err}") from None
+    if isinstance(card, dict) and "format" not in card and {"config", "step", "prior_spec"} <= set(card):
+        # npbandit train's train_state.json / .safetensors: the run's weights with its optimiser, no card
+        cards = sorted(str(c.with_suffix("")) for c in path.parent.glob("*.json") if _is_card(c))
+        there = f"; the checkpoints in its directory: {' or '.join(repr(c) for c in cards[:4])}" if cards else ""
+        raise CheckpointError(f"{path} is a training run's resumable state, not a checkpoint: the run exports one "
+                              "(<name>.json and <name>.safetensors) when it ends, or at its saved step with the same "
+                              f"npbandit train command and --export-now{there}")
     required = {"format", "name", "model", "x_dim", "y_dim", "config", "weights", "sha256"}
     missing = sorted(required - set(card))
     if missing:
