@@ -50,7 +50,7 @@ from typing import Any
 
 import torch
 from safetensors import SafetensorError
-from safetensors.torch import load_file, save_file
+from safetensors.torch import load_file, save
 
 from npbandit.exceptions import CheckpointError, UnknownCheckpointError
 from npbandit.surrogates import NeuralProcess, available_models, build
@@ -98,6 +98,10 @@ def save_pretrained(model: NeuralProcess, directory: str | Path, name: str, *, p
 
     Returns:
         The path of the card, ``<directory>/<name>.json``.
+
+    Raises:
+        OSError: a file cannot be written (a read-only directory, a full disk); each file
+            is replaced whole or not at all, the weights before the card.
     """
     from npbandit._version import __version__
 
@@ -106,8 +110,9 @@ def save_pretrained(model: NeuralProcess, directory: str | Path, name: str, *, p
     weights = directory / f"{name}.safetensors"
     tensors = {k: v.detach().to("cpu", torch.float32).contiguous() for k, v in model.state_dict().items()}
     # one metadata key: safetensors writes a map's keys in no fixed order, and the card's sha256 must name the
-    # weights, not the order (the name is in the card)
-    save_file(tensors, str(weights), metadata={"format": CARD_FORMAT})
+    # weights, not the order (the name is in the card). Serialised here and written by _replace, not by
+    # save_file: that one's file is readable by its owner alone whatever the umask, and its errors are no OSError
+    _replace(weights, save(tensors, metadata={"format": CARD_FORMAT}))
     card = {
         "format": CARD_FORMAT,
         "name": name,
@@ -128,8 +133,22 @@ def save_pretrained(model: NeuralProcess, directory: str | Path, name: str, *, p
         "date": _dt.date.today().isoformat(),
     }
     card_path = directory / f"{name}.json"
-    card_path.write_text(json.dumps(card, indent=2) + "\n")
+    _replace(card_path, (json.dumps(card, indent=2) + "\n").encode())
     return card_path
+
+
+def _replace(path: Path, data: bytes) -> None:
+    """Write ``data`` to ``path`` through a temporary file beside it, so a reader (or a run
+    stopped half-way) sees the old file or the new one, never part of one; the file's mode
+    is what the umask allows, as for any file the process writes. An ``OSError`` (a
+    read-only directory, a full disk) leaves no temporary file behind."""
+    tmp = path.with_name(path.name + ".tmp")
+    try:
+        tmp.write_bytes(data)
+        tmp.replace(path)
+    except OSError:
+        tmp.unlink(missing_ok=True)
+        raise
 
 
 def available_checkpoints() -> list[str]:
