@@ -88,8 +88,11 @@ def run(args: argparse.Namespace) -> int:
                    stop_after_s=None if args.max_minutes is None else 60 * args.max_minutes,
                    export_now=args.export_now, loader_workers=args.loader_workers)
     if result.stopped_by is not None:  # a scheduler must tell a pre-empted run from a finished --stop-at
+        # stopped during the card's evaluation (a finished run, or --export-now): nothing left but the export
+        go_on = ("stopped before its checkpoint was exported; run the same command to export it"
+                 if result.step == config.steps or args.export_now else "run the same command to resume")
         print(f"npbandit train: {signal.Signals(result.stopped_by).name}: saved {config.name} at step "
-              f"{result.step} of {config.steps}; run the same command to resume", file=sys.stderr)
+              f"{result.step} of {config.steps}; {go_on}", file=sys.stderr)
         return 128 + result.stopped_by
     if result.card is None:
         print(f"stopped {config.name} at step {result.step} of {config.steps}; run the same command to resume")

@@ -256,15 +256,21 @@ def _batches(prior: Any, config: TrainConfig, start: int, stop: int, workers: in
 
 class _StopRequests:
     """SIGINT / SIGTERM during training ask the loop to save its state and stop after
-    the current step (a second SIGINT interrupts at once). Only in the main thread,
-    where Python delivers signals; the previous handlers come back on exit."""
+    the current step (a second SIGINT interrupts at once); with ``immediate`` (the card's
+    evaluation, which has no steps to stop between) either interrupts at once, as a
+    ``KeyboardInterrupt``, and ``signum`` says which. Only in the main thread, where Python
+    delivers signals; the previous handlers come back on exit."""
 
-    def __init__(self) -> None:
+    def __init__(self, immediate: bool = False) -> None:
         self.requested = False
+        self.immediate = immediate
         self.signum: int | None = None
         self._previous: dict[int, Any] = {}
 
     def _handle(self, signum: int, frame: Any) -> None:
+        if self.immediate:
+            self.signum = signum
+            raise KeyboardInterrupt
         if self.requested and signum == signal.SIGINT:
             raise KeyboardInterrupt
         self.requested = True
@@ -352,7 +358,9 @@ def train(config: TrainConfig, *, progress: bool = True, export: bool = True, st
         stop_at: save the resumable state and return after this step without
             finishing (for time-limited sessions); a later call with the same config
             resumes. SIGINT / SIGTERM do the same: the state is saved after the current
-            step and the call returns (no card).
+            step and the call returns (no card); during the card's evaluation at the
+            end they stop it at once and the call returns the run as saved (no card:
+            the same call exports it).
         stop_after_s: likewise, after this many seconds of this call (the state is
             saved at the step where the time ran out).
         export_now: train no further; export the saved state as it stands (a
@@ -379,7 +387,7 @@ def train(config: TrainConfig, *, progress: bool = True, export: bool = True, st
         ValueError: an unusable config (an unknown model or prior, a device this
             machine lacks, evaluation parameters the suite does not take, training or evaluation
             batches that vary in width for a model of fixed width), another run's state in
-            ``out``, or a state this version cannot load.
+            ``out``, an ``out`` that is a file, or a state this version cannot load.
         FloatingPointError: the run diverged (non-finite loss, gradients or weights);
             the state saved before it is kept.
     """
@@ -393,6 +401,9 @@ def train(config: TrainConfig, *, progress: bool = True, export: bool = True, st
                          "--max-minutes) would be ignored")
     check_int("loader_workers", loader_workers, minimum=0)
     out = Path(config.out)
+    if out.exists() and not out.is_dir():  # e.g. the card of a checkpoint: caught now, not by mkdir's bare errno
+        raise ValueError(f"out (--out): {out} is a file, not a run directory (the directory that holds the run's "
+                         "resumable state and its exported checkpoint)")
     device = _device(config.device)
     prior = make_prior(config.prior, **config.prior_params)
     eval_params = config.prior_params if config.eval_prior_params is None else config.eval_prior_params
@@ -460,20 +471,34 @@ def train(config: TrainConfig, *, progress: bool = True, export: bool = True, st
     model.eval()
     card = None
     if export and (step == config.steps or export_now):
-        evaluation = card_evaluation(model, config.prior, config.final_eval_batches, prior_params=eval_params)
-        training = {k: v for k, v in config.identity().items() if k not in ("model", "prior", "prior_params", "name")}
-        if initial is not None:
-            training["init_from"] = initial
-        if step < config.steps:
-            training.update({"steps": step, "schedule_steps": config.steps})
-        if export_now:  # the run's devices, from its log; this call's threads say nothing about the run
-            devices = sorted({entry["device"] for entry in log if entry.get("device")})
-            training.update({"optimizer": "Adam", "schedule": "cosine",
-                             "device": ", ".join(devices) if devices else str(device),
-                             "wall_clock_s": round(elapsed, 1)})
-        else:
-            training.update({"optimizer": "Adam", "schedule": "cosine", "device": str(device),
-                             "wall_clock_s": round(time.perf_counter() - started, 1),
-                             "torch_threads": torch.get_num_threads()})
-        card = save_pretrained(model, out, config.name, prior=prior.spec(), training=training, evaluation=evaluation)
+        # the card's evaluation takes minutes at the default final_eval_batches: a stop there returns the run as
+        # saved (the same call exports it), as a stop during the steps does
+        try:
+            with _StopRequests(immediate=True) as final:
+                card = _export(config, model, prior, out, step, log, initial, elapsed, started, device, eval_params,
+                               export_now)
+        except KeyboardInterrupt:
+            return TrainResult(model, step, log, None, stopped_by=final.signum or signal.SIGINT)
     return TrainResult(model, step, log, card, stopped_by=stop.signum if card is None else None)
+
+
+def _export(config: TrainConfig, model: NeuralProcess, prior: Any, out: Path, step: int, log: list[dict[str, Any]],
+            initial: dict[str, Any] | None, elapsed: float, started: float, device: torch.device,
+            eval_params: dict[str, Any], export_now: bool) -> Path:
+    """Evaluate the model for its card and export it into ``out``; returns the card's path."""
+    evaluation = card_evaluation(model, config.prior, config.final_eval_batches, prior_params=eval_params)
+    training = {k: v for k, v in config.identity().items() if k not in ("model", "prior", "prior_params", "name")}
+    if initial is not None:
+        training["init_from"] = initial
+    if step < config.steps:
+        training.update({"steps": step, "schedule_steps": config.steps})
+    if export_now:  # the run's devices, from its log; this call's threads say nothing about the run
+        devices = sorted({entry["device"] for entry in log if entry.get("device")})
+        training.update({"optimizer": "Adam", "schedule": "cosine",
+                         "device": ", ".join(devices) if devices else str(device),
+                         "wall_clock_s": round(elapsed, 1)})
+    else:
+        training.update({"optimizer": "Adam", "schedule": "cosine", "device": str(device),
+                         "wall_clock_s": round(time.perf_counter() - started, 1),
+                         "torch_threads": torch.get_num_threads()})
+    return save_pretrained(model, out, config.name, prior=prior.spec(), training=training, evaluation=evaluation)
