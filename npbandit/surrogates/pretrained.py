@@ -49,11 +49,11 @@ from pathlib import Path
 from typing import Any
 
 import torch
-from safetensors import SafetensorError
-from safetensors.torch import load_file, save
+from safetensors.torch import save
 
 from npbandit.exceptions import CheckpointError, UnknownCheckpointError
 from npbandit.surrogates import NeuralProcess, available_models, build
+from npbandit.surrogates.checkpoint_files import file_sha256, read_weights, replace_file, weights_file
 from npbandit.transforms.base import OutcomeTransform
 from npbandit.transforms.spec import transform_from_spec, transform_spec
 from npbandit.validation import check_device, check_float_dtype
@@ -71,14 +71,6 @@ CARD_FORMAT = "npbandit-checkpoint/1"
 TASKS = {"bo": "Bayesian optimisation on the unit cube (optimize, BOPolicy, NPModel)",
          "gp1d": "1-D regression of GP samples on [-2, 2]",
          "wheel": "the wheel bandit (2-D contexts, 5 arms)"}
-
-
-def _sha256(path: Path) -> str:
-    digest = hashlib.sha256()
-    with open(path, "rb") as f:
-        for block in iter(lambda: f.read(1 << 20), b""):
-            digest.update(block)
-    return digest.hexdigest()
 
 
 def save_pretrained(model: NeuralProcess, directory: str | Path, name: str, *, prior: dict[str, Any],
@@ -110,9 +102,9 @@ def save_pretrained(model: NeuralProcess, directory: str | Path, name: str, *, p
     weights = directory / f"{name}.safetensors"
     tensors = {k: v.detach().to("cpu", torch.float32).contiguous() for k, v in model.state_dict().items()}
     # one metadata key: safetensors writes a map's keys in no fixed order, and the card's sha256 must name the
-    # weights, not the order (the name is in the card). Serialised here and written by _replace, not by
+    # weights, not the order (the name is in the card). Serialised here and written by replace_file, not by
     # save_file: that one's file is readable by its owner alone whatever the umask, and its errors are no OSError
-    _replace(weights, save(tensors, metadata={"format": CARD_FORMAT}))
+    replace_file(weights, save(tensors, metadata={"format": CARD_FORMAT}))
     card = {
         "format": CARD_FORMAT,
         "name": name,
@@ -127,28 +119,14 @@ def save_pretrained(model: NeuralProcess, directory: str | Path, name: str, *, p
         "training": training,
         "evaluation": evaluation,
         "weights": weights.name,
-        "sha256": _sha256(weights),
+        "sha256": file_sha256(weights),
         "npbandit_version": __version__,
         "torch_version": torch.__version__,
         "date": _dt.date.today().isoformat(),
     }
     card_path = directory / f"{name}.json"
-    _replace(card_path, (json.dumps(card, indent=2) + "\n").encode())
+    replace_file(card_path, (json.dumps(card, indent=2) + "\n").encode())
     return card_path
-
-
-def _replace(path: Path, data: bytes) -> None:
-    """Write ``data`` to ``path`` through a temporary file beside it, so a reader (or a run
-    stopped half-way) sees the old file or the new one, never part of one; the file's mode
-    is what the umask allows, as for any file the process writes. An ``OSError`` (a
-    read-only directory, a full disk) leaves no temporary file behind."""
-    tmp = path.with_name(path.name + ".tmp")
-    try:
-        tmp.write_bytes(data)
-        tmp.replace(path)
-    except OSError:
-        tmp.unlink(missing_ok=True)
-        raise
 
 
 def available_checkpoints() -> list[str]:
@@ -271,7 +249,7 @@ def load_surrogate(name_or_path: str | Path, *, device: str | torch.device = "cp
     device, dtype = check_device("device", device), check_float_dtype("dtype", dtype)
     card = read_card(name_or_path)
     weights = weights_file(card)
-    digest = _sha256(weights)
+    digest = file_sha256(weights)
     if digest != card["sha256"]:
         raise CheckpointError(f"checkpoint {card['name']!r}: {weights.name} has sha256 {digest[:12]}…, the card says "
                               f"{card['sha256'][:12]}…; the file is corrupted or was replaced")
@@ -285,7 +263,7 @@ def load_surrogate(name_or_path: str | Path, *, device: str | torch.device = "cp
     except (TypeError, ValueError) as err:
         raise CheckpointError(f"checkpoint {card['name']!r}: its config does not build a {card['model']}: "
                               f"{err}") from None
-    tensors = _read_weights(card["name"], weights)
+    tensors = read_weights(card["name"], weights)
     expected = model.state_dict()
     missing, unexpected = sorted(set(expected) - set(tensors)), sorted(set(tensors) - set(expected))
     wrong = sorted(k for k in set(expected) & set(tensors) if expected[k].shape != tensors[k].shape)
@@ -299,28 +277,6 @@ def load_surrogate(name_or_path: str | Path, *, device: str | torch.device = "cp
     model.card = card
     model.loaded_fingerprint = weights_fingerprint(model)
     return model
-
-
-def weights_file(card: dict[str, Any]) -> Path:
-    """The weights file a card read by :func:`read_card` names (its ``"weights"``, beside the card).
-
-    Raises:
-        FileNotFoundError: the file is missing; where the card's own stem has a
-            ``.safetensors`` beside it (the two files renamed together, as a copy under a
-            name of one's own makes them), the message names both and how to pair them again.
-    """
-    card_path = Path(card["_path"])
-    weights = card_path.with_name(card["weights"])
-    if weights.exists():
-        return weights
-    renamed = card_path.with_suffix(".safetensors")
-    if renamed.exists():
-        raise FileNotFoundError(f"checkpoint {card['name']!r}: its card {card_path} names the weights file "
-                                f"{weights.name} (the name it was saved under), which is not beside it; "
-                                f"{renamed.name} is: if the two files were renamed together, set the card's "
-                                f"\"weights\" to {renamed.name!r} (its sha256 is still checked) or give both files "
-                                f"their saved name back")
-    raise FileNotFoundError(f"checkpoint {card['name']!r}: weights file {weights} is missing")
 
 
 def weights_fingerprint(model: torch.nn.Module) -> bytes:
@@ -360,31 +316,6 @@ def served_width(model: torch.nn.Module) -> int:
     without a card, its ``x_dim``."""
     card = getattr(model, "card", None)
     return max(checkpoint_use(card)["x_dims"]) if card is not None else model.x_dim
-
-
-def _read_weights(name: str, weights: Path) -> dict[str, torch.Tensor]:
-    """The tensors of checkpoint ``name``'s weights file ``weights``, every value finite.
-
-    A file whose card hash matches can still be damaged (truncated before it was hashed)
-    or hold NaN / inf (a diverged training run): both are refused here, naming the
-    checkpoint, the file and the tensor, rather than failing later in the model.
-
-    Raises:
-        CheckpointError: the file is not readable safetensors, or a tensor holds a
-            non-finite value.
-    """
-    try:
-        tensors = load_file(str(weights))
-    except SafetensorError as err:
-        raise CheckpointError(f"checkpoint {name!r}: weights file {weights} is damaged (truncated or not "
-                              f"safetensors): {err}") from None
-    for key in sorted(tensors):
-        bad = int((~torch.isfinite(tensors[key])).sum())
-        if bad:
-            raise CheckpointError(f"checkpoint {name!r}: weights file {weights} holds {bad} non-finite value(s) "
-                                  f"in tensor {key!r} (shape {tuple(tensors[key].shape)}); the checkpoint was "
-                                  "saved from a diverged model or altered")
-    return tensors
 
 
 def checkpoint_transforms(card: dict[str, Any]) -> dict[str, Any]:
