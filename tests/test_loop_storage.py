@@ -356,9 +356,9 @@ def test_a_relative_url_s_errors_name_it_and_the_file_in_the_current_directory(t
 
 def test_the_storage_package_re_exports_each_name_from_its_module():
     import npbandit.storage as storage
-    from npbandit.storage import engine, heartbeat, logger, models, queries
+    from npbandit.storage import engine, heartbeat, logger, models, queries, urls
 
-    homes = {engine: ["DEFAULT_URL", "open_db", "display_url", "shared_url"],
+    homes = {engine: ["DEFAULT_URL", "open_db"], urls: ["display_url", "shared_url"],
              heartbeat: ["HEARTBEAT_EVERY", "STALE_AFTER", "effective_status"], logger: ["RunLogger", "COMMIT_EVERY"],
              models: ["Base", "Run", "Step", "Meta", "STATUSES", "SCHEMA_VERSION"],
              queries: ["RunRow", "list_runs", "run_steps"]}

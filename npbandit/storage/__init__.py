@@ -86,7 +86,7 @@ The settings are read from their own module when used: change
 """
 
 from npbandit.exceptions import RunMadeElsewhere, SchemaVersionError, StorageError
-from npbandit.storage.engine import DEFAULT_URL, display_url, open_db, shared_url
+from npbandit.storage.engine import DEFAULT_URL, open_db
 from npbandit.storage.heartbeat import HEARTBEAT_EVERY, STALE_AFTER, effective_status
 from npbandit.storage.logger import COMMIT_EVERY, RunLogger
 from npbandit.storage.models import SCHEMA_VERSION, STATUSES, Base, Meta, Run, Step
@@ -107,6 +107,7 @@ from npbandit.storage.queries import (
            runs_by_key,
            step_params,
 )
+from npbandit.storage.urls import display_url, shared_url
 
 __all__ = ["DEFAULT_URL", "Run", "Step", "Meta", "open_db", "RunLogger", "list_runs", "run_steps", "effective_status",
            "display_url", "shared_url", "StorageError", "SchemaVersionError", "STATUSES", "STALE_AFTER",

@@ -20,8 +20,8 @@ from typing import Any
 from sqlalchemy import update
 from sqlalchemy.exc import SQLAlchemyError
 
-from npbandit.storage.engine import display_url
 from npbandit.storage.models import Run, _now
+from npbandit.storage.urls import display_url
 
 __all__ = ["HEARTBEAT_EVERY", "STALE_AFTER", "effective_status", "interruption"]
 

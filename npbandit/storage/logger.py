@@ -21,15 +21,10 @@ from npbandit.exceptions import RunMadeElsewhere
 from npbandit.storage.engine import (
     _RUN_START_LOCK,
     DEFAULT_URL,
-    _absolute_url,
     _check_writable_file,
-    _normalise_url,
     _one_at_a_time,
-    _sqlite_file,
     _storage_errors,
-    display_url,
     open_db,
-    refuse_in_memory,
 )
 from npbandit.storage.heartbeat import _heartbeat
 from npbandit.storage.models import (
@@ -46,6 +41,7 @@ from npbandit.storage.models import (
     stored_json,
 )
 from npbandit.storage.queries import _made_already
+from npbandit.storage.urls import _absolute_url, _normalise_url, _sqlite_file, display_url, refuse_in_memory
 from npbandit.text import printable, shorten
 from npbandit.validation import is_real
 

@@ -22,7 +22,7 @@ from sqlalchemy import func, inspect, select
 from sqlalchemy.engine import Connection
 
 from npbandit.space import SearchSpace, as_search_space
-from npbandit.storage.engine import DEFAULT_URL, _has_schema, _normalise_url, _read, _sqlite_file, display_url, open_db
+from npbandit.storage.engine import DEFAULT_URL, _has_schema, _read, open_db
 from npbandit.storage.heartbeat import interruption
 from npbandit.storage.models import (
     _STEP_TIMES,
@@ -34,6 +34,7 @@ from npbandit.storage.models import (
     _read_time,
     stored_json,
 )
+from npbandit.storage.urls import _normalise_url, _sqlite_file, display_url
 from npbandit.validation import check_int, json_default
 
 __all__ = ["RunRow", "list_runs", "run_steps", "run_evaluations", "RunEvaluations", "INITIAL", "INITIAL_FROM",

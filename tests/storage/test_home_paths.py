@@ -10,7 +10,7 @@ import pytest
 import npbandit
 from npbandit.cli import main
 from npbandit.storage import list_runs
-from npbandit.storage.engine import _normalise_url
+from npbandit.storage.urls import _normalise_url
 
 
 @pytest.fixture
