@@ -59,8 +59,9 @@ The package, by concern (every name below is importable from ``npbandit.storage`
 
 - :mod:`~npbandit.storage.models`: the tables (:class:`Run`, :class:`Step`, :class:`Meta`),
   :data:`SCHEMA_VERSION`, :data:`STATUSES`;
-- :mod:`~npbandit.storage.engine`: :func:`open_db`, :data:`DEFAULT_URL`, :func:`display_url`,
-  :func:`shared_url`, the schema check;
+- :mod:`~npbandit.storage.urls`: :func:`display_url`, :func:`shared_url`, how a path or URL
+  is read and checked;
+- :mod:`~npbandit.storage.engine`: :func:`open_db`, :data:`DEFAULT_URL`, the schema check;
 - :mod:`~npbandit.storage.sqlite_files`: how a reader opens an SQLite file without writing;
 - :mod:`~npbandit.storage.heartbeat`: the heartbeat thread, :func:`effective_status`,
   :data:`HEARTBEAT_EVERY`, :data:`STALE_AFTER`;
