@@ -356,3 +356,14 @@ def drive(opt, objective, steps=None):
         trial = opt.ask()
         opt.tell(trial, objective(trial.x))
         told += 1
+
+
+def forget_engines() -> None:
+    """Dispose of and forget every engine ``open_db`` cached (one per URL and mode), as a process
+    that ends does: the next open of a database reads it afresh, after a test changed it behind
+    the cache's back (as another process or npbandit version would)."""
+    from npbandit.storage import engine as storage_engine
+
+    for engine in storage_engine._ENGINES.values():
+        engine.dispose()
+    storage_engine._ENGINES.clear()

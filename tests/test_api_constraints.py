@@ -9,7 +9,7 @@ import warnings
 import numpy as np
 import pytest
 import torch
-from helpers import tiny_checkpoint
+from helpers import forget_engines, tiny_checkpoint
 from sqlalchemy import text, update
 
 from npbandit import optimize
@@ -19,7 +19,6 @@ from npbandit.loop import run_episode
 from npbandit.policies import BOPolicy, SobolPolicy
 from npbandit.report import bo_summary, report_text
 from npbandit.storage import SCHEMA_VERSION, list_runs, open_db, run_steps
-from npbandit.storage import engine as storage_engine
 from npbandit.storage.models import Meta
 
 BOX = [[0.0, 0.0], [1.0, 1.0]]
@@ -230,7 +229,7 @@ def test_a_schema_3_database_is_read_as_it_is_and_upgraded_by_a_writer(tmp_path)
     with open_db(db).begin() as conn:  # as an npbandit of schema version 3 left it
         conn.execute(text("ALTER TABLE steps DROP COLUMN constraints"))
         conn.execute(update(Meta).where(Meta.key == "schema_version").values(value="3"))
-    _forget_engines()
+    forget_engines()
     (run,) = list_runs(db)
     assert [s["constraints"] for s in run_steps(db, run.id)] == [None, None]
     optimize(total, BOX, surrogate="random", budget=2, db=db, progress=False, constraints=disc)
@@ -238,13 +237,6 @@ def test_a_schema_3_database_is_read_as_it_is_and_upgraded_by_a_writer(tmp_path)
         assert conn.execute(text("SELECT value FROM npbandit_meta")).scalar_one() == str(SCHEMA_VERSION)
     second = list_runs(db)[-1]
     assert all(s["constraints"] is not None for s in run_steps(db, second.id))
-
-
-def _forget_engines():
-    # open_db caches one engine per URL and mode: the database changed behind its back
-    for engine in storage_engine._ENGINES.values():
-        engine.dispose()
-    storage_engine._ENGINES.clear()
 
 
 def _search(policy, constraints, seed, budget=15):

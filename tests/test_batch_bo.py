@@ -7,7 +7,7 @@ from concurrent.futures import ThreadPoolExecutor
 import numpy as np
 import pytest
 import torch
-from helpers import tiny_checkpoint
+from helpers import forget_engines, tiny_checkpoint
 
 from npbandit import optimize
 from npbandit.acquisition.proposal import propose
@@ -381,11 +381,7 @@ def test_a_version_1_database_is_refused(tmp_path):
     RunLogger(db)
     with open_db(db).begin() as conn:
         conn.execute(update(Meta).where(Meta.key == "schema_version").values(value="1"))
-    from npbandit.storage import engine as storage_engine
-
-    for engine in storage_engine._ENGINES.values():  # open_db caches engines: open the file afresh
-        engine.dispose()
-    storage_engine._ENGINES.clear()
+    forget_engines()  # open_db caches engines: open the file afresh
     with pytest.raises(SchemaVersionError, match="schema version 1.*older npbandit"):
         RunLogger(db)
 

@@ -8,13 +8,13 @@ from fractions import Fraction
 
 import numpy as np
 import pytest
+from helpers import forget_engines
 from sqlalchemy import text, update
 
 import npbandit.envs.blackbox as blackbox
 from npbandit import optimize
 from npbandit.exceptions import ObjectiveReturnError
 from npbandit.storage import SCHEMA_VERSION, Meta, list_runs, open_db, run_steps
-from npbandit.storage import engine as storage_engine
 
 BOX = [[0.0, 0.0], [1.0, 1.0]]
 #: how the messages of a wrong return began, which optimize's warning once matched
@@ -109,13 +109,6 @@ def test_the_error_raised_with_on_error_raise_carries_the_kind_of_the_step_it_st
     assert run.status == "failed" and [s["error_kind"] for s in run_steps(db, run.id)] == [None, "returned"]
 
 
-def _forget_engines():
-    # open_db caches one engine per URL and mode: the database changed behind its back
-    for engine in storage_engine._ENGINES.values():
-        engine.dispose()
-    storage_engine._ENGINES.clear()
-
-
 def _version(db):
     with open_db(db, readonly=True).connect() as conn:
         return conn.execute(text("SELECT value FROM npbandit_meta")).scalar_one()
@@ -127,19 +120,19 @@ def test_a_database_from_before_error_kind_is_read_as_it_is_and_upgraded_by_a_wr
     with open_db(db).begin() as conn:  # as an npbandit of schema version 4 left it
         conn.execute(text("ALTER TABLE steps DROP COLUMN error_kind"))
         conn.execute(update(Meta).where(Meta.key == "schema_version").values(value="4"))
-    _forget_engines()
+    forget_engines()
     (old,) = list_runs(db)
     steps = run_steps(db, old.id)
     assert [s["error_kind"] for s in steps] == [None, None, None]  # the column is absent: read as None
     assert [s["failed"] for s in steps] == [False, True, False] and "must return a float" in steps[1]["error"]
     assert _version(db) == "4"  # readers never write
-    _forget_engines()
+    forget_engines()
     _run(_second_fails(float("nan")), db=db)  # a writer adds the column, then records the kind
     assert _version(db) == str(SCHEMA_VERSION)
     first, second = list_runs(db)
     assert [s["error_kind"] for s in run_steps(db, first.id)] == [None, None, None]  # the old steps as they were
     assert [s["error_kind"] for s in run_steps(db, second.id)] == [None, "nonfinite", None]
-    _forget_engines()
+    forget_engines()
 
 
 def test_a_value_past_float64_told_or_given_is_infinite_not_an_overflow():

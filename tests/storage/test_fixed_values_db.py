@@ -5,25 +5,17 @@ schema 6 read as it is and upgraded in place by a writer; a run with fixed trial
 
 import numpy as np
 import pytest
-from helpers import BOUNDS, sphere
+from helpers import BOUNDS, forget_engines, sphere
 from sqlalchemy import inspect, select, text, update
 
 from npbandit import Optimizer, optimize
 from npbandit.report import report_text
 from npbandit.space import Choice, Float, Int
 from npbandit.storage import SCHEMA_VERSION, Meta, RunLogger, list_runs, open_db, run_evaluations, run_steps
-from npbandit.storage import engine as storage_engine
 from npbandit.storage.models import ADDED_COLUMNS
 
 SPACE = {"lr": Float(1e-4, 1e-1, log=True), "layers": Int(1, 4), "act": Choice(["relu", "tanh", "gelu"]),
          "drop": Float(0.0, 0.5)}
-
-
-def _forget_engines():
-    # open_db caches one engine per URL and mode: the database changed behind its back
-    for engine in storage_engine._ENGINES.values():
-        engine.dispose()
-    storage_engine._ENGINES.clear()
 
 
 def _version_and_step_columns(db):
@@ -54,7 +46,7 @@ def test_a_told_trial_s_fixed_values_are_stored_and_read_back_after_reopening(tm
     opt = Optimizer(BOUNDS, surrogate="random", budget=4, seed=0, db=db)
     trials = _told(opt, FIXED)
     opt.close()
-    _forget_engines()  # a reader of its own, as a later process would open it
+    forget_engines()  # a reader of its own, as a later process would open it
     steps = run_steps(db, opt.run_id)
     assert [s["fixed"] for s in steps] == [{"x1": 0.7}, None, {"x0": 0.1 + 0.2, "x1": 1.7}, None]
     for step, trial in zip(steps, trials):  # the point the objective got, fixed values exactly as given
@@ -140,14 +132,14 @@ def test_a_database_of_schema_6_is_read_as_it_is_and_upgraded_in_place_by_a_writ
     with open_db(db).begin() as conn:  # as an npbandit of schema version 6 left it
         conn.execute(text("ALTER TABLE steps DROP COLUMN fixed"))
         conn.execute(update(Meta).where(Meta.key == "schema_version").values(value="6"))
-    _forget_engines()
+    forget_engines()
     steps = run_steps(db, old)
     assert [s["fixed"] for s in steps] == [None, None]  # the column is absent: read as None
     assert steps[0]["params"]["x0"] == 0.5  # the rest as stored
     assert "fixed values" not in report_text(db)
     version, columns = _version_and_step_columns(db)
     assert version == "6" and "fixed" not in columns  # readers never write
-    _forget_engines()
+    forget_engines()
     more = Optimizer(BOUNDS, surrogate="random", budget=1, seed=1, db=db)  # a writer adds the column
     _told(more, [{"x1": 1.5}])
     more.close()
@@ -155,7 +147,7 @@ def test_a_database_of_schema_6_is_read_as_it_is_and_upgraded_in_place_by_a_writ
     assert version == str(SCHEMA_VERSION) and "fixed" in columns
     assert [s["fixed"] for s in run_steps(db, old)] == [None, None]  # the old steps kept as they were
     assert [s["fixed"] for s in run_steps(db, more.run_id)] == [{"x1": 1.5}]
-    _forget_engines()
+    forget_engines()
 
 
 def test_a_newer_schema_is_refused(tmp_path):
@@ -165,10 +157,10 @@ def test_a_newer_schema_is_refused(tmp_path):
     RunLogger(db)
     with open_db(db).begin() as conn:
         conn.execute(update(Meta).where(Meta.key == "schema_version").values(value=str(SCHEMA_VERSION + 1)))
-    _forget_engines()
+    forget_engines()
     with pytest.raises(SchemaVersionError, match="newer npbandit"):
         list_runs(db)
-    _forget_engines()
+    forget_engines()
 
 
 @pytest.mark.parametrize(("bad", "error", "said"), [

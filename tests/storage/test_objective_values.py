@@ -7,7 +7,7 @@ import math
 
 import numpy as np
 import pytest
-from helpers import log_objectives_run
+from helpers import forget_engines, log_objectives_run
 from sqlalchemy import inspect, select, text, update
 
 from npbandit.exceptions import RunMadeElsewhere
@@ -21,17 +21,9 @@ from npbandit.storage import (
     run_key,
     run_steps,
 )
-from npbandit.storage import engine as storage_engine
 from npbandit.storage.models import ADDED_COLUMNS
 
 EVALUATIONS = [[1.0, 2.0], None, [0.5, -3.25]]
-
-
-def _forget_engines():
-    # open_db caches one engine per URL and mode: the database changed behind its back
-    for engine in storage_engine._ENGINES.values():
-        engine.dispose()
-    storage_engine._ENGINES.clear()
 
 
 def _version_and_step_columns(db):
@@ -97,13 +89,13 @@ def test_a_database_of_schema_5_is_read_as_it_is_and_upgraded_in_place_by_a_writ
     with open_db(db).begin() as conn:  # as an npbandit of schema version 5 left it
         conn.execute(text('ALTER TABLE steps DROP COLUMN "values"'))
         conn.execute(update(Meta).where(Meta.key == "schema_version").values(value="5"))
-    _forget_engines()
+    forget_engines()
     steps = run_steps(db, old)
     assert [s["values"] for s in steps] == [None, None]  # the column is absent: read as None
     assert [s["params"] for s in steps] == [{"x0": 0.0, "x1": 0.0}, {"x0": 0.5, "x1": 0.5}]  # the rest as stored
     version, columns = _version_and_step_columns(db)
     assert version == "5" and "values" not in columns  # readers never write
-    _forget_engines()
+    forget_engines()
     new = log_objectives_run(db, [[4.0, 5.0]], seed=1)  # a writer adds the column, then records the values
     version, columns = _version_and_step_columns(db)
     assert version == str(SCHEMA_VERSION) and "values" in columns
@@ -111,7 +103,7 @@ def test_a_database_of_schema_5_is_read_as_it_is_and_upgraded_in_place_by_a_writ
     assert [s["values"] for s in run_steps(db, old)] == [None, None]  # the old steps kept as they were
     assert [s["params"] for s in run_steps(db, old)] == [s["params"] for s in steps]
     assert [s["values"] for s in run_steps(db, new)] == [[4.0, 5.0]]
-    _forget_engines()
+    forget_engines()
 
 
 def _key(minimize):

@@ -15,7 +15,7 @@ import time
 
 import numpy as np
 import pytest
-from helpers import four_writers
+from helpers import forget_engines, four_writers
 from postgres_cluster import Cluster, skip_unless_available
 from sqlalchemy import func, insert, inspect, select, text, update
 from sqlalchemy.exc import SQLAlchemyError
@@ -58,14 +58,6 @@ def any_url(request, tmp_path):
     if request.param == "sqlite":
         return f"sqlite:///{tmp_path / 'runs.db'}"
     return request.getfixturevalue("pg_url")
-
-
-def _forget_engines():
-    # open_db caches one engine per URL and mode; a test that changes the database behind
-    # the cache's back (as another npbandit version would) needs a fresh open
-    for engine in storage_engine._ENGINES.values():
-        engine.dispose()
-    storage_engine._ENGINES.clear()
 
 
 @pytest.mark.postgres
@@ -205,13 +197,13 @@ def test_a_schema_version_mismatch_is_a_clear_error(any_url, stored):
     run_episode(WheelBanditEnv(horizon=5), UniformPolicy(), seed=0, logger=RunLogger(any_url), run_info=WHEEL)
     with open_db(any_url).begin() as conn:  # as another npbandit version would leave it
         conn.execute(update(Meta).where(Meta.key == "schema_version").values(value=str(stored)))
-    _forget_engines()
+    forget_engines()
     hint = "newer npbandit" if stored > SCHEMA_VERSION else "older npbandit"
     for opening in (lambda: RunLogger(any_url), lambda: list_runs(any_url)):
         with pytest.raises(SchemaVersionError,
                            match=f"schema version {stored}.*uses schema version {SCHEMA_VERSION}.*{hint}"):
             opening()
-    _forget_engines()
+    forget_engines()
 
 
 @pytest.mark.postgres
@@ -222,7 +214,7 @@ def test_a_database_from_before_schema_versions_is_checked_and_stamped(any_url):
                                         status="completed", started_at=_now(), heartbeat_at=_now(),
                                         n_steps=0, host="h", pid=1, versions={}))
         Meta.__table__.drop(conn)
-    _forget_engines()
+    forget_engines()
     assert [r.policy for r in list_runs(any_url)] == ["p"]  # a reader reads it as it is
     RunLogger(any_url)  # a writer stamps it
     with open_db(any_url).connect() as conn:
@@ -230,10 +222,10 @@ def test_a_database_from_before_schema_versions_is_checked_and_stamped(any_url):
     with open_db(any_url).begin() as conn:  # now without a column this version needs
         Meta.__table__.drop(conn)
         conn.execute(text("ALTER TABLE steps DROP COLUMN best_value"))
-    _forget_engines()
+    forget_engines()
     with pytest.raises(SchemaVersionError, match=r"no schema version.*steps\.best_value"):
         RunLogger(any_url)
-    _forget_engines()
+    forget_engines()
 
 
 def _as_version_2(url):
@@ -241,7 +233,7 @@ def _as_version_2(url):
     with open_db(url).begin() as conn:
         conn.execute(text("ALTER TABLE steps DROP COLUMN params"))
         conn.execute(update(Meta).where(Meta.key == "schema_version").values(value="2"))
-    _forget_engines()
+    forget_engines()
 
 
 def _version_and_step_columns(url):
@@ -267,7 +259,7 @@ def test_a_version_2_database_is_read_as_it_is_and_upgraded_in_place_by_a_writer
     assert f"best point: run {run.id}, evaluation" in report_text(any_url)
     assert f"x0={x0:.4g}, x1={x1:.4g}" in report_text(any_url)
     assert _version_and_step_columns(any_url)[0] == "2"  # readers never write
-    _forget_engines()
+    forget_engines()
     new = optimize(sphere, [[-1.0, -1.0], [1.0, 1.0]], surrogate="random", budget=2, db=any_url, progress=False)
     version, columns = _version_and_step_columns(any_url)
     assert version == str(SCHEMA_VERSION) and "params" in columns
@@ -275,7 +267,7 @@ def test_a_version_2_database_is_read_as_it_is_and_upgraded_in_place_by_a_writer
     assert [s["params"] for s in run_steps(any_url, first.id)] == [None] * 3  # the old steps kept as they were
     assert [s["params"] for s in run_steps(any_url, second.id)] == [
         {"x0": h["x"][0], "x1": h["x"][1]} for h in new.history]
-    _forget_engines()
+    forget_engines()
 
 
 @pytest.mark.postgres
@@ -299,7 +291,7 @@ def test_a_run_of_a_version_2_database_is_continued_from_its_points(any_url):
                                                "x1": pytest.approx(h["x"][1], rel=1e-12, abs=1e-15)}
                                               for h in old.history]
     assert [s["params"] for s in run_steps(any_url, old.run_id)] == [None] * 3  # the stored steps as they are
-    _forget_engines()
+    forget_engines()
 
 
 @pytest.mark.postgres
@@ -308,12 +300,12 @@ def test_a_database_from_before_schema_versions_gets_the_added_columns(any_url):
     with open_db(any_url).begin() as conn:  # without a version, and without a column a later version added
         Meta.__table__.drop(conn)
         conn.execute(text("ALTER TABLE steps DROP COLUMN params"))
-    _forget_engines()
+    forget_engines()
     (run,) = list_runs(any_url)
     assert len(run_steps(any_url, run.id)) == 3
     RunLogger(any_url)  # a writer adds the column and stamps the version
     assert _version_and_step_columns(any_url) == (str(SCHEMA_VERSION), {c.name for c in Step.__table__.columns})
-    _forget_engines()
+    forget_engines()
 
 
 @pytest.mark.postgres
@@ -325,16 +317,16 @@ def test_a_version_5_database_gains_the_steps_values_column_a_keyword_quoted(any
     with open_db(any_url).begin() as conn:  # as an npbandit of schema version 5 left it
         conn.execute(text('ALTER TABLE steps DROP COLUMN "values"'))
         conn.execute(update(Meta).where(Meta.key == "schema_version").values(value="5"))
-    _forget_engines()
+    forget_engines()
     assert [s["values"] for s in run_steps(any_url, old)] == [None]
     assert _version_and_step_columns(any_url)[0] == "5"
-    _forget_engines()
+    forget_engines()
     new = log_objectives_run(any_url, [[3.0, -4.5], None], seed=1)
     version, columns = _version_and_step_columns(any_url)
     assert version == str(SCHEMA_VERSION) and "values" in columns
     assert [s["values"] for s in run_steps(any_url, old)] == [None]
     assert [s["values"] for s in run_steps(any_url, new)] == [[3.0, -4.5], None]
-    _forget_engines()
+    forget_engines()
 
 
 @pytest.mark.postgres
@@ -353,17 +345,17 @@ def test_a_version_6_database_gains_the_steps_fixed_column_and_records_fixed_val
     with open_db(any_url).begin() as conn:  # as an npbandit of schema version 6 left it
         conn.execute(text("ALTER TABLE steps DROP COLUMN fixed"))
         conn.execute(update(Meta).where(Meta.key == "schema_version").values(value="6"))
-    _forget_engines()
+    forget_engines()
     assert [s["fixed"] for s in run_steps(any_url, old)] == [None, None]
     assert _version_and_step_columns(any_url)[0] == "6"
-    _forget_engines()
+    forget_engines()
     new = told(1, {"x0": 0.1 + 0.2})
     version, columns = _version_and_step_columns(any_url)
     assert version == str(SCHEMA_VERSION) and "fixed" in columns
     assert [s["fixed"] for s in run_steps(any_url, old)] == [None, None]
     first, second = run_steps(any_url, new)
     assert first["fixed"] == {"x0": 0.1 + 0.2} == {"x0": first["params"]["x0"]} and second["fixed"] is None
-    _forget_engines()
+    forget_engines()
 
 
 def test_a_missing_driver_is_named():
@@ -408,7 +400,7 @@ def test_a_writer_refuses_a_postgres_schema_holding_another_applications_tables(
     own = pg_url + "&options=-csearch_path%3Dnpbandit"
     run_episode(WheelBanditEnv(horizon=5), UniformPolicy(), seed=0, logger=RunLogger(own), run_info=WHEEL)
     assert [r.n_steps for r in list_runs(own)] == [5]
-    _forget_engines()
+    forget_engines()
 
 
 @pytest.mark.postgres

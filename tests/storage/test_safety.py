@@ -11,6 +11,7 @@ import tempfile
 import traceback
 
 import pytest
+from helpers import forget_engines
 from sqlalchemy import select, update
 
 from npbandit.envs import WheelBanditEnv
@@ -31,13 +32,6 @@ from npbandit.storage import engine as storage_engine
 WHEEL = {"kind": "bandit", "env_id": "npbandit/WheelBandit-v0", "env_params": {"delta": 0.5}}
 
 
-def _forget_engines():
-    # open_db caches one engine per URL and mode: close them all, as a process that ends does
-    for engine in storage_engine._ENGINES.values():
-        engine.dispose()
-    storage_engine._ENGINES.clear()
-
-
 def _directory_state(path):
     """Every entry of ``path`` with its size, mtime and owner, and the directory's own mtime."""
     entries = {name: (st.st_size, st.st_mtime_ns, st.st_uid)
@@ -55,7 +49,7 @@ def test_reading_a_closed_wal_database_leaves_its_directory_unchanged(tmp_path):
 
     db = str(tmp_path / "runs.db")
     _log_run(db, horizon=12)
-    _forget_engines()  # the writer has ended: SQLite removed its -wal and -shm files
+    forget_engines()  # the writer has ended: SQLite removed its -wal and -shm files
     with contextlib.closing(sqlite3.connect(db)) as conn:
         assert conn.execute("PRAGMA journal_mode").fetchone()[0] == "wal"
     before = _directory_state(tmp_path)
@@ -64,7 +58,7 @@ def test_reading_a_closed_wal_database_leaves_its_directory_unchanged(tmp_path):
     assert len(run_steps(db, run.id)) == 12
     assert "uniform" in report_text(db)
     assert _directory_state(tmp_path) == before  # no file made, none touched
-    _forget_engines()
+    forget_engines()
     _log_run(db, seed=1)  # and the owner writes on
     assert [r.n_steps for r in list_runs(db)] == [12, 5]
 
@@ -85,7 +79,7 @@ def test_reading_while_a_writer_is_open_sees_its_committed_steps_and_adds_no_fil
 def test_a_reader_notices_a_file_changed_under_it_and_reads_again(tmp_path):
     db = str(tmp_path / "runs.db")
     _log_run(db)
-    _forget_engines()
+    forget_engines()
     # the run's last write a second back: a WAL checkpoint changes neither the file's size nor its
     # header, only its times, and a kernel with coarse file timestamps (one per tick, up to 10 ms)
     # would give the change below the time of the run's last write, some milliseconds before
@@ -112,7 +106,7 @@ def test_a_writer_that_opens_the_file_during_a_read_makes_the_reader_read_again(
     its -wal file appearing counts as a change, and the read again goes through its files."""
     db = str(tmp_path / "runs.db")
     _log_run(db)
-    _forget_engines()
+    forget_engines()
     assert not os.path.exists(db + "-wal")  # every writer closed: the reader opens the file immutable
     engine = open_db(db, readonly=True)
     calls, writers = [], []
@@ -146,7 +140,7 @@ def test_a_report_by_another_user_does_not_lock_the_owner_out(tmp_path):
     warm = str(tmp_path / "warm.db")
     _log_run(warm)
     report_text(warm)
-    _forget_engines()
+    forget_engines()
     owner, reader = 54321, 54322
     shared = tempfile.mkdtemp(prefix="npbandit-shared-")  # reachable by both users, unlike tmp_path
     try:
@@ -165,7 +159,7 @@ def test_a_report_by_another_user_does_not_lock_the_owner_out(tmp_path):
                     os.setgid(uid)
                     os.setuid(uid)
                     work()
-                    _forget_engines()
+                    forget_engines()
                     code = 0
                 except BaseException:  # noqa: BLE001 - sent to the parent
                     os.write(write_end, traceback.format_exc()[-3000:].encode())
@@ -221,12 +215,12 @@ def test_a_schema_version_that_is_not_a_number_is_called_so(tmp_path):
     _log_run(db)
     with open_db(db).begin() as conn:
         conn.execute(update(Meta).where(Meta.key == "schema_version").values(value="banana"))
-    _forget_engines()
+    forget_engines()
     for opening in (lambda: RunLogger(db), lambda: list_runs(db)):
         with pytest.raises(SchemaVersionError, match="'banana', which is not a schema version") as info:
             opening()
         assert "older npbandit" not in str(info.value)
-    _forget_engines()
+    forget_engines()
 
 
 @pytest.mark.parametrize("url,message", [
@@ -268,7 +262,7 @@ def test_an_absolute_path_given_with_three_slashes_is_pointed_out(tmp_path, monk
 def test_an_sqlite_uri_with_uri_true_is_read_as_its_file_and_never_created(tmp_path):
     db = tmp_path / "runs.db"
     _log_run(str(db))
-    _forget_engines()
+    forget_engines()
     state = _directory_state(tmp_path)
     assert [r.n_steps for r in list_runs(f"sqlite:///file:{db}?uri=true")] == [5]
     assert _directory_state(tmp_path) == state
@@ -298,7 +292,7 @@ def test_error_text_is_stored_as_given_and_printable_escapes_it(tmp_path):
 def test_a_wal_file_without_its_index_is_read_without_creating_the_index(tmp_path):
     db = tmp_path / "runs.db"
     _log_run(str(db))
-    _forget_engines()
+    forget_engines()
     (tmp_path / "runs.db-wal").write_bytes(b"")  # as a copy that left the -shm file behind would be
     state = _directory_state(tmp_path)
     with pytest.warns(RuntimeWarning, match="no -shm file"):
