@@ -37,8 +37,9 @@ A loop need not import this module: ``npbandit`` installs a hook
 Import it yourself to save a ``Client`` before its first model-based trial, or to load one
 in a new process. The rest of the integration lives on ``NPModel`` itself
 (``construct_inputs``, ``train_Yvar``, the transforms as Ax passes them, ``state_dict``;
-see :mod:`npbandit.models.model`) and in :func:`~npbandit.models.shared_surrogate`, which
-loads each checkpoint once per process although Ax rebuilds the model on every trial.
+see :mod:`npbandit.models.construction` and :mod:`npbandit.models.model`) and in
+:func:`~npbandit.models.shared_surrogate`, which loads each checkpoint once per process
+although Ax rebuilds the model on every trial.
 """
 
 from __future__ import annotations

@@ -5,7 +5,9 @@
 
 One module per idea:
 
-* :mod:`~npbandit.models.model` -- :class:`NPModel`: data, construction, state dict;
+* :mod:`~npbandit.models.model` -- :class:`NPModel`: data, the constructor, state dict;
+* :mod:`~npbandit.models.construction` -- the other constructors: ``from_pretrained`` (a
+  checkpoint name) and ``construct_inputs`` (a dataset and Ax's model options);
 * :mod:`~npbandit.models.network` -- the network's inputs, outputs (several columns: an NP
   per output), symmetric views, dtype;
 * :mod:`~npbandit.models.posterior` -- the marginal (diagonal) posterior, equal points
