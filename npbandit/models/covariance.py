@@ -77,7 +77,8 @@ import warnings
 import torch
 from torch import Tensor
 
-from npbandit.surrogates.base import MIN_LATENT_VAR, NPState
+from npbandit.surrogates.gaussian import MIN_LATENT_VAR
+from npbandit.surrogates.states import NPState
 from npbandit.threads import torch_threads
 
 __all__ = ["COVARIANCES", "MAX_CORRELATED_POINTS", "MIN_EIGENVALUE", "ResponseCovarianceMixin",

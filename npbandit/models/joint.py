@@ -20,7 +20,7 @@ from linear_operator.operators import DiagLinearOperator, RootLinearOperator
 from torch import Tensor
 
 from npbandit.models.posterior import first_equal_rows, low_rank_root
-from npbandit.surrogates.base import MIN_LATENT_VAR, hold_out_noise
+from npbandit.surrogates.gaussian import MIN_LATENT_VAR, hold_out_noise
 
 __all__ = ["JointPosteriorMixin"]
 
@@ -54,7 +54,7 @@ class JointPosteriorMixin:
         It is the surrogate's *one-shot* joint -- the low-rank-plus-diagonal Gaussian
         ``N(mu, Phi Phi^T + diag(s^2))`` its head gives the ``q`` points together, the
         joint CMANP-AND is trained on -- with the noise estimate held out as on the
-        marginal path (:func:`~npbandit.surrogates.base.hold_out_noise`: its marginals are
+        marginal path (:func:`~npbandit.surrogates.gaussian.hold_out_noise`: its marginals are
         the ``q = 1`` posterior's, and it is ``Cov(y) - noise I`` wherever the diagonal
         carries the noise), put in the user's units, and returned as a
         ``GPyTorchPosterior`` over a multivariate normal whose covariance is a root

@@ -127,7 +127,7 @@ from botorch.exceptions.warnings import InputDataWarning
 from torch import Tensor
 
 from npbandit.models.checks import box_excursion, box_limits
-from npbandit.surrogates.base import NPState
+from npbandit.surrogates.states import NPState
 from npbandit.threads import torch_threads
 from npbandit.transforms.standardize import standardization
 

@@ -38,7 +38,7 @@ from torch import Tensor
 from npbandit.models.cache import SHARED_ROWS_MIN, SharedRows
 from npbandit.models.checks import broadcasts, check_output_indices, check_points
 from npbandit.models.covariance import decoupled, shrink_to_positive_definite
-from npbandit.surrogates.base import MIN_LATENT_VAR
+from npbandit.surrogates.gaussian import MIN_LATENT_VAR
 
 __all__ = ["IndependentOutputs", "MarginalPosteriorMixin", "covariance_root", "first_equal_rows", "gaussian_posterior",
            "independent_outputs", "low_rank_root", "PAIRWISE_MAX"]

@@ -16,12 +16,13 @@ from __future__ import annotations
 from dataclasses import fields, is_dataclass
 from typing import Any
 
-from npbandit.surrogates.base import ContextSetState, NeuralProcess, NPConfig, NPState
+from npbandit.surrogates.base import NeuralProcess, NPConfig
 from npbandit.surrogates.cmanp import CMANP, CMANPConfig, CMANPState
 from npbandit.surrogates.cmanp_and import CMANPAND, CMANPANDConfig
 from npbandit.surrogates.datnp import DATNP, DATNPConfig
 from npbandit.surrogates.lbanp import LBANP, LBANPConfig
 from npbandit.surrogates.retreever import ReTreever, ReTreeverConfig
+from npbandit.surrogates.states import ContextSetState, NPState
 from npbandit.surrogates.te_pt_tnp import TEPTTNP, TEPTTNPConfig
 from npbandit.surrogates.tnp import TNPD, TNPDConfig
 from npbandit.validation import register_class, unregistered

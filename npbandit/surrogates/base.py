@@ -53,75 +53,32 @@ Shapes: ``xc [B, N, dx]``, ``yc [B, N, dy]``, ``xt [B, M, dx]``. ``N = 0`` is le
 and gives the prior predictive. A state is an immutable value: ``update`` returns a
 new one and leaves its argument usable, so a policy can branch (fantasies, lookahead)
 without copying.
+
+This module holds the protocol (:class:`NeuralProcess`, its argument checks and the
+outcome transform's units) and :class:`NPConfig`. The states live in
+:mod:`npbandit.surrogates.states`, the Gaussian arithmetic the predictives share
+(:func:`target_log_prob`, :func:`hold_out_noise`) in :mod:`npbandit.surrogates.gaussian`.
 """
 
 from __future__ import annotations
 
 from abc import ABC, abstractmethod
-from dataclasses import asdict, dataclass, fields, is_dataclass, replace
+from dataclasses import asdict, dataclass
 from typing import Any, ClassVar
 
 import torch
 from torch import Tensor, nn
 from torch.distributions import Normal
 
+from npbandit.surrogates.gaussian import MIN_LATENT_VAR, hold_out_noise, target_log_prob
 from npbandit.surrogates.layers import ACTIVATIONS
+from npbandit.surrogates.states import ContextSetState, NPState
 from npbandit.transforms.base import OutcomePredictive, OutcomeTransform
 
+# NPState, ContextSetState (npbandit.surrogates.states), target_log_prob, hold_out_noise and
+# MIN_LATENT_VAR (npbandit.surrogates.gaussian) are re-exported: this module was their home
 __all__ = ["NPState", "ContextSetState", "NeuralProcess", "NPConfig", "target_log_prob", "hold_out_noise",
-           "config_differences",
-           "MIN_LATENT_VAR"]
-
-#: the smallest latent variance :func:`hold_out_noise` leaves (standardised units)
-MIN_LATENT_VAR = 1e-6
-#: the share of each latent variance :func:`hold_out_noise` keeps on the diagonal at least
-DIAGONAL_SHARE = 1e-3
-
-
-def target_log_prob(dist: Normal, yt: Tensor, yt_var: Tensor | None = None) -> Tensor:
-    """``log q(yt)`` per target and output, or, given ``yt_var``, its expectation over
-    ``y ~ N(yt, yt_var)``.
-
-    For ``q = N(mu, s^2)``: ``E[log q(y)] = log q(yt) - yt_var / (2 s^2)``, which is
-    ``-log s - (yt_var + (yt - mu)^2) / (2 s^2) - log(2 pi) / 2``. Its expectation over
-    the task distribution equals that of the sampled log-likelihood (same optimum),
-    with the sampling noise of ``y`` integrated out.
-    """
-    log_prob = dist.log_prob(yt)
-    if yt_var is None:
-        return log_prob
-    if yt_var.shape != yt.shape:
-        raise ValueError(f"yt_var must have the shape of yt {tuple(yt.shape)}, got {tuple(yt_var.shape)}")
-    return log_prob - yt_var / (2 * dist.scale.pow(2))
-
-
-def hold_out_noise(cov_factor: Tensor, cov_diag: Tensor, noise: Tensor,
-                   min_var: float = MIN_LATENT_VAR) -> tuple[Tensor, Tensor]:
-    """The latent part of a low-rank-plus-diagonal Gaussian joint of noisy observations.
-
-    Observations ``y = f + eps`` with independent ``eps ~ N(0, noise)`` and
-    ``Cov(y) = W W^T + diag(d)`` (``cov_factor`` ``W [..., n, r]``, ``cov_diag`` ``d [..., n]``,
-    ``noise`` broadcastable to ``d``). Returns ``(W', d')`` with
-    ``Cov(f) = W' W'^T + diag(d')``, where for each variable ``i``
-
-    - ``v_i = max(d_i + |w_i|^2 - noise_i, min_var)`` -- the latent variance, exactly
-      what the marginal path of :class:`~npbandit.models.NPModel` reports;
-    - ``w'_i = c_i w_i`` with ``c_i = min(1, sqrt((1 - a) v_i) / |w_i|)``, ``a`` =
-      ``DIAGONAL_SHARE``;
-    - ``d'_i = v_i - c_i^2 |w_i|^2``, at least ``a v_i`` (> 0).
-
-    Wherever ``d_i - noise_i >= a v_i`` this is ``Cov(y) - noise I`` itself (``c_i = 1``);
-    where the diagonal cannot carry the noise, variable ``i``'s factors shrink until its
-    variance is ``v_i``. Either way the result is positive definite and its diagonal is
-    ``v``, so a joint posterior's marginals are the marginal posterior's.
-    """
-    sq_norm = cov_factor.pow(2).sum(-1)
-    var = (cov_diag + sq_norm - noise).clamp_min(min_var)
-    room = (1 - DIAGONAL_SHARE) * var
-    keep = sq_norm <= room
-    # divides only where the factors exceed the room (never by ~0: no inf/NaN in a gradient)
-    shrink = torch.where(keep, torch.ones_like(var), room / torch.where(keep, torch.ones_like(sq_norm), sq_norm))
-    return cov_factor * shrink.sqrt().unsqueeze(-1), var - shrink * sq_norm
+           "config_differences", "MIN_LATENT_VAR"]
 
 
 @dataclass(frozen=True)
@@ -158,70 +115,6 @@ class NPConfig:
 
     def to_dict(self) -> dict[str, Any]:
         return asdict(self)
-
-
-def _select_batch(value: Any, index: Tensor, dim: int = 0) -> Any:
-    """Every tensor in ``value`` (tensors, tuples, lists, dataclasses, None) at batch
-    elements ``index`` along ``dim``: element ``i`` of the result is element ``index[i]``.
-    A batch of one is expanded, not copied."""
-    if isinstance(value, Tensor):
-        if value.shape[dim] == 1:
-            return value.expand(*value.shape[:dim], index.numel(), *value.shape[dim + 1:])
-        return value.index_select(dim, index.to(value.device))
-    if isinstance(value, (tuple, list)):
-        return type(value)(_select_batch(v, index, dim) for v in value)
-    if is_dataclass(value) and not isinstance(value, type):
-        return replace(value, **{f.name: _select_batch(getattr(value, f.name), index, dim) for f in fields(value)})
-    return value
-
-
-class NPState:
-    """Base class of every surrogate's conditioned state."""
-
-    def select(self, index: Tensor) -> NPState:  # pragma: no cover - overridden
-        """The state of batch elements ``index`` (a 1-D integer tensor, repeats allowed):
-        element ``i`` of the result is element ``index[i]`` of this state."""
-        raise NotImplementedError
-
-    def repeat(self, times: int) -> NPState:
-        """The state tiled ``times`` times along the batch: element ``k * B + b`` is element ``b``."""
-        if not isinstance(times, int) or isinstance(times, bool) or times < 1:
-            raise ValueError(f"times must be a positive int, got {times!r}")
-        return self.select(torch.arange(times * self.batch_size) % self.batch_size)
-
-    @property
-    def batch_size(self) -> int:  # pragma: no cover - overridden
-        raise NotImplementedError
-
-    @property
-    def num_points(self) -> int:  # pragma: no cover - overridden
-        raise NotImplementedError
-
-
-@dataclass(frozen=True)
-class ContextSetState(NPState):
-    """State of a model whose ``update`` re-conditions: the raw context plus its encoding.
-
-    Attributes:
-        xc: ``[B, N, dx]``; yc: ``[B, N, dy]``.
-        encoding: whatever the model caches to answer ``predict`` cheaply.
-    """
-
-    xc: Tensor
-    yc: Tensor
-    encoding: Any
-
-    @property
-    def batch_size(self) -> int:
-        return self.xc.shape[0]
-
-    @property
-    def num_points(self) -> int:
-        return self.xc.shape[1]
-
-    def select(self, index: Tensor) -> ContextSetState:
-        return ContextSetState(_select_batch(self.xc, index), _select_batch(self.yc, index),
-                               _select_batch(self.encoding, index))
 
 
 def _check_tensor(name: str, value: Any, last: int | None, ref: Tensor | None, finite: bool = True) -> None:

@@ -26,9 +26,10 @@ from torch import Tensor, nn
 from torch.distributions import Normal
 
 from npbandit.surrogates.attention import AttentionBlock, SoftmaxState, StreamingCrossAttentionBlock, StreamingReader
-from npbandit.surrogates.base import NeuralProcess, NPConfig, NPState, _select_batch
+from npbandit.surrogates.base import NeuralProcess, NPConfig
 from npbandit.surrogates.fused import FusedCMANP, FusedMemory
 from npbandit.surrogates.layers import DecoderMemory, LatentQueryDecoder, mlp
+from npbandit.surrogates.states import NPState, select_batch
 
 __all__ = ["CMANPConfig", "CMANPState", "CMAB", "CMANP"]
 
@@ -141,10 +142,10 @@ class CMANPState(NPState):
         latents are selected with it; the decoder memory is rebuilt on the next prediction."""
         data = None
         if self.data_state is not None:  # stacked over blocks: the batch is dim 1
-            data = SoftmaxState(_select_batch(self.data_state.log_norm, index, 1),
-                                _select_batch(self.data_state.mean_value, index, 1))
+            data = SoftmaxState(select_batch(self.data_state.log_norm, index, 1),
+                                select_batch(self.data_state.mean_value, index, 1))
         return CMANPState(data, self.reader, self.n_points, index.numel(), self.grad_enabled,
-                          list(_select_batch(self.latent_cache, index)), _select_batch(self.elite, index),
+                          list(select_batch(self.latent_cache, index)), select_batch(self.elite, index),
                           fused=self.fused)
 
 

@@ -54,9 +54,11 @@ import torch
 from torch import Tensor
 from torch.distributions import LowRankMultivariateNormal, Normal
 
-from npbandit.surrogates.base import NeuralProcess, NPState, config_differences, hold_out_noise
+from npbandit.surrogates.base import NeuralProcess, config_differences
 from npbandit.surrogates.cmanp import CMANP, CMANPConfig, CMANPState
+from npbandit.surrogates.gaussian import hold_out_noise
 from npbandit.surrogates.layers import mlp
+from npbandit.surrogates.states import NPState
 
 __all__ = ["CMANPANDConfig", "CMANPAND", "expected_joint_log_prob", "FACTOR_INIT_SCALE"]
 
@@ -241,7 +243,7 @@ class CMANPAND(NeuralProcess):
 
         ``noise`` (a variance, a float or one per output ``[dy]``): draw the latent values
         under the observations. Each block is drawn from its joint with ``noise`` held
-        out (:func:`~npbandit.surrogates.base.hold_out_noise`) and folded into the context
+        out (:func:`~npbandit.surrogates.gaussian.hold_out_noise`) and folded into the context
         with fresh noise of that variance added (``b dy`` more normals per draw, for every
         block but the last), since the context holds observations. Within a block the
         latent joint is exact; across blocks the covariance is that of conditioning on the

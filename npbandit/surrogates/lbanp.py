@@ -16,8 +16,9 @@ from torch import Tensor, nn
 from torch.distributions import Normal
 
 from npbandit.surrogates.attention import AttentionBlock
-from npbandit.surrogates.base import ContextSetState, NeuralProcess, NPConfig, NPState
+from npbandit.surrogates.base import NeuralProcess, NPConfig
 from npbandit.surrogates.layers import LatentQueryDecoder, mlp
+from npbandit.surrogates.states import ContextSetState, NPState
 
 __all__ = ["LBANPConfig", "LBANP"]
 

@@ -37,8 +37,10 @@ from torch import Tensor, nn
 from torch.distributions import Normal
 
 from npbandit.surrogates.attention import AttentionBlock, MultiHeadAttention
-from npbandit.surrogates.base import ContextSetState, NeuralProcess, NPConfig, NPState, target_log_prob
+from npbandit.surrogates.base import NeuralProcess, NPConfig
+from npbandit.surrogates.gaussian import target_log_prob
 from npbandit.surrogates.layers import GaussianHead, mlp
+from npbandit.surrogates.states import ContextSetState, NPState
 
 __all__ = ["ReTreeverConfig", "ReTreever", "Tree", "tree_shape", "build_tree_order"]
 

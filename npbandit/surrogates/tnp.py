@@ -21,8 +21,9 @@ from torch import Tensor, nn
 from torch.distributions import Normal
 
 from npbandit.surrogates.attention import AttentionBlock
-from npbandit.surrogates.base import ContextSetState, NeuralProcess, NPConfig, NPState
+from npbandit.surrogates.base import NeuralProcess, NPConfig
 from npbandit.surrogates.layers import GaussianHead, mlp
+from npbandit.surrogates.states import ContextSetState, NPState
 
 __all__ = ["TNPDConfig", "TNPD"]
 

@@ -20,7 +20,8 @@ from npbandit import NPModel
 from npbandit.policies import NPBanditPolicy, make_bandit_policy
 from npbandit.policies.bandit import parse_bandit_policy_name
 from npbandit.surrogates import build
-from npbandit.surrogates.base import DIAGONAL_SHARE, MIN_LATENT_VAR, ContextSetState, NeuralProcess, hold_out_noise
+from npbandit.surrogates.base import MIN_LATENT_VAR, ContextSetState, NeuralProcess, hold_out_noise
+from npbandit.surrogates.gaussian import DIAGONAL_SHARE
 
 D = 3
 
