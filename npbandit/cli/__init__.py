@@ -3,7 +3,8 @@
 One module per command (:mod:`~npbandit.cli.demo`, :mod:`~npbandit.cli.optimize`,
 :mod:`~npbandit.cli.bandit`, :mod:`~npbandit.cli.report`, :mod:`~npbandit.cli.train`,
 :mod:`~npbandit.cli.models`), each with its ``COMMAND`` name, ``add_arguments(parser)`` and
-``run(args) -> int``; this module builds the parser from them, gives the commands that
+``run(args) -> int`` (what ``optimize``'s flags say of its problem is read in
+:mod:`~npbandit.cli.problem`); this module builds the parser from them, gives the commands that
 log or read runs their ``--db`` option, gives every command ``--threads`` (torch's intra-op
 threads, :mod:`npbandit.threads`) and runs it inside a :class:`~npbandit.threads.torch_threads`
 block at that count, and turns expected failures into one line on stderr, as it does a warning

@@ -1,15 +1,25 @@
 """``npbandit optimize``: Bayesian optimisation of a named test function or of the user's
 ``module:function``, evaluated here, on local worker processes or on a Dask cluster; with
-``--directions``, of an objective of several values, whose Pareto front it prints."""
+``--directions``, of an objective of several values, whose Pareto front it prints. The
+problem its flags name (function or objective, box or space, directions) is read by
+:mod:`npbandit.cli.problem`."""
 
 from __future__ import annotations
 
 import argparse
 import contextlib
-import json
 from typing import Any
 
-from npbandit.cli.options import import_user_module, positive_float, positive_int, progress, seed_or_none
+from npbandit.cli.options import positive_float, positive_int, progress, seed_or_none
+from npbandit.cli.problem import (
+    check_dim,
+    list_functions,
+    load_callable,
+    parse_bounds,
+    parse_direction,
+    parse_space,
+    read_minimize,
+)
 
 __all__ = ["COMMAND", "HELP", "add_arguments", "run"]
 
@@ -20,8 +30,6 @@ SCOPES_THREADS = True  # --threads goes to optimize(threads=...): proposals only
 TAKES_PLUGINS = True  # --surrogate may be a checkpoint of a family a --plugin module registers
 #: optimize's ``minimize`` is fed by --directions where it is a list (its errors name it so)
 ARGUMENT_ALIASES = {"minimize": "directions"}
-#: --directions' words (Optuna's, and their short forms) -> optimize's minimize for that objective
-DIRECTIONS = {"minimize": True, "maximize": False, "min": True, "max": False}
 
 
 def add_arguments(opt: argparse.ArgumentParser) -> None:
@@ -96,7 +104,7 @@ def add_arguments(opt: argparse.ArgumentParser) -> None:
     opt.add_argument("--n-init", type=positive_int, help="initial Sobol points (default: 2d + 1; 2 d_e + 1 when d is "
                      "wider than the surrogate, which then searches a d_e-dimensional subspace)")
     opt.add_argument("--maximize", action="store_true", help="maximise instead of minimise")
-    opt.add_argument("--directions", nargs="+", type=_direction, metavar="DIRECTION",
+    opt.add_argument("--directions", nargs="+", type=parse_direction, metavar="DIRECTION",
                      help="with --objective: several objectives, the objective returning one number per direction "
                           "given, in this order: minimize or maximize for each (as optuna create-study "
                           "--directions; min / max too), at least two, e.g. --directions minimize maximize; or each "
@@ -154,7 +162,7 @@ def run(args: argparse.Namespace) -> int:
     from npbandit.api import optimize
     from npbandit.feasibility import best_step
 
-    minimize = _minimize(args)
+    minimize = read_minimize(args)
     if args.function:
         from npbandit.envs import make_test_function
         from npbandit.envs.blackbox import problem_objective
@@ -162,14 +170,14 @@ def run(args: argparse.Namespace) -> int:
         if args.space is not None:
             raise ValueError("--space goes with --objective (a named --function takes --bounds)")
         if args.function == "list":
-            _list_functions()
+            list_functions()
             return 0
         for flag, given in (("--name", args.name), ("--optimal-value", args.optimal_value)):
             if given is not None:
                 raise ValueError(f"{flag} goes with --objective (a named --function records its own)")
-        _check_dim(args.function, args.dim)
+        check_dim(args.function, args.dim)
         problem = make_test_function(args.function, args.dim)
-        bounds = problem.bounds if args.bounds is None else _parse_bounds(args.bounds)
+        bounds = problem.bounds if args.bounds is None else parse_bounds(args.bounds)
         if len(bounds[0]) != problem.dim:
             raise ValueError(f"--bounds are {len(bounds[0])}-dimensional but {args.function} takes {problem.dim} "
                              "input(s)" + ("" if args.dim is not None else " (--dim sets it for the functions "
@@ -181,15 +189,15 @@ def run(args: argparse.Namespace) -> int:
     else:
         if args.bounds is None and args.space is None:
             raise ValueError("--bounds or --space is required with --objective")
-        bounds = _parse_bounds(args.bounds) if args.space is None else _parse_space(args.space, args)
+        bounds = parse_bounds(args.bounds) if args.space is None else parse_space(args.space, args)
         d = len(bounds[0]) if args.space is None else bounds.dim
         if args.dim is not None and args.dim != d:
             given = "--bounds" if args.space is None else "--space"
             raise ValueError(f"--dim {args.dim} disagrees with the {d}-dimensional {given} (with --objective, "
                              f"{given} gives the dimension; --dim is for --function)")
-        objective = _load_callable(args.objective, "--objective")
+        objective = load_callable(args.objective, "--objective")
         name, optimum = args.name, args.optimal_value
-    constraints = None if args.constraints is None else _load_callable(args.constraints, "--constraints")
+    constraints = None if args.constraints is None else load_callable(args.constraints, "--constraints")
     if args.subspace == "indexed-choices" and args.space is None:
         raise ValueError("--subspace indexed-choices goes with --space (it indexes a space's choices; a box has none)")
     subspace = None if args.subspace is None else named_subspace(args.subspace, None if args.space is None else bounds)
@@ -232,49 +240,6 @@ def run(args: argparse.Namespace) -> int:
         print(f"recommended by the model: {_point_text(result.recommended_x)} ({seen}posterior mean "
               f"{result.recommended_value:.6g})")
     return 0
-
-
-def _direction(text: str) -> bool | tuple[str, bool]:
-    """One of ``--directions``' words as optimize's ``minimize`` for that objective: a direction
-    (``minimize``), or an objective's name with its direction (``cost=minimize``: ``("cost",
-    True)``; argparse ``type``)."""
-    name, sep, word = text.rpartition("=")
-    direction = DIRECTIONS.get((word if sep else text).strip().lower())
-    if direction is None or (sep and not name.strip()):
-        raise argparse.ArgumentTypeError(f"expected minimize or maximize (or min / max), got {text!r} (or the "
-                                         "objective named, NAME=DIRECTION: cost=minimize)")
-    return (name, direction) if sep else direction
-
-
-def _minimize(args: argparse.Namespace) -> bool | list[bool] | dict[str, bool]:
-    """optimize's ``minimize`` from ``--maximize`` (one objective) or ``--directions`` (several:
-    a list of directions, or a mapping of names to directions for ``cost=minimize ...``);
-    ``ValueError`` naming the flags for ``--directions`` given where several objectives cannot be,
-    or named and unnamed directions mixed, or a name given twice."""
-    if args.directions is None:
-        return not args.maximize
-    if args.function:
-        raise ValueError("--directions is for an --objective returning one value per direction; a named --function "
-                         "has one objective (--maximize maximises it)")
-    if args.maximize:
-        raise ValueError("--maximize is for one objective; with --directions give each objective's direction there "
-                         "(--directions maximize maximize maximises two)")
-    if len(args.directions) < 2:
-        raise ValueError(f"--directions needs at least two directions, one per value the objective returns; got "
-                         f"{len(args.directions)} (for one objective leave --directions out: it is minimised, or "
-                         f"maximised with --maximize)")
-    named = [each for each in args.directions if isinstance(each, tuple)]
-    if not named:
-        return list(args.directions)
-    if len(named) != len(args.directions):
-        raise ValueError("--directions names every objective (NAME=DIRECTION, e.g. cost=minimize accuracy=maximize) "
-                         "or none (minimize maximize)")
-    directions: dict[str, bool] = {}
-    for name, direction in named:
-        if name in directions:
-            raise ValueError(f"--directions names {name!r} twice; each objective needs a name of its own")
-        directions[name] = direction
-    return directions
 
 
 @contextlib.contextmanager
@@ -436,18 +401,6 @@ def _in_flags(args: argparse.Namespace, m: int) -> dict[str, tuple[str, Any]]:
             "parameter_constraints": (f"{from_file[0] if from_file else '--parameter-constraint'} values are", shown)}
 
 
-def _check_dim(function: str, dim: int | None) -> None:
-    """``--dim`` given with a function of fixed dimension: ``ValueError`` saying its dimension
-    and which functions take one (an unknown name is left to ``make_test_function``)."""
-    from npbandit.envs.blackbox import available_functions, functions_taking_dim, make_test_function
-
-    name = function.lower()
-    if dim is None or name not in available_functions() or name in functions_taking_dim():
-        return
-    raise ValueError(f"--dim {dim}: {function} has a fixed dimension ({make_test_function(function).dim}); --dim "
-                     f"applies only to the functions that take one: {', '.join(functions_taking_dim())}")
-
-
 def _same_point(a: Any, b: Any) -> bool:
     """Whether two of a result's points are the same point (a space's params dicts, or a box's arrays)."""
     import numpy as np
@@ -466,21 +419,6 @@ def _point_text(point: Any) -> str:
     from npbandit.report.summary import params_text
 
     return params_text(named_point(point))
-
-
-def _list_functions() -> None:
-    """``--function list``: every problem, whether it is offered and, if so, its dimension
-    or that ``--dim`` sets it."""
-    from npbandit.envs.blackbox import _synthetic_problems, functions_taking_dim
-
-    takes_dim = set(functions_taking_dim())
-    for name, (cls, reason) in sorted(_synthetic_problems().items()):
-        if reason is not None:
-            print(f"{name:<26}not offered: {reason}")
-        else:
-            print(f"{name:<26}offered, " + ("--dim sets its dimension" if name in takes_dim else
-                                            f"dimension {cls().dim}"))
-
 
 
 def _check_before_starting(args: argparse.Namespace, d: int) -> None:
@@ -517,70 +455,3 @@ def _optimize_executor(args: argparse.Namespace, stack: contextlib.ExitStack) ->
         raise ValueError("--eval-timeout needs --workers N or --dask-scheduler ADDRESS (a call running here "
                          "cannot be timed out)")
     return None, 1
-
-
-def _parse_bounds(text: str) -> object:
-    """``--bounds`` JSON -> a validated ``2 x d`` array; errors name ``--bounds``."""
-    from npbandit.envs.bounds import as_bounds
-
-    try:
-        value = json.loads(text)
-    except json.JSONDecodeError as err:
-        raise ValueError(f"--bounds must be a 2 x d JSON array such as '[[0, 0], [1, 1]]' (lower row, upper row); "
-                         f"{text!r} is not valid JSON: {err}") from None
-    return as_bounds(value, name="--bounds",
-                     named="with --objective, name each input with --space (a JSON search space)")
-
-
-def _parse_space(text: str, args: argparse.Namespace) -> Any:
-    """``--space`` (JSON, or a path to a file holding it) -> a :class:`~npbandit.space.SearchSpace`;
-    errors name ``--space``. Its ``"parameter_constraints"``, a list of strings beside the
-    parameters (each parameter's value is an object), go to ``args.parameter_constraints``
-    (with ``--parameter-constraint`` too: refused, one place for them), and an error about
-    one names it as ``--space parameter_constraints value i`` (``args.flag_overrides``)."""
-    from pathlib import Path
-
-    from npbandit.space import as_search_space
-
-    source = text
-    if not text.lstrip().startswith("{"):
-        path = Path(text)
-        if not path.is_file():
-            raise ValueError(f"--space must be a JSON object or the path of a file holding one; no file {text!r}")
-        source = path.read_text()
-    try:
-        value = json.loads(source)
-    except json.JSONDecodeError as err:
-        raise ValueError(f"--space is not valid JSON: {err}") from None
-    if isinstance(value, dict) and isinstance(value.get("parameter_constraints"), list):
-        if args.parameter_constraints is not None:
-            raise ValueError("--space holds parameter_constraints and --parameter-constraint gives more: give them "
-                             "in one place")
-        args.parameter_constraints = value.pop("parameter_constraints")
-        # a refusal of one of them names it in the file, not as a --parameter-constraint flag never given
-        args.flag_overrides = {"parameter_constraints": ("--space parameter_constraints", True)}
-        if not all(isinstance(c, str) for c in args.parameter_constraints):
-            raise ValueError(f"--space: parameter_constraints must be a list of strings such as \"x0 + 2*x1 <= 3\", "
-                             f"got {args.parameter_constraints!r}")
-    if not isinstance(value, dict) or not all(isinstance(v, dict) for v in value.values()):
-        raise ValueError('--space must map each name to its parameter, e.g. {"lr": {"type": "float", "low": 0.001, '
-                         f'"high": 0.1, "log": true}}}}, got {value!r}')
-    try:
-        return as_search_space(value)
-    except (TypeError, ValueError, KeyError) as err:
-        raise ValueError(f"--space: {err}") from None
-
-
-def _load_callable(spec: str, option: str):
-    """``module:function`` -> the function (the module found as :func:`import_user_module`
-    finds it); errors name ``option``."""
-    module_name, sep, attr = spec.partition(":")
-    if not sep or not module_name or not attr:
-        raise ValueError(f"{option} must look like module:function, got {spec!r}")
-    module = import_user_module(module_name, option)
-    if not hasattr(module, attr):
-        raise ValueError(f"{option}: {module_name!r} has no attribute {attr!r}")
-    function = getattr(module, attr)
-    if not callable(function):
-        raise ValueError(f"{option}: {spec!r} is a {type(function).__name__}, not a function")
-    return function
