@@ -3,6 +3,9 @@
 - :mod:`~npbandit.acquisition.proposal`: :func:`propose` (LogEI, UCB, Thompson, qLogNEI
   maximised over the unit cube or a box in it, repeats avoided) and
   :func:`propose_in_region` (the same inside a trust region's box);
+- :mod:`~npbandit.acquisition.maximise`: the acquisition each proposal builds, maximised away
+  from the evaluated points (one point, or a qLogNEI batch); :data:`REPEAT_DISTANCE`, what a
+  repeat is;
 - :mod:`~npbandit.acquisition.optimizers`: how an acquisition is maximised in a box, as
   :class:`AcquisitionOptimizer` objects (:class:`GradientRestarts`: BoTorch's
   ``optimize_acqf``; :class:`CandidateSearch`: batched scoring without gradients);
@@ -30,6 +33,7 @@
 
 from npbandit.acquisition.constrained import CONSTRAINED_ACQUISITIONS, best_feasible, feasible, incumbent
 from npbandit.acquisition.indexed_choices import IndexedChoices
+from npbandit.acquisition.maximise import REPEAT_DISTANCE
 from npbandit.acquisition.optimizers import AcquisitionOptimizer, CandidateSearch, GradientRestarts
 from npbandit.acquisition.pending import (
                                           DEFAULT_LIAR,
@@ -43,7 +47,7 @@ from npbandit.acquisition.pending import (
                                           pending_rule,
                                           pending_strategy,
 )
-from npbandit.acquisition.proposal import ACQUISITIONS, REPEAT_DISTANCE, propose, propose_in_region
+from npbandit.acquisition.proposal import ACQUISITIONS, propose, propose_in_region
 from npbandit.acquisition.redealt_sketch import FixedPhases, PhaseSchedule, RedealtSketch
 from npbandit.acquisition.subspace import CoordinateSubspace, CountSketch, SubspaceStrategy
 from npbandit.acquisition.thompson import THOMPSON_BLOCK_SIZE, thompson_draw

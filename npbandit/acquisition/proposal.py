@@ -3,7 +3,8 @@
 :func:`propose` is the one proposal step every NP/GP route shares (``BOPolicy``, and so
 ``optimize``; ``npbandit.integrations.optuna.NPSampler``); :func:`propose_in_region` is
 the same step inside a trust region's box. Points still being evaluated enter through a
-:class:`~npbandit.acquisition.pending.PendingStrategy`.
+:class:`~npbandit.acquisition.pending.PendingStrategy`. The acquisition each step builds is
+maximised, away from the evaluated points, in :mod:`npbandit.acquisition.maximise`.
 """
 
 from __future__ import annotations
@@ -19,18 +20,15 @@ import torch
 from npbandit.acquisition.constrained import (
     best_feasible,
     check_constraints_argument,
-    constrained_batch_acquisition,
     constrained_log_ei,
     incumbent,
 )
-from npbandit.acquisition.mixed import TypedCube, mixed_candidates, typed_cube
+from npbandit.acquisition.maximise import REPEAT_DISTANCE, maximise_batch, maximise_point, repeats
+from npbandit.acquisition.mixed import TypedCube, typed_cube
 from npbandit.acquisition.multi_objective import check_objectives, check_outputs, log_hypervolume_improvement
 from npbandit.acquisition.optimizers import (
     AcquisitionOptimizer,
-    GradientRestarts,
     check_acq_optimizer,
-    maximised,
-    restarts_inside,
 )
 from npbandit.acquisition.pending import (
     DEFAULT_LIAR,
@@ -41,17 +39,14 @@ from npbandit.acquisition.pending import (
     pending_strategy,
 )
 from npbandit.acquisition.pinned import Pinned, pin
-from npbandit.acquisition.thompson import is_np_model, thompson_draw
 from npbandit.space.linear_constraints import Polytope
 
+# REPEAT_DISTANCE (npbandit.acquisition.maximise) is re-exported: this module was its home
 __all__ = ["propose", "propose_in_region", "region_view", "searched_box", "RegionView", "nearest", "SearchRegion",
            "ACQUISITIONS", "REPEAT_DISTANCE", "warn_if_repeated"]
 
 #: the acquisitions :func:`propose` maximises (see ``BOPolicy``)
 ACQUISITIONS = ("logei", "ucb", "thompson", "marginal-thompson", "qlognei")
-#: a proposal closer than this (Euclidean, unit cube) to an observed point is a repeat; with
-#: ``observed`` given the proposal step replaces it (see :func:`propose`)
-REPEAT_DISTANCE = 1e-3
 
 
 def propose(model, acquisition: str, *, dim: int, best_f: float | torch.Tensor | None, seed: int, beta: float = 2.0,
@@ -217,11 +212,11 @@ def propose(model, acquisition: str, *, dim: int, best_f: float | torch.Tensor |
             if observed is not None and pending is not None and len(pending):
                 # a point under way is no new point either (one objective's default liar adds them alike)
                 observed = torch.cat([torch.as_tensor(observed, dtype=torch.float64), pending])
-            return pin(pinned, _maximise(model, acquisition, dim, None, seed, beta, num_restarts, raw_samples,
-                                         thompson_candidates, observed, bounds, None, snap, cube, acq,
-                                         check_acq_optimizer("acq_optimizer", acq_optimizer), polytope, pinned))
+            return pin(pinned, maximise_point(model, acquisition, dim, None, seed, beta, num_restarts, raw_samples,
+                                              thompson_candidates, observed, bounds, None, snap, cube, acq,
+                                              check_acq_optimizer("acq_optimizer", acq_optimizer), polytope, pinned))
         if acquisition == "qlognei":
-            points = _maximise_batch(model, q, seed, num_restarts, raw_samples, bounds, constraints, polytope, pinned)
+            points = maximise_batch(model, q, seed, num_restarts, raw_samples, bounds, constraints, polytope, pinned)
             # the batch maximised jointly over the relaxation, each point then snapped
             return pin(pinned, points if cube is None else cube.snap(torch.as_tensor(points)).numpy())
         penalty = None
@@ -233,9 +228,9 @@ def propose(model, acquisition: str, *, dim: int, best_f: float | torch.Tensor |
             penalty = strategy.penalise(model, pending, best_f=top, bounds=bounds, seed=seed)
         acq = constrained_log_ei(model, outputs, constraints) if constraints else None
         optimizer = check_acq_optimizer("acq_optimizer", acq_optimizer)
-        return pin(pinned, _maximise(model, acquisition, dim, best_f, seed, beta, num_restarts, raw_samples,
-                                     thompson_candidates, observed, bounds, penalty, snap, cube, acq, optimizer,
-                                     polytope, pinned))
+        return pin(pinned, maximise_point(model, acquisition, dim, best_f, seed, beta, num_restarts, raw_samples,
+                                          thompson_candidates, observed, bounds, penalty, snap, cube, acq, optimizer,
+                                          polytope, pinned))
 
 
 def _strategy(acquisition: str, strategy: PendingStrategy | None, pending_value: Any, penalise: bool,
@@ -357,7 +352,7 @@ def propose_in_region(region: SearchRegion, X: torch.Tensor, Y: torch.Tensor, bu
                     bounds=bounds, snap=local_snap, space=None if cube is None else cube.through(seen_lower, span),
                     constraints=constraints, polytope=local, pinned=local_pinned, **settings)
     whole = seen_lower + torch.as_tensor(point) * span
-    # the optimiser's point is inside the model's box (checked in _maximise); mapped back it may
+    # the optimiser's point is inside the model's box (checked in maximise_point); mapped back it may
     # leave the box searched by rounding only, which the clamp below moves onto its faces
     if cube is None:
         out = whole.clamp(lower, upper).numpy()
@@ -367,7 +362,7 @@ def propose_in_region(region: SearchRegion, X: torch.Tensor, Y: torch.Tensor, bu
         out = cube.snap(torch.where(cube.continuous_columns, whole.clamp(lower, upper), whole)).numpy()
     out = pin(pinned, out)  # exactly, not through the frame's arithmetic
     if not (avoid_repeats and whole_snap is not None and acquisition in ("logei", "ucb") and out.ndim == 1
-            and _repeats((torch.as_tensor(out) - seen_lower) / span, X_local, snap_in_frame)):
+            and repeats((torch.as_tensor(out) - seen_lower) / span, X_local, snap_in_frame)):
         return out
     # every grid point the region reaches has been evaluated (a small discrete space): the
     # repeat check is kept by searching the whole cube, the model on the observations nearest
@@ -390,22 +385,10 @@ def warn_if_repeated(point: np.ndarray, observed: torch.Tensor,
     evaluated points) on the grid of ``snap``: every point of the discrete space the search
     reaches has been evaluated. Nothing without ``snap`` (a continuous space: the check finds
     a new point there). Said to the caller's caller (the policy's)."""
-    if snap is not None and np.ndim(point) == 1 and _repeats(torch.as_tensor(point), observed, snap):
+    if snap is not None and np.ndim(point) == 1 and repeats(torch.as_tensor(point), observed, snap):
         warnings.warn("every point of the discrete search space that the search reaches has been evaluated: the "
                       "proposal repeats an evaluated point (avoid_repeats cannot hold; a smaller budget, or a finer "
                       "grid, avoids the repeats)", RuntimeWarning, stacklevel=3)
-
-
-def _repeats(point: torch.Tensor, X: torch.Tensor, snap: Callable[[torch.Tensor], torch.Tensor] | None) -> bool:
-    """Whether ``point`` ``[d]``, snapped to where the objective would see it, lies within
-    :data:`REPEAT_DISTANCE` of a row of ``X`` ``[n, d]`` (evaluated points, already where
-    the objective saw them: not snapped again on every proposal)."""
-    if not len(X):
-        return False
-    point = point.to(X).unsqueeze(0)
-    if snap is not None:
-        point = snap(point)
-    return bool(torch.cdist(point, X).amin() < REPEAT_DISTANCE)
 
 
 @dataclass(frozen=True)
@@ -481,103 +464,3 @@ def nearest(X: torch.Tensor, center: torch.Tensor, k: int) -> torch.Tensor:
     distance = torch.linalg.vector_norm(X - center, dim=-1)
     order = torch.argsort(distance, stable=True)
     return torch.sort(order[:k]).values
-
-
-def _maximise_batch(model, q: int, seed: int, num_restarts: int, raw_samples: int, bounds: torch.Tensor,
-                    constraints: int = 0, polytope: Polytope | None = None,
-                    pinned: Pinned | None = None) -> np.ndarray:
-    """``q`` points ``[q, d]`` maximising ``qLogNoisyExpectedImprovement`` jointly, with the
-    model's training inputs as its baseline (and ``constraints`` outputs after the
-    objective's as its constraints; ``polytope``'s linear input constraints as
-    ``optimize_acqf``'s ``inequality_constraints``, each point then moved inside them where it
-    oversteps a face by the solver's tolerance)."""
-    from botorch.acquisition import qLogNoisyExpectedImprovement
-    from botorch.optim import optimize_acqf
-
-    baseline = model.train_X if is_np_model(model) else model.train_inputs[0]
-    baseline = baseline.detach()
-    if baseline.ndim > 2:  # a multi-output GP keeps its inputs once per output
-        baseline = baseline[0]
-    acq = (constrained_batch_acquisition(model, baseline, constraints) if constraints
-           else qLogNoisyExpectedImprovement(model, X_baseline=baseline, prune_baseline=True))
-    with warnings.catch_warnings():
-        warnings.simplefilter("ignore")  # restarts that stop early are normal for flat acquisitions
-        starts = restarts_inside(acq, polytope, bounds, q, num_restarts, raw_samples, seed)
-        points, _ = optimize_acqf(acq, bounds, q=q, options={"seed": seed},
-                                  fixed_features=None if pinned is None else pinned.features(), **starts)
-    points = points.detach().reshape(q, -1)
-    if polytope is not None:
-        points = polytope.repair(points.clamp(bounds[0], bounds[1]), bounds)
-    return points.numpy()
-
-
-def _maximise(model, acquisition: str, dim: int, best_f: float | torch.Tensor, seed: int, beta: float,
-              num_restarts: int, raw_samples: int, thompson_candidates: int,
-              avoid: torch.Tensor | None, bounds: torch.Tensor, penalty=None,
-              snap: Callable[[torch.Tensor], torch.Tensor] | None = None, cube: TypedCube | None = None,
-              acq=None, acq_optimizer: AcquisitionOptimizer | None = None,
-              polytope: Polytope | None = None, pinned: Pinned | None = None) -> np.ndarray:
-    """One point ``[d]``: the argmax of a Thompson draw over Sobol candidates, or LogEI / UCB
-    (or ``acq``, an analytic acquisition given, e.g. a constrained LogEI; plus ``penalty``'s
-    log, a :class:`~npbandit.acquisition.penalty.LocalPenalty`) maximised by ``acq_optimizer``
-    (``None``: :class:`GradientRestarts`, BoTorch's ``optimize_acqf``) away from the points
-    ``avoid`` ``[n, d]``; with a mixed ``cube``, judged at snapped points
-    (:mod:`npbandit.acquisition.mixed`); with ``polytope``, every candidate inside it; with
-    ``pinned``, every candidate judged, and compared with ``avoid``, with its columns set."""
-    from botorch.acquisition import LogExpectedImprovement, UpperConfidenceBound
-
-    if acquisition in ("thompson", "marginal-thompson"):
-        candidates = pin(pinned, _pool(dim, thompson_candidates, bounds, seed, polytope))
-        if cube is not None:  # the draw judged where the objective would be evaluated, each point once
-            candidates = torch.unique(cube.snap(candidates), dim=0)
-        with torch.no_grad():
-            sample = thompson_draw(model, candidates, seed, joint=acquisition == "thompson")
-        return candidates[int(torch.argmax(sample))].numpy()
-    if acq is None:
-        acq = (LogExpectedImprovement(model, best_f=best_f) if acquisition == "logei"
-               else UpperConfidenceBound(model, beta=beta))
-    if penalty is not None:
-        acq = penalty.wrap(acq)
-    if pinned is not None:
-        acq = pinned.wrap(acq)
-    optimizer = GradientRestarts(num_restarts, raw_samples) if acq_optimizer is None else acq_optimizer
-    candidates, values = maximised(optimizer, acq, bounds, seed, polytope)  # checked: [k, d] in the box, finite
-    candidates = pin(pinned, candidates)
-    if cube is not None:
-        point = mixed_candidates(acq, cube, candidates, bounds, None if avoid is None else snap(avoid.to(candidates)),
-                                 REPEAT_DISTANCE, polytope, pinned)
-        if point is not None:
-            return point
-        candidates = snap(candidates)  # every point reached repeats an observation: the fallback below
-    if avoid is None or not len(avoid):
-        return candidates[int(torch.argmax(values))].numpy()
-    if snap is None:
-        def snap(points: torch.Tensor) -> torch.Tensor:
-            return points
-
-    # the observations are where they were evaluated already (as _repeats takes them): snapped
-    # again, they would move wherever snap is not idempotent (a count sketch's grid, seen in its
-    # embedding), and a candidate snapping onto an observation would pass for a new point
-    avoid = avoid.to(candidates)
-    new = torch.cdist(snap(candidates), avoid).amin(dim=-1) >= REPEAT_DISTANCE
-    if new.any():  # the best restart that lands away from every observation
-        return candidates[int(torch.argmax(torch.where(new, values, -torch.inf)))].numpy()
-    # every restart came back to an observation: the acquisition's best among Sobol points away from them
-    pool = pin(pinned, _pool(dim, raw_samples, bounds, seed, polytope))
-    if cube is not None:
-        pool = snap(pool)
-    pool = pool[torch.cdist(snap(pool), avoid).amin(dim=-1) >= REPEAT_DISTANCE]
-    if not len(pool):  # observations everywhere (a tiny box searched for long): nothing new to offer
-        return candidates[int(torch.argmax(values))].numpy()
-    with torch.no_grad():
-        scores = acq(pool.unsqueeze(-2))
-    return pool[int(torch.argmax(scores))].numpy()
-
-
-def _pool(dim: int, n: int, bounds: torch.Tensor, seed: int, polytope: Polytope | None) -> torch.Tensor:
-    """``n`` scrambled Sobol points ``[n, d]`` of the box ``bounds``; with ``polytope``, up to
-    ``n`` points of the box inside it (:meth:`~npbandit.space.linear_constraints.Polytope.sample`)."""
-    if polytope is not None:
-        return polytope.sample(n, bounds, seed)
-    return bounds[0] + (bounds[1] - bounds[0]) * torch.quasirandom.SobolEngine(
-        dim, scramble=True, seed=seed).draw(n, dtype=torch.float64)

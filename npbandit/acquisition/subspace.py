@@ -41,10 +41,10 @@ import numpy as np
 import torch
 
 from npbandit.acquisition.constrained import incumbent
+from npbandit.acquisition.maximise import REPEAT_DISTANCE
 from npbandit.acquisition.mixed import typed_cube
 from npbandit.acquisition.pending import DEFAULT_LIAR, PendingStrategy, pending_strategy
 from npbandit.acquisition.proposal import (
-    REPEAT_DISTANCE,
     SearchRegion,
     propose,
     propose_in_region,

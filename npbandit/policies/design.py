@@ -21,7 +21,7 @@ from typing import Any
 import numpy as np
 import torch
 
-from npbandit.acquisition.proposal import REPEAT_DISTANCE
+from npbandit.acquisition.maximise import REPEAT_DISTANCE
 from npbandit.policies.base import Policy
 from npbandit.space.linear_constraints import Polytope
 

@@ -451,7 +451,7 @@ def test_bo_policy_qlognei_proposes_q_points_at_once_and_hands_them_out_in_order
     from npbandit.policies import BOPolicy
 
     proposals = []
-    maximise = proposal._maximise_batch
+    maximise = proposal.maximise_batch  # propose calls it by this name (its home: acquisition.maximise)
 
     def spy(model, q, seed, num_restarts, raw_samples, bounds, *rest):  # rest: constraints, polytope
         points = maximise(model, q, seed, num_restarts, raw_samples, bounds, *rest)
@@ -459,7 +459,7 @@ def test_bo_policy_qlognei_proposes_q_points_at_once_and_hands_them_out_in_order
         proposals.append(points)
         return points
 
-    monkeypatch.setattr(proposal, "_maximise_batch", spy)
+    monkeypatch.setattr(proposal, "maximise_batch", spy)
     checkpoint = str(tiny_checkpoint(tmp_path, "cmanp-and", "bo"))
     for trust_region in (False, True):
         proposals.clear()
