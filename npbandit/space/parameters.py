@@ -36,7 +36,7 @@ from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
-from npbandit.validation import face_slack, is_real
+from npbandit.validation import face_slack, is_real, real_as_float
 
 if TYPE_CHECKING:  # torch loads where a point is snapped, not with the space
     import torch
@@ -45,7 +45,7 @@ __all__ = ["Parameter", "Float", "Int", "Choice"]
 
 
 def _real(owner: str, name: str, value: Any) -> float:
-    if not is_real(value) or not math.isfinite(value):
+    if not is_real(value) or not math.isfinite(real_as_float(value)):  # an int past float64's range is not finite
         raise ValueError(f"{owner}: {name} must be a finite real number, got {value!r}")
     return float(value)
 
@@ -211,6 +211,9 @@ class Float(_Range):
 
     def __init__(self, low: float, high: float, *, log: bool = False, step: float | None = None) -> None:
         low, high = _real("Float", "low", low), _real("Float", "high", high)
+        if not math.isfinite(high - low):  # the unit cube's column would be NaN or 0 everywhere
+            raise ValueError(f"Float: high - low must be a finite float64, got low={low!r}, high={high!r} (their "
+                             "difference overflows)")
         if step is not None:
             step = _real("Float", "step", step)
             if step <= 0:
@@ -222,7 +225,7 @@ class Float(_Range):
         super().__init__(low, high, log, step)
 
     def check(self, value: Any) -> float:
-        if not is_real(value) or not math.isfinite(value):
+        if not is_real(value) or not math.isfinite(real_as_float(value)):
             raise TypeError(f"value must be a finite real number, got {value!r}")
         slack = float(face_slack(value, self.low, self.high))  # within a rounding of an end is on it
         value = float(value)
@@ -347,6 +350,12 @@ class Choice(Parameter):
     def __init__(self, values: Any, *, ordered: bool = False, dependents: Any = None) -> None:
         if isinstance(values, (str, bytes)) or not hasattr(values, "__iter__"):
             raise TypeError(f"Choice: values must be a sequence of values, got {values!r}")
+        if isinstance(values, (set, frozenset, Mapping)):
+            # a set's order changes between processes (str hashes are salted), and the order places
+            # each value in the unit cube; a mapping would give its keys and drop its values
+            raise TypeError(f"Choice: values must be a sequence in a fixed order (a list or tuple), got "
+                            f"{type(values).__name__} {values!r}" + (": pass sorted(values)" if isinstance(
+                                values, (set, frozenset)) else ": pass list(values) for its keys"))
         # numpy scalars (an array's elements) as the Python values they hold
         values = tuple(v.item() if isinstance(v, np.generic) else v for v in values)
         if not values:
