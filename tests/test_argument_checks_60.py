@@ -5,6 +5,7 @@ API found crashing deep inside, accepted when they make no sense, or refused whe
 import numpy as np
 import pytest
 
+import npbandit.storage as storage
 from npbandit.space import Choice, Float
 
 
@@ -41,3 +42,66 @@ def test_choice_still_takes_ordered_iterables(values):
 def test_float_ranges_that_float64_holds_are_unchanged():
     assert Float(-1e307, 1e307).decode(np.array([0.5])) == 0.0
     assert Float(0.0, 1.0).check(np.float32(0.5)) == 0.5
+
+
+@pytest.fixture(scope="module")
+def recorded(tmp_path_factory):
+    """A database holding one three-step black-box run, its URL and its RunRow."""
+    from helpers import forget_engines
+
+    from npbandit import optimize
+    from npbandit.storage import list_runs
+
+    db = f"sqlite:///{tmp_path_factory.mktemp('db')}/runs.db"
+    optimize(lambda x: float((x ** 2).sum()), [[0.0, 0.0], [1.0, 1.0]], surrogate="random", budget=3, db=db,
+             progress=False)
+    yield db, list_runs(db)[0]
+    forget_engines()
+
+
+@pytest.mark.parametrize("call,error,match", [
+    (lambda db, run: storage.run_evaluations(db, run.id, None), TypeError,
+     r"name must be a non-empty str"),  # was AttributeError: 'NoneType' object has no attribute 'startswith'
+    (lambda db, run: storage.run_evaluations(db, run.id, ""), TypeError,
+     r"name must be a non-empty str"),
+    (lambda db, run: storage.fixed_steps(db, run.id), TypeError,
+     r"run_ids must be a list of run ids"),  # was "'int' object is not iterable"
+    (lambda db, run: storage.fixed_steps(db, None), TypeError, r"run_ids must be"),
+    (lambda db, run: storage.fixed_steps(db, [run.id, "2"]), TypeError,
+     r"run_ids\[1\] must be a run's id"),
+    (lambda db, run: storage.step_params(run, None), TypeError,
+     r"step must be a step record"),  # was AttributeError: 'NoneType' object has no attribute 'get'
+    (lambda db, run: storage.step_params(run.id, {"params": {"x0": 1}}), TypeError,
+     r"run must be the step's run, a RunRow"),
+    (lambda db, run: storage.open_db(db, readonly=1), TypeError,
+     r"readonly must be a bool"),  # 1 and "no" were taken as true
+    (lambda db, run: storage.open_db(db, readonly="no"), TypeError,
+     r"readonly must be a bool"),
+    (lambda db, run: storage.display_url(None), TypeError,
+     r"url must be an SQLAlchemy URL or a file path"),  # was "expected string or bytes-like object"
+    (lambda db, run: storage.effective_status(None), TypeError,
+     r"run must be a run"),  # was AttributeError: 'NoneType' object has no attribute 'status'
+    (lambda db, run: storage.effective_status(run, "now"), TypeError,
+     r"now must be a datetime.datetime"),
+    (lambda db, run: storage.run_key(
+        kind="bo", env_id="e", env_params={}, policy="p", checkpoint="cmanp-bo", n_steps=3), TypeError,
+     r"checkpoint must be a mapping"),  # was AttributeError: 'str' object has no attribute 'get'
+])
+def test_storage_functions_refuse_bad_arguments_naming_them(recorded, call, error, match):
+    db, run = recorded
+    with pytest.raises(error, match=match):
+        call(db, run)
+
+
+def test_storage_functions_take_numpy_scalars_and_paths(recorded, tmp_path):
+    from pathlib import Path
+
+    from npbandit.storage import RunLogger, fixed_steps, open_db, run_evaluations, step_params
+
+    db, run = recorded
+    assert fixed_steps(db, (np.int64(run.id),)) == {}
+    assert open_db(db, readonly=np.bool_(True)) is open_db(db, readonly=True)
+    logger = RunLogger(str(tmp_path / "np.db"), commit_every=np.int64(5))  # was refused: not an int
+    assert logger.commit_every == 5 and type(logger.commit_every) is int
+    steps = run_evaluations(Path(db.removeprefix("sqlite:///")), np.int64(run.id))
+    assert len(steps) == 3 and step_params(run, steps[0]) == steps[0]["params"]

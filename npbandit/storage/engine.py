@@ -34,6 +34,7 @@ from npbandit.storage.urls import (
     display_url,
     refuse_in_memory,
 )
+from npbandit.validation import check_bool
 
 __all__ = ["DEFAULT_URL", "open_db"]
 
@@ -288,6 +289,7 @@ def open_db(url: str = DEFAULT_URL, *, readonly: bool = False) -> Engine:
             is read-only; the server cannot be reached; the URL's driver is not installed.
         SchemaVersionError: (a ``StorageError``) the database has another schema version.
     """
+    readonly = check_bool("readonly", readonly)
     given, url = url, _normalise_url(url)
     if not readonly:
         refuse_in_memory(url, given)

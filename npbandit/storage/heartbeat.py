@@ -75,7 +75,15 @@ def effective_status(run: Run | Any, now: dt.datetime | None = None) -> str:
     """The stored status (``completed`` / ``failed`` / ``interrupted``), or for a run
     still marked ``running``: ``interrupted`` when its process is gone (same host) or
     its heartbeat is older than ``STALE_AFTER`` (:func:`interruption` says which), else
-    ``running``."""
+    ``running``.
+
+    Raises:
+        TypeError: ``run`` is not a run (a row with a ``status``: a ``Run``, a ``RunRow``), or
+            ``now`` not a ``datetime.datetime``."""
+    if not hasattr(run, "status"):
+        raise TypeError(f"run must be a run (a Run, or a RunRow from list_runs), got {type(run).__name__} {run!r}")
+    if now is not None and not isinstance(now, dt.datetime):
+        raise TypeError(f"now must be a datetime.datetime or None, got {type(now).__name__} {now!r}")
     if run.status != "running":
         return run.status
     return "running" if interruption(run, now) is None else "interrupted"

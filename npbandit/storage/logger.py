@@ -43,7 +43,7 @@ from npbandit.storage.models import (
 from npbandit.storage.queries import _made_already
 from npbandit.storage.urls import _absolute_url, _normalise_url, _sqlite_file, display_url, refuse_in_memory
 from npbandit.text import printable, shorten
-from npbandit.validation import is_real
+from npbandit.validation import check_int, is_real
 
 __all__ = ["RunLogger", "COMMIT_EVERY"]
 
@@ -170,9 +170,8 @@ class RunLogger:
 
     def __init__(self, db: str = DEFAULT_URL, commit_every: int | None = None, max_wait_s: float = 5.0,
                  heartbeat_every: float | None = None, *, claim: bool = False) -> None:
-        if commit_every is not None and (not isinstance(commit_every, int) or isinstance(commit_every, bool)
-                                         or commit_every < 1):
-            raise ValueError(f"commit_every must be a positive int or None, got {commit_every!r}")
+        if commit_every is not None:  # a NumPy integer too, as an int from then on
+            commit_every = check_int("commit_every", commit_every, minimum=1)
         if not isinstance(max_wait_s, (int, float)) or not max_wait_s > 0:
             raise ValueError(f"max_wait_s must be a positive number of seconds, got {max_wait_s!r}")
         # read from its module on each call, so that a changed setting applies to the next logger

@@ -14,6 +14,7 @@ from __future__ import annotations
 import datetime as dt
 import difflib
 import json
+from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field, replace
 from typing import Any, NamedTuple
 
@@ -177,8 +178,12 @@ def run_key(*, kind: str, env_id: str, env_params: dict[str, Any], policy: str,
 
     Raises:
         TypeError / ValueError: a dict that the logger could not store (a value JSON cannot
-            hold; :func:`~npbandit.storage.models.stored_json`), named as the logger names it.
+            hold; :func:`~npbandit.storage.models.stored_json`), named as the logger names it;
+            ``checkpoint`` not a mapping (its ``name`` and ``sha256``) or ``None``.
     """
+    if checkpoint is not None and not isinstance(checkpoint, Mapping):
+        raise TypeError(f"checkpoint must be a mapping (the checkpoint's name and sha256) or None, got "
+                        f"{type(checkpoint).__name__} {checkpoint!r}")
     checkpoint = checkpoint or {}
     # the dicts as stored (tuples are lists, arrays nested lists, keys strings), then in one order
     task = stored_json("env_params", env_params)
@@ -285,11 +290,11 @@ def _made_already(conn: Connection, run: dict[str, Any]) -> RunRow | None:
     return next((row for row in _as_rows(conn.execute(query).all()) if _key_once_complete(row) == key), None)
 
 
-def _check_run_id(run_id: Any) -> int:
+def _check_run_id(run_id: Any, name: str = "run_id") -> int:
     """``run_id`` as an int: a NumPy integer too (the database driver binds it as no integer,
-    and the run would not be found); ``TypeError`` for anything else."""
+    and the run would not be found); ``TypeError`` naming it ``name`` for anything else."""
     if isinstance(run_id, (bool, np.bool_)) or not isinstance(run_id, (int, np.integer)):
-        raise TypeError(f"run_id must be a run's id (an int), got {type(run_id).__name__} {run_id!r}")
+        raise TypeError(f"{name} must be a run's id (an int), got {type(run_id).__name__} {run_id!r}")
     return int(run_id)
 
 
@@ -362,8 +367,11 @@ def fixed_steps(db: str, run_ids: list[int]) -> dict[int, int]:
     schema before steps recorded them.
 
     Raises:
-        TypeError: a run id is not an int (a Python or NumPy integer)."""
-    ids = sorted({_check_run_id(run_id) for run_id in run_ids})
+        TypeError: ``run_ids`` is not a collection of run ids, or one is not an int (a Python
+            or NumPy integer)."""
+    if isinstance(run_ids, (str, bytes, Mapping)) or not isinstance(run_ids, Iterable):
+        raise TypeError(f"run_ids must be a list of run ids (ints), got {type(run_ids).__name__} {run_ids!r}")
+    ids = sorted({_check_run_id(run_id, f"run_ids[{i}]") for i, run_id in enumerate(run_ids)})
     if not ids:
         return {}
     engine = open_db(db, readonly=True)
@@ -384,7 +392,15 @@ def step_params(run: RunRow, step: dict[str, Any]) -> dict[str, Any] | None:
     """A black-box step's point by name in the user's units: the ``params`` it recorded or,
     for a step written before steps recorded them (schema 2), its ``action`` decoded through
     the run's recorded space or bounds (names ``x0 ...``); ``None`` when neither can be read.
-    ``run`` is the step's run."""
+    ``run`` is the step's run.
+
+    Raises:
+        TypeError: ``run`` is not a :class:`RunRow`, or ``step`` not a step record (a mapping,
+            as :func:`run_steps` reads them)."""
+    if not isinstance(run, RunRow):
+        raise TypeError(f"run must be the step's run, a RunRow (list_runs), got {type(run).__name__}")
+    if not isinstance(step, Mapping):
+        raise TypeError(f"step must be a step record, a dict as run_steps reads it, got {type(step).__name__}")
     if step.get("params") is not None:
         return step["params"]
     try:
@@ -445,6 +461,9 @@ def run_evaluations(db: str, run: int | RunRow, name: str = "run") -> RunEvaluat
             holds, records a source that is not a run id, or continues a run the chain has
             already passed (a cycle).
     """
+    if not isinstance(name, str) or not name.strip():
+        raise TypeError(f"name must be a non-empty str (what the run was given as: 'run', 'initial', "
+                        f"'--initial-from'), got {type(name).__name__} {name!r}")
     row = run if isinstance(run, RunRow) else None
     if row is not None:
         run = row.id

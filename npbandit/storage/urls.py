@@ -27,8 +27,14 @@ _PASSWORD = re.compile(r"(://[^/@:]*:)[^@]*@")
 
 
 def display_url(url: str) -> str:
-    """``url`` as it may be printed or logged: a password in it is shown as ``***``."""
+    """``url`` as it may be printed or logged: a password in it is shown as ``***``.
+
+    Raises:
+        TypeError: ``url`` is not a str or path."""
     url = os.fspath(url) if isinstance(url, os.PathLike) else url
+    if not isinstance(url, str):
+        raise TypeError(f"url must be an SQLAlchemy URL or a file path (a str or os.PathLike), got "
+                        f"{type(url).__name__} {url!r}")
     try:
         return make_url(url).render_as_string(hide_password=True)
     except (ArgumentError, ValueError):  # a bare SQLite path, or a URL that does not parse (a bad port)
