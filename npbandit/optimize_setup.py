@@ -35,7 +35,7 @@ from npbandit.space.linear_constraints import LinearConstraints, as_linear_const
 from npbandit.storage import RunEvaluations, RunLogger, RunRow
 from npbandit.surrogates.base import NeuralProcess
 from npbandit.threads import resolve_threads
-from npbandit.validation import check_int, path_as_str, real_as_float
+from npbandit.validation import check_bool, check_int, check_seed, path_as_str, real_as_float
 from npbandit.warm_start import WarmStart, check_same_problem, continued_run, initial_points
 
 __all__ = ["Search", "box_or_space", "set_up_search", "stored_directions", "linear_constraints", "outside_linear",
@@ -171,15 +171,14 @@ def set_up_search(objective: Callable[[Any], Any], box: np.ndarray | None, searc
                          f"checkpoint path), got {surrogate!r}")
     if output_warp is not None and output_warp not in OUTPUT_WARPS:
         raise ValueError(f"output_warp must be None or one of {OUTPUT_WARPS}, got {output_warp!r}")
-    if not isinstance(avoid_repeats, bool):
-        raise TypeError(f"avoid_repeats must be a bool, got {type(avoid_repeats).__name__}")
+    avoid_repeats = check_bool("avoid_repeats", avoid_repeats)  # a NumPy bool too, as a bool from then on
     named = isinstance(minimize, Mapping)
     minimize, objectives, names = named_directions(minimize)
     if objectives > 1:
         _check_several(acquisition, output_warp, trust_region, subspace, liar, optimal_value)
     if seed is None:  # as Optuna's samplers and numpy's generators read it: fresh entropy, then recorded
         seed = secrets.randbelow(2**31)
-    seed = check_int("seed", seed, minimum=0)
+    seed = check_seed("seed", seed)
     if n_init is not None:
         n_init = check_int("n_init", n_init, minimum=1)
     check_acq_optimizer("acq_optimizer", acq_optimizer)
@@ -195,6 +194,8 @@ def set_up_search(objective: Callable[[Any], Any], box: np.ndarray | None, searc
     db = path_as_str(db)  # a pathlib.Path of an SQLite file as its str, as a result records it
     if db is not None and (not isinstance(db, str) or not db):
         raise TypeError(f"db must be an SQLAlchemy URL, a file path or None, got {db!r}")
+    if isinstance(trust_region, np.bool_):
+        trust_region = bool(trust_region)
     if trust_region is not None and not isinstance(trust_region, (bool, TrustRegionSettings)):
         raise TypeError(f"trust_region must be a bool, a TrustRegionSettings or None, got "
                         f"{type(trust_region).__name__}")

@@ -41,6 +41,7 @@ other threads set meanwhile; each thread's blocks are independent of the others'
 
 from __future__ import annotations
 
+import numbers
 import os
 import threading
 from typing import Any
@@ -63,9 +64,9 @@ def check_threads(name: str, value: Any) -> int | str | None:
     Raises:
         ValueError: anything else, naming ``name``.
     """
-    if value is None or value == TORCH_CHOICE:
+    if value is None or (isinstance(value, str) and value == TORCH_CHOICE):
         return value
-    if isinstance(value, bool) or not isinstance(value, int) or value < 1:
+    if isinstance(value, bool) or not isinstance(value, numbers.Integral) or value < 1:  # a NumPy integer too
         raise ValueError(f"{name} must be a positive int, 'torch' (torch's own count) or None (${THREADS_ENV}, "
                          f"else OMP_NUM_THREADS / MKL_NUM_THREADS, else 1), got {value!r}")
     return int(value)

@@ -15,7 +15,8 @@ import numpy as np
 if TYPE_CHECKING:  # torch loads only where a check needs it
     import torch
 
-__all__ = ["check_bool", "check_int", "check_arm", "check_real", "real_as_float", "check_range", "check_render_mode",
+__all__ = ["check_bool", "check_int", "check_seed", "MAX_SEED", "check_arm",
+           "check_real", "real_as_float", "check_range", "check_render_mode",
            "check_options", "check_device", "check_float_dtype", "is_real", "is_tensor", "register_class",
            "unregistered", "path_as_str", "json_default", "FACE_ULPS", "rounding_of", "face_slack"]
 
@@ -24,6 +25,11 @@ __all__ = ["check_bool", "check_int", "check_arm", "check_real", "real_as_float"
 #: lands there for an end of ``0.3``, so does ``0.3`` given in float32, and box points a run
 #: recorded before its faces mapped exactly onto the bounds lie one rounding past them
 FACE_ULPS = 4
+
+#: the largest seed a run takes: runs record it in a signed 64-bit integer column (SQLite's
+#: INTEGER) and torch's ``SobolEngine`` takes it as a C ``long long``; a larger one failed there,
+#: after the run had started, with an ``OverflowError`` naming neither
+MAX_SEED = 2**63 - 1
 
 
 def is_real(value: Any) -> bool:
@@ -101,6 +107,15 @@ def check_int(name: str, value: Any, *, minimum: int | None = None) -> int:
     if minimum is not None and value < minimum:
         raise ValueError(f"{name} must be an int >= {minimum}, got {value!r}")
     return int(value)
+
+
+def check_seed(name: str, value: Any) -> int:
+    """``value`` as a seed: an int (see :func:`check_int`) in ``[0, MAX_SEED]``."""
+    seed = check_int(name, value, minimum=0)
+    if seed > MAX_SEED:
+        raise ValueError(f"{name} must be an int <= 2**63 - 1 (a run records it as a signed 64-bit integer), "
+                         f"got {value!r}")
+    return seed
 
 
 def check_arm(name: str, arm: Any, n_arms: int, start: int = 0) -> int:

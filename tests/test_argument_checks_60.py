@@ -105,3 +105,49 @@ def test_storage_functions_take_numpy_scalars_and_paths(recorded, tmp_path):
     assert logger.commit_every == 5 and type(logger.commit_every) is int
     steps = run_evaluations(Path(db.removeprefix("sqlite:///")), np.int64(run.id))
     assert len(steps) == 3 and step_params(run, steps[0]) == steps[0]["params"]
+
+
+def test_optimize_takes_numpy_bools_and_ints_where_it_takes_python_ones():
+    from npbandit import optimize
+
+    result = optimize(lambda x: float((x ** 2).sum()), [[0.0, 0.0], [1.0, 1.0]], surrogate="random", budget=3,
+                      db=None, progress=False, avoid_repeats=np.False_, threads=np.int64(1))
+    assert len(result.history) == 3  # avoid_repeats=np.False_ was refused: "must be a bool, got bool"
+
+
+@pytest.mark.parametrize("seed", [2**63, 2**64])
+def test_a_seed_no_run_can_record_is_refused_naming_it(seed):
+    from npbandit import optimize
+    from npbandit.loop import run_wheel_bandits
+
+    with pytest.raises(ValueError, match=r"seed must be an int <= 2\*\*63 - 1"):  # was an OverflowError from torch
+        optimize(lambda x: 0.0, [[0.0], [1.0]], surrogate="random", budget=2, seed=seed, db=None, progress=False)
+    with pytest.raises(ValueError, match=r"seeds\[1\] must be an int <= 2\*\*63 - 1"):  # was SQLite's OverflowError
+        run_wheel_bandits(["uniform"], [0.5], [0, seed], 3, db="sqlite://", say=None)
+
+
+def test_the_largest_seed_still_runs():
+    from npbandit import optimize
+
+    assert optimize(lambda x: 0.0, [[0.0], [1.0]], surrogate="random", budget=2, seed=2**63 - 1, db=None,
+                    progress=False).seed == 2**63 - 1
+
+
+@pytest.mark.parametrize("setting", ["length_init", "length_min", "length_max"])
+@pytest.mark.parametrize("bad", ["1", True, None])
+def test_trust_region_lengths_that_are_no_numbers_are_refused_naming_them(setting, bad):
+    from npbandit.policies.trust_region import TrustRegionSettings
+
+    # a str raised "'<' not supported between instances of 'float' and 'str'"; True passed as 1
+    with pytest.raises(ValueError, match=rf"{setting} must be a real number"):
+        TrustRegionSettings(**{setting: bad})
+
+
+def test_trust_region_settings_take_numpy_numbers():
+    from npbandit.policies.trust_region import TrustRegionSettings
+
+    settings = TrustRegionSettings(length_init=np.float32(0.8), success_tolerance=np.int64(2),
+                                   failure_tolerance=np.int64(5), context_factor=np.float32(1.5),
+                                   success_margin=np.float32(0.01))
+    assert type(settings.success_tolerance) is int and type(settings.failure_tolerance) is int
+    assert settings.region(3).failure_tolerance == 5

@@ -94,7 +94,7 @@ from npbandit.surrogates.pretrained import (
     load_surrogate,
 )
 from npbandit.threads import check_threads
-from npbandit.validation import check_bool, check_int, check_real, path_as_str
+from npbandit.validation import check_bool, check_int, check_real, check_seed, path_as_str
 
 __all__ = ["NPSampler"]
 
@@ -282,7 +282,7 @@ class NPSampler(StudyProposals, BaseSampler):
                              "'logei', 'ucb', 'thompson' or 'marginal-thompson'")
         check_int("n_startup_trials", n_startup_trials, minimum=0)
         if seed is not None:
-            seed = check_int("seed", seed, minimum=0)
+            seed = check_seed("seed", seed)
         if independent_sampler is not None and not isinstance(independent_sampler, BaseSampler):
             raise TypeError(f"independent_sampler must be an optuna BaseSampler or None, "
                             f"got {type(independent_sampler).__name__}")

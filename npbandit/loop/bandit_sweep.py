@@ -31,7 +31,7 @@ from npbandit.storage import (
     run_totals,
     runs_by_key,
 )
-from npbandit.validation import check_bool, check_int, check_real
+from npbandit.validation import check_bool, check_int, check_real, check_seed
 
 __all__ = ["LIVE_POLL_S", "run_bandit_sweep", "run_wheel_bandits"]
 
@@ -163,7 +163,7 @@ def run_bandit_sweep(policies: Sequence[str], tasks: Sequence[BanditTask], seeds
         if not isinstance(task, BanditTask):
             raise TypeError(f"tasks[{i}] must be a BanditTask (wheel_task, dataset_task, csv_task), "
                             f"got {type(task).__name__}")
-    seeds = [check_int(f"seeds[{i}]", s, minimum=0) for i, s in enumerate(seeds)]
+    seeds = [check_seed(f"seeds[{i}]", s) for i, s in enumerate(seeds)]
     for i, seed in enumerate(seeds):
         if seed in seeds[:i]:  # a seed's run is the same run again: made twice, a report would count it twice
             raise ValueError(f"seeds[{i}] repeats seed {seed}: each seed's runs would be made, and counted, twice; "

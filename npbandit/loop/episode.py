@@ -65,7 +65,7 @@ from npbandit.loop.records import (
 from npbandit.policies.base import Policy, Recommendation
 from npbandit.stopping import RunInterrupted, StopSignals, stop_on_signals, stopped_by
 from npbandit.storage import RunLogger
-from npbandit.validation import check_bool, check_int
+from npbandit.validation import check_bool, check_int, check_seed
 
 __all__ = ["run_episode"]
 
@@ -151,7 +151,7 @@ def run_episode(env: gym.Env, policy: Policy, *, seed: int, steps: int | None = 
     if not isinstance(env, gym.Env):
         raise TypeError(f"env must be a gymnasium.Env, got {type(env).__name__}")
     # a NumPy integer as an int: gymnasium's reset refuses one, and SQLite would store its bytes as the seed
-    seed = check_int("seed", seed, minimum=0)
+    seed = check_seed("seed", seed)
     if steps is not None:
         steps = check_int("steps", steps, minimum=1)
         _check_steps_within_episode(env, steps)

@@ -35,7 +35,7 @@ from npbandit.loop.records import EpisodeResult, _Clock, _record_evaluation
 from npbandit.policies.base import Policy
 from npbandit.stopping import StopSignals, stop_on_signals
 from npbandit.storage import RunLogger
-from npbandit.validation import check_int
+from npbandit.validation import check_seed
 
 __all__ = ["SteppedRun"]
 
@@ -76,7 +76,7 @@ class SteppedRun:
             raise TypeError(f"env must be a BlackBoxEnv, got {type(env).__name__}")
         if not isinstance(policy, Policy):
             raise TypeError(f"policy must be an npbandit Policy, got {type(policy).__name__}")
-        check_int("seed", seed, minimum=0)
+        check_seed("seed", seed)
         if logger is not None and not isinstance(logger, RunLogger):
             raise TypeError(f"logger must be a RunLogger or None, got {type(logger).__name__}")
         policy.check_spaces(env.observation_space, env.action_space)

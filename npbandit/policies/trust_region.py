@@ -35,7 +35,10 @@ import math
 from collections.abc import Sequence
 from dataclasses import asdict, dataclass, fields
 
+import numpy as np
 import torch
+
+from npbandit.validation import is_real
 
 __all__ = ["MARGIN_SCALES", "TrustRegion", "TrustRegionSettings"]
 
@@ -48,21 +51,23 @@ def _check_settings(length_init: float, length_min: float, length_max: float, su
                     failure_tolerance: int | None, context_factor: float, success_margin: float = 1e-3,
                     margin_scale: str = "best") -> None:
     """Raise ``ValueError`` naming the first setting out of range (``failure_tolerance``:
-    ``None`` or a positive int)."""
-    if (isinstance(success_margin, bool) or not isinstance(success_margin, (int, float))
-            or not 0 <= success_margin < math.inf):
+    ``None`` or a positive int); a number may be a NumPy one, never a bool or a str."""
+    if not is_real(success_margin) or not 0 <= success_margin < math.inf:
         raise ValueError(f"success_margin must be a finite number >= 0, got {success_margin!r}")
     if margin_scale not in MARGIN_SCALES:
         raise ValueError(f"margin_scale must be one of {MARGIN_SCALES}, got {margin_scale!r}")
+    for name, value in (("length_init", length_init), ("length_min", length_min), ("length_max", length_max)):
+        if not is_real(value):  # compared below, a str would raise a TypeError naming none, a bool pass as 0 / 1
+            raise ValueError(f"{name} must be a real number, got {type(value).__name__} {value!r}")
     if not 0 < length_min < length_init <= length_max:
         raise ValueError("need 0 < length_min < length_init <= length_max, got "
                          f"{length_min}, {length_init}, {length_max}")
-    if isinstance(context_factor, bool) or not isinstance(context_factor, (int, float)) or not context_factor >= 1:
+    if not is_real(context_factor) or not context_factor >= 1:
         raise ValueError(f"context_factor must be a number >= 1, got {context_factor!r}")
     for name, value in (("success_tolerance", success_tolerance), ("failure_tolerance", failure_tolerance)):
         if value is None and name == "failure_tolerance":
             continue
-        if not isinstance(value, int) or isinstance(value, bool) or value < 1:
+        if not isinstance(value, (int, np.integer)) or isinstance(value, (bool, np.bool_)) or value < 1:
             raise ValueError(f"{name} must be a positive int, got {value!r}")
 
 
@@ -102,6 +107,9 @@ class TrustRegionSettings:
     def __post_init__(self) -> None:
         _check_settings(self.length_init, self.length_min, self.length_max, self.success_tolerance,
                         self.failure_tolerance, self.context_factor, self.success_margin, self.margin_scale)
+        for name in ("success_tolerance", "failure_tolerance"):  # a NumPy integer as an int, as the run logs it
+            if isinstance(getattr(self, name), np.integer):
+                object.__setattr__(self, name, int(getattr(self, name)))
 
     def region(self, dim: int) -> TrustRegion:
         """A fresh :class:`TrustRegion` of dimension ``dim`` with these settings."""
