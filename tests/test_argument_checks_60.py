@@ -151,3 +151,28 @@ def test_trust_region_settings_take_numpy_numbers():
                                    success_margin=np.float32(0.01))
     assert type(settings.success_tolerance) is int and type(settings.failure_tolerance) is int
     assert settings.region(3).failure_tolerance == 5
+
+
+@pytest.mark.parametrize("setting,bad,error,match", [
+    ("dim", True, ValueError, r"dim must be an int >= 1"),  # True was a one-dimensional problem
+    ("beta", -1.0, ValueError, r"beta must be >= 0.0"),  # was taken
+    ("beta", float("nan"), ValueError, r"beta must be a finite real number"),  # was taken
+    ("thompson_candidates", 0, ValueError, r"thompson_candidates must be an int >= 1"),  # was taken
+    ("noise_free", 1, TypeError, r"noise_free must be a bool"),  # was taken as True
+    ("n_init", True, ValueError, r"n_init must be an int >= 1"),  # True was one point
+])
+def test_bo_policy_refuses_settings_that_make_no_sense(setting, bad, error, match):
+    from npbandit.policies.bo import BOPolicy
+
+    with pytest.raises(error, match=match):
+        BOPolicy(**{"dim": 2, "model": "gp", setting: bad})
+
+
+def test_bo_policy_takes_numpy_ints_and_bools():
+    from npbandit.policies.bo import BOPolicy
+
+    policy = BOPolicy(np.int64(2), model="gp", n_init=np.int64(3), budget=np.int64(10), beta=np.float32(1.0),
+                      thompson_candidates=np.int64(64), noise_free=np.True_, avoid_repeats=np.False_,
+                      trust_region=np.True_, constrained=np.False_, max_context=np.int64(64), threads=np.int64(1))
+    assert (policy.dim, policy.n_init, policy.budget, policy.max_context) == (2, 3, 10, 64)
+    assert type(policy.dim) is int and policy.avoid_repeats is False and policy.trust_region is True

@@ -55,7 +55,7 @@ from npbandit.space.linear_constraints import Polytope
 from npbandit.surrogates.pretrained import checkpoint_use, context_limit, served_width
 from npbandit.threads import check_threads, torch_threads
 from npbandit.transforms.yeo_johnson import yeo_johnson_warp
-from npbandit.validation import check_int, path_as_str
+from npbandit.validation import check_bool, check_int, check_real, path_as_str
 
 __all__ = ["SobolPolicy", "BOPolicy", "ACQUISITIONS", "OUTPUT_WARPS", "LIARS", "DEFAULT_LIAR", "check_liar",
            "liar_value", "pending_rule", "propose", "propose_in_region", "thompson_draw", "yeo_johnson_warp",
@@ -231,25 +231,20 @@ class BOPolicy(Policy):
                  subspace: SubspaceStrategy | None = None, constrained: bool = False,
                  acq_optimizer: AcquisitionOptimizer | None = None, polytope: Polytope | None = None,
                  max_n_init: int | None = None) -> None:
-        if not isinstance(dim, int) or dim < 1:
-            raise ValueError(f"dim must be a positive int, got {dim!r}")
+        # NumPy ints and bools as Python ones from here on; a bool is no count, nor 1 a flag
+        dim = check_int("dim", dim, minimum=1)
         subspace = check_subspace(subspace)
         self.threads = check_threads("threads", threads)
         self.snap = check_snap(snap)
-        if budget is not None and (not isinstance(budget, int) or isinstance(budget, bool) or budget < 1):
-            raise ValueError(f"budget must be None or a positive int, got {budget!r}")
-        self.budget = budget
+        self.budget = None if budget is None else check_int("budget", budget, minimum=1)
         if acquisition not in ACQUISITIONS:
             raise ValueError(f"acquisition must be one of {ACQUISITIONS}, got {acquisition!r}")
-        if not isinstance(constrained, bool):
-            raise TypeError(f"constrained must be a bool, got {type(constrained).__name__}")
+        constrained = check_bool("constrained", constrained)
         if constrained and acquisition not in CONSTRAINED_ACQUISITIONS:
             raise ValueError(f"constraints need acquisition 'logei' (expected improvement weighted by the "
                              f"probability of feasibility) or 'qlognei'; got {acquisition!r}")
         self.constrained = constrained
-        q = (Q_BATCH if acquisition == "qlognei" else 1) if q is None else q
-        if not isinstance(q, int) or isinstance(q, bool) or q < 1:
-            raise ValueError(f"q must be a positive int, got {q!r}")
+        q = (Q_BATCH if acquisition == "qlognei" else 1) if q is None else check_int("q", q, minimum=1)
         if q > 1 and acquisition != "qlognei":
             raise ValueError(f"q > 1 needs a batch acquisition ('qlognei'); {acquisition!r} proposes one point "
                              "at a time")
@@ -259,9 +254,9 @@ class BOPolicy(Policy):
         if output_warp is not None and output_warp not in OUTPUT_WARPS:
             raise ValueError(f"output_warp must be None or one of {OUTPUT_WARPS}, got {output_warp!r}")
         self.output_warp = output_warp
-        if not isinstance(avoid_repeats, bool):
-            raise TypeError(f"avoid_repeats must be a bool, got {type(avoid_repeats).__name__}")
-        self.avoid_repeats = avoid_repeats
+        self.avoid_repeats = check_bool("avoid_repeats", avoid_repeats)
+        if isinstance(trust_region, np.bool_):
+            trust_region = bool(trust_region)
         if trust_region is not None and not isinstance(trust_region, (bool, TrustRegionSettings)):
             raise TypeError(f"trust_region must be a bool, a TrustRegionSettings or None, got "
                             f"{type(trust_region).__name__}")
@@ -270,14 +265,14 @@ class BOPolicy(Policy):
         self.trust_region = is_np if trust_region is None else trust_region is not False
         self.trust_region_settings = (None if not self.trust_region else trust_region
                                       if isinstance(trust_region, TrustRegionSettings) else TrustRegionSettings())
-        if n_init is not None and (not isinstance(n_init, int) or n_init < 1):
-            raise ValueError(f"n_init must be a positive int, got {n_init!r}")
+        n_init = None if n_init is None else check_int("n_init", n_init, minimum=1)
         max_n_init = None if max_n_init is None else check_int("max_n_init", max_n_init, minimum=1)
         self.dim, self.acquisition = dim, acquisition
-        self.beta = float(beta)
+        self.beta = check_real("beta", beta, low=0.0)  # UCB's exploration weight
         self.num_restarts = 10 if num_restarts is None else num_restarts  # qlognei's optimize_acqf
         self.raw_samples = 512 if raw_samples is None else raw_samples  # and the repeat check's fallback
-        self.thompson_candidates = thompson_candidates
+        self.thompson_candidates = check_int("thompson_candidates", thompson_candidates, minimum=1)
+        noise_free = check_bool("noise_free", noise_free)
         self.model_factory, self.model_name = as_model_factory(model, noise_free=noise_free, gp_kernel=gp_kernel)
         gp = self.model_factory if isinstance(self.model_factory, GPModelFactory) else None  # however it was given
         self.noise_free, self.gp_kernel = (gp.noise_free, gp.kernel) if gp else (bool(noise_free), gp_kernel)
@@ -291,9 +286,11 @@ class BOPolicy(Policy):
                                                    acquisition=acquisition)
         if max_context == "checkpoint":
             max_context = None if self.surrogate is None else context_limit(self.surrogate.card)
-        elif max_context is not None and (not isinstance(max_context, int) or isinstance(max_context, bool)
-                                          or max_context < 1):
+        elif max_context is not None and (isinstance(max_context, (bool, np.bool_)) or not isinstance(
+                max_context, (int, np.integer)) or max_context < 1):
             raise ValueError(f"max_context must be 'checkpoint', a positive int or None, got {max_context!r}")
+        elif max_context is not None:
+            max_context = int(max_context)
         self.max_context = max_context
         width = None if self.surrogate is None else served_width(self.surrogate)  # trained d, not padded x_dim
         subspace, width = subspace_and_width(subspace, width, dim, space_of(self.snap))
