@@ -176,3 +176,52 @@ def test_bo_policy_takes_numpy_ints_and_bools():
                       trust_region=np.True_, constrained=np.False_, max_context=np.int64(64), threads=np.int64(1))
     assert (policy.dim, policy.n_init, policy.budget, policy.max_context) == (2, 3, 10, 64)
     assert type(policy.dim) is int and policy.avoid_repeats is False and policy.trust_region is True
+
+
+@pytest.fixture(scope="module")
+def tiny_np(tmp_path_factory):
+    import torch
+    from helpers import tiny_checkpoint
+
+    from npbandit import load_surrogate
+
+    net = load_surrogate(tiny_checkpoint(tmp_path_factory.mktemp("ckpt")), dtype=torch.float64)
+    X = torch.rand(5, 2, dtype=torch.float64, generator=torch.Generator().manual_seed(0))
+    return net, X, (X ** 2).sum(dim=-1, keepdim=True)
+
+
+@pytest.mark.parametrize("setting,bad,error,match", [
+    ("input_domain", "x", ValueError, r"input_domain must be \(low, high\), two real numbers"),  # was IndexError
+    ("restandardize_tol", "0.2", ValueError, r"restandardize_tol must be positive"),  # was a comparison TypeError
+    ("standardize", 1, TypeError, r"standardize must be a bool"),  # was taken as True
+    ("input_transform", 3, TypeError, r"input_transform must be a BoTorch InputTransform"),  # was AttributeError
+    ("outcome_transform", "x", TypeError, r"outcome_transform must be a BoTorch OutcomeTransform"),
+])
+def test_np_model_refuses_options_of_the_wrong_type_naming_them(tiny_np, setting, bad, error, match):
+    from npbandit import NPModel
+
+    net, X, Y = tiny_np
+    with pytest.raises(error, match=match):
+        NPModel(net, X, Y, **{setting: bad})
+
+
+def test_np_model_takes_numpy_counts_and_bools(tiny_np):
+    from npbandit import NPModel
+
+    net, X, Y = tiny_np
+    plain = NPModel(net, X, Y, noise_points=16)
+    given = NPModel(net, X, Y, noise_points=np.int64(16), n_views=np.int64(1), standardize=np.True_,
+                    input_domain=(np.float64(0.0), np.float64(1.0)), restandardize_tol=np.float32(0.2))
+    import torch
+
+    at = torch.rand(3, 2, dtype=torch.float64, generator=torch.Generator().manual_seed(1))
+    assert torch.equal(plain.posterior(at).mean, given.posterior(at).mean)
+
+
+def test_load_surrogate_takes_a_numpy_bool(tmp_path):
+    from helpers import tiny_checkpoint
+
+    from npbandit import load_surrogate
+
+    net = load_surrogate(tiny_checkpoint(tmp_path), requires_grad=np.False_)  # "must be a bool, got bool"
+    assert not any(p.requires_grad for p in net.parameters())

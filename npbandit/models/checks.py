@@ -16,6 +16,7 @@ from botorch.exceptions.warnings import InputDataWarning
 from torch import Tensor
 
 from npbandit.surrogates.base import NeuralProcess
+from npbandit.validation import is_real
 
 __all__ = ["broadcasts", "check_matrix", "check_training_data", "check_output_indices", "check_bounds",
            "check_model_arguments", "check_points", "check_input_transform", "box_excursion", "box_limits",
@@ -208,7 +209,8 @@ def box_excursion(name: str, X: Tensor, lower: Tensor, upper: Tensor, box: str, 
 
 def check_model_arguments(surrogate: Any, train_X: Any, train_Y: Any, train_Yvar: Any,
                           input_domain: tuple[float, float], restandardize_tol: float, noise_points: Any,
-                          n_views: Any) -> None:
+                          n_views: Any, *, standardize: Any = True, input_transform: Any = None,
+                          outcome_transform: Any = None) -> None:
     """The checks of :class:`~npbandit.models.NPModel`'s constructor that need no checkpoint
     card: the surrogate's kind, the data's shapes (``train_X`` ``n x D``, ``train_Y`` /
     ``train_Yvar`` ``n x m`` with ``m`` the surrogate's outputs, or any ``m >= 1`` for a
@@ -241,13 +243,26 @@ def check_model_arguments(surrogate: Any, train_X: Any, train_Y: Any, train_Yvar
                          f"surrogate models any number of columns, one NP each), got {train_Y.shape[-1]}")
     if train_Y.shape[-1] == 0:
         raise ValueError("train_Y must have at least one column")
+    if isinstance(input_domain, (str, bytes)) or not hasattr(input_domain, "__len__") or len(input_domain) != 2 \
+            or not all(is_real(v) for v in input_domain):  # a str's first characters were compared
+        raise ValueError(f"input_domain must be (low, high), two real numbers, got {input_domain!r}")
     if not input_domain[0] < input_domain[1]:
         raise ValueError(f"input_domain must be (low, high) with low < high, got {input_domain}")
-    if not restandardize_tol > 0:
-        raise ValueError(f"restandardize_tol must be positive, got {restandardize_tol}")
-    if not isinstance(noise_points, int) or isinstance(noise_points, bool) or noise_points < 1:
+    if not is_real(restandardize_tol) or not restandardize_tol > 0:
+        raise ValueError(f"restandardize_tol must be positive, got {restandardize_tol!r}")
+    if isinstance(noise_points, (bool, np.bool_)) or not isinstance(noise_points, (int, np.integer)) \
+            or noise_points < 1:
         raise ValueError(f"noise_points must be a positive int, got {noise_points!r}")
-    if not isinstance(n_views, int) or isinstance(n_views, bool) or n_views < 1:
+    if not isinstance(standardize, (bool, np.bool_)):  # 1 or "no" would read as true
+        raise TypeError(f"standardize must be a bool, got {type(standardize).__name__} {standardize!r}")
+    from botorch.models.transforms.input import InputTransform
+    from botorch.models.transforms.outcome import OutcomeTransform
+
+    for name, value, kind in (("input_transform", input_transform, InputTransform),
+                              ("outcome_transform", outcome_transform, OutcomeTransform)):
+        if value is not None and not isinstance(value, kind):
+            raise TypeError(f"{name} must be a BoTorch {kind.__name__} or None, got {type(value).__name__}")
+    if isinstance(n_views, (bool, np.bool_)) or not isinstance(n_views, (int, np.integer)) or n_views < 1:
         raise ValueError(f"n_views must be a positive int, got {n_views!r}")
     if n_views > 1 and surrogate.joint_predictive:
         raise ValueError(f"n_views > 1 averages marginal predictives; {type(surrogate).__name__} is "

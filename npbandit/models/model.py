@@ -179,8 +179,9 @@ class NPModel(ConstructionMixin, MarginalPosteriorMixin, JointPosteriorMixin, Re
                  n_views: int = 1, columns: str | Sequence[int] | ColumnSelector | None = None,
                  covariance: str = "diagonal") -> None:
         super().__init__()
-        check_model_arguments(surrogate, train_X, train_Y, train_Yvar, input_domain, restandardize_tol,
-                              noise_points, n_views)
+        check_model_arguments(surrogate, train_X, train_Y, train_Yvar, input_domain, restandardize_tol, noise_points,
+                              n_views, standardize=standardize, input_transform=input_transform,
+                              outcome_transform=outcome_transform)
         if covariance not in COVARIANCES:
             raise ValueError(f"covariance must be one of {list(COVARIANCES)}, got {covariance!r}")
         if covariance == "conditioning" and surrogate.y_dim != 1 and not surrogate.joint_predictive:
@@ -201,7 +202,7 @@ class NPModel(ConstructionMixin, MarginalPosteriorMixin, JointPosteriorMixin, Re
         self._input_domain = (float(input_domain[0]), float(input_domain[1]))
         self._standardize = bool(standardize)
         self._tol = float(restandardize_tol)
-        self._noise_points = noise_points
+        self._noise_points, n_views = int(noise_points), int(n_views)  # a NumPy integer too
         self._bounds = None if bounds is None else check_bounds(bounds, self._d)
         self._box_limits: dict[tuple[torch.dtype, torch.device], tuple[Tensor, Tensor]] = {}
         d = len(self.columns)

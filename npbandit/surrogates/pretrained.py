@@ -56,7 +56,7 @@ from npbandit.surrogates import NeuralProcess, available_models, build
 from npbandit.surrogates.checkpoint_files import file_sha256, read_weights, replace_file, weights_file
 from npbandit.transforms.base import OutcomeTransform
 from npbandit.transforms.spec import transform_from_spec, transform_spec
-from npbandit.validation import check_device, check_float_dtype
+from npbandit.validation import check_bool, check_device, check_float_dtype
 
 __all__ = ["CheckpointError", "UnknownCheckpointError", "save_pretrained", "load_surrogate", "available_checkpoints",
            "read_card", "checkpoint_use", "checkpoint_transforms", "outcome_transform", "check_checkpoint_kind",
@@ -244,8 +244,7 @@ def load_surrogate(name_or_path: str | Path, *, device: str | torch.device = "cp
     with one, ``condition`` / ``update`` take raw values and ``predict`` answers in raw
     units (:mod:`npbandit.surrogates.base`).
     """
-    if not isinstance(requires_grad, bool):
-        raise TypeError(f"requires_grad must be a bool, got {type(requires_grad).__name__}")
+    requires_grad = check_bool("requires_grad", requires_grad)  # a NumPy bool too
     device, dtype = check_device("device", device), check_float_dtype("dtype", dtype)
     card = read_card(name_or_path)
     weights = weights_file(card)
