@@ -17,14 +17,14 @@ from collections.abc import Callable, Iterator
 from pathlib import Path
 from typing import Any, TypeVar
 
-from sqlalchemy import create_engine, event, insert, inspect, select, text, update
+from sqlalchemy import BigInteger, create_engine, event, insert, inspect, select, text, update
 from sqlalchemy.engine import Connection, Engine, make_url
 from sqlalchemy.exc import ArgumentError, DatabaseError, OperationalError
 from sqlalchemy.pool import NullPool
 
 from npbandit._version import __version__
 from npbandit.exceptions import SchemaVersionError, StorageError
-from npbandit.storage.models import ADDED_COLUMNS, OLDEST_UPGRADABLE, SCHEMA_VERSION, Base, Meta
+from npbandit.storage.models import ADDED_COLUMNS, OLDEST_UPGRADABLE, SCHEMA_VERSION, WIDENED_COLUMNS, Base, Meta
 from npbandit.storage.sqlite_files import ReadConnection, connect_reader
 from npbandit.storage.urls import (
     _absolute_url,
@@ -180,9 +180,11 @@ def _check_schema(conn: Any, url: str, *, writer: bool) -> None:
 
     Versions: this one (:data:`SCHEMA_VERSION`) is used as it is. An older one from
     :data:`~npbandit.storage.models.OLDEST_UPGRADABLE` on differs from this one only by
-    columns added since, each nullable: a reader reads it as it is (those columns read as
-    ``None``) and a writer upgrades it in place (``ALTER TABLE ... ADD COLUMN``, then the new
-    version; its runs and steps are kept). Older versions and newer ones are refused
+    columns added since, each nullable, and integer columns widened to 64 bits
+    (:data:`~npbandit.storage.models.WIDENED_COLUMNS`): a reader reads it as it is (the added
+    columns read as ``None``) and a writer upgrades it in place (``ALTER TABLE ... ADD COLUMN``;
+    on PostgreSQL ``ALTER COLUMN ... TYPE BIGINT``; then the new version; its runs and steps are
+    kept). Older versions and newer ones are refused
     (:class:`SchemaVersionError`, saying which npbandit to use).
 
     A database with npbandit's tables but no version predates versioning: it is used if
@@ -233,6 +235,9 @@ def _check_schema(conn: Any, url: str, *, writer: bool) -> None:
             if table in present and column not in present[table]:
                 _add_column(conn, table, column)
                 added.append(f"{table}.{column}")
+        for table, column in sorted({pair for pairs in WIDENED_COLUMNS.values() for pair in pairs}):
+            if table in present and _widen_column(conn, table, column):
+                added.append(f"{table}.{column} as 64-bit")
         if stored is None:
             conn.execute(insert(Meta).values(key="schema_version", value=str(SCHEMA_VERSION)))
         elif stored != str(SCHEMA_VERSION):
@@ -249,6 +254,20 @@ def _add_column(conn: Connection, table: str, column: str) -> None:
     quote = conn.dialect.identifier_preparer.quote
     conn.execute(text(f"ALTER TABLE {quote(table)} ADD COLUMN {quote(column)} "
                       f"{spec.type.compile(dialect=conn.dialect)}"))
+
+
+def _widen_column(conn: Connection, table: str, column: str) -> bool:
+    """Give ``table.column`` its 64-bit integer type where the database holds it narrower
+    (PostgreSQL's 32-bit INTEGER); whether it changed. SQLite stores any integer in 64 bits
+    whatever a column's declared type, so there is nothing to change."""
+    if conn.dialect.name != "postgresql":
+        return False
+    (found,) = [c["type"] for c in inspect(conn).get_columns(table) if c["name"] == column]
+    if isinstance(found, BigInteger):
+        return False
+    quote = conn.dialect.identifier_preparer.quote
+    conn.execute(text(f"ALTER TABLE {quote(table)} ALTER COLUMN {quote(column)} TYPE BIGINT"))
+    return True
 
 
 def open_db(url: str = DEFAULT_URL, *, readonly: bool = False) -> Engine:

@@ -14,13 +14,13 @@ import datetime as dt
 import json
 from typing import Any
 
-from sqlalchemy import JSON, Boolean, DateTime, Float, ForeignKey, Integer, String, Text, UniqueConstraint
+from sqlalchemy import JSON, BigInteger, Boolean, DateTime, Float, ForeignKey, Integer, String, Text, UniqueConstraint
 from sqlalchemy.orm import DeclarativeBase, Mapped, mapped_column
 
 from npbandit.text import printable, shorten
 from npbandit.validation import json_default
 
-__all__ = ["Base", "Run", "Step", "Meta", "RUN_KINDS", "STATUSES", "SCHEMA_VERSION", "ADDED_COLUMNS",
+__all__ = ["Base", "Run", "Step", "Meta", "RUN_KINDS", "STATUSES", "SCHEMA_VERSION", "ADDED_COLUMNS", "WIDENED_COLUMNS",
            "OLDEST_UPGRADABLE", "RECOMMENDED", "STOPPED_EARLY", "stored_json"]
 
 #: the kinds of run npbandit logs (``runs.kind``): a contextual-bandit run, a black-box (BO) run. A
@@ -34,12 +34,17 @@ STATUSES = ("running", "completed", "failed", "interrupted")
 # 2: steps.worker / submitted_at / finished_at (batch and asynchronous BO); 3: steps.params, error;
 # 4: steps.constraints (outcome constraints); 5: steps.error_kind; 6: steps.values (several objectives);
 # 7: steps.fixed (the values a trial was asked with, Optimizer.ask(fixed=...))
-SCHEMA_VERSION = 7
+SCHEMA_VERSION = 8
 #: columns each schema version added to an existing table and nothing else: a writer adds them
 #: to a database of an older version, at least :data:`OLDEST_UPGRADABLE`, and readers read such
 #: a database as it is (the columns read as ``None``); {version: [(table, column), ...]}
 ADDED_COLUMNS = {3: [("steps", "params"), ("steps", "error")], 4: [("steps", "constraints")],
                  5: [("steps", "error_kind")], 6: [("steps", "values")], 7: [("steps", "fixed")]}
+#: integer columns each schema version widened to 64 bits and nothing else: a writer widens them in
+#: a database of an older version where its integers are narrower (PostgreSQL's INTEGER; SQLite's
+#: integers are 64-bit in any column), and readers read such a database as it is;
+#: {version: [(table, column), ...]}
+WIDENED_COLUMNS = {8: [("runs", "seed")]}
 #: the oldest schema version a writer upgrades in place (by adding :data:`ADDED_COLUMNS`)
 OLDEST_UPGRADABLE = 2
 #: the key of ``runs.policy_params`` that holds, once a black-box run has completed, the point
@@ -69,7 +74,8 @@ class Run(Base):
     policy_params: Mapped[dict] = mapped_column(JSON, default=dict)
     surrogate: Mapped[str | None] = mapped_column(String(128), nullable=True)
     checkpoint_sha256: Mapped[str | None] = mapped_column(String(64), nullable=True)
-    seed: Mapped[int | None] = mapped_column(Integer, nullable=True)
+    # 64-bit: any seed the library takes (validation.MAX_SEED); PostgreSQL's INTEGER holds 32 bits
+    seed: Mapped[int | None] = mapped_column(BigInteger, nullable=True)
     status: Mapped[str] = mapped_column(String(16), default="running", index=True)  # one of STATUSES
     started_at: Mapped[dt.datetime] = mapped_column(DateTime)
     finished_at: Mapped[dt.datetime | None] = mapped_column(DateTime, nullable=True)

@@ -185,6 +185,39 @@ def test_forked_processes_do_not_share_pooled_connections(pg_url):
 
 
 @pytest.mark.postgres
+def test_a_seed_of_64_bits_is_stored_and_read_back(any_url):
+    from npbandit import optimize
+    from npbandit.validation import MAX_SEED
+
+    for seed in (2**40, MAX_SEED):
+        optimize(lambda x: float((x ** 2).sum()), [[-1, -1], [1, 1]], surrogate="random", budget=2, db=any_url,
+                 progress=False, seed=seed)
+    assert [r.seed for r in list_runs(any_url)] == [2**40, MAX_SEED]
+
+
+@pytest.mark.postgres
+def test_a_version_7_database_s_32_bit_seed_column_is_widened_by_a_writer(any_url):
+    from npbandit import optimize
+
+    run_episode(WheelBanditEnv(horizon=2), UniformPolicy(), seed=3, logger=RunLogger(any_url), run_info=WHEEL)
+    postgres = any_url.startswith("postgresql")
+    with open_db(any_url).begin() as conn:  # as schema 7 laid it out: PostgreSQL's runs.seed was a 32-bit INTEGER
+        if postgres:
+            conn.execute(text("ALTER TABLE runs ALTER COLUMN seed TYPE INTEGER"))
+        conn.execute(update(Meta).where(Meta.key == "schema_version").values(value="7"))
+    forget_engines()
+    assert [r.seed for r in list_runs(any_url)] == [3]  # read as it is
+    optimize(lambda x: float((x ** 2).sum()), [[-1, -1], [1, 1]], surrogate="random", budget=2, db=any_url,
+             progress=False, seed=2**40)
+    assert [r.seed for r in list_runs(any_url)] == [3, 2**40]
+    with open_db(any_url, readonly=True).connect() as conn:
+        assert conn.execute(select(Meta.value).where(Meta.key == "schema_version")).scalar_one() == str(SCHEMA_VERSION)
+        (seed_type,) = [c["type"] for c in inspect(conn).get_columns("runs") if c["name"] == "seed"]
+    assert not postgres or str(seed_type) == "BIGINT"
+    forget_engines()
+
+
+@pytest.mark.postgres
 def test_a_database_records_its_schema_version(any_url):
     open_db(any_url)
     with open_db(any_url).connect() as conn:
