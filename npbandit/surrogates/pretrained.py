@@ -250,8 +250,8 @@ def load_surrogate(name_or_path: str | Path, *, device: str | torch.device = "cp
     weights = weights_file(card)
     digest = file_sha256(weights)
     if digest != card["sha256"]:
-        raise CheckpointError(f"checkpoint {card['name']!r}: {weights.name} has sha256 {digest[:12]}…, the card says "
-                              f"{card['sha256'][:12]}…; the file is corrupted or was replaced")
+        raise CheckpointError(f"checkpoint {card['name']!r}: weights file {weights} has sha256 {digest[:12]}…, the "
+                              f"card says {card['sha256'][:12]}…; the file is corrupted or was replaced")
     outcome = outcome_transform(card)
     if card["model"] not in available_models():
         raise CheckpointError(f"checkpoint {card['name']!r} is a {card['model']!r} model, a family this process has "

@@ -70,8 +70,9 @@ def test_corrupted_weights_are_refused(tmp_path):
     data = bytearray(weights.read_bytes())
     data[-10] ^= 0xFF
     weights.write_bytes(bytes(data))
-    with pytest.raises(CheckpointError, match="sha256"):
+    with pytest.raises(CheckpointError, match="sha256") as err:
         load_surrogate(card)
+    assert str(weights) in str(err.value)  # the full path: the file to look at, wherever the run was started
 
 
 def _rehash(card):
