@@ -13,8 +13,8 @@ block at that count, and turns expected failures into one line on stderr, as it 
 may set ``DEFAULT_THREADS`` (``"torch"`` for ``train``: torch's own count unless told) or
 ``SCOPES_THREADS = True`` (``optimize``: its ``run`` hands ``--threads`` to the library,
 which scopes it to the surrogate's work and leaves the user's objective at the caller's count),
-and ``TAKES_PLUGINS = True`` (``train``, ``optimize``: their options name surrogate families,
-priors or checkpoints): such a command gets the repeatable ``--plugin MODULE``, each module
+and ``TAKES_PLUGINS = True`` (``train``, ``optimize``, ``models``: their options name surrogate
+families, priors or checkpoints): such a command gets the repeatable ``--plugin MODULE``, each module
 imported before the command runs (:func:`~npbandit.cli.options.import_plugins`), so that what
 it registers (``register_model``, ``register_prior``) can be named.
 Every option's ``--help`` ends with the default that runs (:class:`~npbandit.cli.options.DefaultsHelpFormatter`).

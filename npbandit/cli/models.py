@@ -1,33 +1,59 @@
-"""``npbandit models``: the pretrained checkpoints that ship with npbandit, in tables of
-their evaluation scores next to an N(0, 1) baseline on the same tasks."""
+"""``npbandit models [CHECKPOINT ...]``: pretrained checkpoints in tables of their evaluation
+scores next to an N(0, 1) baseline on the same tasks -- the ones that ship with npbandit, or
+the checkpoints named (shipped names or one's own cards, as ``load_surrogate`` takes them; a
+shipped name among them puts it beside one's own)."""
 
 from __future__ import annotations
 
 import argparse
 import json
 import textwrap
+from pathlib import Path
 from typing import Any
 
 __all__ = ["COMMAND", "HELP", "MODELS_NOTE", "add_arguments", "models_text", "run"]
 
 COMMAND = "models"
-HELP = "list the pretrained checkpoints that ship with npbandit"
+HELP = "list the pretrained checkpoints that ship with npbandit, or the checkpoints named"
 USES_DB = False
+TAKES_PLUGINS = True  # a checkpoint of a prior a --plugin module registers is scored on that prior's suite
 
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
-    """``npbandit models`` takes no options."""
+    """``npbandit models`` takes the checkpoints to list, none for the shipped ones."""
+    parser.add_argument("checkpoints", nargs="*", metavar="CHECKPOINT",
+                        help="a checkpoint to list: a shipped name, or the path of a card (.json), of its weights "
+                             "(.safetensors) or <dir>/<name>, as load_surrogate takes them (npbandit train --out "
+                             "writes <dir>/<name>.json); name shipped ones too to see them beside it (default: every "
+                             "shipped checkpoint)")
 
 
 def run(args: argparse.Namespace) -> int:
-    """Print the tables of the shipped checkpoints (:func:`models_text`)."""
-    from npbandit.surrogates.pretrained import available_checkpoints, read_card
+    """Print the tables (:func:`models_text`) of the checkpoints named, else of the shipped ones.
 
-    names = available_checkpoints()
+    A named checkpoint is read as :func:`~npbandit.surrogates.load_surrogate` reads it (its
+    card, and its weights file there), and fails as it does: an unknown name or path, a card
+    that is not one, a weights file missing. One named outside the shipped ones is listed
+    under its path without the suffix (what ``load_surrogate`` takes), not its card's name,
+    which may be a shipped one's."""
+    from npbandit.surrogates.pretrained import WEIGHTS_DIR, available_checkpoints, read_card, weights_file
+
+    names = list(args.checkpoints) or available_checkpoints()
     if not names:
         print("no pretrained checkpoints ship with this version")
         return 0
-    print(models_text([read_card(name) for name in names]))
+    cards, seen = [], set()
+    for name in names:
+        card = read_card(name)
+        weights_file(card)  # a card without its weights is no checkpoint to list, as it is none to load
+        path = Path(card["_path"])
+        if path.resolve() in seen:
+            continue
+        seen.add(path.resolve())
+        if path.resolve().parent != WEIGHTS_DIR:
+            card["name"] = str(path.with_suffix(""))
+        cards.append(card)
+    print(models_text(cards))
     return 0
 
 
@@ -81,7 +107,12 @@ def _evaluated_on(card: dict) -> tuple[str, str]:
         out = {name: p.spec() for name, p in suite.items()}
         return next(iter(out.values())) if len(out) == 1 else out
 
-    default = specs({})
+    try:
+        default = specs({})
+    except ValueError:  # a prior this process has not registered (--plugin): its suite is not known here
+        return json.dumps([card.get("prior"), params, evaluation.get("batch_size")], sort_keys=True, default=str), (
+            "its prior's suite" + (f" with {', '.join(f'{k}={v}' for k, v in params.items())}" if params else "")
+            + ", a prior this process has not registered (--plugin MODULE)")
     if params is None:  # cards before the evaluation parameters were recorded: scored on their training prior
         used, text = card.get("prior"), "the training prior"
     else:

@@ -112,7 +112,8 @@ def test_the_commands_that_name_models_take_plugins_and_say_so():
 
     commands = next(a for a in build_parser()._actions if a.dest == "command").choices
     taking = {name for name, sub in commands.items() if any("--plugin" in a.option_strings for a in sub._actions)}
-    assert {"train", "optimize"} <= taking and "report" not in taking and "models" not in taking
+    # models: a checkpoint named is scored on its prior's suite, which a plugin may register
+    assert {"train", "optimize", "models"} <= taking and "report" not in taking
     action = next(a for a in commands["train"]._actions if "--plugin" in a.option_strings)
     assert action.default == [] and "register_model" in action.help and "register_prior" in action.help
 
