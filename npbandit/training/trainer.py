@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import json
 import math
+import shlex
 import signal
 import threading
 import time
@@ -60,8 +61,9 @@ class TrainConfig:
         init_from: a checkpoint (shipped name or path) whose weights start the run
             (fine-tuning); its model and config must equal this run's, or the model
             must know how to start from it (CMANP-AND from a CMANP with its encoder
-            config: :meth:`NeuralProcess.initialise_from`). The optimiser
-            and the schedule start fresh; the card records the checkpoint's name,
+            config: :meth:`NeuralProcess.initialise_from`); a refusal names the fields
+            that differ and, where some do, the model, size and overrides that match it.
+            The optimiser and the schedule start fresh; the card records the checkpoint's name,
             sha256 and steps.
         loss: ``"sampled"`` (negative log-likelihood of the sampled targets, the
             papers' objective) or ``"expected"`` (its expectation under the targets'
@@ -208,21 +210,67 @@ def _check_eval_params(config: TrainConfig, eval_params: dict[str, Any]) -> dict
         raise ValueError(f"{flag}: {err}") from None
 
 
-def _initialise(model: NeuralProcess, checkpoint: str) -> dict[str, Any]:
+def _initialise(model: NeuralProcess, checkpoint: str, config: TrainConfig) -> dict[str, Any]:
     """Copy a checkpoint's weights into ``model`` (:meth:`NeuralProcess.initialise_from`:
     the same model and config, or a model that knows how to start from it, as CMANP-AND
-    from CMANP); returns its provenance."""
+    from CMANP); returns its provenance. A refusal says, where some do, the model, size and
+    config overrides of ``config`` with which the run would start from it."""
     from npbandit.surrogates.pretrained import load_surrogate
 
     source = load_surrogate(checkpoint)  # verifies the card, the sha256 and that the weights fit its config
     try:
         model.initialise_from(source)
     except ValueError as err:
-        raise ValueError(f"init_from={checkpoint!r}: {err}") from None
+        raise ValueError(f"init_from={checkpoint!r}: {err}{_how_to_match(model, source, config)}") from None
     card = source.card
     training = card.get("training", {})
     return {"name": card["name"], "sha256": card["sha256"], "steps": training.get("steps"),
             "init_from": training.get("init_from")}
+
+
+def _how_to_match(model: NeuralProcess, source: NeuralProcess, config: TrainConfig) -> str:
+    """What a refused ``init_from`` adds: the model, size preset and config overrides (this
+    run's own, and the source's values where the preset's differ) with which a network of
+    this run's inputs and outputs does start from ``source`` -- each candidate built and
+    tried, so the hint is said only when it holds. Where none does: that the inputs and
+    outputs differ, where they do (the prior sets them), else ``""``. This run's model first,
+    then the fewest overrides, then this run's size."""
+    from npbandit.surrogates import SIZES
+
+    wanted = asdict(source.config)
+    best = None
+    for family in dict.fromkeys((config.model.lower(), source.name)):
+        for size in SIZES:
+            preset = asdict(model_config(family, size=size))
+            own = {k: v for k, v in config.model_config.items() if k in preset} if family == model.name else {}
+            sets = {k: v for k, v in wanted.items() if k in preset and {**preset, **own}[k] != v}
+            try:
+                build(family, model.x_dim, model.y_dim, size=size, **{**own, **sets}).initialise_from(source)
+            except (TypeError, ValueError):
+                continue
+            rank = (family != model.name, len(sets), size != config.size)
+            if best is None or rank < best[0]:
+                best = (rank, family, size, {**own, **sets})
+    if best is None:
+        if (source.x_dim, source.y_dim) == (model.x_dim, model.y_dim):
+            return ""
+        return (f"; no size or model_config (--size, --set) starts this run from it: the source's inputs and "
+                f"outputs ({source.x_dim} -> {source.y_dim}) are not this run's ({model.x_dim} -> {model.y_dim}), "
+                "which its prior sets")
+    _, family, size, sets = best
+
+    def value(v: Any) -> str:  # as --set reads it back: JSON, else the string itself
+        if isinstance(v, str):
+            try:
+                json.loads(v)
+            except ValueError:
+                return v
+        return json.dumps(v)
+
+    flags = ([f"--model {family}"] if family != model.name else []) + [f"--size {size}"] + [
+        f"--set {shlex.quote(f'{k}={value(v)}')}" for k, v in sets.items()]
+    said = ([f"model {family!r}"] if family != model.name else []) + [f"size {size!r}", f"model_config {sets}"]
+    return f"; to start from it, train with {', '.join(said)} (on the command line: {' '.join(flags)})"
 
 
 class _PriorStream(torch.utils.data.IterableDataset):
@@ -442,7 +490,7 @@ def train(config: TrainConfig, *, progress: bool = True, export: bool = True, st
     # the provenance saved with the state; states saved before it was: read from the source as it is now
     initial = meta.get("init_from") if meta is not None else None
     if config.init_from is not None and (meta is None or "init_from" not in meta):
-        initial = _initialise(model, config.init_from)
+        initial = _initialise(model, config.init_from, config)
     out.mkdir(parents=True, exist_ok=True)  # after every check: a refused run leaves no directory behind
     # one trainer per run directory (a scheduler's retry beside a live run would overwrite its state);
     # --export-now only reads the state and may run beside it
