@@ -188,6 +188,25 @@ def test_a_checkpoint_of_a_prior_not_registered_here_says_so(tmp_path):
         NPModel.from_pretrained(surrogate, X, Y)
 
 
+def test_load_surrogate_loads_a_checkpoint_of_a_prior_not_registered_here(tmp_path):
+    # the network and its transforms are on the card: loading it, and condition / predict, need no prior;
+    # what reads the prior (NPModel's input box and scaling) refuses it, as above
+    from helpers import Lines, registered_prior
+
+    from npbandit.surrogates import build
+    from npbandit.surrogates.pretrained import load_surrogate, save_pretrained
+
+    with registered_prior(Lines):
+        card = save_pretrained(build("tnpd", 1, 1, size="tiny"), tmp_path, "tnpd-lines", prior=Lines().spec(),
+                               training={"steps": 1}, evaluation={})
+        registered = load_surrogate(card)
+    surrogate = load_surrogate(card)
+    x = torch.rand(1, 4, 1)
+    with torch.no_grad():
+        here, there = (s.predict(s.condition(x, x), x).loc for s in (surrogate, registered))
+    assert torch.equal(here, there) and surrogate.card["prior"]["name"] == "test-lines"
+
+
 @dataclass(frozen=True)
 class WidthConfig:
     """A family's config that is a frozen dataclass but not an NPConfig."""

@@ -242,7 +242,9 @@ def load_surrogate(name_or_path: str | Path, *, device: str | torch.device = "cp
     changed since: :func:`check_weights_unchanged`), and its
     outcome transform (:func:`checkpoint_transforms`) as ``model.outcome_transform``:
     with one, ``condition`` / ``update`` take raw values and ``predict`` answers in raw
-    units (:mod:`npbandit.surrogates.base`).
+    units (:mod:`npbandit.surrogates.base`). The prior it was trained on need not be
+    registered here (all of this is on the card); ``NPModel``, which reads the prior's input
+    box and scaling, refuses a checkpoint of one that is not.
     """
     requires_grad = check_bool("requires_grad", requires_grad)  # a NumPy bool too
     device, dtype = check_device("device", device), check_float_dtype("dtype", dtype)
