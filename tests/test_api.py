@@ -234,7 +234,7 @@ def test_cli_optimize_bandit_report(tmp_path, capsys):
     out = capsys.readouterr().out
     assert "Wheel bandit" in out and "uniform" in out and "100.00" in out and "branin" in out
     # bandit and black-box runs: one figure each, named after --plot's path
-    assert all((tmp_path / f"regret-{q}.png").stat().st_size > 1000 for q in ("bandit", "bo-regret"))
+    assert all((tmp_path / f"regret-{q}.png").stat().st_size > 1000 for q in ("bandit", "bo"))
     assert main(["optimize", "--function", "nope", "--db", db]) == 2
     assert main(["optimize", "--objective", "math:nothing", "--bounds", "[[0],[1]]", "--db", db]) == 2
     assert main(["bandit", "--policies", "bogus", "--db", db]) == 2

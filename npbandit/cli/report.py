@@ -25,7 +25,8 @@ def add_arguments(report: argparse.ArgumentParser) -> None:
                              "and 25-75 %% band over seeds; a run that continued another (--initial-from) counts its "
                              "evaluations from its given points, its line starting at their best (a round marker). "
                              "One figure is written to PATH; several to "
-                             "STEM-bandit.SUFFIX, STEM-bo-regret.SUFFIX, STEM-bo-value.SUFFIX next to it "
+                             "STEM-bandit.SUFFIX, STEM-bo.SUFFIX (simple regret), STEM-bo-value.SUFFIX, "
+                             "STEM-bo-hypervolume.SUFFIX next to it "
                              "(default: no figure)")
     report.add_argument("--label", action="append", default=[], metavar="POLICY=TEXT",
                         help="the name a figure's legend shows for a policy id, e.g. --label "

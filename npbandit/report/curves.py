@@ -55,22 +55,27 @@ def _wrapped(text: str) -> str:
 
 @dataclass(frozen=True)
 class Quantity:
-    """What a figure plots: its title, axis labels, and whether the values are regrets
-    (a regret axis is logarithmic when the values span a decade or more)."""
+    """What a figure plots: its title, axis labels, whether the values are regrets
+    (a regret axis is logarithmic when the values span a decade or more), and the part
+    :func:`~npbandit.report.figures.figure_paths` adds to a file's stem where there are
+    several figures (the kind of run, then what is plotted where it is not a regret:
+    ``regret-bo.png``, not ``regret-bo-regret.png``)."""
 
     title: str
     xlabel: str
     ylabel: str
     regret: bool
+    file_part: str
 
 
 #: the figures ``npbandit report --plot`` draws, by id, in the order it draws them
 QUANTITIES = {
-    "bandit": Quantity("Bandits: cumulative regret", "round", "cumulative regret", True),
-    "bo-regret": Quantity("Black-box optimisation: simple regret", "evaluation", "simple regret", True),
-    "bo-value": Quantity("Black-box optimisation: best value found", "evaluation", "best value found", False),
+    "bandit": Quantity("Bandits: cumulative regret", "round", "cumulative regret", True, "bandit"),
+    "bo-regret": Quantity("Black-box optimisation: simple regret", "evaluation", "simple regret", True, "bo"),
+    "bo-value": Quantity("Black-box optimisation: best value found", "evaluation", "best value found", False,
+                         "bo-value"),
     "bo-hypervolume": Quantity("Black-box optimisation, several objectives: hypervolume", "evaluation",
-                               "hypervolume of the feasible front", False),
+                               "hypervolume of the feasible front", False, "bo-hypervolume"),
 }
 
 

@@ -265,8 +265,9 @@ def check_figure_path(path: str | os.PathLike, name: str = "path") -> Path:
 
 def figure_paths(path: str | os.PathLike, quantities: list[str]) -> dict[str, Path]:
     """Where :func:`plot_regret` writes each figure: ``path`` itself for a single figure;
-    for several, ``<stem>-<quantity><suffix>`` next to it (``regret.png`` ->
-    ``regret-bandit.png``, ``regret-bo-regret.png``).
+    for several, ``<stem>-<part><suffix>`` next to it, the part the quantity's
+    (:data:`~npbandit.report.curves.QUANTITIES`): ``regret.png`` -> ``regret-bandit.png``,
+    ``regret-bo.png`` (simple regret), ``regret-bo-value.png``, ``regret-bo-hypervolume.png``.
 
     Raises:
         TypeError, ValueError: as :func:`check_figure_path`.
@@ -274,14 +275,14 @@ def figure_paths(path: str | os.PathLike, quantities: list[str]) -> dict[str, Pa
     path = check_figure_path(path)
     if len(quantities) == 1:
         return {quantities[0]: path}
-    return {q: path.with_name(f"{path.stem}-{q}{path.suffix}") for q in quantities}
+    return {q: path.with_name(f"{path.stem}-{QUANTITIES[q].file_part}{path.suffix}") for q in quantities}
 
 
 def plot_regret(db: str, path: str | os.PathLike, labels: Mapping[str, str] | None = None) -> list[Path]:
     """Write :func:`regret_figures` to ``path``, in the format its suffix names (``.png``,
     200 dpi; ``.pdf``; ``.svg``). One quantity: one file, ``path``. Several (bandit and
     black-box runs in one database, say): one file each, named by
-    :func:`figure_paths` (``regret.png`` -> ``regret-bandit.png``, ``regret-bo-regret.png``).
+    :func:`figure_paths` (``regret.png`` -> ``regret-bandit.png``, ``regret-bo.png``).
     Returns the paths written, in :data:`~npbandit.report.curves.QUANTITIES` order.
 
     Raises:
