@@ -170,7 +170,10 @@ class ParetoResult:
 
     @property
     def front_x(self) -> list[Any]:
-        """The points of :attr:`front`, in its order."""
+        """The points of :attr:`front`, in its order: a list of ``p`` points, each as ``x``
+        is (a numpy array ``[d]`` in the bounds, or a search space's dict) -- a list, not one
+        array, as a space's points are dicts; ``np.stack(result.front_x)`` gives the array
+        ``[p, d]`` of points in the bounds (the rows of :attr:`front_values`)."""
         return [h["x"] for h in self.front]
 
     @property

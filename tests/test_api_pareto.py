@@ -50,6 +50,8 @@ def test_the_front_is_every_non_dominated_evaluation_in_the_directions_given(min
     assert [h["t"] for h in result.front] == [result.history[i]["t"] for i in expected]
     np.testing.assert_array_equal(result.front_values, np.array(values)[expected])
     assert all(np.array_equal(x, result.history[i]["x"]) for x, i in zip(result.front_x, expected))
+    # a list of points as x is (here arrays [d]), as the guide says: np.stack makes the array [p, d]
+    assert isinstance(result.front_x, list) and np.stack(result.front_x).shape == (len(expected), 2)
 
 
 def test_an_np_search_of_two_objectives_runs_and_repeats_with_its_seed(card):
@@ -218,6 +220,7 @@ def test_a_mixed_space_is_searched_on_its_values(card):
                       minimize=[True, True])
     assert all(isinstance(h["x"]["layers"], int) and h["x"]["act"] in ("relu", "tanh") for h in result.history)
     assert all(h["values"] == list(f(h["x"])) for h in result.history)
+    assert isinstance(result.front_x, list) and all(isinstance(x, dict) for x in result.front_x)  # a space's dicts
 
 
 def test_a_long_run_shows_the_np_at_most_its_context_limit():
