@@ -19,10 +19,11 @@ from pathlib import Path
 from typing import Any
 
 import torch
-from safetensors.torch import load_file, save_file
+from safetensors.torch import load_file, save
 
 from npbandit.priors import PRIORS, Prior, TaskBatch, make_prior
 from npbandit.surrogates import NeuralProcess
+from npbandit.surrogates.checkpoint_files import replace_file
 from npbandit.validation import check_int
 
 __all__ = ["EVAL_SEED", "EVAL_BATCH_SIZE", "evaluation_suite", "eval_batches", "evaluate", "evaluate_suite",
@@ -85,8 +86,9 @@ def eval_batches(prior: Prior, n_batches: int, batch_size: int = 16, seed: int =
                  cache: bool = False) -> Iterator[TaskBatch]:
     """The fixed evaluation batches of ``prior`` (deterministic in ``seed``).
 
-    With ``cache=True`` the set is written once to :func:`cache_dir` and read back
-    afterwards (the ``info`` of cached batches is empty).
+    With ``cache=True`` the set is written once to :func:`cache_dir` (a file readable as the
+    umask allows, so a cache directory may be shared) and read back afterwards (the
+    ``info`` of cached batches is empty).
 
     Args:
         prior: the prior to draw from.
@@ -123,9 +125,9 @@ def _eval_batches(prior: Prior, n_batches: int, batch_size: int, seed: int, cach
         yield batch
     if cache:
         path.parent.mkdir(parents=True, exist_ok=True)
-        tmp = path.with_suffix(".tmp")
-        save_file({k: v.contiguous() for k, v in stored.items()}, str(tmp))
-        tmp.replace(path)
+        # serialised here and written whole by replace_file, not by save_file, whose file is readable by its owner
+        # alone whatever the umask: $NPBANDIT_CACHE may be a directory users or workers of other uids share
+        replace_file(path, save({k: v.contiguous() for k, v in stored.items()}))
 
 
 @torch.no_grad()
