@@ -43,7 +43,7 @@ from npbandit.space.linear_constraints import Polytope
 
 # REPEAT_DISTANCE (npbandit.acquisition.maximise) is re-exported: this module was its home
 __all__ = ["propose", "propose_in_region", "region_view", "searched_box", "RegionView", "nearest", "SearchRegion",
-           "ACQUISITIONS", "REPEAT_DISTANCE", "warn_if_repeated"]
+           "ACQUISITIONS", "REPEAT_DISTANCE", "REPEATED_WARNING", "warn_if_repeated"]
 
 #: the acquisitions :func:`propose` maximises (see ``BOPolicy``)
 ACQUISITIONS = ("logei", "ucb", "thompson", "marginal-thompson", "qlognei")
@@ -378,6 +378,12 @@ def propose_in_region(region: SearchRegion, X: torch.Tensor, Y: torch.Tensor, bu
     return out
 
 
+#: what :func:`warn_if_repeated` says (a caller that gives it once per run matches it)
+REPEATED_WARNING = ("every point of the discrete search space that the search reaches has been evaluated: the proposal "
+                    "repeats an evaluated point (avoid_repeats cannot hold; a smaller budget, or a finer grid, avoids "
+                    "the repeats)")
+
+
 def warn_if_repeated(point: np.ndarray, observed: torch.Tensor,
                      snap: Callable[[torch.Tensor], torch.Tensor] | None) -> None:
     """A ``RuntimeWarning`` when a proposal made with the repeat check, ``point`` ``[d]`` (a
@@ -386,9 +392,7 @@ def warn_if_repeated(point: np.ndarray, observed: torch.Tensor,
     reaches has been evaluated. Nothing without ``snap`` (a continuous space: the check finds
     a new point there). Said to the caller's caller (the policy's)."""
     if snap is not None and np.ndim(point) == 1 and repeats(torch.as_tensor(point), observed, snap):
-        warnings.warn("every point of the discrete search space that the search reaches has been evaluated: the "
-                      "proposal repeats an evaluated point (avoid_repeats cannot hold; a smaller budget, or a finer "
-                      "grid, avoids the repeats)", RuntimeWarning, stacklevel=3)
+        warnings.warn(REPEATED_WARNING, RuntimeWarning, stacklevel=3)
 
 
 @dataclass(frozen=True)

@@ -97,10 +97,12 @@ class StudyProposals:
                                   fixed, trials)
         if seen is None:
             return None
-        with torch_threads(self.threads):
+        # the proposal's warnings are passed on once it is made, the repeat warning once per study
+        with torch_threads(self.threads), warnings.catch_warnings(record=True) as caught:
             u = self._propose(seen.X, seen.Y, seen.pending, self._trial_seed(trial.number, purpose), seen.region,
                               space, search, seen.k, seen.objectives,
                               self.avoid_repeats if avoid_repeats is None else avoid_repeats)
+        self._warnings.proposal_warnings(study, caught, trial.number)
         return optuna_values(space.decode(u), search_space), seen, torch.as_tensor(u)
 
     def _recommend_in(self, study: Study, search_space: dict[str, BaseDistribution], completed: list[FrozenTrial],

@@ -14,6 +14,7 @@ from optuna.distributions import BaseDistribution, CategoricalDistribution
 from optuna.study import Study
 from optuna.trial import FrozenTrial
 
+from npbandit.acquisition.proposal import REPEATED_WARNING
 from npbandit.integrations.optuna_groups import unmodelled_branches
 from npbandit.integrations.optuna_trials import optuna_choices, unmodelled_reason
 
@@ -78,6 +79,19 @@ class OnceWarnings:
         message = unmodelled_branches(search_space, completed)
         if message is not None and self._first(study, "conditional", None):
             warnings.warn(message, RuntimeWarning, stacklevel=_STACKLEVEL)
+
+    def proposal_warnings(self, study: Study, caught: list[warnings.WarningMessage], number: int) -> None:
+        """Pass on the warnings ``caught`` while trial ``number``'s proposal was made, the one that
+        every point of the discrete space reached has been evaluated once per study: it holds for
+        every later trial too, and Python's own memory of the warnings already shown is cleared by
+        each ``catch_warnings`` block (BoTorch's, the proposal step's), so its ``default`` filter
+        alone would show it at every trial. The others are passed on as they came."""
+        for w in caught:
+            if str(w.message) != REPEATED_WARNING:
+                warnings.warn_explicit(w.message, w.category, w.filename, w.lineno, source=w.source)
+            elif self._first(study, "repeated", None):
+                warnings.warn(f"NPSampler (trial {number}; said once per study): {REPEATED_WARNING}",
+                              RuntimeWarning, stacklevel=_STACKLEVEL)
 
     def left_out(self, study: Study, trials: list[FrozenTrial], kept: list[FrozenTrial], why: str) -> None:
         """The ``trials`` not in ``kept`` are left out, for the reason ``why`` (once per trial and reason)."""
