@@ -78,6 +78,9 @@ __all__ = ["bandit_summary", "bo_summary", "report_text", "step_params", "versio
 SHOWN_REASONS = 3
 #: characters of a failure reason (a row's) or of a run's error (the runs list) shown, cut at a word's end
 REASON_WIDTH, RUN_ERROR_WIDTH = 100, 72
+#: what a black-box table's s/eval column counts: the search's own time, which a slow objective does not change
+S_PER_EVAL = ("s/eval = the seconds the search spent per evaluation (proposing the point and taking in its value; "
+              "the objective's own time not counted)")
 # the point a failed evaluation's error names (``at x=[0.1, 0.2]``, ``at x={'lr': 0.01}``): each failure's own
 _POINT = re.compile(r" at x=(\[[^\[\]]*\]|\{[^{}]*\})")
 # the values a failure that returned NaN / inf names (several objectives, or constraints): the finite ones differ
@@ -418,8 +421,13 @@ def _setting(run: RunRow) -> str:
         direction = shown[solved.minimize] if not isinstance(solved.minimize, tuple) else (
             ",".join(shown[m] for m in solved.minimize) if solved.names() == positional_names(solved.objectives)
             else ",".join(f"{name} {shown[m]}" for name, m in zip(solved.names(), solved.minimize)))
-        text = f"{solved.name} {solved.dim_text()} {direction}"
-    return text if len(text) <= 36 else "…" + text[-35:]  # the end of a long name tells settings apart
+        # the objective's name first: a space's columns go, then the name's start (its end tells settings apart)
+        tail = f" {solved.dim_text()} {direction}"
+        if len(solved.name) + len(tail) > 36 and solved.parameters is not None:
+            tail = f" {solved.parameters} parameters {direction}"
+        room = max(36 - len(tail), 12)
+        text = (solved.name if len(solved.name) <= room else "…" + solved.name[1 - room:]) + tail
+    return text if len(text) <= 36 else text[:35] + "…"
 
 
 def report_text(db: str = DEFAULT_URL, limit: int = 20) -> str:
@@ -486,7 +494,7 @@ def report_text(db: str = DEFAULT_URL, limit: int = 20) -> str:
                   "with constraints (\"subject to\"), only feasible evaluations count, and feasible = feasible / "
                   "successful evaluations over the row's runs; failed (in a block where an evaluation failed) = "
                   "failed / all evaluations over the row's runs, each distinct reason listed below its row with "
-                  "its count"]
+                  f"its count; {S_PER_EVAL}"]
         width = max(24, *(len(r["label"]) for r in bo))
         for (solved, budget), block in _blocks(bo).items():
             optimum = "" if solved.optimal_value is None else f"  optimum {solved.optimal_value:.6g}"
@@ -552,7 +560,7 @@ def _objectives_lines(rows: list[dict[str, Any]]) -> list[str]:
              "evaluation); evals = evaluations per run; failed = failed / all evaluations over the row's runs, "
              "each distinct reason listed below its row with its count; with constraints "
              "(\"subject to\"), only feasible evaluations count, and feasible = feasible / successful evaluations "
-             "over the row's runs"]
+             f"over the row's runs; {S_PER_EVAL}"]
     width = max(24, *(len(r["label"]) for r in rows))
     for (solved, budget), block in _blocks(rows).items():
         constrained = solved.constraints is not None
