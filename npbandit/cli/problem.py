@@ -71,24 +71,27 @@ def parse_space(text: str, args: argparse.Namespace) -> Any:
 
     from npbandit.space import as_search_space
 
-    source = text
+    source, what = text, "--space"
     if not text.lstrip().startswith("{"):
         path = Path(text)
         if not path.is_file():
             raise ValueError(f"--space must be a JSON object or the path of a file holding one; no file {text!r}")
-        source = path.read_text()
+        source, what = path.read_text(), f"--space file {text!r}"  # the line and column below are the file's
     try:
         value = json.loads(source)
     except json.JSONDecodeError as err:
-        raise ValueError(f"--space is not valid JSON: {err}") from None
-    if isinstance(value, dict) and isinstance(value.get("parameter_constraints"), list):
+        raise ValueError(f"{what} is not valid JSON: {err}") from None
+    # beside the parameters (each an object); a list, refused below if it is not one
+    if isinstance(value, dict) and "parameter_constraints" in value and not isinstance(
+            value["parameter_constraints"], dict):
         if args.parameter_constraints is not None:
             raise ValueError("--space holds parameter_constraints and --parameter-constraint gives more: give them "
                              "in one place")
         args.parameter_constraints = value.pop("parameter_constraints")
         # a refusal of one of them names it in the file, not as a --parameter-constraint flag never given
         args.flag_overrides = {"parameter_constraints": ("--space parameter_constraints", True)}
-        if not all(isinstance(c, str) for c in args.parameter_constraints):
+        if not isinstance(args.parameter_constraints, list) or not all(
+                isinstance(c, str) for c in args.parameter_constraints):
             raise ValueError(f"--space: parameter_constraints must be a list of strings such as \"x0 + 2*x1 <= 3\", "
                              f"got {args.parameter_constraints!r}")
     if not isinstance(value, dict) or not all(isinstance(v, dict) for v in value.values()):

@@ -45,3 +45,22 @@ def test_the_report_says_what_s_per_eval_counts(tmp_path, monkeypatch, capsys):
     out = capsys.readouterr().out
     assert "s/eval" in out and "s/eval = the seconds the search spent per evaluation" in out
     assert "the objective's own time not counted" in out
+
+
+def test_a_space_file_that_is_no_json_is_named(tmp_path, monkeypatch, capsys):
+    db = _setup(tmp_path, monkeypatch)
+    (tmp_path / "typo.json").write_text('{"layers": {"type": "int", "low": 1, "high": 8},}\n')
+    assert main(["optimize", "--objective", "review60_obj_a:f", "--space", "typo.json", "--surrogate", "random",
+                 "--budget", "2", "--db", db]) == 2
+    assert "npbandit optimize: --space file 'typo.json' is not valid JSON: Expecting property name" in \
+        capsys.readouterr().err
+
+
+def test_parameter_constraints_that_are_no_list_are_named(tmp_path, monkeypatch, capsys):
+    # a string was refused as "--space must map each name to its parameter", the constraints never named
+    db = _setup(tmp_path, monkeypatch)
+    (tmp_path / "pc.json").write_text(json.dumps({**SPACE, "parameter_constraints": "layers <= 4"}))
+    assert main(["optimize", "--objective", "review60_obj_a:f", "--space", "pc.json", "--surrogate", "random",
+                 "--budget", "2", "--db", db]) == 2
+    assert ("npbandit optimize: --space: parameter_constraints must be a list of strings such as "
+            "\"x0 + 2*x1 <= 3\", got 'layers <= 4'") in capsys.readouterr().err
