@@ -173,7 +173,8 @@ def check_same_problem(earlier: Mapping[str, Any], here: Mapping[str, Any], sour
     Raises:
         ValueError: ``"{source}: {whose} {key} is {earlier's!r}, this one's {here's!r} (a run
             continues only a run of the same problem){hint}"`` (``are`` for ``bounds`` and the other plurals; a
-            value ``None`` said as ``none``), for the first setting that differs.
+            value ``None`` said as ``none``; two search spaces shown by the parameters that differ alone, and said so),
+            for the first setting that differs.
     """
     for key, value in here.items():
         had = earlier.get(key)
@@ -183,8 +184,22 @@ def check_same_problem(earlier: Mapping[str, Any], here: Mapping[str, Any], sour
         if not (same[key](had, value) if same and key in same else had == value):
             verb = "are" if key in ("bounds", "constraints", "objective_names", "parameter_constraints") else "is"
             subject, say = said[key] if said and key in said else (f"{key} {verb}", _said)
+            had, value, only = _differing(had, value) if key == "space" else (had, value, "")
             raise ValueError(f"{source}: {whose} {subject} {say(had)}, this one's {say(value)} "
-                             f"{_SAME_PROBLEM}{hint}")
+                             f"{only}{_SAME_PROBLEM}{hint}")
+
+
+def _differing(had: Any, value: Any) -> tuple[Any, Any, str]:
+    """Two search spaces' descriptions (``describe()``'s mappings) cut to the parameters that
+    differ, and what the message then says of them: a space of many parameters, one bound
+    changed, is read at a glance. Anything else is returned as it is."""
+    if not isinstance(had, Mapping) or not isinstance(value, Mapping):
+        return had, value, ""
+    names = [n for n in (*had, *(n for n in value if n not in had)) if had.get(n) != value.get(n)]
+    if len(names) == len(set(had) | set(value)):
+        return had, value, ""
+    return ({n: had[n] for n in names if n in had}, {n: value[n] for n in names if n in value},
+            "(the parameters that differ; the others alike) ")
 
 
 def _said(value: Any) -> str:

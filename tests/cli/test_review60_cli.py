@@ -64,3 +64,17 @@ def test_parameter_constraints_that_are_no_list_are_named(tmp_path, monkeypatch,
                  "--budget", "2", "--db", db]) == 2
     assert ("npbandit optimize: --space: parameter_constraints must be a list of strings such as "
             "\"x0 + 2*x1 <= 3\", got 'layers <= 4'") in capsys.readouterr().err
+
+
+def test_initial_from_a_run_of_another_space_names_the_parameters_that_differ(tmp_path, monkeypatch, capsys):
+    # the refusal printed both whole spaces, leaving the user to find the one bound that changed
+    db = _setup(tmp_path, monkeypatch)
+    assert _optimize("review60_obj_a", db) == 0
+    (tmp_path / "space.json").write_text(json.dumps({**SPACE, "layers": {"type": "int", "low": 1, "high": 9}}))
+    capsys.readouterr()
+    assert _optimize("review60_obj_a", db, "--initial-from", "1") == 2
+    err = capsys.readouterr().err
+    assert ("npbandit optimize: --initial-from 1: that run's --space is {'layers': {'type': 'int', 'low': 1, "
+            "'high': 8}}, this one's {'layers': {'type': 'int', 'low': 1, 'high': 9}} (the parameters that differ; "
+            "the others alike)") in err
+    assert "'act'" not in err
