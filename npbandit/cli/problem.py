@@ -109,7 +109,20 @@ def load_callable(spec: str, option: str):
     module_name, sep, attr = spec.partition(":")
     if not sep or not module_name or not attr:
         raise ValueError(f"{option} must look like module:function, got {spec!r}")
-    module = import_user_module(module_name, option)
+    try:
+        if "/" in module_name or "\\" in module_name:
+            raise ValueError(f"{option}: {module_name!r} is a path")
+        module = import_user_module(module_name, option)
+    except ValueError:
+        if not (module_name.endswith(".py") or "/" in module_name or "\\" in module_name):
+            raise
+        # a file's path (not a module pkg.py): import_user_module's error would speak of packages
+        from pathlib import PurePath
+
+        stem = PurePath(module_name.replace("\\", "/")).name.removesuffix(".py")
+        raise ValueError(f"{option} takes a module's name, not a file's path: {stem}:{attr} for {spec} (the module is "
+                         "looked up on the import path and in the current directory: run from the file's folder, "
+                         "or put that folder on PYTHONPATH)") from None
     if not hasattr(module, attr):
         raise ValueError(f"{option}: {module_name!r} has no attribute {attr!r}")
     function = getattr(module, attr)

@@ -78,3 +78,16 @@ def test_initial_from_a_run_of_another_space_names_the_parameters_that_differ(tm
             "'high': 8}}, this one's {'layers': {'type': 'int', 'low': 1, 'high': 9}} (the parameters that differ; "
             "the others alike)") in err
     assert "'act'" not in err
+
+
+def test_an_objective_given_by_its_file_is_told_the_module_form(tmp_path, monkeypatch, capsys):
+    # revobj.py:f said "No module named 'revobj.py'; 'revobj' is not a package", ./revobj.py:f "the 'package'
+    # argument is required to perform a relative import"
+    db = _setup(tmp_path, monkeypatch)
+    for given in ("review60_obj_a.py:f", "./review60_obj_a.py:f"):
+        assert main(["optimize", "--objective", given, "--space", "space.json", "--surrogate", "random",
+                     "--budget", "2", "--db", db]) == 2
+        err = capsys.readouterr().err
+        assert (f"npbandit optimize: --objective takes a module's name, not a file's path: review60_obj_a:f for "
+                f"{given}") in err
+        assert "package" not in err
