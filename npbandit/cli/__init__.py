@@ -111,9 +111,11 @@ def main(argv: list[str] | None = None) -> int:
     args = parser.parse_args(argv)
     command = {module.COMMAND: module for module in COMMANDS}[args.command]
     threads = args.threads if args.threads is not None else getattr(command, "DEFAULT_THREADS", None)
+    sub = next(a for a in parser._actions if a.dest == "command").choices[args.command]
+    flags = option_flags(sub, getattr(command, "ARGUMENT_ALIASES", None))
     try:
         with warnings.catch_warnings():  # the settings as they were once the command returns
-            warnings.showwarning = _warning_line(args.command)
+            warnings.showwarning = _warning_line(args.command, flags, args)
             import_plugins(getattr(args, "plugins", []))  # what they register is named by the options
             if getattr(command, "SCOPES_THREADS", False):
                 return command.run(args)
@@ -133,8 +135,6 @@ def main(argv: list[str] | None = None) -> int:
         print(f"npbandit {args.command}: {_one_line(err)}{_how_to_go_on(args, err)}", file=sys.stderr)
         return 2
     except (TypeError, ValueError) as err:  # a library check's argument names, as the flags the user typed
-        sub = next(a for a in parser._actions if a.dest == "command").choices[args.command]
-        flags = option_flags(sub, getattr(command, "ARGUMENT_ALIASES", None))
         flags.update(getattr(args, "flag_overrides", None) or {})  # a value the command read from elsewhere
         print(f"npbandit {args.command}: {in_flags(_one_line(err), flags)}", file=sys.stderr)
         return 2
@@ -143,14 +143,20 @@ def main(argv: list[str] | None = None) -> int:
         return 2
 
 
-def _warning_line(command: str):
+def _warning_line(command: str, flags: dict[str, tuple], args: argparse.Namespace):
     """A ``warnings.showwarning`` that prints a warning as one line on stderr,
     ``npbandit COMMAND: warning: MESSAGE`` (the class named unless a ``UserWarning``), not
-    Python's two lines with the source line that raised it."""
+    Python's two lines with the source line that raised it; in npbandit's own warnings, the
+    library's argument names said as the flags typed (``budget=5`` -> ``--budget 5``), as an
+    error's are (``flags``, :func:`~npbandit.cli.options.option_flags`; ``args.flag_overrides``
+    as the run sets them). Another library's warning, or the user's objective's, is its own text."""
+    package = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 
     def show(message, category, filename, lineno, file=None, line=None) -> None:
         kind = "" if category is UserWarning else f" ({category.__name__})"
         text = " ".join(str(message).split())
+        if os.path.abspath(str(filename)).startswith(package + os.sep):
+            text = in_flags(text, {**flags, **(getattr(args, "flag_overrides", None) or {})})
         print(f"npbandit {command}: warning{kind}: {text}", file=sys.stderr if file is None else file)
 
     return show

@@ -759,7 +759,7 @@ def test_a_warning_while_a_command_runs_is_one_line(tmp_path, capsys):
     db = str(tmp_path / "runs.db")
     assert main(["optimize", "--function", "branin", "--surrogate", "gp", "--budget", "2", "--db", db]) == 0
     assert capsys.readouterr().err.splitlines() == [
-        "npbandit optimize: warning: budget=2 does not exceed n_init=5: every point comes from the Sobol initial "
+        "npbandit optimize: warning: --budget 2 does not exceed --n-init 5: every point comes from the Sobol initial "
         "design and the model proposes none; raise budget or lower n_init"]
 
 

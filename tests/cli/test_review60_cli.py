@@ -91,3 +91,15 @@ def test_an_objective_given_by_its_file_is_told_the_module_form(tmp_path, monkey
         assert (f"npbandit optimize: --objective takes a module's name, not a file's path: review60_obj_a:f for "
                 f"{given}") in err
         assert "package" not in err
+
+
+def test_a_warning_names_the_flags_as_an_error_does(tmp_path, monkeypatch, capsys):
+    # "budget=2 does not exceed n_init=11", "(on_error='skip')": optimize's argument names, never typed
+    db = _setup(tmp_path, monkeypatch)
+    (tmp_path / "review60_sometimes_text.py").write_text("def f(p):\n    return 'n/a' if p['layers'] > 4 else 1.0\n")
+    assert main(["optimize", "--objective", "review60_sometimes_text:f", "--space", "space.json", "--surrogate", "gp",
+                 "--budget", "2", "--on-error", "skip", "--db", db]) == 0
+    err = capsys.readouterr().err
+    assert "npbandit optimize: warning: --budget 2 does not exceed --n-init 11: every point" in err
+    assert "counted as failed (--on-error 'skip')" in err
+    assert "budget=" not in err and "on_error" not in err
