@@ -27,6 +27,7 @@ import os
 import signal
 import sys
 import warnings
+from concurrent.futures import BrokenExecutor
 
 from npbandit._version import __version__
 from npbandit.cli import bandit, demo, models, optimize, report, train
@@ -134,6 +135,11 @@ def main(argv: list[str] | None = None) -> int:
     except ObjectiveError as err:  # an evaluation failed and stopped the run: say how to go on, as for a signal
         print(f"npbandit {args.command}: {_one_line(err)}{_how_to_go_on(args, err)}", file=sys.stderr)
         return 2
+    except BrokenExecutor as err:  # a worker was lost (the OOM killer, os._exit, a crash): the run saved what it had
+        print(f"npbandit {args.command}: a worker process died while evaluating (killed, out of memory, or it "
+              f"exited), and the pool cannot go on: {type(err).__name__}: {_one_line(err)}{_how_to_go_on(args, err)}",
+              file=sys.stderr)
+        return 2
     except (TypeError, ValueError) as err:  # a library check's argument names, as the flags the user typed
         flags.update(getattr(args, "flag_overrides", None) or {})  # a value the command read from elsewhere
         print(f"npbandit {args.command}: {in_flags(_one_line(err), flags)}", file=sys.stderr)
@@ -162,11 +168,11 @@ def _warning_line(command: str, flags: dict[str, tuple], args: argparse.Namespac
     return show
 
 
-def _how_to_go_on(args: argparse.Namespace, err: RunInterrupted | ObjectiveError) -> str:
+def _how_to_go_on(args: argparse.Namespace, err: RunInterrupted | ObjectiveError | BrokenExecutor) -> str:
     """What the line of an interrupted ``optimize``, or of one an evaluation failed and
-    stopped, adds: how to continue the run it saved (``--initial-from``, with the budget
-    left; a failed run: first which run it was and what it saved, the failed evaluation
-    among them, carried into the continuation as a failure and not proposed again); nothing
+    stopped or a lost worker ended, adds: how to continue the run it saved (``--initial-from``,
+    with the budget left; a failed run: first which run it was and what it saved, the failed
+    evaluation among them, carried into the continuation as a failure and not proposed again); nothing
     for other commands or an unsaved run. A continuation of a run that continued another
     sees that one's evaluations too (:func:`~npbandit.storage.run_evaluations`). An
     interrupted ``bandit`` sweep: that the same command runs the rest."""
@@ -177,11 +183,14 @@ def _how_to_go_on(args: argparse.Namespace, err: RunInterrupted | ObjectiveError
     if args.command != "optimize" or run_id is None:
         return ""
     text = ""
-    if isinstance(err, ObjectiveError):
-        steps = err.history if err.history is not None else err.records
+    if not isinstance(err, RunInterrupted):  # an evaluation failed, or a worker was lost
+        steps = getattr(err, "history", None) if getattr(err, "history", None) is not None else \
+            getattr(err, "records", None)
         saved = None if steps is None else len(steps)
         count = "" if saved is None else f" {saved} evaluation{'' if saved == 1 else 's'}"
-        which = "" if saved is None else ", every one failed," if err.kind is None else ", the failed one last,"
+        kind = getattr(err, "kind", "")  # an ObjectiveError's: None when every evaluation failed
+        which = "" if saved is None or not isinstance(err, ObjectiveError) else ", every one failed," if kind is None \
+            else ", the failed one last,"
         text = f"; run {run_id} saved{count}{which} and is recorded as failed"
     else:
         saved = err.saved

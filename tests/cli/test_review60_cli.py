@@ -103,3 +103,16 @@ def test_a_warning_names_the_flags_as_an_error_does(tmp_path, monkeypatch, capsy
     assert "npbandit optimize: warning: --budget 2 does not exceed --n-init 11: every point" in err
     assert "counted as failed (--on-error 'skip')" in err
     assert "budget=" not in err and "on_error" not in err
+
+
+def test_a_worker_that_dies_is_one_line_saying_how_to_go_on(tmp_path, monkeypatch, capsys):
+    # a worker killed (out of memory, os._exit) broke the pool: the command ended in a BrokenProcessPool traceback
+    db = _setup(tmp_path, monkeypatch)
+    (tmp_path / "review60_dies.py").write_text("import os\n\ndef f(p):\n    os._exit(1)\n")
+    assert main(["optimize", "--objective", "review60_dies:f", "--space", "space.json", "--surrogate", "random",
+                 "--budget", "4", "--workers", "1", "--on-error", "skip", "--db", db]) == 2
+    (line,) = capsys.readouterr().err.splitlines()
+    assert line.startswith("npbandit optimize: a worker process died while evaluating (killed, out of memory, or it "
+                           "exited), and the pool cannot go on: BrokenProcessPool: ")
+    assert "; run 1 saved " in line and "recorded as failed; to go on, run the same command with --initial-from 1" \
+        in line
