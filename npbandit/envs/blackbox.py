@@ -452,6 +452,12 @@ class BlackBoxEnv(gym.Env):
         exactly) for a box."""
         return named_point(self.point(action))
 
+    def render(self) -> None:
+        """Draw nothing and return ``None``: Gymnasium's convention for an environment made
+        with ``render_mode=None``, the only mode this one takes (so a generic loop that calls
+        ``render()`` runs on it)."""
+        return None
+
     def reset(self, *, seed: int | None = None, options: dict[str, Any] | None = None):
         check_options(options, ())
         super().reset(seed=seed)

@@ -366,6 +366,12 @@ class ClassificationBanditEnv(gym.Env):
             digest.update(np.ascontiguousarray(array).tobytes())
         return {"data": digest.hexdigest()[:12], "context_dim": self.context_dim, "n_arms": self.n_arms}
 
+    def render(self) -> None:
+        """Draw nothing and return ``None``: Gymnasium's convention for an environment made
+        with ``render_mode=None``, the only mode this one takes (so a generic loop that calls
+        ``render()`` runs on it)."""
+        return None
+
     def reset(self, *, seed: int | None = None, options: dict[str, Any] | None = None):
         super().reset(seed=seed)
         check_options(options, ())

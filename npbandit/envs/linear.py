@@ -64,6 +64,12 @@ class LinearBanditEnv(gym.Env):
         :func:`~npbandit.loop.run_episode` records it in a run's ``env_params``."""
         return {name: getattr(self, name) for name in self.TASK_PARAMS}
 
+    def render(self) -> None:
+        """Draw nothing and return ``None``: Gymnasium's convention for an environment made
+        with ``render_mode=None``, the only mode this one takes (so a generic loop that calls
+        ``render()`` runs on it)."""
+        return None
+
     def reset(self, *, seed: int | None = None, options: dict[str, Any] | None = None):
         super().reset(seed=seed)
         check_options(options, ())

@@ -67,6 +67,12 @@ class WheelBanditEnv(gym.Env):
         :func:`~npbandit.loop.run_episode` records it in a run's ``env_params``."""
         return {"delta": self.delta}
 
+    def render(self) -> None:
+        """Draw nothing and return ``None``: Gymnasium's convention for an environment made
+        with ``render_mode=None``, the only mode this one takes (so a generic loop that calls
+        ``render()`` runs on it)."""
+        return None
+
     def reset(self, *, seed: int | None = None, options: dict[str, Any] | None = None):
         """A new run; ``options={"delta": d}`` changes δ from this run on."""
         options = check_options(options, ("delta",))
