@@ -70,7 +70,7 @@ from typing import Any
 import gymnasium as gym
 import numpy as np
 
-from npbandit.envs.bounds import as_bounds
+from npbandit.envs.bounds import as_bounds, unit_point
 from npbandit.envs.evaluation import ExecutorFailure, Outcome, OutcomeRelay, UnsentError
 from npbandit.envs.outcomes import (
     Evaluated,
@@ -401,6 +401,7 @@ class BlackBoxEnv(gym.Env):
         high = np.concatenate([np.ones(self.dim), [np.inf] * objectives])
         self.observation_space = gym.spaces.Box(low, high, dtype=np.float64)
         self.t = 0
+        self._begun = False  # step() before the first reset() is refused, as by the bandits
         self.best_value: float | None = None
         self.evaluator = evaluator
 
@@ -462,6 +463,7 @@ class BlackBoxEnv(gym.Env):
         check_options(options, ())
         super().reset(seed=seed)
         self.t = 0
+        self._begun = True
         self.best_value = None
         self.n_constraints = None
         if self.bounds is None:
@@ -482,15 +484,15 @@ class BlackBoxEnv(gym.Env):
 
         Raises:
             ValueError: ``action`` is not a finite point of the unit cube.
-            RuntimeError: the budget is spent (call ``reset``).
+            RuntimeError: before the first ``reset``, or the budget is spent (call ``reset``).
             ObjectiveError: the objective raised or returned NaN / inf (the budget is spent);
                 :class:`~npbandit.exceptions.ObjectiveReturnError` (also a ``TypeError``) when it
                 returned something other than one real number (``m`` of them, for ``m`` objectives).
         """
         evaluator = self._evaluator
-        action = np.asarray(action, dtype=np.float64)
-        if action.shape != (self.dim,) or not np.isfinite(action).all() or (action < 0).any() or (action > 1).any():
-            raise ValueError(f"action must be a finite point of [0, 1]^{self.dim}, got {action.tolist()}")
+        action = unit_point("action", action, self.dim)
+        if not self._begun:
+            raise RuntimeError("call reset() before step(): no episode has begun")
         if self.t >= self.budget:
             raise RuntimeError("the budget is spent; call reset()")
         x = self.point(action)

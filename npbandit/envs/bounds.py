@@ -1,15 +1,17 @@
 """A black-box box checked (:func:`as_bounds`): ``2 x d``, lower row then upper row, as in
-BoTorch; (low, high) pairs per input, scipy.optimize's layout, refused with the transpose named."""
+BoTorch; (low, high) pairs per input, scipy.optimize's layout, refused with the transpose named.
+A point of the unit cube checked (:func:`unit_point`), as a black box's action."""
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from typing import Any
 
 import numpy as np
 
 from npbandit.validation import is_real, is_tensor
 
-__all__ = ["as_bounds", "PAIRS_SHOWN"]
+__all__ = ["as_bounds", "unit_point", "PAIRS_SHOWN"]
 
 
 def as_bounds(bounds: Any, name: str = "bounds", named: str | None = None) -> np.ndarray:
@@ -40,6 +42,22 @@ def as_bounds(bounds: Any, name: str = "bounds", named: str | None = None) -> np
         if not np.isfinite(array[1] - array[0]).all():
             raise ValueError(f"{name}: the box is too wide to represent (upper - lower overflows), "
                              f"got {array.tolist()}")
+    return array
+
+
+def unit_point(name: str, point: Any, dim: int) -> np.ndarray:
+    """``point`` as a float64 point ``[dim]`` of the unit cube ``[0, 1]^dim``; ``ValueError``
+    naming it ``name`` otherwise, showing it as given when it holds no numbers (a str,
+    ``None``, a dict: NumPy would read ``None`` as NaN and ``"0.5"`` as a number)."""
+    try:
+        array = None if point is None or isinstance(point, (str, bytes, Mapping)) else \
+            np.asarray(point, dtype=np.float64)
+    except (TypeError, ValueError):
+        array = None
+    if array is None or array.shape != (dim,) or not np.isfinite(array).all() or (array < 0).any() \
+            or (array > 1).any():
+        raise ValueError(f"{name} must be a finite point of [0, 1]^{dim}, got "
+                         f"{point if array is None else array.tolist()!r}")
     return array
 
 

@@ -130,6 +130,7 @@ class OutcomeRelay:
 
         relay = OutcomeRelay()
         env = BlackBoxEnv(objective=f, bounds=bounds, evaluator=relay)
+        env.reset(seed=0)
         relay.hand_over(Outcome(True, value), x=env.to_bounds(action))
         obs, reward, terminated, truncated, info = env.step(action)
     """

@@ -3,10 +3,14 @@ render mode, a black box stepped before ``reset`` or given an action that is no 
 ``info`` key documented, and a several-objective black box's ``reward_space`` (MO-Gymnasium's)."""
 
 
+import re
+
 import gymnasium as gym
+import numpy as np
 import pytest
 
 import npbandit.envs  # noqa: F401  (registers the environments)
+from npbandit.envs import BlackBoxEnv
 
 # one small instance of every registered environment
 SMALL = {
@@ -29,3 +33,22 @@ def test_render_without_a_render_mode_draws_nothing_and_returns_none(env_id):
     env.reset(seed=0)
     assert env.render() is None
     assert env.unwrapped.render() is None
+
+
+def test_blackbox_refuses_a_step_before_reset_as_the_bandits_do():
+    env = BlackBoxEnv(**SMALL["npbandit/BlackBox-v0"])
+    with pytest.raises(RuntimeError, match=r"reset\(\)"):
+        env.step(np.full(2, 0.5))
+    assert env.t == 0  # no budget spent
+    env.reset(seed=0)
+    env.step(np.full(2, 0.5))
+
+
+@pytest.mark.parametrize("action", ["a", None, [0.5, "b"], {"x0": 0.5}])
+def test_blackbox_names_the_action_when_it_is_no_point_of_numbers(action):
+    env = BlackBoxEnv(**SMALL["npbandit/BlackBox-v0"])
+    env.reset(seed=0)
+    expected = r"action must be a finite point of \[0, 1\]\^2, got " + re.escape(repr(action))
+    with pytest.raises(ValueError, match=expected):
+        env.step(action)
+    assert env.t == 0
