@@ -25,8 +25,10 @@ cube ``[0, 1]^D`` (``D = space.dim`` columns) and the objective is called with
 * Observation: the last evaluated action and its reward (zeros before the first step).
 * ``info``: ``x`` (the evaluated point as the objective received it: an array in the
   original bounds, or the params dict of a space), ``params`` (the same point by name,
-  ``{"x0": ..., ...}`` for a box: what a run records), ``value``, ``best_value`` so far
-  and, when the optimum is known, ``simple_regret``.
+  ``{"x0": ..., ...}`` for a box: what a run records), ``t`` (the evaluation, from 0),
+  ``value``, ``best_value`` so far and, when the optimum is known, ``simple_regret``.
+  ``reset``'s ``info`` holds ``bounds`` (the box, ``2 x d``) or, given a space, ``space``
+  (its :meth:`~npbandit.space.SearchSpace.describe`).
 * The objective returns one real number: a Python ``float`` or ``int``, a NumPy
   scalar, or a 1-element array / tensor. Anything else (a string, ``None``, a bool,
   several numbers) raises :class:`~npbandit.exceptions.ObjectiveReturnError` from ``step``:

@@ -19,6 +19,7 @@ seeded with that seed does not share their stream.
 * ``info``: ``t``, ``optimal_action`` (the row's class), ``row`` (its index in the data
   set), ``regret`` and ``expected_regret`` (both ``1 - reward``: given the round's row the
   right arm is known, so the expected regret of a policy is ``1 - P(correct)``).
+  ``reset``'s ``info`` holds the first round's ``row``.
 
 Data: ``X`` and ``y`` of one's own (:func:`read_csv` reads them from a CSV file), or
 ``dataset=`` one of :data:`DATASETS` -- the data sets scikit-learn bundles (``iris``,

@@ -9,7 +9,7 @@ noise, so every policy can be replayed on the same run with the same seed.
 * Action: ``Discrete(n_arms)``; arm ``a`` pays ``theta_a . x + noise_std * N(0, 1)``.
 * ``info``: ``optimal_action`` (the arm of the largest mean reward), ``regret`` and
   ``expected_regret`` (both the best mean minus the mean of the arm played: the noise is
-  the same whichever arm is played), ``t``.
+  the same whichever arm is played), ``t`` (the round, from 0). ``reset``'s ``info`` is empty.
 
 LinUCB's model class is exactly this one, so it is the reference a learned policy is
 measured against here.

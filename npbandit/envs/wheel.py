@@ -8,9 +8,10 @@ five rewards, so every policy can be replayed on the same table with the same se
 * Action: ``Discrete(5)``. Arm 0 pays ``N(1.2, 0.05²)``; arms 1-4 pay ``N(1.0, 0.05²)``,
   except that when ``||x|| >= delta`` the arm of x's quadrant pays ``N(50, 0.01²)``.
   Quadrant -> arm: ``(+,+) -> 1``, ``(-,+) -> 2``, ``(-,-) -> 3``, ``(+,-) -> 4``.
-* ``info``: ``delta``, ``optimal_action`` (highest expected reward), ``regret`` (the
-  optimal arm's realised reward minus the reward received, the protocol's metric),
-  ``expected_regret`` and ``rewards`` (all five realised rewards of the round).
+* ``info``: ``delta``, ``t`` (the round, from 0), ``optimal_action`` (highest expected
+  reward), ``regret`` (the optimal arm's realised reward minus the reward received, the
+  protocol's metric), ``expected_regret`` and ``rewards`` (all five realised rewards of the
+  round). ``reset``'s ``info`` holds ``delta`` alone.
 
 The rewards are :mod:`npbandit.wheel_rewards`' (NumPy): playing the wheel loads no torch.
 """

@@ -3,6 +3,7 @@ render mode, a black box stepped before ``reset`` or given an action that is no 
 ``info`` key documented, and a several-objective black box's ``reward_space`` (MO-Gymnasium's)."""
 
 
+import inspect
 import re
 
 import gymnasium as gym
@@ -52,3 +53,21 @@ def test_blackbox_names_the_action_when_it_is_no_point_of_numbers(action):
     with pytest.raises(ValueError, match=expected):
         env.step(action)
     assert env.t == 0
+
+
+@pytest.mark.parametrize("env_id", sorted(SMALL))
+def test_every_info_key_reset_and_step_return_is_documented_in_the_module(env_id):
+    env = gym.make(env_id, **SMALL[env_id])
+    doc = inspect.getmodule(type(env.unwrapped)).__doc__
+    _, reset_info = env.reset(seed=0)
+    *_, step_info = env.step(env.action_space.sample())
+    for key in list(reset_info) + list(step_info):
+        assert f"``{key}``" in doc, f"{env_id}: info key {key!r} is not documented"
+
+
+def test_blackbox_space_reset_info_is_documented():
+    from npbandit.envs import blackbox
+    from npbandit.space import Float
+
+    env = BlackBoxEnv(objective=lambda p: p["a"], space={"a": Float(0, 1)}, budget=1)
+    assert set(env.reset(seed=0)[1]) == {"space"} and "``space``" in blackbox.__doc__
