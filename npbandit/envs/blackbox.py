@@ -22,6 +22,8 @@ cube ``[0, 1]^D`` (``D = space.dim`` columns) and the objective is called with
   ``values`` (the ``m`` values as returned) instead of ``value``, and no ``best_value``
   (several objectives have a front of best points, not one). A value that is NaN or infinite
   fails the evaluation, as for one objective. ``env.objectives`` is ``m`` (1 for one objective).
+  ``env.reward_space`` is the reward's ``Box`` of ``m``, which MO-Gymnasium's wrappers read
+  (its ``MOSyncVectorEnv`` runs copies; Gymnasium's own vector envs take one float per copy).
 * Observation: the last evaluated action and its reward (zeros before the first step).
 * ``info``: ``x`` (the evaluated point as the objective received it: an array in the
   original bounds, or the params dict of a space), ``params`` (the same point by name,
@@ -402,6 +404,10 @@ class BlackBoxEnv(gym.Env):
         low = np.concatenate([np.zeros(self.dim), [-np.inf] * objectives])
         high = np.concatenate([np.ones(self.dim), [np.inf] * objectives])
         self.observation_space = gym.spaces.Box(low, high, dtype=np.float64)
+        #: several objectives: the ``[m]`` reward's space (MO-Gymnasium's ``reward_space``); ``None``
+        #: for one, whose reward is a float
+        self.reward_space = (gym.spaces.Box(-np.inf, np.inf, shape=(objectives,), dtype=np.float64)
+                             if objectives > 1 else None)
         self.t = 0
         self._begun = False  # step() before the first reset() is refused, as by the bandits
         self.best_value: float | None = None

@@ -71,3 +71,14 @@ def test_blackbox_space_reset_info_is_documented():
 
     env = BlackBoxEnv(objective=lambda p: p["a"], space={"a": Float(0, 1)}, budget=1)
     assert set(env.reset(seed=0)[1]) == {"space"} and "``space``" in blackbox.__doc__
+
+
+def test_several_objectives_give_the_reward_space_mo_gymnasium_reads():
+    env = BlackBoxEnv(objective=lambda x: [float(x[0]), float(x[1])], bounds=[[0, 0], [1, 1]],
+                      minimize=[True, False], budget=2)
+    assert env.reward_space == gym.spaces.Box(-np.inf, np.inf, shape=(2,), dtype=np.float64)
+    env.reset(seed=0)
+    _, reward, *_ = env.step(np.array([0.25, 0.75]))
+    assert env.reward_space.contains(reward)
+    np.testing.assert_array_equal(reward, [-0.25, 0.75])
+    assert BlackBoxEnv(**SMALL["npbandit/BlackBox-v0"]).reward_space is None  # one objective: a float reward
