@@ -57,7 +57,10 @@ class ObjectiveError(NPBanditError, RuntimeError):
 
     Attributes:
         x: the point at which it failed, as the objective received it (a NumPy array of
-            shape ``(d,)`` in the objective's own bounds, or the params dict of a search space).
+            shape ``(d,)`` in the objective's own bounds, or the params dict of a search space);
+            ``None`` for an error made from its message alone (``type(err)(message)``, as
+            Gymnasium's ``AsyncVectorEnv`` raises a worker's error again in the main process:
+            the message still names the point).
         kind: how it failed, one of :attr:`KINDS`: ``"raised"`` (the objective or its
             constraints raised, or the executor failed to run it; the message says which and
             names the exception), ``"returned"`` (it returned
@@ -81,7 +84,7 @@ class ObjectiveError(NPBanditError, RuntimeError):
     #: how an evaluation can fail (``kind``), as a failed step's ``error_kind`` records it
     KINDS = ("raised", "returned", "nonfinite", "timeout")
 
-    def __init__(self, message: str, x: Any, kind: str | None = None) -> None:
+    def __init__(self, message: str, x: Any = None, kind: str | None = None) -> None:
         if kind is not None and kind not in self.KINDS:
             raise ValueError(f"kind must be one of {', '.join(map(repr, self.KINDS))} or None, got {kind!r}")
         super().__init__(message)
@@ -103,7 +106,7 @@ class ObjectiveReturnError(ObjectiveError, TypeError):
     its ``kind`` is ``"returned"``.
     """
 
-    def __init__(self, message: str, x: Any) -> None:
+    def __init__(self, message: str, x: Any = None) -> None:
         super().__init__(message, x, kind="returned")
 
 

@@ -12,6 +12,7 @@ import pytest
 
 import npbandit.envs  # noqa: F401  (registers the environments)
 from npbandit.envs import BlackBoxEnv
+from npbandit.exceptions import ObjectiveError, ObjectiveReturnError
 
 # one small instance of every registered environment
 SMALL = {
@@ -82,3 +83,32 @@ def test_several_objectives_give_the_reward_space_mo_gymnasium_reads():
     assert env.reward_space.contains(reward)
     np.testing.assert_array_equal(reward, [-0.25, 0.75])
     assert BlackBoxEnv(**SMALL["npbandit/BlackBox-v0"]).reward_space is None  # one objective: a float reward
+
+
+def _fails_past_half(x):
+    if x[0] > 0.5:
+        raise ZeroDivisionError("boom")
+    return float(x.sum())
+
+
+# Gymnasium logs the worker's error as UserWarnings before raising it again
+@pytest.mark.filterwarnings("ignore::UserWarning")
+@pytest.mark.parametrize("vector", [gym.vector.SyncVectorEnv,
+                                    pytest.param(gym.vector.AsyncVectorEnv, marks=pytest.mark.integration)])
+def test_a_failed_evaluation_in_a_vector_env_is_an_objective_error_in_the_main_process(vector):
+    # AsyncVectorEnv raises a worker's error again as type(err)(err): an ObjectiveError must be
+    # constructible from its message alone, or the user gets a TypeError about a missing 'x'
+    envs = vector([lambda: gym.make("npbandit/BlackBox-v0", objective=_fails_past_half, bounds=[[0, 0], [1, 1]],
+                                     budget=2)] * 2)
+    try:
+        envs.reset(seed=0)
+        with pytest.raises(ObjectiveError, match=r"objective raised ZeroDivisionError: boom at x=\[0.9, 0.1\]"):
+            envs.step(np.array([[0.9, 0.1], [0.2, 0.2]]))
+    finally:
+        envs.close()
+
+
+def test_an_objective_error_made_from_its_message_alone_has_no_point():
+    err = ObjectiveError("objective returned nan at x=[0.5]")
+    assert err.x is None and err.kind is None and str(err) == "objective returned nan at x=[0.5]"
+    assert ObjectiveReturnError("objective must return a float").x is None
