@@ -73,7 +73,7 @@ class OptimizeResult:
         recommended_by: ``"model"``, or ``"observed"`` when the best observed point stands in.
         stopped_early: ``None`` for a run that spent its budget (or failed); for one a
             callback ended (``optimize(callbacks=...)``), how: ``"by its stop rule after 13
-            of 30 steps"`` (with an executor, and evaluations in flight then, which are kept:
+            of 30 evaluations"`` (with an executor, and evaluations in flight then, which are kept:
             ``"...; 1 evaluation in flight then, written too"``); for an ask-and-tell run closed
             before its budget, ``"by close() after 4 of 20 evaluations"``; as the database
             records it (``RunRow.stopped_early``).

@@ -35,6 +35,8 @@ class RunInterrupted(KeyboardInterrupt):
             ``KeyboardInterrupt``, not a signal it cannot know was sent.
         run_id: the run's id in the database (``None`` without a logger).
         steps: the steps taken before the signal.
+        unit: what the message calls a step: ``"step"`` (a bandit run, whose length is its
+            steps), ``"evaluation"`` (a black-box run, whose budget counts evaluations).
         saved: the steps the database holds for the run (``None`` without a logger).
         records: the records of those steps, as ``run_episode`` returns them (empty when it
             keeps none): without a database, the only record of the run.
@@ -42,8 +44,8 @@ class RunInterrupted(KeyboardInterrupt):
     """
 
     def __init__(self, signum: int | None, run_id: int | None = None, steps: int = 0, saved: int | None = None,
-                 records: list | None = None) -> None:
-        self.signum, self.run_id, self.steps = signum, run_id, steps
+                 records: list | None = None, unit: str = "step") -> None:
+        self.signum, self.run_id, self.steps, self.unit = signum, run_id, steps, unit
         self.records = [] if records is None else records
         self.history: list | None = None
         self.saved = steps if saved is None and run_id is not None else saved
@@ -51,12 +53,13 @@ class RunInterrupted(KeyboardInterrupt):
         if run_id is not None:
             count = f"all {self.saved}" if self.saved == steps else f"{self.saved} of them"
             where = f"; run {run_id} saved {count} and is recorded as interrupted"
-        super().__init__(f"stopped by {stopped_by(signum)} after {steps} step(s){where}")
+        super().__init__(f"stopped by {stopped_by(signum)} after {steps} {unit}(s){where}")
 
     def __reduce__(self):
         # rebuilt from its own arguments, not its message (a process pool, Dask, sends it back), with
         # what was added since (optimize's history)
-        return type(self), (self.signum, self.run_id, self.steps, self.saved, self.records), dict(self.__dict__)
+        return type(self), (self.signum, self.run_id, self.steps, self.saved, self.records, self.unit), \
+            dict(self.__dict__)
 
 
 def stopped_by(signum: int | None) -> str:

@@ -7,7 +7,10 @@ import pytest
 from helpers import BOUNDS, sphere, tiny_checkpoint
 
 from npbandit import optimize
+from npbandit.envs import WheelBanditEnv
 from npbandit.exceptions import ObjectiveError
+from npbandit.loop import RunInterrupted, run_episode
+from npbandit.policies import UniformPolicy
 from npbandit.storage import list_runs, run_steps
 
 
@@ -50,7 +53,7 @@ def test_with_an_executor_nothing_more_is_proposed_and_what_is_in_flight_is_kept
     assert 3 <= len(result.history) <= 4  # the third ends it; a fourth may be in flight then
     # what the run says of its stop counts the evaluation that was in flight, when there was one
     late = "" if len(result.history) == 3 else "; 1 evaluation in flight then, written too"
-    assert result.stopped_early == "by its stop rule after 3 of 20 steps" + late
+    assert result.stopped_early == "by its stop rule after 3 of 20 evaluations" + late
     assert [h["t"] for h in result.history] == list(range(len(result.history)))
 
 
@@ -80,7 +83,8 @@ def test_a_stop_with_an_evaluation_in_flight_says_it_was_written_too():
         result = optimize(second_waits_for_the_stop, BOUNDS, surrogate="random", budget=20, db=None, progress=False,
                           executor=pool, batch_size=2, callbacks=stop)
     assert len(result.history) == 2
-    assert result.stopped_early == "by its stop rule after 1 of 20 steps; 1 evaluation in flight then, written too"
+    assert result.stopped_early == ("by its stop rule after 1 of 20 evaluations; 1 evaluation in flight then, "
+                                    "written too")
 
 
 @pytest.mark.parametrize("callbacks,match", [(3, "callbacks must be"), ([len, "x"], r"callbacks\[1\]"),
@@ -150,10 +154,10 @@ def test_a_run_a_callback_ended_says_so_in_its_result_record_and_report(tmp_path
     db = str(tmp_path / "cb.db")
     result = optimize(sphere, BOUNDS, surrogate="random", budget=30, db=db, progress=False,
                       callbacks=lambda h: len(h) >= 4)
-    assert result.stopped_early == "by its stop rule after 4 of 30 steps"
+    assert result.stopped_early == "by its stop rule after 4 of 30 evaluations"
     (run,) = list_runs(db)
     assert run.stopped_early == result.stopped_early and "stopped_early" not in run.policy_params
-    assert "stopped early by its stop rule after 4 of 30 steps" in report_text(db)
+    assert "stopped early by its stop rule after 4 of 30 evaluations" in report_text(db)
     full = optimize(sphere, BOUNDS, surrogate="random", budget=3, db=db, progress=False, callbacks=lambda h: False)
     assert full.stopped_early is None and list_runs(db)[1].stopped_early is None
 
@@ -193,3 +197,21 @@ def test_a_network_padded_wider_than_its_training_dims_serves_only_those_directl
     result = optimize(lambda x: float(np.sum((x - 0.3) ** 2)), [[0.0] * d, [1.0] * d], surrogate=str(card),
                       budget=2 * d + 3, db=None, progress=False)
     assert len(result.history) == 2 * d + 3 and not any(h["failed"] for h in result.history)
+
+
+def test_a_bandit_run_stopped_by_its_rule_counts_steps_as_its_interruption_does(tmp_path):
+    # a black-box run counts evaluations (above); a bandit run its steps, as --steps does
+    result = run_episode(WheelBanditEnv(horizon=30), UniformPolicy(), seed=0, stop=lambda r: r.n_steps >= 4)
+    assert result.stopped_early == "by its stop rule after 4 of 30 steps"
+
+    class CtrlC(UniformPolicy):
+        def act(self, obs):
+            if self.calls == 3:
+                raise KeyboardInterrupt
+            self.calls += 1
+            return super().act(obs)
+
+    policy = CtrlC()
+    policy.calls = 0
+    with pytest.raises(RunInterrupted, match=r"^stopped by KeyboardInterrupt after 3 step\(s\)$"):
+        run_episode(WheelBanditEnv(horizon=30), policy, seed=0)

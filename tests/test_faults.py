@@ -21,6 +21,7 @@ Phases:
 
 import concurrent.futures as cf
 import os
+import pickle
 import signal
 import threading
 
@@ -153,7 +154,9 @@ def check(url, info, returned, phase, signum, stored=None):
     assert isinstance(stop, RunInterrupted) and stop.signum == signum
     assert run.status == "interrupted" and run.id == stop.run_id
     assert returned == len(steps) == run.n_steps == stop.steps == stop.saved == stored
-    assert f"after {stored} step(s); run {run.id} saved all {stored} " in str(stop)
+    unit = "evaluation" if run.kind == "bo" else "step"  # a black-box run counts evaluations, a bandit's steps
+    assert f"after {stored} {unit}(s); run {run.id} saved all {stored} " in str(stop)
+    assert run.error.endswith(f" after {stored} {unit}(s)")
     assert [s["t"] for s in steps] == list(range(stored))
 
 
@@ -233,7 +236,7 @@ def test_a_stop_while_the_policy_observes_keeps_the_evaluation_it_was_given(tmp_
     returned = Count()
     env = BlackBoxEnv(objective=objective("observe", signal.SIGTERM, returned), bounds=BOUNDS, budget=10)
     policy = Hooked(SobolPolicy(2), "observe", signal.SIGTERM)
-    with pytest.raises(RunInterrupted, match=f"after {AT} step.*saved all {AT} ") as info:
+    with pytest.raises(RunInterrupted, match=f"after {AT} evaluation.*saved all {AT} ") as info:
         run_episode(env, policy, seed=0, logger=RunLogger(url), run_info={"kind": "bo"})
     assert returned.n == AT and info.value.saved == AT
 
@@ -331,6 +334,9 @@ def test_the_stop_message_counts_what_the_database_holds():
                                                             "and is recorded as interrupted")
     assert "saved all 7 " in str(RunInterrupted(signal.SIGINT, 4, 7, 7))
     assert str(RunInterrupted(signal.SIGINT, None, 3)) == "stopped by SIGINT after 3 step(s)"
+    evaluations = RunInterrupted(signal.SIGINT, 4, 3, unit="evaluation")
+    assert str(evaluations).startswith("stopped by SIGINT after 3 evaluation(s); run 4 saved all 3")
+    assert str(pickle.loads(pickle.dumps(evaluations))) == str(evaluations)
     assert isinstance(StopSignals().holding, bool)
 
 

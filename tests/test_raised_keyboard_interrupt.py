@@ -34,9 +34,9 @@ def test_a_raised_keyboard_interrupt_is_recorded_as_such(tmp_path):
     with pytest.raises(RunInterrupted) as caught:
         npbandit.optimize(_raises_on_third([]), BOUNDS, surrogate="random", budget=6, db=db, progress=False)
     assert caught.value.signum is None and len(caught.value.history) == 2
-    assert str(caught.value).startswith("stopped by KeyboardInterrupt after 2 step(s); run 1 saved all 2")
+    assert str(caught.value).startswith("stopped by KeyboardInterrupt after 2 evaluation(s); run 1 saved all 2")
     (run,) = list_runs(db)
-    assert run.status == "interrupted" and run.error == "KeyboardInterrupt after 2 step(s)"
+    assert run.status == "interrupted" and run.error == "KeyboardInterrupt after 2 evaluation(s)"
     copy = pickle.loads(pickle.dumps(caught.value))
     assert copy.signum is None and str(copy) == str(caught.value)
 
@@ -67,4 +67,4 @@ def test_the_cli_exits_130_for_a_raised_interrupt(tmp_path, monkeypatch, capsys)
     monkeypatch.syspath_prepend(str(tmp_path))
     assert main(["optimize", "--objective", "ki_obj:f", "--bounds", "[[0], [1]]", "--surrogate", "random",
                  "--budget", "2", "--db", str(tmp_path / "runs.db")]) == 128 + signal.SIGINT
-    assert "stopped by KeyboardInterrupt after 0 step(s)" in capsys.readouterr().err
+    assert "stopped by KeyboardInterrupt after 0 evaluation(s)" in capsys.readouterr().err

@@ -206,7 +206,9 @@ def _run(env: gym.Env, policy: Policy, seed: int, steps: int | None, logger: Run
 def _start(env: gym.Env, policy: Policy, seed: int, logger: RunLogger | None, info: dict[str, Any],
            result: EpisodeResult, signals: StopSignals, async_args: tuple = (None, 1, None)) -> Any:
     """Start a run: record it (``result.run_id``, with ``logger``), reset ``env`` and ``policy``
-    with ``seed``; returns the env's first observation."""
+    with ``seed``; returns the env's first observation. ``result.unit``: ``"evaluation"`` for a
+    black-box run (``info["kind"] == "bo"``), else ``"step"``."""
+    result.unit = "evaluation" if info.get("kind", "bandit") == "bo" else "step"
     if logger is not None:
         with signals.held():
             result.run_id = logger.start(
@@ -222,16 +224,16 @@ def _start(env: gym.Env, policy: Policy, seed: int, logger: RunLogger | None, in
 def _end_on_error(err: BaseException, logger: RunLogger | None, result: EpisodeResult,
                   signals: StopSignals) -> RunInterrupted | None:
     """Record the run ended by ``err``: ``interrupted`` by a ``KeyboardInterrupt`` (returning the
-    :class:`RunInterrupted` to raise in its place, which counts the steps saved), else ``failed``
-    with the error's text (returning ``None``: ``err`` is raised as it is). An
-    :class:`ObjectiveError` gets the run's steps so far and its id."""
+    :class:`RunInterrupted` to raise in its place, which counts the steps saved, called
+    ``result.unit``), else ``failed`` with the error's text (returning ``None``: ``err`` is
+    raised as it is). An :class:`ObjectiveError` gets the run's steps so far and its id."""
     if isinstance(err, ObjectiveError) and err.records is None:  # the steps so far go with it
         err.records, err.run_id = result.steps, result.run_id
     interrupted = isinstance(err, KeyboardInterrupt)
     # a KeyboardInterrupt the run's handler did not raise came from no signal it saw (the objective raised it)
     signum = err.signum if isinstance(err, RunInterrupted) else None
     notes = "".join(f"; {note}" for note in getattr(err, "__notes__", ()))
-    status, text = (("interrupted", f"{stopped_by(signum)} after {result.n_steps} step(s)")
+    status, text = (("interrupted", f"{stopped_by(signum)} after {result.n_steps} {result.unit}(s)")
                     if interrupted else ("failed", f"{type(err).__name__}: {err}{notes}"))
     if logger is not None:
         # a second Ctrl-C while the run is being saved is dropped: saving goes first
@@ -243,7 +245,7 @@ def _end_on_error(err: BaseException, logger: RunLogger | None, result: EpisodeR
     if not interrupted:
         return None
     saved = None if logger is None else logger.rows_written
-    return RunInterrupted(signum, result.run_id, result.n_steps, saved, result.steps)
+    return RunInterrupted(signum, result.run_id, result.n_steps, saved, result.steps, result.unit)
 
 
 def _finish(logger: RunLogger | None, result: EpisodeResult, signals: StopSignals) -> None:

@@ -37,7 +37,9 @@ class EpisodeResult:
     posterior mean there in the objective's units and direction). ``stopped_early``: why the
     run ended before its horizon (``run_episode``'s ``stop`` rule held), else ``None``.
     ``cumulative_regret``: the sum of the steps' ``info["regret"]``; ``None`` when no step
-    gave one (an environment that does not know its regret), not 0."""
+    gave one (an environment that does not know its regret), not 0. ``unit``: what the run's
+    end (its stop, an interruption) calls a step: ``"evaluation"`` for a black-box run
+    (``kind="bo"``, whose budget counts evaluations), else ``"step"`` (a bandit's ``--steps``)."""
 
     run_id: int | None
     steps: list[dict[str, Any]] = field(default_factory=list)
@@ -49,12 +51,14 @@ class EpisodeResult:
     n_steps: int = 0
     stopped_early: str | None = None
     keep_steps: bool = field(default=True, repr=False, compare=False)
+    unit: str = field(default="step", repr=False, compare=False)
 
     def stop_early(self, horizon: int | None) -> None:
-        """Record that the run's ``stop`` rule ended it now, out of ``horizon`` steps:
-        ``stopped_early = "by its stop rule after 13 of 30 steps"``."""
+        """Record that the run's ``stop`` rule ended it now, out of ``horizon`` steps, named by
+        ``unit``: ``stopped_early = "by its stop rule after 13 of 30 evaluations"`` (a bandit
+        run: ``"... 13 of 30 steps"``)."""
         self.stopped_early = (f"by its stop rule after {self.n_steps}" + (f" of {horizon}" if horizon is not None
-                                                                           else "") + " steps")
+                                                                           else "") + f" {self.unit}s")
 
 
 

@@ -316,7 +316,7 @@ class RunLogger:
         (:class:`~npbandit.loop.EpisodeResult`'s), stored in the run's ``policy_params`` under
         :data:`~npbandit.storage.models.RECOMMENDED` (read back as :attr:`RunRow.recommended`);
         only with ``completed``. ``stopped_early``: for a run its stop rule ended before its
-        budget, how (e.g. ``"by its stop rule after 13 of 30 steps"``), stored under
+        budget, how (e.g. ``"by its stop rule after 13 of 30 evaluations"``), stored under
         :data:`~npbandit.storage.models.STOPPED_EARLY` (read back as :attr:`RunRow.stopped_early`);
         only with ``completed``.
 

@@ -52,7 +52,7 @@ OLDEST_UPGRADABLE = 2
 #: readers take it out of the policy's settings (:attr:`~npbandit.storage.RunRow.recommended`)
 RECOMMENDED = "recommended"
 #: the key of ``runs.policy_params`` that holds, once a run that its stop rule ended before its
-#: budget (``optimize``'s callbacks) has completed, how: ``"by its stop rule after 13 of 30 steps"``;
+#: budget (``optimize``'s callbacks) has completed, how: ``"by its stop rule after 13 of 30 evaluations"``;
 #: read back apart (:attr:`~npbandit.storage.RunRow.stopped_early`)
 STOPPED_EARLY = "stopped_early"
 

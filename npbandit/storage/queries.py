@@ -76,7 +76,7 @@ class RunRow:
     #: in the objective's units}``; ``None`` for other runs and runs without a model (Sobol)
     recommended: dict | None = None
     #: how a run its stop rule ended before its budget (``optimize``'s callbacks) says so:
-    #: ``"by its stop rule after 13 of 30 steps"``; ``None`` for every other run
+    #: ``"by its stop rule after 13 of 30 evaluations"``; ``None`` for every other run
     stopped_early: str | None = None
     #: the versions of npbandit, torch, Python and the numerical packages the run was made with
     #: (:data:`~npbandit.storage.logger.RECORDED_PACKAGES`; runs stored by older versions record fewer)

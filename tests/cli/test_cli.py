@@ -179,10 +179,11 @@ def test_a_signal_saves_every_evaluation_and_records_interrupted(tmp_path, signu
     evaluated = len(started.read_text().split()) - 1  # the interrupted evaluation never returned
     assert proc.returncode == 128 + signum
     line = one_line(err)
-    assert line.startswith(f"npbandit optimize: stopped by {signal.Signals(signum).name} after {evaluated} step(s)")
+    name = signal.Signals(signum).name
+    assert line.startswith(f"npbandit optimize: stopped by {name} after {evaluated} evaluation(s)")
     (run,) = list_runs(db)
     assert run.status == "interrupted" and run.n_steps == evaluated == 2
-    assert run.error == f"{signal.Signals(signum).name} after 2 step(s)"
+    assert run.error == f"{signal.Signals(signum).name} after 2 evaluation(s)"
     assert [s["t"] for s in run_steps(db, run.id)] == list(range(evaluated))
 
 
