@@ -105,7 +105,7 @@ def main(argv: list[str] | None = None) -> int:
     state is saved), one line says so (``optimize``: and how to go on, ``--initial-from
     RUN_ID``), and the status is 128 + the signal number. An ``optimize`` run an evaluation
     failed and stopped says the same after the error: the run's id, what it saved, and how
-    to go on."""
+    to go on; so does one whose objective called ``sys.exit``, which exits with its code."""
     given = sys.argv[1:] if argv is None else argv
     names = {module.COMMAND for module in COMMANDS}
     parser = build_parser(only=given[0] if given and given[0] in names else "")
@@ -132,6 +132,12 @@ def main(argv: list[str] | None = None) -> int:
     except KeyboardInterrupt:  # outside a run: nothing to save
         print(f"npbandit {args.command}: interrupted", file=sys.stderr)
         return 128 + int(signal.SIGINT)
+    except SystemExit as err:  # the objective's sys.exit stopped a run (else: exit as asked, unsaid)
+        if not hasattr(err, "records"):
+            raise
+        said = "; ".join(getattr(err, "__notes__", ())) or f"the run was ended by SystemExit: {err}"
+        print(f"npbandit {args.command}: {' '.join(said.split())}{_how_to_go_on(args, err)}", file=sys.stderr)
+        return err.code if isinstance(err.code, int) else int(err.code is not None)  # Python's exit status
     except ObjectiveError as err:  # an evaluation failed and stopped the run: say how to go on, as for a signal
         print(f"npbandit {args.command}: {_one_line(err)}{_how_to_go_on(args, err)}", file=sys.stderr)
         return 2
@@ -168,13 +174,14 @@ def _warning_line(command: str, flags: dict[str, tuple], args: argparse.Namespac
     return show
 
 
-def _how_to_go_on(args: argparse.Namespace, err: RunInterrupted | ObjectiveError | BrokenExecutor) -> str:
+def _how_to_go_on(args: argparse.Namespace, err: RunInterrupted | ObjectiveError | BrokenExecutor | SystemExit) -> str:
     """What the line of an interrupted ``optimize``, or of one an evaluation failed and
-    stopped or a lost worker ended, adds: how to continue the run it saved (``--initial-from``,
-    with the budget left; a failed run: first which run it was and what it saved, the failed
-    evaluation among them, carried into the continuation as a failure and not proposed again); nothing
-    for other commands or an unsaved run. A continuation of a run that continued another
-    sees that one's evaluations too (:func:`~npbandit.storage.run_evaluations`). An
+    stopped, the objective exited (``sys.exit``) or a lost worker ended, adds: how to continue
+    the run it saved (``--initial-from``, with the budget left; a failed run: first which run
+    it was and what it saved, a failed evaluation among them, carried into the continuation as
+    a failure and not proposed again; an exit's evaluation is not saved); nothing for
+    other commands or an unsaved run. A continuation of a run that continued another sees that
+    one's evaluations too (:func:`~npbandit.storage.run_evaluations`). An
     interrupted ``bandit`` sweep: that the same command runs the rest."""
     run_id = getattr(err, "run_id", None)
     if args.command == "bandit" and isinstance(err, RunInterrupted):
@@ -183,7 +190,7 @@ def _how_to_go_on(args: argparse.Namespace, err: RunInterrupted | ObjectiveError
     if args.command != "optimize" or run_id is None:
         return ""
     text = ""
-    if not isinstance(err, RunInterrupted):  # an evaluation failed, or a worker was lost
+    if not isinstance(err, RunInterrupted):  # an evaluation failed, the objective exited, or a worker was lost
         steps = getattr(err, "history", None) if getattr(err, "history", None) is not None else \
             getattr(err, "records", None)
         saved = None if steps is None else len(steps)

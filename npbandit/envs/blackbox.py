@@ -478,6 +478,13 @@ class BlackBoxEnv(gym.Env):
             return np.zeros(self.dim + self.objectives), {"space": self.space.describe()}
         return np.zeros(self.dim + self.objectives), {"bounds": self.bounds.copy()}
 
+    def _exited(self, err: SystemExit, x: Any) -> SystemExit:
+        """``err``, the objective's ``sys.exit``, with a note of the evaluation (1-based) and point
+        it ended: the run stops and the process exits with ``err.code``, as the objective asked."""
+        code = f"code {err.code}" if isinstance(err.code, int) or err.code is None else repr(err.code)
+        err.add_note(f"the objective exited with {code} (sys.exit) at evaluation {self.t}, x={shown(x)}")
+        return err
+
     def _raised(self, who: str, err: BaseException, x: Any) -> str:
         """What an evaluation's failure records: ``who`` raised ``err`` at ``x``; a KeyError
         naming a parameter the point lacks (a conditional space's) says when it exists."""
@@ -493,6 +500,7 @@ class BlackBoxEnv(gym.Env):
         Raises:
             ValueError: ``action`` is not a finite point of the unit cube.
             RuntimeError: before the first ``reset``, or the budget is spent (call ``reset``).
+            SystemExit: the objective called ``sys.exit`` (noted with the evaluation and point).
             ObjectiveError: the objective raised or returned NaN / inf (the budget is spent);
                 :class:`~npbandit.exceptions.ObjectiveReturnError` (also a ``TypeError``) when it
                 returned something other than one real number (``m`` of them, for ``m`` objectives).
@@ -514,10 +522,14 @@ class BlackBoxEnv(gym.Env):
         if outcome is None:
             try:
                 out = self._call(x.copy())
+            except SystemExit as err:  # not a failed evaluation: the run stops, saying where
+                raise self._exited(err, x) from None
             except Exception as err:  # the user's objective: report, never hide
                 raise ObjectiveError(self._raised("objective", err, x), x, kind="raised") from err
         elif not outcome.ok:
             err = outcome.value
+            if isinstance(err, SystemExit):  # on a worker: stops the run as in this process
+                raise self._exited(err, x) from None
             if outcome.timed_out:  # the evaluator gave it up: the objective raised nothing
                 raise ObjectiveError(f"objective timed out: {err} at x={shown(x)}", x, kind="timeout") from err
             if isinstance(err, ExecutorFailure):  # the objective raised nothing either

@@ -453,6 +453,8 @@ def _evaluate(call: Callable[[Any], Any], x: Any, key: str, home: int | None = N
     away = home is not None and os.getpid() != home
     try:
         out = call(x)
+    except SystemExit as err:  # the objective's sys.exit: the env's step stops the run with it
+        return False, err, worker
     except Exception as err:  # noqa: BLE001 - the user's objective: judged by the env's step
         return False, _sendable(err) if away else err, worker
     if away and isinstance(out, Evaluated) and out.failed:  # the constraints raised

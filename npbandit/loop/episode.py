@@ -85,7 +85,7 @@ class _HoldOnReturn:
         else:
             try:
                 outcome = Outcome(True, objective(x))
-            except Exception as err:  # noqa: BLE001 - the user's objective: step reports it as ObjectiveError
+            except (Exception, SystemExit) as err:  # noqa: BLE001 - the user's objective: step reports it
                 outcome = Outcome(False, err)
         self.signals.hold_step()
         return outcome
@@ -226,8 +226,9 @@ def _end_on_error(err: BaseException, logger: RunLogger | None, result: EpisodeR
     """Record the run ended by ``err``: ``interrupted`` by a ``KeyboardInterrupt`` (returning the
     :class:`RunInterrupted` to raise in its place, which counts the steps saved, called
     ``result.unit``), else ``failed`` with the error's text (returning ``None``: ``err`` is
-    raised as it is). An :class:`ObjectiveError` gets the run's steps so far and its id."""
-    if isinstance(err, ObjectiveError) and err.records is None:  # the steps so far go with it
+    raised as it is). An :class:`ObjectiveError`, or the ``SystemExit`` of an objective that
+    exited, gets the run's steps so far (``records``) and its id (``run_id``)."""
+    if isinstance(err, (ObjectiveError, SystemExit)) and getattr(err, "records", None) is None:  # they go with it
         err.records, err.run_id = result.steps, result.run_id
     interrupted = isinstance(err, KeyboardInterrupt)
     # a KeyboardInterrupt the run's handler did not raise came from no signal it saw (the objective raised it)
