@@ -55,7 +55,7 @@ def optimize(objective: Callable[[Any], Any], bounds: Any = None, surrogate: str
 
     Args:
         objective: a plain callable taking one point and returning one real number (a
-            float, or a 1-element array / tensor; for several objectives, one per objective:
+            float, or a 1-element array / tensor / list; for several objectives, one per objective:
             see ``minimize``). With ``bounds`` the point is a 1-D numpy
             array of shape ``[d]`` (a torch tensor with ``point_type="torch"``); with a
             search space it is a dict ``{name: value}`` (ints as ``int``, choices as their

@@ -250,7 +250,7 @@ class Optimizer:
 
         Args:
             trial: the trial evaluated.
-            value: its objective value: a real number (or a 1-element array); for several
+            value: its objective value: a real number (or a 1-element array or list); for several
                 objectives, one per objective in ``minimize``'s order, or a mapping by name
                 when ``minimize`` names them. NaN or inf records a failed evaluation (as an
                 objective returning it in ``optimize`` with ``on_error="skip"``).

@@ -216,11 +216,13 @@ def test_an_objective_returning_several_numbers_is_pointed_to_several_directions
         with pytest.raises(ObjectiveReturnError, match=r"objective must return a float.*" + hint):
             objective_value(several, [0.5])
     # not several objectives: the error stays as it was, without the hint
-    for other in ("1.5", (1.0, "a"), (True, False), np.array([]), [1.0]):
+    for other in ("1.5", (1.0, "a"), (True, False), np.array([]), [], [True], ["1.5"], [[1.0, 2.0]]):
         with pytest.raises(ObjectiveReturnError) as info:
             objective_value(other, [0.5])
         assert "several" not in str(info.value)
-    assert objective_value(np.array([2.5]), [0.5]) == 2.5
+    # one number however it comes: a 1-element list or tuple as a 1-element array or tensor is
+    for one in (np.array([2.5]), torch.tensor([2.5]), [2.5], (2.5,), [np.float32(2.5)], [torch.tensor(2.5)]):
+        assert objective_value(one, [0.5]) == 2.5
 
 
 def test_cli_optimize_bandit_report(tmp_path, capsys):

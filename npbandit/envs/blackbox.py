@@ -32,7 +32,7 @@ cube ``[0, 1]^D`` (``D = space.dim`` columns) and the objective is called with
   ``reset``'s ``info`` holds ``bounds`` (the box, ``2 x d``) or, given a space, ``space``
   (its :meth:`~npbandit.space.SearchSpace.describe`).
 * The objective returns one real number: a Python ``float`` or ``int``, a NumPy
-  scalar, or a 1-element array / tensor. Anything else (a string, ``None``, a bool,
+  scalar, or a 1-element array / tensor / list. Anything else (a string, ``None``, a bool,
   several numbers) raises :class:`~npbandit.exceptions.ObjectiveReturnError` from ``step``:
   a failed evaluation (an ``ObjectiveError``) that is also a ``TypeError``.
 * An objective that raises or returns NaN/inf raises :class:`ObjectiveError` from

@@ -37,7 +37,9 @@ SEVERAL_OBJECTIVES_HINT = ("; for several objectives give one direction per valu
 
 def objective_value(out: Any, x: Any, *, held: bool = False) -> float:
     """An objective's return value as a float: a real number, a NumPy scalar, or a
-    1-element array / tensor (``np.array([v])`` is common). NaN / inf pass through (the
+    1-element array / tensor (``np.array([v])`` is common) or list / tuple (``[v]``: one
+    number, as Optuna takes it for one objective; several in a list are several objectives,
+    refused with a pointer to ``minimize=[...]``). NaN / inf pass through (the
     caller reports them as failed evaluations). ``held``: the messages speak of a value given
     (told to an :class:`~npbandit.ask_tell.Optimizer`), not of what an objective returned.
 
@@ -47,7 +49,7 @@ def objective_value(out: Any, x: Any, *, held: bool = False) -> float:
             was returned and at which point.
     """
     must = "the value must be" if held else "objective must return"
-    value = out
+    value = out[0] if isinstance(out, (list, tuple)) and len(out) == 1 else out  # [v] is v, as np.array([v]) is
     if is_tensor(value):
         if value.numel() != 1:
             raise ObjectiveReturnError(f"{must} a float (or a 1-element array), got a tensor of "
