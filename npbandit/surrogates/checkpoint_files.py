@@ -6,6 +6,8 @@ builds saving and loading on these."""
 from __future__ import annotations
 
 import hashlib
+import os
+import secrets
 from pathlib import Path
 from typing import Any
 
@@ -29,14 +31,26 @@ def file_sha256(path: Path) -> str:
 
 def replace_file(path: Path, data: bytes) -> None:
     """Write ``data`` to ``path`` through a temporary file beside it, so a reader (or a run
-    stopped half-way) sees the old file or the new one, never part of one; the file's mode
-    is what the umask allows, as for any file the process writes. An ``OSError`` (a
-    read-only directory, a full disk) leaves no temporary file behind."""
-    tmp = path.with_name(path.name + ".tmp")
+    stopped half-way) sees the old file or the new one, never part of one. The temporary
+    file's name is this write's own (``<name>.<random>.tmp``, created exclusively), so
+    writers of one file at once -- two processes saving one checkpoint -- never move
+    another's half-written file into place: the last to finish wins, whole. The file's mode
+    is what the umask allows (``0o666`` less the umask, applied by ``open``; ``mkstemp``
+    would give ``0o600``), as for any file the process writes. An ``OSError`` (a read-only
+    directory, a full disk) leaves no temporary file behind."""
+    path = Path(path)
+    while True:
+        tmp = path.with_name(f"{path.name}.{secrets.token_hex(6)}.tmp")
+        try:
+            fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_EXCL | getattr(os, "O_BINARY", 0), 0o666)
+        except FileExistsError:  # another write's name (a chance of 2**-48): draw again
+            continue
+        break
     try:
-        tmp.write_bytes(data)
-        tmp.replace(path)
-    except OSError:
+        with os.fdopen(fd, "wb") as f:
+            f.write(data)
+        os.replace(tmp, path)
+    except BaseException:
         tmp.unlink(missing_ok=True)
         raise
 
