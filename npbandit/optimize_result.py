@@ -194,7 +194,7 @@ class ParetoResult:
                 are not the objective names (naming them).
         """
         from npbandit.acquisition.multi_objective import dominated_volume
-        from npbandit.envs.blackbox import maximised
+        from npbandit.envs.directions import maximised
 
         m = len(self.minimize)
         given = reference_point.detach().cpu().numpy() if is_tensor(reference_point) else reference_point
@@ -243,7 +243,7 @@ class ParetoResult:
                 not hold ``m`` values (naming it)."""
         from botorch.utils.multi_objective.pareto import is_non_dominated
 
-        from npbandit.envs.blackbox import maximised, named_directions
+        from npbandit.envs.directions import maximised, named_directions
 
         minimize, m, names = named_directions(minimize)
         if m < 2:

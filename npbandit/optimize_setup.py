@@ -20,8 +20,9 @@ from npbandit.acquisition.optimizers import check_acq_optimizer, takes_polytope
 from npbandit.acquisition.pending import DEFAULT_LIAR, pending_strategy
 from npbandit.acquisition.proposal import ACQUISITIONS
 from npbandit.acquisition.subspace import check_subspace
-from npbandit.envs.blackbox import BlackBoxEnv, ObjectiveError, maximised, named_directions
+from npbandit.envs.blackbox import BlackBoxEnv, ObjectiveError
 from npbandit.envs.bounds import as_bounds
+from npbandit.envs.directions import maximised, named_directions
 from npbandit.loop.records import EpisodeResult
 from npbandit.optimize_policy import optimize_policy
 from npbandit.optimize_result import OptimizeResult, ParetoResult, carry_history

@@ -73,7 +73,8 @@ from typing import Any
 import numpy as np
 import torch
 
-from npbandit.envs.blackbox import ObjectiveError, constraint_values, maximised, named_point, objective_values
+from npbandit.envs.blackbox import ObjectiveError, constraint_values, named_point, objective_values
+from npbandit.envs.directions import maximised
 from npbandit.envs.outcomes import objective_value
 from npbandit.exceptions import ObjectiveReturnError
 from npbandit.feasibility import check_constraint_count

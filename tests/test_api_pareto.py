@@ -415,7 +415,7 @@ def test_a_run_of_several_objectives_is_recorded_and_continued_from_the_database
 
 
 def test_directions_given_as_a_numpy_array_of_bools_are_read_as_its_list():
-    from npbandit.envs.blackbox import directions
+    from npbandit.envs.directions import directions
 
     assert directions(np.array([True, False])) == ((True, False), 2)
     with pytest.raises(TypeError, match=r"minimize\[0\] must be a bool"):

@@ -7,7 +7,7 @@ import pytest
 
 from npbandit import ParetoResult, optimize
 from npbandit.envs import BlackBoxEnv
-from npbandit.envs.blackbox import named_directions
+from npbandit.envs.directions import named_directions
 from npbandit.envs.outcomes import objective_values
 from npbandit.exceptions import ObjectiveError, ObjectiveReturnError
 

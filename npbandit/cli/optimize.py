@@ -345,7 +345,7 @@ def _earlier_steps(args: argparse.Namespace, bounds: Any, objective: Any, constr
     checking that it is a black-box run of this problem (objective, box or space, direction
     or directions and the objectives' names, constraints); ``ValueError`` naming
     ``--initial-from`` and what differs otherwise."""
-    from npbandit.envs.blackbox import named_directions
+    from npbandit.envs.directions import named_directions
     from npbandit.objective_names import objective_label
     from npbandit.optimize_setup import same_constraints
     from npbandit.space import SearchSpace

@@ -32,7 +32,7 @@ from typing import Any
 import numpy as np
 
 from npbandit.envs import task_param_names
-from npbandit.envs.blackbox import maximised
+from npbandit.envs.directions import maximised
 from npbandit.objective_names import positional_names, recorded_names
 from npbandit.storage import RunRow
 from npbandit.text import printable
@@ -139,7 +139,7 @@ class Problem:
     def regret(self, best: Any) -> Any:
         """Simple regret of a best value (a float, or an array of them, elementwise): how far it
         is from the optimum, in the direction of optimisation (the optimum's lead over it, both
-        :func:`~npbandit.envs.blackbox.maximised`). Negative when a run beat the recorded optimum
+        :func:`~npbandit.envs.directions.maximised`). Negative when a run beat the recorded optimum
         (then noise; shown, not hidden). ``None`` when the optimum or the direction is unknown, and
         for several objectives (no one best value)."""
         if self.optimal_value is None or self.minimize is None or isinstance(self.minimize, tuple):

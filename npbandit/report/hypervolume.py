@@ -40,7 +40,7 @@ from typing import Any
 
 import numpy as np
 
-from npbandit.envs.blackbox import maximised
+from npbandit.envs.directions import maximised
 from npbandit.feasibility import is_feasible
 from npbandit.report.grouping import Problem
 
@@ -49,7 +49,7 @@ __all__ = ["objective_row", "readable_values", "group_reference", "hypervolume",
 
 def _directions(problem: Problem) -> tuple[bool, ...]:
     """The directions of ``problem``'s ``m`` objectives (``True``: minimised): the values
-    :func:`~npbandit.envs.blackbox.maximised` by them are what the Pareto front and hypervolume
+    :func:`~npbandit.envs.directions.maximised` by them are what the Pareto front and hypervolume
     helpers take."""
     if not isinstance(problem.minimize, tuple):
         raise ValueError(f"problem must be of several objectives (its minimize a tuple of directions), got "

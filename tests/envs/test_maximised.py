@@ -4,7 +4,7 @@ import numpy as np
 import pytest
 
 from npbandit.envs import BlackBoxEnv
-from npbandit.envs.blackbox import maximised
+from npbandit.envs.directions import maximised
 
 
 def test_one_objective_is_negated_only_when_minimised_and_the_flip_is_its_own_inverse():
