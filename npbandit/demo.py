@@ -20,7 +20,7 @@ from typing import TYPE_CHECKING
 
 import numpy as np
 
-from npbandit.storage import DEFAULT_URL
+from npbandit.storage import DEFAULT_URL, display_url
 
 if TYPE_CHECKING:  # the tour's names load without torch (the CLI's help shows them)
     from npbandit.surrogates import CMANP
@@ -29,6 +29,9 @@ if TYPE_CHECKING:  # the tour's names load without torch (the CLI's help shows t
 TOUR_FUNCTION = "branin"
 #: the tour's surrogate, an ``optimize(surrogate=...)`` name: ``optimize``'s default
 TOUR_SURROGATE = "tnpd"
+#: the policy id ``optimize`` logs for the tour's surrogate with its defaults (trust region, LogEI): a tour
+#: run again finds its black-box run by it
+TOUR_POLICY = "tnpd-bo-tr-logei"
 #: the tour's wheel-bandit policies, its delta and the UCB weight
 TOUR_POLICIES = ("cmanp-wheel", "uniform", "linucb")
 TOUR_DELTA = 0.9
@@ -65,9 +68,9 @@ def run_tour(db: str = DEFAULT_URL, budget: int = 20, steps: int = 300, seed: in
     """Branin with ``optimize``'s default surrogate (``budget`` evaluations), then the wheel bandit at delta = 0.9
     (``steps`` rounds each of CMANP-UCB, Uniform and LinUCB), all logged to ``db``, then
     the report of ``db`` (the ``TOUR_*`` constants). ``say`` gets every line (``None``: silent).
-    A tour run again on the same ``db`` makes a new black-box run, and finds its bandit runs
-    completed there already (:func:`~npbandit.loop.run_wheel_bandits` skips them, unless
-    ``rerun``)."""
+    A tour run again on the same ``db`` finds its runs completed there already and shows them
+    instead of making them again (the black-box run: :func:`_stored_tour_run`; the bandit runs:
+    :func:`~npbandit.loop.run_wheel_bandits`), saying so, unless ``rerun``."""
     from npbandit.api import optimize
     from npbandit.envs import make_test_function
     from npbandit.envs.blackbox import problem_objective
@@ -81,18 +84,60 @@ def run_tour(db: str = DEFAULT_URL, budget: int = 20, steps: int = 300, seed: in
     blackbox, bandit = tour_summary()
     problem = make_test_function(TOUR_FUNCTION)
     say(f"1/3  Bayesian optimisation of {blackbox} ({budget} evaluations) -> {db}")
-    result = optimize(problem_objective(problem, TOUR_FUNCTION), problem.bounds, surrogate=TOUR_SURROGATE,
-                      budget=budget, seed=seed, db=db, progress=progress, name=TOUR_FUNCTION,
-                      optimal_value=problem.optimal_value)
-    say(f"     best value {result.best_value:.4f} at x = {np.round(result.best_x, 3).tolist()} "
-        f"(optimum {problem.optimal_value:.4f}), run {result.run_id}")
+    stored = None if rerun else _stored_tour_run(db, problem, budget, seed)
+    if stored is None:
+        result = optimize(problem_objective(problem, TOUR_FUNCTION), problem.bounds, surrogate=TOUR_SURROGATE,
+                          budget=budget, seed=seed, db=db, progress=progress, name=TOUR_FUNCTION,
+                          optimal_value=problem.optimal_value)
+        run_id, best_value, best_x = result.run_id, float(result.best_value), np.asarray(result.best_x)
+    else:
+        run_id, (best_value, best_x) = stored.id, _best_stored(db, stored)
+        say(f"     skipping it: {display_url(db)} holds it completed, run {run_id} (the same problem, surrogate, "
+            "budget and seed); rerun=True (--rerun on the command line) runs it again")
+    say(f"     best value {best_value:.4f} at x = {np.round(best_x, 3).tolist()} "
+        f"(optimum {problem.optimal_value:.4f}), run {run_id}")
     say(f"2/3  wheel bandit, {steps} rounds: {bandit} -> {db}")
     bandits = run_wheel_bandits(list(TOUR_POLICIES), [TOUR_DELTA], [seed], steps, beta=TOUR_BETA, db=db,
                                 progress=progress, say=say, rerun=rerun)
     say("3/3  report\n")
     text = report_text(db)
     say(text)
-    return TourReport(result.run_id, result.best_value, result.best_x.tolist(), [b.run_id for b in bandits], text)
+    return TourReport(run_id, best_value, best_x.tolist(), [b.run_id for b in bandits], text)
+
+
+def _stored_tour_run(db: str, problem, budget: int, seed: int):
+    """The earliest completed black-box run in ``db`` that is the tour's as this npbandit makes it:
+    the ``TOUR_FUNCTION`` on its bounds, minimised, ``budget`` evaluations, ``seed``, the policy
+    ``TOUR_POLICY`` on the same checkpoint file (its sha256) by the same npbandit version, and
+    neither continued from earlier evaluations nor stopped early; ``None`` when there is none.
+    The search is deterministic given these, so that run is the one the tour would make again.
+    Reads only (an SQLite file not there yet is not created)."""
+    from npbandit import __version__
+    from npbandit.optimize_surrogate import SURROGATES
+    from npbandit.storage import INITIAL_FROM, completed_runs
+    from npbandit.surrogates.pretrained import read_card
+
+    checkpoint = SURROGATES.get(TOUR_SURROGATE, TOUR_SURROGATE)
+    sha256 = read_card(checkpoint)["sha256"]
+    bounds = np.asarray(problem.bounds, dtype=float).tolist()
+    for row in sorted(completed_runs(db, kind="bo").values(), key=lambda r: r.id):
+        params = row.env_params
+        if (row.policy == TOUR_POLICY and row.surrogate == checkpoint and row.checkpoint_sha256 == sha256
+                and row.seed == seed and row.n_steps == budget and params.get("objective") == TOUR_FUNCTION
+                and params.get("budget") == budget and params.get("minimize") is True
+                and params.get("bounds") == bounds and INITIAL_FROM not in row.policy_params
+                and row.stopped_early is None and row.versions.get("npbandit") == __version__):
+            return row
+    return None
+
+
+def _best_stored(db: str, row) -> tuple[float, np.ndarray]:
+    """``(best value, its point)`` of the stored black-box run ``row`` (minimised), from its steps."""
+    from npbandit.storage import run_evaluations
+
+    best = min((step for step in run_evaluations(db, row) if not step["failed"] and step["value"] is not None),
+               key=lambda step: step["value"])
+    return float(best["value"]), np.asarray([best["params"][f"x{i}"] for i in range(len(best["params"]))], dtype=float)
 
 
 @dataclass(frozen=True)

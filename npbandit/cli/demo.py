@@ -39,7 +39,7 @@ def add_arguments(demo: argparse.ArgumentParser) -> None:
     demo.add_argument("--seed", type=non_negative_int, default=0,
                       help="seeds both runs (--streaming: the data and the weights)")
     demo.add_argument("--rerun", action="store_true",
-                      help="run the wheel-bandit runs again where --db holds them completed (a tour run again "
+                      help="make the tour's runs again where --db holds them completed (a tour run again "
                            "otherwise shows the runs it made before)")
     demo.add_argument("--streaming", action="store_true",
                       help="instead: CMANP's exact constant-cost updates, with random weights")
