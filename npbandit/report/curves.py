@@ -40,7 +40,8 @@ from npbandit.report.hypervolume import group_reference, hypervolume, hypervolum
 from npbandit.report.labels import RowKey, row_keys
 from npbandit.storage import DEFAULT_URL, INITIAL, INITIAL_FROM, RunRow, list_runs, run_evaluations, run_steps
 
-__all__ = ["Quantity", "QUANTITIES", "Line", "Panel", "panels", "best_curve", "given_best", "figure_title"]
+__all__ = ["Quantity", "QUANTITIES", "Line", "Panel", "panels", "best_curve", "given_best", "figure_title",
+           "length_text"]
 
 #: characters in one line of a panel's title: about a panel's width at the figures' smallest font
 _TITLE_CHARS = 36
@@ -89,10 +90,12 @@ class Line:
             the curves' first ``given - 1`` entries are NaN and entry ``given - 1`` is the
             given points' best.
         suffix: what tells lines of one row apart within the panel (``", budget 20"``,
-            ``", 300 rounds"``), else ``""``.
+            ``", 300 rounds"``: :func:`length_text`), else ``""``.
         curves: ``[runs, steps]``, one curve per run (NaN where a black-box run had no
             successful evaluation yet).
         n_inits: the distinct initial-design sizes of its runs (empty when they logged none).
+        length: its runs' length, rounds (bandit) or budget (black-box); a figure whose panels
+            hold lines of several lengths gives each length a dash of its own.
     """
 
     key: RowKey
@@ -100,6 +103,7 @@ class Line:
     curves: np.ndarray
     n_inits: frozenset[int] = field(default_factory=frozenset)
     given: int = 0
+    length: int = 0
 
     @property
     def runs(self) -> int:
@@ -123,6 +127,12 @@ class Panel:
         vertical line marks the end of the initial design), in increasing order."""
         length = max(line.curves.shape[1] for line in self.lines)
         return sorted({n for line in self.lines for n in line.n_inits if 1 <= n <= length})
+
+
+def length_text(quantity: str, length: int) -> str:
+    """How a figure names a run length of ``quantity``: ``"300 rounds"`` (bandit),
+    ``"budget 20"`` (black-box)."""
+    return f"{length} rounds" if quantity == "bandit" else f"budget {length}"
 
 
 def best_curve(steps: list[dict[str, Any]], length: int) -> np.ndarray:
@@ -194,7 +204,8 @@ def _bandit_panels(db: str, runs: list[RunRow]) -> list[Panel]:
     panels = []
     for setting, by_line in sorted(by_setting.items(), key=lambda kv: kv[0].sort_key()):
         lengths = {n for _, n in by_line}
-        lines = [Line(key, "" if len(lengths) == 1 else f", {n} rounds", np.stack(curves))
+        lines = [Line(key, "" if len(lengths) == 1 else f", {length_text('bandit', n)}", np.stack(curves),
+                      length=n)
                  for (key, n), curves in sorted(by_line.items(), key=lambda kv: (kv[0][0].text(), kv[0][1]))]
         rounds = f", {lengths.pop()} rounds" if len(lengths) == 1 else ""
         # wrapped with its run length: a label that just fits a line would run past its panel with it
@@ -258,8 +269,9 @@ def _bo_panels(db: str, runs: list[RunRow]) -> list[Panel]:
                 best = problem.regret(best)
             by_line[(keys[run.id], budget, given)].append((best, run.policy_params.get("n_init")))
         budgets = {b for _, b, _ in by_line}
-        lines = [Line(key, "" if len(budgets) == 1 else f", budget {budget}", np.stack([c for c, _ in cell]),
-                      frozenset(int(n) for _, n in cell if n is not None), given)
+        lines = [Line(key, "" if len(budgets) == 1 else f", {length_text('bo', budget)}",
+                      np.stack([c for c, _ in cell]), frozenset(int(n) for _, n in cell if n is not None), given,
+                      budget)
                  for (key, budget, given), cell in sorted(by_line.items(),
                                                           key=lambda kv: (kv[0][0].text(), kv[0][1], kv[0][2]))]
         problem_text = (f"{problem.dim_text()}, {problem.bounds_text(superscript=True)}, {problem.direction()}"

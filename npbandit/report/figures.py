@@ -7,7 +7,10 @@ objectives are never mixed in one figure, so each figure has one y label and one
 label. In a figure, one panel per setting (a bandit setting -- the wheel's ``delta``, a
 classification data set... --, a problem), one line per row of
 the report's tables: the median over runs (seeds), a band between the 25th and 75th
-percentiles, each row in one colour and dash across all panels. Dotted vertical lines
+percentiles, each row in one colour and dash across all panels -- except in a figure where
+some panel holds runs of several lengths (a wheel delta run for 300 rounds and for 2000,
+two budgets on one problem): there a row keeps its colour and each length has a dash of its
+own in every panel, the legend naming the rows and the lengths apart. Dotted vertical lines
 mark where initial (Sobol) designs end, one per distinct design size in a panel. A
 line of runs that continued another (``--initial-from``) counts its evaluations from the
 points they were given and starts, with a round marker, at their best. A regret
@@ -28,7 +31,7 @@ from typing import Any
 
 import numpy as np
 
-from npbandit.report.curves import QUANTITIES, Panel, figure_title, panels
+from npbandit.report.curves import QUANTITIES, Panel, figure_title, length_text, panels
 from npbandit.report.labels import RowKey, check_label_overrides
 from npbandit.storage import DEFAULT_URL, list_runs
 
@@ -105,6 +108,17 @@ def _styles(keys: list[RowKey]) -> dict[RowKey, tuple[str, Any]]:
     return {k: (COLOURS[i % len(COLOURS)], LINESTYLES[i % len(LINESTYLES)]) for i, k in enumerate(ordered)}
 
 
+def _length_dashes(group: list[Panel]) -> dict[int, Any]:
+    """A dash per run length (:attr:`~npbandit.report.curves.Line.length`), shortest first,
+    for a figure where some panel holds lines of several lengths (a row's lines there differ
+    by length alone); ``{}`` where every panel's lines are of one length (each panel's title
+    names it), and rows keep a dash each."""
+    if all(len({line.length for line in panel.lines}) == 1 for panel in group):
+        return {}
+    lengths = sorted({line.length for panel in group for line in panel.lines})
+    return {n: LINESTYLES[i % len(LINESTYLES)] for i, n in enumerate(lengths)}
+
+
 def _legend_names(keys: list[RowKey], labels: Mapping[str, str]) -> dict[RowKey, str]:
     """Each row's legend name (:meth:`RowKey.legend`); rows whose names coincide (two
     checkpoints with one file name, one name given to two policies) also show their ids."""
@@ -133,13 +147,22 @@ def _draw(quantity: str, group: list[Panel], labels: Mapping[str, str]) -> Any:
     spec = QUANTITIES[quantity]
     keys = [line.key for panel in group for line in panel.lines]
     styles, names = _styles(keys), _legend_names(sorted(set(keys)), labels)
+    dashes = _length_dashes(group)
+
+    def style(line: Any) -> tuple[str, Any]:
+        colour, dash = styles[line.key]
+        return colour, dashes.get(line.length, dash)
+
     ncols = min(_COLUMNS, len(group))
     nrows = math.ceil(len(group) / ncols)
     entries: dict[str, Line2D] = {}  # legend label -> handle, in order of appearance
     for panel in group:
         for line in panel.lines:
             colour, dash = styles[line.key]
-            entries.setdefault(names[line.key] + line.suffix, Line2D([], [], color=colour, ls=dash, lw=1.8))
+            # with a dash per length, a row's sample is its colour alone, and each length's its dash alone
+            entries.setdefault(names[line.key], Line2D([], [], color=colour, ls="-" if dashes else dash, lw=1.8))
+    for length, dash in dashes.items():
+        entries[length_text(quantity, length)] = Line2D([], [], color="0.35", ls=dash, lw=1.8)
     if any(panel.design_ends() for panel in group):
         entries["end of initial design"] = Line2D([], [], color="0.45", ls=":", lw=1.4)
     if any(_given_start(line) for panel in group for line in panel.lines):
@@ -156,7 +179,7 @@ def _draw(quantity: str, group: list[Panel], labels: Mapping[str, str]) -> Any:
     for i, (ax, panel) in enumerate(zip(axes.flat, group)):
         plotted = []
         for line in panel.lines:
-            colour, dash = styles[line.key]
+            colour, dash = style(line)
             x = np.arange(1, line.curves.shape[1] + 1)
             q1, median, q3 = np.percentile(line.curves, [25, 50, 75], axis=0)
             ax.plot(x, median, lw=1.8, ls=dash, color=colour, label=names[line.key] + line.suffix)
