@@ -184,13 +184,21 @@ def run_bandit_sweep(policies: Sequence[str], tasks: Sequence[BanditTask], seeds
         raise TypeError(f"executor must be a concurrent.futures.Executor, a function returning a context manager "
                         f"that yields one, or None, got {type(executor).__name__}")
     jobs = [(j, k, seed) for k in range(len(tasks)) for seed in seeds for j in range(len(policies))]
+    untold = 0  # runs of this sweep not yet told (set once the skipped ones are known)
+    id_width = 0  # the digits of the largest run id a line is padded to (``run 9: `` as wide as ``run 10:``)
 
     def tell(result: EpisodeResult, j: int, k: int, seed: int) -> None:
+        nonlocal untold, id_width
         name = built[j, k].name
+        if not id_width and result.run_id is not None:
+            # the ids of the runs still to come follow the first's, barring other writers (which widen it later)
+            id_width = len(str(result.run_id + max(untold - 1, 0)))
+        id_width = max(id_width, len(str(result.run_id)))
+        untold -= 1
         if say is not None:
             regret = "n/a" if result.cumulative_regret is None else f"{result.cumulative_regret:.1f}"
-            say(f"run {result.run_id}: {name:<22} {tasks[k].label} seed={seed}  "
-                f"cumulative regret {regret} over {steps} steps")
+            head = f"run {result.run_id}:".ljust(len("run :") + id_width)
+            say(f"{head} {name:<22} {tasks[k].label} seed={seed}  cumulative regret {regret} over {steps} steps")
 
     envs = [task.make(steps) for task in tasks]
     # built here for an executor's sweep too: a completed run is found by its policy's settings, and an
@@ -213,6 +221,7 @@ def run_bandit_sweep(policies: Sequence[str], tasks: Sequence[BanditTask], seeds
             say(f"skipping {skipped} of {len(jobs)} runs: {display_url(db)} holds them completed (the same policy, "
                 f"settings, {what}, seed and steps); rerun=True (--rerun on the command line) runs them again")
     pending = [i for i, result in enumerate(results) if result is None]
+    untold = len(pending)
     # a run still running elsewhere (the job of an earlier, interrupted sweep that a cluster's worker goes on
     # with; another process's sweep) is not started a second time: the sweep waits for it below
     waiting = {i: live[keys[i]] for i in pending if keys[i] in live}
