@@ -282,7 +282,8 @@ def test_the_several_objectives_command_of_the_cli_guide_runs_as_written(tmp_pat
     assert args[:2] == [".venv/bin/npbandit", "optimize"] and f"{name}:f" in args
     assert main([*args[1:], "--db", str(tmp_path / "runs.db")]) == 0
     lines = capsys.readouterr().out.splitlines()
-    assert " on the Pareto front after 6 evaluations; db " in lines[0]
+    assert lines[0].endswith(" on the Pareto front after 6 evaluations")
+    assert lines[-1].startswith("runs saved in ")  # the database, as the page says
     assert lines[1] == "  t  value 1 (minimize)  value 2 (minimize)  point"
 
 

@@ -10,7 +10,7 @@ import difflib
 import functools
 from pathlib import Path
 
-from npbandit.cli.options import finite_float, non_negative_int, positive_int, progress
+from npbandit.cli.options import finite_float, non_negative_int, positive_int, progress, results_line
 
 __all__ = ["COMMAND", "HELP", "add_arguments", "run", "WHEEL_POLICIES", "DATASET_POLICIES", "WHEEL_DELTAS"]
 
@@ -72,7 +72,7 @@ def add_arguments(bandit: argparse.ArgumentParser) -> None:
 
 
 def run(args: argparse.Namespace) -> int:
-    """Run the sweep, each run logged to ``--db``."""
+    """Run the sweep, each run logged to ``--db``, then say where they are (:func:`results_line`)."""
     from npbandit.loop import run_bandit_sweep
 
     tasks = _tasks(args)
@@ -88,6 +88,7 @@ def run(args: argparse.Namespace) -> int:
         executor = functools.partial(dask_executor, args.dask_scheduler)
     run_bandit_sweep(policies, tasks, args.seeds, args.steps, beta=args.beta, db=args.db, progress=progress(),
                      executor=executor, commit_every=args.commit_every, rerun=args.rerun)
+    print(results_line(args.db))
     return 0
 
 

@@ -10,7 +10,7 @@ import argparse
 import contextlib
 from typing import Any
 
-from npbandit.cli.options import positive_float, positive_int, progress, seed_or_none
+from npbandit.cli.options import positive_float, positive_int, progress, results_line, seed_or_none
 from npbandit.cli.problem import (
     check_dim,
     list_functions,
@@ -156,7 +156,8 @@ def add_arguments(opt: argparse.ArgumentParser) -> None:
 
 
 def run(args: argparse.Namespace) -> int:
-    """Run ``npbandit optimize``; prints the best value found and the model's recommendation."""
+    """Run ``npbandit optimize``; prints the best value found and the model's recommendation,
+    then where the run is (:func:`~npbandit.cli.options.results_line`)."""
     from npbandit.acquisition.optimizers import OPTIMIZERS
     from npbandit.acquisition.wide_spaces import named_subspace
     from npbandit.api import optimize
@@ -218,6 +219,7 @@ def run(args: argparse.Namespace) -> int:
                           acq_optimizer=None if args.acq_optimizer is None else OPTIMIZERS[args.acq_optimizer]())
     if args.directions is not None:
         _print_front(args, result, initial, constraints is not None)
+        print(results_line(args.db))
         return 0
     what = "best value" if constraints is None else "best feasible value" if result.feasible else \
         "no feasible point found; least violating: value"
@@ -239,6 +241,7 @@ def run(args: argparse.Namespace) -> int:
         seen = "" if observed is None else f"observed {observed:.6g}, "
         print(f"recommended by the model: {_point_text(result.recommended_x)} ({seen}posterior mean "
               f"{result.recommended_value:.6g})")
+    print(results_line(args.db))
     return 0
 
 
@@ -267,23 +270,21 @@ def _several_values_hint(args: argparse.Namespace):
 def _print_front(args: argparse.Namespace, result: Any, initial: list[dict[str, Any]] | None,
                  constrained: bool) -> None:
     """What a run of several objectives prints: a line with the run, the size of its front,
-    its evaluations and failures and its database, then the front (:attr:`ParetoResult.front
+    its evaluations and failures, then the front (:attr:`ParetoResult.front
     <npbandit.optimize_result.ParetoResult.front>`), one evaluation a row: its ``t``, each value
     under a header naming its objective's direction, and the point by name. With ``initial``
     (``--initial-from``'s evaluations), the front is this run's own, as for one objective; the
     evaluations it continues that are on the front of all (theirs and this run's) follow it.
-    A drawn seed (``--seed none``) is printed as for one objective."""
-    from npbandit.storage import display_url
-
+    A drawn seed (``--seed none``) is printed as for one objective; the database, as for one
+    objective, on the closing line (:func:`~npbandit.cli.options.results_line`)."""
     failed = sum(h["failed"] for h in result.history)
     n = len(result.history)
     counted = f"after {n} evaluation{'' if n == 1 else 's'}" + (f" ({failed} failed)" if failed else "")
-    where = "" if result.db is None else f"; db {display_url(result.db)}"
     if not result.front:
-        print(f"run {result.run_id}: no evaluation satisfied the constraints, so no Pareto front, {counted}{where}")
+        print(f"run {result.run_id}: no evaluation satisfied the constraints, so no Pareto front, {counted}")
     else:
         size = len(result.front)
-        print(f"run {result.run_id}: {size} evaluation{'' if size == 1 else 's'} on the Pareto front {counted}{where}")
+        print(f"run {result.run_id}: {size} evaluation{'' if size == 1 else 's'} on the Pareto front {counted}")
         print("\n".join(_front_rows(result.front, result.minimize, _headed(result))))
     if args.seed is None:  # as for one objective: the only record of a drawn seed outside the database
         print(f"seed {result.seed} (drawn; --seed {result.seed} repeats the run)")

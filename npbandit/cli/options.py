@@ -10,6 +10,7 @@ import json
 import math
 import os
 import re
+import shlex
 import sys
 from pathlib import Path
 from types import ModuleType
@@ -17,7 +18,7 @@ from typing import Any, NoReturn
 
 __all__ = ["BriefErrorParser", "DefaultsHelpFormatter", "show_default", "positive_int", "non_negative_int",
            "seed_or_none", "finite_float", "positive_float", "thread_count", "parse_assignments", "progress",
-           "import_user_module", "import_plugins", "PLUGIN_HELP", "option_flags", "in_flags"]
+           "import_user_module", "import_plugins", "PLUGIN_HELP", "option_flags", "in_flags", "results_line"]
 
 #: ``--plugin``'s help (the commands whose options name a surrogate family, a prior or a checkpoint)
 PLUGIN_HELP = ("a module to import before anything is resolved: a dotted name on the import path (the current "
@@ -202,6 +203,20 @@ def progress() -> bool:
     a pipe or log file every redraw would be a line of its own, burying the one line that
     says how the run ended."""
     return sys.stderr.isatty()
+
+
+def results_line(db: str) -> str:
+    """The last line of a command that logged runs (``npbandit bandit``, ``npbandit optimize``):
+    the database they are in and the command that shows them, ``--db`` left out for the
+    default one; a password in ``db`` shown as ``***`` in both
+    (:func:`~npbandit.storage.display_url`). Printed whether or not stdout is a terminal, as
+    ``npbandit demo`` prints its report: a log or a script sees what a person sees, one line
+    with a fixed start (``runs saved in``) that is easy to drop."""
+    from npbandit.storage import DEFAULT_URL, display_url
+
+    shown = display_url(db)
+    command = "npbandit report" + ("" if db == DEFAULT_URL else f" --db {shlex.quote(shown)}")
+    return f"runs saved in {shown}; see them with: {command}"
 
 
 def import_user_module(name: str, option: str) -> ModuleType:

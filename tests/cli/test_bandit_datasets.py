@@ -36,7 +36,8 @@ def test_the_command_plays_a_bundled_data_set_and_a_csv_file_skips_them_when_don
             f"{card}-thompson", "--seeds", "0", "1", "--steps", "4", "--db", db]
     assert main(args) == 0
     out = capsys.readouterr().out.splitlines()
-    assert len(out) == 12 and "dataset=iris seed=0" in out[0] and "dataset=own.csv seed=1" in out[-1]
+    assert len(out) == 13 and "dataset=iris seed=0" in out[0] and "dataset=own.csv seed=1" in out[-2]
+    assert out[-1].startswith(f"runs saved in {db}; ")  # and how to see them
     runs = list_runs(db)
     assert all(r.status == "completed" and r.n_steps == 4 and len(run_steps(db, r.id)) == 4 for r in runs)
     assert sorted({r.policy for r in runs}) == ["cmanp-bo-thompson", "linucb", "uniform"]

@@ -111,8 +111,9 @@ def test_several_numbers_without_directions_is_one_line_that_names_directions(tw
 
 def test_one_objective_prints_as_before_without_directions(two_costs, capsys):
     assert main(["optimize", "--objective", "two_costs:one", *BOX, *RANDOM, "--budget", "3", "--db", two_costs]) == 0
-    (line,) = capsys.readouterr().out.splitlines()
+    line, where = capsys.readouterr().out.splitlines()
     assert line.startswith("run 1: best value ") and line.endswith(" after 3 evaluations")
+    assert where == f"runs saved in {two_costs}; see them with: npbandit report --db {two_costs}"
 
 
 HISTORY = [  # minimised, maximised: t 0 and 2 are the front (t 1 worse than t 0 in both, t 3 failed)
@@ -135,16 +136,17 @@ def test_a_run_of_several_objectives_prints_its_front_with_each_direction(two_co
     assert main(["optimize", "--objective", "two_costs:f", *BOX, "--db", two_costs, "--directions", "minimize",
                  "maximize"]) == 0
     assert capsys.readouterr().out.splitlines() == [
-        f"run 7: 2 evaluations on the Pareto front after 4 evaluations (1 failed); db sqlite:///{two_costs}",
+        "run 7: 2 evaluations on the Pareto front after 4 evaluations (1 failed)",
         "  t  value 1 (minimize)  value 2 (maximize)  point",
         "  0               0.125                 3.5  x0=0.25, x1=0.5",
         "  2                 1.5               12.25  x0=1, x1=0.125",
+        f"runs saved in {two_costs}; see them with: npbandit report --db {two_costs}",
     ]
     assert calls[0]["minimize"] == [True, False] and calls[0]["initial"] is None
     assert main(["optimize", "--objective", "two_costs:f", *BOX, "--db", two_costs, "--directions", "min", "max",
                  "--seed", "none"]) == 0
     assert calls[1]["seed"] is None  # handed on: optimize draws one, and the run prints it
-    assert capsys.readouterr().out.splitlines()[-1] == "seed 12345 (drawn; --seed 12345 repeats the run)"
+    assert capsys.readouterr().out.splitlines()[-2] == "seed 12345 (drawn; --seed 12345 repeats the run)"
 
 
 def test_a_front_of_none_feasible_says_so(two_costs, monkeypatch, capsys):
@@ -154,7 +156,8 @@ def test_a_front_of_none_feasible_says_so(two_costs, monkeypatch, capsys):
     assert main(["optimize", "--objective", "two_costs:f", *BOX, "--db", two_costs, "--directions", "min",
                  "min"]) == 0
     assert capsys.readouterr().out.splitlines() == [
-        f"run 3: no evaluation satisfied the constraints, so no Pareto front, after 3 evaluations; db {two_costs}"]
+        "run 3: no evaluation satisfied the constraints, so no Pareto front, after 3 evaluations",
+        f"runs saved in {two_costs}; see them with: npbandit report --db {two_costs}"]
 
 
 def test_initial_from_hands_the_earlier_run_on_and_prints_its_evaluations_on_the_front_of_both(
@@ -187,17 +190,18 @@ def test_initial_from_hands_the_earlier_run_on_and_prints_its_evaluations_on_the
         "  run  t  value 1 (minimize)  value 2 (maximize)  point",
         "    4  5                   1                  13  x0=0.75, x1=0.5",
         "    4  6              0.0625                   3  x0=0.5, x1=0.25",
+        f"runs saved in {two_costs}; see them with: npbandit report --db {two_costs}",
     ]
     # the earlier evaluations all beaten by this run's front: nothing more is printed
     earlier[:] = [{**earlier[2]}]
     assert main(["optimize", "--objective", "two_costs:f", *BOX, "--db", two_costs, "--directions", "min", "max",
                  "--initial-from", "4"]) == 0
-    assert len(capsys.readouterr().out.splitlines()) == 4  # the run's line, the header and its front's two
+    assert len(capsys.readouterr().out.splitlines()) == 5  # the run's line, the header, its front's two, where
     # with constraints, an infeasible earlier evaluation is on no front (t 5 here); a feasible one is (t 6)
     earlier[:] = [{**earlier_steps[0], "constraints": [1.0]}, {**earlier_steps[1], "constraints": [-1.0]}]
     assert main(["optimize", "--objective", "two_costs:f", *BOX, "--db", two_costs, "--directions", "min", "max",
                  "--constraints", "two_costs:limits", "--initial-from", "4"]) == 0
-    assert capsys.readouterr().out.splitlines()[4:] == [
+    assert capsys.readouterr().out.splitlines()[4:-1] == [
         "the front of these and the 2 evaluations it continues also holds 1 of those:",
         "  run  t  value 1 (minimize)  value 2 (maximize)  point",
         "    4  6              0.0625                   3  x0=0.5, x1=0.25",
@@ -214,9 +218,10 @@ def test_a_run_of_several_objectives_is_logged_and_prints_the_front_of_its_steps
     front = [s for s, v in zip(steps, values) if not any((w <= v).all() and (w < v).any() for w in values)]
     lines = capsys.readouterr().out.splitlines()
     assert lines[0] == (f"run {run.id}: {len(front)} evaluation{'' if len(front) == 1 else 's'} on the Pareto front "
-                        f"after 8 evaluations; db {two_costs}")
+                        "after 8 evaluations")
     assert lines[1] == "  t  value 1 (minimize)  value 2 (minimize)  point"
-    assert [int(line.split()[0]) for line in lines[2:]] == [s["t"] for s in front]
+    assert [int(line.split()[0]) for line in lines[2:-1]] == [s["t"] for s in front]
+    assert lines[-1] == f"runs saved in {two_costs}; see them with: npbandit report --db {two_costs}"
 
 
 def test_a_run_of_several_objectives_goes_on_from_an_earlier_one(two_costs, capsys):
