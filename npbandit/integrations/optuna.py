@@ -378,11 +378,17 @@ class NPSampler(StudyProposals, BaseSampler):
         Raises:
             ValueError: the study has several objectives and ``acquisition`` is not ``"logei"``.
         """
-        completed = study.get_trials(deepcopy=False, states=(TrialState.COMPLETE,))
+        trials = study.get_trials(deepcopy=False)
+        completed = [t for t in trials if t.state == TrialState.COMPLETE]
+        startup = self._startup_trials.setdefault(study._storage, set())
+        # a finished trial is forgotten here as well as in after_trial, which Optuna skips for a trial it
+        # fails because its heartbeat stopped (the storage's state set, nothing else); only this study's
+        # trials are looked at, so another study's running trials in the storage stay
+        startup.difference_update(t._trial_id for t in trials if t.state.is_finished())
         if len(completed) < self.n_startup_trials:
             # a start-up trial throughout: trials that complete while it runs (other workers') do not
             # make its later parameters ones the NP was expected to propose (sample_independent's warning)
-            self._startup_trials.setdefault(study._storage, set()).add(trial._trial_id)
+            startup.add(trial._trial_id)
         if not search_space:
             return {}
         objectives = check_objectives(study, self.acquisition)
