@@ -83,7 +83,7 @@ def run_tour(db: str = DEFAULT_URL, budget: int = 20, steps: int = 300, seed: in
     say = say or (lambda line: None)
     blackbox, bandit = tour_summary()
     problem = make_test_function(TOUR_FUNCTION)
-    say(f"1/3  Bayesian optimisation of {blackbox} ({budget} evaluations) -> {db}")
+    say(f"1/3  Bayesian optimisation of {blackbox} ({budget} evaluations) -> {display_url(db)}")
     stored = None if rerun else _stored_tour_run(db, problem, budget, seed)
     if stored is None:
         result = optimize(problem_objective(problem, TOUR_FUNCTION), problem.bounds, surrogate=TOUR_SURROGATE,
@@ -96,7 +96,7 @@ def run_tour(db: str = DEFAULT_URL, budget: int = 20, steps: int = 300, seed: in
             "budget and seed); rerun=True (--rerun on the command line) runs it again")
     say(f"     best value {best_value:.4f} at x = {np.round(best_x, 3).tolist()} "
         f"(optimum {problem.optimal_value:.4f}), run {run_id}")
-    say(f"2/3  wheel bandit, {steps} rounds: {bandit} -> {db}")
+    say(f"2/3  wheel bandit, {steps} rounds: {bandit} -> {display_url(db)}")
     bandits = run_wheel_bandits(list(TOUR_POLICIES), [TOUR_DELTA], [seed], steps, beta=TOUR_BETA, db=db,
                                 progress=progress, say=say, rerun=rerun)
     say("3/3  report\n")

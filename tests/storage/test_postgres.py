@@ -185,6 +185,21 @@ def test_forked_processes_do_not_share_pooled_connections(pg_url):
 
 
 @pytest.mark.postgres
+def test_the_demo_never_prints_the_database_password(pg_url):
+    from sqlalchemy.engine import make_url
+
+    from npbandit.demo import run_tour
+
+    url = make_url(pg_url).set(password="s3cret-pw").render_as_string(hide_password=False)  # the server trusts anyone
+    lines = []
+    with pytest.warns(UserWarning):  # a budget inside the initial design, said so
+        run_tour(db=url, budget=3, steps=4, say=lines.append)
+    assert lines and not any("s3cret-pw" in line for line in lines)
+    assert any("***" in line for line in lines)
+    forget_engines()
+
+
+@pytest.mark.postgres
 def test_a_seed_of_64_bits_is_stored_and_read_back(any_url):
     from npbandit import optimize
     from npbandit.validation import MAX_SEED
