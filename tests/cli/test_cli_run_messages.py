@@ -1,5 +1,5 @@
 """A new user's long and continued ``npbandit optimize`` runs on a mixed ``--space``: what
-the messages and the report say (review 60). Tiny budgets, ``--surrogate random``."""
+the messages and the report say. Tiny budgets, ``--surrogate random``."""
 
 import json
 
