@@ -211,21 +211,6 @@ def _feature_column(path: Path, name: str, cells: list[tuple[int, str]], label_c
         if cell:
             values[i] = BOOL_CELLS[cell.lower()]
     return values
-    for i, (line, cell) in enumerate(cells):
-        try:
-            values[i] = float(cell)
-        except ValueError:
-            if not cell:  # a missing value, counted by the caller
-                values[i] = np.nan
-            elif cell.lower() in BOOL_CELLS:
-                raise ValueError(f"feature column {name!r} of {path} mixes True/False with numbers: line {line} "
-                                 f"holds {cell!r}; a feature column holds numbers, or True/False alone (read as "
-                                 "1/0)") from None
-            else:
-                raise ValueError(f"feature column {name!r} of {path} is not numeric: line {line} holds {cell!r} "
-                                 f"(every column but the label column {label_column!r} is a feature, a number or "
-                                 "True/False)") from None
-    return values
 
 
 def _check_names(path: Path, header: list[str]) -> None:
