@@ -32,11 +32,12 @@ __all__ = ["UniformPolicy", "LinUCBPolicy", "NPBanditPolicy", "GPUCBPolicy", "BA
 
 
 def __getattr__(name: str) -> Any:
-    # the import statements are spelled out (not importlib) so that tools reading imports see them
-    if name == "NPBanditPolicy":
-        from npbandit.policies.np_bandit import NPBanditPolicy as value
-    elif name == "GPUCBPolicy":
-        from npbandit.policies.gp_ucb import GPUCBPolicy as value
+    # the two torch policies through the package's own loader (npbandit.policies.__getattr__),
+    # which imports each from its module on first use
+    if name in ("NPBanditPolicy", "GPUCBPolicy"):
+        import npbandit.policies
+
+        value = getattr(npbandit.policies, name)
     else:
         raise AttributeError(f"module 'npbandit.policies.bandit' has no attribute {name!r}")
     globals()[name] = value  # later look-ups find it without calling here again
