@@ -207,7 +207,7 @@ def _bandit_panels(db: str, runs: list[RunRow]) -> list[Panel]:
         lines = [Line(key, "" if len(lengths) == 1 else f", {length_text('bandit', n)}", np.stack(curves),
                       length=n)
                  for (key, n), curves in sorted(by_line.items(), key=lambda kv: (kv[0][0].text(), kv[0][1]))]
-        rounds = f", {lengths.pop()} rounds" if len(lengths) == 1 else ""
+        rounds = f", {length_text('bandit', lengths.pop())}" if len(lengths) == 1 else ""
         # wrapped with its run length: a label that just fits a line would run past its panel with it
         name = f"δ = {setting.delta}{rounds}" if setting.wheel else _wrapped(f"{setting.label()}{rounds}")
         panels.append(Panel("bandit", f"{name}\n{_runs_text(lines)}", lines, setting))
@@ -275,7 +275,7 @@ def _bo_panels(db: str, runs: list[RunRow]) -> list[Panel]:
                  for (key, budget, given), cell in sorted(by_line.items(),
                                                           key=lambda kv: (kv[0][0].text(), kv[0][1], kv[0][2]))]
         problem_text = (f"{problem.dim_text()}, {problem.bounds_text(superscript=True)}, {problem.direction()}"
-                        + (f", budget {budgets.pop()}" if len(budgets) == 1 else ""))
+                        + (f", {length_text('bo', budgets.pop())}" if len(budgets) == 1 else ""))
         title = f"{_wrapped(problem.name)}\n{_wrapped(problem_text)}\n{_runs_text(lines)}"
         if several:
             title += "\n" + _wrapped("reference " + ("none: no feasible point" if reference is None else ", ".join(
