@@ -227,10 +227,11 @@ class Float(_Range):
     def check(self, value: Any) -> float:
         if not is_real(value) or not math.isfinite(real_as_float(value)):
             raise TypeError(f"value must be a finite real number, got {value!r}")
-        slack = float(face_slack(value, self.low, self.high))  # within a rounding of an end is on it
-        value = float(value)
-        if self.low - slack <= value < self.low or self.high < value <= self.high + slack:
-            value = min(max(value, self.low), self.high)
+        given, value = value, float(value)
+        if not self.low <= value <= self.high:  # within a rounding (of the type it came in) of an end is on it
+            slack = float(face_slack(given, self.low, self.high))
+            if self.low - slack <= value < self.low or self.high < value <= self.high + slack:
+                value = min(max(value, self.low), self.high)
         self._in_range(value)
         return value
 
