@@ -191,8 +191,8 @@ def _how_to_go_on(args: argparse.Namespace, err: RunInterrupted | ObjectiveError
         return ""
     text = ""
     if not isinstance(err, RunInterrupted):  # an evaluation failed, the objective exited, or a worker was lost
-        steps = getattr(err, "history", None) if getattr(err, "history", None) is not None else \
-            getattr(err, "records", None)
+        history = getattr(err, "history", None)
+        steps = history if history is not None else getattr(err, "records", None)
         saved = None if steps is None else len(steps)
         count = "" if saved is None else f" {saved} evaluation{'' if saved == 1 else 's'}"
         kind = getattr(err, "kind", "")  # an ObjectiveError's: None when every evaluation failed
