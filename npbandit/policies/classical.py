@@ -10,14 +10,18 @@ from typing import Any
 
 import numpy as np
 
-from npbandit.policies.base import Policy
-from npbandit.policies.problem import check_arm_and_reward, check_bandit_context, check_bandit_spaces, check_bounds
+from npbandit.policies.problem import (
+    ContextualBanditPolicy,
+    check_arm_and_reward,
+    check_bandit_context,
+    check_bounds,
+)
 from npbandit.validation import check_int, check_real
 
 __all__ = ["UniformPolicy", "LinUCBPolicy"]
 
 
-class UniformPolicy(Policy):
+class UniformPolicy(ContextualBanditPolicy):
     """Pulls an arm uniformly at random (the normaliser of the wheel protocol).
 
     ``context_dim``: the width of every context (``None``: ``bounds``' width, else any
@@ -35,10 +39,6 @@ class UniformPolicy(Policy):
         self.bounds = None if bounds is None else check_bounds("bounds", bounds, self.context_dim)
         if self.bounds is not None:
             self.context_dim = self.bounds.shape[1]
-
-    def check_spaces(self, observation_space: Any, action_space: Any) -> None:
-        check_bandit_spaces(observation_space, action_space, self.n_arms, self.context_dim, f"policy {self.name!r}",
-                            self.bounds)
 
     def reset(self, seed: int | None = None) -> None:
         super().reset(seed)
@@ -59,7 +59,7 @@ class UniformPolicy(Policy):
         return {"n_arms": self.n_arms}
 
 
-class LinUCBPolicy(Policy):
+class LinUCBPolicy(ContextualBanditPolicy):
     """Disjoint LinUCB (Li et al. 2010): per arm, ridge regression on ``[x, 1]`` and
     ``argmax theta·z + alpha * sqrt(z^T A^-1 z)``.
 
@@ -86,15 +86,8 @@ class LinUCBPolicy(Policy):
         self.A_inv = np.stack([np.eye(k) / self.ridge] * self.n_arms)
         self.b = np.zeros((self.n_arms, k))
 
-    def check_spaces(self, observation_space: Any, action_space: Any) -> None:
-        check_bandit_spaces(observation_space, action_space, self.n_arms, self.context_dim, f"policy {self.name!r}",
-                            self.bounds)
-
-    def _features(self, obs: np.ndarray) -> np.ndarray:
-        return np.append(check_bandit_context(obs, self.context_dim, self.bounds), 1.0)
-
     def act(self, obs: np.ndarray) -> int:
-        z = self._features(obs)
+        z = self._linear_features(obs)
         theta = np.einsum("akl,al->ak", self.A_inv, self.b)
         width = np.sqrt(np.einsum("k,akl,l->a", z, self.A_inv, z))
         scores = theta @ z + self.alpha * width
@@ -103,7 +96,7 @@ class LinUCBPolicy(Policy):
 
     def observe(self, obs, action, reward, info) -> None:
         action, reward = check_arm_and_reward(action, reward, self.n_arms)
-        z = self._features(obs)
+        z = self._linear_features(obs)
         a_inv = self.A_inv[action]
         u = a_inv @ z  # Sherman-Morrison rank-one update of A^-1
         self.A_inv[action] = a_inv - np.outer(u, u) / (1.0 + z @ u)

@@ -11,8 +11,12 @@ from typing import Any
 import numpy as np
 import torch
 
-from npbandit.policies.base import Policy
-from npbandit.policies.problem import check_arm_and_reward, check_bandit_context, check_bandit_spaces, check_bounds
+from npbandit.policies.problem import (
+    ContextualBanditPolicy,
+    check_arm_and_reward,
+    check_bandit_context,
+    check_bounds,
+)
 from npbandit.threads import check_threads, torch_threads
 from npbandit.transforms.moments import RESCALE_TOL, drifted, merge_moments, moment_statistics, moments
 from npbandit.validation import check_int, check_real
@@ -20,7 +24,7 @@ from npbandit.validation import check_int, check_real
 __all__ = ["GPUCBPolicy"]
 
 
-class GPUCBPolicy(Policy):
+class GPUCBPolicy(ContextualBanditPolicy):
     """GP-UCB with one BoTorch ``SingleTaskGP`` per arm on the contexts where it was
     played (:func:`npbandit.policies.gp.fit_single_task_gp`, as ``BOPolicy``'s GP).
 
@@ -72,10 +76,6 @@ class GPUCBPolicy(Policy):
         if self.bounds is not None:
             self.context_dim = self.bounds.shape[1]
         self._warned: set[tuple[type, str]] = set()  # the warnings shown (category, message)
-
-    def check_spaces(self, observation_space: Any, action_space: Any) -> None:
-        check_bandit_spaces(observation_space, action_space, self.n_arms, self.context_dim, f"policy {self.name!r}",
-                            self.bounds)
 
     def _context(self, obs: Any) -> np.ndarray:
         """``obs`` checked (its width, finite, inside ``bounds``) and as the GPs read it."""

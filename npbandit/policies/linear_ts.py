@@ -41,8 +41,11 @@ from typing import Any
 import numpy as np
 from scipy.linalg import solve_triangular  # SciPy comes with BoTorch
 
-from npbandit.policies.base import Policy
-from npbandit.policies.problem import check_arm_and_reward, check_bandit_context, check_bandit_spaces, check_bounds
+from npbandit.policies.problem import (
+    ContextualBanditPolicy,
+    check_arm_and_reward,
+    check_bounds,
+)
 from npbandit.validation import check_arm, check_int, check_real
 
 __all__ = ["LinearTSPolicy", "cholesky_add"]
@@ -65,7 +68,7 @@ def cholesky_add(factor: np.ndarray, z: np.ndarray) -> None:
         factor[j + 1:, j] = column
 
 
-class LinearTSPolicy(Policy):
+class LinearTSPolicy(ContextualBanditPolicy):
     """Thompson sampling on per-arm Bayesian linear regression with a Normal-Inverse-Gamma
     prior (the model and its updates: :mod:`npbandit.policies.linear_ts`).
 
@@ -107,13 +110,6 @@ class LinearTSPolicy(Policy):
         self.yy = np.zeros(self.n_arms)  # y^T y
         self.counts = np.zeros(self.n_arms, dtype=np.int64)
 
-    def check_spaces(self, observation_space: Any, action_space: Any) -> None:
-        check_bandit_spaces(observation_space, action_space, self.n_arms, self.context_dim, f"policy {self.name!r}",
-                            self.bounds)
-
-    def _features(self, obs: Any) -> np.ndarray:
-        return np.append(check_bandit_context(obs, self.context_dim, self.bounds), 1.0)
-
     def _whitened(self, arm: int) -> np.ndarray:
         """``u = L^-1 Z^T y`` of ``arm`` (``P^-1 Z^T y = L^-T u``, ``m^T P m = |u|^2``)."""
         return solve_triangular(self.factor[arm], self.zy[arm], lower=True, check_finite=False)
@@ -148,7 +144,7 @@ class LinearTSPolicy(Policy):
         return weights, float(variance)
 
     def act(self, obs: np.ndarray) -> int:
-        z = self._features(obs)
+        z = self._linear_features(obs)
         played = int(self.counts.sum())
         if played < self.initial_pulls * self.n_arms:
             return played % self.n_arms
@@ -157,7 +153,7 @@ class LinearTSPolicy(Policy):
 
     def observe(self, obs, action, reward, info) -> None:
         action, reward = check_arm_and_reward(action, reward, self.n_arms)
-        z = self._features(obs)
+        z = self._linear_features(obs)
         if not np.isfinite(self.yy[action] + reward * reward):
             raise ValueError(f"reward {reward!r} is too large: arm {action}'s sum of squared rewards would overflow")
         cholesky_add(self.factor[action], z)

@@ -58,7 +58,6 @@ from typing import Any
 import numpy as np
 import torch
 
-from npbandit.policies.base import Policy
 from npbandit.policies.context_projection import (
     ContextProjection,
     ProjectionMap,
@@ -69,11 +68,11 @@ from npbandit.policies.context_projection import (
     working_box,
 )
 from npbandit.policies.problem import (
+    ContextualBanditPolicy,
     arm_model_width,
     check_arm_and_reward,
     check_arm_checkpoint,
     check_bandit_context,
-    check_bandit_spaces,
     check_bounds,
 )
 from npbandit.rows import RowBuffer
@@ -88,7 +87,7 @@ __all__ = ["PerArmNPPolicy", "PER_ARM_RULES", "RESCALE_TOL"]
 PER_ARM_RULES = ("ucb", "thompson")
 
 
-class PerArmNPPolicy(Policy):
+class PerArmNPPolicy(ContextualBanditPolicy):
     """One NP regression per arm on a ``bo`` checkpoint (see the module docstring).
 
     Args:
@@ -162,10 +161,6 @@ class PerArmNPPolicy(Policy):
 
         with torch_threads():
             return NPModel.from_pretrained(self.surrogate, torch.from_numpy(X), torch.from_numpy(Y), **self._options)
-
-    def check_spaces(self, observation_space: Any, action_space: Any) -> None:
-        check_bandit_spaces(observation_space, action_space, self.n_arms, self.context_dim, f"policy {self.name!r}",
-                            self.bounds)
 
     def reset(self, seed: int | None = None) -> None:
         super().reset(seed)

@@ -29,9 +29,11 @@ import gymnasium as gym
 import numpy as np
 
 from npbandit.envs.bounds import as_bounds
+from npbandit.policies.base import Policy
 from npbandit.validation import check_arm, check_int, check_real
 
-__all__ = ["BanditProblem", "WHEEL", "ARM_PRIORS", "CONTEXT_TOLERANCE", "bandit_problem", "problem_of_spaces",
+__all__ = ["ContextualBanditPolicy",
+           "BanditProblem", "WHEEL", "ARM_PRIORS", "CONTEXT_TOLERANCE", "bandit_problem", "problem_of_spaces",
            "check_bounds", "check_context", "check_context_in_bounds", "check_bandit_context", "check_bounds_cover",
            "check_arm_space", "check_context_space", "check_bandit_spaces", "outside", "check_arm_checkpoint",
            "arm_model_width", "check_arm_and_reward"]
@@ -315,3 +317,23 @@ def check_arm_and_reward(action: Any, reward: Any, n_arms: int) -> tuple[int, fl
         reward = float(reward)
     return check_arm("action", action, n_arms), check_real("reward", reward)
 
+
+class ContextualBanditPolicy(Policy):
+    """A policy for a contextual bandit of ``n_arms`` arms whose contexts have ``context_dim``
+    features (``None``: the first context's) inside ``bounds`` (``None``: anywhere finite):
+    :meth:`check_spaces` refuses an environment of other shapes before a run starts
+    (:func:`check_bandit_spaces`). A subclass sets ``n_arms``, ``context_dim``, ``bounds`` and
+    ``name``."""
+
+    n_arms: int
+    context_dim: int | None
+    bounds: np.ndarray | None
+
+    def check_spaces(self, observation_space: Any, action_space: Any) -> None:
+        check_bandit_spaces(observation_space, action_space, self.n_arms, self.context_dim, f"policy {self.name!r}",
+                            self.bounds)
+
+    def _linear_features(self, obs: Any) -> np.ndarray:
+        """``obs`` checked (:func:`check_bandit_context`) with a constant 1 appended: the
+        features of a linear model with an intercept, ``[context_dim + 1]``."""
+        return np.append(check_bandit_context(obs, self.context_dim, self.bounds), 1.0)
